@@ -1,0 +1,52 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Fanout: fans one APNs notification out to millions of device tokens over HTTP/2 and
+// measures it truthfully. One module per concern; see README.md for the architecture.
+let package = Package(
+    name: "fanout",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "fanout", targets: ["fanout"]),
+        .library(name: "FanoutAPNs", targets: ["FanoutAPNs"]),
+        .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // APNs protocol vocabulary shared by the sender and the sink.
+        .target(name: "FanoutAPNs"),
+        // Notification templates compiled to bytes; the per-device encoder.
+        .target(
+            name: "FanoutPayload",
+            dependencies: [
+                "FanoutAPNs",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The command line: options in, library calls out; no logic of its own.
+        .executableTarget(
+            name: "fanout",
+            dependencies: [
+                "FanoutAPNs",
+                "FanoutPayload",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
+        .testTarget(
+            name: "FanoutPayloadTests",
+            dependencies: [
+                "FanoutPayload",
+                "FanoutAPNs",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

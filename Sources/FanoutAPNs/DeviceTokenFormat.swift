@@ -1,0 +1,79 @@
+/// The accepted shape of a device token as it travels in `/3/device/<token>`: hexadecimal text.
+///
+/// Apple asks providers not to assume 64 characters (tokens of 100 to 200 characters have been
+/// seen), so the accepted length is a range. Validation reads bytes in place and never allocates.
+public struct DeviceTokenFormat: Sendable, Hashable {
+    /// The accepted lengths, in hex characters. Both ends must be even and at least 2.
+    public var hexLengths: ClosedRange<Int>
+
+    /// The default range: 16 to 200 bytes of token, that is 32 to 400 hex characters.
+    public static let `default` = DeviceTokenFormat(hexLengths: 32...400)
+
+    /// Creates a format accepting tokens whose hex length lies in `hexLengths`.
+    public init(hexLengths: ClosedRange<Int>) {
+        precondition(hexLengths.lowerBound >= 2, "a token has at least one byte")
+        self.hexLengths = hexLengths
+    }
+
+    /// Checks `bytes` (ASCII hex, either case) and returns what is wrong, or `nil` when valid.
+    @inlinable
+    public func problem(in bytes: UnsafeRawBufferPointer) -> DeviceTokenProblem? {
+        if bytes.isEmpty { return .empty }
+        for index in bytes.indices where !DeviceTokenFormat.isHexDigit(bytes[index]) {
+            return .invalidCharacter(offset: index, byte: bytes[index])
+        }
+        if bytes.count % 2 != 0 { return .oddLength(bytes.count) }
+        if !hexLengths.contains(bytes.count) { return .lengthOutOfRange(bytes.count, accepted: hexLengths) }
+        return nil
+    }
+
+    /// Checks a token given as text; convenient away from the hot path.
+    public func problem(in token: String) -> DeviceTokenProblem? {
+        var token = token
+        return token.withUTF8 { problem(in: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether `byte` is an ASCII hex digit, `0-9`, `a-f` or `A-F`.
+    @inlinable
+    public static func isHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
+        default:
+            false
+        }
+    }
+}
+
+/// Why a device token is not acceptable. Each case says what a person needs to fix it.
+public enum DeviceTokenProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The token has no characters (APNs answers 400 MissingDeviceToken).
+    case empty
+    /// The byte at `offset` (0-based) is not a hex digit.
+    case invalidCharacter(offset: Int, byte: UInt8)
+    /// Hex encodes whole bytes, so the length must be even.
+    case oddLength(Int)
+    /// The length, in hex characters, lies outside the accepted range.
+    case lengthOutOfRange(Int, accepted: ClosedRange<Int>)
+
+    public var description: String {
+        switch self {
+        case .empty:
+            return "the device token is empty"
+        case .invalidCharacter(let offset, let byte):
+            return "character \(offset + 1) of the device token is \(DeviceTokenProblem.describe(byte)), not a hex digit"
+        case .oddLength(let length):
+            return "the device token has \(length) hex characters; hex needs an even number"
+        case .lengthOutOfRange(let length, let accepted):
+            return
+                "the device token has \(length) hex characters; accepted are \(accepted.lowerBound) to \(accepted.upperBound)"
+        }
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        let hex = String(byte, radix: 16, uppercase: true)
+        return "byte 0x\(hex.count == 1 ? "0" : "")\(hex)"
+    }
+}

@@ -1,0 +1,162 @@
+/// The byte-level JSON writers the encoder's hot path is made of.
+///
+/// Each writes at `out` (which the caller guarantees has room: at most six bytes per input byte
+/// for text, twenty for an integer) and returns how many bytes it wrote, or `nil` when the input
+/// cannot be written as asked. None allocates.
+enum JSONWriting {
+    /// Writes `text` as the inside of a JSON string (RFC 8259 §7): `"` and `\` are escaped, as are
+    /// the control characters U+0000 to U+001F (with the short forms `\b \f \n \r \t` where they
+    /// exist, `\u00xx` otherwise). Everything else, `/` and all valid UTF-8 included, is copied as
+    /// it is. Returns `nil` when `text` is not valid UTF-8.
+    ///
+    /// Eight bytes are checked at a time; a word with nothing to escape is copied in one store.
+    @inline(__always)
+    static func escapedText(_ text: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer) -> Int? {
+        guard let source = text.baseAddress else { return 0 }
+        let count = text.count
+        var read = 0
+        var written = 0
+        while read < count {
+            if read + 8 <= count {
+                let word = source.loadUnaligned(fromByteOffset: read, as: UInt64.self)
+                if !needsEscapeOrValidation(word) {
+                    out.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                    read += 8
+                    written += 8
+                    continue
+                }
+            }
+            // Slow path for one character; the word loop resumes after it.
+            let byte = source.load(fromByteOffset: read, as: UInt8.self)
+            if byte >= 0x80 {
+                let length = UTF8Validation.sequenceLength(at: source + read, available: count - read)
+                if length == 0 { return nil }
+                (out + written).copyMemory(from: source + read, byteCount: length)
+                read += length
+                written += length
+                continue
+            }
+            written += escapedASCII(byte, to: out + written)
+            read += 1
+        }
+        return written
+    }
+
+    /// Whether any of the eight bytes in `word` is a control character, `"`, `\` or non-ASCII.
+    ///
+    /// The classic "has a zero byte" test, `(x - 0x01…) & ~x & 0x80…`, applied to `word` (bytes
+    /// below 0x20 once 0x20 is subtracted) and to `word` xor-ed with the two characters. It is
+    /// exact as a yes/no answer: a borrow only spreads above a byte that already matched.
+    @inline(__always)
+    static func needsEscapeOrValidation(_ word: UInt64) -> Bool {
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let control = (word &- ones &* 0x20) & ~word & high
+        let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let quoteZero = (quote &- ones) & ~quote & high
+        let backslashZero = (backslash &- ones) & ~backslash & high
+        return (word & high) | control | quoteZero | backslashZero != 0
+    }
+
+    /// Writes one ASCII byte, escaped if JSON requires it; returns the bytes written (1, 2 or 6).
+    @inline(__always)
+    static func escapedASCII(_ byte: UInt8, to out: UnsafeMutableRawPointer) -> Int {
+        let short: UInt8
+        switch byte {
+        case UInt8(ascii: "\""): short = UInt8(ascii: "\"")
+        case UInt8(ascii: "\\"): short = UInt8(ascii: "\\")
+        case 0x08: short = UInt8(ascii: "b")
+        case 0x0C: short = UInt8(ascii: "f")
+        case 0x0A: short = UInt8(ascii: "n")
+        case 0x0D: short = UInt8(ascii: "r")
+        case 0x09: short = UInt8(ascii: "t")
+        case 0x00..<0x20:
+            let digits: StaticString = "0123456789abcdef"
+            out.storeBytes(of: UInt8(ascii: "\\"), toByteOffset: 0, as: UInt8.self)
+            out.storeBytes(of: UInt8(ascii: "u"), toByteOffset: 1, as: UInt8.self)
+            out.storeBytes(of: UInt8(ascii: "0"), toByteOffset: 2, as: UInt8.self)
+            out.storeBytes(of: UInt8(ascii: "0"), toByteOffset: 3, as: UInt8.self)
+            out.storeBytes(of: digits.utf8Start[Int(byte >> 4)], toByteOffset: 4, as: UInt8.self)
+            out.storeBytes(of: digits.utf8Start[Int(byte & 0xF)], toByteOffset: 5, as: UInt8.self)
+            return 6
+        default:
+            out.storeBytes(of: byte, as: UInt8.self)
+            return 1
+        }
+        out.storeBytes(of: UInt8(ascii: "\\"), toByteOffset: 0, as: UInt8.self)
+        out.storeBytes(of: short, toByteOffset: 1, as: UInt8.self)
+        return 2
+    }
+
+    /// Writes `value` in decimal; returns the digit count (1 to 20).
+    @inline(__always)
+    static func decimal(_ value: UInt64, to out: UnsafeMutableRawPointer) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        rest = value
+        var position = digits
+        repeat {
+            position -= 1
+            out.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10), toByteOffset: position, as: UInt8.self)
+            rest /= 10
+        } while rest != 0
+        return digits
+    }
+
+    /// Whether `text` is a JSON integer: `-?(0|[1-9][0-9]*)`.
+    @inline(__always)
+    static func isInteger(_ text: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        return scanInteger(text, &index) && index == text.count
+    }
+
+    /// Whether `text` is a JSON number (RFC 8259 §6):
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    @inline(__always)
+    static func isNumber(_ text: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        guard scanInteger(text, &index) else { return false }
+        if index < text.count && text[index] == UInt8(ascii: ".") {
+            index += 1
+            guard scanDigits(text, &index) else { return false }
+        }
+        if index < text.count && (text[index] | 0x20) == UInt8(ascii: "e") {
+            index += 1
+            if index < text.count && (text[index] == UInt8(ascii: "+") || text[index] == UInt8(ascii: "-")) {
+                index += 1
+            }
+            guard scanDigits(text, &index) else { return false }
+        }
+        return index == text.count
+    }
+
+    /// Whether `text` is `true` or `false`.
+    @inline(__always)
+    static func isBoolean(_ text: UnsafeRawBufferPointer) -> Bool {
+        text.elementsEqual("true".utf8) || text.elementsEqual("false".utf8)
+    }
+
+    @inline(__always)
+    private static func scanInteger(_ text: UnsafeRawBufferPointer, _ index: inout Int) -> Bool {
+        if index < text.count && text[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < text.count else { return false }
+        if text[index] == UInt8(ascii: "0") {
+            index += 1
+            return true
+        }
+        return scanDigits(text, &index)
+    }
+
+    /// Consumes one or more digits; false when there is none.
+    @inline(__always)
+    private static func scanDigits(_ text: UnsafeRawBufferPointer, _ index: inout Int) -> Bool {
+        let start = index
+        while index < text.count && text[index] &- UInt8(ascii: "0") < 10 { index += 1 }
+        return index > start
+    }
+}

@@ -1,0 +1,119 @@
+import FanoutAPNs
+
+/// A notification compiled once into bytes: its fixed JSON pre-encoded, with slots where
+/// per-device values go.
+///
+/// ```
+///  static bytes   {"aps":{"alert":…,"badge":│…:"https://example.com/ok?device=│"}…
+///  slots                                    ▲ field.1 as int                    ▲ token as text
+/// ```
+/// Encoding a notification (see `PayloadEncoder`) copies the static runs and writes each slot's
+/// value between them; nothing else is computed per device.
+public struct PayloadTemplate: Sendable {
+    /// How a template is read and limited.
+    public struct Options: Sendable, Hashable {
+        /// The push type the notification is sent as; it sets the default size limit.
+        public var pushType: APNsPushType
+        /// The payload size limit in bytes; `nil` takes the push type's (4096, or 5120 for voip).
+        public var sizeLimit: Int?
+        /// Names for the token file's fields, in column order, so that `{{field.NAME}}` works.
+        public var fieldNames: [String]
+        /// Whether `aps` keys Fanout does not know pass through instead of being an error.
+        public var allowUnknownAPSKeys: Bool
+
+        /// Creates options; every parameter has a default.
+        public init(
+            pushType: APNsPushType = .alert,
+            sizeLimit: Int? = nil,
+            fieldNames: [String] = [],
+            allowUnknownAPSKeys: Bool = false
+        ) {
+            self.pushType = pushType
+            self.sizeLimit = sizeLimit
+            self.fieldNames = fieldNames
+            self.allowUnknownAPSKeys = allowUnknownAPSKeys
+        }
+
+        /// The limit in force: `sizeLimit`, or the push type's.
+        public var effectiveSizeLimit: Int { sizeLimit ?? pushType.payloadSizeLimit }
+    }
+
+    /// Where a per-device value is written, and how.
+    @usableFromInline
+    struct Slot: Sendable, Hashable {
+        /// The offset in the static bytes at which the value is inserted.
+        @usableFromInline var offset: Int
+        @usableFromInline var source: Placeholder.Source
+        /// `.string` writes escaped text inside quotes the static bytes already hold.
+        @usableFromInline var type: Placeholder.ValueType
+    }
+
+    /// The payload this template was compiled from.
+    public let payload: APNsPayload
+    /// The options it was compiled with.
+    public let options: Options
+    /// The fixed bytes, with the slots' values left out.
+    @usableFromInline let staticBytes: [UInt8]
+    /// The slots, in increasing offset.
+    @usableFromInline let slots: [Slot]
+
+    /// The payload size limit in bytes.
+    public var sizeLimit: Int { options.effectiveSizeLimit }
+    /// The size of the fixed bytes: the smallest payload this template can produce.
+    public var staticSize: Int { staticBytes.count }
+    /// The placeholders in the order they are filled in.
+    public var placeholders: [Placeholder] { slots.map { Placeholder($0.source) } }
+    /// The highest field number the template reads (0 when it reads no field).
+    public var highestField: Int {
+        slots.reduce(0) { highest, slot in
+            if case .field(let index) = slot.source { return max(highest, index) }
+            return highest
+        }
+    }
+
+    /// Compiles `payload`.
+    ///
+    /// - Throws: `PayloadTemplateError` for a number JSON cannot carry, a value out of its range,
+    ///   a placeholder whose source cannot have its type (the token as an integer), or fixed
+    ///   bytes that already exceed the size limit.
+    public init(payload: APNsPayload, options: Options = Options()) throws(PayloadTemplateError) {
+        var writer = TemplateWriter()
+        try writer.write(payload)
+        self.payload = payload
+        self.options = options
+        self.staticBytes = writer.bytes
+        self.slots = writer.slots
+        if staticBytes.count > options.effectiveSizeLimit {
+            throw PayloadTemplateError(
+                .tooLarge,
+                "the template is \(staticBytes.count) bytes before any placeholder is filled in, over the "
+                    + "\(options.effectiveSizeLimit)-byte limit for \(options.pushType.rawValue) pushes"
+            )
+        }
+    }
+
+    /// Parses and compiles a template from JSON text; `file` names it in error messages.
+    public init(json: [UInt8], file: String = "<template>", options: Options = Options()) throws(PayloadTemplateError) {
+        let source = SourceText(file: file, bytes: json)
+        let root = try JSONSourceParser.parse(source)
+        let decoder = PayloadDecoder(
+            source: source,
+            syntax: PlaceholderSyntax(fieldNames: options.fieldNames),
+            allowUnknownAPSKeys: options.allowUnknownAPSKeys
+        )
+        let payload = try decoder.decode(root)
+        do {
+            try self.init(payload: payload, options: options)
+        } catch {
+            var located = error
+            located.location = located.location ?? SourceLocation(file: file, line: 1, column: 1)
+            throw located
+        }
+    }
+
+    /// Reads, parses and compiles the template file at `path`.
+    public init(contentsOf path: String, options: Options = Options()) throws(PayloadTemplateError) {
+        let bytes = try TemplateFile.contents(of: path)
+        try self.init(json: bytes, file: path, options: options)
+    }
+}

@@ -1,0 +1,42 @@
+/// The bytes of a template file and its name, turning byte offsets into line and column.
+///
+/// Locations are computed only when something needs reporting, so parsing stays a plain walk
+/// over bytes.
+struct SourceText: Sendable {
+    let file: String
+    let bytes: [UInt8]
+
+    func location(of offset: Int) -> SourceLocation {
+        var line = 1
+        var column = 1
+        var index = 0
+        let end = min(offset, bytes.count)
+        while index < end {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                // Continuation bytes belong to the scalar their lead byte started.
+                column += 1
+            }
+            index += 1
+        }
+        return SourceLocation(file: file, line: line, column: column)
+    }
+
+    /// A short, printable description of the byte at `offset` for error messages.
+    func describeByte(at offset: Int) -> String {
+        guard offset < bytes.count else { return "end of file" }
+        let byte = bytes[offset]
+        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        if byte == UInt8(ascii: "\n") { return "end of line" }
+        return "byte \(hexByte(byte))"
+    }
+}
+
+/// `0x0A`-style text for a byte, for error messages.
+func hexByte(_ byte: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF".utf8)
+    return "0x" + String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import FanoutAPNs
+import FanoutPayload
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `fanout payload`: working with notification templates.
+struct PayloadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "payload",
+        abstract: "Work with notification templates.",
+        subcommands: [Render.self]
+    )
+}
+
+extension APNsPushType: ExpressibleByArgument {}
+
+/// Options that say how a template is read, shared by every command that loads one.
+struct TemplateOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The notification template, a JSON file.", valueName: "file"))
+    var template: String
+
+    @Option(name: .long, help: ArgumentHelp("The push type the notification is sent as.", valueName: "type"))
+    var pushType: APNsPushType = .alert
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The payload size limit (default: 4096, or 5120 for voip).", valueName: "bytes")
+    )
+    var sizeLimit: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Names for the token fields in column order, for {{field.NAME}}.", valueName: "names")
+    )
+    var fieldNames: String?
+
+    @Flag(name: .long, help: "Pass aps keys Fanout does not know through instead of rejecting them.")
+    var allowUnknownAPSKeys = false
+
+    func validate() throws {
+        if let sizeLimit, sizeLimit < 1 {
+            throw ValidationError("--size-limit must be a positive number of bytes, not \(sizeLimit).")
+        }
+    }
+
+    var options: PayloadTemplate.Options {
+        PayloadTemplate.Options(
+            pushType: pushType,
+            sizeLimit: sizeLimit,
+            fieldNames: fieldNames.map { $0.split(separator: ",").map(String.init) } ?? [],
+            allowUnknownAPSKeys: allowUnknownAPSKeys
+        )
+    }
+}
+
+extension PayloadCommand {
+    /// `fanout payload render`: the exact bytes each token would be sent.
+    struct Render: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the exact payload bytes each device token would be sent.",
+            discussion: """
+                Each --token is a token, optionally followed by its fields separated by tabs, as a \
+                line of a token file: --token $'6e0f…\\t3\\tAlice' fills {{field.1}} with 3 and \
+                {{field.2}} with Alice. Payloads are printed one per line, in token order; a token \
+                that cannot be encoded is reported on standard error and the command exits 1.
+                """
+        )
+
+        @OptionGroup var templateOptions: TemplateOptions
+
+        @Option(
+            name: .long,
+            help: ArgumentHelp("A device token in hex, then optional tab-separated fields.", valueName: "hex")
+        )
+        var token: [String] = []
+
+        @Option(name: .long, help: ArgumentHelp("The sequence number of the first token.", valueName: "n"))
+        var firstSequence: UInt64 = 0
+
+        @Flag(name: .long, help: "Print each payload's size in bytes instead of its bytes.")
+        var size = false
+
+        @Flag(name: .long, help: "Print payloads over the size limit instead of refusing them.")
+        var allowOversize = false
+
+        func validate() throws {
+            if token.isEmpty { throw ValidationError("Give at least one --token to render the template for.") }
+        }
+
+        func run() throws {
+            let template: PayloadTemplate
+            do {
+                template = try PayloadTemplate(contentsOf: templateOptions.template, options: templateOptions.options)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode.failure
+            }
+            let encoder = PayloadEncoder(template: template, oversizePolicy: allowOversize ? .send : .reject)
+            var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit)
+            var failures = 0
+            for (position, line) in token.enumerated() {
+                let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                let hex = columns[0]
+                if let problem = DeviceTokenFormat.default.problem(in: hex) {
+                    printError("error: token \(position + 1): \(problem)")
+                    failures += 1
+                    continue
+                }
+                buffer.clear()
+                do {
+                    let count = try encoder.encode(
+                        token: hex,
+                        sequence: firstSequence + UInt64(position),
+                        fields: Array(columns.dropFirst()),
+                        into: &buffer
+                    )
+                    if size {
+                        buffer.clear()
+                        buffer.writeString("\(count)")
+                    }
+                    buffer.writeStaticString("\n")
+                    StandardStream.output.write(buffer.readableBytesView)
+                } catch {
+                    printError("error: token \(position + 1) (\(hex.prefix(16))…): \(error)")
+                    failures += 1
+                }
+            }
+            if failures > 0 { throw ExitCode.failure }
+        }
+    }
+}
+

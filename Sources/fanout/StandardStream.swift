@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Unbuffered writes to standard output or error, in whole, so bytes reach pipes as given.
+struct StandardStream: Sendable {
+    let descriptor: Int32
+
+    static let output = StandardStream(descriptor: 1)
+    static let error = StandardStream(descriptor: 2)
+
+    func write<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+        let array = Array(bytes)
+        var offset = 0
+        while offset < array.count {
+            let written = array.withUnsafeBytes { buffer in
+                #if canImport(Glibc)
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #else
+                Darwin.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #endif
+            }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// Writes a line to standard error.
+func printError(_ message: String) {
+    StandardStream.error.write((message + "\n").utf8)
+}
