@@ -106,7 +106,7 @@ public struct PayloadTemplate: Sendable {
             try self.init(payload: payload, options: options)
         } catch {
             var located = error
-            located.location = located.location ?? SourceLocation(file: file, line: 1, column: 1)
+            located.location = located.location ?? TemplateLocation(file: file, line: 1, column: 1)
             throw located
         }
     }

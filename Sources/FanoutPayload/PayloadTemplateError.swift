@@ -2,7 +2,7 @@
 ///
 /// Columns count Unicode scalars, so a column points at the character a person sees even on a
 /// line with non-ASCII text.
-public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+public struct TemplateLocation: Sendable, Hashable, CustomStringConvertible {
     /// The file the text came from, as the caller named it.
     public var file: String
     /// The line, from 1.
@@ -60,12 +60,12 @@ public struct PayloadTemplateError: Error, Sendable, Hashable, CustomStringConve
     /// What kind of problem this is.
     public var code: Code
     /// Where in the source the problem is, when the template came from text.
-    public var location: SourceLocation?
+    public var location: TemplateLocation?
     /// What is wrong and, where it helps, what was expected.
     public var message: String
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, at location: SourceLocation? = nil) {
+    public init(_ code: Code, _ message: String, at location: TemplateLocation? = nil) {
         self.code = code
         self.message = message
         self.location = location

@@ -69,6 +69,13 @@ struct PlaceholderSyntax {
                         at: source.location(of: reportOffset(opening))
                     )
                 }
+                if let mismatch = Self.mismatch(placeholder.source, valueType) {
+                    throw PayloadTemplateError(
+                        .invalidPlaceholder,
+                        mismatch,
+                        at: source.location(of: reportOffset(opening))
+                    )
+                }
                 guard opening == 0 && index == bytes.count else {
                     throw PayloadTemplateError(
                         .invalidPlaceholder,
@@ -90,6 +97,18 @@ struct PlaceholderSyntax {
         return .text(TemplateText(parts))
     }
 
+    /// Why `source` cannot be a value of `type`, or `nil` when it can.
+    static func mismatch(_ source: Placeholder.Source, _ type: Placeholder.ValueType) -> String? {
+        switch (source, type) {
+        case (.token, .int), (.token, .number), (.token, .bool):
+            "{{token}} is hex text and cannot be \(type == .int ? "an int" : "a \(type.rawValue)")"
+        case (.sequence, .bool):
+            "{{seq}} is a number and cannot be a bool"
+        default:
+            nil
+        }
+    }
+
     private func findClosing(_ bytes: [UInt8], from start: Int) -> Int? {
         var index = start
         while index + 1 < bytes.count {
@@ -108,7 +127,7 @@ struct PlaceholderSyntax {
         )
     }
 
-    private func resolve(_ name: String, at location: SourceLocation) throws(PayloadTemplateError) -> Placeholder {
+    private func resolve(_ name: String, at location: TemplateLocation) throws(PayloadTemplateError) -> Placeholder {
         switch name {
         case "token": return .token
         case "seq": return .sequence

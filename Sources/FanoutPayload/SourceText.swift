@@ -6,7 +6,7 @@ struct SourceText: Sendable {
     let file: String
     let bytes: [UInt8]
 
-    func location(of offset: Int) -> SourceLocation {
+    func location(of offset: Int) -> TemplateLocation {
         var line = 1
         var column = 1
         var index = 0
@@ -22,7 +22,7 @@ struct SourceText: Sendable {
             }
             index += 1
         }
-        return SourceLocation(file: file, line: line, column: column)
+        return TemplateLocation(file: file, line: line, column: column)
     }
 
     /// A short, printable description of the byte at `offset` for error messages.

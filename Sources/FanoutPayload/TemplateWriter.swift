@@ -222,19 +222,13 @@ struct TemplateWriter {
         _ type: Placeholder.ValueType,
         path: String
     ) throws(PayloadTemplateError) {
-        switch (placeholder.source, type) {
-        case (.token, .int), (.token, .number), (.token, .bool):
-            throw PayloadTemplateError(
-                .invalidPlaceholder,
-                "\(path): {{token}} is hex text and cannot be \(type == .int ? "an int" : "a \(type.rawValue)")"
-            )
-        case (.sequence, .bool):
-            throw PayloadTemplateError(.invalidPlaceholder, "\(path): {{seq}} is a number and cannot be a bool")
-        case (.field(let index), _) where index < 1:
-            throw PayloadTemplateError(.invalidPlaceholder, "\(path): fields are numbered from 1, not \(index)")
-        default:
-            slots.append(PayloadTemplate.Slot(offset: bytes.count, source: placeholder.source, type: type))
+        if let mismatch = PlaceholderSyntax.mismatch(placeholder.source, type) {
+            throw PayloadTemplateError(.invalidPlaceholder, "\(path): \(mismatch)")
         }
+        if case .field(let index) = placeholder.source, index < 1 {
+            throw PayloadTemplateError(.invalidPlaceholder, "\(path): fields are numbered from 1, not \(index)")
+        }
+        slots.append(PayloadTemplate.Slot(offset: bytes.count, source: placeholder.source, type: type))
     }
 
     // MARK: Bytes

@@ -1,0 +1,110 @@
+import FanoutPayload
+import NIOCore
+import Testing
+
+@Suite struct EncoderTests {
+    @Test func sequenceNumberAsTextAndAsInteger() throws {
+        let t = try template(#"{"aps":{"badge":"{{seq:int}}"},"id":"n-{{seq}}","max":"{{seq:number}}"}"#)
+        #expect(try render(t, sequence: 0) == #"{"aps":{"badge":0},"id":"n-0","max":0}"#)
+        #expect(
+            try render(t, sequence: UInt64.max)
+                == #"{"aps":{"badge":18446744073709551615},"id":"n-18446744073709551615","max":18446744073709551615}"#
+        )
+    }
+
+    @Test func fieldsByNumberAndByName() throws {
+        let t = try template(
+            #"{"aps":{"alert":"Hi {{field.name}}, {{field.2}} new","badge":"{{field.1:int}}"}}"#,
+            options: .init(fieldNames: ["count", "name"])
+        )
+        #expect(try render(t, fields: ["3", "Zoë"]) == #"{"aps":{"alert":"Hi Zoë, Zoë new","badge":3}}"#)
+    }
+
+    @Test func wholeValuePlaceholdersOfEveryType() throws {
+        let t = try template(
+            #"{"aps":{},"s":"{{field.1:string}}","i":"{{field.2:int}}","n":"{{field.3:number}}","b":"{{field.4:bool}}"}"#
+        )
+        #expect(try render(t, fields: ["x", "-12", "1.5e-3", "true"]) == #"{"aps":{},"s":"x","i":-12,"n":1.5e-3,"b":true}"#)
+    }
+
+    @Test(arguments: [
+        ("int", "1.5"), ("int", "01"), ("int", ""), ("int", "-"), ("int", "+1"), ("int", " 1"), ("int", "0x10"),
+        ("number", "1."), ("number", ".5"), ("number", "1e"), ("number", "NaN"), ("number", "Infinity"),
+        ("number", "--1"), ("bool", "True"), ("bool", "1"), ("bool", "yes"), ("bool", ""),
+    ])
+    func invalidFieldValueSkipsTheNotification(type: String, value: String) throws {
+        let t = try template(#"{"aps":{},"v":"{{field.1:\#(type)}}"}"#)
+        #expect(throws: PayloadEncodingError.invalidValue(.field(1), Placeholder.ValueType(rawValue: type)!)) {
+            try render(t, fields: [value])
+        }
+    }
+
+    @Test(arguments: ["0", "-0", "123", "-9223372036854775808", "99999999999999999999999"])
+    func validIntegersAreCopiedAsWritten(value: String) throws {
+        let t = try template(#"{"aps":{"badge":"{{field.1:int}}"}}"#)
+        #expect(try render(t, fields: [value]) == #"{"aps":{"badge":\#(value)}}"#)
+    }
+
+    @Test func missingFieldIsReported() throws {
+        let t = try template(#"{"aps":{"alert":"{{field.3}}"}}"#)
+        #expect(throws: PayloadEncodingError.missingField(3)) { try render(t, fields: ["a", "b"]) }
+        #expect(throws: PayloadEncodingError.missingField(3)) { try render(t) }
+        #expect(try render(t, fields: ["a", "b", ""]) == #"{"aps":{"alert":""}}"#)
+    }
+
+    @Test func emptyFieldsAreFieldsToo() throws {
+        let t = try template(#"{"aps":{"alert":"[{{field.1}}][{{field.2}}]"}}"#)
+        #expect(try render(t, fields: ["", ""]) == #"{"aps":{"alert":"[][]"}}"#)
+    }
+
+    @Test func fieldValuesAreEscaped() throws {
+        let t = try template(#"{"aps":{"alert":"{{field.1}}"}}"#)
+        #expect(try render(t, fields: ["say \"hi\" \\ \n"]) == #"{"aps":{"alert":"say \"hi\" \\ \n"}}"#)
+    }
+
+    @Test func invalidUTF8InAFieldSkipsTheNotification() throws {
+        let t = try template(#"{"aps":{"alert":"{{field.1}}"}}"#)
+        let encoder = PayloadEncoder(template: t)
+        var buffer = ByteBuffer()
+        let token = Array(sampleToken.utf8)
+        let fields: [UInt8] = [UInt8(ascii: "\t"), 0x41, 0xC3]  // "A" then a truncated two-byte sequence
+        _ = token.withUnsafeBytes { token in
+            fields.withUnsafeBytes { fields in
+                #expect(throws: PayloadEncodingError.invalidUTF8(.field(1))) {
+                    try encoder.encode(NotificationInput(token: token, sequence: 0, fields: fields), into: &buffer)
+                }
+            }
+        }
+        #expect(buffer.readableBytes == 0)
+    }
+
+    @Test func failedEncodingLeavesTheBufferAsItWas() throws {
+        let t = try template(#"{"aps":{"badge":"{{field.1:int}}"}}"#)
+        var buffer = ByteBuffer(string: "kept")
+        #expect(throws: PayloadEncodingError.self) {
+            try PayloadEncoder(template: t).encode(token: sampleToken, fields: ["x"], into: &buffer)
+        }
+        #expect(String(buffer: buffer) == "kept")
+    }
+
+    @Test func reusedBufferKeepsItsStorage() throws {
+        let t = try PayloadTemplate(contentsOf: fixturePath("poll-personalised.json"), options: .init(fieldNames: ["badge"]))
+        let encoder = PayloadEncoder(template: t)
+        var buffer = ByteBufferAllocator().buffer(capacity: 4096)
+        _ = try encoder.encode(token: sampleToken, fields: ["1"], into: &buffer)
+        let capacity = buffer.capacity
+        for badge in 0..<100 {
+            buffer.clear()
+            _ = try encoder.encode(token: sampleToken, fields: ["\(badge)"], into: &buffer)
+        }
+        #expect(buffer.capacity == capacity)
+    }
+
+    @Test func tokensOfAnyLengthAreSpliced() throws {
+        let t = try template(#"{"aps":{},"d":"{{token}}"}"#)
+        for length in [2, 7, 8, 9, 64, 100, 200, 400] {
+            let token = String(repeating: "ab", count: length / 2) + (length % 2 == 1 ? "c" : "")
+            #expect(try render(t, token: token) == #"{"aps":{},"d":"\#(token)"}"#)
+        }
+    }
+}
