@@ -38,6 +38,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
+        // Runs the built `fanout` executable as a user would.
+        .testTarget(name: "FanoutCommandTests", dependencies: ["fanout"]),
         .testTarget(
             name: "FanoutPayloadTests",
             dependencies: [
