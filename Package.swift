@@ -25,7 +25,12 @@ let package = Package(
             dependencies: [
                 "FanoutAPNs",
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            // The encoder writes through NIO's ByteBuffer, whose storage pointer is a class
+            // property: with checked exclusivity every notification paid a runtime access check
+            // (~100 of ~940 instructions, measured with callgrind). No code here relies on the
+            // check; nothing on the hot path mutates shared class state.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(

@@ -9,29 +9,87 @@ enum JSONWriting {
     /// exist, `\u00xx` otherwise). Everything else, `/` and all valid UTF-8 included, is copied as
     /// it is. Returns `nil` when `text` is not valid UTF-8.
     ///
-    /// Eight bytes are checked at a time; a word with nothing to escape is copied in one store.
+    /// Device tokens and most field values are plain ASCII, so the common case is one branch-free
+    /// scan and one copy; only text that needs escaping or UTF-8 validation goes byte by byte.
     @inline(__always)
     static func escapedText(_ text: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer) -> Int? {
         guard let source = text.baseAddress else { return 0 }
+        if isPlainASCII(text) {
+            copy(source, to: out, count: text.count)
+            return text.count
+        }
+        return escapedTextByteByByte(text, to: out)
+    }
+
+    /// Whether `text` is all printable ASCII other than `"` and `\`: JSON string content as it is.
+    ///
+    /// Branch-free over the whole text, 32 bytes per step: the answers are or-ed together and
+    /// looked at once at the end.
+    @inline(__always)
+    static func isPlainASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard let source = text.baseAddress else { return true }
+        let count = text.count
+        var attention: UInt64 = 0
+        var offset = 0
+        while offset &+ 32 <= count {
+            attention |= needsAttention(source.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            attention |= needsAttention(source.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self))
+            attention |= needsAttention(source.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self))
+            attention |= needsAttention(source.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self))
+            offset &+= 32
+        }
+        while offset &+ 8 <= count {
+            attention |= needsAttention(source.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset &+= 8
+        }
+        if offset < count {
+            // The tail, padded with a byte that never needs attention.
+            var tail: UInt64 = 0x6161_6161_6161_6161
+            withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.copyMemory(from: source + offset, byteCount: count &- offset) }
+            attention |= needsAttention(tail)
+        }
+        return attention == 0
+    }
+
+    /// The high bit of each byte of `word` that is a control character, `"`, `\` or non-ASCII.
+    ///
+    /// The classic "has a zero byte" test, `(x - 0x01…) & ~x & 0x80…`, applied to `word` (bytes
+    /// below 0x20 once 0x20 is subtracted) and to `word` xor-ed with each of the two characters.
+    /// A borrow only spreads above a byte that already matched, so the answer is exact as a
+    /// yes or no.
+    @inline(__always)
+    static func needsAttention(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let control = (word &- ones &* 0x20) & ~word
+        let quoteZero = (quote &- ones) & ~quote
+        let backslashZero = (backslash &- ones) & ~backslash
+        return (control | quoteZero | backslashZero | word) & (ones &* 0x80)
+    }
+
+    /// The slow path of `escapedText`, for text with something to escape or non-ASCII.
+    @inline(never)
+    static func escapedTextByteByByte(_ text: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer) -> Int? {
+        let source = text.baseAddress!
         let count = text.count
         var read = 0
         var written = 0
         while read < count {
             if read + 8 <= count {
                 let word = source.loadUnaligned(fromByteOffset: read, as: UInt64.self)
-                if !needsEscapeOrValidation(word) {
+                if needsAttention(word) == 0 {
                     out.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
                     read += 8
                     written += 8
                     continue
                 }
             }
-            // Slow path for one character; the word loop resumes after it.
             let byte = source.load(fromByteOffset: read, as: UInt8.self)
             if byte >= 0x80 {
                 let length = UTF8Validation.sequenceLength(at: source + read, available: count - read)
                 if length == 0 { return nil }
-                (out + written).copyMemory(from: source + read, byteCount: length)
+                copy(source + read, to: out + written, count: length)
                 read += length
                 written += length
                 continue
@@ -42,21 +100,28 @@ enum JSONWriting {
         return written
     }
 
-    /// Whether any of the eight bytes in `word` is a control character, `"`, `\` or non-ASCII.
-    ///
-    /// The classic "has a zero byte" test, `(x - 0x01…) & ~x & 0x80…`, applied to `word` (bytes
-    /// below 0x20 once 0x20 is subtracted) and to `word` xor-ed with the two characters. It is
-    /// exact as a yes/no answer: a borrow only spreads above a byte that already matched.
+    /// Copies `count` bytes. Short runs (a badge, a small field) are copied inline, where a call
+    /// to `memmove` would cost more than the copy; longer ones go to `memmove`, which moves 32
+    /// bytes at a time. Ranges must not overlap.
     @inline(__always)
-    static func needsEscapeOrValidation(_ word: UInt64) -> Bool {
-        let high: UInt64 = 0x8080_8080_8080_8080
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let control = (word &- ones &* 0x20) & ~word & high
-        let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-        let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-        let quoteZero = (quote &- ones) & ~quote & high
-        let backslashZero = (backslash &- ones) & ~backslash & high
-        return (word & high) | control | quoteZero | backslashZero != 0
+    static func copy(_ source: UnsafeRawPointer?, to out: UnsafeMutableRawPointer, count: Int) {
+        guard let source, count > 0 else { return }
+        switch count {
+        case 16...:
+            out.copyMemory(from: source, byteCount: count)
+        case 8..<16:
+            // Two words that overlap in the middle.
+            out.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            out.storeBytes(
+                of: source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self),
+                toByteOffset: count - 8,
+                as: UInt64.self
+            )
+        default:
+            for offset in 0..<count {
+                out.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+            }
+        }
     }
 
     /// Writes one ASCII byte, escaped if JSON requires it; returns the bytes written (1, 2 or 6).

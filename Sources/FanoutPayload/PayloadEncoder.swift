@@ -13,12 +13,23 @@ public struct NotificationInput {
     /// `\t3\tAlice` for fields `3` and `Alice`; empty when the line has no fields.
     public var fields: UnsafeRawBufferPointer
 
+    /// Whether `token` is known to be hex, as the token reader guarantees for every token it
+    /// hands out. The encoder then copies the token as it is instead of checking it again for
+    /// characters JSON would need escaped; when `false`, it checks.
+    public var tokenIsValidatedHex: Bool
+
     /// Creates an input; the pointers must stay valid while it is used.
     @inlinable
-    public init(token: UnsafeRawBufferPointer, sequence: UInt64, fields: UnsafeRawBufferPointer = .init(start: nil, count: 0)) {
+    public init(
+        token: UnsafeRawBufferPointer,
+        sequence: UInt64,
+        fields: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+        tokenIsValidatedHex: Bool = false
+    ) {
         self.token = token
         self.sequence = sequence
         self.fields = fields
+        self.tokenIsValidatedHex = tokenIsValidatedHex
     }
 }
 
@@ -74,10 +85,13 @@ public struct PayloadEncoder: Sendable {
     /// What happens to a notification over the size limit.
     public var oversizePolicy: OversizePolicy
 
+    private let compiled: CompiledPayload
+
     /// Creates an encoder for `template`.
     public init(template: PayloadTemplate, oversizePolicy: OversizePolicy = .reject) {
         self.template = template
         self.oversizePolicy = oversizePolicy
+        self.compiled = template.compiled
     }
 
     /// Appends the notification for `input` at `buffer`'s writer index and returns its size.
@@ -85,93 +99,42 @@ public struct PayloadEncoder: Sendable {
     /// On failure nothing is appended. Capacity grows only when `buffer` is too small for the
     /// largest notification seen, so a reused buffer stops allocating after the first one.
     public func encode(_ input: NotificationInput, into buffer: inout ByteBuffer) throws(PayloadEncodingError) -> Int {
-        let slots = template.slots
-        // Text may grow six-fold when escaped (\u00XX); a sequence number has at most 20 digits.
-        let largestValue = max(input.token.count, input.fields.count)
-        let bound = template.staticBytes.count + slots.count * (6 * largestValue + 20)
-        var failure: PayloadEncodingError?
-        let limit = template.sizeLimit
-        let rejectOversize = oversizePolicy == .reject
-        let written = template.staticBytes.withUnsafeBytes { staticBytes in
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { out in
-                let base = out.baseAddress!
-                var position = 0
-                var copied = 0
-                for slot in slots {
-                    let run = slot.offset - copied
-                    (base + position).copyMemory(from: staticBytes.baseAddress! + copied, byteCount: run)
-                    position += run
-                    copied = slot.offset
-                    switch Self.write(slot, input, to: base + position) {
-                    case .success(let count): position += count
-                    case .failure(let error):
-                        failure = error
-                        return 0
-                    }
-                }
-                let tail = staticBytes.count - copied
-                (base + position).copyMemory(from: staticBytes.baseAddress! + copied, byteCount: tail)
-                position += tail
-                if position > limit && rejectOversize {
-                    failure = .tooLarge(size: position, limit: limit)
-                    return 0
-                }
-                return position
-            }
-        }
-        if let failure { throw failure }
-        return written
+        let compiled = self.compiled
+        let capacity = compiled.capacity(for: input)
+        // In steady state the reused buffer has room; asking NIO anyway costs a call.
+        if buffer.writableBytes < capacity { buffer.reserveCapacity(minimumWritableBytes: capacity) }
+        // The closure captures nothing mutable: a captured `var` would cost a dynamic
+        // exclusivity check per call.
+        let outcome = buffer.withUnsafeMutableWritableBytes { out in compiled.write(input, to: out.baseAddress!) }
+        let size = try check(outcome)
+        buffer.moveWriterIndex(forwardBy: size)
+        return size
     }
 
-    /// Writes one slot's value; `out` has room for the bound `encode` reserved.
-    @inline(__always)
-    private static func write(
-        _ slot: PayloadTemplate.Slot,
-        _ input: NotificationInput,
-        to out: UnsafeMutableRawPointer
-    ) -> Result<Int, PayloadEncodingError> {
-        let value: UnsafeRawBufferPointer
-        switch slot.source {
-        case .sequence:
-            return .success(JSONWriting.decimal(input.sequence, to: out))
-        case .token:
-            value = input.token
-        case .field(let index):
-            guard let field = Self.field(index, in: input.fields) else { return .failure(.missingField(index)) }
-            value = field
-        }
-        switch slot.type {
-        case .string:
-            guard let count = JSONWriting.escapedText(value, to: out) else { return .failure(.invalidUTF8(slot.source)) }
-            return .success(count)
-        case .int:
-            guard JSONWriting.isInteger(value) else { return .failure(.invalidValue(slot.source, .int)) }
-        case .number:
-            guard JSONWriting.isNumber(value) else { return .failure(.invalidValue(slot.source, .number)) }
-        case .bool:
-            guard JSONWriting.isBoolean(value) else { return .failure(.invalidValue(slot.source, .bool)) }
-        }
-        if let start = value.baseAddress { out.copyMemory(from: start, byteCount: value.count) }
-        return .success(value.count)
+    /// The bytes `encode(_:into:)` on raw memory needs for `input`: enough for its worst case,
+    /// every field value escaped six-fold.
+    public func requiredCapacity(for input: NotificationInput) -> Int {
+        compiled.capacity(for: input)
     }
 
-    /// Field `index` (from 1) of `fields`, or `nil` when the line has fewer.
+    /// Writes the notification for `input` at the start of `memory` and returns its size.
+    ///
+    /// For a writer that fills one region with many frames: it pays for reaching into its
+    /// buffer once per batch rather than once per notification. `memory` must hold at least
+    /// `requiredCapacity(for:)` bytes. On failure the bytes written are garbage and must not
+    /// be sent.
+    public func encode(_ input: NotificationInput, into memory: UnsafeMutableRawBufferPointer) throws(PayloadEncodingError) -> Int {
+        precondition(memory.count >= compiled.capacity(for: input), "memory is smaller than requiredCapacity(for:)")
+        return try check(compiled.write(input, to: memory.baseAddress!))
+    }
+
     @inline(__always)
-    static func field(_ index: Int, in fields: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        var remaining = index
-        var cursor = 0
-        while cursor < fields.count {
-            if fields[cursor] == UInt8(ascii: "\t") {
-                remaining -= 1
-                if remaining == 0 {
-                    var end = cursor + 1
-                    while end < fields.count && fields[end] != UInt8(ascii: "\t") { end += 1 }
-                    return UnsafeRawBufferPointer(rebasing: fields[(cursor + 1)..<end])
-                }
-            }
-            cursor += 1
+    private func check(_ outcome: Int) throws(PayloadEncodingError) -> Int {
+        guard outcome >= 0 else { throw CompiledPayload.SlotFailure(outcome).error(in: compiled) }
+        if outcome > compiled.sizeLimit && oversizePolicy == .reject {
+            throw .tooLarge(size: outcome, limit: compiled.sizeLimit)
         }
-        return nil
+        return outcome
     }
 }
 

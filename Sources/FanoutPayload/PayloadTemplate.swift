@@ -38,24 +38,16 @@ public struct PayloadTemplate: Sendable {
         public var effectiveSizeLimit: Int { sizeLimit ?? pushType.payloadSizeLimit }
     }
 
-    /// Where a per-device value is written, and how.
-    @usableFromInline
-    struct Slot: Sendable, Hashable {
-        /// The offset in the static bytes at which the value is inserted.
-        @usableFromInline var offset: Int
-        @usableFromInline var source: Placeholder.Source
-        /// `.string` writes escaped text inside quotes the static bytes already hold.
-        @usableFromInline var type: Placeholder.ValueType
-    }
-
     /// The payload this template was compiled from.
     public let payload: APNsPayload
     /// The options it was compiled with.
     public let options: Options
     /// The fixed bytes, with the slots' values left out.
-    @usableFromInline let staticBytes: [UInt8]
+    let staticBytes: [UInt8]
     /// The slots, in increasing offset.
-    @usableFromInline let slots: [Slot]
+    let slots: [CompiledPayload.Slot]
+    /// The same, laid out for the encoder.
+    let compiled: CompiledPayload
 
     /// The payload size limit in bytes.
     public var sizeLimit: Int { options.effectiveSizeLimit }
@@ -83,6 +75,7 @@ public struct PayloadTemplate: Sendable {
         self.options = options
         self.staticBytes = writer.bytes
         self.slots = writer.slots
+        self.compiled = CompiledPayload(staticBytes: writer.bytes, slots: writer.slots, sizeLimit: options.effectiveSizeLimit)
         if staticBytes.count > options.effectiveSizeLimit {
             throw PayloadTemplateError(
                 .tooLarge,

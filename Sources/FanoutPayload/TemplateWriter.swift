@@ -2,7 +2,7 @@
 /// `APNsPayload`). Runs once per template, so clarity wins over speed here.
 struct TemplateWriter {
     private(set) var bytes: [UInt8] = []
-    private(set) var slots: [PayloadTemplate.Slot] = []
+    private(set) var slots: [CompiledPayload.Slot] = []
 
     mutating func write(_ payload: APNsPayload) throws(PayloadTemplateError) {
         var object = ObjectState()
@@ -228,7 +228,7 @@ struct TemplateWriter {
         if case .field(let index) = placeholder.source, index < 1 {
             throw PayloadTemplateError(.invalidPlaceholder, "\(path): fields are numbered from 1, not \(index)")
         }
-        slots.append(PayloadTemplate.Slot(offset: bytes.count, source: placeholder.source, type: type))
+        slots.append(CompiledPayload.Slot(offset: bytes.count, source: placeholder.source, type: type))
     }
 
     // MARK: Bytes
@@ -270,7 +270,7 @@ struct TemplateWriter {
             switch part {
             case .text(let string): escaped(string)
             case .placeholder(let placeholder):
-                slots.append(PayloadTemplate.Slot(offset: bytes.count, source: placeholder.source, type: .string))
+                slots.append(CompiledPayload.Slot(offset: bytes.count, source: placeholder.source, type: .string))
             }
         }
         raw("\"")

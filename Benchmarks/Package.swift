@@ -1,0 +1,35 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+import struct Foundation.URL
+
+// A path dependency's identity is its folder's name, which is whatever a clone was called.
+let fanout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent.lowercased()
+
+// Fanout's benchmarks: a package of their own so that the benchmark dependency never enters the
+// product's build. Each target measures one area side by side with its peer.
+let package = Package(
+    name: "FanoutBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: "../"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PayloadBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "FanoutPayload", package: fanout),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/PayloadBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
