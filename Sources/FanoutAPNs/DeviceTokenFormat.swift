@@ -62,7 +62,8 @@ public enum DeviceTokenProblem: Sendable, Hashable, CustomStringConvertible {
         case .empty:
             return "the device token is empty"
         case .invalidCharacter(let offset, let byte):
-            return "character \(offset + 1) of the device token is \(DeviceTokenProblem.describe(byte)), not a hex digit"
+            return
+                "character \(offset + 1) of the device token is \(DeviceTokenProblem.describe(byte)), not a hex digit"
         case .oddLength(let length):
             return "the device token has \(length) hex characters; hex needs an even number"
         case .lengthOutOfRange(let length, let accepted):

@@ -36,6 +36,9 @@ final class CompiledPayload: @unchecked Sendable {
     let staticCount: Int
     let slotCount: Int
 
+    /// The slots in use.
+    var activeSlots: UnsafeMutableBufferPointer<Slot>.SubSequence { slots[0..<slotCount] }
+
     /// The most bytes `write` can produce for `input`: text may grow six-fold when escaped
     /// (`\u00XX`) and a sequence number has at most 20 digits.
     @inline(__always)

@@ -208,7 +208,10 @@ struct JSONSourceParser {
             case 0x80...:
                 let length = UTF8Validation.sequenceLength(bytes, at: index)
                 guard length > 0 else {
-                    throw error(.invalidUTF8, "invalid UTF-8: \(source.describeByte(at: index)) cannot start or continue a character here")
+                    throw error(
+                        .invalidUTF8,
+                        "invalid UTF-8: \(source.describeByte(at: index)) cannot start or continue a character here"
+                    )
                 }
                 decoded.append(contentsOf: bytes[index..<index + length])
                 index += length
@@ -240,13 +243,21 @@ struct JSONSourceParser {
                 // A high surrogate must be followed by an escaped low one; together they are one scalar.
                 guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
                 else {
-                    throw error(.malformedJSON, "lone surrogate \\u\(hex4(scalar)) has no low surrogate after it", at: start)
+                    throw error(
+                        .malformedJSON,
+                        "lone surrogate \\u\(hex4(scalar)) has no low surrogate after it",
+                        at: start
+                    )
                 }
                 let lowStart = index
                 index += 2  // \u
                 let low = try parseHex4(escapeStart: lowStart)
                 guard (0xDC00...0xDFFF).contains(low) else {
-                    throw error(.malformedJSON, "\\u\(hex4(scalar)) must be followed by a low surrogate, found \\u\(hex4(low))", at: lowStart)
+                    throw error(
+                        .malformedJSON,
+                        "\\u\(hex4(scalar)) must be followed by a low surrogate, found \\u\(hex4(low))",
+                        at: lowStart
+                    )
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(scalar) {
@@ -255,7 +266,11 @@ struct JSONSourceParser {
             // Every value left is a valid scalar.
             decoded.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
         default:
-            throw error(.malformedJSON, "invalid escape '\\\(source.describeByte(at: index - 1).trimmingQuotes)'", at: start)
+            throw error(
+                .malformedJSON,
+                "invalid escape '\\\(source.describeByte(at: index - 1).trimmingQuotes)'",
+                at: start
+            )
         }
     }
 
@@ -318,7 +333,10 @@ struct JSONSourceParser {
         for byte in expected {
             guard index < bytes.count, bytes[index] == byte else {
                 index = start
-                throw error(.malformedJSON, "expected a JSON value, found \(source.describeByte(at: start)); did you mean \(word)?")
+                throw error(
+                    .malformedJSON,
+                    "expected a JSON value, found \(source.describeByte(at: start)); did you mean \(word)?"
+                )
             }
             index += 1
         }
@@ -348,7 +366,9 @@ struct JSONSourceParser {
 
     private func peek(_ byte: UInt8) -> Bool { index < bytes.count && bytes[index] == byte }
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-    private func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
+    private func isLetter(_ byte: UInt8) -> Bool {
+        (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+    }
 
     private func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {

@@ -45,7 +45,9 @@ enum JSONWriting {
         if offset < count {
             // The tail, padded with a byte that never needs attention.
             var tail: UInt64 = 0x6161_6161_6161_6161
-            withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.copyMemory(from: source + offset, byteCount: count &- offset) }
+            withUnsafeMutableBytes(of: &tail) {
+                $0.baseAddress!.copyMemory(from: source + offset, byteCount: count &- offset)
+            }
             attention |= needsAttention(tail)
         }
         return attention == 0
@@ -119,7 +121,11 @@ enum JSONWriting {
             )
         default:
             for offset in 0..<count {
-                out.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+                out.storeBytes(
+                    of: source.load(fromByteOffset: offset, as: UInt8.self),
+                    toByteOffset: offset,
+                    as: UInt8.self
+                )
             }
         }
     }
@@ -167,7 +173,11 @@ enum JSONWriting {
         var position = digits
         repeat {
             position -= 1
-            out.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10), toByteOffset: position, as: UInt8.self)
+            out.storeBytes(
+                of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10),
+                toByteOffset: position,
+                as: UInt8.self
+            )
             rest /= 10
         } while rest != 0
         return digits

@@ -22,9 +22,13 @@ struct PayloadDecoder {
             case "aps":
                 payload.aps = try decodeAPS(node)
             case "category-actions":
-                payload.dynamicActions.categoryActions = try array(node, "category-actions") { element, path throws(PayloadTemplateError) in
+                payload.dynamicActions.categoryActions = try array(node, "category-actions") {
+                    element,
+                    path throws(PayloadTemplateError) in
                     let action = try decodeAction(element, path)
-                    if action.name == nil { throw invalid("\(path) needs a \"name\": it is the button's title", element) }
+                    if action.name == nil {
+                        throw invalid("\(path) needs a \"name\": it is the button's title", element)
+                    }
                     return action
                 }
             case "notification-action":
@@ -149,7 +153,10 @@ struct PayloadDecoder {
 
     private func decodeAction(_ node: SourceNode, _ path: String) throws(PayloadTemplateError) -> NotificationAction {
         guard case .object(let members) = node.value else {
-            throw invalid("\(path) must be an object such as {\"name\": …, \"type\": \"url\", \"value\": …}, found \(node.kindDescription)", node)
+            throw invalid(
+                "\(path) must be an object such as {\"name\": …, \"type\": \"url\", \"value\": …}, found \(node.kindDescription)",
+                node
+            )
         }
         var action = NotificationAction()
         for member in members {
@@ -173,7 +180,10 @@ struct PayloadDecoder {
         case .text(let text):
             return text
         case .value(let placeholder, let type):
-            throw invalid("\(path) is a string, but {{\(placeholder.source.bareName):\(type.rawValue)}} makes a \(type.rawValue); drop the type", node)
+            throw invalid(
+                "\(path) is a string, but {{\(placeholder.source.bareName):\(type.rawValue)}} makes a \(type.rawValue); drop the type",
+                node
+            )
         }
     }
 
@@ -188,13 +198,18 @@ struct PayloadDecoder {
     ) throws(PayloadTemplateError) -> TemplateInteger {
         switch node.value {
         case .integer(let value):
-            guard range.contains(value) else { throw invalid("\(path) must be \(describe(range)), found \(value)", node) }
+            guard range.contains(value) else {
+                throw invalid("\(path) must be \(describe(range)), found \(value)", node)
+            }
             return .literal(value)
         case .string(let string, let verbatim):
             if case .value(let placeholder, .int) = try parsePlaceholders(string, verbatim: verbatim, at: node) {
                 return .placeholder(placeholder)
             }
-            throw invalid("\(path) must be an integer, found a string; to fill it in per device write \"{{field.1:int}}\"", node)
+            throw invalid(
+                "\(path) must be an integer, found a string; to fill it in per device write \"{{field.1:int}}\"",
+                node
+            )
         default:
             throw invalid("\(path) must be an integer, found \(node.kindDescription)", node)
         }
@@ -215,7 +230,10 @@ struct PayloadDecoder {
             {
                 return .placeholder(placeholder)
             }
-            throw invalid("\(path) must be a number, found a string; to fill it in per device write \"{{field.1:number}}\"", node)
+            throw invalid(
+                "\(path) must be a number, found a string; to fill it in per device write \"{{field.1:number}}\"",
+                node
+            )
         default:
             throw invalid("\(path) must be a number, found \(node.kindDescription)", node)
         }

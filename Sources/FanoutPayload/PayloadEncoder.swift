@@ -123,7 +123,10 @@ public struct PayloadEncoder: Sendable {
     /// buffer once per batch rather than once per notification. `memory` must hold at least
     /// `requiredCapacity(for:)` bytes. On failure the bytes written are garbage and must not
     /// be sent.
-    public func encode(_ input: NotificationInput, into memory: UnsafeMutableRawBufferPointer) throws(PayloadEncodingError) -> Int {
+    public func encode(
+        _ input: NotificationInput,
+        into memory: UnsafeMutableRawBufferPointer
+    ) throws(PayloadEncodingError) -> Int {
         precondition(memory.count >= compiled.capacity(for: input), "memory is smaller than requiredCapacity(for:)")
         return try check(compiled.write(input, to: memory.baseAddress!))
     }
@@ -151,7 +154,9 @@ extension PayloadEncoder {
         let result: Result<Int, PayloadEncodingError> = tokenBytes.withUnsafeBytes { token in
             fieldBytes.withUnsafeBytes { fields in
                 do throws(PayloadEncodingError) {
-                    return .success(try encode(NotificationInput(token: token, sequence: sequence, fields: fields), into: &buffer))
+                    return .success(
+                        try encode(NotificationInput(token: token, sequence: sequence, fields: fields), into: &buffer)
+                    )
                 } catch {
                     return .failure(error)
                 }

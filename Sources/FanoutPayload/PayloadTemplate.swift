@@ -42,22 +42,18 @@ public struct PayloadTemplate: Sendable {
     public let payload: APNsPayload
     /// The options it was compiled with.
     public let options: Options
-    /// The fixed bytes, with the slots' values left out.
-    let staticBytes: [UInt8]
-    /// The slots, in increasing offset.
-    let slots: [CompiledPayload.Slot]
-    /// The same, laid out for the encoder.
+    /// The fixed bytes and the slots, laid out for the encoder.
     let compiled: CompiledPayload
 
     /// The payload size limit in bytes.
     public var sizeLimit: Int { options.effectiveSizeLimit }
     /// The size of the fixed bytes: the smallest payload this template can produce.
-    public var staticSize: Int { staticBytes.count }
+    public var staticSize: Int { compiled.staticCount }
     /// The placeholders in the order they are filled in.
-    public var placeholders: [Placeholder] { slots.map { Placeholder($0.source) } }
+    public var placeholders: [Placeholder] { compiled.activeSlots.map { Placeholder($0.source) } }
     /// The highest field number the template reads (0 when it reads no field).
     public var highestField: Int {
-        slots.reduce(0) { highest, slot in
+        compiled.activeSlots.reduce(0) { highest, slot in
             if case .field(let index) = slot.source { return max(highest, index) }
             return highest
         }
@@ -73,13 +69,15 @@ public struct PayloadTemplate: Sendable {
         try writer.write(payload)
         self.payload = payload
         self.options = options
-        self.staticBytes = writer.bytes
-        self.slots = writer.slots
-        self.compiled = CompiledPayload(staticBytes: writer.bytes, slots: writer.slots, sizeLimit: options.effectiveSizeLimit)
-        if staticBytes.count > options.effectiveSizeLimit {
+        self.compiled = CompiledPayload(
+            staticBytes: writer.bytes,
+            slots: writer.slots,
+            sizeLimit: options.effectiveSizeLimit
+        )
+        if writer.bytes.count > options.effectiveSizeLimit {
             throw PayloadTemplateError(
                 .tooLarge,
-                "the template is \(staticBytes.count) bytes before any placeholder is filled in, over the "
+                "the template is \(writer.bytes.count) bytes before any placeholder is filled in, over the "
                     + "\(options.effectiveSizeLimit)-byte limit for \(options.pushType.rawValue) pushes"
             )
         }

@@ -135,4 +135,3 @@ extension PayloadCommand {
         }
     }
 }
-

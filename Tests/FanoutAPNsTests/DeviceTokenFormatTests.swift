@@ -2,8 +2,10 @@ import FanoutAPNs
 import Testing
 
 @Suite struct DeviceTokenFormatTests {
-    @Test(arguments: [String(repeating: "a", count: 64), String(repeating: "AbCdEf09", count: 8), String(repeating: "0", count: 32),
-        String(repeating: "f", count: 200), String(repeating: "1", count: 400)])
+    @Test(arguments: [
+        String(repeating: "a", count: 64), String(repeating: "AbCdEf09", count: 8), String(repeating: "0", count: 32),
+        String(repeating: "f", count: 200), String(repeating: "1", count: 400),
+    ])
     func acceptsHexOfAcceptedEvenLength(token: String) {
         #expect(DeviceTokenFormat.default.problem(in: token) == nil)
     }
@@ -11,12 +13,17 @@ import Testing
     @Test func namesWhatIsWrong() {
         let format = DeviceTokenFormat.default
         #expect(format.problem(in: "") == .empty)
-        #expect(format.problem(in: String(repeating: "a", count: 63) + "g") == .invalidCharacter(offset: 63, byte: UInt8(ascii: "g")))
+        #expect(
+            format.problem(in: String(repeating: "a", count: 63) + "g")
+                == .invalidCharacter(offset: 63, byte: UInt8(ascii: "g"))
+        )
         #expect(format.problem(in: String(repeating: "a", count: 65)) == .oddLength(65))
         #expect(format.problem(in: String(repeating: "a", count: 30)) == .lengthOutOfRange(30, accepted: 32...400))
         #expect(format.problem(in: String(repeating: "a", count: 402)) == .lengthOutOfRange(402, accepted: 32...400))
         #expect(format.problem(in: "zz")?.description == "character 1 of the device token is 'z', not a hex digit")
-        #expect(format.problem(in: "a\u{0}")?.description == "character 2 of the device token is byte 0x00, not a hex digit")
+        #expect(
+            format.problem(in: "a\u{0}")?.description == "character 2 of the device token is byte 0x00, not a hex digit"
+        )
         #expect(
             format.problem(in: String(repeating: "a", count: 30))?.description
                 == "the device token has 30 hex characters; accepted are 32 to 400"

@@ -6,7 +6,9 @@ import Testing
     let token = String(repeating: "ab", count: 32)
 
     @Test func printsTheExactBytesOfEachToken() throws {
-        let result = try CommandRunner.run(["payload", "render", "--template", "fixtures/poll.json", "--token", token, "--token", token])
+        let result = try CommandRunner.run([
+            "payload", "render", "--template", "fixtures/poll.json", "--token", token, "--token", token,
+        ])
         let fixture = try String(contentsOfFile: "\(CommandRunner.repositoryRoot)/fixtures/poll.json", encoding: .utf8)
         #expect(result.status == 0)
         #expect(result.standardOutput == fixture + "\n" + fixture + "\n")
@@ -14,7 +16,9 @@ import Testing
     }
 
     @Test func fieldsTravelWithTheTokenAndSizesArePrinted() throws {
-        let arguments = ["payload", "render", "--template", "fixtures/poll-personalised.json", "--field-names", "badge"]
+        let arguments = [
+            "payload", "render", "--template", "fixtures/poll-personalised.json", "--field-names", "badge",
+        ]
         let rendered = try CommandRunner.run(arguments + ["--token", token + "\t12"])
         #expect(rendered.status == 0)
         #expect(rendered.standardOutput.contains(#""badge":12,"#))
@@ -32,7 +36,10 @@ import Testing
         let result = try CommandRunner.run(["payload", "render", "--template", file.path, "--token", token])
         #expect(result.status == 1)
         #expect(result.standardOutput.isEmpty)
-        #expect(result.standardError == "error: \(file.path):2:20: aps.badge must be an integer, found a string; to fill it in per device write \"{{field.1:int}}\"\n")
+        #expect(
+            result.standardError
+                == "error: \(file.path):2:20: aps.badge must be an integer, found a string; to fill it in per device write \"{{field.1:int}}\"\n"
+        )
     }
 
     @Test func badTokensAreReportedAndTheRestStillRendered() throws {
@@ -42,21 +49,31 @@ import Testing
         ])
         #expect(result.status == 1)
         #expect(result.standardOutput.split(separator: "\n").count == 1)
-        #expect(result.standardError.contains("error: token 1: character 1 of the device token is 'x', not a hex digit"))
-        #expect(result.standardError.contains("error: token 2 (abababababababab…): the value of {{field.1}} is not an int"))
+        #expect(
+            result.standardError.contains("error: token 1: character 1 of the device token is 'x', not a hex digit")
+        )
+        #expect(
+            result.standardError.contains("error: token 2 (abababababababab…): the value of {{field.1}} is not an int")
+        )
     }
 
     @Test func templateOverTheLimitIsRefusedAtLoad() throws {
-        let result = try CommandRunner.run(["payload", "render", "--template", "fixtures/poll.json", "--token", token, "--size-limit", "200"])
+        let result = try CommandRunner.run([
+            "payload", "render", "--template", "fixtures/poll.json", "--token", token, "--size-limit", "200",
+        ])
         #expect(result.status == 1)
-        #expect(result.standardError.hasSuffix(
-            "fixtures/poll.json:1:1: the template is 280 bytes before any placeholder is filled in, over the 200-byte limit for alert pushes\n"
-        ))
+        #expect(
+            result.standardError.hasSuffix(
+                "fixtures/poll.json:1:1: the template is 280 bytes before any placeholder is filled in, over the 200-byte limit for alert pushes\n"
+            )
+        )
     }
 
     @Test func oversizeNotificationIsRefusedUnlessAllowed() throws {
-        let arguments = ["payload", "render", "--template", "fixtures/poll-personalised.json", "--field-names", "badge",
-            "--token", token + "\t1", "--size-limit", "300"]
+        let arguments = [
+            "payload", "render", "--template", "fixtures/poll-personalised.json", "--field-names", "badge",
+            "--token", token + "\t1", "--size-limit", "300",
+        ]
         let refused = try CommandRunner.run(arguments)
         #expect(refused.status == 1)
         #expect(refused.standardOutput.isEmpty)
@@ -70,7 +87,9 @@ import Testing
         let noToken = try CommandRunner.run(["payload", "render", "--template", "fixtures/poll.json"])
         #expect(noToken.status == 64)
         #expect(noToken.standardError.contains("Give at least one --token"))
-        let badType = try CommandRunner.run(["payload", "render", "--template", "fixtures/poll.json", "--token", token, "--push-type", "fax"])
+        let badType = try CommandRunner.run([
+            "payload", "render", "--template", "fixtures/poll.json", "--token", token, "--push-type", "fax",
+        ])
         #expect(badType.status == 64)
     }
 }

@@ -24,7 +24,9 @@ import Testing
         let t = try template(
             #"{"aps":{},"s":"{{field.1:string}}","i":"{{field.2:int}}","n":"{{field.3:number}}","b":"{{field.4:bool}}"}"#
         )
-        #expect(try render(t, fields: ["x", "-12", "1.5e-3", "true"]) == #"{"aps":{},"s":"x","i":-12,"n":1.5e-3,"b":true}"#)
+        #expect(
+            try render(t, fields: ["x", "-12", "1.5e-3", "true"]) == #"{"aps":{},"s":"x","i":-12,"n":1.5e-3,"b":true}"#
+        )
     }
 
     @Test(arguments: [
@@ -88,7 +90,10 @@ import Testing
     }
 
     @Test func reusedBufferKeepsItsStorage() throws {
-        let t = try PayloadTemplate(contentsOf: fixturePath("poll-personalised.json"), options: .init(fieldNames: ["badge"]))
+        let t = try PayloadTemplate(
+            contentsOf: fixturePath("poll-personalised.json"),
+            options: .init(fieldNames: ["badge"])
+        )
         let encoder = PayloadEncoder(template: t)
         var buffer = ByteBufferAllocator().buffer(capacity: 4096)
         _ = try encoder.encode(token: sampleToken, fields: ["1"], into: &buffer)
@@ -106,5 +111,78 @@ import Testing
             let token = String(repeating: "ab", count: length / 2) + (length % 2 == 1 ? "c" : "")
             #expect(try render(t, token: token) == #"{"aps":{},"d":"\#(token)"}"#)
         }
+    }
+}
+
+@Suite struct EncoderEntryPointTests {
+    let poll: PayloadTemplate = try! PayloadTemplate(
+        contentsOf: fixturePath("poll-personalised.json"),
+        options: .init(fieldNames: ["badge"])
+    )
+
+    func withInput<Result>(
+        token: String,
+        fields: String,
+        validated: Bool,
+        _ body: (NotificationInput) throws -> Result
+    ) rethrows -> Result {
+        let token = Array(token.utf8)
+        let fields = Array(fields.utf8)
+        return try token.withUnsafeBytes { token in
+            try fields.withUnsafeBytes { fields in
+                try body(NotificationInput(token: token, sequence: 9, fields: fields, tokenIsValidatedHex: validated))
+            }
+        }
+    }
+
+    @Test func rawMemoryAndByteBufferGiveTheSameBytes() throws {
+        let encoder = PayloadEncoder(template: poll)
+        try withInput(token: sampleToken, fields: "\t5", validated: false) { input in
+            var buffer = ByteBuffer()
+            let size = try encoder.encode(input, into: &buffer)
+            let memory = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: encoder.requiredCapacity(for: input),
+                alignment: 1
+            )
+            defer { memory.deallocate() }
+            let rawSize = try encoder.encode(input, into: memory)
+            #expect(rawSize == size)
+            #expect(Array(memory[0..<rawSize]) == Array(buffer.readableBytesView))
+        }
+    }
+
+    @Test func requiredCapacityCoversTheWorstCase() throws {
+        let t = try template(#"{"aps":{"alert":"{{field.1}}{{field.1}}"},"n":"{{seq:int}}"}"#)
+        let encoder = PayloadEncoder(template: t, oversizePolicy: .send)
+        // Every byte of the field escapes to six, in two slots, plus a 20-digit number.
+        try withInput(token: "ab", fields: "\t" + String(repeating: "\u{1}", count: 100), validated: false) { input in
+            var buffer = ByteBuffer()
+            let size = try encoder.encode(input, into: &buffer)
+            #expect(size <= encoder.requiredCapacity(for: input))
+            #expect(size == t.staticSize + 2 * 600 + 1)
+        }
+    }
+
+    @Test func validatedTokensAreCopiedAsTheyAre() throws {
+        let encoder = PayloadEncoder(template: poll)
+        let checked = try withInput(token: sampleToken, fields: "\t5", validated: false) { input in
+            var buffer = ByteBuffer()
+            _ = try encoder.encode(input, into: &buffer)
+            return String(buffer: buffer)
+        }
+        let validated = try withInput(token: sampleToken, fields: "\t5", validated: true) { input in
+            var buffer = ByteBuffer()
+            _ = try encoder.encode(input, into: &buffer)
+            return String(buffer: buffer)
+        }
+        #expect(checked == validated)
+    }
+
+    @Test func unvalidatedTokensAreCheckedEveryTime() throws {
+        let t = try template(#"{"aps":{},"a":"{{token}}","b":"{{token}}"}"#)
+        #expect(try render(t, token: #"ab"c\"#) == #"{"aps":{},"a":"ab\"c\\","b":"ab\"c\\"}"#)
+        let long = String(repeating: "ab", count: 20) + "\"" + String(repeating: "cd", count: 20)
+        let escaped = String(repeating: "ab", count: 20) + "\\\"" + String(repeating: "cd", count: 20)
+        #expect(try render(t, token: long) == #"{"aps":{},"a":"\#(escaped)","b":"\#(escaped)"}"#)
     }
 }

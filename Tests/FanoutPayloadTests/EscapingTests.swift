@@ -1,9 +1,8 @@
 import FanoutPayload
+import Foundation
 import NIOCore
 import PropertyBased
 import Testing
-
-import Foundation
 
 /// RFC 8259 string escaping, checked on literal text (compiled once) and on field values
 /// (escaped per notification), which take different code paths to the same writer.
@@ -22,7 +21,10 @@ import Foundation
             // A tab separates fields, so it cannot travel inside one.
             if byte != 0x09 {
                 let field = try template(#"{"aps":{"alert":"{{field.1}}"}}"#)
-                #expect(try render(field, fields: [text]) == #"{"aps":{"alert":"\#(escape)"}}"#, "byte \(byte) in a field")
+                #expect(
+                    try render(field, fields: [text]) == #"{"aps":{"alert":"\#(escape)"}}"#,
+                    "byte \(byte) in a field"
+                )
             }
         }
     }
@@ -44,7 +46,9 @@ import Foundation
         let t = try template(#"{"aps":{"alert":"{{field.1}}"}}"#)
         for length in 1...24 {
             for position in 0..<length {
-                for (special, escaped) in [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("é", "é"), ("\u{1}", #"\u0001"#)] {
+                for (special, escaped) in [
+                    ("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("é", "é"), ("\u{1}", #"\u0001"#),
+                ] {
                     var characters = Array(repeating: "x", count: length)
                     characters[position] = special
                     var expected = Array(repeating: "x", count: length)
@@ -58,10 +62,12 @@ import Foundation
         }
     }
 
-    @Test(arguments: [
-        [0x80], [0xBF], [0xC0, 0x80], [0xC1, 0xBF], [0xC2], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80],
-        [0xF0, 0x80, 0x80, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xE2, 0x82],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x80], [0xBF], [0xC0, 0x80], [0xC1, 0xBF], [0xC2], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80],
+            [0xF0, 0x80, 0x80, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xE2, 0x82],
+        ] as [[UInt8]]
+    )
     func malformedUTF8IsRefused(sequence: [UInt8]) throws {
         let t = try template(#"{"aps":{"alert":"{{field.1}}"}}"#)
         let encoder = PayloadEncoder(template: t)
@@ -137,9 +143,10 @@ import Foundation
     }
 
     @Test func doublesAreWrittenInShortestRoundTripForm() async throws {
-        for (value, text) in [(0.5, "0.5"), (0.1, "0.1"), (1e-7, "1e-07"), (1.0, "1.0"), (Double.leastNonzeroMagnitude, "5e-324"),
-            (1.7976931348623157e308, "1.7976931348623157e+308"), (-0.0, "-0.0"), (123456.789, "123456.789")]
-        {
+        for (value, text) in [
+            (0.5, "0.5"), (0.1, "0.1"), (1e-7, "1e-07"), (1.0, "1.0"), (Double.leastNonzeroMagnitude, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"), (-0.0, "-0.0"), (123456.789, "123456.789"),
+        ] {
             let t = try PayloadTemplate(payload: APNsPayload(aps: APS(), customKeys: [JSONMember("v", .number(value))]))
             #expect(try render(t) == #"{"aps":{},"v":\#(text)}"#)
         }

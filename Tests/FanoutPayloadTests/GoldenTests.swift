@@ -1,8 +1,7 @@
 import FanoutPayload
+import Foundation
 import NIOCore
 import Testing
-
-import Foundation
 
 /// The three real interactive notifications, compiled and encoded, compared byte for byte with
 /// committed golden files. poll and dynamic-category are already in Fanout's key order, so their
@@ -36,9 +35,10 @@ import Foundation
     @Test func richActionsKeepsEveryValueAfterReordering() throws {
         let template = try PayloadTemplate(contentsOf: fixturePath("rich-actions.json"))
         let encoded = try JSONSerialization.jsonObject(with: Data(try render(template).utf8)) as? NSDictionary
-        let original = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: URL(fileURLWithPath: fixturePath("rich-actions.json")))
-        ) as? NSDictionary
+        let original =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: fixturePath("rich-actions.json")))
+            ) as? NSDictionary
         #expect(encoded != nil)
         #expect(encoded == original)
     }

@@ -1,8 +1,7 @@
 import FanoutAPNs
 import FanoutPayload
-import Testing
-
 import Foundation
+import Testing
 
 @Suite struct ModelTests {
     /// Every aps key Fanout models, written in reverse of the documented order.
@@ -92,12 +91,20 @@ import Foundation
 
     @Test func placeholdersInTheModelBecomeSlots() throws {
         let payload = APNsPayload(
-            aps: APS(alert: .text(TemplateText([.text("Hi "), .placeholder(.field(2))])), badge: .placeholder(.field(1))),
-            customKeys: [JSONMember("device", .string(.placeholder(.token))), JSONMember("n", .placeholder(.sequence, .int))]
+            aps: APS(
+                alert: .text(TemplateText([.text("Hi "), .placeholder(.field(2))])),
+                badge: .placeholder(.field(1))
+            ),
+            customKeys: [
+                JSONMember("device", .string(.placeholder(.token))), JSONMember("n", .placeholder(.sequence, .int)),
+            ]
         )
         let t = try PayloadTemplate(payload: payload)
         #expect(t.placeholders == [.field(2), .field(1), .token, .sequence])
-        #expect(try render(t, token: "ab", sequence: 5, fields: ["2", "Ann"]) == #"{"aps":{"alert":"Hi Ann","badge":2},"device":"ab","n":5}"#)
+        #expect(
+            try render(t, token: "ab", sequence: 5, fields: ["2", "Ann"])
+                == #"{"aps":{"alert":"Hi Ann","badge":2},"device":"ab","n":5}"#
+        )
     }
 
     @Test func customKeysMayNotRepeatModelledKeys() {
@@ -105,12 +112,20 @@ import Foundation
             let payload = APNsPayload(aps: APS(), customKeys: [JSONMember(key, .null)])
             #expect(throws: PayloadTemplateError.self) { try PayloadTemplate(payload: payload) }
         }
-        let duplicate = APNsPayload(aps: APS(), customKeys: [JSONMember("o", .object([JSONMember("a", .null), JSONMember("a", .null)]))])
+        let duplicate = APNsPayload(
+            aps: APS(),
+            customKeys: [JSONMember("o", .object([JSONMember("a", .null), JSONMember("a", .null)]))]
+        )
         #expect(throws: PayloadTemplateError.self) { try PayloadTemplate(payload: duplicate) }
     }
 
     @Test func optionsReachTheirProperties() {
-        let options = PayloadTemplate.Options(pushType: .voip, sizeLimit: 1234, fieldNames: ["a", "b"], allowUnknownAPSKeys: true)
+        let options = PayloadTemplate.Options(
+            pushType: .voip,
+            sizeLimit: 1234,
+            fieldNames: ["a", "b"],
+            allowUnknownAPSKeys: true
+        )
         #expect(options.pushType == .voip)
         #expect(options.sizeLimit == 1234)
         #expect(options.fieldNames == ["a", "b"])

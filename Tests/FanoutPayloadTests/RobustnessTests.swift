@@ -16,7 +16,8 @@ import Testing
         }
     }
 
-    static let alphabet = Array(#"{}[]":,\ ""aps"alert"badge{{token}}{{field.1:int}}0123456789.eE+-tfn\u00"#.utf8)
+    static let alphabet =
+        Array(#"{}[]":,\ ""aps"alert"badge{{token}}{{field.1:int}}0123456789.eE+-tfn\u00"#.utf8)
         + [0x00, 0x0A, 0x09, 0x80, 0xC3, 0xA9, 0xF0, 0x9F, 0xFF]
 
     func check(_ bytes: [UInt8], seed: UInt64) {
@@ -62,9 +63,12 @@ import Testing
     }
 
     @Test func deepNestingIsRefusedNotRecursed() {
-        let deep = #"{"aps":{},"x":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        let deep =
+            #"{"aps":{},"x":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
         #expect(loadError(deep)?.message.contains("nesting deeper than") == true)
-        let objects = #"{"aps":{},"x":"# + String(repeating: #"{"a":"#, count: 50_000) + "1" + String(repeating: "}", count: 50_001)
+        let objects =
+            #"{"aps":{},"x":"# + String(repeating: #"{"a":"#, count: 50_000) + "1"
+            + String(repeating: "}", count: 50_001)
         #expect(loadError(objects)?.message.contains("nesting deeper than") == true)
     }
 }

@@ -40,7 +40,10 @@ import Testing
         #expect(loadError(#"{"aps":{"alert":"\#(alert)"}}"#) == nil)
         let error = loadError(#"{"aps":{"alert":"\#(alert)x"}}"#)
         #expect(error?.code == .tooLarge)
-        #expect(error?.message == "the template is 4097 bytes before any placeholder is filled in, over the 4096-byte limit for alert pushes")
+        #expect(
+            error?.message
+                == "the template is 4097 bytes before any placeholder is filled in, over the 4096-byte limit for alert pushes"
+        )
         #expect(loadError(#"{"aps":{"alert":"\#(alert)x"}}"#, options: .init(pushType: .voip)) == nil)
         #expect(loadError(#"{"aps":{"alert":"\#(alert)x"}}"#, options: .init(sizeLimit: 8192)) == nil)
     }

@@ -100,8 +100,11 @@ let pollTemplate = try! PayloadTemplate(
 )
 
 let benchmarks: @Sendable () -> Void = {
+    // CI gates on allocation counts only (FANOUT_BENCHMARK_METRICS=malloc): they are
+    // deterministic, and a run without timing is quick. Locally, time is measured too.
+    let mallocOnly = ProcessInfo.processInfo.environment["FANOUT_BENCHMARK_METRICS"] == "malloc"
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal, .instructions],
+        metrics: mallocOnly ? [.mallocCountTotal] : [.wallClock, .throughput, .mallocCountTotal],
         scalingFactor: .kilo,
         maxDuration: .seconds(2),
         maxIterations: 1_000_000
@@ -111,9 +114,11 @@ let benchmarks: @Sendable () -> Void = {
     // rely on that and has the encoder check every token, the second is the load engine's path.
     for tokenIsValidatedHex in [false, true] {
         Benchmark(
-            "Fanout PayloadEncoder, poll with per-device badge and token"
-                + (tokenIsValidatedHex ? " (token validated by the reader)" : " (token checked)"),
-            configuration: .init(thresholds: [.mallocCountTotal: .init(absolute: [.p100: 0])])
+            // No spaces: package-benchmark writes threshold file names with `_` for spaces but
+            // reads them back with the name as it is.
+            tokenIsValidatedHex ? "FanoutEncoder-tokenValidatedByReader" : "FanoutEncoder-tokenChecked",
+            // The static check compares p90 with the committed value; any allocation is a regression.
+            configuration: .init(thresholds: [.mallocCountTotal: .init(absolute: [.p90: 0])])
         ) { benchmark in
             let encoder = PayloadEncoder(template: pollTemplate)
             var buffer = ByteBufferAllocator().buffer(capacity: pollTemplate.sizeLimit)
@@ -138,7 +143,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Foundation JSONEncoder, poll with per-device badge and token") { benchmark in
+    Benchmark("FoundationJSONEncoder") { benchmark in
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
         benchmark.startMeasurement()

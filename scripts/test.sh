@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Fanout's whole test suite: what CI runs on a fresh machine (.ci/run calls this script).
+# Steps: build with warnings as errors, run every test, check formatting, and gate the
+# payload encoder's allocations with package-benchmark against Benchmarks/Thresholds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "Build (warnings are errors)"
+swift build --build-tests -Xswiftc -warnings-as-errors
+
+step "Tests"
+swift test --skip-build
+
+step "Format (swift format lint --strict)"
+swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift
+
+step "Allocation gate: 0 mallocs per notification (Benchmarks/Thresholds)"
+# Malloc counts are deterministic, so CI can gate on them; timing is never gated here.
+(cd Benchmarks && FANOUT_BENCHMARK_METRICS=malloc swift package benchmark thresholds check --no-progress --filter 'Fanout.*')
+
+step "All checks passed"
