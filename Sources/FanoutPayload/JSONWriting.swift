@@ -25,7 +25,7 @@ enum JSONWriting {
     ///
     /// Branch-free over the whole text, 32 bytes per step: the answers are or-ed together and
     /// looked at once at the end.
-    @inline(__always)
+    @inline(never)
     static func isPlainASCII(_ text: UnsafeRawBufferPointer) -> Bool {
         guard let source = text.baseAddress else { return true }
         let count = text.count
@@ -161,7 +161,7 @@ enum JSONWriting {
     }
 
     /// Writes `value` in decimal; returns the digit count (1 to 20).
-    @inline(__always)
+    @inline(never)
     static func decimal(_ value: UInt64, to out: UnsafeMutableRawPointer) -> Int {
         var digits = 1
         var rest = value
@@ -192,7 +192,7 @@ enum JSONWriting {
 
     /// Whether `text` is a JSON number (RFC 8259 §6):
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-    @inline(__always)
+    @inline(never)
     static func isNumber(_ text: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         guard scanInteger(text, &index) else { return false }
@@ -211,7 +211,7 @@ enum JSONWriting {
     }
 
     /// Whether `text` is `true` or `false`.
-    @inline(__always)
+    @inline(never)
     static func isBoolean(_ text: UnsafeRawBufferPointer) -> Bool {
         text.elementsEqual("true".utf8) || text.elementsEqual("false".utf8)
     }
