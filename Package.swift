@@ -10,10 +10,12 @@ let package = Package(
         .executable(name: "fanout", targets: ["fanout"]),
         .library(name: "FanoutAPNs", targets: ["FanoutAPNs"]),
         .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
+        .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
@@ -32,17 +34,28 @@ let package = Package(
             // check; nothing on the hot path mutates shared class state.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
+        // Token sets read, generated and split as streams, handed over in batches.
+        .target(
+            name: "FanoutTokens",
+            dependencies: [
+                "FanoutAPNs",
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(
             name: "fanout",
             dependencies: [
                 "FanoutAPNs",
                 "FanoutPayload",
+                "FanoutTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
+        .testTarget(name: "FanoutTokensTests", dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload"]),
         // Runs the built `fanout` executable as a user would.
         .testTarget(name: "FanoutCommandTests", dependencies: ["fanout"]),
         .testTarget(

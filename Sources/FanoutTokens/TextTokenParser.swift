@@ -1,0 +1,150 @@
+import FanoutAPNs
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a reader does with a line that is not a valid token.
+public enum InvalidTokenPolicy: Sendable, Hashable {
+    /// Stop with an error naming the source, line and column (the default).
+    case fail
+    /// Count it, report it to the reject handler, and go on.
+    case skip
+}
+
+/// Parses token-file text in place, line by line, into a `TokenBatch`.
+///
+/// ```
+///  [BOM] token [\t field]* [\r] \n      a token, with fields that travel with it
+///        # anything              \n      a comment
+///                                \n      a blank line
+/// ```
+/// Tokens are hex of either case with an even length in the accepted range; the last line may
+/// lack its newline. The parser keeps its place (line number, sequence) across calls, so a reader
+/// can feed it a file chunk by chunk.
+struct TextTokenParser {
+    let source: String
+    let format: DeviceTokenFormat
+    let shard: TokenShard
+    let policy: InvalidTokenPolicy
+    /// Receives every line turned down under `.skip`.
+    let onReject: (RejectedToken) -> Void
+
+    /// Lines seen so far.
+    private(set) var line = 0
+    /// Valid tokens seen so far, in every shard.
+    private(set) var sequence: UInt64 = 0
+    /// Lines turned down so far.
+    private(set) var skipped = 0
+    private var atStart = true
+
+    init(
+        source: String,
+        format: DeviceTokenFormat,
+        shard: TokenShard,
+        policy: InvalidTokenPolicy,
+        onReject: @escaping (RejectedToken) -> Void = { _ in }
+    ) {
+        self.source = source
+        self.format = format
+        self.shard = shard
+        self.policy = policy
+        self.onReject = onReject
+    }
+
+    /// Parses the complete lines in `batch.bytes[start..<end]` and returns where the unparsed
+    /// rest begins: a partial last line (unless `isLast`), or whatever did not fit once the
+    /// batch is full.
+    mutating func parse(
+        _ batch: TokenBatch,
+        from start: Int,
+        to end: Int,
+        isLast: Bool
+    ) throws(TokenSetError) -> Int {
+        let base = batch.bytes.baseAddress!
+        var position = start
+        while position < end {
+            guard batch.hasRoom else { return position }
+            let lineEnd: Int
+            let next: Int
+            if let newline = memchr(base + position, Int32(UInt8(ascii: "\n")), end &- position) {
+                lineEnd = newline - base
+                next = lineEnd &+ 1
+            } else if isLast {
+                lineEnd = end
+                next = end
+            } else {
+                return position
+            }
+            line &+= 1
+            var lineStart = position
+            var contentEnd = lineEnd
+            position = next
+            if contentEnd > lineStart
+                && base.load(fromByteOffset: contentEnd &- 1, as: UInt8.self) == UInt8(ascii: "\r")
+            {
+                contentEnd &-= 1
+            }
+            if atStart {
+                atStart = false
+                if contentEnd &- lineStart >= 3 && base.load(fromByteOffset: lineStart, as: UInt8.self) == 0xEF
+                    && base.load(fromByteOffset: lineStart &+ 1, as: UInt8.self) == 0xBB
+                    && base.load(fromByteOffset: lineStart &+ 2, as: UInt8.self) == 0xBF
+                {
+                    lineStart &+= 3
+                }
+            }
+            if contentEnd == lineStart || base.load(fromByteOffset: lineStart, as: UInt8.self) == UInt8(ascii: "#") {
+                continue
+            }
+            let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
+            let hexLength = HexScanner.hexPrefixLength(content)
+            if hexLength < content.count && content[hexLength] != UInt8(ascii: "\t") {
+                try reject(content, column: hexLength + 1, "\(describe(content[hexLength])) is not a hex digit")
+                continue
+            }
+            if hexLength % 2 != 0 || !format.hexLengths.contains(hexLength) {
+                try reject(content, column: 1, lengthProblem(hexLength))
+                continue
+            }
+            let number = sequence
+            sequence &+= 1
+            if shard.contains(number) {
+                let tokenEnd = lineStart &+ hexLength
+                batch.append(token: lineStart..<tokenEnd, fields: tokenEnd..<contentEnd, line: line, sequence: number)
+            }
+        }
+        return position
+    }
+
+    @inline(never)
+    private mutating func reject(
+        _ content: UnsafeRawBufferPointer,
+        column: Int,
+        _ reason: String
+    ) throws(TokenSetError) {
+        switch policy {
+        case .fail:
+            throw TokenSetError(reason, source: source, line: line, column: column)
+        case .skip:
+            skipped += 1
+            onReject(RejectedToken(line: line, column: column, reason: reason, text: Array(content)))
+        }
+    }
+
+    private func lengthProblem(_ length: Int) -> String {
+        if length == 0 { return "the line has no token before its first tab" }
+        if length % 2 != 0 { return "the token has \(length) hex digits; hex needs an even number" }
+        return
+            "the token has \(length) hex digits; accepted are \(format.hexLengths.lowerBound) to \(format.hexLengths.upperBound)"
+    }
+
+    private func describe(_ byte: UInt8) -> String {
+        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        if byte == 0x20 { return "a space" }
+        let digits = Array("0123456789ABCDEF")
+        return "byte 0x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
+    }
+}

@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file descriptor read or written in whole chunks, with errors that name the file.
+struct TokenFile: ~Copyable {
+    let descriptor: Int32
+    let name: String
+    private let owned: Bool
+
+    static func open(reading path: String) throws(TokenSetError) -> TokenFile {
+        let descriptor = systemOpen(path, O_RDONLY, 0)
+        guard descriptor >= 0 else {
+            throw TokenSetError("cannot open: \(String(cString: strerror(errno)))", source: path)
+        }
+        var status = stat()
+        if fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR {
+            systemClose(descriptor)
+            throw TokenSetError("cannot read: it is a directory", source: path)
+        }
+        return TokenFile(descriptor: descriptor, name: path, owned: true)
+    }
+
+    static func open(writing path: String) throws(TokenSetError) -> TokenFile {
+        let descriptor = systemOpen(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else {
+            throw TokenSetError("cannot create: \(String(cString: strerror(errno)))", source: path)
+        }
+        return TokenFile(descriptor: descriptor, name: path, owned: true)
+    }
+
+    static var standardInput: TokenFile { TokenFile(descriptor: 0, name: "<stdin>", owned: false) }
+
+    private init(descriptor: Int32, name: String, owned: Bool) {
+        self.descriptor = descriptor
+        self.name = name
+        self.owned = owned
+    }
+
+    deinit {
+        if owned { systemClose(descriptor) }
+    }
+
+    /// The size in bytes, for regular files.
+    func size() throws(TokenSetError) -> Int {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw TokenSetError("cannot stat: \(String(cString: strerror(errno)))", source: name)
+        }
+        return Int(status.st_size)
+    }
+
+    /// Reads until `buffer` is full or the file ends; returns the bytes read (0 at the end).
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(TokenSetError) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count = systemRead(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw TokenSetError("cannot read: \(String(cString: strerror(errno)))", source: name)
+            }
+            filled += count
+        }
+        return filled
+    }
+
+    /// Writes all of `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(TokenSetError) {
+        var written = 0
+        while written < bytes.count {
+            let count = systemWrite(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw TokenSetError("cannot write: \(String(cString: strerror(errno)))", source: name)
+            }
+            written += count
+        }
+    }
+}
+
+// The C calls, at file scope where their names are not shadowed by TokenFile's methods.
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func systemClose(_ descriptor: Int32) { _ = close(descriptor) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}

@@ -1,0 +1,253 @@
+import Atomics
+import FanoutAPNs
+
+/// An opened token source, ready to be read.
+enum TokenInput: ~Copyable {
+    case text(TokenFile)
+    case binary(TokenFile, BinaryTokenFormat.Header)
+    case generated(TokenGenerator)
+
+    static func open(_ source: TokenSource, configuration: TokenReaderConfiguration) throws(TokenSetError) -> TokenInput
+    {
+        switch source {
+        case .standardInput:
+            return .text(.standardInput)
+        case .generated(let generator):
+            guard configuration.format.hexLengths.contains(2 * generator.length) else {
+                throw TokenSetError(
+                    "generated tokens of \(generator.length) bytes are outside the accepted "
+                        + "\(configuration.format.hexLengths.lowerBound / 2) to \(configuration.format.hexLengths.upperBound / 2)",
+                    source: source.name
+                )
+            }
+            return .generated(generator)
+        case .file(let path):
+            let file = try TokenFile.open(reading: path)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BinaryTokenFormat.headerSize, alignment: 8)
+            defer { buffer.deallocate() }
+            let prefix = Array(buffer[0..<(try file.read(into: buffer))])
+            if BinaryTokenFormat.looksBinary(prefix) {
+                let header = try BinaryTokenFormat.header(
+                    prefix,
+                    fileSize: try file.size(),
+                    format: configuration.format,
+                    source: path
+                )
+                return .binary(file, header)
+            }
+            // A text file: start again from the beginning.
+            let reopened = try TokenFile.open(reading: path)
+            _ = consume file
+            return .text(reopened)
+        }
+    }
+}
+
+/// The loop that fills batches from a `TokenInput` and hands them on; runs on the stream's
+/// Dispatch queue.
+final class TokenReader: @unchecked Sendable {
+    // Unchecked: `input` is used only by `run()`, which the stream calls once, on its queue.
+
+    private var input: TokenInput?
+    private let configuration: TokenReaderConfiguration
+    private let ready: BatchQueue
+    private let free: BatchQueue
+    private let cancelled: ManagedAtomic<Bool>
+
+    init(
+        input: consuming TokenInput,
+        configuration: TokenReaderConfiguration,
+        ready: BatchQueue,
+        free: BatchQueue,
+        cancelled: ManagedAtomic<Bool>
+    ) {
+        self.input = consume input
+        self.configuration = configuration
+        self.ready = ready
+        self.free = free
+        self.cancelled = cancelled
+    }
+
+    func run() -> TokenStreamSummary {
+        var summary = TokenStreamSummary()
+        guard let input = input.take() else { return summary }
+        do {
+            switch consume input {
+            case .text(let file): try readText(file, &summary)
+            case .binary(let file, let header): try readBinary(file, header, &summary)
+            case .generated(let generator): try readGenerated(generator, &summary)
+            }
+        } catch {
+            summary.error = error
+        }
+        summary.cancelled = cancelled.load(ordering: .acquiring)
+        return summary
+    }
+
+    /// A free batch, or `nil` when the stream was cancelled.
+    private func freeBatch() -> TokenBatch? {
+        if cancelled.load(ordering: .acquiring) { return nil }
+        return free.pop()
+    }
+
+    private func deliver(_ batch: TokenBatch, _ summary: inout TokenStreamSummary) {
+        summary.tokens &+= UInt64(batch.count)
+        if batch.isEmpty || !ready.push(batch) {
+            batch.removeAll()
+            _ = free.tryPush(batch)
+        }
+    }
+
+    private func readText(_ file: borrowing TokenFile, _ summary: inout TokenStreamSummary) throws(TokenSetError) {
+        let rejects = try RejectWriter(path: configuration.invalidTokens == .skip ? configuration.rejectsPath : nil)
+        var parser = TextTokenParser(
+            source: file.name,
+            format: configuration.format,
+            shard: configuration.shard,
+            policy: configuration.invalidTokens,
+            onReject: { rejects.add($0) }
+        )
+        defer {
+            summary.lines = parser.line
+            summary.validTokens = parser.sequence
+            summary.skipped = parser.skipped
+        }
+        guard var batch = freeBatch() else { return }
+        var filled = 0
+        var atEnd = false
+        while true {
+            if !atEnd {
+                let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: batch.bytes[filled...]))
+                atEnd = read == 0 || filled + read < batch.bytes.count
+                filled += read
+            }
+            let parsed = try parser.parse(batch, from: 0, to: filled, isLast: atEnd)
+            let rest = filled - parsed
+            if atEnd && rest == 0 {
+                deliver(batch, &summary)
+                try rejects.finish()
+                return
+            }
+            if parsed == 0 && batch.hasRoom {
+                throw TokenSetError(
+                    "line \(parser.line + 1) is longer than \(batch.bytes.count) bytes; no token line is that long",
+                    source: file.name,
+                    line: parser.line + 1
+                )
+            }
+            // The unparsed rest (a partial line, or lines for which the batch had no room)
+            // starts the next batch.
+            guard let next = freeBatch() else { return }
+            next.bytes.baseAddress!.copyMemory(from: batch.bytes.baseAddress! + parsed, byteCount: rest)
+            deliver(batch, &summary)
+            batch = next
+            filled = rest
+        }
+    }
+
+    private func readBinary(
+        _ file: borrowing TokenFile,
+        _ header: BinaryTokenFormat.Header,
+        _ summary: inout TokenStreamSummary
+    ) throws(TokenSetError) {
+        let length = header.tokenLength
+        let recordsPerRead = max(1, min(configuration.batchTokens, configuration.batchBytes / (2 * length)))
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: recordsPerRead * length, alignment: 16)
+        defer { raw.deallocate() }
+        var record: UInt64 = 0
+        defer {
+            summary.lines = Int(record)
+            summary.validTokens = record
+        }
+        while record < header.count {
+            guard let batch = freeBatch() else { return }
+            let wanted = Int(min(UInt64(recordsPerRead), header.count - record))
+            let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(wanted * length)]))
+            guard read == wanted * length else {
+                throw TokenSetError(
+                    "truncated while reading: record \(record + UInt64(read / length) + 1) ends early",
+                    source: file.name
+                )
+            }
+            var offset = 0
+            for index in 0..<wanted {
+                let number = record &+ UInt64(index)
+                guard configuration.shard.contains(number) else { continue }
+                HexEncoding.write(
+                    UnsafeRawBufferPointer(rebasing: raw[(index * length)..<((index + 1) * length)]),
+                    to: batch.bytes.baseAddress! + offset
+                )
+                batch.append(
+                    token: offset..<(offset + 2 * length),
+                    fields: offset..<offset,
+                    line: Int(number) + 1,
+                    sequence: number
+                )
+                offset += 2 * length
+            }
+            record &+= UInt64(wanted)
+            deliver(batch, &summary)
+        }
+    }
+
+    private func readGenerated(_ generator: TokenGenerator, _ summary: inout TokenStreamSummary) throws(TokenSetError) {
+        let length = generator.length
+        let perBatch = max(1, min(configuration.batchTokens, configuration.batchBytes / (3 * length)))
+        let shard = configuration.shard
+        // Only this shard's tokens are generated: token i belongs to shard (i mod N) + 1.
+        var number = UInt64(shard.index - 1)
+        let step = UInt64(shard.count)
+        defer {
+            summary.validTokens = generator.count
+            summary.lines = Int(generator.count)
+        }
+        while number < generator.count {
+            guard let batch = freeBatch() else { return }
+            // Raw bytes go after the hex region, then are expanded in front of it.
+            let scratch = batch.bytes.baseAddress! + 2 * length * perBatch
+            var offset = 0
+            while batch.count < perBatch && number < generator.count {
+                generator.writeToken(number, to: scratch)
+                HexEncoding.write(
+                    UnsafeRawBufferPointer(start: scratch, count: length),
+                    to: batch.bytes.baseAddress! + offset
+                )
+                batch.append(
+                    token: offset..<(offset + 2 * length),
+                    fields: offset..<offset,
+                    line: Int(number) + 1,
+                    sequence: number
+                )
+                offset += 2 * length
+                number &+= step
+            }
+            deliver(batch, &summary)
+        }
+    }
+}
+
+/// Writes turned-down lines to the reject file, if there is one.
+final class RejectWriter {
+    private var file: TokenFile?
+    private var pending: [UInt8] = []
+
+    init(path: String?) throws(TokenSetError) {
+        if let path { file = try TokenFile.open(writing: path) }
+    }
+
+    func add(_ rejected: RejectedToken) {
+        guard file != nil else { return }
+        pending += Array("\(rejected.line)\t\(rejected.column)\t\(rejected.reason)\t".utf8)
+        pending += rejected.text.map { $0 == UInt8(ascii: "\t") ? UInt8(ascii: " ") : $0 }
+        pending.append(UInt8(ascii: "\n"))
+    }
+
+    func finish() throws(TokenSetError) {
+        guard let file = file.take() else { return }
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pending.count, alignment: 1)
+        defer { bytes.deallocate() }
+        bytes.copyBytes(from: pending)
+        try file.write(UnsafeRawBufferPointer(bytes))
+        pending = []
+    }
+}

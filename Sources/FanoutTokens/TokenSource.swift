@@ -1,0 +1,75 @@
+import FanoutAPNs
+
+/// Where a token set comes from.
+public enum TokenSource: Sendable, Hashable {
+    /// A token file, text or Fanout's binary format (told apart by the binary magic).
+    case file(String)
+    /// Text piped in on standard input: from another program or a database export.
+    case standardInput
+    /// A synthetic set, generated as it is read.
+    case generated(TokenGenerator)
+
+    /// How error messages name it.
+    public var name: String {
+        switch self {
+        case .file(let path): path
+        case .standardInput: "<stdin>"
+        case .generated: "<generated>"
+        }
+    }
+}
+
+/// How a token set is read.
+public struct TokenReaderConfiguration: Sendable, Hashable {
+    /// Accepted token lengths.
+    public var format: DeviceTokenFormat
+    /// Which part of the set to read.
+    public var shard: TokenShard
+    /// What happens to a line that is not a valid token.
+    public var invalidTokens: InvalidTokenPolicy
+    /// Where lines turned down under `.skip` are written, one per line:
+    /// `line<TAB>column<TAB>reason<TAB>the line as it was`.
+    public var rejectsPath: String?
+    /// Bytes per batch: the read size, and the longest line accepted.
+    public var batchBytes: Int
+    /// Most tokens per batch.
+    public var batchTokens: Int
+    /// Batches in circulation between the reader and the consumers: with `batchBytes`, the
+    /// bound on the reader's memory, whatever the set's size.
+    public var batchCount: Int
+
+    /// Creates a configuration; every parameter has a default.
+    public init(
+        format: DeviceTokenFormat = .default,
+        shard: TokenShard = .all,
+        invalidTokens: InvalidTokenPolicy = .fail,
+        rejectsPath: String? = nil,
+        batchBytes: Int = 256 * 1024,
+        batchTokens: Int = 8192,
+        batchCount: Int = 8
+    ) {
+        self.format = format
+        self.shard = shard
+        self.invalidTokens = invalidTokens
+        self.rejectsPath = rejectsPath
+        self.batchBytes = batchBytes
+        self.batchTokens = batchTokens
+        self.batchCount = batchCount
+    }
+}
+
+/// What a finished read saw.
+public struct TokenStreamSummary: Sendable, Hashable {
+    /// Tokens handed out (this shard's).
+    public var tokens: UInt64 = 0
+    /// Valid tokens in the whole set, every shard counted.
+    public var validTokens: UInt64 = 0
+    /// Lines (text) or records (binary, generated) read.
+    public var lines: Int = 0
+    /// Lines turned down under `.skip`.
+    public var skipped: Int = 0
+    /// Why reading stopped early, if it did.
+    public var error: TokenSetError?
+    /// Whether it was cancelled.
+    public var cancelled = false
+}
