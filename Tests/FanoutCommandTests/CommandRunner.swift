@@ -27,8 +27,9 @@ struct CommandRunner {
         return folder.appendingPathComponent("fanout")
     }()
 
-    static func run(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> Result {
+    static func run(_ arguments: [String], input: String? = nil, timeout: Duration = .seconds(30)) throws -> Result {
         let process = Process()
+        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// `fanout tokens`, run as a process.
+@Suite struct TokensCommandTests {
+    let folder: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-cli-\(UUID().uuidString)").path
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    @Test func generateConvertCountAndStandardInput() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let text = "\(folder)/set.txt"
+        let binary = "\(folder)/set.bin"
+        let again = "\(folder)/again.txt"
+        #expect(
+            try CommandRunner.run(["tokens", "generate", "--count", "1000", "--seed", "4", "--output", text]).status
+                == 0
+        )
+        #expect(try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary]).status == 0)
+        #expect(
+            try CommandRunner.run(["tokens", "convert", "--tokens", binary, "--output", again, "--format", "text"])
+                .status == 0
+        )
+        #expect(try Data(contentsOf: URL(fileURLWithPath: text)) == Data(contentsOf: URL(fileURLWithPath: again)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: binary)).count == 24 + 1000 * 32)
+
+        let counted = try CommandRunner.run(["tokens", "count", "--tokens", binary, "--shard", "3/4"])
+        #expect(counted.status == 0)
+        #expect(counted.standardOutput == "tokens: 250 (shard 3/4 of 1000)\nlines: 1000\nskipped: 0\n")
+        let piped = try CommandRunner.run(["tokens", "count", "--tokens", "-"], input: text)
+        #expect(piped.standardOutput == "tokens: 1000\nlines: 1000\nskipped: 0\n")
+    }
+
+    @Test func badInputExitsOneWithThePlaceOrSkips() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/bad.txt"
+        let token = String(repeating: "ab", count: 32)
+        try Data("\(token)\n\(token)x\n\(token)\n".utf8).write(to: URL(fileURLWithPath: path))
+        let failed = try CommandRunner.run(["tokens", "count", "--tokens", path])
+        #expect(failed.status == 1)
+        #expect(failed.standardError == "error: \(path):2:65: 'x' is not a hex digit\n")
+        let rejects = "\(folder)/rejects.tsv"
+        let skipped = try CommandRunner.run([
+            "tokens", "count", "--tokens", path, "--skip-invalid", "--rejects", rejects,
+        ])
+        #expect(skipped.status == 0)
+        #expect(skipped.standardOutput == "tokens: 2\nlines: 3\nskipped: 1 (written to \(rejects))\n")
+        #expect(try String(contentsOfFile: rejects, encoding: .utf8) == "2\t65\t'x' is not a hex digit\t\(token)x\n")
+        let fields = "\(folder)/fields.txt"
+        try Data("\(token)\t3\n".utf8).write(to: URL(fileURLWithPath: fields))
+        let converted = try CommandRunner.run(["tokens", "convert", "--tokens", fields, "--output", "\(folder)/f.bin"])
+        #expect(converted.status == 1)
+        #expect(
+            converted.standardError.contains("\(fields):1: this line has fields, which the binary format cannot carry")
+        )
+    }
+
+    @Test func usageErrors() throws {
+        #expect(try CommandRunner.run(["tokens", "count"]).status == 64)
+        #expect(try CommandRunner.run(["tokens", "count", "--generate", "5", "--shard", "5/4"]).status == 64)
+        #expect(try CommandRunner.run(["tokens", "count", "--generate", "5", "--rejects", "x"]).status == 64)
+    }
+}

@@ -1,0 +1,24 @@
+import Testing
+
+@testable import FanoutTokens
+
+@Suite struct HexScannerTests {
+    /// Every byte value at every position of words and tails of every length up to 24, against
+    /// the scalar definition.
+    @Test func swarScanAgreesWithTheScalarDefinition() {
+        for length in 1...24 {
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    let expected = HexScanner.isHexDigit(byte) ? length : position
+                    let found = bytes.withUnsafeBytes { HexScanner.hexPrefixLength($0) }
+                    if found != expected {
+                        Issue.record("length \(length), byte \(byte) at \(position): \(found), expected \(expected)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import FanoutAPNs
+import FanoutTokens
+import Testing
+
+@Suite struct TextReadingTests {
+    @Test func linesCommentsBlanksFieldsAndLineEndings() throws {
+        let folder = TemporaryFolder()
+        let upper = token64.uppercased()
+        let text = "\u{FEFF}# a comment\n\n\(token64)\t3\tAlice\r\n\(upper)\n   \n"
+        // "   " is not blank: it is a line whose first character is not hex.
+        let path = folder.file("tokens.txt", text.replacingOccurrences(of: "   \n", with: "\(token64)\t\t"))
+        let (tokens, summary) = try readAll(.file(path))
+        #expect(
+            tokens == [
+                ReadToken(token: token64, fields: "\t3\tAlice", line: 3, sequence: 0),
+                ReadToken(token: upper, fields: "", line: 4, sequence: 1),
+                ReadToken(token: token64, fields: "\t\t", line: 5, sequence: 2),
+            ]
+        )
+        #expect(summary.tokens == 3)
+        #expect(summary.lines == 5)
+        #expect(summary.error == nil)
+    }
+
+    @Test(arguments: [64, 100, 200, 400])
+    func tokensOfAnyAcceptedLength(length: Int) throws {
+        let folder = TemporaryFolder()
+        let token = String(repeating: "aB", count: length / 2)
+        let (tokens, _) = try readAll(.file(folder.file("t.txt", token + "\n" + token)))
+        #expect(tokens.map(\.token) == [token, token])
+    }
+
+    struct BadLine: Sendable, CustomTestStringConvertible {
+        let line: String
+        let column: Int
+        let says: String
+        var testDescription: String { says }
+    }
+
+    static let badLines: [BadLine] = [
+        BadLine(line: String(token64.dropLast()) + "g", column: 64, says: "'g' is not a hex digit"),
+        BadLine(line: " " + token64, column: 1, says: "a space is not a hex digit"),
+        BadLine(line: token64 + " ", column: 65, says: "a space is not a hex digit"),
+        BadLine(line: token64 + ",3", column: 65, says: "',' is not a hex digit"),
+        BadLine(
+            line: String(token64.prefix(31)) + "é" + String(token64.suffix(32)),
+            column: 32,
+            says: "byte 0xC3 is not a hex digit"
+        ),
+        BadLine(
+            line: String(token64.dropLast()),
+            column: 1,
+            says: "the token has 63 hex digits; hex needs an even number"
+        ),
+        BadLine(line: "abcd", column: 1, says: "the token has 4 hex digits; accepted are 32 to 400"),
+        BadLine(
+            line: String(repeating: "ab", count: 201),
+            column: 1,
+            says: "the token has 402 hex digits; accepted are 32 to 400"
+        ),
+        BadLine(line: "\tfield", column: 1, says: "the line has no token before its first tab"),
+    ]
+
+    @Test(arguments: badLines)
+    func badLineIsAnErrorWithItsPlace(_ bad: BadLine) throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("t.txt", "\(token64)\n# comment\n\(bad.line)\n\(token64)\n")
+        let (tokens, summary) = try readAll(.file(path))
+        #expect(summary.error == TokenSetError(bad.says, source: path, line: 3, column: bad.column))
+        #expect(tokens.count <= 1)
+    }
+
+    @Test func skippedLinesAreCountedAndWrittenToTheRejectFile() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("t.txt", "\(token64)\nxyz\n\(token64)\t1\nabc\tq\n\(token64)")
+        let rejects = "\(folder.path)/rejects.tsv"
+        let (tokens, summary) = try readAll(.file(path), .init(invalidTokens: .skip, rejectsPath: rejects))
+        #expect(tokens.map(\.line) == [1, 3, 5])
+        #expect(tokens.map(\.sequence) == [0, 1, 2])
+        #expect(summary.skipped == 2)
+        #expect(summary.error == nil)
+        let written = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(
+            written
+                == "2\t1\t'x' is not a hex digit\txyz\n4\t1\tthe token has 3 hex digits; hex needs an even number\tabc q\n"
+        )
+    }
+
+    @Test func linesStraddlingBatchesAreReadWhole() throws {
+        let folder = TemporaryFolder()
+        var text = ""
+        var expected: [ReadToken] = []
+        for index in 0..<500 {
+            let token = String(repeating: String(format: "%02x", index % 256), count: 16 + index % 50)
+            let fields = index % 3 == 0 ? "\t\(index)" : ""
+            text += token + fields + (index % 2 == 0 ? "\n" : "\r\n")
+            expected.append(ReadToken(token: token, fields: fields, line: index + 1, sequence: UInt64(index)))
+        }
+        let path = folder.file("t.txt", text)
+        for batchBytes in [256, 257, 1000, 4096] {
+            let (tokens, summary) = try readAll(
+                .file(path),
+                .init(batchBytes: batchBytes, batchTokens: 7, batchCount: 3)
+            )
+            #expect(summary.error == nil, "batch of \(batchBytes) bytes")
+            #expect(tokens == expected, "batch of \(batchBytes) bytes")
+        }
+    }
+
+    @Test func aLineLongerThanABatchIsAnError() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("t.txt", "\(token64)\n\(token64)\t\(String(repeating: "x", count: 600))\n")
+        let (_, summary) = try readAll(.file(path), .init(batchBytes: 256))
+        #expect(summary.error?.line == 2)
+        #expect(summary.error?.message.contains("longer than 256 bytes") == true)
+    }
+
+    @Test func unreadableFilesAreReported() throws {
+        #expect(throws: TokenSetError("cannot open: No such file or directory", source: "/nonexistent/tokens.txt")) {
+            try TokenStream(.file("/nonexistent/tokens.txt"))
+        }
+        let folder = TemporaryFolder()
+        #expect(throws: TokenSetError("cannot read: it is a directory", source: folder.path)) {
+            try TokenStream(.file(folder.path))
+        }
+    }
+
+    @Test func emptyFileHasNoTokens() throws {
+        let folder = TemporaryFolder()
+        let (tokens, summary) = try readAll(.file(folder.file("empty.txt", "")))
+        #expect(tokens.isEmpty)
+        #expect(summary.tokens == 0)
+        #expect(summary.error == nil)
+    }
+}
