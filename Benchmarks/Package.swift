@@ -29,7 +29,18 @@ let package = Package(
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
-        )
+        ),
+        .executableTarget(
+            name: "TokenBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "FanoutTokens", package: fanout),
+            ],
+            path: "Benchmarks/TokenBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

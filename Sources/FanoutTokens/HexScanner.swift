@@ -9,6 +9,15 @@ enum HexScanner {
         guard let base = bytes.baseAddress else { return 0 }
         let count = bytes.count
         var offset = 0
+        // Four independent words a step: a 64-character token is two steps.
+        while offset &+ 32 <= count {
+            let first = validLanes(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let second = validLanes(base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self))
+            let third = validLanes(base.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self))
+            let fourth = validLanes(base.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self))
+            if first & second & third & fourth != lanesHigh { break }
+            offset &+= 32
+        }
         while offset &+ 8 <= count {
             let valid = validLanes(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             if valid != lanesHigh {

@@ -65,54 +65,65 @@ struct TextTokenParser {
     ) throws(TokenSetError) -> Int {
         let base = batch.bytes.baseAddress!
         var position = start
+        if atStart {
+            // A byte order mark may open the file; a chunk too short to tell waits for more.
+            if end - position < 3 && !isLast { return position }
+            atStart = false
+            if end - position >= 3 && base.load(fromByteOffset: position, as: UInt8.self) == 0xEF
+                && base.load(fromByteOffset: position &+ 1, as: UInt8.self) == 0xBB
+                && base.load(fromByteOffset: position &+ 2, as: UInt8.self) == 0xBF
+            {
+                position &+= 3
+            }
+        }
         while position < end {
             guard batch.hasRoom else { return position }
-            let lineEnd: Int
-            let next: Int
-            if let newline = memchr(base + position, Int32(UInt8(ascii: "\n")), end &- position) {
-                lineEnd = newline - base
-                next = lineEnd &+ 1
+            let lineStart = position
+            // The hex scan stops where the token ends; on most lines that is the newline itself,
+            // so the line's end is known without searching for it.
+            let hexLength = HexScanner.hexPrefixLength(
+                UnsafeRawBufferPointer(start: base + lineStart, count: end &- lineStart)
+            )
+            let stop = lineStart &+ hexLength
+            var contentEnd: Int
+            var next: Int
+            if stop < end && base.load(fromByteOffset: stop, as: UInt8.self) == UInt8(ascii: "\n") {
+                contentEnd = stop
+                next = stop &+ 1
+            } else if let newline = memchr(base + stop, Int32(UInt8(ascii: "\n")), end &- stop) {
+                contentEnd = newline - base
+                next = contentEnd &+ 1
             } else if isLast {
-                lineEnd = end
+                contentEnd = end
                 next = end
             } else {
                 return position
             }
             line &+= 1
-            var lineStart = position
-            var contentEnd = lineEnd
             position = next
             if contentEnd > lineStart
                 && base.load(fromByteOffset: contentEnd &- 1, as: UInt8.self) == UInt8(ascii: "\r")
             {
                 contentEnd &-= 1
             }
-            if atStart {
-                atStart = false
-                if contentEnd &- lineStart >= 3 && base.load(fromByteOffset: lineStart, as: UInt8.self) == 0xEF
-                    && base.load(fromByteOffset: lineStart &+ 1, as: UInt8.self) == 0xBB
-                    && base.load(fromByteOffset: lineStart &+ 2, as: UInt8.self) == 0xBF
-                {
-                    lineStart &+= 3
-                }
-            }
             if contentEnd == lineStart || base.load(fromByteOffset: lineStart, as: UInt8.self) == UInt8(ascii: "#") {
                 continue
             }
-            let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
-            let hexLength = HexScanner.hexPrefixLength(content)
-            if hexLength < content.count && content[hexLength] != UInt8(ascii: "\t") {
+            let tokenEnd = min(stop, contentEnd)
+            if tokenEnd < contentEnd && base.load(fromByteOffset: tokenEnd, as: UInt8.self) != UInt8(ascii: "\t") {
+                let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
                 try reject(content, column: hexLength + 1, "\(describe(content[hexLength])) is not a hex digit")
                 continue
             }
-            if hexLength % 2 != 0 || !format.hexLengths.contains(hexLength) {
-                try reject(content, column: 1, lengthProblem(hexLength))
+            let length = tokenEnd &- lineStart
+            if length & 1 != 0 || !format.hexLengths.contains(length) {
+                let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
+                try reject(content, column: 1, lengthProblem(length))
                 continue
             }
             let number = sequence
             sequence &+= 1
             if shard.contains(number) {
-                let tokenEnd = lineStart &+ hexLength
                 batch.append(token: lineStart..<tokenEnd, fields: tokenEnd..<contentEnd, line: line, sequence: number)
             }
         }

@@ -133,3 +133,30 @@ import Testing
         #expect(summary.error == nil)
     }
 }
+
+@Suite struct TokenTextParserTests {
+    @Test func parsesMemoryInBatchSizedSteps() throws {
+        let generator = TokenGenerator(count: 1000, seed: 2)
+        let text = Array(((0..<generator.count).map { generator.token($0) + "\t\($0)" }.joined(separator: "\n")).utf8)
+        var parser = TokenTextParser()
+        let batch = TokenBatch(byteCapacity: 1000, tokenCapacity: 64)
+        var seen: [String] = []
+        var offset = 0
+        try text.withUnsafeBytes { bytes in
+            while offset < bytes.count {
+                let used = try parser.parse(
+                    UnsafeRawBufferPointer(rebasing: bytes[offset...]),
+                    into: batch,
+                    isLast: true
+                )
+                for index in 0..<batch.count { seen.append(String(decoding: batch[index].token, as: UTF8.self)) }
+                #expect(used > 0)
+                parser.recycle(batch)
+                offset += used
+            }
+        }
+        #expect(seen == (0..<generator.count).map { generator.token($0) })
+        #expect(parser.lines == 1000)
+        #expect(parser.validTokens == 1000)
+    }
+}
