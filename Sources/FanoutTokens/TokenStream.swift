@@ -63,10 +63,17 @@ public final class TokenStream: Sendable {
         _ = free.tryPush(batch)
     }
 
-    /// Stops reading; `next()` drains what was already read, then ends.
+    /// Stops reading; `next()` drains what was already read, then ends. The reader stops
+    /// whether or not anyone drains: closing both queues ends its waits.
     public func cancel() {
         cancelled.store(true, ordering: .releasing)
         free.close()
+        ready.close()
+    }
+
+    deinit {
+        // A stream dropped before its end must not leave its reader waiting for a consumer.
+        cancel()
     }
 
     /// What the reader saw, once it has finished (`nil` before).

@@ -236,3 +236,16 @@ import Testing
         }
     }
 }
+
+@Suite struct StreamLifetimeTests {
+    @Test func cancellingWithoutDrainingStopsTheReader() throws {
+        let stream = try TokenStream(
+            .generated(TokenGenerator(count: 10_000_000, seed: 1)),
+            configuration: .init(batchTokens: 100, batchCount: 2)
+        )
+        Thread.sleep(forTimeInterval: 0.05)
+        stream.cancel()
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(10)))
+        #expect(summary.cancelled)
+    }
+}
