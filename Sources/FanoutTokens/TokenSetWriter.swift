@@ -41,15 +41,35 @@ public final class TokenSetWriter {
         chunk.deallocate()
     }
 
-    /// Appends a token given as hex text; `line` names it in errors.
-    public func append(hex token: UnsafeRawBufferPointer, line: Int) throws(TokenSetError) {
+    /// Appends a token given as hex text, with its fields (each preceded by a tab, as
+    /// `TokenRecord.fields` holds them); `line` names it in errors. The binary format has no
+    /// room for fields: a token with fields is an error there.
+    public func append(
+        hex token: UnsafeRawBufferPointer,
+        fields: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+        line: Int
+    ) throws(TokenSetError) {
         switch format {
         case .text:
-            try reserve(token.count + 1)
+            let length = token.count + fields.count + 1
+            try reserve(length)
+            guard length <= chunk.count else {
+                throw TokenSetError("the line is longer than \(chunk.count) bytes", source: path, line: line)
+            }
             (chunk.baseAddress! + used).copyMemory(from: token.baseAddress!, byteCount: token.count)
-            chunk[used + token.count] = UInt8(ascii: "\n")
-            used += token.count + 1
+            if let start = fields.baseAddress {
+                (chunk.baseAddress! + used + token.count).copyMemory(from: start, byteCount: fields.count)
+            }
+            chunk[used + length - 1] = UInt8(ascii: "\n")
+            used += length
         case .binary:
+            guard fields.isEmpty else {
+                throw TokenSetError(
+                    "this line has fields, which the binary format cannot carry",
+                    source: path,
+                    line: line
+                )
+            }
             let length = token.count / 2
             if let tokenLength, tokenLength != length {
                 throw TokenSetError(

@@ -108,7 +108,7 @@ extension TokensCommand {
     /// `fanout tokens convert`.
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Convert a token set from text to binary (or back); fields cannot be carried."
+            abstract: "Convert a token set from text to binary (or back); binary has no room for fields."
         )
 
         @OptionGroup var input: TokenInputOptions
@@ -127,14 +127,11 @@ extension TokensCommand {
                 while let batch = stream.next() {
                     for index in 0..<batch.count where failure == nil {
                         let token = batch[index]
-                        if format == .binary && !token.fields.isEmpty {
-                            failure = TokenSetError(
-                                "this line has fields, which the binary format cannot carry",
-                                source: input.source.name,
-                                line: token.line
-                            )
-                        } else {
-                            do { try writer.append(hex: token.token, line: token.line) } catch { failure = error }
+                        do {
+                            try writer.append(hex: token.token, fields: token.fields, line: token.line)
+                        } catch {
+                            // Name the line in the input, not in the file being written.
+                            failure = TokenSetError(error.message, source: input.source.name, line: token.line)
                         }
                     }
                     stream.recycle(batch)

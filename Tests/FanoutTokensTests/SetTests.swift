@@ -249,3 +249,30 @@ import Testing
         #expect(summary.cancelled)
     }
 }
+
+@Suite struct FieldRoundTripTests {
+    @Test func tokensAndFieldsSurviveWriteAndRead() throws {
+        let folder = TemporaryFolder()
+        let generator = TokenGenerator(count: 2000, seed: 8, length: 50)
+        let lines = (0..<generator.count).map { index in
+            generator.token(index) + (index % 3 == 0 ? "" : "\t\(index)\tname \(index)\t")
+        }
+        let original = folder.file("in.txt", lines.joined(separator: "\n") + "\n")
+        let (first, _) = try readAll(.file(original))
+        let copy = "\(folder.path)/copy.txt"
+        let writer = try TokenSetWriter(path: copy, format: .text)
+        let stream = try TokenStream(.file(original))
+        while let batch = stream.next() {
+            for index in 0..<batch.count {
+                try writer.append(hex: batch[index].token, fields: batch[index].fields, line: batch[index].line)
+            }
+            stream.recycle(batch)
+        }
+        try writer.finish()
+        let (second, _) = try readAll(.file(copy))
+        #expect(second == first)
+        #expect(first.count == 2000)
+        #expect(first[1].fields == "\t1\tname 1\t")
+        #expect(try String(contentsOfFile: copy, encoding: .utf8) == String(contentsOfFile: original, encoding: .utf8))
+    }
+}
