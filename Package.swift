@@ -21,11 +21,14 @@ let package = Package(
     targets: [
         // APNs protocol vocabulary shared by the sender and the sink.
         .target(name: "FanoutAPNs"),
+        // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
+        .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
         .target(
             name: "FanoutPayload",
             dependencies: [
                 "FanoutAPNs",
+                "CFanoutSIMD",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             // The encoder writes through NIO's ByteBuffer, whose storage pointer is a class
@@ -39,6 +42,7 @@ let package = Package(
             name: "FanoutTokens",
             dependencies: [
                 "FanoutAPNs",
+                "CFanoutSIMD",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
