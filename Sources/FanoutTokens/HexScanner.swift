@@ -1,4 +1,5 @@
 import CFanoutSIMD
+import FanoutAPNs
 
 /// Finds where hex ends in a line.
 ///
@@ -66,12 +67,6 @@ enum HexScanner {
 
     @inline(__always)
     static func isHexDigit(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
-            true
-        default:
-            false
-        }
+        DeviceTokenFormat.isHexDigit(byte)
     }
 }

@@ -75,6 +75,16 @@ public final class TokenBatch: @unchecked Sendable {
         count &+= 1
     }
 
+    /// Appends a token given as raw bytes (from a binary file or the generator): its hex goes
+    /// at `offset`, which moves past it. It has no fields, and its line is its record number.
+    @inline(__always)
+    func appendHex(of raw: UnsafeRawBufferPointer, at offset: inout Int, sequence: UInt64) {
+        HexEncoding.write(raw, to: bytes.baseAddress! + offset)
+        let end = offset &+ 2 &* raw.count
+        append(token: offset..<end, fields: end..<end, line: Int(sequence) &+ 1, sequence: sequence)
+        offset = end
+    }
+
     /// Empties the batch for reuse.
     func removeAll() {
         count = 0

@@ -173,17 +173,11 @@ final class TokenReader: @unchecked Sendable {
             for index in 0..<wanted {
                 let number = record &+ UInt64(index)
                 guard configuration.shard.contains(number) else { continue }
-                HexEncoding.write(
-                    UnsafeRawBufferPointer(rebasing: raw[(index * length)..<((index + 1) * length)]),
-                    to: batch.bytes.baseAddress! + offset
-                )
-                batch.append(
-                    token: offset..<(offset + 2 * length),
-                    fields: offset..<offset,
-                    line: Int(number) + 1,
+                batch.appendHex(
+                    of: UnsafeRawBufferPointer(rebasing: raw[(index * length)..<((index + 1) * length)]),
+                    at: &offset,
                     sequence: number
                 )
-                offset += 2 * length
             }
             record &+= UInt64(wanted)
             deliver(batch, &summary)
@@ -208,17 +202,11 @@ final class TokenReader: @unchecked Sendable {
             var offset = 0
             while batch.count < perBatch && number < generator.count {
                 generator.writeToken(number, to: scratch)
-                HexEncoding.write(
-                    UnsafeRawBufferPointer(start: scratch, count: length),
-                    to: batch.bytes.baseAddress! + offset
-                )
-                batch.append(
-                    token: offset..<(offset + 2 * length),
-                    fields: offset..<offset,
-                    line: Int(number) + 1,
+                batch.appendHex(
+                    of: UnsafeRawBufferPointer(start: scratch, count: length),
+                    at: &offset,
                     sequence: number
                 )
-                offset += 2 * length
                 number &+= step
             }
             deliver(batch, &summary)
