@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FanoutAPNs", targets: ["FanoutAPNs"]),
         .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
         .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
+        .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -47,6 +48,11 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // HTTP/2 for the hot path, shared by the sender and the sink; HPACK so far.
+        .target(
+            name: "FanoutHTTP2",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(
             name: "fanout",
@@ -59,6 +65,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
+        .testTarget(
+            name: "FanoutHTTP2Tests",
+            dependencies: ["FanoutHTTP2", .product(name: "NIOCore", package: "swift-nio")],
+            exclude: ["Peers"]
+        ),
         .testTarget(name: "FanoutTokensTests", dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload"]),
         // Runs the built `fanout` executable as a user would.
         .testTarget(name: "FanoutCommandTests", dependencies: ["fanout"]),

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Fanout's whole test suite: what CI runs on a fresh machine (.ci/run calls this script).
-# Steps: build with warnings as errors, run every test, check formatting, and gate the
-# payload encoder's allocations with package-benchmark against Benchmarks/Thresholds.
+# Steps: install the test peers, build with warnings as errors, run every test, check
+# formatting, and gate allocations with package-benchmark against Benchmarks/Thresholds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+
+step "Test peers (PyPI): Python's hpack, an HPACK implementation nobody here wrote"
+python3 -m pip install --quiet --disable-pip-version-check 'hpack==4.1.0'
 
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -1,0 +1,125 @@
+import NIOCore
+
+/// Encodes header blocks with HPACK (RFC 7541) into a caller's buffer.
+///
+/// A field that matches a table entry exactly costs one byte; one whose name matches costs the
+/// name's index and the value. With incremental indexing, fields repeated on every request
+/// (topic, push type, authorization) cost a byte each after the first.
+public struct HPACKEncoder {
+    private var table: HPACKDynamicTable
+    private var pendingSizeUpdates: [Int] = []
+    /// When strings are Huffman-coded.
+    public var huffman: HuffmanPolicy
+
+    /// When to Huffman-code a string.
+    public enum HuffmanPolicy: Sendable, Hashable {
+        /// When that is shorter (the usual choice).
+        case whenShorter
+        /// Always, even at equal length (as RFC 7541's Huffman examples do).
+        case always
+        /// Never.
+        case never
+    }
+
+    /// How a field may be indexed.
+    public enum Indexing: Sendable, Hashable {
+        /// Add it to the dynamic table (§6.2.1).
+        case incremental
+        /// Do not add it (§6.2.2).
+        case withoutIndexing
+        /// Do not add it, and ask intermediaries never to (§6.2.3): for secrets.
+        case neverIndexed
+    }
+
+    /// Creates an encoder whose dynamic table may hold `maximumTableSize` bytes.
+    public init(maximumTableSize: Int = 4096, huffman: HuffmanPolicy = .whenShorter) {
+        table = HPACKDynamicTable(maximumSize: maximumTableSize)
+        self.huffman = huffman
+    }
+
+    /// The dynamic table's current size.
+    public var dynamicTableSize: Int { table.size }
+
+    /// Changes the table size (for instance after the peer's SETTINGS_HEADER_TABLE_SIZE); the
+    /// update is signalled at the start of the next block.
+    public mutating func setMaximumTableSize(_ size: Int) {
+        table.resize(to: size)
+        pendingSizeUpdates.append(size)
+    }
+
+    /// Starts a block: writes any pending table size updates (§4.2).
+    public mutating func beginBlock(into buffer: inout ByteBuffer) {
+        // Only the smallest and the final size matter.
+        if let smallest = pendingSizeUpdates.min(), let last = pendingSizeUpdates.last {
+            if smallest < last { HPACKInteger.write(smallest, prefixBits: 5, flags: 0x20, into: &buffer) }
+            HPACKInteger.write(last, prefixBits: 5, flags: 0x20, into: &buffer)
+        }
+        pendingSizeUpdates.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends one field.
+    public mutating func encode(
+        name: UnsafeRawBufferPointer,
+        value: UnsafeRawBufferPointer,
+        indexing: Indexing = .incremental,
+        into buffer: inout ByteBuffer
+    ) {
+        let (full, nameIndex) = find(name: name, value: value)
+        if let full, indexing != .neverIndexed {
+            HPACKInteger.write(full, prefixBits: 7, flags: 0x80, into: &buffer)
+            return
+        }
+        let (flags, prefixBits): (UInt8, Int) =
+            switch indexing {
+            case .incremental: (0x40, 6)
+            case .withoutIndexing: (0x00, 4)
+            case .neverIndexed: (0x10, 4)
+            }
+        if let nameIndex {
+            HPACKInteger.write(nameIndex, prefixBits: prefixBits, flags: flags, into: &buffer)
+        } else {
+            HPACKInteger.write(0, prefixBits: prefixBits, flags: flags, into: &buffer)
+            writeString(name, into: &buffer)
+        }
+        writeString(value, into: &buffer)
+        if indexing == .incremental { table.insert(name: name, value: value) }
+    }
+
+    /// Appends one field given as text: for tools and tests.
+    public mutating func encode(
+        name: String,
+        value: String,
+        indexing: Indexing = .incremental,
+        into buffer: inout ByteBuffer
+    ) {
+        let name = Array(name.utf8)
+        let value = Array(value.utf8)
+        name.withUnsafeBytes { name in
+            value.withUnsafeBytes { value in encode(name: name, value: value, indexing: indexing, into: &buffer) }
+        }
+    }
+
+    private func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
+        var nameMatch: Int?
+        for (position, entry) in HPACKStaticTable.entries.enumerated() where entry.name.elementsEqual(name) {
+            if entry.value.elementsEqual(value) { return (position + 1, position + 1) }
+            if nameMatch == nil { nameMatch = position + 1 }
+        }
+        let dynamic = table.find(name: name, value: value)
+        if let full = dynamic.full { return (full + HPACKStaticTable.count + 1, nil) }
+        return (nil, nameMatch ?? dynamic.name.map { $0 + HPACKStaticTable.count + 1 })
+    }
+
+    private func writeString(_ bytes: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        if huffman != .never {
+            let coded = Huffman.encodedLength(bytes)
+            if coded < bytes.count || huffman == .always {
+                HPACKInteger.write(coded, prefixBits: 7, flags: 0x80, into: &buffer)
+                Huffman.encode(bytes, into: &buffer)
+                return
+            }
+        }
+        HPACKInteger.write(bytes.count, prefixBits: 7, flags: 0x00, into: &buffer)
+        buffer.writeBytes(bytes)
+    }
+}

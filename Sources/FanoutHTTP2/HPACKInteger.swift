@@ -1,0 +1,60 @@
+import NIOCore
+
+/// HPACK's prefixed integers (RFC 7541 §5.1).
+///
+/// ```
+///   0   1   2   3   4   5   6   7
+/// +---+---+---+---+---+---+---+---+
+/// | ? | ? | ? |       Value       |     value < 2^N − 1: in the prefix
+/// +---+---+---+-------------------+
+/// | ? | ? | ? | 1   1   1   1   1 |     otherwise: all ones, then
+/// +---+---------------------------+
+/// | 1 |    Value − (2^N − 1) LSB  |     seven bits at a time, low first,
+/// +---+---------------------------+     the high bit saying more follow
+/// | 0 |    Value MSB              |
+/// +---+---------------------------+
+/// ```
+enum HPACKInteger {
+    /// The largest value decoded: HPACK's indices, lengths and sizes never need more.
+    static let limit = 1 << 31
+
+    /// Writes `value` with an `prefixBits`-bit prefix; `flags` fills the first byte's high bits.
+    static func write(_ value: Int, prefixBits: Int, flags: UInt8, into buffer: inout ByteBuffer) {
+        let maximum = (1 << prefixBits) - 1
+        if value < maximum {
+            buffer.writeInteger(flags | UInt8(value))
+            return
+        }
+        buffer.writeInteger(flags | UInt8(maximum))
+        var rest = value - maximum
+        while rest >= 128 {
+            buffer.writeInteger(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        buffer.writeInteger(UInt8(rest))
+    }
+
+    /// Reads an integer whose first byte is at `offset`, moving `offset` past it.
+    @inline(__always)
+    static func read(
+        _ bytes: UnsafeRawBufferPointer,
+        at offset: inout Int,
+        prefixBits: Int
+    ) throws(HPACKError) -> Int {
+        guard offset < bytes.count else { throw .truncated }
+        let maximum = (1 << prefixBits) - 1
+        var value = Int(bytes[offset]) & maximum
+        offset += 1
+        if value < maximum { return value }
+        var shift = 0
+        while true {
+            guard offset < bytes.count else { throw .truncated }
+            let byte = bytes[offset]
+            offset += 1
+            value += Int(byte & 0x7F) << shift
+            if value > limit || shift > 28 { throw .integerOverflow }
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+}
