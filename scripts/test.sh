@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "Test peers (PyPI): Python's hpack, an HPACK implementation nobody here wrote"
-python3 -m pip install --quiet --disable-pip-version-check 'hpack==4.1.0'
+step "Test peers (PyPI): Python's hpack and hyperframe, HTTP/2 pieces nobody here wrote"
+python3 -m pip install --quiet --disable-pip-version-check 'hpack==4.1.0' 'hyperframe==6.1.0'
 
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -9,12 +9,6 @@ import Testing
 @Suite struct HPACKInteroperabilityTests {
     typealias Block = [(name: [UInt8], value: [UInt8])]
 
-    static let peer: String = {
-        var path = #filePath
-        path = String(path[..<path.lastIndex(of: "/")!])
-        return "\(path)/Peers/hpack_peer.py"
-    }()
-
     /// APNs-like requests: repeated headers, a fresh apns-id each time, a path per device, and
     /// now and then a custom header with arbitrary bytes.
     static func blocks(count: Int, seed: UInt64) -> [Block] {
@@ -50,28 +44,7 @@ import Testing
     }
 
     func runPeer(_ mode: String, input: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.peer, mode]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
-            Issue.record("the hpack peer did not finish in 30 s")
-        }
-        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "hpack peer: \(errors)")
-        return String(decoding: output, as: UTF8.self)
+        try PythonPeer.run("hpack_peer.py", [mode], input: input)
     }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

@@ -1,0 +1,104 @@
+import NIOCore
+
+/// Writes HTTP/2 frames straight into a caller's buffer (RFC 9113 §4.1; layout drawn on
+/// `HTTP2FrameDecoder`).
+public enum HTTP2FrameEncoder {
+    static func writeHeader(
+        length: Int,
+        type: HTTP2FrameType,
+        flags: UInt8,
+        stream: UInt32,
+        into buffer: inout ByteBuffer
+    ) {
+        buffer.writeInteger(UInt16(truncatingIfNeeded: length >> 8))
+        buffer.writeInteger(UInt8(truncatingIfNeeded: length))
+        buffer.writeInteger(type.rawValue)
+        buffer.writeInteger(flags)
+        buffer.writeInteger(stream & 0x7FFF_FFFF)
+    }
+
+    /// DATA carrying `payload`.
+    public static func writeData(
+        stream: UInt32,
+        payload: UnsafeRawBufferPointer,
+        endStream: Bool,
+        into buffer: inout ByteBuffer
+    ) {
+        writeHeader(
+            length: payload.count,
+            type: .data,
+            flags: endStream ? HTTP2Flags.endStream : 0,
+            stream: stream,
+            into: &buffer
+        )
+        buffer.writeBytes(payload)
+    }
+
+    /// HEADERS, followed by CONTINUATION frames when the block is over `maxFrameSize`.
+    public static func writeHeaders(
+        stream: UInt32,
+        block: UnsafeRawBufferPointer,
+        endStream: Bool,
+        maxFrameSize: Int,
+        into buffer: inout ByteBuffer
+    ) {
+        var offset = 0
+        var first = true
+        repeat {
+            let length = min(maxFrameSize, block.count - offset)
+            let last = offset + length == block.count
+            var flags: UInt8 = last ? HTTP2Flags.endHeaders : 0
+            if first && endStream { flags |= HTTP2Flags.endStream }
+            writeHeader(
+                length: length,
+                type: first ? .headers : .continuation,
+                flags: flags,
+                stream: stream,
+                into: &buffer
+            )
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: block[offset..<(offset + length)]))
+            offset += length
+            first = false
+        } while offset < block.count
+    }
+
+    public static func writeSettings(_ settings: [HTTP2Setting], into buffer: inout ByteBuffer) {
+        writeHeader(length: 6 * settings.count, type: .settings, flags: 0, stream: 0, into: &buffer)
+        for setting in settings {
+            buffer.writeInteger(setting.identifier.rawValue)
+            buffer.writeInteger(setting.value)
+        }
+    }
+
+    public static func writeSettingsAck(into buffer: inout ByteBuffer) {
+        writeHeader(length: 0, type: .settings, flags: HTTP2Flags.ack, stream: 0, into: &buffer)
+    }
+
+    public static func writePing(opaque: UInt64, ack: Bool, into buffer: inout ByteBuffer) {
+        writeHeader(length: 8, type: .ping, flags: ack ? HTTP2Flags.ack : 0, stream: 0, into: &buffer)
+        buffer.writeInteger(opaque)
+    }
+
+    public static func writeWindowUpdate(stream: UInt32, increment: UInt32, into buffer: inout ByteBuffer) {
+        writeHeader(length: 4, type: .windowUpdate, flags: 0, stream: stream, into: &buffer)
+        buffer.writeInteger(increment & 0x7FFF_FFFF)
+    }
+
+    public static func writeRstStream(stream: UInt32, code: HTTP2ErrorCode, into buffer: inout ByteBuffer) {
+        writeHeader(length: 4, type: .rstStream, flags: 0, stream: stream, into: &buffer)
+        buffer.writeInteger(code.rawValue)
+    }
+
+    /// GOAWAY; APNs puts a JSON `{"reason": …}` in `debugData`.
+    public static func writeGoAway(
+        lastStream: UInt32,
+        code: HTTP2ErrorCode,
+        debugData: UnsafeRawBufferPointer,
+        into buffer: inout ByteBuffer
+    ) {
+        writeHeader(length: 8 + debugData.count, type: .goAway, flags: 0, stream: 0, into: &buffer)
+        buffer.writeInteger(lastStream & 0x7FFF_FFFF)
+        buffer.writeInteger(code.rawValue)
+        buffer.writeBytes(debugData)
+    }
+}
