@@ -99,6 +99,8 @@ public struct HPACKEncoder {
         }
     }
 
+    /// The best table match. A linear scan of both tables: fine for correctness, and the first
+    /// thing to replace (a hash of name and value) when the encoder is tuned for the hot path.
     private func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
         var nameMatch: Int?
         for (position, entry) in HPACKStaticTable.entries.enumerated() where entry.name.elementsEqual(name) {

@@ -46,6 +46,8 @@ struct HPACKDynamicTable {
         evict(toFit: entrySize)
         // An entry larger than the table empties it and is not added (§4.4).
         guard entrySize <= maximumSize else { return }
+        // Each entry owns its bytes: simple and correct, but an allocation per insertion. The
+        // hot path (issue 4) wants one byte ring of `maximumSize` bytes instead.
         entries.append((Array(name), Array(value)))
         size += entrySize
     }
