@@ -16,6 +16,8 @@ let package = Package(
         .package(path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The peer in HPACKBenchmarks only; the product does not depend on it.
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         .executableTarget(
@@ -37,6 +39,19 @@ let package = Package(
                 .product(name: "FanoutTokens", package: fanout),
             ],
             path: "Benchmarks/TokenBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        ),
+        .executableTarget(
+            name: "HPACKBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "FanoutHTTP2", package: fanout),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            path: "Benchmarks/HPACKBenchmarks",
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]

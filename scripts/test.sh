@@ -19,7 +19,7 @@ swift test --skip-build
 step "Format (swift format lint --strict)"
 swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift
 
-step "Allocation gate: 0 mallocs per notification and per token (Benchmarks/Thresholds)"
+step "Allocation gate: 0 mallocs per notification, per token and per HPACK header block (Benchmarks/Thresholds)"
 # Malloc counts are deterministic, so CI can gate on them; timing is never gated here.
 (cd Benchmarks && FANOUT_BENCHMARK_METRICS=malloc swift package benchmark thresholds check --no-progress --filter 'Fanout.*|Token.*')
 

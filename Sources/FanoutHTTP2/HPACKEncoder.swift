@@ -99,13 +99,18 @@ public struct HPACKEncoder {
         }
     }
 
-    /// The best table match. A linear scan of both tables: fine for correctness, and the first
-    /// thing to replace (a hash of name and value) when the encoder is tuned for the hot path.
+    /// The best table match: static entries bucketed by name length, then a scan of the dynamic
+    /// table comparing lengths before bytes. A hash of name and value is the next step when the
+    /// encoder is tuned for the hot path.
     private func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
         var nameMatch: Int?
-        for (position, entry) in HPACKStaticTable.entries.enumerated() where entry.name.elementsEqual(name) {
-            if entry.value.elementsEqual(value) { return (position + 1, position + 1) }
-            if nameMatch == nil { nameMatch = position + 1 }
+        if name.count < HPACKStaticTable.positionsByNameLength.count {
+            for position in HPACKStaticTable.positionsByNameLength[name.count] {
+                let entry = HPACKStaticTable.entries[position]
+                guard sameBytes(entry.name, name) else { continue }
+                if sameBytes(entry.value, value) { return (position + 1, position + 1) }
+                if nameMatch == nil { nameMatch = position + 1 }
+            }
         }
         let dynamic = table.find(name: name, value: value)
         if let full = dynamic.full { return (full + HPACKStaticTable.count + 1, nil) }

@@ -1,3 +1,17 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whether `stored` holds exactly the bytes of `bytes`: lengths first, then one `memcmp`.
+@inline(__always)
+func sameBytes(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard stored.count == bytes.count else { return false }
+    guard let start = bytes.baseAddress, !stored.isEmpty else { return true }
+    return stored.withUnsafeBytes { memcmp($0.baseAddress!, start, bytes.count) == 0 }
+}
+
 /// HPACK's static table (RFC 7541 Appendix A), indices 1 to 61.
 enum HPACKStaticTable {
     static let entries: [(name: [UInt8], value: [UInt8])] = [
@@ -17,6 +31,14 @@ enum HPACKStaticTable {
     ].map { (Array($0.0.utf8), Array($0.1.utf8)) }
 
     static var count: Int { entries.count }
+
+    /// Positions in `entries` by name length: a lookup compares only names of the right length
+    /// (one to four of them) instead of scanning all 61.
+    static let positionsByNameLength: [[Int]] = {
+        var buckets = [[Int]](repeating: [], count: 32)
+        for (position, entry) in entries.enumerated() { buckets[entry.name.count].append(position) }
+        return buckets
+    }()
 }
 
 /// HPACK's dynamic table (RFC 7541 §2.3.2, §4): newest entry first, evicted oldest first to
@@ -70,10 +92,11 @@ struct HPACKDynamicTable {
     /// this name only.
     func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
         var nameOnly: Int?
-        for position in stride(from: entries.count - 1, through: 0, by: -1)
-        where entries[position].name.elementsEqual(name) {
+        for position in stride(from: entries.count - 1, through: 0, by: -1) {
+            let entry = entries[position]
+            guard sameBytes(entry.name, name) else { continue }
             let index = entries.count - 1 - position
-            if entries[position].value.elementsEqual(value) { return (index, index) }
+            if sameBytes(entry.value, value) { return (index, index) }
             if nameOnly == nil { nameOnly = index }
         }
         return (nil, nameOnly)
