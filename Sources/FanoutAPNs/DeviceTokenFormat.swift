@@ -63,18 +63,12 @@ public enum DeviceTokenProblem: Sendable, Hashable, CustomStringConvertible {
             return "the device token is empty"
         case .invalidCharacter(let offset, let byte):
             return
-                "character \(offset + 1) of the device token is \(DeviceTokenProblem.describe(byte)), not a hex digit"
+                "character \(offset + 1) of the device token is \(ByteDescription.describe(byte)), not a hex digit"
         case .oddLength(let length):
             return "the device token has \(length) hex characters; hex needs an even number"
         case .lengthOutOfRange(let length, let accepted):
             return
                 "the device token has \(length) hex characters; accepted are \(accepted.lowerBound) to \(accepted.upperBound)"
         }
-    }
-
-    private static func describe(_ byte: UInt8) -> String {
-        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
-        let hex = String(byte, radix: 16, uppercase: true)
-        return "byte 0x\(hex.count == 1 ? "0" : "")\(hex)"
     }
 }

@@ -1,3 +1,5 @@
+import FanoutAPNs
+
 /// A JSON value as it stood in a template file, with the byte offset where it began.
 ///
 /// Offsets become line and column only when an error is reported (see `SourceText`).
@@ -203,7 +205,7 @@ struct JSONSourceParser {
             case 0x00..<0x20:
                 throw error(
                     .malformedJSON,
-                    "control character U+00\(hexByte(byte).dropFirst(2)) in a string must be written as an escape"
+                    "control character U+00\(ByteDescription.hex(byte)) in a string must be written as an escape"
                 )
             case 0x80...:
                 let length = UTF8Validation.sequenceLength(bytes, at: index)
@@ -268,7 +270,9 @@ struct JSONSourceParser {
         default:
             throw error(
                 .malformedJSON,
-                "invalid escape '\\\(source.describeByte(at: index - 1).trimmingQuotes)'",
+                ByteDescription.isPrintable(byte)
+                    ? "invalid escape '\\\(Character(Unicode.Scalar(byte)))'"
+                    : "invalid escape: a backslash followed by \(ByteDescription.describe(byte))",
                 at: start
             )
         }
@@ -390,12 +394,5 @@ struct JSONSourceParser {
         at offset: Int? = nil
     ) -> PayloadTemplateError {
         PayloadTemplateError(code, message, at: source.location(of: offset ?? index))
-    }
-}
-
-extension String {
-    fileprivate var trimmingQuotes: Substring {
-        guard count >= 2, first == "'", last == "'" else { return self[...] }
-        return dropFirst().dropLast()
     }
 }

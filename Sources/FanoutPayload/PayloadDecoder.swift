@@ -336,14 +336,3 @@ struct PayloadDecoder {
         PayloadTemplateError(.invalidPayload, message, at: source.location(of: node.offset))
     }
 }
-
-extension Placeholder.Source {
-    /// The name as written inside the braces.
-    var bareName: String {
-        switch self {
-        case .token: "token"
-        case .sequence: "seq"
-        case .field(let index): "field.\(index)"
-        }
-    }
-}

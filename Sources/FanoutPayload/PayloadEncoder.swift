@@ -85,13 +85,13 @@ public struct PayloadEncoder: Sendable {
     /// What happens to a notification over the size limit.
     public var oversizePolicy: OversizePolicy
 
-    private let compiled: CompiledPayload
+    /// The template's compiled form, which every encode reads.
+    private var compiled: CompiledPayload { template.compiled }
 
     /// Creates an encoder for `template`.
     public init(template: PayloadTemplate, oversizePolicy: OversizePolicy = .reject) {
         self.template = template
         self.oversizePolicy = oversizePolicy
-        self.compiled = template.compiled
     }
 
     /// Appends the notification for `input` at `buffer`'s writer index and returns its size.

@@ -30,13 +30,16 @@ public struct Placeholder: Sendable, Hashable, CustomStringConvertible {
         /// A tab-separated field after the token, numbered from 1.
         case field(Int)
 
-        public var description: String {
+        /// The name as written inside the braces.
+        var bareName: String {
             switch self {
-            case .token: "{{token}}"
-            case .sequence: "{{seq}}"
-            case .field(let index): "{{field.\(index)}}"
+            case .token: "token"
+            case .sequence: "seq"
+            case .field(let index): "field.\(index)"
             }
         }
+
+        public var description: String { "{{\(bareName)}}" }
     }
 
     /// What a whole-value placeholder becomes.

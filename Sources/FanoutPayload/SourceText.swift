@@ -1,3 +1,5 @@
+import FanoutAPNs
+
 /// The bytes of a template file and its name, turning byte offsets into line and column.
 ///
 /// Locations are computed only when something needs reporting, so parsing stays a plain walk
@@ -28,15 +30,7 @@ struct SourceText: Sendable {
     /// A short, printable description of the byte at `offset` for error messages.
     func describeByte(at offset: Int) -> String {
         guard offset < bytes.count else { return "end of file" }
-        let byte = bytes[offset]
-        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
-        if byte == UInt8(ascii: "\n") { return "end of line" }
-        return "byte \(hexByte(byte))"
+        if bytes[offset] == UInt8(ascii: "\n") { return "end of line" }
+        return ByteDescription.describe(bytes[offset])
     }
-}
-
-/// `0x0A`-style text for a byte, for error messages.
-func hexByte(_ byte: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF".utf8)
-    return "0x" + String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
 }

@@ -112,7 +112,11 @@ struct TextTokenParser {
             let tokenEnd = min(stop, contentEnd)
             if tokenEnd < contentEnd && base.load(fromByteOffset: tokenEnd, as: UInt8.self) != UInt8(ascii: "\t") {
                 let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
-                try reject(content, column: hexLength + 1, "\(describe(content[hexLength])) is not a hex digit")
+                try reject(
+                    content,
+                    column: hexLength + 1,
+                    "\(ByteDescription.describe(content[hexLength])) is not a hex digit"
+                )
                 continue
             }
             let length = tokenEnd &- lineStart
@@ -150,12 +154,5 @@ struct TextTokenParser {
         if length % 2 != 0 { return "the token has \(length) hex digits; hex needs an even number" }
         return
             "the token has \(length) hex digits; accepted are \(format.hexLengths.lowerBound) to \(format.hexLengths.upperBound)"
-    }
-
-    private func describe(_ byte: UInt8) -> String {
-        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
-        if byte == 0x20 { return "a space" }
-        let digits = Array("0123456789ABCDEF")
-        return "byte 0x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
     }
 }
