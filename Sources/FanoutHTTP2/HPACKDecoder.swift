@@ -22,7 +22,9 @@ public struct HPACKDecoder {
         table = HPACKDynamicTable(maximumSize: maximumTableSize)
         maximumTableSizeAllowed = maximumTableSize
         self.maximumHeaderListSize = maximumHeaderListSize
-        scratch = HPACKScratch(byteCount: 2 * maximumHeaderListSize)
+        // Huffman-decoded strings (at most 8/5 of their coded length) and names copied out of
+        // the table, all bounded by the header list limit.
+        scratch = HPACKScratch(byteCount: 3 * maximumHeaderListSize)
     }
 
     /// The dynamic table's current size, in HPACK's accounting.
@@ -54,7 +56,7 @@ public struct HPACKDecoder {
                 let index = try HPACKInteger.read(block, at: &offset, prefixBits: 7)
                 let (name, value) = try entry(index)
                 try account(&listSize, name.count, value.count)
-                name.withUnsafeBytes { name in value.withUnsafeBytes { value in field(name, value, .indexed) } }
+                field(name, value, .indexed)
                 seenField = true
                 continue
             }
@@ -84,12 +86,17 @@ public struct HPACKDecoder {
                 field(name, value, indexing)
                 if indexing == .incremental { table.insert(name: name, value: value) }
             } else {
-                // Held as an array: inserting below may evict the entry the name came from.
-                let name = try entry(nameIndex).name
+                var name = try entry(nameIndex).name
                 let value = try readString(block, &offset, scratch, &scratchUsed)
                 try account(&listSize, name.count, value.count)
-                name.withUnsafeBytes { name in field(name, value, indexing) }
-                if indexing == .incremental { name.withUnsafeBytes { table.insert(name: $0, value: value) } }
+                field(name, value, indexing)
+                if indexing == .incremental {
+                    // Inserting may evict the entry the name lives in: copy it out first.
+                    if nameIndex > HPACKStaticTable.count {
+                        name = try copy(name, scratch, &scratchUsed)
+                    }
+                    table.insert(name: name, value: value)
+                }
             }
             seenField = true
         }
@@ -100,8 +107,24 @@ public struct HPACKDecoder {
         if listSize > maximumHeaderListSize { throw .headerListTooLarge(limit: maximumHeaderListSize) }
     }
 
-    /// The field at `index`: 1...61 static, then the dynamic table, newest first.
-    private func entry(_ index: Int) throws(HPACKError) -> (name: [UInt8], value: [UInt8]) {
+    /// Copies `bytes` into the scratch memory, so they outlive a change to the table.
+    private func copy(
+        _ bytes: UnsafeRawBufferPointer,
+        _ scratch: UnsafeMutableRawBufferPointer,
+        _ scratchUsed: inout Int
+    ) throws(HPACKError) -> UnsafeRawBufferPointer {
+        guard scratchUsed + bytes.count <= scratch.count else {
+            throw .headerListTooLarge(limit: maximumHeaderListSize)
+        }
+        let start = scratch.baseAddress! + scratchUsed
+        if bytes.count > 0 { start.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        scratchUsed += bytes.count
+        return UnsafeRawBufferPointer(start: start, count: bytes.count)
+    }
+
+    /// The field at `index`: 1...61 static, then the dynamic table, newest first. The views
+    /// are valid until the table next changes.
+    private func entry(_ index: Int) throws(HPACKError) -> (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         if index >= 1 && index <= HPACKStaticTable.count { return HPACKStaticTable.entries[index - 1] }
         let dynamic = index - HPACKStaticTable.count - 1
         guard index >= 1 && dynamic < table.count else { throw .invalidIndex(index) }

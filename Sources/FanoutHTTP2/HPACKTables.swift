@@ -4,17 +4,18 @@ import Glibc
 import Darwin
 #endif
 
-/// Whether `stored` holds exactly the bytes of `bytes`: lengths first, then one `memcmp`.
+/// Whether two byte views hold the same bytes: lengths first, then one `memcmp`.
 @inline(__always)
-func sameBytes(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
-    guard stored.count == bytes.count else { return false }
-    guard let start = bytes.baseAddress, !stored.isEmpty else { return true }
-    return stored.withUnsafeBytes { memcmp($0.baseAddress!, start, bytes.count) == 0 }
+func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    guard a.count == b.count else { return false }
+    guard a.count > 0 else { return true }
+    return memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
 }
 
-/// HPACK's static table (RFC 7541 Appendix A), indices 1 to 61.
+/// HPACK's static table (RFC 7541 Appendix A), indices 1 to 61, held as one block of bytes
+/// that lives as long as the process, so an entry is two views and never an array.
 enum HPACKStaticTable {
-    static let entries: [(name: [UInt8], value: [UInt8])] = [
+    static let texts: [(String, String)] = [
         (":authority", ""), (":method", "GET"), (":method", "POST"), (":path", "/"), (":path", "/index.html"),
         (":scheme", "http"), (":scheme", "https"), (":status", "200"), (":status", "204"), (":status", "206"),
         (":status", "304"), (":status", "400"), (":status", "404"), (":status", "500"), ("accept-charset", ""),
@@ -28,77 +29,215 @@ enum HPACKStaticTable {
         ("proxy-authenticate", ""), ("proxy-authorization", ""), ("range", ""), ("referer", ""), ("refresh", ""),
         ("retry-after", ""), ("server", ""), ("set-cookie", ""), ("strict-transport-security", ""),
         ("transfer-encoding", ""), ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
-    ].map { (Array($0.0.utf8), Array($0.1.utf8)) }
+    ]
 
-    static var count: Int { entries.count }
+    static var count: Int { texts.count }
+
+    /// Entry `position` (index - 1) as views into `storage`.
+    nonisolated(unsafe) static let entries: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = {
+        let total = texts.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)  // never freed
+        var offset = 0
+        func place(_ text: String) -> UnsafeRawBufferPointer {
+            let bytes = Array(text.utf8)
+            let start = storage.baseAddress! + offset
+            bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            offset += bytes.count
+            return UnsafeRawBufferPointer(start: start, count: bytes.count)
+        }
+        return texts.map { (place($0.0), place($0.1)) }
+    }()
 
     /// Positions in `entries` by name length: a lookup compares only names of the right length
     /// (one to four of them) instead of scanning all 61.
     static let positionsByNameLength: [[Int]] = {
         var buckets = [[Int]](repeating: [], count: 32)
-        for (position, entry) in entries.enumerated() { buckets[entry.name.count].append(position) }
+        for (position, entry) in texts.enumerated() { buckets[entry.0.utf8.count].append(position) }
         return buckets
     }()
 }
 
 /// HPACK's dynamic table (RFC 7541 §2.3.2, §4): newest entry first, evicted oldest first to
 /// keep the sum of entry sizes (name + value + 32) within the maximum size.
+///
+/// Entries live in one byte ring allocated when the table is made or resized, so inserting
+/// and evicting never allocate. Each entry's name and value are contiguous; an entry that does
+/// not fit before the ring's end starts again at 0:
+/// ```
+///   0                                                               capacity
+///   | e4 name+value | e5 |   free    | e1 | e2 name+value | e3 |  waste  |
+///                        ^ tail      ^ head (oldest)
+/// ```
+/// The ring is twice the maximum size. Live bytes never exceed the maximum size, so when
+/// neither the end nor the start has room (waste left by wrapping), the live entries are
+/// copied to the start of a spare ring of the same size: rare, and still no allocation.
 struct HPACKDynamicTable {
-    private var entries: [(name: [UInt8], value: [UInt8])] = []  // oldest first
-    /// The sum of the entries' sizes.
+    private struct Entry {
+        var offset: Int32
+        var nameLength: Int32
+        var valueLength: Int32
+        var end: Int { Int(offset) + Int(nameLength) + Int(valueLength) }
+    }
+
+    private var storage: Storage
+    /// The sum of the entries' sizes in HPACK's accounting.
     private(set) var size = 0
     /// The most `size` may be.
     private(set) var maximumSize: Int
 
     init(maximumSize: Int) {
         self.maximumSize = maximumSize
+        storage = Storage(maximumSize: maximumSize)
     }
 
-    var count: Int { entries.count }
+    var count: Int { storage.count }
 
-    /// Entry `index`, from 0 for the newest.
-    subscript(index: Int) -> (name: [UInt8], value: [UInt8]) {
-        entries[entries.count - 1 - index]
+    /// Entry `index`, from 0 for the newest: views valid until the table next changes.
+    subscript(index: Int) -> (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let entry = storage.entry(storage.count - 1 - index)
+        let start = UnsafeRawPointer(storage.bytes.baseAddress! + Int(entry.offset))
+        return (
+            UnsafeRawBufferPointer(start: start, count: Int(entry.nameLength)),
+            UnsafeRawBufferPointer(start: start + Int(entry.nameLength), count: Int(entry.valueLength))
+        )
     }
 
     static func entrySize(nameLength: Int, valueLength: Int) -> Int { nameLength + valueLength + 32 }
 
+    /// Inserts a field. `name` and `value` must not point into this table.
     mutating func insert(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let entrySize = Self.entrySize(nameLength: name.count, valueLength: value.count)
+        makeUnique()
         evict(toFit: entrySize)
         // An entry larger than the table empties it and is not added (§4.4).
         guard entrySize <= maximumSize else { return }
-        // Each entry owns its bytes: simple and correct, but an allocation per insertion. The
-        // hot path (issue 4) wants one byte ring of `maximumSize` bytes instead.
-        entries.append((Array(name), Array(value)))
+        let length = name.count + value.count
+        let offset = storage.place(length: length)
+        let start = storage.bytes.baseAddress! + offset
+        if name.count > 0 { start.copyMemory(from: name.baseAddress!, byteCount: name.count) }
+        if value.count > 0 { (start + name.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        storage.append(Entry(offset: Int32(offset), nameLength: Int32(name.count), valueLength: Int32(value.count)))
         size += entrySize
     }
 
+    /// Changes the maximum size, evicting what no longer fits; the ring is reallocated only
+    /// when it grows.
     mutating func resize(to maximumSize: Int) {
+        makeUnique()
         self.maximumSize = maximumSize
         evict(toFit: 0)
+        if maximumSize > storage.maximumSize { storage = storage.regrown(maximumSize: maximumSize) }
+    }
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.regrown(maximumSize: storage.maximumSize) }
     }
 
     private mutating func evict(toFit incoming: Int) {
-        var removed = 0
-        while size + incoming > maximumSize && removed < entries.count {
-            size -= Self.entrySize(nameLength: entries[removed].name.count, valueLength: entries[removed].value.count)
-            removed += 1
+        while size + incoming > maximumSize && storage.count > 0 {
+            let oldest = storage.entry(0)
+            size -= Self.entrySize(nameLength: Int(oldest.nameLength), valueLength: Int(oldest.valueLength))
+            storage.removeOldest()
         }
-        if removed > 0 { entries.removeFirst(removed) }
     }
 
     /// The index (from 0, newest first) of an entry with this name and value, and of one with
-    /// this name only.
+    /// this name only. The table holds a handful of entries on APNs traffic.
     func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
         var nameOnly: Int?
-        for position in stride(from: entries.count - 1, through: 0, by: -1) {
-            let entry = entries[position]
+        for index in 0..<count {
+            let entry = self[index]
             guard sameBytes(entry.name, name) else { continue }
-            let index = entries.count - 1 - position
             if sameBytes(entry.value, value) { return (index, index) }
             if nameOnly == nil { nameOnly = index }
         }
         return (nil, nameOnly)
+    }
+
+    /// The ring of bytes and the ring of entry descriptors (oldest at `first`).
+    private final class Storage {
+        let maximumSize: Int
+        var bytes: UnsafeMutableRawBufferPointer
+        var spare: UnsafeMutableRawBufferPointer
+        let entries: UnsafeMutablePointer<Entry>
+        /// Each entry takes at least 32 bytes of the maximum size.
+        let entryCapacity: Int
+        var first = 0
+        var count = 0
+
+        init(maximumSize: Int) {
+            self.maximumSize = maximumSize
+            let byteCapacity = max(64, 2 * maximumSize)
+            bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+            spare = .allocate(byteCount: byteCapacity, alignment: 8)
+            entryCapacity = maximumSize / 32 + 1
+            entries = .allocate(capacity: entryCapacity)
+        }
+
+        deinit {
+            bytes.deallocate()
+            spare.deallocate()
+            entries.deallocate()
+        }
+
+        /// A copy with room for `maximumSize`, holding the same entries.
+        func regrown(maximumSize: Int) -> Storage {
+            let copy = Storage(maximumSize: Swift.max(maximumSize, self.maximumSize))
+            for position in 0..<count {
+                let entry = self.entry(position)
+                let length = entry.end - Int(entry.offset)
+                let offset = copy.place(length: length)
+                (copy.bytes.baseAddress! + offset).copyMemory(
+                    from: bytes.baseAddress! + Int(entry.offset),
+                    byteCount: length
+                )
+                copy.append(Entry(offset: Int32(offset), nameLength: entry.nameLength, valueLength: entry.valueLength))
+            }
+            return copy
+        }
+
+        func entry(_ position: Int) -> Entry { entries[(first + position) % entryCapacity] }
+
+        func append(_ entry: Entry) {
+            entries[(first + count) % entryCapacity] = entry
+            count += 1
+        }
+
+        func removeOldest() {
+            first = (first + 1) % entryCapacity
+            count -= 1
+        }
+
+        /// Where `length` contiguous bytes go; compacts when the ring has no such gap.
+        func place(length: Int) -> Int {
+            guard count > 0 else { return 0 }
+            let head = Int(entry(0).offset)
+            let tail = entry(count - 1).end
+            if tail >= head {  // not wrapped: live bytes are head..<tail
+                if bytes.count - tail >= length { return tail }
+                if head >= length { return 0 }
+            } else if head - tail >= length {
+                return tail
+            }
+            return compact()
+        }
+
+        /// Moves the live entries, oldest first, to the start of the spare ring and swaps the
+        /// rings; returns where the next entry goes.
+        private func compact() -> Int {
+            var offset = 0
+            for position in 0..<count {
+                let index = (first + position) % entryCapacity
+                let length = entries[index].end - Int(entries[index].offset)
+                (spare.baseAddress! + offset).copyMemory(
+                    from: bytes.baseAddress! + Int(entries[index].offset),
+                    byteCount: length
+                )
+                entries[index].offset = Int32(offset)
+                offset += length
+            }
+            swap(&spare, &bytes)
+            return offset
+        }
     }
 }
