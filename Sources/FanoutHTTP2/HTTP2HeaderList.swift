@@ -1,0 +1,193 @@
+import NIOCore
+
+/// A decoded header list, held as bytes in one reused buffer: no `String` per field.
+///
+/// ```
+///  +----------------+-----------------+------------+-------------+
+///  | name length 16 | value length 16 | name bytes | value bytes | ... next field
+///  +----------------+-----------------+------------+-------------+
+/// ```
+/// Lengths are bounded by SETTINGS_MAX_HEADER_LIST_SIZE, which the connection keeps under 64 KiB.
+public struct HTTP2HeaderList: Sendable {
+    var storage: ByteBuffer
+
+    init(storage: ByteBuffer) {
+        self.storage = storage
+    }
+
+    /// Calls `body` with each field's name and value, in order; the views are valid during the call.
+    public func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
+        storage.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset + 4 <= bytes.count {
+                let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+                let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                let name = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + nameLength)])
+                let valueStart = offset + 4 + nameLength
+                let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<(valueStart + valueLength)])
+                body(name, value)
+                offset = valueStart + valueLength
+            }
+        }
+    }
+
+    /// The value of the first field named `name` (lowercase), as a slice of the list's bytes.
+    public func first(_ name: StaticString) -> ByteBuffer? {
+        first(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    }
+
+    /// The value of the first field named `name` (lowercase), as a slice of the list's bytes.
+    public func first(_ name: UnsafeRawBufferPointer) -> ByteBuffer? {
+        var found: (start: Int, length: Int)?
+        let base = storage.readerIndex
+        storage.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset + 4 <= bytes.count {
+                let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+                let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + nameLength)])
+                if sameBytes(nameBytes, name) {
+                    found = (offset + 4 + nameLength, valueLength)
+                    return
+                }
+                offset += 4 + nameLength + valueLength
+            }
+        }
+        guard let found else { return nil }
+        return storage.getSlice(at: base + found.start, length: found.length)
+    }
+
+    /// The value of the first field named `name`, as text: for tools and tests.
+    public subscript(name: String) -> String? {
+        let name = Array(name.utf8)
+        return name.withUnsafeBytes { first($0) }.map { String(buffer: $0) }
+    }
+
+    /// Every field as text, in order: for tools and tests.
+    public var fields: [(name: String, value: String)] {
+        var fields: [(String, String)] = []
+        forEach { name, value in
+            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return fields
+    }
+
+    /// Whether the list has no fields.
+    public var isEmpty: Bool { storage.readableBytes == 0 }
+}
+
+/// Checks a header list as it is decoded, against RFC 9113 §8.2 and §8.3: lowercase names,
+/// pseudo-header fields first and only the ones the message kind has, each once, no
+/// connection-specific fields, `te` only as "trailers". A problem makes the message malformed:
+/// a stream error of type PROTOCOL_ERROR.
+struct HeaderListValidator {
+    enum Kind {
+        case request
+        case response
+        case trailers
+    }
+
+    let kind: Kind
+    private var seenRegular = false
+    private var pseudo: UInt8 = 0  // bits: 1 method, 2 scheme, 4 path, 8 authority, 16 status
+    private(set) var status: Int = 0
+    private(set) var contentLength: Int?
+    private(set) var problem: String?
+
+    init(kind: Kind) {
+        self.kind = kind
+    }
+
+    mutating func check(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard problem == nil else { return }
+        guard let first = name.first else { return fail("a field with an empty name") }
+        if first == UInt8(ascii: ":") {
+            guard !seenRegular else { return fail("a pseudo-header field after a regular field") }
+            guard kind != .trailers, let bit = Self.pseudoBit(name), (bit == 16) == (kind == .response) else {
+                return fail("pseudo-header field \(String(decoding: name, as: UTF8.self)) is not allowed here")
+            }
+            guard pseudo & bit == 0 else { return fail("\(String(decoding: name, as: UTF8.self)) appears twice") }
+            pseudo |= bit
+            if bit == 4 && value.isEmpty { return fail(":path is empty") }
+            if bit == 16 {
+                guard value.count == 3, let code = Self.decimal(value) else { return fail(":status is not 3 digits") }
+                status = code
+            }
+            return
+        }
+        seenRegular = true
+        for byte in name where byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+            return fail("field name \(String(decoding: name, as: UTF8.self)) has uppercase letters")
+        }
+        switch name.count {
+        case 2 where sameBytes(name, Self.te) && !sameBytes(value, Self.trailers):
+            fail("te other than \"trailers\"")
+        case 7 where sameBytes(name, Self.upgrade), 10 where sameBytes(name, Self.connection),
+            10 where sameBytes(name, Self.keepAlive), 16 where sameBytes(name, Self.proxyConnection),
+            17 where sameBytes(name, Self.transferEncoding):
+            fail("connection-specific field \(String(decoding: name, as: UTF8.self))")
+        case 14 where sameBytes(name, Self.contentLengthName):
+            guard let length = Self.decimal(value) else { return fail("content-length is not a number") }
+            if let contentLength, contentLength != length { return fail("two different content-length values") }
+            contentLength = length
+        default: break
+        }
+    }
+
+    /// The problem with the whole list, once every field is seen.
+    mutating func finish() -> String? {
+        if problem == nil {
+            switch kind {
+            case .request where pseudo & 0b111 != 0b111:
+                fail("a request without :method, :scheme and :path")
+            case .response where pseudo & 16 == 0:
+                fail("a response without :status")
+            default: break
+            }
+        }
+        return problem
+    }
+
+    private mutating func fail(_ reason: String) {
+        problem = reason
+    }
+
+    private static func pseudoBit(_ name: UnsafeRawBufferPointer) -> UInt8? {
+        switch name.count {
+        case 7 where sameBytes(name, method): 1
+        case 7 where sameBytes(name, scheme): 2
+        case 5 where sameBytes(name, path): 4
+        case 10 where sameBytes(name, authority): 8
+        case 7 where sameBytes(name, statusName): 16
+        default: nil
+        }
+    }
+
+    private static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var value = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    private static func view(_ text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    static var method: UnsafeRawBufferPointer { view(":method") }
+    static var scheme: UnsafeRawBufferPointer { view(":scheme") }
+    static var path: UnsafeRawBufferPointer { view(":path") }
+    static var authority: UnsafeRawBufferPointer { view(":authority") }
+    static var statusName: UnsafeRawBufferPointer { view(":status") }
+    static var te: UnsafeRawBufferPointer { view("te") }
+    static var trailers: UnsafeRawBufferPointer { view("trailers") }
+    static var upgrade: UnsafeRawBufferPointer { view("upgrade") }
+    static var connection: UnsafeRawBufferPointer { view("connection") }
+    static var keepAlive: UnsafeRawBufferPointer { view("keep-alive") }
+    static var proxyConnection: UnsafeRawBufferPointer { view("proxy-connection") }
+    static var transferEncoding: UnsafeRawBufferPointer { view("transfer-encoding") }
+    static var contentLengthName: UnsafeRawBufferPointer { view("content-length") }
+}

@@ -1,0 +1,113 @@
+import NIOCore
+
+/// One stream's state (RFC 9113 §5.1), kept in a reused slot.
+///
+/// ```
+///              send/recv HEADERS
+///    idle ─────────────────────────► open
+///                                   │    │
+///               send END_STREAM     │    │   recv END_STREAM
+///     half-closed (local) ◄─────────┘    └──────────► half-closed (remote)
+///              │ recv END_STREAM, RST_STREAM      send END_STREAM, RST_STREAM │
+///              └─────────────────────► closed ◄──────────────────────────────┘
+/// ```
+/// `localOpen` is false once we have sent END_STREAM, `remoteOpen` once the peer has; a stream
+/// with both false (or reset) leaves the table and its slot, buffers and all, is reused.
+struct HTTP2Stream {
+    var id: UInt32 = 0
+    var tag: UInt64 = 0
+    var localOpen = false
+    var remoteOpen = false
+    /// The (final) header block has arrived: later HEADERS are trailers.
+    var headersReceived = false
+    /// What we may still send (may go negative after SETTINGS_INITIAL_WINDOW_SIZE shrinks).
+    var sendWindow = 0
+    /// What the peer may still send.
+    var receiveWindow = 0
+    var status = 0
+    var contentLength: Int?
+    var bodyLength = 0
+    /// Decoded fields (`HTTP2HeaderList` layout); reused from stream to stream.
+    var headers: ByteBuffer
+    /// Body bytes received so far, when they come in more than one DATA frame.
+    var body: ByteBuffer
+    /// Body bytes waiting for flow-control window; END_STREAM goes with the last of them.
+    var pending: ByteBuffer
+    /// In the connection's queue of streams waiting for the connection window.
+    var queued = false
+
+    init(allocator: ByteBufferAllocator) {
+        headers = allocator.buffer(capacity: 512)
+        body = allocator.buffer(capacity: 0)
+        pending = allocator.buffer(capacity: 0)
+    }
+
+    /// Readies a reused slot for stream `id`.
+    mutating func reset(id: UInt32, tag: UInt64, sendWindow: Int, receiveWindow: Int) {
+        self.id = id
+        self.tag = tag
+        localOpen = true
+        remoteOpen = true
+        headersReceived = false
+        self.sendWindow = sendWindow
+        self.receiveWindow = receiveWindow
+        status = 0
+        contentLength = nil
+        bodyLength = 0
+        headers.clear()
+        body.clear()
+        pending.clear()
+        queued = false
+    }
+}
+
+/// The open streams: slots reused from a free list, found by id through a dictionary whose
+/// capacity is kept, so opening and closing streams allocates nothing in steady state and
+/// costs the same whatever the number of open streams.
+struct HTTP2StreamTable {
+    private var slots: [HTTP2Stream] = []
+    private var free: [Int] = []
+    private var index: [UInt32: Int] = [:]
+    private let allocator = ByteBufferAllocator()
+
+    init(expectedStreams: Int) {
+        index.reserveCapacity(expectedStreams)
+        slots.reserveCapacity(expectedStreams)
+        free.reserveCapacity(expectedStreams)
+    }
+
+    /// The number of open streams.
+    var count: Int { index.count }
+
+    /// The slot of stream `id`, if it is open.
+    func slot(of id: UInt32) -> Int? { index[id] }
+
+    /// Opens stream `id` and returns its slot.
+    mutating func open(id: UInt32, tag: UInt64, sendWindow: Int, receiveWindow: Int) -> Int {
+        let slot: Int
+        if let reused = free.popLast() {
+            slot = reused
+        } else {
+            slot = slots.count
+            slots.append(HTTP2Stream(allocator: allocator))
+        }
+        slots[slot].reset(id: id, tag: tag, sendWindow: sendWindow, receiveWindow: receiveWindow)
+        index[id] = slot
+        return slot
+    }
+
+    /// Closes the stream in `slot`.
+    mutating func close(slot: Int) {
+        index.removeValue(forKey: slots[slot].id)
+        slots[slot].id = 0
+        free.append(slot)
+    }
+
+    subscript(slot: Int) -> HTTP2Stream {
+        _read { yield slots[slot] }
+        _modify { yield &slots[slot] }
+    }
+
+    /// The slots of every open stream (for settings changes and GOAWAY: not per frame).
+    var openSlots: [Int] { Array(index.values) }
+}
