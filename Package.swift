@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
@@ -48,10 +49,16 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // HTTP/2 for the hot path, shared by the sender and the sink; HPACK so far.
+        // HTTP/2 for the hot path, shared by the sender and the sink: HPACK, frames, the
+        // connection state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(
             name: "FanoutHTTP2",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
         ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(

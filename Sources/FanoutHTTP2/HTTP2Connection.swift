@@ -69,6 +69,8 @@ public struct HTTP2Connection {
     private var enforcedMaxConcurrentStreams: UInt32
     private var unacknowledgedMaxConcurrentStreams: [UInt32] = []
     private var prefaceReceived = false
+    /// Until the peer acknowledges our SETTINGS it may use RFC 9113's default window.
+    private var localSettingsAcknowledged = false
     private var settingsReceived = false
     private var highestPeerStream: UInt32 = 0
     private var nextStreamID: UInt32
@@ -225,6 +227,7 @@ extension HTTP2Connection {
         case .settings(let settings):
             return receiveSettings(settings)
         case .settingsAck:
+            localSettingsAcknowledged = true
             if !unacknowledgedMaxConcurrentStreams.isEmpty {
                 enforcedMaxConcurrentStreams = unacknowledgedMaxConcurrentStreams.removeFirst()
             }
@@ -290,11 +293,12 @@ extension HTTP2Connection {
             if let failure = discard(block) { return failure }
             return streamError(stream, .refusedStream)
         }
+        let window = Int(configuration.initialWindowSize)
         let slot = streams.open(
             id: stream,
             tag: 0,
             sendWindow: Int(remoteSettings.initialWindowSize),
-            receiveWindow: Int(configuration.initialWindowSize)
+            receiveWindow: localSettingsAcknowledged ? window : max(window, 65_535)
         )
         if let failure = decode(block, into: slot, kind: .request) { return failure }
         streams[slot].headersReceived = true

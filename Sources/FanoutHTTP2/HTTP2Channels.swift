@@ -1,0 +1,125 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// How a connection is carried: HTTP/2 over cleartext TCP with prior knowledge (`h2c`), or
+/// over TLS with ALPN `h2`.
+public enum HTTP2Transport: Sendable {
+    case cleartext
+    case tls(NIOSSLContext)
+
+    /// A server's TLS: a PEM certificate chain and private key, offering ALPN `h2` only.
+    public static func tlsServer(certificateFile: String, keyFile: String) throws -> HTTP2Transport {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        configuration.applicationProtocols = ["h2"]
+        return .tls(try NIOSSLContext(configuration: configuration))
+    }
+
+    /// A client's TLS, asking for ALPN `h2`: trusting the system's roots, the certificates in
+    /// `trustedCertificatesFile`, or (loopback tests only) any certificate.
+    public static func tlsClient(trustedCertificatesFile: String? = nil, insecure: Bool = false) throws -> HTTP2Transport {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.applicationProtocols = ["h2"]
+        if let trustedCertificatesFile { configuration.trustRoots = .file(trustedCertificatesFile) }
+        if insecure { configuration.certificateVerification = .none }
+        return .tls(try NIOSSLContext(configuration: configuration))
+    }
+}
+
+/// Starting servers and clients on NIO channels.
+public enum HTTP2Channels {
+    /// Listens on `host:port` (port 0 picks a free one); each accepted connection gets a
+    /// handler with a delegate from `makeDelegate`, on one of `group`'s event loops.
+    public static func listen<Delegate: HTTP2ConnectionDelegate>(
+        host: String,
+        port: Int,
+        group: any EventLoopGroup,
+        transport: HTTP2Transport = .cleartext,
+        configuration: HTTP2Connection.Configuration = .init(),
+        makeDelegate: @escaping @Sendable () -> Delegate
+    ) -> EventLoopFuture<any Channel> {
+        ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try addHandlers(
+                        to: channel,
+                        role: .server,
+                        transport: transport,
+                        serverHostname: nil,
+                        configuration: configuration,
+                        delegate: makeDelegate()
+                    )
+                }
+            }
+            .bind(host: host, port: port)
+    }
+
+    /// Connects to `host:port` and returns the channel with its connection handler.
+    public static func connect<Delegate: HTTP2ConnectionDelegate>(
+        host: String,
+        port: Int,
+        group: any EventLoopGroup,
+        transport: HTTP2Transport = .cleartext,
+        serverHostname: String? = nil,
+        configuration: HTTP2Connection.Configuration = .init(),
+        delegate: @escaping @Sendable () -> Delegate
+    ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTP2ConnectionHandler<Delegate>>)> {
+        ClientBootstrap(group: group)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    _ = try addHandlers(
+                        to: channel,
+                        role: .client,
+                        transport: transport,
+                        serverHostname: serverHostname ?? host,
+                        configuration: configuration,
+                        delegate: delegate()
+                    )
+                }
+            }
+            .connect(host: host, port: port)
+            .flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: HTTP2ConnectionHandler<Delegate>.self)
+                return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            }
+    }
+
+    @discardableResult
+    static func addHandlers<Delegate: HTTP2ConnectionDelegate>(
+        to channel: any Channel,
+        role: HTTP2Connection.Role,
+        transport: HTTP2Transport,
+        serverHostname: String?,
+        configuration: HTTP2Connection.Configuration,
+        delegate: Delegate
+    ) throws -> HTTP2ConnectionHandler<Delegate> {
+        let operations = channel.pipeline.syncOperations
+        var tls = false
+        if case .tls(let context) = transport {
+            tls = true
+            switch role {
+            case .server: try operations.addHandler(NIOSSLServerHandler(context: context))
+            case .client:
+                // SNI takes a name, not an address.
+                let name = serverHostname.flatMap { $0.first?.isLetter == true ? $0 : nil }
+                try operations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
+            }
+        }
+        let handler = HTTP2ConnectionHandler(
+            role: role,
+            configuration: configuration,
+            requiresALPN: tls,
+            delegate: delegate
+        )
+        try operations.addHandler(handler)
+        return handler
+    }
+}

@@ -1,0 +1,157 @@
+import NIOCore
+import NIOTLS
+
+/// What the owner of a connection does with it: the sink answers requests, the load engine
+/// sends them and counts responses. Called on the channel's event loop.
+public protocol HTTP2ConnectionDelegate: SendableMetatype {
+    /// The preface and SETTINGS are queued: a client may open streams now.
+    mutating func connectionStarted(_ connection: inout HTTP2Connection)
+    /// An event from the peer; the delegate may respond or send more on `connection`.
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection)
+    /// The connection is gone: closed by either side, after a connection error, or lost.
+    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?)
+}
+
+extension HTTP2ConnectionDelegate {
+    public mutating func connectionStarted(_ connection: inout HTTP2Connection) {}
+    public mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {}
+}
+
+/// Runs an `HTTP2Connection` on a NIO channel: frames are read straight from the received
+/// bytes (a partial frame waits in one reused buffer), and everything the connection and its
+/// delegate queue during a burst of reads goes out in one write when the burst ends.
+public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
+
+    private var connection: HTTP2Connection
+    /// The delegate, with its state (counters, pending work).
+    public private(set) var delegate: Delegate
+    private var partial: ByteBuffer
+    private var context: ChannelHandlerContext?
+    private var started = false
+    private var ended = false
+    private var failure: (any Error)?
+    /// With TLS, the handshake must have chosen ALPN `h2`.
+    private let requiresALPN: Bool
+
+    /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
+    public init(
+        role: HTTP2Connection.Role,
+        configuration: HTTP2Connection.Configuration = .init(),
+        requiresALPN: Bool = false,
+        delegate: Delegate
+    ) {
+        connection = HTTP2Connection(role: role, configuration: configuration)
+        self.delegate = delegate
+        self.requiresALPN = requiresALPN
+        partial = ByteBufferAllocator().buffer(capacity: 0)
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start(context) }
+    }
+
+    public func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        delegate.connectionStarted(&connection)
+        flush(context)
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var bytes = unwrapInboundIn(data)
+        if partial.readableBytes == 0 {
+            process(&bytes)
+            if bytes.readableBytes > 0 { partial.writeBuffer(&bytes) }
+        } else {
+            partial.writeBuffer(&bytes)
+            process(&partial)
+            partial.discardReadBytes()
+        }
+    }
+
+    private func process(_ bytes: inout ByteBuffer) {
+        while let event = connection.nextEvent(from: &bytes) {
+            delegate.handle(event, connection: &connection)
+        }
+    }
+
+    public func channelReadComplete(context: ChannelHandlerContext) {
+        flush(context)
+        context.fireChannelReadComplete()
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if requiresALPN, let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event,
+            negotiated != "h2"
+        {
+            failure = HTTP2ChannelError.alpnNotNegotiated(negotiated)
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        end()
+        context.fireChannelInactive()
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if failure == nil { failure = error }
+        context.close(promise: nil)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        end()
+        self.context = nil
+    }
+
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        delegate.connectionEnded(connection, error: failure ?? connection.error)
+    }
+
+    /// Runs `body` with the connection and delegate (on the event loop), then writes what it
+    /// queued: how a client sends requests that no read prompted.
+    public func withConnection<Result>(
+        _ body: (inout HTTP2Connection, inout Delegate) -> Result
+    ) -> Result {
+        let result = body(&connection, &delegate)
+        if let context { flush(context) }
+        return result
+    }
+
+    /// Writes the queued bytes in one write and reuses the buffer; closes the channel once the
+    /// connection is finished (after a connection error, or GOAWAY with no open streams).
+    private func flush(_ context: ChannelHandlerContext) {
+        if connection.outbound.readableBytes > 0 {
+            context.writeAndFlush(wrapOutboundOut(connection.outbound), promise: nil)
+            connection.outbound.clear()
+        }
+        if connection.isFinished && context.channel.isActive {
+            if let error = connection.error, failure == nil { failure = error }
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Why a channel was closed by Fanout's HTTP/2 layer rather than by the peer.
+public enum HTTP2ChannelError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// TLS completed without choosing `h2` by ALPN.
+    case alpnNotNegotiated(String?)
+
+    public var description: String {
+        switch self {
+        case .alpnNotNegotiated(let protocolName):
+            "TLS chose \(protocolName.map { "ALPN \($0)" } ?? "no ALPN protocol"), not h2"
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import NIOCore
+import Testing
+
+@testable import FanoutHTTP2
+
+/// The connection state machine, client and server joined in memory.
+@Suite struct ConnectionTests {
+    @Test func requestAndResponseWithBodies() {
+        var pair = ConnectionPair()
+        pair.respond = { message, connection in
+            let reply = HTTP2Fields([(":status", "200"), ("apns-id", "6E1F6F4A-0000-4000-8000-000000000001")])
+            connection.respond(stream: message.stream, reply, body: bytes("echo:" + String(buffer: message.body)))
+        }
+        pair.run()
+        let stream = try? pair.client.sendRequest(apnsRequest(), body: bytes(#"{"aps":{"alert":"hi"}}"#), tag: 42)
+        #expect(stream == 1)
+        pair.run()
+        pair.forgetSettings()
+        let token = String(repeating: "ab", count: 32)
+        #expect(
+            pair.serverSeen == [
+                .message(
+                    stream: 1,
+                    tag: 0,
+                    status: 0,
+                    headers: [
+                        ":method: POST", ":scheme: https", ":path: /3/device/\(token)",
+                        ":authority: api.push.apple.com", "apns-topic: com.example.app", "apns-push-type: alert",
+                    ],
+                    body: #"{"aps":{"alert":"hi"}}"#,
+                    bodyLength: 22
+                )
+            ]
+        )
+        #expect(
+            pair.clientSeen == [
+                .message(
+                    stream: 1,
+                    tag: 42,
+                    status: 200,
+                    headers: [":status: 200", "apns-id: 6E1F6F4A-0000-4000-8000-000000000001"],
+                    body: #"echo:{"aps":{"alert":"hi"}}"#,
+                    bodyLength: 27
+                )
+            ]
+        )
+        #expect(pair.client.openStreams == 0)
+        #expect(pair.server.openStreams == 0)
+    }
+
+    @Test func theClientFollowsTheServersConcurrencyLimitAsItChanges() throws {
+        var server = HTTP2Connection.Configuration()
+        server.maxConcurrentStreams = 1
+        var pair = ConnectionPair(server: server)
+        pair.respond = { _, _ in }  // hold every stream open
+        pair.run()
+        #expect(pair.clientSeen == [.settings(maxConcurrentStreams: 1)])
+        #expect(pair.client.availableStreams == 1)
+        try pair.client.sendRequest(apnsRequest(), body: bytes("{}"))
+        #expect(throws: HTTP2Connection.OpenError.atCapacity) { try pair.client.sendRequest(apnsRequest(), body: nil) }
+        pair.run()
+        // APNs raises the limit after the first authenticated request.
+        pair.server.setMaxConcurrentStreams(1000)
+        pair.run()
+        #expect(pair.clientSeen.last == .settings(maxConcurrentStreams: 1000))
+        #expect(pair.client.availableStreams == 999)
+        for _ in 0..<999 { try pair.client.sendRequest(apnsRequest(), body: bytes("{}")) }
+        #expect(throws: HTTP2Connection.OpenError.atCapacity) { try pair.client.sendRequest(apnsRequest(), body: nil) }
+        pair.run()
+        #expect(pair.server.openStreams == 1000)
+        #expect(pair.serverSeen.count { if case .message = $0 { true } else { false } } == 1000)
+    }
+
+    @Test func streamsOverTheLimitAreRefused() {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxConcurrentStreams = 2
+        var encoder = HPACKEncoder()
+        let request = [(":method", "POST"), (":scheme", "http"), (":path", "/"), (":authority", "x")]
+        var input = RawFrame.clientStart
+        for stream in [1, 3, 5] as [UInt32] {
+            input += RawFrame.headers(stream: stream, block: RawFrame.block(request, encoder: &encoder), endStream: false)
+        }
+        let (events, written) = feedServer(input, configuration: configuration)
+        #expect(written.resets == [5: .refusedStream])
+        #expect(written.goAway == nil)
+        #expect(!events.contains(.connectionError(.protocolError)))
+    }
+
+    @Test func bodiesLargerThanEveryWindowArriveWhole() throws {
+        var small = HTTP2Connection.Configuration()
+        small.initialWindowSize = 65_535
+        small.connectionWindowSize = 65_535
+        small.maxBodySize = 1 << 20
+        var pair = ConnectionPair(client: small, server: small)
+        pair.respond = { message, connection in
+            // Echo the body back: the server's sending side is flow-controlled too.
+            connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: message.body)
+        }
+        pair.run()
+        let body = String((0..<300_000).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+        try pair.client.sendRequest(apnsRequest(), body: bytes(body), tag: 1)
+        try pair.client.sendRequest(apnsRequest(), body: bytes(String(body.prefix(100_000))), tag: 2)
+        pair.run(rounds: 1000)
+        pair.forgetSettings()
+        let echoed = pair.clientSeen.compactMap { seen -> (UInt64, Int)? in
+            if case .message(_, let tag, _, _, _, let length) = seen { return (tag, length) }
+            return nil
+        }
+        #expect(echoed.map(\.0).sorted() == [1, 2])
+        #expect(echoed.first { $0.0 == 1 }?.1 == 300_000)
+        #expect(echoed.first { $0.0 == 2 }?.1 == 100_000)
+        #expect(pair.client.openStreams == 0)
+    }
+
+    @Test func goAwayRefusesTheStreamsAboveItsLastStream() throws {
+        var pair = ConnectionPair()
+        pair.respond = { _, _ in }
+        pair.run()
+        for tag in 1...4 as ClosedRange<UInt64> { try pair.client.sendRequest(apnsRequest(), body: bytes("{}"), tag: tag) }
+        pair.run()
+        // The server has seen streams 1, 3, 5, 7; it says it processed up to 3.
+        pair.server.goAway(code: .noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8))
+        pair.run()
+        pair.forgetSettings()
+        #expect(pair.clientSeen.first == .goAway(lastStream: 7, code: .noError, debug: #"{"reason":"Shutdown"}"#))
+        #expect(throws: HTTP2Connection.OpenError.goingAway) { try pair.client.sendRequest(apnsRequest(), body: nil) }
+        #expect(pair.client.openStreams == 4)
+    }
+
+    @Test func goAwayWithALowerLastStreamHandsBackTheUnprocessedRequests() throws {
+        var client = HTTP2Connection(role: .client)
+        try client.sendRequest(apnsRequest(), body: nil, tag: 10)
+        try client.sendRequest(apnsRequest(), body: nil, tag: 11)
+        try client.sendRequest(apnsRequest(), body: nil, tag: 12)
+        var input = ByteBuffer(bytes: RawFrame.settings())
+        input.writeBytes(RawFrame.frame(type: 7, flags: 0, stream: 0, payload: [0, 0, 0, 1, 0, 0, 0, 0]))
+        var events: [Seen] = []
+        while let event = client.nextEvent(from: &input) { events.append(Seen(event)) }
+        #expect(
+            events == [
+                .settings(maxConcurrentStreams: nil), .goAway(lastStream: 1, code: .noError, debug: ""),
+                .reset(stream: 3, tag: 11, code: .refusedStream, byPeer: true),
+                .reset(stream: 5, tag: 12, code: .refusedStream, byPeer: true),
+            ]
+        )
+        #expect(client.openStreams == 1)
+        #expect(!client.isFinished)
+    }
+
+    @Test func pingIsAnswered() {
+        var pair = ConnectionPair()
+        pair.run()
+        pair.client.ping(opaque: 0x0102_0304_0506_0708)
+        pair.run()
+        #expect(pair.clientSeen.last == .pingAck(0x0102_0304_0506_0708))
+    }
+
+    @Test func anInformationalResponseThatEndsTheStreamIsMalformed() throws {
+        var pair = ConnectionPair()
+        pair.respond = { message, connection in
+            connection.respond(stream: message.stream, HTTP2Fields([(":status", "100")]), body: nil)
+        }
+        pair.run()
+        // A 100 with END_STREAM is malformed: the client resets the stream.
+        try pair.client.sendRequest(apnsRequest(), body: nil, tag: 5)
+        pair.run()
+        pair.forgetSettings()
+        #expect(pair.clientSeen == [.reset(stream: 1, tag: 5, code: .protocolError, byPeer: false)])
+    }
+
+    @Test func repeatedRequestsCostAFewBytesEach() throws {
+        var pair = ConnectionPair()
+        pair.run()
+        try pair.client.sendRequest(apnsRequest(), body: nil)
+        let first = pair.client.outbound.readableBytes
+        pair.client.outbound.clear()
+        try pair.client.sendRequest(apnsRequest(), body: nil)
+        let second = pair.client.outbound.readableBytes
+        // 9 bytes of frame header; :path is the only field not served from the tables.
+        #expect(first > 100)
+        #expect(second < 9 + 6 + 50)
+    }
+}
