@@ -56,6 +56,28 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
         ),
+        .executableTarget(
+            name: "HTTP2Benchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "FanoutHTTP2", package: fanout),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/HTTP2Benchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        ),
+        // The HTTP/2 server and client as programs, for scripts/bench-http2.sh.
+        .executableTarget(
+            name: "h2bench",
+            dependencies: [
+                .product(name: "FanoutHTTP2", package: fanout),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tools/H2Bench"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,8 +7,19 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "Test peers (PyPI): Python's hpack and hyperframe, HTTP/2 pieces nobody here wrote"
-python3 -m pip install --quiet --disable-pip-version-check 'hpack==4.1.0' 'hyperframe==6.1.0'
+step "Test peers: HTTP/2 programs nobody here wrote (Debian: nghttp2's h2load, nghttpd, nghttp; curl; openssl)"
+missing=()
+for program in h2load:nghttp2-client nghttp:nghttp2-client nghttpd:nghttp2-server curl:curl openssl:openssl; do
+    command -v "${program%%:*}" >/dev/null || missing+=("${program#*:}")
+done
+if ((${#missing[@]})); then
+    sudo=$( ((EUID == 0)) || echo sudo)
+    $sudo apt-get update
+    $sudo apt-get install -y "${missing[@]}"
+fi
+
+step "Test peers (PyPI): Python's h2, hpack and hyperframe"
+python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0'
 
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
@@ -17,9 +28,9 @@ step "Tests"
 swift test --skip-build
 
 step "Format (swift format lint --strict)"
-swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift
+swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Benchmarks/Tools Package.swift Benchmarks/Package.swift
 
-step "Allocation gate: 0 mallocs per notification, per token and per HPACK header block (Benchmarks/Thresholds)"
+step "Allocation gate: 0 mallocs per notification, per token, per HPACK block and per HTTP/2 exchange (Benchmarks/Thresholds)"
 # Malloc counts are deterministic, so CI can gate on them; timing is never gated here.
 (cd Benchmarks && FANOUT_BENCHMARK_METRICS=malloc swift package benchmark thresholds check --no-progress --filter 'Fanout.*|Token.*')
 

@@ -124,7 +124,8 @@ public struct HPACKDecoder {
 
     /// The field at `index`: 1...61 static, then the dynamic table, newest first. The views
     /// are valid until the table next changes.
-    private func entry(_ index: Int) throws(HPACKError) -> (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    private func entry(_ index: Int) throws(HPACKError) -> (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    {
         if index >= 1 && index <= HPACKStaticTable.count { return HPACKStaticTable.entries[index - 1] }
         let dynamic = index - HPACKStaticTable.count - 1
         guard index >= 1 && dynamic < table.count else { throw .invalidIndex(index) }

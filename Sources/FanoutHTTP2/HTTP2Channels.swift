@@ -12,14 +12,20 @@ public enum HTTP2Transport: Sendable {
     public static func tlsServer(certificateFile: String, keyFile: String) throws -> HTTP2Transport {
         let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain,
+            privateKey: .privateKey(key)
+        )
         configuration.applicationProtocols = ["h2"]
         return .tls(try NIOSSLContext(configuration: configuration))
     }
 
     /// A client's TLS, asking for ALPN `h2`: trusting the system's roots, the certificates in
     /// `trustedCertificatesFile`, or (loopback tests only) any certificate.
-    public static func tlsClient(trustedCertificatesFile: String? = nil, insecure: Bool = false) throws -> HTTP2Transport {
+    public static func tlsClient(
+        trustedCertificatesFile: String? = nil,
+        insecure: Bool = false
+    ) throws -> HTTP2Transport {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.applicationProtocols = ["h2"]
         if let trustedCertificatesFile { configuration.trustRoots = .file(trustedCertificatesFile) }

@@ -23,6 +23,9 @@ public struct HTTP2Connection {
         public var maxConcurrentStreams: UInt32 = 1000
         /// The most streams we open at once, whatever the peer allows (client).
         public var maxOutboundStreams: Int = 1000
+        /// The peer's limit assumed until its SETTINGS arrive: RFC 9113 §6.5.2's recommended
+        /// minimum, as nghttp2 assumes; opening more risks REFUSED_STREAM.
+        public var assumedPeerMaxConcurrentStreams: Int = 100
         /// SETTINGS_INITIAL_WINDOW_SIZE: what the peer may send on a stream before we
         /// update the window.
         public var initialWindowSize: UInt32 = 1 << 20
@@ -142,7 +145,10 @@ public struct HTTP2Connection {
     /// How many more streams this side may open now (client).
     public var availableStreams: Int {
         guard receivedGoAway == nil, sentGoAway == nil, error == nil else { return 0 }
-        let peerLimit = remoteSettings.maxConcurrentStreams.map { Int($0) } ?? Int.max
+        let peerLimit =
+            settingsReceived
+            ? remoteSettings.maxConcurrentStreams.map { Int($0) } ?? Int.max
+            : configuration.assumedPeerMaxConcurrentStreams
         return max(0, min(peerLimit, configuration.maxOutboundStreams) - streams.count)
     }
 
@@ -315,10 +321,7 @@ extension HTTP2Connection {
             do throws(HPACKError) {
                 try hpackDecoder.decode(bytes) { name, value, _ in
                     validator.check(name: name, value: value)
-                    storage.writeInteger(UInt16(truncatingIfNeeded: name.count))
-                    storage.writeInteger(UInt16(truncatingIfNeeded: value.count))
-                    storage.writeBytes(name)
-                    storage.writeBytes(value)
+                    HTTP2HeaderList.append(name: name, value: value, to: &storage)
                 }
                 return nil
             } catch {
@@ -452,18 +455,26 @@ extension HTTP2Connection {
         return .remoteSettingsChanged(remoteSettings)
     }
 
-    private mutating func receiveGoAway(_ lastStream: UInt32, _ code: HTTP2ErrorCode, _ debugData: ByteBuffer) -> HTTP2Event? {
+    private mutating func receiveGoAway(
+        _ lastStream: UInt32,
+        _ code: HTTP2ErrorCode,
+        _ debugData: ByteBuffer
+    ) -> HTTP2Event? {
         receivedGoAway = min(lastStream, receivedGoAway ?? lastStream)
         // Streams we opened above `lastStream` were not processed: they may be sent again.
         for slot in streams.openSlots {
             let stream = streams[slot].id
             let ours = (stream & 1 == 1) == (role == .client)
             guard ours, stream > lastStream else { continue }
-            queuedEvents.append(.streamReset(stream: stream, tag: streams[slot].tag, code: .refusedStream, byPeer: true))
+            queuedEvents.append(
+                .streamReset(stream: stream, tag: streams[slot].tag, code: .refusedStream, byPeer: true)
+            )
             close(slot)
         }
         queuedEvents.sort { lhs, rhs in
-            guard case .streamReset(let left, _, _, _) = lhs, case .streamReset(let right, _, _, _) = rhs else { return false }
+            guard case .streamReset(let left, _, _, _) = lhs, case .streamReset(let right, _, _, _) = rhs else {
+                return false
+            }
             return left < right
         }
         return .goAway(lastStream: lastStream, code: code, debugData: debugData)
@@ -506,7 +517,12 @@ extension HTTP2Connection {
         self.error = error
         let reason = Array(error.reason.utf8)
         reason.withUnsafeBytes { reason in
-            HTTP2FrameEncoder.writeGoAway(lastStream: highestPeerStream, code: error.code, debugData: reason, into: &outbound)
+            HTTP2FrameEncoder.writeGoAway(
+                lastStream: highestPeerStream,
+                code: error.code,
+                debugData: reason,
+                into: &outbound
+            )
         }
         sentGoAway = highestPeerStream
         return .connectionError(error)
@@ -562,7 +578,12 @@ extension HTTP2Connection {
     public mutating func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) {
         guard error == nil else { return }
         debugData.withUnsafeBytes { debugData in
-            HTTP2FrameEncoder.writeGoAway(lastStream: highestPeerStream, code: code, debugData: debugData, into: &outbound)
+            HTTP2FrameEncoder.writeGoAway(
+                lastStream: highestPeerStream,
+                code: code,
+                debugData: debugData,
+                into: &outbound
+            )
         }
         sentGoAway = highestPeerStream
     }

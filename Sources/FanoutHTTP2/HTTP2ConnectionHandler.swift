@@ -75,7 +75,13 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             process(&partial)
             partial.discardReadBytes()
         }
+        // A long burst of reads (1000 streams on one connection) should not hold every answer
+        // back until it ends: the peer would sit idle waiting for them.
+        if connection.outbound.readableBytes >= Self.earlyWriteBytes { flush(context) }
     }
+
+    /// Queued bytes that are written without waiting for the end of the read burst.
+    static var earlyWriteBytes: Int { 2 * 1024 }
 
     private func process(_ bytes: inout ByteBuffer) {
         while let event = connection.nextEvent(from: &bytes) {

@@ -15,6 +15,23 @@ public struct HTTP2HeaderList: Sendable {
         self.storage = storage
     }
 
+    /// Appends one field record to `storage`, in one write.
+    @inline(__always)
+    static func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to storage: inout ByteBuffer) {
+        let length = 4 + name.count + value.count
+        storage.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { out in
+            out[0] = UInt8(truncatingIfNeeded: name.count >> 8)
+            out[1] = UInt8(truncatingIfNeeded: name.count)
+            out[2] = UInt8(truncatingIfNeeded: value.count >> 8)
+            out[3] = UInt8(truncatingIfNeeded: value.count)
+            if name.count > 0 { (out.baseAddress! + 4).copyMemory(from: name.baseAddress!, byteCount: name.count) }
+            if value.count > 0 {
+                (out.baseAddress! + 4 + name.count).copyMemory(from: value.baseAddress!, byteCount: value.count)
+            }
+            return length
+        }
+    }
+
     /// Calls `body` with each field's name and value, in order; the views are valid during the call.
     public func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
         storage.withUnsafeReadableBytes { bytes in

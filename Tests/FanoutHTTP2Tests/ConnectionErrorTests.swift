@@ -21,18 +21,28 @@ import Testing
     }
 
     static let connectionCases: [ConnectionCase] = [
-        .init(name: "no connection preface", input: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), code: .protocolError),
+        .init(
+            name: "no connection preface",
+            input: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+            code: .protocolError
+        ),
         .init(
             name: "first frame not SETTINGS",
-            input: http2ConnectionPreface + RawFrame.frame(type: 6, flags: 0, stream: 0, payload: [UInt8](repeating: 0, count: 8)),
+            input: http2ConnectionPreface
+                + RawFrame.frame(type: 6, flags: 0, stream: 0, payload: [UInt8](repeating: 0, count: 8)),
             code: .protocolError
         ),
         .init(
             name: "frame over SETTINGS_MAX_FRAME_SIZE",
-            input: RawFrame.clientStart + RawFrame.data(stream: 1, [UInt8](repeating: 0, count: 100_001), endStream: true),
+            input: RawFrame.clientStart
+                + RawFrame.data(stream: 1, [UInt8](repeating: 0, count: 100_001), endStream: true),
             code: .frameSizeError
         ),
-        .init(name: "DATA on an idle stream", input: RawFrame.clientStart + RawFrame.data(stream: 1, [1], endStream: true), code: .protocolError),
+        .init(
+            name: "DATA on an idle stream",
+            input: RawFrame.clientStart + RawFrame.data(stream: 1, [1], endStream: true),
+            code: .protocolError
+        ),
         .init(name: "HEADERS on an even stream", input: RawFrame.clientStart + headers(2), code: .protocolError),
         .init(
             name: "HEADERS on a closed stream",
@@ -51,27 +61,74 @@ import Testing
                 + RawFrame.data(stream: 1, [1], endStream: false),
             code: .protocolError
         ),
-        .init(name: "PUSH_PROMISE from a client", input: RawFrame.clientStart + RawFrame.frame(type: 5, flags: 4, stream: 1, payload: [0, 0, 0, 2]), code: .protocolError),
-        .init(name: "SETTINGS with a bad length", input: http2ConnectionPreface + RawFrame.frame(type: 4, flags: 0, stream: 0, payload: [0, 3, 0]), code: .frameSizeError),
-        .init(name: "SETTINGS_ENABLE_PUSH of 2", input: http2ConnectionPreface + RawFrame.settings([(2, 2)]), code: .protocolError),
-        .init(name: "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1", input: http2ConnectionPreface + RawFrame.settings([(4, 0x8000_0000)]), code: .flowControlError),
-        .init(name: "SETTINGS_MAX_FRAME_SIZE under 16384", input: http2ConnectionPreface + RawFrame.settings([(5, 100)]), code: .protocolError),
+        .init(
+            name: "PUSH_PROMISE from a client",
+            input: RawFrame.clientStart + RawFrame.frame(type: 5, flags: 4, stream: 1, payload: [0, 0, 0, 2]),
+            code: .protocolError
+        ),
+        .init(
+            name: "SETTINGS with a bad length",
+            input: http2ConnectionPreface + RawFrame.frame(type: 4, flags: 0, stream: 0, payload: [0, 3, 0]),
+            code: .frameSizeError
+        ),
+        .init(
+            name: "SETTINGS_ENABLE_PUSH of 2",
+            input: http2ConnectionPreface + RawFrame.settings([(2, 2)]),
+            code: .protocolError
+        ),
+        .init(
+            name: "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1",
+            input: http2ConnectionPreface + RawFrame.settings([(4, 0x8000_0000)]),
+            code: .flowControlError
+        ),
+        .init(
+            name: "SETTINGS_MAX_FRAME_SIZE under 16384",
+            input: http2ConnectionPreface + RawFrame.settings([(5, 100)]),
+            code: .protocolError
+        ),
         .init(
             name: "connection window over 2^31-1",
             input: RawFrame.clientStart + RawFrame.windowUpdate(stream: 0, increment: 0x7FFF_FFFF),
             code: .flowControlError
         ),
-        .init(name: "WINDOW_UPDATE of 0 on the connection", input: RawFrame.clientStart + RawFrame.windowUpdate(stream: 0, increment: 0), code: .protocolError),
+        .init(
+            name: "WINDOW_UPDATE of 0 on the connection",
+            input: RawFrame.clientStart + RawFrame.windowUpdate(stream: 0, increment: 0),
+            code: .protocolError
+        ),
         .init(
             name: "DATA beyond the connection window",
-            input: RawFrame.clientStart + headers(1) + RawFrame.data(stream: 1, [UInt8](repeating: 0, count: 70_000), endStream: false),
+            input: RawFrame.clientStart + headers(1)
+                + RawFrame.data(stream: 1, [UInt8](repeating: 0, count: 70_000), endStream: false),
             code: .flowControlError
         ),
-        .init(name: "HPACK index beyond the tables", input: RawFrame.clientStart + RawFrame.headers(stream: 1, block: [0xFF, 0x00], endStream: true), code: .compressionError),
-        .init(name: "HPACK table size over the setting", input: RawFrame.clientStart + RawFrame.headers(stream: 1, block: [0x3F, 0xE1, 0x7F], endStream: true), code: .compressionError),
-        .init(name: "RST_STREAM on an idle stream", input: RawFrame.clientStart + RawFrame.frame(type: 3, flags: 0, stream: 9, payload: [0, 0, 0, 8]), code: .protocolError),
-        .init(name: "PING of 7 bytes", input: RawFrame.clientStart + RawFrame.frame(type: 6, flags: 0, stream: 0, payload: [UInt8](repeating: 0, count: 7)), code: .frameSizeError),
-        .init(name: "GOAWAY on a stream", input: RawFrame.clientStart + RawFrame.frame(type: 7, flags: 0, stream: 1, payload: [UInt8](repeating: 0, count: 8)), code: .protocolError),
+        .init(
+            name: "HPACK index beyond the tables",
+            input: RawFrame.clientStart + RawFrame.headers(stream: 1, block: [0xFF, 0x00], endStream: true),
+            code: .compressionError
+        ),
+        .init(
+            name: "HPACK table size over the setting",
+            input: RawFrame.clientStart + RawFrame.headers(stream: 1, block: [0x3F, 0xE1, 0x7F], endStream: true),
+            code: .compressionError
+        ),
+        .init(
+            name: "RST_STREAM on an idle stream",
+            input: RawFrame.clientStart + RawFrame.frame(type: 3, flags: 0, stream: 9, payload: [0, 0, 0, 8]),
+            code: .protocolError
+        ),
+        .init(
+            name: "PING of 7 bytes",
+            input: RawFrame.clientStart
+                + RawFrame.frame(type: 6, flags: 0, stream: 0, payload: [UInt8](repeating: 0, count: 7)),
+            code: .frameSizeError
+        ),
+        .init(
+            name: "GOAWAY on a stream",
+            input: RawFrame.clientStart
+                + RawFrame.frame(type: 7, flags: 0, stream: 1, payload: [UInt8](repeating: 0, count: 8)),
+            code: .protocolError
+        ),
     ]
 
     @Test(arguments: connectionCases)
@@ -96,15 +153,51 @@ import Testing
     }
 
     static let streamCases: [StreamCase] = [
-        .init(name: "uppercase field name", input: headers(1, request + [("Apns-Topic", "x")], endStream: true), code: .protocolError),
-        .init(name: "no :path", input: headers(1, Array(request.filter { $0.0 != ":path" }), endStream: true), code: .protocolError),
-        .init(name: "empty :path", input: headers(1, [(":method", "POST"), (":scheme", "http"), (":path", "")], endStream: true), code: .protocolError),
-        .init(name: ":status in a request", input: headers(1, request + [(":status", "200")], endStream: true), code: .protocolError),
-        .init(name: "unknown pseudo-header", input: headers(1, request + [(":protocol", "x")], endStream: true), code: .protocolError),
-        .init(name: "pseudo-header after a regular field", input: headers(1, [("a", "b")] + request, endStream: true), code: .protocolError),
-        .init(name: "duplicate :method", input: headers(1, request + [(":method", "GET")], endStream: true), code: .protocolError),
-        .init(name: "connection-specific field", input: headers(1, request + [("connection", "keep-alive")], endStream: true), code: .protocolError),
-        .init(name: "te other than trailers", input: headers(1, request + [("te", "gzip")], endStream: true), code: .protocolError),
+        .init(
+            name: "uppercase field name",
+            input: headers(1, request + [("Apns-Topic", "x")], endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "no :path",
+            input: headers(1, Array(request.filter { $0.0 != ":path" }), endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "empty :path",
+            input: headers(1, [(":method", "POST"), (":scheme", "http"), (":path", "")], endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: ":status in a request",
+            input: headers(1, request + [(":status", "200")], endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "unknown pseudo-header",
+            input: headers(1, request + [(":protocol", "x")], endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "pseudo-header after a regular field",
+            input: headers(1, [("a", "b")] + request, endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "duplicate :method",
+            input: headers(1, request + [(":method", "GET")], endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "connection-specific field",
+            input: headers(1, request + [("connection", "keep-alive")], endStream: true),
+            code: .protocolError
+        ),
+        .init(
+            name: "te other than trailers",
+            input: headers(1, request + [("te", "gzip")], endStream: true),
+            code: .protocolError
+        ),
         .init(
             name: "content-length that does not match",
             input: headers(1, request + [("content-length", "5")]) + RawFrame.data(stream: 1, [1, 2], endStream: true),
@@ -120,14 +213,26 @@ import Testing
             input: headers(1) + headers(1, [("x-trailer", "1")], endStream: false),
             code: .protocolError
         ),
-        .init(name: "WINDOW_UPDATE of 0 on a stream", input: headers(1) + RawFrame.windowUpdate(stream: 1, increment: 0), code: .protocolError),
-        .init(name: "stream window over 2^31-1", input: headers(1) + RawFrame.windowUpdate(stream: 1, increment: 0x7FFF_FFFF), code: .flowControlError),
+        .init(
+            name: "WINDOW_UPDATE of 0 on a stream",
+            input: headers(1) + RawFrame.windowUpdate(stream: 1, increment: 0),
+            code: .protocolError
+        ),
+        .init(
+            name: "stream window over 2^31-1",
+            input: headers(1) + RawFrame.windowUpdate(stream: 1, increment: 0x7FFF_FFFF),
+            code: .flowControlError
+        ),
         .init(
             name: "DATA beyond the stream window",
             input: headers(1) + RawFrame.data(stream: 1, [UInt8](repeating: 0, count: 70_000), endStream: false),
             code: .flowControlError
         ),
-        .init(name: "PRIORITY of 4 bytes", input: RawFrame.frame(type: 2, flags: 0, stream: 1, payload: [0, 0, 0, 0]), code: .frameSizeError),
+        .init(
+            name: "PRIORITY of 4 bytes",
+            input: RawFrame.frame(type: 2, flags: 0, stream: 1, payload: [0, 0, 0, 0]),
+            code: .frameSizeError
+        ),
     ]
 
     @Test(arguments: streamCases)
@@ -142,7 +247,10 @@ import Testing
             #expect(!events.contains { if case .message = $0 { true } else { false } })
         }
         // The connection goes on: a later request on stream 3 is answered as usual.
-        let (after, _) = feedServer(RawFrame.clientStart + testCase.input + Self.headers(3, endStream: true), configuration: configuration)
+        let (after, _) = feedServer(
+            RawFrame.clientStart + testCase.input + Self.headers(3, endStream: true),
+            configuration: configuration
+        )
         #expect(after.contains { if case .message(stream: 3, _, _, _, _, _) = $0 { true } else { false } })
     }
 
@@ -182,7 +290,9 @@ import Testing
                 let payload = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
                 input += RawFrame.frame(type: type, flags: flags, stream: stream, payload: payload)
             }
-            if round % 3 == 0 { input += (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+            if round % 3 == 0 {
+                input += (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            }
             let (events, _) = feedServer(input)
             _ = events
             var client = HTTP2Connection(role: .client)

@@ -118,7 +118,9 @@ enum RawFrame {
             type: 4,
             flags: 0,
             stream: 0,
-            payload: pairs.flatMap { withUnsafeBytes(of: $0.0.bigEndian, Array.init) + withUnsafeBytes(of: $0.1.bigEndian, Array.init) }
+            payload: pairs.flatMap {
+                withUnsafeBytes(of: $0.0.bigEndian, Array.init) + withUnsafeBytes(of: $0.1.bigEndian, Array.init)
+            }
         )
     }
 

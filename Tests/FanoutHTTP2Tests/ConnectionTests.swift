@@ -78,7 +78,11 @@ import Testing
         let request = [(":method", "POST"), (":scheme", "http"), (":path", "/"), (":authority", "x")]
         var input = RawFrame.clientStart
         for stream in [1, 3, 5] as [UInt32] {
-            input += RawFrame.headers(stream: stream, block: RawFrame.block(request, encoder: &encoder), endStream: false)
+            input += RawFrame.headers(
+                stream: stream,
+                block: RawFrame.block(request, encoder: &encoder),
+                endStream: false
+            )
         }
         let (events, written) = feedServer(input, configuration: configuration)
         #expect(written.resets == [5: .refusedStream])
@@ -116,7 +120,9 @@ import Testing
         var pair = ConnectionPair()
         pair.respond = { _, _ in }
         pair.run()
-        for tag in 1...4 as ClosedRange<UInt64> { try pair.client.sendRequest(apnsRequest(), body: bytes("{}"), tag: tag) }
+        for tag in 1...4 as ClosedRange<UInt64> {
+            try pair.client.sendRequest(apnsRequest(), body: bytes("{}"), tag: tag)
+        }
         pair.run()
         // The server has seen streams 1, 3, 5, 7; it says it processed up to 3.
         pair.server.goAway(code: .noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8))

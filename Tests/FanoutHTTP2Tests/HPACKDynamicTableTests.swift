@@ -46,9 +46,11 @@ import Testing
             } else {
                 // Lengths from empty to over a quarter of the table, biased to the small ones.
                 let limit = random.next() % 8 == 0 ? 1200 : 60
-                let name = (0..<Int(random.next() % UInt64(limit))).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                let name = (0..<Int(random.next() % UInt64(limit))).map { _ in UInt8(truncatingIfNeeded: random.next())
+                }
                 let value = (0..<Int(random.next() % UInt64(limit))).map { _ in UInt8(truncatingIfNeeded: step) }
-                name.withUnsafeBytes { name in value.withUnsafeBytes { value in table.insert(name: name, value: value) } }
+                name.withUnsafeBytes { name in value.withUnsafeBytes { value in table.insert(name: name, value: value) }
+                }
                 model.insert(name, value)
             }
             Self.check(table, model)

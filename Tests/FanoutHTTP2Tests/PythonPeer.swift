@@ -10,28 +10,9 @@ enum PythonPeer {
     }
 
     static func run(_ script: String, _ arguments: [String], input: String = "") throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", path(script)] + arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
-            Issue.record("\(script) did not finish in 30 s")
-        }
-        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(script): \(errors)")
-        return String(decoding: output, as: UTF8.self)
+        let result = try PeerProcess.run("python3", [path(script)] + arguments, input: Data(input.utf8))
+        #expect(result.status == 0, "\(script): \(result.errors)")
+        return result.output
     }
 }
 

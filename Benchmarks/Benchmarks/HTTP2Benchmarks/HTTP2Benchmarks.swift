@@ -1,0 +1,129 @@
+import Benchmark
+import FanoutHTTP2
+import Foundation
+import NIOCore
+
+// One APNs request/response exchange over an in-memory Fanout client ↔ server pair: the client
+// encodes HEADERS (a new device token in :path each time) and a 280-byte DATA frame, the server
+// decodes and validates them and answers 200 with an apns-id, the client decodes the response.
+// Both connections' whole state machines run; only the socket is missing. In steady state an
+// exchange must not allocate (CI gates mallocs at 0).
+
+/// APNs request fields: the shared ones from a list, the device path from reused bytes.
+struct APNsRequest: HTTP2HeaderFields {
+    let shared: HTTP2Fields
+    /// "/3/device/" and 64 hex digits, rewritten for each device.
+    var path: [UInt8]
+
+    init() {
+        shared = HTTP2Fields([
+            (":method", "POST"), (":scheme", "https"), (":authority", "api.push.apple.com"),
+            ("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-priority", "10"),
+            ("apns-expiration", "0"),
+            (
+                "authorization",
+                "bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.eyJpc3MiOiJERUYxMjNHSElKIiwiaWF0IjoxNzAwMDAwMDAwfQ.c2lnbmF0dXJl"
+            ),
+        ])
+        path = Array("/3/device/".utf8) + [UInt8](repeating: UInt8(ascii: "0"), count: 64)
+    }
+
+    static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Writes device `index`'s token into the path.
+    mutating func select(device index: Int) {
+        let digits = Self.digits
+        var value = UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15
+        for position in 0..<16 {
+            path[10 + position] = digits[Int(value & 0xF)]
+            value >>= 4
+        }
+    }
+
+    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
+        path.withUnsafeBytes { path in
+            let name: StaticString = ":path"
+            encoder.encode(
+                name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
+                value: path,
+                indexing: .withoutIndexing,
+                into: &buffer
+            )
+        }
+        shared.encode(with: &encoder, into: &buffer)
+    }
+}
+
+/// A client and a server joined in memory.
+struct Exchange {
+    var client = HTTP2Connection(role: .client)
+    var server = HTTP2Connection(role: .server)
+    var request = APNsRequest()
+    let response = HTTP2Fields([(":status", "200"), ("apns-id", "6E1F6F4A-9C2B-4D8E-A1B3-0C5D7E9F1A2B")])
+    let body: ByteBuffer
+    var device = 0
+    var statusSum = 0
+
+    init() {
+        let poll = FileManager.default.contents(atPath: Exchange.fixture("poll.json"))!
+        body = ByteBuffer(bytes: poll)
+        for _ in 0..<4 { run() }  // the handshake
+    }
+
+    static func fixture(_ name: String) -> String {
+        var path = #filePath
+        for _ in 0..<4 { path = String(path[..<path.lastIndex(of: "/")!]) }
+        return path + "/fixtures/" + name
+    }
+
+    /// The "socket": a connection's outbound buffer is swapped with this one, read by the
+    /// peer, then cleared, so each buffer stays uniquely held and is reused (as NIO does once
+    /// a write has gone out).
+    var wire = ByteBufferAllocator().buffer(capacity: 64 * 1024)
+
+    /// Moves bytes both ways once; the server answers every request.
+    mutating func run() {
+        swap(&wire, &client.outbound)
+        while let event = server.nextEvent(from: &wire) {
+            if case .message(let request) = event {
+                statusSum &+= request.bodyLength
+                server.respond(stream: request.stream, response, body: nil)
+            }
+        }
+        wire.clear()
+        swap(&wire, &server.outbound)
+        while let event = client.nextEvent(from: &wire) {
+            if case .message(let response) = event { statusSum &+= response.status }
+        }
+        wire.clear()
+    }
+
+    /// One request and its response.
+    mutating func exchange() {
+        request.select(device: device)
+        device &+= 1
+        _ = try? client.sendRequest(request, body: body)
+        run()
+    }
+}
+
+let benchmarks: @Sendable () -> Void = {
+    // CI gates Fanout's allocations only (FANOUT_BENCHMARK_METRICS=malloc).
+    let mallocOnly = ProcessInfo.processInfo.environment["FANOUT_BENCHMARK_METRICS"] == "malloc"
+    Benchmark.defaultConfiguration = .init(
+        metrics: mallocOnly ? [.mallocCountTotal] : [.wallClock, .mallocCountTotal, .cpuTotal],
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2),
+        thresholds: [.mallocCountTotal: .init(absolute: [.p90: 0])]
+    )
+
+    Benchmark("FanoutHTTP2Exchange-APNsRequest") { benchmark in
+        var exchange = Exchange()
+        // Steady state: stream slots, buffers and the stream index have grown to their size.
+        for _ in 0..<1000 { exchange.exchange() }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { exchange.exchange() }
+        benchmark.stopMeasurement()
+        blackHole(exchange.statusSum)
+    }
+}

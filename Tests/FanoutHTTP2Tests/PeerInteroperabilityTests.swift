@@ -1,0 +1,168 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import FanoutHTTP2
+
+/// Fanout's HTTP/2 against implementations nobody here wrote: h2load, nghttp, curl and
+/// Python's h2 as clients of a Fanout server; nghttpd as the server for Fanout's client; over
+/// cleartext (prior knowledge) and TLS (ALPN h2).
+@Suite(.serialized) struct PeerInteroperabilityTests {
+    static let pollFile = repositoryRoot + "/fixtures/poll.json"
+
+    @Test func h2loadGetsEveryAnswerFromAFanoutServer() throws {
+        let server = try FanoutServer()
+        defer { server.stop() }
+        for (connections, streams) in [(4, 100), (1, 1000)] {
+            let result = try PeerProcess.run(
+                "h2load",
+                [
+                    "-n", "20000", "-c", "\(connections)", "-m", "\(streams)", "-t", "1", "-d", Self.pollFile,
+                    "-H", "apns-topic: com.example.app", "-H", "apns-push-type: alert",
+                    "http://127.0.0.1:\(server.port)/3/device/\(String(repeating: "ab", count: 32))",
+                ]
+            )
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(
+                result.output.contains("requests: 20000 total, 20000 started, 20000 done, 20000 succeeded, 0 failed"),
+                "\(result.output)"
+            )
+            #expect(result.output.contains("status codes: 20000 2xx"), "\(result.output)")
+        }
+    }
+
+    @Test func h2loadOverTLSNegotiatesH2() throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        let server = try FanoutServer(
+            transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key)
+        )
+        defer { server.stop() }
+        let result = try PeerProcess.run(
+            "h2load",
+            [
+                "-n", "2000", "-c", "2", "-m", "100", "-t", "1", "-d", Self.pollFile,
+                "https://127.0.0.1:\(server.port)/3/device/ab",
+            ]
+        )
+        #expect(result.output.contains("Application protocol: h2"), "\(result.output)")
+        #expect(result.output.contains("2000 succeeded, 0 failed"), "\(result.output)")
+    }
+
+    @Test func curlWithPriorKnowledgeAndOverTLS() throws {
+        let server = try FanoutServer()
+        defer { server.stop() }
+        let plain = try PeerProcess.run(
+            "curl",
+            [
+                "-s", "--http2-prior-knowledge", "--max-time", "20", "-d", "@\(Self.pollFile)",
+                "-H", "content-type: application/json", "-w", "\n%{http_version} %{http_code}",
+                "http://127.0.0.1:\(server.port)/3/device/abcd",
+            ]
+        )
+        #expect(plain.output == pollBody + "\n2 200", "\(plain.errors)")
+
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        let tlsServer = try FanoutServer(
+            transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key)
+        )
+        defer { tlsServer.stop() }
+        let tls = try PeerProcess.run(
+            "curl",
+            [
+                "-s", "--http2", "--cacert", certificate.certificate, "--max-time", "20",
+                "-w", "\n%{http_version} %{http_code}", "https://localhost:\(tlsServer.port)/3/device/abcd",
+            ]
+        )
+        #expect(tls.output == "/3/device/abcd\n2 200", "\(tls.errors)")
+    }
+
+    @Test func nghttpSeesSettingsAndAnswers() throws {
+        let server = try FanoutServer()
+        defer { server.stop() }
+        let result = try PeerProcess.run(
+            "nghttp",
+            ["-nv", "-d", Self.pollFile, "-H", ":method: POST", "http://127.0.0.1:\(server.port)/3/device/ab"],
+            timeout: .seconds(30)
+        )
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("[SETTINGS_MAX_CONCURRENT_STREAMS(0x03):1000]"), "\(result.output)")
+        #expect(result.output.contains("recv (stream_id=13) :status: 200"), "\(result.output)")
+        #expect(result.output.contains("x-body-length: \(pollBody.utf8.count)"), "\(result.output)")
+    }
+
+    @Test func pythonH2ClientFlowControlAndPing() throws {
+        let server = try FanoutServer()
+        defer { server.stop() }
+        let output = try PythonPeer.run("h2_client.py", ["\(server.port)"])
+        struct Report: Decodable {
+            var responses: Int
+            var problems: [String]
+            var ping: Bool
+            var max_concurrent_streams: Int?
+        }
+        let report = try JSONDecoder().decode(Report.self, from: Data(output.utf8))
+        #expect(report.responses == 37)
+        #expect(report.problems == [])
+        #expect(report.ping)
+        #expect(report.max_concurrent_streams == 1000)
+    }
+
+    @Test func fanoutClientAgainstNghttpd() throws {
+        let nghttpd = try NghttpdServer()
+        defer { nghttpd.stop() }
+        let fields = HTTP2Fields([
+            (":method", "POST"), (":scheme", "http"), (":path", "/index.html"), (":authority", "127.0.0.1"),
+            ("apns-topic", "com.example.app"),
+        ])
+        // More requests than nghttpd's 100 concurrent streams, with a body each.
+        let results = try sendRequests(
+            port: nghttpd.port,
+            total: 3000,
+            fields: fields,
+            body: ByteBuffer(string: pollBody)
+        )
+        let (responses, resets, error) = results.snapshot
+        #expect(resets.isEmpty)
+        #expect(error == nil)
+        #expect(responses.count == 3000)
+        #expect(responses.values.allSatisfy { $0 == .init(status: 200, body: NghttpdServer.document) })
+    }
+
+    @Test func fanoutClientAgainstNghttpdOverTLS() throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        let nghttpd = try NghttpdServer(certificate: certificate)
+        defer { nghttpd.stop() }
+        let fields = HTTP2Fields([
+            (":method", "GET"), (":scheme", "https"), (":path", "/index.html"), (":authority", "localhost"),
+        ])
+        let results = try sendRequests(
+            port: nghttpd.port,
+            total: 200,
+            fields: fields,
+            body: nil,
+            transport: .tlsClient(trustedCertificatesFile: certificate.certificate)
+        )
+        let (responses, _, error) = results.snapshot
+        #expect(error == nil)
+        #expect(responses.count == 200)
+        #expect(responses.values.allSatisfy { $0 == .init(status: 200, body: NghttpdServer.document) })
+    }
+
+    @Test func aTLSPeerThatDoesNotOfferH2IsRefused() throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        let server = try FanoutServer(
+            transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key)
+        )
+        defer { server.stop() }
+        let result = try PeerProcess.run(
+            "curl",
+            ["-s", "--http1.1", "-k", "--max-time", "20", "-w", "%{http_code}", "https://127.0.0.1:\(server.port)/"]
+        )
+        #expect(result.output == "000")
+        #expect(result.status != 0)
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+/// A program nobody here wrote (h2load, nghttpd, nghttp, curl, python3), run with a bound on
+/// every wait and stopped by the test that started it.
+final class PeerProcess: @unchecked Sendable {
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    struct TimedOut: Error, CustomStringConvertible {
+        var command: String
+        var description: String { "\(command) did not finish in time" }
+    }
+
+    let command: String
+    private let process = Process()
+    private let group = DispatchGroup()
+    private let lock = NSLock()
+    private var outputData = Data()
+    private var errorData = Data()
+
+    /// Starts `executable` (a name looked up on PATH, or a path) with `arguments`.
+    init(_ executable: String, _ arguments: [String], input: Data? = nil, directory: String? = nil) throws {
+        command = ([executable] + arguments).joined(separator: " ")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        // Read while it runs so a full pipe cannot block it.
+        DispatchQueue.global().async(group: group) {
+            let data = stdout.fileHandleForReading.readDataToEndOfFile()
+            self.lock.withLock { self.outputData = data }
+        }
+        DispatchQueue.global().async(group: group) {
+            let data = stderr.fileHandleForReading.readDataToEndOfFile()
+            self.lock.withLock { self.errorData = data }
+        }
+        if let input { stdin.fileHandleForWriting.write(input) }
+        try? stdin.fileHandleForWriting.close()
+    }
+
+    /// Runs a program to its end, within `timeout`.
+    static func run(
+        _ executable: String,
+        _ arguments: [String],
+        input: Data? = nil,
+        timeout: Duration = .seconds(60)
+    ) throws -> Result {
+        let peer = try PeerProcess(executable, arguments, input: input)
+        return try peer.wait(timeout: timeout)
+    }
+
+    /// Waits for the program to end on its own, within `timeout`; stops it otherwise.
+    func wait(timeout: Duration) throws -> Result {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        if process.isRunning {
+            stop()
+            throw TimedOut(command: command)
+        }
+        return collect()
+    }
+
+    /// Stops the program (SIGTERM, then SIGKILL after 5 s) and returns what it wrote.
+    @discardableResult
+    func stop() -> Result {
+        if process.isRunning {
+            process.terminate()
+            let deadline = ContinuousClock.now + .seconds(5)
+            while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        return collect()
+    }
+
+    private func collect() -> Result {
+        _ = group.wait(timeout: .now() + 10)
+        return lock.withLock {
+            Result(
+                status: process.terminationStatus,
+                output: String(decoding: outputData, as: UTF8.self),
+                errors: String(decoding: errorData, as: UTF8.self)
+            )
+        }
+    }
+
+    /// Whether `executable` is on PATH.
+    static func exists(_ executable: String) -> Bool {
+        (try? run("sh", ["-c", "command -v \(executable)"], timeout: .seconds(10)).status) == 0
+    }
+}
+
+/// The repository's root, found from this file's place in it.
+let repositoryRoot: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path
+}()
+
+/// A free TCP port on loopback, by binding port 0 and letting it go.
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Waits until something accepts connections on `port`, within `timeout`.
+func waitForListener(port: Int, timeout: Duration = .seconds(10)) throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        close(fd)
+        if connected == 0 { return }
+        usleep(20_000)
+    }
+    throw PeerProcess.TimedOut(command: "waiting for a listener on port \(port)")
+}
