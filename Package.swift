@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        // A test peer only: Fanout's HTTP/2 is checked against it in process.
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
@@ -78,7 +80,13 @@ let package = Package(
         .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
         .testTarget(
             name: "FanoutHTTP2Tests",
-            dependencies: ["FanoutHTTP2", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "FanoutHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
             exclude: ["Peers"]
         ),
         .testTarget(name: "FanoutTokensTests", dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload"]),
