@@ -44,6 +44,7 @@ public enum HTTP2Channels {
         group: any EventLoopGroup,
         transport: HTTP2Transport = .cleartext,
         configuration: HTTP2Connection.Configuration = .init(),
+        settingsTimeout: TimeAmount = .seconds(10),
         makeDelegate: @escaping @Sendable () -> Delegate
     ) -> EventLoopFuture<any Channel> {
         ServerBootstrap(group: group)
@@ -59,6 +60,7 @@ public enum HTTP2Channels {
                         transport: transport,
                         serverHostname: nil,
                         configuration: configuration,
+                        settingsTimeout: settingsTimeout,
                         delegate: makeDelegate()
                     )
                 }
@@ -74,6 +76,7 @@ public enum HTTP2Channels {
         transport: HTTP2Transport = .cleartext,
         serverHostname: String? = nil,
         configuration: HTTP2Connection.Configuration = .init(),
+        settingsTimeout: TimeAmount = .seconds(10),
         delegate: @escaping @Sendable () -> Delegate
     ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTP2ConnectionHandler<Delegate>>)> {
         ClientBootstrap(group: group)
@@ -87,6 +90,7 @@ public enum HTTP2Channels {
                         transport: transport,
                         serverHostname: serverHostname ?? host,
                         configuration: configuration,
+                        settingsTimeout: settingsTimeout,
                         delegate: delegate()
                     )
                 }
@@ -105,6 +109,7 @@ public enum HTTP2Channels {
         transport: HTTP2Transport,
         serverHostname: String?,
         configuration: HTTP2Connection.Configuration,
+        settingsTimeout: TimeAmount,
         delegate: Delegate
     ) throws -> HTTP2ConnectionHandler<Delegate> {
         let operations = channel.pipeline.syncOperations
@@ -123,6 +128,7 @@ public enum HTTP2Channels {
             role: role,
             configuration: configuration,
             requiresALPN: tls,
+            settingsTimeout: settingsTimeout,
             delegate: delegate
         )
         try operations.addHandler(handler)

@@ -152,6 +152,18 @@ public struct HTTP2Connection {
         return max(0, min(peerLimit, configuration.maxOutboundStreams) - streams.count)
     }
 
+    /// Whether the SETTINGS exchange is still incomplete: the peer's SETTINGS, or its ACK of
+    /// ours, has not arrived.
+    public var isAwaitingSettings: Bool { !settingsReceived || !localSettingsAcknowledged }
+
+    /// Ends the connection with SETTINGS_TIMEOUT if the SETTINGS exchange is still incomplete
+    /// (RFC 9113 §6.5.3); the owner calls this when its timer fires.
+    public mutating func settingsTimerExpired() -> HTTP2Event? {
+        guard error == nil, isAwaitingSettings else { return nil }
+        let missing = settingsReceived ? "the peer did not acknowledge our SETTINGS" : "the peer sent no SETTINGS"
+        return fail(.settingsTimeout, missing)
+    }
+
     /// Whether the connection can carry no more streams and has none open: time to close it.
     public var isFinished: Bool {
         error != nil || ((receivedGoAway != nil || sentGoAway != nil) && streams.count == 0)

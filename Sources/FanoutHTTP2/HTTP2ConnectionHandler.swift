@@ -8,12 +8,16 @@ public protocol HTTP2ConnectionDelegate: SendableMetatype {
     mutating func connectionStarted(_ connection: inout HTTP2Connection)
     /// An event from the peer; the delegate may respond or send more on `connection`.
     mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection)
+    /// The channel's writability changed: a sender stops opening streams while it is not
+    /// writable (the peer or the network is slower than we are) and resumes when it is.
+    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection)
     /// The connection is gone: closed by either side, after a connection error, or lost.
     mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?)
 }
 
 extension HTTP2ConnectionDelegate {
     public mutating func connectionStarted(_ connection: inout HTTP2Connection) {}
+    public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {}
     public mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {}
 }
 
@@ -34,17 +38,22 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var failure: (any Error)?
     /// With TLS, the handshake must have chosen ALPN `h2`.
     private let requiresALPN: Bool
+    /// How long the SETTINGS exchange may take before the connection ends with SETTINGS_TIMEOUT.
+    private let settingsTimeout: TimeAmount
+    private var settingsTimer: Scheduled<Void>?
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
         role: HTTP2Connection.Role,
         configuration: HTTP2Connection.Configuration = .init(),
         requiresALPN: Bool = false,
+        settingsTimeout: TimeAmount = .seconds(10),
         delegate: Delegate
     ) {
         connection = HTTP2Connection(role: role, configuration: configuration)
         self.delegate = delegate
         self.requiresALPN = requiresALPN
+        self.settingsTimeout = settingsTimeout
         partial = ByteBufferAllocator().buffer(capacity: 0)
     }
 
@@ -63,6 +72,23 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         started = true
         delegate.connectionStarted(&connection)
         flush(context)
+        // A peer that never completes the SETTINGS exchange does not hold the connection.
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        settingsTimer = context.eventLoop.scheduleTask(in: settingsTimeout) {
+            handler.value.settingsTimerFired()
+        }
+    }
+
+    private func settingsTimerFired() {
+        guard let context, let event = connection.settingsTimerExpired() else { return }
+        delegate.handle(event, connection: &connection)
+        flush(context)
+    }
+
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        delegate.writabilityChanged(context.channel.isWritable, connection: &connection)
+        flush(context)
+        context.fireChannelWritabilityChanged()
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -122,6 +148,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private func end() {
         guard !ended else { return }
         ended = true
+        settingsTimer?.cancel()
         delegate.connectionEnded(connection, error: failure ?? connection.error)
     }
 

@@ -21,13 +21,18 @@ final class FanoutServer {
     let channel: any Channel
     var port: Int { channel.localAddress!.port! }
 
-    init(transport: HTTP2Transport = .cleartext, configuration: HTTP2Connection.Configuration = .init()) throws {
+    init(
+        transport: HTTP2Transport = .cleartext,
+        configuration: HTTP2Connection.Configuration = .init(),
+        settingsTimeout: TimeAmount = .seconds(10)
+    ) throws {
         channel = try HTTP2Channels.listen(
             host: "127.0.0.1",
             port: 0,
             group: group,
             transport: transport,
             configuration: configuration,
+            settingsTimeout: settingsTimeout,
             makeDelegate: { EchoResponder() }
         ).wait()
     }

@@ -1,0 +1,77 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import FanoutHTTP2
+
+/// The NIO channel handler's own duties: bounded waits, and what a peer that breaks the
+/// protocol over a real socket receives before the connection closes.
+@Suite struct ChannelHandlerTests {
+    /// Connects to `port`, writes `bytes`, and reads until the server closes (within 10 s).
+    static func exchange(port: Int, sending bytes: [UInt8]) throws -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(connected == 0)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += chunk[..<count]
+        }
+        return received
+    }
+
+    static func frames(_ bytes: [UInt8]) -> [HTTP2Frame] {
+        var buffer = ByteBuffer(bytes: bytes)
+        var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
+        var frames: [HTTP2Frame] = []
+        while let frame = try? decoder.nextFrame(from: &buffer) { frames.append(frame) }
+        return frames
+    }
+
+    @Test func aPeerThatNeverSendsSettingsIsClosedWithSettingsTimeout() throws {
+        let server = try FanoutServer(settingsTimeout: .milliseconds(300))
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let received = try Self.exchange(port: server.port, sending: http2ConnectionPreface)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(Self.frames(received).goAway?.code == .settingsTimeout)
+    }
+
+    @Test func aProtocolErrorGetsGoAwayAndTheConnectionCloses() throws {
+        let server = try FanoutServer()
+        defer { server.stop() }
+        let received = try Self.exchange(
+            port: server.port,
+            sending: RawFrame.clientStart + RawFrame.data(stream: 1, [1, 2, 3], endStream: true)
+        )
+        let goAway = Self.frames(received).first { if case .goAway = $0 { true } else { false } }
+        guard case .goAway(let lastStream, let code, let debugData) = goAway else {
+            Issue.record("no GOAWAY in \(received.count) bytes")
+            return
+        }
+        #expect(lastStream == 0)
+        #expect(code == .protocolError)
+        #expect(String(buffer: debugData) == "DATA on idle stream 1")
+    }
+
+    @Test func anHTTP1RequestIsRefused() throws {
+        let server = try FanoutServer()
+        defer { server.stop() }
+        let received = try Self.exchange(port: server.port, sending: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(Self.frames(received).goAway?.code == .protocolError)
+    }
+}
