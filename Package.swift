@@ -77,11 +77,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Helpers the test targets share (a seeded generator).
+        .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
         .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
         .testTarget(
             name: "FanoutHTTP2Tests",
             dependencies: [
                 "FanoutHTTP2",
+                "FanoutTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -89,7 +92,10 @@ let package = Package(
             ],
             exclude: ["Peers"]
         ),
-        .testTarget(name: "FanoutTokensTests", dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload"]),
+        .testTarget(
+            name: "FanoutTokensTests",
+            dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload", "FanoutTestSupport"]
+        ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(name: "FanoutCommandTests", dependencies: ["fanout"]),
         .testTarget(
@@ -97,6 +103,7 @@ let package = Package(
             dependencies: [
                 "FanoutPayload",
                 "FanoutAPNs",
+                "FanoutTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -9,20 +9,10 @@ import Testing
 @Suite struct ChannelHandlerTests {
     /// Connects to `port`, writes `bytes`, and reads until the server closes (within 10 s).
     static func exchange(port: Int, sending bytes: [UInt8]) throws -> [UInt8] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try #require(connectLoopback(port: port))
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        #expect(connected == 0)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)

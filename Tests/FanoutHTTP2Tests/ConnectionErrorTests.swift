@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import NIOCore
 import Testing
 
@@ -278,7 +279,7 @@ import Testing
     }
 
     @Test func randomBytesNeverCrash() {
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(state: 7)
         for round in 0..<3000 {
             // Valid openings followed by random frames with plausible headers.
             var input = RawFrame.clientStart

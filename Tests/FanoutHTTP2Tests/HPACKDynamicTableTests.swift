@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Testing
 
 @testable import FanoutHTTP2
@@ -35,7 +36,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func matchesTheModel(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(state: seed)
         var table = HPACKDynamicTable(maximumSize: 4096)
         var model = Model(maximumSize: 4096)
         for step in 0..<3000 {
@@ -77,18 +78,5 @@ import Testing
         large.withUnsafeBytes { table.insert(name: $0, value: $0) }
         #expect(table.count == 0)
         #expect(table.size == 0)
-    }
-}
-
-/// A small seeded generator, so a failing sequence can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

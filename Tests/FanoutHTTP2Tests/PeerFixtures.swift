@@ -37,6 +37,11 @@ final class FanoutServer {
         ).wait()
     }
 
+    /// A server over TLS with `certificate`.
+    convenience init(certificate: TestCertificate) throws {
+        try self.init(transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key))
+    }
+
     func stop() {
         try? channel.close().wait()
         try? group.syncShutdownGracefully()

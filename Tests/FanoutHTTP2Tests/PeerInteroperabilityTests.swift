@@ -34,9 +34,7 @@ import Testing
     @Test func h2loadOverTLSNegotiatesH2() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }
-        let server = try FanoutServer(
-            transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key)
-        )
+        let server = try FanoutServer(certificate: certificate)
         defer { server.stop() }
         let result = try PeerProcess.run(
             "h2load",
@@ -64,9 +62,7 @@ import Testing
 
         let certificate = try TestCertificate()
         defer { certificate.remove() }
-        let tlsServer = try FanoutServer(
-            transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key)
-        )
+        let tlsServer = try FanoutServer(certificate: certificate)
         defer { tlsServer.stop() }
         let tls = try PeerProcess.run(
             "curl",
@@ -154,9 +150,7 @@ import Testing
     @Test func aTLSPeerThatDoesNotOfferH2IsRefused() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }
-        let server = try FanoutServer(
-            transport: .tlsServer(certificateFile: certificate.certificate, keyFile: certificate.key)
-        )
+        let server = try FanoutServer(certificate: certificate)
         defer { server.stop() }
         let result = try PeerProcess.run(
             "curl",

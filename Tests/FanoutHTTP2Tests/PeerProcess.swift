@@ -125,22 +125,33 @@ func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// A TCP socket connected to `port` on loopback, or `nil`; the caller closes it.
+func connectLoopback(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
 /// Waits until something accepts connections on `port`, within `timeout`.
 func waitForListener(port: Int, timeout: Duration = .seconds(10)) throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        if let fd = connectLoopback(port: port) {
+            close(fd)
+            return
         }
-        close(fd)
-        if connected == 0 { return }
         usleep(20_000)
     }
     throw PeerProcess.TimedOut(command: "waiting for a listener on port \(port)")

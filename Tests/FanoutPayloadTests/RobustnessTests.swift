@@ -1,21 +1,10 @@
 import FanoutPayload
+import FanoutTestSupport
 import Testing
 
 /// No input crashes the template loader: random bytes, and fixtures with random bytes changed,
 /// inserted or cut. Each either loads or throws a located error.
 @Suite struct RobustnessTests {
-    /// A small deterministic generator, so a failure names a seed that reproduces it.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let alphabet =
         Array(#"{}[]":,\ ""aps"alert"badge{{token}}{{field.1:int}}0123456789.eE+-tfn\u00"#.utf8)
         + [0x00, 0x0A, 0x09, 0x80, 0xC3, 0xA9, 0xF0, 0x9F, 0xFF]

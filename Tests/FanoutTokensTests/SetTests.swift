@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutTestSupport
 import FanoutTokens
 import Foundation
 import Testing
@@ -199,17 +200,6 @@ import Testing
 }
 
 @Suite struct RobustnessTests {
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func randomBytesNeverCrashTheReader() throws {
         let folder = TemporaryFolder()
         let alphabet = Array("0123456789abcdefABCDEF\t\n\r# ".utf8) + [0x00, 0xEF, 0xBB, 0xBF, 0xFF, 0x80]
