@@ -14,14 +14,17 @@ import Testing
         return RawFrame.headers(stream: stream, block: RawFrame.block(fields, encoder: &encoder), endStream: endStream)
     }
 
-    struct ConnectionCase: CustomTestStringConvertible, Sendable {
+    /// Bytes a peer sends and the error code they must earn.
+    struct Violation: CustomTestStringConvertible, Sendable {
         let name: String
         let input: [UInt8]
         let code: HTTP2ErrorCode
         var testDescription: String { name }
+        /// The request is whole before the error (DATA after END_STREAM).
+        var completesTheRequest: Bool { name == "DATA after END_STREAM" }
     }
 
-    static let connectionCases: [ConnectionCase] = [
+    static let connectionCases: [Violation] = [
         .init(
             name: "no connection preface",
             input: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
@@ -133,7 +136,7 @@ import Testing
     ]
 
     @Test(arguments: connectionCases)
-    func connectionErrors(_ testCase: ConnectionCase) {
+    func connectionErrors(_ testCase: Violation) {
         var configuration = HTTP2Connection.Configuration()
         configuration.connectionWindowSize = 65_535
         configuration.initialWindowSize = 1 << 20
@@ -144,16 +147,7 @@ import Testing
         #expect(written.goAway?.code == testCase.code)
     }
 
-    struct StreamCase: CustomTestStringConvertible, Sendable {
-        let name: String
-        let input: [UInt8]
-        let code: HTTP2ErrorCode
-        var testDescription: String { name }
-        /// The request is whole before the error (DATA after END_STREAM).
-        var completesTheRequest: Bool { name == "DATA after END_STREAM" }
-    }
-
-    static let streamCases: [StreamCase] = [
+    static let streamCases: [Violation] = [
         .init(
             name: "uppercase field name",
             input: headers(1, request + [("Apns-Topic", "x")], endStream: true),
@@ -237,7 +231,7 @@ import Testing
     ]
 
     @Test(arguments: streamCases)
-    func streamErrors(_ testCase: StreamCase) {
+    func streamErrors(_ testCase: Violation) {
         var configuration = HTTP2Connection.Configuration()
         configuration.initialWindowSize = 65_535
         configuration.maxFrameSize = 100_000
