@@ -12,12 +12,14 @@ let package = Package(
         .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
         .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
         .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
+        .library(name: "FanoutSink", targets: ["FanoutSink"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // A test peer only: Fanout's HTTP/2 is checked against it in process.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
@@ -66,6 +68,21 @@ let package = Package(
             // Nothing here relies on the check; connections are confined to one event loop.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
+        // The mock APNs: validation, token auth, APNs' stream limits, statistics.
+        .target(
+            name: "FanoutSink",
+            dependencies: [
+                "FanoutAPNs",
+                "FanoutPayload",
+                "FanoutHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // As for FanoutHTTP2: header lists and responses go through ByteBuffer.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+        ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(
             name: "fanout",
@@ -73,8 +90,11 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTokens",
+                "FanoutHTTP2",
+                "FanoutSink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Helpers the test targets share (a seeded generator).
@@ -95,6 +115,18 @@ let package = Package(
         .testTarget(
             name: "FanoutTokensTests",
             dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload", "FanoutTestSupport"]
+        ),
+        .testTarget(
+            name: "FanoutSinkTests",
+            dependencies: [
+                "FanoutSink",
+                "FanoutHTTP2",
+                "FanoutAPNs",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Peers"]
         ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(name: "FanoutCommandTests", dependencies: ["fanout"]),

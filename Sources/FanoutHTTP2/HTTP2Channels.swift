@@ -37,7 +37,8 @@ public enum HTTP2Transport: Sendable {
 /// Starting servers and clients on NIO channels.
 public enum HTTP2Channels {
     /// Listens on `host:port` (port 0 picks a free one); each accepted connection gets a
-    /// handler with a delegate from `makeDelegate`, on one of `group`'s event loops.
+    /// handler with a delegate from `makeDelegate`, on one of `group`'s event loops, after
+    /// `onAccept` has seen its channel.
     public static func listen<Delegate: HTTP2ConnectionDelegate>(
         host: String,
         port: Int,
@@ -45,7 +46,8 @@ public enum HTTP2Channels {
         transport: HTTP2Transport = .cleartext,
         configuration: HTTP2Connection.Configuration = .init(),
         settingsTimeout: TimeAmount = .seconds(10),
-        makeDelegate: @escaping @Sendable () -> Delegate
+        makeDelegate: @escaping @Sendable () -> Delegate,
+        onAccept: (@Sendable (any Channel) -> Void)? = nil
     ) -> EventLoopFuture<any Channel> {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -53,7 +55,8 @@ public enum HTTP2Channels {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                onAccept?(channel)
+                return channel.eventLoop.makeCompletedFuture {
                     try addHandlers(
                         to: channel,
                         role: .server,

@@ -48,6 +48,27 @@ public struct HTTP2HeaderList: Sendable {
         }
     }
 
+    /// Calls `body` with each field's name and where its value lies in `withUnsafeBytes`'s
+    /// view, in order: for callers that keep a value's place past the call.
+    public func forEachOffset(_ body: (_ name: UnsafeRawBufferPointer, _ valueOffset: Int, _ valueLength: Int) -> Void)
+    {
+        storage.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset + 4 <= bytes.count {
+                let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+                let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                let name = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + nameLength)])
+                body(name, offset + 4 + nameLength, valueLength)
+                offset += 4 + nameLength + valueLength
+            }
+        }
+    }
+
+    /// Calls `body` with the list's bytes (the layout above).
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeReadableBytes(body)
+    }
+
     /// The value of the first field named `name` (lowercase), as a slice of the list's bytes.
     public func first(_ name: StaticString) -> ByteBuffer? {
         first(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))

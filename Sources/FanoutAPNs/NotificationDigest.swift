@@ -1,0 +1,112 @@
+/// An order-independent digest of (device token, payload) pairs: the sink adds every
+/// notification it accepts, the sender every one it saw accepted, and equal digests (with equal
+/// counts) show that nothing was lost, duplicated or corrupted in transit, whatever the order.
+///
+/// Each pair hashes to 64 bits; the digest is the wrapping sum of those hashes and the wrapping
+/// sum of their squares' high halves, so duplicates and swaps do not cancel as XOR would. Digests
+/// of shards add up with `combine`.
+///
+/// The pair hash, over `token ‖ 0x00 ‖ payload` read as little-endian 64-bit words (the tail
+/// zero-padded, its length mixed in):
+/// ```
+///   h = 0x9E3779B97F4A7C15 ^ length
+///   for each word w:  h = rotl(h ^ (w &* 0xBF58476D1CE4E5B9), 31) &* 0x94D049BB133111EB
+///   h = fmix64(h)    (MurmurHash3's finaliser)
+/// ```
+public struct NotificationDigest: Sendable, Hashable, CustomStringConvertible {
+    public private(set) var count: UInt64 = 0
+    public private(set) var sum: UInt64 = 0
+    public private(set) var squares: UInt64 = 0
+
+    public init() {}
+
+    public init(count: UInt64, sum: UInt64, squares: UInt64) {
+        self.count = count
+        self.sum = sum
+        self.squares = squares
+    }
+
+    /// Adds one notification.
+    public mutating func add(token: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
+        add(hash: Self.hash(token: token, payload: payload))
+    }
+
+    /// Adds a pair's hash (from `hash(token:payload:)`).
+    public mutating func add(hash: UInt64) {
+        count &+= 1
+        sum &+= hash
+        squares &+= hash.multipliedFullWidth(by: hash).high
+    }
+
+    /// Adds another digest (a shard's, a connection's).
+    public mutating func combine(_ other: NotificationDigest) {
+        count &+= other.count
+        sum &+= other.sum
+        squares &+= other.squares
+    }
+
+    /// The 64-bit hash of one (token, payload) pair.
+    public static func hash(token: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> UInt64 {
+        var state = Mixer(length: token.count + 1 + payload.count)
+        state.absorb(token)
+        state.absorb(byte: 0)
+        state.absorb(payload)
+        return state.finish()
+    }
+
+    public var description: String {
+        "\(count) notifications, digest \(String(sum, radix: 16))-\(String(squares, radix: 16))"
+    }
+
+    /// Absorbs bytes into 64-bit words, little-endian, whatever the pieces' boundaries.
+    private struct Mixer {
+        var hash: UInt64
+        var word: UInt64 = 0
+        var filled = 0
+
+        init(length: Int) {
+            hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(length)
+        }
+
+        mutating func absorb(_ bytes: UnsafeRawBufferPointer) {
+            var offset = 0
+            if filled == 0 {
+                while bytes.count - offset >= 8 {
+                    mix(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                    offset += 8
+                }
+            }
+            while offset < bytes.count {
+                absorb(byte: bytes[offset])
+                offset += 1
+            }
+        }
+
+        mutating func absorb(byte: UInt8) {
+            word |= UInt64(byte) << (8 * UInt64(filled))
+            filled += 1
+            if filled == 8 {
+                mix(word)
+                word = 0
+                filled = 0
+            }
+        }
+
+        mutating func mix(_ value: UInt64) {
+            hash =
+                ((hash ^ (value &* 0xBF58_476D_1CE4_E5B9)) << 31 | (hash ^ (value &* 0xBF58_476D_1CE4_E5B9)) >> 33)
+                &* 0x94D0_49BB_1331_11EB
+        }
+
+        mutating func finish() -> UInt64 {
+            if filled > 0 { mix(word) }
+            var h = hash
+            h ^= h >> 33
+            h &*= 0xFF51_AFD7_ED55_8CCD
+            h ^= h >> 33
+            h &*= 0xC4CE_B9FE_1A85_EC53
+            h ^= h >> 33
+            return h
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutPayload
+import NIOCore
+
+/// Checks one request against APNs' rules (shared/APNS.md), in this order; the first failure
+/// is the answer:
+///
+/// 1. `:method` is POST, else 405 MethodNotAllowed.
+/// 2. `:path` is `/3/device/<token>`, else 404 BadPath; an empty token is 400
+///    MissingDeviceToken; one that is not even-length hex within the configured lengths is 400
+///    BadDeviceToken.
+/// 3. No `apns-*` or `authorization` field appears twice, else 400 DuplicateHeaders.
+/// 4. Authentication (token auth, when configured): see `TokenAuthentication`.
+/// 5. `apns-push-type` is one of APNs' types (absent means alert), else 400 InvalidPushType.
+/// 6. `apns-topic` is present (400 MissingTopic), printable without spaces (400 BadTopic), has
+///    the push type's suffix (400 DeviceTokenNotForTopic), and names an allowed bundle when a
+///    list is configured (400 TopicDisallowed).
+/// 7. `apns-priority` is 10, 5 or 1 (400 BadPriority); background pushes must use 5.
+/// 8. `apns-id`, when present, is a canonical UUID, else 400 BadMessageId.
+/// 9. `apns-expiration`, when present, is decimal seconds, else 400 BadExpirationDate.
+/// 10. `apns-collapse-id` has at most 64 bytes, else 400 BadCollapseId.
+/// 11. The payload is not empty (400 PayloadEmpty), within the push type's limit (4096 bytes,
+///     5120 for voip; 413 PayloadTooLarge), and one JSON object (400 BadPayload, Fanout's choice).
+///
+/// Works on the decoded header list in place; what the response needs (the apns-id to echo)
+/// and the digest needs (the token) is copied into reused storage.
+struct APNsRequestCheck {
+    /// The request's fields, as far as the rules need them.
+    struct Fields {
+        var method: Slice = .none
+        var path: Slice = .none
+        var pushType: Slice = .none
+        var topic: Slice = .none
+        var priority: Slice = .none
+        var apnsID: Slice = .none
+        var expiration: Slice = .none
+        var collapseID: Slice = .none
+        var authorization: Slice = .none
+        var duplicate = false
+    }
+
+    /// Where a value lies in the header list's bytes.
+    struct Slice {
+        var start: Int
+        var count: Int
+        static let none = Slice(start: -1, count: 0)
+        var isPresent: Bool { start >= 0 }
+    }
+
+    /// Collects the fields the rules need in one pass over the list.
+    static func fields(of headers: HTTP2HeaderList) -> Fields {
+        var fields = Fields()
+        var duplicate = false
+        headers.forEachOffset { name, offset, length in
+            let value = Slice(start: offset, count: length)
+            func set(_ slot: inout Slice) {
+                if slot.isPresent { duplicate = true }
+                slot = value
+            }
+            switch name.count {
+            case 5 where sameBytes(name, ":path"): set(&fields.path)
+            case 7 where sameBytes(name, ":method"): set(&fields.method)
+            case 7 where sameBytes(name, "apns-id"): set(&fields.apnsID)
+            case 10 where sameBytes(name, "apns-topic"): set(&fields.topic)
+            case 13 where sameBytes(name, "apns-priority"): set(&fields.priority)
+            case 13 where sameBytes(name, "authorization"): set(&fields.authorization)
+            case 14 where sameBytes(name, "apns-push-type"): set(&fields.pushType)
+            case 15 where sameBytes(name, "apns-expiration"): set(&fields.expiration)
+            case 16 where sameBytes(name, "apns-collapse-id"): set(&fields.collapseID)
+            default: break
+            }
+        }
+        fields.duplicate = duplicate
+        return fields
+    }
+
+    @inline(__always)
+    static func sameBytes(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount
+            && bytes.elementsEqual(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    static let devicePrefix: StaticString = "/3/device/"
+
+    /// Rules 1–3: method, path and token, duplicates. Returns the token's place in the list's
+    /// bytes on success.
+    static func checkRequestLine(
+        _ fields: Fields,
+        in bytes: UnsafeRawBufferPointer,
+        tokenFormat: DeviceTokenFormat
+    ) -> Result<Slice, Rejection> {
+        guard fields.method.isPresent, sameBytes(view(fields.method, bytes), "POST") else {
+            return .failure(.init(.methodNotAllowed))
+        }
+        let path = view(fields.path, bytes)
+        let prefix = devicePrefix.utf8CodeUnitCount
+        guard path.count >= prefix, sameBytes(UnsafeRawBufferPointer(rebasing: path[..<prefix]), devicePrefix) else {
+            return .failure(.init(.badPath))
+        }
+        let token = Slice(start: fields.path.start + prefix, count: path.count - prefix)
+        guard token.count > 0 else { return .failure(.init(.missingDeviceToken)) }
+        guard tokenFormat.problem(in: view(token, bytes)) == nil else { return .failure(.init(.badDeviceToken)) }
+        guard !fields.duplicate else { return .failure(.init(.duplicateHeaders)) }
+        return .success(token)
+    }
+
+    /// Rules 5–11: the apns-* fields and the payload.
+    static func checkNotification(
+        _ fields: Fields,
+        in bytes: UnsafeRawBufferPointer,
+        body: ByteBuffer,
+        bodyLength: Int,
+        allowedBundles: Set<String>?
+    ) -> Rejection? {
+        var pushType = APNsPushType.alert
+        if fields.pushType.isPresent {
+            guard let type = APNsPushType(bytes: view(fields.pushType, bytes)) else { return .init(.invalidPushType) }
+            pushType = type
+        }
+        guard fields.topic.isPresent else { return .init(.missingTopic) }
+        let topic = view(fields.topic, bytes)
+        guard !topic.isEmpty, topic.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .init(.badTopic) }
+        let suffix = pushType.topicSuffix.utf8
+        guard topic.count > suffix.count, topic.suffix(suffix.count).elementsEqual(suffix) else {
+            return .init(.deviceTokenNotForTopic)
+        }
+        if let allowedBundles {
+            let bundle = String(decoding: topic.prefix(topic.count - suffix.count), as: UTF8.self)
+            guard allowedBundles.contains(bundle) else { return .init(.topicDisallowed) }
+        }
+        if fields.priority.isPresent {
+            let priority = view(fields.priority, bytes)
+            guard priority.count <= 2, let value = decimal(priority), value == 10 || value == 5 || value == 1 else {
+                return .init(.badPriority)
+            }
+            if pushType == .background && value != 5 { return .init(.badPriority) }
+        } else if pushType == .background {
+            return .init(.badPriority)  // the default priority, 10, is wrong for background pushes
+        }
+        if fields.apnsID.isPresent && !isCanonicalUUID(view(fields.apnsID, bytes)) { return .init(.badMessageId) }
+        if fields.expiration.isPresent && decimal(view(fields.expiration, bytes)) == nil {
+            return .init(.badExpirationDate)
+        }
+        if fields.collapseID.count > 64 { return .init(.badCollapseId) }
+        guard bodyLength > 0 else { return .init(.payloadEmpty) }
+        guard bodyLength <= pushType.payloadSizeLimit else { return .init(.payloadTooLarge) }
+        let malformed = body.withUnsafeReadableBytes { PayloadSyntax.problem(in: $0) != nil }
+        if malformed { return .init(.badPayload) }
+        return nil
+    }
+
+    @inline(__always)
+    static func view(_ slice: Slice, _ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard slice.isPresent else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: bytes[slice.start..<(slice.start + slice.count)])
+    }
+
+    /// Decimal digits only, at most 18 of them.
+    static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var value = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// `8-4-4-4-12` hex digits, either case.
+    static func isCanonicalUUID(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard DeviceTokenFormat.isHexDigit(byte) else { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// Why the sink refuses a request.
+struct Rejection: Error, Hashable {
+    var reason: APNsReason
+
+    init(_ reason: APNsReason) {
+        self.reason = reason
+    }
+}
+
+extension APNsPushType {
+    /// The push type named by `bytes`, exactly (APNs' values are lowercase).
+    init?(bytes: UnsafeRawBufferPointer) {
+        for type in APNsPushType.allCases where type.rawValue.utf8.elementsEqual(bytes) {
+            self = type
+            return
+        }
+        return nil
+    }
+}

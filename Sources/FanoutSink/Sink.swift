@@ -1,0 +1,93 @@
+import Atomics
+import FanoutHTTP2
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// State every connection of one sink shares.
+final class SinkState: Sendable {
+    private let draining = ManagedAtomic(false)
+    private let seeds = ManagedAtomic<UInt64>(0x5EED)
+
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
+    func startDraining() { draining.store(true, ordering: .relaxed) }
+    func nextSeed() -> UInt64 { seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed) }
+}
+
+/// A running mock APNs: listens, answers, counts; `drain` ends it gracefully.
+public final class Sink: Sendable {
+    public let statistics = SinkStatistics()
+    public let configuration: SinkConfiguration
+    private let state = SinkState()
+    private let channel: any Channel
+    private let connections = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
+
+    /// Where the sink listens.
+    public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// Starts listening on `host:port` (0 picks a free port) with h2c or TLS.
+    public init(
+        host: String,
+        port: Int,
+        group: any EventLoopGroup,
+        transport: HTTP2Transport = .cleartext,
+        configuration: SinkConfiguration = .init()
+    ) throws {
+        self.configuration = configuration
+        let statistics = statistics
+        let state = state
+        let connections = connections
+        var http2 = HTTP2Connection.Configuration()
+        http2.maxConcurrentStreams = configuration.maxConcurrentStreams
+        // APNs' settings: 8000-byte header lists; bodies past the largest limit are only counted.
+        http2.maxHeaderListSize = 8000
+        http2.maxBodySize = 5120 + 1
+        channel = try HTTP2Channels.listen(
+            host: host,
+            port: port,
+            group: group,
+            transport: transport,
+            configuration: http2,
+            makeDelegate: {
+                SinkConnection(
+                    configuration: configuration,
+                    statistics: statistics,
+                    state: state,
+                    seed: state.nextSeed()
+                )
+            },
+            onAccept: { child in
+                let key = ObjectIdentifier(child)
+                connections.withLockedValue { $0[key] = child }
+                child.closeFuture.whenComplete { _ in connections.withLockedValue { _ = $0.removeValue(forKey: key) } }
+            }
+        ).wait()
+    }
+
+    /// Stops accepting connections, answers new requests 503 Shutdown and sends every
+    /// connection GOAWAY; closes what is still open after `grace`.
+    public func drain(grace: TimeAmount = .seconds(5)) {
+        state.startDraining()
+        try? channel.close().wait()
+        let open = connections.withLockedValue { Array($0.values) }
+        for child in open {
+            child.eventLoop.execute {
+                guard
+                    let handler = try? child.pipeline.syncOperations.handler(
+                        type: HTTP2ConnectionHandler<SinkConnection>.self
+                    )
+                else { return }
+                handler.withConnection { connection, delegate in delegate.shutdown(&connection) }
+            }
+        }
+        let deadline = NIODeadline.now() + grace
+        for child in open {
+            let remaining = deadline - .now()
+            let closed = child.eventLoop.makePromise(of: Void.self)
+            child.closeFuture.cascade(to: closed)
+            let timeout = child.eventLoop.scheduleTask(in: max(remaining, .zero)) { child.close(promise: nil) }
+            try? closed.futureResult.wait()
+            timeout.cancel()
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import FanoutAPNs
+
+/// How the sink behaves: the APNs rules it enforces and the limits it announces.
+public struct SinkConfiguration: Sendable {
+    /// Accepted device-token lengths (hex digits, even).
+    public var tokenFormat = DeviceTokenFormat.default
+    /// Bundle identifiers the sink accepts topics for; `nil` accepts any bundle.
+    public var allowedBundles: Set<String>?
+    /// MAX_CONCURRENT_STREAMS before a connection's first accepted request (APNs: 1).
+    public var initialMaxConcurrentStreams: UInt32 = 1
+    /// MAX_CONCURRENT_STREAMS after it (APNs: 1000).
+    public var maxConcurrentStreams: UInt32 = 1000
+    /// Drop to the initial limit after a rejected request, and rise again after the next
+    /// accepted one, as APNs has been seen to do.
+    public var throttleAfterRejection = false
+    /// Token authentication (ES256 JWT); `nil` accepts every request without auth checks.
+    public var tokenAuthentication: TokenAuthentication?
+
+    public init() {}
+}

@@ -1,0 +1,106 @@
+import FanoutAPNs
+import FanoutHTTP2
+import NIOCore
+
+/// A response's header fields (`:status`, `apns-id`, and for errors `content-type`), encoded
+/// from reused bytes.
+struct SinkResponseFields: HTTP2HeaderFields {
+    var status: Int
+    /// 36 bytes of the request's or a generated apns-id.
+    var apnsID: UnsafeRawBufferPointer
+    var isError: Bool
+
+    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
+        encoder.encode(name: Self.statusName, value: Self.statusText(status), into: &buffer)
+        encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, into: &buffer)
+        if isError { encoder.encode(name: Self.contentTypeName, value: Self.json, into: &buffer) }
+    }
+
+    static var statusName: UnsafeRawBufferPointer { view(":status") }
+    static var apnsIDName: UnsafeRawBufferPointer { view("apns-id") }
+    static var contentTypeName: UnsafeRawBufferPointer { view("content-type") }
+    static var json: UnsafeRawBufferPointer { view("application/json") }
+
+    /// The three digits of a status, from a table made once.
+    static func statusText(_ status: Int) -> UnsafeRawBufferPointer {
+        statusTexts[min(max(status, 100), 599) - 100]
+    }
+
+    nonisolated(unsafe) private static let statusTexts: [UnsafeRawBufferPointer] = (100...599).map { status in
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 3, alignment: 1)  // lives as long as the process
+        bytes.copyBytes(from: String(status).utf8)
+        return UnsafeRawBufferPointer(bytes)
+    }
+
+    private static func view(_ text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+}
+
+/// Error bodies: `{"reason":"…"}`, made once per reason; 410's carries a timestamp in
+/// milliseconds and is written per response.
+enum SinkErrorBody {
+    static let bodies: [APNsReason: ByteBuffer] = Dictionary(
+        uniqueKeysWithValues: APNsReason.allCases.map { ($0, ByteBuffer(string: #"{"reason":"\#($0.rawValue)"}"#)) }
+    )
+
+    /// `{"reason":"…","timestamp":…}` into `buffer`.
+    static func write(_ reason: APNsReason, timestampMilliseconds: Int64, into buffer: inout ByteBuffer) {
+        buffer.clear()
+        buffer.writeStaticString(#"{"reason":""#)
+        buffer.writeString(reason.rawValue)
+        buffer.writeStaticString(#"","timestamp":"#)
+        buffer.writeString(String(timestampMilliseconds))
+        buffer.writeStaticString("}")
+    }
+}
+
+/// Version-4 UUIDs as text from a seeded generator: no Foundation, no allocation.
+struct APNsIDGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    private mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Writes `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx` (uppercase, as APNs) into 36 bytes.
+    mutating func write(into out: UnsafeMutableRawBufferPointer) {
+        let digits: StaticString = "0123456789ABCDEF"
+        var high = next()
+        var low = next()
+        high = (high & ~0xF000) | 0x4000  // version 4
+        low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10xx
+        var position = 0
+        for nibble in 0..<32 {
+            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                out[position] = UInt8(ascii: "-")
+                position += 1
+            }
+            let value = nibble < 16 ? (high >> (60 - 4 * UInt64(nibble))) : (low >> (60 - 4 * UInt64(nibble - 16)))
+            out[position] = digits.utf8Start[Int(value & 0xF)]
+            position += 1
+        }
+    }
+}
+
+/// Bytes owned for as long as a connection lives (the apns-id being answered).
+final class ScratchBytes {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(count: Int) {
+        bytes = .allocate(byteCount: count, alignment: 8)
+        bytes.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    deinit {
+        bytes.deallocate()
+    }
+}

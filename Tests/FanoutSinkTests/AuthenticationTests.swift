@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import FanoutSink
+
+/// Token auth's rules, with the clock moved by hand instead of waiting an hour.
+@Suite struct AuthenticationTests {
+    static let start: Int64 = 1_700_000_000
+    let key = TestKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+    let otherKey = TestKey(keyID: "XYZ987WVUT", teamID: "DEF123GHIJ")
+    let clock = TestClock(start)
+
+    func harness(keys: [TestKey]? = nil) -> SinkHarness {
+        var configuration = SinkConfiguration()
+        let clock = clock
+        configuration.tokenAuthentication = TokenAuthentication(
+            keys: (keys ?? [key, otherKey]).map(\.sinkKey),
+            now: { clock.now }
+        )
+        return SinkHarness(configuration)
+    }
+
+    static func request(_ token: String?) -> [(String, String)] {
+        SinkHarness.fields([("authorization", token.map { "bearer \($0)" })])
+    }
+
+    @Test func aValidTokenIsAcceptedAndReusedWithoutBeingVerifiedAgain() throws {
+        var sink = harness()
+        let token = key.token(issuedAt: Self.start)
+        #expect(sink.send(Self.request(token))?.status == 200)
+        clock.advance(by: 3000)
+        #expect(sink.send(Self.request(token))?.status == 200)
+        #expect(sink.sink.authenticationState.token == Array(token.utf8))
+    }
+
+    @Test func missingMalformedUnknownAndTamperedTokens() {
+        var sink = harness()
+        #expect(sink.send(Self.request(nil))?.reason == "MissingProviderToken")
+        #expect(sink.send(SinkHarness.fields([("authorization", "Basic abc")]))?.reason == "InvalidProviderToken")
+        #expect(sink.send(Self.request("not.a.jwt"))?.reason == "InvalidProviderToken")
+        let stranger = TestKey(keyID: "NOPE000000", teamID: "DEF123GHIJ")
+        #expect(sink.send(Self.request(stranger.token(issuedAt: Self.start)))?.reason == "InvalidProviderToken")
+        // A valid token with one claim changed: the signature no longer matches.
+        let token = key.token(issuedAt: Self.start)
+        let parts = token.split(separator: ".")
+        let forged = TestKey.base64URL(Data(#"{"iss":"DEF123GHIJ","iat":\#(Self.start + 1)}"#.utf8))
+        #expect(sink.send(Self.request("\(parts[0]).\(forged).\(parts[2])"))?.reason == "InvalidProviderToken")
+        // Signed by the right key, but not ES256, or issued by another team.
+        #expect(
+            sink.send(Self.request(key.token(issuedAt: Self.start, algorithm: "HS256")))?.reason
+                == "InvalidProviderToken"
+        )
+        #expect(
+            sink.send(Self.request(key.token(issuedAt: Self.start, issuer: "OTHERTEAM0")))?.reason
+                == "InvalidProviderToken"
+        )
+        #expect(sink.statistics.summary.accepted == 0)
+    }
+
+    @Test func aTokenOlderThanAnHourIsExpired() {
+        var sink = harness()
+        #expect(sink.send(Self.request(key.token(issuedAt: Self.start - 3601)))?.reason == "ExpiredProviderToken")
+        let token = key.token(issuedAt: Self.start)
+        #expect(sink.send(Self.request(token))?.status == 200)
+        clock.advance(by: 3601)
+        // The same bytes, now too old.
+        #expect(sink.send(Self.request(token))?.reason == "ExpiredProviderToken")
+    }
+
+    @Test func aNewTokenWithinTwentyMinutesIsTooManyUpdates() {
+        var sink = harness()
+        #expect(sink.send(Self.request(key.token(issuedAt: Self.start)))?.status == 200)
+        clock.advance(by: 1199)
+        let early = sink.send(Self.request(key.token(issuedAt: clock.now)))
+        #expect(early?.status == 429)
+        #expect(early?.reason == "TooManyProviderTokenUpdates")
+        clock.advance(by: 1)
+        #expect(sink.send(Self.request(key.token(issuedAt: clock.now)))?.status == 200)
+    }
+
+    @Test func aConnectionIsBoundToItsFirstKey() {
+        var sink = harness()
+        #expect(sink.send(Self.request(key.token(issuedAt: Self.start)))?.status == 200)
+        clock.advance(by: 1800)
+        #expect(sink.send(Self.request(otherKey.token(issuedAt: clock.now)))?.reason == "UnrelatedKeyIdInToken")
+        // Another connection may use the other key.
+        var fresh = harness()
+        #expect(fresh.send(Self.request(otherKey.token(issuedAt: clock.now)))?.status == 200)
+    }
+
+    @Test func streamsRiseToAThousandAfterTheFirstAuthenticatedRequest() {
+        var sink = harness()
+        #expect(sink.streamLimit == 1)
+        #expect(sink.send(Self.request(nil))?.status == 403)
+        #expect(sink.streamLimit == 1)
+        #expect(sink.send(Self.request(key.token(issuedAt: Self.start)))?.status == 200)
+        #expect(sink.streamLimit == 1000)
+    }
+
+    @Test func streamsDropAfterARejectionWhenAsked() {
+        var configuration = SinkConfiguration()
+        configuration.throttleAfterRejection = true
+        var sink = SinkHarness(configuration)
+        #expect(sink.send(SinkHarness.fields())?.status == 200)
+        #expect(sink.streamLimit == 1000)
+        #expect(sink.send(SinkHarness.fields([("apns-priority", "2")]))?.status == 400)
+        #expect(sink.streamLimit == 1)
+        #expect(sink.send(SinkHarness.fields())?.status == 200)
+        #expect(sink.streamLimit == 1000)
+    }
+}

@@ -1,0 +1,144 @@
+import Crypto
+import FanoutHTTP2
+import Foundation
+import NIOCore
+
+@testable import FanoutSink
+
+/// A sink connection and a client joined in memory: requests go in one at a time and their
+/// responses come back as values.
+struct SinkHarness {
+    struct Response: Equatable, CustomStringConvertible {
+        var status: Int
+        var reason: String?
+        var apnsID: String?
+        var timestamp: Int64?
+
+        var description: String { "\(status) \(reason ?? "") apns-id \(apnsID ?? "none")" }
+    }
+
+    var client = HTTP2Connection(role: .client)
+    var server: HTTP2Connection
+    var sink: SinkConnection
+    let statistics = SinkStatistics()
+    var responses: [UInt64: Response] = [:]
+    var resets: [UInt64: HTTP2ErrorCode] = [:]
+    var settings: [UInt32?] = []
+    private var nextTag: UInt64 = 0
+
+    init(_ configuration: SinkConfiguration = .init()) {
+        var http2 = HTTP2Connection.Configuration()
+        http2.maxConcurrentStreams = configuration.maxConcurrentStreams
+        http2.maxHeaderListSize = 8000
+        http2.maxBodySize = 5121
+        server = HTTP2Connection(role: .server, configuration: http2)
+        sink = SinkConnection(configuration: configuration, statistics: statistics, state: SinkState(), seed: 1)
+        sink.connectionStarted(&server)
+        pump()
+    }
+
+    /// A request with APNs' usual fields, `fields` replacing or adding to them (a `nil` value
+    /// removes one).
+    static func fields(
+        token: String = String(repeating: "ab", count: 32),
+        _ changes: [(String, String?)] = []
+    ) -> [(String, String)] {
+        var fields: [(String, String)] = [
+            (":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(token)"),
+            (":authority", "api.push.apple.com"), ("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
+        ]
+        for (name, value) in changes {
+            if let index = fields.firstIndex(where: { $0.0 == name }) {
+                if let value { fields[index].1 = value } else { fields.remove(at: index) }
+            } else if let value {
+                fields.append((name, value))
+            }
+        }
+        return fields
+    }
+
+    static let poll = try! String(contentsOfFile: repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
+
+    /// Sends one request and returns its response.
+    mutating func send(_ fields: [(String, String)], body: String = poll) -> Response? {
+        let tag = nextTag
+        nextTag += 1
+        let payload = body.isEmpty ? nil : ByteBuffer(string: body)
+        guard (try? client.sendRequest(HTTP2Fields(fields), body: payload, tag: tag)) != nil else { return nil }
+        pump()
+        return responses[tag]
+    }
+
+    /// Moves bytes both ways until both sides are quiet.
+    mutating func pump() {
+        for _ in 0..<50 {
+            var toServer = client.outbound
+            client.outbound.clear()
+            var toClient = server.outbound
+            server.outbound.clear()
+            if toServer.readableBytes == 0 && toClient.readableBytes == 0 { return }
+            while let event = server.nextEvent(from: &toServer) { sink.handle(event, connection: &server) }
+            while let event = client.nextEvent(from: &toClient) {
+                switch event {
+                case .message(let message):
+                    var response = Response(status: message.status, apnsID: message.headers["apns-id"])
+                    if message.body.readableBytes > 0,
+                        let object = try? JSONSerialization.jsonObject(with: Data(message.body.readableBytesView))
+                            as? [String: Any]
+                    {
+                        response.reason = object["reason"] as? String
+                        response.timestamp = (object["timestamp"] as? NSNumber)?.int64Value
+                    }
+                    responses[message.tag] = response
+                case .streamReset(_, let tag, let code, _): resets[tag] = code
+                case .remoteSettingsChanged(let settings): self.settings.append(settings.maxConcurrentStreams)
+                default: break
+                }
+            }
+        }
+    }
+
+    /// The client's view of the server's stream limit.
+    var streamLimit: UInt32? { client.remoteSettings.maxConcurrentStreams }
+}
+
+/// The repository's root, found from this file's place in it.
+let repositoryRoot: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path
+}()
+
+/// ES256 provider tokens made with swift-crypto, for the auth rules.
+struct TestKey {
+    let keyID: String
+    let teamID: String
+    let privateKey = P256.Signing.PrivateKey()
+
+    var sinkKey: TokenAuthentication.Key {
+        TokenAuthentication.Key(keyID: keyID, teamID: teamID, publicKey: privateKey.publicKey)
+    }
+
+    func token(issuedAt: Int64, issuer: String? = nil, algorithm: String = "ES256") -> String {
+        let header = Self.base64URL(Data(#"{"alg":"\#(algorithm)","kid":"\#(keyID)"}"#.utf8))
+        let claims = Self.base64URL(Data(#"{"iss":"\#(issuer ?? teamID)","iat":\#(issuedAt)}"#.utf8))
+        let signature = try! privateKey.signature(for: Data("\(header).\(claims)".utf8))
+        return "\(header).\(claims).\(Self.base64URL(signature.rawRepresentation))"
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// A clock the tests move by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seconds: Int64
+
+    init(_ seconds: Int64) { self.seconds = seconds }
+
+    var now: Int64 { lock.withLock { seconds } }
+    func advance(by delta: Int64) { lock.withLock { seconds += delta } }
+}
