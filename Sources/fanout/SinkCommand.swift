@@ -148,7 +148,7 @@ struct SinkCommand: ParsableCommand {
             return source
         }
         stop.wait()
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
         sink.drain()
         StandardStream.output.write((sink.statistics.summary.text + "\n").utf8)
     }
