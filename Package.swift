@@ -97,7 +97,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // Helpers the test targets share (a seeded generator).
+        // Helpers the test targets share: a seeded generator, peer processes with bounded waits.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
         .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
         .testTarget(
@@ -122,6 +122,7 @@ let package = Package(
                 "FanoutSink",
                 "FanoutHTTP2",
                 "FanoutAPNs",
+                "FanoutTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -129,7 +130,7 @@ let package = Package(
             exclude: ["Peers"]
         ),
         // Runs the built `fanout` executable as a user would.
-        .testTarget(name: "FanoutCommandTests", dependencies: ["fanout"]),
+        .testTarget(name: "FanoutCommandTests", dependencies: ["fanout", "FanoutTestSupport"]),
         .testTarget(
             name: "FanoutPayloadTests",
             dependencies: [

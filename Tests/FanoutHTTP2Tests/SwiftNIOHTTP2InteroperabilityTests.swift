@@ -113,15 +113,22 @@ import Testing
         defer { server.stop() }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
-        let channel = try ClientBootstrap(group: group).connect(host: "127.0.0.1", port: server.port).wait()
+        // The HTTP/2 handler is in place before the first byte can arrive: the server speaks first.
+        let configured = group.next().makePromise(of: NIOHTTP2Handler.StreamMultiplexer.self)
+        let channel = try ClientBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                        mode: .client,
+                        connectionConfiguration: .init(),
+                        streamConfiguration: .init()
+                    ) { $0.eventLoop.makeSucceededVoidFuture() }
+                    configured.succeed(multiplexer)
+                }
+            }
+            .connect(host: "127.0.0.1", port: server.port).wait()
         defer { try? channel.close().wait() }
-        let multiplexer = try channel.eventLoop.submit {
-            try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                mode: .client,
-                connectionConfiguration: .init(),
-                streamConfiguration: .init()
-            ) { $0.eventLoop.makeSucceededVoidFuture() }
-        }.wait()
+        let multiplexer = try configured.futureResult.wait()
         let results = ClientResults()
         let total = 300
         var streams: [EventLoopFuture<any Channel>] = []

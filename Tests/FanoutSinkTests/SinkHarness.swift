@@ -1,5 +1,6 @@
 import Crypto
 import FanoutHTTP2
+import FanoutTestSupport
 import Foundation
 import NIOCore
 
@@ -101,13 +102,6 @@ struct SinkHarness {
     /// The client's view of the server's stream limit.
     var streamLimit: UInt32? { client.remoteSettings.maxConcurrentStreams }
 }
-
-/// The repository's root, found from this file's place in it.
-let repositoryRoot: String = {
-    var path = #filePath
-    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-    return path
-}()
 
 /// ES256 provider tokens made with swift-crypto, for the auth rules.
 struct TestKey {

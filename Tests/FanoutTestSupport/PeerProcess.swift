@@ -1,21 +1,21 @@
 import Foundation
-import Testing
 
 /// A program nobody here wrote (h2load, nghttpd, nghttp, curl, python3), run with a bound on
 /// every wait and stopped by the test that started it.
-final class PeerProcess: @unchecked Sendable {
-    struct Result {
-        var status: Int32
-        var output: String
-        var errors: String
+public final class PeerProcess: @unchecked Sendable {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var output: String
+        public var errors: String
     }
 
-    struct TimedOut: Error, CustomStringConvertible {
-        var command: String
-        var description: String { "\(command) did not finish in time" }
+    public struct TimedOut: Error, CustomStringConvertible {
+        public var command: String
+        public init(command: String) { self.command = command }
+        public var description: String { "\(command) did not finish in time" }
     }
 
-    let command: String
+    public let command: String
     private let process = Process()
     private let group = DispatchGroup()
     private let lock = NSLock()
@@ -23,7 +23,7 @@ final class PeerProcess: @unchecked Sendable {
     private var errorData = Data()
 
     /// Starts `executable` (a name looked up on PATH, or a path) with `arguments`.
-    init(_ executable: String, _ arguments: [String], input: Data? = nil, directory: String? = nil) throws {
+    public init(_ executable: String, _ arguments: [String], input: Data? = nil, directory: String? = nil) throws {
         command = ([executable] + arguments).joined(separator: " ")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
@@ -49,7 +49,7 @@ final class PeerProcess: @unchecked Sendable {
     }
 
     /// Runs a program to its end, within `timeout`.
-    static func run(
+    public static func run(
         _ executable: String,
         _ arguments: [String],
         input: Data? = nil,
@@ -60,7 +60,7 @@ final class PeerProcess: @unchecked Sendable {
     }
 
     /// Waits for the program to end on its own, within `timeout`; stops it otherwise.
-    func wait(timeout: Duration) throws -> Result {
+    public func wait(timeout: Duration) throws -> Result {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
         if process.isRunning {
@@ -72,7 +72,7 @@ final class PeerProcess: @unchecked Sendable {
 
     /// Stops the program (SIGTERM, then SIGKILL after 5 s) and returns what it wrote.
     @discardableResult
-    func stop() -> Result {
+    public func stop() -> Result {
         if process.isRunning {
             process.terminate()
             let deadline = ContinuousClock.now + .seconds(5)
@@ -95,20 +95,20 @@ final class PeerProcess: @unchecked Sendable {
     }
 
     /// Whether `executable` is on PATH.
-    static func exists(_ executable: String) -> Bool {
+    public static func exists(_ executable: String) -> Bool {
         (try? run("sh", ["-c", "command -v \(executable)"], timeout: .seconds(10)).status) == 0
     }
 }
 
 /// The repository's root, found from this file's place in it.
-let repositoryRoot: String = {
+public let repositoryRoot: String = {
     var path = #filePath
     for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
     return path
 }()
 
 /// A free TCP port on loopback, by binding port 0 and letting it go.
-func freePort() -> Int {
+public func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
@@ -126,7 +126,7 @@ func freePort() -> Int {
 }
 
 /// A TCP socket connected to `port` on loopback, or `nil`; the caller closes it.
-func connectLoopback(port: Int) -> Int32? {
+public func connectLoopback(port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -145,7 +145,7 @@ func connectLoopback(port: Int) -> Int32? {
 }
 
 /// Waits until something accepts connections on `port`, within `timeout`.
-func waitForListener(port: Int, timeout: Duration = .seconds(10)) throws {
+public func waitForListener(port: Int, timeout: Duration = .seconds(10)) throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if let fd = connectLoopback(port: port) {

@@ -1,0 +1,45 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout sink` as a user runs it: the line scripts wait for, requests, and the summary on SIGTERM.
+@Suite(.serialized) struct SinkCommandTests {
+    @Test func servesPrintsItsAddressAndSummarisesOnSigterm() throws {
+        let port = freePort()
+        let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:\(port)"])
+        defer { sink.stop() }
+        try waitForListener(port: port)
+        let token = String(repeating: "ab", count: 32)
+        for path in ["/3/device/\(token)", "/3/device/xyz"] {
+            _ = try PeerProcess.run(
+                "curl",
+                [
+                    "-s", "--http2-prior-knowledge", "--max-time", "20", "-d", #"{"aps":{"alert":"hi"}}"#,
+                    "-H", "apns-topic: com.example.app", "http://127.0.0.1:\(port)\(path)",
+                ]
+            )
+        }
+        let result = sink.stop()
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.hasPrefix("listening on 127.0.0.1:\(port)\n"), "\(result.output)")
+        #expect(result.output.contains("accepted: 1\n"), "\(result.output)")
+        #expect(result.output.contains("400 BadDeviceToken: 1\n"), "\(result.output)")
+        #expect(result.errors.contains("token auth is off"), "\(result.errors)")
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        for arguments in [
+            ["sink", "--listen", "nowhere"], ["sink", "--tls-cert", "a.pem"], ["sink", "--key-id", "ABC"],
+            ["sink", "--token-lengths", "7-5"],
+        ] {
+            let result = try CommandRunner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(!result.standardError.isEmpty)
+        }
+        let missing = try CommandRunner.run(
+            ["sink", "--key-file", "/nonexistent.p8", "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"]
+        )
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("/nonexistent.p8"), "\(missing.standardError)")
+    }
+}
