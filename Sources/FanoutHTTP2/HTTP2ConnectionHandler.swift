@@ -13,11 +13,18 @@ public protocol HTTP2ConnectionDelegate: SendableMetatype {
     mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection)
     /// The connection is gone: closed by either side, after a connection error, or lost.
     mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?)
+    /// When the delegate next wants `wake` (a deferred response, a timeout); `nil` for never.
+    /// Asked after every call into the delegate; one timer per connection serves it.
+    var nextWakeUp: NIODeadline? { get }
+    /// The time asked for by `nextWakeUp` has come.
+    mutating func wake(now: NIODeadline, connection: inout HTTP2Connection)
 }
 
 extension HTTP2ConnectionDelegate {
     public mutating func connectionStarted(_ connection: inout HTTP2Connection) {}
     public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {}
+    public var nextWakeUp: NIODeadline? { nil }
+    public mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {}
     public mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {}
 }
 
@@ -41,6 +48,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// How long the SETTINGS exchange may take before the connection ends with SETTINGS_TIMEOUT.
     private let settingsTimeout: TimeAmount
     private var settingsTimer: Scheduled<Void>?
+    /// The timer for the delegate's `nextWakeUp`, and when it fires.
+    private var wakeUp: (deadline: NIODeadline, task: Scheduled<Void>)?
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
@@ -149,6 +158,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         guard !ended else { return }
         ended = true
         settingsTimer?.cancel()
+        wakeUp?.task.cancel()
+        wakeUp = nil
         delegate.connectionEnded(connection, error: failure ?? connection.error)
     }
 
@@ -173,6 +184,25 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             if let error = connection.error, failure == nil { failure = error }
             context.close(promise: nil)
         }
+        scheduleWakeUp(context)
+    }
+
+    /// Keeps one timer at the delegate's earliest wake-up.
+    private func scheduleWakeUp(_ context: ChannelHandlerContext) {
+        guard !ended, let due = delegate.nextWakeUp else { return }
+        if let current = wakeUp {
+            if current.deadline <= due { return }
+            current.task.cancel()
+        }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        wakeUp = (due, context.eventLoop.scheduleTask(deadline: due) { handler.value.wakeUpFired() })
+    }
+
+    private func wakeUpFired() {
+        wakeUp = nil
+        guard let context, !ended else { return }
+        delegate.wake(now: .now(), connection: &connection)
+        flush(context)
     }
 }
 

@@ -8,6 +8,8 @@ import NIOPosix
 final class SinkState: Sendable {
     private let draining = ManagedAtomic(false)
     private let seeds = ManagedAtomic<UInt64>(0x5EED)
+    /// When the sink started, in `NIODeadline` uptime nanoseconds (stall windows count from it).
+    let startedAt = NIODeadline.now().uptimeNanoseconds
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
     func startDraining() { draining.store(true, ordering: .relaxed) }

@@ -15,6 +15,8 @@ public struct SinkConfiguration: Sendable {
     public var throttleAfterRejection = false
     /// Token authentication (ES256 JWT); `nil` accepts every request without auth checks.
     public var tokenAuthentication: TokenAuthentication?
+    /// Latency, stalls and errors beyond APNs' rules.
+    public var scenario = SinkScenario()
 
     public init() {}
 }

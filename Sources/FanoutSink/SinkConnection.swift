@@ -19,13 +19,28 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     private let apnsIDStorage = ScratchBytes(count: 36)
     private var apnsID: UnsafeMutableRawBufferPointer { apnsIDStorage.bytes }
     private var timestampedBody = ByteBuffer()
+    /// Answers held back by injected latency or a stall.
+    private var pending = PendingResponses()
+    private var random: SinkRandom
 
     init(configuration: SinkConfiguration, statistics: SinkStatistics, state: SinkState, seed: UInt64) {
         self.configuration = configuration
         self.statistics = statistics
         self.state = state
         ids = APNsIDGenerator(seed: seed)
+        random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         statistics.connectionOpened()
+    }
+
+    var nextWakeUp: NIODeadline? { pending.earliest.map { NIODeadline.uptimeNanoseconds($0) } }
+
+    mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+        while let entry = pending.popDue(now: now.uptimeNanoseconds) {
+            var id = entry.id
+            withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
+            let rejection = entry.reason < 0 ? nil : APNsReason.allCases[Int(entry.reason)]
+            respond(to: entry.stream, rejection, digestHash: entry.digestHash, &connection)
+        }
     }
 
     mutating func connectionStarted(_ connection: inout HTTP2Connection) {
@@ -57,6 +72,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         counts.bodyBytes += request.bodyLength
         let fields = APNsRequestCheck.fields(of: request.headers)
         var echoedID = false
+        var digestHash: UInt64 = 0
         let rejection: APNsReason? = request.headers.withUnsafeBytes { bytes in
             if fields.apnsID.count == 36 {
                 let id = APNsRequestCheck.view(fields.apnsID, bytes)
@@ -84,13 +100,28 @@ struct SinkConnection: HTTP2ConnectionDelegate {
             ) {
                 return rejection.reason
             }
-            request.body.withUnsafeReadableBytes { payload in
-                counts.digest.add(token: APNsRequestCheck.view(token, bytes), payload: payload)
+            let tokenBytes = APNsRequestCheck.view(token, bytes)
+            if let reason = scenarioError(for: tokenBytes) { return reason }
+            digestHash = request.body.withUnsafeReadableBytes { payload in
+                NotificationDigest.hash(token: tokenBytes, payload: payload)
             }
             return nil
         }
         if !echoedID { ids.write(into: apnsID) }
-        respond(to: request.stream, rejection, &connection)
+        let now = NIODeadline.now().uptimeNanoseconds
+        let due = responseTime(after: now)
+        if due > now {
+            var entry = PendingResponses.Entry(
+                due: due,
+                stream: request.stream,
+                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1,
+                digestHash: digestHash
+            )
+            withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
+            pending.push(entry)
+        } else {
+            respond(to: request.stream, rejection, digestHash: digestHash, &connection)
+        }
         if counts.requests >= SinkCounts.flushInterval {
             statistics.add(counts)
             counts.clear()
@@ -98,11 +129,62 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         if rejection == .shutdown { shutdown(&connection) }
     }
 
-    private mutating func respond(to stream: UInt32, _ rejection: APNsReason?, _ connection: inout HTTP2Connection) {
+    /// The scenario's error for a request that passed every rule: the token lists first, then
+    /// the mix (permanent errors from the seed and the token, transient ones per request).
+    private mutating func scenarioError(for token: UnsafeRawBufferPointer) -> APNsReason? {
+        let scenario = configuration.scenario
+        if scenario.unregisteredTokens.contains(token) { return .unregistered }
+        if scenario.badTokens.contains(token) { return .badDeviceToken }
+        guard !scenario.errors.isEmpty else { return nil }
+        let tokenDraw = Double(SinkRandom.mix(TokenList.hash(token) ^ scenario.seed) >> 11) * 0x1p-53
+        let requestDraw = random.unit()
+        var permanent = 0.0
+        var transient = 0.0
+        for (reason, probability) in scenario.errors {
+            if reason.isRetryable {
+                transient += probability
+                if requestDraw < transient { return reason }
+            } else {
+                permanent += probability
+                if tokenDraw < permanent { return reason }
+            }
+        }
+        return nil
+    }
+
+    /// When the answer to a request received at `now` goes out: after the injected latency,
+    /// and not inside a stall window (windows of `length` every `every`, from `every` after start).
+    private mutating func responseTime(after now: UInt64) -> UInt64 {
+        let due = now + (configuration.scenario.latency?.sample(&random) ?? 0)
+        guard let stall = configuration.scenario.stall else { return due }
+        return Self.outsideStalls(
+            due,
+            startedAt: state.startedAt,
+            every: stall.every.nanoseconds,
+            length: stall.length.nanoseconds
+        )
+    }
+
+    /// `due`, or the end of the stall window it falls in (windows of `length` every `every`
+    /// nanoseconds, the first `every` after `startedAt`).
+    static func outsideStalls(_ due: UInt64, startedAt: UInt64, every: UInt64, length: UInt64) -> UInt64 {
+        let elapsed = due - min(due, startedAt)
+        guard every > 0, elapsed >= every, elapsed % every < length else { return due }
+        return due + length - elapsed % every
+    }
+
+    private mutating func respond(
+        to stream: UInt32,
+        _ rejection: APNsReason?,
+        digestHash: UInt64,
+        _ connection: inout HTTP2Connection
+    ) {
         let id = UnsafeRawBufferPointer(apnsID)
         guard let rejection else {
+            let fields = SinkResponseFields(status: 200, apnsID: id, isError: false)
+            guard connection.respond(stream: stream, fields, body: nil) else { return }
             counts.accepted += 1
-            connection.respond(stream: stream, SinkResponseFields(status: 200, apnsID: id, isError: false), body: nil)
+            counts.digest.add(hash: digestHash)
             if !streamsRaised {
                 streamsRaised = true
                 connection.setMaxConcurrentStreams(configuration.maxConcurrentStreams)

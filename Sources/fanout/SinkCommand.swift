@@ -61,6 +61,39 @@ struct SinkCommand: ParsableCommand {
     @Flag(name: .long, help: "Drop to --initial-streams after a rejection, rise after the next success.")
     var throttleAfterRejection = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Latency per response: fixed:5ms, uniform:1ms-10ms, normal:5ms,1ms, lognormal:5ms,0.5 or empirical:FILE.",
+            valueName: "kind:values"
+        )
+    )
+    var latency: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Freeze every answer for LENGTH every EVERY, e.g. 10s/1s.", valueName: "every/length")
+    )
+    var stall: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer this share of valid requests with an error, e.g. Unregistered:3%; repeat.",
+            valueName: "reason:percent"
+        )
+    )
+    var error: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Tokens to answer 410 Unregistered, one per line.", valueName: "file"))
+    var unregisteredTokens: String?
+
+    @Option(name: .long, help: ArgumentHelp("Tokens to answer 400 BadDeviceToken, one per line.", valueName: "file"))
+    var badTokens: String?
+
+    @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors.", valueName: "n"))
+    var seed: UInt64 = 1
+
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
@@ -74,6 +107,23 @@ struct SinkCommand: ParsableCommand {
         }
         _ = try address()
         _ = try lengths()
+    }
+
+    /// The scenario the options describe; a bad one is a usage error naming the option.
+    func scenario() throws -> SinkScenario {
+        var scenario = SinkScenario()
+        scenario.seed = seed
+        do {
+            if let latency { scenario.latency = try LatencyDistribution(parsing: latency) }
+            if let stall { scenario.stall = try SinkScenario.stall(stall) }
+            scenario.errors = try error.map { text throws(SinkScenarioError) in try SinkScenario.error(text) }
+            try scenario.validate()
+            if let unregisteredTokens { scenario.unregisteredTokens = try TokenList(contentsOf: unregisteredTokens) }
+            if let badTokens { scenario.badTokens = try TokenList(contentsOf: badTokens) }
+        } catch {
+            throw ValidationError("\(error.description).")
+        }
+        return scenario
     }
 
     func address() throws -> (host: String, port: Int) {
@@ -98,6 +148,7 @@ struct SinkCommand: ParsableCommand {
         configuration.initialMaxConcurrentStreams = initialStreams
         configuration.maxConcurrentStreams = maxStreams
         configuration.throttleAfterRejection = throttleAfterRejection
+        configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {
             let pem: String
             do {

@@ -1,0 +1,52 @@
+/// Responses waiting for their time (injected latency, stalls): a binary min-heap on the due
+/// time in one array that keeps its capacity, so holding and releasing a response allocates
+/// nothing once the queue has grown to the run's in-flight count. An entry is 64 bytes.
+struct PendingResponses {
+    struct Entry {
+        /// Due time, in `NIODeadline` uptime nanoseconds.
+        var due: UInt64
+        var stream: UInt32
+        /// The reason's index in `APNsReason.allCases`, or -1 for success.
+        var reason: Int16
+        /// The notification's digest hash, counted when the answer goes out.
+        var digestHash: UInt64
+        /// The apns-id's 36 bytes.
+        var id: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
+    }
+
+    private var heap: [Entry] = []
+
+    var count: Int { heap.count }
+    var earliest: UInt64? { heap.first?.due }
+
+    mutating func push(_ entry: Entry) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].due < heap[parent].due else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// Removes and returns the earliest entry if it is due at `now`.
+    mutating func popDue(now: UInt64) -> Entry? {
+        guard let first = heap.first, first.due <= now else { return nil }
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return first }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].due < heap[smallest].due { smallest = left }
+            if right < heap.count && heap[right].due < heap[smallest].due { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return first
+    }
+}

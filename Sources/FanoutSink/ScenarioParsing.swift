@@ -1,0 +1,101 @@
+import FanoutAPNs
+import Foundation
+
+/// The textual forms of scenario settings, shared by command-line options and scenario files.
+extension SinkScenario {
+    /// A duration like `250us`, `5ms`, `1.5s` or `2m`.
+    public static func duration(_ text: some StringProtocol) throws(SinkScenarioError) -> Duration {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            if let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite {
+                return .nanoseconds(Int64((value * scale * 1e9).rounded()))
+            }
+        }
+        throw SinkScenarioError("\(text) is not a duration; write it like 250us, 5ms, 1.5s or 2m")
+    }
+
+    /// `EVERY/LENGTH`, e.g. `10s/1s`: the sink freezes for LENGTH every EVERY.
+    public static func stall(_ text: String) throws(SinkScenarioError) -> (every: Duration, length: Duration) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2 else { throw SinkScenarioError("a stall is EVERY/LENGTH, like 10s/1s; got \(text)") }
+        let every = try duration(parts[0])
+        let length = try duration(parts[1])
+        guard length < every else {
+            throw SinkScenarioError("a stall of \(parts[1]) must be shorter than its period \(parts[0])")
+        }
+        return (every, length)
+    }
+
+    /// `REASON:PERCENT`, e.g. `Unregistered:3%` or `InternalServerError:0.1%`.
+    public static func error(_ text: String) throws(SinkScenarioError) -> (reason: APNsReason, probability: Double) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, parts[1].hasSuffix("%"), let percent = Double(parts[1].dropLast()) else {
+            throw SinkScenarioError("an error is REASON:PERCENT, like Unregistered:3%; got \(text)")
+        }
+        guard let reason = APNsReason(rawValue: String(parts[0])) else {
+            let known = APNsReason.allCases.map(\.rawValue).joined(separator: ", ")
+            throw SinkScenarioError("\(parts[0]) is not an APNs reason; the reasons are \(known)")
+        }
+        return (reason, percent / 100)
+    }
+}
+
+extension LatencyDistribution {
+    /// `fixed:5ms`, `uniform:1ms-10ms`, `normal:MEAN,DEVIATION`, `lognormal:MEDIAN,SIGMA` or
+    /// `empirical:FILE` (one duration per line).
+    public init(parsing text: String) throws(SinkScenarioError) {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw SinkScenarioError("a latency is KIND:VALUES, like fixed:5ms or uniform:1ms-10ms; got \(text)")
+        }
+        let kind = text[..<colon]
+        let values = String(text[text.index(after: colon)...])
+        switch kind {
+        case "fixed":
+            self = .fixed(try SinkScenario.duration(values))
+        case "uniform":
+            let bounds = values.split(separator: "-")
+            guard bounds.count == 2 else { throw SinkScenarioError("uniform latency is uniform:LOW-HIGH; got \(text)") }
+            let low = try SinkScenario.duration(bounds[0])
+            let high = try SinkScenario.duration(bounds[1])
+            guard low <= high else { throw SinkScenarioError("uniform latency needs LOW ≤ HIGH; got \(text)") }
+            self = .uniform(low, high)
+        case "normal":
+            let parameters = values.split(separator: ",")
+            guard parameters.count == 2 else {
+                throw SinkScenarioError("normal latency is normal:MEAN,DEVIATION; got \(text)")
+            }
+            self = .normal(
+                mean: try SinkScenario.duration(parameters[0]),
+                deviation: try SinkScenario.duration(parameters[1])
+            )
+        case "lognormal":
+            let parameters = values.split(separator: ",")
+            guard parameters.count == 2, let sigma = Double(parameters[1]), sigma >= 0 else {
+                throw SinkScenarioError("log-normal latency is lognormal:MEDIAN,SIGMA (σ ≥ 0); got \(text)")
+            }
+            self = .logNormal(median: try SinkScenario.duration(parameters[0]), sigma: sigma)
+        case "empirical":
+            let content: String
+            do {
+                content = try String(contentsOfFile: values, encoding: .utf8)
+            } catch {
+                throw SinkScenarioError("cannot read the latency samples \(values): \(error.localizedDescription)")
+            }
+            var samples: [Duration] = []
+            for (number, line) in content.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let sample = line.trimmingCharacters(in: .whitespaces)
+                if sample.isEmpty || sample.hasPrefix("#") { continue }
+                do {
+                    samples.append(try SinkScenario.duration(sample))
+                } catch {
+                    throw SinkScenarioError("\(values):\(number + 1): \(error.description)")
+                }
+            }
+            guard !samples.isEmpty else { throw SinkScenarioError("\(values) holds no latency samples") }
+            self = .empirical(samples)
+        default:
+            throw SinkScenarioError("\(kind) is not a latency kind; use fixed, uniform, normal, lognormal or empirical")
+        }
+    }
+}

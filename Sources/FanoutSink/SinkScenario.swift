@@ -1,0 +1,157 @@
+import FanoutAPNs
+import Foundation
+
+/// What a capacity plan asks of the sink beyond APNs' rules: response latency, stalls, and
+/// errors. Seeded: the same scenario, seed and tokens give the same errors whatever the order
+/// requests arrive in, and the same latency sequence on each connection.
+public struct SinkScenario: Sendable {
+    /// Latency added to every response.
+    public var latency: LatencyDistribution?
+    /// The whole sink holds its responses for `length` every `every`, counted from start: a
+    /// client that waits for answers before sending more hides such stalls (coordinated omission).
+    public var stall: (every: Duration, length: Duration)?
+    /// Errors given to requests that pass validation, each with its probability (0...1).
+    /// Permanent ones (4xx but 429) follow from the seed and the device token, so a token that
+    /// is unregistered stays so; transient ones (429, 5xx) are drawn per request.
+    public var errors: [(reason: APNsReason, probability: Double)] = []
+    /// Tokens answered 410 Unregistered, and tokens answered 400 BadDeviceToken (by their
+    /// hex, either case).
+    public var unregisteredTokens = TokenList()
+    public var badTokens = TokenList()
+    public var seed: UInt64 = 1
+
+    public init() {}
+
+    /// The problems with the error mix: probabilities out of range or summing over 1.
+    public func validate() throws(SinkScenarioError) {
+        for (reason, probability) in errors where !(0...1).contains(probability) {
+            throw SinkScenarioError("the probability of \(reason.rawValue) must be from 0 to 1, not \(probability)")
+        }
+        let total = errors.map(\.probability).reduce(0, +)
+        if total > 1 { throw SinkScenarioError("the error probabilities add up to \(total), over 1") }
+    }
+}
+
+/// A set of device tokens, held as 64-bit hashes of their lowercase hex so that a lookup needs
+/// no allocation (a false match needs a 64-bit collision).
+public struct TokenList: Sendable {
+    private var hashes: Set<UInt64> = []
+
+    public init() {}
+
+    /// Every token in a text file, one per line (`#` comments and blank lines skipped).
+    public init(contentsOf path: String) throws(SinkScenarioError) {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw SinkScenarioError("cannot read the token list \(path): \(error.localizedDescription)")
+        }
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let token = line.trimmingCharacters(in: .whitespaces)
+            if token.isEmpty || token.hasPrefix("#") { continue }
+            guard DeviceTokenFormat.default.problem(in: token) == nil else {
+                throw SinkScenarioError("\(path):\(number + 1): \(token) is not a device token")
+            }
+            insert(token)
+        }
+    }
+
+    public mutating func insert(_ token: String) {
+        let hash = Array(token.utf8).withUnsafeBytes { Self.hash($0) }
+        hashes.insert(hash)
+    }
+
+    public var count: Int { hashes.count }
+
+    func contains(_ token: UnsafeRawBufferPointer) -> Bool {
+        !hashes.isEmpty && hashes.contains(Self.hash(token))
+    }
+
+    /// FNV-1a over the lowercased hex digits.
+    static func hash(_ token: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in token {
+            hash = (hash ^ UInt64(byte | 0x20)) &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+}
+
+/// A distribution of response latencies.
+public enum LatencyDistribution: Sendable, Hashable {
+    case fixed(Duration)
+    case uniform(Duration, Duration)
+    /// Mean and standard deviation; samples below zero are zero.
+    case normal(mean: Duration, deviation: Duration)
+    /// The median and the σ of the underlying normal distribution.
+    case logNormal(median: Duration, sigma: Double)
+    /// Latencies drawn uniformly from observed values.
+    case empirical([Duration])
+
+    /// One sample in nanoseconds, using `random` for its uniform draws.
+    func sample(_ random: inout SinkRandom) -> UInt64 {
+        switch self {
+        case .fixed(let value):
+            return value.nanoseconds
+        case .uniform(let low, let high):
+            let span = high.nanoseconds - low.nanoseconds
+            return low.nanoseconds + (span == 0 ? 0 : random.next() % (span + 1))
+        case .normal(let mean, let deviation):
+            let value = Double(mean.nanoseconds) + Double(deviation.nanoseconds) * random.normal()
+            return UInt64(max(0, value))
+        case .logNormal(let median, let sigma):
+            return UInt64(max(0, Double(median.nanoseconds) * Foundation.exp(sigma * random.normal())))
+        case .empirical(let values):
+            return values.isEmpty ? 0 : values[Int(random.next() % UInt64(values.count))].nanoseconds
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (negative durations count as zero).
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+}
+
+/// SplitMix64 with uniform and normal draws.
+struct SinkRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        return Self.mix(state)
+    }
+
+    /// A uniform draw from [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
+
+    /// A standard normal draw (Box–Muller).
+    mutating func normal() -> Double {
+        let u = max(unit(), 0x1p-53)
+        return (-2 * Foundation.log(u)).squareRoot() * Foundation.cos(2 * Double.pi * unit())
+    }
+
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A scenario that cannot be run, said in one line.
+public struct SinkScenarioError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

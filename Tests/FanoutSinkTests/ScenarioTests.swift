@@ -1,0 +1,158 @@
+import FanoutAPNs
+import FanoutTestSupport
+import NIOCore
+import Testing
+
+@testable import FanoutSink
+
+/// Latency, stalls and error mixes: seeded, reproducible, and as the options say.
+@Suite struct ScenarioTests {
+    static func harness(_ scenario: SinkScenario) -> SinkHarness {
+        var configuration = SinkConfiguration()
+        configuration.scenario = scenario
+        return SinkHarness(configuration)
+    }
+
+    static func token(_ index: Int) -> String {
+        var random = SplitMix64(state: UInt64(index))
+        return (0..<4).map { _ in String(random.next(), radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    @Test func answersWaitForTheirLatency() throws {
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.seconds(30))
+        var harness = Self.harness(scenario)
+        let before = NIODeadline.now()
+        #expect(harness.send(SinkHarness.fields()) == nil)
+        let due = try #require(harness.sink.nextWakeUp)
+        #expect(due >= before + .seconds(30))
+        // Not yet due: nothing goes out.
+        harness.sink.wake(now: before + .seconds(29), connection: &harness.server)
+        harness.pump()
+        #expect(harness.responses.isEmpty)
+        harness.sink.wake(now: due, connection: &harness.server)
+        harness.pump()
+        #expect(harness.responses[0]?.status == 200)
+        #expect(harness.sink.nextWakeUp == nil)
+    }
+
+    @Test func heldAnswersGoOutInDueOrder() {
+        var queue = PendingResponses()
+        var random = SplitMix64(state: 3)
+        for stream in 0..<5000 as Range<UInt32> {
+            queue.push(.init(due: random.next() % 1_000_000, stream: stream, reason: -1, digestHash: 0))
+        }
+        var last: UInt64 = 0
+        var popped = 0
+        while let entry = queue.popDue(now: .max) {
+            #expect(entry.due >= last)
+            last = entry.due
+            popped += 1
+        }
+        #expect(popped == 5000)
+        queue.push(.init(due: 10, stream: 1, reason: -1, digestHash: 0))
+        #expect(queue.popDue(now: 9) == nil)
+        #expect(queue.popDue(now: 10)?.stream == 1)
+    }
+
+    @Test func stallWindowsHoldAnswersToTheirEnd() {
+        let second: UInt64 = 1_000_000_000
+        let start: UInt64 = 5 * second
+        let stalled = { (due: UInt64) in
+            SinkConnection.outsideStalls(due, startedAt: start, every: 10 * second, length: second)
+        }
+        #expect(stalled(start + 3 * second) == start + 3 * second)  // before the first window
+        #expect(stalled(start + 10 * second) == start + 11 * second)  // its first instant
+        #expect(stalled(start + 10 * second + second / 2) == start + 11 * second)
+        #expect(stalled(start + 11 * second) == start + 11 * second)  // just after
+        #expect(stalled(start + 25 * second) == start + 25 * second)
+        #expect(stalled(start + 30 * second + 1) == start + 31 * second)
+    }
+
+    @Test func latencyDistributionsHaveTheirShape() {
+        var random = SinkRandom(seed: 9)
+        let ms: UInt64 = 1_000_000
+        let uniform = (0..<10_000).map { _ in
+            LatencyDistribution.uniform(.milliseconds(1), .milliseconds(3)).sample(&random)
+        }
+        #expect(uniform.allSatisfy { (ms...3 * ms).contains($0) })
+        let normal = (0..<10_000).map { _ in
+            Double(LatencyDistribution.normal(mean: .milliseconds(10), deviation: .milliseconds(2)).sample(&random))
+        }
+        let mean = normal.reduce(0, +) / Double(normal.count)
+        #expect(abs(mean - 10e6) < 0.1e6)
+        let logNormal = (0..<10_001).map { _ in
+            LatencyDistribution.logNormal(median: .milliseconds(5), sigma: 0.5).sample(&random)
+        }.sorted()
+        #expect(abs(Double(logNormal[5000]) - 5e6) < 0.25e6)
+        let empirical = (0..<1000).map { _ in
+            LatencyDistribution.empirical([.milliseconds(1), .milliseconds(7)]).sample(&random)
+        }
+        #expect(Set(empirical) == [ms, 7 * ms])
+    }
+
+    @Test func errorMixesFollowTheirShareAndTheSeed() {
+        func unregistered(seed: UInt64) -> Set<Int> {
+            var scenario = SinkScenario()
+            scenario.errors = [(.unregistered, 0.03)]
+            scenario.seed = seed
+            var harness = Self.harness(scenario)
+            var hits: Set<Int> = []
+            for index in 0..<3000 where harness.send(SinkHarness.fields(token: Self.token(index)))?.status == 410 {
+                hits.insert(index)
+            }
+            return hits
+        }
+        let first = unregistered(seed: 1)
+        // 3% of 3000 is 90; three standard deviations of a binomial are ±28.
+        #expect((62...118).contains(first.count))
+        #expect(unregistered(seed: 1) == first)  // the same seed, the same tokens
+        #expect(unregistered(seed: 2) != first)
+    }
+
+    @Test func transientErrorsAreDrawnPerRequest() {
+        var scenario = SinkScenario()
+        scenario.errors = [(.internalServerError, 0.5)]
+        var harness = Self.harness(scenario)
+        let statuses = (0..<200).compactMap { _ in harness.send(SinkHarness.fields())?.status }
+        // One token, yet both outcomes: a retry can succeed.
+        #expect(Set(statuses) == [200, 500])
+    }
+
+    @Test func listedTokensAreUnregisteredOrBad() throws {
+        var scenario = SinkScenario()
+        scenario.unregisteredTokens.insert(Self.token(1).uppercased())
+        scenario.badTokens.insert(Self.token(2))
+        var harness = Self.harness(scenario)
+        let answer = harness.send(SinkHarness.fields(token: Self.token(1)))
+        let gone = try #require(answer)
+        #expect(gone.status == 410)
+        #expect(gone.reason == "Unregistered")
+        #expect(gone.timestamp.map { $0 > 1_700_000_000_000 } == true)
+        #expect(harness.send(SinkHarness.fields(token: Self.token(2)))?.reason == "BadDeviceToken")
+        #expect(harness.send(SinkHarness.fields(token: Self.token(3)))?.status == 200)
+    }
+
+    @Test func textFormsParseOrSayWhatIsWrong() throws {
+        #expect(try SinkScenario.duration("250us") == .microseconds(250))
+        #expect(try SinkScenario.duration("1.5s") == .milliseconds(1500))
+        #expect(try LatencyDistribution(parsing: "uniform:1ms-10ms") == .uniform(.milliseconds(1), .milliseconds(10)))
+        #expect(
+            try LatencyDistribution(parsing: "lognormal:5ms,0.5") == .logNormal(median: .milliseconds(5), sigma: 0.5)
+        )
+        #expect(try SinkScenario.error("Unregistered:3%").probability == 0.03)
+        #expect(try SinkScenario.stall("10s/1s").length == .seconds(1))
+        for bad in ["5", "fixed", "uniform:5ms-1ms", "gamma:1ms", "normal:1ms"] {
+            #expect(throws: SinkScenarioError.self) { try LatencyDistribution(parsing: bad) }
+        }
+        #expect(throws: SinkScenarioError.self) { try SinkScenario.error("Unregistred:3%") }
+        #expect(throws: SinkScenarioError.self) { try SinkScenario.stall("1s/10s") }
+        var scenario = SinkScenario()
+        scenario.errors = [(.unregistered, 0.7), (.badDeviceToken, 0.5)]
+        #expect(throws: SinkScenarioError.self) { try scenario.validate() }
+    }
+}
+
+extension String {
+    func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
+}
