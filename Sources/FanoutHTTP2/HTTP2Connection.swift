@@ -166,7 +166,17 @@ public struct HTTP2Connection {
 
     /// Whether the connection can carry no more streams and has none open: time to close it.
     public var isFinished: Bool {
-        error != nil || ((receivedGoAway != nil || sentGoAway != nil) && streams.count == 0)
+        isAborted || error != nil || ((receivedGoAway != nil || sentGoAway != nil) && streams.count == 0)
+    }
+
+    /// Whether `abort()` was called: the owner closes the transport without a word.
+    public private(set) var isAborted = false
+
+    /// Drops everything queued and marks the connection for an abrupt close: no GOAWAY, open
+    /// streams unanswered (a fault a sink injects to test a client's recovery).
+    public mutating func abort() {
+        isAborted = true
+        outbound.clear()
     }
 }
 

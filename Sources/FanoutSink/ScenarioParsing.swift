@@ -27,6 +27,27 @@ extension SinkScenario {
         return (every, length)
     }
 
+    /// `N` or `N:REASON`, e.g. `1000:Shutdown`: a GOAWAY after N requests.
+    public static func goAway(_ text: String) throws(SinkScenarioError) -> (requests: Int, reason: APNsReason) {
+        let parts = text.split(separator: ":")
+        guard (1...2).contains(parts.count), let requests = Int(parts[0]), requests > 0 else {
+            throw SinkScenarioError("a GOAWAY after requests is N or N:REASON, like 1000:Shutdown; got \(text)")
+        }
+        guard parts.count == 2 else { return (requests, .shutdown) }
+        guard let reason = APNsReason(rawValue: String(parts[1])) else {
+            throw SinkScenarioError("\(parts[1]) is not an APNs reason")
+        }
+        return (requests, reason)
+    }
+
+    /// `PERCENT`, e.g. `0.5%`, as a share from 0 to 1.
+    public static func share(_ text: String) throws(SinkScenarioError) -> Double {
+        guard text.hasSuffix("%"), let percent = Double(text.dropLast()), (0...100).contains(percent) else {
+            throw SinkScenarioError("a share is a percentage from 0% to 100%, like 0.5%; got \(text)")
+        }
+        return percent / 100
+    }
+
     /// `REASON:PERCENT`, e.g. `Unregistered:3%` or `InternalServerError:0.1%`.
     public static func error(_ text: String) throws(SinkScenarioError) -> (reason: APNsReason, probability: Double) {
         let parts = text.split(separator: ":")

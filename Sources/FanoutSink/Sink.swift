@@ -60,7 +60,15 @@ public final class Sink: Sendable {
             },
             onAccept: { child in
                 let key = ObjectIdentifier(child)
-                connections.withLockedValue { $0[key] = child }
+                let admitted = connections.withLockedValue { open in
+                    if let limit = configuration.scenario.faults.maxConnections, open.count >= limit { return false }
+                    open[key] = child
+                    return true
+                }
+                guard admitted else {
+                    child.close(promise: nil)
+                    return
+                }
                 child.closeFuture.whenComplete { _ in connections.withLockedValue { _ = $0.removeValue(forKey: key) } }
             }
         ).wait()

@@ -10,6 +10,8 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     let statistics: SinkStatistics
     let state: SinkState
     private var counts = SinkCounts()
+    /// Requests already added to the statistics.
+    private var handled = 0
     private var authentication = TokenAuthentication.ConnectionState()
     /// The connection's token-auth state (for tests).
     var authenticationState: TokenAuthentication.ConnectionState { authentication }
@@ -22,6 +24,9 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     /// Answers held back by injected latency or a stall.
     private var pending = PendingResponses()
     private var random: SinkRandom
+    /// When the connection opened, and whether its timed GOAWAY has gone out.
+    private let openedAt = NIODeadline.now()
+    private var timedGoAwaySent = false
 
     init(configuration: SinkConfiguration, statistics: SinkStatistics, state: SinkState, seed: UInt64) {
         self.configuration = configuration
@@ -32,9 +37,20 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         statistics.connectionOpened()
     }
 
-    var nextWakeUp: NIODeadline? { pending.earliest.map { NIODeadline.uptimeNanoseconds($0) } }
+    var nextWakeUp: NIODeadline? {
+        let response = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
+        guard !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter else { return response }
+        let goAway = openedAt + .nanoseconds(Int64(after.nanoseconds))
+        return response.map { min($0, goAway) } ?? goAway
+    }
 
     mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+        if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter,
+            now >= openedAt + .nanoseconds(Int64(after.nanoseconds))
+        {
+            timedGoAwaySent = true
+            goAway(&connection, reason: configuration.scenario.faults.goAwayReason)
+        }
         while let entry = pending.popDue(now: now.uptimeNanoseconds) {
             var id = entry.id
             withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
@@ -64,7 +80,12 @@ struct SinkConnection: HTTP2ConnectionDelegate {
 
     /// Sends GOAWAY with APNs' `{"reason":"Shutdown"}`: open streams finish, no new ones start.
     mutating func shutdown(_ connection: inout HTTP2Connection) {
-        connection.goAway(code: .noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8))
+        goAway(&connection, reason: .shutdown)
+    }
+
+    private func goAway(_ connection: inout HTTP2Connection, reason: APNsReason) {
+        guard connection.sentGoAway == nil else { return }
+        connection.goAway(code: .noError, debugData: Array(#"{"reason":"\#(reason.rawValue)"}"#.utf8))
     }
 
     private mutating func answer(_ request: HTTP2Message, _ connection: inout HTTP2Connection) {
@@ -108,6 +129,12 @@ struct SinkConnection: HTTP2ConnectionDelegate {
             return nil
         }
         if !echoedID { ids.write(into: apnsID) }
+        let faults = configuration.scenario.faults
+        if let limit = faults.closeAfterRequests, counts.requests + handled >= limit {
+            connection.abort()
+            return
+        }
+        if faults.unansweredShare > 0 && random.unit() < faults.unansweredShare { return }
         let now = NIODeadline.now().uptimeNanoseconds
         let due = responseTime(after: now)
         if due > now {
@@ -122,7 +149,11 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         } else {
             respond(to: request.stream, rejection, digestHash: digestHash, &connection)
         }
+        if let limit = faults.goAwayAfterRequests, counts.requests + handled >= limit {
+            goAway(&connection, reason: faults.goAwayReason)
+        }
         if counts.requests >= SinkCounts.flushInterval {
+            handled += counts.requests
             statistics.add(counts)
             counts.clear()
         }

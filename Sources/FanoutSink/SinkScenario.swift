@@ -19,6 +19,8 @@ public struct SinkScenario: Sendable {
     public var unregisteredTokens = TokenList()
     public var badTokens = TokenList()
     public var seed: UInt64 = 1
+    /// Connection faults.
+    public var faults = ConnectionFaults()
 
     public init() {}
 
@@ -30,6 +32,23 @@ public struct SinkScenario: Sendable {
         let total = errors.map(\.probability).reduce(0, +)
         if total > 1 { throw SinkScenarioError("the error probabilities add up to \(total), over 1") }
     }
+}
+
+/// Faults a connection meets, to test a client's recovery.
+public struct ConnectionFaults: Sendable, Hashable {
+    /// GOAWAY (with `goAwayReason` as APNs' JSON debug data) after this many requests on a connection.
+    public var goAwayAfterRequests: Int?
+    /// GOAWAY this long after a connection opens.
+    public var goAwayAfter: Duration?
+    public var goAwayReason: APNsReason = .shutdown
+    /// Close the connection without GOAWAY after this many requests.
+    public var closeAfterRequests: Int?
+    /// This share of requests (0...1) is never answered.
+    public var unansweredShare: Double = 0
+    /// Connections beyond this many at once are closed as soon as they are accepted.
+    public var maxConnections: Int?
+
+    public init() {}
 }
 
 /// A set of device tokens, held as 64-bit hashes of their lowercase hex so that a lookup needs

@@ -94,6 +94,27 @@ struct SinkCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors.", valueName: "n"))
     var seed: UInt64 = 1
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "GOAWAY after N requests on a connection, with an APNs reason (default Shutdown).",
+            valueName: "n[:reason]"
+        )
+    )
+    var goawayAfterRequests: String?
+
+    @Option(name: .long, help: ArgumentHelp("GOAWAY this long after each connection opens.", valueName: "duration"))
+    var goawayAfterTime: String?
+
+    @Option(name: .long, help: ArgumentHelp("Close each connection without GOAWAY after N requests.", valueName: "n"))
+    var closeAfterRequests: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Never answer this share of requests, e.g. 0.1%.", valueName: "percent"))
+    var unanswered: String?
+
+    @Option(name: .long, help: ArgumentHelp("Close connections beyond this many at once.", valueName: "n"))
+    var maxConnections: Int?
+
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
@@ -118,10 +139,27 @@ struct SinkCommand: ParsableCommand {
             if let stall { scenario.stall = try SinkScenario.stall(stall) }
             scenario.errors = try error.map { text throws(SinkScenarioError) in try SinkScenario.error(text) }
             try scenario.validate()
+            if let goawayAfterRequests {
+                let (requests, reason) = try SinkScenario.goAway(goawayAfterRequests)
+                scenario.faults.goAwayAfterRequests = requests
+                scenario.faults.goAwayReason = reason
+            }
+            if let goawayAfterTime { scenario.faults.goAwayAfter = try SinkScenario.duration(goawayAfterTime) }
+            if let closeAfterRequests {
+                guard closeAfterRequests > 0 else {
+                    throw SinkScenarioError("--close-after-requests must be at least 1")
+                }
+                scenario.faults.closeAfterRequests = closeAfterRequests
+            }
+            if let unanswered { scenario.faults.unansweredShare = try SinkScenario.share(unanswered) }
+            if let maxConnections {
+                guard maxConnections > 0 else { throw SinkScenarioError("--max-connections must be at least 1") }
+                scenario.faults.maxConnections = maxConnections
+            }
             if let unregisteredTokens { scenario.unregisteredTokens = try TokenList(contentsOf: unregisteredTokens) }
             if let badTokens { scenario.badTokens = try TokenList(contentsOf: badTokens) }
         } catch {
-            throw ValidationError("\(error.description).")
+            throw ValidationError("\(error).")
         }
         return scenario
     }

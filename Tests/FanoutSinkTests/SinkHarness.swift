@@ -25,6 +25,8 @@ struct SinkHarness {
     var responses: [UInt64: Response] = [:]
     var resets: [UInt64: HTTP2ErrorCode] = [:]
     var settings: [UInt32?] = []
+    /// The debug data of each GOAWAY the client received.
+    var goAways: [String] = []
     private var nextTag: UInt64 = 0
 
     init(_ configuration: SinkConfiguration = .init()) {
@@ -93,6 +95,7 @@ struct SinkHarness {
                     responses[message.tag] = response
                 case .streamReset(_, let tag, let code, _): resets[tag] = code
                 case .remoteSettingsChanged(let settings): self.settings.append(settings.maxConcurrentStreams)
+                case .goAway(_, _, let debugData): goAways.append(String(buffer: debugData))
                 default: break
                 }
             }

@@ -1,0 +1,89 @@
+import FanoutHTTP2
+import FanoutTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import FanoutSink
+
+/// Connection faults a capacity plan injects: GOAWAY after requests or time, abrupt closes,
+/// unanswered streams, a connection limit.
+@Suite struct FaultTests {
+    static func harness(_ faults: ConnectionFaults) -> SinkHarness {
+        var configuration = SinkConfiguration()
+        configuration.scenario.faults = faults
+        return SinkHarness(configuration)
+    }
+
+    @Test func goAwayAfterRequestsCarriesAPNsReason() {
+        var faults = ConnectionFaults()
+        faults.goAwayAfterRequests = 3
+        faults.goAwayReason = .shutdown
+        var harness = Self.harness(faults)
+        for _ in 0..<3 { #expect(harness.send(SinkHarness.fields())?.status == 200) }
+        #expect(harness.goAways == [#"{"reason":"Shutdown"}"#])
+        // No new streams on this connection.
+        #expect(harness.send(SinkHarness.fields()) == nil)
+        #expect(harness.server.isFinished)
+    }
+
+    @Test func goAwayAfterTimeWakesTheConnection() throws {
+        var faults = ConnectionFaults()
+        faults.goAwayAfter = .seconds(60)
+        var harness = Self.harness(faults)
+        #expect(harness.send(SinkHarness.fields())?.status == 200)
+        let due = try #require(harness.sink.nextWakeUp)
+        harness.sink.wake(now: due - .seconds(1), connection: &harness.server)
+        harness.pump()
+        #expect(harness.goAways.isEmpty)
+        harness.sink.wake(now: due, connection: &harness.server)
+        harness.pump()
+        #expect(harness.goAways == [#"{"reason":"Shutdown"}"#])
+        #expect(harness.sink.nextWakeUp == nil)
+    }
+
+    @Test func closeAfterRequestsDropsTheConnectionWithoutAWord() {
+        var faults = ConnectionFaults()
+        faults.closeAfterRequests = 2
+        var harness = Self.harness(faults)
+        #expect(harness.send(SinkHarness.fields())?.status == 200)
+        #expect(harness.send(SinkHarness.fields()) == nil)
+        #expect(harness.server.isAborted)
+        #expect(harness.server.isFinished)
+        #expect(harness.goAways.isEmpty)
+    }
+
+    @Test func unansweredStreamsStayOpen() {
+        var faults = ConnectionFaults()
+        faults.unansweredShare = 1
+        var harness = Self.harness(faults)
+        #expect(harness.send(SinkHarness.fields()) == nil)
+        #expect(harness.server.openStreams == 1)
+        #expect(harness.client.openStreams == 1)
+    }
+
+    @Test func connectionsBeyondTheLimitAreClosed() throws {
+        var configuration = SinkConfiguration()
+        configuration.scenario.faults.maxConnections = 2
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let sink = try Sink(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
+        defer { sink.drain(grace: .seconds(1)) }
+        let port = sink.localAddress.port!
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for _ in 0..<3 { sockets.append(try #require(connectLoopback(port: port))) }
+        // Each admitted connection hears the sink's SETTINGS; the third hears the close.
+        var heard: [Int] = []
+        for fd in sockets {
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var chunk = [UInt8](repeating: 0, count: 1024)
+            heard.append(chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) })
+        }
+        #expect(heard[0] > 0)
+        #expect(heard[1] > 0)
+        #expect(heard[2] == 0)
+    }
+}
