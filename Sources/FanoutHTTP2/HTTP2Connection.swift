@@ -21,6 +21,10 @@ public struct HTTP2Connection {
     public struct Configuration: Sendable, Hashable {
         /// SETTINGS_MAX_CONCURRENT_STREAMS: streams the peer may open (server).
         public var maxConcurrentStreams: UInt32 = 1000
+        /// Streams the peer may open before it acknowledges our first SETTINGS, when that should
+        /// differ from `maxConcurrentStreams` (a setting is in force once acknowledged: a client
+        /// may open streams before it has seen a low limit). `nil`: `maxConcurrentStreams`.
+        public var maxConcurrentStreamsBeforeAcknowledgement: UInt32?
         /// The most streams we open at once, whatever the peer allows (client).
         public var maxOutboundStreams: Int = 1000
         /// The peer's limit assumed until its SETTINGS arrive: RFC 9113 §6.5.2's recommended
@@ -68,7 +72,8 @@ public struct HTTP2Connection {
     private var hpackDecoder: HPACKDecoder
     private var hpackEncoder: HPACKEncoder
     private var streams: HTTP2StreamTable
-    /// MAX_CONCURRENT_STREAMS as enforced: raised at once, lowered when the peer ACKs.
+    /// MAX_CONCURRENT_STREAMS as enforced: raised at once, lowered when the peer ACKs; one
+    /// entry per SETTINGS frame sent and not yet acknowledged.
     private var enforcedMaxConcurrentStreams: UInt32
     private var unacknowledgedMaxConcurrentStreams: [UInt32] = []
     private var prefaceReceived = false
@@ -111,7 +116,10 @@ public struct HTTP2Connection {
         if configuration.encoderTableSize < 4096 { hpackEncoder.setMaximumTableSize(configuration.encoderTableSize) }
         let expected = role == .server ? Int(configuration.maxConcurrentStreams) : configuration.maxOutboundStreams
         streams = HTTP2StreamTable(expectedStreams: min(expected, 4096))
-        enforcedMaxConcurrentStreams = configuration.maxConcurrentStreams
+        enforcedMaxConcurrentStreams =
+            configuration.maxConcurrentStreamsBeforeAcknowledgement ?? configuration.maxConcurrentStreams
+        // Each SETTINGS we send is acknowledged in turn; this entry is for the first.
+        unacknowledgedMaxConcurrentStreams = [configuration.maxConcurrentStreams]
         nextStreamID = role == .client ? 1 : 2
         connectionReceiveWindow = Int(configuration.connectionWindowSize)
         prefaceReceived = role == .client

@@ -111,7 +111,7 @@ struct APNsRequestCheck {
         in bytes: UnsafeRawBufferPointer,
         body: ByteBuffer,
         bodyLength: Int,
-        allowedBundles: Set<String>?
+        allowedBundles: Set<[UInt8]>?
     ) -> Rejection? {
         var pushType = APNsPushType.alert
         if fields.pushType.isPresent {
@@ -126,8 +126,8 @@ struct APNsRequestCheck {
             return .init(.deviceTokenNotForTopic)
         }
         if let allowedBundles {
-            let bundle = String(decoding: topic.prefix(topic.count - suffix.count), as: UTF8.self)
-            guard allowedBundles.contains(bundle) else { return .init(.topicDisallowed) }
+            let bundle = topic.prefix(topic.count - suffix.count)
+            guard allowedBundles.contains(where: { $0.elementsEqual(bundle) }) else { return .init(.topicDisallowed) }
         }
         if fields.priority.isPresent {
             let priority = view(fields.priority, bytes)

@@ -40,7 +40,10 @@ public final class Sink: Sendable {
         let state = state
         let connections = connections
         var http2 = HTTP2Connection.Configuration()
-        http2.maxConcurrentStreams = configuration.maxConcurrentStreams
+        // The first SETTINGS already says what APNs says before a connection's first push; streams
+        // a client opened before it could see that are still served.
+        http2.maxConcurrentStreams = configuration.initialMaxConcurrentStreams
+        http2.maxConcurrentStreamsBeforeAcknowledgement = configuration.maxConcurrentStreams
         // APNs' settings: 8000-byte header lists; bodies past the largest limit are only counted.
         http2.maxHeaderListSize = 8000
         http2.maxBodySize = 5120 + 1

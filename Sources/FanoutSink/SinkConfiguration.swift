@@ -5,7 +5,11 @@ public struct SinkConfiguration: Sendable {
     /// Accepted device-token lengths (hex digits, even).
     public var tokenFormat = DeviceTokenFormat.default
     /// Bundle identifiers the sink accepts topics for; `nil` accepts any bundle.
-    public var allowedBundles: Set<String>?
+    public var allowedBundles: Set<String>? {
+        didSet { bundleBytes = allowedBundles.map { Set($0.map { Array($0.utf8) }) } }
+    }
+    /// The same, as bytes, so a request's topic is checked without building a `String`.
+    private(set) var bundleBytes: Set<[UInt8]>?
     /// MAX_CONCURRENT_STREAMS before a connection's first accepted request (APNs: 1).
     public var initialMaxConcurrentStreams: UInt32 = 1
     /// MAX_CONCURRENT_STREAMS after it (APNs: 1000).

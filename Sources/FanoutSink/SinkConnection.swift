@@ -60,7 +60,6 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     mutating func connectionStarted(_ connection: inout HTTP2Connection) {
-        connection.setMaxConcurrentStreams(configuration.initialMaxConcurrentStreams)
         if state.isDraining { shutdown(&connection) }
     }
 
@@ -117,7 +116,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
                 in: bytes,
                 body: request.body,
                 bodyLength: request.bodyLength,
-                allowedBundles: configuration.allowedBundles
+                allowedBundles: configuration.bundleBytes
             ) {
                 return rejection.reason
             }

@@ -71,6 +71,35 @@ import Testing
         #expect(pair.serverSeen.count { if case .message = $0 { true } else { false } } == 1000)
     }
 
+    @Test func aLowLimitIsEnforcedOnceThePeerAcknowledgesIt() {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxConcurrentStreams = 1
+        configuration.maxConcurrentStreamsBeforeAcknowledgement = 3
+        var encoder = HPACKEncoder()
+        let request = [(":method", "POST"), (":scheme", "http"), (":path", "/"), (":authority", "x")]
+        // Three streams before the client has seen the limit: served; a fourth is refused.
+        var input = RawFrame.clientStart
+        for stream in [1, 3, 5, 7] as [UInt32] {
+            input += RawFrame.headers(
+                stream: stream,
+                block: RawFrame.block(request, encoder: &encoder),
+                endStream: false
+            )
+        }
+        #expect(feedServer(input, configuration: configuration).written.resets == [7: .refusedStream])
+        // After its ACK, one stream is all it may have open (a new connection, a new encoder).
+        encoder = HPACKEncoder()
+        input = RawFrame.clientStart + RawFrame.frame(type: 4, flags: 1, stream: 0, payload: [])
+        for stream in [1, 3] as [UInt32] {
+            input += RawFrame.headers(
+                stream: stream,
+                block: RawFrame.block(request, encoder: &encoder),
+                endStream: false
+            )
+        }
+        #expect(feedServer(input, configuration: configuration).written.resets == [3: .refusedStream])
+    }
+
     @Test func streamsOverTheLimitAreRefused() {
         var configuration = HTTP2Connection.Configuration()
         configuration.maxConcurrentStreams = 2

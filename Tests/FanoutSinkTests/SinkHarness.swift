@@ -31,7 +31,8 @@ struct SinkHarness {
 
     init(_ configuration: SinkConfiguration = .init()) {
         var http2 = HTTP2Connection.Configuration()
-        http2.maxConcurrentStreams = configuration.maxConcurrentStreams
+        http2.maxConcurrentStreams = configuration.initialMaxConcurrentStreams
+        http2.maxConcurrentStreamsBeforeAcknowledgement = configuration.maxConcurrentStreams
         http2.maxHeaderListSize = 8000
         http2.maxBodySize = 5121
         server = HTTP2Connection(role: .server, configuration: http2)
