@@ -20,33 +20,12 @@ command -v h2load >/dev/null && command -v nghttpd >/dev/null || {
 (cd Benchmarks && swift build -c release --product h2bench >/dev/null)
 h2bench=$PWD/Benchmarks/.build/release/h2bench
 body=$PWD/fixtures/poll.json
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/lib/peers.sh
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "nothing listens on port $1" >&2
-    exit 1
-}
-
-mkdir -p "$work/www" && printf '{"ok":true}' >"$work/www/index.html"
-nghttpd_port=$(free_port)
-nghttpd --no-tls -d "$work/www" "$nghttpd_port" >/dev/null 2>&1 &
-pids+=($!)
+start_nghttpd
 fanout_port=$(free_port)
 "$h2bench" serve --port "$fanout_port" >/dev/null &
 pids+=($!)
-wait_port "$nghttpd_port"
 wait_port "$fanout_port"
 
 # h2load's req/s, failing loudly if any request did not succeed.

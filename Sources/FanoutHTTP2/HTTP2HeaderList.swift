@@ -112,6 +112,17 @@ public struct HTTP2HeaderList: Sendable {
 
     /// Whether the list has no fields.
     public var isEmpty: Bool { storage.readableBytes == 0 }
+
+    /// A field value read as a non-negative decimal number (digits only, at most 18), or `nil`.
+    public static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var value = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
 }
 
 /// Checks a header list as it is decoded, against RFC 9113 §8.2 and §8.3: lowercase names,
@@ -148,7 +159,9 @@ struct HeaderListValidator {
             pseudo |= bit
             if bit == 4 && value.isEmpty { return fail(":path is empty") }
             if bit == 16 {
-                guard value.count == 3, let code = Self.decimal(value) else { return fail(":status is not 3 digits") }
+                guard value.count == 3, let code = HTTP2HeaderList.decimal(value) else {
+                    return fail(":status is not 3 digits")
+                }
                 status = code
             }
             return
@@ -165,7 +178,7 @@ struct HeaderListValidator {
             17 where sameBytes(name, Self.transferEncoding):
             fail("connection-specific field \(String(decoding: name, as: UTF8.self))")
         case 14 where sameBytes(name, Self.contentLengthName):
-            guard let length = Self.decimal(value) else { return fail("content-length is not a number") }
+            guard let length = HTTP2HeaderList.decimal(value) else { return fail("content-length is not a number") }
             if let contentLength, contentLength != length { return fail("two different content-length values") }
             contentLength = length
         default: break
@@ -199,16 +212,6 @@ struct HeaderListValidator {
         case 7 where sameBytes(name, statusName): 16
         default: nil
         }
-    }
-
-    private static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
-        var value = 0
-        for byte in bytes {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return value
     }
 
     private static func view(_ text: StaticString) -> UnsafeRawBufferPointer {

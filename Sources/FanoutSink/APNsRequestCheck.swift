@@ -131,7 +131,9 @@ struct APNsRequestCheck {
         }
         if fields.priority.isPresent {
             let priority = view(fields.priority, bytes)
-            guard priority.count <= 2, let value = decimal(priority), value == 10 || value == 5 || value == 1 else {
+            guard priority.count <= 2, let value = HTTP2HeaderList.decimal(priority),
+                value == 10 || value == 5 || value == 1
+            else {
                 return .init(.badPriority)
             }
             if pushType == .background && value != 5 { return .init(.badPriority) }
@@ -139,7 +141,7 @@ struct APNsRequestCheck {
             return .init(.badPriority)  // the default priority, 10, is wrong for background pushes
         }
         if fields.apnsID.isPresent && !isCanonicalUUID(view(fields.apnsID, bytes)) { return .init(.badMessageId) }
-        if fields.expiration.isPresent && decimal(view(fields.expiration, bytes)) == nil {
+        if fields.expiration.isPresent && HTTP2HeaderList.decimal(view(fields.expiration, bytes)) == nil {
             return .init(.badExpirationDate)
         }
         if fields.collapseID.count > 64 { return .init(.badCollapseId) }
@@ -154,17 +156,6 @@ struct APNsRequestCheck {
     static func view(_ slice: Slice, _ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         guard slice.isPresent else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(rebasing: bytes[slice.start..<(slice.start + slice.count)])
-    }
-
-    /// Decimal digits only, at most 18 of them.
-    static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
-        var value = 0
-        for byte in bytes {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return value
     }
 
     /// `8-4-4-4-12` hex digits, either case.

@@ -1,0 +1,33 @@
+# Shared by the benchmark scripts that run programs side by side: a free loopback port, a wait
+# for a listener, and background processes stopped (with the work folder removed) on exit.
+# Source it after `cd` to the repository; it sets `work` (a temporary folder) and `pids`.
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Waits up to 10 s for something to accept connections on port $1.
+wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "nothing listens on port $1" >&2
+    exit 1
+}
+
+# Starts nghttpd (h2c) serving a one-file folder; sets nghttpd_port.
+start_nghttpd() {
+    mkdir -p "$work/www" && printf '{"ok":true}' >"$work/www/index.html"
+    nghttpd_port=$(free_port)
+    nghttpd --no-tls -d "$work/www" "$nghttpd_port" >/dev/null 2>&1 &
+    pids+=($!)
+    wait_port "$nghttpd_port"
+}
