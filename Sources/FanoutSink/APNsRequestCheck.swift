@@ -182,9 +182,12 @@ struct Rejection: Error, Hashable {
 }
 
 extension APNsPushType {
+    /// Every type, made once (`allCases` builds an array per call).
+    static let all = APNsPushType.allCases
+
     /// The push type named by `bytes`, exactly (APNs' values are lowercase).
     init?(bytes: UnsafeRawBufferPointer) {
-        for type in APNsPushType.allCases where type.rawValue.utf8.elementsEqual(bytes) {
+        for type in Self.all where type.rawValue.utf8.elementsEqual(bytes) {
             self = type
             return
         }

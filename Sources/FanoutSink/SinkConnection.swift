@@ -54,7 +54,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         while let entry = pending.popDue(now: now.uptimeNanoseconds) {
             var id = entry.id
             withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
-            let rejection = entry.reason < 0 ? nil : APNsReason.allCases[Int(entry.reason)]
+            let rejection = entry.reason < 0 ? nil : SinkCounts.reasons[Int(entry.reason)]
             respond(to: entry.stream, rejection, digestHash: entry.digestHash, &connection)
         }
     }

@@ -85,6 +85,9 @@ struct SinkCounts {
         digest = NotificationDigest()
     }
 
+    /// Every reason, made once (`allCases` builds an array per call); counts are kept in this order.
+    static let reasons = APNsReason.allCases
+
     static let index: [APNsReason: Int] = Dictionary(
         uniqueKeysWithValues: APNsReason.allCases.enumerated().map { ($1, $0) }
     )
