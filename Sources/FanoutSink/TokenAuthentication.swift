@@ -70,9 +70,12 @@ public struct TokenAuthentication: Sendable {
     /// Checks the `authorization` value (`nil` when absent) for one request.
     func check(_ authorization: UnsafeRawBufferPointer?, state: inout ConnectionState) -> APNsReason? {
         guard let authorization, !authorization.isEmpty else { return .missingProviderToken }
-        let prefix = 7  // "bearer "
+        let bearer: StaticString = "bearer "
+        let prefix = bearer.utf8CodeUnitCount
+        // The scheme in any case, compared in place: this runs for every request.
         guard authorization.count > prefix,
-            authorization.prefix(prefix).map({ $0 | 0x20 }).elementsEqual("bearer ".utf8)
+            zip(authorization, UnsafeRawBufferPointer(start: bearer.utf8Start, count: prefix))
+                .allSatisfy({ $0 | 0x20 == $1 })
         else { return .invalidProviderToken }
         let jwt = UnsafeRawBufferPointer(rebasing: authorization[prefix...])
         let time = now()
