@@ -12,16 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 requests=${2:-200000}
+. scripts/lib/peers.sh
 
-command -v h2load >/dev/null && command -v nghttpd >/dev/null || {
-    echo "needs h2load and nghttpd: apt-get install -y nghttp2-client nghttp2-server" >&2
-    exit 2
-}
 (cd Benchmarks && swift build -c release --product h2bench >/dev/null)
 h2bench=$PWD/Benchmarks/.build/release/h2bench
 body=$PWD/fixtures/poll.json
-. scripts/lib/peers.sh
-
 start_nghttpd
 fanout_port=$(free_port)
 "$h2bench" serve --port "$fanout_port" >/dev/null &

@@ -8,16 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 requests=${2:-200000}
+. scripts/lib/peers.sh
 
-command -v h2load >/dev/null && command -v nghttpd >/dev/null || {
-    echo "needs h2load and nghttpd: apt-get install -y nghttp2-client nghttp2-server" >&2
-    exit 2
-}
 swift build -c release --product fanout >/dev/null
 fanout=$PWD/.build/release/fanout
 body=$PWD/fixtures/poll.json
-. scripts/lib/peers.sh
-
 start_nghttpd
 sink_port=$(free_port)
 "$fanout" sink --listen "127.0.0.1:$sink_port" >"$work/sink.out" 2>/dev/null &

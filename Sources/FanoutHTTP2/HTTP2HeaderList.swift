@@ -32,18 +32,30 @@ public struct HTTP2HeaderList: Sendable {
         }
     }
 
+    /// Walks the records in `bytes`: `body` gets each name, where its value starts and how long
+    /// it is, and returns false to stop.
+    @inline(__always)
+    private static func walk(
+        _ bytes: UnsafeRawBufferPointer,
+        _ body: (_ name: UnsafeRawBufferPointer, _ valueOffset: Int, _ valueLength: Int) -> Bool
+    ) {
+        var offset = 0
+        while offset + 4 <= bytes.count {
+            let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+            let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            let valueOffset = offset + 4 + nameLength
+            guard body(UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<valueOffset]), valueOffset, valueLength)
+            else { return }
+            offset = valueOffset + valueLength
+        }
+    }
+
     /// Calls `body` with each field's name and value, in order; the views are valid during the call.
     public func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
         storage.withUnsafeReadableBytes { bytes in
-            var offset = 0
-            while offset + 4 <= bytes.count {
-                let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-                let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-                let name = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + nameLength)])
-                let valueStart = offset + 4 + nameLength
-                let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<(valueStart + valueLength)])
-                body(name, value)
-                offset = valueStart + valueLength
+            Self.walk(bytes) { name, valueOffset, valueLength in
+                body(name, UnsafeRawBufferPointer(rebasing: bytes[valueOffset..<(valueOffset + valueLength)]))
+                return true
             }
         }
     }
@@ -53,13 +65,9 @@ public struct HTTP2HeaderList: Sendable {
     public func forEachOffset(_ body: (_ name: UnsafeRawBufferPointer, _ valueOffset: Int, _ valueLength: Int) -> Void)
     {
         storage.withUnsafeReadableBytes { bytes in
-            var offset = 0
-            while offset + 4 <= bytes.count {
-                let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-                let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-                let name = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + nameLength)])
-                body(name, offset + 4 + nameLength, valueLength)
-                offset += 4 + nameLength + valueLength
+            Self.walk(bytes) { name, valueOffset, valueLength in
+                body(name, valueOffset, valueLength)
+                return true
             }
         }
     }
@@ -77,22 +85,15 @@ public struct HTTP2HeaderList: Sendable {
     /// The value of the first field named `name` (lowercase), as a slice of the list's bytes.
     public func first(_ name: UnsafeRawBufferPointer) -> ByteBuffer? {
         var found: (start: Int, length: Int)?
-        let base = storage.readerIndex
         storage.withUnsafeReadableBytes { bytes in
-            var offset = 0
-            while offset + 4 <= bytes.count {
-                let nameLength = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-                let valueLength = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-                let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + nameLength)])
-                if sameBytes(nameBytes, name) {
-                    found = (offset + 4 + nameLength, valueLength)
-                    return
-                }
-                offset += 4 + nameLength + valueLength
+            Self.walk(bytes) { fieldName, valueOffset, valueLength in
+                guard sameBytes(fieldName, name) else { return true }
+                found = (valueOffset, valueLength)
+                return false
             }
         }
         guard let found else { return nil }
-        return storage.getSlice(at: base + found.start, length: found.length)
+        return storage.getSlice(at: storage.readerIndex + found.start, length: found.length)
     }
 
     /// The value of the first field named `name`, as text: for tools and tests.

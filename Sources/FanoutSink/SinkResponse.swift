@@ -57,19 +57,13 @@ enum SinkErrorBody {
 
 /// Version-4 UUIDs as text from a seeded generator: no Foundation, no allocation.
 struct APNsIDGenerator {
-    private var state: UInt64
+    private var random: SinkRandom
 
     init(seed: UInt64) {
-        state = seed
+        random = SinkRandom(seed: seed)
     }
 
-    private mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func next() -> UInt64 { random.next() }
 
     /// Writes `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx` (uppercase, as APNs) into 36 bytes.
     mutating func write(into out: UnsafeMutableRawBufferPointer) {

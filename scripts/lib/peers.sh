@@ -1,6 +1,12 @@
 # Shared by the benchmark scripts that run programs side by side: a free loopback port, a wait
 # for a listener, and background processes stopped (with the work folder removed) on exit.
-# Source it after `cd` to the repository; it sets `work` (a temporary folder) and `pids`.
+# Source it after `cd` to the repository; it checks for h2load and nghttpd and sets `work` (a
+# temporary folder) and `pids`.
+
+command -v h2load >/dev/null && command -v nghttpd >/dev/null || {
+    echo "needs h2load and nghttpd: apt-get install -y nghttp2-client nghttp2-server" >&2
+    exit 2
+}
 
 work=$(mktemp -d)
 pids=()
