@@ -8,8 +8,15 @@ public enum HTTP2Transport: Sendable {
     case cleartext
     case tls(NIOSSLContext)
 
-    /// A server's TLS: a PEM certificate chain and private key, offering ALPN `h2` only.
-    public static func tlsServer(certificateFile: String, keyFile: String) throws -> HTTP2Transport {
+    /// A server's TLS: a PEM certificate chain and private key, offering ALPN `h2` only. With
+    /// `clientCertificateAuthorities` (a PEM file of CA certificates) it asks clients for a
+    /// certificate: one that does not chain to those CAs fails the handshake; a client may
+    /// also send none (the delegate learns which in `tlsEstablished`).
+    public static func tlsServer(
+        certificateFile: String,
+        keyFile: String,
+        clientCertificateAuthorities: String? = nil
+    ) throws -> HTTP2Transport {
         let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(
@@ -17,17 +24,29 @@ public enum HTTP2Transport: Sendable {
             privateKey: .privateKey(key)
         )
         configuration.applicationProtocols = ["h2"]
+        if let clientCertificateAuthorities {
+            let authorities = try NIOSSLCertificate.fromPEMFile(clientCertificateAuthorities)
+            configuration.trustRoots = .certificates(authorities)
+            configuration.certificateVerification = .optionalVerification
+        }
         return .tls(try NIOSSLContext(configuration: configuration))
     }
 
     /// A client's TLS, asking for ALPN `h2`: trusting the system's roots, the certificates in
-    /// `trustedCertificatesFile`, or (loopback tests only) any certificate.
+    /// `trustedCertificatesFile`, or (loopback tests only) any certificate; presenting a client
+    /// certificate (certificate auth) when given one with its key.
     public static func tlsClient(
         trustedCertificatesFile: String? = nil,
-        insecure: Bool = false
+        insecure: Bool = false,
+        certificateFile: String? = nil,
+        keyFile: String? = nil
     ) throws -> HTTP2Transport {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.applicationProtocols = ["h2"]
+        if let certificateFile, let keyFile {
+            configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) }
+            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem))
+        }
         if let trustedCertificatesFile { configuration.trustRoots = .file(trustedCertificatesFile) }
         if insecure { configuration.certificateVerification = .none }
         return .tls(try NIOSSLContext(configuration: configuration))
@@ -46,7 +65,7 @@ public enum HTTP2Channels {
         transport: HTTP2Transport = .cleartext,
         configuration: HTTP2Connection.Configuration = .init(),
         settingsTimeout: TimeAmount = .seconds(10),
-        makeDelegate: @escaping @Sendable () -> Delegate,
+        makeDelegate: @escaping @Sendable (any Channel) -> Delegate,
         onAccept: (@Sendable (any Channel) -> Void)? = nil
     ) -> EventLoopFuture<any Channel> {
         ServerBootstrap(group: group)
@@ -64,7 +83,7 @@ public enum HTTP2Channels {
                         serverHostname: nil,
                         configuration: configuration,
                         settingsTimeout: settingsTimeout,
-                        delegate: makeDelegate()
+                        delegate: makeDelegate(channel)
                     )
                 }
             }

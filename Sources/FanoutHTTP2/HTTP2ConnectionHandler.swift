@@ -1,4 +1,5 @@
 import NIOCore
+import NIOSSL
 import NIOTLS
 
 /// What the owner of a connection does with it: the sink answers requests, the load engine
@@ -6,6 +7,9 @@ import NIOTLS
 public protocol HTTP2ConnectionDelegate: SendableMetatype {
     /// The preface and SETTINGS are queued: a client may open streams now.
     mutating func connectionStarted(_ connection: inout HTTP2Connection)
+    /// TLS is up with ALPN `h2`, before any frame is read; `peerCertificate` is the peer's
+    /// certificate, verified against the configured authorities, when it sent one.
+    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection)
     /// An event from the peer; the delegate may respond or send more on `connection`.
     mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection)
     /// The channel's writability changed: a sender stops opening streams while it is not
@@ -22,6 +26,7 @@ public protocol HTTP2ConnectionDelegate: SendableMetatype {
 
 extension HTTP2ConnectionDelegate {
     public mutating func connectionStarted(_ connection: inout HTTP2Connection) {}
+    public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {}
     public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {}
     public var nextWakeUp: NIODeadline? { nil }
     public mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {}
@@ -130,11 +135,15 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if requiresALPN, let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event,
-            negotiated != "h2"
-        {
-            failure = HTTP2ChannelError.alpnNotNegotiated(negotiated)
-            context.close(promise: nil)
+        if requiresALPN, let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            if negotiated == "h2" {
+                let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
+                delegate.tlsEstablished(peerCertificate: certificate, connection: &connection)
+                flush(context)
+            } else {
+                failure = HTTP2ChannelError.alpnNotNegotiated(negotiated)
+                context.close(promise: nil)
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }

@@ -11,11 +11,17 @@ import NIOCore
 ///    MissingDeviceToken; one that is not even-length hex within the configured lengths is 400
 ///    BadDeviceToken.
 /// 3. No `apns-*` or `authorization` field appears twice, else 400 DuplicateHeaders.
-/// 4. Authentication (token auth, when configured): see `TokenAuthentication`.
+/// 4. Authentication: a connection with a verified client certificate is authenticated by it
+///    (the `authorization` field is ignored; a certificate naming no bundle is 403
+///    BadCertificate); otherwise token auth when configured (see `TokenAuthentication`);
+///    with certificate auth alone, a connection without a certificate is 403
+///    MissingProviderToken.
 /// 5. `apns-push-type` is one of APNs' types (absent means alert), else 400 InvalidPushType.
-/// 6. `apns-topic` is present (400 MissingTopic), printable without spaces (400 BadTopic), has
-///    the push type's suffix (400 DeviceTokenNotForTopic), and names an allowed bundle when a
-///    list is configured (400 TopicDisallowed).
+/// 6. `apns-topic` is present (400 MissingTopic; on a certificate connection it defaults to
+///    the certificate's bundle when it names one), printable without spaces (400 BadTopic),
+///    has the push type's suffix (400 DeviceTokenNotForTopic), and its bundle (or the whole
+///    topic) is allowed: one of the certificate's on a certificate connection, else one of the
+///    configured bundles when a list is configured (400 TopicDisallowed).
 /// 7. `apns-priority` is 10, 5 or 1 (400 BadPriority); background pushes must use 5.
 /// 8. `apns-id`, when present, is a canonical UUID, else 400 BadMessageId.
 /// 9. `apns-expiration`, when present, is decimal seconds, else 400 BadExpirationDate.
@@ -111,15 +117,17 @@ struct APNsRequestCheck {
         in bytes: UnsafeRawBufferPointer,
         body: ByteBuffer,
         bodyLength: Int,
-        allowedBundles: Set<[UInt8]>?
+        allowedBundles: Set<[UInt8]>?,
+        defaultTopic: UnsafeRawBufferPointer? = nil
     ) -> Rejection? {
         var pushType = APNsPushType.alert
         if fields.pushType.isPresent {
             guard let type = APNsPushType(bytes: view(fields.pushType, bytes)) else { return .init(.invalidPushType) }
             pushType = type
         }
-        guard fields.topic.isPresent else { return .init(.missingTopic) }
-        let topic = view(fields.topic, bytes)
+        guard let topic = fields.topic.isPresent ? view(fields.topic, bytes) : defaultTopic else {
+            return .init(.missingTopic)
+        }
         guard !topic.isEmpty, topic.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .init(.badTopic) }
         let suffix = pushType.topicSuffix.utf8
         guard topic.count > suffix.count, topic.suffix(suffix.count).elementsEqual(suffix) else {
@@ -127,7 +135,9 @@ struct APNsRequestCheck {
         }
         if let allowedBundles {
             let bundle = topic.prefix(topic.count - suffix.count)
-            guard allowedBundles.contains(where: { $0.elementsEqual(bundle) }) else { return .init(.topicDisallowed) }
+            guard allowedBundles.contains(where: { $0.elementsEqual(bundle) || $0.elementsEqual(topic) }) else {
+                return .init(.topicDisallowed)
+            }
         }
         if fields.priority.isPresent {
             let priority = view(fields.priority, bytes)

@@ -40,6 +40,17 @@ extension SinkScenario {
         return (requests, reason)
     }
 
+    /// `LIMIT/WINDOW`, e.g. `100/s`, `10/1m` or `5000/1.5s`; a bare unit means one of it.
+    public static func rate(_ text: String) throws(SinkScenarioError) -> Rate {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let limit = Int(parts[0]), limit > 0 else {
+            throw SinkScenarioError("a rate is LIMIT/WINDOW with LIMIT ≥ 1, like 100/s or 10/1m; got \(text)")
+        }
+        let window = try duration(parts[1].first?.isNumber == true ? parts[1] : "1" + parts[1])
+        guard window > .zero else { throw SinkScenarioError("the window of the rate \(text) must be longer than 0") }
+        return Rate(limit: limit, window: window)
+    }
+
     /// `PERCENT`, e.g. `0.5%`, as a share from 0 to 1.
     public static func share(_ text: String) throws(SinkScenarioError) -> Double {
         guard text.hasSuffix("%"), let percent = Double(text.dropLast()), (0...100).contains(percent) else {

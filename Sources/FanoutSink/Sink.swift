@@ -10,6 +10,15 @@ final class SinkState: Sendable {
     private let seeds = ManagedAtomic<UInt64>(0x5EED)
     /// When the sink started, in `NIODeadline` uptime nanoseconds (stall windows count from it).
     let startedAt = NIODeadline.now().uptimeNanoseconds
+    /// The scenario's per-token limit, shared by every connection.
+    let tokenLimiter: TokenRateLimiter?
+
+    init(scenario: SinkScenario = .init()) {
+        let startedAt = startedAt
+        tokenLimiter = scenario.tokenRate.map { rate in
+            TokenRateLimiter(limit: rate.limit, window: rate.window.nanoseconds, startedAt: startedAt)
+        }
+    }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
     func startDraining() { draining.store(true, ordering: .relaxed) }
@@ -20,12 +29,15 @@ final class SinkState: Sendable {
 public final class Sink: Sendable {
     public let statistics = SinkStatistics()
     public let configuration: SinkConfiguration
-    private let state = SinkState()
+    private let state: SinkState
     private let channel: any Channel
     private let connections = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
 
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// Whether `drain` has begun.
+    public var isDraining: Bool { state.isDraining }
 
     /// Starts listening on `host:port` (0 picks a free port) with h2c or TLS.
     public init(
@@ -37,7 +49,8 @@ public final class Sink: Sendable {
     ) throws {
         self.configuration = configuration
         let statistics = statistics
-        let state = state
+        let state = SinkState(scenario: configuration.scenario)
+        self.state = state
         let connections = connections
         var http2 = HTTP2Connection.Configuration()
         // The first SETTINGS already says what APNs says before a connection's first push; streams
@@ -53,12 +66,13 @@ public final class Sink: Sendable {
             group: group,
             transport: transport,
             configuration: http2,
-            makeDelegate: {
+            makeDelegate: { channel in
                 SinkConnection(
                     configuration: configuration,
                     statistics: statistics,
                     state: state,
-                    seed: state.nextSeed()
+                    seed: state.nextSeed(),
+                    peer: channel.remoteAddress.map(Self.describe) ?? "unknown"
                 )
             },
             onAccept: { child in
@@ -75,6 +89,13 @@ public final class Sink: Sendable {
                 child.closeFuture.whenComplete { _ in connections.withLockedValue { _ = $0.removeValue(forKey: key) } }
             }
         ).wait()
+    }
+
+    /// `host:port`, with IPv6 hosts in brackets.
+    public static func describe(_ address: SocketAddress) -> String {
+        let host = address.ipAddress ?? "?"
+        let port = address.port.map(String.init) ?? "?"
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Stops accepting connections, answers new requests 503 Shutdown and sends every
@@ -102,5 +123,6 @@ public final class Sink: Sendable {
             try? closed.futureResult.wait()
             timeout.cancel()
         }
+        configuration.capture?.close()
     }
 }

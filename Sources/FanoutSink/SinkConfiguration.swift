@@ -17,8 +17,15 @@ public struct SinkConfiguration: Sendable {
     /// Drop to the initial limit after a rejected request, and rise again after the next
     /// accepted one, as APNs has been seen to do.
     public var throttleAfterRejection = false
-    /// Token authentication (ES256 JWT); `nil` accepts every request without auth checks.
+    /// Token authentication (ES256 JWT); with neither this nor certificate authentication,
+    /// every request is taken as authenticated.
     public var tokenAuthentication: TokenAuthentication?
+    /// Certificate authentication: a connection whose TLS client certificate was verified
+    /// (see `HTTP2Transport.tlsServer(clientCertificateAuthorities:)`) is authenticated by it,
+    /// for the bundle ids it names; one without a certificate needs token auth.
+    public var certificateAuthentication = false
+    /// Where received notifications are written, if anywhere.
+    public var capture: SinkCapture?
     /// Latency, stalls and errors beyond APNs' rules.
     public var scenario = SinkScenario()
 

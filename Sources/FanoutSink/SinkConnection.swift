@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutHTTP2
 import Foundation
 import NIOCore
+import NIOSSL
 
 /// One client connection to the sink: answers each request as APNs would, follows APNs'
 /// MAX_CONCURRENT_STREAMS behaviour, and counts everything.
@@ -10,8 +11,11 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     let statistics: SinkStatistics
     let state: SinkState
     private var counts = SinkCounts()
-    /// Requests already added to the statistics.
+    /// Requests already added to the statistics, and when they last were.
     private var handled = 0
+    private var lastFlush = NIODeadline.now()
+    /// This connection's entry in the live statistics.
+    private let record: SinkConnectionRecord
     private var authentication = TokenAuthentication.ConnectionState()
     /// The connection's token-auth state (for tests).
     var authenticationState: TokenAuthentication.ConnectionState { authentication }
@@ -27,24 +31,43 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     /// When the connection opened, and whether its timed GOAWAY has gone out.
     private let openedAt = NIODeadline.now()
     private var timedGoAwaySent = false
+    /// With a per-connection throughput ceiling: when the next answer may go out.
+    private var nextPacedAnswer: UInt64 = 0
+    /// The bundle ids of the client's verified certificate, when it authenticated with one.
+    private var certificateTopics: Set<[UInt8]>?
+    /// The topic a request without `apns-topic` gets: the certificate's bundle when it names one.
+    private var certificateDefaultTopic: [UInt8]?
+    private var captured = CaptureBuffer()
 
-    init(configuration: SinkConfiguration, statistics: SinkStatistics, state: SinkState, seed: UInt64) {
+    init(
+        configuration: SinkConfiguration,
+        statistics: SinkStatistics,
+        state: SinkState,
+        seed: UInt64,
+        peer: String = "in-memory"
+    ) {
         self.configuration = configuration
         self.statistics = statistics
         self.state = state
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
-        statistics.connectionOpened()
+        record = statistics.connectionOpened(peer: peer)
     }
 
     var nextWakeUp: NIODeadline? {
-        let response = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
-        guard !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter else { return response }
-        let goAway = openedAt + .nanoseconds(Int64(after.nanoseconds))
-        return response.map { min($0, goAway) } ?? goAway
+        var earliest = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
+        func consider(_ deadline: NIODeadline) { earliest = earliest.map { min($0, deadline) } ?? deadline }
+        if counts.requests > 0 || counts.resets > 0 || captured.lines > 0 {
+            consider(lastFlush + .nanoseconds(SinkCounts.flushDelay))
+        }
+        if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter {
+            consider(openedAt + .nanoseconds(Int64(after.nanoseconds)))
+        }
+        return earliest
     }
 
     mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+        if now >= lastFlush + .nanoseconds(SinkCounts.flushDelay) { flushCounts(now: now) }
         if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter,
             now >= openedAt + .nanoseconds(Int64(after.nanoseconds))
         {
@@ -71,10 +94,25 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         }
     }
 
+    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
+        guard configuration.certificateAuthentication, let peerCertificate else { return }
+        let topics = SinkCertificates.topics(of: peerCertificate).map { Array($0.utf8) }
+        certificateTopics = Set(topics)
+        certificateDefaultTopic = topics.count == 1 ? topics[0] : nil
+    }
+
     mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
-        statistics.add(counts)
+        flushCounts(now: .now())
+        statistics.connectionClosed(record)
+    }
+
+    /// Adds the connection's counts (and captured lines) to the shared statistics.
+    private mutating func flushCounts(now: NIODeadline) {
+        handled += counts.requests
+        statistics.add(counts, to: record)
         counts.clear()
-        statistics.connectionClosed()
+        if let capture = configuration.capture { captured.flush(to: capture) }
+        lastFlush = now
     }
 
     /// Sends GOAWAY with APNs' `{"reason":"Shutdown"}`: open streams finish, no new ones start.
@@ -90,10 +128,17 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     private mutating func answer(_ request: HTTP2Message, _ connection: inout HTTP2Connection) {
         counts.requests += 1
         counts.bodyBytes += request.bodyLength
+        let faults = configuration.scenario.faults
+        if let limit = faults.closeAfterRequests, counts.requests + handled >= limit {
+            connection.abort()
+            return
+        }
+        let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
+        let now = NIODeadline.now().uptimeNanoseconds
         let fields = APNsRequestCheck.fields(of: request.headers)
-        var echoedID = false
         var digestHash: UInt64 = 0
         let rejection: APNsReason? = request.headers.withUnsafeBytes { bytes in
+            var echoedID = false
             if fields.apnsID.count == 36 {
                 let id = APNsRequestCheck.view(fields.apnsID, bytes)
                 if APNsRequestCheck.isCanonicalUUID(id) {
@@ -101,40 +146,48 @@ struct SinkConnection: HTTP2ConnectionDelegate {
                     echoedID = true
                 }
             }
+            if !echoedID { ids.write(into: apnsID) }
             if state.isDraining { return .shutdown }
             let token: APNsRequestCheck.Slice
             switch APNsRequestCheck.checkRequestLine(fields, in: bytes, tokenFormat: configuration.tokenFormat) {
             case .failure(let rejection): return rejection.reason
             case .success(let slice): token = slice
             }
-            if let authentication = configuration.tokenAuthentication {
-                let field = fields.authorization.isPresent ? APNsRequestCheck.view(fields.authorization, bytes) : nil
-                if let reason = authentication.check(field, state: &self.authentication) { return reason }
+            if let reason = authenticate(fields, in: bytes) { return reason }
+            return (certificateDefaultTopic ?? []).withUnsafeBytes { defaultTopic in
+                if let rejection = APNsRequestCheck.checkNotification(
+                    fields,
+                    in: bytes,
+                    body: request.body,
+                    bodyLength: request.bodyLength,
+                    allowedBundles: certificateTopics ?? configuration.bundleBytes,
+                    defaultTopic: certificateDefaultTopic == nil ? nil : defaultTopic
+                ) {
+                    return rejection.reason
+                }
+                let tokenBytes = APNsRequestCheck.view(token, bytes)
+                let reason = scenarioError(for: tokenBytes, now: now)
+                if reason == nil {
+                    digestHash = request.body.withUnsafeReadableBytes { payload in
+                        NotificationDigest.hash(token: tokenBytes, payload: payload)
+                    }
+                }
+                if !unanswered, configuration.capture?.claim(&random) == true {
+                    captured.append(
+                        connection: record.id,
+                        stream: request.stream,
+                        token: tokenBytes,
+                        topic: fields.topic.isPresent ? APNsRequestCheck.view(fields.topic, bytes) : defaultTopic,
+                        pushType: APNsRequestCheck.view(fields.pushType, bytes),
+                        apnsID: UnsafeRawBufferPointer(apnsID),
+                        rejection: reason,
+                        payload: request.body
+                    )
+                }
+                return reason
             }
-            if let rejection = APNsRequestCheck.checkNotification(
-                fields,
-                in: bytes,
-                body: request.body,
-                bodyLength: request.bodyLength,
-                allowedBundles: configuration.bundleBytes
-            ) {
-                return rejection.reason
-            }
-            let tokenBytes = APNsRequestCheck.view(token, bytes)
-            if let reason = scenarioError(for: tokenBytes) { return reason }
-            digestHash = request.body.withUnsafeReadableBytes { payload in
-                NotificationDigest.hash(token: tokenBytes, payload: payload)
-            }
-            return nil
         }
-        if !echoedID { ids.write(into: apnsID) }
-        let faults = configuration.scenario.faults
-        if let limit = faults.closeAfterRequests, counts.requests + handled >= limit {
-            connection.abort()
-            return
-        }
-        if faults.unansweredShare > 0 && random.unit() < faults.unansweredShare { return }
-        let now = NIODeadline.now().uptimeNanoseconds
+        if unanswered { return }
         let due = responseTime(after: now)
         if due > now {
             var entry = PendingResponses.Entry(
@@ -151,20 +204,35 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         if let limit = faults.goAwayAfterRequests, counts.requests + handled >= limit {
             goAway(&connection, reason: faults.goAwayReason)
         }
-        if counts.requests >= SinkCounts.flushInterval {
-            handled += counts.requests
-            statistics.add(counts)
-            counts.clear()
+        if counts.requests >= SinkCounts.flushInterval || captured.bytes.readableBytes >= CaptureBuffer.limit {
+            flushCounts(now: .uptimeNanoseconds(now))
         }
         if rejection == .shutdown { shutdown(&connection) }
     }
 
+    /// Rule 4 of `APNsRequestCheck`: the client's certificate, else its provider token.
+    private mutating func authenticate(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer
+    ) -> APNsReason? {
+        if let certificateTopics { return certificateTopics.isEmpty ? .badCertificate : nil }
+        if let authentication = configuration.tokenAuthentication {
+            let field = fields.authorization.isPresent ? APNsRequestCheck.view(fields.authorization, bytes) : nil
+            return authentication.check(field, state: &self.authentication)
+        }
+        return configuration.certificateAuthentication ? .missingProviderToken : nil
+    }
+
     /// The scenario's error for a request that passed every rule: the token lists first, then
-    /// the mix (permanent errors from the seed and the token, transient ones per request).
-    private mutating func scenarioError(for token: UnsafeRawBufferPointer) -> APNsReason? {
+    /// the per-token rate limit, then the mix (permanent errors from the seed and the token,
+    /// transient ones per request).
+    private mutating func scenarioError(for token: UnsafeRawBufferPointer, now: UInt64) -> APNsReason? {
         let scenario = configuration.scenario
         if scenario.unregisteredTokens.contains(token) { return .unregistered }
         if scenario.badTokens.contains(token) { return .badDeviceToken }
+        if let limiter = state.tokenLimiter, !limiter.admit(hash: TokenList.hash(token), now: now) {
+            return .tooManyRequests
+        }
         guard !scenario.errors.isEmpty else { return nil }
         let tokenDraw = Double(SinkRandom.mix(TokenList.hash(token) ^ scenario.seed) >> 11) * 0x1p-53
         let requestDraw = random.unit()
@@ -183,9 +251,14 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     /// When the answer to a request received at `now` goes out: after the injected latency,
-    /// and not inside a stall window (windows of `length` every `every`, from `every` after start).
+    /// no sooner than the connection's throughput ceiling allows, and not inside a stall
+    /// window (windows of `length` every `every`, from `every` after start).
     private mutating func responseTime(after now: UInt64) -> UInt64 {
-        let due = now + (configuration.scenario.latency?.sample(&random) ?? 0)
+        var due = now + (configuration.scenario.latency?.sample(&random) ?? 0)
+        if let rate = configuration.scenario.connectionRate {
+            due = max(due, nextPacedAnswer)
+            nextPacedAnswer = due + rate.window.nanoseconds / UInt64(rate.limit)
+        }
         guard let stall = configuration.scenario.stall else { return due }
         return Self.outsideStalls(
             due,

@@ -19,6 +19,12 @@ public struct SinkScenario: Sendable {
     public var unregisteredTokens = TokenList()
     public var badTokens = TokenList()
     public var seed: UInt64 = 1
+    /// At most `limit` notifications to one device token per `window`, across connections;
+    /// more are answered 429 TooManyRequests (see `TokenRateLimiter` for its exactness).
+    public var tokenRate: Rate?
+    /// Each connection's answers go out no faster than this: a throughput ceiling per
+    /// connection (requests wait, none is refused; the client's streams fill up instead).
+    public var connectionRate: Rate?
     /// Connection faults.
     public var faults = ConnectionFaults()
 
@@ -32,6 +38,22 @@ public struct SinkScenario: Sendable {
         let total = errors.map(\.probability).reduce(0, +)
         if total > 1 { throw SinkScenarioError("the error probabilities add up to \(total), over 1") }
     }
+}
+
+/// `limit` events per `window`, written `LIMIT/WINDOW` (`100/s`, `10/1m`, `5000/1.5s`).
+public struct Rate: Sendable, Hashable, CustomStringConvertible {
+    public var limit: Int
+    public var window: Duration
+
+    public init(limit: Int, window: Duration) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Events per second.
+    public var perSecond: Double { Double(limit) * 1e9 / Double(window.nanoseconds) }
+
+    public var description: String { "\(limit)/\(window)" }
 }
 
 /// Faults a connection meets, to test a client's recovery.

@@ -1,5 +1,7 @@
 import Atomics
 import FanoutAPNs
+import Foundation
+import NIOConcurrencyHelpers
 
 /// What the sink has received and answered, across all connections. Connections count
 /// locally and add their counts here every `SinkCounts.flushInterval` requests and when they
@@ -15,13 +17,36 @@ public final class SinkStatistics: Sendable {
     private let digestSquares = ManagedAtomic<UInt64>(0)
     private let connectionsOpened = ManagedAtomic<Int>(0)
     private let connectionsClosed = ManagedAtomic<Int>(0)
+    private let open = NIOLockedValueBox<[Int: SinkConnectionRecord]>([:])
+    /// When the statistics started, as a wall-clock time.
+    public let startedAt = Date()
 
     public init() {
         byReason = APNsReason.allCases.map { _ in ManagedAtomic(0) }
     }
 
-    func connectionOpened() { connectionsOpened.wrappingIncrement(ordering: .relaxed) }
-    func connectionClosed() { connectionsClosed.wrappingIncrement(ordering: .relaxed) }
+    /// Registers a connection from `peer`; its counts are kept apart while it is open.
+    func connectionOpened(peer: String) -> SinkConnectionRecord {
+        let id = connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
+        let record = SinkConnectionRecord(id: id, peer: peer)
+        open.withLockedValue { $0[id] = record }
+        return record
+    }
+
+    func connectionClosed(_ record: SinkConnectionRecord) {
+        open.withLockedValue { _ = $0.removeValue(forKey: record.id) }
+        connectionsClosed.wrappingIncrement(ordering: .relaxed)
+    }
+
+    /// The connections open now, oldest first, with their counts.
+    public var openConnections: [SinkConnectionSummary] {
+        open.withLockedValue { Array($0.values) }.map(\.summary).sorted { $0.id < $1.id }
+    }
+
+    func add(_ counts: SinkCounts, to record: SinkConnectionRecord) {
+        record.add(counts)
+        add(counts)
+    }
 
     func add(_ counts: SinkCounts) {
         requests.wrappingIncrement(by: counts.requests, ordering: .relaxed)
@@ -60,10 +85,61 @@ public final class SinkStatistics: Sendable {
     }
 }
 
+/// One open connection's counters, updated when it adds its counts to the statistics.
+final class SinkConnectionRecord: Sendable {
+    let id: Int
+    let peer: String
+    let openedAt = Date()
+    private let requests = ManagedAtomic<Int>(0)
+    private let accepted = ManagedAtomic<Int>(0)
+    private let rejected = ManagedAtomic<Int>(0)
+    private let bodyBytes = ManagedAtomic<Int>(0)
+
+    init(id: Int, peer: String) {
+        self.id = id
+        self.peer = peer
+    }
+
+    func add(_ counts: SinkCounts) {
+        requests.wrappingIncrement(by: counts.requests, ordering: .relaxed)
+        accepted.wrappingIncrement(by: counts.accepted, ordering: .relaxed)
+        rejected.wrappingIncrement(by: counts.byReason.reduce(0, +), ordering: .relaxed)
+        bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)
+    }
+
+    var summary: SinkConnectionSummary {
+        SinkConnectionSummary(
+            id: id,
+            peer: peer,
+            openedAt: openedAt,
+            requests: requests.load(ordering: .relaxed),
+            accepted: accepted.load(ordering: .relaxed),
+            rejected: rejected.load(ordering: .relaxed),
+            bodyBytes: bodyBytes.load(ordering: .relaxed)
+        )
+    }
+}
+
+/// An open connection's counters at one moment (counted up to its last addition: at most
+/// `SinkCounts.flushInterval` requests or one second behind).
+public struct SinkConnectionSummary: Sendable, Hashable {
+    /// 1 for the sink's first connection, counting up.
+    public var id: Int
+    /// The client's address, `host:port`.
+    public var peer: String
+    public var openedAt: Date
+    public var requests: Int
+    public var accepted: Int
+    public var rejected: Int
+    public var bodyBytes: Int
+}
+
 /// One connection's counts since it last added them to the statistics.
 struct SinkCounts {
-    /// Requests between additions to the shared statistics.
+    /// Requests between additions to the shared statistics; counts older than
+    /// `flushDelay` are added on a timer when fewer requests than that arrive.
     static let flushInterval = 256
+    static let flushDelay: Int64 = 1_000_000_000
 
     var requests = 0
     var accepted = 0

@@ -28,6 +28,51 @@ struct SinkCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("TLS private key (PEM), with --tls-cert.", valueName: "file"))
     var tlsKey: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve TLS with a new self-signed certificate, written to DIR/cert.pem (trust it) and DIR/key.pem.",
+            valueName: "dir"
+        )
+    )
+    var tlsSelfSigned: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Certificate auth: ask TLS clients for a certificate issued by these CAs (PEM); its UID names the bundle.",
+            valueName: "file"
+        )
+    )
+    var clientCa: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Serve statistics: GET /stats (JSON) and GET /metrics (Prometheus).", valueName: "host:port")
+    )
+    var admin: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Write received notifications to FILE, one JSON object a line.", valueName: "file")
+    )
+    var capture: String?
+
+    @Option(name: .long, help: ArgumentHelp("Capture only the first N notifications.", valueName: "n"))
+    var captureFirst: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Capture this share of notifications, e.g. 1%.", valueName: "percent"))
+    var captureSample: String?
+
+    @Option(
+        name: .customLong("scenario"),
+        help: ArgumentHelp(
+            "Scenario settings, one NAME = VALUE a line (names as the options below); options given here win.",
+            valueName: "file"
+        )
+    )
+    var scenarioFile: String?
+
     @Option(name: .long, help: ArgumentHelp("An ES256 key (.p8 or public key PEM) for token auth.", valueName: "file"))
     var keyFile: String?
 
@@ -91,8 +136,26 @@ struct SinkCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Tokens to answer 400 BadDeviceToken, one per line.", valueName: "file"))
     var badTokens: String?
 
-    @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors.", valueName: "n"))
-    var seed: UInt64 = 1
+    @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors (default 1).", valueName: "n"))
+    var seed: UInt64?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "At most LIMIT notifications per token per WINDOW, then 429, e.g. 10/1s.",
+            valueName: "limit/window"
+        )
+    )
+    var tokenRate: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer at most LIMIT requests per WINDOW on each connection, e.g. 5000/s.",
+            valueName: "limit/window"
+        )
+    )
+    var connectionRate: String?
 
     @Option(
         name: .long,
@@ -117,6 +180,21 @@ struct SinkCommand: ParsableCommand {
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
+        if tlsCert != nil && tlsSelfSigned != nil {
+            throw ValidationError("--tls-cert and --tls-self-signed are two ways to the same thing: give one.")
+        }
+        if clientCa != nil && tlsCert == nil && tlsSelfSigned == nil {
+            throw ValidationError("--client-ca needs TLS: add --tls-cert/--tls-key or --tls-self-signed.")
+        }
+        if clientCa != nil && noAuth { throw ValidationError("--no-auth and --client-ca contradict each other.") }
+        if capture == nil && (captureFirst != nil || captureSample != nil) {
+            throw ValidationError("--capture-first and --capture-sample need --capture FILE.")
+        }
+        if captureFirst != nil && captureSample != nil {
+            throw ValidationError("--capture-first and --capture-sample exclude each other: give one.")
+        }
+        if let captureFirst, captureFirst < 1 { throw ValidationError("--capture-first must be at least 1.") }
+        if let admin { _ = try Self.address(admin, option: "--admin") }
         let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
         if keyOptions != 0 && keyOptions != 3 {
             throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
@@ -130,45 +208,47 @@ struct SinkCommand: ParsableCommand {
         _ = try lengths()
     }
 
-    /// The scenario the options describe; a bad one is a usage error naming the option.
+    /// The scenario the file and the options describe (options win); a bad one is a usage
+    /// error naming the option or the file's line.
     func scenario() throws -> SinkScenario {
-        var scenario = SinkScenario()
-        scenario.seed = seed
         do {
-            if let latency { scenario.latency = try LatencyDistribution(parsing: latency) }
-            if let stall { scenario.stall = try SinkScenario.stall(stall) }
-            scenario.errors = try error.map { text throws(SinkScenarioError) in try SinkScenario.error(text) }
-            try scenario.validate()
-            if let goawayAfterRequests {
-                let (requests, reason) = try SinkScenario.goAway(goawayAfterRequests)
-                scenario.faults.goAwayAfterRequests = requests
-                scenario.faults.goAwayReason = reason
-            }
-            if let goawayAfterTime { scenario.faults.goAwayAfter = try SinkScenario.duration(goawayAfterTime) }
-            if let closeAfterRequests {
-                guard closeAfterRequests > 0 else {
-                    throw SinkScenarioError("--close-after-requests must be at least 1")
+            var scenario =
+                try scenarioFile.map { path throws(SinkScenarioError) in try SinkScenario(contentsOfFile: path) }
+                ?? SinkScenario()
+            if !error.isEmpty { scenario.errors = [] }
+            let options: [(String, String?)] =
+                [
+                    ("latency", latency), ("stall", stall), ("unregistered-tokens", unregisteredTokens),
+                    ("bad-tokens", badTokens), ("seed", seed.map(String.init)), ("token-rate", tokenRate),
+                    ("connection-rate", connectionRate), ("goaway-after-requests", goawayAfterRequests),
+                    ("goaway-after-time", goawayAfterTime),
+                    ("close-after-requests", closeAfterRequests.map(String.init)),
+                    ("unanswered", unanswered), ("max-connections", maxConnections.map(String.init)),
+                ] + error.map { ("error", $0) }
+            for case (let name, let value?) in options {
+                do {
+                    try scenario.set(name, value)
+                } catch {
+                    throw SinkScenarioError("--\(name): \(error.description)")
                 }
-                scenario.faults.closeAfterRequests = closeAfterRequests
             }
-            if let unanswered { scenario.faults.unansweredShare = try SinkScenario.share(unanswered) }
-            if let maxConnections {
-                guard maxConnections > 0 else { throw SinkScenarioError("--max-connections must be at least 1") }
-                scenario.faults.maxConnections = maxConnections
-            }
-            if let unregisteredTokens { scenario.unregisteredTokens = try TokenList(contentsOf: unregisteredTokens) }
-            if let badTokens { scenario.badTokens = try TokenList(contentsOf: badTokens) }
+            try scenario.validate()
+            return scenario
         } catch {
             throw ValidationError("\(error).")
         }
-        return scenario
+    }
+
+    /// `HOST:PORT` (IPv6 hosts in brackets) as a host and a port.
+    static func address(_ text: String, option: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65_535).contains(port), colon != text.startIndex
+        else { throw ValidationError("\(option) takes HOST:PORT, for example 127.0.0.1:2197; got \(text).") }
+        return (String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
     }
 
     func address() throws -> (host: String, port: Int) {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-            (0...65_535).contains(port), colon != listen.startIndex
-        else { throw ValidationError("--listen takes HOST:PORT, for example 127.0.0.1:2197; got \(listen).") }
-        return (String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+        try Self.address(listen, option: "--listen")
     }
 
     func lengths() throws -> ClosedRange<Int> {
@@ -201,30 +281,81 @@ struct SinkCommand: ParsableCommand {
                 throw SinkCommandError("--key-file \(keyFile) holds no P-256 key in PEM: \(error)")
             }
         }
-        let transport: HTTP2Transport
-        if let tlsCert, let tlsKey {
+        let (host, port) = try address()
+        var certificate = tlsCert.map { ($0, tlsKey!) }
+        if let tlsSelfSigned {
             do {
-                transport = try .tlsServer(certificateFile: tlsCert, keyFile: tlsKey)
+                let files = try SinkCertificates.writeSelfSigned(into: tlsSelfSigned, hosts: [host])
+                certificate = (files.certificate, files.key)
             } catch {
-                throw SinkCommandError("cannot use --tls-cert \(tlsCert) / --tls-key \(tlsKey): \(error)")
+                throw SinkCommandError(
+                    "cannot write a self-signed certificate to --tls-self-signed \(tlsSelfSigned): \(error)"
+                )
             }
+        }
+        let transport: HTTP2Transport
+        if let (certificateFile, keyFile) = certificate {
+            do {
+                transport = try .tlsServer(
+                    certificateFile: certificateFile,
+                    keyFile: keyFile,
+                    clientCertificateAuthorities: clientCa
+                )
+            } catch {
+                let files = [certificateFile, keyFile] + (clientCa.map { [$0] } ?? [])
+                throw SinkCommandError("cannot use the TLS files \(files.joined(separator: ", ")): \(error)")
+            }
+            configuration.certificateAuthentication = clientCa != nil
         } else {
             transport = .cleartext
+        }
+        if let capture {
+            let selection: SinkCapture.Selection
+            if let captureSample {
+                do {
+                    selection = .sample(try SinkScenario.share(captureSample))
+                } catch {
+                    throw ValidationError("--capture-sample: \(error).")
+                }
+            } else {
+                selection = .first(captureFirst ?? Int.max)
+            }
+            do {
+                configuration.capture = try SinkCapture(path: capture, selection: selection)
+            } catch {
+                throw SinkCommandError("cannot write --capture \(capture): \(error.localizedDescription)")
+            }
         }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         defer { try? group.syncShutdownGracefully() }
-        let (host, port) = try address()
         let sink: Sink
         do {
             sink = try Sink(host: host, port: port, group: group, transport: transport, configuration: configuration)
         } catch {
             throw SinkCommandError("cannot listen on \(listen): \(error)")
         }
-        let bound = sink.localAddress
-        StandardStream.output.write("listening on \(bound.ipAddress ?? host):\(bound.port ?? port)\n".utf8)
-        if configuration.tokenAuthentication == nil {
-            printError("fanout sink: token auth is off (no --key-file given): every request is taken as authenticated")
+        var adminServer: SinkAdmin?
+        if let admin {
+            let (adminHost, adminPort) = try Self.address(admin, option: "--admin")
+            do {
+                adminServer = try SinkAdmin(sink: sink, host: adminHost, port: adminPort, group: group)
+            } catch {
+                sink.drain(grace: .zero)
+                throw SinkCommandError("cannot serve --admin on \(admin): \(error)")
+            }
+        }
+        StandardStream.output.write("listening on \(Sink.describe(sink.localAddress))\n".utf8)
+        if let adminServer {
+            StandardStream.output.write("admin on \(Sink.describe(adminServer.localAddress))\n".utf8)
+        }
+        if let certificate, tlsSelfSigned != nil {
+            printError("fanout sink: TLS with a self-signed certificate; clients trust it with \(certificate.0)")
+        }
+        if configuration.tokenAuthentication == nil && !configuration.certificateAuthentication {
+            printError(
+                "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
+            )
         }
 
         let stop = DispatchSemaphore(value: 0)
@@ -239,6 +370,7 @@ struct SinkCommand: ParsableCommand {
         stop.wait()
         for source in sources { source.cancel() }
         sink.drain()
+        adminServer?.close()
         StandardStream.output.write((sink.statistics.summary.text + "\n").utf8)
     }
 }

@@ -34,7 +34,7 @@ final class FanoutServer {
             transport: transport,
             configuration: configuration,
             settingsTimeout: settingsTimeout,
-            makeDelegate: { EchoResponder() }
+            makeDelegate: { _ in EchoResponder() }
         ).wait()
     }
 

@@ -132,7 +132,7 @@ case "serve":
         port: port,
         group: group,
         configuration: configuration,
-        makeDelegate: { OKResponder() }
+        makeDelegate: { _ in OKResponder() }
     ).wait()
     FileHandle.standardOutput.write(Data("listening on 127.0.0.1:\(channel.localAddress!.port!)\n".utf8))
     try channel.closeFuture.wait()

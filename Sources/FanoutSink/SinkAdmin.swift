@@ -1,0 +1,254 @@
+import FanoutAPNs
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Prometheus
+
+/// The sink's statistics over HTTP/1.1 on a port of their own, for long runs:
+///
+///     GET /stats     JSON: totals, counts by status and by reason, the digest, and every open
+///                    connection with its own counts (`SinkStatistics.json`)
+///     GET /metrics   Prometheus' text exposition format (swift-prometheus)
+///
+/// Anything else is 404 (405 for a method other than GET or HEAD). Connections' counts reach
+/// the statistics every 256 requests and at least once a second, so both views are at most a
+/// second behind.
+public final class SinkAdmin: Sendable {
+    private let channel: any Channel
+
+    /// Where the admin endpoint listens.
+    public var localAddress: SocketAddress { channel.localAddress! }
+
+    public init(sink: Sink, host: String, port: Int, group: any EventLoopGroup) throws {
+        let metrics = SinkMetrics()
+        channel = try ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(AdminHandler(sink: sink, metrics: metrics))
+                }
+            }
+            .bind(host: host, port: port)
+            .wait()
+    }
+
+    public func close() {
+        try? channel.close().wait()
+    }
+}
+
+/// Answers one admin request at a time on a connection.
+private final class AdminHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let sink: Sink
+    private let metrics: SinkMetrics
+    private var head: HTTPRequestHead?
+
+    init(sink: Sink, metrics: SinkMetrics) {
+        self.sink = sink
+        self.metrics = metrics
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): self.head = head
+        case .body: break
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let (status, type, body) = answer(head)
+            var headers = HTTPHeaders()
+            headers.add(name: "content-type", value: type)
+            headers.add(name: "content-length", value: String(body.utf8.count))
+            headers.add(name: "cache-control", value: "no-store")
+            if !head.isKeepAlive { headers.add(name: "connection", value: "close") }
+            let response = HTTPResponseHead(version: head.version, status: status, headers: headers)
+            context.write(wrapOutboundOut(.head(response)), promise: nil)
+            if head.method != .HEAD {
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+            }
+            let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if !head.isKeepAlive {
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                written.whenComplete { _ in bound.value.close(promise: nil) }
+            }
+        }
+    }
+
+    private func answer(_ head: HTTPRequestHead) -> (HTTPResponseStatus, String, String) {
+        guard head.method == .GET || head.method == .HEAD else {
+            return (.methodNotAllowed, "text/plain; charset=utf-8", "GET /stats or GET /metrics\n")
+        }
+        switch head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "" {
+        case "/stats", "/":
+            return (.ok, "application/json", sink.statistics.json(draining: sink.isDraining) + "\n")
+        case "/metrics":
+            return (.ok, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition(of: sink.statistics))
+        default:
+            return (.notFound, "text/plain; charset=utf-8", "not found: try /stats or /metrics\n")
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// The statistics as Prometheus metrics. swift-prometheus' counters only go up by increments,
+/// so each scrape adds what changed since the previous one.
+final class SinkMetrics: Sendable {
+    private struct State {
+        let registry = PrometheusCollectorRegistry()
+        var counters: [String: (counter: Counter, value: Int)] = [:]
+        var gauges: [String: Gauge] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// The text exposition of the statistics now.
+    func exposition(of statistics: SinkStatistics) -> String {
+        let summary = statistics.summary
+        return state.withLockedValue { state in
+            func descriptor(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+                MetricNameDescriptor(
+                    namespace: "fanout",
+                    subsystem: "sink",
+                    metricName: metric,
+                    unitName: unit,
+                    helpText: help
+                )
+            }
+            func count(_ metric: String, labels: [(String, String)] = [], _ value: Int, help: String) {
+                let key = metric + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+                let entry =
+                    state.counters[key]
+                    ?? (state.registry.makeCounter(descriptor: descriptor(metric, "total", help), labels: labels), 0)
+                if value > entry.value { entry.counter.increment(by: Int64(value - entry.value)) }
+                state.counters[key] = (entry.counter, max(value, entry.value))
+            }
+            func gauge(_ metric: String, unit: String = "", _ value: Double, help: String) {
+                let gauge = state.gauges[metric] ?? state.registry.makeGauge(descriptor: descriptor(metric, unit, help))
+                state.gauges[metric] = gauge
+                gauge.set(to: value)
+            }
+            count("requests", summary.requests, help: "Requests received.")
+            count(
+                "responses",
+                labels: [("status", "200"), ("reason", "")],
+                summary.accepted,
+                help: "Responses sent, by status and APNs reason."
+            )
+            for (reason, value) in summary.rejected {
+                count(
+                    "responses",
+                    labels: [("status", String(reason.status)), ("reason", reason.rawValue)],
+                    value,
+                    help: "Responses sent, by status and APNs reason."
+                )
+            }
+            count("payload_bytes", summary.bodyBytes, help: "Payload bytes received.")
+            count("streams_reset", summary.streamsReset, help: "Streams the client reset.")
+            count("connections_opened", summary.connectionsOpened, help: "Connections accepted.")
+            gauge(
+                "connections_open",
+                Double(summary.connectionsOpened - summary.connectionsClosed),
+                help: "Connections open now."
+            )
+            gauge(
+                "uptime",
+                unit: "seconds",
+                Date().timeIntervalSince(statistics.startedAt),
+                help: "Seconds since the sink started."
+            )
+            return state.registry.emitToString()
+        }
+    }
+}
+
+extension SinkStatistics {
+    /// The statistics as one JSON object:
+    ///
+    ///     {"uptime_seconds":12.5,"draining":false,"requests":…,"accepted":…,"rejected":…,
+    ///      "by_status":{"200":…,"410":…},"by_reason":{"Unregistered":…},"payload_bytes":…,
+    ///      "streams_reset":…,"connections":{"opened":…,"closed":…,"open":…},
+    ///      "digest":{"count":…,"sum":"…","squares":"…"},
+    ///      "open_connections":[{"id":1,"peer":"127.0.0.1:50312","opened_at":"…",
+    ///                           "requests":…,"accepted":…,"rejected":…,"payload_bytes":…}]}
+    ///
+    /// The digest's 64-bit words are hex strings (JSON numbers lose precision past 2^53).
+    public func json(draining: Bool = false) -> String {
+        let summary = summary
+        let open = openConnections
+        var byStatus: [Int: Int] = [:]
+        if summary.accepted > 0 { byStatus[200] = summary.accepted }
+        for (reason, count) in summary.rejected { byStatus[reason.status, default: 0] += count }
+        let dates = ISO8601DateFormatter()
+        dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        func object(_ pairs: [(String, String)]) -> String {
+            "{" + pairs.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        }
+        func string(_ text: String) -> String {
+            var escaped = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": escaped += "\\\""
+                case "\\": escaped += "\\\\"
+                case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+                default: escaped.unicodeScalars.append(scalar)
+                }
+            }
+            return escaped + "\""
+        }
+        let connections = open.map { connection in
+            object([
+                ("id", String(connection.id)),
+                ("peer", string(connection.peer)),
+                ("opened_at", string(dates.string(from: connection.openedAt))),
+                ("requests", String(connection.requests)),
+                ("accepted", String(connection.accepted)),
+                ("rejected", String(connection.rejected)),
+                ("payload_bytes", String(connection.bodyBytes)),
+            ])
+        }
+        return object([
+            ("uptime_seconds", String(format: "%.3f", Date().timeIntervalSince(startedAt))),
+            ("draining", String(draining)),
+            ("requests", String(summary.requests)),
+            ("accepted", String(summary.accepted)),
+            ("rejected", String(summary.rejected.values.reduce(0, +))),
+            ("by_status", object(byStatus.sorted { $0.key < $1.key }.map { (String($0.key), String($0.value)) })),
+            (
+                "by_reason",
+                object(
+                    summary.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                        ($0.key.rawValue, String($0.value))
+                    }
+                )
+            ),
+            ("payload_bytes", String(summary.bodyBytes)),
+            ("streams_reset", String(summary.streamsReset)),
+            (
+                "connections",
+                object([
+                    ("opened", String(summary.connectionsOpened)),
+                    ("closed", String(summary.connectionsClosed)),
+                    ("open", String(summary.connectionsOpened - summary.connectionsClosed)),
+                ])
+            ),
+            (
+                "digest",
+                object([
+                    ("count", String(summary.digest.count)),
+                    ("sum", string(String(summary.digest.sum, radix: 16))),
+                    ("squares", string(String(summary.digest.squares, radix: 16))),
+                ])
+            ),
+            ("open_connections", "[" + connections.joined(separator: ",") + "]"),
+        ])
+    }
+}
