@@ -18,9 +18,9 @@ if ((${#missing[@]})); then
     $sudo apt-get install -y "${missing[@]}"
 fi
 
-step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens)"
+step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \
-    'pyjwt[crypto]==2.10.1'
+    'pyjwt[crypto]==2.10.1' 'prometheus-client==0.26.0'
 
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -3,16 +3,16 @@ import Foundation
 
 /// The textual forms of scenario settings, shared by command-line options and scenario files.
 extension SinkScenario {
-    /// A duration like `250us`, `5ms`, `1.5s` or `2m`.
+    /// A duration like `250us`, `5ms`, `1.5s`, `2m` or `1h`.
     public static func duration(_ text: some StringProtocol) throws(SinkScenarioError) -> Duration {
         let text = text.trimmingCharacters(in: .whitespaces)
-        let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60)]
+        let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             if let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite {
                 return .nanoseconds(Int64((value * scale * 1e9).rounded()))
             }
         }
-        throw SinkScenarioError("\(text) is not a duration; write it like 250us, 5ms, 1.5s or 2m")
+        throw SinkScenarioError("\(text) is not a duration; write it like 250us, 5ms, 1.5s, 2m or 1h")
     }
 
     /// `EVERY/LENGTH`, e.g. `10s/1s`: the sink freezes for LENGTH every EVERY.

@@ -55,15 +55,17 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     var nextWakeUp: NIODeadline? {
-        var earliest = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
-        func consider(_ deadline: NIODeadline) { earliest = earliest.map { min($0, deadline) } ?? deadline }
-        if counts.requests > 0 || counts.resets > 0 || captured.lines > 0 {
-            consider(lastFlush + .nanoseconds(SinkCounts.flushDelay))
-        }
-        if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter {
-            consider(openedAt + .nanoseconds(Int64(after.nanoseconds)))
-        }
-        return earliest
+        guard !counts.isEmpty || captured.lines > 0 else { return nextTimedEvent }
+        let flush = lastFlush + .nanoseconds(SinkCounts.flushDelay)
+        return nextTimedEvent.map { min($0, flush) } ?? flush
+    }
+
+    /// The next held answer or timed GOAWAY (`nextWakeUp` also wakes to add counts to the statistics).
+    var nextTimedEvent: NIODeadline? {
+        let response = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
+        guard !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter else { return response }
+        let goAway = openedAt + .nanoseconds(Int64(after.nanoseconds))
+        return response.map { min($0, goAway) } ?? goAway
     }
 
     mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {

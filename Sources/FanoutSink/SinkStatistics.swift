@@ -103,7 +103,7 @@ final class SinkConnectionRecord: Sendable {
     func add(_ counts: SinkCounts) {
         requests.wrappingIncrement(by: counts.requests, ordering: .relaxed)
         accepted.wrappingIncrement(by: counts.accepted, ordering: .relaxed)
-        rejected.wrappingIncrement(by: counts.byReason.reduce(0, +), ordering: .relaxed)
+        rejected.wrappingIncrement(by: counts.rejected, ordering: .relaxed)
         bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)
     }
 
@@ -148,13 +148,21 @@ struct SinkCounts {
     var resets = 0
     var digest = NotificationDigest()
 
+    /// Rejections of every reason.
+    private(set) var rejected = 0
+
+    /// Nothing counted since the last addition.
+    var isEmpty: Bool { requests == 0 && accepted == 0 && rejected == 0 && resets == 0 }
+
     mutating func reject(_ reason: APNsReason) {
         byReason[Self.index[reason]!] += 1
+        rejected += 1
     }
 
     mutating func clear() {
         requests = 0
         accepted = 0
+        rejected = 0
         for index in byReason.indices { byReason[index] = 0 }
         bodyBytes = 0
         resets = 0

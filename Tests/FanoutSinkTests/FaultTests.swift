@@ -33,14 +33,14 @@ import Testing
         faults.goAwayAfter = .seconds(60)
         var harness = Self.harness(faults)
         #expect(harness.send(SinkHarness.fields())?.status == 200)
-        let due = try #require(harness.sink.nextWakeUp)
+        let due = try #require(harness.sink.nextTimedEvent)
         harness.sink.wake(now: due - .seconds(1), connection: &harness.server)
         harness.pump()
         #expect(harness.goAways.isEmpty)
         harness.sink.wake(now: due, connection: &harness.server)
         harness.pump()
         #expect(harness.goAways == [#"{"reason":"Shutdown"}"#])
-        #expect(harness.sink.nextWakeUp == nil)
+        #expect(harness.sink.nextTimedEvent == nil)
     }
 
     @Test func closeAfterRequestsDropsTheConnectionWithoutAWord() {

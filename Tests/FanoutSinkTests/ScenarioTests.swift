@@ -24,7 +24,7 @@ import Testing
         var harness = Self.harness(scenario)
         let before = NIODeadline.now()
         #expect(harness.send(SinkHarness.fields()) == nil)
-        let due = try #require(harness.sink.nextWakeUp)
+        let due = try #require(harness.sink.nextTimedEvent)
         #expect(due >= before + .seconds(30))
         // Not yet due: nothing goes out.
         harness.sink.wake(now: before + .seconds(29), connection: &harness.server)
@@ -33,7 +33,7 @@ import Testing
         harness.sink.wake(now: due, connection: &harness.server)
         harness.pump()
         #expect(harness.responses[0]?.status == 200)
-        #expect(harness.sink.nextWakeUp == nil)
+        #expect(harness.sink.nextTimedEvent == nil)
     }
 
     @Test func heldAnswersGoOutInDueOrder() {

@@ -29,14 +29,19 @@ struct SinkHarness {
     var goAways: [String] = []
     private var nextTag: UInt64 = 0
 
-    init(_ configuration: SinkConfiguration = .init()) {
+    init(_ configuration: SinkConfiguration = .init(), state: SinkState? = nil) {
         var http2 = HTTP2Connection.Configuration()
         http2.maxConcurrentStreams = configuration.initialMaxConcurrentStreams
         http2.maxConcurrentStreamsBeforeAcknowledgement = configuration.maxConcurrentStreams
         http2.maxHeaderListSize = 8000
         http2.maxBodySize = 5121
         server = HTTP2Connection(role: .server, configuration: http2)
-        sink = SinkConnection(configuration: configuration, statistics: statistics, state: SinkState(), seed: 1)
+        sink = SinkConnection(
+            configuration: configuration,
+            statistics: statistics,
+            state: state ?? SinkState(scenario: configuration.scenario),
+            seed: 1
+        )
         sink.connectionStarted(&server)
         pump()
     }

@@ -1,0 +1,226 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import FanoutSink
+
+/// What a long run shows while it runs and leaves behind: the admin endpoint read by curl and
+/// by prometheus_client's parser while h2load sends, and captured notifications.
+@Suite(.serialized) struct ObservabilityTests {
+    /// A sink with its admin endpoint on loopback, stopped by `stop()`.
+    final class AdminSink {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let sink: Sink
+        let admin: SinkAdmin
+        var port: Int { sink.localAddress.port! }
+        var adminPort: Int { admin.localAddress.port! }
+
+        init(_ configuration: SinkConfiguration = .init()) throws {
+            sink = try Sink(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
+            admin = try SinkAdmin(sink: sink, host: "127.0.0.1", port: 0, group: group)
+        }
+
+        func stop() {
+            sink.drain(grace: .seconds(2))
+            admin.close()
+            try? group.syncShutdownGracefully()
+        }
+    }
+
+    static let token = String(repeating: "ab", count: 32)
+
+    /// GET (or another method) with curl: the status and the body.
+    static func fetch(_ port: Int, _ path: String, method: String = "GET") throws -> (status: Int, body: String) {
+        let result = try PeerProcess.run(
+            "curl",
+            ["-s", "--max-time", "10", "-X", method, "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
+        )
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    static func stats(_ port: Int) throws -> [String: Any] {
+        let (status, body) = try fetch(port, "/stats")
+        try #require(status == 200, "\(body)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+    }
+
+    struct Sample: Decodable {
+        var name: String
+        var type: String
+        var labels: [String: String]
+        var value: Double
+    }
+
+    /// /metrics parsed by prometheus_client.
+    static func metrics(_ port: Int) throws -> [Sample] {
+        let (status, body) = try fetch(port, "/metrics")
+        try #require(status == 200)
+        let output = try SinkPeerTests.python("prometheus_parse.py", [], input: Data(body.utf8))
+        return try JSONDecoder().decode([Sample].self, from: Data(output.utf8))
+    }
+
+    @Test func statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse() throws {
+        let running = try AdminSink()
+        defer { running.stop() }
+        // Two connections that stay open for 4 s, 40 requests a second each.
+        let load = try PeerProcess(
+            "h2load",
+            [
+                "-c", "2", "-m", "1", "-D", "4", "--rps", "40", "-d", "\(repositoryRoot)/fixtures/poll.json",
+                "-H", "apns-topic: com.example.app", "http://127.0.0.1:\(running.port)/3/device/\(Self.token)",
+            ]
+        )
+        defer { _ = load.stop() }
+        // Counts reach the statistics at least once a second: both connections show up with
+        // requests while they are open.
+        var live: [[String: Any]] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            live = try Self.stats(running.adminPort)["open_connections"] as? [[String: Any]] ?? []
+            if live.count == 2 && live.allSatisfy({ ($0["requests"] as? Int ?? 0) > 0 }) { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        try #require(live.count == 2, "open connections: \(live)")
+        for connection in live {
+            #expect((connection["requests"] as? Int ?? 0) > 0)
+            #expect(connection["requests"] as? Int == connection["accepted"] as? Int)
+            #expect((connection["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
+        }
+        #expect(Set(live.compactMap { $0["id"] as? Int }) == [1, 2])
+
+        let result = try load.wait(timeout: .seconds(30))
+        let succeeded = try #require(
+            result.output.split(separator: "\n").first { $0.hasPrefix("requests:") }
+                .flatMap { line in line.split(separator: ",").first { $0.hasSuffix("succeeded") } }
+                .flatMap { Int($0.split(separator: " ")[0]) },
+            "\(result.output)"
+        )
+        // After the connections close, every request is in the totals and none is open.
+        var after: [String: Any] = [:]
+        for _ in 0..<50 {
+            after = try Self.stats(running.adminPort)
+            if (after["open_connections"] as? [Any])?.isEmpty == true { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(after["requests"] as? Int == succeeded)
+        #expect(after["accepted"] as? Int == succeeded)
+        #expect((after["by_status"] as? [String: Int]) == ["200": succeeded])
+        #expect((after["connections"] as? [String: Int]) == ["opened": 2, "closed": 2, "open": 0])
+        #expect((after["digest"] as? [String: Any])?["count"] as? Int == succeeded)
+
+        let samples = try Self.metrics(running.adminPort)
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { $0.name == name && $0.labels == labels }?.value
+        }
+        #expect(value("fanout_sink_requests_total") == Double(succeeded))
+        #expect(value("fanout_sink_responses_total", ["status": "200", "reason": ""]) == Double(succeeded))
+        #expect(value("fanout_sink_connections_opened_total") == 2)
+        #expect(value("fanout_sink_connections_open") == 0)
+        #expect(value("fanout_sink_payload_bytes_total") == Double(succeeded * 280))
+        #expect(samples.first { $0.name == "fanout_sink_requests_total" }?.type == "counter")
+    }
+
+    @Test func metricsCountRejectionsByStatusAndReasonAndOnlyGoUp() throws {
+        let running = try AdminSink()
+        defer { running.stop() }
+        let requests = [(Self.token, 200), ("xyz", 400), ("", 400)]
+        for (token, _) in requests + requests {
+            _ = try PeerProcess.run(
+                "curl",
+                [
+                    "-s", "--http2-prior-knowledge", "--max-time", "10", "-d", #"{"aps":{}}"#,
+                    "-H", "apns-topic: com.example.app", "http://127.0.0.1:\(running.port)/3/device/\(token)",
+                ]
+            )
+        }
+        let first = try Self.metrics(running.adminPort)
+        let second = try Self.metrics(running.adminPort)
+        for samples in [first, second] {
+            func value(_ labels: [String: String]) -> Double? {
+                samples.first { $0.name == "fanout_sink_responses_total" && $0.labels == labels }?.value
+            }
+            #expect(value(["status": "200", "reason": ""]) == 2)
+            #expect(value(["status": "400", "reason": "BadDeviceToken"]) == 2)
+            #expect(value(["status": "400", "reason": "MissingDeviceToken"]) == 2)
+        }
+        let stats = try Self.stats(running.adminPort)
+        #expect((stats["by_reason"] as? [String: Int]) == ["BadDeviceToken": 2, "MissingDeviceToken": 2])
+        #expect((stats["by_status"] as? [String: Int]) == ["200": 2, "400": 4])
+    }
+
+    @Test func adminRefusesOtherPathsAndMethods() throws {
+        let running = try AdminSink()
+        defer { running.stop() }
+        #expect(try Self.fetch(running.adminPort, "/nope").status == 404)
+        #expect(try Self.fetch(running.adminPort, "/stats", method: "POST").status == 405)
+        #expect(try Self.fetch(running.adminPort, "/stats?pretty").status == 200)
+    }
+
+    static func capturedLines(_ path: String) throws -> [[String: Any]] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
+    }
+
+    @Test func captureWritesTheFirstNotificationsAsJSONLines() throws {
+        let path = NSTemporaryDirectory() + "fanout-capture-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = SinkConfiguration()
+        configuration.capture = try SinkCapture(path: path, selection: .first(25))
+        configuration.scenario.unregisteredTokens.insert(String(repeating: "cd", count: 32))
+        let running = try AdminSink(configuration)
+        var requests: [(headers: [(String, String)], body: String)] = []
+        for index in 0..<40 {
+            let token = index == 3 ? String(repeating: "cd", count: 32) : String(format: "%064x", index)
+            requests.append(
+                (SinkHarness.fields(token: token, [("apns-topic", #"com.example."app""#)]), SinkHarness.poll)
+            )
+        }
+        requests.insert((SinkHarness.fields(token: "zz"), SinkHarness.poll), at: 0)  // not a notification
+        let answers = try SinkPeerTests.ask(port: running.port, requests)
+        running.stop()
+        #expect(answers.count == 41)
+        let lines = try Self.capturedLines(path)
+        #expect(lines.count == 25)
+        #expect(configuration.capture?.count == 25)
+        let poll = try JSONSerialization.jsonObject(with: Data(SinkHarness.poll.utf8)) as? NSDictionary
+        for (index, line) in lines.enumerated() {
+            #expect(
+                line["token"] as? String
+                    == (index == 3 ? String(repeating: "cd", count: 32) : String(format: "%064x", index))
+            )
+            #expect(line["status"] as? Int == (index == 3 ? 410 : 200))
+            #expect(line["reason"] as? String == (index == 3 ? "Unregistered" : nil))
+            #expect(line["topic"] as? String == #"com.example."app""#)
+            #expect(line["push_type"] as? String == "alert")
+            #expect((line["apns_id"] as? String)?.count == 36)
+            #expect((line["payload"] as? NSDictionary) == poll)
+        }
+    }
+
+    @Test func captureSamplesAShareOfNotifications() throws {
+        let path = NSTemporaryDirectory() + "fanout-capture-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = SinkConfiguration()
+        configuration.capture = try SinkCapture(path: path, selection: .sample(0.25))
+        let running = try AdminSink(configuration)
+        let result = try PeerProcess.run(
+            "h2load",
+            [
+                "-n", "4000", "-c", "2", "-m", "50", "-d", "\(repositoryRoot)/fixtures/poll.json",
+                "-H", "apns-topic: com.example.app", "http://127.0.0.1:\(running.port)/3/device/\(Self.token)",
+            ]
+        )
+        running.stop()
+        #expect(result.output.contains("4000 succeeded"), "\(result.output)")
+        let count = try Self.capturedLines(path).count
+        // Binomial(4000, 0.25): mean 1000, σ ≈ 27; ±6σ never fails by chance.
+        #expect((840...1160).contains(count), "\(count) captured")
+    }
+}

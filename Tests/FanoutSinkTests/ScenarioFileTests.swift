@@ -1,0 +1,184 @@
+import FanoutAPNs
+import FanoutTestSupport
+import Foundation
+import NIOCore
+import Testing
+
+@testable import FanoutSink
+
+/// Scenario files say what the options say; rate limits per token and per connection.
+@Suite struct ScenarioFileTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-scenario-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test func aFileSetsEverySetting() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let gone = String(repeating: "cd", count: 32)
+        try "# dead devices\n\(gone)\n".write(toFile: folder + "/gone.txt", atomically: true, encoding: .utf8)
+        try "1ms\n2ms\n".write(toFile: folder + "/latency.txt", atomically: true, encoding: .utf8)
+        try "\(String(repeating: "ef", count: 32))\n".write(
+            toFile: folder + "/bad.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let text = """
+            # a capacity plan's bad day
+            latency = empirical:latency.txt
+            stall = 30s/1s
+            error = InternalServerError:0.1%
+              error   =   Unregistered:3%
+            unregistered-tokens = gone.txt
+            bad-tokens = \(folder)/bad.txt
+            seed = 42
+            token-rate = 10/1m
+            connection-rate = 5000/s
+            goaway-after-requests = 1000:ServiceUnavailable
+            goaway-after-time = 5m
+            close-after-requests = 7000
+            unanswered = 0.5%
+            max-connections = 20
+
+            """
+        try text.write(toFile: folder + "/plan.scenario", atomically: true, encoding: .utf8)
+        let scenario = try SinkScenario(contentsOfFile: folder + "/plan.scenario")
+        #expect(scenario.latency == .empirical([.milliseconds(1), .milliseconds(2)]))
+        #expect(scenario.stall?.every == .seconds(30) && scenario.stall?.length == .seconds(1))
+        #expect(scenario.errors.map(\.reason) == [.internalServerError, .unregistered])
+        #expect(scenario.errors.map(\.probability) == [0.001, 0.03])
+        #expect(scenario.unregisteredTokens.count == 1 && scenario.badTokens.count == 1)
+        #expect(scenario.seed == 42)
+        #expect(scenario.tokenRate == Rate(limit: 10, window: .seconds(60)))
+        #expect(scenario.connectionRate?.perSecond == 5000)
+        #expect(scenario.faults.goAwayAfterRequests == 1000 && scenario.faults.goAwayReason == .serviceUnavailable)
+        #expect(scenario.faults.goAwayAfter == .seconds(300))
+        #expect(scenario.faults.closeAfterRequests == 7000)
+        #expect(scenario.faults.unansweredShare == 0.005)
+        #expect(scenario.faults.maxConnections == 20)
+        // Every setting a file can hold is one the command line has.
+        #expect(Set(SinkScenario.settingNames).count == 13)
+    }
+
+    @Test func problemsNameTheFileAndLine() throws {
+        let cases: [(String, String)] = [
+            ("seed = 1\nlatncy = fixed:1ms", "plan:2: latncy is not a scenario setting; the settings are latency,"),
+            ("seed 1", "plan:1: expected NAME = VALUE, got seed 1"),
+            ("seed = 1\n\n# fine\nseed = 2", "plan:4: seed is set twice"),
+            ("latency =", "plan:1: latency has no value"),
+            ("stall = 1s/10s", "plan:1: a stall of 10s must be shorter than its period 1s"),
+            ("token-rate = 0/1s", "plan:1: a rate is LIMIT/WINDOW with LIMIT ≥ 1"),
+            ("token-rate = 100000/1s", "plan:1: token-rate allows at most 65535 per window"),
+            ("connection-rate = 10/0s", "plan:1: the window of the rate 10/0s must be longer than 0"),
+            ("unregistered-tokens = missing.txt", "plan:1: cannot read the token list missing.txt"),
+            ("max-connections = 0", "plan:1: max-connections takes a whole number of at least 1, not 0"),
+            ("error = Unregistered:60%\nerror = BadDeviceToken:50%", "plan: the error probabilities add up to 1.1"),
+        ]
+        for (text, message) in cases {
+            var scenario = SinkScenario()
+            #expect {
+                try scenario.apply(file: text, source: "plan")
+            } throws: { error in
+                (error as? SinkScenarioError)?.description.hasPrefix(message) == true
+            }
+        }
+        #expect(throws: SinkScenarioError.self) { try SinkScenario(contentsOfFile: "/nonexistent/plan") }
+    }
+
+    // MARK: Rate limits
+
+    static func harness(_ scenario: SinkScenario) -> SinkHarness {
+        var configuration = SinkConfiguration()
+        configuration.scenario = scenario
+        return SinkHarness(configuration)
+    }
+
+    @Test func aTokenOverItsRateGets429AndOthersDoNot() {
+        var scenario = SinkScenario()
+        scenario.tokenRate = Rate(limit: 3, window: .seconds(3600))
+        var harness = Self.harness(scenario)
+        let busy = String(repeating: "ab", count: 32)
+        let other = String(repeating: "cd", count: 32)
+        let statuses = (0..<5).map { _ in harness.send(SinkHarness.fields(token: busy))?.status }
+        #expect(statuses == [200, 200, 200, 429, 429])
+        let response = harness.send(SinkHarness.fields(token: busy))
+        #expect(response?.reason == "TooManyRequests")
+        #expect(harness.send(SinkHarness.fields(token: other))?.status == 200)
+        // Validation comes first: a bad request is not counted against the token.
+        #expect(harness.send(SinkHarness.fields(token: other, [("apns-push-type", "nope")]))?.status == 400)
+        #expect(harness.send(SinkHarness.fields(token: other))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: other))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: other))?.status == 429)
+    }
+
+    @Test func theLimitIsPerWindowAndSharedByConnections() {
+        let second: UInt64 = 1_000_000_000
+        let limiter = TokenRateLimiter(limit: 2, window: second, startedAt: 10 * second)
+        let hash: UInt64 = 0xDEAD_BEEF_0000_0001
+        #expect([0, 1, 2].map { limiter.admit(hash: hash, now: 10 * second + $0) } == [true, true, false])
+        // The next window starts afresh.
+        #expect(limiter.admit(hash: hash, now: 11 * second))
+        #expect(limiter.admit(hash: hash, now: 11 * second + 5))
+        #expect(!limiter.admit(hash: hash, now: 12 * second - 1))
+
+        // Two sink connections share one limiter through the sink's state.
+        var scenario = SinkScenario()
+        scenario.tokenRate = Rate(limit: 2, window: .seconds(3600))
+        var configuration = SinkConfiguration()
+        configuration.scenario = scenario
+        let state = SinkState(scenario: scenario)
+        var one = SinkHarness(configuration, state: state)
+        var another = SinkHarness(configuration, state: state)
+        #expect(one.send(SinkHarness.fields())?.status == 200)
+        #expect(another.send(SinkHarness.fields())?.status == 200)
+        #expect(one.send(SinkHarness.fields())?.status == 429)
+        #expect(another.send(SinkHarness.fields())?.status == 429)
+    }
+
+    @Test func distinctTokensNeverGet429WhateverTheirNumber() {
+        // 1,000 tokens a slot on average in the same window: collisions only forget counts.
+        let limiter = TokenRateLimiter(limit: 1, window: 1_000_000_000_000, startedAt: 0)
+        var random = SplitMix64(state: 9)
+        var refused = 0
+        for _ in 0..<(TokenRateLimiter.slotCount * 2) where !limiter.admit(hash: random.next(), now: 1) {
+            refused += 1
+        }
+        #expect(refused == 0)
+    }
+
+    @Test func aConnectionsAnswersArePacedToItsCeiling() throws {
+        var scenario = SinkScenario()
+        scenario.connectionRate = Rate(limit: 10, window: .seconds(1))
+        var harness = Self.harness(scenario)
+        let start = NIODeadline.now()
+        for _ in 0..<5 { _ = harness.send(SinkHarness.fields()) }
+        // The first goes out at once; the others wait 100 ms apart.
+        #expect(harness.responses.count == 1)
+        var answered: [NIODeadline] = []
+        while let due = harness.sink.nextTimedEvent, answered.count < 4 {
+            answered.append(due)
+            harness.sink.wake(now: due, connection: &harness.server)
+            harness.pump()
+        }
+        #expect(harness.responses.count == 5)
+        #expect(harness.responses.values.allSatisfy { $0.status == 200 })
+        let gaps = zip(answered.dropFirst(), answered).map { ($0 - $1).nanoseconds }
+        #expect(gaps.allSatisfy { $0 == 100_000_000 }, "\(gaps)")
+        #expect(answered[0] - start <= .milliseconds(150))
+    }
+
+    @Test func countsReachTheStatisticsWithinASecondWithoutMoreRequests() throws {
+        var harness = SinkHarness()
+        #expect(harness.send(SinkHarness.fields())?.status == 200)
+        #expect(harness.statistics.summary.requests == 0)
+        #expect(harness.statistics.openConnections.map(\.requests) == [0])
+        let due = try #require(harness.sink.nextWakeUp)
+        #expect(due <= .now() + .seconds(1))
+        harness.sink.wake(now: due, connection: &harness.server)
+        #expect(harness.statistics.summary.requests == 1)
+        #expect(harness.statistics.openConnections.map(\.accepted) == [1])
+        #expect(harness.sink.nextWakeUp == nil)
+    }
+}
