@@ -14,6 +14,13 @@ let package = Package(
         .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
         .library(name: "FanoutSink", targets: ["FanoutSink"]),
     ],
+    // The `fanout` executable allocates through jemalloc on Linux (libjemalloc-dev): measured
+    // against glibc's malloc by scripts/bench-allocator.sh. `--disable-default-traits` builds
+    // it with glibc's.
+    traits: [
+        .trait(name: "Jemalloc", description: "Link the fanout executable with jemalloc on Linux."),
+        .default(enabledTraits: ["Jemalloc"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -103,7 +110,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux], traits: ["Jemalloc"]))]
         ),
         // Helpers the test targets share: a seeded generator, peer processes with bounded waits.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),

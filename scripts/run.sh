@@ -4,6 +4,8 @@
 # the exact bytes, then the sizes, that three devices would be sent (token + badge each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/apt.sh
+debian_packages libjemalloc-dev  # the fanout binary's allocator
 
 swift build -c release --product fanout
 fanout=.build/release/fanout

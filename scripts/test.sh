@@ -7,16 +7,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "Test peers: HTTP/2 programs nobody here wrote (Debian: nghttp2's h2load, nghttpd, nghttp; curl; openssl)"
-missing=()
-for program in h2load:nghttp2-client nghttp:nghttp2-client nghttpd:nghttp2-server curl:curl openssl:openssl; do
-    command -v "${program%%:*}" >/dev/null || missing+=("${program#*:}")
-done
-if ((${#missing[@]})); then
-    sudo=$( ((EUID == 0)) || echo sudo)
-    $sudo apt-get update
-    $sudo apt-get install -y "${missing[@]}"
-fi
+step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl"
+. scripts/lib/apt.sh
+debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl
 
 step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \

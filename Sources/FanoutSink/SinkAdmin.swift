@@ -177,16 +177,14 @@ extension SinkStatistics {
     ///      "by_status":{"200":…,"410":…},"by_reason":{"Unregistered":…},"payload_bytes":…,
     ///      "streams_reset":…,"connections":{"opened":…,"closed":…,"open":…},
     ///      "digest":{"count":…,"sum":"…","squares":"…"},
-    ///      "open_connections":[{"id":1,"peer":"127.0.0.1:50312","opened_at":"…",
-    ///                           "requests":…,"accepted":…,"rejected":…,"payload_bytes":…}]}
+    ///      "open_connections":[{"id":1,"peer":"127.0.0.1:50312","opened_at":"…","requests":…,
+    ///          "accepted":…,"rejected":…,"by_status":{…},"by_reason":{…},"payload_bytes":…,
+    ///          "streams_reset":…}]}
     ///
     /// The digest's 64-bit words are hex strings (JSON numbers lose precision past 2^53).
     public func json(draining: Bool = false) -> String {
         let summary = summary
         let open = openConnections
-        var byStatus: [Int: Int] = [:]
-        if summary.accepted > 0 { byStatus[200] = summary.accepted }
-        for (reason, count) in summary.rejected { byStatus[reason.status, default: 0] += count }
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         func object(_ pairs: [(String, String)]) -> String {
@@ -204,6 +202,15 @@ extension SinkStatistics {
             }
             return escaped + "\""
         }
+        func byStatus(_ accepted: Int, _ rejected: [APNsReason: Int]) -> String {
+            var counts: [Int: Int] = [:]
+            if accepted > 0 { counts[200] = accepted }
+            for (reason, count) in rejected { counts[reason.status, default: 0] += count }
+            return object(counts.sorted { $0.key < $1.key }.map { (String($0.key), String($0.value)) })
+        }
+        func byReason(_ rejected: [APNsReason: Int]) -> String {
+            object(rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, String($0.value)) })
+        }
         let connections = open.map { connection in
             object([
                 ("id", String(connection.id)),
@@ -211,8 +218,11 @@ extension SinkStatistics {
                 ("opened_at", string(dates.string(from: connection.openedAt))),
                 ("requests", String(connection.requests)),
                 ("accepted", String(connection.accepted)),
-                ("rejected", String(connection.rejected)),
+                ("rejected", String(connection.rejected.values.reduce(0, +))),
+                ("by_status", byStatus(connection.accepted, connection.rejected)),
+                ("by_reason", byReason(connection.rejected)),
                 ("payload_bytes", String(connection.bodyBytes)),
+                ("streams_reset", String(connection.streamsReset)),
             ])
         }
         return object([
@@ -221,15 +231,8 @@ extension SinkStatistics {
             ("requests", String(summary.requests)),
             ("accepted", String(summary.accepted)),
             ("rejected", String(summary.rejected.values.reduce(0, +))),
-            ("by_status", object(byStatus.sorted { $0.key < $1.key }.map { (String($0.key), String($0.value)) })),
-            (
-                "by_reason",
-                object(
-                    summary.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                        ($0.key.rawValue, String($0.value))
-                    }
-                )
-            ),
+            ("by_status", byStatus(summary.accepted, summary.rejected)),
+            ("by_reason", byReason(summary.rejected)),
             ("payload_bytes", String(summary.bodyBytes)),
             ("streams_reset", String(summary.streamsReset)),
             (

@@ -85,15 +85,13 @@ public final class SinkStatistics: Sendable {
     }
 }
 
-/// One open connection's counters, updated when it adds its counts to the statistics.
+/// One open connection's counters, updated (under a lock, once per addition) when it adds
+/// its counts to the statistics.
 final class SinkConnectionRecord: Sendable {
     let id: Int
     let peer: String
     let openedAt = Date()
-    private let requests = ManagedAtomic<Int>(0)
-    private let accepted = ManagedAtomic<Int>(0)
-    private let rejected = ManagedAtomic<Int>(0)
-    private let bodyBytes = ManagedAtomic<Int>(0)
+    private let totals = NIOLockedValueBox(SinkCounts())
 
     init(id: Int, peer: String) {
         self.id = id
@@ -101,21 +99,32 @@ final class SinkConnectionRecord: Sendable {
     }
 
     func add(_ counts: SinkCounts) {
-        requests.wrappingIncrement(by: counts.requests, ordering: .relaxed)
-        accepted.wrappingIncrement(by: counts.accepted, ordering: .relaxed)
-        rejected.wrappingIncrement(by: counts.rejected, ordering: .relaxed)
-        bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)
+        totals.withLockedValue { totals in
+            totals.requests += counts.requests
+            totals.accepted += counts.accepted
+            totals.bodyBytes += counts.bodyBytes
+            totals.resets += counts.resets
+            for (index, count) in counts.byReason.enumerated() where count > 0 {
+                totals.byReason[index] += count
+            }
+        }
     }
 
     var summary: SinkConnectionSummary {
-        SinkConnectionSummary(
+        let totals = totals.withLockedValue { $0 }
+        var rejected: [APNsReason: Int] = [:]
+        for (index, count) in totals.byReason.enumerated() where count > 0 {
+            rejected[SinkCounts.reasons[index]] = count
+        }
+        return SinkConnectionSummary(
             id: id,
             peer: peer,
             openedAt: openedAt,
-            requests: requests.load(ordering: .relaxed),
-            accepted: accepted.load(ordering: .relaxed),
-            rejected: rejected.load(ordering: .relaxed),
-            bodyBytes: bodyBytes.load(ordering: .relaxed)
+            requests: totals.requests,
+            accepted: totals.accepted,
+            rejected: rejected,
+            bodyBytes: totals.bodyBytes,
+            streamsReset: totals.resets
         )
     }
 }
@@ -130,8 +139,9 @@ public struct SinkConnectionSummary: Sendable, Hashable {
     public var openedAt: Date
     public var requests: Int
     public var accepted: Int
-    public var rejected: Int
+    public var rejected: [APNsReason: Int]
     public var bodyBytes: Int
+    public var streamsReset: Int
 }
 
 /// One connection's counts since it last added them to the statistics.

@@ -172,13 +172,24 @@ import Testing
     @Test func countsReachTheStatisticsWithinASecondWithoutMoreRequests() throws {
         var harness = SinkHarness()
         #expect(harness.send(SinkHarness.fields())?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: "abc"))?.status == 400)
         #expect(harness.statistics.summary.requests == 0)
         #expect(harness.statistics.openConnections.map(\.requests) == [0])
         let due = try #require(harness.sink.nextWakeUp)
         #expect(due <= .now() + .seconds(1))
         harness.sink.wake(now: due, connection: &harness.server)
-        #expect(harness.statistics.summary.requests == 1)
-        #expect(harness.statistics.openConnections.map(\.accepted) == [1])
+        #expect(harness.statistics.summary.requests == 2)
+        let connection = try #require(harness.statistics.openConnections.first)
+        #expect(connection.accepted == 1)
+        #expect(connection.rejected == [.badDeviceToken: 1])
+        #expect(connection.bodyBytes == 2 * 280)
         #expect(harness.sink.nextWakeUp == nil)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(harness.statistics.json().utf8)) as? [String: Any]
+        )
+        let open = try #require((json["open_connections"] as? [[String: Any]])?.first)
+        #expect(open["by_reason"] as? [String: Int] == ["BadDeviceToken": 1])
+        #expect(open["by_status"] as? [String: Int] == ["200": 1, "400": 1])
+        #expect(open["peer"] as? String == "in-memory")
     }
 }

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# glibc's malloc against jemalloc, side by side, for `fanout sink`: the shipped build (linked
+# with jemalloc, Package.swift's default trait `Jemalloc`) against the same code built with
+# `--disable-default-traits` (glibc's malloc), in .build/glibc:
+#   1. throughput: h2load -n REQUESTS -c 8 -m 100 -t 1, body fixtures/poll.json, no latency,
+#      runs alternating between the two allocators; median requests/s of each;
+#   2. memory: 100,000 streams in flight (h2load -c 100 -m 1000, 1 s injected latency),
+#      the sink's peak RSS (VmHWM) under each.
+#
+#   scripts/bench-allocator.sh [RUNS=5] [REQUESTS=200000]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+requests=${2:-200000}
+. scripts/lib/peers.sh
+
+swift build -c release --product fanout >/dev/null
+swift build -c release --product fanout --disable-default-traits --build-path .build/glibc >/dev/null
+declare -A fanout=([jemalloc]=$PWD/.build/release/fanout [glibc]=$PWD/.build/glibc/release/fanout)
+body=$PWD/fixtures/poll.json
+token=$(printf 'ab%.0s' $(seq 32))
+
+# Starts a sink with allocator $1 (glibc or jemalloc) and extra options; sets sink_pid, sink_port.
+start_sink() {
+    local allocator=$1
+    shift
+    sink_port=$(free_port)
+    "${fanout[$allocator]}" sink --listen "127.0.0.1:$sink_port" "$@" >"$work/sink.out" 2>/dev/null &
+    sink_pid=$!
+    pids+=("$sink_pid")
+    wait_port "$sink_port"
+    local loaded=glibc
+    grep -q libjemalloc "/proc/$sink_pid/maps" && loaded=jemalloc
+    [[ $loaded == "$allocator" ]] || { echo "the $allocator build runs with $loaded" >&2; exit 1; }
+}
+
+stop_sink() {
+    kill "$sink_pid"
+    wait "$sink_pid" 2>/dev/null || true
+}
+
+h2load_rate() {
+    local out
+    out=$(h2load "$@" -d "$body" -H 'apns-topic: com.example.app' "http://127.0.0.1:$sink_port/3/device/$token")
+    grep -q "status codes: $2 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
+    awk '/^finished in/ {print $4}' <<<"$out"
+}
+
+echo "throughput, h2load -c 8 -m 100 -t 1, $requests requests a run"
+printf '%-4s %12s %12s %8s\n' run glibc jemalloc ratio
+: >"$work/throughput"
+for run in $(seq "$runs"); do
+    for allocator in glibc jemalloc; do
+        start_sink "$allocator"
+        declare "r_$allocator=$(h2load_rate -n "$requests" -c 8 -m 100 -t 1)"
+        stop_sink
+    done
+    printf '%-4s %12.0f %12.0f %8.2f\n' "$run" "$r_glibc" "$r_jemalloc" "$(python3 -c "print($r_jemalloc / $r_glibc)")"
+    echo "$r_glibc $r_jemalloc" >>"$work/throughput"
+done
+
+echo
+echo "memory, 100,000 streams in flight (h2load -c 100 -m 1000, --latency fixed:1s), 300,000 requests"
+printf '%-10s %14s\n' allocator "peak RSS (MB)"
+for allocator in glibc jemalloc; do
+    start_sink "$allocator" --latency fixed:1s
+    h2load_rate -n 300000 -c 100 -m 1000 -t 1 >/dev/null
+    peak=$(awk '/VmHWM/ {print $2}' "/proc/$sink_pid/status")
+    stop_sink
+    printf '%-10s %14.1f\n' "$allocator" "$(python3 -c "print($peak / 1024)")"
+    echo "$allocator $peak" >>"$work/memory"
+done
+
+python3 - "$work/throughput" "$work/memory" <<'PY'
+import statistics, sys
+rows = [tuple(map(float, line.split())) for line in open(sys.argv[1])]
+glibc = statistics.median(r[0] for r in rows)
+jemalloc = statistics.median(r[1] for r in rows)
+ratios = statistics.median(r[1] / r[0] for r in rows)
+memory = dict(line.split() for line in open(sys.argv[2]))
+print(f"\nmedian requests/s: glibc {glibc:,.0f}, jemalloc {jemalloc:,.0f}; jemalloc/glibc {ratios:.2f} (median of runs)")
+print(f"peak RSS with 100k in flight: glibc {int(memory['glibc'])/1024:.1f} MB, jemalloc {int(memory['jemalloc'])/1024:.1f} MB")
+PY
