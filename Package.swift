@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
         .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
         .library(name: "FanoutSink", targets: ["FanoutSink"]),
+        .library(name: "FanoutClient", targets: ["FanoutClient"]),
+        .library(name: "FanoutReport", targets: ["FanoutReport"]),
     ],
     // The `fanout` executable allocates through jemalloc on Linux (libjemalloc-dev): measured
     // against glibc's malloc by scripts/bench-allocator.sh. `--disable-default-traits` builds
@@ -30,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         // A test peer only: Fanout's HTTP/2 is checked against it in process.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
@@ -98,6 +101,48 @@ let package = Package(
             // As for FanoutHTTP2: header lists and responses go through ByteBuffer.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
+        // The load engine: a pool of HTTP/2 connections sending a token set's notifications,
+        // surviving faults, giving every token one final outcome.
+        .target(
+            name: "FanoutClient",
+            dependencies: [
+                "FanoutAPNs",
+                "FanoutPayload",
+                "FanoutTokens",
+                "FanoutHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            // As for FanoutHTTP2: requests are written through ByteBuffer.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+        ),
+        // What a run leaves: summary.json, the latency distribution (.hgrm), reconciliation.
+        .target(
+            name: "FanoutReport",
+            dependencies: [
+                "FanoutAPNs",
+                "FanoutClient",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        // The main job: the sink embedded in the process, a synthetic token set fanned out to
+        // it, and the reconciliation of what each side counted.
+        .target(
+            name: "FanoutRun",
+            dependencies: [
+                "FanoutAPNs",
+                "FanoutPayload",
+                "FanoutTokens",
+                "FanoutHTTP2",
+                "FanoutSink",
+                "FanoutClient",
+                "FanoutReport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(
             name: "fanout",
@@ -107,6 +152,9 @@ let package = Package(
                 "FanoutTokens",
                 "FanoutHTTP2",
                 "FanoutSink",
+                "FanoutClient",
+                "FanoutReport",
+                "FanoutRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -123,6 +171,7 @@ let package = Package(
                 "FanoutTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],

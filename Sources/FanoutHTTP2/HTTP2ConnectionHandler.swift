@@ -53,6 +53,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// How long the SETTINGS exchange may take before the connection ends with SETTINGS_TIMEOUT.
     private let settingsTimeout: TimeAmount
     private var settingsTimer: Scheduled<Void>?
+    /// Whether `flush` is writing (a write may call back into the handler).
+    private var isFlushing = false
     /// The timer for the delegate's `nextWakeUp`, and when it fires.
     private var wakeUp: (deadline: NIODeadline, task: Scheduled<Void>)?
 
@@ -184,11 +186,21 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
 
     /// Writes the queued bytes in one write and reuses the buffer; closes the channel once the
     /// connection is finished (after a connection error, or GOAWAY with no open streams).
+    ///
+    /// A write can call back in before it returns (NIO reports the channel unwritable from
+    /// inside `writeAndFlush` once its high watermark is passed): the inner call must not write
+    /// the same bytes again, and bytes queued meanwhile must not be lost when the outer call
+    /// moves past what it wrote.
     private func flush(_ context: ChannelHandlerContext) {
-        if connection.outbound.readableBytes > 0 {
+        guard !isFlushing else { return }
+        isFlushing = true
+        while connection.outbound.readableBytes > 0 {
+            let written = connection.outbound.readableBytes
             context.writeAndFlush(wrapOutboundOut(connection.outbound), promise: nil)
-            connection.outbound.clear()
+            connection.outbound.moveReaderIndex(forwardBy: written)
+            if connection.outbound.readableBytes == 0 { connection.outbound.clear() }
         }
+        isFlushing = false
         if connection.isFinished && context.channel.isActive {
             if let error = connection.error, failure == nil { failure = error }
             context.close(promise: nil)

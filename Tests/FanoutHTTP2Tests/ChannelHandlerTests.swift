@@ -1,6 +1,7 @@
 import FanoutTestSupport
 import Foundation
 import NIOCore
+import NIOEmbedded
 import Testing
 
 @testable import FanoutHTTP2
@@ -64,5 +65,62 @@ import Testing
         defer { server.stop() }
         let received = try Self.exchange(port: server.port, sending: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(Self.frames(received).goAway?.code == .protocolError)
+    }
+}
+
+/// Writes that call back into the handler, as NIO does when a write passes the channel's high
+/// watermark: every byte must go out once, in order.
+@Suite struct ReentrantWriteTests {
+    /// Reports a writability change from inside every write.
+    final class WritabilityReporter: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            context.write(data, promise: promise)
+            context.fireChannelWritabilityChanged()
+        }
+    }
+
+    /// Sends `count` requests as soon as it may, and one more each time writability changes.
+    struct Sender: HTTP2ConnectionDelegate {
+        var count: Int
+        var sent = 0
+
+        mutating func connectionStarted(_ connection: inout HTTP2Connection) { send(&connection, upTo: count) }
+
+        mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {
+            send(&connection, upTo: min(sent + 1, count + 20))
+        }
+
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {}
+
+        private mutating func send(_ connection: inout HTTP2Connection, upTo limit: Int) {
+            while sent < limit, (try? connection.sendRequest(apnsRequest(), body: ByteBuffer(string: "{}"))) != nil {
+                sent += 1
+            }
+        }
+    }
+
+    @Test func bytesQueuedDuringAWriteGoOutOnceAndInOrder() throws {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        try channel.pipeline.syncOperations.addHandler(WritabilityReporter())
+        try channel.pipeline.syncOperations.addHandler(
+            HTTP2ConnectionHandler(role: .client, delegate: Sender(count: 30))
+        )
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        var written = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { written.writeBuffer(&part) }
+        let preface = written.readBytes(length: http2ConnectionPreface.count)
+        #expect(preface == http2ConnectionPreface)
+        let frames = ChannelHandlerTests.frames(Array(written.readableBytesView))
+        let headers = frames.compactMap { frame -> UInt32? in
+            if case .headers(let stream, _, _) = frame { return stream }
+            return nil
+        }
+        // 30 at the start, then one more for each write's writability report, each stream once.
+        #expect(headers.count > 30)
+        #expect(headers == Array(stride(from: 1, to: UInt32(2 * headers.count + 1), by: 2)))
+        #expect(frames.filter { if case .settings = $0 { true } else { false } }.count == 1)
     }
 }

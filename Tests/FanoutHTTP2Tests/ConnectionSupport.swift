@@ -60,6 +60,9 @@ struct ConnectionPair {
     var server: HTTP2Connection
     var clientSeen: [Seen] = []
     var serverSeen: [Seen] = []
+    /// Bytes of a frame not yet complete, for tests that deliver bytes in pieces.
+    var clientPartial = ByteBuffer()
+    var serverPartial = ByteBuffer()
     /// What the server does with a request; by default, 200 with no body.
     var respond: (HTTP2Message, inout HTTP2Connection) -> Void = { message, connection in
         connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: nil)

@@ -1,0 +1,81 @@
+import NIOCore
+import Testing
+
+@testable import FanoutHTTP2
+
+/// A client that keeps every stream it may open busy while the server moves its
+/// MAX_CONCURRENT_STREAMS as APNs does: 1 until the first answer, then 1000.
+@Suite struct StreamLimitChangeTests {
+    @Test func aBusyClientFollowsTheLimitFromOneToAThousandWithoutErrors() {
+        var server = HTTP2Configuration.apnsLike
+        var pair = ConnectionPair(server: server)
+        var raised = false
+        pair.respond = { message, connection in
+            connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: nil)
+            if !raised {
+                raised = true
+                connection.setMaxConcurrentStreams(1000)
+            }
+        }
+        _ = server
+        var sent = 0
+        var answered = 0
+        let total = 5000
+        let body = ByteBuffer(string: "{}")
+        func sendMore(_ client: inout HTTP2Connection) {
+            while sent < total && client.availableStreams > 0 {
+                guard (try? client.sendRequest(apnsRequest(), body: body, tag: UInt64(sent))) != nil else { break }
+                sent += 1
+            }
+        }
+        sendMore(&pair.client)
+        // As a load engine does: more requests from inside the handling of each answer, and
+        // bytes delivered in pieces of 1000 as a socket would.
+        for _ in 0..<100_000 {
+            var toServer = pair.client.outbound
+            pair.client.outbound.clear()
+            var toClient = pair.server.outbound
+            pair.server.outbound.clear()
+            if toServer.readableBytes == 0 && toClient.readableBytes == 0 { break }
+            while toServer.readableBytes > 0 {
+                var piece = toServer.readSlice(length: min(1000, toServer.readableBytes))!
+                var partial = pair.serverPartial
+                partial.writeBuffer(&piece)
+                while let event = pair.server.nextEvent(from: &partial) {
+                    pair.serverSeen.append(Seen(event))
+                    if case .message(let message) = event { pair.respond(message, &pair.server) }
+                }
+                pair.serverPartial = partial
+            }
+            while toClient.readableBytes > 0 {
+                var piece = toClient.readSlice(length: min(1000, toClient.readableBytes))!
+                var partial = pair.clientPartial
+                partial.writeBuffer(&piece)
+                while let event = pair.client.nextEvent(from: &partial) {
+                    if case .message = event { answered += 1 } else { pair.clientSeen.append(Seen(event)) }
+                    sendMore(&pair.client)
+                }
+                pair.clientPartial = partial
+            }
+        }
+        let problems = (pair.clientSeen + pair.serverSeen).filter {
+            switch $0 {
+            case .settings, .message: false
+            default: true
+            }
+        }
+        #expect(problems.isEmpty, "\(problems.count) problems, first: \(problems.prefix(3))")
+        #expect(answered == total)
+    }
+}
+
+extension HTTP2Configuration {
+    static var apnsLike: HTTP2Connection.Configuration {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxConcurrentStreams = 1
+        configuration.maxConcurrentStreamsBeforeAcknowledgement = 1000
+        return configuration
+    }
+}
+
+enum HTTP2Configuration {}
