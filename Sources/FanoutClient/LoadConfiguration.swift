@@ -1,0 +1,140 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutPayload
+import NIOCore
+
+/// The APNs request headers of a run besides the path (shared/APNS.md, "Request").
+public struct NotificationHeaders: Sendable, Hashable {
+    /// `apns-topic`: the bundle id plus the push type's suffix.
+    public var topic: String
+    public var pushType: APNsPushType
+    /// `apns-priority`: 10, 5 or 1; `nil` leaves it out (APNs' default, 10).
+    public var priority: Int?
+    /// `apns-expiration` in UNIX seconds; `nil` leaves it out.
+    public var expiration: Int?
+    /// `apns-collapse-id`, at most 64 bytes.
+    public var collapseID: String?
+
+    public init(
+        topic: String,
+        pushType: APNsPushType = .alert,
+        priority: Int? = nil,
+        expiration: Int? = nil,
+        collapseID: String? = nil
+    ) {
+        self.topic = topic
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+    }
+}
+
+/// How a run sends: where, how many connections and streams, with which headers and payload,
+/// and how it treats failures.
+public struct LoadConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var transport: HTTP2Transport
+    /// `:authority` (defaults to `host`).
+    public var authority: String?
+    public var headers: NotificationHeaders
+    public var encoder: PayloadEncoder
+    /// Connections kept open, spread over the event loops.
+    public var connections: Int
+    /// At most this many streams in flight on a connection, below the server's
+    /// MAX_CONCURRENT_STREAMS, which is followed as it changes.
+    public var streamsPerConnection: Int
+    /// A request without an answer after this long is reset and tried again.
+    public var streamTimeout: Duration
+    /// Tries per notification before it fails: retryable answers (429, 5xx), timeouts, resets
+    /// and lost connections each use one; REFUSED_STREAM (and streams a GOAWAY turned away)
+    /// do not, as the server never saw them.
+    public var maxAttempts: Int
+    /// The first retry's delay, doubling with each further try, with full jitter.
+    public var retryBackoff: Duration
+    /// The longest retry delay.
+    public var maxRetryBackoff: Duration
+    /// How long the whole run may take before what is left is failed as cancelled.
+    public var deadline: Duration?
+    /// `authorization` for token auth (`bearer <JWT>`), when given.
+    public var authorization: (@Sendable () -> String)?
+
+    public init(
+        host: String,
+        port: Int,
+        transport: HTTP2Transport = .cleartext,
+        headers: NotificationHeaders,
+        encoder: PayloadEncoder,
+        connections: Int = 4,
+        streamsPerConnection: Int = 1000
+    ) {
+        self.host = host
+        self.port = port
+        self.transport = transport
+        self.headers = headers
+        self.encoder = encoder
+        self.connections = connections
+        self.streamsPerConnection = streamsPerConnection
+        streamTimeout = .seconds(30)
+        maxAttempts = 3
+        retryBackoff = .milliseconds(100)
+        maxRetryBackoff = .seconds(5)
+    }
+
+    /// The header fields every request shares, in the order they are sent after `:path`.
+    func sharedFields(authorization: String?) -> HTTP2Fields {
+        var fields: [(name: String, value: String)] = [
+            (":method", "POST"), (":scheme", "https"), (":authority", authority ?? host),
+            ("apns-topic", headers.topic), ("apns-push-type", headers.pushType.rawValue),
+        ]
+        if let priority = headers.priority { fields.append(("apns-priority", String(priority))) }
+        if let expiration = headers.expiration { fields.append(("apns-expiration", String(expiration))) }
+        if let collapseID = headers.collapseID { fields.append(("apns-collapse-id", collapseID)) }
+        var list = HTTP2Fields(fields)
+        if let authorization { list.append(name: "authorization", value: authorization) }
+        return list
+    }
+}
+
+/// A request's fields: `:path` for its device, written into reused bytes, then the shared ones.
+///
+/// ```
+///   :path /3/device/<token>      literal, not indexed (a new value every request)
+///   :method POST … authorization  the run's fields, indexed once, then one byte each
+/// ```
+struct APNsRequestFields: HTTP2HeaderFields {
+    var shared: HTTP2Fields
+    private var path: [UInt8]
+    private var pathLength = 0
+
+    static let prefix: [UInt8] = Array("/3/device/".utf8)
+
+    init(shared: HTTP2Fields) {
+        self.shared = shared
+        path = Self.prefix + [UInt8](repeating: 0, count: DeviceTokenFormat.default.hexLengths.upperBound)
+    }
+
+    /// Points `:path` at `token`'s device.
+    mutating func select(token: UnsafeRawBufferPointer) {
+        let count = Self.prefix.count + token.count
+        if path.count < count { path += [UInt8](repeating: 0, count: count - path.count) }
+        path.withUnsafeMutableBytes { bytes in
+            UnsafeMutableRawBufferPointer(rebasing: bytes[Self.prefix.count...]).copyMemory(from: token)
+        }
+        pathLength = count
+    }
+
+    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
+        path.withUnsafeBytes { path in
+            let name: StaticString = ":path"
+            encoder.encode(
+                name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
+                value: UnsafeRawBufferPointer(rebasing: path[..<pathLength]),
+                indexing: .withoutIndexing,
+                into: &buffer
+            )
+        }
+        shared.encode(with: &encoder, into: &buffer)
+    }
+}

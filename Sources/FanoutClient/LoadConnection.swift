@@ -1,0 +1,382 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutPayload
+import FanoutTokens
+import Histogram
+import NIOCore
+
+/// One connection of the load engine: keeps as many notifications in flight as the server's
+/// MAX_CONCURRENT_STREAMS and the run's cap allow, following the limit as it changes, and gives
+/// every notification it takes exactly one final outcome or hands it back to the feed.
+///
+/// ```
+///        feed.take() ─┐      ┌─ retry (429, 5xx, reset, timeout) after backoff ─┐
+///                     ▼      ▼                                                   │
+///   sendMore ──► in flight (slot = stream tag) ──► 200 ──► accepted               │
+///                     │                        └─► 4xx ──► rejected (reason)     │
+///                     ├─ REFUSED_STREAM / past GOAWAY ──► sent again at once      │
+///                     └─ no answer in time ──► RST_STREAM CANCEL ─────────────────┘
+///   connection ends ──► what is in flight or waiting goes back to the feed
+/// ```
+struct LoadConnection: HTTP2ConnectionDelegate {
+    /// A notification on the wire.
+    private struct InFlight {
+        var notification: PendingNotification
+        var stream: UInt32
+        var sentAt: UInt64
+        var digestHash: UInt64
+    }
+
+    private let configuration: LoadConfiguration
+    private let feed: NotificationFeed
+    private let statistics: LoadStatistics
+    private let ended: @Sendable (_ madeProgress: Bool) -> Void
+
+    private var slots: [InFlight?]
+    private var freeSlots: [Int]
+    private var inFlight = 0
+    /// Sent again as soon as a stream is free (refused streams: the server never saw them).
+    private var resend: [PendingNotification] = []
+    /// Waiting for their backoff to pass, earliest last.
+    private var retries: [(due: UInt64, notification: PendingNotification)] = []
+    private var batch: FeedBatch?
+    private var cursor = 0
+    /// The feed had nothing ready: ask again at this time.
+    private var starvedUntil: UInt64 = 0
+    private var feedFinished = false
+    private var isWritable = true
+    private var done = false
+
+    private var fields: APNsRequestFields
+    private var body = ByteBuffer()
+    private var counts = LoadCounts()
+    private var latencies = LoadStatistics.makeHistogram()
+    private var lastFlush = NIODeadline.now().uptimeNanoseconds
+    private var lastTimeoutScan = NIODeadline.now().uptimeNanoseconds
+    private var random: SplitMixRandom
+
+    init(
+        configuration: LoadConfiguration,
+        feed: NotificationFeed,
+        statistics: LoadStatistics,
+        seed: UInt64,
+        ended: @escaping @Sendable (_ madeProgress: Bool) -> Void
+    ) {
+        self.configuration = configuration
+        self.feed = feed
+        self.statistics = statistics
+        self.ended = ended
+        random = SplitMixRandom(seed: seed)
+        let cap = max(1, configuration.streamsPerConnection)
+        slots = [InFlight?](repeating: nil, count: cap)
+        freeSlots = Array((0..<cap).reversed())
+        fields = APNsRequestFields(shared: configuration.sharedFields(authorization: configuration.authorization?()))
+        body.reserveCapacity(configuration.encoder.template.sizeLimit + 64)
+    }
+
+    // MARK: Events
+
+    mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+        sendMore(&connection)
+    }
+
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+        let now = NIODeadline.now().uptimeNanoseconds
+        switch event {
+        case .message(let response):
+            guard let entry = release(tag: response.tag) else { break }
+            answered(entry, status: response.status, body: response.body, now: now)
+        case .streamReset(_, let tag, let code, _):
+            guard let entry = release(tag: tag) else { break }
+            if code == .refusedStream {
+                resend.append(entry.notification)
+            } else {
+                tryAgain(entry.notification, cause: .streamReset, now: now)
+            }
+        default:
+            break
+        }
+        sendMore(&connection)
+        finishIfIdle(&connection)
+        if counts.finals >= LoadCounts.flushInterval { flush(now: now) }
+    }
+
+    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {
+        self.isWritable = isWritable
+        if isWritable { sendMore(&connection) }
+    }
+
+    var nextWakeUp: NIODeadline? {
+        var earliest = UInt64.max
+        if inFlight > 0 { earliest = lastTimeoutScan + Self.timeoutScanInterval }
+        if let retry = retries.last { earliest = min(earliest, retry.due) }
+        if starvedUntil > 0 { earliest = min(earliest, starvedUntil) }
+        if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
+        return earliest == .max ? nil : .uptimeNanoseconds(earliest)
+    }
+
+    mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+        let now = now.uptimeNanoseconds
+        if inFlight > 0 && now >= lastTimeoutScan + Self.timeoutScanInterval { resetOverdue(now: now, &connection) }
+        if now >= lastFlush + Self.flushDelay { flush(now: now) }
+        sendMore(&connection)
+        finishIfIdle(&connection)
+    }
+
+    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
+        let now = NIODeadline.now().uptimeNanoseconds
+        var back: [PendingNotification] = resend
+        for index in slots.indices {
+            guard let entry = slots[index] else { continue }
+            slots[index] = nil
+            var notification = entry.notification
+            notification.attempts += 1
+            if Int(notification.attempts) >= configuration.maxAttempts {
+                record(notification, now: now)
+                counts.fail(.connectionLost)
+                notification.batch.finish()
+            } else {
+                counts.retries += 1
+                back.append(notification)
+            }
+        }
+        back += retries.map(\.notification)
+        if let batch {
+            for index in cursor..<batch.tokens.count {
+                back.append(PendingNotification(batch: batch, index: Int32(index), attempts: 0, firstSentAt: 0))
+            }
+        }
+        resend.removeAll()
+        retries.removeAll()
+        batch = nil
+        feed.giveBack(back)
+        let madeProgress = counts.requests > 0 || statisticsFlushedRequests > 0
+        flush(now: now)
+        statistics.add(latencies: latencies)
+        if error != nil { statistics.connectionFailures.wrappingIncrement(ordering: .relaxed) }
+        ended(madeProgress)
+    }
+
+    // MARK: Sending
+
+    /// Requests sent by this connection already added to the statistics.
+    private var statisticsFlushedRequests = 0
+
+    private mutating func sendMore(_ connection: inout HTTP2Connection) {
+        guard !done else { return }
+        let now = NIODeadline.now().uptimeNanoseconds
+        while isWritable, !freeSlots.isEmpty, connection.availableStreams > 0,
+            var notification = nextNotification(now: now)
+        {
+            let record = notification.token
+            body.clear()
+            let input = NotificationInput(
+                token: record.token,
+                sequence: record.sequence,
+                fields: record.fields,
+                tokenIsValidatedHex: true
+            )
+            do {
+                _ = try configuration.encoder.encode(input, into: &body)
+            } catch {
+                if case .tooLarge = error { counts.skip(.payloadTooLarge) } else { counts.skip(.badFields) }
+                notification.batch.finish()
+                continue
+            }
+            fields.select(token: record.token)
+            if notification.firstSentAt == 0 { notification.firstSentAt = now }
+            let digestHash = body.withUnsafeReadableBytes { NotificationDigest.hash(token: record.token, payload: $0) }
+            let slot = freeSlots.removeLast()
+            let stream: UInt32
+            do {
+                stream = try connection.sendRequest(fields, body: body, tag: UInt64(slot))
+            } catch {
+                freeSlots.append(slot)
+                resend.append(notification)
+                return
+            }
+            slots[slot] = InFlight(notification: notification, stream: stream, sentAt: now, digestHash: digestHash)
+            inFlight += 1
+            counts.requests += 1
+        }
+    }
+
+    /// The next notification: one to send again, a retry whose time has come, the batch's
+    /// next token, or new work from the feed.
+    private mutating func nextNotification(now: UInt64) -> PendingNotification? {
+        if let notification = resend.popLast() { return notification }
+        if let retry = retries.last, retry.due <= now {
+            retries.removeLast()
+            return retry.notification
+        }
+        while true {
+            if let batch, cursor < batch.tokens.count {
+                cursor += 1
+                return PendingNotification(batch: batch, index: Int32(cursor - 1), attempts: 0, firstSentAt: 0)
+            }
+            batch = nil
+            guard now >= starvedUntil else { return nil }
+            starvedUntil = 0
+            switch feed.take() {
+            case .returned(let notification):
+                return notification
+            case .batch(let next):
+                batch = next
+                cursor = 0
+            case .notReady:
+                starvedUntil = now + Self.feedPollInterval
+                return nil
+            case .finished:
+                feedFinished = true
+                return nil
+            }
+        }
+    }
+
+    /// Once the feed is finished and nothing is left here, says GOAWAY: the connection closes.
+    private mutating func finishIfIdle(_ connection: inout HTTP2Connection) {
+        guard !done, feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil else { return }
+        guard feed.returnedWaiting == 0 else {
+            feedFinished = false
+            return
+        }
+        done = true
+        connection.goAway()
+    }
+
+    // MARK: Answers
+
+    private mutating func release(tag: UInt64) -> InFlight? {
+        let slot = Int(tag)
+        guard slot < slots.count, let entry = slots[slot] else { return nil }
+        slots[slot] = nil
+        freeSlots.append(slot)
+        inFlight -= 1
+        return entry
+    }
+
+    private mutating func answered(_ entry: InFlight, status: Int, body: ByteBuffer, now: UInt64) {
+        let reason = status == 200 ? nil : APNsErrorBody.reason(in: body)
+        if status == 200 {
+            counts.answeredOK += 1
+        } else if let reason {
+            counts.answers[LoadCounts.reasonIndex[reason]!] += 1
+        }
+        if status == 200 {
+            record(entry.notification, now: now)
+            counts.accept(digestHash: entry.digestHash)
+            entry.notification.batch.finish()
+            return
+        }
+        guard let reason, reason.status == status else {
+            if status >= 500 || status == 429 {
+                tryAgain(entry.notification, cause: .unexpectedResponse, now: now)
+            } else {
+                record(entry.notification, now: now)
+                counts.fail(.unexpectedResponse)
+                entry.notification.batch.finish()
+            }
+            return
+        }
+        if reason.isRetryable, Int(entry.notification.attempts) + 1 < configuration.maxAttempts {
+            var notification = entry.notification
+            notification.attempts += 1
+            scheduleRetry(notification, now: now)
+            return
+        }
+        record(entry.notification, now: now)
+        counts.reject(reason)
+        entry.notification.batch.finish()
+    }
+
+    /// A try that got no usable answer: again after a backoff, or failed with `cause` once
+    /// the tries are used up.
+    private mutating func tryAgain(_ notification: PendingNotification, cause: FailureCause, now: UInt64) {
+        var notification = notification
+        notification.attempts += 1
+        guard Int(notification.attempts) < configuration.maxAttempts else {
+            record(notification, now: now)
+            counts.fail(cause)
+            notification.batch.finish()
+            return
+        }
+        scheduleRetry(notification, now: now)
+    }
+
+    /// Full jitter: a uniform delay up to `retryBackoff × 2^(attempts-1)`, capped.
+    private mutating func scheduleRetry(_ notification: PendingNotification, now: UInt64) {
+        counts.retries += 1
+        let base = configuration.retryBackoff.nanosecondsValue
+        let ceiling = min(
+            configuration.maxRetryBackoff.nanosecondsValue,
+            base << UInt64(min(Int(notification.attempts) - 1, 20))
+        )
+        let due = now + (ceiling == 0 ? 0 : random.next() % ceiling)
+        let position = retries.firstIndex { $0.due < due } ?? retries.count
+        retries.insert((due, notification), at: position)
+    }
+
+    private mutating func resetOverdue(now: UInt64, _ connection: inout HTTP2Connection) {
+        lastTimeoutScan = now
+        let timeout = configuration.streamTimeout.nanosecondsValue
+        for index in slots.indices {
+            guard let entry = slots[index], now - entry.sentAt >= timeout else { continue }
+            connection.resetStream(entry.stream, code: .cancel)
+            _ = release(tag: UInt64(index))
+            tryAgain(entry.notification, cause: .timeout, now: now)
+        }
+    }
+
+    private mutating func record(_ notification: PendingNotification, now: UInt64) {
+        let microseconds = (now - min(now, notification.firstSentAt)) / 1000
+        _ = latencies.record(max(1, microseconds))
+    }
+
+    private mutating func flush(now: UInt64) {
+        lastFlush = now
+        statisticsFlushedRequests += counts.requests
+        statistics.add(counts)
+        counts.clear()
+    }
+
+    static let timeoutScanInterval: UInt64 = 250_000_000
+    static let flushDelay: UInt64 = 1_000_000_000
+    static let feedPollInterval: UInt64 = 1_000_000
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (negative ones count as zero).
+    var nanosecondsValue: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+}
+
+/// APNs' error body, `{"reason":"BadDeviceToken"}` (410s add `"timestamp":…`), read in place.
+enum APNsErrorBody {
+    /// Every reason's bytes, made once.
+    private static let reasons: [(APNsReason, [UInt8])] = APNsReason.allCases.map { ($0, Array($0.rawValue.utf8)) }
+    private static let key: [UInt8] = Array(#""reason""#.utf8)
+
+    static func reason(in body: ByteBuffer) -> APNsReason? {
+        body.withUnsafeReadableBytes { bytes -> APNsReason? in
+            let key = Self.key
+            guard bytes.count > key.count else { return nil }
+            var index = 0
+            while index + key.count <= bytes.count {
+                if bytes[index] == key[0], key.indices.allSatisfy({ bytes[index + $0] == key[$0] }) { break }
+                index += 1
+            }
+            index += key.count
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: ":") {
+                index += 1
+            }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            let start = index + 1
+            guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            let value = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+            return reasons.first { $0.1.elementsEqual(value) }?.0
+        }
+    }
+}

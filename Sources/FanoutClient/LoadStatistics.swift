@@ -1,0 +1,202 @@
+import Atomics
+import FanoutAPNs
+import Histogram
+import NIOConcurrencyHelpers
+
+/// Why a notification failed without an APNs answer.
+public enum FailureCause: String, Sendable, Hashable, CaseIterable {
+    /// Its connection closed (or could not be opened) every time it was tried.
+    case connectionLost = "ConnectionLost"
+    /// No answer within the stream timeout, every time.
+    case timeout = "Timeout"
+    /// The server reset its stream (other than REFUSED_STREAM, which is sent again).
+    case streamReset = "StreamReset"
+    /// An answer without a known APNs reason, e.g. a gateway's 502 without a body.
+    case unexpectedResponse = "UnexpectedResponse"
+    /// The run was stopped before it could be sent.
+    case cancelled = "Cancelled"
+
+    static let all = FailureCause.allCases
+}
+
+/// Why a token was not sent at all.
+public enum SkipCause: String, Sendable, Hashable, CaseIterable {
+    /// Its payload was over the push type's limit.
+    case payloadTooLarge = "PayloadTooLarge"
+    /// Its fields did not fit the template (a missing or malformed field).
+    case badFields = "BadFields"
+
+    static let all = SkipCause.allCases
+}
+
+/// One connection's counts since it last added them to the statistics.
+struct LoadCounts {
+    static let flushInterval = 256
+
+    /// HTTP/2 requests sent, retries included.
+    var requests = 0
+    /// Notifications that reached a final outcome, by kind.
+    var accepted = 0
+    var rejected = [Int](repeating: 0, count: APNsReason.allCases.count)
+    var failed = [Int](repeating: 0, count: FailureCause.all.count)
+    var skipped = [Int](repeating: 0, count: SkipCause.all.count)
+    /// Requests sent again: after a retryable answer, a reset, a timeout or a lost connection.
+    var retries = 0
+    /// Every answer received, final or not: 200s, and errors by reason (what a server counts).
+    var answeredOK = 0
+    var answers = [Int](repeating: 0, count: APNsReason.allCases.count)
+    /// Over every accepted notification's (token, payload).
+    var digest = NotificationDigest()
+    /// Final outcomes counted since the last flush.
+    var finals = 0
+
+    static let reasons = APNsReason.allCases
+    static let reasonIndex: [APNsReason: Int] = Dictionary(
+        uniqueKeysWithValues: APNsReason.allCases.enumerated().map { ($1, $0) }
+    )
+    static let causeIndex: [FailureCause: Int] = Dictionary(
+        uniqueKeysWithValues: FailureCause.all.enumerated().map { ($1, $0) }
+    )
+
+    mutating func reject(_ reason: APNsReason) {
+        rejected[Self.reasonIndex[reason]!] += 1
+        finals += 1
+    }
+
+    mutating func fail(_ cause: FailureCause) {
+        failed[Self.causeIndex[cause]!] += 1
+        finals += 1
+    }
+
+    mutating func skip(_ cause: SkipCause) {
+        switch cause {
+        case .payloadTooLarge: skipped[0] += 1
+        case .badFields: skipped[1] += 1
+        }
+        finals += 1
+    }
+
+    mutating func accept(digestHash: UInt64) {
+        accepted += 1
+        digest.add(hash: digestHash)
+        finals += 1
+    }
+
+    mutating func clear() {
+        self = LoadCounts(clearing: self)
+    }
+
+    /// Zero counts that keep `previous`' array storage.
+    private init(clearing previous: LoadCounts) {
+        self = previous
+        requests = 0
+        accepted = 0
+        for index in rejected.indices { rejected[index] = 0 }
+        for index in failed.indices { failed[index] = 0 }
+        for index in skipped.indices { skipped[index] = 0 }
+        retries = 0
+        answeredOK = 0
+        for index in answers.indices { answers[index] = 0 }
+        digest = NotificationDigest()
+        finals = 0
+    }
+
+    init() {}
+}
+
+/// What a run has sent and what came of it, across connections; connections add their counts
+/// every `LoadCounts.flushInterval` outcomes, at least once a second, and when they end.
+public final class LoadStatistics: Sendable {
+    private let counts = NIOLockedValueBox(LoadCounts())
+    private let latency = NIOLockedValueBox(LoadStatistics.makeHistogram())
+    private let finals = ManagedAtomic<Int>(0)
+    let connectionsOpened = ManagedAtomic<Int>(0)
+    let connectionFailures = ManagedAtomic<Int>(0)
+
+    public init() {}
+
+    /// Latencies in microseconds, from 1 µs to an hour, three significant digits.
+    static func makeHistogram() -> Histogram<UInt64> {
+        Histogram(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 3_600_000_000,
+            numberOfSignificantValueDigits: .three
+        )
+    }
+
+    func add(_ local: LoadCounts) {
+        counts.withLockedValue { total in
+            total.requests += local.requests
+            total.accepted += local.accepted
+            for index in local.rejected.indices { total.rejected[index] += local.rejected[index] }
+            for index in local.failed.indices { total.failed[index] += local.failed[index] }
+            for index in local.skipped.indices { total.skipped[index] += local.skipped[index] }
+            total.retries += local.retries
+            total.answeredOK += local.answeredOK
+            for index in local.answers.indices { total.answers[index] += local.answers[index] }
+            total.digest.combine(local.digest)
+        }
+        finals.wrappingIncrement(by: local.finals, ordering: .relaxed)
+    }
+
+    func add(latencies: Histogram<UInt64>) {
+        latency.withLockedValue { $0.add(latencies) }
+    }
+
+    /// Notifications with a final outcome so far.
+    public var finished: Int { finals.load(ordering: .relaxed) }
+
+    /// Every count now, with the latencies recorded so far.
+    public var snapshot: LoadSnapshot {
+        let counts = counts.withLockedValue { $0 }
+        var rejected: [APNsReason: Int] = [:]
+        for (index, count) in counts.rejected.enumerated() where count > 0 {
+            rejected[LoadCounts.reasons[index]] = count
+        }
+        var failed: [FailureCause: Int] = [:]
+        for (index, count) in counts.failed.enumerated() where count > 0 { failed[FailureCause.all[index]] = count }
+        var skipped: [SkipCause: Int] = [:]
+        for (index, count) in counts.skipped.enumerated() where count > 0 { skipped[SkipCause.all[index]] = count }
+        var answers: [APNsReason: Int] = [:]
+        for (index, count) in counts.answers.enumerated() where count > 0 { answers[LoadCounts.reasons[index]] = count }
+        return LoadSnapshot(
+            requests: counts.requests,
+            accepted: counts.accepted,
+            rejected: rejected,
+            failed: failed,
+            skipped: skipped,
+            retries: counts.retries,
+            answeredOK: counts.answeredOK,
+            answers: answers,
+            digest: counts.digest,
+            connectionsOpened: connectionsOpened.load(ordering: .relaxed),
+            connectionFailures: connectionFailures.load(ordering: .relaxed),
+            latency: latency.withLockedValue { $0 }
+        )
+    }
+}
+
+/// A run's counts at one moment.
+public struct LoadSnapshot: Sendable {
+    /// HTTP/2 requests sent, retries included.
+    public var requests: Int
+    public var accepted: Int
+    public var rejected: [APNsReason: Int]
+    public var failed: [FailureCause: Int]
+    public var skipped: [SkipCause: Int]
+    public var retries: Int
+    /// Every answer received, retried ones included: 200s, and errors by reason.
+    public var answeredOK: Int
+    public var answers: [APNsReason: Int]
+    /// Over every accepted notification's (token, payload): equal to the sink's when nothing
+    /// was lost, duplicated or corrupted.
+    public var digest: NotificationDigest
+    public var connectionsOpened: Int
+    /// Connections that could not be opened or ended with an error.
+    public var connectionFailures: Int
+    /// Microseconds from each notification's first send to its final answer.
+    public var latency: Histogram<UInt64>
+
+    /// Notifications sent (at least once): each ends accepted, rejected or failed.
+    public var sent: Int { accepted + rejected.values.reduce(0, +) + failed.values.reduce(0, +) }
+}

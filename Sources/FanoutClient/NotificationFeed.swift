@@ -1,0 +1,131 @@
+import Atomics
+import FanoutTokens
+import NIOConcurrencyHelpers
+
+/// A batch of tokens being sent, kept until every one of its tokens has a final outcome (a
+/// notification waiting for a retry still reads its token and fields from the batch).
+final class FeedBatch: Sendable {
+    let tokens: TokenBatch
+    private let unfinished: ManagedAtomic<Int>
+    private let stream: TokenStream
+
+    init(_ tokens: TokenBatch, stream: TokenStream) {
+        self.tokens = tokens
+        self.stream = stream
+        unfinished = ManagedAtomic(tokens.count)
+    }
+
+    /// One token reached its final outcome; the last one gives the batch back to the reader.
+    func finish() {
+        if unfinished.wrappingDecrementThenLoad(ordering: .acquiringAndReleasing) == 0 { stream.recycle(tokens) }
+    }
+}
+
+/// One notification to send: a token of a batch, and how often it has been tried.
+struct PendingNotification {
+    let batch: FeedBatch
+    let index: Int32
+    /// Tries that ended without an answer or with a retryable one.
+    var attempts: UInt16
+    /// When it was first sent (uptime nanoseconds), or 0 before that: latency counts from its
+    /// first try, so retries show in it.
+    var firstSentAt: UInt64
+
+    var token: TokenRecord { batch.tokens[Int(index)] }
+}
+
+/// The work every connection draws from: the token stream's batches, plus the notifications
+/// that connections which ended hand back to be sent elsewhere (first in line).
+final class NotificationFeed: Sendable {
+    let stream: TokenStream
+    private let returned = NIOLockedValueBox<[PendingNotification]>([])
+    private let returnedCount = ManagedAtomic(0)
+    private let takenTokens = ManagedAtomic<UInt64>(0)
+
+    init(_ stream: TokenStream) {
+        self.stream = stream
+    }
+
+    enum Take {
+        case returned(PendingNotification)
+        case batch(FeedBatch)
+        /// The reader has nothing ready yet.
+        case notReady
+        /// Every token has been handed out and nothing waits to be sent again.
+        case finished
+    }
+
+    /// The next work, never waiting: a returned notification, else a batch.
+    func take() -> Take {
+        if returnedCount.load(ordering: .relaxed) > 0, let pending = takeReturned() { return .returned(pending) }
+        if let batch = nextBatch() { return .batch(batch) }
+        // The reader records its summary before it closes the queue: once the summary is
+        // there, every batch it read is in the queue.
+        guard stream.summary != nil else { return .notReady }
+        if let batch = nextBatch() { return .batch(batch) }
+        if let pending = takeReturned() { return .returned(pending) }
+        return .finished
+    }
+
+    private func nextBatch() -> FeedBatch? {
+        while let tokens = stream.tryNext() {
+            takenTokens.wrappingIncrement(by: UInt64(tokens.count), ordering: .relaxed)
+            if !tokens.isEmpty { return FeedBatch(tokens, stream: stream) }
+            stream.recycle(tokens)
+        }
+        return nil
+    }
+
+    private func takeReturned() -> PendingNotification? {
+        returned.withLockedValue { list in
+            guard let last = list.popLast() else { return nil }
+            returnedCount.wrappingDecrement(ordering: .relaxed)
+            return last
+        }
+    }
+
+    /// Hands back notifications a connection could not finish.
+    func giveBack(_ notifications: some Sequence<PendingNotification>) {
+        returned.withLockedValue { list in
+            let before = list.count
+            list.append(contentsOf: notifications)
+            returnedCount.wrappingIncrement(by: list.count - before, ordering: .relaxed)
+        }
+    }
+
+    /// Notifications waiting to be sent again.
+    var returnedWaiting: Int { returnedCount.load(ordering: .relaxed) }
+
+    /// Tokens handed out in batches so far.
+    var taken: UInt64 { takenTokens.load(ordering: .relaxed) }
+
+    /// Whether every token has been read and handed out, and nothing waits to be sent again
+    /// (what connections hold is theirs until they end).
+    var isDrained: Bool {
+        guard let summary = stream.summary else { return false }
+        return taken == summary.tokens && returnedWaiting == 0
+    }
+
+    /// Takes everything left (after `stream.cancel()`, what was read), for the caller to fail.
+    func drain() -> [PendingNotification] {
+        var left: [PendingNotification] = []
+        while case let taken = take(), !isFinishedOrNotReady(taken) {
+            switch taken {
+            case .returned(let notification): left.append(notification)
+            case .batch(let batch):
+                for index in 0..<batch.tokens.count {
+                    left.append(PendingNotification(batch: batch, index: Int32(index), attempts: 0, firstSentAt: 0))
+                }
+            case .notReady, .finished: break
+            }
+        }
+        return left
+    }
+
+    private func isFinishedOrNotReady(_ taken: Take) -> Bool {
+        switch taken {
+        case .notReady, .finished: true
+        case .returned, .batch: false
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import FanoutAPNs
+import FanoutClient
+import Foundation
+import Histogram
+
+/// Whether a sender and the sink it sent to agree: every answer the sink gave was received
+/// (200s, and errors by reason), the order-independent digests of accepted notifications are
+/// equal, and the sink saw no request the sender did not send.
+public struct Reconciliation: Sendable, Hashable {
+    public var sinkRequests: Int
+    public var sinkAccepted: Int
+    public var sinkRejected: [APNsReason: Int]
+    public var sinkDigest: NotificationDigest
+    /// What disagrees, one line each; empty when they agree.
+    public var differences: [String]
+
+    public var agrees: Bool { differences.isEmpty }
+
+    public init(
+        client: LoadSnapshot,
+        sinkRequests: Int,
+        sinkAccepted: Int,
+        sinkRejected: [APNsReason: Int],
+        sinkDigest: NotificationDigest
+    ) {
+        self.sinkRequests = sinkRequests
+        self.sinkAccepted = sinkAccepted
+        self.sinkRejected = sinkRejected
+        self.sinkDigest = sinkDigest
+        var differences: [String] = []
+        if client.answeredOK != sinkAccepted {
+            differences.append("200 answers: sink sent \(sinkAccepted), sender received \(client.answeredOK)")
+        }
+        for reason in Set(sinkRejected.keys).union(client.answers.keys).sorted(by: { $0.rawValue < $1.rawValue }) {
+            let sink = sinkRejected[reason] ?? 0
+            let sender = client.answers[reason] ?? 0
+            if sink != sender { differences.append("\(reason.rawValue): sink sent \(sink), sender received \(sender)") }
+        }
+        if client.digest != sinkDigest {
+            differences.append("digest of accepted notifications: sink \(sinkDigest), sender \(client.digest)")
+        }
+        if sinkRequests > client.requests {
+            differences.append("requests: sink saw \(sinkRequests), sender sent \(client.requests)")
+        }
+        self.differences = differences
+    }
+}
+
+/// A run's results as files and as text: `summary.json`, `latency.hgrm` (HdrHistogram's
+/// percentile distribution, in milliseconds), and the summary a person reads at a glance.
+public struct RunSummary: Sendable {
+    public var report: LoadEngine.Report
+    /// Where the notifications went, e.g. `http://127.0.0.1:2197`.
+    public var endpoint: String
+    public var connections: Int
+    public var streamsPerConnection: Int
+    public var reconciliation: Reconciliation?
+
+    public init(
+        report: LoadEngine.Report,
+        endpoint: String,
+        connections: Int,
+        streamsPerConnection: Int,
+        reconciliation: Reconciliation? = nil
+    ) {
+        self.report = report
+        self.endpoint = endpoint
+        self.connections = connections
+        self.streamsPerConnection = streamsPerConnection
+        self.reconciliation = reconciliation
+    }
+
+    /// The version of `summary.json`'s layout; it changes when a field changes meaning.
+    public static let schemaVersion = 1
+
+    var seconds: Double {
+        let (whole, attoseconds) = report.elapsed.components
+        return Double(whole) + Double(attoseconds) * 1e-18
+    }
+
+    /// Notifications with a final outcome per second of the run.
+    public var throughput: Double { seconds > 0 ? Double(report.snapshot.sent) / seconds : 0 }
+
+    /// Milliseconds at `percentile` (0...100).
+    public func latency(at percentile: Double) -> Double {
+        let histogram = report.snapshot.latency
+        guard histogram.totalCount > 0 else { return 0 }
+        return Double(percentile >= 100 ? histogram.max : histogram.valueAtPercentile(percentile)) / 1000
+    }
+
+    /// The percentiles reported everywhere, with their JSON keys and labels.
+    public static let percentiles: [(key: String, label: String, value: Double)] = [
+        ("p50", "p50", 50), ("p90", "p90", 90), ("p99", "p99", 99), ("p99_9", "p99.9", 99.9),
+        ("p99_99", "p99.99", 99.99), ("max", "max", 100),
+    ]
+
+    /// `summary.json`'s object.
+    public var json: [String: Any] {
+        let snapshot = report.snapshot
+        func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
+            Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
+        }
+        var object: [String: Any] = [
+            "schema_version": Self.schemaVersion,
+            "endpoint": endpoint,
+            "connections": connections,
+            "streams_per_connection": streamsPerConnection,
+            "elapsed_seconds": seconds,
+            "sent": snapshot.sent,
+            "accepted": snapshot.accepted,
+            "rejected": named(snapshot.rejected),
+            "failed": named(snapshot.failed),
+            "skipped": named(snapshot.skipped),
+            "requests": snapshot.requests,
+            "retries": snapshot.retries,
+            "throughput_per_second": throughput,
+            "latency_ms": Dictionary(uniqueKeysWithValues: Self.percentiles.map { ($0.key, latency(at: $0.value)) }),
+            "digest": snapshot.digest.description,
+            "cancelled": report.cancelled,
+            "reconciled": reconciliation.map { $0.agrees as Any } ?? NSNull(),
+        ]
+        if let tokens = report.tokens {
+            object["tokens"] = ["read": tokens.tokens, "lines": tokens.lines, "turned_down": tokens.skipped]
+        }
+        if let abandoned = report.abandoned { object["abandoned"] = abandoned }
+        if let reconciliation {
+            object["sink"] = [
+                "requests": reconciliation.sinkRequests,
+                "accepted": reconciliation.sinkAccepted,
+                "rejected": named(reconciliation.sinkRejected),
+                "digest": reconciliation.sinkDigest.description,
+                "differences": reconciliation.differences,
+            ]
+        }
+        return object
+    }
+
+    /// HdrHistogram's percentile distribution of the latencies, in milliseconds.
+    public var hgrm: String {
+        var text = ""
+        report.snapshot.latency.outputPercentileDistribution(to: &text, outputValueUnitScalingRatio: 1000)
+        return text
+    }
+
+    /// Writes `summary.json` and `latency.hgrm` into `directory` (made if missing).
+    public func write(to directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+        try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: directory + "/summary.json"))
+        try Data(hgrm.utf8).write(to: URL(fileURLWithPath: directory + "/latency.hgrm"))
+    }
+
+    /// What a person reads at the end of a run.
+    public var text: String {
+        let snapshot = report.snapshot
+        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
+        func milliseconds(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
+        let rejected = snapshot.rejected.values.reduce(0, +)
+        let failed = snapshot.failed.values.reduce(0, +)
+        let skipped = snapshot.skipped.values.reduce(0, +)
+        var lines = [
+            "\(number(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connections × \(streamsPerConnection) streams: \(number(Int(throughput.rounded()))) notifications/s",
+            "accepted \(number(snapshot.accepted))   rejected \(number(rejected))   failed \(number(failed))   skipped \(number(skipped))   (requests \(number(snapshot.requests)), retries \(number(snapshot.retries)))",
+        ]
+        for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            lines.append("  rejected \(reason.status) \(reason.rawValue): \(number(count))")
+        }
+        for (cause, count) in snapshot.failed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            lines.append("  failed \(cause.rawValue): \(number(count))")
+        }
+        for (cause, count) in snapshot.skipped.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            lines.append("  skipped \(cause.rawValue): \(number(count))")
+        }
+        lines.append(
+            "latency ms: "
+                + Self.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.value)))" }.joined(separator: "  ")
+        )
+        if let reconciliation {
+            lines.append(
+                reconciliation.agrees
+                    ? "reconciled: the sink counted \(number(reconciliation.sinkRequests)) requests and every answer, and its digest matches (\(reconciliation.sinkDigest))"
+                    : "NOT reconciled: " + reconciliation.differences.joined(separator: "; ")
+            )
+        }
+        if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
+        return lines.joined(separator: "\n")
+    }
+}

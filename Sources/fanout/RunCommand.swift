@@ -1,0 +1,90 @@
+import ArgumentParser
+import FanoutReport
+import FanoutRun
+import Foundation
+
+/// `fanout run`: the main job.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Fan the poll notification out to synthetic tokens through a mock APNs in this process.",
+        discussion: """
+            Starts the sink on a loopback port, sends every token's notification to it, prints \
+            throughput, latency percentiles and outcomes, and checks that sender and sink agree on \
+            every count and on the digest of what was accepted. Writes summary.json and \
+            latency.hgrm to --output (default: a new folder under results/). Exit status: 0 when \
+            sender and sink agree and every notification was accepted or rejected by the sink, 3 \
+            when they disagree or notifications failed, 1 on an error.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Synthetic device tokens to send.", valueName: "n"))
+    var count: UInt64 = 1_000_000
+
+    @Option(name: .long, help: ArgumentHelp("The seed of the tokens.", valueName: "seed"))
+    var seed: UInt64 = 1
+
+    @Option(name: .long, help: ArgumentHelp("HTTP/2 connections to the sink.", valueName: "c"))
+    var connections = 4
+
+    @Option(name: .long, help: ArgumentHelp("Most streams in flight per connection.", valueName: "m"))
+    var streams = 1000
+
+    @Option(name: .long, help: ArgumentHelp("Event loops of the sender.", valueName: "n"))
+    var threads = 1
+
+    @Option(name: .long, help: ArgumentHelp("Event loops of the sink.", valueName: "n"))
+    var sinkThreads = 1
+
+    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
+    var output: String?
+
+    func validate() throws {
+        if count < 1 { throw ValidationError("--count must be at least 1.") }
+        if connections < 1 { throw ValidationError("--connections must be at least 1.") }
+        if streams < 1 { throw ValidationError("--streams must be at least 1.") }
+        if threads < 1 || sinkThreads < 1 { throw ValidationError("--threads and --sink-threads must be at least 1.") }
+    }
+
+    func run() throws {
+        var options = MainJob.Options()
+        options.count = count
+        options.seed = seed
+        options.connections = connections
+        options.streamsPerConnection = streams
+        options.senderThreads = threads
+        options.sinkThreads = sinkThreads
+        let summary = try MainJob.run(options)
+        let directory = output ?? RunFolder.new()
+        do {
+            try summary.write(to: directory)
+        } catch {
+            throw RunCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
+        }
+        StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
+        let clean = summary.reconciliation?.agrees == true && summary.report.snapshot.failed.isEmpty
+        if !clean { throw ExitCode(3) }
+    }
+}
+
+/// A new run folder under results/, named by the time: results/run-20261122-045800.
+enum RunFolder {
+    static func new() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var name = "results/run-" + formatter.string(from: Date())
+        var suffix = 2
+        while FileManager.default.fileExists(atPath: name) {
+            name = "results/run-\(formatter.string(from: Date()))-\(suffix)"
+            suffix += 1
+        }
+        return name
+    }
+}
+
+/// A problem running the job, said in one line.
+struct RunCommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
