@@ -194,6 +194,21 @@ let package = Package(
             ],
             exclude: ["Peers"]
         ),
+        .testTarget(
+            name: "FanoutClientTests",
+            dependencies: [
+                "FanoutClient",
+                "FanoutReport",
+                "FanoutSink",
+                "FanoutTokens",
+                "FanoutPayload",
+                "FanoutHTTP2",
+                "FanoutAPNs",
+                "FanoutTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(name: "FanoutCommandTests", dependencies: ["fanout", "FanoutTestSupport"]),
         .testTarget(

@@ -46,6 +46,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var feedFinished = false
     private var isWritable = true
     private var done = false
+    /// Whether the last `sendMore` stopped for want of a stream (or writability) rather than
+    /// work: then only an answer (or a window) can let more go, and no timer is needed for
+    /// retries or the feed.
+    private var atCapacity = false
 
     private var fields: APNsRequestFields
     private var body = ByteBuffer()
@@ -109,8 +113,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     var nextWakeUp: NIODeadline? {
         var earliest = UInt64.max
         if inFlight > 0 { earliest = lastTimeoutScan + Self.timeoutScanInterval }
-        if let retry = retries.last { earliest = min(earliest, retry.due) }
-        if starvedUntil > 0 { earliest = min(earliest, starvedUntil) }
+        if !atCapacity {
+            if let retry = retries.last { earliest = min(earliest, retry.due) }
+            if starvedUntil > 0 { earliest = min(earliest, starvedUntil) }
+        }
         if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
         return earliest == .max ? nil : .uptimeNanoseconds(earliest)
     }
@@ -165,6 +171,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func sendMore(_ connection: inout HTTP2Connection) {
         guard !done else { return }
         let now = NIODeadline.now().uptimeNanoseconds
+        defer { atCapacity = !isWritable || freeSlots.isEmpty || connection.availableStreams == 0 }
         while isWritable, !freeSlots.isEmpty, connection.availableStreams > 0,
             var notification = nextNotification(now: now)
         {

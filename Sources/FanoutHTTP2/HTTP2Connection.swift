@@ -180,11 +180,11 @@ public struct HTTP2Connection {
     /// Whether `abort()` was called: the owner closes the transport without a word.
     public private(set) var isAborted = false
 
-    /// Drops everything queued and marks the connection for an abrupt close: no GOAWAY, open
-    /// streams unanswered (a fault a sink injects to test a client's recovery).
+    /// Marks the connection for an abrupt close: what is already queued is written (it was
+    /// said: a sink counted those answers), then the transport closes without GOAWAY and open
+    /// streams stay unanswered (a fault a sink injects to test a client's recovery).
     public mutating func abort() {
         isAborted = true
-        outbound.clear()
     }
 }
 

@@ -128,6 +128,8 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     private mutating func answer(_ request: HTTP2Message, _ connection: inout HTTP2Connection) {
+        // Requests behind the one that closed the connection, in the same read, are not seen.
+        guard !connection.isAborted else { return }
         counts.requests += 1
         counts.bodyBytes += request.bodyLength
         let faults = configuration.scenario.faults
