@@ -210,7 +210,7 @@ let package = Package(
             ]
         ),
         // Runs the built `fanout` executable as a user would.
-        .testTarget(name: "FanoutCommandTests", dependencies: ["fanout", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutCommandTests", dependencies: ["fanout", "FanoutRun", "FanoutTestSupport"]),
         .testTarget(
             name: "FanoutPayloadTests",
             dependencies: [

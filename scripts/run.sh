@@ -1,24 +1,13 @@
 #!/usr/bin/env bash
-# Fanout's main job. Until the load engine lands, this runs the payload engine on the seed's
-# interactive "poll" notification: it compiles fixtures/poll-personalised.json once and prints
-# the exact bytes, then the sizes, that three devices would be sent (token + badge each).
+# Fanout's main job: `fanout run` fans the seed's interactive "poll" notification out to one
+# million synthetic device tokens through the mock APNs embedded in the same process (loopback
+# h2c), prints throughput, latency percentiles and outcomes, checks that sender and sink agree on
+# every count and on the digest of what was accepted, and writes summary.json and latency.hgrm to
+# a new folder under results/. Arguments go to `fanout run` (e.g. --count 20000000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/apt.sh
 debian_packages libjemalloc-dev  # the fanout binary's allocator
 
 swift build -c release --product fanout
-fanout=.build/release/fanout
-
-tokens=(
-    $'6e0f3a9c1b2d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7\t1'
-    $'0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\t7'
-    $'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\t42'
-)
-arguments=(payload render --template fixtures/poll-personalised.json --field-names badge)
-for token in "${tokens[@]}"; do arguments+=(--token "$token"); done
-
-echo "== Payloads, one per device"
-"$fanout" "${arguments[@]}"
-echo "== Sizes in bytes (limit 4096)"
-"$fanout" "${arguments[@]}" --size
+exec .build/release/fanout run "$@"
