@@ -57,8 +57,11 @@ public struct LoadConfiguration: Sendable {
     public var maxRetryBackoff: Duration
     /// How long the whole run may take before what is left is failed as cancelled.
     public var deadline: Duration?
-    /// `authorization` for token auth (`bearer <JWT>`), when given.
-    public var authorization: (@Sendable () -> String)?
+    /// Token auth: the provider tokens sent as `authorization`, renewed as they age.
+    public var providerTokens: ProviderTokens?
+    /// Where tokens answered 410 (Unregistered, ExpiredToken) are written, one per line, as a
+    /// provider prunes them.
+    public var goneTokens: TokenLineWriter?
 
     public init(
         host: String,

@@ -58,6 +58,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var lastFlush = NIODeadline.now().uptimeNanoseconds
     private var lastTimeoutScan = NIODeadline.now().uptimeNanoseconds
     private var random: SplitMixRandom
+    /// The provider token's generation in `fields`.
+    private var authorizationGeneration = 0
+    /// Tokens answered 410, waiting to be written.
+    private var gone = ByteBuffer()
 
     init(
         configuration: LoadConfiguration,
@@ -74,7 +78,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         let cap = max(1, configuration.streamsPerConnection)
         slots = [InFlight?](repeating: nil, count: cap)
         freeSlots = Array((0..<cap).reversed())
-        fields = APNsRequestFields(shared: configuration.sharedFields(authorization: configuration.authorization?()))
+        let authorization = configuration.providerTokens?.current()
+        authorizationGeneration = authorization?.generation ?? 0
+        fields = APNsRequestFields(shared: configuration.sharedFields(authorization: authorization?.value))
         body.reserveCapacity(configuration.encoder.template.sizeLimit + 64)
     }
 
@@ -293,6 +299,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         }
         record(entry.notification, now: now)
         counts.reject(reason)
+        if reason.status == 410, configuration.goneTokens != nil {
+            gone.writeBytes(entry.notification.token.token)
+            gone.writeInteger(UInt8(ascii: "\n"))
+        }
         entry.notification.batch.finish()
     }
 
@@ -341,6 +351,14 @@ struct LoadConnection: HTTP2ConnectionDelegate {
 
     private mutating func flush(now: UInt64) {
         lastFlush = now
+        if let tokens = configuration.providerTokens {
+            let authorization = tokens.current()
+            if authorization.generation != authorizationGeneration {
+                authorizationGeneration = authorization.generation
+                fields.shared = configuration.sharedFields(authorization: authorization.value)
+            }
+        }
+        if gone.readableBytes > 0, let writer = configuration.goneTokens { writer.write(&gone) }
         statisticsFlushedRequests += counts.requests
         statistics.add(counts)
         counts.clear()

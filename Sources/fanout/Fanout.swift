@@ -11,6 +11,6 @@ struct Fanout: AsyncParsableCommand {
             not be encoded; 64 a usage error.
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, PayloadCommand.self, TokensCommand.self, SinkCommand.self]
+        subcommands: [RunCommand.self, SendCommand.self, PayloadCommand.self, TokensCommand.self, SinkCommand.self]
     )
 }

@@ -1,0 +1,243 @@
+import ArgumentParser
+import FanoutAPNs
+import FanoutClient
+import FanoutHTTP2
+import FanoutPayload
+import FanoutReport
+import FanoutTokens
+import Foundation
+import NIOPosix
+
+/// `fanout send`: a token set's notifications to any APNs-compatible endpoint.
+struct SendCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a template's notification to every token of a set over HTTP/2 (the closed model).",
+        discussion: """
+            http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. Every \
+            connection keeps up to --streams requests in flight (and no more than the server \
+            allows). Prints the summary and writes summary.json and latency.hgrm to --output \
+            (default: a new folder under results/). Exit status: 0 when every notification was \
+            accepted or rejected by the server, 3 when some failed (no answer after every try), \
+            1 on an error.
+            """
+    )
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Where to send: http://host:port or https://host[:port].", valueName: "url")
+    )
+    var endpoint: String
+
+    @OptionGroup var tokenOptions: TokenInputOptions
+
+    @OptionGroup var templateOptions: TemplateOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("apns-topic: the bundle id plus the push type's suffix.", valueName: "topic")
+    )
+    var topic: String
+
+    @Option(name: .long, help: ArgumentHelp("apns-priority: 10, 5 or 1.", valueName: "n"))
+    var priority: Int?
+
+    @Option(name: .long, help: ArgumentHelp("apns-expiration, UNIX seconds (0: deliver once).", valueName: "seconds"))
+    var expiration: Int?
+
+    @Option(name: .long, help: ArgumentHelp("apns-collapse-id, at most 64 bytes.", valueName: "id"))
+    var collapseId: String?
+
+    @Option(name: .long, help: ArgumentHelp("HTTP/2 connections.", valueName: "c"))
+    var connections = 4
+
+    @Option(name: .long, help: ArgumentHelp("Most streams in flight per connection.", valueName: "m"))
+    var streams = 1000
+
+    @Option(name: .long, help: ArgumentHelp("Event loops.", valueName: "n"))
+    var threads = 1
+
+    @Option(name: .long, help: ArgumentHelp("Reset and retry a request unanswered this long.", valueName: "duration"))
+    var timeout = "30s"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Tries per notification (429, 5xx, timeouts, lost connections).", valueName: "n")
+    )
+    var attempts = 3
+
+    @Option(name: .long, help: ArgumentHelp("CA certificates (PEM) to trust the server with.", valueName: "file"))
+    var caFile: String?
+
+    @Flag(name: .long, help: "Trust any server certificate (loopback tests only).")
+    var insecure = false
+
+    @Option(name: .long, help: ArgumentHelp("Certificate auth: the client certificate (PEM).", valueName: "file"))
+    var cert: String?
+
+    @Option(name: .long, help: ArgumentHelp("Certificate auth: its private key (PEM).", valueName: "file"))
+    var certKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("Token auth: the .p8 key.", valueName: "file"))
+    var keyFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Token auth: the key's 10-character id.", valueName: "id"))
+    var keyId: String?
+
+    @Option(name: .long, help: ArgumentHelp("Token auth: the team id.", valueName: "id"))
+    var teamId: String?
+
+    @Option(name: .long, help: ArgumentHelp("Renew the provider token this often (20m to 60m).", valueName: "duration"))
+    var tokenRefresh = "50m"
+
+    @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
+    var goneTokens: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
+    var output: String?
+
+    /// The endpoint as scheme, host and port.
+    struct Endpoint {
+        var tls: Bool
+        var host: String
+        var port: Int
+    }
+
+    func parsedEndpoint() throws -> Endpoint {
+        guard let url = URLComponents(string: endpoint), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/"
+        else {
+            throw ValidationError("--endpoint takes http://HOST:PORT or https://HOST[:PORT], got \(endpoint).")
+        }
+        let tls = scheme == "https"
+        return Endpoint(
+            tls: tls,
+            host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")),
+            port: url.port ?? (tls ? 443 : 80)
+        )
+    }
+
+    func validate() throws {
+        let endpoint = try parsedEndpoint()
+        if !endpoint.tls && (caFile != nil || insecure || cert != nil) {
+            throw ValidationError("--ca-file, --insecure and --cert need an https:// endpoint.")
+        }
+        if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
+        let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
+        if keyOptions != 0 && keyOptions != 3 {
+            throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
+        }
+        if connections < 1 || streams < 1 || threads < 1 || attempts < 1 {
+            throw ValidationError("--connections, --streams, --threads and --attempts must be at least 1.")
+        }
+        if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
+        if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
+        _ = try duration(timeout, option: "--timeout")
+        let refresh = try duration(tokenRefresh, option: "--token-refresh")
+        if !ProviderTokens.allowedRefresh.contains(refresh) {
+            throw ValidationError("--token-refresh must be from 20m to 60m (APNs' rule), not \(tokenRefresh).")
+        }
+    }
+
+    func duration(_ text: String, option: String) throws -> Duration {
+        let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            if let value = Double(text.dropLast(suffix.count)), value > 0 {
+                return .nanoseconds(Int64(value * scale * 1e9))
+            }
+        }
+        throw ValidationError("\(option) takes a duration like 500ms, 30s or 50m, not \(text).")
+    }
+
+    func run() throws {
+        let endpoint = try parsedEndpoint()
+        let template: PayloadTemplate
+        do {
+            template = try PayloadTemplate(contentsOf: templateOptions.template, options: templateOptions.options)
+        } catch {
+            throw SendCommandError("\(error)")
+        }
+        let transport: HTTP2Transport
+        do {
+            transport =
+                endpoint.tls
+                ? try .tlsClient(
+                    trustedCertificatesFile: caFile,
+                    insecure: insecure,
+                    certificateFile: cert,
+                    keyFile: certKey
+                )
+                : .cleartext
+        } catch {
+            throw SendCommandError("cannot set up TLS with the files given: \(error)")
+        }
+        var configuration = LoadConfiguration(
+            host: endpoint.host,
+            port: endpoint.port,
+            transport: transport,
+            headers: NotificationHeaders(
+                topic: topic,
+                pushType: templateOptions.pushType,
+                priority: priority,
+                expiration: expiration,
+                collapseID: collapseId
+            ),
+            encoder: PayloadEncoder(template: template),
+            connections: connections,
+            streamsPerConnection: streams
+        )
+        configuration.streamTimeout = try duration(timeout, option: "--timeout")
+        configuration.maxAttempts = attempts
+        if let keyFile, let keyId, let teamId {
+            do {
+                configuration.providerTokens = try ProviderTokens(
+                    pem: try String(contentsOfFile: keyFile, encoding: .utf8),
+                    keyID: keyId,
+                    teamID: teamId,
+                    refreshInterval: try duration(tokenRefresh, option: "--token-refresh")
+                )
+            } catch {
+                throw SendCommandError("--key-file \(keyFile) holds no P-256 private key (.p8): \(error)")
+            }
+        }
+        if let goneTokens {
+            do {
+                configuration.goneTokens = try TokenLineWriter(path: goneTokens)
+            } catch {
+                throw SendCommandError("cannot write --gone-tokens \(goneTokens): \(error.localizedDescription)")
+            }
+        }
+        let tokens: TokenStream
+        do {
+            tokens = try TokenStream(tokenOptions.source, configuration: tokenOptions.readerConfiguration)
+        } catch {
+            throw SendCommandError("\(error)")
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        defer { try? group.syncShutdownGracefully() }
+        let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+        configuration.goneTokens?.close()
+        if let error = report.tokens?.error { throw SendCommandError("\(error)") }
+        let summary = RunSummary(
+            report: report,
+            endpoint: endpoint.tls
+                ? "https://\(endpoint.host):\(endpoint.port)" : "http://\(endpoint.host):\(endpoint.port)",
+            connections: connections,
+            streamsPerConnection: streams
+        )
+        let directory = output ?? RunFolder.new()
+        do {
+            try summary.write(to: directory)
+        } catch {
+            throw SendCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
+        }
+        StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
+        if !report.snapshot.failed.isEmpty { throw ExitCode(3) }
+    }
+}
+
+/// A problem sending, said in one line.
+struct SendCommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

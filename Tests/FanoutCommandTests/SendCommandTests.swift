@@ -1,0 +1,108 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout send` against servers: the mock APNs over TLS with token auth (tokens answered 410
+/// written out), and nghttpd, an HTTP/2 server nobody here wrote.
+@Suite(.serialized) struct SendCommandTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-send-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static func summary(_ folder: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func toTheSinkOverTLSWithTokenAuthAndGoneTokensWrittenOut() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let key = folder + "/AuthKey_ABC123DEFG.p8"
+        let made = try PeerProcess.run(
+            "openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
+        )
+        try #require(made.status == 0, "\(made.errors)")
+        let generated = try CommandRunner.run([
+            "tokens", "generate", "--count", "3000", "--seed", "5", "--output", folder + "/tokens.txt",
+        ])
+        try #require(generated.status == 0, "\(generated.standardError)")
+        let tokens = try String(contentsOfFile: folder + "/tokens.txt", encoding: .utf8).split(separator: "\n")
+        let gone = tokens.enumerated().filter { $0.offset % 500 == 7 }.map { String($0.element) }
+        try (gone.joined(separator: "\n") + "\n").write(toFile: folder + "/gone.txt", atomically: true, encoding: .utf8)
+
+        let port = freePort()
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls", "--key-file", key,
+                "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ", "--unregistered-tokens", folder + "/gone.txt",
+            ]
+        )
+        defer { sink.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "https://localhost:\(port)", "--ca-file", folder + "/tls/cert.pem", "--tokens",
+                folder + "/tokens.txt", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+                "--key-file", key, "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ", "--connections", "2",
+                "--streams", "100", "--gone-tokens", folder + "/gone-out.txt", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("accepted 2,994   rejected 6   failed 0"), "\(result.standardOutput)")
+        let summary = try Self.summary(folder + "/run")
+        #expect(summary["sent"] as? Int == 3000)
+        #expect(summary["rejected"] as? [String: Int] == ["Unregistered": 6])
+        #expect(summary["reconciled"] is NSNull)
+        let written = try String(contentsOfFile: folder + "/gone-out.txt", encoding: .utf8).split(separator: "\n")
+        #expect(Set(written.map(String.init)) == Set(gone))
+        let stopped = sink.stop()
+        #expect(stopped.output.contains("accepted: 2994\n"), "\(stopped.output)")
+    }
+
+    @Test func toNghttpdAPeerNobodyHereWrote() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "\(port)"])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "5000", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--connections", "2", "--streams", "200",
+                "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try Self.summary(folder + "/run")
+        #expect(summary["accepted"] as? Int == 5000)
+        #expect(summary["requests"] as? Int == 5000)
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        let base = ["send", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app"]
+        for extra in [
+            ["--endpoint", "ftp://x"], ["--endpoint", "http://127.0.0.1:1", "--insecure"],
+            ["--endpoint", "https://h", "--key-id", "A"], ["--endpoint", "https://h", "--priority", "7"],
+            ["--endpoint", "https://h", "--token-refresh", "5m"], ["--endpoint", "https://h", "--connections", "0"],
+        ] {
+            let result = try CommandRunner.run(base + extra)
+            #expect(result.status == 64, "\(extra): \(result.standardError)")
+        }
+        let unreachable = try CommandRunner.run(
+            base + [
+                "--endpoint", "http://127.0.0.1:\(freePort())", "--output",
+                NSTemporaryDirectory() + "fanout-\(UUID().uuidString)",
+            ],
+            timeout: .seconds(90)
+        )
+        #expect(unreachable.status == 3, "\(unreachable.standardError)")
+        #expect(unreachable.standardOutput.contains("failed ConnectionLost: 10"), "\(unreachable.standardOutput)")
+    }
+}
