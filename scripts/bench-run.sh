@@ -43,7 +43,7 @@ echo
 echo "fanout send → nghttpd vs h2load → nghttpd, -c 4 -m 100, $requests requests"
 device=$(printf 'ab%.0s' $(seq 32))
 mkdir -p "$work/www/3/device" && printf '{}' >"$work/www/3/device/$device"
-yes "$device" | head -n "$requests" >"$work/one-device.txt"
+python3 -c "import sys; sys.stdout.write(\"$device\\n\" * $requests)" >"$work/one-device.txt"
 printf '%-4s %16s %16s %8s\n' run "h2load→nghttpd" "fanout send" ratio
 : >"$work/send-ratios"
 for run in $(seq "$runs"); do
