@@ -57,7 +57,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var latencies = LoadStatistics.makeHistogram()
     private var lastFlush = NIODeadline.now().uptimeNanoseconds
     private var lastTimeoutScan = NIODeadline.now().uptimeNanoseconds
-    private var random: SplitMixRandom
+    private var random: SeededRandom
     /// The provider token's generation in `fields`.
     private var authorizationGeneration = 0
     /// Tokens answered 410, waiting to be written.
@@ -74,7 +74,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         self.feed = feed
         self.statistics = statistics
         self.ended = ended
-        random = SplitMixRandom(seed: seed)
+        random = SeededRandom(seed: seed)
         let cap = max(1, configuration.streamsPerConnection)
         slots = [InFlight?](repeating: nil, count: cap)
         freeSlots = Array((0..<cap).reversed())
@@ -323,9 +323,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     /// Full jitter: a uniform delay up to `retryBackoff × 2^(attempts-1)`, capped.
     private mutating func scheduleRetry(_ notification: PendingNotification, now: UInt64) {
         counts.retries += 1
-        let base = configuration.retryBackoff.nanosecondsValue
+        let base = configuration.retryBackoff.wholeNanoseconds
         let ceiling = min(
-            configuration.maxRetryBackoff.nanosecondsValue,
+            configuration.maxRetryBackoff.wholeNanoseconds,
             base << UInt64(min(Int(notification.attempts) - 1, 20))
         )
         let due = now + (ceiling == 0 ? 0 : random.next() % ceiling)
@@ -335,7 +335,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
 
     private mutating func resetOverdue(now: UInt64, _ connection: inout HTTP2Connection) {
         lastTimeoutScan = now
-        let timeout = configuration.streamTimeout.nanosecondsValue
+        let timeout = configuration.streamTimeout.wholeNanoseconds
         for index in slots.indices {
             guard let entry = slots[index], now - entry.sentAt >= timeout else { continue }
             connection.resetStream(entry.stream, code: .cancel)
@@ -367,15 +367,6 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     static let timeoutScanInterval: UInt64 = 250_000_000
     static let flushDelay: UInt64 = 1_000_000_000
     static let feedPollInterval: UInt64 = 1_000_000
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (negative ones count as zero).
-    var nanosecondsValue: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-    }
 }
 
 /// APNs' error body, `{"reason":"BadDeviceToken"}` (410s add `"timestamp":…`), read in place.

@@ -1,5 +1,6 @@
 import Atomics
 import Dispatch
+import FanoutAPNs
 import FanoutHTTP2
 import FanoutTokens
 import NIOConcurrencyHelpers
@@ -54,7 +55,7 @@ public final class LoadEngine: Sendable {
         let endings = Endings()
         var active = 0
         var failuresInARow = 0
-        var random = SplitMixRandom(seed: 0xFA_2007)
+        var random = SeededRandom(seed: 0xFA_2007)
         var abandoned: String?
         var seed: UInt64 = 1
 
@@ -180,22 +181,5 @@ private final class Attempt: Sendable {
     func end(madeProgress: Bool) {
         guard reported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         endings.post(madeProgress: madeProgress)
-    }
-}
-
-/// SplitMix64, for jitter.
-struct SplitMixRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

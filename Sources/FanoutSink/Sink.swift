@@ -16,7 +16,7 @@ final class SinkState: Sendable {
     init(scenario: SinkScenario = .init()) {
         let startedAt = startedAt
         tokenLimiter = scenario.tokenRate.map { rate in
-            TokenRateLimiter(limit: rate.limit, window: rate.window.nanoseconds, startedAt: startedAt)
+            TokenRateLimiter(limit: rate.limit, window: rate.window.wholeNanoseconds, startedAt: startedAt)
         }
     }
 

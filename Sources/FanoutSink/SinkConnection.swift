@@ -64,14 +64,14 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     var nextTimedEvent: NIODeadline? {
         let response = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
         guard !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter else { return response }
-        let goAway = openedAt + .nanoseconds(Int64(after.nanoseconds))
+        let goAway = openedAt + .nanoseconds(Int64(after.wholeNanoseconds))
         return response.map { min($0, goAway) } ?? goAway
     }
 
     mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
         if now >= lastFlush + .nanoseconds(SinkCounts.flushDelay) { flushCounts(now: now) }
         if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter,
-            now >= openedAt + .nanoseconds(Int64(after.nanoseconds))
+            now >= openedAt + .nanoseconds(Int64(after.wholeNanoseconds))
         {
             timedGoAwaySent = true
             goAway(&connection, reason: configuration.scenario.faults.goAwayReason)
@@ -238,7 +238,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
             return .tooManyRequests
         }
         guard !scenario.errors.isEmpty else { return nil }
-        let tokenDraw = Double(SinkRandom.mix(TokenList.hash(token) ^ scenario.seed) >> 11) * 0x1p-53
+        let tokenDraw = Double(SeededRandom.mix(TokenList.hash(token) ^ scenario.seed) >> 11) * 0x1p-53
         let requestDraw = random.unit()
         var permanent = 0.0
         var transient = 0.0
@@ -261,14 +261,14 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         var due = now + (configuration.scenario.latency?.sample(&random) ?? 0)
         if let rate = configuration.scenario.connectionRate {
             due = max(due, nextPacedAnswer)
-            nextPacedAnswer = due + rate.window.nanoseconds / UInt64(rate.limit)
+            nextPacedAnswer = due + rate.window.wholeNanoseconds / UInt64(rate.limit)
         }
         guard let stall = configuration.scenario.stall else { return due }
         return Self.outsideStalls(
             due,
             startedAt: state.startedAt,
-            every: stall.every.nanoseconds,
-            length: stall.length.nanoseconds
+            every: stall.every.wholeNanoseconds,
+            length: stall.length.wholeNanoseconds
         )
     }
 

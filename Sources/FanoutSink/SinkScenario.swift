@@ -51,7 +51,7 @@ public struct Rate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Events per second.
-    public var perSecond: Double { Double(limit) * 1e9 / Double(window.nanoseconds) }
+    public var perSecond: Double { Double(limit) * 1e9 / Double(window.wholeNanoseconds) }
 
     public var description: String { "\(limit)/\(window)" }
 }
@@ -134,57 +134,38 @@ public enum LatencyDistribution: Sendable, Hashable {
     func sample(_ random: inout SinkRandom) -> UInt64 {
         switch self {
         case .fixed(let value):
-            return value.nanoseconds
+            return value.wholeNanoseconds
         case .uniform(let low, let high):
-            let span = high.nanoseconds - low.nanoseconds
-            return low.nanoseconds + (span == 0 ? 0 : random.next() % (span + 1))
+            let span = high.wholeNanoseconds - low.wholeNanoseconds
+            return low.wholeNanoseconds + (span == 0 ? 0 : random.next() % (span + 1))
         case .normal(let mean, let deviation):
-            let value = Double(mean.nanoseconds) + Double(deviation.nanoseconds) * random.normal()
+            let value = Double(mean.wholeNanoseconds) + Double(deviation.wholeNanoseconds) * random.normal()
             return UInt64(max(0, value))
         case .logNormal(let median, let sigma):
-            return UInt64(max(0, Double(median.nanoseconds) * Foundation.exp(sigma * random.normal())))
+            return UInt64(max(0, Double(median.wholeNanoseconds) * Foundation.exp(sigma * random.normal())))
         case .empirical(let values):
-            return values.isEmpty ? 0 : values[Int(random.next() % UInt64(values.count))].nanoseconds
+            return values.isEmpty ? 0 : values[Int(random.next() % UInt64(values.count))].wholeNanoseconds
         }
     }
 }
 
-extension Duration {
-    /// The duration in whole nanoseconds (negative durations count as zero).
-    var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-    }
-}
-
-/// SplitMix64 with uniform and normal draws.
+/// The sink's draws: uniform and normal, from a `SeededRandom`.
 struct SinkRandom {
-    private var state: UInt64
+    private var generator: SeededRandom
 
     init(seed: UInt64) {
-        state = seed
+        generator = SeededRandom(seed: seed)
     }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return Self.mix(state)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     /// A uniform draw from [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
+    mutating func unit() -> Double { generator.unit() }
 
     /// A standard normal draw (Box–Muller).
     mutating func normal() -> Double {
         let u = max(unit(), 0x1p-53)
         return (-2 * Foundation.log(u)).squareRoot() * Foundation.cos(2 * Double.pi * unit())
-    }
-
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

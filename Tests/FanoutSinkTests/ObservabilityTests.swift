@@ -67,11 +67,11 @@ import Testing
     @Test func statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse() throws {
         let running = try AdminSink()
         defer { running.stop() }
-        // Two connections that stay open for 4 s, 40 requests a second each.
+        // Two connections that stay open for 10 s, 40 requests a second each.
         let load = try PeerProcess(
             "h2load",
             [
-                "-c", "2", "-m", "1", "-D", "4", "--rps", "40", "-d", "\(repositoryRoot)/fixtures/poll.json",
+                "-c", "2", "-m", "1", "-D", "10", "--rps", "40", "-d", "\(repositoryRoot)/fixtures/poll.json",
                 "-H", "apns-topic: com.example.app", "http://127.0.0.1:\(running.port)/3/device/\(Self.token)",
             ]
         )
@@ -79,7 +79,7 @@ import Testing
         // Counts reach the statistics at least once a second: both connections show up with
         // requests while they are open.
         var live: [[String: Any]] = []
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(9)
         while ContinuousClock.now < deadline {
             live = try Self.stats(running.adminPort)["open_connections"] as? [[String: Any]] ?? []
             if live.count == 2 && live.allSatisfy({ ($0["requests"] as? Int ?? 0) > 0 }) { break }
