@@ -5,7 +5,9 @@
 #   1. throughput: h2load -n REQUESTS -c 8 -m 100 -t 1, body fixtures/poll.json, no latency,
 #      runs alternating between the two allocators; median requests/s of each;
 #   2. memory: 100,000 streams in flight (h2load -c 100 -m 1000, 1 s injected latency),
-#      the sink's peak RSS (VmHWM) under each.
+#      the sink's peak RSS (VmHWM) under each;
+#   3. the load engine with its sink: `fanout run --count 500000` under each, alternating:
+#      notifications/s and peak RSS.
 #
 #   scripts/bench-allocator.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
@@ -70,6 +72,31 @@ for allocator in glibc jemalloc; do
     printf '%-10s %14.1f\n' "$allocator" "$(python3 -c "print($peak / 1024)")"
     echo "$allocator $peak" >>"$work/memory"
 done
+
+echo
+echo "the load engine: fanout run --count 500000 (sender and embedded sink)"
+printf '%-4s %12s %12s %8s %14s %14s\n' run glibc jemalloc ratio "glibc MB" "jemalloc MB"
+: >"$work/engine"
+for run in $(seq "$runs"); do
+    for allocator in glibc jemalloc; do
+        declare "e_$allocator=$(python3 - "${fanout[$allocator]}" "$work/run-$allocator-$run" <<'PY'
+import json, resource, subprocess, sys
+subprocess.run([sys.argv[1], "run", "--count", "500000", "--output", sys.argv[2]], check=True, stdout=subprocess.DEVNULL)
+summary = json.load(open(sys.argv[2] + "/summary.json"))
+assert summary["reconciled"] and summary["accepted"] == 500000, summary
+print(f'{summary["throughput_per_second"]:.0f}:{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.1f}')
+PY
+)"
+    done
+    printf '%-4s %12s %12s %8.2f %14s %14s\n' "$run" "${e_glibc%%:*}" "${e_jemalloc%%:*}" \
+        "$(python3 -c "print(${e_jemalloc%%:*} / ${e_glibc%%:*})")" "${e_glibc##*:}" "${e_jemalloc##*:}"
+    echo "${e_glibc%%:*} ${e_jemalloc%%:*}" >>"$work/engine"
+done
+python3 - "$work/engine" <<'PY'
+import statistics, sys
+rows = [tuple(map(float, line.split())) for line in open(sys.argv[1])]
+print(f"median jemalloc/glibc for fanout run: {statistics.median(r[1] / r[0] for r in rows):.2f}")
+PY
 
 python3 - "$work/throughput" "$work/memory" <<'PY'
 import statistics, sys
