@@ -75,6 +75,16 @@ public struct NotificationDigest: Sendable, Hashable, CustomStringConvertible {
                     mix(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
                     offset += 8
                 }
+            } else {
+                // Words straddle the pieces: each loaded word completes the pending one and
+                // leaves its high bytes pending (`filled` stays as it is).
+                let shift = UInt64(8 * filled)
+                while bytes.count - offset >= 8 {
+                    let loaded = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                    mix(word | loaded << shift)
+                    word = loaded >> (64 - shift)
+                    offset += 8
+                }
             }
             while offset < bytes.count {
                 absorb(byte: bytes[offset])

@@ -103,7 +103,8 @@ public struct LoadConfiguration: Sendable {
 /// A request's fields: `:path` for its device, written into reused bytes, then the shared ones.
 ///
 /// ```
-///   :path /3/device/<token>      literal, not indexed (a new value every request)
+///   :path /3/device/<token>      literal, not indexed, not Huffman-coded (a new value every
+///                                request: coding 74 bytes to 56 cost more CPU than it saved)
 ///   :method POST … authorization  the run's fields, indexed once, then one byte each
 /// ```
 struct APNsRequestFields: HTTP2HeaderFields {
@@ -135,6 +136,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
                 name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
                 value: UnsafeRawBufferPointer(rebasing: path[..<pathLength]),
                 indexing: .withoutIndexing,
+                huffman: .never,
                 into: &buffer
             )
         }

@@ -57,11 +57,13 @@ public struct HPACKEncoder {
         pendingSizeUpdates.removeAll(keepingCapacity: true)
     }
 
-    /// Appends one field.
+    /// Appends one field; `huffman` overrides the encoder's policy for this field (a value that
+    /// changes every time, like a device's `:path`, is cheaper sent raw than Huffman-coded).
     public mutating func encode(
         name: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer,
         indexing: Indexing = .incremental,
+        huffman: HuffmanPolicy? = nil,
         into buffer: inout ByteBuffer
     ) {
         let (full, nameIndex) = find(name: name, value: value)
@@ -79,9 +81,9 @@ public struct HPACKEncoder {
             HPACKInteger.write(nameIndex, prefixBits: prefixBits, flags: flags, into: &buffer)
         } else {
             HPACKInteger.write(0, prefixBits: prefixBits, flags: flags, into: &buffer)
-            writeString(name, into: &buffer)
+            writeString(name, huffman: huffman ?? self.huffman, into: &buffer)
         }
-        writeString(value, into: &buffer)
+        writeString(value, huffman: huffman ?? self.huffman, into: &buffer)
         if indexing == .incremental { table.insert(name: name, value: value) }
     }
 
@@ -117,7 +119,7 @@ public struct HPACKEncoder {
         return (nil, nameMatch ?? dynamic.name.map { $0 + HPACKStaticTable.count + 1 })
     }
 
-    private func writeString(_ bytes: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+    private func writeString(_ bytes: UnsafeRawBufferPointer, huffman: HuffmanPolicy, into buffer: inout ByteBuffer) {
         if huffman != .never {
             let coded = Huffman.encodedLength(bytes)
             if coded < bytes.count || huffman == .always {
