@@ -7,7 +7,9 @@ import Testing
 /// MAX_CONCURRENT_STREAMS as APNs does: 1 until the first answer, then 1000.
 @Suite struct StreamLimitChangeTests {
     @Test func aBusyClientFollowsTheLimitFromOneToAThousandWithoutErrors() {
-        var server = HTTP2Configuration.apnsLike
+        var server = HTTP2Connection.Configuration()
+        server.maxConcurrentStreams = 1
+        server.maxConcurrentStreamsBeforeAcknowledgement = 1000
         var pair = ConnectionPair(server: server)
         var raised = false
         pair.respond = { message, connection in
@@ -17,7 +19,6 @@ import Testing
                 connection.setMaxConcurrentStreams(1000)
             }
         }
-        _ = server
         var sent = 0
         var answered = 0
         let total = 5000
@@ -68,14 +69,3 @@ import Testing
         #expect(answered == total)
     }
 }
-
-extension HTTP2Configuration {
-    static var apnsLike: HTTP2Connection.Configuration {
-        var configuration = HTTP2Connection.Configuration()
-        configuration.maxConcurrentStreams = 1
-        configuration.maxConcurrentStreamsBeforeAcknowledgement = 1000
-        return configuration
-    }
-}
-
-enum HTTP2Configuration {}
