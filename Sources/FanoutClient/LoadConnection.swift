@@ -250,7 +250,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func finishIfIdle(_ connection: inout HTTP2Connection) {
         guard !done, feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil else { return }
         guard feed.returnedWaiting == 0 else {
+            // Another connection handed work back after this one found the feed empty.
             feedFinished = false
+            sendMore(&connection)
             return
         }
         done = true
