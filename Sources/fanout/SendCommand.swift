@@ -4,6 +4,7 @@ import FanoutClient
 import FanoutHTTP2
 import FanoutPayload
 import FanoutReport
+import FanoutSink
 import FanoutTokens
 import Foundation
 import NIOPosix
@@ -139,14 +140,15 @@ struct SendCommand: ParsableCommand {
         }
     }
 
+    /// A duration option (the sink's notation: 500ms, 30s, 50m), longer than zero.
     func duration(_ text: String, option: String) throws -> Duration {
-        let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value > 0 {
-                return .nanoseconds(Int64(value * scale * 1e9))
-            }
+        do {
+            let value = try SinkScenario.duration(text)
+            guard value > .zero else { throw SinkScenarioError("it must be longer than 0") }
+            return value
+        } catch {
+            throw ValidationError("\(option): \(error).")
         }
-        throw ValidationError("\(option) takes a duration like 500ms, 30s or 50m, not \(text).")
     }
 
     func run() throws {
