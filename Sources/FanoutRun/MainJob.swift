@@ -35,8 +35,9 @@ public enum MainJob {
         public init() {}
     }
 
-    /// Runs the job, blocking; the summary holds the reconciliation.
-    public static func run(_ options: Options) throws -> RunSummary {
+    /// Runs the job, blocking; the summary holds the reconciliation. `started` gets the engine
+    /// (to cancel it on Ctrl-C) before it runs.
+    public static func run(_ options: Options, started: (LoadEngine) -> Void = { _ in }) throws -> RunSummary {
         let template = try options.template ?? PayloadTemplate(json: Array(poll.utf8), file: "poll")
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: options.sinkThreads)
         defer { try? sinkGroup.syncShutdownGracefully() }
@@ -64,6 +65,7 @@ public enum MainJob {
         let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: options.senderThreads)
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
+        started(engine)
         let report = engine.run()
         sink.drain(grace: .seconds(1))
         let sinkSummary = sink.statistics.summary

@@ -1,7 +1,9 @@
 import ArgumentParser
+import FanoutClient
 import FanoutReport
 import FanoutRun
 import Foundation
+import NIOConcurrencyHelpers
 
 /// `fanout run`: the main job.
 struct RunCommand: ParsableCommand {
@@ -12,7 +14,8 @@ struct RunCommand: ParsableCommand {
             Starts the sink on a loopback port, sends every token's notification to it, prints \
             throughput, latency percentiles and outcomes, and checks that sender and sink agree on \
             every count and on the digest of what was accepted. Writes summary.json and \
-            latency.hgrm to --output (default: a new folder under results/). Exit status: 0 when \
+            latency.hgrm to --output (default: a new folder under results/). Ctrl-C stops the run \
+            and still writes what was done (exit status 130). Exit status: 0 when \
             sender and sink agree and every notification was accepted or rejected by the sink, 3 \
             when they disagree or notifications failed, 1 on an error.
             """
@@ -54,7 +57,10 @@ struct RunCommand: ParsableCommand {
         options.streamsPerConnection = streams
         options.senderThreads = threads
         options.sinkThreads = sinkThreads
-        let summary = try MainJob.run(options)
+        let engine = NIOLockedValueBox<LoadEngine?>(nil)
+        let summary = try onInterrupt({ engine.withLockedValue { $0?.cancel() } }) {
+            try MainJob.run(options) { started in engine.withLockedValue { $0 = started } }
+        }
         let directory = output ?? RunFolder.new()
         do {
             try summary.write(to: directory)
@@ -62,6 +68,7 @@ struct RunCommand: ParsableCommand {
             throw RunCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
         }
         StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
+        if summary.report.cancelled && summary.report.abandoned == nil { throw ExitCode(interruptedStatus) }
         let clean = summary.reconciliation?.agrees == true && summary.report.snapshot.failed.isEmpty
         if !clean { throw ExitCode(3) }
     }

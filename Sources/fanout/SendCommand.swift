@@ -18,9 +18,10 @@ struct SendCommand: ParsableCommand {
             http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. Every \
             connection keeps up to --streams requests in flight (and no more than the server \
             allows). Prints the summary and writes summary.json and latency.hgrm to --output \
-            (default: a new folder under results/). Exit status: 0 when every notification was \
-            accepted or rejected by the server, 3 when some failed (no answer after every try), \
-            1 on an error.
+            (default: a new folder under results/). Ctrl-C stops the run; what was done is still \
+            summarised and written. Exit status: 0 when every notification was accepted or \
+            rejected by the server, 3 when some failed (no answer after every try), 130 after \
+            Ctrl-C, 1 on an error.
             """
     )
 
@@ -217,7 +218,8 @@ struct SendCommand: ParsableCommand {
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         defer { try? group.syncShutdownGracefully() }
-        let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+        let engine = LoadEngine(configuration: configuration, tokens: tokens, group: group)
+        let report = onInterrupt({ engine.cancel() }, during: { engine.run() })
         configuration.goneTokens?.close()
         if let error = report.tokens?.error { throw SendCommandError("\(error)") }
         let summary = RunSummary(
@@ -234,6 +236,7 @@ struct SendCommand: ParsableCommand {
             throw SendCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
         }
         StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
+        if report.cancelled && report.abandoned == nil { throw ExitCode(interruptedStatus) }
         if !report.snapshot.failed.isEmpty { throw ExitCode(3) }
     }
 }

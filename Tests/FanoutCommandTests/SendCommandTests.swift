@@ -85,6 +85,37 @@ import Testing
         #expect(summary["requests"] as? Int == 5000)
     }
 
+    @Test func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        // A slow sink: 200 ms an answer, 10 streams, so 100,000 notifications would take hours.
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:200ms"]
+        )
+        defer { sink.stop() }
+        try waitForListener(port: port)
+        let send = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
+                CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app", "--connections",
+                "1", "--streams", "10", "--output", folder + "/run",
+            ]
+        )
+        defer { send.stop() }
+        Thread.sleep(forTimeInterval: 2)
+        send.interrupt()
+        let result = try send.wait(timeout: .seconds(20))
+        #expect(result.status == 130, "\(result.errors)")
+        #expect(result.output.contains("stopped before the end"), "\(result.output)")
+        let summary = try Self.summary(folder + "/run")
+        #expect(summary["cancelled"] as? Bool == true)
+        #expect((summary["accepted"] as? Int ?? 0) > 0)
+        #expect(((summary["failed"] as? [String: Int])?["Cancelled"] ?? 0) > 0)
+    }
+
     @Test func badOptionsAreUsageErrors() throws {
         let base = ["send", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app"]
         for extra in [

@@ -70,6 +70,11 @@ public final class PeerProcess: @unchecked Sendable {
         return collect()
     }
 
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    public func interrupt() {
+        if process.isRunning { kill(process.processIdentifier, SIGINT) }
+    }
+
     /// Stops the program (SIGTERM, then SIGKILL after 5 s) and returns what it wrote.
     @discardableResult
     public func stop() -> Result {
