@@ -58,9 +58,10 @@ struct RunCommand: ParsableCommand {
         options.senderThreads = threads
         options.sinkThreads = sinkThreads
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
-        let summary = try onInterrupt({ engine.withLockedValue { $0?.cancel() } }) {
-            try MainJob.run(options) { started in engine.withLockedValue { $0 = started } }
-        }
+        let summary = try onInterrupt(
+            { engine.withLockedValue { $0?.cancel() } },
+            during: { try MainJob.run(options, started: { started in engine.withLockedValue { $0 = started } }) }
+        )
         let directory = output ?? RunFolder.new()
         do {
             try summary.write(to: directory)
