@@ -30,6 +30,28 @@ public struct NotificationHeaders: Sendable, Hashable {
     }
 }
 
+/// How load is offered: the closed model (each connection keeps its streams full) or the open
+/// one (notifications due on a schedule, whatever the server does).
+public struct LoadModel: Sendable {
+    /// The open model: when each notification is due; latency is counted from that time.
+    /// `nil` is the closed model.
+    public var schedule: ArrivalSchedule?
+    /// The closed model: after this long no new token is started; what is in flight finishes.
+    public var duration: Duration?
+    /// Notifications started in the run's first `warmUp` count in every outcome but not in
+    /// the latency histograms or the throughput.
+    public var warmUp: Duration = .zero
+    /// The open model: a run in which the generator fell further behind its schedule than this
+    /// (with a stream free to send on) is invalid.
+    public var maxLag: Duration = .milliseconds(100)
+
+    public init(schedule: ArrivalSchedule? = nil, duration: Duration? = nil, warmUp: Duration = .zero) {
+        self.schedule = schedule
+        self.duration = duration
+        self.warmUp = warmUp
+    }
+}
+
 /// How a run sends: where, how many connections and streams, with which headers and payload,
 /// and how it treats failures.
 public struct LoadConfiguration: Sendable {
@@ -57,6 +79,8 @@ public struct LoadConfiguration: Sendable {
     public var maxRetryBackoff: Duration
     /// How long the whole run may take before what is left is failed as cancelled.
     public var deadline: Duration?
+    /// Open or closed, how long, the warm-up.
+    public var model = LoadModel()
     /// Token auth: the provider tokens sent as `authorization`, renewed as they age.
     public var providerTokens: ProviderTokens?
     /// Where tokens answered 410 (Unregistered, ExpiredToken) are written, one per line, as a

@@ -30,6 +30,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private let configuration: LoadConfiguration
     private let feed: NotificationFeed
     private let statistics: LoadStatistics
+    private let recorder: LoopRecorder
+    /// The open model's schedule, `nil` for the closed model.
+    private let tickets: ArrivalTickets?
     private let ended: @Sendable (_ madeProgress: Bool) -> Void
 
     private var slots: [InFlight?]
@@ -44,6 +47,15 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     /// The feed had nothing ready: ask again at this time.
     private var starvedUntil: UInt64 = 0
     private var feedFinished = false
+    /// The schedule (or the closed model's duration) is over: no new token is started.
+    private var scheduleEnded = false
+    /// A ticket claimed while no token was ready: the next token is meant for this time.
+    private var heldTicket: UInt64?
+    /// The next ticket is due then (0: none is waited for).
+    private var nextTicketAt: UInt64 = 0
+    /// When a stream last came free after all were busy: a ticket due before then waited for
+    /// the server, not for the generator.
+    private var capacityFreedAt: UInt64 = 0
     private var isWritable = true
     private var done = false
     /// Whether the last `sendMore` stopped for want of a stream (or writability) rather than
@@ -54,7 +66,6 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var fields: APNsRequestFields
     private var body = ByteBuffer()
     private var counts = LoadCounts()
-    private var latencies = LoadStatistics.makeHistogram()
     private var lastFlush = NIODeadline.now().uptimeNanoseconds
     private var lastTimeoutScan = NIODeadline.now().uptimeNanoseconds
     private var random: SeededRandom
@@ -67,12 +78,16 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         configuration: LoadConfiguration,
         feed: NotificationFeed,
         statistics: LoadStatistics,
+        recorder: LoopRecorder,
+        tickets: ArrivalTickets?,
         seed: UInt64,
         ended: @escaping @Sendable (_ madeProgress: Bool) -> Void
     ) {
         self.configuration = configuration
         self.feed = feed
         self.statistics = statistics
+        self.recorder = recorder
+        self.tickets = tickets
         self.ended = ended
         random = SeededRandom(seed: seed)
         let cap = max(1, configuration.streamsPerConnection)
@@ -87,6 +102,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     // MARK: Events
 
     mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+        capacityFreedAt = NIODeadline.now().uptimeNanoseconds
         sendMore(&connection)
     }
 
@@ -122,6 +138,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         if !atCapacity {
             if let retry = retries.last { earliest = min(earliest, retry.due) }
             if starvedUntil > 0 { earliest = min(earliest, starvedUntil) }
+            if nextTicketAt > 0 && !scheduleEnded { earliest = min(earliest, nextTicketAt) }
         }
         if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
         return earliest == .max ? nil : .uptimeNanoseconds(earliest)
@@ -153,7 +170,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
             }
         }
         back += retries.map(\.notification)
-        if let batch {
+        if let batch, scheduleEnded {
+            leaveUnsent(batch, from: cursor)
+        } else if let batch {
             for index in cursor..<batch.tokens.count {
                 back.append(PendingNotification(batch: batch, index: Int32(index), attempts: 0, firstSentAt: 0))
             }
@@ -161,10 +180,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         resend.removeAll()
         retries.removeAll()
         batch = nil
+        returnTicket()
         feed.giveBack(back)
         let madeProgress = counts.requests > 0 || statisticsFlushedRequests > 0
         flush(now: now)
-        statistics.add(latencies: latencies)
         if error != nil { statistics.connectionFailures.wrappingIncrement(ordering: .relaxed) }
         ended(madeProgress)
     }
@@ -177,6 +196,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func sendMore(_ connection: inout HTTP2Connection) {
         guard !done else { return }
         let now = NIODeadline.now().uptimeNanoseconds
+        if atCapacity { capacityFreedAt = now }
         defer { atCapacity = !isWritable || freeSlots.isEmpty || connection.availableStreams == 0 }
         while isWritable, !freeSlots.isEmpty, connection.availableStreams > 0,
             var notification = nextNotification(now: now)
@@ -214,14 +234,46 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         }
     }
 
-    /// The next notification: one to send again, a retry whose time has come, the batch's
-    /// next token, or new work from the feed.
+    /// The next notification: one to send again, a retry whose time has come, one another
+    /// connection handed back, or a new token (the open model: once its ticket is due).
     private mutating func nextNotification(now: UInt64) -> PendingNotification? {
         if let notification = resend.popLast() { return notification }
         if let retry = retries.last, retry.due <= now {
             retries.removeLast()
             return retry.notification
         }
+        if let started = feed.takeStarted() { return started }
+        if !scheduleEnded && feed.isClosed { endSchedule() }
+        if scheduleEnded {
+            feedFinished = true
+            return nil
+        }
+        guard let tickets else { return nextToken(now: now) }
+        if heldTicket == nil {
+            switch tickets.claim(now: now) {
+            case .due(let due):
+                heldTicket = due
+                nextTicketAt = 0
+            case .notYet(let due):
+                nextTicketAt = max(due, now + Self.ticketTick)
+                return nil
+            case .exhausted:
+                endSchedule()
+                feedFinished = true
+                return nil
+            }
+        }
+        guard var notification = nextToken(now: now) else { return nil }
+        if notification.firstSentAt == 0, let due = heldTicket {
+            heldTicket = nil
+            notification.firstSentAt = due
+            recorder.lagged(now - min(now, max(due, capacityFreedAt)), now: now)
+        }
+        return notification
+    }
+
+    /// The batch's next token, or new work from the feed.
+    private mutating func nextToken(now: UInt64) -> PendingNotification? {
         while true {
             if let batch, cursor < batch.tokens.count {
                 cursor += 1
@@ -241,15 +293,37 @@ struct LoadConnection: HTTP2ConnectionDelegate {
                 return nil
             case .finished:
                 feedFinished = true
+                returnTicket()
                 return nil
             }
+        }
+    }
+
+    /// A ticket this connection has no token for goes to one that has.
+    private mutating func returnTicket() {
+        if let due = heldTicket, let tickets { tickets.giveBack(due) }
+        heldTicket = nil
+    }
+
+    /// The schedule is over: the rest of the batch is not sent.
+    private mutating func endSchedule() {
+        scheduleEnded = true
+        heldTicket = nil
+        if let batch { leaveUnsent(batch, from: cursor) }
+        batch = nil
+    }
+
+    private mutating func leaveUnsent(_ batch: FeedBatch, from start: Int) {
+        for _ in start..<batch.tokens.count {
+            counts.unscheduled += 1
+            batch.finish()
         }
     }
 
     /// Once the feed is finished and nothing is left here, says GOAWAY: the connection closes.
     private mutating func finishIfIdle(_ connection: inout HTTP2Connection) {
         guard !done, feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil else { return }
-        guard feed.returnedWaiting == 0 else {
+        guard (scheduleEnded ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
             // Another connection handed work back after this one found the feed empty.
             feedFinished = false
             sendMore(&connection)
@@ -347,8 +421,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     }
 
     private mutating func record(_ notification: PendingNotification, now: UInt64) {
-        let microseconds = (now - min(now, notification.firstSentAt)) / 1000
-        _ = latencies.record(max(1, microseconds))
+        recorder.complete(startedAt: notification.firstSentAt, now: now)
     }
 
     private mutating func flush(now: UInt64) {
@@ -369,6 +442,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     static let timeoutScanInterval: UInt64 = 250_000_000
     static let flushDelay: UInt64 = 1_000_000_000
     static let feedPollInterval: UInt64 = 1_000_000
+    /// The open model wakes a connection for tickets at most this often: a ticket may go out
+    /// this much late, and its latency (counted from its due time) shows it.
+    static let ticketTick: UInt64 = 1_000_000
 }
 
 /// APNs' error body, `{"reason":"BadDeviceToken"}` (410s add `"timestamp":…`), read in place.

@@ -49,6 +49,8 @@ struct LoadCounts {
     var digest = NotificationDigest()
     /// Final outcomes counted since the last flush.
     var finals = 0
+    /// Tokens read but not sent because the schedule (or the duration) was over.
+    var unscheduled = 0
 
     static let reasons = APNsReason.allCases
     static let reasonIndex: [APNsReason: Int] = Dictionary(
@@ -99,6 +101,7 @@ struct LoadCounts {
         for index in answers.indices { answers[index] = 0 }
         digest = NotificationDigest()
         finals = 0
+        unscheduled = 0
     }
 
     init() {}
@@ -106,9 +109,10 @@ struct LoadCounts {
 
 /// What a run has sent and what came of it, across connections; connections add their counts
 /// every `LoadCounts.flushInterval` outcomes, at least once a second, and when they end.
+/// Latencies go through each event loop's `LoopRecorder` to the run's `IntervalCollector`.
 public final class LoadStatistics: Sendable {
     private let counts = NIOLockedValueBox(LoadCounts())
-    private let latency = NIOLockedValueBox(LoadStatistics.makeHistogram())
+    private let collector = NIOLockedValueBox<IntervalCollector?>(nil)
     private let finals = ManagedAtomic<Int>(0)
     let connectionsOpened = ManagedAtomic<Int>(0)
     let connectionFailures = ManagedAtomic<Int>(0)
@@ -135,12 +139,14 @@ public final class LoadStatistics: Sendable {
             total.answeredOK += local.answeredOK
             for index in local.answers.indices { total.answers[index] += local.answers[index] }
             total.digest.combine(local.digest)
+            total.unscheduled += local.unscheduled
         }
         finals.wrappingIncrement(by: local.finals, ordering: .relaxed)
     }
 
-    func add(latencies: Histogram<UInt64>) {
-        latency.withLockedValue { $0.add(latencies) }
+    /// Where the run's latencies are collected (set when it starts).
+    func record(into collector: IntervalCollector) {
+        self.collector.withLockedValue { $0 = collector }
     }
 
     /// Notifications with a final outcome so far.
@@ -159,6 +165,7 @@ public final class LoadStatistics: Sendable {
         for (index, count) in counts.skipped.enumerated() where count > 0 { skipped[SkipCause.all[index]] = count }
         var answers: [APNsReason: Int] = [:]
         for (index, count) in counts.answers.enumerated() where count > 0 { answers[LoadCounts.reasons[index]] = count }
+        let collector = collector.withLockedValue { $0 }
         return LoadSnapshot(
             requests: counts.requests,
             accepted: counts.accepted,
@@ -171,7 +178,10 @@ public final class LoadStatistics: Sendable {
             digest: counts.digest,
             connectionsOpened: connectionsOpened.load(ordering: .relaxed),
             connectionFailures: connectionFailures.load(ordering: .relaxed),
-            latency: latency.withLockedValue { $0 }
+            unscheduled: counts.unscheduled,
+            latency: collector?.latency ?? Self.makeHistogram(),
+            lag: collector?.lag ?? Self.makeHistogram(),
+            intervals: collector?.intervals ?? []
         )
     }
 }
@@ -194,8 +204,17 @@ public struct LoadSnapshot: Sendable {
     public var connectionsOpened: Int
     /// Connections that could not be opened or ended with an error.
     public var connectionFailures: Int
-    /// Microseconds from each notification's first send to its final answer.
+    /// Tokens read but not sent: the schedule (or the closed model's duration) was over.
+    public var unscheduled: Int
+    /// Microseconds from each notification's start (its intended send time in the open model,
+    /// its first send in the closed one) to its final outcome, outside the warm-up, over the
+    /// seconds closed so far.
     public var latency: Histogram<UInt64>
+    /// The open model: how late (µs) the generator sent each notification that had a stream
+    /// free for it (empty in the closed model).
+    public var lag: Histogram<UInt64>
+    /// The run second by second.
+    public var intervals: [LoadInterval]
 
     /// Notifications sent (at least once): each ends accepted, rejected or failed.
     public var sent: Int { accepted + rejected.values.reduce(0, +) + failed.values.reduce(0, +) }

@@ -27,20 +27,26 @@ struct PendingNotification {
     let index: Int32
     /// Tries that ended without an answer or with a retryable one.
     var attempts: UInt16
-    /// When it was first sent (uptime nanoseconds), or 0 before that: latency counts from its
-    /// first try, so retries show in it.
+    /// When it was meant to be sent (the open model's schedule) or first sent (the closed
+    /// model), uptime nanoseconds, or 0 before that: latency counts from it, so retries and a
+    /// late send show in it.
     var firstSentAt: UInt64
 
     var token: TokenRecord { batch.tokens[Int(index)] }
 }
 
 /// The work every connection draws from: the token stream's batches, plus the notifications
-/// that connections which ended hand back to be sent elsewhere (first in line).
+/// that connections which ended hand back to be sent elsewhere (first in line). Those already
+/// sent once ("started") are kept apart from those never sent: when the run stops taking new
+/// work (the open model's schedule or the closed model's duration is over), the started ones
+/// are still owed an outcome and the others are not sent.
 final class NotificationFeed: Sendable {
     let stream: TokenStream
-    private let returned = NIOLockedValueBox<[PendingNotification]>([])
-    private let returnedCount = ManagedAtomic(0)
+    private let returned = NIOLockedValueBox<(started: [PendingNotification], fresh: [PendingNotification])>(([], []))
+    private let startedCount = ManagedAtomic(0)
+    private let freshCount = ManagedAtomic(0)
     private let takenTokens = ManagedAtomic<UInt64>(0)
+    private let closed = ManagedAtomic(false)
 
     init(_ stream: TokenStream) {
         self.stream = stream
@@ -57,13 +63,13 @@ final class NotificationFeed: Sendable {
 
     /// The next work, never waiting: a returned notification, else a batch.
     func take() -> Take {
-        if returnedCount.load(ordering: .relaxed) > 0, let pending = takeReturned() { return .returned(pending) }
+        if returnedWaiting > 0, let pending = takeReturned(startedOnly: false) { return .returned(pending) }
         if let batch = nextBatch() { return .batch(batch) }
         // The reader records its summary before it closes the queue: once the summary is
         // there, every batch it read is in the queue.
         guard stream.summary != nil else { return .notReady }
         if let batch = nextBatch() { return .batch(batch) }
-        if let pending = takeReturned() { return .returned(pending) }
+        if let pending = takeReturned(startedOnly: false) { return .returned(pending) }
         return .finished
     }
 
@@ -76,28 +82,53 @@ final class NotificationFeed: Sendable {
         return nil
     }
 
-    private func takeReturned() -> PendingNotification? {
-        returned.withLockedValue { list in
-            guard let last = list.popLast() else { return nil }
-            returnedCount.wrappingDecrement(ordering: .relaxed)
+    /// A handed-back notification that was already sent once, if one waits.
+    func takeStarted() -> PendingNotification? {
+        guard startedCount.load(ordering: .relaxed) > 0 else { return nil }
+        return takeReturned(startedOnly: true)
+    }
+
+    private func takeReturned(startedOnly: Bool) -> PendingNotification? {
+        returned.withLockedValue { lists in
+            if let last = lists.started.popLast() {
+                startedCount.wrappingDecrement(ordering: .relaxed)
+                return last
+            }
+            guard !startedOnly, let last = lists.fresh.popLast() else { return nil }
+            freshCount.wrappingDecrement(ordering: .relaxed)
             return last
         }
     }
 
     /// Hands back notifications a connection could not finish.
     func giveBack(_ notifications: some Sequence<PendingNotification>) {
-        returned.withLockedValue { list in
-            let before = list.count
-            list.append(contentsOf: notifications)
-            returnedCount.wrappingIncrement(by: list.count - before, ordering: .relaxed)
+        returned.withLockedValue { lists in
+            for notification in notifications {
+                if notification.firstSentAt == 0 {
+                    lists.fresh.append(notification)
+                    freshCount.wrappingIncrement(ordering: .relaxed)
+                } else {
+                    lists.started.append(notification)
+                    startedCount.wrappingIncrement(ordering: .relaxed)
+                }
+            }
         }
     }
 
     /// Notifications waiting to be sent again.
-    var returnedWaiting: Int { returnedCount.load(ordering: .relaxed) }
+    var returnedWaiting: Int { startedCount.load(ordering: .relaxed) + freshCount.load(ordering: .relaxed) }
+
+    /// Those of them already sent once: still owed an outcome after the run stops taking work.
+    var startedWaiting: Int { startedCount.load(ordering: .relaxed) }
 
     /// Tokens handed out in batches so far.
     var taken: UInt64 { takenTokens.load(ordering: .relaxed) }
+
+    /// Stops handing out new work (the closed model's duration is over): connections finish
+    /// what they started and leave the rest.
+    func close() { closed.store(true, ordering: .relaxed) }
+
+    var isClosed: Bool { closed.load(ordering: .relaxed) }
 
     /// Whether every token has been read and handed out, and nothing waits to be sent again
     /// (what connections hold is theirs until they end).
@@ -106,7 +137,8 @@ final class NotificationFeed: Sendable {
         return taken == summary.tokens && returnedWaiting == 0
     }
 
-    /// Takes everything left (after `stream.cancel()`, what was read), for the caller to fail.
+    /// Takes everything left (after `stream.cancel()`, what was read), for the caller to fail
+    /// or leave unsent.
     func drain() -> [PendingNotification] {
         var left: [PendingNotification] = []
         while case let taken = take(), !isFinishedOrNotReady(taken) {

@@ -78,8 +78,30 @@ public struct RunSummary: Sendable {
         return Double(whole) + Double(attoseconds) * 1e-18
     }
 
-    /// Notifications with a final outcome per second of the run.
-    public var throughput: Double { seconds > 0 ? Double(report.snapshot.sent) / seconds : 0 }
+    /// Whole seconds left out of the throughput at the start: the warm-up, rounded up.
+    var warmUpSeconds: Int {
+        let nanoseconds = report.warmUp.wholeNanoseconds
+        return Int((nanoseconds + 999_999_999) / 1_000_000_000)
+    }
+
+    /// Notifications with a final outcome per second of the run; with a warm-up, those that
+    /// finished after its (whole) seconds, per second after them.
+    public var throughput: Double {
+        guard warmUpSeconds > 0 else { return seconds > 0 ? Double(report.snapshot.sent) / seconds : 0 }
+        let after = report.snapshot.intervals.filter { $0.second >= warmUpSeconds }.map(\.completed).reduce(0, +)
+        let length = seconds - Double(warmUpSeconds)
+        return length > 0 ? Double(after) / length : 0
+    }
+
+    /// Whether the numbers can be trusted: the generator kept its schedule, and sender and sink
+    /// agree (when a sink was asked).
+    public var valid: Bool { invalidReasons.isEmpty }
+
+    public var invalidReasons: [String] {
+        var reasons = report.invalidReasons
+        if let reconciliation, !reconciliation.agrees { reasons.append("sender and sink disagree") }
+        return reasons
+    }
 
     /// Milliseconds at `percentile` (0...100).
     public func latency(at percentile: Double) -> Double {
@@ -119,6 +141,39 @@ public struct RunSummary: Sendable {
             "cancelled": report.cancelled,
             "reconciled": reconciliation.map { $0.agrees as Any } ?? NSNull(),
         ]
+        object["model"] = report.schedule == nil ? "closed" : "open"
+        if let schedule = report.schedule {
+            var described: [String: Any] = [
+                "description": schedule.description, "start_rate_per_second": schedule.startRate,
+            ]
+            described["stages"] = schedule.stages.map {
+                ["duration_seconds": Double($0.duration.wholeNanoseconds) / 1e9, "target_per_second": $0.target]
+            }
+            described["planned"] = schedule.total.map { $0 as Any } ?? NSNull()
+            object["schedule"] = described
+            let lag = snapshot.lag
+            object["generator_lag_ms"] = [
+                "p99": lag.totalCount == 0 ? 0 : Double(lag.valueAtPercentile(99)) / 1000,
+                "max": lag.totalCount == 0 ? 0 : Double(lag.max) / 1000,
+                "limit": Double(report.maxLag.wholeNanoseconds) / 1e6,
+            ]
+        }
+        object["warm_up_seconds"] = Double(report.warmUp.wholeNanoseconds) / 1e9
+        object["unscheduled"] = snapshot.unscheduled
+        object["valid"] = valid
+        object["invalid_reasons"] = invalidReasons
+        object["intervals"] = snapshot.intervals.map { interval -> [String: Any] in
+            [
+                "second": interval.second,
+                "completed": interval.completed,
+                "latency_count": interval.latencies.totalCount,
+                "p50_ms": Double(interval.p50) / 1000,
+                "p90_ms": Double(interval.p90) / 1000,
+                "p99_ms": Double(interval.p99) / 1000,
+                "max_ms": Double(interval.max) / 1000,
+                "max_lag_ms": Double(interval.maxLag) / 1000,
+            ]
+        }
         if let tokens = report.tokens {
             object["tokens"] = ["read": tokens.tokens, "lines": tokens.lines, "turned_down": tokens.skipped]
         }
@@ -171,6 +226,20 @@ public struct RunSummary: Sendable {
         for (cause, count) in snapshot.skipped.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  skipped \(cause.rawValue): \(number(count))")
         }
+        if let schedule = report.schedule {
+            let lag = snapshot.lag.totalCount == 0 ? 0 : Double(snapshot.lag.max) / 1000
+            lines.append(
+                "open model, \(schedule): latency counted from each notification's due time; generator lag max \(milliseconds(lag)) ms (limit \(milliseconds(Double(report.maxLag.wholeNanoseconds) / 1e6)) ms)"
+            )
+        }
+        if snapshot.unscheduled > 0 {
+            lines.append("not sent (the schedule or duration was over): \(number(snapshot.unscheduled))")
+        }
+        if report.warmUp > .zero {
+            lines.append(
+                "warm-up: notifications started in the first \(report.warmUp) are left out of latency and throughput"
+            )
+        }
         lines.append(
             "latency ms: "
                 + Self.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.value)))" }.joined(separator: "  ")
@@ -183,6 +252,7 @@ public struct RunSummary: Sendable {
             )
         }
         if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
+        for reason in report.invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -31,13 +31,19 @@ public enum MainJob {
         public var template: PayloadTemplate?
         /// The sink's behaviour (latency, errors, faults).
         public var sink = SinkConfiguration()
+        /// Open or closed, how long, the warm-up.
+        public var model = LoadModel()
 
         public init() {}
     }
 
     /// Runs the job, blocking; the summary holds the reconciliation. `started` gets the engine
     /// (to cancel it on Ctrl-C) before it runs.
-    public static func run(_ options: Options, started: (LoadEngine) -> Void = { _ in }) throws -> RunSummary {
+    public static func run(
+        _ options: Options,
+        started: (LoadEngine) -> Void = { _ in },
+        progress: ((LoadEngine.Progress) -> Void)? = nil
+    ) throws -> RunSummary {
         let template = try options.template ?? PayloadTemplate(json: Array(poll.utf8), file: "poll")
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: options.sinkThreads)
         defer { try? sinkGroup.syncShutdownGracefully() }
@@ -62,11 +68,12 @@ public enum MainJob {
             streamsPerConnection: options.streamsPerConnection
         )
         configuration.authority = "api.push.apple.com"
+        configuration.model = options.model
         let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: options.senderThreads)
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
         started(engine)
-        let report = engine.run()
+        let report = engine.run(progress: progress)
         sink.drain(grace: .seconds(1))
         let sinkSummary = sink.statistics.summary
         let reconciliation = Reconciliation(

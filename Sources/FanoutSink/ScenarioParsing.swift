@@ -5,14 +5,12 @@ import Foundation
 extension SinkScenario {
     /// A duration like `250us`, `5ms`, `1.5s`, `2m` or `1h`.
     public static func duration(_ text: some StringProtocol) throws(SinkScenarioError) -> Duration {
-        let text = text.trimmingCharacters(in: .whitespaces)
-        let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite {
-                return .nanoseconds(Int64((value * scale * 1e9).rounded()))
-            }
+        guard let duration = DurationNotation.parse(text) else {
+            throw SinkScenarioError(
+                "\(text.trimmingCharacters(in: .whitespaces)) is not a duration; \(DurationNotation.hint)"
+            )
         }
-        throw SinkScenarioError("\(text) is not a duration; write it like 250us, 5ms, 1.5s, 2m or 1h")
+        return duration
     }
 
     /// `EVERY/LENGTH`, e.g. `10s/1s`: the sink freezes for LENGTH every EVERY.

@@ -18,3 +18,7 @@ func onInterrupt<Result>(_ action: @escaping @Sendable () -> Void, during body: 
 
 /// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 let interruptedStatus: Int32 = 130
+
+/// The exit status of a run whose numbers cannot be trusted: the open model's generator fell
+/// further behind its schedule than `--max-lag`.
+let invalidRunStatus: Int32 = 4

@@ -15,14 +15,22 @@ struct RunCommand: ParsableCommand {
             throughput, latency percentiles and outcomes, and checks that sender and sink agree on \
             every count and on the digest of what was accepted. Writes summary.json and \
             latency.hgrm to --output (default: a new folder under results/). Ctrl-C stops the run \
-            and still writes what was done (exit status 130). Exit status: 0 when \
+            and still writes what was done (exit status 130). A live progress line shows on a \
+            terminal. --rate (or --stage) switches to the open model. Exit status: 0 when \
             sender and sink agree and every notification was accepted or rejected by the sink, 3 \
-            when they disagree or notifications failed, 1 on an error.
+            when they disagree or notifications failed, 4 when the run is invalid (the open \
+            model's generator fell behind by more than --max-lag), 1 on an error.
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Synthetic device tokens to send.", valueName: "n"))
-    var count: UInt64 = 1_000_000
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Synthetic device tokens to send (default: 1,000,000, or as many as the schedule holds).",
+            valueName: "n"
+        )
+    )
+    var count: UInt64?
 
     @Option(name: .long, help: ArgumentHelp("The seed of the tokens.", valueName: "seed"))
     var seed: UInt64 = 1
@@ -39,11 +47,13 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Event loops of the sink.", valueName: "n"))
     var sinkThreads = 1
 
+    @OptionGroup var load: LoadModelOptions
+
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
 
     func validate() throws {
-        if count < 1 { throw ValidationError("--count must be at least 1.") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
         if connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if streams < 1 { throw ValidationError("--streams must be at least 1.") }
         if threads < 1 || sinkThreads < 1 { throw ValidationError("--threads and --sink-threads must be at least 1.") }
@@ -51,7 +61,8 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         var options = MainJob.Options()
-        options.count = count
+        options.model = try load.model()
+        options.count = count ?? options.model.schedule?.total ?? 1_000_000
         options.seed = seed
         options.connections = connections
         options.streamsPerConnection = streams
@@ -60,8 +71,15 @@ struct RunCommand: ParsableCommand {
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
         let summary = try onInterrupt(
             { engine.withLockedValue { $0?.cancel() } },
-            during: { try MainJob.run(options, started: { started in engine.withLockedValue { $0 = started } }) }
+            during: {
+                try MainJob.run(
+                    options,
+                    started: { started in engine.withLockedValue { $0 = started } },
+                    progress: ProgressDisplay.make(total: options.count)
+                )
+            }
         )
+        ProgressDisplay.clear()
         let directory = output ?? RunFolder.new()
         do {
             try summary.write(to: directory)
@@ -70,6 +88,7 @@ struct RunCommand: ParsableCommand {
         }
         StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
         if summary.report.cancelled && summary.report.abandoned == nil { throw ExitCode(interruptedStatus) }
+        if !summary.report.invalidReasons.isEmpty { throw ExitCode(invalidRunStatus) }
         let clean = summary.reconciliation?.agrees == true && summary.report.snapshot.failed.isEmpty
         if !clean { throw ExitCode(3) }
     }

@@ -13,15 +13,19 @@ import NIOPosix
 struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send a template's notification to every token of a set over HTTP/2 (the closed model).",
+        abstract: "Send a template's notification to every token of a set over HTTP/2.",
         discussion: """
             http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. Every \
             connection keeps up to --streams requests in flight (and no more than the server \
-            allows). Prints the summary and writes summary.json and latency.hgrm to --output \
-            (default: a new folder under results/). Ctrl-C stops the run; what was done is still \
-            summarised and written. Exit status: 0 when every notification was accepted or \
-            rejected by the server, 3 when some failed (no answer after every try), 130 after \
-            Ctrl-C, 1 on an error.
+            allows): the closed model. --rate R (with --duration, or --stage ramps) is the open \
+            model: notifications are due on a schedule whatever the server does, and latency \
+            counts from each one's due time. Prints the summary and writes summary.json and \
+            latency.hgrm to --output (default: a new folder under results/); a live progress \
+            line shows on a terminal. Ctrl-C stops the run; what was done is still summarised \
+            and written. Exit status: 0 when every notification was accepted or rejected by the \
+            server, 3 when some failed (no answer after every try), 4 when the run is invalid \
+            (the generator fell behind its schedule by more than --max-lag), 130 after Ctrl-C, 1 \
+            on an error.
             """
     )
 
@@ -94,6 +98,8 @@ struct SendCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
     var goneTokens: String?
+
+    @OptionGroup var load: LoadModelOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
@@ -191,6 +197,7 @@ struct SendCommand: ParsableCommand {
         )
         configuration.streamTimeout = try duration(timeout, option: "--timeout")
         configuration.maxAttempts = attempts
+        configuration.model = try load.model()
         if let keyFile, let keyId, let teamId {
             do {
                 configuration.providerTokens = try ProviderTokens(
@@ -219,7 +226,9 @@ struct SendCommand: ParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         defer { try? group.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: group)
-        let report = onInterrupt({ engine.cancel() }, during: { engine.run() })
+        let progress = ProgressDisplay.make(total: tokenOptions.expectedCount(schedule: configuration.model.schedule))
+        let report = onInterrupt({ engine.cancel() }, during: { engine.run(progress: progress) })
+        ProgressDisplay.clear()
         configuration.goneTokens?.close()
         if let error = report.tokens?.error { throw SendCommandError("\(error)") }
         let summary = RunSummary(
@@ -237,6 +246,7 @@ struct SendCommand: ParsableCommand {
         }
         StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
         if report.cancelled && report.abandoned == nil { throw ExitCode(interruptedStatus) }
+        if !report.invalidReasons.isEmpty { throw ExitCode(invalidRunStatus) }
         if !report.snapshot.failed.isEmpty { throw ExitCode(3) }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutClient
 import FanoutTokens
 
 /// `fanout tokens`: device-token sets.
@@ -50,6 +51,14 @@ struct TokenInputOptions: ParsableArguments {
     var source: TokenSource {
         if let generate { return .generated(TokenGenerator(count: generate, seed: seed, length: length)) }
         return tokens == "-" ? .standardInput : .file(tokens!)
+    }
+
+    /// How many notifications a run over these tokens makes, when that is known ahead: the
+    /// generated count, or fewer if the schedule ends first.
+    func expectedCount(schedule: ArrivalSchedule?) -> UInt64? {
+        let tokens = shard == nil ? generate : nil
+        guard let planned = schedule?.total else { return tokens }
+        return tokens.map { min($0, planned) } ?? planned
     }
 
     var readerConfiguration: TokenReaderConfiguration {

@@ -29,7 +29,8 @@ import Testing
         scenario: SinkScenario = .init(),
         connections: Int = 2,
         streams: Int = 100,
-        configure: (inout LoadConfiguration) -> Void = { _ in }
+        configure: (inout LoadConfiguration) -> Void = { _ in },
+        beforeRun: (any EventLoopGroup) -> Void = { _ in }
     ) throws -> Outcome {
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? sinkGroup.syncShutdownGracefully() }
@@ -52,6 +53,7 @@ import Testing
         )
         configuration.deadline = .seconds(120)
         configure(&configuration)
+        beforeRun(senderGroup)
         let report = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup).run()
         sink.drain(grace: .seconds(2))
         let summary = sink.statistics.summary

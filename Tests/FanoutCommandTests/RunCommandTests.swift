@@ -50,3 +50,86 @@ import Testing
         }
     }
 }
+
+/// The open model, validity and the progress line through `fanout run`.
+@Suite(.serialized) struct RunLoadModelCommandTests {
+    static func summary(in folder: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func anOpenModelRunRecordsItsScheduleLagAndSeconds() throws {
+        let folder = NSTemporaryDirectory() + "fanout-open-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            ["run", "--rate", "2000/s", "--duration", "2s", "--max-lag", "1s", "--output", folder],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("4,000 notifications to the embedded sink"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("open model, 2000/s for 2.0 seconds"))
+        // Standard error is not a terminal here: no progress line.
+        #expect(!result.standardError.contains("\r"), "\(result.standardError)")
+        let summary = try Self.summary(in: folder)
+        #expect(summary["model"] as? String == "open")
+        #expect(summary["sent"] as? Int == 4000)
+        #expect(summary["valid"] as? Bool == true)
+        #expect((summary["invalid_reasons"] as? [String])?.isEmpty == true)
+        let schedule = try #require(summary["schedule"] as? [String: Any])
+        #expect(schedule["planned"] as? Int == 4000)
+        let lag = try #require(summary["generator_lag_ms"] as? [String: Double])
+        #expect(lag["limit"] == 1000)
+        let intervals = try #require(summary["intervals"] as? [[String: Any]])
+        #expect(intervals.count >= 2)
+        #expect(intervals.compactMap { $0["completed"] as? Int }.reduce(0, +) == 4000)
+        for interval in intervals {
+            for key in ["second", "completed", "latency_count", "p50_ms", "p90_ms", "p99_ms", "max_ms", "max_lag_ms"] {
+                #expect(interval[key] != nil, "\(key) missing from \(interval)")
+            }
+        }
+    }
+
+    @Test func aRunWhoseGeneratorFellBehindIsInvalidWithExitStatus4() throws {
+        let folder = NSTemporaryDirectory() + "fanout-invalid-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The generator sends on a 1 ms tick: some notification always leaves more than 1 µs
+        // after its due time.
+        let result = try CommandRunner.run(
+            ["run", "--rate", "1000", "--duration", "1s", "--max-lag", "1us", "--output", folder],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 4, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("INVALID: the generator fell"), "\(result.standardOutput)")
+        let summary = try Self.summary(in: folder)
+        #expect(summary["valid"] as? Bool == false)
+        #expect((summary["invalid_reasons"] as? [String])?.first?.contains("behind its schedule") == true)
+    }
+
+    @Test func aTerminalShowsTheProgressLine() throws {
+        let folder = NSTemporaryDirectory() + "fanout-progress-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/in_terminal.py", "120",
+            CommandRunner.executable.path, "run", "--rate", "2000", "--duration", "3s", "--max-lag", "1s",
+            "--output", folder,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let written = String(decoding: data, as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(written)")
+        // Redrawn in place (carriage return, erase line) about once a second: elapsed time,
+        // rate, done of total with its share, p99 so far and the time left.
+        let lines = written.components(separatedBy: "\r\u{1B}[K").dropFirst()
+        #expect(lines.count >= 2, "\(written.debugDescription)")
+        let first = try #require(lines.first)
+        #expect(first.contains(/^\d+\.\d s  [\d,]+\/s  [\d,]+ \/ 6,000 \(\d+\.\d%\)/), "\(first.debugDescription)")
+        #expect(first.contains("ETA "), "\(first.debugDescription)")
+        // The line is cleared before the summary.
+        #expect(written.contains("\r\u{1B}[K6,000 notifications to the embedded sink"), "\(written.debugDescription)")
+    }
+}

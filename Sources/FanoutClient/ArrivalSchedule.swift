@@ -1,0 +1,287 @@
+import Atomics
+import FanoutAPNs
+import NIOConcurrencyHelpers
+
+/// The open model's arrivals: when each notification is meant to be sent, whatever the server
+/// does. A run is a list of stages, each moving the rate linearly from where the last one ended
+/// to its target over its duration (k6's ramping arrival rate); a constant rate is one stage
+/// that starts and ends at the same rate.
+///
+/// ```
+///   rate ▲        ┌──────────┐
+///        │       ╱            ╲          arrivals up to t: N(t) = ∫ rate
+///        │      ╱              ╲         notification k is due at N⁻¹(k)
+///        │─────╱                ╲
+///        └──────────────────────────► t
+///         stage 1 │ 2 │    3     │ 4 │
+/// ```
+public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
+    /// One stage: the rate moves from the previous stage's target (or the start rate) to
+    /// `target` per second over `duration`.
+    public struct Stage: Sendable, Hashable {
+        public var duration: Duration
+        public var target: Double
+
+        public init(duration: Duration, target: Double) {
+            self.duration = duration
+            self.target = target
+        }
+    }
+
+    public let startRate: Double
+    public let stages: [Stage]
+    /// Notifications the schedule holds: `nil` for a constant rate with no end (it lasts as
+    /// long as the tokens do).
+    public let total: UInt64?
+
+    /// Precomputed per stage: where it starts in time (ns) and in arrivals, its rates.
+    private let segments: [Segment]
+
+    private struct Segment: Hashable {
+        var start: Double
+        var length: Double
+        var arrivalsBefore: Double
+        var from: Double
+        var to: Double
+    }
+
+    /// A constant `rate` per second, for `duration` (or until the tokens run out).
+    public init(rate: Double, duration: Duration?) throws(ScheduleError) {
+        guard rate > 0, rate.isFinite else { throw ScheduleError("a rate must be above 0 per second, not \(rate)") }
+        if let duration {
+            try self.init(startRate: rate, stages: [Stage(duration: duration, target: rate)])
+        } else {
+            self.init(
+                startRate: rate,
+                stages: [],
+                segments: [Segment(start: 0, length: .infinity, arrivalsBefore: 0, from: rate, to: rate)],
+                total: nil
+            )
+        }
+    }
+
+    private init(startRate: Double, stages: [Stage], segments: [Segment], total: UInt64?) {
+        self.startRate = startRate
+        self.stages = stages
+        self.segments = segments
+        self.total = total
+    }
+
+    /// Ramps: from `startRate`, through each stage in turn.
+    public init(startRate: Double, stages: [Stage]) throws(ScheduleError) {
+        guard startRate >= 0, startRate.isFinite else {
+            throw ScheduleError("the start rate must be 0 or more per second, not \(startRate)")
+        }
+        guard !stages.isEmpty else { throw ScheduleError("a ramp needs at least one stage") }
+        var segments: [Segment] = []
+        var time = 0.0
+        var arrivals = 0.0
+        var from = startRate
+        for (index, stage) in stages.enumerated() {
+            guard stage.target >= 0, stage.target.isFinite else {
+                throw ScheduleError("stage \(index + 1): the target rate must be 0 or more, not \(stage.target)")
+            }
+            let length = Double(stage.duration.wholeNanoseconds)
+            guard length > 0 else { throw ScheduleError("stage \(index + 1): the duration must be above 0") }
+            segments.append(
+                Segment(start: time, length: length, arrivalsBefore: arrivals, from: from, to: stage.target)
+            )
+            time += length
+            arrivals += (from + stage.target) / 2 * length / 1e9
+            from = stage.target
+        }
+        guard arrivals >= 1 else { throw ScheduleError("the stages hold no arrival (every rate is 0)") }
+        // An arrival lands at N(t) = k; a rounding error must not drop the last whole one.
+        self.init(
+            startRate: startRate,
+            stages: stages,
+            segments: segments,
+            total: UInt64((arrivals + 1e-6).rounded(.down))
+        )
+    }
+
+    /// How long the schedule lasts, if it ends.
+    public var duration: Duration? {
+        guard let last = segments.last, last.length.isFinite else { return nil }
+        return .nanoseconds(Int64(last.start + last.length))
+    }
+
+    /// When notification `k` (from 0) is due, in nanoseconds from the start; `nil` past the end.
+    public func offset(of k: UInt64) -> UInt64? {
+        if let total, k >= total { return nil }
+        let arrival = Double(k)
+        var low = 0
+        var high = segments.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if segments[middle].arrivalsBefore <= arrival { low = middle } else { high = middle - 1 }
+        }
+        // The last stage starting at or before this arrival: one at rate 0 holds none, so the
+        // search passes over it to the next.
+        let segment = segments[low]
+        let n = arrival - segment.arrivalsBefore
+        // Arrivals into the stage after t ns: n(t) = from·t + (to − from)·t²/(2·length), per ns.
+        let from = segment.from / 1e9
+        let slope = (segment.to - segment.from) / 1e9 / segment.length
+        let t: Double
+        if abs(slope) < 1e-30 {
+            t = from > 0 ? n / from : 0
+        } else {
+            let discriminant = max(0, from * from + 2 * slope * n)
+            t = (discriminant.squareRoot() - from) / slope
+        }
+        return UInt64(max(0, (segment.start + min(t, segment.length)).rounded()))
+    }
+
+    public var description: String {
+        if stages.isEmpty { return "\(Self.format(startRate))/s" }
+        if stages.count == 1, stages[0].target == startRate {
+            return "\(Self.format(startRate))/s for \(stages[0].duration)"
+        }
+        let steps = stages.map { "\($0.duration):\(Self.format($0.target))/s" }.joined(separator: ", ")
+        return "from \(Self.format(startRate))/s: \(steps)"
+    }
+
+    static func format(_ rate: Double) -> String {
+        rate == rate.rounded() ? String(Int(rate)) : String(rate)
+    }
+}
+
+public struct ScheduleError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The arrivals of a run as tickets that connections claim when they are due: each ticket is
+/// one notification's intended send time. A connection that is busy leaves due tickets to
+/// others, and one that finds them late sends them late, with their latency counted from the
+/// intended time (coordinated omission corrected, as wrk2 does).
+///
+/// The schedule starts when the first connection asks for a ticket, so that connecting is
+/// not counted as the server's latency.
+final class ArrivalTickets: Sendable {
+    let schedule: ArrivalSchedule
+    /// When the schedule started (uptime nanoseconds), 0 before the first claim.
+    private let start = ManagedAtomic<UInt64>(0)
+    private let next = ManagedAtomic<UInt64>(0)
+    private let ended = ManagedAtomic(false)
+    /// Tickets claimed by a connection that then found no token of its own (another holds the
+    /// last batch's rest): due already, handed out before new ones.
+    private let returned = NIOLockedValueBox<[UInt64]>([])
+    private let returnedCount = ManagedAtomic(0)
+
+    init(schedule: ArrivalSchedule) {
+        self.schedule = schedule
+    }
+
+    enum Claim: Equatable {
+        /// Send one notification, meant for this time.
+        case due(UInt64)
+        /// The next ticket is due then.
+        case notYet(UInt64)
+        /// Every ticket has been handed out (or the run ended).
+        case exhausted
+    }
+
+    func claim(now: UInt64) -> Claim {
+        var start = start.load(ordering: .relaxed)
+        if start == 0 {
+            let (exchanged, original) = self.start.compareExchange(expected: 0, desired: now, ordering: .relaxed)
+            start = exchanged ? now : original
+        }
+        if returnedCount.load(ordering: .relaxed) > 0, let due = takeReturned() { return .due(due) }
+        while true {
+            if ended.load(ordering: .relaxed) { return .exhausted }
+            let k = next.load(ordering: .relaxed)
+            guard let offset = schedule.offset(of: k) else { return .exhausted }
+            let due = start + offset
+            if due > now { return .notYet(due) }
+            if next.compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged { return .due(due) }
+        }
+    }
+
+    private func takeReturned() -> UInt64? {
+        returned.withLockedValue { list in
+            guard let due = list.popLast() else { return nil }
+            returnedCount.wrappingDecrement(ordering: .relaxed)
+            return due
+        }
+    }
+
+    /// Gives back a claimed ticket that found no token, for a connection that has one.
+    func giveBack(_ due: UInt64) {
+        returned.withLockedValue { $0.append(due) }
+        returnedCount.wrappingIncrement(ordering: .relaxed)
+    }
+
+    /// Ends the schedule early: no more tickets (used when the tokens run out).
+    func end() { ended.store(true, ordering: .relaxed) }
+
+    /// Tickets handed out.
+    var claimed: UInt64 { next.load(ordering: .relaxed) }
+
+    var isExhausted: Bool {
+        if ended.load(ordering: .relaxed) { return true }
+        guard let total = schedule.total else { return false }
+        return claimed >= total && returnedCount.load(ordering: .relaxed) == 0
+    }
+}
+
+extension ArrivalSchedule {
+    /// The schedule the options ask for: `--rate R` alone runs at R until the tokens run out,
+    /// with `--duration D` for D; `--stage D:R` (repeated) ramps from `--rate` (or 0) to each
+    /// stage's R over its D. `nil` (no rate, no stage) is the closed model.
+    public static func parse(
+        rate: String?,
+        duration: String?,
+        stages: [String]
+    ) throws(ScheduleError) -> ArrivalSchedule? {
+        var start: Double?
+        if let rate { start = try perSecond(rate, what: "--rate") }
+        guard !stages.isEmpty else {
+            guard let start else { return nil }
+            var length: Duration?
+            if let duration { length = try parseDuration(duration, what: "--duration") }
+            return try ArrivalSchedule(rate: start, duration: length)
+        }
+        if duration != nil {
+            throw ScheduleError("--duration and --stage do not go together: the stages' durations make the run's")
+        }
+        var parsed: [Stage] = []
+        for (index, text) in stages.enumerated() {
+            let parts = text.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else {
+                throw ScheduleError("--stage \(text): a stage is DURATION:RATE, like 30s:5000/s")
+            }
+            let what = "--stage \(index + 1) (\(text))"
+            parsed.append(
+                Stage(
+                    duration: try parseDuration(parts[0], what: what),
+                    target: try perSecond(String(parts[1]), what: what, allowingZero: true)
+                )
+            )
+        }
+        return try ArrivalSchedule(startRate: start ?? 0, stages: parsed)
+    }
+
+    /// `N` or `N/WINDOW` (`5000`, `5000/s`, `300/1m`) as events per second.
+    static func perSecond(_ text: String, what: String, allowingZero: Bool = false) throws(ScheduleError) -> Double {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let count = Double(parts[0]), count.isFinite,
+            count > 0 || (allowingZero && count == 0)
+        else {
+            throw ScheduleError("\(what): \(text) is not a rate; write N or N/WINDOW, like 5000/s or 300/1m")
+        }
+        guard parts.count == 2 else { return count }
+        let window = parts[1].first?.isNumber == true ? String(parts[1]) : "1" + parts[1]
+        let length = try parseDuration(window, what: what)
+        return count * 1e9 / Double(length.wholeNanoseconds)
+    }
+
+    static func parseDuration(_ text: some StringProtocol, what: String) throws(ScheduleError) -> Duration {
+        guard let duration = DurationNotation.parse(text), duration > .zero else {
+            throw ScheduleError("\(what): \(text) is not a duration above 0; \(DurationNotation.hint)")
+        }
+        return duration
+    }
+}

@@ -1,0 +1,176 @@
+import Histogram
+import NIOConcurrencyHelpers
+
+/// What the connections of one event loop measured, recorded without a lock and handed over
+/// once a second: latencies (outside the warm-up), completions and the generator's lag.
+///
+/// ```
+///   loop 1: [second 0][second 1][second 2] …  ──┐
+///   loop 2: [second 0][second 1][second 2] …  ──┼─► IntervalCollector: second s is merged once
+///   loop n: …                                   ─┘   every loop has handed it over
+/// ```
+///
+/// Confined to its event loop (the connections on it share it; a repeated task rolls it over
+/// even when they are idle).
+final class LoopRecorder {
+    private let collector: IntervalCollector
+    private let start: UInt64
+    private let warmUpEnd: UInt64
+    private var second = 0
+    private var latencies = LoadStatistics.makeHistogram()
+    private var lag = LoadStatistics.makeHistogram()
+    private var completed = 0
+
+    init(collector: IntervalCollector) {
+        self.collector = collector
+        start = collector.start
+        warmUpEnd = collector.start + collector.warmUp
+    }
+
+    /// A notification reached its final outcome at `now`; it started (its intended or first
+    /// send time) at `startedAt`.
+    func complete(startedAt: UInt64, now: UInt64) {
+        roll(to: now)
+        completed += 1
+        guard startedAt >= warmUpEnd else { return }
+        _ = latencies.record(max(1, (now - min(now, startedAt)) / 1000))
+    }
+
+    /// A ticket was sent `nanoseconds` after the later of its due time and the moment its
+    /// connection had a stream free for it: how far the generator itself fell behind.
+    func lagged(_ nanoseconds: UInt64, now: UInt64) {
+        roll(to: now)
+        _ = lag.record(max(1, nanoseconds / 1000))
+    }
+
+    /// Hands over every finished second up to `now`.
+    func roll(to now: UInt64) {
+        let current = Int((now - min(now, start)) / 1_000_000_000)
+        guard current > second else { return }
+        handOver()
+        second += 1
+        while second < current {
+            collector.add(IntervalCollector.Part(second: second))
+            second += 1
+        }
+    }
+
+    /// Hands over the second in progress (at the end of the run); nothing is recorded after.
+    func finish() {
+        handOver()
+        second = .max
+    }
+
+    private func handOver() {
+        collector.add(IntervalCollector.Part(second: second, latencies: latencies, lag: lag, completed: completed))
+        latencies.reset()
+        lag.reset()
+        completed = 0
+    }
+}
+
+/// One second of a run, merged over every event loop.
+public struct LoadInterval: Sendable {
+    /// Seconds from the start of the run.
+    public var second: Int
+    /// Notifications that reached a final outcome in it (warm-up included).
+    public var completed: Int
+    /// Latencies (µs) of those outside the warm-up, packed.
+    public var latencies: PackedHistogram
+    /// Their p50, p90, p99 and max (µs; 0 when there are none).
+    public var p50: UInt64
+    public var p90: UInt64
+    public var p99: UInt64
+    public var max: UInt64
+    /// The generator's worst lag in it (µs), 0 without the open model.
+    public var maxLag: UInt64
+}
+
+/// Merges the event loops' seconds as they come in and keeps the run's totals.
+final class IntervalCollector: Sendable {
+    struct Part {
+        var second: Int
+        var latencies: Histogram<UInt64>?
+        var lag: Histogram<UInt64>?
+        var completed = 0
+    }
+
+    private struct Pending {
+        var latencies = LoadStatistics.makeHistogram()
+        var maxLag: UInt64 = 0
+        var completed = 0
+        var parts = 0
+    }
+
+    private struct State {
+        var pending: [Int: Pending] = [:]
+        var intervals: [LoadInterval] = []
+        var latency = LoadStatistics.makeHistogram()
+        var lag = LoadStatistics.makeHistogram()
+    }
+
+    let start: UInt64
+    let warmUp: UInt64
+    private let loops: Int
+    private let state = NIOLockedValueBox(State())
+
+    init(start: UInt64, warmUp: UInt64, loops: Int) {
+        self.start = start
+        self.warmUp = warmUp
+        self.loops = loops
+    }
+
+    func add(_ part: Part) {
+        state.withLockedValue { state in
+            var pending = state.pending[part.second] ?? Pending()
+            if let latencies = part.latencies, latencies.totalCount > 0 { pending.latencies.add(latencies) }
+            if let lag = part.lag, lag.totalCount > 0 {
+                pending.maxLag = max(pending.maxLag, lag.max)
+                state.lag.add(lag)
+            }
+            pending.completed += part.completed
+            pending.parts += 1
+            if pending.parts == loops {
+                state.pending[part.second] = nil
+                Self.close(part.second, pending, into: &state)
+            } else {
+                state.pending[part.second] = pending
+            }
+        }
+    }
+
+    /// Closes the seconds still waiting for a loop (at the end of the run).
+    func closeAll() {
+        state.withLockedValue { state in
+            for second in state.pending.keys.sorted() {
+                Self.close(second, state.pending[second]!, into: &state)
+            }
+            state.pending.removeAll()
+            state.intervals.sort { $0.second < $1.second }
+        }
+    }
+
+    private static func close(_ second: Int, _ pending: Pending, into state: inout State) {
+        let latencies = pending.latencies
+        let empty = latencies.totalCount == 0
+        state.latency.add(latencies)
+        state.intervals.append(
+            LoadInterval(
+                second: second,
+                completed: pending.completed,
+                latencies: PackedHistogram(latencies),
+                p50: empty ? 0 : latencies.valueAtPercentile(50),
+                p90: empty ? 0 : latencies.valueAtPercentile(90),
+                p99: empty ? 0 : latencies.valueAtPercentile(99),
+                max: empty ? 0 : latencies.max,
+                maxLag: pending.maxLag
+            )
+        )
+    }
+
+    /// The latencies of every closed second, outside the warm-up.
+    var latency: Histogram<UInt64> { state.withLockedValue { $0.latency } }
+    /// Every lag sample so far.
+    var lag: Histogram<UInt64> { state.withLockedValue { $0.lag } }
+    var intervals: [LoadInterval] { state.withLockedValue { $0.intervals } }
+}

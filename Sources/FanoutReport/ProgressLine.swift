@@ -1,0 +1,44 @@
+import FanoutClient
+import Foundation
+
+/// The line a terminal shows while a run goes:
+///
+/// ```
+///   12.0 s  148,230/s  1,776,512 / 5,000,000 (35.5%)  p99 4.21 ms  ETA 21.8 s
+/// ```
+///
+/// The ETA assumes the current rate holds; without a known total it shows what is done.
+public struct ProgressLine: Sendable {
+    public var progress: LoadEngine.Progress
+    public var total: UInt64?
+
+    public init(_ progress: LoadEngine.Progress, total: UInt64?) {
+        self.progress = progress
+        self.total = total
+    }
+
+    public var text: String {
+        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
+        let seconds =
+            Double(progress.elapsed.components.seconds)
+            + Double(progress.elapsed.components.attoseconds) * 1e-18
+        var parts = [
+            String(format: "%.1f s", seconds),
+            "\(number(Int(progress.ratePerSecond.rounded())))/s",
+        ]
+        if let total, total > 0 {
+            let share = Double(progress.finished) / Double(total) * 100
+            parts.append("\(number(progress.finished)) / \(number(Int(total))) (\(String(format: "%.1f", share))%)")
+        } else {
+            parts.append("\(number(progress.finished)) done")
+        }
+        if progress.latency.totalCount > 0 {
+            parts.append(String(format: "p99 %.2f ms", Double(progress.latency.valueAtPercentile(99)) / 1000))
+        }
+        if let total, progress.ratePerSecond > 0, UInt64(progress.finished) < total {
+            let left = Double(total - UInt64(progress.finished)) / progress.ratePerSecond
+            parts.append(String(format: "ETA %.1f s", left))
+        }
+        return parts.joined(separator: "  ")
+    }
+}

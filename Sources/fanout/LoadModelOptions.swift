@@ -1,0 +1,106 @@
+import ArgumentParser
+import FanoutAPNs
+import FanoutClient
+import FanoutReport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The load model options `fanout send` and `fanout run` share.
+struct LoadModelOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The open model: notifications per second (N or N/WINDOW, like 5000/s); latency counts from each one's intended send time.",
+            valueName: "rate"
+        )
+    )
+    var rate: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --rate, how long the run lasts; without, start no new token after this long.",
+            valueName: "duration"
+        )
+    )
+    var duration: String?
+
+    @Option(
+        name: .customLong("stage"),
+        help: ArgumentHelp(
+            "A ramp stage, DURATION:RATE (repeat it): the rate moves linearly from the last one (--rate, or 0) to RATE.",
+            valueName: "stage"
+        )
+    )
+    var stages: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Leave notifications started in the first DURATION out of latency and throughput.",
+            valueName: "duration"
+        )
+    )
+    var warmUp: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The open model: a run whose generator falls further behind its schedule than this is invalid (exit status 4).",
+            valueName: "duration"
+        )
+    )
+    var maxLag = "100ms"
+
+    /// The schedule (`nil`: the closed model), checked.
+    func schedule() throws -> ArrivalSchedule? {
+        do {
+            return try ArrivalSchedule.parse(rate: rate, duration: duration, stages: stages)
+        } catch {
+            throw ValidationError("\(error).")
+        }
+    }
+
+    func validate() throws {
+        _ = try schedule()
+        if let duration, DurationNotation.parse(duration).map({ $0 > .zero }) != true {
+            throw ValidationError("--duration: \(duration) is not a duration above 0; \(DurationNotation.hint).")
+        }
+        if let warmUp, DurationNotation.parse(warmUp) == nil {
+            throw ValidationError("--warm-up: \(warmUp) is not a duration; \(DurationNotation.hint).")
+        }
+        if DurationNotation.parse(maxLag).map({ $0 > .zero }) != true {
+            throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
+        }
+    }
+
+    /// The model, the duration, the warm-up and the lag limit the options ask for.
+    func model() throws -> LoadModel {
+        var model = LoadModel(schedule: try schedule())
+        if model.schedule == nil { model.duration = duration.flatMap { DurationNotation.parse($0) } }
+        model.warmUp = warmUp.flatMap { DurationNotation.parse($0) } ?? .zero
+        model.maxLag = DurationNotation.parse(maxLag) ?? .milliseconds(100)
+        return model
+    }
+}
+
+/// The live progress line, on standard error when it is a terminal (and nowhere otherwise).
+enum ProgressDisplay {
+    /// A callback for `LoadEngine.run(progress:)`, or `nil` when standard error is not a
+    /// terminal.
+    static func make(total: UInt64?) -> ((LoadEngine.Progress) -> Void)? {
+        guard isatty(2) == 1 else { return nil }
+        return { progress in
+            StandardStream.error.write(("\r\u{1B}[K" + ProgressLine(progress, total: total).text).utf8)
+        }
+    }
+
+    /// Clears the line before the summary is printed.
+    static func clear() {
+        if isatty(2) == 1 { StandardStream.error.write("\r\u{1B}[K".utf8) }
+    }
+}

@@ -1,0 +1,181 @@
+import FanoutTestSupport
+import Foundation
+import Histogram
+import Testing
+
+@testable import FanoutClient
+
+/// The open model's schedule: when each notification is due, against the arithmetic of rates.
+struct ArrivalScheduleTests {
+    @Test func aConstantRateSpacesArrivalsEvenly() throws {
+        let schedule = try ArrivalSchedule(rate: 4000, duration: .seconds(2))
+        #expect(schedule.total == 8000)
+        #expect(schedule.duration == .seconds(2))
+        #expect(schedule.offset(of: 0) == 0)
+        #expect(schedule.offset(of: 1) == 250_000)
+        #expect(schedule.offset(of: 4000) == 1_000_000_000)
+        #expect(schedule.offset(of: 7999) == 1_999_750_000)
+        #expect(schedule.offset(of: 8000) == nil)
+    }
+
+    @Test func aRateWithoutDurationLastsAsLongAsTheTokens() throws {
+        let schedule = try ArrivalSchedule(rate: 3, duration: nil)
+        #expect(schedule.total == nil)
+        #expect(schedule.duration == nil)
+        #expect(schedule.offset(of: 3_000_000) == 1_000_000_000_000_000)
+    }
+
+    @Test func aRampPutsArrivalsWhereTheIntegralOfItsRateSays() throws {
+        // 0 → 1000/s over 2 s: N(t) = 250 t², so arrival k is due at √(k / 250) s.
+        let schedule = try ArrivalSchedule(startRate: 0, stages: [.init(duration: .seconds(2), target: 1000)])
+        #expect(schedule.total == 1000)
+        for k: UInt64 in [0, 1, 10, 250, 500, 999] {
+            let expected = (Double(k) / 250).squareRoot() * 1e9
+            let offset = Double(try #require(schedule.offset(of: k)))
+            #expect(abs(offset - expected) < 1000, "arrival \(k): \(offset) ns, expected \(expected)")
+        }
+    }
+
+    @Test func stagesFollowOneAnotherAndAPauseHoldsNoArrival() throws {
+        // 10 s at 100/s (1000 arrivals), 5 s at 0 (a pause), then 100 → 300/s over 2 s (400).
+        let schedule = try ArrivalSchedule(
+            startRate: 100,
+            stages: [
+                .init(duration: .seconds(10), target: 100),
+                .init(duration: .seconds(5), target: 0),
+                .init(duration: .seconds(1), target: 0),
+                .init(duration: .seconds(2), target: 300),
+            ]
+        )
+        // The 100 → 0 ramp over 5 s holds 250 arrivals; 0 → 0 none; 0 → 300 over 2 s 300.
+        #expect(schedule.total == 1000 + 250 + 300)
+        #expect(schedule.offset(of: 999) == 9_990_000_000)
+        // Arrivals in the 100 → 0 ramp: N(t) = 100 t − 10 t², so k = 1000 + 90 at t = 1 s.
+        #expect(schedule.offset(of: 1090).map { abs(Int64($0) - 11_000_000_000) < 1000 } == true)
+        // The first arrival after the pause is at its end, 16 s in.
+        #expect(schedule.offset(of: 1250).map { abs(Int64($0) - 16_000_000_000) < 1000 } == true)
+        #expect(schedule.duration == .seconds(18))
+        // Due times never go backwards.
+        var last: UInt64 = 0
+        for k in 0..<schedule.total! {
+            let offset = try #require(schedule.offset(of: k))
+            #expect(offset >= last)
+            last = offset
+        }
+    }
+
+    @Test func theOptionsParseIntoSchedules() throws {
+        #expect(try ArrivalSchedule.parse(rate: nil, duration: nil, stages: []) == nil)
+        #expect(try ArrivalSchedule.parse(rate: "5000/s", duration: "10s", stages: [])?.total == 50_000)
+        #expect(try ArrivalSchedule.parse(rate: "300/1m", duration: "1m", stages: [])?.total == 300)
+        #expect(try ArrivalSchedule.parse(rate: "100", duration: nil, stages: [])?.total == nil)
+        let ramp = try #require(
+            try ArrivalSchedule.parse(rate: nil, duration: nil, stages: ["10s:1000/s", "10s:1000"])
+        )
+        #expect(ramp.total == 5000 + 10_000)
+        #expect(ramp.description == "from 0/s: 10.0 seconds:1000/s, 10.0 seconds:1000/s")
+    }
+
+    @Test(
+        arguments: [
+            (nil, nil, ["10s"], "--stage 10s: a stage is DURATION:RATE, like 30s:5000/s"),
+            ("0", nil, [], "--rate: 0 is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"),
+            ("fast", nil, [], "--rate: fast is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"),
+            ("100", "soon", [], "--duration: soon is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h"),
+            (
+                "100", "10s", ["5s:100"],
+                "--duration and --stage do not go together: the stages' durations make the run's"
+            ),
+            (
+                nil, nil, ["0s:100"],
+                "--stage 1 (0s:100): 0s is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h"
+            ),
+            (nil, nil, ["5s:0"], "the stages hold no arrival (every rate is 0)"),
+        ] as [(String?, String?, [String], String)]
+    )
+    func badOptionsSayWhatIsWrong(rate: String?, duration: String?, stages: [String], message: String) {
+        #expect {
+            _ = try ArrivalSchedule.parse(rate: rate, duration: duration, stages: stages)
+        } throws: { error in
+            "\(error)" == message
+        }
+    }
+
+    @Test func ticketsAreHandedOutOnceEachWhenDueAndGivenBackOnesFirst() throws {
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(5)))
+        // The schedule starts at the first claim.
+        #expect(tickets.claim(now: 1_000_000_000) == .due(1_000_000_000))
+        #expect(tickets.claim(now: 1_000_000_000) == .notYet(1_001_000_000))
+        #expect(tickets.claim(now: 1_002_500_000) == .due(1_001_000_000))
+        #expect(tickets.claim(now: 1_002_500_000) == .due(1_002_000_000))
+        tickets.giveBack(1_001_000_000)
+        #expect(!tickets.isExhausted)
+        #expect(tickets.claim(now: 1_002_500_000) == .due(1_001_000_000))
+        #expect(tickets.claim(now: 1_009_000_000) == .due(1_003_000_000))
+        #expect(tickets.claim(now: 1_009_000_000) == .due(1_004_000_000))
+        #expect(tickets.claim(now: 1_009_000_000) == .exhausted)
+        #expect(tickets.isExhausted)
+    }
+}
+
+/// Histograms packed as HdrHistogram's V2 counts: nothing is lost.
+struct PackedHistogramTests {
+    @Test func packingAndUnpackingKeepsEveryCount() {
+        var random = SplitMix64(state: 42)
+        var histogram = LoadStatistics.makeHistogram()
+        for _ in 0..<200_000 {
+            // Log-uniform from 1 µs to about an hour, with runs of equal values.
+            let value = UInt64(exp(Double(random.next() % 1_000_000) / 1_000_000 * log(3.5e9)))
+            _ = histogram.record(max(1, value), count: 1 + random.next() % 3)
+        }
+        let packed = PackedHistogram(histogram)
+        let unpacked = packed.unpacked()
+        #expect(packed.totalCount == histogram.totalCount)
+        #expect(unpacked.totalCount == histogram.totalCount)
+        #expect(unpacked.max == histogram.max)
+        #expect(unpacked.min == histogram.min)
+        for value in histogram.recordedValues() {
+            #expect(unpacked.countForValue(value.value) == value.count)
+        }
+        for percentile in [0.0, 50, 90, 99, 99.9, 99.99, 100] {
+            // The same bucket (a histogram keeps its largest value exactly, an unpacked one the
+            // bucket's lowest).
+            #expect(
+                histogram.valuesAreEquivalent(
+                    unpacked.valueAtPercentile(percentile),
+                    histogram.valueAtPercentile(percentile)
+                )
+            )
+        }
+        // Far smaller than the counts array of 8-byte words.
+        #expect(packed.counts.count < packed.countsLength * 8 / 2)
+    }
+
+    @Test func theLayoutMatchesTheLibrarys() {
+        // Each index's value lands back in the same index, and at the library's bucket edges.
+        let histogram = LoadStatistics.makeHistogram()
+        for index in stride(from: 0, to: 23_000, by: 7) {
+            let value = PackedHistogram.value(atIndex: index)
+            #expect(PackedHistogram.countsIndex(of: value) == index)
+            #expect(histogram.lowestEquivalentForValue(value) == value)
+        }
+    }
+
+    @Test func varintsFollowZigZagLEB128() {
+        func encoded(_ value: Int64) -> [UInt8] {
+            var bytes: [UInt8] = []
+            PackedHistogram.putVarint(value, into: &bytes)
+            return bytes
+        }
+        #expect(encoded(0) == [0x00])
+        #expect(encoded(-1) == [0x01])
+        #expect(encoded(1) == [0x02])
+        #expect(encoded(-3) == [0x05])
+        #expect(encoded(64) == [0x80, 0x01])
+        #expect(encoded(Int64.max).count == 9)
+        for value: Int64 in [0, 1, -1, 63, -64, 64, 1 << 20, -(1 << 40), Int64.max, Int64.min] {
+            var position = 0
+            #expect(PackedHistogram.getVarint(encoded(value), at: &position) == value)
+        }
+    }
+}

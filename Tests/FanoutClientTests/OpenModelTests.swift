@@ -1,0 +1,136 @@
+import FanoutClient
+import FanoutSink
+import Foundation
+import Histogram
+import NIOCore
+import Testing
+
+/// The open model against the sink: notifications go out on schedule whatever the server does,
+/// and latency counts from when each was due, so a stalled server shows in the percentiles.
+@Suite(.serialized) struct OpenModelTests {
+    /// Seconds at `percentile` of a latency histogram in microseconds.
+    static func seconds(_ histogram: Histogram<UInt64>, at percentile: Double) -> Double {
+        Double(percentile >= 100 ? histogram.max : histogram.valueAtPercentile(percentile)) / 1e6
+    }
+
+    @Test func aConstantRateSendsExactlyWhatTheScheduleHolds() throws {
+        let started = ContinuousClock.now
+        let outcome = try LoadEngineTests.send(5_000) {
+            $0.model.schedule = try! ArrivalSchedule(rate: 2000, duration: .milliseconds(1500))
+        }
+        let snapshot = outcome.snapshot
+        #expect(snapshot.sent == 3000)
+        #expect(snapshot.accepted == 3000)
+        // The tokens beyond the schedule that were read are left unsent, not failed.
+        #expect(snapshot.failed.isEmpty)
+        #expect(snapshot.unscheduled <= 2000)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+        // No ticket is due before its time: the last one is 1.4995 s after the first.
+        #expect(ContinuousClock.now - started >= .milliseconds(1499))
+        // Every second of the run is there, and the seconds add up to the whole.
+        #expect(snapshot.intervals.map(\.completed).reduce(0, +) == 3000)
+        #expect(snapshot.intervals.map(\.latencies.totalCount).reduce(0, +) == snapshot.latency.totalCount)
+        #expect(snapshot.intervals.map(\.second) == Array(0..<snapshot.intervals.count))
+        #expect(snapshot.lag.totalCount == 3000)
+        #expect(outcome.report.invalidReasons.isEmpty || outcome.report.worstLag > .milliseconds(100))
+    }
+
+    @Test func rampsSendTheArrivalsOfEveryStage() throws {
+        // 0 → 2000/s over 1 s (1000 arrivals), then 2000/s for 0.5 s (1000).
+        let outcome = try LoadEngineTests.send(10_000) {
+            $0.model.schedule = try! ArrivalSchedule(
+                startRate: 0,
+                stages: [.init(duration: .seconds(1), target: 2000), .init(duration: .milliseconds(500), target: 2000)]
+            )
+        }
+        #expect(outcome.snapshot.sent == 2000)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+    }
+
+    @Test func fewerTokensThanTheScheduleEndTheRunWithTheTokens() throws {
+        let outcome = try LoadEngineTests.send(500) {
+            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(60))
+        }
+        #expect(outcome.snapshot.sent == 500)
+        #expect(outcome.snapshot.unscheduled == 0)
+        #expect(!outcome.report.cancelled)
+        #expect(outcome.report.elapsed < .seconds(30))
+    }
+
+    /// The sink holds every answer for 0.5 s in each 2 s (from its start) while notifications
+    /// are due at 1000/s for D = 3.8 s, one stall inside. A notification due at t inside the
+    /// stall is answered at its end, S − t later, so P(latency > x) = (S − x) / D for x < S:
+    /// the q-th percentile is S − (1 − q)·D (p95 0.31 s, p99 0.462 s, max S) while p50 sees no
+    /// stall. Only 40 streams are open: during the stall the other 460 notifications due wait
+    /// for a stream, and their latency still counts from when they were due (timed from their
+    /// actual send, only the 40 would show the stall, and p95 would be milliseconds).
+    @Test func aStallShowsInThePercentilesAsTheoryPredicts() throws {
+        var scenario = SinkScenario()
+        scenario.stall = (every: .seconds(2), length: .milliseconds(500))
+        let outcome = try LoadEngineTests.send(10_000, scenario: scenario, connections: 2, streams: 20) {
+            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .milliseconds(3800))
+            $0.model.maxLag = .seconds(1)
+        }
+        let latency = outcome.snapshot.latency
+        #expect(outcome.snapshot.accepted == 3800)
+        #expect(latency.totalCount == 3800)
+        #expect(outcome.report.invalidReasons.isEmpty, "\(outcome.report.invalidReasons)")
+        let stall = 0.5
+        let length = 3.8
+        func predicted(_ q: Double) -> Double { stall - (1 - q) * length }
+        let p95 = Self.seconds(latency, at: 95)
+        let p99 = Self.seconds(latency, at: 99)
+        let max = Self.seconds(latency, at: 100)
+        // Allowances: the sink's own answer time and the sender's (debug builds, a shared
+        // machine) come on top of the stall, never off it.
+        #expect(Self.seconds(latency, at: 50) < 0.1)
+        #expect(p95 > predicted(0.95) - 0.03 && p95 < predicted(0.95) + 0.12, "p95 \(p95) s")
+        #expect(p99 > predicted(0.99) - 0.03 && p99 < predicted(0.99) + 0.12, "p99 \(p99) s")
+        #expect(max > stall - 0.03 && max < stall + 0.15, "max \(max) s")
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+    }
+
+    @Test func aGeneratorThatFallsBehindMakesTheRunInvalid() throws {
+        // The sender's only event loop is blocked for 300 ms mid-run: its connections have
+        // streams free but cannot send what falls due.
+        let outcome = try LoadEngineTests.send(10_000, connections: 1) {
+            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(1))
+            $0.model.maxLag = .milliseconds(100)
+        } beforeRun: { group in
+            group.next().scheduleTask(in: .milliseconds(400)) { usleep(300_000) }
+        }
+        #expect(outcome.snapshot.sent == 1000)
+        #expect(outcome.report.worstLag >= .milliseconds(250), "\(outcome.report.worstLag)")
+        #expect(outcome.report.invalidReasons.first?.contains("behind its schedule") == true)
+        // The notifications due while it was blocked carry the wait in their latency.
+        #expect(Self.seconds(outcome.snapshot.latency, at: 100) >= 0.25)
+    }
+
+    @Test func aWarmUpIsLeftOutOfTheLatencies() throws {
+        let outcome = try LoadEngineTests.send(10_000) {
+            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
+            $0.model.warmUp = .seconds(1)
+        }
+        let snapshot = outcome.snapshot
+        #expect(snapshot.sent == 2000)
+        // Those due in the engine's first second (the schedule starts a few ms after it) are out.
+        #expect(
+            snapshot.latency.totalCount >= 1000 && snapshot.latency.totalCount <= 1200,
+            "\(snapshot.latency.totalCount)"
+        )
+        #expect(snapshot.intervals.map(\.completed).reduce(0, +) == 2000)
+    }
+
+    @Test func theClosedModelStopsStartingTokensAfterItsDuration() throws {
+        let outcome = try LoadEngineTests.send(50_000_000, streams: 10) {
+            $0.model.duration = .milliseconds(500)
+        }
+        let snapshot = outcome.snapshot
+        #expect(snapshot.sent > 0 && snapshot.sent < 50_000_000)
+        #expect(snapshot.failed.isEmpty)
+        #expect(snapshot.accepted == snapshot.sent)
+        #expect(!outcome.report.cancelled)
+        #expect(outcome.report.elapsed < .seconds(20))
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+    }
+}
