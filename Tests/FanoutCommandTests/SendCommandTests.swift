@@ -85,6 +85,32 @@ import Testing
         #expect(summary["requests"] as? Int == 5000)
     }
 
+    @Test func theOpenModelToNghttpd() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["--no-tls", "-d", folder, "\(port)"])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--rate", "1000/s", "--duration", "1500ms",
+                "--max-lag", "1s", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        // nghttpd answers 404 without an APNs reason: each is a failure, sent exactly on schedule.
+        #expect(result.status == 3, "\(result.standardError)")
+        #expect(result.standardOutput.contains("open model, 1000/s for 1.5 seconds"), "\(result.standardOutput)")
+        let summary = try Self.summary(folder + "/run")
+        #expect(summary["sent"] as? Int == 1500)
+        #expect(summary["requests"] as? Int == 1500)
+        #expect(summary["failed"] as? [String: Int] == ["UnexpectedResponse": 1500])
+        #expect(summary["model"] as? String == "open")
+        #expect(summary["valid"] as? Bool == true)
+    }
+
     @Test func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -122,6 +148,10 @@ import Testing
             ["--endpoint", "ftp://x"], ["--endpoint", "http://127.0.0.1:1", "--insecure"],
             ["--endpoint", "https://h", "--key-id", "A"], ["--endpoint", "https://h", "--priority", "7"],
             ["--endpoint", "https://h", "--token-refresh", "5m"], ["--endpoint", "https://h", "--connections", "0"],
+            ["--endpoint", "https://h", "--rate", "0"], ["--endpoint", "https://h", "--stage", "10s"],
+            ["--endpoint", "https://h", "--rate", "100", "--duration", "1s", "--stage", "1s:50"],
+            ["--endpoint", "https://h", "--warm-up", "soon"], ["--endpoint", "https://h", "--max-lag", "0s"],
+            ["--endpoint", "https://h", "--duration", "-1s"],
         ] {
             let result = try CommandRunner.run(base + extra)
             #expect(result.status == 64, "\(extra): \(result.standardError)")
