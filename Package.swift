@@ -214,6 +214,18 @@ let package = Package(
         ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(
+            name: "FanoutReportTests",
+            dependencies: [
+                "FanoutReport",
+                "FanoutRun",
+                "FanoutClient",
+                "FanoutSink",
+                "FanoutTestSupport",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            exclude: ["Peers"]
+        ),
+        .testTarget(
             name: "FanoutCommandTests",
             dependencies: ["fanout", "FanoutRun", "FanoutTestSupport"],
             exclude: ["Peers"]

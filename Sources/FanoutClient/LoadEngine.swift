@@ -8,6 +8,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
+import struct Foundation.Date
+
 /// Fans a token set out over a pool of HTTP/2 connections as fast as they go (the closed
 /// model: each connection keeps its streams full), until every token has a final outcome.
 ///
@@ -40,6 +42,8 @@ public final class LoadEngine: Sendable {
         public var cancelled: Bool
         /// Why it gave up early, if it did.
         public var abandoned: String?
+        /// When it started, by the wall clock.
+        public var started: Date
         /// The open model's schedule (`nil`: the closed model).
         public var schedule: ArrivalSchedule?
         public var warmUp: Duration
@@ -81,6 +85,7 @@ public final class LoadEngine: Sendable {
     /// second.
     public func run(progress: ((Progress) -> Void)? = nil) -> Report {
         let started = ContinuousClock.now
+        let startDate = Date()
         let startedAt = NIODeadline.now().uptimeNanoseconds
         let feed = NotificationFeed(stream)
         let tickets = configuration.model.schedule.map { ArrivalTickets(schedule: $0) }
@@ -204,6 +209,7 @@ public final class LoadEngine: Sendable {
             tokens: stream.waitForSummary(timeout: .seconds(10)),
             cancelled: isCancelled,
             abandoned: abandoned,
+            started: startDate,
             schedule: configuration.model.schedule,
             warmUp: configuration.model.warmUp,
             maxLag: configuration.model.maxLag

@@ -52,26 +52,36 @@ public struct RunSummary: Sendable {
     public var report: LoadEngine.Report
     /// Where the notifications went, e.g. `http://127.0.0.1:2197`.
     public var endpoint: String
-    public var connections: Int
-    public var streamsPerConnection: Int
+    public var configuration: LoadConfiguration
+    /// Where the tokens came from, e.g. `generated: 1000000, seed 1` or `file: devices.txt`.
+    public var tokenSource: String
     public var reconciliation: Reconciliation?
+    public var environment = RunEnvironment.current
+    /// When the run started (its wall-clock time, for the interval log).
+    public var started: Date
 
     public init(
         report: LoadEngine.Report,
         endpoint: String,
-        connections: Int,
-        streamsPerConnection: Int,
+        configuration: LoadConfiguration,
+        tokenSource: String,
         reconciliation: Reconciliation? = nil
     ) {
         self.report = report
         self.endpoint = endpoint
-        self.connections = connections
-        self.streamsPerConnection = streamsPerConnection
+        self.configuration = configuration
+        self.tokenSource = tokenSource
         self.reconciliation = reconciliation
+        started = report.started
     }
 
-    /// The version of `summary.json`'s layout; it changes when a field changes meaning.
-    public static let schemaVersion = 1
+    public var connections: Int { configuration.connections }
+    public var streamsPerConnection: Int { configuration.streamsPerConnection }
+
+    /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
+    /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
+    /// validity and intervals.
+    public static let schemaVersion = 2
 
     var seconds: Double {
         let (whole, attoseconds) = report.elapsed.components
@@ -124,6 +134,9 @@ public struct RunSummary: Sendable {
         }
         var object: [String: Any] = [
             "schema_version": Self.schemaVersion,
+            "configuration": configurationJSON,
+            "environment": environment.json,
+            "started": ISO8601DateFormatter().string(from: started),
             "endpoint": endpoint,
             "connections": connections,
             "streams_per_connection": streamsPerConnection,
@@ -190,6 +203,37 @@ public struct RunSummary: Sendable {
         return object
     }
 
+    /// What was asked for: the settings that shape a run, to compare like with like.
+    var configurationJSON: [String: Any] {
+        let headers = configuration.headers
+        let model = configuration.model
+        func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
+        return [
+            "endpoint": endpoint,
+            "connections": configuration.connections,
+            "streams_per_connection": configuration.streamsPerConnection,
+            "tokens": tokenSource,
+            "topic": headers.topic,
+            "push_type": headers.pushType.rawValue,
+            "priority": headers.priority.map { $0 as Any } ?? NSNull(),
+            "expiration": headers.expiration.map { $0 as Any } ?? NSNull(),
+            "collapse_id": headers.collapseID.map { $0 as Any } ?? NSNull(),
+            "token_auth": configuration.providerTokens != nil,
+            "stream_timeout_seconds": seconds(configuration.streamTimeout),
+            "max_attempts": configuration.maxAttempts,
+            "model": model.schedule == nil ? "closed" : "open",
+            "schedule": model.schedule.map { $0.description as Any } ?? NSNull(),
+            "duration_seconds": (model.schedule?.duration ?? model.duration).map { seconds($0) as Any } ?? NSNull(),
+            "warm_up_seconds": seconds(model.warmUp),
+            "max_lag_seconds": seconds(model.maxLag),
+        ]
+    }
+
+    /// HdrHistogram's interval log of the run, one histogram a second.
+    public var hlog: String {
+        IntervalLog(intervals: report.snapshot.intervals, start: started.timeIntervalSince1970, length: seconds).text
+    }
+
     /// HdrHistogram's percentile distribution of the latencies, in milliseconds.
     public var hgrm: String {
         var text = ""
@@ -197,12 +241,17 @@ public struct RunSummary: Sendable {
         return text
     }
 
-    /// Writes `summary.json` and `latency.hgrm` into `directory` (made if missing).
+    /// The files every run writes.
+    public static let files = ["summary.json", "latency.hgrm", "latency.hlog"]
+
+    /// Writes `summary.json`, `latency.hgrm` and `latency.hlog` into `directory` (made if
+    /// missing).
     public func write(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
         try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: directory + "/summary.json"))
         try Data(hgrm.utf8).write(to: URL(fileURLWithPath: directory + "/latency.hgrm"))
+        try Data(hlog.utf8).write(to: URL(fileURLWithPath: directory + "/latency.hlog"))
     }
 
     /// What a person reads at the end of a run.

@@ -86,8 +86,8 @@ public enum MainJob {
         return RunSummary(
             report: report,
             endpoint: "the embedded sink at http://127.0.0.1:\(port)",
-            connections: options.connections,
-            streamsPerConnection: options.streamsPerConnection,
+            configuration: configuration,
+            tokenSource: "generated: \(options.count), seed \(options.seed)",
             reconciliation: reconciliation
         )
     }

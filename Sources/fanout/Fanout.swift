@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutReport
 
 /// The `fanout` command: configuration only; each subcommand calls into a library module.
 @main
@@ -10,7 +11,7 @@ struct Fanout: AsyncParsableCommand {
             Exit codes: 0 success; 1 bad input (a template, a token) or a notification that could \
             not be encoded; 64 a usage error.
             """,
-        version: "0.1.0",
+        version: FanoutVersion.current,
         subcommands: [RunCommand.self, SendCommand.self, PayloadCommand.self, TokensCommand.self, SinkCommand.self]
     )
 }

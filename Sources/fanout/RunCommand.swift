@@ -86,7 +86,9 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw RunCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
         }
-        StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
+        StandardStream.output.write(
+            (summary.text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
+        )
         if summary.report.cancelled && summary.report.abandoned == nil { throw ExitCode(interruptedStatus) }
         if !summary.report.invalidReasons.isEmpty { throw ExitCode(invalidRunStatus) }
         let clean = summary.reconciliation?.agrees == true && summary.report.snapshot.failed.isEmpty

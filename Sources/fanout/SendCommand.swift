@@ -235,8 +235,8 @@ struct SendCommand: ParsableCommand {
             report: report,
             endpoint: endpoint.tls
                 ? "https://\(endpoint.host):\(endpoint.port)" : "http://\(endpoint.host):\(endpoint.port)",
-            connections: connections,
-            streamsPerConnection: streams
+            configuration: configuration,
+            tokenSource: tokenOptions.sourceDescription
         )
         let directory = output ?? RunFolder.new()
         do {
@@ -244,7 +244,9 @@ struct SendCommand: ParsableCommand {
         } catch {
             throw SendCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
         }
-        StandardStream.output.write((summary.text + "\nresults: \(directory)/summary.json, latency.hgrm\n").utf8)
+        StandardStream.output.write(
+            (summary.text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
+        )
         if report.cancelled && report.abandoned == nil { throw ExitCode(interruptedStatus) }
         if !report.invalidReasons.isEmpty { throw ExitCode(invalidRunStatus) }
         if !report.snapshot.failed.isEmpty { throw ExitCode(3) }

@@ -53,6 +53,13 @@ struct TokenInputOptions: ParsableArguments {
         return tokens == "-" ? .standardInput : .file(tokens!)
     }
 
+    /// Where the tokens come from, for the results.
+    var sourceDescription: String {
+        var text = generate.map { "generated: \($0), seed \(seed)" } ?? "file: \(tokens ?? "-")"
+        if let shard { text += ", shard \(shard)" }
+        return text
+    }
+
     /// How many notifications a run over these tokens makes, when that is known ahead: the
     /// generated count, or fewer if the schedule ends first.
     func expectedCount(schedule: ArrivalSchedule?) -> UInt64? {

@@ -20,7 +20,7 @@ import Testing
 
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
         let summary = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(summary["schema_version"] as? Int == 1)
+        #expect(summary["schema_version"] as? Int == 2)
         #expect(summary["sent"] as? Int == 20_000)
         #expect(summary["accepted"] as? Int == 20_000)
         #expect((summary["rejected"] as? [String: Int])?.isEmpty == true)
@@ -36,6 +36,11 @@ import Testing
         let hgrm = try String(contentsOfFile: folder + "/latency.hgrm", encoding: .utf8)
         #expect(hgrm.contains("Value     Percentile TotalCount 1/(1-Percentile)"))
         #expect(hgrm.contains(/Total count\s+=\s+20000\]/), "\(hgrm.suffix(400))")
+        // The interval log: HdrHistogram's header lines, then one histogram per second.
+        let hlog = try String(contentsOfFile: folder + "/latency.hlog", encoding: .utf8)
+        #expect(hlog.contains("#[Histogram log format version 1.3]\n"))
+        #expect(hlog.contains(/\n0\.000,1\.000,[\d.]+,HISTF/), "\(hlog.prefix(600))")
+        #expect(result.standardOutput.contains("(summary.json, latency.hgrm, latency.hlog)"))
     }
 
     @Test func theEmbeddedPollIsTheFixture() throws {

@@ -1,0 +1,61 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Fanout's version, as `fanout --version` prints it and every results file records it.
+public enum FanoutVersion {
+    public static let current = "0.2.0"
+}
+
+/// Where a run ran: what `summary.json` records so that runs on different machines or builds
+/// are not compared as if they were alike.
+public struct RunEnvironment: Sendable, Hashable {
+    public var fanoutVersion = FanoutVersion.current
+    /// `debug` or `release`.
+    public var build: String
+    /// `jemalloc` when the process runs on it, else `system`.
+    public var allocator: String
+    /// The CPU's model name, as /proc/cpuinfo gives it.
+    public var cpu: String
+    /// Cores this process may use.
+    public var cores: Int
+    public var operatingSystem: String
+    public var hostname: String
+
+    /// This process's environment.
+    public static var current: RunEnvironment {
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        return RunEnvironment(
+            build: build,
+            // jemalloc's control function is there only when jemalloc is linked in.
+            allocator: dlsym(nil, "mallctl") != nil ? "jemalloc" : "system",
+            cpu: cpuModel ?? "unknown",
+            cores: ProcessInfo.processInfo.activeProcessorCount,
+            operatingSystem: ProcessInfo.processInfo.operatingSystemVersionString,
+            hostname: ProcessInfo.processInfo.hostName
+        )
+    }
+
+    private static var cpuModel: String? {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+            return line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    public var json: [String: Any] {
+        [
+            "fanout_version": fanoutVersion, "build": build, "allocator": allocator, "cpu": cpu, "cores": cores,
+            "os": operatingSystem, "hostname": hostname,
+        ]
+    }
+}

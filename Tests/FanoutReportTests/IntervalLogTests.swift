@@ -1,0 +1,87 @@
+import FanoutClient
+import FanoutRun
+import FanoutTestSupport
+import Foundation
+import Histogram
+import Testing
+
+@testable import FanoutReport
+
+/// `latency.hlog` is read by HdrHistogram's reference Python reader to the same counts, values
+/// and percentiles as the run's own histograms.
+@Suite(.serialized) struct IntervalLogTests {
+    @Test func pythonsReaderDecodesEverySecondOfARun() throws {
+        var options = MainJob.Options()
+        options.model.schedule = try ArrivalSchedule(rate: 4000, duration: .milliseconds(2500))
+        options.count = 10_000
+        options.connections = 2
+        options.streamsPerConnection = 100
+        let summary = try MainJob.run(options)
+        let folder = NSTemporaryDirectory() + "fanout-hlog-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try summary.write(to: folder)
+
+        let read = try PeerProcess.run(
+            "python3",
+            [repositoryRoot + "/Tests/FanoutReportTests/Peers/read_hlog.py", folder + "/latency.hlog"]
+        )
+        try #require(read.status == 0, "\(read.errors)")
+        let decoded = try #require(
+            try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: Any]
+        )
+        let intervals = summary.report.snapshot.intervals
+        let pythonIntervals = try #require(decoded["intervals"] as? [[String: Any]])
+        #expect(intervals.count >= 3)
+        #expect(pythonIntervals.count == intervals.count)
+        let start = try #require(decoded["start_time"] as? Double)
+        #expect(abs(start - summary.started.timeIntervalSince1970) < 0.001)
+        for (interval, python) in zip(intervals, pythonIntervals) {
+            let histogram = interval.latencies.unpacked()
+            #expect(python["count"] as? Int == Int(histogram.totalCount))
+            #expect(abs((python["start"] as? Double ?? 0) - (start + Double(interval.second))) < 0.001)
+            let recorded = try #require(python["recorded"] as? [[Int]])
+            #expect(recorded.map { $0[1] }.reduce(0, +) == Int(histogram.totalCount))
+            for pair in recorded {
+                #expect(histogram.countForValue(UInt64(pair[0])) == UInt64(pair[1]), "value \(pair[0])")
+            }
+        }
+        let total = try #require(decoded["total"] as? [String: Int])
+        let latency = summary.report.snapshot.latency
+        #expect(total["count"] == Int(latency.totalCount))
+        #expect(latency.valuesAreEquivalent(UInt64(total["p50"]!), latency.valueAtPercentile(50)))
+        #expect(latency.valuesAreEquivalent(UInt64(total["p99"]!), latency.valueAtPercentile(99)))
+        #expect(latency.valuesAreEquivalent(UInt64(total["max"]!), latency.max))
+    }
+
+    @Test func theLogStartsWithHdrHistogramsHeaderLines() throws {
+        let log = IntervalLog(intervals: [], start: 1_795_330_800, length: 1).text
+        let lines = log.split(separator: "\n")
+        #expect(lines[1] == "#[Histogram log format version 1.3]")
+        #expect(lines[2] == "#[StartTime: 1795330800.000 (seconds since epoch), 2026-11-22T07:00:00Z]")
+        #expect(lines[3] == "#[BaseTime: 1795330800.000 (seconds since epoch)]")
+        #expect(lines[4] == #""StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram""#)
+    }
+
+    @Test func zlibStreamsOfStoredBlocksInflate() throws {
+        #expect(ZlibStored.adler32(Array("Wikipedia".utf8)) == 0x11E6_0398)
+        // More than one stored block (65,535 bytes each), inflated by Python's zlib.
+        var bytes: [UInt8] = []
+        for index in 0..<150_000 { bytes.append(UInt8(truncatingIfNeeded: index &* 31)) }
+        let stream = ZlibStored.wrap(bytes)
+        let inflated = try PeerProcess.run(
+            "python3",
+            [
+                "-c",
+                "import sys, zlib, hashlib; print(hashlib.sha256(zlib.decompress(sys.stdin.buffer.read())).hexdigest())",
+            ],
+            input: Data(stream)
+        )
+        try #require(inflated.status == 0, "\(inflated.errors)")
+        let expected = try PeerProcess.run(
+            "python3",
+            ["-c", "import sys, hashlib; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"],
+            input: Data(bytes)
+        )
+        #expect(inflated.output == expected.output)
+    }
+}

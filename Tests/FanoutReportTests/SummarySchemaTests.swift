@@ -1,0 +1,67 @@
+import FanoutClient
+import FanoutReport
+import FanoutRun
+import FanoutSink
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `summary.json` against its published schema (docs/summary.schema.json), checked by the
+/// jsonschema package: the closed and open models, a run with rejections, and a broken file.
+@Suite(.serialized) struct SummarySchemaTests {
+    static let schema = repositoryRoot + "/docs/summary.schema.json"
+
+    static func validate(_ files: [String]) throws -> PeerProcess.Result {
+        try PeerProcess.run(
+            "python3",
+            [repositoryRoot + "/Tests/FanoutReportTests/Peers/validate_summary.py", schema] + files
+        )
+    }
+
+    @Test func summariesOfBothModelsMatchTheSchema() throws {
+        let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var closed = MainJob.Options()
+        closed.count = 5000
+        closed.sink.scenario.errors = [(.unregistered, 0.05)]
+        try MainJob.run(closed).write(to: folder + "/closed")
+        var open = MainJob.Options()
+        open.count = 3000
+        open.model.schedule = try ArrivalSchedule(rate: 2000, duration: .seconds(1))
+        open.model.warmUp = .milliseconds(200)
+        try MainJob.run(open).write(to: folder + "/open")
+
+        let result = try Self.validate([folder + "/closed/summary.json", folder + "/open/summary.json"])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.components(separatedBy: ": valid").count == 3, "\(result.output)")
+    }
+
+    @Test func theSchemaIsTheVersionTheCodeWrites() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Self.schema))
+        let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let properties = try #require(schema["properties"] as? [String: Any])
+        let version = try #require(properties["schema_version"] as? [String: Any])
+        #expect(version["const"] as? Int == RunSummary.schemaVersion)
+    }
+
+    @Test func aSummaryMissingAFieldOrWithAWrongTypeFails() throws {
+        let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var options = MainJob.Options()
+        options.count = 1000
+        let summary = try MainJob.run(options)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var missing = summary.json
+        missing["sent"] = nil
+        var wrong = summary.json
+        wrong["latency_ms"] = ["p50": "fast"]
+        for (name, object) in [("missing", missing), ("wrong", wrong)] {
+            let data = try JSONSerialization.data(withJSONObject: object)
+            try data.write(to: URL(fileURLWithPath: "\(folder)/\(name).json"))
+        }
+        let result = try Self.validate([folder + "/missing.json", folder + "/wrong.json"])
+        #expect(result.status == 1)
+        #expect(result.output.contains("missing.json: (top): 'sent' is a required property"), "\(result.output)")
+        #expect(result.output.contains("wrong.json: latency_ms"), "\(result.output)")
+    }
+}
