@@ -58,6 +58,18 @@ public struct NotificationDigest: Sendable, Hashable, CustomStringConvertible {
         "\(count) notifications, digest \(String(sum, radix: 16))-\(String(squares, radix: 16))"
     }
 
+    /// The digest `description` wrote (`20000 notifications, digest 9a95…-215c…`).
+    public init?(parsing text: String) {
+        let parts = text.split(separator: " ")
+        guard parts.count == 4, parts[1] == "notifications,", parts[2] == "digest", let count = UInt64(parts[0]) else {
+            return nil
+        }
+        let halves = parts[3].split(separator: "-")
+        guard halves.count == 2, let sum = UInt64(halves[0], radix: 16), let squares = UInt64(halves[1], radix: 16)
+        else { return nil }
+        self.init(count: count, sum: sum, squares: squares)
+    }
+
     /// Absorbs bytes into 64-bit words, little-endian, whatever the pieces' boundaries.
     private struct Mixer {
         var hash: UInt64

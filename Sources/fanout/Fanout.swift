@@ -12,6 +12,10 @@ struct Fanout: AsyncParsableCommand {
             not be encoded; 64 a usage error.
             """,
         version: FanoutVersion.current,
-        subcommands: [RunCommand.self, SendCommand.self, PayloadCommand.self, TokensCommand.self, SinkCommand.self]
+        subcommands: [
+            RunCommand.self, SendCommand.self, GateCommand.self, CompareCommand.self, PayloadCommand.self,
+            TokensCommand.self,
+            SinkCommand.self,
+        ]
     )
 }

@@ -49,6 +49,15 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var load: LoadModelOptions
 
+    @Option(
+        name: .customLong("repeat"),
+        help: ArgumentHelp(
+            "Run it N times (repeat-1 … repeat-N under the output folder) and report medians and spread.",
+            valueName: "n"
+        )
+    )
+    var repeats = 1
+
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
 
@@ -57,6 +66,7 @@ struct RunCommand: ParsableCommand {
         if connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if streams < 1 { throw ValidationError("--streams must be at least 1.") }
         if threads < 1 || sinkThreads < 1 { throw ValidationError("--threads and --sink-threads must be at least 1.") }
+        if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
     }
 
     func run() throws {
@@ -68,6 +78,27 @@ struct RunCommand: ParsableCommand {
         options.streamsPerConnection = streams
         options.senderThreads = threads
         options.sinkThreads = sinkThreads
+        let directory = output ?? RunFolder.new()
+        var status: Int32 = 0
+        for index in 1...repeats {
+            let folder = repeats == 1 ? directory : "\(directory)/repeat-\(index)"
+            if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
+            let outcome = try runOnce(options, writingTo: folder)
+            status = max(status, outcome)
+            if outcome == interruptedStatus { break }
+        }
+        if repeats > 1 && status != interruptedStatus {
+            do {
+                StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
+            } catch {
+                throw RunCommandError("\(error)")
+            }
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// One run into `directory`; its exit status.
+    private func runOnce(_ options: MainJob.Options, writingTo directory: String) throws -> Int32 {
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
         let summary = try onInterrupt(
             { engine.withLockedValue { $0?.cancel() } },
@@ -80,7 +111,6 @@ struct RunCommand: ParsableCommand {
             }
         )
         ProgressDisplay.clear()
-        let directory = output ?? RunFolder.new()
         do {
             try summary.write(to: directory)
         } catch {
@@ -89,10 +119,10 @@ struct RunCommand: ParsableCommand {
         StandardStream.output.write(
             (summary.text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
         )
-        if summary.report.cancelled && summary.report.abandoned == nil { throw ExitCode(interruptedStatus) }
-        if !summary.report.invalidReasons.isEmpty { throw ExitCode(invalidRunStatus) }
+        if summary.report.cancelled && summary.report.abandoned == nil { return interruptedStatus }
+        if !summary.report.invalidReasons.isEmpty { return invalidRunStatus }
         let clean = summary.reconciliation?.agrees == true && summary.report.snapshot.failed.isEmpty
-        if !clean { throw ExitCode(3) }
+        return clean ? 0 : 3
     }
 }
 

@@ -1,0 +1,75 @@
+/// `fanout gate`: a run (or its repeats' medians) against thresholds, with exit statuses CI
+/// can act on.
+public struct Gate: Sendable {
+    /// The exit statuses, as documented in `fanout gate --help` and the README.
+    public enum Status: Int32, Sendable {
+        case passed = 0
+        case failed = 1
+        /// The run (or the baseline) cannot be trusted: generator lag, disagreement with the
+        /// sink, stopped early. It never passes, whatever the thresholds say.
+        case invalid = 2
+        /// Bad options, a threshold that cannot be read, a folder that is not a run.
+        case usage = 64
+    }
+
+    public var run: RunSet
+    public var baseline: RunSet?
+    public var thresholds: [Threshold]
+
+    /// Loads the folders and parses the thresholds; every problem is said with where it is.
+    public init(run: String, baseline: String?, thresholds: [String], file: String?) throws(GateError) {
+        do {
+            self.run = try RunSet.load(run)
+            self.baseline = try baseline.map { path throws(ResultsError) in try RunSet.load(path) }
+        } catch {
+            throw GateError(error.description)
+        }
+        var parsed: [Threshold] = []
+        do {
+            if let file { parsed += try Threshold.load(file: file) }
+            for text in thresholds { parsed.append(try Threshold(parsing: text)) }
+        } catch {
+            throw GateError(error.description)
+        }
+        guard !parsed.isEmpty else { throw GateError("no threshold: give --threshold EXPR or --thresholds FILE") }
+        if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
+            throw GateError("\(needing.text) compares with a baseline: give --baseline RUN_DIR")
+        }
+        self.thresholds = parsed
+    }
+
+    public struct Outcome: Sendable {
+        public var status: Status
+        public var verdicts: [Threshold.Verdict]
+        public var invalidReasons: [String]
+        public var text: String
+    }
+
+    public func evaluate() -> Outcome {
+        let verdicts = thresholds.map { $0.evaluate(run, baseline: baseline) }
+        var invalid = run.invalidReasons.map { "run: \($0)" }
+        if let baseline { invalid += baseline.invalidReasons.map { "baseline: \($0)" } }
+        let width = thresholds.map(\.text.count).max() ?? 0
+        var lines: [String] = []
+        if run.runs.count > 1 { lines.append("medians of \(run.runs.count) repeats in \(run.directory)") }
+        lines += verdicts.map { $0.line(width: width) }
+        let status: Status
+        if !invalid.isEmpty {
+            status = .invalid
+            lines += invalid.map { "INVALID \($0)" }
+            lines.append("gate: the run is invalid and cannot pass")
+        } else if verdicts.allSatisfy(\.passed) {
+            status = .passed
+            lines.append("gate: passed (\(verdicts.count) of \(verdicts.count))")
+        } else {
+            status = .failed
+            lines.append("gate: FAILED (\(verdicts.filter { !$0.passed }.count) of \(verdicts.count) thresholds)")
+        }
+        return Outcome(status: status, verdicts: verdicts, invalidReasons: invalid, text: lines.joined(separator: "\n"))
+    }
+}
+
+public struct GateError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

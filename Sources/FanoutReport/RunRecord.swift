@@ -1,0 +1,194 @@
+import Foundation
+
+/// A metric of a finished run, as gates and comparisons name it.
+public enum RunMetric: String, Sendable, CaseIterable {
+    case p50, p90, p99
+    case p99_9 = "p99.9"
+    case p99_99 = "p99.99"
+    case max
+    /// Notifications with a final outcome per second (after the warm-up).
+    case throughput
+    /// Rejected plus failed: a share of `sent` when written with `%`, else a count.
+    case errors
+    case failed, rejected, sent, accepted
+    /// The open model's worst generator lag.
+    case lag
+
+    /// Latencies and lag are milliseconds; throughput per second; the rest counts.
+    public var isTime: Bool {
+        switch self {
+        case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag: true
+        default: false
+        }
+    }
+
+    /// Whether a larger value is better (throughput) rather than worse (latency, errors).
+    public var higherIsBetter: Bool { self == .throughput || self == .sent || self == .accepted }
+
+    public var unit: String {
+        if isTime { return "ms" }
+        return self == .throughput ? "/s" : ""
+    }
+}
+
+/// A run folder read back: its `summary.json`, its metrics, and whether it can be trusted.
+public struct RunRecord: Sendable {
+    public var directory: String
+    /// Metric values (milliseconds for times, per second for throughput).
+    public var metrics: [RunMetric: Double]
+    /// `errors` as a share of `sent` (0...1).
+    public var errorShare: Double
+    public var invalidReasons: [String]
+    public var valid: Bool { invalidReasons.isEmpty }
+
+    /// Reads `directory/summary.json`.
+    public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
+        let path = directory + "/summary.json"
+        let object: [String: Any]
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ResultsError("\(path): not a JSON object")
+            }
+            object = parsed
+        } catch let error as ResultsError {
+            throw error
+        } catch {
+            throw ResultsError("cannot read \(path): \(error.localizedDescription)")
+        }
+        guard let version = object["schema_version"] as? Int, version == RunSummary.schemaVersion else {
+            throw ResultsError(
+                "\(path): schema_version \(object["schema_version"] ?? "missing") is not \(RunSummary.schemaVersion), the version this Fanout reads"
+            )
+        }
+        func number(_ key: String) throws(ResultsError) -> Double {
+            guard let value = object[key] as? Double else { throw ResultsError("\(path): \(key) is missing") }
+            return value
+        }
+        func total(_ key: String) throws(ResultsError) -> Double {
+            guard let counts = object[key] as? [String: Int] else { throw ResultsError("\(path): \(key) is missing") }
+            return Double(counts.values.reduce(0, +))
+        }
+        guard let latency = object["latency_ms"] as? [String: Double] else {
+            throw ResultsError("\(path): latency_ms is missing")
+        }
+        var metrics: [RunMetric: Double] = [:]
+        for (metric, key) in [
+            (RunMetric.p50, "p50"), (.p90, "p90"), (.p99, "p99"), (.p99_9, "p99_9"), (.p99_99, "p99_99"), (.max, "max"),
+        ] {
+            guard let value = latency[key] else { throw ResultsError("\(path): latency_ms.\(key) is missing") }
+            metrics[metric] = value
+        }
+        metrics[.throughput] = try number("throughput_per_second")
+        metrics[.sent] = try number("sent")
+        metrics[.accepted] = try number("accepted")
+        metrics[.rejected] = try total("rejected")
+        metrics[.failed] = try total("failed")
+        metrics[.errors] = metrics[.rejected]! + metrics[.failed]!
+        metrics[.lag] = (object["generator_lag_ms"] as? [String: Double])?["max"] ?? 0
+        var reasons = object["invalid_reasons"] as? [String] ?? []
+        if object["cancelled"] as? Bool == true { reasons.append("it was stopped before the end") }
+        if object["reconciled"] as? Bool == false, !reasons.contains("sender and sink disagree") {
+            reasons.append("sender and sink disagree")
+        }
+        let sent = metrics[.sent]!
+        return RunRecord(
+            directory: directory,
+            metrics: metrics,
+            errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
+            invalidReasons: reasons
+        )
+    }
+}
+
+/// One run, or the repeats of one scenario (`--repeat N` writes `repeat-1/` … `repeat-N/` under
+/// the run folder): gates and comparisons use the median, and the spread tells the noise.
+public struct RunSet: Sendable {
+    public var directory: String
+    public var runs: [RunRecord]
+
+    /// A run folder (with `summary.json`) or a folder of repeats (`repeat-*/summary.json`).
+    public static func load(_ directory: String) throws(ResultsError) -> RunSet {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: directory + "/summary.json") {
+            return RunSet(directory: directory, runs: [try RunRecord.load(directory)])
+        }
+        let names = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
+        let repeats = names.filter { $0.hasPrefix("repeat-") }.sorted {
+            (Int($0.dropFirst(7)) ?? 0) < (Int($1.dropFirst(7)) ?? 0)
+        }
+        guard !repeats.isEmpty else {
+            throw ResultsError("\(directory) holds no summary.json and no repeat-*/ folders: not a Fanout run folder")
+        }
+        var runs: [RunRecord] = []
+        for name in repeats { runs.append(try RunRecord.load(directory + "/" + name)) }
+        return RunSet(directory: directory, runs: runs)
+    }
+
+    public var invalidReasons: [String] {
+        runs.flatMap { run in run.invalidReasons.map { runs.count > 1 ? "\(run.directory): \($0)" : $0 } }
+    }
+
+    public var valid: Bool { invalidReasons.isEmpty }
+
+    /// The median over the repeats (the mean of the middle two for an even count).
+    public func median(_ metric: RunMetric, share: Bool = false) -> Double {
+        Self.median(runs.map { share ? $0.errorShare : $0.metrics[metric] ?? 0 })
+    }
+
+    /// The smallest and largest value over the repeats.
+    public func range(_ metric: RunMetric, share: Bool = false) -> ClosedRange<Double> {
+        let values = runs.map { share ? $0.errorShare : $0.metrics[metric] ?? 0 }
+        return values.min()!...values.max()!
+    }
+
+    /// The repeats' spread around their median, relative to it (0.08: ±8%); `nil` for one run.
+    public func noise(_ metric: RunMetric) -> Double? {
+        guard runs.count > 1 else { return nil }
+        let median = median(metric)
+        guard median != 0 else { return 0 }
+        return runs.map { abs(($0.metrics[metric] ?? 0) - median) / abs(median) }.max()
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// A results folder that cannot be read, said with its path.
+public struct ResultsError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension RunSet {
+    /// The medians of the repeats with their range and noise, for a person:
+    ///
+    /// ```
+    ///   5 repeats in results/run-…: median (min … max, noise ±%)
+    ///     throughput   151,204/s  (143,310 … 163,650, ±8.2%)
+    ///     p99          68.7 ms    (61.0 … 122.8, ±78.7%)
+    /// ```
+    public var spreadText: String {
+        var lines = ["\(runs.count) repeats in \(directory): median (min … max, noise ±%)"]
+        for metric in [RunMetric.throughput, .p50, .p90, .p99, .p99_9, .max] {
+            let range = range(metric)
+            let noise = noise(metric).map { String(format: "±%.1f%%", $0 * 100) } ?? "-"
+            let unit = metric.unit
+            func format(_ value: Double) -> String {
+                metric == .throughput
+                    ? Int(value.rounded()).formatted(.number.grouping(.automatic))
+                    : String(format: value < 10 ? "%.2f" : "%.1f", value)
+            }
+            let name = metric.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
+            lines.append(
+                "  \(name) \(format(median(metric)))\(unit == "/s" ? "/s" : " " + unit)  (\(format(range.lowerBound)) … \(format(range.upperBound)), \(noise))"
+            )
+        }
+        if !valid { lines += invalidReasons.map { "  INVALID \($0)" } }
+        return lines.joined(separator: "\n")
+    }
+}

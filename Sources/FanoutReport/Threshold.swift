@@ -1,0 +1,203 @@
+import Foundation
+
+/// One gate condition, in the small language a k6 user recognises:
+///
+/// ```
+///   threshold := metric comparison limit
+///   metric    := p50 | p90 | p99 | p99.9 | p99.99 | max | lag        (times, ms by default)
+///              | throughput                                         (per second)
+///              | errors | failed | rejected | sent | accepted       (counts; errors also N%)
+///   comparison:= < | <= | > | >= | == | !=
+///   limit     := quantity | baseline [(+|-) quantity]
+///   quantity  := number [us | µs | ms | s | /s | %]
+/// ```
+///
+/// `p99 < 25ms`, `throughput > 100000/s`, `errors < 0.1%` (a share of `sent`), `failed == 0`,
+/// `p99 < baseline + 10%` (10% above the baseline's p99), `throughput >= baseline - 5%`,
+/// `p50 <= baseline + 2ms`.
+public struct Threshold: Sendable, Hashable, CustomStringConvertible {
+    public enum Comparison: String, Sendable, CaseIterable {
+        case lessOrEqual = "<="
+        case greaterOrEqual = ">="
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case greater = ">"
+
+        func holds(_ left: Double, _ right: Double) -> Bool {
+            switch self {
+            case .less: left < right
+            case .lessOrEqual: left <= right
+            case .greater: left > right
+            case .greaterOrEqual: left >= right
+            case .equal: left == right
+            case .notEqual: left != right
+            }
+        }
+    }
+
+    public enum Limit: Sendable, Hashable {
+        /// A value in the metric's unit (ms, per second, a count, or a share of `sent`).
+        case value(Double)
+        /// The baseline's value, moved by a share of it (`baseline + 10%`: 0.10) ...
+        case baselineRelative(Double)
+        /// ... or by a value in the metric's unit (`baseline + 2ms`: 2).
+        case baselineAbsolute(Double)
+
+        var needsBaseline: Bool {
+            if case .value = self { return false }
+            return true
+        }
+    }
+
+    public var metric: RunMetric
+    public var comparison: Comparison
+    public var limit: Limit
+    /// `errors` read as a share of `sent` (the limit was written with `%`).
+    public var isShare: Bool
+    public var text: String
+
+    public var description: String { text }
+    public var needsBaseline: Bool { limit.needsBaseline }
+
+    /// Parses one threshold; the error says what is wrong and what is expected.
+    public init(parsing text: String) throws(ThresholdError) {
+        self.text = text.trimmingCharacters(in: .whitespaces)
+        var rest = Substring(self.text)
+        let metricText = rest.prefix { !" <>=!".contains($0) }
+        guard let metric = RunMetric(rawValue: String(metricText)) else {
+            let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ThresholdError(
+                metricText.isEmpty
+                    ? "a threshold starts with a metric (\(known))"
+                    : "\(metricText) is not a metric; the metrics are \(known)"
+            )
+        }
+        self.metric = metric
+        rest = rest.dropFirst(metricText.count).drop { $0 == " " }
+        guard let comparison = Comparison.allCases.first(where: { rest.hasPrefix($0.rawValue) }) else {
+            throw ThresholdError("after \(metric.rawValue) comes a comparison: <, <=, >, >=, == or !=")
+        }
+        self.comparison = comparison
+        rest = rest.dropFirst(comparison.rawValue.count).drop { $0 == " " }
+        guard !rest.isEmpty else {
+            throw ThresholdError("\(self.text): the limit is missing, e.g. 25ms or baseline + 10%")
+        }
+
+        if rest.hasPrefix("baseline") {
+            rest = rest.dropFirst("baseline".count).drop { $0 == " " }
+            isShare = false
+            guard let sign = rest.first else {
+                limit = .baselineRelative(0)
+                return
+            }
+            guard sign == "+" || sign == "-" else {
+                throw ThresholdError("after baseline comes + or - and an amount, like baseline + 10%; got \(rest)")
+            }
+            let (amount, unit) = try Self.quantity(rest.dropFirst().drop { $0 == " " }, for: metric)
+            let signed = sign == "+" ? amount : -amount
+            limit = unit == "%" ? .baselineRelative(signed / 100) : .baselineAbsolute(signed)
+            return
+        }
+        let (amount, unit) = try Self.quantity(rest, for: metric)
+        if unit == "%" {
+            guard metric == .errors else {
+                throw ThresholdError("only errors takes a percentage (a share of sent); \(metric.rawValue) does not")
+            }
+            isShare = true
+            limit = .value(amount / 100)
+        } else {
+            isShare = false
+            limit = .value(amount)
+        }
+    }
+
+    /// A number and its unit, in the metric's unit (milliseconds for times).
+    private static func quantity(_ text: Substring, for metric: RunMetric) throws(ThresholdError) -> (Double, String) {
+        let numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
+        let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
+        guard let number = Double(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
+            throw ThresholdError("\(text) is not a number with a unit, like 25ms, 100000/s or 0.1%")
+        }
+        switch unit {
+        case "%":
+            return (number, "%")
+        case "" where metric.isTime, "ms" where metric.isTime:
+            return (number, "ms")
+        case "s" where metric.isTime:
+            return (number * 1000, "ms")
+        case "us" where metric.isTime, "µs" where metric.isTime:
+            return (number / 1000, "ms")
+        case "/s" where metric == .throughput, "" where !metric.isTime:
+            return (number, unit)
+        default:
+            let expected =
+                metric.isTime
+                ? "us, ms or s" : metric == .throughput ? "/s or none" : metric == .errors ? "% or none" : "none"
+            throw ThresholdError("\(unit) is not a unit of \(metric.rawValue) (use \(expected))")
+        }
+    }
+
+    /// Reads a thresholds file: one threshold a line; `#` starts a comment.
+    public static func load(file path: String) throws(ThresholdError) -> [Threshold] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ThresholdError("cannot read the thresholds file \(path): \(error.localizedDescription)")
+        }
+        var thresholds: [Threshold] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            guard !content.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            do {
+                thresholds.append(try Threshold(parsing: String(content)))
+            } catch {
+                throw ThresholdError("\(path):\(number + 1): \(error.description)")
+            }
+        }
+        return thresholds
+    }
+
+    /// What the threshold says of `run` (medians over repeats), against `baseline` if it needs one.
+    public func evaluate(_ run: RunSet, baseline: RunSet?) -> Verdict {
+        let measured = run.median(metric, share: isShare)
+        let bound: Double
+        switch limit {
+        case .value(let value):
+            bound = value
+        case .baselineRelative(let share):
+            bound = (baseline?.median(metric) ?? .nan) * (1 + share)
+        case .baselineAbsolute(let amount):
+            bound = (baseline?.median(metric) ?? .nan) + amount
+        }
+        return Verdict(threshold: self, measured: measured, limit: bound, passed: comparison.holds(measured, bound))
+    }
+
+    public struct Verdict: Sendable {
+        public var threshold: Threshold
+        public var measured: Double
+        public var limit: Double
+        public var passed: Bool
+
+        /// `p99 < baseline + 10%   measured 23.1 ms   limit 25.3 ms   pass`
+        public func line(width: Int) -> String {
+            let name = threshold.text.padding(toLength: max(width, threshold.text.count), withPad: " ", startingAt: 0)
+            return "\(name)   measured \(format(measured))   limit \(format(limit))   \(passed ? "pass" : "FAIL")"
+        }
+
+        func format(_ value: Double) -> String {
+            if threshold.isShare { return String(format: "%.4f%%", value * 100) }
+            let unit = threshold.metric.unit
+            let number =
+                value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3f", value)
+            return unit.isEmpty ? number : "\(number) \(unit)"
+        }
+    }
+}
+
+/// A threshold that cannot be read.
+public struct ThresholdError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

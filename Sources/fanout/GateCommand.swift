@@ -1,0 +1,51 @@
+import ArgumentParser
+import FanoutReport
+
+/// `fanout gate`: thresholds on a run's results, for CI.
+struct GateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gate",
+        abstract: "Check a run's results against thresholds (p99 < 25ms, throughput > baseline - 5%, …).",
+        discussion: """
+            A threshold is METRIC COMPARISON LIMIT. Metrics: p50 p90 p99 p99.9 p99.99 max lag (ms, \
+            or with us/ms/s), throughput (per second, /s optional), errors (rejected + failed: a \
+            count, or a share of sent with %), failed, rejected, sent, accepted. Comparisons: < <= \
+            > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
+            percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
+            gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \
+            the run or the baseline is invalid (generator lag, sender and sink disagree, stopped \
+            early; it never passes), 64 a usage error (bad option, threshold or folder).
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The run folder (or folder of repeats) to gate.", valueName: "run-dir"))
+    var runDirectory: String
+
+    @Option(
+        name: .customLong("threshold"),
+        help: ArgumentHelp("A threshold, e.g. 'p99 < 25ms' (repeat it).", valueName: "expr")
+    )
+    var thresholds: [String] = []
+
+    @Option(
+        name: .customLong("thresholds"),
+        help: ArgumentHelp("A file of thresholds, one a line, # comments.", valueName: "file")
+    )
+    var thresholdsFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("The run folder 'baseline' refers to.", valueName: "run-dir"))
+    var baseline: String?
+
+    func run() throws {
+        let gate: Gate
+        do {
+            gate = try Gate(run: runDirectory, baseline: baseline, thresholds: thresholds, file: thresholdsFile)
+        } catch {
+            printError("fanout gate: \(error)")
+            throw ExitCode(Gate.Status.usage.rawValue)
+        }
+        let outcome = gate.evaluate()
+        StandardStream.output.write((outcome.text + "\n").utf8)
+        if outcome.status != .passed { throw ExitCode(outcome.status.rawValue) }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+@testable import FanoutReport
+
+/// The gate's expression language: every form it reads, what it rejects, and how it judges.
+struct ThresholdTests {
+    static func run(_ metrics: [RunMetric: Double], invalid: [String] = [], directory: String = "run") -> RunRecord {
+        var all = metrics
+        all[.errors] = (metrics[.rejected] ?? 0) + (metrics[.failed] ?? 0)
+        let sent = metrics[.sent] ?? 0
+        return RunRecord(
+            directory: directory,
+            metrics: all,
+            errorShare: sent > 0 ? all[.errors]! / sent : 0,
+            invalidReasons: invalid
+        )
+    }
+
+    static let current = RunSet(
+        directory: "current",
+        runs: [run([.p99: 22, .p50: 3, .throughput: 150_000, .sent: 1_000_000, .rejected: 500, .failed: 0, .lag: 4])]
+    )
+    static let baseline = RunSet(
+        directory: "baseline",
+        runs: [run([.p99: 20, .p50: 2, .throughput: 160_000, .sent: 1_000_000, .rejected: 0, .failed: 0])]
+    )
+
+    @Test(
+        arguments: [
+            ("p99 < 25ms", true, 25.0), ("p99<25", true, 25), ("p99 < 0.02s", false, 20), ("p99 <= 22000us", true, 22),
+            ("p50 >= 3ms", true, 3), ("throughput > 100000/s", true, 100_000), ("throughput > 200_000", false, 200_000),
+            ("errors < 0.1%", true, 0.001), ("errors < 0.01%", false, 0.0001), ("errors == 500", true, 500),
+            ("failed == 0", true, 0), ("rejected != 0", true, 0), ("sent >= 1,000,000", true, 1_000_000),
+            ("lag < 100ms", true, 100), ("p99 <= baseline + 10%", true, 22), ("p99 < baseline + 10%", false, 22),
+            ("p99 < baseline + 5%", false, 21),
+            ("p99 <= baseline + 2ms", true, 22), ("throughput >= baseline - 5%", false, 152_000),
+            ("throughput >= baseline - 10%", true, 144_000), ("p50 == baseline", false, 2),
+        ] as [(String, Bool, Double)]
+    )
+    func thresholdsReadAndJudge(text: String, passes: Bool, limit: Double) throws {
+        let threshold = try Threshold(parsing: text)
+        let verdict = threshold.evaluate(Self.current, baseline: Self.baseline)
+        #expect(verdict.passed == passes, "\(text): measured \(verdict.measured), limit \(verdict.limit)")
+        #expect(abs(verdict.limit - limit) < 1e-9, "\(text): limit \(verdict.limit)")
+    }
+
+    @Test(
+        arguments: [
+            (
+                "",
+                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag)"
+            ),
+            (
+                "p98 < 5ms",
+                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag"
+            ),
+            ("p99 ~ 5ms", "after p99 comes a comparison: <, <=, >, >=, == or !="),
+            ("p99 <", "p99 <: the limit is missing, e.g. 25ms or baseline + 10%"),
+            ("p99 < fast", "fast is not a number with a unit, like 25ms, 100000/s or 0.1%"),
+            ("p99 < 5 parsecs", "parsecs is not a unit of p99 (use us, ms or s)"),
+            ("throughput > 5ms", "ms is not a unit of throughput (use /s or none)"),
+            ("p99 < 5%", "only errors takes a percentage (a share of sent); p99 does not"),
+            ("failed < 5/s", "/s is not a unit of failed (use none)"),
+            ("p99 < baseline * 2", "after baseline comes + or - and an amount, like baseline + 10%; got * 2"),
+        ] as [(String, String)]
+    )
+    func badThresholdsSayWhatIsWrong(text: String, message: String) {
+        #expect {
+            _ = try Threshold(parsing: text)
+        } throws: { error in
+            "\(error)" == message
+        }
+    }
+
+    @Test func aThresholdsFileIsReadLineByLineWithComments() throws {
+        let path = NSTemporaryDirectory() + "thresholds-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "# the release gate\np99 < 25ms   # users notice beyond\n\nthroughput > baseline - 5%\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Threshold.load(file: path).map(\.text) == ["p99 < 25ms", "throughput > baseline - 5%"])
+        try "p99 < 25ms\nerrors < lots\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            _ = try Threshold.load(file: path)
+        } throws: { error in
+            "\(error)" == "\(path):2: lots is not a number with a unit, like 25ms, 100000/s or 0.1%"
+        }
+    }
+
+    @Test func repeatsAreGatedOnTheirMedian() {
+        let repeats = RunSet(
+            directory: "repeats",
+            runs: [Self.run([.p99: 30]), Self.run([.p99: 10]), Self.run([.p99: 20])]
+        )
+        #expect(repeats.median(.p99) == 20)
+        #expect(repeats.range(.p99) == 10...30)
+        #expect(repeats.noise(.p99) == 0.5)
+        #expect(RunSet(directory: "even", runs: [Self.run([.p99: 1]), Self.run([.p99: 4])]).median(.p99) == 2.5)
+        #expect(Self.current.noise(.p99) == nil)
+    }
+}
