@@ -120,7 +120,7 @@ public final class LoadStatistics: Sendable {
     public init() {}
 
     /// Latencies in microseconds, from 1 µs to an hour, three significant digits.
-    static func makeHistogram() -> Histogram<UInt64> {
+    public static func makeHistogram() -> Histogram<UInt64> {
         Histogram(
             lowestDiscernibleValue: 1,
             highestTrackableValue: 3_600_000_000,

@@ -41,6 +41,40 @@ public struct PackedHistogram: Sendable, Hashable {
         maxValue = histogram.totalCount == 0 ? 0 : histogram.max
     }
 
+    /// A V2 counts payload read back (from an interval log), its largest value the highest in
+    /// its bucket, as `Histogram.max` gives it; `nil` when it is not one (a
+    /// count below zero other than a zero run, or past the histogram's last index).
+    public init?(counts bytes: [UInt8]) {
+        var total: UInt64 = 0
+        var index = 0
+        var last = -1
+        var position = 0
+        let length = Self.countsIndex(of: 3_600_000_000) + 1
+        while position < bytes.count {
+            let value = Self.getVarint(bytes, at: &position)
+            if value < 0 {
+                index += Int(-value)
+            } else {
+                if value > 0 {
+                    total += UInt64(value)
+                    last = index
+                }
+                index += 1
+            }
+            if index > length + Self.subBucketHalfCount { return nil }
+        }
+        counts = bytes
+        totalCount = total
+        maxValue = last < 0 ? 0 : Self.value(atIndex: last + 1) - 1
+    }
+
+    /// Adds another's counts (shards of a run): every bucket's count is the sum.
+    public static func + (left: PackedHistogram, right: PackedHistogram) -> PackedHistogram {
+        var sum = left.unpacked()
+        sum.add(right.unpacked())
+        return PackedHistogram(sum)
+    }
+
     /// The histogram again, count for count.
     public func unpacked() -> Histogram<UInt64> {
         var histogram = LoadStatistics.makeHistogram()

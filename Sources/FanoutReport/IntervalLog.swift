@@ -28,16 +28,22 @@ import Foundation
 /// The zlib stream holds DEFLATE stored blocks: the counts are already varints with zero runs,
 /// and every inflater reads stored blocks.
 public struct IntervalLog: Sendable {
-    public var intervals: [LoadInterval]
+    public var entries: [Entry]
     /// When the run started, seconds since the epoch.
     public var start: Double
-    /// The run's length in seconds (the last interval ends there).
-    public var length: Double
 
+    /// A run's seconds; the last one ends at `length` seconds.
     public init(intervals: [LoadInterval], start: Double, length: Double) {
-        self.intervals = intervals
         self.start = start
-        self.length = length
+        entries = intervals.map { interval in
+            let from = Double(interval.second)
+            return Entry(start: from, length: max(0, min(length, from + 1) - from), histogram: interval.latencies)
+        }
+    }
+
+    public init(entries: [Entry], start: Double) {
+        self.entries = entries
+        self.start = start
     }
 
     public var text: String {
@@ -49,16 +55,14 @@ public struct IntervalLog: Sendable {
             String(format: "#[BaseTime: %.3f (seconds since epoch)]", start),
             #""StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram""#,
         ]
-        for interval in intervals {
-            let from = Double(interval.second)
-            let to = min(length, from + 1)
+        for entry in entries {
             lines.append(
                 String(
                     format: "%.3f,%.3f,%.3f,%@",
-                    from,
-                    max(0, to - from),
-                    Double(interval.latencies.maxValue) / 1000,
-                    Self.encode(interval.latencies)
+                    entry.start,
+                    entry.length,
+                    Double(entry.histogram.maxValue) / 1000,
+                    Self.encode(entry.histogram)
                 )
             )
         }
@@ -125,5 +129,99 @@ enum ZlibStored {
 extension Array where Element == UInt8 {
     mutating func appendBigEndian<Integer: FixedWidthInteger>(_ value: Integer) {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
+}
+
+extension IntervalLog {
+    /// One interval read back from a log.
+    public struct Entry: Sendable {
+        /// Seconds from the log's base time.
+        public var start: Double
+        public var length: Double
+        public var histogram: PackedHistogram
+
+        public init(start: Double, length: Double, histogram: PackedHistogram) {
+            self.start = start
+            self.length = length
+            self.histogram = histogram
+        }
+    }
+
+    /// The intervals of a log Fanout wrote, and its start time; errors say which line and what.
+    public static func read(_ text: String, file: String) throws(ResultsError) -> (start: Double, entries: [Entry]) {
+        var start = 0.0
+        var entries: [Entry] = []
+        for (number, line) in text.split(separator: "\n").enumerated() {
+            let place = "\(file):\(number + 1)"
+            if line.hasPrefix("#[StartTime: ") {
+                let value = line.dropFirst("#[StartTime: ".count).prefix { $0.isNumber || $0 == "." }
+                guard let seconds = Double(value) else {
+                    throw ResultsError("\(place): the start time is not a number")
+                }
+                start = seconds
+                continue
+            }
+            if line.hasPrefix("#") || line.hasPrefix("\"") { continue }
+            let fields = line.split(separator: ",")
+            guard fields.count == 4, let from = Double(fields[0]), let length = Double(fields[1]) else {
+                throw ResultsError("\(place): an interval is START,LENGTH,MAX,HISTOGRAM")
+            }
+            guard let histogram = decode(String(fields[3])) else {
+                throw ResultsError(
+                    "\(place): not a histogram Fanout wrote (V2, 1 µs to an hour, 3 digits, zlib stored blocks)"
+                )
+            }
+            entries.append(Entry(start: from, length: length, histogram: histogram))
+        }
+        return (start, entries)
+    }
+
+    /// A histogram from a log line's base64 text, as `encode` writes it.
+    static func decode(_ text: String) -> PackedHistogram? {
+        guard let data = Data(base64Encoded: text) else { return nil }
+        let bytes = [UInt8](data)
+        guard bytes.count > 8, bytes.readBigEndian(UInt32.self, at: 0) == 0x1c84_9314,
+            Int(bytes.readBigEndian(UInt32.self, at: 4)) == bytes.count - 8,
+            let payload = ZlibStored.unwrap(Array(bytes[8...])), payload.count >= 40,
+            payload.readBigEndian(UInt32.self, at: 0) == 0x1c84_9313,
+            Int(payload.readBigEndian(UInt32.self, at: 4)) == payload.count - 40,
+            payload.readBigEndian(UInt32.self, at: 8) == 0, payload.readBigEndian(UInt32.self, at: 12) == 3,
+            payload.readBigEndian(UInt64.self, at: 16) == 1, payload.readBigEndian(UInt64.self, at: 24) == 3_600_000_000
+        else { return nil }
+        return PackedHistogram(counts: Array(payload[40...]))
+    }
+}
+
+extension ZlibStored {
+    /// The data of a zlib stream of stored blocks with a matching Adler-32; `nil` otherwise
+    /// (a stream another tool compressed with Huffman blocks included).
+    static func unwrap(_ stream: [UInt8]) -> [UInt8]? {
+        guard stream.count >= 6, stream[0] == 0x78, (UInt16(stream[0]) << 8 | UInt16(stream[1])) % 31 == 0 else {
+            return nil
+        }
+        var data: [UInt8] = []
+        var position = 2
+        while true {
+            guard position + 5 <= stream.count, stream[position] & 0x06 == 0 else { return nil }
+            let final = stream[position] & 1 == 1
+            let length = Int(stream[position + 1]) | Int(stream[position + 2]) << 8
+            let check = Int(stream[position + 3]) | Int(stream[position + 4]) << 8
+            guard length == ~check & 0xFFFF, position + 5 + length <= stream.count else { return nil }
+            data += stream[(position + 5)..<(position + 5 + length)]
+            position += 5 + length
+            if final { break }
+        }
+        guard position + 4 == stream.count, stream.readBigEndian(UInt32.self, at: position) == adler32(data) else {
+            return nil
+        }
+        return data
+    }
+}
+
+extension Array where Element == UInt8 {
+    func readBigEndian<Integer: FixedWidthInteger>(_ type: Integer.Type, at offset: Int) -> Integer {
+        var value: Integer = 0
+        for index in offset..<(offset + MemoryLayout<Integer>.size) { value = value << 8 | Integer(self[index]) }
+        return value
     }
 }

@@ -21,6 +21,8 @@ public enum MainJob {
         /// Synthetic tokens to send.
         public var count: UInt64 = 1_000_000
         public var seed: UInt64 = 1
+        /// The part of the token set this run sends (shards of one set merge with `fanout merge`).
+        public var shard = TokenShard.all
         public var connections = 4
         public var streamsPerConnection = 1000
         /// Event loops of the sender, and of the sink.
@@ -54,6 +56,7 @@ public enum MainJob {
         let tokens = try TokenStream(
             .generated(TokenGenerator(count: options.count, seed: options.seed)),
             configuration: TokenReaderConfiguration(
+                shard: options.shard,
                 batchBytes: 64 * 1024,
                 batchTokens: 1024,
                 batchCount: 2 * options.connections + 8
@@ -87,7 +90,8 @@ public enum MainJob {
             report: report,
             endpoint: "the embedded sink at http://127.0.0.1:\(port)",
             configuration: configuration,
-            tokenSource: "generated: \(options.count), seed \(options.seed)",
+            tokenSource: "generated: \(options.count), seed \(options.seed)"
+                + (options.shard == .all ? "" : ", shard \(options.shard)"),
             reconciliation: reconciliation
         )
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutClient
 import FanoutReport
 import FanoutRun
+import FanoutTokens
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -35,6 +36,12 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The seed of the tokens.", valueName: "seed"))
     var seed: UInt64 = 1
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Send only shard i of N of the tokens (see fanout merge).", valueName: "i/N")
+    )
+    var shard: String?
+
     @Option(name: .long, help: ArgumentHelp("HTTP/2 connections to the sink.", valueName: "c"))
     var connections = 4
 
@@ -67,6 +74,9 @@ struct RunCommand: ParsableCommand {
         if streams < 1 { throw ValidationError("--streams must be at least 1.") }
         if threads < 1 || sinkThreads < 1 { throw ValidationError("--threads and --sink-threads must be at least 1.") }
         if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
+        if let shard {
+            do { _ = try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
+        }
     }
 
     func run() throws {
@@ -74,6 +84,7 @@ struct RunCommand: ParsableCommand {
         options.model = try load.model()
         options.count = count ?? options.model.schedule?.total ?? 1_000_000
         options.seed = seed
+        options.shard = try shard.map { try TokenShard(parsing: $0) } ?? .all
         options.connections = connections
         options.streamsPerConnection = streams
         options.senderThreads = threads

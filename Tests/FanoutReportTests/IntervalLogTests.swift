@@ -84,4 +84,27 @@ import Testing
         )
         #expect(inflated.output == expected.output)
     }
+
+    @Test func fanoutReadsBackWhatItWroteAndSaysWhereALineIsWrong() throws {
+        var histogram = LoadStatistics.makeHistogram()
+        for value: UInt64 in [1, 2, 2, 900, 1_500, 65_000, 2_000_000, 3_500_000_000] { _ = histogram.record(value) }
+        let packed = PackedHistogram(histogram)
+        let log = IntervalLog(entries: [.init(start: 0, length: 1, histogram: packed)], start: 1_795_330_800)
+        let (start, entries) = try IntervalLog.read(log.text, file: "run.hlog")
+        #expect(start == 1_795_330_800)
+        #expect(entries.count == 1)
+        #expect(entries.first?.histogram == packed)
+
+        let broken = log.text.replacingOccurrences(of: ",HISTF", with: ",HISTX")
+        #expect {
+            _ = try IntervalLog.read(broken, file: "run.hlog")
+        } throws: { error in
+            "\(error)" == "run.hlog:6: not a histogram Fanout wrote (V2, 1 µs to an hour, 3 digits, zlib stored blocks)"
+        }
+        #expect {
+            _ = try IntervalLog.read("0.000,1.000\n", file: "short.hlog")
+        } throws: { error in
+            "\(error)" == "short.hlog:1: an interval is START,LENGTH,MAX,HISTOGRAM"
+        }
+    }
 }
