@@ -12,10 +12,13 @@
 public struct RunComparison: Sendable {
     public var baseline: RunSet
     public var current: RunSet
+    /// The metrics compared (all of `defaultMetrics` unless narrowed).
+    public var metrics: [RunMetric]
 
-    public init(baseline: RunSet, current: RunSet) {
+    public init(baseline: RunSet, current: RunSet, metrics: [RunMetric] = RunComparison.defaultMetrics) {
         self.baseline = baseline
         self.current = current
+        self.metrics = metrics
     }
 
     public struct Row: Sendable {
@@ -43,10 +46,12 @@ public struct RunComparison: Sendable {
         }
     }
 
-    public static let metrics: [RunMetric] = [.throughput, .p50, .p90, .p99, .p99_9, .p99_99, .max, .errors, .lag]
+    public static let defaultMetrics: [RunMetric] = [
+        .throughput, .p50, .p90, .p99, .p99_9, .p99_99, .max, .errors, .lag,
+    ]
 
     public var rows: [Row] {
-        Self.metrics.map { metric in
+        metrics.map { metric in
             let before = baseline.median(metric)
             let after = current.median(metric)
             let noises = [baseline.noise(metric), current.noise(metric)]

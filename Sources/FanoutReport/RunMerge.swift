@@ -188,17 +188,15 @@ public struct RunMerge {
         }
     }
 
-    /// Writes the merged `summary.json`, `latency.hgrm` and `latency.hlog`.
+    /// Writes the merged run's files.
     public func write(to directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-        try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: directory + "/summary.json"))
-        var hgrm = ""
-        latency.outputPercentileDistribution(to: &hgrm, outputValueUnitScalingRatio: 1000)
-        try Data(hgrm.utf8).write(to: URL(fileURLWithPath: directory + "/latency.hgrm"))
         let start = shards.map(\.start).min() ?? 0
-        try Data(IntervalLog(entries: entries, start: start).text.utf8)
-            .write(to: URL(fileURLWithPath: directory + "/latency.hlog"))
+        try RunFiles.write(
+            to: directory,
+            summary: json,
+            latency: latency,
+            hlog: IntervalLog(entries: entries, start: start).text
+        )
     }
 
     /// One line for a person.

@@ -242,16 +242,11 @@ public struct RunSummary: Sendable {
     }
 
     /// The files every run writes.
-    public static let files = ["summary.json", "latency.hgrm", "latency.hlog"]
+    public static let files = ["summary.json", "summary.md", "report.html", "latency.hgrm", "latency.hlog"]
 
-    /// Writes `summary.json`, `latency.hgrm` and `latency.hlog` into `directory` (made if
-    /// missing).
+    /// Writes the run's files into `directory` (made if missing).
     public func write(to directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-        try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: directory + "/summary.json"))
-        try Data(hgrm.utf8).write(to: URL(fileURLWithPath: directory + "/latency.hgrm"))
-        try Data(hlog.utf8).write(to: URL(fileURLWithPath: directory + "/latency.hlog"))
+        try RunFiles.write(to: directory, summary: json, latency: report.snapshot.latency, hlog: hlog)
     }
 
     /// What a person reads at the end of a run.
@@ -303,5 +298,23 @@ public struct RunSummary: Sendable {
         if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
         for reason in report.invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The files of a run folder, from its summary and histograms.
+enum RunFiles {
+    static func write(to directory: String, summary: [String: Any], latency: Histogram<UInt64>, hlog: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        func file(_ name: String, _ data: Data) throws {
+            try data.write(to: URL(fileURLWithPath: directory + "/" + name))
+        }
+        let json = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys])
+        try file("summary.json", json + Data("\n".utf8))
+        try file("summary.md", Data(MarkdownSummary(summary: summary).text.utf8))
+        try file("report.html", Data(HTMLReport(summary: summary, latency: latency).html.utf8))
+        var hgrm = ""
+        latency.outputPercentileDistribution(to: &hgrm, outputValueUnitScalingRatio: 1000)
+        try file("latency.hgrm", Data(hgrm.utf8))
+        try file("latency.hlog", Data(hlog.utf8))
     }
 }

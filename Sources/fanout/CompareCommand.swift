@@ -9,8 +9,9 @@ struct CompareCommand: ParsableCommand {
         discussion: """
             Each metric's median, its change, the noise (the larger spread of the two sets' \
             repeats), and whether the change is within noise, better or WORSE beyond it; with one \
-            run on a side the noise is unknown. Exit status: 0 (compare informs; fanout gate \
-            decides), 64 when a folder is not a run.
+            run on a side the noise is unknown. Exit status: 0; with --fail-on-regression, 1 when \
+            a compared metric is WORSE beyond noise; 64 when a folder is not a run or a metric is \
+            unknown.
             """
     )
 
@@ -20,14 +21,38 @@ struct CompareCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The run folder to compare with it.", valueName: "current"))
     var current: String
 
+    @Option(
+        name: .customLong("metric"),
+        help: ArgumentHelp("Compare only this metric (repeat it), e.g. throughput, p99.", valueName: "metric")
+    )
+    var metrics: [String] = []
+
+    @Flag(name: .long, help: "Exit with status 1 when a compared metric is worse beyond the noise.")
+    var failOnRegression = false
+
+    func validate() throws {
+        for metric in metrics where RunMetric(rawValue: metric) == nil {
+            let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--metric \(metric) is not a metric; the metrics are \(known).")
+        }
+    }
+
     func run() throws {
         let comparison: RunComparison
         do {
-            comparison = RunComparison(baseline: try RunSet.load(baseline), current: try RunSet.load(current))
+            comparison = RunComparison(
+                baseline: try RunSet.load(baseline),
+                current: try RunSet.load(current),
+                metrics: metrics.isEmpty ? RunComparison.defaultMetrics : metrics.compactMap(RunMetric.init(rawValue:))
+            )
         } catch {
             printError("fanout compare: \(error)")
             throw ExitCode(64)
         }
         StandardStream.output.write((comparison.text + "\n").utf8)
+        if failOnRegression && comparison.regressed {
+            StandardStream.output.write("compare: WORSE beyond noise\n".utf8)
+            throw ExitCode(1)
+        }
     }
 }

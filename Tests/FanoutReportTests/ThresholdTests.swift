@@ -98,4 +98,36 @@ struct ThresholdTests {
         #expect(RunSet(directory: "even", runs: [Self.run([.p99: 1]), Self.run([.p99: 4])]).median(.p99) == 2.5)
         #expect(Self.current.noise(.p99) == nil)
     }
+
+    @Test func comparisonsJudgeChangesAgainstTheNoiseBetweenRepeats() {
+        let steady = RunSet(
+            directory: "baseline",
+            runs: [
+                Self.run([.throughput: 100, .p99: 20]), Self.run([.throughput: 110, .p99: 22]),
+                Self.run([.throughput: 90, .p99: 18]),
+            ]
+        )
+        // Throughput −30% against ±10% noise: worse; p99 +5%: within noise.
+        let slower = RunSet(
+            directory: "current",
+            runs: [
+                Self.run([.throughput: 70, .p99: 21]), Self.run([.throughput: 72, .p99: 21]),
+                Self.run([.throughput: 68, .p99: 21]),
+            ]
+        )
+        let comparison = RunComparison(baseline: steady, current: slower, metrics: [.throughput, .p99])
+        #expect(comparison.rows.map(\.verdict) == [.worse, .withinNoise])
+        #expect(comparison.regressed)
+        // Faster beyond noise is better, not a regression; one run a side leaves noise unknown.
+        let faster = RunSet(
+            directory: "current",
+            runs: [Self.run([.throughput: 200, .p99: 5]), Self.run([.throughput: 210, .p99: 5])]
+        )
+        let better = RunComparison(baseline: steady, current: faster, metrics: [.throughput, .p99])
+        #expect(better.rows.map(\.verdict) == [.better, .better])
+        #expect(!better.regressed)
+        let single = RunComparison(baseline: Self.current, current: Self.baseline, metrics: [.p99])
+        #expect(single.rows.map(\.verdict) == [.unknown])
+        #expect(single.text.contains("noise unknown (repeat the runs)"))
+    }
 }

@@ -1,0 +1,88 @@
+import FanoutClient
+import FanoutRun
+import FanoutSink
+import FanoutTestSupport
+import Foundation
+import Testing
+
+@testable import FanoutReport
+
+/// `report.html` and `summary.md`: self-contained, and drawn by a real browser (Debian's
+/// headless Chromium) into a page that is not blank.
+@Suite(.serialized) struct ReportTests {
+    /// A short open-model run with some rejections, written to a temporary folder.
+    static func writtenRun() throws -> String {
+        var options = MainJob.Options()
+        options.count = 8000
+        options.model.schedule = try ArrivalSchedule(rate: 3000, duration: .milliseconds(2500))
+        options.sink.scenario.errors = [(.unregistered, 0.05), (.badDeviceToken, 0.02)]
+        let folder = NSTemporaryDirectory() + "fanout-report-\(UUID().uuidString)"
+        try MainJob.run(options).write(to: folder)
+        return folder
+    }
+
+    /// Renders `page` with headless Chromium into `screenshot`.
+    static func render(_ page: String, to screenshot: String) throws {
+        let profile = NSTemporaryDirectory() + "fanout-chromium-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        let result = try PeerProcess.run(
+            "chromium",
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + profile,
+                "--screenshot=" + screenshot, "--window-size=1200,1900", "file://" + page,
+            ],
+            timeout: .seconds(90)
+        )
+        try #require(result.status == 0, "\(result.errors)")
+    }
+
+    static func check(_ screenshot: String, colours: [String]) throws -> PeerProcess.Result {
+        try PeerProcess.run(
+            "python3",
+            [repositoryRoot + "/Tests/FanoutReportTests/Peers/check_render.py", screenshot] + colours
+        )
+    }
+
+    @Test func theReportIsSelfContainedAndChromiumDrawsItsCharts() throws {
+        let folder = try Self.writtenRun()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
+        // Nothing is fetched: no script, no stylesheet or image by address, no CSS import.
+        for pattern in ["<script", "<link", "src=", "href=", "@import", "url("] {
+            #expect(!html.contains(pattern), "report.html contains \(pattern)")
+        }
+        #expect(html.contains("Latency by percentile") && html.contains("Throughput per second"))
+        #expect(html.contains("rejected Unregistered") && html.contains("rejected BadDeviceToken"))
+        #expect(html.contains("<svg"))
+
+        try Self.render(folder + "/report.html", to: folder + "/report.png")
+        let colours = [
+            HTMLReport.Colour.spectrum, HTMLReport.Colour.throughput, HTMLReport.Colour.p50, HTMLReport.Colour.p99,
+            HTMLReport.Colour.rejected,
+        ]
+        let seen = try Self.check(folder + "/report.png", colours: colours)
+        #expect(seen.status == 0, "\(seen.output)\(seen.errors)")
+    }
+
+    @Test func aBlankPageFailsTheRenderCheck() throws {
+        let folder = NSTemporaryDirectory() + "fanout-blank-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "<!DOCTYPE html><html><body><p>nothing</p></body></html>"
+            .write(toFile: folder + "/blank.html", atomically: true, encoding: .utf8)
+        try Self.render(folder + "/blank.html", to: folder + "/blank.png")
+        let seen = try Self.check(folder + "/blank.png", colours: [HTMLReport.Colour.spectrum])
+        #expect(seen.status == 1, "\(seen.output)")
+    }
+
+    @Test func theMarkdownSummaryHasTheVerdictAndTables() throws {
+        let folder = try Self.writtenRun()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
+        #expect(markdown.hasPrefix("## Fanout run\n\n✅ valid · sender and sink agree · open model\n"), "\(markdown)")
+        #expect(markdown.contains("| 7,500 | "), "\(markdown)")
+        #expect(markdown.contains("| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |"))
+        #expect(markdown.contains(/\| ms \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|/))
+        #expect(markdown.contains(/\| rejected Unregistered \| [\d,]+ \|/))
+    }
+}
