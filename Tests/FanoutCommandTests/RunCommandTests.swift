@@ -40,7 +40,7 @@ import Testing
         let hlog = try String(contentsOfFile: folder + "/latency.hlog", encoding: .utf8)
         #expect(hlog.contains("#[Histogram log format version 1.3]\n"))
         #expect(hlog.contains(/\n0\.000,1\.000,[\d.]+,HISTF/), "\(hlog.prefix(600))")
-        #expect(result.standardOutput.contains("(summary.json, latency.hgrm, latency.hlog)"))
+        #expect(result.standardOutput.contains("(summary.json, summary.md, report.html, latency.hgrm, latency.hlog)"))
     }
 
     @Test func theEmbeddedPollIsTheFixture() throws {
