@@ -14,19 +14,24 @@ public struct NotificationHeaders: Sendable, Hashable {
     public var expiration: Int?
     /// `apns-collapse-id`, at most 64 bytes.
     public var collapseID: String?
+    /// Whether each notification gets an `apns-id` (a random version-4 UUID, the same on its
+    /// retries, as a provider that tracks its notifications sends), or none (APNs makes one).
+    public var generatesAPNsID = false
 
     public init(
         topic: String,
         pushType: APNsPushType = .alert,
         priority: Int? = nil,
         expiration: Int? = nil,
-        collapseID: String? = nil
+        collapseID: String? = nil,
+        generatesAPNsID: Bool = false
     ) {
         self.topic = topic
         self.pushType = pushType
         self.priority = priority
         self.expiration = expiration
         self.collapseID = collapseID
+        self.generatesAPNsID = generatesAPNsID
     }
 }
 
@@ -124,24 +129,58 @@ public struct LoadConfiguration: Sendable {
     }
 }
 
-/// A request's fields: `:path` for its device, written into reused bytes, then the shared ones.
+/// A request's fields: `:path` for its device (and its `apns-id`), written into reused bytes,
+/// then the shared ones.
 ///
 /// ```
 ///   :path /3/device/<token>      literal, not indexed, not Huffman-coded (a new value every
 ///                                request: coding 74 bytes to 56 cost more CPU than it saved)
 ///   :method POST … authorization  the run's fields, indexed once, then one byte each
+///   apns-id 8-4-4-4-12           like :path, when the run generates them (lowercase UUID v4);
+///                                last, as regular fields follow every pseudo-field (RFC 9113 §8.3)
 /// ```
 struct APNsRequestFields: HTTP2HeaderFields {
     var shared: HTTP2Fields
     private var path: [UInt8]
     private var pathLength = 0
+    /// The canonical UUID text, 36 bytes, when the run sends an `apns-id`.
+    private var id: [UInt8]?
 
     static let prefix: [UInt8] = Array("/3/device/".utf8)
 
-    init(shared: HTTP2Fields) {
+    init(shared: HTTP2Fields, generatesID: Bool = false) {
         self.shared = shared
         path = Self.prefix + [UInt8](repeating: 0, count: DeviceTokenFormat.default.hexLengths.upperBound)
+        id = generatesID ? Array("00000000-0000-4000-8000-000000000000".utf8) : nil
     }
+
+    /// Writes `bits` as a version-4, variant-1 UUID (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`),
+    /// setting those bits; returns the bits as written.
+    @discardableResult
+    mutating func select(id bits: (high: UInt64, low: UInt64)) -> (high: UInt64, low: UInt64) {
+        let high = bits.high & ~0xF000 | 0x4000
+        let low = bits.low & ~(0xC000_0000_0000_0000 as UInt64) | 0x8000_0000_0000_0000
+        guard id != nil else { return (high, low) }
+        let digits: StaticString = "0123456789abcdef"
+        id!.withUnsafeMutableBufferPointer { text in
+            var position = 35
+            func put(_ value: UInt64, _ count: Int) {
+                var value = value
+                for _ in 0..<count {
+                    if text[position] == UInt8(ascii: "-") { position -= 1 }
+                    text[position] = digits.utf8Start[Int(value & 0xF)]
+                    value >>= 4
+                    position -= 1
+                }
+            }
+            put(low, 16)
+            put(high, 16)
+        }
+        return (high, low)
+    }
+
+    /// The `apns-id` last written, if the run sends them.
+    var idText: String? { id.map { String(decoding: $0, as: UTF8.self) } }
 
     /// Points `:path` at `token`'s device.
     mutating func select(token: UnsafeRawBufferPointer) {
@@ -165,5 +204,17 @@ struct APNsRequestFields: HTTP2HeaderFields {
             )
         }
         shared.encode(with: &encoder, into: &buffer)
+        if let id {
+            id.withUnsafeBytes { id in
+                let name: StaticString = "apns-id"
+                encoder.encode(
+                    name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
+                    value: id,
+                    indexing: .withoutIndexing,
+                    huffman: .never,
+                    into: &buffer
+                )
+            }
+        }
     }
 }

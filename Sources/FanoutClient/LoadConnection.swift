@@ -95,7 +95,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         freeSlots = Array((0..<cap).reversed())
         let authorization = configuration.providerTokens?.current()
         authorizationGeneration = authorization?.generation ?? 0
-        fields = APNsRequestFields(shared: configuration.sharedFields(authorization: authorization?.value))
+        fields = APNsRequestFields(
+            shared: configuration.sharedFields(authorization: authorization?.value),
+            generatesID: configuration.headers.generatesAPNsID
+        )
         body.reserveCapacity(configuration.encoder.template.sizeLimit + 64)
     }
 
@@ -218,6 +221,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
             }
             fields.select(token: record.token)
             if notification.firstSentAt == 0 { notification.firstSentAt = now }
+            if configuration.headers.generatesAPNsID {
+                if notification.id == (0, 0) { notification.id = (random.next(), random.next()) }
+                fields.select(id: notification.id)
+            }
             let digestHash = body.withUnsafeReadableBytes { NotificationDigest.hash(token: record.token, payload: $0) }
             let slot = freeSlots.removeLast()
             let stream: UInt32

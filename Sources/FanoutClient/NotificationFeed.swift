@@ -31,6 +31,9 @@ struct PendingNotification {
     /// model), uptime nanoseconds, or 0 before that: latency counts from it, so retries and a
     /// late send show in it.
     var firstSentAt: UInt64
+    /// Its `apns-id` (a random UUID's 128 bits) when the run sends them, kept for its retries;
+    /// zero before its first send.
+    var id: (high: UInt64, low: UInt64) = (0, 0)
 
     var token: TokenRecord { batch.tokens[Int(index)] }
 }

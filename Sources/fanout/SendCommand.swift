@@ -54,6 +54,15 @@ struct SendCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("apns-collapse-id, at most 64 bytes.", valueName: "id"))
     var collapseId: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "apns-id: random (a UUID v4 per notification, kept on its retries) or none (APNs makes one).",
+            valueName: "policy"
+        )
+    )
+    var apnsId = "none"
+
     @Option(name: .long, help: ArgumentHelp("HTTP/2 connections.", valueName: "c"))
     var connections = 4
 
@@ -140,6 +149,9 @@ struct SendCommand: ParsableCommand {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
+        if !["none", "random"].contains(apnsId) {
+            throw ValidationError("--apns-id is random or none, not \(apnsId).")
+        }
         _ = try duration(timeout, option: "--timeout")
         let refresh = try duration(tokenRefresh, option: "--token-refresh")
         if !ProviderTokens.allowedRefresh.contains(refresh) {
@@ -189,7 +201,8 @@ struct SendCommand: ParsableCommand {
                 pushType: templateOptions.pushType,
                 priority: priority,
                 expiration: expiration,
-                collapseID: collapseId
+                collapseID: collapseId,
+                generatesAPNsID: apnsId == "random"
             ),
             encoder: PayloadEncoder(template: template),
             connections: connections,

@@ -59,6 +59,20 @@ struct CommandRunner {
         )
     }
 
+    /// A run folder's summary.json as an object.
+    static func summary(in folder: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw NotASummary(path: folder + "/summary.json")
+        }
+        return object
+    }
+
+    struct NotASummary: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "\(path) is not a JSON object" }
+    }
+
     struct TimedOut: Error, CustomStringConvertible {
         var arguments: [String]
         var description: String { "fanout \(arguments.joined(separator: " ")) did not finish in time" }

@@ -5,11 +5,6 @@ import Testing
 /// `fanout merge` on the shards of a run: histograms add exactly (checked by HdrHistogram's
 /// Python reader), counts sum, and the digest and reconciliation are a single run's.
 @Suite(.serialized) struct MergeCommandTests {
-    static func summary(_ folder: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-
     @Test func theShardsOfARunMergeIntoTheRun() throws {
         let folder = NSTemporaryDirectory() + "fanout-merge-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -36,8 +31,8 @@ import Testing
             "\(merged.standardOutput)"
         )
 
-        let whole = try Self.summary(folder + "/merged")
-        let alone = try Self.summary(folder + "/single")
+        let whole = try CommandRunner.summary(in: folder + "/merged")
+        let alone = try CommandRunner.summary(in: folder + "/single")
         for key in ["sent", "accepted", "requests", "digest", "reconciled", "valid"] {
             #expect("\(whole[key] ?? "nil")" == "\(alone[key] ?? "nil")", "\(key)")
         }

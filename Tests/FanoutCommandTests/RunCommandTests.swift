@@ -58,11 +58,6 @@ import Testing
 
 /// The open model, validity and the progress line through `fanout run`.
 @Suite(.serialized) struct RunLoadModelCommandTests {
-    static func summary(in folder: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-
     @Test func anOpenModelRunRecordsItsScheduleLagAndSeconds() throws {
         let folder = NSTemporaryDirectory() + "fanout-open-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -75,7 +70,7 @@ import Testing
         #expect(result.standardOutput.contains("open model, 2000/s for 2.0 seconds"))
         // Standard error is not a terminal here: no progress line.
         #expect(!result.standardError.contains("\r"), "\(result.standardError)")
-        let summary = try Self.summary(in: folder)
+        let summary = try CommandRunner.summary(in: folder)
         #expect(summary["model"] as? String == "open")
         #expect(summary["sent"] as? Int == 4000)
         #expect(summary["valid"] as? Bool == true)
@@ -105,7 +100,7 @@ import Testing
         )
         #expect(result.status == 4, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardOutput.contains("INVALID: the generator fell"), "\(result.standardOutput)")
-        let summary = try Self.summary(in: folder)
+        let summary = try CommandRunner.summary(in: folder)
         #expect(summary["valid"] as? Bool == false)
         #expect((summary["invalid_reasons"] as? [String])?.first?.contains("behind its schedule") == true)
     }

@@ -11,11 +11,6 @@ import Testing
         return folder
     }
 
-    static func summary(_ folder: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-
     @Test func toTheSinkOverTLSWithTokenAuthAndGoneTokensWrittenOut() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -54,7 +49,7 @@ import Testing
         )
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("accepted 2,994   rejected 6   failed 0"), "\(result.standardOutput)")
-        let summary = try Self.summary(folder + "/run")
+        let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary["sent"] as? Int == 3000)
         #expect(summary["rejected"] as? [String: Int] == ["Unregistered": 6])
         #expect(summary["reconciled"] is NSNull)
@@ -80,9 +75,51 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardError)")
-        let summary = try Self.summary(folder + "/run")
+        let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary["accepted"] as? Int == 5000)
         #expect(summary["requests"] as? Int == 5000)
+    }
+
+    @Test func generatedAPNsIDsReachTheSinkAndStayTheSameOnRetries() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        // One answer in five is a 500: those notifications are sent again with the same id.
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "sink", "--listen", "127.0.0.1:\(port)", "--error", "InternalServerError:20%", "--capture",
+                folder + "/capture.jsonl",
+            ]
+        )
+        defer { sink.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "2000", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--apns-id", "random", "--attempts", "10",
+                "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        sink.stop()
+        let lines = try String(contentsOfFile: folder + "/capture.jsonl", encoding: .utf8).split(separator: "\n")
+        var ids: [String: Set<String>] = [:]
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let token = try #require(object["token"] as? String)
+            let id = try #require(object["apns_id"] as? String)
+            #expect(
+                id.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil,
+                "\(id)"
+            )
+            ids[token, default: []].insert(id)
+        }
+        #expect(lines.count > 2000, "retries are captured too: \(lines.count)")
+        #expect(ids.count == 2000)
+        #expect(ids.values.allSatisfy { $0.count == 1 }, "a notification's id changed between tries")
+        #expect(Set(ids.values.flatMap { $0 }).count == 2000)
     }
 
     @Test func theOpenModelToNghttpd() throws {
@@ -103,7 +140,7 @@ import Testing
         // nghttpd answers 404 without an APNs reason: each is a failure, sent exactly on schedule.
         #expect(result.status == 3, "\(result.standardError)")
         #expect(result.standardOutput.contains("open model, 1000/s for 1.5 seconds"), "\(result.standardOutput)")
-        let summary = try Self.summary(folder + "/run")
+        let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary["sent"] as? Int == 1500)
         #expect(summary["requests"] as? Int == 1500)
         #expect(summary["failed"] as? [String: Int] == ["UnexpectedResponse": 1500])
@@ -136,7 +173,7 @@ import Testing
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 130, "\(result.errors)")
         #expect(result.output.contains("stopped before the end"), "\(result.output)")
-        let summary = try Self.summary(folder + "/run")
+        let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary["cancelled"] as? Bool == true)
         #expect((summary["accepted"] as? Int ?? 0) > 0)
         #expect(((summary["failed"] as? [String: Int])?["Cancelled"] ?? 0) > 0)
@@ -151,7 +188,7 @@ import Testing
             ["--endpoint", "https://h", "--rate", "0"], ["--endpoint", "https://h", "--stage", "10s"],
             ["--endpoint", "https://h", "--rate", "100", "--duration", "1s", "--stage", "1s:50"],
             ["--endpoint", "https://h", "--warm-up", "soon"], ["--endpoint", "https://h", "--max-lag", "0s"],
-            ["--endpoint", "https://h", "--duration", "-1s"],
+            ["--endpoint", "https://h", "--duration", "-1s"], ["--endpoint", "https://h", "--apns-id", "sequential"],
         ] {
             let result = try CommandRunner.run(base + extra)
             #expect(result.status == 64, "\(extra): \(result.standardError)")

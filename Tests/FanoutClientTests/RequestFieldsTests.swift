@@ -1,0 +1,88 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutPayload
+import NIOCore
+import Testing
+
+@testable import FanoutClient
+
+/// A request's header block as a server's HPACK decoder reads it: `:path`, `apns-id` when the
+/// run generates them, then the run's shared fields.
+struct RequestFieldsTests {
+    /// The block `encoder` makes of `fields`, read by `decoder` (both keep their dynamic tables
+    /// from block to block, as on a connection).
+    static func decode(
+        _ fields: APNsRequestFields,
+        with encoder: inout HPACKEncoder,
+        _ decoder: inout HPACKDecoder
+    ) throws -> [(String, String)] {
+        var block = ByteBuffer()
+        fields.encode(with: &encoder, into: &block)
+        var decoded: [(String, String)] = []
+        try block.withUnsafeReadableBytes { bytes in
+            try decoder.decode(bytes) { name, value, _ in
+                decoded.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            }
+        }
+        return decoded
+    }
+
+    @Test func apnsIDsAreVersion4UUIDsInCanonicalForm() throws {
+        let configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: 1,
+            headers: NotificationHeaders(topic: "com.example.app", generatesAPNsID: true),
+            encoder: PayloadEncoderFixture.encoder
+        )
+        var fields = APNsRequestFields(shared: configuration.sharedFields(authorization: nil), generatesID: true)
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder()
+        var random = SeededRandom(seed: 11)
+        var seen: Set<String> = []
+        let token = Array("00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0".utf8)
+        for _ in 0..<500 {
+            token.withUnsafeBytes { fields.select(token: $0) }
+            let bits = fields.select(id: (random.next(), random.next()))
+            let decoded = try Self.decode(fields, with: &encoder, &decoder)
+            #expect(
+                decoded.map(\.0) == [
+                    ":path", ":method", ":scheme", ":authority", "apns-topic", "apns-push-type", "apns-id",
+                ]
+            )
+            // Pseudo-fields first (RFC 9113 §8.3): a server resets a stream that breaks this.
+            let names = decoded.map(\.0)
+            #expect(names.firstIndex { !$0.hasPrefix(":") }! > names.lastIndex { $0.hasPrefix(":") }!)
+            let id = decoded[6].1
+            #expect(
+                id.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil,
+                "\(id)"
+            )
+            // The text is the bits, high half first.
+            let hex = id.replacingOccurrences(of: "-", with: "")
+            #expect(hex == String(format: "%016llx%016llx", bits.high, bits.low))
+            seen.insert(id)
+        }
+        #expect(seen.count == 500)
+    }
+
+    @Test func withoutGenerationThereIsNoAPNsID() throws {
+        let configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: 1,
+            headers: NotificationHeaders(topic: "com.example.app"),
+            encoder: PayloadEncoderFixture.encoder
+        )
+        var fields = APNsRequestFields(shared: configuration.sharedFields(authorization: nil))
+        Array("ab".utf8).withUnsafeBytes { fields.select(token: $0) }
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder()
+        let decoded = try Self.decode(fields, with: &encoder, &decoder)
+        #expect(!decoded.contains { $0.0 == "apns-id" })
+        #expect(decoded.first?.1 == "/3/device/ab")
+    }
+}
+
+/// An encoder for tests that need one and do not send its payload.
+enum PayloadEncoderFixture {
+    static let encoder = PayloadEncoder(template: try! PayloadTemplate(json: Array(LoadEngineTests.poll.utf8)))
+}
