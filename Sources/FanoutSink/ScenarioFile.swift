@@ -36,28 +36,22 @@ extension SinkScenario {
 
     /// Applies the settings in a scenario file's `text`, reporting problems as `source:LINE: what`.
     public mutating func apply(file text: String, source: String, directory: String? = nil) throws(SinkScenarioError) {
-        var seen: Set<String> = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let place = "\(source):\(index + 1)"
-            guard let equals = line.firstIndex(of: "=") else {
-                throw SinkScenarioError("\(place): expected NAME = VALUE, got \(line)")
-            }
-            let name = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard Self.settingNames.contains(name) else {
-                let known = Self.settingNames.joined(separator: ", ")
-                throw SinkScenarioError("\(place): \(name) is not a scenario setting; the settings are \(known)")
-            }
-            guard name == "error" || seen.insert(name).inserted else {
-                throw SinkScenarioError("\(place): \(name) is set twice")
-            }
-            guard !value.isEmpty else { throw SinkScenarioError("\(place): \(name) has no value") }
+        let settings: [SettingsFile.Setting]
+        do {
+            settings = try SettingsFile.settings(
+                in: text,
+                source: source,
+                known: Self.settingNames,
+                repeatable: ["error"]
+            )
+        } catch {
+            throw SinkScenarioError(error.description)
+        }
+        for setting in settings {
             do {
-                try set(name, value, relativeTo: directory)
+                try set(setting.name, setting.value, relativeTo: directory)
             } catch {
-                throw SinkScenarioError("\(place): \(error.description)")
+                throw SinkScenarioError("\(setting.place): \(error.description)")
             }
         }
         do {

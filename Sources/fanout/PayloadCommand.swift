@@ -25,8 +25,11 @@ struct TemplateOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The notification template, a JSON file.", valueName: "file"))
     var template: String
 
-    @Option(name: .long, help: ArgumentHelp("The push type the notification is sent as.", valueName: "type"))
-    var pushType: APNsPushType = .alert
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The push type the notification is sent as (default: alert).", valueName: "type")
+    )
+    var pushType: APNsPushType?
 
     @Option(
         name: .long,
@@ -49,7 +52,10 @@ struct TemplateOptions: ParsableArguments {
         }
     }
 
-    var options: PayloadTemplate.Options {
+    var options: PayloadTemplate.Options { options(pushType: pushType ?? .alert) }
+
+    /// The options with the push type decided elsewhere (`fanout send`'s scenario file).
+    func options(pushType: APNsPushType) -> PayloadTemplate.Options {
         PayloadTemplate.Options(
             pushType: pushType,
             sizeLimit: sizeLimit,

@@ -43,7 +43,16 @@ struct SendCommand: ParsableCommand {
         name: .long,
         help: ArgumentHelp("apns-topic: the bundle id plus the push type's suffix.", valueName: "topic")
     )
-    var topic: String
+    var topic: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A scenario file of request headers (topic, push-type, priority, expiration, collapse-id, apns-id = NAME = VALUE lines); options win.",
+            valueName: "file"
+        )
+    )
+    var scenario: String?
 
     @Option(name: .long, help: ArgumentHelp("apns-priority: 10, 5 or 1.", valueName: "n"))
     var priority: Int?
@@ -61,7 +70,7 @@ struct SendCommand: ParsableCommand {
             valueName: "policy"
         )
     )
-    var apnsId = "none"
+    var apnsId: String?
 
     @Option(name: .long, help: ArgumentHelp("HTTP/2 connections.", valueName: "c"))
     var connections = 4
@@ -149,13 +158,27 @@ struct SendCommand: ParsableCommand {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
-        if !["none", "random"].contains(apnsId) {
+        if let apnsId, !["none", "random"].contains(apnsId) {
             throw ValidationError("--apns-id is random or none, not \(apnsId).")
+        }
+        let headers = try headerSettings()
+        if (topic ?? headers.topic) == nil {
+            throw ValidationError("Give the apns-topic: --topic, or topic in --scenario.")
         }
         _ = try duration(timeout, option: "--timeout")
         let refresh = try duration(tokenRefresh, option: "--token-refresh")
         if !ProviderTokens.allowedRefresh.contains(refresh) {
             throw ValidationError("--token-refresh must be from 20m to 60m (APNs' rule), not \(tokenRefresh).")
+        }
+    }
+
+    /// The headers of `--scenario`, or none.
+    func headerSettings() throws -> HeaderSettings {
+        guard let scenario else { return HeaderSettings() }
+        do {
+            return try HeaderSettings(contentsOfFile: scenario)
+        } catch {
+            throw ValidationError("\(error).")
         }
     }
 
@@ -172,9 +195,14 @@ struct SendCommand: ParsableCommand {
 
     func run() throws {
         let endpoint = try parsedEndpoint()
+        let file = try headerSettings()
+        let pushType = templateOptions.pushType ?? file.pushType ?? .alert
         let template: PayloadTemplate
         do {
-            template = try PayloadTemplate(contentsOf: templateOptions.template, options: templateOptions.options)
+            template = try PayloadTemplate(
+                contentsOf: templateOptions.template,
+                options: templateOptions.options(pushType: pushType)
+            )
         } catch {
             throw SendCommandError("\(error)")
         }
@@ -197,12 +225,12 @@ struct SendCommand: ParsableCommand {
             port: endpoint.port,
             transport: transport,
             headers: NotificationHeaders(
-                topic: topic,
-                pushType: templateOptions.pushType,
-                priority: priority,
-                expiration: expiration,
-                collapseID: collapseId,
-                generatesAPNsID: apnsId == "random"
+                topic: topic ?? file.topic ?? "",
+                pushType: pushType,
+                priority: priority ?? file.priority,
+                expiration: expiration ?? file.expiration,
+                collapseID: collapseId ?? file.collapseID,
+                generatesAPNsID: apnsId.map { $0 == "random" } ?? file.generatesAPNsID ?? false
             ),
             encoder: PayloadEncoder(template: template),
             connections: connections,

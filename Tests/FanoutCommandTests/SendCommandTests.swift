@@ -80,6 +80,65 @@ import Testing
         #expect(summary["requests"] as? Int == 5000)
     }
 
+    @Test func headersComeFromAScenarioFileAndOptionsWin() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try """
+        # the morning call
+        topic = com.example.app.voip
+        push-type = voip
+        priority = 5
+        expiration = 0
+        collapse-id = call-42
+        apns-id = random
+
+        """.write(toFile: folder + "/headers.scenario", atomically: true, encoding: .utf8)
+        let port = freePort()
+        // nghttpd -v prints every header it receives.
+        let server = try PeerProcess("nghttpd", ["--no-tls", "-v", "-d", folder, "\(port)"])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3", "--template", "fixtures/poll.json",
+                "--scenario", folder + "/headers.scenario", "--priority", "10", "--connections", "1", "--output",
+                folder + "/run",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 3, "nghttpd answers 404: \(result.standardError)")
+        let log = server.stop().output
+        for header in [
+            "apns-topic: com.example.app.voip", "apns-push-type: voip", "apns-priority: 10", "apns-expiration: 0",
+            "apns-collapse-id: call-42",
+        ] {
+            #expect(log.contains(header), "\(header) missing from nghttpd's log")
+        }
+        #expect(!log.contains("apns-priority: 5"))
+        #expect(log.contains(/apns-id: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/))
+
+        try "topic = com.example.app\n\npriority = 7\n".write(
+            toFile: folder + "/bad.scenario",
+            atomically: true,
+            encoding: .utf8
+        )
+        let bad = try CommandRunner.run([
+            "send", "--endpoint", "http://127.0.0.1:1", "--generate", "3", "--template", "fixtures/poll.json",
+            "--scenario", folder + "/bad.scenario",
+        ])
+        #expect(bad.status == 64)
+        #expect(
+            bad.standardError.contains("\(folder)/bad.scenario:3: priority is 10, 5 or 1, not 7"),
+            "\(bad.standardError)"
+        )
+        let unknown = try CommandRunner.run([
+            "send", "--endpoint", "http://127.0.0.1:1", "--generate", "3", "--template", "fixtures/poll.json",
+            "--scenario", folder + "/none.scenario",
+        ])
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError.contains("cannot read the scenario file \(folder)/none.scenario"))
+    }
+
     @Test func generatedAPNsIDsReachTheSinkAndStayTheSameOnRetries() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
