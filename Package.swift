@@ -220,10 +220,12 @@ let package = Package(
                 "FanoutRun",
                 "FanoutClient",
                 "FanoutSink",
+                "FanoutAPNs",
+                "FanoutPayload",
                 "FanoutTestSupport",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            exclude: ["Peers"]
+            exclude: ["Peers", "Golden"]
         ),
         .testTarget(
             name: "FanoutCommandTests",

@@ -1,0 +1,124 @@
+import FanoutAPNs
+import FanoutPayload
+import Foundation
+import Histogram
+import Testing
+
+@testable import FanoutClient
+@testable import FanoutReport
+
+/// Every file of a run folder for one fixed run, byte for byte against Tests/FanoutReportTests/
+/// Golden (set FANOUT_UPDATE_GOLDEN=1 to write them again after a deliberate change, then read
+/// the diff).
+struct GoldenFilesTests {
+    static let golden = repositoryRootFromHere + "/Tests/FanoutReportTests/Golden"
+    static var repositoryRootFromHere: String {
+        var path = #filePath
+        for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+        return path
+    }
+
+    /// An open-model run of 3 seconds: 6,000 sent, some rejected and failed, a stall in second 1.
+    static func summary() throws -> RunSummary {
+        var seconds: [Histogram<UInt64>] = []
+        var total = LoadStatistics.makeHistogram()
+        for second in 0..<3 {
+            var histogram = LoadStatistics.makeHistogram()
+            for index in 0..<1990 {
+                let value = UInt64(800 + (index * 37) % 4000) + (second == 1 && index % 4 == 0 ? 400_000 : 0)
+                _ = histogram.record(value)
+            }
+            total.add(histogram)
+            seconds.append(histogram)
+        }
+        var lag = LoadStatistics.makeHistogram()
+        _ = lag.record(900, count: 5970)
+        _ = lag.record(12_000)
+        let intervals = seconds.enumerated().map { second, histogram in
+            LoadInterval(
+                second: second,
+                completed: 2000,
+                latencies: PackedHistogram(histogram),
+                p50: histogram.valueAtPercentile(50),
+                p90: histogram.valueAtPercentile(90),
+                p99: histogram.valueAtPercentile(99),
+                max: histogram.max,
+                maxLag: second == 1 ? 12_000 : 900
+            )
+        }
+        var digest = NotificationDigest()
+        for index in 0..<5970 { digest.add(hash: UInt64(index) &* 0x9E37_79B9_7F4A_7C15) }
+        let snapshot = LoadSnapshot(
+            requests: 6012,
+            accepted: 5970,
+            rejected: [.unregistered: 20],
+            failed: [.timeout: 10],
+            skipped: [:],
+            retries: 12,
+            answeredOK: 5970,
+            answers: [.unregistered: 20, .internalServerError: 12],
+            digest: digest,
+            connectionsOpened: 4,
+            connectionFailures: 0,
+            unscheduled: 0,
+            latency: total,
+            lag: lag,
+            intervals: intervals
+        )
+        let schedule = try ArrivalSchedule(rate: 2000, duration: .seconds(3))
+        let report = LoadEngine.Report(
+            snapshot: snapshot,
+            elapsed: .milliseconds(3012),
+            tokens: nil,
+            cancelled: false,
+            abandoned: nil,
+            started: Date(timeIntervalSince1970: 1_795_330_800),
+            schedule: schedule,
+            warmUp: .zero,
+            maxLag: .milliseconds(100)
+        )
+        var configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: 2197,
+            headers: NotificationHeaders(topic: "com.example.app"),
+            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(#"{"aps":{"alert":"hi"}}"#.utf8)))
+        )
+        configuration.model.schedule = schedule
+        var summary = RunSummary(
+            report: report,
+            endpoint: "http://127.0.0.1:2197",
+            configuration: configuration,
+            tokenSource: "generated: 6000, seed 1"
+        )
+        summary.environment = RunEnvironment(
+            build: "release",
+            allocator: "jemalloc",
+            cpu: "Example CPU @ 2.80GHz",
+            cores: 2,
+            operatingSystem: "Debian GNU/Linux 12 (bookworm)",
+            hostname: "golden"
+        )
+        return summary
+    }
+
+    @Test(arguments: RunSummary.files)
+    func eachFileIsTheGoldenOne(name: String) throws {
+        let folder = NSTemporaryDirectory() + "fanout-golden-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.summary().write(to: folder)
+        let written = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
+        let goldenPath = Self.golden + "/" + name
+        if ProcessInfo.processInfo.environment["FANOUT_UPDATE_GOLDEN"] == "1" {
+            try FileManager.default.createDirectory(atPath: Self.golden, withIntermediateDirectories: true)
+            try written.write(toFile: goldenPath, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOfFile: goldenPath, encoding: .utf8)
+        let writtenLines = written.split(separator: "\n", omittingEmptySubsequences: false)
+        let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        let firstDifference = zip(writtenLines, expectedLines).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(
+            written == expected,
+            "\(name) differs from its golden file at line \((firstDifference?.offset ?? min(writtenLines.count, expectedLines.count)) + 1): \(firstDifference.map { "\($0.element.0)" } ?? "(length)")"
+        )
+    }
+}
