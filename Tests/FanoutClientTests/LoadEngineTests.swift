@@ -30,7 +30,7 @@ import Testing
         connections: Int = 2,
         streams: Int = 100,
         configure: (inout LoadConfiguration) -> Void = { _ in },
-        beforeRun: (any EventLoopGroup) -> Void = { _ in }
+        beforeRun: (LoadEngine, any EventLoopGroup) -> Void = { _, _ in }
     ) throws -> Outcome {
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? sinkGroup.syncShutdownGracefully() }
@@ -53,8 +53,9 @@ import Testing
         )
         configuration.deadline = .seconds(120)
         configure(&configuration)
-        beforeRun(senderGroup)
-        let report = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup).run()
+        let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
+        beforeRun(engine, senderGroup)
+        let report = engine.run()
         sink.drain(grace: .seconds(2))
         let summary = sink.statistics.summary
         return Outcome(
