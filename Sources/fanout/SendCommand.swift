@@ -119,6 +119,15 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var load: LoadModelOptions
 
+    @Option(
+        name: .customLong("repeat"),
+        help: ArgumentHelp(
+            "Send the set N times (repeat-1 … repeat-N under the output folder) and report medians and spread.",
+            valueName: "n"
+        )
+    )
+    var repeats = 1
+
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
 
@@ -158,6 +167,10 @@ struct SendCommand: ParsableCommand {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
+        if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
+        if repeats > 1 && tokenOptions.tokens == "-" {
+            throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
+        }
         if let apnsId, !["none", "random"].contains(apnsId) {
             throw ValidationError("--apns-id is random or none, not \(apnsId).")
         }
@@ -258,6 +271,34 @@ struct SendCommand: ParsableCommand {
                 throw SendCommandError("cannot write --gone-tokens \(goneTokens): \(error.localizedDescription)")
             }
         }
+        let directory = output ?? RunFolder.new()
+        var status: Int32 = 0
+        for index in 1...repeats {
+            let folder = repeats == 1 ? directory : "\(directory)/repeat-\(index)"
+            if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
+            let outcome = try sendOnce(configuration, endpoint: endpoint, writingTo: folder)
+            status = max(status, outcome)
+            if outcome == interruptedStatus { break }
+        }
+        configuration.goneTokens?.close()
+        if repeats > 1 && status != interruptedStatus {
+            do {
+                StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
+            } catch {
+                throw SendCommandError("\(error)")
+            }
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// One run of the token set into `directory`; its exit status.
+    private func sendOnce(
+        _ configuration: LoadConfiguration,
+        endpoint: Endpoint,
+        writingTo directory: String
+    ) throws
+        -> Int32
+    {
         let tokens: TokenStream
         do {
             tokens = try TokenStream(tokenOptions.source, configuration: tokenOptions.readerConfiguration)
@@ -270,7 +311,6 @@ struct SendCommand: ParsableCommand {
         let progress = ProgressDisplay.make(total: tokenOptions.expectedCount(schedule: configuration.model.schedule))
         let report = onInterrupt({ engine.cancel() }, during: { engine.run(progress: progress) })
         ProgressDisplay.clear()
-        configuration.goneTokens?.close()
         if let error = report.tokens?.error { throw SendCommandError("\(error)") }
         let summary = RunSummary(
             report: report,
@@ -279,7 +319,6 @@ struct SendCommand: ParsableCommand {
             configuration: configuration,
             tokenSource: tokenOptions.sourceDescription
         )
-        let directory = output ?? RunFolder.new()
         do {
             try summary.write(to: directory)
         } catch {
@@ -288,9 +327,9 @@ struct SendCommand: ParsableCommand {
         StandardStream.output.write(
             (summary.text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
         )
-        if report.cancelled && report.abandoned == nil { throw ExitCode(interruptedStatus) }
-        if !report.invalidReasons.isEmpty { throw ExitCode(invalidRunStatus) }
-        if !report.snapshot.failed.isEmpty { throw ExitCode(3) }
+        if report.cancelled && report.abandoned == nil { return interruptedStatus }
+        if !report.invalidReasons.isEmpty { return invalidRunStatus }
+        return report.snapshot.failed.isEmpty ? 0 : 3
     }
 }
 

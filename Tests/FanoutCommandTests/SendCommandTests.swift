@@ -181,6 +181,33 @@ import Testing
         #expect(Set(ids.values.flatMap { $0 }).count == 2000)
     }
 
+    @Test func repeatsWriteAFolderEachAndTheGateReadsTheirMedians() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "\(port)"])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "500", "--template",
+                "fixtures/poll.json",
+                "--topic", "com.example.app", "--repeat", "3", "--output", folder + "/runs",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("repeat 3 of 3"))
+        #expect(result.standardOutput.contains("3 repeats in \(folder)/runs: median (min … max, noise ±%)"))
+        #expect(result.standardOutput.contains(/throughput\s+[\d,]+\/s\s+\([\d,]+ … [\d,]+, ±[\d.]+%\)/))
+        for index in 1...3 {
+            #expect(try CommandRunner.summary(in: "\(folder)/runs/repeat-\(index)")["accepted"] as? Int == 500)
+        }
+        let gate = try CommandRunner.run(["gate", folder + "/runs", "--threshold", "accepted == 500"])
+        #expect(gate.status == 0, "\(gate.standardOutput)\(gate.standardError)")
+        #expect(gate.standardOutput.contains("medians of 3 repeats"))
+    }
+
     @Test func theOpenModelToNghttpd() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -248,6 +275,7 @@ import Testing
             ["--endpoint", "https://h", "--rate", "100", "--duration", "1s", "--stage", "1s:50"],
             ["--endpoint", "https://h", "--warm-up", "soon"], ["--endpoint", "https://h", "--max-lag", "0s"],
             ["--endpoint", "https://h", "--duration", "-1s"], ["--endpoint", "https://h", "--apns-id", "sequential"],
+            ["--endpoint", "https://h", "--repeat", "0"],
         ] {
             let result = try CommandRunner.run(base + extra)
             #expect(result.status == 64, "\(extra): \(result.standardError)")
