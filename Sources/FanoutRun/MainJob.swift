@@ -25,6 +25,10 @@ public enum MainJob {
         public var shard = TokenShard.all
         public var connections = 4
         public var streamsPerConnection = 1000
+        /// A request unanswered this long is reset and tried again.
+        public var streamTimeout: Duration = .seconds(30)
+        /// Tries per notification (429, 5xx, timeouts, lost connections).
+        public var maxAttempts = 3
         /// Event loops of the sender, and of the sink.
         public var senderThreads = 1
         public var sinkThreads = 1
@@ -72,6 +76,8 @@ public enum MainJob {
         )
         configuration.authority = "api.push.apple.com"
         configuration.model = options.model
+        configuration.streamTimeout = options.streamTimeout
+        configuration.maxAttempts = options.maxAttempts
         let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: options.senderThreads)
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)

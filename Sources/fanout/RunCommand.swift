@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutAPNs
 import FanoutClient
 import FanoutReport
 import FanoutRun
@@ -54,6 +55,15 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Event loops of the sink.", valueName: "n"))
     var sinkThreads = 1
 
+    @Option(name: .long, help: ArgumentHelp("Reset and retry a request unanswered this long.", valueName: "duration"))
+    var timeout = "30s"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Tries per notification (429, 5xx, timeouts, lost connections).", valueName: "n")
+    )
+    var attempts = 3
+
     @OptionGroup var load: LoadModelOptions
 
     @Option(
@@ -74,6 +84,10 @@ struct RunCommand: ParsableCommand {
         if streams < 1 { throw ValidationError("--streams must be at least 1.") }
         if threads < 1 || sinkThreads < 1 { throw ValidationError("--threads and --sink-threads must be at least 1.") }
         if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
+        if attempts < 1 { throw ValidationError("--attempts must be at least 1.") }
+        if DurationNotation.parse(timeout).map({ $0 > .zero }) != true {
+            throw ValidationError("--timeout: \(timeout) is not a duration above 0; \(DurationNotation.hint).")
+        }
         if let shard {
             do { _ = try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
         }
@@ -86,6 +100,8 @@ struct RunCommand: ParsableCommand {
         options.seed = seed
         options.shard = try shard.map { try TokenShard(parsing: $0) } ?? .all
         options.connections = connections
+        options.streamTimeout = DurationNotation.parse(timeout) ?? .seconds(30)
+        options.maxAttempts = attempts
         options.streamsPerConnection = streams
         options.senderThreads = threads
         options.sinkThreads = sinkThreads

@@ -49,7 +49,11 @@ import Testing
     }
 
     @Test func badOptionsAreUsageErrors() throws {
-        for arguments in [["run", "--count", "0"], ["run", "--connections", "0"], ["run", "--streams", "-1"]] {
+        for arguments in [
+            ["run", "--count", "0"], ["run", "--connections", "0"], ["run", "--streams", "-1"],
+            ["run", "--timeout", "soon"], ["run", "--attempts", "0"], ["run", "--repeat", "0"],
+            ["run", "--shard", "4/3"], ["run", "--rate", "-5"],
+        ] {
             let result = try CommandRunner.run(arguments)
             #expect(result.status == 64, "\(arguments)")
         }
@@ -62,7 +66,10 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-open-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
-            ["run", "--rate", "2000/s", "--duration", "2s", "--max-lag", "1s", "--output", folder],
+            [
+                "run", "--rate", "2000/s", "--duration", "2s", "--max-lag", "1s", "--timeout", "5s", "--attempts", "4",
+                "--output", folder,
+            ],
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
@@ -73,6 +80,10 @@ import Testing
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary["model"] as? String == "open")
         #expect(summary["sent"] as? Int == 4000)
+        let configuration = try #require(summary["configuration"] as? [String: Any])
+        #expect(configuration["stream_timeout_seconds"] as? Double == 5)
+        #expect(configuration["max_attempts"] as? Int == 4)
+        #expect(configuration["schedule"] as? String == "2000/s for 2.0 seconds")
         #expect(summary["valid"] as? Bool == true)
         #expect((summary["invalid_reasons"] as? [String])?.isEmpty == true)
         let schedule = try #require(summary["schedule"] as? [String: Any])
