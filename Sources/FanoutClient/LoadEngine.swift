@@ -59,7 +59,11 @@ public final class LoadEngine: Sendable {
         /// schedule, so the load the server saw was not the load asked for.
         public var invalidReasons: [String] {
             guard schedule != nil, worstLag > maxLag else { return [] }
-            return ["the generator fell \(worstLag) behind its schedule (limit \(maxLag))"]
+            func milliseconds(_ duration: Duration) -> String {
+                let value = Double(duration.wholeNanoseconds) / 1e6
+                return value < 1 ? "\(Int((value * 1000).rounded())) µs" : "\(Int(value.rounded())) ms"
+            }
+            return ["the generator fell \(milliseconds(worstLag)) behind its schedule (limit \(milliseconds(maxLag)))"]
         }
     }
 
