@@ -38,8 +38,8 @@ public struct HTMLReport {
         let valid = summary["valid"] as? Bool ?? true
         let reconciled = summary["reconciled"] as? Bool
         let headline = [
-            ("sent", number(sent)),
-            ("throughput", number(Int(throughput.rounded())) + "/s"),
+            ("sent", grouped(sent)),
+            ("throughput", grouped(Int(throughput.rounded())) + "/s"),
             ("p50", milliseconds(latencyMs["p50"] ?? 0)),
             ("p99", milliseconds(latencyMs["p99"] ?? 0)),
             ("p99.9", milliseconds(latencyMs["p99_9"] ?? 0)),
@@ -67,7 +67,7 @@ public struct HTMLReport {
             <html lang="en">
             <head>
             <meta charset="utf-8">
-            <title>Fanout run: \(escape(number(sent))) notifications</title>
+            <title>Fanout run: \(escape(grouped(sent))) notifications</title>
             <style>
             body { font: 14px/1.4 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #222; background: #fff; max-width: 1100px; }
             h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
@@ -156,7 +156,7 @@ public struct HTMLReport {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
         let counts = intervals.map { Double($0["completed"] as? Int ?? 0) }
         let top = niceCeiling(counts.max() ?? 1)
-        var svg = Frame.open("throughput per second") + Frame.yAxis(top: top) { number(Int($0)) + "/s" }
+        var svg = Frame.open("throughput per second") + Frame.yAxis(top: top) { grouped(Int($0)) + "/s" }
         let slot = Frame.plotWidth / Double(counts.count)
         for (index, count) in counts.enumerated() {
             let height = Frame.plotHeight * count / top
@@ -231,7 +231,7 @@ public struct HTMLReport {
             let width = max(1, 600 * Double(row.1) / largest)
             svg += "<text x=\"220\" y=\"\(y + 15)\" text-anchor=\"end\">\(escape(row.0))</text>"
             svg += "<rect x=\"230\" y=\"\(y + 2)\" width=\"\(width)\" height=\"18\" fill=\"\(row.2)\"/>"
-            svg += "<text x=\"\(236 + width)\" y=\"\(y + 15)\">\(number(row.1))</text>"
+            svg += "<text x=\"\(236 + width)\" y=\"\(y + 15)\">\(grouped(row.1))</text>"
         }
         return svg + "</svg>\n"
     }
@@ -246,8 +246,6 @@ public struct HTMLReport {
     }
 
     // MARK: Formatting
-
-    private func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
 
     private func milliseconds(_ value: Double) -> String {
         String(format: value < 10 ? "%.2f ms" : "%.1f ms", value)

@@ -11,7 +11,6 @@ public struct MarkdownSummary {
     }
 
     public var text: String {
-        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
         let latency = summary["latency_ms"] as? [String: Double] ?? [:]
         let sent = summary["sent"] as? Int ?? 0
         let valid = summary["valid"] as? Bool ?? true
@@ -30,7 +29,7 @@ public struct MarkdownSummary {
             "",
             "| notifications | throughput | connections × streams | elapsed |",
             "|---:|---:|---:|---:|",
-            "| \(number(sent)) | \(number(Int((summary["throughput_per_second"] as? Double ?? 0).rounded())))/s | \(summary["connections"] as? Int ?? 0) × \(summary["streams_per_connection"] as? Int ?? 0) | \(String(format: "%.2f", summary["elapsed_seconds"] as? Double ?? 0)) s |",
+            "| \(grouped(sent)) | \(grouped(Int((summary["throughput_per_second"] as? Double ?? 0).rounded())))/s | \(summary["connections"] as? Int ?? 0) × \(summary["streams_per_connection"] as? Int ?? 0) | \(String(format: "%.2f", summary["elapsed_seconds"] as? Double ?? 0)) s |",
             "",
             "| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |",
             "|---|---:|---:|---:|---:|---:|---:|",
@@ -40,11 +39,11 @@ public struct MarkdownSummary {
             "",
             "| outcome | count |",
             "|---|---:|",
-            "| accepted | \(number(summary["accepted"] as? Int ?? 0)) |",
+            "| accepted | \(grouped(summary["accepted"] as? Int ?? 0)) |",
         ]
         for (kind, key) in [("rejected", "rejected"), ("failed", "failed"), ("skipped", "skipped")] {
             for (reason, count) in (summary[key] as? [String: Int] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                lines.append("| \(kind) \(reason) | \(number(count)) |")
+                lines.append("| \(kind) \(reason) | \(grouped(count)) |")
             }
         }
         lines += [

@@ -18,19 +18,18 @@ public struct ProgressLine: Sendable {
     }
 
     public var text: String {
-        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
         let seconds =
             Double(progress.elapsed.components.seconds)
             + Double(progress.elapsed.components.attoseconds) * 1e-18
         var parts = [
             String(format: "%.1f s", seconds),
-            "\(number(Int(progress.ratePerSecond.rounded())))/s",
+            "\(grouped(Int(progress.ratePerSecond.rounded())))/s",
         ]
         if let total, total > 0 {
             let share = Double(progress.finished) / Double(total) * 100
-            parts.append("\(number(progress.finished)) / \(number(Int(total))) (\(String(format: "%.1f", share))%)")
+            parts.append("\(grouped(progress.finished)) / \(grouped(Int(total))) (\(String(format: "%.1f", share))%)")
         } else {
-            parts.append("\(number(progress.finished)) done")
+            parts.append("\(grouped(progress.finished)) done")
         }
         if progress.latency.totalCount > 0 {
             parts.append(String(format: "p99 %.2f ms", Double(progress.latency.valueAtPercentile(99)) / 1000))

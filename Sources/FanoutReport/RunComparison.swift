@@ -71,8 +71,8 @@ public struct RunComparison: Sendable {
     public var text: String {
         func format(_ value: Double, _ metric: RunMetric) -> String {
             switch metric {
-            case .throughput: return Int(value.rounded()).formatted(.number.grouping(.automatic)) + "/s"
-            case .errors: return Int(value).formatted(.number.grouping(.automatic))
+            case .throughput: return grouped(Int(value.rounded())) + "/s"
+            case .errors: return grouped(Int(value))
             default: return String(format: "%.2f ms", value)
             }
         }

@@ -22,7 +22,13 @@ public struct RunMerge {
         var entries: [IntervalLog.Entry]
     }
 
-    public var shards: [Shard]
+    public let shards: [Shard]
+    /// Each second's histogram, summed over the shards.
+    public let entries: [IntervalLog.Entry]
+    /// Every latency of every shard.
+    public let latency: Histogram<UInt64>
+    /// The merged `summary.json`.
+    public let json: [String: Any]
 
     /// Reads the shards' `summary.json` and `latency.hlog`, and checks they belong together.
     public init(directories: [String]) throws(ResultsError) {
@@ -57,10 +63,14 @@ public struct RunMerge {
             throw ResultsError("the shards ran different load models (\(models.sorted().joined(separator: ", ")))")
         }
         self.shards = shards
+        entries = Self.entries(of: shards)
+        var total = LoadStatistics.makeHistogram()
+        for entry in entries { total.add(entry.histogram.unpacked()) }
+        latency = total
+        json = Self.json(of: shards, entries: entries, latency: total)
     }
 
-    /// Each second's histogram, summed over the shards.
-    public var entries: [IntervalLog.Entry] {
+    private static func entries(of shards: [Shard]) -> [IntervalLog.Entry] {
         var seconds: [Int: (length: Double, histogram: Histogram<UInt64>)] = [:]
         for shard in shards {
             for entry in shard.entries {
@@ -80,17 +90,11 @@ public struct RunMerge {
         }
     }
 
-    /// Every latency of every shard.
-    public var latency: Histogram<UInt64> {
-        var total = LoadStatistics.makeHistogram()
-        for shard in shards {
-            for entry in shard.entries { total.add(entry.histogram.unpacked()) }
-        }
-        return total
-    }
-
-    /// The merged `summary.json`.
-    public var json: [String: Any] {
+    private static func json(
+        of shards: [Shard],
+        entries: [IntervalLog.Entry],
+        latency: Histogram<UInt64>
+    ) -> [String: Any] {
         let summaries = shards.map(\.summary)
         var object = summaries[0]
         func sum(_ key: String) -> Int { summaries.compactMap { $0[key] as? Int }.reduce(0, +) }
@@ -111,14 +115,8 @@ public struct RunMerge {
         object["digest"] = digest(summaries.map { $0["digest"] as? String })
         object["elapsed_seconds"] = summaries.compactMap { $0["elapsed_seconds"] as? Double }.max() ?? 0
         object["throughput_per_second"] = summaries.compactMap { $0["throughput_per_second"] as? Double }.reduce(0, +)
-        let latency = latency
         object["latency_ms"] = Dictionary(
-            uniqueKeysWithValues: RunSummary.percentiles.map { percentile in
-                let value =
-                    latency.totalCount == 0
-                    ? 0 : percentile.value >= 100 ? latency.max : latency.valueAtPercentile(percentile.value)
-                return (percentile.key, Double(value) / 1000)
-            }
+            uniqueKeysWithValues: RunSummary.percentiles.map { ($0.key, latency.milliseconds(at: $0.value)) }
         )
         object["cancelled"] = summaries.contains { $0["cancelled"] as? Bool == true }
         let reconciled = summaries.map { $0["reconciled"] as? Bool }
@@ -153,7 +151,7 @@ public struct RunMerge {
         }
         object["invalid_reasons"] = reasons
         object["valid"] = reasons.isEmpty
-        object["intervals"] = mergedIntervals(summaries)
+        object["intervals"] = mergedIntervals(summaries, entries: entries)
         var configuration = object["configuration"] as? [String: Any] ?? [:]
         configuration["tokens"] = summaries.compactMap { ($0["configuration"] as? [String: Any])?["tokens"] as? String }
             .joined(separator: "; ")
@@ -163,7 +161,7 @@ public struct RunMerge {
         return object
     }
 
-    private func mergedIntervals(_ summaries: [[String: Any]]) -> [[String: Any]] {
+    private static func mergedIntervals(_ summaries: [[String: Any]], entries: [IntervalLog.Entry]) -> [[String: Any]] {
         var completed: [Int: Int] = [:]
         var lag: [Int: Double] = [:]
         for summary in summaries {
@@ -176,10 +174,7 @@ public struct RunMerge {
         let histograms = Dictionary(uniqueKeysWithValues: entries.map { (Int($0.start), $0.histogram.unpacked()) })
         return Set(completed.keys).union(histograms.keys).sorted().map { second in
             let histogram = histograms[second] ?? LoadStatistics.makeHistogram()
-            let empty = histogram.totalCount == 0
-            func milliseconds(_ percentile: Double) -> Double {
-                empty ? 0 : Double(percentile >= 100 ? histogram.max : histogram.valueAtPercentile(percentile)) / 1000
-            }
+            func milliseconds(_ percentile: Double) -> Double { histogram.milliseconds(at: percentile) }
             return [
                 "second": second, "completed": completed[second] ?? 0, "latency_count": Int(histogram.totalCount),
                 "p50_ms": milliseconds(50), "p90_ms": milliseconds(90), "p99_ms": milliseconds(99),

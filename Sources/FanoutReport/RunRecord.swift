@@ -180,7 +180,7 @@ extension RunSet {
             let unit = metric.unit
             func format(_ value: Double) -> String {
                 metric == .throughput
-                    ? Int(value.rounded()).formatted(.number.grouping(.automatic))
+                    ? grouped(Int(value.rounded()))
                     : String(format: value < 10 ? "%.2f" : "%.1f", value)
             }
             let name = metric.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)

@@ -115,9 +115,7 @@ public struct RunSummary: Sendable {
 
     /// Milliseconds at `percentile` (0...100).
     public func latency(at percentile: Double) -> Double {
-        let histogram = report.snapshot.latency
-        guard histogram.totalCount > 0 else { return 0 }
-        return Double(percentile >= 100 ? histogram.max : histogram.valueAtPercentile(percentile)) / 1000
+        report.snapshot.latency.milliseconds(at: percentile)
     }
 
     /// The percentiles reported everywhere, with their JSON keys and labels.
@@ -252,23 +250,22 @@ public struct RunSummary: Sendable {
     /// What a person reads at the end of a run.
     public var text: String {
         let snapshot = report.snapshot
-        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
         func milliseconds(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
         let rejected = snapshot.rejected.values.reduce(0, +)
         let failed = snapshot.failed.values.reduce(0, +)
         let skipped = snapshot.skipped.values.reduce(0, +)
         var lines = [
-            "\(number(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connections × \(streamsPerConnection) streams: \(number(Int(throughput.rounded()))) notifications/s",
-            "accepted \(number(snapshot.accepted))   rejected \(number(rejected))   failed \(number(failed))   skipped \(number(skipped))   (requests \(number(snapshot.requests)), retries \(number(snapshot.retries)))",
+            "\(grouped(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connections × \(streamsPerConnection) streams: \(grouped(Int(throughput.rounded()))) notifications/s",
+            "accepted \(grouped(snapshot.accepted))   rejected \(grouped(rejected))   failed \(grouped(failed))   skipped \(grouped(skipped))   (requests \(grouped(snapshot.requests)), retries \(grouped(snapshot.retries)))",
         ]
         for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            lines.append("  rejected \(reason.status) \(reason.rawValue): \(number(count))")
+            lines.append("  rejected \(reason.status) \(reason.rawValue): \(grouped(count))")
         }
         for (cause, count) in snapshot.failed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            lines.append("  failed \(cause.rawValue): \(number(count))")
+            lines.append("  failed \(cause.rawValue): \(grouped(count))")
         }
         for (cause, count) in snapshot.skipped.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            lines.append("  skipped \(cause.rawValue): \(number(count))")
+            lines.append("  skipped \(cause.rawValue): \(grouped(count))")
         }
         if let schedule = report.schedule {
             let lag = snapshot.lag.totalCount == 0 ? 0 : Double(snapshot.lag.max) / 1000
@@ -277,7 +274,7 @@ public struct RunSummary: Sendable {
             )
         }
         if snapshot.unscheduled > 0 {
-            lines.append("not sent (the schedule or duration was over): \(number(snapshot.unscheduled))")
+            lines.append("not sent (the schedule or duration was over): \(grouped(snapshot.unscheduled))")
         }
         if report.warmUp > .zero {
             lines.append(
@@ -291,7 +288,7 @@ public struct RunSummary: Sendable {
         if let reconciliation {
             lines.append(
                 reconciliation.agrees
-                    ? "reconciled: the sink counted \(number(reconciliation.sinkRequests)) requests and every answer, and its digest matches (\(reconciliation.sinkDigest))"
+                    ? "reconciled: the sink counted \(grouped(reconciliation.sinkRequests)) requests and every answer, and its digest matches (\(reconciliation.sinkDigest))"
                     : "NOT reconciled: " + reconciliation.differences.joined(separator: "; ")
             )
         }
