@@ -110,7 +110,11 @@ import Testing
     }
 
     static func decodeAlert(_ json: String) throws -> String? {
-        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        // swift-corelibs-foundation's JSONSerialization drops a raw U+FEFF inside a string (it
+        // reads the bytes EF BB BF as a byte-order mark wherever they are) but keeps an escaped
+        // one, so the oracle escapes it first: the same JSON text, read without that bug.
+        let text = json.replacingOccurrences(of: "\u{FEFF}", with: #"\uFEFF"#)
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
         return (object?["aps"] as? [String: Any])?["alert"] as? String
     }
 
@@ -129,6 +133,16 @@ import Testing
             let json = try render(t, fields: [field])
             #expect(try Self.decodeAlert(json) == "<\(field)>")
         }
+    }
+
+    @Test(arguments: ["\u{FEFF}", "a\u{FEFF}b", "\u{FEFF}\u{FEFF}"])
+    func zeroWidthNoBreakSpacesSurvive(literal: String) throws {
+        // The property check below found this: U+FEFF inside a string is text, not a byte-order
+        // mark, and Fanout keeps it byte for byte.
+        let file = try JSONSerialization.data(withJSONObject: ["aps": ["alert": literal]])
+        let json = try render(try PayloadTemplate(json: Array(file), file: "bom.json"))
+        #expect(json.utf8.count == String(decoding: file, as: UTF8.self).utf8.count)
+        #expect(try Self.decodeAlert(json) == literal)
     }
 
     @Test func templateFileTextRoundTrips() async {
