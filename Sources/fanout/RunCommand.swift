@@ -55,25 +55,11 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Event loops of the sink.", valueName: "n"))
     var sinkThreads = 1
 
-    @Option(name: .long, help: ArgumentHelp("Reset and retry a request unanswered this long.", valueName: "duration"))
-    var timeout = "30s"
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("Tries per notification (429, 5xx, timeouts, lost connections).", valueName: "n")
-    )
-    var attempts = 3
+    @OptionGroup var retry: RetryOptions
 
     @OptionGroup var load: LoadModelOptions
 
-    @Option(
-        name: .customLong("repeat"),
-        help: ArgumentHelp(
-            "Run it N times (repeat-1 … repeat-N under the output folder) and report medians and spread.",
-            valueName: "n"
-        )
-    )
-    var repeats = 1
+    @OptionGroup var repeating: RepeatOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
@@ -83,11 +69,6 @@ struct RunCommand: ParsableCommand {
         if connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if streams < 1 { throw ValidationError("--streams must be at least 1.") }
         if threads < 1 || sinkThreads < 1 { throw ValidationError("--threads and --sink-threads must be at least 1.") }
-        if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
-        if attempts < 1 { throw ValidationError("--attempts must be at least 1.") }
-        if DurationNotation.parse(timeout).map({ $0 > .zero }) != true {
-            throw ValidationError("--timeout: \(timeout) is not a duration above 0; \(DurationNotation.hint).")
-        }
         if let shard {
             do { _ = try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
         }
@@ -100,27 +81,13 @@ struct RunCommand: ParsableCommand {
         options.seed = seed
         options.shard = try shard.map { try TokenShard(parsing: $0) } ?? .all
         options.connections = connections
-        options.streamTimeout = DurationNotation.parse(timeout) ?? .seconds(30)
-        options.maxAttempts = attempts
+        options.streamTimeout = try retry.streamTimeout()
+        options.maxAttempts = retry.attempts
         options.streamsPerConnection = streams
         options.senderThreads = threads
         options.sinkThreads = sinkThreads
         let directory = output ?? RunFolder.new()
-        var status: Int32 = 0
-        for index in 1...repeats {
-            let folder = repeats == 1 ? directory : "\(directory)/repeat-\(index)"
-            if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
-            let outcome = try runOnce(options, writingTo: folder)
-            status = max(status, outcome)
-            if outcome == interruptedStatus { break }
-        }
-        if repeats > 1 && status != interruptedStatus {
-            do {
-                StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
-            } catch {
-                throw RunCommandError("\(error)")
-            }
-        }
+        let status = try repeating.run(into: directory) { folder in try runOnce(options, writingTo: folder) }
         if status != 0 { throw ExitCode(status) }
     }
 

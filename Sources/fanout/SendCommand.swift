@@ -81,14 +81,7 @@ struct SendCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Event loops.", valueName: "n"))
     var threads = 1
 
-    @Option(name: .long, help: ArgumentHelp("Reset and retry a request unanswered this long.", valueName: "duration"))
-    var timeout = "30s"
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("Tries per notification (429, 5xx, timeouts, lost connections).", valueName: "n")
-    )
-    var attempts = 3
+    @OptionGroup var retry: RetryOptions
 
     @Option(name: .long, help: ArgumentHelp("CA certificates (PEM) to trust the server with.", valueName: "file"))
     var caFile: String?
@@ -119,14 +112,7 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var load: LoadModelOptions
 
-    @Option(
-        name: .customLong("repeat"),
-        help: ArgumentHelp(
-            "Send the set N times (repeat-1 … repeat-N under the output folder) and report medians and spread.",
-            valueName: "n"
-        )
-    )
-    var repeats = 1
+    @OptionGroup var repeating: RepeatOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
@@ -162,13 +148,12 @@ struct SendCommand: ParsableCommand {
         if keyOptions != 0 && keyOptions != 3 {
             throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
         }
-        if connections < 1 || streams < 1 || threads < 1 || attempts < 1 {
-            throw ValidationError("--connections, --streams, --threads and --attempts must be at least 1.")
+        if connections < 1 || streams < 1 || threads < 1 {
+            throw ValidationError("--connections, --streams and --threads must be at least 1.")
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
-        if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
-        if repeats > 1 && tokenOptions.tokens == "-" {
+        if repeating.repeats > 1 && tokenOptions.tokens == "-" {
             throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
         }
         if let apnsId, !["none", "random"].contains(apnsId) {
@@ -178,7 +163,6 @@ struct SendCommand: ParsableCommand {
         if (topic ?? headers.topic) == nil {
             throw ValidationError("Give the apns-topic: --topic, or topic in --scenario.")
         }
-        _ = try duration(timeout, option: "--timeout")
         let refresh = try duration(tokenRefresh, option: "--token-refresh")
         if !ProviderTokens.allowedRefresh.contains(refresh) {
             throw ValidationError("--token-refresh must be from 20m to 60m (APNs' rule), not \(tokenRefresh).")
@@ -249,8 +233,8 @@ struct SendCommand: ParsableCommand {
             connections: connections,
             streamsPerConnection: streams
         )
-        configuration.streamTimeout = try duration(timeout, option: "--timeout")
-        configuration.maxAttempts = attempts
+        configuration.streamTimeout = try retry.streamTimeout()
+        configuration.maxAttempts = retry.attempts
         configuration.model = try load.model()
         if let keyFile, let keyId, let teamId {
             do {
@@ -272,21 +256,9 @@ struct SendCommand: ParsableCommand {
             }
         }
         let directory = output ?? RunFolder.new()
-        var status: Int32 = 0
-        for index in 1...repeats {
-            let folder = repeats == 1 ? directory : "\(directory)/repeat-\(index)"
-            if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
-            let outcome = try sendOnce(configuration, endpoint: endpoint, writingTo: folder)
-            status = max(status, outcome)
-            if outcome == interruptedStatus { break }
-        }
-        configuration.goneTokens?.close()
-        if repeats > 1 && status != interruptedStatus {
-            do {
-                StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
-            } catch {
-                throw SendCommandError("\(error)")
-            }
+        defer { configuration.goneTokens?.close() }
+        let status = try repeating.run(into: directory) { folder in
+            try sendOnce(configuration, endpoint: endpoint, writingTo: folder)
         }
         if status != 0 { throw ExitCode(status) }
     }
