@@ -8,9 +8,12 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "fanout", targets: ["fanout"]),
+        .library(name: "FanoutSettings", targets: ["FanoutSettings"]),
+        .library(name: "FanoutRandom", targets: ["FanoutRandom"]),
         .library(name: "FanoutAPNs", targets: ["FanoutAPNs"]),
         .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
         .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
+        .library(name: "FanoutHPACK", targets: ["FanoutHPACK"]),
         .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
         .library(name: "FanoutSink", targets: ["FanoutSink"]),
         .library(name: "FanoutClient", targets: ["FanoutClient"]),
@@ -33,19 +36,30 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // A test peer only: Fanout's HTTP/2 is checked against it in process.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
-        // APNs protocol vocabulary shared by the sender and the sink.
-        .target(name: "FanoutAPNs"),
+        // How people write settings: `NAME = VALUE` files, durations, bytes named in errors.
+        .target(name: "FanoutSettings"),
+        // The seeded generator behind everything a run draws reproducibly.
+        .target(name: "FanoutRandom"),
+        // APNs' wire vocabulary, shared by the sender and the sink: request path and header
+        // names, push types, reasons and error bodies, device token formats, the digest.
+        .target(
+            name: "FanoutAPNs",
+            dependencies: ["FanoutSettings", .product(name: "NIOCore", package: "swift-nio")]
+        ),
         // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
         .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
         .target(
             name: "FanoutPayload",
             dependencies: [
+                "FanoutSettings",
                 "FanoutAPNs",
                 "CFanoutSIMD",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -60,17 +74,26 @@ let package = Package(
         .target(
             name: "FanoutTokens",
             dependencies: [
+                "FanoutSettings",
                 "FanoutAPNs",
                 "CFanoutSIMD",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // HTTP/2 for the hot path, shared by the sender and the sink: HPACK, frames, the
-        // connection state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
+        // HPACK (RFC 7541) on bytes in place: the encoder, the decoder, Huffman coding, tables.
+        .target(
+            name: "FanoutHPACK",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            // As for FanoutPayload: header blocks are written through ByteBuffer.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+        ),
+        // HTTP/2 for the hot path, shared by the sender and the sink: frames, the connection
+        // state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(
             name: "FanoutHTTP2",
             dependencies: [
+                "FanoutHPACK",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -85,6 +108,9 @@ let package = Package(
         .target(
             name: "FanoutSink",
             dependencies: [
+                "FanoutSettings",
+                "FanoutRandom",
+                "FanoutHPACK",
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutHTTP2",
@@ -106,6 +132,9 @@ let package = Package(
         .target(
             name: "FanoutClient",
             dependencies: [
+                "FanoutSettings",
+                "FanoutRandom",
+                "FanoutHPACK",
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTokens",
@@ -123,16 +152,20 @@ let package = Package(
         .target(
             name: "FanoutReport",
             dependencies: [
+                "FanoutSettings",
                 "FanoutAPNs",
                 "FanoutClient",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        // The main job: the sink embedded in the process, a synthetic token set fanned out to
-        // it, and the reconciliation of what each side counted.
+        // The jobs the commands call: the main job (the sink embedded in the process, a
+        // synthetic token set fanned out to it, the reconciliation), the send job, the sink as a
+        // ServiceLifecycle service, and the one way a run is finished (folder, summary, status).
         .target(
             name: "FanoutRun",
             dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTokens",
@@ -148,6 +181,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
+                "FanoutSettings",
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTokens",
@@ -157,6 +191,8 @@ let package = Package(
                 "FanoutReport",
                 "FanoutRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -165,10 +201,24 @@ let package = Package(
         ),
         // Helpers the test targets share: a seeded generator, peer processes with bounded waits.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
-        .testTarget(name: "FanoutAPNsTests", dependencies: ["FanoutAPNs"]),
+        .testTarget(
+            name: "FanoutAPNsTests",
+            dependencies: ["FanoutAPNs", "FanoutRandom", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "FanoutHPACKTests",
+            dependencies: [
+                "FanoutRandom",
+                "FanoutHPACK",
+                "FanoutTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            exclude: ["Peers"]
+        ),
         .testTarget(
             name: "FanoutHTTP2Tests",
             dependencies: [
+                "FanoutRandom",
                 "FanoutHTTP2",
                 "FanoutTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -181,11 +231,12 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutTokensTests",
-            dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload", "FanoutTestSupport"]
+            dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload", "FanoutRandom", "FanoutTestSupport"]
         ),
         .testTarget(
             name: "FanoutSinkTests",
             dependencies: [
+                "FanoutRandom",
                 "FanoutSink",
                 "FanoutHTTP2",
                 "FanoutAPNs",
@@ -199,6 +250,7 @@ let package = Package(
         .testTarget(
             name: "FanoutClientTests",
             dependencies: [
+                "FanoutRandom",
                 "FanoutClient",
                 "FanoutReport",
                 "FanoutSink",
@@ -237,6 +289,7 @@ let package = Package(
             dependencies: [
                 "FanoutPayload",
                 "FanoutAPNs",
+                "FanoutRandom",
                 "FanoutTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -47,7 +47,7 @@ let package = Package(
             name: "HPACKBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "FanoutHTTP2", package: fanout),
+                .product(name: "FanoutHPACK", package: fanout),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
@@ -60,6 +60,7 @@ let package = Package(
             name: "HTTP2Benchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "FanoutHPACK", package: fanout),
                 .product(name: "FanoutHTTP2", package: fanout),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -1,3 +1,5 @@
+import FanoutSettings
+
 /// The accepted shape of a device token as it travels in `/3/device/<token>`: hexadecimal text.
 ///
 /// Apple asks providers not to assume 64 characters (tokens of 100 to 200 characters have been

@@ -1,5 +1,6 @@
 import Atomics
 import FanoutAPNs
+import FanoutSettings
 import NIOConcurrencyHelpers
 
 /// The open model's arrivals: when each notification is meant to be sent, whatever the server

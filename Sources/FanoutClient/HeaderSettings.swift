@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 import Foundation
 
 /// The request headers a scenario file gives `fanout send` (options on the command line win):

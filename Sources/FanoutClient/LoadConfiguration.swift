@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutHPACK
 import FanoutHTTP2
 import FanoutPayload
 import NIOCore
@@ -57,8 +58,41 @@ public struct LoadModel: Sendable {
     }
 }
 
-/// How a run sends: where, how many connections and streams, with which headers and payload,
-/// and how it treats failures.
+/// How much a run sends at once and how patiently: connections, streams, timeouts, tries and
+/// the load model. Every default is here, once; the commands and jobs only override.
+public struct LoadShape: Sendable {
+    /// Connections kept open, spread over the event loops.
+    public var connections = 4
+    /// At most this many streams in flight on a connection, below the server's
+    /// MAX_CONCURRENT_STREAMS, which is followed as it changes.
+    public var streamsPerConnection = APNsRequest.concurrentStreams
+    /// A request without an answer after this long is reset and tried again.
+    public var streamTimeout: Duration = .seconds(30)
+    /// Tries per notification before it fails: retryable answers (429, 5xx), timeouts, resets
+    /// and lost connections each use one; REFUSED_STREAM (and streams a GOAWAY turned away)
+    /// do not, as the server never saw them.
+    public var maxAttempts = 3
+    /// The first retry's delay, doubling with each further try, with full jitter.
+    public var retryBackoff: Duration = .milliseconds(100)
+    /// The longest retry delay.
+    public var maxRetryBackoff: Duration = .seconds(5)
+    /// How long the whole run may take before what is left is failed as cancelled.
+    public var deadline: Duration?
+    /// Open or closed, how long, the warm-up.
+    public var model = LoadModel()
+
+    public init() {}
+
+    /// The HTTP/2 settings of each connection: at most `streamsPerConnection` streams open,
+    /// fewer while the server allows fewer.
+    var http2: HTTP2Connection.Configuration {
+        var http2 = HTTP2Connection.Configuration()
+        http2.maxOutboundStreams = max(1, streamsPerConnection)
+        return http2
+    }
+}
+
+/// How a run sends: where, with which headers and payload, and in what shape.
 public struct LoadConfiguration: Sendable {
     public var host: String
     public var port: Int
@@ -67,25 +101,8 @@ public struct LoadConfiguration: Sendable {
     public var authority: String?
     public var headers: NotificationHeaders
     public var encoder: PayloadEncoder
-    /// Connections kept open, spread over the event loops.
-    public var connections: Int
-    /// At most this many streams in flight on a connection, below the server's
-    /// MAX_CONCURRENT_STREAMS, which is followed as it changes.
-    public var streamsPerConnection: Int
-    /// A request without an answer after this long is reset and tried again.
-    public var streamTimeout: Duration
-    /// Tries per notification before it fails: retryable answers (429, 5xx), timeouts, resets
-    /// and lost connections each use one; REFUSED_STREAM (and streams a GOAWAY turned away)
-    /// do not, as the server never saw them.
-    public var maxAttempts: Int
-    /// The first retry's delay, doubling with each further try, with full jitter.
-    public var retryBackoff: Duration
-    /// The longest retry delay.
-    public var maxRetryBackoff: Duration
-    /// How long the whole run may take before what is left is failed as cancelled.
-    public var deadline: Duration?
-    /// Open or closed, how long, the warm-up.
-    public var model = LoadModel()
+    /// Connections, streams, timeouts, tries, the load model.
+    public var shape: LoadShape
     /// Token auth: the provider tokens sent as `authorization`, renewed as they age.
     public var providerTokens: ProviderTokens?
     /// Where tokens answered 410 (Unregistered, ExpiredToken) are written, one per line, as a
@@ -98,123 +115,28 @@ public struct LoadConfiguration: Sendable {
         transport: HTTP2Transport = .cleartext,
         headers: NotificationHeaders,
         encoder: PayloadEncoder,
-        connections: Int = 4,
-        streamsPerConnection: Int = 1000
+        shape: LoadShape = LoadShape()
     ) {
         self.host = host
         self.port = port
         self.transport = transport
         self.headers = headers
         self.encoder = encoder
-        self.connections = connections
-        self.streamsPerConnection = streamsPerConnection
-        streamTimeout = .seconds(30)
-        maxAttempts = 3
-        retryBackoff = .milliseconds(100)
-        maxRetryBackoff = .seconds(5)
+        self.shape = shape
     }
 
     /// The header fields every request shares, in the order they are sent after `:path`.
     func sharedFields(authorization: String?) -> HTTP2Fields {
+        typealias Header = APNsRequest.Header
         var fields: [(name: String, value: String)] = [
             (":method", "POST"), (":scheme", "https"), (":authority", authority ?? host),
-            ("apns-topic", headers.topic), ("apns-push-type", headers.pushType.rawValue),
+            ("\(Header.topic)", headers.topic), ("\(Header.pushType)", headers.pushType.rawValue),
         ]
-        if let priority = headers.priority { fields.append(("apns-priority", String(priority))) }
-        if let expiration = headers.expiration { fields.append(("apns-expiration", String(expiration))) }
-        if let collapseID = headers.collapseID { fields.append(("apns-collapse-id", collapseID)) }
+        if let priority = headers.priority { fields.append(("\(Header.priority)", String(priority))) }
+        if let expiration = headers.expiration { fields.append(("\(Header.expiration)", String(expiration))) }
+        if let collapseID = headers.collapseID { fields.append(("\(Header.collapseID)", collapseID)) }
         var list = HTTP2Fields(fields)
-        if let authorization { list.append(name: "authorization", value: authorization) }
+        if let authorization { list.append(name: "\(Header.authorization)", value: authorization) }
         return list
-    }
-}
-
-/// A request's fields: `:path` for its device (and its `apns-id`), written into reused bytes,
-/// then the shared ones.
-///
-/// ```
-///   :path /3/device/<token>      literal, not indexed, not Huffman-coded (a new value every
-///                                request: coding 74 bytes to 56 cost more CPU than it saved)
-///   :method POST … authorization  the run's fields, indexed once, then one byte each
-///   apns-id 8-4-4-4-12           like :path, when the run generates them (lowercase UUID v4);
-///                                last, as regular fields follow every pseudo-field (RFC 9113 §8.3)
-/// ```
-struct APNsRequestFields: HTTP2HeaderFields {
-    var shared: HTTP2Fields
-    private var path: [UInt8]
-    private var pathLength = 0
-    /// The canonical UUID text, 36 bytes, when the run sends an `apns-id`.
-    private var id: [UInt8]?
-
-    static let prefix: [UInt8] = Array("/3/device/".utf8)
-
-    init(shared: HTTP2Fields, generatesID: Bool = false) {
-        self.shared = shared
-        path = Self.prefix + [UInt8](repeating: 0, count: DeviceTokenFormat.default.hexLengths.upperBound)
-        id = generatesID ? Array("00000000-0000-4000-8000-000000000000".utf8) : nil
-    }
-
-    /// Writes `bits` as a version-4, variant-1 UUID (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`),
-    /// setting those bits; returns the bits as written.
-    @discardableResult
-    mutating func select(id bits: (high: UInt64, low: UInt64)) -> (high: UInt64, low: UInt64) {
-        let high = bits.high & ~0xF000 | 0x4000
-        let low = bits.low & ~(0xC000_0000_0000_0000 as UInt64) | 0x8000_0000_0000_0000
-        guard id != nil else { return (high, low) }
-        let digits: StaticString = "0123456789abcdef"
-        id!.withUnsafeMutableBufferPointer { text in
-            var position = 35
-            func put(_ value: UInt64, _ count: Int) {
-                var value = value
-                for _ in 0..<count {
-                    if text[position] == UInt8(ascii: "-") { position -= 1 }
-                    text[position] = digits.utf8Start[Int(value & 0xF)]
-                    value >>= 4
-                    position -= 1
-                }
-            }
-            put(low, 16)
-            put(high, 16)
-        }
-        return (high, low)
-    }
-
-    /// The `apns-id` last written, if the run sends them.
-    var idText: String? { id.map { String(decoding: $0, as: UTF8.self) } }
-
-    /// Points `:path` at `token`'s device.
-    mutating func select(token: UnsafeRawBufferPointer) {
-        let count = Self.prefix.count + token.count
-        if path.count < count { path += [UInt8](repeating: 0, count: count - path.count) }
-        path.withUnsafeMutableBytes { bytes in
-            UnsafeMutableRawBufferPointer(rebasing: bytes[Self.prefix.count...]).copyMemory(from: token)
-        }
-        pathLength = count
-    }
-
-    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
-        path.withUnsafeBytes { path in
-            let name: StaticString = ":path"
-            encoder.encode(
-                name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
-                value: UnsafeRawBufferPointer(rebasing: path[..<pathLength]),
-                indexing: .withoutIndexing,
-                huffman: .never,
-                into: &buffer
-            )
-        }
-        shared.encode(with: &encoder, into: &buffer)
-        if let id {
-            id.withUnsafeBytes { id in
-                let name: StaticString = "apns-id"
-                encoder.encode(
-                    name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
-                    value: id,
-                    indexing: .withoutIndexing,
-                    huffman: .never,
-                    into: &buffer
-                )
-            }
-        }
     }
 }

@@ -1,6 +1,8 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutPayload
+import FanoutRandom
+import FanoutSettings
 import FanoutTokens
 import Histogram
 import NIOCore
@@ -69,6 +71,8 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var lastFlush = NIODeadline.now().uptimeNanoseconds
     private var lastTimeoutScan = NIODeadline.now().uptimeNanoseconds
     private var random: SeededRandom
+    /// What becomes of a notification after each try.
+    private var retryPolicy: RetryPolicy
     /// The provider token's generation in `fields`.
     private var authorizationGeneration = 0
     /// Tokens answered 410, waiting to be written.
@@ -90,7 +94,8 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         self.tickets = tickets
         self.ended = ended
         random = SeededRandom(seed: seed)
-        let cap = max(1, configuration.streamsPerConnection)
+        retryPolicy = RetryPolicy(configuration.shape, seed: SeededRandom.mix(seed))
+        let cap = max(1, configuration.shape.streamsPerConnection)
         slots = [InFlight?](repeating: nil, count: cap)
         freeSlots = Array((0..<cap).reversed())
         let authorization = configuration.providerTokens?.current()
@@ -114,14 +119,16 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         switch event {
         case .message(let response):
             guard let entry = release(tag: response.tag) else { break }
-            answered(entry, status: response.status, body: response.body, now: now)
+            let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
+            if response.status == 200 {
+                counts.answeredOK += 1
+            } else if let reason {
+                counts.answers[LoadCounts.reasonIndex[reason]!] += 1
+            }
+            settle(entry, after: .answered(status: response.status, reason: reason), now: now)
         case .streamReset(_, let tag, let code, _):
             guard let entry = release(tag: tag) else { break }
-            if code == .refusedStream {
-                resend.append(entry.notification)
-            } else {
-                tryAgain(entry.notification, cause: .streamReset, now: now)
-            }
+            settle(entry, after: code == .refusedStream ? .refused : .reset, now: now)
         default:
             break
         }
@@ -157,21 +164,13 @@ struct LoadConnection: HTTP2ConnectionDelegate {
 
     mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
         let now = NIODeadline.now().uptimeNanoseconds
-        var back: [PendingNotification] = resend
         for index in slots.indices {
             guard let entry = slots[index] else { continue }
             slots[index] = nil
-            var notification = entry.notification
-            notification.attempts += 1
-            if Int(notification.attempts) >= configuration.maxAttempts {
-                record(notification, now: now)
-                counts.fail(.connectionLost)
-                notification.batch.finish()
-            } else {
-                counts.retries += 1
-                back.append(notification)
-            }
+            settle(entry, after: .connectionLost, now: now)
         }
+        // What waits here (to resend, or for its backoff) goes to the connections still open.
+        var back: [PendingNotification] = resend
         back += retries.map(\.notification)
         if let batch, scheduleEnded {
             leaveUnsent(batch, from: cursor)
@@ -351,79 +350,45 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         return entry
     }
 
-    private mutating func answered(_ entry: InFlight, status: Int, body: ByteBuffer, now: UInt64) {
-        let reason = status == 200 ? nil : APNsErrorBody.reason(in: body)
-        if status == 200 {
-            counts.answeredOK += 1
-        } else if let reason {
-            counts.answers[LoadCounts.reasonIndex[reason]!] += 1
-        }
-        if status == 200 {
-            record(entry.notification, now: now)
+    /// Carries out the retry policy's action for a try that ended with `result`.
+    private mutating func settle(_ entry: InFlight, after result: RetryPolicy.Result, now: UInt64) {
+        var notification = entry.notification
+        switch retryPolicy.next(after: result, attempts: Int(notification.attempts)) {
+        case .accept:
+            record(notification, now: now)
             counts.accept(digestHash: entry.digestHash)
-            entry.notification.batch.finish()
-            return
-        }
-        guard let reason, reason.status == status else {
-            if status >= 500 || status == 429 {
-                tryAgain(entry.notification, cause: .unexpectedResponse, now: now)
-            } else {
-                record(entry.notification, now: now)
-                counts.fail(.unexpectedResponse)
-                entry.notification.batch.finish()
+            notification.batch.finish()
+        case .reject(let reason):
+            record(notification, now: now)
+            counts.reject(reason)
+            if reason.status == 410, configuration.goneTokens != nil {
+                gone.writeBytes(notification.token.token)
+                gone.writeInteger(UInt8(ascii: "\n"))
             }
-            return
-        }
-        if reason.isRetryable, Int(entry.notification.attempts) + 1 < configuration.maxAttempts {
-            var notification = entry.notification
-            notification.attempts += 1
-            scheduleRetry(notification, now: now)
-            return
-        }
-        record(entry.notification, now: now)
-        counts.reject(reason)
-        if reason.status == 410, configuration.goneTokens != nil {
-            gone.writeBytes(entry.notification.token.token)
-            gone.writeInteger(UInt8(ascii: "\n"))
-        }
-        entry.notification.batch.finish()
-    }
-
-    /// A try that got no usable answer: again after a backoff, or failed with `cause` once
-    /// the tries are used up.
-    private mutating func tryAgain(_ notification: PendingNotification, cause: FailureCause, now: UInt64) {
-        var notification = notification
-        notification.attempts += 1
-        guard Int(notification.attempts) < configuration.maxAttempts else {
+            notification.batch.finish()
+        case .fail(let cause):
             record(notification, now: now)
             counts.fail(cause)
             notification.batch.finish()
-            return
+        case .resend:
+            resend.append(notification)
+        case .retry(let delay):
+            notification.attempts += 1
+            counts.retries += 1
+            let due = now + delay
+            let position = retries.firstIndex { $0.due < due } ?? retries.count
+            retries.insert((due, notification), at: position)
         }
-        scheduleRetry(notification, now: now)
-    }
-
-    /// Full jitter: a uniform delay up to `retryBackoff × 2^(attempts-1)`, capped.
-    private mutating func scheduleRetry(_ notification: PendingNotification, now: UInt64) {
-        counts.retries += 1
-        let base = configuration.retryBackoff.wholeNanoseconds
-        let ceiling = min(
-            configuration.maxRetryBackoff.wholeNanoseconds,
-            base << UInt64(min(Int(notification.attempts) - 1, 20))
-        )
-        let due = now + (ceiling == 0 ? 0 : random.next() % ceiling)
-        let position = retries.firstIndex { $0.due < due } ?? retries.count
-        retries.insert((due, notification), at: position)
     }
 
     private mutating func resetOverdue(now: UInt64, _ connection: inout HTTP2Connection) {
         lastTimeoutScan = now
-        let timeout = configuration.streamTimeout.wholeNanoseconds
+        let timeout = configuration.shape.streamTimeout.wholeNanoseconds
         for index in slots.indices {
             guard let entry = slots[index], now - entry.sentAt >= timeout else { continue }
             connection.resetStream(entry.stream, code: .cancel)
             _ = release(tag: UInt64(index))
-            tryAgain(entry.notification, cause: .timeout, now: now)
+            settle(entry, after: .timedOut, now: now)
         }
     }
 
@@ -452,32 +417,4 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     /// The open model wakes a connection for tickets at most this often: a ticket may go out
     /// this much late, and its latency (counted from its due time) shows it.
     static let ticketTick: UInt64 = 1_000_000
-}
-
-/// APNs' error body, `{"reason":"BadDeviceToken"}` (410s add `"timestamp":…`), read in place.
-enum APNsErrorBody {
-    /// Every reason's bytes, made once.
-    private static let reasons: [(APNsReason, [UInt8])] = APNsReason.allCases.map { ($0, Array($0.rawValue.utf8)) }
-    private static let key: [UInt8] = Array(#""reason""#.utf8)
-
-    static func reason(in body: ByteBuffer) -> APNsReason? {
-        body.withUnsafeReadableBytes { bytes -> APNsReason? in
-            let key = Self.key
-            guard bytes.count > key.count else { return nil }
-            var index = 0
-            while index + key.count <= bytes.count {
-                if bytes[index] == key[0], key.indices.allSatisfy({ bytes[index + $0] == key[$0] }) { break }
-                index += 1
-            }
-            index += key.count
-            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: ":") {
-                index += 1
-            }
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-            let start = index + 1
-            guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-            let value = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-            return reasons.first { $0.1.elementsEqual(value) }?.0
-        }
-    }
 }

@@ -2,6 +2,8 @@ import Atomics
 import Dispatch
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutRandom
+import FanoutSettings
 import FanoutTokens
 import Histogram
 import NIOConcurrencyHelpers
@@ -13,11 +15,10 @@ import struct Foundation.Date
 /// Fans a token set out over a pool of HTTP/2 connections as fast as they go (the closed
 /// model: each connection keeps its streams full), until every token has a final outcome.
 ///
-/// Connections are spread over the group's event loops. One that ends while work remains is
-/// replaced: at once (with up to 50 ms of jitter, so a server's GOAWAY to every connection does
-/// not bring them all back in the same instant) when it made progress, else after an
-/// exponential backoff with full jitter (50 ms doubling to 5 s). After 8 attempts in a row
-/// without progress the run gives up: what is left fails with `connectionLost`.
+/// Connections are slots of a `ConnectionPool`, spread over the group's event loops: one that
+/// ends while work remains is replaced (within 50 ms after progress, after a growing backoff
+/// after failures), and a slot gives up after 8 attempts in a row without progress. When every
+/// slot has given up, what is left fails with `connectionLost`.
 public final class LoadEngine: Sendable {
     public let configuration: LoadConfiguration
     public let statistics = LoadStatistics()
@@ -90,22 +91,17 @@ public final class LoadEngine: Sendable {
     public func run(progress: ((Progress) -> Void)? = nil) -> Report {
         let started = ContinuousClock.now
         let startDate = Date()
-        let startedAt = NIODeadline.now().uptimeNanoseconds
         let feed = NotificationFeed(stream)
-        let tickets = configuration.model.schedule.map { ArrivalTickets(schedule: $0) }
+        let tickets = configuration.shape.model.schedule.map { ArrivalTickets(schedule: $0) }
         let endings = Endings()
         let recording = Recording(
             group: group,
             statistics: statistics,
-            start: startedAt,
-            warmUp: configuration.model.warmUp
+            start: NIODeadline.now().uptimeNanoseconds,
+            warmUp: configuration.shape.model.warmUp
         )
-        var active = 0
-        var failuresInARow = 0
-        var random = SeededRandom(seed: 0xFA_2007)
+        var pool = ConnectionPool(slots: configuration.shape.connections)
         var abandoned: String?
-        var seed: UInt64 = 1
-        var nextLoop = 0
         var lastProgress = (at: started, finished: 0)
 
         /// Whether the run stopped taking new tokens (its schedule or duration is over).
@@ -113,56 +109,33 @@ public final class LoadEngine: Sendable {
         /// Whether a connection is still needed for what is left.
         func workRemains() -> Bool { scheduleEnded() ? feed.startedWaiting > 0 : !feed.isDrained }
 
-        func open(after delay: TimeAmount) {
-            active += 1
-            seed &+= 1
-            let attempt = Attempt(endings: endings)
-            let connectionSeed = seed
-            let configuration = configuration
-            let statistics = statistics
-            let channels = channels
-            let (loop, recorder) = recording.loops[nextLoop % recording.loops.count]
-            nextLoop += 1
-            statistics.connectionsOpened.wrappingIncrement(ordering: .relaxed)
-            loop.scheduleTask(in: delay) {
-                HTTP2Channels.connect(
-                    host: configuration.host,
-                    port: configuration.port,
-                    group: loop,
-                    transport: configuration.transport,
-                    serverHostname: configuration.authority ?? configuration.host,
-                    delegate: {
-                        LoadConnection(
-                            configuration: configuration,
-                            feed: feed,
-                            statistics: statistics,
-                            recorder: recorder.value,
-                            tickets: tickets,
-                            seed: connectionSeed,
-                            ended: { madeProgress in attempt.end(madeProgress: madeProgress) }
-                        )
-                    }
-                ).whenComplete { result in
-                    switch result {
-                    case .success(let (channel, _)):
-                        let key = ObjectIdentifier(channel)
-                        channels.withLockedValue { $0[key] = channel }
-                        channel.closeFuture.whenComplete { _ in
-                            channels.withLockedValue { _ = $0.removeValue(forKey: key) }
-                        }
-                    case .failure:
-                        statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
-                        attempt.end(madeProgress: false)
-                    }
-                }
+        func perform(_ action: ConnectionPool.Action) {
+            switch action {
+            case .open(let slot, let delay):
+                let (loop, recorder) = recording.loops[slot % recording.loops.count]
+                open(
+                    slot: slot,
+                    after: .nanoseconds(Int64(delay)),
+                    on: loop,
+                    recorder: recorder,
+                    feed,
+                    tickets,
+                    endings
+                )
+            case .giveUp(let reason):
+                abandoned = "gave up on \(configuration.host):\(configuration.port): \(reason)"
+                cancel()
+            case .none:
+                break
             }
         }
 
-        for _ in 0..<max(1, configuration.connections) { open(after: .zero) }
-        while active > 0 {
+        pool.start().forEach(perform)
+        while pool.active > 0 {
             let elapsed = ContinuousClock.now - started
-            if let deadline = configuration.deadline, elapsed > deadline, !isCancelled { cancel() }
-            if let duration = configuration.model.duration, elapsed > duration { feed.close() }
+            if let deadline = configuration.shape.deadline, elapsed > deadline, !isCancelled { cancel() }
+            if isCancelled { pool.cancel() }
+            if let duration = configuration.shape.model.duration, elapsed > duration { feed.close() }
             if let progress, ContinuousClock.now - lastProgress.at >= .seconds(1) {
                 let finished = statistics.finished
                 let seconds = Double((ContinuousClock.now - lastProgress.at).wholeNanoseconds) / 1e9
@@ -176,21 +149,19 @@ public final class LoadEngine: Sendable {
                 )
                 lastProgress = (ContinuousClock.now, finished)
             }
-            for madeProgress in endings.wait(upTo: .milliseconds(100)) {
-                active -= 1
-                failuresInARow = madeProgress ? 0 : failuresInARow + 1
-                guard !isCancelled, workRemains() else { continue }
-                if failuresInARow >= Self.attemptsWithoutProgress {
-                    abandoned =
-                        "no connection to \(configuration.host):\(configuration.port) made progress in \(failuresInARow) attempts in a row"
-                    cancel()
-                    continue
+            let reported = endings.wait(upTo: .milliseconds(100))
+            // Checked again after the wait: a connection closed by `cancel()` is not replaced.
+            if isCancelled { pool.cancel() }
+            for ending in reported {
+                switch ending {
+                case .opening(let slot):
+                    pool.opening(slot: slot)
+                case .ended(let slot, let madeProgress):
+                    perform(pool.connectionEnded(slot: slot, madeProgress: madeProgress, workRemains: workRemains()))
                 }
-                let ceiling = failuresInARow == 0 ? 50 : min(5000, 50 << min(failuresInARow, 10))
-                open(after: .milliseconds(Int64(random.next() % UInt64(ceiling + 1))))
             }
             // Work handed back after the last connection decided it was done.
-            if active == 0 && !isCancelled && workRemains() && feed.returnedWaiting > 0 { open(after: .zero) }
+            if workRemains() && feed.returnedWaiting > 0 { perform(pool.workReturned()) }
         }
         var counts = LoadCounts()
         if isCancelled || scheduleEnded() {
@@ -214,15 +185,71 @@ public final class LoadEngine: Sendable {
             cancelled: isCancelled,
             abandoned: abandoned,
             started: startDate,
-            schedule: configuration.model.schedule,
-            warmUp: configuration.model.warmUp,
-            maxLag: configuration.model.maxLag
+            schedule: configuration.shape.model.schedule,
+            warmUp: configuration.shape.model.warmUp,
+            maxLag: configuration.shape.model.maxLag
         )
+    }
+
+    /// Opens `slot`'s connection on `loop` after `delay`; its end is posted to `endings`.
+    private func open(
+        slot: Int,
+        after delay: TimeAmount,
+        on loop: any EventLoop,
+        recorder: NIOLoopBound<LoopRecorder>,
+        _ feed: NotificationFeed,
+        _ tickets: ArrivalTickets?,
+        _ endings: Endings
+    ) {
+        let attempt = Attempt(slot: slot, endings: endings)
+        let configuration = configuration
+        let statistics = statistics
+        let channels = channels
+        let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
+        loop.scheduleTask(in: delay) { [self] in
+            endings.post(.opening(slot: slot))
+            guard !isCancelled else {
+                attempt.end(madeProgress: false)
+                return
+            }
+            HTTP2Channels.connect(
+                host: configuration.host,
+                port: configuration.port,
+                group: loop,
+                transport: configuration.transport,
+                serverHostname: configuration.authority ?? configuration.host,
+                configuration: configuration.shape.http2,
+                delegate: {
+                    LoadConnection(
+                        configuration: configuration,
+                        feed: feed,
+                        statistics: statistics,
+                        recorder: recorder.value,
+                        tickets: tickets,
+                        seed: UInt64(seed) &+ 1,
+                        ended: { madeProgress in attempt.end(madeProgress: madeProgress) }
+                    )
+                }
+            ).whenComplete { result in
+                switch result {
+                case .success(let (channel, _)):
+                    let key = ObjectIdentifier(channel)
+                    channels.withLockedValue { $0[key] = channel }
+                    channel.closeFuture.whenComplete { _ in
+                        channels.withLockedValue { _ = $0.removeValue(forKey: key) }
+                    }
+                    // Opened while `cancel()` closed the others.
+                    if self.isCancelled { channel.close(promise: nil) }
+                case .failure:
+                    statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
+                    attempt.end(madeProgress: false)
+                }
+            }
+        }
     }
 
     private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 
-    static let attemptsWithoutProgress = 8
 }
 
 /// The event loops' recorders and what merges them: each loop rolls its recorder over every
@@ -260,21 +287,27 @@ private final class Recording {
     }
 }
 
-/// Connections' ends, reported from event loops and waited for by the run.
+/// What connections report to the run from their event loops.
+private enum Ending {
+    /// `slot`'s delay passed and its connection is being opened.
+    case opening(slot: Int)
+    /// `slot`'s connection ended (or could not be opened).
+    case ended(slot: Int, madeProgress: Bool)
+}
+
+/// Connections' reports, posted from event loops and waited for by the run.
 private final class Endings: Sendable {
-    private let ended = NIOLockedValueBox<[Bool]>([])
+    private let ended = NIOLockedValueBox<[Ending]>([])
     private let signal = DispatchSemaphore(value: 0)
 
-    func post(madeProgress: Bool) {
-        ended.withLockedValue { $0.append(madeProgress) }
+    func post(_ ending: Ending) {
+        ended.withLockedValue { $0.append(ending) }
         signal.signal()
     }
 
-    /// The ends reported so far, waiting up to `timeout` for one.
-    func wait(upTo timeout: Duration) -> [Bool] {
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        _ = signal.wait(timeout: .now() + .nanoseconds(nanoseconds))
+    /// The reports so far, waiting up to `timeout` for one.
+    func wait(upTo timeout: Duration) -> [Ending] {
+        _ = signal.wait(timeout: .now() + .nanoseconds(Int(timeout.wholeNanoseconds)))
         return ended.withLockedValue { list in
             defer { list.removeAll() }
             return list
@@ -282,18 +315,20 @@ private final class Endings: Sendable {
     }
 }
 
-/// One connection attempt: its end is reported once, whether the connect failed or the
-/// connection closed.
+/// One connection attempt of a slot: its end is reported once, whether the connect failed or
+/// the connection closed.
 private final class Attempt: Sendable {
+    private let slot: Int
     private let endings: Endings
     private let reported = ManagedAtomic(false)
 
-    init(endings: Endings) {
+    init(slot: Int, endings: Endings) {
+        self.slot = slot
         self.endings = endings
     }
 
     func end(madeProgress: Bool) {
         guard reported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        endings.post(madeProgress: madeProgress)
+        endings.post(.ended(slot: slot, madeProgress: madeProgress))
     }
 }

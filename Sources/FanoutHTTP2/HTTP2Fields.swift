@@ -1,3 +1,4 @@
+import FanoutHPACK
 import NIOCore
 
 /// Something that writes a message's header fields into a header block: the caller decides

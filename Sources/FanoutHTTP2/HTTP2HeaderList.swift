@@ -1,3 +1,4 @@
+import FanoutHPACK
 import NIOCore
 
 /// A decoded header list, held as bytes in one reused buffer: no `String` per field.

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 
 /// A JSON value as it stood in a template file, with the byte offset where it began.
 ///

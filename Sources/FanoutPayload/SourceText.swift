@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 
 /// The bytes of a template file and its name, turning byte offsets into line and column.
 ///

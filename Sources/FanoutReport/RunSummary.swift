@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutSettings
 import Foundation
 import Histogram
 
@@ -75,8 +76,8 @@ public struct RunSummary: Sendable {
         started = report.started
     }
 
-    public var connections: Int { configuration.connections }
-    public var streamsPerConnection: Int { configuration.streamsPerConnection }
+    public var connections: Int { configuration.shape.connections }
+    public var streamsPerConnection: Int { configuration.shape.streamsPerConnection }
 
     /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
     /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
@@ -204,12 +205,12 @@ public struct RunSummary: Sendable {
     /// What was asked for: the settings that shape a run, to compare like with like.
     var configurationJSON: [String: Any] {
         let headers = configuration.headers
-        let model = configuration.model
+        let model = configuration.shape.model
         func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
         return [
             "endpoint": endpoint,
-            "connections": configuration.connections,
-            "streams_per_connection": configuration.streamsPerConnection,
+            "connections": configuration.shape.connections,
+            "streams_per_connection": configuration.shape.streamsPerConnection,
             "tokens": tokenSource,
             "topic": headers.topic,
             "push_type": headers.pushType.rawValue,
@@ -217,8 +218,8 @@ public struct RunSummary: Sendable {
             "expiration": headers.expiration.map { $0 as Any } ?? NSNull(),
             "collapse_id": headers.collapseID.map { $0 as Any } ?? NSNull(),
             "token_auth": configuration.providerTokens != nil,
-            "stream_timeout_seconds": seconds(configuration.streamTimeout),
-            "max_attempts": configuration.maxAttempts,
+            "stream_timeout_seconds": seconds(configuration.shape.streamTimeout),
+            "max_attempts": configuration.shape.maxAttempts,
             "model": model.schedule == nil ? "closed" : "open",
             "schedule": model.schedule.map { $0.description as Any } ?? NSNull(),
             "duration_seconds": (model.schedule?.duration ?? model.duration).map { seconds($0) as Any } ?? NSNull(),

@@ -67,13 +67,14 @@ struct APNsRequestCheck {
             switch name.count {
             case 5 where sameBytes(name, ":path"): set(&fields.path)
             case 7 where sameBytes(name, ":method"): set(&fields.method)
-            case 7 where sameBytes(name, "apns-id"): set(&fields.apnsID)
-            case 10 where sameBytes(name, "apns-topic"): set(&fields.topic)
-            case 13 where sameBytes(name, "apns-priority"): set(&fields.priority)
-            case 13 where sameBytes(name, "authorization"): set(&fields.authorization)
-            case 14 where sameBytes(name, "apns-push-type"): set(&fields.pushType)
-            case 15 where sameBytes(name, "apns-expiration"): set(&fields.expiration)
-            case 16 where sameBytes(name, "apns-collapse-id"): set(&fields.collapseID)
+            case Header.apnsID.utf8CodeUnitCount where sameBytes(name, Header.apnsID): set(&fields.apnsID)
+            case Header.topic.utf8CodeUnitCount where sameBytes(name, Header.topic): set(&fields.topic)
+            case Header.priority.utf8CodeUnitCount where sameBytes(name, Header.priority): set(&fields.priority)
+            case Header.authorization.utf8CodeUnitCount where sameBytes(name, Header.authorization):
+                set(&fields.authorization)
+            case Header.pushType.utf8CodeUnitCount where sameBytes(name, Header.pushType): set(&fields.pushType)
+            case Header.expiration.utf8CodeUnitCount where sameBytes(name, Header.expiration): set(&fields.expiration)
+            case Header.collapseID.utf8CodeUnitCount where sameBytes(name, Header.collapseID): set(&fields.collapseID)
             default: break
             }
         }
@@ -87,7 +88,7 @@ struct APNsRequestCheck {
             && bytes.elementsEqual(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    static let devicePrefix: StaticString = "/3/device/"
+    private typealias Header = APNsRequest.Header
 
     /// Rules 1–3: method, path and token, duplicates. Returns the token's place in the list's
     /// bytes on success.
@@ -100,8 +101,10 @@ struct APNsRequestCheck {
             return .failure(.init(.methodNotAllowed))
         }
         let path = view(fields.path, bytes)
-        let prefix = devicePrefix.utf8CodeUnitCount
-        guard path.count >= prefix, sameBytes(UnsafeRawBufferPointer(rebasing: path[..<prefix]), devicePrefix) else {
+        let prefix = APNsRequest.devicePathPrefix.utf8CodeUnitCount
+        guard path.count >= prefix,
+            sameBytes(UnsafeRawBufferPointer(rebasing: path[..<prefix]), APNsRequest.devicePathPrefix)
+        else {
             return .failure(.init(.badPath))
         }
         let token = Slice(start: fields.path.start + prefix, count: path.count - prefix)

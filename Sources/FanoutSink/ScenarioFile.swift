@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 import Foundation
 
 /// Scenario settings by name, shared by `fanout sink`'s options and scenario files, so that a

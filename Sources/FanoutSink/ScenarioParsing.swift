@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 import Foundation
 
 /// The textual forms of scenario settings, shared by command-line options and scenario files.

@@ -1,5 +1,6 @@
 import Atomics
 import FanoutHTTP2
+import FanoutSettings
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix

@@ -153,6 +153,11 @@ final class SinkMetrics: Sendable {
             }
             count("payload_bytes", summary.bodyBytes, help: "Payload bytes received.")
             count("streams_reset", summary.streamsReset, help: "Streams the client reset.")
+            gauge(
+                "peak_streams",
+                Double(summary.peakConcurrentStreams),
+                help: "The most streams open at once on one connection."
+            )
             count("connections_opened", summary.connectionsOpened, help: "Connections accepted.")
             gauge(
                 "connections_open",
@@ -175,11 +180,11 @@ extension SinkStatistics {
     ///
     ///     {"uptime_seconds":12.5,"draining":false,"requests":…,"accepted":…,"rejected":…,
     ///      "by_status":{"200":…,"410":…},"by_reason":{"Unregistered":…},"payload_bytes":…,
-    ///      "streams_reset":…,"connections":{"opened":…,"closed":…,"open":…},
+    ///      "streams_reset":…,"peak_streams":…,"connections":{"opened":…,"closed":…,"open":…},
     ///      "digest":{"count":…,"sum":"…","squares":"…"},
     ///      "open_connections":[{"id":1,"peer":"127.0.0.1:50312","opened_at":"…","requests":…,
     ///          "accepted":…,"rejected":…,"by_status":{…},"by_reason":{…},"payload_bytes":…,
-    ///          "streams_reset":…}]}
+    ///          "streams_reset":…,"peak_streams":…}]}
     ///
     /// The digest's 64-bit words are hex strings (JSON numbers lose precision past 2^53).
     public func json(draining: Bool = false) -> String {
@@ -223,6 +228,7 @@ extension SinkStatistics {
                 ("by_reason", byReason(connection.rejected)),
                 ("payload_bytes", String(connection.bodyBytes)),
                 ("streams_reset", String(connection.streamsReset)),
+                ("peak_streams", String(connection.peakStreams)),
             ])
         }
         return object([
@@ -235,6 +241,7 @@ extension SinkStatistics {
             ("by_reason", byReason(summary.rejected)),
             ("payload_bytes", String(summary.bodyBytes)),
             ("streams_reset", String(summary.streamsReset)),
+            ("peak_streams", String(summary.peakConcurrentStreams)),
             (
                 "connections",
                 object([

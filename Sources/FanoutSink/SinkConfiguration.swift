@@ -13,7 +13,7 @@ public struct SinkConfiguration: Sendable {
     /// MAX_CONCURRENT_STREAMS before a connection's first accepted request (APNs: 1).
     public var initialMaxConcurrentStreams: UInt32 = 1
     /// MAX_CONCURRENT_STREAMS after it (APNs: 1000).
-    public var maxConcurrentStreams: UInt32 = 1000
+    public var maxConcurrentStreams = UInt32(APNsRequest.concurrentStreams)
     /// Drop to the initial limit after a rejected request, and rise again after the next
     /// accepted one, as APNs has been seen to do.
     public var throttleAfterRejection = false

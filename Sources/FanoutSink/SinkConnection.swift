@@ -1,5 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutRandom
+import FanoutSettings
 import Foundation
 import NIOCore
 import NIOSSL
@@ -132,6 +134,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         guard !connection.isAborted else { return }
         counts.requests += 1
         counts.bodyBytes += request.bodyLength
+        counts.peakStreams = max(counts.peakStreams, connection.openStreams)
         let faults = configuration.scenario.faults
         if let limit = faults.closeAfterRequests, counts.requests + handled >= limit {
             connection.abort()
@@ -302,7 +305,8 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true)
         if rejection.status == 410 {
             let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
-            SinkErrorBody.write(rejection, timestampMilliseconds: milliseconds, into: &timestampedBody)
+            timestampedBody.clear()
+            APNsErrorBody.write(rejection, timestamp: milliseconds, into: &timestampedBody)
             connection.respond(stream: stream, fields, body: timestampedBody)
         } else {
             connection.respond(stream: stream, fields, body: SinkErrorBody.bodies[rejection])

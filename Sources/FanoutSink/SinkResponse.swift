@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutHPACK
 import FanoutHTTP2
 import NIOCore
 
@@ -17,7 +18,7 @@ struct SinkResponseFields: HTTP2HeaderFields {
     }
 
     static var statusName: UnsafeRawBufferPointer { view(":status") }
-    static var apnsIDName: UnsafeRawBufferPointer { view("apns-id") }
+    static var apnsIDName: UnsafeRawBufferPointer { view(APNsRequest.Header.apnsID) }
     static var contentTypeName: UnsafeRawBufferPointer { view("content-type") }
     static var json: UnsafeRawBufferPointer { view("application/json") }
 
@@ -37,22 +38,16 @@ struct SinkResponseFields: HTTP2HeaderFields {
     }
 }
 
-/// Error bodies: `{"reason":"…"}`, made once per reason; 410's carries a timestamp in
-/// milliseconds and is written per response.
+/// Error bodies made once per reason (`APNsErrorBody`); 410's carries a timestamp and is
+/// written per response.
 enum SinkErrorBody {
     static let bodies: [APNsReason: ByteBuffer] = Dictionary(
-        uniqueKeysWithValues: APNsReason.allCases.map { ($0, ByteBuffer(string: #"{"reason":"\#($0.rawValue)"}"#)) }
+        uniqueKeysWithValues: APNsReason.allCases.map { reason in
+            var body = ByteBuffer()
+            APNsErrorBody.write(reason, into: &body)
+            return (reason, body)
+        }
     )
-
-    /// `{"reason":"…","timestamp":…}` into `buffer`.
-    static func write(_ reason: APNsReason, timestampMilliseconds: Int64, into buffer: inout ByteBuffer) {
-        buffer.clear()
-        buffer.writeStaticString(#"{"reason":""#)
-        buffer.writeString(reason.rawValue)
-        buffer.writeStaticString(#"","timestamp":"#)
-        buffer.writeString(String(timestampMilliseconds))
-        buffer.writeStaticString("}")
-    }
 }
 
 /// Version-4 UUIDs as text from a seeded generator: no Foundation, no allocation.

@@ -1,4 +1,6 @@
 import FanoutAPNs
+import FanoutRandom
+import FanoutSettings
 import Foundation
 
 /// What a capacity plan asks of the sink beyond APNs' rules: response latency, stalls, and

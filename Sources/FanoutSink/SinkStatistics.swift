@@ -12,6 +12,7 @@ public final class SinkStatistics: Sendable {
     private let byReason: [ManagedAtomic<Int>]
     private let bodyBytes = ManagedAtomic<Int>(0)
     private let resets = ManagedAtomic<Int>(0)
+    private let peakStreams = ManagedAtomic<Int>(0)
     private let digestCount = ManagedAtomic<UInt64>(0)
     private let digestSum = ManagedAtomic<UInt64>(0)
     private let digestSquares = ManagedAtomic<UInt64>(0)
@@ -53,6 +54,10 @@ public final class SinkStatistics: Sendable {
         accepted.wrappingIncrement(by: counts.accepted, ordering: .relaxed)
         bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)
         resets.wrappingIncrement(by: counts.resets, ordering: .relaxed)
+        var peak = peakStreams.load(ordering: .relaxed)
+        while counts.peakStreams > peak {
+            (_, peak) = peakStreams.compareExchange(expected: peak, desired: counts.peakStreams, ordering: .relaxed)
+        }
         for (index, count) in counts.byReason.enumerated() where count > 0 {
             byReason[index].wrappingIncrement(by: count, ordering: .relaxed)
         }
@@ -74,6 +79,7 @@ public final class SinkStatistics: Sendable {
             rejected: reasons,
             bodyBytes: bodyBytes.load(ordering: .relaxed),
             streamsReset: resets.load(ordering: .relaxed),
+            peakConcurrentStreams: peakStreams.load(ordering: .relaxed),
             connectionsOpened: connectionsOpened.load(ordering: .relaxed),
             connectionsClosed: connectionsClosed.load(ordering: .relaxed),
             digest: NotificationDigest(
@@ -104,6 +110,7 @@ final class SinkConnectionRecord: Sendable {
             totals.accepted += counts.accepted
             totals.bodyBytes += counts.bodyBytes
             totals.resets += counts.resets
+            totals.peakStreams = max(totals.peakStreams, counts.peakStreams)
             for (index, count) in counts.byReason.enumerated() where count > 0 {
                 totals.byReason[index] += count
             }
@@ -124,7 +131,8 @@ final class SinkConnectionRecord: Sendable {
             accepted: totals.accepted,
             rejected: rejected,
             bodyBytes: totals.bodyBytes,
-            streamsReset: totals.resets
+            streamsReset: totals.resets,
+            peakStreams: totals.peakStreams
         )
     }
 }
@@ -142,6 +150,8 @@ public struct SinkConnectionSummary: Sendable, Hashable {
     public var rejected: [APNsReason: Int]
     public var bodyBytes: Int
     public var streamsReset: Int
+    /// The most streams open at once on this connection.
+    public var peakStreams: Int
 }
 
 /// One connection's counts since it last added them to the statistics.
@@ -156,6 +166,8 @@ struct SinkCounts {
     var byReason = [Int](repeating: 0, count: APNsReason.allCases.count)
     var bodyBytes = 0
     var resets = 0
+    /// The most streams open at once on the connection since the last addition.
+    var peakStreams = 0
     var digest = NotificationDigest()
 
     /// Rejections of every reason.
@@ -176,6 +188,7 @@ struct SinkCounts {
         for index in byReason.indices { byReason[index] = 0 }
         bodyBytes = 0
         resets = 0
+        peakStreams = 0
         digest = NotificationDigest()
     }
 
@@ -194,6 +207,9 @@ public struct SinkSummary: Sendable, Hashable {
     public var rejected: [APNsReason: Int]
     public var bodyBytes: Int
     public var streamsReset: Int
+    /// The most streams open at once on one connection: what the clients' concurrency reached
+    /// under the limit the sink announced.
+    public var peakConcurrentStreams: Int
     public var connectionsOpened: Int
     public var connectionsClosed: Int
     /// Over every accepted notification's (token, payload).
@@ -212,6 +228,7 @@ public struct SinkSummary: Sendable, Hashable {
         lines += [
             "payload bytes: \(bodyBytes)",
             "streams reset: \(streamsReset)",
+            "peak streams on a connection: \(peakConcurrentStreams)",
             "connections: \(connectionsOpened) opened, \(connectionsClosed) closed",
             "digest: \(digest)",
         ]

@@ -1,6 +1,7 @@
 import FanoutAPNs
 
 #if canImport(Glibc)
+import FanoutSettings
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

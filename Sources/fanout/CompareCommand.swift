@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutReport
+import FanoutRun
 
 /// `fanout compare`: two runs side by side.
 struct CompareCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutReport
+import FanoutRun
 
 /// `fanout gate`: thresholds on a run's results, for CI.
 struct GateCommand: ParsableCommand {

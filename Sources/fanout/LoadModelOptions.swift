@@ -4,6 +4,7 @@ import FanoutClient
 import FanoutReport
 
 #if canImport(Glibc)
+import FanoutSettings
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -85,22 +86,5 @@ struct LoadModelOptions: ParsableArguments {
         model.warmUp = warmUp.flatMap { DurationNotation.parse($0) } ?? .zero
         model.maxLag = DurationNotation.parse(maxLag) ?? .milliseconds(100)
         return model
-    }
-}
-
-/// The live progress line, on standard error when it is a terminal (and nowhere otherwise).
-enum ProgressDisplay {
-    /// A callback for `LoadEngine.run(progress:)`, or `nil` when standard error is not a
-    /// terminal.
-    static func make(total: UInt64?) -> ((LoadEngine.Progress) -> Void)? {
-        guard isatty(2) == 1 else { return nil }
-        return { progress in
-            StandardStream.error.write(("\r\u{1B}[K" + ProgressLine(progress, total: total).text).utf8)
-        }
-    }
-
-    /// Clears the line before the summary is printed.
-    static func clear() {
-        if isatty(2) == 1 { StandardStream.error.write("\r\u{1B}[K".utf8) }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutReport
+import FanoutRun
 
 /// `fanout merge`: shards' run folders as one.
 struct MergeCommand: ParsableCommand {

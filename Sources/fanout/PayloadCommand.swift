@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutPayload
+import FanoutRun
 import NIOCore
 
 #if canImport(Glibc)
@@ -100,44 +101,17 @@ extension PayloadCommand {
         }
 
         func run() throws {
-            let template: PayloadTemplate
+            var job = PayloadRenderJob(template: templateOptions.template, tokens: token)
+            job.templateOptions = templateOptions.options
+            job.firstSequence = firstSequence
+            job.printsSizes = size
+            job.allowsOversize = allowOversize
             do {
-                template = try PayloadTemplate(contentsOf: templateOptions.template, options: templateOptions.options)
-            } catch {
+                if try job.run() > 0 { throw ExitCode.failure }
+            } catch let error as JobError {
                 printError("error: \(error)")
                 throw ExitCode.failure
             }
-            let encoder = PayloadEncoder(template: template, oversizePolicy: allowOversize ? .send : .reject)
-            var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit)
-            var failures = 0
-            for (position, line) in token.enumerated() {
-                let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-                let hex = columns[0]
-                if let problem = DeviceTokenFormat.default.problem(in: hex) {
-                    printError("error: token \(position + 1): \(problem)")
-                    failures += 1
-                    continue
-                }
-                buffer.clear()
-                do {
-                    let count = try encoder.encode(
-                        token: hex,
-                        sequence: firstSequence + UInt64(position),
-                        fields: Array(columns.dropFirst()),
-                        into: &buffer
-                    )
-                    if size {
-                        buffer.clear()
-                        buffer.writeString("\(count)")
-                    }
-                    buffer.writeStaticString("\n")
-                    StandardStream.output.write(buffer.readableBytesView)
-                } catch {
-                    printError("error: token \(position + 1) (\(hex.prefix(16))…): \(error)")
-                    failures += 1
-                }
-            }
-            if failures > 0 { throw ExitCode.failure }
         }
     }
 }

@@ -1,34 +1,73 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutClient
 import FanoutReport
+import FanoutRun
+import FanoutSettings
 
-/// `--timeout` and `--attempts`, shared by `fanout run` and `fanout send`.
-struct RetryOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Reset and retry a request unanswered this long.", valueName: "duration"))
-    var timeout = "30s"
+/// The shape of a run, shared by `fanout run` and `fanout send`: connections, streams,
+/// `--timeout`, `--attempts` and the load model. Unset options keep `LoadShape`'s defaults.
+struct ShapeOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp("HTTP/2 connections (default \(LoadShape().connections)).", valueName: "c")
+    )
+    var connections: Int?
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Tries per notification (429, 5xx, timeouts, lost connections).", valueName: "n")
+        help: ArgumentHelp(
+            "Most streams in flight per connection, up to what the server allows (default \(LoadShape().streamsPerConnection)).",
+            valueName: "m"
+        )
     )
-    var attempts = 3
+    var streams: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Reset and retry a request unanswered this long (default \(LoadShape().streamTimeout)).",
+            valueName: "duration"
+        )
+    )
+    var timeout: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Tries per notification: 429, 5xx, timeouts, lost connections (default \(LoadShape().maxAttempts)).",
+            valueName: "n"
+        )
+    )
+    var attempts: Int?
+
+    @OptionGroup var load: LoadModelOptions
 
     func validate() throws {
-        if attempts < 1 { throw ValidationError("--attempts must be at least 1.") }
-        _ = try streamTimeout()
+        if let connections, connections < 1 { throw ValidationError("--connections must be at least 1.") }
+        if let streams, streams < 1 { throw ValidationError("--streams must be at least 1.") }
+        if let attempts, attempts < 1 { throw ValidationError("--attempts must be at least 1.") }
+        _ = try shape()
     }
 
-    /// `--timeout` as a duration above zero.
-    func streamTimeout() throws -> Duration {
-        guard let duration = DurationNotation.parse(timeout), duration > .zero else {
-            throw ValidationError("--timeout: \(timeout) is not a duration above 0; \(DurationNotation.hint).")
+    /// `LoadShape`'s defaults with the options given.
+    func shape() throws -> LoadShape {
+        var shape = LoadShape()
+        if let connections { shape.connections = connections }
+        if let streams { shape.streamsPerConnection = streams }
+        if let attempts { shape.maxAttempts = attempts }
+        if let timeout {
+            guard let duration = DurationNotation.parse(timeout), duration > .zero else {
+                throw ValidationError("--timeout: \(timeout) is not a duration above 0; \(DurationNotation.hint).")
+            }
+            shape.streamTimeout = duration
         }
-        return duration
+        shape.model = try load.model()
+        return shape
     }
 }
 
-/// `--repeat N`, shared by `fanout run` and `fanout send`: the run N times into `repeat-1/` …
-/// `repeat-N/`, then the medians and spread.
+/// `--repeat N`, shared by `fanout run` and `fanout send`.
 struct RepeatOptions: ParsableArguments {
     @Option(
         name: .customLong("repeat"),
@@ -42,25 +81,21 @@ struct RepeatOptions: ParsableArguments {
     func validate() throws {
         if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
     }
+}
 
-    /// Runs `once` into each folder (stopping after Ctrl-C), prints the spread of several, and
-    /// returns the worst exit status.
-    func run(into directory: String, _ once: (_ folder: String) throws -> Int32) throws -> Int32 {
-        var status: Int32 = 0
-        for index in 1...repeats {
-            let folder = repeats == 1 ? directory : "\(directory)/repeat-\(index)"
-            if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
-            let outcome = try once(folder)
-            status = max(status, outcome)
-            if outcome == interruptedStatus { return status }
-        }
-        if repeats > 1 {
-            do {
-                StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
-            } catch {
-                throw ValidationError("\(error)")
-            }
-        }
-        return status
+/// `--threads N`: event loops, at least one.
+struct ThreadOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Event loops of the sender.", valueName: "n"))
+    var threads = 1
+
+    func validate() throws {
+        if threads < 1 { throw ValidationError("--threads must be at least 1.") }
+    }
+}
+
+extension RunStatus {
+    /// Ends the command with the run's status as its exit status.
+    func exit() throws {
+        if self != .clean { throw ExitCode(rawValue) }
     }
 }

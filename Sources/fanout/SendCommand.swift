@@ -1,13 +1,7 @@
 import ArgumentParser
-import FanoutAPNs
 import FanoutClient
-import FanoutHTTP2
-import FanoutPayload
-import FanoutReport
-import FanoutSink
-import FanoutTokens
-import Foundation
-import NIOPosix
+import FanoutRun
+import FanoutSettings
 
 /// `fanout send`: a token set's notifications to any APNs-compatible endpoint.
 struct SendCommand: ParsableCommand {
@@ -72,16 +66,9 @@ struct SendCommand: ParsableCommand {
     )
     var apnsId: String?
 
-    @Option(name: .long, help: ArgumentHelp("HTTP/2 connections.", valueName: "c"))
-    var connections = 4
+    @OptionGroup var shape: ShapeOptions
 
-    @Option(name: .long, help: ArgumentHelp("Most streams in flight per connection.", valueName: "m"))
-    var streams = 1000
-
-    @Option(name: .long, help: ArgumentHelp("Event loops.", valueName: "n"))
-    var threads = 1
-
-    @OptionGroup var retry: RetryOptions
+    @OptionGroup var threads: ThreadOptions
 
     @Option(name: .long, help: ArgumentHelp("CA certificates (PEM) to trust the server with.", valueName: "file"))
     var caFile: String?
@@ -104,39 +91,22 @@ struct SendCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Token auth: the team id.", valueName: "id"))
     var teamId: String?
 
-    @Option(name: .long, help: ArgumentHelp("Renew the provider token this often (20m to 60m).", valueName: "duration"))
-    var tokenRefresh = "50m"
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Renew the provider token this often, 20m to 60m (default \(SendJob.TokenAuth.defaultRefresh.components.seconds / 60)m).",
+            valueName: "duration"
+        )
+    )
+    var tokenRefresh: String?
 
     @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
     var goneTokens: String?
-
-    @OptionGroup var load: LoadModelOptions
 
     @OptionGroup var repeating: RepeatOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
-
-    /// The endpoint as scheme, host and port.
-    struct Endpoint {
-        var tls: Bool
-        var host: String
-        var port: Int
-    }
-
-    func parsedEndpoint() throws -> Endpoint {
-        guard let url = URLComponents(string: endpoint), let scheme = url.scheme, ["http", "https"].contains(scheme),
-            let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/"
-        else {
-            throw ValidationError("--endpoint takes http://HOST:PORT or https://HOST[:PORT], got \(endpoint).")
-        }
-        let tls = scheme == "https"
-        return Endpoint(
-            tls: tls,
-            host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")),
-            port: url.port ?? (tls ? 443 : 80)
-        )
-    }
 
     func validate() throws {
         let endpoint = try parsedEndpoint()
@@ -148,9 +118,6 @@ struct SendCommand: ParsableCommand {
         if keyOptions != 0 && keyOptions != 3 {
             throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
         }
-        if connections < 1 || streams < 1 || threads < 1 {
-            throw ValidationError("--connections, --streams and --threads must be at least 1.")
-        }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
         if repeating.repeats > 1 && tokenOptions.tokens == "-" {
@@ -159,154 +126,63 @@ struct SendCommand: ParsableCommand {
         if let apnsId, !["none", "random"].contains(apnsId) {
             throw ValidationError("--apns-id is random or none, not \(apnsId).")
         }
-        let headers = try headerSettings()
-        if (topic ?? headers.topic) == nil {
+        _ = try job()
+    }
+
+    func parsedEndpoint() throws -> SendJob.Endpoint {
+        do { return try SendJob.Endpoint(parsing: endpoint) } catch { throw ValidationError("--endpoint: \(error).") }
+    }
+
+    /// The request headers: the options, then `--scenario`'s lines, then the defaults.
+    func headers() throws -> NotificationHeaders {
+        var file = HeaderSettings()
+        if let scenario {
+            do { file = try HeaderSettings(contentsOfFile: scenario) } catch { throw ValidationError("\(error).") }
+        }
+        guard let topic = topic ?? file.topic else {
             throw ValidationError("Give the apns-topic: --topic, or topic in --scenario.")
         }
-        let refresh = try duration(tokenRefresh, option: "--token-refresh")
-        if !ProviderTokens.allowedRefresh.contains(refresh) {
-            throw ValidationError("--token-refresh must be from 20m to 60m (APNs' rule), not \(tokenRefresh).")
+        var headers = NotificationHeaders(topic: topic)
+        if let pushType = templateOptions.pushType ?? file.pushType { headers.pushType = pushType }
+        headers.priority = priority ?? file.priority
+        headers.expiration = expiration ?? file.expiration
+        headers.collapseID = collapseId ?? file.collapseID
+        if let generates = apnsId.map({ $0 == "random" }) ?? file.generatesAPNsID {
+            headers.generatesAPNsID = generates
         }
+        return headers
     }
 
-    /// The headers of `--scenario`, or none.
-    func headerSettings() throws -> HeaderSettings {
-        guard let scenario else { return HeaderSettings() }
-        do {
-            return try HeaderSettings(contentsOfFile: scenario)
-        } catch {
-            throw ValidationError("\(error).")
+    /// The job the options describe.
+    func job() throws -> SendJob {
+        var job = SendJob(
+            endpoint: try parsedEndpoint(),
+            template: templateOptions.template,
+            headers: try headers(),
+            tokens: tokenOptions.input
+        )
+        job.templateOptions = templateOptions.options
+        job.shape = try shape.shape()
+        job.threads = threads.threads
+        job.tls.trustedCertificates = caFile
+        job.tls.insecure = insecure
+        job.tls.certificate = cert
+        job.tls.certificateKey = certKey
+        let refresh = try tokenRefresh.map { text in
+            guard let refresh = DurationNotation.parse(text), ProviderTokens.allowedRefresh.contains(refresh) else {
+                throw ValidationError("--token-refresh must be from 20m to 60m (APNs' rule), not \(text).")
+            }
+            return refresh
         }
-    }
-
-    /// A duration option (the sink's notation: 500ms, 30s, 50m), longer than zero.
-    func duration(_ text: String, option: String) throws -> Duration {
-        do {
-            let value = try SinkScenario.duration(text)
-            guard value > .zero else { throw SinkScenarioError("it must be longer than 0") }
-            return value
-        } catch {
-            throw ValidationError("\(option): \(error).")
+        if let keyFile, let keyId, let teamId {
+            job.tokenAuth = SendJob.TokenAuth(keyFile: keyFile, keyID: keyId, teamID: teamId)
+            if let refresh { job.tokenAuth?.refresh = refresh }
         }
+        job.goneTokens = goneTokens
+        return job
     }
 
     func run() throws {
-        let endpoint = try parsedEndpoint()
-        let file = try headerSettings()
-        let pushType = templateOptions.pushType ?? file.pushType ?? .alert
-        let template: PayloadTemplate
-        do {
-            template = try PayloadTemplate(
-                contentsOf: templateOptions.template,
-                options: templateOptions.options(pushType: pushType)
-            )
-        } catch {
-            throw SendCommandError("\(error)")
-        }
-        let transport: HTTP2Transport
-        do {
-            transport =
-                endpoint.tls
-                ? try .tlsClient(
-                    trustedCertificatesFile: caFile,
-                    insecure: insecure,
-                    certificateFile: cert,
-                    keyFile: certKey
-                )
-                : .cleartext
-        } catch {
-            throw SendCommandError("cannot set up TLS with the files given: \(error)")
-        }
-        var configuration = LoadConfiguration(
-            host: endpoint.host,
-            port: endpoint.port,
-            transport: transport,
-            headers: NotificationHeaders(
-                topic: topic ?? file.topic ?? "",
-                pushType: pushType,
-                priority: priority ?? file.priority,
-                expiration: expiration ?? file.expiration,
-                collapseID: collapseId ?? file.collapseID,
-                generatesAPNsID: apnsId.map { $0 == "random" } ?? file.generatesAPNsID ?? false
-            ),
-            encoder: PayloadEncoder(template: template),
-            connections: connections,
-            streamsPerConnection: streams
-        )
-        configuration.streamTimeout = try retry.streamTimeout()
-        configuration.maxAttempts = retry.attempts
-        configuration.model = try load.model()
-        if let keyFile, let keyId, let teamId {
-            do {
-                configuration.providerTokens = try ProviderTokens(
-                    pem: try String(contentsOfFile: keyFile, encoding: .utf8),
-                    keyID: keyId,
-                    teamID: teamId,
-                    refreshInterval: try duration(tokenRefresh, option: "--token-refresh")
-                )
-            } catch {
-                throw SendCommandError("--key-file \(keyFile) holds no P-256 private key (.p8): \(error)")
-            }
-        }
-        if let goneTokens {
-            do {
-                configuration.goneTokens = try TokenLineWriter(path: goneTokens)
-            } catch {
-                throw SendCommandError("cannot write --gone-tokens \(goneTokens): \(error.localizedDescription)")
-            }
-        }
-        let directory = output ?? RunFolder.new()
-        defer { configuration.goneTokens?.close() }
-        let status = try repeating.run(into: directory) { folder in
-            try sendOnce(configuration, endpoint: endpoint, writingTo: folder)
-        }
-        if status != 0 { throw ExitCode(status) }
+        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
     }
-
-    /// One run of the token set into `directory`; its exit status.
-    private func sendOnce(
-        _ configuration: LoadConfiguration,
-        endpoint: Endpoint,
-        writingTo directory: String
-    ) throws
-        -> Int32
-    {
-        let tokens: TokenStream
-        do {
-            tokens = try TokenStream(tokenOptions.source, configuration: tokenOptions.readerConfiguration)
-        } catch {
-            throw SendCommandError("\(error)")
-        }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        defer { try? group.syncShutdownGracefully() }
-        let engine = LoadEngine(configuration: configuration, tokens: tokens, group: group)
-        let progress = ProgressDisplay.make(total: tokenOptions.expectedCount(schedule: configuration.model.schedule))
-        let report = onInterrupt({ engine.cancel() }, during: { engine.run(progress: progress) })
-        ProgressDisplay.clear()
-        if let error = report.tokens?.error { throw SendCommandError("\(error)") }
-        let summary = RunSummary(
-            report: report,
-            endpoint: endpoint.tls
-                ? "https://\(endpoint.host):\(endpoint.port)" : "http://\(endpoint.host):\(endpoint.port)",
-            configuration: configuration,
-            tokenSource: tokenOptions.sourceDescription
-        )
-        do {
-            try summary.write(to: directory)
-        } catch {
-            throw SendCommandError("cannot write the results to \(directory): \(error.localizedDescription)")
-        }
-        StandardStream.output.write(
-            (summary.text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
-        )
-        if report.cancelled && report.abandoned == nil { return interruptedStatus }
-        if !report.invalidReasons.isEmpty { return invalidRunStatus }
-        return report.snapshot.failed.isEmpty ? 0 : 3
-    }
-}
-
-/// A problem sending, said in one line.
-struct SendCommandError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,12 +1,13 @@
 import ArgumentParser
 import FanoutAPNs
-import FanoutHTTP2
+import FanoutRun
 import FanoutSink
 import Foundation
-import NIOPosix
+import Logging
+import ServiceLifecycle
 
 /// `fanout sink`: a mock APNs on HTTP/2.
-struct SinkCommand: ParsableCommand {
+struct SinkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sink",
         abstract: "Run a mock APNs that validates, authenticates and counts notifications like APNs.",
@@ -17,10 +18,10 @@ struct SinkCommand: ParsableCommand {
     )
 
     @Option(name: .long, help: ArgumentHelp("Where to listen; port 0 picks a free one.", valueName: "host:port"))
-    var listen = "127.0.0.1:2197"
+    var listen = "\(SinkJob().host):\(SinkJob().port)"
 
     @Option(name: .long, help: ArgumentHelp("Event loops (threads) serving connections.", valueName: "n"))
-    var threads = 1
+    var threads = SinkJob().threads
 
     @Option(name: .long, help: ArgumentHelp("TLS certificate chain (PEM); serves h2 over TLS.", valueName: "file"))
     var tlsCert: String?
@@ -98,10 +99,10 @@ struct SinkCommand: ParsableCommand {
         name: .long,
         help: ArgumentHelp("MAX_CONCURRENT_STREAMS before the first accepted request.", valueName: "n")
     )
-    var initialStreams: UInt32 = 1
+    var initialStreams = SinkConfiguration().initialMaxConcurrentStreams
 
     @Option(name: .long, help: ArgumentHelp("MAX_CONCURRENT_STREAMS after it.", valueName: "n"))
-    var maxStreams: UInt32 = 1000
+    var maxStreams = SinkConfiguration().maxConcurrentStreams
 
     @Flag(name: .long, help: "Drop to --initial-streams after a rejection, rise after the next success.")
     var throttleAfterRejection = false
@@ -259,124 +260,44 @@ struct SinkCommand: ParsableCommand {
         return parts[0]...parts[1]
     }
 
-    func run() throws {
-        var configuration = SinkConfiguration()
-        configuration.tokenFormat = DeviceTokenFormat(hexLengths: try lengths())
-        configuration.allowedBundles = topic.isEmpty ? nil : Set(topic)
-        configuration.initialMaxConcurrentStreams = initialStreams
-        configuration.maxConcurrentStreams = maxStreams
-        configuration.throttleAfterRejection = throttleAfterRejection
-        configuration.scenario = try scenario()
+    /// The job the options describe.
+    func job() throws -> SinkJob {
+        var job = SinkJob()
+        (job.host, job.port) = try address()
+        job.threads = threads
+        job.configuration.tokenFormat = DeviceTokenFormat(hexLengths: try lengths())
+        job.configuration.allowedBundles = topic.isEmpty ? nil : Set(topic)
+        job.configuration.initialMaxConcurrentStreams = initialStreams
+        job.configuration.maxConcurrentStreams = maxStreams
+        job.configuration.throttleAfterRejection = throttleAfterRejection
+        job.configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {
-            let pem: String
-            do {
-                pem = try String(contentsOfFile: keyFile, encoding: .utf8)
-            } catch {
-                throw SinkCommandError("cannot read --key-file \(keyFile): \(error.localizedDescription)")
-            }
-            do {
-                let key = try TokenAuthentication.Key(keyID: keyId, teamID: teamId, pem: pem)
-                configuration.tokenAuthentication = TokenAuthentication(keys: [key])
-            } catch {
-                throw SinkCommandError("--key-file \(keyFile) holds no P-256 key in PEM: \(error)")
-            }
+            job.tokenKey = SinkJob.TokenKey(file: keyFile, keyID: keyId, teamID: teamId)
         }
-        let (host, port) = try address()
-        var certificate = tlsCert.map { ($0, tlsKey!) }
-        if let tlsSelfSigned {
-            do {
-                let files = try SinkCertificates.writeSelfSigned(into: tlsSelfSigned, hosts: [host])
-                certificate = (files.certificate, files.key)
-            } catch {
-                throw SinkCommandError(
-                    "cannot write a self-signed certificate to --tls-self-signed \(tlsSelfSigned): \(error)"
-                )
-            }
-        }
-        let transport: HTTP2Transport
-        if let (certificateFile, keyFile) = certificate {
-            do {
-                transport = try .tlsServer(
-                    certificateFile: certificateFile,
-                    keyFile: keyFile,
-                    clientCertificateAuthorities: clientCa
-                )
-            } catch {
-                let files = [certificateFile, keyFile] + (clientCa.map { [$0] } ?? [])
-                throw SinkCommandError("cannot use the TLS files \(files.joined(separator: ", ")): \(error)")
-            }
-            configuration.certificateAuthentication = clientCa != nil
-        } else {
-            transport = .cleartext
-        }
+        if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
+        if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
+        job.clientCertificateAuthorities = clientCa
+        if let admin { job.admin = try Self.address(admin, option: "--admin") }
         if let capture {
-            let selection: SinkCapture.Selection
             if let captureSample {
                 do {
-                    selection = .sample(try SinkScenario.share(captureSample))
+                    job.capture = (capture, .sample(try SinkScenario.share(captureSample)))
                 } catch {
                     throw ValidationError("--capture-sample: \(error).")
                 }
             } else {
-                selection = .first(captureFirst ?? Int.max)
-            }
-            do {
-                configuration.capture = try SinkCapture(path: capture, selection: selection)
-            } catch {
-                throw SinkCommandError("cannot write --capture \(capture): \(error.localizedDescription)")
+                job.capture = (capture, .first(captureFirst ?? Int.max))
             }
         }
-
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        defer { try? group.syncShutdownGracefully() }
-        let sink: Sink
-        do {
-            sink = try Sink(host: host, port: port, group: group, transport: transport, configuration: configuration)
-        } catch {
-            throw SinkCommandError("cannot listen on \(listen): \(error)")
-        }
-        var adminServer: SinkAdmin?
-        if let admin {
-            let (adminHost, adminPort) = try Self.address(admin, option: "--admin")
-            do {
-                adminServer = try SinkAdmin(sink: sink, host: adminHost, port: adminPort, group: group)
-            } catch {
-                sink.drain(grace: .zero)
-                throw SinkCommandError("cannot serve --admin on \(admin): \(error)")
-            }
-        }
-        StandardStream.output.write("listening on \(Sink.describe(sink.localAddress))\n".utf8)
-        if let adminServer {
-            StandardStream.output.write("admin on \(Sink.describe(adminServer.localAddress))\n".utf8)
-        }
-        if let certificate, tlsSelfSigned != nil {
-            printError("fanout sink: TLS with a self-signed certificate; clients trust it with \(certificate.0)")
-        }
-        if configuration.tokenAuthentication == nil && !configuration.certificateAuthentication {
-            printError(
-                "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
-            )
-        }
-
-        let stop = DispatchSemaphore(value: 0)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let sources = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
-        stop.wait()
-        for source in sources { source.cancel() }
-        sink.drain()
-        adminServer?.close()
-        StandardStream.output.write((sink.statistics.summary.text + "\n").utf8)
+        return job
     }
-}
 
-/// A problem with the sink's options or files, said in one line.
-struct SinkCommandError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+    func run() async throws {
+        let group = ServiceGroup(
+            services: [SinkService(try job())],
+            gracefulShutdownSignals: [.sigint, .sigterm],
+            logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        try await group.run()
+    }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutRun
 import FanoutTokens
 
 /// `fanout tokens`: device-token sets.
@@ -53,20 +54,8 @@ struct TokenInputOptions: ParsableArguments {
         return tokens == "-" ? .standardInput : .file(tokens!)
     }
 
-    /// Where the tokens come from, for the results.
-    var sourceDescription: String {
-        var text = generate.map { "generated: \($0), seed \(seed)" } ?? "file: \(tokens ?? "-")"
-        if let shard { text += ", shard \(shard)" }
-        return text
-    }
-
-    /// How many notifications a run over these tokens makes, when that is known ahead: the
-    /// generated count, or fewer if the schedule ends first.
-    func expectedCount(schedule: ArrivalSchedule?) -> UInt64? {
-        let tokens = shard == nil ? generate : nil
-        guard let planned = schedule?.total else { return tokens }
-        return tokens.map { min($0, planned) } ?? planned
-    }
+    /// The tokens as a run reads them.
+    var input: TokenSet { TokenSet(source, reader: readerConfiguration) }
 
     var readerConfiguration: TokenReaderConfiguration {
         TokenReaderConfiguration(
@@ -104,19 +93,10 @@ extension TokensCommand {
         }
 
         func run() throws {
-            let generator = TokenGenerator(count: count, seed: seed, length: length)
-            do {
-                let writer = try TokenSetWriter(path: output, format: format)
-                let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: length, alignment: 8)
-                defer { raw.deallocate() }
-                for index in 0..<count {
-                    generator.writeToken(index, to: raw.baseAddress!)
-                    try writer.append(raw: UnsafeRawBufferPointer(raw), line: Int(index) + 1)
-                }
-                try writer.finish()
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode.failure
+            try reportingErrors { () throws(TokenSetError) in
+                try TokenSetWriter(path: output, format: format).write(
+                    TokenGenerator(count: count, seed: seed, length: length)
+                )
             }
         }
     }
@@ -136,29 +116,9 @@ extension TokensCommand {
         var format: TokenFileFormat = .binary
 
         func run() throws {
-            do {
-                let stream = try TokenStream(input.source, configuration: input.readerConfiguration)
-                let writer = try TokenSetWriter(path: output, format: format)
-                var failure: TokenSetError?
-                while let batch = stream.next() {
-                    for index in 0..<batch.count where failure == nil {
-                        let token = batch[index]
-                        do {
-                            try writer.append(hex: token.token, fields: token.fields, line: token.line)
-                        } catch {
-                            // Name the line in the input, not in the file being written.
-                            failure = TokenSetError(error.message, source: input.source.name, line: token.line)
-                        }
-                    }
-                    stream.recycle(batch)
-                    if failure != nil { stream.cancel() }
-                }
-                if let failure { throw failure }
-                if let error = stream.waitForSummary(timeout: .seconds(10))?.error { throw error }
-                try writer.finish()
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode.failure
+            try reportingErrors { () throws(TokenSetError) in
+                try TokenStream(input.source, configuration: input.readerConfiguration)
+                    .copy(to: TokenSetWriter(path: output, format: format), sourceName: input.source.name)
             }
         }
     }
@@ -172,22 +132,8 @@ extension TokensCommand {
         @OptionGroup var input: TokenInputOptions
 
         func run() throws {
-            let summary: TokenStreamSummary
-            do {
-                let stream = try TokenStream(input.source, configuration: input.readerConfiguration)
-                while let batch = stream.next() { stream.recycle(batch) }
-                guard let finished = stream.waitForSummary(timeout: .seconds(10)) else {
-                    printError("error: the reader did not finish")
-                    throw ExitCode.failure
-                }
-                summary = finished
-            } catch let error as TokenSetError {
-                printError("error: \(error)")
-                throw ExitCode.failure
-            }
-            if let error = summary.error {
-                printError("error: \(error)")
-                throw ExitCode.failure
+            let summary = try reportingErrors { () throws(TokenSetError) in
+                try TokenStream(input.source, configuration: input.readerConfiguration).count()
             }
             var report = "tokens: \(summary.tokens)"
             if let shard = input.shard { report += " (shard \(shard) of \(summary.validTokens))" }
@@ -195,5 +141,15 @@ extension TokensCommand {
             if let rejects = input.rejects, summary.skipped > 0 { report += " (written to \(rejects))" }
             StandardStream.output.write((report + "\n").utf8)
         }
+    }
+}
+
+/// Runs `body`; a token set's error is printed as `error: …` and ends the command with status 1.
+private func reportingErrors<Result>(_ body: () throws(TokenSetError) -> Result) throws -> Result {
+    do {
+        return try body()
+    } catch {
+        printError("error: \(error)")
+        throw ExitCode.failure
     }
 }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutRandom
 import Testing
 
 /// The digest's pair hash is what its documentation draws, whatever the lengths, and the digest

@@ -1,3 +1,4 @@
+import FanoutRandom
 import FanoutTestSupport
 import Foundation
 import Histogram
@@ -121,7 +122,7 @@ struct ArrivalScheduleTests {
 /// Histograms packed as HdrHistogram's V2 counts: nothing is lost.
 struct PackedHistogramTests {
     @Test func packingAndUnpackingKeepsEveryCount() {
-        var random = SplitMix64(state: 42)
+        var random = SeededRandom(seed: 42)
         var histogram = LoadStatistics.makeHistogram()
         for _ in 0..<200_000 {
             // Log-uniform from 1 µs to about an hour, with runs of equal values.

@@ -29,6 +29,7 @@ import Testing
         scenario: SinkScenario = .init(),
         connections: Int = 2,
         streams: Int = 100,
+        sinkStreams: UInt32? = nil,
         configure: (inout LoadConfiguration) -> Void = { _ in },
         beforeRun: (LoadEngine, any EventLoopGroup) -> Void = { _, _ in }
     ) throws -> Outcome {
@@ -36,6 +37,7 @@ import Testing
         defer { try? sinkGroup.syncShutdownGracefully() }
         var sinkConfiguration = SinkConfiguration()
         sinkConfiguration.scenario = scenario
+        if let sinkStreams { sinkConfiguration.maxConcurrentStreams = sinkStreams }
         let sink = try Sink(host: "127.0.0.1", port: 0, group: sinkGroup, configuration: sinkConfiguration)
         let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? senderGroup.syncShutdownGracefully() }
@@ -47,11 +49,11 @@ import Testing
             host: "127.0.0.1",
             port: sink.localAddress.port!,
             headers: NotificationHeaders(topic: "com.example.app"),
-            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(poll.utf8))),
-            connections: connections,
-            streamsPerConnection: streams
+            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(poll.utf8)))
         )
-        configuration.deadline = .seconds(120)
+        configuration.shape.connections = connections
+        configuration.shape.streamsPerConnection = streams
+        configuration.shape.deadline = .seconds(120)
         configure(&configuration)
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
         beforeRun(engine, senderGroup)
@@ -99,10 +101,33 @@ import Testing
         #expect(!outcome.report.cancelled)
     }
 
+    /// `streamsPerConnection` reaches each connection's HTTP/2 settings: against a sink that
+    /// allows 1500 streams and holds every answer 300 ms (so streams fill before any frees), one
+    /// connection keeps exactly `streams` in flight — above the 1000 HTTP/2 once capped every
+    /// client at, and below the sink's limit when the run asks for fewer.
+    @Test(arguments: [1500, 700])
+    func theStreamCapReachesTheConnection(streams: Int) throws {
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.milliseconds(300))
+        let outcome = try Self.send(3000, scenario: scenario, connections: 1, streams: streams, sinkStreams: 1500)
+        #expect(outcome.snapshot.accepted == 3000)
+        #expect(outcome.sink.peakConcurrentStreams == streams)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+    }
+
+    /// The sink's limit binds a run that asks for more.
+    @Test func theServersLimitBindsARunThatAsksForMore() throws {
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.milliseconds(300))
+        let outcome = try Self.send(1500, scenario: scenario, connections: 1, streams: 1500, sinkStreams: 500)
+        #expect(outcome.snapshot.accepted == 1500)
+        #expect(outcome.sink.peakConcurrentStreams == 500)
+    }
+
     @Test func errorsEndInOneOutcomeEachAndRetryableOnesAreRetried() throws {
         var scenario = SinkScenario()
         scenario.errors = [(.unregistered, 0.05), (.badDeviceToken, 0.02), (.internalServerError, 0.05)]
-        let outcome = try Self.send(10_000, scenario: scenario) { $0.retryBackoff = .milliseconds(5) }
+        let outcome = try Self.send(10_000, scenario: scenario) { $0.shape.retryBackoff = .milliseconds(5) }
         let snapshot = outcome.snapshot
         #expect(snapshot.sent == 10_000)
         #expect(snapshot.failed.isEmpty)
@@ -129,7 +154,7 @@ import Testing
     @Test func abruptClosesAreSurvivedAndNothingIsCountedTwice() throws {
         var scenario = SinkScenario()
         scenario.faults.closeAfterRequests = 900
-        let outcome = try Self.send(10_000, scenario: scenario) { $0.maxAttempts = 10 }
+        let outcome = try Self.send(10_000, scenario: scenario) { $0.shape.maxAttempts = 10 }
         #expect(outcome.snapshot.accepted == 10_000)
         #expect(outcome.snapshot.failed.isEmpty)
         #expect(outcome.snapshot.retries > 0)
@@ -143,9 +168,9 @@ import Testing
         // A timeout well above the sink's answer times, even on a busy machine: an answer that
         // comes after the sender gave up is counted by the sink only (a true difference).
         let outcome = try Self.send(4_000, scenario: scenario) {
-            $0.streamTimeout = .seconds(2)
-            $0.maxAttempts = 6
-            $0.retryBackoff = .milliseconds(5)
+            $0.shape.streamTimeout = .seconds(2)
+            $0.shape.maxAttempts = 6
+            $0.shape.retryBackoff = .milliseconds(5)
         }
         #expect(outcome.snapshot.accepted == 4_000)
         #expect(outcome.snapshot.retries > 0)
@@ -158,9 +183,9 @@ import Testing
         var scenario = SinkScenario()
         scenario.faults.unansweredShare = 1
         let outcome = try Self.send(50, scenario: scenario) {
-            $0.streamTimeout = .milliseconds(200)
-            $0.maxAttempts = 2
-            $0.retryBackoff = .milliseconds(5)
+            $0.shape.streamTimeout = .milliseconds(200)
+            $0.shape.maxAttempts = 2
+            $0.shape.retryBackoff = .milliseconds(5)
         }
         #expect(outcome.snapshot.failed == [.timeout: 50])
         #expect(outcome.snapshot.sent == 50)
@@ -176,12 +201,12 @@ import Testing
             host: "127.0.0.1",
             port: freePort(),
             headers: NotificationHeaders(topic: "com.example.app"),
-            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(Self.poll.utf8))),
-            connections: 1
+            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(Self.poll.utf8)))
         )
-        configuration.deadline = .seconds(60)
+        configuration.shape.connections = 1
+        configuration.shape.deadline = .seconds(60)
         let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
-        #expect(report.abandoned?.contains("made progress") == true)
+        #expect(report.abandoned?.contains("in a row without progress") == true)
         #expect(report.snapshot.failed == [.connectionLost: 100])
         #expect(report.snapshot.accepted == 0)
     }

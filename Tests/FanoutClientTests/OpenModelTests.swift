@@ -16,7 +16,7 @@ import Testing
     @Test func aConstantRateSendsExactlyWhatTheScheduleHolds() throws {
         let started = ContinuousClock.now
         let outcome = try LoadEngineTests.send(5_000) {
-            $0.model.schedule = try! ArrivalSchedule(rate: 2000, duration: .milliseconds(1500))
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 2000, duration: .milliseconds(1500))
         }
         let snapshot = outcome.snapshot
         #expect(snapshot.sent == 3000)
@@ -38,7 +38,7 @@ import Testing
     @Test func rampsSendTheArrivalsOfEveryStage() throws {
         // 0 → 2000/s over 1 s (1000 arrivals), then 2000/s for 0.5 s (1000).
         let outcome = try LoadEngineTests.send(10_000) {
-            $0.model.schedule = try! ArrivalSchedule(
+            $0.shape.model.schedule = try! ArrivalSchedule(
                 startRate: 0,
                 stages: [.init(duration: .seconds(1), target: 2000), .init(duration: .milliseconds(500), target: 2000)]
             )
@@ -49,7 +49,7 @@ import Testing
 
     @Test func fewerTokensThanTheScheduleEndTheRunWithTheTokens() throws {
         let outcome = try LoadEngineTests.send(500) {
-            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(60))
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(60))
         }
         #expect(outcome.snapshot.sent == 500)
         #expect(outcome.snapshot.unscheduled == 0)
@@ -81,8 +81,8 @@ import Testing
         var seen: [String] = []
         for _ in 0..<3 where !withinCeiling {
             let outcome = try LoadEngineTests.send(10_000, scenario: scenario, connections: 2, streams: 20) {
-                $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .milliseconds(3800))
-                $0.model.maxLag = .seconds(1)
+                $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .milliseconds(3800))
+                $0.shape.model.maxLag = .seconds(1)
             }
             let latency = outcome.snapshot.latency
             #expect(outcome.snapshot.accepted == 3800)
@@ -108,8 +108,8 @@ import Testing
         // The sender's only event loop is blocked for 300 ms once 200 notifications are done:
         // its connection has streams free but cannot send what falls due.
         let outcome = try LoadEngineTests.send(10_000, connections: 1) {
-            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
-            $0.model.maxLag = .milliseconds(100)
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
+            $0.shape.model.maxLag = .milliseconds(100)
         } beforeRun: { engine, group in
             let loop = group.next()
             Thread.detachNewThread {
@@ -127,8 +127,8 @@ import Testing
 
     @Test func aWarmUpIsLeftOutOfTheLatencies() throws {
         let outcome = try LoadEngineTests.send(10_000) {
-            $0.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
-            $0.model.warmUp = .seconds(1)
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
+            $0.shape.model.warmUp = .seconds(1)
         }
         let snapshot = outcome.snapshot
         #expect(snapshot.sent == 2000)
@@ -142,7 +142,7 @@ import Testing
 
     @Test func theClosedModelStopsStartingTokensAfterItsDuration() throws {
         let outcome = try LoadEngineTests.send(50_000_000, streams: 10) {
-            $0.model.duration = .milliseconds(500)
+            $0.shape.model.duration = .milliseconds(500)
         }
         let snapshot = outcome.snapshot
         #expect(snapshot.sent > 0 && snapshot.sent < 50_000_000)

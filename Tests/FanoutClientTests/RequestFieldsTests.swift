@@ -1,6 +1,8 @@
 import FanoutAPNs
+import FanoutHPACK
 import FanoutHTTP2
 import FanoutPayload
+import FanoutRandom
 import NIOCore
 import Testing
 

@@ -45,7 +45,7 @@ import Testing
 
     @Test func theEmbeddedPollIsTheFixture() throws {
         let fixture = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
-        #expect(MainJob.poll == fixture.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(RunJob.poll == fixture.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     @Test func badOptionsAreUsageErrors() throws {

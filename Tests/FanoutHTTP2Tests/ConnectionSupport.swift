@@ -1,3 +1,4 @@
+import FanoutHPACK
 import NIOCore
 
 @testable import FanoutHTTP2

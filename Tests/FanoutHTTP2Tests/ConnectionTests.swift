@@ -1,3 +1,4 @@
+import FanoutHPACK
 import NIOCore
 import Testing
 

@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FanoutTestSupport
 import NIOCore
 import Testing
 

@@ -1,4 +1,5 @@
 import FanoutPayload
+import FanoutRandom
 import FanoutTestSupport
 import Testing
 
@@ -21,7 +22,7 @@ import Testing
 
     @Test func randomBytesNeverCrash() {
         for seed in UInt64(0)..<3000 {
-            var random = SplitMix64(state: seed)
+            var random = SeededRandom(seed: seed)
             let count = Int(random.next() % 200)
             let bytes = (0..<count).map { _ in
                 random.next() % 3 == 0
@@ -36,7 +37,7 @@ import Testing
     func mutatedFixturesNeverCrash(name: String) throws {
         let original = try Array(String(contentsOfFile: fixturePath(name), encoding: .utf8).utf8)
         for seed in UInt64(0)..<1500 {
-            var random = SplitMix64(state: seed)
+            var random = SeededRandom(seed: seed)
             var bytes = original
             for _ in 0..<(1 + random.next() % 4) {
                 let position = Int(random.next() % UInt64(bytes.count))

@@ -83,7 +83,7 @@ struct GoldenFilesTests {
             headers: NotificationHeaders(topic: "com.example.app"),
             encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(#"{"aps":{"alert":"hi"}}"#.utf8)))
         )
-        configuration.model.schedule = schedule
+        configuration.shape.model.schedule = schedule
         var summary = RunSummary(
             report: report,
             endpoint: "http://127.0.0.1:2197",

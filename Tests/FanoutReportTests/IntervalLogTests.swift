@@ -11,12 +11,12 @@ import Testing
 /// and percentiles as the run's own histograms.
 @Suite(.serialized) struct IntervalLogTests {
     @Test func pythonsReaderDecodesEverySecondOfARun() throws {
-        var options = MainJob.Options()
-        options.model.schedule = try ArrivalSchedule(rate: 4000, duration: .milliseconds(2500))
-        options.count = 10_000
-        options.connections = 2
-        options.streamsPerConnection = 100
-        let summary = try MainJob.run(options)
+        var job = RunJob()
+        job.shape.model.schedule = try ArrivalSchedule(rate: 4000, duration: .milliseconds(2500))
+        job.count = 10_000
+        job.shape.connections = 2
+        job.shape.streamsPerConnection = 100
+        let summary = try job.run()
         let folder = NSTemporaryDirectory() + "fanout-hlog-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try summary.write(to: folder)

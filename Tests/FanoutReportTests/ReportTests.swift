@@ -12,12 +12,12 @@ import Testing
 @Suite(.serialized) struct ReportTests {
     /// A short open-model run with some rejections, written to a temporary folder.
     static func writtenRun() throws -> String {
-        var options = MainJob.Options()
-        options.count = 8000
-        options.model.schedule = try ArrivalSchedule(rate: 3000, duration: .milliseconds(2500))
-        options.sink.scenario.errors = [(.unregistered, 0.05), (.badDeviceToken, 0.02)]
+        var job = RunJob()
+        job.count = 8000
+        job.shape.model.schedule = try ArrivalSchedule(rate: 3000, duration: .milliseconds(2500))
+        job.sink.scenario.errors = [(.unregistered, 0.05), (.badDeviceToken, 0.02)]
         let folder = NSTemporaryDirectory() + "fanout-report-\(UUID().uuidString)"
-        try MainJob.run(options).write(to: folder)
+        try job.run().write(to: folder)
         return folder
     }
 

@@ -21,15 +21,15 @@ import Testing
     @Test func summariesOfBothModelsMatchTheSchema() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var closed = MainJob.Options()
+        var closed = RunJob()
         closed.count = 5000
         closed.sink.scenario.errors = [(.unregistered, 0.05)]
-        try MainJob.run(closed).write(to: folder + "/closed")
-        var open = MainJob.Options()
+        try closed.run().write(to: folder + "/closed")
+        var open = RunJob()
         open.count = 3000
-        open.model.schedule = try ArrivalSchedule(rate: 2000, duration: .seconds(1))
-        open.model.warmUp = .milliseconds(200)
-        try MainJob.run(open).write(to: folder + "/open")
+        open.shape.model.schedule = try ArrivalSchedule(rate: 2000, duration: .seconds(1))
+        open.shape.model.warmUp = .milliseconds(200)
+        try open.run().write(to: folder + "/open")
 
         let result = try Self.validate([folder + "/closed/summary.json", folder + "/open/summary.json"])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
@@ -47,9 +47,9 @@ import Testing
     @Test func aSummaryMissingAFieldOrWithAWrongTypeFails() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var options = MainJob.Options()
-        options.count = 1000
-        let summary = try MainJob.run(options)
+        var job = RunJob()
+        job.count = 1000
+        let summary = try job.run()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var missing = summary.json
         missing["sent"] = nil

@@ -1,4 +1,5 @@
 import FanoutPayload
+import FanoutRandom
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
     static let alphabet =
         Array(#"{}[]":,\ "aps"alert"x0123456789.eE+-truefalsenull\u00e9"#.utf8) + [0x00, 0x1F, 0xC3, 0xA9, 0xFF]
 
-    static func randomText(_ random: inout SplitMix64) -> [UInt8] {
+    static func randomText(_ random: inout SeededRandom) -> [UInt8] {
         (0..<Int(random.next() % 40)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
     }
 
@@ -19,7 +20,7 @@ import Testing
     ].map { Array($0.utf8) }
 
     /// A seed with zero to two bytes replaced, inserted or removed.
-    static func mutated(_ random: inout SplitMix64) -> [UInt8] {
+    static func mutated(_ random: inout SeededRandom) -> [UInt8] {
         var bytes = seeds[Int(random.next() % UInt64(seeds.count))]
         for _ in 0..<Int(random.next() % 3) where !bytes.isEmpty {
             let position = Int(random.next() % UInt64(bytes.count))
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func theJSONCheckAgreesWithFoundation() {
-        var random = SplitMix64(state: 11)
+        var random = SeededRandom(seed: 11)
         var objects = 0
         var others = 0
         for round in 0..<50_000 {
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func randomPayloadsAndHeadersGetAnswersNotCrashes() {
-        var random = SplitMix64(state: 5)
+        var random = SeededRandom(seed: 5)
         var harness = SinkHarness()
         for _ in 0..<2000 {
             let body = String(decoding: Self.randomText(&random), as: UTF8.self)

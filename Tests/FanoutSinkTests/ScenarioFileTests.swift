@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutRandom
 import FanoutTestSupport
 import Foundation
 import NIOCore
@@ -140,7 +141,7 @@ import Testing
     @Test func distinctTokensNeverGet429WhateverTheirNumber() {
         // 1,000 tokens a slot on average in the same window: collisions only forget counts.
         let limiter = TokenRateLimiter(limit: 1, window: 1_000_000_000_000, startedAt: 0)
-        var random = SplitMix64(state: 9)
+        var random = SeededRandom(seed: 9)
         var refused = 0
         for _ in 0..<(TokenRateLimiter.slotCount * 2) where !limiter.admit(hash: random.next(), now: 1) {
             refused += 1

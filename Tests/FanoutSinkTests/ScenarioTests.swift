@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutRandom
 import FanoutTestSupport
 import NIOCore
 import Testing
@@ -14,7 +15,7 @@ import Testing
     }
 
     static func token(_ index: Int) -> String {
-        var random = SplitMix64(state: UInt64(index))
+        var random = SeededRandom(seed: UInt64(index))
         return (0..<4).map { _ in String(random.next(), radix: 16).leftPadded(to: 16) }.joined()
     }
 
@@ -38,7 +39,7 @@ import Testing
 
     @Test func heldAnswersGoOutInDueOrder() {
         var queue = PendingResponses()
-        var random = SplitMix64(state: 3)
+        var random = SeededRandom(seed: 3)
         for stream in 0..<5000 as Range<UInt32> {
             queue.push(.init(due: random.next() % 1_000_000, stream: stream, reason: -1, digestHash: 0))
         }

@@ -195,10 +195,4 @@ import Testing
         #expect(harness.send(SinkHarness.fields(token: String(repeating: "ab", count: 32)))?.status == 200)
         #expect(harness.send(SinkHarness.fields(token: String(repeating: "ab", count: 33)))?.reason == "BadDeviceToken")
     }
-
-    @Test func a410BodyCarriesATimestampInMilliseconds() {
-        var body = ByteBuffer()
-        SinkErrorBody.write(.unregistered, timestampMilliseconds: 1_700_000_000_123, into: &body)
-        #expect(String(buffer: body) == #"{"reason":"Unregistered","timestamp":1700000000123}"#)
-    }
 }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutRandom
 import FanoutTestSupport
 import FanoutTokens
 import Foundation
@@ -204,7 +205,7 @@ import Testing
         let folder = TemporaryFolder()
         let alphabet = Array("0123456789abcdefABCDEF\t\n\r# ".utf8) + [0x00, 0xEF, 0xBB, 0xBF, 0xFF, 0x80]
         for seed in UInt64(0)..<300 {
-            var random = SplitMix64(state: seed)
+            var random = SeededRandom(seed: seed)
             let count = Int(random.next() % 3000)
             var bytes = (0..<count).map { _ in
                 random.next() % 4 == 0

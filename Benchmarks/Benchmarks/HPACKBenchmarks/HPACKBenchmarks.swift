@@ -1,5 +1,5 @@
 import Benchmark
-import FanoutHTTP2
+import FanoutHPACK
 import Foundation
 import NIOCore
 import NIOHPACK
@@ -41,7 +41,7 @@ let nioRequests: [HPACKHeaders] = fanoutRequests.map { fields in
 
 /// The blocks a Fanout encoder writes for every device, in order, for the decoders to read.
 let encodedBlocks: [[UInt8]] = {
-    var encoder = FanoutHTTP2.HPACKEncoder()
+    var encoder = FanoutHPACK.HPACKEncoder()
     return fanoutRequests.map { fields in
         var buffer = ByteBuffer()
         encode(fields, with: &encoder, into: &buffer)
@@ -52,7 +52,7 @@ let encodedBlocks: [[UInt8]] = {
 @inline(__always)
 func encode(
     _ fields: [(name: [UInt8], value: [UInt8], indexed: Bool)],
-    with encoder: inout FanoutHTTP2.HPACKEncoder,
+    with encoder: inout FanoutHPACK.HPACKEncoder,
     into buffer: inout ByteBuffer
 ) {
     encoder.beginBlock(into: &buffer)
@@ -81,7 +81,7 @@ let benchmarks: @Sendable () -> Void = {
     )
 
     Benchmark("FanoutHPACKEncode-APNsRequest") { benchmark in
-        var encoder = FanoutHTTP2.HPACKEncoder()
+        var encoder = FanoutHPACK.HPACKEncoder()
         var buffer = ByteBufferAllocator().buffer(capacity: 1024)
         encode(fanoutRequests[0], with: &encoder, into: &buffer)
         benchmark.startMeasurement()
@@ -113,7 +113,7 @@ let benchmarks: @Sendable () -> Void = {
     // Decoding walks the blocks in the order they were encoded, so the dynamic table stays in
     // step; the first block (which fills the table) is decoded before measuring.
     Benchmark("FanoutHPACKDecode-APNsRequest") { benchmark in
-        var decoder = FanoutHTTP2.HPACKDecoder()
+        var decoder = FanoutHPACK.HPACKDecoder()
         var checksum = 0
         try encodedBlocks[0].withUnsafeBytes {
             try decoder.decode($0) { name, value, _ in checksum &+= name.count &+ value.count }

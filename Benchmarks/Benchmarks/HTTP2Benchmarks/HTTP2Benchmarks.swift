@@ -1,4 +1,5 @@
 import Benchmark
+import FanoutHPACK
 import FanoutHTTP2
 import Foundation
 import NIOCore

@@ -5,8 +5,8 @@ import Darwin
 #endif
 
 /// Whether two byte views hold the same bytes: lengths first, then one `memcmp`.
-@inline(__always)
-func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+@inlinable
+package func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     guard a.count == b.count else { return false }
     guard a.count > 0 else { return true }
     return memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0

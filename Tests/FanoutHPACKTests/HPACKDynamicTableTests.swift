@@ -1,7 +1,8 @@
+import FanoutRandom
 import FanoutTestSupport
 import Testing
 
-@testable import FanoutHTTP2
+@testable import FanoutHPACK
 
 /// The byte-ring dynamic table against a plain array model of RFC 7541 §4, over long random
 /// sequences of inserts and resizes that force wrapping, compaction and eviction.
@@ -36,7 +37,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func matchesTheModel(seed: UInt64) {
-        var random = SplitMix64(state: seed)
+        var random = SeededRandom(seed: seed)
         var table = HPACKDynamicTable(maximumSize: 4096)
         var model = Model(maximumSize: 4096)
         for step in 0..<3000 {

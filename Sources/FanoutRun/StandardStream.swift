@@ -5,13 +5,13 @@ import Darwin
 #endif
 
 /// Unbuffered writes to standard output or error, in whole, so bytes reach pipes as given.
-struct StandardStream: Sendable {
-    let descriptor: Int32
+public struct StandardStream: Sendable {
+    public let descriptor: Int32
 
-    static let output = StandardStream(descriptor: 1)
-    static let error = StandardStream(descriptor: 2)
+    public static let output = StandardStream(descriptor: 1)
+    public static let error = StandardStream(descriptor: 2)
 
-    func write<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+    public func write<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
         let array = Array(bytes)
         var offset = 0
         while offset < array.count {
@@ -30,6 +30,6 @@ struct StandardStream: Sendable {
 }
 
 /// Writes a line to standard error.
-func printError(_ message: String) {
+public func printError(_ message: String) {
     StandardStream.error.write((message + "\n").utf8)
 }

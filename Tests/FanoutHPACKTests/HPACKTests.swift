@@ -1,7 +1,7 @@
 import NIOCore
 import Testing
 
-@testable import FanoutHTTP2
+@testable import FanoutHPACK
 
 @Suite struct HPACKExampleTests {
     typealias Fields = [(String, String)]

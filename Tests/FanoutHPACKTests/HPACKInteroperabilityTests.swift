@@ -1,4 +1,5 @@
-import FanoutHTTP2
+import FanoutHPACK
+import FanoutTestSupport
 import Foundation
 import NIOCore
 import Testing

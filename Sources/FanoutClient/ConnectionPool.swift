@@ -1,0 +1,128 @@
+import FanoutRandom
+import FanoutSettings
+
+/// The load engine's connections as slots, a plain state machine that returns actions for
+/// `LoadEngine` to carry out: which slot to (re)open and when, and when to give up.
+///
+/// ```
+///            start ──► connecting ──► (connection ends) ──┬─ no work left ──────────► idle
+///                          ▲                              │
+///                          │                              ├─ made progress ─────────► waiting
+///                          │                              │   (jitter ≤ 50 ms, so a GOAWAY to
+///                          │                              │    every connection does not bring
+///                          │                              │    them back in one instant)
+///                          │                              │
+///                          │                              ├─ no progress, n in a row ► waiting
+///                          │                              │   (full jitter ≤ 50 ms × 2^n, ≤ 5 s)
+///                          │                              │
+///                          │                              └─ no progress, limit ────► gave up
+///                          └────────────── waiting ◄─┘
+///   work handed back while every slot is idle ──► one idle slot connects again at once
+///   a slot gives up while no other is connecting or waiting ──► an idle one connects again,
+///   or, with none idle, the pool gives up
+/// ```
+///
+/// Failures are counted per slot: one slot's unlucky attempts do not end a run whose other
+/// connections make progress, and a slot keeps reconnecting while its own attempts remain.
+struct ConnectionPool {
+    enum SlotState: Equatable {
+        /// A connection is being opened or is open.
+        case connecting
+        /// Waiting for its reconnect delay to pass.
+        case waiting
+        /// Done: nothing was left to send when its connection ended.
+        case idle
+        /// Ended `maxFailuresInARow` times in a row without progress.
+        case gaveUp
+    }
+
+    enum Action: Equatable {
+        /// Open a connection for `slot` once `delay` nanoseconds have passed.
+        case open(slot: Int, delay: UInt64)
+        /// Every slot gave up while work remains: fail what is left.
+        case giveUp(reason: String)
+        case none
+    }
+
+    private(set) var slots: [SlotState]
+    private var failuresInARow: [Int]
+    let maxFailuresInARow: Int
+    /// The reconnect delay ceiling after progress, and the first after a failure (ns).
+    let baseDelay: UInt64
+    let maxDelay: UInt64
+    private var random: SeededRandom
+    private var cancelled = false
+
+    init(
+        slots count: Int,
+        maxFailuresInARow: Int = 8,
+        baseDelay: Duration = .milliseconds(50),
+        maxDelay: Duration = .seconds(5),
+        seed: UInt64 = 0xFA_2007
+    ) {
+        slots = Array(repeating: .idle, count: max(1, count))
+        failuresInARow = Array(repeating: 0, count: max(1, count))
+        self.maxFailuresInARow = max(1, maxFailuresInARow)
+        self.baseDelay = baseDelay.wholeNanoseconds
+        self.maxDelay = maxDelay.wholeNanoseconds
+        random = SeededRandom(seed: seed)
+    }
+
+    /// Slots with a connection open or on its way.
+    var active: Int { slots.count { $0 == .connecting || $0 == .waiting } }
+
+    /// Opens every slot at once.
+    mutating func start() -> [Action] {
+        slots.indices.map { slot in
+            slots[slot] = .connecting
+            return .open(slot: slot, delay: 0)
+        }
+    }
+
+    /// The connection of `slot` ended (or could not be opened); `workRemains` says whether
+    /// anything is left for a connection to send.
+    mutating func connectionEnded(slot: Int, madeProgress: Bool, workRemains: Bool) -> Action {
+        failuresInARow[slot] = madeProgress ? 0 : failuresInARow[slot] + 1
+        guard !cancelled, workRemains else {
+            slots[slot] = .idle
+            return .none
+        }
+        let failures = failuresInARow[slot]
+        guard failures < maxFailuresInARow else {
+            slots[slot] = .gaveUp
+            guard active == 0 else { return .none }
+            // The others finished earlier; work came back since: an idle slot takes it.
+            if let idle = slots.firstIndex(of: .idle) {
+                slots[idle] = .connecting
+                return .open(slot: idle, delay: 0)
+            }
+            return .giveUp(reason: giveUpReason)
+        }
+        slots[slot] = .waiting
+        let ceiling = failures == 0 ? baseDelay : min(maxDelay, baseDelay << UInt64(min(failures, 10)))
+        return .open(slot: slot, delay: random.next() % (ceiling + 1))
+    }
+
+    /// The delay of a `.open` action has passed and the connection is being opened.
+    mutating func opening(slot: Int) {
+        if slots[slot] == .waiting { slots[slot] = .connecting }
+    }
+
+    /// Work was handed back: when no slot is connecting or waiting, one idle slot connects
+    /// again at once (a connection that found the feed empty may have just closed).
+    mutating func workReturned() -> Action {
+        guard !cancelled, active == 0, let slot = slots.firstIndex(of: .idle) else { return .none }
+        slots[slot] = .connecting
+        failuresInARow[slot] = 0
+        return .open(slot: slot, delay: 0)
+    }
+
+    /// No more connections are opened.
+    mutating func cancel() {
+        cancelled = true
+    }
+
+    private var giveUpReason: String {
+        "every connection slot (\(slots.count)) ended \(maxFailuresInARow) times in a row without progress"
+    }
+}

@@ -1,0 +1,371 @@
+import FanoutHPACK
+import NIOCore
+
+extension HTTP2Connection {
+    /// Processes frames from `buffer` until one needs the application, and returns that
+    /// event; `nil` when `buffer` holds no more whole frames. Slices in the event refer to
+    /// `buffer`'s bytes and to reused storage: use them before the next call.
+    public mutating func nextEvent(from buffer: inout ByteBuffer) -> HTTP2Event? {
+        if queuedHead < queuedEvents.count { return dequeueEvent() }
+        guard error == nil else {
+            buffer.moveReaderIndex(to: buffer.writerIndex)
+            return nil
+        }
+        if !prefaceReceived {
+            guard buffer.readableBytes >= http2ConnectionPreface.count else {
+                let partial = buffer.readableBytesView.elementsEqual(
+                    http2ConnectionPreface.prefix(buffer.readableBytes)
+                )
+                return partial ? nil : fail(.protocolError, "the client did not send the HTTP/2 connection preface")
+            }
+            guard buffer.readableBytesView.prefix(http2ConnectionPreface.count).elementsEqual(http2ConnectionPreface)
+            else { return fail(.protocolError, "the client did not send the HTTP/2 connection preface") }
+            buffer.moveReaderIndex(forwardBy: http2ConnectionPreface.count)
+            prefaceReceived = true
+        }
+        while true {
+            let frame: HTTP2Frame?
+            do {
+                frame = try frameDecoder.nextFrame(from: &buffer)
+            } catch {
+                if let stream = error.stream {
+                    if let event = streamError(stream, error.code) { return event }
+                    continue
+                }
+                return fail(error)
+            }
+            guard let frame else { return nil }
+            if let event = handle(frame) { return event }
+            if self.error != nil { return nil }
+        }
+    }
+
+    private mutating func dequeueEvent() -> HTTP2Event {
+        let event = queuedEvents[queuedHead]
+        queuedHead += 1
+        if queuedHead == queuedEvents.count {
+            queuedEvents.removeAll(keepingCapacity: true)
+            queuedHead = 0
+        }
+        return event
+    }
+
+    private mutating func handle(_ frame: HTTP2Frame) -> HTTP2Event? {
+        if !settingsReceived {
+            guard case .settings = frame else {
+                return fail(.protocolError, "the peer's first frame is not SETTINGS")
+            }
+        }
+        switch frame {
+        case .data(let stream, let payload, let endStream, let flowControlledLength):
+            return receiveData(stream, payload, endStream, flowControlledLength)
+        case .headers(let stream, let block, let endStream):
+            return receiveHeaders(stream, block, endStream)
+        case .priority:
+            return nil
+        case .rstStream(let stream, let code):
+            if let slot = streams.slot(of: stream) {
+                let tag = streams[slot].tag
+                close(slot)
+                return .streamReset(stream: stream, tag: tag, code: code, byPeer: true)
+            }
+            if isIdle(stream) { return fail(.protocolError, "RST_STREAM on idle stream \(stream)") }
+            return nil
+        case .settings(let settings):
+            return receiveSettings(settings)
+        case .settingsAck:
+            localSettingsAcknowledged = true
+            if !unacknowledgedMaxConcurrentStreams.isEmpty {
+                enforcedMaxConcurrentStreams = unacknowledgedMaxConcurrentStreams.removeFirst()
+            }
+            return nil
+        case .ping(let opaque, let ack):
+            if ack { return .pingAcknowledged(opaque: opaque) }
+            HTTP2FrameEncoder.writePing(opaque: opaque, ack: true, into: &outbound)
+            return nil
+        case .goAway(let lastStream, let code, let debugData):
+            return receiveGoAway(lastStream, code, debugData)
+        case .windowUpdate(let stream, let increment):
+            return receiveWindowUpdate(stream, Int(increment))
+        }
+    }
+
+    /// Whether `stream` is one neither side has opened yet (RFC 9113 §5.1).
+    private func isIdle(_ stream: UInt32) -> Bool {
+        let peerInitiated = (stream & 1 == 1) == (role == .server)
+        return peerInitiated ? stream > highestPeerStream : stream >= nextStreamID
+    }
+
+    private mutating func receiveHeaders(_ stream: UInt32, _ block: ByteBuffer, _ endStream: Bool) -> HTTP2Event? {
+        let peerInitiated = (stream & 1 == 1) == (role == .server)
+        if let slot = streams.slot(of: stream) {
+            guard streams[slot].remoteOpen else {
+                if let failure = discard(block) { return failure }
+                return streamError(stream, .streamClosed)
+            }
+            if streams[slot].headersReceived {
+                // Trailers: they end the stream and carry no pseudo-header fields.
+                guard endStream else {
+                    _ = discard(block)
+                    return streamError(stream, .protocolError)
+                }
+                if let failure = decode(block, into: slot, kind: .trailers) { return failure }
+                return endOfMessage(slot, body: nil)
+            }
+            let kind: HeaderListValidator.Kind = role == .server ? .request : .response
+            if let failure = decode(block, into: slot, kind: kind) { return failure }
+            if role == .client && (100..<200).contains(streams[slot].status) {
+                // An informational response: the final one follows.
+                guard !endStream else { return streamError(stream, .protocolError) }
+                streams[slot].headers.clear()
+                return nil
+            }
+            streams[slot].headersReceived = true
+            return endStream ? endOfMessage(slot, body: nil) : nil
+        }
+        guard peerInitiated, role == .server else {
+            if let failure = discard(block) { return failure }
+            if stream & 1 == 0 || isIdle(stream) {
+                return fail(.protocolError, "HEADERS on stream \(stream), which this client did not open")
+            }
+            return nil  // A response on a stream we reset: ignored.
+        }
+        guard stream > highestPeerStream else {
+            if let failure = discard(block) { return failure }
+            return fail(.streamClosed, "HEADERS on closed stream \(stream)")
+        }
+        highestPeerStream = stream
+        if sentGoAway != nil { return discard(block) }
+        guard streams.count < enforcedMaxConcurrentStreams else {
+            if let failure = discard(block) { return failure }
+            return streamError(stream, .refusedStream)
+        }
+        let window = Int(configuration.initialWindowSize)
+        let slot = streams.open(
+            id: stream,
+            tag: 0,
+            sendWindow: Int(remoteSettings.initialWindowSize),
+            receiveWindow: localSettingsAcknowledged ? window : max(window, 65_535)
+        )
+        if let failure = decode(block, into: slot, kind: .request) { return failure }
+        streams[slot].headersReceived = true
+        return endStream ? endOfMessage(slot, body: nil) : nil
+    }
+
+    /// Decodes a header block into the stream's list. A malformed list resets the stream
+    /// (the slot is then free: callers check the id); an HPACK failure ends the connection.
+    private mutating func decode(_ block: ByteBuffer, into slot: Int, kind: HeaderListValidator.Kind) -> HTTP2Event? {
+        var validator = HeaderListValidator(kind: kind)
+        var storage = streams[slot].headers
+        streams[slot].headers = ByteBuffer()
+        let outcome: HPACKError? = block.withUnsafeReadableBytes { bytes in
+            do throws(HPACKError) {
+                try hpackDecoder.decode(bytes) { name, value, _ in
+                    validator.check(name: name, value: value)
+                    HTTP2HeaderList.append(name: name, value: value, to: &storage)
+                }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        streams[slot].headers = storage
+        if let outcome { return fail(.compressionError, "HPACK: \(outcome)") }
+        let stream = streams[slot].id
+        if validator.finish() != nil { return streamError(stream, .protocolError) }
+        if kind != .trailers {
+            streams[slot].status = validator.status
+            streams[slot].contentLength = validator.contentLength
+        }
+        return nil
+    }
+
+    /// Decodes a header block only to keep the HPACK state in step with the peer.
+    private mutating func discard(_ block: ByteBuffer) -> HTTP2Event? {
+        let outcome: HPACKError? = block.withUnsafeReadableBytes { bytes in
+            do throws(HPACKError) {
+                try hpackDecoder.decode(bytes) { _, _, _ in }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let outcome { return fail(.compressionError, "HPACK: \(outcome)") }
+        return nil
+    }
+
+    private mutating func receiveData(
+        _ stream: UInt32,
+        _ payload: ByteBuffer,
+        _ endStream: Bool,
+        _ flowControlledLength: Int
+    ) -> HTTP2Event? {
+        guard flowControlledLength <= connectionReceiveWindow else {
+            return fail(.flowControlError, "DATA of \(flowControlledLength) bytes over the connection window")
+        }
+        connectionReceiveWindow -= flowControlledLength
+        connectionConsumed += flowControlledLength
+        if connectionConsumed >= Int(configuration.connectionWindowSize) / 2 {
+            HTTP2FrameEncoder.writeWindowUpdate(stream: 0, increment: UInt32(connectionConsumed), into: &outbound)
+            connectionReceiveWindow += connectionConsumed
+            connectionConsumed = 0
+        }
+        guard let slot = streams.slot(of: stream) else {
+            if isIdle(stream) { return fail(.protocolError, "DATA on idle stream \(stream)") }
+            return streamError(stream, .streamClosed)
+        }
+        guard streams[slot].remoteOpen, streams[slot].headersReceived else {
+            return streamError(stream, streams[slot].remoteOpen ? .protocolError : .streamClosed)
+        }
+        guard flowControlledLength <= streams[slot].receiveWindow else {
+            return streamError(stream, .flowControlError)
+        }
+        streams[slot].receiveWindow -= flowControlledLength
+        streams[slot].bodyLength += payload.readableBytes
+        if endStream && streams[slot].body.readableBytes == 0 {
+            return endOfMessage(slot, body: payload)
+        }
+        let room = configuration.maxBodySize - streams[slot].body.readableBytes
+        if room > 0 {
+            var payload = payload
+            if payload.readableBytes > room { payload = payload.getSlice(at: payload.readerIndex, length: room)! }
+            streams[slot].body.writeImmutableBuffer(payload)
+        }
+        if endStream { return endOfMessage(slot, body: nil) }
+        let initial = Int(configuration.initialWindowSize)
+        if streams[slot].receiveWindow < initial / 2 {
+            HTTP2FrameEncoder.writeWindowUpdate(
+                stream: stream,
+                increment: UInt32(initial - streams[slot].receiveWindow),
+                into: &outbound
+            )
+            streams[slot].receiveWindow = initial
+        }
+        return nil
+    }
+
+    /// The peer ended its side of the stream: the message is whole.
+    private mutating func endOfMessage(_ slot: Int, body: ByteBuffer?) -> HTTP2Event? {
+        let stream = streams[slot].id
+        if let expected = streams[slot].contentLength, expected != streams[slot].bodyLength {
+            return streamError(stream, .protocolError)
+        }
+        streams[slot].remoteOpen = false
+        let message = HTTP2Message(
+            stream: stream,
+            tag: streams[slot].tag,
+            status: streams[slot].status,
+            headers: HTTP2HeaderList(storage: streams[slot].headers),
+            body: body ?? streams[slot].body,
+            bodyLength: streams[slot].bodyLength
+        )
+        if !streams[slot].localOpen { close(slot) }
+        return .message(message)
+    }
+
+    private mutating func receiveSettings(_ settings: [HTTP2Setting]) -> HTTP2Event? {
+        settingsReceived = true
+        let oldWindow = Int(remoteSettings.initialWindowSize)
+        let oldTableSize = remoteSettings.headerTableSize
+        for setting in settings {
+            do {
+                try remoteSettings.apply(setting)
+            } catch {
+                return fail(error)
+            }
+        }
+        let delta = Int(remoteSettings.initialWindowSize) - oldWindow
+        if delta != 0 {
+            for slot in streams.openSlots {
+                streams[slot].sendWindow += delta
+                if streams[slot].sendWindow > 0x7FFF_FFFF {
+                    return fail(.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE took a stream window over 2^31-1")
+                }
+            }
+        }
+        if remoteSettings.headerTableSize != oldTableSize {
+            hpackEncoder.setMaximumTableSize(min(Int(remoteSettings.headerTableSize), configuration.encoderTableSize))
+        }
+        HTTP2FrameEncoder.writeSettingsAck(into: &outbound)
+        if delta > 0 {
+            for slot in streams.openSlots where streams[slot].pending.readableBytes > 0 {
+                enqueueBlocked(slot)
+            }
+            flushBlocked()
+        }
+        return .remoteSettingsChanged(remoteSettings)
+    }
+
+    private mutating func receiveGoAway(
+        _ lastStream: UInt32,
+        _ code: HTTP2ErrorCode,
+        _ debugData: ByteBuffer
+    ) -> HTTP2Event? {
+        receivedGoAway = min(lastStream, receivedGoAway ?? lastStream)
+        // Streams we opened above `lastStream` were not processed: they may be sent again.
+        for slot in streams.openSlots {
+            let stream = streams[slot].id
+            let ours = (stream & 1 == 1) == (role == .client)
+            guard ours, stream > lastStream else { continue }
+            queuedEvents.append(
+                .streamReset(stream: stream, tag: streams[slot].tag, code: .refusedStream, byPeer: true)
+            )
+            close(slot)
+        }
+        queuedEvents.sort { lhs, rhs in
+            guard case .streamReset(let left, _, _, _) = lhs, case .streamReset(let right, _, _, _) = rhs else {
+                return false
+            }
+            return left < right
+        }
+        return .goAway(lastStream: lastStream, code: code, debugData: debugData)
+    }
+
+    private mutating func receiveWindowUpdate(_ stream: UInt32, _ increment: Int) -> HTTP2Event? {
+        if stream == 0 {
+            connectionSendWindow += increment
+            guard connectionSendWindow <= 0x7FFF_FFFF else {
+                return fail(.flowControlError, "WINDOW_UPDATE took the connection window over 2^31-1")
+            }
+            flushBlocked()
+            return nil
+        }
+        guard let slot = streams.slot(of: stream) else {
+            if isIdle(stream) { return fail(.protocolError, "WINDOW_UPDATE on idle stream \(stream)") }
+            return nil
+        }
+        streams[slot].sendWindow += increment
+        guard streams[slot].sendWindow <= 0x7FFF_FFFF else { return streamError(stream, .flowControlError) }
+        if streams[slot].pending.readableBytes > 0 && !streams[slot].queued { resumeSending(slot) }
+        return nil
+    }
+
+    /// A stream error (RFC 9113 §5.4.2): RST_STREAM, and the stream is gone.
+    private mutating func streamError(_ stream: UInt32, _ code: HTTP2ErrorCode) -> HTTP2Event? {
+        HTTP2FrameEncoder.writeRstStream(stream: stream, code: code, into: &outbound)
+        guard let slot = streams.slot(of: stream) else { return nil }
+        let tag = streams[slot].tag
+        close(slot)
+        return .streamReset(stream: stream, tag: tag, code: code, byPeer: false)
+    }
+
+    /// A connection error (RFC 9113 §5.4.1): GOAWAY with the reason as debug data.
+    mutating func fail(_ code: HTTP2ErrorCode, _ reason: String) -> HTTP2Event? {
+        fail(HTTP2FrameError(code, reason))
+    }
+
+    mutating func fail(_ error: HTTP2FrameError) -> HTTP2Event? {
+        self.error = error
+        let reason = Array(error.reason.utf8)
+        reason.withUnsafeBytes { reason in
+            HTTP2FrameEncoder.writeGoAway(
+                lastStream: highestPeerStream,
+                code: error.code,
+                debugData: reason,
+                into: &outbound
+            )
+        }
+        sentGoAway = highestPeerStream
+        return .connectionError(error)
+    }
+}

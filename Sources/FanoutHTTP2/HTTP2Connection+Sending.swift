@@ -1,0 +1,185 @@
+import FanoutHPACK
+import NIOCore
+
+extension HTTP2Connection {
+    /// Opens a stream with a request (client): HEADERS, then `body` as DATA as far as flow
+    /// control allows (the rest follows as the peer opens its windows). `tag` comes back with
+    /// the response. Returns the stream id.
+    @discardableResult
+    public mutating func sendRequest(
+        _ fields: some HTTP2HeaderFields,
+        body: ByteBuffer?,
+        tag: UInt64 = 0
+    ) throws(OpenError) -> UInt32 {
+        guard error == nil else { throw .closed }
+        guard receivedGoAway == nil, sentGoAway == nil else { throw .goingAway }
+        guard availableStreams > 0 else { throw .atCapacity }
+        guard nextStreamID <= 0x7FFF_FFFF else { throw .streamIDsExhausted }
+        let stream = nextStreamID
+        nextStreamID += 2
+        let slot = streams.open(
+            id: stream,
+            tag: tag,
+            sendWindow: Int(remoteSettings.initialWindowSize),
+            receiveWindow: Int(configuration.initialWindowSize)
+        )
+        send(slot, fields, body: body)
+        return stream
+    }
+
+    /// Answers a request (server): HEADERS, then `body` as DATA. Returns false when the stream
+    /// is no longer open (the peer reset it).
+    @discardableResult
+    public mutating func respond(stream: UInt32, _ fields: some HTTP2HeaderFields, body: ByteBuffer?) -> Bool {
+        guard error == nil, let slot = streams.slot(of: stream), streams[slot].localOpen else { return false }
+        send(slot, fields, body: body)
+        return true
+    }
+
+    /// Resets a stream (RST_STREAM), e.g. when a response is overdue.
+    public mutating func resetStream(_ stream: UInt32, code: HTTP2ErrorCode = .cancel) {
+        guard error == nil, let slot = streams.slot(of: stream) else { return }
+        HTTP2FrameEncoder.writeRstStream(stream: stream, code: code, into: &outbound)
+        close(slot)
+    }
+
+    /// Sends GOAWAY: no new streams; the open ones finish. `debugData` is free text (APNs
+    /// sends `{"reason":"…"}`).
+    public mutating func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) {
+        guard error == nil else { return }
+        debugData.withUnsafeBytes { debugData in
+            HTTP2FrameEncoder.writeGoAway(
+                lastStream: highestPeerStream,
+                code: code,
+                debugData: debugData,
+                into: &outbound
+            )
+        }
+        sentGoAway = highestPeerStream
+    }
+
+    /// Sends PING; `.pingAcknowledged(opaque:)` follows.
+    public mutating func ping(opaque: UInt64) {
+        guard error == nil else { return }
+        HTTP2FrameEncoder.writePing(opaque: opaque, ack: false, into: &outbound)
+    }
+
+    /// Changes SETTINGS_MAX_CONCURRENT_STREAMS mid-connection (server): a rise applies at
+    /// once, a fall when the peer acknowledges it.
+    public mutating func setMaxConcurrentStreams(_ value: UInt32) {
+        guard error == nil else { return }
+        HTTP2FrameEncoder.writeSettings([.init(.maxConcurrentStreams, value)], into: &outbound)
+        if value > enforcedMaxConcurrentStreams { enforcedMaxConcurrentStreams = value }
+        unacknowledgedMaxConcurrentStreams.append(value)
+    }
+
+    /// HEADERS (with CONTINUATION when the block is over the peer's frame size), then the body.
+    private mutating func send(_ slot: Int, _ fields: some HTTP2HeaderFields, body: ByteBuffer?) {
+        let stream = streams[slot].id
+        let hasBody = body.map { $0.readableBytes > 0 } ?? false
+        let frameStart = outbound.writerIndex
+        outbound.writeRepeatingByte(0, count: 9)
+        hpackEncoder.beginBlock(into: &outbound)
+        fields.encode(with: &hpackEncoder, into: &outbound)
+        let length = outbound.writerIndex - frameStart - 9
+        if length <= Int(remoteSettings.maxFrameSize) {
+            let flags = HTTP2Flags.endHeaders | (hasBody ? 0 : HTTP2Flags.endStream)
+            outbound.setInteger(UInt16(truncatingIfNeeded: length >> 8), at: frameStart)
+            outbound.setInteger(UInt8(truncatingIfNeeded: length), at: frameStart + 2)
+            outbound.setInteger(HTTP2FrameType.headers.rawValue, at: frameStart + 3)
+            outbound.setInteger(flags, at: frameStart + 4)
+            outbound.setInteger(stream, at: frameStart + 5)
+        } else {
+            let block = outbound.getBytes(at: frameStart + 9, length: length)!
+            outbound.moveWriterIndex(to: frameStart)
+            block.withUnsafeBytes { block in
+                HTTP2FrameEncoder.writeHeaders(
+                    stream: stream,
+                    block: block,
+                    endStream: !hasBody,
+                    maxFrameSize: Int(remoteSettings.maxFrameSize),
+                    into: &outbound
+                )
+            }
+        }
+        guard var body, hasBody else {
+            finishSending(slot)
+            return
+        }
+        if writeData(slot, &body) {
+            finishSending(slot)
+        } else {
+            streams[slot].pending.writeImmutableBuffer(body)
+            if connectionSendWindow <= 0 { enqueueBlocked(slot) }
+        }
+    }
+
+    /// Sends what a window update now allows of a stream's waiting body.
+    mutating func resumeSending(_ slot: Int) {
+        // Taken out of the slot while frames are written, so the buffer stays uniquely held.
+        var pending = streams[slot].pending
+        streams[slot].pending = ByteBuffer()
+        let done = writeData(slot, &pending)
+        if done { pending.clear() }
+        streams[slot].pending = pending
+        if done {
+            finishSending(slot)
+        } else if connectionSendWindow <= 0 {
+            enqueueBlocked(slot)
+        }
+    }
+
+    /// Writes DATA frames from `bytes` while both windows allow, END_STREAM on the last;
+    /// returns whether all of `bytes` went out.
+    private mutating func writeData(_ slot: Int, _ bytes: inout ByteBuffer) -> Bool {
+        let stream = streams[slot].id
+        let maxFrame = Int(remoteSettings.maxFrameSize)
+        while bytes.readableBytes > 0 {
+            let allowed = min(bytes.readableBytes, connectionSendWindow, streams[slot].sendWindow, maxFrame)
+            guard allowed > 0 else { return false }
+            let last = allowed == bytes.readableBytes
+            HTTP2FrameEncoder.writeHeader(
+                length: allowed,
+                type: .data,
+                flags: last ? HTTP2Flags.endStream : 0,
+                stream: stream,
+                into: &outbound
+            )
+            outbound.writeImmutableBuffer(bytes.readSlice(length: allowed)!)
+            connectionSendWindow -= allowed
+            streams[slot].sendWindow -= allowed
+        }
+        return true
+    }
+
+    /// END_STREAM has gone out: the stream is half-closed (local), or closed.
+    private mutating func finishSending(_ slot: Int) {
+        streams[slot].localOpen = false
+        if !streams[slot].remoteOpen { close(slot) }
+    }
+
+    mutating func enqueueBlocked(_ slot: Int) {
+        guard !streams[slot].queued else { return }
+        streams[slot].queued = true
+        blocked.append(streams[slot].id)
+    }
+
+    /// Sends waiting bodies, oldest stream first, while the connection window lasts.
+    mutating func flushBlocked() {
+        while blockedHead < blocked.count && connectionSendWindow > 0 {
+            let stream = blocked[blockedHead]
+            blockedHead += 1
+            guard let slot = streams.slot(of: stream) else { continue }
+            streams[slot].queued = false
+            resumeSending(slot)
+        }
+        if blockedHead == blocked.count {
+            blocked.removeAll(keepingCapacity: true)
+            blockedHead = 0
+        }
+    }
+
+    mutating func close(_ slot: Int) {
+        streams.close(slot: slot)
+    }
+}

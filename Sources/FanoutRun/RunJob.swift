@@ -1,0 +1,119 @@
+import FanoutAPNs
+import FanoutClient
+import FanoutHTTP2
+import FanoutPayload
+import FanoutReport
+import FanoutSink
+import FanoutTokens
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Fanout's main job: a mock APNs embedded in the process on a loopback port, a synthetic token
+/// set fanned out to it with the seed's interactive "poll" notification, and the proof that
+/// sender and sink agree on every count.
+public struct RunJob: Sendable {
+    /// The seed's interactive notification: a poll with two URL actions (fixtures/poll.json).
+    public static let poll = #"""
+        {"aps":{"alert":{"title":"Poll","body":"Do you like the new design?"},"badge":1,"sound":"default","category":"poll","mutable-content":1},"category-actions":[{"name":"OK","type":"url","value":"https://example.com/ok"},{"name":"NOK","type":"url","value":"https://example.com/nok"}]}
+        """#
+
+    /// Synthetic tokens to send; `nil`: as many as the open model's schedule holds, or
+    /// `defaultCount` in the closed model.
+    public var count: UInt64?
+    public var seed: UInt64 = 1
+    /// The part of the token set this run sends (shards of one set merge with `fanout merge`).
+    public var shard = TokenShard.all
+    /// Connections, streams, timeouts, tries, the load model.
+    public var shape = LoadShape()
+    /// Event loops of the sender, and of the sink.
+    public var senderThreads = 1
+    public var sinkThreads = 1
+    public var topic = "com.example.app"
+    /// The notification; the poll when `nil`.
+    public var template: PayloadTemplate?
+    /// The sink's behaviour (latency, errors, faults).
+    public var sink = SinkConfiguration()
+
+    /// The closed model's token count when none is given.
+    public static let defaultCount: UInt64 = 1_000_000
+
+    public init() {}
+
+    /// The tokens the run sends.
+    public var tokenCount: UInt64 { count ?? shape.model.schedule?.total ?? Self.defaultCount }
+
+    /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with Ctrl-C stopping
+    /// it cleanly and the progress line on a terminal: each run's folder is written, its
+    /// summary printed.
+    public func run(into directory: String, repeats: Int = 1) throws -> RunStatus {
+        try repeatRuns(repeats, into: directory) { folder in try runOnce(into: folder) }
+    }
+
+    private func runOnce(into directory: String) throws -> RunStatus {
+        let engine = NIOLockedValueBox<LoadEngine?>(nil)
+        let summary = try onInterrupt(
+            { engine.withLockedValue { $0?.cancel() } },
+            during: {
+                try run(
+                    started: { started in engine.withLockedValue { $0 = started } },
+                    progress: ProgressDisplay.make(total: tokenCount)
+                )
+            }
+        )
+        return try summary.finish(into: directory)
+    }
+
+    /// Runs the job, blocking; the summary holds the reconciliation. `started` gets the engine
+    /// (to cancel it) before it runs.
+    public func run(
+        started: (LoadEngine) -> Void = { _ in },
+        progress: ((LoadEngine.Progress) -> Void)? = nil
+    ) throws -> RunSummary {
+        let template = try self.template ?? PayloadTemplate(json: Array(Self.poll.utf8), file: "poll")
+        let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: sinkThreads)
+        defer { try? sinkGroup.syncShutdownGracefully() }
+        let sink = try Sink(host: "127.0.0.1", port: 0, group: sinkGroup, configuration: self.sink)
+        defer { sink.drain(grace: .seconds(1)) }
+        let port = sink.localAddress.port!
+
+        let tokens = try TokenStream(
+            .generated(TokenGenerator(count: tokenCount, seed: seed)),
+            configuration: TokenReaderConfiguration(
+                shard: shard,
+                batchBytes: 64 * 1024,
+                batchTokens: 1024,
+                batchCount: 2 * shape.connections + 8
+            )
+        )
+        var configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: port,
+            headers: NotificationHeaders(topic: topic, pushType: template.options.pushType),
+            encoder: PayloadEncoder(template: template),
+            shape: shape
+        )
+        configuration.authority = "api.push.apple.com"
+        let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: senderThreads)
+        defer { try? senderGroup.syncShutdownGracefully() }
+        let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
+        started(engine)
+        let report = engine.run(progress: progress)
+        sink.drain(grace: .seconds(1))
+        let sinkSummary = sink.statistics.summary
+        let reconciliation = Reconciliation(
+            client: report.snapshot,
+            sinkRequests: sinkSummary.requests,
+            sinkAccepted: sinkSummary.accepted,
+            sinkRejected: sinkSummary.rejected,
+            sinkDigest: sinkSummary.digest
+        )
+        return RunSummary(
+            report: report,
+            endpoint: "the embedded sink at http://127.0.0.1:\(port)",
+            configuration: configuration,
+            tokenSource: "generated: \(tokenCount), seed \(seed)" + (shard == .all ? "" : ", shard \(shard)"),
+            reconciliation: reconciliation
+        )
+    }
+}

@@ -1,0 +1,75 @@
+import FanoutReport
+import Foundation
+
+/// How a run ended, as the exit status `fanout run` and `fanout send` give it.
+public enum RunStatus: Int32, Sendable, Comparable {
+    /// Every notification was accepted or rejected by the server (and, with the embedded sink,
+    /// sender and sink agree on every count and the digest).
+    case clean = 0
+    /// Notifications failed (no answer after every try), or sender and sink disagree.
+    case failed = 3
+    /// The numbers cannot be trusted: the open model's generator fell further behind its
+    /// schedule than the lag limit.
+    case invalid = 4
+    /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+    case interrupted = 130
+
+    /// The status of a finished run.
+    public init(_ summary: RunSummary) {
+        let report = summary.report
+        if report.cancelled && report.abandoned == nil {
+            self = .interrupted
+        } else if !report.invalidReasons.isEmpty {
+            self = .invalid
+        } else if report.snapshot.failed.isEmpty && summary.reconciliation?.agrees != false {
+            self = .clean
+        } else {
+            self = .failed
+        }
+    }
+
+    public static func < (lhs: RunStatus, rhs: RunStatus) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension RunSummary {
+    /// Finishes a run the one way every job does: writes its folder, prints the summary and
+    /// where the files went, and says how it ended.
+    public func finish(into directory: String) throws -> RunStatus {
+        ProgressDisplay.clear()
+        do {
+            try write(to: directory)
+        } catch {
+            throw JobError("cannot write the results to \(directory): \(error.localizedDescription)")
+        }
+        StandardStream.output.write(
+            (text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
+        )
+        return RunStatus(self)
+    }
+}
+
+/// Runs a job `repeats` times into `repeat-1/` … `repeat-N/` under `directory` (or once into
+/// `directory` itself), stopping after Ctrl-C; prints the medians and spread of several, and
+/// returns the worst status.
+public func repeatRuns(
+    _ repeats: Int,
+    into directory: String,
+    _ once: (_ folder: String) throws -> RunStatus
+) throws -> RunStatus {
+    var status = RunStatus.clean
+    for index in 1...max(1, repeats) {
+        let folder = repeats <= 1 ? directory : "\(directory)/repeat-\(index)"
+        if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
+        let outcome = try once(folder)
+        status = max(status, outcome)
+        if outcome == .interrupted { return status }
+    }
+    if repeats > 1 {
+        do {
+            StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
+        } catch {
+            throw JobError("\(error)")
+        }
+    }
+    return status
+}

@@ -1,0 +1,173 @@
+import FanoutAPNs
+import FanoutClient
+import FanoutHTTP2
+import FanoutPayload
+import FanoutReport
+import FanoutTokens
+import Foundation
+import NIOPosix
+
+/// `fanout send`'s job: a token set's notifications to any APNs-compatible endpoint. It holds
+/// names (files, the endpoint) and reads them when it runs, so a problem with one is a
+/// `JobError` that names it.
+public struct SendJob: Sendable {
+    /// Where to send: h2c with prior knowledge, or TLS with ALPN h2.
+    public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+        public var tls: Bool
+        public var host: String
+        public var port: Int
+
+        public init(tls: Bool, host: String, port: Int) {
+            self.tls = tls
+            self.host = host
+            self.port = port
+        }
+
+        /// `http://HOST:PORT` or `https://HOST[:PORT]` (443 by default); IPv6 hosts in brackets.
+        public init(parsing text: String) throws(JobError) {
+            guard let url = URLComponents(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
+                let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/"
+            else {
+                throw JobError("the endpoint is http://HOST:PORT or https://HOST[:PORT], not \(text)")
+            }
+            tls = scheme == "https"
+            self.host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            port = url.port ?? (tls ? 443 : 80)
+        }
+
+        public var description: String { "\(tls ? "https" : "http")://\(host):\(port)" }
+    }
+
+    /// TLS files: whom to trust, and a client certificate for certificate auth.
+    public struct TLSFiles: Sendable, Hashable {
+        public var trustedCertificates: String?
+        /// Trust any server certificate (loopback tests only).
+        public var insecure = false
+        public var certificate: String?
+        public var certificateKey: String?
+
+        public init() {}
+    }
+
+    /// Token auth: the .p8 key and who it belongs to.
+    public struct TokenAuth: Sendable, Hashable {
+        public var keyFile: String
+        public var keyID: String
+        public var teamID: String
+        /// Renew the provider token this often (APNs allows 20 to 60 minutes).
+        public var refresh = Self.defaultRefresh
+        public static let defaultRefresh: Duration = .seconds(50 * 60)
+
+        public init(keyFile: String, keyID: String, teamID: String) {
+            self.keyFile = keyFile
+            self.keyID = keyID
+            self.teamID = teamID
+        }
+    }
+
+    public var endpoint: Endpoint
+    /// The notification's template file, and how it is read.
+    public var template: String
+    public var templateOptions = PayloadTemplate.Options()
+    public var headers: NotificationHeaders
+    public var tokens: TokenSet
+    /// Connections, streams, timeouts, tries, the load model.
+    public var shape = LoadShape()
+    /// Event loops.
+    public var threads = 1
+    public var tls = TLSFiles()
+    public var tokenAuth: TokenAuth?
+    /// Where tokens answered 410 are written, one per line.
+    public var goneTokens: String?
+
+    public init(endpoint: Endpoint, template: String, headers: NotificationHeaders, tokens: TokenSet) {
+        self.endpoint = endpoint
+        self.template = template
+        self.headers = headers
+        self.tokens = tokens
+    }
+
+    /// Runs the job `repeats` times into `directory` (see `repeatRuns`).
+    public func run(into directory: String, repeats: Int = 1) throws -> RunStatus {
+        let configuration = try loadConfiguration()
+        defer { configuration.goneTokens?.close() }
+        return try repeatRuns(repeats, into: directory) { folder in try runOnce(configuration, into: folder) }
+    }
+
+    /// The engine's configuration, with the files read.
+    public func loadConfiguration() throws -> LoadConfiguration {
+        var options = templateOptions
+        options.pushType = headers.pushType
+        let template: PayloadTemplate
+        do {
+            template = try PayloadTemplate(contentsOf: self.template, options: options)
+        } catch {
+            throw JobError("\(error)")
+        }
+        var configuration = LoadConfiguration(
+            host: endpoint.host,
+            port: endpoint.port,
+            transport: try transport(),
+            headers: headers,
+            encoder: PayloadEncoder(template: template),
+            shape: shape
+        )
+        if let tokenAuth {
+            do {
+                configuration.providerTokens = try ProviderTokens(
+                    pem: try String(contentsOfFile: tokenAuth.keyFile, encoding: .utf8),
+                    keyID: tokenAuth.keyID,
+                    teamID: tokenAuth.teamID,
+                    refreshInterval: tokenAuth.refresh
+                )
+            } catch {
+                throw JobError("--key-file \(tokenAuth.keyFile) holds no P-256 private key (.p8): \(error)")
+            }
+        }
+        if let goneTokens {
+            do {
+                configuration.goneTokens = try TokenLineWriter(path: goneTokens)
+            } catch {
+                throw JobError("cannot write --gone-tokens \(goneTokens): \(error.localizedDescription)")
+            }
+        }
+        return configuration
+    }
+
+    private func transport() throws -> HTTP2Transport {
+        guard endpoint.tls else { return .cleartext }
+        do {
+            return try .tlsClient(
+                trustedCertificatesFile: tls.trustedCertificates,
+                insecure: tls.insecure,
+                certificateFile: tls.certificate,
+                keyFile: tls.certificateKey
+            )
+        } catch {
+            throw JobError("cannot set up TLS with the files given: \(error)")
+        }
+    }
+
+    /// One run of the token set into `directory`.
+    private func runOnce(_ configuration: LoadConfiguration, into directory: String) throws -> RunStatus {
+        let stream: TokenStream
+        do {
+            stream = try TokenStream(tokens.source, configuration: tokens.reader)
+        } catch {
+            throw JobError("\(error)")
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        defer { try? group.syncShutdownGracefully() }
+        let engine = LoadEngine(configuration: configuration, tokens: stream, group: group)
+        let progress = ProgressDisplay.make(total: tokens.expectedCount(planned: shape.model.schedule?.total))
+        let report = onInterrupt({ engine.cancel() }, during: { engine.run(progress: progress) })
+        if let error = report.tokens?.error { throw JobError("\(error)") }
+        let summary = RunSummary(
+            report: report,
+            endpoint: endpoint.description,
+            configuration: configuration,
+            tokenSource: tokens.description
+        )
+        return try summary.finish(into: directory)
+    }
+}

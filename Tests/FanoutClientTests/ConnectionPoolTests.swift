@@ -1,0 +1,146 @@
+import Testing
+
+@testable import FanoutClient
+
+/// Every transition of the load engine's connection slots.
+@Suite struct ConnectionPoolTests {
+    static let milliseconds: UInt64 = 1_000_000
+
+    @Test func startOpensEverySlotAtOnce() {
+        var pool = ConnectionPool(slots: 4)
+        #expect(pool.start() == (0..<4).map { .open(slot: $0, delay: 0) })
+        #expect(pool.active == 4)
+        #expect(pool.slots == Array(repeating: .connecting, count: 4))
+    }
+
+    @Test func aSlotThatMadeProgressComesBackWithin50ms() {
+        var pool = ConnectionPool(slots: 2)
+        _ = pool.start()
+        for _ in 0..<100 {
+            guard case .open(0, let delay) = pool.connectionEnded(slot: 0, madeProgress: true, workRemains: true) else {
+                Issue.record("slot 0 not reopened")
+                return
+            }
+            #expect(delay <= 50 * Self.milliseconds)
+            #expect(pool.slots[0] == .waiting)
+            pool.opening(slot: 0)
+            #expect(pool.slots[0] == .connecting)
+        }
+    }
+
+    @Test func failuresBackOffExponentiallyUpToFiveSeconds() {
+        var ceilings: [UInt64] = []
+        for failures in 1...12 {
+            var largest: UInt64 = 0
+            // Fresh pools at the same count of failures show the range of the jitter.
+            for seed in 0..<64 {
+                var probe = ConnectionPool(slots: 1, maxFailuresInARow: 20, seed: UInt64(seed))
+                _ = probe.start()
+                var action = ConnectionPool.Action.none
+                for _ in 0..<failures {
+                    action = probe.connectionEnded(slot: 0, madeProgress: false, workRemains: true)
+                    probe.opening(slot: 0)
+                }
+                if case .open(_, let delay) = action { largest = max(largest, delay) }
+            }
+            ceilings.append(min(5000, 50 << failures) * Self.milliseconds)
+            #expect(largest <= ceilings.last!, "after \(failures) failures")
+            #expect(largest > ceilings.last! / 4, "after \(failures) failures: jitter too narrow")
+        }
+    }
+
+    @Test func progressResetsTheSlotsCount() {
+        var pool = ConnectionPool(slots: 1, maxFailuresInARow: 3)
+        _ = pool.start()
+        for _ in 0..<2 {
+            _ = pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true)
+            pool.opening(slot: 0)
+        }
+        _ = pool.connectionEnded(slot: 0, madeProgress: true, workRemains: true)
+        pool.opening(slot: 0)
+        for _ in 0..<2 {
+            guard case .open = pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true) else {
+                Issue.record("gave up although progress reset the count")
+                return
+            }
+            pool.opening(slot: 0)
+        }
+    }
+
+    /// Failures are counted per slot: two slots failing in turn do not add up to one limit.
+    @Test func failuresAreCountedPerSlot() {
+        var pool = ConnectionPool(slots: 2, maxFailuresInARow: 3)
+        _ = pool.start()
+        for _ in 0..<2 {
+            for slot in 0..<2 {
+                guard case .open(slot, _) = pool.connectionEnded(slot: slot, madeProgress: false, workRemains: true)
+                else {
+                    Issue.record("slot \(slot) not reopened")
+                    return
+                }
+                pool.opening(slot: slot)
+            }
+        }
+        #expect(pool.active == 2)
+    }
+
+    @Test func aSlotGivesUpAloneWhileAnotherWorksAndThePoolGivesUpWithTheLast() {
+        var pool = ConnectionPool(slots: 2, maxFailuresInARow: 2)
+        _ = pool.start()
+        _ = pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true)
+        pool.opening(slot: 0)
+        #expect(pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true) == ConnectionPool.Action.none)
+        #expect(pool.slots == [.gaveUp, .connecting])
+        #expect(pool.active == 1)
+        _ = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true)
+        pool.opening(slot: 1)
+        guard case .giveUp(let reason) = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true) else {
+            Issue.record("the pool did not give up")
+            return
+        }
+        #expect(reason.contains("2 times in a row"))
+        #expect(pool.active == 0)
+    }
+
+    @Test func aSlotWithNothingLeftGoesIdle() {
+        var pool = ConnectionPool(slots: 2)
+        _ = pool.start()
+        #expect(pool.connectionEnded(slot: 0, madeProgress: true, workRemains: false) == ConnectionPool.Action.none)
+        #expect(pool.connectionEnded(slot: 1, madeProgress: false, workRemains: false) == ConnectionPool.Action.none)
+        #expect(pool.slots == [.idle, .idle])
+        #expect(pool.active == 0)
+    }
+
+    @Test func workHandedBackAfterEverySlotWentIdleReopensOne() {
+        var pool = ConnectionPool(slots: 3)
+        _ = pool.start()
+        _ = pool.connectionEnded(slot: 0, madeProgress: true, workRemains: false)
+        #expect(pool.workReturned() == ConnectionPool.Action.none)  // slots 1 and 2 still work
+        _ = pool.connectionEnded(slot: 1, madeProgress: true, workRemains: false)
+        _ = pool.connectionEnded(slot: 2, madeProgress: true, workRemains: false)
+        #expect(pool.workReturned() == .open(slot: 0, delay: 0))
+        #expect(pool.active == 1)
+        #expect(pool.workReturned() == ConnectionPool.Action.none)
+    }
+
+    @Test func theLastSlotGivingUpHandsWorkToAnIdleOne() {
+        var pool = ConnectionPool(slots: 2, maxFailuresInARow: 1)
+        _ = pool.start()
+        _ = pool.connectionEnded(slot: 0, madeProgress: true, workRemains: false)
+        #expect(pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true) == .open(slot: 0, delay: 0))
+        guard case .giveUp = pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true) else {
+            Issue.record("the pool did not give up")
+            return
+        }
+    }
+
+    @Test func nothingOpensAfterCancel() {
+        var pool = ConnectionPool(slots: 2)
+        _ = pool.start()
+        pool.cancel()
+        #expect(pool.connectionEnded(slot: 0, madeProgress: true, workRemains: true) == ConnectionPool.Action.none)
+        _ = pool.connectionEnded(slot: 1, madeProgress: true, workRemains: true)
+        #expect(pool.workReturned() == ConnectionPool.Action.none)
+        #expect(pool.active == 0)
+    }
+}

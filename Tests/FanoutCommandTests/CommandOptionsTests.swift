@@ -1,0 +1,144 @@
+import FanoutAPNs
+import FanoutClient
+import FanoutRun
+import FanoutSink
+import FanoutTokens
+import Testing
+
+@testable import fanout
+
+/// Every option of `fanout run`, `fanout send` and `fanout sink` lands in its field of the job it
+/// makes, and an option left out keeps the library's default (declared once, there).
+@Suite struct CommandOptionsTests {
+    @Test func runOptionsReachTheirFields() throws {
+        let job = try RunCommand.parse([
+            "--count", "12345", "--seed", "9", "--shard", "2/3", "--connections", "7", "--streams", "1500",
+            "--threads", "2", "--sink-threads", "3", "--timeout", "2s", "--attempts", "5", "--rate", "100",
+            "--duration", "3s", "--warm-up", "1s", "--max-lag", "50ms",
+        ]).job()
+        #expect(job.count == 12345)
+        #expect(job.seed == 9)
+        #expect(job.shard == (try TokenShard(parsing: "2/3")))
+        #expect(job.shape.connections == 7)
+        #expect(job.shape.streamsPerConnection == 1500)
+        #expect(job.senderThreads == 2)
+        #expect(job.sinkThreads == 3)
+        #expect(job.shape.streamTimeout == .seconds(2))
+        #expect(job.shape.maxAttempts == 5)
+        #expect(job.shape.model.schedule?.total == 300)
+        #expect(job.shape.model.warmUp == .seconds(1))
+        #expect(job.shape.model.maxLag == .milliseconds(50))
+        #expect(job.tokenCount == 12345)
+    }
+
+    @Test func runDefaultsAreTheLibrarys() throws {
+        let job = try RunCommand.parse([]).job()
+        let defaults = RunJob()
+        let shape = LoadShape()
+        #expect(job.count == nil && job.tokenCount == RunJob.defaultCount)
+        #expect(job.seed == defaults.seed && job.shard == defaults.shard)
+        #expect(job.senderThreads == defaults.senderThreads && job.sinkThreads == defaults.sinkThreads)
+        #expect(job.shape.connections == shape.connections)
+        #expect(job.shape.streamsPerConnection == shape.streamsPerConnection)
+        #expect(job.shape.streamsPerConnection == APNsRequest.concurrentStreams)
+        #expect(job.shape.streamTimeout == shape.streamTimeout)
+        #expect(job.shape.maxAttempts == shape.maxAttempts)
+        #expect(job.shape.model.schedule == nil && job.shape.model.maxLag == shape.model.maxLag)
+        // The closed model with --duration.
+        #expect(try RunCommand.parse(["--duration", "4s"]).job().shape.model.duration == .seconds(4))
+    }
+
+    @Test func sendOptionsReachTheirFields() throws {
+        let job = try SendCommand.parse([
+            "--endpoint", "https://push.example:8443", "--tokens", "tokens.txt", "--shard", "1/2", "--skip-invalid",
+            "--rejects", "rejects.txt", "--template", "fixtures/poll.json", "--push-type", "background",
+            "--size-limit", "3000", "--topic", "com.example.app", "--priority", "5", "--expiration", "17",
+            "--collapse-id", "poll-1", "--apns-id", "random", "--connections", "6", "--streams", "1500",
+            "--threads", "2", "--timeout", "3s", "--attempts", "4", "--ca-file", "ca.pem", "--cert", "client.pem",
+            "--cert-key", "client-key.pem", "--key-file", "key.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM",
+            "--token-refresh", "30m", "--gone-tokens", "gone.txt", "--stage", "2s:100", "--warm-up", "500ms",
+        ]).job()
+        #expect(job.endpoint == SendJob.Endpoint(tls: true, host: "push.example", port: 8443))
+        #expect(job.tokens.source == .file("tokens.txt"))
+        #expect(job.tokens.reader.shard == (try TokenShard(parsing: "1/2")))
+        #expect(job.tokens.reader.invalidTokens == .skip)
+        #expect(job.tokens.reader.rejectsPath == "rejects.txt")
+        #expect(job.template == "fixtures/poll.json")
+        #expect(job.templateOptions.sizeLimit == 3000)
+        #expect(job.headers.topic == "com.example.app")
+        #expect(job.headers.pushType == .background)
+        #expect(job.headers.priority == 5)
+        #expect(job.headers.expiration == 17)
+        #expect(job.headers.collapseID == "poll-1")
+        #expect(job.headers.generatesAPNsID)
+        #expect(job.shape.connections == 6)
+        #expect(job.shape.streamsPerConnection == 1500)
+        #expect(job.threads == 2)
+        #expect(job.shape.streamTimeout == .seconds(3))
+        #expect(job.shape.maxAttempts == 4)
+        #expect(job.shape.model.schedule?.total == 100)
+        #expect(job.shape.model.warmUp == .milliseconds(500))
+        #expect(job.tls.trustedCertificates == "ca.pem")
+        #expect(!job.tls.insecure)
+        #expect(job.tls.certificate == "client.pem")
+        #expect(job.tls.certificateKey == "client-key.pem")
+        #expect(job.tokenAuth?.keyFile == "key.p8")
+        #expect(job.tokenAuth?.keyID == "ABC123DEFG")
+        #expect(job.tokenAuth?.teamID == "TEAM")
+        #expect(job.tokenAuth?.refresh == .seconds(30 * 60))
+        #expect(job.goneTokens == "gone.txt")
+    }
+
+    @Test func sendDefaultsAreTheLibrarys() throws {
+        let job = try SendCommand.parse([
+            "--endpoint", "http://127.0.0.1:2197", "--generate", "10", "--template", "fixtures/poll.json",
+            "--topic", "com.example.app", "--key-file", "key.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM",
+        ]).job()
+        #expect(job.endpoint == SendJob.Endpoint(tls: false, host: "127.0.0.1", port: 2197))
+        #expect(job.tokens.source == .generated(TokenGenerator(count: 10, seed: 1)))
+        #expect(job.headers == NotificationHeaders(topic: "com.example.app"))
+        #expect(job.shape.connections == LoadShape().connections)
+        #expect(job.shape.streamsPerConnection == LoadShape().streamsPerConnection)
+        #expect(job.shape.maxAttempts == LoadShape().maxAttempts)
+        #expect(job.tokenAuth?.refresh == SendJob.TokenAuth.defaultRefresh)
+        #expect(job.tls == SendJob.TLSFiles())
+        #expect(job.goneTokens == nil)
+    }
+
+    @Test func sinkOptionsReachTheirFields() throws {
+        let job = try SinkCommand.parse([
+            "--listen", "0.0.0.0:9000", "--threads", "2", "--tls-self-signed", "/tmp/certs", "--client-ca", "ca.pem",
+            "--admin", "127.0.0.1:9001", "--capture", "capture.jsonl", "--capture-first", "5", "--key-file", "key.p8",
+            "--key-id", "ABC123DEFG", "--team-id", "TEAM", "--topic", "com.example.a", "--topic", "com.example.b",
+            "--token-lengths", "64-64", "--initial-streams", "3", "--max-streams", "1500", "--throttle-after-rejection",
+            "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10",
+        ]).job()
+        #expect(job.host == "0.0.0.0" && job.port == 9000)
+        #expect(job.threads == 2)
+        #expect(job.tls == .selfSigned(directory: "/tmp/certs"))
+        #expect(job.clientCertificateAuthorities == "ca.pem")
+        #expect(job.admin?.host == "127.0.0.1" && job.admin?.port == 9001)
+        #expect(job.capture?.path == "capture.jsonl" && job.capture?.selection == .first(5))
+        #expect(job.tokenKey == SinkJob.TokenKey(file: "key.p8", keyID: "ABC123DEFG", teamID: "TEAM"))
+        #expect(job.configuration.allowedBundles == ["com.example.a", "com.example.b"])
+        #expect(job.configuration.tokenFormat.hexLengths == 64...64)
+        #expect(job.configuration.initialMaxConcurrentStreams == 3)
+        #expect(job.configuration.maxConcurrentStreams == 1500)
+        #expect(job.configuration.throttleAfterRejection)
+        #expect(job.configuration.scenario.latency == .fixed(.milliseconds(5)))
+        #expect(job.configuration.scenario.seed == 4)
+        #expect(job.configuration.scenario.faults.maxConnections == 10)
+    }
+
+    @Test func sinkDefaultsAreTheLibrarys() throws {
+        let job = try SinkCommand.parse([]).job()
+        let defaults = SinkJob()
+        let configuration = SinkConfiguration()
+        #expect(job.host == defaults.host && job.port == defaults.port && job.threads == defaults.threads)
+        #expect(job.tls == .none && job.tokenKey == nil && job.admin == nil && job.capture == nil)
+        #expect(job.configuration.initialMaxConcurrentStreams == configuration.initialMaxConcurrentStreams)
+        #expect(job.configuration.maxConcurrentStreams == configuration.maxConcurrentStreams)
+        #expect(Int(job.configuration.maxConcurrentStreams) == APNsRequest.concurrentStreams)
+        #expect(job.configuration.tokenFormat == configuration.tokenFormat)
+    }
+}
