@@ -15,7 +15,7 @@ import Testing
 
     @Test func aConstantRateSendsExactlyWhatTheScheduleHolds() throws {
         let started = ContinuousClock.now
-        let outcome = try LoadEngineTests.send(5_000) {
+        let outcome = try SinkRun.send(5_000) {
             $0.shape.model.schedule = try! ArrivalSchedule(rate: 2000, duration: .milliseconds(1500))
         }
         let snapshot = outcome.snapshot
@@ -37,7 +37,7 @@ import Testing
 
     @Test func rampsSendTheArrivalsOfEveryStage() throws {
         // 0 → 2000/s over 1 s (1000 arrivals), then 2000/s for 0.5 s (1000).
-        let outcome = try LoadEngineTests.send(10_000) {
+        let outcome = try SinkRun.send(10_000) {
             $0.shape.model.schedule = try! ArrivalSchedule(
                 startRate: 0,
                 stages: [.init(duration: .seconds(1), target: 2000), .init(duration: .milliseconds(500), target: 2000)]
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func fewerTokensThanTheScheduleEndTheRunWithTheTokens() throws {
-        let outcome = try LoadEngineTests.send(500) {
+        let outcome = try SinkRun.send(500) {
             $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(60))
         }
         #expect(outcome.snapshot.sent == 500)
@@ -80,7 +80,7 @@ import Testing
         var withinCeiling = false
         var seen: [String] = []
         for _ in 0..<3 where !withinCeiling {
-            let outcome = try LoadEngineTests.send(10_000, scenario: scenario, connections: 2, streams: 20) {
+            let outcome = try SinkRun.send(10_000, scenario: scenario, connections: 2, streams: 20) {
                 $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .milliseconds(3800))
                 $0.shape.model.maxLag = .seconds(1)
             }
@@ -107,7 +107,7 @@ import Testing
     @Test func aGeneratorThatFallsBehindMakesTheRunInvalid() throws {
         // The sender's only event loop is blocked for 300 ms once 200 notifications are done:
         // its connection has streams free but cannot send what falls due.
-        let outcome = try LoadEngineTests.send(10_000, connections: 1) {
+        let outcome = try SinkRun.send(10_000, connections: 1) {
             $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
             $0.shape.model.maxLag = .milliseconds(100)
         } beforeRun: { engine, group in
@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func aWarmUpIsLeftOutOfTheLatencies() throws {
-        let outcome = try LoadEngineTests.send(10_000) {
+        let outcome = try SinkRun.send(10_000) {
             $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
             $0.shape.model.warmUp = .seconds(1)
         }
@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func theClosedModelStopsStartingTokensAfterItsDuration() throws {
-        let outcome = try LoadEngineTests.send(50_000_000, streams: 10) {
+        let outcome = try SinkRun.send(50_000_000, streams: 10) {
             $0.shape.model.duration = .milliseconds(500)
         }
         let snapshot = outcome.snapshot

@@ -86,5 +86,5 @@ struct RequestFieldsTests {
 
 /// An encoder for tests that need one and do not send its payload.
 enum PayloadEncoderFixture {
-    static let encoder = PayloadEncoder(template: try! PayloadTemplate(json: Array(LoadEngineTests.poll.utf8)))
+    static let encoder = PayloadEncoder(template: try! PayloadTemplate(json: Array(SinkRun.poll.utf8)))
 }

@@ -65,7 +65,7 @@ import Testing
     @Test func pythonH2GetsEveryValidationAnswer() throws {
         let running = try RunningSink()
         defer { running.stop() }
-        let cases = ValidationTests.cases
+        let cases = APNsRequestCheckTests.cases
         let answers = try Self.ask(
             port: running.port,
             cases.map { (SinkHarness.fields(token: $0.token, $0.changes), $0.body) }

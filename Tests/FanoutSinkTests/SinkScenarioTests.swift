@@ -7,7 +7,7 @@ import Testing
 @testable import FanoutSink
 
 /// Latency, stalls and error mixes: seeded, reproducible, and as the options say.
-@Suite struct ScenarioTests {
+@Suite struct SinkScenarioTests {
     static func harness(_ scenario: SinkScenario) -> SinkHarness {
         var configuration = SinkConfiguration()
         configuration.scenario = scenario

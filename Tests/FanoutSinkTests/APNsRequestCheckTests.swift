@@ -4,7 +4,7 @@ import Testing
 @testable import FanoutSink
 
 /// Every APNs validation rule, answered with APNs' status and reason, in the documented order.
-@Suite struct ValidationTests {
+@Suite struct APNsRequestCheckTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let token: String

@@ -4,7 +4,7 @@ import Testing
 @testable import FanoutSink
 
 /// Token auth's rules, with the clock moved by hand instead of waiting an hour.
-@Suite struct AuthenticationTests {
+@Suite struct TokenAuthenticationTests {
     static let start: Int64 = 1_700_000_000
     let key = TestKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
     let otherKey = TestKey(keyID: "XYZ987WVUT", teamID: "DEF123GHIJ")

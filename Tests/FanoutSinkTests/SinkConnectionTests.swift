@@ -9,7 +9,7 @@ import Testing
 
 /// Connection faults a capacity plan injects: GOAWAY after requests or time, abrupt closes,
 /// unanswered streams, a connection limit.
-@Suite struct FaultTests {
+@Suite struct SinkConnectionTests {
     static func harness(_ faults: ConnectionFaults) -> SinkHarness {
         var configuration = SinkConfiguration()
         configuration.scenario.faults = faults
