@@ -43,8 +43,12 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
-        // How people write settings: `NAME = VALUE` files, durations, bytes named in errors.
-        .target(name: "FanoutSettings"),
+        // What people write and read as text: `NAME = VALUE` settings files, durations, bytes
+        // named in errors, files appended line by line.
+        .target(
+            name: "FanoutSettings",
+            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
         // The seeded generator behind everything a run draws reproducibly.
         .target(name: "FanoutRandom"),
         // APNs' wire vocabulary, shared by the sender and the sink: request path and header

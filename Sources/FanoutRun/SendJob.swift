@@ -128,7 +128,7 @@ public struct SendJob: Sendable {
             do {
                 configuration.goneTokens = try TokenLineWriter(path: goneTokens)
             } catch {
-                throw JobError("cannot write --gone-tokens \(goneTokens): \(error.localizedDescription)")
+                throw JobError("--gone-tokens: \(error)")
             }
         }
         return configuration

@@ -101,7 +101,7 @@ public struct SinkService: Service {
             do {
                 configuration.capture = try SinkCapture(path: capture.path, selection: capture.selection)
             } catch {
-                throw JobError("cannot write --capture \(capture.path): \(error.localizedDescription)")
+                throw JobError("--capture: \(error)")
             }
         }
 

@@ -4,7 +4,7 @@ public enum DurationNotation {
     /// The duration `text` writes, or `nil` when it is not one (negative and infinite ones
     /// included).
     public static func parse(_ text: some StringProtocol) -> Duration? {
-        let text = text.trimmingCharacters(in: .whitespaces)
+        let text = text.trimmingBlanks
         let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             if let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite {
@@ -16,17 +16,4 @@ public enum DurationNotation {
 
     /// How to write one, for error messages.
     public static let hint = "write it like 250us, 5ms, 1.5s, 2m or 1h"
-}
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: Set<Character>) -> Substring {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text.removeFirst() }
-        while let last = text.last, set.contains(last) { text.removeLast() }
-        return text
-    }
-}
-
-extension Set where Element == Character {
-    fileprivate static let whitespaces: Set<Character> = [" ", "\t"]
 }

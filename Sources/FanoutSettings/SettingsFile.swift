@@ -27,14 +27,14 @@ public enum SettingsFile {
         var seen: Set<String> = []
         var settings: [Setting] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = String(rawLine.trimmingBlanks)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "\(source):\(index + 1)"
             guard let equals = line.firstIndex(of: "=") else {
                 throw SettingsFileError("\(place): expected NAME = VALUE, got \(line)")
             }
-            let name = String(line[..<equals]).trimmingCharacters(in: .whitespaces)
-            let value = String(line[line.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            let name = String(line[..<equals].trimmingBlanks)
+            let value = String(line[line.index(after: equals)...].trimmingBlanks)
             guard known.contains(name) else {
                 throw SettingsFileError(
                     "\(place): \(name) is not a scenario setting; the settings are \(known.joined(separator: ", "))"
@@ -54,14 +54,3 @@ public struct SettingsFileError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in _: Whitespace) -> String {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\t" || first == "\r" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" || last == "\r" { text.removeLast() }
-        return String(text)
-    }
-}
-
-private enum Whitespace { case whitespaces }

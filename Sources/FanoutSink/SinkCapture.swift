@@ -1,5 +1,6 @@
 import Atomics
 import FanoutAPNs
+import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -28,18 +29,15 @@ public final class SinkCapture: Sendable {
 
     public let path: String
     public let selection: Selection
-    private let file: NIOLockedValueBox<FileHandle?>
+    private let file: AppendingFile
     private let claimed = ManagedAtomic<Int>(0)
     private let lines = ManagedAtomic<Int>(0)
 
     /// Creates (or empties) the file at `path`.
-    public init(path: String, selection: Selection) throws {
+    public init(path: String, selection: Selection) throws(AppendingFile.CannotCreate) {
         self.path = path
         self.selection = selection
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
-        file = NIOLockedValueBox(try FileHandle(forWritingTo: URL(fileURLWithPath: path)))
+        file = try AppendingFile(path: path)
     }
 
     /// Notifications written so far.
@@ -59,28 +57,16 @@ public final class SinkCapture: Sendable {
     /// Appends `count` whole lines held in `buffer` and empties it.
     func write(_ buffer: inout ByteBuffer, count: Int) {
         guard buffer.readableBytes > 0 else { return }
-        let data = buffer.readableBytesView.withUnsafeBytes { Data($0) }
-        buffer.clear()
-        file.withLockedValue { file in
-            guard let handle = file else { return }
-            do {
-                try handle.write(contentsOf: data)
-                lines.wrappingIncrement(by: count, ordering: .relaxed)
-            } catch {
-                // A full disk ends the capture, not the sink.
-                try? handle.close()
-                file = nil
-            }
+        // A full disk ends the capture, not the sink.
+        if file.append(buffer.readableBytesView.withUnsafeBytes { Data($0) }) {
+            lines.wrappingIncrement(by: count, ordering: .relaxed)
         }
+        buffer.clear()
     }
 
     /// Flushes and closes the file; later lines are dropped.
     public func close() {
-        file.withLockedValue { handle in
-            try? handle?.synchronize()
-            try? handle?.close()
-            handle = nil
-        }
+        file.close()
     }
 }
 

@@ -41,5 +41,14 @@ import Testing
         )
         #expect(missing.status == 1)
         #expect(missing.standardError.contains("/nonexistent.p8"), "\(missing.standardError)")
+        // A capture file that cannot be made says where and why, not a Foundation error code.
+        let capture = try CommandRunner.run(["sink", "--listen", "127.0.0.1:0", "--capture", "/nonexistent/x.jsonl"])
+        #expect(capture.status == 1)
+        #expect(
+            capture.standardError.contains(
+                "--capture: cannot create /nonexistent/x.jsonl: the folder /nonexistent does not exist"
+            ),
+            "\(capture.standardError)"
+        )
     }
 }
