@@ -168,6 +168,7 @@ let package = Package(
         .target(
             name: "FanoutRun",
             dependencies: [
+                "FanoutSettings",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "FanoutAPNs",
@@ -205,6 +206,7 @@ let package = Package(
         ),
         // Helpers the test targets share: a seeded generator, peer processes with bounded waits.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
+        .testTarget(name: "FanoutSettingsTests", dependencies: ["FanoutSettings"]),
         .testTarget(
             name: "FanoutAPNsTests",
             dependencies: ["FanoutAPNs", "FanoutRandom", .product(name: "NIOCore", package: "swift-nio")]

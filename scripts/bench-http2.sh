@@ -7,15 +7,14 @@
 #           same connections, streams and body.
 # Runs alternate (A B A B …) and the median ratio is reported, as shared machines drift.
 #
-#   scripts/bench-http2.sh [RUNS=5] [REQUESTS=200000]
+#   [H2BENCH=BINARY] scripts/bench-http2.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh
 
-(cd Benchmarks && swift build -c release --product h2bench >/dev/null)
-h2bench=$PWD/Benchmarks/.build/release/h2bench
+release_h2bench
 body=$PWD/fixtures/poll.json
 start_nghttpd
 fanout_port=$(free_port)

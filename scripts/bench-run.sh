@@ -10,15 +10,14 @@
 #   3. memory: peak RSS of `fanout run` with 1 million and with 20 million tokens (target: within
 #      10% of each other: tokens stream through bounded batches).
 #
-#   scripts/bench-run.sh [RUNS=3] [REQUESTS=1000000]
+#   [FANOUT=BINARY] scripts/bench-run.sh [RUNS=3] [REQUESTS=1000000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 requests=${2:-1000000}
 . scripts/lib/peers.sh
 
-swift build -c release --product fanout >/dev/null
-fanout=$PWD/.build/release/fanout
+release_fanout
 body=$PWD/fixtures/poll.json
 start_nghttpd
 

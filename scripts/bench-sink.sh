@@ -7,15 +7,14 @@
 # each, the bytes per in-flight stream, and the mean number in flight over the run (Little's
 # law: requests × 1 s / elapsed, lower than the 100,000 of the steady state by the ramps).
 #
-#   scripts/bench-sink.sh [RUNS=5] [REQUESTS=200000]
+#   [FANOUT=BINARY] scripts/bench-sink.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh
 
-swift build -c release --product fanout >/dev/null
-fanout=$PWD/.build/release/fanout
+release_fanout
 body=$PWD/fixtures/poll.json
 start_nghttpd
 sink_port=$(free_port)

@@ -46,9 +46,15 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
         var to: Double
     }
 
+    /// The highest rate a schedule takes, per second: far beyond any machine (Fanout's sender
+    /// does about 2·10⁵ a core), and low enough that a year of it counts exactly.
+    public static let highestRate: Double = 1e9
+
     /// A constant `rate` per second, for `duration` (or until the tokens run out).
     public init(rate: Double, duration: Duration?) throws(ScheduleError) {
-        guard rate > 0, rate.isFinite else { throw ScheduleError("a rate must be above 0 per second, not \(rate)") }
+        guard rate > 0, rate <= Self.highestRate else {
+            throw ScheduleError("a rate must be above 0 and at most \(Int(Self.highestRate)) per second, not \(rate)")
+        }
         if let duration {
             try self.init(startRate: rate, stages: [Stage(duration: duration, target: rate)])
         } else {
@@ -70,8 +76,10 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
 
     /// Ramps: from `startRate`, through each stage in turn.
     public init(startRate: Double, stages: [Stage]) throws(ScheduleError) {
-        guard startRate >= 0, startRate.isFinite else {
-            throw ScheduleError("the start rate must be 0 or more per second, not \(startRate)")
+        guard startRate >= 0, startRate <= Self.highestRate else {
+            throw ScheduleError(
+                "the start rate must be from 0 to \(Int(Self.highestRate)) per second, not \(startRate)"
+            )
         }
         guard !stages.isEmpty else { throw ScheduleError("a ramp needs at least one stage") }
         var segments: [Segment] = []
@@ -79,11 +87,16 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
         var arrivals = 0.0
         var from = startRate
         for (index, stage) in stages.enumerated() {
-            guard stage.target >= 0, stage.target.isFinite else {
-                throw ScheduleError("stage \(index + 1): the target rate must be 0 or more, not \(stage.target)")
+            guard stage.target >= 0, stage.target <= Self.highestRate else {
+                throw ScheduleError(
+                    "stage \(index + 1): the target rate must be from 0 to \(Int(Self.highestRate)), not \(stage.target)"
+                )
             }
             let length = Double(stage.duration.wholeNanoseconds)
             guard length > 0 else { throw ScheduleError("stage \(index + 1): the duration must be above 0") }
+            guard time + length <= Double(DurationNotation.longest.wholeNanoseconds) else {
+                throw ScheduleError("the stages last more than a year")
+            }
             segments.append(
                 Segment(start: time, length: length, arrivalsBefore: arrivals, from: from, to: stage.target)
             )
@@ -273,10 +286,15 @@ extension ArrivalSchedule {
         else {
             throw ScheduleError("\(what): \(text) is not a rate; write N or N/WINDOW, like 5000/s or 300/1m")
         }
-        guard parts.count == 2 else { return count }
-        let window = parts[1].first?.isNumber == true ? String(parts[1]) : "1" + parts[1]
-        let length = try parseDuration(window, what: what)
-        return count * 1e9 / Double(length.wholeNanoseconds)
+        var rate = count
+        if parts.count == 2 {
+            let window = parts[1].first?.isNumber == true ? String(parts[1]) : "1" + parts[1]
+            rate = count * 1e9 / Double(try parseDuration(window, what: what).wholeNanoseconds)
+        }
+        guard rate <= highestRate else {
+            throw ScheduleError("\(what): \(text) is above the highest rate, \(Int(highestRate)) per second")
+        }
+        return rate
     }
 
     static func parseDuration(_ text: some StringProtocol, what: String) throws(ScheduleError) -> Duration {

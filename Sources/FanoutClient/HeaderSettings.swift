@@ -31,7 +31,7 @@ public struct HeaderSettings: Sendable, Hashable {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw SettingsFileError("cannot read the scenario file \(path): \(error.localizedDescription)")
+            throw SettingsFileError("cannot read the scenario file \(path): \(error.reason)")
         }
         try self.init(text: text, source: path)
     }

@@ -27,6 +27,10 @@ public final class LoadEngine: Sendable {
     private let cancelled = ManagedAtomic(false)
     private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
 
+    /// The event loops a job gives the engine when not told otherwise: one sender loop already
+    /// outruns h2load on h2c (docs/performance.md); TLS and wide fan-outs want more.
+    public static let defaultEventLoops = 1
+
     public init(configuration: LoadConfiguration, tokens: TokenStream, group: any EventLoopGroup) {
         self.configuration = configuration
         stream = tokens

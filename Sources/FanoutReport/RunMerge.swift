@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutSettings
 import Foundation
 import Histogram
 
@@ -44,7 +45,7 @@ public struct RunMerge {
                 summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
                 log = try String(contentsOfFile: logPath, encoding: .utf8)
             } catch {
-                throw ResultsError("cannot read \(directory): \(error.localizedDescription)")
+                throw ResultsError("cannot read \(directory): \(error.reason)")
             }
             guard summary["schema_version"] as? Int == RunSummary.schemaVersion else {
                 throw ResultsError("\(summaryPath): schema_version is not \(RunSummary.schemaVersion)")

@@ -1,3 +1,4 @@
+import FanoutSettings
 import Foundation
 
 /// A metric of a finished run, as gates and comparisons name it.
@@ -54,7 +55,7 @@ public struct RunRecord: Sendable {
         } catch let error as ResultsError {
             throw error
         } catch {
-            throw ResultsError("cannot read \(path): \(error.localizedDescription)")
+            throw ResultsError("cannot read \(path): \(error.reason)")
         }
         guard let version = object["schema_version"] as? Int, version == RunSummary.schemaVersion else {
             throw ResultsError(

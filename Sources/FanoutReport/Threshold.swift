@@ -1,3 +1,4 @@
+import FanoutSettings
 import Foundation
 
 /// One gate condition, in the small language a k6 user recognises:
@@ -144,7 +145,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ThresholdError("cannot read the thresholds file \(path): \(error.localizedDescription)")
+            throw ThresholdError("cannot read the thresholds file \(path): \(error.reason)")
         }
         var thresholds: [Threshold] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

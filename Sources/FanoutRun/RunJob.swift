@@ -21,14 +21,14 @@ public struct RunJob: Sendable {
     /// Synthetic tokens to send; `nil`: as many as the open model's schedule holds, or
     /// `defaultCount` in the closed model.
     public var count: UInt64?
-    public var seed: UInt64 = 1
+    public var seed = TokenGenerator.defaultSeed
     /// The part of the token set this run sends (shards of one set merge with `fanout merge`).
     public var shard = TokenShard.all
     /// Connections, streams, timeouts, tries, the load model.
     public var shape = LoadShape()
     /// Event loops of the sender, and of the sink.
-    public var senderThreads = 1
-    public var sinkThreads = 1
+    public var senderThreads = LoadEngine.defaultEventLoops
+    public var sinkThreads = Sink.defaultEventLoops
     public var topic = "com.example.app"
     /// The notification; the poll when `nil`.
     public var template: PayloadTemplate?
@@ -46,7 +46,7 @@ public struct RunJob: Sendable {
     /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with Ctrl-C stopping
     /// it cleanly and the progress line on a terminal: each run's folder is written, its
     /// summary printed.
-    public func run(into directory: String, repeats: Int = 1) throws -> RunStatus {
+    public func run(into directory: String, repeats: Int) throws -> RunStatus {
         try repeatRuns(repeats, into: directory) { folder in try runOnce(into: folder) }
     }
 

@@ -1,4 +1,5 @@
 import FanoutReport
+import FanoutSettings
 import Foundation
 
 /// How a run ended, as the exit status `fanout run` and `fanout send` give it.
@@ -39,7 +40,7 @@ extension RunSummary {
         do {
             try write(to: directory)
         } catch {
-            throw JobError("cannot write the results to \(directory): \(error.localizedDescription)")
+            throw JobError("cannot write the results to \(directory): \(error.reason)")
         }
         StandardStream.output.write(
             (text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8

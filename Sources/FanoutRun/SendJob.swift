@@ -74,7 +74,7 @@ public struct SendJob: Sendable {
     /// Connections, streams, timeouts, tries, the load model.
     public var shape = LoadShape()
     /// Event loops.
-    public var threads = 1
+    public var threads = LoadEngine.defaultEventLoops
     public var tls = TLSFiles()
     public var tokenAuth: TokenAuth?
     /// Where tokens answered 410 are written, one per line.
@@ -88,7 +88,7 @@ public struct SendJob: Sendable {
     }
 
     /// Runs the job `repeats` times into `directory` (see `repeatRuns`).
-    public func run(into directory: String, repeats: Int = 1) throws -> RunStatus {
+    public func run(into directory: String, repeats: Int) throws -> RunStatus {
         let configuration = try loadConfiguration()
         defer { configuration.goneTokens?.close() }
         return try repeatRuns(repeats, into: directory) { folder in try runOnce(configuration, into: folder) }

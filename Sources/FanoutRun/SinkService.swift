@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FanoutSettings
 import FanoutSink
 import Foundation
 import NIOCore
@@ -34,7 +35,7 @@ public struct SinkJob: Sendable {
     public var host = "127.0.0.1"
     public var port = 2197
     /// Event loops serving connections.
-    public var threads = 1
+    public var threads = Sink.defaultEventLoops
     public var tls = TLS.none
     /// Certificate auth: ask TLS clients for a certificate issued by these CAs (PEM).
     public var clientCertificateAuthorities: String?
@@ -86,7 +87,7 @@ public struct SinkService: Service {
             do {
                 pem = try String(contentsOfFile: key.file, encoding: .utf8)
             } catch {
-                throw JobError("cannot read --key-file \(key.file): \(error.localizedDescription)")
+                throw JobError("cannot read --key-file \(key.file): \(error.reason)")
             }
             do {
                 let key = try TokenAuthentication.Key(keyID: key.keyID, teamID: key.teamID, pem: pem)

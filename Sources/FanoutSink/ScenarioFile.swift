@@ -29,7 +29,7 @@ extension SinkScenario {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw SinkScenarioError("cannot read the scenario file \(path): \(error.localizedDescription)")
+            throw SinkScenarioError("cannot read the scenario file \(path): \(error.reason)")
         }
         self.init()
         try apply(file: text, source: path, directory: (path as NSString).deletingLastPathComponent)

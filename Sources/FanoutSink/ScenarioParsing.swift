@@ -73,6 +73,10 @@ extension SinkScenario {
 }
 
 extension LatencyDistribution {
+    /// The largest log-normal σ taken: round trips measured on the Internet have σ well below 1;
+    /// beyond 10 the distribution is a few huge values and zeros.
+    static let largestSigma: Double = 10
+
     /// `fixed:5ms`, `uniform:1ms-10ms`, `normal:MEAN,DEVIATION`, `lognormal:MEDIAN,SIGMA` or
     /// `empirical:FILE` (one duration per line).
     public init(parsing text: String) throws(SinkScenarioError) {
@@ -102,8 +106,11 @@ extension LatencyDistribution {
             )
         case "lognormal":
             let parameters = values.split(separator: ",")
-            guard parameters.count == 2, let sigma = Double(parameters[1]), sigma >= 0 else {
-                throw SinkScenarioError("log-normal latency is lognormal:MEDIAN,SIGMA (σ ≥ 0); got \(text)")
+            guard parameters.count == 2, let sigma = Double(parameters[1]), sigma >= 0, sigma <= Self.largestSigma
+            else {
+                throw SinkScenarioError(
+                    "log-normal latency is lognormal:MEDIAN,SIGMA with 0 ≤ σ ≤ \(Int(Self.largestSigma)); got \(text)"
+                )
             }
             self = .logNormal(median: try SinkScenario.duration(parameters[0]), sigma: sigma)
         case "empirical":
@@ -111,7 +118,7 @@ extension LatencyDistribution {
             do {
                 content = try String(contentsOfFile: values, encoding: .utf8)
             } catch {
-                throw SinkScenarioError("cannot read the latency samples \(values): \(error.localizedDescription)")
+                throw SinkScenarioError("cannot read the latency samples \(values): \(error.reason)")
             }
             var samples: [Duration] = []
             for (number, line) in content.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

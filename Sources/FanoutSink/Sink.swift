@@ -28,6 +28,9 @@ final class SinkState: Sendable {
 
 /// A running mock APNs: listens, answers, counts; `drain` ends it gracefully.
 public final class Sink: Sendable {
+    /// The event loops serving connections when not told otherwise.
+    public static let defaultEventLoops = 1
+
     public let statistics = SinkStatistics()
     public let configuration: SinkConfiguration
     private let state: SinkState

@@ -7,6 +7,10 @@ import Foundation
 /// errors. Seeded: the same scenario, seed and tokens give the same errors whatever the order
 /// requests arrive in, and the same latency sequence on each connection.
 public struct SinkScenario: Sendable {
+    /// The longest latency a sample takes, in nanoseconds: the far tail of a distribution is cut
+    /// here (a year, the longest duration Fanout reads) rather than overflowing.
+    public static let longestLatency = DurationNotation.longest.wholeNanoseconds
+
     /// Latency added to every response.
     public var latency: LatencyDistribution?
     /// The whole sink holds its responses for `length` every `every`, counted from start: a
@@ -88,7 +92,7 @@ public struct TokenList: Sendable {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw SinkScenarioError("cannot read the token list \(path): \(error.localizedDescription)")
+            throw SinkScenarioError("cannot read the token list \(path): \(error.reason)")
         }
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let token = line.trimmingCharacters(in: .whitespaces)
@@ -132,6 +136,14 @@ public enum LatencyDistribution: Sendable, Hashable {
     /// Latencies drawn uniformly from observed values.
     case empirical([Duration])
 
+    /// A drawn value as nanoseconds: below zero (or not a number) is zero, beyond a year is a year
+    /// (log-normal's far tail with a large σ reaches infinity).
+    static func nanoseconds(_ value: Double) -> UInt64 {
+        guard value > 0 else { return 0 }
+        guard value < Double(SinkScenario.longestLatency) else { return SinkScenario.longestLatency }
+        return UInt64(value)
+    }
+
     /// One sample in nanoseconds, using `random` for its uniform draws.
     func sample(_ random: inout SinkRandom) -> UInt64 {
         switch self {
@@ -141,10 +153,11 @@ public enum LatencyDistribution: Sendable, Hashable {
             let span = high.wholeNanoseconds - low.wholeNanoseconds
             return low.wholeNanoseconds + (span == 0 ? 0 : random.next() % (span + 1))
         case .normal(let mean, let deviation):
-            let value = Double(mean.wholeNanoseconds) + Double(deviation.wholeNanoseconds) * random.normal()
-            return UInt64(max(0, value))
+            return Self.nanoseconds(
+                Double(mean.wholeNanoseconds) + Double(deviation.wholeNanoseconds) * random.normal()
+            )
         case .logNormal(let median, let sigma):
-            return UInt64(max(0, Double(median.wholeNanoseconds) * Foundation.exp(sigma * random.normal())))
+            return Self.nanoseconds(Double(median.wholeNanoseconds) * Foundation.exp(sigma * random.normal()))
         case .empirical(let values):
             return values.isEmpty ? 0 : values[Int(random.next() % UInt64(values.count))].wholeNanoseconds
         }

@@ -11,8 +11,9 @@ import Foundation
 /// Rules, in order: a missing field is MissingProviderToken; anything but a well-formed ES256
 /// JWT naming a known key, issued by that key's team, with a valid signature, is
 /// InvalidProviderToken; a key other than the one of the connection's first accepted token is
-/// UnrelatedKeyIdInToken (a connection is bound to its first key and team); `iat` more than an
-/// hour old is ExpiredProviderToken; a new token less than 20 minutes after the connection's
+/// UnrelatedKeyIdInToken (a connection is bound to its first key and team); `iat` more than
+/// `maximumClockSkew` (60 s) in the future is InvalidProviderToken (a token from the future
+/// would never expire); `iat` more than an hour old is ExpiredProviderToken; a new token less than 20 minutes after the connection's
 /// previous one is TooManyProviderTokenUpdates (429). A token already accepted on the
 /// connection is recognised by its bytes and not verified again: the signature check runs once
 /// per token, not per request.
@@ -51,6 +52,8 @@ public struct TokenAuthentication: Sendable {
 
     /// How old `iat` may be.
     public static let maximumTokenAge: Int64 = 3600
+    /// How far in the future `iat` may be: the provider's clock may run a little ahead.
+    public static let maximumClockSkew: Int64 = 60
     /// How soon after the previous one a connection may present a new token.
     public static let minimumRefreshInterval: Int64 = 1200
 
@@ -80,13 +83,15 @@ public struct TokenAuthentication: Sendable {
         let jwt = UnsafeRawBufferPointer(rebasing: authorization[prefix...])
         let time = now()
         if !state.token.isEmpty && jwt.elementsEqual(state.token) {
-            return time - state.tokenIssuedAt > Self.maximumTokenAge ? .expiredProviderToken : nil
+            return Self.age(of: state.tokenIssuedAt, at: time) > Self.maximumTokenAge ? .expiredProviderToken : nil
         }
         guard let token = ProviderToken(jwt), let key = keys[token.keyID], token.teamID == key.teamID,
             key.publicKey?.isValidSignature(token.signature, for: SHA256.hash(data: token.signedBytes)) == true
         else { return .invalidProviderToken }
         if let bound = state.boundKeyID, bound != token.keyID { return .unrelatedKeyIdInToken }
-        if time - token.issuedAt > Self.maximumTokenAge { return .expiredProviderToken }
+        let age = Self.age(of: token.issuedAt, at: time)
+        if age < -Self.maximumClockSkew { return .invalidProviderToken }
+        if age > Self.maximumTokenAge { return .expiredProviderToken }
         if !state.token.isEmpty && time - state.tokenAcceptedAt < Self.minimumRefreshInterval {
             return .tooManyProviderTokenUpdates
         }
@@ -95,6 +100,14 @@ public struct TokenAuthentication: Sendable {
         state.tokenIssuedAt = token.issuedAt
         state.tokenAcceptedAt = time
         return nil
+    }
+
+    /// `time − issuedAt` in seconds, saturated: `iat` is the peer's number, and no value of it
+    /// may trap the sink (Int64.min once did).
+    static func age(of issuedAt: Int64, at time: Int64) -> Int64 {
+        let (age, overflow) = time.subtractingReportingOverflow(issuedAt)
+        guard overflow else { return age }
+        return issuedAt < 0 ? .max : .min
     }
 }
 

@@ -9,8 +9,13 @@ public struct TokenGenerator: Sendable, Hashable {
     /// Bytes per token (64 hex characters for the default 32).
     public var length: Int
 
+    /// The seed when none is given.
+    public static let defaultSeed: UInt64 = 1
+    /// APNs' device tokens are 32 bytes today.
+    public static let defaultLength = 32
+
     /// Creates a generator of `count` tokens of `length` bytes from `seed`.
-    public init(count: UInt64, seed: UInt64, length: Int = 32) {
+    public init(count: UInt64, seed: UInt64 = defaultSeed, length: Int = defaultLength) {
         precondition(length > 0)
         self.count = count
         self.seed = seed

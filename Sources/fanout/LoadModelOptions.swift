@@ -51,11 +51,11 @@ struct LoadModelOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The open model: a run whose generator falls further behind its schedule than this is invalid (exit status 4).",
+            "The open model: a run whose generator falls further behind its schedule than this is invalid (exit status 4; default \(LoadModel().maxLag)).",
             valueName: "duration"
         )
     )
-    var maxLag = "100ms"
+    var maxLag: String?
 
     /// The schedule (`nil`: the closed model), checked.
     func schedule() throws -> ArrivalSchedule? {
@@ -74,7 +74,7 @@ struct LoadModelOptions: ParsableArguments {
         if let warmUp, DurationNotation.parse(warmUp) == nil {
             throw ValidationError("--warm-up: \(warmUp) is not a duration; \(DurationNotation.hint).")
         }
-        if DurationNotation.parse(maxLag).map({ $0 > .zero }) != true {
+        if let maxLag, DurationNotation.parse(maxLag).map({ $0 > .zero }) != true {
             throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
         }
     }
@@ -84,7 +84,7 @@ struct LoadModelOptions: ParsableArguments {
         var model = LoadModel(schedule: try schedule())
         if model.schedule == nil { model.duration = duration.flatMap { DurationNotation.parse($0) } }
         model.warmUp = warmUp.flatMap { DurationNotation.parse($0) } ?? .zero
-        model.maxLag = DurationNotation.parse(maxLag) ?? .milliseconds(100)
+        if let lag = maxLag.flatMap({ DurationNotation.parse($0) }) { model.maxLag = lag }
         return model
     }
 }

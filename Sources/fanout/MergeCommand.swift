@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutReport
 import FanoutRun
+import FanoutSettings
 
 /// `fanout merge`: shards' run folders as one.
 struct MergeCommand: ParsableCommand {
@@ -33,7 +34,7 @@ struct MergeCommand: ParsableCommand {
         do {
             try merge.write(to: output)
         } catch {
-            printError("fanout merge: cannot write \(output): \(error.localizedDescription)")
+            printError("fanout merge: cannot write \(output): \(error.reason)")
             throw ExitCode(1)
         }
         StandardStream.output.write((merge.text + "\nresults: \(output)/\n").utf8)

@@ -42,7 +42,11 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var threads: ThreadOptions
 
-    @Option(name: .long, help: ArgumentHelp("Event loops of the sink.", valueName: "n"))
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("Event loops of the sink.", valueName: "n")
+    )
     var sinkThreads = RunJob().sinkThreads
 
     @OptionGroup var repeating: RepeatOptions

@@ -10,12 +10,14 @@ import FanoutSettings
 struct ShapeOptions: ParsableArguments {
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("HTTP/2 connections (default \(LoadShape().connections)).", valueName: "c")
     )
     var connections: Int?
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Most streams in flight per connection, up to what the server allows (default \(LoadShape().streamsPerConnection)).",
             valueName: "m"
@@ -34,6 +36,7 @@ struct ShapeOptions: ParsableArguments {
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Tries per notification: 429, 5xx, timeouts, lost connections (default \(LoadShape().maxAttempts)).",
             valueName: "n"
@@ -71,6 +74,7 @@ struct ShapeOptions: ParsableArguments {
 struct RepeatOptions: ParsableArguments {
     @Option(
         name: .customLong("repeat"),
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Run N times (repeat-1 … repeat-N under the output folder) and report medians and spread.",
             valueName: "n"
@@ -85,8 +89,12 @@ struct RepeatOptions: ParsableArguments {
 
 /// `--threads N`: event loops, at least one.
 struct ThreadOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Event loops of the sender.", valueName: "n"))
-    var threads = 1
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("Event loops of the sender.", valueName: "n")
+    )
+    var threads = LoadEngine.defaultEventLoops
 
     func validate() throws {
         if threads < 1 { throw ValidationError("--threads must be at least 1.") }

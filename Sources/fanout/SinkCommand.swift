@@ -20,7 +20,11 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where to listen; port 0 picks a free one.", valueName: "host:port"))
     var listen = "\(SinkJob().host):\(SinkJob().port)"
 
-    @Option(name: .long, help: ArgumentHelp("Event loops (threads) serving connections.", valueName: "n"))
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("Event loops (threads) serving connections.", valueName: "n")
+    )
     var threads = SinkJob().threads
 
     @Option(name: .long, help: ArgumentHelp("TLS certificate chain (PEM); serves h2 over TLS.", valueName: "file"))
@@ -93,7 +97,8 @@ struct SinkCommand: AsyncParsableCommand {
     var topic: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Accepted token lengths in hex digits.", valueName: "min-max"))
-    var tokenLengths = "32-400"
+    var tokenLengths =
+        "\(DeviceTokenFormat.default.hexLengths.lowerBound)-\(DeviceTokenFormat.default.hexLengths.upperBound)"
 
     @Option(
         name: .long,

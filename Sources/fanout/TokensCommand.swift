@@ -24,10 +24,10 @@ struct TokenInputOptions: ParsableArguments {
     var generate: UInt64?
 
     @Option(name: .long, help: ArgumentHelp("The seed of generated tokens.", valueName: "seed"))
-    var seed: UInt64 = 1
+    var seed = TokenGenerator.defaultSeed
 
     @Option(name: .long, help: ArgumentHelp("Bytes per generated token.", valueName: "bytes"))
-    var length: Int = 32
+    var length = TokenGenerator.defaultLength
 
     @Option(name: .long, help: ArgumentHelp("Read only shard i of N (1 ≤ i ≤ N).", valueName: "i/N"))
     var shard: String?
@@ -77,7 +77,7 @@ extension TokensCommand {
         var count: UInt64
 
         @Option(name: .long, help: ArgumentHelp("The seed.", valueName: "seed"))
-        var seed: UInt64 = 1
+        var seed = TokenGenerator.defaultSeed
 
         @Option(name: .long, help: ArgumentHelp("The file to write.", valueName: "file"))
         var output: String
@@ -86,7 +86,7 @@ extension TokensCommand {
         var format: TokenFileFormat = .text
 
         @Option(name: .long, help: ArgumentHelp("Bytes per token.", valueName: "bytes"))
-        var length: Int = 32
+        var length = TokenGenerator.defaultLength
 
         func validate() throws {
             if length < 1 || length > 32767 { throw ValidationError("--length must be from 1 to 32767 bytes.") }

@@ -82,16 +82,24 @@ struct ArrivalScheduleTests {
             (nil, nil, ["10s"], "--stage 10s: a stage is DURATION:RATE, like 30s:5000/s"),
             ("0", nil, [], "--rate: 0 is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"),
             ("fast", nil, [], "--rate: fast is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"),
-            ("100", "soon", [], "--duration: soon is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h"),
+            (
+                "100", "soon", [],
+                "--duration: soon is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
+            ),
             (
                 "100", "10s", ["5s:100"],
                 "--duration and --stage do not go together: the stages' durations make the run's"
             ),
             (
                 nil, nil, ["0s:100"],
-                "--stage 1 (0s:100): 0s is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h"
+                "--stage 1 (0s:100): 0s is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
             ),
             (nil, nil, ["5s:0"], "the stages hold no arrival (every rate is 0)"),
+            ("1e300", "10s", [], "--rate: 1e300 is above the highest rate, 1000000000 per second"),
+            (
+                nil, nil, ["4000h:100", "4000h:100", "4000h:100"],
+                "the stages last more than a year"
+            ),
         ] as [(String?, String?, [String], String)]
     )
     func badOptionsSayWhatIsWrong(rate: String?, duration: String?, stages: [String], message: String) {

@@ -141,4 +141,23 @@ import Testing
         #expect(Int(job.configuration.maxConcurrentStreams) == APNsRequest.concurrentStreams)
         #expect(job.configuration.tokenFormat == configuration.tokenFormat)
     }
+
+    /// A negative number is read as the option's value and refused for what it is, not taken
+    /// for an unknown flag ("Missing value").
+    @Test(arguments: [
+        (["--threads", "-1"], "--threads must be at least 1"),
+        (["--sink-threads", "-2"], "--sink-threads must be at least 1"),
+        (["--connections", "-4"], "--connections must be at least 1"),
+        (["--streams", "-1"], "--streams must be at least 1"),
+        (["--attempts", "-1"], "--attempts must be at least 1"),
+        (["--repeat", "-1"], "--repeat must be at least 1"),
+    ])
+    func negativeNumbersAreRefusedForWhatTheyAre(arguments: [String], message: String) {
+        do {
+            _ = try RunCommand.parse(arguments)
+            Issue.record("\(arguments) parsed")
+        } catch {
+            #expect(RunCommand.message(for: error).contains(message), "\(RunCommand.message(for: error))")
+        }
+    }
 }

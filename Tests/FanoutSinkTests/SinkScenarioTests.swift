@@ -152,6 +152,33 @@ import Testing
         scenario.errors = [(.unregistered, 0.7), (.badDeviceToken, 0.5)]
         #expect(throws: SinkScenarioError.self) { try scenario.validate() }
     }
+
+    /// Values that cannot be represented are refused with the usual error, never trapped on
+    /// (each of these once stopped the sink with signal 4).
+    @Test(arguments: [
+        ("latency", "lognormal:5ms,100"), ("latency", "fixed:1e300s"), ("latency", "normal:1ms,inf s"),
+        ("goaway-after-time", "1e30h"), ("stall", "nans/1s"), ("latency", "uniform:0ms-9000h"),
+    ])
+    func unrepresentableValuesAreRefused(name: String, value: String) {
+        var scenario = SinkScenario()
+        #expect(throws: SinkScenarioError.self) { try scenario.set(name, value) }
+    }
+
+    /// The far tail of a distribution is cut at a year rather than overflowing.
+    @Test func samplesNeverOverflow() {
+        var random = SinkRandom(seed: 5)
+        for distribution in [
+            LatencyDistribution.logNormal(median: .seconds(3600), sigma: 10),
+            .normal(mean: .seconds(86400 * 300), deviation: .seconds(86400 * 300)),
+        ] {
+            for _ in 0..<10_000 {
+                #expect(distribution.sample(&random) <= SinkScenario.longestLatency)
+            }
+        }
+        #expect(LatencyDistribution.nanoseconds(.infinity) == SinkScenario.longestLatency)
+        #expect(LatencyDistribution.nanoseconds(.nan) == 0)
+        #expect(LatencyDistribution.nanoseconds(-5) == 0)
+    }
 }
 
 extension String {

@@ -67,6 +67,33 @@ import Testing
         #expect(sink.send(Self.request(token))?.reason == "ExpiredProviderToken")
     }
 
+    /// `iat` is the peer's number: extremes are answered, never trapped on, and a token from the
+    /// future (beyond the clock skew) is invalid rather than valid forever.
+    @Test(arguments: [Int64.min, Int64.min + 1, -1, 0, Int64.max, Int64.max - 1])
+    func extremeIssueTimesAreAnsweredNotTrappedOn(issuedAt: Int64) {
+        var sink = harness()
+        let reason = sink.send(Self.request(key.token(issuedAt: issuedAt)))?.reason
+        #expect(reason == (issuedAt > Self.start ? "InvalidProviderToken" : "ExpiredProviderToken"))
+    }
+
+    @Test func aTokenFromTheFutureIsInvalidBeyondTheClockSkew() {
+        var sink = harness()
+        let skew = TokenAuthentication.maximumClockSkew
+        #expect(sink.send(Self.request(key.token(issuedAt: Self.start + skew)))?.status == 200)
+        var other = harness()
+        #expect(
+            other.send(Self.request(key.token(issuedAt: Self.start + skew + 1)))?.reason == "InvalidProviderToken"
+        )
+        // The year 2100.
+        #expect(other.send(Self.request(key.token(issuedAt: 4_102_444_800)))?.reason == "InvalidProviderToken")
+    }
+
+    @Test func ageSaturatesInsteadOfOverflowing() {
+        #expect(TokenAuthentication.age(of: .min, at: 1_700_000_000) == .max)
+        #expect(TokenAuthentication.age(of: .max, at: -1_700_000_000) == .min)
+        #expect(TokenAuthentication.age(of: 100, at: 160) == 60)
+    }
+
     @Test func aNewTokenWithinTwentyMinutesIsTooManyUpdates() {
         var sink = harness()
         #expect(sink.send(Self.request(key.token(issuedAt: Self.start)))?.status == 200)

@@ -37,3 +37,25 @@ start_nghttpd() {
     pids+=($!)
     wait_port "$nghttpd_port"
 }
+
+# The fanout binary to measure: $FANOUT when set (another build, e.g. a baseline's, measured
+# with this tree's script), else a release build of this tree.
+release_fanout() {
+    if [ -n "${FANOUT:-}" ]; then
+        fanout=$FANOUT
+    else
+        swift build -c release --product fanout >/dev/null
+        fanout=$PWD/.build/release/fanout
+    fi
+}
+
+# The h2bench binary (Benchmarks/Tools/H2Bench): $H2BENCH when set, else a release build of
+# this tree's.
+release_h2bench() {
+    if [ -n "${H2BENCH:-}" ]; then
+        h2bench=$H2BENCH
+    else
+        (cd Benchmarks && swift build -c release --product h2bench >/dev/null)
+        h2bench=$PWD/Benchmarks/.build/release/h2bench
+    fi
+}

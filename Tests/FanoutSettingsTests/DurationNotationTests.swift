@@ -1,0 +1,28 @@
+import FanoutSettings
+import Testing
+
+@Suite struct DurationNotationTests {
+    @Test func everyUnitReads() {
+        #expect(DurationNotation.parse("250us") == .microseconds(250))
+        #expect(DurationNotation.parse("250µs") == .microseconds(250))
+        #expect(DurationNotation.parse("5ms") == .milliseconds(5))
+        #expect(DurationNotation.parse(" 1.5s ") == .milliseconds(1500))
+        #expect(DurationNotation.parse("2m") == .seconds(120))
+        #expect(DurationNotation.parse("1h") == .seconds(3600))
+        #expect(DurationNotation.parse("8784h") == DurationNotation.longest)
+    }
+
+    /// What cannot be represented is refused, never trapped on: negative, infinite, not a
+    /// number, or beyond a year.
+    @Test(arguments: ["-1s", "1e300s", "1e30h", "inf s", "infs", "nans", "8785h", "1y", "", "s", "5", "5 parsecs"])
+    func whatIsNotADurationIsRefused(text: String) {
+        #expect(DurationNotation.parse(text) == nil)
+    }
+
+    @Test func wholeNanosecondsSaturates() {
+        #expect(Duration.seconds(2).wholeNanoseconds == 2_000_000_000)
+        #expect(Duration.seconds(-2).wholeNanoseconds == 0)
+        #expect(Duration.seconds(Int64.max).wholeNanoseconds == .max)
+        #expect(DurationNotation.longest.wholeNanoseconds == 366 * 24 * 3600 * 1_000_000_000)
+    }
+}
