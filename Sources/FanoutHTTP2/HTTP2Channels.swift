@@ -24,6 +24,7 @@ public enum HTTP2Transport: Sendable {
             privateKey: .privateKey(key)
         )
         configuration.applicationProtocols = ["h2"]
+        requireHTTP2Security(&configuration)
         if let clientCertificateAuthorities {
             let authorities = try NIOSSLCertificate.fromPEMFile(clientCertificateAuthorities)
             configuration.trustRoots = .certificates(authorities)
@@ -43,6 +44,7 @@ public enum HTTP2Transport: Sendable {
     ) throws -> HTTP2Transport {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.applicationProtocols = ["h2"]
+        requireHTTP2Security(&configuration)
         if let certificateFile, let keyFile {
             configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) }
             configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem))
@@ -50,6 +52,18 @@ public enum HTTP2Transport: Sendable {
         if let trustedCertificatesFile { configuration.trustRoots = .file(trustedCertificatesFile) }
         if insecure { configuration.certificateVerification = .none }
         return .tls(try NIOSSLContext(configuration: configuration))
+    }
+
+    /// RFC 9113 §9.2: TLS 1.2 or later, and under TLS 1.2 only ephemeral key exchange with an
+    /// AEAD cipher (its §9.2.2 block list holds every other TLS 1.2 suite). TLS 1.3's suites
+    /// all qualify.
+    static func requireHTTP2Security(_ configuration: inout TLSConfiguration) {
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.cipherSuiteValues = [
+            .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+        ]
     }
 }
 

@@ -64,6 +64,7 @@ extension HTTP2Connection {
         case .priority:
             return nil
         case .rstStream(let stream, let code):
+            if role == .server, let calm = spendResetBudget() { return calm }
             if let slot = streams.slot(of: stream) {
                 let tag = streams[slot].tag
                 close(slot)
@@ -82,12 +83,44 @@ extension HTTP2Connection {
         case .ping(let opaque, let ack):
             if ack { return .pingAcknowledged(opaque: opaque) }
             HTTP2FrameEncoder.writePing(opaque: opaque, ack: true, into: &outbound)
-            return nil
+            return queuedControlReply()
         case .goAway(let lastStream, let code, let debugData):
             return receiveGoAway(lastStream, code, debugData)
         case .windowUpdate(let stream, let increment):
             return receiveWindowUpdate(stream, Int(increment))
         }
+    }
+
+    /// Counts a PING or SETTINGS acknowledgement queued; past the limit the peer is flooding
+    /// us with frames it does not read the answers to.
+    mutating func queuedControlReply() -> HTTP2Event? {
+        queuedControlReplies += 1
+        guard queuedControlReplies > configuration.maxQueuedControlReplies else { return nil }
+        return fail(
+            .enhanceYourCalm,
+            "more than \(configuration.maxQueuedControlReplies) PING and SETTINGS acknowledgements queued unread"
+        )
+    }
+
+    /// Takes one reset from the budget (refilled at `streamResetsPerSecond` up to
+    /// `streamResetBurst`); the GOAWAY when it is spent.
+    private mutating func spendResetBudget() -> HTTP2Event? {
+        if now > resetBudgetRefilledAt {
+            let seconds = Double(now - resetBudgetRefilledAt) / 1e9
+            resetBudget = min(
+                Double(configuration.streamResetBurst),
+                resetBudget + seconds * Double(configuration.streamResetsPerSecond)
+            )
+            resetBudgetRefilledAt = now
+        }
+        guard resetBudget < 1 else {
+            resetBudget -= 1
+            return nil
+        }
+        return fail(
+            .enhanceYourCalm,
+            "more than \(configuration.streamResetBurst) streams reset at once, or over \(configuration.streamResetsPerSecond) a second after (rapid reset)"
+        )
     }
 
     /// Whether `stream` is one neither side has opened yet (RFC 9113 §5.1).
@@ -287,6 +320,7 @@ extension HTTP2Connection {
             hpackEncoder.setMaximumTableSize(min(Int(remoteSettings.headerTableSize), configuration.encoderTableSize))
         }
         HTTP2FrameEncoder.writeSettingsAck(into: &outbound)
+        if let calm = queuedControlReply() { return calm }
         if delta > 0 {
             for slot in streams.openSlots where streams[slot].pending.readableBytes > 0 {
                 enqueueBlocked(slot)

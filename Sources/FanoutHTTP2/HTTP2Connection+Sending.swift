@@ -169,17 +169,37 @@ extension HTTP2Connection {
         while blockedHead < blocked.count && connectionSendWindow > 0 {
             let stream = blocked[blockedHead]
             blockedHead += 1
-            guard let slot = streams.slot(of: stream) else { continue }
+            guard let slot = streams.slot(of: stream) else {
+                staleBlocked = max(0, staleBlocked - 1)
+                continue
+            }
             streams[slot].queued = false
             resumeSending(slot)
         }
         if blockedHead == blocked.count {
             blocked.removeAll(keepingCapacity: true)
             blockedHead = 0
+            staleBlocked = 0
         }
     }
 
     mutating func close(_ slot: Int) {
+        let wasBlocked = streams[slot].queued
+        streams[slot].queued = false
         streams.close(slot: slot)
+        guard wasBlocked else { return }
+        staleBlocked += 1
+        if staleBlocked >= 64 && 2 * staleBlocked >= blockedStreams { dropStaleBlocked() }
+    }
+
+    /// Keeps only the blocked entries whose stream is still open, in order.
+    private mutating func dropStaleBlocked() {
+        var kept = blockedHead
+        for index in blockedHead..<blocked.count where streams.slot(of: blocked[index]) != nil {
+            blocked[kept] = blocked[index]
+            kept += 1
+        }
+        blocked.removeSubrange(kept...)
+        staleBlocked = 0
     }
 }

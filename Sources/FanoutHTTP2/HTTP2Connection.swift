@@ -49,6 +49,21 @@ public struct HTTP2Connection {
         /// Body bytes kept per message; `HTTP2Message.bodyLength` still counts all of them.
         public var maxBodySize: Int = 65_536
 
+        // Flood limits: a peer past one gets GOAWAY ENHANCE_YOUR_CALM with the reason. The
+        // defaults are nghttp2's.
+
+        /// CONTINUATION frames in one header block (nghttp2: 8, `max_continuations`): empty
+        /// ones cost the receiver without growing the block (CVE-2024-27316's family).
+        public var maxContinuationFrames: Int = 8
+        /// Replies the protocol makes us queue (PING and SETTINGS acknowledgements) while the
+        /// peer does not read them (nghttp2: 1000, `max_outbound_ack`).
+        public var maxQueuedControlReplies: Int = 1000
+        /// RST_STREAM frames a client may send in a burst, and then per second (nghttp2:
+        /// `stream_reset_burst` 1000, `stream_reset_rate` 33): open-and-reset in a loop is
+        /// rapid reset (CVE-2023-44487). Servers only.
+        public var streamResetBurst: Int = 1000
+        public var streamResetsPerSecond: Int = 33
+
         public init() {}
     }
 
@@ -91,6 +106,17 @@ public struct HTTP2Connection {
     /// Streams with body bytes waiting for the connection window, oldest first.
     var blocked: [UInt32] = []
     var blockedHead = 0
+    /// Entries of `blocked` whose stream closed while it waited: dropped when they would be half
+    /// of the list, so a peer that keeps the window shut and resets every stream cannot grow it.
+    var staleBlocked = 0
+    /// Control replies written since the owner last saw them delivered (`controlRepliesDelivered`).
+    var queuedControlReplies = 0
+    /// The reset budget (a token bucket, in resets) and when it was last refilled.
+    var resetBudget: Double
+    var resetBudgetRefilledAt: UInt64 = 0
+    /// When the bytes being read arrived (uptime nanoseconds): set by the owner before
+    /// `nextEvent(from:)`; it refills the reset budget.
+    public var now: UInt64 = 0
     /// Events produced by one frame beyond the first (GOAWAY refusing many streams).
     var queuedEvents: [HTTP2Event] = []
     var queuedHead = 0
@@ -109,7 +135,8 @@ public struct HTTP2Connection {
         outbound = allocator.buffer(capacity: 64 * 1024)
         frameDecoder = HTTP2FrameDecoder(
             maxFrameSize: Int(configuration.maxFrameSize),
-            maxHeaderBlockSize: Int(configuration.maxHeaderListSize) * 2
+            maxHeaderBlockSize: Int(configuration.maxHeaderListSize) * 2,
+            maxContinuationFrames: configuration.maxContinuationFrames
         )
         hpackDecoder = HPACKDecoder(
             maximumTableSize: Int(configuration.headerTableSize),
@@ -126,6 +153,7 @@ public struct HTTP2Connection {
         nextStreamID = role == .client ? 1 : 2
         connectionReceiveWindow = Int(configuration.connectionWindowSize)
         prefaceReceived = role == .client
+        resetBudget = Double(configuration.streamResetBurst)
 
         if role == .client { outbound.writeBytes(http2ConnectionPreface) }
         var settings = [HTTP2Setting]()
@@ -152,6 +180,20 @@ public struct HTTP2Connection {
 
     /// The number of open streams.
     public var openStreams: Int { streams.count }
+
+    /// Tells the connection that what it queued has reached the peer's side of the socket (the
+    /// owner calls it when the channel is writable after a write): the control replies it
+    /// counts towards `maxQueuedControlReplies` start again from zero.
+    public mutating func controlRepliesDelivered() {
+        queuedControlReplies = 0
+    }
+
+    /// Whether `stream` is open (a reset or answered one is not).
+    public func isOpen(_ stream: UInt32) -> Bool { streams.slot(of: stream) != nil }
+
+    /// Streams waiting for the connection's send window (those closed while waiting included,
+    /// until they are dropped).
+    var blockedStreams: Int { blocked.count - blockedHead }
 
     /// How many more streams this side may open now (client).
     public var availableStreams: Int {

@@ -36,8 +36,9 @@ extension HTTP2ConnectionDelegate {
 /// Runs an `HTTP2Connection` on a NIO channel: frames are read straight from the received
 /// bytes (a partial frame waits in one reused buffer), and everything the connection and its
 /// delegate queue during a burst of reads goes out in one write when the burst ends.
-public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: ChannelInboundHandler {
+public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: ChannelDuplexHandler {
     public typealias InboundIn = ByteBuffer
+    public typealias OutboundIn = ByteBuffer
     public typealias OutboundOut = ByteBuffer
 
     private var connection: HTTP2Connection
@@ -57,6 +58,12 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var isFlushing = false
     /// The timer for the delegate's `nextWakeUp`, and when it fires.
     private var wakeUp: (deadline: NIODeadline, task: Scheduled<Void>)?
+    /// A read asked for while the channel could not take our writes (servers only): held until
+    /// it can, so a client that does not read what it provokes (PING and SETTINGS floods,
+    /// requests whose answers it leaves unread) stops being read instead of filling memory. A
+    /// client keeps reading: were both sides to hold their reads while their writes back up,
+    /// neither would move again; a server's floods to a client meet `maxQueuedControlReplies`.
+    private var readHeld = false
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
@@ -104,11 +111,24 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
         delegate.writabilityChanged(context.channel.isWritable, connection: &connection)
         flush(context)
+        if context.channel.isWritable && readHeld {
+            readHeld = false
+            context.read()
+        }
         context.fireChannelWritabilityChanged()
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if connection.role == .client || context.channel.isWritable {
+            context.read()
+        } else {
+            readHeld = true
+        }
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
+        connection.now = NIODeadline.now().uptimeNanoseconds
         if partial.readableBytes == 0 {
             process(&bytes)
             if bytes.readableBytes > 0 { partial.writeBuffer(&bytes) }
@@ -201,6 +221,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             if connection.outbound.readableBytes == 0 { connection.outbound.clear() }
         }
         isFlushing = false
+        if context.channel.isWritable { connection.controlRepliesDelivered() }
         if connection.isFinished && context.channel.isActive {
             if let error = connection.error, failure == nil { failure = error }
             context.close(promise: nil)

@@ -21,12 +21,17 @@ public struct HTTP2FrameDecoder {
     public var maxFrameSize: Int
     /// The largest header block accepted across HEADERS and CONTINUATION frames.
     public var maxHeaderBlockSize: Int
+    /// The most CONTINUATION frames one header block may take.
+    public var maxContinuationFrames: Int
     private var pendingHeaders: (stream: UInt32, endStream: Bool, block: ByteBuffer)?
+    /// CONTINUATION frames of the block in `pendingHeaders` so far.
+    private var continuations = 0
 
     /// Creates a decoder.
-    public init(maxFrameSize: Int = 16_384, maxHeaderBlockSize: Int = 65_536) {
+    public init(maxFrameSize: Int = 16_384, maxHeaderBlockSize: Int = 65_536, maxContinuationFrames: Int = 8) {
         self.maxFrameSize = maxFrameSize
         self.maxHeaderBlockSize = maxHeaderBlockSize
+        self.maxContinuationFrames = maxContinuationFrames
     }
 
     /// The next complete frame in `buffer`, moving its reader index past it, or `nil` when
@@ -98,6 +103,13 @@ public struct HTTP2FrameDecoder {
                 throw HTTP2FrameError(.protocolError, "CONTINUATION without a HEADERS frame before it")
             }
             pendingHeaders = nil
+            continuations += 1
+            guard continuations <= maxContinuationFrames else {
+                throw HTTP2FrameError(
+                    .enhanceYourCalm,
+                    "more than \(maxContinuationFrames) CONTINUATION frames in one header block"
+                )
+            }
             var block = pending.block
             guard block.readableBytes + payload.readableBytes <= maxHeaderBlockSize else {
                 throw HTTP2FrameError(.enhanceYourCalm, "the header block is over \(maxHeaderBlockSize) bytes")
@@ -176,7 +188,10 @@ public struct HTTP2FrameDecoder {
         block: ByteBuffer,
         endHeaders: Bool
     ) -> HTTP2Frame? {
-        if endHeaders { return .headers(stream: stream, block: block, endStream: endStream) }
+        if endHeaders {
+            continuations = 0
+            return .headers(stream: stream, block: block, endStream: endStream)
+        }
         pendingHeaders = (stream, endStream, block)
         return nil
     }

@@ -30,13 +30,29 @@ struct PendingResponses {
         }
     }
 
+    /// Removes every entry `isGone` says no one waits for any more (its stream was reset), and
+    /// restores the heap order (Floyd's bottom-up build, linear in the entries kept).
+    mutating func removeAll(where isGone: (Entry) -> Bool) {
+        heap.removeAll(where: isGone)
+        var parent = heap.count / 2
+        while parent > 0 {
+            parent -= 1
+            siftDown(from: parent)
+        }
+    }
+
     /// Removes and returns the earliest entry if it is due at `now`.
     mutating func popDue(now: UInt64) -> Entry? {
         guard let first = heap.first, first.due <= now else { return nil }
         let last = heap.removeLast()
         guard !heap.isEmpty else { return first }
         heap[0] = last
-        var parent = 0
+        siftDown(from: 0)
+        return first
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1
             let right = left + 1
@@ -47,6 +63,5 @@ struct PendingResponses {
             heap.swapAt(parent, smallest)
             parent = smallest
         }
-        return first
     }
 }

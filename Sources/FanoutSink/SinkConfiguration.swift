@@ -14,6 +14,10 @@ public struct SinkConfiguration: Sendable {
     public var initialMaxConcurrentStreams: UInt32 = 1
     /// MAX_CONCURRENT_STREAMS after it (APNs: 1000).
     public var maxConcurrentStreams = UInt32(APNsRequest.concurrentStreams)
+    /// A connection with nothing open, held or received for this long (up to twice it) gets
+    /// GOAWAY with APNs' reason IdleTimeout; `nil` keeps idle connections forever.
+    public var idleTimeout: Duration? = Self.defaultIdleTimeout
+    public static let defaultIdleTimeout: Duration = .seconds(10 * 60)
     /// Drop to the initial limit after a rejected request, and rise again after the next
     /// accepted one, as APNs has been seen to do.
     public var throttleAfterRejection = false

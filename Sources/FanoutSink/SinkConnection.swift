@@ -29,10 +29,20 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     private var timestampedBody = ByteBuffer()
     /// Answers held back by injected latency or a stall.
     private var pending = PendingResponses()
+    /// Streams reset while answers were held: some of the held answers may be for them.
+    private var resetsWhileHolding = 0
+
+    /// Answers held now (for tests and, later, limits).
+    var heldAnswers: Int { pending.count }
     private var random: SinkRandom
     /// When the connection opened, and whether its timed GOAWAY has gone out.
     private let openedAt = NIODeadline.now()
     private var timedGoAwaySent = false
+    /// Events seen: a connection whose count has not moved over a whole idle timeout, with
+    /// nothing open or held, is idle.
+    private var activity = 0
+    /// When idleness is checked next, and the activity seen at the last check.
+    private var idleCheck: (at: NIODeadline, activity: Int)?
     /// With a per-connection throughput ceiling: when the next answer may go out.
     private var nextPacedAnswer: UInt64 = 0
     /// The bundle ids of the client's verified certificate, when it authenticated with one.
@@ -54,6 +64,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
+        idleCheck = configuration.idleTimeout.map { (openedAt + .nanoseconds(Int64($0.wholeNanoseconds)), -1) }
     }
 
     var nextWakeUp: NIODeadline? {
@@ -62,16 +73,29 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         return nextTimedEvent.map { min($0, flush) } ?? flush
     }
 
-    /// The next held answer or timed GOAWAY (`nextWakeUp` also wakes to add counts to the statistics).
+    /// The next held answer, timed GOAWAY or idleness check (`nextWakeUp` also wakes to add
+    /// counts to the statistics).
     var nextTimedEvent: NIODeadline? {
-        let response = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
-        guard !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter else { return response }
-        let goAway = openedAt + .nanoseconds(Int64(after.wholeNanoseconds))
-        return response.map { min($0, goAway) } ?? goAway
+        var earliest = pending.earliest.map { NIODeadline.uptimeNanoseconds($0) }
+        func consider(_ time: NIODeadline) { earliest = earliest.map { min($0, time) } ?? time }
+        if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter {
+            consider(openedAt + .nanoseconds(Int64(after.wholeNanoseconds)))
+        }
+        if let idleCheck { consider(idleCheck.at) }
+        return earliest
     }
 
     mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
         if now >= lastFlush + .nanoseconds(SinkCounts.flushDelay) { flushCounts(now: now) }
+        if let check = idleCheck, now >= check.at, let timeout = configuration.idleTimeout {
+            if check.activity == activity && connection.openStreams == 0 && pending.count == 0 {
+                // APNs closes idle connections too; a shared sink must not keep them forever.
+                idleCheck = nil
+                goAway(&connection, reason: .idleTimeout)
+            } else {
+                idleCheck = (now + .nanoseconds(Int64(timeout.wholeNanoseconds)), activity)
+            }
+        }
         if !timedGoAwaySent, let after = configuration.scenario.faults.goAwayAfter,
             now >= openedAt + .nanoseconds(Int64(after.wholeNanoseconds))
         {
@@ -91,11 +115,26 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+        activity &+= 1
         switch event {
         case .message(let request): answer(request, &connection)
-        case .streamReset: counts.resets += 1
+        case .streamReset:
+            counts.resets += 1
+            forgetHeldAnswersOfResetStreams(&connection)
         default: break
         }
+    }
+
+    /// A held answer for a reset stream would never be sent: once resets could account for half
+    /// of what is held, the answers of streams no longer open are dropped, so a client that
+    /// opens and resets streams (rapid reset) cannot make the heap grow past twice what is open.
+    private mutating func forgetHeldAnswersOfResetStreams(_ connection: inout HTTP2Connection) {
+        guard pending.count > 0 else { return }
+        resetsWhileHolding += 1
+        guard resetsWhileHolding >= 64, 2 * resetsWhileHolding >= pending.count else { return }
+        let open = connection
+        pending.removeAll { !open.isOpen($0.stream) }
+        resetsWhileHolding = 0
     }
 
     mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {

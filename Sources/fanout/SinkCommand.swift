@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutRun
+import FanoutSettings
 import FanoutSink
 import Foundation
 import Logging
@@ -181,6 +182,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Never answer this share of requests, e.g. 0.1%.", valueName: "percent"))
     var unanswered: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "GOAWAY IdleTimeout to a connection idle this long, or off (default \(SinkConfiguration.defaultIdleTimeout)).",
+            valueName: "duration"
+        )
+    )
+    var idleTimeout: String?
+
     @Option(name: .long, help: ArgumentHelp("Close connections beyond this many at once.", valueName: "n"))
     var maxConnections: Int?
 
@@ -275,6 +285,17 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.initialMaxConcurrentStreams = initialStreams
         job.configuration.maxConcurrentStreams = maxStreams
         job.configuration.throttleAfterRejection = throttleAfterRejection
+        if let idleTimeout {
+            if idleTimeout == "off" {
+                job.configuration.idleTimeout = nil
+            } else if let duration = DurationNotation.parse(idleTimeout), duration > .zero {
+                job.configuration.idleTimeout = duration
+            } else {
+                throw ValidationError(
+                    "--idle-timeout: \(idleTimeout) is not off or a duration above 0; \(DurationNotation.hint)."
+                )
+            }
+        }
         job.configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {
             job.tokenKey = SinkJob.TokenKey(file: keyFile, keyID: keyId, teamID: teamId)

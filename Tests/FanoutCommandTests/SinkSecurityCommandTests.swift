@@ -87,6 +87,43 @@ import Testing
         #expect(result.errors.contains("clients trust it with \(trust)"), "\(result.errors)")
     }
 
+    /// RFC 9113 §9.2, checked with OpenSSL's client: TLS 1.0 and 1.1 are refused, and so are
+    /// TLS 1.2 suites without ephemeral keys or without AEAD; ECDHE with GCM and TLS 1.3 are served.
+    @Test func onlyTLSThatHTTP2AllowsIsServed() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            ["sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls"]
+        )
+        defer { sink.stop() }
+        try waitForListener(port: port)
+        func handshake(_ options: [String]) throws -> (connected: Bool, text: String) {
+            let result = try PeerProcess.run(
+                "openssl",
+                ["s_client", "-connect", "127.0.0.1:\(port)", "-alpn", "h2", "-brief"] + options,
+                input: Data(),
+                timeout: .seconds(20)
+            )
+            let text = result.output + result.errors
+            return (result.status == 0 && text.contains("CONNECTION ESTABLISHED"), text)
+        }
+        for refused in [
+            ["-tls1", "-cipher", "DEFAULT@SECLEVEL=0"], ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"],
+            ["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA"], ["-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-SHA384"],
+        ] {
+            let outcome = try handshake(refused)
+            #expect(!outcome.connected, "\(refused): \(outcome.text)")
+            // The server said no: an alert from it, not a client that could not offer.
+            #expect(outcome.text.contains("alert"), "\(refused): \(outcome.text)")
+        }
+        for served in [["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"], ["-tls1_3"]] {
+            let outcome = try handshake(served)
+            #expect(outcome.connected, "\(served): \(outcome.text)")
+        }
+    }
+
     @Test func clientCertificatesAuthenticateForTheirBundle() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

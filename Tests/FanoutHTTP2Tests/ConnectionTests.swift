@@ -216,4 +216,29 @@ import Testing
         #expect(first > 100)
         #expect(second < 9 + 6 + 50)
     }
+
+    /// A peer that keeps the connection window shut while streams are reset leaves nothing
+    /// behind: the blocked list drops the ids of closed streams (it once kept every one).
+    @Test func streamsResetWhileBlockedLeaveNothingBehind() throws {
+        var client = HTTP2Connection(role: .client)
+        var fromServer = ByteBuffer(
+            bytes: RawFrame.settings() + RawFrame.frame(type: 4, flags: 1, stream: 0, payload: [])
+        )
+        while client.nextEvent(from: &fromServer) != nil {}
+        let body = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1000)
+        var blockedAtMost = 0
+        for round in 0..<40 {
+            var streams: [UInt32] = []
+            for index in 0..<100 {
+                streams.append(try client.sendRequest(apnsRequest(), body: body, tag: UInt64(round * 100 + index)))
+            }
+            client.outbound.clear()
+            for stream in streams { client.resetStream(stream, code: .cancel) }
+            client.outbound.clear()
+            blockedAtMost = max(blockedAtMost, client.blockedStreams)
+        }
+        // The window (65,535 bytes) let the first ~65 bodies out; 3,935 streams blocked and were reset.
+        #expect(client.openStreams == 0)
+        #expect(blockedAtMost <= 2 * 100 + 64, "\(blockedAtMost) blocked entries")
+    }
 }

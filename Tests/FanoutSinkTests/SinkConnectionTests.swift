@@ -13,6 +13,7 @@ import Testing
     static func harness(_ faults: ConnectionFaults) -> SinkHarness {
         var configuration = SinkConfiguration()
         configuration.scenario.faults = faults
+        configuration.idleTimeout = nil  // so that what is due is only the fault's
         return SinkHarness(configuration)
     }
 
@@ -85,5 +86,52 @@ import Testing
         #expect(heard[0] > 0)
         #expect(heard[1] > 0)
         #expect(heard[2] == 0)
+    }
+
+    /// A client that resets streams whose answers are held (rapid reset against a slow sink)
+    /// leaves nothing behind: the held answers of reset streams are dropped, so what is held
+    /// stays within twice what is open.
+    @Test func heldAnswersOfResetStreamsAreDropped() throws {
+        var configuration = SinkConfiguration()
+        configuration.initialMaxConcurrentStreams = 1000
+        configuration.scenario.latency = .fixed(.seconds(60))
+        var harness = SinkHarness(configuration)
+        // 4 × 200 resets: below the HTTP/2 reset budget (1000), which would end the connection.
+        for round in 0..<4 {
+            var streams: [UInt32] = []
+            for index in 0..<200 {
+                let stream = try harness.client.sendRequest(
+                    HTTP2Fields(SinkHarness.fields()),
+                    body: ByteBuffer(string: SinkHarness.poll),
+                    tag: UInt64(round * 200 + index)
+                )
+                streams.append(stream)
+            }
+            harness.pump()
+            for stream in streams { harness.client.resetStream(stream, code: .cancel) }
+            harness.pump()
+            #expect(harness.sink.heldAnswers <= 2 * 200 + 64, "round \(round): \(harness.sink.heldAnswers) held")
+        }
+        #expect(harness.server.openStreams == 0)
+    }
+
+    /// A connection with nothing open, held or received over a whole idle timeout gets GOAWAY
+    /// with APNs' reason IdleTimeout; one that keeps sending does not.
+    @Test func idleConnectionsAreSentAway() throws {
+        var configuration = SinkConfiguration()
+        configuration.idleTimeout = .seconds(30)
+        var busy = SinkHarness(configuration)
+        var idle = SinkHarness(configuration)
+        var now = NIODeadline.now()
+        for _ in 0..<3 {
+            now = now + .seconds(31)
+            #expect(busy.send(SinkHarness.fields())?.status == 200)
+            busy.sink.wake(now: now, connection: &busy.server)
+            busy.pump()
+            idle.sink.wake(now: now, connection: &idle.server)
+            idle.pump()
+        }
+        #expect(busy.goAways.isEmpty)
+        #expect(idle.goAways == [#"{"reason":"IdleTimeout"}"#], "\(idle.goAways)")
     }
 }

@@ -11,6 +11,7 @@ import Testing
     static func harness(_ scenario: SinkScenario) -> SinkHarness {
         var configuration = SinkConfiguration()
         configuration.scenario = scenario
+        configuration.idleTimeout = nil  // so that what is due is only what the scenario holds
         return SinkHarness(configuration)
     }
 
