@@ -75,6 +75,11 @@ public final class PeerProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGINT) }
     }
 
+    /// Sends `signal` (SIGKILL to crash it, SIGSTOP and SIGCONT to freeze and thaw it).
+    public func signal(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
     /// Stops the program (SIGTERM, then SIGKILL after 5 s) and returns what it wrote.
     @discardableResult
     public func stop() -> Result {
