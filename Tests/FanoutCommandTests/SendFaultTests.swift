@@ -77,4 +77,49 @@ import Testing
         let counts = sink.stop()
         #expect(counts.output.contains("accepted: "), "\(counts.output)")
     }
+
+    /// Behind a proxy that resets a connection at random every 0.4 s or so: every token ends in
+    /// one outcome and is accepted. The sink may count more than the sender (an answer lost in
+    /// a reset is sent again) and may have received fewer requests than were sent (a request
+    /// lost in a reset never arrived), never the other way round.
+    @Test func connectionsResetByAProxyLoseNothing() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sinkPort = freePort()
+        let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:\(sinkPort)"])
+        defer { sink.stop() }
+        try waitForListener(port: sinkPort)
+        let proxyPort = freePort()
+        let proxy = try PeerProcess(
+            "python3",
+            [PythonPeer.path("reset_proxy.py"), "\(proxyPort)", "\(sinkPort)", "0.4", "7", "150"]
+        )
+        defer { proxy.stop() }
+        try waitForListener(port: proxyPort)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(proxyPort)", "--generate", "100000", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--connections", "4", "--streams", "200",
+                "--attempts", "10", "--output", folder + "/run",
+            ],
+            timeout: .seconds(140)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary["sent"] as? Int == 100_000)
+        #expect(summary["accepted"] as? Int == 100_000)
+        #expect((summary["failed"] as? [String: Int] ?? [:]).isEmpty, "\(summary["failed"] ?? "")")
+        let resets = proxy.stop().output.split(separator: "\n").filter { $0.hasPrefix("reset") }.count
+        #expect(resets > 0, "the proxy reset nothing")
+        let counts = sink.stop().output
+        func count(_ name: String) -> Int? {
+            counts.split(separator: "\n").first { $0.hasPrefix("\(name): ") }.flatMap {
+                Int($0.split(separator: " ")[1])
+            }
+        }
+        let accepted = try #require(count("accepted"), "\(counts)")
+        let received = try #require(count("requests"), "\(counts)")
+        #expect(accepted >= 100_000)
+        #expect(received <= summary["requests"] as? Int ?? 0)
+    }
 }
