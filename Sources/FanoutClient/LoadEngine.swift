@@ -2,7 +2,6 @@ import Atomics
 import Dispatch
 import FanoutAPNs
 import FanoutHTTP2
-import FanoutRandom
 import FanoutSettings
 import FanoutTokens
 import Histogram
@@ -138,7 +137,6 @@ public final class LoadEngine: Sendable {
         while pool.active > 0 {
             let elapsed = ContinuousClock.now - started
             if let deadline = configuration.shape.deadline, elapsed > deadline, !isCancelled { cancel() }
-            if isCancelled { pool.cancel() }
             if let duration = configuration.shape.model.duration, elapsed > duration { feed.close() }
             if let progress, ContinuousClock.now - lastProgress.at >= .seconds(1) {
                 let finished = statistics.finished

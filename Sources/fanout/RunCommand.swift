@@ -29,14 +29,9 @@ struct RunCommand: ParsableCommand {
     )
     var count: UInt64?
 
-    @Option(name: .long, help: ArgumentHelp("The seed of the tokens.", valueName: "seed"))
-    var seed = RunJob().seed
+    @OptionGroup var seeding: SeedOption
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp("Send only shard i of N of the tokens (see fanout merge).", valueName: "i/N")
-    )
-    var shard: String?
+    @OptionGroup var sharding: ShardOption
 
     @OptionGroup var shape: ShapeOptions
 
@@ -64,13 +59,11 @@ struct RunCommand: ParsableCommand {
     func job() throws -> RunJob {
         var job = RunJob()
         job.count = count
-        job.seed = seed
+        job.seed = seeding.seed
+        job.shard = try sharding.parsed()
         job.shape = try shape.shape()
         job.senderThreads = threads.threads
         job.sinkThreads = sinkThreads
-        if let shard {
-            do { job.shard = try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
-        }
         return job
     }
 

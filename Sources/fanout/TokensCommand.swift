@@ -23,14 +23,12 @@ struct TokenInputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Generate this many tokens instead of reading a file.", valueName: "n"))
     var generate: UInt64?
 
-    @Option(name: .long, help: ArgumentHelp("The seed of generated tokens.", valueName: "seed"))
-    var seed = TokenGenerator.defaultSeed
+    @OptionGroup var seeding: SeedOption
 
     @Option(name: .long, help: ArgumentHelp("Bytes per generated token.", valueName: "bytes"))
     var length = TokenGenerator.defaultLength
 
-    @Option(name: .long, help: ArgumentHelp("Read only shard i of N (1 ≤ i ≤ N).", valueName: "i/N"))
-    var shard: String?
+    @OptionGroup var sharding: ShardOption
 
     @Flag(name: .long, help: "Skip lines that are not valid tokens instead of stopping at the first.")
     var skipInvalid = false
@@ -42,15 +40,12 @@ struct TokenInputOptions: ParsableArguments {
         if (tokens == nil) == (generate == nil) {
             throw ValidationError("Give either --tokens FILE or --generate N.")
         }
-        if let shard {
-            do { _ = try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
-        }
         if rejects != nil && !skipInvalid { throw ValidationError("--rejects goes with --skip-invalid.") }
         if length < 1 { throw ValidationError("--length must be at least 1 byte.") }
     }
 
     var source: TokenSource {
-        if let generate { return .generated(TokenGenerator(count: generate, seed: seed, length: length)) }
+        if let generate { return .generated(TokenGenerator(count: generate, seed: seeding.seed, length: length)) }
         return tokens == "-" ? .standardInput : .file(tokens!)
     }
 
@@ -59,7 +54,7 @@ struct TokenInputOptions: ParsableArguments {
 
     var readerConfiguration: TokenReaderConfiguration {
         TokenReaderConfiguration(
-            shard: shard.map { try! TokenShard(parsing: $0) } ?? .all,
+            shard: (try? sharding.parsed()) ?? .all,
             invalidTokens: skipInvalid ? .skip : .fail,
             rejectsPath: rejects
         )
@@ -136,7 +131,7 @@ extension TokensCommand {
                 try TokenStream(input.source, configuration: input.readerConfiguration).count()
             }
             var report = "tokens: \(summary.tokens)"
-            if let shard = input.shard { report += " (shard \(shard) of \(summary.validTokens))" }
+            if let shard = input.sharding.shard { report += " (shard \(shard) of \(summary.validTokens))" }
             report += "\nlines: \(summary.lines)\nskipped: \(summary.skipped)"
             if let rejects = input.rejects, summary.skipped > 0 { report += " (written to \(rejects))" }
             StandardStream.output.write((report + "\n").utf8)
@@ -151,5 +146,28 @@ private func reportingErrors<Result>(_ body: () throws(TokenSetError) -> Result)
     } catch {
         printError("error: \(error)")
         throw ExitCode.failure
+    }
+}
+
+/// `--seed S`: the seed of generated tokens (`fanout run`'s and `--generate`'s).
+struct SeedOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The seed of generated tokens.", valueName: "seed"))
+    var seed = TokenGenerator.defaultSeed
+}
+
+/// `--shard i/N`: only shard i of N of the tokens (shards of one set merge with `fanout merge`).
+struct ShardOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only shard i of N of the tokens, 1 ≤ i ≤ N (see fanout merge).", valueName: "i/N")
+    )
+    var shard: String?
+
+    func validate() throws { _ = try parsed() }
+
+    /// The shard, `.all` when none is given.
+    func parsed() throws -> TokenShard {
+        guard let shard else { return .all }
+        do { return try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
     }
 }

@@ -280,11 +280,10 @@ import Testing
             let result = try CommandRunner.run(base + extra)
             #expect(result.status == 64, "\(extra): \(result.standardError)")
         }
+        let output = NSTemporaryDirectory() + "fanout-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: output) }
         let unreachable = try CommandRunner.run(
-            base + [
-                "--endpoint", "http://127.0.0.1:\(freePort())", "--output",
-                NSTemporaryDirectory() + "fanout-\(UUID().uuidString)",
-            ],
+            base + ["--endpoint", "http://127.0.0.1:\(freePort())", "--output", output],
             timeout: .seconds(90)
         )
         #expect(unreachable.status == 3, "\(unreachable.standardError)")
