@@ -11,7 +11,8 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let port = freePort()
-        let sink = ["sink", "--listen", "127.0.0.1:\(port)"]
+        // 5 ms answers over 4 × 50 streams: at most 40,000/s, so the run outlasts the fault.
+        let sink = ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:5ms"]
         let first = try PeerProcess(CommandRunner.executable.path, sink)
         defer { first.stop() }
         try waitForListener(port: port)
@@ -20,7 +21,7 @@ import Testing
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
                 CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
-                "--connections", "4", "--streams", "200", "--output", folder + "/run",
+                "--connections", "4", "--streams", "50", "--output", folder + "/run",
             ]
         )
         defer { send.stop() }
@@ -47,7 +48,11 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let port = freePort()
-        let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:\(port)"])
+        // 5 ms answers over 4 × 50 streams: at most 40,000/s, so the run outlasts the freeze.
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:5ms"]
+        )
         defer {
             sink.signal(SIGCONT)
             sink.stop()
@@ -58,7 +63,7 @@ import Testing
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
                 CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
-                "--connections", "4", "--streams", "200", "--timeout", "1s", "--attempts", "5",
+                "--connections", "4", "--streams", "50", "--timeout", "1s", "--attempts", "5",
                 "--output", folder + "/run",
             ]
         )
