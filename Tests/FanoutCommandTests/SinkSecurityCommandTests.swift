@@ -62,16 +62,27 @@ import Testing
         }
     }
 
-    @Test func aSelfSignedCertificateIsWrittenOutAndVerifiedByCurlAndOpenSSL() throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    /// `fanout sink --tls-self-signed FOLDER/tls` on a free port, listening.
+    static func selfSignedSink(in folder: String) throws -> (sink: PeerProcess, port: Int) {
         let port = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
             ["sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls"]
         )
+        do {
+            try waitForListener(port: port)
+        } catch {
+            sink.stop()
+            throw error
+        }
+        return (sink, port)
+    }
+
+    @Test func aSelfSignedCertificateIsWrittenOutAndVerifiedByCurlAndOpenSSL() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try Self.selfSignedSink(in: folder)
         defer { sink.stop() }
-        try waitForListener(port: port)
         let trust = folder + "/tls/cert.pem"
         #expect(try Self.push(port: port, trust: trust, topic: "com.example.app") == "200")
         // The certificate names the loopback address too.
@@ -92,13 +103,8 @@ import Testing
     @Test func onlyTLSThatHTTP2AllowsIsServed() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let sink = try PeerProcess(
-            CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls"]
-        )
+        let (sink, port) = try Self.selfSignedSink(in: folder)
         defer { sink.stop() }
-        try waitForListener(port: port)
         func handshake(_ options: [String]) throws -> (connected: Bool, text: String) {
             let result = try PeerProcess.run(
                 "openssl",
