@@ -165,7 +165,10 @@ struct SinkConnection: HTTP2ConnectionDelegate {
 
     private func goAway(_ connection: inout HTTP2Connection, reason: APNsReason) {
         guard connection.sentGoAway == nil else { return }
-        connection.goAway(code: .noError, debugData: Array(#"{"reason":"\#(reason.rawValue)"}"#.utf8))
+        // APNs' GOAWAY carries the same JSON as its error responses.
+        var body = ByteBuffer()
+        APNsErrorBody.write(reason, into: &body)
+        connection.goAway(code: .noError, debugData: Array(body.readableBytesView))
     }
 
     private mutating func answer(_ request: HTTP2Message, _ connection: inout HTTP2Connection) {
