@@ -58,6 +58,7 @@ import Testing
     }
 
     @Test func usageErrors() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         #expect(try CommandRunner.run(["tokens", "count"]).status == 64)
         #expect(try CommandRunner.run(["tokens", "count", "--generate", "5", "--shard", "5/4"]).status == 64)
         #expect(try CommandRunner.run(["tokens", "count", "--generate", "5", "--rejects", "x"]).status == 64)
