@@ -27,7 +27,7 @@ public enum APNsErrorBody {
     /// sends. Tolerates spaces around the colon, as other servers write them.
     public static func reason(in body: ByteBuffer) -> APNsReason? {
         body.withUnsafeReadableBytes { bytes -> APNsReason? in
-            guard let value = stringValue(of: key, in: bytes) else { return nil }
+            guard let value = stringValue(of: reasonKey, in: bytes) else { return nil }
             return reasons.first { $0.bytes.elementsEqual(value) }?.reason
         }
     }
@@ -35,8 +35,7 @@ public enum APNsErrorBody {
     /// The 410 timestamp in `body`, if it has one.
     public static func timestamp(in body: ByteBuffer) -> Int64? {
         body.withUnsafeReadableBytes { bytes -> Int64? in
-            let key = Array(#""timestamp""#.utf8)
-            guard var index = valueStart(of: key, in: bytes) else { return nil }
+            guard var index = valueStart(of: timestampKey, in: bytes) else { return nil }
             var value: Int64 = 0
             var digits = 0
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]), digits < 18 {
@@ -52,7 +51,8 @@ public enum APNsErrorBody {
     private static let reasons: [(reason: APNsReason, bytes: [UInt8])] = APNsReason.allCases.map {
         ($0, Array($0.rawValue.utf8))
     }
-    private static let key: [UInt8] = Array(#""reason""#.utf8)
+    private static let reasonKey: [UInt8] = Array(#""reason""#.utf8)
+    private static let timestampKey: [UInt8] = Array(#""timestamp""#.utf8)
 
     /// The bytes of the string value of `key` (quoted, as in the body).
     private static func stringValue(of key: [UInt8], in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {

@@ -57,9 +57,6 @@ struct APNsRequestFields: HTTP2HeaderFields {
         return (high, low)
     }
 
-    /// The `apns-id` last written, if the run sends them.
-    var idText: String? { id.map { String(decoding: $0, as: UTF8.self) } }
-
     /// Points `:path` at `token`'s device.
     mutating func select(token: UnsafeRawBufferPointer) {
         let count = Self.prefixLength + token.count

@@ -132,8 +132,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         guard pending.count > 0 else { return }
         resetsWhileHolding += 1
         guard resetsWhileHolding >= 64, 2 * resetsWhileHolding >= pending.count else { return }
-        let open = connection
-        pending.removeAll { !open.isOpen($0.stream) }
+        pending.removeAll { !connection.isOpen($0.stream) }
         resetsWhileHolding = 0
     }
 

@@ -2,41 +2,63 @@ import FanoutTestSupport
 import Foundation
 import Testing
 
-/// `fanout send` against a `fanout sink` process that dies mid-run (SIGKILL) and comes back on
-/// the same port: every token ends in one outcome, none fails while tries remain, every
-/// connection comes back, and the run ends on its own.
+/// `fanout send` against a `fanout sink` process that fails under it — killed (SIGKILL) and
+/// restarted on the same port, frozen (SIGSTOP) past the stream timeout, or behind a proxy that
+/// resets connections — with every token ending in one outcome, none failing while tries remain,
+/// every connection coming back, and the run ending on its own.
 @Suite(.serialized) struct SendFaultTests {
+    static let notifications = 100_000
+
+    /// A new folder path for a run's results.
+    static func folder() -> String { NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)" }
+
+    /// `fanout sink` on `port`; its answers take 5 ms, so 4 × 50 streams carry at most 40,000/s
+    /// and a run outlasts the fault it is meant to meet.
+    static func slowSink(port: Int) throws -> PeerProcess {
+        try PeerProcess(
+            CommandRunner.executable.path,
+            ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:5ms"]
+        )
+    }
+
+    /// `fanout send`'s arguments for the generated set to `port`, results in `folder/run`.
+    static func send(to port: Int, streams: Int = 50, into folder: String, _ extra: [String] = []) -> [String] {
+        [
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "\(notifications)", "--template",
+            CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
+            "--connections", "4", "--streams", "\(streams)", "--output", folder + "/run",
+        ] + extra
+    }
+
+    /// The run's summary, after checking that every notification was accepted and none failed.
+    static func everyNotificationAccepted(in folder: String) throws -> [String: Any] {
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary["sent"] as? Int == notifications)
+        #expect(summary["accepted"] as? Int == notifications)
+        #expect((summary["failed"] as? [String: Int] ?? [:]).isEmpty, "\(summary["failed"] ?? "")")
+        return summary
+    }
+
     @Test(arguments: [300, 1000])
     func aSinkKilledAndRestartedLosesNothing(downMilliseconds: Int) throws {
-        let folder = NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)"
+        let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let port = freePort()
-        // 5 ms answers over 4 × 50 streams: at most 40,000/s, so the run outlasts the fault.
-        let sink = ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:5ms"]
-        let first = try PeerProcess(CommandRunner.executable.path, sink)
+        let first = try Self.slowSink(port: port)
         defer { first.stop() }
         try waitForListener(port: port)
-        let send = try PeerProcess(
-            CommandRunner.executable.path,
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
-                CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
-                "--connections", "4", "--streams", "50", "--output", folder + "/run",
-            ]
-        )
+        let send = try PeerProcess(CommandRunner.executable.path, Self.send(to: port, into: folder))
         defer { send.stop() }
         // Some of the run is done, most is not.
         Thread.sleep(forTimeInterval: 0.8)
         first.signal(SIGKILL)
         Thread.sleep(forTimeInterval: Double(downMilliseconds) / 1000)
-        let second = try PeerProcess(CommandRunner.executable.path, sink)
+        let second = try Self.slowSink(port: port)
         defer { second.stop() }
         let result = try send.wait(timeout: .seconds(120))
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         #expect(!result.output.contains("gave up"), "\(result.output)")
-        let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["accepted"] as? Int == 100_000)
-        #expect((summary["failed"] as? [String: Int] ?? [:]).isEmpty, "\(summary["failed"] ?? "")")
+        _ = try Self.everyNotificationAccepted(in: folder)
         let lives = second.stop()
         // All four connections came back to the sink's second life.
         #expect(lives.output.contains("connections: 4 opened"), "\(lives.output)")
@@ -45,14 +67,10 @@ import Testing
     /// A sink frozen (SIGSTOP) for longer than the stream timeout and then thawed: the streams
     /// that timed out are reset and tried again, and every notification ends accepted.
     @Test func aSinkFrozenPastTheTimeoutLosesNothing() throws {
-        let folder = NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)"
+        let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let port = freePort()
-        // 5 ms answers over 4 × 50 streams: at most 40,000/s, so the run outlasts the freeze.
-        let sink = try PeerProcess(
-            CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:5ms"]
-        )
+        let sink = try Self.slowSink(port: port)
         defer {
             sink.signal(SIGCONT)
             sink.stop()
@@ -60,12 +78,7 @@ import Testing
         try waitForListener(port: port)
         let send = try PeerProcess(
             CommandRunner.executable.path,
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
-                CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
-                "--connections", "4", "--streams", "50", "--timeout", "1s", "--attempts", "5",
-                "--output", folder + "/run",
-            ]
+            Self.send(to: port, into: folder, ["--timeout", "1s", "--attempts", "5"])
         )
         defer { send.stop() }
         Thread.sleep(forTimeInterval: 0.8)
@@ -74,9 +87,7 @@ import Testing
         sink.signal(SIGCONT)
         let result = try send.wait(timeout: .seconds(120))
         #expect(result.status == 0, "\(result.output)\(result.errors)")
-        let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["accepted"] as? Int == 100_000)
-        #expect((summary["failed"] as? [String: Int] ?? [:]).isEmpty, "\(summary["failed"] ?? "")")
+        let summary = try Self.everyNotificationAccepted(in: folder)
         // The freeze outlasted the timeout: streams were reset and sent again.
         #expect((summary["retries"] as? Int ?? 0) > 0, "\(summary)")
         let counts = sink.stop()
@@ -88,7 +99,7 @@ import Testing
     /// a reset is sent again) and may have received fewer requests than were sent (a request
     /// lost in a reset never arrived), never the other way round.
     @Test func connectionsResetByAProxyLoseNothing() throws {
-        let folder = NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)"
+        let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let sinkPort = freePort()
         let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:\(sinkPort)"])
@@ -102,18 +113,11 @@ import Testing
         defer { proxy.stop() }
         try waitForListener(port: proxyPort)
         let result = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(proxyPort)", "--generate", "100000", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--connections", "4", "--streams", "200",
-                "--attempts", "10", "--output", folder + "/run",
-            ],
+            Self.send(to: proxyPort, streams: 200, into: folder, ["--attempts", "10"]),
             timeout: .seconds(140)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
-        let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["sent"] as? Int == 100_000)
-        #expect(summary["accepted"] as? Int == 100_000)
-        #expect((summary["failed"] as? [String: Int] ?? [:]).isEmpty, "\(summary["failed"] ?? "")")
+        let summary = try Self.everyNotificationAccepted(in: folder)
         let resets = proxy.stop().output.split(separator: "\n").filter { $0.hasPrefix("reset") }.count
         #expect(resets > 0, "the proxy reset nothing")
         let counts = sink.stop().output
@@ -124,7 +128,7 @@ import Testing
         }
         let accepted = try #require(count("accepted"), "\(counts)")
         let received = try #require(count("requests"), "\(counts)")
-        #expect(accepted >= 100_000)
+        #expect(accepted >= Self.notifications)
         #expect(received <= summary["requests"] as? Int ?? 0)
     }
 }
