@@ -24,7 +24,8 @@ step "Tests"
 swift test --skip-build
 
 step "Format (swift format lint --strict)"
-swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Benchmarks/Tools Package.swift Benchmarks/Package.swift
+swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Benchmarks/Tools Package.swift Benchmarks/Package.swift \
+    Fuzz/Targets Fuzz/Package.swift
 
 step "Allocation gate: 0 mallocs per notification, per token, per HPACK block and per HTTP/2 exchange (Benchmarks/Thresholds)"
 # Malloc counts are deterministic, so CI gates on them exactly; timing only far beyond noise (next step).
@@ -32,5 +33,9 @@ step "Allocation gate: 0 mallocs per notification, per token, per HPACK block an
 
 step "Fanout's regression gate: the default scenario 5 times against results/baselines/default"
 bash scripts/regression.sh
+
+step "Fuzzing, short form: each libFuzzer target (Fuzz/) 10 s with ASan from its seeds"
+# The long form, 10 million inputs a target, is scripts/fuzz.sh all 3600 -runs=10000000.
+bash scripts/fuzz.sh all 10
 
 step "All checks passed"

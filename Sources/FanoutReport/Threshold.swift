@@ -147,6 +147,11 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         } catch {
             throw ThresholdError("cannot read the thresholds file \(path): \(error.reason)")
         }
+        return try thresholds(in: text, source: path)
+    }
+
+    /// The thresholds in a file's `text`, one a line; a problem is said as `source:LINE: what`.
+    public static func thresholds(in text: String, source: String) throws(ThresholdError) -> [Threshold] {
         var thresholds: [Threshold] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -154,7 +159,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             do {
                 thresholds.append(try Threshold(parsing: String(content)))
             } catch {
-                throw ThresholdError("\(path):\(number + 1): \(error.description)")
+                throw ThresholdError("\(source):\(number + 1): \(error.description)")
             }
         }
         return thresholds

@@ -1,0 +1,38 @@
+// The client-role connection state machine fed arbitrary server bytes.
+//
+//   input := options(1) chunk(1) bytes*
+//
+// A client that has sent three requests (configured by `options`, see
+// `Exchange.configuration`) receives `bytes`, `chunk` + 1 bytes at a time, sending one more
+// request for each answer, as the load engine would. It must never trap, must keep to its
+// peer's stream limit, and everything it writes must be well-formed frames.
+import FanoutHTTP2
+import FuzzHTTP2Support
+import FuzzSupport
+import NIOCore
+
+runFuzzer(seeds: [0, 0x01, 0x44, 0x80].map { options in [options, 255] + Exchange.transcript(options).server }, test)
+
+func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    var input = FuzzInput(start, count)
+    let configuration = Exchange.configuration(input.byte())
+    let chunk = Int(input.byte()) + 1
+    var client = Exchange.client(configuration)
+    var check = OutboundCheck(role: .client)
+    check.drain(&client)
+    var buffer = ByteBuffer()
+    var now: UInt64 = 0
+    while !input.isEmpty {
+        buffer.writeBytes(input.take(chunk))
+        now += 10_000_000
+        client.now = now
+        let alive = Exchange.converse(&client, &buffer)
+        if let limit = client.remoteSettings.maxConcurrentStreams, client.receivedGoAway == nil {
+            precondition(client.openStreams <= max(Int(limit), 3), "more streams open than the server allows")
+        }
+        check.drain(&client)
+        if !alive { break }
+        buffer.discardReadBytes()
+    }
+    return 0
+}

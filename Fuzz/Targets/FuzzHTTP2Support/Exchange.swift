@@ -1,0 +1,124 @@
+import FanoutHTTP2
+import NIOCore
+
+/// What the HTTP/2 fuzz targets share: the configurations an input picks, the conversation a
+/// connection holds with whatever the input says, and the check that everything it writes in
+/// return is well-formed HTTP/2.
+public enum Exchange {
+    static let request = HTTP2Fields([
+        (":method", "POST"), (":scheme", "https"), (":path", "/3/device/" + String(repeating: "ab", count: 32)),
+        (":authority", "localhost"), ("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
+    ])
+    static let response = HTTP2Fields([(":status", "200"), ("apns-id", "8B9E4B2A-6C1F-4F9B-9D53-0F1E2D3C4B5A")])
+    static let body: ByteBuffer = {
+        var body = ByteBuffer()
+        body.writeString(#"{"aps":{"alert":"hello"}}"#)
+        return body
+    }()
+
+    /// A configuration picked by one input byte: small windows, few streams, small frames or a
+    /// small header table, so that inputs reach the limits quickly.
+    public static func configuration(_ options: UInt8) -> HTTP2Connection.Configuration {
+        var configuration = HTTP2Connection.Configuration()
+        // A client otherwise reserves room for 4096 streams, which ASan pays for on every input.
+        configuration.maxOutboundStreams = 64
+        if options & 0x01 != 0 { configuration.initialWindowSize = 16 }
+        if options & 0x02 != 0 { configuration.connectionWindowSize = 65_535 }
+        if options & 0x04 != 0 { configuration.maxConcurrentStreams = 2 }
+        if options & 0x08 != 0 { configuration.headerTableSize = 64 }
+        if options & 0x10 != 0 { configuration.maxHeaderListSize = 512 }
+        if options & 0x20 != 0 { configuration.maxBodySize = 8 }
+        if options & 0x40 != 0 {
+            configuration.maxQueuedControlReplies = 4
+            configuration.streamResetBurst = 4
+            configuration.maxContinuationFrames = 2
+        }
+        if options & 0x80 != 0 { configuration.encoderTableSize = 0 }
+        return configuration
+    }
+
+    /// A client that has sent three requests with bodies: the state a fuzzed server talks to.
+    public static func client(_ configuration: HTTP2Connection.Configuration) -> HTTP2Connection {
+        var client = HTTP2Connection(role: .client, configuration: configuration)
+        for tag in 1...3 { _ = try? client.sendRequest(request, body: body, tag: UInt64(tag)) }
+        return client
+    }
+
+    /// Hands `buffer`'s frames to `connection` and does what an application would with each
+    /// event: a server answers every request (or resets every fifth), a client sends one more
+    /// request for each answer. Returns false once the connection has failed.
+    public static func converse(_ connection: inout HTTP2Connection, _ buffer: inout ByteBuffer) -> Bool {
+        var answered = 0
+        while let event = connection.nextEvent(from: &buffer) {
+            switch event {
+            case .message(let message):
+                answered += 1
+                if connection.role == .server {
+                    if answered % 5 == 0 {
+                        connection.resetStream(message.stream, code: .refusedStream)
+                    } else {
+                        connection.respond(stream: message.stream, response, body: answered % 2 == 0 ? body : nil)
+                    }
+                } else {
+                    _ = try? connection.sendRequest(request, body: body, tag: UInt64(answered))
+                }
+            case .connectionError:
+                return false
+            case .streamReset, .remoteSettingsChanged, .goAway, .pingAcknowledged:
+                break
+            }
+        }
+        return connection.error == nil
+    }
+
+    /// The bytes each side writes in a whole, well-behaved conversation: the seeds.
+    public static func transcript(_ options: UInt8 = 0) -> (client: [UInt8], server: [UInt8]) {
+        let configuration = configuration(options)
+        var client = Self.client(configuration)
+        var server = HTTP2Connection(role: .server, configuration: configuration)
+        var sentByClient: [UInt8] = []
+        var sentByServer: [UInt8] = []
+        for _ in 0..<4 {
+            var toServer = client.outbound
+            client.outbound.clear()
+            sentByClient += toServer.readableBytesView
+            _ = converse(&server, &toServer)
+            var toClient = server.outbound
+            server.outbound.clear()
+            sentByServer += toClient.readableBytesView
+            _ = converse(&client, &toClient)
+        }
+        return (Array(sentByClient.dropFirst(http2ConnectionPreface.count)), sentByServer)
+    }
+}
+
+/// Reads everything one side writes, as its peer would: a frame the peer's decoder refuses is a
+/// bug in the writer, and so is an outbound buffer that keeps growing while it is drained.
+public struct OutboundCheck {
+    private var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1, maxHeaderBlockSize: 1 << 20)
+    private var pending = ByteBuffer()
+    private var prefaceLeft: Int
+
+    public init(role: HTTP2Connection.Role) {
+        prefaceLeft = role == .client ? http2ConnectionPreface.count : 0
+    }
+
+    /// Takes and checks what `connection` wrote since the last call.
+    public mutating func drain(_ connection: inout HTTP2Connection) {
+        var written = connection.outbound
+        connection.outbound.clear()
+        connection.controlRepliesDelivered()
+        if prefaceLeft > 0 {
+            let skipped = min(prefaceLeft, written.readableBytes)
+            written.moveReaderIndex(forwardBy: skipped)
+            prefaceLeft -= skipped
+        }
+        pending.writeBuffer(&written)
+        do {
+            while try decoder.nextFrame(from: &pending) != nil {}
+        } catch {
+            fatalError("the connection wrote a frame its peer refuses: \(error)")
+        }
+        pending.discardReadBytes()
+    }
+}
