@@ -63,6 +63,11 @@ public struct HTTP2Connection {
         /// rapid reset (CVE-2023-44487). Servers only.
         public var streamResetBurst: Int = 1000
         public var streamResetsPerSecond: Int = 33
+        /// How long the start of a frame may wait for its rest (a peer that sends half a frame
+        /// and stalls, or dribbles it a byte at a time, holds a connection and its buffer);
+        /// `nil` waits forever. nghttp2 has no such limit of its own; nginx's
+        /// `client_header_timeout` and h2o's read timeouts are of this kind.
+        public var incompleteFrameTimeout: Duration? = .seconds(30)
 
         public init() {}
     }
@@ -215,6 +220,13 @@ public struct HTTP2Connection {
         guard error == nil, isAwaitingSettings else { return nil }
         let missing = settingsReceived ? "the peer did not acknowledge our SETTINGS" : "the peer sent no SETTINGS"
         return fail(.settingsTimeout, missing)
+    }
+
+    /// Ends the connection with GOAWAY ENHANCE_YOUR_CALM: the owner has held the start of a
+    /// frame for `incompleteFrameTimeout` without the rest arriving.
+    public mutating func incompleteFrameTimerExpired(waiting bytes: Int) -> HTTP2Event? {
+        guard error == nil, let timeout = configuration.incompleteFrameTimeout else { return nil }
+        return fail(.enhanceYourCalm, "\(bytes) bytes of a frame waited \(timeout) for the rest")
     }
 
     /// Whether the connection can carry no more streams and has none open: time to close it.

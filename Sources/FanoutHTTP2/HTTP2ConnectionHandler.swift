@@ -64,6 +64,10 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// client keeps reading: were both sides to hold their reads while their writes back up,
     /// neither would move again; a server's floods to a client meet `maxQueuedControlReplies`.
     private var readHeld = false
+    /// The timer for a frame whose start has arrived and whose rest has not
+    /// (`incompleteFrameTimeout`): set when `partial` starts holding bytes, cancelled when it
+    /// empties, so a peer dribbling one frame a byte at a time does not restart it.
+    private var incompleteFrameTimer: Scheduled<Void>?
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
@@ -137,9 +141,33 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             process(&partial)
             partial.discardReadBytes()
         }
+        watchIncompleteFrame(context)
         // A long burst of reads (1000 streams on one connection) should not hold every answer
         // back until it ends: the peer would sit idle waiting for them.
         if connection.outbound.readableBytes >= Self.earlyWriteBytes { flush(context) }
+    }
+
+    /// Starts the incomplete-frame timer when `partial` starts holding bytes, stops it when
+    /// `partial` empties.
+    private func watchIncompleteFrame(_ context: ChannelHandlerContext) {
+        if partial.readableBytes == 0 || connection.error != nil {
+            incompleteFrameTimer?.cancel()
+            incompleteFrameTimer = nil
+        } else if incompleteFrameTimer == nil, let timeout = connection.configuration.incompleteFrameTimeout {
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            incompleteFrameTimer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+                handler.value.incompleteFrameTimerFired()
+            }
+        }
+    }
+
+    private func incompleteFrameTimerFired() {
+        incompleteFrameTimer = nil
+        guard let context, !ended, partial.readableBytes > 0,
+            let event = connection.incompleteFrameTimerExpired(waiting: partial.readableBytes)
+        else { return }
+        delegate.handle(event, connection: &connection)
+        flush(context)
     }
 
     /// Queued bytes that are written without waiting for the end of the read burst.
@@ -189,6 +217,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         guard !ended else { return }
         ended = true
         settingsTimer?.cancel()
+        incompleteFrameTimer?.cancel()
         wakeUp?.task.cancel()
         wakeUp = nil
         delegate.connectionEnded(connection, error: failure ?? connection.error)

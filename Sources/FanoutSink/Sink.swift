@@ -64,6 +64,7 @@ public final class Sink: Sendable {
         // APNs' settings: 8000-byte header lists; bodies past the largest limit are only counted.
         http2.maxHeaderListSize = 8000
         http2.maxBodySize = 5120 + 1
+        http2.incompleteFrameTimeout = configuration.incompleteFrameTimeout
         channel = try HTTP2Channels.listen(
             host: host,
             port: port,
@@ -82,7 +83,7 @@ public final class Sink: Sendable {
             onAccept: { child in
                 let key = ObjectIdentifier(child)
                 let admitted = connections.withLockedValue { open in
-                    if let limit = configuration.scenario.faults.maxConnections, open.count >= limit { return false }
+                    if open.count >= configuration.scenario.faults.maxConnections { return false }
                     open[key] = child
                     return true
                 }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutHTTP2
 
 /// How the sink behaves: the APNs rules it enforces and the limits it announces.
 public struct SinkConfiguration: Sendable {
@@ -18,6 +19,9 @@ public struct SinkConfiguration: Sendable {
     /// GOAWAY with APNs' reason IdleTimeout; `nil` keeps idle connections forever.
     public var idleTimeout: Duration? = Self.defaultIdleTimeout
     public static let defaultIdleTimeout: Duration = .seconds(10 * 60)
+    /// How long the start of a frame may wait for its rest before GOAWAY ENHANCE_YOUR_CALM
+    /// (`HTTP2Connection.Configuration.incompleteFrameTimeout`); `nil` waits forever.
+    public var incompleteFrameTimeout: Duration? = HTTP2Connection.Configuration().incompleteFrameTimeout
     /// Drop to the initial limit after a rejected request, and rise again after the next
     /// accepted one, as APNs has been seen to do.
     public var throttleAfterRejection = false

@@ -191,8 +191,32 @@ struct SinkCommand: AsyncParsableCommand {
     )
     var idleTimeout: String?
 
-    @Option(name: .long, help: ArgumentHelp("Close connections beyond this many at once.", valueName: "n"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "GOAWAY ENHANCE_YOUR_CALM when the start of a frame waits this long for its rest, or off (default \(SinkConfiguration().incompleteFrameTimeout!)).",
+            valueName: "duration"
+        )
+    )
+    var frameTimeout: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Close connections beyond this many at once (default \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
+            valueName: "n"
+        )
+    )
     var maxConnections: Int?
+
+    /// `off` (nil) or a duration above zero.
+    static func timeout(_ text: String, option: String) throws -> Duration? {
+        if text == "off" { return nil }
+        guard let duration = DurationNotation.parse(text), duration > .zero else {
+            throw ValidationError("\(option): \(text) is not off or a duration above 0; \(DurationNotation.hint).")
+        }
+        return duration
+    }
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
@@ -285,16 +309,9 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.initialMaxConcurrentStreams = initialStreams
         job.configuration.maxConcurrentStreams = maxStreams
         job.configuration.throttleAfterRejection = throttleAfterRejection
-        if let idleTimeout {
-            if idleTimeout == "off" {
-                job.configuration.idleTimeout = nil
-            } else if let duration = DurationNotation.parse(idleTimeout), duration > .zero {
-                job.configuration.idleTimeout = duration
-            } else {
-                throw ValidationError(
-                    "--idle-timeout: \(idleTimeout) is not off or a duration above 0; \(DurationNotation.hint)."
-                )
-            }
+        if let idleTimeout { job.configuration.idleTimeout = try Self.timeout(idleTimeout, option: "--idle-timeout") }
+        if let frameTimeout {
+            job.configuration.incompleteFrameTimeout = try Self.timeout(frameTimeout, option: "--frame-timeout")
         }
         job.configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {

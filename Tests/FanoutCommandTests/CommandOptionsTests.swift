@@ -111,7 +111,8 @@ import Testing
             "--admin", "127.0.0.1:9001", "--capture", "capture.jsonl", "--capture-first", "5", "--key-file", "key.p8",
             "--key-id", "ABC123DEFG", "--team-id", "TEAM", "--topic", "com.example.a", "--topic", "com.example.b",
             "--token-lengths", "64-64", "--initial-streams", "3", "--max-streams", "1500", "--throttle-after-rejection",
-            "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10",
+            "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10", "--idle-timeout", "off",
+            "--frame-timeout", "5s",
         ]).job()
         #expect(job.host == "0.0.0.0" && job.port == 9000)
         #expect(job.threads == 2)
@@ -128,6 +129,8 @@ import Testing
         #expect(job.configuration.scenario.latency == .fixed(.milliseconds(5)))
         #expect(job.configuration.scenario.seed == 4)
         #expect(job.configuration.scenario.faults.maxConnections == 10)
+        #expect(job.configuration.idleTimeout == nil)
+        #expect(job.configuration.incompleteFrameTimeout == .seconds(5))
     }
 
     @Test func sinkDefaultsAreTheLibrarys() throws {
@@ -140,6 +143,9 @@ import Testing
         #expect(job.configuration.maxConcurrentStreams == configuration.maxConcurrentStreams)
         #expect(Int(job.configuration.maxConcurrentStreams) == APNsRequest.concurrentStreams)
         #expect(job.configuration.tokenFormat == configuration.tokenFormat)
+        #expect(job.configuration.idleTimeout == SinkConfiguration.defaultIdleTimeout)
+        #expect(job.configuration.incompleteFrameTimeout == .seconds(30))
+        #expect(job.configuration.scenario.faults.maxConnections == 1024)
     }
 
     /// A negative number is read as the option's value and refused for what it is, not taken

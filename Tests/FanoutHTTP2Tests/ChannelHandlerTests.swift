@@ -43,6 +43,50 @@ import Testing
         #expect(Self.frames(received).goAway?.code == .settingsTimeout)
     }
 
+    /// Half a HEADERS frame, then silence: the connection ends with ENHANCE_YOUR_CALM once the
+    /// rest has been awaited for `incompleteFrameTimeout`, not at the idle or settings timeout.
+    @Test func aFrameLeftHalfSentEndsTheConnectionAtTheFrameTimeout() throws {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.incompleteFrameTimeout = .milliseconds(300)
+        let server = try FanoutServer(configuration: configuration)
+        defer { server.stop() }
+        let headers = FloodLimitTests.headers(1)
+        let started = ContinuousClock.now
+        let received = try Self.exchange(port: server.port, sending: RawFrame.clientStart + headers.prefix(12))
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5), "\(waited)")
+        let goAway = FloodLimitTests.goAway(in: Self.frames(received))
+        #expect(goAway?.code == .enhanceYourCalm)
+        #expect(goAway?.reason == "12 bytes of a frame waited 0.3 seconds for the rest")
+    }
+
+    /// Whole frames arriving slower than the timeout are not an incomplete frame: only a frame
+    /// whose rest is late counts.
+    @Test func wholeFramesSentSlowlyAreServed() throws {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.incompleteFrameTimeout = .milliseconds(200)
+        let server = try FanoutServer(configuration: configuration)
+        defer { server.stop() }
+        let fd = try #require(connectLoopback(port: server.port))
+        defer { close(fd) }
+        for part in [RawFrame.clientStart, FloodLimitTests.ping(1), FloodLimitTests.ping(2)] {
+            _ = part.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += chunk[..<count]
+        }
+        let frames = Self.frames(received)
+        #expect(frames.goAway == nil)
+        #expect(frames.filter { if case .ping(_, ack: true) = $0 { true } else { false } }.count == 2)
+    }
+
     @Test func aProtocolErrorGetsGoAwayAndTheConnectionCloses() throws {
         let server = try FanoutServer()
         defer { server.stop() }
