@@ -70,6 +70,22 @@ public final class PeerProcess: @unchecked Sendable {
         return collect()
     }
 
+    /// The program's process id (`env` replaces itself with the program).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// A `kB` figure of `/proc/PID/status` (`VmRSS`, the resident set; `VmHWM`, its peak), in
+    /// bytes; `nil` when the process is gone or the system has no such file.
+    public func memory(_ field: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
+    /// Whether the program is still running.
+    public var isRunning: Bool { process.isRunning }
+
     /// Sends SIGINT, as Ctrl-C in a terminal does.
     public func interrupt() {
         if process.isRunning { kill(process.processIdentifier, SIGINT) }
