@@ -17,6 +17,9 @@ import FanoutSettings
 ///                          │                              │
 ///                          │                              └─ no progress, limit ────► gave up
 ///                          └────────────── waiting ◄─┘
+///   a connection answered while others wait after failures ──► those try again now, and
+///   or gave up                                                   those that gave up come back
+///                                                              (jitter ≤ 50 ms): the endpoint is back
 ///   work handed back while every slot is idle ──► one idle slot connects again at once
 ///   a slot gives up while no other is connecting or waiting ──► an idle one connects again,
 ///   or, with none idle, the pool gives up
@@ -39,6 +42,9 @@ struct ConnectionPool {
     enum Action: Equatable {
         /// Open a connection for `slot` once `delay` nanoseconds have passed.
         case open(slot: Int, delay: UInt64)
+        /// Open `slot` after `delay` instead of when its current wait ends, if that wait has not
+        /// ended yet (the engine cannot take back a timer that already fired).
+        case hurry(slot: Int, delay: UInt64)
         /// Every slot gave up while work remains: fail what is left.
         case giveUp(reason: String)
         case none
@@ -101,6 +107,29 @@ struct ConnectionPool {
         slots[slot] = .waiting
         let ceiling = failures == 0 ? baseDelay : min(maxDelay, baseDelay << UInt64(min(failures, 10)))
         return .open(slot: slot, delay: random.next() % (ceiling + 1))
+    }
+
+    /// A connection of `slot` received its first answer: the endpoint is up. Slots waiting out
+    /// a backoff after failures try again within `baseDelay`, so an outage costs its length
+    /// and not the backoff that grew during it; slots that gave up during it (their jittered
+    /// delays can add up to less than the outage) come back too.
+    mutating func connectionAnswered(slot: Int) -> [Action] {
+        failuresInARow[slot] = 0
+        guard !cancelled else { return [] }
+        return slots.indices.compactMap { other in
+            let delay = random.next() % (baseDelay + 1)
+            switch slots[other] {
+            case .waiting where failuresInARow[other] > 0:
+                failuresInARow[other] = 0
+                return .hurry(slot: other, delay: delay)
+            case .gaveUp:
+                failuresInARow[other] = 0
+                slots[other] = .waiting
+                return .open(slot: other, delay: delay)
+            default:
+                return nil
+            }
+        }
     }
 
     /// The delay of a `.open` action has passed and the connection is being opened.

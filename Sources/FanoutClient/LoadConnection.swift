@@ -36,6 +36,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     /// The open model's schedule, `nil` for the closed model.
     private let tickets: ArrivalTickets?
     private let ended: @Sendable (_ madeProgress: Bool) -> Void
+    /// Called once, at the first answer: the endpoint is up (slots waiting to reconnect need
+    /// not wait out their backoff).
+    private let answered: @Sendable () -> Void
+    private var hasAnswered = false
 
     private var slots: [InFlight?]
     private var freeSlots: [Int]
@@ -85,6 +89,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         recorder: LoopRecorder,
         tickets: ArrivalTickets?,
         seed: UInt64,
+        answered: @escaping @Sendable () -> Void = {},
         ended: @escaping @Sendable (_ madeProgress: Bool) -> Void
     ) {
         self.configuration = configuration
@@ -93,6 +98,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         self.recorder = recorder
         self.tickets = tickets
         self.ended = ended
+        self.answered = answered
         random = SeededRandom(seed: seed)
         retryPolicy = RetryPolicy(configuration.shape, seed: SeededRandom.mix(seed))
         let cap = max(1, configuration.shape.streamsPerConnection)
@@ -119,6 +125,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         switch event {
         case .message(let response):
             guard let entry = release(tag: response.tag) else { break }
+            if !hasAnswered {
+                hasAnswered = true
+                answered()
+            }
             let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
             if response.status == 200 {
                 counts.answeredOK += 1

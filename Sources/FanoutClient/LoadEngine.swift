@@ -112,19 +112,29 @@ public final class LoadEngine: Sendable {
         /// Whether a connection is still needed for what is left.
         func workRemains() -> Bool { scheduleEnded() ? feed.startedWaiting > 0 : !feed.isDrained }
 
+        let timers = SlotTimers(slots: configuration.shape.connections)
+        func open(_ slot: Int, _ delay: UInt64, timer: UInt64) {
+            let (loop, recorder) = recording.loops[slot % recording.loops.count]
+            self.open(
+                slot: slot,
+                after: .nanoseconds(Int64(delay)),
+                timer: timer,
+                on: loop,
+                recorder: recorder,
+                feed,
+                tickets,
+                endings,
+                timers
+            )
+        }
+
         func perform(_ action: ConnectionPool.Action) {
             switch action {
             case .open(let slot, let delay):
-                let (loop, recorder) = recording.loops[slot % recording.loops.count]
-                open(
-                    slot: slot,
-                    after: .nanoseconds(Int64(delay)),
-                    on: loop,
-                    recorder: recorder,
-                    feed,
-                    tickets,
-                    endings
-                )
+                open(slot, delay, timer: timers.arm(slot))
+            case .hurry(let slot, let delay):
+                // Unless its timer fired meanwhile: then it is connecting already.
+                if let timer = timers.rearm(slot) { open(slot, delay, timer: timer) }
             case .giveUp(let reason):
                 abandoned = "gave up on \(configuration.host):\(configuration.port): \(reason)"
                 cancel()
@@ -158,6 +168,8 @@ public final class LoadEngine: Sendable {
                 switch ending {
                 case .opening(let slot):
                     pool.opening(slot: slot)
+                case .answered(let slot):
+                    pool.connectionAnswered(slot: slot).forEach(perform)
                 case .ended(let slot, let madeProgress):
                     perform(pool.connectionEnded(slot: slot, madeProgress: madeProgress, workRemains: workRemains()))
                 }
@@ -193,15 +205,18 @@ public final class LoadEngine: Sendable {
         )
     }
 
-    /// Opens `slot`'s connection on `loop` after `delay`; its end is posted to `endings`.
+    /// Opens `slot`'s connection on `loop` after `delay`, unless `timer` has been superseded
+    /// by then; its first answer and its end are posted to `endings`.
     private func open(
         slot: Int,
         after delay: TimeAmount,
+        timer: UInt64,
         on loop: any EventLoop,
         recorder: NIOLoopBound<LoopRecorder>,
         _ feed: NotificationFeed,
         _ tickets: ArrivalTickets?,
-        _ endings: Endings
+        _ endings: Endings,
+        _ timers: SlotTimers
     ) {
         let attempt = Attempt(slot: slot, endings: endings)
         let configuration = configuration
@@ -209,6 +224,7 @@ public final class LoadEngine: Sendable {
         let channels = channels
         let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
         loop.scheduleTask(in: delay) { [self] in
+            guard timers.fire(slot, timer: timer) else { return }
             endings.post(.opening(slot: slot))
             guard !isCancelled else {
                 attempt.end(madeProgress: false)
@@ -229,6 +245,7 @@ public final class LoadEngine: Sendable {
                         recorder: recorder.value,
                         tickets: tickets,
                         seed: UInt64(seed) &+ 1,
+                        answered: { endings.post(.answered(slot: slot)) },
                         ended: { madeProgress in attempt.end(madeProgress: madeProgress) }
                     )
                 }
@@ -293,8 +310,47 @@ private final class Recording {
 private enum Ending {
     /// `slot`'s delay passed and its connection is being opened.
     case opening(slot: Int)
+    /// `slot`'s connection received its first answer.
+    case answered(slot: Int)
     /// `slot`'s connection ended (or could not be opened).
     case ended(slot: Int, madeProgress: Bool)
+}
+
+/// Each slot's reconnect timer, numbered, so the run can replace one that has not fired
+/// (`ConnectionPool.Action.hurry`) without a race: a timer fires only if it is still the
+/// slot's current one, and one that fired cannot be replaced.
+private final class SlotTimers: Sendable {
+    private let timers: NIOLockedValueBox<[(number: UInt64, fired: Bool)]>
+
+    init(slots: Int) {
+        timers = NIOLockedValueBox(Array(repeating: (0, true), count: max(1, slots)))
+    }
+
+    /// A new timer for `slot`; the previous one, if it has not fired, never will.
+    func arm(_ slot: Int) -> UInt64 {
+        timers.withLockedValue { timers in
+            timers[slot] = (timers[slot].number &+ 1, false)
+            return timers[slot].number
+        }
+    }
+
+    /// A timer replacing `slot`'s current one, or `nil` when that one has fired already.
+    func rearm(_ slot: Int) -> UInt64? {
+        timers.withLockedValue { timers in
+            guard !timers[slot].fired else { return nil }
+            timers[slot].number &+= 1
+            return timers[slot].number
+        }
+    }
+
+    /// Whether timer `number` of `slot` may go ahead (it is the current one); it has fired.
+    func fire(_ slot: Int, timer number: UInt64) -> Bool {
+        timers.withLockedValue { timers in
+            guard timers[slot].number == number, !timers[slot].fired else { return false }
+            timers[slot].fired = true
+            return true
+        }
+    }
 }
 
 /// Connections' reports, posted from event loops and waited for by the run.

@@ -28,6 +28,69 @@ import Testing
         }
     }
 
+    /// The endpoint came back: a connection answered while the other slots wait out backoffs
+    /// that grew during the outage. They try again within 50 ms instead (a 4 s outage had left
+    /// one of four connections waiting up to 5 s more, past the run's end).
+    @Test func anAnswerHurriesSlotsWaitingAfterFailures() {
+        var pool = ConnectionPool(slots: 4)
+        _ = pool.start()
+        // Slots 1–3 fail six times (their ceilings reach 3.2 s); slot 0 connects and answers.
+        for slot in 1...3 {
+            for _ in 0..<6 {
+                _ = pool.connectionEnded(slot: slot, madeProgress: false, workRemains: true)
+                pool.opening(slot: slot)
+            }
+            _ = pool.connectionEnded(slot: slot, madeProgress: false, workRemains: true)
+        }
+        // Slot 3 already started connecting: only the waiting ones are hurried.
+        pool.opening(slot: 3)
+        let actions = pool.connectionAnswered(slot: 0)
+        #expect(actions.count == 2)
+        for (action, slot) in zip(actions, [1, 2]) {
+            guard case .hurry(slot, let delay) = action else {
+                Issue.record("slot \(slot): \(action)")
+                continue
+            }
+            #expect(delay <= 50 * Self.milliseconds)
+        }
+        // Their failures start again from zero: one more failure waits at most 100 ms.
+        pool.opening(slot: 1)
+        guard case .open(1, let delay) = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true) else {
+            Issue.record("slot 1 not reopened")
+            return
+        }
+        #expect(delay <= 100 * Self.milliseconds)
+        // Nothing to hurry when no slot waits after failures (slot 2 was hurried already).
+        pool.opening(slot: 1)
+        #expect(pool.connectionAnswered(slot: 0).isEmpty)
+    }
+
+    /// A slot's jittered delays can add up to less than an outage: it gives up while the
+    /// others still wait. When the endpoint answers again, it comes back.
+    @Test func anAnswerBringsBackASlotThatGaveUp() {
+        var pool = ConnectionPool(slots: 2, maxFailuresInARow: 3)
+        _ = pool.start()
+        for _ in 0..<3 {
+            _ = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true)
+            pool.opening(slot: 1)
+        }
+        #expect(pool.slots[1] == .gaveUp)
+        let actions = pool.connectionAnswered(slot: 0)
+        guard actions.count == 1, case .open(1, let delay) = actions[0] else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(delay <= 50 * Self.milliseconds)
+        #expect(pool.slots[1] == .waiting)
+        // Its count starts again: three more failures before it gives up once more.
+        pool.opening(slot: 1)
+        for _ in 0..<2 {
+            _ = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true)
+            pool.opening(slot: 1)
+        }
+        #expect(pool.slots[1] == .connecting)
+    }
+
     @Test func failuresBackOffExponentiallyUpToFiveSeconds() {
         var ceilings: [UInt64] = []
         for failures in 1...12 {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The test suites of the wire layer, the sink, the load engine and the token sets under a
+# sanitizer, each build in a scratch folder of its own:
+#
+#   scripts/sanitize.sh address|thread [FILTER]
+#
+# FILTER (a `swift test --filter` pattern) defaults to those four suites. Under ThreadSanitizer
+# the two tests that time an open-model run's schedule are skipped: TSan slows the sender
+# 5–15×, so their timing (not their logic) cannot hold. Prints how long the build and the run
+# took; fails on any sanitizer report, which results/sanitize-SANITIZER.log holds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sanitizer=${1:-}
+[[ $sanitizer == address || $sanitizer == thread ]] || { echo "usage: scripts/sanitize.sh address|thread [FILTER]" >&2; exit 2; }
+filter=${2:-'FanoutHTTP2Tests|FanoutSinkTests|FanoutClientTests|FanoutTokensTests'}
+skip=()
+[ "$sanitizer" = thread ] && skip=(--skip 'aStallShowsInThePercentilesAsTheoryPredicts|aGeneratorThatFallsBehindMakesTheRunInvalid')
+scratch=.build-${sanitizer:0:1}san
+started=$SECONDS
+swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" >&2
+built=$SECONDS
+mkdir -p results
+log=results/sanitize-$sanitizer.log
+status=0
+TSAN_OPTIONS=halt_on_error=0 ASAN_OPTIONS=detect_leaks=0:suppressions=$PWD/scripts/lib/asan.supp \
+    swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --filter "$filter" "${skip[@]}" \
+    >"$log" 2>&1 || status=$?
+reports=$(grep -c -E "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: AddressSanitizer)" "$log" || true)
+tail -3 "$log"
+echo "sanitize $sanitizer: build $((built - started)) s, tests $((SECONDS - built)) s, $reports sanitizer reports"
+[ "$status" -eq 0 ] && [ "$reports" -eq 0 ]
