@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutRun
+import FanoutSink
 import FanoutTokens
 
 /// `fanout run`: the main job.
@@ -44,6 +45,24 @@ struct RunCommand: ParsableCommand {
     )
     var sinkThreads = RunJob().sinkThreads
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The embedded sink's scenario file (latency, errors, faults; see fixtures/scenarios/): rehearse against APNs-like round trips.",
+            valueName: "file"
+        )
+    )
+    var sinkScenario: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The embedded sink's answer latency, as `fanout sink --latency` takes it (fixed:80ms, lognormal:80ms,0.3, …); over the scenario's.",
+            valueName: "distribution"
+        )
+    )
+    var sinkLatency: String?
+
     @OptionGroup var repeating: RepeatOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
@@ -64,6 +83,20 @@ struct RunCommand: ParsableCommand {
         job.shape = try shape.shape()
         job.senderThreads = threads.threads
         job.sinkThreads = sinkThreads
+        if let sinkScenario {
+            do {
+                job.sink.scenario = try SinkScenario(contentsOfFile: sinkScenario)
+            } catch {
+                throw ValidationError("--sink-scenario: \(error)")
+            }
+        }
+        if let sinkLatency {
+            do {
+                try job.sink.scenario.set("latency", sinkLatency)
+            } catch {
+                throw ValidationError("--sink-latency: \(error)")
+            }
+        }
         return job
     }
 

@@ -31,6 +31,29 @@ import Testing
         #expect(job.tokenCount == 12345)
     }
 
+    /// The embedded sink takes a scenario file and a latency over it; a bad one names its option.
+    @Test func runTakesTheSinksScenarioAndLatency() throws {
+        let scenario = CommandRunner.repositoryRoot + "/fixtures/scenarios/apns-80ms.scenario"
+        let shipped = try RunCommand.parse(["--sink-scenario", scenario]).job().sink.scenario
+        #expect(shipped.latency == .logNormal(median: .milliseconds(80), sigma: 0.25))
+        #expect(shipped.errors.map(\.reason) == [.unregistered, .serviceUnavailable])
+        let over = try RunCommand.parse(["--sink-scenario", scenario, "--sink-latency", "fixed:50ms"]).job()
+        #expect(over.sink.scenario.latency == .fixed(.milliseconds(50)))
+        #expect(over.sink.scenario.errors.count == 2)
+        #expect(try RunCommand.parse([]).job().sink.scenario.latency == nil)
+        for (arguments, message) in [
+            (["--sink-latency", "fixed:soon"], "--sink-latency: "),
+            (["--sink-scenario", "/nonexistent.scenario"], "--sink-scenario: cannot read the scenario file /nonexistent.scenario"),
+        ] {
+            do {
+                _ = try RunCommand.parse(arguments).job()
+                Issue.record("\(arguments) was accepted")
+            } catch {
+                #expect(RunCommand.message(for: error).hasPrefix(message), "\(RunCommand.message(for: error))")
+            }
+        }
+    }
+
     @Test func runDefaultsAreTheLibrarys() throws {
         let job = try RunCommand.parse([]).job()
         let defaults = RunJob()
