@@ -53,6 +53,8 @@ public final class LoadEngine: Sendable {
         public var warmUp: Duration
         /// The lag beyond which the run is invalid.
         public var maxLag: Duration
+        /// The CPU time the sender's event-loop threads used over the run (thread clocks).
+        public var senderCPU: Duration = .zero
 
         /// The generator's worst lag behind its schedule (the open model).
         public var worstLag: Duration {
@@ -93,6 +95,7 @@ public final class LoadEngine: Sendable {
     /// second.
     public func run(progress: ((Progress) -> Void)? = nil) -> Report {
         let started = ContinuousClock.now
+        let cpuAtStart = ThreadCPUClock.total(of: group)
         let startDate = Date()
         let feed = NotificationFeed(stream)
         let tickets = configuration.shape.model.schedule.map { ArrivalTickets(schedule: $0) }
@@ -192,16 +195,19 @@ public final class LoadEngine: Sendable {
         }
         statistics.add(counts)
         recording.finish()
+        let elapsed = ContinuousClock.now - started
+        let cpuAtEnd = ThreadCPUClock.total(of: group)
         return Report(
             snapshot: statistics.snapshot,
-            elapsed: ContinuousClock.now - started,
+            elapsed: elapsed,
             tokens: stream.waitForSummary(timeout: .seconds(10)),
             cancelled: isCancelled,
             abandoned: abandoned,
             started: startDate,
             schedule: configuration.shape.model.schedule,
             warmUp: configuration.shape.model.warmUp,
-            maxLag: configuration.shape.model.maxLag
+            maxLag: configuration.shape.model.maxLag,
+            senderCPU: .nanoseconds(Int64(cpuAtEnd &- cpuAtStart))
         )
     }
 

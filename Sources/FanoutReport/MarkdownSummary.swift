@@ -10,6 +10,15 @@ public struct MarkdownSummary {
         self.summary = summary
     }
 
+    /// `CPU per notification: sender 5.21 µs, sink 3.10 µs` (sink only for `fanout run`).
+    var cpuLine: String {
+        let cpu = summary["cpu"] as? [String: Any] ?? [:]
+        let parts = ["sender", "sink"].compactMap { role in
+            (cpu["\(role)_us_per_notification"] as? Double).map { "\(role) \(String(format: "%.2f", $0)) µs" }
+        }
+        return parts.isEmpty ? "CPU per notification: not measured" : "CPU per notification: " + parts.joined(separator: ", ")
+    }
+
     public var text: String {
         let latency = summary["latency_ms"] as? [String: Double] ?? [:]
         let sent = summary["sent"] as? Int ?? 0
@@ -30,6 +39,8 @@ public struct MarkdownSummary {
             "| notifications | throughput | connections × streams | elapsed |",
             "|---:|---:|---:|---:|",
             "| \(grouped(sent)) | \(grouped(Int((summary["throughput_per_second"] as? Double ?? 0).rounded())))/s | \(summary["connections"] as? Int ?? 0) × \(summary["streams_per_connection"] as? Int ?? 0) | \(String(format: "%.2f", summary["elapsed_seconds"] as? Double ?? 0)) s |",
+            "",
+            cpuLine,
             "",
             "| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |",
             "|---|---:|---:|---:|---:|---:|---:|",

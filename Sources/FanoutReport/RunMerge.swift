@@ -47,8 +47,9 @@ public struct RunMerge {
             } catch {
                 throw ResultsError("cannot read \(directory): \(error.reason)")
             }
-            guard summary["schema_version"] as? Int == RunSummary.schemaVersion else {
-                throw ResultsError("\(summaryPath): schema_version is not \(RunSummary.schemaVersion)")
+            guard let version = summary["schema_version"] as? Int, RunSummary.readableSchemaVersions.contains(version)
+            else {
+                throw ResultsError("\(summaryPath): schema_version is not one this Fanout reads (2 or 3)")
             }
             let (start, entries) = try IntervalLog.read(log, file: logPath)
             let logged = entries.map(\.histogram.totalCount).reduce(0, +)
@@ -114,6 +115,18 @@ public struct RunMerge {
         for key in ["sent", "accepted", "requests", "retries", "unscheduled"] { object[key] = sum(key) }
         for key in ["rejected", "failed", "skipped"] { object[key] = sumCounts(key, in: summaries) }
         object["digest"] = digest(summaries.map { $0["digest"] as? String })
+        // CPU adds up over shards; a shard without it (schema 2) leaves the total unknown.
+        object["schema_version"] = RunSummary.schemaVersion
+        let sent = sum("sent")
+        var cpu: [String: Any] = [:]
+        for role in ["sender", "sink"] {
+            let seconds = summaries.map { ($0["cpu"] as? [String: Any])?["\(role)_seconds"] as? Double }
+            let total: Double? = seconds.contains(nil) ? nil : seconds.compactMap { $0 }.reduce(0, +)
+            cpu["\(role)_seconds"] = total.map { $0 as Any } ?? NSNull()
+            cpu["\(role)_us_per_notification"] =
+                total.flatMap { sent > 0 ? $0 * 1e6 / Double(sent) as Any : nil } ?? NSNull()
+        }
+        object["cpu"] = cpu
         object["elapsed_seconds"] = summaries.compactMap { $0["elapsed_seconds"] as? Double }.max() ?? 0
         object["throughput_per_second"] = summaries.compactMap { $0["throughput_per_second"] as? Double }.reduce(0, +)
         object["latency_ms"] = Dictionary(

@@ -57,9 +57,9 @@ public struct RunRecord: Sendable {
         } catch {
             throw ResultsError("cannot read \(path): \(error.reason)")
         }
-        guard let version = object["schema_version"] as? Int, version == RunSummary.schemaVersion else {
+        guard let version = object["schema_version"] as? Int, RunSummary.readableSchemaVersions.contains(version) else {
             throw ResultsError(
-                "\(path): schema_version \(object["schema_version"] ?? "missing") is not \(RunSummary.schemaVersion), the version this Fanout reads"
+                "\(path): schema_version \(object["schema_version"] ?? "missing") is not one this Fanout reads (\(RunSummary.readableSchemaVersions.lowerBound) to \(RunSummary.readableSchemaVersions.upperBound))"
             )
         }
         func number(_ key: String) throws(ResultsError) -> Double {

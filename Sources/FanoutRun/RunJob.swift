@@ -98,7 +98,9 @@ public struct RunJob: Sendable {
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
         started(engine)
+        let sinkCPUAtStart = ThreadCPUClock.total(of: sinkGroup)
         let report = engine.run(progress: progress)
+        let sinkCPU = ThreadCPUClock.total(of: sinkGroup) &- sinkCPUAtStart
         sink.drain(grace: .seconds(1))
         let sinkSummary = sink.statistics.summary
         let reconciliation = Reconciliation(
@@ -108,12 +110,14 @@ public struct RunJob: Sendable {
             sinkRejected: sinkSummary.rejected,
             sinkDigest: sinkSummary.digest
         )
-        return RunSummary(
+        var summary = RunSummary(
             report: report,
             endpoint: "the embedded sink at http://127.0.0.1:\(port)",
             configuration: configuration,
             tokenSource: "generated: \(tokenCount), seed \(seed)" + (shard == .all ? "" : ", shard \(shard)"),
             reconciliation: reconciliation
         )
+        summary.sinkCPU = .nanoseconds(Int64(sinkCPU))
+        return summary
     }
 }

@@ -43,7 +43,10 @@ import Testing
         #expect(try RunCommand.parse([]).job().sink.scenario.latency == nil)
         for (arguments, message) in [
             (["--sink-latency", "fixed:soon"], "--sink-latency: "),
-            (["--sink-scenario", "/nonexistent.scenario"], "--sink-scenario: cannot read the scenario file /nonexistent.scenario"),
+            (
+                ["--sink-scenario", "/nonexistent.scenario"],
+                "--sink-scenario: cannot read the scenario file /nonexistent.scenario"
+            ),
         ] {
             do {
                 _ = try RunCommand.parse(arguments).job()

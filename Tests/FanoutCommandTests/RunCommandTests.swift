@@ -20,7 +20,7 @@ import Testing
 
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
         let summary = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(summary["schema_version"] as? Int == 2)
+        #expect(summary["schema_version"] as? Int == 3)
         #expect(summary["sent"] as? Int == 20_000)
         #expect(summary["accepted"] as? Int == 20_000)
         #expect((summary["rejected"] as? [String: Int])?.isEmpty == true)
@@ -30,6 +30,18 @@ import Testing
         let latency = try #require(summary["latency_ms"] as? [String: Double])
         #expect(Set(latency.keys) == ["p50", "p90", "p99", "p99_9", "p99_99", "max"])
         #expect(latency["p50"]! <= latency["p99"]! && latency["p99"]! <= latency["max"]!)
+        // CPU by thread clock: both sides used some, neither more than its threads had, and the
+        // per-notification figure is the seconds over what was sent.
+        let cpu = try #require(summary["cpu"] as? [String: Double])
+        let elapsed = try #require(summary["elapsed_seconds"] as? Double)
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        for role in ["sender", "sink"] {
+            let seconds = try #require(cpu["\(role)_seconds"])
+            #expect(seconds > 0 && seconds <= elapsed * cores * 1.05, "\(role): \(seconds) s of CPU in \(elapsed) s")
+            let perNotification = try #require(cpu["\(role)_us_per_notification"])
+            #expect(abs(perNotification - seconds * 1e6 / 20_000) < 1e-6 * perNotification + 1e-9)
+        }
+        #expect(result.standardOutput.contains("cpu µs per notification: sender "))
 
         // HdrHistogram's percentile distribution: a header, rows of value/percentile/count, and
         // the total count in its footer.

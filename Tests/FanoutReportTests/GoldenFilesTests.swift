@@ -75,7 +75,8 @@ struct GoldenFilesTests {
             started: Date(timeIntervalSince1970: 1_795_330_800),
             schedule: schedule,
             warmUp: .zero,
-            maxLag: .milliseconds(100)
+            maxLag: .milliseconds(100),
+            senderCPU: .milliseconds(31)
         )
         var configuration = LoadConfiguration(
             host: "127.0.0.1",
@@ -90,6 +91,7 @@ struct GoldenFilesTests {
             configuration: configuration,
             tokenSource: "generated: 6000, seed 1"
         )
+        summary.sinkCPU = .milliseconds(18)
         summary.environment = RunEnvironment(
             build: "release",
             allocator: "jemalloc",
