@@ -16,7 +16,8 @@ public struct MarkdownSummary {
         let parts = ["sender", "sink"].compactMap { role in
             (cpu["\(role)_us_per_notification"] as? Double).map { "\(role) \(String(format: "%.2f", $0)) µs" }
         }
-        return parts.isEmpty ? "CPU per notification: not measured" : "CPU per notification: " + parts.joined(separator: ", ")
+        return parts.isEmpty
+            ? "CPU per notification: not measured" : "CPU per notification: " + parts.joined(separator: ", ")
     }
 
     public var text: String {

@@ -217,10 +217,12 @@ public struct RunSummary: Sendable {
     var cpuLine: String {
         let sent = report.snapshot.sent
         func part(_ name: String, _ cpu: Duration) -> String {
-            let perNotification = Self.microsecondsPerNotification(cpu, sent: sent).map { String(format: "%.2f", $0) } ?? "-"
+            let perNotification =
+                Self.microsecondsPerNotification(cpu, sent: sent).map { String(format: "%.2f", $0) } ?? "-"
             return "\(name) \(perNotification) (\(String(format: "%.2f", Double(cpu.wholeNanoseconds) / 1e9)) s)"
         }
-        return "cpu µs per notification: " + part("sender", report.senderCPU) + (sinkCPU.map { "  " + part("sink", $0) } ?? "")
+        return "cpu µs per notification: " + part("sender", report.senderCPU)
+            + (sinkCPU.map { "  " + part("sink", $0) } ?? "")
     }
 
     /// The sender's and the sink's CPU: seconds over the run and microseconds a notification.
