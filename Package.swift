@@ -180,6 +180,7 @@ let package = Package(
                 "FanoutReport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The command line: options in, library calls out; no logic of its own.

@@ -5,6 +5,8 @@ import FanoutPayload
 import FanoutReport
 import FanoutSink
 import FanoutTokens
+import Crypto
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -34,6 +36,10 @@ public struct RunJob: Sendable {
     public var template: PayloadTemplate?
     /// The sink's behaviour (latency, errors, faults).
     public var sink = SinkConfiguration()
+    /// Whether the run speaks as APNs requires: TLS (a self-signed certificate made for the run,
+    /// which the sender trusts) and token auth (a P-256 key made for the run; every connection
+    /// presents a signed JWT, the sink verifies it). Otherwise h2c without auth.
+    public var apnsSecurity = false
 
     /// The closed model's token count when none is given.
     public static let defaultCount: UInt64 = 1_000_000
@@ -73,7 +79,17 @@ public struct RunJob: Sendable {
         let template = try self.template ?? PayloadTemplate(json: Array(Self.poll.utf8), file: "poll")
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: sinkThreads)
         defer { try? sinkGroup.syncShutdownGracefully() }
-        let sink = try Sink(host: "127.0.0.1", port: 0, group: sinkGroup, configuration: self.sink)
+        let security = try apnsSecurity ? RunSecurity() : nil
+        defer { security?.remove() }
+        var sinkConfiguration = self.sink
+        if let security { sinkConfiguration.tokenAuthentication = security.sinkAuthentication }
+        let sink = try Sink(
+            host: "127.0.0.1",
+            port: 0,
+            group: sinkGroup,
+            transport: security?.serverTransport ?? .cleartext,
+            configuration: sinkConfiguration
+        )
         defer { sink.drain(grace: .seconds(1)) }
         let port = sink.localAddress.port!
 
@@ -94,6 +110,10 @@ public struct RunJob: Sendable {
             shape: shape
         )
         configuration.authority = "api.push.apple.com"
+        if let security {
+            configuration.transport = security.clientTransport
+            configuration.providerTokens = security.providerTokens
+        }
         let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: senderThreads)
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
@@ -112,12 +132,40 @@ public struct RunJob: Sendable {
         )
         var summary = RunSummary(
             report: report,
-            endpoint: "the embedded sink at http://127.0.0.1:\(port)",
+            endpoint: "the embedded sink at \(security == nil ? "http" : "https")://127.0.0.1:\(port)",
             configuration: configuration,
             tokenSource: "generated: \(tokenCount), seed \(seed)" + (shard == .all ? "" : ", shard \(shard)"),
             reconciliation: reconciliation
         )
         summary.sinkCPU = .nanoseconds(Int64(sinkCPU))
         return summary
+    }
+}
+
+/// TLS and token auth for one run of the main job: a self-signed certificate the sender trusts
+/// and a P-256 key the sink verifies JWTs with, made in a temporary folder removed afterwards.
+struct RunSecurity {
+    static let keyID = "FANOUTRUN1"
+    static let teamID = "FANOUTTEAM"
+    let folder: String
+    let serverTransport: HTTP2Transport
+    let clientTransport: HTTP2Transport
+    let sinkAuthentication: TokenAuthentication
+    let providerTokens: ProviderTokens
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "fanout-run-tls-\(UUID().uuidString)"
+        let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["127.0.0.1", "api.push.apple.com"])
+        serverTransport = try .tlsServer(certificateFile: files.certificate, keyFile: files.key)
+        clientTransport = try .tlsClient(trustedCertificatesFile: files.certificate)
+        let key = P256.Signing.PrivateKey()
+        sinkAuthentication = TokenAuthentication(
+            keys: [.init(keyID: Self.keyID, teamID: Self.teamID, publicKey: key.publicKey)]
+        )
+        providerTokens = try ProviderTokens(pem: key.pemRepresentation, keyID: Self.keyID, teamID: Self.teamID)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: folder)
     }
 }

@@ -63,6 +63,12 @@ struct RunCommand: ParsableCommand {
     )
     var sinkLatency: String?
 
+    @Flag(
+        name: .long,
+        help: "Speak as APNs requires: TLS (a certificate made for the run) and token auth (a JWT signed with a key made for the run)."
+    )
+    var tls = false
+
     @OptionGroup var repeating: RepeatOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
@@ -83,6 +89,7 @@ struct RunCommand: ParsableCommand {
         job.shape = try shape.shape()
         job.senderThreads = threads.threads
         job.sinkThreads = sinkThreads
+        job.apnsSecurity = tls
         if let sinkScenario {
             do {
                 job.sink.scenario = try SinkScenario(contentsOfFile: sinkScenario)

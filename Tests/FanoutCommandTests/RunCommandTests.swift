@@ -5,6 +5,22 @@ import Testing
 
 /// `fanout run`, the main job, as a user runs it: the summary, the files, the exit status.
 @Suite(.serialized) struct RunCommandTests {
+    /// `--tls`: the main job as APNs requires it — TLS to the embedded sink with a certificate
+    /// made for the run, and a JWT on every connection that the sink verifies (a token the sink
+    /// refused would show as 403s, and the run would not reconcile as all accepted).
+    @Test func theMainJobSpeaksTLSWithTokenAuth() throws {
+        let folder = NSTemporaryDirectory() + "fanout-run-tls-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            ["run", "--count", "3000", "--connections", "2", "--tls", "--output", folder],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("to the embedded sink at https://127.0.0.1:"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("accepted 3,000   rejected 0   failed 0   skipped 0"))
+        #expect(result.standardOutput.contains("reconciled: the sink counted 3,000 requests"))
+    }
+
     @Test func theMainJobReconcilesAndWritesItsFiles() throws {
         let folder = NSTemporaryDirectory() + "fanout-run-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
