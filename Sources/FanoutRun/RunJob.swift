@@ -1,3 +1,4 @@
+import Crypto
 import FanoutAPNs
 import FanoutClient
 import FanoutHTTP2
@@ -5,7 +6,6 @@ import FanoutPayload
 import FanoutReport
 import FanoutSink
 import FanoutTokens
-import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

@@ -65,7 +65,8 @@ struct RunCommand: ParsableCommand {
 
     @Flag(
         name: .long,
-        help: "Speak as APNs requires: TLS (a certificate made for the run) and token auth (a JWT signed with a key made for the run)."
+        help:
+            "Speak as APNs requires: TLS (a certificate made for the run) and token auth (a JWT signed with a key made for the run)."
     )
     var tls = false
 

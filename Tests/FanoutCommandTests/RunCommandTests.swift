@@ -16,7 +16,10 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardOutput.contains("to the embedded sink at https://127.0.0.1:"), "\(result.standardOutput)")
+        #expect(
+            result.standardOutput.contains("to the embedded sink at https://127.0.0.1:"),
+            "\(result.standardOutput)"
+        )
         #expect(result.standardOutput.contains("accepted 3,000   rejected 0   failed 0   skipped 0"))
         #expect(result.standardOutput.contains("reconciled: the sink counted 3,000 requests"))
     }
