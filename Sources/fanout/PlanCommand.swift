@@ -1,0 +1,120 @@
+import ArgumentParser
+import FanoutReport
+import FanoutRun
+import FanoutSettings
+import Foundation
+
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Plans the connections, cores and machines that deliver N notifications by a deadline.",
+        discussion: """
+            From the round trip (each connection carries at most streams ÷ (RTT + processing) a \
+            second) and the sender's measured CPU per notification (--cost RUN_DIR reads a run's \
+            summary.json; --calibrate measures it here over TLS with token auth). Prints each \
+            figure with how it was reached, what binds, and every assumption; writes plan.json \
+            with --output.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Devices to reach: 600000, 2.5M, 1B.", valueName: "n"))
+    var devices: String
+
+    @Option(help: ArgumentHelp("By when: 5m, 60s.", valueName: "duration"))
+    var deadline: String
+
+    @Option(help: ArgumentHelp("The round trip to APNs from where the senders run: 80ms.", valueName: "duration"))
+    var rtt: String
+
+    @Option(help: ArgumentHelp("Concurrent streams a connection (APNs: about 1000).", valueName: "n"))
+    var streams = 1000
+
+    @Option(help: ArgumentHelp("APNs' own time on a request, added to the round trip.", valueName: "duration"))
+    var processing = "5ms"
+
+    @Option(
+        help: ArgumentHelp("A run folder whose summary.json gives the sender's CPU per notification.", valueName: "dir")
+    )
+    var cost: String?
+
+    @Flag(help: "Measure the sender's CPU per notification here: a run over TLS with token auth.")
+    var calibrate = false
+
+    @Option(help: ArgumentHelp("Cores a sending machine has (default: this one's).", valueName: "n"))
+    var cores = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: ArgumentHelp("The share of each ceiling the plan uses.", valueName: "percent"))
+    var headroom = "70%"
+
+    @Option(help: ArgumentHelp("Where plan.json goes.", valueName: "dir"))
+    var output: String?
+
+    func validate() throws {
+        _ = try job()
+    }
+
+    /// `600000`, `2.5M`, `1B`, `50K`.
+    static func count(_ text: String) -> UInt64? {
+        let multipliers: [Character: Double] = ["K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9]
+        var digits = Substring(text)
+        var multiplier = 1.0
+        if let last = digits.last, let factor = multipliers[last] {
+            multiplier = factor
+            digits = digits.dropLast()
+        }
+        guard let number = Double(digits), number.isFinite, number > 0 else { return nil }
+        let value = (number * multiplier).rounded()
+        return value >= 1 && value <= 1e15 ? UInt64(value) : nil
+    }
+
+    static func duration(_ text: String, option: String) throws -> Duration {
+        guard let duration = DurationNotation.parse(text), duration > .zero else {
+            throw ValidationError("\(option): \(text) is not a duration above 0; \(DurationNotation.hint).")
+        }
+        return duration
+    }
+
+    func job() throws -> PlanJob {
+        guard let devices = Self.count(devices) else {
+            throw ValidationError("--devices: \(devices) is not a count of at least 1 (600000, 2.5M, 1B).")
+        }
+        var question = CapacityPlan.Question(
+            devices: devices,
+            deadline: try Self.duration(deadline, option: "--deadline"),
+            roundTrip: try Self.duration(rtt, option: "--rtt"),
+            coresPerMachine: cores
+        )
+        guard let processing = DurationNotation.parse(processing), processing >= .zero else {
+            throw ValidationError("--processing: \(processing) is not a duration; \(DurationNotation.hint).")
+        }
+        question.processing = processing
+        guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
+        question.streams = streams
+        guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
+        let percent = headroom.hasSuffix("%") ? Double(headroom.dropLast()) : Double(headroom).map { $0 * 100 }
+        guard let percent, percent > 0, percent <= 100 else {
+            throw ValidationError("--headroom: \(headroom) is not a share above 0% and at most 100%.")
+        }
+        question.headroom = percent / 100
+        if cost != nil && calibrate {
+            throw ValidationError("--cost and --calibrate are two ways to one figure: give one.")
+        }
+        var job = PlanJob(question: question)
+        if let cost { job.cost = .runFolder(cost) }
+        if calibrate { job.cost = .calibrate(notifications: PlanJob.calibrationNotifications) }
+        job.output = output
+        return job
+    }
+
+    func run() throws {
+        let plan: CapacityPlan
+        do {
+            plan = try job().run(log: { printError($0) })
+        } catch let error as JobError {
+            printError("error: \(error)")
+            throw ExitCode.failure
+        }
+        print(plan.text)
+        if let output { print("plan: \(output)/plan.json") }
+    }
+}

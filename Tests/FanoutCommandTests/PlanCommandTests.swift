@@ -1,0 +1,62 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout plan` as a user runs it: the plan from a run folder's CPU cost, plan.json, and bad
+/// input said clearly.
+@Suite struct PlanCommandTests {
+    /// The golden run folder of FanoutReportTests: 5.17 µs of sender CPU a notification.
+    static let runFolder = CommandRunner.repositoryRoot + "/Tests/FanoutReportTests/Golden"
+
+    @Test func aPlanFromARunsCostIsPrintedAndWritten() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "plan", "--devices", "50M", "--deadline", "5m", "--rtt", "80ms", "--cost", Self.runFolder, "--cores", "2",
+            "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        for line in [
+            "50,000,000 devices in 300 s:", "required rate          166,667/s", "connections            21",
+            "machines               1 (2 cores each)", "binds                  round trips × streams",
+        ] {
+            #expect(result.standardOutput.contains(line), "\(line) in \(result.standardOutput)")
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/plan.json"))
+        let plan = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(plan["connections"] as? Int == 21)
+        #expect(plan["machines"] as? Int == 1)
+        #expect(abs((plan["cpu_us_per_notification"] as? Double ?? 0) - 31.0 / 6) < 1e-9)
+    }
+
+    @Test(arguments: [
+        (["--devices", "lots"], "--devices: lots is not a count"),
+        (["--deadline", "0s"], "--deadline: 0s is not a duration above 0"),
+        (["--headroom", "120%"], "--headroom: 120% is not a share"),
+        (["--cost", "x", "--calibrate"], "--cost and --calibrate"),
+    ])
+    func badInputIsAUsageError(change: [String], message: String) throws {
+        var arguments = ["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms"]
+        for index in stride(from: 0, to: change.count, by: 2) {
+            if let at = arguments.firstIndex(of: change[index]) {
+                arguments[at + 1] = change[index + 1]
+            } else {
+                arguments += Array(change[index..<min(index + 2, change.count)])
+            }
+        }
+        let result = try CommandRunner.run(arguments)
+        #expect(result.status == 64, "\(arguments)")
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
+    @Test func aFolderWithoutACostSaysSo() throws {
+        let result = try CommandRunner.run([
+            "plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--cost", "/nonexistent",
+        ])
+        #expect(result.status == 1)
+        #expect(
+            result.standardError.contains("--cost: /nonexistent holds no summary.json (nor repeat-*/summary.json)"),
+            "\(result.standardError)"
+        )
+    }
+}
