@@ -86,7 +86,8 @@ public struct CapacityPlan: Sendable {
         expectedDuration = .nanoseconds(Int64((Double(question.devices) / rate + roundTrip) * 1e9))
     }
 
-    static func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
+    /// `duration` in seconds.
+    public static func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
 
     /// `85 ms`, `300 s`, `1.5 s`.
     static func spoken(_ duration: Duration) -> String {

@@ -15,8 +15,10 @@ public struct PlanJob: Sendable {
         case calibrate(notifications: UInt64)
     }
     public var cost = Cost.unknown
-    /// Where `plan.json` goes, if anywhere.
+    /// Where `plan.json` (and the rehearsal's run folder, `verify/`) go, if anywhere.
     public var output: String?
+    /// Whether to rehearse one machine's share of the plan here (`Verification`).
+    public var verify = false
 
     public init(question: CapacityPlan.Question) {
         self.question = question
@@ -91,5 +93,98 @@ public struct PlanJob: Sendable {
             return cost
         }
         return costs.sorted()[costs.count / 2]
+    }
+}
+
+/// One machine's share of a plan rehearsed here: the embedded sink answers every request after
+/// the planned round trip plus processing, over TLS with token auth; the share's connections
+/// and streams send the share's devices as fast as they go (the closed model, as the plan's
+/// expected duration assumes). Predicted and measured figures side by side.
+public struct Verification: Sendable {
+    /// The share rehearsed: devices and connections of one machine.
+    public var devices: UInt64
+    public var connections: Int
+    /// Notifications a second a connection carried, and how long the share took.
+    public var predictedPerConnection: Double
+    public var measuredPerConnection: Double
+    public var predictedDuration: Duration
+    public var measuredDuration: Duration
+    /// Whether every notification was accepted and sender and sink agree.
+    public var complete: Bool
+    /// The largest gap allowed between a prediction and its measurement.
+    public static let tolerance = 0.10
+
+    static func gap(_ predicted: Double, _ measured: Double) -> Double { abs(measured - predicted) / predicted }
+
+    public var passed: Bool {
+        complete && Self.gap(predictedPerConnection, measuredPerConnection) <= Self.tolerance
+            && Self.gap(CapacityPlan.seconds(predictedDuration), CapacityPlan.seconds(measuredDuration))
+                <= Self.tolerance
+    }
+
+    /// The side-by-side table.
+    public var text: String {
+        func row(_ name: String, _ predicted: Double, _ measured: Double, _ unit: String) -> String {
+            let gap = Self.gap(predicted, measured) * 100
+            return name.padding(toLength: 24, withPad: " ", startingAt: 0)
+                + String(
+                    format: "%12.1f %-3@ %12.1f %-3@ %+7.1f%%",
+                    predicted,
+                    unit,
+                    measured,
+                    unit,
+                    (measured - predicted) / predicted * 100
+                )
+                + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
+        }
+        return [
+            "rehearsal: \(devices) devices over \(connections) connections (one machine's share), answers after the planned round trip",
+            "                           predicted          measured      gap",
+            row("a connection carries", predictedPerConnection, measuredPerConnection, "/s"),
+            row(
+                "the share takes",
+                CapacityPlan.seconds(predictedDuration),
+                CapacityPlan.seconds(measuredDuration),
+                "s"
+            ),
+            complete ? "every notification accepted; sender and sink agree" : "NOT every notification was accepted",
+            passed ? "verified: within 10%" : "NOT verified: a measurement is more than 10% from its prediction",
+        ].joined(separator: "\n")
+    }
+}
+
+extension PlanJob {
+    /// Rehearses one machine's share of `plan` (see `Verification`); its run folder goes to
+    /// `output/verify` when there is an output.
+    public func rehearse(_ plan: CapacityPlan) throws -> Verification {
+        let machines = UInt64(plan.machines ?? 1)
+        let devices = (plan.question.devices + machines - 1) / machines
+        let connections = max(1, (plan.connections + Int(machines) - 1) / Int(machines))
+        var job = RunJob()
+        job.count = devices
+        job.apnsSecurity = true
+        job.shape.connections = connections
+        job.shape.streamsPerConnection = plan.question.streams
+        job.sink.scenario.latency = .fixed(plan.question.roundTrip + plan.question.processing)
+        // The sink allows what the plan assumes APNs allows.
+        job.sink.maxConcurrentStreams = UInt32(clamping: plan.question.streams)
+        let roundTrip = CapacityPlan.seconds(plan.question.roundTrip + plan.question.processing)
+        let ceiling = min(plan.connectionCeiling, plan.coreCeiling ?? .infinity)
+        let predictedSeconds = Double(devices) / (Double(connections) * ceiling) + roundTrip
+        // A bound on the rehearsal: three times the prediction.
+        job.shape.deadline = .nanoseconds(Int64(predictedSeconds * 3e9) + 10_000_000_000)
+        let summary = try job.run()
+        if let output { _ = try summary.finish(into: output + "/verify") }
+        let snapshot = summary.report.snapshot
+        let elapsed = CapacityPlan.seconds(summary.report.elapsed)
+        return Verification(
+            devices: devices,
+            connections: connections,
+            predictedPerConnection: Double(devices) / predictedSeconds / Double(connections),
+            measuredPerConnection: Double(snapshot.sent) / elapsed / Double(connections),
+            predictedDuration: .nanoseconds(Int64(predictedSeconds * 1e9)),
+            measuredDuration: summary.report.elapsed,
+            complete: snapshot.accepted == devices && summary.reconciliation?.agrees == true
+        )
     }
 }

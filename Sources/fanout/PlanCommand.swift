@@ -46,8 +46,14 @@ struct PlanCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The share of each ceiling the plan uses.", valueName: "percent"))
     var headroom = "70%"
 
-    @Option(help: ArgumentHelp("Where plan.json goes.", valueName: "dir"))
+    @Option(help: ArgumentHelp("Where plan.json (and the rehearsal's run folder) go.", valueName: "dir"))
     var output: String?
+
+    @Flag(
+        help:
+            "Rehearse one machine's share here: a sink answering after the planned round trip, the planned connections and streams; exit 1 when a measurement is more than 10% from its prediction."
+    )
+    var verify = false
 
     func validate() throws {
         _ = try job()
@@ -103,6 +109,7 @@ struct PlanCommand: ParsableCommand {
         if let cost { job.cost = .runFolder(cost) }
         if calibrate { job.cost = .calibrate(notifications: PlanJob.calibrationNotifications) }
         job.output = output
+        job.verify = verify
         return job
     }
 
@@ -116,5 +123,16 @@ struct PlanCommand: ParsableCommand {
         }
         print(plan.text)
         if let output { print("plan: \(output)/plan.json") }
+        guard verify else { return }
+        let verification: Verification
+        do {
+            verification = try job().rehearse(plan)
+        } catch {
+            printError("error: the rehearsal could not run: \(error)")
+            throw ExitCode.failure
+        }
+        print("")
+        print(verification.text)
+        if !verification.passed { throw ExitCode.failure }
     }
 }
