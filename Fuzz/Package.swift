@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Targets/FuzzSupport"),
         .target(
             name: "FuzzHTTP2Support",
-            dependencies: [fanoutLibrary("FanoutHTTP2"), nio],
+            dependencies: ["FuzzSupport", fanoutLibrary("FanoutHTTP2"), nio],
             path: "Targets/FuzzHTTP2Support"
         ),
         fuzzTarget("FuzzHPACK", [fanoutLibrary("FanoutHPACK"), nio]),

@@ -228,7 +228,6 @@ public final class LoadEngine: Sendable {
         let configuration = configuration
         let statistics = statistics
         let channels = channels
-        let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
         loop.scheduleTask(in: delay) { [self] in
             guard timers.fire(slot, timer: timer) else { return }
             endings.post(.opening(slot: slot))
@@ -236,6 +235,8 @@ public final class LoadEngine: Sendable {
                 attempt.end(madeProgress: false)
                 return
             }
+            // Counted here, not when scheduled: a timer replaced before it fired opens nothing.
+            let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
             HTTP2Channels.connect(
                 host: configuration.host,
                 port: configuration.port,

@@ -13,9 +13,14 @@ import Testing
     static func exchange(port: Int, sending bytes: [UInt8]) throws -> [UInt8] {
         let fd = try #require(connectLoopback(port: port))
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        return receive(fd, waitingUpTo: timeval(tv_sec: 10, tv_usec: 0))
+    }
+
+    /// What `fd` receives until the peer closes it or nothing arrives for `timeout`.
+    static func receive(_ fd: Int32, waitingUpTo timeout: timeval) -> [UInt8] {
+        var timeout = timeout
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -73,16 +78,7 @@ import Testing
             _ = part.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
             Thread.sleep(forTimeInterval: 0.3)
         }
-        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            received += chunk[..<count]
-        }
-        let frames = Self.frames(received)
+        let frames = Self.frames(Self.receive(fd, waitingUpTo: timeval(tv_sec: 0, tv_usec: 300_000)))
         #expect(frames.goAway == nil)
         #expect(frames.filter { if case .ping(_, ack: true) = $0 { true } else { false } }.count == 2)
     }

@@ -20,19 +20,10 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var client = Exchange.client(configuration)
     var check = OutboundCheck(role: .client)
     check.drain(&client)
-    var buffer = ByteBuffer()
-    var now: UInt64 = 0
-    while !input.isEmpty {
-        buffer.writeBytes(input.take(chunk))
-        now += 10_000_000
-        client.now = now
-        let alive = Exchange.converse(&client, &buffer)
+    Exchange.feed(&client, &input, chunk: chunk, check: &check) { client in
         if let limit = client.remoteSettings.maxConcurrentStreams, client.receivedGoAway == nil {
             precondition(client.openStreams <= max(Int(limit), 3), "more streams open than the server allows")
         }
-        check.drain(&client)
-        if !alive { break }
-        buffer.discardReadBytes()
     }
     return 0
 }

@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FuzzSupport
 import NIOCore
 
 /// What the HTTP/2 fuzz targets share: the configurations an input picks, the conversation a
@@ -89,6 +90,33 @@ public enum Exchange {
             _ = converse(&client, &toClient)
         }
         return (Array(sentByClient.dropFirst(http2ConnectionPreface.count)), sentByServer)
+    }
+}
+
+extension Exchange {
+    /// Hands `input` to `connection`, `chunk` bytes at a time after `start`, with the clock
+    /// moving 10 ms a chunk; after each, checks `invariant` and drains what the connection
+    /// wrote through `check`. Stops when the connection fails.
+    public static func feed(
+        _ connection: inout HTTP2Connection,
+        _ input: inout FuzzInput,
+        chunk: Int,
+        start: [UInt8] = [],
+        check: inout OutboundCheck,
+        invariant: (HTTP2Connection) -> Void
+    ) {
+        var buffer = ByteBuffer(bytes: start)
+        var now: UInt64 = 0
+        while !input.isEmpty {
+            buffer.writeBytes(input.take(chunk))
+            now += 10_000_000
+            connection.now = now
+            let alive = converse(&connection, &buffer)
+            invariant(connection)
+            check.drain(&connection)
+            if !alive { break }
+            buffer.discardReadBytes()
+        }
     }
 }
 

@@ -26,7 +26,7 @@ seeds.append([0] + Array(signed(Array(header.utf8), Array(claims[0].utf8)).utf8)
 runFuzzer(seeds: seeds, test)
 
 /// The sink's side: one configured key and a clock that stands still.
-enum Sink {
+enum Verifier {
     static let now: Int64 = 1_700_000_000
     static var privateKey: P256.Signing.PrivateKey {
         try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32))
@@ -49,12 +49,12 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var state = TokenAuthentication.ConnectionState()
     authorization.withUnsafeBytes { value in
         for _ in 0..<2 {
-            guard Sink.authentication.check(value, state: &state) == nil else { continue }
+            guard Verifier.authentication.check(value, state: &state) == nil else { continue }
             let issuedAt = state.tokenIssuedAt
             precondition(
-                issuedAt <= Sink.now + TokenAuthentication.maximumClockSkew
-                    && issuedAt >= Sink.now - TokenAuthentication.maximumTokenAge,
-                "accepted a token issued at \(issuedAt), the clock being \(Sink.now)"
+                issuedAt <= Verifier.now + TokenAuthentication.maximumClockSkew
+                    && issuedAt >= Verifier.now - TokenAuthentication.maximumTokenAge,
+                "accepted a token issued at \(issuedAt), the clock being \(Verifier.now)"
             )
         }
     }
@@ -64,7 +64,7 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 /// `bearer HEADER.CLAIMS.SIGNATURE`, signed with the configured key.
 func signed(_ header: [UInt8], _ claims: [UInt8]) -> String {
     let signedPart = base64URL(header) + "." + base64URL(claims)
-    let signature = try! Sink.privateKey.signature(for: Data(signedPart.utf8))
+    let signature = try! Verifier.privateKey.signature(for: Data(signedPart.utf8))
     return "bearer " + signedPart + "." + base64URL(Array(signature.rawRepresentation))
 }
 

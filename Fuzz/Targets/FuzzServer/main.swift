@@ -19,17 +19,8 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let chunk = Int(input.byte()) + 1
     var server = HTTP2Connection(role: .server, configuration: configuration)
     var check = OutboundCheck(role: .server)
-    var buffer = ByteBuffer(bytes: http2ConnectionPreface)
-    var now: UInt64 = 0
-    while !input.isEmpty {
-        buffer.writeBytes(input.take(chunk))
-        now += 10_000_000
-        server.now = now
-        let alive = Exchange.converse(&server, &buffer)
+    Exchange.feed(&server, &input, chunk: chunk, start: http2ConnectionPreface, check: &check) { server in
         precondition(server.openStreams <= Int(configuration.maxConcurrentStreams), "more streams open than allowed")
-        check.drain(&server)
-        if !alive { break }
-        buffer.discardReadBytes()
     }
     return 0
 }
