@@ -36,10 +36,7 @@ import Testing
         _ = pool.start()
         // Slots 1–3 fail six times (their ceilings reach 3.2 s); slot 0 connects and answers.
         for slot in 1...3 {
-            for _ in 0..<6 {
-                _ = pool.connectionEnded(slot: slot, madeProgress: false, workRemains: true)
-                pool.opening(slot: slot)
-            }
+            pool.failAndReopen(slot: slot, times: 6)
             _ = pool.connectionEnded(slot: slot, madeProgress: false, workRemains: true)
         }
         // Slot 3 already started connecting: only the waiting ones are hurried.
@@ -70,10 +67,7 @@ import Testing
     @Test func anAnswerBringsBackASlotThatGaveUp() {
         var pool = ConnectionPool(slots: 2, maxFailuresInARow: 3)
         _ = pool.start()
-        for _ in 0..<3 {
-            _ = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true)
-            pool.opening(slot: 1)
-        }
+        pool.failAndReopen(slot: 1, times: 3)
         #expect(pool.slots[1] == .gaveUp)
         let actions = pool.connectionAnswered(slot: 0)
         guard actions.count == 1, case .open(1, let delay) = actions[0] else {
@@ -84,10 +78,7 @@ import Testing
         #expect(pool.slots[1] == .waiting)
         // Its count starts again: three more failures before it gives up once more.
         pool.opening(slot: 1)
-        for _ in 0..<2 {
-            _ = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true)
-            pool.opening(slot: 1)
-        }
+        pool.failAndReopen(slot: 1, times: 2)
         #expect(pool.slots[1] == .connecting)
     }
 
@@ -115,10 +106,7 @@ import Testing
     @Test func progressResetsTheSlotsCount() {
         var pool = ConnectionPool(slots: 1, maxFailuresInARow: 3)
         _ = pool.start()
-        for _ in 0..<2 {
-            _ = pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true)
-            pool.opening(slot: 0)
-        }
+        pool.failAndReopen(slot: 0, times: 2)
         _ = pool.connectionEnded(slot: 0, madeProgress: true, workRemains: true)
         pool.opening(slot: 0)
         for _ in 0..<2 {
@@ -205,5 +193,16 @@ import Testing
         _ = pool.connectionEnded(slot: 1, madeProgress: true, workRemains: true)
         #expect(pool.workReturned() == ConnectionPool.Action.none)
         #expect(pool.active == 0)
+    }
+}
+
+extension ConnectionPool {
+    /// `slot`'s connection ends `times` times without progress, each time reopened once its
+    /// delay has passed.
+    mutating func failAndReopen(slot: Int, times: Int) {
+        for _ in 0..<times {
+            _ = connectionEnded(slot: slot, madeProgress: false, workRemains: true)
+            opening(slot: slot)
+        }
     }
 }

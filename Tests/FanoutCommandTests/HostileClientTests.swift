@@ -121,11 +121,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let key = folder + "/key.p8"
-        let made = try PeerProcess.run(
-            "openssl",
-            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
-        )
-        try #require(made.status == 0, "\(made.errors)")
+        try OpenSSL.makeP256Key(at: key)
         let sink = try Sink(["--key-file", key, "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"])
         defer { sink.process.stop() }
         func push(issuedAt: String) throws -> String {

@@ -15,11 +15,7 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let key = folder + "/AuthKey_ABC123DEFG.p8"
-        let made = try PeerProcess.run(
-            "openssl",
-            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
-        )
-        try #require(made.status == 0, "\(made.errors)")
+        try OpenSSL.makeP256Key(at: key)
         let generated = try CommandRunner.run([
             "tokens", "generate", "--count", "3000", "--seed", "5", "--output", folder + "/tokens.txt",
         ])

@@ -14,24 +14,21 @@ import Testing
         return folder
     }
 
-    static func openssl(_ arguments: [String]) throws {
-        let result = try PeerProcess.run("openssl", arguments)
-        try #require(result.status == 0, "openssl \(arguments.joined(separator: " ")): \(result.errors)")
-    }
-
     /// A P-256 key and a certificate for `subject`, signed by the CA in `ca` (its .pem and .key)
     /// or by itself.
     static func certificate(_ name: String, subject: String, in folder: String, ca: String? = nil) throws {
         let key = "\(folder)/\(name).key"
-        try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
+        try OpenSSL.makeP256Key(at: key)
         if let ca {
-            try openssl(["req", "-new", "-key", key, "-subj", subject, "-out", "\(folder)/\(name).csr"])
-            try openssl([
+            try OpenSSL.run(["req", "-new", "-key", key, "-subj", subject, "-out", "\(folder)/\(name).csr"])
+            try OpenSSL.run([
                 "x509", "-req", "-in", "\(folder)/\(name).csr", "-CA", "\(ca).pem", "-CAkey", "\(ca).key",
                 "-set_serial", "7", "-days", "2", "-out", "\(folder)/\(name).pem",
             ])
         } else {
-            try openssl(["req", "-x509", "-key", key, "-subj", subject, "-days", "2", "-out", "\(folder)/\(name).pem"])
+            try OpenSSL.run([
+                "req", "-x509", "-key", key, "-subj", subject, "-days", "2", "-out", "\(folder)/\(name).pem",
+            ])
         }
     }
 
