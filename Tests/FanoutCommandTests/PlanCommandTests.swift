@@ -50,9 +50,11 @@ import Testing
     }
 
     /// A plan small enough for a debug build: 4,000 devices, 20 streams, a 50 ms round trip —
-    /// one connection carrying 20 ÷ 55 ms = 364 a second, 11 s for the share. The rehearsal
-    /// measures it within 10% (the figures are not read from the sink's settings: they come
-    /// from the run's own clock and counts).
+    /// one connection carrying 20 ÷ 55 ms = 364 a second, 11.06 s for the share. The rehearsal
+    /// prints the plan's prediction beside what its run measured (sent ÷ elapsed, from the run's
+    /// own summary, not the sink's settings), and its exit status follows its verdict. Whether
+    /// the two agree within 10% is a timing, measured in release (docs/planning.md), not gated
+    /// here on a shared machine.
     @Test func verifyRehearsesThePlanAndComparesItsFigures() throws {
         let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -63,16 +65,20 @@ import Testing
             ],
             timeout: .seconds(120)
         )
-        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
-        #expect(
-            result.standardOutput.contains("rehearsal: 4000 devices over 1 connections"),
-            "\(result.standardOutput)"
-        )
-        #expect(result.standardOutput.contains("every notification accepted; sender and sink agree"))
-        #expect(result.standardOutput.contains("verified: within 10%"), "\(result.standardOutput)")
+        let output = result.standardOutput
+        #expect(output.contains("rehearsal: 4000 devices over 1 connections"), "\(output)")
+        #expect(output.contains("every notification accepted; sender and sink agree"), "\(output)")
         let summary = try CommandRunner.summary(in: folder + "/verify")
         #expect(summary["accepted"] as? Int == 4000)
         #expect((summary["endpoint"] as? String)?.hasPrefix("the embedded sink at https://") == true)
+        // Predicted: 4000 ÷ (4000 ÷ (20 ÷ 0.055) + 0.055) = 361.8 a second; measured: the run's.
+        let elapsed = try #require(summary["elapsed_seconds"] as? Double)
+        let row = try #require(output.split(separator: "\n").first { $0.hasPrefix("a connection carries") })
+        #expect(row.contains(String(format: "%.1f", 4000 / (4000 / (20 / 0.055) + 0.055))), "\(row)")
+        #expect(row.contains(String(format: "%.1f", 4000 / elapsed)), "\(row) against \(elapsed) s")
+        let verified = output.contains("verified: within 10%")
+        #expect(verified != output.contains("NOT verified"), "\(output)")
+        #expect(result.status == (verified ? 0 : 1), "\(output)\(result.standardError)")
     }
 
     @Test func aFolderWithoutACostSaysSo() throws {
