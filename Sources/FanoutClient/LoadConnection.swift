@@ -48,6 +48,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var resend: [PendingNotification] = []
     /// Waiting for their backoff to pass, earliest last.
     private var retries: [(due: UInt64, notification: PendingNotification)] = []
+    /// The batch this connection takes new tokens from, while it has unsent ones: tokens
+    /// `cursor...` are not sent yet. Let go of as its last token is taken: from then on its
+    /// in-flight notifications hold it, and the last to finish recycles it, so a reference kept
+    /// here could see the reader refill it.
     private var batch: FeedBatch?
     private var cursor = 0
     /// The feed had nothing ready: ask again at this time.
@@ -225,7 +229,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
                 _ = try configuration.encoder.encode(input, into: &body)
             } catch {
                 if case .tooLarge = error { counts.skip(.payloadTooLarge) } else { counts.skip(.badFields) }
-                notification.batch.finish()
+                notification.finish()
                 continue
             }
             fields.select(token: record.token)
@@ -291,11 +295,12 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     /// The batch's next token, or new work from the feed.
     private mutating func nextToken(now: UInt64) -> PendingNotification? {
         while true {
-            if let batch, cursor < batch.tokens.count {
+            if let current = batch {
+                let index = cursor
                 cursor += 1
-                return PendingNotification(batch: batch, index: Int32(cursor - 1), attempts: 0, firstSentAt: 0)
+                if cursor == current.tokens.count { batch = nil }
+                return PendingNotification(batch: current, index: Int32(index), attempts: 0, firstSentAt: 0)
             }
-            batch = nil
             guard now >= starvedUntil else { return nil }
             starvedUntil = 0
             switch feed.take() {
@@ -330,9 +335,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     }
 
     private mutating func leaveUnsent(_ batch: FeedBatch, from start: Int) {
-        for _ in start..<batch.tokens.count {
+        for index in start..<batch.tokens.count {
             counts.unscheduled += 1
-            batch.finish()
+            batch.finish(index)
         }
     }
 
@@ -367,7 +372,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         case .accept:
             record(notification, now: now)
             counts.accept(digestHash: entry.digestHash)
-            notification.batch.finish()
+            notification.finish()
         case .reject(let reason):
             record(notification, now: now)
             counts.reject(reason)
@@ -375,11 +380,11 @@ struct LoadConnection: HTTP2ConnectionDelegate {
                 gone.writeBytes(notification.token.token)
                 gone.writeInteger(UInt8(ascii: "\n"))
             }
-            notification.batch.finish()
+            notification.finish()
         case .fail(let cause):
             record(notification, now: now)
             counts.fail(cause)
-            notification.batch.finish()
+            notification.finish()
         case .resend:
             resend.append(notification)
         case .retry(let delay):

@@ -190,7 +190,7 @@ public final class LoadEngine: Sendable {
                 } else {
                     counts.unscheduled += 1
                 }
-                notification.batch.finish()
+                notification.finish()
             }
         }
         statistics.add(counts)

@@ -9,14 +9,29 @@ final class FeedBatch: Sendable {
     private let unfinished: ManagedAtomic<Int>
     private let stream: TokenStream
 
+    #if DEBUG
+    /// Which tokens have finished: a second finish of one would recycle the batch while a
+    /// connection still reads it, so debug builds stop at the first.
+    private let finished: NIOLockedValueBox<[Bool]>
+    #endif
+
     init(_ tokens: TokenBatch, stream: TokenStream) {
         self.tokens = tokens
         self.stream = stream
         unfinished = ManagedAtomic(tokens.count)
+        #if DEBUG
+        finished = NIOLockedValueBox(Array(repeating: false, count: tokens.count))
+        #endif
     }
 
-    /// One token reached its final outcome; the last one gives the batch back to the reader.
-    func finish() {
+    /// Token `index` reached its final outcome; the last one gives the batch back to the reader.
+    func finish(_ index: Int) {
+        #if DEBUG
+        finished.withLockedValue { finished in
+            precondition(!finished[index], "token \(index) of a batch of \(finished.count) finished twice")
+            finished[index] = true
+        }
+        #endif
         if unfinished.wrappingDecrementThenLoad(ordering: .acquiringAndReleasing) == 0 { stream.recycle(tokens) }
     }
 }
@@ -34,6 +49,9 @@ struct PendingNotification {
     /// Its `apns-id` (a random UUID's 128 bits) when the run sends them, kept for its retries;
     /// zero before its first send.
     var id: (high: UInt64, low: UInt64) = (0, 0)
+
+    /// It reached its final outcome.
+    func finish() { batch.finish(Int(index)) }
 
     var token: TokenRecord { batch.tokens[Int(index)] }
 }

@@ -47,6 +47,19 @@ import Testing
         #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
     }
 
+    /// The schedule ends with the last token of a batch (3 batches of 170 at 1000/s for 510 ms)
+    /// over one stream, so that token's answer is the batch's last: it sends the batch back to
+    /// the reader, and the connection, done with it, must not touch it when it then finds the
+    /// schedule over (it once did: the recycled batch read as empty and the process trapped).
+    @Test func aScheduleEndingWithABatchsLastAnswerLeavesTheRecycledBatchAlone() throws {
+        let outcome = try SinkRun.send(2_048, connections: 1, streams: 1) {
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .milliseconds(510))
+        }
+        #expect(outcome.snapshot.sent == 510)
+        #expect(outcome.snapshot.accepted == 510)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+    }
+
     @Test func fewerTokensThanTheScheduleEndTheRunWithTheTokens() throws {
         let outcome = try SinkRun.send(500) {
             $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(60))
