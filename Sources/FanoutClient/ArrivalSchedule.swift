@@ -1,7 +1,6 @@
 import Atomics
 import FanoutAPNs
 import FanoutSettings
-import NIOConcurrencyHelpers
 
 /// The open model's arrivals: when each notification is meant to be sent, whatever the server
 /// does. A run is a list of stages, each moving the rate linearly from where the last one ended
@@ -167,77 +166,128 @@ public struct ScheduleError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The arrivals of a run as tickets that connections claim when they are due: each ticket is
-/// one notification's intended send time. A connection that is busy leaves due tickets to
-/// others, and one that finds them late sends them late, with their latency counted from the
-/// intended time (coordinated omission corrected, as wrk2 does).
+/// one notification's intended send time. The schedule is dealt out in turn: ticket j belongs
+/// to connection slot j mod N, so each connection carries an even share of the rate (as wrk2
+/// and h2load give each connection rate ÷ connections), and a server that limits what one
+/// connection carries shows its limit at N times that, not at the share of whichever
+/// connection woke first.
 ///
-/// The schedule starts when the first connection asks for a ticket, so that connecting is
-/// not counted as the server's latency.
+/// ```
+///  ticket   0  1  2  3  4  5  6  7  8 …        (N = 3 slots)
+///  slot     0  1  2  0  1  2  0  1  2
+///  slot 1 claims 1, 4, 7 … as each falls due. A ticket still unclaimed `stealDelay` after
+///  it fell due (its connection is reconnecting, its streams are full, it has no tokens) goes
+///  to whichever connection asks next, oldest first: `sweep` walks the tickets in order
+///  behind the claims, so finding the oldest unclaimed one costs O(1) amortised.
+/// ```
+///
+/// A ticket sent late has its latency counted from its intended time all the same
+/// (coordinated omission corrected, as wrk2 does). The schedule starts when the first
+/// connection asks for a ticket, so that connecting is not counted as the server's latency.
 final class ArrivalTickets: Sendable {
     let schedule: ArrivalSchedule
+    /// Connection slots the tickets are dealt to.
+    let slots: Int
     /// When the schedule started (uptime nanoseconds), 0 before the first claim.
     private let start = ManagedAtomic<UInt64>(0)
-    private let next = ManagedAtomic<UInt64>(0)
+    /// Tickets each slot has had, in order: slot s's next is ticket s + N × taken[s].
+    private let taken: [ManagedAtomic<UInt64>]
+    /// Every ticket below it has been claimed.
+    private let sweep = ManagedAtomic<UInt64>(0)
+    private let claimedCount = ManagedAtomic<UInt64>(0)
     private let ended = ManagedAtomic(false)
-    /// Tickets claimed by a connection that then found no token of its own (another holds the
-    /// last batch's rest): due already, handed out before new ones.
-    private let returned = NIOLockedValueBox<[UInt64]>([])
-    private let returnedCount = ManagedAtomic(0)
 
-    init(schedule: ArrivalSchedule) {
+    /// How long past its due time a slot's ticket waits for its own connection before another
+    /// takes it.
+    static let stealDelay: UInt64 = 2_000_000
+
+    init(schedule: ArrivalSchedule, slots: Int = 1) {
         self.schedule = schedule
+        self.slots = max(1, slots)
+        taken = (0..<max(1, slots)).map { _ in ManagedAtomic(0) }
     }
 
     enum Claim: Equatable {
         /// Send one notification, meant for this time.
         case due(UInt64)
-        /// The next ticket is due then.
+        /// Nothing is due for this slot before then.
         case notYet(UInt64)
         /// Every ticket has been handed out (or the run ended).
         case exhausted
     }
 
-    func claim(now: UInt64) -> Claim {
+    /// A ticket for the connection of `slot`: its own once due, else the oldest unclaimed one
+    /// once it is `stealDelay` overdue. A connection asks only when it has a token to send.
+    func claim(now: UInt64, slot: Int = 0) -> Claim {
         var start = start.load(ordering: .relaxed)
         if start == 0 {
             let (exchanged, original) = self.start.compareExchange(expected: 0, desired: now, ordering: .relaxed)
             start = exchanged ? now : original
         }
-        if returnedCount.load(ordering: .relaxed) > 0, let due = takeReturned() { return .due(due) }
+        if ended.load(ordering: .relaxed) { return .exhausted }
+        let own = takeOwn(slot % slots, start: start, now: now)
+        if case .taken(let due) = own { return .due(due) }
+        let oldest = takeOldest(start: start, now: now)
+        if case .taken(let due) = oldest { return .due(due) }
+        switch (own, oldest) {
+        case (.later(let a), .later(let b)): return .notYet(min(a, b))
+        case (.later(let at), _), (_, .later(let at)): return .notYet(at)
+        default: return isExhausted ? .exhausted : .notYet(now + Self.stealDelay)
+        }
+    }
+
+    private enum Take {
+        case taken(UInt64)
+        case later(UInt64)
+        /// No ticket is left to look at.
+        case none
+    }
+
+    /// The slot's next ticket, if it is due.
+    private func takeOwn(_ slot: Int, start: UInt64, now: UInt64) -> Take {
         while true {
-            if ended.load(ordering: .relaxed) { return .exhausted }
-            let k = next.load(ordering: .relaxed)
-            guard let offset = schedule.offset(of: k) else { return .exhausted }
+            let k = taken[slot].load(ordering: .relaxed)
+            guard let offset = schedule.offset(of: UInt64(slot) + UInt64(slots) * k) else { return .none }
+            if start + offset > now { return .later(start + offset) }
+            if taken[slot].compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged {
+                claimedCount.wrappingIncrement(ordering: .relaxed)
+                return .taken(start + offset)
+            }
+        }
+    }
+
+    /// The oldest unclaimed ticket, if it is `stealDelay` overdue. Owners claim their tickets
+    /// in order, so an unclaimed ticket at `sweep` is its owner's next.
+    private func takeOldest(start: UInt64, now: UInt64) -> Take {
+        while true {
+            let j = sweep.load(ordering: .relaxed)
+            guard let offset = schedule.offset(of: j) else { return .none }
+            let owner = Int(j % UInt64(slots))
+            let k = j / UInt64(slots)
+            if taken[owner].load(ordering: .relaxed) > k {
+                _ = sweep.compareExchange(expected: j, desired: j + 1, ordering: .relaxed)
+                continue
+            }
             let due = start + offset
-            if due > now { return .notYet(due) }
-            if next.compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged { return .due(due) }
+            if due + Self.stealDelay > now { return .later(due + Self.stealDelay) }
+            if taken[owner].compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged {
+                claimedCount.wrappingIncrement(ordering: .relaxed)
+                _ = sweep.compareExchange(expected: j, desired: j + 1, ordering: .relaxed)
+                return .taken(due)
+            }
         }
-    }
-
-    private func takeReturned() -> UInt64? {
-        returned.withLockedValue { list in
-            guard let due = list.popLast() else { return nil }
-            returnedCount.wrappingDecrement(ordering: .relaxed)
-            return due
-        }
-    }
-
-    /// Gives back a claimed ticket that found no token, for a connection that has one.
-    func giveBack(_ due: UInt64) {
-        returned.withLockedValue { $0.append(due) }
-        returnedCount.wrappingIncrement(ordering: .relaxed)
     }
 
     /// Ends the schedule early: no more tickets (used when the tokens run out).
     func end() { ended.store(true, ordering: .relaxed) }
 
     /// Tickets handed out.
-    var claimed: UInt64 { next.load(ordering: .relaxed) }
+    var claimed: UInt64 { claimedCount.load(ordering: .relaxed) }
 
     var isExhausted: Bool {
         if ended.load(ordering: .relaxed) { return true }
         guard let total = schedule.total else { return false }
-        return claimed >= total && returnedCount.load(ordering: .relaxed) == 0
+        return claimed >= total
     }
 }
 
@@ -279,7 +329,11 @@ extension ArrivalSchedule {
     }
 
     /// `N` or `N/WINDOW` (`5000`, `5000/s`, `300/1m`) as events per second.
-    static func perSecond(_ text: String, what: String, allowingZero: Bool = false) throws(ScheduleError) -> Double {
+    public static func perSecond(
+        _ text: String,
+        what: String,
+        allowingZero: Bool = false
+    ) throws(ScheduleError) -> Double {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let count = Double(parts[0]), count.isFinite,
             count > 0 || (allowingZero && count == 0)

@@ -35,6 +35,8 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private let recorder: LoopRecorder
     /// The open model's schedule, `nil` for the closed model.
     private let tickets: ArrivalTickets?
+    /// The connection slot it fills: whose share of the tickets it claims.
+    private let slot: Int
     private let ended: @Sendable (_ madeProgress: Bool) -> Void
     /// Called once, at the first answer: the endpoint is up (slots waiting to reconnect need
     /// not wait out their backoff).
@@ -59,8 +61,10 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var feedFinished = false
     /// The schedule (or the closed model's duration) is over: no new token is started.
     private var scheduleEnded = false
-    /// A ticket claimed while no token was ready: the next token is meant for this time.
-    private var heldTicket: UInt64?
+    /// The open model: a new token taken before its ticket fell due; it goes out with the
+    /// slot's next ticket. (A connection without a token claims no ticket: its slot's tickets
+    /// then go, overdue, to connections that have tokens.)
+    private var waiting: PendingNotification?
     /// The next ticket is due then (0: none is waited for).
     private var nextTicketAt: UInt64 = 0
     /// When a stream last came free after all were busy: a ticket due before then waited for
@@ -92,6 +96,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         statistics: LoadStatistics,
         recorder: LoopRecorder,
         tickets: ArrivalTickets?,
+        slot: Int = 0,
         seed: UInt64,
         answered: @escaping @Sendable () -> Void = {},
         ended: @escaping @Sendable (_ madeProgress: Bool) -> Void
@@ -101,6 +106,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         self.statistics = statistics
         self.recorder = recorder
         self.tickets = tickets
+        self.slot = slot
         self.ended = ended
         self.answered = answered
         random = SeededRandom(seed: seed)
@@ -186,6 +192,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         // What waits here (to resend, or for its backoff) goes to the connections still open.
         var back: [PendingNotification] = resend
         back += retries.map(\.notification)
+        if let waiting = waiting.take() {
+            if scheduleEnded { leaveUnsent(waiting) } else { back.append(waiting) }
+        }
         if let batch, scheduleEnded {
             leaveUnsent(batch, from: cursor)
         } else if let batch {
@@ -196,7 +205,6 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         resend.removeAll()
         retries.removeAll()
         batch = nil
-        returnTicket()
         feed.giveBack(back)
         let madeProgress = counts.requests > 0 || statisticsFlushedRequests > 0
         flush(now: now)
@@ -269,27 +277,25 @@ struct LoadConnection: HTTP2ConnectionDelegate {
             return nil
         }
         guard let tickets else { return nextToken(now: now) }
-        if heldTicket == nil {
-            switch tickets.claim(now: now) {
-            case .due(let due):
-                heldTicket = due
-                nextTicketAt = 0
-            case .notYet(let due):
-                nextTicketAt = max(due, now + Self.ticketTick)
-                return nil
-            case .exhausted:
-                endSchedule()
-                feedFinished = true
-                return nil
-            }
-        }
-        guard var notification = nextToken(now: now) else { return nil }
-        if notification.firstSentAt == 0, let due = heldTicket {
-            heldTicket = nil
+        guard var notification = waiting.take() ?? nextToken(now: now) else { return nil }
+        // Handed back after its first send: its time was kept, it needs no ticket.
+        if notification.firstSentAt != 0 { return notification }
+        switch tickets.claim(now: now, slot: slot) {
+        case .due(let due):
+            nextTicketAt = 0
             notification.firstSentAt = due
             recorder.lagged(now - min(now, max(due, capacityFreedAt)), now: now)
+            return notification
+        case .notYet(let due):
+            waiting = notification
+            nextTicketAt = max(due, now + Self.ticketTick)
+            return nil
+        case .exhausted:
+            waiting = notification
+            endSchedule()
+            feedFinished = true
+            return nil
         }
-        return notification
     }
 
     /// The batch's next token, or new work from the feed.
@@ -314,24 +320,22 @@ struct LoadConnection: HTTP2ConnectionDelegate {
                 return nil
             case .finished:
                 feedFinished = true
-                returnTicket()
                 return nil
             }
         }
     }
 
-    /// A ticket this connection has no token for goes to one that has.
-    private mutating func returnTicket() {
-        if let due = heldTicket, let tickets { tickets.giveBack(due) }
-        heldTicket = nil
-    }
-
     /// The schedule is over: the rest of the batch is not sent.
     private mutating func endSchedule() {
         scheduleEnded = true
-        heldTicket = nil
+        if let waiting = waiting.take() { leaveUnsent(waiting) }
         if let batch { leaveUnsent(batch, from: cursor) }
         batch = nil
+    }
+
+    private mutating func leaveUnsent(_ notification: PendingNotification) {
+        counts.unscheduled += 1
+        notification.finish()
     }
 
     private mutating func leaveUnsent(_ batch: FeedBatch, from start: Int) {
@@ -343,7 +347,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
 
     /// Once the feed is finished and nothing is left here, says GOAWAY: the connection closes.
     private mutating func finishIfIdle(_ connection: inout HTTP2Connection) {
-        guard !done, feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil else { return }
+        guard !done, feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil, waiting == nil else {
+            return
+        }
         guard (scheduleEnded ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
             // Another connection handed work back after this one found the feed empty.
             feedFinished = false

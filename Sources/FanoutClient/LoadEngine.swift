@@ -98,7 +98,9 @@ public final class LoadEngine: Sendable {
         let cpuAtStart = ThreadCPUClock.total(of: group)
         let startDate = Date()
         let feed = NotificationFeed(stream)
-        let tickets = configuration.shape.model.schedule.map { ArrivalTickets(schedule: $0) }
+        let tickets = configuration.shape.model.schedule.map {
+            ArrivalTickets(schedule: $0, slots: configuration.shape.connections)
+        }
         let endings = Endings()
         let recording = Recording(
             group: group,
@@ -251,6 +253,7 @@ public final class LoadEngine: Sendable {
                         statistics: statistics,
                         recorder: recorder.value,
                         tickets: tickets,
+                        slot: slot,
                         seed: UInt64(seed) &+ 1,
                         answered: { endings.post(.answered(slot: slot)) },
                         ended: { madeProgress in attempt.end(madeProgress: madeProgress) }

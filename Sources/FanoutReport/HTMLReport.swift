@@ -40,21 +40,21 @@ public struct HTMLReport {
         let headline = [
             ("sent", grouped(sent)),
             ("throughput", grouped(Int(throughput.rounded())) + "/s"),
-            ("p50", milliseconds(latencyMs["p50"] ?? 0)),
-            ("p99", milliseconds(latencyMs["p99"] ?? 0)),
-            ("p99.9", milliseconds(latencyMs["p99_9"] ?? 0)),
-            ("max", milliseconds(latencyMs["max"] ?? 0)),
+            ("p50", ChartFrame.milliseconds(latencyMs["p50"] ?? 0)),
+            ("p99", ChartFrame.milliseconds(latencyMs["p99"] ?? 0)),
+            ("p99.9", ChartFrame.milliseconds(latencyMs["p99_9"] ?? 0)),
+            ("max", ChartFrame.milliseconds(latencyMs["max"] ?? 0)),
             ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
             ("valid", valid ? "yes" : "NO"),
         ]
         var body = "<h1>Fanout run</h1>\n<div class=\"cards\">"
         for (label, value) in headline {
             body +=
-                "<div class=\"card\"><div class=\"label\">\(escape(label))</div><div class=\"value\">\(escape(value))</div></div>"
+                "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
         }
         body += "</div>\n"
         for reason in summary["invalid_reasons"] as? [String] ?? [] {
-            body += "<p class=\"invalid\">INVALID: \(escape(reason))</p>\n"
+            body += "<p class=\"invalid\">INVALID: \(ChartFrame.escape(reason))</p>\n"
         }
         body += "<h2>Latency by percentile</h2>\n" + spectrumChart()
         body += "<h2>Throughput per second</h2>\n" + throughputChart(intervals)
@@ -62,61 +62,10 @@ public struct HTMLReport {
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body += "<h2>Configuration</h2>\n" + table(summary["configuration"] as? [String: Any] ?? [:])
         body += "<h2>Environment</h2>\n" + table(summary["environment"] as? [String: Any] ?? [:])
-        return """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>Fanout run: \(escape(grouped(sent))) notifications</title>
-            <style>
-            body { font: 14px/1.4 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #222; background: #fff; max-width: 1100px; }
-            h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
-            .cards { display: flex; flex-wrap: wrap; gap: 10px; }
-            .card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 110px; }
-            .label { color: #666; font-size: 12px; } .value { font-size: 18px; font-weight: 600; }
-            .invalid { color: #b00; font-weight: 600; }
-            table { border-collapse: collapse; } td { border-bottom: 1px solid #eee; padding: 3px 12px 3px 0; }
-            svg text { font: 11px sans-serif; fill: #444; }
-            </style>
-            </head>
-            <body>
-            \(body)
-            </body>
-            </html>
-
-            """
+        return ChartFrame.page(title: "Fanout run: \(grouped(sent)) notifications", body: body)
     }
 
     // MARK: Charts
-
-    /// A chart's frame: 1000 × 300 with margins for the axes.
-    private struct Frame {
-        static let width = 1000.0
-        static let height = 300.0
-        static let left = 70.0
-        static let right = 40.0
-        static let top = 15.0
-        static let bottom = 40.0
-        static var plotWidth: Double { width - left - right }
-        static var plotHeight: Double { height - top - bottom }
-
-        static func open(_ label: String) -> String {
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"\(label)\">"
-                + "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\" fill=\"#fafafa\" stroke=\"#ccc\"/>"
-        }
-
-        /// Horizontal grid lines and labels for values 0...top.
-        static func yAxis(top maximum: Double, format: (Double) -> String) -> String {
-            var svg = ""
-            for step in 0...4 {
-                let value = maximum * Double(step) / 4
-                let y = Frame.top + plotHeight * (1 - Double(step) / 4)
-                svg += "<line x1=\"\(left)\" x2=\"\(width - right)\" y1=\"\(y)\" y2=\"\(y)\" stroke=\"#e4e4e4\"/>"
-                svg += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(format(value))</text>"
-            }
-            return svg
-        }
-    }
 
     private func spectrumChart() -> String {
         guard latency.totalCount > 0 else { return "<p>No latencies were recorded.</p>" }
@@ -129,41 +78,42 @@ public struct HTMLReport {
             points.append((min(decades, log10(1 / (1 - percentile))), Double(step.value) / 1000))
         }
         points.append((decades, Double(latency.max) / 1000))
-        let top = niceCeiling(points.map(\.1).max() ?? 1)
-        var svg = Frame.open("latency percentile spectrum") + Frame.yAxis(top: top, format: milliseconds)
+        let top = ChartFrame.niceCeiling(points.map(\.1).max() ?? 1)
+        var svg =
+            ChartFrame.open("latency percentile spectrum") + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
         for decade in 0...Int(decades) {
-            let x = Frame.left + Frame.plotWidth * Double(decade) / decades
+            let x = ChartFrame.left + ChartFrame.plotWidth * Double(decade) / decades
             let label = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"][decade]
             svg +=
-                "<line x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Frame.top)\" y2=\"\(Frame.top + Frame.plotHeight)\" stroke=\"#e4e4e4\"/>"
-            svg += "<text x=\"\(x)\" y=\"\(Frame.height - 22)\" text-anchor=\"middle\">\(label)</text>"
+                "<line x1=\"\(x)\" x2=\"\(x)\" y1=\"\(ChartFrame.top)\" y2=\"\(ChartFrame.top + ChartFrame.plotHeight)\" stroke=\"#e4e4e4\"/>"
+            svg += "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(label)</text>"
         }
         let line = points.map { x, y in
             String(
                 format: "%.1f,%.1f",
-                Frame.left + Frame.plotWidth * x / decades,
-                Frame.top + Frame.plotHeight * (1 - y / top)
+                ChartFrame.left + ChartFrame.plotWidth * x / decades,
+                ChartFrame.top + ChartFrame.plotHeight * (1 - y / top)
             )
         }
         svg +=
             "<polyline fill=\"none\" stroke=\"\(Colour.spectrum)\" stroke-width=\"2.5\" points=\"\(line.joined(separator: " "))\"/>"
         svg +=
-            "<text x=\"\(Frame.width / 2)\" y=\"\(Frame.height - 5)\" text-anchor=\"middle\">percentile (HdrHistogram's axis: 1/(1 − p), log scale)</text>"
+            "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">percentile (HdrHistogram's axis: 1/(1 − p), log scale)</text>"
         return svg + "</svg>\n"
     }
 
     private func throughputChart(_ intervals: [[String: Any]]) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
         let counts = intervals.map { Double($0["completed"] as? Int ?? 0) }
-        let top = niceCeiling(counts.max() ?? 1)
-        var svg = Frame.open("throughput per second") + Frame.yAxis(top: top) { grouped(Int($0)) + "/s" }
-        let slot = Frame.plotWidth / Double(counts.count)
+        let top = ChartFrame.niceCeiling(counts.max() ?? 1)
+        var svg = ChartFrame.open("throughput per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
+        let slot = ChartFrame.plotWidth / Double(counts.count)
         for (index, count) in counts.enumerated() {
-            let height = Frame.plotHeight * count / top
+            let height = ChartFrame.plotHeight * count / top
             svg += String(
                 format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
-                Frame.left + slot * Double(index) + slot * 0.1,
-                Frame.top + Frame.plotHeight - height,
+                ChartFrame.left + slot * Double(index) + slot * 0.1,
+                ChartFrame.top + ChartFrame.plotHeight - height,
                 slot * 0.8,
                 height,
                 Colour.throughput
@@ -177,22 +127,23 @@ public struct HTMLReport {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
         let p50 = intervals.map { $0["p50_ms"] as? Double ?? 0 }
         let p99 = intervals.map { $0["p99_ms"] as? Double ?? 0 }
-        let top = niceCeiling(p99.max() ?? 1)
-        var svg = Frame.open("p50 and p99 per second") + Frame.yAxis(top: top, format: milliseconds)
-        let slot = Frame.plotWidth / Double(intervals.count)
+        let top = ChartFrame.niceCeiling(p99.max() ?? 1)
+        var svg =
+            ChartFrame.open("p50 and p99 per second") + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
+        let slot = ChartFrame.plotWidth / Double(intervals.count)
         for (values, colour, name) in [(p50, Colour.p50, "p50"), (p99, Colour.p99, "p99")] {
             let points = values.enumerated().map { index, value in
                 String(
                     format: "%.1f,%.1f",
-                    Frame.left + slot * (Double(index) + 0.5),
-                    Frame.top + Frame.plotHeight * (1 - value / top)
+                    ChartFrame.left + slot * (Double(index) + 0.5),
+                    ChartFrame.top + ChartFrame.plotHeight * (1 - value / top)
                 )
             }
             svg +=
                 "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2.5\" points=\"\(points.joined(separator: " "))\"/>"
-            let legendX = Frame.left + 10 + (name == "p50" ? 0 : 60)
-            svg += "<rect x=\"\(legendX)\" y=\"\(Frame.top + 8)\" width=\"12\" height=\"4\" fill=\"\(colour)\"/>"
-            svg += "<text x=\"\(legendX + 16)\" y=\"\(Frame.top + 14)\">\(name)</text>"
+            let legendX = ChartFrame.left + 10 + (name == "p50" ? 0 : 60)
+            svg += "<rect x=\"\(legendX)\" y=\"\(ChartFrame.top + 8)\" width=\"12\" height=\"4\" fill=\"\(colour)\"/>"
+            svg += "<text x=\"\(legendX + 16)\" y=\"\(ChartFrame.top + 14)\">\(name)</text>"
         }
         svg += secondsAxis(count: intervals.count)
         return svg + "</svg>\n"
@@ -201,13 +152,13 @@ public struct HTMLReport {
     private func secondsAxis(count: Int) -> String {
         var svg = ""
         let step = max(1, count / 10)
-        let slot = Frame.plotWidth / Double(count)
+        let slot = ChartFrame.plotWidth / Double(count)
         for index in stride(from: 0, to: count, by: step) {
-            let x = Frame.left + slot * (Double(index) + 0.5)
-            svg += "<text x=\"\(x)\" y=\"\(Frame.height - 22)\" text-anchor=\"middle\">\(index)</text>"
+            let x = ChartFrame.left + slot * (Double(index) + 0.5)
+            svg += "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(index)</text>"
         }
         svg +=
-            "<text x=\"\(Frame.width / 2)\" y=\"\(Frame.height - 5)\" text-anchor=\"middle\">second of the run</text>"
+            "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">second of the run</text>"
         return svg
     }
 
@@ -225,11 +176,11 @@ public struct HTMLReport {
         let largest = Double(max(1, rows.map(\.1).max() ?? 1))
         let height = 26.0 * Double(rows.count) + 10
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Frame.width))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"outcomes\">"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(ChartFrame.width))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"outcomes\">"
         for (index, row) in rows.enumerated() {
             let y = 5 + 26.0 * Double(index)
             let width = max(1, 600 * Double(row.1) / largest)
-            svg += "<text x=\"220\" y=\"\(y + 15)\" text-anchor=\"end\">\(escape(row.0))</text>"
+            svg += "<text x=\"220\" y=\"\(y + 15)\" text-anchor=\"end\">\(ChartFrame.escape(row.0))</text>"
             svg += "<rect x=\"230\" y=\"\(y + 2)\" width=\"\(width)\" height=\"18\" fill=\"\(row.2)\"/>"
             svg += "<text x=\"\(236 + width)\" y=\"\(y + 15)\">\(grouped(row.1))</text>"
         }
@@ -240,27 +191,8 @@ public struct HTMLReport {
         var html = "<table>"
         for (key, value) in object.sorted(by: { $0.key < $1.key }) {
             let text = value is NSNull ? "—" : "\(value)"
-            html += "<tr><td>\(escape(key))</td><td>\(escape(text))</td></tr>"
+            html += "<tr><td>\(ChartFrame.escape(key))</td><td>\(ChartFrame.escape(text))</td></tr>"
         }
         return html + "</table>\n"
-    }
-
-    // MARK: Formatting
-
-    private func milliseconds(_ value: Double) -> String {
-        String(format: value < 10 ? "%.2f ms" : "%.1f ms", value)
-    }
-
-    /// 1, 2 or 5 times a power of ten, at or above `value`.
-    private func niceCeiling(_ value: Double) -> Double {
-        guard value > 0 else { return 1 }
-        let power = pow(10, floor(log10(value)))
-        for factor in [1.0, 2, 5, 10] where factor * power >= value { return factor * power }
-        return 10 * power
-    }
-
-    private func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

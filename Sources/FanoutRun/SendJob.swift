@@ -5,6 +5,7 @@ import FanoutPayload
 import FanoutReport
 import FanoutTokens
 import Foundation
+import NIOConcurrencyHelpers
 import NIOPosix
 
 /// `fanout send`'s job: a token set's notifications to any APNs-compatible endpoint. It holds
@@ -150,6 +151,28 @@ public struct SendJob: Sendable {
 
     /// One run of the token set into `directory`.
     private func runOnce(_ configuration: LoadConfiguration, into directory: String) throws -> RunStatus {
+        let engine = NIOLockedValueBox<LoadEngine?>(nil)
+        let progress = ProgressDisplay.make(total: tokens.expectedCount(planned: shape.model.schedule?.total))
+        let summary = try onInterrupt(
+            { engine.withLockedValue { $0?.cancel() } },
+            during: {
+                try run(
+                    configuration,
+                    started: { started in engine.withLockedValue { $0 = started } },
+                    progress: progress
+                )
+            }
+        )
+        return try summary.finish(into: directory)
+    }
+
+    /// One run of the token set with `configuration` (from `loadConfiguration()`), blocking.
+    /// `started` gets the engine (to cancel it) before it runs.
+    public func run(
+        _ configuration: LoadConfiguration,
+        started: (LoadEngine) -> Void = { _ in },
+        progress: ((LoadEngine.Progress) -> Void)? = nil
+    ) throws -> RunSummary {
         let stream: TokenStream
         do {
             stream = try TokenStream(tokens.source, configuration: tokens.reader)
@@ -159,15 +182,14 @@ public struct SendJob: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         defer { try? group.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: stream, group: group)
-        let progress = ProgressDisplay.make(total: tokens.expectedCount(planned: shape.model.schedule?.total))
-        let report = onInterrupt({ engine.cancel() }, during: { engine.run(progress: progress) })
+        started(engine)
+        let report = engine.run(progress: progress)
         if let error = report.tokens?.error { throw JobError("\(error)") }
-        let summary = RunSummary(
+        return RunSummary(
             report: report,
             endpoint: endpoint.description,
             configuration: configuration,
             tokenSource: tokens.description
         )
-        return try summary.finish(into: directory)
     }
 }

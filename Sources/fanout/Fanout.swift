@@ -13,7 +13,8 @@ struct Fanout: AsyncParsableCommand {
             """,
         version: FanoutVersion.current,
         subcommands: [
-            RunCommand.self, SendCommand.self, PlanCommand.self, GateCommand.self, CompareCommand.self,
+            RunCommand.self, SendCommand.self, PlanCommand.self, SearchCommand.self, GateCommand.self,
+            CompareCommand.self,
             MergeCommand.self,
             PayloadCommand.self,
             TokensCommand.self,

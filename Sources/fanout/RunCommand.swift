@@ -38,6 +38,37 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var threads: ThreadOptions
 
+    @OptionGroup var sink: EmbeddedSinkOptions
+
+    @OptionGroup var repeating: RepeatOptions
+
+    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
+    var output: String?
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
+        _ = try job()
+    }
+
+    /// The job the options describe.
+    func job() throws -> RunJob {
+        var job = RunJob()
+        job.count = count
+        job.seed = seeding.seed
+        job.shard = try sharding.parsed()
+        job.shape = try shape.shape()
+        job.senderThreads = threads.threads
+        try sink.apply(to: &job)
+        return job
+    }
+
+    func run() throws {
+        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
+    }
+}
+
+/// The embedded sink's options, shared by `fanout run` and `fanout search`.
+struct EmbeddedSinkOptions: ParsableArguments {
     @Option(
         name: .long,
         parsing: .unconditional,
@@ -70,25 +101,14 @@ struct RunCommand: ParsableCommand {
     )
     var tls = false
 
-    @OptionGroup var repeating: RepeatOptions
-
-    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
-    var output: String?
-
     func validate() throws {
-        if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
         if sinkThreads < 1 { throw ValidationError("--sink-threads must be at least 1.") }
-        _ = try job()
     }
 
-    /// The job the options describe.
-    func job() throws -> RunJob {
-        var job = RunJob()
-        job.count = count
-        job.seed = seeding.seed
-        job.shard = try sharding.parsed()
-        job.shape = try shape.shape()
-        job.senderThreads = threads.threads
+    /// Whether any is given (`fanout search --endpoint` takes none).
+    var isGiven: Bool { sinkScenario != nil || sinkLatency != nil || tls || sinkThreads != RunJob().sinkThreads }
+
+    func apply(to job: inout RunJob) throws {
         job.sinkThreads = sinkThreads
         job.apnsSecurity = tls
         if let sinkScenario {
@@ -105,10 +125,5 @@ struct RunCommand: ParsableCommand {
                 throw ValidationError("--sink-latency: \(error)")
             }
         }
-        return job
-    }
-
-    func run() throws {
-        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
     }
 }

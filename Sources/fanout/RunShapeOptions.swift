@@ -5,9 +5,28 @@ import FanoutReport
 import FanoutRun
 import FanoutSettings
 
-/// The shape of a run, shared by `fanout run` and `fanout send`: connections, streams,
-/// `--timeout`, `--attempts` and the load model. Unset options keep `LoadShape`'s defaults.
+/// The shape of a run, shared by `fanout run` and `fanout send`: the connections' options and
+/// the load model. Unset options keep `LoadShape`'s defaults.
 struct ShapeOptions: ParsableArguments {
+    @OptionGroup var connection: ConnectionOptions
+
+    @OptionGroup var load: LoadModelOptions
+
+    func validate() throws {
+        _ = try shape()
+    }
+
+    /// `LoadShape`'s defaults with the options given.
+    func shape() throws -> LoadShape {
+        var shape = try connection.shape()
+        shape.model = try load.model()
+        return shape
+    }
+}
+
+/// Connections, streams, `--timeout` and `--attempts`: the shape of a run without its load
+/// model (`fanout search` makes its own). Unset options keep `LoadShape`'s defaults.
+struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         parsing: .unconditional,
@@ -44,8 +63,6 @@ struct ShapeOptions: ParsableArguments {
     )
     var attempts: Int?
 
-    @OptionGroup var load: LoadModelOptions
-
     func validate() throws {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if let streams, streams < 1 { throw ValidationError("--streams must be at least 1.") }
@@ -65,7 +82,6 @@ struct ShapeOptions: ParsableArguments {
             }
             shape.streamTimeout = duration
         }
-        shape.model = try load.model()
         return shape
     }
 }

@@ -1,7 +1,10 @@
 import ArgumentParser
+import FanoutAPNs
 import FanoutClient
+import FanoutPayload
 import FanoutRun
 import FanoutSettings
+import FanoutTokens
 
 /// `fanout send`: a token set's notifications to any APNs-compatible endpoint.
 struct SendCommand: ParsableCommand {
@@ -33,6 +36,50 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var templateOptions: TemplateOptions
 
+    @OptionGroup var target: EndpointOptions
+
+    @OptionGroup var shape: ShapeOptions
+
+    @OptionGroup var threads: ThreadOptions
+
+    @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
+    var goneTokens: String?
+
+    @OptionGroup var repeating: RepeatOptions
+
+    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
+    var output: String?
+
+    func validate() throws {
+        if repeating.repeats > 1 && tokenOptions.tokens == "-" {
+            throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
+        }
+        _ = try job()
+    }
+
+    /// The job the options describe.
+    func job() throws -> SendJob {
+        var job = try target.job(
+            endpoint: endpoint,
+            template: templateOptions.template,
+            templateOptions: templateOptions.options,
+            pushType: templateOptions.pushType,
+            tokens: tokenOptions.input
+        )
+        job.shape = try shape.shape()
+        job.threads = threads.threads
+        job.goneTokens = goneTokens
+        return job
+    }
+
+    func run() throws {
+        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
+    }
+}
+
+/// Whom `fanout send` and `fanout search --endpoint` speak to and how: the request headers,
+/// TLS and the two kinds of auth.
+struct EndpointOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp("apns-topic: the bundle id plus the push type's suffix.", valueName: "topic")
@@ -66,10 +113,6 @@ struct SendCommand: ParsableCommand {
     )
     var apnsId: String?
 
-    @OptionGroup var shape: ShapeOptions
-
-    @OptionGroup var threads: ThreadOptions
-
     @Option(name: .long, help: ArgumentHelp("CA certificates (PEM) to trust the server with.", valueName: "file"))
     var caFile: String?
 
@@ -100,19 +143,7 @@ struct SendCommand: ParsableCommand {
     )
     var tokenRefresh: String?
 
-    @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
-    var goneTokens: String?
-
-    @OptionGroup var repeating: RepeatOptions
-
-    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
-    var output: String?
-
     func validate() throws {
-        let endpoint = try parsedEndpoint()
-        if !endpoint.tls && (caFile != nil || insecure || cert != nil) {
-            throw ValidationError("--ca-file, --insecure and --cert need an https:// endpoint.")
-        }
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
         let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
         if keyOptions != 0 && keyOptions != 3 {
@@ -120,21 +151,26 @@ struct SendCommand: ParsableCommand {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
-        if repeating.repeats > 1 && tokenOptions.tokens == "-" {
-            throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
-        }
         if let apnsId, !["none", "random"].contains(apnsId) {
             throw ValidationError("--apns-id is random or none, not \(apnsId).")
         }
-        _ = try job()
     }
 
-    func parsedEndpoint() throws -> SendJob.Endpoint {
-        do { return try SendJob.Endpoint(parsing: endpoint) } catch { throw ValidationError("--endpoint: \(error).") }
+    /// Whether an option only an endpoint takes is given (all but --topic).
+    var isGiven: Bool {
+        let given: [Any?] = [
+            scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey, keyFile, keyId, teamId,
+            tokenRefresh,
+        ]
+        return insecure || given.contains { $0 != nil }
+    }
+
+    static func parsedEndpoint(_ text: String) throws -> SendJob.Endpoint {
+        do { return try SendJob.Endpoint(parsing: text) } catch { throw ValidationError("--endpoint: \(error).") }
     }
 
     /// The request headers: the options, then `--scenario`'s lines, then the defaults.
-    func headers() throws -> NotificationHeaders {
+    func headers(pushType: APNsPushType?) throws -> NotificationHeaders {
         var file = HeaderSettings()
         if let scenario {
             do { file = try HeaderSettings(contentsOfFile: scenario) } catch { throw ValidationError("\(error).") }
@@ -143,7 +179,7 @@ struct SendCommand: ParsableCommand {
             throw ValidationError("Give the apns-topic: --topic, or topic in --scenario.")
         }
         var headers = NotificationHeaders(topic: topic)
-        if let pushType = templateOptions.pushType ?? file.pushType { headers.pushType = pushType }
+        if let pushType = pushType ?? file.pushType { headers.pushType = pushType }
         headers.priority = priority ?? file.priority
         headers.expiration = expiration ?? file.expiration
         headers.collapseID = collapseId ?? file.collapseID
@@ -153,17 +189,25 @@ struct SendCommand: ParsableCommand {
         return headers
     }
 
-    /// The job the options describe.
-    func job() throws -> SendJob {
+    /// A job to `endpoint` with these options; the caller adds the shape and threads.
+    func job(
+        endpoint: String,
+        template: String,
+        templateOptions: PayloadTemplate.Options,
+        pushType: APNsPushType?,
+        tokens: TokenSet
+    ) throws -> SendJob {
+        let endpoint = try Self.parsedEndpoint(endpoint)
+        if !endpoint.tls && (caFile != nil || insecure || cert != nil) {
+            throw ValidationError("--ca-file, --insecure and --cert need an https:// endpoint.")
+        }
         var job = SendJob(
-            endpoint: try parsedEndpoint(),
-            template: templateOptions.template,
-            headers: try headers(),
-            tokens: tokenOptions.input
+            endpoint: endpoint,
+            template: template,
+            headers: try headers(pushType: pushType),
+            tokens: tokens
         )
-        job.templateOptions = templateOptions.options
-        job.shape = try shape.shape()
-        job.threads = threads.threads
+        job.templateOptions = templateOptions
         job.tls.trustedCertificates = caFile
         job.tls.insecure = insecure
         job.tls.certificate = cert
@@ -178,11 +222,6 @@ struct SendCommand: ParsableCommand {
             job.tokenAuth = SendJob.TokenAuth(keyFile: keyFile, keyID: keyId, teamID: teamId)
             if let refresh { job.tokenAuth?.refresh = refresh }
         }
-        job.goneTokens = goneTokens
         return job
-    }
-
-    func run() throws {
-        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
     }
 }

@@ -110,19 +110,54 @@ struct ArrivalScheduleTests {
         }
     }
 
-    @Test func ticketsAreHandedOutOnceEachWhenDueAndGivenBackOnesFirst() throws {
+    @Test func ticketsAreHandedOutOnceEachWhenDue() throws {
         let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(5)))
         // The schedule starts at the first claim.
         #expect(tickets.claim(now: 1_000_000_000) == .due(1_000_000_000))
         #expect(tickets.claim(now: 1_000_000_000) == .notYet(1_001_000_000))
         #expect(tickets.claim(now: 1_002_500_000) == .due(1_001_000_000))
         #expect(tickets.claim(now: 1_002_500_000) == .due(1_002_000_000))
-        tickets.giveBack(1_001_000_000)
         #expect(!tickets.isExhausted)
-        #expect(tickets.claim(now: 1_002_500_000) == .due(1_001_000_000))
         #expect(tickets.claim(now: 1_009_000_000) == .due(1_003_000_000))
         #expect(tickets.claim(now: 1_009_000_000) == .due(1_004_000_000))
         #expect(tickets.claim(now: 1_009_000_000) == .exhausted)
+        #expect(tickets.isExhausted)
+    }
+
+    /// Ticket j is slot j mod 3's: each connection gets its share when it falls due; a ticket
+    /// its owner leaves 2 ms overdue goes to the next connection that asks, oldest first.
+    @Test func ticketsAreDealtToSlotsInTurnAndOverdueOnesTakenByNeighbours() throws {
+        let ms: UInt64 = 1_000_000
+        let t: UInt64 = 1_000 * ms
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(9)), slots: 3)
+        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        // Slot 0's next is ticket 3 (t + 3 ms); slot 1's ticket 1 is not 2 ms overdue before then.
+        #expect(tickets.claim(now: t, slot: 0) == .notYet(t + 3 * ms))
+        #expect(tickets.claim(now: t + 1 * ms, slot: 1) == .due(t + 1 * ms))
+        #expect(tickets.claim(now: t + 1 * ms, slot: 1) == .notYet(t + 4 * ms))
+        // Slot 2 never asks: at t + 4 ms its ticket 2 is 2 ms overdue, taken after slot 0's own.
+        #expect(tickets.claim(now: t + 4 * ms, slot: 0) == .due(t + 3 * ms))
+        #expect(tickets.claim(now: t + 4 * ms, slot: 0) == .due(t + 2 * ms))
+        #expect(tickets.claim(now: t + 4 * ms, slot: 0) == .notYet(t + 6 * ms))
+        for due in [4, 7] { #expect(tickets.claim(now: t + 9 * ms, slot: 1) == .due(t + UInt64(due) * ms)) }
+        // Ticket 8 (slot 2's) is 1 ms overdue at t + 9 ms: not yet a neighbour's.
+        for due in [6, 5] { #expect(tickets.claim(now: t + 9 * ms, slot: 0) == .due(t + UInt64(due) * ms)) }
+        #expect(tickets.claim(now: t + 9 * ms, slot: 0) == .notYet(t + 10 * ms))
+        #expect(tickets.claim(now: t + 10 * ms, slot: 0) == .due(t + 8 * ms))
+        #expect(tickets.claimed == 9 && tickets.isExhausted)
+        #expect(tickets.claim(now: t + 10 * ms, slot: 2) == .exhausted)
+    }
+
+    /// One connection of four asks (the others have no tokens, or are reconnecting): it has
+    /// its own tickets as they fall due and every other slot's once overdue, oldest first.
+    @Test func aLoneConnectionTakesEveryOverdueTicketOldestFirst() throws {
+        let ms: UInt64 = 1_000_000
+        let t: UInt64 = 1_000 * ms
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(8)), slots: 4)
+        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        var claimed: [UInt64] = []
+        while case .due(let due) = tickets.claim(now: t + 20 * ms, slot: 0) { claimed.append((due - t) / ms) }
+        #expect(claimed == [4, 1, 2, 3, 5, 6, 7])
         #expect(tickets.isExhausted)
     }
 }

@@ -1,0 +1,114 @@
+import Foundation
+
+/// What the HTML reports' SVG charts share: a 1000 × 300 frame with margins for the axes, its
+/// grid, lines and legend, and the page around them (self-contained: no script, no network).
+///
+/// ```
+///  ┌──────────────────────────────────────────┐  top (15)
+///  │ left (70) ┌─────────── plot ───────────┐ │
+///  │  y labels │                            │ │  right (40)
+///  │           └────────────────────────────┘ │
+///  └──────────── x labels, axis title ────────┘  bottom (40)
+/// ```
+enum ChartFrame {
+    static let width = 1000.0
+    static let height = 300.0
+    static let left = 70.0
+    static let right = 40.0
+    static let top = 15.0
+    static let bottom = 40.0
+    static var plotWidth: Double { width - left - right }
+    static var plotHeight: Double { height - top - bottom }
+
+    static func open(_ label: String) -> String {
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"\(label)\">"
+            + "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\" fill=\"#fafafa\" stroke=\"#ccc\"/>"
+    }
+
+    /// Horizontal grid lines and labels for values 0...top.
+    static func yAxis(top maximum: Double, format: (Double) -> String) -> String {
+        var svg = ""
+        for step in 0...4 {
+            let value = maximum * Double(step) / 4
+            let y = top + plotHeight * (1 - Double(step) / 4)
+            svg += "<line x1=\"\(left)\" x2=\"\(width - right)\" y1=\"\(y)\" y2=\"\(y)\" stroke=\"#e4e4e4\"/>"
+            svg += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(format(value))</text>"
+        }
+        return svg
+    }
+
+    /// Where the point (x, y) of a plot spanning 0...xTop by 0...yTop is drawn.
+    static func position(_ x: Double, _ y: Double, xTop: Double, yTop: Double) -> (Double, Double) {
+        (left + plotWidth * x / xTop, top + plotHeight * (1 - y / yTop))
+    }
+
+    static func line(
+        _ points: [(Double, Double)],
+        xTop: Double,
+        yTop: Double,
+        colour: String,
+        dashed: Bool = false
+    ) -> String {
+        let coordinates = points.map { x, y in
+            let (px, py) = position(x, y, xTop: xTop, yTop: yTop)
+            return String(format: "%.1f,%.1f", px, py)
+        }
+        return "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2.5\""
+            + (dashed ? " stroke-dasharray=\"6 4\"" : "") + " points=\"\(coordinates.joined(separator: " "))\"/>"
+    }
+
+    /// Colour keys along the top of the plot.
+    static func legend(_ entries: [(name: String, colour: String)]) -> String {
+        var svg = ""
+        var x = left + 10
+        for entry in entries {
+            svg += "<rect x=\"\(x)\" y=\"\(top + 8)\" width=\"12\" height=\"4\" fill=\"\(entry.colour)\"/>"
+            svg += "<text x=\"\(x + 16)\" y=\"\(top + 14)\">\(escape(entry.name))</text>"
+            x += 30 + 7 * Double(entry.name.count)
+        }
+        return svg
+    }
+
+    static func page(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>\(escape(title))</title>
+        <style>
+        body { font: 14px/1.4 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #222; background: #fff; max-width: 1100px; }
+        h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+        .cards { display: flex; flex-wrap: wrap; gap: 10px; }
+        .card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 110px; }
+        .label { color: #666; font-size: 12px; } .value { font-size: 18px; font-weight: 600; }
+        .invalid { color: #b00; font-weight: 600; } .answer { font-size: 16px; font-weight: 600; }
+        table { border-collapse: collapse; } td, th { border-bottom: 1px solid #eee; padding: 3px 12px 3px 0; text-align: left; }
+        svg text { font: 11px sans-serif; fill: #444; }
+        </style>
+        </head>
+        <body>
+        \(body)
+        </body>
+        </html>
+
+        """
+    }
+
+    static func milliseconds(_ value: Double) -> String {
+        String(format: value < 10 ? "%.2f ms" : "%.1f ms", value)
+    }
+
+    /// 1, 2 or 5 times a power of ten, at or above `value`.
+    static func niceCeiling(_ value: Double) -> Double {
+        guard value > 0 else { return 1 }
+        let power = pow(10, floor(log10(value)))
+        for factor in [1.0, 2, 5, 10] where factor * power >= value { return factor * power }
+        return 10 * power
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,311 @@
+import Foundation
+
+/// One step of a rate search: a run at one offered rate, what it achieved, and its verdict.
+public struct SearchStep: Sendable {
+    public var number: Int
+    /// The open model's rate, per second.
+    public var offered: Double
+    public var purpose: RateSearch.Purpose
+    /// The step's run folder.
+    public var folder: String
+    /// Notifications finished per second after the warm-up.
+    public var achieved: Double
+    public var p50: Double
+    public var p99: Double
+    /// Rejected and failed, as a share of sent.
+    public var errorShare: Double
+    public var outcome: RateSearch.Outcome
+    /// Why it did not pass: the generator's lag, an invalid run, the shortfall, each objective
+    /// that did not hold.
+    public var reasons: [String]
+
+    /// Judges a finished step. The generator falling behind makes it the generator's limit
+    /// (it says nothing of the endpoint); otherwise it passes when the run is valid, achieved
+    /// at least `1 − shortfall` of what was offered, and every objective holds.
+    public init(
+        number: Int,
+        offered: Double,
+        purpose: RateSearch.Purpose,
+        folder: String,
+        summary: RunSummary,
+        run: RunSet,
+        objectives: [Threshold],
+        shortfall: Double
+    ) {
+        self.number = number
+        self.offered = offered
+        self.purpose = purpose
+        self.folder = folder
+        achieved = summary.throughput
+        p50 = summary.latency(at: 50)
+        p99 = summary.latency(at: 99)
+        errorShare = run.median(.errors, share: true)
+        let lag = summary.report.invalidReasons
+        guard lag.isEmpty else {
+            outcome = .generatorLimit
+            reasons = lag
+            return
+        }
+        var reasons = summary.invalidReasons.map { "invalid: \($0)" }
+        if achieved < offered * (1 - shortfall) {
+            reasons.append(
+                "achieved \(grouped(Int(achieved.rounded())))/s of \(grouped(Int(offered.rounded())))/s offered: the endpoint did not keep up"
+            )
+        }
+        for objective in objectives {
+            let verdict = objective.evaluate(run, baseline: nil)
+            if !verdict.passed { reasons.append(verdict.line(width: 0)) }
+        }
+        outcome = reasons.isEmpty ? .passed : .failed
+        self.reasons = reasons
+    }
+
+    /// A step as `search.json` holds it.
+    public var json: [String: Any] {
+        [
+            "step": number, "offered_per_second": offered, "purpose": purpose.rawValue, "folder": folder,
+            "achieved_per_second": achieved, "p50_ms": p50, "p99_ms": p99, "error_share": errorShare,
+            "outcome": outcome.rawValue, "reasons": reasons,
+        ]
+    }
+}
+
+/// What `fanout search` writes and prints: the step table, the answer, `search.json` and a
+/// `report.html` with offered against achieved rate, and p50 and p99 against offered rate (the
+/// knee).
+public struct SearchReport: Sendable {
+    public var target: String
+    public var objectives: [Threshold]
+    public var bounds: RateSearch.Bounds
+    public var stepDuration: Duration
+    public var warmUp: Duration
+    public var steps: [SearchStep] = []
+    /// `nil` while the search runs, or when it was stopped.
+    public var answer: RateSearch.Answer?
+
+    public static let version = 1
+    public static let files = ["search.json", "report.html"]
+
+    public init(
+        target: String,
+        objectives: [Threshold],
+        bounds: RateSearch.Bounds,
+        stepDuration: Duration,
+        warmUp: Duration
+    ) {
+        self.target = target
+        self.objectives = objectives
+        self.bounds = bounds
+        self.stepDuration = stepDuration
+        self.warmUp = warmUp
+    }
+
+    // MARK: Text
+
+    /// `step  purpose  offered/s  achieved/s  p50  p99  errors  outcome`, one line a step.
+    public static let tableHeader = row([
+        "step", "purpose", "offered/s", "achieved/s", "p50", "p99", "errors", "outcome",
+    ])
+
+    public static func tableRow(_ step: SearchStep) -> String {
+        row([
+            "\(step.number)", step.purpose.rawValue, grouped(Int(step.offered.rounded())),
+            grouped(Int(step.achieved.rounded())), ChartFrame.milliseconds(step.p50), ChartFrame.milliseconds(step.p99),
+            String(format: "%.3f%%", step.errorShare * 100), step.outcome.rawValue,
+        ]) + (step.reasons.isEmpty ? "" : "  (" + step.reasons.joined(separator: "; ") + ")")
+    }
+
+    /// The table's columns: widths, and whether the text sits to the right.
+    private static let columns: [(width: Int, right: Bool)] = [
+        (4, true), (8, false), (12, true), (12, true), (10, true), (10, true), (9, true), (0, false),
+    ]
+
+    private static func row(_ cells: [String]) -> String {
+        zip(cells, columns).map { cell, column in
+            let padding = String(repeating: " ", count: max(0, column.width - cell.count))
+            return column.right ? padding + cell : cell + padding
+        }.joined(separator: "  ")
+    }
+
+    /// The answer in a sentence.
+    public var answerText: String {
+        let slo = objectives.map(\.text).joined(separator: ", ")
+        func rate(_ value: Double) -> String { grouped(Int(value.rounded())) + "/s" }
+        switch answer {
+        case nil:
+            return "stopped before an answer"
+        case .found(let found, let ceiling):
+            return "answer: \(rate(found)) keeps \(slo) (confirmed by a repeat); \(rate(ceiling)) did not"
+        case .atLeast(let found):
+            return "answer: at least \(rate(found)) keeps \(slo): the highest rate searched (--to) passed twice"
+        case .generatorLimit(let passed, let limit):
+            let kept = passed.map { "every rate it offered kept \(slo), up to \(rate($0)) (confirmed); " } ?? ""
+            return "answer: the generator's limit, not the endpoint's: \(kept)at \(rate(limit)) the generator "
+                + "fell behind its schedule. Offer more with more --threads or more machines to find the endpoint's limit"
+        case .noRate(let lowest):
+            return "answer: no rate keeps \(slo): even \(rate(lowest)) failed"
+        case .stepsExhausted(let passed, let failed):
+            return "answer: none within --max-steps \(bounds.maxSteps): \(passed.map(rate) ?? "nothing") passed, "
+                + "\(failed.map(rate) ?? "nothing") did not"
+        }
+    }
+
+    public var text: String {
+        ([Self.tableHeader] + steps.map(Self.tableRow) + [answerText]).joined(separator: "\n")
+    }
+
+    // MARK: search.json
+
+    public var json: [String: Any] {
+        var object: [String: Any] = [
+            "version": Self.version,
+            "target": target,
+            "objectives": objectives.map(\.text),
+            "from_per_second": bounds.from,
+            "to_per_second": bounds.to,
+            "precision": bounds.precision,
+            "max_steps": bounds.maxSteps,
+            "step_duration_seconds": Self.seconds(stepDuration),
+            "warm_up_seconds": Self.seconds(warmUp),
+            "steps": steps.map(\.json),
+            "answer_text": answerText,
+        ]
+        object["answer"] = answerJSON
+        return object
+    }
+
+    private var answerJSON: Any {
+        func value(_ rate: Double?) -> Any { rate.map { $0 as Any } ?? NSNull() }
+        switch answer {
+        case nil:
+            return NSNull()
+        case .found(let rate, let ceiling):
+            return ["kind": "found", "rate_per_second": rate, "failed_per_second": ceiling]
+        case .atLeast(let rate):
+            return ["kind": "at-least", "rate_per_second": rate]
+        case .generatorLimit(let passed, let limit):
+            return ["kind": "generator-limit", "rate_per_second": value(passed), "generator_limit_per_second": limit]
+        case .noRate(let lowest):
+            return ["kind": "no-rate", "rate_per_second": NSNull(), "failed_per_second": lowest]
+        case .stepsExhausted(let passed, let failed):
+            return ["kind": "steps-exhausted", "rate_per_second": value(passed), "failed_per_second": value(failed)]
+        }
+    }
+
+    /// Writes `search.json` and `report.html` into `directory`.
+    public func write(to directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: directory + "/search.json"))
+        try Data(html.utf8).write(to: URL(fileURLWithPath: directory + "/report.html"))
+    }
+
+    // MARK: report.html
+
+    /// The colours the charts draw with (the render test looks for them).
+    public enum Colour {
+        public static let offered = "#7f7f7f"
+        public static let achieved = HTMLReport.Colour.throughput
+        public static let p50 = HTMLReport.Colour.p50
+        public static let p99 = HTMLReport.Colour.p99
+        public static let failed = HTMLReport.Colour.failed
+    }
+
+    public var html: String {
+        let sorted = steps.sorted { $0.offered < $1.offered }
+        var body = "<h1>Fanout search</h1>\n"
+        body +=
+            "<p>\(ChartFrame.escape(target)); objectives: \(ChartFrame.escape(objectives.map(\.text).joined(separator: ", ")))</p>\n"
+        body += "<p class=\"answer\">\(ChartFrame.escape(answerText))</p>\n"
+        body += "<h2>Achieved against offered rate</h2>\n" + rateChart(sorted)
+        body += "<h2>p50 and p99 against offered rate (the knee)</h2>\n" + latencyChart(sorted)
+        body += "<h2>Steps</h2>\n<table><tr><th>step</th><th>purpose</th><th>offered/s</th><th>achieved/s</th>"
+        body += "<th>p50</th><th>p99</th><th>errors</th><th>outcome</th><th>why</th><th>folder</th></tr>"
+        for step in steps {
+            let cells = [
+                "\(step.number)", step.purpose.rawValue, grouped(Int(step.offered.rounded())),
+                grouped(Int(step.achieved.rounded())), ChartFrame.milliseconds(step.p50),
+                ChartFrame.milliseconds(step.p99),
+                String(format: "%.3f%%", step.errorShare * 100), step.outcome.rawValue,
+                step.reasons.joined(separator: "; "), step.folder,
+            ]
+            body += "<tr>" + cells.map { "<td>\(ChartFrame.escape($0))</td>" }.joined() + "</tr>"
+        }
+        body += "</table>\n"
+        return ChartFrame.page(title: "Fanout search: \(answerText)", body: body)
+    }
+
+    /// x: offered rate; the diagonal is what an endpoint keeping up achieves. Failed steps are
+    /// drawn hollow.
+    private func rateChart(_ sorted: [SearchStep]) -> String {
+        guard !sorted.isEmpty else { return "<p>No steps were measured.</p>" }
+        let top = ChartFrame.niceCeiling(max(sorted.map(\.offered).max() ?? 1, sorted.map(\.achieved).max() ?? 1))
+        var svg =
+            ChartFrame.open("achieved against offered rate") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
+        svg += rateAxis(top: top)
+        svg += ChartFrame.line([(0, 0), (top, top)], xTop: top, yTop: top, colour: Colour.offered, dashed: true)
+        svg += ChartFrame.line(sorted.map { ($0.offered, $0.achieved) }, xTop: top, yTop: top, colour: Colour.achieved)
+        svg += points(sorted, value: \.achieved, xTop: top, yTop: top, colour: Colour.achieved)
+        svg += ChartFrame.legend([("offered (keeping up)", Colour.offered), ("achieved", Colour.achieved)])
+        return svg + "</svg>\n"
+    }
+
+    private func latencyChart(_ sorted: [SearchStep]) -> String {
+        guard !sorted.isEmpty else { return "<p>No steps were measured.</p>" }
+        let xTop = ChartFrame.niceCeiling(sorted.map(\.offered).max() ?? 1)
+        let yTop = ChartFrame.niceCeiling(sorted.map(\.p99).max() ?? 1)
+        var svg =
+            ChartFrame.open("p50 and p99 against offered rate")
+            + ChartFrame.yAxis(top: yTop, format: ChartFrame.milliseconds)
+        svg += rateAxis(top: xTop)
+        for (path, colour) in [(\SearchStep.p50, Colour.p50), (\SearchStep.p99, Colour.p99)] {
+            svg += ChartFrame.line(
+                sorted.map { ($0.offered, $0[keyPath: path]) },
+                xTop: xTop,
+                yTop: yTop,
+                colour: colour
+            )
+            svg += points(sorted, value: path, xTop: xTop, yTop: yTop, colour: colour)
+        }
+        svg += ChartFrame.legend([("p50", Colour.p50), ("p99", Colour.p99)])
+        return svg + "</svg>\n"
+    }
+
+    private func points(
+        _ steps: [SearchStep],
+        value: KeyPath<SearchStep, Double>,
+        xTop: Double,
+        yTop: Double,
+        colour: String
+    ) -> String {
+        steps.map { step in
+            let (x, y) = ChartFrame.position(step.offered, step[keyPath: value], xTop: xTop, yTop: yTop)
+            let fill = step.outcome == .passed ? colour : "#fff"
+            let stroke = step.outcome == .passed ? colour : Colour.failed
+            return String(
+                format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%@\" stroke=\"%@\" stroke-width=\"2\"/>",
+                x,
+                y,
+                fill,
+                stroke
+            )
+        }.joined()
+    }
+
+    private func rateAxis(top: Double) -> String {
+        var svg = ""
+        for step in 0...5 {
+            let value = top * Double(step) / 5
+            let (x, _) = ChartFrame.position(value, 0, xTop: top, yTop: 1)
+            svg +=
+                "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(grouped(Int(value)))</text>"
+        }
+        svg +=
+            "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">offered rate, per second (hollow: the step failed)</text>"
+        return svg
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+}

@@ -1,0 +1,172 @@
+import FanoutClient
+import FanoutReport
+import FanoutTokens
+import Foundation
+import NIOConcurrencyHelpers
+
+/// `fanout search`: the highest rate at which an endpoint keeps a set of objectives (`p99 <
+/// 50ms`, `errors < 0.1%`), found by measurement. Each step is an open-model run at one rate
+/// (`warmUp` then `stepDuration`) kept as a run folder, `step-NN/` under `output`; `RateSearch`
+/// decides the rates, `SearchStep` judges each run, `SearchReport` writes `search.json` and
+/// `report.html` as the search goes (a stopped search keeps what it measured).
+public struct SearchJob: Sendable {
+    public enum Target: Sendable {
+        /// The embedded sink, as `fanout run` starts it (its latency, scenario, TLS).
+        case embedded(RunJob)
+        /// An endpoint, as `fanout send` reaches it. Its token set is read again from the start
+        /// by every step; `nil` tokens: each step generates as many as its schedule holds.
+        case endpoint(SendJob, tokens: TokenSet?)
+    }
+
+    public var target: Target
+    public var objectives: [Threshold]
+    public var bounds = RateSearch.Bounds()
+    public var stepDuration: Duration = .seconds(10)
+    public var warmUp: Duration = .seconds(2)
+    /// Where the step folders, `search.json` and `report.html` go.
+    public var output: String
+
+    public init(target: Target, objectives: [Threshold], output: String) {
+        self.target = target
+        self.objectives = objectives
+        self.output = output
+    }
+
+    /// What a step may fall short of its offered rate by and still pass: the search's precision.
+    var shortfall: Double { bounds.precision }
+
+    /// Runs the search, blocking; each step's line goes to `log` as it ends. Ctrl-C stops the
+    /// step under way and the search with it (`answer` stays `nil`).
+    public func run(log: (String) -> Void = { _ in }) throws -> SearchReport {
+        for objective in objectives where objective.needsBaseline {
+            throw JobError("--slo \(objective.text): a search has no baseline; give a limit, like p99 < 50ms")
+        }
+        var report = SearchReport(
+            target: targetDescription,
+            objectives: objectives,
+            bounds: bounds,
+            stepDuration: stepDuration,
+            warmUp: warmUp
+        )
+        let engine = NIOLockedValueBox<LoadEngine?>(nil)
+        let stopped = NIOLockedValueBox(false)
+        try onInterrupt(
+            {
+                stopped.withLockedValue { $0 = true }
+                engine.withLockedValue { $0?.cancel() }
+            },
+            during: {
+                log(SearchReport.tableHeader)
+                var search = RateSearch(bounds)
+                var action = search.start()
+                while case .measure(let rate, let purpose) = action {
+                    let number = report.steps.count + 1
+                    let folder = output + String(format: "/step-%02d", number)
+                    let summary = try measure(rate, into: folder) { started in
+                        engine.withLockedValue { $0 = started }
+                        if stopped.withLockedValue({ $0 }) { started.cancel() }
+                    }
+                    if summary.report.cancelled && summary.report.abandoned == nil { break }
+                    let run: RunSet
+                    do {
+                        run = try RunSet.load(folder)
+                    } catch {
+                        throw JobError("cannot read back step \(number): \(error)")
+                    }
+                    let step = SearchStep(
+                        number: number,
+                        offered: rate,
+                        purpose: purpose,
+                        folder: folder,
+                        summary: summary,
+                        run: run,
+                        objectives: objectives,
+                        shortfall: shortfall
+                    )
+                    report.steps.append(step)
+                    log(SearchReport.tableRow(step))
+                    try write(report)
+                    action = search.finished(step.outcome)
+                }
+                if case .finished(let answer) = action { report.answer = answer }
+            }
+        )
+        try write(report)
+        log(report.answerText)
+        return report
+    }
+
+    /// One step: the open model at `rate` for the warm-up and the step, written to `folder`.
+    private func measure(
+        _ rate: Double,
+        into folder: String,
+        started: (LoadEngine) -> Void
+    ) throws -> RunSummary {
+        let schedule: ArrivalSchedule
+        do {
+            schedule = try ArrivalSchedule(rate: rate, duration: warmUp + stepDuration)
+        } catch {
+            throw JobError("step at \(rate)/s: \(error)")
+        }
+        let total = schedule.total ?? 0
+        func shaped(_ shape: LoadShape) -> LoadShape {
+            var shape = shape
+            shape.model = LoadModel(schedule: schedule, warmUp: warmUp)
+            shape.model.maxLag = self.shape.model.maxLag
+            // A bound on the step: an endpoint that stops answering ends it as failed.
+            shape.deadline = (warmUp + stepDuration) * 3 + .seconds(30)
+            return shape
+        }
+        let summary: RunSummary
+        switch target {
+        case .embedded(var job):
+            job.count = nil
+            job.shape = shaped(job.shape)
+            summary = try job.run(started: started)
+        case .endpoint(var job, let tokens):
+            job.shape = shaped(job.shape)
+            job.tokens =
+                tokens ?? TokenSet(.generated(TokenGenerator(count: total, seed: TokenGenerator.defaultSeed)))
+            let configuration = try job.loadConfiguration()
+            defer { configuration.goneTokens?.close() }
+            summary = try job.run(configuration, started: started)
+            if tokens != nil, !summary.report.cancelled, UInt64(summary.report.snapshot.sent) < total {
+                throw JobError(
+                    "step at \(Int(rate.rounded()))/s needs \(total) tokens and the token set holds fewer: "
+                        + "give a larger set, or no --tokens (each step then generates its own)"
+                )
+            }
+        }
+        do {
+            try summary.write(to: folder)
+        } catch {
+            throw JobError("cannot write step \(folder): \(error.reason)")
+        }
+        return summary
+    }
+
+    private var shape: LoadShape {
+        switch target {
+        case .embedded(let job): job.shape
+        case .endpoint(let job, _): job.shape
+        }
+    }
+
+    private var targetDescription: String {
+        switch target {
+        case .embedded(let job):
+            "the embedded sink (\(job.apnsSecurity ? "TLS, token auth" : "h2c")), "
+                + "\(job.shape.connections) connections × \(job.shape.streamsPerConnection) streams"
+        case .endpoint(let job, _):
+            "\(job.endpoint), \(job.shape.connections) connections × \(job.shape.streamsPerConnection) streams"
+        }
+    }
+
+    private func write(_ report: SearchReport) throws {
+        do {
+            try report.write(to: output)
+        } catch {
+            throw JobError("cannot write the search to \(output): \(error.reason)")
+        }
+    }
+}

@@ -1,0 +1,246 @@
+import ArgumentParser
+import FanoutClient
+import FanoutPayload
+import FanoutReport
+import FanoutRun
+import FanoutSettings
+import FanoutTokens
+
+/// `fanout search`: the highest rate that keeps an SLO, found by measurement.
+struct SearchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Find the highest rate at which an endpoint keeps an SLO, by measuring.",
+        discussion: """
+            Runs open-model steps against --endpoint (options as `fanout send` takes them) or, \
+            without it, the embedded sink (options as `fanout run` takes them): --from, doubling \
+            until a step fails, then bisecting between the highest pass and the lowest failure \
+            until they are within --precision; the answer is measured once more to confirm it. \
+            A step passes when the run is valid, it achieved at least (1 − precision) of the \
+            offered rate, and every --slo holds (the language of `fanout gate`: p50 … p99.99, \
+            max, errors, failed, rejected; no baseline). A step whose generator fell behind its \
+            schedule by more than --max-lag measured the generator, not the endpoint: the search \
+            says so. Each step is a run folder (step-01/ …) under --output (default: a new \
+            results/search-… folder), with search.json and report.html (achieved against \
+            offered rate; p50 and p99 against offered rate, the knee). Exit status: 0 with an \
+            answer, 3 when no rate kept the SLO or --max-steps ran out, 4 when the answer is the \
+            generator's limit, 130 after Ctrl-C, 1 on an error.
+            """
+    )
+
+    @Option(
+        name: .customLong("slo"),
+        help: ArgumentHelp(
+            "An objective every passing step keeps, like 'p99 < 50ms' or 'errors < 0.1%' (repeat for several).",
+            valueName: "objective"
+        )
+    )
+    var objectives: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("The first rate tried (default 1000/s).", valueName: "rate"))
+    var from = "1000/s"
+
+    @Option(name: .long, help: ArgumentHelp("The highest rate tried (default 1000000/s).", valueName: "rate"))
+    var to = "1000000/s"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("How long each step measures, after its warm-up (default 10s).", valueName: "duration")
+    )
+    var stepDuration = "10s"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long each step runs first, left out of its figures (default 2s).",
+            valueName: "duration"
+        )
+    )
+    var warmUp = "2s"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Stop bisecting when the highest pass and the lowest failure are this close (default 5%).",
+            valueName: "percent"
+        )
+    )
+    var precision = "5%"
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("The most steps the search runs (default 30).", valueName: "n")
+    )
+    var maxSteps = 30
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A step whose generator falls further behind its schedule than this measured the generator (default \(LoadModel().maxLag)).",
+            valueName: "duration"
+        )
+    )
+    var maxLag: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Search this endpoint, http://host:port or https://host[:port]; without it, the embedded sink.",
+            valueName: "url"
+        )
+    )
+    var endpoint: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --endpoint, a token file every step reads from its start (default: each step generates its own).",
+            valueName: "file"
+        )
+    )
+    var tokens: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The notification template, a JSON file (default: the poll).", valueName: "file")
+    )
+    var template: String?
+
+    @OptionGroup var target: EndpointOptions
+
+    @OptionGroup var sink: EmbeddedSinkOptions
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @OptionGroup var threads: ThreadOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Where the step folders, search.json and report.html go.", valueName: "dir")
+    )
+    var output: String?
+
+    func validate() throws {
+        _ = try job(output: "")
+    }
+
+    /// The job the options describe, writing to `output`.
+    func job(output: String) throws -> SearchJob {
+        guard !objectives.isEmpty else { throw ValidationError("Give at least one --slo, like --slo 'p99 < 50ms'.") }
+        var parsed: [Threshold] = []
+        for text in objectives {
+            let objective: Threshold
+            do {
+                objective = try Threshold(parsing: text)
+            } catch {
+                throw ValidationError("--slo \(text): \(error).")
+            }
+            if objective.needsBaseline {
+                throw ValidationError("--slo \(text): a search has no baseline; give a limit, like p99 < 50ms.")
+            }
+            parsed.append(objective)
+        }
+        var bounds = RateSearch.Bounds(from: try rate(from, "--from"), to: try rate(to, "--to"))
+        guard bounds.to >= bounds.from else { throw ValidationError("--to (\(to)) is below --from (\(from)).") }
+        let share = precision.hasSuffix("%") ? Double(precision.dropLast()).map { $0 / 100 } : Double(precision)
+        guard let share, share > 0, share < 1 else {
+            throw ValidationError("--precision is a share above 0% and below 100%, like 5%; not \(precision).")
+        }
+        bounds.precision = share
+        guard maxSteps >= 1 else { throw ValidationError("--max-steps must be at least 1.") }
+        bounds.maxSteps = maxSteps
+
+        var shape = try connection.shape()
+        if let maxLag {
+            guard let lag = DurationNotation.parse(maxLag), lag > .zero else {
+                throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
+            }
+            shape.model.maxLag = lag
+        }
+        var job = SearchJob(target: try target(shape: shape), objectives: parsed, output: output)
+        job.bounds = bounds
+        job.stepDuration = try duration(stepDuration, "--step-duration", allowingZero: false)
+        job.warmUp = try duration(warmUp, "--warm-up", allowingZero: true)
+        return job
+    }
+
+    private func target(shape: LoadShape) throws -> SearchJob.Target {
+        guard let endpoint else {
+            if tokens != nil {
+                throw ValidationError("--tokens goes with --endpoint; the embedded sink's are generated.")
+            }
+            if target.isGiven {
+                throw ValidationError(
+                    "TLS, auth and header options go with --endpoint; the embedded sink takes --tls, --sink-latency, --sink-scenario."
+                )
+            }
+            var job = RunJob()
+            job.shape = shape
+            job.senderThreads = threads.threads
+            if let topic = target.topic { job.topic = topic }
+            if let template { job.template = try readTemplate(template) }
+            try sink.apply(to: &job)
+            return .embedded(job)
+        }
+        if sink.isGiven {
+            throw ValidationError(
+                "--tls, --sink-latency, --sink-scenario and --sink-threads are for the embedded sink, not --endpoint."
+            )
+        }
+        guard let template else {
+            throw ValidationError("--endpoint needs --template: the notification to send.")
+        }
+        if tokens == "-" { throw ValidationError("--tokens: every step reads the tokens again; give a file, not -.") }
+        let tokenSet = tokens.map { TokenSet(.file($0)) }
+        var job = try target.job(
+            endpoint: endpoint,
+            template: template,
+            templateOptions: PayloadTemplate.Options(),
+            pushType: nil,
+            tokens: tokenSet ?? TokenSet(.generated(TokenGenerator(count: 1, seed: TokenGenerator.defaultSeed)))
+        )
+        job.shape = shape
+        job.threads = threads.threads
+        return .endpoint(job, tokens: tokenSet)
+    }
+
+    private func readTemplate(_ path: String) throws -> PayloadTemplate {
+        do {
+            return try PayloadTemplate(contentsOf: path, options: PayloadTemplate.Options())
+        } catch {
+            throw ValidationError("--template: \(error)")
+        }
+    }
+
+    private func rate(_ text: String, _ option: String) throws -> Double {
+        do {
+            return try ArrivalSchedule.perSecond(text, what: option)
+        } catch {
+            throw ValidationError("\(error).")
+        }
+    }
+
+    private func duration(_ text: String, _ option: String, allowingZero: Bool) throws -> Duration {
+        guard let value = DurationNotation.parse(text), value > .zero || (allowingZero && value == .zero) else {
+            throw ValidationError(
+                "\(option): \(text) is not a duration\(allowingZero ? "" : " above 0"); \(DurationNotation.hint)."
+            )
+        }
+        return value
+    }
+
+    func run() throws {
+        let output = output ?? RunFolder.new(kind: "search")
+        // Unbuffered: each step's line shows as it ends, on a terminal or through a pipe.
+        let say = { (line: String) in StandardStream.output.write((line + "\n").utf8) }
+        let report = try job(output: output).run(log: say)
+        say("results: \(output)/ (\(SearchReport.files.joined(separator: ", ")), step-NN/)")
+        switch report.answer {
+        case nil: throw ExitCode(RunStatus.interrupted.rawValue)
+        case .found, .atLeast: break
+        case .generatorLimit: throw ExitCode(RunStatus.invalid.rawValue)
+        case .noRate, .stepsExhausted: throw ExitCode(RunStatus.failed.rawValue)
+        }
+    }
+}

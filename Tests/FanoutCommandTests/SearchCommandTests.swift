@@ -1,0 +1,111 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout search` as a user runs it, on steps short enough for a debug build. What is checked
+/// is the search's mechanics — the steps it runs, the folders and files it keeps, the verdicts
+/// that follow from outcomes no timing can change, the exit status — not how close an answer
+/// comes to a capacity: that is timing, measured in release by scripts/bench-search.sh.
+@Suite struct SearchCommandTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-search-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static func search(in folder: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/search.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Every step passes (errors stay at 0; the shortfall allowed is 50%): 200/s, 400/s (the
+    /// top), then 400/s again to confirm. Three run folders, search.json, report.html.
+    @Test func aPassingTopIsConfirmedAndEveryStepIsKept() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "search", "--slo", "errors < 1%", "--slo", "failed == 0", "--from", "200/s", "--to", "400/s",
+                "--step-duration", "1s", "--warm-up", "0s", "--precision", "50%", "--connections", "2",
+                "--output", folder,
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("answer: at least 400/s keeps errors < 1%, failed == 0"))
+        let search = try Self.search(in: folder)
+        let steps = try #require(search["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["offered_per_second"] as? Double } == [200, 400, 400])
+        #expect(steps.map { $0["purpose"] as? String } == ["explore", "explore", "confirm"])
+        #expect(steps.allSatisfy { $0["outcome"] as? String == "passed" })
+        let answer = try #require(search["answer"] as? [String: Any])
+        #expect(answer["kind"] as? String == "at-least" && answer["rate_per_second"] as? Double == 400)
+        #expect(search["objectives"] as? [String] == ["errors < 1%", "failed == 0"])
+        for (index, step) in steps.enumerated() {
+            let summary = try CommandRunner.summary(in: folder + String(format: "/step-%02d", index + 1))
+            // The step's own run folder holds what it sent: the rate × the step.
+            let offered = step["offered_per_second"] as? Double ?? 0
+            #expect(summary["sent"] as? Int == Int(offered), "step \(index + 1)")
+            #expect(step["folder"] as? String == folder + String(format: "/step-%02d", index + 1))
+        }
+        let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
+        #expect(html.contains("Achieved against offered rate") && html.contains("the knee"))
+        #expect(html.contains("<polyline") && html.contains("#2ca02c") && html.contains("#d62728"))
+    }
+
+    /// A sink answering every request 500 fails every step on `errors < 1%`: the search halves
+    /// from --from and stops at --max-steps with nothing passed (exit status 3); the failed
+    /// objective is each step's reason.
+    @Test func aFailingEndpointIsSearchedDownwardsUntilTheStepsRunOut() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            ["sink", "--listen", "127.0.0.1:\(port)", "--error", "InternalServerError:100%"]
+        )
+        defer { sink.stop() }
+        try waitForListener(port: port)
+        let result = try CommandRunner.run(
+            [
+                "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+                "com.example.app", "--slo", "errors < 1%", "--from", "400/s", "--step-duration", "1s", "--warm-up",
+                "0s", "--max-steps", "2", "--attempts", "1", "--output", folder,
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("answer: none within --max-steps 2: nothing passed, 200/s did not"))
+        let search = try Self.search(in: folder)
+        let steps = try #require(search["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["offered_per_second"] as? Double } == [400, 200])
+        for step in steps {
+            #expect(step["outcome"] as? String == "failed")
+            #expect(step["error_share"] as? Double == 1)
+            let reasons = step["reasons"] as? [String] ?? []
+            #expect(reasons.contains { $0.hasPrefix("errors < 1%") && $0.hasSuffix("FAIL") }, "\(reasons)")
+        }
+        #expect(search["target"] as? String == "http://127.0.0.1:\(port), 4 connections × 1000 streams")
+    }
+
+    @Test(arguments: [
+        ([], "Give at least one --slo"),
+        (["--slo", "p99 < baseline + 10%"], "a search has no baseline"),
+        (["--slo", "p99 < fast"], "--slo p99 < fast:"),
+        (["--slo", "p99 < 50ms", "--from", "5000/s", "--to", "1000/s"], "--to (1000/s) is below --from (5000/s)"),
+        (["--slo", "p99 < 50ms", "--precision", "0%"], "--precision is a share above 0%"),
+        (["--slo", "p99 < 50ms", "--step-duration", "0s"], "--step-duration: 0s is not a duration above 0"),
+        (["--slo", "p99 < 50ms", "--tokens", "t.txt"], "--tokens goes with --endpoint"),
+        (["--slo", "p99 < 50ms", "--key-file", "k.p8", "--key-id", "A", "--team-id", "B"], "go with --endpoint"),
+        (
+            ["--slo", "p99 < 50ms", "--endpoint", "http://127.0.0.1:1", "--sink-latency", "fixed:1ms"],
+            "are for the embedded sink, not --endpoint"
+        ),
+        (["--slo", "p99 < 50ms", "--endpoint", "http://127.0.0.1:1"], "--endpoint needs --template"),
+    ])
+    func badInputIsAUsageError(arguments: [String], message: String) throws {
+        let result = try CommandRunner.run(["search"] + arguments)
+        #expect(result.status == 64, "\(arguments): \(result.standardError)")
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+}
