@@ -9,7 +9,7 @@
 # seeds, made by the target from the library's encoders, in results/fuzz/TARGET/seeds. A crash,
 # leak or timeout leaves its input as results/fuzz/TARGET/crash-* (or leak-*, timeout-*), prints
 # how to replay it, and fails the script: turn that input into a regression test. The last line
-# of each run says how many inputs it executed:
+# of each run says how many inputs it executed (results/fuzz/TARGET/history.log keeps them all):
 #
 #   fuzz hpack: 12345678 inputs in 600 s (20576/s), corpus 1234 files
 set -euo pipefail
@@ -21,11 +21,7 @@ usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...];
 target=$1 seconds=$2
 shift 2
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "SECONDS is a whole number of at least 1, not $seconds" >&2; exit 2; }
-if [ "$target" = all ]; then
-    for each in "${targets[@]}"; do "$0" "$each" "$seconds" "$@"; done
-    exit 0
-fi
-[[ " ${targets[*]} " == *" $target "* ]] || usage
+[ "$target" = all ] || [[ " ${targets[*]} " == *" $target "* ]] || usage
 
 # Fuzz/Targets/FuzzHPACK for hpack, FuzzJWT for jwt, FuzzFrames for frames…
 case $target in
@@ -38,7 +34,13 @@ esac
 # instrumented for coverage and checked by ASan. lld links it (gold fails on ASan's debug info).
 flags=(-c release --package-path Fuzz --scratch-path .build-fuzz
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld)
-swift build "${flags[@]}" --product "$product" >&2
+if [ "$target" = all ]; then
+    # Every target in one build (their shared modules compile once, in parallel), then each.
+    swift build "${flags[@]}" >&2
+    for each in "${targets[@]}"; do FANOUT_FUZZ_BUILT=1 "$0" "$each" "$seconds" "$@"; done
+    exit 0
+fi
+[ -n "${FANOUT_FUZZ_BUILT:-}" ] || swift build "${flags[@]}" --product "$product" >&2
 binary=$(swift build "${flags[@]}" --show-bin-path)/$product
 
 folder=results/fuzz/$target
@@ -58,4 +60,7 @@ if [ $status -ne 0 ]; then
     exit 1
 fi
 elapsed=$((SECONDS - started > 0 ? SECONDS - started : 1))
-echo "fuzz $target: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files"
+line="fuzz $target: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files"
+echo "$line"
+# Every clean run's line, kept beside the corpus: the volume each target has been fuzzed for.
+echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $line" >>"$folder/history.log"
