@@ -45,6 +45,7 @@ extension RunSummary {
         StandardStream.output.write(
             (text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
         )
+        appendToStepSummary(from: directory)
         return RunStatus(self)
     }
 }
@@ -73,4 +74,26 @@ public func repeatRuns(
         }
     }
     return status
+}
+
+/// On GitHub Actions (`$GITHUB_STEP_SUMMARY` names a file), appends the run's `summary.md` to
+/// the job's summary page; a file that cannot be written is said, not fatal.
+func appendToStepSummary(
+    from directory: String,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+) {
+    guard let path = environment["GITHUB_STEP_SUMMARY"], !path.isEmpty,
+        let markdown = FileManager.default.contents(atPath: directory + "/summary.md")
+    else { return }
+    guard let handle = FileHandle(forWritingAtPath: path) ?? create(path) else {
+        printError("cannot append to $GITHUB_STEP_SUMMARY (\(path))")
+        return
+    }
+    defer { try? handle.close() }
+    _ = try? handle.seekToEnd()
+    try? handle.write(contentsOf: markdown + Data("\n".utf8))
+
+    func create(_ path: String) -> FileHandle? {
+        FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil
+    }
 }

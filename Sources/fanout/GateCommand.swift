@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutReport
 import FanoutRun
+import Foundation
 
 /// `fanout gate`: thresholds on a run's results, for CI.
 struct GateCommand: ParsableCommand {
@@ -37,6 +38,12 @@ struct GateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The run folder 'baseline' refers to.", valueName: "run-dir"))
     var baseline: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also write the verdicts as JUnit XML here: one test case per threshold.", valueName: "file")
+    )
+    var junit: String?
+
     func run() throws {
         let gate: Gate
         do {
@@ -47,6 +54,14 @@ struct GateCommand: ParsableCommand {
         }
         let outcome = gate.evaluate()
         StandardStream.output.write((outcome.text + "\n").utf8)
+        if let junit {
+            do {
+                try Data(outcome.junit(run: runDirectory).utf8).write(to: URL(fileURLWithPath: junit))
+            } catch {
+                printError("fanout gate: cannot write --junit \(junit): \(error.localizedDescription)")
+                throw ExitCode(Gate.Status.usage.rawValue)
+            }
+        }
         if outcome.status != .passed { throw ExitCode(outcome.status.rawValue) }
     }
 }

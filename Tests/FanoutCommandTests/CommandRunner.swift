@@ -27,8 +27,16 @@ struct CommandRunner {
         return folder.appendingPathComponent("fanout")
     }()
 
-    static func run(_ arguments: [String], input: String? = nil, timeout: Duration = .seconds(30)) throws -> Result {
+    static func run(
+        _ arguments: [String],
+        input: String? = nil,
+        environment: [String: String] = [:],
+        timeout: Duration = .seconds(30)
+    ) throws -> Result {
         let process = Process()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
         process.executableURL = executable
         process.arguments = arguments

@@ -106,4 +106,120 @@ import Testing
         let missing = try CommandRunner.run(["compare", Self.runs.valid, Self.folder + "/nothing"])
         #expect(missing.status == 64)
     }
+
+    /// Python's own XML parser reads the JUnit file: `[tests, failures, errors, cases, failure
+    /// messages]`.
+    static func junit(_ path: String) throws -> [String: Any] {
+        let script = """
+            import json, sys, xml.etree.ElementTree as E
+            suite = E.parse(sys.argv[1]).getroot().find("testsuite")
+            cases = suite.findall("testcase")
+            print(json.dumps({"tests": int(suite.get("tests")), "failures": int(suite.get("failures")),
+                "errors": int(suite.get("errors")), "names": [c.get("name") for c in cases],
+                "failed": [c.find("failure").get("message") for c in cases if c.find("failure") is not None],
+                "erred": [c.find("error").get("message") for c in cases if c.find("error") is not None]}))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "xml.etree could not read \(path)")
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func junitHasOneCasePerThresholdWithTheMeasuredValueAndLimit() throws {
+        let file = Self.folder + "/junit-\(UUID().uuidString).xml"
+        let result = try Self.gate([
+            Self.runs.valid, "--threshold", "sent == 3000", "--threshold", "p99 < 1us", "--threshold",
+            "throughput > 1000000000/s", "--junit", file,
+        ])
+        #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
+        let report = try Self.junit(file)
+        #expect(report["tests"] as? Int == 3 && report["failures"] as? Int == 2 && report["errors"] as? Int == 0)
+        #expect(report["names"] as? [String] == ["sent == 3000", "p99 < 1us", "throughput > 1000000000/s"])
+        let messages = report["failed"] as? [String] ?? []
+        #expect(messages.count == 2)
+        #expect(messages.first?.hasPrefix("measured ") == true && messages.first?.hasSuffix(", limit 0.001 ms") == true)
+        #expect(messages.last?.hasSuffix(", limit 1000000000 /s") == true, "\(messages)")
+    }
+
+    @Test func junitOfAnInvalidRunHasTheInvalidityAsAnError() throws {
+        let file = Self.folder + "/junit-\(UUID().uuidString).xml"
+        let result = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--junit", file])
+        #expect(result.status == 2)
+        let report = try Self.junit(file)
+        #expect(report["tests"] as? Int == 2 && report["errors"] as? Int == 1 && report["failures"] as? Int == 0)
+        #expect((report["erred"] as? [String])?.first?.contains("generator fell") == true, "\(report)")
+    }
+
+    /// Bencher Metric Format: `{name: {measure: {value, lower_value, upper_value}}}`, the bounds
+    /// the repeats' lowest and highest around their median.
+    @Test func bencherFormatHasEveryMeasureWithTheRepeatsBounds() throws {
+        let result = try CommandRunner.run(["export", Self.runs.repeats, "--format", "bencher", "--name", "poll"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        )
+        #expect(Array(object.keys) == ["poll"])
+        let measures = try #require(object["poll"] as? [String: [String: Double]])
+        #expect(
+            Set(measures.keys)
+                == [
+                    "throughput", "latency-p50", "latency-p90", "latency-p99", "latency-p99-9", "latency-max", "errors",
+                ]
+        )
+        for (slug, measure) in measures {
+            let value = try #require(measure["value"], "\(slug)")
+            let lower = try #require(measure["lower_value"], "\(slug)")
+            let upper = try #require(measure["upper_value"], "\(slug)")
+            #expect(lower <= value && value <= upper, "\(slug): \(measure)")
+        }
+        #expect(measures["errors"]?["value"] == 0 && (measures["throughput"]?["value"] ?? 0) > 0)
+    }
+
+    /// github-action-benchmark's custom tools: `[{name, unit, value}]`, throughput the only
+    /// bigger-is-better entry; a single run has no range.
+    @Test func benchmarkActionFormatsSplitBiggerAndSmaller() throws {
+        for (format, expected) in [
+            ("benchmark-action-bigger", ["fanout - throughput"]),
+            (
+                "benchmark-action-smaller",
+                ["fanout - p50", "fanout - p90", "fanout - p99", "fanout - p99.9", "fanout - max", "fanout - errors"]
+            ),
+        ] {
+            let file = Self.folder + "/\(format).json"
+            let result = try CommandRunner.run(["export", Self.runs.valid, "--format", format, "--output", file])
+            #expect(result.status == 0, "\(result.standardError)")
+            let entries = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [[String: Any]]
+            )
+            #expect(entries.map { $0["name"] as? String } == expected)
+            for entry in entries {
+                #expect(entry["value"] is Double && entry["unit"] is String && entry["range"] == nil, "\(entry)")
+            }
+        }
+        let bad = try CommandRunner.run(["export", Self.runs.valid, "--format", "csv"])
+        #expect(bad.status == 64 && bad.standardError.contains("--format is one of bencher"))
+        let missing = try CommandRunner.run(["export", Self.folder + "/nothing", "--format", "bencher"])
+        #expect(missing.status == 64 && missing.standardError.contains("not a Fanout run folder"))
+    }
+
+    /// On GitHub Actions a run's summary.md lands on the job's summary page.
+    @Test func aRunAppendsItsSummaryToGitHubsStepSummary() throws {
+        let page = Self.folder + "/step-summary-\(UUID().uuidString).md"
+        try Data("# before\n".utf8).write(to: URL(fileURLWithPath: page))
+        let run = Self.folder + "/summarised-\(UUID().uuidString)"
+        let result = try CommandRunner.run(
+            ["run", "--count", "1000", "--output", run],
+            environment: ["GITHUB_STEP_SUMMARY": page],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let markdown = try String(contentsOfFile: run + "/summary.md", encoding: .utf8)
+        #expect(try String(contentsOfFile: page, encoding: .utf8) == "# before\n" + markdown + "\n")
+    }
 }

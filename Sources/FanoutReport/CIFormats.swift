@@ -1,0 +1,122 @@
+import Foundation
+
+/// A run's figures in the files CI tools read, made from a run folder or a folder of repeats
+/// (medians; with repeats, the lowest and highest as Bencher's bounds):
+///
+/// - Bencher Metric Format (`bencher run --adapter json`):
+///   `{"BENCHMARK": {"MEASURE": {"value": V, "lower_value": L, "upper_value": U}}}`
+/// - github-action-benchmark's `customBiggerIsBetter` and `customSmallerIsBetter`:
+///   `[{"name": "…", "unit": "…", "value": V, "range": "…", "extra": "…"}]`
+public struct CIExport: Sendable {
+    public var run: RunSet
+    /// The benchmark's name in the files: what was measured (`fanout run`, a scenario's name).
+    public var name: String
+
+    public init(run: RunSet, name: String) {
+        self.run = run
+        self.name = name
+    }
+
+    public enum Format: String, Sendable, CaseIterable {
+        case bencher
+        case benchmarkActionBigger = "benchmark-action-bigger"
+        case benchmarkActionSmaller = "benchmark-action-smaller"
+    }
+
+    /// The metrics exported: throughput is bigger-is-better; latencies and errors smaller.
+    static let metrics: [RunMetric] = [.throughput, .p50, .p90, .p99, .p99_9, .max, .errors]
+
+    /// Bencher's measure slug for a metric.
+    static func slug(_ metric: RunMetric) -> String {
+        switch metric {
+        case .throughput: "throughput"
+        case .errors: "errors"
+        default: "latency-\(metric.rawValue.replacingOccurrences(of: ".", with: "-"))"
+        }
+    }
+
+    static func unit(_ metric: RunMetric) -> String {
+        switch metric {
+        case .throughput: "notifications/s"
+        case .errors: "notifications"
+        default: "ms"
+        }
+    }
+
+    /// The file's JSON object for `format`.
+    public func json(_ format: Format) -> Any {
+        switch format {
+        case .bencher:
+            var measures: [String: Any] = [:]
+            for metric in Self.metrics {
+                var measure: [String: Any] = ["value": run.median(metric)]
+                if run.runs.count > 1 {
+                    let range = run.range(metric)
+                    measure["lower_value"] = range.lowerBound
+                    measure["upper_value"] = range.upperBound
+                }
+                measures[Self.slug(metric)] = measure
+            }
+            return [name: measures]
+        case .benchmarkActionBigger, .benchmarkActionSmaller:
+            let bigger = format == .benchmarkActionBigger
+            return Self.metrics.filter { $0.higherIsBetter == bigger }.map { metric -> [String: Any] in
+                var entry: [String: Any] = [
+                    "name": "\(name) - \(metric.rawValue)", "unit": Self.unit(metric), "value": run.median(metric),
+                ]
+                if run.runs.count > 1 {
+                    let range = run.range(metric)
+                    entry["range"] = String(format: "%g … %g", range.lowerBound, range.upperBound)
+                    entry["extra"] = "median of \(run.runs.count) repeats"
+                }
+                return entry
+            }
+        }
+    }
+
+    public func data(_ format: Format) throws -> Data {
+        try JSONSerialization.data(withJSONObject: json(format), options: [.prettyPrinted, .sortedKeys])
+    }
+}
+
+extension Gate.Outcome {
+    /// JUnit XML (as Jenkins, GitLab and the test-report actions read it): one test case per
+    /// threshold, failed with the measured value and the limit; an invalid run is one more
+    /// case, in error.
+    ///
+    /// ```
+    /// <testsuites><testsuite name="fanout gate" tests="N" failures="F" errors="E">
+    ///   <testcase classname="fanout.gate" name="p99 &lt; 25ms">
+    ///     <failure message="measured 31.2 ms, limit 25 ms">…</failure>
+    ///   </testcase> …
+    /// ```
+    public func junit(run directory: String) -> String {
+        func escape(_ text: String) -> String {
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        let failures = verdicts.filter { !$0.passed }.count
+        let errors = invalidReasons.isEmpty ? 0 : 1
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+        xml +=
+            "  <testsuite name=\"fanout gate\" tests=\"\(verdicts.count + errors)\" failures=\"\(failures)\" errors=\"\(errors)\">\n"
+        xml += "    <properties><property name=\"run\" value=\"\(escape(directory))\"/></properties>\n"
+        for verdict in verdicts {
+            xml += "    <testcase classname=\"fanout.gate\" name=\"\(escape(verdict.threshold.text))\">"
+            if verdict.passed {
+                xml += "<system-out>\(escape(verdict.line(width: 0)))</system-out></testcase>\n"
+            } else {
+                let message = "measured \(verdict.format(verdict.measured)), limit \(verdict.format(verdict.limit))"
+                xml +=
+                    "\n      <failure message=\"\(escape(message))\" type=\"threshold\">\(escape(verdict.line(width: 0)))</failure>\n    </testcase>\n"
+            }
+        }
+        if !invalidReasons.isEmpty {
+            let reasons = invalidReasons.joined(separator: "; ")
+            xml += "    <testcase classname=\"fanout.gate\" name=\"the run is valid\">\n"
+            xml += "      <error message=\"\(escape(reasons))\" type=\"invalid\">\(escape(reasons))</error>\n"
+            xml += "    </testcase>\n"
+        }
+        return xml + "  </testsuite>\n</testsuites>\n"
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import FanoutReport
+import FanoutRun
+import Foundation
+
+/// `fanout export`: a run's figures in the JSON that CI benchmark trackers ingest.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a run's figures as Bencher Metric Format or github-action-benchmark JSON.",
+        discussion: """
+            Reads a run folder, or a folder of repeats (medians; the lowest and highest become \
+            Bencher's lower_value and upper_value, and github-action-benchmark's range). \
+            Throughput, p50, p90, p99, p99.9, max and errors. bencher is for `bencher run \
+            --adapter json`; benchmark-action-bigger (throughput) and benchmark-action-smaller \
+            (latencies, errors) for github-action-benchmark's customBiggerIsBetter and \
+            customSmallerIsBetter tools. An invalid run is exported all the same, with its \
+            reasons said on standard error (gate it with `fanout gate`). Exit status 64 when the \
+            folder is not a run.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The run folder (or folder of repeats).", valueName: "run-dir"))
+    var runDirectory: String
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "bencher, benchmark-action-bigger or benchmark-action-smaller.",
+            valueName: "format"
+        )
+    )
+    var format: String
+
+    @Option(name: .long, help: ArgumentHelp("The benchmark's name in the file (default: fanout).", valueName: "name"))
+    var name = "fanout"
+
+    @Option(name: .long, help: ArgumentHelp("Write here instead of standard output.", valueName: "file"))
+    var output: String?
+
+    func validate() throws {
+        guard CIExport.Format(rawValue: format) != nil else {
+            let known = CIExport.Format.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--format is one of \(known), not \(format).")
+        }
+    }
+
+    func run() throws {
+        let run: RunSet
+        do {
+            run = try RunSet.load(runDirectory)
+        } catch {
+            printError("fanout export: \(error)")
+            throw ExitCode(Gate.Status.usage.rawValue)
+        }
+        for reason in run.invalidReasons { printError("fanout export: the run is invalid: \(reason)") }
+        let data = try CIExport(run: run, name: name).data(CIExport.Format(rawValue: format)!)
+        guard let output else {
+            StandardStream.output.write(data + Data("\n".utf8))
+            return
+        }
+        do {
+            try data.write(to: URL(fileURLWithPath: output))
+        } catch {
+            printError("fanout export: cannot write \(output): \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+    }
+}
