@@ -157,6 +157,7 @@ let package = Package(
             name: "FanoutReport",
             dependencies: [
                 "FanoutSettings",
+                "FanoutRandom",
                 "FanoutAPNs",
                 "FanoutClient",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -1,0 +1,102 @@
+import FanoutReport
+import Foundation
+
+/// `fanout ab`: two builds of `fanout` run alternately with the same options — A B, B A, A B …
+/// (each pair's order swapped from the last's, so that whatever favours the first or the second
+/// run of a pair cancels) — each run into `output/pair-N/a` or `…/b` (its log beside it), then
+/// compared pair by pair (`PairedComparison`). A run that does not end cleanly (failed notifications, an invalid
+/// run, a timeout) stops the job: its pair cannot be compared.
+public struct ABJob: Sendable {
+    public var baseline: String
+    public var candidate: String
+    /// What each build runs: `run …` or `send …`, without `--output`.
+    public var arguments: [String]
+    public var pairs = 5
+    public var metrics = Self.defaultMetrics
+    public var minimumEffect = 0.05
+    public var output: String
+    /// The longest one run may take.
+    public var runTimeout: Duration = .seconds(3600)
+
+    /// Throughput, the median, p99 and errors: the tail beyond p99 is too thin in one run to
+    /// pair.
+    public static let defaultMetrics: [RunMetric] = [.throughput, .p50, .p99, .errors]
+
+    public init(baseline: String, candidate: String, arguments: [String], output: String) {
+        self.baseline = baseline
+        self.candidate = candidate
+        self.arguments = arguments
+        self.output = output
+    }
+
+    public func run(log: (String) -> Void = { _ in }) throws -> PairedComparison {
+        for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
+            throw JobError("\(binary) is not an executable (a fanout build)")
+        }
+        var values: [RunMetric: [(a: Double, b: Double)]] = [:]
+        for pair in 1...max(1, pairs) {
+            var records: [String: RunRecord] = [:]
+            let order = pair % 2 == 1 ? [("a", baseline), ("b", candidate)] : [("b", candidate), ("a", baseline)]
+            for (side, binary) in order {
+                let folder = "\(output)/pair-\(pair)/\(side)"
+                log("pair \(pair) of \(pairs): \(side.uppercased()) (\(binary))")
+                try runOnce(binary, into: folder)
+                do {
+                    records[side] = try RunRecord.load(folder)
+                } catch {
+                    throw JobError("cannot read the run in \(folder): \(error)")
+                }
+            }
+            for metric in metrics {
+                values[metric, default: []].append(
+                    (records["a"]?.metrics[metric] ?? 0, records["b"]?.metrics[metric] ?? 0)
+                )
+            }
+        }
+        let comparison = PairedComparison(metrics: metrics, values: values, minimumEffect: minimumEffect)
+        do {
+            try Data((comparison.text + "\n").utf8).write(to: URL(fileURLWithPath: output + "/ab.txt"))
+        } catch {
+            throw JobError("cannot write \(output)/ab.txt: \(error.reason)")
+        }
+        return comparison
+    }
+
+    private func runOnce(_ binary: String, into folder: String) throws {
+        let logPath = folder + ".log"
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (folder as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true
+            )
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        } catch {
+            throw JobError("cannot make \(folder): \(error.reason)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments + ["--output", folder]
+        let logFile = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = logFile
+        process.standardError = logFile
+        defer { try? logFile?.close() }
+        do {
+            try process.run()
+        } catch {
+            throw JobError("cannot start \(binary): \(error.reason)")
+        }
+        let deadline = ContinuousClock.now + runTimeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            throw JobError("\(binary) took longer than \(runTimeout) (\(logPath))")
+        }
+        guard process.terminationStatus == 0 else {
+            throw JobError(
+                "\(binary) \(arguments.joined(separator: " ")) ended with status \(process.terminationStatus): "
+                    + "its run cannot be compared (\(logPath))"
+            )
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import FanoutReport
+import FanoutRun
+import FanoutSettings
+
+/// `fanout ab`: two builds side by side, alternately, judged pair by pair.
+struct ABCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ab",
+        abstract: "Run two fanout builds alternately with the same options and compare them pair by pair.",
+        discussion: """
+            Runs BASELINE and CANDIDATE, --repeat pairs (A B, B A, A B …: each pair's order \
+            swapped), each with the options after \
+            `--` (`run …` or `send …`) into --output/pair-N/a and …/b. Each metric's ratio B ÷ A \
+            is taken pair by pair; the table shows the medians, the median ratio and its 95% \
+            interval (bootstrap over the pairs), and a verdict: WORSE or BETTER when the whole \
+            interval lies beyond 1 ± --min-effect, else within noise. Pairs cancel what the \
+            machine did meanwhile. \
+            Exit status, as package-benchmark's: 0 within noise, 2 a metric WORSE, 4 BETTER and \
+            none worse, 1 a run that did not end cleanly, 64 a usage error.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The baseline build of fanout (A).", valueName: "baseline"))
+    var baseline: String
+
+    @Argument(help: ArgumentHelp("The candidate build of fanout (B).", valueName: "candidate"))
+    var candidate: String
+
+    @Option(
+        name: .customLong("repeat"),
+        parsing: .unconditional,
+        help: ArgumentHelp("Pairs to run (default 5).", valueName: "n")
+    )
+    var pairs = 5
+
+    @Option(
+        name: .customLong("metric"),
+        help: ArgumentHelp(
+            "Compare this metric (repeat it; default throughput, p50, p99, errors).",
+            valueName: "metric"
+        )
+    )
+    var metrics: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How far beyond 1 a ratio's interval must lie for a verdict (default 5%).",
+            valueName: "percent"
+        )
+    )
+    var minEffect = "5%"
+
+    @Option(name: .long, help: ArgumentHelp("The longest one run may take (default 1h).", valueName: "duration"))
+    var runTimeout = "1h"
+
+    @Option(name: .long, help: ArgumentHelp("Where the pairs' run folders and ab.txt go.", valueName: "dir"))
+    var output: String?
+
+    @Argument(
+        parsing: .postTerminator,
+        help: ArgumentHelp("What both builds run: run … or send … (without --output).", valueName: "run-options")
+    )
+    var runOptions: [String] = []
+
+    func validate() throws {
+        _ = try job(output: "")
+    }
+
+    func job(output: String) throws -> ABJob {
+        guard pairs >= 1 else { throw ValidationError("--repeat must be at least 1.") }
+        guard let command = runOptions.first, ["run", "send"].contains(command) else {
+            throw ValidationError("After -- comes what both builds run: run … or send ….")
+        }
+        if runOptions.contains("--output") || runOptions.contains("--repeat") {
+            throw ValidationError(
+                "ab gives each run its --output and runs the pairs itself: leave out --output and --repeat."
+            )
+        }
+        var parsed: [RunMetric] = []
+        for metric in metrics {
+            guard let value = RunMetric(rawValue: metric) else {
+                let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ValidationError("--metric \(metric) is not a metric; the metrics are \(known).")
+            }
+            parsed.append(value)
+        }
+        guard let timeout = DurationNotation.parse(runTimeout), timeout > .zero else {
+            throw ValidationError("--run-timeout: \(runTimeout) is not a duration above 0; \(DurationNotation.hint).")
+        }
+        var job = ABJob(baseline: baseline, candidate: candidate, arguments: runOptions, output: output)
+        job.pairs = pairs
+        if !parsed.isEmpty { job.metrics = parsed }
+        job.runTimeout = timeout
+        let effect = minEffect.hasSuffix("%") ? Double(minEffect.dropLast()).map { $0 / 100 } : Double(minEffect)
+        guard let effect, effect >= 0, effect < 1 else {
+            throw ValidationError("--min-effect is a share from 0% to below 100%, like 5%; not \(minEffect).")
+        }
+        job.minimumEffect = effect
+        return job
+    }
+
+    func run() throws {
+        let output = output ?? RunFolder.new(kind: "ab")
+        let comparison = try job(output: output).run { StandardStream.output.write(($0 + "\n").utf8) }
+        StandardStream.output.write((comparison.text + "\nresults: \(output)/ (ab.txt, pair-N/a, pair-N/b)\n").utf8)
+        if comparison.regressed { throw ExitCode(2) }
+        if comparison.improved { throw ExitCode(4) }
+    }
+}

@@ -1,0 +1,54 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout ab` with this build on both sides, on runs small enough for a debug build: the
+/// pairs it runs and keeps, the order swapped each pair, a table whose verdict matches the exit
+/// status. Whether a planted slowdown is caught is timing, measured in release (docs/reports.md).
+@Suite struct ABCommandTests {
+    @Test func pairsRunAlternatelyIntoTheirFoldersAndTheVerdictIsTheExitStatus() throws {
+        let folder = NSTemporaryDirectory() + "fanout-ab-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fanout = CommandRunner.executable.path
+        let result = try CommandRunner.run(
+            ["ab", fanout, fanout, "--repeat", "2", "--output", folder, "--", "run", "--count", "2000"],
+            timeout: .seconds(240)
+        )
+        let verdicts: [Int32: String] = [0: "ab: within noise", 2: "ab: B is WORSE", 4: "ab: B is BETTER"]
+        let expected = try #require(verdicts[result.status], "\(result.status): \(result.standardError)")
+        #expect(result.standardOutput.contains(expected))
+        for metric in ["throughput", "p50", "p99", "errors"] {
+            #expect(result.standardOutput.contains("\n\(metric) "), "\(metric) in \(result.standardOutput)")
+        }
+        var started: [String: Date] = [:]
+        for run in ["pair-1/a", "pair-1/b", "pair-2/a", "pair-2/b"] {
+            let summary = try CommandRunner.summary(in: folder + "/" + run)
+            #expect(summary["sent"] as? Int == 2000, "\(run)")
+            let text = try #require(summary["started"] as? String)
+            started[run] = try #require(ISO8601DateFormatter().date(from: text), "\(text)")
+        }
+        // A then B in the first pair, B then A in the second.
+        #expect(started["pair-1/a"]! <= started["pair-1/b"]! && started["pair-2/b"]! <= started["pair-2/a"]!)
+        let table = try String(contentsOfFile: folder + "/ab.txt", encoding: .utf8)
+        #expect(table.contains(expected))
+    }
+
+    @Test(arguments: [
+        (["--", "gate", "x"], "After -- comes what both builds run"),
+        (["--", "run", "--output", "x"], "leave out --output and --repeat"),
+        (["--metric", "speed", "--", "run"], "--metric speed is not a metric"),
+        (["--min-effect", "150%", "--", "run"], "--min-effect is a share"),
+    ])
+    func badInputIsAUsageError(arguments: [String], message: String) throws {
+        let fanout = CommandRunner.executable.path
+        let result = try CommandRunner.run(["ab", fanout, fanout] + arguments)
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
+    @Test func aBuildThatIsNotThereIsSaid() throws {
+        let result = try CommandRunner.run(["ab", "/nonexistent/fanout", CommandRunner.executable.path, "--", "run"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("/nonexistent/fanout is not an executable"), "\(result.standardError)")
+    }
+}
