@@ -93,7 +93,7 @@ struct ABCommand: ParsableCommand {
         job.pairs = pairs
         if !parsed.isEmpty { job.metrics = parsed }
         job.runTimeout = timeout
-        let effect = minEffect.hasSuffix("%") ? Double(minEffect.dropLast()).map { $0 / 100 } : Double(minEffect)
+        let effect = ShareNotation.parse(minEffect)
         guard let effect, effect >= 0, effect < 1 else {
             throw ValidationError("--min-effect is a share from 0% to below 100%, like 5%; not \(minEffect).")
         }

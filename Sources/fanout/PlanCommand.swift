@@ -97,11 +97,10 @@ struct PlanCommand: ParsableCommand {
         guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
         question.streams = streams
         guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
-        let percent = headroom.hasSuffix("%") ? Double(headroom.dropLast()) : Double(headroom).map { $0 * 100 }
-        guard let percent, percent > 0, percent <= 100 else {
+        guard let share = ShareNotation.parse(headroom), share > 0, share <= 1 else {
             throw ValidationError("--headroom: \(headroom) is not a share above 0% and at most 100%.")
         }
-        question.headroom = percent / 100
+        question.headroom = share
         if cost != nil && calibrate {
             throw ValidationError("--cost and --calibrate are two ways to one figure: give one.")
         }

@@ -143,7 +143,7 @@ struct SearchCommand: ParsableCommand {
         }
         var bounds = RateSearch.Bounds(from: try rate(from, "--from"), to: try rate(to, "--to"))
         guard bounds.to >= bounds.from else { throw ValidationError("--to (\(to)) is below --from (\(from)).") }
-        let share = precision.hasSuffix("%") ? Double(precision.dropLast()).map { $0 / 100 } : Double(precision)
+        let share = ShareNotation.parse(precision)
         guard let share, share > 0, share < 1 else {
             throw ValidationError("--precision is a share above 0% and below 100%, like 5%; not \(precision).")
         }

@@ -26,3 +26,15 @@ import Testing
         #expect(DurationNotation.longest.wholeNanoseconds == 366 * 24 * 3600 * 1_000_000_000)
     }
 }
+
+@Suite struct ShareNotationTests {
+    @Test(arguments: [("5%", 0.05), ("0.05", 0.05), ("100%", 1.0), ("0%", 0.0), ("-2%", -0.02), ("12.5%", 0.125)])
+    func sharesAreReadWithOrWithoutAPercentSign(text: String, share: Double) {
+        #expect(ShareNotation.parse(text).map { abs($0 - share) < 1e-12 } == true, "\(text)")
+    }
+
+    @Test(arguments: ["", "%", "five%", "5 %", "nan", "inf%", "1e999"])
+    func whatIsNotANumberIsNil(text: String) {
+        #expect(ShareNotation.parse(text) == nil, "\(text)")
+    }
+}
