@@ -218,7 +218,9 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     private var statisticsFlushedRequests = 0
 
     private mutating func sendMore(_ connection: inout HTTP2Connection) {
-        guard !done else { return }
+        // Nothing goes out before the server's SETTINGS: a connection accepted by a listener
+        // that then dies (a server being killed) would cost every request on it a try.
+        guard !done, connection.hasPeerSettings else { return }
         let now = NIODeadline.now().uptimeNanoseconds
         if atCapacity { capacityFreedAt = now }
         defer { atCapacity = !isWritable || freeSlots.isEmpty || connection.availableStreams == 0 }

@@ -214,6 +214,9 @@ public struct HTTP2Connection {
     /// ours, has not arrived.
     public var isAwaitingSettings: Bool { !settingsReceived || !localSettingsAcknowledged }
 
+    /// Whether the peer's first SETTINGS has arrived: the peer is there and speaks HTTP/2.
+    public var hasPeerSettings: Bool { settingsReceived }
+
     /// Ends the connection with SETTINGS_TIMEOUT if the SETTINGS exchange is still incomplete
     /// (RFC 9113 §6.5.3); the owner calls this when its timer fires.
     public mutating func settingsTimerExpired() -> HTTP2Event? {
