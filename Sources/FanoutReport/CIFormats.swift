@@ -91,10 +91,7 @@ extension Gate.Outcome {
     ///   </testcase> …
     /// ```
     public func junit(run directory: String) -> String {
-        func escape(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+        let escape = ChartFrame.escape
         let failures = verdicts.filter { !$0.passed }.count
         let errors = invalidReasons.isEmpty ? 0 : 1
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"

@@ -51,8 +51,8 @@ public struct PairedComparison: Sendable {
         var random = SeededRandom(seed: seed)
         rows = metrics.map { metric in
             let pairs = values[metric] ?? []
-            let baseline = Self.median(pairs.map(\.a))
-            let candidate = Self.median(pairs.map(\.b))
+            let baseline = RunSet.median(pairs.map(\.a))
+            let candidate = RunSet.median(pairs.map(\.b))
             guard !pairs.isEmpty, pairs.allSatisfy({ $0.a > 0 }) else {
                 return Row(metric: metric, baseline: baseline, candidate: candidate, verdict: .withinNoise)
             }
@@ -70,7 +70,7 @@ public struct PairedComparison: Sendable {
                 metric: metric,
                 baseline: baseline,
                 candidate: candidate,
-                ratio: Self.median(ratios),
+                ratio: RunSet.median(ratios),
                 interval: interval,
                 verdict: verdict
             )
@@ -86,19 +86,12 @@ public struct PairedComparison: Sendable {
         var sample = [Double](repeating: 0, count: ratios.count)
         for _ in 0..<resamples {
             for index in sample.indices { sample[index] = ratios[Int(random.next() % UInt64(ratios.count))] }
-            medians.append(median(sample))
+            medians.append(RunSet.median(sample))
         }
         medians.sort()
         let low = medians[Int(Double(resamples) * 0.025)]
         let high = medians[min(resamples - 1, Int(Double(resamples) * 0.975))]
         return low...high
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     /// Some metric is worse beyond the interval / better, and none worse.

@@ -165,8 +165,8 @@ public struct SearchReport: Sendable {
             "to_per_second": bounds.to,
             "precision": bounds.precision,
             "max_steps": bounds.maxSteps,
-            "step_duration_seconds": Self.seconds(stepDuration),
-            "warm_up_seconds": Self.seconds(warmUp),
+            "step_duration_seconds": CapacityPlan.seconds(stepDuration),
+            "warm_up_seconds": CapacityPlan.seconds(warmUp),
             "steps": steps.map(\.json),
             "answer_text": answerText,
         ]
@@ -303,9 +303,5 @@ public struct SearchReport: Sendable {
         svg +=
             "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">offered rate, per second (hollow: the step failed)</text>"
         return svg
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }
