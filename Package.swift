@@ -206,6 +206,15 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux], traits: ["Jemalloc"]))]
         ),
+        // The cost gate's workload as a program, for scripts/cost.sh (callgrind).
+        .executableTarget(
+            name: "fanout-cost",
+            dependencies: [
+                "FanoutTokens",
+                "FanoutRun",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Helpers the test targets share: a seeded generator, peer processes with bounded waits.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
         .testTarget(name: "FanoutSettingsTests", dependencies: ["FanoutSettings"]),
@@ -289,7 +298,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutCommandTests",
-            dependencies: ["fanout", "FanoutRun", "FanoutTestSupport"],
+            dependencies: ["fanout", "fanout-cost", "FanoutRun", "FanoutTestSupport"],
             exclude: ["Peers"]
         ),
         .testTarget(

@@ -184,7 +184,7 @@ public struct ScheduleError: Error, Sendable, CustomStringConvertible {
 /// A ticket sent late has its latency counted from its intended time all the same
 /// (coordinated omission corrected, as wrk2 does). The schedule starts when the first
 /// connection asks for a ticket, so that connecting is not counted as the server's latency.
-final class ArrivalTickets: Sendable {
+package final class ArrivalTickets: Sendable {
     let schedule: ArrivalSchedule
     /// Connection slots the tickets are dealt to.
     let slots: Int

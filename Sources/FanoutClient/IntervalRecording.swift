@@ -12,19 +12,21 @@ import NIOConcurrencyHelpers
 ///
 /// Confined to its event loop (the connections on it share it; a repeated task rolls it over
 /// even when they are idle).
-final class LoopRecorder {
+package final class LoopRecorder {
     private let collector: IntervalCollector
     private let start: UInt64
     private let warmUpEnd: UInt64
+    private let interval: UInt64
     private var second = 0
     private var latencies = LoadStatistics.makeHistogram()
     private var lag = LoadStatistics.makeHistogram()
     private var completed = 0
 
-    init(collector: IntervalCollector) {
+    package init(collector: IntervalCollector) {
         self.collector = collector
         start = collector.start
         warmUpEnd = collector.start + collector.warmUp
+        interval = collector.interval
     }
 
     /// A notification reached its final outcome at `now`; it started (its intended or first
@@ -45,7 +47,7 @@ final class LoopRecorder {
 
     /// Hands over every finished second up to `now`.
     func roll(to now: UInt64) {
-        let current = Int((now - min(now, start)) / 1_000_000_000)
+        let current = Int((now - min(now, start)) / interval)
         guard current > second else { return }
         handOver()
         second += 1
@@ -56,7 +58,7 @@ final class LoopRecorder {
     }
 
     /// Hands over the second in progress (at the end of the run); nothing is recorded after.
-    func finish() {
+    package func finish() {
         handOver()
         second = .max
     }
@@ -87,7 +89,7 @@ public struct LoadInterval: Sendable {
 }
 
 /// Merges the event loops' seconds as they come in and keeps the run's totals.
-final class IntervalCollector: Sendable {
+package final class IntervalCollector: Sendable {
     struct Part {
         var second: Int
         var latencies: Histogram<UInt64>?
@@ -111,12 +113,16 @@ final class IntervalCollector: Sendable {
 
     let start: UInt64
     let warmUp: UInt64
+    /// The length of an interval, nanoseconds: a second in every run (the cost gate's workload
+    /// makes its one interval longer than itself, so that no hand-over falls in it).
+    let interval: UInt64
     private let loops: Int
     private let state = NIOLockedValueBox(State())
 
-    init(start: UInt64, warmUp: UInt64, loops: Int) {
+    package init(start: UInt64, warmUp: UInt64, loops: Int, interval: UInt64 = 1_000_000_000) {
         self.start = start
         self.warmUp = warmUp
+        self.interval = interval
         self.loops = loops
     }
 
@@ -169,7 +175,7 @@ final class IntervalCollector: Sendable {
     }
 
     /// The latencies of every closed second, outside the warm-up.
-    var latency: Histogram<UInt64> { state.withLockedValue { $0.latency } }
+    package var latency: Histogram<UInt64> { state.withLockedValue { $0.latency } }
     /// Every lag sample so far.
     var lag: Histogram<UInt64> { state.withLockedValue { $0.lag } }
     var intervals: [LoadInterval] { state.withLockedValue { $0.intervals } }

@@ -85,7 +85,7 @@ public struct LoadShape: Sendable {
 
     /// The HTTP/2 settings of each connection: at most `streamsPerConnection` streams open,
     /// fewer while the server allows fewer.
-    var http2: HTTP2Connection.Configuration {
+    package var http2: HTTP2Connection.Configuration {
         var http2 = HTTP2Connection.Configuration()
         http2.maxOutboundStreams = max(1, streamsPerConnection)
         return http2

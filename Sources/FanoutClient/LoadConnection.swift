@@ -20,7 +20,7 @@ import NIOCore
 ///                     └─ no answer in time ──► RST_STREAM CANCEL ─────────────────┘
 ///   connection ends ──► what is in flight or waiting goes back to the feed
 /// ```
-struct LoadConnection: HTTP2ConnectionDelegate {
+package struct LoadConnection: HTTP2ConnectionDelegate {
     /// A notification on the wire.
     private struct InFlight {
         var notification: PendingNotification
@@ -90,7 +90,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
     /// Tokens answered 410, waiting to be written.
     private var gone = ByteBuffer()
 
-    init(
+    package init(
         configuration: LoadConfiguration,
         feed: NotificationFeed,
         statistics: LoadStatistics,
@@ -125,12 +125,12 @@ struct LoadConnection: HTTP2ConnectionDelegate {
 
     // MARK: Events
 
-    mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
         capacityFreedAt = NIODeadline.now().uptimeNanoseconds
         sendMore(&connection)
     }
 
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
         let now = NIODeadline.now().uptimeNanoseconds
         switch event {
         case .message(let response):
@@ -157,12 +157,12 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         if counts.finals >= LoadCounts.flushInterval { flush(now: now) }
     }
 
-    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {
+    package mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {
         self.isWritable = isWritable
         if isWritable { sendMore(&connection) }
     }
 
-    var nextWakeUp: NIODeadline? {
+    package var nextWakeUp: NIODeadline? {
         var earliest = UInt64.max
         if inFlight > 0 { earliest = lastTimeoutScan + Self.timeoutScanInterval }
         if !atCapacity {
@@ -174,7 +174,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         return earliest == .max ? nil : .uptimeNanoseconds(earliest)
     }
 
-    mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+    package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
         let now = now.uptimeNanoseconds
         if inFlight > 0 && now >= lastTimeoutScan + Self.timeoutScanInterval { resetOverdue(now: now, &connection) }
         if now >= lastFlush + Self.flushDelay { flush(now: now) }
@@ -182,7 +182,7 @@ struct LoadConnection: HTTP2ConnectionDelegate {
         finishIfIdle(&connection)
     }
 
-    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
+    package mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
         let now = NIODeadline.now().uptimeNanoseconds
         for index in slots.indices {
             guard let entry = slots[index] else { continue }

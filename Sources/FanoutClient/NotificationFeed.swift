@@ -61,7 +61,7 @@ struct PendingNotification {
 /// sent once ("started") are kept apart from those never sent: when the run stops taking new
 /// work (the open model's schedule or the closed model's duration is over), the started ones
 /// are still owed an outcome and the others are not sent.
-final class NotificationFeed: Sendable {
+package final class NotificationFeed: Sendable {
     let stream: TokenStream
     private let returned = NIOLockedValueBox<(started: [PendingNotification], fresh: [PendingNotification])>(([], []))
     private let startedCount = ManagedAtomic(0)
@@ -69,7 +69,7 @@ final class NotificationFeed: Sendable {
     private let takenTokens = ManagedAtomic<UInt64>(0)
     private let closed = ManagedAtomic(false)
 
-    init(_ stream: TokenStream) {
+    package init(_ stream: TokenStream) {
         self.stream = stream
     }
 

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 
 /// State every connection of one sink shares.
-final class SinkState: Sendable {
+package final class SinkState: Sendable {
     private let draining = ManagedAtomic(false)
     private let seeds = ManagedAtomic<UInt64>(0x5EED)
     /// When the sink started, in `NIODeadline` uptime nanoseconds (stall windows count from it).
@@ -14,7 +14,7 @@ final class SinkState: Sendable {
     /// The scenario's per-token limit, shared by every connection.
     let tokenLimiter: TokenRateLimiter?
 
-    init(scenario: SinkScenario = .init()) {
+    package init(scenario: SinkScenario = .init()) {
         let startedAt = startedAt
         tokenLimiter = scenario.tokenRate.map { rate in
             TokenRateLimiter(limit: rate.limit, window: rate.window.wholeNanoseconds, startedAt: startedAt)
@@ -56,15 +56,7 @@ public final class Sink: Sendable {
         let state = SinkState(scenario: configuration.scenario)
         self.state = state
         let connections = connections
-        var http2 = HTTP2Connection.Configuration()
-        // The first SETTINGS already says what APNs says before a connection's first push; streams
-        // a client opened before it could see that are still served.
-        http2.maxConcurrentStreams = configuration.initialMaxConcurrentStreams
-        http2.maxConcurrentStreamsBeforeAcknowledgement = configuration.maxConcurrentStreams
-        // APNs' settings: 8000-byte header lists; bodies past the largest limit are only counted.
-        http2.maxHeaderListSize = 8000
-        http2.maxBodySize = 5120 + 1
-        http2.incompleteFrameTimeout = configuration.incompleteFrameTimeout
+        let http2 = Self.http2Configuration(configuration)
         channel = try HTTP2Channels.listen(
             host: host,
             port: port,
@@ -94,6 +86,20 @@ public final class Sink: Sendable {
                 child.closeFuture.whenComplete { _ in connections.withLockedValue { _ = $0.removeValue(forKey: key) } }
             }
         ).wait()
+    }
+
+    /// The HTTP/2 settings of every connection the sink serves.
+    public static func http2Configuration(_ configuration: SinkConfiguration) -> HTTP2Connection.Configuration {
+        var http2 = HTTP2Connection.Configuration()
+        // The first SETTINGS already says what APNs says before a connection's first push; streams
+        // a client opened before it could see that are still served.
+        http2.maxConcurrentStreams = configuration.initialMaxConcurrentStreams
+        http2.maxConcurrentStreamsBeforeAcknowledgement = configuration.maxConcurrentStreams
+        // APNs' settings: 8000-byte header lists; bodies past the largest limit are only counted.
+        http2.maxHeaderListSize = 8000
+        http2.maxBodySize = 5120 + 1
+        http2.incompleteFrameTimeout = configuration.incompleteFrameTimeout
+        return http2
     }
 
     /// `host:port`, with IPv6 hosts in brackets.

@@ -8,7 +8,7 @@ import NIOSSL
 
 /// One client connection to the sink: answers each request as APNs would, follows APNs'
 /// MAX_CONCURRENT_STREAMS behaviour, and counts everything.
-struct SinkConnection: HTTP2ConnectionDelegate {
+package struct SinkConnection: HTTP2ConnectionDelegate {
     let configuration: SinkConfiguration
     let statistics: SinkStatistics
     let state: SinkState
@@ -51,7 +51,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
     private var certificateDefaultTopic: [UInt8]?
     private var captured = CaptureBuffer()
 
-    init(
+    package init(
         configuration: SinkConfiguration,
         statistics: SinkStatistics,
         state: SinkState,
@@ -67,7 +67,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         idleCheck = configuration.idleTimeout.map { (openedAt + .nanoseconds(Int64($0.wholeNanoseconds)), -1) }
     }
 
-    var nextWakeUp: NIODeadline? {
+    package var nextWakeUp: NIODeadline? {
         guard !counts.isEmpty || captured.lines > 0 else { return nextTimedEvent }
         let flush = lastFlush + .nanoseconds(SinkCounts.flushDelay)
         return nextTimedEvent.map { min($0, flush) } ?? flush
@@ -85,7 +85,7 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         return earliest
     }
 
-    mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+    package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
         if now >= lastFlush + .nanoseconds(SinkCounts.flushDelay) { flushCounts(now: now) }
         if let check = idleCheck, now >= check.at, let timeout = configuration.idleTimeout {
             if check.activity == activity && connection.openStreams == 0 && pending.count == 0 {
@@ -110,11 +110,11 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         }
     }
 
-    mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
         if state.isDraining { shutdown(&connection) }
     }
 
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
         activity &+= 1
         switch event {
         case .message(let request): answer(request, &connection)
@@ -136,14 +136,14 @@ struct SinkConnection: HTTP2ConnectionDelegate {
         resetsWhileHolding = 0
     }
 
-    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
+    package mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
         guard configuration.certificateAuthentication, let peerCertificate else { return }
         let topics = SinkCertificates.topics(of: peerCertificate).map { Array($0.utf8) }
         certificateTopics = Set(topics)
         certificateDefaultTopic = topics.count == 1 ? topics[0] : nil
     }
 
-    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
+    package mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
         flushCounts(now: .now())
         statistics.connectionClosed(record)
     }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Runs the `fanout` executable built beside the test bundle, with a time bound.
+/// Runs the `fanout` executable (or another of the package's programs) built beside the test
+/// bundle, with a time bound.
 struct CommandRunner {
     struct Result {
         var status: Int32
@@ -15,7 +16,8 @@ struct CommandRunner {
         return path
     }()
 
-    /// `fanout` sits in the same build folder as the test bundle.
+    /// `fanout` sits in the same build folder as the test bundle, and the package's other
+    /// programs beside it.
     static let executable: URL = {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = bundle.deletingLastPathComponent()
@@ -29,6 +31,7 @@ struct CommandRunner {
 
     static func run(
         _ arguments: [String],
+        program: String = "fanout",
         input: String? = nil,
         environment: [String: String] = [:],
         timeout: Duration = .seconds(30)
@@ -38,7 +41,7 @@ struct CommandRunner {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-        process.executableURL = executable
+        process.executableURL = executable.deletingLastPathComponent().appendingPathComponent(program)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
         let output = Pipe()

@@ -30,12 +30,7 @@ struct SinkHarness {
     private var nextTag: UInt64 = 0
 
     init(_ configuration: SinkConfiguration = .init(), state: SinkState? = nil) {
-        var http2 = HTTP2Connection.Configuration()
-        http2.maxConcurrentStreams = configuration.initialMaxConcurrentStreams
-        http2.maxConcurrentStreamsBeforeAcknowledgement = configuration.maxConcurrentStreams
-        http2.maxHeaderListSize = 8000
-        http2.maxBodySize = 5121
-        server = HTTP2Connection(role: .server, configuration: http2)
+        server = HTTP2Connection(role: .server, configuration: Sink.http2Configuration(configuration))
         sink = SinkConnection(
             configuration: configuration,
             statistics: statistics,

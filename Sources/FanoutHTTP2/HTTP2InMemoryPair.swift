@@ -1,0 +1,83 @@
+import NIOCore
+
+/// A client and a server connection, each with its delegate, joined in memory: what
+/// `HTTP2ConnectionHandler` does for one end of a channel, done for both ends with no socket
+/// between them. Bytes move a whole turn at a time, each turn one read burst:
+///
+/// ```
+///   client.outbound ──► serverTurn: server.nextEvent ─► server delegate ─► server.outbound
+///   server.outbound ──► clientTurn: client.nextEvent ─► client delegate ─► client.outbound
+/// ```
+///
+/// Single-threaded, and deterministic when the delegates are: the cost gate's workload runs
+/// Fanout's sender and sink through it. Delegates' timers (`nextWakeUp`) are not run: a pair
+/// suits work that moves on answers alone (the closed model, a sink answering at once).
+public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2ConnectionDelegate> {
+    public private(set) var client: HTTP2Connection
+    public private(set) var server: HTTP2Connection
+    public private(set) var clientDelegate: Client
+    public private(set) var serverDelegate: Server
+    /// The "socket": an outbound buffer is swapped with it, read by the peer and cleared, so
+    /// every buffer stays uniquely held and keeps its capacity (as NIO's do once written).
+    private var wire = ByteBufferAllocator().buffer(capacity: 64 * 1024)
+    private var ended = false
+
+    /// Joins the two ends; nothing moves before `run`.
+    public init(
+        client clientDelegate: Client,
+        _ clientConfiguration: HTTP2Connection.Configuration = .init(),
+        server serverDelegate: Server,
+        _ serverConfiguration: HTTP2Connection.Configuration = .init()
+    ) {
+        client = HTTP2Connection(role: .client, configuration: clientConfiguration)
+        server = HTTP2Connection(role: .server, configuration: serverConfiguration)
+        self.clientDelegate = clientDelegate
+        self.serverDelegate = serverDelegate
+    }
+
+    /// Starts both ends and moves bytes until neither has anything to send or `maxTurns`
+    /// round trips have passed; then ends both connections (their delegates' `connectionEnded`).
+    /// Returns the round trips made, or `nil` when `maxTurns` ran out with bytes still moving.
+    public mutating func run(maxTurns: Int) -> Int? {
+        precondition(!ended, "an in-memory pair runs once")
+        serverDelegate.connectionStarted(&server)
+        clientDelegate.connectionStarted(&client)
+        var turns = 0
+        var quiet = false
+        while turns < maxTurns {
+            let moved = serverTurn() + clientTurn()
+            if moved == 0 {
+                quiet = true
+                break
+            }
+            turns += 1
+        }
+        ended = true
+        serverDelegate.connectionEnded(server, error: server.error)
+        clientDelegate.connectionEnded(client, error: client.error)
+        return quiet ? turns : nil
+    }
+
+    /// The server reads what the client wrote since its last turn; returns the bytes read.
+    /// Out of line: the cost gate reads the sink's share as this function's inclusive cost.
+    @inline(never)
+    public mutating func serverTurn() -> Int {
+        swap(&wire, &client.outbound)
+        let bytes = wire.readableBytes
+        server.now = NIODeadline.now().uptimeNanoseconds
+        while let event = server.nextEvent(from: &wire) { serverDelegate.handle(event, connection: &server) }
+        wire.clear()
+        return bytes
+    }
+
+    /// The client reads what the server wrote since its last turn; returns the bytes read.
+    @inline(never)
+    public mutating func clientTurn() -> Int {
+        swap(&wire, &server.outbound)
+        let bytes = wire.readableBytes
+        client.now = NIODeadline.now().uptimeNanoseconds
+        while let event = client.nextEvent(from: &wire) { clientDelegate.handle(event, connection: &client) }
+        wire.clear()
+        return bytes
+    }
+}

@@ -1,0 +1,152 @@
+import FanoutAPNs
+import FanoutClient
+import FanoutHTTP2
+import FanoutPayload
+import FanoutSink
+import FanoutTokens
+import NIOCore
+
+/// The cost gate's workload: one fan-out through the whole hot path, in one process, with no
+/// socket and no event loop, so that a deterministic counter (valgrind) gives the same count on
+/// every run of the same build:
+///
+/// ```
+///   token file ─► TokenReader ─► NotificationFeed ─► LoadConnection ─► PayloadEncoder, HPACK, frames
+///        (its own thread, finished                        ▲                    │ client.outbound
+///         before the first send)                          │ answers            ▼
+///   LoopRecorder ◄─ histogram ◄─ LoadConnection ◄─ frames, HPACK ◄─ SinkConnection (parse, validate, answer)
+/// ```
+///
+/// The sender's `LoadConnection` and the sink's `SinkConnection` are the ones a run uses, joined
+/// by an `HTTP2InMemoryPair`; tokens are read by the run's `TokenStream`, all of them before the
+/// first request (enough batches circulate), so the sending thread never waits on the reader.
+/// scripts/cost.sh runs it under callgrind and reads each stage's instructions per notification.
+public struct CostWorkload: Sendable {
+    /// The token set: a file (text or binary), or generated.
+    public var tokens: TokenSource
+    /// The tokens it holds: batches enough for all of them circulate, so the reader finishes
+    /// before the first request.
+    public var count: Int
+    /// Streams the sender keeps open on its one connection.
+    public var streams = 100
+    /// The notification; the poll when `nil`.
+    public var template: PayloadTemplate?
+
+    public init(tokens: TokenSource, count: Int) {
+        self.tokens = tokens
+        self.count = count
+    }
+
+    /// What a run did: every count a sceptic needs to see that the work was the work.
+    public struct Result: Sendable, Equatable {
+        /// Tokens the reader handed out.
+        public var tokens: UInt64
+        /// Requests the sender sent, and those answered 200.
+        public var sent: Int
+        public var accepted: Int
+        /// Requests the sink received, and accepted.
+        public var sinkRequests: Int
+        public var sinkAccepted: Int
+        /// Whether the sender's and the sink's digests of the accepted notifications agree.
+        public var digestsAgree: Bool
+        /// Latencies recorded.
+        public var latencies: UInt64
+        /// Round trips of the in-memory pair.
+        public var roundTrips: Int
+    }
+
+    /// Runs the fan-out; throws when the token set cannot be read or the run did not finish.
+    public func run() throws -> Result {
+        let template = try self.template ?? PayloadTemplate(json: Array(RunJob.poll.utf8), file: "poll")
+        // Batches as `fanout run` reads them (64 KiB, at most 1024 tokens), and enough of them
+        // for every token when a batch holds 256 or more: text lines of up to 256 bytes,
+        // generated tokens of up to 85 bytes (3 bytes a token byte).
+        let stream = try TokenStream(
+            tokens,
+            configuration: TokenReaderConfiguration(
+                batchBytes: 64 * 1024,
+                batchTokens: 1024,
+                batchCount: count / 256 + 2
+            )
+        )
+        guard let read = stream.waitForSummary(timeout: Self.readingTimeout) else {
+            stream.cancel()
+            throw JobError(
+                "the cost workload's reader did not finish within \(Self.readingTimeout): "
+                    + "\(tokens.name) holds more than the \(count) tokens it was given?"
+            )
+        }
+        if let error = read.error { throw error }
+        guard read.tokens == count else {
+            throw JobError("\(tokens.name) holds \(read.tokens) tokens, not the \(count) the cost workload was given")
+        }
+
+        var shape = LoadShape()
+        shape.connections = 1
+        shape.streamsPerConnection = streams
+        let configuration = LoadConfiguration(
+            host: "in-memory",
+            port: 0,
+            headers: NotificationHeaders(topic: "com.example.app", pushType: template.options.pushType),
+            encoder: PayloadEncoder(template: template),
+            shape: shape
+        )
+        let statistics = LoadStatistics()
+        // One interval for the whole workload: a once-a-second hand-over would make the count
+        // depend on how long valgrind took.
+        let collector = IntervalCollector(
+            start: NIODeadline.now().uptimeNanoseconds,
+            warmUp: 0,
+            loops: 1,
+            interval: Self.interval
+        )
+        let recorder = LoopRecorder(collector: collector)
+        let sinkConfiguration = SinkConfiguration()
+        let sinkStatistics = SinkStatistics()
+        var pair = HTTP2InMemoryPair(
+            client: LoadConnection(
+                configuration: configuration,
+                feed: NotificationFeed(stream),
+                statistics: statistics,
+                recorder: recorder,
+                tickets: nil,
+                seed: 1,
+                ended: { _ in }
+            ),
+            configuration.shape.http2,
+            server: SinkConnection(
+                configuration: sinkConfiguration,
+                statistics: sinkStatistics,
+                state: SinkState(scenario: sinkConfiguration.scenario),
+                seed: 1
+            ),
+            Sink.http2Configuration(sinkConfiguration)
+        )
+        // Every round trip answers at least one request; the handshake and the GOAWAY take a few.
+        let maxTurns = count + 16
+        guard let roundTrips = pair.run(maxTurns: maxTurns) else {
+            throw JobError("the cost workload did not finish within \(maxTurns) round trips")
+        }
+        recorder.finish()
+        let client = statistics.snapshot
+        let sink = sinkStatistics.summary
+        return Result(
+            tokens: read.tokens,
+            sent: client.requests,
+            accepted: client.accepted,
+            sinkRequests: sink.requests,
+            sinkAccepted: sink.accepted,
+            digestsAgree: client.digest == sink.digest,
+            latencies: collector.latency.totalCount,
+            roundTrips: roundTrips
+        )
+    }
+
+    /// The one interval's length: a day.
+    static let interval: UInt64 = 86_400 * 1_000_000_000
+
+    /// How long the reader may take: 25,000 tokens take a second under valgrind; it waits out
+    /// the whole bound only when the set holds more tokens than `count` (it then waits for a
+    /// batch nobody will give back).
+    static let readingTimeout: Duration = .seconds(30)
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import FanoutRun
+import FanoutTokens
+
+/// Runs the cost gate's workload once and prints what it did; scripts/cost.sh runs it under
+/// callgrind. No logic of its own: `CostWorkload` is the workload.
+@main
+struct CostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout-cost",
+        abstract: "Fans COUNT notifications out to the sink in memory, single-threaded (the cost gate's workload).",
+        discussion: """
+            The sender's and the sink's connections are joined in memory: no socket, no event loop,
+            the same instructions on every run of a build. scripts/cost.sh counts them with callgrind.
+            Exits 1 unless every token was sent, accepted by the sink and recorded.
+            """
+    )
+
+    @Argument(help: "The token file (text or Fanout's binary format).")
+    var tokens: String
+
+    @Argument(help: "The tokens it holds.")
+    var count: Int
+
+    @Option(help: "Streams the one connection keeps open.")
+    var streams = 100
+
+    func validate() throws {
+        guard count > 0 else { throw ValidationError("COUNT is at least 1, not \(count)") }
+        guard streams > 0 else { throw ValidationError("--streams is at least 1, not \(streams)") }
+    }
+
+    func run() throws {
+        var workload = CostWorkload(tokens: .file(tokens), count: count)
+        workload.streams = streams
+        let result = try workload.run()
+        print(
+            "tokens \(result.tokens) sent \(result.sent) accepted \(result.accepted)",
+            "sink \(result.sinkRequests)/\(result.sinkAccepted) digests \(result.digestsAgree ? "agree" : "DIFFER")",
+            "latencies \(result.latencies) round-trips \(result.roundTrips)"
+        )
+        let expected = UInt64(count)
+        guard result.tokens == expected, result.sent == count, result.accepted == count, result.sinkAccepted == count,
+            result.digestsAgree, result.latencies == expected
+        else { throw ExitCode.failure }
+    }
+}

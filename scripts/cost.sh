@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Fanout's deterministic cost gate: instructions per notification through the whole hot path,
+# counted by valgrind (callgrind), per stage, against the baseline committed for this toolchain.
+#
+#   scripts/cost.sh              measure, print, gate: exit 1 when a stage costs over +2%
+#   scripts/cost.sh --record     measure and make the figures this toolchain's baseline
+#   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
+#
+# The workload (`fanout-cost`, Sources/FanoutRun/CostWorkload.swift) fans a generated text token
+# file out to the sink in one process: the run's TokenStream reads it, the sender's
+# LoadConnection encodes each notification and its HEADERS and DATA, the sink's SinkConnection
+# parses, validates and answers, the sender parses the answer and records its latency. No
+# socket, no event loop, one sending thread, seeded, SWIFT_DETERMINISTIC_HASHING: the same build
+# counts the same instructions on every run. Each figure is a marginal cost, (cost of 25,000 −
+# cost of 5,000) / 20,000, so start-up (loading, first allocations, tables) is not in it.
+#
+#   stage        the inclusive instructions of                   what it covers
+#   tokens       TokenReader.run()                               read and check a hex token line
+#   payload      PayloadEncoder.encode(_:into:)                  the notification's JSON bytes
+#   request      HTTP2Connection.sendRequest(_:body:tag:)        HPACK-encoded HEADERS, DATA
+#   sink         HTTP2InMemoryPair.serverTurn()                  the sink: frames, HPACK decode,
+#                                                                validation, digest, the answer
+#   response     HTTP2InMemoryPair.clientTurn() − payload        the sender: the answer's frames
+#                − request − record                              and HPACK, its outcome
+#   record       LoopRecorder.complete(startedAt:now:)           the latency into the histogram
+#   total        the whole program                               all of it, and the harness
+# and three that lie inside those (both ends' HPACK; the sink's check of the JSON body), so
+# that a change to one of them shows at its own size rather than diluted in its stage's:
+#   hpack-encode HPACKEncoder.encode(name:value:indexing:huffman:into:)
+#   hpack-decode HPACKDecoder.decode(_:field:)
+#   json-check   PayloadSyntax.problem(in:)
+#
+# Baselines: results/baselines/cost/swift-VERSION.txt (another compiler emits other
+# instructions, so each toolchain has its own). Exit status: 0 within +2% (or no baseline for
+# this toolchain: the figures are printed and a note says so), 1 a stage over +2%, 2 the
+# workload or the measurement failed. valgrind (Debian's) is the one tool it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=gate repeats=1
+case ${1:-} in
+    "") ;;
+    --record) mode=record ;;
+    --repeat)
+        mode=repeat repeats=${2:-}
+        [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a count of at least 1, not '${2:-}'" >&2; exit 2; }
+        ;;
+    *) echo "usage: scripts/cost.sh [--record | --repeat K]" >&2; exit 2 ;;
+esac
+command -v valgrind >/dev/null || { echo "cost.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
+
+small=5000 large=25000
+limit_percent=2
+stages=(tokens payload request sink response record total hpack-encode hpack-decode json-check)
+toolchain=$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9.]*\).*/swift-\1/p' | head -1)
+[ -n "$toolchain" ] || { echo "cost.sh: cannot tell the Swift version from 'swift --version'" >&2; exit 2; }
+baseline=results/baselines/cost/$toolchain.txt
+
+swift build -c release --product fanout-cost >&2
+swift build -c release --product fanout >&2
+bin=$(swift build -c release --show-bin-path)
+work=$(mktemp -d)
+trap '[ -n "${FANOUT_COST_KEEP:-}" ] || rm -rf "$work"' EXIT
+"$bin/fanout" tokens generate --count $small --output "$work/small.txt" >/dev/null
+"$bin/fanout" tokens generate --count $large --output "$work/large.txt" >/dev/null
+# valgrind 3.19 cannot read the DWARF Swift 6.3 writes ("possibly corrupted debuginfo"); the
+# symbol table it needs for function names stays.
+cp "$bin/fanout-cost" "$work/fanout-cost"
+strip --strip-debug "$work/fanout-cost"
+
+# inclusive PROFILE NAME: the instructions spent in NAME and everything it called.
+inclusive() {
+    awk -v name="$2" '
+        { line = $0; sub(/^ +/, "", line) }
+        index(line, "???:" name " [") {
+            cost = line; sub(/ .*/, "", cost); gsub(/,/, "", cost); print cost; found = 1; exit
+        }
+        END { if (!found) exit 1 }' "$1"
+}
+
+# profile COUNT: runs the workload over COUNT tokens under callgrind; prints the annotated
+# profile's path.
+profile() {
+    local count=$1 tokens=$work/small.txt
+    [ "$count" = $large ] && tokens=$work/large.txt
+    local out=$work/callgrind.$count
+    # The environment is part of the measurement: its size moves the stack, and with it the
+    # alignment of what memcpy copies (12 instructions a notification in `payload`, measured).
+    # So the workload runs with only what it needs, from paths of one length (mktemp's).
+    if ! env -i SWIFT_DETERMINISTIC_HASHING=1 "$(command -v valgrind)" --tool=callgrind \
+        --callgrind-out-file="$out" "$work/fanout-cost" "$tokens" "$count" \
+        >"$work/run.$count" 2>"$work/valgrind.$count"; then
+        cat "$work/run.$count" "$work/valgrind.$count" >&2
+        echo "cost.sh: the workload failed over $count tokens" >&2
+        exit 2
+    fi
+    callgrind_annotate --inclusive=yes --threshold=100 "$out" | swift demangle --simplified >"$out.txt"
+    echo "$out.txt"
+}
+
+# measure: one measurement, "stage instructions-per-notification" lines.
+measure() {
+    local a b
+    a=$(profile $small)
+    b=$(profile $large)
+    declare -A cost
+    local -A function=(
+        [tokens]="TokenReader.run()"
+        [payload]="PayloadEncoder.encode(_:into:)"
+        [request]="HTTP2Connection.sendRequest<A>(_:body:tag:)"
+        [sink]="HTTP2InMemoryPair.serverTurn()"
+        [client]="HTTP2InMemoryPair.clientTurn()"
+        [record]="LoopRecorder.complete(startedAt:now:)"
+        [hpack-encode]="HPACKEncoder.encode(name:value:indexing:huffman:into:)"
+        [hpack-decode]="HPACKDecoder.decode(_:field:)"
+        [json-check]="static PayloadSyntax.problem(in:)"
+    )
+    for stage in "${!function[@]}"; do
+        local x y
+        if ! x=$(inclusive "$a" "${function[$stage]}") || ! y=$(inclusive "$b" "${function[$stage]}"); then
+            echo "cost.sh: ${function[$stage]} is not in the profile (inlined or renamed?): keep it out of line or update the stage table" >&2
+            exit 2
+        fi
+        cost[$stage]=$((y - x))
+    done
+    local x y
+    x=$(awk '/PROGRAM TOTALS/ { gsub(/,/, "", $1); print $1 }' "$a")
+    y=$(awk '/PROGRAM TOTALS/ { gsub(/,/, "", $1); print $1 }' "$b")
+    cost[total]=$((y - x))
+    cost[response]=$((cost[client] - cost[payload] - cost[request] - cost[record]))
+    for stage in "${stages[@]}"; do
+        awk -v s="$stage" -v c="${cost[$stage]}" -v n=$((large - small)) 'BEGIN { printf "%s %.1f\n", s, c / n }'
+    done
+}
+
+case $mode in
+    record)
+        mkdir -p "$(dirname "$baseline")"
+        {
+            echo "# Instructions per notification (scripts/cost.sh), $toolchain, recorded $(date -u +%Y-%m-%d)."
+            measure
+        } >"$baseline.new"
+        mv "$baseline.new" "$baseline"
+        cat "$baseline"
+        ;;
+    repeat)
+        for ((i = 1; i <= repeats; i++)); do
+            measure >"$work/repeat.$i"
+            echo "measurement $i: $(tr '\n' ' ' <"$work/repeat.$i")"
+        done
+        # Each stage: median, and the largest distance of a measurement from it.
+        cat "$work"/repeat.* | awk -v stages="${stages[*]}" '
+            { v[$1] = v[$1] " " $2 }
+            END {
+                printf "%-12s %12s %12s %12s %9s\n", "stage", "median", "min", "max", "spread"
+                n_order = split(stages, order, " ")
+                for (i = 1; i <= n_order; i++) {
+                    s = order[i]; n = split(substr(v[s], 2), x, " ")
+                    for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+                    m = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+                    d = 0; for (a = 1; a <= n; a++) { e = (x[a] - m) / m * 100; if (e < 0) e = -e; if (e > d) d = e }
+                    printf "%-12s %12.1f %12.1f %12.1f %8.3f%%\n", s, m, x[1], x[n], d
+                }
+            }'
+        ;;
+    gate)
+        measure >"$work/now"
+        if [ ! -f "$baseline" ]; then
+            cat "$work/now"
+            echo "no cost baseline for $toolchain: record one with scripts/cost.sh --record (not gated)"
+            exit 0
+        fi
+        awk -v limit=$limit_percent '
+            FNR == NR { if ($0 !~ /^#/ && NF == 2) base[$1] = $2; next }
+            {
+                stage = $1; now = $2
+                if (!(stage in base)) { printf "%-12s %10.1f   (not in the baseline)\n", stage, now; next }
+                change = (now - base[stage]) / base[stage] * 100
+                verdict = change > limit ? "FAIL" : (change < -limit ? "better: record a new baseline" : "ok")
+                printf "%-12s %10.1f  baseline %10.1f  %+7.2f%%  %s\n", stage, now, base[stage], change, verdict
+                if (change > limit) failed++
+            }
+            END {
+                if (failed) { printf "cost gate: %d stage(s) over +%d%% instructions per notification\n", failed, limit; exit 1 }
+                printf "cost gate: every stage within +%d%% of the baseline\n", limit
+            }' "$baseline" "$work/now"
+        ;;
+esac
