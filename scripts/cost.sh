@@ -6,6 +6,9 @@
 #   scripts/cost.sh --record     measure and make the figures this toolchain's baseline
 #   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
 #
+# FANOUT_COST_BINARY=PATH measures that build of fanout-cost instead of building this tree's
+# (another branch's, a patched copy's).
+#
 # The workload (`fanout-cost`, Sources/FanoutRun/CostWorkload.swift) fans a generated text token
 # file out to the sink in one process: the run's TokenStream reads it, the sender's
 # LoadConnection encodes each notification and its HEADERS and DATA, the sink's SinkConnection
@@ -65,7 +68,7 @@ trap '[ -n "${FANOUT_COST_KEEP:-}" ] || rm -rf "$work"' EXIT
 "$bin/fanout" tokens generate --count $large --output "$work/large.txt" >/dev/null
 # valgrind 3.19 cannot read the DWARF Swift 6.3 writes ("possibly corrupted debuginfo"); the
 # symbol table it needs for function names stays.
-cp "$bin/fanout-cost" "$work/fanout-cost"
+cp "${FANOUT_COST_BINARY:-$bin/fanout-cost}" "$work/fanout-cost"
 strip --strip-debug "$work/fanout-cost"
 
 # inclusive PROFILE NAME: the instructions spent in NAME and everything it called.

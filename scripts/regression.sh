@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Fanout's own performance regression gate: the default scenario (`fanout run`, 1 million
-# tokens, the poll notification, release build with jemalloc) run 5 times, compared with the
-# committed baseline in results/baselines/default/ (5 repeats recorded on this machine).
+# Fanout's own regression gate (run by scripts/test.sh, hence by CI): deterministic checks only.
 #
-#   scripts/regression.sh            run, compare, gate
-#   scripts/regression.sh --strict   also fail when throughput or p99 is worse beyond the
-#                                    noise measured between the repeats (local use: on a
-#                                    shared machine, load from other work is not noise)
-#   scripts/regression.sh --record   run and make the result the new baseline
+#   1. The cost gate (scripts/cost.sh): instructions per notification through the whole hot
+#      path, per stage, counted by callgrind, within +2% of this toolchain's baseline.
+#   2. The outcome of the default scenario (`fanout run`: 1 million tokens, the poll
+#      notification, release build with jemalloc): every notification sent and accepted,
+#      nothing failed, sender and sink reconciled (results/baselines/default/thresholds.txt).
 #
-# The gate (results/baselines/default/thresholds.txt) holds the deterministic checks (every
-# notification accepted, sender and sink reconciled, the run valid) and catches a regression
-# far beyond any noise this 2-core machine shows (throughput below a quarter of the
-# baseline's median, p99 above ten times it). `fanout compare` prints every metric's change
-# and whether it is beyond the noise. Exit status: fanout gate's (0 pass, 1 threshold failed,
-# 2 invalid run), or 1 when --strict finds a regression beyond noise.
+# Wall-clock figures are not gated here: on a shared 2-core runner the same build's throughput
+# moves ±30% between runs. To compare builds by time, run them side by side with `fanout ab`
+# (scripts/bench-ab.sh); to compare with the committed repeats of the default scenario:
+#
+#   scripts/regression.sh --strict   also fail when throughput or p99 is worse than the
+#                                    baseline's repeats beyond their noise (local use)
+#   scripts/regression.sh --record   run the default scenario 5 times and make it the baseline
+#                                    (results/baselines/default) for --strict
+#
+# Exit status: 1 when the cost gate or a check fails (or --strict finds a regression), 2 when
+# a run is invalid or a measurement could not be made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-gate}
@@ -29,19 +32,23 @@ if [[ $mode == --record ]]; then
     "$fanout" run --repeat 5 --output "$baseline.new" >/dev/null
     cp "$baseline/thresholds.txt" "$baseline.new/" 2>/dev/null || true
     rm -rf "$baseline" && mv "$baseline.new" "$baseline"
-    "$fanout" gate "$baseline" --threshold 'sent == 1000000' >/dev/null
+    "$fanout" gate "$baseline" --thresholds "$baseline/thresholds.txt" >/dev/null
     echo "recorded $baseline"
     exit 0
 fi
 
-"$fanout" run --repeat 5 --output "$current" | tail -8
-echo
-"$fanout" compare "$baseline" "$current"
-echo
 status=0
-"$fanout" gate "$current" --baseline "$baseline" --thresholds "$baseline/thresholds.txt" || status=$?
-if [[ $mode == --strict && $status == 0 ]]; then
-    "$fanout" compare "$baseline" "$current" --metric throughput --metric p99 --fail-on-regression >/dev/null || status=$?
-    ((status == 0)) || echo "regression beyond noise (--strict)"
+echo "-- cost gate (scripts/cost.sh)"
+bash scripts/cost.sh || status=$?
+
+echo
+echo "-- outcome of the default scenario"
+"$fanout" run --output "$current" | tail -8
+"$fanout" gate "$current" --thresholds "$baseline/thresholds.txt" || { s=$?; ((s > status)) && status=$s; }
+
+if [[ $mode == --strict ]]; then
+    "$fanout" run --repeat 4 --output "$current-repeats" >/dev/null
+    "$fanout" compare "$baseline" "$current-repeats" --metric throughput --metric p99 --fail-on-regression \
+        || { echo "regression beyond noise (--strict)"; ((status == 0)) && status=1; }
 fi
 exit "$status"

@@ -2,20 +2,21 @@
 # Fanout's whole test suite: what CI runs on a fresh machine (.ci/run calls this script).
 # Steps: install the test peers, build with warnings as errors, run every test, check
 # formatting, gate allocations with package-benchmark against Benchmarks/Thresholds, and run
-# the regression gate of the default scenario against results/baselines/default.
+# the regression gate: instructions per notification (callgrind) against
+# results/baselines/cost/, and the default scenario's outcome checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html)"
+step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter)"
 . scripts/lib/apt.sh
-debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium
+debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind
 
-step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot)"
+step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \
     'pyjwt[crypto]==2.10.1' 'prometheus-client==0.26.0' 'hdrhistogram==0.10.8' 'jsonschema==4.26.0' \
-    'pillow==12.0.0'
+    'pillow==12.0.0' 'check-jsonschema==0.35.0'
 
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
@@ -28,10 +29,10 @@ swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Benchmarks/Too
     Fuzz/Targets Fuzz/Package.swift
 
 step "Allocation gate: 0 mallocs per notification, per token, per HPACK block and per HTTP/2 exchange (Benchmarks/Thresholds)"
-# Malloc counts are deterministic, so CI gates on them exactly; timing only far beyond noise (next step).
+# Malloc counts are deterministic, so CI gates on them exactly; instructions too (next step).
 (cd Benchmarks && FANOUT_BENCHMARK_METRICS=malloc swift package benchmark thresholds check --no-progress --filter 'Fanout.*|Token.*')
 
-step "Fanout's regression gate: the default scenario 5 times against results/baselines/default"
+step "Fanout's regression gate: instructions per notification within +2% (scripts/cost.sh); the default scenario's outcome"
 bash scripts/regression.sh
 
 step "Fuzzing, short form: each libFuzzer target (Fuzz/) 10 s with ASan from its seeds"

@@ -8,7 +8,8 @@ import Testing
 /// or fail, because a workload that quietly did less would make a cheaper build look cheaper.
 @Suite struct CostWorkloadTests {
     let folder: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-cost-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-cost-\(UUID().uuidString)")
+            .path
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }()
