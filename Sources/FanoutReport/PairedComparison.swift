@@ -81,17 +81,36 @@ public struct PairedComparison: Sendable {
     /// replacement) of `ratios`.
     static func bootstrap(_ ratios: [Double], _ random: inout SeededRandom) -> ClosedRange<Double> {
         guard ratios.count > 1 else { return ratios[0]...ratios[0] }
-        var medians: [Double] = []
-        medians.reserveCapacity(resamples)
         var sample = [Double](repeating: 0, count: ratios.count)
-        for _ in 0..<resamples {
+        return percentiles95(of: resamples) {
             for index in sample.indices { sample[index] = ratios[Int(random.next() % UInt64(ratios.count))] }
-            medians.append(RunSet.median(sample))
+            return RunSet.median(sample)
         }
-        medians.sort()
-        let low = medians[Int(Double(resamples) * 0.025)]
-        let high = medians[min(resamples - 1, Int(Double(resamples) * 0.975))]
-        return low...high
+    }
+
+    /// For two independent sets of repeats (not pairs): the 95% interval of median(b) ÷ median(a),
+    /// each side resampled on its own.
+    static func bootstrapRatioOfMedians(
+        _ a: [Double],
+        _ b: [Double],
+        _ random: inout SeededRandom
+    ) -> ClosedRange<Double> {
+        var sampleA = [Double](repeating: 0, count: a.count)
+        var sampleB = [Double](repeating: 0, count: b.count)
+        return percentiles95(of: resamples) {
+            for index in sampleA.indices { sampleA[index] = a[Int(random.next() % UInt64(a.count))] }
+            for index in sampleB.indices { sampleB[index] = b[Int(random.next() % UInt64(b.count))] }
+            return RunSet.median(sampleB) / RunSet.median(sampleA)
+        }
+    }
+
+    /// The 2.5th and 97.5th percentiles of `count` draws of `statistic`.
+    private static func percentiles95(of count: Int, _ statistic: () -> Double) -> ClosedRange<Double> {
+        var values: [Double] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(statistic()) }
+        values.sort()
+        return values[Int(Double(count) * 0.025)]...values[min(count - 1, Int(Double(count) * 0.975))]
     }
 
     /// Some metric is worse beyond the interval / better, and none worse.

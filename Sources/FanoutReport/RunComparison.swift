@@ -1,3 +1,5 @@
+import FanoutRandom
+
 /// `fanout compare`: two runs (or two sets of repeats) side by side, each difference judged
 /// against the noise measured between repeats.
 ///
@@ -8,7 +10,15 @@
 /// ```
 ///
 /// Noise is the larger of the two sets' spreads (each repeat's largest distance from its
-/// median, relative to it); with a single run on either side it is unknown, and said so.
+/// median, relative to it); with a single run on either side it is unknown, and said so. With
+/// repeats on both sides each row also has the 95% interval of the change (bootstrap: each
+/// side's repeats resampled on their own, 10,000 times, seeded, the ratio of the medians): the
+/// verdict still follows the noise, and the interval says how sure the change is.
+///
+/// ```
+///   metric       baseline     current      change   noise   95% interval        verdict
+///   throughput   160,000/s    150,000/s    -6.3%    ±8.2%   -11.0% … +1.9%      within noise
+/// ```
 public struct RunComparison: Sendable {
     public var baseline: RunSet
     public var current: RunSet
@@ -28,6 +38,8 @@ public struct RunComparison: Sendable {
         /// (current − baseline) / baseline; `nil` when the baseline is 0.
         public var change: Double?
         public var noise: Double?
+        /// The 95% interval of the change, with repeats on both sides and a baseline above 0.
+        public var interval: ClosedRange<Double>?
 
         public enum Verdict: String, Sendable {
             case withinNoise = "within noise"
@@ -51,16 +63,25 @@ public struct RunComparison: Sendable {
     ]
 
     public var rows: [Row] {
-        metrics.map { metric in
+        var random = SeededRandom(seed: 0xC0)
+        return metrics.map { metric in
             let before = baseline.median(metric)
             let after = current.median(metric)
             let noises = [baseline.noise(metric), current.noise(metric)]
+            let a = baseline.runs.map { $0.metrics[metric] ?? 0 }
+            let b = current.runs.map { $0.metrics[metric] ?? 0 }
+            var interval: ClosedRange<Double>?
+            if a.count > 1, b.count > 1, a.allSatisfy({ $0 > 0 }) {
+                let ratio = PairedComparison.bootstrapRatioOfMedians(a, b, &random)
+                interval = (ratio.lowerBound - 1)...(ratio.upperBound - 1)
+            }
             return Row(
                 metric: metric,
                 baseline: before,
                 current: after,
                 change: before == 0 ? nil : (after - before) / before,
-                noise: noises.contains(where: { $0 == nil }) ? nil : noises.compactMap { $0 }.max()
+                noise: noises.contains(where: { $0 == nil }) ? nil : noises.compactMap { $0 }.max(),
+                interval: interval
             )
         }
     }
@@ -83,14 +104,19 @@ public struct RunComparison: Sendable {
             "baseline: \(baseline.directory) (\(baseline.runs.count) run\(baseline.runs.count == 1 ? "" : "s"))",
             "current:  \(current.directory) (\(current.runs.count) run\(current.runs.count == 1 ? "" : "s"))",
             pad("metric", 12) + pad("baseline", 14) + pad("current", 14) + pad("change", 10) + pad("noise", 9)
-                + "verdict",
+                + pad("95% interval", 20) + "verdict",
         ]
         for row in rows {
             let change = row.change.map { String(format: "%+.1f%%", $0 * 100) } ?? "-"
             let noise = row.noise.map { String(format: "±%.1f%%", $0 * 100) } ?? "-"
+            let interval =
+                row.interval.map {
+                    String(format: "%+.1f%% … %+.1f%%", $0.lowerBound * 100, $0.upperBound * 100)
+                } ?? "-"
             lines.append(
                 pad(row.metric.rawValue, 12) + pad(format(row.baseline, row.metric), 14)
-                    + pad(format(row.current, row.metric), 14) + pad(change, 10) + pad(noise, 9) + row.verdict.rawValue
+                    + pad(format(row.current, row.metric), 14) + pad(change, 10) + pad(noise, 9) + pad(interval, 20)
+                    + row.verdict.rawValue
             )
         }
         for (name, set) in [("baseline", baseline), ("current", current)] where !set.valid {

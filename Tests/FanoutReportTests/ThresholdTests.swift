@@ -129,5 +129,31 @@ struct ThresholdTests {
         let single = RunComparison(baseline: Self.current, current: Self.baseline, metrics: [.p99])
         #expect(single.rows.map(\.verdict) == [.unknown])
         #expect(single.text.contains("noise unknown (repeat the runs)"))
+        #expect(single.rows[0].interval == nil)
+    }
+
+    /// With repeats on both sides, each change has a 95% interval (each side resampled on its
+    /// own): it holds the observed change, lies where the repeats allow, and is the same on
+    /// every call (seeded).
+    @Test func comparingRepeatsGivesEachChangeAnInterval() throws {
+        let steady = RunSet(
+            directory: "baseline",
+            runs: [100, 95, 105, 98, 102].map { Self.run([.throughput: $0, .p99: 20]) }
+        )
+        let slower = RunSet(
+            directory: "current",
+            runs: [70, 72, 68, 71, 69].map { Self.run([.throughput: $0, .p99: 20]) }
+        )
+        let rows = RunComparison(baseline: steady, current: slower, metrics: [.throughput, .p99]).rows
+        let throughput = try #require(rows[0].interval)
+        let change = try #require(rows[0].change)
+        #expect(throughput.contains(change))
+        // Medians can only come from the repeats: 68/105 − 1 … 72/95 − 1 bound every resample.
+        #expect(throughput.lowerBound >= 68.0 / 105 - 1 && throughput.upperBound <= 72.0 / 95 - 1)
+        #expect(throughput.upperBound < 0)
+        // Identical repeats: no spread, an interval of exactly no change.
+        #expect(rows[1].interval == 0...0)
+        #expect(RunComparison(baseline: steady, current: slower).rows[0].interval == throughput)
+        #expect(RunComparison(baseline: steady, current: slower).text.contains("95% interval"))
     }
 }
