@@ -16,6 +16,8 @@ public struct HPACKDecoder {
     public var maximumHeaderListSize: Int
     /// Huffman-decoded strings are written here, so their views stay valid during the call.
     private let scratch: HPACKScratch
+    /// Huffman's decoding steps, held so that no string reaches the lazily made global.
+    private let huffmanSteps = Huffman.decodeSteps
 
     /// Creates a decoder with the table size and header list limit in force.
     public init(maximumTableSize: Int = 4096, maximumHeaderListSize: Int = 16384) {
@@ -150,7 +152,7 @@ public struct HPACKDecoder {
         let room = length * 8 / 5 + 1
         guard scratchUsed + room <= scratch.count else { throw .headerListTooLarge(limit: maximumHeaderListSize) }
         let start = scratch.baseAddress! + scratchUsed
-        let decoded = try Huffman.decode(bytes, into: start)
+        let decoded = try Huffman.decode(bytes, into: start, steps: huffmanSteps)
         scratchUsed += decoded
         return UnsafeRawBufferPointer(start: start, count: decoded)
     }

@@ -2,28 +2,84 @@ import NIOCore
 
 /// HPACK's static Huffman code (RFC 7541 §5.2, Appendix B).
 ///
-/// The code is canonical (codes of one length are consecutive and ordered by symbol), so
-/// decoding compares the next bits against one limit per length instead of walking a tree.
+/// Decoding is nghttp2's: a state machine over the code tree that takes four bits a step. A
+/// state is an internal node of the tree (256 of them; 0 is the root); a step from a state
+/// with four bits gives the next state, the symbol completed on the way (at most one: the
+/// shortest code is five bits) and whether the input may end there:
+///
+/// ```
+///   state s, bits b3 b2 b1 b0 ──► walk the tree from node s; at a leaf emit its symbol and go
+///                                 on from the root; EOS (30 ones) is an error
+///   steps[s << 4 | bits]      ──► (next state, symbol, emits | accepts | fails)
+/// ```
+///
+/// A state accepts when it lies on the all-ones path from the root at depth 7 or less: the bits
+/// since the last symbol are then valid padding (the high bits of EOS, fewer than eight).
 enum Huffman {
-    /// Symbols sorted by (code length, symbol), and per length the first code and its position.
-    private static let decodeTable: (symbols: [UInt16], firstCode: [UInt32], firstIndex: [Int], limit: [UInt32]) = {
-        let order = (0..<257).sorted { (huffmanCodes[$0].length, $0) < (huffmanCodes[$1].length, $1) }
-        var firstCode = [UInt32](repeating: 0, count: 32)
-        var firstIndex = [Int](repeating: 0, count: 32)
-        var limit = [UInt32](repeating: 0, count: 32)
-        var index = 0
-        for length in 1...30 {
-            firstIndex[length] = index
-            let start = index
-            while index < order.count && Int(huffmanCodes[order[index]].length) == length { index += 1 }
-            if index > start { firstCode[length] = huffmanCodes[order[start]].code }
-            limit[length] = firstCode[length] + UInt32(index - start)
-        }
-        return (order.map(UInt16.init), firstCode, firstIndex, limit)
-    }()
+    /// One step of the decoder.
+    struct DecodeStep {
+        var next: UInt8
+        var symbol: UInt8
+        var flags: UInt8
 
-    /// The lengths that occur, shortest first.
-    private static let lengths: [Int] = Array(Set(huffmanCodes.map { Int($0.length) })).sorted()
+        static let emits: UInt8 = 1
+        static let accepts: UInt8 = 2
+        static let fails: UInt8 = 4
+    }
+
+    /// The 256 × 16 steps, made once and kept for the process's life, so that a decoder can
+    /// hold the pointer and reach no lazily made global per string.
+    nonisolated(unsafe) static let decodeSteps: UnsafePointer<DecodeStep> = {
+        // The code tree: children[node][bit] is an internal node (≥ 0) or a leaf, -(symbol + 1).
+        var children: [[Int]] = [[0, 0]]
+        for symbol in 0..<257 {
+            let (code, length) = (huffmanCodes[symbol].code, Int(huffmanCodes[symbol].length))
+            var node = 0
+            for position in stride(from: length - 1, through: 0, by: -1) {
+                let bit = Int(code >> UInt32(position)) & 1
+                if position == 0 {
+                    children[node][bit] = -(symbol + 1)
+                } else {
+                    if children[node][bit] == 0 {
+                        children.append([0, 0])
+                        children[node][bit] = children.count - 1
+                    }
+                    node = children[node][bit]
+                }
+            }
+        }
+        precondition(children.count == 256, "HPACK's code tree has 256 internal nodes")
+        var accepting = [Bool](repeating: false, count: 256)
+        var node = 0
+        for _ in 0...7 {
+            accepting[node] = true
+            node = children[node][1]
+        }
+        let steps = UnsafeMutablePointer<DecodeStep>.allocate(capacity: 256 * 16)
+        for state in 0..<256 {
+            for bits in 0..<16 {
+                var step = DecodeStep(next: 0, symbol: 0, flags: 0)
+                var node = state
+                for position in stride(from: 3, through: 0, by: -1) {
+                    let child = children[node][(bits >> position) & 1]
+                    if child >= 0 {
+                        node = child
+                    } else if child == -257 {
+                        step.flags |= DecodeStep.fails
+                        break
+                    } else {
+                        step.symbol = UInt8(-child - 1)
+                        step.flags |= DecodeStep.emits
+                        node = 0
+                    }
+                }
+                step.next = UInt8(node)
+                if accepting[node] { step.flags |= DecodeStep.accepts }
+                steps[state << 4 | bits] = step
+            }
+        }
+        return UnsafePointer(steps)
+    }()
 
     /// How many bytes `bytes` takes Huffman-coded.
     static func encodedLength(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -53,42 +109,30 @@ enum Huffman {
         }
     }
 
-    /// Decodes `bytes` into `out`, which has room for `bytes.count * 8 / 5` bytes (the shortest
-    /// code is five bits); returns the decoded length.
-    static func decode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) throws(HPACKError) -> Int {
-        let table = decodeTable
-        var accumulator: UInt64 = 0  // bits not yet decoded, aligned to the low end
-        var available = 0
+    /// Decodes `bytes` into `out`, which has room for `bytes.count * 8 / 5 + 1` bytes (the
+    /// shortest code is five bits; each step writes one byte past what it emits), and returns
+    /// the decoded length. `steps` is `decodeSteps`, passed by a decoder that holds it.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawPointer,
+        steps: UnsafePointer<DecodeStep> = decodeSteps
+    ) throws(HPACKError) -> Int {
+        var state = 0
+        var flags = DecodeStep.accepts
         var written = 0
-        var index = 0
-        while true {
-            while available <= 56 && index < bytes.count {
-                accumulator = accumulator << 8 | UInt64(bytes[index])
-                available += 8
-                index += 1
-            }
-            if available == 0 { return written }
-            var matched = false
-            for length in lengths where length <= available {
-                let code = UInt32(
-                    truncatingIfNeeded: (accumulator >> UInt64(available - length)) & ((1 << UInt64(length)) - 1)
-                )
-                if code < table.limit[length] {
-                    let symbol = table.symbols[table.firstIndex[length] + Int(code - table.firstCode[length])]
-                    if symbol == 256 { throw .invalidHuffman }
-                    out.storeBytes(of: UInt8(symbol), toByteOffset: written, as: UInt8.self)
-                    written += 1
-                    available -= length
-                    matched = true
-                    break
-                }
-            }
-            if !matched {
-                // What is left must be padding: fewer than eight bits, all ones.
-                let mask: UInt64 = (1 << UInt64(available)) - 1
-                guard index == bytes.count, available < 8, accumulator & mask == mask else { throw .invalidHuffman }
-                return written
-            }
+        for byte in bytes {
+            // The symbol is stored whether or not a step emits one: no branch on it.
+            let high = steps[state << 4 | Int(byte >> 4)]
+            out.storeBytes(of: high.symbol, toByteOffset: written, as: UInt8.self)
+            written &+= Int(high.flags & DecodeStep.emits)
+            let low = steps[Int(high.next) << 4 | Int(byte & 0x0F)]
+            out.storeBytes(of: low.symbol, toByteOffset: written, as: UInt8.self)
+            written &+= Int(low.flags & DecodeStep.emits)
+            if (high.flags | low.flags) & DecodeStep.fails != 0 { throw .invalidHuffman }
+            state = Int(low.next)
+            flags = low.flags
         }
+        guard flags & DecodeStep.accepts != 0 else { throw .invalidHuffman }
+        return written
     }
 }

@@ -13,7 +13,9 @@ struct SinkResponseFields: HTTP2HeaderFields {
 
     func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
         encoder.encode(name: Self.statusName, value: Self.statusText(status), into: &buffer)
-        encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, into: &buffer)
+        // A value that never repeats: neither indexed nor Huffman-coded (coding 36 bytes per
+        // response to save 9 was 6% of the sink's time under h2load), as the sender writes :path.
+        encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, huffman: .never, into: &buffer)
         if isError { encoder.encode(name: Self.contentTypeName, value: Self.json, into: &buffer) }
     }
 
