@@ -124,7 +124,7 @@ public struct HPACKEncoder {
             let coded = Huffman.encodedLength(bytes)
             if coded < bytes.count || huffman == .always {
                 HPACKInteger.write(coded, prefixBits: 7, flags: 0x80, into: &buffer)
-                Huffman.encode(bytes, into: &buffer)
+                buffer.writeRaw(maximum: coded) { out in Huffman.encode(bytes, to: out) }
                 return
             }
         }

@@ -90,23 +90,36 @@ enum Huffman {
 
     /// Appends `bytes` Huffman-coded, padded to a byte with the high bits of EOS (all ones).
     static func encode(_ bytes: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        buffer.writeRaw(maximum: encodedLength(bytes)) { out in encode(bytes, to: out) }
+    }
+
+    /// Writes `bytes` Huffman-coded at `out`, which has room for `encodedLength(bytes)`; returns
+    /// the bytes written.
+    static func encode(_ bytes: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer) -> Int {
         var accumulator: UInt64 = 0
         var bits = 0
+        var written = 0
         for byte in bytes {
             let entry = huffmanCodes[Int(byte)]
             accumulator = accumulator << UInt64(entry.length) | UInt64(entry.code)
             bits += Int(entry.length)
             while bits >= 8 {
                 bits -= 8
-                buffer.writeInteger(UInt8(truncatingIfNeeded: accumulator >> UInt64(bits)))
+                out.storeBytes(
+                    of: UInt8(truncatingIfNeeded: accumulator >> UInt64(bits)),
+                    toByteOffset: written,
+                    as: UInt8.self
+                )
+                written += 1
             }
         }
         if bits > 0 {
             let padding = 8 - bits
-            buffer.writeInteger(
-                UInt8(truncatingIfNeeded: (accumulator << UInt64(padding)) | ((1 << UInt64(padding)) - 1))
-            )
+            let last = UInt8(truncatingIfNeeded: (accumulator << UInt64(padding)) | ((1 << UInt64(padding)) - 1))
+            out.storeBytes(of: last, toByteOffset: written, as: UInt8.self)
+            written += 1
         }
+        return written
     }
 
     /// Decodes `bytes` into `out`, which has room for `bytes.count * 8 / 5 + 1` bytes (the

@@ -78,17 +78,15 @@ extension HTTP2Connection {
         let stream = streams[slot].id
         let hasBody = body.map { $0.readableBytes > 0 } ?? false
         let frameStart = outbound.writerIndex
-        outbound.writeRepeatingByte(0, count: 9)
+        outbound.writeRaw(maximum: 9) { _ in 9 }  // the frame header, once the block's length is known
         hpackEncoder.beginBlock(into: &outbound)
         fields.encode(with: &hpackEncoder, into: &outbound)
         let length = outbound.writerIndex - frameStart - 9
         if length <= Int(remoteSettings.maxFrameSize) {
             let flags = HTTP2Flags.endHeaders | (hasBody ? 0 : HTTP2Flags.endStream)
-            outbound.setInteger(UInt16(truncatingIfNeeded: length >> 8), at: frameStart)
-            outbound.setInteger(UInt8(truncatingIfNeeded: length), at: frameStart + 2)
-            outbound.setInteger(HTTP2FrameType.headers.rawValue, at: frameStart + 3)
-            outbound.setInteger(flags, at: frameStart + 4)
-            outbound.setInteger(stream, at: frameStart + 5)
+            outbound.setRaw(at: frameStart, count: 9) { out in
+                HTTP2FrameEncoder.storeHeader(length: length, type: .headers, flags: flags, stream: stream, at: out)
+            }
         } else {
             let block = outbound.getBytes(at: frameStart + 9, length: length)!
             outbound.moveWriterIndex(to: frameStart)

@@ -1,3 +1,4 @@
+import FanoutHPACK
 import NIOCore
 
 /// Writes HTTP/2 frames straight into a caller's buffer (RFC 9113 §4.1; layout drawn on
@@ -10,11 +11,26 @@ public enum HTTP2FrameEncoder {
         stream: UInt32,
         into buffer: inout ByteBuffer
     ) {
-        buffer.writeInteger(UInt16(truncatingIfNeeded: length >> 8))
-        buffer.writeInteger(UInt8(truncatingIfNeeded: length))
-        buffer.writeInteger(type.rawValue)
-        buffer.writeInteger(flags)
-        buffer.writeInteger(stream & 0x7FFF_FFFF)
+        buffer.writeRaw(maximum: 9) { out in
+            storeHeader(length: length, type: type, flags: flags, stream: stream, at: out)
+            return 9
+        }
+    }
+
+    /// The nine bytes of a frame header at `out`.
+    @inline(__always)
+    static func storeHeader(
+        length: Int,
+        type: HTTP2FrameType,
+        flags: UInt8,
+        stream: UInt32,
+        at out: UnsafeMutableRawPointer
+    ) {
+        out.storeBigEndian(UInt16(truncatingIfNeeded: length >> 8), at: 0)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: length), toByteOffset: 2, as: UInt8.self)
+        out.storeBytes(of: type.rawValue, toByteOffset: 3, as: UInt8.self)
+        out.storeBytes(of: flags, toByteOffset: 4, as: UInt8.self)
+        out.storeBigEndian(stream & 0x7FFF_FFFF, at: 5)
     }
 
     /// DATA carrying `payload`.
