@@ -1,4 +1,5 @@
-// Byte scans on the hot paths of token parsing and payload encoding, sixteen bytes a step with
+// Byte scans on the hot paths of token parsing, payload encoding and the sink's payload check,
+// sixteen bytes a step with
 // SSE2 (part of every x86-64), byte by byte elsewhere. Swift's SIMD types do not compile to
 // these instructions on this toolchain (measured: 4,395 instructions per payload instead of
 // 868), so the two loops live here.
@@ -67,4 +68,32 @@ bool fanout_is_plain_json_ascii(const uint8_t *bytes, size_t count) {
         }
     }
     return true;
+}
+
+size_t fanout_plain_json_prefix_length(const uint8_t *bytes, size_t count) {
+    size_t offset = 0;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20);
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (offset + 16 <= count) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(bytes + offset));
+        // As in fanout_is_plain_json_ascii: one signed compare for controls and non-ASCII.
+        __m128i below = _mm_cmplt_epi8(v, space);
+        __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(below, special));
+        if (mask != 0) {
+            return offset + (size_t)__builtin_ctz(mask);
+        }
+        offset += 16;
+    }
+#endif
+    while (offset < count) {
+        uint8_t byte = bytes[offset];
+        if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') {
+            break;
+        }
+        offset += 1;
+    }
+    return offset;
 }

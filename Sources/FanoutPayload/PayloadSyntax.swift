@@ -1,3 +1,5 @@
+import CFanoutSIMD
+
 /// Checks that received bytes are one JSON object (RFC 8259) in valid UTF-8, in place and
 /// without allocating: what the sink needs to answer a malformed payload without building it.
 ///
@@ -131,7 +133,13 @@ public enum PayloadSyntax {
 
         mutating func string() {
             offset += 1  // the opening quote
-            while let byte = peek {
+            while offset < bytes.count {
+                // The plain run (what `default` below takes a byte at a time), sixteen bytes a step.
+                offset += fanout_plain_json_prefix_length(
+                    bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset,
+                    bytes.count - offset
+                )
+                guard let byte = peek else { break }
                 switch byte {
                 case UInt8(ascii: "\""):
                     offset += 1
