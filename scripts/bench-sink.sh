@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The mock APNs sink's capacity beside nghttpd's (issue 5's target): h2load → `fanout sink`
-# (validation on, auth off, no injected latency, one event loop) versus h2load → nghttpd,
-# -c 8 -m 100 -t 1, body fixtures/poll.json, alternating runs; prints the median ratio. Then
-# the same sink with 1 s latency on every answer under h2load -c 100 -m 1000 (100,000 streams
-# in flight), 300,000 requests and then twice 900,000 on the same sink: its peak RSS after
-# each, the bytes per in-flight stream, and the mean number in flight over the run (Little's
-# law: requests × 1 s / elapsed, lower than the 100,000 of the steady state by the ramps).
+# The mock APNs sink's capacity beside nghttpd's (issue 18's targets): h2load → `fanout sink`
+# (validation on, auth off, no injected latency, one event loop) versus h2load → nghttpd, body
+# fixtures/poll.json, runs alternating, in three pairs:
+#   h2c  -c 8 -m 100 -t 1      eight connections of 100 streams, cleartext
+#   tls  -c 8 -m 100 -t 1      the same over TLS (both with one self-signed P-256 certificate)
+#   1x1000 -c 1 -m 1000 -t 1   one connection of 1000 streams (APNs' limit), cleartext
+# and prints each pair's median ratio (target ≥ 1.0). Then the same sink with 1 s latency on
+# every answer under h2load -c 100 -m 1000 (100,000 streams in flight), 300,000 requests and
+# then twice 900,000 on the same sink: its peak RSS after each, the bytes per in-flight stream,
+# and the mean number in flight over the run (Little's law: requests × 1 s / elapsed, lower
+# than the 100,000 of the steady state by the ramps).
 #
 #   [FANOUT=BINARY] scripts/bench-sink.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
@@ -17,35 +21,60 @@ requests=${2:-200000}
 release_fanout
 body=$PWD/fixtures/poll.json
 start_nghttpd
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
+    -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+nghttpd_tls_port=$(free_port)
+nghttpd -d "$work/www" "$nghttpd_tls_port" "$work/key.pem" "$work/cert.pem" >/dev/null 2>&1 &
+pids+=($!)
+wait_port "$nghttpd_tls_port"
 sink_port=$(free_port)
 "$fanout" sink --listen "127.0.0.1:$sink_port" >"$work/sink.out" 2>/dev/null &
 pids+=($!)
 wait_port "$sink_port"
+sink_tls_port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$sink_tls_port" --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" \
+    >"$work/sink-tls.out" 2>/dev/null &
+pids+=($!)
+wait_port "$sink_tls_port"
 
 token=$(printf 'ab%.0s' $(seq 32))
+# rate URL H2LOAD-SHAPE...: h2load's requests per second against URL.
 rate() {
-    local out
-    out=$(h2load -n "$requests" -c 8 -m 100 -t 1 -d "$body" -H 'apns-topic: com.example.app' \
-        -H 'apns-push-type: alert' "$1")
+    local url=$1 out
+    shift
+    out=$(h2load -n "$requests" "$@" -t 1 -d "$body" -H 'apns-topic: com.example.app' \
+        -H 'apns-push-type: alert' "$url")
     grep -q "$requests succeeded, 0 failed" <<<"$out" || { echo "h2load: not every request succeeded:" >&2; echo "$out" >&2; exit 1; }
     grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
     awk '/^finished in/ {print $4}' <<<"$out"
 }
 
-printf '%-4s %14s %14s %8s\n' run nghttpd "fanout sink" ratio
-: >"$work/ratios"
-for run in $(seq "$runs"); do
-    a=$(rate "http://127.0.0.1:$nghttpd_port/index.html")
-    b=$(rate "http://127.0.0.1:$sink_port/3/device/$token")
-    ratio=$(python3 -c "print(f'{$b / $a:.2f}')")
-    printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
-    echo "$ratio" >>"$work/ratios"
-done
-python3 - "$work/ratios" <<'PY'
+# pair NAME NGHTTPD-URL SINK-URL H2LOAD-SHAPE...: RUNS alternating runs and their median ratio.
+pair() {
+    local name=$1 a_url=$2 b_url=$3
+    shift 3
+    echo
+    echo "$name: h2load $* -t 1"
+    printf '%-4s %14s %14s %8s\n' run nghttpd "fanout sink" ratio
+    : >"$work/ratios"
+    for run in $(seq "$runs"); do
+        a=$(rate "$a_url" "$@")
+        b=$(rate "$b_url" "$@")
+        ratio=$(python3 -c "print(f'{$b / $a:.2f}')")
+        printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
+        echo "$ratio" >>"$work/ratios"
+    done
+    python3 - "$work/ratios" "$name" <<'PY'
 import statistics, sys
 ratios = [float(line) for line in open(sys.argv[1])]
-print(f"\nsink, -c 8 -m 100: fanout sink / nghttpd = {statistics.median(ratios):.2f} (median; target >= 0.50)")
+print(f"{sys.argv[2]}: fanout sink / nghttpd = {statistics.median(ratios):.2f} (median of {len(ratios)}; target >= 1.0)")
 PY
+}
+
+pair h2c "http://127.0.0.1:$nghttpd_port/index.html" "http://127.0.0.1:$sink_port/3/device/$token" -c 8 -m 100
+pair tls "https://127.0.0.1:$nghttpd_tls_port/index.html" "https://127.0.0.1:$sink_tls_port/3/device/$token" \
+    -c 8 -m 100
+pair 1x1000 "http://127.0.0.1:$nghttpd_port/index.html" "http://127.0.0.1:$sink_port/3/device/$token" -c 1 -m 1000
 
 echo
 echo "100,000 streams in flight: fanout sink --latency fixed:1s, h2load -c 100 -m 1000 -t 1"

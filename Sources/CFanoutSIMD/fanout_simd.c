@@ -9,6 +9,17 @@
 #include <emmintrin.h>
 #endif
 
+#if defined(__SSE2__)
+// The bytes of `v` that a JSON string cannot hold as they are, as 0xFF lanes: '"', '\\', and,
+// with one signed compare, controls (below 0x20) and non-ASCII (0x80 and above are negative).
+static inline __m128i json_attention(__m128i v) {
+    __m128i below = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    return _mm_or_si128(below, _mm_or_si128(quote, backslash));
+}
+#endif
+
 static inline bool is_hex_digit(uint8_t byte) {
     return (uint8_t)(byte - '0') <= 9 || (uint8_t)((byte | 0x20) - 'a') <= 5;
 }
@@ -44,17 +55,9 @@ size_t fanout_hex_prefix_length(const uint8_t *bytes, size_t count) {
 bool fanout_is_plain_json_ascii(const uint8_t *bytes, size_t count) {
     size_t offset = 0;
 #if defined(__SSE2__)
-    const __m128i space = _mm_set1_epi8(0x20);
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
     __m128i attention = _mm_setzero_si128();
     while (offset + 16 <= count) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(bytes + offset));
-        // A signed compare: control characters are below 0x20, and bytes of 0x80 and above are
-        // negative, so one comparison catches both.
-        __m128i below = _mm_cmplt_epi8(v, space);
-        __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
-        attention = _mm_or_si128(attention, _mm_or_si128(below, special));
+        attention = _mm_or_si128(attention, json_attention(_mm_loadu_si128((const __m128i *)(bytes + offset))));
         offset += 16;
     }
     if (_mm_movemask_epi8(attention) != 0) {
@@ -73,15 +76,9 @@ bool fanout_is_plain_json_ascii(const uint8_t *bytes, size_t count) {
 size_t fanout_plain_json_prefix_length(const uint8_t *bytes, size_t count) {
     size_t offset = 0;
 #if defined(__SSE2__)
-    const __m128i space = _mm_set1_epi8(0x20);
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
     while (offset + 16 <= count) {
         __m128i v = _mm_loadu_si128((const __m128i *)(bytes + offset));
-        // As in fanout_is_plain_json_ascii: one signed compare for controls and non-ASCII.
-        __m128i below = _mm_cmplt_epi8(v, space);
-        __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
-        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(below, special));
+        unsigned mask = (unsigned)_mm_movemask_epi8(json_attention(v));
         if (mask != 0) {
             return offset + (size_t)__builtin_ctz(mask);
         }
