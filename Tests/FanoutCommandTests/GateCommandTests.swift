@@ -97,10 +97,15 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("baseline: \(Self.runs.valid) (1 run)"))
         #expect(result.standardOutput.contains("current:  \(Self.runs.repeats) (3 runs)"))
-        #expect(result.standardOutput.contains(/throughput\s+[\d,]+\/s\s+[\d,]+\/s\s+[+-][\d.]+%\s+-\s+noise unknown/))
+        // One run a side: neither noise nor an interval.
+        #expect(
+            result.standardOutput.contains(/throughput\s+[\d,]+\/s\s+[\d,]+\/s\s+[+-][\d.]+%\s+-\s+-\s+noise unknown/)
+        )
         let repeats = try CommandRunner.run(["compare", Self.runs.repeats, Self.runs.repeats])
         #expect(
-            repeats.standardOutput.contains(/p99\s+[\d.]+ ms\s+[\d.]+ ms\s+-?\s*[+-]?[\d.]*%?\s*±[\d.]+%\s+same/),
+            repeats.standardOutput.contains(
+                /p99\s+[\d.]+ ms\s+[\d.]+ ms\s+-?\s*[+-]?[\d.]*%?\s*±[\d.]+%\s+[+-][\d.]+% … [+-][\d.]+%\s+same/
+            ),
             "\(repeats.standardOutput)"
         )
         let missing = try CommandRunner.run(["compare", Self.runs.valid, Self.folder + "/nothing"])
