@@ -4,6 +4,8 @@
 #
 #   scripts/cost.sh              measure, print, gate: exit 1 when a stage costs over +2%
 #   scripts/cost.sh --record     measure and make the figures this toolchain's baseline
+#                                (from a clean build, e.g. a fresh clone, as CI builds: an
+#                                incremental build can differ by a percent, measured)
 #   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
 #
 # FANOUT_COST_BINARY=PATH measures that build of fanout-cost instead of building this tree's
