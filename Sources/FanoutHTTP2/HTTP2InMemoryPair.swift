@@ -59,24 +59,32 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
     }
 
     /// The server reads what the client wrote since its last turn; returns the bytes read.
-    /// Out of line: the cost gate reads the sink's share as this function's inclusive cost.
+    /// Out of line, as is `clientTurn`: the cost gate reads each end's share as the function's
+    /// inclusive cost.
     @inline(never)
     public mutating func serverTurn() -> Int {
         swap(&wire, &client.outbound)
-        let bytes = wire.readableBytes
-        server.now = NIODeadline.now().uptimeNanoseconds
-        while let event = server.nextEvent(from: &wire) { serverDelegate.handle(event, connection: &server) }
-        wire.clear()
-        return bytes
+        return Self.read(&wire, into: &server, &serverDelegate)
     }
 
     /// The client reads what the server wrote since its last turn; returns the bytes read.
     @inline(never)
     public mutating func clientTurn() -> Int {
         swap(&wire, &server.outbound)
+        return Self.read(&wire, into: &client, &clientDelegate)
+    }
+
+    /// One read burst, as `HTTP2ConnectionHandler.channelRead` handles it: the clock set once,
+    /// every event to the delegate; `wire` is left empty with its capacity.
+    @inline(__always)
+    private static func read(
+        _ wire: inout ByteBuffer,
+        into connection: inout HTTP2Connection,
+        _ delegate: inout some HTTP2ConnectionDelegate
+    ) -> Int {
         let bytes = wire.readableBytes
-        client.now = NIODeadline.now().uptimeNanoseconds
-        while let event = client.nextEvent(from: &wire) { clientDelegate.handle(event, connection: &client) }
+        connection.now = NIODeadline.now().uptimeNanoseconds
+        while let event = connection.nextEvent(from: &wire) { delegate.handle(event, connection: &connection) }
         wire.clear()
         return bytes
     }
