@@ -160,6 +160,7 @@ let package = Package(
                 "FanoutRandom",
                 "FanoutAPNs",
                 "FanoutClient",
+                "FanoutTokens",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),

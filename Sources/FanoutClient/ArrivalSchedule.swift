@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
 import FanoutSettings
+import FanoutTokens
 
 /// The open model's arrivals: when each notification is meant to be sent, whatever the server
 /// does. A run is a list of stages, each moving the rate linearly from where the last one ended
@@ -36,6 +37,9 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
 
     /// Precomputed per stage: where it starts in time (ns) and in arrivals, its rates.
     private let segments: [Segment]
+    /// The part of the whole schedule this one is (`sharded(_:)`): its arrival k is arrival
+    /// `shard.index − 1 + shard.count · k` of the whole.
+    public let shard: TokenShard
 
     private struct Segment: Hashable {
         var start: Double
@@ -66,11 +70,41 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private init(startRate: Double, stages: [Stage], segments: [Segment], total: UInt64?) {
+    private init(
+        startRate: Double,
+        stages: [Stage],
+        segments: [Segment],
+        total: UInt64?,
+        shard: TokenShard = .all
+    ) {
         self.startRate = startRate
         self.stages = stages
         self.segments = segments
         self.total = total
+        self.shard = shard
+    }
+
+    /// Shard i of N of this schedule: the arrivals k ≡ i − 1 (mod N), at the times the whole
+    /// schedule gives them. N machines running shards 1…N from one start send exactly the
+    /// whole schedule between them, each arrival once, so their merged latencies mean what a
+    /// single generator's mean.
+    ///
+    /// ```
+    ///  whole   0  1  2  3  4  5  6  7  8 …      (N = 3)
+    ///  2/3        0        1        2    …      its arrival k is arrival 1 + 3k of the whole
+    /// ```
+    public func sharded(_ part: TokenShard) -> ArrivalSchedule {
+        precondition(shard == .all, "a schedule is sharded once")
+        guard part != .all else { return self }
+        let phase = UInt64(part.index - 1)
+        let stride = UInt64(part.count)
+        return ArrivalSchedule(
+            startRate: startRate,
+            stages: stages,
+            segments: segments,
+            total: total.map { $0 > phase ? ($0 - phase + stride - 1) / stride : 0 },
+            shard: part
+        )
     }
 
     /// Ramps: from `startRate`, through each stage in turn.
@@ -122,7 +156,7 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
     /// When notification `k` (from 0) is due, in nanoseconds from the start; `nil` past the end.
     public func offset(of k: UInt64) -> UInt64? {
         if let total, k >= total { return nil }
-        let arrival = Double(k)
+        let arrival = Double(UInt64(shard.index - 1) &+ UInt64(shard.count) &* k)
         var low = 0
         var high = segments.count - 1
         while low < high {
@@ -147,6 +181,11 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
+        shard == .all ? whole : "shard \(shard) of \(whole)"
+    }
+
+    /// The whole schedule's description.
+    private var whole: String {
         if stages.isEmpty { return "\(Self.format(startRate))/s" }
         if stages.count == 1, stages[0].target == startRate {
             return "\(Self.format(startRate))/s for \(stages[0].duration)"
@@ -183,7 +222,8 @@ public struct ScheduleError: Error, Sendable, CustomStringConvertible {
 ///
 /// A ticket sent late has its latency counted from its intended time all the same
 /// (coordinated omission corrected, as wrk2 does). The schedule starts when the first
-/// connection asks for a ticket, so that connecting is not counted as the server's latency.
+/// connection asks for a ticket, so that connecting is not counted as the server's latency,
+/// or at a given time (`--start-at`), before which no connection asks.
 package final class ArrivalTickets: Sendable {
     let schedule: ArrivalSchedule
     /// Connection slots the tickets are dealt to.
@@ -201,9 +241,12 @@ package final class ArrivalTickets: Sendable {
     /// takes it.
     static let stealDelay: UInt64 = 2_000_000
 
-    init(schedule: ArrivalSchedule, slots: Int = 1) {
+    /// `start`: when the schedule starts (uptime nanoseconds; `--start-at`), or 0 for when the
+    /// first connection asks.
+    init(schedule: ArrivalSchedule, slots: Int = 1, start: UInt64 = 0) {
         self.schedule = schedule
         self.slots = max(1, slots)
+        self.start.store(start, ordering: .relaxed)
         taken = (0..<max(1, slots)).map { _ in ManagedAtomic(0) }
     }
 

@@ -2,7 +2,10 @@ import FanoutAPNs
 import FanoutHPACK
 import FanoutHTTP2
 import FanoutPayload
+import FanoutTokens
 import NIOCore
+
+import struct Foundation.Date
 
 /// The APNs request headers of a run besides the path (shared/APNS.md, "Request").
 public struct NotificationHeaders: Sendable, Hashable {
@@ -50,12 +53,23 @@ public struct LoadModel: Sendable {
     /// The open model: a run in which the generator fell further behind its schedule than this
     /// (with a stream free to send on) is invalid.
     public var maxLag: Duration = .milliseconds(100)
+    /// Which part of a sharded run this is (`--shard i/N`): with a schedule, the run sends
+    /// its arrivals k ≡ i − 1 (mod N) (`ArrivalSchedule.sharded(_:)`); the token reader takes
+    /// the same part of the tokens.
+    public var shard = TokenShard.all
+    /// When sending starts, by the wall clock (`--start-at`): connections open and exchange
+    /// SETTINGS before it, the first request goes out at it, and seconds and the schedule
+    /// count from it. `nil`: as soon as a connection is ready.
+    public var startAt: Date?
 
     public init(schedule: ArrivalSchedule? = nil, duration: Duration? = nil, warmUp: Duration = .zero) {
         self.schedule = schedule
         self.duration = duration
         self.warmUp = warmUp
     }
+
+    /// The arrivals this run sends: its shard of the schedule.
+    public var shardSchedule: ArrivalSchedule? { schedule?.sharded(shard) }
 }
 
 /// How much a run sends at once and how patiently: connections, streams, timeouts, tries and

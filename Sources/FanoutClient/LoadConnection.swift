@@ -37,6 +37,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private let tickets: ArrivalTickets?
     /// The connection slot it fills: whose share of the tickets it claims.
     private let slot: Int
+    /// Nothing is sent before this time (uptime nanoseconds; `--start-at`), 0 once it passed
+    /// or when none was set.
+    private var notBefore: UInt64
+    /// Until the first request goes out, which the run records (`LoadStatistics.firstSend`).
+    private var isFirstSend = true
     private let ended: @Sendable (_ madeProgress: Bool) -> Void
     /// Called once, at the first answer: the endpoint is up (slots waiting to reconnect need
     /// not wait out their backoff).
@@ -97,6 +102,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         recorder: LoopRecorder,
         tickets: ArrivalTickets?,
         slot: Int = 0,
+        notBefore: UInt64 = 0,
         seed: UInt64,
         answered: @escaping @Sendable () -> Void = {},
         ended: @escaping @Sendable (_ madeProgress: Bool) -> Void
@@ -107,6 +113,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         self.recorder = recorder
         self.tickets = tickets
         self.slot = slot
+        self.notBefore = notBefore
         self.ended = ended
         self.answered = answered
         random = SeededRandom(seed: seed)
@@ -163,7 +170,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     }
 
     package var nextWakeUp: NIODeadline? {
-        var earliest = UInt64.max
+        var earliest = notBefore == 0 ? UInt64.max : notBefore
         if inFlight > 0 { earliest = lastTimeoutScan + Self.timeoutScanInterval }
         if !atCapacity {
             if let retry = retries.last { earliest = min(earliest, retry.due) }
@@ -222,6 +229,12 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         // that then dies (a server being killed) would cost every request on it a try.
         guard !done, connection.hasPeerSettings else { return }
         let now = NIODeadline.now().uptimeNanoseconds
+        if notBefore != 0 {
+            // Ready early (SETTINGS exchanged): `nextWakeUp` brings it back at the start.
+            guard now >= notBefore else { return }
+            notBefore = 0
+            capacityFreedAt = now
+        }
         if atCapacity { capacityFreedAt = now }
         defer { atCapacity = !isWritable || freeSlots.isEmpty || connection.availableStreams == 0 }
         while isWritable, !freeSlots.isEmpty, connection.availableStreams > 0,
@@ -261,6 +274,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             slots[slot] = InFlight(notification: notification, stream: stream, sentAt: now, digestHash: digestHash)
             inFlight += 1
             counts.requests += 1
+            if isFirstSend {
+                isFirstSend = false
+                statistics.noteFirstSend(now)
+            }
         }
     }
 

@@ -46,9 +46,15 @@ public final class LoadEngine: Sendable {
         public var cancelled: Bool
         /// Why it gave up early, if it did.
         public var abandoned: String?
-        /// When it started, by the wall clock.
+        /// When it started, by the wall clock: `--start-at`'s time when given (seconds and the
+        /// schedule count from it), else when the run began.
         public var started: Date
-        /// The open model's schedule (`nil`: the closed model).
+        /// `--start-at`, when given.
+        public var scheduledStart: Date? = nil
+        /// When the first request went out (`nil`: none did); with `scheduledStart`, how late
+        /// this process really began, which `fanout merge` compares across shards.
+        public var firstSend: Date? = nil
+        /// The open model's schedule, this run's shard of it (`nil`: the closed model).
         public var schedule: ArrivalSchedule?
         public var warmUp: Duration
         /// The lag beyond which the run is invalid.
@@ -94,19 +100,24 @@ public final class LoadEngine: Sendable {
     /// not be one of the group's event loops. `progress` is called on that thread about once a
     /// second.
     public func run(progress: ((Progress) -> Void)? = nil) -> Report {
-        let started = ContinuousClock.now
+        let model = configuration.shape.model
+        // With --start-at, the run's clocks start then; connections open now.
+        let now = (clock: ContinuousClock.now, date: Date(), uptime: NIODeadline.now().uptimeNanoseconds)
+        let wait = model.startAt.map { UInt64(max(0, $0.timeIntervalSince(now.date)) * 1e9) } ?? 0
+        let started = now.clock + .nanoseconds(Int64(wait))
+        let startDate = now.date.addingTimeInterval(Double(wait) / 1e9)
+        let startUptime = now.uptime + wait
         let cpuAtStart = ThreadCPUClock.total(of: group)
-        let startDate = Date()
         let feed = NotificationFeed(stream)
-        let tickets = configuration.shape.model.schedule.map {
-            ArrivalTickets(schedule: $0, slots: configuration.shape.connections)
+        let tickets = model.shardSchedule.map {
+            ArrivalTickets(schedule: $0, slots: configuration.shape.connections, start: wait > 0 ? startUptime : 0)
         }
         let endings = Endings()
         let recording = Recording(
             group: group,
             statistics: statistics,
-            start: NIODeadline.now().uptimeNanoseconds,
-            warmUp: configuration.shape.model.warmUp
+            start: startUptime,
+            warmUp: model.warmUp
         )
         var pool = ConnectionPool(slots: configuration.shape.connections)
         var abandoned: String?
@@ -124,6 +135,7 @@ public final class LoadEngine: Sendable {
                 slot: slot,
                 after: .nanoseconds(Int64(delay)),
                 timer: timer,
+                notBefore: wait > 0 ? startUptime : 0,
                 on: loop,
                 recorder: recorder,
                 feed,
@@ -153,7 +165,7 @@ public final class LoadEngine: Sendable {
             let elapsed = ContinuousClock.now - started
             if let deadline = configuration.shape.deadline, elapsed > deadline, !isCancelled { cancel() }
             if let duration = configuration.shape.model.duration, elapsed > duration { feed.close() }
-            if let progress, ContinuousClock.now - lastProgress.at >= .seconds(1) {
+            if let progress, elapsed >= .zero, ContinuousClock.now - lastProgress.at >= .seconds(1) {
                 let finished = statistics.finished
                 let seconds = Double((ContinuousClock.now - lastProgress.at).wholeNanoseconds) / 1e9
                 progress(
@@ -197,8 +209,12 @@ public final class LoadEngine: Sendable {
         }
         statistics.add(counts)
         recording.finish()
-        let elapsed = ContinuousClock.now - started
+        let elapsed = max(.zero, ContinuousClock.now - started)
         let cpuAtEnd = ThreadCPUClock.total(of: group)
+        let firstSendUptime = statistics.firstSend
+        let firstSend =
+            firstSendUptime == 0
+            ? nil : now.date.addingTimeInterval((Double(firstSendUptime) - Double(now.uptime)) / 1e9)
         return Report(
             snapshot: statistics.snapshot,
             elapsed: elapsed,
@@ -206,9 +222,11 @@ public final class LoadEngine: Sendable {
             cancelled: isCancelled,
             abandoned: abandoned,
             started: startDate,
-            schedule: configuration.shape.model.schedule,
-            warmUp: configuration.shape.model.warmUp,
-            maxLag: configuration.shape.model.maxLag,
+            scheduledStart: model.startAt,
+            firstSend: firstSend,
+            schedule: model.shardSchedule,
+            warmUp: model.warmUp,
+            maxLag: model.maxLag,
             senderCPU: .nanoseconds(Int64(cpuAtEnd &- cpuAtStart))
         )
     }
@@ -219,6 +237,7 @@ public final class LoadEngine: Sendable {
         slot: Int,
         after delay: TimeAmount,
         timer: UInt64,
+        notBefore: UInt64,
         on loop: any EventLoop,
         recorder: NIOLoopBound<LoopRecorder>,
         _ feed: NotificationFeed,
@@ -254,6 +273,7 @@ public final class LoadEngine: Sendable {
                         recorder: recorder.value,
                         tickets: tickets,
                         slot: slot,
+                        notBefore: notBefore,
                         seed: UInt64(seed) &+ 1,
                         answered: { endings.post(.answered(slot: slot)) },
                         ended: { madeProgress in attempt.end(madeProgress: madeProgress) }

@@ -116,8 +116,29 @@ public final class LoadStatistics: Sendable {
     private let finals = ManagedAtomic<Int>(0)
     let connectionsOpened = ManagedAtomic<Int>(0)
     let connectionFailures = ManagedAtomic<Int>(0)
+    private let firstSendUptime = ManagedAtomic<UInt64>(.max)
 
     public init() {}
+
+    /// A connection sent its first request at `now` (uptime nanoseconds).
+    func noteFirstSend(_ now: UInt64) {
+        var seen = firstSendUptime.load(ordering: .relaxed)
+        while now < seen {
+            let (exchanged, original) = firstSendUptime.compareExchange(
+                expected: seen,
+                desired: now,
+                ordering: .relaxed
+            )
+            if exchanged { return }
+            seen = original
+        }
+    }
+
+    /// When the run's first request went out (uptime nanoseconds), 0 before any did.
+    var firstSend: UInt64 {
+        let value = firstSendUptime.load(ordering: .relaxed)
+        return value == .max ? 0 : value
+    }
 
     /// Latencies in microseconds, from 1 µs to an hour, three significant digits.
     public static func makeHistogram() -> Histogram<UInt64> {

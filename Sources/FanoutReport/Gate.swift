@@ -53,6 +53,8 @@ public struct Gate: Sendable {
         var lines: [String] = []
         if run.runs.count > 1 { lines.append("medians of \(run.runs.count) repeats in \(run.directory)") }
         lines += verdicts.map { $0.line(width: width) }
+        // A partial merge is gated on what ran; the verdict says so.
+        lines += run.runs.flatMap(\.partialReasons).map { "PARTIAL \($0)" }
         let status: Status
         if !invalid.isEmpty {
             status = .invalid

@@ -1,26 +1,46 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutSettings
+import FanoutTokens
 import Foundation
 import Histogram
 
-/// `fanout merge`: the run folders of a run's shards (`--shard i/N` on several machines, at the
-/// same time) as one run folder.
+/// `fanout merge`: the run folders of a sharded run (`--shard i/N` on several machines, at the
+/// same time) as one run folder, and whether they make one honest result.
 ///
 /// - Histograms add bucket by bucket (HdrHistogram's add: nothing is lost): second s of the
-///   merged log is the sum of every shard's second s (each counted from its own start), and
-///   the run's histogram the sum of all of them.
+///   merged log is the sum of every shard's second s (each counted from its own start, which
+///   `--start-at` makes one), and the run's histogram the sum of all of them.
 /// - Counts sum (sent, accepted, rejected and failed by reason, requests, retries, the sink's);
 ///   digests combine, so the merged digest is the digest a single run over the same tokens
 ///   has; the merge is reconciled when every shard is.
-/// - Throughput is the sum of the shards' (they ran at once); a shard that is invalid makes
-///   the merge invalid.
+/// - Throughput is the sum of the shards' (they ran at once).
+///
+/// The merge is refused — written, but invalid, with the reasons in `invalid_reasons` — when a
+/// shard is missing (N is known from the shards' own `i/N`), did not finish (no `summary.json`,
+/// or stopped early), is invalid, was configured unlike the others, or when the shards began
+/// further apart than `maxSkew`. With `allowPartial`, missing and unfinished shards do not
+/// refuse it: what is there is merged and marked partial.
 public struct RunMerge {
+    /// What the merge accepts.
+    public struct Rules: Sendable {
+        /// The most the shards' first sends may lie apart.
+        public var maxSkew: Duration = .milliseconds(100)
+        /// Merge what is there when shards are missing or did not finish, marked partial.
+        public var allowPartial = false
+
+        public init() {}
+    }
+
     public struct Shard {
         public var directory: String
         var summary: [String: Any]
         var start: Double
         var entries: [IntervalLog.Entry]
+        /// Which shard it says it is; `nil` for a run that was not sharded.
+        var part: TokenShard?
+        /// When it sent its first request.
+        var firstSend: Date?
     }
 
     public let shards: [Shard]
@@ -28,49 +48,179 @@ public struct RunMerge {
     public let entries: [IntervalLog.Entry]
     /// Every latency of every shard.
     public let latency: Histogram<UInt64>
+    /// How far apart the shards' first sends lie, in seconds (`nil`: fewer than two sent).
+    public let skew: Double?
+    /// Why the shards do not make one run's result; empty when they do.
+    public let refusals: [String]
+    /// What is missing from a partial merge (`allowPartial`); empty when nothing is.
+    public let gaps: [String]
     /// The merged `summary.json`.
     public let json: [String: Any]
 
-    /// Reads the shards' `summary.json` and `latency.hlog`, and checks they belong together.
-    public init(directories: [String]) throws(ResultsError) {
-        guard directories.count >= 2 else { throw ResultsError("merging needs at least two run folders") }
+    /// Reads the shards' `summary.json` and `latency.hlog`, and checks they make one run. A
+    /// folder that does not exist, or files that cannot be read or disagree, throw; a folder
+    /// without `summary.json` is a shard that did not finish.
+    public init(directories: [String], rules: Rules = Rules()) throws(ResultsError) {
+        guard !directories.isEmpty else { throw ResultsError("give the shards' run folders") }
         var shards: [Shard] = []
+        var unfinished: [String] = []
         for directory in directories {
-            let summaryPath = directory + "/summary.json"
-            let logPath = directory + "/latency.hlog"
-            let summary: [String: Any]
-            let log: String
-            do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: summaryPath))
-                summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
-                log = try String(contentsOfFile: logPath, encoding: .utf8)
-            } catch {
-                throw ResultsError("cannot read \(directory): \(error.reason)")
-            }
-            guard let version = summary["schema_version"] as? Int, RunSummary.readableSchemaVersions.contains(version)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
             else {
-                throw ResultsError("\(summaryPath): schema_version is not one this Fanout reads (2 or 3)")
+                throw ResultsError("cannot read \(directory): there is no such folder")
             }
-            let (start, entries) = try IntervalLog.read(log, file: logPath)
-            let logged = entries.map(\.histogram.totalCount).reduce(0, +)
-            let counted = (summary["intervals"] as? [[String: Any]] ?? []).compactMap { $0["latency_count"] as? Int }
-                .reduce(0, +)
-            guard logged == UInt64(counted) else {
-                throw ResultsError("\(logPath) holds \(logged) latencies but \(summaryPath) counts \(counted)")
+            guard FileManager.default.fileExists(atPath: directory + "/summary.json") else {
+                unfinished.append(directory)
+                continue
             }
-            shards.append(Shard(directory: directory, summary: summary, start: start, entries: entries))
+            shards.append(try Self.read(directory))
         }
-        let models = Set(shards.map { $0.summary["model"] as? String ?? "" })
-        guard models.count == 1 else {
-            throw ResultsError("the shards ran different load models (\(models.sorted().joined(separator: ", ")))")
+        guard !shards.isEmpty else {
+            throw ResultsError(
+                "no shard finished: \(unfinished.joined(separator: ", ")) hold no summary.json"
+            )
         }
+        let (incomplete, wrong) = Self.check(shards, unfinished: unfinished, rules: rules)
+        let sends = shards.compactMap(\.firstSend)
+        skew = sends.count < 2 ? nil : sends.max()!.timeIntervalSince(sends.min()!)
+        var refusals = wrong
+        if let skew, skew > Double(rules.maxSkew.wholeNanoseconds) / 1e9 {
+            refusals.append(
+                "the shards began \(Self.milliseconds(skew)) ms apart (their first sends), more than --max-skew \(rules.maxSkew)"
+            )
+        }
+        if !rules.allowPartial { refusals += incomplete }
+        self.refusals = refusals
+        gaps = rules.allowPartial ? incomplete : []
         self.shards = shards
         entries = Self.entries(of: shards)
         var total = LoadStatistics.makeHistogram()
         for entry in entries { total.add(entry.histogram.unpacked()) }
         latency = total
-        json = Self.json(of: shards, entries: entries, latency: total)
+        var json = Self.json(of: shards, entries: entries, latency: total)
+        json["invalid_reasons"] = (json["invalid_reasons"] as? [String] ?? []) + refusals
+        json["valid"] = (json["invalid_reasons"] as? [String])?.isEmpty == true
+        json["partial"] = !gaps.isEmpty
+        json["partial_reasons"] = gaps
+        json["start_skew_ms"] = skew.map { $0 * 1000 as Any } ?? NSNull()
+        // A shard stopped early is a gap a partial merge accepts, not a stopped merge.
+        if rules.allowPartial { json["cancelled"] = false }
+        self.json = json
     }
+
+    private static func read(_ directory: String) throws(ResultsError) -> Shard {
+        let summaryPath = directory + "/summary.json"
+        let logPath = directory + "/latency.hlog"
+        let summary: [String: Any]
+        let log: String
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: summaryPath))
+            summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+            log = try String(contentsOfFile: logPath, encoding: .utf8)
+        } catch {
+            throw ResultsError("cannot read \(directory): \(error.reason)")
+        }
+        guard let version = summary["schema_version"] as? Int, RunSummary.readableSchemaVersions.contains(version)
+        else {
+            throw ResultsError("\(summaryPath): schema_version is not one this Fanout reads (2 to 4)")
+        }
+        let (start, entries) = try IntervalLog.read(log, file: logPath)
+        let logged = entries.map(\.histogram.totalCount).reduce(0, +)
+        let counted = (summary["intervals"] as? [[String: Any]] ?? []).compactMap { $0["latency_count"] as? Int }
+            .reduce(0, +)
+        guard logged == UInt64(counted) else {
+            throw ResultsError("\(logPath) holds \(logged) latencies but \(summaryPath) counts \(counted)")
+        }
+        let part: TokenShard?
+        if let text = summary["shard"] as? String {
+            do { part = try TokenShard(parsing: text) } catch { throw ResultsError("\(summaryPath): shard: \(error)") }
+        } else {
+            part = nil
+        }
+        let firstSend = ((summary["start"] as? [String: Any])?["first_send"] as? String).flatMap {
+            TimeNotation.parse($0)
+        }
+        return Shard(
+            directory: directory,
+            summary: summary,
+            start: start,
+            entries: entries,
+            part: part,
+            firstSend: firstSend
+        )
+    }
+
+    /// What keeps the shards from being one run: `incomplete` (missing or unfinished shards,
+    /// which a partial merge accepts) and `wrong` (which nothing does).
+    private static func check(
+        _ shards: [Shard],
+        unfinished: [String],
+        rules: Rules
+    ) -> (incomplete: [String], wrong: [String]) {
+        var incomplete = unfinished.map { "\($0) holds no summary.json: its shard did not finish" }
+        var wrong: [String] = []
+        let unsharded = shards.filter { $0.part == nil }.map(\.directory)
+        if !unsharded.isEmpty {
+            wrong.append("\(unsharded.joined(separator: ", ")): not a shard (run without --shard i/N)")
+        }
+        let counts = Set(shards.compactMap(\.part?.count))
+        if counts.count > 1 {
+            wrong.append("the shards disagree on how many there are: \(counts.sorted().map(String.init).joined(separator: ", "))")
+        } else if let count = counts.first {
+            let byIndex = Dictionary(grouping: shards.filter { $0.part != nil }, by: { $0.part!.index })
+            for (index, list) in byIndex.sorted(by: { $0.key < $1.key }) where list.count > 1 {
+                wrong.append("shard \(index)/\(count) is there \(list.count) times: \(list.map(\.directory).joined(separator: ", "))")
+            }
+            let missing = (1...count).filter { byIndex[$0] == nil }
+            if !missing.isEmpty {
+                let names = missing.map { "\($0)/\(count)" }
+                incomplete.append(
+                    "\(names.count == 1 ? "shard" : "shards") \(Self.list(names)) of \(count) \(names.count == 1 ? "is" : "are") missing"
+                )
+            }
+        }
+        for shard in shards {
+            let name = shard.part.map { "\(shard.directory) (shard \($0))" } ?? shard.directory
+            if let abandoned = shard.summary["abandoned"] as? String {
+                incomplete.append("\(name) did not finish: \(abandoned)")
+            } else if shard.summary["cancelled"] as? Bool == true {
+                incomplete.append("\(name) did not finish: it was stopped before the end")
+            }
+            wrong += (shard.summary["invalid_reasons"] as? [String] ?? []).map { "\(name) is invalid: \($0)" }
+        }
+        let first = shards[0]
+        let reference = configuration(of: first)
+        for shard in shards.dropFirst() {
+            let other = configuration(of: shard)
+            let differences = Set(reference.keys).union(other.keys).sorted().filter { reference[$0] != other[$0] }
+            if !differences.isEmpty {
+                let described = differences.map { "\($0) \(other[$0] ?? "-") (not \(reference[$0] ?? "-"))" }
+                wrong.append(
+                    "\(shard.directory) was configured unlike \(first.directory): \(described.joined(separator: ", "))"
+                )
+            }
+        }
+        return (incomplete, wrong)
+    }
+
+    /// A shard's `configuration` as text per key, its token source without its shard (which
+    /// is what differs between shards).
+    private static func configuration(of shard: Shard) -> [String: String] {
+        var values: [String: String] = [:]
+        for (key, value) in shard.summary["configuration"] as? [String: Any] ?? [:] {
+            var text = value is NSNull ? "null" : "\(value)"
+            if key == "tokens" { text = text.replacing(/, shard \d+\/\d+$/, with: "") }
+            values[key] = text
+        }
+        return values
+    }
+
+    private static func list(_ names: [String]) -> String {
+        names.count <= 8 ? names.joined(separator: ", ") : names.prefix(8).joined(separator: ", ") + " and \(names.count - 8) more"
+    }
+
+    private static func milliseconds(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
 
     private static func entries(of shards: [Shard]) -> [IntervalLog.Entry] {
         var seconds: [Int: (length: Double, histogram: Histogram<UInt64>)] = [:]
@@ -171,6 +321,14 @@ public struct RunMerge {
             .joined(separator: "; ")
         object["configuration"] = configuration
         object["merged_from"] = shards.map(\.directory)
+        object["shard"] = NSNull()
+        let sends = shards.compactMap(\.firstSend)
+        object["start"] = [
+            "scheduled": (summaries[0]["start"] as? [String: Any])?["scheduled"] ?? NSNull(),
+            "first_send": sends.min().map { TimeNotation.format($0) as Any } ?? NSNull(),
+            "host": Set(summaries.compactMap { ($0["start"] as? [String: Any])?["host"] as? String }).sorted()
+                .joined(separator: ", "),
+        ]
         object["shard_environments"] = summaries.compactMap { $0["environment"] }
         return object
     }
@@ -208,13 +366,20 @@ public struct RunMerge {
         )
     }
 
-    /// One line for a person.
+    /// What a person reads: the merge in a line, then why it is refused or partial.
     public var text: String {
         let object = json
         let reconciled = object["reconciled"] as? Bool
-        return
-            "merged \(shards.count) shards: \(object["digest"] as? String ?? "")"
-            + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
-            + ((object["valid"] as? Bool) == false ? ", INVALID" : "")
+        var lines = [
+            "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): \(object["digest"] as? String ?? "")"
+                + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
+                + (skew.map { ", start skew \(Self.milliseconds($0)) ms" } ?? "")
+        ]
+        lines += gaps.map { "PARTIAL: \($0)" }
+        lines += (object["invalid_reasons"] as? [String] ?? []).map { "REFUSED: \($0)" }
+        return lines.joined(separator: "\n")
     }
+
+    /// Whether the merge is one run's result: `false` when refused.
+    public var isValid: Bool { json["valid"] as? Bool == true }
 }

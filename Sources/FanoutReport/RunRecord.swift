@@ -41,6 +41,8 @@ public struct RunRecord: Sendable {
     public var errorShare: Double
     public var invalidReasons: [String]
     public var valid: Bool { invalidReasons.isEmpty }
+    /// What a partial merge (`fanout merge --allow-partial`) lacks; empty for a whole run.
+    public var partialReasons: [String] = []
 
     /// Reads `directory/summary.json`.
     public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
@@ -97,7 +99,8 @@ public struct RunRecord: Sendable {
             directory: directory,
             metrics: metrics,
             errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
-            invalidReasons: reasons
+            invalidReasons: reasons,
+            partialReasons: object["partial"] as? Bool == true ? object["partial_reasons"] as? [String] ?? [] : []
         )
     }
 }

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutSettings
+import FanoutTokens
 import Foundation
 import Histogram
 
@@ -85,9 +86,9 @@ public struct RunSummary: Sendable {
     /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
     /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
     /// validity and intervals.
-    public static let schemaVersion = 3
-    /// The versions this Fanout reads: 3 added `cpu` to what 2 had.
-    public static let readableSchemaVersions: ClosedRange<Int> = 2...3
+    public static let schemaVersion = 4
+    /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`.
+    public static let readableSchemaVersions: ClosedRange<Int> = 2...4
 
     var seconds: Double {
         let (whole, attoseconds) = report.elapsed.components
@@ -159,6 +160,13 @@ public struct RunSummary: Sendable {
             "reconciled": reconciliation.map { $0.agrees as Any } ?? NSNull(),
         ]
         object["cpu"] = cpuJSON
+        object["start"] = [
+            "scheduled": report.scheduledStart.map { TimeNotation.format($0) as Any } ?? NSNull(),
+            "first_send": report.firstSend.map { TimeNotation.format($0) as Any } ?? NSNull(),
+            "host": environment.hostname,
+        ]
+        let shard = configuration.shape.model.shard
+        object["shard"] = shard == .all ? NSNull() : shard.description
         object["model"] = report.schedule == nil ? "closed" : "open"
         if let schedule = report.schedule {
             var described: [String: Any] = [

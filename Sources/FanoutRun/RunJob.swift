@@ -109,6 +109,7 @@ public struct RunJob: Sendable {
             encoder: PayloadEncoder(template: template),
             shape: shape
         )
+        configuration.shape.model.shard = shard
         configuration.authority = "api.push.apple.com"
         if let security {
             configuration.transport = security.clientTransport
@@ -118,6 +119,7 @@ public struct RunJob: Sendable {
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
         started(engine)
+        warnIfLate(configuration.shape.model.startAt)
         let sinkCPUAtStart = ThreadCPUClock.total(of: sinkGroup)
         let report = engine.run(progress: progress)
         let sinkCPU = ThreadCPUClock.total(of: sinkGroup) &- sinkCPUAtStart

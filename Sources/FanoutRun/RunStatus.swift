@@ -97,3 +97,13 @@ func appendToStepSummary(
         FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil
     }
 }
+
+/// Says on standard error when `--start-at`'s time has passed as the run begins: it starts at
+/// once, and `fanout merge` sees how late from its first send.
+func warnIfLate(_ startAt: Date?, now: Date = Date()) {
+    guard let startAt, startAt < now else { return }
+    let late = Int((now.timeIntervalSince(startAt) * 1000).rounded())
+    StandardStream.error.write(
+        "fanout: --start-at \(TimeNotation.format(startAt)) passed \(late) ms before the run began: it starts now\n".utf8
+    )
+}

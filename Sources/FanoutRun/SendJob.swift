@@ -111,7 +111,7 @@ public struct SendJob: Sendable {
             transport: try transport(),
             headers: headers,
             encoder: PayloadEncoder(template: template),
-            shape: shape
+            shape: shardShape
         )
         if let tokenAuth {
             do {
@@ -149,10 +149,20 @@ public struct SendJob: Sendable {
         }
     }
 
+    /// The shape with the load model told which shard of the schedule is this run's: the
+    /// shard of the tokens.
+    var shardShape: LoadShape {
+        var shape = shape
+        shape.model.shard = tokens.reader.shard
+        return shape
+    }
+
     /// One run of the token set into `directory`.
     private func runOnce(_ configuration: LoadConfiguration, into directory: String) throws -> RunStatus {
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
-        let progress = ProgressDisplay.make(total: tokens.expectedCount(planned: shape.model.schedule?.total))
+        let progress = ProgressDisplay.make(
+            total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
+        )
         let summary = try onInterrupt(
             { engine.withLockedValue { $0?.cancel() } },
             during: {
@@ -183,6 +193,7 @@ public struct SendJob: Sendable {
         defer { try? group.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: stream, group: group)
         started(engine)
+        warnIfLate(configuration.shape.model.startAt)
         let report = engine.run(progress: progress)
         if let error = report.tokens?.error { throw JobError("\(error)") }
         return RunSummary(

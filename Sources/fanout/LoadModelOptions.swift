@@ -3,8 +3,10 @@ import FanoutAPNs
 import FanoutClient
 import FanoutReport
 
-#if canImport(Glibc)
 import FanoutSettings
+import Foundation
+
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -57,6 +59,18 @@ struct LoadModelOptions: ParsableArguments {
     )
     var maxLag: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Start sending at this time (RFC 3339, like 2026-11-23T10:00:00.000Z): connections open and exchange SETTINGS before it; shards given one time start together.",
+            valueName: "time"
+        )
+    )
+    var startAt: String?
+
+    /// The longest wait `--start-at` may ask for: a time further ahead is taken for a mistake.
+    static let longestWait: TimeInterval = 24 * 3600
+
     /// The schedule (`nil`: the closed model), checked.
     func schedule() throws -> ArrivalSchedule? {
         do {
@@ -77,6 +91,20 @@ struct LoadModelOptions: ParsableArguments {
         if let maxLag, DurationNotation.parse(maxLag).map({ $0 > .zero }) != true {
             throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
         }
+        _ = try start()
+    }
+
+    /// `--start-at`'s time: a time already past is allowed (the run starts at once and says
+    /// how late), one more than a day ahead is not.
+    func start() throws -> Date? {
+        guard let startAt else { return nil }
+        guard let date = TimeNotation.parse(startAt) else {
+            throw ValidationError("--start-at: \(startAt) is not a time; \(TimeNotation.hint).")
+        }
+        if date.timeIntervalSinceNow > Self.longestWait {
+            throw ValidationError("--start-at: \(startAt) is more than a day ahead.")
+        }
+        return date
     }
 
     /// The model, the duration, the warm-up and the lag limit the options ask for.
@@ -85,6 +113,7 @@ struct LoadModelOptions: ParsableArguments {
         if model.schedule == nil { model.duration = duration.flatMap { DurationNotation.parse($0) } }
         model.warmUp = warmUp.flatMap { DurationNotation.parse($0) } ?? .zero
         if let lag = maxLag.flatMap({ DurationNotation.parse($0) }) { model.maxLag = lag }
+        model.startAt = try start()
         return model
     }
 }

@@ -3,7 +3,7 @@ import FanoutReport
 import FanoutRun
 import FanoutSettings
 
-/// `fanout merge`: shards' run folders as one.
+/// `fanout merge`: a sharded run's folders as one, and whether they make one result.
 struct MergeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge",
@@ -11,9 +11,14 @@ struct MergeCommand: ParsableCommand {
         discussion: """
             Histograms add bucket by bucket (second s of each shard into second s), counts sum, \
             digests combine (a single run over the same tokens has the same digest), and the \
-            merge is reconciled when every shard is. Exit status: 0, 3 when a shard was not \
-            reconciled or is invalid, 64 when a folder cannot be read or the shards do not belong \
-            together.
+            merge is reconciled when every shard is. The merge is refused — written, marked \
+            invalid, the reasons in summary.json's invalid_reasons, so that fanout gate on it \
+            exits 2 — when a shard is missing (N comes from the shards' own i/N), did not \
+            finish (a folder without summary.json, or a run stopped early), is invalid, was \
+            configured unlike the others, or when the shards' first sends lie further apart \
+            than --max-skew. --allow-partial merges what is there and marks it partial instead \
+            of refusing it for missing or unfinished shards. Exit status: 0, 2 refused, 64 when \
+            a folder does not exist or its files cannot be read or disagree.
             """
     )
 
@@ -23,10 +28,38 @@ struct MergeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where the merged run folder goes.", valueName: "dir"))
     var output: String
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The most the shards' first sends may lie apart (default \(RunMerge.Rules().maxSkew)).",
+            valueName: "duration"
+        )
+    )
+    var maxSkew: String?
+
+    @Flag(name: .long, help: "Merge what is there when shards are missing or did not finish, marked partial.")
+    var allowPartial = false
+
+    func validate() throws {
+        _ = try rules()
+    }
+
+    func rules() throws -> RunMerge.Rules {
+        var rules = RunMerge.Rules()
+        rules.allowPartial = allowPartial
+        if let maxSkew {
+            guard let skew = DurationNotation.parse(maxSkew) else {
+                throw ValidationError("--max-skew: \(maxSkew) is not a duration; \(DurationNotation.hint).")
+            }
+            rules.maxSkew = skew
+        }
+        return rules
+    }
+
     func run() throws {
         let merge: RunMerge
         do {
-            merge = try RunMerge(directories: shards)
+            merge = try RunMerge(directories: shards, rules: try rules())
         } catch {
             printError("fanout merge: \(error)")
             throw ExitCode(64)
@@ -38,7 +71,6 @@ struct MergeCommand: ParsableCommand {
             throw ExitCode(1)
         }
         StandardStream.output.write((merge.text + "\nresults: \(output)/\n").utf8)
-        let json = merge.json
-        if json["reconciled"] as? Bool == false || json["valid"] as? Bool == false { throw ExitCode(3) }
+        if !merge.isValid { throw ExitCode(2) }
     }
 }

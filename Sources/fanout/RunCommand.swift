@@ -46,6 +46,9 @@ struct RunCommand: ParsableCommand {
     var output: String?
 
     func validate() throws {
+        if repeating.repeats > 1 && shape.load.startAt != nil {
+            throw ValidationError("--start-at is one moment: it does not go with --repeat.")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
         _ = try job()
     }

@@ -51,6 +51,9 @@ struct SendCommand: ParsableCommand {
     var output: String?
 
     func validate() throws {
+        if repeating.repeats > 1 && shape.load.startAt != nil {
+            throw ValidationError("--start-at is one moment: it does not go with --repeat.")
+        }
         if repeating.repeats > 1 && tokenOptions.tokens == "-" {
             throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
         }
