@@ -299,7 +299,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutCommandTests",
-            dependencies: ["fanout", "fanout-cost", "FanoutRun", "FanoutTestSupport"],
+            dependencies: ["fanout", "fanout-cost", "FanoutRun", "FanoutSettings", "FanoutTestSupport"],
             exclude: ["Peers"]
         ),
         .testTarget(

@@ -87,7 +87,7 @@ public struct RunMerge {
         var refusals = wrong
         if let skew, skew > Double(rules.maxSkew.wholeNanoseconds) / 1e9 {
             refusals.append(
-                "the shards began \(Self.milliseconds(skew)) ms apart (their first sends), more than --max-skew \(rules.maxSkew)"
+                "the shards began \(Self.milliseconds(skew)) ms apart (their first sends), more than --max-skew allows (\(Self.milliseconds(Double(rules.maxSkew.wholeNanoseconds) / 1e9)) ms)"
             )
         }
         if !rules.allowPartial { refusals += incomplete }
@@ -166,17 +166,21 @@ public struct RunMerge {
         }
         let counts = Set(shards.compactMap(\.part?.count))
         if counts.count > 1 {
-            wrong.append("the shards disagree on how many there are: \(counts.sorted().map(String.init).joined(separator: ", "))")
+            wrong.append(
+                "the shards disagree on how many there are: \(counts.sorted().map(String.init).joined(separator: ", "))"
+            )
         } else if let count = counts.first {
             let byIndex = Dictionary(grouping: shards.filter { $0.part != nil }, by: { $0.part!.index })
             for (index, list) in byIndex.sorted(by: { $0.key < $1.key }) where list.count > 1 {
-                wrong.append("shard \(index)/\(count) is there \(list.count) times: \(list.map(\.directory).joined(separator: ", "))")
+                wrong.append(
+                    "shard \(index)/\(count) is there \(list.count) times: \(list.map(\.directory).joined(separator: ", "))"
+                )
             }
             let missing = (1...count).filter { byIndex[$0] == nil }
             if !missing.isEmpty {
                 let names = missing.map { "\($0)/\(count)" }
                 incomplete.append(
-                    "\(names.count == 1 ? "shard" : "shards") \(Self.list(names)) of \(count) \(names.count == 1 ? "is" : "are") missing"
+                    "\(names.count == 1 ? "shard" : "shards") \(Self.list(names)) \(names.count == 1 ? "is" : "are") missing"
                 )
             }
         }
@@ -217,7 +221,8 @@ public struct RunMerge {
     }
 
     private static func list(_ names: [String]) -> String {
-        names.count <= 8 ? names.joined(separator: ", ") : names.prefix(8).joined(separator: ", ") + " and \(names.count - 8) more"
+        names.count <= 8
+            ? names.joined(separator: ", ") : names.prefix(8).joined(separator: ", ") + " and \(names.count - 8) more"
     }
 
     private static func milliseconds(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }

@@ -54,6 +54,9 @@ public struct RunSummary: Sendable {
     public var report: LoadEngine.Report
     /// Where the notifications went, e.g. `http://127.0.0.1:2197`.
     public var endpoint: String
+    /// The endpoint as it was asked for, when that is not `endpoint`: the embedded sink's port
+    /// is picked per run, and runs (or shards) alike in all else are alike.
+    public var configuredEndpoint: String?
     public var configuration: LoadConfiguration
     /// Where the tokens came from, e.g. `generated: 1000000, seed 1` or `file: devices.txt`.
     public var tokenSource: String
@@ -254,7 +257,7 @@ public struct RunSummary: Sendable {
         let model = configuration.shape.model
         func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
         return [
-            "endpoint": endpoint,
+            "endpoint": configuredEndpoint ?? endpoint,
             "connections": configuration.shape.connections,
             "streams_per_connection": configuration.shape.streamsPerConnection,
             "tokens": tokenSource,

@@ -139,6 +139,7 @@ public struct RunJob: Sendable {
             tokenSource: "generated: \(tokenCount), seed \(seed)" + (shard == .all ? "" : ", shard \(shard)"),
             reconciliation: reconciliation
         )
+        summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.sinkCPU = .nanoseconds(Int64(sinkCPU))
         return summary
     }

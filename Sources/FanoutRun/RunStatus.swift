@@ -104,6 +104,7 @@ func warnIfLate(_ startAt: Date?, now: Date = Date()) {
     guard let startAt, startAt < now else { return }
     let late = Int((now.timeIntervalSince(startAt) * 1000).rounded())
     StandardStream.error.write(
-        "fanout: --start-at \(TimeNotation.format(startAt)) passed \(late) ms before the run began: it starts now\n".utf8
+        "fanout: --start-at \(TimeNotation.format(startAt)) passed \(late) ms before the run began: it starts now\n"
+            .utf8
     )
 }

@@ -2,7 +2,6 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutClient
 import FanoutReport
-
 import FanoutSettings
 import Foundation
 

@@ -31,7 +31,7 @@ struct MergeCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The most the shards' first sends may lie apart (default \(RunMerge.Rules().maxSkew)).",
+            "The most the shards' first sends may lie apart (default 100ms).",
             valueName: "duration"
         )
     )

@@ -1,5 +1,6 @@
 import FanoutRandom
 import FanoutTestSupport
+import FanoutTokens
 import Foundation
 import Histogram
 import Testing
@@ -63,6 +64,51 @@ struct ArrivalScheduleTests {
             #expect(offset >= last)
             last = offset
         }
+    }
+
+    /// `--shard i/N` splits the open model's schedule as it splits the tokens: shard i sends
+    /// arrivals k ≡ i − 1 (mod N) at the whole schedule's times, so the shards together are
+    /// exactly the whole, each arrival once.
+    @Test(arguments: [1, 3, 4, 7])
+    func theShardsOfAScheduleAreTheWholeScheduleEachArrivalOnce(count: Int) throws {
+        let schedules = [
+            try ArrivalSchedule(rate: 4000, duration: .milliseconds(2501)),
+            try ArrivalSchedule(
+                startRate: 100,
+                stages: [.init(duration: .seconds(1), target: 3000), .init(duration: .milliseconds(700), target: 0)]
+            ),
+        ]
+        for whole in schedules {
+            let total = try #require(whole.total)
+            var union: [UInt64] = []
+            for index in 1...count {
+                let shard = whole.sharded(try TokenShard(index, of: count))
+                let size = try #require(shard.total)
+                // Sizes differ by at most one, the first shards the larger.
+                #expect(size == (total + UInt64(count - index)) / UInt64(count), "\(shard)")
+                for k in 0..<size {
+                    let offset = try #require(shard.offset(of: k))
+                    #expect(offset == whole.offset(of: UInt64(index - 1) + UInt64(count) * k))
+                    union.append(offset)
+                }
+                #expect(shard.offset(of: size) == nil)
+            }
+            #expect(union.count == Int(total))
+            #expect(union.sorted() == (0..<total).map { whole.offset(of: $0)! })
+        }
+    }
+
+    @Test func aShardSaysWhichPartOfTheScheduleItIs() throws {
+        let whole = try ArrivalSchedule(rate: 20000, duration: .seconds(10))
+        let shard = whole.sharded(try TokenShard(2, of: 4))
+        #expect(shard.description == "shard 2/4 of \(whole)")
+        #expect(shard.total == 50000)
+        #expect(shard.duration == whole.duration)
+        #expect(whole.sharded(.all) == whole)
+        // An endless schedule shards endlessly.
+        let endless = try ArrivalSchedule(rate: 10, duration: nil).sharded(try TokenShard(3, of: 5))
+        #expect(endless.total == nil)
+        #expect(endless.offset(of: 1) == 700_000_000)
     }
 
     @Test func theOptionsParseIntoSchedules() throws {

@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutSink
+import FanoutTokens
 import Foundation
 import Histogram
 import NIOCore
@@ -58,6 +59,37 @@ import Testing
         #expect(outcome.snapshot.sent == 510)
         #expect(outcome.snapshot.accepted == 510)
         #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+    }
+
+    /// `--start-at`: connections open and exchange SETTINGS at once, but nothing is sent before
+    /// the time, and the schedule and the run's seconds count from it. Shard 2 of 3 of
+    /// 3000/s for 1 s sends its 1000 arrivals.
+    @Test func aStartTimeHoldsEverySendUntilThenAndTheScheduleCountsFromIt() throws {
+        let startAt = Date().addingTimeInterval(0.8)
+        let whole = try ArrivalSchedule(rate: 3000, duration: .seconds(1))
+        let outcome = try SinkRun.send(5_000) {
+            $0.shape.model.schedule = whole
+            $0.shape.model.shard = try! TokenShard(2, of: 3)
+            $0.shape.model.startAt = startAt
+        }
+        #expect(outcome.snapshot.sent == 1000)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+        #expect(outcome.report.schedule?.description == "shard 2/3 of \(whole)")
+        #expect(outcome.report.scheduledStart == startAt)
+        #expect(abs(outcome.report.started.timeIntervalSince(startAt)) < 0.001)
+        let firstSend = try #require(outcome.report.firstSend)
+        #expect(firstSend >= startAt.addingTimeInterval(-0.000_1), "first send \(firstSend), start \(startAt)")
+        // The wait before the start is not the run's: its seconds begin at the start.
+        #expect(outcome.report.elapsed < .seconds(30))
+        #expect(outcome.snapshot.intervals.first?.second == 0)
+    }
+
+    @Test func theClosedModelWaitsForItsStartTimeToo() throws {
+        let startAt = Date().addingTimeInterval(0.5)
+        let outcome = try SinkRun.send(2_000) { $0.shape.model.startAt = startAt }
+        #expect(outcome.snapshot.accepted == 2000)
+        let firstSend = try #require(outcome.report.firstSend)
+        #expect(firstSend >= startAt.addingTimeInterval(-0.000_1), "first send \(firstSend), start \(startAt)")
     }
 
     @Test func fewerTokensThanTheScheduleEndTheRunWithTheTokens() throws {

@@ -1,3 +1,4 @@
+import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -24,7 +25,16 @@ import Testing
         )
         try #require(single.status == 0, "\(single.standardError)")
         let shards = (1...3).map { "\(folder)/shard-\($0)" }
-        let merged = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/merged"])
+        // They ran one after another, not as one test: refused for their start skew…
+        let refused = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/refused"])
+        #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
+        #expect(
+            refused.standardOutput.contains(
+                /REFUSED: the shards began [0-9.]+ ms apart \(their first sends\), more than --max-skew allows \(100.0 ms\)/
+            )
+        )
+        // …unless the skew allowed is wider.
+        let merged = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/merged", "--max-skew", "1h"])
         #expect(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
         #expect(
             merged.standardOutput.contains("merged 3 shards: 6000 notifications, digest"),
@@ -58,14 +68,114 @@ import Testing
         #expect(hgrm.contains(/Total count\s+=\s+6000\]/))
     }
 
-    @Test func foldersThatAreNotShardsOfOneRunAreRefused() throws {
+    @Test func foldersThatDoNotExistAreAUsageError() throws {
         let folder = NSTemporaryDirectory() + "fanout-merge-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let one = try CommandRunner.run(["merge", folder + "/a", "--output", folder + "/out"])
-        #expect(one.status == 64)
-        #expect(one.standardError.contains("merging needs at least two run folders"), "\(one.standardError)")
         let missing = try CommandRunner.run(["merge", folder + "/a", folder + "/b", "--output", folder + "/out"])
         #expect(missing.status == 64)
-        #expect(missing.standardError.contains("cannot read \(folder)/a"), "\(missing.standardError)")
+        #expect(
+            missing.standardError.contains("cannot read \(folder)/a: there is no such folder"),
+            "\(missing.standardError)"
+        )
+        try FileManager.default.createDirectory(atPath: folder + "/empty", withIntermediateDirectories: true)
+        let nothing = try CommandRunner.run(["merge", folder + "/empty", "--output", folder + "/out"])
+        #expect(nothing.status == 64)
+        #expect(nothing.standardError.contains("no shard finished"), "\(nothing.standardError)")
+    }
+
+    /// Two shards started together (`--start-at`); the second is killed (SIGKILL) mid-run, as
+    /// a lost pod is. The merge is refused and the gate on it exits 2; with --allow-partial the
+    /// first shard's results are merged and marked partial, and the gate says so.
+    @Test func aShardKilledMidRunRefusesTheMergeUnlessPartialIsAllowed() throws {
+        let folder = NSTemporaryDirectory() + "fanout-merge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let start = TimeNotation.format(Date().addingTimeInterval(2))
+        func shard(_ index: Int) throws -> PeerProcess {
+            try PeerProcess(
+                CommandRunner.executable.path,
+                [
+                    "run", "--rate", "2000", "--duration", "3s", "--shard", "\(index)/2", "--start-at", start,
+                    "--output", "\(folder)/shard-\(index)",
+                ]
+            )
+        }
+        let first = try shard(1)
+        let second = try shard(2)
+        defer {
+            first.stop()
+            second.stop()
+        }
+        // Killed a second after the start, with results half made.
+        usleep(3_000_000)
+        #expect(second.isRunning)
+        second.signal(SIGKILL)
+        let finished = try first.wait(timeout: .seconds(60))
+        try #require(finished.status == 0, "\(finished.output)\(finished.errors)")
+        let folders =
+            ["\(folder)/shard-1"]
+            + (FileManager.default.fileExists(atPath: "\(folder)/shard-2") ? ["\(folder)/shard-2"] : [])
+
+        let refused = try CommandRunner.run(["merge"] + folders + ["--output", folder + "/refused"])
+        #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
+        let reasons = try #require(try CommandRunner.summary(in: folder + "/refused")["invalid_reasons"] as? [String])
+        #expect(
+            reasons.contains { $0 == "shard 2/2 is missing" || $0.hasSuffix("its shard did not finish") },
+            "\(reasons)"
+        )
+        let gate = try CommandRunner.run(["gate", folder + "/refused", "--threshold", "failed == 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains("gate: the run is invalid and cannot pass"), "\(gate.standardOutput)")
+
+        let partial = try CommandRunner.run(["merge"] + folders + ["--output", folder + "/partial", "--allow-partial"])
+        #expect(partial.status == 0, "\(partial.standardOutput)\(partial.standardError)")
+        #expect(partial.standardOutput.contains("PARTIAL: "), "\(partial.standardOutput)")
+        let summary = try CommandRunner.summary(in: folder + "/partial")
+        #expect(summary["partial"] as? Bool == true)
+        #expect(summary["valid"] as? Bool == true)
+        #expect(summary["sent"] as? Int == 3000)
+        let partialGate = try CommandRunner.run(["gate", folder + "/partial", "--threshold", "failed == 0"])
+        #expect(partialGate.status == 0, "\(partialGate.standardOutput)")
+        #expect(partialGate.standardOutput.contains("PARTIAL "), "\(partialGate.standardOutput)")
+    }
+
+    /// Shards that were configured differently, or are the same shard twice, or not shards at
+    /// all, do not make one run, whatever --allow-partial says.
+    @Test func shardsConfiguredUnlikeOrRepeatedAreRefused() throws {
+        let folder = NSTemporaryDirectory() + "fanout-merge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func run(_ name: String, _ options: [String]) throws {
+            let result = try CommandRunner.run(
+                ["run", "--count", "2000", "--output", "\(folder)/\(name)"] + options,
+                timeout: .seconds(120)
+            )
+            try #require(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        }
+        try run("a", ["--shard", "1/2", "--streams", "100"])
+        try run("b", ["--shard", "2/2", "--streams", "50"])
+        try run("c", ["--shard", "1/2", "--streams", "100"])
+        try run("whole", [])
+        func merge(_ names: [String]) throws -> (CommandRunner.Result, [String]) {
+            let result = try CommandRunner.run(
+                ["merge"] + names.map { "\(folder)/\($0)" } + [
+                    "--output", "\(folder)/out", "--max-skew", "1h", "--allow-partial",
+                ]
+            )
+            let summary = try CommandRunner.summary(in: folder + "/out")
+            return (result, summary["invalid_reasons"] as? [String] ?? [])
+        }
+        let (unlike, unlikeReasons) = try merge(["a", "b"])
+        #expect(unlike.status == 2)
+        #expect(
+            unlikeReasons.contains(
+                "\(folder)/b was configured unlike \(folder)/a: streams_per_connection 50 (not 100)"
+            ),
+            "\(unlikeReasons)"
+        )
+        let (twice, twiceReasons) = try merge(["a", "c"])
+        #expect(twice.status == 2)
+        #expect(twiceReasons.contains("shard 1/2 is there 2 times: \(folder)/a, \(folder)/c"), "\(twiceReasons)")
+        let (whole, wholeReasons) = try merge(["a", "whole"])
+        #expect(whole.status == 2)
+        #expect(wholeReasons.contains("\(folder)/whole: not a shard (run without --shard i/N)"), "\(wholeReasons)")
     }
 }

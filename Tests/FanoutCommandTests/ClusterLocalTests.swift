@@ -1,0 +1,90 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `scripts/cluster-local.sh`: N `fanout send --shard i/N --start-at T` processes against one
+/// sink, merged and gated — the protocol `fanout cluster render`'s Jobs follow, on one machine.
+@Suite(.serialized) struct ClusterLocalTests {
+    struct Outcome {
+        var result: PeerProcess.Result
+        var folder: String
+        var merged: [String: Any]
+    }
+
+    /// Runs the script with this build's `fanout` into a fresh folder.
+    static func cluster(_ shards: Int, _ options: [String], environment: [String: String] = [:]) throws -> Outcome {
+        let folder = NSTemporaryDirectory() + "fanout-cluster-\(UUID().uuidString)"
+        let variables =
+            ["FANOUT=\(CommandRunner.executable.path)", "OUTPUT=\(folder)"]
+            + environment.map { "\($0.key)=\($0.value)" }
+        let result = try PeerProcess.run(
+            "env",
+            variables + ["bash", CommandRunner.repositoryRoot + "/scripts/cluster-local.sh", "\(shards)"] + options,
+            timeout: .seconds(240)
+        )
+        let merged = (try? CommandRunner.summary(in: folder + "/merged")) ?? [:]
+        return Outcome(result: result, folder: folder, merged: merged)
+    }
+
+    static let notification = ["--template", "fixtures/poll.json", "--topic", "com.example.app"]
+
+    /// The closed model: 4 shards of 40,000 tokens are the 40,000, each once — the sink
+    /// received what the merge counts, with the same digest — and the merged log is the sum
+    /// of the shards' (HdrHistogram's Python reader).
+    @Test func fourShardsSendTheWholeSetOnceAndMergeIntoOneVerdict() throws {
+        let outcome = try Self.cluster(4, ["--generate", "40000"] + Self.notification)
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
+        #expect(outcome.result.output.contains("sink and merge agree"), "\(outcome.result.output)")
+        #expect(outcome.result.output.contains("gate: passed"), "\(outcome.result.output)")
+        #expect(outcome.merged["sent"] as? Int == 40000)
+        #expect(outcome.merged["accepted"] as? Int == 40000)
+        #expect(outcome.merged["valid"] as? Bool == true)
+        #expect(outcome.merged["start_skew_ms"] is Double)
+        for index in 1...4 {
+            let shard = try CommandRunner.summary(in: "\(outcome.folder)/shard-\(index)")
+            #expect(shard["shard"] as? String == "\(index)/4")
+            #expect(shard["sent"] as? Int == 10000)
+            let start = try #require(shard["start"] as? [String: Any])
+            #expect(start["scheduled"] as? String != nil)
+            #expect(start["first_send"] as? String != nil)
+        }
+        let check = try PeerProcess.run(
+            "python3",
+            [
+                CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/compare_hlogs.py",
+                outcome.folder + "/merged/latency.hlog",
+            ]
+                + (1...4).map { "\(outcome.folder)/shard-\($0)/latency.hlog" }
+        )
+        try #require(check.status == 0, "\(check.errors)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(check.output.utf8)) as? [String: Any])
+        #expect(result["equal"] as? Bool == true, "\(result)")
+        #expect(result["total"] as? Int == 40000)
+    }
+
+    /// The open model: 3 shards at a total of 6,000/s for 2 s send the schedule's 12,000
+    /// arrivals between them, 4,000 each, every one on time by the whole schedule's clock.
+    @Test func theShardsOfAnOpenModelRunSendTheWholeScheduleBetweenThem() throws {
+        let outcome = try Self.cluster(
+            3,
+            ["--generate", "100000", "--rate", "6000", "--duration", "2s"] + Self.notification
+        )
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
+        #expect(outcome.merged["sent"] as? Int == 12000)
+        for index in 1...3 {
+            let shard = try CommandRunner.summary(in: "\(outcome.folder)/shard-\(index)")
+            #expect(shard["sent"] as? Int == 4000)
+            let schedule = try #require(shard["schedule"] as? [String: Any])
+            #expect((schedule["description"] as? String)?.hasPrefix("shard \(index)/3 of 6000/s") == true)
+            #expect(schedule["planned"] as? Int == 4000)
+        }
+    }
+
+    @Test func aBadShardCountIsAUsageError() throws {
+        let result = try PeerProcess.run("bash", [CommandRunner.repositoryRoot + "/scripts/cluster-local.sh", "0"])
+        #expect(result.status == 64)
+        #expect(result.errors.contains("usage: scripts/cluster-local.sh N"), "\(result.errors)")
+    }
+}
