@@ -40,6 +40,8 @@ public struct RunJob: Sendable {
     /// which the sender trusts) and token auth (a P-256 key made for the run; every connection
     /// presents a signed JWT, the sink verifies it). Otherwise h2c without auth.
     public var apnsSecurity = false
+    /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
+    public var metrics: MetricsAddress?
 
     /// The closed model's token count when none is given.
     public static let defaultCount: UInt64 = 1_000_000
@@ -119,6 +121,15 @@ public struct RunJob: Sendable {
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
         started(engine)
+        let metricsServer = try metrics.map { address in
+            try SenderMetrics(
+                host: address.host,
+                port: address.port,
+                engine: engine,
+                shard: configuration.shape.model.shard == .all ? nil : configuration.shape.model.shard.description
+            )
+        }
+        defer { metricsServer?.close() }
         warnIfLate(configuration.shape.model.startAt)
         let sinkCPUAtStart = ThreadCPUClock.total(of: sinkGroup)
         let report = engine.run(progress: progress)

@@ -80,6 +80,8 @@ public struct SendJob: Sendable {
     public var tokenAuth: TokenAuth?
     /// Where tokens answered 410 are written, one per line.
     public var goneTokens: String?
+    /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
+    public var metrics: MetricsAddress?
 
     public init(endpoint: Endpoint, template: String, headers: NotificationHeaders, tokens: TokenSet) {
         self.endpoint = endpoint
@@ -193,6 +195,15 @@ public struct SendJob: Sendable {
         defer { try? group.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: stream, group: group)
         started(engine)
+        let metricsServer = try metrics.map { address in
+            try SenderMetrics(
+                host: address.host,
+                port: address.port,
+                engine: engine,
+                shard: configuration.shape.model.shard == .all ? nil : configuration.shape.model.shard.description
+            )
+        }
+        defer { metricsServer?.close() }
         warnIfLate(configuration.shape.model.startAt)
         let report = engine.run(progress: progress)
         if let error = report.tokens?.error { throw JobError("\(error)") }

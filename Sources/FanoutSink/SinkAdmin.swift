@@ -16,86 +16,39 @@ import Prometheus
 /// the statistics every 256 requests and at least once a second, so both views are at most a
 /// second behind.
 public final class SinkAdmin: Sendable {
-    private let channel: any Channel
+    private let endpoint: TextEndpoint
 
     /// Where the admin endpoint listens.
-    public var localAddress: SocketAddress { channel.localAddress! }
+    public var localAddress: SocketAddress { endpoint.localAddress }
 
     public init(sink: Sink, host: String, port: Int, group: any EventLoopGroup) throws {
         let metrics = SinkMetrics()
-        channel = try ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(AdminHandler(sink: sink, metrics: metrics))
-                }
+        endpoint = try TextEndpoint(host: host, port: port, group: group) { path in
+            switch path {
+            case "/stats", "/":
+                return .init(
+                    status: .ok,
+                    type: "application/json",
+                    body: sink.statistics.json(draining: sink.isDraining) + "\n"
+                )
+            case "/metrics":
+                return .init(
+                    status: .ok,
+                    type: TextEndpoint.prometheusType,
+                    body: metrics.exposition(of: sink.statistics)
+                )
+            default:
+                return .init(
+                    status: .notFound,
+                    type: TextEndpoint.plainType,
+                    body: "not found: try /stats or /metrics\n"
+                )
             }
-            .bind(host: host, port: port)
-            .wait()
+        }
     }
 
     public func close() {
-        try? channel.close().wait()
-    }
-}
-
-/// Answers one admin request at a time on a connection.
-private final class AdminHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let sink: Sink
-    private let metrics: SinkMetrics
-    private var head: HTTPRequestHead?
-
-    init(sink: Sink, metrics: SinkMetrics) {
-        self.sink = sink
-        self.metrics = metrics
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body: break
-        case .end:
-            guard let head else { return }
-            self.head = nil
-            let (status, type, body) = answer(head)
-            var headers = HTTPHeaders()
-            headers.add(name: "content-type", value: type)
-            headers.add(name: "content-length", value: String(body.utf8.count))
-            headers.add(name: "cache-control", value: "no-store")
-            if !head.isKeepAlive { headers.add(name: "connection", value: "close") }
-            let response = HTTPResponseHead(version: head.version, status: status, headers: headers)
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            if head.method != .HEAD {
-                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
-            }
-            let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            if !head.isKeepAlive {
-                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                written.whenComplete { _ in bound.value.close(promise: nil) }
-            }
-        }
-    }
-
-    private func answer(_ head: HTTPRequestHead) -> (HTTPResponseStatus, String, String) {
-        guard head.method == .GET || head.method == .HEAD else {
-            return (.methodNotAllowed, "text/plain; charset=utf-8", "GET /stats or GET /metrics\n")
-        }
-        switch head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "" {
-        case "/stats", "/":
-            return (.ok, "application/json", sink.statistics.json(draining: sink.isDraining) + "\n")
-        case "/metrics":
-            return (.ok, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition(of: sink.statistics))
-        default:
-            return (.notFound, "text/plain; charset=utf-8", "not found: try /stats or /metrics\n")
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        endpoint.close()
     }
 }
 

@@ -38,6 +38,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var threads: ThreadOptions
 
+    @OptionGroup var metricsOption: MetricsOption
+
     @OptionGroup var sink: EmbeddedSinkOptions
 
     @OptionGroup var repeating: RepeatOptions
@@ -61,6 +63,7 @@ struct RunCommand: ParsableCommand {
         job.shard = try sharding.parsed()
         job.shape = try shape.shape()
         job.senderThreads = threads.threads
+        job.metrics = try metricsOption.address()
         try sink.apply(to: &job)
         return job
     }

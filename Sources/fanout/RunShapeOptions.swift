@@ -123,3 +123,25 @@ extension RunStatus {
         if self != .clean { throw ExitCode(rawValue) }
     }
 }
+
+/// `--metrics HOST:PORT`, shared by `fanout run` and `fanout send`.
+struct MetricsOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve the sender's counts and latency in Prometheus' format at http://HOST:PORT/metrics while the run lasts.",
+            valueName: "host:port"
+        )
+    )
+    var metrics: String?
+
+    func validate() throws {
+        _ = try address()
+    }
+
+    func address() throws -> MetricsAddress? {
+        guard let metrics else { return nil }
+        let (host, port) = try SinkCommand.address(metrics, option: "--metrics")
+        return MetricsAddress(host: host, port: port)
+    }
+}

@@ -42,6 +42,8 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var threads: ThreadOptions
 
+    @OptionGroup var metricsOption: MetricsOption
+
     @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
     var goneTokens: String?
 
@@ -72,6 +74,7 @@ struct SendCommand: ParsableCommand {
         job.shape = try shape.shape()
         job.threads = threads.threads
         job.goneTokens = goneTokens
+        job.metrics = try metricsOption.address()
         return job
     }
 

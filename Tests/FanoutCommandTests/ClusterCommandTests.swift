@@ -1,0 +1,182 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout cluster render`'s manifests, validated offline against Kubernetes 1.33's schemas by
+/// PyPI's kubernetes-validate (--strict: no unknown field), their fields checked by PyYAML; and
+/// `--metrics`, which the shards' pods are scraped at, read by prometheus_client's parser.
+@Suite(.serialized) struct ClusterCommandTests {
+    static let send = [
+        "--", "--generate", "50000000", "--template", "fixtures/poll.json", "--topic", "com.example.app", "--rate",
+        "167000", "--duration", "5m",
+    ]
+
+    /// Renders, validates and checks the manifests; returns the checker's findings.
+    static func renderAndCheck(_ options: [String], shards: Int) throws -> [String: Any] {
+        let folder = NSTemporaryDirectory() + "fanout-cluster-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rendered = try CommandRunner.run(["cluster", "render", "--shards", "\(shards)"] + options)
+        try #require(rendered.status == 0, "\(rendered.standardError)")
+        let file = folder + "/manifests.yaml"
+        try Data(rendered.standardOutput.utf8).write(to: URL(fileURLWithPath: file))
+        let validated = try PeerProcess.run("kubernetes-validate", ["--strict", "-k", "1.33.0", file])
+        #expect(validated.status == 0, "\(validated.output)\(validated.errors)")
+        #expect(!validated.output.contains("ERROR"), "\(validated.output)")
+        let checked = try PeerProcess.run(
+            "python3",
+            [CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/check_manifests.py", file]
+        )
+        try #require(checked.status == 0, "\(checked.errors)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(checked.output.utf8)) as? [String: Any])
+    }
+
+    @Test(arguments: [1, 8, 1000])
+    func theManifestsAreValidKubernetesAndRunEachShardOnce(shards: Int) throws {
+        let found = try Self.renderAndCheck(
+            [
+                "--image", "registry.example/fanout:0.2.0", "--name", "fanout-50m", "--start-at",
+                "2030-01-01T00:00:00Z", "--cpu", "3", "--memory", "2Gi",
+            ] + Self.send + ["--endpoint", "https://api.push.apple.com"],
+            shards: shards
+        )
+        #expect(found["kinds"] as? [String] == ["ConfigMap", "Job", "Job"])
+        let job = try #require(found["shards"] as? [String: Any])
+        #expect(job["completionMode"] as? String == "Indexed")
+        #expect(job["completions"] as? Int == shards)
+        #expect(job["parallelism"] as? Int == shards)
+        #expect(job["backoffLimitPerIndex"] as? Int == 0)
+        #expect(job["podReplacementPolicy"] as? String == "Failed")
+        #expect(job["restartPolicy"] as? String == "Never")
+        #expect(job["spreadKey"] as? String == "kubernetes.io/hostname")
+        #expect(job["resources"] as? [String: String] == ["cpu": "3", "memory": "2Gi"])
+        #expect(job["scrape"] as? [String: String] == ["scrape": "true", "port": "9464", "path": "/metrics"])
+        #expect(job["claim"] as? String == "fanout-results")
+        // What pod 0 and the last pod run, through the shell the script is given to.
+        let first = try #require(job["firstPod"] as? [String])
+        #expect(
+            first.starts(with: ["fanout", "send", "--generate", "50000000", "--template", "/etc/fanout/files/template"])
+        )
+        #expect(Self.value(after: "--shard", in: first) == "1/\(shards)")
+        #expect(Self.value(after: "--start-at", in: first) == "2030-01-01T00:00:00.000Z")
+        #expect(Self.value(after: "--output", in: first) == "/results/fanout-50m/shard-1")
+        #expect(Self.value(after: "--metrics", in: first) == "0.0.0.0:9464")
+        let last = try #require(job["lastPod"] as? [String])
+        #expect(Self.value(after: "--shard", in: last) == "\(shards)/\(shards)")
+        #expect(Self.value(after: "--output", in: last) == "/results/fanout-50m/shard-\(shards)")
+        // The files travel in the ConfigMap.
+        let files = try #require(found["files"] as? [String: String])
+        let template = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
+        #expect(files["template"] == template)
+        #expect(files["thresholds"] == "failed == 0\n")
+        let merge = try #require(found["merge"] as? [String: Any])
+        #expect(merge["backoffLimit"] as? Int == 0)
+        let script = try #require(merge["script"] as? String)
+        #expect(script.contains("fanout merge $(ls -d $dir/shard-*/"))
+        #expect(script.contains("fanout gate $dir/merged --thresholds /etc/fanout/files/thresholds"))
+        #expect(script.contains("while [ $i -le \(shards) ]"))
+    }
+
+    @Test func withASinkTheShardsSendToItsServiceAndKeysGoInASecret() throws {
+        let folder = NSTemporaryDirectory() + "fanout-cluster-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data("p99 < 250ms\nerrors < 0.1%\n".utf8).write(to: URL(fileURLWithPath: folder + "/gate.txt"))
+        try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)
+            .write(to: URL(fileURLWithPath: folder + "/key.p8"))
+        let found = try Self.renderAndCheck(
+            [
+                "--image", "fanout:test", "--namespace", "load", "--with-sink", "--sink-option", "--latency",
+                "--sink-option", "fixed:80ms", "--thresholds", folder + "/gate.txt", "--claim-size", "20Gi",
+                "--", "--generate", "1000", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+                "--key-file", folder + "/key.p8", "--key-id", "ABCDE12345", "--team-id", "TEAM123456",
+            ],
+            shards: 3
+        )
+        #expect(
+            found["kinds"] as? [String]
+                == ["PersistentVolumeClaim", "ConfigMap", "Secret", "Deployment", "Service", "Job", "Job"]
+        )
+        let job = try #require(found["shards"] as? [String: Any])
+        let first = try #require(job["firstPod"] as? [String])
+        #expect(Self.value(after: "--endpoint", in: first) == "http://fanout-sink.load.svc:2197")
+        #expect(Self.value(after: "--key-file", in: first) == "/etc/fanout/keys/key-file")
+        #expect(
+            found["sinkArgs"] as? [String] == [
+                "sink", "--listen", "0.0.0.0:2197", "--admin", "0.0.0.0:9090", "--latency", "fixed:80ms",
+            ]
+        )
+        #expect((found["files"] as? [String: String])?["thresholds"] == "p99 < 250ms\nerrors < 0.1%\n")
+        #expect((found["secret"] as? [String])?.contains("key-file") == true)
+    }
+
+    @Test func optionsTheManifestsSetOrThatCannotWorkAreRefused() throws {
+        let base = ["cluster", "render", "--shards", "4", "--image", "fanout:1"]
+        let shard = try CommandRunner.run(base + Self.send + ["--endpoint", "http://x:1", "--shard", "1/2"])
+        #expect(shard.status == 64)
+        #expect(
+            shard.standardError.contains("--shard is set for each shard by the manifests"),
+            "\(shard.standardError)"
+        )
+        let noEndpoint = try CommandRunner.run(base + Self.send)
+        #expect(noEndpoint.status == 64)
+        #expect(noEndpoint.standardError.contains("need --endpoint URL"), "\(noEndpoint.standardError)")
+        let badSend = try CommandRunner.run(base + ["--", "--endpoint", "http://x:1", "--topic", "t"])
+        #expect(badSend.status == 64)
+        #expect(badSend.standardError.contains("the send options after --"), "\(badSend.standardError)")
+        let badName = try CommandRunner.run(base + ["--name", "Fan_Out"] + Self.send + ["--endpoint", "http://x:1"])
+        #expect(badName.status == 64)
+        #expect(badName.standardError.contains("--name Fan_Out"), "\(badName.standardError)")
+        let missingFile = try CommandRunner.run(
+            base + [
+                "--", "--endpoint", "http://x:1", "--generate", "10", "--template", "/nonexistent.json", "--topic", "t",
+            ]
+        )
+        #expect(missingFile.status == 64)
+    }
+
+    static func value(after option: String, in words: [String]) -> String? {
+        guard let index = words.firstIndex(of: option), index + 1 < words.count else { return nil }
+        return words[index + 1]
+    }
+
+    /// `--metrics`: while a run lasts its counts are served in Prometheus' format, labelled
+    /// with the shard, and prometheus_client parses them.
+    @Test func aRunServesItsCountsToPrometheusWhileItLasts() throws {
+        let port = freePort()
+        let run = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "run", "--rate", "2000", "--duration", "4s", "--shard", "2/3", "--metrics", "127.0.0.1:\(port)",
+                "--output", NSTemporaryDirectory() + "fanout-metrics-\(UUID().uuidString)",
+            ]
+        )
+        defer { run.stop() }
+        try waitForListener(port: port)
+        usleep(2_500_000)
+        let scrape = try PeerProcess.run("curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
+        try #require(scrape.status == 0, "\(scrape.errors)")
+        let parsed = try PeerProcess.run(
+            "python3",
+            [CommandRunner.repositoryRoot + "/Tests/FanoutSinkTests/Peers/prometheus_parse.py"],
+            input: Data(scrape.output.utf8)
+        )
+        try #require(parsed.status == 0, "\(parsed.errors)\n\(scrape.output)")
+        let samples = try #require(try JSONSerialization.jsonObject(with: Data(parsed.output.utf8)) as? [[String: Any]])
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first {
+                $0["name"] as? String == name
+                    && ($0["labels"] as? [String: String] ?? [:]).filter { $0.key != "shard" } == labels
+            }?["value"] as? Double
+        }
+        #expect(samples.allSatisfy { ($0["labels"] as? [String: String])?["shard"] == "2/3" })
+        let sent = try #require(value("fanout_sender_sent_total"))
+        #expect(sent > 0 && sent < 8000, "\(scrape.output)")
+        #expect(value("fanout_sender_accepted_total") == sent)
+        #expect(value("fanout_sender_in_flight") != nil)
+        #expect(value("fanout_sender_latency_seconds", ["quantile": "0.99"]) != nil)
+        #expect(value("fanout_sender_latency_seconds_count") != nil)
+        let finished = try run.wait(timeout: .seconds(60))
+        #expect(finished.status == 0, "\(finished.output)\(finished.errors)")
+    }
+}
