@@ -55,6 +55,7 @@ context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 cp Dockerfile "$context/"
 cp "$(swift build -c release --scratch-path .build-static --show-bin-path)/fanout" "$context/fanout"
+strip --strip-debug "$context/fanout"  # symbols stay (backtraces); debug info is most of its size
 
 echo "== podman build $tag (BASE=$base)"
 "${podman[@]}" build --network host --target prebuilt --build-arg "BASE=$base" -t "$tag" "$context"

@@ -191,7 +191,7 @@ public struct RunMerge {
             } else if shard.summary["cancelled"] as? Bool == true {
                 incomplete.append("\(name) did not finish: it was stopped before the end")
             }
-            wrong += (shard.summary["invalid_reasons"] as? [String] ?? []).map { "\(name) is invalid: \($0)" }
+            // An invalid shard's own reasons are the merge's already (`json(of:)`, by folder).
         }
         let first = shards[0]
         let reference = configuration(of: first)
