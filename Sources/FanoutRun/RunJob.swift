@@ -121,14 +121,7 @@ public struct RunJob: Sendable {
         defer { try? senderGroup.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
         started(engine)
-        let metricsServer = try metrics.map { address in
-            try SenderMetrics(
-                host: address.host,
-                port: address.port,
-                engine: engine,
-                shard: configuration.shape.model.shard == .all ? nil : configuration.shape.model.shard.description
-            )
-        }
+        let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
         defer { metricsServer?.close() }
         warnIfLate(configuration.shape.model.startAt)
         let sinkCPUAtStart = ThreadCPUClock.total(of: sinkGroup)

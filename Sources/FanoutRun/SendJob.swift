@@ -195,14 +195,7 @@ public struct SendJob: Sendable {
         defer { try? group.syncShutdownGracefully() }
         let engine = LoadEngine(configuration: configuration, tokens: stream, group: group)
         started(engine)
-        let metricsServer = try metrics.map { address in
-            try SenderMetrics(
-                host: address.host,
-                port: address.port,
-                engine: engine,
-                shard: configuration.shape.model.shard == .all ? nil : configuration.shape.model.shard.description
-            )
-        }
+        let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
         defer { metricsServer?.close() }
         warnIfLate(configuration.shape.model.startAt)
         let report = engine.run(progress: progress)

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutSink
+import FanoutTokens
 import Foundation
 import NIOPosix
 
@@ -38,7 +39,11 @@ final class SenderMetrics: Sendable {
     /// Where it listens.
     var port: Int { endpoint.localAddress.port ?? 0 }
 
-    init(host: String, port: Int, engine: LoadEngine, shard: String?) throws {
+    /// Serves `engine`'s statistics at `address`, labelled with its shard when it is one.
+    init(at address: MetricsAddress, engine: LoadEngine) throws {
+        let (host, port) = (address.host, address.port)
+        let part = engine.configuration.shape.model.shard
+        let shard = part == .all ? nil : part.description
         let statistics = engine.statistics
         do {
             endpoint = try TextEndpoint(host: host, port: port, group: group) { path in
