@@ -69,12 +69,17 @@ public struct ClusterManifests: Sendable {
     static let configured = ["--template", "--scenario"]
     static let secret = ["--key-file", "--cert", "--cert-key", "--ca-file"]
 
+    /// Whether `fanout send` options give `--endpoint` (as `--endpoint URL` or `--endpoint=URL`).
+    public static func namesEndpoint(_ options: [String]) -> Bool {
+        options.contains { $0 == "--endpoint" || $0.hasPrefix("--endpoint=") }
+    }
+
     /// The multi-document YAML. Files the options name are read now, so a missing one is said
     /// here rather than in a thousand pods.
     public func render() throws(JobError) -> String {
         try check()
         var (options, files, keys) = try mountedOptions()
-        if withSink && !options.contains(where: { $0 == "--endpoint" || $0.hasPrefix("--endpoint=") }) {
+        if withSink && !Self.namesEndpoint(options) {
             options += ["--endpoint", "http://\(name)-sink.\(namespace).svc:\(Self.sinkPort)"]
         }
         if let thresholds {
@@ -129,7 +134,7 @@ public struct ClusterManifests: Sendable {
                 throw JobError("\(name) is set for each shard by the manifests: leave it out of the send options")
             }
         }
-        if !withSink && !sendOptions.contains(where: { $0 == "--endpoint" || $0.hasPrefix("--endpoint=") }) {
+        if !withSink && !Self.namesEndpoint(sendOptions) {
             throw JobError(
                 "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)"
             )

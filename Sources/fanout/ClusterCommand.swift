@@ -106,14 +106,14 @@ extension ClusterCommand {
             }
             if !sinkOptions.isEmpty && !withSink { throw ValidationError("--sink-option goes with --with-sink.") }
             // The shards' options are checked here, as each pod would check them.
-            let hasEndpoint = sendOptions.contains { $0 == "--endpoint" || $0.hasPrefix("--endpoint=") }
+            let hasEndpoint = ClusterManifests.namesEndpoint(sendOptions)
             if !withSink && !hasEndpoint {
                 throw ValidationError(
                     "the send options need --endpoint URL (or --with-sink, to send to a sink in the cluster)."
                 )
             }
             var options = sendOptions
-            if withSink && !options.contains(where: { $0 == "--endpoint" || $0.hasPrefix("--endpoint=") }) {
+            if withSink && !hasEndpoint {
                 options += ["--endpoint", "http://sink:\(ClusterManifests.sinkPort)"]
             }
             do {
