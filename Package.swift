@@ -102,6 +102,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // As for FanoutPayload: every ByteBuffer write paid a runtime exclusivity check on
             // NIO's storage (swift_beginAccess: ~11% of the server's profile under h2load).
@@ -127,6 +128,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // As for FanoutHTTP2: header lists and responses go through ByteBuffer.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
@@ -161,6 +163,7 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutClient",
                 "FanoutTokens",
+                "FanoutHTTP2",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),

@@ -38,7 +38,14 @@ struct APNsRequestFields: HTTP2HeaderFields {
     mutating func select(id bits: (high: UInt64, low: UInt64)) -> (high: UInt64, low: UInt64) {
         let high = bits.high & ~0xF000 | 0x4000
         let low = bits.low & ~(0xC000_0000_0000_0000 as UInt64) | 0x8000_0000_0000_0000
-        guard id != nil else { return (high, low) }
+        select(uuid: (high, low))
+        return (high, low)
+    }
+
+    /// Writes `bits` as they are as the UUID's 32 hex digits (`TimedAPNsID` sets its version).
+    mutating func select(uuid bits: (high: UInt64, low: UInt64)) {
+        let (high, low) = bits
+        guard id != nil else { return }
         let digits: StaticString = "0123456789abcdef"
         id!.withUnsafeMutableBufferPointer { text in
             var position = 35
@@ -54,7 +61,6 @@ struct APNsRequestFields: HTTP2HeaderFields {
             put(low, 16)
             put(high, 16)
         }
-        return (high, low)
     }
 
     /// Points `:path` at `token`'s device.

@@ -20,6 +20,8 @@ public struct HeaderSettings: Sendable, Hashable {
     public var expiration: Int?
     public var collapseID: String?
     public var generatesAPNsID: Bool?
+    /// `apns-id = timed`: each try's id carries its send time (`TimedAPNsID`).
+    public var timesAPNsID: Bool?
 
     public static let names = ["topic", "push-type", "priority", "expiration", "collapse-id", "apns-id"]
 
@@ -63,8 +65,9 @@ public struct HeaderSettings: Sendable, Hashable {
             guard value.utf8.count <= 64 else { throw fail("holds at most 64 bytes") }
             collapseID = value
         default:  // apns-id
-            guard value == "random" || value == "none" else { throw fail("is random or none") }
+            guard ["random", "none", "timed"].contains(value) else { throw fail("is random, timed or none") }
             generatesAPNsID = value == "random"
+            timesAPNsID = value == "timed"
         }
     }
 }

@@ -2,7 +2,8 @@ import Histogram
 import NIOConcurrencyHelpers
 
 /// What the connections of one event loop measured, recorded without a lock and handed over
-/// once a second: latencies (outside the warm-up), completions and the generator's lag.
+/// once a second: latencies (outside the warm-up), completions, the generator's lag, and the
+/// sender's own delays (the loop's lag, and how long answers waited inside a read burst).
 ///
 /// ```
 ///   loop 1: [second 0][second 1][second 2] …  ──┐
@@ -20,10 +21,15 @@ package final class LoopRecorder {
     private var second = 0
     private var latencies = LoadStatistics.makeHistogram()
     private var lag = LoadStatistics.makeHistogram()
+    private var loopLag = LoadStatistics.makeHistogram()
+    private var readDelay = LoadStatistics.makeHistogram()
     private var completed = 0
+    /// Which of the run's loops this is (the collector keeps each loop's delays apart).
+    private let loop: Int
 
-    package init(collector: IntervalCollector) {
+    package init(collector: IntervalCollector, loop: Int = 0) {
         self.collector = collector
+        self.loop = loop
         start = collector.start
         warmUpEnd = collector.start + collector.warmUp
         interval = collector.interval
@@ -45,6 +51,18 @@ package final class LoopRecorder {
         _ = lag.record(max(1, nanoseconds / 1000))
     }
 
+    /// The loop ran a task due `nanoseconds` earlier (`EventLoopLagProbe`).
+    func loopLagged(_ nanoseconds: UInt64, now: UInt64) {
+        roll(to: now)
+        _ = loopLag.record(max(1, nanoseconds / 1000))
+    }
+
+    /// An answer was handled at `now`, in a read burst that began at `readStartedAt`: what it
+    /// waited while the answers before it in the burst were handled.
+    func answerRead(startedAt readStartedAt: UInt64, now: UInt64) {
+        _ = readDelay.record(max(1, (now - min(now, readStartedAt)) / 1000))
+    }
+
     /// Hands over every finished second up to `now`.
     func roll(to now: UInt64) {
         let current = Int((now - min(now, start)) / interval)
@@ -52,7 +70,7 @@ package final class LoopRecorder {
         handOver()
         second += 1
         while second < current {
-            collector.add(IntervalCollector.Part(second: second))
+            collector.add(IntervalCollector.Part(second: second, loop: loop))
             second += 1
         }
     }
@@ -64,9 +82,21 @@ package final class LoopRecorder {
     }
 
     private func handOver() {
-        collector.add(IntervalCollector.Part(second: second, latencies: latencies, lag: lag, completed: completed))
+        collector.add(
+            IntervalCollector.Part(
+                second: second,
+                loop: loop,
+                latencies: latencies,
+                lag: lag,
+                loopLag: loopLag,
+                readDelay: readDelay,
+                completed: completed
+            )
+        )
         latencies.reset()
         lag.reset()
+        loopLag.reset()
+        readDelay.reset()
         completed = 0
     }
 }
@@ -86,20 +116,53 @@ public struct LoadInterval: Sendable {
     public var max: UInt64
     /// The generator's worst lag in it (µs), 0 without the open model.
     public var maxLag: UInt64
+    /// The sender's own delays in it (µs): its loops' worst lag, and the p99 of how long
+    /// answers waited in their read bursts.
+    public var maxLoopLag: UInt64 = 0
+    public var readDelayP99: UInt64 = 0
+}
+
+/// The sender's own delays on one event loop over the run (µs), outside the warm-up and in
+/// it alike: they describe the harness, not the server.
+public struct LoopDelays: Sendable {
+    /// How late the loop ran tasks due on it (`EventLoopLagProbe`'s samples).
+    public var loopLag = LoadStatistics.makeHistogram()
+    /// How long each answer waited between the start of its read burst and its handling.
+    public var readDelay = LoadStatistics.makeHistogram()
+    /// The CPU time the loop's thread used over the run (nanoseconds; 0 where not measured).
+    public var cpuNanoseconds: UInt64 = 0
+
+    public init() {}
+
+    /// Every loop's delays in one.
+    public static func merged(_ loops: [LoopDelays]) -> LoopDelays {
+        var total = LoopDelays()
+        for loop in loops {
+            total.loopLag.add(loop.loopLag)
+            total.readDelay.add(loop.readDelay)
+            total.cpuNanoseconds += loop.cpuNanoseconds
+        }
+        return total
+    }
 }
 
 /// Merges the event loops' seconds as they come in and keeps the run's totals.
 package final class IntervalCollector: Sendable {
     struct Part {
         var second: Int
+        var loop: Int
         var latencies: Histogram<UInt64>?
         var lag: Histogram<UInt64>?
+        var loopLag: Histogram<UInt64>?
+        var readDelay: Histogram<UInt64>?
         var completed = 0
     }
 
     private struct Pending {
         var latencies = LoadStatistics.makeHistogram()
+        var readDelay = LoadStatistics.makeHistogram()
         var maxLag: UInt64 = 0
+        var maxLoopLag: UInt64 = 0
         var completed = 0
         var parts = 0
     }
@@ -109,6 +172,7 @@ package final class IntervalCollector: Sendable {
         var intervals: [LoadInterval] = []
         var latency = LoadStatistics.makeHistogram()
         var lag = LoadStatistics.makeHistogram()
+        var loops: [LoopDelays]
     }
 
     let start: UInt64
@@ -117,13 +181,14 @@ package final class IntervalCollector: Sendable {
     /// makes its one interval longer than itself, so that no hand-over falls in it).
     let interval: UInt64
     private let loops: Int
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
 
     package init(start: UInt64, warmUp: UInt64, loops: Int, interval: UInt64 = 1_000_000_000) {
         self.start = start
         self.warmUp = warmUp
         self.interval = interval
         self.loops = loops
+        state = NIOLockedValueBox(State(loops: Array(repeating: LoopDelays(), count: max(1, loops))))
     }
 
     func add(_ part: Part) {
@@ -133,6 +198,14 @@ package final class IntervalCollector: Sendable {
             if let lag = part.lag, lag.totalCount > 0 {
                 pending.maxLag = max(pending.maxLag, lag.max)
                 state.lag.add(lag)
+            }
+            if let loopLag = part.loopLag, loopLag.totalCount > 0 {
+                pending.maxLoopLag = max(pending.maxLoopLag, loopLag.max)
+                state.loops[part.loop].loopLag.add(loopLag)
+            }
+            if let readDelay = part.readDelay, readDelay.totalCount > 0 {
+                pending.readDelay.add(readDelay)
+                state.loops[part.loop].readDelay.add(readDelay)
             }
             pending.completed += part.completed
             pending.parts += 1
@@ -169,7 +242,9 @@ package final class IntervalCollector: Sendable {
                 p90: empty ? 0 : latencies.valueAtPercentile(90),
                 p99: empty ? 0 : latencies.valueAtPercentile(99),
                 max: empty ? 0 : latencies.max,
-                maxLag: pending.maxLag
+                maxLag: pending.maxLag,
+                maxLoopLag: pending.maxLoopLag,
+                readDelayP99: pending.readDelay.totalCount == 0 ? 0 : pending.readDelay.valueAtPercentile(99)
             )
         )
     }
@@ -179,4 +254,6 @@ package final class IntervalCollector: Sendable {
     /// Every lag sample so far.
     var lag: Histogram<UInt64> { state.withLockedValue { $0.lag } }
     var intervals: [LoadInterval] { state.withLockedValue { $0.intervals } }
+    /// Each loop's own delays so far.
+    var loopDelays: [LoopDelays] { state.withLockedValue { $0.loops } }
 }

@@ -21,6 +21,10 @@ public struct NotificationHeaders: Sendable, Hashable {
     /// Whether each notification gets an `apns-id` (a random version-4 UUID, the same on its
     /// retries, as a provider that tracks its notifications sends), or none (APNs makes one).
     public var generatesAPNsID = false
+    /// Whether each request's `apns-id` carries its send time (`TimedAPNsID`; a new one on each
+    /// try): a Fanout sink on this host then times its lateness from the send. Overrides
+    /// `generatesAPNsID`.
+    public var timesAPNsID = false
 
     public init(
         topic: String,
@@ -53,6 +57,9 @@ public struct LoadModel: Sendable {
     /// The open model: a run in which the generator fell further behind its schedule than this
     /// (with a stream free to send on) is invalid.
     public var maxLag: Duration = .milliseconds(100)
+    /// A run whose harness (sender loops, answer reading, the embedded sink's lateness) accounts
+    /// for more than this share of the measured p99 is flagged harness-bound (`--max-harness-share`).
+    public var maxHarnessShare = 0.2
     /// Which part of a sharded run this is (`--shard i/N`): with a schedule, the run sends
     /// its arrivals k ≡ i − 1 (mod N) (`ArrivalSchedule.sharded(_:)`); the token reader takes
     /// the same part of the tokens.

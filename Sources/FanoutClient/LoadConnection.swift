@@ -125,7 +125,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         authorizationGeneration = authorization?.generation ?? 0
         fields = APNsRequestFields(
             shared: configuration.sharedFields(authorization: authorization?.value),
-            generatesID: configuration.headers.generatesAPNsID
+            generatesID: configuration.headers.generatesAPNsID || configuration.headers.timesAPNsID
         )
         body.reserveCapacity(configuration.encoder.template.sizeLimit + 64)
     }
@@ -142,6 +142,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         switch event {
         case .message(let response):
             guard let entry = release(tag: response.tag) else { break }
+            recorder.answerRead(startedAt: connection.readStartedAt, now: now)
             if !hasAnswered {
                 hasAnswered = true
                 answered()
@@ -257,7 +258,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             }
             fields.select(token: record.token)
             if notification.firstSentAt == 0 { notification.firstSentAt = now }
-            if configuration.headers.generatesAPNsID {
+            if configuration.headers.timesAPNsID {
+                fields.select(uuid: TimedAPNsID.bits(sentAt: now, random: random.next()))
+            } else if configuration.headers.generatesAPNsID {
                 if notification.id == (0, 0) { notification.id = (random.next(), random.next()) }
                 fields.select(id: notification.id)
             }

@@ -61,6 +61,8 @@ public final class LoadEngine: Sendable {
         public var maxLag: Duration
         /// The CPU time the sender's event-loop threads used over the run (thread clocks).
         public var senderCPU: Duration = .zero
+        /// The sender's own delays, loop by loop, with each loop's CPU time.
+        public var loopDelays: [LoopDelays] = []
 
         /// The generator's worst lag behind its schedule (the open model).
         public var worstLag: Duration {
@@ -107,7 +109,7 @@ public final class LoadEngine: Sendable {
         let started = now.clock + .nanoseconds(Int64(wait))
         let startDate = now.date.addingTimeInterval(Double(wait) / 1e9)
         let startUptime = now.uptime + wait
-        let cpuAtStart = ThreadCPUClock.total(of: group)
+        let cpuAtStart = ThreadCPUClock.perLoop(of: group)
         let feed = NotificationFeed(stream)
         let tickets = model.shardSchedule.map {
             ArrivalTickets(schedule: $0, slots: configuration.shape.connections, start: wait > 0 ? startUptime : 0)
@@ -210,7 +212,11 @@ public final class LoadEngine: Sendable {
         statistics.add(counts)
         recording.finish()
         let elapsed = max(.zero, ContinuousClock.now - started)
-        let cpuAtEnd = ThreadCPUClock.total(of: group)
+        let cpuAtEnd = ThreadCPUClock.perLoop(of: group)
+        var loopDelays = recording.collector.loopDelays
+        for index in loopDelays.indices where index < cpuAtEnd.count && index < cpuAtStart.count {
+            loopDelays[index].cpuNanoseconds = cpuAtEnd[index] &- cpuAtStart[index]
+        }
         let firstSendUptime = statistics.firstSend
         let firstSend =
             firstSendUptime == 0
@@ -227,7 +233,8 @@ public final class LoadEngine: Sendable {
             schedule: model.shardSchedule,
             warmUp: model.warmUp,
             maxLag: model.maxLag,
-            senderCPU: .nanoseconds(Int64(cpuAtEnd &- cpuAtStart))
+            senderCPU: .nanoseconds(Int64(cpuAtEnd.reduce(0, +) &- cpuAtStart.reduce(0, +))),
+            loopDelays: loopDelays
         )
     }
 
@@ -302,11 +309,12 @@ public final class LoadEngine: Sendable {
 }
 
 /// The event loops' recorders and what merges them: each loop rolls its recorder over every
-/// 250 ms, so seconds close even while its connections are idle.
+/// 250 ms, so seconds close even while its connections are idle, and samples its own lag.
 private final class Recording {
     let collector: IntervalCollector
     let loops: [(any EventLoop, NIOLoopBound<LoopRecorder>)]
     private let rollers: [RepeatedTask]
+    private let probes: [NIOLoopBound<EventLoopLagProbe>]
 
     init(group: any EventLoopGroup, statistics: LoadStatistics, start: UInt64, warmUp: Duration) {
         var loops: [any EventLoop] = []
@@ -314,10 +322,19 @@ private final class Recording {
         let collector = IntervalCollector(start: start, warmUp: warmUp.wholeNanoseconds, loops: loops.count)
         statistics.record(into: collector)
         self.collector = collector
-        self.loops = loops.map { loop in
+        self.loops = loops.enumerated().map { index, loop in
             // Made on its loop: a loop-bound value must be.
-            let recorder = try! loop.submit { NIOLoopBound(LoopRecorder(collector: collector), eventLoop: loop) }.wait()
+            let recorder = try! loop.submit {
+                NIOLoopBound(LoopRecorder(collector: collector, loop: index), eventLoop: loop)
+            }.wait()
             return (loop, recorder)
+        }
+        probes = self.loops.map { loop, recorder in
+            try! loop.submit {
+                let probe = EventLoopLagProbe(on: loop) { late, now in recorder.value.loopLagged(late, now: now) }
+                probe.start()
+                return NIOLoopBound(probe, eventLoop: loop)
+            }.wait()
         }
         rollers = self.loops.map { loop, recorder in
             loop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
@@ -329,8 +346,11 @@ private final class Recording {
     /// Hands over every loop's last second and closes them all.
     func finish() {
         for roller in rollers { roller.cancel() }
-        for (loop, recorder) in loops {
-            try? loop.submit { recorder.value.finish() }.wait()
+        for ((loop, recorder), probe) in zip(loops, probes) {
+            try? loop.submit {
+                probe.value.stop()
+                recorder.value.finish()
+            }.wait()
         }
         collector.closeAll()
     }

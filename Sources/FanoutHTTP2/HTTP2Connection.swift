@@ -122,6 +122,10 @@ public struct HTTP2Connection {
     /// When the bytes being read arrived (uptime nanoseconds): set by the owner before
     /// `nextEvent(from:)`; it refills the reset budget.
     public var now: UInt64 = 0
+    /// When the read burst holding the bytes being read began (uptime nanoseconds): its first
+    /// read's `now`. What an event waited between then and its handling is the reader's own
+    /// delay (earlier frames of the burst were handled first), not the peer's.
+    public var readStartedAt: UInt64 = 0
     /// Events produced by one frame beyond the first (GOAWAY refusing many streams).
     var queuedEvents: [HTTP2Event] = []
     var queuedHead = 0

@@ -22,6 +22,9 @@ public protocol HTTP2ConnectionDelegate: SendableMetatype {
     var nextWakeUp: NIODeadline? { get }
     /// The time asked for by `nextWakeUp` has come.
     mutating func wake(now: NIODeadline, connection: inout HTTP2Connection)
+    /// What the connection had queued was handed to the socket at `now` (uptime nanoseconds):
+    /// the moment an answer really leaves, which the sink times its own lateness to.
+    mutating func outboundWritten(at now: UInt64)
 }
 
 extension HTTP2ConnectionDelegate {
@@ -31,6 +34,7 @@ extension HTTP2ConnectionDelegate {
     public var nextWakeUp: NIODeadline? { nil }
     public mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {}
     public mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {}
+    public mutating func outboundWritten(at now: UInt64) {}
 }
 
 /// Runs an `HTTP2Connection` on a NIO channel: frames are read straight from the received
@@ -68,6 +72,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// (`incompleteFrameTimeout`): set when `partial` starts holding bytes, cancelled when it
     /// empties, so a peer dribbling one frame a byte at a time does not restart it.
     private var incompleteFrameTimer: Scheduled<Void>?
+    /// Between a burst's first `channelRead` and its `channelReadComplete`.
+    private var isReading = false
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
@@ -133,6 +139,10 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
         connection.now = NIODeadline.now().uptimeNanoseconds
+        if !isReading {
+            isReading = true
+            connection.readStartedAt = connection.now
+        }
         if partial.readableBytes == 0 {
             process(&bytes)
             if bytes.readableBytes > 0 { partial.writeBuffer(&bytes) }
@@ -180,6 +190,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
+        isReading = false
         flush(context)
         context.fireChannelReadComplete()
     }
@@ -243,6 +254,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private func flush(_ context: ChannelHandlerContext) {
         guard !isFlushing else { return }
         isFlushing = true
+        let wrote = connection.outbound.readableBytes > 0
         while connection.outbound.readableBytes > 0 {
             let written = connection.outbound.readableBytes
             context.writeAndFlush(wrapOutboundOut(connection.outbound), promise: nil)
@@ -250,6 +262,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             if connection.outbound.readableBytes == 0 { connection.outbound.clear() }
         }
         isFlushing = false
+        if wrote { delegate.outboundWritten(at: NIODeadline.now().uptimeNanoseconds) }
         if context.channel.isWritable { connection.controlRepliesDelivered() }
         if connection.isFinished && context.channel.isActive {
             if let error = connection.error, failure == nil { failure = error }

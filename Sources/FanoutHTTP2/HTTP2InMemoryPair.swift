@@ -84,8 +84,11 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
     ) -> Int {
         let bytes = wire.readableBytes
         connection.now = NIODeadline.now().uptimeNanoseconds
+        connection.readStartedAt = connection.now
         while let event = connection.nextEvent(from: &wire) { delegate.handle(event, connection: &connection) }
         wire.clear()
+        // What it queued goes to the peer at its turn, with no time between: "written" now.
+        if connection.outbound.readableBytes > 0 { delegate.outboundWritten(at: connection.now) }
         return bytes
     }
 }

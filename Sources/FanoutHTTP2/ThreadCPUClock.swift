@@ -19,6 +19,11 @@ public enum ThreadCPUClock {
     /// The CPU time the threads of `group`'s event loops have used, summed, in nanoseconds:
     /// each loop reads its own clock between two of its tasks (a loop shut down counts 0).
     public static func total(of group: any EventLoopGroup) -> UInt64 {
-        group.makeIterator().reduce(0) { total, loop in total + ((try? loop.submit { now() }.wait()) ?? 0) }
+        perLoop(of: group).reduce(0, +)
+    }
+
+    /// The CPU time each of `group`'s event-loop threads has used, in the group's order.
+    public static func perLoop(of group: any EventLoopGroup) -> [UInt64] {
+        group.makeIterator().map { loop in (try? loop.submit { now() }.wait()) ?? 0 }
     }
 }

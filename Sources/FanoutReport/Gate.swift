@@ -55,6 +55,8 @@ public struct Gate: Sendable {
         lines += verdicts.map { $0.line(width: width) }
         // A partial merge is gated on what ran; the verdict says so.
         lines += run.runs.flatMap(\.partialReasons).map { "PARTIAL \($0)" }
+        // Not a failure by itself (threshold `harness` for that), but the figures are Fanout's.
+        lines += run.runs.flatMap(\.harnessBound).map { "HARNESS-BOUND \($0)" }
         let status: Status
         if !invalid.isEmpty {
             status = .invalid

@@ -56,10 +56,16 @@ public struct HTMLReport {
         for reason in summary["invalid_reasons"] as? [String] ?? [] {
             body += "<p class=\"invalid\">INVALID: \(ChartFrame.escape(reason))</p>\n"
         }
+        if let harness = HarnessRecord(summary: summary), harness.bound {
+            body += "<p class=\"invalid\">HARNESS-BOUND: \(ChartFrame.escape(harness.headline))</p>\n"
+        }
         body += "<h2>Latency by percentile</h2>\n" + spectrumChart()
         body += "<h2>Throughput per second</h2>\n" + throughputChart(intervals)
         body += "<h2>p50 and p99 per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
+        if let harness = HarnessRecord(summary: summary) {
+            body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
+        }
         body += "<h2>Configuration</h2>\n" + table(summary["configuration"] as? [String: Any] ?? [:])
         body += "<h2>Environment</h2>\n" + table(summary["environment"] as? [String: Any] ?? [:])
         return ChartFrame.page(title: "Fanout run: \(grouped(sent)) notifications", body: body)
@@ -185,6 +191,21 @@ public struct HTMLReport {
             svg += "<text x=\"\(236 + width)\" y=\"\(y + 15)\">\(grouped(row.1))</text>"
         }
         return svg + "</svg>\n"
+    }
+
+    /// Next to the latency percentiles: how much of them Fanout's own delays account for.
+    private func harnessTable(_ harness: HarnessRecord) -> String {
+        var html =
+            "<p>\(ChartFrame.escape(harness.headline.prefix(1).uppercased() + harness.headline.dropFirst()))</p>\n"
+        if !harness.guidance.isEmpty {
+            html += "<ul>" + harness.guidance.map { "<li>\(ChartFrame.escape($0))</li>" }.joined() + "</ul>\n"
+        }
+        html += "<table><tr><th>delay</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>"
+        for row in harness.rows {
+            html += "<tr><td>\(ChartFrame.escape(row.name))</td>"
+            html += [row.p50, row.p99, row.max].map { "<td>\(String(format: "%.2f", $0))</td>" }.joined() + "</tr>"
+        }
+        return html + "</table>\n"
     }
 
     private func table(_ object: [String: Any]) -> String {

@@ -58,6 +58,18 @@ public struct MarkdownSummary {
                 lines.append("| \(kind) \(reason) | \(grouped(count)) |")
             }
         }
+        if let harness = HarnessRecord(summary: summary) {
+            lines += [
+                "",
+                (harness.bound ? "⚠️ **harness-bound**: " : "") + harness.headline.prefix(1).uppercased()
+                    + harness.headline.dropFirst(),
+            ]
+            lines += harness.guidance.map { "- \($0)" }
+            lines += ["", "| the harness's own delays, ms | p50 | p99 | max |", "|---|---:|---:|---:|"]
+            for row in harness.rows {
+                lines.append(String(format: "| %@ | %.2f | %.2f | %.2f |", row.name, row.p50, row.p99, row.max))
+            }
+        }
         lines += [
             "",
             "<sub>Fanout \(environment["fanout_version"] as? String ?? "?") (\(environment["build"] as? String ?? "?"), \(environment["allocator"] as? String ?? "?")) on \(environment["cpu"] as? String ?? "?"), \(environment["cores"] as? Int ?? 0) cores · \(configuration["endpoint"] as? String ?? "")</sub>",

@@ -247,6 +247,47 @@ public struct RunMerge {
         }
     }
 
+    /// The shards' `harness` objects as one: each delay's p50, p99 and max the largest over the
+    /// shards (the shards' histograms of them are not kept), every loop's CPU, the share against
+    /// the merged p99. `NSNull` when a shard has none (schema 4 and before).
+    private static func mergedHarness(_ summaries: [[String: Any]], latency: Histogram<UInt64>) -> Any {
+        let harnesses = summaries.compactMap { $0["harness"] as? [String: Any] }
+        guard harnesses.count == summaries.count, let first = harnesses.first else { return NSNull() }
+        func largest(_ delays: [[String: Any]?]) -> [String: Any] {
+            var merged: [String: Any] = ["count": delays.compactMap { $0?["count"] as? Int }.reduce(0, +)]
+            for key in ["p50", "p99", "max"] { merged[key] = delays.compactMap { $0?[key] as? Double }.max() ?? 0 }
+            return merged
+        }
+        func side(_ name: String, _ keys: [String]) -> Any {
+            let sides = harnesses.compactMap { $0[name] as? [String: Any] }
+            guard sides.count == harnesses.count else { return NSNull() }
+            var merged: [String: Any] = [:]
+            for key in keys { merged[key] = largest(sides.map { $0[key] as? [String: Any] }) }
+            merged["loop_utilisation"] = sides.flatMap { $0["loop_utilisation"] as? [Double] ?? [] }
+            return merged
+        }
+        let ownP99 = harnesses.compactMap { $0["own_p99_ms"] as? Double }.max() ?? 0
+        let measured = latency.milliseconds(at: 99)
+        let maxShare = first["max_share"] as? Double ?? 0
+        let share = measured > 0 ? ownP99 / measured : 0
+        var guidance: [String] = []
+        for advice in harnesses.flatMap({ $0["guidance"] as? [String] ?? [] }) where !guidance.contains(advice) {
+            guidance.append(advice)
+        }
+        let largestPart = harnesses.max { ($0["own_p99_ms"] as? Double ?? 0) < ($1["own_p99_ms"] as? Double ?? 0) }
+        return [
+            "sender": side("sender", ["send_lateness_ms", "loop_lag_ms", "read_delay_ms"]),
+            "sink": side("sink", ["lateness_ms", "from_send_ms", "injected_ms", "loop_lag_ms"]),
+            "own_p99_ms": ownP99,
+            "largest": largestPart?["largest"] as? String ?? "",
+            "measured_p99_ms": measured,
+            "share_of_p99": share,
+            "max_share": maxShare,
+            "bound": share > maxShare,
+            "guidance": share > maxShare ? guidance : [],
+        ] as [String: Any]
+    }
+
     private static func json(
         of shards: [Shard],
         entries: [IntervalLog.Entry],
@@ -282,6 +323,7 @@ public struct RunMerge {
                 total.flatMap { sent > 0 ? $0 * 1e6 / Double(sent) as Any : nil } ?? NSNull()
         }
         object["cpu"] = cpu
+        object["harness"] = mergedHarness(summaries, latency: latency)
         object["elapsed_seconds"] = summaries.compactMap { $0["elapsed_seconds"] as? Double }.max() ?? 0
         object["throughput_per_second"] = summaries.compactMap { $0["throughput_per_second"] as? Double }.reduce(0, +)
         object["latency_ms"] = Dictionary(

@@ -14,11 +14,13 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case failed, rejected, sent, accepted
     /// The open model's worst generator lag.
     case lag
+    /// The harness's own delay at p99 (`summary.json`'s `harness.own_p99_ms`; 0 before schema 5).
+    case harness
 
-    /// Latencies and lag are milliseconds; throughput per second; the rest counts.
+    /// Latencies, lag and the harness's delay are milliseconds; throughput per second; the rest counts.
     public var isTime: Bool {
         switch self {
-        case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag: true
+        case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness: true
         default: false
         }
     }
@@ -43,6 +45,8 @@ public struct RunRecord: Sendable {
     public var valid: Bool { invalidReasons.isEmpty }
     /// What a partial merge (`fanout merge --allow-partial`) lacks; empty for a whole run.
     public var partialReasons: [String] = []
+    /// Why the run is harness-bound (`harness.bound`), empty when it is not.
+    public var harnessBound: [String] = []
 
     /// Reads `directory/summary.json`.
     public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
@@ -89,6 +93,8 @@ public struct RunRecord: Sendable {
         metrics[.failed] = try total("failed")
         metrics[.errors] = metrics[.rejected]! + metrics[.failed]!
         metrics[.lag] = (object["generator_lag_ms"] as? [String: Double])?["max"] ?? 0
+        let harness = HarnessRecord(summary: object)
+        metrics[.harness] = harness?.ownP99 ?? 0
         var reasons = object["invalid_reasons"] as? [String] ?? []
         if object["cancelled"] as? Bool == true { reasons.append("it was stopped before the end") }
         if object["reconciled"] as? Bool == false, !reasons.contains("sender and sink disagree") {
@@ -100,7 +106,8 @@ public struct RunRecord: Sendable {
             metrics: metrics,
             errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
             invalidReasons: reasons,
-            partialReasons: object["partial"] as? Bool == true ? object["partial_reasons"] as? [String] ?? [] : []
+            partialReasons: object["partial"] as? Bool == true ? object["partial_reasons"] as? [String] ?? [] : [],
+            harnessBound: harness.map { $0.bound ? [$0.headline] : [] } ?? []
         )
     }
 }

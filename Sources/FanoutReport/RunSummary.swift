@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutHTTP2
 import FanoutSettings
 import FanoutTokens
 import Foundation
@@ -65,6 +66,8 @@ public struct RunSummary: Sendable {
     /// The CPU time the embedded sink's event-loop threads used over the run (`fanout run`);
     /// `nil` for an endpoint elsewhere.
     public var sinkCPU: Duration?
+    /// The embedded sink's own delays over the run (`fanout run`); `nil` for an endpoint elsewhere.
+    public var sinkDelays: SinkOwnDelays?
     /// When the run started (its wall-clock time, for the interval log).
     public var started: Date
 
@@ -89,9 +92,20 @@ public struct RunSummary: Sendable {
     /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
     /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
     /// validity and intervals.
-    public static let schemaVersion = 4
-    /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`.
-    public static let readableSchemaVersions: ClosedRange<Int> = 2...4
+    public static let schemaVersion = 5
+    /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
+    /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`.
+    public static let readableSchemaVersions: ClosedRange<Int> = 2...5
+
+    /// How much of the measured latency the harness accounts for.
+    public var harness: HarnessAccount {
+        HarnessAccount(
+            report: report,
+            sink: sinkDelays,
+            maxShare: configuration.shape.model.maxHarnessShare,
+            cores: environment.cores
+        )
+    }
 
     var seconds: Double {
         let (whole, attoseconds) = report.elapsed.components
@@ -163,6 +177,7 @@ public struct RunSummary: Sendable {
             "reconciled": reconciliation.map { $0.agrees as Any } ?? NSNull(),
         ]
         object["cpu"] = cpuJSON
+        object["harness"] = harness.json
         object["start"] = [
             "scheduled": report.scheduledStart.map { TimeNotation.format($0) as Any } ?? NSNull(),
             "first_send": report.firstSend.map { TimeNotation.format($0) as Any } ?? NSNull(),
@@ -201,6 +216,8 @@ public struct RunSummary: Sendable {
                 "p99_ms": Double(interval.p99) / 1000,
                 "max_ms": Double(interval.max) / 1000,
                 "max_lag_ms": Double(interval.maxLag) / 1000,
+                "max_loop_lag_ms": Double(interval.maxLoopLag) / 1000,
+                "read_delay_p99_ms": Double(interval.readDelayP99) / 1000,
             ]
         }
         if let tokens = report.tokens {
@@ -274,6 +291,7 @@ public struct RunSummary: Sendable {
             "duration_seconds": (model.schedule?.duration ?? model.duration).map { seconds($0) as Any } ?? NSNull(),
             "warm_up_seconds": seconds(model.warmUp),
             "max_lag_seconds": seconds(model.maxLag),
+            "max_harness_share": model.maxHarnessShare,
         ]
     }
 
@@ -336,6 +354,7 @@ public struct RunSummary: Sendable {
                 + Self.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.value)))" }.joined(separator: "  ")
         )
         lines.append(cpuLine)
+        lines += harness.lines
         if let reconciliation {
             lines.append(
                 reconciliation.agrees

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```
 ///   threshold := metric comparison limit
-///   metric    := p50 | p90 | p99 | p99.9 | p99.99 | max | lag        (times, ms by default)
+///   metric    := p50 | p90 | p99 | p99.9 | p99.99 | max | lag | harness (times, ms by default)
 ///              | throughput                                         (per second)
 ///              | errors | failed | rejected | sent | accepted       (counts; errors also N%)
 ///   comparison:= < | <= | > | >= | == | !=

@@ -113,6 +113,9 @@ public struct RunJob: Sendable {
         )
         configuration.shape.model.shard = shard
         configuration.authority = "api.push.apple.com"
+        // The sink shares this process's clock: each request's apns-id tells it the send time,
+        // and its lateness covers every queue between the two (the run's harness account).
+        configuration.headers.timesAPNsID = true
         if let security {
             configuration.transport = security.clientTransport
             configuration.providerTokens = security.providerTokens
@@ -124,9 +127,9 @@ public struct RunJob: Sendable {
         let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
         defer { metricsServer?.close() }
         warnIfLate(configuration.shape.model.startAt)
-        let sinkCPUAtStart = ThreadCPUClock.total(of: sinkGroup)
+        let sinkCPUAtStart = ThreadCPUClock.perLoop(of: sinkGroup)
         let report = engine.run(progress: progress)
-        let sinkCPU = ThreadCPUClock.total(of: sinkGroup) &- sinkCPUAtStart
+        let sinkLoopCPU = zip(ThreadCPUClock.perLoop(of: sinkGroup), sinkCPUAtStart).map { $0 &- $1 }
         sink.drain(grace: .seconds(1))
         let sinkSummary = sink.statistics.summary
         let reconciliation = Reconciliation(
@@ -144,7 +147,12 @@ public struct RunJob: Sendable {
             reconciliation: reconciliation
         )
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
-        summary.sinkCPU = .nanoseconds(Int64(sinkCPU))
+        summary.sinkCPU = .nanoseconds(Int64(sinkLoopCPU.reduce(0, +)))
+        // The loops' CPU over the run, not since the sink started.
+        var sinkDelays = sinkSummary.ownDelays
+        let seconds = Double(report.elapsed.wholeNanoseconds) / 1e9
+        sinkDelays.loopUtilisation = sinkLoopCPU.map { seconds > 0 ? Double($0) / 1e9 / seconds : 0 }
+        summary.sinkDelays = sinkDelays
         return summary
     }
 }

@@ -6,12 +6,17 @@ struct PendingResponses {
         /// Due time, in `NIODeadline` uptime nanoseconds.
         var due: UInt64
         var stream: UInt32
-        /// The reason's index in `APNsReason.allCases`, or -1 for success.
-        var reason: Int16
+        /// How much earlier than `due` an ideal sink would have answered (µs): the time the
+        /// request spent between its send and the sink's read (`TimedAPNsID`), 0 when unknown.
+        /// Its lateness is timed from `due` − this.
+        var transit: UInt32 = 0
         /// The notification's digest hash, counted when the answer goes out.
         var digestHash: UInt64
         /// The apns-id's 36 bytes.
         var id: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
+        /// The reason's index in `APNsReason.allCases`, or -1 for success (last: the entry
+        /// packs into 64 bytes).
+        var reason: Int16
     }
 
     private var heap: [Entry] = []

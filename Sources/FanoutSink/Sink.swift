@@ -36,6 +36,7 @@ public final class Sink: Sendable {
     private let state: SinkState
     private let channel: any Channel
     private let connections = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
+    private let timing: SinkTiming
 
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
@@ -56,6 +57,8 @@ public final class Sink: Sendable {
         let state = SinkState(scenario: configuration.scenario)
         self.state = state
         let connections = connections
+        let timing = try SinkTiming(group: group, statistics: statistics)
+        self.timing = timing
         let http2 = Self.http2Configuration(configuration)
         channel = try HTTP2Channels.listen(
             host: host,
@@ -69,7 +72,8 @@ public final class Sink: Sendable {
                     statistics: statistics,
                     state: state,
                     seed: state.nextSeed(),
-                    peer: channel.remoteAddress.map(Self.describe) ?? "unknown"
+                    peer: channel.remoteAddress.map(Self.describe) ?? "unknown",
+                    recorder: timing.recorder(on: channel.eventLoop) ?? SinkLoopRecorder()
                 )
             },
             onAccept: { child in
@@ -134,6 +138,8 @@ public final class Sink: Sendable {
             try? closed.futureResult.wait()
             timeout.cancel()
         }
+        timing.handOver()
+        timing.stop()
         configuration.capture?.close()
     }
 }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutHTTP2
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -84,10 +85,45 @@ final class SinkMetrics: Sendable {
                 if value > entry.value { entry.counter.increment(by: Int64(value - entry.value)) }
                 state.counters[key] = (entry.counter, max(value, entry.value))
             }
-            func gauge(_ metric: String, unit: String = "", _ value: Double, help: String) {
-                let gauge = state.gauges[metric] ?? state.registry.makeGauge(descriptor: descriptor(metric, unit, help))
-                state.gauges[metric] = gauge
+            func gauge(
+                _ metric: String,
+                unit: String = "",
+                labels: [(String, String)] = [],
+                _ value: Double,
+                help: String
+            ) {
+                let key = metric + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+                let gauge =
+                    state.gauges[key]
+                    ?? state.registry.makeGauge(descriptor: descriptor(metric, unit, help), labels: labels)
+                state.gauges[key] = gauge
                 gauge.set(to: value)
+            }
+            // The sink's own delays, as quantile-labelled gauges in seconds.
+            let delays = summary.ownDelays
+            for (metric, delay, help) in [
+                ("lateness", delays.lateness, "How long after its due time the sink wrote an answer: its own delay."),
+                (
+                    "lateness_from_send", delays.fromSend,
+                    "Lateness counted from the client's send (timed apns-ids): the queues on the way in too."
+                ),
+                (
+                    "injected", delays.injected,
+                    "How long the scenario held answers (latency, pacing, stalls): not the sink's own."
+                ),
+                ("loop_lag", delays.loopLag, "How late the sink's event loops ran what fell due."),
+            ] {
+                for (quantile, value) in [("0.5", delay.p50), ("0.99", delay.p99), ("1", delay.max)] {
+                    gauge(metric, unit: "seconds", labels: [("quantile", quantile)], Double(value) / 1e6, help: help)
+                }
+            }
+            for (loop, share) in delays.loopUtilisation.enumerated() {
+                gauge(
+                    "loop_cpu_utilisation",
+                    labels: [("loop", String(loop))],
+                    share,
+                    help: "Each event loop's CPU time since the sink started over the time since then (1 = a core)."
+                )
             }
             count("requests", summary.requests, help: "Requests received.")
             count(
@@ -135,6 +171,8 @@ extension SinkStatistics {
     ///      "by_status":{"200":…,"410":…},"by_reason":{"Unregistered":…},"payload_bytes":…,
     ///      "streams_reset":…,"peak_streams":…,"connections":{"opened":…,"closed":…,"open":…},
     ///      "digest":{"count":…,"sum":"…","squares":"…"},
+    ///      "own_delays":{"lateness_ms":{"p50":…,"p99":…,"max":…,"count":…},"injected_ms":{…},
+    ///          "loop_lag_ms":{…},"loop_utilisation":[0.42]},
     ///      "open_connections":[{"id":1,"peer":"127.0.0.1:50312","opened_at":"…","requests":…,
     ///          "accepted":…,"rejected":…,"by_status":{…},"by_reason":{…},"payload_bytes":…,
     ///          "streams_reset":…,"peak_streams":…}]}
@@ -211,7 +249,30 @@ extension SinkStatistics {
                     ("squares", string(String(summary.digest.squares, radix: 16))),
                 ])
             ),
+            ("own_delays", ownDelaysJSON(summary.ownDelays, object: object)),
             ("open_connections", "[" + connections.joined(separator: ",") + "]"),
+        ])
+    }
+
+    /// The sink's own delays (milliseconds) and each loop's CPU share.
+    private func ownDelaysJSON(_ delays: SinkOwnDelays, object: ([(String, String)]) -> String) -> String {
+        func delay(_ percentiles: DelayPercentiles) -> String {
+            object([
+                ("p50", String(format: "%.3f", Double(percentiles.p50) / 1000)),
+                ("p99", String(format: "%.3f", Double(percentiles.p99) / 1000)),
+                ("max", String(format: "%.3f", Double(percentiles.max) / 1000)),
+                ("count", String(percentiles.count)),
+            ])
+        }
+        return object([
+            ("lateness_ms", delay(delays.lateness)),
+            ("from_send_ms", delay(delays.fromSend)),
+            ("injected_ms", delay(delays.injected)),
+            ("loop_lag_ms", delay(delays.loopLag)),
+            (
+                "loop_utilisation",
+                "[" + delays.loopUtilisation.map { String(format: "%.4f", $0) }.joined(separator: ",") + "]"
+            ),
         ])
     }
 }

@@ -50,17 +50,26 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// The topic a request without `apns-topic` gets: the certificate's bundle when it names one.
     private var certificateDefaultTopic: [UInt8]?
     private var captured = CaptureBuffer()
+    /// The sink's own delays on this connection's loop.
+    private let recorder: SinkLoopRecorder
+    /// The due times of the answers queued since the connection's bytes last went to the
+    /// socket: each answer's lateness is timed when it is really written (`outboundWritten`).
+    /// Keeps its capacity: at most the answers of one read burst or one wake-up.
+    private var unwrittenDue: [(due: UInt64, transit: UInt64)] = []
 
     package init(
         configuration: SinkConfiguration,
         statistics: SinkStatistics,
         state: SinkState,
         seed: UInt64,
-        peer: String = "in-memory"
+        peer: String = "in-memory",
+        recorder: SinkLoopRecorder = SinkLoopRecorder()
     ) {
         self.configuration = configuration
         self.statistics = statistics
         self.state = state
+        self.recorder = recorder
+        unwrittenDue.reserveCapacity(256)
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
@@ -106,8 +115,21 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             var id = entry.id
             withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
             let rejection = entry.reason < 0 ? nil : SinkCounts.reasons[Int(entry.reason)]
-            respond(to: entry.stream, rejection, digestHash: entry.digestHash, &connection)
+            let transit = UInt64(entry.transit) * 1000
+            respond(
+                to: entry.stream,
+                rejection,
+                digestHash: entry.digestHash,
+                due: entry.due,
+                transit: transit,
+                &connection
+            )
         }
+    }
+
+    package mutating func outboundWritten(at now: UInt64) {
+        for answer in unwrittenDue { recorder.written(due: answer.due, transit: answer.transit, at: now) }
+        unwrittenDue.removeAll(keepingCapacity: true)
     }
 
     package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
@@ -183,8 +205,13 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         }
         let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
         let now = NIODeadline.now().uptimeNanoseconds
+        // Received when its read burst began: the time spent on the requests before it in the
+        // burst is the sink's, and shows as lateness, not as a shorter injected latency.
+        let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
         let fields = APNsRequestCheck.fields(of: request.headers)
         var digestHash: UInt64 = 0
+        /// When the client sent it, if its apns-id says (`TimedAPNsID`, this host's clock).
+        var sentAt: UInt64 = 0
         let rejection: APNsReason? = request.headers.withUnsafeBytes { bytes in
             var echoedID = false
             if fields.apnsID.count == 36 {
@@ -192,6 +219,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 if APNsRequestCheck.isCanonicalUUID(id) {
                     apnsID.copyMemory(from: id)
                     echoedID = true
+                    sentAt = TimedAPNsID.sendTime(in: id) ?? 0
                 }
             }
             if !echoedID { ids.write(into: apnsID) }
@@ -236,18 +264,23 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             }
         }
         if unanswered { return }
-        let due = responseTime(after: now)
+        let due = responseTime(after: received)
+        if due > received { recorder.held(due - received) }
+        // What lay between the send and this read: the client's and the kernel's queues, this
+        // sink's read backlog (`SinkLoopRecorder.fromSend`).
+        let transit: UInt64 = sentAt == 0 ? 0 : max(1, min(received - min(received, sentAt), Self.longestTransit))
         if due > now {
             var entry = PendingResponses.Entry(
                 due: due,
                 stream: request.stream,
-                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1,
-                digestHash: digestHash
+                transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
+                digestHash: digestHash,
+                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1
             )
             withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
             pending.push(entry)
         } else {
-            respond(to: request.stream, rejection, digestHash: digestHash, &connection)
+            respond(to: request.stream, rejection, digestHash: digestHash, due: due, transit: transit, &connection)
         }
         if let limit = faults.goAwayAfterRequests, counts.requests + handled >= limit {
             goAway(&connection, reason: faults.goAwayReason)
@@ -324,16 +357,24 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         return due + length - elapsed % every
     }
 
+    /// A send time further back than this is taken as this long ago (µs in a held entry's 32 bits).
+    static let longestTransit: UInt64 = 3_600_000_000_000
+
+    /// Writes the answer to a request on `stream`; its lateness is timed from `due` (and from
+    /// its send, `transit` before its read, when known).
     private mutating func respond(
         to stream: UInt32,
         _ rejection: APNsReason?,
         digestHash: UInt64,
+        due: UInt64,
+        transit: UInt64 = 0,
         _ connection: inout HTTP2Connection
     ) {
         let id = UnsafeRawBufferPointer(apnsID)
         guard let rejection else {
             let fields = SinkResponseFields(status: 200, apnsID: id, isError: false)
             guard connection.respond(stream: stream, fields, body: nil) else { return }
+            unwrittenDue.append((due, transit))
             counts.accepted += 1
             counts.digest.add(hash: digestHash)
             if !streamsRaised {
@@ -343,6 +384,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             return
         }
         counts.reject(rejection)
+        unwrittenDue.append((due, transit))
         let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true)
         if rejection.status == 410 {
             let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)

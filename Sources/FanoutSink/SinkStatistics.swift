@@ -1,5 +1,6 @@
 import Atomics
 import FanoutAPNs
+import FanoutHTTP2
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -21,6 +22,8 @@ public final class SinkStatistics: Sendable {
     private let open = NIOLockedValueBox<[Int: SinkConnectionRecord]>([:])
     /// When the statistics started, as a wall-clock time.
     public let startedAt = Date()
+    /// The sink's own delays, handed over by its loops once a second (`SinkLoopRecorder`).
+    let timing = SinkTimingTotals()
 
     public init() {
         byReason = APNsReason.allCases.map { _ in ManagedAtomic(0) }
@@ -86,7 +89,8 @@ public final class SinkStatistics: Sendable {
                 count: digestCount.load(ordering: .relaxed),
                 sum: digestSum.load(ordering: .relaxed),
                 squares: digestSquares.load(ordering: .relaxed)
-            )
+            ),
+            ownDelays: timing.summary
         )
     }
 }
@@ -214,6 +218,9 @@ public struct SinkSummary: Sendable, Hashable {
     public var connectionsClosed: Int
     /// Over every accepted notification's (token, payload).
     public var digest: NotificationDigest
+    /// How late the sink itself answered, what the scenario held answers for, its loops' lag
+    /// and CPU (up to a second behind while it runs).
+    public var ownDelays = SinkOwnDelays()
 
     /// The summary as text, one line a counter, rejections by reason.
     public var text: String {
@@ -231,7 +238,15 @@ public struct SinkSummary: Sendable, Hashable {
             "peak streams on a connection: \(peakConcurrentStreams)",
             "connections: \(connectionsOpened) opened, \(connectionsClosed) closed",
             "digest: \(digest)",
+            "own lateness (answers written after their due time): \(ownDelays.lateness.text)",
+            "own lateness from the send (timed apns-ids: the queues on the way in too): \(ownDelays.fromSend.text)",
+            "held by the scenario (latency, pacing, stalls): \(ownDelays.injected.text)",
+            "event-loop lag: \(ownDelays.loopLag.text)",
         ]
+        if !ownDelays.loopUtilisation.isEmpty {
+            let shares = ownDelays.loopUtilisation.map { String(format: "%.0f%%", $0 * 100) }
+            lines.append("event-loop CPU: \(shares.joined(separator: ", "))")
+        }
         return lines.joined(separator: "\n")
     }
 }

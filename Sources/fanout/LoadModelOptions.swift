@@ -61,6 +61,15 @@ struct LoadModelOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Flag the run harness-bound when Fanout's own delay at p99 (its loops' lag, its answer reading, the embedded sink's lateness) exceeds this share of the measured p99 (N% or 0.N; default \(Int(LoadModel().maxHarnessShare * 100))%).",
+            valueName: "share"
+        )
+    )
+    var maxHarnessShare: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Start sending at this time (RFC 3339, like 2026-11-23T10:00:00.000Z): connections open and exchange SETTINGS before it; shards given one time start together.",
             valueName: "time"
         )
@@ -91,6 +100,18 @@ struct LoadModelOptions: ParsableArguments {
             throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
         }
         _ = try start()
+        _ = try harnessShare()
+    }
+
+    /// `--max-harness-share`, checked: a share above 0.
+    func harnessShare() throws -> Double? {
+        guard let maxHarnessShare else { return nil }
+        guard let share = ShareNotation.parse(maxHarnessShare), share > 0 else {
+            throw ValidationError(
+                "--max-harness-share: \(maxHarnessShare) is not a share above 0, like 20% or 0.2."
+            )
+        }
+        return share
     }
 
     /// `--start-at`'s time: a time already past is allowed (the run starts at once and says
@@ -113,6 +134,7 @@ struct LoadModelOptions: ParsableArguments {
         model.warmUp = warmUp.flatMap { DurationNotation.parse($0) } ?? .zero
         if let lag = maxLag.flatMap({ DurationNotation.parse($0) }) { model.maxLag = lag }
         model.startAt = try start()
+        if let share = try harnessShare() { model.maxHarnessShare = share }
         return model
     }
 }

@@ -113,7 +113,7 @@ struct EndpointOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "apns-id: random (a UUID v4 per notification, kept on its retries) or none (APNs makes one).",
+            "apns-id: random (a UUID v4 per notification, kept on its retries), timed (a UUID v8 per try carrying its send time, so that a `fanout sink` on this host counts the time before it read the request in its own lateness) or none (APNs makes one).",
             valueName: "policy"
         )
     )
@@ -157,8 +157,8 @@ struct EndpointOptions: ParsableArguments {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
-        if let apnsId, !["none", "random"].contains(apnsId) {
-            throw ValidationError("--apns-id is random or none, not \(apnsId).")
+        if let apnsId, !["none", "random", "timed"].contains(apnsId) {
+            throw ValidationError("--apns-id is random, timed or none, not \(apnsId).")
         }
     }
 
@@ -192,6 +192,7 @@ struct EndpointOptions: ParsableArguments {
         if let generates = apnsId.map({ $0 == "random" }) ?? file.generatesAPNsID {
             headers.generatesAPNsID = generates
         }
+        if let times = apnsId.map({ $0 == "timed" }) ?? file.timesAPNsID { headers.timesAPNsID = times }
         return headers
     }
 

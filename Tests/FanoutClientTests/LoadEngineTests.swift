@@ -27,6 +27,33 @@ import Testing
         #expect(!outcome.report.cancelled)
     }
 
+    /// The harness's own delays are counted once an answer: the sender's read delay for each,
+    /// its loop's lag sampled, its CPU; the sink's lateness for each, from the send too when the
+    /// requests' apns-ids carry it, and the hold it was told to inject kept apart.
+    @Test(arguments: [true, false])
+    func eachAnswerIsTimedOnBothSides(timedIDs: Bool) throws {
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.milliseconds(3))
+        let outcome = try SinkRun.send(5000, scenario: scenario) { $0.headers.timesAPNsID = timedIDs }
+        #expect(outcome.snapshot.accepted == 5000)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+        let loops = outcome.report.loopDelays
+        #expect(loops.count == 1)
+        #expect(loops.first?.readDelay.totalCount == 5000)
+        #expect((loops.first?.loopLag.totalCount ?? 0) > 0)
+        #expect((loops.first?.cpuNanoseconds ?? 0) > 0)
+        let delays = outcome.sink.ownDelays
+        #expect(delays.lateness.count == 5000)
+        #expect(delays.fromSend.count == (timedIDs ? 5000 : 0))
+        #expect(delays.injected.count == 5000)
+        #expect(delays.injected.p50 >= 2990 && delays.injected.max <= 3010, "\(delays.injected)")
+        // From the send is the same answers' lateness plus their transit: never less.
+        if timedIDs {
+            #expect(delays.fromSend.p50 >= delays.lateness.p50 && delays.fromSend.max >= delays.lateness.max)
+        }
+        #expect(delays.loopUtilisation.count == 1)
+    }
+
     /// `streamsPerConnection` reaches each connection's HTTP/2 settings: against a sink that
     /// allows 1500 streams and holds every answer 300 ms (so streams fill before any frees), one
     /// connection keeps exactly `streams` in flight — above the 1000 HTTP/2 once capped every

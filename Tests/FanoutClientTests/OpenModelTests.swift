@@ -142,6 +142,13 @@ import Testing
             #expect(p95 > predicted(0.95) - 0.03, "p95 \(p95) s below the floor")
             #expect(p99 > predicted(0.99) - 0.03, "p99 \(p99) s below the floor")
             #expect(max > stall - 0.03, "max \(max) s below the stall")
+            // The sink says the stall was the scenario's, not its own: it held the answers due in
+            // the stall up to its length as told (only those: the scenario has no latency), and
+            // wrote each about when it fell due.
+            let delays = outcome.sink.ownDelays
+            #expect(delays.lateness.count == 3800, "\(delays)")
+            #expect(Double(delays.injected.max) / 1e6 > stall - 0.03, "held at most \(delays.injected.max) µs")
+            #expect(Double(delays.lateness.max) / 1e6 < stall / 2, "the sink's own lateness \(delays.lateness.max) µs")
             withinCeiling =
                 Self.seconds(latency, at: 50) < 0.1 && p95 < predicted(0.95) + 0.12 && p99 < predicted(0.99) + 0.12
                 && max < stall + 0.15

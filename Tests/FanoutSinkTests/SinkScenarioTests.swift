@@ -42,7 +42,7 @@ import Testing
         var queue = PendingResponses()
         var random = SeededRandom(seed: 3)
         for stream in 0..<5000 as Range<UInt32> {
-            queue.push(.init(due: random.next() % 1_000_000, stream: stream, reason: -1, digestHash: 0))
+            queue.push(.init(due: random.next() % 1_000_000, stream: stream, digestHash: 0, reason: -1))
         }
         var last: UInt64 = 0
         var popped = 0
@@ -52,7 +52,7 @@ import Testing
             popped += 1
         }
         #expect(popped == 5000)
-        queue.push(.init(due: 10, stream: 1, reason: -1, digestHash: 0))
+        queue.push(.init(due: 10, stream: 1, digestHash: 0, reason: -1))
         #expect(queue.popDue(now: 9) == nil)
         #expect(queue.popDue(now: 10)?.stream == 1)
     }
@@ -184,4 +184,10 @@ import Testing
 
 extension String {
     func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
+}
+
+/// A held answer is one cache line: the heap of them is what a sink holding a million answers
+/// keeps in memory.
+@Test func aHeldAnswerIs64Bytes() {
+    #expect(MemoryLayout<PendingResponses.Entry>.stride == 64)
 }

@@ -1,0 +1,241 @@
+import FanoutClient
+import FanoutHTTP2
+import Foundation
+
+/// How much of a run's measured latency Fanout itself accounts for.
+///
+/// A notification's latency is its server's time plus the harness's own delays on the way:
+///
+/// ```
+///   due ─► sent ─► … queues … ─► sink reads ─► held as told ─► written ─► sender's loop ─► handled
+///   └ send lateness ┘└──────────── sink lateness (from the send) ─────┘└ loop lag ┘└ read delay ┘
+/// ```
+///
+/// Every part but the hold is the harness's: the sender sending after the due time (the open
+/// model's generator lag), the sink answering after its hold would have it (timed from the send
+/// when the request's apns-id carries it, `TimedAPNsID`: then every queue on the way in is in
+/// it), the sender's loops running late (an answer waits in the socket about as long), and an
+/// answer waiting in its read burst. The parts are measured apart, not joined per answer, so the
+/// harness's own delay at p99 is given as the largest part's p99: a lower bound (the parts of
+/// one answer add up). When even that exceeds `maxShare` of the measured p99 the run is
+/// harness-bound: its figures describe Fanout on this machine more than the endpoint.
+public struct HarnessAccount: Sendable {
+    public var senderLoopLag: DelayPercentiles
+    public var readDelay: DelayPercentiles
+    /// The open model's send lateness (the generator's lag); `nil` in the closed model.
+    public var sendLateness: DelayPercentiles?
+    /// Each sender loop's CPU time over the run ÷ the run's length (1 = a whole core).
+    public var senderUtilisation: [Double]
+    /// The embedded sink's own delays (`fanout run`); `nil` for an endpoint elsewhere.
+    public var sink: SinkOwnDelays?
+    /// The run's measured latency at p99 (µs).
+    public var measuredP99: UInt64
+    /// `--max-harness-share`.
+    public var maxShare: Double
+    /// Event-loop threads of the sender, and the machine's cores.
+    public var senderThreads: Int
+    public var cores: Int
+
+    public init(
+        report: LoadEngine.Report,
+        sink: SinkOwnDelays?,
+        maxShare: Double,
+        cores: Int
+    ) {
+        let merged = LoopDelays.merged(report.loopDelays)
+        senderLoopLag = DelayPercentiles(merged.loopLag)
+        readDelay = DelayPercentiles(merged.readDelay)
+        sendLateness = report.schedule == nil ? nil : DelayPercentiles(report.snapshot.lag)
+        let seconds = Double(report.elapsed.wholeNanoseconds) / 1e9
+        senderUtilisation = report.loopDelays.map { seconds > 0 ? Double($0.cpuNanoseconds) / 1e9 / seconds : 0 }
+        self.sink = sink
+        let latency = report.snapshot.latency
+        measuredP99 = latency.totalCount == 0 ? 0 : latency.valueAtPercentile(99)
+        self.maxShare = maxShare
+        senderThreads = report.loopDelays.count
+        self.cores = cores
+    }
+
+    /// A part of the harness's delay.
+    public enum Part: String, Sendable, CaseIterable {
+        case sendLateness = "the sender's send lateness"
+        case senderLoopLag = "the sender's event-loop lag"
+        case readDelay = "the sender's answer reading"
+        case sinkLateness = "the sink's lateness"
+        /// The sink's lateness counted from the send (`TimedAPNsID`): the queues on the way in too.
+        case sinkFromSend = "the sink's lateness from the send"
+
+        var isSender: Bool { self != .sinkLateness && self != .sinkFromSend }
+    }
+
+    /// The parts measured, with their percentiles.
+    public var parts: [(part: Part, delay: DelayPercentiles)] {
+        var parts: [(Part, DelayPercentiles)] = []
+        if let sendLateness { parts.append((.sendLateness, sendLateness)) }
+        parts += [(.senderLoopLag, senderLoopLag), (.readDelay, readDelay)]
+        if let sink {
+            parts.append(sink.fromSend.count > 0 ? (.sinkFromSend, sink.fromSend) : (.sinkLateness, sink.lateness))
+        }
+        return parts
+    }
+
+    /// The part with the largest p99.
+    public var largest: (part: Part, delay: DelayPercentiles) {
+        parts.max { $0.delay.p99 < $1.delay.p99 }!
+    }
+
+    /// The sender's largest p99 and the sink's (0 without an embedded sink).
+    public var senderP99: UInt64 { parts.filter(\.part.isSender).map(\.delay.p99).max() ?? 0 }
+    public var sinkP99: UInt64 { parts.filter { !$0.part.isSender }.map(\.delay.p99).max() ?? 0 }
+
+    /// The harness's own delay at p99 (µs), at least: its largest part's p99.
+    public var ownP99: UInt64 { largest.delay.p99 }
+
+    /// The harness's own delay at p99 as a share of the measured p99 (0 when nothing was measured).
+    public var share: Double { measuredP99 == 0 ? 0 : Double(ownP99) / Double(measuredP99) }
+
+    /// Whether the harness accounts for more of the measured p99 than `maxShare`.
+    public var isBound: Bool { share > maxShare }
+
+    /// What to change so that the run measures the endpoint rather than Fanout.
+    public var guidance: [String] {
+        guard isBound else { return [] }
+        var advice: [String] = []
+        let sinkThreads = sink?.loopUtilisation.count ?? 0
+        switch largest.part {
+        case .sendLateness, .senderLoopLag, .readDelay:
+            let busiest = senderUtilisation.max() ?? 0
+            advice.append(
+                "the sender's loops are behind (busiest at \(Self.percent(busiest)) of a core): give it more --threads"
+                    + (senderThreads + sinkThreads >= cores ? " on a machine with cores to spare" : "")
+                    + ", or split the run over machines with --shard i/N"
+            )
+        case .sinkLateness, .sinkFromSend:
+            advice.append(
+                "the sink answers late (busiest loop at \(Self.percent(sink?.loopUtilisation.max() ?? 0)) of a core): "
+                    + "give it more --sink-threads, or run `fanout sink` on another machine"
+            )
+        }
+        if senderThreads + sinkThreads > cores {
+            advice.append(
+                "\(senderThreads) sender and \(sinkThreads) sink loops share \(cores) cores: each waits for the others"
+            )
+        }
+        advice.append("or offer a lower rate (--rate), which the harness can serve without queueing")
+        return advice
+    }
+
+    static func percent(_ share: Double) -> String { String(format: "%.0f%%", share * 100) }
+
+    private static func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
+
+    private static func json(_ delay: DelayPercentiles) -> [String: Any] {
+        [
+            "p50": milliseconds(delay.p50), "p99": milliseconds(delay.p99), "max": milliseconds(delay.max),
+            "count": delay.count,
+        ]
+    }
+
+    /// `summary.json`'s `harness` object.
+    var json: [String: Any] {
+        var object: [String: Any] = [
+            "sender": [
+                "send_lateness_ms": sendLateness.map { Self.json($0) as Any } ?? NSNull(),
+                "loop_lag_ms": Self.json(senderLoopLag),
+                "read_delay_ms": Self.json(readDelay),
+                "loop_utilisation": senderUtilisation,
+            ],
+            "own_p99_ms": Self.milliseconds(ownP99),
+            "largest": largest.part.rawValue,
+            "measured_p99_ms": Self.milliseconds(measuredP99),
+            "share_of_p99": share,
+            "max_share": maxShare,
+            "bound": isBound,
+            "guidance": guidance,
+        ]
+        object["sink"] =
+            sink.map { sink -> Any in
+                [
+                    "lateness_ms": Self.json(sink.lateness),
+                    "from_send_ms": Self.json(sink.fromSend),
+                    "injected_ms": Self.json(sink.injected),
+                    "loop_lag_ms": Self.json(sink.loopLag),
+                    "loop_utilisation": sink.loopUtilisation,
+                ]
+            } ?? NSNull()
+        return object
+    }
+
+    /// The printed summary's lines.
+    var lines: [String] {
+        func utilisation(_ shares: [Double]) -> String { shares.map(Self.percent).joined(separator: ", ") }
+        let parts = self.parts.map { "\($0.part.rawValue.replacingOccurrences(of: "the ", with: "")) \($0.delay.text)" }
+        var lines = [
+            "harness: its own delay at p99 is at least \(String(format: "%.2f", Self.milliseconds(ownP99))) ms "
+                + "(\(largest.part.rawValue)), \(Self.percent(share)) of the measured p99",
+            "  " + parts.joined(separator: "; "),
+            "  CPU per loop: sender \(utilisation(senderUtilisation))"
+                + (sink.map {
+                    "; sink \(utilisation($0.loopUtilisation)); the sink held answers \($0.injected.text) as told"
+                }
+                    ?? ""),
+        ]
+        if isBound {
+            lines.append(
+                "HARNESS-BOUND: Fanout's own delay is \(Self.percent(share)) of the measured p99, above --max-harness-share \(Self.percent(maxShare)): these figures measure the harness more than the endpoint"
+            )
+            lines += guidance.map { "  - \($0)" }
+        }
+        return lines
+    }
+}
+
+/// `summary.json`'s `harness` object read back, for the files drawn from it (summary.md,
+/// report.html) and for `fanout gate`.
+struct HarnessRecord {
+    /// Each delay the harness measured: its name and p50, p99, max (ms).
+    var rows: [(name: String, p50: Double, p99: Double, max: Double)]
+    var ownP99: Double
+    var measuredP99: Double
+    var share: Double
+    var maxShare: Double
+    var bound: Bool
+    var guidance: [String]
+
+    /// The record in `summary`, `nil` before schema 5.
+    init?(summary: [String: Any]) {
+        guard let harness = summary["harness"] as? [String: Any] else { return nil }
+        func row(_ name: String, _ delay: Any?) -> (String, Double, Double, Double)? {
+            guard let delay = delay as? [String: Any] else { return nil }
+            return (name, delay["p50"] as? Double ?? 0, delay["p99"] as? Double ?? 0, delay["max"] as? Double ?? 0)
+        }
+        let sender = harness["sender"] as? [String: Any] ?? [:]
+        let sink = harness["sink"] as? [String: Any]
+        rows = [
+            row("sender send lateness", sender["send_lateness_ms"]),
+            row("sender event-loop lag", sender["loop_lag_ms"]),
+            row("sender answer reading", sender["read_delay_ms"]),
+            row("sink lateness", sink?["lateness_ms"]),
+            row("sink lateness from the send (transit included)", sink?["from_send_ms"]),
+            row("sink event-loop lag", sink?["loop_lag_ms"]),
+            row("sink hold as told (injected, not the harness's)", sink?["injected_ms"]),
+        ].compactMap { $0 }
+        ownP99 = harness["own_p99_ms"] as? Double ?? 0
+        measuredP99 = harness["measured_p99_ms"] as? Double ?? 0
+        share = harness["share_of_p99"] as? Double ?? 0
+        maxShare = harness["max_share"] as? Double ?? 0
+        bound = harness["bound"] as? Bool ?? false
+        guidance = harness["guidance"] as? [String] ?? []
+    }
+
+    /// "the harness's own delay at p99: 0.31 ms, 3% of the measured p99 (limit 20%)".
+    var headline: String {
+        String(
+            format: "the harness's own delay at p99: at least %.2f ms, %@ of the measured p99 %.2f ms (limit %@)",
+            ownP99,
+            HarnessAccount.percent(share),
+            measuredP99,
+            HarnessAccount.percent(maxShare)
+        )
+    }
+}

@@ -1,0 +1,212 @@
+import FanoutHTTP2
+import Histogram
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The sink's own share of every latency a client measures, kept apart from what it was told
+/// to inject. For each answer:
+///
+/// ```
+///   sent ──► read burst starts ──► request handled ──► due (received + injected latency, pacing, stall)
+///   (apns-id)      received                             │
+///                                                       ▼
+///                                        answer handed to the socket ──► lateness = written − due
+///   └──────── transit ──────┘                              from send = transit + lateness
+/// ```
+///
+/// `injected` (due − received) is the scenario's, never the sink's; `lateness` is the sink's
+/// alone: reading the rest of the burst, validating, encoding, waiting for its loop. When the
+/// request's apns-id carries its send time (`TimedAPNsID`), `fromSend` adds the transit: the
+/// queues between the client's send and this read (the sink's own read backlog among them). The loop's
+/// lag (`EventLoopLagProbe`) says how busy each loop was; its CPU time how near a core it ran.
+///
+/// Recorded without a lock on each loop (`SinkLoopRecorder`), handed to `SinkStatistics` once
+/// a second and when the sink drains.
+package final class SinkLoopRecorder {
+    private weak var statistics: SinkStatistics?
+    private let loop: Int
+    private var lateness = SinkTiming.makeHistogram()
+    private var fromSend = SinkTiming.makeHistogram()
+    private var injected = SinkTiming.makeHistogram()
+    private var loopLag = SinkTiming.makeHistogram()
+    private var lastHandOver: UInt64
+    /// The loop thread's CPU clock and the uptime when recording began (0: not on a loop).
+    private let cpuAtStart: UInt64
+    private let startedAt: UInt64
+
+    /// A recorder for loop `loop` of a sink, made on that loop; with no statistics, one that
+    /// keeps what it records (a connection outside a sink: tests, the cost workload).
+    package init(statistics: SinkStatistics? = nil, loop: Int = 0) {
+        self.statistics = statistics
+        self.loop = loop
+        startedAt = NIODeadline.now().uptimeNanoseconds
+        lastHandOver = startedAt
+        cpuAtStart = statistics == nil ? 0 : ThreadCPUClock.now()
+    }
+
+    /// An answer due at `due` was handed to the socket at `written` (uptime nanoseconds); its
+    /// request spent `transit` between its send and the sink's read (0: unknown).
+    @inline(__always)
+    func written(due: UInt64, transit: UInt64, at written: UInt64) {
+        let late = written - min(written, due)
+        _ = lateness.record(max(1, late / 1000))
+        if transit > 0 { _ = fromSend.record(max(1, (late + transit) / 1000)) }
+    }
+
+    /// An answer was held `nanoseconds` by the scenario (latency, pacing, a stall).
+    @inline(__always)
+    func held(_ nanoseconds: UInt64) {
+        _ = injected.record(max(1, nanoseconds / 1000))
+    }
+
+    /// The loop ran a task `nanoseconds` late; hands the second's records over once a second.
+    func loopLagged(_ nanoseconds: UInt64, now: UInt64) {
+        _ = loopLag.record(max(1, nanoseconds / 1000))
+        if now >= lastHandOver + 1_000_000_000 { handOver(now: now) }
+    }
+
+    /// Adds what was recorded since the last hand-over to the statistics.
+    func handOver(now: UInt64) {
+        guard let statistics else { return }
+        lastHandOver = now
+        statistics.timing.add(
+            loop: loop,
+            lateness: lateness,
+            fromSend: fromSend,
+            injected: injected,
+            loopLag: loopLag,
+            cpuNanoseconds: ThreadCPUClock.now() &- cpuAtStart,
+            wallNanoseconds: now - startedAt
+        )
+        lateness.reset()
+        fromSend.reset()
+        injected.reset()
+        loopLag.reset()
+    }
+
+    /// What it kept (a recorder without statistics).
+    var kept: SinkOwnDelays {
+        SinkOwnDelays(
+            lateness: DelayPercentiles(lateness),
+            fromSend: DelayPercentiles(fromSend),
+            injected: DelayPercentiles(injected),
+            loopLag: DelayPercentiles(loopLag),
+            loopUtilisation: []
+        )
+    }
+}
+
+/// Every loop's recorder of one sink, and the probes that sample the loops' lag.
+final class SinkTiming: Sendable {
+    private let loops: [(loop: any EventLoop, recorder: NIOLoopBound<SinkLoopRecorder>)]
+    private let probes: [NIOLoopBound<EventLoopLagProbe>]
+
+    init(group: any EventLoopGroup, statistics: SinkStatistics) throws {
+        var loops: [(loop: any EventLoop, recorder: NIOLoopBound<SinkLoopRecorder>)] = []
+        for (index, loop) in group.makeIterator().enumerated() {
+            let recorder = try loop.submit {
+                NIOLoopBound(SinkLoopRecorder(statistics: statistics, loop: index), eventLoop: loop)
+            }.wait()
+            loops.append((loop, recorder))
+        }
+        self.loops = loops
+        probes = try loops.map { loop, recorder in
+            try loop.submit {
+                let probe = EventLoopLagProbe(on: loop) { late, now in recorder.value.loopLagged(late, now: now) }
+                probe.start()
+                return NIOLoopBound(probe, eventLoop: loop)
+            }.wait()
+        }
+    }
+
+    /// The recorder of `loop`, asked for on it; `nil` for a loop not of the sink's group.
+    func recorder(on loop: any EventLoop) -> SinkLoopRecorder? {
+        loops.first { $0.loop === loop }?.recorder.value
+    }
+
+    /// Hands every loop's records over now (`drain`, and before a run's summary is read).
+    func handOver() {
+        for (loop, recorder) in loops {
+            try? loop.submit { recorder.value.handOver(now: NIODeadline.now().uptimeNanoseconds) }.wait()
+        }
+    }
+
+    /// Stops the probes (the sink has drained).
+    func stop() {
+        for ((loop, _), probe) in zip(loops, probes) {
+            try? loop.submit { probe.value.stop() }.wait()
+        }
+    }
+
+    /// Microseconds from 1 µs to an hour, three significant digits (as the sender's).
+    static func makeHistogram() -> Histogram<UInt64> {
+        Histogram(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 3_600_000_000,
+            numberOfSignificantValueDigits: .three
+        )
+    }
+}
+
+/// What the loops handed over, loop by loop.
+final class SinkTimingTotals: Sendable {
+    private struct Loop {
+        var lateness = SinkTiming.makeHistogram()
+        var fromSend = SinkTiming.makeHistogram()
+        var injected = SinkTiming.makeHistogram()
+        var loopLag = SinkTiming.makeHistogram()
+        var cpuNanoseconds: UInt64 = 0
+        var wallNanoseconds: UInt64 = 0
+    }
+
+    private let loops = NIOLockedValueBox<[Int: Loop]>([:])
+
+    func add(
+        loop index: Int,
+        lateness: Histogram<UInt64>,
+        fromSend: Histogram<UInt64>,
+        injected: Histogram<UInt64>,
+        loopLag: Histogram<UInt64>,
+        cpuNanoseconds: UInt64,
+        wallNanoseconds: UInt64
+    ) {
+        loops.withLockedValue { loops in
+            var loop = loops[index] ?? Loop()
+            if lateness.totalCount > 0 { loop.lateness.add(lateness) }
+            if fromSend.totalCount > 0 { loop.fromSend.add(fromSend) }
+            if injected.totalCount > 0 { loop.injected.add(injected) }
+            if loopLag.totalCount > 0 { loop.loopLag.add(loopLag) }
+            loop.cpuNanoseconds = cpuNanoseconds
+            loop.wallNanoseconds = wallNanoseconds
+            loops[index] = loop
+        }
+    }
+
+    /// Every loop's records merged; each loop's CPU share since the sink started.
+    var summary: SinkOwnDelays {
+        loops.withLockedValue { loops in
+            var lateness = SinkTiming.makeHistogram()
+            var fromSend = SinkTiming.makeHistogram()
+            var injected = SinkTiming.makeHistogram()
+            var loopLag = SinkTiming.makeHistogram()
+            var utilisation: [Double] = []
+            for index in loops.keys.sorted() {
+                let loop = loops[index]!
+                lateness.add(loop.lateness)
+                fromSend.add(loop.fromSend)
+                injected.add(loop.injected)
+                loopLag.add(loop.loopLag)
+                utilisation.append(
+                    loop.wallNanoseconds == 0 ? 0 : Double(loop.cpuNanoseconds) / Double(loop.wallNanoseconds)
+                )
+            }
+            return SinkOwnDelays(
+                lateness: DelayPercentiles(lateness),
+                fromSend: DelayPercentiles(fromSend),
+                injected: DelayPercentiles(injected),
+                loopLag: DelayPercentiles(loopLag),
+                loopUtilisation: utilisation
+            )
+        }
+    }
+}
