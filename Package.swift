@@ -291,6 +291,7 @@ let package = Package(
             name: "FanoutReportTests",
             dependencies: [
                 "FanoutReport",
+                "FanoutHTTP2",
                 "FanoutRun",
                 "FanoutClient",
                 "FanoutSink",

@@ -262,7 +262,11 @@ public struct RunMerge {
             let sides = harnesses.compactMap { $0[name] as? [String: Any] }
             guard sides.count == harnesses.count else { return NSNull() }
             var merged: [String: Any] = [:]
-            for key in keys { merged[key] = largest(sides.map { $0[key] as? [String: Any] }) }
+            for key in keys {
+                let delays = sides.map { $0[key] as? [String: Any] }
+                // The closed model has no send lateness: null stays null.
+                merged[key] = delays.allSatisfy { $0 == nil } ? NSNull() : largest(delays)
+            }
             merged["loop_utilisation"] = sides.flatMap { $0["loop_utilisation"] as? [Double] ?? [] }
             return merged
         }

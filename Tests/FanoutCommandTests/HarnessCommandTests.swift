@@ -17,7 +17,7 @@ import Testing
         let result = try CommandRunner.run(
             [
                 "run", "--rate", "2000/s", "--duration", "2s", "--sink-latency", "fixed:10ms",
-                "--max-harness-share", "0.001%", "--output", folder,
+                "--max-harness-share", "0.001%", "--max-lag", "10s", "--output", folder,
             ],
             timeout: .seconds(120)
         )

@@ -3,6 +3,7 @@ import FanoutReport
 import FanoutRun
 import FanoutSink
 import FanoutTestSupport
+import FanoutTokens
 import Foundation
 import Testing
 
@@ -34,6 +35,27 @@ import Testing
         let result = try Self.validate([folder + "/closed/summary.json", folder + "/open/summary.json"])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         #expect(result.output.components(separatedBy: ": valid").count == 3, "\(result.output)")
+    }
+
+    /// Two closed-model shards merged: the merged harness (each delay the largest over the
+    /// shards, no send lateness in the closed model) matches the schema as a run's does.
+    @Test func aMergeMatchesTheSchema() throws {
+        let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for index in 1...2 {
+            var shard = RunJob()
+            shard.count = 4000
+            shard.shard = try TokenShard(index, of: 2)
+            try shard.run().write(to: folder + "/shard-\(index)")
+        }
+        let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
+        try merge.write(to: folder + "/merged")
+        let harness = try #require(merge.json["harness"] as? [String: Any])
+        let sender = try #require(harness["sender"] as? [String: Any])
+        #expect(sender["send_lateness_ms"] is NSNull)
+        #expect((sender["loop_utilisation"] as? [Double])?.count == 2)
+        let result = try Self.validate([folder + "/merged/summary.json"])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
     }
 
     @Test func theSchemaIsTheVersionTheCodeWrites() throws {
