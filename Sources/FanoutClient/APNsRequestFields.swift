@@ -19,6 +19,9 @@ struct APNsRequestFields: HTTP2HeaderFields {
     private var pathLength = 0
     /// The canonical UUID text, 36 bytes, when the run sends an `apns-id`.
     private var id: [UInt8]?
+    /// Whether this request carries the id (a run that times some requests leaves it off the
+    /// others).
+    var sendsID = true
 
     /// `/3/device/`'s length: the token's place in `path`.
     private static var prefixLength: Int { APNsRequest.devicePathPrefix.utf8CodeUnitCount }
@@ -85,7 +88,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
             )
         }
         shared.encode(with: &encoder, into: &buffer)
-        if let id {
+        if let id, sendsID {
             id.withUnsafeBytes { id in
                 let name = APNsRequest.Header.apnsID
                 encoder.encode(

@@ -94,6 +94,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private var authorizationGeneration = 0
     /// Tokens answered 410, waiting to be written.
     private var gone = ByteBuffer()
+    /// Requests until the next one whose apns-id carries its send time (`timedAPNsIDs`).
+    private var untilTimedID = 0
 
     package init(
         configuration: LoadConfiguration,
@@ -125,7 +127,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         authorizationGeneration = authorization?.generation ?? 0
         fields = APNsRequestFields(
             shared: configuration.sharedFields(authorization: authorization?.value),
-            generatesID: configuration.headers.generatesAPNsID || configuration.headers.timesAPNsID
+            generatesID: configuration.headers.generatesAPNsID || configuration.headers.timedAPNsIDs > 0
         )
         body.reserveCapacity(configuration.encoder.template.sizeLimit + 64)
     }
@@ -258,8 +260,13 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             }
             fields.select(token: record.token)
             if notification.firstSentAt == 0 { notification.firstSentAt = now }
-            if configuration.headers.timesAPNsID {
-                fields.select(uuid: TimedAPNsID.bits(sentAt: now, random: random.next()))
+            if configuration.headers.timedAPNsIDs > 0 {
+                fields.sendsID = untilTimedID == 0
+                if fields.sendsID {
+                    untilTimedID = configuration.headers.timedAPNsIDs
+                    fields.select(uuid: TimedAPNsID.bits(sentAt: now, random: random.next()))
+                }
+                untilTimedID -= 1
             } else if configuration.headers.generatesAPNsID {
                 if notification.id == (0, 0) { notification.id = (random.next(), random.next()) }
                 fields.select(id: notification.id)

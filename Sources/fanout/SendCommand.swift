@@ -192,7 +192,7 @@ struct EndpointOptions: ParsableArguments {
         if let generates = apnsId.map({ $0 == "random" }) ?? file.generatesAPNsID {
             headers.generatesAPNsID = generates
         }
-        if let times = apnsId.map({ $0 == "timed" }) ?? file.timesAPNsID { headers.timesAPNsID = times }
+        if apnsId.map({ $0 == "timed" }) ?? file.timesAPNsID ?? false { headers.timedAPNsIDs = 1 }
         return headers
     }
 
