@@ -16,7 +16,21 @@ import Foundation
 /// ```
 ///
 /// A sink on another host (another clock) sees a tag that is not its own and ignores the time.
+///
+/// A Fanout sink answers a timed request with an `apns-unique-id` (the header APNs' development
+/// environment sends) of the same layout, which carries when it wrote the answer and how long
+/// its scenario held it, so the sender can take the hold — the one part that is the server's —
+/// out of each such answer's latency:
+///
+/// ```
+///   wwwwwwww-wwww-8hhh-Vddd-dddddddddddd
+///   w  48 bits  when the answer was written, microseconds of the same clock
+///   d  62 bits  the hold the scenario asked for, microseconds
+/// ```
 public enum TimedAPNsID {
+    /// The name of the answer's header.
+    public static let answerHeader: StaticString = "apns-unique-id"
+
     /// The UUID's bits for a request sent at `uptimeNanoseconds`, with `random` filling the rest.
     public static func bits(sentAt uptimeNanoseconds: UInt64, random: UInt64) -> (high: UInt64, low: UInt64) {
         let microseconds = (uptimeNanoseconds / 1000) & 0xFFFF_FFFF_FFFF
@@ -35,6 +49,38 @@ public enum TimedAPNsID {
         }
         guard high & 0xFFF == hostTag else { return nil }
         return (high >> 16) * 1000
+    }
+
+    /// The bits of an answer's `apns-unique-id`: written at `uptimeNanoseconds`, held `held`.
+    public static func answerBits(writtenAt uptimeNanoseconds: UInt64, held: UInt64) -> (high: UInt64, low: UInt64) {
+        bits(sentAt: uptimeNanoseconds, random: held / 1000)
+    }
+
+    /// When the answer was written and how long it was held (nanoseconds), from an
+    /// `apns-unique-id` of this host's clock; `nil` for any other.
+    public static func answer(in text: UnsafeRawBufferPointer) -> (writtenAt: UInt64, held: UInt64)? {
+        guard let writtenAt = sendTime(in: text) else { return nil }
+        var low: UInt64 = 0
+        for index in 19..<36 where index != 23 {
+            guard let digit = hexValue(text[index]) else { return nil }
+            low = low << 4 | digit
+        }
+        return (writtenAt, (low & 0x3FFF_FFFF_FFFF_FFFF) * 1000)
+    }
+
+    /// Writes `bits` as a lowercase canonical UUID into 36 bytes.
+    public static func write(_ bits: (high: UInt64, low: UInt64), into out: UnsafeMutableRawBufferPointer) {
+        let digits: StaticString = "0123456789abcdef"
+        var position = 0
+        for nibble in 0..<32 {
+            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                out[position] = UInt8(ascii: "-")
+                position += 1
+            }
+            let word = nibble < 16 ? bits.high : bits.low
+            out[position] = digits.utf8Start[Int(word >> (60 - 4 * UInt64(nibble % 16)) & 0xF)]
+            position += 1
+        }
     }
 
     @inline(__always)

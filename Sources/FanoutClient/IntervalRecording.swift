@@ -23,6 +23,8 @@ package final class LoopRecorder {
     private var lag = LoadStatistics.makeHistogram()
     private var loopLag = LoadStatistics.makeHistogram()
     private var readDelay = LoadStatistics.makeHistogram()
+    private var returnPath = LoadStatistics.makeHistogram()
+    private var own = LoadStatistics.makeHistogram()
     private var completed = 0
     /// Which of the run's loops this is (the collector keeps each loop's delays apart).
     private let loop: Int
@@ -63,6 +65,13 @@ package final class LoopRecorder {
         _ = readDelay.record(max(1, (now - min(now, readStartedAt)) / 1000))
     }
 
+    /// A timed answer came `returnPath` after the sink wrote it; the harness's share of its
+    /// latency (the latency less the sink's hold) was `own` (`nil`: a retry's, not known).
+    func timedAnswer(returnPath: UInt64, own: UInt64?, now: UInt64) {
+        _ = self.returnPath.record(max(1, returnPath / 1000))
+        if let own { _ = self.own.record(max(1, own / 1000)) }
+    }
+
     /// Hands over every finished second up to `now`.
     func roll(to now: UInt64) {
         let current = Int((now - min(now, start)) / interval)
@@ -90,6 +99,8 @@ package final class LoopRecorder {
                 lag: lag,
                 loopLag: loopLag,
                 readDelay: readDelay,
+                returnPath: returnPath,
+                own: own,
                 completed: completed
             )
         )
@@ -97,6 +108,8 @@ package final class LoopRecorder {
         lag.reset()
         loopLag.reset()
         readDelay.reset()
+        returnPath.reset()
+        own.reset()
         completed = 0
     }
 }
@@ -129,6 +142,10 @@ public struct LoopDelays: Sendable {
     public var loopLag = LoadStatistics.makeHistogram()
     /// How long each answer waited between the start of its read burst and its handling.
     public var readDelay = LoadStatistics.makeHistogram()
+    /// Timed answers from a Fanout sink: from its write to their handling (the way back).
+    public var returnPath = LoadStatistics.makeHistogram()
+    /// Timed answers' latency less the sink's hold: the harness's whole share, answer by answer.
+    public var own = LoadStatistics.makeHistogram()
     /// The CPU time the loop's thread used over the run (nanoseconds; 0 where not measured).
     public var cpuNanoseconds: UInt64 = 0
 
@@ -140,6 +157,8 @@ public struct LoopDelays: Sendable {
         for loop in loops {
             total.loopLag.add(loop.loopLag)
             total.readDelay.add(loop.readDelay)
+            total.returnPath.add(loop.returnPath)
+            total.own.add(loop.own)
             total.cpuNanoseconds += loop.cpuNanoseconds
         }
         return total
@@ -155,6 +174,8 @@ package final class IntervalCollector: Sendable {
         var lag: Histogram<UInt64>?
         var loopLag: Histogram<UInt64>?
         var readDelay: Histogram<UInt64>?
+        var returnPath: Histogram<UInt64>?
+        var own: Histogram<UInt64>?
         var completed = 0
     }
 
@@ -207,6 +228,10 @@ package final class IntervalCollector: Sendable {
                 pending.readDelay.add(readDelay)
                 state.loops[part.loop].readDelay.add(readDelay)
             }
+            if let returnPath = part.returnPath, returnPath.totalCount > 0 {
+                state.loops[part.loop].returnPath.add(returnPath)
+            }
+            if let own = part.own, own.totalCount > 0 { state.loops[part.loop].own.add(own) }
             pending.completed += part.completed
             pending.parts += 1
             if pending.parts == loops {

@@ -27,6 +27,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         var stream: UInt32
         var sentAt: UInt64
         var digestHash: UInt64
+        /// Whether its apns-id carries its send time: a Fanout sink's answer then says what it held.
+        var timed = false
     }
 
     private let configuration: LoadConfiguration
@@ -145,6 +147,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         case .message(let response):
             guard let entry = release(tag: response.tag) else { break }
             recorder.answerRead(startedAt: connection.readStartedAt, now: now)
+            if entry.timed { timeAnswer(response, entry, now: now) }
             if !hasAnswered {
                 hasAnswered = true
                 answered()
@@ -281,7 +284,13 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 resend.append(notification)
                 return
             }
-            slots[slot] = InFlight(notification: notification, stream: stream, sentAt: now, digestHash: digestHash)
+            slots[slot] = InFlight(
+                notification: notification,
+                stream: stream,
+                sentAt: now,
+                digestHash: digestHash,
+                timed: configuration.headers.timedAPNsIDs > 0 && fields.sendsID
+            )
             inFlight += 1
             counts.requests += 1
             if isFirstSend {
@@ -429,6 +438,25 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             let position = retries.firstIndex { $0.due < due } ?? retries.count
             retries.insert((due, notification), at: position)
         }
+    }
+
+    /// A timed request's answer from a Fanout sink says when it was written and what the
+    /// scenario held it (`TimedAPNsID`): the way back is the sender's, and the latency less the
+    /// hold is the harness's whole share of this answer (first tries only: a retry's latency
+    /// holds earlier tries too).
+    private mutating func timeAnswer(_ response: HTTP2Message, _ entry: InFlight, now: UInt64) {
+        let name = UnsafeRawBufferPointer(
+            start: TimedAPNsID.answerHeader.utf8Start,
+            count: TimedAPNsID.answerHeader.utf8CodeUnitCount
+        )
+        var answer: (writtenAt: UInt64, held: UInt64)?
+        response.headers.forEach { field, value in
+            guard answer == nil, field.count == name.count, field.elementsEqual(name) else { return }
+            answer = TimedAPNsID.answer(in: value)
+        }
+        guard let answer else { return }
+        let own = entry.notification.attempts == 0 ? now - min(now, entry.notification.firstSentAt + answer.held) : nil
+        recorder.timedAnswer(returnPath: now - min(now, answer.writtenAt), own: own, now: now)
     }
 
     private mutating func resetOverdue(now: UInt64, _ connection: inout HTTP2Connection) {

@@ -26,6 +26,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// The apns-id of the response being written.
     private let apnsIDStorage = ScratchBytes(count: 36)
     private var apnsID: UnsafeMutableRawBufferPointer { apnsIDStorage.bytes }
+    /// The `apns-unique-id` of a timed request's answer.
+    private let uniqueIDStorage = ScratchBytes(count: 36)
     private var timestampedBody = ByteBuffer()
     /// Answers held back by injected latency or a stall.
     private var pending = PendingResponses()
@@ -116,12 +118,15 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
             let rejection = entry.reason < 0 ? nil : SinkCounts.reasons[Int(entry.reason)]
             let transit = UInt64(entry.transit) * 1000
+            // A timed request's id holds its send time: it was received at sent + transit.
+            let sent = transit == 0 ? 0 : TimedAPNsID.sendTime(in: UnsafeRawBufferPointer(apnsID)) ?? 0
             respond(
                 to: entry.stream,
                 rejection,
                 digestHash: entry.digestHash,
                 due: entry.due,
                 transit: transit,
+                held: entry.due - min(entry.due, sent + transit),
                 &connection
             )
         }
@@ -280,7 +285,15 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
             pending.push(entry)
         } else {
-            respond(to: request.stream, rejection, digestHash: digestHash, due: due, transit: transit, &connection)
+            respond(
+                to: request.stream,
+                rejection,
+                digestHash: digestHash,
+                due: due,
+                transit: transit,
+                held: due - min(due, received),
+                &connection
+            )
         }
         if let limit = faults.goAwayAfterRequests, counts.requests + handled >= limit {
             goAway(&connection, reason: faults.goAwayReason)
@@ -368,11 +381,19 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         digestHash: UInt64,
         due: UInt64,
         transit: UInt64 = 0,
+        held: UInt64 = 0,
         _ connection: inout HTTP2Connection
     ) {
         let id = UnsafeRawBufferPointer(apnsID)
+        // A timed request learns when its answer was written and what the scenario held it.
+        var uniqueID: UnsafeRawBufferPointer?
+        if transit > 0 {
+            let bits = TimedAPNsID.answerBits(writtenAt: NIODeadline.now().uptimeNanoseconds, held: held)
+            TimedAPNsID.write(bits, into: uniqueIDStorage.bytes)
+            uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
+        }
         guard let rejection else {
-            let fields = SinkResponseFields(status: 200, apnsID: id, isError: false)
+            let fields = SinkResponseFields(status: 200, apnsID: id, isError: false, uniqueID: uniqueID)
             guard connection.respond(stream: stream, fields, body: nil) else { return }
             unwrittenDue.append((due, transit))
             counts.accepted += 1
@@ -385,7 +406,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         }
         counts.reject(rejection)
         unwrittenDue.append((due, transit))
-        let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true)
+        let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true, uniqueID: uniqueID)
         if rejection.status == 410 {
             let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
             timestampedBody.clear()

@@ -10,17 +10,29 @@ struct SinkResponseFields: HTTP2HeaderFields {
     /// 36 bytes of the request's or a generated apns-id.
     var apnsID: UnsafeRawBufferPointer
     var isError: Bool
+    /// 36 bytes of an `apns-unique-id` for a timed request's answer (`TimedAPNsID`), else `nil`.
+    var uniqueID: UnsafeRawBufferPointer? = nil
 
     func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
         encoder.encode(name: Self.statusName, value: Self.statusText(status), into: &buffer)
         // A value that never repeats: neither indexed nor Huffman-coded (coding 36 bytes per
         // response to save 9 was 6% of the sink's time under h2load), as the sender writes :path.
         encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, huffman: .never, into: &buffer)
+        if let uniqueID {
+            encoder.encode(
+                name: Self.uniqueIDName,
+                value: uniqueID,
+                indexing: .withoutIndexing,
+                huffman: .never,
+                into: &buffer
+            )
+        }
         if isError { encoder.encode(name: Self.contentTypeName, value: Self.json, into: &buffer) }
     }
 
     static var statusName: UnsafeRawBufferPointer { view(":status") }
     static var apnsIDName: UnsafeRawBufferPointer { view(APNsRequest.Header.apnsID) }
+    static var uniqueIDName: UnsafeRawBufferPointer { view(TimedAPNsID.answerHeader) }
     static var contentTypeName: UnsafeRawBufferPointer { view("content-type") }
     static var json: UnsafeRawBufferPointer { view("application/json") }
 

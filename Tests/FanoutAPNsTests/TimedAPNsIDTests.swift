@@ -47,4 +47,20 @@ struct TimedAPNsIDTests {
         #expect(Self.sendTime(Array("not-a-uuid".utf8)) == nil)
         #expect(Self.sendTime(Array("zzzzzzzz-zzzz-8zzz-8zzz-zzzzzzzzzzzz".utf8)) == nil)
     }
+
+    /// A Fanout sink's `apns-unique-id`: when it wrote the answer and what it held it.
+    @Test func anAnswerSaysWhenItWasWrittenAndWhatItWasHeld() {
+        let text = Self.text(TimedAPNsID.answerBits(writtenAt: 77_000_123_456, held: 10_000_999))
+        let answer = text.withUnsafeBytes { TimedAPNsID.answer(in: $0) }
+        #expect(answer?.writtenAt == 77_000_123_000)
+        #expect(answer?.held == 10_000_000)
+        var written = [UInt8](repeating: 0, count: 36)
+        written.withUnsafeMutableBytes {
+            TimedAPNsID.write(TimedAPNsID.answerBits(writtenAt: 5_000, held: 0), into: $0)
+        }
+        #expect(written == Self.text(TimedAPNsID.answerBits(writtenAt: 5_000, held: 0)))
+        #expect(
+            Array("9b2f7c1e-3d4a-4b5c-8d6e-7f8091a2b3c4".utf8).withUnsafeBytes { TimedAPNsID.answer(in: $0) } == nil
+        )
+    }
 }

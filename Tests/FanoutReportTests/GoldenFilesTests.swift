@@ -19,13 +19,19 @@ struct GoldenFilesTests {
         return path
     }
 
-    /// The sender's one loop: lag sampled 600 times, 6,000 answers read, 31 ms of CPU.
+    /// The sender's one loop: lag sampled 600 times, 6,000 answers read, 750 of them timed,
+    /// 31 ms of CPU.
     static func senderDelays() -> LoopDelays {
         var loop = LoopDelays()
         _ = loop.loopLag.record(60, count: 594)
         _ = loop.loopLag.record(2_500, count: 6)
         _ = loop.readDelay.record(20, count: 5_940)
         _ = loop.readDelay.record(900, count: 60)
+        // 750 timed answers (one in 8): the way back, and latency less the sink's hold.
+        _ = loop.returnPath.record(80, count: 740)
+        _ = loop.returnPath.record(1_200, count: 10)
+        _ = loop.own.record(300, count: 740)
+        _ = loop.own.record(2_000, count: 10)
         loop.cpuNanoseconds = 31_000_000
         return loop
     }
