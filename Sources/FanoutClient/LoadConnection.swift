@@ -445,16 +445,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// hold is the harness's whole share of this answer (first tries only: a retry's latency
     /// holds earlier tries too).
     private mutating func timeAnswer(_ response: HTTP2Message, _ entry: InFlight, now: UInt64) {
-        let name = UnsafeRawBufferPointer(
-            start: TimedAPNsID.answerHeader.utf8Start,
-            count: TimedAPNsID.answerHeader.utf8CodeUnitCount
-        )
-        var answer: (writtenAt: UInt64, held: UInt64)?
-        response.headers.forEach { field, value in
-            guard answer == nil, field.count == name.count, field.elementsEqual(name) else { return }
-            answer = TimedAPNsID.answer(in: value)
-        }
-        guard let answer else { return }
+        guard let value = response.headers.first(TimedAPNsID.answerHeader),
+            let answer = value.withUnsafeReadableBytes({ TimedAPNsID.answer(in: $0) })
+        else { return }
         let own = entry.notification.attempts == 0 ? now - min(now, entry.notification.firstSentAt + answer.held) : nil
         recorder.timedAnswer(returnPath: now - min(now, answer.writtenAt), own: own, now: now)
     }
