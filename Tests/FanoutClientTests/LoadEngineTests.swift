@@ -27,7 +27,7 @@ import Testing
         #expect(!outcome.report.cancelled)
     }
 
-    /// The harness's own delays are counted once an answer: the sender's read delay for each,
+    /// The harness's own delays, answer by answer: the sender's read delay (one answer in 8),
     /// its loop's lag sampled, its CPU; the sink's lateness for each, from the send too when the
     /// requests' apns-ids carry it, and the hold it was told to inject kept apart.
     @Test(arguments: [1, 8, 0])
@@ -39,7 +39,8 @@ import Testing
         #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
         let loops = outcome.report.loopDelays
         #expect(loops.count == 1)
-        #expect(loops.first?.readDelay.totalCount == 5000)
+        // One answer in 8 of each of the 2 connections, the first included.
+        #expect((625...627).contains(loops.first?.readDelay.totalCount ?? 0))
         #expect((loops.first?.loopLag.totalCount ?? 0) > 0)
         #expect((loops.first?.cpuNanoseconds ?? 0) > 0)
         let delays = outcome.sink.ownDelays

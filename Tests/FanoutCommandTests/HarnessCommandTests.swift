@@ -37,8 +37,8 @@ import Testing
         #expect((harness["guidance"] as? [String])?.isEmpty == false)
         let sender = try #require(harness["sender"] as? [String: Any])
         let readDelay = try #require(sender["read_delay_ms"] as? [String: Any])
-        // One answer-read delay an answer: the sender saw 4,000 answers.
-        #expect(readDelay["count"] as? Int == 4000, "\(readDelay)")
+        // One answer in 8 of each connection has its read delay recorded, its first included.
+        #expect((500...504).contains(readDelay["count"] as? Int ?? 0), "\(readDelay)")
         let sendLateness = try #require(sender["send_lateness_ms"] as? [String: Any])
         #expect(sendLateness["count"] as? Int == 4000, "\(sendLateness)")
         // The loop-lag probe samples every 5 ms: a 2-second run has hundreds of samples.
