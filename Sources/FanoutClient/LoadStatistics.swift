@@ -1,5 +1,6 @@
 import Atomics
 import FanoutAPNs
+import FanoutHTTP2
 import Histogram
 import NIOConcurrencyHelpers
 
@@ -141,13 +142,7 @@ public final class LoadStatistics: Sendable {
     }
 
     /// Latencies in microseconds, from 1 µs to an hour, three significant digits.
-    public static func makeHistogram() -> Histogram<UInt64> {
-        Histogram(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: 3_600_000_000,
-            numberOfSignificantValueDigits: .three
-        )
-    }
+    public static func makeHistogram() -> Histogram<UInt64> { makeMicrosecondHistogram() }
 
     func add(_ local: LoadCounts) {
         counts.withLockedValue { total in

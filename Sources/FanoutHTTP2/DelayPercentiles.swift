@@ -1,5 +1,11 @@
 import Histogram
 
+/// Microseconds from 1 µs to an hour, three significant digits: the shape of every latency and
+/// delay histogram of the sender and the sink (so that they merge and pack alike).
+public func makeMicrosecondHistogram() -> Histogram<UInt64> {
+    Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+}
+
 /// A delay's distribution in brief, microseconds.
 public struct DelayPercentiles: Sendable, Hashable {
     public var count: UInt64

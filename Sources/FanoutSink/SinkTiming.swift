@@ -83,17 +83,6 @@ package final class SinkLoopRecorder {
         injected.reset()
         loopLag.reset()
     }
-
-    /// What it kept (a recorder without statistics).
-    var kept: SinkOwnDelays {
-        SinkOwnDelays(
-            lateness: DelayPercentiles(lateness),
-            fromSend: DelayPercentiles(fromSend),
-            injected: DelayPercentiles(injected),
-            loopLag: DelayPercentiles(loopLag),
-            loopUtilisation: []
-        )
-    }
 }
 
 /// Every loop's recorder of one sink, and the probes that sample the loops' lag.
@@ -138,14 +127,7 @@ final class SinkTiming: Sendable {
         }
     }
 
-    /// Microseconds from 1 µs to an hour, three significant digits (as the sender's).
-    static func makeHistogram() -> Histogram<UInt64> {
-        Histogram(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: 3_600_000_000,
-            numberOfSignificantValueDigits: .three
-        )
-    }
+    static func makeHistogram() -> Histogram<UInt64> { makeMicrosecondHistogram() }
 }
 
 /// What the loops handed over, loop by loop.
