@@ -1,3 +1,4 @@
+import FanoutHTTP2
 import Histogram
 import NIOConcurrencyHelpers
 
@@ -43,33 +44,33 @@ package final class LoopRecorder {
         roll(to: now)
         completed += 1
         guard startedAt >= warmUpEnd else { return }
-        _ = latencies.record(max(1, (now - min(now, startedAt)) / 1000))
+        latencies.record(nanoseconds: now - min(now, startedAt))
     }
 
     /// A ticket was sent `nanoseconds` after the later of its due time and the moment its
     /// connection had a stream free for it: how far the generator itself fell behind.
     func lagged(_ nanoseconds: UInt64, now: UInt64) {
         roll(to: now)
-        _ = lag.record(max(1, nanoseconds / 1000))
+        lag.record(nanoseconds: nanoseconds)
     }
 
     /// The loop ran a task due `nanoseconds` earlier (`EventLoopLagProbe`).
     func loopLagged(_ nanoseconds: UInt64, now: UInt64) {
         roll(to: now)
-        _ = loopLag.record(max(1, nanoseconds / 1000))
+        loopLag.record(nanoseconds: nanoseconds)
     }
 
     /// An answer was handled at `now`, in a read burst that began at `readStartedAt`: what it
     /// waited while the answers before it in the burst were handled.
     func answerRead(startedAt readStartedAt: UInt64, now: UInt64) {
-        _ = readDelay.record(max(1, (now - min(now, readStartedAt)) / 1000))
+        readDelay.record(nanoseconds: now - min(now, readStartedAt))
     }
 
     /// A timed answer came `returnPath` after the sink wrote it; the harness's share of its
     /// latency (the latency less the sink's hold) was `own` (`nil`: a retry's, not known).
     func timedAnswer(returnPath: UInt64, own: UInt64?, now: UInt64) {
-        _ = self.returnPath.record(max(1, returnPath / 1000))
-        if let own { _ = self.own.record(max(1, own / 1000)) }
+        self.returnPath.record(nanoseconds: returnPath)
+        if let own { self.own.record(nanoseconds: own) }
     }
 
     /// Hands over every finished second up to `now`.

@@ -6,6 +6,15 @@ public func makeMicrosecondHistogram() -> Histogram<UInt64> {
     Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
 }
 
+extension Histogram where Count == UInt64 {
+    /// Records a delay of `nanoseconds` in microseconds, at least 1 (the histograms' lowest
+    /// value): how every latency and delay of the sender and the sink is recorded.
+    @inlinable @inline(__always)
+    public mutating func record(nanoseconds: UInt64) {
+        _ = record(Swift.max(1, nanoseconds / 1000))
+    }
+}
+
 /// A delay's distribution in brief, microseconds.
 public struct DelayPercentiles: Sendable, Hashable {
     public var count: UInt64

@@ -76,8 +76,6 @@ public struct HarnessAccount: Sendable {
         case sinkLateness = "the sink's lateness"
         /// The sink's lateness counted from the send (`TimedAPNsID`): the queues on the way in too.
         case sinkFromSend = "the sink's lateness from the send"
-
-        var isSender: Bool { self != .sinkLateness && self != .sinkFromSend }
     }
 
     /// The parts measured, with their percentiles.
@@ -96,10 +94,6 @@ public struct HarnessAccount: Sendable {
     public var largest: (part: Part, delay: DelayPercentiles) {
         parts.max { $0.delay.p99 < $1.delay.p99 }!
     }
-
-    /// The sender's largest p99 and the sink's (0 without an embedded sink).
-    public var senderP99: UInt64 { parts.filter(\.part.isSender).map(\.delay.p99).max() ?? 0 }
-    public var sinkP99: UInt64 { parts.filter { !$0.part.isSender }.map(\.delay.p99).max() ?? 0 }
 
     /// Whether the harness's own delay was measured answer by answer (timed answers from a
     /// Fanout sink), rather than bounded below by its largest part.

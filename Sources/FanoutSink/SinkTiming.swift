@@ -49,19 +49,19 @@ package final class SinkLoopRecorder {
     @inline(__always)
     func written(due: UInt64, transit: UInt64, at written: UInt64) {
         let late = written - min(written, due)
-        _ = lateness.record(max(1, late / 1000))
-        if transit > 0 { _ = fromSend.record(max(1, (late + transit) / 1000)) }
+        lateness.record(nanoseconds: late)
+        if transit > 0 { fromSend.record(nanoseconds: late + transit) }
     }
 
     /// An answer was held `nanoseconds` by the scenario (latency, pacing, a stall).
     @inline(__always)
     func held(_ nanoseconds: UInt64) {
-        _ = injected.record(max(1, nanoseconds / 1000))
+        injected.record(nanoseconds: nanoseconds)
     }
 
     /// The loop ran a task `nanoseconds` late; hands the second's records over once a second.
     func loopLagged(_ nanoseconds: UInt64, now: UInt64) {
-        _ = loopLag.record(max(1, nanoseconds / 1000))
+        loopLag.record(nanoseconds: nanoseconds)
         if now >= lastHandOver + 1_000_000_000 { handOver(now: now) }
     }
 
