@@ -138,6 +138,41 @@ import Testing
         #expect(partialGate.standardOutput.contains("PARTIAL "), "\(partialGate.standardOutput)")
     }
 
+    /// A shard whose generator fell behind its schedule is invalid, and so is the merge: its
+    /// reasons come with the shard's folder, and the gate on the merge exits 2.
+    @Test func anInvalidShardMakesTheMergeInvalid() throws {
+        let folder = NSTemporaryDirectory() + "fanout-merge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for index in 1...2 {
+            // The generator sends on a 1 ms tick: some notification always leaves more than
+            // 1 µs after its due time.
+            let shard = try CommandRunner.run(
+                [
+                    "run", "--rate", "1000", "--duration", "1s", "--max-lag", "1us", "--shard", "\(index)/2",
+                    "--output", "\(folder)/shard-\(index)",
+                ],
+                timeout: .seconds(120)
+            )
+            try #require(shard.status == 4, "\(shard.standardOutput)\(shard.standardError)")
+        }
+        let shards = (1...2).map { "\(folder)/shard-\($0)" }
+        let merged = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/merged", "--max-skew", "1h"])
+        #expect(merged.status == 2, "\(merged.standardOutput)\(merged.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/merged")
+        #expect(summary["valid"] as? Bool == false)
+        let reasons = try #require(summary["invalid_reasons"] as? [String])
+        for shard in shards {
+            #expect(
+                reasons.contains { $0.hasPrefix("\(shard): the generator fell") && $0.contains("behind its schedule") },
+                "\(reasons)"
+            )
+        }
+        #expect(merged.standardOutput.contains("REFUSED: \(shards[0]): the generator fell"), "\(merged.standardOutput)")
+        let gate = try CommandRunner.run(["gate", folder + "/merged", "--threshold", "failed == 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains("gate: the run is invalid and cannot pass"), "\(gate.standardOutput)")
+    }
+
     /// Shards that were configured differently, or are the same shard twice, or not shards at
     /// all, do not make one run, whatever --allow-partial says.
     @Test func shardsConfiguredUnlikeOrRepeatedAreRefused() throws {
