@@ -6,9 +6,10 @@
 #
 # Stages: `build` compiles with the official Swift 6.3 image and --static-swift-stdlib (no Swift
 # runtime in the image); `runtime` is the slim base with what the binary loads; the last
-# stage, `fanout`, puts the two together. `prebuilt` takes a binary built elsewhere with
-# --static-swift-stdlib from the build context instead (scripts/image.sh, where no Swift image
-# can be pulled). BASE names the runtime's base image (scripts/image.sh passes one it made
+# stage, `fanout`, puts the two together. `prebuilt` takes a binary built elsewhere from the
+# build context's dist/ instead (scripts/image.sh, where no Swift image can be pulled): one
+# built with --static-swift-stdlib, or one with the Swift runtime libraries it loads beside it
+# (its RUNPATH has $ORIGIN). BASE names the runtime's base image (scripts/image.sh passes one it made
 # with debootstrap).
 ARG SWIFT_IMAGE=docker.io/library/swift:6.3-bookworm
 ARG BASE=docker.io/library/debian:bookworm-slim
@@ -28,7 +29,8 @@ RUN apt-get update \
 WORKDIR /tmp
 
 FROM runtime AS prebuilt
-COPY fanout /usr/local/bin/fanout
+COPY dist/ /opt/fanout/
+RUN ln -s /opt/fanout/fanout /usr/local/bin/fanout
 USER 10001:10001
 ENTRYPOINT ["fanout"]
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fanout's whole test suite: what CI runs on a fresh machine (.ci/run calls this script).
 # Steps: install the test peers, build with warnings as errors, run every test, check
-# formatting, gate allocations with package-benchmark against Benchmarks/Thresholds, and run
+# formatting, gate allocations with package-benchmark against Benchmarks/Thresholds, run
 # the regression gate: instructions per notification (callgrind) against
-# results/baselines/cost/, and the default scenario's outcome checks.
+# results/baselines/cost/, and the default scenario's outcome checks; build the image and run
+# fanout in a container; fuzz each target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,12 @@ step "Allocation gate: 0 mallocs per notification, per token, per HPACK block an
 
 step "Fanout's regression gate: instructions per notification within +2% (scripts/cost.sh); the default scenario's outcome"
 bash scripts/regression.sh
+
+step "The image: the Dockerfile's runtime with the release build above (podman, a debootstrap base), fanout run --count 10000 in a container, as user 10001"
+# The image as shipped links the Swift runtime statically (scripts/image.sh with no --binary),
+# a second full release build; here the release build the cost gate made goes in with the Swift
+# runtime libraries it loads.
+bash scripts/image.sh --test --binary .build/release/fanout fanout:test
 
 step "Fuzzing, short form: each libFuzzer target (Fuzz/) 10 s with ASan from its seeds"
 # The long form, 10 million inputs a target, is scripts/fuzz.sh all 3600 -runs=10000000.

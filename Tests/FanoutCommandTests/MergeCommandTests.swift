@@ -95,7 +95,7 @@ import Testing
                 CommandRunner.executable.path,
                 [
                     "run", "--rate", "2000", "--duration", "3s", "--shard", "\(index)/2", "--start-at", start,
-                    "--output", "\(folder)/shard-\(index)",
+                    "--max-lag", "1s", "--output", "\(folder)/shard-\(index)",
                 ]
             )
         }
