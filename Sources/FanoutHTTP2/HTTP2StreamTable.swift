@@ -61,17 +61,17 @@ struct HTTP2Stream {
     }
 }
 
-/// The open streams: slots reused from a free list, found by id through a dictionary whose
-/// capacity is kept, so opening and closing streams allocates nothing in steady state and
+/// The open streams: slots reused from a free list, found by id through an `HTTP2StreamIndex`
+/// whose capacity is kept, so opening and closing streams allocates nothing in steady state and
 /// costs the same whatever the number of open streams.
 struct HTTP2StreamTable {
     private var slots: [HTTP2Stream] = []
     private var free: [Int] = []
-    private var index: [UInt32: Int] = [:]
+    private var index: HTTP2StreamIndex
     private let allocator = ByteBufferAllocator()
 
     init(expectedStreams: Int) {
-        index.reserveCapacity(expectedStreams)
+        index = HTTP2StreamIndex(capacity: expectedStreams)
         slots.reserveCapacity(expectedStreams)
         free.reserveCapacity(expectedStreams)
     }
@@ -80,7 +80,7 @@ struct HTTP2StreamTable {
     var count: Int { index.count }
 
     /// The slot of stream `id`, if it is open.
-    func slot(of id: UInt32) -> Int? { index[id] }
+    func slot(of id: UInt32) -> Int? { index.slot(of: id) }
 
     /// Opens stream `id` and returns its slot.
     mutating func open(id: UInt32, tag: UInt64, sendWindow: Int, receiveWindow: Int) -> Int {
@@ -92,13 +92,13 @@ struct HTTP2StreamTable {
             slots.append(HTTP2Stream(allocator: allocator))
         }
         slots[slot].reset(id: id, tag: tag, sendWindow: sendWindow, receiveWindow: receiveWindow)
-        index[id] = slot
+        index.insert(id, slot: slot)
         return slot
     }
 
     /// Closes the stream in `slot`.
     mutating func close(slot: Int) {
-        index.removeValue(forKey: slots[slot].id)
+        index.remove(slots[slot].id)
         slots[slot].id = 0
         free.append(slot)
     }
@@ -109,5 +109,5 @@ struct HTTP2StreamTable {
     }
 
     /// The slots of every open stream (for settings changes and GOAWAY: not per frame).
-    var openSlots: [Int] { Array(index.values) }
+    var openSlots: [Int] { index.slots }
 }
