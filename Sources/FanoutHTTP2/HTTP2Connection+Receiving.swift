@@ -289,7 +289,8 @@ extension HTTP2Connection {
             tag: streams[slot].tag,
             status: streams[slot].status,
             headers: HTTP2HeaderList(storage: streams[slot].headers),
-            body: body ?? streams[slot].body,
+            // No body: an empty buffer of its own, so the slot's stays unshared for reuse.
+            body: body ?? (streams[slot].body.readableBytes > 0 ? streams[slot].body : ByteBuffer()),
             bodyLength: streams[slot].bodyLength
         )
         if !streams[slot].localOpen { close(slot) }

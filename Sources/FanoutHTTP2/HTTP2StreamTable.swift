@@ -64,9 +64,17 @@ struct HTTP2Stream {
 /// The open streams: slots reused from a free list, found by id through an `HTTP2StreamIndex`
 /// whose capacity is kept, so opening and closing streams allocates nothing in steady state and
 /// costs the same whatever the number of open streams.
+///
+/// The slot closed last is held back until the next close: the message a stream ends with
+/// (`HTTP2Message`) shares the slot's header buffer, and a client opens its next stream while
+/// it still reads the response (`LoadConnection` sends more as it handles an answer). Reusing
+/// that slot at once found the buffer shared, and `ByteBuffer.clear()` allocated a new one
+/// for every stream (the cost workload, measured).
 struct HTTP2StreamTable {
     private var slots: [HTTP2Stream] = []
     private var free: [Int] = []
+    /// The slot closed last, free from the next close on.
+    private var closedLast: Int?
     private var index: HTTP2StreamIndex
     private let allocator = ByteBufferAllocator()
 
@@ -100,7 +108,8 @@ struct HTTP2StreamTable {
     mutating func close(slot: Int) {
         index.remove(slots[slot].id)
         slots[slot].id = 0
-        free.append(slot)
+        if let closedLast { free.append(closedLast) }
+        closedLast = slot
     }
 
     subscript(slot: Int) -> HTTP2Stream {

@@ -44,6 +44,39 @@ struct APNsRequestCheck {
         var collapseID: Slice = .none
         var authorization: Slice = .none
         var duplicate = false
+
+        /// Keeps `value` when `name` is a field the rules need; a second one is a duplicate.
+        @inline(__always)
+        mutating func take(_ name: UnsafeRawBufferPointer, _ value: Slice) {
+            let again: Bool
+            switch name.count {
+            case 5 where sameBytes(name, ":path"): again = Self.replace(&path, with: value)
+            case 7 where sameBytes(name, ":method"): again = Self.replace(&method, with: value)
+            case Header.apnsID.utf8CodeUnitCount where sameBytes(name, Header.apnsID):
+                again = Self.replace(&apnsID, with: value)
+            case Header.topic.utf8CodeUnitCount where sameBytes(name, Header.topic):
+                again = Self.replace(&topic, with: value)
+            case Header.priority.utf8CodeUnitCount where sameBytes(name, Header.priority):
+                again = Self.replace(&priority, with: value)
+            case Header.authorization.utf8CodeUnitCount where sameBytes(name, Header.authorization):
+                again = Self.replace(&authorization, with: value)
+            case Header.pushType.utf8CodeUnitCount where sameBytes(name, Header.pushType):
+                again = Self.replace(&pushType, with: value)
+            case Header.expiration.utf8CodeUnitCount where sameBytes(name, Header.expiration):
+                again = Self.replace(&expiration, with: value)
+            case Header.collapseID.utf8CodeUnitCount where sameBytes(name, Header.collapseID):
+                again = Self.replace(&collapseID, with: value)
+            default: return
+            }
+            if again { duplicate = true }
+        }
+
+        /// Sets `slot` to `value`; true when it was set already.
+        @inline(__always)
+        private static func replace(_ slot: inout Slice, with value: Slice) -> Bool {
+            defer { slot = value }
+            return slot.isPresent
+        }
     }
 
     /// Where a value lies in the header list's bytes.
@@ -56,29 +89,13 @@ struct APNsRequestCheck {
 
     /// Collects the fields the rules need in one pass over the list.
     static func fields(of headers: HTTP2HeaderList) -> Fields {
+        // The closure captures one variable and calls a method on it: a nested function
+        // capturing two (the fields and a duplicate flag) made the compiler box them, one heap
+        // allocation a request (swift_allocObject in the cost workload's profile).
         var fields = Fields()
-        var duplicate = false
         headers.forEachOffset { name, offset, length in
-            let value = Slice(start: offset, count: length)
-            func set(_ slot: inout Slice) {
-                if slot.isPresent { duplicate = true }
-                slot = value
-            }
-            switch name.count {
-            case 5 where sameBytes(name, ":path"): set(&fields.path)
-            case 7 where sameBytes(name, ":method"): set(&fields.method)
-            case Header.apnsID.utf8CodeUnitCount where sameBytes(name, Header.apnsID): set(&fields.apnsID)
-            case Header.topic.utf8CodeUnitCount where sameBytes(name, Header.topic): set(&fields.topic)
-            case Header.priority.utf8CodeUnitCount where sameBytes(name, Header.priority): set(&fields.priority)
-            case Header.authorization.utf8CodeUnitCount where sameBytes(name, Header.authorization):
-                set(&fields.authorization)
-            case Header.pushType.utf8CodeUnitCount where sameBytes(name, Header.pushType): set(&fields.pushType)
-            case Header.expiration.utf8CodeUnitCount where sameBytes(name, Header.expiration): set(&fields.expiration)
-            case Header.collapseID.utf8CodeUnitCount where sameBytes(name, Header.collapseID): set(&fields.collapseID)
-            default: break
-            }
+            fields.take(name, Slice(start: offset, count: length))
         }
-        fields.duplicate = duplicate
         return fields
     }
 
