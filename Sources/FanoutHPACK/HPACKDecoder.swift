@@ -18,6 +18,7 @@ public struct HPACKDecoder {
     private let scratch: HPACKScratch
     /// Huffman's decoding steps, held so that no string reaches the lazily made global.
     private let huffmanSteps = Huffman.decodeSteps
+    private let staticTable = HPACKStaticTable.view
 
     /// Creates a decoder with the table size and header list limit in force.
     public init(maximumTableSize: Int = 4096, maximumHeaderListSize: Int = 16384) {
@@ -128,7 +129,7 @@ public struct HPACKDecoder {
     /// are valid until the table next changes.
     private func entry(_ index: Int) throws(HPACKError) -> (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
     {
-        if index >= 1 && index <= HPACKStaticTable.count { return HPACKStaticTable.entries[index - 1] }
+        if index >= 1 && index <= HPACKStaticTable.count { return staticTable.entries[index - 1] }
         let dynamic = index - HPACKStaticTable.count - 1
         guard index >= 1 && dynamic < table.count else { throw .invalidIndex(index) }
         return table[dynamic]

@@ -7,6 +7,7 @@ import NIOCore
 /// (topic, push type, authorization) cost a byte each after the first.
 public struct HPACKEncoder {
     private var table: HPACKDynamicTable
+    private let staticTable = HPACKStaticTable.view
     private var pendingSizeUpdates: [Int] = []
     /// When strings are Huffman-coded.
     public var huffman: HuffmanPolicy
@@ -101,22 +102,14 @@ public struct HPACKEncoder {
         }
     }
 
-    /// The best table match: static entries bucketed by name length, then a scan of the dynamic
-    /// table comparing lengths before bytes. A hash of name and value is the next step when the
-    /// encoder is tuned for the hot path.
+    /// The best table match: static entries by name length (`HPACKStaticTable.View`), then a
+    /// scan of the dynamic table comparing lengths before bytes.
     private func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
-        var nameMatch: Int?
-        if name.count < HPACKStaticTable.positionsByNameLength.count {
-            for position in HPACKStaticTable.positionsByNameLength[name.count] {
-                let entry = HPACKStaticTable.entries[position]
-                guard sameBytes(entry.name, name) else { continue }
-                if sameBytes(entry.value, value) { return (position + 1, position + 1) }
-                if nameMatch == nil { nameMatch = position + 1 }
-            }
-        }
+        let fromStatic = staticTable.find(name: name, value: value)
+        if fromStatic.full != nil { return fromStatic }
         let dynamic = table.find(name: name, value: value)
         if let full = dynamic.full { return (full + HPACKStaticTable.count + 1, nil) }
-        return (nil, nameMatch ?? dynamic.name.map { $0 + HPACKStaticTable.count + 1 })
+        return (nil, fromStatic.name ?? dynamic.name.map { $0 + HPACKStaticTable.count + 1 })
     }
 
     private func writeString(_ bytes: UnsafeRawBufferPointer, huffman: HuffmanPolicy, into buffer: inout ByteBuffer) {

@@ -31,7 +31,8 @@ enum HPACKStaticTable {
         ("transfer-encoding", ""), ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
     ]
 
-    static var count: Int { texts.count }
+    /// RFC 7541's 61 (a computed constant: a stored global would be a lazily made one).
+    static var count: Int { 61 }
 
     /// Entry `position` (index - 1) as views into `storage`.
     nonisolated(unsafe) static let entries: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = {
@@ -48,13 +49,65 @@ enum HPACKStaticTable {
         return texts.map { (place($0.0), place($0.1)) }
     }()
 
-    /// Positions in `entries` by name length: a lookup compares only names of the right length
-    /// (one to four of them) instead of scanning all 61.
-    static let positionsByNameLength: [[Int]] = {
-        var buckets = [[Int]](repeating: [], count: 32)
-        for (position, entry) in texts.enumerated() { buckets[entry.0.utf8.count].append(position) }
-        return buckets
-    }()
+    /// The entries and an index of them by name length, made once: what an encoder and a
+    /// decoder hold (`HPACKStaticTable.view`, read when they are made).
+    static let view = View()
+
+    /// The static table as pointers into memory that lives as long as the process, so a lookup
+    /// through it reaches no lazily made global (`swift_once`) and retains nothing: `entries`,
+    /// and per name length its entries' positions, a lookup comparing only names of the right
+    /// length (one to four of them) instead of scanning all 61.
+    ///
+    /// ```
+    ///   byLength[n] = (first, count) ──► positions[first ..< first + count] ──► entries[p]
+    ///   byLength[7] = (5, 3)             positions[5...7] = 1, 2, 5 (":method" ×2, ":scheme" …)
+    /// ```
+    struct View: @unchecked Sendable {
+        typealias Entry = (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+        /// Names are shorter than this (the longest, "access-control-allow-origin", has 27).
+        static let lengths = 32
+        let entries: UnsafePointer<Entry>
+        let byLength: UnsafePointer<(first: Int32, count: Int32)>
+        let positions: UnsafePointer<Int32>
+
+        fileprivate init() {
+            precondition(texts.count == HPACKStaticTable.count)
+            let entries = UnsafeMutablePointer<Entry>.allocate(capacity: texts.count)  // never freed
+            entries.initialize(from: HPACKStaticTable.entries, count: texts.count)
+            let byLength = UnsafeMutablePointer<(first: Int32, count: Int32)>.allocate(capacity: Self.lengths)
+            let positions = UnsafeMutablePointer<Int32>.allocate(capacity: texts.count)
+            var next = 0
+            for length in 0..<Self.lengths {
+                let first = next
+                for (position, text) in texts.enumerated() where text.0.utf8.count == length {
+                    positions[next] = Int32(position)
+                    next += 1
+                }
+                byLength[length] = (Int32(first), Int32(next - first))
+            }
+            precondition(next == texts.count, "a static name is \(Self.lengths) bytes or longer")
+            self.entries = UnsafePointer(entries)
+            self.byLength = UnsafePointer(byLength)
+            self.positions = UnsafePointer(positions)
+        }
+
+        /// The best static match for a field: `full` when name and value match an entry, else
+        /// `name` when a name does (1-based indices).
+        @inline(__always)
+        func find(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (full: Int?, name: Int?) {
+            guard name.count < Self.lengths else { return (nil, nil) }
+            let (first, count) = byLength[name.count]
+            var nameMatch: Int?
+            for slot in Int(first)..<Int(first + count) {
+                let position = Int(positions[slot])
+                let entry = entries[position]
+                guard sameBytes(entry.name, name) else { continue }
+                if sameBytes(entry.value, value) { return (position + 1, position + 1) }
+                if nameMatch == nil { nameMatch = position + 1 }
+            }
+            return (nil, nameMatch)
+        }
+    }
 }
 
 /// HPACK's dynamic table (RFC 7541 §2.3.2, §4): newest entry first, evicted oldest first to

@@ -11,10 +11,24 @@ public protocol HTTP2HeaderFields {
 
 /// A fixed list of fields, converted to bytes once and encoded as often as needed: a response
 /// the sink repeats, or the fields every request of a run shares.
+///
+/// All names and values lie in one byte array, each field a pair of ranges into it, so an
+/// encode reaches the bytes once (one retain) instead of once per name and value.
+/// ```
+///   bytes:  | :status | 200 | apns-id | 6E1F…1A2B | …
+///   fields:   (0, 7, 7, 3, .incremental), (10, 7, 17, 36, …), …
+/// ```
 public struct HTTP2Fields: HTTP2HeaderFields, Sendable {
-    private var names: [[UInt8]] = []
-    private var values: [[UInt8]] = []
-    private var indexing: [HPACKEncoder.Indexing] = []
+    private struct Field: Sendable {
+        var nameStart: Int32
+        var nameCount: Int32
+        var valueStart: Int32
+        var valueCount: Int32
+        var indexing: HPACKEncoder.Indexing
+    }
+
+    private var bytes: [UInt8] = []
+    private var fields: [Field] = []
 
     /// Creates the list; pseudo-header fields must come first.
     public init(_ fields: [(name: String, value: String)], indexing: HPACKEncoder.Indexing = .incremental) {
@@ -23,19 +37,38 @@ public struct HTTP2Fields: HTTP2HeaderFields, Sendable {
 
     /// Appends one field.
     public mutating func append(name: String, value: String, indexing: HPACKEncoder.Indexing = .incremental) {
-        names.append(Array(name.utf8))
-        values.append(Array(value.utf8))
-        self.indexing.append(indexing)
+        let nameStart = bytes.count
+        bytes += name.utf8
+        let valueStart = bytes.count
+        bytes += value.utf8
+        fields.append(
+            Field(
+                nameStart: Int32(nameStart),
+                nameCount: Int32(valueStart - nameStart),
+                valueStart: Int32(valueStart),
+                valueCount: Int32(bytes.count - valueStart),
+                indexing: indexing
+            )
+        )
     }
 
     /// The number of fields.
-    public var count: Int { names.count }
+    public var count: Int { fields.count }
 
     public func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
-        for position in names.indices {
-            names[position].withUnsafeBytes { name in
-                values[position].withUnsafeBytes { value in
-                    encoder.encode(name: name, value: value, indexing: indexing[position], into: &buffer)
+        bytes.withUnsafeBytes { bytes in
+            fields.withUnsafeBufferPointer { fields in
+                for field in fields {
+                    encoder.encode(
+                        name: UnsafeRawBufferPointer(
+                            rebasing: bytes[Int(field.nameStart)..<Int(field.nameStart + field.nameCount)]
+                        ),
+                        value: UnsafeRawBufferPointer(
+                            rebasing: bytes[Int(field.valueStart)..<Int(field.valueStart + field.valueCount)]
+                        ),
+                        indexing: field.indexing,
+                        into: &buffer
+                    )
                 }
             }
         }
