@@ -9,7 +9,8 @@
 # seeds, made by the target from the library's encoders, in results/fuzz/TARGET/seeds. A crash,
 # leak or timeout leaves its input as results/fuzz/TARGET/crash-* (or leak-*, timeout-*), prints
 # how to replay it, and fails the script: turn that input into a regression test. The last line
-# of each run says how many inputs it executed (results/fuzz/TARGET/history.log keeps them all):
+# of each run says how many inputs it executed (results/fuzz/TARGET/history.log keeps them all;
+# a run stopped with SIGINT is kept too, marked "(interrupted)", and the script exits 130):
 #
 #   fuzz hpack: 12345678 inputs in 600 s (20576/s), corpus 1234 files
 set -euo pipefail
@@ -54,12 +55,19 @@ FANOUT_FUZZ_SEEDS=$folder/seeds ASAN_OPTIONS=detect_leaks=1 \
     "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$folder/" "$@" "$folder/corpus" "$folder/seeds" >"$log" 2>&1 || status=$?
 executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+elapsed=$((SECONDS - started > 0 ? SECONDS - started : 1))
+if [ $status -ne 0 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+    # Ctrl-C or SIGINT: no input failed; the inputs run so far count, marked as cut short.
+    line="fuzz $target: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files (interrupted)"
+    echo "$line"
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $line" >>"$folder/history.log"
+    exit 130
+fi
 if [ $status -ne 0 ]; then
     tail -40 "$log" >&2
     echo "fuzz $target: FAILED after ${executed:-?} inputs; the input is in $folder/ (replay: $binary FILE)" >&2
     exit 1
 fi
-elapsed=$((SECONDS - started > 0 ? SECONDS - started : 1))
 line="fuzz $target: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files"
 echo "$line"
 # Every clean run's line, kept beside the corpus: the volume each target has been fuzzed for.
