@@ -7,6 +7,10 @@
 #                                (from a clean build, e.g. a fresh clone, as CI builds: an
 #                                incremental build can differ by a percent, measured)
 #   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
+#   scripts/cost.sh --calls      the Swift runtime's calls per notification (retain, release,
+#                                uniqueness checks, lazy globals, object allocations) and
+#                                mallocs, from the same profiles (no gate): what a hot path
+#                                should not do per request
 #
 # FANOUT_COST_BINARY=PATH measures that build of fanout-cost instead of building this tree's
 # (another branch's, a patched copy's).
@@ -53,11 +57,12 @@ mode=gate repeats=1
 case ${1:-} in
     "") ;;
     --record) mode=record ;;
+    --calls) mode=calls ;;
     --repeat)
         mode=repeat repeats=${2:-}
         [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a count of at least 1, not '${2:-}'" >&2; exit 2; }
         ;;
-    *) echo "usage: scripts/cost.sh [--record | --repeat K]" >&2; exit 2 ;;
+    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "cost.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 
@@ -111,11 +116,14 @@ profile() {
     echo "$out.txt"
 }
 
-# allocations PROFILE: the calls into malloc, calloc and realloc a raw callgrind profile
+# calls_into PROFILE NAME...: the calls into the functions NAME… a raw callgrind profile
 # counts. Its function names are compressed: `cfn=(12) malloc` the first time, `cfn=(12)` after;
 # the `calls=N …` line after a cfn= line is how often that callee was called from there.
-allocations() {
-    awk '
+calls_into() {
+    local profile=$1
+    shift
+    awk -v wanted="$*" '
+        BEGIN { n = split(wanted, list, " "); for (i = 1; i <= n; i++) want[list[i]] = 1 }
         /^c?fn=\(/ {
             id = $0; sub(/^c?fn=\(/, "", id); sub(/\).*/, "", id)
             name = $0
@@ -124,11 +132,13 @@ allocations() {
             next
         }
         /^calls=/ {
-            if (callee == "malloc" || callee == "calloc" || callee == "realloc") { split(substr($0, 7), c, " "); total += c[1] }
+            if (callee in want) { split(substr($0, 7), c, " "); total += c[1] }
             callee = ""
         }
-        END { print total + 0 }' "$1"
+        END { print total + 0 }' "$profile"
 }
+
+allocations() { calls_into "$1" malloc calloc realloc; }
 
 # measure: one measurement, "stage instructions-per-notification" lines.
 measure() {
@@ -176,6 +186,16 @@ case $mode in
         } >"$baseline.new"
         mv "$baseline.new" "$baseline"
         cat "$baseline"
+        ;;
+    calls)
+        a=$(profile $small)
+        b=$(profile $large)
+        for name in swift_retain swift_release swift_isUniquelyReferenced_nonNull_native swift_once \
+            swift_allocObject swift_beginAccess malloc; do
+            x=$(calls_into "${a%.txt}" "$name")
+            y=$(calls_into "${b%.txt}" "$name")
+            awk -v s="$name" -v c=$((y - x)) -v n=$((large - small)) 'BEGIN { printf "%-44s %8.2f a notification\n", s, c / n }'
+        done
         ;;
     repeat)
         for ((i = 1; i <= repeats; i++)); do
