@@ -34,21 +34,6 @@ enum HPACKStaticTable {
     /// RFC 7541's 61 (a computed constant: a stored global would be a lazily made one).
     static var count: Int { 61 }
 
-    /// Entry `position` (index - 1) as views into `storage`.
-    nonisolated(unsafe) static let entries: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = {
-        let total = texts.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)  // never freed
-        var offset = 0
-        func place(_ text: String) -> UnsafeRawBufferPointer {
-            let bytes = Array(text.utf8)
-            let start = storage.baseAddress! + offset
-            bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            offset += bytes.count
-            return UnsafeRawBufferPointer(start: start, count: bytes.count)
-        }
-        return texts.map { (place($0.0), place($0.1)) }
-    }()
-
     /// The entries and an index of them by name length, made once: what an encoder and a
     /// decoder hold (`HPACKStaticTable.view`, read when they are made).
     static let view = View()
@@ -72,8 +57,21 @@ enum HPACKStaticTable {
 
         fileprivate init() {
             precondition(texts.count == HPACKStaticTable.count)
+            // Every name and value in one block, and each entry two views into it.
+            let total = texts.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)  // never freed
+            var offset = 0
+            func place(_ text: String) -> UnsafeRawBufferPointer {
+                let start = storage.baseAddress! + offset
+                let count = text.utf8.count
+                UnsafeMutableRawBufferPointer(start: start, count: count).copyBytes(from: text.utf8)
+                offset += count
+                return UnsafeRawBufferPointer(start: start, count: count)
+            }
             let entries = UnsafeMutablePointer<Entry>.allocate(capacity: texts.count)  // never freed
-            entries.initialize(from: HPACKStaticTable.entries, count: texts.count)
+            for (position, text) in texts.enumerated() {
+                (entries + position).initialize(to: (place(text.0), place(text.1)))
+            }
             let byLength = UnsafeMutablePointer<(first: Int32, count: Int32)>.allocate(capacity: Self.lengths)
             let positions = UnsafeMutablePointer<Int32>.allocate(capacity: texts.count)
             var next = 0

@@ -12,18 +12,19 @@ public protocol HTTP2HeaderFields {
 /// A fixed list of fields, converted to bytes once and encoded as often as needed: a response
 /// the sink repeats, or the fields every request of a run shares.
 ///
-/// All names and values lie in one byte array, each field a pair of ranges into it, so an
-/// encode reaches the bytes once (one retain) instead of once per name and value.
+/// All names and values lie in one byte array, each field's value right after its name, so an
+/// encode reaches the bytes once (one retain) instead of once per name and value; a field is
+/// where its name starts and the two lengths.
 /// ```
 ///   bytes:  | :status | 200 | apns-id | 6E1F…1A2B | …
-///   fields:   (0, 7, 7, 3, .incremental), (10, 7, 17, 36, …), …
+///   fields:   (0, 7, 3, .incremental), (10, 7, 36, …), …
 /// ```
 public struct HTTP2Fields: HTTP2HeaderFields, Sendable {
     private struct Field: Sendable {
         var nameStart: Int32
         var nameCount: Int32
-        var valueStart: Int32
         var valueCount: Int32
+        var valueStart: Int32 { nameStart + nameCount }
         var indexing: HPACKEncoder.Indexing
     }
 
@@ -45,7 +46,6 @@ public struct HTTP2Fields: HTTP2HeaderFields, Sendable {
             Field(
                 nameStart: Int32(nameStart),
                 nameCount: Int32(valueStart - nameStart),
-                valueStart: Int32(valueStart),
                 valueCount: Int32(bytes.count - valueStart),
                 indexing: indexing
             )
