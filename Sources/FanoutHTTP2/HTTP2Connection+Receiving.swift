@@ -190,7 +190,7 @@ extension HTTP2Connection {
     private mutating func decode(_ block: ByteBuffer, into slot: Int, kind: HeaderListValidator.Kind) -> HTTP2Event? {
         var validator = HeaderListValidator(kind: kind)
         var storage = streams[slot].headers
-        streams[slot].headers = ByteBuffer()
+        streams[slot].headers = emptyBuffer
         let outcome: HPACKError? = block.withUnsafeReadableBytes { bytes in
             do throws(HPACKError) {
                 try hpackDecoder.decode(bytes) { name, value, _ in
@@ -290,7 +290,7 @@ extension HTTP2Connection {
             status: streams[slot].status,
             headers: HTTP2HeaderList(storage: streams[slot].headers),
             // No body: an empty buffer of its own, so the slot's stays unshared for reuse.
-            body: body ?? (streams[slot].body.readableBytes > 0 ? streams[slot].body : ByteBuffer()),
+            body: body ?? (streams[slot].body.readableBytes > 0 ? streams[slot].body : emptyBuffer),
             bodyLength: streams[slot].bodyLength
         )
         if !streams[slot].localOpen { close(slot) }

@@ -116,7 +116,7 @@ extension HTTP2Connection {
     mutating func resumeSending(_ slot: Int) {
         // Taken out of the slot while frames are written, so the buffer stays uniquely held.
         var pending = streams[slot].pending
-        streams[slot].pending = ByteBuffer()
+        streams[slot].pending = emptyBuffer
         let done = writeData(slot, &pending)
         if done { pending.clear() }
         streams[slot].pending = pending

@@ -126,6 +126,10 @@ public struct HTTP2Connection {
     /// read's `now`. What an event waited between then and its handling is the reader's own
     /// delay (earlier frames of the burst were handled first), not the peer's.
     public var readStartedAt: UInt64 = 0
+    /// An empty buffer made once per connection: what a slot holds while its own buffer is
+    /// taken out, and a message without a body. (`ByteBuffer()` reaches NIO's shared empty
+    /// storage through a lazily made global: a `swift_once` each time.)
+    let emptyBuffer: ByteBuffer
     /// Events produced by one frame beyond the first (GOAWAY refusing many streams).
     var queuedEvents: [HTTP2Event] = []
     var queuedHead = 0
@@ -142,6 +146,7 @@ public struct HTTP2Connection {
         self.role = role
         self.configuration = configuration
         outbound = allocator.buffer(capacity: 64 * 1024)
+        emptyBuffer = allocator.buffer(capacity: 0)
         frameDecoder = HTTP2FrameDecoder(
             maxFrameSize: Int(configuration.maxFrameSize),
             maxHeaderBlockSize: Int(configuration.maxHeaderListSize) * 2,

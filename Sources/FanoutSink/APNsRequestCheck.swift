@@ -212,15 +212,36 @@ struct Rejection: Error, Hashable {
 }
 
 extension APNsPushType {
-    /// Every type, made once (`allCases` builds an array per call).
-    static let all = APNsPushType.allCases
-
-    /// The push type named by `bytes`, exactly (APNs' values are lowercase).
+    /// The push type named by `bytes`, exactly (APNs' values are lowercase). Compared with
+    /// each name in turn, most common first; a table of the cases would be a lazily made global
+    /// (a `swift_once` a request), and `init(rawValue:)` a `String`. `APNsPushTypeTests` checks
+    /// that every case is found by its raw value.
     init?(bytes: UnsafeRawBufferPointer) {
-        for type in Self.all where type.rawValue.utf8.elementsEqual(bytes) {
-            self = type
-            return
+        func named(_ name: StaticString) -> Bool { APNsRequestCheck.sameBytes(bytes, name) }
+        if named("alert") {
+            self = .alert
+        } else if named("background") {
+            self = .background
+        } else if named("voip") {
+            self = .voip
+        } else if named("liveactivity") {
+            self = .liveactivity
+        } else if named("location") {
+            self = .location
+        } else if named("complication") {
+            self = .complication
+        } else if named("fileprovider") {
+            self = .fileprovider
+        } else if named("mdm") {
+            self = .mdm
+        } else if named("pushtotalk") {
+            self = .pushtotalk
+        } else if named("widgets") {
+            self = .widgets
+        } else if named("controls") {
+            self = .controls
+        } else {
+            return nil
         }
-        return nil
     }
 }
