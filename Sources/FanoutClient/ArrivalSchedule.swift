@@ -220,6 +220,12 @@ public struct ScheduleError: Error, Sendable, CustomStringConvertible {
 ///  behind the claims, so finding the oldest unclaimed one costs O(1) amortised.
 /// ```
 ///
+/// A slot whose connection has taken its last token is retired (`retire(slot:)`): its
+/// tickets go to the others as soon as they fall due, not `stealDelay` late. At the end of a
+/// run the token batches run out unevenly, and without it every ticket of a connection with
+/// nothing left to send went out 2 ms late (1% of a 5-second run at 5,000/s: its send
+/// lateness p99 was 2.0 ms, measured).
+///
 /// A ticket sent late has its latency counted from its intended time all the same
 /// (coordinated omission corrected, as wrk2 does). The schedule starts when the first
 /// connection asks for a ticket, so that connecting is not counted as the server's latency,
@@ -236,6 +242,8 @@ package final class ArrivalTickets: Sendable {
     private let sweep = ManagedAtomic<UInt64>(0)
     private let claimedCount = ManagedAtomic<UInt64>(0)
     private let ended = ManagedAtomic(false)
+    /// Slots whose tickets wait for no steal delay (their connections have no tokens left).
+    private let retired: [ManagedAtomic<Bool>]
 
     /// How long past its due time a slot's ticket waits for its own connection before another
     /// takes it.
@@ -248,6 +256,13 @@ package final class ArrivalTickets: Sendable {
         self.slots = max(1, slots)
         self.start.store(start, ordering: .relaxed)
         taken = (0..<max(1, slots)).map { _ in ManagedAtomic(0) }
+        retired = (0..<max(1, slots)).map { _ in ManagedAtomic(false) }
+    }
+
+    /// `slot`'s connection will ask for no more tickets of its own (it has no tokens left):
+    /// its tickets go to whichever connection asks once they are due.
+    func retire(slot: Int) {
+        retired[slot % slots].store(true, ordering: .relaxed)
     }
 
     enum Claim: Equatable {
@@ -299,8 +314,9 @@ package final class ArrivalTickets: Sendable {
         }
     }
 
-    /// The oldest unclaimed ticket, if it is `stealDelay` overdue. Owners claim their tickets
-    /// in order, so an unclaimed ticket at `sweep` is its owner's next.
+    /// The oldest unclaimed ticket, if it is `stealDelay` overdue (or due, when its owner is
+    /// retired). Owners claim their tickets in order, so an unclaimed ticket at `sweep` is its
+    /// owner's next.
     private func takeOldest(start: UInt64, now: UInt64) -> Take {
         while true {
             let j = sweep.load(ordering: .relaxed)
@@ -312,7 +328,8 @@ package final class ArrivalTickets: Sendable {
                 continue
             }
             let due = start + offset
-            if due + Self.stealDelay > now { return .later(due + Self.stealDelay) }
+            let free = due + (retired[owner].load(ordering: .relaxed) ? 0 : Self.stealDelay)
+            if free > now { return .later(free) }
             if taken[owner].compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged {
                 claimedCount.wrappingIncrement(ordering: .relaxed)
                 _ = sweep.compareExchange(expected: j, desired: j + 1, ordering: .relaxed)

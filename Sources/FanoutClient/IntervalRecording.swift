@@ -105,12 +105,12 @@ package final class LoopRecorder {
                 completed: completed
             )
         )
-        latencies.reset()
-        lag.reset()
-        loopLag.reset()
-        readDelay.reset()
-        returnPath.reset()
-        own.reset()
+        latencies.clear()
+        lag.clear()
+        loopLag.clear()
+        readDelay.clear()
+        returnPath.clear()
+        own.clear()
         completed = 0
     }
 }
@@ -166,7 +166,17 @@ public struct LoopDelays: Sendable {
     }
 }
 
-/// Merges the event loops' seconds as they come in and keeps the run's totals.
+/// Merges the event loops' seconds and keeps the run's totals.
+///
+/// A loop's hand-over only queues its part (a lock and an append: its histograms move, they
+/// are not read); the merging — adding histograms, percentiles, packing, a few milliseconds a
+/// second — happens in `drain()`, on the thread that calls it: the run's own thread, between
+/// its waits, and whoever reads the totals. Merged on the loop, it made every connection on
+/// that loop late by 4–5 ms once a second (send lateness p99 2 ms at 5,000/s, measured).
+///
+/// ```
+///   loop threads ── add(part) ──► inbox ── drain() ──► pending seconds ──► intervals, totals
+/// ```
 package final class IntervalCollector: Sendable {
     struct Part {
         var second: Int
@@ -203,6 +213,8 @@ package final class IntervalCollector: Sendable {
     /// makes its one interval longer than itself, so that no hand-over falls in it).
     let interval: UInt64
     private let loops: Int
+    /// Parts handed over and not merged yet.
+    private let inbox = NIOLockedValueBox<[Part]>([])
     private let state: NIOLockedValueBox<State>
 
     package init(start: UInt64, warmUp: UInt64, loops: Int, interval: UInt64 = 1_000_000_000) {
@@ -213,39 +225,57 @@ package final class IntervalCollector: Sendable {
         state = NIOLockedValueBox(State(loops: Array(repeating: LoopDelays(), count: max(1, loops))))
     }
 
+    /// Queues a loop's part; `drain()` merges it.
     func add(_ part: Part) {
+        inbox.withLockedValue { $0.append(part) }
+    }
+
+    /// Merges the parts handed over so far, on the calling thread. The run calls it between
+    /// its waits (at most 100 ms apart), so that the inbox holds a second's parts at most.
+    package func drain() {
+        let parts = inbox.withLockedValue { inbox in
+            defer { inbox.removeAll(keepingCapacity: true) }
+            return inbox
+        }
+        guard !parts.isEmpty else { return }
         state.withLockedValue { state in
-            var pending = state.pending[part.second] ?? Pending()
-            if let latencies = part.latencies, latencies.totalCount > 0 { pending.latencies.add(latencies) }
-            if let lag = part.lag, lag.totalCount > 0 {
-                pending.maxLag = max(pending.maxLag, lag.max)
-                state.lag.add(lag)
-            }
-            if let loopLag = part.loopLag, loopLag.totalCount > 0 {
-                pending.maxLoopLag = max(pending.maxLoopLag, loopLag.max)
-                state.loops[part.loop].loopLag.add(loopLag)
-            }
-            if let readDelay = part.readDelay, readDelay.totalCount > 0 {
-                pending.readDelay.add(readDelay)
-                state.loops[part.loop].readDelay.add(readDelay)
-            }
-            if let returnPath = part.returnPath, returnPath.totalCount > 0 {
-                state.loops[part.loop].returnPath.add(returnPath)
-            }
-            if let own = part.own, own.totalCount > 0 { state.loops[part.loop].own.add(own) }
-            pending.completed += part.completed
-            pending.parts += 1
-            if pending.parts == loops {
-                state.pending[part.second] = nil
-                Self.close(part.second, pending, into: &state)
-            } else {
-                state.pending[part.second] = pending
-            }
+            for part in parts { Self.merge(part, into: &state, loops: loops) }
+        }
+    }
+
+    private static func merge(_ part: Part, into state: inout State, loops: Int) {
+        // Taken out of the dictionary so that its histograms are uniquely held: adding to a
+        // copy still in it would copy their counts first.
+        var pending = state.pending.removeValue(forKey: part.second) ?? Pending()
+        if let latencies = part.latencies, latencies.totalCount > 0 { pending.latencies.add(latencies) }
+        if let lag = part.lag, lag.totalCount > 0 {
+            pending.maxLag = max(pending.maxLag, lag.max)
+            state.lag.add(lag)
+        }
+        if let loopLag = part.loopLag, loopLag.totalCount > 0 {
+            pending.maxLoopLag = max(pending.maxLoopLag, loopLag.max)
+            state.loops[part.loop].loopLag.add(loopLag)
+        }
+        if let readDelay = part.readDelay, readDelay.totalCount > 0 {
+            pending.readDelay.add(readDelay)
+            state.loops[part.loop].readDelay.add(readDelay)
+        }
+        if let returnPath = part.returnPath, returnPath.totalCount > 0 {
+            state.loops[part.loop].returnPath.add(returnPath)
+        }
+        if let own = part.own, own.totalCount > 0 { state.loops[part.loop].own.add(own) }
+        pending.completed += part.completed
+        pending.parts += 1
+        if pending.parts == loops {
+            close(part.second, pending, into: &state)
+        } else {
+            state.pending[part.second] = pending
         }
     }
 
     /// Closes the seconds still waiting for a loop (at the end of the run).
     func closeAll() {
+        drain()
         state.withLockedValue { state in
             for second in state.pending.keys.sorted() {
                 Self.close(second, state.pending[second]!, into: &state)
@@ -276,10 +306,22 @@ package final class IntervalCollector: Sendable {
     }
 
     /// The latencies of every closed second, outside the warm-up.
-    package var latency: Histogram<UInt64> { state.withLockedValue { $0.latency } }
+    package var latency: Histogram<UInt64> {
+        drain()
+        return state.withLockedValue { $0.latency }
+    }
     /// Every lag sample so far.
-    var lag: Histogram<UInt64> { state.withLockedValue { $0.lag } }
-    var intervals: [LoadInterval] { state.withLockedValue { $0.intervals } }
+    var lag: Histogram<UInt64> {
+        drain()
+        return state.withLockedValue { $0.lag }
+    }
+    var intervals: [LoadInterval] {
+        drain()
+        return state.withLockedValue { $0.intervals }
+    }
     /// Each loop's own delays so far.
-    var loopDelays: [LoopDelays] { state.withLockedValue { $0.loops } }
+    var loopDelays: [LoopDelays] {
+        drain()
+        return state.withLockedValue { $0.loops }
+    }
 }

@@ -181,6 +181,8 @@ public final class LoadEngine: Sendable {
                 lastProgress = (ContinuousClock.now, finished)
             }
             let reported = endings.wait(upTo: .milliseconds(100))
+            // The loops' seconds are merged here, off the loops (`IntervalCollector`).
+            recording.collector.drain()
             // Checked again after the wait: a connection closed by `cancel()` is not replaced.
             if isCancelled { pool.cancel() }
             for ending in reported {

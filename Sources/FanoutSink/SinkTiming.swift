@@ -78,10 +78,10 @@ package final class SinkLoopRecorder {
             cpuNanoseconds: ThreadCPUClock.now() &- cpuAtStart,
             wallNanoseconds: now - startedAt
         )
-        lateness.reset()
-        fromSend.reset()
-        injected.reset()
-        loopLag.reset()
+        lateness.clear()
+        fromSend.clear()
+        injected.clear()
+        loopLag.clear()
     }
 }
 
@@ -153,7 +153,9 @@ final class SinkTimingTotals: Sendable {
         wallNanoseconds: UInt64
     ) {
         loops.withLockedValue { loops in
-            var loop = loops[index] ?? Loop()
+            // Taken out of the dictionary so that its histograms are uniquely held: adding to
+            // a copy still in it would copy their counts first.
+            var loop = loops.removeValue(forKey: index) ?? Loop()
             if lateness.totalCount > 0 { loop.lateness.add(lateness) }
             if fromSend.totalCount > 0 { loop.fromSend.add(fromSend) }
             if injected.totalCount > 0 { loop.injected.add(injected) }

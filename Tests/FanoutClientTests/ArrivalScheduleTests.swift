@@ -206,6 +206,46 @@ struct ArrivalScheduleTests {
         #expect(claimed == [4, 1, 2, 3, 5, 6, 7])
         #expect(tickets.isExhausted)
     }
+
+    /// A slot whose connection has no tokens left is retired: its tickets are the others' as
+    /// soon as they fall due, not 2 ms later; the slots still sending keep their own.
+    @Test func aRetiredSlotsTicketsGoToTheOthersWhenDue() throws {
+        let ms: UInt64 = 1_000_000
+        let t: UInt64 = 1_000 * ms
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(8)), slots: 2)
+        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        // Slot 1's ticket 1 is due at t + 1 ms: slot 0 may take it only at t + 3 ms…
+        #expect(tickets.claim(now: t + 1 * ms, slot: 0) == .notYet(t + 2 * ms))
+        tickets.retire(slot: 1)
+        // …until slot 1 retires: now it is slot 0's as it stands, due at t + 1 ms.
+        #expect(tickets.claim(now: t + 1 * ms, slot: 0) == .due(t + 1 * ms))
+        // Slot 1's next (ticket 3, t + 3 ms) is due after slot 0's own (ticket 2): slot 0
+        // waits for its own, then for the retired slot's due time, not 2 ms past it.
+        #expect(tickets.claim(now: t + 1 * ms, slot: 0) == .notYet(t + 2 * ms))
+        #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .due(t + 2 * ms))
+        #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .notYet(t + 3 * ms))
+        var claimed: [UInt64] = []
+        for now in 3...7 {
+            while case .due(let due) = tickets.claim(now: t + UInt64(now) * ms, slot: 0) {
+                claimed.append((due - t) / ms)
+                #expect(due == t + UInt64(now) * ms, "ticket \(claimed.last!) went out late")
+            }
+        }
+        #expect(claimed == [3, 4, 5, 6, 7])
+        #expect(tickets.isExhausted)
+    }
+
+    /// Without retirement the same schedule leaves slot 1's tickets 2 ms late.
+    @Test func aSlotThatIsNotRetiredKeepsItsTicketsForTheStealDelay() throws {
+        let ms: UInt64 = 1_000_000
+        let t: UInt64 = 1_000 * ms
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(4)), slots: 2)
+        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        #expect(tickets.claim(now: t + 1 * ms, slot: 0) == .notYet(t + 2 * ms))
+        #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .due(t + 2 * ms))
+        #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .notYet(t + 3 * ms))
+        #expect(tickets.claim(now: t + 3 * ms, slot: 0) == .due(t + 1 * ms))
+    }
 }
 
 /// Histograms packed as HdrHistogram's V2 counts: nothing is lost.
