@@ -61,7 +61,14 @@ public enum Exchange {
                         connection.respond(stream: message.stream, response, body: answered % 2 == 0 ? body : nil)
                     }
                 } else {
-                    _ = try? connection.sendRequest(request, body: body, tag: UInt64(answered))
+                    // The stream limit binds when a stream is opened: a server may lower it
+                    // below the streams already open (RFC 9113 §5.1.2), and they may finish.
+                    let limit = connection.availableStreams
+                    let open = connection.openStreams
+                    if (try? connection.sendRequest(request, body: body, tag: UInt64(answered))) != nil {
+                        precondition(limit > 0, "a stream opened beyond the server's limit")
+                        precondition(connection.openStreams == open + 1, "a request opened no stream")
+                    }
                 }
             case .connectionError:
                 return false
