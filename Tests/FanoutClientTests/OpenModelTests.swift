@@ -147,13 +147,18 @@ import Testing
             // wrote each about when it fell due.
             let delays = outcome.sink.ownDelays
             #expect(delays.lateness.count == 3800, "\(delays)")
-            #expect(Double(delays.injected.max) / 1e6 > stall - 0.03, "held at most \(delays.injected.max) µs")
+            #expect(Double(delays.injected.max) / 1e6 < stall + 0.03, "held up to \(delays.injected.max) µs")
             #expect(Double(delays.lateness.max) / 1e6 < stall / 2, "the sink's own lateness \(delays.lateness.max) µs")
+            // The longest hold is the stall's length for a request that arrives as it begins;
+            // a sender descheduled then (it was, once, beside the other suites: 0.31 s) sends
+            // the first one later, so this is a floor that noise lowers: one run must reach it.
+            let heldTheStall = Double(delays.injected.max) / 1e6 > stall - 0.03
+            seen.append("sink held up to \(delays.injected.max) µs")
             withinCeiling =
                 Self.seconds(latency, at: 50) < 0.1 && p95 < predicted(0.95) + 0.12 && p99 < predicted(0.99) + 0.12
-                && max < stall + 0.15
+                && max < stall + 0.15 && heldTheStall
         }
-        #expect(withinCeiling, "no run within the ceiling: \(seen)")
+        #expect(withinCeiling, "no run within the ceiling with the stall held whole: \(seen)")
     }
 
     @Test func aGeneratorThatFallsBehindMakesTheRunInvalid() throws {
