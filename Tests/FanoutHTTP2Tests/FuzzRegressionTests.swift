@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FanoutTestSupport
 import NIOCore
 import Testing
 
@@ -13,13 +14,7 @@ import Testing
     @Test func aLimitLoweredBelowTheOpenStreamsKeepsThemAndOpensNoMore() throws {
         let hex =
             "00ff00001204000000000000030000006400040000000000060000400000000408000000000000ff00010000000401000000000000250105000000018840851d752163499c7aebf81a40285672f070acd617eeacfdf6d95818438057d9bcd5d6e100000201050000000788be0000020104000000098abe0000190001000000097b22617073223a7b22616c657274223a2268656c6c6f227d7d00000201050000000b88be00000201050000000d88be00000408000000000000ff00010000000401000000000000250105000000018840851d752163499c7aebf81a40285672f070acd617eeacfdf6d95818438057d9bcd5d6e100000201050000000788be0000b9b9b9b9b9b9b9b9b9b9b9b9b9b9b922617073223a7b22616c657274223a2268656c6c6f227d7d00000201050000000b88be00000201050000000d88a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1be00000201040000000f88be000019000100000000000001000000000f7b22617073223a7b22616c65ffffffffffff2bff0000120400000000000003000000640004001000000006000012040000000000000300000000000d88be00000408000000000000ff000064000400ffffffffff7274223a227274223a"
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
+        let bytes = FanoutTestSupport.bytes(fromHex: hex)
         let request = HTTP2Fields([
             (":method", "POST"), (":scheme", "https"), (":path", "/3/device/" + String(repeating: "ab", count: 32)),
             (":authority", "localhost"), ("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
