@@ -49,12 +49,12 @@ summary = json.load(open(path))
 harness = summary["harness"]
 sender, sink = harness["sender"], harness["sink"]
 p99 = summary["latency_ms"]["p99"]
-sender_p99 = max(part["p99"] for part in [sender["loop_lag_ms"], sender["read_delay_ms"], sender["send_lateness_ms"], sender["return_path_ms"]] if part)
+sender_p99 = max(part["p99"] for part in [sender["loop_lag_ms"], sender["read_delay_ms"], sender["send_lateness_ms"], sender["return_path_ms"], sender["per_answer_ms"]] if part)
 sink_p99 = (sink["from_send_ms"] if sink["from_send_ms"]["count"] else sink["lateness_ms"])["p99"]
 above = p99 - 10
 ratio = max(sender_p99, sink_p99) / above if above > 0 else float("inf")
 print(f"{name}  {rate}/s {options or ''} try {attempt}: p99 {p99:.2f} ms (above 10 ms: {above:.2f}); "
-      f"sender p99 {sender_p99:.2f}, sink lateness p99 {sink['lateness_ms']['p99']:.2f}, from send {sink_p99:.2f}; "
+      f"sender p99 {sender_p99:.2f} (per answer {(sender['per_answer_ms'] or {}).get('p99', float('nan')):.2f}), sink lateness p99 {sink['lateness_ms']['p99']:.2f}, from send {sink_p99:.2f}; "
       f"larger/(p99 − 10) {ratio:.2f}; own p99 {harness['own_p99_ms']:.2f} ({'measured' if harness['own_measured'] else 'lower bound'}), "
       f"own/(p99 − 10) {harness['own_p99_ms'] / above if above > 0 else float('inf'):.2f}; share {harness['share_of_p99']:.0%}; "
       f"{'HARNESS-BOUND' if harness['bound'] else 'not flagged'}; CPU sender {sender['loop_utilisation']}, sink {sink['loop_utilisation']}")

@@ -25,6 +25,7 @@ package final class LoopRecorder {
     private var loopLag = LoadStatistics.makeHistogram()
     private var readDelay = LoadStatistics.makeHistogram()
     private var returnPath = LoadStatistics.makeHistogram()
+    private var senderShare = LoadStatistics.makeHistogram()
     private var own = LoadStatistics.makeHistogram()
     private var completed = 0
     /// Which of the run's loops this is (the collector keeps each loop's delays apart).
@@ -66,11 +67,15 @@ package final class LoopRecorder {
         readDelay.record(nanoseconds: now - min(now, readStartedAt))
     }
 
-    /// A timed answer came `returnPath` after the sink wrote it; the harness's share of its
-    /// latency (the latency less the sink's hold) was `own` (`nil`: a retry's, not known).
-    func timedAnswer(returnPath: UInt64, own: UInt64?, now: UInt64) {
+    /// A timed answer came `returnPath` after the sink wrote it. On a first try, the harness's
+    /// share of its latency (the latency less the sink's hold) was `own`, and the sender's part
+    /// of that `senderShare` (its send lateness and the way back); `nil` on a retry, whose
+    /// latency holds earlier tries too.
+    func timedAnswer(returnPath: UInt64, firstTry: (own: UInt64, senderShare: UInt64)?, now: UInt64) {
         self.returnPath.record(nanoseconds: returnPath)
-        if let own { self.own.record(nanoseconds: own) }
+        guard let firstTry else { return }
+        own.record(nanoseconds: firstTry.own)
+        senderShare.record(nanoseconds: firstTry.senderShare)
     }
 
     /// Hands over every finished second up to `now`.
@@ -101,6 +106,7 @@ package final class LoopRecorder {
                 loopLag: loopLag,
                 readDelay: readDelay,
                 returnPath: returnPath,
+                senderShare: senderShare,
                 own: own,
                 completed: completed
             )
@@ -110,6 +116,7 @@ package final class LoopRecorder {
         loopLag.clear()
         readDelay.clear()
         returnPath.clear()
+        senderShare.clear()
         own.clear()
         completed = 0
     }
@@ -145,8 +152,13 @@ public struct LoopDelays: Sendable {
     public var readDelay = LoadStatistics.makeHistogram()
     /// Timed answers from a Fanout sink: from its write to their handling (the way back).
     public var returnPath = LoadStatistics.makeHistogram()
-    /// Timed answers' latency less the sink's hold: the harness's whole share, answer by answer.
+    /// Timed answers' (first tries') latency less the sink's hold: the harness's whole share,
+    /// answer by answer.
     public var own = LoadStatistics.makeHistogram()
+    /// The sender's part of `own`, answer by answer: its send lateness (due to sent) and the way
+    /// back (the sink's write to the handling). The rest of `own` is the sink's lateness from
+    /// the send, which the sink measures on the same answers.
+    public var senderShare = LoadStatistics.makeHistogram()
     /// The CPU time the loop's thread used over the run (nanoseconds; 0 where not measured).
     public var cpuNanoseconds: UInt64 = 0
 
@@ -160,6 +172,7 @@ public struct LoopDelays: Sendable {
             total.readDelay.add(loop.readDelay)
             total.returnPath.add(loop.returnPath)
             total.own.add(loop.own)
+            total.senderShare.add(loop.senderShare)
             total.cpuNanoseconds += loop.cpuNanoseconds
         }
         return total
@@ -186,6 +199,7 @@ package final class IntervalCollector: Sendable {
         var loopLag: Histogram<UInt64>?
         var readDelay: Histogram<UInt64>?
         var returnPath: Histogram<UInt64>?
+        var senderShare: Histogram<UInt64>?
         var own: Histogram<UInt64>?
         var completed = 0
     }
@@ -264,6 +278,9 @@ package final class IntervalCollector: Sendable {
             state.loops[part.loop].returnPath.add(returnPath)
         }
         if let own = part.own, own.totalCount > 0 { state.loops[part.loop].own.add(own) }
+        if let senderShare = part.senderShare, senderShare.totalCount > 0 {
+            state.loops[part.loop].senderShare.add(senderShare)
+        }
         pending.completed += part.completed
         pending.parts += 1
         if pending.parts == loops {

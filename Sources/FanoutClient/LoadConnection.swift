@@ -460,13 +460,27 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// A timed request's answer from a Fanout sink says when it was written and what the
     /// scenario held it (`TimedAPNsID`): the way back is the sender's, and the latency less the
     /// hold is the harness's whole share of this answer (first tries only: a retry's latency
-    /// holds earlier tries too).
+    /// holds earlier tries too). That share splits, on one clock, where the sink wrote:
+    ///
+    /// ```
+    ///   due ──► sent ──► sink reads ─ held ─► written ──► handled (now)
+    ///   └ late ┘└─ the sink's (from the send) ─┘└ the way back ┘
+    ///   └──────────────── own = now − due − held ─────────────────┘
+    ///   the sender's share = late + the way back; the sink measures its own on the same answer
+    /// ```
     private mutating func timeAnswer(_ response: HTTP2Message, _ entry: InFlight, now: UInt64) {
         guard let value = response.headers.first(TimedAPNsID.answerHeader),
             let answer = value.withUnsafeReadableBytes({ TimedAPNsID.answer(in: $0) })
         else { return }
-        let own = entry.notification.attempts == 0 ? now - min(now, entry.notification.firstSentAt + answer.held) : nil
-        recorder.timedAnswer(returnPath: now - min(now, answer.writtenAt), own: own, now: now)
+        let returnPath = now - min(now, answer.writtenAt)
+        let notification = entry.notification
+        let firstTry =
+            notification.attempts == 0
+            ? (
+                own: now - min(now, notification.firstSentAt + answer.held),
+                senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt) + returnPath
+            ) : nil
+        recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry, now: now)
     }
 
     private mutating func resetOverdue(now: UInt64, _ connection: inout HTTP2Connection) {

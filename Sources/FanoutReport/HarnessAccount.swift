@@ -30,6 +30,9 @@ public struct HarnessAccount: Sendable {
     /// Timed answers' latency less the sink's hold: the harness's whole share, answer by answer
     /// (first tries; empty without timed answers).
     public var measuredOwn: DelayPercentiles
+    /// The sender's part of `measuredOwn`, answer by answer: its send lateness and the way back
+    /// (the rest is the sink's lateness from the send, `SinkOwnDelays.fromSend`).
+    public var senderShare: DelayPercentiles
     /// The open model's send lateness (the generator's lag); `nil` in the closed model.
     public var sendLateness: DelayPercentiles?
     /// Each sender loop's CPU time over the run ÷ the run's length (1 = a whole core).
@@ -55,6 +58,7 @@ public struct HarnessAccount: Sendable {
         readDelay = DelayPercentiles(merged.readDelay)
         returnPath = DelayPercentiles(merged.returnPath)
         measuredOwn = DelayPercentiles(merged.own)
+        senderShare = DelayPercentiles(merged.senderShare)
         sendLateness = report.schedule == nil ? nil : DelayPercentiles(report.snapshot.lag)
         let seconds = Double(report.elapsed.wholeNanoseconds) / 1e9
         senderUtilisation = report.loopDelays.map { seconds > 0 ? Double($0.cpuNanoseconds) / 1e9 / seconds : 0 }
@@ -73,6 +77,8 @@ public struct HarnessAccount: Sendable {
         case readDelay = "the sender's answer reading"
         /// Timed answers: the sink's write to the sender's handling.
         case returnPath = "the way back"
+        /// Timed answers: the send lateness and the way back of each, added.
+        case senderShare = "the sender's share of each answer"
         case sinkLateness = "the sink's lateness"
         /// The sink's lateness counted from the send (`TimedAPNsID`): the queues on the way in too.
         case sinkFromSend = "the sink's lateness from the send"
@@ -84,6 +90,7 @@ public struct HarnessAccount: Sendable {
         if let sendLateness { parts.append((.sendLateness, sendLateness)) }
         parts += [(.senderLoopLag, senderLoopLag), (.readDelay, readDelay)]
         if returnPath.count > 0 { parts.append((.returnPath, returnPath)) }
+        if senderShare.count > 0 { parts.append((.senderShare, senderShare)) }
         if let sink {
             parts.append(sink.fromSend.count > 0 ? (.sinkFromSend, sink.fromSend) : (.sinkLateness, sink.lateness))
         }
@@ -115,7 +122,7 @@ public struct HarnessAccount: Sendable {
         var advice: [String] = []
         let sinkThreads = sink?.loopUtilisation.count ?? 0
         switch largest.part {
-        case .sendLateness, .senderLoopLag, .readDelay, .returnPath:
+        case .sendLateness, .senderLoopLag, .readDelay, .returnPath, .senderShare:
             let busiest = senderUtilisation.max() ?? 0
             advice.append(
                 "the sender's loops are behind (busiest at \(Self.percent(busiest)) of a core): give it more --threads"
@@ -156,6 +163,7 @@ public struct HarnessAccount: Sendable {
                 "loop_lag_ms": Self.json(senderLoopLag),
                 "read_delay_ms": Self.json(readDelay),
                 "return_path_ms": returnPath.count > 0 ? Self.json(returnPath) as Any : NSNull(),
+                "per_answer_ms": senderShare.count > 0 ? Self.json(senderShare) as Any : NSNull(),
                 "loop_utilisation": senderUtilisation,
             ],
             "own_ms": ownIsMeasured ? Self.json(measuredOwn) as Any : NSNull(),
@@ -234,6 +242,7 @@ struct HarnessRecord {
             row("sender event-loop lag", sender["loop_lag_ms"]),
             row("sender answer reading", sender["read_delay_ms"]),
             row("the way back, sink's write to handling (timed answers)", sender["return_path_ms"]),
+            row("the sender's share of each timed answer (send lateness + the way back)", sender["per_answer_ms"]),
             row("sink lateness", sink?["lateness_ms"]),
             row("sink lateness from the send (transit included)", sink?["from_send_ms"]),
             row("sink event-loop lag", sink?["loop_lag_ms"]),

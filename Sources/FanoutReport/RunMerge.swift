@@ -280,7 +280,10 @@ public struct RunMerge {
         }
         let largestPart = harnesses.max { ($0["own_p99_ms"] as? Double ?? 0) < ($1["own_p99_ms"] as? Double ?? 0) }
         return [
-            "sender": side("sender", ["send_lateness_ms", "loop_lag_ms", "read_delay_ms", "return_path_ms"]),
+            "sender": side(
+                "sender",
+                ["send_lateness_ms", "loop_lag_ms", "read_delay_ms", "return_path_ms", "per_answer_ms"]
+            ),
             "sink": side("sink", ["lateness_ms", "from_send_ms", "injected_ms", "loop_lag_ms"]),
             "own_p99_ms": ownP99,
             "own_ms": NSNull(),

@@ -62,8 +62,16 @@ import Testing
         // the harness's whole share are measured on each, and the own delay at p99 is never
         // below a part's. The share is against the measured p99.
         #expect(harness["own_measured"] as? Bool == true)
-        for delay in [harness["own_ms"], sender["return_path_ms"]] {
+        for delay in [harness["own_ms"], sender["return_path_ms"], sender["per_answer_ms"]] {
             #expect((500...504).contains((delay as? [String: Any])?["count"] as? Int ?? 0), "\(delay ?? "none")")
+        }
+        // The sender's share of an answer is a part of the harness's whole share of it (the
+        // rest is the sink's), and holds the way back: answer by answer, so at every percentile.
+        let perAnswer = try #require(sender["per_answer_ms"] as? [String: Double])
+        let ownDelay = try #require(harness["own_ms"] as? [String: Double])
+        let wayBack = try #require(sender["return_path_ms"] as? [String: Double])
+        for key in ["p50", "p99", "max"] {
+            #expect(perAnswer[key]! <= ownDelay[key]! && wayBack[key]! <= perAnswer[key]!, "\(key)")
         }
         let own = try #require(harness["own_p99_ms"] as? Double)
         let measured = try #require(harness["measured_p99_ms"] as? Double)

@@ -32,6 +32,9 @@ struct GoldenFilesTests {
         _ = loop.returnPath.record(1_200, count: 10)
         _ = loop.own.record(300, count: 740)
         _ = loop.own.record(2_000, count: 10)
+        // Of that share, the sender's: its send lateness and the way back.
+        _ = loop.senderShare.record(110, count: 740)
+        _ = loop.senderShare.record(1_300, count: 10)
         loop.cpuNanoseconds = 31_000_000
         return loop
     }

@@ -54,6 +54,16 @@ import Testing
         let sender = try #require(harness["sender"] as? [String: Any])
         #expect(sender["send_lateness_ms"] is NSNull)
         #expect((sender["loop_utilisation"] as? [Double])?.count == 2)
+        // The sender's share of each timed answer: the larger shard's, as every delay.
+        let shardShares = try (1...2).map { index -> Double in
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/shard-\(index)/summary.json"))
+            let summary = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            let shardHarness = summary?["harness"] as? [String: Any]
+            let perAnswer = (shardHarness?["sender"] as? [String: Any])?["per_answer_ms"] as? [String: Any]
+            return try #require(perAnswer?["p99"] as? Double, "shard \(index): \(perAnswer ?? [:])")
+        }
+        let merged = try #require(sender["per_answer_ms"] as? [String: Any])
+        #expect(merged["p99"] as? Double == shardShares.max(), "\(merged), shards \(shardShares)")
         let result = try Self.validate([folder + "/merged/summary.json"])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
     }

@@ -28,9 +28,8 @@ runFuzzer(seeds: seeds, test)
 /// The sink's side: one configured key and a clock that stands still.
 enum Verifier {
     static let now: Int64 = 1_700_000_000
-    static var privateKey: P256.Signing.PrivateKey {
-        try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32))
-    }
+    /// Made once: deriving the public key is a scalar multiplication, as costly as a signature.
+    static let privateKey = try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32))
     static let authentication = TokenAuthentication(
         keys: [.init(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKey: privateKey.publicKey)],
         now: { now }
