@@ -50,11 +50,11 @@ public struct HPACKEncoder {
 
     /// Starts a block: writes any pending table size updates (§4.2).
     public mutating func beginBlock(into buffer: inout ByteBuffer) {
-        // Only the smallest and the final size matter.
-        if let smallest = pendingSizeUpdates.min(), let last = pendingSizeUpdates.last {
-            if smallest < last { HPACKInteger.write(smallest, prefixBits: 5, flags: 0x20, into: &buffer) }
-            HPACKInteger.write(last, prefixBits: 5, flags: 0x20, into: &buffer)
-        }
+        // Only the smallest and the final size matter. (Most blocks have none: the array is
+        // left alone then, not even checked for sharing.)
+        guard let smallest = pendingSizeUpdates.min(), let last = pendingSizeUpdates.last else { return }
+        if smallest < last { HPACKInteger.write(smallest, prefixBits: 5, flags: 0x20, into: &buffer) }
+        HPACKInteger.write(last, prefixBits: 5, flags: 0x20, into: &buffer)
         pendingSizeUpdates.removeAll(keepingCapacity: true)
     }
 
@@ -78,14 +78,60 @@ public struct HPACKEncoder {
             case .withoutIndexing: (0x00, 4)
             case .neverIndexed: (0x10, 4)
             }
-        if let nameIndex {
-            HPACKInteger.write(nameIndex, prefixBits: prefixBits, flags: flags, into: &buffer)
-        } else {
-            HPACKInteger.write(0, prefixBits: prefixBits, flags: flags, into: &buffer)
-            writeString(name, huffman: huffman ?? self.huffman, into: &buffer)
+        // The whole field in one write (one capacity check, not one an integer and a string):
+        //   index or 0 ─ [name: length, bytes] ─ value: length, bytes
+        let policy = huffman ?? self.huffman
+        let nameCoding = nameIndex == nil ? StringCoding(name, policy) : StringCoding(length: 0, huffman: false)
+        let valueCoding = StringCoding(value, policy)
+        let maximum = 3 * HPACKInteger.maximumLength + nameCoding.length + valueCoding.length
+        buffer.writeRaw(maximum: maximum) { out in
+            var written = HPACKInteger.store(nameIndex ?? 0, prefixBits: prefixBits, flags: flags, at: out)
+            if nameIndex == nil { written += nameCoding.store(name, at: out + written) }
+            return written + valueCoding.store(value, at: out + written)
         }
-        writeString(value, huffman: huffman ?? self.huffman, into: &buffer)
         if indexing == .incremental { table.insert(name: name, value: value) }
+    }
+
+    /// How a string literal goes on the wire (§5.2): Huffman-coded when that is shorter (or the
+    /// policy says always), else as it is.
+    ///
+    /// ```
+    /// +---+---+---+---+---+---+---+---+
+    /// | H |    String Length (7+)     |
+    /// +---+---------------------------+
+    /// |  String Data (Length octets)  |
+    /// +-------------------------------+
+    /// ```
+    private struct StringCoding {
+        var length: Int
+        var huffman: Bool
+
+        init(length: Int, huffman: Bool) {
+            self.length = length
+            self.huffman = huffman
+        }
+
+        @inline(__always)
+        init(_ bytes: UnsafeRawBufferPointer, _ policy: HuffmanPolicy) {
+            if policy != .never {
+                let coded = Huffman.encodedLength(bytes)
+                if coded < bytes.count || policy == .always {
+                    self.init(length: coded, huffman: true)
+                    return
+                }
+            }
+            self.init(length: bytes.count, huffman: false)
+        }
+
+        /// Stores the literal at `out`, which has room for `HPACKInteger.maximumLength + length`
+        /// bytes; returns the bytes stored.
+        @inline(__always)
+        func store(_ bytes: UnsafeRawBufferPointer, at out: UnsafeMutableRawPointer) -> Int {
+            let header = HPACKInteger.store(length, prefixBits: 7, flags: huffman ? 0x80 : 0x00, at: out)
+            if huffman { return header + Huffman.encode(bytes, to: out + header) }
+            if let base = bytes.baseAddress { (out + header).copyMemory(from: base, byteCount: bytes.count) }
+            return header + bytes.count
+        }
     }
 
     /// Appends one field given as text: for tools and tests.
@@ -110,18 +156,5 @@ public struct HPACKEncoder {
         let dynamic = table.find(name: name, value: value)
         if let full = dynamic.full { return (full + HPACKStaticTable.count + 1, nil) }
         return (nil, fromStatic.name ?? dynamic.name.map { $0 + HPACKStaticTable.count + 1 })
-    }
-
-    private func writeString(_ bytes: UnsafeRawBufferPointer, huffman: HuffmanPolicy, into buffer: inout ByteBuffer) {
-        if huffman != .never {
-            let coded = Huffman.encodedLength(bytes)
-            if coded < bytes.count || huffman == .always {
-                HPACKInteger.write(coded, prefixBits: 7, flags: 0x80, into: &buffer)
-                buffer.writeRaw(maximum: coded) { out in Huffman.encode(bytes, to: out) }
-                return
-            }
-        }
-        HPACKInteger.write(bytes.count, prefixBits: 7, flags: 0x00, into: &buffer)
-        buffer.writeBytes(bytes)
     }
 }

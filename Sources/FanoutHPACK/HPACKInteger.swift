@@ -18,27 +18,34 @@ enum HPACKInteger {
     /// The largest value decoded: HPACK's indices, lengths and sizes never need more.
     static let limit = 1 << 31
 
+    /// The most bytes an integer takes: up to 2^31, what is past the prefix takes five groups
+    /// of seven bits.
+    static let maximumLength = 6
+
     /// Writes `value` with an `prefixBits`-bit prefix; `flags` fills the first byte's high bits.
     static func write(_ value: Int, prefixBits: Int, flags: UInt8, into buffer: inout ByteBuffer) {
+        buffer.writeRaw(maximum: maximumLength) { out in store(value, prefixBits: prefixBits, flags: flags, at: out) }
+    }
+
+    /// Stores `value` at `out`, which has room for `maximumLength` bytes; returns the bytes stored.
+    @inline(__always)
+    static func store(_ value: Int, prefixBits: Int, flags: UInt8, at out: UnsafeMutableRawPointer) -> Int {
         precondition(value >= 0 && value <= limit, "an HPACK integer is at most 2^31")
         let maximum = (1 << prefixBits) - 1
-        // At most 1 + 5 bytes: up to 2^31, what is past the prefix takes five groups of seven bits.
-        buffer.writeRaw(maximum: 6) { out in
-            if value < maximum {
-                out.storeBytes(of: flags | UInt8(value), as: UInt8.self)
-                return 1
-            }
-            out.storeBytes(of: flags | UInt8(maximum), as: UInt8.self)
-            var rest = value - maximum
-            var count = 1
-            while rest >= 128 {
-                out.storeBytes(of: UInt8(rest & 0x7F) | 0x80, toByteOffset: count, as: UInt8.self)
-                rest >>= 7
-                count += 1
-            }
-            out.storeBytes(of: UInt8(rest), toByteOffset: count, as: UInt8.self)
-            return count + 1
+        if value < maximum {
+            out.storeBytes(of: flags | UInt8(value), as: UInt8.self)
+            return 1
         }
+        out.storeBytes(of: flags | UInt8(maximum), as: UInt8.self)
+        var rest = value - maximum
+        var count = 1
+        while rest >= 128 {
+            out.storeBytes(of: UInt8(rest & 0x7F) | 0x80, toByteOffset: count, as: UInt8.self)
+            rest >>= 7
+            count += 1
+        }
+        out.storeBytes(of: UInt8(rest), toByteOffset: count, as: UInt8.self)
+        return count + 1
     }
 
     /// Reads an integer whose first byte is at `offset`, moving `offset` past it.

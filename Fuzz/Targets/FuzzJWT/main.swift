@@ -29,7 +29,11 @@ runFuzzer(seeds: seeds, test)
 enum Verifier {
     static let now: Int64 = 1_700_000_000
     /// Made once: deriving the public key is a scalar multiplication, as costly as a signature.
-    static let privateKey = try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32))
+    /// (Not `Sendable` in swift-crypto; libFuzzer calls `test` on one thread, and the key is
+    /// never mutated.)
+    nonisolated(unsafe) static let privateKey = try! P256.Signing.PrivateKey(
+        rawRepresentation: [UInt8](repeating: 7, count: 32)
+    )
     static let authentication = TokenAuthentication(
         keys: [.init(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKey: privateKey.publicKey)],
         now: { now }
