@@ -19,6 +19,7 @@ import NIOCore
 ///                     ├─ REFUSED_STREAM / past GOAWAY ──► sent again at once      │
 ///                     └─ no answer in time ──► RST_STREAM CANCEL ─────────────────┘
 ///   connection ends ──► what is in flight or waiting goes back to the feed
+///   work lost elsewhere waits ──► PING ──► ACK: the peer is alive since the loss ──► take it
 /// ```
 package struct LoadConnection: HTTP2ConnectionDelegate {
     /// A notification on the wire.
@@ -79,6 +80,12 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private var capacityFreedAt: UInt64 = 0
     private var isWritable = true
     private var done = false
+    /// The loss epoch (`NotificationFeed.lossEpoch`) this connection has shown its peer alive
+    /// through: it takes started notifications handed back after a loss only when this covers
+    /// the loss.
+    private var provenEpoch: UInt64 = 0
+    /// The epoch and send time of the PING that is to show it, while unacknowledged.
+    private var proofPing: (epoch: UInt64, sentAt: UInt64)?
     /// Whether the last `sendMore` stopped for want of a stream (or writability) rather than
     /// work: then only an answer (or a window) can let more go, and no timer is needed for
     /// retries or the feed.
@@ -177,6 +184,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         case .streamReset(_, let tag, let code, _):
             guard let entry = release(tag: tag) else { break }
             settle(entry, after: code == .refusedStream ? .refused : .reset, now: now)
+        case .pingAcknowledged(let opaque):
+            // The peer answered a PING sent after loss `opaque`: it is alive since.
+            guard let ping = proofPing, ping.epoch == opaque else { break }
+            proofPing = nil
+            provenEpoch = max(provenEpoch, opaque)
         default:
             break
         }
@@ -199,6 +211,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             if nextTicketAt > 0 && !scheduleEnded { earliest = min(earliest, nextTicketAt) }
         }
         if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
+        if let ping = proofPing {
+            earliest = min(earliest, ping.sentAt + configuration.shape.streamTimeout.wholeNanoseconds)
+        }
         return earliest == .max ? nil : .uptimeNanoseconds(earliest)
     }
 
@@ -256,6 +271,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             notBefore = 0
             capacityFreedAt = now
         }
+        proveAliveIfNeeded(now: now, &connection)
         if atCapacity { capacityFreedAt = now }
         defer { atCapacity = !isWritable || freeSlots.isEmpty || connection.availableStreams == 0 }
         while isWritable, !freeSlots.isEmpty, connection.availableStreams > 0,
@@ -315,6 +331,23 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         }
     }
 
+    /// Sends a PING when notifications lost elsewhere wait for a connection whose peer is alive
+    /// since the loss, and this one has not shown it (`NotificationFeed`). A PING unanswered
+    /// for the stream timeout stands as an answer: the notifications are sent, and a dead
+    /// connection costs them a try as before — the wait is bounded.
+    private mutating func proveAliveIfNeeded(now: UInt64, _ connection: inout HTTP2Connection) {
+        if let ping = proofPing {
+            guard now - min(now, ping.sentAt) >= configuration.shape.streamTimeout.wholeNanoseconds else { return }
+            proofPing = nil
+            provenEpoch = max(provenEpoch, ping.epoch)
+        }
+        guard feed.startedWaiting > 0 else { return }
+        let epoch = feed.lossEpoch
+        guard epoch > provenEpoch else { return }
+        connection.ping(opaque: epoch)
+        proofPing = (epoch, now)
+    }
+
     /// The next notification: one to send again, a retry whose time has come, one another
     /// connection handed back, or a new token (the open model: once its ticket is due).
     private mutating func nextNotification(now: UInt64) -> PendingNotification? {
@@ -323,7 +356,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             retries.removeLast()
             return retry.notification
         }
-        if let started = feed.takeStarted() { return started }
+        if let started = feed.takeStarted(proven: provenEpoch) { return started }
         if !scheduleEnded && feed.isClosed { endSchedule() }
         if scheduleEnded {
             feedFinished = true
@@ -362,7 +395,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             }
             guard now >= starvedUntil else { return nil }
             starvedUntil = 0
-            switch feed.take() {
+            switch feed.take(proven: provenEpoch) {
             case .returned(let notification):
                 return notification
             case .batch(let next):

@@ -54,9 +54,11 @@ struct HTTP2Stream {
         status = 0
         contentLength = nil
         bodyLength = 0
+        // `clear()` checks the storage for sharing even when there is nothing to clear; the body
+        // and the pending bytes are empty for most streams.
         headers.clear()
-        body.clear()
-        pending.clear()
+        if body.writerIndex > 0 { body.clear() }
+        if pending.writerIndex > 0 { pending.clear() }
         queued = false
     }
 }

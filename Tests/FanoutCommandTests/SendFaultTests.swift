@@ -40,7 +40,10 @@ import Testing
     }
 
     /// Down 0.3, 1 and 4 s: each within the reconnect backoff (50 ms doubling to 5 s, 8 tries:
-    /// the 7th comes 6.35 s after the loss).
+    /// the 7th comes 6.35 s after the loss). Two tries a notification: the outage may cost one
+    /// and no more — a notification lost at the kill waits for a connection whose peer has
+    /// answered a PING since, rather than going into another connection that has not read its
+    /// own end yet (with three tries, that cascade once failed 45 of 100,000 under load).
     @Test(arguments: [300, 1000, 4000])
     func aSinkKilledAndRestartedLosesNothing(downMilliseconds: Int) throws {
         let folder = Self.folder()
@@ -49,7 +52,10 @@ import Testing
         let first = try Self.slowSink(port: port)
         defer { first.stop() }
         try waitForListener(port: port)
-        let send = try PeerProcess(CommandRunner.executable.path, Self.send(to: port, into: folder))
+        let send = try PeerProcess(
+            CommandRunner.executable.path,
+            Self.send(to: port, into: folder, ["--attempts", "2"])
+        )
         defer { send.stop() }
         // Some of the run is done, most is not.
         Thread.sleep(forTimeInterval: 0.8)
