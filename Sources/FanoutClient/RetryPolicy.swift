@@ -13,7 +13,9 @@ import FanoutSettings
 ///            ├─► reset by the server ────────────────┤           no ─► fail (cause)
 ///            ├─► no answer in time ──────────────────┘
 ///            ├─► its connection ended ─────────────── tries left? ─► retry at once (another
-///            │                                                        connection takes it)
+///            │                                                        connection takes it once
+///            │                                                        its peer answered a PING
+///            │                                                        since: NotificationFeed)
 ///            │                                                    no ─► fail (ConnectionLost)
 ///            ├─► answered another 4xx, no known reason ─────────────► fail (UnexpectedResponse)
 ///            └─► REFUSED_STREAM, or past a GOAWAY ──────────────────► resend (no try used:
