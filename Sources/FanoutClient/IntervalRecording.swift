@@ -71,7 +71,7 @@ package final class LoopRecorder {
     /// share of its latency (the latency less the sink's hold) was `own`, and the sender's part
     /// of that `senderShare` (its send lateness and the way back); `nil` on a retry, whose
     /// latency holds earlier tries too.
-    func timedAnswer(returnPath: UInt64, firstTry: (own: UInt64, senderShare: UInt64)?, now: UInt64) {
+    func timedAnswer(returnPath: UInt64, firstTry: (own: UInt64, senderShare: UInt64)?) {
         self.returnPath.record(nanoseconds: returnPath)
         guard let firstTry else { return }
         own.record(nanoseconds: firstTry.own)

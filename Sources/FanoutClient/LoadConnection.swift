@@ -513,7 +513,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 own: now - min(now, notification.firstSentAt + answer.held),
                 senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt) + returnPath
             ) : nil
-        recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry, now: now)
+        recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry)
     }
 
     private mutating func resetOverdue(now: UInt64, _ connection: inout HTTP2Connection) {

@@ -81,12 +81,12 @@ public struct HPACKEncoder {
         // The whole field in one write (one capacity check, not one an integer and a string):
         //   index or 0 ─ [name: length, bytes] ─ value: length, bytes
         let policy = huffman ?? self.huffman
-        let nameCoding = nameIndex == nil ? StringCoding(name, policy) : StringCoding(length: 0, huffman: false)
+        let nameCoding = nameIndex == nil ? StringCoding(name, policy) : nil
         let valueCoding = StringCoding(value, policy)
-        let maximum = 3 * HPACKInteger.maximumLength + nameCoding.length + valueCoding.length
+        let maximum = 3 * HPACKInteger.maximumLength + (nameCoding?.length ?? 0) + valueCoding.length
         buffer.writeRaw(maximum: maximum) { out in
             var written = HPACKInteger.store(nameIndex ?? 0, prefixBits: prefixBits, flags: flags, at: out)
-            if nameIndex == nil { written += nameCoding.store(name, at: out + written) }
+            if let nameCoding { written += nameCoding.store(name, at: out + written) }
             return written + valueCoding.store(value, at: out + written)
         }
         if indexing == .incremental { table.insert(name: name, value: value) }
@@ -103,24 +103,19 @@ public struct HPACKEncoder {
     /// +-------------------------------+
     /// ```
     private struct StringCoding {
-        var length: Int
-        var huffman: Bool
-
-        init(length: Int, huffman: Bool) {
-            self.length = length
-            self.huffman = huffman
-        }
+        let length: Int
+        let huffman: Bool
 
         @inline(__always)
         init(_ bytes: UnsafeRawBufferPointer, _ policy: HuffmanPolicy) {
             if policy != .never {
                 let coded = Huffman.encodedLength(bytes)
                 if coded < bytes.count || policy == .always {
-                    self.init(length: coded, huffman: true)
+                    (length, huffman) = (coded, true)
                     return
                 }
             }
-            self.init(length: bytes.count, huffman: false)
+            (length, huffman) = (bytes.count, false)
         }
 
         /// Stores the literal at `out`, which has room for `HPACKInteger.maximumLength + length`
