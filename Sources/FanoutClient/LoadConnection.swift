@@ -225,7 +225,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         finishIfIdle(&connection)
     }
 
-    package mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
+    package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
         let now = NIODeadline.now().uptimeNanoseconds
         for index in slots.indices {
             guard let entry = slots[index] else { continue }

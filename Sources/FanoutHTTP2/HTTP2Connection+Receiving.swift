@@ -187,23 +187,29 @@ extension HTTP2Connection {
 
     /// Decodes a header block into the stream's list. A malformed list resets the stream
     /// (the slot is then free: callers check the id); an HPACK failure ends the connection.
+    ///
+    /// The fields are written one after another into `decodedFields`, then into the stream's
+    /// buffer in one write: one copy-on-write check a block rather than one a field.
     private mutating func decode(_ block: ByteBuffer, into slot: Int, kind: HeaderListValidator.Kind) -> HTTP2Event? {
         var validator = HeaderListValidator(kind: kind)
-        var storage = streams[slot].headers
-        streams[slot].headers = emptyBuffer
+        let fields = decodedFields
+        var used = 0
         let outcome: HPACKError? = block.withUnsafeReadableBytes { bytes in
             do throws(HPACKError) {
                 try hpackDecoder.decode(bytes) { name, value, _ in
                     validator.check(name: name, value: value)
-                    HTTP2HeaderList.append(name: name, value: value, to: &storage)
+                    // The decoder has counted this field against the list limit, as
+                    // name + value + 32 bytes: its record fits.
+                    precondition(used + HTTP2HeaderList.recordLength(name: name, value: value) <= fields.count)
+                    used += HTTP2HeaderList.writeRecord(name: name, value: value, at: fields.baseAddress! + used)
                 }
                 return nil
             } catch {
                 return error
             }
         }
-        streams[slot].headers = storage
         if let outcome { return fail(.compressionError, "HPACK: \(outcome)") }
+        streams[slot].headers.writeBytes(UnsafeRawBufferPointer(rebasing: fields[..<used]))
         let stream = streams[slot].id
         if validator.finish() != nil { return streamError(stream, .protocolError) }
         if kind != .trailers {

@@ -11,7 +11,7 @@ import NIOCore
 /// Built for APNs-style traffic: many short POSTs with small bodies, up to ~1000 concurrent
 /// streams. Stream state lives in reused slots, header lists and bodies in reused buffers; a
 /// body that arrives in one DATA frame is handed over as a slice of the received bytes.
-public struct HTTP2Connection {
+public struct HTTP2Connection: ~Copyable {
     /// Which side of the connection this is.
     public enum Role: Sendable, Hashable {
         case client
@@ -130,6 +130,10 @@ public struct HTTP2Connection {
     /// taken out, and a message without a body. (`ByteBuffer()` reaches NIO's shared empty
     /// storage through a lazily made global: a `swift_once` each time.)
     let emptyBuffer: ByteBuffer
+    /// Where a header block's fields are decoded before they go to their stream's buffer in one
+    /// write: room for the largest list the HPACK decoder lets through (it counts a field as
+    /// name + value + 32 bytes; its record takes name + value + 4). Owned by the connection.
+    let decodedFields: UnsafeMutableRawBufferPointer
     /// Events produced by one frame beyond the first (GOAWAY refusing many streams).
     var queuedEvents: [HTTP2Event] = []
     var queuedHead = 0
@@ -147,6 +151,7 @@ public struct HTTP2Connection {
         self.configuration = configuration
         outbound = allocator.buffer(capacity: 64 * 1024)
         emptyBuffer = allocator.buffer(capacity: 0)
+        decodedFields = .allocate(byteCount: Int(configuration.maxHeaderListSize), alignment: 1)
         frameDecoder = HTTP2FrameDecoder(
             maxFrameSize: Int(configuration.maxFrameSize),
             maxHeaderBlockSize: Int(configuration.maxHeaderListSize) * 2,
@@ -190,6 +195,10 @@ public struct HTTP2Connection {
             connectionReceiveWindow = 65_535
         }
         blocked.reserveCapacity(64)
+    }
+
+    deinit {
+        decodedFields.deallocate()
     }
 
     /// The number of open streams.

@@ -16,7 +16,7 @@ public protocol HTTP2ConnectionDelegate: SendableMetatype {
     /// writable (the peer or the network is slower than we are) and resumes when it is.
     mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection)
     /// The connection is gone: closed by either side, after a connection error, or lost.
-    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?)
+    mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?)
     /// When the delegate next wants `wake` (a deferred response, a timeout); `nil` for never.
     /// Asked after every call into the delegate; one timer per connection serves it.
     var nextWakeUp: NIODeadline? { get }
@@ -33,7 +33,7 @@ extension HTTP2ConnectionDelegate {
     public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {}
     public var nextWakeUp: NIODeadline? { nil }
     public mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {}
-    public mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {}
+    public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
     public mutating func outboundWritten(at now: UInt64) {}
 }
 

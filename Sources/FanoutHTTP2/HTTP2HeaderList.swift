@@ -16,21 +16,27 @@ public struct HTTP2HeaderList: Sendable {
         self.storage = storage
     }
 
-    /// Appends one field record to `storage`, in one write.
+    /// The bytes a field's record takes.
     @inline(__always)
-    static func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to storage: inout ByteBuffer) {
-        let length = 4 + name.count + value.count
-        storage.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { out in
-            out[0] = UInt8(truncatingIfNeeded: name.count >> 8)
-            out[1] = UInt8(truncatingIfNeeded: name.count)
-            out[2] = UInt8(truncatingIfNeeded: value.count >> 8)
-            out[3] = UInt8(truncatingIfNeeded: value.count)
-            if name.count > 0 { (out.baseAddress! + 4).copyMemory(from: name.baseAddress!, byteCount: name.count) }
-            if value.count > 0 {
-                (out.baseAddress! + 4 + name.count).copyMemory(from: value.baseAddress!, byteCount: value.count)
-            }
-            return length
-        }
+    static func recordLength(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int {
+        4 + name.count + value.count
+    }
+
+    /// Writes one field record at `out`, which has room for `recordLength(name:value:)` bytes;
+    /// returns that length.
+    @inline(__always)
+    static func writeRecord(
+        name: UnsafeRawBufferPointer,
+        value: UnsafeRawBufferPointer,
+        at out: UnsafeMutableRawPointer
+    ) -> Int {
+        out.storeBytes(of: UInt8(truncatingIfNeeded: name.count >> 8), as: UInt8.self)
+        (out + 1).storeBytes(of: UInt8(truncatingIfNeeded: name.count), as: UInt8.self)
+        (out + 2).storeBytes(of: UInt8(truncatingIfNeeded: value.count >> 8), as: UInt8.self)
+        (out + 3).storeBytes(of: UInt8(truncatingIfNeeded: value.count), as: UInt8.self)
+        if name.count > 0 { (out + 4).copyMemory(from: name.baseAddress!, byteCount: name.count) }
+        if value.count > 0 { (out + 4 + name.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        return recordLength(name: name, value: value)
     }
 
     /// Walks the records in `bytes`: `body` gets each name, where its value starts and how long

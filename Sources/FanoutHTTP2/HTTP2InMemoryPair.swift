@@ -12,7 +12,7 @@ import NIOCore
 /// Single-threaded, and deterministic when the delegates are: the cost gate's workload runs
 /// Fanout's sender and sink through it. Delegates' timers (`nextWakeUp`) are not run: a pair
 /// suits work that moves on answers alone (the closed model, a sink answering at once).
-public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2ConnectionDelegate> {
+public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2ConnectionDelegate>: ~Copyable {
     public private(set) var client: HTTP2Connection
     public private(set) var server: HTTP2Connection
     public private(set) var clientDelegate: Client

@@ -170,7 +170,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         certificateDefaultTopic = topics.count == 1 ? topics[0] : nil
     }
 
-    package mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
+    package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
         flushCounts(now: .now())
         statistics.connectionClosed(record)
     }

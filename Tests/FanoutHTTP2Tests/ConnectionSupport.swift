@@ -56,7 +56,7 @@ enum Seen: Equatable, CustomStringConvertible {
 
 /// A client and a server connection joined in memory: bytes move between them until neither
 /// has anything to send.
-struct ConnectionPair {
+struct ConnectionPair: ~Copyable {
     var client: HTTP2Connection
     var server: HTTP2Connection
     var clientSeen: [Seen] = []

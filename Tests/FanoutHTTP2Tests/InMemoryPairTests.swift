@@ -29,7 +29,7 @@ import Testing
             }
         }
 
-        mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) { ended = true }
+        mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) { ended = true }
     }
 
     /// Answers every request 200.
@@ -43,7 +43,7 @@ import Testing
             _ = connection.respond(stream: request.stream, HTTP2Fields([(":status", "200")]), body: nil)
         }
 
-        mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) { ended = true }
+        mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) { ended = true }
     }
 
     @Test func requestsAndAnswersMoveUntilBothSidesAreQuiet() {

@@ -116,7 +116,7 @@ struct RequestSender: HTTP2ConnectionDelegate {
         }
     }
 
-    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) { results.end(error) }
+    mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) { results.end(error) }
 }
 
 /// Runs `RequestSender` against `host:port` and returns what it saw.

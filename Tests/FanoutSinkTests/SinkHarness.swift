@@ -8,7 +8,7 @@ import NIOCore
 
 /// A sink connection and a client joined in memory: requests go in one at a time and their
 /// responses come back as values.
-struct SinkHarness {
+struct SinkHarness: ~Copyable {
     struct Response: Equatable, CustomStringConvertible {
         var status: Int
         var reason: String?

@@ -56,7 +56,7 @@ struct APNsRequest: HTTP2HeaderFields {
 }
 
 /// A client and a server joined in memory.
-struct Exchange {
+struct Exchange: ~Copyable {
     var client = HTTP2Connection(role: .client)
     var server = HTTP2Connection(role: .server)
     var request = APNsRequest()

@@ -90,7 +90,7 @@ struct LoadDriver: HTTP2ConnectionDelegate {
         }
     }
 
-    mutating func connectionEnded(_ connection: HTTP2Connection, error: (any Error)?) {
+    mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
         tally.add(finished: finished, succeeded: succeeded, error: error)
     }
 }

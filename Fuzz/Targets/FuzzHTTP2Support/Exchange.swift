@@ -110,7 +110,7 @@ extension Exchange {
         chunk: Int,
         start: [UInt8] = [],
         check: inout OutboundCheck,
-        invariant: (HTTP2Connection) -> Void
+        invariant: (borrowing HTTP2Connection) -> Void
     ) {
         var buffer = ByteBuffer(bytes: start)
         var now: UInt64 = 0
