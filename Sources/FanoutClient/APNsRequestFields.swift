@@ -76,7 +76,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
         pathLength = count
     }
 
-    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
+    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
         path.withUnsafeBytes { path in
             let name: StaticString = ":path"
             encoder.encode(
@@ -84,10 +84,10 @@ struct APNsRequestFields: HTTP2HeaderFields {
                 value: UnsafeRawBufferPointer(rebasing: path[..<pathLength]),
                 indexing: .withoutIndexing,
                 huffman: .never,
-                into: &buffer
+                into: &block
             )
         }
-        shared.encode(with: &encoder, into: &buffer)
+        shared.encode(with: &encoder, into: &block)
         if let id, sendsID {
             id.withUnsafeBytes { id in
                 let name = APNsRequest.Header.apnsID
@@ -96,7 +96,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
                     value: id,
                     indexing: .withoutIndexing,
                     huffman: .never,
-                    into: &buffer
+                    into: &block
                 )
             }
         }

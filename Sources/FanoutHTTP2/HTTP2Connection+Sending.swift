@@ -74,32 +74,21 @@ extension HTTP2Connection {
     }
 
     /// HEADERS (with CONTINUATION when the block is over the peer's frame size), then the body.
+    /// The block is encoded into `headerBlock` first: its length goes in the frame header, and
+    /// the frame then goes into `outbound` in one write.
     private mutating func send(_ slot: Int, _ fields: some HTTP2HeaderFields, body: ByteBuffer?) {
         let stream = streams[slot].id
         let hasBody = body.map { $0.readableBytes > 0 } ?? false
-        let frameStart = outbound.writerIndex
-        outbound.writeRaw(maximum: 9) { _ in 9 }  // the frame header, once the block's length is known
-        hpackEncoder.beginBlock(into: &outbound)
-        fields.encode(with: &hpackEncoder, into: &outbound)
-        let length = outbound.writerIndex - frameStart - 9
-        if length <= Int(remoteSettings.maxFrameSize) {
-            let flags = HTTP2Flags.endHeaders | (hasBody ? 0 : HTTP2Flags.endStream)
-            outbound.setRaw(at: frameStart, count: 9) { out in
-                HTTP2FrameEncoder.storeHeader(length: length, type: .headers, flags: flags, stream: stream, at: out)
-            }
-        } else {
-            let block = outbound.getBytes(at: frameStart + 9, length: length)!
-            outbound.moveWriterIndex(to: frameStart)
-            block.withUnsafeBytes { block in
-                HTTP2FrameEncoder.writeHeaders(
-                    stream: stream,
-                    block: block,
-                    endStream: !hasBody,
-                    maxFrameSize: Int(remoteSettings.maxFrameSize),
-                    into: &outbound
-                )
-            }
-        }
+        headerBlock.clear()
+        hpackEncoder.beginBlock(into: &headerBlock)
+        fields.encode(with: &hpackEncoder, into: &headerBlock)
+        HTTP2FrameEncoder.writeHeaders(
+            stream: stream,
+            block: headerBlock.bytes,
+            endStream: !hasBody,
+            maxFrameSize: Int(remoteSettings.maxFrameSize),
+            into: &outbound
+        )
         guard var body, hasBody else {
             finishSending(slot)
             return
@@ -136,14 +125,15 @@ extension HTTP2Connection {
             let allowed = min(bytes.readableBytes, connectionSendWindow, streams[slot].sendWindow, maxFrame)
             guard allowed > 0 else { return false }
             let last = allowed == bytes.readableBytes
-            HTTP2FrameEncoder.writeHeader(
-                length: allowed,
-                type: .data,
-                flags: last ? HTTP2Flags.endStream : 0,
-                stream: stream,
-                into: &outbound
-            )
-            outbound.writeImmutableBuffer(bytes.readSlice(length: allowed)!)
+            bytes.withUnsafeReadableBytes { payload in
+                HTTP2FrameEncoder.writeData(
+                    stream: stream,
+                    payload: UnsafeRawBufferPointer(rebasing: payload[..<allowed]),
+                    endStream: last,
+                    into: &outbound
+                )
+            }
+            bytes.moveReaderIndex(forwardBy: allowed)
             connectionSendWindow -= allowed
             streams[slot].sendWindow -= allowed
         }

@@ -134,6 +134,9 @@ public struct HTTP2Connection: ~Copyable {
     /// write: room for the largest list the HPACK decoder lets through (it counts a field as
     /// name + value + 32 bytes; its record takes name + value + 4). Owned by the connection.
     let decodedFields: UnsafeMutableRawBufferPointer
+    /// Where an outgoing header block is encoded before its frame goes into `outbound` in one
+    /// write. Owned by the connection and reused.
+    var headerBlock = HeaderBlockBuffer()
     /// Events produced by one frame beyond the first (GOAWAY refusing many streams).
     var queuedEvents: [HTTP2Event] = []
     var queuedHead = 0

@@ -33,24 +33,24 @@ public enum HTTP2FrameEncoder {
         out.storeBigEndian(stream & 0x7FFF_FFFF, at: 5)
     }
 
-    /// DATA carrying `payload`.
+    /// DATA carrying `payload`, in one write.
     public static func writeData(
         stream: UInt32,
         payload: UnsafeRawBufferPointer,
         endStream: Bool,
         into buffer: inout ByteBuffer
     ) {
-        writeHeader(
-            length: payload.count,
+        writeFrame(
             type: .data,
             flags: endStream ? HTTP2Flags.endStream : 0,
             stream: stream,
+            payload: payload,
             into: &buffer
         )
-        buffer.writeBytes(payload)
     }
 
-    /// HEADERS, followed by CONTINUATION frames when the block is over `maxFrameSize`.
+    /// HEADERS, followed by CONTINUATION frames when the block is over `maxFrameSize`; each
+    /// frame in one write.
     public static func writeHeaders(
         stream: UInt32,
         block: UnsafeRawBufferPointer,
@@ -65,17 +65,34 @@ public enum HTTP2FrameEncoder {
             let last = offset + length == block.count
             var flags: UInt8 = last ? HTTP2Flags.endHeaders : 0
             if first && endStream { flags |= HTTP2Flags.endStream }
-            writeHeader(
-                length: length,
+            writeFrame(
                 type: first ? .headers : .continuation,
                 flags: flags,
                 stream: stream,
+                payload: UnsafeRawBufferPointer(rebasing: block[offset..<(offset + length)]),
                 into: &buffer
             )
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: block[offset..<(offset + length)]))
             offset += length
             first = false
         } while offset < block.count
+    }
+
+    /// A frame header and its payload, in one write (one capacity and sharing check).
+    @inline(__always)
+    static func writeFrame(
+        type: HTTP2FrameType,
+        flags: UInt8,
+        stream: UInt32,
+        payload: UnsafeRawBufferPointer,
+        into buffer: inout ByteBuffer
+    ) {
+        buffer.writeRaw(maximum: 9 + payload.count) { out in
+            storeHeader(length: payload.count, type: type, flags: flags, stream: stream, at: out)
+            if let base = payload.baseAddress, payload.count > 0 {
+                (out + 9).copyMemory(from: base, byteCount: payload.count)
+            }
+            return 9 + payload.count
+        }
     }
 
     public static func writeSettings(_ settings: [HTTP2Setting], into buffer: inout ByteBuffer) {

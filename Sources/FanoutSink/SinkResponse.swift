@@ -13,27 +13,27 @@ struct SinkResponseFields: HTTP2HeaderFields {
     /// 36 bytes of an `apns-unique-id` for a timed request's answer (`TimedAPNsID`), else `nil`.
     var uniqueID: UnsafeRawBufferPointer? = nil
 
-    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
+    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
         // The three digits on the stack: a table of them would be a lazily made global.
         let status = min(max(status, 100), 599)
         var digits = (
             UInt8(ascii: "0") + UInt8(status / 100), UInt8(ascii: "0") + UInt8(status / 10 % 10),
             UInt8(ascii: "0") + UInt8(status % 10)
         )
-        withUnsafeBytes(of: &digits) { encoder.encode(name: Self.statusName, value: $0, into: &buffer) }
+        withUnsafeBytes(of: &digits) { encoder.encode(name: Self.statusName, value: $0, into: &block) }
         // A value that never repeats: neither indexed nor Huffman-coded (coding 36 bytes per
         // response to save 9 was 6% of the sink's time under h2load), as the sender writes :path.
-        encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, huffman: .never, into: &buffer)
+        encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, huffman: .never, into: &block)
         if let uniqueID {
             encoder.encode(
                 name: Self.uniqueIDName,
                 value: uniqueID,
                 indexing: .withoutIndexing,
                 huffman: .never,
-                into: &buffer
+                into: &block
             )
         }
-        if isError { encoder.encode(name: Self.contentTypeName, value: Self.json, into: &buffer) }
+        if isError { encoder.encode(name: Self.contentTypeName, value: Self.json, into: &block) }
     }
 
     static var statusName: UnsafeRawBufferPointer { view(":status") }

@@ -18,13 +18,11 @@ struct RequestFieldsTests {
         with encoder: inout HPACKEncoder,
         _ decoder: inout HPACKDecoder
     ) throws -> [(String, String)] {
-        var block = ByteBuffer()
+        var block = HeaderBlockBuffer()
         fields.encode(with: &encoder, into: &block)
         var decoded: [(String, String)] = []
-        try block.withUnsafeReadableBytes { bytes in
-            try decoder.decode(bytes) { name, value, _ in
-                decoded.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
-            }
+        try decoder.decode(block.bytes) { name, value, _ in
+            decoded.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
         return decoded
     }

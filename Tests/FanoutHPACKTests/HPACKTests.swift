@@ -106,6 +106,61 @@ import Testing
             #expect(encoder.dynamicTableSize == section.tableSizes[number], "\(section.name).\(number + 1)")
         }
     }
+    /// The same blocks encoded into a `HeaderBlockBuffer` (what a connection sends from), with a
+    /// table size update first: byte for byte what the `ByteBuffer` path writes.
+    @Test(arguments: sections)
+    func aHeaderBlockBufferHoldsTheSameBytes(_ section: Section) throws {
+        let policy: HPACKEncoder.HuffmanPolicy = section.huffman ? .always : .never
+        var viaBuffer = HPACKEncoder(maximumTableSize: 4096, huffman: policy)
+        var viaBlock = HPACKEncoder(maximumTableSize: 4096, huffman: policy)
+        viaBuffer.setMaximumTableSize(section.tableSize)
+        viaBlock.setMaximumTableSize(section.tableSize)
+        var block = HeaderBlockBuffer(capacity: 1)
+        for (number, fields) in (section.requests ? Self.requests : Self.responses).enumerated() {
+            var buffer = ByteBuffer()
+            viaBuffer.beginBlock(into: &buffer)
+            block.clear()
+            viaBlock.beginBlock(into: &block)
+            for (name, value) in fields {
+                viaBuffer.encode(name: name, value: value, into: &buffer)
+                Array(name.utf8).withUnsafeBytes { name in
+                    Array(value.utf8).withUnsafeBytes { value in viaBlock.encode(name: name, value: value, into: &block)
+                    }
+                }
+            }
+            let bytes = Array(block.bytes)
+            #expect(bytes == Array(buffer.readableBytesView), "\(section.name).\(number + 1)")
+            #expect(viaBlock.dynamicTableSize == section.tableSizes[number], "\(section.name).\(number + 1)")
+        }
+    }
+
+    /// A block far over the buffer's first capacity grows it and keeps every byte written.
+    @Test func aHeaderBlockBufferGrowsWithoutLosingBytes() throws {
+        var encoder = HPACKEncoder()
+        var block = HeaderBlockBuffer(capacity: 16)
+        var expected: [(String, String)] = []
+        for field in 0..<200 {
+            let (name, value) = (
+                "x-field-\(field)", String(repeating: Character(UnicodeScalar(65 + field % 26)!), count: field)
+            )
+            expected.append((name, value))
+            Array(name.utf8).withUnsafeBytes { name in
+                Array(value.utf8).withUnsafeBytes { value in
+                    encoder.encode(name: name, value: value, indexing: .withoutIndexing, into: &block)
+                }
+            }
+        }
+        var decoder = HPACKDecoder(maximumHeaderListSize: 1 << 20)
+        var fields: [(String, String)] = []
+        try decoder.decode(block.bytes) { name, value, _ in
+            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        #expect(fields.map(\.0) == expected.map(\.0))
+        #expect(fields.map(\.1) == expected.map(\.1))
+        block.clear()
+        let count = block.count
+        #expect(count == 0)
+    }
 }
 
 @Suite struct HPACKPrimitiveTests {

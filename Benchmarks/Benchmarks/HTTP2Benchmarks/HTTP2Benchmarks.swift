@@ -41,17 +41,17 @@ struct APNsRequest: HTTP2HeaderFields {
         }
     }
 
-    func encode(with encoder: inout HPACKEncoder, into buffer: inout ByteBuffer) {
+    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
         path.withUnsafeBytes { path in
             let name: StaticString = ":path"
             encoder.encode(
                 name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
                 value: path,
                 indexing: .withoutIndexing,
-                into: &buffer
+                into: &block
             )
         }
-        shared.encode(with: &encoder, into: &buffer)
+        shared.encode(with: &encoder, into: &block)
     }
 }
 
