@@ -137,6 +137,9 @@ public struct HTTP2HeaderList: Sendable {
 /// pseudo-header fields first and only the ones the message kind has, each once, no
 /// connection-specific fields, `te` only as "trailers". A problem makes the message malformed:
 /// a stream error of type PROTOCOL_ERROR.
+///
+/// Decoding a list makes one of these per header block, so it holds only plain values: a
+/// `String` reason cost a reference-counting call per block even when there was no problem.
 struct HeaderListValidator {
     enum Kind {
         case request
@@ -144,12 +147,47 @@ struct HeaderListValidator {
         case trailers
     }
 
+    /// What makes a list malformed (RFC 9113 §8.2, §8.3).
+    enum Problem: Hashable, CustomStringConvertible {
+        case emptyName
+        case pseudoHeaderAfterRegularField
+        case pseudoHeaderNotAllowedHere
+        case pseudoHeaderTwice
+        case emptyPath
+        case statusNotThreeDigits
+        case uppercaseName
+        case teOtherThanTrailers
+        case connectionSpecificField
+        case contentLengthNotANumber
+        case conflictingContentLengths
+        case requestWithoutMethodSchemeAndPath
+        case responseWithoutStatus
+
+        var description: String {
+            switch self {
+            case .emptyName: "a field with an empty name"
+            case .pseudoHeaderAfterRegularField: "a pseudo-header field after a regular field"
+            case .pseudoHeaderNotAllowedHere: "a pseudo-header field this message kind does not have"
+            case .pseudoHeaderTwice: "a pseudo-header field twice"
+            case .emptyPath: ":path is empty"
+            case .statusNotThreeDigits: ":status is not 3 digits"
+            case .uppercaseName: "a field name with uppercase letters"
+            case .teOtherThanTrailers: "te other than \"trailers\""
+            case .connectionSpecificField: "a connection-specific field"
+            case .contentLengthNotANumber: "content-length is not a number"
+            case .conflictingContentLengths: "two different content-length values"
+            case .requestWithoutMethodSchemeAndPath: "a request without :method, :scheme and :path"
+            case .responseWithoutStatus: "a response without :status"
+            }
+        }
+    }
+
     let kind: Kind
     private var seenRegular = false
     private var pseudo: UInt8 = 0  // bits: 1 method, 2 scheme, 4 path, 8 authority, 16 status
     private(set) var status: Int = 0
     private(set) var contentLength: Int?
-    private(set) var problem: String?
+    private(set) var problem: Problem?
 
     init(kind: Kind) {
         self.kind = kind
@@ -157,18 +195,18 @@ struct HeaderListValidator {
 
     mutating func check(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         guard problem == nil else { return }
-        guard let first = name.first else { return fail("a field with an empty name") }
+        guard let first = name.first else { return fail(.emptyName) }
         if first == UInt8(ascii: ":") {
-            guard !seenRegular else { return fail("a pseudo-header field after a regular field") }
+            guard !seenRegular else { return fail(.pseudoHeaderAfterRegularField) }
             guard kind != .trailers, let bit = Self.pseudoBit(name), (bit == 16) == (kind == .response) else {
-                return fail("pseudo-header field \(String(decoding: name, as: UTF8.self)) is not allowed here")
+                return fail(.pseudoHeaderNotAllowedHere)
             }
-            guard pseudo & bit == 0 else { return fail("\(String(decoding: name, as: UTF8.self)) appears twice") }
+            guard pseudo & bit == 0 else { return fail(.pseudoHeaderTwice) }
             pseudo |= bit
-            if bit == 4 && value.isEmpty { return fail(":path is empty") }
+            if bit == 4 && value.isEmpty { return fail(.emptyPath) }
             if bit == 16 {
                 guard value.count == 3, let code = HTTP2HeaderList.decimal(value) else {
-                    return fail(":status is not 3 digits")
+                    return fail(.statusNotThreeDigits)
                 }
                 status = code
             }
@@ -176,39 +214,39 @@ struct HeaderListValidator {
         }
         seenRegular = true
         for byte in name where byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
-            return fail("field name \(String(decoding: name, as: UTF8.self)) has uppercase letters")
+            return fail(.uppercaseName)
         }
         switch name.count {
         case 2 where sameBytes(name, Self.te) && !sameBytes(value, Self.trailers):
-            fail("te other than \"trailers\"")
+            fail(.teOtherThanTrailers)
         case 7 where sameBytes(name, Self.upgrade), 10 where sameBytes(name, Self.connection),
             10 where sameBytes(name, Self.keepAlive), 16 where sameBytes(name, Self.proxyConnection),
             17 where sameBytes(name, Self.transferEncoding):
-            fail("connection-specific field \(String(decoding: name, as: UTF8.self))")
+            fail(.connectionSpecificField)
         case 14 where sameBytes(name, Self.contentLengthName):
-            guard let length = HTTP2HeaderList.decimal(value) else { return fail("content-length is not a number") }
-            if let contentLength, contentLength != length { return fail("two different content-length values") }
+            guard let length = HTTP2HeaderList.decimal(value) else { return fail(.contentLengthNotANumber) }
+            if let contentLength, contentLength != length { return fail(.conflictingContentLengths) }
             contentLength = length
         default: break
         }
     }
 
     /// The problem with the whole list, once every field is seen.
-    mutating func finish() -> String? {
+    mutating func finish() -> Problem? {
         if problem == nil {
             switch kind {
             case .request where pseudo & 0b111 != 0b111:
-                fail("a request without :method, :scheme and :path")
+                fail(.requestWithoutMethodSchemeAndPath)
             case .response where pseudo & 16 == 0:
-                fail("a response without :status")
+                fail(.responseWithoutStatus)
             default: break
             }
         }
         return problem
     }
 
-    private mutating func fail(_ reason: String) {
-        problem = reason
+    private mutating func fail(_ problem: Problem) {
+        self.problem = problem
     }
 
     private static func pseudoBit(_ name: UnsafeRawBufferPointer) -> UInt8? {

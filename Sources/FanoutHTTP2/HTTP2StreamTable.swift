@@ -54,9 +54,10 @@ struct HTTP2Stream {
         status = 0
         contentLength = nil
         bodyLength = 0
-        // `clear()` checks the storage for sharing even when there is nothing to clear; the body
-        // and the pending bytes are empty for most streams.
-        headers.clear()
+        // Emptied by moving the indices: `clear()` also checks the storage for sharing, which the
+        // first write checks again anyway (and copies then, if a message still holds the bytes).
+        headers.moveReaderIndex(to: 0)
+        headers.moveWriterIndex(to: 0)
         if body.writerIndex > 0 { body.clear() }
         if pending.writerIndex > 0 { pending.clear() }
         queued = false
