@@ -17,8 +17,9 @@ public enum APNsPushType: String, CaseIterable, Sendable, Hashable {
     /// What APNs expects after the bundle identifier in `apns-topic` for this push type.
     ///
     /// Alert and background pushes use the bare bundle identifier; `mdm` topics are the MDM
-    /// certificate's own topic, so no suffix applies.
-    public var topicSuffix: String {
+    /// certificate's own topic, so no suffix applies. A `StaticString`: the sink reads it for
+    /// every request, and a `String` costs a reference count up and down each time.
+    public var topicSuffix: StaticString {
         switch self {
         case .alert, .background, .mdm: ""
         case .voip: ".voip"

@@ -149,7 +149,8 @@ struct APNsRequestCheck {
             return .init(.missingTopic)
         }
         guard !topic.isEmpty, topic.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .init(.badTopic) }
-        let suffix = pushType.topicSuffix.utf8
+        let suffixText = pushType.topicSuffix
+        let suffix = UnsafeRawBufferPointer(start: suffixText.utf8Start, count: suffixText.utf8CodeUnitCount)
         guard topic.count > suffix.count, topic.suffix(suffix.count).elementsEqual(suffix) else {
             return .init(.deviceTokenNotForTopic)
         }

@@ -49,8 +49,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     private var nextPacedAnswer: UInt64 = 0
     /// The bundle ids of the client's verified certificate, when it authenticated with one.
     private var certificateTopics: Set<[UInt8]>?
-    /// The topic a request without `apns-topic` gets: the certificate's bundle when it names one.
-    private var certificateDefaultTopic: [UInt8]?
+    /// The topics a request may name: the certificate's bundles, else `--bundle`'s (`nil`: any).
+    /// Kept apart from the two it comes from so that a request borrows it rather than building
+    /// it (`??` made a copy, a reference count up and down, per request).
+    private var allowedTopics: Set<[UInt8]>?
+    /// The topic a request without `apns-topic` gets: the certificate's bundle when it names
+    /// one (then `hasDefaultTopic`), else empty.
+    private var defaultTopic: [UInt8] = []
+    private var hasDefaultTopic = false
     private var captured = CaptureBuffer()
     /// The sink's own delays on this connection's loop.
     private let recorder: SinkLoopRecorder
@@ -71,6 +77,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         self.statistics = statistics
         self.state = state
         self.recorder = recorder
+        allowedTopics = configuration.bundleBytes
         unwrittenDue.reserveCapacity(256)
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
@@ -167,7 +174,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         guard configuration.certificateAuthentication, let peerCertificate else { return }
         let topics = SinkCertificates.topics(of: peerCertificate).map { Array($0.utf8) }
         certificateTopics = Set(topics)
-        certificateDefaultTopic = topics.count == 1 ? topics[0] : nil
+        allowedTopics = certificateTopics
+        defaultTopic = topics.count == 1 ? topics[0] : []
+        hasDefaultTopic = topics.count == 1
     }
 
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
@@ -235,14 +244,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             case .success(let slice): token = slice
             }
             if let reason = authenticate(fields, in: bytes) { return reason }
-            return (certificateDefaultTopic ?? []).withUnsafeBytes { defaultTopic in
+            return defaultTopic.withUnsafeBytes { defaultTopic in
                 if let rejection = APNsRequestCheck.checkNotification(
                     fields,
                     in: bytes,
                     body: request.body,
                     bodyLength: request.bodyLength,
-                    allowedBundles: certificateTopics ?? configuration.bundleBytes,
-                    defaultTopic: certificateDefaultTopic == nil ? nil : defaultTopic
+                    allowedBundles: allowedTopics,
+                    defaultTopic: hasDefaultTopic ? defaultTopic : nil
                 ) {
                     return rejection.reason
                 }

@@ -48,7 +48,7 @@ import Testing
         ]
         #expect(Set(expected.keys) == Set(APNsPushType.allCases))
         for (type, suffix) in expected {
-            #expect(type.topicSuffix == suffix)
+            #expect(type.topicSuffix.description == suffix)
             #expect(type.payloadSizeLimit == (type == .voip ? 5120 : 4096))
         }
     }
