@@ -1,6 +1,4 @@
-import NIOCore
-
-/// Encodes header blocks with HPACK (RFC 7541) into a caller's buffer.
+/// Encodes header blocks with HPACK (RFC 7541) into a caller's `HeaderBlockBuffer`.
 ///
 /// A field that matches a table entry exactly costs one byte; one whose name matches costs the
 /// name's index and the value. With incremental indexing, fields repeated on every request
@@ -49,12 +47,6 @@ public struct HPACKEncoder {
     }
 
     /// Starts a block: writes any pending table size updates (§4.2).
-    public mutating func beginBlock(into buffer: inout ByteBuffer) {
-        guard let (smallest, last) = takeSizeUpdates() else { return }
-        buffer.writeRaw(maximum: 2 * HPACKInteger.maximumLength) { Self.storeSizeUpdates(smallest, last, at: $0) }
-    }
-
-    /// Starts a block: writes any pending table size updates (§4.2).
     public mutating func beginBlock(into block: inout HeaderBlockBuffer) {
         guard let (smallest, last) = takeSizeUpdates() else { return }
         block.writeRaw(maximum: 2 * HPACKInteger.maximumLength) { Self.storeSizeUpdates(smallest, last, at: $0) }
@@ -77,19 +69,6 @@ public struct HPACKEncoder {
 
     /// Appends one field; `huffman` overrides the encoder's policy for this field (a value that
     /// changes every time, like a device's `:path`, is cheaper sent raw than Huffman-coded).
-    public mutating func encode(
-        name: UnsafeRawBufferPointer,
-        value: UnsafeRawBufferPointer,
-        indexing: Indexing = .incremental,
-        huffman: HuffmanPolicy? = nil,
-        into buffer: inout ByteBuffer
-    ) {
-        let field = representation(name: name, value: value, indexing: indexing, huffman: huffman)
-        buffer.writeRaw(maximum: field.maximumLength) { field.store(name, value, at: $0) }
-        if field.isInserted { table.insert(name: name, value: value) }
-    }
-
-    /// Appends one field to a block in the making (see `encode(name:value:indexing:huffman:into:)`).
     public mutating func encode(
         name: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer,
@@ -214,12 +193,12 @@ public struct HPACKEncoder {
         name: String,
         value: String,
         indexing: Indexing = .incremental,
-        into buffer: inout ByteBuffer
+        into block: inout HeaderBlockBuffer
     ) {
         let name = Array(name.utf8)
         let value = Array(value.utf8)
         name.withUnsafeBytes { name in
-            value.withUnsafeBytes { value in encode(name: name, value: value, indexing: indexing, into: &buffer) }
+            value.withUnsafeBytes { value in encode(name: name, value: value, indexing: indexing, into: &block) }
         }
     }
 

@@ -61,7 +61,7 @@ import Testing
         var encoder = HPACKEncoder()
         var lines: [String] = []
         for (number, block) in blocks.enumerated() {
-            var buffer = ByteBuffer()
+            var buffer = HeaderBlockBuffer()
             encoder.beginBlock(into: &buffer)
             for (position, field) in block.enumerated() {
                 // Every indexing mode gets used.
@@ -74,7 +74,7 @@ import Testing
                     }
                 }
             }
-            lines.append(Self.hex(buffer.readableBytesView))
+            lines.append(Self.hex(buffer.bytes))
         }
         let output = try runPeer("decode", input: lines.joined(separator: "\n") + "\n")
         let decoded = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[[String]]]

@@ -133,9 +133,9 @@ enum RawFrame {
 
     /// A header block for `fields`, from a fresh encoder (literals, indexed into its table).
     static func block(_ fields: [(String, String)], encoder: inout HPACKEncoder) -> [UInt8] {
-        var buffer = ByteBuffer()
-        for (name, value) in fields { encoder.encode(name: name, value: value, into: &buffer) }
-        return Array(buffer.readableBytesView)
+        var block = HeaderBlockBuffer()
+        for (name, value) in fields { encoder.encode(name: name, value: value, into: &block) }
+        return Array(block.bytes)
     }
 
     static func headers(stream: UInt32, block: [UInt8], endStream: Bool) -> [UInt8] {

@@ -43,9 +43,9 @@ let nioRequests: [HPACKHeaders] = fanoutRequests.map { fields in
 let encodedBlocks: [[UInt8]] = {
     var encoder = FanoutHPACK.HPACKEncoder()
     return fanoutRequests.map { fields in
-        var buffer = ByteBuffer()
-        encode(fields, with: &encoder, into: &buffer)
-        return Array(buffer.readableBytesView)
+        var block = HeaderBlockBuffer()
+        encode(fields, with: &encoder, into: &block)
+        return Array(block.bytes)
     }
 }()
 
@@ -53,9 +53,9 @@ let encodedBlocks: [[UInt8]] = {
 func encode(
     _ fields: [(name: [UInt8], value: [UInt8], indexed: Bool)],
     with encoder: inout FanoutHPACK.HPACKEncoder,
-    into buffer: inout ByteBuffer
+    into block: inout HeaderBlockBuffer
 ) {
-    encoder.beginBlock(into: &buffer)
+    encoder.beginBlock(into: &block)
     for field in fields {
         field.name.withUnsafeBytes { name in
             field.value.withUnsafeBytes { value in
@@ -63,7 +63,7 @@ func encode(
                     name: name,
                     value: value,
                     indexing: field.indexed ? .incremental : .withoutIndexing,
-                    into: &buffer
+                    into: &block
                 )
             }
         }
@@ -82,17 +82,17 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("FanoutHPACKEncode-APNsRequest") { benchmark in
         var encoder = FanoutHPACK.HPACKEncoder()
-        var buffer = ByteBufferAllocator().buffer(capacity: 1024)
-        encode(fanoutRequests[0], with: &encoder, into: &buffer)
+        var block = HeaderBlockBuffer()
+        encode(fanoutRequests[0], with: &encoder, into: &block)
         benchmark.startMeasurement()
         var device = 0
         for _ in benchmark.scaledIterations {
-            buffer.clear()
-            encode(fanoutRequests[device], with: &encoder, into: &buffer)
+            block.clear()
+            encode(fanoutRequests[device], with: &encoder, into: &block)
             device = (device + 1) & (deviceCount - 1)
         }
         benchmark.stopMeasurement()
-        blackHole(buffer)
+        blackHole(block.count)
     }
 
     Benchmark("NIOHPACKEncode-APNsRequest") { benchmark in

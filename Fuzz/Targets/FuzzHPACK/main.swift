@@ -24,7 +24,7 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var decoder = HPACKDecoder(maximumTableSize: tableSize, maximumHeaderListSize: listSize)
     var encoder = HPACKEncoder(maximumTableSize: 4096)
     var again = HPACKDecoder(maximumTableSize: 4096, maximumHeaderListSize: 65_536)
-    var block = ByteBuffer()
+    var block = HeaderBlockBuffer()
     while !input.isEmpty {
         let bytes = input.take(Int(input.byte()))
         var fields: [([UInt8], [UInt8])] = []
@@ -43,9 +43,7 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         }
         var decoded: [([UInt8], [UInt8])] = []
         do {
-            try block.withUnsafeReadableBytes { encoded in
-                try again.decode(encoded) { name, value, _ in decoded.append((Array(name), Array(value))) }
-            }
+            try again.decode(block.bytes) { name, value, _ in decoded.append((Array(name), Array(value))) }
         } catch {
             fatalError("a block HPACKEncoder wrote does not decode: \(error)")
         }
@@ -70,7 +68,7 @@ func seeds() -> [[UInt8]] {
         var encoder = HPACKEncoder(huffman: huffman)
         var seed: [UInt8] = [128, 64]
         for list in lists {
-            var block = ByteBuffer()
+            var block = HeaderBlockBuffer()
             encoder.beginBlock(into: &block)
             for (name, value) in list {
                 Array(name.utf8).withUnsafeBytes { name in
@@ -78,8 +76,8 @@ func seeds() -> [[UInt8]] {
                     }
                 }
             }
-            seed.append(UInt8(min(block.readableBytes, 255)))
-            seed += block.readableBytesView.prefix(255)
+            seed.append(UInt8(min(block.count, 255)))
+            seed += block.bytes.prefix(255)
         }
         seeds.append(seed)
     }
