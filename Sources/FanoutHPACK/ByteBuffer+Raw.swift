@@ -12,15 +12,6 @@ extension ByteBuffer {
     public mutating func writeRaw(maximum: Int, _ body: (UnsafeMutableRawPointer) -> Int) {
         writeWithUnsafeMutableBytes(minimumWritableBytes: maximum) { bytes in body(bytes.baseAddress!) }
     }
-
-    /// Overwrites `count` bytes already written, starting at `index` (at or past the reader
-    /// index), with plain stores through `body`.
-    @inlinable @inline(__always)
-    public mutating func setRaw(at index: Int, count: Int, _ body: (UnsafeMutableRawPointer) -> Void) {
-        precondition(index >= readerIndex && index + count <= writerIndex, "setRaw outside the written bytes")
-        let offset = index - readerIndex
-        withUnsafeMutableReadableBytes { bytes in body(bytes.baseAddress! + offset) }
-    }
 }
 
 extension UnsafeMutableRawPointer {

@@ -148,7 +148,7 @@ struct HeaderListValidator {
     }
 
     /// What makes a list malformed (RFC 9113 §8.2, §8.3).
-    enum Problem: Hashable, CustomStringConvertible {
+    enum Problem: Hashable {
         case emptyName
         case pseudoHeaderAfterRegularField
         case pseudoHeaderNotAllowedHere
@@ -162,24 +162,6 @@ struct HeaderListValidator {
         case conflictingContentLengths
         case requestWithoutMethodSchemeAndPath
         case responseWithoutStatus
-
-        var description: String {
-            switch self {
-            case .emptyName: "a field with an empty name"
-            case .pseudoHeaderAfterRegularField: "a pseudo-header field after a regular field"
-            case .pseudoHeaderNotAllowedHere: "a pseudo-header field this message kind does not have"
-            case .pseudoHeaderTwice: "a pseudo-header field twice"
-            case .emptyPath: ":path is empty"
-            case .statusNotThreeDigits: ":status is not 3 digits"
-            case .uppercaseName: "a field name with uppercase letters"
-            case .teOtherThanTrailers: "te other than \"trailers\""
-            case .connectionSpecificField: "a connection-specific field"
-            case .contentLengthNotANumber: "content-length is not a number"
-            case .conflictingContentLengths: "two different content-length values"
-            case .requestWithoutMethodSchemeAndPath: "a request without :method, :scheme and :path"
-            case .responseWithoutStatus: "a response without :status"
-            }
-        }
     }
 
     let kind: Kind
