@@ -48,23 +48,14 @@ public struct HPACKEncoder {
 
     /// Starts a block: writes any pending table size updates (§4.2).
     public mutating func beginBlock(into block: inout HeaderBlockBuffer) {
-        guard let (smallest, last) = takeSizeUpdates() else { return }
-        block.writeRaw(maximum: 2 * HPACKInteger.maximumLength) { Self.storeSizeUpdates(smallest, last, at: $0) }
-    }
-
-    /// The size updates a block must start with, once: only the smallest and the final size
-    /// matter. (Most blocks have none: the array is left alone then, not even checked for
-    /// sharing.)
-    private mutating func takeSizeUpdates() -> (smallest: Int, last: Int)? {
-        guard let smallest = pendingSizeUpdates.min(), let last = pendingSizeUpdates.last else { return nil }
+        // Only the smallest and the final size matter. (Most blocks have none: the array is
+        // left alone then, not even checked for sharing.)
+        guard let smallest = pendingSizeUpdates.min(), let last = pendingSizeUpdates.last else { return }
+        block.writeRaw(maximum: 2 * HPACKInteger.maximumLength) { out in
+            let written = smallest < last ? HPACKInteger.store(smallest, prefixBits: 5, flags: 0x20, at: out) : 0
+            return written + HPACKInteger.store(last, prefixBits: 5, flags: 0x20, at: out + written)
+        }
         pendingSizeUpdates.removeAll(keepingCapacity: true)
-        return (smallest, last)
-    }
-
-    @inline(__always)
-    private static func storeSizeUpdates(_ smallest: Int, _ last: Int, at out: UnsafeMutableRawPointer) -> Int {
-        let written = smallest < last ? HPACKInteger.store(smallest, prefixBits: 5, flags: 0x20, at: out) : 0
-        return written + HPACKInteger.store(last, prefixBits: 5, flags: 0x20, at: out + written)
     }
 
     /// Appends one field; `huffman` overrides the encoder's policy for this field (a value that
@@ -76,79 +67,31 @@ public struct HPACKEncoder {
         huffman: HuffmanPolicy? = nil,
         into block: inout HeaderBlockBuffer
     ) {
-        let field = representation(name: name, value: value, indexing: indexing, huffman: huffman)
-        block.writeRaw(maximum: field.maximumLength) { field.store(name, value, at: $0) }
-        if field.isInserted { table.insert(name: name, value: value) }
-    }
-
-    /// How a field goes on the wire: an index, or a literal (§6.1, §6.2).
-    @inline(__always)
-    private func representation(
-        name: UnsafeRawBufferPointer,
-        value: UnsafeRawBufferPointer,
-        indexing: Indexing,
-        huffman: HuffmanPolicy?
-    ) -> FieldRepresentation {
         let (full, nameIndex) = find(name: name, value: value)
-        if let full, indexing != .neverIndexed { return .indexed(full) }
+        if let full, indexing != .neverIndexed {
+            block.writeRaw(maximum: HPACKInteger.maximumLength) { out in
+                HPACKInteger.store(full, prefixBits: 7, flags: 0x80, at: out)
+            }
+            return
+        }
+        let (flags, prefixBits): (UInt8, Int) =
+            switch indexing {
+            case .incremental: (0x40, 6)
+            case .withoutIndexing: (0x00, 4)
+            case .neverIndexed: (0x10, 4)
+            }
+        // The whole field in one write (one capacity check, not one an integer and a string):
+        //   index or 0 ─ [name: length, bytes] ─ value: length, bytes
         let policy = huffman ?? self.huffman
-        return .literal(
-            nameIndex: nameIndex,
-            indexing: indexing,
-            nameCoding: nameIndex == nil ? StringCoding(name, policy) : nil,
-            valueCoding: StringCoding(value, policy)
-        )
-    }
-
-    /// A field's representation, decided before it is stored so that the bytes go out in one
-    /// write (one capacity check, not one an integer and a string):
-    ///
-    /// ```
-    ///   indexed:  1 ─ index (7+)
-    ///   literal:  01 ─ index (6+)   or 0000 / 0001 ─ index (4+)     (0: the name follows)
-    ///             ─ [name: H, length (7+), bytes] ─ value: H, length (7+), bytes
-    /// ```
-    private enum FieldRepresentation {
-        case indexed(Int)
-        case literal(nameIndex: Int?, indexing: Indexing, nameCoding: StringCoding?, valueCoding: StringCoding)
-
-        var maximumLength: Int {
-            switch self {
-            case .indexed: HPACKInteger.maximumLength
-            case .literal(_, _, let nameCoding, let valueCoding):
-                3 * HPACKInteger.maximumLength + (nameCoding?.length ?? 0) + valueCoding.length
-            }
+        let nameCoding = nameIndex == nil ? StringCoding(name, policy) : nil
+        let valueCoding = StringCoding(value, policy)
+        let maximum = 3 * HPACKInteger.maximumLength + (nameCoding?.length ?? 0) + valueCoding.length
+        block.writeRaw(maximum: maximum) { out in
+            var written = HPACKInteger.store(nameIndex ?? 0, prefixBits: prefixBits, flags: flags, at: out)
+            if let nameCoding { written += nameCoding.store(name, at: out + written) }
+            return written + valueCoding.store(value, at: out + written)
         }
-
-        /// Whether the field joins the dynamic table.
-        var isInserted: Bool {
-            if case .literal(_, .incremental, _, _) = self { return true }
-            return false
-        }
-
-        @inline(__always)
-        func store(
-            _ name: UnsafeRawBufferPointer,
-            _ value: UnsafeRawBufferPointer,
-            at out: UnsafeMutableRawPointer
-        )
-            -> Int
-        {
-            switch self {
-            case .indexed(let index):
-                return HPACKInteger.store(index, prefixBits: 7, flags: 0x80, at: out)
-            case .literal(let nameIndex, let indexing, let nameCoding, let valueCoding):
-                let (flags, prefixBits): (UInt8, Int) =
-                    switch indexing {
-                    case .incremental: (0x40, 6)
-                    case .withoutIndexing: (0x00, 4)
-                    case .neverIndexed: (0x10, 4)
-                    }
-                var written = HPACKInteger.store(nameIndex ?? 0, prefixBits: prefixBits, flags: flags, at: out)
-                if let nameCoding { written += nameCoding.store(name, at: out + written) }
-                return written + valueCoding.store(value, at: out + written)
-            }
-        }
+        if indexing == .incremental { table.insert(name: name, value: value) }
     }
 
     /// How a string literal goes on the wire (§5.2): Huffman-coded when that is shorter (or the

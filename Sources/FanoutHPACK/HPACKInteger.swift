@@ -1,5 +1,3 @@
-import NIOCore
-
 /// HPACK's prefixed integers (RFC 7541 §5.1).
 ///
 /// ```
@@ -21,11 +19,6 @@ enum HPACKInteger {
     /// The most bytes an integer takes: up to 2^31, what is past the prefix takes five groups
     /// of seven bits.
     static let maximumLength = 6
-
-    /// Writes `value` with an `prefixBits`-bit prefix; `flags` fills the first byte's high bits.
-    static func write(_ value: Int, prefixBits: Int, flags: UInt8, into buffer: inout ByteBuffer) {
-        buffer.writeRaw(maximum: maximumLength) { out in store(value, prefixBits: prefixBits, flags: flags, at: out) }
-    }
 
     /// Stores `value` at `out`, which has room for `maximumLength` bytes; returns the bytes stored.
     @inline(__always)
