@@ -25,26 +25,32 @@ public enum APNsErrorBody {
 
     /// The reason in `body`, read in place; `nil` when there is none or it is not one APNs
     /// sends. Tolerates spaces around the colon, as other servers write them.
+    public static func reason(in body: UnsafeRawBufferPointer) -> APNsReason? {
+        guard let value = stringValue(of: reasonKey, in: body) else { return nil }
+        return reasons.first { $0.bytes.elementsEqual(value) }?.reason
+    }
+
+    /// The reason in `body`, held in a buffer.
     public static func reason(in body: ByteBuffer) -> APNsReason? {
-        body.withUnsafeReadableBytes { bytes -> APNsReason? in
-            guard let value = stringValue(of: reasonKey, in: bytes) else { return nil }
-            return reasons.first { $0.bytes.elementsEqual(value) }?.reason
-        }
+        body.withUnsafeReadableBytes { reason(in: $0) }
     }
 
     /// The 410 timestamp in `body`, if it has one.
-    public static func timestamp(in body: ByteBuffer) -> Int64? {
-        body.withUnsafeReadableBytes { bytes -> Int64? in
-            guard var index = valueStart(of: timestampKey, in: bytes) else { return nil }
-            var value: Int64 = 0
-            var digits = 0
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]), digits < 18 {
-                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
-                index += 1
-                digits += 1
-            }
-            return digits == 0 ? nil : value
+    public static func timestamp(in body: UnsafeRawBufferPointer) -> Int64? {
+        guard var index = valueStart(of: timestampKey, in: body) else { return nil }
+        var value: Int64 = 0
+        var digits = 0
+        while index < body.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(body[index]), digits < 18 {
+            value = value * 10 + Int64(body[index] - UInt8(ascii: "0"))
+            index += 1
+            digits += 1
         }
+        return digits == 0 ? nil : value
+    }
+
+    /// The 410 timestamp in `body`, held in a buffer.
+    public static func timestamp(in body: ByteBuffer) -> Int64? {
+        body.withUnsafeReadableBytes { timestamp(in: $0) }
     }
 
     /// Every reason's bytes, made once.

@@ -503,7 +503,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// ```
     private mutating func timeAnswer(_ response: HTTP2Message, _ entry: InFlight, now: UInt64) {
         guard let value = response.headers.first(TimedAPNsID.answerHeader),
-            let answer = value.withUnsafeReadableBytes({ TimedAPNsID.answer(in: $0) })
+            let answer = TimedAPNsID.answer(in: value)
         else { return }
         let returnPath = now - min(now, answer.writtenAt)
         let notification = entry.notification

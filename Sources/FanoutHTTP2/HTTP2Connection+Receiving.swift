@@ -2,31 +2,48 @@ import FanoutHPACK
 import NIOCore
 
 extension HTTP2Connection {
-    /// Processes frames from `buffer` until one needs the application, and returns that
-    /// event; `nil` when `buffer` holds no more whole frames. Slices in the event refer to
-    /// `buffer`'s bytes and to reused storage: use them before the next call.
-    public mutating func nextEvent(from buffer: inout ByteBuffer) -> HTTP2Event? {
+    /// Handles every whole frame in `buffer`, answering what the protocol requires by itself,
+    /// and calls `body` with each event the application must see, in order, and the connection
+    /// to answer with; the start of a frame not yet whole stays in `buffer`.
+    ///
+    /// The frames are read in place, within one view of `buffer`'s bytes: an event's views (a
+    /// message's header list and body, GOAWAY's debug data) are valid during the call of `body`
+    /// that gets them, and no frame or message is copied or reference-counted on the way.
+    public static func receive(
+        _ connection: inout HTTP2Connection,
+        from buffer: inout ByteBuffer,
+        _ body: (HTTP2Event, inout HTTP2Connection) -> Void
+    ) {
+        var consumed = 0
+        buffer.withUnsafeReadableBytes { bytes in
+            while let event = connection.nextEvent(in: bytes, consumed: &consumed) { body(event, &connection) }
+        }
+        buffer.moveReaderIndex(forwardBy: consumed)
+    }
+
+    /// Processes frames from `bytes[consumed...]` until one needs the application, and returns
+    /// that event; `nil` when no whole frame is left.
+    private mutating func nextEvent(in bytes: UnsafeRawBufferPointer, consumed: inout Int) -> HTTP2Event? {
         if queuedHead < queuedEvents.count { return dequeueEvent() }
         guard error == nil else {
-            buffer.moveReaderIndex(to: buffer.writerIndex)
+            consumed = bytes.count
             return nil
         }
         if !prefaceReceived {
-            guard buffer.readableBytes >= http2ConnectionPreface.count else {
-                let partial = buffer.readableBytesView.elementsEqual(
-                    http2ConnectionPreface.prefix(buffer.readableBytes)
-                )
-                return partial ? nil : fail(.protocolError, "the client did not send the HTTP/2 connection preface")
+            let preface = http2ConnectionPreface
+            let available = bytes.count - consumed
+            let compared = min(available, preface.count)
+            guard bytes[consumed..<(consumed + compared)].elementsEqual(preface.prefix(compared)) else {
+                return fail(.protocolError, "the client did not send the HTTP/2 connection preface")
             }
-            guard buffer.readableBytesView.prefix(http2ConnectionPreface.count).elementsEqual(http2ConnectionPreface)
-            else { return fail(.protocolError, "the client did not send the HTTP/2 connection preface") }
-            buffer.moveReaderIndex(forwardBy: http2ConnectionPreface.count)
+            guard available >= preface.count else { return nil }
+            consumed += preface.count
             prefaceReceived = true
         }
         while true {
-            let frame: HTTP2Frame?
+            let frame: HTTP2FrameView?
             do {
-                frame = try frameDecoder.nextFrame(from: &buffer)
+                frame = try frameDecoder.nextFrame(in: bytes, consumed: &consumed)
             } catch {
                 if let stream = error.stream {
                     if let event = streamError(stream, error.code) { return event }
@@ -50,7 +67,7 @@ extension HTTP2Connection {
         return event
     }
 
-    private mutating func handle(_ frame: HTTP2Frame) -> HTTP2Event? {
+    private mutating func handle(_ frame: HTTP2FrameView) -> HTTP2Event? {
         if !settingsReceived {
             guard case .settings = frame else {
                 return fail(.protocolError, "the peer's first frame is not SETTINGS")
@@ -72,8 +89,8 @@ extension HTTP2Connection {
             }
             if isIdle(stream) { return fail(.protocolError, "RST_STREAM on idle stream \(stream)") }
             return nil
-        case .settings(let settings):
-            return receiveSettings(settings)
+        case .settings(let payload):
+            return receiveSettings(payload)
         case .settingsAck:
             localSettingsAcknowledged = true
             if !unacknowledgedMaxConcurrentStreams.isEmpty {
@@ -129,7 +146,11 @@ extension HTTP2Connection {
         return peerInitiated ? stream > highestPeerStream : stream >= nextStreamID
     }
 
-    private mutating func receiveHeaders(_ stream: UInt32, _ block: ByteBuffer, _ endStream: Bool) -> HTTP2Event? {
+    private mutating func receiveHeaders(
+        _ stream: UInt32,
+        _ block: UnsafeRawBufferPointer,
+        _ endStream: Bool
+    ) -> HTTP2Event? {
         let peerInitiated = (stream & 1 == 1) == (role == .server)
         if let slot = streams.slot(of: stream) {
             guard streams[slot].remoteOpen else {
@@ -150,7 +171,7 @@ extension HTTP2Connection {
             if role == .client && (100..<200).contains(streams[slot].status) {
                 // An informational response: the final one follows.
                 guard !endStream else { return streamError(stream, .protocolError) }
-                streams[slot].headers.clear()
+                streams[slot].headers.removeAll()
                 return nil
             }
             streams[slot].headersReceived = true
@@ -189,27 +210,27 @@ extension HTTP2Connection {
     /// (the slot is then free: callers check the id); an HPACK failure ends the connection.
     ///
     /// The fields are written one after another into `decodedFields`, then into the stream's
-    /// buffer in one write: one copy-on-write check a block rather than one a field.
-    private mutating func decode(_ block: ByteBuffer, into slot: Int, kind: HeaderListValidator.Kind) -> HTTP2Event? {
+    /// list in one copy (the HPACK decoder cannot write into the slot while it is a part of self).
+    private mutating func decode(
+        _ block: UnsafeRawBufferPointer,
+        into slot: Int,
+        kind: HeaderListValidator.Kind
+    ) -> HTTP2Event? {
         var validator = HeaderListValidator(kind: kind)
         let fields = decodedFields
         var used = 0
-        let outcome: HPACKError? = block.withUnsafeReadableBytes { bytes in
-            do throws(HPACKError) {
-                try hpackDecoder.decode(bytes) { name, value, _ in
-                    validator.check(name: name, value: value)
-                    // The decoder has counted this field against the list limit, as
-                    // name + value + 32 bytes: its record fits.
-                    precondition(used + HTTP2HeaderList.recordLength(name: name, value: value) <= fields.count)
-                    used += HTTP2HeaderList.writeRecord(name: name, value: value, at: fields.baseAddress! + used)
-                }
-                return nil
-            } catch {
-                return error
+        do throws(HPACKError) {
+            try hpackDecoder.decode(block) { name, value, _ in
+                validator.check(name: name, value: value)
+                // The decoder has counted this field against the list limit, as
+                // name + value + 32 bytes: its record fits.
+                precondition(used + HTTP2HeaderList.recordLength(name: name, value: value) <= fields.count)
+                used += HTTP2HeaderList.writeRecord(name: name, value: value, at: fields.baseAddress! + used)
             }
+        } catch {
+            return fail(.compressionError, "HPACK: \(error)")
         }
-        if let outcome { return fail(.compressionError, "HPACK: \(outcome)") }
-        streams[slot].headers.writeBytes(UnsafeRawBufferPointer(rebasing: fields[..<used]))
+        streams[slot].headers.append(UnsafeRawBufferPointer(rebasing: fields[..<used]))
         let stream = streams[slot].id
         if validator.finish() != nil { return streamError(stream, .protocolError) }
         if kind != .trailers {
@@ -220,22 +241,18 @@ extension HTTP2Connection {
     }
 
     /// Decodes a header block only to keep the HPACK state in step with the peer.
-    private mutating func discard(_ block: ByteBuffer) -> HTTP2Event? {
-        let outcome: HPACKError? = block.withUnsafeReadableBytes { bytes in
-            do throws(HPACKError) {
-                try hpackDecoder.decode(bytes) { _, _, _ in }
-                return nil
-            } catch {
-                return error
-            }
+    private mutating func discard(_ block: UnsafeRawBufferPointer) -> HTTP2Event? {
+        do throws(HPACKError) {
+            try hpackDecoder.decode(block) { _, _, _ in }
+        } catch {
+            return fail(.compressionError, "HPACK: \(error)")
         }
-        if let outcome { return fail(.compressionError, "HPACK: \(outcome)") }
         return nil
     }
 
     private mutating func receiveData(
         _ stream: UInt32,
-        _ payload: ByteBuffer,
+        _ payload: UnsafeRawBufferPointer,
         _ endStream: Bool,
         _ flowControlledLength: Int
     ) -> HTTP2Event? {
@@ -260,16 +277,13 @@ extension HTTP2Connection {
             return streamError(stream, .flowControlError)
         }
         streams[slot].receiveWindow -= flowControlledLength
-        streams[slot].bodyLength += payload.readableBytes
-        if endStream && streams[slot].body.readableBytes == 0 {
-            return endOfMessage(slot, body: payload)
+        streams[slot].bodyLength += payload.count
+        if endStream && streams[slot].body.count == 0 {
+            // The whole body in one frame: the message shows it where it lies.
+            return endOfMessage(slot, body: UnsafeRawBufferPointer(rebasing: payload.prefix(configuration.maxBodySize)))
         }
-        let room = configuration.maxBodySize - streams[slot].body.readableBytes
-        if room > 0 {
-            var payload = payload
-            if payload.readableBytes > room { payload = payload.getSlice(at: payload.readerIndex, length: room)! }
-            streams[slot].body.writeImmutableBuffer(payload)
-        }
+        let room = configuration.maxBodySize - streams[slot].body.count
+        if room > 0 { streams[slot].body.append(UnsafeRawBufferPointer(rebasing: payload.prefix(room))) }
         if endStream { return endOfMessage(slot, body: nil) }
         let initial = Int(configuration.initialWindowSize)
         if streams[slot].receiveWindow < initial / 2 {
@@ -284,7 +298,7 @@ extension HTTP2Connection {
     }
 
     /// The peer ended its side of the stream: the message is whole.
-    private mutating func endOfMessage(_ slot: Int, body: ByteBuffer?) -> HTTP2Event? {
+    private mutating func endOfMessage(_ slot: Int, body: UnsafeRawBufferPointer?) -> HTTP2Event? {
         let stream = streams[slot].id
         if let expected = streams[slot].contentLength, expected != streams[slot].bodyLength {
             return streamError(stream, .protocolError)
@@ -294,26 +308,28 @@ extension HTTP2Connection {
             stream: stream,
             tag: streams[slot].tag,
             status: streams[slot].status,
-            headers: HTTP2HeaderList(storage: streams[slot].headers),
-            // No body: an empty buffer of its own, so the slot's stays unshared for reuse.
-            body: body ?? (streams[slot].body.readableBytes > 0 ? streams[slot].body : emptyBuffer),
+            headers: HTTP2HeaderList(viewing: streams[slot].headers.bytes),
+            body: body ?? streams[slot].body.bytes,
             bodyLength: streams[slot].bodyLength
         )
         if !streams[slot].localOpen { close(slot) }
         return .message(message)
     }
 
-    private mutating func receiveSettings(_ settings: [HTTP2Setting]) -> HTTP2Event? {
+    private mutating func receiveSettings(_ payload: UnsafeRawBufferPointer) -> HTTP2Event? {
         settingsReceived = true
         let oldWindow = Int(remoteSettings.initialWindowSize)
         let oldTableSize = remoteSettings.headerTableSize
-        for setting in settings {
-            do {
+        var problem: HTTP2FrameError?
+        HTTP2Setting.forEach(in: payload) { setting in
+            guard problem == nil else { return }
+            do throws(HTTP2FrameError) {
                 try remoteSettings.apply(setting)
             } catch {
-                return fail(error)
+                problem = error
             }
         }
+        if let problem { return fail(problem) }
         let delta = Int(remoteSettings.initialWindowSize) - oldWindow
         if delta != 0 {
             for slot in streams.openSlots {
@@ -340,7 +356,7 @@ extension HTTP2Connection {
     private mutating func receiveGoAway(
         _ lastStream: UInt32,
         _ code: HTTP2ErrorCode,
-        _ debugData: ByteBuffer
+        _ debugData: UnsafeRawBufferPointer
     ) -> HTTP2Event? {
         receivedGoAway = min(lastStream, receivedGoAway ?? lastStream)
         // Streams we opened above `lastStream` were not processed: they may be sent again.

@@ -2,15 +2,17 @@ import FanoutHPACK
 import NIOCore
 
 /// One side of an HTTP/2 connection (RFC 9113) as a state machine over bytes: received bytes
-/// go in through `nextEvent(from:)`, which answers what the protocol requires by itself
-/// (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY) and returns what the
-/// application must act on; the application's requests and responses go out through
+/// go in through `receive(_:from:_:)`, which answers what the protocol requires by itself
+/// (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY) and hands the application what
+/// it must act on; the application's requests and responses go out through
 /// `sendRequest` and `respond`. Everything to send accumulates in `outbound`, which the owner
 /// writes and clears, once per batch of reads.
 ///
 /// Built for APNs-style traffic: many short POSTs with small bodies, up to ~1000 concurrent
-/// streams. Stream state lives in reused slots, header lists and bodies in reused buffers; a
-/// body that arrives in one DATA frame is handed over as a slice of the received bytes.
+/// streams. Frames are read in place; stream state lives in reused slots, header lists and
+/// bodies in memory the slots keep; a message reaches the application as views of those bytes
+/// (a body that arrives in one DATA frame, of the received bytes), with no copy and no
+/// reference counting between the socket's bytes and the application.
 public struct HTTP2Connection: ~Copyable {
     /// Which side of the connection this is.
     public enum Role: Sendable, Hashable {
@@ -120,14 +122,14 @@ public struct HTTP2Connection: ~Copyable {
     var resetBudget: Double
     var resetBudgetRefilledAt: UInt64 = 0
     /// When the bytes being read arrived (uptime nanoseconds): set by the owner before
-    /// `nextEvent(from:)`; it refills the reset budget.
+    /// `receive(_:from:_:)`; it refills the reset budget.
     public var now: UInt64 = 0
     /// When the read burst holding the bytes being read began (uptime nanoseconds): its first
     /// read's `now`. What an event waited between then and its handling is the reader's own
     /// delay (earlier frames of the burst were handled first), not the peer's.
     public var readStartedAt: UInt64 = 0
-    /// An empty buffer made once per connection: what a slot holds while its own buffer is
-    /// taken out, and a message without a body. (`ByteBuffer()` reaches NIO's shared empty
+    /// An empty buffer made once per connection: what a slot holds while its own buffer of
+    /// bytes to send is taken out. (`ByteBuffer()` reaches NIO's shared empty
     /// storage through a lazily made global: a `swift_once` each time.)
     let emptyBuffer: ByteBuffer
     /// Where a header block's fields are decoded before they go to their stream's buffer in one

@@ -184,7 +184,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     static var earlyWriteBytes: Int { 2 * 1024 }
 
     private func process(_ bytes: inout ByteBuffer) {
-        while let event = connection.nextEvent(from: &bytes) {
+        HTTP2Connection.receive(&connection, from: &bytes) { event, connection in
             delegate.handle(event, connection: &connection)
         }
     }

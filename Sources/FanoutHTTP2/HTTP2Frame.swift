@@ -1,7 +1,27 @@
 import NIOCore
 
-/// An HTTP/2 frame as received (RFC 9113 §6). Payloads are slices of the received buffer: no
-/// copy; HEADERS arrives with its CONTINUATION frames already joined into one block.
+/// An HTTP/2 frame as the connection reads it (RFC 9113 §6): payloads are views of the bytes
+/// being read (or, for a header block joined from CONTINUATION frames, of the decoder's own
+/// memory), valid until the decoder's next frame. No copy and no reference counting: the
+/// connection handles each frame in place.
+enum HTTP2FrameView {
+    /// DATA. `flowControlledLength` is the whole payload, padding included (§6.9.1).
+    case data(stream: UInt32, payload: UnsafeRawBufferPointer, endStream: Bool, flowControlledLength: Int)
+    /// HEADERS with its whole header block.
+    case headers(stream: UInt32, block: UnsafeRawBufferPointer, endStream: Bool)
+    case priority(stream: UInt32)
+    case rstStream(stream: UInt32, code: HTTP2ErrorCode)
+    /// SETTINGS: the payload, a whole number of 6-byte settings (`HTTP2Setting.forEach(in:)`).
+    case settings(UnsafeRawBufferPointer)
+    case settingsAck
+    case ping(opaque: UInt64, ack: Bool)
+    case goAway(lastStream: UInt32, code: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer)
+    case windowUpdate(stream: UInt32, increment: UInt32)
+}
+
+/// An HTTP/2 frame as received (RFC 9113 §6), owning its payload: what
+/// `HTTP2FrameDecoder.nextFrame(from:)` gives tools and tests. HEADERS arrives with its
+/// CONTINUATION frames already joined into one block.
 public enum HTTP2Frame: Sendable, Equatable {
     /// DATA. `flowControlledLength` is the whole payload, padding included (§6.9.1).
     case data(stream: UInt32, payload: ByteBuffer, endStream: Bool, flowControlledLength: Int)
@@ -14,6 +34,32 @@ public enum HTTP2Frame: Sendable, Equatable {
     case ping(opaque: UInt64, ack: Bool)
     case goAway(lastStream: UInt32, code: HTTP2ErrorCode, debugData: ByteBuffer)
     case windowUpdate(stream: UInt32, increment: UInt32)
+
+    /// The frame `view` shows, its payload copied.
+    init(copying view: HTTP2FrameView) {
+        switch view {
+        case .data(let stream, let payload, let endStream, let flowControlledLength):
+            self = .data(
+                stream: stream,
+                payload: ByteBuffer(bytes: payload),
+                endStream: endStream,
+                flowControlledLength: flowControlledLength
+            )
+        case .headers(let stream, let block, let endStream):
+            self = .headers(stream: stream, block: ByteBuffer(bytes: block), endStream: endStream)
+        case .priority(let stream): self = .priority(stream: stream)
+        case .rstStream(let stream, let code): self = .rstStream(stream: stream, code: code)
+        case .settings(let payload):
+            var settings: [HTTP2Setting] = []
+            HTTP2Setting.forEach(in: payload) { settings.append($0) }
+            self = .settings(settings)
+        case .settingsAck: self = .settingsAck
+        case .ping(let opaque, let ack): self = .ping(opaque: opaque, ack: ack)
+        case .goAway(let lastStream, let code, let debugData):
+            self = .goAway(lastStream: lastStream, code: code, debugData: ByteBuffer(bytes: debugData))
+        case .windowUpdate(let stream, let increment): self = .windowUpdate(stream: stream, increment: increment)
+        }
+    }
 }
 
 /// The frame type codes (RFC 9113 §6).

@@ -1,3 +1,4 @@
+import FanoutHPACK
 import NIOCore
 
 /// Splits received bytes into HTTP/2 frames and checks each against RFC 9113 §4 and §6.
@@ -16,15 +17,23 @@ import NIOCore
 /// A frame over our SETTINGS_MAX_FRAME_SIZE, a frame on the wrong stream, a wrong length or
 /// padding, or a frame between HEADERS and its CONTINUATION is an error with the code the RFC
 /// names. Frames of unknown types are skipped, as the RFC requires.
-public struct HTTP2FrameDecoder {
+///
+/// Frames are read in place from a view of the received bytes (`nextFrame(in:consumed:)`), as
+/// the connection does; `nextFrame(from:)` gives owned copies, for tools and tests. The one
+/// thing the decoder keeps is a header block waiting for its CONTINUATION frames, in memory of
+/// its own (so it is not copyable).
+public struct HTTP2FrameDecoder: ~Copyable {
     /// The largest payload accepted: our SETTINGS_MAX_FRAME_SIZE.
     public var maxFrameSize: Int
     /// The largest header block accepted across HEADERS and CONTINUATION frames.
     public var maxHeaderBlockSize: Int
     /// The most CONTINUATION frames one header block may take.
     public var maxContinuationFrames: Int
-    private var pendingHeaders: (stream: UInt32, endStream: Bool, block: ByteBuffer)?
-    /// CONTINUATION frames of the block in `pendingHeaders` so far.
+    /// The stream and END_STREAM flag of a header block whose END_HEADERS has not come yet; its
+    /// bytes so far are in `joined`.
+    private var pendingHeaders: (stream: UInt32, endStream: Bool)?
+    private var joined = HeaderBlockBuffer(capacity: 0)
+    /// CONTINUATION frames of the pending block so far.
     private var continuations = 0
 
     /// Creates a decoder.
@@ -35,25 +44,41 @@ public struct HTTP2FrameDecoder {
     }
 
     /// The next complete frame in `buffer`, moving its reader index past it, or `nil` when
-    /// more bytes are needed.
+    /// more bytes are needed; its payload copied out.
     public mutating func nextFrame(from buffer: inout ByteBuffer) throws(HTTP2FrameError) -> HTTP2Frame? {
+        var consumed = 0
+        let result: Result<HTTP2Frame?, HTTP2FrameError> = buffer.withUnsafeReadableBytes { bytes in
+            do throws(HTTP2FrameError) {
+                return .success(try nextFrame(in: bytes, consumed: &consumed).map(HTTP2Frame.init(copying:)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        buffer.moveReaderIndex(forwardBy: consumed)
+        return try result.get()
+    }
+
+    /// The next complete frame in `bytes[consumed...]`, moving `consumed` past it, or `nil` when
+    /// more bytes are needed. A frame that breaks a rule is consumed, then thrown.
+    mutating func nextFrame(
+        in bytes: UnsafeRawBufferPointer,
+        consumed: inout Int
+    ) throws(HTTP2FrameError) -> HTTP2FrameView? {
         while true {
-            guard buffer.readableBytes >= 9,
-                let length24 = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self),
-                let length8 = buffer.getInteger(at: buffer.readerIndex + 2, as: UInt8.self),
-                let type = buffer.getInteger(at: buffer.readerIndex + 3, as: UInt8.self),
-                let flags = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt8.self),
-                let streamWord = buffer.getInteger(at: buffer.readerIndex + 5, as: UInt32.self)
-            else { return nil }
-            let length = Int(length24) << 8 | Int(length8)
+            let start = consumed
+            guard bytes.count - start >= 9 else { return nil }
+            let length = Int(bytes.bigEndian(at: start, as: UInt16.self)) << 8 | Int(bytes[start + 2])
             guard length <= maxFrameSize else {
                 throw HTTP2FrameError(.frameSizeError, "a frame of \(length) bytes is over the \(maxFrameSize) allowed")
             }
-            guard buffer.readableBytes >= 9 + length else { return nil }
-            buffer.moveReaderIndex(forwardBy: 9)
-            var payload = buffer.readSlice(length: length)!
-            let stream = streamWord & 0x7FFF_FFFF
-            if let frame = try frame(type: type, flags: flags, stream: stream, payload: &payload) { return frame }
+            guard bytes.count - start - 9 >= length else { return nil }
+            consumed = start + 9 + length
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(start + 9)..<consumed])
+            let stream = bytes.bigEndian(at: start + 5, as: UInt32.self) & 0x7FFF_FFFF
+            if let frame = try frame(type: bytes[start + 3], flags: bytes[start + 4], stream: stream, payload: payload)
+            {
+                return frame
+            }
         }
     }
 
@@ -61,8 +86,8 @@ public struct HTTP2FrameDecoder {
         type rawType: UInt8,
         flags: UInt8,
         stream: UInt32,
-        payload: inout ByteBuffer
-    ) throws(HTTP2FrameError) -> HTTP2Frame? {
+        payload: UnsafeRawBufferPointer
+    ) throws(HTTP2FrameError) -> HTTP2FrameView? {
         let type = HTTP2FrameType(rawValue: rawType)
         if let pending = pendingHeaders {
             guard type == .continuation, stream == pending.stream else {
@@ -72,10 +97,11 @@ public struct HTTP2FrameDecoder {
                 )
             }
         }
+        var payload = payload
         switch type {
         case .data:
             try requireStream(stream, "DATA")
-            let total = payload.readableBytes
+            let total = payload.count
             try removePadding(flags, &payload, "DATA")
             return .data(
                 stream: stream,
@@ -87,90 +113,78 @@ public struct HTTP2FrameDecoder {
             try requireStream(stream, "HEADERS")
             try removePadding(flags, &payload, "HEADERS")
             if flags & HTTP2Flags.priority != 0 {
-                guard payload.readableBytes >= 5 else {
+                guard payload.count >= 5 else {
                     throw HTTP2FrameError(.frameSizeError, "HEADERS with PRIORITY is shorter than its 5 priority bytes")
                 }
-                payload.moveReaderIndex(forwardBy: 5)
+                payload = UnsafeRawBufferPointer(rebasing: payload[5...])
             }
-            return collectHeaders(
-                stream: stream,
-                endStream: flags & HTTP2Flags.endStream != 0,
-                block: payload,
-                endHeaders: flags & HTTP2Flags.endHeaders != 0
-            )
+            let endStream = flags & HTTP2Flags.endStream != 0
+            guard flags & HTTP2Flags.endHeaders == 0 else {
+                return .headers(stream: stream, block: payload, endStream: endStream)
+            }
+            // The block goes on in CONTINUATION frames: keep its start.
+            pendingHeaders = (stream, endStream)
+            continuations = 0
+            joined.clear()
+            append(payload)
+            return nil
         case .continuation:
             guard let pending = pendingHeaders else {
                 throw HTTP2FrameError(.protocolError, "CONTINUATION without a HEADERS frame before it")
             }
-            pendingHeaders = nil
             continuations += 1
             guard continuations <= maxContinuationFrames else {
+                pendingHeaders = nil
                 throw HTTP2FrameError(
                     .enhanceYourCalm,
                     "more than \(maxContinuationFrames) CONTINUATION frames in one header block"
                 )
             }
-            var block = pending.block
-            guard block.readableBytes + payload.readableBytes <= maxHeaderBlockSize else {
+            guard joined.count + payload.count <= maxHeaderBlockSize else {
+                pendingHeaders = nil
                 throw HTTP2FrameError(.enhanceYourCalm, "the header block is over \(maxHeaderBlockSize) bytes")
             }
-            block.writeImmutableBuffer(payload)
-            return collectHeaders(
-                stream: stream,
-                endStream: pending.endStream,
-                block: block,
-                endHeaders: flags & HTTP2Flags.endHeaders != 0
-            )
+            append(payload)
+            guard flags & HTTP2Flags.endHeaders != 0 else { return nil }
+            pendingHeaders = nil
+            return .headers(stream: stream, block: joined.bytes, endStream: pending.endStream)
         case .priority:
             try requireStream(stream, "PRIORITY")
-            guard payload.readableBytes == 5 else {
+            guard payload.count == 5 else {
                 throw HTTP2FrameError(.frameSizeError, "PRIORITY must be 5 bytes", stream: stream)
             }
             return .priority(stream: stream)
         case .rstStream:
             try requireStream(stream, "RST_STREAM")
-            guard payload.readableBytes == 4, let code = payload.readInteger(as: UInt32.self) else {
-                throw HTTP2FrameError(.frameSizeError, "RST_STREAM must be 4 bytes")
-            }
-            return .rstStream(stream: stream, code: HTTP2ErrorCode(rawValue: code))
+            guard payload.count == 4 else { throw HTTP2FrameError(.frameSizeError, "RST_STREAM must be 4 bytes") }
+            return .rstStream(stream: stream, code: HTTP2ErrorCode(rawValue: payload.bigEndian(at: 0, as: UInt32.self)))
         case .settings:
             try requireConnection(stream, "SETTINGS")
             if flags & HTTP2Flags.ack != 0 {
-                guard payload.readableBytes == 0 else {
-                    throw HTTP2FrameError(.frameSizeError, "a SETTINGS ACK must be empty")
-                }
+                guard payload.count == 0 else { throw HTTP2FrameError(.frameSizeError, "a SETTINGS ACK must be empty") }
                 return .settingsAck
             }
-            guard payload.readableBytes % 6 == 0 else {
+            guard payload.count % 6 == 0 else {
                 throw HTTP2FrameError(.frameSizeError, "SETTINGS is not a whole number of 6-byte settings")
             }
-            var settings: [HTTP2Setting] = []
-            settings.reserveCapacity(payload.readableBytes / 6)
-            while let identifier = payload.readInteger(as: UInt16.self),
-                let value = payload.readInteger(as: UInt32.self)
-            {
-                settings.append(HTTP2Setting(.init(rawValue: identifier), value))
-            }
-            return .settings(settings)
+            return .settings(payload)
         case .pushPromise:
             throw HTTP2FrameError(.protocolError, "PUSH_PROMISE, but server push is disabled")
         case .ping:
             try requireConnection(stream, "PING")
-            guard payload.readableBytes == 8, let opaque = payload.readInteger(as: UInt64.self) else {
-                throw HTTP2FrameError(.frameSizeError, "PING must be 8 bytes")
-            }
-            return .ping(opaque: opaque, ack: flags & HTTP2Flags.ack != 0)
+            guard payload.count == 8 else { throw HTTP2FrameError(.frameSizeError, "PING must be 8 bytes") }
+            return .ping(opaque: payload.bigEndian(at: 0, as: UInt64.self), ack: flags & HTTP2Flags.ack != 0)
         case .goAway:
             try requireConnection(stream, "GOAWAY")
-            guard payload.readableBytes >= 8, let last = payload.readInteger(as: UInt32.self),
-                let code = payload.readInteger(as: UInt32.self)
-            else { throw HTTP2FrameError(.frameSizeError, "GOAWAY is shorter than 8 bytes") }
-            return .goAway(lastStream: last & 0x7FFF_FFFF, code: HTTP2ErrorCode(rawValue: code), debugData: payload)
+            guard payload.count >= 8 else { throw HTTP2FrameError(.frameSizeError, "GOAWAY is shorter than 8 bytes") }
+            return .goAway(
+                lastStream: payload.bigEndian(at: 0, as: UInt32.self) & 0x7FFF_FFFF,
+                code: HTTP2ErrorCode(rawValue: payload.bigEndian(at: 4, as: UInt32.self)),
+                debugData: UnsafeRawBufferPointer(rebasing: payload[8...])
+            )
         case .windowUpdate:
-            guard payload.readableBytes == 4, let word = payload.readInteger(as: UInt32.self) else {
-                throw HTTP2FrameError(.frameSizeError, "WINDOW_UPDATE must be 4 bytes")
-            }
-            let increment = word & 0x7FFF_FFFF
+            guard payload.count == 4 else { throw HTTP2FrameError(.frameSizeError, "WINDOW_UPDATE must be 4 bytes") }
+            let increment = payload.bigEndian(at: 0, as: UInt32.self) & 0x7FFF_FFFF
             guard increment > 0 else {
                 throw HTTP2FrameError(.protocolError, "a WINDOW_UPDATE of 0", stream: stream == 0 ? nil : stream)
             }
@@ -180,35 +194,32 @@ public struct HTTP2FrameDecoder {
         }
     }
 
-    /// Completes a header block, or holds it until the CONTINUATION with END_HEADERS. A held
-    /// slice keeps its bytes alive; appending to it copies it once.
-    private mutating func collectHeaders(
-        stream: UInt32,
-        endStream: Bool,
-        block: ByteBuffer,
-        endHeaders: Bool
-    ) -> HTTP2Frame? {
-        if endHeaders {
-            continuations = 0
-            return .headers(stream: stream, block: block, endStream: endStream)
+    /// Appends a fragment of the pending header block to `joined`.
+    private mutating func append(_ fragment: UnsafeRawBufferPointer) {
+        guard fragment.count > 0 else { return }
+        joined.writeRaw(maximum: fragment.count) { out in
+            out.copyMemory(from: fragment.baseAddress!, byteCount: fragment.count)
+            return fragment.count
         }
-        pendingHeaders = (stream, endStream, block)
-        return nil
     }
 
-    private func removePadding(_ flags: UInt8, _ payload: inout ByteBuffer, _ name: String) throws(HTTP2FrameError) {
+    private func removePadding(
+        _ flags: UInt8,
+        _ payload: inout UnsafeRawBufferPointer,
+        _ name: StaticString
+    ) throws(HTTP2FrameError) {
         guard flags & HTTP2Flags.padded != 0 else { return }
-        guard let padLength = payload.readInteger(as: UInt8.self), Int(padLength) <= payload.readableBytes else {
+        guard let padLength = payload.first, Int(padLength) < payload.count else {
             throw HTTP2FrameError(.protocolError, "\(name) padding is as long as its payload or longer")
         }
-        payload = payload.getSlice(at: payload.readerIndex, length: payload.readableBytes - Int(padLength))!
+        payload = UnsafeRawBufferPointer(rebasing: payload[1..<(payload.count - Int(padLength))])
     }
 
-    private func requireStream(_ stream: UInt32, _ name: String) throws(HTTP2FrameError) {
+    private func requireStream(_ stream: UInt32, _ name: StaticString) throws(HTTP2FrameError) {
         if stream == 0 { throw HTTP2FrameError(.protocolError, "\(name) on stream 0") }
     }
 
-    private func requireConnection(_ stream: UInt32, _ name: String) throws(HTTP2FrameError) {
+    private func requireConnection(_ stream: UInt32, _ name: StaticString) throws(HTTP2FrameError) {
         if stream != 0 { throw HTTP2FrameError(.protocolError, "\(name) on stream \(stream); it belongs to stream 0") }
     }
 }

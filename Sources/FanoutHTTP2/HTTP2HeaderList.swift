@@ -1,7 +1,9 @@
 import FanoutHPACK
 import NIOCore
 
-/// A decoded header list, held as bytes in one reused buffer: no `String` per field.
+/// A decoded header list: a view of bytes the connection keeps in the stream's slot, valid
+/// while the application handles the event that carries it (copy what must outlive that). No
+/// `String` per field, no reference counting.
 ///
 /// ```
 ///  +----------------+-----------------+------------+-------------+
@@ -9,10 +11,10 @@ import NIOCore
 ///  +----------------+-----------------+------------+-------------+
 /// ```
 /// Lengths are bounded by SETTINGS_MAX_HEADER_LIST_SIZE, which the connection keeps under 64 KiB.
-public struct HTTP2HeaderList: Sendable {
-    var storage: ByteBuffer
+public struct HTTP2HeaderList {
+    let storage: UnsafeRawBufferPointer
 
-    init(storage: ByteBuffer) {
+    init(viewing storage: UnsafeRawBufferPointer) {
         self.storage = storage
     }
 
@@ -59,11 +61,9 @@ public struct HTTP2HeaderList: Sendable {
 
     /// Calls `body` with each field's name and value, in order; the views are valid during the call.
     public func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
-        storage.withUnsafeReadableBytes { bytes in
-            Self.walk(bytes) { name, valueOffset, valueLength in
-                body(name, UnsafeRawBufferPointer(rebasing: bytes[valueOffset..<(valueOffset + valueLength)]))
-                return true
-            }
+        Self.walk(storage) { name, valueOffset, valueLength in
+            body(name, UnsafeRawBufferPointer(rebasing: storage[valueOffset..<(valueOffset + valueLength)]))
+            return true
         }
     }
 
@@ -71,42 +71,37 @@ public struct HTTP2HeaderList: Sendable {
     /// view, in order: for callers that keep a value's place past the call.
     public func forEachOffset(_ body: (_ name: UnsafeRawBufferPointer, _ valueOffset: Int, _ valueLength: Int) -> Void)
     {
-        storage.withUnsafeReadableBytes { bytes in
-            Self.walk(bytes) { name, valueOffset, valueLength in
-                body(name, valueOffset, valueLength)
-                return true
-            }
+        Self.walk(storage) { name, valueOffset, valueLength in
+            body(name, valueOffset, valueLength)
+            return true
         }
     }
 
     /// Calls `body` with the list's bytes (the layout above).
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try storage.withUnsafeReadableBytes(body)
+        try body(storage)
     }
 
-    /// The value of the first field named `name` (lowercase), as a slice of the list's bytes.
-    public func first(_ name: StaticString) -> ByteBuffer? {
+    /// The value of the first field named `name` (lowercase), a view of the list's bytes.
+    public func first(_ name: StaticString) -> UnsafeRawBufferPointer? {
         first(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
-    /// The value of the first field named `name` (lowercase), as a slice of the list's bytes.
-    public func first(_ name: UnsafeRawBufferPointer) -> ByteBuffer? {
-        var found: (start: Int, length: Int)?
-        storage.withUnsafeReadableBytes { bytes in
-            Self.walk(bytes) { fieldName, valueOffset, valueLength in
-                guard sameBytes(fieldName, name) else { return true }
-                found = (valueOffset, valueLength)
-                return false
-            }
+    /// The value of the first field named `name` (lowercase), a view of the list's bytes.
+    public func first(_ name: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var found: UnsafeRawBufferPointer?
+        Self.walk(storage) { fieldName, valueOffset, valueLength in
+            guard sameBytes(fieldName, name) else { return true }
+            found = UnsafeRawBufferPointer(rebasing: storage[valueOffset..<(valueOffset + valueLength)])
+            return false
         }
-        guard let found else { return nil }
-        return storage.getSlice(at: storage.readerIndex + found.start, length: found.length)
+        return found
     }
 
     /// The value of the first field named `name`, as text: for tools and tests.
     public subscript(name: String) -> String? {
         let name = Array(name.utf8)
-        return name.withUnsafeBytes { first($0) }.map { String(buffer: $0) }
+        return name.withUnsafeBytes { first($0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Every field as text, in order: for tools and tests.
@@ -119,7 +114,7 @@ public struct HTTP2HeaderList: Sendable {
     }
 
     /// Whether the list has no fields.
-    public var isEmpty: Bool { storage.readableBytes == 0 }
+    public var isEmpty: Bool { storage.isEmpty }
 
     /// A field value read as a non-negative decimal number (digits only, at most 18), or `nil`.
     public static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {

@@ -5,8 +5,8 @@ import NIOCore
 /// between them. Bytes move a whole turn at a time, each turn one read burst:
 ///
 /// ```
-///   client.outbound ──► serverTurn: server.nextEvent ─► server delegate ─► server.outbound
-///   server.outbound ──► clientTurn: client.nextEvent ─► client delegate ─► client.outbound
+///   client.outbound ──► serverTurn: receive(server) ─► server delegate ─► server.outbound
+///   server.outbound ──► clientTurn: receive(client) ─► client delegate ─► client.outbound
 /// ```
 ///
 /// Single-threaded, and deterministic when the delegates are: the cost gate's workload runs
@@ -85,7 +85,9 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
         let bytes = wire.readableBytes
         connection.now = NIODeadline.now().uptimeNanoseconds
         connection.readStartedAt = connection.now
-        while let event = connection.nextEvent(from: &wire) { delegate.handle(event, connection: &connection) }
+        HTTP2Connection.receive(&connection, from: &wire) { event, connection in
+            delegate.handle(event, connection: &connection)
+        }
         wire.clear()
         // What it queued goes to the peer at its turn, with no time between: "written" now.
         if connection.outbound.readableBytes > 0 { delegate.outboundWritten(at: connection.now) }

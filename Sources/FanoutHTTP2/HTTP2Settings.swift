@@ -20,6 +20,32 @@ public struct HTTP2Setting: Sendable, Hashable {
         self.identifier = identifier
         self.value = value
     }
+
+    /// Calls `body` with each setting of a SETTINGS payload, a whole number of 6-byte entries:
+    ///
+    /// ```
+    ///  +-------------------------------+
+    ///  |       Identifier (16)         |
+    ///  +-------------------------------+-------------------------------+
+    ///  |                        Value (32)                             |
+    ///  +---------------------------------------------------------------+
+    /// ```
+    static func forEach(in payload: UnsafeRawBufferPointer, _ body: (HTTP2Setting) -> Void) {
+        var offset = 0
+        while offset + 6 <= payload.count {
+            let identifier = payload.bigEndian(at: offset, as: UInt16.self)
+            body(HTTP2Setting(Identifier(rawValue: identifier), payload.bigEndian(at: offset + 2, as: UInt32.self)))
+            offset += 6
+        }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The big-endian (network order) integer at `offset`, which the caller has checked is in bounds.
+    @inline(__always)
+    func bigEndian<Integer: FixedWidthInteger>(at offset: Int, as: Integer.Type) -> Integer {
+        Integer(bigEndian: loadUnaligned(fromByteOffset: offset, as: Integer.self))
+    }
 }
 
 /// The settings in force for one side of a connection, with RFC 9113's initial values.

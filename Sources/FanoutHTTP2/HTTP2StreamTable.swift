@@ -28,17 +28,17 @@ struct HTTP2Stream {
     var contentLength: Int?
     var bodyLength = 0
     /// Decoded fields (`HTTP2HeaderList` layout); reused from stream to stream.
-    var headers: ByteBuffer
+    var headers: SlotBytes
     /// Body bytes received so far, when they come in more than one DATA frame.
-    var body: ByteBuffer
+    var body: SlotBytes
     /// Body bytes waiting for flow-control window; END_STREAM goes with the last of them.
     var pending: ByteBuffer
     /// In the connection's queue of streams waiting for the connection window.
     var queued = false
 
     init(allocator: ByteBufferAllocator) {
-        headers = allocator.buffer(capacity: 512)
-        body = allocator.buffer(capacity: 0)
+        headers = SlotBytes(capacity: 512)
+        body = SlotBytes(capacity: 0)
         pending = allocator.buffer(capacity: 0)
     }
 
@@ -54,13 +54,60 @@ struct HTTP2Stream {
         status = 0
         contentLength = nil
         bodyLength = 0
-        // Emptied by moving the indices: `clear()` also checks the storage for sharing, which the
-        // first write checks again anyway (and copies then, if a message still holds the bytes).
-        headers.moveReaderIndex(to: 0)
-        headers.moveWriterIndex(to: 0)
-        if body.writerIndex > 0 { body.clear() }
+        headers.removeAll()
+        body.removeAll()
         if pending.writerIndex > 0 { pending.clear() }
         queued = false
+    }
+
+    /// Frees the slot's memory: the table calls it once, when it goes.
+    func deallocate() {
+        headers.deallocate()
+        body.deallocate()
+    }
+}
+
+/// Bytes a stream slot owns (its decoded header list; a body that came in more than one DATA
+/// frame): plain memory, grown when a write does not fit, kept from stream to stream. A message
+/// hands them to the application as views; nothing else shares them, so writing needs no
+/// copy-on-write check. Copyable so that slots can move, but exactly one slot holds each, and
+/// its table frees it (`HTTP2Stream.deallocate()`).
+struct SlotBytes {
+    private var start: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        start = .allocate(byteCount: capacity, alignment: 1)
+    }
+
+    /// The bytes written, a view valid until the next write.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: start, count: count) }
+
+    mutating func removeAll() {
+        count = 0
+    }
+
+    /// Appends `bytes`.
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        if capacity - count < bytes.count { grow(toAtLeast: count + bytes.count) }
+        (start + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(never)
+    private mutating func grow(toAtLeast needed: Int) {
+        let larger = UnsafeMutableRawPointer.allocate(byteCount: max(needed, 2 * capacity), alignment: 1)
+        larger.copyMemory(from: start, byteCount: count)
+        start.deallocate()
+        start = larger
+        capacity = max(needed, 2 * capacity)
+    }
+
+    func deallocate() {
+        start.deallocate()
     }
 }
 
@@ -77,10 +124,8 @@ struct HTTP2Stream {
 /// ```
 ///
 /// The slot closed last is held back until the next close: the message a stream ends with
-/// (`HTTP2Message`) shares the slot's header buffer, and a client opens its next stream while
-/// it still reads the response (`LoadConnection` sends more as it handles an answer). Reusing
-/// that slot at once found the buffer shared, and `ByteBuffer.clear()` allocated a new one
-/// for every stream (the cost workload, measured).
+/// (`HTTP2Message`) is a view of the slot's header list, and a client opens its next stream
+/// while it still reads the response (`LoadConnection` sends more as it handles an answer).
 ///
 /// The slots and the free list are allocations the table owns (it is not copyable, nor is the
 /// connection holding it): a frame's many reads and writes of its stream's state reach the slot
@@ -107,6 +152,7 @@ struct HTTP2StreamTable: ~Copyable {
     }
 
     deinit {
+        for slot in 0..<slotCount { slots[slot].deallocate() }
         slots.deinitialize(count: slotCount)
         slots.deallocate()
         free.deallocate()

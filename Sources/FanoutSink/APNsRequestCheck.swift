@@ -139,7 +139,7 @@ struct APNsRequestCheck {
     static func checkNotification(
         _ fields: Fields,
         in bytes: UnsafeRawBufferPointer,
-        body: ByteBuffer,
+        body: UnsafeRawBufferPointer,
         bodyLength: Int,
         allowedBundles: Set<[UInt8]>?,
         defaultTopic: UnsafeRawBufferPointer? = nil
@@ -182,8 +182,7 @@ struct APNsRequestCheck {
         if fields.collapseID.count > 64 { return .init(.badCollapseId) }
         guard bodyLength > 0 else { return .init(.payloadEmpty) }
         guard bodyLength <= pushType.payloadSizeLimit else { return .init(.payloadTooLarge) }
-        let malformed = body.withUnsafeReadableBytes { PayloadSyntax.problem(in: $0) != nil }
-        if malformed { return .init(.badPayload) }
+        if PayloadSyntax.problem(in: body) != nil { return .init(.badPayload) }
         return nil
     }
 

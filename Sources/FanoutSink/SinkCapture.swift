@@ -87,7 +87,7 @@ struct CaptureBuffer {
         pushType: UnsafeRawBufferPointer,
         apnsID: UnsafeRawBufferPointer,
         rejection: APNsReason?,
-        payload: ByteBuffer
+        payload: UnsafeRawBufferPointer
     ) {
         let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         bytes.writeString(#"{"time_ms":\#(milliseconds),"connection":\#(connection),"stream":\#(stream),"token":""#)
@@ -101,8 +101,7 @@ struct CaptureBuffer {
         bytes.writeString(#"","status":\#(rejection?.status ?? 200)"#)
         if let rejection { bytes.writeString(#","reason":"\#(rejection.rawValue)""#) }
         bytes.writeString(#","payload":"#)
-        var payload = payload
-        bytes.writeBuffer(&payload)
+        bytes.writeBytes(payload)
         bytes.writeString("}\n")
         lines += 1
     }

@@ -258,9 +258,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 let tokenBytes = APNsRequestCheck.view(token, bytes)
                 let reason = scenarioError(for: tokenBytes, now: now)
                 if reason == nil {
-                    digestHash = request.body.withUnsafeReadableBytes { payload in
-                        NotificationDigest.hash(token: tokenBytes, payload: payload)
-                    }
+                    digestHash = NotificationDigest.hash(token: tokenBytes, payload: request.body)
                 }
                 if !unanswered, configuration.capture?.claim(&random) == true {
                     captured.append(

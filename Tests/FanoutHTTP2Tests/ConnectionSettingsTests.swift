@@ -11,7 +11,7 @@ import Testing
     static func client(after settings: [(UInt16, UInt32)]) -> HTTP2Connection {
         var client = HTTP2Connection(role: .client)
         var input = ByteBuffer(bytes: RawFrame.settings(settings))
-        while client.nextEvent(from: &input) != nil {}
+        client.read(&input)
         client.outbound.clear()
         return client
     }
@@ -45,7 +45,7 @@ import Testing
         #expect(Self.dataLengths(frames).map(\.0) == [10])
         #expect(Self.dataLengths(frames).map(\.1) == [false])
         var input = ByteBuffer(bytes: RawFrame.settings([(4, 1000)]))
-        while client.nextEvent(from: &input) != nil {}
+        client.read(&input)
         frames = Self.frames(&client)
         #expect(Self.dataLengths(frames).map(\.0) == [90])
         #expect(Self.dataLengths(frames).map(\.1) == [true])
@@ -58,10 +58,10 @@ import Testing
         #expect(Self.dataLengths(Self.frames(&client)).map(\.0) == [100])
         // The window is now 0; lowering the initial size by 50 makes it -50 (RFC 9113 §6.9.2).
         var input = ByteBuffer(bytes: RawFrame.settings([(4, 50)]) + RawFrame.windowUpdate(stream: 1, increment: 60))
-        while client.nextEvent(from: &input) != nil {}
+        client.read(&input)
         #expect(Self.dataLengths(Self.frames(&client)).map(\.0) == [10])
         input = ByteBuffer(bytes: RawFrame.windowUpdate(stream: 1, increment: 100))
-        while client.nextEvent(from: &input) != nil {}
+        client.read(&input)
         #expect(Self.dataLengths(Self.frames(&client)).map(\.0) == [40])
     }
 
@@ -72,7 +72,7 @@ import Testing
         let sent = Self.dataLengths(Self.frames(&client)).map(\.0).reduce(0, +)
         #expect(sent == 65_535)
         var input = ByteBuffer(bytes: RawFrame.windowUpdate(stream: 0, increment: 1_000_000))
-        while client.nextEvent(from: &input) != nil {}
+        client.read(&input)
         let rest = Self.frames(&client)
         #expect(Self.dataLengths(rest).map(\.0).reduce(0, +) == 90_000 - 65_535)
         #expect(Self.dataLengths(rest).last?.1 == true)
@@ -81,7 +81,7 @@ import Testing
     @Test func dataFollowsThePeersMaximumFrameSize() throws {
         var client = Self.client(after: [(4, 1 << 20), (5, 20_000)])
         var input = ByteBuffer(bytes: RawFrame.windowUpdate(stream: 0, increment: 1 << 20))
-        while client.nextEvent(from: &input) != nil {}
+        client.read(&input)
         try client.sendRequest(apnsRequest(), body: ByteBuffer(repeating: 0x61, count: 50_000))
         let lengths = Self.dataLengths(Self.frames(&client))
         #expect(lengths.map(\.0) == [20_000, 20_000, 10_000])

@@ -20,7 +20,7 @@ enum Seen: Equatable, CustomStringConvertible {
                 tag: message.tag,
                 status: message.status,
                 headers: message.headers.fields.map { "\($0.name): \($0.value)" },
-                body: String(buffer: message.body),
+                body: String(decoding: message.body, as: UTF8.self),
                 bodyLength: message.bodyLength
             )
         case .streamReset(let stream, let tag, let code, let byPeer):
@@ -28,7 +28,7 @@ enum Seen: Equatable, CustomStringConvertible {
         case .remoteSettingsChanged(let settings):
             self = .settings(maxConcurrentStreams: settings.maxConcurrentStreams)
         case .goAway(let lastStream, let code, let debugData):
-            self = .goAway(lastStream: lastStream, code: code, debug: String(buffer: debugData))
+            self = .goAway(lastStream: lastStream, code: code, debug: String(decoding: debugData, as: UTF8.self))
         case .pingAcknowledged(let opaque):
             self = .pingAck(opaque)
         case .connectionError(let error):
@@ -51,6 +51,23 @@ enum Seen: Equatable, CustomStringConvertible {
     var isSettings: Bool {
         if case .settings = self { return true }
         return false
+    }
+}
+
+extension HTTP2Connection {
+    /// Reads every whole frame in `buffer` and returns the events, reduced to values; a message
+    /// goes to `respond` as it is seen.
+    @discardableResult
+    mutating func read(
+        _ buffer: inout ByteBuffer,
+        respond: (HTTP2Message, inout HTTP2Connection) -> Void = { _, _ in }
+    ) -> [Seen] {
+        var seen: [Seen] = []
+        Self.receive(&self, from: &buffer) { event, connection in
+            seen.append(Seen(event))
+            if case .message(let message) = event { respond(message, &connection) }
+        }
+        return seen
     }
 }
 
@@ -82,11 +99,8 @@ struct ConnectionPair: ~Copyable {
             var toClient = server.outbound
             server.outbound.clear()
             if toServer.readableBytes == 0 && toClient.readableBytes == 0 { return }
-            while let event = server.nextEvent(from: &toServer) {
-                serverSeen.append(Seen(event))
-                if case .message(let message) = event { respond(message, &server) }
-            }
-            while let event = client.nextEvent(from: &toClient) { clientSeen.append(Seen(event)) }
+            serverSeen += server.read(&toServer, respond: respond)
+            clientSeen += client.read(&toClient)
         }
     }
 
@@ -159,7 +173,7 @@ func feedServer(
     var server = HTTP2Connection(role: .server, configuration: configuration)
     var buffer = ByteBuffer(bytes: input)
     var events: [Seen] = []
-    while let event = server.nextEvent(from: &buffer) { events.append(Seen(event)) }
+    events += server.read(&buffer)
     var out = server.outbound
     var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
     var written: [HTTP2Frame] = []

@@ -1,3 +1,4 @@
+import Foundation
 import FanoutHPACK
 import NIOCore
 import Testing
@@ -10,7 +11,11 @@ import Testing
         var pair = ConnectionPair()
         pair.respond = { message, connection in
             let reply = HTTP2Fields([(":status", "200"), ("apns-id", "6E1F6F4A-0000-4000-8000-000000000001")])
-            connection.respond(stream: message.stream, reply, body: bytes("echo:" + String(buffer: message.body)))
+            connection.respond(
+                stream: message.stream,
+                reply,
+                body: bytes("echo:" + String(decoding: message.body, as: UTF8.self))
+            )
         }
         pair.run()
         let stream = try? pair.client.sendRequest(apnsRequest(), body: bytes(#"{"aps":{"alert":"hi"}}"#), tag: 42)
@@ -47,6 +52,56 @@ import Testing
         )
         #expect(pair.client.openStreams == 0)
         #expect(pair.server.openStreams == 0)
+    }
+
+    /// A message is a view of the read's bytes and of its slot's memory: it must stay whole
+    /// while the application answers and opens streams (a load engine sends its next request
+    /// before it has read the answer), through several answers in one read.
+    @Test func aMessageStaysWholeWhileTheApplicationOpensStreams() throws {
+        var pair = ConnectionPair()
+        pair.respond = { message, connection in
+            let id = "6E1F6F4A-0000-4000-8000-\(String(format: "%012d", message.stream))"
+            connection.respond(
+                stream: message.stream,
+                HTTP2Fields([(":status", "200"), ("apns-id", id)]),
+                body: bytes("answer to \(message.stream)")
+            )
+        }
+        pair.run()
+        for tag in 1...8 { try pair.client.sendRequest(apnsRequest(), body: bytes("{}"), tag: UInt64(tag)) }
+        var toServer = pair.client.outbound
+        pair.client.outbound.clear()
+        pair.server.read(&toServer, respond: pair.respond)
+        var toClient = pair.server.outbound
+        pair.server.outbound.clear()
+        var seen: [String] = []
+        HTTP2Connection.receive(&pair.client, from: &toClient) { event, client in
+            guard case .message(let answer) = event else { return }
+            // Two new streams first: slots freed by earlier answers are reused.
+            for _ in 0..<2 { _ = try? client.sendRequest(apnsRequest(), body: bytes("{}"), tag: 99) }
+            let id = answer.headers["apns-id"] ?? "none"
+            seen.append("\(answer.stream) \(id.suffix(3)) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        #expect(seen == (0..<8).map { "\(2 * $0 + 1) \(String(format: "%03d", 2 * $0 + 1)) answer to \(2 * $0 + 1)" })
+    }
+
+    /// A body over `maxBodySize` is cut to it whether it came in one DATA frame or in several;
+    /// `bodyLength` counts all of it.
+    @Test func aBodyIsKeptUpToTheLimitInOneFrameOrMany() throws {
+        var server = HTTP2Connection.Configuration()
+        server.maxBodySize = 10
+        var pair = ConnectionPair(server: server)
+        pair.run()
+        let long = String((0..<20_000).map { Character(UnicodeScalar(UInt8(48 + $0 % 10))) })
+        try pair.client.sendRequest(apnsRequest(), body: bytes("0123456789abcdef"), tag: 1)
+        try pair.client.sendRequest(apnsRequest(), body: bytes(long), tag: 2)  // 16,384 + 3,616 bytes
+        pair.run()
+        pair.forgetSettings()
+        let bodies = pair.serverSeen.compactMap { seen -> String? in
+            guard case .message(_, _, _, _, let body, let length) = seen else { return nil }
+            return "\(body) \(length)"
+        }
+        #expect(bodies == ["0123456789 16", "0123456789 20000"])
     }
 
     @Test func theClientFollowsTheServersConcurrencyLimitAsItChanges() throws {
@@ -128,7 +183,11 @@ import Testing
         var pair = ConnectionPair(client: small, server: small)
         pair.respond = { message, connection in
             // Echo the body back: the server's sending side is flow-controlled too.
-            connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: message.body)
+            connection.respond(
+                stream: message.stream,
+                HTTP2Fields([(":status", "200")]),
+                body: ByteBuffer(bytes: message.body)
+            )
         }
         pair.run()
         let body = String((0..<300_000).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
@@ -171,7 +230,7 @@ import Testing
         var input = ByteBuffer(bytes: RawFrame.settings())
         input.writeBytes(RawFrame.frame(type: 7, flags: 0, stream: 0, payload: [0, 0, 0, 1, 0, 0, 0, 0]))
         var events: [Seen] = []
-        while let event = client.nextEvent(from: &input) { events.append(Seen(event)) }
+        events += client.read(&input)
         #expect(
             events == [
                 .settings(maxConcurrentStreams: nil), .goAway(lastStream: 1, code: .noError, debug: ""),
@@ -225,7 +284,7 @@ import Testing
         var fromServer = ByteBuffer(
             bytes: RawFrame.settings() + RawFrame.frame(type: 4, flags: 1, stream: 0, payload: [])
         )
-        while client.nextEvent(from: &fromServer) != nil {}
+        client.read(&fromServer)
         let body = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1000)
         var blockedAtMost = 0
         for round in 0..<40 {

@@ -39,7 +39,7 @@ import Testing
             buffer.writeBytes(chunk)
             now += 10_000_000
             client.now = now
-            while let event = client.nextEvent(from: &buffer) {
+            HTTP2Connection.receive(&client, from: &buffer) { event, client in
                 switch event {
                 case .message:
                     let available = client.availableStreams

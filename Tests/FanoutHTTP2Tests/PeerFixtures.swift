@@ -10,7 +10,10 @@ import NIOPosix
 struct EchoResponder: HTTP2ConnectionDelegate {
     mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
         guard case .message(let request) = event else { return }
-        let body = request.bodyLength > 0 ? request.body : (request.headers.first(":path") ?? ByteBuffer())
+        let body = ByteBuffer(
+            bytes: request.bodyLength > 0
+                ? request.body : (request.headers.first(":path") ?? .init(start: nil, count: 0))
+        )
         let fields = HTTP2Fields([(":status", "200"), ("x-body-length", "\(request.bodyLength)")])
         connection.respond(stream: request.stream, fields, body: body)
     }
@@ -98,7 +101,10 @@ struct RequestSender: HTTP2ConnectionDelegate {
     mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
         switch event {
         case .message(let response):
-            results.record(response.tag, .init(status: response.status, body: String(buffer: response.body)))
+            results.record(
+                response.tag,
+                .init(status: response.status, body: String(decoding: response.body, as: UTF8.self))
+            )
             finished += 1
         case .streamReset(_, let tag, let code, _):
             results.record(tag, reset: code)

@@ -42,20 +42,19 @@ import Testing
                 var piece = toServer.readSlice(length: min(1000, toServer.readableBytes))!
                 var partial = pair.serverPartial
                 partial.writeBuffer(&piece)
-                while let event = pair.server.nextEvent(from: &partial) {
-                    pair.serverSeen.append(Seen(event))
-                    if case .message(let message) = event { pair.respond(message, &pair.server) }
-                }
+                pair.serverSeen += pair.server.read(&partial, respond: pair.respond)
                 pair.serverPartial = partial
             }
             while toClient.readableBytes > 0 {
                 var piece = toClient.readSlice(length: min(1000, toClient.readableBytes))!
                 var partial = pair.clientPartial
                 partial.writeBuffer(&piece)
-                while let event = pair.client.nextEvent(from: &partial) {
-                    if case .message = event { answered += 1 } else { pair.clientSeen.append(Seen(event)) }
-                    sendMore(&pair.client)
+                var seen: [Seen] = []
+                HTTP2Connection.receive(&pair.client, from: &partial) { event, client in
+                    if case .message = event { answered += 1 } else { seen.append(Seen(event)) }
+                    sendMore(&client)
                 }
+                pair.clientSeen += seen
                 pair.clientPartial = partial
             }
         }

@@ -10,8 +10,8 @@ import Testing
     /// Marks stream `id`'s slot so that a slot mixed up with another shows.
     static func mark(_ table: inout HTTP2StreamTable, _ slot: Int, _ id: UInt32) {
         table[slot].status = Int(id)
-        table[slot].headers.writeInteger(id)
-        table[slot].body.writeInteger(UInt64(id) * 3)
+        withUnsafeBytes(of: id) { table[slot].headers.append($0) }
+        withUnsafeBytes(of: UInt64(id) * 3) { table[slot].body.append($0) }
     }
 
     static func expectHolds(_ table: borrowing HTTP2StreamTable, _ model: [UInt32: Int]) {
@@ -22,8 +22,8 @@ import Testing
             #expect(found == slot, "stream \(id)")
             #expect(stream.id == id)
             #expect(stream.status == Int(id))
-            #expect(stream.headers.getInteger(at: stream.headers.readerIndex, as: UInt32.self) == id)
-            #expect(stream.body.getInteger(at: stream.body.readerIndex, as: UInt64.self) == UInt64(id) * 3)
+            #expect(stream.headers.count == 4 && stream.headers.bytes.loadUnaligned(as: UInt32.self) == id)
+            #expect(stream.body.count == 8 && stream.body.bytes.loadUnaligned(as: UInt64.self) == UInt64(id) * 3)
         }
         let open = table.openSlots
         #expect(open.sorted() == model.values.sorted())
@@ -58,7 +58,7 @@ import Testing
             let slot = table.open(id: next, tag: UInt64(next), sendWindow: 10, receiveWindow: 20)
             let stream = table[slot]
             // A reused slot starts clean.
-            #expect(stream.headers.readableBytes == 0 && stream.body.readableBytes == 0)
+            #expect(stream.headers.count == 0 && stream.body.count == 0)
             #expect(stream.localOpen && stream.remoteOpen && !stream.headersReceived)
             Self.mark(&table, slot, next)
             model[next] = slot

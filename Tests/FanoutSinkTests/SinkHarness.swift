@@ -81,13 +81,17 @@ struct SinkHarness: ~Copyable {
             var toClient = server.outbound
             server.outbound.clear()
             if toServer.readableBytes == 0 && toClient.readableBytes == 0 { return }
-            while let event = server.nextEvent(from: &toServer) { sink.handle(event, connection: &server) }
-            while let event = client.nextEvent(from: &toClient) {
+            var sink = self.sink
+            HTTP2Connection.receive(&server, from: &toServer) { event, server in sink.handle(event, connection: &server)
+            }
+            self.sink = sink
+            var (responses, resets, limits, goAways) = (self.responses, self.resets, self.settings, self.goAways)
+            HTTP2Connection.receive(&client, from: &toClient) { event, _ in
                 switch event {
                 case .message(let message):
                     var response = Response(status: message.status, apnsID: message.headers["apns-id"])
-                    if message.body.readableBytes > 0,
-                        let object = try? JSONSerialization.jsonObject(with: Data(message.body.readableBytesView))
+                    if message.body.count > 0,
+                        let object = try? JSONSerialization.jsonObject(with: Data(message.body))
                             as? [String: Any]
                     {
                         response.reason = object["reason"] as? String
@@ -95,11 +99,12 @@ struct SinkHarness: ~Copyable {
                     }
                     responses[message.tag] = response
                 case .streamReset(_, let tag, let code, _): resets[tag] = code
-                case .remoteSettingsChanged(let settings): self.settings.append(settings.maxConcurrentStreams)
-                case .goAway(_, _, let debugData): goAways.append(String(buffer: debugData))
+                case .remoteSettingsChanged(let settings): limits.append(settings.maxConcurrentStreams)
+                case .goAway(_, _, let debugData): goAways.append(String(decoding: debugData, as: UTF8.self))
                 default: break
                 }
             }
+            (self.responses, self.resets, self.settings, self.goAways) = (responses, resets, limits, goAways)
         }
     }
 

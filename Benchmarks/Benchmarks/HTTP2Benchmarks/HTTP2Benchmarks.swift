@@ -84,19 +84,23 @@ struct Exchange: ~Copyable {
 
     /// Moves bytes both ways once; the server answers every request.
     mutating func run() {
+        // The closures see locals: the connections are parts of `self`, taken by `receive`.
+        var sum = statusSum
+        let response = self.response
         swap(&wire, &client.outbound)
-        while let event = server.nextEvent(from: &wire) {
+        HTTP2Connection.receive(&server, from: &wire) { event, server in
             if case .message(let request) = event {
-                statusSum &+= request.bodyLength
+                sum &+= request.bodyLength
                 server.respond(stream: request.stream, response, body: nil)
             }
         }
         wire.clear()
         swap(&wire, &server.outbound)
-        while let event = client.nextEvent(from: &wire) {
-            if case .message(let response) = event { statusSum &+= response.status }
+        HTTP2Connection.receive(&client, from: &wire) { event, _ in
+            if case .message(let response) = event { sum &+= response.status }
         }
         wire.clear()
+        statusSum = sum
     }
 
     /// One request and its response.

@@ -18,13 +18,15 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var input = FuzzInput(start, count)
     let limits = input.byte()
     let chunk = Int(input.byte()) + 1
-    let decoder = HTTP2FrameDecoder(
-        maxFrameSize: min(16 << Int(limits & 7), 16_384),
-        maxHeaderBlockSize: 4096,
-        maxContinuationFrames: Int(limits >> 4)
-    )
-    let whole = frames(ByteBuffer(bytes: input.bytes), chunk: input.bytes.count, decoder)
-    let chunked = frames(ByteBuffer(bytes: input.bytes), chunk: chunk, decoder)
+    func decoder() -> HTTP2FrameDecoder {
+        HTTP2FrameDecoder(
+            maxFrameSize: min(16 << Int(limits & 7), 16_384),
+            maxHeaderBlockSize: 4096,
+            maxContinuationFrames: Int(limits >> 4)
+        )
+    }
+    let whole = frames(ByteBuffer(bytes: input.bytes), chunk: input.bytes.count, decoder())
+    let chunked = frames(ByteBuffer(bytes: input.bytes), chunk: chunk, decoder())
     precondition(whole.frames == chunked.frames, "frames differ when the bytes arrive in chunks")
     precondition(whole.errors == chunked.errors, "errors differ when the bytes arrive in chunks")
     return 0
@@ -35,9 +37,8 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 func frames(
     _ bytes: ByteBuffer,
     chunk: Int,
-    _ decoder: HTTP2FrameDecoder
+    _ decoder: consuming HTTP2FrameDecoder
 ) -> (frames: [HTTP2Frame], errors: [HTTP2FrameError]) {
-    var decoder = decoder
     var source = bytes
     var buffer = ByteBuffer()
     var frames: [HTTP2Frame] = []

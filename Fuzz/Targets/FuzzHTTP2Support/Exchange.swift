@@ -50,7 +50,8 @@ public enum Exchange {
     /// request for each answer. Returns false once the connection has failed.
     public static func converse(_ connection: inout HTTP2Connection, _ buffer: inout ByteBuffer) -> Bool {
         var answered = 0
-        while let event = connection.nextEvent(from: &buffer) {
+        var failed = false
+        HTTP2Connection.receive(&connection, from: &buffer) { event, connection in
             switch event {
             case .message(let message):
                 answered += 1
@@ -71,12 +72,12 @@ public enum Exchange {
                     }
                 }
             case .connectionError:
-                return false
+                failed = true
             case .streamReset, .remoteSettingsChanged, .goAway, .pingAcknowledged:
                 break
             }
         }
-        return connection.error == nil
+        return !failed && connection.error == nil
     }
 
     /// The bytes each side writes in a whole, well-behaved conversation: the seeds.
