@@ -1,5 +1,5 @@
-import Foundation
 import FanoutHPACK
+import Foundation
 import NIOCore
 import Testing
 
