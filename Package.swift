@@ -88,8 +88,9 @@ let package = Package(
         // HPACK (RFC 7541) on bytes in place: the encoder, the decoder, Huffman coding, tables.
         .target(
             name: "FanoutHPACK",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
-            // As for FanoutPayload: header blocks are written through ByteBuffer.
+            // Header blocks are written with plain stores into an OutputBuffer; unchecked
+            // exclusivity, as for FanoutPayload, keeps the table and the state machine free of
+            // dynamic access checks.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         // HTTP/2 for the hot path, shared by the sender and the sink: frames, the connection

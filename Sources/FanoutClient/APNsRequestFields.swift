@@ -76,7 +76,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
         pathLength = count
     }
 
-    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
+    func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
         path.withUnsafeBytes { path in
             let name: StaticString = ":path"
             encoder.encode(

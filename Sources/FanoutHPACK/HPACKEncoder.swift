@@ -1,4 +1,4 @@
-/// Encodes header blocks with HPACK (RFC 7541) into a caller's `HeaderBlockBuffer`.
+/// Encodes header blocks with HPACK (RFC 7541) into a caller's `OutputBuffer`.
 ///
 /// A field that matches a table entry exactly costs one byte; one whose name matches costs the
 /// name's index and the value. With incremental indexing, fields repeated on every request
@@ -47,7 +47,7 @@ public struct HPACKEncoder {
     }
 
     /// Starts a block: writes any pending table size updates (§4.2).
-    public mutating func beginBlock(into block: inout HeaderBlockBuffer) {
+    public mutating func beginBlock(into block: inout OutputBuffer) {
         // Only the smallest and the final size matter. (Most blocks have none: the array is
         // left alone then, not even checked for sharing.)
         guard let smallest = pendingSizeUpdates.min(), let last = pendingSizeUpdates.last else { return }
@@ -65,7 +65,7 @@ public struct HPACKEncoder {
         value: UnsafeRawBufferPointer,
         indexing: Indexing = .incremental,
         huffman: HuffmanPolicy? = nil,
-        into block: inout HeaderBlockBuffer
+        into block: inout OutputBuffer
     ) {
         let (full, nameIndex) = find(name: name, value: value)
         if let full, indexing != .neverIndexed {
@@ -136,7 +136,7 @@ public struct HPACKEncoder {
         name: String,
         value: String,
         indexing: Indexing = .incremental,
-        into block: inout HeaderBlockBuffer
+        into block: inout OutputBuffer
     ) {
         let name = Array(name.utf8)
         let value = Array(value.utf8)

@@ -1,5 +1,3 @@
-import NIOCore
-
 /// HPACK's static Huffman code (RFC 7541 §5.2, Appendix B).
 ///
 /// Decoding is nghttp2's: a state machine over the code tree that takes four bits a step. A
@@ -89,7 +87,7 @@ enum Huffman {
     }
 
     /// Appends `bytes` Huffman-coded, padded to a byte with the high bits of EOS (all ones).
-    static func encode(_ bytes: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+    static func encode(_ bytes: UnsafeRawBufferPointer, into buffer: inout OutputBuffer) {
         buffer.writeRaw(maximum: encodedLength(bytes)) { out in encode(bytes, to: out) }
     }
 

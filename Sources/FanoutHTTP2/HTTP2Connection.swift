@@ -6,7 +6,7 @@ import NIOCore
 /// (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY) and hands the application what
 /// it must act on; the application's requests and responses go out through
 /// `sendRequest` and `respond`. Everything to send accumulates in `outbound`, which the owner
-/// writes and clears, once per batch of reads.
+/// moves to its transport once per batch of reads.
 ///
 /// Built for APNs-style traffic: many short POSTs with small bodies, up to ~1000 concurrent
 /// streams. Frames are read in place; stream state lives in reused slots, header lists and
@@ -90,8 +90,9 @@ public struct HTTP2Connection: ~Copyable {
     public let configuration: Configuration
     /// The peer's settings in force.
     public internal(set) var remoteSettings = HTTP2Settings()
-    /// Bytes to send: the owner writes them and then clears the buffer (keeping its storage).
-    public var outbound: ByteBuffer
+    /// Bytes to send, in memory the connection owns: frames go in with plain stores. The owner
+    /// moves them to its transport (`moveOutbound(into:)`) once per batch of reads.
+    public internal(set) var outbound: OutputBuffer
 
     var frameDecoder: HTTP2FrameDecoder
     var hpackDecoder: HPACKDecoder
@@ -138,7 +139,7 @@ public struct HTTP2Connection: ~Copyable {
     let decodedFields: UnsafeMutableRawBufferPointer
     /// Where an outgoing header block is encoded before its frame goes into `outbound` in one
     /// write. Owned by the connection and reused.
-    var headerBlock = HeaderBlockBuffer()
+    var headerBlock = OutputBuffer()
     /// Events produced by one frame beyond the first (GOAWAY refusing many streams).
     var queuedEvents: [HTTP2Event] = []
     var queuedHead = 0
@@ -154,7 +155,7 @@ public struct HTTP2Connection: ~Copyable {
         precondition(configuration.maxHeaderListSize <= 65_535, "maxHeaderListSize is kept in 16 bits")
         self.role = role
         self.configuration = configuration
-        outbound = allocator.buffer(capacity: 64 * 1024)
+        outbound = OutputBuffer(capacity: 64 * 1024)
         emptyBuffer = allocator.buffer(capacity: 0)
         decodedFields = .allocate(byteCount: Int(configuration.maxHeaderListSize), alignment: 1)
         frameDecoder = HTTP2FrameDecoder(
@@ -179,7 +180,7 @@ public struct HTTP2Connection: ~Copyable {
         prefaceReceived = role == .client
         resetBudget = Double(configuration.streamResetBurst)
 
-        if role == .client { outbound.writeBytes(http2ConnectionPreface) }
+        if role == .client { http2ConnectionPreface.withUnsafeBytes { outbound.write($0) } }
         var settings = [HTTP2Setting]()
         if role == .client { settings.append(.init(.enablePush, 0)) }
         if role == .server { settings.append(.init(.maxConcurrentStreams, configuration.maxConcurrentStreams)) }
@@ -208,6 +209,21 @@ public struct HTTP2Connection: ~Copyable {
 
     /// The number of open streams.
     public var openStreams: Int { streams.count }
+
+    /// Appends what is queued to send to `buffer` and empties `outbound`, keeping its memory:
+    /// one copy and one `ByteBuffer` write per batch, however many frames it holds.
+    public mutating func moveOutbound(into buffer: inout ByteBuffer) {
+        buffer.writeBytes(outbound.bytes)
+        outbound.clear()
+    }
+
+    /// What is queued to send, taken out into a buffer of its own (which it allocates: for tools
+    /// and tests).
+    public mutating func takeOutbound() -> ByteBuffer {
+        var buffer = ByteBuffer()
+        moveOutbound(into: &buffer)
+        return buffer
+    }
 
     /// Tells the connection that what it queued has reached the peer's side of the socket (the
     /// owner calls it when the channel is writable after a write): the control replies it

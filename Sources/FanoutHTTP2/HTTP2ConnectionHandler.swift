@@ -49,6 +49,9 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// The delegate, with its state (counters, pending work).
     public private(set) var delegate: Delegate
     private var partial: ByteBuffer
+    /// What goes to the channel: the connection's queued frames moved in once per flush, kept
+    /// and reused (NIO lets go of it once written).
+    private var sending = ByteBuffer()
     private var context: ChannelHandlerContext?
     private var started = false
     private var ended = false
@@ -154,7 +157,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         watchIncompleteFrame(context)
         // A long burst of reads (1000 streams on one connection) should not hold every answer
         // back until it ends: the peer would sit idle waiting for them.
-        if connection.outbound.readableBytes >= Self.earlyWriteBytes { flush(context) }
+        if connection.outbound.count >= Self.earlyWriteBytes { flush(context) }
     }
 
     /// Starts the incomplete-frame timer when `partial` starts holding bytes, stops it when
@@ -254,12 +257,12 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private func flush(_ context: ChannelHandlerContext) {
         guard !isFlushing else { return }
         isFlushing = true
-        let wrote = connection.outbound.readableBytes > 0
-        while connection.outbound.readableBytes > 0 {
-            let written = connection.outbound.readableBytes
-            context.writeAndFlush(wrapOutboundOut(connection.outbound), promise: nil)
-            connection.outbound.moveReaderIndex(forwardBy: written)
-            if connection.outbound.readableBytes == 0 { connection.outbound.clear() }
+        let wrote = connection.outbound.count > 0
+        // A write can call back into the handler (writability), which may queue more.
+        while connection.outbound.count > 0 {
+            connection.moveOutbound(into: &sending)
+            context.writeAndFlush(wrapOutboundOut(sending), promise: nil)
+            sending.clear()
         }
         isFlushing = false
         if wrote { delegate.outboundWritten(at: NIODeadline.now().uptimeNanoseconds) }

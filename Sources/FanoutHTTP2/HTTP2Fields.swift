@@ -6,7 +6,7 @@ import NIOCore
 /// Pseudo-header fields come first (RFC 9113 §8.3).
 public protocol HTTP2HeaderFields {
     /// Appends each field with `encoder`, e.g. `encoder.encode(name:value:indexing:into:)`.
-    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer)
+    func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer)
 }
 
 /// A fixed list of fields, converted to bytes once and encoded as often as needed: a response
@@ -55,7 +55,7 @@ public struct HTTP2Fields: HTTP2HeaderFields, Sendable {
     /// The number of fields.
     public var count: Int { fields.count }
 
-    public func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
+    public func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
         bytes.withUnsafeBytes { bytes in
             fields.withUnsafeBufferPointer { fields in
                 for field in fields {
@@ -85,7 +85,7 @@ public struct HTTP2FieldsPair<First: HTTP2HeaderFields, Second: HTTP2HeaderField
         self.second = second
     }
 
-    public func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
+    public func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
         first.encode(with: &encoder, into: &block)
         second.encode(with: &encoder, into: &block)
     }

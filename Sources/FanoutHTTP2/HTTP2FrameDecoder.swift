@@ -32,7 +32,7 @@ public struct HTTP2FrameDecoder: ~Copyable {
     /// The stream and END_STREAM flag of a header block whose END_HEADERS has not come yet; its
     /// bytes so far are in `joined`.
     private var pendingHeaders: (stream: UInt32, endStream: Bool)?
-    private var joined = HeaderBlockBuffer(capacity: 0)
+    private var joined = OutputBuffer(capacity: 0)
     /// CONTINUATION frames of the pending block so far.
     private var continuations = 0
 
@@ -126,7 +126,7 @@ public struct HTTP2FrameDecoder: ~Copyable {
             pendingHeaders = (stream, endStream)
             continuations = 0
             joined.clear()
-            append(payload)
+            joined.write(payload)
             return nil
         case .continuation:
             guard let pending = pendingHeaders else {
@@ -144,7 +144,7 @@ public struct HTTP2FrameDecoder: ~Copyable {
                 pendingHeaders = nil
                 throw HTTP2FrameError(.enhanceYourCalm, "the header block is over \(maxHeaderBlockSize) bytes")
             }
-            append(payload)
+            joined.write(payload)
             guard flags & HTTP2Flags.endHeaders != 0 else { return nil }
             pendingHeaders = nil
             return .headers(stream: stream, block: joined.bytes, endStream: pending.endStream)
@@ -191,15 +191,6 @@ public struct HTTP2FrameDecoder: ~Copyable {
             return .windowUpdate(stream: stream, increment: increment)
         case nil:
             return nil  // Unknown frame types are ignored (RFC 9113 §4.1).
-        }
-    }
-
-    /// Appends a fragment of the pending header block to `joined`.
-    private mutating func append(_ fragment: UnsafeRawBufferPointer) {
-        guard fragment.count > 0 else { return }
-        joined.writeRaw(maximum: fragment.count) { out in
-            out.copyMemory(from: fragment.baseAddress!, byteCount: fragment.count)
-            return fragment.count
         }
     }
 

@@ -1,22 +1,9 @@
 import FanoutHPACK
 import NIOCore
 
-/// Writes HTTP/2 frames straight into a caller's buffer (RFC 9113 §4.1; layout drawn on
-/// `HTTP2FrameDecoder`).
+/// Writes HTTP/2 frames straight into a caller's buffer with plain stores, each frame in one
+/// write (RFC 9113 §4.1; layout drawn on `HTTP2FrameDecoder`).
 public enum HTTP2FrameEncoder {
-    static func writeHeader(
-        length: Int,
-        type: HTTP2FrameType,
-        flags: UInt8,
-        stream: UInt32,
-        into buffer: inout ByteBuffer
-    ) {
-        buffer.writeRaw(maximum: 9) { out in
-            storeHeader(length: length, type: type, flags: flags, stream: stream, at: out)
-            return 9
-        }
-    }
-
     /// The nine bytes of a frame header at `out`.
     @inline(__always)
     static func storeHeader(
@@ -38,7 +25,7 @@ public enum HTTP2FrameEncoder {
         stream: UInt32,
         payload: UnsafeRawBufferPointer,
         endStream: Bool,
-        into buffer: inout ByteBuffer
+        into buffer: inout OutputBuffer
     ) {
         writeFrame(
             type: .data,
@@ -56,7 +43,7 @@ public enum HTTP2FrameEncoder {
         block: UnsafeRawBufferPointer,
         endStream: Bool,
         maxFrameSize: Int,
-        into buffer: inout ByteBuffer
+        into buffer: inout OutputBuffer
     ) {
         var offset = 0
         var first = true
@@ -77,14 +64,14 @@ public enum HTTP2FrameEncoder {
         } while offset < block.count
     }
 
-    /// A frame header and its payload, in one write (one capacity and sharing check).
+    /// A frame header and its payload, in one write (one capacity check).
     @inline(__always)
     static func writeFrame(
         type: HTTP2FrameType,
         flags: UInt8,
         stream: UInt32,
         payload: UnsafeRawBufferPointer,
-        into buffer: inout ByteBuffer
+        into buffer: inout OutputBuffer
     ) {
         buffer.writeRaw(maximum: 9 + payload.count) { out in
             storeHeader(length: payload.count, type: type, flags: flags, stream: stream, at: out)
@@ -95,31 +82,43 @@ public enum HTTP2FrameEncoder {
         }
     }
 
-    public static func writeSettings(_ settings: [HTTP2Setting], into buffer: inout ByteBuffer) {
-        writeHeader(length: 6 * settings.count, type: .settings, flags: 0, stream: 0, into: &buffer)
-        for setting in settings {
-            buffer.writeInteger(setting.identifier.rawValue)
-            buffer.writeInteger(setting.value)
+    public static func writeSettings(_ settings: [HTTP2Setting], into buffer: inout OutputBuffer) {
+        buffer.writeRaw(maximum: 9 + 6 * settings.count) { out in
+            storeHeader(length: 6 * settings.count, type: .settings, flags: 0, stream: 0, at: out)
+            for (index, setting) in settings.enumerated() {
+                out.storeBigEndian(setting.identifier.rawValue, at: 9 + 6 * index)
+                out.storeBigEndian(setting.value, at: 9 + 6 * index + 2)
+            }
+            return 9 + 6 * settings.count
         }
     }
 
-    public static func writeSettingsAck(into buffer: inout ByteBuffer) {
-        writeHeader(length: 0, type: .settings, flags: HTTP2Flags.ack, stream: 0, into: &buffer)
+    public static func writeSettingsAck(into buffer: inout OutputBuffer) {
+        writeFrame(
+            type: .settings,
+            flags: HTTP2Flags.ack,
+            stream: 0,
+            payload: .init(start: nil, count: 0),
+            into: &buffer
+        )
     }
 
-    public static func writePing(opaque: UInt64, ack: Bool, into buffer: inout ByteBuffer) {
-        writeHeader(length: 8, type: .ping, flags: ack ? HTTP2Flags.ack : 0, stream: 0, into: &buffer)
-        buffer.writeInteger(opaque)
+    public static func writePing(opaque: UInt64, ack: Bool, into buffer: inout OutputBuffer) {
+        withUnsafeBytes(of: opaque.bigEndian) { payload in
+            writeFrame(type: .ping, flags: ack ? HTTP2Flags.ack : 0, stream: 0, payload: payload, into: &buffer)
+        }
     }
 
-    public static func writeWindowUpdate(stream: UInt32, increment: UInt32, into buffer: inout ByteBuffer) {
-        writeHeader(length: 4, type: .windowUpdate, flags: 0, stream: stream, into: &buffer)
-        buffer.writeInteger(increment & 0x7FFF_FFFF)
+    public static func writeWindowUpdate(stream: UInt32, increment: UInt32, into buffer: inout OutputBuffer) {
+        withUnsafeBytes(of: (increment & 0x7FFF_FFFF).bigEndian) { payload in
+            writeFrame(type: .windowUpdate, flags: 0, stream: stream, payload: payload, into: &buffer)
+        }
     }
 
-    public static func writeRstStream(stream: UInt32, code: HTTP2ErrorCode, into buffer: inout ByteBuffer) {
-        writeHeader(length: 4, type: .rstStream, flags: 0, stream: stream, into: &buffer)
-        buffer.writeInteger(code.rawValue)
+    public static func writeRstStream(stream: UInt32, code: HTTP2ErrorCode, into buffer: inout OutputBuffer) {
+        withUnsafeBytes(of: code.rawValue.bigEndian) { payload in
+            writeFrame(type: .rstStream, flags: 0, stream: stream, payload: payload, into: &buffer)
+        }
     }
 
     /// GOAWAY; APNs puts a JSON `{"reason": …}` in `debugData`.
@@ -127,11 +126,16 @@ public enum HTTP2FrameEncoder {
         lastStream: UInt32,
         code: HTTP2ErrorCode,
         debugData: UnsafeRawBufferPointer,
-        into buffer: inout ByteBuffer
+        into buffer: inout OutputBuffer
     ) {
-        writeHeader(length: 8 + debugData.count, type: .goAway, flags: 0, stream: 0, into: &buffer)
-        buffer.writeInteger(lastStream & 0x7FFF_FFFF)
-        buffer.writeInteger(code.rawValue)
-        buffer.writeBytes(debugData)
+        buffer.writeRaw(maximum: 17 + debugData.count) { out in
+            storeHeader(length: 8 + debugData.count, type: .goAway, flags: 0, stream: 0, at: out)
+            out.storeBigEndian(lastStream & 0x7FFF_FFFF, at: 9)
+            out.storeBigEndian(code.rawValue, at: 13)
+            if let base = debugData.baseAddress, debugData.count > 0 {
+                (out + 17).copyMemory(from: base, byteCount: debugData.count)
+            }
+            return 17 + debugData.count
+        }
     }
 }

@@ -17,8 +17,8 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
     public private(set) var server: HTTP2Connection
     public private(set) var clientDelegate: Client
     public private(set) var serverDelegate: Server
-    /// The "socket": an outbound buffer is swapped with it, read by the peer and cleared, so
-    /// every buffer stays uniquely held and keeps its capacity (as NIO's do once written).
+    /// The "socket": a connection's queued bytes are moved into it, read by the peer, and it is
+    /// cleared, keeping its capacity (as NIO lets go of a buffer once written).
     private var wire = ByteBufferAllocator().buffer(capacity: 64 * 1024)
     private var ended = false
 
@@ -63,14 +63,14 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
     /// inclusive cost.
     @inline(never)
     public mutating func serverTurn() -> Int {
-        swap(&wire, &client.outbound)
+        client.moveOutbound(into: &wire)
         return Self.read(&wire, into: &server, &serverDelegate)
     }
 
     /// The client reads what the server wrote since its last turn; returns the bytes read.
     @inline(never)
     public mutating func clientTurn() -> Int {
-        swap(&wire, &server.outbound)
+        server.moveOutbound(into: &wire)
         return Self.read(&wire, into: &client, &clientDelegate)
     }
 
@@ -90,7 +90,7 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
         }
         wire.clear()
         // What it queued goes to the peer at its turn, with no time between: "written" now.
-        if connection.outbound.readableBytes > 0 { delegate.outboundWritten(at: connection.now) }
+        if connection.outbound.count > 0 { delegate.outboundWritten(at: connection.now) }
         return bytes
     }
 }

@@ -60,10 +60,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     private var captured = CaptureBuffer()
     /// The sink's own delays on this connection's loop.
     private let recorder: SinkLoopRecorder
-    /// The due times of the answers queued since the connection's bytes last went to the
-    /// socket: each answer's lateness is timed when it is really written (`outboundWritten`).
-    /// Keeps its capacity: at most the answers of one read burst or one wake-up.
-    private var unwrittenDue: [(due: UInt64, transit: UInt64)] = []
+    /// The answers queued since the connection's bytes last went to the socket: each answer's
+    /// lateness is timed when it is really written (`outboundWritten`). Keeps its capacity: at
+    /// most the answers of one read burst or one wake-up.
+    private let unwritten = UnwrittenAnswers(capacity: 256)
 
     package init(
         configuration: SinkConfiguration,
@@ -78,7 +78,6 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         self.state = state
         self.recorder = recorder
         allowedTopics = configuration.bundleBytes
-        unwrittenDue.reserveCapacity(256)
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
@@ -140,8 +139,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     package mutating func outboundWritten(at now: UInt64) {
-        for answer in unwrittenDue { recorder.written(due: answer.due, transit: answer.transit, at: now) }
-        unwrittenDue.removeAll(keepingCapacity: true)
+        unwritten.drain { due, transit in recorder.written(due: due, transit: transit, at: now) }
     }
 
     package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
@@ -402,7 +400,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         guard let rejection else {
             let fields = SinkResponseFields(status: 200, apnsID: id, isError: false, uniqueID: uniqueID)
             guard connection.respond(stream: stream, fields, body: nil) else { return }
-            unwrittenDue.append((due, transit))
+            unwritten.append(due: due, transit: transit)
             counts.accepted += 1
             counts.digest.add(hash: digestHash)
             if !streamsRaised {
@@ -412,7 +410,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             return
         }
         counts.reject(rejection)
-        unwrittenDue.append((due, transit))
+        unwritten.append(due: due, transit: transit)
         let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true, uniqueID: uniqueID)
         if rejection.status == 410 {
             let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)

@@ -13,7 +13,7 @@ struct SinkResponseFields: HTTP2HeaderFields {
     /// 36 bytes of an `apns-unique-id` for a timed request's answer (`TimedAPNsID`), else `nil`.
     var uniqueID: UnsafeRawBufferPointer? = nil
 
-    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
+    func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
         // The three digits on the stack: a table of them would be a lazily made global.
         let status = min(max(status, 100), 599)
         var digits = (

@@ -29,6 +29,11 @@ package final class SinkLoopRecorder {
     private var fromSend = SinkTiming.makeHistogram()
     private var injected = SinkTiming.makeHistogram()
     private var loopLag = SinkTiming.makeHistogram()
+    /// What each answer adds goes first into these, moved into the histograms above at each
+    /// hand-over: per answer, no copy-on-write check of a histogram's counts.
+    private var latenessTally = MicrosecondTally()
+    private var fromSendTally = MicrosecondTally()
+    private var injectedTally = MicrosecondTally()
     private var lastHandOver: UInt64
     /// The loop thread's CPU clock and the uptime when recording began (0: not on a loop).
     private let cpuAtStart: UInt64
@@ -49,14 +54,14 @@ package final class SinkLoopRecorder {
     @inline(__always)
     func written(due: UInt64, transit: UInt64, at written: UInt64) {
         let late = written - min(written, due)
-        lateness.record(nanoseconds: late)
-        if transit > 0 { fromSend.record(nanoseconds: late + transit) }
+        latenessTally.record(nanoseconds: late)
+        if transit > 0 { fromSendTally.record(nanoseconds: late + transit) }
     }
 
     /// An answer was held `nanoseconds` by the scenario (latency, pacing, a stall).
     @inline(__always)
     func held(_ nanoseconds: UInt64) {
-        injected.record(nanoseconds: nanoseconds)
+        injectedTally.record(nanoseconds: nanoseconds)
     }
 
     /// The loop ran a task `nanoseconds` late; hands the second's records over once a second.
@@ -69,6 +74,9 @@ package final class SinkLoopRecorder {
     func handOver(now: UInt64) {
         guard let statistics else { return }
         lastHandOver = now
+        latenessTally.move(into: &lateness)
+        fromSendTally.move(into: &fromSend)
+        injectedTally.move(into: &injected)
         statistics.timing.add(
             loop: loop,
             lateness: lateness,
@@ -192,5 +200,59 @@ final class SinkTimingTotals: Sendable {
                 loopUtilisation: utilisation
             )
         }
+    }
+}
+
+/// The answers queued since a connection's bytes last went to the socket, with their due times
+/// (and transits), so that each answer's lateness is timed when it is really written.
+///
+/// Memory of its own, grown when full and kept, so that queueing an answer is two plain stores:
+/// the `Array` this replaced checked its storage for sharing on every append and again when
+/// emptied (two copy-on-write checks a request in the sink's turn, counted with callgrind on
+/// the cost workload). A class, so that the connection state holding it stays copyable; one
+/// connection's, on its event loop.
+final class UnwrittenAnswers {
+    private var due: UnsafeMutablePointer<UInt64>
+    private var transit: UnsafeMutablePointer<UInt64>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+        due = .allocate(capacity: self.capacity)
+        transit = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        due.deallocate()
+        transit.deallocate()
+    }
+
+    /// Queues an answer due at `due` whose request spent `transit` before its read (0: unknown).
+    func append(due: UInt64, transit: UInt64) {
+        if count == capacity { grow() }
+        self.due[count] = due
+        self.transit[count] = transit
+        count += 1
+    }
+
+    /// Calls `body` with each queued answer, oldest first, and empties the queue.
+    func drain(_ body: (_ due: UInt64, _ transit: UInt64) -> Void) {
+        for index in 0..<count { body(due[index], transit[index]) }
+        count = 0
+    }
+
+    @inline(never)
+    private func grow() {
+        let larger = capacity * 2
+        let movedDue = UnsafeMutablePointer<UInt64>.allocate(capacity: larger)
+        movedDue.moveInitialize(from: due, count: count)
+        due.deallocate()
+        due = movedDue
+        let movedTransit = UnsafeMutablePointer<UInt64>.allocate(capacity: larger)
+        movedTransit.moveInitialize(from: transit, count: count)
+        transit.deallocate()
+        transit = movedTransit
+        capacity = larger
     }
 }

@@ -18,7 +18,7 @@ struct RequestFieldsTests {
         with encoder: inout HPACKEncoder,
         _ decoder: inout HPACKDecoder
     ) throws -> [(String, String)] {
-        var block = HeaderBlockBuffer()
+        var block = OutputBuffer()
         fields.encode(with: &encoder, into: &block)
         var decoded: [(String, String)] = []
         try decoder.decode(block.bytes) { name, value, _ in

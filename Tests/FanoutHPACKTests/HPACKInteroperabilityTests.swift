@@ -61,7 +61,7 @@ import Testing
         var encoder = HPACKEncoder()
         var lines: [String] = []
         for (number, block) in blocks.enumerated() {
-            var buffer = HeaderBlockBuffer()
+            var buffer = OutputBuffer()
             encoder.beginBlock(into: &buffer)
             for (position, field) in block.enumerated() {
                 // Every indexing mode gets used.

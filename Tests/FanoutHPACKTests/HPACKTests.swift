@@ -99,7 +99,7 @@ import Testing
     func encoderWritesTheRFCBlocks(_ section: Section) throws {
         var encoder = HPACKEncoder(maximumTableSize: section.tableSize, huffman: section.huffman ? .always : .never)
         for (number, fields) in (section.requests ? Self.requests : Self.responses).enumerated() {
-            var block = HeaderBlockBuffer(capacity: 1)
+            var block = OutputBuffer(capacity: 1)
             encoder.beginBlock(into: &block)
             for (name, value) in fields { encoder.encode(name: name, value: value, into: &block) }
             let bytes = Array(block.bytes)
@@ -108,9 +108,9 @@ import Testing
         }
     }
     /// A block far over the buffer's first capacity grows it and keeps every byte written.
-    @Test func aHeaderBlockBufferGrowsWithoutLosingBytes() throws {
+    @Test func aOutputBufferGrowsWithoutLosingBytes() throws {
         var encoder = HPACKEncoder()
-        var block = HeaderBlockBuffer(capacity: 16)
+        var block = OutputBuffer(capacity: 16)
         var expected: [(String, String)] = []
         for field in 0..<200 {
             let (name, value) = (
@@ -139,7 +139,7 @@ import Testing
 @Suite struct HPACKPrimitiveTests {
     /// `value`'s bytes with a `prefixBits`-bit prefix, as the encoder stores integers.
     static func integer(_ value: Int, prefixBits: Int) -> [UInt8] {
-        var block = HeaderBlockBuffer()
+        var block = OutputBuffer()
         block.writeRaw(maximum: HPACKInteger.maximumLength) {
             HPACKInteger.store(value, prefixBits: prefixBits, flags: 0, at: $0)
         }
@@ -183,10 +183,10 @@ import Testing
     @Test func huffmanRoundTripsEveryByte() throws {
         var all = (0...255).map(UInt8.init)
         all += all.reversed()
-        var buffer = ByteBuffer()
+        var buffer = OutputBuffer()
         all.withUnsafeBytes { Huffman.encode($0, into: &buffer) }
-        #expect(buffer.readableBytes == all.withUnsafeBytes { Huffman.encodedLength($0) })
-        let coded = Array(buffer.readableBytesView)
+        #expect(buffer.count == all.withUnsafeBytes { Huffman.encodedLength($0) })
+        let coded = Array(buffer.bytes)
         var out = [UInt8](repeating: 0, count: coded.count * 8 / 5 + 1)
         let count = try coded.withUnsafeBytes { coded in
             try out.withUnsafeMutableBytes { try Huffman.decode(coded, into: $0.baseAddress!) }
@@ -254,7 +254,7 @@ import Testing
 
     @Test func headerListOverTheLimitIsRefused() throws {
         var encoder = HPACKEncoder()
-        var buffer = HeaderBlockBuffer()
+        var buffer = OutputBuffer()
         encoder.encode(
             name: "x-long",
             value: String(repeating: "v", count: 100),
@@ -270,9 +270,9 @@ import Testing
 
     @Test func repeatedFieldsCostOneByteAfterTheFirst() throws {
         var encoder = HPACKEncoder()
-        var first = HeaderBlockBuffer()
+        var first = OutputBuffer()
         encoder.encode(name: "apns-topic", value: "com.example.app", into: &first)
-        var second = HeaderBlockBuffer()
+        var second = OutputBuffer()
         encoder.encode(name: "apns-topic", value: "com.example.app", into: &second)
         let (firstCount, secondBytes) = (first.count, Array(second.bytes))
         #expect(firstCount > 10)

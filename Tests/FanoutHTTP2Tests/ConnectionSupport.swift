@@ -94,10 +94,8 @@ struct ConnectionPair: ~Copyable {
     /// Moves bytes until both sides are quiet (at most `rounds` round trips).
     mutating func run(rounds: Int = 100) {
         for _ in 0..<rounds {
-            var toServer = client.outbound
-            client.outbound.clear()
-            var toClient = server.outbound
-            server.outbound.clear()
+            var toServer = client.takeOutbound()
+            var toClient = server.takeOutbound()
             if toServer.readableBytes == 0 && toClient.readableBytes == 0 { return }
             serverSeen += server.read(&toServer, respond: respond)
             clientSeen += client.read(&toClient)
@@ -147,7 +145,7 @@ enum RawFrame {
 
     /// A header block for `fields`, from a fresh encoder (literals, indexed into its table).
     static func block(_ fields: [(String, String)], encoder: inout HPACKEncoder) -> [UInt8] {
-        var block = HeaderBlockBuffer()
+        var block = OutputBuffer()
         for (name, value) in fields { encoder.encode(name: name, value: value, into: &block) }
         return Array(block.bytes)
     }
@@ -174,7 +172,7 @@ func feedServer(
     var buffer = ByteBuffer(bytes: input)
     var events: [Seen] = []
     events += server.read(&buffer)
-    var out = server.outbound
+    var out = server.takeOutbound()
     var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
     var written: [HTTP2Frame] = []
     while let frame = try? decoder.nextFrame(from: &out) { written.append(frame) }

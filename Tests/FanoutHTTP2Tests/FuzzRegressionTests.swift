@@ -25,7 +25,7 @@ import Testing
         configuration.maxOutboundStreams = 64
         var client = HTTP2Connection(role: .client, configuration: configuration)
         for tag in 1...3 { _ = try client.sendRequest(request, body: body, tag: UInt64(tag)) }
-        client.outbound.clear()
+        _ = client.takeOutbound()
         // The fuzz input: an options byte (0: the default configuration), a chunk byte (255:
         // 256 bytes at a time), then what the server sent.
         var input = bytes[2...]
@@ -58,7 +58,7 @@ import Testing
                     break
                 }
             }
-            client.outbound.clear()
+            _ = client.takeOutbound()
             client.controlRepliesDelivered()
             buffer.discardReadBytes()
         }

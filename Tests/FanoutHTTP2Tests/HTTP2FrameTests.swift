@@ -1,3 +1,4 @@
+import FanoutHPACK
 import FanoutHTTP2
 import FanoutTestSupport
 import NIOCore
@@ -61,7 +62,7 @@ func decodeAll(
     }
 
     @Test func hyperframeReadsWhatFanoutWrites() throws {
-        var buffer = ByteBuffer()
+        var buffer = OutputBuffer()
         HTTP2FrameEncoder.writeSettings(
             [.init(.maxConcurrentStreams, 1000), .init(.initialWindowSize, 1 << 20)],
             into: &buffer
@@ -80,7 +81,7 @@ func decodeAll(
         Array("{\"reason\":\"Shutdown\"}".utf8).withUnsafeBytes {
             HTTP2FrameEncoder.writeGoAway(lastStream: 7, code: .noError, debugData: $0, into: &buffer)
         }
-        let output = try PythonPeer.run("frames_peer.py", ["parse"], input: hexString(buffer.readableBytesView))
+        let output = try PythonPeer.run("frames_peer.py", ["parse"], input: hexString(Array(buffer.bytes)))
         #expect(
             output.split(separator: "\n").map(String.init) == [
                 "SETTINGS 0 3=1000,4=1048576",

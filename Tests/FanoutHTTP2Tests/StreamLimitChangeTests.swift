@@ -33,10 +33,8 @@ import Testing
         // As a load engine does: more requests from inside the handling of each answer, and
         // bytes delivered in pieces of 1000 as a socket would.
         for _ in 0..<100_000 {
-            var toServer = pair.client.outbound
-            pair.client.outbound.clear()
-            var toClient = pair.server.outbound
-            pair.server.outbound.clear()
+            var toServer = pair.client.takeOutbound()
+            var toClient = pair.server.takeOutbound()
             if toServer.readableBytes == 0 && toClient.readableBytes == 0 { break }
             while toServer.readableBytes > 0 {
                 var piece = toServer.readSlice(length: min(1000, toServer.readableBytes))!

@@ -76,10 +76,8 @@ struct SinkHarness: ~Copyable {
     /// Moves bytes both ways until both sides are quiet.
     mutating func pump() {
         for _ in 0..<50 {
-            var toServer = client.outbound
-            client.outbound.clear()
-            var toClient = server.outbound
-            server.outbound.clear()
+            var toServer = client.takeOutbound()
+            var toClient = server.takeOutbound()
             if toServer.readableBytes == 0 && toClient.readableBytes == 0 { return }
             var sink = self.sink
             HTTP2Connection.receive(&server, from: &toServer) { event, server in sink.handle(event, connection: &server)

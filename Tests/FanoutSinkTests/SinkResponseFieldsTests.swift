@@ -26,7 +26,7 @@ import Testing
         for status in [99, 100, 200, 204, 400, 403, 404, 405, 410, 413, 429, 500, 503, 599, 600] {
             var encoder = HPACKEncoder()
             var decoder = HPACKDecoder()
-            var block = HeaderBlockBuffer()
+            var block = OutputBuffer()
             id.withUnsafeBytes { apnsID in
                 SinkResponseFields(status: status, apnsID: apnsID, isError: false).encode(with: &encoder, into: &block)
             }

@@ -57,6 +57,22 @@ import Testing
         #expect(queue.popDue(now: 10)?.stream == 1)
     }
 
+    /// Answers queued for their write are drained in order, all of them, through growth, and
+    /// the queue starts empty again after each drain.
+    @Test func unwrittenAnswersDrainInOrderThroughGrowth() {
+        let queue = UnwrittenAnswers(capacity: 2)
+        for round in 0..<3 {
+            let count = [1, 700, 5][round]
+            for index in 0..<count { queue.append(due: UInt64(round * 1000 + index), transit: UInt64(index % 7)) }
+            #expect(queue.count == count)
+            var seen: [(UInt64, UInt64)] = []
+            queue.drain { seen.append(($0, $1)) }
+            #expect(seen.map(\.0) == (0..<count).map { UInt64(round * 1000 + $0) })
+            #expect(seen.map(\.1) == (0..<count).map { UInt64($0 % 7) })
+            #expect(queue.count == 0)
+        }
+    }
+
     @Test func stallWindowsHoldAnswersToTheirEnd() {
         let second: UInt64 = 1_000_000_000
         let start: UInt64 = 5 * second

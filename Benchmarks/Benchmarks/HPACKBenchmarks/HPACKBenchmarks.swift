@@ -43,7 +43,7 @@ let nioRequests: [HPACKHeaders] = fanoutRequests.map { fields in
 let encodedBlocks: [[UInt8]] = {
     var encoder = FanoutHPACK.HPACKEncoder()
     return fanoutRequests.map { fields in
-        var block = HeaderBlockBuffer()
+        var block = OutputBuffer()
         encode(fields, with: &encoder, into: &block)
         return Array(block.bytes)
     }
@@ -53,7 +53,7 @@ let encodedBlocks: [[UInt8]] = {
 func encode(
     _ fields: [(name: [UInt8], value: [UInt8], indexed: Bool)],
     with encoder: inout FanoutHPACK.HPACKEncoder,
-    into block: inout HeaderBlockBuffer
+    into block: inout OutputBuffer
 ) {
     encoder.beginBlock(into: &block)
     for field in fields {
@@ -82,7 +82,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("FanoutHPACKEncode-APNsRequest") { benchmark in
         var encoder = FanoutHPACK.HPACKEncoder()
-        var block = HeaderBlockBuffer()
+        var block = OutputBuffer()
         encode(fanoutRequests[0], with: &encoder, into: &block)
         benchmark.startMeasurement()
         var device = 0

@@ -41,7 +41,7 @@ struct APNsRequest: HTTP2HeaderFields {
         }
     }
 
-    func encode(with encoder: inout HPACKEncoder, into block: inout HeaderBlockBuffer) {
+    func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
         path.withUnsafeBytes { path in
             let name: StaticString = ":path"
             encoder.encode(
@@ -77,9 +77,8 @@ struct Exchange: ~Copyable {
         return path + "/fixtures/" + name
     }
 
-    /// The "socket": a connection's outbound buffer is swapped with this one, read by the
-    /// peer, then cleared, so each buffer stays uniquely held and is reused (as NIO does once
-    /// a write has gone out).
+    /// The "socket": a connection's queued bytes are moved into it, read by the peer, and it is
+    /// cleared, keeping its capacity (as NIO lets go of a buffer once written).
     var wire = ByteBufferAllocator().buffer(capacity: 64 * 1024)
 
     /// Moves bytes both ways once; the server answers every request.
@@ -87,7 +86,7 @@ struct Exchange: ~Copyable {
         // The closures see locals: the connections are parts of `self`, taken by `receive`.
         var sum = statusSum
         let response = self.response
-        swap(&wire, &client.outbound)
+        client.moveOutbound(into: &wire)
         HTTP2Connection.receive(&server, from: &wire) { event, server in
             if case .message(let request) = event {
                 sum &+= request.bodyLength
@@ -95,7 +94,7 @@ struct Exchange: ~Copyable {
             }
         }
         wire.clear()
-        swap(&wire, &server.outbound)
+        server.moveOutbound(into: &wire)
         HTTP2Connection.receive(&client, from: &wire) { event, _ in
             if case .message(let response) = event { sum &+= response.status }
         }

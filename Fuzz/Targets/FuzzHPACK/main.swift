@@ -24,7 +24,7 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var decoder = HPACKDecoder(maximumTableSize: tableSize, maximumHeaderListSize: listSize)
     var encoder = HPACKEncoder(maximumTableSize: 4096)
     var again = HPACKDecoder(maximumTableSize: 4096, maximumHeaderListSize: 65_536)
-    var block = HeaderBlockBuffer()
+    var block = OutputBuffer()
     while !input.isEmpty {
         let bytes = input.take(Int(input.byte()))
         var fields: [([UInt8], [UInt8])] = []
@@ -68,7 +68,7 @@ func seeds() -> [[UInt8]] {
         var encoder = HPACKEncoder(huffman: huffman)
         var seed: [UInt8] = [128, 64]
         for list in lists {
-            var block = HeaderBlockBuffer()
+            var block = OutputBuffer()
             encoder.beginBlock(into: &block)
             for (name, value) in list {
                 Array(name.utf8).withUnsafeBytes { name in

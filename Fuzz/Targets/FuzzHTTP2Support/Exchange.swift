@@ -88,12 +88,10 @@ public enum Exchange {
         var sentByClient: [UInt8] = []
         var sentByServer: [UInt8] = []
         for _ in 0..<4 {
-            var toServer = client.outbound
-            client.outbound.clear()
+            var toServer = client.takeOutbound()
             sentByClient += toServer.readableBytesView
             _ = converse(&server, &toServer)
-            var toClient = server.outbound
-            server.outbound.clear()
+            var toClient = server.takeOutbound()
             sentByServer += toClient.readableBytesView
             _ = converse(&client, &toClient)
         }
@@ -141,8 +139,7 @@ public struct OutboundCheck {
 
     /// Takes and checks what `connection` wrote since the last call.
     public mutating func drain(_ connection: inout HTTP2Connection) {
-        var written = connection.outbound
-        connection.outbound.clear()
+        var written = connection.takeOutbound()
         connection.controlRepliesDelivered()
         if prefaceLeft > 0 {
             let skipped = min(prefaceLeft, written.readableBytes)
