@@ -128,7 +128,7 @@ extension Exchange {
 
 /// Reads everything one side writes, as its peer would: a frame the peer's decoder refuses is a
 /// bug in the writer, and so is an outbound buffer that keeps growing while it is drained.
-public struct OutboundCheck {
+public struct OutboundCheck: ~Copyable {
     private var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1, maxHeaderBlockSize: 1 << 20)
     private var pending = ByteBuffer()
     private var prefaceLeft: Int
@@ -139,14 +139,14 @@ public struct OutboundCheck {
 
     /// Takes and checks what `connection` wrote since the last call.
     public mutating func drain(_ connection: inout HTTP2Connection) {
-        var written = connection.takeOutbound()
+        connection.moveOutbound(into: &pending)
         connection.controlRepliesDelivered()
         if prefaceLeft > 0 {
-            let skipped = min(prefaceLeft, written.readableBytes)
-            written.moveReaderIndex(forwardBy: skipped)
+            // The client's preface comes first, before any frame: nothing is pending before it.
+            let skipped = min(prefaceLeft, pending.readableBytes)
+            pending.moveReaderIndex(forwardBy: skipped)
             prefaceLeft -= skipped
         }
-        pending.writeBuffer(&written)
         do {
             while try decoder.nextFrame(from: &pending) != nil {}
         } catch {
