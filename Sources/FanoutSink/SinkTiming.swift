@@ -212,47 +212,39 @@ final class SinkTimingTotals: Sendable {
 /// the cost workload). A class, so that the connection state holding it stays copyable; one
 /// connection's, on its event loop.
 final class UnwrittenAnswers {
-    private var due: UnsafeMutablePointer<UInt64>
-    private var transit: UnsafeMutablePointer<UInt64>
+    private var entries: UnsafeMutablePointer<(due: UInt64, transit: UInt64)>
     private var capacity: Int
     private(set) var count = 0
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
-        due = .allocate(capacity: self.capacity)
-        transit = .allocate(capacity: self.capacity)
+        entries = .allocate(capacity: self.capacity)
     }
 
     deinit {
-        due.deallocate()
-        transit.deallocate()
+        entries.deallocate()
     }
 
     /// Queues an answer due at `due` whose request spent `transit` before its read (0: unknown).
     func append(due: UInt64, transit: UInt64) {
         if count == capacity { grow() }
-        self.due[count] = due
-        self.transit[count] = transit
+        (entries + count).initialize(to: (due, transit))
         count += 1
     }
 
     /// Calls `body` with each queued answer, oldest first, and empties the queue.
     func drain(_ body: (_ due: UInt64, _ transit: UInt64) -> Void) {
-        for index in 0..<count { body(due[index], transit[index]) }
+        for index in 0..<count { body(entries[index].due, entries[index].transit) }
         count = 0
     }
 
+    /// Doubles the room, keeping what is queued.
     @inline(never)
     private func grow() {
-        let larger = capacity * 2
-        let movedDue = UnsafeMutablePointer<UInt64>.allocate(capacity: larger)
-        movedDue.moveInitialize(from: due, count: count)
-        due.deallocate()
-        due = movedDue
-        let movedTransit = UnsafeMutablePointer<UInt64>.allocate(capacity: larger)
-        movedTransit.moveInitialize(from: transit, count: count)
-        transit.deallocate()
-        transit = movedTransit
-        capacity = larger
+        let larger = UnsafeMutablePointer<(due: UInt64, transit: UInt64)>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: entries, count: count)
+        entries.deallocate()
+        entries = larger
+        capacity *= 2
     }
 }
