@@ -210,7 +210,8 @@ extension HTTP2Connection {
     /// (the slot is then free: callers check the id); an HPACK failure ends the connection.
     ///
     /// The fields are written one after another into `decodedFields`, then into the stream's
-    /// list in one copy (the HPACK decoder cannot write into the slot while it is a part of self).
+    /// list in one copy: the slot's memory may have to grow, which the decoder's callback,
+    /// running inside a mutation of the connection, cannot do.
     private mutating func decode(
         _ block: UnsafeRawBufferPointer,
         into slot: Int,
