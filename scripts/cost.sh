@@ -9,8 +9,8 @@
 #   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
 #   scripts/cost.sh --calls      the Swift runtime's calls per notification (retain, release,
 #                                uniqueness checks, lazy globals, object allocations) and
-#                                mallocs, from the same profiles (no gate): what a hot path
-#                                should not do per request
+#                                mallocs, from the same profiles, both ends and the sink's turn
+#                                alone (no gate): what a hot path should not do per request
 #
 # FANOUT_COST_BINARY=PATH measures that build of fanout-cost instead of building this tree's
 # (another branch's, a patched copy's).
@@ -96,16 +96,18 @@ inclusive() {
         END { if (!found) exit 1 }' "$1"
 }
 
-# profile COUNT: runs the workload over COUNT tokens under callgrind; prints the annotated
-# profile's path.
+# profile COUNT [FUNCTION]: runs the workload over COUNT tokens under callgrind; prints the
+# annotated profile's path. With FUNCTION, only what runs inside it is counted (callgrind's
+# --toggle-collect, a pattern on the symbol's name).
 profile() {
     local count=$1 tokens=$work/small.txt
     [ "$count" = $large ] && tokens=$work/large.txt
-    local out=$work/callgrind.$count
+    local out=$work/callgrind.$count${2:+.$2} only=()
+    [ -n "${2:-}" ] && only=(--toggle-collect="*$2*")
     # The environment is part of the measurement: its size moves the stack, and with it the
     # alignment of what memcpy copies (12 instructions a notification in `payload`, measured).
     # So the workload runs with only what it needs, from paths of one length (mktemp's).
-    if ! env -i SWIFT_DETERMINISTIC_HASHING=1 "$(command -v valgrind)" --tool=callgrind \
+    if ! env -i SWIFT_DETERMINISTIC_HASHING=1 "$(command -v valgrind)" --tool=callgrind "${only[@]}" \
         --callgrind-out-file="$out" "$work/fanout-cost" "$tokens" "$count" \
         >"$work/run.$count" 2>"$work/valgrind.$count"; then
         cat "$work/run.$count" "$work/valgrind.$count" >&2
@@ -188,13 +190,20 @@ case $mode in
         cat "$baseline"
         ;;
     calls)
+        # Both ends, and the sink's turn alone (the in-memory pair's serverTurn: frames in,
+        # HPACK, validation, the answer out).
         a=$(profile $small)
         b=$(profile $large)
+        sa=$(profile $small serverTurn)
+        sb=$(profile $large serverTurn)
+        printf '%-44s %12s %12s\n' "calls a notification" "both ends" "sink's turn"
         for name in swift_retain swift_release swift_isUniquelyReferenced_nonNull_native swift_once \
             swift_allocObject swift_beginAccess malloc; do
-            x=$(calls_into "${a%.txt}" "$name")
-            y=$(calls_into "${b%.txt}" "$name")
-            awk -v s="$name" -v c=$((y - x)) -v n=$((large - small)) 'BEGIN { printf "%-44s %8.2f a notification\n", s, c / n }'
+            both=$(($(calls_into "${b%.txt}" "$name") - $(calls_into "${a%.txt}" "$name")))
+            sink=$(($(calls_into "${sb%.txt}" "$name") - $(calls_into "${sa%.txt}" "$name")))
+            awk -v s="$name" -v b=$both -v k=$sink -v n=$((large - small)) \
+                'function r(x) { return (x > -0.005 && x < 0.005) ? 0 : x }
+                 BEGIN { printf "%-44s %12.2f %12.2f\n", s, r(b / n), r(k / n) }'
         done
         ;;
     repeat)
