@@ -30,11 +30,6 @@ public enum APNsErrorBody {
         return reasons.first { $0.bytes.elementsEqual(value) }?.reason
     }
 
-    /// The reason in `body`, held in a buffer.
-    public static func reason(in body: ByteBuffer) -> APNsReason? {
-        body.withUnsafeReadableBytes { reason(in: $0) }
-    }
-
     /// The 410 timestamp in `body`, if it has one.
     public static func timestamp(in body: UnsafeRawBufferPointer) -> Int64? {
         guard var index = valueStart(of: timestampKey, in: body) else { return nil }
@@ -46,11 +41,6 @@ public enum APNsErrorBody {
             digits += 1
         }
         return digits == 0 ? nil : value
-    }
-
-    /// The 410 timestamp in `body`, held in a buffer.
-    public static func timestamp(in body: ByteBuffer) -> Int64? {
-        body.withUnsafeReadableBytes { timestamp(in: $0) }
     }
 
     /// Every reason's bytes, made once.
