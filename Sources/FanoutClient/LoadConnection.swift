@@ -58,12 +58,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private var resend: [PendingNotification] = []
     /// Waiting for their backoff to pass, earliest last.
     private var retries: [(due: UInt64, notification: PendingNotification)] = []
-    /// The batch this connection takes new tokens from, while it has unsent ones: tokens
-    /// `cursor...` are not sent yet. Let go of as its last token is taken: from then on its
-    /// in-flight notifications hold it, and the last to finish recycles it, so a reference kept
-    /// here could see the reader refill it.
+    /// The batch this connection claims new tokens from, while it has unclaimed ones (other
+    /// connections may claim from it too: `FeedBatch`). Let go of once it is spent: from then
+    /// on in-flight notifications hold it, and the last to finish recycles it.
     private var batch: FeedBatch?
-    private var cursor = 0
     /// The feed had nothing ready: ask again at this time.
     private var starvedUntil: UInt64 = 0
     private var feedFinished = false
@@ -239,9 +237,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             if scheduleEnded { leaveUnsent(waiting) } else { back.append(waiting) }
         }
         if let batch, scheduleEnded {
-            leaveUnsent(batch, from: cursor)
+            leaveUnsent(batch)
         } else if let batch {
-            for index in cursor..<batch.tokens.count {
+            for index in batch.claimRest() {
                 back.append(PendingNotification(batch: batch, index: Int32(index), attempts: 0, firstSentAt: 0))
             }
         }
@@ -388,10 +386,12 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func nextToken(now: UInt64) -> PendingNotification? {
         while true {
             if let current = batch {
-                let index = cursor
-                cursor += 1
-                if cursor == current.tokens.count { batch = nil }
-                return PendingNotification(batch: current, index: Int32(index), attempts: 0, firstSentAt: 0)
+                if let index = current.claim() {
+                    if index == current.count - 1 { batch = nil }
+                    return PendingNotification(batch: current, index: Int32(index), attempts: 0, firstSentAt: 0)
+                }
+                // Another connection claimed the rest.
+                batch = nil
             }
             guard now >= starvedUntil else { return nil }
             starvedUntil = 0
@@ -400,7 +400,6 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 return notification
             case .batch(let next):
                 batch = next
-                cursor = 0
             case .notReady:
                 starvedUntil = now + Self.feedPollInterval
                 return nil
@@ -417,7 +416,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func endSchedule() {
         scheduleEnded = true
         if let waiting = waiting.take() { leaveUnsent(waiting) }
-        if let batch { leaveUnsent(batch, from: cursor) }
+        if let batch { leaveUnsent(batch) }
         batch = nil
     }
 
@@ -426,8 +425,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         notification.finish()
     }
 
-    private mutating func leaveUnsent(_ batch: FeedBatch, from start: Int) {
-        for index in start..<batch.tokens.count {
+    /// Leaves the batch's unclaimed tokens unsent.
+    private mutating func leaveUnsent(_ batch: FeedBatch) {
+        for index in batch.claimRest() {
             counts.unscheduled += 1
             batch.finish(index)
         }

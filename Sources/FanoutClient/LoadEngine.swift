@@ -59,10 +59,24 @@ public final class LoadEngine: Sendable {
         public var warmUp: Duration
         /// The lag beyond which the run is invalid.
         public var maxLag: Duration
+        /// The open model: arrivals the schedule held for which no token was left (the set was
+        /// shorter than the schedule), and when the first of them was due (from the start).
+        /// They were not sent, so no latency stands for them. `nil`: every arrival had a token.
+        public var tokensRanOut: TokensRanOut?
         /// The CPU time the sender's event-loop threads used over the run (thread clocks).
         public var senderCPU: Duration = .zero
         /// The sender's own delays, loop by loop, with each loop's CPU time.
         public var loopDelays: [LoopDelays] = []
+
+        /// Arrivals without a token (`tokensRanOut`).
+        public struct TokensRanOut: Sendable, Hashable {
+            /// Arrivals the schedule held past the last token.
+            public var arrivals: UInt64
+            /// When the first of them was due, from the start.
+            public var at: Duration
+            /// The schedule's arrivals in all (this shard's).
+            public var planned: UInt64
+        }
 
         /// The generator's worst lag behind its schedule (the open model).
         public var worstLag: Duration {
@@ -213,6 +227,16 @@ public final class LoadEngine: Sendable {
         }
         statistics.add(counts)
         recording.finish()
+        // The tokens ran out before the schedule did: every token was sent, and the run ended
+        // with arrivals left unclaimed. They are counted, not served late or silently dropped.
+        var tokensRanOut: Report.TokensRanOut?
+        if let tickets, !isCancelled, let planned = tickets.schedule.total, tickets.claimed < planned {
+            tokensRanOut = Report.TokensRanOut(
+                arrivals: planned - tickets.claimed,
+                at: .nanoseconds(Int64(tickets.schedule.offset(of: tickets.claimed) ?? 0)),
+                planned: planned
+            )
+        }
         let elapsed = max(.zero, ContinuousClock.now - started)
         let cpuAtEnd = ThreadCPUClock.perLoop(of: group)
         var loopDelays = recording.collector.loopDelays
@@ -235,6 +259,7 @@ public final class LoadEngine: Sendable {
             schedule: model.shardSchedule,
             warmUp: model.warmUp,
             maxLag: model.maxLag,
+            tokensRanOut: tokensRanOut,
             senderCPU: .nanoseconds(Int64(cpuAtEnd.reduce(0, +) &- cpuAtStart.reduce(0, +))),
             loopDelays: loopDelays
         )

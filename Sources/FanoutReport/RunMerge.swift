@@ -318,7 +318,9 @@ public struct RunMerge {
             return combined.description
         }
         for key in ["sent", "accepted", "requests", "retries", "unscheduled"] { object[key] = sum(key) }
-        for key in ["rejected", "failed", "skipped"] { object[key] = sumCounts(key, in: summaries) }
+        for key in ["rejected", "failed", "skipped", "unscheduled_reasons"] {
+            object[key] = sumCounts(key, in: summaries)
+        }
         object["digest"] = digest(summaries.map { $0["digest"] as? String })
         // CPU adds up over shards; a shard without it (schema 2) leaves the total unknown.
         object["schema_version"] = RunSummary.schemaVersion

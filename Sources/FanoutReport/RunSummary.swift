@@ -203,7 +203,13 @@ public struct RunSummary: Sendable {
             ]
         }
         object["warm_up_seconds"] = Double(report.warmUp.wholeNanoseconds) / 1e9
-        object["unscheduled"] = snapshot.unscheduled
+        // Notifications not sent for want of the other half: tokens read past the schedule's
+        // end (or the closed model's duration), and arrivals due after the last token.
+        let arrivalsWithoutToken = Int(report.tokensRanOut?.arrivals ?? 0)
+        object["unscheduled"] = snapshot.unscheduled + arrivalsWithoutToken
+        object["unscheduled_reasons"] = [
+            "schedule_over": snapshot.unscheduled, "tokens_ran_out": arrivalsWithoutToken,
+        ]
         object["valid"] = valid
         object["invalid_reasons"] = invalidReasons
         object["intervals"] = snapshot.intervals.map { interval -> [String: Any] in
@@ -343,6 +349,14 @@ public struct RunSummary: Sendable {
         }
         if snapshot.unscheduled > 0 {
             lines.append("not sent (the schedule or duration was over): \(grouped(snapshot.unscheduled))")
+        }
+        if let ranOut = report.tokensRanOut {
+            let at = Double(ranOut.at.wholeNanoseconds) / 1e9
+            lines.append(
+                "unscheduled: \(grouped(Int(ranOut.arrivals))) of \(grouped(Int(ranOut.planned))) arrivals had no token "
+                    + "(the tokens ran out \(String(format: "%.2f", at)) s into the schedule): not sent, "
+                    + "and no latency stands for them"
+            )
         }
         if report.warmUp > .zero {
             lines.append(

@@ -58,17 +58,12 @@ public struct CostWorkload: Sendable {
     /// Runs the fan-out; throws when the token set cannot be read or the run did not finish.
     public func run() throws -> Result {
         let template = try self.template ?? PayloadTemplate(json: Array(RunJob.poll.utf8), file: "poll")
-        // Batches as `fanout run` reads them (64 KiB, at most 1024 tokens), and enough of them
-        // for every token when a batch holds 256 or more: text lines of up to 256 bytes,
-        // generated tokens of up to 85 bytes (3 bytes a token byte).
-        let stream = try TokenStream(
-            tokens,
-            configuration: TokenReaderConfiguration(
-                batchBytes: 64 * 1024,
-                batchTokens: 1024,
-                batchCount: count / 256 + 2
-            )
-        )
+        // Batches as a run reads them (`RunBatching`), and enough of them for every token when
+        // a batch holds 256 or more (text lines of up to 256 bytes, generated tokens of up to
+        // 85 bytes: 3 bytes a token byte), so the reader finishes before the first request.
+        var reader = RunBatching.configuration(TokenReaderConfiguration(), connections: 1)
+        reader.batchCount = count / 256 + 2
+        let stream = try TokenStream(tokens, configuration: reader)
         guard let read = stream.waitForSummary(timeout: Self.readingTimeout) else {
             stream.cancel()
             throw JobError(

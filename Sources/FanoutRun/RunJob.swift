@@ -100,15 +100,10 @@ public struct RunJob: Sendable {
         defer { sink.drain(grace: .seconds(1)) }
         let port = sink.localAddress.port!
 
-        let tokens = try TokenStream(
+        let tokens = try TokenSet(
             .generated(TokenGenerator(count: tokenCount, seed: seed)),
-            configuration: TokenReaderConfiguration(
-                shard: shard,
-                batchBytes: 64 * 1024,
-                batchTokens: 1024,
-                batchCount: 2 * shape.connections + 8
-            )
-        )
+            reader: TokenReaderConfiguration(shard: shard)
+        ).openForRun(connections: shape.connections)
         var configuration = LoadConfiguration(
             host: "127.0.0.1",
             port: port,

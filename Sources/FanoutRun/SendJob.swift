@@ -187,7 +187,7 @@ public struct SendJob: Sendable {
     ) throws -> RunSummary {
         let stream: TokenStream
         do {
-            stream = try TokenStream(tokens.source, configuration: tokens.reader)
+            stream = try tokens.openForRun(connections: configuration.shape.connections)
         } catch {
             throw JobError("\(error)")
         }

@@ -30,6 +30,7 @@ enum SinkRun {
         connections: Int = 2,
         streams: Int = 100,
         sinkStreams: UInt32? = nil,
+        batchTokens: Int = 256,
         configure: (inout LoadConfiguration) -> Void = { _ in },
         beforeRun: (LoadEngine, any EventLoopGroup) -> Void = { _, _ in }
     ) throws -> Outcome {
@@ -43,7 +44,13 @@ enum SinkRun {
         defer { try? senderGroup.syncShutdownGracefully() }
         let tokens = try TokenStream(
             .generated(TokenGenerator(count: count, seed: 7)),
-            configuration: TokenReaderConfiguration(batchBytes: 16 * 1024, batchTokens: 256, batchCount: 16)
+            configuration: TokenReaderConfiguration(
+                batchBytes: max(16 * 1024, batchTokens * 200),
+                batchTokens: batchTokens,
+                // A batch goes back to the reader once all its tokens are answered: enough of
+                // them that every stream can hold a token of its own.
+                batchCount: max(16, connections * streams / batchTokens + 8)
+            )
         )
         var configuration = LoadConfiguration(
             host: "127.0.0.1",
