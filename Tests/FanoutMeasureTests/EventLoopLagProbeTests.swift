@@ -1,0 +1,39 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import FanoutMeasure
+
+/// The loop-lag probe against known ground truth: a loop blocked for 200 ms runs the probe's
+/// task at least that late, less its interval.
+struct EventLoopLagProbeTests {
+    @Test func aBlockedLoopShowsAsLag() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let samples = NIOLockedValueBox<[UInt64]>([])
+        let probe = try loop.submit {
+            let probe = EventLoopLagProbe(on: loop, every: .milliseconds(5)) { late, _ in
+                samples.withLockedValue { $0.append(late) }
+            }
+            probe.start()
+            return NIOLoopBound(probe, eventLoop: loop)
+        }.wait()
+        // Idle first: samples are small. Then the loop is blocked for 200 ms.
+        Thread.sleep(forTimeInterval: 0.2)
+        try loop.submit { Thread.sleep(forTimeInterval: 0.2) }.wait()
+        Thread.sleep(forTimeInterval: 0.1)
+        try loop.submit { probe.value.stop() }.wait()
+        let taken = samples.withLockedValue { $0 }
+        let count = taken.count
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(samples.withLockedValue { $0.count } == count, "a sample after stop")
+        #expect(count >= 40, "\(count) samples in 0.5 s at 5 ms")
+        let worst = taken.max() ?? 0
+        #expect(worst >= 190_000_000, "worst lag \(worst) ns while the loop was blocked 200 ms")
+        // Only the sample the block delayed is large: the probe does not count the block twice.
+        #expect(taken.filter { $0 >= 100_000_000 }.count == 1, "\(taken.filter { $0 >= 100_000_000 })")
+    }
+}
