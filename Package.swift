@@ -15,12 +15,13 @@ let package = Package(
         .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
         .library(name: "FanoutHPACK", targets: ["FanoutHPACK"]),
         .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
+        .library(name: "FanoutMeasure", targets: ["FanoutMeasure"]),
         .library(name: "FanoutSink", targets: ["FanoutSink"]),
         .library(name: "FanoutClient", targets: ["FanoutClient"]),
         .library(name: "FanoutReport", targets: ["FanoutReport"]),
     ],
     // The `fanout` executable allocates through jemalloc on Linux (libjemalloc-dev): measured
-    // against glibc's malloc by scripts/bench-allocator.sh. `--disable-default-traits` builds
+    // against glibc's malloc by scripts/bench/allocator.sh. `--disable-default-traits` builds
     // it with glibc's.
     traits: [
         .trait(name: "Jemalloc", description: "Link the fanout executable with jemalloc on Linux."),
@@ -103,12 +104,26 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // As for FanoutPayload: every ByteBuffer write paid a runtime exclusivity check on
             // NIO's storage (swift_beginAccess: ~11% of the server's profile under h2load).
             // Nothing here relies on the check; connections are confined to one event loop.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+        ),
+        // What every figure is made of, for the sender and the sink alike: microsecond
+        // histograms and their percentiles, packed seconds, lateness tallies, thread CPU clocks,
+        // event-loop lag probes, and the metrics endpoint (swift-prometheus over a small
+        // HTTP/1.1 text server).
+        .target(
+            name: "FanoutMeasure",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
         // The mock APNs: validation, token auth, APNs' stream limits, statistics.
         .target(
@@ -120,15 +135,14 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutHTTP2",
+                "FanoutMeasure",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // As for FanoutHTTP2: header lists and responses go through ByteBuffer.
@@ -146,6 +160,7 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",
+                "FanoutMeasure",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Atomics", package: "swift-atomics"),
@@ -164,7 +179,7 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutClient",
                 "FanoutTokens",
-                "FanoutHTTP2",
+                "FanoutMeasure",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
@@ -181,6 +196,7 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",
+                "FanoutMeasure",
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
@@ -220,7 +236,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Helpers the test targets share: a seeded generator, peer processes with bounded waits.
+        // Helpers the test targets share: peer processes with bounded waits, free ports, Python peers.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
         .testTarget(name: "FanoutSettingsTests", dependencies: ["FanoutSettings"]),
         .testTarget(
@@ -251,6 +267,17 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             exclude: ["Peers"]
+        ),
+        .testTarget(
+            name: "FanoutMeasureTests",
+            dependencies: [
+                "FanoutMeasure",
+                "FanoutRandom",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
         .testTarget(
             name: "FanoutTokensTests",
@@ -287,7 +314,6 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutReportTests",
             dependencies: [
@@ -303,6 +329,7 @@ let package = Package(
             ],
             exclude: ["Peers", "Golden"]
         ),
+        // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutCommandTests",
             dependencies: ["fanout", "fanout-cost", "FanoutRun", "FanoutSettings", "FanoutTestSupport"],

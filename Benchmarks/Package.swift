@@ -69,7 +69,7 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
         ),
-        // The HTTP/2 server and client as programs, for scripts/bench-http2.sh.
+        // The HTTP/2 server and client as programs, for scripts/bench/http2.sh.
         .executableTarget(
             name: "h2bench",
             dependencies: [

@@ -34,12 +34,8 @@ shards=$1
 shift
 [ $# -gt 0 ] || set -- --generate 1000000 --template fixtures/poll.json --topic com.example.app
 
-if [ -n "${FANOUT:-}" ]; then
-    fanout=$FANOUT
-else
-    swift build -c release --product fanout >/dev/null
-    fanout=$PWD/.build/release/fanout
-fi
+. scripts/lib/build.sh
+release_fanout
 out=${OUTPUT:-results/cluster-local-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 

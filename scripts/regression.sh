@@ -9,7 +9,7 @@
 #
 # Wall-clock figures are not gated here: on a shared 2-core runner the same build's throughput
 # moves ±30% between runs. To compare builds by time, run them side by side with `fanout ab`
-# (scripts/bench-ab.sh); to compare with the committed repeats of the default scenario:
+# (scripts/bench/ab.sh); to compare with the committed repeats of the default scenario:
 #
 #   scripts/regression.sh --strict   also fail when throughput or p99 is worse than the
 #                                    baseline's repeats beyond their noise (local use)

@@ -68,21 +68,6 @@ public enum TimedAPNsID {
         return (writtenAt, (low & 0x3FFF_FFFF_FFFF_FFFF) * 1000)
     }
 
-    /// Writes `bits` as a lowercase canonical UUID into 36 bytes.
-    public static func write(_ bits: (high: UInt64, low: UInt64), into out: UnsafeMutableRawBufferPointer) {
-        let digits: StaticString = "0123456789abcdef"
-        var position = 0
-        for nibble in 0..<32 {
-            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
-                out[position] = UInt8(ascii: "-")
-                position += 1
-            }
-            let word = nibble < 16 ? bits.high : bits.low
-            out[position] = digits.utf8Start[Int(word >> (60 - 4 * UInt64(nibble % 16)) & 0xF)]
-            position += 1
-        }
-    }
-
     @inline(__always)
     private static func hexValue(_ byte: UInt8) -> UInt64? {
         switch byte {

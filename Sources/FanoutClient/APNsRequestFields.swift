@@ -39,31 +39,15 @@ struct APNsRequestFields: HTTP2HeaderFields {
     /// setting those bits; returns the bits as written.
     @discardableResult
     mutating func select(id bits: (high: UInt64, low: UInt64)) -> (high: UInt64, low: UInt64) {
-        let high = bits.high & ~0xF000 | 0x4000
-        let low = bits.low & ~(0xC000_0000_0000_0000 as UInt64) | 0x8000_0000_0000_0000
-        select(uuid: (high, low))
-        return (high, low)
+        let written = UUIDText.version4(bits)
+        select(uuid: written)
+        return written
     }
 
     /// Writes `bits` as they are as the UUID's 32 hex digits (`TimedAPNsID` sets its version).
     mutating func select(uuid bits: (high: UInt64, low: UInt64)) {
-        let (high, low) = bits
         guard id != nil else { return }
-        let digits: StaticString = "0123456789abcdef"
-        id!.withUnsafeMutableBufferPointer { text in
-            var position = 35
-            func put(_ value: UInt64, _ count: Int) {
-                var value = value
-                for _ in 0..<count {
-                    if text[position] == UInt8(ascii: "-") { position -= 1 }
-                    text[position] = digits.utf8Start[Int(value & 0xF)]
-                    value >>= 4
-                    position -= 1
-                }
-            }
-            put(low, 16)
-            put(high, 16)
-        }
+        id!.withUnsafeMutableBytes { UUIDText.write(bits, into: $0) }
     }
 
     /// Points `:path` at `token`'s device.

@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FanoutMeasure
 import Histogram
 import NIOConcurrencyHelpers
 

@@ -2,6 +2,7 @@ import Atomics
 import Dispatch
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutMeasure
 import FanoutSettings
 import FanoutTokens
 import Histogram

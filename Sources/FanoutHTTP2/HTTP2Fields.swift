@@ -74,19 +74,3 @@ public struct HTTP2Fields: HTTP2HeaderFields, Sendable {
         }
     }
 }
-
-/// A field list followed by more fields: shared fields plus a per-request one.
-public struct HTTP2FieldsPair<First: HTTP2HeaderFields, Second: HTTP2HeaderFields>: HTTP2HeaderFields {
-    public var first: First
-    public var second: Second
-
-    public init(_ first: First, _ second: Second) {
-        self.first = first
-        self.second = second
-    }
-
-    public func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
-        first.encode(with: &encoder, into: &block)
-        second.encode(with: &encoder, into: &block)
-    }
-}

@@ -1,5 +1,5 @@
 import FanoutClient
-import FanoutHTTP2
+import FanoutMeasure
 import Foundation
 
 /// How much of a run's measured latency Fanout itself accounts for.

@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutMeasure
 import Foundation
 
 /// HdrHistogram's interval log (`.hlog`, format 1.3): one line per second of the run, each a

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutMeasure
 import FanoutSettings
 import FanoutTokens
 import Foundation

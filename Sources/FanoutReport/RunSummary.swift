@@ -1,6 +1,6 @@
 import FanoutAPNs
 import FanoutClient
-import FanoutHTTP2
+import FanoutMeasure
 import FanoutSettings
 import FanoutTokens
 import Foundation

@@ -2,6 +2,7 @@ import Crypto
 import FanoutAPNs
 import FanoutClient
 import FanoutHTTP2
+import FanoutMeasure
 import FanoutPayload
 import FanoutReport
 import FanoutSink

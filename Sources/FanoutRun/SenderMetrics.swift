@@ -1,6 +1,6 @@
 import FanoutAPNs
 import FanoutClient
-import FanoutSink
+import FanoutMeasure
 import FanoutTokens
 import Foundation
 import NIOPosix
@@ -17,7 +17,7 @@ public struct MetricsAddress: Sendable, Hashable {
 }
 
 /// `--metrics HOST:PORT` on `fanout send` and `fanout run`: the sender's counts in Prometheus'
-/// text format at `/metrics` while the run lasts, so a fleet of shards is watched in Grafana.
+/// text format at `/metrics` (swift-prometheus, as the sink's) while the run lasts, so a fleet of shards is watched in Grafana.
 ///
 /// ```
 /// fanout_sender_requests_total 120345
@@ -46,6 +46,7 @@ final class SenderMetrics: Sendable {
         let shard = part == .all ? nil : part.description
         let statistics = engine.statistics
         do {
+            let metrics = PrometheusMetrics(subsystem: "sender")
             endpoint = try TextEndpoint(host: host, port: port, group: group) { path in
                 guard path == "/metrics" else {
                     return .init(status: .notFound, type: TextEndpoint.plainType, body: "not found: try /metrics\n")
@@ -53,7 +54,7 @@ final class SenderMetrics: Sendable {
                 return .init(
                     status: .ok,
                     type: TextEndpoint.prometheusType,
-                    body: Self.exposition(of: statistics.snapshot, shard: shard)
+                    body: Self.exposition(of: statistics.snapshot, shard: shard, into: metrics)
                 )
             }
         } catch {
@@ -67,82 +68,75 @@ final class SenderMetrics: Sendable {
         try? group.syncShutdownGracefully()
     }
 
-    /// The text exposition of `snapshot`; with a shard, every sample carries it as a label.
-    static func exposition(of snapshot: LoadSnapshot, shard: String?) -> String {
-        var text = ""
-        func labels(_ pairs: [(String, String)]) -> String {
-            let all = (shard.map { [("shard", $0)] } ?? []) + pairs
-            guard !all.isEmpty else { return "" }
-            return "{" + all.map { "\($0.0)=\"\(escaped($0.1))\"" }.joined(separator: ",") + "}"
-        }
-        func family(
-            _ name: String,
-            _ type: String,
-            _ help: String,
-            _ samples: [(labels: [(String, String)], value: String)]
-        ) {
-            text += "# HELP fanout_sender_\(name) \(help)\n# TYPE fanout_sender_\(name) \(type)\n"
-            for sample in samples { text += "fanout_sender_\(name)\(labels(sample.labels)) \(sample.value)\n" }
-        }
-        family("requests_total", "counter", "HTTP/2 requests sent, retries included.", [([], "\(snapshot.requests)")])
-        family(
-            "sent_total",
-            "counter",
-            "Notifications with a final outcome: accepted, rejected or failed.",
-            [([], "\(snapshot.sent)")]
-        )
-        family("accepted_total", "counter", "Notifications APNs accepted (200).", [([], "\(snapshot.accepted)")])
-        family(
-            "rejected_total",
-            "counter",
-            "Notifications rejected, by status and APNs reason.",
-            snapshot.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                ([("status", String($0.key.status)), ("reason", $0.key.rawValue)], "\($0.value)")
-            }
-        )
-        family(
-            "failed_total",
-            "counter",
-            "Notifications without an answer after every try, by cause.",
-            snapshot.failed.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                ([("cause", $0.key.rawValue)], "\($0.value)")
-            }
-        )
-        let answered = snapshot.answeredOK + snapshot.answers.values.reduce(0, +) + snapshot.failed.values.reduce(0, +)
-        family(
-            "in_flight",
-            "gauge",
-            "Requests sent and not yet answered or failed (as of the last counts).",
-            [([], "\(max(0, snapshot.requests - answered))")]
-        )
-        family(
-            "connections_opened_total",
-            "counter",
-            "Connections opened, reconnections included.",
-            [([], "\(snapshot.connectionsOpened)")]
-        )
-        let latency = snapshot.latency
-        let quantiles: [(String, Double)] = [("0.5", 50), ("0.9", 90), ("0.99", 99), ("0.999", 99.9)]
-        let samples = quantiles.map { quantile, percentile in
-            (
-                [("quantile", quantile)],
-                latency.totalCount == 0 ? "NaN" : "\(Double(latency.valueAtPercentile(percentile)) / 1e6)"
+    /// The text exposition of `snapshot` into `metrics`; with a shard, every sample carries it
+    /// as a label. The latency quantiles are gauges (swift-prometheus has no summary of given
+    /// quantiles), with the count and sum beside them as `_count` and `_sum` gauges.
+    static func exposition(of snapshot: LoadSnapshot, shard: String?, into metrics: PrometheusMetrics) -> String {
+        let shardLabel = shard.map { [("shard", $0)] } ?? []
+        return metrics.exposition { metrics in
+            metrics.count(
+                "requests",
+                labels: shardLabel,
+                snapshot.requests,
+                help: "HTTP/2 requests sent, retries included."
             )
+            metrics.count(
+                "sent",
+                labels: shardLabel,
+                snapshot.sent,
+                help: "Notifications with a final outcome: accepted, rejected or failed."
+            )
+            metrics.count("accepted", labels: shardLabel, snapshot.accepted, help: "Notifications APNs accepted (200).")
+            for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                metrics.count(
+                    "rejected",
+                    labels: shardLabel + [("status", String(reason.status)), ("reason", reason.rawValue)],
+                    count,
+                    help: "Notifications rejected, by status and APNs reason."
+                )
+            }
+            for (cause, count) in snapshot.failed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                metrics.count(
+                    "failed",
+                    labels: shardLabel + [("cause", cause.rawValue)],
+                    count,
+                    help: "Notifications without an answer after every try, by cause."
+                )
+            }
+            let answered =
+                snapshot.answeredOK + snapshot.answers.values.reduce(0, +) + snapshot.failed.values.reduce(0, +)
+            metrics.gauge(
+                "in_flight",
+                labels: shardLabel,
+                Double(max(0, snapshot.requests - answered)),
+                help: "Requests sent and not yet answered or failed (as of the last counts)."
+            )
+            metrics.count(
+                "connections_opened",
+                labels: shardLabel,
+                snapshot.connectionsOpened,
+                help: "Connections opened, reconnections included."
+            )
+            let latency = snapshot.latency
+            let help =
+                "From each notification's start (its due time in the open model) to its outcome, over the seconds closed."
+            for (quantile, percentile) in [("0.5", 50.0), ("0.9", 90), ("0.99", 99), ("0.999", 99.9)] {
+                metrics.gauge(
+                    "latency",
+                    unit: "seconds",
+                    labels: shardLabel + [("quantile", quantile)],
+                    latency.totalCount == 0 ? .nan : Double(latency.valueAtPercentile(percentile)) / 1e6,
+                    help: help
+                )
+            }
+            let count = Double(latency.totalCount)
+            metrics.gauge(
+                "latency_seconds_sum",
+                labels: shardLabel,
+                latency.mean * count / 1e6,
+                help: "The latencies' sum, seconds."
+            )
+            metrics.gauge("latency_seconds_count", labels: shardLabel, count, help: "The latencies' count.")
         }
-        family(
-            "latency_seconds",
-            "summary",
-            "From each notification's start (its due time in the open model) to its outcome, over the seconds closed.",
-            samples
-        )
-        // A summary's _sum and _count carry no quantile.
-        let count = Int(latency.totalCount)
-        text += "fanout_sender_latency_seconds_sum\(labels([])) \(latency.mean * Double(count) / 1e6)\n"
-        text += "fanout_sender_latency_seconds_count\(labels([])) \(count)\n"
-        return text
-    }
-
-    private static func escaped(_ value: String) -> String {
-        value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
     }
 }

@@ -1,11 +1,9 @@
 import FanoutAPNs
-import FanoutHTTP2
+import FanoutMeasure
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Prometheus
 
 /// The sink's statistics over HTTP/1.1 on a port of their own, for long runs:
 ///
@@ -53,52 +51,14 @@ public final class SinkAdmin: Sendable {
     }
 }
 
-/// The statistics as Prometheus metrics. swift-prometheus' counters only go up by increments,
-/// so each scrape adds what changed since the previous one.
+/// The statistics as Prometheus metrics (`fanout_sink_…`, through `PrometheusMetrics`).
 final class SinkMetrics: Sendable {
-    private struct State {
-        let registry = PrometheusCollectorRegistry()
-        var counters: [String: (counter: Counter, value: Int)] = [:]
-        var gauges: [String: Gauge] = [:]
-    }
-
-    private let state = NIOLockedValueBox(State())
+    private let metrics = PrometheusMetrics(subsystem: "sink")
 
     /// The text exposition of the statistics now.
     func exposition(of statistics: SinkStatistics) -> String {
         let summary = statistics.summary
-        return state.withLockedValue { state in
-            func descriptor(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-                MetricNameDescriptor(
-                    namespace: "fanout",
-                    subsystem: "sink",
-                    metricName: metric,
-                    unitName: unit,
-                    helpText: help
-                )
-            }
-            func count(_ metric: String, labels: [(String, String)] = [], _ value: Int, help: String) {
-                let key = metric + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
-                let entry =
-                    state.counters[key]
-                    ?? (state.registry.makeCounter(descriptor: descriptor(metric, "total", help), labels: labels), 0)
-                if value > entry.value { entry.counter.increment(by: Int64(value - entry.value)) }
-                state.counters[key] = (entry.counter, max(value, entry.value))
-            }
-            func gauge(
-                _ metric: String,
-                unit: String = "",
-                labels: [(String, String)] = [],
-                _ value: Double,
-                help: String
-            ) {
-                let key = metric + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
-                let gauge =
-                    state.gauges[key]
-                    ?? state.registry.makeGauge(descriptor: descriptor(metric, unit, help), labels: labels)
-                state.gauges[key] = gauge
-                gauge.set(to: value)
-            }
+        return metrics.exposition { metrics in
             // The sink's own delays, as quantile-labelled gauges in seconds.
             let delays = summary.ownDelays
             for (metric, delay, help) in [
@@ -113,53 +73,50 @@ final class SinkMetrics: Sendable {
                 ),
                 ("loop_lag", delays.loopLag, "How late the sink's event loops ran what fell due."),
             ] {
-                for (quantile, value) in [("0.5", delay.p50), ("0.99", delay.p99), ("1", delay.max)] {
-                    gauge(metric, unit: "seconds", labels: [("quantile", quantile)], Double(value) / 1e6, help: help)
-                }
+                metrics.quantiles(metric, [("0.5", delay.p50), ("0.99", delay.p99), ("1", delay.max)], help: help)
             }
             for (loop, share) in delays.loopUtilisation.enumerated() {
-                gauge(
+                metrics.gauge(
                     "loop_cpu_utilisation",
                     labels: [("loop", String(loop))],
                     share,
                     help: "Each event loop's CPU time since the sink started over the time since then (1 = a core)."
                 )
             }
-            count("requests", summary.requests, help: "Requests received.")
-            count(
+            metrics.count("requests", summary.requests, help: "Requests received.")
+            metrics.count(
                 "responses",
                 labels: [("status", "200"), ("reason", "")],
                 summary.accepted,
                 help: "Responses sent, by status and APNs reason."
             )
             for (reason, value) in summary.rejected {
-                count(
+                metrics.count(
                     "responses",
                     labels: [("status", String(reason.status)), ("reason", reason.rawValue)],
                     value,
                     help: "Responses sent, by status and APNs reason."
                 )
             }
-            count("payload_bytes", summary.bodyBytes, help: "Payload bytes received.")
-            count("streams_reset", summary.streamsReset, help: "Streams the client reset.")
-            gauge(
+            metrics.count("payload_bytes", summary.bodyBytes, help: "Payload bytes received.")
+            metrics.count("streams_reset", summary.streamsReset, help: "Streams the client reset.")
+            metrics.gauge(
                 "peak_streams",
                 Double(summary.peakConcurrentStreams),
                 help: "The most streams open at once on one connection."
             )
-            count("connections_opened", summary.connectionsOpened, help: "Connections accepted.")
-            gauge(
+            metrics.count("connections_opened", summary.connectionsOpened, help: "Connections accepted.")
+            metrics.gauge(
                 "connections_open",
                 Double(summary.connectionsOpened - summary.connectionsClosed),
                 help: "Connections open now."
             )
-            gauge(
+            metrics.gauge(
                 "uptime",
                 unit: "seconds",
                 Date().timeIntervalSince(statistics.startedAt),
                 help: "Seconds since the sink started."
             )
-            return state.registry.emitToString()
         }
     }
 }

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutMeasure
 import FanoutRandom
 import FanoutSettings
 import Foundation
@@ -394,7 +395,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         var uniqueID: UnsafeRawBufferPointer?
         if transit > 0 {
             let bits = TimedAPNsID.answerBits(writtenAt: NIODeadline.now().uptimeNanoseconds, held: held)
-            TimedAPNsID.write(bits, into: uniqueIDStorage.bytes)
+            UUIDText.write(bits, into: uniqueIDStorage.bytes)
             uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
         }
         guard let rejection else {

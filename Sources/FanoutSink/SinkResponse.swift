@@ -71,21 +71,8 @@ struct APNsIDGenerator {
 
     /// Writes `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx` (uppercase, as APNs) into 36 bytes.
     mutating func write(into out: UnsafeMutableRawBufferPointer) {
-        let digits: StaticString = "0123456789ABCDEF"
-        var high = next()
-        var low = next()
-        high = (high & ~0xF000) | 0x4000  // version 4
-        low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10xx
-        var position = 0
-        for nibble in 0..<32 {
-            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
-                out[position] = UInt8(ascii: "-")
-                position += 1
-            }
-            let value = nibble < 16 ? (high >> (60 - 4 * UInt64(nibble))) : (low >> (60 - 4 * UInt64(nibble - 16)))
-            out[position] = digits.utf8Start[Int(value & 0xF)]
-            position += 1
-        }
+        let high = next()
+        UUIDText.write(UUIDText.version4((high, next())), uppercase: true, into: out)
     }
 }
 

@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutMeasure
 import Foundation
 import NIOConcurrencyHelpers
 

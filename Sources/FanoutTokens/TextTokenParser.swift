@@ -1,7 +1,7 @@
 import FanoutAPNs
+import FanoutSettings
 
 #if canImport(Glibc)
-import FanoutSettings
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

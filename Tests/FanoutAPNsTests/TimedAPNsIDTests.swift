@@ -56,7 +56,7 @@ struct TimedAPNsIDTests {
         #expect(answer?.held == 10_000_000)
         var written = [UInt8](repeating: 0, count: 36)
         written.withUnsafeMutableBytes {
-            TimedAPNsID.write(TimedAPNsID.answerBits(writtenAt: 5_000, held: 0), into: $0)
+            UUIDText.write(TimedAPNsID.answerBits(writtenAt: 5_000, held: 0), into: $0)
         }
         #expect(written == Self.text(TimedAPNsID.answerBits(writtenAt: 5_000, held: 0)))
         #expect(

@@ -17,7 +17,7 @@ import Testing
 /// holds: above capacity the queue grows by the excess, so 5% over it (4,200/s) adds 4 s × 200/s
 /// ÷ 4,000/s = 200 ms and fails either objective, while at 90% nothing queues. scripts/test.sh
 /// runs this suite alone, after the others, so that no other suite's load is measured as the
-/// sink's latency; scripts/bench-shapes.sh is the full-length form in release.
+/// sink's latency; scripts/bench/shapes.sh is the full-length form in release.
 @Suite(.serialized) struct GroundTruthTests {
     static let shapes = [(1, 200), (2, 100), (4, 50), (8, 25)]
     static let capacity = 4000.0

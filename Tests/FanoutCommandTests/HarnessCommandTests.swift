@@ -5,7 +5,7 @@ import Testing
 /// Fanout's account of its own delays, as a user reads it: the `harness` section of
 /// summary.json, the printed summary, summary.md, report.html, `fanout gate`'s `harness`
 /// metric, and the sink's /stats and /metrics. (How large the delays are against injected
-/// ground truth is scripts/bench-harness.sh's: timing on a shared machine is no unit test.)
+/// ground truth is scripts/bench/harness.sh's: timing on a shared machine is no unit test.)
 @Suite(.serialized) struct HarnessCommandTests {
     static func folder() -> String { NSTemporaryDirectory() + "fanout-harness-\(UUID().uuidString)" }
 

@@ -5,7 +5,7 @@ import Testing
 /// `fanout search` as a user runs it, on steps short enough for a debug build. What is checked
 /// is the search's mechanics — the steps it runs, the folders and files it keeps, the verdicts
 /// that follow from outcomes no timing can change, the exit status — not how close an answer
-/// comes to a capacity: that is timing, measured in release by scripts/bench-search.sh.
+/// comes to a capacity: that is timing, measured in release by scripts/bench/search.sh.
 @Suite struct SearchCommandTests {
     static func folder() throws -> String {
         let folder = NSTemporaryDirectory() + "fanout-search-\(UUID().uuidString)"

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutMeasure
 import FanoutPayload
 import Foundation
 import Histogram

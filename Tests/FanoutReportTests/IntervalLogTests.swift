@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutMeasure
 import FanoutRun
 import FanoutTestSupport
 import Foundation

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# `fanout ab` trials, as issue 17 measures it: TRIALS runs of `fanout ab BASELINE CANDIDATE
+# `fanout ab` trials, to measure its verdicts: TRIALS runs of `fanout ab BASELINE CANDIDATE
 # --repeat PAIRS -- run --count COUNT`, counting the verdicts (within noise, WORSE, BETTER).
 # Run a build against itself (every verdict should be "within noise") and against a build
 # planted slower (every verdict should be WORSE). The trials' folders are kept under
 # results/bench-ab-*/.
 #
-#   scripts/bench-ab.sh BASELINE CANDIDATE [TRIALS=10] [PAIRS=5] [COUNT=300000]
+#   scripts/bench/ab.sh BASELINE CANDIDATE [TRIALS=10] [PAIRS=5] [COUNT=300000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { echo "usage: scripts/bench-ab.sh BASELINE CANDIDATE [TRIALS] [PAIRS] [COUNT]" >&2; exit 2; }
+cd "$(dirname "$0")/../.."
+[ $# -ge 2 ] || { echo "usage: scripts/bench/ab.sh BASELINE CANDIDATE [TRIALS] [PAIRS] [COUNT]" >&2; exit 2; }
 baseline=$1 candidate=$2 trials=${3:-10} pairs=${4:-5} count=${5:-300000}
 out=results/bench-ab-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"

@@ -9,16 +9,20 @@
 #   3. the load engine with its sink: `fanout run --count 500000` under each, alternating:
 #      notifications/s and peak RSS.
 #
-#   scripts/bench-allocator.sh [RUNS=5] [REQUESTS=200000]
+#   scripts/bench/allocator.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh
 
-swift build -c release --product fanout >/dev/null
-swift build -c release --product fanout --disable-default-traits --build-path .build/glibc >/dev/null
-declare -A fanout=([jemalloc]=$PWD/.build/release/fanout [glibc]=$PWD/.build/glibc/release/fanout)
+# Two builds of this tree side by side: the default (jemalloc) and one without the trait.
+unset FANOUT
+release_fanout
+jemalloc=$fanout
+unset FANOUT
+release_fanout --disable-default-traits --build-path .build/glibc
+declare -A fanout=([jemalloc]=$jemalloc [glibc]=$fanout)
 body=$PWD/fixtures/poll.json
 token=$(printf 'ab%.0s' $(seq 32))
 

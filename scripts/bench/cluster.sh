@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Issue 16's figures for a sharded open-model run on this machine: PAIRS alternating pairs of
+# A sharded open-model run against one run of the same rate, on this machine: PAIRS alternating pairs of
 #   A. scripts/cluster-local.sh 4 at a total of RATE for 10 s (4 `fanout send` shards, one sink)
 #   B. one `fanout send` at RATE for 10 s against a `fanout sink`
 # Prints, per pair, the merged run's achieved rate in each whole second after the first (the
 # worst gap to RATE), the start skew, and both sides' p50 and p99; then the medians.
 #
-#   [FANOUT=BINARY] scripts/bench-cluster.sh [PAIRS=5] [RATE=20000]
+#   [FANOUT=BINARY] scripts/bench/cluster.sh [PAIRS=5] [RATE=20000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 pairs=${1:-5}
 rate=${2:-20000}
-if [ -z "${FANOUT:-}" ]; then
-    swift build -c release --product fanout >/dev/null
-    export FANOUT=$PWD/.build/release/fanout
-fi
+. scripts/lib/build.sh
+release_fanout
 out=results/bench-cluster-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 send=(--generate 1000000 --template fixtures/poll.json --topic com.example.app --rate "$rate" --duration 10s)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 19's figures: how much of a run's latency Fanout's own delays account for, against a
+# How much of a run's latency Fanout's own delays account for, against a
 # sink that answers in exactly 10 ms (known ground truth: everything above 10 ms is the
 # harness's). `fanout run` (the sink embedded, 4 connections × 1000 streams, 5 s a run):
 #   M. the closed model's maximum with that sink (1M tokens; the best of two runs)
@@ -11,14 +11,12 @@
 # Every step is tried up to TRIES times (noise on a shared machine only adds delay; a step
 # passes when one try meets its target); each try's figures are printed.
 #
-#   [FANOUT=BINARY] [TRIES=3] scripts/bench-harness.sh
+#   [FANOUT=BINARY] [TRIES=3] scripts/bench/harness.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 tries=${TRIES:-3}
-if [ -z "${FANOUT:-}" ]; then
-    swift build -c release --product fanout >/dev/null
-    export FANOUT=$PWD/.build/release/fanout
-fi
+. scripts/lib/build.sh
+release_fanout
 out=results/bench-harness-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 run=(run --sink-latency fixed:10ms --connections 4 --streams 1000)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FanoutHTTP2 against nghttp2's C programs, side by side in the same run (issue 4's targets):
+# FanoutHTTP2 against nghttp2's C programs, side by side in the same run:
 #   server: h2load → Fanout's minimal server (Benchmarks' h2bench serve, one event loop) versus
 #           h2load → nghttpd, -c 8 -m 100 -t 1, body fixtures/poll.json; then -c 1 -m 1000
 #           against the Fanout server's own -m 100 figure;
@@ -7,9 +7,9 @@
 #           same connections, streams and body.
 # Runs alternate (A B A B …) and the median ratio is reported, as shared machines drift.
 #
-#   [H2BENCH=BINARY] scripts/bench-http2.sh [RUNS=5] [REQUESTS=200000]
+#   [H2BENCH=BINARY] scripts/bench/http2.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh

@@ -3,9 +3,9 @@
 # package-benchmark run, repeated (default 5 times) because this machine is shared and noisy.
 # Prints each run's p50 per payload and the ratios, then the median ratio over the runs.
 #
-#   scripts/bench-payload.sh [REPEATS]
+#   scripts/bench/payload.sh [REPEATS]
 set -euo pipefail
-cd "$(dirname "$0")/../Benchmarks"
+cd "$(dirname "$0")/../../Benchmarks"
 repeats=${1:-5}
 
 runs=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job beside h2load (issue 6's targets), on this machine, in one run:
+# The main job beside h2load, on this machine, in one run:
 #   1. throughput: `fanout run --count REQUESTS` (sender and embedded sink, 4 connections ×
 #      1000 streams, the poll notification) against h2load → nghttpd with the same connections,
 #      streams and body (-c 4 -m 1000 -t 1), runs alternating; median ratio (target ≥ 0.50);
@@ -10,9 +10,9 @@
 #   3. memory: peak RSS of `fanout run` with 1 million and with 20 million tokens (target: within
 #      10% of each other: tokens stream through bounded batches).
 #
-#   [FANOUT=BINARY] scripts/bench-run.sh [RUNS=3] [REQUESTS=1000000]
+#   [FANOUT=BINARY] scripts/bench/run.sh [RUNS=3] [REQUESTS=1000000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-3}
 requests=${2:-1000000}
 . scripts/lib/peers.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `fanout search` against two endpoints whose true capacity is known, as issue 15 sets it:
+# `fanout search` against two endpoints whose true capacity is known:
 #
 #   1. a `fanout sink --connection-rate 5000/s` process, searched over --endpoint with 4
 #      connections: each connection's answers go out at most 5,000 a second, so 20,000/s;
@@ -11,9 +11,9 @@
 # within 5% of its capacity. Prints both step tables, the answers and their gaps; exits 1 when
 # either is further off. The search folders are kept under results/bench-search-*/.
 #
-#   [FANOUT=BINARY] scripts/bench-search.sh
+#   [FANOUT=BINARY] scripts/bench/search.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 
 release_fanout

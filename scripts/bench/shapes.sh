@@ -15,9 +15,9 @@
 # and docs/planning.md quote. Exits 1 when any figure is out of its bound. Folders are kept
 # under results/bench-shapes-*/.
 #
-#   [FANOUT=BINARY] scripts/bench-shapes.sh [--runs-only | --searches-only]
+#   [FANOUT=BINARY] scripts/bench/shapes.sh [--runs-only | --searches-only]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 
 release_fanout

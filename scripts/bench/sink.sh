@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The mock APNs sink's capacity beside nghttpd's (issue 18's targets): h2load → `fanout sink`
+# The mock APNs sink's capacity beside nghttpd's: h2load → `fanout sink`
 # (validation on, auth off, no injected latency, one event loop) versus h2load → nghttpd, body
 # fixtures/poll.json, runs alternating, in three pairs:
 #   h2c  -c 8 -m 100 -t 1      eight connections of 100 streams, cleartext
@@ -11,9 +11,9 @@
 # and the mean number in flight over the run (Little's law: requests × 1 s / elapsed, lower
 # than the 100,000 of the steady state by the ramps).
 #
-#   [FANOUT=BINARY] scripts/bench-sink.sh [RUNS=5] [REQUESTS=200000]
+#   [FANOUT=BINARY] scripts/bench/sink.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh

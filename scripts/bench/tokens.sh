@@ -5,14 +5,14 @@
 # streaming reader shows the same figure for both. The 50-million text file takes 3.3 GB of
 # temporary disk; it is removed at the end.
 #
-#   scripts/bench-tokens.sh
+#   scripts/bench/tokens.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 (cd Benchmarks && swift package benchmark --target TokenBenchmarks --no-progress)
 
-swift build -c release --product fanout
-fanout=$PWD/.build/release/fanout
+. scripts/lib/build.sh
+release_fanout
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

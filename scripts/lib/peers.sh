@@ -1,7 +1,7 @@
 # Shared by the benchmark scripts that run programs side by side: a free loopback port, a wait
 # for a listener, and background processes stopped (with the work folder removed) on exit.
 # Source it after `cd` to the repository; it checks for h2load and nghttpd and sets `work` (a
-# temporary folder) and `pids`.
+# temporary folder) and `pids`, and sources lib/build.sh (the release build it measures).
 
 command -v h2load >/dev/null && command -v nghttpd >/dev/null || {
     echo "needs h2load and nghttpd: apt-get install -y nghttp2-client nghttp2-server" >&2
@@ -16,6 +16,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+
+. scripts/lib/build.sh
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -36,26 +38,4 @@ start_nghttpd() {
     nghttpd --no-tls -d "$work/www" "$nghttpd_port" >/dev/null 2>&1 &
     pids+=($!)
     wait_port "$nghttpd_port"
-}
-
-# The fanout binary to measure: $FANOUT when set (another build, e.g. a baseline's, measured
-# with this tree's script), else a release build of this tree.
-release_fanout() {
-    if [ -n "${FANOUT:-}" ]; then
-        fanout=$FANOUT
-    else
-        swift build -c release --product fanout >/dev/null
-        fanout=$PWD/.build/release/fanout
-    fi
-}
-
-# The h2bench binary (Benchmarks/Tools/H2Bench): $H2BENCH when set, else a release build of
-# this tree's.
-release_h2bench() {
-    if [ -n "${H2BENCH:-}" ]; then
-        h2bench=$H2BENCH
-    else
-        (cd Benchmarks && swift build -c release --product h2bench >/dev/null)
-        h2bench=$PWD/Benchmarks/.build/release/h2bench
-    fi
 }

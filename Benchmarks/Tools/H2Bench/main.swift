@@ -1,4 +1,4 @@
-// h2bench: the two halves of FanoutHTTP2 as programs, so scripts/bench-http2.sh can put each
+// h2bench: the two halves of FanoutHTTP2 as programs, so scripts/bench/http2.sh can put each
 // beside its C peer in the same run:
 //
 //   h2bench serve --port P [--threads T]
