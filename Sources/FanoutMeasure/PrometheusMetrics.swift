@@ -52,7 +52,8 @@ public final class PrometheusMetrics: Sendable {
         ) {
             let key = Self.key(metric, unit, labels)
             let gauge =
-                state.gauges[key] ?? state.registry.makeGauge(descriptor: descriptor(metric, unit, help), labels: labels)
+                state.gauges[key]
+                ?? state.registry.makeGauge(descriptor: descriptor(metric, unit, help), labels: labels)
             state.gauges[key] = gauge
             gauge.set(to: value)
         }
