@@ -17,8 +17,12 @@ struct CommandRunner {
     }()
 
     /// `fanout` sits in the same build folder as the test bundle, and the package's other
-    /// programs beside it.
+    /// programs beside it; `FANOUT_EXECUTABLE` names another build of it (scripts/test.sh runs
+    /// the ground-truth suite against the release build).
     static let executable: URL = {
+        if let path = ProcessInfo.processInfo.environment["FANOUT_EXECUTABLE"], !path.isEmpty {
+            return URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = bundle.deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("fanout").path),

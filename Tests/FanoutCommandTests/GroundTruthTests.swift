@@ -16,9 +16,19 @@ import Testing
 /// same in every second. The steps are short (3 s after a 1 s warm-up) and the physics still
 /// holds: above capacity the queue grows by the excess, so 5% over it (4,200/s) adds 4 s × 200/s
 /// ÷ 4,000/s = 200 ms and fails either objective, while at 90% nothing queues. scripts/test.sh
-/// runs this suite alone, after the others, so that no other suite's load is measured as the
-/// sink's latency; scripts/bench/shapes.sh is the full-length form in release.
-@Suite(.serialized) struct GroundTruthTests {
+/// runs this suite alone, after the others, against the release build (`FANOUT_EXECUTABLE`), so
+/// that neither another suite's load nor a debug build's slowness is measured as the sink's
+/// latency: a debug sender and sink add about 3 ms to some seconds' p99, over the 3 ms bound
+/// (seen: 53.4 ms at 3,600/s over 4 × 50 and 8 × 25). Without `FANOUT_EXECUTABLE` the suite does
+/// not run. scripts/bench/shapes.sh is the full-length form.
+@Suite(
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["FANOUT_EXECUTABLE"] != nil,
+        "measures timing: run by scripts/test.sh against the release build (FANOUT_EXECUTABLE)"
+    )
+)
+struct GroundTruthTests {
     static let shapes = [(1, 200), (2, 100), (4, 50), (8, 25)]
     static let capacity = 4000.0
 

@@ -1,0 +1,500 @@
+import FanoutAPNs
+import NIOCore
+
+/// What one connection of the load engine decides, as a plain state machine: it is told what
+/// happened (an answer, a reset, a PING's acknowledgement, the end of the connection) and what
+/// time it is, and says what to do next. It reads no clock, owns no socket and writes no frame;
+/// `LoadConnection` carries its steps out on an `HTTP2Connection` and records what it returns.
+///
+/// ```
+///   glue: next(now:…) ──► .ping(epoch)            prove the peer alive since a loss elsewhere
+///                    ──► .reset(stream, started?)  a stream unanswered past the timeout
+///                    ──► .send(notification, tag)  ──► sent(tag, stream, …) / notSent(tag, …)
+///                    ──► .goAway                  every notification taken has its outcome
+///                    ──► .wait                    until an event or `nextWakeUp`
+///   events: release(tag:) + settle(…, after: answered / refused / reset), pingAcknowledged,
+///           writabilityChanged, connectionEnded ──► what is left goes back to the feed
+/// ```
+///
+/// Work comes from the run's `NotificationFeed` (tokens, and notifications other connections
+/// handed back) and, in the open model, each token waits for a ticket of `ArrivalTickets`; both
+/// are shared by every connection and read no clock either. Every notification it takes ends in
+/// exactly one outcome here (`LoadCounts`) or goes back to the feed.
+struct LoadConnectionState {
+    /// A notification on the wire.
+    struct InFlight {
+        var notification: PendingNotification
+        var stream: UInt32
+        var sentAt: UInt64
+        var digestHash: UInt64
+        /// Whether its apns-id carries its send time: a Fanout sink's answer then says what it held.
+        var timed = false
+    }
+
+    /// What to do next on the connection.
+    enum Step {
+        /// Send a PING whose payload is this loss epoch: once acknowledged, the connection may
+        /// take notifications that another connection lost (`NotificationFeed`).
+        case ping(UInt64)
+        /// Reset this stream: its request went unanswered for the stream timeout. `started`:
+        /// the notification's start when that try was its last (its latency is recorded).
+        case reset(stream: UInt32, started: UInt64?)
+        /// Send `notification` on a new stream tagged `tag`; then report `sent` or `notSent`
+        /// (or `skipped` when its payload cannot be made). `lag`: in the open model, how late
+        /// the generator sends it beyond its due time and the moment a stream came free for it
+        /// (nanoseconds: the generator's own delay).
+        case send(PendingNotification, tag: Int, lag: UInt64?)
+        /// Every notification this connection took has its outcome and no work is left:
+        /// say GOAWAY.
+        case goAway
+        /// Nothing to do until an event, or `nextWakeUp`.
+        case wait
+    }
+
+    private let feed: NotificationFeed
+    /// The open model's schedule, `nil` for the closed model.
+    private let tickets: ArrivalTickets?
+    /// The connection slot it fills: whose share of the tickets it claims.
+    private let slot: Int
+    private let streamTimeout: UInt64
+    private var retryPolicy: RetryPolicy
+    /// Tokens answered 410 are kept for `--gone-tokens` when this is set.
+    private let collectsGone: Bool
+    private let providerTokens: ProviderTokens?
+
+    /// Nothing is sent before this time (uptime nanoseconds; `--start-at`), 0 once it passed
+    /// or when none was set.
+    private var notBefore: UInt64
+    private var slots: [InFlight?]
+    private var freeSlots: [Int]
+    private(set) var inFlight = 0
+    /// Sent again as soon as a stream is free (refused streams: the server never saw them).
+    private var resend: [PendingNotification] = []
+    /// Waiting for their backoff to pass, earliest last.
+    private var retries: [(due: UInt64, notification: PendingNotification)] = []
+    /// The batch this connection claims new tokens from, while it has unclaimed ones (other
+    /// connections may claim from it too: `FeedBatch`). Let go of once it is spent: from then
+    /// on in-flight notifications hold it, and the last to finish recycles it.
+    private var batch: FeedBatch?
+    /// The feed had nothing ready: ask again at this time.
+    private var starvedUntil: UInt64 = 0
+    private var feedFinished = false
+    /// The schedule (or the closed model's duration) is over: no new token is started.
+    private(set) var scheduleEnded = false
+    /// The open model: a new token taken before its ticket fell due; it goes out with the
+    /// slot's next ticket. (A connection without a token claims no ticket: its slot's tickets
+    /// then go, overdue, to connections that have tokens.)
+    private var waiting: PendingNotification?
+    /// The next ticket is due then (0: none is waited for).
+    private var nextTicketAt: UInt64 = 0
+    /// When a stream last came free after all were busy: a ticket due before then waited for
+    /// the server, not for the generator.
+    private var capacityFreedAt: UInt64 = 0
+    private var isWritable = true
+    /// GOAWAY was said: nothing more is sent.
+    private(set) var isDone = false
+    /// The loss epoch (`NotificationFeed.lossEpoch`) this connection has shown its peer alive
+    /// through: it takes started notifications handed back after a loss only when this covers
+    /// the loss.
+    private(set) var provenEpoch: UInt64 = 0
+    /// The epoch and send time of the PING that is to show it, while unacknowledged.
+    private var proofPing: (epoch: UInt64, sentAt: UInt64)?
+    /// Whether the last turn stopped for want of a stream (or writability) rather than work:
+    /// then only an answer (or a window) can let more go, and no timer is needed for retries or
+    /// the feed.
+    private var atCapacity = false
+    private var lastTimeoutScan: UInt64
+    private var lastFlush: UInt64
+    /// Requests sent here and already added to the run's statistics.
+    private var flushedRequests = 0
+    /// The provider token's generation in the request fields.
+    private var authorizationGeneration: Int
+
+    /// Outcomes since the last flush.
+    private(set) var counts = LoadCounts()
+    /// Tokens answered 410, one a line, waiting to be written (`collectsGone`).
+    var gone = ByteBuffer()
+
+    init(
+        feed: NotificationFeed,
+        tickets: ArrivalTickets?,
+        slot: Int,
+        shape: LoadShape,
+        retrySeed: UInt64,
+        collectsGone: Bool = false,
+        providerTokens: ProviderTokens? = nil,
+        authorizationGeneration: Int = 0,
+        notBefore: UInt64 = 0,
+        now: UInt64
+    ) {
+        self.feed = feed
+        self.tickets = tickets
+        self.slot = slot
+        self.notBefore = notBefore
+        self.collectsGone = collectsGone
+        self.providerTokens = providerTokens
+        self.authorizationGeneration = authorizationGeneration
+        streamTimeout = shape.streamTimeout.wholeNanoseconds
+        retryPolicy = RetryPolicy(shape, seed: retrySeed)
+        let cap = max(1, shape.streamsPerConnection)
+        slots = [InFlight?](repeating: nil, count: cap)
+        freeSlots = Array((0..<cap).reversed())
+        lastTimeoutScan = now
+        lastFlush = now
+    }
+
+    // MARK: Events
+
+    /// The connection is up (its preface is queued).
+    mutating func started(now: UInt64) {
+        capacityFreedAt = now
+    }
+
+    mutating func writabilityChanged(_ isWritable: Bool) {
+        self.isWritable = isWritable
+    }
+
+    /// The peer answered a PING sent after loss `opaque`: it is alive since.
+    mutating func pingAcknowledged(_ opaque: UInt64) {
+        guard let ping = proofPing, ping.epoch == opaque else { return }
+        proofPing = nil
+        provenEpoch = max(provenEpoch, opaque)
+    }
+
+    /// The notification on the stream tagged `tag`, whose stream is now free; `nil` for a tag
+    /// that is not in flight (answered already, or reset).
+    mutating func release(tag: UInt64) -> InFlight? {
+        let slot = Int(tag)
+        guard slot < slots.count, let entry = slots[slot] else { return nil }
+        slots[slot] = nil
+        freeSlots.append(slot)
+        inFlight -= 1
+        return entry
+    }
+
+    /// Carries out the retry policy's decision for a try that ended with `result`. Returns the
+    /// notification's start when this was its final outcome (its latency is to be recorded).
+    mutating func settle(_ entry: InFlight, after result: RetryPolicy.Result, now: UInt64) -> UInt64? {
+        if case .answered(let status, let reason) = result {
+            if status == 200 {
+                counts.answeredOK += 1
+            } else if let reason {
+                counts.answers[LoadCounts.reasonIndex[reason]!] += 1
+            }
+        }
+        var notification = entry.notification
+        switch retryPolicy.next(after: result, attempts: Int(notification.attempts)) {
+        case .accept:
+            counts.accept(digestHash: entry.digestHash)
+            notification.finish()
+            return notification.firstSentAt
+        case .reject(let reason):
+            counts.reject(reason)
+            if reason.status == 410, collectsGone {
+                gone.writeBytes(notification.token.token)
+                gone.writeInteger(UInt8(ascii: "\n"))
+            }
+            notification.finish()
+            return notification.firstSentAt
+        case .fail(let cause):
+            counts.fail(cause)
+            notification.finish()
+            return notification.firstSentAt
+        case .resend:
+            resend.append(notification)
+            return nil
+        case .retry(let delay):
+            notification.attempts += 1
+            counts.retries += 1
+            let due = now + delay
+            let position = retries.firstIndex { $0.due < due } ?? retries.count
+            retries.insert((due, notification), at: position)
+            return nil
+        }
+    }
+
+    /// The connection is gone. What was in flight is settled as lost (`started` gets the start
+    /// of each that reached its final outcome), and everything waiting here goes back to the
+    /// feed for the connections still open — or, once the schedule is over, is left unsent.
+    /// Returns whether the connection made progress (sent anything).
+    mutating func connectionEnded(now: UInt64, started: (UInt64) -> Void) -> Bool {
+        for index in slots.indices {
+            guard let entry = slots[index] else { continue }
+            slots[index] = nil
+            if let start = settle(entry, after: .connectionLost, now: now) { started(start) }
+        }
+        freeSlots = Array((0..<slots.count).reversed())
+        inFlight = 0
+        var back: [PendingNotification] = resend
+        back += retries.map(\.notification)
+        if let waiting = waiting.take() {
+            if scheduleEnded { leaveUnsent(waiting) } else { back.append(waiting) }
+        }
+        if let batch, scheduleEnded {
+            leaveUnsent(batch)
+        } else if let batch {
+            for index in batch.claimRest() {
+                back.append(PendingNotification(batch: batch, index: Int32(index), attempts: 0, firstSentAt: 0))
+            }
+        }
+        resend.removeAll()
+        retries.removeAll()
+        batch = nil
+        isDone = true
+        feed.giveBack(back)
+        return counts.requests > 0 || flushedRequests > 0
+    }
+
+    // MARK: Sending
+
+    /// The next step of this turn: called until it says `.wait` or `.goAway` (or a send fails).
+    /// `hasPeerSettings`: the server's SETTINGS arrived (nothing goes out before: a connection
+    /// accepted by a listener that then dies would cost every request on it a try);
+    /// `availableStreams`: how many more streams the peer allows now.
+    mutating func next(now: UInt64, hasPeerSettings: Bool, availableStreams: Int) -> Step {
+        guard !isDone, hasPeerSettings else { return .wait }
+        if notBefore != 0 {
+            // Ready early (SETTINGS exchanged): `nextWakeUp` brings it back at the start.
+            guard now >= notBefore else { return .wait }
+            notBefore = 0
+            capacityFreedAt = now
+        }
+        if inFlight > 0, now >= lastTimeoutScan + Self.timeoutScanInterval, let step = resetOverdue(now: now) {
+            return step
+        }
+        if let epoch = proofNeeded(now: now) { return .ping(epoch) }
+        if atCapacity { capacityFreedAt = now }
+        var lookedAgain = false
+        while true {
+            guard isWritable, !freeSlots.isEmpty, availableStreams > 0 else {
+                atCapacity = true
+                return .wait
+            }
+            atCapacity = false
+            if let (notification, lag) = nextNotification(now: now) {
+                return .send(notification, tag: freeSlots.removeLast(), lag: lag)
+            }
+            // No work now: done once the feed is finished and nothing is left here.
+            guard feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil, waiting == nil else {
+                return .wait
+            }
+            guard (scheduleEnded ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
+                // Another connection handed work back after this one found the feed empty:
+                // look once more (it may be started work this connection must first prove
+                // its peer alive for).
+                feedFinished = false
+                if lookedAgain { return .wait }
+                lookedAgain = true
+                if let epoch = proofNeeded(now: now) { return .ping(epoch) }
+                continue
+            }
+            isDone = true
+            return .goAway
+        }
+    }
+
+    /// `notification` went out on `stream` under `tag` (the slot `.send` reserved).
+    mutating func sent(
+        _ notification: PendingNotification,
+        tag: Int,
+        stream: UInt32,
+        digestHash: UInt64,
+        timed: Bool,
+        now: UInt64
+    ) {
+        slots[tag] = InFlight(
+            notification: notification,
+            stream: stream,
+            sentAt: now,
+            digestHash: digestHash,
+            timed: timed
+        )
+        inFlight += 1
+        counts.requests += 1
+    }
+
+    /// The connection could not open a stream for `notification` (it is closing): it is sent
+    /// again at once, by this connection or, when it ends, another.
+    mutating func notSent(_ notification: PendingNotification, tag: Int) {
+        freeSlots.append(tag)
+        resend.append(notification)
+    }
+
+    /// `notification`'s payload could not be made: it ends skipped, never sent.
+    mutating func skipped(_ notification: PendingNotification, tag: Int, cause: SkipCause) {
+        freeSlots.append(tag)
+        counts.skip(cause)
+        notification.finish()
+    }
+
+    /// When `next` has something to do without an event: a stream's timeout, a retry's
+    /// backoff, the feed asked again, a ticket falling due, the counts' flush, a PING's timeout,
+    /// or the start time.
+    var nextWakeUp: UInt64? {
+        guard !isDone else { return nil }
+        var earliest = notBefore == 0 ? UInt64.max : notBefore
+        if inFlight > 0 { earliest = lastTimeoutScan + Self.timeoutScanInterval }
+        if !atCapacity {
+            if let retry = retries.last { earliest = min(earliest, retry.due) }
+            if starvedUntil > 0 { earliest = min(earliest, starvedUntil) }
+            if nextTicketAt > 0 && !scheduleEnded { earliest = min(earliest, nextTicketAt) }
+        }
+        if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
+        if let ping = proofPing { earliest = min(earliest, ping.sentAt + streamTimeout) }
+        return earliest == .max ? nil : earliest
+    }
+
+    // MARK: Flushing
+
+    /// Whether the counts are due to go to the run's statistics: every `LoadCounts.flushInterval`
+    /// outcomes, and at least every `flushDelay`.
+    func flushDue(now: UInt64) -> Bool {
+        counts.finals >= LoadCounts.flushInterval || now >= lastFlush + Self.flushDelay
+    }
+
+    /// What goes to the run now: the counts since the last flush, and the provider token when
+    /// it was renewed since this connection's fields were made (its new `authorization`).
+    mutating func flush(now: UInt64) -> (counts: LoadCounts, authorization: String?) {
+        lastFlush = now
+        var authorization: String?
+        if let providerTokens {
+            let current = providerTokens.current()
+            if current.generation != authorizationGeneration {
+                authorizationGeneration = current.generation
+                authorization = current.value
+            }
+        }
+        flushedRequests += counts.requests
+        let flushed = counts
+        counts.clear()
+        return (flushed, authorization)
+    }
+
+    // MARK: Deciding
+
+    /// A PING's epoch to send, when notifications lost elsewhere wait for a connection whose
+    /// peer is alive since the loss, and this one has not shown it (`NotificationFeed`). A PING
+    /// unanswered for the stream timeout stands as an answer: the notifications are sent, and a
+    /// dead connection costs them a try as before — the wait is bounded.
+    private mutating func proofNeeded(now: UInt64) -> UInt64? {
+        if let ping = proofPing {
+            guard now - min(now, ping.sentAt) >= streamTimeout else { return nil }
+            proofPing = nil
+            provenEpoch = max(provenEpoch, ping.epoch)
+        }
+        guard feed.startedWaiting > 0 else { return nil }
+        let epoch = feed.lossEpoch
+        guard epoch > provenEpoch else { return nil }
+        proofPing = (epoch, now)
+        return epoch
+    }
+
+    /// The first stream unanswered for the stream timeout, reset and settled as timed out; the
+    /// scan goes on from there at the next call, and ends by noting the time.
+    private mutating func resetOverdue(now: UInt64) -> Step? {
+        for index in slots.indices {
+            guard let entry = slots[index], now - entry.sentAt >= streamTimeout else { continue }
+            _ = release(tag: UInt64(index))
+            return .reset(stream: entry.stream, started: settle(entry, after: .timedOut, now: now))
+        }
+        lastTimeoutScan = now
+        return nil
+    }
+
+    /// The next notification: one to send again, a retry whose time has come, one another
+    /// connection handed back, or a new token (the open model: once its ticket is due, with the
+    /// generator's lag).
+    private mutating func nextNotification(now: UInt64) -> (PendingNotification, UInt64?)? {
+        if let notification = resend.popLast() { return (notification, nil) }
+        if let retry = retries.last, retry.due <= now {
+            retries.removeLast()
+            return (retry.notification, nil)
+        }
+        if let started = feed.takeStarted(proven: provenEpoch) { return (started, nil) }
+        if !scheduleEnded && feed.isClosed { endSchedule() }
+        if scheduleEnded {
+            feedFinished = true
+            return nil
+        }
+        guard let tickets else { return nextToken(now: now).map { ($0, nil) } }
+        guard var notification = waiting.take() ?? nextToken(now: now) else { return nil }
+        // Handed back after its first send: its time was kept, it needs no ticket.
+        if notification.firstSentAt != 0 { return (notification, nil) }
+        switch tickets.claim(now: now, slot: slot) {
+        case .due(let due):
+            nextTicketAt = 0
+            notification.firstSentAt = due
+            return (notification, now - min(now, max(due, capacityFreedAt)))
+        case .notYet(let due):
+            waiting = notification
+            nextTicketAt = max(due, now + Self.ticketTick)
+            return nil
+        case .exhausted:
+            waiting = notification
+            endSchedule()
+            feedFinished = true
+            return nil
+        }
+    }
+
+    /// The batch's next token, or new work from the feed.
+    private mutating func nextToken(now: UInt64) -> PendingNotification? {
+        while true {
+            if let current = batch {
+                if let index = current.claim() {
+                    if index == current.count - 1 { batch = nil }
+                    return PendingNotification(batch: current, index: Int32(index), attempts: 0, firstSentAt: 0)
+                }
+                // Another connection claimed the rest.
+                batch = nil
+            }
+            guard now >= starvedUntil else { return nil }
+            starvedUntil = 0
+            switch feed.take(proven: provenEpoch) {
+            case .returned(let notification):
+                return notification
+            case .batch(let next):
+                batch = next
+            case .notReady:
+                starvedUntil = now + Self.feedPollInterval
+                return nil
+            case .finished:
+                feedFinished = true
+                // Its tickets are the other connections' now, without waiting.
+                tickets?.retire(slot: slot)
+                return nil
+            }
+        }
+    }
+
+    /// The schedule is over: the rest of the batch is not sent.
+    private mutating func endSchedule() {
+        scheduleEnded = true
+        if let waiting = waiting.take() { leaveUnsent(waiting) }
+        if let batch { leaveUnsent(batch) }
+        batch = nil
+    }
+
+    private mutating func leaveUnsent(_ notification: PendingNotification) {
+        counts.unscheduled += 1
+        notification.finish()
+    }
+
+    /// Leaves the batch's unclaimed tokens unsent.
+    private mutating func leaveUnsent(_ batch: FeedBatch) {
+        for index in batch.claimRest() {
+            counts.unscheduled += 1
+            batch.finish(index)
+        }
+    }
+
+    static let timeoutScanInterval: UInt64 = 250_000_000
+    static let flushDelay: UInt64 = 1_000_000_000
+    static let feedPollInterval: UInt64 = 1_000_000
+    /// The open model wakes a connection for tickets at most this often: a ticket may go out
+    /// this much late, and its latency (counted from its due time) shows it. 1 ms made the
+    /// send lateness at 5,000/s p50 0.26 / p99 0.97 ms and the measured p50 10.4 ms against a
+    /// sink answering in 10 ms; 250 µs: 0.02 / 0.13–0.16 ms and 10.1 ms. 100 µs overloaded the
+    /// sender at 100,000/s on 2 cores (p90 22–26 ms against 1.3 with 1 ms; 250 µs: 0.7–1.9).
+    static let ticketTick: UInt64 = 250_000
+}
