@@ -151,9 +151,12 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
 
     /// Does what the state says until it waits, then flushes the counts if they are due.
     private mutating func turn(now: UInt64, _ connection: inout HTTP2Connection) {
+        var continuing = false
         steps: while true {
+            defer { continuing = true }
             switch state.next(
                 now: now,
+                continuing: continuing,
                 hasPeerSettings: connection.hasPeerSettings,
                 availableStreams: connection.availableStreams
             ) {
@@ -272,10 +275,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// The counts go to the run's statistics; a renewed provider token goes into the fields;
     /// tokens answered 410 go to `--gone-tokens`.
     private mutating func flush(now: UInt64) {
-        let (counts, authorization) = state.flush(now: now)
-        if let authorization { fields.shared = configuration.sharedFields(authorization: authorization) }
+        let statistics = statistics
+        if let authorization = state.flush(now: now, counts: { statistics.add($0) }) {
+            fields.shared = configuration.sharedFields(authorization: authorization)
+        }
         if state.gone.readableBytes > 0, let writer = configuration.goneTokens { writer.write(&state.gone) }
-        statistics.add(counts)
     }
 
     /// One answer in this many has its read delay recorded.

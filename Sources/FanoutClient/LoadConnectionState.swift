@@ -247,23 +247,18 @@ struct LoadConnectionState {
 
     // MARK: Sending
 
-    /// The next step of this turn: called until it says `.wait` or `.goAway` (or a send fails).
+    /// The next step of this turn: called until it says `.wait` or `.goAway` (or a send fails),
+    /// with `continuing` false the first time and true after (the turn's start looks at the
+    /// start time, the timeout scan and the PING proof; each send after needs none of them).
     /// `hasPeerSettings`: the server's SETTINGS arrived (nothing goes out before: a connection
     /// accepted by a listener that then dies would cost every request on it a try);
     /// `availableStreams`: how many more streams the peer allows now.
-    mutating func next(now: UInt64, hasPeerSettings: Bool, availableStreams: Int) -> Step {
+    @inline(__always)
+    mutating func next(now: UInt64, continuing: Bool, hasPeerSettings: Bool, availableStreams: Int) -> Step {
         guard !isDone, hasPeerSettings else { return .wait }
-        if notBefore != 0 {
-            // Ready early (SETTINGS exchanged): `nextWakeUp` brings it back at the start.
-            guard now >= notBefore else { return .wait }
-            notBefore = 0
-            capacityFreedAt = now
+        if !continuing || inTurnStart {
+            if let step = startTurn(now: now) { return step }
         }
-        if inFlight > 0, now >= lastTimeoutScan + Self.timeoutScanInterval, let step = resetOverdue(now: now) {
-            return step
-        }
-        if let epoch = proofNeeded(now: now) { return .ping(epoch) }
-        if atCapacity { capacityFreedAt = now }
         var lookedAgain = false
         while true {
             guard isWritable, !freeSlots.isEmpty, availableStreams > 0 else {
@@ -294,6 +289,7 @@ struct LoadConnectionState {
     }
 
     /// `notification` went out on `stream` under `tag` (the slot `.send` reserved).
+    @inline(__always)
     mutating func sent(
         _ notification: PendingNotification,
         tag: Int,
@@ -352,9 +348,10 @@ struct LoadConnectionState {
         counts.finals >= LoadCounts.flushInterval || now >= lastFlush + Self.flushDelay
     }
 
-    /// What goes to the run now: the counts since the last flush, and the provider token when
-    /// it was renewed since this connection's fields were made (its new `authorization`).
-    mutating func flush(now: UInt64) -> (counts: LoadCounts, authorization: String?) {
+    /// Hands the counts since the last flush to `deliver` (read in place: a copy kept past
+    /// the call would make clearing them reallocate their arrays) and returns the provider
+    /// token's new `authorization` when it was renewed since this connection's fields were made.
+    mutating func flush(now: UInt64, counts deliver: (LoadCounts) -> Void) -> String? {
         lastFlush = now
         var authorization: String?
         if let providerTokens {
@@ -365,12 +362,34 @@ struct LoadConnectionState {
             }
         }
         flushedRequests += counts.requests
-        let flushed = counts
+        deliver(counts)
         counts.clear()
-        return (flushed, authorization)
+        return authorization
     }
 
     // MARK: Deciding
+
+    /// Whether the turn's start has steps left (a PING or a reset returned before the sends).
+    private var inTurnStart = false
+
+    /// What a turn does before it sends: waits for the start time, resets streams past their
+    /// timeout, proves the peer alive when lost work waits. A step, or `nil` to go on sending.
+    private mutating func startTurn(now: UInt64) -> Step? {
+        inTurnStart = true
+        if notBefore != 0 {
+            // Ready early (SETTINGS exchanged): `nextWakeUp` brings it back at the start.
+            guard now >= notBefore else { return .wait }
+            notBefore = 0
+            capacityFreedAt = now
+        }
+        if inFlight > 0, now >= lastTimeoutScan + Self.timeoutScanInterval, let step = resetOverdue(now: now) {
+            return step
+        }
+        if let epoch = proofNeeded(now: now) { return .ping(epoch) }
+        if atCapacity { capacityFreedAt = now }
+        inTurnStart = false
+        return nil
+    }
 
     /// A PING's epoch to send, when notifications lost elsewhere wait for a connection whose
     /// peer is alive since the loss, and this one has not shown it (`NotificationFeed`). A PING

@@ -76,7 +76,13 @@ struct LoadConnectionStateTests {
         var seen: [Seen] = []
         var available = streams
         while true {
-            switch state.next(now: now, hasPeerSettings: hasPeerSettings, availableStreams: available) {
+            let step = state.next(
+                now: now,
+                continuing: !seen.isEmpty,
+                hasPeerSettings: hasPeerSettings,
+                availableStreams: available
+            )
+            switch step {
             case .ping(let epoch):
                 seen.append(.ping(epoch))
             case .reset(let stream, let started):
@@ -123,7 +129,7 @@ struct LoadConnectionStateTests {
         var now = now
         for _ in 0..<10 {
             let steps = turn(&state, now: now)
-            if state.flushDue(now: now) { _ = state.flush(now: now) }
+            if state.flushDue(now: now) { _ = state.flush(now: now) { _ in } }
             if !sends(steps).isEmpty { return (steps, now) }
             let wakeUp = state.nextWakeUp
             now = max(now, try #require(wakeUp, "nothing to wake for"))
@@ -145,8 +151,10 @@ struct LoadConnectionStateTests {
         #expect(state.inFlight == 3)
         for tag in 0..<3 { #expect(try Self.answer(&state, tag: tag, now: 9) == 5) }
         #expect(Self.turn(&state, now: 9) == [.goAway])
-        let (counts, _) = state.flush(now: 9)
+        var counts = LoadCounts()
+        _ = state.flush(now: 9) { counts = $0 }
         #expect(counts.accepted == 3 && counts.requests == 3 && counts.answeredOK == 3)
+        #expect(state.counts.accepted == 0, "cleared once flushed")
         #expect(state.nextWakeUp == nil)
     }
 
@@ -316,14 +324,14 @@ struct LoadConnectionStateTests {
         let first = tokens.current()
         let feed = try Self.feed(1)
         var state = Self.machine(feed, providerTokens: tokens, generation: first.generation)
-        #expect(state.flush(now: Self.second).authorization == nil)
+        #expect(state.flush(now: Self.second) { _ in } == nil)
         clock.withLockedValue { $0 += 49 * 60 }
-        #expect(state.flush(now: 2 * Self.second).authorization == nil)
+        #expect(state.flush(now: 2 * Self.second) { _ in } == nil)
         clock.withLockedValue { $0 += 60 }
-        let flushed = state.flush(now: 3 * Self.second)
-        let renewed = try #require(flushed.authorization)
+        let flushed = state.flush(now: 3 * Self.second) { _ in }
+        let renewed = try #require(flushed)
         #expect(renewed != first.value && renewed.hasPrefix("bearer "))
-        #expect(state.flush(now: 4 * Self.second).authorization == nil)
+        #expect(state.flush(now: 4 * Self.second) { _ in } == nil)
     }
 
     @Test func countsAreDueEveryFlushIntervalOutcomesOrEverySecond() throws {
