@@ -68,12 +68,7 @@ let package = Package(
                 "FanoutAPNs",
                 "CFanoutSIMD",
                 .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            // The encoder writes through NIO's ByteBuffer, whose storage pointer is a class
-            // property: with checked exclusivity every notification paid a runtime access check
-            // (~100 of ~940 instructions, measured with callgrind). No code here relies on the
-            // check; nothing on the hot path mutates shared class state.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+            ]
         ),
         // Token sets read, generated and split as streams, handed over in batches.
         .target(
@@ -87,13 +82,7 @@ let package = Package(
             ]
         ),
         // HPACK (RFC 7541) on bytes in place: the encoder, the decoder, Huffman coding, tables.
-        .target(
-            name: "FanoutHPACK",
-            // Header blocks are written with plain stores into an OutputBuffer; unchecked
-            // exclusivity, as for FanoutPayload, keeps the table and the state machine free of
-            // dynamic access checks.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
-        ),
+        .target(name: "FanoutHPACK"),
         // HTTP/2 for the hot path, shared by the sender and the sink: frames, the connection
         // state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(
@@ -104,11 +93,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ],
-            // As for FanoutPayload: every ByteBuffer write paid a runtime exclusivity check on
-            // NIO's storage (swift_beginAccess: ~11% of the server's profile under h2load).
-            // Nothing here relies on the check; connections are confined to one event loop.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+            ]
         ),
         // What every figure is made of, for the sender and the sink alike: microsecond
         // histograms and their percentiles, packed seconds, lateness tallies, thread CPU clocks,
@@ -144,9 +129,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
-            // As for FanoutHTTP2: header lists and responses go through ByteBuffer.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+            ]
         ),
         // The load engine: a pool of HTTP/2 connections sending a token set's notifications,
         // surviving faults, giving every token one final outcome.
@@ -166,9 +149,7 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
-            // As for FanoutHTTP2: requests are written through ByteBuffer.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+            ]
         ),
         // What a run leaves: summary.json, the latency distribution (.hgrm), reconciliation.
         .target(

@@ -26,7 +26,7 @@
 #   stage        the inclusive instructions of                   what it covers
 #   tokens       TokenReader.run()                               read and check a hex token line
 #   payload      PayloadEncoder.encode(_:into:)                  the notification's JSON bytes
-#   request      HTTP2Connection.sendRequest(_:body:tag:)        HPACK-encoded HEADERS, DATA
+#   request      HTTP2Connection.sendRequest(_:bodyBytes:tag:)       HPACK-encoded HEADERS, DATA
 #   sink         HTTP2InMemoryPair.serverTurn()                  the sink: frames, HPACK decode,
 #                                                                validation, digest, the answer
 #   response     HTTP2InMemoryPair.clientTurn() − payload        the sender: the answer's frames
@@ -151,7 +151,7 @@ measure() {
     local -A function=(
         [tokens]="TokenReader.run()"
         [payload]="PayloadEncoder.encode(_:into:)"
-        [request]="HTTP2Connection.sendRequest<A>(_:body:tag:)"
+        [request]="HTTP2Connection.sendRequest<A>(_:bodyBytes:tag:)"
         [sink]="HTTP2InMemoryPair.serverTurn()"
         [client]="HTTP2InMemoryPair.clientTurn()"
         [record]="LoopRecorder.complete(startedAt:now:)"

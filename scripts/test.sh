@@ -25,6 +25,9 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 step "Tests"
 swift test --skip-build --skip GroundTruthTests
 
+step "A package others can use: a scratch package depending on FanoutPayload and FanoutClient by path builds and runs (scripts/lib/dependent.sh; SwiftPM refuses dependencies with unsafe flags)"
+bash scripts/lib/dependent.sh
+
 step "Format (swift format lint --strict)"
 swift format lint --strict -r Sources Tests Benchmarks/Benchmarks Benchmarks/Tools Package.swift Benchmarks/Package.swift \
     Fuzz/Targets Fuzz/Package.swift

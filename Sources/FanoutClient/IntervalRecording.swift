@@ -20,15 +20,15 @@ package final class LoopRecorder {
     private let start: UInt64
     private let warmUpEnd: UInt64
     private let interval: UInt64
-    private var second = 0
-    private var latencies = LoadStatistics.makeHistogram()
-    private var lag = LoadStatistics.makeHistogram()
-    private var loopLag = LoadStatistics.makeHistogram()
-    private var readDelay = LoadStatistics.makeHistogram()
-    private var returnPath = LoadStatistics.makeHistogram()
-    private var senderShare = LoadStatistics.makeHistogram()
-    private var own = LoadStatistics.makeHistogram()
-    private var completed = 0
+    @exclusivity(unchecked) private var second = 0
+    @exclusivity(unchecked) private var latencies = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var lag = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var loopLag = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var readDelay = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var returnPath = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var senderShare = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var own = LoadStatistics.makeHistogram()
+    @exclusivity(unchecked) private var completed = 0
     /// Which of the run's loops this is (the collector keeps each loop's delays apart).
     private let loop: Int
 

@@ -37,7 +37,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private var hasAnswered = false
 
     private var fields: APNsRequestFields
-    private var body = ByteBuffer()
+    /// The payload's bytes, encoded in place for each notification.
+    private var body: PayloadBuffer
     private var random: SeededRandom
     /// `configuration.headers`' apns-id policy, kept apart: reading it through the headers
     /// retained and released their strings on every request (4% of the sender's instructions
@@ -86,7 +87,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         )
         generatesAPNsID = configuration.headers.generatesAPNsID
         timedAPNsIDs = configuration.headers.timedAPNsIDs
-        body.reserveCapacity(configuration.encoder.template.sizeLimit + 64)
+        body = PayloadBuffer(byteCount: configuration.encoder.template.sizeLimit + 64)
     }
 
     // MARK: Events
@@ -188,15 +189,15 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     ) -> Bool {
         var notification = notification
         let record = notification.token
-        body.clear()
         let input = NotificationInput(
             token: record.token,
             sequence: record.sequence,
             fields: record.fields,
             tokenIsValidatedHex: true
         )
+        let payload: UnsafeRawBufferPointer
         do {
-            _ = try configuration.encoder.encode(input, into: &body)
+            payload = try configuration.encoder.encode(input, into: &body)
         } catch {
             if case .tooLarge = error {
                 state.skipped(notification, tag: tag, cause: .payloadTooLarge)
@@ -220,10 +221,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             if notification.id == (0, 0) { notification.id = (random.next(), random.next()) }
             fields.select(id: notification.id)
         }
-        let digestHash = body.withUnsafeReadableBytes { NotificationDigest.hash(token: record.token, payload: $0) }
+        let digestHash = NotificationDigest.hash(token: record.token, payload: payload)
         let stream: UInt32
         do {
-            stream = try connection.sendRequest(fields, body: body, tag: UInt64(tag))
+            stream = try connection.sendRequest(fields, bodyBytes: payload, tag: UInt64(tag))
         } catch {
             state.notSent(notification, tag: tag)
             return false

@@ -208,13 +208,13 @@ struct HPACKDynamicTable {
     /// The ring of bytes and the ring of entry descriptors (oldest at `first`).
     private final class Storage {
         let maximumSize: Int
-        var bytes: UnsafeMutableRawBufferPointer
-        var spare: UnsafeMutableRawBufferPointer
+        @exclusivity(unchecked) var bytes: UnsafeMutableRawBufferPointer
+        @exclusivity(unchecked) var spare: UnsafeMutableRawBufferPointer
         let entries: UnsafeMutablePointer<Entry>
         /// Each entry takes at least 32 bytes of the maximum size.
         let entryCapacity: Int
-        var first = 0
-        var count = 0
+        @exclusivity(unchecked) var first = 0
+        @exclusivity(unchecked) var count = 0
 
         init(maximumSize: Int) {
             self.maximumSize = maximumSize

@@ -11,6 +11,38 @@ extension HTTP2Connection {
         body: ByteBuffer?,
         tag: UInt64 = 0
     ) throws(OpenError) -> UInt32 {
+        let (stream, slot) = try openStream(tag: tag)
+        send(slot, fields, body: body)
+        return stream
+    }
+
+    /// `sendRequest(_:body:tag:)` with the body in memory the caller owns (the load engine's
+    /// reused payload region): read during the call, copied only if flow control holds some of
+    /// it back.
+    @discardableResult
+    public mutating func sendRequest(
+        _ fields: some HTTP2HeaderFields,
+        bodyBytes body: UnsafeRawBufferPointer,
+        tag: UInt64 = 0
+    ) throws(OpenError) -> UInt32 {
+        let (stream, slot) = try openStream(tag: tag)
+        writeHeaders(slot, fields, endStream: body.isEmpty)
+        guard !body.isEmpty else {
+            finishSending(slot)
+            return stream
+        }
+        let written = writeData(slot, body)
+        if written == body.count {
+            finishSending(slot)
+        } else {
+            streams[slot].pending.writeBytes(UnsafeRawBufferPointer(rebasing: body[written...]))
+            if connectionSendWindow <= 0 { enqueueBlocked(slot) }
+        }
+        return stream
+    }
+
+    /// A new stream for a request, in the next client stream id.
+    private mutating func openStream(tag: UInt64) throws(OpenError) -> (stream: UInt32, slot: Int) {
         guard error == nil else { throw .closed }
         guard receivedGoAway == nil, sentGoAway == nil else { throw .goingAway }
         guard availableStreams > 0 else { throw .atCapacity }
@@ -23,8 +55,7 @@ extension HTTP2Connection {
             sendWindow: Int(remoteSettings.initialWindowSize),
             receiveWindow: Int(configuration.initialWindowSize)
         )
-        send(slot, fields, body: body)
-        return stream
+        return (stream, slot)
     }
 
     /// Answers a request (server): HEADERS, then `body` as DATA. Returns false when the stream
@@ -77,18 +108,8 @@ extension HTTP2Connection {
     /// The block is encoded into `headerBlock` first: its length goes in the frame header, and
     /// the frame then goes into `outbound` in one write.
     private mutating func send(_ slot: Int, _ fields: some HTTP2HeaderFields, body: ByteBuffer?) {
-        let stream = streams[slot].id
         let hasBody = body.map { $0.readableBytes > 0 } ?? false
-        headerBlock.clear()
-        hpackEncoder.beginBlock(into: &headerBlock)
-        fields.encode(with: &hpackEncoder, into: &headerBlock)
-        HTTP2FrameEncoder.writeHeaders(
-            stream: stream,
-            block: headerBlock.bytes,
-            endStream: !hasBody,
-            maxFrameSize: Int(remoteSettings.maxFrameSize),
-            into: &outbound
-        )
+        writeHeaders(slot, fields, endStream: !hasBody)
         guard var body, hasBody else {
             finishSending(slot)
             return
@@ -99,6 +120,20 @@ extension HTTP2Connection {
             streams[slot].pending.writeImmutableBuffer(body)
             if connectionSendWindow <= 0 { enqueueBlocked(slot) }
         }
+    }
+
+    /// The header block, encoded into `headerBlock`, as HEADERS (and CONTINUATION).
+    private mutating func writeHeaders(_ slot: Int, _ fields: some HTTP2HeaderFields, endStream: Bool) {
+        headerBlock.clear()
+        hpackEncoder.beginBlock(into: &headerBlock)
+        fields.encode(with: &hpackEncoder, into: &headerBlock)
+        HTTP2FrameEncoder.writeHeaders(
+            stream: streams[slot].id,
+            block: headerBlock.bytes,
+            endStream: endStream,
+            maxFrameSize: Int(remoteSettings.maxFrameSize),
+            into: &outbound
+        )
     }
 
     /// Sends what a window update now allows of a stream's waiting body.
@@ -119,25 +154,32 @@ extension HTTP2Connection {
     /// Writes DATA frames from `bytes` while both windows allow, END_STREAM on the last;
     /// returns whether all of `bytes` went out.
     private mutating func writeData(_ slot: Int, _ bytes: inout ByteBuffer) -> Bool {
+        let written = bytes.withUnsafeReadableBytes { writeData(slot, $0) }
+        bytes.moveReaderIndex(forwardBy: written)
+        return bytes.readableBytes == 0
+    }
+
+    /// Writes DATA frames from `bytes` while both windows allow, END_STREAM on the last;
+    /// returns how many bytes went out.
+    private mutating func writeData(_ slot: Int, _ bytes: UnsafeRawBufferPointer) -> Int {
         let stream = streams[slot].id
         let maxFrame = Int(remoteSettings.maxFrameSize)
-        while bytes.readableBytes > 0 {
-            let allowed = min(bytes.readableBytes, connectionSendWindow, streams[slot].sendWindow, maxFrame)
-            guard allowed > 0 else { return false }
-            let last = allowed == bytes.readableBytes
-            bytes.withUnsafeReadableBytes { payload in
-                HTTP2FrameEncoder.writeData(
-                    stream: stream,
-                    payload: UnsafeRawBufferPointer(rebasing: payload[..<allowed]),
-                    endStream: last,
-                    into: &outbound
-                )
-            }
-            bytes.moveReaderIndex(forwardBy: allowed)
+        var written = 0
+        while written < bytes.count {
+            let left = bytes.count - written
+            let allowed = min(left, connectionSendWindow, streams[slot].sendWindow, maxFrame)
+            guard allowed > 0 else { return written }
+            HTTP2FrameEncoder.writeData(
+                stream: stream,
+                payload: UnsafeRawBufferPointer(rebasing: bytes[written..<(written + allowed)]),
+                endStream: allowed == left,
+                into: &outbound
+            )
+            written += allowed
             connectionSendWindow -= allowed
             streams[slot].sendWindow -= allowed
         }
-        return true
+        return written
     }
 
     /// END_STREAM has gone out: the stream is half-closed (local), or closed.

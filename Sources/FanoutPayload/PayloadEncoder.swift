@@ -117,6 +117,18 @@ public struct PayloadEncoder: Sendable {
         compiled.capacity(for: input)
     }
 
+    /// Writes the notification for `input` into `buffer` (grown if it needs more room) and
+    /// returns its bytes, valid until the buffer is next written.
+    public func encode(
+        _ input: NotificationInput,
+        into buffer: inout PayloadBuffer
+    ) throws(PayloadEncodingError) -> UnsafeRawBufferPointer {
+        let compiled = self.compiled
+        let memory = buffer.memory(atLeast: compiled.capacity(for: input))
+        let size = try check(compiled.write(input, to: memory.baseAddress!))
+        return UnsafeRawBufferPointer(rebasing: memory[..<size])
+    }
+
     /// Writes the notification for `input` at the start of `memory` and returns its size.
     ///
     /// For a writer that fills one region with many frames: it pays for reaching into its

@@ -26,16 +26,16 @@ import NIOCore
 package final class SinkLoopRecorder {
     private weak var statistics: SinkStatistics?
     private let loop: Int
-    private var lateness = SinkTiming.makeHistogram()
-    private var fromSend = SinkTiming.makeHistogram()
-    private var injected = SinkTiming.makeHistogram()
-    private var loopLag = SinkTiming.makeHistogram()
+    @exclusivity(unchecked) private var lateness = SinkTiming.makeHistogram()
+    @exclusivity(unchecked) private var fromSend = SinkTiming.makeHistogram()
+    @exclusivity(unchecked) private var injected = SinkTiming.makeHistogram()
+    @exclusivity(unchecked) private var loopLag = SinkTiming.makeHistogram()
     /// What each answer adds goes first into these, moved into the histograms above at each
     /// hand-over: per answer, no copy-on-write check of a histogram's counts.
-    private var latenessTally = MicrosecondTally()
-    private var fromSendTally = MicrosecondTally()
-    private var injectedTally = MicrosecondTally()
-    private var lastHandOver: UInt64
+    @exclusivity(unchecked) private var latenessTally = MicrosecondTally()
+    @exclusivity(unchecked) private var fromSendTally = MicrosecondTally()
+    @exclusivity(unchecked) private var injectedTally = MicrosecondTally()
+    @exclusivity(unchecked) private var lastHandOver: UInt64
     /// The loop thread's CPU clock and the uptime when recording began (0: not on a loop).
     private let cpuAtStart: UInt64
     private let startedAt: UInt64
@@ -213,9 +213,9 @@ final class SinkTimingTotals: Sendable {
 /// the cost workload). A class, so that the connection state holding it stays copyable; one
 /// connection's, on its event loop.
 final class UnwrittenAnswers {
-    private var entries: UnsafeMutablePointer<(due: UInt64, transit: UInt64)>
-    private var capacity: Int
-    private(set) var count = 0
+    @exclusivity(unchecked) private var entries: UnsafeMutablePointer<(due: UInt64, transit: UInt64)>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var count = 0
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
