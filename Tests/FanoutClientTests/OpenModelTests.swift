@@ -152,6 +152,42 @@ import Testing
     /// stall. Only 40 streams are open: during the stall the other 460 notifications due wait
     /// for a stream, and their latency still counts from when they were due (timed from their
     /// actual send, only the 40 would show the stall, and p95 would be milliseconds).
+    /// The same from a token file read as shard 2 of 2 in batches of 1,024: 2,400 lines, of
+    /// which this shard's 1,200 go out at its 600/s of the whole schedule's 1,200/s.
+    @Test func tokensFromAFileShardAreSharedToTheLastToo() throws {
+        let path = NSTemporaryDirectory() + "fanout-shared-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let generator = TokenGenerator(count: 2_400, seed: 5)
+        try (0..<2_400).map { generator.token($0) + "\n" }.joined().write(
+            toFile: path,
+            atomically: true,
+            encoding: .utf8
+        )
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.milliseconds(50))
+        let shard = try TokenShard(2, of: 2)
+        let outcome = try SinkRun.send(
+            0,
+            scenario: scenario,
+            connections: 2,
+            streams: 20,
+            batchTokens: 1024,
+            source: .file(path),
+            shard: shard
+        ) {
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 1200, duration: .seconds(2))
+            $0.shape.model.shard = shard
+            $0.shape.model.maxLag = .seconds(1)
+        }
+        let snapshot = outcome.snapshot
+        #expect(snapshot.accepted == 1_200)
+        #expect(outcome.report.tokensRanOut == nil)
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+        for interval in snapshot.intervals where interval.completed > 0 {
+            #expect(Double(interval.p99) / 1e6 < 0.15, "second \(interval.second): p99 \(interval.p99) µs")
+        }
+    }
+
     @Test func aStallShowsInThePercentilesAsTheoryPredicts() throws {
         var scenario = SinkScenario()
         scenario.stall = (every: .seconds(2), length: .milliseconds(500))

@@ -31,6 +31,8 @@ enum SinkRun {
         streams: Int = 100,
         sinkStreams: UInt32? = nil,
         batchTokens: Int = 256,
+        source: TokenSource? = nil,
+        shard: TokenShard = .all,
         configure: (inout LoadConfiguration) -> Void = { _ in },
         beforeRun: (LoadEngine, any EventLoopGroup) -> Void = { _, _ in }
     ) throws -> Outcome {
@@ -43,8 +45,9 @@ enum SinkRun {
         let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? senderGroup.syncShutdownGracefully() }
         let tokens = try TokenStream(
-            .generated(TokenGenerator(count: count, seed: 7)),
+            source ?? .generated(TokenGenerator(count: count, seed: 7)),
             configuration: TokenReaderConfiguration(
+                shard: shard,
                 batchBytes: max(16 * 1024, batchTokens * 200),
                 batchTokens: batchTokens,
                 // A batch goes back to the reader once all its tokens are answered: enough of

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 
 /// Runs the `fanout` executable (or another of the package's programs) built beside the test
@@ -72,6 +73,20 @@ struct CommandRunner {
             standardOutput: String(decoding: outputData, as: UTF8.self),
             standardError: String(decoding: errorData, as: UTF8.self)
         )
+    }
+
+    /// `fanout sink --listen 127.0.0.1:PORT` with `arguments`, on a free port, once it listens;
+    /// the caller stops it.
+    static func sink(_ arguments: [String]) throws -> (sink: PeerProcess, port: Int) {
+        let port = freePort()
+        let sink = try PeerProcess(executable.path, ["sink", "--listen", "127.0.0.1:\(port)"] + arguments)
+        do {
+            try waitForListener(port: port)
+        } catch {
+            sink.stop()
+            throw error
+        }
+        return (sink, port)
     }
 
     /// A run folder's summary.json as an object.

@@ -34,18 +34,7 @@ struct GroundTruthTests {
 
     /// A sink process with the fixed 50 ms; stopped by the caller.
     static func sink() throws -> (PeerProcess, Int) {
-        let port = freePort()
-        let sink = try PeerProcess(
-            CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:50ms", "--initial-streams", "1000"]
-        )
-        do {
-            try waitForListener(port: port)
-        } catch {
-            sink.stop()
-            throw error
-        }
-        return (sink, port)
+        try CommandRunner.sink(["--latency", "fixed:50ms", "--initial-streams", "1000"])
     }
 
     static func endpoint(_ port: Int, _ shape: (Int, Int)) -> [String] {

@@ -230,6 +230,40 @@ import Testing
         #expect(summary["valid"] as? Bool == true)
     }
 
+    /// A token file of 500 lines for a schedule of 1,500 arrivals (1,000/s for 1.5 s): the 500
+    /// are sent, and the 1,000 arrivals after the last token are counted unscheduled with their
+    /// reason — in summary.json and in the printed summary — not sent late, not in the latency.
+    @Test func aTokenFileShorterThanTheScheduleSaysHowManyArrivalsHadNoToken() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let generate = try CommandRunner.run(["tokens", "generate", "--count", "500", "--output", folder + "/t.txt"])
+        #expect(generate.status == 0, "\(generate.standardError)")
+        let (sink, port) = try CommandRunner.sink([])
+        defer { sink.stop() }
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/t.txt", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--rate", "1000", "--duration", "1500ms",
+                "--connections", "2", "--output", folder + "/run",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardOutput.contains(
+                "unscheduled: 1,000 of 1,500 arrivals had no token (the tokens ran out 0.50 s"
+            ),
+            "\(result.standardOutput)"
+        )
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary["sent"] as? Int == 500)
+        #expect(summary["unscheduled"] as? Int == 1000)
+        #expect(summary["unscheduled_reasons"] as? [String: Int] == ["schedule_over": 0, "tokens_ran_out": 1000])
+        // Only the 500 sent are in the latency: the seconds' counts add up to them.
+        let intervals = summary["intervals"] as? [[String: Any]] ?? []
+        #expect(intervals.compactMap { $0["latency_count"] as? Int }.reduce(0, +) == 500)
+    }
+
     @Test func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

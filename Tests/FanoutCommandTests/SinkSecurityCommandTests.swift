@@ -61,18 +61,7 @@ import Testing
 
     /// `fanout sink --tls-self-signed FOLDER/tls` on a free port, listening.
     static func selfSignedSink(in folder: String) throws -> (sink: PeerProcess, port: Int) {
-        let port = freePort()
-        let sink = try PeerProcess(
-            CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls"]
-        )
-        do {
-            try waitForListener(port: port)
-        } catch {
-            sink.stop()
-            throw error
-        }
-        return (sink, port)
+        try CommandRunner.sink(["--tls-self-signed", folder + "/tls"])
     }
 
     @Test func aSelfSignedCertificateIsWrittenOutAndVerifiedByCurlAndOpenSSL() throws {
