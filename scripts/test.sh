@@ -25,7 +25,7 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 step "Tests"
 swift test --skip-build --skip GroundTruthTests
 
-step "A package others can use: a scratch package depending on FanoutPayload and FanoutClient by path builds and runs (scripts/lib/dependent.sh; SwiftPM refuses dependencies with unsafe flags)"
+step "A package others can use: a scratch package depending on FanoutPayload and FanoutClient as a versioned git dependency builds and runs (scripts/lib/dependent.sh; SwiftPM refuses such a dependency with unsafe flags)"
 bash scripts/lib/dependent.sh
 
 step "Format (swift format lint --strict)"
