@@ -192,12 +192,6 @@ package final class NotificationFeed: Sendable {
         }
     }
 
-    /// Whether an open batch still holds unclaimed tokens (connections that hold it will send
-    /// them, or give them back when they end).
-    var hasUnclaimedTokens: Bool {
-        open.withLockedValue { open in open.contains { $0.unclaimed > 0 } }
-    }
-
     /// A handed-back notification that was already sent once, if one waits and the caller is
     /// `proven` alive since the last loss.
     func takeStarted(proven: UInt64) -> PendingNotification? {
