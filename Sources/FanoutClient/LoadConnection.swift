@@ -199,11 +199,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         do {
             payload = try configuration.encoder.encode(input, into: &body)
         } catch {
-            if case .tooLarge = error {
-                state.skipped(notification, tag: tag, cause: .payloadTooLarge)
-            } else {
-                state.skipped(notification, tag: tag, cause: .badFields)
-            }
+            let cause: SkipCause = if case .tooLarge = error { .payloadTooLarge } else { .badFields }
+            state.skipped(notification, tag: tag, cause: cause)
             return true
         }
         fields.select(token: record.token)

@@ -104,6 +104,8 @@ struct LoadConnectionState {
     /// the feed.
     private var atCapacity = false
     private var lastTimeoutScan: UInt64
+    /// Where the timeout scan under way goes on (`resetOverdue`).
+    private var timeoutScanPosition = 0
     private var lastFlush: UInt64
     /// Requests sent here and already added to the run's statistics.
     private var flushedRequests = 0
@@ -382,9 +384,9 @@ struct LoadConnectionState {
             notBefore = 0
             capacityFreedAt = now
         }
-        if inFlight > 0, now >= lastTimeoutScan + Self.timeoutScanInterval, let step = resetOverdue(now: now) {
-            return step
-        }
+        // A pass under way goes on to its end, even once nothing is left in flight.
+        let scanDue = inFlight > 0 && now >= lastTimeoutScan + Self.timeoutScanInterval
+        if timeoutScanPosition > 0 || scanDue, let step = resetOverdue(now: now) { return step }
         if let epoch = proofNeeded(now: now) { return .ping(epoch) }
         if atCapacity { capacityFreedAt = now }
         inTurnStart = false
@@ -408,14 +410,18 @@ struct LoadConnectionState {
         return epoch
     }
 
-    /// The first stream unanswered for the stream timeout, reset and settled as timed out; the
-    /// scan goes on from there at the next call, and ends by noting the time.
+    /// The next stream unanswered for the stream timeout, reset and settled as timed out; the
+    /// next call goes on from the slot after it (one pass over the slots however many time out),
+    /// and the pass ends by noting the time.
     private mutating func resetOverdue(now: UInt64) -> Step? {
-        for index in slots.indices {
+        while timeoutScanPosition < slots.count {
+            let index = timeoutScanPosition
+            timeoutScanPosition += 1
             guard let entry = slots[index], now - entry.sentAt >= streamTimeout else { continue }
             _ = release(tag: UInt64(index))
             return .reset(stream: entry.stream, started: settle(entry, after: .timedOut, now: now))
         }
+        timeoutScanPosition = 0
         lastTimeoutScan = now
         return nil
     }

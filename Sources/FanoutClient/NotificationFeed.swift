@@ -91,7 +91,10 @@ struct PendingNotification {
 }
 
 /// The work every connection draws from: the token stream's batches, plus the notifications
-/// that connections which ended hand back to be sent elsewhere (first in line).
+/// that connections which ended hand back to be sent elsewhere (first in line). Those already
+/// sent once ("started") are kept apart from those never sent: when the run stops taking new
+/// work (the open model's schedule or the closed model's duration is over), the started ones
+/// are still owed an outcome and the others are not sent.
 ///
 /// A batch taken from the stream stays open to every connection until its last token is
 /// claimed: a connection whose own batch is spent, with no new batch ready (the reader is
@@ -99,17 +102,14 @@ struct PendingNotification {
 /// Without it, near the end of a finite set one connection sat on a batch worth seconds of its
 /// share while another had none; in the open model the starving connection's tickets then went
 /// overdue to the one holding tokens, whose streams could not carry both shares (a sink answering
-/// in 50 ms over 2 × 100 streams at 3,000/s: every full second p99 50.3 ms, the run's p99 601 ms).
+/// in 50 ms over 2 × 100 streams at 3,000/s: every full second p99 50.3 ms, the run's p99 600 ms).
 /// A connection is now never without a token while any is unclaimed.
 ///
 /// ```
 ///   stream ──► take() ──► batch A ◄── claim() ── connection 1
 ///                         batch B ◄── claim() ── connection 2
 ///   stream empty:  connection 2 (B spent) ──► take() ──► A (most left) ◄── claim() ── both
-/// ``` Those already
-/// sent once ("started") are kept apart from those never sent: when the run stops taking new
-/// work (the open model's schedule or the closed model's duration is over), the started ones
-/// are still owed an outcome and the others are not sent.
+/// ```
 ///
 /// A started notification handed back after a loss goes only to a connection that has shown
 /// its peer alive since that loss. A server that dies ends every connection to it, but not at

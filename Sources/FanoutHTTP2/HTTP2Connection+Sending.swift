@@ -26,18 +26,7 @@ extension HTTP2Connection {
         tag: UInt64 = 0
     ) throws(OpenError) -> UInt32 {
         let (stream, slot) = try openStream(tag: tag)
-        writeHeaders(slot, fields, endStream: body.isEmpty)
-        guard !body.isEmpty else {
-            finishSending(slot)
-            return stream
-        }
-        let written = writeData(slot, body)
-        if written == body.count {
-            finishSending(slot)
-        } else {
-            streams[slot].pending.writeBytes(UnsafeRawBufferPointer(rebasing: body[written...]))
-            if connectionSendWindow <= 0 { enqueueBlocked(slot) }
-        }
+        send(slot, fields, body: body)
         return stream
     }
 
@@ -108,16 +97,23 @@ extension HTTP2Connection {
     /// The block is encoded into `headerBlock` first: its length goes in the frame header, and
     /// the frame then goes into `outbound` in one write.
     private mutating func send(_ slot: Int, _ fields: some HTTP2HeaderFields, body: ByteBuffer?) {
-        let hasBody = body.map { $0.readableBytes > 0 } ?? false
-        writeHeaders(slot, fields, endStream: !hasBody)
-        guard var body, hasBody else {
+        guard let body else { return send(slot, fields, body: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        body.withUnsafeReadableBytes { send(slot, fields, body: $0) }
+    }
+
+    /// HEADERS, then `body` as DATA while the windows allow; what they hold back is copied into
+    /// the stream's pending bytes and follows as the peer opens them.
+    private mutating func send(_ slot: Int, _ fields: some HTTP2HeaderFields, body: UnsafeRawBufferPointer) {
+        writeHeaders(slot, fields, endStream: body.isEmpty)
+        guard !body.isEmpty else {
             finishSending(slot)
             return
         }
-        if writeData(slot, &body) {
+        let written = writeData(slot, body)
+        if written == body.count {
             finishSending(slot)
         } else {
-            streams[slot].pending.writeImmutableBuffer(body)
+            streams[slot].pending.writeBytes(UnsafeRawBufferPointer(rebasing: body[written...]))
             if connectionSendWindow <= 0 { enqueueBlocked(slot) }
         }
     }

@@ -1,5 +1,4 @@
 import NIOConcurrencyHelpers
-import NIOCore
 import Prometheus
 
 /// Figures that already exist elsewhere (a sender's snapshot, a sink's statistics) shown as

@@ -23,9 +23,6 @@ public struct PayloadBuffer {
         storage = Storage(byteCount: max(1, byteCount))
     }
 
-    /// How many bytes fit without growing.
-    public var capacity: Int { storage.bytes.count }
-
     /// Memory of at least `byteCount` bytes, grown if need be.
     mutating func memory(atLeast byteCount: Int) -> UnsafeMutableRawBufferPointer {
         if byteCount > storage.bytes.count { storage = Storage(byteCount: byteCount) }

@@ -319,9 +319,17 @@ public struct RunMerge {
             return combined.description
         }
         for key in ["sent", "accepted", "requests", "retries", "unscheduled"] { object[key] = sum(key) }
-        for key in ["rejected", "failed", "skipped", "unscheduled_reasons"] {
-            object[key] = sumCounts(key, in: summaries)
+        for key in ["rejected", "failed", "skipped"] { object[key] = sumCounts(key, in: summaries) }
+        // A shard written before the reasons were kept left tokens unsent only past the
+        // schedule's end.
+        var unscheduled = ["schedule_over": 0, "tokens_ran_out": 0]
+        for summary in summaries {
+            let shard =
+                summary["unscheduled_reasons"] as? [String: Int]
+                ?? ["schedule_over": summary["unscheduled"] as? Int ?? 0]
+            for (reason, count) in shard { unscheduled[reason, default: 0] += count }
         }
+        object["unscheduled_reasons"] = unscheduled
         object["digest"] = digest(summaries.map { $0["digest"] as? String })
         // CPU adds up over shards; a shard without it (schema 2) leaves the total unknown.
         object["schema_version"] = RunSummary.schemaVersion

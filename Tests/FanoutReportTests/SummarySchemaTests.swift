@@ -68,6 +68,30 @@ import Testing
         #expect(result.status == 0, "\(result.output)\(result.errors)")
     }
 
+    /// A shard written before `unscheduled_reasons` was kept (its tokens left unsent were all
+    /// past the schedule's end) merges with one that has them: the reasons add up to the total.
+    @Test func aShardWithoutUnscheduledReasonsMergesAsScheduleOver() throws {
+        let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for index in 1...2 {
+            var shard = RunJob()
+            shard.count = 2000
+            shard.shard = try TokenShard(index, of: 2)
+            try shard.run().write(to: folder + "/shard-\(index)")
+        }
+        let old = URL(fileURLWithPath: folder + "/shard-1/summary.json")
+        var summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: old)) as? [String: Any])
+        summary["unscheduled_reasons"] = nil
+        summary["unscheduled"] = 3
+        try JSONSerialization.data(withJSONObject: summary).write(to: old)
+        let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
+        #expect(merge.json["unscheduled"] as? Int == 3)
+        #expect(merge.json["unscheduled_reasons"] as? [String: Int] == ["schedule_over": 3, "tokens_ran_out": 0])
+        try merge.write(to: folder + "/merged")
+        let result = try Self.validate([folder + "/merged/summary.json"])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+    }
+
     @Test func theSchemaIsTheVersionTheCodeWrites() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: Self.schema))
         let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
