@@ -245,8 +245,8 @@ package final class IntervalCollector: Sendable {
         inbox.withLockedValue { $0.append(part) }
     }
 
-    /// Merges the parts handed over so far, on the calling thread. The run calls it between
-    /// its waits (at most 100 ms apart), so that the inbox holds a second's parts at most.
+    /// Merges the parts handed over so far, on the calling thread. The run calls it once a
+    /// second, so that the inbox holds a second's parts of each loop at most.
     package func drain() {
         let parts = inbox.withLockedValue { inbox in
             defer { inbox.removeAll(keepingCapacity: true) }

@@ -26,6 +26,8 @@ public final class LoadEngine: Sendable {
     private let group: any EventLoopGroup
     private let cancelled = ManagedAtomic(false)
     private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
+    /// What the run waits on: its connections' reports, and `cancel()`.
+    private let endings = Endings()
 
     /// The event loops a job gives the engine when not told otherwise: one sender loop already
     /// outruns h2load on h2c (docs/performance.md); TLS and wide fan-outs want more.
@@ -100,6 +102,8 @@ public final class LoadEngine: Sendable {
     public func cancel() {
         cancelled.store(true, ordering: .relaxed)
         for channel in channels.withLockedValue({ Array($0.values) }) { channel.close(promise: nil) }
+        // A run with no connection open (all waiting to reconnect) hears it at once.
+        endings.wake()
     }
 
     /// How far a run has come, given to `run(progress:)` about once a second.
@@ -129,7 +133,7 @@ public final class LoadEngine: Sendable {
         let tickets = model.shardSchedule.map {
             ArrivalTickets(schedule: $0, slots: configuration.shape.connections, start: wait > 0 ? startUptime : 0)
         }
-        let endings = Endings()
+        let endings = endings
         let recording = Recording(
             group: group,
             statistics: statistics,
@@ -139,6 +143,10 @@ public final class LoadEngine: Sendable {
         var pool = ConnectionPool(slots: configuration.shape.connections)
         var abandoned: String?
         var lastProgress = (at: started, finished: 0)
+        let deadline = configuration.shape.deadline
+        let duration = configuration.shape.model.duration
+        /// The run's next whole second: a progress line, and the loops' seconds merged.
+        var nextSecond = Duration.seconds(1)
 
         /// Whether the run stopped taking new tokens (its schedule or duration is over).
         func scheduleEnded() -> Bool { feed.isClosed || tickets?.isExhausted == true }
@@ -178,26 +186,35 @@ public final class LoadEngine: Sendable {
         }
 
         pool.start().forEach(perform)
+        // The run sleeps until a connection reports, `cancel()` is called, or the next thing
+        // falls due: the deadline, the duration's end, the next whole second.
         while pool.active > 0 {
             let elapsed = ContinuousClock.now - started
-            if let deadline = configuration.shape.deadline, elapsed > deadline, !isCancelled { cancel() }
-            if let duration = configuration.shape.model.duration, elapsed > duration { feed.close() }
-            if let progress, elapsed >= .zero, ContinuousClock.now - lastProgress.at >= .seconds(1) {
-                let finished = statistics.finished
-                let seconds = Double((ContinuousClock.now - lastProgress.at).wholeNanoseconds) / 1e9
-                progress(
-                    Progress(
-                        elapsed: elapsed,
-                        finished: finished,
-                        ratePerSecond: Double(finished - lastProgress.finished) / seconds,
-                        latency: recording.collector.latency
+            if let deadline, elapsed > deadline, !isCancelled { cancel() }
+            if let duration, elapsed > duration { feed.close() }
+            if elapsed >= nextSecond {
+                // The loops' seconds are merged here, off the loops (`IntervalCollector`).
+                recording.collector.drain()
+                if let progress, elapsed >= .zero {
+                    let finished = statistics.finished
+                    let seconds = Double((ContinuousClock.now - lastProgress.at).wholeNanoseconds) / 1e9
+                    progress(
+                        Progress(
+                            elapsed: elapsed,
+                            finished: finished,
+                            ratePerSecond: seconds > 0 ? Double(finished - lastProgress.finished) / seconds : 0,
+                            latency: recording.collector.latency
+                        )
                     )
-                )
-                lastProgress = (ContinuousClock.now, finished)
+                    lastProgress = (ContinuousClock.now, finished)
+                }
+                nextSecond = .seconds(elapsed.components.seconds + 1)
             }
-            let reported = endings.wait(upTo: .milliseconds(100))
-            // The loops' seconds are merged here, off the loops (`IntervalCollector`).
-            recording.collector.drain()
+            var due = nextSecond
+            if let deadline, !isCancelled { due = min(due, deadline) }
+            if let duration, !feed.isClosed { due = min(due, duration) }
+            // A moment past what falls due: the checks above are strict.
+            let reported = endings.wait(upTo: max(.zero, due - elapsed) + .milliseconds(1))
             // Checked again after the wait: a connection closed by `cancel()` is not replaced.
             if isCancelled { pool.cancel() }
             for ending in reported {
@@ -274,7 +291,7 @@ public final class LoadEngine: Sendable {
         timer: UInt64,
         notBefore: UInt64,
         on loop: any EventLoop,
-        recorder: NIOLoopBound<LoopRecorder>,
+        recorder: NIOLoopBoundBox<LoopRecorder>,
         _ feed: NotificationFeed,
         _ tickets: ArrivalTickets?,
         _ endings: Endings,
@@ -340,9 +357,9 @@ public final class LoadEngine: Sendable {
 /// 250 ms, so seconds close even while its connections are idle, and samples its own lag.
 private final class Recording {
     let collector: IntervalCollector
-    let loops: [(any EventLoop, NIOLoopBound<LoopRecorder>)]
+    let loops: [(any EventLoop, NIOLoopBoundBox<LoopRecorder>)]
     private let rollers: [RepeatedTask]
-    private let probes: [NIOLoopBound<EventLoopLagProbe>]
+    private let probes: [NIOLoopBoundBox<EventLoopLagProbe>]
 
     init(group: any EventLoopGroup, statistics: LoadStatistics, start: UInt64, warmUp: Duration) {
         var loops: [any EventLoop] = []
@@ -350,19 +367,17 @@ private final class Recording {
         let collector = IntervalCollector(start: start, warmUp: warmUp.wholeNanoseconds, loops: loops.count)
         statistics.record(into: collector)
         self.collector = collector
+        // Made here and handed to their loops whole: nothing else holds them.
         self.loops = loops.enumerated().map { index, loop in
-            // Made on its loop: a loop-bound value must be.
-            let recorder = try! loop.submit {
-                NIOLoopBound(LoopRecorder(collector: collector, loop: index), eventLoop: loop)
-            }.wait()
-            return (loop, recorder)
+            (loop, .makeBoxSendingValue(LoopRecorder(collector: collector, loop: index), eventLoop: loop))
         }
         probes = self.loops.map { loop, recorder in
-            try! loop.submit {
-                let probe = EventLoopLagProbe(on: loop) { late, now in recorder.value.loopLagged(late, now: now) }
-                probe.start()
-                return NIOLoopBound(probe, eventLoop: loop)
-            }.wait()
+            let probe = NIOLoopBoundBox.makeBoxSendingValue(
+                EventLoopLagProbe(on: loop) { late, now in recorder.value.loopLagged(late, now: now) },
+                eventLoop: loop
+            )
+            loop.execute { probe.value.start() }
+            return probe
         }
         rollers = self.loops.map { loop, recorder in
             loop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
@@ -441,7 +456,10 @@ private final class Endings: Sendable {
         signal.signal()
     }
 
-    /// The reports so far, waiting up to `timeout` for one.
+    /// Ends the run's wait with nothing reported (`cancel()`).
+    func wake() { signal.signal() }
+
+    /// The reports so far, waiting up to `timeout` for one (or a `wake()`).
     func wait(upTo timeout: Duration) -> [Ending] {
         _ = signal.wait(timeout: .now() + .nanoseconds(Int(timeout.wholeNanoseconds)))
         return ended.withLockedValue { list in

@@ -43,39 +43,65 @@ public struct CIExport: Sendable {
         }
     }
 
-    /// The file's JSON object for `format`.
-    public func json(_ format: Format) -> Any {
-        switch format {
-        case .bencher:
-            var measures: [String: Any] = [:]
-            for metric in Self.metrics {
-                var measure: [String: Any] = ["value": run.median(metric)]
-                if run.runs.count > 1 {
-                    let range = run.range(metric)
-                    measure["lower_value"] = range.lowerBound
-                    measure["upper_value"] = range.upperBound
-                }
-                measures[Self.slug(metric)] = measure
+    /// A measure in Bencher Metric Format; the bounds only over repeats.
+    struct BencherMeasure: Encodable {
+        var value: Double
+        var lowerValue: Double?
+        var upperValue: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case value
+            case lowerValue = "lower_value"
+            case upperValue = "upper_value"
+        }
+    }
+
+    /// An entry of github-action-benchmark's custom formats; the range only over repeats.
+    struct ActionEntry: Encodable {
+        var name: String
+        var unit: String
+        var value: Double
+        var range: String?
+        var extra: String?
+    }
+
+    /// Bencher's object: the benchmark's measures by their slugs.
+    var bencher: [String: [String: BencherMeasure]] {
+        var measures: [String: BencherMeasure] = [:]
+        for metric in Self.metrics {
+            let range = run.runs.count > 1 ? run.range(metric) : nil
+            measures[Self.slug(metric)] = BencherMeasure(
+                value: run.median(metric),
+                lowerValue: range?.lowerBound,
+                upperValue: range?.upperBound
+            )
+        }
+        return [name: measures]
+    }
+
+    /// github-action-benchmark's entries, bigger-is-better or smaller-is-better.
+    func actionEntries(bigger: Bool) -> [ActionEntry] {
+        Self.metrics.filter { $0.higherIsBetter == bigger }.map { metric in
+            var entry = ActionEntry(
+                name: "\(name) - \(metric.rawValue)",
+                unit: Self.unit(metric),
+                value: run.median(metric)
+            )
+            if run.runs.count > 1 {
+                let range = run.range(metric)
+                entry.range = String(format: "%g … %g", range.lowerBound, range.upperBound)
+                entry.extra = "median of \(run.runs.count) repeats"
             }
-            return [name: measures]
-        case .benchmarkActionBigger, .benchmarkActionSmaller:
-            let bigger = format == .benchmarkActionBigger
-            return Self.metrics.filter { $0.higherIsBetter == bigger }.map { metric -> [String: Any] in
-                var entry: [String: Any] = [
-                    "name": "\(name) - \(metric.rawValue)", "unit": Self.unit(metric), "value": run.median(metric),
-                ]
-                if run.runs.count > 1 {
-                    let range = run.range(metric)
-                    entry["range"] = String(format: "%g … %g", range.lowerBound, range.upperBound)
-                    entry["extra"] = "median of \(run.runs.count) repeats"
-                }
-                return entry
-            }
+            return entry
         }
     }
 
     public func data(_ format: Format) throws -> Data {
-        try JSONSerialization.data(withJSONObject: json(format), options: [.prettyPrinted, .sortedKeys])
+        switch format {
+        case .bencher: try JSONDocument.data(bencher)
+        case .benchmarkActionBigger: try JSONDocument.data(actionEntries(bigger: true))
+        case .benchmarkActionSmaller: try JSONDocument.data(actionEntries(bigger: false))
+        }
     }
 }
 

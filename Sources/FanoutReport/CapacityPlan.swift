@@ -1,3 +1,4 @@
+import FanoutMeasure
 import FanoutSettings
 import Foundation
 
@@ -116,28 +117,69 @@ public struct CapacityPlan: Sendable {
     }
 
     /// The plan as `plan.json` holds it.
-    public var json: [String: Any] {
-        func optional(_ value: (some Any)?) -> Any { value.map { $0 as Any } ?? NSNull() }
-        return [
-            "devices": question.devices,
-            "deadline_seconds": Self.seconds(question.deadline),
-            "rtt_ms": Self.seconds(question.roundTrip) * 1000,
-            "processing_ms": Self.seconds(question.processing) * 1000,
-            "streams_per_connection": question.streams,
-            "headroom": question.headroom,
-            "cpu_us_per_notification": optional(question.cpuMicroseconds),
-            "cpu_source": optional(question.cpuSource),
-            "cores_per_machine": question.coresPerMachine,
-            "required_rate_per_second": requiredRate,
-            "connection_ceiling_per_second": connectionCeiling,
-            "core_ceiling_per_second": optional(coreCeiling),
-            "connections": connections,
-            "cores": optional(cores),
-            "machines": optional(machines),
-            "expected_duration_seconds": Self.seconds(expectedDuration),
-            "binds": binding.rawValue,
-            "assumptions": assumptions,
-        ]
+    public var document: Document {
+        Document(
+            devices: question.devices,
+            deadlineSeconds: Self.seconds(question.deadline),
+            roundTripMilliseconds: Self.seconds(question.roundTrip) * 1000,
+            processingMilliseconds: Self.seconds(question.processing) * 1000,
+            streamsPerConnection: question.streams,
+            headroom: question.headroom,
+            cpuMicroseconds: question.cpuMicroseconds,
+            cpuSource: question.cpuSource,
+            coresPerMachine: question.coresPerMachine,
+            requiredRate: requiredRate,
+            connectionCeiling: connectionCeiling,
+            coreCeiling: coreCeiling,
+            connections: connections,
+            cores: cores,
+            machines: machines,
+            expectedDurationSeconds: Self.seconds(expectedDuration),
+            binds: binding.rawValue,
+            assumptions: assumptions
+        )
+    }
+
+    /// `plan.json`: the question, each figure of the answer, what binds and every assumption;
+    /// what is unknown without a CPU cost is `null`.
+    public struct Document: Codable, Sendable, Equatable {
+        public var devices: UInt64
+        public var deadlineSeconds: Double
+        public var roundTripMilliseconds: Double
+        public var processingMilliseconds: Double
+        public var streamsPerConnection: Int
+        public var headroom: Double
+        @Nullable public var cpuMicroseconds: Double?
+        @Nullable public var cpuSource: String?
+        public var coresPerMachine: Int
+        public var requiredRate: Double
+        public var connectionCeiling: Double
+        @Nullable public var coreCeiling: Double?
+        public var connections: Int
+        @Nullable public var cores: Double?
+        @Nullable public var machines: Int?
+        public var expectedDurationSeconds: Double
+        /// `Binding`'s raw value.
+        public var binds: String
+        public var assumptions: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case devices
+            case deadlineSeconds = "deadline_seconds"
+            case roundTripMilliseconds = "rtt_ms"
+            case processingMilliseconds = "processing_ms"
+            case streamsPerConnection = "streams_per_connection"
+            case headroom
+            case cpuMicroseconds = "cpu_us_per_notification"
+            case cpuSource = "cpu_source"
+            case coresPerMachine = "cores_per_machine"
+            case requiredRate = "required_rate_per_second"
+            case connectionCeiling = "connection_ceiling_per_second"
+            case coreCeiling = "core_ceiling_per_second"
+            case connections, cores, machines
+            case expectedDurationSeconds = "expected_duration_seconds"
+            case binds, assumptions
+        }
     }
 
     /// The plan for a terminal: one figure a line, how it was reached beside it.

@@ -9,12 +9,11 @@ import Histogram
 /// - outcomes by status and reason;
 /// - the configuration and the environment.
 public struct HTMLReport {
-    /// `summary.json`'s object.
-    public var summary: [String: Any]
+    public var summary: SummaryDocument
     /// The run's latencies (µs).
     public var latency: Histogram<UInt64>
 
-    public init(summary: [String: Any], latency: Histogram<UInt64>) {
+    public init(summary: SummaryDocument, latency: Histogram<UInt64>) {
         self.summary = summary
         self.latency = latency
     }
@@ -31,19 +30,19 @@ public struct HTMLReport {
     }
 
     public var html: String {
-        let intervals = summary["intervals"] as? [[String: Any]] ?? []
-        let latencyMs = summary["latency_ms"] as? [String: Double] ?? [:]
-        let sent = summary["sent"] as? Int ?? 0
-        let throughput = summary["throughput_per_second"] as? Double ?? 0
-        let valid = summary["valid"] as? Bool ?? true
-        let reconciled = summary["reconciled"] as? Bool
+        let intervals = summary.intervals
+        let latencyMs = summary.latency
+        let sent = summary.sent
+        let throughput = summary.throughputPerSecond
+        let valid = summary.valid
+        let reconciled = summary.reconciled
         let headline = [
             ("sent", grouped(sent)),
             ("throughput", grouped(Int(throughput.rounded())) + "/s"),
-            ("p50", ChartFrame.milliseconds(latencyMs["p50"] ?? 0)),
-            ("p99", ChartFrame.milliseconds(latencyMs["p99"] ?? 0)),
-            ("p99.9", ChartFrame.milliseconds(latencyMs["p99_9"] ?? 0)),
-            ("max", ChartFrame.milliseconds(latencyMs["max"] ?? 0)),
+            ("p50", ChartFrame.milliseconds(latencyMs.p50)),
+            ("p99", ChartFrame.milliseconds(latencyMs.p99)),
+            ("p99.9", ChartFrame.milliseconds(latencyMs.p99_9)),
+            ("max", ChartFrame.milliseconds(latencyMs.max)),
             ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
             ("valid", valid ? "yes" : "NO"),
         ]
@@ -53,7 +52,7 @@ public struct HTMLReport {
                 "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
         }
         body += "</div>\n"
-        for reason in summary["invalid_reasons"] as? [String] ?? [] {
+        for reason in summary.invalidReasons {
             body += "<p class=\"invalid\">INVALID: \(ChartFrame.escape(reason))</p>\n"
         }
         if let harness = HarnessRecord(summary: summary), harness.bound {
@@ -66,8 +65,8 @@ public struct HTMLReport {
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
         }
-        body += "<h2>Configuration</h2>\n" + table(summary["configuration"] as? [String: Any] ?? [:])
-        body += "<h2>Environment</h2>\n" + table(summary["environment"] as? [String: Any] ?? [:])
+        body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
+        body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
         return ChartFrame.page(title: "Fanout run: \(grouped(sent)) notifications", body: body)
     }
 
@@ -108,9 +107,9 @@ public struct HTMLReport {
         return svg + "</svg>\n"
     }
 
-    private func throughputChart(_ intervals: [[String: Any]]) -> String {
+    private func throughputChart(_ intervals: [SummaryDocument.Interval]) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
-        let counts = intervals.map { Double($0["completed"] as? Int ?? 0) }
+        let counts = intervals.map { Double($0.completed) }
         let top = ChartFrame.niceCeiling(counts.max() ?? 1)
         var svg = ChartFrame.open("throughput per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
         let slot = ChartFrame.plotWidth / Double(counts.count)
@@ -129,10 +128,10 @@ public struct HTMLReport {
         return svg + "</svg>\n"
     }
 
-    private func percentilesChart(_ intervals: [[String: Any]]) -> String {
+    private func percentilesChart(_ intervals: [SummaryDocument.Interval]) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
-        let p50 = intervals.map { $0["p50_ms"] as? Double ?? 0 }
-        let p99 = intervals.map { $0["p99_ms"] as? Double ?? 0 }
+        let p50 = intervals.map(\.p50)
+        let p99 = intervals.map(\.p99)
         let top = ChartFrame.niceCeiling(p99.max() ?? 1)
         var svg =
             ChartFrame.open("p50 and p99 per second") + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
@@ -169,14 +168,14 @@ public struct HTMLReport {
     }
 
     private func outcomesChart() -> String {
-        var rows: [(String, Int, String)] = [("accepted (200)", summary["accepted"] as? Int ?? 0, Colour.accepted)]
-        for (reason, count) in (summary["rejected"] as? [String: Int] ?? [:]).sorted(by: { $0.key < $1.key }) {
+        var rows: [(String, Int, String)] = [("accepted (200)", summary.accepted, Colour.accepted)]
+        for (reason, count) in summary.rejected.sorted(by: { $0.key < $1.key }) {
             rows.append(("rejected \(reason)", count, Colour.rejected))
         }
-        for (cause, count) in (summary["failed"] as? [String: Int] ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (cause, count) in summary.failed.sorted(by: { $0.key < $1.key }) {
             rows.append(("failed \(cause)", count, Colour.failed))
         }
-        for (cause, count) in (summary["skipped"] as? [String: Int] ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (cause, count) in summary.skipped.sorted(by: { $0.key < $1.key }) {
             rows.append(("skipped \(cause)", count, "#7f7f7f"))
         }
         let largest = Double(max(1, rows.map(\.1).max() ?? 1))
@@ -208,10 +207,10 @@ public struct HTMLReport {
         return html + "</table>\n"
     }
 
-    private func table(_ object: [String: Any]) -> String {
+    private func table(_ rows: [(key: String, value: String?)]) -> String {
         var html = "<table>"
-        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
-            let text = value is NSNull ? "—" : "\(value)"
+        for (key, value) in rows {
+            let text = value ?? "—"
             html += "<tr><td>\(ChartFrame.escape(key))</td><td>\(ChartFrame.escape(text))</td></tr>"
         }
         return html + "</table>\n"

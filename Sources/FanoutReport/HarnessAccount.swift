@@ -148,45 +148,28 @@ public struct HarnessAccount: Sendable {
 
     private static func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
 
-    private static func json(_ delay: DelayPercentiles) -> [String: Any] {
-        [
-            "p50": milliseconds(delay.p50), "p99": milliseconds(delay.p99), "max": milliseconds(delay.max),
-            "count": delay.count,
-        ]
-    }
-
     /// `summary.json`'s `harness` object.
-    var json: [String: Any] {
-        var object: [String: Any] = [
-            "sender": [
-                "send_lateness_ms": sendLateness.map { Self.json($0) as Any } ?? NSNull(),
-                "loop_lag_ms": Self.json(senderLoopLag),
-                "read_delay_ms": Self.json(readDelay),
-                "return_path_ms": returnPath.count > 0 ? Self.json(returnPath) as Any : NSNull(),
-                "per_answer_ms": senderShare.count > 0 ? Self.json(senderShare) as Any : NSNull(),
-                "loop_utilisation": senderUtilisation,
-            ],
-            "own_ms": ownIsMeasured ? Self.json(measuredOwn) as Any : NSNull(),
-            "own_measured": ownIsMeasured,
-            "own_p99_ms": Self.milliseconds(ownP99),
-            "largest": largest.part.rawValue,
-            "measured_p99_ms": Self.milliseconds(measuredP99),
-            "share_of_p99": share,
-            "max_share": maxShare,
-            "bound": isBound,
-            "guidance": guidance,
-        ]
-        object["sink"] =
-            sink.map { sink -> Any in
-                [
-                    "lateness_ms": Self.json(sink.lateness),
-                    "from_send_ms": Self.json(sink.fromSend),
-                    "injected_ms": Self.json(sink.injected),
-                    "loop_lag_ms": Self.json(sink.loopLag),
-                    "loop_utilisation": sink.loopUtilisation,
-                ]
-            } ?? NSNull()
-        return object
+    var document: SummaryDocument.Harness {
+        SummaryDocument.Harness(
+            sender: .init(
+                sendLateness: sendLateness.map(DelayFigures.init),
+                loopLag: DelayFigures(senderLoopLag),
+                readDelay: DelayFigures(readDelay),
+                returnPath: returnPath.count > 0 ? DelayFigures(returnPath) : nil,
+                perAnswer: senderShare.count > 0 ? DelayFigures(senderShare) : nil,
+                loopUtilisation: senderUtilisation
+            ),
+            sink: sink?.figures,
+            ownP99: Self.milliseconds(ownP99),
+            own: ownIsMeasured ? DelayFigures(measuredOwn) : nil,
+            ownMeasured: ownIsMeasured,
+            largest: largest.part.rawValue,
+            measuredP99: Self.milliseconds(measuredP99),
+            shareOfP99: share,
+            maxShare: maxShare,
+            bound: isBound,
+            guidance: guidance
+        )
     }
 
     /// The printed summary's lines.
@@ -229,33 +212,30 @@ struct HarnessRecord {
     var guidance: [String]
 
     /// The record in `summary`, `nil` before schema 5.
-    init?(summary: [String: Any]) {
-        guard let harness = summary["harness"] as? [String: Any] else { return nil }
-        func row(_ name: String, _ delay: Any?) -> (String, Double, Double, Double)? {
-            guard let delay = delay as? [String: Any] else { return nil }
-            return (name, delay["p50"] as? Double ?? 0, delay["p99"] as? Double ?? 0, delay["max"] as? Double ?? 0)
-        }
-        let sender = harness["sender"] as? [String: Any] ?? [:]
-        let sink = harness["sink"] as? [String: Any]
-        rows = [
-            row("sender send lateness", sender["send_lateness_ms"]),
-            row("sender event-loop lag", sender["loop_lag_ms"]),
-            row("sender answer reading", sender["read_delay_ms"]),
-            row("the way back, sink's write to handling (timed answers)", sender["return_path_ms"]),
-            row("the sender's share of each timed answer (send lateness + the way back)", sender["per_answer_ms"]),
-            row("sink lateness", sink?["lateness_ms"]),
-            row("sink lateness from the send (transit included)", sink?["from_send_ms"]),
-            row("sink event-loop lag", sink?["loop_lag_ms"]),
-            row("sink hold as told (injected, not the harness's)", sink?["injected_ms"]),
-            row("the harness's whole share (timed answers: latency less the hold)", harness["own_ms"]),
-        ].compactMap { $0 }
-        ownP99 = harness["own_p99_ms"] as? Double ?? 0
-        ownIsMeasured = harness["own_measured"] as? Bool ?? false
-        measuredP99 = harness["measured_p99_ms"] as? Double ?? 0
-        share = harness["share_of_p99"] as? Double ?? 0
-        maxShare = harness["max_share"] as? Double ?? 0
-        bound = harness["bound"] as? Bool ?? false
-        guidance = harness["guidance"] as? [String] ?? []
+    init?(summary: SummaryDocument) {
+        guard let harness = summary.harness else { return nil }
+        let sender = harness.sender
+        let sink = harness.sink
+        let rows: [(String, DelayFigures?)] = [
+            ("sender send lateness", sender.sendLateness),
+            ("sender event-loop lag", sender.loopLag),
+            ("sender answer reading", sender.readDelay),
+            ("the way back, sink's write to handling (timed answers)", sender.returnPath),
+            ("the sender's share of each timed answer (send lateness + the way back)", sender.perAnswer),
+            ("sink lateness", sink?.lateness),
+            ("sink lateness from the send (transit included)", sink?.fromSend),
+            ("sink event-loop lag", sink?.loopLag),
+            ("sink hold as told (injected, not the harness's)", sink?.injected),
+            ("the harness's whole share (timed answers: latency less the hold)", harness.own),
+        ]
+        self.rows = rows.compactMap { name, delay in delay.map { (name, $0.p50, $0.p99, $0.max) } }
+        ownP99 = harness.ownP99
+        ownIsMeasured = harness.ownMeasured
+        measuredP99 = harness.measuredP99
+        share = harness.shareOfP99
+        maxShare = harness.maxShare
+        bound = harness.bound
+        guidance = harness.guidance
     }
 
     /// "the harness's own delay at p99: 0.31 ms, 3% of the measured p99 (limit 20%)".

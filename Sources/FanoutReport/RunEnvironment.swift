@@ -13,7 +13,7 @@ public enum FanoutVersion {
 
 /// Where a run ran: what `summary.json` records so that runs on different machines or builds
 /// are not compared as if they were alike.
-public struct RunEnvironment: Sendable, Hashable {
+public struct RunEnvironment: Codable, Sendable, Hashable {
     public var fanoutVersion = FanoutVersion.current
     /// `debug` or `release`.
     public var build: String
@@ -52,10 +52,20 @@ public struct RunEnvironment: Sendable, Hashable {
         return nil
     }
 
-    public var json: [String: Any] {
+    enum CodingKeys: String, CodingKey {
+        case fanoutVersion = "fanout_version"
+        case build, allocator, cpu, cores
+        case operatingSystem = "os"
+        case hostname
+    }
+}
+
+extension RunEnvironment {
+    /// Each fact by its key, in key order, as report.html tabulates them.
+    public var rows: [(key: String, value: String)] {
         [
-            "fanout_version": fanoutVersion, "build": build, "allocator": allocator, "cpu": cpu, "cores": cores,
-            "os": operatingSystem, "hostname": hostname,
-        ]
+            (CodingKeys.allocator, allocator), (.build, build), (.cores, "\(cores)"), (.cpu, cpu),
+            (.fanoutVersion, fanoutVersion), (.hostname, hostname), (.operatingSystem, operatingSystem),
+        ].map { ($0.0.rawValue, $0.1) }
     }
 }

@@ -35,7 +35,7 @@ public struct RunMerge {
 
     public struct Shard {
         public var directory: String
-        var summary: [String: Any]
+        var summary: SummaryDocument
         var start: Double
         var entries: [IntervalLog.Entry]
         /// Which shard it says it is; `nil` for a run that was not sharded.
@@ -56,7 +56,7 @@ public struct RunMerge {
     /// What is missing from a partial merge (`allowPartial`); empty when nothing is.
     public let gaps: [String]
     /// The merged `summary.json`.
-    public let json: [String: Any]
+    public let document: SummaryDocument
 
     /// Reads the shards' `summary.json` and `latency.hlog`, and checks they make one run. A
     /// folder that does not exist, or files that cannot be read or disagree, throw; a folder
@@ -99,49 +99,38 @@ public struct RunMerge {
         var total = LoadStatistics.makeHistogram()
         for entry in entries { total.add(entry.histogram.unpacked()) }
         latency = total
-        var json = Self.json(of: shards, entries: entries, latency: total)
-        json["invalid_reasons"] = (json["invalid_reasons"] as? [String] ?? []) + refusals
-        json["valid"] = (json["invalid_reasons"] as? [String])?.isEmpty == true
-        json["partial"] = !gaps.isEmpty
-        json["partial_reasons"] = gaps
-        json["start_skew_ms"] = skew.map { $0 * 1000 as Any } ?? NSNull()
+        var document = Self.document(of: shards, entries: entries, latency: total)
+        document.invalidReasons += refusals
+        document.valid = document.invalidReasons.isEmpty
+        document.partial = !gaps.isEmpty
+        document.partialReasons = gaps
+        document.startSkew = skew.map { $0 * 1000 }
         // A shard stopped early is a gap a partial merge accepts, not a stopped merge.
-        if rules.allowPartial { json["cancelled"] = false }
-        self.json = json
+        if rules.allowPartial { document.cancelled = false }
+        self.document = document
     }
 
     private static func read(_ directory: String) throws(ResultsError) -> Shard {
         let summaryPath = directory + "/summary.json"
         let logPath = directory + "/latency.hlog"
-        let summary: [String: Any]
+        let summary = try SummaryDocument.read(summaryPath)
         let log: String
-        do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: summaryPath))
-            summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
-            log = try String(contentsOfFile: logPath, encoding: .utf8)
-        } catch {
+        do { log = try String(contentsOfFile: logPath, encoding: .utf8) } catch {
             throw ResultsError("cannot read \(directory): \(error.reason)")
-        }
-        guard let version = summary["schema_version"] as? Int, RunSummary.readableSchemaVersions.contains(version)
-        else {
-            throw ResultsError("\(summaryPath): schema_version is not one this Fanout reads (2 to 4)")
         }
         let (start, entries) = try IntervalLog.read(log, file: logPath)
         let logged = entries.map(\.histogram.totalCount).reduce(0, +)
-        let counted = (summary["intervals"] as? [[String: Any]] ?? []).compactMap { $0["latency_count"] as? Int }
-            .reduce(0, +)
+        let counted = summary.intervals.map(\.latencyCount).reduce(0, +)
         guard logged == UInt64(counted) else {
             throw ResultsError("\(logPath) holds \(logged) latencies but \(summaryPath) counts \(counted)")
         }
         let part: TokenShard?
-        if let text = summary["shard"] as? String {
+        if let text = summary.shard {
             do { part = try TokenShard(parsing: text) } catch { throw ResultsError("\(summaryPath): shard: \(error)") }
         } else {
             part = nil
         }
-        let firstSend = ((summary["start"] as? [String: Any])?["first_send"] as? String).flatMap {
-            TimeNotation.parse($0)
-        }
+        let firstSend = summary.start?.firstSend.flatMap { TimeNotation.parse($0) }
         return Shard(
             directory: directory,
             summary: summary,
@@ -187,9 +176,9 @@ public struct RunMerge {
         }
         for shard in shards {
             let name = shard.part.map { "\(shard.directory) (shard \($0))" } ?? shard.directory
-            if let abandoned = shard.summary["abandoned"] as? String {
+            if let abandoned = shard.summary.abandoned {
                 incomplete.append("\(name) did not finish: \(abandoned)")
-            } else if shard.summary["cancelled"] as? Bool == true {
+            } else if shard.summary.cancelled {
                 incomplete.append("\(name) did not finish: it was stopped before the end")
             }
             // An invalid shard's own reasons are the merge's already (`json(of:)`, by folder).
@@ -213,8 +202,8 @@ public struct RunMerge {
     /// is what differs between shards).
     private static func configuration(of shard: Shard) -> [String: String] {
         var values: [String: String] = [:]
-        for (key, value) in shard.summary["configuration"] as? [String: Any] ?? [:] {
-            var text = value is NSNull ? "null" : "\(value)"
+        for (key, value) in shard.summary.configuration.rows {
+            var text = value ?? "null"
             if key == "tokens" { text = text.replacing(/, shard \d+\/\d+$/, with: "") }
             values[key] = text
         }
@@ -250,175 +239,187 @@ public struct RunMerge {
 
     /// The shards' `harness` objects as one: each delay's p50, p99 and max the largest over the
     /// shards (the shards' histograms of them are not kept), every loop's CPU, the share against
-    /// the merged p99. `NSNull` when a shard has none (schema 4 and before).
-    private static func mergedHarness(_ summaries: [[String: Any]], latency: Histogram<UInt64>) -> Any {
-        let harnesses = summaries.compactMap { $0["harness"] as? [String: Any] }
-        guard harnesses.count == summaries.count, let first = harnesses.first else { return NSNull() }
-        func largest(_ delays: [[String: Any]?]) -> [String: Any] {
-            var merged: [String: Any] = ["count": delays.compactMap { $0?["count"] as? Int }.reduce(0, +)]
-            for key in ["p50", "p99", "max"] { merged[key] = delays.compactMap { $0?[key] as? Double }.max() ?? 0 }
-            return merged
+    /// the merged p99. `nil` when a shard has none (schema 4 and before).
+    private static func mergedHarness(
+        _ summaries: [SummaryDocument],
+        latency: Histogram<UInt64>
+    ) -> SummaryDocument.Harness? {
+        let harnesses = summaries.compactMap(\.harness)
+        guard harnesses.count == summaries.count, let first = harnesses.first else { return nil }
+        func largest(_ delays: [DelayFigures]) -> DelayFigures {
+            DelayFigures(
+                p50: delays.map(\.p50).max() ?? 0,
+                p99: delays.map(\.p99).max() ?? 0,
+                max: delays.map(\.max).max() ?? 0,
+                count: delays.map(\.count).reduce(0, +)
+            )
         }
-        func side(_ name: String, _ keys: [String]) -> Any {
-            let sides = harnesses.compactMap { $0[name] as? [String: Any] }
-            guard sides.count == harnesses.count else { return NSNull() }
-            var merged: [String: Any] = [:]
-            for key in keys {
-                let delays = sides.map { $0[key] as? [String: Any] }
-                // The closed model has no send lateness: null stays null.
-                merged[key] = delays.allSatisfy { $0 == nil } ? NSNull() : largest(delays)
-            }
-            merged["loop_utilisation"] = sides.flatMap { $0["loop_utilisation"] as? [Double] ?? [] }
-            return merged
+        // The closed model has no send lateness: null stays null.
+        func largestPresent(_ delays: [DelayFigures?]) -> DelayFigures? {
+            delays.allSatisfy { $0 == nil } ? nil : largest(delays.compactMap { $0 })
         }
-        let ownP99 = harnesses.compactMap { $0["own_p99_ms"] as? Double }.max() ?? 0
+        let senders = harnesses.map(\.sender)
+        let sender = SummaryDocument.Harness.Sender(
+            sendLateness: largestPresent(senders.map(\.sendLateness)),
+            loopLag: largest(senders.map(\.loopLag)),
+            readDelay: largest(senders.map(\.readDelay)),
+            returnPath: largestPresent(senders.map(\.returnPath)),
+            perAnswer: largestPresent(senders.map(\.perAnswer)),
+            loopUtilisation: senders.flatMap(\.loopUtilisation)
+        )
+        let sinks = harnesses.compactMap(\.sink)
+        let sink =
+            sinks.count < harnesses.count
+            ? nil
+            : SinkOwnDelays.Figures(
+                lateness: largest(sinks.map(\.lateness)),
+                fromSend: largest(sinks.map(\.fromSend)),
+                injected: largest(sinks.map(\.injected)),
+                loopLag: largest(sinks.map(\.loopLag)),
+                loopUtilisation: sinks.flatMap(\.loopUtilisation)
+            )
+        let ownP99 = harnesses.map(\.ownP99).max() ?? 0
         let measured = latency.milliseconds(at: 99)
-        let maxShare = first["max_share"] as? Double ?? 0
         let share = measured > 0 ? ownP99 / measured : 0
         var guidance: [String] = []
-        for advice in harnesses.flatMap({ $0["guidance"] as? [String] ?? [] }) where !guidance.contains(advice) {
-            guidance.append(advice)
-        }
-        let largestPart = harnesses.max { ($0["own_p99_ms"] as? Double ?? 0) < ($1["own_p99_ms"] as? Double ?? 0) }
-        return [
-            "sender": side(
-                "sender",
-                ["send_lateness_ms", "loop_lag_ms", "read_delay_ms", "return_path_ms", "per_answer_ms"]
-            ),
-            "sink": side("sink", ["lateness_ms", "from_send_ms", "injected_ms", "loop_lag_ms"]),
-            "own_p99_ms": ownP99,
-            "own_ms": NSNull(),
-            "own_measured": harnesses.allSatisfy { $0["own_measured"] as? Bool == true },
-            "largest": largestPart?["largest"] as? String ?? "",
-            "measured_p99_ms": measured,
-            "share_of_p99": share,
-            "max_share": maxShare,
-            "bound": share > maxShare,
-            "guidance": share > maxShare ? guidance : [],
-        ] as [String: Any]
+        for advice in harnesses.flatMap(\.guidance) where !guidance.contains(advice) { guidance.append(advice) }
+        return SummaryDocument.Harness(
+            sender: sender,
+            sink: sink,
+            ownP99: ownP99,
+            own: nil,
+            ownMeasured: harnesses.allSatisfy(\.ownMeasured),
+            largest: harnesses.max { $0.ownP99 < $1.ownP99 }?.largest ?? "",
+            measuredP99: measured,
+            shareOfP99: share,
+            maxShare: first.maxShare,
+            bound: share > first.maxShare,
+            guidance: share > first.maxShare ? guidance : []
+        )
     }
 
-    private static func json(
+    private static func document(
         of shards: [Shard],
         entries: [IntervalLog.Entry],
         latency: Histogram<UInt64>
-    ) -> [String: Any] {
+    ) -> SummaryDocument {
         let summaries = shards.map(\.summary)
-        var object = summaries[0]
-        func sum(_ key: String) -> Int { summaries.compactMap { $0[key] as? Int }.reduce(0, +) }
-        func sumCounts(_ key: String, in list: [[String: Any]]) -> [String: Int] {
-            list.compactMap { $0[key] as? [String: Int] }.reduce(into: [:]) { total, counts in
+        var merged = summaries[0]
+        func sum(_ count: (SummaryDocument) -> Int) -> Int { summaries.map(count).reduce(0, +) }
+        func sumCounts(_ list: [[String: Int]]) -> [String: Int] {
+            list.reduce(into: [:]) { total, counts in
                 for (name, count) in counts { total[name, default: 0] += count }
             }
         }
-        func digest(_ texts: [String?]) -> String {
+        func digest(_ texts: [String]) -> String {
             var combined = NotificationDigest()
             for text in texts {
-                if let text, let digest = NotificationDigest(parsing: text) { combined.combine(digest) }
+                if let digest = NotificationDigest(parsing: text) { combined.combine(digest) }
             }
             return combined.description
         }
-        for key in ["sent", "accepted", "requests", "retries", "unscheduled"] { object[key] = sum(key) }
-        for key in ["rejected", "failed", "skipped"] { object[key] = sumCounts(key, in: summaries) }
+        merged.schemaVersion = RunSummary.schemaVersion
+        merged.sent = sum(\.sent)
+        merged.accepted = sum(\.accepted)
+        merged.requests = sum(\.requests)
+        merged.retries = sum(\.retries)
+        merged.unscheduled = sum(\.unscheduled)
+        merged.rejected = sumCounts(summaries.map(\.rejected))
+        merged.failed = sumCounts(summaries.map(\.failed))
+        merged.skipped = sumCounts(summaries.map(\.skipped))
         // A shard written before the reasons were kept left tokens unsent only past the
         // schedule's end.
-        var unscheduled = ["schedule_over": 0, "tokens_ran_out": 0]
-        for summary in summaries {
-            let shard =
-                summary["unscheduled_reasons"] as? [String: Int]
-                ?? ["schedule_over": summary["unscheduled"] as? Int ?? 0]
-            for (reason, count) in shard { unscheduled[reason, default: 0] += count }
+        let reasons = summaries.map {
+            $0.unscheduledReasons ?? .init(scheduleOver: $0.unscheduled, tokensRanOut: 0)
         }
-        object["unscheduled_reasons"] = unscheduled
-        object["digest"] = digest(summaries.map { $0["digest"] as? String })
-        // CPU adds up over shards; a shard without it (schema 2) leaves the total unknown.
-        object["schema_version"] = RunSummary.schemaVersion
-        let sent = sum("sent")
-        var cpu: [String: Any] = [:]
-        for role in ["sender", "sink"] {
-            let seconds = summaries.map { ($0["cpu"] as? [String: Any])?["\(role)_seconds"] as? Double }
-            let total: Double? = seconds.contains(nil) ? nil : seconds.compactMap { $0 }.reduce(0, +)
-            cpu["\(role)_seconds"] = total.map { $0 as Any } ?? NSNull()
-            cpu["\(role)_us_per_notification"] =
-                total.flatMap { sent > 0 ? $0 * 1e6 / Double(sent) as Any : nil } ?? NSNull()
-        }
-        object["cpu"] = cpu
-        object["harness"] = mergedHarness(summaries, latency: latency)
-        object["elapsed_seconds"] = summaries.compactMap { $0["elapsed_seconds"] as? Double }.max() ?? 0
-        object["throughput_per_second"] = summaries.compactMap { $0["throughput_per_second"] as? Double }.reduce(0, +)
-        object["latency_ms"] = Dictionary(
-            uniqueKeysWithValues: RunSummary.percentiles.map { ($0.key, latency.milliseconds(at: $0.value)) }
+        merged.unscheduledReasons = .init(
+            scheduleOver: reasons.map(\.scheduleOver).reduce(0, +),
+            tokensRanOut: reasons.map(\.tokensRanOut).reduce(0, +)
         )
-        object["cancelled"] = summaries.contains { $0["cancelled"] as? Bool == true }
-        let reconciled = summaries.map { $0["reconciled"] as? Bool }
-        object["reconciled"] =
-            reconciled.contains(false) ? false : reconciled.allSatisfy { $0 == true } ? true as Any : NSNull()
-        let sinks = summaries.compactMap { $0["sink"] as? [String: Any] }
+        merged.digest = digest(summaries.map(\.digest))
+        // CPU adds up over shards; a shard without it (schema 2) leaves the total unknown.
+        func total(_ seconds: [Double?]) -> Double? {
+            seconds.contains(nil) ? nil : seconds.compactMap { $0 }.reduce(0, +)
+        }
+        merged.cpu = SummaryDocument.CPU(
+            sender: total(summaries.map { $0.cpu?.senderSeconds }),
+            sink: total(summaries.map { $0.cpu?.sinkSeconds }),
+            sent: merged.sent
+        )
+        merged.harness = mergedHarness(summaries, latency: latency)
+        merged.elapsedSeconds = summaries.map(\.elapsedSeconds).max() ?? 0
+        merged.throughputPerSecond = summaries.map(\.throughputPerSecond).reduce(0, +)
+        merged.latency = SummaryDocument.Latency(milliseconds: latency.milliseconds(at:))
+        merged.cancelled = summaries.contains(where: \.cancelled)
+        let reconciled = summaries.map(\.reconciled)
+        merged.reconciled = reconciled.contains(false) ? false : reconciled.allSatisfy { $0 == true } ? true : nil
+        let sinks = summaries.compactMap(\.sink)
         if sinks.count == summaries.count {
-            object["sink"] = [
-                "requests": sinks.compactMap { $0["requests"] as? Int }.reduce(0, +),
-                "accepted": sinks.compactMap { $0["accepted"] as? Int }.reduce(0, +),
-                "rejected": sumCounts("rejected", in: sinks),
-                "digest": digest(sinks.map { $0["digest"] as? String }),
-                "differences": sinks.flatMap { $0["differences"] as? [String] ?? [] },
-            ]
+            merged.sink = SummaryDocument.Sink(
+                requests: sinks.map(\.requests).reduce(0, +),
+                accepted: sinks.map(\.accepted).reduce(0, +),
+                rejected: sumCounts(sinks.map(\.rejected)),
+                digest: digest(sinks.map(\.digest)),
+                differences: sinks.flatMap(\.differences)
+            )
         }
-        let tokens = summaries.compactMap { $0["tokens"] as? [String: Int] }
+        let tokens = summaries.compactMap(\.tokens)
         if tokens.count == summaries.count {
-            object["tokens"] = ["read", "lines", "turned_down"].reduce(into: [String: Int]()) { total, key in
-                total[key] = tokens.compactMap { $0[key] }.reduce(0, +)
-            }
+            merged.tokens = SummaryDocument.Tokens(
+                read: tokens.map(\.read).reduce(0, +),
+                lines: tokens.map(\.lines).reduce(0, +),
+                turnedDown: tokens.map(\.turnedDown).reduce(0, +)
+            )
         }
-        let lags = summaries.compactMap { $0["generator_lag_ms"] as? [String: Double] }
-        if !lags.isEmpty {
-            object["generator_lag_ms"] = [
-                "p99": lags.compactMap { $0["p99"] }.max() ?? 0, "max": lags.compactMap { $0["max"] }.max() ?? 0,
-                "limit": lags[0]["limit"] ?? 0,
-            ]
+        let lags = summaries.compactMap(\.generatorLag)
+        if let first = lags.first {
+            merged.generatorLag = .init(
+                p99: lags.map(\.p99).max() ?? 0,
+                max: lags.map(\.max).max() ?? 0,
+                limit: first.limit
+            )
         }
-        var reasons: [String] = []
-        for shard in shards {
-            reasons += (shard.summary["invalid_reasons"] as? [String] ?? []).map { "\(shard.directory): \($0)" }
+        merged.invalidReasons = shards.flatMap { shard in
+            shard.summary.invalidReasons.map { "\(shard.directory): \($0)" }
         }
-        object["invalid_reasons"] = reasons
-        object["valid"] = reasons.isEmpty
-        object["intervals"] = mergedIntervals(summaries, entries: entries)
-        var configuration = object["configuration"] as? [String: Any] ?? [:]
-        configuration["tokens"] = summaries.compactMap { ($0["configuration"] as? [String: Any])?["tokens"] as? String }
-            .joined(separator: "; ")
-        object["configuration"] = configuration
-        object["merged_from"] = shards.map(\.directory)
-        object["shard"] = NSNull()
-        let sends = shards.compactMap(\.firstSend)
-        object["start"] = [
-            "scheduled": (summaries[0]["start"] as? [String: Any])?["scheduled"] ?? NSNull(),
-            "first_send": sends.min().map { TimeNotation.format($0) as Any } ?? NSNull(),
-            "host": Set(summaries.compactMap { ($0["start"] as? [String: Any])?["host"] as? String }).sorted()
-                .joined(separator: ", "),
-        ]
-        object["shard_environments"] = summaries.compactMap { $0["environment"] }
-        return object
+        merged.valid = merged.invalidReasons.isEmpty
+        merged.intervals = mergedIntervals(summaries, entries: entries)
+        merged.configuration.tokens = summaries.map(\.configuration.tokens).joined(separator: "; ")
+        merged.mergedFrom = shards.map(\.directory)
+        merged.shard = nil
+        merged.start = SummaryDocument.Start(
+            scheduled: summaries[0].start?.scheduled,
+            firstSend: shards.compactMap(\.firstSend).min().map(TimeNotation.format),
+            host: Set(summaries.compactMap(\.start?.host)).sorted().joined(separator: ", ")
+        )
+        merged.shardEnvironments = summaries.map(\.environment)
+        return merged
     }
 
-    private static func mergedIntervals(_ summaries: [[String: Any]], entries: [IntervalLog.Entry]) -> [[String: Any]] {
+    private static func mergedIntervals(
+        _ summaries: [SummaryDocument],
+        entries: [IntervalLog.Entry]
+    ) -> [SummaryDocument.Interval] {
         var completed: [Int: Int] = [:]
         var lag: [Int: Double] = [:]
-        for summary in summaries {
-            for interval in summary["intervals"] as? [[String: Any]] ?? [] {
-                guard let second = interval["second"] as? Int else { continue }
-                completed[second, default: 0] += interval["completed"] as? Int ?? 0
-                lag[second] = max(lag[second] ?? 0, interval["max_lag_ms"] as? Double ?? 0)
-            }
+        for interval in summaries.flatMap(\.intervals) {
+            completed[interval.second, default: 0] += interval.completed
+            lag[interval.second] = max(lag[interval.second] ?? 0, interval.maxLag)
         }
         let histograms = Dictionary(uniqueKeysWithValues: entries.map { (Int($0.start), $0.histogram.unpacked()) })
         return Set(completed.keys).union(histograms.keys).sorted().map { second in
             let histogram = histograms[second] ?? LoadStatistics.makeHistogram()
             func milliseconds(_ percentile: Double) -> Double { histogram.milliseconds(at: percentile) }
-            return [
-                "second": second, "completed": completed[second] ?? 0, "latency_count": Int(histogram.totalCount),
-                "p50_ms": milliseconds(50), "p90_ms": milliseconds(90), "p99_ms": milliseconds(99),
-                "max_ms": milliseconds(100), "max_lag_ms": lag[second] ?? 0,
-            ]
+            return SummaryDocument.Interval(
+                second: second,
+                completed: completed[second] ?? 0,
+                latencyCount: Int(histogram.totalCount),
+                p50: milliseconds(50),
+                p90: milliseconds(90),
+                p99: milliseconds(99),
+                max: milliseconds(100),
+                maxLag: lag[second] ?? 0
+            )
         }
     }
 
@@ -427,7 +428,7 @@ public struct RunMerge {
         let start = shards.map(\.start).min() ?? 0
         try RunFiles.write(
             to: directory,
-            summary: json,
+            summary: document,
             latency: latency,
             hlog: IntervalLog(entries: entries, start: start).text
         )
@@ -435,18 +436,17 @@ public struct RunMerge {
 
     /// What a person reads: the merge in a line, then why it is refused or partial.
     public var text: String {
-        let object = json
-        let reconciled = object["reconciled"] as? Bool
+        let reconciled = document.reconciled
         var lines = [
-            "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): \(object["digest"] as? String ?? "")"
+            "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): \(document.digest)"
                 + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
                 + (skew.map { ", start skew \(Self.milliseconds($0)) ms" } ?? "")
         ]
         lines += gaps.map { "PARTIAL: \($0)" }
-        lines += (object["invalid_reasons"] as? [String] ?? []).map { "REFUSED: \($0)" }
+        lines += document.invalidReasons.map { "REFUSED: \($0)" }
         return lines.joined(separator: "\n")
     }
 
     /// Whether the merge is one run's result: `false` when refused.
-    public var isValid: Bool { json["valid"] as? Bool == true }
+    public var isValid: Bool { document.valid }
 }

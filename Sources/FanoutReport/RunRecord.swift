@@ -50,54 +50,26 @@ public struct RunRecord: Sendable {
 
     /// Reads `directory/summary.json`.
     public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
-        let path = directory + "/summary.json"
-        let object: [String: Any]
-        do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw ResultsError("\(path): not a JSON object")
-            }
-            object = parsed
-        } catch let error as ResultsError {
-            throw error
-        } catch {
-            throw ResultsError("cannot read \(path): \(error.reason)")
-        }
-        guard let version = object["schema_version"] as? Int, RunSummary.readableSchemaVersions.contains(version) else {
-            throw ResultsError(
-                "\(path): schema_version \(object["schema_version"] ?? "missing") is not one this Fanout reads (\(RunSummary.readableSchemaVersions.lowerBound) to \(RunSummary.readableSchemaVersions.upperBound))"
-            )
-        }
-        func number(_ key: String) throws(ResultsError) -> Double {
-            guard let value = object[key] as? Double else { throw ResultsError("\(path): \(key) is missing") }
-            return value
-        }
-        func total(_ key: String) throws(ResultsError) -> Double {
-            guard let counts = object[key] as? [String: Int] else { throw ResultsError("\(path): \(key) is missing") }
-            return Double(counts.values.reduce(0, +))
-        }
-        guard let latency = object["latency_ms"] as? [String: Double] else {
-            throw ResultsError("\(path): latency_ms is missing")
-        }
+        let summary = try SummaryDocument.read(directory + "/summary.json")
         var metrics: [RunMetric: Double] = [:]
-        for (metric, key) in [
-            (RunMetric.p50, "p50"), (.p90, "p90"), (.p99, "p99"), (.p99_9, "p99_9"), (.p99_99, "p99_99"), (.max, "max"),
-        ] {
-            guard let value = latency[key] else { throw ResultsError("\(path): latency_ms.\(key) is missing") }
-            metrics[metric] = value
+        for (metric, percentile) in zip(
+            [RunMetric.p50, .p90, .p99, .p99_9, .p99_99, .max],
+            SummaryDocument.Latency.percentiles
+        ) {
+            metrics[metric] = summary.latency[keyPath: percentile.value]
         }
-        metrics[.throughput] = try number("throughput_per_second")
-        metrics[.sent] = try number("sent")
-        metrics[.accepted] = try number("accepted")
-        metrics[.rejected] = try total("rejected")
-        metrics[.failed] = try total("failed")
+        metrics[.throughput] = summary.throughputPerSecond
+        metrics[.sent] = Double(summary.sent)
+        metrics[.accepted] = Double(summary.accepted)
+        metrics[.rejected] = Double(summary.rejected.values.reduce(0, +))
+        metrics[.failed] = Double(summary.failed.values.reduce(0, +))
         metrics[.errors] = metrics[.rejected]! + metrics[.failed]!
-        metrics[.lag] = (object["generator_lag_ms"] as? [String: Double])?["max"] ?? 0
-        let harness = HarnessRecord(summary: object)
+        metrics[.lag] = summary.generatorLag?.max ?? 0
+        let harness = HarnessRecord(summary: summary)
         metrics[.harness] = harness?.ownP99 ?? 0
-        var reasons = object["invalid_reasons"] as? [String] ?? []
-        if object["cancelled"] as? Bool == true { reasons.append("it was stopped before the end") }
-        if object["reconciled"] as? Bool == false, !reasons.contains("sender and sink disagree") {
+        var reasons = summary.invalidReasons
+        if summary.cancelled { reasons.append("it was stopped before the end") }
+        if summary.reconciled == false, !reasons.contains("sender and sink disagree") {
             reasons.append("sender and sink disagree")
         }
         let sent = metrics[.sent]!
@@ -106,7 +78,7 @@ public struct RunRecord: Sendable {
             metrics: metrics,
             errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
             invalidReasons: reasons,
-            partialReasons: object["partial"] as? Bool == true ? object["partial_reasons"] as? [String] ?? [] : [],
+            partialReasons: summary.partial == true ? summary.partialReasons ?? [] : [],
             harnessBound: harness.map { $0.bound ? [$0.headline] : [] } ?? []
         )
     }

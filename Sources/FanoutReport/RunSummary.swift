@@ -142,104 +142,103 @@ public struct RunSummary: Sendable {
         report.snapshot.latency.milliseconds(at: percentile)
     }
 
-    /// The percentiles reported everywhere, with their JSON keys and labels.
-    public static let percentiles: [(key: String, label: String, value: Double)] = [
-        ("p50", "p50", 50), ("p90", "p90", 90), ("p99", "p99", 99), ("p99_9", "p99.9", 99.9),
-        ("p99_99", "p99.99", 99.99), ("max", "max", 100),
-    ]
-
-    /// `summary.json`'s object.
-    public var json: [String: Any] {
+    /// `summary.json`.
+    public var document: SummaryDocument {
         let snapshot = report.snapshot
         func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
             Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
         }
-        var object: [String: Any] = [
-            "schema_version": Self.schemaVersion,
-            "configuration": configurationJSON,
-            "environment": environment.json,
-            "started": ISO8601DateFormatter().string(from: started),
-            "endpoint": endpoint,
-            "connections": connections,
-            "streams_per_connection": streamsPerConnection,
-            "elapsed_seconds": seconds,
-            "sent": snapshot.sent,
-            "accepted": snapshot.accepted,
-            "rejected": named(snapshot.rejected),
-            "failed": named(snapshot.failed),
-            "skipped": named(snapshot.skipped),
-            "requests": snapshot.requests,
-            "retries": snapshot.retries,
-            "throughput_per_second": throughput,
-            "latency_ms": Dictionary(uniqueKeysWithValues: Self.percentiles.map { ($0.key, latency(at: $0.value)) }),
-            "digest": snapshot.digest.description,
-            "cancelled": report.cancelled,
-            "reconciled": reconciliation.map { $0.agrees as Any } ?? NSNull(),
-        ]
-        object["cpu"] = cpuJSON
-        object["harness"] = harness.json
-        object["start"] = [
-            "scheduled": report.scheduledStart.map { TimeNotation.format($0) as Any } ?? NSNull(),
-            "first_send": report.firstSend.map { TimeNotation.format($0) as Any } ?? NSNull(),
-            "host": environment.hostname,
-        ]
+        func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
         let shard = configuration.shape.model.shard
-        object["shard"] = shard == .all ? NSNull() : shard.description
-        object["model"] = report.schedule == nil ? "closed" : "open"
-        if let schedule = report.schedule {
-            var described: [String: Any] = [
-                "description": schedule.description, "start_rate_per_second": schedule.startRate,
-            ]
-            described["stages"] = schedule.stages.map {
-                ["duration_seconds": Double($0.duration.wholeNanoseconds) / 1e9, "target_per_second": $0.target]
-            }
-            described["planned"] = schedule.total.map { $0 as Any } ?? NSNull()
-            object["schedule"] = described
-            let lag = snapshot.lag
-            object["generator_lag_ms"] = [
-                "p99": lag.totalCount == 0 ? 0 : Double(lag.valueAtPercentile(99)) / 1000,
-                "max": lag.totalCount == 0 ? 0 : Double(lag.max) / 1000,
-                "limit": Double(report.maxLag.wholeNanoseconds) / 1e6,
-            ]
-        }
-        object["warm_up_seconds"] = Double(report.warmUp.wholeNanoseconds) / 1e9
         // Notifications not sent for want of the other half: tokens read past the schedule's
         // end (or the closed model's duration), and arrivals due after the last token.
         let arrivalsWithoutToken = Int(report.tokensRanOut?.arrivals ?? 0)
-        object["unscheduled"] = snapshot.unscheduled + arrivalsWithoutToken
-        object["unscheduled_reasons"] = [
-            "schedule_over": snapshot.unscheduled, "tokens_ran_out": arrivalsWithoutToken,
-        ]
-        object["valid"] = valid
-        object["invalid_reasons"] = invalidReasons
-        object["intervals"] = snapshot.intervals.map { interval -> [String: Any] in
-            [
-                "second": interval.second,
-                "completed": interval.completed,
-                "latency_count": interval.latencies.totalCount,
-                "p50_ms": Double(interval.p50) / 1000,
-                "p90_ms": Double(interval.p90) / 1000,
-                "p99_ms": Double(interval.p99) / 1000,
-                "max_ms": Double(interval.max) / 1000,
-                "max_lag_ms": Double(interval.maxLag) / 1000,
-                "max_loop_lag_ms": Double(interval.maxLoopLag) / 1000,
-                "read_delay_p99_ms": Double(interval.readDelayP99) / 1000,
-            ]
-        }
-        if let tokens = report.tokens {
-            object["tokens"] = ["read": tokens.tokens, "lines": tokens.lines, "turned_down": tokens.skipped]
-        }
-        if let abandoned = report.abandoned { object["abandoned"] = abandoned }
-        if let reconciliation {
-            object["sink"] = [
-                "requests": reconciliation.sinkRequests,
-                "accepted": reconciliation.sinkAccepted,
-                "rejected": named(reconciliation.sinkRejected),
-                "digest": reconciliation.sinkDigest.description,
-                "differences": reconciliation.differences,
-            ]
-        }
-        return object
+        let lag = snapshot.lag
+        return SummaryDocument(
+            schemaVersion: Self.schemaVersion,
+            configuration: configurationDocument,
+            environment: environment,
+            started: ISO8601DateFormatter().string(from: started),
+            endpoint: endpoint,
+            connections: connections,
+            streamsPerConnection: streamsPerConnection,
+            elapsedSeconds: seconds,
+            sent: snapshot.sent,
+            accepted: snapshot.accepted,
+            rejected: named(snapshot.rejected),
+            failed: named(snapshot.failed),
+            skipped: named(snapshot.skipped),
+            requests: snapshot.requests,
+            retries: snapshot.retries,
+            throughputPerSecond: throughput,
+            latency: SummaryDocument.Latency(milliseconds: latency(at:)),
+            digest: snapshot.digest.description,
+            cancelled: report.cancelled,
+            reconciled: reconciliation?.agrees,
+            cpu: SummaryDocument.CPU(
+                senderSeconds: Double(report.senderCPU.wholeNanoseconds) / 1e9,
+                senderPerNotification: Self.microsecondsPerNotification(report.senderCPU, sent: snapshot.sent),
+                sinkSeconds: sinkCPU.map { Double($0.wholeNanoseconds) / 1e9 },
+                sinkPerNotification: sinkCPU.flatMap { Self.microsecondsPerNotification($0, sent: snapshot.sent) }
+            ),
+            harness: harness.document,
+            start: SummaryDocument.Start(
+                scheduled: report.scheduledStart.map(TimeNotation.format),
+                firstSend: report.firstSend.map(TimeNotation.format),
+                host: environment.hostname
+            ),
+            shard: shard == .all ? nil : shard.description,
+            model: report.schedule == nil ? "closed" : "open",
+            schedule: report.schedule.map { schedule in
+                SummaryDocument.Schedule(
+                    description: schedule.description,
+                    startRatePerSecond: schedule.startRate,
+                    stages: schedule.stages.map {
+                        .init(durationSeconds: Double($0.duration.wholeNanoseconds) / 1e9, targetPerSecond: $0.target)
+                    },
+                    planned: schedule.total.map { Int($0) }
+                )
+            },
+            generatorLag: report.schedule == nil
+                ? nil
+                : SummaryDocument.GeneratorLag(
+                    p99: lag.totalCount == 0 ? 0 : milliseconds(lag.valueAtPercentile(99)),
+                    max: lag.totalCount == 0 ? 0 : milliseconds(lag.max),
+                    limit: Double(report.maxLag.wholeNanoseconds) / 1e6
+                ),
+            warmUpSeconds: Double(report.warmUp.wholeNanoseconds) / 1e9,
+            unscheduled: snapshot.unscheduled + arrivalsWithoutToken,
+            unscheduledReasons: .init(scheduleOver: snapshot.unscheduled, tokensRanOut: arrivalsWithoutToken),
+            valid: valid,
+            invalidReasons: invalidReasons,
+            intervals: snapshot.intervals.map { interval in
+                SummaryDocument.Interval(
+                    second: interval.second,
+                    completed: interval.completed,
+                    latencyCount: Int(interval.latencies.totalCount),
+                    p50: milliseconds(interval.p50),
+                    p90: milliseconds(interval.p90),
+                    p99: milliseconds(interval.p99),
+                    max: milliseconds(interval.max),
+                    maxLag: milliseconds(interval.maxLag),
+                    maxLoopLag: milliseconds(interval.maxLoopLag),
+                    readDelayP99: milliseconds(interval.readDelayP99)
+                )
+            },
+            tokens: report.tokens.map {
+                .init(read: Int($0.tokens), lines: Int($0.lines), turnedDown: Int($0.skipped))
+            },
+            abandoned: report.abandoned,
+            sink: reconciliation.map {
+                SummaryDocument.Sink(
+                    requests: $0.sinkRequests,
+                    accepted: $0.sinkAccepted,
+                    rejected: named($0.sinkRejected),
+                    digest: $0.sinkDigest.description,
+                    differences: $0.differences
+                )
+            }
+        )
     }
 
     /// CPU microseconds per notification sent, or `nil` when none was sent.
@@ -259,46 +258,31 @@ public struct RunSummary: Sendable {
             + (sinkCPU.map { "  " + part("sink", $0) } ?? "")
     }
 
-    /// The sender's and the sink's CPU: seconds over the run and microseconds a notification.
-    var cpuJSON: [String: Any] {
-        let sent = report.snapshot.sent
-        func seconds(_ cpu: Duration?) -> Any { cpu.map { Double($0.wholeNanoseconds) / 1e9 as Any } ?? NSNull() }
-        func perNotification(_ cpu: Duration?) -> Any {
-            cpu.flatMap { Self.microsecondsPerNotification($0, sent: sent) as Any? } ?? NSNull()
-        }
-        return [
-            "sender_seconds": seconds(report.senderCPU),
-            "sender_us_per_notification": perNotification(report.senderCPU),
-            "sink_seconds": seconds(sinkCPU),
-            "sink_us_per_notification": perNotification(sinkCPU),
-        ]
-    }
-
     /// What was asked for: the settings that shape a run, to compare like with like.
-    var configurationJSON: [String: Any] {
+    var configurationDocument: SummaryDocument.Configuration {
         let headers = configuration.headers
         let model = configuration.shape.model
         func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
-        return [
-            "endpoint": configuredEndpoint ?? endpoint,
-            "connections": configuration.shape.connections,
-            "streams_per_connection": configuration.shape.streamsPerConnection,
-            "tokens": tokenSource,
-            "topic": headers.topic,
-            "push_type": headers.pushType.rawValue,
-            "priority": headers.priority.map { $0 as Any } ?? NSNull(),
-            "expiration": headers.expiration.map { $0 as Any } ?? NSNull(),
-            "collapse_id": headers.collapseID.map { $0 as Any } ?? NSNull(),
-            "token_auth": configuration.providerTokens != nil,
-            "stream_timeout_seconds": seconds(configuration.shape.streamTimeout),
-            "max_attempts": configuration.shape.maxAttempts,
-            "model": model.schedule == nil ? "closed" : "open",
-            "schedule": model.schedule.map { $0.description as Any } ?? NSNull(),
-            "duration_seconds": (model.schedule?.duration ?? model.duration).map { seconds($0) as Any } ?? NSNull(),
-            "warm_up_seconds": seconds(model.warmUp),
-            "max_lag_seconds": seconds(model.maxLag),
-            "max_harness_share": model.maxHarnessShare,
-        ]
+        return SummaryDocument.Configuration(
+            endpoint: configuredEndpoint ?? endpoint,
+            connections: configuration.shape.connections,
+            streamsPerConnection: configuration.shape.streamsPerConnection,
+            tokens: tokenSource,
+            topic: headers.topic,
+            pushType: headers.pushType.rawValue,
+            priority: headers.priority,
+            expiration: headers.expiration,
+            collapseID: headers.collapseID,
+            tokenAuth: configuration.providerTokens != nil,
+            streamTimeoutSeconds: seconds(configuration.shape.streamTimeout),
+            maxAttempts: configuration.shape.maxAttempts,
+            model: model.schedule == nil ? "closed" : "open",
+            schedule: model.schedule?.description,
+            durationSeconds: (model.schedule?.duration ?? model.duration).map(seconds),
+            warmUpSeconds: seconds(model.warmUp),
+            maxLagSeconds: seconds(model.maxLag),
+            maxHarnessShare: model.maxHarnessShare
+        )
     }
 
     /// HdrHistogram's interval log of the run, one histogram a second.
@@ -318,7 +302,7 @@ public struct RunSummary: Sendable {
 
     /// Writes the run's files into `directory` (made if missing).
     public func write(to directory: String) throws {
-        try RunFiles.write(to: directory, summary: json, latency: report.snapshot.latency, hlog: hlog)
+        try RunFiles.write(to: directory, summary: document, latency: report.snapshot.latency, hlog: hlog)
     }
 
     /// What a person reads at the end of a run.
@@ -365,7 +349,8 @@ public struct RunSummary: Sendable {
         }
         lines.append(
             "latency ms: "
-                + Self.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.value)))" }.joined(separator: "  ")
+                + SummaryDocument.Latency.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.percentile)))" }
+                .joined(separator: "  ")
         )
         lines.append(cpuLine)
         lines += harness.lines
@@ -384,13 +369,12 @@ public struct RunSummary: Sendable {
 
 /// The files of a run folder, from its summary and histograms.
 enum RunFiles {
-    static func write(to directory: String, summary: [String: Any], latency: Histogram<UInt64>, hlog: String) throws {
+    static func write(to directory: String, summary: SummaryDocument, latency: Histogram<UInt64>, hlog: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func file(_ name: String, _ data: Data) throws {
             try data.write(to: URL(fileURLWithPath: directory + "/" + name))
         }
-        let json = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys])
-        try file("summary.json", json + Data("\n".utf8))
+        try file("summary.json", try summary.data())
         try file("summary.md", Data(MarkdownSummary(summary: summary).text.utf8))
         try file("report.html", Data(HTMLReport(summary: summary, latency: latency).html.utf8))
         var hgrm = ""

@@ -1,3 +1,4 @@
+import FanoutMeasure
 import Foundation
 
 /// One step of a rate search: a run at one offered rate, what it achieved, and its verdict.
@@ -61,12 +62,111 @@ public struct SearchStep: Sendable {
     }
 
     /// A step as `search.json` holds it.
-    public var json: [String: Any] {
-        [
-            "step": number, "offered_per_second": offered, "purpose": purpose.rawValue, "folder": folder,
-            "achieved_per_second": achieved, "p50_ms": p50, "p99_ms": p99, "error_share": errorShare,
-            "outcome": outcome.rawValue, "reasons": reasons,
-        ]
+    public var document: SearchDocument.Step {
+        SearchDocument.Step(
+            step: number,
+            offered: offered,
+            purpose: purpose.rawValue,
+            folder: folder,
+            achieved: achieved,
+            p50: p50,
+            p99: p99,
+            errorShare: errorShare,
+            outcome: outcome.rawValue,
+            reasons: reasons
+        )
+    }
+}
+
+/// `search.json`: what `fanout search` asked, each step, and the answer.
+public struct SearchDocument: Codable, Sendable, Equatable {
+    public var version: Int
+    /// `--target`, and the objectives every step must hold, as written.
+    public var target: String
+    public var objectives: [String]
+    public var from: Double
+    public var to: Double
+    public var precision: Double
+    public var maxSteps: Int
+    public var stepDurationSeconds: Double
+    public var warmUpSeconds: Double
+    public var steps: [Step]
+    /// `null` while the search runs, or when it was stopped.
+    @Nullable public var answer: Answer?
+    public var answerText: String
+
+    enum CodingKeys: String, CodingKey {
+        case version, target, objectives
+        case from = "from_per_second"
+        case to = "to_per_second"
+        case precision
+        case maxSteps = "max_steps"
+        case stepDurationSeconds = "step_duration_seconds"
+        case warmUpSeconds = "warm_up_seconds"
+        case steps, answer
+        case answerText = "answer_text"
+    }
+
+    public struct Step: Codable, Sendable, Equatable {
+        public var step: Int
+        public var offered: Double
+        /// `RateSearch.Purpose`'s raw value.
+        public var purpose: String
+        public var folder: String
+        public var achieved: Double
+        public var p50: Double
+        public var p99: Double
+        public var errorShare: Double
+        /// `RateSearch.Outcome`'s raw value.
+        public var outcome: String
+        public var reasons: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case step
+            case offered = "offered_per_second"
+            case purpose, folder
+            case achieved = "achieved_per_second"
+            case p50 = "p50_ms"
+            case p99 = "p99_ms"
+            case errorShare = "error_share"
+            case outcome, reasons
+        }
+    }
+
+    /// `RateSearch.Answer`: its kind, the rate found (`null` when none passed), and the rates
+    /// that bound it from above (`null` where the kind has none).
+    public struct Answer: Codable, Sendable, Equatable {
+        /// `found`, `at-least`, `generator-limit`, `no-rate` or `steps-exhausted`.
+        public var kind: String
+        @Nullable public var rate: Double?
+        @Nullable public var failed: Double?
+        @Nullable public var generatorLimit: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case kind
+            case rate = "rate_per_second"
+            case failed = "failed_per_second"
+            case generatorLimit = "generator_limit_per_second"
+        }
+
+        init(_ answer: RateSearch.Answer) {
+            switch answer {
+            case .found(let rate, let ceiling): self.init(kind: "found", rate: rate, failed: ceiling)
+            case .atLeast(let rate): self.init(kind: "at-least", rate: rate)
+            case .generatorLimit(let passed, let limit):
+                self.init(kind: "generator-limit", rate: passed, generatorLimit: limit)
+            case .noRate(let lowest): self.init(kind: "no-rate", failed: lowest)
+            case .stepsExhausted(let passed, let failed):
+                self.init(kind: "steps-exhausted", rate: passed, failed: failed)
+            }
+        }
+
+        init(kind: String, rate: Double? = nil, failed: Double? = nil, generatorLimit: Double? = nil) {
+            self.kind = kind
+            self.rate = rate
+            self.failed = failed
+            self.generatorLimit = generatorLimit
+        }
     }
 }
 
@@ -156,47 +256,27 @@ public struct SearchReport: Sendable {
 
     // MARK: search.json
 
-    public var json: [String: Any] {
-        var object: [String: Any] = [
-            "version": Self.version,
-            "target": target,
-            "objectives": objectives.map(\.text),
-            "from_per_second": bounds.from,
-            "to_per_second": bounds.to,
-            "precision": bounds.precision,
-            "max_steps": bounds.maxSteps,
-            "step_duration_seconds": CapacityPlan.seconds(stepDuration),
-            "warm_up_seconds": CapacityPlan.seconds(warmUp),
-            "steps": steps.map(\.json),
-            "answer_text": answerText,
-        ]
-        object["answer"] = answerJSON
-        return object
-    }
-
-    private var answerJSON: Any {
-        func value(_ rate: Double?) -> Any { rate.map { $0 as Any } ?? NSNull() }
-        switch answer {
-        case nil:
-            return NSNull()
-        case .found(let rate, let ceiling):
-            return ["kind": "found", "rate_per_second": rate, "failed_per_second": ceiling]
-        case .atLeast(let rate):
-            return ["kind": "at-least", "rate_per_second": rate]
-        case .generatorLimit(let passed, let limit):
-            return ["kind": "generator-limit", "rate_per_second": value(passed), "generator_limit_per_second": limit]
-        case .noRate(let lowest):
-            return ["kind": "no-rate", "rate_per_second": NSNull(), "failed_per_second": lowest]
-        case .stepsExhausted(let passed, let failed):
-            return ["kind": "steps-exhausted", "rate_per_second": value(passed), "failed_per_second": value(failed)]
-        }
+    public var document: SearchDocument {
+        SearchDocument(
+            version: Self.version,
+            target: target,
+            objectives: objectives.map(\.text),
+            from: bounds.from,
+            to: bounds.to,
+            precision: bounds.precision,
+            maxSteps: bounds.maxSteps,
+            stepDurationSeconds: CapacityPlan.seconds(stepDuration),
+            warmUpSeconds: CapacityPlan.seconds(warmUp),
+            steps: steps.map(\.document),
+            answer: answer.map(SearchDocument.Answer.init),
+            answerText: answerText
+        )
     }
 
     /// Writes `search.json` and `report.html` into `directory`.
     public func write(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-        try data.write(to: URL(fileURLWithPath: directory + "/search.json"))
+        try JSONDocument.data(document).write(to: URL(fileURLWithPath: directory + "/search.json"))
         try Data(html.utf8).write(to: URL(fileURLWithPath: directory + "/report.html"))
     }
 

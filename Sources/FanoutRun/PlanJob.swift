@@ -54,11 +54,7 @@ public struct PlanJob: Sendable {
         if let output {
             do {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-                let data = try JSONSerialization.data(
-                    withJSONObject: plan.json,
-                    options: [.prettyPrinted, .sortedKeys]
-                )
-                try data.write(to: URL(fileURLWithPath: output + "/plan.json"))
+                try JSONDocument.data(plan.document).write(to: URL(fileURLWithPath: output + "/plan.json"))
             } catch {
                 throw JobError("cannot write \(output)/plan.json: \(error.reason)")
             }
@@ -78,16 +74,9 @@ public struct PlanJob: Sendable {
             throw JobError("--cost: \(folder) holds no summary.json (nor repeat-*/summary.json)")
         }
         let costs = try files.map { file -> Double in
-            let object: [String: Any]
-            do {
-                object =
-                    try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file)))
-                    as? [String: Any] ?? [:]
-            } catch {
-                throw JobError("--cost: cannot read \(file): \(error.reason)")
-            }
-            guard let cost = (object["cpu"] as? [String: Any])?["sender_us_per_notification"] as? Double, cost > 0
-            else {
+            let summary: SummaryDocument
+            do { summary = try SummaryDocument.read(file) } catch { throw JobError("--cost: \(error)") }
+            guard let cost = summary.cpu?.senderPerNotification, cost > 0 else {
                 throw JobError("--cost: \(file) has no sender CPU per notification (cpu, summary version 3 and later)")
             }
             return cost

@@ -136,100 +136,160 @@ extension SinkStatistics {
     ///
     /// The digest's 64-bit words are hex strings (JSON numbers lose precision past 2^53).
     public func json(draining: Bool = false) -> String {
-        let summary = summary
-        let open = openConnections
-        let dates = ISO8601DateFormatter()
-        dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        func object(_ pairs: [(String, String)]) -> String {
-            "{" + pairs.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
-        }
-        func string(_ text: String) -> String {
-            var escaped = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": escaped += "\\\""
-                case "\\": escaped += "\\\\"
-                case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
-                default: escaped.unicodeScalars.append(scalar)
-                }
-            }
-            return escaped + "\""
-        }
-        func byStatus(_ accepted: Int, _ rejected: [APNsReason: Int]) -> String {
-            var counts: [Int: Int] = [:]
-            if accepted > 0 { counts[200] = accepted }
-            for (reason, count) in rejected { counts[reason.status, default: 0] += count }
-            return object(counts.sorted { $0.key < $1.key }.map { (String($0.key), String($0.value)) })
-        }
-        func byReason(_ rejected: [APNsReason: Int]) -> String {
-            object(rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, String($0.value)) })
-        }
-        let connections = open.map { connection in
-            object([
-                ("id", String(connection.id)),
-                ("peer", string(connection.peer)),
-                ("opened_at", string(dates.string(from: connection.openedAt))),
-                ("requests", String(connection.requests)),
-                ("accepted", String(connection.accepted)),
-                ("rejected", String(connection.rejected.values.reduce(0, +))),
-                ("by_status", byStatus(connection.accepted, connection.rejected)),
-                ("by_reason", byReason(connection.rejected)),
-                ("payload_bytes", String(connection.bodyBytes)),
-                ("streams_reset", String(connection.streamsReset)),
-                ("peak_streams", String(connection.peakStreams)),
-            ])
-        }
-        return object([
-            ("uptime_seconds", String(format: "%.3f", Date().timeIntervalSince(startedAt))),
-            ("draining", String(draining)),
-            ("requests", String(summary.requests)),
-            ("accepted", String(summary.accepted)),
-            ("rejected", String(summary.rejected.values.reduce(0, +))),
-            ("by_status", byStatus(summary.accepted, summary.rejected)),
-            ("by_reason", byReason(summary.rejected)),
-            ("payload_bytes", String(summary.bodyBytes)),
-            ("streams_reset", String(summary.streamsReset)),
-            ("peak_streams", String(summary.peakConcurrentStreams)),
-            (
-                "connections",
-                object([
-                    ("opened", String(summary.connectionsOpened)),
-                    ("closed", String(summary.connectionsClosed)),
-                    ("open", String(summary.connectionsOpened - summary.connectionsClosed)),
-                ])
-            ),
-            (
-                "digest",
-                object([
-                    ("count", String(summary.digest.count)),
-                    ("sum", string(String(summary.digest.sum, radix: 16))),
-                    ("squares", string(String(summary.digest.squares, radix: 16))),
-                ])
-            ),
-            ("own_delays", ownDelaysJSON(summary.ownDelays, object: object)),
-            ("open_connections", "[" + connections.joined(separator: ",") + "]"),
-        ])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "Infinity",
+            negativeInfinity: "-Infinity",
+            nan: "NaN"
+        )
+        // Integers, strings and (so) any double: encoding cannot fail.
+        return String(decoding: try! encoder.encode(figures(draining: draining)), as: UTF8.self)
     }
 
-    /// The sink's own delays (milliseconds) and each loop's CPU share.
-    private func ownDelaysJSON(_ delays: SinkOwnDelays, object: ([(String, String)]) -> String) -> String {
-        func delay(_ percentiles: DelayPercentiles) -> String {
-            object([
-                ("p50", String(format: "%.3f", Double(percentiles.p50) / 1000)),
-                ("p99", String(format: "%.3f", Double(percentiles.p99) / 1000)),
-                ("max", String(format: "%.3f", Double(percentiles.max) / 1000)),
-                ("count", String(percentiles.count)),
-            ])
-        }
-        return object([
-            ("lateness_ms", delay(delays.lateness)),
-            ("from_send_ms", delay(delays.fromSend)),
-            ("injected_ms", delay(delays.injected)),
-            ("loop_lag_ms", delay(delays.loopLag)),
-            (
-                "loop_utilisation",
-                "[" + delays.loopUtilisation.map { String(format: "%.4f", $0) }.joined(separator: ",") + "]"
+    /// The statistics as `/stats` gives them.
+    public func figures(draining: Bool = false) -> SinkFigures {
+        let summary = summary
+        let dates = ISO8601DateFormatter()
+        dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return SinkFigures(
+            uptimeSeconds: Date().timeIntervalSince(startedAt),
+            draining: draining,
+            counts: SinkFigures.Counts(
+                accepted: summary.accepted,
+                rejected: summary.rejected,
+                requests: summary.requests,
+                payloadBytes: summary.bodyBytes,
+                streamsReset: summary.streamsReset,
+                peakStreams: summary.peakConcurrentStreams
             ),
-        ])
+            connections: .init(
+                opened: summary.connectionsOpened,
+                closed: summary.connectionsClosed,
+                open: summary.connectionsOpened - summary.connectionsClosed
+            ),
+            digest: .init(
+                count: summary.digest.count,
+                sum: String(summary.digest.sum, radix: 16),
+                squares: String(summary.digest.squares, radix: 16)
+            ),
+            ownDelays: summary.ownDelays.figures,
+            openConnections: openConnections.map { connection in
+                SinkFigures.Connection(
+                    id: connection.id,
+                    peer: connection.peer,
+                    openedAt: dates.string(from: connection.openedAt),
+                    counts: SinkFigures.Counts(
+                        accepted: connection.accepted,
+                        rejected: connection.rejected,
+                        requests: connection.requests,
+                        payloadBytes: connection.bodyBytes,
+                        streamsReset: connection.streamsReset,
+                        peakStreams: connection.peakStreams
+                    )
+                )
+            }
+        )
+    }
+}
+
+/// The sink's statistics as `/stats` gives them (`SinkStatistics.figures`). The digest's 64-bit
+/// words are hex strings (JSON numbers lose precision past 2^53).
+public struct SinkFigures: Encodable, Sendable {
+    public var uptimeSeconds: Double
+    public var draining: Bool
+    /// The whole sink's counts, written at the top level.
+    public var counts: Counts
+    public var connections: Connections
+    public var digest: Digest
+    public var ownDelays: SinkOwnDelays.Figures
+    public var openConnections: [Connection]
+
+    /// Requests and answers, as the sink and each connection count them:
+    /// `"requests", "accepted", "rejected", "by_status": {"200": …}, "by_reason": {…},
+    /// "payload_bytes", "streams_reset", "peak_streams"`.
+    public struct Counts: Encodable, Sendable {
+        public var accepted: Int
+        public var rejected: [APNsReason: Int]
+        public var requests: Int
+        public var payloadBytes: Int
+        public var streamsReset: Int
+        public var peakStreams: Int
+
+        enum CodingKeys: String, CodingKey {
+            case requests, accepted, rejected
+            case byStatus = "by_status"
+            case byReason = "by_reason"
+            case payloadBytes = "payload_bytes"
+            case streamsReset = "streams_reset"
+            case peakStreams = "peak_streams"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            var byStatus: [String: Int] = accepted > 0 ? ["200": accepted] : [:]
+            for (reason, count) in rejected { byStatus[String(reason.status), default: 0] += count }
+            try container.encode(requests, forKey: .requests)
+            try container.encode(accepted, forKey: .accepted)
+            try container.encode(rejected.values.reduce(0, +), forKey: .rejected)
+            try container.encode(byStatus, forKey: .byStatus)
+            try container.encode(
+                Dictionary(uniqueKeysWithValues: rejected.map { ($0.key.rawValue, $0.value) }),
+                forKey: .byReason
+            )
+            try container.encode(payloadBytes, forKey: .payloadBytes)
+            try container.encode(streamsReset, forKey: .streamsReset)
+            try container.encode(peakStreams, forKey: .peakStreams)
+        }
+    }
+
+    public struct Connections: Encodable, Sendable {
+        public var opened: Int
+        public var closed: Int
+        public var open: Int
+    }
+
+    public struct Digest: Encodable, Sendable {
+        public var count: UInt64
+        public var sum: String
+        public var squares: String
+    }
+
+    public struct Connection: Encodable, Sendable {
+        public var id: Int
+        public var peer: String
+        public var openedAt: String
+        public var counts: Counts
+
+        enum CodingKeys: String, CodingKey {
+            case id, peer
+            case openedAt = "opened_at"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(peer, forKey: .peer)
+            try container.encode(openedAt, forKey: .openedAt)
+            try counts.encode(to: encoder)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case uptimeSeconds = "uptime_seconds"
+        case draining, connections, digest
+        case ownDelays = "own_delays"
+        case openConnections = "open_connections"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uptimeSeconds, forKey: .uptimeSeconds)
+        try container.encode(draining, forKey: .draining)
+        try counts.encode(to: encoder)
+        try container.encode(connections, forKey: .connections)
+        try container.encode(digest, forKey: .digest)
+        try container.encode(ownDelays, forKey: .ownDelays)
+        try container.encode(openConnections, forKey: .openConnections)
     }
 }

@@ -50,20 +50,16 @@ import Testing
         }
         let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
         try merge.write(to: folder + "/merged")
-        let harness = try #require(merge.json["harness"] as? [String: Any])
-        let sender = try #require(harness["sender"] as? [String: Any])
-        #expect(sender["send_lateness_ms"] is NSNull)
-        #expect((sender["loop_utilisation"] as? [Double])?.count == 2)
+        let sender = try #require(merge.document.harness).sender
+        #expect(sender.sendLateness == nil)
+        #expect(sender.loopUtilisation.count == 2)
         // The sender's share of each timed answer: the larger shard's, as every delay.
         let shardShares = try (1...2).map { index -> Double in
-            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/shard-\(index)/summary.json"))
-            let summary = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-            let shardHarness = summary?["harness"] as? [String: Any]
-            let perAnswer = (shardHarness?["sender"] as? [String: Any])?["per_answer_ms"] as? [String: Any]
-            return try #require(perAnswer?["p99"] as? Double, "shard \(index): \(perAnswer ?? [:])")
+            let summary = try SummaryDocument.read(folder + "/shard-\(index)/summary.json")
+            return try #require(summary.harness?.sender.perAnswer?.p99, "shard \(index)")
         }
-        let merged = try #require(sender["per_answer_ms"] as? [String: Any])
-        #expect(merged["p99"] as? Double == shardShares.max(), "\(merged), shards \(shardShares)")
+        let merged = try #require(sender.perAnswer)
+        #expect(merged.p99 == shardShares.max(), "\(merged), shards \(shardShares)")
         let result = try Self.validate([folder + "/merged/summary.json"])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
     }
@@ -85,8 +81,8 @@ import Testing
         summary["unscheduled"] = 3
         try JSONSerialization.data(withJSONObject: summary).write(to: old)
         let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
-        #expect(merge.json["unscheduled"] as? Int == 3)
-        #expect(merge.json["unscheduled_reasons"] as? [String: Int] == ["schedule_over": 3, "tokens_ran_out": 0])
+        #expect(merge.document.unscheduled == 3)
+        #expect(merge.document.unscheduledReasons == .init(scheduleOver: 3, tokensRanOut: 0))
         try merge.write(to: folder + "/merged")
         let result = try Self.validate([folder + "/merged/summary.json"])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
@@ -107,9 +103,10 @@ import Testing
         job.count = 1000
         let summary = try job.run()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var missing = summary.json
+        let written = try JSONSerialization.jsonObject(with: summary.document.data()) as? [String: Any] ?? [:]
+        var missing = written
         missing["sent"] = nil
-        var wrong = summary.json
+        var wrong = written
         wrong["latency_ms"] = ["p50": "fast"]
         for (name, object) in [("missing", missing), ("wrong", wrong)] {
             let data = try JSONSerialization.data(withJSONObject: object)

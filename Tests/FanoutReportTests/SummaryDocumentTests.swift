@@ -1,0 +1,89 @@
+import FanoutReport
+import Foundation
+import Testing
+
+/// `summary.json` read through its type: what Fanout writes reads back to the same bytes, a
+/// folder of an older schema this Fanout reads still reads, and a file it cannot read says
+/// which file, where in it and what.
+struct SummaryDocumentTests {
+    static let golden = GoldenFilesTests.golden + "/summary.json"
+
+    static func write(_ object: [String: Any]) throws -> String {
+        let path = NSTemporaryDirectory() + "fanout-document-\(UUID().uuidString).json"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func goldenObject() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: golden))) as? [String: Any] ?? [:]
+    }
+
+    static func readError(_ path: String) -> String {
+        do {
+            _ = try SummaryDocument.read(path)
+            return "read"
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func theGoldenSummaryReadsBackToTheSameBytes() throws {
+        let document = try SummaryDocument.read(Self.golden)
+        #expect(document.schemaVersion == RunSummary.schemaVersion)
+        #expect(document.reconciled == nil && document.shard == nil)
+        #expect(document.harness?.sink?.injected.p99 == 10)
+        let written = try document.data()
+        #expect(written == (try Data(contentsOf: URL(fileURLWithPath: Self.golden))))
+    }
+
+    /// The committed baselines were written at schema 2, before `cpu`, `start`, `shard` and
+    /// `harness`: they read, with those absent.
+    @Test func aSchemaTwoBaselineReads() throws {
+        let root = GoldenFilesTests.repositoryRootFromHere
+        let document = try SummaryDocument.read(root + "/results/baselines/default/repeat-1/summary.json")
+        #expect(document.schemaVersion == 2)
+        #expect(document.cpu == nil && document.harness == nil && document.start == nil)
+        #expect(document.sent > 0 && document.latency.p99 > 0)
+        let record = try RunRecord.load(root + "/results/baselines/default/repeat-1")
+        #expect(record.metrics[.p99] == document.latency.p99)
+        #expect(record.metrics[.harness] == 0)
+    }
+
+    @Test(arguments: [(1, "written by an older fanout (schema 1)"), (9, "written by a newer fanout (schema 9)")])
+    func anotherSchemaIsRefusedByItsNumber(version: Int, said: String) throws {
+        var object = try Self.goldenObject()
+        object["schema_version"] = version
+        let path = try Self.write(object)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = Self.readError(path)
+        #expect(error.hasPrefix(path + ": " + said), "\(error)")
+        #expect(error.contains("reads schemas 2 to \(RunSummary.schemaVersion)"), "\(error)")
+    }
+
+    @Test func aMissingOrMistypedKeyIsNamedByItsPath() throws {
+        var missing = try Self.goldenObject()
+        var latency = missing["latency_ms"] as? [String: Any] ?? [:]
+        latency["p99"] = nil
+        missing["latency_ms"] = latency
+        var mistyped = try Self.goldenObject()
+        var intervals = mistyped["intervals"] as? [[String: Any]] ?? []
+        intervals[1]["p99_ms"] = "slow"
+        mistyped["intervals"] = intervals
+        var unversioned = try Self.goldenObject()
+        unversioned["schema_version"] = nil
+        let cases = [
+            (missing, "latency_ms.p99 is missing"), (mistyped, "intervals[1].p99_ms is not a number"),
+            (unversioned, "schema_version is missing: not a Fanout summary"),
+        ]
+        for (object, said) in cases {
+            let path = try Self.write(object)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect(Self.readError(path) == "\(path): \(said)")
+        }
+        let path = NSTemporaryDirectory() + "fanout-document-\(UUID().uuidString).json"
+        try Data("{\"schema_version\": 5,".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(Self.readError(path).hasPrefix("\(path): not a JSON object"), "\(Self.readError(path))")
+        #expect(Self.readError("/nonexistent/summary.json").hasPrefix("cannot read /nonexistent/summary.json"))
+    }
+}
