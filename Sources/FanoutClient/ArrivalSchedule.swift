@@ -356,17 +356,23 @@ extension ArrivalSchedule {
     /// with `--duration D` for D; `--stage D:R` (repeated) ramps from `--rate` (or 0) to each
     /// stage's R over its D. `nil` (no rate, no stage) is the closed model.
     public static func parse(
-        rate: String?,
-        duration: String?,
+        rate: EventRate?,
+        duration: Duration?,
         stages: [String]
     ) throws(ScheduleError) -> ArrivalSchedule? {
         var start: Double?
-        if let rate { start = try perSecond(rate, what: "--rate") }
+        if let rate {
+            guard rate.count > 0 else {
+                throw ScheduleError("--rate: \(rate) is not a rate above 0; \(EventRate.hint)")
+            }
+            start = try perSecond(rate, what: "--rate")
+        }
         guard !stages.isEmpty else {
             guard let start else { return nil }
-            var length: Duration?
-            if let duration { length = try parseDuration(duration, what: "--duration") }
-            return try ArrivalSchedule(rate: start, duration: length)
+            if let duration, duration <= .zero {
+                throw ScheduleError("--duration: \(DurationNotation.format(duration)) is not a duration above 0")
+            }
+            return try ArrivalSchedule(rate: start, duration: duration)
         }
         if duration != nil {
             throw ScheduleError("--duration and --stage do not go together: the stages' durations make the run's")
@@ -388,27 +394,24 @@ extension ArrivalSchedule {
         return try ArrivalSchedule(startRate: start ?? 0, stages: parsed)
     }
 
-    /// `N` or `N/WINDOW` (`5000`, `5000/s`, `300/1m`) as events per second.
+    /// `N` or `N/WINDOW` (`5000`, `5000/s`, `300/1m`: `EventRate`) as events per second.
     public static func perSecond(
         _ text: String,
         what: String,
         allowingZero: Bool = false
     ) throws(ScheduleError) -> Double {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let count = Double(parts[0]), count.isFinite,
-            count > 0 || (allowingZero && count == 0)
-        else {
-            throw ScheduleError("\(what): \(text) is not a rate; write N or N/WINDOW, like 5000/s or 300/1m")
+        guard let rate = EventRate(parsing: text), rate.count > 0 || allowingZero else {
+            throw ScheduleError("\(what): \(text) is not a rate; \(EventRate.hint)")
         }
-        var rate = count
-        if parts.count == 2 {
-            let window = parts[1].first?.isNumber == true ? String(parts[1]) : "1" + parts[1]
-            rate = count * 1e9 / Double(try parseDuration(window, what: what).wholeNanoseconds)
+        return try perSecond(rate, what: what)
+    }
+
+    /// `rate` per second, checked against the highest rate.
+    public static func perSecond(_ rate: EventRate, what: String) throws(ScheduleError) -> Double {
+        guard rate.perSecond <= highestRate else {
+            throw ScheduleError("\(what): \(rate) is above the highest rate, \(Int(highestRate)) per second")
         }
-        guard rate <= highestRate else {
-            throw ScheduleError("\(what): \(text) is above the highest rate, \(Int(highestRate)) per second")
-        }
-        return rate
+        return rate.perSecond
     }
 
     static func parseDuration(_ text: some StringProtocol, what: String) throws(ScheduleError) -> Duration {

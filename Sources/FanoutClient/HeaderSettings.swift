@@ -19,9 +19,7 @@ public struct HeaderSettings: Sendable, Hashable {
     public var priority: Int?
     public var expiration: Int?
     public var collapseID: String?
-    public var generatesAPNsID: Bool?
-    /// `apns-id = timed`: each try's id carries its send time (`TimedAPNsID`).
-    public var timesAPNsID: Bool?
+    public var apnsID: APNsIDPolicy?
 
     public static let names = ["topic", "push-type", "priority", "expiration", "collapse-id", "apns-id"]
 
@@ -65,9 +63,27 @@ public struct HeaderSettings: Sendable, Hashable {
             guard value.utf8.count <= 64 else { throw fail("holds at most 64 bytes") }
             collapseID = value
         default:  // apns-id
-            guard ["random", "none", "timed"].contains(value) else { throw fail("is random, timed or none") }
-            generatesAPNsID = value == "random"
-            timesAPNsID = value == "timed"
+            guard let policy = APNsIDPolicy(rawValue: value) else { throw fail("is \(APNsIDPolicy.spoken)") }
+            apnsID = policy
         }
+    }
+}
+
+/// Which `apns-id` each request carries: `--apns-id` and a scenario file's `apns-id` line.
+public enum APNsIDPolicy: String, Sendable, Hashable, CaseIterable {
+    /// A UUID v4 per notification, kept on its retries.
+    case random
+    /// A UUID v8 per try carrying its send time (`TimedAPNsID`).
+    case timed
+    /// None: APNs makes one.
+    case none
+
+    /// "random, timed or none".
+    public static let spoken = "random, timed or none"
+
+    /// `headers` asking for this policy's ids.
+    public func apply(to headers: inout NotificationHeaders) {
+        headers.generatesAPNsID = self == .random
+        headers.timedAPNsIDs = self == .timed ? 1 : 0
     }
 }

@@ -21,16 +21,19 @@ public struct CapacityPlan: Sendable {
         public var deadline: Duration
         public var roundTrip: Duration
         /// APNs' own time on a request, added to the round trip.
-        public var processing: Duration = .milliseconds(5)
+        public var processing = Self.defaultProcessing
         /// Concurrent streams a connection is allowed (APNs advertises about 1000).
-        public var streams = 1000
+        public var streams = Self.defaultStreams
         /// The sender's CPU per notification, when known (a run's summary, or a calibration).
         public var cpuMicroseconds: Double?
         /// Where that figure came from, for the plan's assumptions.
         public var cpuSource: String?
         public var coresPerMachine: Int
         /// The share of each ceiling the plan uses (0.7: 30% spare for what a plan cannot see).
-        public var headroom = 0.7
+        public var headroom = Self.defaultHeadroom
+        public static let defaultProcessing: Duration = .milliseconds(5)
+        public static let defaultStreams = 1000
+        public static let defaultHeadroom = 0.7
 
         public init(devices: UInt64, deadline: Duration, roundTrip: Duration, coresPerMachine: Int) {
             self.devices = devices

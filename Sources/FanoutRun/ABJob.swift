@@ -11,12 +11,15 @@ public struct ABJob: Sendable {
     public var candidate: String
     /// What each build runs: `run …` or `send …`, without `--output`.
     public var arguments: [String]
-    public var pairs = 5
+    public var pairs = Self.defaultPairs
     public var metrics = Self.defaultMetrics
-    public var minimumEffect = 0.05
+    public var minimumEffect = Self.defaultMinimumEffect
     public var output: String
     /// The longest one run may take.
-    public var runTimeout: Duration = .seconds(3600)
+    public var runTimeout = Self.defaultRunTimeout
+    public static let defaultPairs = 5
+    public static let defaultMinimumEffect = 0.05
+    public static let defaultRunTimeout: Duration = .seconds(3600)
 
     /// Throughput, the median, p99 and errors: the tail beyond p99 is too thin in one run to
     /// pair.

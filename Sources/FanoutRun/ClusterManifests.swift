@@ -46,7 +46,10 @@ public struct ClusterManifests: Sendable {
     /// `fanout send`'s options, as given after `--`.
     public var sendOptions: [String]
     /// The longest the merge waits for the shards, from the start.
-    public var mergeWait: Duration = .seconds(3600)
+    public var mergeWait = Self.defaultMergeWait
+    public static let defaultMergeWait: Duration = .seconds(3600)
+    /// How long after rendering the shards start, without a time given.
+    public static let defaultStartIn: Duration = .seconds(60)
     /// A shard whose pod has not begun to beat this long after the start is taken as lost.
     public var startGrace: Duration = .seconds(120)
 

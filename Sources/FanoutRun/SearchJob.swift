@@ -21,8 +21,10 @@ public struct SearchJob: Sendable {
     public var target: Target
     public var objectives: [Threshold]
     public var bounds = RateSearch.Bounds()
-    public var stepDuration: Duration = .seconds(10)
-    public var warmUp: Duration = .seconds(2)
+    public var stepDuration = Self.defaultStepDuration
+    public var warmUp = Self.defaultWarmUp
+    public static let defaultStepDuration: Duration = .seconds(10)
+    public static let defaultWarmUp: Duration = .seconds(2)
     /// Where the step folders, `search.json` and `report.html` go.
     public var output: String
 

@@ -19,6 +19,18 @@ public enum DurationNotation {
     public static let longest: Duration = .seconds(Int64(longestSeconds))
     private static let longestSeconds: Double = 366 * 24 * 3600
 
+    /// `duration` as the notation writes it, in the largest unit that holds it whole: `30s`,
+    /// `500ms`, `2m`, `250us`; `0s` for zero.
+    public static func format(_ duration: Duration) -> String {
+        let nanoseconds = duration.wholeNanoseconds
+        guard nanoseconds != 0 else { return "0s" }
+        let units: [(String, UInt64)] = [
+            ("h", 3_600_000_000_000), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000),
+        ]
+        for (unit, scale) in units where nanoseconds % scale == 0 { return "\(nanoseconds / scale)\(unit)" }
+        return "\(Double(nanoseconds) / 1000)us"
+    }
+
     /// How to write one, for error messages.
     public static let hint = "write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
 }

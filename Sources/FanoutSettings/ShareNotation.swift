@@ -1,9 +1,16 @@
-/// A share as options write it: `5%` or `0.05`, both 0.05.
+/// How Fanout writes a share everywhere (options and scenario files): `5%` or `0.05`, both
+/// 0.05.
 public enum ShareNotation {
     /// The share `text` writes, or `nil` when it is not a finite number (with or without `%`).
-    public static func parse(_ text: String) -> Double? {
+    public static func parse(_ text: some StringProtocol) -> Double? {
+        let text = text.trimmingBlanks
         let percent = text.hasSuffix("%")
-        guard let number = Double(percent ? String(text.dropLast()) : text), number.isFinite else { return nil }
+        guard let number = Double(percent ? String(text.dropLast()) : String(text)), number.isFinite else {
+            return nil
+        }
         return percent ? number / 100 : number
     }
+
+    /// How to write one, for error messages.
+    public static let hint = "write it like 5% or 0.05"
 }

@@ -39,36 +39,38 @@ extension SinkScenario {
         return (requests, reason)
     }
 
-    /// `LIMIT/WINDOW`, e.g. `100/s`, `10/1m` or `5000/1.5s`; a bare unit means one of it.
+    /// `LIMIT/WINDOW` (`EventRate`), e.g. `100/s`, `10/1m` or `5000/1.5s`; a bare unit means
+    /// one of it, and a bare `LIMIT` a second. The limit counts requests: a whole number ≥ 1.
     public static func rate(_ text: String) throws(SinkScenarioError) -> Rate {
-        let parts = text.split(separator: "/")
-        guard parts.count == 2, let limit = Int(parts[0]), limit > 0 else {
-            throw SinkScenarioError("a rate is LIMIT/WINDOW with LIMIT ≥ 1, like 100/s or 10/1m; got \(text)")
+        guard let rate = EventRate(parsing: text), rate.count >= 1, rate.count == rate.count.rounded(),
+            rate.count <= Double(Int32.max)
+        else {
+            throw SinkScenarioError(
+                "a rate is LIMIT/WINDOW with a whole LIMIT ≥ 1 and a WINDOW above 0, like 100/s or 10/1m; got \(text)"
+            )
         }
-        let window = try duration(parts[1].first?.isNumber == true ? parts[1] : "1" + parts[1])
-        guard window > .zero else { throw SinkScenarioError("the window of the rate \(text) must be longer than 0") }
-        return Rate(limit: limit, window: window)
+        return Rate(limit: Int(rate.count), window: rate.windowOrSecond)
     }
 
-    /// `PERCENT`, e.g. `0.5%`, as a share from 0 to 1.
-    public static func share(_ text: String) throws(SinkScenarioError) -> Double {
-        guard text.hasSuffix("%"), let percent = Double(text.dropLast()), (0...100).contains(percent) else {
-            throw SinkScenarioError("a share is a percentage from 0% to 100%, like 0.5%; got \(text)")
+    /// A share from 0 to 1 (`ShareNotation`), e.g. `0.5%` or `0.005`.
+    public static func share(_ text: some StringProtocol) throws(SinkScenarioError) -> Double {
+        guard let share = ShareNotation.parse(text), (0...1).contains(share) else {
+            throw SinkScenarioError("a share is from 0% to 100% (or 0 to 1), like 0.5%; got \(text)")
         }
-        return percent / 100
+        return share
     }
 
-    /// `REASON:PERCENT`, e.g. `Unregistered:3%` or `InternalServerError:0.1%`.
+    /// `REASON:SHARE`, e.g. `Unregistered:3%` or `InternalServerError:0.001`.
     public static func error(_ text: String) throws(SinkScenarioError) -> (reason: APNsReason, probability: Double) {
         let parts = text.split(separator: ":")
-        guard parts.count == 2, parts[1].hasSuffix("%"), let percent = Double(parts[1].dropLast()) else {
-            throw SinkScenarioError("an error is REASON:PERCENT, like Unregistered:3%; got \(text)")
+        guard parts.count == 2, let share = ShareNotation.parse(parts[1]) else {
+            throw SinkScenarioError("an error is REASON:SHARE, like Unregistered:3%; got \(text)")
         }
         guard let reason = APNsReason(rawValue: String(parts[0])) else {
             let known = APNsReason.allCases.map(\.rawValue).joined(separator: ", ")
             throw SinkScenarioError("\(parts[0]) is not an APNs reason; the reasons are \(known)")
         }
-        return (reason, percent / 100)
+        return (reason, share)
     }
 }
 

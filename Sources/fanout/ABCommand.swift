@@ -30,9 +30,9 @@ struct ABCommand: ParsableCommand {
     @Option(
         name: .customLong("repeat"),
         parsing: .unconditional,
-        help: ArgumentHelp("Pairs to run (default 5).", valueName: "n")
+        help: ArgumentHelp("Pairs to run.", valueName: "n")
     )
-    var pairs = 5
+    var pairs = ABJob.defaultPairs
 
     @Option(
         name: .customLong("metric"),
@@ -41,19 +41,19 @@ struct ABCommand: ParsableCommand {
             valueName: "metric"
         )
     )
-    var metrics: [String] = []
+    var metrics: [RunMetric] = []
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "How far beyond 1 a ratio's interval must lie for a verdict (default 5%).",
-            valueName: "percent"
+            "How far beyond 1 a ratio's interval must lie for a verdict (N% or 0.N).",
+            valueName: "share"
         )
     )
-    var minEffect = "5%"
+    var minEffect = Share(ABJob.defaultMinimumEffect)
 
-    @Option(name: .long, help: ArgumentHelp("The longest one run may take (default 1h).", valueName: "duration"))
-    var runTimeout = "1h"
+    @Option(name: .long, help: ArgumentHelp("The longest one run may take.", valueName: "duration"))
+    var runTimeout = ABJob.defaultRunTimeout
 
     @Option(name: .long, help: ArgumentHelp("Where the pairs' run folders and ab.txt go.", valueName: "dir"))
     var output: String?
@@ -63,10 +63,6 @@ struct ABCommand: ParsableCommand {
         help: ArgumentHelp("What both builds run: run … or send … (without --output).", valueName: "run-options")
     )
     var runOptions: [String] = []
-
-    func validate() throws {
-        _ = try job(output: "")
-    }
 
     func job(output: String) throws -> ABJob {
         guard pairs >= 1 else { throw ValidationError("--repeat must be at least 1.") }
@@ -78,26 +74,19 @@ struct ABCommand: ParsableCommand {
                 "ab gives each run its --output and runs the pairs itself: leave out --output and --repeat."
             )
         }
-        var parsed: [RunMetric] = []
-        for metric in metrics {
-            guard let value = RunMetric(rawValue: metric) else {
-                let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
-                throw ValidationError("--metric \(metric) is not a metric; the metrics are \(known).")
-            }
-            parsed.append(value)
-        }
-        guard let timeout = DurationNotation.parse(runTimeout), timeout > .zero else {
-            throw ValidationError("--run-timeout: \(runTimeout) is not a duration above 0; \(DurationNotation.hint).")
+        guard runTimeout > .zero else {
+            throw ValidationError("--run-timeout: \(DurationNotation.format(runTimeout)) is not a duration above 0.")
         }
         var job = ABJob(baseline: baseline, candidate: candidate, arguments: runOptions, output: output)
         job.pairs = pairs
-        if !parsed.isEmpty { job.metrics = parsed }
-        job.runTimeout = timeout
-        let effect = ShareNotation.parse(minEffect)
-        guard let effect, effect >= 0, effect < 1 else {
-            throw ValidationError("--min-effect is a share from 0% to below 100%, like 5%; not \(minEffect).")
+        if !metrics.isEmpty { job.metrics = metrics }
+        job.runTimeout = runTimeout
+        guard minEffect.fraction >= 0, minEffect.fraction < 1 else {
+            throw ValidationError(
+                "--min-effect is a share from 0% to below 100%, like 5%; not \(minEffect.defaultValueDescription)."
+            )
         }
-        job.minimumEffect = effect
+        job.minimumEffect = minEffect.fraction
         return job
     }
 

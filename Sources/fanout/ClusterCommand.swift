@@ -56,12 +56,15 @@ extension ClusterCommand {
 
         @Option(
             name: .long,
-            help: ArgumentHelp("Start this long after rendering (default 60s).", valueName: "duration")
+            help: ArgumentHelp(
+                "Start this long after rendering (default \(DurationNotation.format(ClusterManifests.defaultStartIn))).",
+                valueName: "duration"
+            )
         )
-        var startIn: String?
+        var startIn: Duration?
 
         @Option(name: .long, help: ArgumentHelp("Start at this time (RFC 3339).", valueName: "time"))
-        var startAt: String?
+        var startAt: Moment?
 
         @Option(
             name: .long,
@@ -88,11 +91,11 @@ extension ClusterCommand {
         @Option(
             name: .long,
             help: ArgumentHelp(
-                "The longest the merge waits for the shards after the start (default 1h).",
+                "The longest the merge waits for the shards after the start.",
                 valueName: "duration"
             )
         )
-        var mergeWait: String?
+        var mergeWait = ClusterManifests.defaultMergeWait
 
         @Argument(
             parsing: .postTerminator,
@@ -124,19 +127,8 @@ extension ClusterCommand {
         }
 
         func manifests() throws -> ClusterManifests {
-            let start: Date
-            if let startAt {
-                guard let date = TimeNotation.parse(startAt) else {
-                    throw ValidationError("--start-at: \(startAt) is not a time; \(TimeNotation.hint).")
-                }
-                start = date
-            } else {
-                let text = startIn ?? "60s"
-                guard let wait = DurationNotation.parse(text) else {
-                    throw ValidationError("--start-in: \(text) is not a duration; \(DurationNotation.hint).")
-                }
-                start = Date().addingTimeInterval(Double(wait.wholeNanoseconds) / 1e9)
-            }
+            let wait = startIn ?? ClusterManifests.defaultStartIn
+            let start = startAt?.date ?? Date().addingTimeInterval(Double(wait.wholeNanoseconds) / 1e9)
             var manifests = ClusterManifests(shards: shards, image: image, startAt: start, sendOptions: sendOptions)
             manifests.name = name
             manifests.namespace = namespace
@@ -147,14 +139,10 @@ extension ClusterCommand {
             manifests.memory = memory
             manifests.withSink = withSink
             manifests.sinkOptions = sinkOptions
-            if let mergeWait {
-                guard let wait = DurationNotation.parse(mergeWait), wait > .zero else {
-                    throw ValidationError(
-                        "--merge-wait: \(mergeWait) is not a duration above 0; \(DurationNotation.hint)."
-                    )
-                }
-                manifests.mergeWait = wait
+            guard mergeWait > .zero else {
+                throw ValidationError("--merge-wait: \(DurationNotation.format(mergeWait)) is not a duration above 0.")
             }
+            manifests.mergeWait = mergeWait
             return manifests
         }
 

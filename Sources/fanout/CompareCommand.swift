@@ -26,17 +26,10 @@ struct CompareCommand: ParsableCommand {
         name: .customLong("metric"),
         help: ArgumentHelp("Compare only this metric (repeat it), e.g. throughput, p99.", valueName: "metric")
     )
-    var metrics: [String] = []
+    var metrics: [RunMetric] = []
 
     @Flag(name: .long, help: "Exit with status 1 when a compared metric is worse beyond the noise.")
     var failOnRegression = false
-
-    func validate() throws {
-        for metric in metrics where RunMetric(rawValue: metric) == nil {
-            let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ValidationError("--metric \(metric) is not a metric; the metrics are \(known).")
-        }
-    }
 
     func run() throws {
         let comparison: RunComparison
@@ -44,7 +37,7 @@ struct CompareCommand: ParsableCommand {
             comparison = RunComparison(
                 baseline: try RunSet.load(baseline),
                 current: try RunSet.load(current),
-                metrics: metrics.isEmpty ? RunComparison.defaultMetrics : metrics.compactMap(RunMetric.init(rawValue:))
+                metrics: metrics.isEmpty ? RunComparison.defaultMetrics : metrics
             )
         } catch {
             printError("fanout compare: \(error)")

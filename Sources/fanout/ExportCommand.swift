@@ -30,20 +30,13 @@ struct ExportCommand: ParsableCommand {
             valueName: "format"
         )
     )
-    var format: String
+    var format: CIExport.Format
 
     @Option(name: .long, help: ArgumentHelp("The benchmark's name in the file (default: fanout).", valueName: "name"))
     var name = "fanout"
 
     @Option(name: .long, help: ArgumentHelp("Write here instead of standard output.", valueName: "file"))
     var output: String?
-
-    func validate() throws {
-        guard CIExport.Format(rawValue: format) != nil else {
-            let known = CIExport.Format.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ValidationError("--format is one of \(known), not \(format).")
-        }
-    }
 
     func run() throws {
         let run: RunSet
@@ -54,7 +47,7 @@ struct ExportCommand: ParsableCommand {
             throw ExitCode(Gate.Status.usage.rawValue)
         }
         for reason in run.invalidReasons { printError("fanout export: the run is invalid: \(reason)") }
-        let data = try CIExport(run: run, name: name).data(CIExport.Format(rawValue: format)!)
+        let data = try CIExport(run: run, name: name).data(format)
         guard let output else {
             StandardStream.output.write(data + Data("\n".utf8))
             return

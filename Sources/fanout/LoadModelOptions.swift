@@ -20,16 +20,16 @@ struct LoadModelOptions: ParsableArguments {
             valueName: "rate"
         )
     )
-    var rate: String?
+    var rate: EventRate?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --rate, how long the run lasts; without, start no new token after this long.",
+            "With --rate, how long the run lasts; without, start no new token after this long (like 30s or 5m).",
             valueName: "duration"
         )
     )
-    var duration: String?
+    var duration: Duration?
 
     @Option(
         name: .customLong("stage"),
@@ -43,29 +43,29 @@ struct LoadModelOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Leave notifications started in the first DURATION out of latency and throughput.",
+            "Leave notifications started in the first DURATION (like 2s) out of latency and throughput.",
             valueName: "duration"
         )
     )
-    var warmUp: String?
+    var warmUp: Duration = LoadModel().warmUp
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The open model: a run whose generator falls further behind its schedule than this is invalid (exit status 4; default \(LoadModel().maxLag)).",
+            "The open model: a run whose generator falls further behind its schedule than this is invalid (exit status 4).",
             valueName: "duration"
         )
     )
-    var maxLag: String?
+    var maxLag: Duration = LoadModel().maxLag
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Flag the run harness-bound when Fanout's own delay at p99 (its loops' lag, its answer reading, the embedded sink's lateness) exceeds this share of the measured p99 (N% or 0.N; default \(Int(LoadModel().maxHarnessShare * 100))%).",
+            "Flag the run harness-bound when Fanout's own delay at p99 (its loops' lag, its answer reading, the embedded sink's lateness) exceeds this share of the measured p99 (N% or 0.N).",
             valueName: "share"
         )
     )
-    var maxHarnessShare: String?
+    var maxHarnessShare = Share(LoadModel().maxHarnessShare)
 
     @Option(
         name: .long,
@@ -74,7 +74,7 @@ struct LoadModelOptions: ParsableArguments {
             valueName: "time"
         )
     )
-    var startAt: String?
+    var startAt: Moment?
 
     /// The longest wait `--start-at` may ask for: a time further ahead is taken for a mistake.
     static let longestWait: TimeInterval = 24 * 3600
@@ -88,53 +88,35 @@ struct LoadModelOptions: ParsableArguments {
         }
     }
 
-    func validate() throws {
-        _ = try schedule()
-        if let duration, DurationNotation.parse(duration).map({ $0 > .zero }) != true {
-            throw ValidationError("--duration: \(duration) is not a duration above 0; \(DurationNotation.hint).")
-        }
-        if let warmUp, DurationNotation.parse(warmUp) == nil {
-            throw ValidationError("--warm-up: \(warmUp) is not a duration; \(DurationNotation.hint).")
-        }
-        if let maxLag, DurationNotation.parse(maxLag).map({ $0 > .zero }) != true {
-            throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
-        }
-        _ = try start()
-        _ = try harnessShare()
-    }
-
-    /// `--max-harness-share`, checked: a share above 0.
-    func harnessShare() throws -> Double? {
-        guard let maxHarnessShare else { return nil }
-        guard let share = ShareNotation.parse(maxHarnessShare), share > 0 else {
-            throw ValidationError(
-                "--max-harness-share: \(maxHarnessShare) is not a share above 0, like 20% or 0.2."
-            )
-        }
-        return share
-    }
-
     /// `--start-at`'s time: a time already past is allowed (the run starts at once and says
     /// how late), one more than a day ahead is not.
     func start() throws -> Date? {
-        guard let startAt else { return nil }
-        guard let date = TimeNotation.parse(startAt) else {
-            throw ValidationError("--start-at: \(startAt) is not a time; \(TimeNotation.hint).")
-        }
+        guard let date = startAt?.date else { return nil }
         if date.timeIntervalSinceNow > Self.longestWait {
-            throw ValidationError("--start-at: \(startAt) is more than a day ahead.")
+            throw ValidationError("--start-at: \(TimeNotation.format(date)) is more than a day ahead.")
         }
         return date
     }
 
-    /// The model, the duration, the warm-up and the lag limit the options ask for.
+    /// The model, the duration, the warm-up and the lag limit the options ask for, checked.
     func model() throws -> LoadModel {
+        if let duration, duration <= .zero {
+            throw ValidationError("--duration: \(DurationNotation.format(duration)) is not a duration above 0.")
+        }
+        if maxLag <= .zero {
+            throw ValidationError("--max-lag: \(DurationNotation.format(maxLag)) is not a duration above 0.")
+        }
+        if maxHarnessShare.fraction <= 0 {
+            throw ValidationError(
+                "--max-harness-share: \(maxHarnessShare.defaultValueDescription) is not a share above 0, like 20% or 0.2."
+            )
+        }
         var model = LoadModel(schedule: try schedule())
-        if model.schedule == nil { model.duration = duration.flatMap { DurationNotation.parse($0) } }
-        model.warmUp = warmUp.flatMap { DurationNotation.parse($0) } ?? .zero
-        if let lag = maxLag.flatMap({ DurationNotation.parse($0) }) { model.maxLag = lag }
+        if model.schedule == nil { model.duration = duration }
+        model.warmUp = warmUp
+        model.maxLag = maxLag
         model.startAt = try start()
-        if let share = try harnessShare() { model.maxHarnessShare = share }
+        model.maxHarnessShare = maxHarnessShare.fraction
         return model
     }
 }

@@ -31,35 +31,26 @@ struct MergeCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The most the shards' first sends may lie apart (default 100ms).",
+            "The most the shards' first sends may lie apart.",
             valueName: "duration"
         )
     )
-    var maxSkew: String?
+    var maxSkew = RunMerge.Rules().maxSkew
 
     @Flag(name: .long, help: "Merge what is there when shards are missing or did not finish, marked partial.")
     var allowPartial = false
 
-    func validate() throws {
-        _ = try rules()
-    }
-
-    func rules() throws -> RunMerge.Rules {
+    var rules: RunMerge.Rules {
         var rules = RunMerge.Rules()
         rules.allowPartial = allowPartial
-        if let maxSkew {
-            guard let skew = DurationNotation.parse(maxSkew) else {
-                throw ValidationError("--max-skew: \(maxSkew) is not a duration; \(DurationNotation.hint).")
-            }
-            rules.maxSkew = skew
-        }
+        rules.maxSkew = maxSkew
         return rules
     }
 
     func run() throws {
         let merge: RunMerge
         do {
-            merge = try RunMerge(directories: shards, rules: try rules())
+            merge = try RunMerge(directories: shards, rules: rules)
         } catch {
             printError("fanout merge: \(error)")
             throw ExitCode(64)

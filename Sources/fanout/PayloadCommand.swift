@@ -19,8 +19,6 @@ struct PayloadCommand: ParsableCommand {
     )
 }
 
-extension APNsPushType: ExpressibleByArgument {}
-
 /// Options that say how a template is read, shared by every command that loads one.
 struct TemplateOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The notification template, a JSON file.", valueName: "file"))

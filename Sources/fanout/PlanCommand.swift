@@ -18,19 +18,19 @@ struct PlanCommand: ParsableCommand {
     )
 
     @Option(help: ArgumentHelp("Devices to reach: 600000, 2.5M, 1B.", valueName: "n"))
-    var devices: String
+    var devices: Count
 
     @Option(help: ArgumentHelp("By when: 5m, 60s.", valueName: "duration"))
-    var deadline: String
+    var deadline: Duration
 
     @Option(help: ArgumentHelp("The round trip to APNs from where the senders run: 80ms.", valueName: "duration"))
-    var rtt: String
+    var rtt: Duration
 
     @Option(help: ArgumentHelp("Concurrent streams a connection (APNs: about 1000).", valueName: "n"))
-    var streams = 1000
+    var streams = CapacityPlan.Question.defaultStreams
 
     @Option(help: ArgumentHelp("APNs' own time on a request, added to the round trip.", valueName: "duration"))
-    var processing = "5ms"
+    var processing = CapacityPlan.Question.defaultProcessing
 
     @Option(
         help: ArgumentHelp("A run folder whose summary.json gives the sender's CPU per notification.", valueName: "dir")
@@ -43,8 +43,8 @@ struct PlanCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Cores a sending machine has (default: this one's).", valueName: "n"))
     var cores = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(help: ArgumentHelp("The share of each ceiling the plan uses.", valueName: "percent"))
-    var headroom = "70%"
+    @Option(help: ArgumentHelp("The share of each ceiling the plan uses (N% or 0.N).", valueName: "share"))
+    var headroom = Share(CapacityPlan.Question.defaultHeadroom)
 
     @Option(help: ArgumentHelp("Where plan.json (and the rehearsal's run folder) go.", valueName: "dir"))
     var output: String?
@@ -55,52 +55,30 @@ struct PlanCommand: ParsableCommand {
     )
     var verify = false
 
-    func validate() throws {
-        _ = try job()
-    }
-
-    /// `600000`, `2.5M`, `1B`, `50K`.
-    static func count(_ text: String) -> UInt64? {
-        let multipliers: [Character: Double] = ["K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9]
-        var digits = Substring(text)
-        var multiplier = 1.0
-        if let last = digits.last, let factor = multipliers[last] {
-            multiplier = factor
-            digits = digits.dropLast()
-        }
-        guard let number = Double(digits), number.isFinite, number > 0 else { return nil }
-        let value = (number * multiplier).rounded()
-        return value >= 1 && value <= 1e15 ? UInt64(value) : nil
-    }
-
-    static func duration(_ text: String, option: String) throws -> Duration {
-        guard let duration = DurationNotation.parse(text), duration > .zero else {
-            throw ValidationError("\(option): \(text) is not a duration above 0; \(DurationNotation.hint).")
+    static func duration(_ duration: Duration, option: String) throws -> Duration {
+        guard duration > .zero else {
+            throw ValidationError("\(option): \(DurationNotation.format(duration)) is not a duration above 0.")
         }
         return duration
     }
 
     func job() throws -> PlanJob {
-        guard let devices = Self.count(devices) else {
-            throw ValidationError("--devices: \(devices) is not a count of at least 1 (600000, 2.5M, 1B).")
-        }
         var question = CapacityPlan.Question(
-            devices: devices,
+            devices: devices.value,
             deadline: try Self.duration(deadline, option: "--deadline"),
             roundTrip: try Self.duration(rtt, option: "--rtt"),
             coresPerMachine: cores
         )
-        guard let processing = DurationNotation.parse(processing), processing >= .zero else {
-            throw ValidationError("--processing: \(processing) is not a duration; \(DurationNotation.hint).")
-        }
         question.processing = processing
         guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
         question.streams = streams
         guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
-        guard let share = ShareNotation.parse(headroom), share > 0, share <= 1 else {
-            throw ValidationError("--headroom: \(headroom) is not a share above 0% and at most 100%.")
+        guard headroom.fraction > 0, headroom.fraction <= 1 else {
+            throw ValidationError(
+                "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."
+            )
         }
-        question.headroom = share
+        question.headroom = headroom.fraction
         if cost != nil && calibrate {
             throw ValidationError("--cost and --calibrate are two ways to one figure: give one.")
         }
@@ -113,9 +91,10 @@ struct PlanCommand: ParsableCommand {
     }
 
     func run() throws {
+        let job = try job()
         let plan: CapacityPlan
         do {
-            plan = try job().run(log: { printError($0) })
+            plan = try job.run(log: { printError($0) })
         } catch let error as JobError {
             printError("error: \(error)")
             throw ExitCode.failure
@@ -125,7 +104,7 @@ struct PlanCommand: ParsableCommand {
         guard verify else { return }
         let verification: Verification
         do {
-            verification = try job().rehearse(plan)
+            verification = try job.rehearse(plan)
         } catch {
             printError("error: the rehearsal could not run: \(error)")
             throw ExitCode.failure

@@ -52,7 +52,6 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
-        _ = try job()
     }
 
     /// The job the options describe.

@@ -12,10 +12,6 @@ struct ShapeOptions: ParsableArguments {
 
     @OptionGroup var load: LoadModelOptions
 
-    func validate() throws {
-        _ = try shape()
-    }
-
     /// `LoadShape`'s defaults with the options given.
     func shape() throws -> LoadShape {
         var shape = try connection.shape()
@@ -47,11 +43,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Reset and retry a request unanswered this long (default \(LoadShape().streamTimeout)).",
+            "Reset and retry a request unanswered this long.",
             valueName: "duration"
         )
     )
-    var timeout: String?
+    var timeout = LoadShape().streamTimeout
 
     @Option(
         name: .long,
@@ -67,7 +63,6 @@ struct ConnectionOptions: ParsableArguments {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if let streams, streams < 1 { throw ValidationError("--streams must be at least 1.") }
         if let attempts, attempts < 1 { throw ValidationError("--attempts must be at least 1.") }
-        _ = try shape()
     }
 
     /// `LoadShape`'s defaults with the options given.
@@ -76,12 +71,10 @@ struct ConnectionOptions: ParsableArguments {
         if let connections { shape.connections = connections }
         if let streams { shape.streamsPerConnection = streams }
         if let attempts { shape.maxAttempts = attempts }
-        if let timeout {
-            guard let duration = DurationNotation.parse(timeout), duration > .zero else {
-                throw ValidationError("--timeout: \(timeout) is not a duration above 0; \(DurationNotation.hint).")
-            }
-            shape.streamTimeout = duration
+        guard timeout > .zero else {
+            throw ValidationError("--timeout: \(DurationNotation.format(timeout)) is not a duration above 0.")
         }
+        shape.streamTimeout = timeout
         return shape
     }
 }
@@ -134,10 +127,6 @@ struct MetricsOption: ParsableArguments {
         )
     )
     var metrics: String?
-
-    func validate() throws {
-        _ = try address()
-    }
 
     func address() throws -> MetricsAddress? {
         guard let metrics else { return nil }

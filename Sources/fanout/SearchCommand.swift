@@ -37,51 +37,48 @@ struct SearchCommand: ParsableCommand {
     )
     var objectives: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("The first rate tried (default 1000/s).", valueName: "rate"))
-    var from = "1000/s"
+    @Option(name: .long, help: ArgumentHelp("The first rate tried, per second (N or N/WINDOW).", valueName: "rate"))
+    var from = EventRate(count: RateSearch.Bounds().from)
 
-    @Option(name: .long, help: ArgumentHelp("The highest rate tried (default 1000000/s).", valueName: "rate"))
-    var to = "1000000/s"
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("How long each step measures, after its warm-up (default 10s).", valueName: "duration")
-    )
-    var stepDuration = "10s"
+    @Option(name: .long, help: ArgumentHelp("The highest rate tried, per second (N or N/WINDOW).", valueName: "rate"))
+    var to = EventRate(count: RateSearch.Bounds().to)
 
     @Option(
         name: .long,
-        help: ArgumentHelp(
-            "How long each step runs first, left out of its figures (default 2s).",
-            valueName: "duration"
-        )
+        help: ArgumentHelp("How long each step measures, after its warm-up (like 10s).", valueName: "duration")
     )
-    var warmUp = "2s"
+    var stepDuration = SearchJob.defaultStepDuration
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("How long each step runs first, left out of its figures (like 2s).", valueName: "duration")
+    )
+    var warmUp = SearchJob.defaultWarmUp
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Stop bisecting when the highest pass and the lowest failure are this close (default 5%).",
-            valueName: "percent"
+            "Stop bisecting when the highest pass and the lowest failure are this close (N% or 0.N).",
+            valueName: "share"
         )
     )
-    var precision = "5%"
+    var precision = Share(RateSearch.Bounds().precision)
 
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("The most steps the search runs (default 30).", valueName: "n")
+        help: ArgumentHelp("The most steps the search runs.", valueName: "n")
     )
-    var maxSteps = 30
+    var maxSteps = RateSearch.Bounds().maxSteps
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A step whose generator falls further behind its schedule than this measured the generator (default \(LoadModel().maxLag)).",
+            "A step whose generator falls further behind its schedule than this measured the generator.",
             valueName: "duration"
         )
     )
-    var maxLag: String?
+    var maxLag = LoadModel().maxLag
 
     @Option(
         name: .long,
@@ -121,10 +118,6 @@ struct SearchCommand: ParsableCommand {
     )
     var output: String?
 
-    func validate() throws {
-        _ = try job(output: "")
-    }
-
     /// The job the options describe, writing to `output`.
     func job(output: String) throws -> SearchJob {
         guard !objectives.isEmpty else { throw ValidationError("Give at least one --slo, like --slo 'p99 < 50ms'.") }
@@ -143,25 +136,29 @@ struct SearchCommand: ParsableCommand {
         }
         var bounds = RateSearch.Bounds(from: try rate(from, "--from"), to: try rate(to, "--to"))
         guard bounds.to >= bounds.from else { throw ValidationError("--to (\(to)) is below --from (\(from)).") }
-        let share = ShareNotation.parse(precision)
-        guard let share, share > 0, share < 1 else {
-            throw ValidationError("--precision is a share above 0% and below 100%, like 5%; not \(precision).")
+        guard precision.fraction > 0, precision.fraction < 1 else {
+            throw ValidationError(
+                "--precision is a share above 0% and below 100%, like 5%; not \(precision.defaultValueDescription)."
+            )
         }
-        bounds.precision = share
+        bounds.precision = precision.fraction
         guard maxSteps >= 1 else { throw ValidationError("--max-steps must be at least 1.") }
         bounds.maxSteps = maxSteps
 
         var shape = try connection.shape()
-        if let maxLag {
-            guard let lag = DurationNotation.parse(maxLag), lag > .zero else {
-                throw ValidationError("--max-lag: \(maxLag) is not a duration above 0; \(DurationNotation.hint).")
-            }
-            shape.model.maxLag = lag
+        guard maxLag > .zero else {
+            throw ValidationError("--max-lag: \(DurationNotation.format(maxLag)) is not a duration above 0.")
+        }
+        shape.model.maxLag = maxLag
+        guard stepDuration > .zero else {
+            throw ValidationError(
+                "--step-duration: \(DurationNotation.format(stepDuration)) is not a duration above 0."
+            )
         }
         var job = SearchJob(target: try target(shape: shape), objectives: parsed, output: output)
         job.bounds = bounds
-        job.stepDuration = try duration(stepDuration, "--step-duration", allowingZero: false)
-        job.warmUp = try duration(warmUp, "--warm-up", allowingZero: true)
+        job.stepDuration = stepDuration
+        job.warmUp = warmUp
         return job
     }
 
@@ -213,21 +210,13 @@ struct SearchCommand: ParsableCommand {
         }
     }
 
-    private func rate(_ text: String, _ option: String) throws -> Double {
+    private func rate(_ rate: EventRate, _ option: String) throws -> Double {
+        guard rate.count > 0 else { throw ValidationError("\(option): \(rate) is not a rate above 0.") }
         do {
-            return try ArrivalSchedule.perSecond(text, what: option)
+            return try ArrivalSchedule.perSecond(rate, what: option)
         } catch {
             throw ValidationError("\(error).")
         }
-    }
-
-    private func duration(_ text: String, _ option: String, allowingZero: Bool) throws -> Duration {
-        guard let value = DurationNotation.parse(text), value > .zero || (allowingZero && value == .zero) else {
-            throw ValidationError(
-                "\(option): \(text) is not a duration\(allowingZero ? "" : " above 0"); \(DurationNotation.hint)."
-            )
-        }
-        return value
     }
 
     func run() throws {

@@ -59,7 +59,6 @@ struct SendCommand: ParsableCommand {
         if repeating.repeats > 1 && tokenOptions.tokens == "-" {
             throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
         }
-        _ = try job()
     }
 
     /// The job the options describe.
@@ -117,7 +116,7 @@ struct EndpointOptions: ParsableArguments {
             valueName: "policy"
         )
     )
-    var apnsId: String?
+    var apnsId: APNsIDPolicy?
 
     @Option(name: .long, help: ArgumentHelp("CA certificates (PEM) to trust the server with.", valueName: "file"))
     var caFile: String?
@@ -143,11 +142,11 @@ struct EndpointOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Renew the provider token this often, 20m to 60m (default \(SendJob.TokenAuth.defaultRefresh.components.seconds / 60)m).",
+            "Renew the provider token this often, 20m to 60m.",
             valueName: "duration"
         )
     )
-    var tokenRefresh: String?
+    var tokenRefresh = SendJob.TokenAuth.defaultRefresh
 
     func validate() throws {
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
@@ -157,18 +156,14 @@ struct EndpointOptions: ParsableArguments {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
-        if let apnsId, !["none", "random", "timed"].contains(apnsId) {
-            throw ValidationError("--apns-id is random, timed or none, not \(apnsId).")
-        }
     }
 
     /// Whether an option only an endpoint takes is given (all but --topic).
     var isGiven: Bool {
         let given: [Any?] = [
             scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey, keyFile, keyId, teamId,
-            tokenRefresh,
         ]
-        return insecure || given.contains { $0 != nil }
+        return insecure || tokenRefresh != SendJob.TokenAuth.defaultRefresh || given.contains { $0 != nil }
     }
 
     static func parsedEndpoint(_ text: String) throws -> SendJob.Endpoint {
@@ -189,10 +184,7 @@ struct EndpointOptions: ParsableArguments {
         headers.priority = priority ?? file.priority
         headers.expiration = expiration ?? file.expiration
         headers.collapseID = collapseId ?? file.collapseID
-        if let generates = apnsId.map({ $0 == "random" }) ?? file.generatesAPNsID {
-            headers.generatesAPNsID = generates
-        }
-        if apnsId.map({ $0 == "timed" }) ?? file.timesAPNsID ?? false { headers.timedAPNsIDs = 1 }
+        (apnsId ?? file.apnsID)?.apply(to: &headers)
         return headers
     }
 
@@ -219,15 +211,14 @@ struct EndpointOptions: ParsableArguments {
         job.tls.insecure = insecure
         job.tls.certificate = cert
         job.tls.certificateKey = certKey
-        let refresh = try tokenRefresh.map { text in
-            guard let refresh = DurationNotation.parse(text), ProviderTokens.allowedRefresh.contains(refresh) else {
-                throw ValidationError("--token-refresh must be from 20m to 60m (APNs' rule), not \(text).")
-            }
-            return refresh
+        guard ProviderTokens.allowedRefresh.contains(tokenRefresh) else {
+            throw ValidationError(
+                "--token-refresh must be from 20m to 60m (APNs' rule), not \(DurationNotation.format(tokenRefresh))."
+            )
         }
         if let keyFile, let keyId, let teamId {
             job.tokenAuth = SendJob.TokenAuth(keyFile: keyFile, keyID: keyId, teamID: teamId)
-            if let refresh { job.tokenAuth?.refresh = refresh }
+            job.tokenAuth?.refresh = tokenRefresh
         }
         return job
     }

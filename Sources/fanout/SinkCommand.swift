@@ -67,8 +67,8 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Capture only the first N notifications.", valueName: "n"))
     var captureFirst: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Capture this share of notifications, e.g. 1%.", valueName: "percent"))
-    var captureSample: String?
+    @Option(name: .long, help: ArgumentHelp("Capture this share of notifications, e.g. 1%.", valueName: "share"))
+    var captureSample: Share?
 
     @Option(
         name: .customLong("scenario"),
@@ -185,20 +185,20 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "GOAWAY IdleTimeout to a connection idle this long, or off (default \(SinkConfiguration.defaultIdleTimeout)).",
+            "GOAWAY IdleTimeout to a connection idle this long, or off.",
             valueName: "duration"
         )
     )
-    var idleTimeout: String?
+    var idleTimeout = DurationOrOff(SinkConfiguration.defaultIdleTimeout)
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "GOAWAY ENHANCE_YOUR_CALM when the start of a frame waits this long for its rest, or off (default \(SinkConfiguration().incompleteFrameTimeout!)).",
+            "GOAWAY ENHANCE_YOUR_CALM when the start of a frame waits this long for its rest, or off.",
             valueName: "duration"
         )
     )
-    var frameTimeout: String?
+    var frameTimeout = DurationOrOff(SinkConfiguration().incompleteFrameTimeout)
 
     @Option(
         name: .long,
@@ -208,15 +208,6 @@ struct SinkCommand: AsyncParsableCommand {
         )
     )
     var maxConnections: Int?
-
-    /// `off` (nil) or a duration above zero.
-    static func timeout(_ text: String, option: String) throws -> Duration? {
-        if text == "off" { return nil }
-        guard let duration = DurationNotation.parse(text), duration > .zero else {
-            throw ValidationError("\(option): \(text) is not off or a duration above 0; \(DurationNotation.hint).")
-        }
-        return duration
-    }
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
@@ -309,10 +300,8 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.initialMaxConcurrentStreams = initialStreams
         job.configuration.maxConcurrentStreams = maxStreams
         job.configuration.throttleAfterRejection = throttleAfterRejection
-        if let idleTimeout { job.configuration.idleTimeout = try Self.timeout(idleTimeout, option: "--idle-timeout") }
-        if let frameTimeout {
-            job.configuration.incompleteFrameTimeout = try Self.timeout(frameTimeout, option: "--frame-timeout")
-        }
+        job.configuration.idleTimeout = try idleTimeout.checked(option: "--idle-timeout")
+        job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
         job.configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {
             job.tokenKey = SinkJob.TokenKey(file: keyFile, keyID: keyId, teamID: teamId)
@@ -323,11 +312,12 @@ struct SinkCommand: AsyncParsableCommand {
         if let admin { job.admin = try Self.address(admin, option: "--admin") }
         if let capture {
             if let captureSample {
-                do {
-                    job.capture = (capture, .sample(try SinkScenario.share(captureSample)))
-                } catch {
-                    throw ValidationError("--capture-sample: \(error).")
+                guard (0...1).contains(captureSample.fraction) else {
+                    throw ValidationError(
+                        "--capture-sample: \(captureSample.defaultValueDescription) is not a share from 0% to 100%."
+                    )
                 }
+                job.capture = (capture, .sample(captureSample.fraction))
             } else {
                 job.capture = (capture, .first(captureFirst ?? Int.max))
             }

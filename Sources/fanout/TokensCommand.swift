@@ -13,8 +13,6 @@ struct TokensCommand: ParsableCommand {
     )
 }
 
-extension TokenFileFormat: ExpressibleByArgument {}
-
 /// Options that say which tokens to read, shared by every command that reads a set.
 struct TokenInputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("A token file, text or binary; - for standard input.", valueName: "file"))

@@ -1,3 +1,4 @@
+import FanoutSettings
 import FanoutTestSupport
 import FanoutTokens
 import Foundation
@@ -111,9 +112,15 @@ struct ArrivalScheduleTests {
 
     @Test func theOptionsParseIntoSchedules() throws {
         #expect(try ArrivalSchedule.parse(rate: nil, duration: nil, stages: []) == nil)
-        #expect(try ArrivalSchedule.parse(rate: "5000/s", duration: "10s", stages: [])?.total == 50_000)
-        #expect(try ArrivalSchedule.parse(rate: "300/1m", duration: "1m", stages: [])?.total == 300)
-        #expect(try ArrivalSchedule.parse(rate: "100", duration: nil, stages: [])?.total == nil)
+        #expect(
+            try ArrivalSchedule.parse(rate: EventRate(parsing: "5000/s"), duration: .seconds(10), stages: [])?.total
+                == 50_000
+        )
+        #expect(
+            try ArrivalSchedule.parse(rate: EventRate(parsing: "300/1m"), duration: .seconds(60), stages: [])?.total
+                == 300
+        )
+        #expect(try ArrivalSchedule.parse(rate: EventRate(parsing: "100"), duration: nil, stages: [])?.total == nil)
         let ramp = try #require(
             try ArrivalSchedule.parse(rate: nil, duration: nil, stages: ["10s:1000/s", "10s:1000"])
         )
@@ -124,12 +131,9 @@ struct ArrivalScheduleTests {
     @Test(
         arguments: [
             (nil, nil, ["10s"], "--stage 10s: a stage is DURATION:RATE, like 30s:5000/s"),
-            ("0", nil, [], "--rate: 0 is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"),
-            ("fast", nil, [], "--rate: fast is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"),
-            (
-                "100", "soon", [],
-                "--duration: soon is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
-            ),
+            ("0", nil, [], "--rate: 0 is not a rate above 0; write N or N/WINDOW, like 5000/s or 300/1m"),
+            ("0/1m", nil, [], "--rate: 0/1m is not a rate above 0; write N or N/WINDOW, like 5000/s or 300/1m"),
+            ("100", "0s", [], "--duration: 0s is not a duration above 0"),
             (
                 "100", "10s", ["5s:100"],
                 "--duration and --stage do not go together: the stages' durations make the run's"
@@ -146,12 +150,28 @@ struct ArrivalScheduleTests {
             ),
         ] as [(String?, String?, [String], String)]
     )
-    func badOptionsSayWhatIsWrong(rate: String?, duration: String?, stages: [String], message: String) {
+    func badOptionsSayWhatIsWrong(rate: String?, duration: String?, stages: [String], message: String) throws {
+        let rate = try rate.map { try #require(EventRate(parsing: $0)) }
+        let duration = try duration.map { try #require(DurationNotation.parse($0)) }
         #expect {
             _ = try ArrivalSchedule.parse(rate: rate, duration: duration, stages: stages)
         } throws: { error in
             "\(error)" == message
         }
+    }
+
+    /// Rates in the one notation the sender's options and the sink's scenario files share.
+    @Test func ratesAreWrittenOneWay() throws {
+        for (text, perSecond) in [("5000", 5000.0), ("5000/s", 5000), ("300/1m", 5), ("10/500ms", 20), ("0.5/s", 0.5)] {
+            #expect(EventRate(parsing: text)?.perSecond == perSecond, "\(text)")
+        }
+        for text in ["fast", "", "5000/", "5000/0s", "5000/soon", "-1/s", "1/2/3", "nan", "inf/s"] {
+            #expect(EventRate(parsing: text) == nil, "\(text)")
+        }
+        #expect(EventRate(parsing: "300/1m")?.description == "300/1m")
+        #expect(EventRate(parsing: " 5000/s ")?.description == "5000/s")
+        #expect(EventRate(count: 300, window: .seconds(60)).description == "300/1m")
+        #expect(EventRate(count: 2.5).description == "2.5")
     }
 
     @Test func ticketsAreHandedOutOnceEachWhenDue() throws {

@@ -38,7 +38,7 @@ import Testing
     @Test(arguments: [
         (["--", "gate", "x"], "After -- comes what both builds run"),
         (["--", "run", "--output", "x"], "leave out --output and --repeat"),
-        (["--metric", "speed", "--", "run"], "--metric speed is not a metric"),
+        (["--metric", "speed", "--", "run"], "The value 'speed' is invalid for '--metric <metric>'"),
         (["--min-effect", "150%", "--", "run"], "--min-effect is a share"),
     ])
     func badInputIsAUsageError(arguments: [String], message: String) throws {

@@ -1,6 +1,8 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutReport
 import FanoutRun
+import FanoutSettings
 import FanoutSink
 import FanoutTokens
 import Testing
@@ -191,5 +193,64 @@ import Testing
         } catch {
             #expect(RunCommand.message(for: error).contains(message), "\(RunCommand.message(for: error))")
         }
+    }
+
+    /// Durations, rates and shares are read by one grammar each, whichever command or file
+    /// writes them: every spelling of one value makes the same job.
+    @Test func eachValueHasOneGrammarEverywhere() throws {
+        func schedule(_ rate: String) throws -> ArrivalSchedule? {
+            try RunCommand.parse(["--rate", rate, "--duration", "2s"]).job().shape.model.schedule
+        }
+        #expect(try schedule("5000") == schedule("5000/s"))
+        #expect(try schedule("300/1m")?.total == 10)
+        #expect(try RunCommand.parse(["--timeout", "1500ms"]).job().shape.streamTimeout == .milliseconds(1500))
+        for share in ["20%", "0.2"] {
+            #expect(try RunCommand.parse(["--max-harness-share", share]).job().shape.model.maxHarnessShare == 0.2)
+        }
+        // The sink's rates and shares, from its options and from a scenario file alike.
+        let spellings = [
+            (["--connection-rate", "5000", "--unanswered", "0.001", "--error", "Unregistered:0.03"]),
+            (["--connection-rate", "5000/s", "--unanswered", "0.1%", "--error", "Unregistered:3%"]),
+        ]
+        var file = SinkScenario()
+        try file.apply(file: "connection-rate = 5000\nunanswered = 0.001\nerror = Unregistered:3%", source: "plan")
+        let scenarios = try spellings.map { try SinkCommand.parse($0).job().configuration.scenario } + [file]
+        for scenario in scenarios {
+            #expect(scenario.connectionRate == Rate(limit: 5000, window: .seconds(1)))
+            #expect(scenario.faults.unansweredShare == 0.001)
+            #expect(scenario.errors.map(\.reason) == [.unregistered] && scenario.errors.map(\.probability) == [0.03])
+        }
+        // --apns-id and a header file's apns-id line: one vocabulary.
+        let endpoint = ["--endpoint", "http://127.0.0.1:1", "--generate", "1", "--template", "fixtures/poll.json"]
+        let timed = try SendCommand.parse(endpoint + ["--topic", "t", "--apns-id", "timed"]).job()
+        #expect(timed.headers.timedAPNsIDs == 1 && !timed.headers.generatesAPNsID)
+        let random = try SendCommand.parse(endpoint + ["--topic", "t", "--apns-id", "random"]).job()
+        #expect(random.headers.generatesAPNsID && random.headers.timedAPNsIDs == 0)
+    }
+
+    /// What is not a value of its kind is refused as the option is read, naming the option and
+    /// how its value is written.
+    @Test(arguments: [
+        (["--timeout", "soon"], "The value 'soon' is invalid for '--timeout <duration>'"),
+        (["--rate", "fast"], "The value 'fast' is invalid for '--rate <rate>'"),
+        (["--rate", "5000/0s"], "The value '5000/0s' is invalid for '--rate <rate>'"),
+        (["--max-harness-share", "most"], "The value 'most' is invalid for '--max-harness-share <share>'"),
+        (["--start-at", "tomorrow"], "The value 'tomorrow' is invalid for '--start-at <time>'"),
+        (["--timeout", "0s"], "--timeout: 0s is not a duration above 0"),
+    ])
+    func aValueOfTheWrongKindNamesItsOption(arguments: [String], message: String) {
+        do {
+            _ = try RunCommand.parse(arguments).job()
+            Issue.record("\(arguments) was accepted")
+        } catch {
+            #expect(RunCommand.message(for: error).contains(message), "\(RunCommand.message(for: error))")
+        }
+    }
+
+    /// `fanout search`'s defaults are the library's, written once there.
+    @Test func searchDefaultsAreTheLibrarys() throws {
+        let job = try SearchCommand.parse(["--slo", "p99 < 1s"]).job(output: "")
+        #expect(job.bounds == RateSearch.Bounds())
+        #expect(job.stepDuration == SearchJob.defaultStepDuration && job.warmUp == SearchJob.defaultWarmUp)
     }
 }

@@ -208,7 +208,13 @@ import Testing
             }
         }
         let bad = try CommandRunner.run(["export", Self.runs.valid, "--format", "csv"])
-        #expect(bad.status == 64 && bad.standardError.contains("--format is one of bencher"))
+        #expect(
+            bad.status == 64
+                && bad.standardError.contains(
+                    "The value 'csv' is invalid for '--format <format>'. Please provide one of 'bencher', 'benchmark-action-bigger' or 'benchmark-action-smaller'"
+                ),
+            "\(bad.standardError)"
+        )
         let missing = try CommandRunner.run(["export", Self.folder + "/nothing", "--format", "bencher"])
         #expect(missing.status == 64 && missing.standardError.contains("not a Fanout run folder"))
     }

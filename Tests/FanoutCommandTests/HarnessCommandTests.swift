@@ -105,13 +105,16 @@ import Testing
     }
 
     @Test func aShareThatIsNotOneIsAUsageError() throws {
-        for share in ["abc", "0", "-5%"] {
+        // What is not a share is refused as the option is read; a share of 0 or below by the run.
+        let cases = [
+            ("abc", "The value 'abc' is invalid for '--max-harness-share <share>'"),
+            ("0", "--max-harness-share: 0% is not a share above 0"),
+            ("-5%", "--max-harness-share: -5% is not a share above 0"),
+        ]
+        for (share, message) in cases {
             let result = try CommandRunner.run(["run", "--count", "10", "--max-harness-share=\(share)"])
             #expect(result.status == 64, "\(share)")
-            #expect(
-                result.standardError.contains("--max-harness-share: \(share) is not a share above 0"),
-                "\(result.standardError)"
-            )
+            #expect(result.standardError.contains(message), "\(result.standardError)")
         }
     }
 
@@ -175,6 +178,11 @@ import Testing
             ]
         )
         #expect(bad.status == 64)
-        #expect(bad.standardError.contains("--apns-id is random, timed or none, not soon"), "\(bad.standardError)")
+        #expect(
+            bad.standardError.contains(
+                "The value 'soon' is invalid for '--apns-id <policy>'. Please provide one of 'random', 'timed' or 'none'"
+            ),
+            "\(bad.standardError)"
+        )
     }
 }

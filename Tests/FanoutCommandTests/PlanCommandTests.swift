@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--devices", "lots"], "--devices: lots is not a count"),
+        (["--devices", "lots"], "The value 'lots' is invalid for '--devices <n>'"),
         (["--deadline", "0s"], "--deadline: 0s is not a duration above 0"),
         (["--headroom", "120%"], "--headroom: 120% is not a share"),
         (["--cost", "x", "--calibrate"], "--cost and --calibrate"),

@@ -1,0 +1,106 @@
+import ArgumentParser
+import FanoutAPNs
+import FanoutClient
+import FanoutReport
+import FanoutSettings
+import FanoutTokens
+import Foundation
+
+// The option values Fanout's commands take, each read by the one grammar the library writes
+// it in (and the sink's scenario files read): a value that does not parse is refused by
+// ArgumentParser, with the option's help, before any command runs.
+
+/// `250us`, `5ms`, `1.5s`, `2m`, `1h` (`DurationNotation`).
+extension Duration: @retroactive ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let duration = DurationNotation.parse(argument) else { return nil }
+        self = duration
+    }
+
+    public var defaultValueDescription: String { DurationNotation.format(self) }
+}
+
+/// `5000`, `5000/s`, `300/1m` (`EventRate`).
+extension EventRate: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+
+    public var defaultValueDescription: String { description }
+}
+
+/// `5%` or `0.05` (`ShareNotation`).
+struct Share: ExpressibleByArgument, Sendable, Hashable {
+    var fraction: Double
+
+    init(_ fraction: Double) { self.fraction = fraction }
+
+    init?(argument: String) {
+        guard let fraction = ShareNotation.parse(argument) else { return nil }
+        self.fraction = fraction
+    }
+
+    var defaultValueDescription: String {
+        let percent = fraction * 100
+        return percent == percent.rounded() ? "\(Int(percent))%" : "\(percent)%"
+    }
+}
+
+/// `off`, or a duration (`DurationNotation`) above 0.
+struct DurationOrOff: ExpressibleByArgument, Sendable, Hashable {
+    /// `nil`: off.
+    var duration: Duration?
+
+    init(_ duration: Duration?) { self.duration = duration }
+
+    init?(argument: String) {
+        if argument == "off" {
+            duration = nil
+        } else {
+            guard let duration = DurationNotation.parse(argument) else { return nil }
+            self.duration = duration
+        }
+    }
+
+    var defaultValueDescription: String { duration.map(DurationNotation.format) ?? "off" }
+
+    /// The duration, refused when it is 0.
+    func checked(option: String) throws -> Duration? {
+        guard let duration else { return nil }
+        guard duration > .zero else { throw ValidationError("\(option): 0s is not off or a duration above 0.") }
+        return duration
+    }
+}
+
+/// An RFC 3339 time, like `2026-11-23T10:00:00.000Z` (`TimeNotation`).
+struct Moment: ExpressibleByArgument, Sendable, Hashable {
+    var date: Date
+
+    init?(argument: String) {
+        guard let date = TimeNotation.parse(argument) else { return nil }
+        self.date = date
+    }
+}
+
+/// A count of at least 1, whole or with a multiplier: `600000`, `50K`, `2.5M`, `1B`.
+struct Count: ExpressibleByArgument, Sendable, Hashable {
+    var value: UInt64
+
+    init?(argument: String) {
+        let multipliers: [Character: Double] = ["K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9]
+        var digits = Substring(argument)
+        var multiplier = 1.0
+        if let last = digits.last, let factor = multipliers[last] {
+            multiplier = factor
+            digits = digits.dropLast()
+        }
+        guard let number = Double(digits), number.isFinite, number > 0 else { return nil }
+        let value = (number * multiplier).rounded()
+        guard value >= 1 && value <= 1e15 else { return nil }
+        self.value = UInt64(value)
+    }
+}
+
+extension APNsIDPolicy: ExpressibleByArgument {}
+extension APNsPushType: ExpressibleByArgument {}
+extension TokenFileFormat: ExpressibleByArgument {}
+extension RunMetric: ExpressibleByArgument {}
+extension CIExport.Format: ExpressibleByArgument {}
