@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# What load at real round trips costs, Fanout beside h2load, in one run (alternating):
+#   1. the open model against nghttpd, 4 connections × 100 streams, one device whose path
+#      exists (200s), SECONDS s at each offered rate: process CPU (user + sys, /usr/bin/time)
+#      a request, `h2load --rps RATE/4` (a client each) against `fanout send --rate RATE`;
+#      at 1,000/s the share of a core each keeps busy;
+#   2. the endpoint's side of pacing: nghttpd's CPU a request (/proc/PID/stat) at 20,000/s under
+#      each;
+#   3. jitter: `fanout run --tls --count 200000` with the sink answering after fixed:80ms and
+#      after lognormal:80ms,0.25 (the same median, APNs-like spread): the sender's and the
+#      sink's CPU µs a notification (summary.json's cpu).
+# Prints the tables; fails only when a run does not complete (every request answered 200).
+#
+#   [FANOUT=BINARY] scripts/bench/openmodel.sh [SECONDS=10]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-10}
+. scripts/lib/peers.sh
+
+release_fanout
+body=$PWD/fixtures/poll.json
+device=$(printf 'ab%.0s' $(seq 32))
+mkdir -p "$work/www/3/device" && printf '{}' >"$work/www/3/device/$device"
+port=$(free_port)
+nghttpd --no-tls -d "$work/www" "$port" >/dev/null 2>&1 &
+nghttpd_pid=$!
+pids+=("$nghttpd_pid")
+wait_port "$port"
+url="http://127.0.0.1:$port/3/device/$device"
+python3 -c "import sys; sys.stdout.write('$device\n' * 1500000)" >"$work/tokens.txt"
+
+# CPU seconds (user + sys) of the command after `--`, its output in $work/out.
+cpu_of() {
+    /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>&1 || {
+        echo "failed: $*" >&2
+        tail -5 "$work/out" >&2
+        exit 1
+    }
+    awk '{print $1 + $2}' "$work/time"
+}
+
+# nghttpd's CPU seconds so far (utime + stime, clock ticks).
+nghttpd_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$nghttpd_pid/stat"
+}
+
+h2load_run() { # RATE → CPU seconds; checks every request succeeded
+    local rate=$1 n=$(($1 * seconds))
+    local cpu
+    cpu=$(cpu_of h2load -n "$n" -c 4 -m 100 -t 1 --rps $((rate / 4)) -d "$body" "$url")
+    grep -q "$n succeeded, 0 failed" "$work/out" || { echo "h2load: not every request succeeded" >&2; cat "$work/out" >&2; exit 1; }
+    echo "$cpu"
+}
+
+fanout_run() { # RATE → CPU seconds; checks every notification was accepted
+    local rate=$1 n=$(($1 * seconds))
+    local cpu
+    head -n "$n" "$work/tokens.txt" >"$work/rate.txt"
+    cpu=$(cpu_of "$fanout" send --endpoint "http://127.0.0.1:$port" --tokens "$work/rate.txt" \
+        --template "$body" --topic com.example.app --connections 4 --streams 100 \
+        --rate "$rate/s" --output "$work/send-$rate")
+    python3 -c "import json,sys; s=json.load(open('$work/send-$rate/summary.json')); sys.exit(0 if s['accepted']==$n else 1)" ||
+        { echo "fanout send at $rate/s: not every notification was accepted" >&2; exit 1; }
+    echo "$cpu"
+}
+
+per_request() { python3 -c "print(f'{$1 * 1e6 / $2:.2f}')"; }
+
+echo "open model against nghttpd, 4 connections × 100 streams, $seconds s a rate (process CPU a request):"
+printf '%12s %18s %18s %8s\n' "rate" "h2load --rps" "fanout send --rate" ratio
+for rate in 5000 50000 100000; do
+    h=$(h2load_run "$rate")
+    f=$(fanout_run "$rate")
+    hp=$(per_request "$h" $((rate * seconds)))
+    fp=$(per_request "$f" $((rate * seconds)))
+    printf '%10s/s %15s µs %15s µs %7s×\n' "$rate" "$hp" "$fp" "$(python3 -c "print(f'{$fp / $hp:.2f}')")"
+done
+h=$(h2load_run 1000)
+f=$(fanout_run 1000)
+printf '%10s/s %14s%% %17s%% of a core\n' 1000 \
+    "$(python3 -c "print(f'{$h / $seconds * 100:.1f}')")" "$(python3 -c "print(f'{$f / $seconds * 100:.1f}')")"
+
+echo
+echo "nghttpd's CPU a request at 20,000/s:"
+before=$(nghttpd_cpu); h2load_run 20000 >/dev/null; after=$(nghttpd_cpu)
+under_h2load=$(python3 -c "print(f'{($after - $before) * 1e6 / (20000 * $seconds):.2f}')")
+before=$(nghttpd_cpu); fanout_run 20000 >/dev/null; after=$(nghttpd_cpu)
+under_fanout=$(python3 -c "print(f'{($after - $before) * 1e6 / (20000 * $seconds):.2f}')")
+echo "  under h2load --rps: $under_h2load µs   under fanout send --rate: $under_fanout µs" \
+    "($(python3 -c "print(f'{$under_fanout / $under_h2load:.2f}')")×)"
+
+echo
+echo "jitter: fanout run --tls --count 200000, CPU µs a notification (sender, sink):"
+for latency in fixed:80ms lognormal:80ms,0.25; do
+    folder="$work/jitter-${latency%%:*}"
+    "$fanout" run --tls --count 200000 --sink-latency "$latency" --output "$folder" >/dev/null
+    python3 - "$folder/summary.json" "$latency" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["accepted"] == 200000 and s["reconciled"], "the run did not complete"
+c = s["cpu"]
+print(f"  {sys.argv[2]:<20} sender {c['sender_us_per_notification']:.2f}   sink {c['sink_us_per_notification']:.2f}"
+      f"   p99 {s['latency_ms']['p99']:.1f} ms")
+EOF
+done
