@@ -39,8 +39,9 @@ struct Share: ExpressibleByArgument, Sendable, Hashable {
     }
 
     var defaultValueDescription: String {
-        let percent = fraction * 100
-        return percent == percent.rounded() ? "\(Int(percent))%" : "\(percent)%"
+        // To nine decimals: 0.07 × 100 is 7.000000000000001.
+        let percent = (fraction * 100 * 1e9).rounded() / 1e9
+        return percent == percent.rounded() && abs(percent) < 1e15 ? "\(Int(percent))%" : "\(percent)%"
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutReport
+import FanoutRun
 
 /// The `fanout` command: configuration only; each subcommand calls into a library module.
 @main
@@ -21,4 +22,33 @@ struct Fanout: AsyncParsableCommand {
             SinkCommand.self,
         ]
     )
+
+    /// ArgumentParser's `main`, but an error from a subcommand's `run()` (where each builds its
+    /// job, once) is reported with that subcommand's usage, as one from `validate()` would be.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            let usage = usageString(for: type(of: command))
+            // "fanout cluster render" of "fanout cluster render [--shards <n>] …".
+            let path = usage.split(separator: " ").prefix { !"-<[".contains($0.first ?? "-") }.joined(separator: " ")
+            printError("Error: \(error.message)")
+            printError("Usage: \(usage)")
+            printError("  See '\(path) --help' for more information.")
+            exit(withError: ExitCode.validationFailure)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

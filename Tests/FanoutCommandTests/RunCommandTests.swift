@@ -175,4 +175,19 @@ import Testing
         // The line is cleared before the summary.
         #expect(written.contains("\r\u{1B}[K6,000 notifications to the embedded sink"), "\(written.debugDescription)")
     }
+
+    /// A job is built once, in `run()`; what it refuses there is a usage error with the
+    /// subcommand's own usage, as one `validate()` refuses is.
+    @Test(arguments: [
+        (["run", "--timeout", "0s"], "fanout run"),
+        (["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--headroom", "150%"], "fanout plan"),
+        (["search", "--slo", "p99 < 1s", "--from", "0"], "fanout search"),
+    ])
+    func aJobRefusedInRunShowsItsSubcommandsUsage(arguments: [String], path: String) throws {
+        let result = try CommandRunner.run(arguments)
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.hasPrefix("Error: "), "\(result.standardError)")
+        #expect(result.standardError.contains("Usage: \(path) "), "\(result.standardError)")
+        #expect(result.standardError.contains("See '\(path) --help'"), "\(result.standardError)")
+    }
 }
