@@ -133,7 +133,6 @@ public final class LoadEngine: Sendable {
         let tickets = model.shardSchedule.map {
             ArrivalTickets(schedule: $0, slots: configuration.shape.connections, start: wait > 0 ? startUptime : 0)
         }
-        let endings = endings
         let recording = Recording(
             group: group,
             statistics: statistics,
@@ -165,7 +164,6 @@ public final class LoadEngine: Sendable {
                 recorder: recorder,
                 feed,
                 tickets,
-                endings,
                 timers
             )
         }
@@ -294,9 +292,9 @@ public final class LoadEngine: Sendable {
         recorder: NIOLoopBoundBox<LoopRecorder>,
         _ feed: NotificationFeed,
         _ tickets: ArrivalTickets?,
-        _ endings: Endings,
         _ timers: SlotTimers
     ) {
+        let endings = endings
         let attempt = Attempt(slot: slot, endings: endings)
         let configuration = configuration
         let statistics = statistics

@@ -74,13 +74,10 @@ struct ABCommand: ParsableCommand {
                 "ab gives each run its --output and runs the pairs itself: leave out --output and --repeat."
             )
         }
-        guard runTimeout > .zero else {
-            throw ValidationError("--run-timeout: \(DurationNotation.format(runTimeout)) is not a duration above 0.")
-        }
         var job = ABJob(baseline: baseline, candidate: candidate, arguments: runOptions, output: output)
         job.pairs = pairs
         if !metrics.isEmpty { job.metrics = metrics }
-        job.runTimeout = runTimeout
+        job.runTimeout = try runTimeout.positive("--run-timeout")
         guard minEffect.fraction >= 0, minEffect.fraction < 1 else {
             throw ValidationError(
                 "--min-effect is a share from 0% to below 100%, like 5%; not \(minEffect.defaultValueDescription)."

@@ -18,6 +18,14 @@ extension Duration: @retroactive ExpressibleByArgument {
     }
 
     public var defaultValueDescription: String { DurationNotation.format(self) }
+
+    /// This duration when it is above 0, else the usage error `option` gets for it.
+    func positive(_ option: String) throws -> Duration {
+        guard self > .zero else {
+            throw ValidationError("\(option): \(DurationNotation.format(self)) is not a duration above 0.")
+        }
+        return self
+    }
 }
 
 /// `5000`, `5000/s`, `300/1m` (`EventRate`).

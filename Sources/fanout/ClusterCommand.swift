@@ -139,10 +139,7 @@ extension ClusterCommand {
             manifests.memory = memory
             manifests.withSink = withSink
             manifests.sinkOptions = sinkOptions
-            guard mergeWait > .zero else {
-                throw ValidationError("--merge-wait: \(DurationNotation.format(mergeWait)) is not a duration above 0.")
-            }
-            manifests.mergeWait = mergeWait
+            manifests.mergeWait = try mergeWait.positive("--merge-wait")
             return manifests
         }
 

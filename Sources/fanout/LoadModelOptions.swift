@@ -100,12 +100,8 @@ struct LoadModelOptions: ParsableArguments {
 
     /// The model, the duration, the warm-up and the lag limit the options ask for, checked.
     func model() throws -> LoadModel {
-        if let duration, duration <= .zero {
-            throw ValidationError("--duration: \(DurationNotation.format(duration)) is not a duration above 0.")
-        }
-        if maxLag <= .zero {
-            throw ValidationError("--max-lag: \(DurationNotation.format(maxLag)) is not a duration above 0.")
-        }
+        let duration = try duration?.positive("--duration")
+        let maxLag = try maxLag.positive("--max-lag")
         if maxHarnessShare.fraction <= 0 {
             throw ValidationError(
                 "--max-harness-share: \(maxHarnessShare.defaultValueDescription) is not a share above 0, like 20% or 0.2."

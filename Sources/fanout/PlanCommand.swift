@@ -55,18 +55,11 @@ struct PlanCommand: ParsableCommand {
     )
     var verify = false
 
-    static func duration(_ duration: Duration, option: String) throws -> Duration {
-        guard duration > .zero else {
-            throw ValidationError("\(option): \(DurationNotation.format(duration)) is not a duration above 0.")
-        }
-        return duration
-    }
-
     func job() throws -> PlanJob {
         var question = CapacityPlan.Question(
             devices: devices.value,
-            deadline: try Self.duration(deadline, option: "--deadline"),
-            roundTrip: try Self.duration(rtt, option: "--rtt"),
+            deadline: try deadline.positive("--deadline"),
+            roundTrip: try rtt.positive("--rtt"),
             coresPerMachine: cores
         )
         question.processing = processing

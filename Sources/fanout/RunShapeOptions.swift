@@ -71,10 +71,7 @@ struct ConnectionOptions: ParsableArguments {
         if let connections { shape.connections = connections }
         if let streams { shape.streamsPerConnection = streams }
         if let attempts { shape.maxAttempts = attempts }
-        guard timeout > .zero else {
-            throw ValidationError("--timeout: \(DurationNotation.format(timeout)) is not a duration above 0.")
-        }
-        shape.streamTimeout = timeout
+        shape.streamTimeout = try timeout.positive("--timeout")
         return shape
     }
 }

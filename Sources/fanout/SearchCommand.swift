@@ -146,15 +146,8 @@ struct SearchCommand: ParsableCommand {
         bounds.maxSteps = maxSteps
 
         var shape = try connection.shape()
-        guard maxLag > .zero else {
-            throw ValidationError("--max-lag: \(DurationNotation.format(maxLag)) is not a duration above 0.")
-        }
-        shape.model.maxLag = maxLag
-        guard stepDuration > .zero else {
-            throw ValidationError(
-                "--step-duration: \(DurationNotation.format(stepDuration)) is not a duration above 0."
-            )
-        }
+        shape.model.maxLag = try maxLag.positive("--max-lag")
+        let stepDuration = try stepDuration.positive("--step-duration")
         var job = SearchJob(target: try target(shape: shape), objectives: parsed, output: output)
         job.bounds = bounds
         job.stepDuration = stepDuration
