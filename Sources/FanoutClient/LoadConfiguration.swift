@@ -102,14 +102,26 @@ public struct LoadShape: Sendable {
     public var deadline: Duration?
     /// Open or closed, how long, the warm-up.
     public var model = LoadModel()
+    /// The window a connection's timed work is gathered into (`--coalesce`): tickets falling
+    /// due, retries, timeouts wake the connection at the window's next instant, together with
+    /// every other connection of its event loop with work in the same window, and each writes
+    /// what became ready in one write. A ticket goes out up to this much late, and its latency,
+    /// counted from its due time, shows it (the send lateness in the harness account).
+    public var coalescing: Duration = Self.defaultCoalescing
+    /// 200 µs: see docs/load-engine.md ("Coalescing") for the measurements behind it.
+    public static let defaultCoalescing: Duration = .microseconds(200)
+    /// The longest window taken: h2load paces `--rps` in bursts at most 10 ms apart; ten times
+    /// that is past any use.
+    public static let longestCoalescing: Duration = .milliseconds(100)
 
     public init() {}
 
     /// The HTTP/2 settings of each connection: at most `streamsPerConnection` streams open,
-    /// fewer while the server allows fewer.
+    /// fewer while the server allows fewer; wake-ups on the `coalescing` window.
     package var http2: HTTP2Connection.Configuration {
         var http2 = HTTP2Connection.Configuration()
         http2.maxOutboundStreams = max(1, streamsPerConnection)
+        http2.wakeUpWindow = coalescing
         return http2
     }
 }

@@ -452,7 +452,8 @@ struct LoadConnectionState {
             return (notification, now - min(now, max(due, capacityFreedAt)))
         case .notYet(let due):
             waiting = notification
-            nextTicketAt = max(due, now + Self.ticketTick)
+            // The handler wakes it on the coalescing window's next instant (`LoadShape.coalescing`).
+            nextTicketAt = due
             return nil
         case .exhausted:
             waiting = notification
@@ -516,10 +517,4 @@ struct LoadConnectionState {
     static let timeoutScanInterval: UInt64 = 250_000_000
     static let flushDelay: UInt64 = 1_000_000_000
     static let feedPollInterval: UInt64 = 1_000_000
-    /// The open model wakes a connection for tickets at most this often: a ticket may go out
-    /// this much late, and its latency (counted from its due time) shows it. 1 ms made the
-    /// send lateness at 5,000/s p50 0.26 / p99 0.97 ms and the measured p50 10.4 ms against a
-    /// sink answering in 10 ms; 250 µs: 0.02 / 0.13–0.16 ms and 10.1 ms. 100 µs overloaded the
-    /// sender at 100,000/s on 2 cores (p90 22–26 ms against 1.3 with 1 ms; 250 µs: 0.7–1.9).
-    static let ticketTick: UInt64 = 250_000
 }

@@ -70,6 +70,13 @@ public struct HTTP2Connection: ~Copyable {
         /// `nil` waits forever. nghttp2 has no such limit of its own; nginx's
         /// `client_header_timeout` and h2o's read timeouts are of this kind.
         public var incompleteFrameTimeout: Duration? = .seconds(30)
+        /// The window the delegate's wake-ups are gathered into (`HTTP2ConnectionHandler`): a
+        /// wake-up falls on the next multiple of it on the uptime clock, the same instants for
+        /// every connection of the process, so work falling due within one window (tickets,
+        /// held answers, on every connection of an event loop) is done in one wake of the loop
+        /// and written in one write a connection. It delays that work by less than the window;
+        /// `.zero` wakes at each delegate's exact time.
+        public var wakeUpWindow: Duration = .zero
 
         public init() {}
     }

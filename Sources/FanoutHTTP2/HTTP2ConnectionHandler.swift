@@ -65,6 +65,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var isFlushing = false
     /// The timer for the delegate's `nextWakeUp`, and when it fires.
     private var wakeUp: (deadline: NIODeadline, task: Scheduled<Void>)?
+    /// `Configuration.wakeUpWindow` in nanoseconds.
+    private let wakeUpWindow: UInt64
     /// A read asked for while the channel could not take our writes (servers only): held until
     /// it can, so a client that does not read what it provokes (PING and SETTINGS floods,
     /// requests whose answers it leaves unread) stops being read instead of filling memory. A
@@ -90,6 +92,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         self.delegate = delegate
         self.requiresALPN = requiresALPN
         self.settingsTimeout = settingsTimeout
+        wakeUpWindow = UInt64(max(0, TimeAmount(configuration.wakeUpWindow).nanoseconds))
         partial = ByteBufferAllocator().buffer(capacity: 0)
     }
 
@@ -274,15 +277,33 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         scheduleWakeUp(context)
     }
 
-    /// Keeps one timer at the delegate's earliest wake-up.
+    /// Keeps one timer at the delegate's earliest wake-up, moved on to the wake-up window's
+    /// next instant (`Configuration.wakeUpWindow`):
+    ///
+    /// ```
+    ///   window │    ╷    ╷    ╷    ╷        three connections' due times (a b c), one loop:
+    ///   due    │  a b   c                   a and b wake at the same instant, c at the next;
+    ///   wakes  │    ▲    ▲                  each connection writes once a wake
+    /// ```
     private func scheduleWakeUp(_ context: ChannelHandlerContext) {
-        guard !ended, let due = delegate.nextWakeUp else { return }
+        guard !ended, let asked = delegate.nextWakeUp else { return }
+        let due = Self.onWindow(asked, window: wakeUpWindow)
         if let current = wakeUp {
             if current.deadline <= due { return }
             current.task.cancel()
         }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         wakeUp = (due, context.eventLoop.scheduleTask(deadline: due) { handler.value.wakeUpFired() })
+    }
+
+    /// `deadline` moved on to the next multiple of `window` nanoseconds (itself when it is one,
+    /// or when `window` is 0).
+    static func onWindow(_ deadline: NIODeadline, window: UInt64) -> NIODeadline {
+        guard window > 0 else { return deadline }
+        let time = deadline.uptimeNanoseconds
+        let remainder = time % window
+        guard remainder > 0, time <= UInt64.max - window else { return deadline }
+        return .uptimeNanoseconds(time - remainder + window)
     }
 
     private func wakeUpFired() {

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutSettings
 
 /// How the sink behaves: the APNs rules it enforces and the limits it announces.
 public struct SinkConfiguration: Sendable {
@@ -36,6 +37,17 @@ public struct SinkConfiguration: Sendable {
     public var capture: SinkCapture?
     /// Latency, stalls and errors beyond APNs' rules.
     public var scenario = SinkScenario()
+    /// How long a held answer may wait past its due time to go out with others
+    /// (`AnswerCoalescing`): `--coalesce`'s share of its hold, at most `longestCoalescing`.
+    /// Its lateness, timed from its due time, includes the wait.
+    public var coalescing = AnswerCoalescing(
+        share: Self.defaultCoalescingShare,
+        longest: Self.longestCoalescing.wholeNanoseconds
+    )
+    /// 2% of a hold: see docs/sink.md ("Coalescing") for the measurements behind it.
+    public static let defaultCoalescingShare = 0.02
+    /// 2 ms: a stall's minutes would otherwise let its answers wait seconds.
+    public static let longestCoalescing: Duration = .milliseconds(2)
 
     public init() {}
 }

@@ -286,7 +286,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 stream: request.stream,
                 transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
                 digestHash: digestHash,
-                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1
+                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1,
+                windowShift: configuration.coalescing.shift(forHold: due - received)
             )
             withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
             pending.push(entry)

@@ -26,6 +26,16 @@ extension Duration: @retroactive ExpressibleByArgument {
         }
         return self
     }
+
+    /// This duration when it is at most `longest`, else the usage error `option` gets for it.
+    func atMost(_ longest: Duration, _ option: String) throws -> Duration {
+        guard self <= longest else {
+            throw ValidationError(
+                "\(option): \(DurationNotation.format(self)) is longer than \(DurationNotation.format(longest)), the longest it takes."
+            )
+        }
+        return self
+    }
 }
 
 /// `5000`, `5000/s`, `300/1m` (`EventRate`).
@@ -50,6 +60,14 @@ struct Share: ExpressibleByArgument, Sendable, Hashable {
         // To nine decimals: 0.07 × 100 is 7.000000000000001.
         let percent = (fraction * 100 * 1e9).rounded() / 1e9
         return percent == percent.rounded() && abs(percent) < 1e15 ? "\(Int(percent))%" : "\(percent)%"
+    }
+
+    /// The fraction when it is from 0 to 1, else the usage error `option` gets for it.
+    func checked(_ option: String) throws -> Double {
+        guard fraction >= 0 && fraction <= 1 else {
+            throw ValidationError("\(option): \(defaultValueDescription) is not a share from 0 to 100%.")
+        }
+        return fraction
     }
 }
 

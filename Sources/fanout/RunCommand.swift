@@ -106,16 +106,30 @@ struct EmbeddedSinkOptions: ParsableArguments {
     )
     var tls = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The share of its hold an embedded sink's answer may wait to go out with others, as `fanout sink --coalesce` (default \(Share(SinkConfiguration.defaultCoalescingShare).defaultValueDescription)).",
+            valueName: "share"
+        )
+    )
+    var sinkCoalesce: Share?
+
     func validate() throws {
         if sinkThreads < 1 { throw ValidationError("--sink-threads must be at least 1.") }
     }
 
     /// Whether any is given (`fanout search --endpoint` takes none).
-    var isGiven: Bool { sinkScenario != nil || sinkLatency != nil || tls || sinkThreads != RunJob().sinkThreads }
+    var isGiven: Bool {
+        sinkScenario != nil || sinkLatency != nil || tls || sinkThreads != RunJob().sinkThreads || sinkCoalesce != nil
+    }
 
     func apply(to job: inout RunJob) throws {
         job.sinkThreads = sinkThreads
         job.apnsSecurity = tls
+        if let sinkCoalesce {
+            job.sink.coalescing.share = try sinkCoalesce.checked("--sink-coalesce")
+        }
         if let sinkScenario {
             do {
                 job.sink.scenario = try SinkScenario(contentsOfFile: sinkScenario)

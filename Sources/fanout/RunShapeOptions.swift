@@ -59,6 +59,15 @@ struct ConnectionOptions: ParsableArguments {
     )
     var attempts: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Gather timed work (tickets due, retries) into windows this long: one wake and one write a connection a window; 0s for exact times.",
+            valueName: "duration"
+        )
+    )
+    var coalesce = LoadShape.defaultCoalescing
+
     func validate() throws {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if let streams, streams < 1 { throw ValidationError("--streams must be at least 1.") }
@@ -72,6 +81,7 @@ struct ConnectionOptions: ParsableArguments {
         if let streams { shape.streamsPerConnection = streams }
         if let attempts { shape.maxAttempts = attempts }
         shape.streamTimeout = try timeout.positive("--timeout")
+        shape.coalescing = try coalesce.atMost(LoadShape.longestCoalescing, "--coalesce")
         return shape
     }
 }

@@ -203,6 +203,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "A held answer (--latency, stalls, pacing) may wait this share of its hold, at most \(DurationNotation.format(SinkConfiguration.longestCoalescing)), to go out with others due close to it; 0 for exact times.",
+            valueName: "share"
+        )
+    )
+    var coalesce = Share(SinkConfiguration.defaultCoalescingShare)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Close connections beyond this many at once (default \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
             valueName: "n"
         )
@@ -302,6 +311,7 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.throttleAfterRejection = throttleAfterRejection
         job.configuration.idleTimeout = try idleTimeout.checked(option: "--idle-timeout")
         job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
+        job.configuration.coalescing.share = try coalesce.checked("--coalesce")
         job.configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {
             job.tokenKey = SinkJob.TokenKey(file: keyFile, keyID: keyId, teamID: teamId)

@@ -233,10 +233,28 @@ import Testing
         (["--max-harness-share", "most"], "The value 'most' is invalid for '--max-harness-share <share>'"),
         (["--start-at", "tomorrow"], "The value 'tomorrow' is invalid for '--start-at <time>'"),
         (["--timeout", "0s"], "--timeout: 0s is not a duration above 0"),
+        (["--coalesce", "200ms"], "--coalesce: 200ms is longer than 100ms, the longest it takes"),
+        (["--sink-coalesce", "150%"], "--sink-coalesce: 150% is not a share from 0 to 100%"),
+        (["--coalesce", "soon"], "The value 'soon' is invalid for '--coalesce <duration>'"),
     ])
     func aValueOfTheWrongKindNamesItsOption(arguments: [String], message: String) {
         let refusal = Self.refusal(of: arguments)
         #expect(refusal?.contains(message) == true, "\(refusal ?? "\(arguments) was accepted")")
+    }
+
+    /// The coalescing windows: the sender's and the embedded sink's, each the library's default
+    /// unless given, `0s` and `0` for exact times.
+    @Test func coalescingReachesTheSenderAndTheSink() throws {
+        let defaults = try RunCommand.parse([]).job()
+        #expect(defaults.shape.coalescing == LoadShape.defaultCoalescing)
+        #expect(defaults.shape.http2.wakeUpWindow == LoadShape.defaultCoalescing)
+        #expect(defaults.sink.coalescing.share == SinkConfiguration.defaultCoalescingShare)
+        let given = try RunCommand.parse(["--coalesce", "1ms", "--sink-coalesce", "5%"]).job()
+        #expect(given.shape.http2.wakeUpWindow == .milliseconds(1))
+        #expect(given.sink.coalescing.share == 0.05)
+        let exact = try RunCommand.parse(["--coalesce", "0s", "--sink-coalesce", "0"]).job()
+        #expect(exact.shape.http2.wakeUpWindow == .zero)
+        #expect(exact.sink.coalescing.shift(forHold: 80_000_000) == 0)
     }
 
     /// What `fanout run` says of `arguments` as it reads them and builds its job; `nil` when

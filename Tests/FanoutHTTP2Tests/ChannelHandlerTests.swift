@@ -163,4 +163,62 @@ import Testing
         #expect(headers == Array(stride(from: 1, to: UInt32(2 * headers.count + 1), by: 2)))
         #expect(frames.filter { if case .settings = $0 { true } else { false } }.count == 1)
     }
+
+    /// Wakes once, at the time it asks for.
+    struct Waker: HTTP2ConnectionDelegate {
+        var asks: NIODeadline?
+        var wakes = 0
+
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {}
+
+        var nextWakeUp: NIODeadline? { asks }
+
+        mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+            wakes += 1
+            asks = nil
+        }
+    }
+
+    /// Two connections of one event loop asking to wake 0.3 ms and 0.7 ms past a window's
+    /// instant both wake at the next instant, together, and not before; with no window each
+    /// wakes at its own time.
+    @Test(arguments: [true, false])
+    func wakeUpsWithinAWindowComeTogetherAtItsNextInstant(windowed: Bool) throws {
+        let loop = EmbeddedEventLoop()
+        var configuration = HTTP2Connection.Configuration()
+        if windowed { configuration.wakeUpWindow = .milliseconds(1) }
+        let asks: [UInt64] = [1_300_000, 1_700_000]
+        let handlers = try asks.map { ask in
+            let channel = EmbeddedChannel(loop: loop)
+            let handler = HTTP2ConnectionHandler(
+                role: .client,
+                configuration: configuration,
+                delegate: Waker(asks: .uptimeNanoseconds(ask))
+            )
+            try channel.pipeline.syncOperations.addHandler(handler)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+            return (channel, handler)
+        }
+        defer { for (channel, _) in handlers { _ = try? channel.finish() } }
+        func wakes() -> [Int] { handlers.map { $0.1.delegate.wakes } }
+        loop.advanceTime(to: .uptimeNanoseconds(1_300_000))
+        #expect(wakes() == (windowed ? [0, 0] : [1, 0]))
+        loop.advanceTime(to: .uptimeNanoseconds(1_999_999))
+        #expect(wakes() == (windowed ? [0, 0] : [1, 1]))
+        loop.advanceTime(to: .uptimeNanoseconds(2_000_000))
+        #expect(wakes() == [1, 1])
+    }
+
+    @Test func aDeadlineMovesOnToItsWindowsNextInstant() {
+        typealias Handler = HTTP2ConnectionHandler<Waker>
+        func on(_ time: UInt64, _ window: UInt64) -> UInt64 {
+            Handler.onWindow(.uptimeNanoseconds(time), window: window).uptimeNanoseconds
+        }
+        #expect(on(1_000_001, 1_000) == 1_001_000)
+        #expect(on(1_000_000, 1_000) == 1_000_000)  // on an instant already
+        #expect(on(1_234_567, 0) == 1_234_567)  // no window
+        // Past the last instant a deadline can hold, the end of time.
+        let last = UInt64(Int64.max) - 5
+        #expect(on(last, 1_000) >= last)
+    }
 }

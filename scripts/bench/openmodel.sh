@@ -6,9 +6,12 @@
 #      at 1,000/s the share of a core each keeps busy;
 #   2. the endpoint's side of pacing: nghttpd's CPU a request (/proc/PID/stat) at 20,000/s under
 #      each;
-#   3. jitter: `fanout run --tls --count 200000` with the sink answering after fixed:80ms and
+#   3. the coalescing window's trade at 5,000/s: `fanout send --coalesce W` for W from 0s to
+#      10ms (h2load paces --rps in bursts up to 10 ms apart): CPU a request, send lateness p99;
+#   4. jitter: `fanout run --tls --count 200000` with the sink answering after fixed:80ms and
 #      after lognormal:80ms,0.25 (the same median, APNs-like spread): the sender's and the
-#      sink's CPU µs a notification (summary.json's cpu).
+#      sink's CPU µs a notification (summary.json's cpu), then the same with the sink's
+#      coalescing off (--sink-coalesce 0).
 # Prints the tables; fails only when a run does not complete (every request answered 200).
 #
 #   [FANOUT=BINARY] scripts/bench/openmodel.sh [SECONDS=10]
@@ -52,13 +55,15 @@ h2load_run() { # RATE → CPU seconds; checks every request succeeded
     echo "$cpu"
 }
 
-fanout_run() { # RATE → CPU seconds; checks every notification was accepted
+fanout_run() { # RATE [OPTIONS...] → CPU seconds; checks every notification was accepted
     local rate=$1 n=$(($1 * seconds))
+    shift
     local cpu
     head -n "$n" "$work/tokens.txt" >"$work/rate.txt"
+    rm -rf "$work/send-$rate"
     cpu=$(cpu_of "$fanout" send --endpoint "http://127.0.0.1:$port" --tokens "$work/rate.txt" \
         --template "$body" --topic com.example.app --connections 4 --streams 100 \
-        --rate "$rate/s" --output "$work/send-$rate")
+        --rate "$rate/s" --output "$work/send-$rate" "$@")
     python3 -c "import json,sys; s=json.load(open('$work/send-$rate/summary.json')); sys.exit(0 if s['accepted']==$n else 1)" ||
         { echo "fanout send at $rate/s: not every notification was accepted" >&2; exit 1; }
     echo "$cpu"
@@ -90,16 +95,32 @@ echo "  under h2load --rps: $under_h2load µs   under fanout send --rate: $under
     "($(python3 -c "print(f'{$under_fanout / $under_h2load:.2f}')")×)"
 
 echo
+echo "the coalescing window at 5,000/s (fanout send --coalesce W; h2load --rps bursts every 10 ms):"
+printf '%12s %16s %22s\n' "--coalesce" "CPU a request" "send lateness p99"
+for window in 0s 200us 1ms 2ms 10ms; do
+    f=$(fanout_run 5000 --coalesce "$window")
+    late=$(python3 -c "import json; h=json.load(open('$work/send-5000/summary.json'))['harness']['sender']; print(h['send_lateness_ms']['p99'])")
+    printf '%12s %13s µs %19s ms\n' "$window" "$(per_request "$f" $((5000 * seconds)))" "$late"
+done
+
+echo
 echo "jitter: fanout run --tls --count 200000, CPU µs a notification (sender, sink):"
-for latency in fixed:80ms lognormal:80ms,0.25; do
-    folder="$work/jitter-${latency%%:*}"
-    "$fanout" run --tls --count 200000 --sink-latency "$latency" --output "$folder" >/dev/null
-    python3 - "$folder/summary.json" "$latency" <<'EOF'
+jitter() { # LABEL [OPTIONS...]
+    local label=$1
+    shift
+    for latency in fixed:80ms lognormal:80ms,0.25; do
+        folder="$work/jitter-${latency%%:*}"
+        rm -rf "$folder"
+        "$fanout" run --tls --count 200000 --sink-latency "$latency" --output "$folder" "$@" >/dev/null
+        python3 - "$folder/summary.json" "$latency" "$label" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["accepted"] == 200000 and s["reconciled"], "the run did not complete"
 c = s["cpu"]
-print(f"  {sys.argv[2]:<20} sender {c['sender_us_per_notification']:.2f}   sink {c['sink_us_per_notification']:.2f}"
-      f"   p99 {s['latency_ms']['p99']:.1f} ms")
+print(f"  {sys.argv[3]:<18} {sys.argv[2]:<20} sender {c['sender_us_per_notification']:.2f}"
+      f"   sink {c['sink_us_per_notification']:.2f}   p50 {s['latency_ms']['p50']:.1f} ms   p99 {s['latency_ms']['p99']:.1f} ms")
 EOF
-done
+    done
+}
+jitter "coalescing"
+jitter "--sink-coalesce 0" --sink-coalesce 0
