@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutReport
+import FanoutSink
 import Foundation
 
 /// `fanout plan`: a `CapacityPlan` for the question, with the sender's CPU cost taken from a
@@ -24,8 +25,56 @@ public struct PlanJob: Sendable {
         self.question = question
     }
 
-    /// Notifications a calibration sends: enough for a steady figure, a few seconds here.
+    /// The most notifications a calibration sends.
     public static let calibrationNotifications: UInt64 = 300_000
+    /// The fewest: a steady figure needs some thousands of round trips' worth.
+    static let fewestCalibrationNotifications: UInt64 = 20_000
+    /// How long a calibration aims to send, at the planned connections' ceilings.
+    static let calibrationSeconds = 10.0
+    /// The most connections a calibration opens.
+    static let mostCalibrationConnections = 64
+
+    /// The spread of the round trips the calibration and the rehearsal answer after: σ of a
+    /// log-normal, as fixtures/scenarios/apns-80ms.scenario has it (p99 near 1.8 times the
+    /// median), the shape of measured provider → APNs round trips.
+    public static let roundTripSpread = 0.25
+
+    /// The planned round trip plus processing, as a log-normal distribution of that *mean*
+    /// (median = mean ÷ e^(σ²/2)), so that Little's law, which takes the mean, holds for the
+    /// rehearsal as for the plan.
+    public static func roundTrips(_ question: CapacityPlan.Question) -> LatencyDistribution {
+        let mean = CapacityPlan.seconds(question.roundTrip + question.processing)
+        let median = mean / exp(roundTripSpread * roundTripSpread / 2)
+        return .logNormal(median: .nanoseconds(Int64((median * 1e9).rounded())), sigma: roundTripSpread)
+    }
+
+    /// `log-normal round trips of mean 55 ms (σ 0.25)`.
+    static func spokenRoundTrips(_ question: CapacityPlan.Question) -> String {
+        let mean = CapacityPlan.seconds(question.roundTrip + question.processing) * 1e3
+        return
+            "log-normal round trips of mean \(String(format: "%g", (mean * 1e3).rounded() / 1e3)) ms (σ \(roundTripSpread))"
+    }
+
+    /// The calibration: the plan's regime on this machine — its streams a connection, its
+    /// round trips with APNs-like jitter (`roundTrips`), as many connections as the plan needs
+    /// before the CPU is known (at most `mostCalibrationConnections`), for about
+    /// `calibrationSeconds` at their ceilings. CPU per notification depends on how many answers
+    /// arrive together, which a run flat out against a sink answering at once does not show
+    /// (1.3–3.8 µs there against 2.9–13 µs in a rehearsal, measured when this came in).
+    static func calibration(for question: CapacityPlan.Question, notifications: UInt64) -> RunJob {
+        var roundTripBound = question
+        roundTripBound.cpuMicroseconds = nil
+        let plan = CapacityPlan(roundTripBound)
+        let connections = min(plan.connections, mostCalibrationConnections)
+        let aimed = UInt64(Double(connections) * plan.connectionCeiling * calibrationSeconds)
+        var job = RunJob()
+        job.count = min(notifications, max(fewestCalibrationNotifications, aimed))
+        job.shape.connections = connections
+        job.shape.streamsPerConnection = question.streams
+        job.sink.scenario.latency = roundTrips(question)
+        job.sink.maxConcurrentStreams = UInt32(clamping: question.streams)
+        return job
+    }
 
     public func run(log: (String) -> Void = { _ in }) throws -> CapacityPlan {
         var question = question
@@ -36,10 +85,12 @@ public struct PlanJob: Sendable {
             question.cpuMicroseconds = try Self.senderCost(in: folder)
             question.cpuSource = "measured by the run in \(folder)"
         case .calibrate(let notifications):
-            log("calibrating: \(notifications) notifications to the embedded sink over TLS with token auth…")
-            var job = RunJob()
-            job.count = notifications
+            var job = Self.calibration(for: question, notifications: notifications)
             job.apnsSecurity = true
+            log(
+                "calibrating: \(job.tokenCount) notifications to the embedded sink over TLS with token auth, "
+                    + "\(job.shape.connections) connections × \(question.streams) streams, \(Self.spokenRoundTrips(question))…"
+            )
             let summary = try job.run()
             guard summary.reconciliation?.agrees == true, summary.report.snapshot.failed.isEmpty,
                 let cost = RunSummary.microsecondsPerNotification(
@@ -48,7 +99,9 @@ public struct PlanJob: Sendable {
                 )
             else { throw JobError("the calibration run did not complete cleanly: \(summary.invalidReasons)") }
             question.cpuMicroseconds = cost
-            question.cpuSource = "calibrated here over TLS with token auth, \(notifications) notifications"
+            question.cpuSource =
+                "calibrated here over TLS with token auth, \(job.tokenCount) notifications over "
+                + "\(job.shape.connections) × \(question.streams) streams, \(Self.spokenRoundTrips(question))"
         }
         let plan = CapacityPlan(question)
         if let output {
@@ -86,9 +139,11 @@ public struct PlanJob: Sendable {
 }
 
 /// One machine's share of a plan rehearsed here: the embedded sink answers every request after
-/// the planned round trip plus processing, over TLS with token auth; the share's connections
-/// and streams send the share's devices as fast as they go (the closed model, as the plan's
-/// expected duration assumes). Predicted and measured figures side by side.
+/// the planned round trip plus processing (`PlanJob.roundTrips`: log-normal, of that mean), over
+/// TLS with token auth; the share's connections and streams send the share's devices as fast as
+/// they go (the closed model, as the plan's expected duration assumes). Predicted and measured
+/// figures side by side: throughput, duration, and — when the CPU cost is known — the sender
+/// cores the share keeps busy.
 public struct Verification: Sendable {
     /// The share rehearsed: devices and connections of one machine.
     public var devices: UInt64
@@ -98,6 +153,10 @@ public struct Verification: Sendable {
     public var measuredPerConnection: Double
     public var predictedDuration: Duration
     public var measuredDuration: Duration
+    /// Cores of sender CPU: the share's predicted rate at the plan's CPU cost (`nil` when the
+    /// cost is not known), and the rehearsal's sender CPU over its duration.
+    public var predictedCores: Double?
+    public var measuredCores: Double
     /// Whether every notification was accepted and sender and sink agree.
     public var complete: Bool
     /// The largest gap allowed between a prediction and its measurement.
@@ -109,15 +168,16 @@ public struct Verification: Sendable {
         complete && Self.gap(predictedPerConnection, measuredPerConnection) <= Self.tolerance
             && Self.gap(CapacityPlan.seconds(predictedDuration), CapacityPlan.seconds(measuredDuration))
                 <= Self.tolerance
+            && predictedCores.map { Self.gap($0, measuredCores) <= Self.tolerance } ?? true
     }
 
     /// The side-by-side table.
     public var text: String {
-        func row(_ name: String, _ predicted: Double, _ measured: Double, _ unit: String) -> String {
+        func row(_ name: String, _ predicted: Double, _ measured: Double, _ unit: String, decimals: Int = 1) -> String {
             let gap = Self.gap(predicted, measured) * 100
             return name.padding(toLength: 24, withPad: " ", startingAt: 0)
                 + String(
-                    format: "%12.1f %-3@ %12.1f %-3@ %+7.1f%%",
+                    format: "%12.\(decimals)f %-3@ %12.\(decimals)f %-3@ %+7.1f%%",
                     predicted,
                     unit,
                     measured,
@@ -126,7 +186,7 @@ public struct Verification: Sendable {
                 )
                 + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
         }
-        return [
+        var rows: [String] = [
             "rehearsal: \(devices) devices over \(connections) connections (one machine's share), answers after the planned round trip",
             "                           predicted          measured      gap",
             row("a connection carries", predictedPerConnection, measuredPerConnection, "/s"),
@@ -136,9 +196,19 @@ public struct Verification: Sendable {
                 CapacityPlan.seconds(measuredDuration),
                 "s"
             ),
-            complete ? "every notification accepted; sender and sink agree" : "NOT every notification was accepted",
-            passed ? "verified: within 10%" : "NOT verified: a measurement is more than 10% from its prediction",
-        ].joined(separator: "\n")
+        ]
+        if let predictedCores {
+            rows.append(row("sender cores", predictedCores, measuredCores, "", decimals: 3))
+        } else {
+            rows.append(String(format: "sender cores: %.3f measured (no CPU cost to predict them)", measuredCores))
+        }
+        rows.append(
+            complete ? "every notification accepted; sender and sink agree" : "NOT every notification was accepted"
+        )
+        rows.append(
+            passed ? "verified: within 10%" : "NOT verified: a measurement is more than 10% from its prediction"
+        )
+        return rows.joined(separator: "\n")
     }
 }
 
@@ -154,7 +224,7 @@ extension PlanJob {
         job.apnsSecurity = true
         job.shape.connections = connections
         job.shape.streamsPerConnection = plan.question.streams
-        job.sink.scenario.latency = .fixed(plan.question.roundTrip + plan.question.processing)
+        job.sink.scenario.latency = Self.roundTrips(plan.question)
         // The sink allows what the plan assumes APNs allows.
         job.sink.maxConcurrentStreams = UInt32(clamping: plan.question.streams)
         let roundTrip = CapacityPlan.seconds(plan.question.roundTrip + plan.question.processing)
@@ -173,6 +243,9 @@ extension PlanJob {
             measuredPerConnection: Double(snapshot.sent) / elapsed / Double(connections),
             predictedDuration: .nanoseconds(Int64(predictedSeconds * 1e9)),
             measuredDuration: summary.report.elapsed,
+            // The cores the share's rate needs at the measured cost, without the headroom.
+            predictedCores: plan.question.cpuMicroseconds.map { Double(devices) / predictedSeconds * $0 / 1e6 },
+            measuredCores: CapacityPlan.seconds(summary.report.senderCPU) / elapsed,
             complete: snapshot.accepted == devices && summary.reconciliation?.agrees == true
         )
     }

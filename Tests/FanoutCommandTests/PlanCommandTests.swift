@@ -76,6 +76,11 @@ import Testing
         let row = try #require(output.split(separator: "\n").first { $0.hasPrefix("a connection carries") })
         #expect(row.contains(String(format: "%.1f", 4000 / (4000 / (20 / 0.055) + 0.055))), "\(row)")
         #expect(row.contains(String(format: "%.1f", 4000 / elapsed)), "\(row) against \(elapsed) s")
+        // No cost was given: the cores are measured, not compared.
+        #expect(
+            output.contains("sender cores: ") && output.contains(" measured (no CPU cost to predict them)"),
+            "\(output)"
+        )
         let verified = output.contains("verified: within 10%")
         #expect(verified != output.contains("NOT verified"), "\(output)")
         #expect(result.status == (verified ? 0 : 1), "\(output)\(result.standardError)")
