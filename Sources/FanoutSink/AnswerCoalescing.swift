@@ -5,9 +5,9 @@
 /// of every shorter one, and answers with different holds still meet.
 ///
 /// ```
-///   hold 80 ms, 2%: 1.6 ms → window 2²⁰ ns (1.05 ms)     hold 10 ms: 200 µs → 2¹⁷ ns (131 µs)
-///   2²⁰ │       ╷               ╷               ╷
-///   2¹⁷ │ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷
+///   hold 80 ms, 3%: 2.4 ms → window 2²¹ ns (2.1 ms)      hold 10 ms: 300 µs → 2¹⁸ ns (262 µs)
+///   2²¹ │       ╷               ╷               ╷
+///   2¹⁸ │ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷
 ///   due │   a  b      c    d                       a, b, d (80 ms holds) wait for the long
 ///       │       ▲     ▲    ▲                       window's instant; c (10 ms) for the next
 ///                                                  short one; b and a go out together
@@ -16,7 +16,7 @@
 /// The wait is the sink's lateness, timed from the due time like any other (`SinkTiming`), so
 /// no figure hides it. A fixed window trades the two ways badly: 250 µs left answers at
 /// log-normal 80 ms costing the sink 3.5 times what fixed 80 ms costs (they trickle out one by
-/// one); 1 ms pushed the lateness of a 10 ms hold past what a 10 ms sink may add.
+/// one); 2 ms would put a 10 ms hold's lateness past what a 10 ms sink may add (docs/sink.md).
 public struct AnswerCoalescing: Sendable, Hashable {
     /// The share of a hold an answer may wait past its due time.
     public var share: Double

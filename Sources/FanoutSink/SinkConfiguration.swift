@@ -44,10 +44,10 @@ public struct SinkConfiguration: Sendable {
         share: Self.defaultCoalescingShare,
         longest: Self.longestCoalescing.wholeNanoseconds
     )
-    /// 2% of a hold: see docs/sink.md ("Coalescing") for the measurements behind it.
-    public static let defaultCoalescingShare = 0.02
-    /// 2 ms: a stall's minutes would otherwise let its answers wait seconds.
-    public static let longestCoalescing: Duration = .milliseconds(2)
+    /// 3% of a hold: see docs/sink.md ("Coalescing") for the measurements behind it.
+    public static let defaultCoalescingShare = 0.03
+    /// 4 ms: a stall's minutes would otherwise let its answers wait seconds.
+    public static let longestCoalescing: Duration = .milliseconds(4)
 
     public init() {}
 }

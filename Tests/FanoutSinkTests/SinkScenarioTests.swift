@@ -73,14 +73,14 @@ import Testing
         #expect(queue.popDue(now: 2_048)?.stream == 3)
     }
 
-    /// A hold's window is its share (2%) as a power of two nanoseconds, at most the longest
-    /// (2 ms); a 10 ms hold may wait 131 µs, an 80 ms one 1.05 ms, a stall's seconds no more.
+    /// A hold's window is its share (3%) as a power of two nanoseconds, at most the longest
+    /// (4 ms); a 10 ms hold may wait 262 µs, an 80 ms one 2.1 ms, a stall's seconds no more.
     @Test func theWindowIsAShareOfTheHold() {
         let coalescing = SinkConfiguration().coalescing
-        #expect(coalescing.shift(forHold: 10_000_000) == 17)
-        #expect(coalescing.shift(forHold: 80_000_000) == 20)
-        #expect(coalescing.shift(forHold: 30_000_000_000) == 20)
-        #expect(coalescing.shift(forHold: 10_000) == 0)  // 200 ns: not worth waiting for
+        #expect(coalescing.shift(forHold: 10_000_000) == 18)
+        #expect(coalescing.shift(forHold: 80_000_000) == 21)
+        #expect(coalescing.shift(forHold: 30_000_000_000) == 21)
+        #expect(coalescing.shift(forHold: 10_000) == 0)  // 300 ns: not worth waiting for
         #expect(AnswerCoalescing.off.shift(forHold: 80_000_000) == 0)
         // Windows nest: an instant of a long window is an instant of every shorter one.
         let due: UInt64 = 5_000_000_123
@@ -91,7 +91,7 @@ import Testing
     }
 
     /// Two answers held 80 ms, received moments apart, wait for one instant of their window
-    /// (2²⁰ ns) and go out in the same wake; none goes out before 80 ms.
+    /// (2²¹ ns) and go out in the same wake; none goes out before 80 ms.
     @Test func answersDueCloseTogetherGoOutInOneWake() throws {
         var scenario = SinkScenario()
         scenario.latency = .fixed(.milliseconds(80))
@@ -106,9 +106,9 @@ import Testing
             #expect(harness.send(SinkHarness.fields()) == nil)
             let after = NIODeadline.now()
             let instant = try #require(harness.sink.nextTimedEvent)
-            #expect(instant.uptimeNanoseconds % (1 << 20) == 0)
+            #expect(instant.uptimeNanoseconds % (1 << 21) == 0)
             #expect(instant >= before + .milliseconds(80))
-            #expect(instant < after + .milliseconds(80) + .nanoseconds(1 << 20))
+            #expect(instant < after + .milliseconds(80) + .nanoseconds(1 << 21))
             // Both are due by `after + 80 ms`; the window's instant may fall between them (rarely):
             // then try again.
             let lastDue = after + .milliseconds(80)
