@@ -275,7 +275,15 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             }
         }
         if unanswered { return }
-        let due = responseTime(after: received)
+        var (due, drawn) = responseTime(after: received)
+        // A drawn hold moves to its window's nearest instant: the holds served are the
+        // distribution smoothed by half a window either way, and the window's wait is no
+        // lateness (`AnswerCoalescing`). A floor (fixed, a stall's end, the pacing) only waits.
+        var windowShift = configuration.coalescing.shift(forHold: due - min(due, received))
+        if drawn && windowShift > 0 {
+            due = AnswerCoalescing.nearest(due, shift: windowShift)
+            windowShift = 0
+        }
         if due > received { recorder.held(due - received) }
         // What lay between the send and this read: the client's and the kernel's queues, this
         // sink's read backlog (`SinkLoopRecorder.fromSend`).
@@ -287,7 +295,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
                 digestHash: digestHash,
                 reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1,
-                windowShift: configuration.coalescing.shift(forHold: due - received)
+                windowShift: windowShift
             )
             withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
             pending.push(entry)
@@ -353,20 +361,25 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
 
     /// When the answer to a request received at `now` goes out: after the injected latency,
     /// no sooner than the connection's throughput ceiling allows, and not inside a stall
-    /// window (windows of `length` every `every`, from `every` after start).
-    private mutating func responseTime(after now: UInt64) -> UInt64 {
-        var due = now + (configuration.scenario.latency?.sample(&random) ?? 0)
+    /// window (windows of `length` every `every`, from `every` after start). `drawn`: the time
+    /// is a draw from a distribution with a spread, which neither the pacing nor a stall moved.
+    private mutating func responseTime(after now: UInt64) -> (due: UInt64, drawn: Bool) {
+        let latency = configuration.scenario.latency
+        let drawn = now + (latency?.sample(&random) ?? 0)
+        var due = drawn
         if let rate = configuration.scenario.connectionRate {
             due = max(due, nextPacedAnswer)
             nextPacedAnswer = due + rate.window.wholeNanoseconds / UInt64(rate.limit)
         }
-        guard let stall = configuration.scenario.stall else { return due }
-        return Self.outsideStalls(
-            due,
-            startedAt: state.startedAt,
-            every: stall.every.wholeNanoseconds,
-            length: stall.length.wholeNanoseconds
-        )
+        if let stall = configuration.scenario.stall {
+            due = Self.outsideStalls(
+                due,
+                startedAt: state.startedAt,
+                every: stall.every.wholeNanoseconds,
+                length: stall.length.wholeNanoseconds
+            )
+        }
+        return (due, due == drawn && latency?.hasSpread == true)
     }
 
     /// `due`, or the end of the stall window it falls in (windows of `length` every `every`

@@ -139,6 +139,17 @@ public enum LatencyDistribution: Sendable, Hashable {
     /// Latencies drawn uniformly from observed values.
     case empirical([Duration])
 
+    /// Whether its draws differ: every distribution but a fixed one (or one of no width).
+    var hasSpread: Bool {
+        switch self {
+        case .fixed: false
+        case .uniform(let low, let high): low != high
+        case .normal(_, let deviation): deviation > .zero
+        case .logNormal(_, let sigma): sigma > 0
+        case .empirical(let values): Set(values).count > 1
+        }
+    }
+
     /// A drawn value as nanoseconds: below zero (or not a number) is zero, beyond a year is a year
     /// (log-normal's far tail with a large σ reaches infinity).
     static func nanoseconds(_ value: Double) -> UInt64 {

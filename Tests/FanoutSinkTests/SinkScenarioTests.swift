@@ -90,6 +90,49 @@ import Testing
         #expect(AnswerCoalescing.writeTime(due: due, shift: 0) == due)
     }
 
+    /// A drawn hold moves to its window's nearest instant, half a window either way (the later
+    /// at a tie); a floor only ever waits for the next one.
+    @Test func aDrawnHoldMovesToItsNearestInstant() {
+        #expect(AnswerCoalescing.nearest(1_000, shift: 10) == 1_024)
+        #expect(AnswerCoalescing.nearest(1_500, shift: 10) == 1_024)  // 476 sooner, not 548 later
+        #expect(AnswerCoalescing.nearest(1_536, shift: 10) == 2_048)  // a tie: the later
+        #expect(AnswerCoalescing.nearest(2_048, shift: 10) == 2_048)
+        #expect(AnswerCoalescing.nearest(1_500, shift: 0) == 1_500)
+        #expect(AnswerCoalescing.writeTime(due: 1_500, shift: 10) == 2_048)
+        #expect(LatencyDistribution.logNormal(median: .milliseconds(80), sigma: 0.25).hasSpread)
+        #expect(LatencyDistribution.uniform(.milliseconds(1), .milliseconds(9)).hasSpread)
+        #expect(!LatencyDistribution.fixed(.milliseconds(80)).hasSpread)
+        #expect(!LatencyDistribution.uniform(.milliseconds(5), .milliseconds(5)).hasSpread)
+        #expect(!LatencyDistribution.normal(mean: .milliseconds(5), deviation: .zero).hasSpread)
+    }
+
+    /// A hold drawn from a spread (80 ms or 80.001 ms, empirical) goes out at its window's
+    /// nearest instant (2²¹ ns): sometimes before the drawn time, by less than half a window —
+    /// unlike a fixed 80 ms, which never goes out sooner (`answersDueCloseTogetherGoOutInOneWake`).
+    @Test func aDrawnHoldGoesOutAtTheNearestInstantSoonerOrLater() throws {
+        var scenario = SinkScenario()
+        scenario.latency = .empirical([.milliseconds(80), .microseconds(80_001)])
+        let window: UInt64 = 1 << 21
+        var sooner = 0
+        for _ in 0..<40 {
+            var harness = Self.harness(scenario)
+            let before = NIODeadline.now().uptimeNanoseconds
+            #expect(harness.send(SinkHarness.fields()) == nil)
+            let after = NIODeadline.now().uptimeNanoseconds
+            let instant = try #require(harness.sink.nextTimedEvent).uptimeNanoseconds
+            #expect(instant % window == 0)
+            // The drawn time lies in [before + 80 ms, after + 80.001 ms]; the instant is the
+            // nearest to it, so within half a window of that range.
+            #expect(instant + window / 2 >= before + 80_000_000 && instant <= after + 80_001_000 + window / 2)
+            if instant < before + 80_000_000 { sooner += 1 }
+            harness.sink.wake(now: .uptimeNanoseconds(instant), connection: &harness.server)
+            harness.pump()
+            #expect(harness.responses.count == 1)
+            if sooner >= 3 { return }
+        }
+        Issue.record("in 40 tries a drawn hold never went out before its drawn time (\(sooner))")
+    }
+
     /// Two answers held 80 ms, received moments apart, wait for one instant of their window
     /// (2²¹ ns) and go out in the same wake; none goes out before 80 ms.
     @Test func answersDueCloseTogetherGoOutInOneWake() throws {
