@@ -1,6 +1,7 @@
 /// Responses waiting for their time (injected latency, stalls): a binary min-heap on the time
-/// each is written (its due time on its coalescing window, `AnswerCoalescing`) in one array that keeps its capacity, so holding and releasing a response allocates
-/// nothing once the queue has grown to the run's in-flight count. An entry is 64 bytes.
+/// each is written (its due time on its coalescing window, `AnswerCoalescing`) in one array
+/// that keeps its capacity, so holding and releasing a response allocates nothing once the
+/// queue has grown to the run's in-flight count. An entry is 64 bytes.
 struct PendingResponses {
     struct Entry {
         /// Due time, in `NIODeadline` uptime nanoseconds.
@@ -14,8 +15,8 @@ struct PendingResponses {
         var digestHash: UInt64
         /// The apns-id's 36 bytes.
         var id: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
-        /// The reason's index in `APNsReason.allCases`, or -1 for success (last: the entry
-        /// packs into 64 bytes).
+        /// The reason's index in `APNsReason.allCases`, or -1 for success (last but the window:
+        /// the entry packs into 64 bytes).
         var reason: Int16
         /// log₂ of its coalescing window in nanoseconds (`AnswerCoalescing`), 0 for none.
         var windowShift: UInt8 = 0

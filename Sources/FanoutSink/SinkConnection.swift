@@ -11,6 +11,9 @@ import NIOSSL
 /// MAX_CONCURRENT_STREAMS behaviour, and counts everything.
 package struct SinkConnection: HTTP2ConnectionDelegate {
     let configuration: SinkConfiguration
+    /// Whether the scenario's latency is drawn from a spread (`LatencyDistribution.hasSpread`),
+    /// asked once: an empirical one's answer builds a set.
+    private let latencyHasSpread: Bool
     let statistics: SinkStatistics
     let state: SinkState
     private var counts = SinkCounts()
@@ -79,6 +82,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         self.state = state
         self.recorder = recorder
         allowedTopics = configuration.bundleBytes
+        latencyHasSpread = configuration.scenario.latency?.hasSpread ?? false
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
@@ -379,7 +383,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 length: stall.length.wholeNanoseconds
             )
         }
-        return (due, due == drawn && latency?.hasSpread == true)
+        return (due, latencyHasSpread && due == drawn)
     }
 
     /// `due`, or the end of the stall window it falls in (windows of `length` every `every`
