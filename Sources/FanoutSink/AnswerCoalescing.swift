@@ -1,6 +1,6 @@
-/// How long a held answer may wait past its due time so that answers due close together go
+/// How far a held answer may move from its due time so that answers due close together go
 /// out in one wake and one write: `share` of its hold, at most `longest`, rounded down to a
-/// power of two nanoseconds. The answer is written at the next multiple of that window on the
+/// power of two nanoseconds. A floor is written at the next multiple of that window on the
 /// uptime clock; windows of powers of two nest, so an instant of a long window is an instant
 /// of every shorter one, and answers with different holds still meet.
 ///
@@ -19,9 +19,11 @@
 /// far less than the window — and the sink reports that hold as the scenario's. A floor — a
 /// fixed latency, a stall's end, the pacing of `--connection-rate` — is never answered sooner:
 /// it waits for the next instant, and that wait is the sink's lateness, timed from the due time
-/// like any other (`SinkTiming`), so no figure hides it. A fixed window trades the two ways badly: 250 µs left answers at
-/// log-normal 80 ms costing the sink 3.5 times what fixed 80 ms costs (they trickle out one by
-/// one); 2 ms would put a 10 ms hold's lateness past what a 10 ms sink may add (docs/sink.md).
+/// like any other (`SinkTiming`), so no figure hides it.
+///
+/// Why a share and not one window for every hold: 250 µs left answers at log-normal 80 ms
+/// costing the sink 3.5 times what fixed 80 ms costs (they trickle out one by one); 2 ms would
+/// put a 10 ms hold's lateness past what a 10 ms sink may add (docs/sink.md).
 public struct AnswerCoalescing: Sendable, Hashable {
     /// The share of a hold an answer may wait past its due time.
     public var share: Double
