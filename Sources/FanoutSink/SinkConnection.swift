@@ -280,13 +280,16 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         }
         if unanswered { return }
         var (due, drawn) = responseTime(after: received)
-        // A drawn hold moves to its window's nearest instant: the holds served are the
-        // distribution smoothed by half a window either way, and the window's wait is no
-        // lateness (`AnswerCoalescing`). A floor (fixed, a stall's end, the pacing) only waits.
-        var windowShift = configuration.coalescing.shift(forHold: due - min(due, received))
-        if drawn && windowShift > 0 {
-            due = AnswerCoalescing.nearest(due, shift: windowShift)
-            windowShift = 0
+        var windowShift: UInt8 = 0
+        if due > received {
+            // A drawn hold moves to its window's nearest instant: the holds served are the
+            // distribution smoothed by half a window either way, and the window's wait is no
+            // lateness (`AnswerCoalescing`). A floor (fixed, a stall's end, the pacing) only waits.
+            windowShift = configuration.coalescing.shift(forHold: due - received)
+            if drawn && windowShift > 0 {
+                due = AnswerCoalescing.nearest(due, shift: windowShift)
+                windowShift = 0
+            }
         }
         if due > received { recorder.held(due - received) }
         // What lay between the send and this read: the client's and the kernel's queues, this
