@@ -1,33 +1,34 @@
-/// How far a held answer may move from its due time so that answers due close together go
-/// out in one wake and one write: `share` of its hold, at most `longest`, rounded down to a
-/// power of two nanoseconds. A floor is written at the next multiple of that window on the
-/// uptime clock; windows of powers of two nest, so an instant of a long window is an instant
-/// of every shorter one, and answers with different holds still meet.
+/// How far a held answer drawn from a distribution with a spread (log-normal, normal, uniform,
+/// empirical) may move so that answers drawn close together go out in one wake and one write:
+/// `share` of its hold, at most `longest`, rounded down to a power of two nanoseconds. The hold
+/// moves to the nearest multiple of that window on the uptime clock (`nearest`), up to half a
+/// window sooner or later, and the sink serves and reports that hold as the scenario's: the
+/// holds served are the distribution smoothed by a uniform kernel one window wide, whose mean
+/// and quantiles move by far less than the window. Windows of powers of two nest, so an instant
+/// of a long window is an instant of every shorter one, and answers with different holds meet.
 ///
 /// ```
 ///   hold 80 ms, 3%: 2.4 ms → window 2²¹ ns (2.1 ms)      hold 10 ms: 300 µs → 2¹⁸ ns (262 µs)
 ///   2²¹ │       ╷               ╷               ╷
 ///   2¹⁸ │ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷ ╷
-///   due │   a  b      c    d                       a, b, d (80 ms holds) wait for the long
-///       │       ▲     ▲    ▲                       window's instant; c (10 ms) for the next
-///                                                  short one; b and a go out together
+///   drawn │  a b  c       d                           a, b, d (80 ms holds) move to the long
+///         │       ▲  ▲      ▲                         window's nearest instants; c (10 ms) to
+///                                                     the short one's; a and b go out together
 /// ```
 ///
-/// A hold drawn from a distribution with a spread (log-normal, normal, uniform, empirical)
-/// moves to its window's *nearest* instant instead (`nearest`): up to half a window sooner or
-/// later, so the holds served keep the distribution's shape — its mean and quantiles move by
-/// far less than the window — and the sink reports that hold as the scenario's. A floor — a
-/// fixed latency, a stall's end, the pacing of `--connection-rate` — is never answered sooner:
-/// it waits for the next instant, and that wait is the sink's lateness, timed from the due time
-/// like any other (`SinkTiming`), so no figure hides it.
+/// A floor — a fixed latency, a stall's end, `--connection-rate`'s pacing — never moves: its
+/// answers come due together already (a read burst's requests share their receive time), and a
+/// floor's wait would be lateness that every measurement against it carries (rounding 50 ms
+/// floors up to their 1 ms window put two of three CI runs of GroundTruthTests' last seconds
+/// over their 3 ms bound).
 ///
 /// Why a share and not one window for every hold: 250 µs left answers at log-normal 80 ms
 /// costing the sink 3.5 times what fixed 80 ms costs (they trickle out one by one); 2 ms would
-/// put a 10 ms hold's lateness past what a 10 ms sink may add (docs/sink.md).
+/// move a 10 ms hold by as much as a 10 ms sink may be off (docs/sink.md).
 public struct AnswerCoalescing: Sendable, Hashable {
-    /// The share of a hold an answer may wait past its due time.
+    /// The share of a hold an answer may move.
     public var share: Double
-    /// The longest wait, in nanoseconds, whatever the hold.
+    /// The longest window, in nanoseconds, whatever the hold.
     public var longest: UInt64
 
     public init(share: Double, longest: UInt64) {
@@ -35,7 +36,7 @@ public struct AnswerCoalescing: Sendable, Hashable {
         self.longest = longest
     }
 
-    /// No waiting: each answer at its due time.
+    /// No moving: each answer at its drawn time.
     public static let off = AnswerCoalescing(share: 0, longest: 0)
 
     /// log₂ of the window (ns) for an answer held `hold` ns; 0: none (windows under 1 µs are
@@ -55,14 +56,5 @@ public struct AnswerCoalescing: Sendable, Hashable {
         let half = UInt64(1) << (shift - 1)
         guard time <= UInt64.max - half else { return time }
         return (time + half) & ~((UInt64(1) << shift) - 1)
-    }
-
-    /// When an answer due at `due` with window 2^`shift` ns is written: the window's next
-    /// instant, or `due` itself when it is one.
-    static func writeTime(due: UInt64, shift: UInt8) -> UInt64 {
-        guard shift > 0 else { return due }
-        let mask = (UInt64(1) << shift) - 1
-        guard due & mask != 0, due <= UInt64.max - mask else { return due }
-        return (due | mask) + 1
     }
 }

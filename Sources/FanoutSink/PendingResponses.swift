@@ -1,7 +1,6 @@
-/// Responses waiting for their time (injected latency, stalls): a binary min-heap on the time
-/// each is written (its due time on its coalescing window, `AnswerCoalescing`) in one array
-/// that keeps its capacity, so holding and releasing a response allocates nothing once the
-/// queue has grown to the run's in-flight count. An entry is 64 bytes.
+/// Responses waiting for their time (injected latency, stalls): a binary min-heap on the due
+/// time in one array that keeps its capacity, so holding and releasing a response allocates
+/// nothing once the queue has grown to the run's in-flight count. An entry is 64 bytes.
 struct PendingResponses {
     struct Entry {
         /// Due time, in `NIODeadline` uptime nanoseconds.
@@ -15,28 +14,22 @@ struct PendingResponses {
         var digestHash: UInt64
         /// The apns-id's 36 bytes.
         var id: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
-        /// The reason's index in `APNsReason.allCases`, or -1 for success (last but the window:
-        /// the entry packs into 64 bytes).
+        /// The reason's index in `APNsReason.allCases`, or -1 for success (last: the entry
+        /// packs into 64 bytes).
         var reason: Int16
-        /// log₂ of its coalescing window in nanoseconds (`AnswerCoalescing`), 0 for none.
-        var windowShift: UInt8 = 0
-
-        /// When it is written: `due` on its window.
-        var writeAt: UInt64 { AnswerCoalescing.writeTime(due: due, shift: windowShift) }
     }
 
     private var heap: [Entry] = []
 
     var count: Int { heap.count }
-    /// The earliest time an entry is written.
-    var earliest: UInt64? { heap.first?.writeAt }
+    var earliest: UInt64? { heap.first?.due }
 
     mutating func push(_ entry: Entry) {
         heap.append(entry)
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard heap[child].writeAt < heap[parent].writeAt else { break }
+            guard heap[child].due < heap[parent].due else { break }
             heap.swapAt(child, parent)
             child = parent
         }
@@ -53,9 +46,9 @@ struct PendingResponses {
         }
     }
 
-    /// Removes and returns the earliest entry if it is to be written at `now`.
+    /// Removes and returns the earliest entry if it is due at `now`.
     mutating func popDue(now: UInt64) -> Entry? {
-        guard let first = heap.first, first.writeAt <= now else { return nil }
+        guard let first = heap.first, first.due <= now else { return nil }
         let last = heap.removeLast()
         guard !heap.isEmpty else { return first }
         heap[0] = last
@@ -69,8 +62,8 @@ struct PendingResponses {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < heap.count && heap[left].writeAt < heap[smallest].writeAt { smallest = left }
-            if right < heap.count && heap[right].writeAt < heap[smallest].writeAt { smallest = right }
+            if left < heap.count && heap[left].due < heap[smallest].due { smallest = left }
+            if right < heap.count && heap[right].due < heap[smallest].due { smallest = right }
             if smallest == parent { break }
             heap.swapAt(parent, smallest)
             parent = smallest

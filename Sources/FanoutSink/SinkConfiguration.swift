@@ -37,16 +37,16 @@ public struct SinkConfiguration: Sendable {
     public var capture: SinkCapture?
     /// Latency, stalls and errors beyond APNs' rules.
     public var scenario = SinkScenario()
-    /// How long a held answer may wait past its due time to go out with others
-    /// (`AnswerCoalescing`): `--coalesce`'s share of its hold, at most `longestCoalescing`.
-    /// Its lateness, timed from its due time, includes the wait.
+    /// How far a hold drawn from a spread may move to go out with others drawn close to it
+    /// (`AnswerCoalescing`): `--coalesce`'s share of it, at most `longestCoalescing`. A floor
+    /// (fixed, a stall's end, the pacing) never moves.
     public var coalescing = AnswerCoalescing(
         share: Self.defaultCoalescingShare,
         longest: Self.longestCoalescing.wholeNanoseconds
     )
     /// 3% of a hold: see docs/sink.md ("Coalescing") for the measurements behind it.
     public static let defaultCoalescingShare = 0.03
-    /// 4 ms: a stall's minutes would otherwise let its answers wait seconds.
+    /// 4 ms: holds of seconds would otherwise move by tens of milliseconds.
     public static let longestCoalescing: Duration = .milliseconds(4)
 
     public init() {}

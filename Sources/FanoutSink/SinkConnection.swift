@@ -280,16 +280,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         }
         if unanswered { return }
         var (due, drawn) = responseTime(after: received)
-        var windowShift: UInt8 = 0
-        if due > received {
-            // A drawn hold moves to its window's nearest instant: the holds served are the
-            // distribution smoothed by half a window either way, and the window's wait is no
-            // lateness (`AnswerCoalescing`). A floor (fixed, a stall's end, the pacing) only waits.
-            windowShift = configuration.coalescing.shift(forHold: due - received)
-            if drawn && windowShift > 0 {
-                due = AnswerCoalescing.nearest(due, shift: windowShift)
-                windowShift = 0
-            }
+        if drawn && due > received {
+            // A drawn hold moves to its window's nearest instant, so that answers drawn close
+            // together go out together (`AnswerCoalescing`); a floor (fixed, a stall's end, the
+            // pacing) is kept to the nanosecond.
+            let shift = configuration.coalescing.shift(forHold: due - received)
+            due = AnswerCoalescing.nearest(due, shift: shift)
         }
         if due > received { recorder.held(due - received) }
         // What lay between the send and this read: the client's and the kernel's queues, this
@@ -301,8 +297,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 stream: request.stream,
                 transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
                 digestHash: digestHash,
-                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1,
-                windowShift: windowShift
+                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1
             )
             withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
             pending.push(entry)

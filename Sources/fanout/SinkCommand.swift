@@ -203,7 +203,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A held answer (--latency, stalls, pacing) may wait this share of its hold, at most \(DurationNotation.format(SinkConfiguration.longestCoalescing)), to go out with others due close to it; 0 for exact times.",
+            "A hold drawn from a spread (--latency lognormal, normal, uniform, empirical) may move this share of itself, at most \(DurationNotation.format(SinkConfiguration.longestCoalescing)), to go out with others drawn close to it; 0 for exact times.",
             valueName: "share"
         )
     )

@@ -57,22 +57,6 @@ import Testing
         #expect(queue.popDue(now: 10)?.stream == 1)
     }
 
-    /// An answer with a coalescing window is written at the window's next instant after its
-    /// due time: after one due later with a shorter window, never before its own due time.
-    @Test func heldAnswersGoOutOnTheirWindows() {
-        var queue = PendingResponses()
-        queue.push(.init(due: 1_000, stream: 1, digestHash: 0, reason: -1, windowShift: 10))  // at 1,024
-        queue.push(.init(due: 1_010, stream: 2, digestHash: 0, reason: -1))  // at 1,010
-        queue.push(.init(due: 2_048, stream: 3, digestHash: 0, reason: -1, windowShift: 10))  // on an instant
-        #expect(queue.earliest == 1_010)
-        #expect(queue.popDue(now: 1_009) == nil)
-        #expect(queue.popDue(now: 1_010)?.stream == 2)
-        #expect(queue.popDue(now: 1_023) == nil)
-        #expect(queue.popDue(now: 1_024)?.stream == 1)
-        #expect(queue.popDue(now: 2_047) == nil)
-        #expect(queue.popDue(now: 2_048)?.stream == 3)
-    }
-
     /// A hold's window is its share (3%) as a power of two nanoseconds, at most the longest
     /// (4 ms); a 10 ms hold may wait 262 µs, an 80 ms one 2.1 ms, a stall's seconds no more.
     @Test func theWindowIsAShareOfTheHold() {
@@ -83,11 +67,10 @@ import Testing
         #expect(coalescing.shift(forHold: 10_000) == 0)  // 300 ns: not worth waiting for
         #expect(AnswerCoalescing.off.shift(forHold: 80_000_000) == 0)
         // Windows nest: an instant of a long window is an instant of every shorter one.
-        let due: UInt64 = 5_000_000_123
-        let long = AnswerCoalescing.writeTime(due: due, shift: 20)
-        #expect(long >= due && long - due < 1 << 20 && long % (1 << 20) == 0)
-        #expect(AnswerCoalescing.writeTime(due: long, shift: 17) == long)
-        #expect(AnswerCoalescing.writeTime(due: due, shift: 0) == due)
+        let drawn: UInt64 = 5_000_000_123
+        let long = AnswerCoalescing.nearest(drawn, shift: 21)
+        #expect(long % (1 << 21) == 0 && max(long, drawn) - min(long, drawn) <= 1 << 20)
+        #expect(AnswerCoalescing.nearest(long, shift: 18) == long)
     }
 
     /// A drawn hold moves to its window's nearest instant, half a window either way (the later
@@ -98,7 +81,6 @@ import Testing
         #expect(AnswerCoalescing.nearest(1_536, shift: 10) == 2_048)  // a tie: the later
         #expect(AnswerCoalescing.nearest(2_048, shift: 10) == 2_048)
         #expect(AnswerCoalescing.nearest(1_500, shift: 0) == 1_500)
-        #expect(AnswerCoalescing.writeTime(due: 1_500, shift: 10) == 2_048)
         #expect(LatencyDistribution.logNormal(median: .milliseconds(80), sigma: 0.25).hasSpread)
         #expect(LatencyDistribution.uniform(.milliseconds(1), .milliseconds(9)).hasSpread)
         #expect(!LatencyDistribution.fixed(.milliseconds(80)).hasSpread)
@@ -108,7 +90,7 @@ import Testing
 
     /// A hold drawn from a spread (80 ms or 80.001 ms, empirical) goes out at its window's
     /// nearest instant (2²¹ ns): sometimes before the drawn time, by less than half a window —
-    /// unlike a fixed 80 ms, which never goes out sooner (`answersDueCloseTogetherGoOutInOneWake`).
+    /// unlike a fixed 80 ms, which never moves (`aFixedHoldIsKeptToTheNanosecond`).
     @Test func aDrawnHoldGoesOutAtTheNearestInstantSoonerOrLater() throws {
         var scenario = SinkScenario()
         scenario.latency = .empirical([.milliseconds(80), .microseconds(80_001)])
@@ -133,38 +115,50 @@ import Testing
         Issue.record("in 40 tries a drawn hold never went out before its drawn time (\(sooner))")
     }
 
-    /// Two answers held 80 ms, received moments apart, wait for one instant of their window
-    /// (2²¹ ns) and go out in the same wake; none goes out before 80 ms.
-    @Test func answersDueCloseTogetherGoOutInOneWake() throws {
+    /// A fixed hold is a floor: it never moves, neither sooner nor onto a window.
+    @Test func aFixedHoldIsKeptToTheNanosecond() throws {
         var scenario = SinkScenario()
         scenario.latency = .fixed(.milliseconds(80))
+        var harness = Self.harness(scenario)
+        let before = NIODeadline.now()
+        #expect(harness.send(SinkHarness.fields()) == nil)
+        let after = NIODeadline.now()
+        let due = try #require(harness.sink.nextTimedEvent)
+        #expect(due >= before + .milliseconds(80) && due <= after + .milliseconds(80))
+        harness.sink.wake(now: due - .nanoseconds(1), connection: &harness.server)
+        harness.pump()
+        #expect(harness.responses.isEmpty)
+        harness.sink.wake(now: due, connection: &harness.server)
+        harness.pump()
+        #expect(harness.responses.count == 1)
+    }
+
+    /// Two holds drawn moments apart (80 ms or 80.001 ms) move to one instant of their window
+    /// (2²¹ ns) and go out in the same wake.
+    @Test func holdsDrawnCloseTogetherGoOutInOneWake() throws {
         var configuration = SinkConfiguration()
-        configuration.scenario = scenario
+        configuration.scenario.latency = .empirical([.milliseconds(80), .microseconds(80_001)])
         configuration.idleTimeout = nil
         configuration.initialMaxConcurrentStreams = 10  // both held at once
         for _ in 0..<10 {
             var harness = SinkHarness(configuration)
-            let before = NIODeadline.now()
+            let before = NIODeadline.now().uptimeNanoseconds
             #expect(harness.send(SinkHarness.fields()) == nil)
             #expect(harness.send(SinkHarness.fields()) == nil)
-            let after = NIODeadline.now()
-            let instant = try #require(harness.sink.nextTimedEvent)
-            #expect(instant.uptimeNanoseconds % (1 << 21) == 0)
-            #expect(instant >= before + .milliseconds(80))
-            #expect(instant < after + .milliseconds(80) + .nanoseconds(1 << 21))
-            // Both are due by `after + 80 ms`; the window's instant may fall between them (rarely):
-            // then try again.
-            let lastDue = after + .milliseconds(80)
-            guard lastDue <= instant else { continue }
-            harness.sink.wake(now: instant - .nanoseconds(1), connection: &harness.server)
-            harness.pump()
-            #expect(harness.responses.isEmpty)
-            harness.sink.wake(now: instant, connection: &harness.server)
+            let after = NIODeadline.now().uptimeNanoseconds
+            // Both drawn times lie in [before + 80 ms, after + 80.001 ms]; a half-window boundary
+            // may fall inside that range (rarely): then try again.
+            let half: UInt64 = 1 << 20
+            let first = AnswerCoalescing.nearest(before + 80_000_000, shift: 21)
+            guard first == AnswerCoalescing.nearest(after + 80_001_000, shift: 21) else { continue }
+            let instant = try #require(harness.sink.nextTimedEvent).uptimeNanoseconds
+            #expect(instant == first && instant % (2 * half) == 0)
+            harness.sink.wake(now: .uptimeNanoseconds(instant), connection: &harness.server)
             harness.pump()
             #expect(harness.responses.count == 2)
             return
         }
-        Issue.record("in ten tries the window's instant fell between the two answers every time")
+        Issue.record("in ten tries a half-window boundary fell between the two holds every time")
     }
 
     /// Answers queued for their write are drained in order, all of them, through growth, and
