@@ -43,16 +43,19 @@ public struct PlanJob: Sendable {
     /// (median = mean ÷ e^(σ²/2)), so that Little's law, which takes the mean, holds for the
     /// rehearsal as for the plan.
     public static func roundTrips(_ question: CapacityPlan.Question) -> LatencyDistribution {
-        let mean = CapacityPlan.seconds(question.roundTrip + question.processing)
-        let median = mean / exp(roundTripSpread * roundTripSpread / 2)
+        let median = meanRoundTrip(question) / exp(roundTripSpread * roundTripSpread / 2)
         return .logNormal(median: .nanoseconds(Int64((median * 1e9).rounded())), sigma: roundTripSpread)
+    }
+
+    /// The planned round trip plus processing, in seconds: the mean of `roundTrips`.
+    static func meanRoundTrip(_ question: CapacityPlan.Question) -> Double {
+        CapacityPlan.seconds(question.roundTrip + question.processing)
     }
 
     /// `log-normal round trips of mean 55 ms (σ 0.25)`.
     static func spokenRoundTrips(_ question: CapacityPlan.Question) -> String {
-        let mean = CapacityPlan.seconds(question.roundTrip + question.processing) * 1e3
-        return
-            "log-normal round trips of mean \(String(format: "%g", (mean * 1e3).rounded() / 1e3)) ms (σ \(roundTripSpread))"
+        let milliseconds = (meanRoundTrip(question) * 1e6).rounded() / 1e3
+        return "log-normal round trips of mean \(String(format: "%g", milliseconds)) ms (σ \(roundTripSpread))"
     }
 
     /// The calibration: the plan's regime on this machine — its streams a connection, its
@@ -227,7 +230,7 @@ extension PlanJob {
         job.sink.scenario.latency = Self.roundTrips(plan.question)
         // The sink allows what the plan assumes APNs allows.
         job.sink.maxConcurrentStreams = UInt32(clamping: plan.question.streams)
-        let roundTrip = CapacityPlan.seconds(plan.question.roundTrip + plan.question.processing)
+        let roundTrip = Self.meanRoundTrip(plan.question)
         let ceiling = min(plan.connectionCeiling, plan.coreCeiling ?? .infinity)
         let predictedSeconds = Double(devices) / (Double(connections) * ceiling) + roundTrip
         // A bound on the rehearsal: three times the prediction.

@@ -366,9 +366,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// window (windows of `length` every `every`, from `every` after start). `drawn`: the time
     /// is a draw from a distribution with a spread, which neither the pacing nor a stall moved.
     private mutating func responseTime(after now: UInt64) -> (due: UInt64, drawn: Bool) {
-        let latency = configuration.scenario.latency
-        let drawn = now + (latency?.sample(&random) ?? 0)
-        var due = drawn
+        let drawnAt = now + (configuration.scenario.latency?.sample(&random) ?? 0)
+        var due = drawnAt
         if let rate = configuration.scenario.connectionRate {
             due = max(due, nextPacedAnswer)
             nextPacedAnswer = due + rate.window.wholeNanoseconds / UInt64(rate.limit)
@@ -381,7 +380,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 length: stall.length.wholeNanoseconds
             )
         }
-        return (due, latencyHasSpread && due == drawn)
+        return (due, latencyHasSpread && due == drawnAt)
     }
 
     /// `due`, or the end of the stall window it falls in (windows of `length` every `every`
