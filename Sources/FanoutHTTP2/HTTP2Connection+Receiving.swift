@@ -189,8 +189,12 @@ extension HTTP2Connection {
             return fail(.streamClosed, "HEADERS on closed stream \(stream)")
         }
         highestPeerStream = stream
-        if sentGoAway != nil { return discard(block) }
+        if sentGoAway != nil {
+            streamsAfterGoAway += 1
+            return discard(block)
+        }
         guard streams.count < enforcedMaxConcurrentStreams else {
+            refusedStreams += 1
             if let failure = discard(block) { return failure }
             return streamError(stream, .refusedStream)
         }

@@ -153,6 +153,10 @@ public struct HTTP2Connection: ~Copyable {
     /// The last stream id in a GOAWAY we received, and in one we sent.
     public internal(set) var receivedGoAway: UInt32?
     public internal(set) var sentGoAway: UInt32?
+    /// Streams the peer opened past the concurrent-stream limit, refused (REFUSED_STREAM).
+    public internal(set) var refusedStreams = 0
+    /// Streams the peer opened after this side's GOAWAY: ignored, as RFC 9113 §6.8 allows.
+    public internal(set) var streamsAfterGoAway = 0
     /// The connection error that ended the connection, once it has.
     public internal(set) var error: HTTP2FrameError?
 
@@ -216,6 +220,8 @@ public struct HTTP2Connection: ~Copyable {
 
     /// The number of open streams.
     public var openStreams: Int { streams.count }
+    /// The concurrent-stream limit in force now (what a new peer stream is refused past).
+    public var streamLimit: Int { Int(enforcedMaxConcurrentStreams) }
 
     /// Appends what is queued to send to `buffer` and empties `outbound`, keeping its memory:
     /// one copy and one `ByteBuffer` write per batch, however many frames it holds.

@@ -92,10 +92,11 @@ public struct RunSummary: Sendable {
     /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
     /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
     /// validity and intervals.
-    public static let schemaVersion = 5
+    public static let schemaVersion = 6
     /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
-    /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`.
-    public static let readableSchemaVersions: ClosedRange<Int> = 2...5
+    /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
+    /// `provider` (the sink's folder).
+    public static let readableSchemaVersions: ClosedRange<Int> = 2...6
 
     /// How much of the measured latency the harness accounts for.
     public var harness: HarnessAccount {
@@ -374,12 +375,14 @@ enum RunFiles {
         func file(_ name: String, _ data: Data) throws {
             try data.write(to: URL(fileURLWithPath: directory + "/" + name))
         }
-        try file("summary.json", try summary.data())
         try file("summary.md", Data(MarkdownSummary(summary: summary).text.utf8))
         try file("report.html", Data(HTMLReport(summary: summary, latency: latency).html.utf8))
         var hgrm = ""
         latency.outputPercentileDistribution(to: &hgrm, outputValueUnitScalingRatio: 1000)
         try file("latency.hgrm", Data(hgrm.utf8))
         try file("latency.hlog", Data(hlog.utf8))
+        // Last: a folder whose writing stopped part-way has no summary.json, and no reader
+        // takes it for a finished one.
+        try file("summary.json", try summary.data())
     }
 }

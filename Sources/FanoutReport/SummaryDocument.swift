@@ -63,6 +63,10 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var partialReasons: [String]?
     public var startSkew: Double?
     public var shardEnvironments: [RunEnvironment]?
+    /// Schema 6: what wrote the folder — `sink` for `fanout sink --output` (then `provider`
+    /// holds what it measured of the provider under test); absent for a run or a merge of runs.
+    public var kind: String?
+    public var provider: Provider?
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
@@ -85,7 +89,12 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case partialReasons = "partial_reasons"
         case startSkew = "start_skew_ms"
         case shardEnvironments = "shard_environments"
+        case kind, provider
     }
+
+    /// `fanout sink --output`'s folder.
+    public static let sinkKind = "sink"
+    public var isSink: Bool { kind == Self.sinkKind }
 
     /// What was asked for: the settings that shape a run, to compare like with like.
     public struct Configuration: Codable, Sendable, Equatable {

@@ -1,4 +1,6 @@
+import FanoutAPNs
 import FanoutHTTP2
+import FanoutReport
 import FanoutSettings
 import FanoutSink
 import Foundation
@@ -46,8 +48,39 @@ public struct SinkJob: Sendable {
     public var capture: (path: String, selection: SinkCapture.Selection)?
     /// The APNs rules, limits and scenario.
     public var configuration = SinkConfiguration()
+    /// When the sink ends by itself, and what it measures of the provider under test.
+    public var ending = Ending()
+    public var instrument: Instrument?
 
     public init() {}
+
+    /// When the sink stops by itself (besides SIGINT and SIGTERM).
+    public struct Ending: Sendable, Hashable {
+        /// Once this many notifications were accepted.
+        public var expect: Int?
+        /// This long after it started listening.
+        public var duration: Duration?
+        /// This long after the last request (within a second: counts reach the statistics
+        /// at least once a second).
+        public var idleExit: Duration?
+
+        public init() {}
+    }
+
+    /// `--output DIR`: the provider under test measured, written to DIR when the sink stops.
+    public struct Instrument: Sendable, Hashable {
+        public var output: String
+        /// `--expect-tokens FILE`: stop once every token of it was accepted.
+        public var expectTokens: String?
+        /// `--trigger CMD`: run with `/bin/sh -c` once listening; the start mark.
+        public var trigger: String?
+        /// `--plan-rtt`: the round trip the capacity line speaks of.
+        public var planRTT: Duration = .milliseconds(80)
+
+        public init(output: String) {
+            self.output = output
+        }
+    }
 }
 
 /// The sink as a ServiceLifecycle service: it prints `listening on HOST:PORT` once it is, and on
@@ -61,9 +94,109 @@ public struct SinkService: Service {
     }
 
     public func run() async throws {
-        let running = try await NIOThreadPool.singleton.runIfActive { try start() }
-        try? await gracefulShutdown()
-        try await NIOThreadPool.singleton.runIfActive { running.stop() }
+        let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
+        let expected = try job.instrument?.expectTokens.map(Self.expectedTokens)
+        let instrument = job.instrument.map { settings in
+            ProviderInstrument(startMark: settings.trigger == nil ? .firstRequest : .explicit, expected: expected)
+        }
+        let running = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
+        let trigger: TriggerProcess?
+        do {
+            trigger = try job.instrument?.trigger.flatMap { command in
+                guard let output, let instrument else { return nil }
+                instrument.markStart(at: NIODeadline.now().uptimeNanoseconds)
+                return try TriggerProcess(command: command, log: output.path + "/" + TriggerProcess.logName)
+            }
+        } catch {
+            try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }
+            output?.discard()
+            throw error
+        }
+        let endedBy: String
+        do {
+            endedBy = try await withThrowingTaskGroup(of: String.self) { group in
+                group.addTask {
+                    try? await gracefulShutdown()
+                    return "signal"
+                }
+                group.addTask { try await watch(running.sink, instrument: instrument, trigger: trigger) }
+                let first = try await group.next()!
+                group.cancelAll()
+                return first
+            }
+        } catch {
+            trigger?.stop()
+            try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }
+            output?.discard()
+            throw error
+        }
+        try await NIOThreadPool.singleton.runIfActive {
+            running.stop(printing: true)
+            trigger?.stop()
+            if let output, let instrument, let settings = job.instrument {
+                let report = SinkRunReport(
+                    ProviderMeasurements.read(
+                        running.sink,
+                        listen: running.address,
+                        instrument: instrument,
+                        job: job,
+                        settings: settings,
+                        endedBy: endedBy,
+                        trigger: trigger
+                    )
+                )
+                do {
+                    try report.write(to: output.path)
+                } catch {
+                    output.discard()
+                    throw JobError("cannot write the --output folder \(output.path): \(error.reason)")
+                }
+                StandardStream.output.write((report.summaryText + "\nwrote \(output.path)\n").utf8)
+            }
+        }
+    }
+
+    /// Waits for the first of the job's ends: the expected notifications or tokens, its
+    /// duration, idleness after the last request. Checks every 20 ms; a trigger that could not
+    /// start ends the wait with an error.
+    private func watch(_ sink: Sink, instrument: ProviderInstrument?, trigger: TriggerProcess?) async throws -> String {
+        let ending = job.ending
+        let started = ContinuousClock.now
+        var lastCount = 0
+        var lastChange = started
+        while true {
+            try await Task.sleep(for: .milliseconds(20))
+            let now = ContinuousClock.now
+            if let trigger, let failure = trigger.startFailure { throw JobError(failure) }
+            if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return "expect" }
+            if let expected = instrument?.expected, expected.isComplete { return "expect-tokens" }
+            if let duration = ending.duration, now - started >= duration { return "duration" }
+            let count = sink.statistics.requestCount
+            if count != lastCount {
+                lastCount = count
+                lastChange = now
+            }
+            if let idle = ending.idleExit, count > 0, now - lastChange >= idle { return "idle-exit" }
+        }
+    }
+
+    /// `--expect-tokens FILE`: one token a line, as `TokenList` reads them.
+    private static func expectedTokens(_ path: String) throws -> ExpectedTokens {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw JobError("cannot read --expect-tokens \(path): \(error.reason)")
+        }
+        var tokens: [String] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let token = line.trimmingCharacters(in: .whitespaces)
+            if token.isEmpty || token.hasPrefix("#") { continue }
+            if let problem = DeviceTokenFormat.default.problem(in: token) {
+                throw JobError("--expect-tokens \(path):\(number + 1): \(problem)")
+            }
+            tokens.append(token)
+        }
+        guard !tokens.isEmpty else { throw JobError("--expect-tokens \(path) holds no token") }
+        return ExpectedTokens(tokens)
     }
 
     /// A started sink and what serves beside it.
@@ -71,17 +204,20 @@ public struct SinkService: Service {
         var group: MultiThreadedEventLoopGroup
         var sink: Sink
         var admin: SinkAdmin?
+        /// Where it listened (`host:port`), kept: the address goes with the listening socket.
+        var address: String
 
-        func stop() {
+        func stop(printing: Bool) {
             sink.drain()
             admin?.close()
-            StandardStream.output.write((sink.statistics.summary.text + "\n").utf8)
+            if printing { StandardStream.output.write((sink.statistics.summary.text + "\n").utf8) }
             try? group.syncShutdownGracefully()
         }
     }
 
-    private func start() throws -> Running {
+    private func start(instrument: ProviderInstrument?) throws -> Running {
         var configuration = job.configuration
+        configuration.instrument = instrument
         if let key = job.tokenKey {
             let pem: String
             do {
@@ -140,7 +276,7 @@ public struct SinkService: Service {
                 "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
             )
         }
-        return Running(group: group, sink: sink, admin: admin)
+        return Running(group: group, sink: sink, admin: admin, address: Sink.describe(sink.localAddress))
     }
 
     private func transport() throws -> HTTP2Transport {

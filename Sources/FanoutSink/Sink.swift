@@ -57,7 +57,7 @@ public final class Sink: Sendable {
         let state = SinkState(scenario: configuration.scenario)
         self.state = state
         let connections = connections
-        let timing = try SinkTiming(group: group, statistics: statistics)
+        let timing = try SinkTiming(group: group, statistics: statistics, instrument: configuration.instrument)
         self.timing = timing
         let http2 = Self.http2Configuration(configuration)
         channel = try HTTP2Channels.listen(

@@ -37,6 +37,9 @@ public struct SinkConfiguration: Sendable {
     public var capture: SinkCapture?
     /// Latency, stalls and errors beyond APNs' rules.
     public var scenario = SinkScenario()
+    /// The sink as an instrument for the provider under test: delivery times, stream use, the
+    /// conformance card (`fanout sink --output`); `nil` counts only what every sink counts.
+    public var instrument: ProviderInstrument?
     /// How far a hold drawn from a spread may move to go out with others drawn close to it
     /// (`AnswerCoalescing`): `--coalesce`'s share of it, at most `longestCoalescing`. A floor
     /// (fixed, a stall's end, the pacing) never moves.

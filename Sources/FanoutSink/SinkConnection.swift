@@ -68,6 +68,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// lateness is timed when it is really written (`outboundWritten`). Keeps its capacity: at
     /// most the answers of one read burst or one wake-up.
     private let unwritten = UnwrittenAnswers(capacity: 256)
+    /// The sink as the provider's instrument (`ProviderInstrument`), when it is one.
+    private let instrument: ProviderInstrument?
+    /// Streams in flight over time, and the HTTP/2 layer's refusals already on the card.
+    private var streamUse = StreamUse()
+    private var refusalsCarded = 0
+    private var afterGoAwayCarded = 0
 
     package init(
         configuration: SinkConfiguration,
@@ -86,7 +92,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
+        instrument = configuration.instrument
         idleCheck = configuration.idleTimeout.map { (openedAt + .nanoseconds(Int64($0.wholeNanoseconds)), -1) }
+        instrument?.card.connectionOpened(record.id, now: openedAt.uptimeNanoseconds)
     }
 
     package var nextWakeUp: NIODeadline? {
@@ -141,6 +149,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 &connection
             )
         }
+        if instrument != nil { instrumentTurnEnded(now: now.uptimeNanoseconds, &connection) }
     }
 
     package mutating func outboundWritten(at now: UInt64) {
@@ -183,13 +192,61 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
-        flushCounts(now: .now())
+        let now = NIODeadline.now()
+        if let instrument {
+            cardConnectionFaults(connection, now: now.uptimeNanoseconds)
+            // Closed by the provider: neither the sink's GOAWAY (a fault, the drain, idleness)
+            // nor its abort (`close-after-requests`, the connection limit) came first.
+            let byProvider = connection.sentGoAway == nil && !connection.isAborted && !state.isDraining
+            record.closed(at: now.uptimeNanoseconds, byProvider: byProvider)
+            if byProvider {
+                instrument.card.providerClosed(
+                    lifetime: now.uptimeNanoseconds - openedAt.uptimeNanoseconds,
+                    requests: handled + counts.requests
+                )
+            }
+        }
+        flushCounts(now: now)
         statistics.connectionClosed(record)
+    }
+
+    /// After a turn that read requests or wrote answers: the streams now in flight; and, once
+    /// nothing is in flight, the counts handed over at once, so that `--expect` sees the last
+    /// notifications without waiting for the next flush.
+    private mutating func instrumentTurnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
+        streamUse.note(connection.openStreams, at: now)
+        if connection.openStreams == 0 && pending.count == 0 && !counts.isEmpty {
+            flushCounts(now: .uptimeNanoseconds(now))
+        }
+    }
+
+    /// Puts the HTTP/2 layer's refusals since the last look on the card.
+    private mutating func cardConnectionFaults(_ connection: borrowing HTTP2Connection, now: UInt64) {
+        guard let instrument else { return }
+        if connection.refusedStreams > refusalsCarded {
+            instrument.card.refused(
+                connection.refusedStreams - refusalsCarded,
+                limit: connection.streamLimit,
+                connection: record.id,
+                now: now
+            )
+            refusalsCarded = connection.refusedStreams
+        }
+        if connection.streamsAfterGoAway > afterGoAwayCarded {
+            instrument.card.afterGoAway(
+                connection.streamsAfterGoAway - afterGoAwayCarded,
+                connection: record.id,
+                now: now
+            )
+            afterGoAwayCarded = connection.streamsAfterGoAway
+        }
+        record.note(streams: streamUse, refused: refusalsCarded)
     }
 
     /// Adds the connection's counts (and captured lines) to the shared statistics.
     private mutating func flushCounts(now: NIODeadline) {
         handled += counts.requests
+        if instrument != nil { record.note(streams: streamUse, refused: refusalsCarded) }
         statistics.add(counts, to: record)
         counts.clear()
         if let capture = configuration.capture { captured.flush(to: capture) }
@@ -222,6 +279,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         }
         let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
         let now = NIODeadline.now().uptimeNanoseconds
+        if instrument != nil { streamUse.note(connection.openStreams, at: now) }
         // Received when its read burst began: the time spent on the requests before it in the
         // burst is the sink's, and shows as lateness, not as a shorter injected latency.
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
@@ -229,6 +287,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         var digestHash: UInt64 = 0
         /// When the client sent it, if its apns-id says (`TimedAPNsID`, this host's clock).
         var sentAt: UInt64 = 0
+        /// With the instrument: the token's hash (0: no token read).
+        var tokenHash: UInt64 = 0
         let rejection: APNsReason? = request.headers.withUnsafeBytes { bytes in
             var echoedID = false
             if fields.apnsID.count == 36 {
@@ -246,7 +306,31 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             case .failure(let rejection): return rejection.reason
             case .success(let slice): token = slice
             }
-            if let reason = authenticate(fields, in: bytes) { return reason }
+            if let instrument {
+                let tokenBytes = APNsRequestCheck.view(token, bytes)
+                tokenHash = TokenList.hash(tokenBytes)
+                card(
+                    request,
+                    token: tokenBytes,
+                    hash: tokenHash,
+                    fields: fields,
+                    bytes: bytes,
+                    echoedID: echoedID,
+                    instrument,
+                    connection,
+                    now: now
+                )
+            }
+            let issuedBefore = authentication.tokenIssuedAt
+            if let reason = authenticate(fields, in: bytes) {
+                if reason == .expiredProviderToken || reason == .tooManyProviderTokenUpdates {
+                    instrument?.card.providerToken(refused: reason, connection: record.id, now: now)
+                }
+                return reason
+            }
+            if let instrument, authentication.tokenIssuedAt != issuedBefore {
+                instrument.card.providerToken(issuedAt: authentication.tokenIssuedAt, connection: record.id, now: now)
+            }
             return defaultTopic.withUnsafeBytes { defaultTopic in
                 if let rejection = APNsRequestCheck.checkNotification(
                     fields,
@@ -260,7 +344,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 }
                 let tokenBytes = APNsRequestCheck.view(token, bytes)
                 let reason = scenarioError(for: tokenBytes, now: now)
-                if reason == nil {
+                if reason == nil && digestHash == 0 {
                     digestHash = NotificationDigest.hash(token: tokenBytes, payload: request.body)
                 }
                 if !unanswered, configuration.capture?.claim(&random) == true {
@@ -278,7 +362,19 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 return reason
             }
         }
-        if unanswered { return }
+        if let instrument {
+            let mark = instrument.mark(forRequestAt: received)
+            let accepted = rejection == nil && !unanswered
+            recorder.arrived(after: received - min(received, mark), accepted: accepted)
+            if tokenHash != 0 {
+                if let rejection { instrument.card.rejected(hash: tokenHash, rejection, now: now) }
+                if accepted { instrument.expected?.accepted(hash: tokenHash) }
+            }
+        }
+        if unanswered {
+            if instrument != nil { instrumentTurnEnded(now: now, &connection) }
+            return
+        }
         var (due, drawn) = responseTime(after: received)
         if drawn && due > received {
             // A drawn hold moves to its window's nearest instant, so that answers drawn close
@@ -319,6 +415,54 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             flushCounts(now: .uptimeNanoseconds(now))
         }
         if rejection == .shutdown { shutdown(&connection) }
+        if instrument != nil { instrumentTurnEnded(now: now, &connection) }
+    }
+
+    /// The card's checks of one request whose token was read: a retry it should not be, streams
+    /// past the initial limit, its apns-id, its payload's size. Sets `digestHash` when it works
+    /// it out for the apns-id.
+    private mutating func card(
+        _ request: HTTP2Message,
+        token: UnsafeRawBufferPointer,
+        hash: UInt64,
+        fields: APNsRequestCheck.Fields,
+        bytes: UnsafeRawBufferPointer,
+        echoedID: Bool,
+        _ instrument: ProviderInstrument,
+        _ connection: borrowing HTTP2Connection,
+        now: UInt64
+    ) {
+        let card = instrument.card
+        card.arrived(token: token, hash: hash, connection: record.id, now: now)
+        let initial = Int(configuration.initialMaxConcurrentStreams)
+        if !streamsRaised && connection.openStreams > initial {
+            card.beforeFirstAcceptance(
+                open: connection.openStreams,
+                limit: initial,
+                token: token,
+                connection: record.id,
+                now: now
+            )
+        }
+        if echoedID {
+            let id = APNsRequestCheck.view(fields.apnsID, bytes)
+            card.identified(
+                idHash: TokenList.hash(id),
+                digestHash: NotificationDigest.hash(token: token, payload: request.body),
+                token: token,
+                connection: record.id,
+                now: now
+            )
+        }
+        let pushType =
+            fields.pushType.isPresent ? APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) : nil
+        card.payload(
+            length: request.bodyLength,
+            limit: pushType?.payloadSizeLimit ?? APNsPayloadLimit.standard,
+            token: token,
+            connection: record.id,
+            now: now
+        )
     }
 
     /// Rule 4 of `APNsRequestCheck`: the client's certificate, else its provider token.

@@ -4,6 +4,7 @@ import FanoutHTTP2
 import FanoutMeasure
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// What the sink has received and answered, across all connections. Connections count
 /// locally and add their counts here every `SinkCounts.flushInterval` requests and when they
@@ -40,6 +41,14 @@ public final class SinkStatistics: Sendable {
 
     func connectionClosed(_ record: SinkConnectionRecord) {
         open.withLockedValue { _ = $0.removeValue(forKey: record.id) }
+        let summary = record.summary
+        closed.withLockedValue { closed in
+            if closed.kept.count < Self.closedConnectionsKept {
+                closed.kept.append(summary)
+            } else {
+                closed.dropped += 1
+            }
+        }
         connectionsClosed.wrappingIncrement(ordering: .relaxed)
     }
 
@@ -47,6 +56,25 @@ public final class SinkStatistics: Sendable {
     public var openConnections: [SinkConnectionSummary] {
         open.withLockedValue { Array($0.values) }.map(\.summary).sorted { $0.id < $1.id }
     }
+
+    /// Closed connections kept for the report: the first `closedConnectionsKept`; the rest are
+    /// only counted (`closedConnectionsDropped`), so a provider that connects per notification
+    /// cannot make the sink's memory grow with the fan-out.
+    public static let closedConnectionsKept = 10_000
+    private let closed = NIOLockedValueBox<(kept: [SinkConnectionSummary], dropped: Int)>(([], 0))
+
+    /// Every connection kept, closed and open, oldest first.
+    public var connections: [SinkConnectionSummary] {
+        (closed.withLockedValue { $0.kept } + openConnections).sorted { $0.id < $1.id }
+    }
+
+    /// Closed connections not kept.
+    public var closedConnectionsDropped: Int { closed.withLockedValue { $0.dropped } }
+
+    /// Requests counted so far (up to `SinkCounts.flushInterval` a connection behind).
+    public var requestCount: Int { requests.load(ordering: .relaxed) }
+    /// Accepted notifications counted so far (as `requestCount`).
+    public var acceptedCount: Int { accepted.load(ordering: .relaxed) }
 
     func add(_ counts: SinkCounts, to record: SinkConnectionRecord) {
         record.add(counts)
@@ -102,7 +130,33 @@ final class SinkConnectionRecord: Sendable {
     let id: Int
     let peer: String
     let openedAt = Date()
+    let openedUptime = NIODeadline.now().uptimeNanoseconds
     private let totals = NIOLockedValueBox(SinkCounts())
+    /// Its streams over time, and how it ended.
+    private let ending = NIOLockedValueBox(Ending())
+
+    struct Ending {
+        var streams = StreamUse()
+        var refused = 0
+        /// Uptime ns when it closed, and whether the provider closed it (not the sink's GOAWAY
+        /// or abort).
+        var closedUptime: UInt64?
+        var closedByProvider = false
+    }
+
+    func note(streams: StreamUse, refused: Int) {
+        ending.withLockedValue {
+            $0.streams = streams
+            $0.refused = refused
+        }
+    }
+
+    func closed(at uptime: UInt64, byProvider: Bool) {
+        ending.withLockedValue {
+            $0.closedUptime = uptime
+            $0.closedByProvider = byProvider
+        }
+    }
 
     init(id: Int, peer: String) {
         self.id = id
@@ -124,6 +178,7 @@ final class SinkConnectionRecord: Sendable {
 
     var summary: SinkConnectionSummary {
         let totals = totals.withLockedValue { $0 }
+        let ending = ending.withLockedValue { $0 }
         var rejected: [APNsReason: Int] = [:]
         for (index, count) in totals.byReason.enumerated() where count > 0 {
             rejected[SinkCounts.reasons[index]] = count
@@ -137,7 +192,14 @@ final class SinkConnectionRecord: Sendable {
             rejected: rejected,
             bodyBytes: totals.bodyBytes,
             streamsReset: totals.resets,
-            peakStreams: totals.peakStreams
+            peakStreams: totals.peakStreams,
+            openedUptime: openedUptime,
+            closedUptime: ending.closedUptime,
+            closedByProvider: ending.closedByProvider,
+            meanStreams: ending.streams.mean,
+            busyFrom: ending.streams.firstRequest,
+            busyNanoseconds: ending.streams.busy,
+            refusedStreams: ending.refused
         )
     }
 }
@@ -157,6 +219,19 @@ public struct SinkConnectionSummary: Sendable, Hashable {
     public var streamsReset: Int
     /// The most streams open at once on this connection.
     public var peakStreams: Int
+    /// Uptime nanoseconds when it opened and closed (`nil`: open).
+    public var openedUptime: UInt64 = 0
+    public var closedUptime: UInt64?
+    /// Whether the provider closed it, rather than the sink (GOAWAY, abort, drain).
+    public var closedByProvider = false
+    /// The time-weighted mean of its streams in flight, from its first request to its last
+    /// answer (`StreamUse`), as of its last addition.
+    public var meanStreams: Double = 0
+    /// Its first request's arrival (uptime ns; 0 before any) and how long it was busy after.
+    public var busyFrom: UInt64 = 0
+    public var busyNanoseconds: UInt64 = 0
+    /// Streams refused past the announced limit.
+    public var refusedStreams = 0
 }
 
 /// One connection's counts since it last added them to the statistics.

@@ -36,15 +36,19 @@ package final class SinkLoopRecorder {
     @exclusivity(unchecked) private var fromSendTally = MicrosecondTally()
     @exclusivity(unchecked) private var injectedTally = MicrosecondTally()
     @exclusivity(unchecked) private var lastHandOver: UInt64
+    /// With the sink as an instrument (`ProviderInstrument`): arrivals since the start mark.
+    private let instrument: ProviderInstrument?
+    @exclusivity(unchecked) private var fanOut = FanOutTally()
     /// The loop thread's CPU clock and the uptime when recording began (0: not on a loop).
     private let cpuAtStart: UInt64
     private let startedAt: UInt64
 
     /// A recorder for loop `loop` of a sink, made on that loop; with no statistics, one that
     /// keeps what it records (a connection outside a sink: tests, the cost workload).
-    package init(statistics: SinkStatistics? = nil, loop: Int = 0) {
+    package init(statistics: SinkStatistics? = nil, loop: Int = 0, instrument: ProviderInstrument? = nil) {
         self.statistics = statistics
         self.loop = loop
+        self.instrument = instrument
         startedAt = NIODeadline.now().uptimeNanoseconds
         lastHandOver = startedAt
         cpuAtStart = statistics == nil ? 0 : ThreadCPUClock.now()
@@ -65,6 +69,12 @@ package final class SinkLoopRecorder {
         injectedTally.record(nanoseconds: nanoseconds)
     }
 
+    /// A request arrived `nanoseconds` after the start mark; `accepted`: it will be answered 200.
+    @inline(__always)
+    func arrived(after nanoseconds: UInt64, accepted: Bool) {
+        fanOut.arrived(after: nanoseconds, accepted: accepted)
+    }
+
     /// The loop ran a task `nanoseconds` late; hands the second's records over once a second.
     func loopLagged(_ nanoseconds: UInt64, now: UInt64) {
         loopLag.record(nanoseconds: nanoseconds)
@@ -75,6 +85,7 @@ package final class SinkLoopRecorder {
     func handOver(now: UInt64) {
         guard let statistics else { return }
         lastHandOver = now
+        instrument?.totals.add(&fanOut)
         latenessTally.move(into: &lateness)
         fromSendTally.move(into: &fromSend)
         injectedTally.move(into: &injected)
@@ -99,11 +110,14 @@ final class SinkTiming: Sendable {
     private let loops: [(loop: any EventLoop, recorder: NIOLoopBound<SinkLoopRecorder>)]
     private let probes: [NIOLoopBound<EventLoopLagProbe>]
 
-    init(group: any EventLoopGroup, statistics: SinkStatistics) throws {
+    init(group: any EventLoopGroup, statistics: SinkStatistics, instrument: ProviderInstrument?) throws {
         var loops: [(loop: any EventLoop, recorder: NIOLoopBound<SinkLoopRecorder>)] = []
         for (index, loop) in group.makeIterator().enumerated() {
             let recorder = try loop.submit {
-                NIOLoopBound(SinkLoopRecorder(statistics: statistics, loop: index), eventLoop: loop)
+                NIOLoopBound(
+                    SinkLoopRecorder(statistics: statistics, loop: index, instrument: instrument),
+                    eventLoop: loop
+                )
             }.wait()
             loops.append((loop, recorder))
         }

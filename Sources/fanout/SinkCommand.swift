@@ -218,6 +218,54 @@ struct SinkCommand: AsyncParsableCommand {
     )
     var maxConnections: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Measure the provider under test and write a run folder to DIR when the sink stops: delivery times, stream use, the conformance card.",
+            valueName: "dir"
+        )
+    )
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("Stop once N notifications were accepted.", valueName: "n"))
+    var expect: Count?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Stop once every token of FILE (one a line) was accepted; needs --output.",
+            valueName: "file"
+        )
+    )
+    var expectTokens: String?
+
+    @Option(name: .long, help: ArgumentHelp("Stop this long after listening.", valueName: "duration"))
+    var duration: Duration?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Stop this long after the last request (within a second).", valueName: "duration")
+    )
+    var idleExit: Duration?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run CMD with /bin/sh -c once listening (the provider, or a curl to its broadcast API); the fan-out counts from its launch. Needs --output; its output goes to DIR/trigger.log.",
+            valueName: "cmd"
+        )
+    )
+    var trigger: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The round trip the report's capacity line speaks of (default 80ms); needs --output.",
+            valueName: "duration"
+        )
+    )
+    var planRtt: Duration?
+
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if tlsCert != nil && tlsSelfSigned != nil {
@@ -246,6 +294,20 @@ struct SinkCommand: AsyncParsableCommand {
         }
         _ = try address()
         _ = try lengths()
+        if output == nil {
+            for (name, given) in [
+                ("--expect-tokens", expectTokens != nil), ("--trigger", trigger != nil), ("--plan-rtt", planRtt != nil),
+            ]
+            where given {
+                throw ValidationError("\(name) measures the provider: add --output DIR.")
+            }
+        }
+        for (name, value) in [("--duration", duration), ("--idle-exit", idleExit), ("--plan-rtt", planRtt)] {
+            if let value, value <= .zero { throw ValidationError("\(name) must be longer than 0; got \(value).") }
+        }
+        if let trigger, trigger.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--trigger needs a command.")
+        }
     }
 
     /// The scenario the file and the options describe (options win); a bad one is a usage
@@ -332,14 +394,29 @@ struct SinkCommand: AsyncParsableCommand {
                 job.capture = (capture, .first(captureFirst ?? Int.max))
             }
         }
+        job.ending.expect = expect.map { Int($0.value) }
+        job.ending.duration = duration
+        job.ending.idleExit = idleExit
+        if let output {
+            var instrument = SinkJob.Instrument(output: output)
+            instrument.expectTokens = expectTokens
+            instrument.trigger = trigger
+            if let planRtt { instrument.planRTT = planRtt }
+            job.instrument = instrument
+        }
         return job
     }
 
     func run() async throws {
+        // The sink may end by itself (--expect, --duration, --idle-exit): then the group ends too.
         let group = ServiceGroup(
-            services: [SinkService(try job())],
-            gracefulShutdownSignals: [.sigint, .sigterm],
-            logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: SinkService(try job()), successTerminationBehavior: .gracefullyShutdownGroup)
+                ],
+                gracefulShutdownSignals: [.sigint, .sigterm],
+                logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
+            )
         )
         try await group.run()
     }

@@ -1,0 +1,89 @@
+/// What APNs asks of a provider that a server can check from its side of the wire: the rows of
+/// the sink's conformance card (`fanout sink --output`), each gateable by its raw value
+/// (`fanout gate DIR --threshold 'violations.churn == 0'`).
+public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
+    /// A token sent again after an answer that said never to: 400 BadDeviceToken,
+    /// DeviceTokenNotForTopic and the other 400s, 403 (but a provider token's own, fixed by a new
+    /// token), 410 Unregistered or ExpiredToken, 413.
+    case permanentRetried = "permanent-retried"
+    /// A token sent again less than `FastRetry.pause` after its 429 TooManyRequests or its 500
+    /// or 503 (but Shutdown, which asks for another connection, not a pause).
+    case fastRetry = "fast-retry"
+    /// A stream past the limit the sink announced (refused with REFUSED_STREAM), or past the
+    /// initial limit (1) before the connection's first accepted request.
+    case streamLimit = "stream-limit"
+    /// A stream opened after the sink's GOAWAY on that connection.
+    case afterGoAway = "after-goaway"
+    /// A connection the provider closed after less than `Churn.lifetime` and fewer than
+    /// `Churn.requests` requests, followed by a new connection: connecting per batch or per
+    /// notification, which APNs treats as a denial-of-service attempt.
+    case churn
+    /// A provider token renewed sooner than 20 minutes after the last (by its iat, on any
+    /// connection; or 429 TooManyProviderTokenUpdates) or kept past 60 (403 ExpiredProviderToken).
+    case providerToken = "provider-token"
+    /// One apns-id on two different notifications (token and payload).
+    case apnsIDReused = "apns-id-reused"
+    /// A payload within 5% of its limit (4,096 bytes, 5,120 for voip): one field longer and APNs
+    /// answers 413.
+    case payloadNearLimit = "payload-near-limit"
+
+    /// The rule, as the card states it.
+    public var title: String {
+        switch self {
+        case .permanentRetried: "never retry a permanent rejection (400, 403, 410, 413)"
+        case .fastRetry: "retry 429 and 5xx only after a pause (1 s or more)"
+        case .streamLimit: "respect MAX_CONCURRENT_STREAMS (1 until the first accepted request)"
+        case .afterGoAway: "no new streams on a connection after its GOAWAY"
+        case .churn: "keep connections open: no connect and close in quick succession"
+        case .providerToken: "renew provider tokens every 20 to 60 minutes"
+        case .apnsIDReused: "one apns-id, one notification"
+        case .payloadNearLimit: "payloads at least 5% under the size limit"
+        }
+    }
+
+    /// Thresholds of the checks.
+    public enum FastRetry {
+        /// A retry sooner than this after a 429 or 5xx is too fast.
+        public static let pause: Duration = .seconds(1)
+    }
+
+    public enum Churn {
+        /// A connection closed by its provider sooner than this, with fewer than `requests`
+        /// requests, is short; a short one followed by a new connection is churn.
+        public static let lifetime: Duration = .seconds(10)
+        public static let requests = 100
+    }
+
+    public enum ProviderTokens {
+        /// Seconds between renewals, at least and at most.
+        public static let shortestRenewal: Int64 = 20 * 60
+        public static let longestUse: Int64 = 60 * 60
+    }
+
+    /// A payload this close to its limit (a share of it) is near it.
+    public static let payloadMargin = 0.05
+
+    /// What a rejection tells the provider about sending the same token again.
+    public enum RetryAdvice: Sendable, Equatable {
+        /// Never: the token or notification is wrong for good.
+        case never
+        /// After a pause.
+        case afterPause
+        /// Whenever: the answer is about the connection or the provider token, not the token.
+        case any
+    }
+
+    /// What `reason` says about sending its token again.
+    public static func advice(after reason: APNsReason) -> RetryAdvice {
+        switch reason {
+        case .shutdown, .idleTimeout, .expiredProviderToken, .invalidProviderToken, .missingProviderToken,
+            .unrelatedKeyIdInToken, .badEnvironmentKeyInToken, .tooManyProviderTokenUpdates, .badCertificate,
+            .badCertificateEnvironment:
+            .any
+        case .tooManyRequests, .internalServerError, .serviceUnavailable:
+            .afterPause
+        default:
+            .never
+        }
+    }
+}

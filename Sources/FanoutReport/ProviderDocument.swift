@@ -1,0 +1,311 @@
+import FanoutAPNs
+import FanoutMeasure
+import Foundation
+
+extension SummaryDocument {
+    /// What a sink measured of the provider under test (`kind` "sink", schema 6): the fan-out
+    /// from the start mark, each connection's use of its streams, the conformance card, and
+    /// what the provider would carry at a planned round trip. Times are seconds unless a key
+    /// ends in `_ms`; "since the mark" is since `start.at`.
+    public struct Provider: Codable, Sendable, Equatable {
+        public var start: Start
+        /// How the run ended: `expect`, `expect-tokens`, `duration`, `idle-exit` or `signal`.
+        public var endedBy: String
+        public var expected: Expected
+        public var delivery: Delivery
+        /// Requests received and notifications accepted, second by second since the mark.
+        public var perSecond: [Second]
+        public var streams: Streams
+        public var connections: [Connection]
+        /// Connections closed past the first `connections` kept (only counted).
+        public var connectionsNotListed: Int
+        public var card: Card
+        public var capacity: Capacity
+        /// The sink's own delays beside the provider's figures, so that a provider's figure is
+        /// never the sink's: its lateness, what its scenario held answers for, its loops' lag.
+        public var sinkOwn: SinkOwnDelays.Figures
+        @Nullable public var trigger: Trigger?
+
+        enum CodingKeys: String, CodingKey {
+            case start
+            case endedBy = "ended_by"
+            case expected, delivery
+            case perSecond = "per_second"
+            case streams, connections
+            case connectionsNotListed = "connections_not_listed"
+            case card, capacity
+            case sinkOwn = "sink_own"
+            case trigger
+        }
+
+        public struct Start: Codable, Sendable, Equatable {
+            /// `first-request` or `trigger`.
+            public var mark: String
+            /// RFC 3339 to the millisecond; `null` when nothing arrived.
+            @Nullable public var at: String?
+            /// Seconds since 1970 (for `fanout merge` to line several sinks up).
+            @Nullable public var epochSeconds: Double?
+
+            public init(mark: String, at: String?, epochSeconds: Double?) {
+                self.mark = mark
+                self.at = at
+                self.epochSeconds = epochSeconds
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case mark, at
+                case epochSeconds = "epoch_seconds"
+            }
+        }
+
+        public struct Expected: Codable, Sendable, Equatable {
+            /// `--expect N`.
+            @Nullable public var notifications: Int?
+            /// `--expect-tokens`: the set's size and how many of it were accepted.
+            @Nullable public var tokens: Int?
+            @Nullable public var tokensSeen: Int?
+            /// Whether what was expected arrived (`true` with nothing expected).
+            public var reached: Bool
+
+            public init(notifications: Int?, tokens: Int?, tokensSeen: Int?, reached: Bool) {
+                self.notifications = notifications
+                self.tokens = tokens
+                self.tokensSeen = tokensSeen
+                self.reached = reached
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case notifications, tokens
+                case tokensSeen = "tokens_seen"
+                case reached
+            }
+        }
+
+        /// Accepted notifications' arrival since the mark, ms: to the first, percentiles, and to
+        /// the last — the fan-out time (exact; the percentiles to three digits).
+        public struct Delivery: Codable, Sendable, Equatable {
+            public var count: Int
+            public var firstMs: Double
+            public var p50Ms: Double
+            public var p90Ms: Double
+            public var p99Ms: Double
+            public var lastMs: Double
+            public var fanoutSeconds: Double
+            /// Accepted per second over the fan-out time.
+            public var acceptedPerSecond: Double
+
+            enum CodingKeys: String, CodingKey {
+                case count
+                case firstMs = "first_ms"
+                case p50Ms = "p50_ms"
+                case p90Ms = "p90_ms"
+                case p99Ms = "p99_ms"
+                case lastMs = "last_ms"
+                case fanoutSeconds = "fanout_seconds"
+                case acceptedPerSecond = "accepted_per_second"
+            }
+        }
+
+        public struct Second: Codable, Sendable, Equatable {
+            public var second: Int
+            public var received: Int
+            public var accepted: Int
+        }
+
+        public struct Streams: Codable, Sendable, Equatable {
+            /// MAX_CONCURRENT_STREAMS the sink announced after a first accepted request, and before.
+            public var limit: Int
+            public var initial: Int
+            /// The most open at once on one connection.
+            public var peak: Int
+            /// Over the connections that carried requests: their time-weighted means' mean.
+            public var meanPerConnection: Double
+            /// Streams in flight over all connections, time-weighted over the fan-out.
+            public var meanInFlight: Double
+            /// `12 of 1000`: the mean a connection used of the limit.
+            public var text: String
+
+            enum CodingKeys: String, CodingKey {
+                case limit, initial, peak
+                case meanPerConnection = "mean_per_connection"
+                case meanInFlight = "mean_in_flight"
+                case text
+            }
+        }
+
+        public struct Connection: Codable, Sendable, Equatable {
+            public var id: Int
+            public var peer: String
+            /// Since the mark (negative: before it).
+            public var openedSeconds: Double
+            @Nullable public var closedSeconds: Double?
+            /// `provider`, `sink`, or `null` while open at the end.
+            @Nullable public var closedBy: String?
+            public var requests: Int
+            public var accepted: Int
+            /// Its share of every request.
+            public var share: Double
+            public var peakStreams: Int
+            public var meanStreams: Double
+            public var busySeconds: Double
+            public var refusedStreams: Int
+
+            public init(
+                id: Int,
+                peer: String,
+                openedSeconds: Double,
+                closedSeconds: Double?,
+                closedBy: String?,
+                requests: Int,
+                accepted: Int,
+                share: Double,
+                peakStreams: Int,
+                meanStreams: Double,
+                busySeconds: Double,
+                refusedStreams: Int
+            ) {
+                self.id = id
+                self.peer = peer
+                self.openedSeconds = openedSeconds
+                self.closedSeconds = closedSeconds
+                self.closedBy = closedBy
+                self.requests = requests
+                self.accepted = accepted
+                self.share = share
+                self.peakStreams = peakStreams
+                self.meanStreams = meanStreams
+                self.busySeconds = busySeconds
+                self.refusedStreams = refusedStreams
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case id, peer
+                case openedSeconds = "opened_seconds"
+                case closedSeconds = "closed_seconds"
+                case closedBy = "closed_by"
+                case requests, accepted, share
+                case peakStreams = "peak_streams"
+                case meanStreams = "mean_streams"
+                case busySeconds = "busy_seconds"
+                case refusedStreams = "refused_streams"
+            }
+        }
+
+        public struct Card: Codable, Sendable, Equatable {
+            public var passed: Bool
+            public var violations: Int
+            public var checks: [Check]
+            /// Permanent rejections the card's fixed memory could not hold: retries of those
+            /// tokens were not checked.
+            public var forgotten: Int
+
+            public struct Check: Codable, Sendable, Equatable {
+                public var rule: String
+                public var title: String
+                public var count: Int
+                public var passed: Bool
+                public var examples: [Example]
+
+                public init(rule: ProviderRule, count: Int, examples: [Example]) {
+                    self.rule = rule.rawValue
+                    title = rule.title
+                    self.count = count
+                    passed = count == 0
+                    self.examples = examples
+                }
+            }
+
+            public struct Example: Codable, Sendable, Equatable {
+                public var token: String
+                public var connection: Int
+                /// Since the mark.
+                public var atSeconds: Double
+                public var detail: String
+
+                public init(token: String, connection: Int, atSeconds: Double, detail: String) {
+                    self.token = token
+                    self.connection = connection
+                    self.atSeconds = atSeconds
+                    self.detail = detail
+                }
+
+                enum CodingKeys: String, CodingKey {
+                    case token, connection
+                    case atSeconds = "at_seconds"
+                    case detail
+                }
+            }
+
+            public init(checks: [Check], forgotten: Int) {
+                self.checks = checks
+                self.forgotten = forgotten
+                violations = checks.map(\.count).reduce(0, +)
+                passed = violations == 0
+            }
+
+            /// The count of `rule`, 0 when the card lacks it.
+            public func count(_ rule: ProviderRule) -> Int { checks.first { $0.rule == rule.rawValue }?.count ?? 0 }
+        }
+
+        /// Little's law on each connection: it carried `requests ÷ busy` a second with `mean`
+        /// streams in flight, each held `mean ÷ rate` (the sink's hold and its own time). At a
+        /// round trip R with the streams it showed (its peak, within the limit) it carries at
+        /// most `peak ÷ R`, and no more than it did here: `min(rate, peak ÷ R)`.
+        public struct Capacity: Codable, Sendable, Equatable {
+            public var rttMs: Double
+            public var connections: Int
+            public var perConnection: Double
+            public var total: Double
+            /// Seconds each stream was held here (the mean of the connections' `mean ÷ rate`).
+            public var heldMs: Double
+            public var text: String
+
+            enum CodingKeys: String, CodingKey {
+                case rttMs = "rtt_ms"
+                case connections
+                case perConnection = "per_connection_per_second"
+                case total = "total_per_second"
+                case heldMs = "held_ms"
+                case text
+            }
+
+            public init(rttMs: Double, connections: [Connection]) {
+                self.rttMs = rttMs
+                let busy = connections.filter { $0.busySeconds > 0 && $0.requests > 0 }
+                self.connections = busy.count
+                var total = 0.0
+                var held = 0.0
+                for connection in busy {
+                    let rate = Double(connection.requests) / connection.busySeconds
+                    total += min(rate, Double(connection.peakStreams) / (rttMs / 1000))
+                    held += rate > 0 ? connection.meanStreams / rate : 0
+                }
+                self.total = total
+                perConnection = busy.isEmpty ? 0 : total / Double(busy.count)
+                heldMs = busy.isEmpty ? 0 : held / Double(busy.count) * 1000
+                text =
+                    "at \(ChartFrame.milliseconds(rttMs)) this provider carries about \(grouped(Int(perConnection.rounded())))/s a connection, \(grouped(Int(total.rounded())))/s in all, with its \(busy.count) connection\(busy.count == 1 ? "" : "s") (here each stream was held \(ChartFrame.milliseconds(heldMs)))"
+            }
+        }
+
+        public struct Trigger: Codable, Sendable, Equatable {
+            public var command: String
+            /// Its exit status; `null` if it was still running when the sink stopped (then stopped).
+            @Nullable public var exitStatus: Int?
+            /// The file in the folder holding its standard output and error.
+            public var output: String
+
+            public init(command: String, exitStatus: Int?, output: String) {
+                self.command = command
+                self.exitStatus = exitStatus
+                self.output = output
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case command
+                case exitStatus = "exit_status"
+                case output
+            }
+        }
+    }
+}

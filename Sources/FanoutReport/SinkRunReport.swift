@@ -1,0 +1,363 @@
+import FanoutAPNs
+import FanoutMeasure
+import FanoutSettings
+import Foundation
+import Histogram
+
+/// The folder `fanout sink --output DIR` writes when it stops: the same files as a run's
+/// (`RunSummary.files`), with `kind` "sink" and `provider` in summary.json. The latency
+/// histogram is the delivery-time histogram (each accepted notification's arrival since the
+/// start mark), so that `gate`, `compare`, `export` and `merge` read it as they read a run's.
+///
+/// ```
+///   summary.json    sent = requests received, accepted, rejected by reason, retries = requests
+///                   for a token the sink had rejected; latency_ms = delivery time; elapsed =
+///                   the fan-out time; throughput = accepted per second over it; provider {…}
+///   latency.hgrm    the delivery-time histogram (percentile distribution)
+///   latency.hlog    the same, a line per second since the mark (delivery times lie in their
+///                   second, so each line is a slice of the histogram)
+/// ```
+public struct SinkRunReport: Sendable {
+    /// What the sink measured, in plain figures (FanoutRun reads them from the sink).
+    public struct Measurements: Sendable {
+        public var listen: String
+        public var tls: Bool
+        public var tokenAuth: Bool
+        /// When the sink started listening, and the start mark (`nil`: nothing arrived).
+        public var started: Date
+        public var mark: Date?
+        public var markKind: String
+        public var requests: Int
+        public var accepted: Int
+        public var rejected: [APNsReason: Int]
+        public var retries: Int
+        public var digest: String
+        /// Accepted arrivals and every request's arrival since the mark (µs).
+        public var deliveries: Histogram<UInt64>
+        public var arrivals: Histogram<UInt64>
+        /// The first and last accepted arrival since the mark, ns (exact).
+        public var firstAccepted: UInt64?
+        public var lastAccepted: UInt64?
+        public var streamLimit: Int
+        public var initialStreams: Int
+        public var connections: [SummaryDocument.Provider.Connection]
+        public var connectionsNotListed: Int
+        public var card: SummaryDocument.Provider.Card
+        public var sinkOwn: SinkOwnDelays.Figures
+        public var sinkCPUSeconds: Double?
+        public var expected: SummaryDocument.Provider.Expected
+        public var endedBy: String
+        public var trigger: SummaryDocument.Provider.Trigger?
+        public var planRTT: Duration
+        /// The scenario in a line (`latency fixed:5ms`), for the configuration table.
+        public var scenario: String
+
+        public init(
+            listen: String,
+            tls: Bool,
+            tokenAuth: Bool,
+            started: Date,
+            mark: Date?,
+            markKind: String,
+            requests: Int,
+            accepted: Int,
+            rejected: [APNsReason: Int],
+            retries: Int,
+            digest: String,
+            deliveries: Histogram<UInt64>,
+            arrivals: Histogram<UInt64>,
+            firstAccepted: UInt64?,
+            lastAccepted: UInt64?,
+            streamLimit: Int,
+            initialStreams: Int,
+            connections: [SummaryDocument.Provider.Connection],
+            connectionsNotListed: Int,
+            card: SummaryDocument.Provider.Card,
+            sinkOwn: SinkOwnDelays.Figures,
+            sinkCPUSeconds: Double?,
+            expected: SummaryDocument.Provider.Expected,
+            endedBy: String,
+            trigger: SummaryDocument.Provider.Trigger?,
+            planRTT: Duration,
+            scenario: String
+        ) {
+            self.listen = listen
+            self.tls = tls
+            self.tokenAuth = tokenAuth
+            self.started = started
+            self.mark = mark
+            self.markKind = markKind
+            self.requests = requests
+            self.accepted = accepted
+            self.rejected = rejected
+            self.retries = retries
+            self.digest = digest
+            self.deliveries = deliveries
+            self.arrivals = arrivals
+            self.firstAccepted = firstAccepted
+            self.lastAccepted = lastAccepted
+            self.streamLimit = streamLimit
+            self.initialStreams = initialStreams
+            self.connections = connections
+            self.connectionsNotListed = connectionsNotListed
+            self.card = card
+            self.sinkOwn = sinkOwn
+            self.sinkCPUSeconds = sinkCPUSeconds
+            self.expected = expected
+            self.endedBy = endedBy
+            self.trigger = trigger
+            self.planRTT = planRTT
+            self.scenario = scenario
+        }
+    }
+
+    public var measurements: Measurements
+    public var environment = RunEnvironment.current
+
+    public init(_ measurements: Measurements) {
+        self.measurements = measurements
+    }
+
+    /// The fan-out time: the mark to the last accepted arrival (0 before any).
+    public var fanoutSeconds: Double { Double(measurements.lastAccepted ?? 0) / 1e9 }
+
+    public var invalidReasons: [String] {
+        var reasons: [String] = []
+        let expected = measurements.expected
+        if !expected.reached {
+            if let notifications = expected.notifications {
+                reasons.append(
+                    "\(grouped(measurements.accepted)) of the \(grouped(notifications)) notifications expected were accepted before the sink stopped (\(measurements.endedBy))"
+                )
+            }
+            if let tokens = expected.tokens {
+                reasons.append(
+                    "\(grouped(expected.tokensSeen ?? 0)) of the \(grouped(tokens)) tokens expected were accepted before the sink stopped (\(measurements.endedBy))"
+                )
+            }
+        }
+        if let trigger = measurements.trigger, trigger.exitStatus != 0 {
+            reasons.append(
+                trigger.exitStatus.map { "the trigger exited with status \($0) (see \(trigger.output))" }
+                    ?? "the trigger was still running when the sink stopped"
+            )
+        }
+        return reasons
+    }
+
+    /// Requests and accepted notifications per second since the mark, from the histograms.
+    var perSecond: [SummaryDocument.Provider.Second] {
+        let received = Self.countsBySecond(measurements.arrivals)
+        let accepted = Self.countsBySecond(measurements.deliveries)
+        return (0..<max(received.count, accepted.count)).map { second in
+            SummaryDocument.Provider.Second(
+                second: second,
+                received: second < received.count ? received[second] : 0,
+                accepted: second < accepted.count ? accepted[second] : 0
+            )
+        }
+    }
+
+    /// A histogram of µs since the mark, split into the seconds its values fall in.
+    static func slices(_ histogram: Histogram<UInt64>) -> [Histogram<UInt64>] {
+        guard histogram.totalCount > 0 else { return [] }
+        var slices: [Histogram<UInt64>] = []
+        for value in histogram.recordedValues() {
+            let second = Int(value.value / 1_000_000)
+            while slices.count <= second { slices.append(makeMicrosecondHistogram()) }
+            _ = slices[second].record(max(1, value.value), count: value.count)
+        }
+        return slices
+    }
+
+    static func countsBySecond(_ histogram: Histogram<UInt64>) -> [Int] {
+        guard histogram.totalCount > 0 else { return [] }
+        var counts: [Int] = []
+        for value in histogram.recordedValues() {
+            let second = Int(value.value / 1_000_000)
+            while counts.count <= second { counts.append(0) }
+            counts[second] += Int(value.count)
+        }
+        return counts
+    }
+
+    public var provider: SummaryDocument.Provider {
+        let m = measurements
+        let deliveries = m.deliveries
+        let fanout = fanoutSeconds
+        let busy = m.connections.filter { $0.requests > 0 }
+        let totalArea = m.connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +)
+        let meanPerConnection = busy.isEmpty ? 0 : busy.map(\.meanStreams).reduce(0, +) / Double(busy.count)
+        let mark = m.mark.map { TimeNotation.format($0) }
+        return SummaryDocument.Provider(
+            start: .init(mark: m.markKind, at: mark, epochSeconds: m.mark?.timeIntervalSince1970),
+            endedBy: m.endedBy,
+            expected: m.expected,
+            delivery: .init(
+                count: Int(deliveries.totalCount),
+                firstMs: Double(m.firstAccepted ?? 0) / 1e6,
+                p50Ms: deliveries.milliseconds(at: 50),
+                p90Ms: deliveries.milliseconds(at: 90),
+                p99Ms: deliveries.milliseconds(at: 99),
+                lastMs: Double(m.lastAccepted ?? 0) / 1e6,
+                fanoutSeconds: fanout,
+                acceptedPerSecond: fanout > 0 ? Double(m.accepted) / fanout : 0
+            ),
+            perSecond: perSecond,
+            streams: .init(
+                limit: m.streamLimit,
+                initial: m.initialStreams,
+                peak: m.connections.map(\.peakStreams).max() ?? 0,
+                meanPerConnection: meanPerConnection,
+                meanInFlight: fanout > 0 ? totalArea / fanout : 0,
+                text: String(format: "%.1f of %d", meanPerConnection, m.streamLimit)
+            ),
+            connections: m.connections,
+            connectionsNotListed: m.connectionsNotListed,
+            card: m.card,
+            capacity: .init(rttMs: Double(m.planRTT.wholeNanoseconds) / 1e6, connections: m.connections),
+            sinkOwn: m.sinkOwn,
+            trigger: m.trigger
+        )
+    }
+
+    /// `summary.json`.
+    public var document: SummaryDocument {
+        let m = measurements
+        let deliveries = m.deliveries
+        let fanout = fanoutSeconds
+        let named = Dictionary(uniqueKeysWithValues: m.rejected.map { ($0.key.rawValue, $0.value) })
+        let slices = Self.slices(deliveries)
+        let invalid = invalidReasons
+        return SummaryDocument(
+            schemaVersion: RunSummary.schemaVersion,
+            configuration: .init(
+                endpoint: m.listen,
+                connections: m.connections.count + m.connectionsNotListed,
+                streamsPerConnection: m.streamLimit,
+                tokens: m.expected.tokens.map { "expect-tokens: \($0)" }
+                    ?? m.expected.notifications.map { "expect: \($0)" } ?? "any",
+                topic: "",
+                pushType: "",
+                priority: nil,
+                expiration: nil,
+                collapseID: nil,
+                tokenAuth: m.tokenAuth,
+                streamTimeoutSeconds: 0,
+                maxAttempts: 1,
+                model: "sink",
+                schedule: m.scenario.isEmpty ? nil : m.scenario,
+                durationSeconds: nil,
+                warmUpSeconds: 0,
+                maxLagSeconds: 0
+            ),
+            environment: environment,
+            started: ISO8601DateFormatter().string(from: m.started),
+            endpoint: (m.tls ? "https://" : "http://") + m.listen,
+            connections: m.connections.count + m.connectionsNotListed,
+            streamsPerConnection: m.streamLimit,
+            elapsedSeconds: fanout,
+            sent: m.requests,
+            accepted: m.accepted,
+            rejected: named,
+            failed: [:],
+            skipped: [:],
+            requests: m.requests,
+            retries: m.retries,
+            throughputPerSecond: fanout > 0 ? Double(m.accepted) / fanout : 0,
+            latency: SummaryDocument.Latency(milliseconds: deliveries.milliseconds(at:)),
+            digest: m.digest,
+            cancelled: !m.expected.reached,
+            reconciled: nil,
+            cpu: SummaryDocument.CPU(sender: nil, sink: m.sinkCPUSeconds, sent: m.requests),
+            harness: nil,
+            start: .init(
+                scheduled: nil,
+                firstSend: m.mark.map { TimeNotation.format($0) },
+                host: environment.hostname
+            ),
+            shard: nil,
+            model: "sink",
+            schedule: nil,
+            generatorLag: nil,
+            warmUpSeconds: 0,
+            unscheduled: 0,
+            unscheduledReasons: nil,
+            valid: invalid.isEmpty,
+            invalidReasons: invalid,
+            intervals: slices.enumerated().map { second, slice in
+                SummaryDocument.Interval(
+                    second: second,
+                    completed: Int(slice.totalCount),
+                    latencyCount: Int(slice.totalCount),
+                    p50: slice.milliseconds(at: 50),
+                    p90: slice.milliseconds(at: 90),
+                    p99: slice.milliseconds(at: 99),
+                    max: slice.milliseconds(at: 100),
+                    maxLag: 0
+                )
+            },
+            tokens: nil,
+            abandoned: m.expected.reached ? nil : "stopped by \(m.endedBy) before what was expected arrived",
+            sink: nil,
+            kind: SummaryDocument.sinkKind,
+            provider: provider
+        )
+    }
+
+    /// What a person reads when the sink stops.
+    public var summaryText: String {
+        let provider = provider
+        let delivery = provider.delivery
+        func ms(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
+        var lines = [
+            "fan-out: \(grouped(measurements.accepted)) accepted in \(String(format: "%.3f", delivery.fanoutSeconds)) s from the \(provider.start.mark == "trigger" ? "trigger" : "first request") (\(grouped(Int(delivery.acceptedPerSecond.rounded())))/s); ended by \(provider.endedBy)",
+            "delivery time ms: first \(ms(delivery.firstMs))  p50 \(ms(delivery.p50Ms))  p90 \(ms(delivery.p90Ms))  p99 \(ms(delivery.p99Ms))  last \(ms(delivery.lastMs))",
+            "streams: \(provider.streams.text) a connection on average (peak \(provider.streams.peak)); \(String(format: "%.1f", provider.streams.meanInFlight)) in flight over \(provider.connections.count + provider.connectionsNotListed) connections",
+        ]
+        let card = provider.card
+        if card.passed {
+            lines.append("card: passed, no violation of \(card.checks.count) checks")
+        } else {
+            let failed = card.checks.filter { !$0.passed }.map { "\($0.rule) \(grouped($0.count))" }
+            lines.append("card: FAILED — " + failed.joined(separator: ", "))
+        }
+        if card.forgotten > 0 {
+            lines.append(
+                "card: \(grouped(card.forgotten)) rejected tokens not remembered (table full): their retries went unchecked"
+            )
+        }
+        lines.append("capacity: " + provider.capacity.text)
+        lines.append(
+            "the sink's own lateness: p99 \(ms(provider.sinkOwn.lateness.p99)) ms, max \(ms(provider.sinkOwn.lateness.max)) ms (not the provider's)"
+        )
+        if let trigger = provider.trigger {
+            lines.append(
+                "trigger: \(trigger.command) — " + (trigger.exitStatus.map { "exit \($0)" } ?? "stopped by the sink")
+                    + ", output in \(trigger.output)"
+            )
+        }
+        for reason in invalidReasons { lines.append("INVALID: \(reason)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The per-second lines of `latency.hlog`.
+    var hlog: String {
+        let start = measurements.mark?.timeIntervalSince1970 ?? measurements.started.timeIntervalSince1970
+        let length = fanoutSeconds
+        let entries = Self.slices(measurements.deliveries).enumerated().map { second, slice in
+            IntervalLog.Entry(
+                start: Double(second),
+                length: max(0, min(length, Double(second + 1)) - Double(second)),
+                histogram: PackedHistogram(slice)
+            )
+        }
+        return IntervalLog(entries: entries, start: start).text
+    }
+
+    /// Writes the folder's files; summary.json last, so that a folder cut short is never taken
+    /// for a finished one.
+    public func write(to directory: String) throws {
+        try RunFiles.write(to: directory, summary: document, latency: measurements.deliveries, hlog: hlog)
+    }
+}

@@ -1,0 +1,220 @@
+import FanoutAPNs
+import FanoutReport
+import FanoutSettings
+import FanoutSink
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// `fanout sink --output DIR`: the folder, made ready before the sink listens so that an
+/// unwritable one is said at once, and emptied of what this run wrote if it fails.
+struct OutputFolder: Sendable {
+    let path: String
+    /// Whether this run made the folder (then `discard` removes it when empty).
+    let created: Bool
+
+    /// Makes `path` (and its parents) if missing, checks that a file can be written in it, and
+    /// removes a summary.json left by an earlier run: until this run writes its own, the
+    /// folder is not a finished one.
+    init(prepare path: String) throws {
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        let existed = files.fileExists(atPath: path, isDirectory: &isDirectory)
+        if existed && !isDirectory.boolValue { throw JobError("--output \(path) is a file, not a folder") }
+        do {
+            try files.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let probe = path + "/.fanout-write-check"
+            try Data().write(to: URL(fileURLWithPath: probe))
+            try files.removeItem(atPath: probe)
+            let summary = path + "/summary.json"
+            if files.fileExists(atPath: summary) { try files.removeItem(atPath: summary) }
+        } catch {
+            throw JobError("cannot write the --output folder \(path): \(error.reason)")
+        }
+        self.path = path
+        created = !existed
+    }
+
+    /// Removes what this run writes there, and the folder if this run made it and it is empty.
+    func discard() {
+        let files = FileManager.default
+        for name in RunSummary.files + [TriggerProcess.logName] { try? files.removeItem(atPath: path + "/" + name) }
+        if created, (try? files.contentsOfDirectory(atPath: path))?.isEmpty == true {
+            try? files.removeItem(atPath: path)
+        }
+    }
+}
+
+/// `--trigger CMD`: a command run with `/bin/sh -c` once the sink listens — a `curl` to the
+/// provider's broadcast API, or the provider itself. Its standard output and error go to
+/// `trigger.log` in the folder; the sink stops it (SIGTERM, then SIGKILL after 2 s) if it is
+/// still running when the sink stops.
+final class TriggerProcess: Sendable {
+    static let logName = "trigger.log"
+
+    let command: String
+    let logPath: String
+    private let process: NIOLockedValueBox<Process>
+    /// Whether it was still running when the sink stopped it.
+    private let stopped = NIOLockedValueBox(false)
+
+    init(command: String, log path: String) throws {
+        self.command = command
+        logPath = path
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let log = FileHandle(forWritingAtPath: path)
+        else { throw JobError("--trigger: cannot write its output to \(path)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw JobError("--trigger \(command) could not start: \(error.reason)")
+        }
+        self.process = NIOLockedValueBox(process)
+    }
+
+    /// Its exit status; `nil` while it runs, and when the sink had to stop it.
+    var exitStatus: Int? {
+        if stopped.withLockedValue({ $0 }) { return nil }
+        return process.withLockedValue { $0.isRunning ? nil : Int($0.terminationStatus) }
+    }
+
+    /// Why the command could not start, once the shell said so (status 126: not executable;
+    /// 127: not found), with the shell's words.
+    var startFailure: String? {
+        guard let status = exitStatus, status == 126 || status == 127 else { return nil }
+        let said =
+            (try? String(contentsOfFile: logPath, encoding: .utf8))?
+            .split(separator: "\n").last.map(String.init) ?? ""
+        return "--trigger \(command) could not start (exit \(status)): \(said)"
+    }
+
+    /// Lets it finish for up to `grace` (a provider run as the trigger reports its own figures
+    /// as it ends), then stops it: SIGTERM, and SIGKILL 2 s later.
+    func stop(grace: TimeInterval = 5) {
+        process.withLockedValue { process in
+            func wait(_ seconds: TimeInterval) {
+                let deadline = Date().addingTimeInterval(seconds)
+                while process.isRunning && Date() < deadline { usleep(10_000) }
+            }
+            wait(grace)
+            guard process.isRunning else { return }
+            stopped.withLockedValue { $0 = true }
+            process.terminate()
+            wait(2)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// What a sink measured of the provider, read once it has drained.
+enum ProviderMeasurements {
+    static func read(
+        _ sink: Sink,
+        listen: String,
+        instrument: ProviderInstrument,
+        job: SinkJob,
+        settings: SinkJob.Instrument,
+        endedBy: String,
+        trigger: TriggerProcess?
+    ) -> SinkRunReport.Measurements {
+        let summary = sink.statistics.summary
+        let totals = instrument.totals.snapshot
+        let nowUptime = NIODeadline.now().uptimeNanoseconds
+        let now = Date()
+        let markUptime = instrument.startedAt
+        let mark = markUptime.map { now.addingTimeInterval(-Double(nowUptime - min(nowUptime, $0)) / 1e9) }
+        /// Seconds since the mark of an uptime (negative before it).
+        func sinceMark(_ uptime: UInt64) -> Double {
+            guard let markUptime else { return 0 }
+            return (Double(uptime) - Double(markUptime)) / 1e9
+        }
+        let kept = sink.statistics.connections
+        let requests = max(1, kept.map(\.requests).reduce(0, +))
+        let connections = kept.map { connection in
+            SummaryDocument.Provider.Connection(
+                id: connection.id,
+                peer: connection.peer,
+                openedSeconds: sinceMark(connection.openedUptime),
+                closedSeconds: connection.closedUptime.map(sinceMark),
+                closedBy: connection.closedUptime == nil ? nil : connection.closedByProvider ? "provider" : "sink",
+                requests: connection.requests,
+                accepted: connection.accepted,
+                share: Double(connection.requests) / Double(requests),
+                peakStreams: connection.peakStreams,
+                meanStreams: connection.meanStreams,
+                busySeconds: Double(connection.busyNanoseconds) / 1e9,
+                refusedStreams: connection.refusedStreams
+            )
+        }
+        let card = instrument.card
+        let checks = ProviderRule.allCases.map { rule in
+            SummaryDocument.Provider.Card.Check(
+                rule: rule,
+                count: card.count(rule),
+                examples: card.examples(rule).map {
+                    .init(token: $0.token, connection: $0.connection, atSeconds: sinceMark($0.at), detail: $0.detail)
+                }
+            )
+        }
+        let expected = instrument.expected
+        let expect = job.ending.expect
+        let reached =
+            (expect.map { summary.accepted >= $0 } ?? true) && (expected.map(\.isComplete) ?? true)
+        let wall = now.timeIntervalSince(sink.statistics.startedAt)
+        let own = summary.ownDelays
+        return SinkRunReport.Measurements(
+            listen: listen,
+            tls: job.tls != .none,
+            tokenAuth: job.tokenKey != nil,
+            started: sink.statistics.startedAt,
+            mark: mark,
+            markKind: instrument.startMark == .firstRequest ? "first-request" : "trigger",
+            requests: summary.requests,
+            accepted: summary.accepted,
+            rejected: summary.rejected,
+            retries: card.count(.permanentRetried) + card.count(.fastRetry),
+            digest: summary.digest.description,
+            deliveries: totals.deliveries,
+            arrivals: totals.arrivals,
+            firstAccepted: totals.firstAccepted,
+            lastAccepted: totals.lastAccepted,
+            streamLimit: Int(job.configuration.maxConcurrentStreams),
+            initialStreams: Int(job.configuration.initialMaxConcurrentStreams),
+            connections: connections,
+            connectionsNotListed: sink.statistics.closedConnectionsDropped,
+            card: .init(checks: checks, forgotten: card.forgotten),
+            sinkOwn: own.figures,
+            sinkCPUSeconds: own.loopUtilisation.isEmpty ? nil : own.loopUtilisation.reduce(0, +) * wall,
+            expected: .init(
+                notifications: expect,
+                tokens: expected?.count,
+                tokensSeen: expected?.seen,
+                reached: reached
+            ),
+            endedBy: endedBy,
+            trigger: trigger.map {
+                .init(command: $0.command, exitStatus: $0.exitStatus, output: TriggerProcess.logName)
+            },
+            planRTT: settings.planRTT,
+            scenario: describe(job.configuration.scenario)
+        )
+    }
+
+    /// The scenario's latency and errors in a line: `latency fixed(5ms); errors Unregistered 3%`.
+    static func describe(_ scenario: SinkScenario) -> String {
+        var parts: [String] = []
+        if let latency = scenario.latency { parts.append("latency \(latency)") }
+        if !scenario.errors.isEmpty {
+            let errors = scenario.errors.map { "\($0.reason.rawValue) \(String(format: "%g", $0.probability * 100))%" }
+            parts.append("errors " + errors.joined(separator: ", "))
+        }
+        return parts.joined(separator: "; ")
+    }
+}

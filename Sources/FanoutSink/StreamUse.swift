@@ -1,0 +1,42 @@
+/// How many streams a connection kept in flight, integrated over time: the time-weighted mean
+/// is the area under the open-streams curve over the time it was busy.
+///
+/// ```
+///   open streams
+///     3 ┤      ┌──┐
+///     2 ┤   ┌──┘  └──┐            area = Σ level × time at that level   (stream·ns)
+///     1 ┤ ┌─┘        └─┐          mean = area ÷ (last change − first request)
+///     0 ┼─┘            └──────
+///         ▲ first request   ▲ last change (its last answer)
+/// ```
+///
+/// `note` is called after every request and every wake that answered: two subtractions, a
+/// multiply and an add.
+struct StreamUse {
+    /// Streams open since `since` (uptime ns).
+    private(set) var level = 0
+    private(set) var since: UInt64 = 0
+    /// Stream·nanoseconds since the first request.
+    private(set) var area: UInt64 = 0
+    /// The first request's arrival; 0 before it.
+    private(set) var firstRequest: UInt64 = 0
+
+    /// The connection has `open` streams from `now` on.
+    @inline(__always)
+    mutating func note(_ open: Int, at now: UInt64) {
+        if firstRequest == 0 {
+            guard open > 0 else { return }
+            firstRequest = now
+        } else {
+            area &+= UInt64(level) &* (now - min(now, since))
+        }
+        level = open
+        since = max(since, now)
+    }
+
+    /// Nanoseconds from the first request to the last change (0 before any request).
+    var busy: UInt64 { firstRequest == 0 ? 0 : since - firstRequest }
+
+    /// The time-weighted mean of streams open while busy.
+    var mean: Double { busy == 0 ? Double(level) : Double(area) / Double(busy) }
+}
