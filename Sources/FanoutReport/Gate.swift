@@ -32,6 +32,14 @@ public struct Gate: Sendable {
             throw GateError(error.description)
         }
         guard !parsed.isEmpty else { throw GateError("no threshold: give --threshold EXPR or --thresholds FILE") }
+        let folders = [self.run] + (self.baseline.map { [$0] } ?? [])
+        if let needing = parsed.first(where: \.metric.needsSinkFolder),
+            let folder = folders.first(where: { $0.runs.contains { $0.metrics[needing.metric] == nil } })
+        {
+            throw GateError(
+                "\(needing.text): \(needing.metric.rawValue) is measured by fanout sink --output; \(folder.directory) is not a sink's folder"
+            )
+        }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
             throw GateError("\(needing.text) compares with a baseline: give --baseline RUN_DIR")
         }

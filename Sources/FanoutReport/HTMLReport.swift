@@ -36,6 +36,7 @@ public struct HTMLReport {
         let throughput = summary.throughputPerSecond
         let valid = summary.valid
         let reconciled = summary.reconciled
+        if let provider = summary.provider { return providerPage(provider) }
         let headline = [
             ("sent", grouped(sent)),
             ("throughput", grouped(Int(throughput.rounded())) + "/s"),
@@ -68,6 +69,94 @@ public struct HTMLReport {
         body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
         body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
         return ChartFrame.page(title: "Fanout run: \(grouped(sent)) notifications", body: body)
+    }
+
+    /// A sink's folder: the provider under test — its fan-out, its card, its connections.
+    private func providerPage(_ provider: SummaryDocument.Provider) -> String {
+        let delivery = provider.delivery
+        let headline = [
+            ("accepted", grouped(summary.accepted)),
+            ("fan-out time", String(format: "%.3f s", delivery.fanoutSeconds)),
+            ("accepted/s", grouped(Int(delivery.acceptedPerSecond.rounded())) + "/s"),
+            ("delivery p50", ChartFrame.milliseconds(delivery.p50Ms)),
+            ("delivery p99", ChartFrame.milliseconds(delivery.p99Ms)),
+            ("streams", provider.streams.text),
+            ("card", provider.card.passed ? "passed" : "FAILED (\(grouped(provider.card.violations)))"),
+            ("valid", summary.valid ? "yes" : "NO"),
+        ]
+        var body = "<h1>Fanout sink: the provider under test</h1>\n<div class=\"cards\">"
+        for (label, value) in headline {
+            body +=
+                "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
+        }
+        body += "</div>\n"
+        for reason in summary.invalidReasons {
+            body += "<p class=\"invalid\">INVALID: \(ChartFrame.escape(reason))</p>\n"
+        }
+        let mark = provider.start.mark == "trigger" ? "the trigger's launch" : "the first request"
+        body +=
+            "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(ChartFrame.milliseconds(delivery.firstMs)), p90 \(ChartFrame.milliseconds(delivery.p90Ms)), last \(ChartFrame.milliseconds(delivery.lastMs)).</p>\n"
+        body += "<h2>Conformance card</h2>\n" + cardTable(provider.card)
+        body += "<h2>Delivery time by percentile</h2>\n" + spectrumChart()
+        body += "<h2>Accepted per second</h2>\n" + throughputChart(summary.intervals)
+        body +=
+            "<h2>Capacity</h2>\n<p>\(ChartFrame.escape(provider.capacity.text.prefix(1).uppercased() + provider.capacity.text.dropFirst())).</p>\n"
+        body += "<h2>Connections</h2>\n" + connectionsTable(provider)
+        let own = provider.sinkOwn
+        body += "<h2>The sink's own delays (not the provider's)</h2>\n"
+        body += "<table><tr><th>delay</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>"
+        for (name, figures) in [
+            ("lateness", own.lateness), ("held by the scenario", own.injected), ("event-loop lag", own.loopLag),
+        ] {
+            body += "<tr><td>\(name)</td>"
+            body +=
+                [figures.p50, figures.p99, figures.max].map { "<td>\(String(format: "%.2f", $0))</td>" }.joined()
+                + "</tr>"
+        }
+        body += "</table>\n"
+        body += "<h2>Outcomes</h2>\n" + outcomesChart()
+        body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
+        body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
+        return ChartFrame.page(title: "Fanout sink: \(grouped(summary.accepted)) notifications", body: body)
+    }
+
+    private func cardTable(_ card: SummaryDocument.Provider.Card) -> String {
+        var html = "<table><tr><th>check</th><th>rule</th><th>count</th><th>verdict</th><th>examples</th></tr>"
+        for check in card.checks {
+            let examples = check.examples.map {
+                "\($0.token.isEmpty ? "" : $0.token.prefix(16) + "… ")connection \($0.connection) at \(String(format: "%.3f", $0.atSeconds)) s: \($0.detail)"
+            }
+            html += "<tr><td>\(ChartFrame.escape(check.rule))</td><td>\(ChartFrame.escape(check.title))</td>"
+            html +=
+                "<td>\(grouped(check.count))</td><td>\(check.passed ? "pass" : "<span class=\"invalid\">FAIL</span>")</td>"
+            html += "<td>\(examples.map(ChartFrame.escape).joined(separator: "<br>"))</td></tr>"
+        }
+        html += "</table>\n"
+        if card.forgotten > 0 {
+            html +=
+                "<p>\(grouped(card.forgotten)) rejected tokens were not remembered (the table was full): their retries went unchecked.</p>\n"
+        }
+        return html
+    }
+
+    /// The first 200 connections.
+    private func connectionsTable(_ provider: SummaryDocument.Provider) -> String {
+        var html =
+            "<table><tr><th>id</th><th>peer</th><th>opened s</th><th>closed s</th><th>by</th><th>requests</th><th>share</th><th>mean streams</th><th>peak</th><th>refused</th></tr>"
+        for connection in provider.connections.prefix(200) {
+            let cells = [
+                "\(connection.id)", connection.peer, String(format: "%.3f", connection.openedSeconds),
+                connection.closedSeconds.map { String(format: "%.3f", $0) } ?? "open", connection.closedBy ?? "",
+                grouped(connection.requests), String(format: "%.1f%%", connection.share * 100),
+                String(format: "%.1f", connection.meanStreams), "\(connection.peakStreams)",
+                "\(connection.refusedStreams)",
+            ]
+            html += "<tr>" + cells.map { "<td>\(ChartFrame.escape($0))</td>" }.joined() + "</tr>"
+        }
+        html += "</table>\n"
+        let more = provider.connections.count - min(200, provider.connections.count) + provider.connectionsNotListed
+        if more > 0 { html += "<p>and \(grouped(more)) more connections.</p>\n" }
+        return html
     }
 
     // MARK: Charts

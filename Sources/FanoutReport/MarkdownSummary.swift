@@ -21,6 +21,7 @@ public struct MarkdownSummary {
     }
 
     public var text: String {
+        if let provider = summary.provider { return providerText(provider) }
         let reconciled = summary.reconciled
         let environment = summary.environment
         var lines = ["## Fanout run", ""]
@@ -71,6 +72,57 @@ public struct MarkdownSummary {
         lines += [
             "",
             "<sub>Fanout \(environment.fanoutVersion) (\(environment.build), \(environment.allocator)) on \(environment.cpu), \(environment.cores) cores · \(summary.configuration.endpoint)</sub>",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A sink's folder: the fan-out, the card and the capacity line.
+    func providerText(_ provider: SummaryDocument.Provider) -> String {
+        let delivery = provider.delivery
+        var lines = ["## Fanout sink: the provider under test", ""]
+        lines.append(
+            (summary.valid ? "✅ valid" : "❌ **invalid**")
+                + (provider.card.passed
+                    ? " · card passed" : " · ❌ **card failed: \(grouped(provider.card.violations)) violations**")
+                + " · ended by \(provider.endedBy)"
+        )
+        for reason in summary.invalidReasons { lines.append("- \(reason)") }
+        lines += [
+            "",
+            "| accepted | fan-out time | accepted/s | connections | streams a connection |",
+            "|---:|---:|---:|---:|---:|",
+            "| \(grouped(summary.accepted)) | \(String(format: "%.3f", delivery.fanoutSeconds)) s | \(grouped(Int(delivery.acceptedPerSecond.rounded())))/s | \(summary.connections) | \(provider.streams.text) (peak \(provider.streams.peak)) |",
+            "",
+            "| delivery time | first | p50 | p90 | p99 | last |",
+            "|---|---:|---:|---:|---:|---:|",
+            String(
+                format: "| ms | %.2f | %.2f | %.2f | %.2f | %.2f |",
+                delivery.firstMs,
+                delivery.p50Ms,
+                delivery.p90Ms,
+                delivery.p99Ms,
+                delivery.lastMs
+            ),
+            "",
+            "| check | rule | count | verdict |",
+            "|---|---|---:|---|",
+        ]
+        for check in provider.card.checks {
+            lines.append(
+                "| \(check.rule) | \(check.title) | \(grouped(check.count)) | \(check.passed ? "pass" : "❌ FAIL") |"
+            )
+        }
+        lines += [
+            "",
+            "Capacity: " + provider.capacity.text + ".",
+            "",
+            String(
+                format: "The sink's own lateness (not the provider's): p99 %.2f ms, max %.2f ms.",
+                provider.sinkOwn.lateness.p99,
+                provider.sinkOwn.lateness.max
+            ),
+            "",
+            "<sub>Fanout \(summary.environment.fanoutVersion) (\(summary.environment.build), \(summary.environment.allocator)) on \(summary.environment.cpu), \(summary.environment.cores) cores · \(summary.endpoint)</sub>",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

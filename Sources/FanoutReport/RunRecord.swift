@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutSettings
 import Foundation
 
@@ -16,11 +17,33 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case lag
     /// The harness's own delay at p99 (`summary.json`'s `harness.own_p99_ms`; 0 before schema 5).
     case harness
+    /// A sink's folder (`fanout sink --output`): the fan-out time, the mark to the last
+    /// accepted arrival.
+    case fanout
+    /// A sink's folder: the conformance card's violations, all of them and rule by rule.
+    case violations
+    case permanentRetried = "violations.permanent-retried"
+    case fastRetry = "violations.fast-retry"
+    case streamLimit = "violations.stream-limit"
+    case afterGoAway = "violations.after-goaway"
+    case churn = "violations.churn"
+    case providerToken = "violations.provider-token"
+    case apnsIDReused = "violations.apns-id-reused"
+    case payloadNearLimit = "violations.payload-near-limit"
+
+    /// The card's rule a metric counts, for `violations.RULE`.
+    public var rule: ProviderRule? {
+        guard rawValue.hasPrefix("violations.") else { return nil }
+        return ProviderRule(rawValue: String(rawValue.dropFirst("violations.".count)))
+    }
+
+    /// Whether only a sink's folder has it.
+    public var needsSinkFolder: Bool { self == .fanout || self == .violations || rule != nil }
 
     /// Latencies, lag and the harness's delay are milliseconds; throughput per second; the rest counts.
     public var isTime: Bool {
         switch self {
-        case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness: true
+        case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness, .fanout: true
         default: false
         }
     }
@@ -67,6 +90,13 @@ public struct RunRecord: Sendable {
         metrics[.lag] = summary.generatorLag?.max ?? 0
         let harness = HarnessRecord(summary: summary)
         metrics[.harness] = harness?.ownP99 ?? 0
+        if let provider = summary.provider {
+            metrics[.fanout] = provider.delivery.fanoutSeconds * 1000
+            metrics[.violations] = Double(provider.card.violations)
+            for metric in RunMetric.allCases {
+                if let rule = metric.rule { metrics[metric] = Double(provider.card.count(rule)) }
+            }
+        }
         var reasons = summary.invalidReasons
         if summary.cancelled { reasons.append("it was stopped before the end") }
         if summary.reconciled == false, !reasons.contains("sender and sink disagree") {

@@ -45,8 +45,10 @@ public final class ProviderCard: Sendable {
     /// Distinct provider tokens' iat (seconds since 1970), the first `tokenMemory` of them.
     private let issuedAt = NIOLockedValueBox<Set<Int64>>([])
     private static let tokenMemory = 1024
-    /// Short connections the provider closed that no new connection has followed yet.
+    /// Short connections the provider closed that no new connection has followed yet, and the
+    /// id of the newest connection opened.
     private let shortClosed = ManagedAtomic(0)
+    private let newestConnection = ManagedAtomic(0)
 
     public init() {
         counts = ProviderRule.allCases.map { _ in ManagedAtomic(0) }
@@ -152,6 +154,15 @@ public final class ProviderCard: Sendable {
 
     /// A connection opened: the short ones closed before it were churn.
     func connectionOpened(_ connection: Int, now: UInt64) {
+        var newest = newestConnection.load(ordering: .relaxed)
+        while connection > newest {
+            (_, newest) = newestConnection.compareExchange(expected: newest, desired: connection, ordering: .relaxed)
+        }
+        settleShortClosed(followedBy: connection, now: now)
+    }
+
+    /// Counts the short connections waiting for a successor as churn: `connection` followed them.
+    private func settleShortClosed(followedBy connection: Int, now: UInt64) {
         let churned = shortClosed.exchange(0, ordering: .relaxed)
         guard churned > 0 else { return }
         violated(.churn, count: churned, token: nil, connection: connection, at: now) {
@@ -159,11 +170,24 @@ public final class ProviderCard: Sendable {
         }
     }
 
-    /// The provider closed a connection that lived `lifetime` nanoseconds for `requests` requests.
-    func providerClosed(lifetime: UInt64, requests: Int) {
+    /// The provider closed `connection` after `lifetime` nanoseconds and `requests` requests.
+    /// A short one is churn once a newer connection exists: at once if one opened already (the
+    /// provider's close and its next connect reach the sink in either order), else when the
+    /// next one opens.
+    func providerClosed(_ connection: Int, lifetime: UInt64, requests: Int, now: UInt64) {
         guard lifetime < ProviderRule.Churn.lifetime.wholeNanoseconds, requests < ProviderRule.Churn.requests
         else { return }
-        shortClosed.wrappingIncrement(ordering: .relaxed)
+        let newest = newestConnection.load(ordering: .relaxed)
+        guard newest > connection else {
+            shortClosed.wrappingIncrement(ordering: .relaxed)
+            // A connection that opened between the load and the increment saw nothing waiting.
+            let newer = newestConnection.load(ordering: .relaxed)
+            if newer > connection { settleShortClosed(followedBy: newer, now: now) }
+            return
+        }
+        violated(.churn, token: nil, connection: connection, at: now) {
+            "closed after \(requests) request\(requests == 1 ? "" : "s") in \(lifetime / 1_000_000) ms; connection \(newest) had opened"
+        }
     }
 
     /// A connection's new provider token, issued at `issuedAt` (seconds since 1970), was accepted.

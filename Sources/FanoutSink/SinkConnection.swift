@@ -201,8 +201,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             record.closed(at: now.uptimeNanoseconds, byProvider: byProvider)
             if byProvider {
                 instrument.card.providerClosed(
+                    record.id,
                     lifetime: now.uptimeNanoseconds - openedAt.uptimeNanoseconds,
-                    requests: handled + counts.requests
+                    requests: handled + counts.requests,
+                    now: now.uptimeNanoseconds
                 )
             }
         }
