@@ -150,7 +150,14 @@ public struct RunMerge {
     ) -> (incomplete: [String], wrong: [String]) {
         var incomplete = unfinished.map { "\($0) holds no summary.json: its shard did not finish" }
         var wrong: [String] = []
-        let unsharded = shards.filter { $0.part == nil }.map(\.directory)
+        // Sinks behind one provider are not shards of a run: each listened on its own address,
+        // took the connections that came, and expected its own share.
+        let sinks = shards.filter(\.summary.isSink).map(\.directory)
+        if !sinks.isEmpty && sinks.count < shards.count {
+            wrong.append("\(sinks.joined(separator: ", ")): a sink's folder merges only with other sinks' folders")
+        }
+        let allSinks = sinks.count == shards.count
+        let unsharded = shards.filter { $0.part == nil && !$0.summary.isSink }.map(\.directory)
         if !unsharded.isEmpty {
             wrong.append("\(unsharded.joined(separator: ", ")): not a shard (run without --shard i/N)")
         }
@@ -184,9 +191,10 @@ public struct RunMerge {
             // An invalid shard's own reasons are the merge's already (`json(of:)`, by folder).
         }
         let first = shards[0]
-        let reference = configuration(of: first)
+        let ownToEachSink: Set = ["endpoint", "connections", "tokens"]
+        let reference = configuration(of: first).filter { !allSinks || !ownToEachSink.contains($0.key) }
         for shard in shards.dropFirst() {
-            let other = configuration(of: shard)
+            let other = configuration(of: shard).filter { !allSinks || !ownToEachSink.contains($0.key) }
             let differences = Set(reference.keys).union(other.keys).sorted().filter { reference[$0] != other[$0] }
             if !differences.isEmpty {
                 let described = differences.map { "\($0) \(other[$0] ?? "-") (not \(reference[$0] ?? "-"))" }
@@ -393,6 +401,21 @@ public struct RunMerge {
             host: Set(summaries.compactMap(\.start?.host)).sorted().joined(separator: ", ")
         )
         merged.shardEnvironments = summaries.map(\.environment)
+        let providers = summaries.compactMap(\.provider)
+        if providers.count == summaries.count {
+            var provider = SummaryDocument.Provider.merged(providers, accepted: merged.accepted)
+            provider.delivery.p50Ms = latency.milliseconds(at: 50)
+            provider.delivery.p90Ms = latency.milliseconds(at: 90)
+            provider.delivery.p99Ms = latency.milliseconds(at: 99)
+            merged.provider = provider
+            merged.kind = SummaryDocument.sinkKind
+            merged.elapsedSeconds = provider.delivery.fanoutSeconds
+            merged.throughputPerSecond = provider.delivery.acceptedPerSecond
+            merged.connections = summaries.map(\.connections).reduce(0, +)
+            merged.configuration.connections = merged.connections
+            merged.configuration.endpoint = summaries.map(\.configuration.endpoint).joined(separator: ", ")
+            merged.endpoint = summaries.map(\.endpoint).joined(separator: ", ")
+        }
         return merged
     }
 
