@@ -14,10 +14,10 @@ step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); n
 . scripts/lib/apt.sh
 debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind
 
-step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas); kubernetes-validate (fanout cluster render's manifests against Kubernetes 1.33, offline)"
+step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas); kubernetes-validate (fanout cluster render's manifests against Kubernetes 1.33, offline); aioapns (a push provider nobody here wrote, for the sink as its instrument)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \
     'pyjwt[crypto]==2.10.1' 'prometheus-client==0.26.0' 'hdrhistogram==0.10.8' 'jsonschema==4.26.0' \
-    'pillow==12.0.0' 'check-jsonschema==0.35.0' 'kubernetes-validate==1.33.1'
+    'pillow==12.0.0' 'check-jsonschema==0.35.0' 'kubernetes-validate==1.33.1' 'aioapns==4.0'
 
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -15,7 +15,8 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// A stream opened after the sink's GOAWAY on that connection.
     case afterGoAway = "after-goaway"
     /// A connection the provider closed after less than `Churn.lifetime` and fewer than
-    /// `Churn.requests` requests, followed by a new connection: connecting per batch or per
+    /// `Churn.requests` requests (but at least one: a port probe is no provider's), followed by
+    /// a new connection: connecting per batch or per
     /// notification, which APNs treats as a denial-of-service attempt.
     case churn
     /// A provider token renewed sooner than 20 minutes after the last (by its iat, on any

@@ -321,7 +321,8 @@ extension SummaryDocument.Provider {
         let earliest = marks.compactMap { $0 }.min()
         /// Seconds from the earliest mark to a sink's mark.
         func offset(_ index: Int) -> Double { (marks[index] ?? earliest ?? 0) - (earliest ?? 0) }
-        let first = providers.indices.filter { providers[$0].delivery.count > 0 }
+        let first =
+            providers.indices.filter { providers[$0].delivery.count > 0 }
             .map { offset($0) * 1000 + providers[$0].delivery.firstMs }.min() ?? 0
         let last = providers.indices.map { offset($0) * 1000 + providers[$0].delivery.lastMs }.max() ?? 0
         let fanout = last / 1000
@@ -389,7 +390,8 @@ extension SummaryDocument.Provider {
                 initial: providers.map(\.streams.initial).max() ?? 0,
                 peak: providers.map(\.streams.peak).max() ?? 0,
                 meanPerConnection: meanPerConnection,
-                meanInFlight: fanout > 0 ? connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +) / fanout : 0,
+                meanInFlight: fanout > 0
+                    ? connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +) / fanout : 0,
                 text: String(format: "%.1f of %d", meanPerConnection, limit)
             ),
             connections: connections,

@@ -175,7 +175,9 @@ public final class ProviderCard: Sendable {
     /// provider's close and its next connect reach the sink in either order), else when the
     /// next one opens.
     func providerClosed(_ connection: Int, lifetime: UInt64, requests: Int, now: UInt64) {
-        guard lifetime < ProviderRule.Churn.lifetime.wholeNanoseconds, requests < ProviderRule.Churn.requests
+        // A connection that sent nothing (a port probe, a health check) is not a provider's.
+        guard lifetime < ProviderRule.Churn.lifetime.wholeNanoseconds, requests < ProviderRule.Churn.requests,
+            requests > 0
         else { return }
         let newest = newestConnection.load(ordering: .relaxed)
         guard newest > connection else {

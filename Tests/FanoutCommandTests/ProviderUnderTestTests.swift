@@ -1,0 +1,281 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout sink --output`: the sink as the instrument for a provider nobody here wrote — its
+/// fan-out time, its use of streams, its conformance card — and the folder `gate`, `compare`
+/// and `merge` read.
+@Suite(.serialized) struct ProviderUnderTestTests {
+    static let peers = CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/"
+
+    static func folder() -> String { NSTemporaryDirectory() + "fanout-provider-\(UUID().uuidString)" }
+
+    static func card(_ summary: [String: Any]) throws -> [String: Int] {
+        let provider = try #require(summary["provider"] as? [String: Any])
+        let card = try #require(provider["card"] as? [String: Any])
+        let checks = try #require(card["checks"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: checks.map { ($0["rule"] as! String, $0["count"] as! Int) })
+    }
+
+    /// `fanout send` as the provider: the sink ends by itself at --expect, and what it measured
+    /// agrees with the sender — every notification, the fan-out time within 2% of the sender's
+    /// elapsed time, its connections, no violation; the gate passes.
+    @Test func aSendIsMeasuredFromBothEnds() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let count = 100_000
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--expect", "\(count)", "--output", folder + "/sink"])
+        defer { sink.stop() }
+        let send = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+                "com.example.app", "--generate", "\(count)", "--connections", "4", "--output", folder + "/send",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(send.status == 0, "\(send.standardError)")
+        let ended = try sink.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        #expect(ended.output.contains("ended by expect"), "\(ended.output)")
+
+        let measured = try CommandRunner.summary(in: folder + "/sink")
+        let sent = try CommandRunner.summary(in: folder + "/send")
+        #expect(measured["kind"] as? String == "sink")
+        #expect(measured["accepted"] as? Int == count)
+        let provider = try #require(measured["provider"] as? [String: Any])
+        let delivery = try #require(provider["delivery"] as? [String: Any])
+        let fanout = try #require(delivery["fanout_seconds"] as? Double)
+        let elapsed = try #require(sent["elapsed_seconds"] as? Double)
+        #expect(abs(fanout / elapsed - 1) <= 0.02, "fan-out \(fanout) s, sender \(elapsed) s")
+        // Those that carried requests: the test's wait for the port was a connection too.
+        let connections = try #require(provider["connections"] as? [[String: Any]]).filter {
+            $0["requests"] as! Int > 0
+        }
+        #expect(connections.count == 4)
+        #expect(connections.map { $0["requests"] as! Int }.reduce(0, +) == count)
+        let streams = try #require(provider["streams"] as? [String: Any])
+        #expect(streams["limit"] as? Int == 1000)
+        #expect((streams["peak"] as? Int ?? 0) >= 1)
+        let card = try Self.card(measured)
+        #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
+
+        let gate = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "violations == 0"])
+        #expect(gate.status == 0, "\(gate.standardOutput)")
+        for file in ["summary.md", "report.html", "latency.hgrm", "latency.hlog"] {
+            #expect(FileManager.default.fileExists(atPath: folder + "/sink/" + file), "\(file)")
+        }
+        let schema = try SummarySchemaCheck.validate([folder + "/sink/summary.json"])
+        #expect(schema.status == 0, "\(schema.output)")
+    }
+
+    /// A provider made of mistakes (Python h2): one connection per notification, a 410 retried,
+    /// three streams before the first answer. Its card lists those faults, each as many times as
+    /// it made them, and nothing else; the gate fails. The trigger starts it and the fan-out
+    /// counts from its launch.
+    @Test func theBadProvidersCardListsExactlyItsFaults() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let unregistered = String(repeating: "ab", count: 32)
+        try Data((unregistered + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/unregistered.txt"))
+        let good = (1...5).map { String(repeating: String(format: "%02x", $0), count: 32) }
+        let port = freePort()
+        let provider = ["python3", Self.peers + "bad_provider.py", "\(port)", unregistered] + good
+        let result = try CommandRunner.run(
+            [
+                "sink", "--listen", "127.0.0.1:\(port)", "--no-auth", "--latency", "fixed:50ms",
+                "--unregistered-tokens", folder + "/unregistered.txt", "--output", folder + "/out", "--idle-exit", "1s",
+                "--duration", "60s", "--trigger", provider.joined(separator: " "),
+            ],
+            timeout: .seconds(90)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let log = try String(contentsOfFile: folder + "/out/trigger.log", encoding: .utf8)
+        let said = try #require(
+            try JSONSerialization.jsonObject(with: Data(log.split(separator: "\n").last!.utf8)) as? [String: Any],
+            "\(log)"
+        )
+        let planted = try #require(said["planted"] as? [String: Int])
+        let summary = try CommandRunner.summary(in: folder + "/out")
+        let card = try Self.card(summary)
+        for (rule, count) in card {
+            #expect(
+                count == planted[rule, default: 0],
+                "\(rule): the card counts \(count), the provider planted \(planted[rule, default: 0])"
+            )
+        }
+        let instrument = try #require(summary["provider"] as? [String: Any])
+        #expect((instrument["start"] as? [String: Any])?["mark"] as? String == "trigger")
+        #expect((instrument["trigger"] as? [String: Any])?["exit_status"] as? Int == 0)
+        let gate = try CommandRunner.run(["gate", folder + "/out", "--threshold", "violations == 0"])
+        #expect(gate.status == 1, "\(gate.standardOutput)")
+        let churn = try CommandRunner.run(["gate", folder + "/out", "--threshold", "violations.fast-retry == 0"])
+        #expect(churn.status == 0, "\(churn.standardOutput)")
+    }
+
+    /// aioapns (PyPI) fanning out over TLS with token auth: the sink's fan-out time is within 5%
+    /// of the time aioapns measured for itself, with every notification accepted and no fault.
+    @Test func aioapnsMeasuredFromBothEnds() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try OpenSSL.makeP256Key(at: folder + "/key.p8")
+        let count = 20_000
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--tls-self-signed", folder + "/tls", "--key-file", folder + "/key.p8", "--key-id", "ABC123DEFG",
+                "--team-id", "DEF123GHIJ", "--expect", "\(count + 1)", "--output", folder + "/out",
+            ]
+        )
+        defer { sink.stop() }
+        let provider = try PeerProcess.run(
+            "python3",
+            [
+                Self.peers + "aioapns_provider.py", "\(port)", folder + "/tls/cert.pem", folder + "/key.p8",
+                "ABC123DEFG", "DEF123GHIJ", "\(count)",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(provider.status == 0, "\(provider.errors.suffix(2000))")
+        let said = try #require(
+            try JSONSerialization.jsonObject(with: Data(provider.output.utf8)) as? [String: Any],
+            "\(provider.output)"
+        )
+        #expect(said["accepted"] as? Int == count)
+        let ended = try sink.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/out")
+        #expect(summary["accepted"] as? Int == count + 1)
+        let delivery = try #require((summary["provider"] as? [String: Any])?["delivery"] as? [String: Any])
+        let fanout = try #require(delivery["fanout_seconds"] as? Double)
+        let own = try #require(said["elapsed_seconds"] as? Double)
+        #expect(abs(fanout / own - 1) <= 0.05, "sink \(fanout) s, aioapns \(own) s")
+        let card = try Self.card(summary)
+        #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
+    }
+
+    /// h2load as the provider: it opens its streams at once, before the sink's first answer, as a
+    /// load generator does and an APNs provider must not; the sink counts them all the same.
+    @Test func h2loadAsTheProvider() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(#"{"aps":{"alert":"hi"}}"#.utf8).write(to: URL(fileURLWithPath: folder + "/body.json"))
+        let (sink, port) = try CommandRunner.sink(
+            ["--no-auth", "--latency", "fixed:20ms", "--expect", "4000", "--output", folder + "/out"]
+        )
+        defer { sink.stop() }
+        let token = String(repeating: "cd", count: 32)
+        let load = try PeerProcess.run(
+            "h2load",
+            [
+                "-n", "4000", "-c", "2", "-m", "50", "-d", folder + "/body.json", "-H", "apns-topic: com.example.app",
+                "http://127.0.0.1:\(port)/3/device/\(token)",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(load.status == 0, "\(load.errors)")
+        let ended = try sink.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/out")
+        #expect(summary["accepted"] as? Int == 4000)
+        let provider = try #require(summary["provider"] as? [String: Any])
+        let connections = try #require(provider["connections"] as? [[String: Any]]).filter {
+            $0["requests"] as! Int > 0
+        }
+        #expect(connections.count == 2)
+        // 50 streams each, held 20 ms: the connections keep close to 50 in flight.
+        for connection in connections {
+            #expect((connection["peak_streams"] as? Int ?? 0) == 50, "\(connection)")
+            #expect((connection["mean_streams"] as? Double ?? 0) > 25, "\(connection)")
+        }
+        let card = try Self.card(summary)
+        #expect(card["stream-limit"] ?? 0 > 0, "\(card)")
+    }
+
+    /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
+    @Test func badInputIsRefusedAndLeavesNoFolder() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for (arguments, words) in [
+            (["--expect", "0"], "--expect"), (["--expect-tokens", "tokens.txt"], "add --output"),
+            (["--trigger", "true"], "add --output"), (["--output", folder, "--duration", "0s"], "--duration"),
+        ] {
+            let result = try CommandRunner.run(["sink", "--listen", "127.0.0.1:0"] + arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.standardError.contains(words), "\(arguments): \(result.standardError)")
+        }
+        let unwritable = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", "/proc/fanout-cannot", "--duration", "1s"]
+        )
+        #expect(unwritable.status == 1)
+        #expect(unwritable.standardError.contains("cannot write the --output folder /proc/fanout-cannot"))
+
+        // A trigger the shell cannot start: exit 1, its words, and no summary.json left behind
+        // (a summary from an earlier run there is gone too: it would pass for this one's).
+        try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/out/summary.json"))
+        let trigger = try CommandRunner.run(
+            [
+                "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder + "/out", "--duration", "20s",
+                "--trigger", "fanout-no-such-command --now",
+            ]
+        )
+        #expect(trigger.status == 1)
+        #expect(trigger.standardError.contains("--trigger fanout-no-such-command --now could not start"))
+        #expect(trigger.standardError.contains("not found"), "\(trigger.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out/summary.json"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out/trigger.log"))
+    }
+
+    /// Two sinks behind one provider (two senders, one to each): `fanout merge` makes one fan-out
+    /// of them, with every connection and one card.
+    @Test func sinksBehindOneProviderMerge() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var sinks: [(PeerProcess, Int)] = []
+        defer { for (sink, _) in sinks { sink.stop() } }
+        for name in ["a", "b"] {
+            sinks.append(try CommandRunner.sink(["--no-auth", "--expect", "5000", "--output", folder + "/" + name]))
+        }
+        for (_, port) in sinks {
+            let send = try CommandRunner.run(
+                [
+                    "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+                    "com.example.app", "--generate", "5000", "--connections", "2", "--output", folder + "/send-\(port)",
+                ],
+                timeout: .seconds(60)
+            )
+            #expect(send.status == 0, "\(send.standardError)")
+        }
+        for (sink, _) in sinks { #expect(try sink.wait(timeout: .seconds(30)).status == 0) }
+        let merge = try CommandRunner.run(
+            ["merge", folder + "/a", folder + "/b", "--output", folder + "/merged", "--max-skew", "60s"]
+        )
+        #expect(merge.status == 0, "\(merge.standardOutput)\(merge.standardError)")
+        let merged = try CommandRunner.summary(in: folder + "/merged")
+        #expect(merged["kind"] as? String == "sink")
+        #expect(merged["accepted"] as? Int == 10_000)
+        let connections = try #require((merged["provider"] as? [String: Any])?["connections"] as? [[String: Any]])
+        #expect(connections.filter { $0["requests"] as! Int > 0 }.count == 4)
+        let gate = try CommandRunner.run(["gate", folder + "/merged", "--threshold", "violations == 0"])
+        #expect(gate.status == 0, "\(gate.standardOutput)")
+        let mixed = try CommandRunner.run(
+            ["merge", folder + "/a", folder + "/send-\(sinks[0].1)", "--output", folder + "/mixed"]
+        )
+        #expect(mixed.standardOutput.contains("merges only with other sinks' folders"), "\(mixed.standardOutput)")
+    }
+}
+
+/// docs/summary.schema.json checked by the jsonschema package.
+enum SummarySchemaCheck {
+    static func validate(_ files: [String]) throws -> PeerProcess.Result {
+        try PeerProcess.run(
+            "python3",
+            [
+                CommandRunner.repositoryRoot + "/Tests/FanoutReportTests/Peers/validate_summary.py",
+                CommandRunner.repositoryRoot + "/docs/summary.schema.json",
+            ] + files
+        )
+    }
+}

@@ -1,0 +1,161 @@
+import FanoutAPNs
+import Testing
+
+@testable import FanoutSink
+
+/// The conformance card's memory and checks, one connection in memory at a time.
+@Suite struct ProviderCardTests {
+    static func harness(_ instrument: ProviderInstrument, scenario: SinkScenario = SinkScenario()) -> SinkHarness {
+        var configuration = SinkConfiguration()
+        configuration.scenario = scenario
+        configuration.idleTimeout = nil
+        configuration.instrument = instrument
+        return SinkHarness(configuration)
+    }
+
+    static let token = String(repeating: "ab", count: 32)
+    static let other = String(repeating: "cd", count: 32)
+
+    @Test func aKeyTableHoldsWhatFitsAndSaysWhenFull() {
+        let table = KeyTable(log2Capacity: 4)
+        #expect(table.value(of: 42 << 24) == nil)
+        #expect(table.insert(42 << 24, value: 7) == .added)
+        #expect(table.insert(42 << 24, value: 9) == .updated)
+        #expect(table.value(of: 42 << 24) == 9)
+        // Sixteen slots: sixteen keys with the same home fill them, the seventeenth does not fit.
+        for index in 1..<16 { #expect(table.insert(UInt64(index) << 24, value: 1) == .added) }
+        #expect(table.count == 16)
+        #expect(table.insert(99 << 24, value: 1) == .full)
+        #expect(table.value(of: 99 << 24) == nil)
+        table.replace(99 << 24, value: 5)
+        #expect(table.value(of: 99 << 24) == 5)
+        #expect(table.value(of: 42 << 24) == nil, "replace overwrote the home slot")
+    }
+
+    /// The card remembers the token APNs said never to send again, not the accepted ones.
+    @Test func aTokenSentAgainAfter410IsOnTheCardOnce() {
+        var scenario = SinkScenario()
+        scenario.unregisteredTokens.insert(Self.token)
+        let instrument = ProviderInstrument()
+        var harness = Self.harness(instrument, scenario: scenario)
+        #expect(harness.send(SinkHarness.fields(token: Self.other))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: Self.other))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: Self.token))?.status == 410)
+        #expect(instrument.card.count(.permanentRetried) == 0)
+        #expect(harness.send(SinkHarness.fields(token: Self.token))?.status == 410)
+        #expect(instrument.card.count(.permanentRetried) == 1)
+        let example = instrument.card.examples(.permanentRetried).first
+        #expect(example?.token == Self.token)
+        #expect(example?.detail == "sent again after 410 Unregistered")
+        #expect(ProviderRule.allCases.filter { $0 != .permanentRetried }.allSatisfy { instrument.card.count($0) == 0 })
+    }
+
+    /// A 429 is to be retried after a pause: at once is a fault, a second later is not.
+    @Test func aRetryWithinASecondOf429IsTooFast() {
+        let card = ProviderCard()
+        Array(Self.token.utf8).withUnsafeBytes { token in
+            let hash = TokenList.hash(token)
+            let second: UInt64 = 1_000_000_000
+            card.rejected(hash: hash, .tooManyRequests, now: 10 * second)
+            card.arrived(token: token, hash: hash, connection: 1, now: 10 * second + 300_000_000)
+            #expect(card.count(.fastRetry) == 1)
+            card.arrived(token: token, hash: hash, connection: 1, now: 11 * second + 1_000_000)
+            #expect(card.count(.fastRetry) == 1, "a retry after a pause of a second is not on the card")
+            // Shutdown asks for another connection, not a pause; a provider token's 403, a new token.
+            card.rejected(hash: hash, .shutdown, now: 20 * second)
+            card.rejected(hash: hash, .expiredProviderToken, now: 20 * second)
+            card.arrived(token: token, hash: hash, connection: 1, now: 20 * second + 1)
+            #expect(card.count(.fastRetry) == 1 && card.count(.permanentRetried) == 0)
+        }
+    }
+
+    /// One apns-id on two notifications is a fault; the same notification's retry with its id is not.
+    @Test func anApnsIDOnTwoNotificationsIsOnTheCard() {
+        let instrument = ProviderInstrument()
+        var harness = Self.harness(instrument)
+        let id = "11111111-2222-3333-4444-555555555555"
+        #expect(harness.send(SinkHarness.fields(token: Self.token, [("apns-id", id)]))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: Self.token, [("apns-id", id)]))?.status == 200)
+        #expect(instrument.card.count(.apnsIDReused) == 0)
+        #expect(harness.send(SinkHarness.fields(token: Self.other, [("apns-id", id)]))?.status == 200)
+        #expect(instrument.card.count(.apnsIDReused) == 1)
+    }
+
+    /// A payload within 5% of 4,096 bytes is near the limit; one well under it is not.
+    @Test func aPayloadNearItsLimitIsOnTheCard() {
+        let instrument = ProviderInstrument()
+        var harness = Self.harness(instrument)
+        let near = #"{"aps":{"alert":""# + String(repeating: "x", count: 3900) + #""}}"#
+        #expect(harness.send(SinkHarness.fields(token: Self.token))?.status == 200)
+        #expect(instrument.card.count(.payloadNearLimit) == 0)
+        #expect(harness.send(SinkHarness.fields(token: Self.token), body: near)?.status == 200)
+        #expect(instrument.card.count(.payloadNearLimit) == 1)
+    }
+
+    /// A short connection is churn once another follows it, in whichever order the sink hears
+    /// of the close and the connect; a port probe that sent nothing is not.
+    @Test func churnIsCountedWhicheverComesFirst() {
+        let card = ProviderCard()
+        let second: UInt64 = 1_000_000_000
+        card.connectionOpened(1, now: 0)
+        card.providerClosed(1, lifetime: second, requests: 1, now: second)
+        #expect(card.count(.churn) == 0, "nothing followed it yet")
+        card.connectionOpened(2, now: 2 * second)
+        #expect(card.count(.churn) == 1)
+        card.connectionOpened(3, now: 3 * second)
+        card.providerClosed(2, lifetime: second, requests: 5, now: 3 * second)
+        #expect(card.count(.churn) == 2, "connection 3 had opened before 2's close was heard")
+        card.connectionOpened(4, now: 4 * second)
+        card.providerClosed(3, lifetime: second, requests: 0, now: 4 * second)
+        card.providerClosed(4, lifetime: 20 * second, requests: 5, now: 24 * second)
+        card.providerClosed(4, lifetime: second, requests: 500, now: 24 * second)
+        card.connectionOpened(5, now: 25 * second)
+        #expect(card.count(.churn) == 2, "a probe, a long connection and a busy one are not churn")
+    }
+
+    /// Provider tokens issued less than 20 minutes apart, on any connection, are renewals too soon.
+    @Test func providerTokensRenewedTooSoonAreOnTheCard() {
+        let card = ProviderCard()
+        card.providerToken(issuedAt: 1_000_000, connection: 1, now: 0)
+        card.providerToken(issuedAt: 1_000_000, connection: 2, now: 0)
+        #expect(card.count(.providerToken) == 0, "one token shared by two connections")
+        card.providerToken(issuedAt: 1_000_000 + 1200, connection: 1, now: 0)
+        #expect(card.count(.providerToken) == 0, "renewed after 20 minutes")
+        card.providerToken(issuedAt: 1_000_000 + 1500, connection: 2, now: 0)
+        #expect(card.count(.providerToken) == 1)
+        card.providerToken(refused: .expiredProviderToken, connection: 3, now: 0)
+        #expect(card.count(.providerToken) == 2)
+    }
+
+    /// The stream integral against a hand-drawn curve: 1 stream for 10 ns, 3 for 10, 0 for 20.
+    @Test func streamUseIsTheAreaOverTheBusyTime() {
+        var use = StreamUse()
+        use.note(0, at: 5)
+        #expect(use.busy == 0)
+        use.note(1, at: 100)
+        use.note(3, at: 110)
+        use.note(0, at: 120)
+        #expect(use.busy == 20)
+        #expect(use.area == 1 * 10 + 3 * 10)
+        #expect(use.mean == 2)
+        use.note(0, at: 140)
+        #expect(use.mean == 40.0 / 40)
+    }
+
+    /// Every accepted notification's arrival after the mark, and the mark the first request set.
+    @Test func arrivalsCountFromTheFirstRequest() {
+        let instrument = ProviderInstrument()
+        var harness = Self.harness(instrument)
+        #expect(instrument.startedAt == nil)
+        #expect(harness.send(SinkHarness.fields(token: Self.token))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: "00"))?.status == 400)
+        #expect(instrument.startedAt != nil)
+        let expected = ExpectedTokens([Self.token, Self.other])
+        #expect(expected.count == 2 && expected.seen == 0)
+        Array(Self.token.utf8).withUnsafeBytes { expected.accepted(hash: TokenList.hash($0)) }
+        Array(Self.token.utf8).withUnsafeBytes { expected.accepted(hash: TokenList.hash($0)) }
+        #expect(expected.seen == 1 && !expected.isComplete)
+        Array(Self.other.uppercased().lowercased().utf8).withUnsafeBytes { expected.accepted(hash: TokenList.hash($0)) }
+        #expect(expected.isComplete)
+    }
+}
