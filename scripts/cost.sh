@@ -58,11 +58,12 @@ case ${1:-} in
     "") ;;
     --record) mode=record ;;
     --calls) mode=calls ;;
+    --instrument) mode=instrument ;;
     --repeat)
         mode=repeat repeats=${2:-}
         [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a count of at least 1, not '${2:-}'" >&2; exit 2; }
         ;;
-    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls]" >&2; exit 2 ;;
+    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "cost.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 
@@ -102,13 +103,13 @@ inclusive() {
 profile() {
     local count=$1 tokens=$work/small.txt
     [ "$count" = $large ] && tokens=$work/large.txt
-    local out=$work/callgrind.$count${2:+.$2} only=()
+    local out=$work/callgrind.$count${2:+.$2}${tag:-} only=()
     [ -n "${2:-}" ] && only=(--toggle-collect="*$2*")
     # The environment is part of the measurement: its size moves the stack, and with it the
     # alignment of what memcpy copies (12 instructions a notification in `payload`, measured).
     # So the workload runs with only what it needs, from paths of one length (mktemp's).
     if ! env -i SWIFT_DETERMINISTIC_HASHING=1 "$(command -v valgrind)" --tool=callgrind "${only[@]}" \
-        --callgrind-out-file="$out" "$work/fanout-cost" "$tokens" "$count" \
+        --callgrind-out-file="$out" "$work/fanout-cost" "$tokens" "$count" "${workload_options[@]}" \
         >"$work/run.$count" 2>"$work/valgrind.$count"; then
         cat "$work/run.$count" "$work/valgrind.$count" >&2
         echo "cost.sh: the workload failed over $count tokens" >&2
@@ -141,6 +142,9 @@ calls_into() {
 }
 
 allocations() { calls_into "$1" malloc calloc realloc; }
+
+# Options of the workload (--instrument mode adds the sink's instrument).
+workload_options=()
 
 # measure: one measurement, "stage instructions-per-notification" lines.
 measure() {
@@ -180,6 +184,20 @@ measure() {
 }
 
 case $mode in
+    instrument)
+        # The sink's turn and the allocations with the sink measuring the provider (`fanout
+        # sink --output`: arrivals, stream use, the card), beside the same without: what the
+        # instrument costs a notification. Exit 1 past the malloc limit with it.
+        off=$(measure | awk '$1 == "sink" || $1 == "mallocs"')
+        workload_options=(--instrument) tag=.instrument
+        on=$(measure | awk '$1 == "sink" || $1 == "mallocs"')
+        paste <(echo "$off") <(echo "$on") | awk -v limit=$malloc_limit '
+            { printf "%-8s a notification: without %10s   with --output %10s\n", $1, $2, $4 }
+            $1 == "mallocs" && $4 > limit + 0 { bad = 1 }
+            END {
+                if (bad) { printf "cost gate: the instrument allocates: more than %s mallocs a notification\n", limit; exit 1 }
+            }'
+        ;;
     record)
         mkdir -p "$(dirname "$baseline")"
         {

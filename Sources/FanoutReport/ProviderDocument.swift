@@ -286,6 +286,12 @@ extension SummaryDocument {
                 heldMs = busy.isEmpty ? 0 : held / Double(busy.count) * 1000
                 text =
                     "at \(ChartFrame.milliseconds(rttMs)) this provider carries about \(grouped(Int(perConnection.rounded())))/s a connection, \(grouped(Int(total.rounded())))/s in all, with its \(busy.count) connection\(busy.count == 1 ? "" : "s") (here each stream was held \(ChartFrame.milliseconds(heldMs)))"
+                // Held much shorter than the round trip, a provider never needed the streams it
+                // would keep in flight at that round trip: its peak says too little.
+                if heldMs < rttMs / 10 {
+                    text +=
+                        "; a lower bound: held this briefly the provider needed few streams, so its peak says little of what it keeps in flight at \(ChartFrame.milliseconds(rttMs)) — give the sink --latency near that round trip"
+                }
             }
         }
 

@@ -29,6 +29,9 @@ public struct CostWorkload: Sendable {
     public var count: Int
     /// Streams the sender keeps open on its one connection.
     public var streams = 100
+    /// Whether the sink measures the provider as `fanout sink --output` does (its card, stream
+    /// use and arrivals: `ProviderInstrument`).
+    public var instrument = false
     /// The notification; the poll when `nil`.
     public var template: PayloadTemplate?
 
@@ -96,7 +99,8 @@ public struct CostWorkload: Sendable {
             interval: Self.interval
         )
         let recorder = LoopRecorder(collector: collector)
-        let sinkConfiguration = SinkConfiguration()
+        var sinkConfiguration = SinkConfiguration()
+        if instrument { sinkConfiguration.instrument = ProviderInstrument() }
         let sinkStatistics = SinkStatistics()
         var pair = HTTP2InMemoryPair(
             client: LoadConnection(
@@ -113,7 +117,8 @@ public struct CostWorkload: Sendable {
                 configuration: sinkConfiguration,
                 statistics: sinkStatistics,
                 state: SinkState(scenario: sinkConfiguration.scenario),
-                seed: 1
+                seed: 1,
+                recorder: SinkLoopRecorder(instrument: sinkConfiguration.instrument)
             ),
             Sink.http2Configuration(sinkConfiguration)
         )

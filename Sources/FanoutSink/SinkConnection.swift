@@ -311,7 +311,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             if let instrument {
                 let tokenBytes = APNsRequestCheck.view(token, bytes)
                 tokenHash = TokenList.hash(tokenBytes)
-                card(
+                digestHash = card(
                     request,
                     token: tokenBytes,
                     hash: tokenHash,
@@ -421,8 +421,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     /// The card's checks of one request whose token was read: a retry it should not be, streams
-    /// past the initial limit, its apns-id, its payload's size. Sets `digestHash` when it works
-    /// it out for the apns-id.
+    /// past the initial limit, its apns-id, its payload's size. Returns the notification's
+    /// digest hash when it worked it out for the apns-id (0 otherwise), so that it is not
+    /// worked out twice.
     private mutating func card(
         _ request: HTTP2Message,
         token: UnsafeRawBufferPointer,
@@ -433,7 +434,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         _ instrument: ProviderInstrument,
         _ connection: borrowing HTTP2Connection,
         now: UInt64
-    ) {
+    ) -> UInt64 {
         let card = instrument.card
         card.arrived(token: token, hash: hash, connection: record.id, now: now)
         let initial = Int(configuration.initialMaxConcurrentStreams)
@@ -446,11 +447,13 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 now: now
             )
         }
+        var digestHash: UInt64 = 0
         if echoedID {
             let id = APNsRequestCheck.view(fields.apnsID, bytes)
+            digestHash = NotificationDigest.hash(token: token, payload: request.body)
             card.identified(
                 idHash: TokenList.hash(id),
-                digestHash: NotificationDigest.hash(token: token, payload: request.body),
+                digestHash: digestHash,
                 token: token,
                 connection: record.id,
                 now: now
@@ -465,6 +468,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             connection: record.id,
             now: now
         )
+        return digestHash
     }
 
     /// Rule 4 of `APNsRequestCheck`: the client's certificate, else its provider token.

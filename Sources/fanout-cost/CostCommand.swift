@@ -25,6 +25,9 @@ struct CostCommand: ParsableCommand {
     @Option(help: "Streams the one connection keeps open.")
     var streams = 100
 
+    @Flag(help: "The sink measures the provider, as fanout sink --output does.")
+    var instrument = false
+
     func validate() throws {
         guard count > 0 else { throw ValidationError("COUNT is at least 1, not \(count)") }
         guard streams > 0 else { throw ValidationError("--streams is at least 1, not \(streams)") }
@@ -33,6 +36,7 @@ struct CostCommand: ParsableCommand {
     func run() throws {
         var workload = CostWorkload(tokens: .file(tokens), count: count)
         workload.streams = streams
+        workload.instrument = instrument
         let result = try workload.run()
         print(
             "tokens \(result.tokens) sent \(result.sent) accepted \(result.accepted)",

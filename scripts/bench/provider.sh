@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The sink as the provider's instrument (`fanout sink --output`), measured:
+#
+# 1. Its cost: h2load → `fanout sink` without --output and → one with it (both listening at
+#    once, runs alternating), in two shapes (-c 8 -m 100 and -c 1 -m 1000, cleartext, one event
+#    loop each); each pair's median ratio (target >= 0.95).
+# 2. A 1,000,000-notification `fanout send` measured from both ends: the sink ends by itself at
+#    --expect, its fan-out time against the sender's elapsed time (target within 2%), its
+#    stream use and card, and `fanout gate DIR --threshold 'violations == 0'`.
+# 3. Memory on a long fan-out with 3% of tokens Unregistered (the card remembers each): the
+#    sink's peak RSS after 1, 3 and 5 million notifications (the bound: it levels off).
+#
+# The allocations a notification with and without the instrument: scripts/cost.sh --instrument.
+#
+#   [FANOUT=BINARY] scripts/bench/provider.sh [RUNS=5] [REQUESTS=200000]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-5}
+requests=${2:-200000}
+. scripts/lib/peers.sh
+
+release_fanout
+body=$PWD/fixtures/poll.json
+token=$(printf 'ab%.0s' $(seq 32))
+
+plain_port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$plain_port" >"$work/plain.out" 2>/dev/null &
+pids+=($!)
+instrument_port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$instrument_port" --output "$work/instrumented" >"$work/instrumented.out" 2>/dev/null &
+pids+=($!)
+wait_port "$plain_port"
+wait_port "$instrument_port"
+
+# rate PORT H2LOAD-SHAPE...: h2load's requests per second against the sink on PORT.
+rate() {
+    local port=$1 out
+    shift
+    out=$(h2load -n "$requests" "$@" -t 1 -d "$body" -H 'apns-topic: com.example.app' \
+        -H 'apns-push-type: alert' "http://127.0.0.1:$port/3/device/$token")
+    grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
+    awk '/^finished in/ {print $4}' <<<"$out"
+}
+
+pair() {
+    local name=$1
+    shift
+    echo
+    echo "$name: h2load $* -t 1, $requests requests"
+    printf '%-4s %16s %16s %8s\n' run "without --output" "with --output" ratio
+    : >"$work/ratios"
+    for run in $(seq "$runs"); do
+        a=$(rate "$plain_port" "$@")
+        b=$(rate "$instrument_port" "$@")
+        ratio=$(python3 -c "print(f'{$b / $a:.3f}')")
+        printf '%-4s %16.0f %16.0f %8s\n' "$run" "$a" "$b" "$ratio"
+        echo "$ratio" >>"$work/ratios"
+    done
+    python3 - "$work/ratios" "$name" <<'PY'
+import statistics, sys
+ratios = [float(line) for line in open(sys.argv[1])]
+print(f"{sys.argv[2]}: with --output / without = {statistics.median(ratios):.3f} (median of {len(ratios)}; target >= 0.95)")
+PY
+}
+
+pair 8x100 -c 8 -m 100
+pair 1x1000 -c 1 -m 1000
+
+echo
+echo "1,000,000 notifications from fanout send, measured from both ends"
+port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$port" --no-auth --expect 1000000 --output "$work/both" >"$work/both.out" 2>/dev/null &
+sink_pid=$!
+pids+=("$sink_pid")
+wait_port "$port"
+"$fanout" send --endpoint "http://127.0.0.1:$port" --template "$body" --topic com.example.app \
+    --generate 1000000 --output "$work/sender" >"$work/sender.out"
+wait "$sink_pid" || { echo "the sink did not end well:" >&2; cat "$work/both.out" >&2; exit 1; }
+grep -E '^(fan-out|delivery|streams|card|capacity|the sink)' "$work/both.out"
+python3 - "$work/both/summary.json" "$work/sender/summary.json" <<'PY'
+import json, sys
+sink, sender = (json.load(open(path)) for path in sys.argv[1:3])
+fanout = sink["provider"]["delivery"]["fanout_seconds"]
+elapsed = sender["elapsed_seconds"]
+print(f"accepted {sink['accepted']:,} (the sender: {sender['accepted']:,}); fan-out {fanout:.3f} s, "
+      f"the sender's elapsed {elapsed:.3f} s: {100 * (fanout / elapsed - 1):+.2f}% (target within 2%)")
+PY
+"$fanout" gate "$work/both" --threshold 'violations == 0' --threshold 'accepted == 1000000'
+
+echo
+echo "Memory: one sink, 3% of tokens Unregistered, fanout send 1M then 2M twice (new tokens each time)"
+port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$port" --no-auth --error Unregistered:3% --output "$work/memory" \
+    >"$work/memory.out" 2>/dev/null &
+memory_pid=$!
+pids+=("$memory_pid")
+wait_port "$port"
+printf '%-14s %14s %14s\n' notifications "peak RSS (MB)" "rejected"
+total=0
+seed=1
+for count in 1000000 2000000 2000000; do
+    "$fanout" send --endpoint "http://127.0.0.1:$port" --template "$body" --topic com.example.app \
+        --generate "$count" --seed "$seed" --output "$work/memory-send-$seed" >/dev/null
+    total=$((total + count))
+    seed=$((seed + 1))
+    peak=$(awk '/VmHWM/ {print $2}' "/proc/$memory_pid/status")
+    rejected=$(python3 -c "import json; print(json.load(open('$work/memory-send-$((seed - 1))/summary.json'))['rejected'].get('Unregistered', 0))")
+    printf '%-14s %14.1f %14s\n' "$total" "$(python3 -c "print($peak / 1024)")" "$rejected"
+done
+kill -TERM "$memory_pid"
+wait "$memory_pid" 2>/dev/null || true
+grep -E '^card' "$work/memory.out" || true
+echo "(the card remembers rejected tokens in a fixed table of 2^21 slots; accepted ones not at all)"
