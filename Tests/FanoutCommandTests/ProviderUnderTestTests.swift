@@ -154,8 +154,10 @@ import Testing
         #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
     }
 
-    /// h2load as the provider: it opens its streams at once, before the sink's first answer, as a
-    /// load generator does and an APNs provider must not; the sink counts them all the same.
+    /// h2load as the provider: its streams held 20 ms, each connection keeps close to its 50 in
+    /// flight, and the sink counts every notification. (Whether h2load's first flight goes out
+    /// before it reads the sink's SETTINGS of 1 is a race, so the card's stream-limit is not
+    /// asserted here: the bad provider's test plants that fault.)
     @Test func h2loadAsTheProvider() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -190,7 +192,7 @@ import Testing
             #expect((connection["mean_streams"] as? Double ?? 0) > 25, "\(connection)")
         }
         let card = try Self.card(summary)
-        #expect(card["stream-limit"] ?? 0 > 0, "\(card)")
+        #expect(card.filter { $0.key != "stream-limit" }.values.allSatisfy { $0 == 0 }, "\(card)")
     }
 
     /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
