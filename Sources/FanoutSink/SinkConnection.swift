@@ -99,7 +99,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
 
     package var nextWakeUp: NIODeadline? {
         guard !counts.isEmpty || captured.lines > 0 else { return nextTimedEvent }
-        let flush = lastFlush + .nanoseconds(SinkCounts.flushDelay)
+        var flush = lastFlush + .nanoseconds(SinkCounts.flushDelay)
+        if instrument != nil && streamUse.level == 0 && pending.count == 0 && !counts.isEmpty {
+            flush = lastFlush + .nanoseconds(Int64(SinkCounts.idleFlushDelay))
+        }
         return nextTimedEvent.map { min($0, flush) } ?? flush
     }
 
@@ -213,11 +216,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     /// After a turn that read requests or wrote answers: the streams now in flight; and, once
-    /// nothing is in flight, the counts handed over at once, so that `--expect` sees the last
-    /// notifications without waiting for the next flush.
+    /// nothing is in flight, the counts handed over (at most every `SinkCounts.idleFlushDelay`:
+    /// answered at once, a connection is idle after every request), so that `--expect` sees the
+    /// last notifications without waiting a second for the next flush.
     private mutating func instrumentTurnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
         streamUse.note(connection.openStreams, at: now)
-        if connection.openStreams == 0 && pending.count == 0 && !counts.isEmpty {
+        if connection.openStreams == 0 && pending.count == 0 && !counts.isEmpty
+            && now >= lastFlush.uptimeNanoseconds + SinkCounts.idleFlushDelay
+        {
             flushCounts(now: .uptimeNanoseconds(now))
         }
     }

@@ -240,6 +240,9 @@ struct SinkCounts {
     /// `flushDelay` are added on a timer when fewer requests than that arrive.
     static let flushInterval = 256
     static let flushDelay: Int64 = 1_000_000_000
+    /// With the sink as an instrument, a connection with nothing in flight adds its counts
+    /// after this long rather than `flushDelay` (`--expect` ends the run on them).
+    static let idleFlushDelay: UInt64 = 10_000_000
 
     var requests = 0
     var accepted = 0

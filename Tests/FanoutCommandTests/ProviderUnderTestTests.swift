@@ -195,6 +195,69 @@ import Testing
         #expect(card.filter { $0.key != "stream-limit" }.values.allSatisfy { $0 == 0 }, "\(card)")
     }
 
+    /// `--expect-tokens`: the sink ends once every token of a set was accepted, however many
+    /// notifications that took, and the folder exports for CI tools as a run's does.
+    @Test func theSinkEndsWhenEveryExpectedTokenArrived() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let generate = try CommandRunner.run(
+            ["tokens", "generate", "--count", "3000", "--output", folder + "/tokens.txt"]
+        )
+        #expect(generate.status == 0, "\(generate.standardError)")
+        let (sink, port) = try CommandRunner.sink(
+            ["--no-auth", "--expect-tokens", folder + "/tokens.txt", "--output", folder + "/out", "--duration", "60s"]
+        )
+        defer { sink.stop() }
+        let send = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/send",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(send.status == 0, "\(send.standardError)")
+        let ended = try sink.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        #expect(ended.output.contains("ended by expect-tokens"), "\(ended.output)")
+        let summary = try CommandRunner.summary(in: folder + "/out")
+        let expected = try #require((summary["provider"] as? [String: Any])?["expected"] as? [String: Any])
+        #expect(expected["tokens"] as? Int == 3000 && expected["tokens_seen"] as? Int == 3000)
+        #expect(expected["reached"] as? Bool == true)
+        let export = try CommandRunner.run(["export", folder + "/out", "--format", "bencher"])
+        #expect(export.status == 0, "\(export.standardError)")
+        #expect(export.standardOutput.contains("throughput"), "\(export.standardOutput)")
+    }
+
+    /// SIGINT ends the run as --expect does: the folder is written with what arrived.
+    @Test func anInterruptWritesTheFolder() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--output", folder])
+        defer { sink.stop() }
+        let token = String(repeating: "ab", count: 32)
+        for _ in 0..<3 {
+            let curl = try PeerProcess.run(
+                "curl",
+                [
+                    "-s", "--http2-prior-knowledge", "--max-time", "20", "-d", #"{"aps":{"alert":"hi"}}"#, "-H",
+                    "apns-topic: com.example.app", "http://127.0.0.1:\(port)/3/device/\(token)",
+                ]
+            )
+            #expect(curl.status == 0)
+        }
+        sink.interrupt()
+        let ended = try sink.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let summary = try CommandRunner.summary(in: folder)
+        #expect(summary["accepted"] as? Int == 3)
+        #expect(summary["valid"] as? Bool == true)
+        let provider = try #require(summary["provider"] as? [String: Any])
+        #expect(provider["ended_by"] as? String == "signal")
+        // curl connects once a request, closing each connection after one: churn, twice.
+        #expect(try Self.card(summary)["churn"] == 2)
+    }
+
     /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
     @Test func badInputIsRefusedAndLeavesNoFolder() throws {
         let folder = Self.folder()
