@@ -47,15 +47,7 @@ public struct HTMLReport {
             ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
             ("valid", valid ? "yes" : "NO"),
         ]
-        var body = "<h1>Fanout run</h1>\n<div class=\"cards\">"
-        for (label, value) in headline {
-            body +=
-                "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
-        }
-        body += "</div>\n"
-        for reason in summary.invalidReasons {
-            body += "<p class=\"invalid\">INVALID: \(ChartFrame.escape(reason))</p>\n"
-        }
+        var body = "<h1>Fanout run</h1>\n" + cards(headline) + invalidLines()
         if let harness = HarnessRecord(summary: summary), harness.bound {
             body += "<p class=\"invalid\">HARNESS-BOUND: \(ChartFrame.escape(harness.headline))</p>\n"
         }
@@ -84,15 +76,7 @@ public struct HTMLReport {
             ("card", provider.card.passed ? "passed" : "FAILED (\(grouped(provider.card.violations)))"),
             ("valid", summary.valid ? "yes" : "NO"),
         ]
-        var body = "<h1>Fanout sink: the provider under test</h1>\n<div class=\"cards\">"
-        for (label, value) in headline {
-            body +=
-                "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
-        }
-        body += "</div>\n"
-        for reason in summary.invalidReasons {
-            body += "<p class=\"invalid\">INVALID: \(ChartFrame.escape(reason))</p>\n"
-        }
+        var body = "<h1>Fanout sink: the provider under test</h1>\n" + cards(headline) + invalidLines()
         let mark = provider.start.mark == "trigger" ? "the trigger's launch" : "the first request"
         body +=
             "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(ChartFrame.milliseconds(delivery.firstMs)), p90 \(ChartFrame.milliseconds(delivery.p90Ms)), last \(ChartFrame.milliseconds(delivery.lastMs)).</p>\n"
@@ -118,6 +102,19 @@ public struct HTMLReport {
         body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
         body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
         return ChartFrame.page(title: "Fanout sink: \(grouped(summary.accepted)) notifications", body: body)
+    }
+
+    /// The headline figures, a card each.
+    private func cards(_ headline: [(String, String)]) -> String {
+        let cards = headline.map { label, value in
+            "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
+        }
+        return "<div class=\"cards\">" + cards.joined() + "</div>\n"
+    }
+
+    /// Why the run cannot be trusted, a line a reason.
+    private func invalidLines() -> String {
+        summary.invalidReasons.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0))</p>\n" }.joined()
     }
 
     private func cardTable(_ card: SummaryDocument.Provider.Card) -> String {

@@ -354,14 +354,7 @@ extension SummaryDocument.Provider {
         let busy = connections.filter { $0.requests > 0 }
         let meanPerConnection = busy.isEmpty ? 0 : busy.map(\.meanStreams).reduce(0, +) / Double(busy.count)
         let limit = providers.map(\.streams.limit).max() ?? 0
-        func largest(_ figures: [DelayFigures]) -> DelayFigures {
-            DelayFigures(
-                p50: figures.map(\.p50).max() ?? 0,
-                p99: figures.map(\.p99).max() ?? 0,
-                max: figures.map(\.max).max() ?? 0,
-                count: figures.map(\.count).reduce(0, +)
-            )
-        }
+        let largest = DelayFigures.largest
         let own = providers.map(\.sinkOwn)
         let endings = Set(providers.map(\.endedBy))
         let expected = providers.map(\.expected)

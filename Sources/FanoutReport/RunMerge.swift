@@ -254,14 +254,7 @@ public struct RunMerge {
     ) -> SummaryDocument.Harness? {
         let harnesses = summaries.compactMap(\.harness)
         guard harnesses.count == summaries.count, let first = harnesses.first else { return nil }
-        func largest(_ delays: [DelayFigures]) -> DelayFigures {
-            DelayFigures(
-                p50: delays.map(\.p50).max() ?? 0,
-                p99: delays.map(\.p99).max() ?? 0,
-                max: delays.map(\.max).max() ?? 0,
-                count: delays.map(\.count).reduce(0, +)
-            )
-        }
+        let largest = DelayFigures.largest
         // The closed model has no send lateness: null stays null.
         func largestPresent(_ delays: [DelayFigures?]) -> DelayFigures? {
             delays.allSatisfy { $0 == nil } ? nil : largest(delays.compactMap { $0 })
@@ -472,4 +465,18 @@ public struct RunMerge {
 
     /// Whether the merge is one run's result: `false` when refused.
     public var isValid: Bool { document.valid }
+}
+
+extension DelayFigures {
+    /// Several processes' figures of one delay as one, when only their figures were kept (not
+    /// their histograms): each percentile the largest, the counts added. What `fanout merge`
+    /// says of shards' and sinks' own delays.
+    static func largest(_ delays: [DelayFigures]) -> DelayFigures {
+        DelayFigures(
+            p50: delays.map(\.p50).max() ?? 0,
+            p99: delays.map(\.p99).max() ?? 0,
+            max: delays.map(\.max).max() ?? 0,
+            count: delays.map(\.count).reduce(0, +)
+        )
+    }
 }
