@@ -65,6 +65,16 @@ public struct SinkJob: Sendable {
         public var idleExit: Duration?
 
         public init() {}
+
+        /// What ended a run: summary.json's `provider.ended_by`.
+        public enum Reason: String, Sendable {
+            case expect
+            case expectTokens = "expect-tokens"
+            case duration
+            case idleExit = "idle-exit"
+            /// SIGINT or SIGTERM.
+            case signal
+        }
     }
 
     /// `--output DIR`: the provider under test measured, written to DIR when the sink stops.
@@ -99,7 +109,13 @@ public struct SinkService: Service {
         let instrument = job.instrument.map { settings in
             ProviderInstrument(startMark: settings.trigger == nil ? .firstRequest : .explicit, expected: expected)
         }
-        let running = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
+        let running: Running
+        do {
+            running = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
+        } catch {
+            output?.discard()
+            throw error
+        }
         let trigger: TriggerProcess?
         do {
             trigger = try job.instrument?.trigger.flatMap { command in
@@ -112,12 +128,12 @@ public struct SinkService: Service {
             output?.discard()
             throw error
         }
-        let endedBy: String
+        let endedBy: SinkJob.Ending.Reason
         do {
-            endedBy = try await withThrowingTaskGroup(of: String.self) { group in
+            endedBy = try await withThrowingTaskGroup(of: SinkJob.Ending.Reason.self) { group in
                 group.addTask {
                     try? await gracefulShutdown()
-                    return "signal"
+                    return .signal
                 }
                 group.addTask { try await watch(running.sink, instrument: instrument, trigger: trigger) }
                 let first = try await group.next()!
@@ -133,33 +149,47 @@ public struct SinkService: Service {
         try await NIOThreadPool.singleton.runIfActive {
             running.stop(printing: true)
             trigger?.stop()
-            if let output, let instrument, let settings = job.instrument {
-                let report = SinkRunReport(
-                    ProviderMeasurements.read(
-                        running.sink,
-                        listen: running.address,
-                        instrument: instrument,
-                        job: job,
-                        settings: settings,
-                        endedBy: endedBy,
-                        trigger: trigger
-                    )
-                )
-                do {
-                    try report.write(to: output.path)
-                } catch {
-                    output.discard()
-                    throw JobError("cannot write the --output folder \(output.path): \(error.reason)")
-                }
-                StandardStream.output.write((report.summaryText + "\nwrote \(output.path)\n").utf8)
-            }
+            if let output, let instrument { try write(output, running, instrument, endedBy: endedBy, trigger: trigger) }
         }
+    }
+
+    /// The run folder of what the drained sink measured.
+    private func write(
+        _ output: OutputFolder,
+        _ running: Running,
+        _ instrument: ProviderInstrument,
+        endedBy: SinkJob.Ending.Reason,
+        trigger: TriggerProcess?
+    ) throws {
+        guard let settings = job.instrument else { return }
+        let report = SinkRunReport(
+            ProviderMeasurements.read(
+                running.sink,
+                listen: running.address,
+                instrument: instrument,
+                job: job,
+                settings: settings,
+                endedBy: endedBy.rawValue,
+                trigger: trigger
+            )
+        )
+        do {
+            try report.write(to: output.path)
+        } catch {
+            output.discard()
+            throw JobError("cannot write the --output folder \(output.path): \(error.reason)")
+        }
+        StandardStream.output.write((report.summaryText + "\nwrote \(output.path)\n").utf8)
     }
 
     /// Waits for the first of the job's ends: the expected notifications or tokens, its
     /// duration, idleness after the last request. Checks every 20 ms; a trigger that could not
     /// start ends the wait with an error.
-    private func watch(_ sink: Sink, instrument: ProviderInstrument?, trigger: TriggerProcess?) async throws -> String {
+    private func watch(
+        _ sink: Sink,
+        instrument: ProviderInstrument?,
+        trigger: TriggerProcess?
+    ) async throws -> SinkJob.Ending.Reason {
         let ending = job.ending
         let started = ContinuousClock.now
         var lastCount = 0
@@ -168,15 +198,15 @@ public struct SinkService: Service {
             try await Task.sleep(for: .milliseconds(20))
             let now = ContinuousClock.now
             if let trigger, let failure = trigger.startFailure { throw JobError(failure) }
-            if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return "expect" }
-            if let expected = instrument?.expected, expected.isComplete { return "expect-tokens" }
-            if let duration = ending.duration, now - started >= duration { return "duration" }
+            if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return .expect }
+            if let expected = instrument?.expected, expected.isComplete { return .expectTokens }
+            if let duration = ending.duration, now - started >= duration { return .duration }
             let count = sink.statistics.requestCount
             if count != lastCount {
                 lastCount = count
                 lastChange = now
             }
-            if let idle = ending.idleExit, count > 0, now - lastChange >= idle { return "idle-exit" }
+            if let idle = ending.idleExit, count > 0, now - lastChange >= idle { return .idleExit }
         }
     }
 
