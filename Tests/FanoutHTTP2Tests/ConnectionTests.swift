@@ -154,6 +154,37 @@ import Testing
         #expect(feedServer(input, configuration: configuration).written.resets == [3: .refusedStream])
     }
 
+    /// What the sink's conformance card reads: streams refused past the limit, and streams opened
+    /// after this side's GOAWAY (ignored), each counted.
+    @Test func refusedStreamsAndStreamsAfterGoAwayAreCounted() {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxConcurrentStreams = 1
+        var encoder = HPACKEncoder()
+        let request = [(":method", "POST"), (":scheme", "http"), (":path", "/"), (":authority", "x")]
+        var server = HTTP2Connection(role: .server, configuration: configuration)
+        var input = RawFrame.clientStart + RawFrame.frame(type: 4, flags: 1, stream: 0, payload: [])
+        for stream in [1, 3, 5] as [UInt32] {
+            input += RawFrame.headers(
+                stream: stream,
+                block: RawFrame.block(request, encoder: &encoder),
+                endStream: false
+            )
+        }
+        var buffer = ByteBuffer(bytes: input)
+        _ = server.read(&buffer)
+        #expect(server.refusedStreams == 2)
+        #expect(server.streamsAfterGoAway == 0)
+        server.goAway(code: .noError, debugData: [])
+        var after = ByteBuffer(
+            bytes: RawFrame.headers(stream: 7, block: RawFrame.block(request, encoder: &encoder), endStream: false)
+                + RawFrame.headers(stream: 9, block: RawFrame.block(request, encoder: &encoder), endStream: false)
+        )
+        _ = server.read(&after)
+        #expect(server.streamsAfterGoAway == 2)
+        #expect(server.refusedStreams == 2)
+        #expect(server.error == nil)
+    }
+
     @Test func streamsOverTheLimitAreRefused() {
         var configuration = HTTP2Connection.Configuration()
         configuration.maxConcurrentStreams = 2
