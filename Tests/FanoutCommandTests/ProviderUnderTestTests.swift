@@ -258,6 +258,24 @@ import Testing
         #expect(try Self.card(summary)["churn"] == 2)
     }
 
+    /// `--duration` ends a run that nothing reached: a folder with nothing accepted, no start
+    /// mark, valid (nothing was expected), ended by duration.
+    @Test func aDurationEndsARunNothingReached() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder, "--duration", "1s"],
+            timeout: .seconds(30)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder)
+        #expect(summary["accepted"] as? Int == 0)
+        #expect(summary["valid"] as? Bool == true)
+        let provider = try #require(summary["provider"] as? [String: Any])
+        #expect(provider["ended_by"] as? String == "duration")
+        #expect((provider["start"] as? [String: Any])?["at"] is NSNull)
+    }
+
     /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
     @Test func badInputIsRefusedAndLeavesNoFolder() throws {
         let folder = Self.folder()
