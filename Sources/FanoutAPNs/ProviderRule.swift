@@ -64,6 +64,12 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// A payload this close to its limit (a share of it) is near it.
     public static let payloadMargin = 0.05
 
+    /// Whether `length` bytes are within `payloadMargin` of `limit`.
+    @inlinable
+    public static func isNearLimit(_ length: Int, limit: Int) -> Bool {
+        Double(length) >= Double(limit) * (1 - payloadMargin)
+    }
+
     /// What a rejection tells the provider about sending the same token again.
     public enum RetryAdvice: Sendable, Equatable {
         /// Never: the token or notification is wrong for good.

@@ -132,6 +132,18 @@ extension SummaryDocument {
                 case meanInFlight = "mean_in_flight"
                 case text
             }
+
+            /// From the connections' own figures, over a fan-out of `fanoutSeconds`.
+            public init(limit: Int, initial: Int, connections: [Connection], fanoutSeconds: Double) {
+                let busy = connections.filter { $0.requests > 0 }
+                let area = connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +)
+                self.limit = limit
+                self.initial = initial
+                peak = connections.map(\.peakStreams).max() ?? 0
+                meanPerConnection = busy.isEmpty ? 0 : busy.map(\.meanStreams).reduce(0, +) / Double(busy.count)
+                meanInFlight = fanoutSeconds > 0 ? area / fanoutSeconds : 0
+                text = String(format: "%.1f of %d", meanPerConnection, limit)
+            }
         }
 
         public struct Connection: Codable, Sendable, Equatable {
@@ -351,9 +363,6 @@ extension SummaryDocument.Provider {
                 examples: Array(all.flatMap(\.examples).prefix(5))
             )
         }
-        let busy = connections.filter { $0.requests > 0 }
-        let meanPerConnection = busy.isEmpty ? 0 : busy.map(\.meanStreams).reduce(0, +) / Double(busy.count)
-        let limit = providers.map(\.streams.limit).max() ?? 0
         let largest = DelayFigures.largest
         let own = providers.map(\.sinkOwn)
         let endings = Set(providers.map(\.endedBy))
@@ -385,13 +394,10 @@ extension SummaryDocument.Provider {
             ),
             perSecond: perSecond,
             streams: .init(
-                limit: limit,
+                limit: providers.map(\.streams.limit).max() ?? 0,
                 initial: providers.map(\.streams.initial).max() ?? 0,
-                peak: providers.map(\.streams.peak).max() ?? 0,
-                meanPerConnection: meanPerConnection,
-                meanInFlight: fanout > 0
-                    ? connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +) / fanout : 0,
-                text: String(format: "%.1f of %d", meanPerConnection, limit)
+                connections: connections,
+                fanoutSeconds: fanout
             ),
             connections: connections,
             connectionsNotListed: providers.map(\.connectionsNotListed).reduce(0, +),

@@ -185,9 +185,6 @@ public struct SinkRunReport: Sendable {
         let m = measurements
         let deliveries = m.deliveries
         let fanout = fanoutSeconds
-        let busy = m.connections.filter { $0.requests > 0 }
-        let totalArea = m.connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +)
-        let meanPerConnection = busy.isEmpty ? 0 : busy.map(\.meanStreams).reduce(0, +) / Double(busy.count)
         let mark = m.mark.map { TimeNotation.format($0) }
         return SummaryDocument.Provider(
             start: .init(mark: m.markKind, at: mark, epochSeconds: m.mark?.timeIntervalSince1970),
@@ -207,10 +204,8 @@ public struct SinkRunReport: Sendable {
             streams: .init(
                 limit: m.streamLimit,
                 initial: m.initialStreams,
-                peak: m.connections.map(\.peakStreams).max() ?? 0,
-                meanPerConnection: meanPerConnection,
-                meanInFlight: fanout > 0 ? totalArea / fanout : 0,
-                text: String(format: "%.1f of %d", meanPerConnection, m.streamLimit)
+                connections: m.connections,
+                fanoutSeconds: fanout
             ),
             connections: m.connections,
             connectionsNotListed: m.connectionsNotListed,

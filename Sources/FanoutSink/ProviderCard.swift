@@ -122,7 +122,7 @@ public final class ProviderCard: Sendable {
     /// A payload of `length` bytes against a limit of `limit`.
     @inline(__always)
     func payload(length: Int, limit: Int, token: UnsafeRawBufferPointer, connection: Int, now: UInt64) {
-        guard Double(length) >= Double(limit) * (1 - ProviderRule.payloadMargin) else { return }
+        guard ProviderRule.isNearLimit(length, limit: limit) else { return }
         violated(.payloadNearLimit, token: token, connection: connection, at: now) {
             "\(length) of \(limit) bytes"
         }

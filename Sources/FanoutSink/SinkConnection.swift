@@ -248,7 +248,6 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             )
             afterGoAwayCarded = connection.streamsAfterGoAway
         }
-        record.note(streams: streamUse, refused: refusalsCarded)
     }
 
     /// Adds the connection's counts (and captured lines) to the shared statistics.
@@ -351,7 +350,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                     return rejection.reason
                 }
                 let tokenBytes = APNsRequestCheck.view(token, bytes)
-                let reason = scenarioError(for: tokenBytes, now: now)
+                let reason = scenarioError(for: tokenBytes, hash: tokenHash, now: now)
                 if reason == nil && digestHash == 0 {
                     digestHash = NotificationDigest.hash(token: tokenBytes, payload: request.body)
                 }
@@ -465,15 +464,18 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 now: now
             )
         }
-        let pushType =
-            fields.pushType.isPresent ? APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) : nil
-        card.payload(
-            length: request.bodyLength,
-            limit: pushType?.payloadSizeLimit ?? APNsPayloadLimit.standard,
-            token: token,
-            connection: record.id,
-            now: now
-        )
+        // Every limit is at least the standard one: a body well under it needs no push type.
+        if ProviderRule.isNearLimit(request.bodyLength, limit: APNsPayloadLimit.standard) {
+            let pushType =
+                fields.pushType.isPresent ? APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) : nil
+            card.payload(
+                length: request.bodyLength,
+                limit: pushType?.payloadSizeLimit ?? APNsPayloadLimit.standard,
+                token: token,
+                connection: record.id,
+                now: now
+            )
+        }
         return digestHash
     }
 
@@ -493,15 +495,26 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// The scenario's error for a request that passed every rule: the token lists first, then
     /// the per-token rate limit, then the mix (permanent errors from the seed and the token,
     /// transient ones per request).
-    private mutating func scenarioError(for token: UnsafeRawBufferPointer, now: UInt64) -> APNsReason? {
+    /// The token's `TokenList.hash` is worked out once, when first needed (`known`: already
+    /// worked out, 0 when not).
+    private mutating func scenarioError(
+        for token: UnsafeRawBufferPointer,
+        hash known: UInt64,
+        now: UInt64
+    ) -> APNsReason? {
         let scenario = configuration.scenario
-        if scenario.unregisteredTokens.contains(token) { return .unregistered }
-        if scenario.badTokens.contains(token) { return .badDeviceToken }
-        if let limiter = state.tokenLimiter, !limiter.admit(hash: TokenList.hash(token), now: now) {
-            return .tooManyRequests
+        var hash = known
+        func tokenHash() -> UInt64 {
+            if hash == 0 { hash = TokenList.hash(token) }
+            return hash
         }
+        if !scenario.unregisteredTokens.isEmpty && scenario.unregisteredTokens.contains(hash: tokenHash()) {
+            return .unregistered
+        }
+        if !scenario.badTokens.isEmpty && scenario.badTokens.contains(hash: tokenHash()) { return .badDeviceToken }
+        if let limiter = state.tokenLimiter, !limiter.admit(hash: tokenHash(), now: now) { return .tooManyRequests }
         guard !scenario.errors.isEmpty else { return nil }
-        let tokenDraw = Double(SeededRandom.mix(TokenList.hash(token) ^ scenario.seed) >> 11) * 0x1p-53
+        let tokenDraw = Double(SeededRandom.mix(tokenHash() ^ scenario.seed) >> 11) * 0x1p-53
         let requestDraw = random.unit()
         var permanent = 0.0
         var transient = 0.0

@@ -118,6 +118,11 @@ public struct TokenList: Sendable {
         !hashes.isEmpty && hashes.contains(Self.hash(token))
     }
 
+    var isEmpty: Bool { hashes.isEmpty }
+
+    /// Whether the token whose `hash(_:)` is `hash` is in the list.
+    func contains(hash: UInt64) -> Bool { hashes.contains(hash) }
+
     /// FNV-1a over the lowercased hex digits.
     static func hash(_ token: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
