@@ -27,6 +27,17 @@ import FanoutSettings
 ///
 /// Failures are counted per slot: one slot's unlucky attempts do not end a run whose other
 /// connections make progress, and a slot keeps reconnecting while its own attempts remain.
+///
+/// With a `connectTimeout`, the pool first has to reach the endpoint: until a connection is
+/// answered (or makes progress), the rules above wait, and the endpoint's failures decide:
+///
+/// ```
+///   not reached ──► a failure retrying cannot heal (EndpointFailure.isHealable) ──► unreachable
+///        │      ──► a healable one (refused, timed out) ──► again after the backoff, until
+///        │                                                  connectTimeout since start ──► unreachable
+///        │      ──► every slot's first answer a 403 (credentials refused) ──► unreachable
+///        └─ an answer, or progress ──► reached: the rules above
+/// ```
 struct ConnectionPool {
     enum SlotState: Equatable {
         /// A connection is being opened or is open.
@@ -45,9 +56,17 @@ struct ConnectionPool {
         /// Open `slot` after `delay` instead of when its current wait ends, if that wait has not
         /// ended yet (the engine cannot take back a timer that already fired).
         case hurry(slot: Int, delay: UInt64)
-        /// Every slot gave up while work remains: fail what is left.
-        case giveUp(reason: String)
+        /// Every slot gave up while work remains, or the endpoint could not be reached: fail
+        /// what is left.
+        case giveUp(GiveUp)
         case none
+    }
+
+    /// Why the pool gave up.
+    struct GiveUp: Equatable {
+        var reason: String
+        /// Set when the endpoint was never reached: what stood in the way.
+        var unreachable: EndpointFailure?
     }
 
     private(set) var slots: [SlotState]
@@ -58,12 +77,23 @@ struct ConnectionPool {
     let maxDelay: UInt64
     private var random: SeededRandom
     private var cancelled = false
+    /// How long the endpoint may take to be reached (ns); `nil`: no such phase.
+    let connectTimeout: UInt64?
+    /// When `connectTimeout` runs out (uptime ns), set by `start(now:)`.
+    private var connectDeadline: UInt64?
+    /// Whether a connection has been answered or made progress.
+    private(set) var reached = false
+    /// The latest reason a connection did not get as far as an answer.
+    private(set) var lastFailure: EndpointFailure?
+    /// Slots whose connection's first answer refused its credentials (before `reached`).
+    private var forbidden: Set<Int> = []
 
     init(
         slots count: Int,
         maxFailuresInARow: Int = 8,
         baseDelay: Duration = .milliseconds(50),
         maxDelay: Duration = .seconds(5),
+        connectTimeout: Duration? = nil,
         seed: UInt64 = 0xFA_2007
     ) {
         slots = Array(repeating: .idle, count: max(1, count))
@@ -71,29 +101,50 @@ struct ConnectionPool {
         self.maxFailuresInARow = max(1, maxFailuresInARow)
         self.baseDelay = baseDelay.wholeNanoseconds
         self.maxDelay = maxDelay.wholeNanoseconds
+        self.connectTimeout = connectTimeout.map { UInt64(max(0, $0.wholeNanoseconds)) }
         random = SeededRandom(seed: seed)
     }
 
     /// Slots with a connection open or on its way.
     var active: Int { slots.count { $0 == .connecting || $0 == .waiting } }
 
-    /// Opens every slot at once.
-    mutating func start() -> [Action] {
-        slots.indices.map { slot in
+    /// Opens every slot at once; `now` (uptime ns) starts the connect timeout.
+    mutating func start(now: UInt64 = 0) -> [Action] {
+        connectDeadline = connectTimeout.map { now &+ $0 }
+        return slots.indices.map { slot in
             slots[slot] = .connecting
             return .open(slot: slot, delay: 0)
         }
     }
 
     /// The connection of `slot` ended (or could not be opened); `workRemains` says whether
-    /// anything is left for a connection to send.
-    mutating func connectionEnded(slot: Int, madeProgress: Bool, workRemains: Bool) -> Action {
+    /// anything is left for a connection to send; `failure`, what kept it from an answer, if
+    /// it is known; `now`, uptime ns.
+    mutating func connectionEnded(
+        slot: Int,
+        madeProgress: Bool,
+        workRemains: Bool,
+        failure: EndpointFailure? = nil,
+        now: UInt64 = 0
+    ) -> Action {
         failuresInARow[slot] = madeProgress ? 0 : failuresInARow[slot] + 1
+        if madeProgress { reached = true }
+        if let failure { lastFailure = failure }
         guard !cancelled, workRemains else {
             slots[slot] = .idle
             return .none
         }
         let failures = failuresInARow[slot]
+        if !reached, let connectDeadline {
+            if let failure, !failure.isHealable { return unreachable(failure, ended: slot) }
+            guard now < connectDeadline else {
+                let failure = lastFailure ?? EndpointFailure(.connectFailed, "no connection got as far as an answer")
+                return unreachable(failure, ended: slot)
+            }
+            slots[slot] = .waiting
+            let ceiling = min(maxDelay, baseDelay << UInt64(min(failures, 10)))
+            return .open(slot: slot, delay: min(random.next() % (ceiling + 1), connectDeadline - now))
+        }
         guard failures < maxFailuresInARow else {
             slots[slot] = .gaveUp
             guard active == 0 else { return .none }
@@ -102,7 +153,7 @@ struct ConnectionPool {
                 slots[idle] = .connecting
                 return .open(slot: idle, delay: 0)
             }
-            return .giveUp(reason: giveUpReason)
+            return .giveUp(GiveUp(reason: giveUpReason, unreachable: nil))
         }
         slots[slot] = .waiting
         let ceiling = failures == 0 ? baseDelay : min(maxDelay, baseDelay << UInt64(min(failures, 10)))
@@ -113,7 +164,16 @@ struct ConnectionPool {
     /// a backoff after failures try again within `baseDelay`, so an outage costs its length
     /// and not the backoff that grew during it; slots that gave up during it (their jittered
     /// delays can add up to less than the outage) come back too.
-    mutating func connectionAnswered(slot: Int) -> [Action] {
+    ///
+    /// `forbidden`: the answer refused the connection's credentials. Before the endpoint is
+    /// reached, that answer on every slot's connection gives up.
+    mutating func connectionAnswered(slot: Int, forbidden refusal: EndpointFailure? = nil) -> [Action] {
+        if let refusal, !reached, connectDeadline != nil {
+            lastFailure = refusal
+            forbidden.insert(slot)
+            return forbidden.count == slots.count && !cancelled ? [unreachable(refusal, ended: nil)] : []
+        }
+        reached = true
         failuresInARow[slot] = 0
         guard !cancelled else { return [] }
         return slots.indices.compactMap { other in
@@ -146,12 +206,24 @@ struct ConnectionPool {
         return .open(slot: slot, delay: 0)
     }
 
-    /// No more connections are opened.
+    /// No more connections are opened: slots waiting to reconnect are done now (their timers,
+    /// when they fire, open nothing).
     mutating func cancel() {
         cancelled = true
+        for slot in slots.indices where slots[slot] == .waiting { slots[slot] = .idle }
+    }
+
+    /// Gives up on an endpoint never reached: every slot is done (`ended`'s connection has
+    /// ended; those still open end when the engine closes them).
+    private mutating func unreachable(_ failure: EndpointFailure, ended: Int?) -> Action {
+        if let ended { slots[ended] = .idle }
+        cancelled = true
+        for slot in slots.indices where slots[slot] == .waiting { slots[slot] = .idle }
+        return .giveUp(GiveUp(reason: "could not reach the endpoint: \(failure)", unreachable: failure))
     }
 
     private var giveUpReason: String {
-        "every connection slot (\(slots.count)) ended \(maxFailuresInARow) times in a row without progress"
+        let last = lastFailure.map { " (the last: \($0))" } ?? ""
+        return "every connection slot (\(slots.count)) ended \(maxFailuresInARow) times in a row without progress\(last)"
     }
 }

@@ -142,6 +142,10 @@ public struct LoadConfiguration: Sendable {
     /// Where tokens answered 410 (Unregistered, ExpiredToken) are written, one per line, as a
     /// provider prunes them.
     public var goneTokens: TokenLineWriter?
+    /// How long the endpoint may take to be reached: each TCP connect's limit, and how long
+    /// refused and timed-out connects are tried again before the run ends unreachable.
+    public var connectTimeout: Duration = Self.defaultConnectTimeout
+    public static let defaultConnectTimeout: Duration = .seconds(10)
 
     public init(
         host: String,

@@ -30,11 +30,15 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private let recorder: LoopRecorder
     /// Until the first request goes out, which the run records (`LoadStatistics.firstSend`).
     private var isFirstSend = true
-    private let ended: @Sendable (_ madeProgress: Bool) -> Void
+    /// Called once, when the connection has ended: whether it made progress, and what kept it
+    /// from any answer when something did (`EndpointFailure`).
+    private let ended: @Sendable (_ madeProgress: Bool, _ failure: EndpointFailure?) -> Void
     /// Called once, at the first answer: the endpoint is up (slots waiting to reconnect need
-    /// not wait out their backoff).
-    private let answered: @Sendable () -> Void
+    /// not wait out their backoff), unless that answer refused the credentials (given).
+    private let answered: @Sendable (_ refusal: EndpointFailure?) -> Void
     private var hasAnswered = false
+    /// A GOAWAY that came before any answer: why the connection got nowhere.
+    private var goAwayFirst: EndpointFailure?
 
     private var fields: APNsRequestFields
     /// The payload's bytes, encoded in place for each notification.
@@ -59,8 +63,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         slot: Int = 0,
         notBefore: UInt64 = 0,
         seed: UInt64,
-        answered: @escaping @Sendable () -> Void = {},
-        ended: @escaping @Sendable (_ madeProgress: Bool) -> Void
+        answered: @escaping @Sendable (_ refusal: EndpointFailure?) -> Void = { _ in },
+        ended: @escaping @Sendable (_ madeProgress: Bool, _ failure: EndpointFailure?) -> Void
     ) {
         self.configuration = configuration
         self.statistics = statistics
@@ -111,17 +115,19 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 recorder.answerRead(startedAt: connection.readStartedAt, now: now)
             }
             if entry.timed { timeAnswer(response, entry, now: now) }
+            let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
             if !hasAnswered {
                 hasAnswered = true
-                answered()
+                answered(EndpointFailure.forbidden(status: response.status, reason: reason))
             }
-            let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
             settle(entry, after: .answered(status: response.status, reason: reason), now: now)
         case .streamReset(_, let tag, let code, _):
             guard let entry = state.release(tag: tag) else { break }
             settle(entry, after: code == .refusedStream ? .refused : .reset, now: now)
         case .pingAcknowledged(let opaque):
             state.pingAcknowledged(opaque)
+        case .goAway(_, let code, let debugData) where !hasAnswered && goAwayFirst == nil:
+            goAwayFirst = .goAway(code: code, debugData: debugData)
         default:
             break
         }
@@ -145,7 +151,20 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         let madeProgress = state.connectionEnded(now: now) { recorder.complete(startedAt: $0, now: now) }
         flush(now: now)
         if error != nil { statistics.connectionFailures.wrappingIncrement(ordering: .relaxed) }
-        ended(madeProgress)
+        ended(madeProgress, hasAnswered ? nil : Self.failure(goAway: goAwayFirst, error: error, connection))
+    }
+
+    /// Why a connection that got no answer got none: its GOAWAY, its error, or a close before
+    /// the server's SETTINGS.
+    private static func failure(
+        goAway: EndpointFailure?,
+        error: (any Error)?,
+        _ connection: borrowing HTTP2Connection
+    ) -> EndpointFailure? {
+        if let goAway { return goAway }
+        if let error { return EndpointFailure(classifying: error) }
+        guard !connection.hasPeerSettings else { return nil }
+        return EndpointFailure(.closedBeforeSettings, "the server closed the connection before its SETTINGS")
     }
 
     // MARK: Carrying out the state's steps

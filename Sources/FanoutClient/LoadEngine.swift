@@ -19,6 +19,12 @@ import struct Foundation.Date
 /// ends while work remains is replaced (within 50 ms after progress, after a growing backoff
 /// after failures), and a slot gives up after 8 attempts in a row without progress. When every
 /// slot has given up, what is left fails with `connectionLost`.
+///
+/// Until a connection is answered the endpoint is not known to work: a failure retrying cannot
+/// heal (a name not resolved, a certificate not trusted, not HTTP/2, credentials refused on
+/// every connection) ends the run at once, and refused or timed-out connects are tried again
+/// until `LoadConfiguration.connectTimeout`; then what is left fails with that cause
+/// (`Report.unreachable`).
 public final class LoadEngine: Sendable {
     public let configuration: LoadConfiguration
     public let statistics = LoadStatistics()
@@ -49,6 +55,8 @@ public final class LoadEngine: Sendable {
         public var cancelled: Bool
         /// Why it gave up early, if it did.
         public var abandoned: String?
+        /// What kept it from ever reaching the endpoint, when that is why it gave up.
+        public var unreachable: EndpointFailure? = nil
         /// When it started, by the wall clock: `--start-at`'s time when given (seconds and the
         /// schedule count from it), else when the run began.
         public var started: Date
@@ -139,8 +147,9 @@ public final class LoadEngine: Sendable {
             start: startUptime,
             warmUp: model.warmUp
         )
-        var pool = ConnectionPool(slots: configuration.shape.connections)
+        var pool = ConnectionPool(slots: configuration.shape.connections, connectTimeout: configuration.connectTimeout)
         var abandoned: String?
+        var unreachable: EndpointFailure?
         var lastProgress = (at: started, finished: 0)
         let deadline = configuration.shape.deadline
         let duration = configuration.shape.model.duration
@@ -175,15 +184,16 @@ public final class LoadEngine: Sendable {
             case .hurry(let slot, let delay):
                 // Unless its timer fired meanwhile: then it is connecting already.
                 if let timer = timers.rearm(slot) { open(slot, delay, timer: timer) }
-            case .giveUp(let reason):
-                abandoned = "gave up on \(configuration.host):\(configuration.port): \(reason)"
+            case .giveUp(let giveUp):
+                abandoned = "gave up on \(configuration.host):\(configuration.port): \(giveUp.reason)"
+                unreachable = giveUp.unreachable
                 cancel()
             case .none:
                 break
             }
         }
 
-        pool.start().forEach(perform)
+        pool.start(now: NIODeadline.now().uptimeNanoseconds).forEach(perform)
         // The run sleeps until a connection reports, `cancel()` is called, or the next thing
         // falls due: the deadline, the duration's end, the next whole second.
         while pool.active > 0 {
@@ -219,22 +229,31 @@ public final class LoadEngine: Sendable {
                 switch ending {
                 case .opening(let slot):
                     pool.opening(slot: slot)
-                case .answered(let slot):
-                    pool.connectionAnswered(slot: slot).forEach(perform)
-                case .ended(let slot, let madeProgress):
-                    perform(pool.connectionEnded(slot: slot, madeProgress: madeProgress, workRemains: workRemains()))
+                case .answered(let slot, let refusal):
+                    pool.connectionAnswered(slot: slot, forbidden: refusal).forEach(perform)
+                case .ended(let slot, let madeProgress, let failure):
+                    perform(
+                        pool.connectionEnded(
+                            slot: slot,
+                            madeProgress: madeProgress,
+                            workRemains: workRemains(),
+                            failure: failure,
+                            now: NIODeadline.now().uptimeNanoseconds
+                        )
+                    )
                 }
             }
             // Work handed back after the last connection decided it was done.
             if workRemains() && feed.returnedWaiting > 0 { perform(pool.workReturned()) }
         }
         var counts = LoadCounts()
+        let lost = unreachable.map { FailureCause($0.cause) } ?? .connectionLost
         if isCancelled || scheduleEnded() {
             stream.cancel()
             _ = stream.waitForSummary(timeout: .seconds(10))
             for notification in feed.drain() {
                 if isCancelled || notification.firstSentAt != 0 {
-                    counts.fail(abandoned == nil ? .cancelled : .connectionLost)
+                    counts.fail(abandoned == nil ? .cancelled : lost)
                 } else {
                     counts.unscheduled += 1
                 }
@@ -269,6 +288,7 @@ public final class LoadEngine: Sendable {
             tokens: stream.waitForSummary(timeout: .seconds(10)),
             cancelled: isCancelled,
             abandoned: abandoned,
+            unreachable: unreachable,
             started: startDate,
             scheduledStart: model.startAt,
             firstSend: firstSend,
@@ -303,7 +323,7 @@ public final class LoadEngine: Sendable {
             guard timers.fire(slot, timer: timer) else { return }
             endings.post(.opening(slot: slot))
             guard !isCancelled else {
-                attempt.end(madeProgress: false)
+                attempt.end(madeProgress: false, failure: nil)
                 return
             }
             // Counted here, not when scheduled: a timer replaced before it fired opens nothing.
@@ -315,6 +335,7 @@ public final class LoadEngine: Sendable {
                 transport: configuration.transport,
                 serverHostname: configuration.authority ?? configuration.host,
                 configuration: configuration.shape.http2,
+                connectTimeout: TimeAmount(configuration.connectTimeout),
                 delegate: {
                     LoadConnection(
                         configuration: configuration,
@@ -325,8 +346,10 @@ public final class LoadEngine: Sendable {
                         slot: slot,
                         notBefore: notBefore,
                         seed: UInt64(seed) &+ 1,
-                        answered: { endings.post(.answered(slot: slot)) },
-                        ended: { madeProgress in attempt.end(madeProgress: madeProgress) }
+                        answered: { refusal in endings.post(.answered(slot: slot, refusal: refusal)) },
+                        ended: { madeProgress, failure in
+                            Self.examine(failure, configuration, on: loop) { attempt.end(madeProgress: madeProgress, failure: $0) }
+                        }
                     )
                 }
             ).whenComplete { result in
@@ -339,15 +362,36 @@ public final class LoadEngine: Sendable {
                     }
                     // Opened while `cancel()` closed the others.
                     if self.isCancelled { channel.close(promise: nil) }
-                case .failure:
+                case .failure(let error):
                     statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
-                    attempt.end(madeProgress: false)
+                    Self.examine(EndpointFailure(classifying: error), configuration, on: loop) {
+                        attempt.end(madeProgress: false, failure: $0)
+                    }
                 }
             }
         }
     }
 
     private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    /// Hands `failure` to `done`, a certificate that failed verification looked at once more
+    /// first: expired, or not trusted (`EndpointFailure.refined(byLeaf:)`).
+    private static func examine(
+        _ failure: EndpointFailure?,
+        _ configuration: LoadConfiguration,
+        on loop: any EventLoop,
+        _ done: @escaping @Sendable (EndpointFailure?) -> Void
+    ) {
+        guard let failure, failure.cause == .certificateNotTrusted else { return done(failure) }
+        HTTP2Channels.peerCertificate(
+            host: configuration.host,
+            port: configuration.port,
+            serverHostname: configuration.authority ?? configuration.host,
+            group: loop
+        ).whenComplete { result in
+            done(failure.refined(byLeaf: (try? result.get()) ?? nil))
+        }
+    }
 
 }
 
@@ -401,10 +445,10 @@ private final class Recording {
 private enum Ending {
     /// `slot`'s delay passed and its connection is being opened.
     case opening(slot: Int)
-    /// `slot`'s connection received its first answer.
-    case answered(slot: Int)
-    /// `slot`'s connection ended (or could not be opened).
-    case ended(slot: Int, madeProgress: Bool)
+    /// `slot`'s connection received its first answer; `refusal` when it refused the credentials.
+    case answered(slot: Int, refusal: EndpointFailure?)
+    /// `slot`'s connection ended (or could not be opened); `failure`, what kept it from an answer.
+    case ended(slot: Int, madeProgress: Bool, failure: EndpointFailure?)
 }
 
 /// Each slot's reconnect timer, numbered, so the run can replace one that has not fired
@@ -479,8 +523,8 @@ private final class Attempt: Sendable {
         self.endings = endings
     }
 
-    func end(madeProgress: Bool) {
+    func end(madeProgress: Bool, failure: EndpointFailure?) {
         guard reported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        endings.post(.ended(slot: slot, madeProgress: madeProgress))
+        endings.post(.ended(slot: slot, madeProgress: madeProgress, failure: failure))
     }
 }

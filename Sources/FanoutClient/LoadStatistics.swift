@@ -17,8 +17,27 @@ public enum FailureCause: String, Sendable, Hashable, CaseIterable {
     case unexpectedResponse = "UnexpectedResponse"
     /// The run was stopped before it could be sent.
     case cancelled = "Cancelled"
+    // The endpoint was never reached (`EndpointFailure.Cause`): what stood in the way.
+    case nameNotResolved = "NameNotResolved"
+    case connectionRefused = "ConnectionRefused"
+    case connectTimeout = "ConnectTimeout"
+    case connectFailed = "ConnectFailed"
+    case certificateNotTrusted = "CertificateNotTrusted"
+    case certificateExpired = "CertificateExpired"
+    case certificateNameMismatch = "CertificateNameMismatch"
+    case tlsHandshakeFailed = "TLSHandshakeFailed"
+    case alpnNotH2 = "ALPNNotH2"
+    case notHTTP2 = "NotHTTP2"
+    case closedBeforeSettings = "ClosedBeforeSettings"
+    case goAwayBeforeAnswer = "GoAwayBeforeAnswer"
+    case forbidden = "Forbidden"
 
     static let all = FailureCause.allCases
+
+    /// What a notification failed with when the endpoint could not be reached.
+    public init(_ cause: EndpointFailure.Cause) {
+        self.init(rawValue: cause.rawValue)!
+    }
 }
 
 /// Why a token was not sent at all.

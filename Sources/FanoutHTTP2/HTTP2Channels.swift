@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// How a connection is carried: HTTP/2 over cleartext TCP with prior knowledge (`h2c`), or
 /// over TLS with ALPN `h2`.
@@ -113,11 +114,12 @@ public enum HTTP2Channels {
         serverHostname: String? = nil,
         configuration: HTTP2Connection.Configuration = .init(),
         settingsTimeout: TimeAmount = .seconds(10),
+        connectTimeout: TimeAmount = .seconds(10),
         delegate: @escaping @Sendable () -> Delegate
     ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTP2ConnectionHandler<Delegate>>)> {
         ClientBootstrap(group: group)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(10))
+            .connectTimeout(connectTimeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     _ = try addHandlers(
@@ -169,5 +171,75 @@ public enum HTTP2Channels {
         )
         try operations.addHandler(handler)
         return handler
+    }
+}
+
+extension HTTP2Channels {
+    /// The certificate `host:port` presents, fetched without verifying it (a second look at a
+    /// certificate that failed verification: expired, or not trusted?); `nil` when none came
+    /// within `timeout`.
+    public static func peerCertificate(
+        host: String,
+        port: Int,
+        serverHostname: String?,
+        group: any EventLoopGroup,
+        timeout: TimeAmount = .seconds(2)
+    ) -> EventLoopFuture<NIOSSLCertificate?> {
+        let loop = group.next()
+        let promise = loop.makePromise(of: NIOSSLCertificate?.self)
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .none
+        configuration.applicationProtocols = ["h2"]
+        guard let context = try? NIOSSLContext(configuration: configuration) else {
+            promise.succeed(nil)
+            return promise.futureResult
+        }
+        let name = (serverHostname ?? host).first?.isLetter == true ? serverHostname ?? host : nil
+        let deadline = loop.scheduleTask(in: timeout) { promise.succeed(nil) }
+        ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let operations = channel.pipeline.syncOperations
+                    try operations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
+                    try operations.addHandler(PeerCertificateCatcher(promise: promise))
+                }
+            }
+            .connect(host: host, port: port)
+            .whenComplete { result in
+                if case .success(let channel) = result {
+                    promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                } else {
+                    promise.succeed(nil)
+                }
+            }
+        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        return promise.futureResult
+    }
+}
+
+/// Hands the peer's certificate to `promise` when the handshake completes (or `nil` when the
+/// channel ends first); whichever comes first wins, later ones are ignored.
+private final class PeerCertificateCatcher: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    private let promise: EventLoopPromise<NIOSSLCertificate?>
+
+    init(promise: EventLoopPromise<NIOSSLCertificate?>) { self.promise = promise }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+            promise.succeed(try? context.pipeline.syncOperations.nioSSL_peerCertificate())
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.succeed(nil)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.succeed(nil)
+        context.close(promise: nil)
     }
 }

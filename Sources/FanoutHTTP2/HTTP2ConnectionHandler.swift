@@ -79,6 +79,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var incompleteFrameTimer: Scheduled<Void>?
     /// Between a burst's first `channelRead` and its `channelReadComplete`.
     private var isReading = false
+    /// Whether any byte has come from the peer (its first ones are checked for another protocol).
+    private var heardPeer = false
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
@@ -144,6 +146,14 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
+        if !heardPeer {
+            heardPeer = true
+            if connection.role == .client, let wrong = HTTP2ChannelError(otherProtocolIn: bytes) {
+                failure = wrong
+                context.close(promise: nil)
+                return
+            }
+        }
         connection.now = NIODeadline.now().uptimeNanoseconds
         if !isReading {
             isReading = true
@@ -318,11 +328,53 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
 public enum HTTP2ChannelError: Error, Sendable, Hashable, CustomStringConvertible {
     /// TLS completed without choosing `h2` by ALPN.
     case alpnNotNegotiated(String?)
+    /// The server's first bytes were an HTTP/1.x status line (given): it does not take HTTP/2
+    /// with prior knowledge.
+    case answeredInHTTP1(String)
+    /// The server's first bytes were a TLS record: it wants `https://`.
+    case answeredInTLS
+    /// The server's first bytes (given, quoted) were not the SETTINGS frame every HTTP/2
+    /// server starts with (RFC 9113 §3.4).
+    case notHTTP2Preface(String)
 
     public var description: String {
         switch self {
         case .alpnNotNegotiated(let protocolName):
             "TLS chose \(protocolName.map { "ALPN \($0)" } ?? "no ALPN protocol"), not h2"
+        case .answeredInHTTP1(let statusLine):
+            "the server answered in HTTP/1: \(statusLine)"
+        case .answeredInTLS:
+            "the server answered in TLS: use https://"
+        case .notHTTP2Preface(let quoted):
+            "the server's first bytes were not an HTTP/2 SETTINGS frame: \(quoted)"
+        }
+    }
+
+    /// A server's first bytes that cannot start an HTTP/2 frame and say what they are instead:
+    ///
+    /// ```
+    ///   "HTTP/1.1 400 …"   48 54 54 50 2F  a status line (as a frame: length 0x485454, far past
+    ///                                      any SETTINGS_MAX_FRAME_SIZE)
+    ///   TLS alert/handshake 15|16 03 xx   a TLS record (length 0x1503xx or 0x1603xx: the same)
+    ///   HTTP/2              ll ll ll 04   the server's SETTINGS: its preface, always first
+    ///   anything else       "<!DOCTYPE…"  not HTTP/2 (quoted)
+    /// ```
+    /// Fewer than 4 bytes are not judged.
+    init?(otherProtocolIn bytes: ByteBuffer) {
+        let view = bytes.readableBytesView
+        if view.starts(with: "HTTP/1.".utf8) {
+            let line = view.prefix(120).prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
+            self = .answeredInHTTP1(String(decoding: line, as: UTF8.self))
+        } else if view.count >= 2, [0x15, 0x16].contains(view.first!), view.dropFirst().first == 0x03 {
+            self = .answeredInTLS
+        } else if view.count >= 4, view[view.startIndex + 3] != HTTP2FrameType.settings.rawValue {
+            let quoted = view.prefix(24).map { byte in
+                (0x20..<0x7F).contains(byte)
+                    ? String(UnicodeScalar(byte)) : "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }
+            self = .notHTTP2Preface("\"" + quoted.joined() + (view.count > 24 ? "…\"" : "\""))
+        } else {
+            return nil
         }
     }
 }

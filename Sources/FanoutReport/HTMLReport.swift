@@ -37,6 +37,7 @@ public struct HTMLReport {
         let valid = summary.valid
         let reconciled = summary.reconciled
         if let provider = summary.provider { return providerPage(provider) }
+        guard summary.answered > 0 else { return unansweredPage() }
         let headline = [
             ("sent", grouped(sent)),
             ("throughput", grouped(Int(throughput.rounded())) + "/s"),
@@ -61,6 +62,20 @@ public struct HTMLReport {
         body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
         body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
         return ChartFrame.page(title: "Fanout run: \(grouped(sent)) notifications", body: body)
+    }
+
+    /// A run the server answered nothing of: what was tried, what happened, and no figure
+    /// that would stand for a measurement.
+    private func unansweredPage() -> String {
+        let headline = [
+            ("sent", grouped(summary.sent)), ("answers", "none"), ("valid", "NO"),
+        ]
+        var body = "<h1>Fanout run: no answers</h1>\n" + cards(headline) + invalidLines()
+        if let abandoned = summary.abandoned { body += "<p>\(ChartFrame.escape(abandoned))</p>\n" }
+        body += "<h2>Outcomes</h2>\n" + outcomesChart()
+        body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
+        body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
+        return ChartFrame.page(title: "Fanout run: no answers", body: body)
     }
 
     /// A sink's folder: the provider under test — its fan-out, its card, its connections.

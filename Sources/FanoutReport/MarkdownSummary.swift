@@ -11,6 +11,7 @@ public struct MarkdownSummary {
 
     /// `CPU per notification: sender 5.21 µs, sink 3.10 µs` (sink only for `fanout run`).
     var cpuLine: String {
+        guard summary.answered > 0 else { return "CPU per notification: none (no answers)" }
         let cpu = summary.cpu
         let parts = [("sender", cpu?.senderPerNotification), ("sink", cpu?.sinkPerNotification)].compactMap {
             role,
@@ -32,19 +33,29 @@ public struct MarkdownSummary {
                 + " · \(summary.configuration.model) model"
         )
         for reason in summary.invalidReasons { lines.append("- \(reason)") }
+        let answered = summary.answered > 0
+        let throughput = answered ? "\(grouped(Int(summary.throughputPerSecond.rounded())))/s" : "no answers"
         lines += [
             "",
             "| notifications | throughput | connections × streams | elapsed |",
             "|---:|---:|---:|---:|",
-            "| \(grouped(summary.sent)) | \(grouped(Int(summary.throughputPerSecond.rounded())))/s | \(summary.connections) × \(summary.streamsPerConnection) | \(String(format: "%.2f", summary.elapsedSeconds)) s |",
+            "| \(grouped(summary.sent)) | \(throughput) | \(summary.connections) × \(summary.streamsPerConnection) | \(String(format: "%.2f", summary.elapsedSeconds)) s |",
             "",
             cpuLine,
             "",
-            "| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-            "| ms | "
-                + SummaryDocument.Latency.percentiles.map { String(format: "%.2f", summary.latency[keyPath: $0.value]) }
-                .joined(separator: " | ") + " |",
+        ]
+        lines +=
+            answered
+            ? [
+                "| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |",
+                "|---|---:|---:|---:|---:|---:|---:|",
+                "| ms | "
+                    + SummaryDocument.Latency.percentiles.map {
+                        String(format: "%.2f", summary.latency[keyPath: $0.value])
+                    }
+                    .joined(separator: " | ") + " |",
+            ] : ["Latency: no answers."]
+        lines += [
             "",
             "| outcome | count |",
             "|---|---:|",

@@ -135,8 +135,15 @@ public struct RunSummary: Sendable {
     public var invalidReasons: [String] {
         var reasons = report.invalidReasons
         if let reconciliation, !reconciliation.agrees { reasons.append("sender and sink disagree") }
+        if answered == 0 { reasons.append(Self.noAnswers) }
         return reasons
     }
+
+    /// Notifications the server answered, accepted or rejected.
+    public var answered: Int { report.snapshot.accepted + report.snapshot.rejected.values.reduce(0, +) }
+
+    /// Why a run without a single answer measures nothing.
+    public static let noAnswers = "no answers: the server answered no notification, so no rate or latency was measured"
 
     /// Milliseconds at `percentile` (0...100).
     public func latency(at percentile: Double) -> Double {
@@ -255,6 +262,9 @@ public struct RunSummary: Sendable {
                 Self.microsecondsPerNotification(cpu, sent: sent).map { String(format: "%.2f", $0) } ?? "-"
             return "\(name) \(perNotification) (\(String(format: "%.2f", Double(cpu.wholeNanoseconds) / 1e9)) s)"
         }
+        guard answered > 0 else {
+            return "cpu: sender \(String(format: "%.2f", Double(report.senderCPU.wholeNanoseconds) / 1e9)) s, none per notification (no answers)"
+        }
         return "cpu µs per notification: " + part("sender", report.senderCPU)
             + (sinkCPU.map { "  " + part("sink", $0) } ?? "")
     }
@@ -313,8 +323,9 @@ public struct RunSummary: Sendable {
         let rejected = snapshot.rejected.values.reduce(0, +)
         let failed = snapshot.failed.values.reduce(0, +)
         let skipped = snapshot.skipped.values.reduce(0, +)
+        let rate = answered == 0 ? "no answers" : "\(grouped(Int(throughput.rounded()))) notifications/s"
         var lines = [
-            "\(grouped(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connections × \(streamsPerConnection) streams: \(grouped(Int(throughput.rounded()))) notifications/s",
+            "\(grouped(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connections × \(streamsPerConnection) streams: \(rate)",
             "accepted \(grouped(snapshot.accepted))   rejected \(grouped(rejected))   failed \(grouped(failed))   skipped \(grouped(skipped))   (requests \(grouped(snapshot.requests)), retries \(grouped(snapshot.retries)))",
         ]
         for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
@@ -348,11 +359,15 @@ public struct RunSummary: Sendable {
                 "warm-up: notifications started in the first \(report.warmUp) are left out of latency and throughput"
             )
         }
-        lines.append(
-            "latency ms: "
-                + SummaryDocument.Latency.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.percentile)))" }
-                .joined(separator: "  ")
-        )
+        if answered == 0 {
+            lines.append("latency: no answers")
+        } else {
+            lines.append(
+                "latency ms: "
+                    + SummaryDocument.Latency.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.percentile)))" }
+                    .joined(separator: "  ")
+            )
+        }
         lines.append(cpuLine)
         lines += harness.lines
         if let reconciliation {

@@ -110,7 +110,7 @@ public struct CostWorkload: Sendable {
                 recorder: recorder,
                 tickets: nil,
                 seed: 1,
-                ended: { _ in }
+                ended: { _, _ in }
             ),
             configuration.shape.http2,
             server: SinkConnection(

@@ -1,3 +1,4 @@
+import FanoutClient
 import FanoutReport
 import FanoutSettings
 import Foundation
@@ -12,13 +13,18 @@ public enum RunStatus: Int32, Sendable, Comparable {
     /// The numbers cannot be trusted: the open model's generator fell further behind its
     /// schedule than the lag limit.
     case invalid = 4
+    /// Could not reach the endpoint: no connection got as far as an answer (a name not
+    /// resolved, refused or timed-out connects, TLS, not HTTP/2, credentials refused).
+    case unreachable = 5
     /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
     case interrupted = 130
 
     /// The status of a finished run.
     public init(_ summary: RunSummary) {
         let report = summary.report
-        if report.cancelled && report.abandoned == nil {
+        if report.unreachable != nil {
+            self = .unreachable
+        } else if report.cancelled && report.abandoned == nil {
             self = .interrupted
         } else if !report.invalidReasons.isEmpty {
             self = .invalid
@@ -46,7 +52,16 @@ extension RunSummary {
             (text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
         )
         appendToStepSummary(from: directory)
+        if let failure = report.unreachable {
+            StandardStream.error.write((Self.unreachableLine(failure, host: configuration.host, port: configuration.port) + "\n").utf8)
+        }
         return RunStatus(self)
+    }
+
+    /// The one line on standard error for an endpoint never reached: where, what, what to do.
+    public static func unreachableLine(_ failure: EndpointFailure, host: String, port: Int) -> String {
+        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        return "fanout: could not reach \(address): \(failure.phrase) (\(failure.detail)): \(failure.advice)"
     }
 }
 

@@ -82,6 +82,8 @@ public struct SendJob: Sendable {
     public var goneTokens: String?
     /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
     public var metrics: MetricsAddress?
+    /// How long the endpoint may take to be reached (`--connect-timeout`).
+    public var connectTimeout = LoadConfiguration.defaultConnectTimeout
 
     public init(endpoint: Endpoint, template: String, headers: NotificationHeaders, tokens: TokenSet) {
         self.endpoint = endpoint
@@ -115,6 +117,7 @@ public struct SendJob: Sendable {
             encoder: PayloadEncoder(template: template),
             shape: shardShape
         )
+        configuration.connectTimeout = connectTimeout
         if let tokenAuth {
             do {
                 configuration.providerTokens = try ProviderTokens(

@@ -17,7 +17,12 @@ public enum SinkCertificates {
     /// in its subject alternative names), valid from a minute ago for a year; writes them to
     /// `directory` (made if missing) as `cert.pem` and `key.pem`, the key readable by its owner
     /// only. A client trusts the sink with `cert.pem` as its CA file.
-    public static func writeSelfSigned(into directory: String, hosts: [String]) throws -> Files {
+    /// `validity` replaces that year (tests make expired certificates with it).
+    public static func writeSelfSigned(
+        into directory: String,
+        hosts: [String],
+        validity: Range<Date>? = nil
+    ) throws -> Files {
         let key = P256.Signing.PrivateKey()
         let name = try DistinguishedName {
             OrganizationName("Fanout")
@@ -36,8 +41,8 @@ public enum SinkCertificates {
             version: .v3,
             serialNumber: Certificate.SerialNumber(),
             publicKey: Certificate.PublicKey(key.publicKey),
-            notValidBefore: now - 60,
-            notValidAfter: now + 365 * 24 * 3600,
+            notValidBefore: validity?.lowerBound ?? now - 60,
+            notValidAfter: validity?.upperBound ?? now + 365 * 24 * 3600,
             issuer: name,
             subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,

@@ -21,8 +21,9 @@ struct SendCommand: ParsableCommand {
             line shows on a terminal. Ctrl-C stops the run; what was done is still summarised \
             and written. Exit status: 0 when every notification was accepted or rejected by the \
             server, 3 when some failed (no answer after every try), 4 when the run is invalid \
-            (the generator fell behind its schedule by more than --max-lag), 130 after Ctrl-C, 1 \
-            on an error.
+            (the generator fell behind its schedule by more than --max-lag), 5 when it could not \
+            reach the endpoint (no connection got as far as an answer: the cause is on standard \
+            error and in summary.json's failed reasons), 130 after Ctrl-C, 1 on an error.
             """
     )
 
@@ -148,6 +149,15 @@ struct EndpointOptions: ParsableArguments {
     )
     var tokenRefresh = SendJob.TokenAuth.defaultRefresh
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long to try reaching the endpoint: refused and timed-out connects are tried again until then; then the run ends with exit status 5.",
+            valueName: "duration"
+        )
+    )
+    var connectTimeout = LoadConfiguration.defaultConnectTimeout
+
     func validate() throws {
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
         let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
@@ -156,6 +166,7 @@ struct EndpointOptions: ParsableArguments {
         }
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
+        if connectTimeout <= .zero { throw ValidationError("--connect-timeout must be more than 0s.") }
     }
 
     /// Whether an option only an endpoint takes is given (all but --topic).
@@ -163,7 +174,8 @@ struct EndpointOptions: ParsableArguments {
         let given: [Any?] = [
             scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey, keyFile, keyId, teamId,
         ]
-        return insecure || tokenRefresh != SendJob.TokenAuth.defaultRefresh || given.contains { $0 != nil }
+        return insecure || tokenRefresh != SendJob.TokenAuth.defaultRefresh
+            || connectTimeout != LoadConfiguration.defaultConnectTimeout || given.contains { $0 != nil }
     }
 
     static func parsedEndpoint(_ text: String) throws -> SendJob.Endpoint {
@@ -211,6 +223,7 @@ struct EndpointOptions: ParsableArguments {
         job.tls.insecure = insecure
         job.tls.certificate = cert
         job.tls.certificateKey = certKey
+        job.connectTimeout = connectTimeout
         guard ProviderTokens.allowedRefresh.contains(tokenRefresh) else {
             throw ValidationError(
                 "--token-refresh must be from 20m to 60m (APNs' rule), not \(DurationNotation.format(tokenRefresh))."

@@ -145,11 +145,12 @@ import Testing
         #expect(pool.active == 1)
         _ = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true)
         pool.opening(slot: 1)
-        guard case .giveUp(let reason) = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true) else {
+        guard case .giveUp(let giveUp) = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true) else {
             Issue.record("the pool did not give up")
             return
         }
-        #expect(reason.contains("2 times in a row"))
+        #expect(giveUp.reason.contains("2 times in a row"))
+        #expect(giveUp.unreachable == nil)
         #expect(pool.active == 0)
     }
 
@@ -193,6 +194,94 @@ import Testing
         _ = pool.connectionEnded(slot: 1, madeProgress: true, workRemains: true)
         #expect(pool.workReturned() == ConnectionPool.Action.none)
         #expect(pool.active == 0)
+    }
+}
+
+/// The connect phase: until the endpoint answers, its failures decide when the run ends.
+@Suite struct ConnectionPoolReachTests {
+    static let second: UInt64 = 1_000_000_000
+    static let refused = EndpointFailure(.connectionRefused, "ECONNREFUSED")
+    static let untrusted = EndpointFailure(.certificateNotTrusted, "self-signed")
+
+    @Test func aFailureRetryingCannotHealEndsTheRunAtOnce() {
+        var pool = ConnectionPool(slots: 4, connectTimeout: .seconds(10))
+        _ = pool.start(now: 0)
+        let action = pool.connectionEnded(
+            slot: 2, madeProgress: false, workRemains: true, failure: Self.untrusted, now: 1_000)
+        #expect(action == .giveUp(.init(reason: "could not reach the endpoint: \(Self.untrusted)", unreachable: Self.untrusted)))
+        // Slots still connecting end as the engine closes them; nothing opens again.
+        #expect(pool.slots == [.connecting, .connecting, .idle, .connecting])
+        for slot in [0, 1, 3] {
+            #expect(pool.connectionEnded(slot: slot, madeProgress: false, workRemains: true, failure: Self.refused) == .none)
+        }
+        #expect(pool.active == 0)
+    }
+
+    /// Refused connects are tried again with backoff, never past the connect timeout, and the
+    /// run ends with the cause once it has passed, however few tries that took.
+    @Test func healableFailuresAreRetriedUntilTheConnectTimeout() {
+        var pool = ConnectionPool(slots: 1, connectTimeout: .seconds(1))
+        _ = pool.start(now: 5 * Self.second)
+        var now = 5 * Self.second
+        var tries = 1
+        while true {
+            let action = pool.connectionEnded(slot: 0, madeProgress: false, workRemains: true, failure: Self.refused, now: now)
+            if case .giveUp(let giveUp) = action {
+                #expect(giveUp.unreachable == Self.refused)
+                break
+            }
+            guard case .open(0, let delay) = action else {
+                Issue.record("\(action)")
+                return
+            }
+            #expect(now + delay <= 6 * Self.second, "a retry past the connect timeout")
+            now += max(delay, 1_000_000)
+            pool.opening(slot: 0)
+            tries += 1
+        }
+        #expect(now >= 6 * Self.second)
+        // More than the 8 in a row that end a run once the endpoint has worked: time decides.
+        #expect(tries > 8)
+    }
+
+    @Test func anAnswerEndsTheConnectPhase() {
+        var pool = ConnectionPool(slots: 2, maxFailuresInARow: 2, connectTimeout: .seconds(1))
+        _ = pool.start(now: 0)
+        #expect(pool.connectionAnswered(slot: 0).isEmpty)
+        #expect(pool.reached)
+        // Now even a certificate failure is one more failure in a row, not the end.
+        guard case .open = pool.connectionEnded(slot: 1, madeProgress: false, workRemains: true, failure: Self.untrusted, now: 2 * Self.second)
+        else {
+            Issue.record("gave up after the endpoint had been reached")
+            return
+        }
+    }
+
+    @Test func a403OnEveryConnectionsFirstRequestEndsTheRun() {
+        let refusal = EndpointFailure.forbidden(status: 403, reason: .invalidProviderToken)!
+        var pool = ConnectionPool(slots: 3, connectTimeout: .seconds(10))
+        _ = pool.start(now: 0)
+        #expect(pool.connectionAnswered(slot: 0, forbidden: refusal).isEmpty)
+        #expect(pool.connectionAnswered(slot: 2, forbidden: refusal).isEmpty)
+        #expect(!pool.reached)
+        guard case .giveUp(let giveUp) = pool.connectionAnswered(slot: 1, forbidden: refusal).first else {
+            Issue.record("the pool did not give up")
+            return
+        }
+        #expect(giveUp.unreachable?.cause == .forbidden)
+        #expect(giveUp.unreachable?.detail == "403 InvalidProviderToken")
+        // ExpiredProviderToken is renewed, not a refusal; other statuses are answers.
+        #expect(EndpointFailure.forbidden(status: 403, reason: .expiredProviderToken) == nil)
+        #expect(EndpointFailure.forbidden(status: 400, reason: .badDeviceToken) == nil)
+    }
+
+    @Test func oneAcceptedFirstAnswerOutweighsRefusals() {
+        let refusal = EndpointFailure.forbidden(status: 403, reason: .badCertificate)!
+        var pool = ConnectionPool(slots: 2, connectTimeout: .seconds(10))
+        _ = pool.start(now: 0)
+        #expect(pool.connectionAnswered(slot: 0, forbidden: nil).isEmpty)
+        #expect(pool.connectionAnswered(slot: 1, forbidden: refusal).isEmpty)
+        #expect(pool.reached)
     }
 }
 

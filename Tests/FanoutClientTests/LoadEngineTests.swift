@@ -83,7 +83,9 @@ import Testing
         #expect(outcome.sink.peakConcurrentStreams == 500)
     }
 
-    @Test func noServerMeansTheRunGivesUpWithConnectionLost() throws {
+    /// Refused connects are tried again until the connect timeout; then what was read fails
+    /// with the cause, and the report says the endpoint was never reached.
+    @Test func noServerMeansTheRunEndsUnreachableAtTheConnectTimeout() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let tokens = try TokenStream(.generated(TokenGenerator(count: 100, seed: 1)))
@@ -95,9 +97,13 @@ import Testing
         )
         configuration.shape.connections = 1
         configuration.shape.deadline = .seconds(60)
+        configuration.connectTimeout = .milliseconds(500)
         let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
-        #expect(report.abandoned?.contains("in a row without progress") == true)
-        #expect(report.snapshot.failed == [.connectionLost: 100])
+        #expect(report.unreachable?.cause == .connectionRefused)
+        #expect(report.abandoned?.contains("could not reach the endpoint: connection refused") == true)
+        #expect(report.snapshot.failed == [.connectionRefused: 100])
         #expect(report.snapshot.accepted == 0)
+        // The timeout, not eight tries in a row, ended it: well under the deadline.
+        #expect(report.elapsed >= .milliseconds(500) && report.elapsed < .seconds(5))
     }
 }

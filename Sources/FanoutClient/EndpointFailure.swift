@@ -1,0 +1,227 @@
+import FanoutAPNs
+import FanoutHTTP2
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+import struct Foundation.Date
+
+/// Why a connection to the endpoint did not get as far as an answer, named the way its fix is:
+/// each cause says whether trying again can help and what the user should do.
+///
+/// ```
+///   TCP ──► TLS ──► ALPN ──► HTTP/2 preface + SETTINGS ──► first answer
+///    │       │       │         │                             │
+///    │       │       │         ├─ "HTTP/1.1 …" back: notHTTP2 ├─ GOAWAY first: goAwayBeforeAnswer
+///    │       │       │         └─ TLS bytes back:   notHTTP2 └─ 403 first:   forbidden
+///    │       │       └─ not h2: alpnNotH2
+///    │       └─ certificateNotTrusted, certificateExpired, certificateNameMismatch,
+///    │          tlsHandshakeFailed
+///    └─ nameNotResolved, connectionRefused, connectTimeout, connectFailed
+/// ```
+public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Cause: String, Sendable, Hashable, CaseIterable {
+        case nameNotResolved = "NameNotResolved"
+        case connectionRefused = "ConnectionRefused"
+        case connectTimeout = "ConnectTimeout"
+        /// Another socket error (network unreachable, reset during connect).
+        case connectFailed = "ConnectFailed"
+        case certificateNotTrusted = "CertificateNotTrusted"
+        case certificateExpired = "CertificateExpired"
+        case certificateNameMismatch = "CertificateNameMismatch"
+        case tlsHandshakeFailed = "TLSHandshakeFailed"
+        case alpnNotH2 = "ALPNNotH2"
+        case notHTTP2 = "NotHTTP2"
+        /// Closed (or silent) before its first HTTP/2 frame: a TLS server given http://, or
+        /// one turning connections away.
+        case closedBeforeSettings = "ClosedBeforeSettings"
+        case goAwayBeforeAnswer = "GoAwayBeforeAnswer"
+        case forbidden = "Forbidden"
+    }
+
+    public var cause: Cause
+    /// What exactly happened: the errno, the TLS library's words, the status line, the reason.
+    public var detail: String
+
+    public init(_ cause: Cause, _ detail: String) {
+        self.cause = cause
+        self.detail = detail
+    }
+
+    /// Whether another attempt may succeed: a server starting up refuses and times out; a
+    /// certificate, a protocol or a missing name does not change in the next second.
+    public var isHealable: Bool {
+        switch cause {
+        case .connectionRefused, .connectTimeout, .connectFailed, .closedBeforeSettings, .goAwayBeforeAnswer: true
+        default: false
+        }
+    }
+
+    /// What the user should do about it.
+    public var advice: String {
+        switch cause {
+        case .nameNotResolved:
+            "check the host name in --endpoint, and that this machine can resolve names (DNS)"
+        case .connectionRefused:
+            "nothing is listening on that port: check --endpoint's port and that the server is running"
+        case .connectTimeout:
+            "nothing answered the TCP connect: check the address and any firewall (--connect-timeout sets how long to try)"
+        case .connectFailed:
+            "check the address and this machine's network"
+        case .certificateNotTrusted:
+            "give the CA that issued the server's certificate with --ca-file (or, for a loopback test only, --insecure)"
+        case .certificateExpired:
+            "the server's certificate must be renewed (or this machine's clock is wrong)"
+        case .certificateNameMismatch:
+            "use the name the certificate was issued for in --endpoint, or give the server a certificate for this name"
+        case .tlsHandshakeFailed:
+            "check that the server speaks TLS 1.2 or later with an HTTP/2 cipher, and the client certificate (--cert, --cert-key) if it asks for one"
+        case .alpnNotH2:
+            "the server (or a proxy before it) must offer HTTP/2 by ALPN h2, as APNs and `fanout sink --tls` do"
+        case .notHTTP2:
+            "the endpoint must speak HTTP/2: https:// with ALPN h2, or http:// for a server that takes HTTP/2 with prior knowledge (h2c)"
+        case .closedBeforeSettings:
+            "the server closed the connection before speaking HTTP/2: a TLS server needs https://; a server turning connections away needs a while"
+        case .goAwayBeforeAnswer:
+            "the server closed every connection before answering: read its reason; an overloaded or draining server may need a while"
+        case .forbidden:
+            "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic"
+        }
+    }
+
+    /// `cause: detail`, in words.
+    public var description: String { "\(phrase) (\(detail))" }
+
+    /// The cause in a few words.
+    public var phrase: String {
+        switch cause {
+        case .nameNotResolved: "name not resolved"
+        case .connectionRefused: "connection refused"
+        case .connectTimeout: "connect timed out"
+        case .connectFailed: "connect failed"
+        case .certificateNotTrusted: "certificate not trusted"
+        case .certificateExpired: "certificate expired"
+        case .certificateNameMismatch: "certificate name mismatch"
+        case .tlsHandshakeFailed: "TLS handshake failed"
+        case .alpnNotH2: "ALPN did not choose h2"
+        case .notHTTP2: "not HTTP/2"
+        case .closedBeforeSettings: "closed before HTTP/2 began"
+        case .goAwayBeforeAnswer: "GOAWAY before any answer"
+        case .forbidden: "403 on the first request"
+        }
+    }
+
+    /// The cause of a failed connect or of a connection that ended with `error` before its
+    /// first answer; `nil` when the error says nothing about the endpoint (a close we asked for).
+    public init?(classifying error: any Error) {
+        switch error {
+        case let error as NIOConnectionError:
+            if error.connectionErrors.isEmpty, let dns = error.dnsAError ?? error.dnsAAAAError {
+                self.init(classifying: dns)
+            } else if let first = error.connectionErrors.first {
+                self.init(classifying: first.error)
+            } else {
+                self.init(.connectFailed, "\(error)")
+            }
+        case let error as SocketAddressError.UnknownHost:
+            self.init(.nameNotResolved, "\(error.host): \(error.errorDescription)")
+        case let error as ChannelError:
+            guard case .connectTimeout(let amount) = error else { return nil }
+            self.init(.connectTimeout, "no answer in \(Double(amount.nanoseconds) / 1e9) s")
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: self.init(.connectionRefused, "ECONNREFUSED")
+            case ETIMEDOUT: self.init(.connectTimeout, "ETIMEDOUT")
+            default: self.init(.connectFailed, "\(error)")
+            }
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            self.init(.certificateNameMismatch, "the certificate does not name the host asked for")
+        case let error as NIOSSLError:
+            self.init(tls: error)
+        case let error as HTTP2ChannelError:
+            switch error {
+            case .alpnNotNegotiated: self.init(.alpnNotH2, error.description)
+            case .answeredInHTTP1, .answeredInTLS, .notHTTP2Preface: self.init(.notHTTP2, error.description)
+            }
+        case let error as HTTP2FrameError where error.stream == nil:
+            if error.code == .settingsTimeout {
+                self.init(.closedBeforeSettings, "no HTTP/2 SETTINGS from the server in time")
+            } else {
+                self.init(.notHTTP2, "the server broke HTTP/2: \(error.reason)")
+            }
+        default:
+            return nil
+        }
+    }
+
+    private init(tls error: NIOSSLError) {
+        guard case .handshakeFailed(let failure) = error else {
+            if case .uncleanShutdown = error {
+                self.init(.tlsHandshakeFailed, "the server closed the connection during the handshake")
+            } else {
+                self.init(.tlsHandshakeFailed, "\(error)")
+            }
+            return
+        }
+        let words = "\(failure)"
+        if words.contains("NO_APPLICATION_PROTOCOL") {
+            self.init(.alpnNotH2, "the server offers no protocol the client asked for (h2): it does not speak HTTP/2 over TLS")
+        } else if words.contains("CERTIFICATE_VERIFY_FAILED") {
+            self.init(.certificateNotTrusted, "the certificate does not chain to a trusted CA")
+        } else if words.contains("WRONG_VERSION_NUMBER") || words.contains("UNKNOWN_PROTOCOL") {
+            self.init(.tlsHandshakeFailed, "the server did not answer in TLS: an http:// endpoint?")
+        } else {
+            self.init(.tlsHandshakeFailed, words)
+        }
+    }
+
+    /// The peer's GOAWAY before any answer: its code and the reason in its debug data (APNs
+    /// puts `{"reason":"…"}` there).
+    public static func goAway(code: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) -> EndpointFailure {
+        let reason = APNsErrorBody.reason(in: debugData).map { ", reason \($0.rawValue)" } ?? ""
+        return EndpointFailure(.goAwayBeforeAnswer, "\(code)\(reason)")
+    }
+
+    /// A first answer that says the connection's credentials were refused: 403 with a reason
+    /// another request on the same credentials would get too. (`ExpiredProviderToken` is not
+    /// one: the sender renews its token and tries again.)
+    public static func forbidden(status: Int, reason: APNsReason?) -> EndpointFailure? {
+        guard status == 403, reason != .expiredProviderToken else { return nil }
+        return EndpointFailure(.forbidden, reason.map { "403 \($0.rawValue)" } ?? "403 without a reason")
+    }
+
+    /// A certificate that failed verification, looked at again: expired (or not yet valid)
+    /// is said as such; otherwise it is not trusted.
+    public func refined(byLeaf leaf: NIOSSLCertificate?, now: Date = Date()) -> EndpointFailure {
+        guard cause == .certificateNotTrusted, let leaf else { return self }
+        let seconds = Int(now.timeIntervalSince1970)
+        if Int(leaf.notValidAfter) < seconds {
+            return EndpointFailure(.certificateExpired, "expired \(Self.day(leaf.notValidAfter))")
+        }
+        if Int(leaf.notValidBefore) > seconds {
+            return EndpointFailure(.certificateExpired, "not valid before \(Self.day(leaf.notValidBefore))")
+        }
+        return self
+    }
+
+    /// `time` as YYYY-MM-DD (UTC): days to a civil date (H. Hinnant's algorithm).
+    static func day(_ time: time_t) -> String {
+        let z = Int(time).floorDivided(by: 86_400) + 719_468
+        let era = z.floorDivided(by: 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day))"
+    }
+}
+
+extension Int {
+    fileprivate func floorDivided(by divisor: Int) -> Int {
+        (self >= 0 ? self : self - divisor + 1) / divisor
+    }
+}
