@@ -69,6 +69,8 @@ public struct LoadModel: Sendable {
     /// SETTINGS before it, the first request goes out at it, and seconds and the schedule
     /// count from it. `nil`: as soon as a connection is ready.
     public var startAt: Date?
+    /// Why the schedule's rate was not the user's own (Apple's hosts' cap), said in the summary.
+    public var rateNote: String?
 
     public init(schedule: ArrivalSchedule? = nil, duration: Duration? = nil, warmUp: Duration = .zero) {
         self.schedule = schedule

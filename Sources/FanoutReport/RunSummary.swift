@@ -204,7 +204,8 @@ public struct RunSummary: Sendable {
                     stages: schedule.stages.map {
                         .init(durationSeconds: Double($0.duration.wholeNanoseconds) / 1e9, targetPerSecond: $0.target)
                     },
-                    planned: schedule.total.map { Int($0) }
+                    planned: schedule.total.map { Int($0) },
+                    capped: configuration.shape.model.rateNote
                 )
             },
             generatorLag: report.schedule == nil
@@ -342,6 +343,7 @@ public struct RunSummary: Sendable {
             lines.append(
                 "open model, \(schedule): latency counted from each notification's due time; generator lag max \(milliseconds(lag)) ms (limit \(milliseconds(Double(report.maxLag.wholeNanoseconds) / 1e6)) ms)"
             )
+            if let note = configuration.shape.model.rateNote { lines.append("rate \(note)") }
         }
         if snapshot.unscheduled > 0 {
             lines.append("not sent (the schedule or duration was over): \(grouped(snapshot.unscheduled))")

@@ -304,11 +304,13 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         public var stages: [Stage]
         /// Arrivals the schedule plans; `null` for an endless one.
         @Nullable public var planned: Int?
+        /// Why the rate was not the user's own (Apple's hosts' cap); absent when it was.
+        public var capped: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case description
             case startRatePerSecond = "start_rate_per_second"
-            case stages, planned
+            case stages, planned, capped
         }
     }
 

@@ -37,6 +37,26 @@ public struct SendJob: Sendable {
         }
 
         public var description: String { "\(tls ? "https" : "http")://\(host):\(port)" }
+
+        /// Apple's APNs host this endpoint names, if it names one.
+        public var apple: APNsHost? { APNsHost(host: host) }
+
+        /// Why a send to this endpoint is refused before any socket opens, if it is: synthetic
+        /// tokens to Apple's hosts, or Apple's production host without `--production`.
+        public func refusal(generatedTokens: Bool, production: Bool) -> String? {
+            guard let apple else { return nil }
+            if generatedTokens {
+                return "--generate makes synthetic device tokens, and \(host) is Apple's APNs: Apple answers every "
+                    + "one BadDeviceToken, and floods of rejected requests get a provider's connections closed and "
+                    + "throttled. Measure with synthetic tokens against `fanout sink` (or `fanout run`), or send "
+                    + "Apple a file of real device tokens with --tokens FILE."
+            }
+            if apple.isProduction && !production {
+                return "\(host) is Apple's production APNs, which delivers to the devices of released apps: add "
+                    + "--production to send there (development builds use \(APNsHost.sandbox.rawValue))."
+            }
+            return nil
+        }
     }
 
     /// TLS files: whom to trust, and a client certificate for certificate auth.

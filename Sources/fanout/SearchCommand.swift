@@ -181,6 +181,7 @@ struct SearchCommand: ParsableCommand {
         guard let template else {
             throw ValidationError("--endpoint needs --template: the notification to send.")
         }
+        try target.checkApple(endpoint, generatedTokens: tokens == nil)
         if tokens == "-" { throw ValidationError("--tokens: every step reads the tokens again; give a file, not -.") }
         let tokenSet = tokens.map { TokenSet(.file($0)) }
         var job = try target.job(

@@ -54,6 +54,7 @@ struct SendCommand: ParsableCommand {
     var output: String?
 
     func validate() throws {
+        try target.checkApple(endpoint, generatedTokens: tokenOptions.generate != nil)
         if repeating.repeats > 1 && shape.load.startAt != nil {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
         }
@@ -72,6 +73,16 @@ struct SendCommand: ParsableCommand {
             tokens: tokenOptions.input
         )
         job.shape = try shape.shape()
+        // Apple's hosts without a rate of the user's: a campaign's pace, said in the summary.
+        if job.endpoint.apple != nil && job.shape.model.schedule == nil {
+            job.shape.model.schedule = try ArrivalSchedule(
+                rate: APNsHost.conservativeRate,
+                duration: job.shape.model.duration
+            )
+            job.shape.model.duration = nil
+            job.shape.model.rateNote =
+                "capped at \(Int(APNsHost.conservativeRate))/s: Apple's APNs without --rate or --stage (give one to choose the pace)"
+        }
         job.threads = threads.threads
         job.goneTokens = goneTokens
         job.metrics = try metricsOption.address()
@@ -158,6 +169,12 @@ struct EndpointOptions: ParsableArguments {
     )
     var connectTimeout = LoadConfiguration.defaultConnectTimeout
 
+    @Flag(
+        name: .long,
+        help: "Allow sending to Apple's production APNs (api.push.apple.com), which delivers to real devices."
+    )
+    var production = false
+
     func validate() throws {
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
         let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
@@ -174,12 +191,20 @@ struct EndpointOptions: ParsableArguments {
         let given: [Any?] = [
             scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey, keyFile, keyId, teamId,
         ]
-        return insecure || tokenRefresh != SendJob.TokenAuth.defaultRefresh
+        return insecure || production || tokenRefresh != SendJob.TokenAuth.defaultRefresh
             || connectTimeout != LoadConfiguration.defaultConnectTimeout || given.contains { $0 != nil }
     }
 
     static func parsedEndpoint(_ text: String) throws -> SendJob.Endpoint {
         do { return try SendJob.Endpoint(parsing: text) } catch { throw ValidationError("--endpoint: \(error).") }
+    }
+
+    /// Apple's hosts' rules, checked before anything opens a socket (`SendJob.Endpoint.refusal`).
+    func checkApple(_ endpoint: String, generatedTokens: Bool) throws {
+        guard let endpoint = try? SendJob.Endpoint(parsing: endpoint) else { return }
+        if let refusal = endpoint.refusal(generatedTokens: generatedTokens, production: production) {
+            throw ValidationError(refusal)
+        }
     }
 
     /// The request headers: the options, then `--scenario`'s lines, then the defaults.
