@@ -97,6 +97,9 @@ public struct HTTP2Connection: ~Copyable {
     public let configuration: Configuration
     /// The peer's settings in force.
     public internal(set) var remoteSettings = HTTP2Settings()
+    /// Over TLS, the version the handshake chose (`TLSv1.3`), set before the delegate hears
+    /// `tlsEstablished`; `nil` over cleartext.
+    public internal(set) var tlsVersion: String?
     /// Bytes to send, in memory the connection owns: frames go in with plain stores. The owner
     /// moves them to its transport (`moveOutbound(into:)`) once per batch of reads.
     public internal(set) var outbound: OutputBuffer

@@ -215,6 +215,14 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         if requiresALPN, let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
             if negotiated == "h2" {
                 let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
+                connection.tlsVersion = (try? context.pipeline.syncOperations.nioSSL_tlsVersion()).map { version in
+                    switch version {
+                    case .tlsv1: "TLSv1.0"
+                    case .tlsv11: "TLSv1.1"
+                    case .tlsv12: "TLSv1.2"
+                    case .tlsv13: "TLSv1.3"
+                    }
+                }
                 delegate.tlsEstablished(peerCertificate: certificate, connection: &connection)
                 flush(context)
             } else {

@@ -89,6 +89,8 @@ public struct SendJob: Sendable {
     public var endpoint: Endpoint
     /// The notification's template file, and how it is read.
     public var template: String
+    /// A template given as its JSON instead of a file (`fanout probe`'s default).
+    public var inlineTemplate: String?
     public var templateOptions = PayloadTemplate.Options()
     public var headers: NotificationHeaders
     public var tokens: TokenSet
@@ -125,7 +127,11 @@ public struct SendJob: Sendable {
         options.pushType = headers.pushType
         let template: PayloadTemplate
         do {
-            template = try PayloadTemplate(contentsOf: self.template, options: options)
+            if let inlineTemplate {
+                template = try PayloadTemplate(json: Array(inlineTemplate.utf8), options: options)
+            } else {
+                template = try PayloadTemplate(contentsOf: self.template, options: options)
+            }
         } catch {
             throw JobError("\(error)")
         }

@@ -10,7 +10,8 @@ struct Fanout: AsyncParsableCommand {
         abstract: "Fans one APNs notification out to many device tokens over HTTP/2, and measures it.",
         discussion: """
             Exit codes: 0 success; 1 bad input (a template, a token) or a notification that could \
-            not be encoded; 64 a usage error.
+            not be encoded; 5 the endpoint could not be reached (the cause on standard error); 64 a \
+            usage error.
             """,
         version: FanoutVersion.current,
         subcommands: [
@@ -20,6 +21,7 @@ struct Fanout: AsyncParsableCommand {
             PayloadCommand.self,
             TokensCommand.self,
             SinkCommand.self,
+            ProbeCommand.self,
         ]
     )
 

@@ -1,0 +1,231 @@
+import FanoutClient
+import FanoutHTTP2
+import FanoutMeasure
+import FanoutSettings
+import Foundation
+
+/// `probe.json`: what `fanout probe` measured of an endpoint — its TLS, its SETTINGS before
+/// and after the first accepted request, the round trip of a bare PING and of requests (one at
+/// a time, then in parallel), the server's processing (a request's round trip less a PING's),
+/// and the streams a connection got. `fanout plan --probe` plans with it.
+public struct ProbeDocument: Codable, Sendable, Equatable {
+    public static let schemaVersion = 1
+
+    public var schema = Self.schemaVersion
+    public var kind = "probe"
+    public var endpoint: String
+    /// When the probe ran, RFC 3339.
+    public var started: String
+    /// `null` over cleartext (h2c with prior knowledge).
+    @Nullable public var tls: TLS?
+    public var settings: Settings
+    /// Milliseconds; `null` when no PING was answered.
+    @Nullable public var pingRoundTrip: Figures?
+    @Nullable public var oneAtATime: Requests?
+    @Nullable public var inParallel: Requests?
+    /// One-at-a-time requests' round trips less the PING's median, milliseconds.
+    @Nullable public var processing: Figures?
+    public var streams: Streams
+    /// Answers by `status` or `status reason`, both phases.
+    public var answers: [String: Int]
+    /// Requests reset rather than answered.
+    public var resets: Int
+    public var notes: [String]
+
+    public struct TLS: Codable, Sendable, Equatable {
+        public var version: String?
+        public var alpn: String
+    }
+
+    /// The server's SETTINGS as first received, and as in force at the end.
+    public struct Settings: Codable, Sendable, Equatable {
+        @Nullable public var first: Values?
+        /// `null` when no request was accepted (APNs raises its limits after the first).
+        @Nullable public var afterFirstAccepted: Values?
+
+        enum CodingKeys: String, CodingKey {
+            case first
+            case afterFirstAccepted = "after_first_accepted"
+        }
+    }
+
+    public struct Values: Codable, Sendable, Equatable {
+        /// `null`: no limit announced.
+        @Nullable public var maxConcurrentStreams: Int?
+        public var initialWindowSize: Int
+        public var maxFrameSize: Int
+        public var headerTableSize: Int
+        @Nullable public var maxHeaderListSize: Int?
+
+        public init(_ settings: HTTP2Settings) {
+            maxConcurrentStreams = settings.maxConcurrentStreams.map { Int($0) }
+            initialWindowSize = Int(settings.initialWindowSize)
+            maxFrameSize = Int(settings.maxFrameSize)
+            headerTableSize = Int(settings.headerTableSize)
+            maxHeaderListSize = settings.maxHeaderListSize.map { Int($0) }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case maxConcurrentStreams = "max_concurrent_streams"
+            case initialWindowSize = "initial_window_size"
+            case maxFrameSize = "max_frame_size"
+            case headerTableSize = "header_table_size"
+            case maxHeaderListSize = "max_header_list_size"
+        }
+    }
+
+    /// A handful of samples: nearest-rank percentiles, milliseconds.
+    public struct Figures: Codable, Sendable, Equatable {
+        public var count: Int
+        public var p50: Double
+        public var p99: Double
+        public var min: Double
+        public var max: Double
+
+        /// `nanoseconds` less `minus` ms each; `nil` for none.
+        public init?(nanoseconds: [UInt64], minus: Double = 0) {
+            guard !nanoseconds.isEmpty else { return nil }
+            let sorted = nanoseconds.sorted().map { Double($0) / 1e6 - minus }
+            func rank(_ percentile: Double) -> Double {
+                sorted[Swift.max(0, Int((percentile / 100 * Double(sorted.count)).rounded(.up)) - 1)]
+            }
+            count = sorted.count
+            p50 = rank(50)
+            p99 = rank(99)
+            min = sorted.first!
+            max = sorted.last!
+        }
+    }
+
+    public struct Requests: Codable, Sendable, Equatable {
+        public var roundTrip: Figures
+        /// From the first request to the last answer (in parallel); `null` one at a time.
+        @Nullable public var seconds: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case roundTrip = "round_trip_ms"
+            case seconds
+        }
+    }
+
+    public struct Streams: Codable, Sendable, Equatable {
+        /// MAX_CONCURRENT_STREAMS at first and after the first accepted request (`null`: none
+        /// announced, or none accepted).
+        @Nullable public var first: Int?
+        @Nullable public var afterFirstAccepted: Int?
+        /// The most requests the probe had in flight at once.
+        public var peakInFlight: Int
+
+        enum CodingKeys: String, CodingKey {
+            case first
+            case afterFirstAccepted = "after_first_accepted"
+            case peakInFlight = "peak_in_flight"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schema, kind, endpoint, started, tls, settings
+        case pingRoundTrip = "ping_round_trip_ms"
+        case oneAtATime = "one_at_a_time"
+        case inParallel = "in_parallel"
+        case processing = "processing_ms"
+        case streams, answers, resets, notes
+    }
+
+    /// The document of a probe's outcome.
+    public init(endpoint: String, started: Date, tls: Bool, outcome: ProbeOutcome, notes: [String]) {
+        let record = outcome.record
+        self.endpoint = endpoint
+        self.started = TimeNotation.format(started)
+        self.tls = tls ? TLS(version: outcome.tlsVersion, alpn: "h2") : nil
+        let first = outcome.settingsFirst.map(Values.init)
+        let after = record.accepted > 0 ? outcome.settingsLast.map(Values.init) : nil
+        settings = Settings(first: first, afterFirstAccepted: after)
+        let ping = Figures(nanoseconds: record.pingRoundTrips)
+        pingRoundTrip = ping
+        oneAtATime = Figures(nanoseconds: record.oneAtATime).map { Requests(roundTrip: $0, seconds: nil) }
+        inParallel = Figures(nanoseconds: record.inParallel).map {
+            Requests(roundTrip: $0, seconds: Double(record.parallelSpan) / 1e9)
+        }
+        processing = Figures(nanoseconds: record.oneAtATime, minus: ping?.p50 ?? 0)
+        streams = Streams(
+            first: first?.maxConcurrentStreams,
+            afterFirstAccepted: after?.maxConcurrentStreams,
+            peakInFlight: record.peakInFlight
+        )
+        answers = record.answers
+        resets = record.resets
+        self.notes = notes
+    }
+
+    /// Reads `probe.json`.
+    public static func load(_ path: String) throws -> ProbeDocument {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ResultsError("cannot read \(path): \(error.reason)")
+        }
+        let document: ProbeDocument
+        do {
+            document = try JSONDecoder().decode(ProbeDocument.self, from: data)
+        } catch {
+            throw ResultsError("\(path) is not a probe.json of fanout probe: \(error)")
+        }
+        guard document.kind == "probe", document.schema == schemaVersion else {
+            throw ResultsError("\(path) is a \(document.kind) document of schema \(document.schema), not a probe of schema \(schemaVersion)")
+        }
+        return document
+    }
+
+    public func data() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+
+    /// What a person reads.
+    public var text: String {
+        func ms(_ value: Double) -> String { String(format: value < 10 ? "%.2f ms" : "%.1f ms", value) }
+        func figures(_ figures: Figures) -> String { "p50 \(ms(figures.p50)), p99 \(ms(figures.p99)) (\(figures.count))" }
+        func settingsText(_ values: Values) -> String {
+            "max concurrent streams \(values.maxConcurrentStreams.map { grouped($0) } ?? "unlimited"), "
+                + "initial window \(grouped(values.initialWindowSize)), max frame \(grouped(values.maxFrameSize)), "
+                + "header table \(grouped(values.headerTableSize)), "
+                + "max header list \(values.maxHeaderListSize.map { grouped($0) } ?? "unlimited")"
+        }
+        var lines = ["probe of \(endpoint)"]
+        lines.append(
+            tls.map { "  TLS: \($0.version ?? "version unknown"), ALPN \($0.alpn)" }
+                ?? "  cleartext: HTTP/2 with prior knowledge (h2c)"
+        )
+        if let first = settings.first { lines.append("  SETTINGS at first: " + settingsText(first)) }
+        if let after = settings.afterFirstAccepted {
+            lines.append("  SETTINGS after the first accepted request: " + settingsText(after))
+        }
+        if let ping = pingRoundTrip { lines.append("  PING round trip: " + figures(ping)) }
+        if let one = oneAtATime { lines.append("  requests one at a time: " + figures(one.roundTrip)) }
+        if let parallel = inParallel {
+            lines.append(
+                "  requests in parallel: " + figures(parallel.roundTrip)
+                    + ", \(streams.peakInFlight) in flight at most, \(ms((parallel.seconds ?? 0) * 1000)) in all"
+            )
+        }
+        if let processing { lines.append("  processing (a request's round trip less the PING's): " + figures(processing)) }
+        if !answers.isEmpty {
+            lines.append(
+                "  answers: " + answers.sorted { $0.key < $1.key }.map { "\($0.key) × \(grouped($0.value))" }
+                    .joined(separator: ", ") + (resets > 0 ? "; reset \(grouped(resets))" : "")
+            )
+        }
+        let first = streams.first.map { grouped($0) } ?? "unlimited"
+        lines.append(
+            "  streams a connection gets: \(first) at first"
+                + (settings.afterFirstAccepted == nil
+                    ? " (no request accepted: the limit after one is not known)"
+                    : ", \(streams.afterFirstAccepted.map { grouped($0) } ?? "unlimited") after the first accepted request")
+        )
+        lines += notes.map { "  note: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,140 @@
+import FanoutAPNs
+import FanoutClient
+import FanoutHTTP2
+import FanoutReport
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// `fanout probe`: one connection to an endpoint, measured (`ProbeState`): its TLS and SETTINGS,
+/// PING round trips, and with device tokens, requests one at a time and then in parallel.
+public struct ProbeJob: Sendable {
+    /// The endpoint, TLS, auth and headers, as `fanout send` takes them.
+    public var send: SendJob
+    /// A file of real device tokens, one a line; `nil`: no request is sent.
+    public var tokensFile: String?
+    /// Requests in each phase, and PINGs.
+    public var count = Self.defaultCount
+    /// The whole probe's bound.
+    public var timeout: Duration = .seconds(60)
+
+    public static let defaultCount = 20
+    public static let mostCount = 1000
+    /// The notification a probe sends when not given a template: silent, a background push.
+    public static let silentTemplate = #"{"aps":{"content-available":1}}"#
+
+    public init(send: SendJob) {
+        self.send = send
+    }
+
+    /// What the probe found, and what kept it from the endpoint if something did.
+    public struct Outcome: Sendable {
+        public var document: ProbeDocument
+        public var unreachable: EndpointFailure?
+    }
+
+    /// Runs the probe, blocking.
+    public func run() throws -> Outcome {
+        let tokens = try readTokens()
+        var configuration = try send.loadConfiguration()
+        configuration.shape.streamsPerConnection = max(1, tokens.count)
+        let started = Date()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let promise = loop.makePromise(of: ProbeOutcome.self)
+        let channel = NIOLockedValueBox<(any Channel)?>(nil)
+        let timer = loop.scheduleTask(in: TimeAmount(timeout)) {
+            channel.withLockedValue { $0?.close(promise: nil) }
+        }
+        let pings = count
+        HTTP2Channels.connect(
+            host: configuration.host,
+            port: configuration.port,
+            group: loop,
+            transport: configuration.transport,
+            serverHostname: configuration.authority ?? configuration.host,
+            configuration: configuration.shape.http2,
+            connectTimeout: TimeAmount(configuration.connectTimeout),
+            delegate: { [configuration] in
+                ProbeConnection(configuration: configuration, tokens: tokens, pings: pings) { promise.succeed($0) }
+            }
+        ).whenComplete { result in
+            switch result {
+            case .success(let (opened, _)): channel.withLockedValue { $0 = opened }
+            case .failure(let error):
+                promise.succeed(
+                    ProbeOutcome(
+                        record: ProbeState.Record(),
+                        finished: false,
+                        failure: EndpointFailure(classifying: error)
+                            ?? EndpointFailure(.connectFailed, "\(error)")
+                    )
+                )
+            }
+        }
+        var outcome = try promise.futureResult.wait()
+        timer.cancel()
+        if let failure = outcome.failure, failure.cause == .certificateNotTrusted {
+            let leaf = try? HTTP2Channels.peerCertificate(
+                host: configuration.host,
+                port: configuration.port,
+                serverHostname: configuration.authority ?? configuration.host,
+                group: loop
+            ).wait()
+            outcome.failure = failure.refined(byLeaf: leaf ?? nil)
+        }
+        var notes: [String] = []
+        if !outcome.finished && outcome.failure == nil {
+            notes.append("the probe did not finish within \(timeout): what it measured so far is kept")
+        }
+        if let goAway = outcome.goAway { notes.append("the server sent GOAWAY \(goAway)") }
+        if tokens.count > 0 && readTokenCount < tokens.count {
+            notes.append("\(readTokenCount) tokens in the file for \(tokens.count) requests: each was sent more than once")
+        }
+        let document = ProbeDocument(
+            endpoint: send.endpoint.description,
+            started: started,
+            tls: send.endpoint.tls,
+            outcome: outcome,
+            notes: notes
+        )
+        return Outcome(document: document, unreachable: outcome.failure)
+    }
+
+    /// Distinct tokens the file held (set by `readTokens`).
+    private var readTokenCount: Int {
+        guard let tokensFile, let text = try? String(contentsOfFile: tokensFile, encoding: .utf8) else { return 0 }
+        return Self.tokenLines(text).count
+    }
+
+    /// `count` tokens from the file as hex text, cycling when it holds fewer.
+    func readTokens() throws -> [[UInt8]] {
+        guard let tokensFile else { return [] }
+        let text: String
+        do {
+            text = try String(contentsOfFile: tokensFile, encoding: .utf8)
+        } catch {
+            throw JobError("cannot read --tokens \(tokensFile): \(error.reason)")
+        }
+        let lines = Self.tokenLines(text)
+        guard !lines.isEmpty else { throw JobError("--tokens \(tokensFile) holds no device token") }
+        for (number, token) in lines {
+            if let problem = DeviceTokenFormat.default.problem(in: token) {
+                throw JobError("--tokens \(tokensFile):\(number): \(problem)")
+            }
+        }
+        return (0..<count).map { Array(lines[$0 % lines.count].token.lowercased().utf8) }
+    }
+
+    /// Each non-blank line's first field that is not a `#` comment, with its line number.
+    static func tokenLines(_ text: String) -> [(number: Int, token: String)] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
+            guard let field = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first,
+                !field.hasPrefix("#")
+            else { return nil }
+            return (index + 1, String(field))
+        }
+    }
+}
