@@ -28,6 +28,8 @@ public struct CapacityPlan: Sendable {
         public var cpuMicroseconds: Double?
         /// Where that figure came from, for the plan's assumptions.
         public var cpuSource: String?
+        /// The probe the round trip, processing and streams came from (`fanout plan --probe`).
+        public var probeSource: String?
         public var coresPerMachine: Int
         /// The share of each ceiling the plan uses (0.7: 30% spare for what a plan cannot see).
         public var headroom = Self.defaultHeadroom
@@ -102,9 +104,16 @@ public struct CapacityPlan: Sendable {
 
     /// What the plan takes for granted, in words.
     public var assumptions: [String] {
-        var list = [
-            "\(question.streams) concurrent streams a connection (APNs advertises about 1000; 500 and 1500 have been seen; 1 until a connection's first accepted request)",
-            "a round trip of \(Self.spoken(question.roundTrip)) plus \(Self.spoken(question.processing)) of APNs' processing per request",
+        var list =
+            question.probeSource.map { probe in
+                [
+                    "\(question.streams) concurrent streams a connection, a round trip of \(Self.spoken(question.roundTrip)) and \(Self.spoken(question.processing)) of processing per request: measured by \(probe)"
+                ]
+            } ?? [
+                "\(question.streams) concurrent streams a connection (APNs advertises about 1000; 500 and 1500 have been seen; 1 until a connection's first accepted request)",
+                "a round trip of \(Self.spoken(question.roundTrip)) plus \(Self.spoken(question.processing)) of APNs' processing per request",
+            ]
+        list += [
             "\(Int((question.headroom * 100).rounded()))% of each ceiling used, the rest spare",
             "devices spread evenly over connections and machines; every notification answered once (no retries)",
         ]

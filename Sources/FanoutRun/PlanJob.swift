@@ -253,3 +253,46 @@ extension PlanJob {
         )
     }
 }
+
+extension PlanJob {
+    /// What `fanout plan --probe FILE` takes from a probe: the round trip (a PING's median),
+    /// the server's processing (requests' median less it), the streams after the first
+    /// accepted request, and words that name them for the plan's assumptions.
+    public struct ProbeFigures: Sendable, Hashable {
+        public var roundTrip: Duration
+        public var processing: Duration
+        public var streams: Int
+        public var source: String
+    }
+
+    public static func probeFigures(_ path: String) throws -> ProbeFigures {
+        let probe: ProbeDocument
+        do {
+            probe = try ProbeDocument.load(path)
+        } catch {
+            throw JobError("--probe: \(error)")
+        }
+        guard let ping = probe.pingRoundTrip, let processing = probe.processing else {
+            throw JobError(
+                "--probe \(path) holds no request round trips: probe with --tokens FILE of real device tokens"
+            )
+        }
+        guard let after = probe.settings.afterFirstAccepted else {
+            throw JobError(
+                "--probe \(path): no request was accepted, so the streams a connection gets after one are not known"
+            )
+        }
+        func duration(_ milliseconds: Double) -> Duration { .nanoseconds(Int64((max(0, milliseconds) * 1e6).rounded())) }
+        let streams = after.maxConcurrentStreams ?? CapacityPlan.Question.defaultStreams
+        let first = probe.streams.first.map(String.init) ?? "unlimited"
+        let announced = after.maxConcurrentStreams.map(String.init) ?? "unlimited, taken as \(streams)"
+        return ProbeFigures(
+            roundTrip: duration(ping.p50),
+            processing: duration(processing.p50),
+            streams: streams,
+            source: "fanout probe of \(probe.endpoint) at \(probe.started) (\(path): PING p50 "
+                + String(format: "%.2f", ping.p50) + " ms, processing p50 " + String(format: "%.2f", processing.p50)
+                + " ms, streams \(first) then \(announced))"
+        )
+    }
+}

@@ -24,13 +24,23 @@ struct PlanCommand: ParsableCommand {
     var deadline: Duration
 
     @Option(help: ArgumentHelp("The round trip to APNs from where the senders run: 80ms.", valueName: "duration"))
-    var rtt: Duration
+    var rtt: Duration?
 
-    @Option(help: ArgumentHelp("Concurrent streams a connection (APNs: about 1000).", valueName: "n"))
-    var streams = CapacityPlan.Question.defaultStreams
+    @Option(help: ArgumentHelp("Concurrent streams a connection (default: APNs' 1000).", valueName: "n"))
+    var streams: Int?
 
-    @Option(help: ArgumentHelp("APNs' own time on a request, added to the round trip.", valueName: "duration"))
-    var processing = CapacityPlan.Question.defaultProcessing
+    @Option(
+        help: ArgumentHelp("APNs' own time on a request, added to the round trip (default: 5ms).", valueName: "duration")
+    )
+    var processing: Duration?
+
+    @Option(
+        help: ArgumentHelp(
+            "A probe.json of fanout probe: the round trip, processing and streams it measured.",
+            valueName: "file"
+        )
+    )
+    var probe: String?
 
     @Option(
         help: ArgumentHelp("A run folder whose summary.json gives the sender's CPU per notification.", valueName: "dir")
@@ -56,15 +66,35 @@ struct PlanCommand: ParsableCommand {
     var verify = false
 
     func job() throws -> PlanJob {
-        var question = CapacityPlan.Question(
-            devices: devices.value,
-            deadline: try deadline.positive("--deadline"),
-            roundTrip: try rtt.positive("--rtt"),
-            coresPerMachine: cores
-        )
-        question.processing = processing
-        guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
-        question.streams = streams
+        var question: CapacityPlan.Question
+        if let probe {
+            if rtt != nil || processing != nil || streams != nil {
+                throw ValidationError("--probe gives the round trip, processing and streams: leave out --rtt, --processing and --streams.")
+            }
+            let measured: PlanJob.ProbeFigures
+            do { measured = try PlanJob.probeFigures(probe) } catch { throw ValidationError("\(error).") }
+            question = CapacityPlan.Question(
+                devices: devices.value,
+                deadline: try deadline.positive("--deadline"),
+                roundTrip: measured.roundTrip,
+                coresPerMachine: cores
+            )
+            question.processing = measured.processing
+            question.streams = measured.streams
+            question.probeSource = measured.source
+        } else {
+            guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs), or --probe probe.json.") }
+            question = CapacityPlan.Question(
+                devices: devices.value,
+                deadline: try deadline.positive("--deadline"),
+                roundTrip: try rtt.positive("--rtt"),
+                coresPerMachine: cores
+            )
+            question.processing = processing ?? CapacityPlan.Question.defaultProcessing
+            let streams = streams ?? CapacityPlan.Question.defaultStreams
+            guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
+            question.streams = streams
+        }
         guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
         guard headroom.fraction > 0, headroom.fraction <= 1 else {
             throw ValidationError(
