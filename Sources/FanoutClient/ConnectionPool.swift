@@ -224,6 +224,7 @@ struct ConnectionPool {
 
     private var giveUpReason: String {
         let last = lastFailure.map { " (the last: \($0))" } ?? ""
-        return "every connection slot (\(slots.count)) ended \(maxFailuresInARow) times in a row without progress\(last)"
+        return
+            "every connection slot (\(slots.count)) ended \(maxFailuresInARow) times in a row without progress\(last)"
     }
 }

@@ -165,7 +165,10 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
         }
         let words = "\(failure)"
         if words.contains("NO_APPLICATION_PROTOCOL") {
-            self.init(.alpnNotH2, "the server offers no protocol the client asked for (h2): it does not speak HTTP/2 over TLS")
+            self.init(
+                .alpnNotH2,
+                "the server offers no protocol the client asked for (h2): it does not speak HTTP/2 over TLS"
+            )
         } else if words.contains("CERTIFICATE_VERIFY_FAILED") {
             self.init(.certificateNotTrusted, "the certificate does not chain to a trusted CA")
         } else if words.contains("WRONG_VERSION_NUMBER") || words.contains("UNKNOWN_PROTOCOL") {

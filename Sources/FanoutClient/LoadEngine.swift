@@ -348,7 +348,9 @@ public final class LoadEngine: Sendable {
                         seed: UInt64(seed) &+ 1,
                         answered: { refusal in endings.post(.answered(slot: slot, refusal: refusal)) },
                         ended: { madeProgress, failure in
-                            Self.examine(failure, configuration, on: loop) { attempt.end(madeProgress: madeProgress, failure: $0) }
+                            Self.examine(failure, configuration, on: loop) {
+                                attempt.end(madeProgress: madeProgress, failure: $0)
+                            }
                         }
                     )
                 }

@@ -368,7 +368,7 @@ public enum HTTP2ChannelError: Error, Sendable, Hashable, CustomStringConvertibl
     ///   anything else       "<!DOCTYPE…"  not HTTP/2 (quoted)
     /// ```
     /// Fewer than 4 bytes are not judged.
-    init?(otherProtocolIn bytes: ByteBuffer) {
+    public init?(otherProtocolIn bytes: ByteBuffer) {
         let view = bytes.readableBytesView
         if view.starts(with: "HTTP/1.".utf8) {
             let line = view.prefix(120).prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }

@@ -173,7 +173,9 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
             throw ResultsError("\(path) is not a probe.json of fanout probe: \(error)")
         }
         guard document.kind == "probe", document.schema == schemaVersion else {
-            throw ResultsError("\(path) is a \(document.kind) document of schema \(document.schema), not a probe of schema \(schemaVersion)")
+            throw ResultsError(
+                "\(path) is a \(document.kind) document of schema \(document.schema), not a probe of schema \(schemaVersion)"
+            )
         }
         return document
     }
@@ -187,7 +189,9 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
     /// What a person reads.
     public var text: String {
         func ms(_ value: Double) -> String { String(format: value < 10 ? "%.2f ms" : "%.1f ms", value) }
-        func figures(_ figures: Figures) -> String { "p50 \(ms(figures.p50)), p99 \(ms(figures.p99)) (\(figures.count))" }
+        func figures(_ figures: Figures) -> String {
+            "p50 \(ms(figures.p50)), p99 \(ms(figures.p99)) (\(figures.count))"
+        }
         func settingsText(_ values: Values) -> String {
             "max concurrent streams \(values.maxConcurrentStreams.map { grouped($0) } ?? "unlimited"), "
                 + "initial window \(grouped(values.initialWindowSize)), max frame \(grouped(values.maxFrameSize)), "
@@ -211,10 +215,13 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
                     + ", \(streams.peakInFlight) in flight at most, \(ms((parallel.seconds ?? 0) * 1000)) in all"
             )
         }
-        if let processing { lines.append("  processing (a request's round trip less the PING's): " + figures(processing)) }
+        if let processing {
+            lines.append("  processing (a request's round trip less the PING's): " + figures(processing))
+        }
         if !answers.isEmpty {
             lines.append(
-                "  answers: " + answers.sorted { $0.key < $1.key }.map { "\($0.key) × \(grouped($0.value))" }
+                "  answers: "
+                    + answers.sorted { $0.key < $1.key }.map { "\($0.key) × \(grouped($0.value))" }
                     .joined(separator: ", ") + (resets > 0 ? "; reset \(grouped(resets))" : "")
             )
         }

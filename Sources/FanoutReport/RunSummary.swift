@@ -139,8 +139,11 @@ public struct RunSummary: Sendable {
         return reasons
     }
 
-    /// Notifications the server answered, accepted or rejected.
-    public var answered: Int { report.snapshot.accepted + report.snapshot.rejected.values.reduce(0, +) }
+    /// Notifications the server answered: accepted, rejected, or answered without an APNs reason.
+    public var answered: Int {
+        let snapshot = report.snapshot
+        return snapshot.accepted + snapshot.rejected.values.reduce(0, +) + (snapshot.failed[.unexpectedResponse] ?? 0)
+    }
 
     /// Why a run without a single answer measures nothing.
     public static let noAnswers = "no answers: the server answered no notification, so no rate or latency was measured"
@@ -264,7 +267,8 @@ public struct RunSummary: Sendable {
             return "\(name) \(perNotification) (\(String(format: "%.2f", Double(cpu.wholeNanoseconds) / 1e9)) s)"
         }
         guard answered > 0 else {
-            return "cpu: sender \(String(format: "%.2f", Double(report.senderCPU.wholeNanoseconds) / 1e9)) s, none per notification (no answers)"
+            return
+                "cpu: sender \(String(format: "%.2f", Double(report.senderCPU.wholeNanoseconds) / 1e9)) s, none per notification (no answers)"
         }
         return "cpu µs per notification: " + part("sender", report.senderCPU)
             + (sinkCPU.map { "  " + part("sink", $0) } ?? "")
@@ -366,7 +370,9 @@ public struct RunSummary: Sendable {
         } else {
             lines.append(
                 "latency ms: "
-                    + SummaryDocument.Latency.percentiles.map { "\($0.label) \(milliseconds(latency(at: $0.percentile)))" }
+                    + SummaryDocument.Latency.percentiles.map {
+                        "\($0.label) \(milliseconds(latency(at: $0.percentile)))"
+                    }
                     .joined(separator: "  ")
             )
         }

@@ -53,9 +53,10 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var valid: Bool
     public var invalidReasons: [String]
 
-    /// Notifications the server answered (accepted or rejected): with none, no rate, CPU per
-    /// notification or percentile stands for anything, and readers say "no answers".
-    public var answered: Int { accepted + rejected.values.reduce(0, +) }
+    /// Notifications the server answered (accepted, rejected, or answered without an APNs
+    /// reason): with none, no rate, CPU per notification or percentile stands for anything, and
+    /// readers say "no answers".
+    public var answered: Int { accepted + rejected.values.reduce(0, +) + (failed["UnexpectedResponse"] ?? 0) }
     public var intervals: [Interval]
     public var tokens: Tokens?
     public var abandoned: String?

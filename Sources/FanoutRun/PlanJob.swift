@@ -282,7 +282,9 @@ extension PlanJob {
                 "--probe \(path): no request was accepted, so the streams a connection gets after one are not known"
             )
         }
-        func duration(_ milliseconds: Double) -> Duration { .nanoseconds(Int64((max(0, milliseconds) * 1e6).rounded())) }
+        func duration(_ milliseconds: Double) -> Duration {
+            .nanoseconds(Int64((max(0, milliseconds) * 1e6).rounded()))
+        }
         let streams = after.maxConcurrentStreams ?? CapacityPlan.Question.defaultStreams
         let first = probe.streams.first.map(String.init) ?? "unlimited"
         let announced = after.maxConcurrentStreams.map(String.init) ?? "unlimited, taken as \(streams)"

@@ -91,7 +91,9 @@ public struct ProbeJob: Sendable {
         }
         if let goAway = outcome.goAway { notes.append("the server sent GOAWAY \(goAway)") }
         if tokens.count > 0 && readTokenCount < tokens.count {
-            notes.append("\(readTokenCount) tokens in the file for \(tokens.count) requests: each was sent more than once")
+            notes.append(
+                "\(readTokenCount) tokens in the file for \(tokens.count) requests: each was sent more than once"
+            )
         }
         let document = ProbeDocument(
             endpoint: send.endpoint.description,

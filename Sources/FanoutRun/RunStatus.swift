@@ -53,7 +53,9 @@ extension RunSummary {
         )
         appendToStepSummary(from: directory)
         if let failure = report.unreachable {
-            StandardStream.error.write((Self.unreachableLine(failure, host: configuration.host, port: configuration.port) + "\n").utf8)
+            StandardStream.error.write(
+                (Self.unreachableLine(failure, host: configuration.host, port: configuration.port) + "\n").utf8
+            )
         }
         return RunStatus(self)
     }

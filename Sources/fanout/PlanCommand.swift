@@ -30,7 +30,10 @@ struct PlanCommand: ParsableCommand {
     var streams: Int?
 
     @Option(
-        help: ArgumentHelp("APNs' own time on a request, added to the round trip (default: 5ms).", valueName: "duration")
+        help: ArgumentHelp(
+            "APNs' own time on a request, added to the round trip (default: 5ms).",
+            valueName: "duration"
+        )
     )
     var processing: Duration?
 
@@ -69,7 +72,9 @@ struct PlanCommand: ParsableCommand {
         var question: CapacityPlan.Question
         if let probe {
             if rtt != nil || processing != nil || streams != nil {
-                throw ValidationError("--probe gives the round trip, processing and streams: leave out --rtt, --processing and --streams.")
+                throw ValidationError(
+                    "--probe gives the round trip, processing and streams: leave out --rtt, --processing and --streams."
+                )
             }
             let measured: PlanJob.ProbeFigures
             do { measured = try PlanJob.probeFigures(probe) } catch { throw ValidationError("\(error).") }

@@ -37,7 +37,7 @@ import Testing
             [
                 "--image", "registry.example/fanout:0.2.0", "--name", "fanout-50m", "--start-at",
                 "2030-01-01T00:00:00Z", "--cpu", "3", "--memory", "2Gi",
-            ] + Self.send + ["--endpoint", "https://api.push.apple.com"],
+            ] + Self.send + ["--endpoint", "https://push-gateway.example.com"],
             shards: shards
         )
         #expect(found["kinds"] as? [String] == ["ConfigMap", "Job", "Job"])

@@ -313,10 +313,14 @@ import Testing
         let output = NSTemporaryDirectory() + "fanout-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: output) }
         let unreachable = try CommandRunner.run(
-            base + ["--endpoint", "http://127.0.0.1:\(freePort())", "--output", output],
+            base + ["--endpoint", "http://127.0.0.1:\(freePort())", "--connect-timeout", "1s", "--output", output],
             timeout: .seconds(90)
         )
-        #expect(unreachable.status == 3, "\(unreachable.standardError)")
-        #expect(unreachable.standardOutput.contains("failed ConnectionLost: 10"), "\(unreachable.standardOutput)")
+        #expect(unreachable.status == 5, "\(unreachable.standardError)")
+        #expect(unreachable.standardOutput.contains("failed ConnectionRefused: 10"), "\(unreachable.standardOutput)")
+        for extra in [["--connect-timeout", "0s"], ["--endpoint", "https://api.push.apple.com"]] {
+            let result = try CommandRunner.run(base + ["--endpoint", "http://127.0.0.1:1"] + extra)
+            #expect(result.status == 64, "\(extra): \(result.standardError)")
+        }
     }
 }

@@ -1,0 +1,118 @@
+import FanoutHTTP2
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import FanoutClient
+
+/// The classification of what keeps a connection from its first answer, error by error.
+@Suite struct EndpointFailureTests {
+    @Test func socketErrorsAreNamed() {
+        #expect(
+            EndpointFailure(classifying: IOError(errnoCode: ECONNREFUSED, reason: "connect"))?.cause
+                == .connectionRefused
+        )
+        #expect(
+            EndpointFailure(classifying: IOError(errnoCode: ETIMEDOUT, reason: "connect"))?.cause == .connectTimeout
+        )
+        #expect(
+            EndpointFailure(classifying: IOError(errnoCode: ENETUNREACH, reason: "connect"))?.cause == .connectFailed
+        )
+        #expect(EndpointFailure(classifying: ChannelError.connectTimeout(.seconds(1)))?.cause == .connectTimeout)
+        // A close we asked for says nothing of the endpoint.
+        #expect(EndpointFailure(classifying: ChannelError.ioOnClosedChannel) == nil)
+    }
+
+    @Test func aServerSpeakingAnotherProtocolIsNotHTTP2() {
+        func classify(_ bytes: [UInt8]) -> HTTP2ChannelError? {
+            HTTP2ChannelError(otherProtocolIn: ByteBuffer(bytes: bytes))
+        }
+        #expect(
+            classify(Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8))
+                == .answeredInHTTP1("HTTP/1.1 400 Bad Request")
+        )
+        #expect(classify([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]) == .answeredInTLS)
+        #expect(classify(Array("<!DOCTYPE HTML>\n".utf8)) == .notHTTP2Preface(#""<!DOCTYPE HTML>\x0a""#))
+        // A server's SETTINGS (empty or not) is HTTP/2; fewer than 4 bytes are not judged.
+        #expect(classify([0, 0, 0, 4, 0, 0, 0, 0, 0]) == nil)
+        #expect(classify([0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100]) == nil)
+        #expect(classify([0x3C, 0x21]) == nil)
+        for error in [HTTP2ChannelError.answeredInHTTP1("HTTP/1.0 505"), .answeredInTLS, .notHTTP2Preface("x")] {
+            #expect(EndpointFailure(classifying: error)?.cause == .notHTTP2)
+        }
+        #expect(EndpointFailure(classifying: HTTP2ChannelError.alpnNotNegotiated("http/1.1"))?.cause == .alpnNotH2)
+    }
+
+    @Test func whatRetryingCanHeal() {
+        let healable: Set<EndpointFailure.Cause> = [
+            .connectionRefused, .connectTimeout, .connectFailed, .closedBeforeSettings, .goAwayBeforeAnswer,
+        ]
+        for cause in EndpointFailure.Cause.allCases {
+            let failure = EndpointFailure(cause, "detail")
+            #expect(failure.isHealable == healable.contains(cause), "\(cause)")
+            #expect(!failure.advice.isEmpty && !failure.phrase.isEmpty)
+            // Every cause has a failed reason of the same name in summary.json.
+            #expect(FailureCause(cause).rawValue == cause.rawValue)
+        }
+    }
+
+    @Test func goAwayCarriesAPNsReason() {
+        let body = Array(#"{"reason":"BadCertificateEnvironment"}"#.utf8)
+        let failure = body.withUnsafeBytes { EndpointFailure.goAway(code: .noError, debugData: $0) }
+        #expect(failure == EndpointFailure(.goAwayBeforeAnswer, "NO_ERROR, reason BadCertificateEnvironment"))
+    }
+
+    @Test func daysAreCivilDates() {
+        #expect(EndpointFailure.day(0) == "1970-01-01")
+        #expect(EndpointFailure.day(1_600_000_000) == "2020-09-13")
+        #expect(EndpointFailure.day(951_782_400) == "2000-02-29")
+        #expect(EndpointFailure.day(-86_400) == "1969-12-31")
+    }
+}
+
+/// The probe's state machine: its phases in order, one request at a time, then all at once.
+@Suite struct ProbeStateTests {
+    @Test func phasesRunInOrder() {
+        var state = ProbeState(pings: 2, requests: 3)
+        #expect(state.next(now: 0, hasPeerSettings: false, availableStreams: 1) == .wait)
+        #expect(state.next(now: 10, hasPeerSettings: true, availableStreams: 1) == .ping(opaque: 0xFA_9000))
+        #expect(state.next(now: 11, hasPeerSettings: true, availableStreams: 1) == .wait)
+        state.pingAcknowledged(0xFA_9000, now: 110)
+        #expect(state.next(now: 110, hasPeerSettings: true, availableStreams: 1) == .ping(opaque: 0xFA_9001))
+        state.pingAcknowledged(0xFA_9001, now: 310)
+        // One at a time: the next goes when the last is answered.
+        #expect(state.next(now: 310, hasPeerSettings: true, availableStreams: 1) == .send(index: 0, tag: 0))
+        #expect(state.next(now: 311, hasPeerSettings: true, availableStreams: 1) == .wait)
+        state.answered(tag: 0, status: 200, reason: nil, now: 1310)
+        #expect(state.next(now: 1310, hasPeerSettings: true, availableStreams: 500) == .send(index: 1, tag: 1))
+        state.answered(tag: 1, status: 400, reason: .badDeviceToken, now: 2310)
+        #expect(state.next(now: 2310, hasPeerSettings: true, availableStreams: 500) == .send(index: 2, tag: 2))
+        state.reset(tag: 2, now: 2400)
+        // In parallel: as many as the streams allow.
+        #expect(state.next(now: 3000, hasPeerSettings: true, availableStreams: 2) == .send(index: 0, tag: 0))
+        #expect(state.next(now: 3000, hasPeerSettings: true, availableStreams: 1) == .send(index: 1, tag: 1))
+        #expect(state.next(now: 3000, hasPeerSettings: true, availableStreams: 0) == .wait)
+        state.answered(tag: 0, status: 200, reason: nil, now: 4000)
+        #expect(state.next(now: 4000, hasPeerSettings: true, availableStreams: 1) == .send(index: 2, tag: 2))
+        state.answered(tag: 1, status: 200, reason: nil, now: 4100)
+        state.answered(tag: 2, status: 200, reason: nil, now: 5000)
+        #expect(state.next(now: 5000, hasPeerSettings: true, availableStreams: 1) == .finish)
+        #expect(state.phase == .done)
+        let record = state.record
+        #expect(record.pingRoundTrips == [100, 200])
+        #expect(record.oneAtATime == [1000, 1000])
+        #expect(record.inParallel == [1000, 1100, 1000])
+        #expect(record.parallelSpan == 2000)
+        #expect(record.peakInFlight == 2)
+        #expect(record.resets == 1)
+        #expect(record.accepted == 4)
+        #expect(record.answers == ["200": 4, "400 BadDeviceToken": 1])
+    }
+
+    @Test func withoutRequestsItFinishesAfterThePings() {
+        var state = ProbeState(pings: 1, requests: 0)
+        #expect(state.next(now: 0, hasPeerSettings: true, availableStreams: 1) == .ping(opaque: 0xFA_9000))
+        state.pingAcknowledged(0xFA_9000, now: 50)
+        #expect(state.next(now: 50, hasPeerSettings: true, availableStreams: 1) == .finish)
+    }
+}

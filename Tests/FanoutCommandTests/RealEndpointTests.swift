@@ -1,0 +1,397 @@
+import FanoutSink
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// Real endpoints (issue #34): every way a connection can fail to reach an answer, against
+/// servers nobody here wrote (nghttpd, Python's http.server, OpenSSL's s_server), named on
+/// standard error and in summary.json, exit 5, fast; Apple's hosts refused for synthetic tokens
+/// before any socket; `fanout probe` against a sink of known latency and stream limits.
+@Suite(.serialized) struct RealEndpointTests {
+    static let send = ["send", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app"]
+
+    /// Far below `--connect-timeout`'s default 10 s: the run ended on the cause, not by waiting
+    /// (the 1.5 s target is measured by `scripts/bench/endpoints.sh` on a release build).
+    static let fast: Duration = .seconds(3)
+
+    /// A folder for one case's files, removed by the caller.
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-endpoint-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// Three device tokens in `folder/tokens.txt`; its path.
+    static func writeTokens(in folder: String) throws -> String {
+        let path = folder + "/tokens.txt"
+        let tokens = (1...3).map { String(repeating: String($0), count: 64) + "\n" }.joined()
+        try Data(tokens.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// `fanout send` to `endpoint`: exit 5 within `within`, one stderr line naming
+    /// `address`, `phrase` and what to do, and summary.json's failed reasons holding `cause`.
+    static func expectUnreachable(
+        _ endpoint: String,
+        _ extra: [String] = [],
+        address: String,
+        phrase: String,
+        cause: String,
+        advice: String,
+        within: Duration = fast,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let output = try folder()
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let started = ContinuousClock.now
+        let result = try CommandRunner.run(
+            send + ["--endpoint", endpoint, "--output", output] + extra,
+            timeout: .seconds(60)
+        )
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 5, "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(elapsed < within, "took \(elapsed)", sourceLocation: sourceLocation)
+        let lines = result.standardError.split(separator: "\n").filter { $0.hasPrefix("fanout: could not reach") }
+        #expect(lines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
+        let line = String(lines.first ?? "")
+        #expect(line.contains("could not reach \(address): \(phrase)"), "\(line)", sourceLocation: sourceLocation)
+        #expect(line.contains(advice), "\(line)", sourceLocation: sourceLocation)
+        let summary = try CommandRunner.summary(in: output)
+        #expect(
+            summary["failed"] as? [String: Int] == [cause: 10],
+            "\(summary["failed"] ?? "")",
+            sourceLocation: sourceLocation
+        )
+        #expect(summary["valid"] as? Bool == false, sourceLocation: sourceLocation)
+        // Nothing was answered: the summaries say so instead of a rate or percentiles.
+        #expect(
+            result.standardOutput.contains(": no answers"),
+            "\(result.standardOutput)",
+            sourceLocation: sourceLocation
+        )
+        #expect(result.standardOutput.contains("latency: no answers"), sourceLocation: sourceLocation)
+        #expect(!result.standardOutput.contains("cpu µs per notification"), sourceLocation: sourceLocation)
+        let markdown = try String(contentsOfFile: output + "/summary.md", encoding: .utf8)
+        #expect(
+            markdown.contains("Latency: no answers.") && !markdown.contains("| latency |"),
+            sourceLocation: sourceLocation
+        )
+        let html = try String(contentsOfFile: output + "/report.html", encoding: .utf8)
+        #expect(html.contains("no answers") && !html.contains("Latency by percentile"), sourceLocation: sourceLocation)
+        // A gate on it cannot pass: the run is invalid.
+        let gate = try CommandRunner.run(["gate", output, "--threshold", "p99 < 1000ms"])
+        #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)", sourceLocation: sourceLocation)
+    }
+
+    @Test func aClosedPortIsRetriedUntilTheConnectTimeoutThenNamed() throws {
+        let port = freePort()
+        let started = ContinuousClock.now
+        try Self.expectUnreachable(
+            "http://127.0.0.1:\(port)",
+            ["--connect-timeout", "1s"],
+            address: "127.0.0.1:\(port)",
+            phrase: "connection refused",
+            cause: "ConnectionRefused",
+            advice: "nothing is listening on that port"
+        )
+        // Tried for the whole second, not given up on at the first refusal.
+        #expect(ContinuousClock.now - started >= .seconds(1))
+    }
+
+    @Test func anUnresolvableNameIsNamed() throws {
+        try Self.expectUnreachable(
+            "https://fanout-test.invalid",
+            address: "fanout-test.invalid:443",
+            phrase: "name not resolved",
+            cause: "NameNotResolved",
+            advice: "check the host name in --endpoint"
+        )
+    }
+
+    @Test func aSelfSignedCertificateWithoutCAFileIsNotTrusted() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", files.key, files.certificate])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        try Self.expectUnreachable(
+            "https://localhost:\(port)",
+            address: "localhost:\(port)",
+            phrase: "certificate not trusted",
+            cause: "CertificateNotTrusted",
+            advice: "--ca-file"
+        )
+        // With its CA the same server is reached: nghttpd answers (404, no APNs reason) and the
+        // run ends as any answered run does.
+        let output = folder + "/trusted"
+        let trusted = try CommandRunner.run(
+            Self.send + ["--endpoint", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", output]
+        )
+        #expect(trusted.status == 3, "\(trusted.standardError)")
+        #expect(!trusted.standardError.contains("could not reach"))
+        #expect((try CommandRunner.summary(in: output)["failed"] as? [String: Int]) == ["UnexpectedResponse": 10])
+    }
+
+    @Test func anExpiredCertificateIsSaidToBeExpired() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let day: TimeInterval = 24 * 3600
+        let files = try SinkCertificates.writeSelfSigned(
+            into: folder,
+            hosts: ["localhost"],
+            validity: Date(timeIntervalSince1970: 1_600_000_000)..<Date(timeIntervalSince1970: 1_600_000_000 + 30 * day)
+        )
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", files.key, files.certificate])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        try Self.expectUnreachable(
+            "https://localhost:\(port)",
+            ["--ca-file", files.certificate],
+            address: "localhost:\(port)",
+            phrase: "certificate expired (expired 2020-10-13)",
+            cause: "CertificateExpired",
+            advice: "renewed"
+        )
+    }
+
+    @Test func aCertificateForAnotherNameIsAMismatch() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try OpenSSL.run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+            folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "30", "-subj", "/CN=other.example",
+            "-addext", "subjectAltName=DNS:other.example",
+        ])
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", folder + "/key.pem", folder + "/cert.pem"])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        try Self.expectUnreachable(
+            "https://localhost:\(port)",
+            ["--ca-file", folder + "/cert.pem"],
+            address: "localhost:\(port)",
+            phrase: "certificate name mismatch",
+            cause: "CertificateNameMismatch",
+            advice: "use the name the certificate was issued for"
+        )
+    }
+
+    @Test func anHTTP1ServerIsNotHTTP2() throws {
+        let port = freePort()
+        let server = try PeerProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1"])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        try Self.expectUnreachable(
+            "http://127.0.0.1:\(port)",
+            address: "127.0.0.1:\(port)",
+            phrase: "not HTTP/2",
+            cause: "NotHTTP2",
+            advice: "the endpoint must speak HTTP/2"
+        )
+    }
+
+    @Test(arguments: [["-alpn", "http/1.1"], []])
+    func aTLSServerWithoutH2IsNamed(alpn: [String]) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
+        let port = freePort()
+        let server = try PeerProcess(
+            "openssl",
+            ["s_server", "-accept", "\(port)", "-cert", files.certificate, "-key", files.key, "-www", "-quiet"] + alpn
+        )
+        defer { server.stop() }
+        try waitForListener(port: port)
+        try Self.expectUnreachable(
+            "https://localhost:\(port)",
+            ["--ca-file", files.certificate],
+            address: "localhost:\(port)",
+            phrase: "ALPN did not choose h2",
+            cause: "ALPNNotH2",
+            advice: "must offer HTTP/2 by ALPN h2"
+        )
+    }
+
+    /// A sink wanting provider tokens answers every connection's first request 403
+    /// MissingProviderToken: the run ends at once instead of rejecting the whole set.
+    @Test func a403OnEveryConnectionsFirstRequestEndsTheRun() throws {
+        let output = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        try OpenSSL.makeP256Key(at: output + "/AuthKey.p8")
+        let (sink, port) = try CommandRunner.sink([
+            "--key-file", output + "/AuthKey.p8", "--key-id", "ABCDE12345", "--team-id", "TEAM123456",
+        ])
+        defer { sink.stop() }
+        let result = try CommandRunner.run(
+            [
+                "send", "--generate", "1000000", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+                "--endpoint", "http://127.0.0.1:\(port)", "--connections", "2", "--streams", "10", "--output", output,
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 5, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("403 on the first request (403 MissingProviderToken)"),
+            "\(result.standardError)"
+        )
+        let summary = try CommandRunner.summary(in: output)
+        let rejected = (summary["rejected"] as? [String: Int])?["MissingProviderToken"] ?? 0
+        let failed = (summary["failed"] as? [String: Int])?["Forbidden"] ?? 0
+        // What was sent before the second connection's answer was rejected; nothing more went out.
+        #expect(rejected >= 2 && rejected < 1000, "rejected \(rejected)")
+        #expect(failed > 0)
+        #expect(Int(summary["sent"] as? Int ?? 0) < 1_000_000)
+    }
+
+    /// Synthetic tokens to Apple's hosts are refused before any socket: `api.push.apple.com`
+    /// is made to resolve to a local listener (a private /etc/hosts in a user and mount
+    /// namespace), which counts its connections — none for the refused send, one for a send
+    /// the rules allow, which proves the name led there.
+    @Test func syntheticTokensToAppleAreRefusedWithoutAConnection() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data("127.0.0.1 api.push.apple.com api.sandbox.push.apple.com\n".utf8).write(
+            to: URL(fileURLWithPath: folder + "/hosts")
+        )
+        let tokens = try Self.writeTokens(in: folder)
+        let port = freePort()
+        let counted = folder + "/accepted"
+        let listener = try PeerProcess("python3", [PythonPeer.path("count_connections.py"), "\(port)", counted])
+        defer { listener.stop() }
+        try waitForListener(port: port)
+        func connections() -> Int {
+            ((try? String(contentsOfFile: counted, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        // waitForListener's own connection, once the listener has written it down.
+        let settled = ContinuousClock.now + .seconds(5)
+        while connections() == 0 && ContinuousClock.now < settled { usleep(10_000) }
+        let before = connections()
+        #expect(before == 1)
+        func send(_ arguments: [String]) throws -> PeerProcess.Result {
+            let command = ([CommandRunner.executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            return try PeerProcess.run(
+                "unshare",
+                [
+                    "-rm", "sh", "-c",
+                    "cd '\(CommandRunner.repositoryRoot)' && mount --bind '\(folder)/hosts' /etc/hosts && exec \(command)",
+                ]
+            )
+        }
+        let refused = try send(
+            Self.send + ["--endpoint", "https://api.push.apple.com:\(port)", "--output", folder + "/refused"]
+        )
+        #expect(refused.status == 64, "\(refused.errors)")
+        #expect(refused.errors.contains("--generate makes synthetic device tokens"))
+        #expect(refused.errors.contains("`fanout sink`") && refused.errors.contains("--tokens FILE"))
+        let production = try send(
+            [
+                "send", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
+                "com.example.app", "--endpoint", "https://api.push.apple.com:\(port)",
+            ]
+        )
+        #expect(production.status == 64, "\(production.errors)")
+        #expect(production.errors.contains("add --production"))
+        #expect(connections() == before, "a refused send opened a connection")
+        // The control: real tokens, --production: the name leads to the listener (which does not
+        // speak TLS, so the run ends unreachable), and the rate cap is said.
+        let allowed = try send(
+            [
+                "send", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
+                "com.example.app", "--endpoint", "https://api.push.apple.com:\(port)", "--production",
+                "--connect-timeout", "1s", "--output", folder + "/allowed",
+            ]
+        )
+        #expect(allowed.status == 5, "\(allowed.errors)")
+        #expect(allowed.output.contains("rate capped at 1000/s"), "\(allowed.output)")
+        #expect(connections() > before, "the name did not lead to the listener")
+        // cluster render applies the same rules to the options it carries.
+        let render = try CommandRunner.run(
+            ["cluster", "render", "--shards", "2", "--image", "x", "--"] + Self.send.dropFirst()
+                + ["--endpoint", "https://api.sandbox.push.apple.com"]
+        )
+        #expect(render.status == 64, "\(render.standardError)")
+        #expect(render.standardError.contains("synthetic device tokens"))
+    }
+
+    /// The probe against a sink holding each answer 80 ms, allowing 1 stream until the first
+    /// accepted request and 500 after: processing 77–83 ms, streams 1 then 500; the plan takes
+    /// them and names the probe.
+    @Test func theProbeMeasuresWhatAPlanAssumes() throws {
+        let tokens = try Self.writeTokens(in: try Self.folder())
+        defer { try? FileManager.default.removeItem(atPath: (tokens as NSString).deletingLastPathComponent) }
+        let (sink, port) = try CommandRunner.sink([
+            "--no-auth", "--latency", "fixed:80ms", "--initial-streams", "1", "--max-streams", "500",
+        ])
+        defer { sink.stop() }
+        let output = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let probe = try CommandRunner.run(
+            [
+                "probe", "http://127.0.0.1:\(port)", "--tokens", tokens, "--topic",
+                "com.example.app", "--count", "20", "--output", output,
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(probe.status == 0, "\(probe.standardError)")
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output + "/probe.json")))
+                as? [String: Any]
+        )
+        let processing = try #require(document["processing_ms"] as? [String: Any])
+        let p50 = try #require(processing["p50"] as? Double)
+        #expect((77...83).contains(p50), "processing p50 \(p50) ms")
+        let streams = try #require(document["streams"] as? [String: Any])
+        #expect(streams["first"] as? Int == 1)
+        #expect(streams["after_first_accepted"] as? Int == 500)
+        #expect(streams["peak_in_flight"] as? Int == 20)
+        #expect(document["answers"] as? [String: Int] == ["200": 40])
+        let ping = try #require((document["ping_round_trip_ms"] as? [String: Any])?["p50"] as? Double)
+        #expect(ping < 5, "PING p50 \(ping) ms on loopback")
+        #expect(
+            probe.standardOutput.contains("streams a connection gets: 1 at first, 500 after the first accepted request")
+        )
+        let plan = try CommandRunner.run([
+            "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/probe.json",
+        ])
+        #expect(plan.status == 0, "\(plan.standardError)")
+        #expect(plan.standardOutput.contains("500 streams ÷"), "\(plan.standardOutput)")
+        #expect(plan.standardOutput.contains("measured by fanout probe of http://127.0.0.1:\(port)"))
+        // --probe gives those figures: giving them too is a mistake, and a probe without
+        // requests cannot plan.
+        let both = try CommandRunner.run([
+            "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/probe.json", "--rtt", "80ms",
+        ])
+        #expect(both.status == 64)
+        let bare = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)", "--output", output + "/bare"])
+        #expect(bare.status == 0, "\(bare.standardError)")
+        let unplanned = try CommandRunner.run([
+            "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/bare/probe.json",
+        ])
+        #expect(unplanned.status == 64)
+        #expect(unplanned.standardError.contains("holds no request round trips"), "\(unplanned.standardError)")
+    }
+
+    /// Over TLS the probe says the version and ALPN, and a probe that cannot connect exits 5
+    /// with the cause.
+    @Test func theProbeOverTLSAndAnUnreachableProbe() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", files.key, files.certificate])
+        defer { server.stop() }
+        try waitForListener(port: port)
+        let probe = try CommandRunner.run([
+            "probe", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", folder + "/tls",
+        ])
+        #expect(probe.status == 0, "\(probe.standardError)")
+        #expect(probe.standardOutput.contains("TLS: TLSv1.3, ALPN h2"), "\(probe.standardOutput)")
+        #expect(probe.standardOutput.contains("PING round trip: p50"))
+        let untrusted = try CommandRunner.run(["probe", "https://localhost:\(port)", "--output", folder + "/untrusted"])
+        #expect(untrusted.status == 5)
+        #expect(untrusted.standardError.contains("could not reach localhost:\(port): certificate not trusted"))
+    }
+}
