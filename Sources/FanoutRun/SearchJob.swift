@@ -69,6 +69,16 @@ public struct SearchJob: Sendable {
                         if stopped.withLockedValue({ $0 }) { started.cancel() }
                     }
                     if summary.report.cancelled && summary.report.abandoned == nil { break }
+                    // No step can measure an endpoint that cannot be reached.
+                    if let failure = summary.report.unreachable {
+                        throw Unreachable(
+                            line: RunSummary.unreachableLine(
+                                failure,
+                                host: summary.configuration.host,
+                                port: summary.configuration.port
+                            )
+                        )
+                    }
                     let run: RunSet
                     do {
                         run = try RunSet.load(folder)
@@ -170,5 +180,12 @@ public struct SearchJob: Sendable {
         } catch {
             throw JobError("cannot write the search to \(output): \(error.reason)")
         }
+    }
+}
+
+extension SearchJob {
+    /// A step could not reach the endpoint: the search stops there (exit 5), `line` says why.
+    public struct Unreachable: Error, Sendable {
+        public var line: String
     }
 }

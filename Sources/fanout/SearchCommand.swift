@@ -24,7 +24,8 @@ struct SearchCommand: ParsableCommand {
             results/search-… folder), with search.json and report.html (achieved against \
             offered rate; p50 and p99 against offered rate, the knee). Exit status: 0 with an \
             answer, 3 when no rate kept the SLO or --max-steps ran out, 4 when the answer is the \
-            generator's limit, 130 after Ctrl-C, 1 on an error.
+            generator's limit, 5 when the endpoint could not be reached (the search stops at that \
+            step; the cause on standard error), 130 after Ctrl-C, 1 on an error.
             """
     )
 
@@ -217,7 +218,13 @@ struct SearchCommand: ParsableCommand {
         let output = output ?? RunFolder.new(kind: "search")
         // Unbuffered: each step's line shows as it ends, on a terminal or through a pipe.
         let say = { (line: String) in StandardStream.output.write((line + "\n").utf8) }
-        let report = try job(output: output).run(log: say)
+        let report: SearchReport
+        do {
+            report = try job(output: output).run(log: say)
+        } catch let unreachable as SearchJob.Unreachable {
+            printError(unreachable.line)
+            throw ExitCode(RunStatus.unreachable.rawValue)
+        }
         say("results: \(output)/ (\(SearchReport.files.joined(separator: ", ")), step-NN/)")
         switch report.answer {
         case nil: throw ExitCode(RunStatus.interrupted.rawValue)

@@ -98,6 +98,23 @@ import Testing
         #expect(ContinuousClock.now - started >= .seconds(1))
     }
 
+    /// A search stops at its first step when the endpoint cannot be reached: no step measures it.
+    @Test func aSearchOfAnUnreachableEndpointStopsAtOnce() throws {
+        let output = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let port = freePort()
+        let result = try CommandRunner.run(
+            [
+                "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+                "com.example.app", "--slo", "p99 < 50ms", "--connect-timeout", "1s", "--output", output,
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 5, "\(result.standardError)")
+        #expect(result.standardError.contains("could not reach 127.0.0.1:\(port): connection refused"))
+        #expect(!FileManager.default.fileExists(atPath: output + "/step-02"))
+    }
+
     @Test func anUnresolvableNameIsNamed() throws {
         try Self.expectUnreachable(
             "https://fanout-test.invalid",
