@@ -36,7 +36,7 @@ public struct ProbeJob: Sendable {
 
     /// Runs the probe, blocking.
     public func run() throws -> Outcome {
-        let tokens = try readTokens()
+        let (tokens, distinct) = try readTokens()
         var configuration = try send.loadConfiguration()
         configuration.shape.streamsPerConnection = max(1, tokens.count)
         let started = Date()
@@ -90,9 +90,9 @@ public struct ProbeJob: Sendable {
             notes.append("the probe did not finish within \(timeout): what it measured so far is kept")
         }
         if let goAway = outcome.goAway { notes.append("the server sent GOAWAY \(goAway)") }
-        if tokens.count > 0 && readTokenCount < tokens.count {
+        if distinct < tokens.count {
             notes.append(
-                "\(readTokenCount) tokens in the file for \(tokens.count) requests: each was sent more than once"
+                "\(distinct) tokens in the file for \(tokens.count) requests: each was sent more than once"
             )
         }
         let document = ProbeDocument(
@@ -105,15 +105,10 @@ public struct ProbeJob: Sendable {
         return Outcome(document: document, unreachable: outcome.failure)
     }
 
-    /// Distinct tokens the file held (set by `readTokens`).
-    private var readTokenCount: Int {
-        guard let tokensFile, let text = try? String(contentsOfFile: tokensFile, encoding: .utf8) else { return 0 }
-        return Self.tokenLines(text).count
-    }
-
-    /// `count` tokens from the file as hex text, cycling when it holds fewer.
-    func readTokens() throws -> [[UInt8]] {
-        guard let tokensFile else { return [] }
+    /// `count` tokens from the file as hex text, cycling when it holds fewer, and how many
+    /// the file held.
+    func readTokens() throws -> (tokens: [[UInt8]], inFile: Int) {
+        guard let tokensFile else { return ([], 0) }
         let text: String
         do {
             text = try String(contentsOfFile: tokensFile, encoding: .utf8)
@@ -127,7 +122,7 @@ public struct ProbeJob: Sendable {
                 throw JobError("--tokens \(tokensFile):\(number): \(problem)")
             }
         }
-        return (0..<count).map { Array(lines[$0 % lines.count].token.lowercased().utf8) }
+        return ((0..<count).map { Array(lines[$0 % lines.count].token.lowercased().utf8) }, lines.count)
     }
 
     /// Each non-blank line's first field that is not a `#` comment, with its line number.

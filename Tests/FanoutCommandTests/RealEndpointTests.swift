@@ -382,6 +382,18 @@ import Testing
             "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/probe.json", "--rtt", "80ms",
         ])
         #expect(both.status == 64)
+        // Bad input: a token file with a bad line says where; --count out of its range.
+        let bad = output + "/bad.txt"
+        try Data((String(repeating: "a", count: 64) + "\nnot-a-token\n").utf8).write(to: URL(fileURLWithPath: bad))
+        let badTokens = try CommandRunner.run(
+            ["probe", "http://127.0.0.1:\(port)", "--tokens", bad, "--topic", "com.example.app"]
+        )
+        #expect(badTokens.status == 1)
+        #expect(badTokens.standardError.contains("--tokens \(bad):2:"), "\(badTokens.standardError)")
+        for count in ["0", "1001"] {
+            let result = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)", "--count", count])
+            #expect(result.status == 64, "--count \(count): \(result.standardError)")
+        }
         let bare = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)", "--output", output + "/bare"])
         #expect(bare.status == 0, "\(bare.standardError)")
         let unplanned = try CommandRunner.run([
