@@ -217,8 +217,7 @@ struct ConnectionPool {
     /// ended; those still open end when the engine closes them).
     private mutating func unreachable(_ failure: EndpointFailure, ended: Int?) -> Action {
         if let ended { slots[ended] = .idle }
-        cancelled = true
-        for slot in slots.indices where slots[slot] == .waiting { slots[slot] = .idle }
+        cancel()
         return .giveUp(GiveUp(reason: "could not reach the endpoint: \(failure)", unreachable: failure))
     }
 

@@ -178,6 +178,21 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// Why a connection that ended got no answer, `nil` when it got one (`answered`): its
+    /// GOAWAY before any answer, its error, or a close before the server's SETTINGS.
+    public static func ended(
+        answered: Bool,
+        goAway: EndpointFailure?,
+        error: (any Error)?,
+        _ connection: borrowing HTTP2Connection
+    ) -> EndpointFailure? {
+        guard !answered else { return nil }
+        if let goAway { return goAway }
+        if let error { return EndpointFailure(classifying: error) }
+        guard !connection.hasPeerSettings else { return nil }
+        return EndpointFailure(.closedBeforeSettings, "the server closed the connection before its SETTINGS")
+    }
+
     /// The peer's GOAWAY before any answer: its code and the reason in its debug data (APNs
     /// puts `{"reason":"…"}` there).
     public static func goAway(code: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) -> EndpointFailure {

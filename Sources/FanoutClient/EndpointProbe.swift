@@ -165,7 +165,7 @@ public struct ProbeOutcome: Sendable {
     public var settingsLast: HTTP2Settings?
     /// When the connection ended before its answers: why.
     public var failure: EndpointFailure?
-    /// A GOAWAY the server sent: its code and the APNs reason in its debug data.
+    /// A GOAWAY the server sent: its code, and the APNs reason in its debug data.
     public var goAway: String?
 
     public init(
@@ -198,7 +198,8 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     private var body: PayloadBuffer
     private var settingsFirst: HTTP2Settings?
     private var hasAnswered = false
-    private var goAway: (code: HTTP2ErrorCode, reason: APNsReason?)?
+    /// The server's first GOAWAY, with its APNs reason.
+    private var goAway: EndpointFailure?
     private let done: @Sendable (ProbeOutcome) -> Void
 
     package init(
@@ -234,28 +235,18 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
             state.answered(tag: response.tag, status: response.status, reason: reason, now: now)
         case .streamReset(_, let tag, _, _):
             state.reset(tag: tag, now: now)
-        case .goAway(_, let code, let debugData):
-            goAway = (code, APNsErrorBody.reason(in: debugData))
-        case .connectionError:
+        case .goAway(_, let code, let debugData) where goAway == nil:
+            goAway = .goAway(code: code, debugData: debugData)
+        case .goAway, .connectionError:
             break
         }
         turn(&connection)
     }
 
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
-        var failure: EndpointFailure?
-        if state.phase != .done {
-            if let goAway, !hasAnswered {
-                failure = EndpointFailure(
-                    .goAwayBeforeAnswer,
-                    "\(goAway.code)" + (goAway.reason.map { ", reason \($0.rawValue)" } ?? "")
-                )
-            } else if let error {
-                failure = EndpointFailure(classifying: error)
-            } else if !connection.hasPeerSettings {
-                failure = EndpointFailure(.closedBeforeSettings, "the server closed the connection before its SETTINGS")
-            }
-        }
+        let failure =
+            state.phase == .done
+            ? nil : EndpointFailure.ended(answered: hasAnswered, goAway: goAway, error: error, connection)
         done(
             ProbeOutcome(
                 record: state.record,
@@ -264,7 +255,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
                 settingsFirst: settingsFirst,
                 settingsLast: connection.hasPeerSettings ? connection.remoteSettings : nil,
                 failure: failure,
-                goAway: goAway.map { "\($0.code)" + ($0.reason.map { " \($0.rawValue)" } ?? "") }
+                goAway: goAway?.detail
             )
         )
     }

@@ -165,6 +165,33 @@ public struct LoadConfiguration: Sendable {
         self.shape = shape
     }
 
+    /// Opens a connection to the endpoint on `loop` with this configuration's transport, SNI
+    /// name, HTTP/2 settings and connect timeout: the engine's and the probe's one way in.
+    package func connect<Delegate: HTTP2ConnectionDelegate>(
+        on loop: any EventLoop,
+        delegate: @escaping @Sendable () -> Delegate
+    ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTP2ConnectionHandler<Delegate>>)> {
+        HTTP2Channels.connect(
+            host: host,
+            port: port,
+            group: loop,
+            transport: transport,
+            serverHostname: authority ?? host,
+            configuration: shape.http2,
+            connectTimeout: TimeAmount(connectTimeout),
+            delegate: delegate
+        )
+    }
+
+    /// `failure`, with a certificate that failed verification looked at once more first:
+    /// expired, or not trusted (`EndpointFailure.refined(byLeaf:)`).
+    package func examine(_ failure: EndpointFailure?, on loop: any EventLoop) -> EventLoopFuture<EndpointFailure?> {
+        guard let failure, failure.cause == .certificateNotTrusted else { return loop.makeSucceededFuture(failure) }
+        return HTTP2Channels.peerCertificate(host: host, port: port, serverHostname: authority ?? host, group: loop)
+            .map { failure.refined(byLeaf: $0) }
+            .recover { _ in failure }
+    }
+
     /// The header fields every request shares, in the order they are sent after `:path`.
     func sharedFields(authorization: String?) -> HTTP2Fields {
         typealias Header = APNsRequest.Header

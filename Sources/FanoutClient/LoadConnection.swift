@@ -151,20 +151,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         let madeProgress = state.connectionEnded(now: now) { recorder.complete(startedAt: $0, now: now) }
         flush(now: now)
         if error != nil { statistics.connectionFailures.wrappingIncrement(ordering: .relaxed) }
-        ended(madeProgress, hasAnswered ? nil : Self.failure(goAway: goAwayFirst, error: error, connection))
-    }
-
-    /// Why a connection that got no answer got none: its GOAWAY, its error, or a close before
-    /// the server's SETTINGS.
-    private static func failure(
-        goAway: EndpointFailure?,
-        error: (any Error)?,
-        _ connection: borrowing HTTP2Connection
-    ) -> EndpointFailure? {
-        if let goAway { return goAway }
-        if let error { return EndpointFailure(classifying: error) }
-        guard !connection.hasPeerSettings else { return nil }
-        return EndpointFailure(.closedBeforeSettings, "the server closed the connection before its SETTINGS")
+        ended(madeProgress, EndpointFailure.ended(answered: hasAnswered, goAway: goAwayFirst, error: error, connection))
     }
 
     // MARK: Carrying out the state's steps

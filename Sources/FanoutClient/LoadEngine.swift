@@ -328,14 +328,8 @@ public final class LoadEngine: Sendable {
             }
             // Counted here, not when scheduled: a timer replaced before it fired opens nothing.
             let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
-            HTTP2Channels.connect(
-                host: configuration.host,
-                port: configuration.port,
-                group: loop,
-                transport: configuration.transport,
-                serverHostname: configuration.authority ?? configuration.host,
-                configuration: configuration.shape.http2,
-                connectTimeout: TimeAmount(configuration.connectTimeout),
+            configuration.connect(
+                on: loop,
                 delegate: {
                     LoadConnection(
                         configuration: configuration,
@@ -348,7 +342,7 @@ public final class LoadEngine: Sendable {
                         seed: UInt64(seed) &+ 1,
                         answered: { refusal in endings.post(.answered(slot: slot, refusal: refusal)) },
                         ended: { madeProgress, failure in
-                            Self.examine(failure, configuration, on: loop) {
+                            configuration.examine(failure, on: loop).whenSuccess {
                                 attempt.end(madeProgress: madeProgress, failure: $0)
                             }
                         }
@@ -366,7 +360,7 @@ public final class LoadEngine: Sendable {
                     if self.isCancelled { channel.close(promise: nil) }
                 case .failure(let error):
                     statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
-                    Self.examine(EndpointFailure(classifying: error), configuration, on: loop) {
+                    configuration.examine(EndpointFailure(classifying: error), on: loop).whenSuccess {
                         attempt.end(madeProgress: false, failure: $0)
                     }
                 }
@@ -375,26 +369,6 @@ public final class LoadEngine: Sendable {
     }
 
     private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
-
-    /// Hands `failure` to `done`, a certificate that failed verification looked at once more
-    /// first: expired, or not trusted (`EndpointFailure.refined(byLeaf:)`).
-    private static func examine(
-        _ failure: EndpointFailure?,
-        _ configuration: LoadConfiguration,
-        on loop: any EventLoop,
-        _ done: @escaping @Sendable (EndpointFailure?) -> Void
-    ) {
-        guard let failure, failure.cause == .certificateNotTrusted else { return done(failure) }
-        HTTP2Channels.peerCertificate(
-            host: configuration.host,
-            port: configuration.port,
-            serverHostname: configuration.authority ?? configuration.host,
-            group: loop
-        ).whenComplete { result in
-            done(failure.refined(byLeaf: (try? result.get()) ?? nil))
-        }
-    }
-
 }
 
 /// The event loops' recorders and what merges them: each loop rolls its recorder over every

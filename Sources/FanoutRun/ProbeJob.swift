@@ -49,14 +49,8 @@ public struct ProbeJob: Sendable {
             channel.withLockedValue { $0?.close(promise: nil) }
         }
         let pings = count
-        HTTP2Channels.connect(
-            host: configuration.host,
-            port: configuration.port,
-            group: loop,
-            transport: configuration.transport,
-            serverHostname: configuration.authority ?? configuration.host,
-            configuration: configuration.shape.http2,
-            connectTimeout: TimeAmount(configuration.connectTimeout),
+        configuration.connect(
+            on: loop,
             delegate: { [configuration] in
                 ProbeConnection(configuration: configuration, tokens: tokens, pings: pings) { promise.succeed($0) }
             }
@@ -76,18 +70,12 @@ public struct ProbeJob: Sendable {
         }
         var outcome = try promise.futureResult.wait()
         timer.cancel()
-        if let failure = outcome.failure, failure.cause == .certificateNotTrusted {
-            let leaf = try? HTTP2Channels.peerCertificate(
-                host: configuration.host,
-                port: configuration.port,
-                serverHostname: configuration.authority ?? configuration.host,
-                group: loop
-            ).wait()
-            outcome.failure = failure.refined(byLeaf: leaf ?? nil)
-        }
+        outcome.failure = try configuration.examine(outcome.failure, on: loop).wait()
         var notes: [String] = []
         if !outcome.finished && outcome.failure == nil {
-            notes.append("the probe did not finish within \(timeout): what it measured so far is kept")
+            notes.append(
+                "the probe did not finish (its connection ended, or --timeout \(timeout) passed): what it measured so far is kept"
+            )
         }
         if let goAway = outcome.goAway { notes.append("the server sent GOAWAY \(goAway)") }
         if distinct < tokens.count {

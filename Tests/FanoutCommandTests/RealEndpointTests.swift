@@ -21,6 +21,20 @@ import Testing
         return folder
     }
 
+    /// nghttpd over TLS with `key` and `certificate`, serving `folder`, once it listens; the
+    /// caller stops it.
+    static func nghttpd(serving folder: String, key: String, certificate: String) throws -> (PeerProcess, Int) {
+        let port = freePort()
+        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", key, certificate])
+        do {
+            try waitForListener(port: port)
+        } catch {
+            server.stop()
+            throw error
+        }
+        return (server, port)
+    }
+
     /// Three device tokens in `folder/tokens.txt`; its path.
     static func writeTokens(in folder: String) throws -> String {
         let path = folder + "/tokens.txt"
@@ -129,10 +143,8 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", files.key, files.certificate])
+        let (server, port) = try Self.nghttpd(serving: folder, key: files.key, certificate: files.certificate)
         defer { server.stop() }
-        try waitForListener(port: port)
         try Self.expectUnreachable(
             "https://localhost:\(port)",
             address: "localhost:\(port)",
@@ -160,10 +172,8 @@ import Testing
             hosts: ["localhost"],
             validity: Date(timeIntervalSince1970: 1_600_000_000)..<Date(timeIntervalSince1970: 1_600_000_000 + 30 * day)
         )
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", files.key, files.certificate])
+        let (server, port) = try Self.nghttpd(serving: folder, key: files.key, certificate: files.certificate)
         defer { server.stop() }
-        try waitForListener(port: port)
         try Self.expectUnreachable(
             "https://localhost:\(port)",
             ["--ca-file", files.certificate],
@@ -182,10 +192,12 @@ import Testing
             folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "30", "-subj", "/CN=other.example",
             "-addext", "subjectAltName=DNS:other.example",
         ])
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", folder + "/key.pem", folder + "/cert.pem"])
+        let (server, port) = try Self.nghttpd(
+            serving: folder,
+            key: folder + "/key.pem",
+            certificate: folder + "/cert.pem"
+        )
         defer { server.stop() }
-        try waitForListener(port: port)
         try Self.expectUnreachable(
             "https://localhost:\(port)",
             ["--ca-file", folder + "/cert.pem"],
@@ -409,10 +421,8 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", files.key, files.certificate])
+        let (server, port) = try Self.nghttpd(serving: folder, key: files.key, certificate: files.certificate)
         defer { server.stop() }
-        try waitForListener(port: port)
         let probe = try CommandRunner.run([
             "probe", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", folder + "/tls",
         ])
