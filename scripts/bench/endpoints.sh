@@ -2,7 +2,8 @@
 # Real endpoints (issue #34), timed: `fanout send --generate 10` against each way a connection
 # can fail to reach an answer, with the wall time from start to exit (target: within 1.5 s,
 # the refused one with --connect-timeout 1s), the exit status (5) and the cause on standard
-# error (the expired certificate is made with PyPI's cryptography); then `fanout probe` against `fanout sink --latency fixed:80ms --initial-streams 1
+# error (the expired certificate is made with PyPI's cryptography), beside curl against the
+# same server in the same run (its wall time, exit status and first error line); then `fanout probe` against `fanout sink --latency fixed:80ms --initial-streams 1
 # --max-streams 500` (target: processing 77–83 ms, streams 1 then 500).
 #
 #   [FANOUT=BINARY] scripts/bench/endpoints.sh
@@ -57,24 +58,39 @@ closed_port=$(free_port)
 for port in "$tls_port" "$other_port" "$expired_port" "$http1_port" "$alpn_port"; do wait_port "$port"; done
 
 printf '%-34s %8s %5s  %s\n' case seconds exit "standard error"
-attempt() {
-    local name=$1
+# timed NAME COMMAND...: the command's wall time, exit status and the first line of its stderr
+# (matching $pattern) in one row.
+timed() {
+    local name=$1 started ended status=0
     shift
-    local started ended status=0
     started=$(date +%s.%N)
-    "$fanout" send --generate 10 --template fixtures/poll.json --topic com.example.app \
-        --output "$work/out" "$@" >/dev/null 2>"$work/err" || status=$?
+    "$@" >/dev/null 2>"$work/err" || status=$?
     ended=$(date +%s.%N)
     printf '%-34s %8.3f %5d  %s\n' "$name" "$(echo "$ended - $started" | bc)" "$status" \
-        "$(grep 'could not reach' "$work/err" | cut -c1-110)"
+        "$(grep -m1 "$pattern" "$work/err" | cut -c1-110)"
 }
-attempt "closed port (--connect-timeout 1s)" --endpoint "http://127.0.0.1:$closed_port" --connect-timeout 1s
-attempt "a .invalid name" --endpoint https://fanout-bench.invalid
-attempt "self-signed, no --ca-file" --endpoint "https://localhost:$tls_port"
-attempt "a certificate for another name" --endpoint "https://localhost:$other_port" --ca-file "$work/ocert.pem"
-attempt "an expired certificate" --endpoint "https://localhost:$expired_port" --ca-file "$work/ecert.pem"
-attempt "HTTP/1.1 (python http.server)" --endpoint "http://127.0.0.1:$http1_port"
-attempt "ALPN http/1.1 (openssl s_server)" --endpoint "https://localhost:$alpn_port" --ca-file "$work/cert.pem"
+# attempt NAME CURL-ARGS -- FANOUT-ARGS: fanout send, then curl against the same server.
+attempt() {
+    local name=$1 curl_args=()
+    shift
+    while [ "$1" != -- ]; do curl_args+=("$1"); shift; done
+    shift
+    pattern='could not reach' timed "$name" "$fanout" send --generate 10 --template fixtures/poll.json \
+        --topic com.example.app --output "$work/out" "$@"
+    pattern='curl' timed "  curl, same server" curl -sS --max-time 10 -o /dev/null "${curl_args[@]}"
+}
+attempt "closed port (--connect-timeout 1s)" --http2-prior-knowledge "http://127.0.0.1:$closed_port" \
+    -- --endpoint "http://127.0.0.1:$closed_port" --connect-timeout 1s
+attempt "a .invalid name" --http2 https://fanout-bench.invalid -- --endpoint https://fanout-bench.invalid
+attempt "self-signed, no --ca-file" --http2 "https://localhost:$tls_port" -- --endpoint "https://localhost:$tls_port"
+attempt "a certificate for another name" --http2 --cacert "$work/ocert.pem" "https://localhost:$other_port" \
+    -- --endpoint "https://localhost:$other_port" --ca-file "$work/ocert.pem"
+attempt "an expired certificate" --http2 --cacert "$work/ecert.pem" "https://localhost:$expired_port" \
+    -- --endpoint "https://localhost:$expired_port" --ca-file "$work/ecert.pem"
+attempt "HTTP/1.1 (python http.server)" --http2-prior-knowledge "http://127.0.0.1:$http1_port" \
+    -- --endpoint "http://127.0.0.1:$http1_port"
+attempt "ALPN http/1.1 (openssl s_server)" --http2 --cacert "$work/cert.pem" "https://localhost:$alpn_port" \
+    -- --endpoint "https://localhost:$alpn_port" --ca-file "$work/cert.pem"
 
 sink_port=$(free_port)
 "$fanout" sink --listen "127.0.0.1:$sink_port" --no-auth --latency fixed:80ms --initial-streams 1 \
@@ -86,3 +102,7 @@ echo
 "$fanout" probe "http://127.0.0.1:$sink_port" --tokens "$work/tokens.txt" --topic com.example.app \
     --output "$work/probe"
 "$fanout" plan --devices 50M --deadline 5m --probe "$work/probe/probe.json"
+# The peer: h2load's request times against the same sink, 20 one at a time on one connection.
+echo
+h2load -n 20 -c 1 -m 1 -t 1 -d fixtures/poll.json -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
+    "http://127.0.0.1:$sink_port/3/device/$(printf '%064x' 1)" | grep -E "status codes|time for request"
