@@ -72,7 +72,8 @@ public enum HTTP2Transport: Sendable {
 public enum HTTP2Channels {
     /// Listens on `host:port` (port 0 picks a free one); each accepted connection gets a
     /// handler with a delegate from `makeDelegate`, on one of `group`'s event loops, after
-    /// `onAccept` has seen its channel.
+    /// `onAccept` has seen its channel; `beforeTransport` may add handlers nearest the socket,
+    /// under TLS and HTTP/2 (a wire with a length: `FanoutSink`'s `SinkWire`).
     public static func listen<Delegate: HTTP2ConnectionDelegate>(
         host: String,
         port: Int,
@@ -81,7 +82,8 @@ public enum HTTP2Channels {
         configuration: HTTP2Connection.Configuration = .init(),
         settingsTimeout: TimeAmount = .seconds(10),
         makeDelegate: @escaping @Sendable (any Channel) -> Delegate,
-        onAccept: (@Sendable (any Channel) -> Void)? = nil
+        onAccept: (@Sendable (any Channel) -> Void)? = nil,
+        beforeTransport: (@Sendable (any Channel) throws -> Void)? = nil
     ) -> EventLoopFuture<any Channel> {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -91,6 +93,7 @@ public enum HTTP2Channels {
             .childChannelInitializer { channel in
                 onAccept?(channel)
                 return channel.eventLoop.makeCompletedFuture {
+                    try beforeTransport?(channel)
                     try addHandlers(
                         to: channel,
                         role: .server,

@@ -266,7 +266,9 @@ extension HTTP2Connection {
         }
         connectionReceiveWindow -= flowControlledLength
         connectionConsumed += flowControlledLength
-        if connectionConsumed >= Int(configuration.connectionWindowSize) / 2 {
+        if connectionConsumed >= Int(configuration.connectionWindowSize) / 2
+            || (configuration.windowRefill == .eachFrame && connectionConsumed > 0)
+        {
             HTTP2FrameEncoder.writeWindowUpdate(stream: 0, increment: UInt32(connectionConsumed), into: &outbound)
             connectionReceiveWindow += connectionConsumed
             connectionConsumed = 0
@@ -291,7 +293,8 @@ extension HTTP2Connection {
         if room > 0 { streams[slot].body.append(UnsafeRawBufferPointer(rebasing: payload.prefix(room))) }
         if endStream { return endOfMessage(slot, body: nil) }
         let initial = Int(configuration.initialWindowSize)
-        if streams[slot].receiveWindow < initial / 2 {
+        let refillAt = configuration.windowRefill == .eachFrame ? initial : initial / 2
+        if streams[slot].receiveWindow < refillAt {
             HTTP2FrameEncoder.writeWindowUpdate(
                 stream: stream,
                 increment: UInt32(initial - streams[slot].receiveWindow),
@@ -384,6 +387,16 @@ extension HTTP2Connection {
     }
 
     private mutating func receiveWindowUpdate(_ stream: UInt32, _ increment: Int) -> HTTP2Event? {
+        if recordsWindowUpdates {
+            windowUpdates.append(
+                WindowUpdate(
+                    at: now,
+                    stream: stream,
+                    increment: increment,
+                    connectionWindowAfter: connectionSendWindow + (stream == 0 ? increment : 0)
+                )
+            )
+        }
         if stream == 0 {
             connectionSendWindow += increment
             guard connectionSendWindow <= 0x7FFF_FFFF else {

@@ -173,6 +173,7 @@ extension HTTP2Connection {
             )
             written += allowed
             connectionSendWindow -= allowed
+            dataBytesSent &+= allowed
             streams[slot].sendWindow -= allowed
         }
         return written

@@ -38,8 +38,13 @@ public struct HTTP2Connection: ~Copyable {
         /// SETTINGS_INITIAL_WINDOW_SIZE: what the peer may send on a stream before we
         /// update the window.
         public var initialWindowSize: UInt32 = 1 << 20
-        /// What the peer may send on the connection before we update the window.
+        /// What the peer may send on the connection before we update the window: RFC 9113's
+        /// 65,535 or more (a connection window starts at 65,535 and only a WINDOW_UPDATE
+        /// raises it; none lowers it).
         public var connectionWindowSize: UInt32 = 16 << 20
+        /// When the windows we grant are topped up again (`WindowRefill`): nghttp2's rule,
+        /// once half is consumed, by default.
+        public var windowRefill: WindowRefill = .half
         /// SETTINGS_MAX_FRAME_SIZE.
         public var maxFrameSize: UInt32 = 16_384
         /// SETTINGS_HEADER_TABLE_SIZE: the dynamic table the peer's encoder may use.
@@ -79,6 +84,23 @@ public struct HTTP2Connection: ~Copyable {
         public var wakeUpWindow: Duration = .zero
 
         public init() {}
+    }
+
+    /// When a receiver gives back the window the peer's DATA consumed. The choice is what a
+    /// connection far from its peer carries: the peer has at most a window in flight, and a
+    /// WINDOW_UPDATE takes a round trip to come back.
+    ///
+    /// ```
+    ///   .half       consumed ≥ window ÷ 2 → WINDOW_UPDATE(consumed)   nghttp2's default (nghttpd, h2load)
+    ///   .eachFrame  every DATA frame      → WINDOW_UPDATE(its length)  the window is never short
+    /// ```
+    ///
+    /// With `.half` a peer that keeps the window full gets about half of it back each round trip:
+    /// the bytes past the first update stay below the threshold until more arrive (docs/planning.md,
+    /// "What binds a connection").
+    public enum WindowRefill: String, Sendable, Hashable, CaseIterable {
+        case half
+        case eachFrame = "each-frame"
     }
 
     /// Why a stream could not be opened.
@@ -160,6 +182,23 @@ public struct HTTP2Connection: ~Copyable {
     public internal(set) var refusedStreams = 0
     /// Streams the peer opened after this side's GOAWAY: ignored, as RFC 9113 §6.8 allows.
     public internal(set) var streamsAfterGoAway = 0
+    /// Each WINDOW_UPDATE the peer sent, when `recordsWindowUpdates` (the probe's record of how a
+    /// server refills its windows); empty otherwise.
+    public internal(set) var windowUpdates: [WindowUpdate] = []
+    /// Whether to keep `windowUpdates`.
+    public var recordsWindowUpdates = false
+    /// A WINDOW_UPDATE received: when (`now` as its read set it), on which stream (0: the
+    /// connection), by how much, and what our send window on the connection was then.
+    public struct WindowUpdate: Sendable, Hashable {
+        public var at: UInt64
+        public var stream: UInt32
+        public var increment: Int
+        public var connectionWindowAfter: Int
+    }
+    /// What this side may still send on the connection before the peer's next WINDOW_UPDATE.
+    public var connectionWindow: Int { connectionSendWindow }
+    /// Body bytes this side has sent in DATA frames (flow-controlled bytes, padding aside).
+    public internal(set) var dataBytesSent = 0
     /// The connection error that ended the connection, once it has.
     public internal(set) var error: HTTP2FrameError?
 

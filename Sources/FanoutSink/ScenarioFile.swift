@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutHTTP2
 import FanoutSettings
 import Foundation
 
@@ -21,6 +22,7 @@ extension SinkScenario {
     public static let settingNames = [
         "latency", "stall", "error", "unregistered-tokens", "bad-tokens", "seed", "token-rate", "connection-rate",
         "goaway-after-requests", "goaway-after-time", "close-after-requests", "unanswered", "max-connections",
+        "rtt", "bandwidth", "sink-bandwidth", "connection-window", "stream-window", "window-refill",
     ]
 
     /// Reads a scenario file; a problem is reported as `FILE:LINE: what`.
@@ -109,6 +111,35 @@ extension SinkScenario {
         case "close-after-requests": faults.closeAfterRequests = try count(value)
         case "unanswered": faults.unansweredShare = try Self.share(value)
         case "max-connections": faults.maxConnections = try count(value)
+        case "rtt":
+            let roundTrip: LatencyDistribution
+            if let fixed = DurationNotation.parse(value) {
+                roundTrip = .fixed(fixed)
+            } else if value.contains(":") {
+                roundTrip = try LatencyDistribution(parsing: value)
+            } else {
+                throw SinkScenarioError(
+                    "rtt is a duration (80ms) or a spread like normal:80ms,5ms or lognormal:80ms,0.1; got \(value)"
+                )
+            }
+            guard roundTrip.largest > 0 else { throw SinkScenarioError("rtt must be longer than 0; got \(value)") }
+            var wire = self.wire ?? SinkWire(roundTrip: roundTrip)
+            wire.roundTrip = roundTrip
+            self.wire = wire
+        case "bandwidth", "sink-bandwidth":
+            guard let rate = BandwidthNotation.parse(value) else {
+                throw SinkScenarioError("\(name) must be above 0: \(BandwidthNotation.hint); got \(value)")
+            }
+            var wire = self.wire ?? SinkWire(roundTrip: .fixed(.zero))
+            if name == "bandwidth" { wire.bandwidth = rate } else { wire.sinkBandwidth = rate }
+            self.wire = wire
+        case "connection-window": windows.connection = try SinkWindows.size(value, name: name, smallest: 65_535)
+        case "stream-window": windows.stream = try SinkWindows.size(value, name: name, smallest: 0)
+        case "window-refill":
+            guard let refill = HTTP2Connection.WindowRefill(rawValue: value.trimmingCharacters(in: .whitespaces)) else {
+                throw SinkScenarioError("window-refill is half or each-frame; got \(value)")
+            }
+            windows.refill = refill
         default:
             throw SinkScenarioError("\(name) is not a scenario setting")
         }

@@ -60,6 +60,16 @@ public final class Sink: Sendable {
         let timing = try SinkTiming(group: group, statistics: statistics, instrument: configuration.instrument)
         self.timing = timing
         let http2 = Self.http2Configuration(configuration)
+        let wire = configuration.scenario.wire
+        let links = wire?.sinkBandwidth.map { (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0)) }
+        var addWire: (@Sendable (any Channel) throws -> Void)?
+        if let wire {
+            addWire = { channel in
+                try channel.pipeline.syncOperations.addHandler(
+                    WireHandler(wire: wire, links: links, seed: state.nextSeed(), allocator: channel.allocator)
+                )
+            }
+        }
         channel = try HTTP2Channels.listen(
             host: host,
             port: port,
@@ -88,7 +98,8 @@ public final class Sink: Sendable {
                     return
                 }
                 child.closeFuture.whenComplete { _ in connections.withLockedValue { _ = $0.removeValue(forKey: key) } }
-            }
+            },
+            beforeTransport: addWire
         ).wait()
     }
 
@@ -103,6 +114,9 @@ public final class Sink: Sendable {
         http2.maxHeaderListSize = 8000
         http2.maxBodySize = 5120 + 1
         http2.incompleteFrameTimeout = configuration.incompleteFrameTimeout
+        http2.connectionWindowSize = configuration.scenario.windows.connection
+        http2.initialWindowSize = configuration.scenario.windows.stream
+        http2.windowRefill = configuration.scenario.windows.refill
         return http2
     }
 

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutHTTP2
 import FanoutRandom
 import FanoutSettings
 import Foundation
@@ -33,6 +34,10 @@ public struct SinkScenario: Sendable {
     public var connectionRate: Rate?
     /// Connection faults.
     public var faults = ConnectionFaults()
+    /// A path with a length in front of the sink (`nil`: loopback's, no more).
+    public var wire: SinkWire?
+    /// The flow-control windows the sink grants and when it refills them.
+    public var windows = SinkWindows()
 
     public init() {}
 
@@ -43,6 +48,49 @@ public struct SinkScenario: Sendable {
         }
         let total = errors.map(\.probability).reduce(0, +)
         if total > 1 { throw SinkScenarioError("the error probabilities add up to \(total), over 1") }
+        try wire?.validate()
+    }
+}
+
+/// The flow-control windows a sink grants a provider, and when it gives them back: what a probe
+/// measured of a server, so that a rehearsal meets the same windows (`fanout sink
+/// --connection-window 65535 --window-refill half` is nghttpd's and nghttp2's default).
+public struct SinkWindows: Sendable, Hashable {
+    /// What a provider may send on a connection before a WINDOW_UPDATE, from 65,535 (RFC 9113's
+    /// initial window) to 2^31−1.
+    public var connection: UInt32 = HTTP2Connection.Configuration().connectionWindowSize
+    /// SETTINGS_INITIAL_WINDOW_SIZE: what a provider may send on one stream, 0 to 2^31−1.
+    public var stream: UInt32 = HTTP2Connection.Configuration().initialWindowSize
+    public var refill: HTTP2Connection.WindowRefill = .half
+
+    public init() {}
+
+    /// The largest window HTTP/2 allows (RFC 9113 §6.9.1).
+    public static let largest = 0x7FFF_FFFF
+
+    /// A window's size from its text: bytes, or with a binary unit (`65535`, `64KiB`, `1MiB`),
+    /// from `smallest` to 2^31−1.
+    public static func size(_ text: String, name: String, smallest: Int) throws(SinkScenarioError) -> UInt32 {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        var scale = 1
+        var digits = Substring(trimmed)
+        for (suffix, unit) in [("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024)]
+        where trimmed.hasSuffix(suffix) {
+            scale = unit
+            digits = digits.dropLast(suffix.count)
+        }
+        guard let number = Int(digits.trimmingCharacters(in: .whitespaces)) else {
+            throw SinkScenarioError("\(name) takes a size in bytes, like 65535 or 1MiB; got \(text)")
+        }
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: scale)
+        guard !overflow, bytes >= smallest, bytes <= largest else {
+            throw SinkScenarioError(
+                "\(name) must be from \(smallest) to 2^31−1 (\(largest)) bytes; got \(text)"
+                    + (smallest == 65_535 && bytes < smallest && !overflow
+                        ? " (a connection window starts at 65,535 and can only be raised)" : "")
+            )
+        }
+        return UInt32(bytes)
     }
 }
 

@@ -99,6 +99,15 @@ struct EmbeddedSinkOptions: ParsableArguments {
     )
     var sinkLatency: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A path of this round trip in front of the embedded sink, as `fanout sink --rtt` takes it (80ms, normal:80ms,5ms); over the scenario's.",
+            valueName: "duration"
+        )
+    )
+    var sinkRtt: String?
+
     @Flag(
         name: .long,
         help:
@@ -121,7 +130,7 @@ struct EmbeddedSinkOptions: ParsableArguments {
 
     /// Whether any is given (`fanout search --endpoint` takes none).
     var isGiven: Bool {
-        sinkScenario != nil || sinkLatency != nil || tls || sinkThreads != RunJob().sinkThreads || sinkCoalesce != nil
+        sinkScenario != nil || sinkLatency != nil || sinkRtt != nil || tls || sinkThreads != RunJob().sinkThreads || sinkCoalesce != nil
     }
 
     func apply(to job: inout RunJob) throws {
@@ -137,11 +146,12 @@ struct EmbeddedSinkOptions: ParsableArguments {
                 throw ValidationError("--sink-scenario: \(error)")
             }
         }
-        if let sinkLatency {
+        for case (let name, let value?) in [("latency", sinkLatency), ("rtt", sinkRtt)] {
             do {
-                try job.sink.scenario.set("latency", sinkLatency)
+                try job.sink.scenario.set(name, value)
+                try job.sink.scenario.validate()
             } catch {
-                throw ValidationError("--sink-latency: \(error)")
+                throw ValidationError("--sink-\(name): \(error)")
             }
         }
     }

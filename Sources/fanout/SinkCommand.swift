@@ -124,6 +124,51 @@ struct SinkCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "A path of this round trip in front of the sink: every byte each way waits half of it (80ms, or a spread like normal:80ms,5ms).",
+            valueName: "duration"
+        )
+    )
+    var rtt: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The path's bandwidth each way on each connection, e.g. 100Mbit.", valueName: "rate")
+    )
+    var bandwidth: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The path's bandwidth each way for all connections together, e.g. 1Gbit.", valueName: "rate")
+    )
+    var sinkBandwidth: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The connection window granted a provider (default 16MiB; 65535 is nghttp2's).",
+            valueName: "bytes"
+        )
+    )
+    var connectionWindow: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default 1MiB).", valueName: "bytes")
+    )
+    var streamWindow: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "When windows are given back: half (once half is consumed, nghttp2's) or each-frame.",
+            valueName: "policy"
+        )
+    )
+    var windowRefill: String?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("Freeze every answer for LENGTH every EVERY, e.g. 10s/1s.", valueName: "every/length")
     )
     var stall: String?
@@ -326,6 +371,9 @@ struct SinkCommand: AsyncParsableCommand {
                     ("goaway-after-time", goawayAfterTime),
                     ("close-after-requests", closeAfterRequests.map(String.init)),
                     ("unanswered", unanswered), ("max-connections", maxConnections.map(String.init)),
+                    ("rtt", rtt), ("bandwidth", bandwidth), ("sink-bandwidth", sinkBandwidth),
+                    ("connection-window", connectionWindow), ("stream-window", streamWindow),
+                    ("window-refill", windowRefill),
                 ] + error.map { ("error", $0) }
             for case (let name, let value?) in options {
                 do {

@@ -1,0 +1,137 @@
+import Atomics
+import FanoutSettings
+import Foundation
+
+/// A network path of a given length in front of the sink: every byte, each way, arrives half a
+/// round trip after it left, no faster than the path's bandwidth. With it a rehearsal meets
+/// what a provider 80 ms from APNs meets — SETTINGS, WINDOW_UPDATE and PING take the round trip
+/// too, so flow-control windows bind as they would — where a hold on the answers alone
+/// (`--latency`, APNs' own processing) lets a window refill in microseconds.
+///
+/// ```
+///   provider ──► [ bandwidth: serialised ] ──► [ round trip ÷ 2 ] ──► sink's HTTP/2
+///   provider ◄── [ round trip ÷ 2 ] ◄── [ bandwidth: serialised ] ◄── sink's HTTP/2
+/// ```
+///
+/// Bytes keep their order (TCP's): a chunk never overtakes one that left before it, whatever
+/// the round trip's spread draws for it.
+public struct SinkWire: Sendable, Hashable {
+    /// The round trip: half of a draw delays each chunk of bytes each way (fixed at 0 for a
+    /// wire with a bandwidth cap alone).
+    public var roundTrip: LatencyDistribution
+    /// Bytes a second each way on each connection (`nil`: no cap).
+    public var bandwidth: Double?
+    /// Bytes a second each way over all of the sink's connections together (`nil`: no cap).
+    public var sinkBandwidth: Double?
+    /// The most bytes held on the wire a connection, each way: past it the sink stops reading
+    /// the provider's socket (TCP's window then holds the provider back, as a full path
+    /// would). Bandwidth × delay must fit.
+    public var heldBytesCap = Self.defaultHeldBytesCap
+    public static let defaultHeldBytesCap = 64 << 20
+
+    public init(roundTrip: LatencyDistribution, bandwidth: Double? = nil, sinkBandwidth: Double? = nil) {
+        self.roundTrip = roundTrip
+        self.bandwidth = bandwidth
+        self.sinkBandwidth = sinkBandwidth
+    }
+
+    /// The bytes bandwidth × one-way delay puts on the path, each way (`nil`: no bandwidth cap,
+    /// so the flow-control windows bound it instead).
+    public var bytesInFlight: Double? {
+        guard let rate = [bandwidth, sinkBandwidth].compactMap({ $0 }).min() else { return nil }
+        return rate * Double(roundTrip.largest) / 2e9
+    }
+
+    /// Why the wire cannot be run, naming the option: bandwidth of 0 or less, bytes in flight
+    /// past the cap.
+    public func validate() throws(SinkScenarioError) {
+        for (name, rate) in [("bandwidth", bandwidth), ("sink-bandwidth", sinkBandwidth)] {
+            if let rate, !(rate > 0 && rate.isFinite) {
+                throw SinkScenarioError("\(name) must be above 0 bytes a second; got \(rate)")
+            }
+        }
+        if let bytes = bytesInFlight, bytes > Double(heldBytesCap) {
+            throw SinkScenarioError(
+                "rtt and bandwidth put \(BandwidthNotation.bytes(bytes)) on the wire each way, over the cap of "
+                    + "\(BandwidthNotation.bytes(Double(heldBytesCap))) a connection: lower the bandwidth or the round trip"
+            )
+        }
+    }
+}
+
+extension LatencyDistribution {
+    /// The longest draw, in nanoseconds (for the normal and log-normal, a 4σ tail; the
+    /// bytes-in-flight bound is about a path's usual length, not its rarest draw).
+    var largest: UInt64 {
+        switch self {
+        case .fixed(let value): value.wholeNanoseconds
+        case .uniform(_, let high): high.wholeNanoseconds
+        case .normal(let mean, let deviation): mean.wholeNanoseconds + 4 * deviation.wholeNanoseconds
+        case .logNormal(let median, let sigma): Self.nanoseconds(Double(median.wholeNanoseconds) * exp(4 * sigma))
+        case .empirical(let values): values.map(\.wholeNanoseconds).max() ?? 0
+        }
+    }
+}
+
+/// One direction of the wire for one connection, as a state machine over time: given a chunk's
+/// size, when it was handed over (`now`) and the delay drawn for it, when it arrives. Both
+/// links it crosses serialise it: first the connection's own (`bandwidth`), then the sink's
+/// shared one (`SharedLink`), then it travels the one-way delay; it never arrives before the
+/// chunk ahead of it.
+///
+/// ```
+///   now ──► max(now, connection free) + bytes ÷ bandwidth = d1
+///           max(d1, sink free) + bytes ÷ sink bandwidth    = d2
+///           max(d2 + delay, previous arrival)              = arrival
+/// ```
+public struct WireLine: Sendable {
+    /// Nanoseconds a byte takes on the connection's link (0: no cap).
+    let nanosecondsPerByte: Double
+    var linkFree: UInt64 = 0
+    var lastArrival: UInt64 = 0
+
+    public init(bandwidth: Double?) {
+        nanosecondsPerByte = bandwidth.map { 1e9 / $0 } ?? 0
+    }
+
+    /// When `bytes` handed over at `now` arrive, having been delayed `delay` nanoseconds and
+    /// passed `shared` (the sink's link) if there is one.
+    public mutating func arrival(bytes: Int, now: UInt64, delay: UInt64, shared: SharedLink? = nil) -> UInt64 {
+        var departed = now
+        if nanosecondsPerByte > 0 {
+            departed = max(now, linkFree) &+ UInt64(Double(bytes) * nanosecondsPerByte)
+            linkFree = departed
+        }
+        if let shared { departed = shared.pass(bytes: bytes, from: departed) }
+        let arrival = max(departed &+ delay, lastArrival)
+        lastArrival = arrival
+        return arrival
+    }
+}
+
+/// A link every connection of a sink shares, one direction: a chunk reserves the link from when
+/// it is free for as long as its bytes take, without a lock (one compare-and-exchange).
+public final class SharedLink: Sendable {
+    private let free = ManagedAtomic<UInt64>(0)
+    private let nanosecondsPerByte: Double
+
+    public init(bandwidth: Double) {
+        nanosecondsPerByte = 1e9 / bandwidth
+    }
+
+    /// When `bytes` ready at `ready` have crossed the link.
+    public func pass(bytes: Int, from ready: UInt64) -> UInt64 {
+        let takes = UInt64(Double(bytes) * nanosecondsPerByte)
+        var current = free.load(ordering: .relaxed)
+        while true {
+            let done = max(ready, current) &+ takes
+            let (exchanged, original) = free.compareExchange(
+                expected: current,
+                desired: done,
+                ordering: .relaxed
+            )
+            if exchanged { return done }
+            current = original
+        }
+    }
+}

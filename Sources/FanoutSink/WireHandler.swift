@@ -1,0 +1,212 @@
+import NIOCore
+
+/// Puts a `SinkWire` between a connection's socket and everything above it (TLS, HTTP/2): each
+/// chunk read is held until it "arrives" (`WireLine`), and so is each chunk written, so the
+/// TLS handshake, SETTINGS, WINDOW_UPDATE, PING and answers all take the round trip.
+///
+/// Held bytes are copied into one buffer a direction, which is reused (a released chunk is a
+/// slice of it, handed on and let go of before the next copy), and one timer a direction waits
+/// for the earliest chunk: no allocation a chunk once the buffers have grown. Past
+/// `heldBytesCap` held inbound bytes the handler stops asking the socket for more, so a
+/// provider faster than the path is held back by TCP, as a full path would hold it.
+///
+/// A close waits for the bytes written before it (the GOAWAY in front of it reaches the peer
+/// first); when the peer's side closes, what is held inbound is handed on at once (nothing can
+/// answer it any more).
+final class WireHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Chunks held one way: their bytes in `bytes` in order, and each one's length and when it
+    /// arrives in `chunks`.
+    private struct Held {
+        var line: WireLine
+        var bytes: ByteBuffer
+        var chunks = CircularBuffer<(length: Int, due: UInt64, promise: EventLoopPromise<Void>?)>(initialCapacity: 64)
+        var timer: Scheduled<Void>?
+
+        init(bandwidth: Double?, allocator: ByteBufferAllocator) {
+            line = WireLine(bandwidth: bandwidth)
+            bytes = allocator.buffer(capacity: 16 * 1024)
+        }
+
+        /// Copies `buffer` in as a chunk that arrives at `due`. The room released chunks took is
+        /// taken back when nothing is held, or (a path never empty) once it is as large as what
+        /// is held: each byte is moved at most once on average.
+        mutating func hold(_ buffer: inout ByteBuffer, due: UInt64, promise: EventLoopPromise<Void>?) {
+            if chunks.isEmpty {
+                bytes.clear()
+            } else if bytes.readerIndex >= 64 * 1024 && bytes.readerIndex >= bytes.readableBytes {
+                bytes.discardReadBytes()
+            }
+            let length = buffer.readableBytes
+            bytes.writeBuffer(&buffer)
+            chunks.append((length, due, promise))
+        }
+
+        /// The next chunk that has arrived by `now`, as a slice of `bytes`.
+        mutating func nextArrived(by now: UInt64) -> (ByteBuffer, EventLoopPromise<Void>?)? {
+            guard let first = chunks.first, first.due <= now else { return nil }
+            chunks.removeFirst()
+            let slice = bytes.readSlice(length: first.length)!
+            return (slice, first.promise)
+        }
+    }
+
+    private let wire: SinkWire
+    private let inboundLink: SharedLink?
+    private let outboundLink: SharedLink?
+    private var random: SinkRandom
+    private var inbound: Held
+    private var outbound: Held
+    private var context: ChannelHandlerContext?
+    /// A read the handler above asked for while the held inbound bytes were past the cap.
+    private var readWaiting = false
+    /// A close asked for while bytes were held outbound: done once they have left.
+    private var closeWaiting: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
+    private var inactive = false
+
+    init(wire: SinkWire, links: (inbound: SharedLink, outbound: SharedLink)?, seed: UInt64, allocator: ByteBufferAllocator)
+    {
+        self.wire = wire
+        inboundLink = links?.inbound
+        outboundLink = links?.outbound
+        random = SinkRandom(seed: seed)
+        inbound = Held(bandwidth: wire.bandwidth, allocator: allocator)
+        outbound = Held(bandwidth: wire.bandwidth, allocator: allocator)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        inbound.timer?.cancel()
+        outbound.timer?.cancel()
+        while let (_, promise) = outbound.nextArrived(by: .max) {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+        }
+        self.context = nil
+    }
+
+    /// Half of a round trip drawn for one chunk.
+    private func oneWayDelay() -> UInt64 { wire.roundTrip.sample(&random) / 2 }
+
+    // MARK: Inbound: the provider's bytes
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        let now = NIODeadline.now().uptimeNanoseconds
+        let due = inbound.line.arrival(
+            bytes: buffer.readableBytes,
+            now: now,
+            delay: oneWayDelay(),
+            shared: inboundLink
+        )
+        inbound.hold(&buffer, due: due, promise: nil)
+        schedule(inbound: true, context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Fired with the held bytes when they arrive.
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if inbound.bytes.readableBytes >= wire.heldBytesCap {
+            readWaiting = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        inactive = true
+        releaseInbound(context: context, by: .max)
+        context.fireChannelInactive()
+    }
+
+    private func releaseInbound(context: ChannelHandlerContext, by now: UInt64) {
+        var released = false
+        while let (slice, _) = inbound.nextArrived(by: now) {
+            released = true
+            context.fireChannelRead(wrapInboundOut(slice))
+        }
+        if released { context.fireChannelReadComplete() }
+        if readWaiting && inbound.bytes.readableBytes < wire.heldBytesCap {
+            readWaiting = false
+            context.read()
+        }
+    }
+
+    // MARK: Outbound: the sink's bytes
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !inactive else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        var buffer = unwrapOutboundIn(data)
+        let now = NIODeadline.now().uptimeNanoseconds
+        let due = outbound.line.arrival(
+            bytes: buffer.readableBytes,
+            now: now,
+            delay: oneWayDelay(),
+            shared: outboundLink
+        )
+        outbound.hold(&buffer, due: due, promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        schedule(inbound: false, context: context)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard mode == .all, !outbound.chunks.isEmpty, !inactive else {
+            context.close(mode: mode, promise: promise)
+            return
+        }
+        if let waiting = closeWaiting {
+            waiting.promise.map { promise?.futureResult.cascade(to: $0) }
+        }
+        closeWaiting = (mode, promise)
+    }
+
+    private func releaseOutbound(context: ChannelHandlerContext, by now: UInt64) {
+        var released = false
+        while let (slice, promise) = outbound.nextArrived(by: now) {
+            released = true
+            context.write(wrapOutboundOut(slice), promise: promise)
+        }
+        if released { context.flush() }
+        if outbound.chunks.isEmpty, let waiting = closeWaiting {
+            closeWaiting = nil
+            context.close(mode: waiting.mode, promise: waiting.promise)
+        }
+    }
+
+    // MARK: Timers
+
+    /// Keeps one timer a direction at its earliest held chunk.
+    private func schedule(inbound isInbound: Bool, context: ChannelHandlerContext) {
+        let held = isInbound ? inbound : outbound
+        guard held.timer == nil, let first = held.chunks.first else { return }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let task = context.eventLoop.scheduleTask(deadline: .uptimeNanoseconds(first.due)) {
+            handler.value.timerFired(inbound: isInbound)
+        }
+        if isInbound { inbound.timer = task } else { outbound.timer = task }
+    }
+
+    private func timerFired(inbound isInbound: Bool) {
+        guard let context else { return }
+        let now = NIODeadline.now().uptimeNanoseconds
+        if isInbound {
+            inbound.timer = nil
+            releaseInbound(context: context, by: now)
+        } else {
+            outbound.timer = nil
+            releaseOutbound(context: context, by: now)
+        }
+        schedule(inbound: isInbound, context: context)
+    }
+}
