@@ -1,0 +1,149 @@
+"""A TCP relay that gives loopback a length: every chunk of bytes read from either side reaches the
+other side DELAY_MS milliseconds after it arrived (one way: an 80 ms round trip is --delay-ms 40),
+in order. With --bandwidth each direction is also a link of that many bytes a second: a chunk
+waits its turn and takes len / bandwidth seconds to cross, then the delay. At most --max-held
+bytes wait in each direction; past that the relay stops reading that side (as a full TCP window
+would). When one side ends its sending, the other is sent an end too once the bytes held before it
+are delivered; a connection is closed when both ways have ended, or at once if a side fails.
+
+Listens on 127.0.0.1:0 (or --listen HOST:PORT), prints "listening on HOST:PORT", and relays each
+connection to --target HOST:PORT until SIGTERM or SIGINT.
+
+    python3 delay_relay.py --target 127.0.0.1:8080 --delay-ms 40 [--bandwidth BYTES_PER_S]
+"""
+import argparse
+import asyncio
+import collections
+import signal
+import sys
+
+
+class Direction:
+    """One way of one connection: what `reader` reads, `writer` writes when it is due."""
+
+    def __init__(self, reader, writer, delay, bandwidth, max_held):
+        self.reader = reader
+        self.writer = writer
+        self.delay = delay
+        self.bandwidth = bandwidth
+        self.max_held = max_held
+        self.chunks = collections.deque()  # (due, bytes), or (due, None) for the end
+        self.held = 0
+        self.link_free = 0.0  # when the link has sent every byte given to it so far
+        self.queued = asyncio.Event()
+        self.room = asyncio.Event()
+        self.room.set()
+
+    def due(self, size, now):
+        if self.bandwidth:
+            self.link_free = max(now, self.link_free) + size / self.bandwidth
+            return self.link_free + self.delay
+        return now + self.delay
+
+    async def read(self):
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                await self.room.wait()
+                data = await self.reader.read(65536)
+                if not data:
+                    break
+                self.chunks.append((self.due(len(data), loop.time()), data))
+                self.held += len(data)
+                if self.held > self.max_held:
+                    self.room.clear()
+                self.queued.set()
+        except OSError:
+            pass  # a reset is an end too
+        finally:
+            self.chunks.append((self.due(0, loop.time()), None))
+            self.queued.set()
+
+    async def write(self):
+        loop = asyncio.get_running_loop()
+        while True:
+            await self.queued.wait()
+            wait = self.chunks[0][0] - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            # Every chunk due by now goes in one write: due times only grow, so order holds.
+            now = loop.time()
+            batch = []
+            ended = False
+            while self.chunks and self.chunks[0][0] <= now:
+                data = self.chunks.popleft()[1]
+                if data is None:
+                    ended = True
+                    break
+                batch.append(data)
+            if not self.chunks:
+                self.queued.clear()
+            if batch:
+                self.writer.writelines(batch)
+                await self.writer.drain()
+                self.held -= sum(map(len, batch))
+                if self.held <= self.max_held:
+                    self.room.set()
+            if ended:
+                if self.writer.can_write_eof():
+                    self.writer.write_eof()
+                return
+
+
+def address(text):
+    host, _, port = text.rpartition(":")
+    return host or "127.0.0.1", int(port)
+
+
+async def main(arguments):
+    target = address(arguments.target)
+    delay = arguments.delay_ms / 1000
+    connections = set()
+
+    async def relay(client_reader, client_writer):
+        connections.add(asyncio.current_task())
+        server_writer = None
+        try:
+            server_reader, server_writer = await asyncio.open_connection(*target)
+            ways = [
+                Direction(client_reader, server_writer, delay, arguments.bandwidth, arguments.max_held),
+                Direction(server_reader, client_writer, delay, arguments.bandwidth, arguments.max_held),
+            ]
+            readers = [asyncio.create_task(way.read()) for way in ways]
+            writers = [asyncio.create_task(way.write()) for way in ways]
+            try:
+                await asyncio.wait(writers, return_when=asyncio.FIRST_EXCEPTION)
+            finally:
+                for task in readers + writers:
+                    task.cancel()
+                await asyncio.gather(*readers, *writers, return_exceptions=True)
+        except OSError as error:
+            print(f"relay to {target[0]}:{target[1]}: {error}", file=sys.stderr, flush=True)
+        finally:
+            for writer in (client_writer, server_writer):
+                if writer is not None:
+                    writer.close()
+            connections.discard(asyncio.current_task())
+
+    host, port = address(arguments.listen)
+    server = await asyncio.start_server(relay, host, port)
+    print("listening on %s:%d" % server.sockets[0].getsockname()[:2], flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, stop.set)
+    await stop.wait()
+    server.close()
+    for task in list(connections):
+        task.cancel()
+    await asyncio.gather(*connections, return_exceptions=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="A TCP relay that delays every byte each way.")
+    parser.add_argument("--target", required=True, help="HOST:PORT to relay each connection to")
+    parser.add_argument("--delay-ms", type=float, required=True, help="one-way delay in milliseconds")
+    parser.add_argument("--bandwidth", type=float, default=0, help="bytes a second each way (0: unlimited)")
+    parser.add_argument("--max-held", type=int, default=16 << 20, help="bytes held each way before reading stops")
+    parser.add_argument("--listen", default="127.0.0.1:0", help="HOST:PORT to listen on")
+    asyncio.run(main(parser.parse_args()))
