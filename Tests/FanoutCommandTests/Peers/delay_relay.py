@@ -98,32 +98,38 @@ def address(text):
 async def main(arguments):
     target = address(arguments.target)
     delay = arguments.delay_ms / 1000
-    connections = set()
+    handlers = set()  # one task a connection
+    ways = set()  # each connection's reading and writing tasks, cancelled to stop
 
     async def relay(client_reader, client_writer):
-        connections.add(asyncio.current_task())
+        handlers.add(asyncio.current_task())
         server_writer = None
         try:
             server_reader, server_writer = await asyncio.open_connection(*target)
-            ways = [
-                Direction(client_reader, server_writer, delay, arguments.bandwidth, arguments.max_held),
-                Direction(server_reader, client_writer, delay, arguments.bandwidth, arguments.max_held),
-            ]
-            readers = [asyncio.create_task(way.read()) for way in ways]
-            writers = [asyncio.create_task(way.write()) for way in ways]
+            tasks = tuple(
+                asyncio.create_task(coroutine)
+                for way in (
+                    Direction(client_reader, server_writer, delay, arguments.bandwidth, arguments.max_held),
+                    Direction(server_reader, client_writer, delay, arguments.bandwidth, arguments.max_held),
+                )
+                for coroutine in (way.read(), way.write())
+            )
+            ways.add(tasks)
             try:
-                await asyncio.wait(writers, return_when=asyncio.FIRST_EXCEPTION)
+                # Until both ways have delivered their end, or one fails.
+                await asyncio.wait(tasks[1::2], return_when=asyncio.FIRST_EXCEPTION)
             finally:
-                for task in readers + writers:
+                ways.discard(tasks)
+                for task in tasks:
                     task.cancel()
-                await asyncio.gather(*readers, *writers, return_exceptions=True)
+                await asyncio.gather(*tasks, return_exceptions=True)
         except OSError as error:
             print(f"relay to {target[0]}:{target[1]}: {error}", file=sys.stderr, flush=True)
         finally:
             for writer in (client_writer, server_writer):
                 if writer is not None:
                     writer.close()
-            connections.discard(asyncio.current_task())
+            handlers.discard(asyncio.current_task())
 
     host, port = address(arguments.listen)
     server = await asyncio.start_server(relay, host, port)
@@ -134,9 +140,13 @@ async def main(arguments):
         loop.add_signal_handler(number, stop.set)
     await stop.wait()
     server.close()
-    for task in list(connections):
-        task.cancel()
-    await asyncio.gather(*connections, return_exceptions=True)
+    # Python 3.11 reports a cancelled connection handler as an error, so only its ways are
+    # cancelled and it is left to end.
+    for tasks in list(ways):
+        for task in tasks:
+            task.cancel()
+    if handlers:
+        await asyncio.wait(handlers, timeout=2)
 
 
 if __name__ == "__main__":
