@@ -6,7 +6,8 @@ bytes wait in each direction; past that the relay stops reading that side (as a 
 would). When one side ends its sending, the other is sent an end too once the bytes held before it
 are delivered; a connection is closed when both ways have ended, or at once if a side fails.
 
-Listens on 127.0.0.1:0 (or --listen HOST:PORT), prints "listening on HOST:PORT", and relays each
+Listens on 127.0.0.1:0 (or --listen HOST:PORT), prints "listening on HOST:PORT" (and writes it to
+--ready-file, for a reader that cannot read a running program's output), and relays each
 connection to --target HOST:PORT until SIGTERM or SIGINT.
 
     python3 delay_relay.py --target 127.0.0.1:8080 --delay-ms 40 [--bandwidth BYTES_PER_S]
@@ -14,6 +15,7 @@ connection to --target HOST:PORT until SIGTERM or SIGINT.
 import argparse
 import asyncio
 import collections
+import os
 import signal
 import sys
 
@@ -133,7 +135,14 @@ async def main(arguments):
 
     host, port = address(arguments.listen)
     server = await asyncio.start_server(relay, host, port)
-    print("listening on %s:%d" % server.sockets[0].getsockname()[:2], flush=True)
+    line = "listening on %s:%d\n" % server.sockets[0].getsockname()[:2]
+    sys.stdout.write(line)
+    sys.stdout.flush()
+    if arguments.ready_file:
+        # Written whole under another name, then renamed: a reader never sees half a line.
+        with open(arguments.ready_file + ".part", "w") as file:
+            file.write(line)
+        os.replace(arguments.ready_file + ".part", arguments.ready_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
@@ -156,4 +165,5 @@ if __name__ == "__main__":
     parser.add_argument("--bandwidth", type=float, default=0, help="bytes a second each way (0: unlimited)")
     parser.add_argument("--max-held", type=int, default=16 << 20, help="bytes held each way before reading stops")
     parser.add_argument("--listen", default="127.0.0.1:0", help="HOST:PORT to listen on")
+    parser.add_argument("--ready-file", help="also write the listening line to this file")
     asyncio.run(main(parser.parse_args()))
