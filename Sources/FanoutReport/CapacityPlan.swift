@@ -3,18 +3,27 @@ import FanoutSettings
 import Foundation
 
 /// The answer to "how many connections and machines deliver N notifications by a deadline?",
-/// from the two limits a fan-out meets:
+/// from every limit a fan-out meets on its way:
 ///
 /// ```
-///   required rate          R = devices ÷ deadline
-///   a connection's ceiling  C = streams ÷ (round trip + processing)      (Little's law)
-///   a core's ceiling        K = 1 s ÷ CPU per notification                (measured)
-///   connections             ⌈R ÷ (C × headroom)⌉
-///   sender cores            R ÷ (K × headroom);  machines ⌈cores ÷ cores a machine⌉
+///   required rate            R = devices ÷ deadline
+///   a connection carries the least of
+///     streams                  streams ÷ (round trip + processing)                (Little's law)
+///     the connection window    window back a round trip ÷ round trip ÷ body bytes (flow control)
+///     the stream window        streams ÷ (⌈body ÷ stream window⌉ × round trip + processing)
+///     its path's bandwidth     bandwidth ÷ wire bytes a notification
+///     one core                 1 s ÷ CPU per notification                         (measured)
+///   a machine carries          its network interface ÷ wire bytes a notification
+///   connections                ⌈R ÷ (a connection's least × headroom)⌉
+///   machines                   the more of ⌈cores ÷ cores a machine⌉ and ⌈R ÷ (NIC × headroom)⌉
 /// ```
 ///
-/// A connection lives on one event loop, so it cannot go faster than one core: when K < C the
-/// CPU binds each connection, else round trips × streams do.
+/// A WINDOW_UPDATE is sent when DATA arrives, not when it is answered, so the window's bound
+/// counts the round trip alone. What comes back a round trip depends on when the receiver
+/// refills (`Refill`): with nghttp2's rule (an update once half the window is consumed) a
+/// sender keeping the window full gets one update of about half the window plus half a body
+/// back each round trip — what stays below the threshold waits — and with an update a frame
+/// it gets the whole window back.
 public struct CapacityPlan: Sendable {
     public struct Question: Sendable, Hashable {
         public var devices: UInt64
@@ -33,6 +42,8 @@ public struct CapacityPlan: Sendable {
         public var coresPerMachine: Int
         /// The share of each ceiling the plan uses (0.7: 30% spare for what a plan cannot see).
         public var headroom = Self.defaultHeadroom
+        /// Flow control and bytes: what the path and the receiver's windows allow.
+        public var flow = Flow()
         public static let defaultProcessing: Duration = .milliseconds(5)
         public static let defaultStreams = 1000
         public static let defaultHeadroom = 0.7
@@ -45,17 +56,133 @@ public struct CapacityPlan: Sendable {
         }
     }
 
-    /// What limits each connection.
+    /// What the windows, bytes and bandwidths of a plan are, each with where it came from
+    /// (a probe, a template, given, a default) for the plan's assumptions.
+    public struct Flow: Sendable, Hashable {
+        /// The connection window the receiver grants (bytes); `nil`: not known, taken as not
+        /// binding and said so.
+        public var connectionWindow: Int?
+        /// SETTINGS_INITIAL_WINDOW_SIZE, each stream's window; `nil`: not known.
+        public var streamWindow: Int?
+        public var refill = Refill.half
+        /// Flow-controlled bytes a notification: the body.
+        public var bodyBytes = Self.defaultBodyBytes
+        /// The HEADERS frame's payload a notification in steady state (after HPACK).
+        public var headerBytes = Self.defaultHeaderBytes
+        /// Whether TLS carries the connection (APNs: always): 22 bytes a record, a record a
+        /// notification at most.
+        public var tls = true
+        /// A connection's path, bytes a second each way; `nil`: not capped.
+        public var bandwidth: Double?
+        /// A sending machine's network interface, bytes a second.
+        public var networkInterface = Self.defaultNetworkInterface
+        /// Where each figure came from: "given", "default", a probe's or a template's name.
+        public var sources = Sources()
+        /// The template the body came from, when one did (a rehearsal sends it).
+        public var templatePath: String?
+
+        /// The body of the notification Fanout sends when told none (fixtures/poll.json, the
+        /// interactive poll, for a 64-digit token): a body nothing was said of is taken as this.
+        public static let defaultBodyBytes = 280
+        /// Fanout's HEADERS for an APNs request in steady state: the `:path` with a 64-digit
+        /// token literal each time (76 bytes), the run's fields a byte each once indexed; no
+        /// apns-id (46 bytes more when one is sent). `SteadyHeaderBytesTests` keeps it true.
+        public static let defaultHeaderBytes = 81
+        /// 1 Gbit/s.
+        public static let defaultNetworkInterface = 125_000_000.0
+        /// A TLS 1.3 record's overhead: 5 header bytes, 1 content type, 16 of AEAD tag.
+        public static let tlsRecordBytes = 22
+        /// TCP/IP's bytes a segment (IPv4 20, TCP 20 and 12 of timestamps) and a segment's payload
+        /// (Ethernet's 1500 less them).
+        public static let tcpIPBytes = 52
+        public static let segmentPayload = 1448
+
+        public struct Sources: Sendable, Hashable {
+            public var connectionWindow = "not known"
+            public var streamWindow = "not known"
+            public var refill = "default: nghttp2's rule"
+            public var bodyBytes = "default: fixtures/poll.json's; give --template"
+            public var headerBytes = "default: Fanout's request in steady state, no apns-id"
+            public var bandwidth = "not capped"
+            public var networkInterface = "default"
+            public init() {}
+        }
+
+        public init() {}
+
+        /// HTTP/2 and TLS bytes a notification: HEADERS and DATA with their 9-byte frame
+        /// headers, and a TLS record's overhead.
+        public var http2Bytes: Int {
+            headerBytes + 9 + bodyBytes + 9 + (tls ? Self.tlsRecordBytes : 0)
+        }
+
+        /// Bytes a notification puts on a link: HTTP/2 and TLS bytes with TCP/IP's share.
+        public var wireBytes: Double {
+            let payload = Double(http2Bytes)
+            return payload * (1 + Double(Self.tcpIPBytes) / Double(Self.segmentPayload))
+        }
+
+        /// Bytes of the connection window that come back each round trip to a sender keeping it
+        /// full: every byte with an update a frame; with updates once `threshold` is consumed,
+        /// whole updates of the threshold plus half a body's overshoot that fit in the window.
+        public var windowBackPerRoundTrip: Double? {
+            guard let window = connectionWindow else { return nil }
+            switch refill {
+            case .eachFrame:
+                return Double(window)
+            case .half:
+                let update = Double(window / 2) + Double(bodyBytes) / 2
+                return max(1, (Double(window) / update).rounded(.down)) * update
+            }
+        }
+    }
+
+    /// When the receiver gives back the window (`HTTP2Connection.WindowRefill`'s words).
+    public enum Refill: String, Sendable, Hashable, Codable, CaseIterable {
+        /// An update of what was consumed once half the window is (nghttp2, nghttpd, h2load).
+        case half
+        /// An update for each DATA frame.
+        case eachFrame = "each-frame"
+    }
+
+    /// What limits each connection (and, for the network interface, each machine).
     public enum Binding: String, Sendable {
         case roundTrips = "round trips × streams"
+        case connectionWindow = "the connection window"
+        case streamWindow = "the stream window"
+        case bandwidth = "a connection's bandwidth"
+        case networkInterface = "the network interface"
         case cpu = "CPU"
+    }
+
+    /// Each bound a connection meets, notifications a second (`nil`: does not bind, or not
+    /// known).
+    public struct Bounds: Sendable, Hashable, Codable {
+        public var streams: Double
+        @Nullable public var connectionWindow: Double?
+        @Nullable public var streamWindow: Double?
+        @Nullable public var bandwidth: Double?
+        @Nullable public var core: Double?
+        /// A machine's network interface (every connection of it together).
+        public var networkInterface: Double
+
+        enum CodingKeys: String, CodingKey {
+            case streams
+            case connectionWindow = "connection_window"
+            case streamWindow = "stream_window"
+            case bandwidth, core
+            case networkInterface = "network_interface"
+        }
     }
 
     public let question: Question
     /// Notifications a second the deadline needs.
     public let requiredRate: Double
-    /// Notifications a second one connection carries at most: streams ÷ (RTT + processing).
+    /// Notifications a second one connection carries at most: the least of its bounds but
+    /// the core's.
     public let connectionCeiling: Double
+    /// Every bound, each on its own.
+    public let bounds: Bounds
     /// Notifications a second one core sends, when the CPU cost is known.
     public let coreCeiling: Double?
     public let connections: Int
@@ -65,29 +192,68 @@ public struct CapacityPlan: Sendable {
     /// How long the planned connections take at their ceilings (the first round trip included:
     /// a connection may open one stream until its first request is accepted).
     public let expectedDuration: Duration
+    /// What limits each connection.
     public let binding: Binding
+    /// What sets the number of machines: their cores or their network interfaces (`nil` when
+    /// neither asks for more than one and the CPU is not known).
+    public let machineBinding: Binding?
 
     public init(_ question: Question) {
         self.question = question
         let seconds = Self.seconds(question.deadline)
         let roundTrip = Self.seconds(question.roundTrip + question.processing)
+        let wireRoundTrip = Self.seconds(question.roundTrip)
+        let flow = question.flow
         requiredRate = Double(question.devices) / seconds
-        connectionCeiling = Double(question.streams) / roundTrip
         coreCeiling = question.cpuMicroseconds.map { 1e6 / $0 }
+        let body = Double(max(1, flow.bodyBytes))
+        var streamWindowBound: Double?
+        if let window = flow.streamWindow, window < flow.bodyBytes {
+            // Each round trip carries a stream window of the body (0: none ever goes).
+            let rounds = window > 0 ? (body / Double(window)).rounded(.up) : .infinity
+            streamWindowBound = Double(question.streams) / (rounds * wireRoundTrip + Self.seconds(question.processing))
+        }
+        bounds = Bounds(
+            streams: Double(question.streams) / roundTrip,
+            connectionWindow: flow.windowBackPerRoundTrip.map { $0 / max(wireRoundTrip, 1e-9) / body },
+            streamWindow: streamWindowBound,
+            bandwidth: flow.bandwidth.map { $0 / flow.wireBytes },
+            core: coreCeiling,
+            networkInterface: flow.networkInterface / flow.wireBytes
+        )
+        let candidates: [(Binding, Double?)] = [
+            (.roundTrips, bounds.streams), (.connectionWindow, bounds.connectionWindow),
+            (.streamWindow, bounds.streamWindow), (.bandwidth, bounds.bandwidth),
+        ]
+        let (connectionBinding, ceiling) =
+            candidates.compactMap { binding, bound in bound.map { (binding, $0) } }.min { $0.1 < $1.1 }!
+        connectionCeiling = ceiling
         let perConnection = min(connectionCeiling, coreCeiling ?? .infinity)
-        binding = perConnection < connectionCeiling ? .cpu : .roundTrips
         connections = max(1, Int((requiredRate / (perConnection * question.headroom)).rounded(.up)))
+        let interfaceMachines = max(
+            1,
+            Int((requiredRate / (bounds.networkInterface * question.headroom)).rounded(.up))
+        )
         if let coreCeiling {
             let cores = requiredRate / (coreCeiling * question.headroom)
             self.cores = cores
-            machines = max(1, Int((cores / Double(question.coresPerMachine)).rounded(.up)))
+            machines = max(interfaceMachines, Int((cores / Double(question.coresPerMachine)).rounded(.up)))
         } else {
             cores = nil
-            machines = nil
+            machines = interfaceMachines > 1 ? interfaceMachines : nil
         }
         var rate = Double(connections) * perConnection
-        if let coreCeiling, let machines {
-            rate = min(rate, coreCeiling * Double(machines * question.coresPerMachine))
+        let machineCount = Double(machines ?? 1)
+        if let coreCeiling {
+            rate = min(rate, coreCeiling * machineCount * Double(question.coresPerMachine))
+        }
+        rate = min(rate, bounds.networkInterface * machineCount)
+        binding = perConnection < connectionCeiling ? .cpu : connectionBinding
+        if let machines, machines > 1 || coreCeiling != nil {
+            let cpuMachines = cores.map { Int(($0 / Double(question.coresPerMachine)).rounded(.up)) } ?? 0
+            machineBinding = interfaceMachines >= cpuMachines ? .networkInterface : .cpu
+        } else {
+            machineBinding = nil
         }
         expectedDuration = .nanoseconds(Int64((Double(question.devices) / rate + roundTrip) * 1e9))
     }
@@ -113,6 +279,37 @@ public struct CapacityPlan: Sendable {
                 "\(question.streams) concurrent streams a connection (APNs advertises about 1000; 500 and 1500 have been seen; 1 until a connection's first accepted request)",
                 "a round trip of \(Self.spoken(question.roundTrip)) plus \(Self.spoken(question.processing)) of APNs' processing per request",
             ]
+        let flow = question.flow
+        if let window = flow.connectionWindow {
+            list.append(
+                "a connection window of \(grouped(window)) bytes (\(flow.sources.connectionWindow)), refilled "
+                    + (flow.refill == .half
+                        ? "once half is consumed" : "after each DATA frame") + " (\(flow.sources.refill))"
+            )
+        } else {
+            list.append(
+                "the connection window is not known and taken as never binding: give --connection-window or --probe "
+                    + "(nghttp2's 65,535 bytes 80 ms away carries about 1,450 bodies of 280 bytes a second)"
+            )
+        }
+        list.append(
+            flow.streamWindow.map { "a stream window of \(grouped($0)) bytes (\(flow.sources.streamWindow))" }
+                ?? "the stream window is not known and taken as holding a body"
+        )
+        list.append(
+            "\(grouped(flow.bodyBytes))-byte bodies (\(flow.sources.bodyBytes)) and \(flow.headerBytes) bytes of HEADERS "
+                + "(\(flow.sources.headerBytes)): \(grouped(Int(flow.wireBytes.rounded()))) bytes on the wire a notification "
+                + "with frame headers\(flow.tls ? ", a TLS record" : "") and TCP/IP"
+        )
+        if let bandwidth = flow.bandwidth {
+            list.append(
+                "\(BandwidthNotation.format(bytesPerSecond: bandwidth)) a connection's path (\(flow.sources.bandwidth))"
+            )
+        }
+        list.append(
+            "a network interface of \(BandwidthNotation.format(bytesPerSecond: flow.networkInterface)) a machine "
+                + "(\(flow.sources.networkInterface)), the sending direction's bytes"
+        )
         list += [
             "\(Int((question.headroom * 100).rounded()))% of each ceiling used, the rest spare",
             "devices spread evenly over connections and machines; every notification answered once (no retries)",
@@ -148,6 +345,16 @@ public struct CapacityPlan: Sendable {
             machines: machines,
             expectedDurationSeconds: Self.seconds(expectedDuration),
             binds: binding.rawValue,
+            machinesBoundBy: machineBinding?.rawValue,
+            bounds: bounds,
+            connectionWindow: question.flow.connectionWindow,
+            streamWindow: question.flow.streamWindow,
+            refill: question.flow.refill,
+            bodyBytes: question.flow.bodyBytes,
+            headerBytes: question.flow.headerBytes,
+            wireBytesPerNotification: question.flow.wireBytes,
+            bandwidth: question.flow.bandwidth,
+            networkInterface: question.flow.networkInterface,
             assumptions: assumptions
         )
     }
@@ -173,6 +380,19 @@ public struct CapacityPlan: Sendable {
         public var expectedDurationSeconds: Double
         /// `Binding`'s raw value.
         public var binds: String
+        /// What sets the machines (`Binding`'s raw value: CPU or the network interface).
+        @Nullable public var machinesBoundBy: String?
+        /// Each bound on its own, notifications a second (a connection's; the interface's a machine's).
+        public var bounds: Bounds
+        @Nullable public var connectionWindow: Int?
+        @Nullable public var streamWindow: Int?
+        public var refill: Refill
+        public var bodyBytes: Int
+        public var headerBytes: Int
+        public var wireBytesPerNotification: Double
+        /// Bytes a second: a connection's path (`null`: not capped) and a machine's interface.
+        @Nullable public var bandwidth: Double?
+        public var networkInterface: Double
         public var assumptions: [String]
 
         enum CodingKeys: String, CodingKey {
@@ -190,7 +410,18 @@ public struct CapacityPlan: Sendable {
             case coreCeiling = "core_ceiling_per_second"
             case connections, cores, machines
             case expectedDurationSeconds = "expected_duration_seconds"
-            case binds, assumptions
+            case binds
+            case machinesBoundBy = "machines_bound_by"
+            case bounds
+            case connectionWindow = "connection_window_bytes"
+            case streamWindow = "stream_window_bytes"
+            case refill
+            case bodyBytes = "body_bytes"
+            case headerBytes = "header_bytes"
+            case wireBytesPerNotification = "wire_bytes_per_notification"
+            case bandwidth = "bandwidth_bytes_per_second"
+            case networkInterface = "network_interface_bytes_per_second"
+            case assumptions
         }
     }
 
@@ -198,11 +429,34 @@ public struct CapacityPlan: Sendable {
     public var text: String {
         func rate(_ value: Double) -> String { "\(grouped(Int(value.rounded())))/s" }
         let roundTrip = question.roundTrip + question.processing
+        let flow = question.flow
         var lines = [
             "\(grouped(Int(question.devices))) devices in \(Self.spoken(question.deadline)):",
             "  required rate          \(rate(requiredRate))",
-            "  a connection carries   \(rate(connectionCeiling)) at most (\(question.streams) streams ÷ \(Self.spoken(roundTrip)))",
+            "  a connection carries   \(rate(connectionCeiling)) at most: the least of",
+            "    streams              \(rate(bounds.streams)) (\(question.streams) streams ÷ \(Self.spoken(roundTrip)))",
         ]
+        if let window = bounds.connectionWindow, let back = flow.windowBackPerRoundTrip {
+            lines.append(
+                "    connection window    \(rate(window)) (\(grouped(Int(back.rounded()))) bytes back a round trip ÷ "
+                    + "\(Self.spoken(question.roundTrip)) ÷ \(grouped(flow.bodyBytes))-byte bodies)"
+            )
+        }
+        if let streamWindow = bounds.streamWindow {
+            lines.append(
+                "    stream window        \(rate(streamWindow)) (\(grouped(flow.bodyBytes))-byte bodies through "
+                    + "\(grouped(flow.streamWindow ?? 0))-byte stream windows)"
+            )
+        }
+        if let bandwidth = bounds.bandwidth, let path = flow.bandwidth {
+            lines.append(
+                "    bandwidth            \(rate(bandwidth)) (\(BandwidthNotation.format(bytesPerSecond: path)) ÷ "
+                    + "\(grouped(Int(flow.wireBytes.rounded()))) wire bytes)"
+            )
+        }
+        lines.append(
+            "  a machine's interface  \(rate(bounds.networkInterface)) (\(BandwidthNotation.format(bytesPerSecond: flow.networkInterface)) ÷ \(grouped(Int(flow.wireBytes.rounded()))) wire bytes)"
+        )
         if let coreCeiling {
             lines.append(
                 "  a core sends           \(rate(coreCeiling)) (\(String(format: "%.2f", question.cpuMicroseconds!)) µs a notification)"
@@ -211,6 +465,11 @@ public struct CapacityPlan: Sendable {
         lines.append(
             "  connections            \(connections) (at \(Int((question.headroom * 100).rounded()))% of a connection's ceiling)"
         )
+        if let machines, cores == nil {
+            lines.append(
+                "  machines               \(machines) (for their network interfaces; the CPU is not known)"
+            )
+        }
         if let cores, let machines {
             lines.append("  sender cores           \(String(format: "%.1f", cores))")
             lines.append(
@@ -222,6 +481,9 @@ public struct CapacityPlan: Sendable {
         }
         lines.append("  expected duration      \(String(format: "%.1f", Self.seconds(expectedDuration))) s")
         lines.append("  binds                  \(binding.rawValue)")
+        if let machineBinding {
+            lines.append("  machines bound by      \(machineBinding.rawValue)")
+        }
         lines.append("assuming:")
         lines += assumptions.map { "  - \($0)" }
         return lines.joined(separator: "\n")

@@ -1,7 +1,9 @@
 import FanoutClient
+import FanoutPayload
 import FanoutReport
 import FanoutSink
 import Foundation
+import NIOCore
 
 /// `fanout plan`: a `CapacityPlan` for the question, with the sender's CPU cost taken from a
 /// run folder (`--cost`) or measured here (`--calibrate`), printed and written as `plan.json`.
@@ -118,6 +120,47 @@ public struct PlanJob: Sendable {
         return plan
     }
 
+    /// The body a template renders for a 64-digit token, in bytes: the flow-controlled bytes a
+    /// notification of it costs.
+    public static func bodyBytes(template path: String) throws -> Int {
+        let template: PayloadTemplate
+        do {
+            template = try PayloadTemplate(contentsOf: path)
+        } catch {
+            throw JobError("\(error)")
+        }
+        return try bodyBytes(template)
+    }
+
+    static func bodyBytes(_ template: PayloadTemplate) throws -> Int {
+        var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit)
+        do {
+            return try PayloadEncoder(template: template, oversizePolicy: .send).encode(
+                token: String(repeating: "ab", count: 32),
+                sequence: 0,
+                fields: [],
+                into: &buffer
+            )
+        } catch {
+            throw JobError("the template cannot be rendered for a 64-digit token: \(error)")
+        }
+    }
+
+    /// A template whose body is exactly `bytes` long (an alert padded with spaces), for a
+    /// rehearsal of a plan given `--body-bytes` (at least 20 bytes: the JSON around the alert).
+    static func template(ofBodyBytes bytes: Int) throws -> PayloadTemplate {
+        let skeleton = #"{"aps":{"alert":""}}"#
+        let padding = max(0, bytes - skeleton.utf8.count)
+        let json = #"{"aps":{"alert":""# + String(repeating: "a", count: padding) + #""}}"#
+        var options = PayloadTemplate.Options()
+        options.sizeLimit = max(options.effectiveSizeLimit, json.utf8.count)
+        do {
+            return try PayloadTemplate(json: Array(json.utf8), file: "<\(bytes)-byte body>", options: options)
+        } catch {
+            throw JobError("no rehearsal template of \(bytes) bytes: \(error)")
+        }
+    }
+
     /// The sender's CPU µs per notification in a run folder (the median over repeats).
     static func senderCost(in folder: String) throws -> Double {
         let manager = FileManager.default
@@ -141,9 +184,9 @@ public struct PlanJob: Sendable {
     }
 }
 
-/// One machine's share of a plan rehearsed here: the embedded sink answers every request after
-/// the planned round trip plus processing (`PlanJob.roundTrips`: log-normal, of that mean), over
-/// TLS with token auth; the share's connections and streams send the share's devices as fast as
+/// One machine's share of a plan rehearsed here: the embedded sink sits behind a wire of the
+/// planned round trip with the windows the plan assumed and answers after APNs' processing
+/// (`PlanJob.putOnTheWire`), over TLS with token auth; the share's connections and streams send the share's devices as fast as
 /// they go (the closed model, as the plan's expected duration assumes). Predicted and measured
 /// figures side by side: throughput, duration, and — when the CPU cost is known — the sender
 /// cores the share keeps busy.
@@ -216,6 +259,38 @@ public struct Verification: Sendable {
 }
 
 extension PlanJob {
+    /// Sets the embedded sink as the plan has APNs: the planned round trip on a wire in front of
+    /// it (every byte each way waits half of it: WINDOW_UPDATEs take the round trip as they
+    /// would), APNs' processing as its hold on each answer (log-normal of that mean, as
+    /// `roundTrips` has the whole), the windows, refill and bandwidth the plan assumed, the
+    /// streams it allows, and a body of the plan's size.
+    static func putOnTheWire(_ job: inout RunJob, plan: CapacityPlan) throws {
+        let question = plan.question
+        let flow = question.flow
+        job.sink.scenario.wire = SinkWire(roundTrip: .fixed(question.roundTrip), bandwidth: flow.bandwidth)
+        let processing = CapacityPlan.seconds(question.processing)
+        if processing > 0 {
+            let median = processing / exp(roundTripSpread * roundTripSpread / 2)
+            job.sink.scenario.latency = .logNormal(
+                median: .nanoseconds(Int64((median * 1e9).rounded())),
+                sigma: roundTripSpread
+            )
+        }
+        if let window = flow.connectionWindow { job.sink.scenario.windows.connection = UInt32(window) }
+        if let window = flow.streamWindow { job.sink.scenario.windows.stream = UInt32(window) }
+        job.sink.scenario.windows.refill = flow.refill == .half ? .half : .eachFrame
+        // The sink allows what the plan assumes APNs allows.
+        job.sink.maxConcurrentStreams = UInt32(clamping: question.streams)
+        if let template = flow.templatePath {
+            job.template = try PayloadTemplate(contentsOf: template)
+        } else if flow.sources.bodyBytes == "given" || flow.connectionWindow != nil || flow.bandwidth != nil {
+            job.template = try template(ofBodyBytes: flow.bodyBytes)
+        }
+        if let template = job.template, try bodyBytes(template) != flow.bodyBytes {
+            throw JobError("the rehearsal's body is not the plan's \(flow.bodyBytes) bytes")
+        }
+    }
+
     /// Rehearses one machine's share of `plan` (see `Verification`); its run folder goes to
     /// `output/verify` when there is an output.
     public func rehearse(_ plan: CapacityPlan) throws -> Verification {
@@ -227,9 +302,7 @@ extension PlanJob {
         job.apnsSecurity = true
         job.shape.connections = connections
         job.shape.streamsPerConnection = plan.question.streams
-        job.sink.scenario.latency = Self.roundTrips(plan.question)
-        // The sink allows what the plan assumes APNs allows.
-        job.sink.maxConcurrentStreams = UInt32(clamping: plan.question.streams)
+        try Self.putOnTheWire(&job, plan: plan)
         let roundTrip = Self.meanRoundTrip(plan.question)
         let ceiling = min(plan.connectionCeiling, plan.coreCeiling ?? .infinity)
         let predictedSeconds = Double(devices) / (Double(connections) * ceiling) + roundTrip

@@ -61,7 +61,9 @@ public final class Sink: Sendable {
         self.timing = timing
         let http2 = Self.http2Configuration(configuration)
         let wire = configuration.scenario.wire
-        let links = wire?.sinkBandwidth.map { (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0)) }
+        let links = wire?.sinkBandwidth.map {
+            (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0))
+        }
         var addWire: (@Sendable (any Channel) throws -> Void)?
         if let wire {
             addWire = { channel in

@@ -75,7 +75,7 @@ extension LatencyDistribution {
 
 /// One direction of the wire for one connection, as a state machine over time: given a chunk's
 /// size, when it was handed over (`now`) and the delay drawn for it, when it arrives. Both
-/// links it crosses serialise it: first the connection's own (`bandwidth`), then the sink's
+/// links it crosses serialise it, TCP/IP's segment overhead included (`linkBytes`): first the connection's own (`bandwidth`), then the sink's
 /// shared one (`SharedLink`), then it travels the one-way delay; it never arrives before the
 /// chunk ahead of it.
 ///
@@ -94,15 +94,27 @@ public struct WireLine: Sendable {
         nanosecondsPerByte = bandwidth.map { 1e9 / $0 } ?? 0
     }
 
+    /// TCP/IP's bytes a segment (IPv4 20, TCP 20 and 12 of timestamps) and the payload a
+    /// segment carries (Ethernet's 1500 less them): a link carries both.
+    public static let segmentOverhead = 52
+    public static let segmentPayload = 1448
+
+    /// The bytes `payload` bytes of a connection take on a link: with a segment's overhead for
+    /// every segment they fill.
+    public static func linkBytes(_ payload: Int) -> Int {
+        payload + segmentOverhead * ((payload + segmentPayload - 1) / segmentPayload)
+    }
+
     /// When `bytes` handed over at `now` arrive, having been delayed `delay` nanoseconds and
     /// passed `shared` (the sink's link) if there is one.
     public mutating func arrival(bytes: Int, now: UInt64, delay: UInt64, shared: SharedLink? = nil) -> UInt64 {
         var departed = now
+        let onTheLink = Self.linkBytes(bytes)
         if nanosecondsPerByte > 0 {
-            departed = max(now, linkFree) &+ UInt64(Double(bytes) * nanosecondsPerByte)
+            departed = max(now, linkFree) &+ UInt64(Double(onTheLink) * nanosecondsPerByte)
             linkFree = departed
         }
-        if let shared { departed = shared.pass(bytes: bytes, from: departed) }
+        if let shared { departed = shared.pass(bytes: onTheLink, from: departed) }
         let arrival = max(departed &+ delay, lastArrival)
         lastArrival = arrival
         return arrival

@@ -68,8 +68,12 @@ final class WireHandler: ChannelDuplexHandler {
     private var closeWaiting: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
     private var inactive = false
 
-    init(wire: SinkWire, links: (inbound: SharedLink, outbound: SharedLink)?, seed: UInt64, allocator: ByteBufferAllocator)
-    {
+    init(
+        wire: SinkWire,
+        links: (inbound: SharedLink, outbound: SharedLink)?,
+        seed: UInt64,
+        allocator: ByteBufferAllocator
+    ) {
         self.wire = wire
         inboundLink = links?.inbound
         outboundLink = links?.outbound

@@ -130,4 +130,5 @@ extension APNsIDPolicy: ExpressibleByArgument {}
 extension APNsPushType: ExpressibleByArgument {}
 extension TokenFileFormat: ExpressibleByArgument {}
 extension RunMetric: ExpressibleByArgument {}
+extension CapacityPlan.Refill: ExpressibleByArgument {}
 extension CIExport.Format: ExpressibleByArgument {}

@@ -46,6 +46,57 @@ struct PlanCommand: ParsableCommand {
     var probe: String?
 
     @Option(
+        help: ArgumentHelp(
+            "The connection window the receiver grants, in bytes (65535 is nghttp2's; default: not known, over the probe's).",
+            valueName: "bytes"
+        )
+    )
+    var connectionWindow: String?
+
+    @Option(
+        help: ArgumentHelp("Each stream's window (SETTINGS_INITIAL_WINDOW_SIZE), in bytes.", valueName: "bytes")
+    )
+    var streamWindow: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "When the receiver gives the window back: half (once half is consumed, nghttp2's) or each-frame.",
+            valueName: "policy"
+        )
+    )
+    var windowRefill: CapacityPlan.Refill?
+
+    @Option(
+        help: ArgumentHelp(
+            "The notification template: its body's bytes (rendered for a 64-digit token) enter the windows' and bandwidths' bounds.",
+            valueName: "file"
+        )
+    )
+    var template: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A body's bytes, instead of --template (default 280, fixtures/poll.json's).",
+            valueName: "bytes"
+        )
+    )
+    var bodyBytes: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "A connection's path bandwidth each way, e.g. 100Mbit (default: not capped).",
+            valueName: "rate"
+        )
+    )
+    var bandwidth: String?
+
+    @Option(help: ArgumentHelp("A sending machine's network interface (default 1Gbit).", valueName: "rate"))
+    var nic: String?
+
+    @Flag(help: "The connections are cleartext h2c (a gateway, a rehearsal): no TLS record bytes.")
+    var cleartext = false
+
+    @Option(
         help: ArgumentHelp("A run folder whose summary.json gives the sender's CPU per notification.", valueName: "dir")
     )
     var cost: String?
@@ -100,6 +151,7 @@ struct PlanCommand: ParsableCommand {
             guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
             question.streams = streams
         }
+        try applyFlow(to: &question.flow, probed: probe != nil)
         guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
         guard headroom.fraction > 0, headroom.fraction <= 1 else {
             throw ValidationError(
@@ -116,6 +168,64 @@ struct PlanCommand: ParsableCommand {
         job.output = output
         job.verify = verify
         return job
+    }
+
+    /// The windows, bytes and bandwidths the options give (over a probe's).
+    func applyFlow(to flow: inout CapacityPlan.Flow, probed: Bool) throws {
+        func size(_ text: String, _ option: String, smallest: Int) throws -> Int {
+            guard let bytes = Int(text), bytes >= smallest, bytes <= 0x7FFF_FFFF else {
+                throw ValidationError("\(option) takes bytes from \(smallest) to 2^31−1 (2147483647); got \(text).")
+            }
+            return bytes
+        }
+        func rate(_ text: String, _ option: String) throws -> Double {
+            guard let rate = BandwidthNotation.parse(text) else {
+                throw ValidationError("\(option) must be above 0: \(BandwidthNotation.hint); got \(text).")
+            }
+            return rate
+        }
+        if let connectionWindow {
+            flow.connectionWindow = try size(connectionWindow, "--connection-window", smallest: 65_535)
+            flow.sources.connectionWindow = "given"
+        }
+        if let streamWindow {
+            flow.streamWindow = try size(streamWindow, "--stream-window", smallest: 0)
+            flow.sources.streamWindow = "given"
+        }
+        if let windowRefill {
+            flow.refill = windowRefill
+            flow.sources.refill = "given"
+        }
+        if template != nil && bodyBytes != nil {
+            throw ValidationError("--template and --body-bytes are two ways to one figure: give one.")
+        }
+        if let template {
+            do {
+                flow.bodyBytes = try PlanJob.bodyBytes(template: template)
+            } catch {
+                throw ValidationError("--template: \(error).")
+            }
+            flow.sources.bodyBytes = "rendered from \(template)"
+            flow.templatePath = template
+        }
+        if let bodyBytes {
+            guard (1...1_048_576).contains(bodyBytes) else {
+                throw ValidationError("--body-bytes must be from 1 to 1048576; got \(bodyBytes).")
+            }
+            flow.bodyBytes = bodyBytes
+            flow.sources.bodyBytes = "given"
+        }
+        if let bandwidth {
+            flow.bandwidth = try rate(bandwidth, "--bandwidth")
+            flow.sources.bandwidth = "given"
+        }
+        if let nic {
+            flow.networkInterface = try rate(nic, "--nic")
+            flow.sources.networkInterface = "given"
+        } else {
+            flow.sources.networkInterface = "default: 1 Gbit/s, give --nic"
+        }
+        if cleartext { flow.tls = false }
     }
 
     func run() throws {

@@ -130,7 +130,8 @@ struct EmbeddedSinkOptions: ParsableArguments {
 
     /// Whether any is given (`fanout search --endpoint` takes none).
     var isGiven: Bool {
-        sinkScenario != nil || sinkLatency != nil || sinkRtt != nil || tls || sinkThreads != RunJob().sinkThreads || sinkCoalesce != nil
+        sinkScenario != nil || sinkLatency != nil || sinkRtt != nil || tls || sinkThreads != RunJob().sinkThreads
+            || sinkCoalesce != nil
     }
 
     func apply(to job: inout RunJob) throws {

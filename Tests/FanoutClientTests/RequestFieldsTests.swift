@@ -86,3 +86,44 @@ struct RequestFieldsTests {
 enum PayloadEncoderFixture {
     static let encoder = PayloadEncoder(template: try! PayloadTemplate(json: Array(SinkRun.poll.utf8)))
 }
+
+/// The HEADERS bytes a plan takes for Fanout's own requests (`CapacityPlan.Flow.defaultHeaderBytes`)
+/// are what Fanout's encoder writes once its table holds the run's fields: a 64-digit token's
+/// `:path` (76 bytes, literal), the shared fields (a byte each), the apns-id when one is sent.
+@Suite struct SteadyHeaderBytesTests {
+    static func steadyBytes(generatesID: Bool, authorization: String?) -> Int {
+        let configuration = LoadConfiguration(
+            host: "api.push.apple.com",
+            port: 443,
+            headers: NotificationHeaders(topic: "com.example.app", generatesAPNsID: generatesID),
+            encoder: PayloadEncoderFixture.encoder
+        )
+        var fields = APNsRequestFields(
+            shared: configuration.sharedFields(authorization: authorization),
+            generatesID: generatesID
+        )
+        var encoder = HPACKEncoder()
+        var sizes: [Int] = []
+        let token = Array(String(repeating: "ab", count: 32).utf8)
+        for round in 0..<3 {
+            var block = OutputBuffer()
+            token.withUnsafeBytes { fields.select(token: $0) }
+            if generatesID { fields.select(id: (UInt64(round) &* 0x9E37, UInt64(round))) }
+            fields.encode(with: &encoder, into: &block)
+            sizes.append(block.count)
+        }
+        #expect(sizes[1] == sizes[2])
+        return sizes[2]
+    }
+
+    @Test func theDefaultIsFanoutsOwnRequestInSteadyState() {
+        let plain = Self.steadyBytes(generatesID: false, authorization: nil)
+        let withID = Self.steadyBytes(generatesID: true, authorization: nil)
+        let withToken = Self.steadyBytes(
+            generatesID: true,
+            authorization: "bearer " + String(repeating: "x", count: 200)
+        )
+        print("steady HEADERS bytes: \(plain) plain, \(withID) with apns-id, \(withToken) with apns-id and a token")
+        #expect(plain == 81)
+    }
+}

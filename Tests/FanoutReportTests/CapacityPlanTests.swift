@@ -57,3 +57,112 @@ import Testing
         #expect(plan.text.contains("(1000 streams ÷ 85 ms)"))
     }
 }
+
+/// What binds a connection beyond its streams: the windows, the path's bandwidth, the
+/// machine's interface, each worked by hand.
+@Suite struct CapacityPlanFlowTests {
+    static func question(rtt: Duration = .milliseconds(80), processing: Duration = .zero) -> CapacityPlan.Question {
+        var question = CapacityPlan.Question(
+            devices: 1_000_000,
+            deadline: .seconds(300),
+            roundTrip: rtt,
+            coresPerMachine: 2
+        )
+        question.processing = processing
+        return question
+    }
+
+    /// nghttpd's 65,535-byte window refilled at half, 80 ms away, 280-byte bodies: one update
+    /// of 32,767 + 140 bytes comes back a round trip, 32,907 ÷ 0.08 s ÷ 280 = 1,469/s, far below
+    /// 1000 streams ÷ 80 ms = 12,500/s. (Measured through a relay: 1,404/s.)
+    @Test func theConnectionWindowBindsFarFromTheServer() {
+        var question = Self.question()
+        question.flow.connectionWindow = 65_535
+        let plan = CapacityPlan(question)
+        #expect(plan.binding == .connectionWindow)
+        #expect(abs(plan.connectionCeiling - 32_907 / 0.08 / 280) < 0.01)
+        #expect(abs(plan.bounds.streams - 12_500) < 0.01)
+        // 3,333/s at 70% of 1,469/s: 4 connections.
+        #expect(plan.connections == 4)
+        #expect(plan.text.contains("binds                  the connection window"))
+        #expect(plan.text.contains("32,907 bytes back a round trip"))
+    }
+
+    /// With an update a frame the whole window comes back: 65,535 ÷ 0.08 ÷ 280.
+    @Test func eachFrameGivesTheWholeWindowBack() {
+        var question = Self.question()
+        question.flow.connectionWindow = 65_535
+        question.flow.refill = .eachFrame
+        #expect(abs(CapacityPlan(question).connectionCeiling - 65_535 / 0.08 / 280) < 0.01)
+        // A window of 1 MiB at half: 15 updates of 524,428 fit? No: 1 (524,288 + 140 each).
+        question.flow.connectionWindow = 1 << 20
+        question.flow.refill = .half
+        let plan = CapacityPlan(question)
+        #expect(abs(plan.bounds.connectionWindow! - 524_428 / 0.08 / 280) < 0.01)
+        #expect(plan.binding == .roundTrips)
+    }
+
+    /// The window's round trip is the path's: a WINDOW_UPDATE leaves when DATA arrives, not
+    /// when it is answered, so processing does not enter it.
+    @Test func processingDoesNotSlowTheWindow() {
+        var question = Self.question(processing: .milliseconds(200))
+        question.flow.connectionWindow = 65_535
+        let plan = CapacityPlan(question)
+        #expect(abs(plan.bounds.connectionWindow! - 32_907 / 0.08 / 280) < 0.01)
+        #expect(abs(plan.bounds.streams - 1000 / 0.28) < 0.01)
+    }
+
+    /// A body three stream windows long takes three round trips a stream.
+    @Test func aSmallStreamWindowTakesRoundTripsABody() {
+        var question = Self.question(processing: .milliseconds(5))
+        question.flow.bodyBytes = 1000
+        question.flow.streamWindow = 400
+        let plan = CapacityPlan(question)
+        #expect(abs(plan.bounds.streamWindow! - 1000 / (3 * 0.08 + 0.005)) < 0.01)
+        #expect(plan.binding == .streamWindow)
+        question.flow.streamWindow = 1000
+        #expect(CapacityPlan(question).bounds.streamWindow == nil)
+    }
+
+    /// A 10 Mbit/s path over h2c: 81 + 9 + 280 + 9 = 379 bytes a notification, 392.61 with
+    /// TCP/IP's 52 bytes a 1,448-byte segment: 1,250,000 ÷ 392.61 = 3,184/s.
+    @Test func aConnectionsBandwidthBinds() {
+        var question = Self.question(rtt: .milliseconds(10))
+        question.flow.tls = false
+        question.flow.bandwidth = 1_250_000
+        let plan = CapacityPlan(question)
+        let wire = 379 * (1 + 52.0 / 1448)
+        #expect(abs(plan.question.flow.wireBytes - wire) < 1e-9)
+        #expect(abs(plan.connectionCeiling - 1_250_000 / wire) < 0.01)
+        #expect(plan.binding == .bandwidth)
+    }
+
+    /// 50M in 5 minutes of 4 KiB bodies over TLS: 81 + 9 + 4,096 + 9 + 22 = 4,217 bytes a
+    /// notification, 4,368.4 on the wire; 166,667/s is 728 MB/s, past a 1 Gbit/s interface's
+    /// 28,615/s (20,031/s at 70%): 9 machines even when the CPU would need one.
+    @Test func theNetworkInterfaceAddsMachines() {
+        var question = Self.question()
+        question.devices = 50_000_000
+        question.flow.bodyBytes = 4096
+        question.cpuMicroseconds = 5
+        let plan = CapacityPlan(question)
+        let wire = Double(81 + 9 + 4096 + 9 + 22) * (1 + 52.0 / 1448)
+        #expect(abs(plan.bounds.networkInterface - 125_000_000 / wire) < 0.01)
+        #expect(plan.machines == Int((166_666.67 / (125_000_000 / wire * 0.7)).rounded(.up)))
+        #expect(plan.machines == 9)
+        #expect(plan.binding == .roundTrips && plan.machineBinding == .networkInterface)
+        #expect(plan.text.contains("machines bound by      the network interface"))
+    }
+
+    /// Every figure says where it came from.
+    @Test func assumptionsNameEachFiguresSource() {
+        var question = Self.question()
+        #expect(CapacityPlan(question).assumptions.contains { $0.contains("the connection window is not known") })
+        question.flow.connectionWindow = 65_535
+        question.flow.sources.connectionWindow = "given"
+        let assumptions = CapacityPlan(question).assumptions.joined(separator: "\n")
+        #expect(assumptions.contains("a connection window of 65,535 bytes (given), refilled once half is consumed"))
+        #expect(assumptions.contains("280-byte bodies (default: fixtures/poll.json's; give --template)"))
+        #expect(assumptions.contains("a network interface of 1 Gbit/s a machine"))
+    }
+}

@@ -1,0 +1,125 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// A plan's bounds against physics: `fanout sink` behind a wire of a 50 ms round trip, one
+/// connection, in the three regimes a connection can be in, and in each `fanout plan` predicts
+/// the connection's rate and `fanout send` measures it, within 5%:
+///
+/// ```
+///   regime        the sink                                  the plan's bound
+///   streams       100 streams, 280-byte bodies              100 ÷ 50 ms                        = 2,000/s
+///   window        65,535-byte window refilled at half,      (32,767 + 500) bytes a round trip
+///                 1000 streams, 1,000-byte bodies            ÷ 50 ms ÷ 1,000 bytes              =   665/s
+///   bandwidth     2 Mbit/s a connection, 1000 streams       250,000 B/s ÷ (81 + 9 + 280 + 9
+///                                                            bytes, TCP/IP's 52 a segment)      =   637/s
+/// ```
+///
+/// The measured rate is the mean of the run's whole seconds but its first and last (the first
+/// round trips and the drain are not the regime). The sink announces its streams from the start
+/// (`--initial-streams`), so nothing but the regime's bound changes from second to second. Run
+/// by scripts/test.sh with GroundTruthTests, against the release build (`FANOUT_EXECUTABLE`): a
+/// debug sender adds its own milliseconds to each round trip.
+@Suite(
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["FANOUT_EXECUTABLE"] != nil,
+        "measures timing: run by scripts/test.sh against the release build (FANOUT_EXECUTABLE)"
+    )
+)
+struct WireGroundTruthTests {
+    struct Regime: Sendable, CustomStringConvertible {
+        var name: String
+        var sink: [String]
+        var plan: [String]
+        var streams: Int
+        var bodyBytes: Int
+        var notifications: Int
+        var description: String { name }
+    }
+
+    static let regimes = [
+        Regime(
+            name: "streams",
+            sink: ["--max-streams", "100", "--initial-streams", "100"],
+            plan: ["--streams", "100"],
+            streams: 100,
+            bodyBytes: 280,
+            notifications: 10_000
+        ),
+        Regime(
+            name: "window",
+            sink: ["--connection-window", "65535", "--window-refill", "half"],
+            plan: ["--streams", "1000", "--connection-window", "65535", "--window-refill", "half"],
+            streams: 1000,
+            bodyBytes: 1000,
+            notifications: 4_000
+        ),
+        Regime(
+            name: "bandwidth",
+            sink: ["--bandwidth", "2Mbit"],
+            plan: ["--streams", "1000", "--bandwidth", "2Mbit"],
+            streams: 1000,
+            bodyBytes: 280,
+            notifications: 4_000
+        ),
+    ]
+
+    /// A template whose body is `bytes` long for a 64-digit token (fixtures/poll.json is 280).
+    static func template(bodyBytes bytes: Int, in folder: String) throws -> String {
+        if bytes == 280 { return CommandRunner.repositoryRoot + "/fixtures/poll.json" }
+        let skeleton = #"{"aps":{"alert":""}}"#
+        let json = #"{"aps":{"alert":""# + String(repeating: "a", count: bytes - skeleton.utf8.count) + #""}}"#
+        let path = folder + "/body-\(bytes).json"
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test(arguments: regimes)
+    func aPlanPredictsWhatOneConnectionCarries(regime: Regime) throws {
+        let folder = NSTemporaryDirectory() + "fanout-wire-truth-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let template = try Self.template(bodyBytes: regime.bodyBytes, in: folder)
+
+        let planned = try CommandRunner.run(
+            [
+                "plan", "--devices", "1000000", "--deadline", "5m", "--rtt", "50ms", "--processing", "0ms",
+                "--cleartext", "--template", template, "--output", folder + "/plan",
+            ] + regime.plan
+        )
+        #expect(planned.status == 0, "\(planned.standardError)")
+        let plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/plan/plan.json")))
+                as? [String: Any]
+        )
+        let predicted = try #require(plan["connection_ceiling_per_second"] as? Double)
+        let binds = try #require(plan["binds"] as? String)
+
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--rtt", "50ms"] + regime.sink)
+        defer { sink.stop() }
+        let sent = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", template, "--topic",
+                "com.example.app", "--connections", "1", "--streams", "\(regime.streams)", "--generate",
+                "\(regime.notifications)", "--output", folder + "/send",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/send")
+        #expect(summary["accepted"] as? Int == regime.notifications)
+        let intervals = try #require(summary["intervals"] as? [[String: Any]])
+        let whole = intervals.dropFirst().dropLast().compactMap { $0["completed"] as? Int }
+        try #require(whole.count >= 3, "\(regime): too few whole seconds (\(intervals.count) intervals)")
+        let measured = Double(whole.reduce(0, +)) / Double(whole.count)
+        let gap = (measured - predicted) / predicted
+        print("\(regime): plan \(predicted)/s (binds \(binds)), measured \(measured)/s, \(gap * 100)%")
+        #expect(abs(gap) <= 0.05, "\(regime): predicted \(predicted)/s, measured \(measured)/s")
+        let expected = [
+            "streams": "round trips × streams", "window": "the connection window",
+            "bandwidth": "a connection's bandwidth",
+        ][regime.name]
+        #expect(binds == expected, "\(regime)")
+    }
+}
