@@ -5,21 +5,28 @@ import NIOCore
 
 /// What `fanout probe` does on one connection, as a state machine that returns actions: wait
 /// for the server's SETTINGS, time `pings` PINGs one after another, then send each request one
-/// at a time, then all of them at once (as the server's stream limit lets them go).
+/// at a time, then all of them at once (as the server's stream limit lets them go), then, with
+/// a `FlowPlan`, keep the connection full for a while (the flow test, `ProbeState+Flow.swift`).
 ///
 /// ```
 ///   settings ──► ping ⇄ ack (× pings) ──► request ⇄ answer (× n, one at a time)
-///                                           ──► n requests at once ──► all answered ──► finish
+///     ──► n requests at once ──► all answered
+///     ──► flow: each answer replaced by a request, while the window and streams allow
+///         (until the plan's time or count) ──► draining: the last answers ──► finish
 /// ```
 ///
 /// The round trip of a bare PING is the network's; a request's less the PING's is the server's
-/// processing. Times are uptime nanoseconds.
+/// processing. Alongside, it keeps how the server's connection window moved (`WindowRecord`)
+/// and what a request put on the wire (`WireRecord`): the owner reports each WINDOW_UPDATE and
+/// each request's bytes. Times are uptime nanoseconds.
 public struct ProbeState: Sendable {
     public enum Phase: Sendable, Equatable {
         case waitingForSettings
         case pinging
         case oneAtATime
         case inParallel
+        case flowing
+        case draining
         case done
     }
 
@@ -41,11 +48,18 @@ public struct ProbeState: Sendable {
         public var parallelSpan: UInt64 = 0
         /// The most requests in flight at once in the parallel burst.
         public var peakInFlight = 0
-        /// Answers by `status` or `status reason`.
+        /// Answers by `status` or `status reason`, one at a time and in parallel (the flow
+        /// test's are its own).
         public var answers: [String: Int] = [:]
         /// Requests reset (REFUSED_STREAM, or the server's RST_STREAM) rather than answered.
         public var resets = 0
         public var accepted = 0
+        /// The server's connection window and its refills.
+        public var window = WindowRecord()
+        /// The bytes a request put on the wire.
+        public var wire = WireRecord()
+        /// The flow test, once it started.
+        public var flow: FlowRecord?
 
         public init() {}
     }
@@ -54,25 +68,44 @@ public struct ProbeState: Sendable {
     public private(set) var record = Record()
     let pings: Int
     let requests: Int
-    /// Each request in flight: its send time, by tag (the request's index).
-    private var sentAt: [Int: UInt64] = [:]
+    let flowPlan: FlowPlan?
+    /// Each request in flight: its send time, by tag.
+    private var sentAt: [UInt64: UInt64] = [:]
     private var pingSentAt: UInt64?
     private var nextIndex = 0
     private var answeredInPhase = 0
     private var parallelStart: UInt64 = 0
+    /// Requests sent in all phases: the 3rd and later show HPACK's steady state.
+    private var requestsSent = 0
+    /// The last `next` call's time, and what bound the flow then.
+    private var lastTurn: UInt64 = 0
+    private var holding = FlowRecord.Holding.nothing
 
-    public init(pings: Int, requests: Int) {
+    public init(pings: Int, requests: Int, flow: FlowPlan? = nil) {
         self.pings = max(0, pings)
         self.requests = max(0, requests)
+        flowPlan = requests > 0 ? flow : nil
     }
 
-    /// The next thing to do; `availableStreams` is how many more the connection may open.
-    public mutating func next(now: UInt64, hasPeerSettings: Bool, availableStreams: Int) -> Action {
+    /// The next thing to do; `availableStreams` is how many more the connection may open (the
+    /// server's limit less those open), `connectionWindow` what it may still send of DATA.
+    public mutating func next(
+        now: UInt64,
+        hasPeerSettings: Bool,
+        availableStreams: Int,
+        connectionWindow: Int
+    ) -> Action {
+        record.window.observe(connectionWindow: connectionWindow)
         switch phase {
         case .waitingForSettings:
             guard hasPeerSettings else { return .wait }
             phase = .pinging
-            return next(now: now, hasPeerSettings: true, availableStreams: availableStreams)
+            return next(
+                now: now,
+                hasPeerSettings: true,
+                availableStreams: availableStreams,
+                connectionWindow: connectionWindow
+            )
         case .pinging:
             guard pingSentAt == nil else { return .wait }
             guard record.pingRoundTrips.count < pings else {
@@ -81,28 +114,68 @@ public struct ProbeState: Sendable {
                     return .finish
                 }
                 enter(.oneAtATime)
-                return next(now: now, hasPeerSettings: true, availableStreams: availableStreams)
+                return next(
+                    now: now,
+                    hasPeerSettings: true,
+                    availableStreams: availableStreams,
+                    connectionWindow: connectionWindow
+                )
             }
             pingSentAt = now
             return .ping(opaque: UInt64(record.pingRoundTrips.count) &+ 0xFA_9000)
         case .oneAtATime:
             guard sentAt.isEmpty, availableStreams > 0 else { return .wait }
             guard nextIndex < requests else {
+                record.window.afterFirstAnswers = connectionWindow
                 enter(.inParallel)
                 parallelStart = now
-                return next(now: now, hasPeerSettings: true, availableStreams: availableStreams)
+                return next(
+                    now: now,
+                    hasPeerSettings: true,
+                    availableStreams: availableStreams,
+                    connectionWindow: connectionWindow
+                )
             }
             return send(now: now)
         case .inParallel:
             if nextIndex < requests && availableStreams > 0 { return send(now: now) }
-            if answeredInPhase == requests {
+            guard answeredInPhase == requests else { return .wait }
+            guard let flowPlan else {
                 enter(.done)
                 return .finish
             }
-            return .wait
+            enter(.flowing)
+            lastTurn = now
+            record.flow = FlowRecord(
+                plan: flowPlan,
+                started: now,
+                roundTrip: Self.median(record.pingRoundTrips),
+                window: record.window.granted,
+                bodyBytes: record.wire.bodyBytes
+            )
+            return next(
+                now: now,
+                hasPeerSettings: true,
+                availableStreams: availableStreams,
+                connectionWindow: connectionWindow
+            )
+        case .flowing:
+            return flow(now: now, availableStreams: availableStreams, connectionWindow: connectionWindow)
+        case .draining:
+            guard sentAt.isEmpty else { return .wait }
+            enter(.done)
+            return .finish
         case .done:
             return .wait
         }
+    }
+
+    /// When the owner should call `next` again though nothing arrived: the flow test's end, and
+    /// while it waits for the window, soon (a WINDOW_UPDATE is no event of its own).
+    public var wakeAt: UInt64? {
+        guard phase == .flowing, let flow = record.flow else { return nil }
+        guard holding == .window else { return flow.stopAt }
+        return min(flow.stopAt, lastTurn + FlowPlan.windowPoll)
     }
 
     /// The PING `opaque` was acknowledged.
@@ -113,20 +186,48 @@ public struct ProbeState: Sendable {
         pingSentAt = nil
     }
 
+    /// The request just sent went out with `bodyBytes` of body and put `wire` on the wire
+    /// (`nil` when flow control held some of its body back, so its bytes do not show its size).
+    public mutating func sent(bodyBytes: Int, wire: WireSample?) {
+        record.wire.bodyBytes = bodyBytes
+        guard let wire else { return }
+        record.window.largestDataFrame = max(record.window.largestDataFrame, wire.largestDataFrame)
+        record.wire.add(wire, steady: requestsSent > WireRecord.unsteadyRequests)
+    }
+
+    /// The server sent WINDOW_UPDATE on `stream` (0: the connection) of `increment`, leaving
+    /// our connection window at `windowAfter`, at `now`.
+    public mutating func windowUpdated(stream: UInt32, increment: Int, windowAfter: Int, now: UInt64) {
+        let refill = record.window.update(stream: stream, increment: increment, windowAfter: windowAfter, at: now)
+        if phase == .flowing, let refill { record.flow?.credited(refill, at: now) }
+    }
+
     /// Request `tag` was answered `status` (with `reason`, for an error).
     public mutating func answered(tag: UInt64, status: Int, reason: APNsReason?, now: UInt64) {
-        guard let sent = sentAt.removeValue(forKey: Int(tag)) else { return }
+        guard let sent = sentAt.removeValue(forKey: tag) else { return }
         let roundTrip = now - min(now, sent)
-        if phase == .oneAtATime { record.oneAtATime.append(roundTrip) } else { record.inParallel.append(roundTrip) }
-        if status == 200 { record.accepted += 1 }
         let key = reason.map { "\(status) \($0.rawValue)" } ?? "\(status)"
+        switch phase {
+        case .flowing, .draining:
+            record.flow?.answered(key, at: now)
+            return
+        case .oneAtATime:
+            record.oneAtATime.append(roundTrip)
+        default:
+            record.inParallel.append(roundTrip)
+        }
+        if status == 200 { record.accepted += 1 }
         record.answers[key, default: 0] += 1
         settled(now: now)
     }
 
     /// Request `tag` was reset instead of answered: counted, not timed.
     public mutating func reset(tag: UInt64, now: UInt64) {
-        guard sentAt.removeValue(forKey: Int(tag)) != nil else { return }
+        guard sentAt.removeValue(forKey: tag) != nil else { return }
+        if phase == .flowing || phase == .draining {
+            record.flow?.resets += 1
+            return
+        }
         record.resets += 1
         settled(now: now)
     }
@@ -138,18 +239,59 @@ public struct ProbeState: Sendable {
         }
     }
 
+    /// The flow test's turn: the time since the last turn goes to what bound it then; then a
+    /// request goes when a stream is free and the window takes its body (or, with none in
+    /// flight, any of it: a window smaller than one body still lets one go, a part at a time).
+    private mutating func flow(now: UInt64, availableStreams: Int, connectionWindow: Int) -> Action {
+        guard var flow = record.flow else { return .wait }
+        defer { record.flow = flow }
+        flow.attribute(from: lastTurn, to: now, holding)
+        lastTurn = now
+        if now >= flow.stopAt || flow.sent >= flow.plan.mostRequests {
+            flow.stop(at: now, byCount: now < flow.stopAt)
+            holding = .nothing
+            phase = .draining
+            guard sentAt.isEmpty else { return .wait }
+            enter(.done)
+            return .finish
+        }
+        flow.observe(streams: sentAt.count, bytesInFlight: record.window.granted - connectionWindow)
+        let windowShort = connectionWindow < max(1, record.wire.bodyBytes)
+        holding = FlowRecord.Holding(
+            windowShort: windowShort && availableStreams > 0,
+            streamsFull: availableStreams == 0 && !windowShort
+        )
+        let windowTakesOne = !windowShort || (sentAt.isEmpty && connectionWindow > 0)
+        guard availableStreams > 0, sentAt.count < flow.target, windowTakesOne else { return .wait }
+        let tag = UInt64(flow.sent)
+        flow.sent += 1
+        sentAt[tag] = now
+        requestsSent += 1
+        flow.observe(streams: sentAt.count, bytesInFlight: 0)
+        return .send(index: Int(tag % UInt64(requests)), tag: tag)
+    }
+
     private mutating func send(now: UInt64) -> Action {
+        record.window.start(at: now)
         let index = nextIndex
         nextIndex += 1
-        sentAt[index] = now
+        requestsSent += 1
+        let tag = UInt64(index)
+        sentAt[tag] = now
         if phase == .inParallel { record.peakInFlight = max(record.peakInFlight, sentAt.count) }
-        return .send(index: index, tag: UInt64(index))
+        return .send(index: index, tag: tag)
     }
 
     private mutating func enter(_ next: Phase) {
         phase = next
         nextIndex = 0
         answeredInPhase = 0
+    }
+
+    /// The middle of `values` (the lower of two), 0 for none.
+    static func median(_ values: [UInt64]) -> UInt64 {
+        guard !values.isEmpty else { return 0 }
+        return values.sorted()[(values.count - 1) / 2]
     }
 }
 
@@ -188,7 +330,9 @@ public struct ProbeOutcome: Sendable {
 }
 
 /// `fanout probe`'s connection: carries out `ProbeState`'s actions with the run's request
-/// fields and payload, as `LoadConnection` does for a run.
+/// fields and payload, as `LoadConnection` does for a run, and tells it what the HTTP/2 layer
+/// saw of flow control: each WINDOW_UPDATE (the connection keeps them for the probe) and the
+/// bytes each request put on the wire.
 package struct ProbeConnection: HTTP2ConnectionDelegate {
     private var state: ProbeState
     private let configuration: LoadConfiguration
@@ -200,18 +344,21 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     private var hasAnswered = false
     /// The server's first GOAWAY, with its APNs reason.
     private var goAway: EndpointFailure?
+    /// The connection's WINDOW_UPDATEs the state has been told of.
+    private var updatesTold = 0
     private let done: @Sendable (ProbeOutcome) -> Void
 
     package init(
         configuration: LoadConfiguration,
         tokens: [[UInt8]],
         pings: Int,
+        flow: ProbeState.FlowPlan?,
         done: @escaping @Sendable (ProbeOutcome) -> Void
     ) {
         self.configuration = configuration
         self.tokens = tokens
         self.done = done
-        state = ProbeState(pings: pings, requests: tokens.count)
+        state = ProbeState(pings: pings, requests: tokens.count, flow: flow)
         fields = APNsRequestFields(
             shared: configuration.sharedFields(authorization: configuration.providerTokens?.current().value)
         )
@@ -219,11 +366,13 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     }
 
     package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+        connection.recordsWindowUpdates = true
         turn(&connection)
     }
 
     package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
         let now = NIODeadline.now().uptimeNanoseconds
+        tellWindowUpdates(connection)
         switch event {
         case .remoteSettingsChanged(let settings):
             if settingsFirst == nil { settingsFirst = settings }
@@ -243,7 +392,15 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
         turn(&connection)
     }
 
+    package var nextWakeUp: NIODeadline? { state.wakeAt.map { .uptimeNanoseconds($0) } }
+
+    package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+        tellWindowUpdates(connection)
+        turn(&connection)
+    }
+
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
+        tellWindowUpdates(connection)
         let failure =
             state.phase == .done
             ? nil : EndpointFailure.ended(answered: hasAnswered, goAway: goAway, error: error, connection)
@@ -260,13 +417,29 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
         )
     }
 
+    /// The WINDOW_UPDATEs the connection recorded since the last call, in order.
+    private mutating func tellWindowUpdates(_ connection: borrowing HTTP2Connection) {
+        let updates = connection.windowUpdates
+        while updatesTold < updates.count {
+            let update = updates[updatesTold]
+            updatesTold += 1
+            state.windowUpdated(
+                stream: update.stream,
+                increment: update.increment,
+                windowAfter: update.connectionWindowAfter,
+                now: update.at
+            )
+        }
+    }
+
     private mutating func turn(_ connection: inout HTTP2Connection) {
         while true {
             let now = NIODeadline.now().uptimeNanoseconds
             switch state.next(
                 now: now,
                 hasPeerSettings: connection.hasPeerSettings,
-                availableStreams: connection.availableStreams
+                availableStreams: connection.availableStreams,
+                connectionWindow: connection.connectionWindow
             ) {
             case .ping(let opaque):
                 connection.ping(opaque: opaque)
@@ -282,19 +455,35 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
         }
     }
 
-    /// Encodes and sends request `index`; `false` when it could not go (a bad payload, a
-    /// closed connection).
+    /// Encodes and sends request `index`, and tells the state what it put on the wire (the
+    /// connection's queued bytes before and after: nothing leaves during the call); `false`
+    /// when it could not go (a bad payload, a closed connection).
     private mutating func send(index: Int, tag: UInt64, _ connection: inout HTTP2Connection) -> Bool {
-        tokens[index].withUnsafeBytes { token in
+        let queued = connection.outbound.count
+        let dataSent = connection.dataBytesSent
+        let bodyBytes: Int? = tokens[index].withUnsafeBytes { token in
             let input = NotificationInput(
                 token: token,
                 sequence: UInt64(index),
                 fields: UnsafeRawBufferPointer(start: nil, count: 0),
                 tokenIsValidatedHex: true
             )
-            guard let payload = try? configuration.encoder.encode(input, into: &body) else { return false }
+            guard let payload = try? configuration.encoder.encode(input, into: &body) else { return nil }
             fields.select(token: token)
-            return (try? connection.sendRequest(fields, bodyBytes: payload, tag: tag)) != nil
+            guard (try? connection.sendRequest(fields, bodyBytes: payload, tag: tag)) != nil else { return nil }
+            return payload.count
         }
+        guard let bodyBytes else { return false }
+        let dataBytes = connection.dataBytesSent - dataSent
+        state.sent(
+            bodyBytes: bodyBytes,
+            wire: dataBytes == bodyBytes
+                ? ProbeState.WireSample(
+                    bytes: connection.outbound.count - queued,
+                    dataBytes: dataBytes,
+                    maxFrameSize: Int(connection.remoteSettings.maxFrameSize)
+                ) : nil
+        )
+        return true
     }
 }

@@ -7,9 +7,14 @@ import Foundation
 /// `probe.json`: what `fanout probe` measured of an endpoint — its TLS, its SETTINGS before
 /// and after the first accepted request, the round trip of a bare PING and of requests (one at
 /// a time, then in parallel), the server's processing (a request's round trip less a PING's),
-/// and the streams a connection got. `fanout plan --probe` plans with it.
+/// and the streams a connection got; since schema 2 also HTTP/2 flow control: the connection
+/// window and how the server refilled it (`window`), the bytes a notification puts on the wire
+/// (`wire`), and a flow test keeping one connection full (`flow`). `fanout plan --probe` plans
+/// with it.
 public struct ProbeDocument: Codable, Sendable, Equatable {
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
+    /// The schemas `load` reads: a schema 1 file has `window`, `wire` and `flow` as `nil`.
+    public static let readableSchemas = 1...schemaVersion
 
     public var schema = Self.schemaVersion
     public var kind = "probe"
@@ -30,6 +35,12 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
     public var answers: [String: Int]
     /// Requests reset rather than answered.
     public var resets: Int
+    /// The connection window and its refills; `nil` in schema 1 and when no SETTINGS came.
+    @Nullable public var window: Window?
+    /// What a notification of the template puts on the wire; `nil` without requests.
+    @Nullable public var wire: Wire?
+    /// The flow test; `nil` when it did not run (no `--tokens`, or `--no-flow`).
+    @Nullable public var flow: Flow?
     public var notes: [String]
 
     public struct TLS: Codable, Sendable, Equatable {
@@ -129,7 +140,7 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         case oneAtATime = "one_at_a_time"
         case inParallel = "in_parallel"
         case processing = "processing_ms"
-        case streams, answers, resets, notes
+        case streams, answers, resets, window, wire, flow, notes
     }
 
     /// The document of a probe's outcome.
@@ -155,6 +166,10 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         )
         answers = record.answers
         resets = record.resets
+        let origin = record.flow?.started ?? record.window.startedAt
+        window = outcome.settingsLast.map { Window(record.window, origin: origin, streamWindow: $0.initialWindowSize) }
+        wire = Wire(record.wire, tls: tls ? outcome.tlsVersion ?? "TLSv1.3" : nil)
+        flow = record.flow.map(Flow.init)
         self.notes = notes
     }
 
@@ -172,7 +187,7 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         } catch {
             throw ResultsError("\(path) is not a probe.json of fanout probe: \(error)")
         }
-        guard document.kind == "probe", document.schema == schemaVersion else {
+        guard document.kind == "probe", readableSchemas.contains(document.schema) else {
             throw ResultsError(
                 "\(path) is a \(document.kind) document of schema \(document.schema), not a probe of schema \(schemaVersion)"
             )
@@ -232,6 +247,7 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
                     ? " (no request accepted: the limit after one is not known)"
                     : ", \(streams.afterFirstAccepted.map { grouped($0) } ?? "unlimited") after the first accepted request")
         )
+        lines += flowLines
         lines += notes.map { "  note: \($0)" }
         return lines.joined(separator: "\n")
     }

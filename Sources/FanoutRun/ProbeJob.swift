@@ -2,13 +2,16 @@ import FanoutAPNs
 import FanoutClient
 import FanoutHTTP2
 import FanoutReport
+import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
 /// `fanout probe`: one connection to an endpoint, measured (`ProbeState`): its TLS and SETTINGS,
-/// PING round trips, and with device tokens, requests one at a time and then in parallel.
+/// PING round trips, and with device tokens, requests one at a time and then in parallel, then
+/// the flow test (the connection kept full for `flowDuration`, at most `flowCount` requests):
+/// the window, its refills and what bound the connection.
 public struct ProbeJob: Sendable {
     /// The endpoint, TLS, auth and headers, as `fanout send` takes them.
     public var send: SendJob
@@ -18,8 +21,18 @@ public struct ProbeJob: Sendable {
     public var count = Self.defaultCount
     /// The whole probe's bound.
     public var timeout: Duration = .seconds(60)
+    /// How long the flow test keeps the connection full (at least 20 round trips); `nil`: no
+    /// flow test. It runs only with `tokensFile`.
+    public var flowDuration: Duration? = Self.defaultFlowDuration
+    /// The most notifications the flow test sends.
+    public var flowCount = Self.defaultFlowCount
 
     public static let defaultCount = 20
+    public static let defaultFlowDuration: Duration = .seconds(3)
+    public static let defaultFlowCount = 10_000
+    public static let mostFlowCount = 1_000_000
+    /// The most streams the flow test opens, whatever the server allows.
+    public static let mostFlowStreams = 10_000
     public static let mostCount = 1000
     /// The notification a probe sends when not given a template: silent, a background push.
     public static let silentTemplate = #"{"aps":{"content-available":1}}"#
@@ -38,7 +51,15 @@ public struct ProbeJob: Sendable {
     public func run() throws -> Outcome {
         let (tokens, distinct) = try readTokens()
         var configuration = try send.loadConfiguration()
-        configuration.shape.streamsPerConnection = max(1, tokens.count)
+        let flow = flowDuration.map {
+            ProbeState.FlowPlan(
+                duration: $0.wholeNanoseconds,
+                mostRequests: flowCount,
+                mostStreams: Self.mostFlowStreams
+            )
+        }
+        // The server's limit is the one that binds the flow test, not ours.
+        configuration.shape.streamsPerConnection = max(1, tokens.count, flow == nil ? 0 : Self.mostFlowStreams)
         let started = Date()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
@@ -52,7 +73,9 @@ public struct ProbeJob: Sendable {
         configuration.connect(
             on: loop,
             delegate: { [configuration] in
-                ProbeConnection(configuration: configuration, tokens: tokens, pings: pings) { promise.succeed($0) }
+                ProbeConnection(configuration: configuration, tokens: tokens, pings: pings, flow: flow) {
+                    promise.succeed($0)
+                }
             }
         ).whenComplete { result in
             switch result {
@@ -78,6 +101,11 @@ public struct ProbeJob: Sendable {
             )
         }
         if let goAway = outcome.goAway { notes.append("the server sent GOAWAY \(goAway)") }
+        if let flow = outcome.record.flow {
+            notes.append(
+                "the flow test sent \(flow.sent) notifications to the \(distinct) tokens of the file (--flow-count, --no-flow)"
+            )
+        }
         if distinct < tokens.count {
             notes.append(
                 "\(distinct) tokens in the file for \(tokens.count) requests: each was sent more than once"

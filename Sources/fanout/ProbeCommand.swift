@@ -3,6 +3,7 @@ import FanoutAPNs
 import FanoutPayload
 import FanoutReport
 import FanoutRun
+import FanoutSettings
 import FanoutTokens
 import Foundation
 
@@ -10,15 +11,20 @@ import Foundation
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Measure an endpoint on one connection: TLS, SETTINGS, PING and request round trips, streams.",
+        abstract:
+            "Measure an endpoint on one connection: TLS, SETTINGS, PING and request round trips, streams, flow control.",
         discussion: """
             Connects as fanout send would (the same TLS and auth options) and reports the TLS \
             version, ALPN, and the server's SETTINGS; times --count PINGs one after another. With \
             --tokens FILE (a few real device tokens; with fewer than --count, each is sent again) \
             it sends --count notifications one at a time, then --count at once: their round \
             trips, the server's processing (a request's round trip less the PING's), and the \
-            SETTINGS after the first accepted request (APNs raises its stream limit then). The \
-            notification is silent (a background push, {"aps":{"content-available":1}}, priority \
+            SETTINGS after the first accepted request (APNs raises its stream limit then). Then \
+            the flow test keeps the connection full for --flow-duration (at least 20 round trips) \
+            or --flow-count notifications, each answer replaced by a request: the connection \
+            window and how the server refills it, the rate one connection reached and whether \
+            the window or the streams bound it. It sends up to --flow-count notifications \
+            (default 10000) to the same tokens: --no-flow skips it. The notification is silent (a background push, {"aps":{"content-available":1}}, priority \
             5) unless --template says otherwise. Writes probe.json to --output; `fanout plan \
             --probe probe.json` plans with it. Exit status: 0, 5 when the endpoint could not be \
             reached (the cause on standard error), 1 on an error.
@@ -48,6 +54,18 @@ struct ProbeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How long the whole probe may take.", valueName: "duration"))
     var timeout: Duration = .seconds(60)
 
+    @Option(name: .long, help: ArgumentHelp("How long the flow test keeps the connection full.", valueName: "duration"))
+    var flowDuration: Duration = ProbeJob.defaultFlowDuration
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The most notifications the flow test sends to the tokens.", valueName: "n")
+    )
+    var flowCount = ProbeJob.defaultFlowCount
+
+    @Flag(name: .long, help: "Skip the flow test (it runs only with --tokens).")
+    var noFlow = false
+
     @Option(name: .long, help: ArgumentHelp("Where probe.json goes.", valueName: "dir"))
     var output: String?
 
@@ -61,6 +79,16 @@ struct ProbeCommand: ParsableCommand {
         // Only requests reach devices: a probe without tokens sends none.
         if tokens != nil { try target.checkApple(endpoint, generatedTokens: false) }
         if timeout <= .zero { throw ValidationError("--timeout must be more than 0s.") }
+        if !noFlow {
+            guard flowDuration > .zero, flowDuration < timeout else {
+                throw ValidationError(
+                    "--flow-duration is above 0s and below --timeout (\(DurationNotation.format(timeout)))."
+                )
+            }
+            guard (1...ProbeJob.mostFlowCount).contains(flowCount) else {
+                throw ValidationError("--flow-count is from 1 to \(ProbeJob.mostFlowCount), not \(flowCount).")
+            }
+        }
     }
 
     func job() throws -> ProbeJob {
@@ -80,6 +108,8 @@ struct ProbeCommand: ParsableCommand {
         job.tokensFile = tokens
         job.count = count
         job.timeout = timeout
+        job.flowDuration = noFlow ? nil : flowDuration
+        job.flowCount = flowCount
         return job
     }
 
