@@ -1,0 +1,193 @@
+import FanoutSink
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout probe`'s flow control against real peers: a `fanout sink` with a wire of known round
+/// trip, window and refill rule in front of it, and nghttpd (nghttp2's server, nobody here wrote
+/// it) as it comes. Serialized: the rates are physics, and a neighbour's load would bend them.
+@Suite(.serialized) struct ProbeCommandTests {
+    /// The probe's probe.json sections as objects.
+    struct Probe {
+        var document: [String: Any]
+        var output: String
+
+        func section(_ key: String) throws -> [String: Any] {
+            try #require(document[key] as? [String: Any], "\(key) in \(document)")
+        }
+        var window: [String: Any] { get throws { try section("window") } }
+        var refill: [String: Any] { get throws { try #require(try window["refill"] as? [String: Any]) } }
+        var wire: [String: Any] { get throws { try section("wire") } }
+        var flow: [String: Any] { get throws { try section("flow") } }
+        func number(_ section: [String: Any], _ key: String) throws -> Double {
+            try #require((section[key] as? NSNumber)?.doubleValue, "\(key) in \(section)")
+        }
+    }
+
+    /// `fanout probe ENDPOINT` with the poll template and three tokens, and `extra`; exit 0.
+    static func probe(_ endpoint: String, _ extra: [String] = []) throws -> Probe {
+        let folder = try RealEndpointTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let tokens = try RealEndpointTests.writeTokens(in: folder)
+        let result = try CommandRunner.run(
+            [
+                "probe", endpoint, "--tokens", tokens, "--topic", "com.example.app", "--template",
+                "fixtures/poll.json", "--output", folder,
+            ] + extra,
+            timeout: .seconds(90)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/probe.json"))
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(document["schema"] as? Int == 2)
+        return Probe(document: document, output: result.standardOutput)
+    }
+
+    /// The body the probe sends: the poll template's bytes, as `fanout payload render` says.
+    static func bodyBytes() throws -> Int {
+        let result = try CommandRunner.run([
+            "payload", "render", "--template", "fixtures/poll.json", "--token", String(repeating: "1", count: 64),
+            "--size",
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        return try #require(Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    /// nghttp2's rule behind a 50 ms wire: 65,535 bytes at start, refilled about half at a time
+    /// once half is in, so one connection carries about (W/2 + one body) a round trip.
+    ///
+    /// Which round trip: a PING's (50 ms and a little) is the wire's; under load each refill
+    /// also waits for both ends to handle a window of requests (118 of them), a few ms a round
+    /// trip in a debug build (≈ 55 ms a refill here, ≈ 52 with a release sink), which a PING
+    /// never sees. So the rate is held within 10% of the formula at the round trip the refills
+    /// showed (`refill_interval_ms`, itself within 50…65 ms: the wire's 50 plus the ends'),
+    /// and between 80% and 105% of it at the PING's: nothing beats the window, and the ends'
+    /// time takes a bounded share.
+    @Test func aHalfRefilledWindowBindsTheConnection() throws {
+        let body = try Self.bodyBytes()
+        let (sink, port) = try CommandRunner.sink([
+            "--no-auth", "--rtt", "50ms", "--connection-window", "65535", "--window-refill", "half",
+        ])
+        defer { sink.stop() }
+        let probe = try Self.probe("http://127.0.0.1:\(port)")
+        let window = try probe.window
+        #expect(window["connection_at_start"] as? Int == 65_535)
+        #expect(window["connection_after_first_answers"] as? Int == 65_535 - 20 * body)
+        #expect(window["stream"] as? Int == 1 << 20)
+        let refill = try probe.refill
+        #expect(refill["kind"] as? String == "half")
+        // nghttp2's threshold is 65,535 / 2 = 32,767: the body that crosses it comes back too.
+        let crossing = (32_767 / body + 1) * body
+        #expect(refill["smallest_increment"] as? Int == crossing)
+        let updates = try #require(refill["updates"] as? [[String: Any]])
+        #expect(updates.count > 10 && updates.allSatisfy { $0["stream"] as? Int == 0 })
+        let wire = try probe.wire
+        #expect(wire["data_bytes"] as? Int == body)
+        #expect(wire["frame_bytes"] as? Int == 18)
+        #expect(wire["tls_bytes"] as? Int == 0)
+        let headers = try #require(wire["headers_bytes"] as? Int)
+        #expect(headers < (try #require(wire["first_headers_bytes"] as? Int)), "HPACK's table holds the fields")
+        #expect(wire["wire_bytes_per_notification"] as? Int == headers + body + 18)
+        let flow = try probe.flow
+        #expect(flow["bound"] as? String == "window", "\(flow)")
+        #expect(try probe.number(flow, "window_bound_share") > 0.8)
+        #expect(flow["most_bytes_in_flight"] as? Int == 65_535 / body * body)
+        let rate = try probe.number(flow, "rate_per_second")
+        let ping = try probe.number(flow, "round_trip_ms") / 1000
+        let refillInterval = try probe.number(flow, "refill_interval_ms") / 1000
+        #expect((0.050...0.065).contains(refillInterval), "a refill every \(refillInterval) s")
+        func formula(_ roundTrip: Double) -> Double { Double(crossing) / roundTrip / Double(body) }
+        #expect(abs(rate / formula(refillInterval) - 1) < 0.10, "\(rate)/s, \(formula(refillInterval))/s")
+        #expect((0.80...1.05).contains(rate / formula(ping)), "\(rate)/s against \(formula(ping))/s at the PING's")
+        #expect(probe.output.contains("refill: half"), "\(probe.output)")
+        #expect(probe.output.contains("bound: window"))
+    }
+
+    /// A sink told to refill after each DATA frame: each-frame, and the window still binds.
+    @Test func anEachFrameRefillIsSaid() throws {
+        let (sink, port) = try CommandRunner.sink([
+            "--no-auth", "--rtt", "50ms", "--connection-window", "65535", "--window-refill", "each-frame",
+        ])
+        defer { sink.stop() }
+        let probe = try Self.probe("http://127.0.0.1:\(port)", ["--flow-duration", "1s"])
+        let refill = try probe.refill
+        #expect(refill["kind"] as? String == "each-frame", "\(refill)")
+        #expect(refill["smallest_increment"] as? Int == (try Self.bodyBytes()))
+        #expect(try probe.flow["bound"] as? String == "window")
+    }
+
+    /// The sink's own 16 MiB window and 100 streams: the streams bind, the window never needed
+    /// refilling, and a connection carries about 100 requests a round trip.
+    @Test func fewStreamsBindALargeWindow() throws {
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--rtt", "50ms", "--max-streams", "100"])
+        defer { sink.stop() }
+        let probe = try Self.probe("http://127.0.0.1:\(port)")
+        #expect(try probe.window["connection_at_start"] as? Int == 16 << 20)
+        #expect(try probe.refill["kind"] as? String == "none-needed")
+        let flow = try probe.flow
+        #expect(flow["bound"] as? String == "streams", "\(flow)")
+        #expect(flow["peak_streams"] as? Int == 100)
+        let rate = try probe.number(flow, "rate_per_second")
+        let ping = try probe.number(flow, "round_trip_ms") / 1000
+        // As above: the ends' time a round trip lowers it, nothing raises it.
+        #expect((0.80...1.05).contains(rate / (100 / ping)), "\(rate)/s against \(100 / ping)/s")
+    }
+
+    /// nghttpd as it comes, no delay: nghttp2's 65,535-byte window, refilled half at a time.
+    @Test func nghttpdRefillsHalfItsWindow() throws {
+        let folder = try RealEndpointTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePort()
+        let server = try PeerProcess(
+            "nghttpd",
+            ["--no-tls", "--max-concurrent-streams=1000", "-d", folder, "\(port)"]
+        )
+        defer { server.stop() }
+        try waitForListener(port: port)
+        let probe = try Self.probe("http://127.0.0.1:\(port)", ["--flow-count", "5000"])
+        #expect(try probe.window["connection_at_start"] as? Int == 65_535)
+        let refill = try probe.refill
+        #expect(refill["kind"] as? String == "half", "\(refill)")
+        let flow = try probe.flow
+        // nghttpd answers 404 (no APNs there): answered all the same.
+        #expect(flow["answers"] as? [String: Int] == ["404": 5000])
+        #expect(flow["stopped_by"] as? String == "count")
+    }
+
+    /// Over TLS a notification carries a TLS 1.3 record's 22 bytes too (one record assumed).
+    @Test func overTLSARecordIsCounted() throws {
+        let folder = try RealEndpointTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
+        let (server, port) = try RealEndpointTests.nghttpd(
+            serving: folder,
+            key: files.key,
+            certificate: files.certificate
+        )
+        defer { server.stop() }
+        let probe = try Self.probe(
+            "https://localhost:\(port)",
+            ["--ca-file", files.certificate, "--flow-count", "2000"]
+        )
+        let wire = try probe.wire
+        #expect(wire["tls_bytes"] as? Int == 22)
+        let parts = try ["headers_bytes", "data_bytes", "frame_bytes", "tls_bytes"].map { try probe.number(wire, $0) }
+        #expect(try probe.number(wire, "wire_bytes_per_notification") == parts.reduce(0, +))
+        #expect((wire["note"] as? String)?.contains("one TLSv1.3 record a notification") == true, "\(wire)")
+        #expect(try probe.refill["kind"] as? String == "half")
+    }
+
+    /// --no-flow skips it; the flow options' bounds.
+    @Test func theFlowTestIsOptional() throws {
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        let probe = try Self.probe("http://127.0.0.1:\(port)", ["--no-flow", "--count", "3"])
+        #expect(probe.document["flow"] is NSNull)
+        #expect(try probe.refill["kind"] as? String == "none-needed")
+        #expect(!probe.output.contains("flow test"))
+        for bad in [["--flow-count", "0"], ["--flow-duration", "0s"], ["--flow-duration", "2m", "--timeout", "1m"]] {
+            let result = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)"] + bad)
+            #expect(result.status == 64, "\(bad): \(result.standardError)")
+        }
+    }
+}
