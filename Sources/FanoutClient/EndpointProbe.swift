@@ -150,6 +150,7 @@ public struct ProbeState: Sendable {
                 plan: flowPlan,
                 started: now,
                 roundTrip: Self.median(record.pingRoundTrips),
+                requestRoundTrip: Self.median(record.oneAtATime),
                 window: record.window.granted,
                 bodyBytes: record.wire.bodyBytes
             )

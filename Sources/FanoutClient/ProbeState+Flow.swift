@@ -53,8 +53,11 @@ extension ProbeState {
     public struct FlowRecord: Sendable, Equatable {
         public var plan: FlowPlan
         public var started: UInt64
-        /// The PING round trip's median the test was paced by.
+        /// The PING round trip's median: the network's, what a refill takes to come back.
         public var roundTrip: UInt64
+        /// A request's round trip (the one-at-a-time median, at least the PING's): what the
+        /// test's length and its skipped start are counted in.
+        public var requestRoundTrip: UInt64
         /// When sending is to stop, and when the steady part begins.
         public var stopAt: UInt64
         public var steadyFrom: UInt64
@@ -85,13 +88,21 @@ extension ProbeState {
         public var windowBound: UInt64 = 0
         public var streamsBound: UInt64 = 0
 
-        public init(plan: FlowPlan, started: UInt64, roundTrip: UInt64, window: Int, bodyBytes: Int) {
+        public init(
+            plan: FlowPlan,
+            started: UInt64,
+            roundTrip: UInt64,
+            requestRoundTrip: UInt64,
+            window: Int,
+            bodyBytes: Int
+        ) {
             self.plan = plan
             self.started = started
             self.roundTrip = roundTrip
-            let duration = max(plan.duration, FlowPlan.leastRoundTrips * roundTrip)
+            self.requestRoundTrip = max(roundTrip, requestRoundTrip)
+            let duration = max(plan.duration, FlowPlan.leastRoundTrips * self.requestRoundTrip)
             stopAt = started + duration
-            steadyFrom = started + min(FlowPlan.skippedRoundTrips * roundTrip, duration / 2)
+            steadyFrom = started + min(FlowPlan.skippedRoundTrips * self.requestRoundTrip, duration / 2)
             let bodies = 2 * max(0, window) / max(1, bodyBytes) + 1
             target = min(plan.mostStreams, max(1, bodies))
         }
@@ -169,11 +180,12 @@ extension ProbeState {
             ended = now
             guard stopped == nil else { return }
             answeredBeforeStop += 1
-            if now >= steadyFrom { steadyAnswered += 1 }
+            // (steadyFrom, stopped]: an answer at either end counts once over the span.
+            if now > steadyFrom { steadyAnswered += 1 }
         }
 
         mutating func credited(_ bytes: Int, at now: UInt64) {
-            guard stopped == nil, now >= steadyFrom else { return }
+            guard stopped == nil, now > steadyFrom else { return }
             steadyCredited += bytes
             if let lastRefill, refillIntervals.count < Self.keptIntervals { refillIntervals.append(now - lastRefill) }
             lastRefill = now

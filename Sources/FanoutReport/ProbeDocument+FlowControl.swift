@@ -161,12 +161,16 @@ extension ProbeDocument {
         public var answers: [String: Int]
         /// From the first request to the last answer.
         public var seconds: Double
-        /// The steady part: from 2 round trips in to when sending stopped.
+        /// The steady part: from 2 request round trips in to when sending stopped.
         public var steadySeconds: Double
         /// Answers a second over the steady part: the rate one connection reached.
         @Nullable public var ratePerSecond: Double?
-        /// The PING round trip (median) the test was timed by, milliseconds.
+        /// The PING round trip (median), milliseconds: the network's, the round trip of
+        /// `creditedPerRoundTrip`.
         public var roundTripMs: Double
+        /// A request's round trip (the one-at-a-time median, at least the PING's),
+        /// milliseconds: the test lasts at least 20 of them and its first 2 are not steady.
+        public var requestRoundTripMs: Double
         /// The most DATA bytes sent and not yet credited back by WINDOW_UPDATE.
         public var mostBytesInFlight: Int
         /// Stream-0 bytes credited back a round trip (`roundTripMs`), over the steady part.
@@ -198,6 +202,7 @@ extension ProbeDocument {
             steadySeconds = record.steadySpan.map { Double($0.to - $0.from) / 1e9 } ?? 0
             ratePerSecond = record.rate
             roundTripMs = Double(record.roundTrip) / 1e6
+            requestRoundTripMs = Double(record.requestRoundTrip) / 1e6
             mostBytesInFlight = record.mostBytesInFlight
             creditedPerRoundTrip = record.creditedPerRoundTrip
             refillIntervalMs = record.refillInterval.map { Double($0) / 1e6 }
@@ -215,6 +220,7 @@ extension ProbeDocument {
             case steadySeconds = "steady_seconds"
             case ratePerSecond = "rate_per_second"
             case roundTripMs = "round_trip_ms"
+            case requestRoundTripMs = "request_round_trip_ms"
             case mostBytesInFlight = "most_bytes_in_flight"
             case creditedPerRoundTrip = "credited_per_round_trip"
             case refillIntervalMs = "refill_interval_ms"
@@ -225,6 +231,11 @@ extension ProbeDocument {
             case streamsBoundShare = "streams_bound_share"
             case stoppedBy = "stopped_by"
         }
+    }
+
+    /// `value` milliseconds as `text` writes them.
+    static func milliseconds(_ value: Double) -> String {
+        String(format: value < 10 ? "%.2f ms" : "%.1f ms", value)
     }
 
     /// The window, wire and flow lines of `text`.
@@ -272,8 +283,8 @@ extension ProbeDocument {
                 "    \(grouped(flow.mostBytesInFlight)) bytes in flight at most, "
                     + (flow.creditedPerRoundTrip.map { grouped(Int($0.rounded())) } ?? "no")
                     + " bytes credited a round trip ("
-                    + String(format: "%.1f ms", flow.roundTripMs) + ")"
-                    + (flow.refillIntervalMs.map { String(format: ", a refill every %.1f ms", $0) } ?? "")
+                    + Self.milliseconds(flow.roundTripMs) + ")"
+                    + (flow.refillIntervalMs.map { ", a refill every " + Self.milliseconds($0) } ?? "")
                     + ", \(grouped(flow.peakStreams)) streams at most "
                     + "(the probe would open \(grouped(flow.streamsTarget))); sent \(grouped(flow.sent)), ended by "
                     + flow.stoppedBy

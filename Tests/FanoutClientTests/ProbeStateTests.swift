@@ -206,6 +206,8 @@ import Testing
         var streams: Int
         var body = 100
         var roundTrip: UInt64 = 10_000_000
+        /// How long the server holds each answer (a PING's it answers at once).
+        var processing: UInt64 = 0
         var refill: @Sendable (_ consumed: Int, _ window: Int) -> Bool
 
         static let half: @Sendable (Int, Int) -> Bool = { consumed, window in consumed >= window / 2 }
@@ -217,6 +219,7 @@ import Testing
             enum Arrival {
                 case pingAck(UInt64)
                 case answer(tag: UInt64, credit: Int?)
+                case credit(Int)
             }
             var state = ProbeState(pings: 3, requests: requests, flow: plan)
             var now: UInt64 = 1_000_000_000
@@ -248,7 +251,10 @@ import Testing
                         credit = consumed
                         consumed = 0
                     }
-                    arrivals.append((now + roundTrip, .answer(tag: tag, credit: credit)))
+                    // Answers held by `processing` come after credits of later requests.
+                    arrivals.append((now + roundTrip + processing, .answer(tag: tag, credit: nil)))
+                    if let credit { arrivals.append((now + roundTrip, .credit(credit))) }
+                    arrivals.sort { $0.at < $1.at }
                 case .finish:
                     return state.record
                 case .wait:
@@ -260,6 +266,9 @@ import Testing
                         switch first.what {
                         case .pingAck(let opaque):
                             state.pingAcknowledged(opaque, now: first.at)
+                        case .credit(let credit):
+                            sendWindow += credit
+                            state.windowUpdated(stream: 0, increment: credit, windowAfter: sendWindow, now: first.at)
                         case .answer(let tag, let credit):
                             if let credit {
                                 sendWindow += credit
@@ -362,6 +371,22 @@ import Testing
         #expect(record.window.refill == .notRefilled)
         #expect(flow.bound == .window)
         #expect(flow.sent == 10_000 / 100 - 4)
+    }
+
+    /// A server holding each answer 70 ms past a 10 ms PING: the test's length and its skipped
+    /// start are counted in the request's 80 ms, and 20 streams carry 20 every 80 ms.
+    @Test func theRequestsRoundTripPacesTheTest() throws {
+        let server = MadeUpServer(window: 16 << 20, streams: 20, processing: 70_000_000, refill: MadeUpServer.half)
+        let flow = try #require(
+            server.probe(.init(duration: 1_000_000, mostRequests: 100_000, mostStreams: 10_000)).flow
+        )
+        #expect(flow.roundTrip == 10_000_000)
+        #expect(flow.requestRoundTrip == 80_000_000)
+        #expect(flow.stopAt - flow.started == 20 * 80_000_000)
+        #expect(flow.steadyFrom - flow.started == 2 * 80_000_000)
+        #expect(flow.bound == .streams)
+        let rate = try #require(flow.rate)
+        #expect(abs(rate / 250 - 1) < 0.05, "rate \(rate)")
     }
 
     /// The count ends sending before the duration; the last answers are awaited, and the
