@@ -147,6 +147,8 @@ async def main(arguments):
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
+    # A parent may have them blocked (a swift-testing run's children inherit its threads' mask).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     await stop.wait()
     server.close()
     # Python 3.11 reports a cancelled connection handler as an error, so only its ways are
