@@ -82,6 +82,8 @@ extension ProbeState {
         static let keptIntervals = 10_000
         /// Answers before sending stopped.
         public var answeredBeforeStop = 0
+        /// The steady answers' count against their time, for `rate`.
+        public var steadyFit = LineFit()
         public var peakStreams = 0
         public var mostBytesInFlight = 0
         /// Nanoseconds of the steady part the window, or the streams, held the probe back.
@@ -125,9 +127,14 @@ extension ProbeState {
             return stopped > steadyFrom ? (steadyFrom, stopped) : stopped > started ? (started, stopped) : nil
         }
 
-        /// Answers a second over the steady part.
+        /// Answers a second over the steady part: the least-squares slope of answers counted
+        /// against time (`steadyFit`), so answers arriving a window at a time, once a round
+        /// trip, count as whole round trips whichever phase the part's ends fall in (a count
+        /// over the span is off by up to a round trip's answers: 5% over 20 of them); the count
+        /// over the span when there is no slope to fit.
         public var rate: Double? {
             guard let span = steadySpan else { return nil }
+            if span.from == steadyFrom, let slope = steadyFit.slope { return slope }
             let answers = span.from == steadyFrom ? steadyAnswered : answeredBeforeStop
             return Double(answers) / (Double(span.to - span.from) / 1e9)
         }
@@ -181,7 +188,9 @@ extension ProbeState {
             guard stopped == nil else { return }
             answeredBeforeStop += 1
             // (steadyFrom, stopped]: an answer at either end counts once over the span.
-            if now > steadyFrom { steadyAnswered += 1 }
+            guard now > steadyFrom else { return }
+            steadyAnswered += 1
+            steadyFit.add(seconds: Double(now - steadyFrom) / 1e9, count: Double(steadyAnswered))
         }
 
         mutating func credited(_ bytes: Int, at now: UInt64) {
@@ -194,6 +203,32 @@ extension ProbeState {
         /// The median time between refills in the steady part; `nil` for fewer than two.
         public var refillInterval: UInt64? {
             refillIntervals.isEmpty ? nil : ProbeState.median(refillIntervals)
+        }
+    }
+
+    /// A least-squares line through points added one at a time (sums only).
+    public struct LineFit: Sendable, Equatable {
+        public private(set) var points = 0.0
+        private var sumX = 0.0
+        private var sumY = 0.0
+        private var sumXX = 0.0
+        private var sumXY = 0.0
+
+        public init() {}
+
+        mutating func add(seconds x: Double, count y: Double) {
+            points += 1
+            sumX += x
+            sumY += y
+            sumXX += x * x
+            sumXY += x * y
+        }
+
+        /// The line's slope; `nil` for fewer than two distinct `x`.
+        public var slope: Double? {
+            let spread = points * sumXX - sumX * sumX
+            guard points >= 2, spread > 1e-12 * max(1, points * sumXX) else { return nil }
+            return (points * sumXY - sumX * sumY) / spread
         }
     }
 }
