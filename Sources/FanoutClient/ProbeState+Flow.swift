@@ -84,6 +84,8 @@ extension ProbeState {
         public var answeredBeforeStop = 0
         /// The steady answers' count against their time, for `rate`.
         public var steadyFit = LineFit()
+        /// The steady credit (bytes) against time, for `creditedPerRoundTrip`.
+        public var creditFit = LineFit()
         public var peakStreams = 0
         public var mostBytesInFlight = 0
         /// Nanoseconds of the steady part the window, or the streams, held the probe back.
@@ -139,10 +141,12 @@ extension ProbeState {
             return Double(answers) / (Double(span.to - span.from) / 1e9)
         }
 
-        /// Bytes the server credited back on the connection a round trip, over the steady part.
+        /// Bytes the server credited back on the connection a round trip (the PING's), over the
+        /// steady part: the slope of the credit against time, as `rate`.
         public var creditedPerRoundTrip: Double? {
             guard let span = steadySpan, span.from == steadyFrom, roundTrip > 0 else { return nil }
-            return Double(steadyCredited) / (Double(span.to - span.from) / Double(roundTrip))
+            let perSecond = creditFit.slope ?? Double(steadyCredited) / (Double(span.to - span.from) / 1e9)
+            return perSecond * Double(roundTrip) / 1e9
         }
 
         /// What bound the connection over the steady part.
@@ -196,6 +200,7 @@ extension ProbeState {
         mutating func credited(_ bytes: Int, at now: UInt64) {
             guard stopped == nil, now > steadyFrom else { return }
             steadyCredited += bytes
+            creditFit.add(seconds: Double(now - steadyFrom) / 1e9, count: Double(steadyCredited))
             if let lastRefill, refillIntervals.count < Self.keptIntervals { refillIntervals.append(now - lastRefill) }
             lastRefill = now
         }

@@ -330,7 +330,7 @@ import Testing
         #expect(flow.mostBytesInFlight == 234 * 280)
         #expect(flow.refillInterval == server.roundTrip)
         let credited = try #require(flow.creditedPerRoundTrip)
-        #expect(abs(credited / 33_040 - 1) < 0.03, "credited \(credited) a round trip")
+        #expect(abs(credited / 33_040 - 1) < 0.01, "credited \(credited) a round trip")
         #expect(!flow.stoppedByCount)
         #expect(flow.answered == flow.sent)
         #expect(record.answers == ["200": 4])
