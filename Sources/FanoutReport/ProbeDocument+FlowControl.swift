@@ -180,7 +180,7 @@ extension ProbeDocument {
         /// time both ends take over a window of requests); `nil` for fewer than two refills.
         @Nullable public var refillIntervalMs: Double?
         /// The most requests in flight, and the most the probe would open (twice the window's
-        /// bodies, at most `--flow-streams`).
+        /// bodies, at most `ProbeJob.mostFlowStreams`, 10,000).
         public var peakStreams: Int
         public var streamsTarget: Int
         /// `window`, `streams` or `neither`: what held the probe back half the steady part or more.
