@@ -345,8 +345,6 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     private var hasAnswered = false
     /// The server's first GOAWAY, with its APNs reason.
     private var goAway: EndpointFailure?
-    /// The connection's WINDOW_UPDATEs the state has been told of.
-    private var updatesTold = 0
     private let done: @Sendable (ProbeOutcome) -> Void
 
     package init(
@@ -373,7 +371,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
 
     package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
         let now = NIODeadline.now().uptimeNanoseconds
-        tellWindowUpdates(connection)
+        tellWindowUpdates(&connection)
         switch event {
         case .remoteSettingsChanged(let settings):
             if settingsFirst == nil { settingsFirst = settings }
@@ -396,12 +394,12 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     package var nextWakeUp: NIODeadline? { state.wakeAt.map { .uptimeNanoseconds($0) } }
 
     package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
-        tellWindowUpdates(connection)
+        tellWindowUpdates(&connection)
         turn(&connection)
     }
 
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
-        tellWindowUpdates(connection)
+        tell(connection.windowUpdates)
         let failure =
             state.phase == .done
             ? nil : EndpointFailure.ended(answered: hasAnswered, goAway: goAway, error: error, connection)
@@ -419,11 +417,12 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     }
 
     /// The WINDOW_UPDATEs the connection recorded since the last call, in order.
-    private mutating func tellWindowUpdates(_ connection: borrowing HTTP2Connection) {
-        let updates = connection.windowUpdates
-        while updatesTold < updates.count {
-            let update = updates[updatesTold]
-            updatesTold += 1
+    private mutating func tellWindowUpdates(_ connection: inout HTTP2Connection) {
+        tell(connection.takeWindowUpdates())
+    }
+
+    private mutating func tell(_ updates: [HTTP2Connection.WindowUpdate]) {
+        for update in updates {
             state.windowUpdated(
                 stream: update.stream,
                 increment: update.increment,

@@ -182,8 +182,9 @@ public struct HTTP2Connection: ~Copyable {
     public internal(set) var refusedStreams = 0
     /// Streams the peer opened after this side's GOAWAY: ignored, as RFC 9113 §6.8 allows.
     public internal(set) var streamsAfterGoAway = 0
-    /// Each WINDOW_UPDATE the peer sent, when `recordsWindowUpdates` (the probe's record of how a
-    /// server refills its windows); empty otherwise.
+    /// The WINDOW_UPDATEs the peer sent since the owner last took them (`takeWindowUpdates`),
+    /// when `recordsWindowUpdates` (the probe's record of how a server refills its windows);
+    /// empty otherwise.
     public internal(set) var windowUpdates: [WindowUpdate] = []
     /// Whether to keep `windowUpdates`.
     public var recordsWindowUpdates = false
@@ -195,6 +196,13 @@ public struct HTTP2Connection: ~Copyable {
         public var increment: Int
         public var connectionWindowAfter: Int
     }
+    /// Hands over the WINDOW_UPDATEs recorded since the last call: what is kept never grows
+    /// past what arrived between two calls.
+    public mutating func takeWindowUpdates() -> [WindowUpdate] {
+        defer { windowUpdates.removeAll(keepingCapacity: true) }
+        return windowUpdates
+    }
+
     /// What this side may still send on the connection before the peer's next WINDOW_UPDATE.
     public var connectionWindow: Int { connectionSendWindow }
     /// Body bytes this side has sent in DATA frames (flow-controlled bytes, padding aside).

@@ -233,7 +233,7 @@ public struct Verification: Sendable {
                 + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
         }
         var rows: [String] = [
-            "rehearsal: \(devices) devices over \(connections) connections (one machine's share), answers after the planned round trip",
+            "rehearsal: \(devices) devices over \(connections) connections (one machine's share), the planned round trip on the wire",
             "                           predicted          measured      gap",
             row("a connection carries", predictedPerConnection, measuredPerConnection, "/s"),
             row(

@@ -5,8 +5,8 @@ import NIOCore
 /// TLS handshake, SETTINGS, WINDOW_UPDATE, PING and answers all take the round trip.
 ///
 /// Held bytes are copied into one buffer a direction, which is reused (a released chunk is a
-/// slice of it, handed on and let go of before the next copy), and one timer a direction waits
-/// for the earliest chunk: no allocation a chunk once the buffers have grown. Past
+/// slice of it, handed on and let go of before the next copy), and one timer waits for the
+/// earliest chunk of either direction: no allocation a chunk once the buffers have grown. Past
 /// `heldBytesCap` held inbound bytes the handler stops asking the socket for more, so a
 /// provider faster than the path is held back by TCP, as a full path would hold it.
 ///
@@ -25,7 +25,6 @@ final class WireHandler: ChannelDuplexHandler {
         var line: WireLine
         var bytes: ByteBuffer
         var chunks = CircularBuffer<(length: Int, due: UInt64, promise: EventLoopPromise<Void>?)>(initialCapacity: 64)
-        var timer: Scheduled<Void>?
 
         init(bandwidth: Double?, allocator: ByteBufferAllocator) {
             line = WireLine(bandwidth: bandwidth)
@@ -67,6 +66,8 @@ final class WireHandler: ChannelDuplexHandler {
     /// A close asked for while bytes were held outbound: done once they have left.
     private var closeWaiting: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
     private var inactive = false
+    /// The callback waiting for the earliest held chunk, and when it is due.
+    private var timer: (due: UInt64, callback: NIOScheduledCallback)?
 
     init(
         wire: SinkWire,
@@ -85,8 +86,8 @@ final class WireHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        inbound.timer?.cancel()
-        outbound.timer?.cancel()
+        timer?.callback.cancel()
+        timer = nil
         while let (_, promise) = outbound.nextArrived(by: .max) {
             promise?.fail(ChannelError.ioOnClosedChannel)
         }
@@ -108,7 +109,7 @@ final class WireHandler: ChannelDuplexHandler {
             shared: inboundLink
         )
         inbound.hold(&buffer, due: due, promise: nil)
-        schedule(inbound: true, context: context)
+        schedule(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -161,7 +162,7 @@ final class WireHandler: ChannelDuplexHandler {
     }
 
     func flush(context: ChannelHandlerContext) {
-        schedule(inbound: false, context: context)
+        schedule(context: context)
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -188,29 +189,37 @@ final class WireHandler: ChannelDuplexHandler {
         }
     }
 
-    // MARK: Timers
+    // MARK: The timer
 
-    /// Keeps one timer a direction at its earliest held chunk.
-    private func schedule(inbound isInbound: Bool, context: ChannelHandlerContext) {
-        let held = isInbound ? inbound : outbound
-        guard held.timer == nil, let first = held.chunks.first else { return }
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let task = context.eventLoop.scheduleTask(deadline: .uptimeNanoseconds(first.due)) {
-            handler.value.timerFired(inbound: isInbound)
+    /// Keeps one callback at the earliest held chunk of either direction. A scheduled callback
+    /// with the handler itself as its target costs no allocation on NIO's event loops (a task's
+    /// closure and promise would, once a wake).
+    private func schedule(context: ChannelHandlerContext) {
+        let next = min(inbound.chunks.first?.due ?? .max, outbound.chunks.first?.due ?? .max)
+        guard next != .max else { return }
+        if let timer {
+            if timer.due <= next { return }
+            timer.callback.cancel()
         }
-        if isInbound { inbound.timer = task } else { outbound.timer = task }
+        let target = Callback(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+        timer = (try? context.eventLoop.scheduleCallback(at: .uptimeNanoseconds(next), handler: target)).map {
+            (next, $0)
+        }
     }
 
-    private func timerFired(inbound isInbound: Bool) {
+    /// The timer's target: the handler, reached on its loop (a class and a loop: it fits an
+    /// existential's inline room, so scheduling it allocates nothing).
+    private struct Callback: NIOScheduledCallbackHandler, Sendable {
+        let handler: NIOLoopBound<WireHandler>
+        func handleScheduledCallback(eventLoop: some EventLoop) { handler.value.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
         guard let context else { return }
         let now = NIODeadline.now().uptimeNanoseconds
-        if isInbound {
-            inbound.timer = nil
-            releaseInbound(context: context, by: now)
-        } else {
-            outbound.timer = nil
-            releaseOutbound(context: context, by: now)
-        }
-        schedule(inbound: isInbound, context: context)
+        releaseInbound(context: context, by: now)
+        releaseOutbound(context: context, by: now)
+        schedule(context: context)
     }
 }

@@ -46,6 +46,7 @@ struct PlanCommand: ParsableCommand {
     var probe: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "The connection window the receiver grants, in bytes (65535 is nghttp2's; default: not known, over the probe's).",
             valueName: "bytes"
@@ -54,6 +55,7 @@ struct PlanCommand: ParsableCommand {
     var connectionWindow: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp("Each stream's window (SETTINGS_INITIAL_WINDOW_SIZE), in bytes.", valueName: "bytes")
     )
     var streamWindow: String?
@@ -75,6 +77,7 @@ struct PlanCommand: ParsableCommand {
     var template: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "A body's bytes, instead of --template (default 280, fixtures/poll.json's).",
             valueName: "bytes"
@@ -83,6 +86,7 @@ struct PlanCommand: ParsableCommand {
     var bodyBytes: Int?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "A connection's path bandwidth each way, e.g. 100Mbit (default: not capped).",
             valueName: "rate"
@@ -90,7 +94,10 @@ struct PlanCommand: ParsableCommand {
     )
     var bandwidth: String?
 
-    @Option(help: ArgumentHelp("A sending machine's network interface (default 1Gbit).", valueName: "rate"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("A sending machine's network interface (default 1Gbit).", valueName: "rate")
+    )
     var nic: String?
 
     @Flag(help: "The connections are cleartext h2c (a gateway, a rehearsal): no TLS record bytes.")

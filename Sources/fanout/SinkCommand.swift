@@ -124,6 +124,7 @@ struct SinkCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp(
             "A path of this round trip in front of the sink: every byte each way waits half of it (80ms, or a spread like normal:80ms,5ms).",
             valueName: "duration"
@@ -133,18 +134,21 @@ struct SinkCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("The path's bandwidth each way on each connection, e.g. 100Mbit.", valueName: "rate")
     )
     var bandwidth: String?
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("The path's bandwidth each way for all connections together, e.g. 1Gbit.", valueName: "rate")
     )
     var sinkBandwidth: String?
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp(
             "The connection window granted a provider (default 16MiB; 65535 is nghttp2's).",
             valueName: "bytes"
@@ -154,6 +158,7 @@ struct SinkCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default 1MiB).", valueName: "bytes")
     )
     var streamWindow: String?

@@ -275,3 +275,81 @@ import Testing
         #expect(job.stepDuration == SearchJob.defaultStepDuration && job.warmUp == SearchJob.defaultWarmUp)
     }
 }
+
+/// The wire's and the windows' options reach their fields for `fanout sink`, `fanout run` and
+/// `fanout plan`, and a value out of range is refused naming its option (exit 64).
+@Suite struct WireOptionsTests {
+    @Test func sinkWireOptionsReachTheirFields() throws {
+        let job = try SinkCommand.parse([
+            "--rtt", "80ms", "--bandwidth", "100Mbit", "--sink-bandwidth", "1Gbit", "--connection-window", "65535",
+            "--stream-window", "16384", "--window-refill", "each-frame",
+        ]).job()
+        let scenario = job.configuration.scenario
+        #expect(scenario.wire?.roundTrip == .fixed(.milliseconds(80)))
+        #expect(scenario.wire?.bandwidth == 12_500_000 && scenario.wire?.sinkBandwidth == 125_000_000)
+        #expect(scenario.windows.connection == 65_535 && scenario.windows.stream == 16_384)
+        #expect(scenario.windows.refill == .eachFrame)
+        let defaults = try SinkCommand.parse([]).job().configuration.scenario
+        #expect(defaults.wire == nil && defaults.windows == SinkWindows())
+    }
+
+    @Test func runTakesTheSinksRoundTrip() throws {
+        let job = try RunCommand.parse(["--sink-rtt", "normal:80ms,5ms", "--sink-latency", "fixed:5ms"]).job()
+        #expect(job.sink.scenario.wire?.roundTrip == .normal(mean: .milliseconds(80), deviation: .milliseconds(5)))
+        #expect(job.sink.scenario.latency == .fixed(.milliseconds(5)))
+        #expect(
+            CommandOptionsTests.refusal(of: ["--sink-rtt", "0s"])?.contains("--sink-rtt: rtt must be longer than 0")
+                == true
+        )
+    }
+
+    @Test func planFlowOptionsReachTheirFields() throws {
+        let job = try PlanCommand.parse([
+            "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--connection-window", "65535",
+            "--stream-window", "1000", "--window-refill", "each-frame", "--body-bytes", "500", "--bandwidth", "10Mbit",
+            "--nic", "10Gbit", "--cleartext",
+        ]).job()
+        let flow = job.question.flow
+        #expect(flow.connectionWindow == 65_535 && flow.streamWindow == 1000 && flow.refill == .eachFrame)
+        #expect(flow.bodyBytes == 500 && flow.bandwidth == 1_250_000 && flow.networkInterface == 1.25e9)
+        #expect(!flow.tls)
+        #expect(flow.sources.connectionWindow == "given" && flow.sources.bodyBytes == "given")
+        let template = try PlanCommand.parse([
+            "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--template",
+            CommandRunner.repositoryRoot + "/fixtures/poll.json",
+        ]).job()
+        #expect(template.question.flow.bodyBytes == 280)
+        let defaults = try PlanCommand.parse(["--devices", "1M", "--deadline", "5m", "--rtt", "80ms"]).job()
+        #expect(defaults.question.flow.connectionWindow == nil && defaults.question.flow.tls)
+        #expect(defaults.question.flow.networkInterface == CapacityPlan.Flow.defaultNetworkInterface)
+    }
+
+    @Test(arguments: [
+        (["sink", "--rtt", "0ms"], "--rtt: rtt must be longer than 0"),
+        (["sink", "--rtt", "-80ms"], "--rtt: rtt is a duration"),
+        (["sink", "--bandwidth", "0Mbit"], "--bandwidth: bandwidth must be above 0"),
+        (["sink", "--sink-bandwidth", "-1Gbit"], "--sink-bandwidth: sink-bandwidth must be above 0"),
+        (["sink", "--connection-window", "2147483648"], "--connection-window: connection-window must be from 65535"),
+        (["sink", "--stream-window", "3000000000"], "--stream-window: stream-window must be from 0 to 2^31−1"),
+        (["sink", "--rtt", "2s", "--bandwidth", "10Gbit"], "over the cap of 64 MiB a connection"),
+        (
+            ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--connection-window", "2147483648"],
+            "--connection-window takes bytes from 65535 to 2^31−1"
+        ),
+        (
+            ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--bandwidth", "0bit"],
+            "--bandwidth must be above 0"
+        ),
+        (["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--nic", "fast"], "--nic must be above 0"),
+        (["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--nic", "-1Gbit"], "--nic must be above 0"),
+        (
+            ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--body-bytes", "-5"],
+            "--body-bytes must be from 1 to 1048576"
+        ),
+    ])
+    func badWireInputIsAUsageError(arguments: [String], message: String) throws {
+        let result = try CommandRunner.run(arguments, timeout: .seconds(20))
+        #expect(result.status == 64, "\(arguments): exit \(result.status)")
+        #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+    }
+}
