@@ -80,8 +80,9 @@ import json, sys
 work, delay = sys.argv[1], float(sys.argv[2])
 body = 280  # fixtures/poll.json's bytes: each request's DATA
 print(f"1 connection x 1000 streams, {delay:g} ms each way; rates a second; gaps in %")
-header = ("nghttpd", "physics", "binds", "plan", "probe", "send", "send-plan", "h2load", "send/h2load")
-print("%-8s %9s %8s %9s %9s %9s %10s %9s %12s" % header)
+header = ("nghttpd", "physics", "binds", "plan", "binds", "probe", "binds", "send", "send-plan", "h2load",
+          "send/h2load")
+print("%-8s %8s %8s %8s %18s %8s %8s %8s %10s %8s %12s" % header)
 for line in open(f"{work}/rows"):
     name, window, h2load = line.split()
     window, h2load = int(window), float(h2load)
@@ -93,9 +94,12 @@ for line in open(f"{work}/rows"):
     bounds = {"window": (window // 2 + body) / rtt / body, "streams": 1000 / rtt}
     binds = min(bounds, key=bounds.get)
     planned = plan["connection_ceiling_per_second"]
-    flow = (probe.get("flow") or {}).get("rate_per_second")
+    plan_bounds = {key: value for key, value in plan["bounds"].items()
+                   if value is not None and key not in ("core", "network_interface")}  # a machine's, not a connection's
+    flow = probe.get("flow") or {}
     sent = send["throughput_per_second"]
-    print("%-8s %9.0f %8s %9.0f %9s %9.0f %+9.1f%% %9.0f %+11.1f%%" % (
-        name, bounds[binds], binds, planned, "-" if flow is None else f"{flow:.0f}", sent,
-        100 * (sent / planned - 1), h2load, 100 * (sent / h2load - 1)))
+    print("%-8s %8.0f %8s %8.0f %18s %8s %8s %8.0f %+9.1f%% %8.0f %+11.1f%%" % (
+        name, bounds[binds], binds, planned, min(plan_bounds, key=plan_bounds.get),
+        "-" if "rate_per_second" not in flow else f"{flow['rate_per_second']:.0f}", flow.get("bound", "-"),
+        sent, 100 * (sent / planned - 1), h2load, 100 * (sent / h2load - 1)))
 PY
