@@ -39,9 +39,10 @@ step "Allocation gate: 0 mallocs per notification, per token, per HPACK block an
 step "Fanout's regression gate: instructions per notification within +2% (scripts/cost.sh); the default scenario's outcome"
 bash scripts/regression.sh
 
-step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests)"
+step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests)"
 # Alone and in release (the build the regression gate made), so that neither another suite's
-# load nor a debug build's slowness is measured as the sink's latency.
+# load nor a debug build's slowness is measured as the sink's latency. The filter is a pattern:
+# it runs WireGroundTruthTests too, as the step above skips both.
 FANOUT_EXECUTABLE=$PWD/.build/release/fanout swift test --skip-build --filter GroundTruthTests
 
 step "The image: the Dockerfile's runtime with the release build above (podman, a debootstrap base), fanout run --count 10000 in a container, as user 10001"

@@ -65,6 +65,9 @@ public struct CapacityPlan: Sendable {
         /// SETTINGS_INITIAL_WINDOW_SIZE, each stream's window; `nil`: not known.
         public var streamWindow: Int?
         public var refill = Refill.half
+        /// The bytes consumed before an update, with `Refill.threshold` (a probe's smallest
+        /// increment seen).
+        public var refillThreshold: Int?
         /// Flow-controlled bytes a notification: the body.
         public var bodyBytes = Self.defaultBodyBytes
         /// The HEADERS frame's payload a notification in steady state (after HPACK).
@@ -110,6 +113,15 @@ public struct CapacityPlan: Sendable {
 
         public init() {}
 
+        /// `once half is consumed`, `after each DATA frame`, `once 10,000 bytes are consumed`.
+        var refillWords: String {
+            switch refill {
+            case .half: "once half is consumed"
+            case .eachFrame: "after each DATA frame"
+            case .threshold: "once \(grouped(refillThreshold ?? 0)) bytes are consumed"
+            }
+        }
+
         /// HTTP/2 and TLS bytes a notification: HEADERS and DATA with their 9-byte frame
         /// headers, and a TLS record's overhead.
         public var http2Bytes: Int {
@@ -127,13 +139,14 @@ public struct CapacityPlan: Sendable {
         /// whole updates of the threshold plus half a body's overshoot that fit in the window.
         public var windowBackPerRoundTrip: Double? {
             guard let window = connectionWindow else { return nil }
+            let threshold: Int
             switch refill {
-            case .eachFrame:
-                return Double(window)
-            case .half:
-                let update = Double(window / 2) + Double(bodyBytes) / 2
-                return max(1, (Double(window) / update).rounded(.down)) * update
+            case .eachFrame: return Double(window)
+            case .half: threshold = window / 2
+            case .threshold: threshold = min(window, refillThreshold ?? window / 2)
             }
+            let update = Double(threshold) + Double(bodyBytes) / 2
+            return max(1, (Double(window) / update).rounded(.down)) * update
         }
     }
 
@@ -143,6 +156,9 @@ public struct CapacityPlan: Sendable {
         case half
         /// An update for each DATA frame.
         case eachFrame = "each-frame"
+        /// An update once `Flow.refillThreshold` bytes are consumed (what a probe saw of a
+        /// server whose rule is neither).
+        case threshold
     }
 
     /// What limits each connection (and, for the network interface, each machine).
@@ -283,8 +299,7 @@ public struct CapacityPlan: Sendable {
         if let window = flow.connectionWindow {
             list.append(
                 "a connection window of \(grouped(window)) bytes (\(flow.sources.connectionWindow)), refilled "
-                    + (flow.refill == .half
-                        ? "once half is consumed" : "after each DATA frame") + " (\(flow.sources.refill))"
+                    + flow.refillWords + " (\(flow.sources.refill))"
             )
         } else {
             list.append(

@@ -278,7 +278,15 @@ extension PlanJob {
         }
         if let window = flow.connectionWindow { job.sink.scenario.windows.connection = UInt32(window) }
         if let window = flow.streamWindow { job.sink.scenario.windows.stream = UInt32(window) }
-        job.sink.scenario.windows.refill = flow.refill == .half ? .half : .eachFrame
+        switch flow.refill {
+        case .half: job.sink.scenario.windows.refill = .half
+        case .eachFrame: job.sink.scenario.windows.refill = .eachFrame
+        case .threshold:
+            throw JobError(
+                "the sink refills at half or after each frame; a rehearsal of a refill once "
+                    + "\(flow.refillThreshold ?? 0) bytes are consumed cannot be run here"
+            )
+        }
         // The sink allows what the plan assumes APNs allows.
         job.sink.maxConcurrentStreams = UInt32(clamping: question.streams)
         if let template = flow.templatePath {
@@ -336,6 +344,9 @@ extension PlanJob {
         public var processing: Duration
         public var streams: Int
         public var source: String
+        /// The windows, refill and bytes the probe saw (schema 2), as the plan takes them; the
+        /// defaults' with their "not known" sources for a probe of schema 1.
+        public var flow = CapacityPlan.Flow()
     }
 
     public static func probeFigures(_ path: String) throws -> ProbeFigures {
@@ -361,7 +372,7 @@ extension PlanJob {
         let streams = after.maxConcurrentStreams ?? CapacityPlan.Question.defaultStreams
         let first = probe.streams.first.map(String.init) ?? "unlimited"
         let announced = after.maxConcurrentStreams.map(String.init) ?? "unlimited, taken as \(streams)"
-        return ProbeFigures(
+        var figures = ProbeFigures(
             roundTrip: duration(ping.p50),
             processing: duration(processing.p50),
             streams: streams,
@@ -369,5 +380,58 @@ extension PlanJob {
                 + String(format: "%.2f", ping.p50) + " ms, processing p50 " + String(format: "%.2f", processing.p50)
                 + " ms, streams \(first) then \(announced))"
         )
+        figures.flow = try flow(of: probe, path: path)
+        return figures
+    }
+
+    /// The windows, refill and bytes of a probe (schema 2) for the plan: the connection window
+    /// the server granted, its stream window, the refill rule it showed, and the HEADERS and body
+    /// bytes of the probe's notification, each named as the probe's.
+    static func flow(of probe: ProbeDocument, path: String) throws -> CapacityPlan.Flow {
+        var flow = CapacityPlan.Flow()
+        flow.tls = probe.tls != nil
+        let named = "probe \(path)"
+        if let window = probe.window {
+            flow.connectionWindow = window.connectionGranted
+            flow.sources.connectionWindow = named
+            flow.streamWindow = window.stream
+            flow.sources.streamWindow = named
+            if let refill = window.refill {
+                switch refill.kind {
+                case "half", "none-needed":
+                    flow.refill = .half
+                    flow.sources.refill =
+                        refill.kind == "half"
+                        ? "\(named): updates once half was consumed"
+                        : "\(named): never half consumed, taken as nghttp2's rule"
+                case "each-frame":
+                    flow.refill = .eachFrame
+                    flow.sources.refill = "\(named): an update a DATA frame"
+                case "threshold":
+                    flow.refill = .threshold
+                    flow.refillThreshold = refill.smallestIncrement
+                    flow.sources.refill = "\(named): updates of \(refill.smallestIncrement ?? 0) bytes or more"
+                default:
+                    throw JobError(
+                        "--probe \(path): the server did not give its connection window back (refill "
+                            + "\(refill.kind)): a connection would carry one window of bodies and stop"
+                    )
+                }
+            }
+        }
+        if let wire = probe.wire {
+            flow.bodyBytes = wire.dataBytes
+            flow.sources.bodyBytes = "\(named)'s notification"
+            flow.headerBytes = wire.headersBytes
+            flow.sources.headerBytes = "\(named), HPACK in steady state"
+        }
+        if let measured = probe.flow, let rate = measured.ratePerSecond {
+            flow.sources.connectionWindow += String(
+                format: "; its flow test carried %.0f/s on one connection, bound by %@",
+                rate,
+                measured.bound
+            )
+        }
+        return flow
     }
 }

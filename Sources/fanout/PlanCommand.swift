@@ -145,6 +145,7 @@ struct PlanCommand: ParsableCommand {
             question.processing = measured.processing
             question.streams = measured.streams
             question.probeSource = measured.source
+            question.flow = measured.flow
         } else {
             guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs), or --probe probe.json.") }
             question = CapacityPlan.Question(

@@ -122,4 +122,69 @@ struct WireGroundTruthTests {
         ][regime.name]
         #expect(binds == expected, "\(regime)")
     }
+
+    /// The case, with nobody's server but nghttp2's: nghttpd (1000 streams) behind
+    /// delay_relay.py at 40 ms each way, first with its default 65,535-byte window, then with
+    /// `-W 20` (1 MiB). `fanout probe` measures the path (the window, its refill, the bytes),
+    /// `fanout plan --probe` predicts one connection's rate and names what binds it, and
+    /// `fanout send` over 1 × 1000 measures it (8,000 and 60,000 notifications: five seconds or
+    /// more, whose whole seconds but the first and last are the measure): within 10%, the window
+    /// binding the first and the streams the second. (scripts/bench/wire.sh, 30,000 each, h2load
+    /// beside: plan 1,452 / send 1,440 / h2load 1,434 a second, and 12,349 / 11,849 / 11,838.)
+    @Test(arguments: [
+        ([String](), "the connection window", 8000), (["-W", "20"], "round trips × streams", 60_000),
+    ])
+    func aProbedPlanHoldsForNghttpdEightyMillisecondsAway(
+        arguments: [String],
+        binds expected: String,
+        count: Int
+    ) throws {
+        let folder = try WirePeerTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let token = WirePeerTests.token
+        try Data(String(repeating: token + "\n", count: count).utf8).write(
+            to: URL(fileURLWithPath: folder + "/tokens.txt")
+        )
+        try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/probe-tokens.txt"))
+        try WirePeerTests.behindRelay(serving: folder, delay: 40, arguments) { port in
+            let endpoint = "http://127.0.0.1:\(port)"
+            let probed = try CommandRunner.run(
+                [
+                    "probe", endpoint, "--tokens", folder + "/probe-tokens.txt", "--template", "fixtures/poll.json",
+                    "--topic", "com.example.app", "--output", folder + "/probe",
+                ],
+                timeout: .seconds(90)
+            )
+            #expect(probed.status == 0, "\(probed.standardError)")
+            let planned = try CommandRunner.run([
+                "plan", "--devices", "1000000", "--deadline", "5m", "--probe", folder + "/probe/probe.json",
+                "--output", folder + "/plan",
+            ])
+            #expect(planned.status == 0, "\(planned.standardError)")
+            let sent = try CommandRunner.run(
+                [
+                    "send", "--endpoint", endpoint, "--tokens", folder + "/tokens.txt", "--template",
+                    "fixtures/poll.json", "--topic", "com.example.app", "--connections", "1", "--streams", "1000",
+                    "--output", folder + "/send",
+                ],
+                timeout: .seconds(120)
+            )
+            #expect(sent.status == 0, "\(sent.standardError)")
+        }
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/plan/plan.json")))
+                as? [String: Any]
+        )
+        let predicted = try #require(document["connection_ceiling_per_second"] as? Double)
+        #expect(document["binds"] as? String == expected)
+        let summary = try CommandRunner.summary(in: folder + "/send")
+        #expect(summary["accepted"] as? Int == count)
+        let intervals = try #require(summary["intervals"] as? [[String: Any]])
+        let whole = intervals.dropFirst().dropLast().compactMap { $0["completed"] as? Int }
+        try #require(whole.count >= 3, "nghttpd \(arguments): too few whole seconds (\(intervals.count) intervals)")
+        let measured = Double(whole.reduce(0, +)) / Double(whole.count)
+        let gap = (measured - predicted) / predicted
+        print("nghttpd \(arguments): plan \(predicted)/s (binds \(expected)), send \(measured)/s, \(gap * 100)%")
+        #expect(abs(gap) <= 0.10, "nghttpd \(arguments): predicted \(predicted)/s, measured \(measured)/s")
+    }
 }

@@ -32,7 +32,7 @@ requests() {
     done
     [ -n "$port" ] || { echo "the sink did not listen" >&2; kill "$sink"; exit 2; }
     "$fanout" send --endpoint "http://127.0.0.1:$port" --generate "$count" --template fixtures/poll.json \
-        --topic com.example.app --connections 4 --streams 1000 >/dev/null
+        --topic com.example.app --connections 4 --streams 1000 >"$work/send.log" 2>&1 || { cat "$work/send.log" >&2; kill "$sink"; exit 2; }
     wait "$sink"
     grep -E '^total:' "$work/sink.log" | head -1 | awk '{print $7}'
 }
