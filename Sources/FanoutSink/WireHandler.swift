@@ -127,6 +127,10 @@ final class WireHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         inactive = true
         releaseInbound(context: context, by: .max)
+        if let waiting = closeWaiting {
+            closeWaiting = nil
+            context.close(mode: waiting.mode, promise: waiting.promise)
+        }
         context.fireChannelInactive()
     }
 
@@ -170,10 +174,16 @@ final class WireHandler: ChannelDuplexHandler {
             context.close(mode: mode, promise: promise)
             return
         }
-        if let waiting = closeWaiting {
-            waiting.promise.map { promise?.futureResult.cascade(to: $0) }
+        guard let waiting = closeWaiting else {
+            closeWaiting = (mode, promise)
+            return
         }
-        closeWaiting = (mode, promise)
+        // A second close while the first waits: it completes with the first.
+        switch (waiting.promise, promise) {
+        case (let first?, let second?): first.futureResult.cascade(to: second)
+        case (nil, let second?): closeWaiting = (waiting.mode, second)
+        default: break
+        }
     }
 
     private func releaseOutbound(context: ChannelHandlerContext, by now: UInt64) {
@@ -192,8 +202,8 @@ final class WireHandler: ChannelDuplexHandler {
     // MARK: The timer
 
     /// Keeps one callback at the earliest held chunk of either direction. A scheduled callback
-    /// with the handler itself as its target costs no allocation on NIO's event loops (a task's
-    /// closure and promise would, once a wake).
+    /// costs no allocation on NIO's event loops (a task's closure and promise would, once a
+    /// wake).
     private func schedule(context: ChannelHandlerContext) {
         let next = min(inbound.chunks.first?.due ?? .max, outbound.chunks.first?.due ?? .max)
         guard next != .max else { return }
