@@ -301,6 +301,7 @@ public struct SinkService: Service {
         if case .selfSigned(let directory) = job.tls {
             printError("fanout sink: TLS with a self-signed certificate; clients trust it with \(directory)/cert.pem")
         }
+        if let wire = configuration.scenario.wire { printError("fanout sink: \(wire.description)") }
         if configuration.tokenAuthentication == nil && !configuration.certificateAuthentication {
             printError(
                 "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"

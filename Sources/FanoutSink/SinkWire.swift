@@ -15,7 +15,7 @@ import Foundation
 ///
 /// Bytes keep their order (TCP's): a chunk never overtakes one that left before it, whatever
 /// the round trip's spread draws for it.
-public struct SinkWire: Sendable, Hashable {
+public struct SinkWire: Sendable, Hashable, CustomStringConvertible {
     /// The round trip: half of a draw delays each chunk of bytes each way (fixed at 0 for a
     /// wire with a bandwidth cap alone).
     public var roundTrip: LatencyDistribution
@@ -40,6 +40,35 @@ public struct SinkWire: Sendable, Hashable {
     public var bytesInFlight: Double? {
         guard let rate = [bandwidth, sinkBandwidth].compactMap({ $0 }).min() else { return nil }
         return rate * Double(roundTrip.largest) / 2e9
+    }
+
+    /// The wire in a line, for the sink's start: `a wire of 80ms round trip in front (half of it
+    /// each way), 100 Mbit/s a connection: up to 488 KiB on it each way (at most 64 MiB held a
+    /// connection, then reading waits)`.
+    public var description: String {
+        var line = "a wire of \(Self.spoken(roundTrip)) round trip in front (half of it each way)"
+        var caps: [String] = []
+        if let bandwidth { caps.append("\(BandwidthNotation.format(bytesPerSecond: bandwidth)) a connection") }
+        if let sinkBandwidth { caps.append("\(BandwidthNotation.format(bytesPerSecond: sinkBandwidth)) in all") }
+        if !caps.isEmpty { line += ", " + caps.joined(separator: " and ") }
+        if let bytes = bytesInFlight {
+            line += ": up to \(BandwidthNotation.bytes(bytes)) on it each way"
+        } else {
+            line += ": what the flow-control windows let the provider send is on it"
+        }
+        let cap = BandwidthNotation.bytes(Double(heldBytesCap))
+        return line + " (at most \(cap) held a connection, then reading waits)"
+    }
+
+    static func spoken(_ distribution: LatencyDistribution) -> String {
+        switch distribution {
+        case .fixed(let value): DurationNotation.format(value)
+        case .uniform(let low, let high): "\(DurationNotation.format(low))–\(DurationNotation.format(high))"
+        case .normal(let mean, let deviation):
+            "\(DurationNotation.format(mean)) ± \(DurationNotation.format(deviation)) (normal)"
+        case .logNormal(let median, let sigma): "\(DurationNotation.format(median)) (log-normal median, σ \(sigma))"
+        case .empirical(let values): "\(values.count) empirical samples' "
+        }
     }
 
     /// Why the wire cannot be run, naming the option: bandwidth of 0 or less, bytes in flight

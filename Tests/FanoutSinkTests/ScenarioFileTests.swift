@@ -42,6 +42,12 @@ import Testing
             close-after-requests = 7000
             unanswered = 0.5%
             max-connections = 20
+            bandwidth = 100Mbit
+            rtt = 80ms
+            sink-bandwidth = 1Gbit
+            connection-window = 65535
+            stream-window = 64KiB
+            window-refill = each-frame
 
             """
         try text.write(toFile: folder + "/plan.scenario", atomically: true, encoding: .utf8)
@@ -59,8 +65,13 @@ import Testing
         #expect(scenario.faults.closeAfterRequests == 7000)
         #expect(scenario.faults.unansweredShare == 0.005)
         #expect(scenario.faults.maxConnections == 20)
+        // A bandwidth before the round trip it belongs to is kept.
+        #expect(scenario.wire?.roundTrip == .fixed(.milliseconds(80)))
+        #expect(scenario.wire?.bandwidth == 12_500_000 && scenario.wire?.sinkBandwidth == 125_000_000)
+        #expect(scenario.windows.connection == 65_535 && scenario.windows.stream == 65_536)
+        #expect(scenario.windows.refill == .eachFrame)
         // Every setting a file can hold is one the command line has.
-        #expect(Set(SinkScenario.settingNames).count == 13)
+        #expect(Set(SinkScenario.settingNames).count == 19)
     }
 
     @Test func problemsNameTheFileAndLine() throws {
