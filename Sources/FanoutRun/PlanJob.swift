@@ -36,28 +36,37 @@ public struct PlanJob: Sendable {
     /// The most connections a calibration opens.
     static let mostCalibrationConnections = 64
 
-    /// The spread of the round trips the calibration and the rehearsal answer after: σ of a
-    /// log-normal, as fixtures/scenarios/apns-80ms.scenario has it (p99 near 1.8 times the
-    /// median), the shape of measured provider → APNs round trips.
+    /// The spread of the processing the calibration and the rehearsal hold answers for: σ of a
+    /// log-normal, as fixtures/scenarios/apns-80ms.scenario has it for a whole round trip (p99
+    /// near 1.8 times the median), the shape of measured provider → APNs round trips.
     public static let roundTripSpread = 0.25
 
-    /// The planned round trip plus processing, as a log-normal distribution of that *mean*
-    /// (median = mean ÷ e^(σ²/2)), so that Little's law, which takes the mean, holds for the
-    /// rehearsal as for the plan.
-    public static func roundTrips(_ question: CapacityPlan.Question) -> LatencyDistribution {
-        let median = meanRoundTrip(question) / exp(roundTripSpread * roundTripSpread / 2)
+    /// APNs' processing as the sink's hold on each answer: log-normal with the planned
+    /// processing as its *mean* (median = mean ÷ e^(σ²/2)), so that Little's law, which takes
+    /// the mean, holds for the rehearsal as for the plan; `nil` for none. The round trip itself
+    /// is the wire's (`putOnTheWire`).
+    public static func processing(_ question: CapacityPlan.Question) -> LatencyDistribution? {
+        let mean = CapacityPlan.seconds(question.processing)
+        guard mean > 0 else { return nil }
+        let median = mean / exp(roundTripSpread * roundTripSpread / 2)
         return .logNormal(median: .nanoseconds(Int64((median * 1e9).rounded())), sigma: roundTripSpread)
     }
 
-    /// The planned round trip plus processing, in seconds: the mean of `roundTrips`.
+    /// The planned round trip plus processing, in seconds: the wire's and the hold's means.
     static func meanRoundTrip(_ question: CapacityPlan.Question) -> Double {
         CapacityPlan.seconds(question.roundTrip + question.processing)
     }
 
-    /// `log-normal round trips of mean 55 ms (σ 0.25)`.
-    static func spokenRoundTrips(_ question: CapacityPlan.Question) -> String {
-        let milliseconds = (meanRoundTrip(question) * 1e6).rounded() / 1e3
-        return "log-normal round trips of mean \(String(format: "%g", milliseconds)) ms (σ \(roundTripSpread))"
+    /// `a 50 ms wire, processing log-normal of mean 5 ms (σ 0.25)`: the calibration's and the
+    /// rehearsal's regime (`putOnTheWire`).
+    static func spokenWire(_ question: CapacityPlan.Question) -> String {
+        let wire = (CapacityPlan.seconds(question.roundTrip) * 1e6).rounded() / 1e3
+        let processing = (CapacityPlan.seconds(question.processing) * 1e6).rounded() / 1e3
+        // "an 80 ms", "an 11 ms", "an 18 ms": as the number is said.
+        let said = String(format: "%g", wire)
+        let article = said.hasPrefix("8") || said.hasPrefix("11") || said.hasPrefix("18") ? "an" : "a"
+        return "\(article) \(String(format: "%g", wire)) ms wire, processing log-normal of mean "
+            + "\(String(format: "%g", processing)) ms (σ \(roundTripSpread))"
     }
 
     /// The calibration: the plan's regime on this machine — its streams a connection, its
@@ -66,7 +75,7 @@ public struct PlanJob: Sendable {
     /// `calibrationSeconds` at their ceilings. CPU per notification depends on how many answers
     /// arrive together, which a run flat out against a sink answering at once does not show
     /// (1.3–3.8 µs there against 2.9–13 µs in a rehearsal, measured when this came in).
-    static func calibration(for question: CapacityPlan.Question, notifications: UInt64) -> RunJob {
+    static func calibration(for question: CapacityPlan.Question, notifications: UInt64) throws -> RunJob {
         var roundTripBound = question
         roundTripBound.cpuMicroseconds = nil
         let plan = CapacityPlan(roundTripBound)
@@ -76,8 +85,9 @@ public struct PlanJob: Sendable {
         job.count = min(notifications, max(fewestCalibrationNotifications, aimed))
         job.shape.connections = connections
         job.shape.streamsPerConnection = question.streams
-        job.sink.scenario.latency = roundTrips(question)
-        job.sink.maxConcurrentStreams = UInt32(clamping: question.streams)
+        // The rehearsal's regime: how answers arrive (a wire's chunks, APNs' processing spread
+        // over them) sets what a notification costs the sender.
+        try putOnTheWire(&job, plan: plan)
         return job
     }
 
@@ -90,11 +100,11 @@ public struct PlanJob: Sendable {
             question.cpuMicroseconds = try Self.senderCost(in: folder)
             question.cpuSource = "measured by the run in \(folder)"
         case .calibrate(let notifications):
-            var job = Self.calibration(for: question, notifications: notifications)
+            var job = try Self.calibration(for: question, notifications: notifications)
             job.apnsSecurity = true
             log(
                 "calibrating: \(job.tokenCount) notifications to the embedded sink over TLS with token auth, "
-                    + "\(job.shape.connections) connections × \(question.streams) streams, \(Self.spokenRoundTrips(question))…"
+                    + "\(job.shape.connections) connections × \(question.streams) streams, \(Self.spokenWire(question))…"
             )
             let summary = try job.run()
             guard summary.reconciliation?.agrees == true, summary.report.snapshot.failed.isEmpty,
@@ -106,7 +116,7 @@ public struct PlanJob: Sendable {
             question.cpuMicroseconds = cost
             question.cpuSource =
                 "calibrated here over TLS with token auth, \(job.tokenCount) notifications over "
-                + "\(job.shape.connections) × \(question.streams) streams, \(Self.spokenRoundTrips(question))"
+                + "\(job.shape.connections) × \(question.streams) streams, \(Self.spokenWire(question))"
         }
         let plan = CapacityPlan(question)
         if let output {
@@ -268,14 +278,7 @@ extension PlanJob {
         let question = plan.question
         let flow = question.flow
         job.sink.scenario.wire = SinkWire(roundTrip: .fixed(question.roundTrip), bandwidth: flow.bandwidth)
-        let processing = CapacityPlan.seconds(question.processing)
-        if processing > 0 {
-            let median = processing / exp(roundTripSpread * roundTripSpread / 2)
-            job.sink.scenario.latency = .logNormal(
-                median: .nanoseconds(Int64((median * 1e9).rounded())),
-                sigma: roundTripSpread
-            )
-        }
+        job.sink.scenario.latency = processing(question)
         if let window = flow.connectionWindow { job.sink.scenario.windows.connection = UInt32(window) }
         if let window = flow.streamWindow { job.sink.scenario.windows.stream = UInt32(window) }
         switch flow.refill {

@@ -15,14 +15,14 @@ import Testing
         // Some CPU, and less than a second a notification.
         #expect(cost > 0 && cost < 1_000_000, "\(cost) µs")
         #expect(plan.question.cpuSource?.contains("over TLS with token auth") == true)
-        #expect(plan.question.cpuSource?.contains("log-normal round trips of mean 85 ms (σ 0.25)") == true)
+        #expect(plan.question.cpuSource?.contains("an 80 ms wire, processing log-normal of mean 5 ms (σ 0.25)") == true)
         #expect(plan.machines != nil)
     }
 
     /// The calibration runs in the plan's regime: its streams, the connections it needs before
     /// the CPU is known (at most 64), its round trips with APNs-like jitter, about ten seconds'
     /// worth at the connections' ceilings (at least 20,000, at most what was asked).
-    @Test func aCalibrationRunsInThePlansRegime() {
+    @Test func aCalibrationRunsInThePlansRegime() throws {
         var question = CapacityPlan.Question(
             devices: 600_000,
             deadline: .seconds(60),
@@ -30,35 +30,40 @@ import Testing
             coresPerMachine: 2
         )
         question.streams = 100
-        let job = PlanJob.calibration(for: question, notifications: PlanJob.calibrationNotifications)
+        let job = try PlanJob.calibration(for: question, notifications: PlanJob.calibrationNotifications)
         // 10,000/s ÷ (100 ÷ 55 ms × 70%) = 7.9: 8 connections, 1,818 a second each.
         #expect(job.shape.connections == 8)
         #expect(job.shape.streamsPerConnection == 100)
         #expect(job.sink.maxConcurrentStreams == 100)
         #expect(job.count == 145_454)
-        #expect(job.sink.scenario.latency == PlanJob.roundTrips(question))
+        // The rehearsal's regime: the round trip on the wire, APNs' processing held.
+        #expect(job.sink.scenario.wire?.roundTrip == .fixed(.milliseconds(50)))
+        #expect(job.sink.scenario.latency == PlanJob.processing(question))
         question.devices = 50_000_000  // 834 connections: capped
-        #expect(PlanJob.calibration(for: question, notifications: 300_000).shape.connections == 64)
-        #expect(PlanJob.calibration(for: question, notifications: 300_000).count == 300_000)
+        #expect(try PlanJob.calibration(for: question, notifications: 300_000).shape.connections == 64)
+        #expect(try PlanJob.calibration(for: question, notifications: 300_000).count == 300_000)
         question.devices = 1000
-        #expect(PlanJob.calibration(for: question, notifications: 300_000).count == 20_000)
+        #expect(try PlanJob.calibration(for: question, notifications: 300_000).count == 20_000)
     }
 
-    /// The round trips are log-normal with the planned mean (Little's law takes the mean), σ 0.25.
-    @Test func roundTripsHaveThePlannedMean() throws {
-        let question = CapacityPlan.Question(
+    /// APNs' processing is held log-normal with the planned mean (Little's law takes the mean),
+    /// σ 0.25; none is no hold.
+    @Test func processingHasThePlannedMean() throws {
+        var question = CapacityPlan.Question(
             devices: 1,
             deadline: .seconds(1),
             roundTrip: .milliseconds(75),
             coresPerMachine: 1
         )
-        guard case .logNormal(let median, let sigma) = PlanJob.roundTrips(question) else {
-            Issue.record("not log-normal: \(PlanJob.roundTrips(question))")
+        guard case .logNormal(let median, let sigma) = PlanJob.processing(question) else {
+            Issue.record("not log-normal: \(String(describing: PlanJob.processing(question)))")
             return
         }
         #expect(sigma == 0.25)
         let mean = Double(median.components.attoseconds) / 1e18 * exp(sigma * sigma / 2)
-        #expect(abs(mean - 0.080) < 1e-9, "\(mean)")
+        #expect(abs(mean - 0.005) < 1e-9, "\(mean)")
+        question.processing = .zero
+        #expect(PlanJob.processing(question) == nil)
     }
 
     /// A rehearsal passes when it completed and each measurement is within 10% of its prediction.
