@@ -292,9 +292,10 @@ extension HTTP2Connection {
         let room = configuration.maxBodySize - streams[slot].body.count
         if room > 0 { streams[slot].body.append(UnsafeRawBufferPointer(rebasing: payload.prefix(room))) }
         if endStream { return endOfMessage(slot, body: nil) }
+        // The connection's rule, on the stream: consumed ≥ half the window (nghttp2's), or any.
         let initial = Int(configuration.initialWindowSize)
-        let refillAt = configuration.windowRefill == .eachFrame ? initial : initial / 2
-        if streams[slot].receiveWindow < refillAt {
+        let consumed = initial - streams[slot].receiveWindow
+        if consumed > 0 && (consumed >= initial / 2 || configuration.windowRefill == .eachFrame) {
             HTTP2FrameEncoder.writeWindowUpdate(
                 stream: stream,
                 increment: UInt32(initial - streams[slot].receiveWindow),

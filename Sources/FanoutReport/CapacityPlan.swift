@@ -21,7 +21,7 @@ import Foundation
 /// A WINDOW_UPDATE is sent when DATA arrives, not when it is answered, so the window's bound
 /// counts the round trip alone. What comes back a round trip depends on when the receiver
 /// refills (`Refill`): with nghttp2's rule (an update once half the window is consumed) a
-/// sender keeping the window full gets one update of about half the window plus half a body
+/// sender keeping the window full gets one update of the bodies that reach half the window
 /// back each round trip — what stays below the threshold waits — and with an update a frame
 /// it gets the whole window back.
 public struct CapacityPlan: Sendable {
@@ -135,8 +135,9 @@ public struct CapacityPlan: Sendable {
         }
 
         /// Bytes of the connection window that come back each round trip to a sender keeping it
-        /// full: every byte with an update a frame; with updates once `threshold` is consumed,
-        /// whole updates of the threshold plus half a body's overshoot that fit in the window.
+        /// full: every byte with an update a frame; with updates once a threshold is consumed,
+        /// as many updates as fit in the window, each the bodies that reach the threshold
+        /// (⌈threshold ÷ body⌉ × body).
         public var windowBackPerRoundTrip: Double? {
             guard let window = connectionWindow else { return nil }
             let threshold: Int
@@ -145,7 +146,11 @@ public struct CapacityPlan: Sendable {
             case .half: threshold = window / 2
             case .threshold: threshold = min(window, refillThreshold ?? window / 2)
             }
-            let update = Double(threshold) + Double(bodyBytes) / 2
+            // Updates come at whole bodies: the first body to take the consumed bytes to the
+            // threshold sends it (in steady state a round's first frame completes the body the
+            // window cut short, so the counts stay on body boundaries).
+            let body = max(1, bodyBytes)
+            let update = Double((max(threshold, 1) + body - 1) / body * body)
             return max(1, (Double(window) / update).rounded(.down)) * update
         }
     }
@@ -243,7 +248,9 @@ public struct CapacityPlan: Sendable {
         ]
         let (connectionBinding, ceiling) =
             candidates.compactMap { binding, bound in bound.map { (binding, $0) } }.min { $0.1 < $1.1 }!
-        connectionCeiling = ceiling
+        // A bound of 0 (a stream window a body never crosses) or not a number is no plan: the
+        // options and the probe refuse what leads to one; a floor keeps the arithmetic finite.
+        connectionCeiling = ceiling.isFinite ? max(ceiling, 1e-9) : 1e-9
         let perConnection = min(connectionCeiling, coreCeiling ?? .infinity)
         connections = max(1, Int((requiredRate / (perConnection * question.headroom)).rounded(.up)))
         let interfaceMachines = max(

@@ -294,11 +294,18 @@ extension PlanJob {
         job.sink.maxConcurrentStreams = UInt32(clamping: question.streams)
         if let template = flow.templatePath {
             job.template = try PayloadTemplate(contentsOf: template)
-        } else if flow.sources.bodyBytes == "given" || flow.connectionWindow != nil || flow.bandwidth != nil {
+        } else if flow.bodyBytes != CapacityPlan.Flow.defaultBodyBytes {
+            // The run's own notification (the poll) is the default's size; another size is sent
+            // as an alert of that size.
             job.template = try template(ofBodyBytes: flow.bodyBytes)
         }
         if let template = job.template, try bodyBytes(template) != flow.bodyBytes {
             throw JobError("the rehearsal's body is not the plan's \(flow.bodyBytes) bytes")
+        }
+        do {
+            try job.sink.scenario.validate()
+        } catch {
+            throw JobError("the rehearsal's wire cannot be run: \(error)")
         }
     }
 
@@ -395,6 +402,9 @@ extension PlanJob {
         flow.tls = probe.tls != nil
         let named = "probe \(path)"
         if let window = probe.window {
+            guard window.stream > 0 else {
+                throw JobError("--probe \(path): the server's stream window is 0: no body can be sent")
+            }
             flow.connectionWindow = window.connectionGranted
             flow.sources.connectionWindow = named
             flow.streamWindow = window.stream

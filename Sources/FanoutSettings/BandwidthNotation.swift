@@ -15,15 +15,19 @@ public enum BandwidthNotation {
     ]
 
     /// How to write one, for error messages.
-    public static let hint = "write a number and a unit, like 1Gbit, 100Mbit or 12.5MB (bytes) a second"
+    public static let hint =
+        "write a number and a unit, like 1Gbit, 100Mbit or 12.5MB (bytes) a second, from 8bit to 80Tbit"
 
-    /// Bytes a second, or `nil` when `text` is not a bandwidth (no unit, not a finite number
-    /// above 0).
+    /// What a bandwidth may be, bytes a second: a byte a second to 10 TB a second (80 Tbit/s).
+    public static let range = 1.0...1e13
+
+    /// Bytes a second, or `nil` when `text` is not a bandwidth (no unit, not a number, outside
+    /// `range`).
     public static func parse(_ text: some StringProtocol) -> Double? {
         var text = Substring(text.trimmingBlanks)
         if text.hasSuffix("/s") { text = text.dropLast(2) }
         for unit in units where text.hasSuffix(unit.suffix) {
-            guard let number = Double(text.dropLast(unit.suffix.count)), number.isFinite, number > 0 else {
+            guard let number = Double(text.dropLast(unit.suffix.count)), range.contains(number * unit.bytes) else {
                 return nil
             }
             return number * unit.bytes
@@ -43,7 +47,7 @@ public enum BandwidthNotation {
     /// `1`, `12.5`, `333`: up to three significant digits, no trailing zeros.
     static func significant(_ value: Double) -> String {
         let decimals = value >= 100 ? 0 : value >= 10 ? 1 : 2
-        var text = String(Int((value * 100).rounded()) / 100)
+        var text: String
         if decimals > 0 {
             let scaled = (value * Double([1, 10, 100][decimals])).rounded() / Double([1, 10, 100][decimals])
             text = "\(scaled)"

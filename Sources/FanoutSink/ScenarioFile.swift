@@ -134,7 +134,7 @@ extension SinkScenario {
             if name == "bandwidth" { wire.bandwidth = rate } else { wire.sinkBandwidth = rate }
             self.wire = wire
         case "connection-window": windows.connection = try SinkWindows.size(value, name: name, smallest: 65_535)
-        case "stream-window": windows.stream = try SinkWindows.size(value, name: name, smallest: 0)
+        case "stream-window": windows.stream = try SinkWindows.size(value, name: name, smallest: 1)
         case "window-refill":
             guard let refill = HTTP2Connection.WindowRefill(rawValue: value.trimmingCharacters(in: .whitespaces)) else {
                 throw SinkScenarioError("window-refill is half or each-frame; got \(value)")

@@ -59,7 +59,8 @@ public struct SinkWindows: Sendable, Hashable {
     /// What a provider may send on a connection before a WINDOW_UPDATE, from 65,535 (RFC 9113's
     /// initial window) to 2^31−1.
     public var connection: UInt32 = HTTP2Connection.Configuration().connectionWindowSize
-    /// SETTINGS_INITIAL_WINDOW_SIZE: what a provider may send on one stream, 0 to 2^31−1.
+    /// SETTINGS_INITIAL_WINDOW_SIZE: what a provider may send on one stream, 1 to 2^31−1 (0
+    /// would let no body through, ever: the sink refills what was consumed).
     public var stream: UInt32 = HTTP2Connection.Configuration().initialWindowSize
     public var refill: HTTP2Connection.WindowRefill = .half
 

@@ -23,9 +23,10 @@ public struct SinkWire: Sendable, Hashable, CustomStringConvertible {
     public var bandwidth: Double?
     /// Bytes a second each way over all of the sink's connections together (`nil`: no cap).
     public var sinkBandwidth: Double?
-    /// The most bytes held on the wire a connection, each way: past it the sink stops reading
-    /// the provider's socket (TCP's window then holds the provider back, as a full path
-    /// would). Bandwidth × delay must fit.
+    /// The most bytes held on the wire from a provider, a connection: past it the sink stops
+    /// reading the provider's socket (TCP's window then holds the provider back, as a full path
+    /// would). Bandwidth × delay must fit, each way. What the sink writes is bounded by what it
+    /// answers (its streams), not by this.
     public var heldBytesCap = Self.defaultHeldBytesCap
     public static let defaultHeldBytesCap = 64 << 20
 
@@ -67,7 +68,7 @@ public struct SinkWire: Sendable, Hashable, CustomStringConvertible {
         case .normal(let mean, let deviation):
             "\(DurationNotation.format(mean)) ± \(DurationNotation.format(deviation)) (normal)"
         case .logNormal(let median, let sigma): "\(DurationNotation.format(median)) (log-normal median, σ \(sigma))"
-        case .empirical(let values): "\(values.count) empirical samples' "
+        case .empirical(let values): "an empirical (\(values.count) samples)"
         }
     }
 

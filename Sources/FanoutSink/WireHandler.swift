@@ -11,8 +11,8 @@ import NIOCore
 /// provider faster than the path is held back by TCP, as a full path would hold it.
 ///
 /// A close waits for the bytes written before it (the GOAWAY in front of it reaches the peer
-/// first); when the peer's side closes, what is held inbound is handed on at once (nothing can
-/// answer it any more).
+/// first) and refuses writes after it; when the peer's side closes, what is held inbound is
+/// handed on at once (the peer sent it before it went), and when this side closed it is dropped.
 final class WireHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -66,6 +66,9 @@ final class WireHandler: ChannelDuplexHandler {
     /// A close asked for while bytes were held outbound: done once they have left.
     private var closeWaiting: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
     private var inactive = false
+    /// Whether this side asked for the close: then what is held from the peer is dropped when
+    /// the channel goes (a server that closed reads nothing more), not handed on.
+    private var closedHere = false
     /// The callback waiting for the earliest held chunk, and when it is due.
     private var timer: (due: UInt64, callback: NIOScheduledCallback)?
 
@@ -126,7 +129,11 @@ final class WireHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         inactive = true
-        releaseInbound(context: context, by: .max)
+        if closedHere {
+            while inbound.nextArrived(by: .max) != nil {}
+        } else {
+            releaseInbound(context: context, by: .max)
+        }
         if let waiting = closeWaiting {
             closeWaiting = nil
             context.close(mode: waiting.mode, promise: waiting.promise)
@@ -150,7 +157,9 @@ final class WireHandler: ChannelDuplexHandler {
     // MARK: Outbound: the sink's bytes
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard !inactive else {
+        // After a close was asked for nothing more goes on the wire (NIO's own rule), so the
+        // close waits only for what was written before it.
+        guard !inactive, closeWaiting == nil else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
@@ -170,12 +179,15 @@ final class WireHandler: ChannelDuplexHandler {
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode == .all { closedHere = true }
         guard mode == .all, !outbound.chunks.isEmpty, !inactive else {
             context.close(mode: mode, promise: promise)
             return
         }
         guard let waiting = closeWaiting else {
             closeWaiting = (mode, promise)
+            // Bytes written but never flushed have no timer yet.
+            schedule(context: context)
             return
         }
         // A second close while the first waits: it completes with the first.
@@ -212,8 +224,11 @@ final class WireHandler: ChannelDuplexHandler {
             timer.callback.cancel()
         }
         let target = Callback(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
-        timer = (try? context.eventLoop.scheduleCallback(at: .uptimeNanoseconds(next), handler: target)).map {
-            (next, $0)
+        do {
+            timer = (next, try context.eventLoop.scheduleCallback(at: .uptimeNanoseconds(next), handler: target))
+        } catch {
+            // The loop is shutting down: nothing held will ever be released.
+            context.close(promise: nil)
         }
     }
 

@@ -79,7 +79,7 @@ struct PlanCommand: ParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "A body's bytes, instead of --template (default 280, fixtures/poll.json's).",
+            "A body's bytes, 20 to 5120, instead of --template (default 280, fixtures/poll.json's).",
             valueName: "bytes"
         )
     )
@@ -197,10 +197,13 @@ struct PlanCommand: ParsableCommand {
             flow.sources.connectionWindow = "given"
         }
         if let streamWindow {
-            flow.streamWindow = try size(streamWindow, "--stream-window", smallest: 0)
+            flow.streamWindow = try size(streamWindow, "--stream-window", smallest: 1)
             flow.sources.streamWindow = "given"
         }
         if let windowRefill {
+            guard windowRefill != .threshold else {
+                throw ValidationError("--window-refill is half or each-frame (a threshold comes only from --probe).")
+            }
             flow.refill = windowRefill
             flow.sources.refill = "given"
         }
@@ -217,8 +220,10 @@ struct PlanCommand: ParsableCommand {
             flow.templatePath = template
         }
         if let bodyBytes {
-            guard (1...1_048_576).contains(bodyBytes) else {
-                throw ValidationError("--body-bytes must be from 1 to 1048576; got \(bodyBytes).")
+            // 20 bytes are the smallest JSON body a rehearsal can send ({"aps":{"alert":""}}),
+            // 5,120 the largest APNs takes (VoIP).
+            guard (20...5120).contains(bodyBytes) else {
+                throw ValidationError("--body-bytes must be from 20 to 5120; got \(bodyBytes).")
             }
             flow.bodyBytes = bodyBytes
             flow.sources.bodyBytes = "given"

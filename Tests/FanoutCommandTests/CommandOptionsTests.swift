@@ -330,7 +330,15 @@ import Testing
         (["sink", "--bandwidth", "0Mbit"], "--bandwidth: bandwidth must be above 0"),
         (["sink", "--sink-bandwidth", "-1Gbit"], "--sink-bandwidth: sink-bandwidth must be above 0"),
         (["sink", "--connection-window", "2147483648"], "--connection-window: connection-window must be from 65535"),
-        (["sink", "--stream-window", "3000000000"], "--stream-window: stream-window must be from 0 to 2^31−1"),
+        (["sink", "--stream-window", "3000000000"], "--stream-window: stream-window must be from 1 to 2^31−1"),
+        (
+            ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--stream-window", "0"],
+            "--stream-window takes bytes from 1 to 2^31−1"
+        ),
+        (
+            ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--window-refill", "threshold"],
+            "--window-refill is half or each-frame"
+        ),
         (["sink", "--rtt", "2s", "--bandwidth", "10Gbit"], "over the cap of 64 MiB a connection"),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--connection-window", "2147483648"],
@@ -344,7 +352,7 @@ import Testing
         (["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--nic", "-1Gbit"], "--nic must be above 0"),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--body-bytes", "-5"],
-            "--body-bytes must be from 1 to 1048576"
+            "--body-bytes must be from 20 to 5120"
         ),
     ])
     func badWireInputIsAUsageError(arguments: [String], message: String) throws {

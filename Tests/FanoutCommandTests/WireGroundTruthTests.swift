@@ -9,8 +9,8 @@ import Testing
 /// ```
 ///   regime        the sink                                  the plan's bound
 ///   streams       100 streams, 280-byte bodies              100 ÷ 50 ms                        = 2,000/s
-///   window        65,535-byte window refilled at half,      (32,767 + 500) bytes a round trip
-///                 1000 streams, 1,000-byte bodies            ÷ 50 ms ÷ 1,000 bytes              =   665/s
+///   window        65,535-byte window refilled at half,      33 bodies (33,000 bytes) a round
+///                 1000 streams, 1,000-byte bodies            trip ÷ 50 ms ÷ 1,000 bytes         =   660/s
 ///   bandwidth     2 Mbit/s a connection, 1000 streams       250,000 B/s ÷ (81 + 9 + 280 + 9
 ///                                                            bytes, TCP/IP's 52 a segment)      =   637/s
 /// ```
@@ -129,8 +129,9 @@ struct WireGroundTruthTests {
     /// `fanout plan --probe` predicts one connection's rate and names what binds it, and
     /// `fanout send` over 1 × 1000 measures it (8,000 and 60,000 notifications: five seconds or
     /// more, whose whole seconds but the first and last are the measure): within 10%, the window
-    /// binding the first and the streams the second. (scripts/bench/wire.sh, 30,000 each, h2load
-    /// beside: plan 1,452 / send 1,440 / h2load 1,434 a second, and 12,349 / 11,849 / 11,838.)
+    /// binding the first and the streams the second. Measured: plan 1,454 / send 1,439 a second
+    /// (−1.0%), 12,327 / 11,841 (−3.9%); scripts/bench/wire.sh, 30,000 each with h2load beside:
+    /// 1,452 / 1,440 / 1,434 and 12,349 / 11,849 / 11,838.
     @Test(arguments: [
         ([String](), "the connection window", 8000), (["-W", "20"], "round trips × streams", 60_000),
     ])

@@ -70,4 +70,25 @@ import Testing
         #expect(pair.client.windowUpdates.first?.connectionWindowAfter == 118 * 280)
         #expect(pair.client.windowUpdates.allSatisfy { $0.stream == 0 })
     }
+
+    /// A stream's window is given back by the same rule: a body three times the stream window
+    /// arrives whole, and so does one through a window of a single byte (half of 1 is 0: any
+    /// consumed byte is given back).
+    @Test(arguments: [
+        (UInt32(1000), 3000, HTTP2Connection.WindowRefill.half), (1, 10, .half), (1000, 3000, .eachFrame),
+    ])
+    func aStreamWindowIsGivenBackToo(window: UInt32, body: Int, refill: HTTP2Connection.WindowRefill) {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.initialWindowSize = window
+        configuration.windowRefill = refill
+        var pair = ConnectionPair(server: configuration)
+        pair.run()
+        _ = try? pair.client.sendRequest(apnsRequest(), body: ByteBuffer(repeating: 0x61, count: body))
+        pair.run()
+        let bodies = pair.serverSeen.compactMap { seen -> Int? in
+            if case .message(_, _, _, _, _, let length) = seen { return length }
+            return nil
+        }
+        #expect(bodies == [body])
+    }
 }

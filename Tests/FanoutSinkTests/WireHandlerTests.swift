@@ -83,4 +83,34 @@ import Testing
         #expect(received == 2000 * 4096)
         _ = try channel.finish()
     }
+
+    /// Nothing goes on the wire after a close was asked for: the close waits only for what was
+    /// written before it.
+    @Test func aWriteAfterACloseIsRefused() throws {
+        let channel = try Self.channel(.fixed(.milliseconds(200)))
+        let first = channel.writeAndFlush(ByteBuffer(string: "GOAWAY"))
+        let closed = channel.close()
+        let late = channel.writeAndFlush(ByteBuffer(string: "WINDOW_UPDATE"))
+        #expect(throws: ChannelError.self) { try late.wait() }
+        Self.moveLoop(channel, toNowPlus: .milliseconds(110))
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(string: "GOAWAY"))
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        try first.wait()
+        try closed.wait()
+    }
+
+    /// Bytes still on the path when this side closes never reach it; bytes a peer sent before
+    /// it went do.
+    @Test func whoClosedDecidesWhatHeldBytesBecome() throws {
+        let closing = try Self.channel(.fixed(.milliseconds(200)))
+        try closing.writeInbound(ByteBuffer(string: "HEADERS"))
+        try closing.close().wait()
+        #expect(try closing.readInbound(as: ByteBuffer.self) == nil)
+
+        let left = try Self.channel(.fixed(.milliseconds(200)))
+        try left.writeInbound(ByteBuffer(string: "HEADERS"))
+        left.pipeline.fireChannelInactive()
+        #expect(try left.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "HEADERS"))
+        _ = try? left.finish()
+    }
 }

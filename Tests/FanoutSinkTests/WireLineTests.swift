@@ -62,8 +62,9 @@ import Testing
         ("sink-bandwidth", "1Gbps", "sink-bandwidth must be above 0"),
         ("connection-window", "2147483648", "must be from 65535 to 2^31−1"),
         ("connection-window", "1000", "can only be raised"),
-        ("stream-window", "-1", "must be from 0 to 2^31−1"),
-        ("stream-window", "2GiB", "must be from 0 to 2^31−1"),
+        ("stream-window", "-1", "must be from 1 to 2^31−1"),
+        ("stream-window", "0", "must be from 1 to 2^31−1"),
+        ("stream-window", "2GiB", "must be from 1 to 2^31−1"),
         ("window-refill", "sometimes", "window-refill is half or each-frame"),
     ])
     func badWireSettingsAreRefused(name: String, value: String, message: String) {
@@ -82,19 +83,19 @@ import Testing
         try scenario.set("rtt", "normal:80ms,5ms")
         try scenario.set("sink-bandwidth", "12.5MB")
         try scenario.set("connection-window", "64KiB")
-        try scenario.set("stream-window", "0")
+        try scenario.set("stream-window", "1")
         try scenario.set("window-refill", "each-frame")
         #expect(scenario.wire?.bandwidth == 12_500_000)
         #expect(scenario.wire?.sinkBandwidth == 12_500_000)
         #expect(scenario.wire?.roundTrip == .normal(mean: .milliseconds(80), deviation: .milliseconds(5)))
         #expect(scenario.windows.connection == 65_536)
-        #expect(scenario.windows.stream == 0)
+        #expect(scenario.windows.stream == 1)
         #expect(scenario.windows.refill == .eachFrame)
         var configuration = SinkConfiguration()
         configuration.scenario = scenario
         let http2 = Sink.http2Configuration(configuration)
         #expect(
-            http2.connectionWindowSize == 65_536 && http2.initialWindowSize == 0 && http2.windowRefill == .eachFrame
+            http2.connectionWindowSize == 65_536 && http2.initialWindowSize == 1 && http2.windowRefill == .eachFrame
         )
     }
 }
