@@ -137,13 +137,9 @@ import Testing
     @Test func nghttpdRefillsHalfItsWindow() throws {
         let folder = try RealEndpointTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let server = try PeerProcess(
-            "nghttpd",
-            ["--no-tls", "--max-concurrent-streams=1000", "-d", folder, "\(port)"]
-        )
+        let server = try PeerProcess("nghttpd", ["--no-tls", "--max-concurrent-streams=1000", "-d", folder, "0"])
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         let probe = try Self.probe("http://127.0.0.1:\(port)", ["--flow-count", "5000"])
         #expect(try probe.window["connection_at_start"] as? Int == 65_535)
         let refill = try probe.refill

@@ -97,10 +97,9 @@ import Testing
         _ arguments: [String] = [],
         _ body: (Int) throws -> T
     ) throws -> T {
-        let serverPort = freePort()
         let server = try PeerProcess(
             "nghttpd",
-            ["--no-tls", "--max-concurrent-streams=1000"] + arguments + ["-d", folder, "\(serverPort)"]
+            ["--no-tls", "--max-concurrent-streams=1000"] + arguments + ["-d", folder, "0"]
         )
         // A test's children inherit its threads' mask, SIGTERM blocked, and nghttpd keeps it:
         // PeerProcess.stop would wait 5 s for nothing.
@@ -108,7 +107,7 @@ import Testing
             server.signal(SIGKILL)
             server.stop()
         }
-        try waitForListener(port: serverPort)
+        let serverPort = try listeningPort(of: server.processIdentifier)
         let ready = folder + "/relay-\(UUID().uuidString)"
         let relay = try PeerProcess(
             "python3",

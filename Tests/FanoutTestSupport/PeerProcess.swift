@@ -182,3 +182,46 @@ public func waitForListener(port: Int, timeout: Duration = .seconds(10)) throws 
     }
     throw PeerProcess.TimedOut(command: "waiting for a listener on port \(port)")
 }
+
+/// The IPv4 TCP port a process listens on, for a server told to bind port 0 that does not say
+/// which port it got (nghttpd): its listening sockets in /proc/net/tcp matched to its own file
+/// descriptors' inodes, polled until one appears, within `timeout`. No port is picked before
+/// the server binds it, so none can be taken from under it.
+public func listeningPort(of process: Int32, timeout: Duration = .seconds(10)) throws -> Int {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if let port = listeningPort(of: process) { return port }
+        usleep(20_000)
+    }
+    throw PeerProcess.TimedOut(command: "waiting for process \(process) to listen")
+}
+
+/// One look: the port of the first listening IPv4 socket `process` holds, if any.
+///
+/// ```
+///   /proc/net/tcp:  sl  local_address  rem_address  st  …  uid  timeout  inode
+///                   0:  0100007F:9146  00000000:0000 0A  …                12345
+///                       (address:port in hex)        (0A: LISTEN)
+///   /proc/PID/fd/N -> socket:[12345]
+/// ```
+func listeningPort(of process: Int32) -> Int? {
+    let fds = "/proc/\(process)/fd"
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: fds) else { return nil }
+    let inodes = Set(
+        entries.compactMap { entry -> Substring? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + entry),
+                target.hasPrefix("socket:[")
+            else { return nil }
+            return target.dropFirst("socket:[".count).dropLast()
+        }
+    )
+    guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return nil }
+    for line in table.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        guard fields.count > 9, fields[3] == "0A", inodes.contains(fields[9]),
+            let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
+        else { continue }
+        return port
+    }
+    return nil
+}
