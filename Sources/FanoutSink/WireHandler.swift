@@ -23,18 +23,28 @@ final class WireHandler: ChannelDuplexHandler {
     /// arrives in `chunks`.
     private struct Held {
         var line: WireLine
+        /// The sink's shared link this direction crosses, if it has one.
+        let link: SharedLink?
         var bytes: ByteBuffer
         var chunks = CircularBuffer<(length: Int, due: UInt64, promise: EventLoopPromise<Void>?)>(initialCapacity: 64)
 
-        init(bandwidth: Double?, allocator: ByteBufferAllocator) {
+        init(bandwidth: Double?, link: SharedLink?, allocator: ByteBufferAllocator) {
             line = WireLine(bandwidth: bandwidth)
+            self.link = link
             bytes = allocator.buffer(capacity: 16 * 1024)
         }
 
-        /// Copies `buffer` in as a chunk that arrives at `due`. The room released chunks took is
-        /// taken back when nothing is held, or (a path never empty) once it is as large as what
-        /// is held: each byte is moved at most once on average.
-        mutating func hold(_ buffer: inout ByteBuffer, due: UInt64, promise: EventLoopPromise<Void>?) {
+        /// Copies `buffer`, handed over at `now`, in as a chunk that arrives when the line says,
+        /// `delay` after it crossed the links. The room released chunks took is taken back when
+        /// nothing is held, or (a path never empty) once it is as large as what is held: each
+        /// byte is moved at most once on average.
+        mutating func hold(
+            _ buffer: inout ByteBuffer,
+            now: UInt64,
+            delay: UInt64,
+            promise: EventLoopPromise<Void>?
+        ) {
+            let due = line.arrival(bytes: buffer.readableBytes, now: now, delay: delay, shared: link)
             if chunks.isEmpty {
                 bytes.clear()
             } else if bytes.readerIndex >= 64 * 1024 && bytes.readerIndex >= bytes.readableBytes {
@@ -55,8 +65,6 @@ final class WireHandler: ChannelDuplexHandler {
     }
 
     private let wire: SinkWire
-    private let inboundLink: SharedLink?
-    private let outboundLink: SharedLink?
     private var random: SinkRandom
     private var inbound: Held
     private var outbound: Held
@@ -79,11 +87,9 @@ final class WireHandler: ChannelDuplexHandler {
         allocator: ByteBufferAllocator
     ) {
         self.wire = wire
-        inboundLink = links?.inbound
-        outboundLink = links?.outbound
         random = SinkRandom(seed: seed)
-        inbound = Held(bandwidth: wire.bandwidth, allocator: allocator)
-        outbound = Held(bandwidth: wire.bandwidth, allocator: allocator)
+        inbound = Held(bandwidth: wire.bandwidth, link: links?.inbound, allocator: allocator)
+        outbound = Held(bandwidth: wire.bandwidth, link: links?.outbound, allocator: allocator)
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -104,14 +110,7 @@ final class WireHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
-        let now = NIODeadline.now().uptimeNanoseconds
-        let due = inbound.line.arrival(
-            bytes: buffer.readableBytes,
-            now: now,
-            delay: oneWayDelay(),
-            shared: inboundLink
-        )
-        inbound.hold(&buffer, due: due, promise: nil)
+        inbound.hold(&buffer, now: NIODeadline.now().uptimeNanoseconds, delay: oneWayDelay(), promise: nil)
         schedule(context: context)
     }
 
@@ -164,14 +163,7 @@ final class WireHandler: ChannelDuplexHandler {
             return
         }
         var buffer = unwrapOutboundIn(data)
-        let now = NIODeadline.now().uptimeNanoseconds
-        let due = outbound.line.arrival(
-            bytes: buffer.readableBytes,
-            now: now,
-            delay: oneWayDelay(),
-            shared: outboundLink
-        )
-        outbound.hold(&buffer, due: due, promise: promise)
+        outbound.hold(&buffer, now: NIODeadline.now().uptimeNanoseconds, delay: oneWayDelay(), promise: promise)
     }
 
     func flush(context: ChannelHandlerContext) {
