@@ -48,7 +48,10 @@ let package = Package(
         // named in errors, files appended line by line.
         .target(
             name: "FanoutSettings",
-            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // The seeded generator behind everything a run draws reproducibly.
         .target(name: "FanoutRandom"),

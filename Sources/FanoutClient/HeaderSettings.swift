@@ -20,6 +20,8 @@ public struct HeaderSettings: Sendable, Hashable {
     public var expiration: Int?
     public var collapseID: String?
     public var apnsID: APNsIDPolicy?
+    /// The file these settings were read from, `nil` when none was.
+    public var file: FileUse?
 
     public static let names = ["topic", "push-type", "priority", "expiration", "collapse-id", "apns-id"]
 
@@ -34,6 +36,7 @@ public struct HeaderSettings: Sendable, Hashable {
             throw SettingsFileError("cannot read the scenario file \(path): \(error.reason)")
         }
         try self.init(text: text, source: path)
+        file = FileUse(path: path, text: text)
     }
 
     public init(text: String, source: String) throws(SettingsFileError) {

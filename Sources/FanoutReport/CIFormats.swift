@@ -123,7 +123,12 @@ extension Gate.Outcome {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
         xml +=
             "  <testsuite name=\"fanout gate\" tests=\"\(verdicts.count + errors)\" failures=\"\(failures)\" errors=\"\(errors)\">\n"
-        xml += "    <properties><property name=\"run\" value=\"\(escape(directory))\"/></properties>\n"
+        xml += "    <properties><property name=\"run\" value=\"\(escape(directory))\"/>"
+        if let file = thresholdsFile {
+            xml += "<property name=\"thresholds\" value=\"\(escape(file.path))\"/>"
+            xml += "<property name=\"thresholds_sha256\" value=\"\(file.sha256)\"/>"
+        }
+        xml += "</properties>\n"
         for verdict in verdicts {
             xml += "    <testcase classname=\"fanout.gate\" name=\"\(escape(verdict.threshold.text))\">"
             if verdict.passed {

@@ -1,3 +1,5 @@
+import FanoutSettings
+
 /// `fanout gate`: a run (or its repeats' medians) against thresholds, with exit statuses CI
 /// can act on.
 public struct Gate: Sendable {
@@ -15,6 +17,8 @@ public struct Gate: Sendable {
     public var run: RunSet
     public var baseline: RunSet?
     public var thresholds: [Threshold]
+    /// The thresholds file that applied, said with its content hash.
+    public var thresholdsFile: FileUse?
 
     /// Loads the folders and parses the thresholds; every problem is said with where it is.
     public init(run: String, baseline: String?, thresholds: [String], file: String?) throws(GateError) {
@@ -26,7 +30,11 @@ public struct Gate: Sendable {
         }
         var parsed: [Threshold] = []
         do {
-            if let file { parsed += try Threshold.load(file: file) }
+            if let file {
+                let read = try Threshold.read(file: file)
+                parsed += read.thresholds
+                thresholdsFile = read.file
+            }
             for text in thresholds { parsed.append(try Threshold(parsing: text)) }
         } catch {
             throw GateError(error.description)
@@ -51,6 +59,8 @@ public struct Gate: Sendable {
         public var verdicts: [Threshold.Verdict]
         public var invalidReasons: [String]
         public var text: String
+        /// The thresholds file that applied, for the reports to name.
+        public var thresholdsFile: FileUse? = nil
     }
 
     public func evaluate() -> Outcome {
@@ -59,6 +69,9 @@ public struct Gate: Sendable {
         if let baseline { invalid += baseline.invalidReasons.map { "baseline: \($0)" } }
         let width = thresholds.map(\.text.count).max() ?? 0
         var lines: [String] = []
+        if let thresholdsFile {
+            lines.append("thresholds: \(thresholdsFile), \(thresholds.count) in all")
+        }
         if run.runs.count > 1 { lines.append("medians of \(run.runs.count) repeats in \(run.directory)") }
         lines += verdicts.map { $0.line(width: width) }
         // A partial merge is gated on what ran; the verdict says so.
@@ -77,7 +90,13 @@ public struct Gate: Sendable {
             status = .failed
             lines.append("gate: FAILED (\(verdicts.filter { !$0.passed }.count) of \(verdicts.count) thresholds)")
         }
-        return Outcome(status: status, verdicts: verdicts, invalidReasons: invalid, text: lines.joined(separator: "\n"))
+        return Outcome(
+            status: status,
+            verdicts: verdicts,
+            invalidReasons: invalid,
+            text: lines.joined(separator: "\n"),
+            thresholdsFile: thresholdsFile
+        )
     }
 }
 

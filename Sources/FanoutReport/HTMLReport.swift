@@ -31,13 +31,13 @@ public struct HTMLReport {
 
     public var html: String {
         let intervals = summary.intervals
-        let latencyMs = summary.latency
         let sent = summary.sent
-        let throughput = summary.throughputPerSecond
         let valid = summary.valid
         let reconciled = summary.reconciled
         if let provider = summary.provider { return providerPage(provider) }
-        guard summary.answered > 0 else { return unansweredPage() }
+        guard let latencyMs = summary.latency, let throughput = summary.throughputPerSecond else {
+            return unmeasuredPage()
+        }
         let headline = [
             ("sent", grouped(sent)),
             ("throughput", grouped(Int(throughput.rounded())) + "/s"),
@@ -66,16 +66,20 @@ public struct HTMLReport {
 
     /// A run the server answered nothing of: what was tried, what happened, and no figure
     /// that would stand for a measurement.
-    private func unansweredPage() -> String {
+    /// A run that measured nothing (no answers, or none after the warm-up): its outcomes and
+    /// why, no charts of figures it does not have.
+    private func unmeasuredPage() -> String {
+        let title = summary.answered == 0 ? "no answers" : "nothing measured"
         let headline = [
-            ("sent", grouped(summary.sent)), ("answers", "none"), ("valid", "NO"),
+            ("sent", grouped(summary.sent)), ("answers", summary.answered == 0 ? "none" : grouped(summary.answered)),
+            ("valid", "NO"),
         ]
-        var body = "<h1>Fanout run: no answers</h1>\n" + cards(headline) + invalidLines()
+        var body = "<h1>Fanout run: \(title)</h1>\n" + cards(headline) + invalidLines()
         if let abandoned = summary.abandoned { body += "<p>\(ChartFrame.escape(abandoned))</p>\n" }
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
         body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
-        return ChartFrame.page(title: "Fanout run: no answers", body: body)
+        return ChartFrame.page(title: "Fanout run: \(title)", body: body)
     }
 
     /// A sink's folder: the provider under test — its fan-out, its card, its connections.
@@ -129,7 +133,7 @@ public struct HTMLReport {
 
     /// Why the run cannot be trusted, a line a reason.
     private func invalidLines() -> String {
-        summary.invalidReasons.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0))</p>\n" }.joined()
+        summary.invalidity.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0))</p>\n" }.joined()
     }
 
     private func cardTable(_ card: SummaryDocument.Provider.Card) -> String {

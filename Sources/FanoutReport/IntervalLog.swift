@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutMeasure
+import FanoutSettings
 import Foundation
 
 /// HdrHistogram's interval log (`.hlog`, format 1.3): one line per second of the run, each a
@@ -152,8 +153,9 @@ extension IntervalLog {
     public static func read(_ text: String, file: String) throws(ResultsError) -> (start: Double, entries: [Entry]) {
         var start = 0.0
         var entries: [Entry] = []
-        for (number, line) in text.split(separator: "\n").enumerated() {
-            let place = "\(file):\(number + 1)"
+        for numbered in TextLines(text) where !numbered.text.isEmpty {
+            let line = numbered.text
+            let place = "\(file):\(numbered.number)"
             if line.hasPrefix("#[StartTime: ") {
                 let value = line.dropFirst("#[StartTime: ".count).prefix { $0.isNumber || $0 == "." }
                 guard let seconds = Double(value) else {

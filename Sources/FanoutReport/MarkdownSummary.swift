@@ -32,9 +32,9 @@ public struct MarkdownSummary {
                     ? " · sender and sink agree" : reconciled == false ? " · ❌ **sender and sink disagree**" : "")
                 + " · \(summary.configuration.model) model"
         )
-        for reason in summary.invalidReasons { lines.append("- \(reason)") }
-        let answered = summary.answered > 0
-        let throughput = answered ? "\(grouped(Int(summary.throughputPerSecond.rounded())))/s" : "no answers"
+        for reason in summary.invalidity { lines.append("- \(reason)") }
+        let nothing = summary.answered == 0 ? "no answers" : "nothing measured"
+        let throughput = summary.throughputPerSecond.map { "\(grouped(Int($0.rounded())))/s" } ?? nothing
         lines += [
             "",
             "| notifications | throughput | connections × streams | elapsed |",
@@ -44,17 +44,17 @@ public struct MarkdownSummary {
             cpuLine,
             "",
         ]
-        lines +=
-            answered
-            ? [
+        if let latency = summary.latency {
+            lines += [
                 "| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |",
                 "|---|---:|---:|---:|---:|---:|---:|",
                 "| ms | "
-                    + SummaryDocument.Latency.percentiles.map {
-                        String(format: "%.2f", summary.latency[keyPath: $0.value])
-                    }
+                    + SummaryDocument.Latency.percentiles.map { String(format: "%.2f", latency[keyPath: $0.value]) }
                     .joined(separator: " | ") + " |",
-            ] : ["Latency: no answers."]
+            ]
+        } else {
+            lines.append("Latency: \(nothing).")
+        }
         lines += [
             "",
             "| outcome | count |",
@@ -97,7 +97,7 @@ public struct MarkdownSummary {
                     ? " · card passed" : " · ❌ **card failed: \(grouped(provider.card.violations)) violations**")
                 + " · ended by \(provider.endedBy)"
         )
-        for reason in summary.invalidReasons { lines.append("- \(reason)") }
+        for reason in summary.invalidity { lines.append("- \(reason)") }
         lines += [
             "",
             "| accepted | fan-out time | accepted/s | connections | streams a connection |",

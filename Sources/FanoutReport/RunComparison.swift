@@ -10,25 +10,39 @@ import FanoutRandom
 /// ```
 ///
 /// Noise is the larger of the two sets' spreads (each repeat's largest distance from its
-/// median, relative to it); with a single run on either side it is unknown, and said so. With
-/// repeats on both sides each row also has the 95% interval of the change (bootstrap: each
-/// side's repeats resampled on their own, 10,000 times, seeded, the ratio of the medians): the
-/// verdict still follows the noise, and the interval says how sure the change is.
+/// median, relative to it). One rule gives every verdict, the one `fanout ab` uses: a change is
+/// WORSE (or better) only when what is known of it lies wholly beyond `minimumEffect` (5% by
+/// default) on that side, else within noise. What is known of it is, with repeats on both
+/// sides, its 95% interval (bootstrap: each side's repeats resampled on their own, 10,000
+/// times, seeded, the ratio of the medians), the interval printed beside it; with repeats but a
+/// baseline of 0 (no interval), the change ± the noise; with a single run on a side (noise
+/// unknown), the change itself, said so.
 ///
 /// ```
 ///   metric       baseline     current      change   noise   95% interval        verdict
 ///   throughput   160,000/s    150,000/s    -6.3%    ±8.2%   -11.0% … +1.9%      within noise
+///   p99          20.00 ms     31.00 ms     +55.0%   -       -                   WORSE beyond 5% (noise unknown: one run a side)
 /// ```
 public struct RunComparison: Sendable {
     public var baseline: RunSet
     public var current: RunSet
     /// The metrics compared (all of `defaultMetrics` unless narrowed).
     public var metrics: [RunMetric]
+    /// How far beyond no change what is known of a change must lie for a verdict (0.05: 5%).
+    public var minimumEffect: Double
 
-    public init(baseline: RunSet, current: RunSet, metrics: [RunMetric] = RunComparison.defaultMetrics) {
+    public static let defaultMinimumEffect = 0.05
+
+    public init(
+        baseline: RunSet,
+        current: RunSet,
+        metrics: [RunMetric] = RunComparison.defaultMetrics,
+        minimumEffect: Double = RunComparison.defaultMinimumEffect
+    ) {
         self.baseline = baseline
         self.current = current
         self.metrics = metrics
+        self.minimumEffect = minimumEffect
     }
 
     public struct Row: Sendable {
@@ -40,21 +54,65 @@ public struct RunComparison: Sendable {
         public var noise: Double?
         /// The 95% interval of the change, with repeats on both sides and a baseline above 0.
         public var interval: ClosedRange<Double>?
+        public var minimumEffect: Double
 
         public enum Verdict: String, Sendable {
+            case same
             case withinNoise = "within noise"
-            case better = "better beyond noise"
-            case worse = "WORSE beyond noise"
-            case unknown = "noise unknown (repeat the runs)"
-            case same = "same"
+            case better = "better"
+            case worse = "WORSE"
+        }
+
+        /// What the verdict stands on.
+        public enum Basis: Sendable {
+            /// The 95% interval of the change.
+            case interval
+            /// The change ± the noise between repeats.
+            case noise
+            /// The change alone: one run on a side, the noise unknown.
+            case change
+            /// No relative change: the baseline is 0.
+            case none
+        }
+
+        public var basis: Basis {
+            if interval != nil { return .interval }
+            guard change != nil else { return .none }
+            return noise == nil ? .change : .noise
+        }
+
+        /// The range the change is known to lie in, relative to the baseline.
+        var known: ClosedRange<Double>? {
+            if let interval { return interval }
+            guard let change else { return nil }
+            let noise = noise ?? 0
+            return (change - noise)...(change + noise)
         }
 
         public var verdict: Verdict {
-            guard let change else { return current == baseline ? .same : .unknown }
-            if change == 0 { return .same }
-            guard let noise else { return .unknown }
-            guard abs(change) > noise else { return .withinNoise }
-            return (change > 0) == metric.higherIsBetter ? .better : .worse
+            if current == baseline { return .same }
+            guard let known else {
+                // From 0 to something: the relative change has no size; any rise of a metric
+                // where lower is better (errors) is worse, of one where higher is better, better.
+                return (current > baseline) == metric.higherIsBetter ? .better : .worse
+            }
+            if known.lowerBound > minimumEffect { return metric.higherIsBetter ? .better : .worse }
+            if known.upperBound < -minimumEffect { return metric.higherIsBetter ? .worse : .better }
+            return .withinNoise
+        }
+
+        /// The verdict as the table prints it, with what it stands on when that is not the
+        /// interval beside it.
+        public var verdictText: String {
+            let bound = String(format: "%g%%", minimumEffect * 100)
+            switch (verdict, basis) {
+            case (.same, _): return "same"
+            case (.withinNoise, .change): return "within \(bound) (noise unknown: repeat the runs)"
+            case (_, .change): return "\(verdict.rawValue) beyond \(bound) (noise unknown: one run a side)"
+            case (.withinNoise, _): return "within noise"
+            case (_, .none): return "\(verdict.rawValue) (from 0)"
+            default: return "\(verdict.rawValue) beyond noise and \(bound)"
+            }
         }
     }
 
@@ -81,13 +139,40 @@ public struct RunComparison: Sendable {
                 current: after,
                 change: before == 0 ? nil : (after - before) / before,
                 noise: noises.contains(where: { $0 == nil }) ? nil : noises.compactMap { $0 }.max(),
-                interval: interval
+                interval: interval,
+                minimumEffect: minimumEffect
             )
         }
     }
 
     /// Whether any difference is worse beyond the noise.
     public var regressed: Bool { rows.contains { $0.verdict == .worse } }
+
+    /// Whether either side cannot be trusted: then no verdict stands.
+    public var valid: Bool { baseline.valid && current.valid }
+
+    /// How the two sides differ in what was run, each said as `what: baseline vs current`:
+    /// a comparison of unlike runs measures the difference in the runs, not in the build.
+    public var differences: [String] {
+        func values(_ set: RunSet, _ key: String) -> String {
+            let found = Set(set.runs.map { $0.configuration?.rows.first { $0.key == key }?.value ?? "null" })
+            return found.sorted().joined(separator: " | ")
+        }
+        var differences: [String] = []
+        for key in ["model", "schedule", "endpoint", "tokens", "connections", "streams_per_connection", "scenario"] {
+            guard baseline.runs.allSatisfy({ $0.configuration != nil }), current.runs.allSatisfy({ $0.configuration != nil })
+            else { break }
+            let before = values(baseline, key)
+            let after = values(current, key)
+            if before != after { differences.append("\(key): \(before) vs \(after)") }
+        }
+        let sentBefore = baseline.median(.sent)
+        let sentAfter = current.median(.sent)
+        if max(sentBefore, sentAfter) > 0, abs(sentAfter - sentBefore) / max(sentBefore, sentAfter) > 0.01 {
+            differences.append("notifications sent: \(grouped(Int(sentBefore))) vs \(grouped(Int(sentAfter)))")
+        }
+        return differences
+    }
 
     public var text: String {
         func format(_ value: Double, _ metric: RunMetric) -> String {
@@ -116,9 +201,10 @@ public struct RunComparison: Sendable {
             lines.append(
                 pad(row.metric.rawValue, 12) + pad(format(row.baseline, row.metric), 14)
                     + pad(format(row.current, row.metric), 14) + pad(change, 10) + pad(noise, 9) + pad(interval, 20)
-                    + row.verdict.rawValue
+                    + row.verdictText
             )
         }
+        lines += differences.map { "WARNING the sides differ in \($0)" }
         for (name, set) in [("baseline", baseline), ("current", current)] where !set.valid {
             lines += set.invalidReasons.map { "INVALID \(name): \($0)" }
         }

@@ -349,8 +349,10 @@ public struct RunMerge {
         )
         merged.harness = mergedHarness(summaries, latency: latency)
         merged.elapsedSeconds = summaries.map(\.elapsedSeconds).max() ?? 0
-        merged.throughputPerSecond = summaries.map(\.throughputPerSecond).reduce(0, +)
-        merged.latency = SummaryDocument.Latency(milliseconds: latency.milliseconds(at:))
+        // Unknown when no shard measured one; else the shards that measured add up.
+        let throughputs = summaries.compactMap(\.throughputPerSecond)
+        merged.throughputPerSecond = throughputs.isEmpty ? nil : throughputs.reduce(0, +)
+        merged.latency = latency.totalCount == 0 ? nil : SummaryDocument.Latency(milliseconds: latency.milliseconds(at:))
         merged.cancelled = summaries.contains(where: \.cancelled)
         let reconciled = summaries.map(\.reconciled)
         merged.reconciled = reconciled.contains(false) ? false : reconciled.allSatisfy { $0 == true } ? true : nil
@@ -381,7 +383,7 @@ public struct RunMerge {
             )
         }
         merged.invalidReasons = shards.flatMap { shard in
-            shard.summary.invalidReasons.map { "\(shard.directory): \($0)" }
+            shard.summary.invalidity.map { "\(shard.directory): \($0)" }
         }
         merged.valid = merged.invalidReasons.isEmpty
         merged.intervals = mergedIntervals(summaries, entries: entries)

@@ -70,16 +70,21 @@ public struct RunRecord: Sendable {
     public var partialReasons: [String] = []
     /// Why the run is harness-bound (`harness.bound`), empty when it is not.
     public var harnessBound: [String] = []
+    /// What was asked for, to tell like runs from unlike ones.
+    public var configuration: SummaryDocument.Configuration? = nil
 
     /// Reads `directory/summary.json`.
     public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
         let summary = try SummaryDocument.read(directory + "/summary.json")
         var metrics: [RunMetric: Double] = [:]
-        for (metric, percentile) in zip(
-            [RunMetric.p50, .p90, .p99, .p99_9, .p99_99, .max],
-            SummaryDocument.Latency.percentiles
-        ) {
-            metrics[metric] = summary.latency[keyPath: percentile.value]
+        // A run that measured no latency or rate has no such metric (and is invalid).
+        if let latency = summary.latency {
+            for (metric, percentile) in zip(
+                [RunMetric.p50, .p90, .p99, .p99_9, .p99_99, .max],
+                SummaryDocument.Latency.percentiles
+            ) {
+                metrics[metric] = latency[keyPath: percentile.value]
+            }
         }
         metrics[.throughput] = summary.throughputPerSecond
         metrics[.sent] = Double(summary.sent)
@@ -97,7 +102,7 @@ public struct RunRecord: Sendable {
                 if let rule = metric.rule { metrics[metric] = Double(provider.card.count(rule)) }
             }
         }
-        var reasons = summary.invalidReasons
+        var reasons = summary.invalidity
         if summary.cancelled { reasons.append("it was stopped before the end") }
         if summary.reconciled == false, !reasons.contains("sender and sink disagree") {
             reasons.append("sender and sink disagree")
@@ -109,7 +114,8 @@ public struct RunRecord: Sendable {
             errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
             invalidReasons: reasons,
             partialReasons: summary.partial == true ? summary.partialReasons ?? [] : [],
-            harnessBound: harness.map { $0.bound ? [$0.headline] : [] } ?? []
+            harnessBound: harness.map { $0.bound ? [$0.headline] : [] } ?? [],
+            configuration: summary.configuration
         )
     }
 }
@@ -143,6 +149,9 @@ public struct RunSet: Sendable {
     }
 
     public var valid: Bool { invalidReasons.isEmpty }
+
+    /// Whether every run has `metric`: a run that measured nothing has no latency or rate.
+    public func measures(_ metric: RunMetric) -> Bool { runs.allSatisfy { $0.metrics[metric] != nil } }
 
     /// The median over the repeats (the mean of the middle two for an even count).
     public func median(_ metric: RunMetric, share: Bool = false) -> Double {

@@ -70,6 +70,8 @@ public struct RunSummary: Sendable {
     public var sinkDelays: SinkOwnDelays?
     /// When the run started (its wall-clock time, for the interval log).
     public var started: Date
+    /// The scenario file that applied, recorded by path and content hash.
+    public var scenario: FileUse?
 
     public init(
         report: LoadEngine.Report,
@@ -92,11 +94,12 @@ public struct RunSummary: Sendable {
     /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
     /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
     /// validity and intervals.
-    public static let schemaVersion = 6
+    public static let schemaVersion = 7
     /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
     /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
-    /// `provider` (the sink's folder).
-    public static let readableSchemaVersions: ClosedRange<Int> = 2...6
+    /// `provider` (the sink's folder), 7 `null` latency and throughput when nothing was
+    /// measured and `configuration.scenario`.
+    public static let readableSchemaVersions: ClosedRange<Int> = 2...7
 
     /// How much of the measured latency the harness accounts for.
     public var harness: HarnessAccount {
@@ -128,15 +131,41 @@ public struct RunSummary: Sendable {
         return length > 0 ? Double(after) / length : 0
     }
 
-    /// Whether the numbers can be trusted: the generator kept its schedule, and sender and sink
-    /// agree (when a sink was asked).
+    /// Whether the numbers can be trusted: the generator kept its schedule, sender and sink
+    /// agree (when a sink was asked), and something was measured at all.
     public var valid: Bool { invalidReasons.isEmpty }
 
     public var invalidReasons: [String] {
         var reasons = report.invalidReasons
         if let reconciliation, !reconciliation.agrees { reasons.append("sender and sink disagree") }
-        if answered == 0 { reasons.append(Self.noAnswers) }
+        if answered == 0 {
+            reasons.append(Self.noAnswers)
+        } else if let refused = credentialsRefused {
+            reasons.append(refused)
+        } else if !measured {
+            reasons.append(warmUpTookAll)
+        }
         return reasons
+    }
+
+    /// Whether any answer came in the measured part of the run (after the warm-up): what the
+    /// latency percentiles and the throughput stand on.
+    public var measured: Bool { answered > 0 && report.snapshot.latency.totalCount > 0 }
+
+    /// Why a run with answers but none after the warm-up measured nothing.
+    var warmUpTookAll: String {
+        "the warm-up (\(DurationNotation.format(report.warmUp))) took the whole run: no notification started after it, so no rate or latency was measured (a shorter --warm-up, or more notifications)"
+    }
+
+    /// Why a run is no measure of delivery when every answer refused its credentials (403:
+    /// the provider token or certificate), `nil` otherwise: then what was timed is the refusal.
+    public var credentialsRefused: String? {
+        let snapshot = report.snapshot
+        guard snapshot.accepted == 0 else { return nil }
+        let refusals = snapshot.rejected.filter { $0.key.status == 403 }
+        guard !refusals.isEmpty else { return nil }
+        let reasons = refusals.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
+        return "credentials refused: no notification was accepted and the server refused the credentials (403 \(reasons.joined(separator: ", "))): check the certificate or the provider token's key, key id and team id"
     }
 
     /// Notifications the server answered: accepted, rejected, or answered without an APNs reason.
@@ -181,8 +210,8 @@ public struct RunSummary: Sendable {
             skipped: named(snapshot.skipped),
             requests: snapshot.requests,
             retries: snapshot.retries,
-            throughputPerSecond: throughput,
-            latency: SummaryDocument.Latency(milliseconds: latency(at:)),
+            throughputPerSecond: measured ? throughput : nil,
+            latency: measured ? SummaryDocument.Latency(milliseconds: latency(at:)) : nil,
             digest: snapshot.digest.description,
             cancelled: report.cancelled,
             reconciled: reconciliation?.agrees,
@@ -297,7 +326,8 @@ public struct RunSummary: Sendable {
             durationSeconds: (model.schedule?.duration ?? model.duration).map(seconds),
             warmUpSeconds: seconds(model.warmUp),
             maxLagSeconds: seconds(model.maxLag),
-            maxHarnessShare: model.maxHarnessShare
+            maxHarnessShare: model.maxHarnessShare,
+            scenario: scenario
         )
     }
 
@@ -328,7 +358,9 @@ public struct RunSummary: Sendable {
         let rejected = snapshot.rejected.values.reduce(0, +)
         let failed = snapshot.failed.values.reduce(0, +)
         let skipped = snapshot.skipped.values.reduce(0, +)
-        let rate = answered == 0 ? "no answers" : "\(grouped(Int(throughput.rounded()))) notifications/s"
+        let rate =
+            answered == 0
+            ? "no answers" : measured ? "\(grouped(Int(throughput.rounded()))) notifications/s" : "nothing measured"
         var lines = [
             "\(grouped(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connections × \(streamsPerConnection) streams: \(rate)",
             "accepted \(grouped(snapshot.accepted))   rejected \(grouped(rejected))   failed \(grouped(failed))   skipped \(grouped(skipped))   (requests \(grouped(snapshot.requests)), retries \(grouped(snapshot.retries)))",
@@ -367,6 +399,8 @@ public struct RunSummary: Sendable {
         }
         if answered == 0 {
             lines.append("latency: no answers")
+        } else if !measured {
+            lines.append("latency: none measured after the warm-up")
         } else {
             lines.append(
                 "latency ms: "
@@ -386,7 +420,8 @@ public struct RunSummary: Sendable {
             )
         }
         if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
-        for reason in report.invalidReasons { lines.append("INVALID: \(reason)") }
+        if let scenario { lines.append("scenario: \(scenario)") }
+        for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -51,6 +51,8 @@ public struct SinkRunReport: Sendable {
         public var planRTT: Duration
         /// The scenario in a line (`latency fixed:5ms`), for the configuration table.
         public var scenario: String
+        /// The scenario file it was read from (`--scenario`), by path and content hash.
+        public var scenarioFile: FileUse?
 
         public init(
             listen: String,
@@ -244,7 +246,8 @@ public struct SinkRunReport: Sendable {
                 schedule: m.scenario.isEmpty ? nil : m.scenario,
                 durationSeconds: nil,
                 warmUpSeconds: 0,
-                maxLagSeconds: 0
+                maxLagSeconds: 0,
+                scenario: m.scenarioFile
             ),
             environment: environment,
             started: ISO8601DateFormatter().string(from: m.started),

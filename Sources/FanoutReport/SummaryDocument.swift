@@ -1,4 +1,5 @@
 import FanoutMeasure
+import FanoutSettings
 import Foundation
 
 /// `summary.json`: one definition for what `fanout run`, `send` and `merge` write and what
@@ -27,8 +28,10 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var skipped: [String: Int]
     public var requests: Int
     public var retries: Int
-    public var throughputPerSecond: Double
-    public var latency: Latency
+    /// `null` when nothing was measured: no answers, or none after the warm-up (schema 7).
+    @Nullable public var throughputPerSecond: Double?
+    /// `null` when no latency was measured (schema 7; before, zeros).
+    @Nullable public var latency: Latency?
     public var digest: String
     public var cancelled: Bool
     /// Whether sender and sink agree; `null` without a sink to ask.
@@ -52,6 +55,16 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var unscheduledReasons: UnscheduledReasons?
     public var valid: Bool
     public var invalidReasons: [String]
+
+    /// Why the run cannot be trusted, as every reader takes it: `valid` is authoritative, so a
+    /// summary saying `false` without a reason is invalid still, and a reason makes it invalid
+    /// whatever `valid` says. Empty for a valid run.
+    public var invalidity: [String] {
+        if !valid && invalidReasons.isEmpty { return [Self.invalidWithoutReason] }
+        return invalidReasons
+    }
+
+    public static let invalidWithoutReason = "summary.json says \"valid\": false and gives no reason"
 
     /// Notifications the server answered (accepted, rejected, or answered without an APNs
     /// reason): with none, no rate, CPU per notification or percentile stands for anything, and
@@ -123,6 +136,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         public var maxLagSeconds: Double
         /// Schema 5.
         public var maxHarnessShare: Double?
+        /// The scenario file that applied (`fanout run --sink-scenario`, `send --scenario`,
+        /// `sink --scenario`): its path and SHA-256; `null` for none (schema 7).
+        @Nullable public var scenario: FileUse? = nil
 
         enum CodingKeys: String, CodingKey {
             case endpoint, connections
@@ -139,6 +155,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case warmUpSeconds = "warm_up_seconds"
             case maxLagSeconds = "max_lag_seconds"
             case maxHarnessShare = "max_harness_share"
+            case scenario
         }
 
         /// Each setting by its key, as text (`nil` for none), in key order: what report.html
@@ -152,7 +169,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
                 (.maxLagSeconds, text(maxLagSeconds)), (.model, model), (.priority, text(priority)),
                 (.pushType, pushType), (.schedule, text(schedule)), (.streamTimeoutSeconds, text(streamTimeoutSeconds)),
                 (.streamsPerConnection, text(streamsPerConnection)), (.tokenAuth, text(tokenAuth)), (.tokens, tokens),
-                (.topic, topic), (.warmUpSeconds, text(warmUpSeconds)),
+                (.topic, topic), (.warmUpSeconds, text(warmUpSeconds)), (.scenario, scenario?.description),
             ]
             return rows.filter { $0.0 != .maxHarnessShare || maxHarnessShare != nil }.map { ($0.0.rawValue, $0.1) }
         }

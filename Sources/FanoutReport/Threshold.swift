@@ -71,7 +71,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             throw ThresholdError(
                 metricText.isEmpty
                     ? "a threshold starts with a metric (\(known))"
-                    : "\(metricText) is not a metric; the metrics are \(known)"
+                    : "\(TextLines.quoted(metricText)) is not a metric; the metrics are \(known)"
             )
         }
         self.metric = metric
@@ -82,7 +82,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         self.comparison = comparison
         rest = rest.dropFirst(comparison.rawValue.count).drop { $0 == " " }
         guard !rest.isEmpty else {
-            throw ThresholdError("\(self.text): the limit is missing, e.g. 25ms or baseline + 10%")
+            throw ThresholdError("\(TextLines.quoted(self.text)): the limit is missing, e.g. 25ms or baseline + 10%")
         }
 
         if rest.hasPrefix("baseline") {
@@ -93,7 +93,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
                 return
             }
             guard sign == "+" || sign == "-" else {
-                throw ThresholdError("after baseline comes + or - and an amount, like baseline + 10%; got \(rest)")
+                throw ThresholdError("after baseline comes + or - and an amount, like baseline + 10%; got \(TextLines.quoted(rest))")
             }
             let (amount, unit) = try Self.quantity(rest.dropFirst().drop { $0 == " " }, for: metric)
             let signed = sign == "+" ? amount : -amount
@@ -118,7 +118,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         let numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
         let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
         guard let number = Double(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
-            throw ThresholdError("\(text) is not a number with a unit, like 25ms, 100000/s or 0.1%")
+            throw ThresholdError("\(TextLines.quoted(text)) is not a number with a unit, like 25ms, 100000/s or 0.1%")
         }
         switch unit {
         case "%":
@@ -135,31 +135,36 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             let expected =
                 metric.isTime
                 ? "us, ms or s" : metric == .throughput ? "/s or none" : metric == .errors ? "% or none" : "none"
-            throw ThresholdError("\(unit) is not a unit of \(metric.rawValue) (use \(expected))")
+            throw ThresholdError("\(TextLines.quoted(unit)) is not a unit of \(metric.rawValue) (use \(expected))")
         }
     }
 
     /// Reads a thresholds file: one threshold a line; `#` starts a comment.
     public static func load(file path: String) throws(ThresholdError) -> [Threshold] {
+        try read(file: path).thresholds
+    }
+
+    /// Reads a thresholds file, and what it held (its path and SHA-256), for the gate to say.
+    public static func read(file path: String) throws(ThresholdError) -> (thresholds: [Threshold], file: FileUse) {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ThresholdError("cannot read the thresholds file \(path): \(error.reason)")
         }
-        return try thresholds(in: text, source: path)
+        return (try thresholds(in: text, source: path), FileUse(path: path, text: text))
     }
 
     /// The thresholds in a file's `text`, one a line; a problem is said as `source:LINE: what`.
     public static func thresholds(in text: String, source: String) throws(ThresholdError) -> [Threshold] {
         var thresholds: [Threshold] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        for line in TextLines(text) {
+            let content = line.text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             guard !content.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
             do {
                 thresholds.append(try Threshold(parsing: String(content)))
             } catch {
-                throw ThresholdError("\(source):\(number + 1): \(error.description)")
+                throw ThresholdError("\(source):\(line.number): \(error.description)")
             }
         }
         return thresholds
@@ -167,17 +172,21 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
 
     /// What the threshold says of `run` (medians over repeats), against `baseline` if it needs one.
     public func evaluate(_ run: RunSet, baseline: RunSet?) -> Verdict {
-        let measured = run.median(metric, share: isShare)
+        // A metric a run did not measure (no latency without answers) is NaN: it holds no
+        // threshold, and the line says "not measured" (the run is invalid besides).
+        let measured = isShare || run.measures(metric) ? run.median(metric, share: isShare) : .nan
+        let base = baseline.map { $0.measures(metric) ? $0.median(metric) : .nan } ?? .nan
         let bound: Double
         switch limit {
         case .value(let value):
             bound = value
         case .baselineRelative(let share):
-            bound = (baseline?.median(metric) ?? .nan) * (1 + share)
+            bound = base * (1 + share)
         case .baselineAbsolute(let amount):
-            bound = (baseline?.median(metric) ?? .nan) + amount
+            bound = base + amount
         }
-        return Verdict(threshold: self, measured: measured, limit: bound, passed: comparison.holds(measured, bound))
+        let passed = !measured.isNaN && !bound.isNaN && comparison.holds(measured, bound)
+        return Verdict(threshold: self, measured: measured, limit: bound, passed: passed)
     }
 
     public struct Verdict: Sendable {
@@ -193,6 +202,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         }
 
         func format(_ value: Double) -> String {
+            if value.isNaN { return "not measured" }
             if threshold.isShare { return String(format: "%.4f%%", value * 100) }
             let unit = threshold.metric.unit
             let number =

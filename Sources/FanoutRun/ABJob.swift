@@ -44,11 +44,19 @@ public struct ABJob: Sendable {
                 let folder = "\(output)/pair-\(pair)/\(side)"
                 log("pair \(pair) of \(pairs): \(side.uppercased()) (\(binary))")
                 try runOnce(binary, into: folder)
+                let record: RunRecord
                 do {
-                    records[side] = try RunRecord.load(folder)
+                    record = try RunRecord.load(folder)
                 } catch {
                     throw JobError("cannot read the run in \(folder): \(error)")
                 }
+                // Its exit status said clean, but the folder is what is compared.
+                guard record.valid else {
+                    throw JobError(
+                        "the run in \(folder) is invalid (\(record.invalidReasons.joined(separator: "; "))): its pair cannot be compared"
+                    )
+                }
+                records[side] = record
             }
             for metric in metrics {
                 values[metric, default: []].append(

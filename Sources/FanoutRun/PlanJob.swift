@@ -173,6 +173,15 @@ public struct PlanJob: Sendable {
 
     /// The sender's CPU µs per notification in a run folder (the median over repeats).
     static func senderCost(in folder: String) throws -> Double {
+        // A cost from a run that measured nothing (no answers, interrupted, …) is the cost of
+        // something else: 562 µs a notification from a run that never reached its endpoint.
+        let run: RunSet
+        do { run = try RunSet.load(folder) } catch { throw JobError("--cost: \(error)") }
+        guard run.valid else {
+            throw JobError(
+                "--cost: \(folder) is an invalid run (\(run.invalidReasons.joined(separator: "; "))): its CPU per notification stands for nothing; measure a valid run, or --calibrate"
+            )
+        }
         let manager = FileManager.default
         var files = [folder + "/summary.json"]
         if !manager.fileExists(atPath: files[0]) {

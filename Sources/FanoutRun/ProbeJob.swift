@@ -143,11 +143,11 @@ public struct ProbeJob: Sendable {
 
     /// Each non-blank line's first field that is not a `#` comment, with its line number.
     static func tokenLines(_ text: String) -> [(number: Int, token: String)] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
-            guard let field = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first,
+        TextLines(text).compactMap { line in
+            guard let field = line.text.split(whereSeparator: { $0 == " " || $0 == "\t" }).first,
                 !field.hasPrefix("#")
             else { return nil }
-            return (index + 1, String(field))
+            return (line.number, String(field))
         }
     }
 }

@@ -169,7 +169,7 @@ enum ProviderMeasurements {
             (expect.map { summary.accepted >= $0 } ?? true) && (expected.map(\.isComplete) ?? true)
         let wall = now.timeIntervalSince(sink.statistics.startedAt)
         let own = summary.ownDelays
-        return SinkRunReport.Measurements(
+        var measurements = SinkRunReport.Measurements(
             listen: listen,
             tls: job.tls != .none,
             tokenAuth: job.tokenKey != nil,
@@ -205,6 +205,8 @@ enum ProviderMeasurements {
             planRTT: settings.planRTT,
             scenario: describe(job.configuration.scenario)
         )
+        measurements.scenarioFile = job.configuration.scenario.file
+        return measurements
     }
 
     /// The scenario's latency and errors in a line: `latency fixed(5ms); errors Unregistered 3%`.

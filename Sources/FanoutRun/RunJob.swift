@@ -148,6 +148,7 @@ public struct RunJob: Sendable {
             reconciliation: reconciliation
         )
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
+        summary.scenario = self.sink.scenario.file
         summary.sinkCPU = .nanoseconds(Int64(sinkLoopCPU.reduce(0, +)))
         // The loops' CPU over the run, not since the sink started.
         var sinkDelays = sinkSummary.ownDelays

@@ -3,6 +3,7 @@ import FanoutClient
 import FanoutHTTP2
 import FanoutPayload
 import FanoutReport
+import FanoutSettings
 import FanoutTokens
 import Foundation
 import NIOConcurrencyHelpers
@@ -93,6 +94,8 @@ public struct SendJob: Sendable {
     public var inlineTemplate: String?
     public var templateOptions = PayloadTemplate.Options()
     public var headers: NotificationHeaders
+    /// The `--scenario` file the headers were read from, recorded in the summary.
+    public var scenario: FileUse?
     public var tokens: TokenSet
     /// Connections, streams, timeouts, tries, the load model.
     public var shape = LoadShape()
@@ -229,11 +232,13 @@ public struct SendJob: Sendable {
         warnIfLate(configuration.shape.model.startAt)
         let report = engine.run(progress: progress)
         if let error = report.tokens?.error { throw JobError("\(error)") }
-        return RunSummary(
+        var summary = RunSummary(
             report: report,
             endpoint: endpoint.description,
             configuration: configuration,
             tokenSource: tokens.description
         )
+        summary.scenario = scenario
+        return summary
     }
 }

@@ -217,11 +217,11 @@ public struct SinkService: Service {
             throw JobError("cannot read --expect-tokens \(path): \(error.reason)")
         }
         var tokens: [String] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let token = line.trimmingCharacters(in: .whitespaces)
+        for line in TextLines(text) {
+            let token = line.text.trimmingCharacters(in: .whitespaces)
             if token.isEmpty || token.hasPrefix("#") { continue }
             if let problem = DeviceTokenFormat.default.problem(in: token) {
-                throw JobError("--expect-tokens \(path):\(number + 1): \(problem)")
+                throw JobError("--expect-tokens \(path):\(line.number): \(problem)")
             }
             tokens.append(token)
         }

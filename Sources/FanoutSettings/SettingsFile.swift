@@ -1,5 +1,5 @@
 /// The `name = value` files Fanout reads (the sink's scenario files, `fanout send`'s), one
-/// setting a line:
+/// setting a line (LF, CRLF or CR, as `TextLines` reads them):
 ///
 /// ```
 ///   # a comment line
@@ -26,12 +26,12 @@ public enum SettingsFile {
     ) throws(SettingsFileError) -> [Setting] {
         var seen: Set<String> = []
         var settings: [Setting] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = String(rawLine.trimmingBlanks)
+        for rawLine in TextLines(text) {
+            let line = String(rawLine.text.trimmingBlanks)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let place = "\(source):\(index + 1)"
+            let place = "\(source):\(rawLine.number)"
             guard let equals = line.firstIndex(of: "=") else {
-                throw SettingsFileError("\(place): expected NAME = VALUE, got \(line)")
+                throw SettingsFileError("\(place): expected NAME = VALUE, got \(TextLines.quoted(line))")
             }
             let name = String(line[..<equals].trimmingBlanks)
             let value = String(line[line.index(after: equals)...].trimmingBlanks)

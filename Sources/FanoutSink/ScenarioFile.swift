@@ -35,6 +35,7 @@ extension SinkScenario {
         }
         self.init()
         try apply(file: text, source: path, directory: (path as NSString).deletingLastPathComponent)
+        file = FileUse(path: path, text: text)
     }
 
     /// Applies the settings in a scenario file's `text`, reporting problems as `source:LINE: what`.

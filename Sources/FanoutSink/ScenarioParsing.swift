@@ -123,13 +123,13 @@ extension LatencyDistribution {
                 throw SinkScenarioError("cannot read the latency samples \(values): \(error.reason)")
             }
             var samples: [Duration] = []
-            for (number, line) in content.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let sample = line.trimmingCharacters(in: .whitespaces)
+            for line in TextLines(content) {
+                let sample = line.text.trimmingCharacters(in: .whitespaces)
                 if sample.isEmpty || sample.hasPrefix("#") { continue }
                 do {
                     samples.append(try SinkScenario.duration(sample))
                 } catch {
-                    throw SinkScenarioError("\(values):\(number + 1): \(error.description)")
+                    throw SinkScenarioError("\(values):\(line.number): \(error.description)")
                 }
             }
             guard !samples.isEmpty else { throw SinkScenarioError("\(values) holds no latency samples") }

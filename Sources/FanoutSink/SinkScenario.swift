@@ -12,6 +12,9 @@ public struct SinkScenario: Sendable {
     /// here (a year, the longest duration Fanout reads) rather than overflowing.
     public static let longestLatency = DurationNotation.longest.wholeNanoseconds
 
+    /// The scenario file the settings came from (`--scenario`), `nil` for options alone.
+    public var file: FileUse?
+
     /// Latency added to every response.
     public var latency: LatencyDistribution?
     /// The whole sink holds its responses for `length` every `every`, counted from start: a
@@ -146,11 +149,11 @@ public struct TokenList: Sendable {
         } catch {
             throw SinkScenarioError("cannot read the token list \(path): \(error.reason)")
         }
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let token = line.trimmingCharacters(in: .whitespaces)
+        for line in TextLines(text) {
+            let token = line.text.trimmingCharacters(in: .whitespaces)
             if token.isEmpty || token.hasPrefix("#") { continue }
             guard DeviceTokenFormat.default.problem(in: token) == nil else {
-                throw SinkScenarioError("\(path):\(number + 1): \(token) is not a device token")
+                throw SinkScenarioError("\(path):\(line.number): \(TextLines.quoted(token)) is not a device token")
             }
             insert(token)
         }

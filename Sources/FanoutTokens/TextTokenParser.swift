@@ -113,11 +113,12 @@ struct TextTokenParser {
             let tokenEnd = min(stop, contentEnd)
             if tokenEnd < contentEnd && base.load(fromByteOffset: tokenEnd, as: UInt8.self) != UInt8(ascii: "\t") {
                 let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
-                try reject(
-                    content,
-                    column: hexLength + 1,
-                    "\(ByteDescription.describe(content[hexLength])) is not a hex digit"
-                )
+                // A CR not followed by LF: a file with old Mac line ends, read as one line.
+                let reason =
+                    content[hexLength] == UInt8(ascii: "\r")
+                    ? "a carriage return (CR) without a line feed after it: token lists end lines with LF or CRLF (tr '\\r' '\\n' converts the file)"
+                    : "\(ByteDescription.describe(content[hexLength])) is not a hex digit"
+                try reject(content, column: hexLength + 1, reason)
                 continue
             }
             let length = tokenEnd &- lineStart

@@ -9,10 +9,15 @@ struct CompareCommand: ParsableCommand {
         abstract: "Show two runs (or two folders of repeats) side by side, with differences judged against noise.",
         discussion: """
             Each metric's median, its change, the noise (the larger spread of the two sets' \
-            repeats), and whether the change is within noise, better or WORSE beyond it; with one \
-            run on a side the noise is unknown. Exit status: 0; with --fail-on-regression, 1 when \
-            a compared metric is WORSE beyond noise; 64 when a folder is not a run or a metric is \
-            unknown.
+            repeats), the 95% interval of the change (repeats on both sides), and one verdict \
+            rule: WORSE or better when what is known of the change lies wholly beyond \
+            --min-effect on that side — its interval; with repeats but no interval, the change ± \
+            the noise; with one run on a side (noise unknown), the change itself — else within \
+            noise. A warning names what the two sides differ in (model, schedule, endpoint, \
+            tokens, connections, streams, scenario, notifications sent). Exit status: 0; with \
+            --fail-on-regression, 1 when a compared metric is WORSE and 2 when a side is invalid \
+            (interrupted, nothing measured, generator lag, …: no verdict stands); 64 when a \
+            folder is not a run or a metric is unknown.
             """
     )
 
@@ -28,8 +33,28 @@ struct CompareCommand: ParsableCommand {
     )
     var metrics: [RunMetric] = []
 
-    @Flag(name: .long, help: "Exit with status 1 when a compared metric is worse beyond the noise.")
+    @Flag(
+        name: .long,
+        help: "Exit with status 1 when a compared metric is WORSE, 2 when a side is invalid."
+    )
     var failOnRegression = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The smallest change a verdict names, as a share (default 5%).",
+            valueName: "share"
+        )
+    )
+    var minEffect = Share(RunComparison.defaultMinimumEffect)
+
+    func validate() throws {
+        guard minEffect.fraction >= 0, minEffect.fraction < 1 else {
+            throw ValidationError(
+                "--min-effect is a share from 0% to below 100%, like 5%; not \(minEffect.defaultValueDescription)."
+            )
+        }
+    }
 
     func run() throws {
         let comparison: RunComparison
@@ -37,15 +62,21 @@ struct CompareCommand: ParsableCommand {
             comparison = RunComparison(
                 baseline: try RunSet.load(baseline),
                 current: try RunSet.load(current),
-                metrics: metrics.isEmpty ? RunComparison.defaultMetrics : metrics
+                metrics: metrics.isEmpty ? RunComparison.defaultMetrics : metrics,
+                minimumEffect: minEffect.fraction
             )
         } catch {
             printError("fanout compare: \(error)")
             throw ExitCode(64)
         }
         StandardStream.output.write((comparison.text + "\n").utf8)
-        if failOnRegression && comparison.regressed {
-            StandardStream.output.write("compare: WORSE beyond noise\n".utf8)
+        guard failOnRegression else { return }
+        if !comparison.valid {
+            StandardStream.output.write("compare: a side is invalid: no verdict stands\n".utf8)
+            throw ExitCode(2)
+        }
+        if comparison.regressed {
+            StandardStream.output.write("compare: WORSE\n".utf8)
             throw ExitCode(1)
         }
     }

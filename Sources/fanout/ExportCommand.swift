@@ -14,9 +14,9 @@ struct ExportCommand: ParsableCommand {
             Throughput, p50, p90, p99, p99.9, max and errors. bencher is for `bencher run \
             --adapter json`; benchmark-action-bigger (throughput) and benchmark-action-smaller \
             (latencies, errors) for github-action-benchmark's customBiggerIsBetter and \
-            customSmallerIsBetter tools. An invalid run is exported all the same, with its \
-            reasons said on standard error (gate it with `fanout gate`). Exit status 64 when the \
-            folder is not a run.
+            customSmallerIsBetter tools. An invalid run (interrupted, nothing measured, \
+            generator lag, …) is not exported: its reasons go to standard error and the exit \
+            status is 2, as `fanout gate`'s. Exit status 64 when the folder is not a run.
             """
     )
 
@@ -46,7 +46,12 @@ struct ExportCommand: ParsableCommand {
             printError("fanout export: \(error)")
             throw ExitCode(Gate.Status.usage.rawValue)
         }
-        for reason in run.invalidReasons { printError("fanout export: the run is invalid: \(reason)") }
+        // An invalid run's figures are not published: a dashboard keeps a number, not its reason.
+        guard run.valid else {
+            for reason in run.invalidReasons { printError("fanout export: the run is invalid: \(reason)") }
+            printError("fanout export: nothing exported (an invalid run's figures stand for nothing)")
+            throw ExitCode(Gate.Status.invalid.rawValue)
+        }
         let data = try CIExport(run: run, name: name).data(format)
         guard let output else {
             StandardStream.output.write(data + Data("\n".utf8))

@@ -207,8 +207,9 @@ struct EndpointOptions: ParsableArguments {
         }
     }
 
-    /// The request headers: the options, then `--scenario`'s lines, then the defaults.
-    func headers(pushType: APNsPushType?) throws -> NotificationHeaders {
+    /// The request headers: the options, then `--scenario`'s lines, then the defaults; and the
+    /// scenario file read, for the summary.
+    func headers(pushType: APNsPushType?) throws -> (NotificationHeaders, FileUse?) {
         var file = HeaderSettings()
         if let scenario {
             do { file = try HeaderSettings(contentsOfFile: scenario) } catch { throw ValidationError("\(error).") }
@@ -222,7 +223,7 @@ struct EndpointOptions: ParsableArguments {
         headers.expiration = expiration ?? file.expiration
         headers.collapseID = collapseId ?? file.collapseID
         (apnsId ?? file.apnsID)?.apply(to: &headers)
-        return headers
+        return (headers, file.file)
     }
 
     /// A job to `endpoint` with these options; the caller adds the shape and threads.
@@ -237,12 +238,9 @@ struct EndpointOptions: ParsableArguments {
         if !endpoint.tls && (caFile != nil || insecure || cert != nil) {
             throw ValidationError("--ca-file, --insecure and --cert need an https:// endpoint.")
         }
-        var job = SendJob(
-            endpoint: endpoint,
-            template: template,
-            headers: try headers(pushType: pushType),
-            tokens: tokens
-        )
+        let (headers, scenarioFile) = try headers(pushType: pushType)
+        var job = SendJob(endpoint: endpoint, template: template, headers: headers, tokens: tokens)
+        job.scenario = scenarioFile
         job.templateOptions = templateOptions
         job.tls.trustedCertificates = caFile
         job.tls.insecure = insecure

@@ -126,10 +126,14 @@ struct ThresholdTests {
         let better = RunComparison(baseline: steady, current: faster, metrics: [.throughput, .p99])
         #expect(better.rows.map(\.verdict) == [.better, .better])
         #expect(!better.regressed)
+        // One run a side: the noise is unknown, and the change itself is judged against the
+        // minimum effect (said so), not waved through.
         let single = RunComparison(baseline: Self.current, current: Self.baseline, metrics: [.p99])
-        #expect(single.rows.map(\.verdict) == [.unknown])
-        #expect(single.text.contains("noise unknown (repeat the runs)"))
+        #expect(single.rows[0].basis == .change)
         #expect(single.rows[0].interval == nil)
+        // p99 22 → 20 ms: −9.1%, beyond 5%.
+        #expect(single.rows[0].verdict == .better)
+        #expect(single.text.contains("better beyond 5% (noise unknown: one run a side)"))
     }
 
     /// With repeats on both sides, each change has a 95% interval (each side resampled on its
@@ -155,5 +159,85 @@ struct ThresholdTests {
         #expect(rows[1].interval == 0...0)
         #expect(RunComparison(baseline: steady, current: slower).rows[0].interval == throughput)
         #expect(RunComparison(baseline: steady, current: slower).text.contains("95% interval"))
+    }
+}
+
+/// The verdicts of `fanout compare` follow one rule, the printed interval's: the issue's two
+/// rows that disagreed with their intervals, and single runs that no longer pass by default.
+@Suite struct ComparisonVerdictTests {
+    static func set(_ name: String, _ values: [Double], metric: RunMetric = .p90) -> RunSet {
+        RunSet(directory: name, runs: values.map { ThresholdTests.run([metric: $0, .sent: 1000]) })
+    }
+
+    /// A change beyond the noise whose interval reaches below zero is within noise: the
+    /// interval printed beside it decides ("p90 +34.1% ±25.8%, interval −11.3% … +100.3%" was
+    /// WORSE).
+    @Test func anIntervalThatHoldsNoChangeIsWithinNoise() throws {
+        let row = RunComparison(
+            baseline: Self.set("a", [10, 12, 9, 11, 10]),
+            current: Self.set("b", [8, 20, 13.41, 11, 15]),
+            metrics: [.p90]
+        ).rows[0]
+        let interval = try #require(row.interval)
+        #expect(interval.lowerBound < 0 && interval.upperBound > 0.05, "\(interval)")
+        #expect(row.verdict == .withinNoise)
+    }
+
+    /// An interval wholly below −5% is better, however large the noise ("p99 −71.8% ±179.1%,
+    /// interval −74.4% … −17.6%" was within noise).
+    @Test func anIntervalWhollyBeyondTheEffectDecidesWhateverTheNoise() throws {
+        let row = RunComparison(
+            baseline: Self.set("a", [100, 90, 110, 400, 95], metric: .p99),
+            current: Self.set("b", [28, 30, 26, 29, 27], metric: .p99),
+            metrics: [.p99]
+        ).rows[0]
+        let interval = try #require(row.interval)
+        let noise = try #require(row.noise)
+        #expect(noise > 1 && interval.upperBound < -0.05, "\(interval) ±\(noise)")
+        #expect(row.verdict == .better)
+    }
+
+    /// One run a side: a p99 from 6.29 to 600 ms and a throughput to 0 are WORSE, not "noise
+    /// unknown" with exit 0.
+    @Test func singleRunsAreJudgedAgainstTheMinimumEffect() {
+        let baseline = RunSet(directory: "a", runs: [ThresholdTests.run([.p99: 6.29, .throughput: 5000, .sent: 1000])])
+        let current = RunSet(directory: "b", runs: [ThresholdTests.run([.p99: 600, .throughput: 0, .sent: 1000])])
+        let comparison = RunComparison(baseline: baseline, current: current, metrics: [.p99, .throughput])
+        #expect(comparison.rows.map(\.verdict) == [.worse, .worse])
+        #expect(comparison.regressed)
+        let close = RunSet(directory: "c", runs: [ThresholdTests.run([.p99: 6.5, .throughput: 4900, .sent: 1000])])
+        let near = RunComparison(baseline: baseline, current: close, metrics: [.p99, .throughput])
+        #expect(near.rows.map(\.verdict) == [.withinNoise, .withinNoise])
+        #expect(near.text.contains("within 5% (noise unknown: repeat the runs)"))
+        // A stricter bound names the same 3.3% rise.
+        let strict = RunComparison(baseline: baseline, current: close, metrics: [.p99], minimumEffect: 0.01)
+        #expect(strict.rows[0].verdict == .worse)
+    }
+
+    /// Rejections from 0 to some: no relative change, and still worse.
+    @Test func aRiseFromZeroIsWorse() {
+        let row = RunComparison(
+            baseline: Self.set("a", [0], metric: .rejected),
+            current: Self.set("b", [12], metric: .rejected),
+            metrics: [.rejected]
+        ).rows[0]
+        #expect(row.change == nil && row.verdict == .worse)
+    }
+
+    @Test func anInvalidSideMakesTheComparisonInvalid() {
+        let valid = Self.set("a", [10])
+        let invalid = RunSet(directory: "b", runs: [ThresholdTests.run([.p90: 10, .sent: 1000], invalid: ["interrupted"])])
+        #expect(RunComparison(baseline: valid, current: valid).valid)
+        #expect(!RunComparison(baseline: valid, current: invalid).valid)
+        #expect(!RunComparison(baseline: invalid, current: valid).valid)
+    }
+
+    /// Sides that differ in what was run are named in a warning.
+    @Test func sidesOfDifferentKindsAreWarnedOf() {
+        let big = Self.set("a", [10])
+        let small = RunSet(directory: "b", runs: [ThresholdTests.run([.p90: 10, .sent: 20])])
+        let comparison = RunComparison(baseline: big, current: small, metrics: [.p90])
+        #expect(comparison.differences == ["notifications sent: 1,000 vs 20"])
+        #expect(comparison.text.contains("WARNING the sides differ in notifications sent: 1,000 vs 20"))
     }
 }
