@@ -160,7 +160,8 @@ public struct RunComparison: Sendable {
         }
         var differences: [String] = []
         for key in ["model", "schedule", "endpoint", "tokens", "connections", "streams_per_connection", "scenario"] {
-            guard baseline.runs.allSatisfy({ $0.configuration != nil }), current.runs.allSatisfy({ $0.configuration != nil })
+            guard baseline.runs.allSatisfy({ $0.configuration != nil }),
+                current.runs.allSatisfy({ $0.configuration != nil })
             else { break }
             let before = values(baseline, key)
             let after = values(current, key)

@@ -352,7 +352,8 @@ public struct RunMerge {
         // Unknown when no shard measured one; else the shards that measured add up.
         let throughputs = summaries.compactMap(\.throughputPerSecond)
         merged.throughputPerSecond = throughputs.isEmpty ? nil : throughputs.reduce(0, +)
-        merged.latency = latency.totalCount == 0 ? nil : SummaryDocument.Latency(milliseconds: latency.milliseconds(at:))
+        merged.latency =
+            latency.totalCount == 0 ? nil : SummaryDocument.Latency(milliseconds: latency.milliseconds(at:))
         merged.cancelled = summaries.contains(where: \.cancelled)
         let reconciled = summaries.map(\.reconciled)
         merged.reconciled = reconciled.contains(false) ? false : reconciled.allSatisfy { $0 == true } ? true : nil

@@ -165,7 +165,8 @@ public struct RunSummary: Sendable {
         let refusals = snapshot.rejected.filter { $0.key.status == 403 }
         guard !refusals.isEmpty else { return nil }
         let reasons = refusals.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
-        return "credentials refused: no notification was accepted and the server refused the credentials (403 \(reasons.joined(separator: ", "))): check the certificate or the provider token's key, key id and team id"
+        return
+            "credentials refused: no notification was accepted and the server refused the credentials (403 \(reasons.joined(separator: ", "))): check the certificate or the provider token's key, key id and team id"
     }
 
     /// Notifications the server answered: accepted, rejected, or answered without an APNs reason.

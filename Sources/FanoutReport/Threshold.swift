@@ -93,7 +93,9 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
                 return
             }
             guard sign == "+" || sign == "-" else {
-                throw ThresholdError("after baseline comes + or - and an amount, like baseline + 10%; got \(TextLines.quoted(rest))")
+                throw ThresholdError(
+                    "after baseline comes + or - and an amount, like baseline + 10%; got \(TextLines.quoted(rest))"
+                )
             }
             let (amount, unit) = try Self.quantity(rest.dropFirst().drop { $0 == " " }, for: metric)
             let signed = sign == "+" ? amount : -amount

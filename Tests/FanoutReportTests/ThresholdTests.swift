@@ -226,7 +226,10 @@ struct ThresholdTests {
 
     @Test func anInvalidSideMakesTheComparisonInvalid() {
         let valid = Self.set("a", [10])
-        let invalid = RunSet(directory: "b", runs: [ThresholdTests.run([.p90: 10, .sent: 1000], invalid: ["interrupted"])])
+        let invalid = RunSet(
+            directory: "b",
+            runs: [ThresholdTests.run([.p90: 10, .sent: 1000], invalid: ["interrupted"])]
+        )
         #expect(RunComparison(baseline: valid, current: valid).valid)
         #expect(!RunComparison(baseline: valid, current: invalid).valid)
         #expect(!RunComparison(baseline: invalid, current: valid).valid)
