@@ -1,0 +1,142 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// Issue #48's false passes, each re-run as the issue wrote it: a gate that reads a CRLF
+/// thresholds file whole, a warm-up that leaves nothing, a summary that says `valid: false`
+/// without a reason, a comparison of a run with one 100 times slower, a cost from a run with no
+/// answers, credentials refused. Each passed (exit 0) before.
+@Suite(.serialized) struct GatesNeverLieTests {
+    static let folder = NSTemporaryDirectory() + "fanout-never-lie-\(UUID().uuidString)"
+
+    static func file(_ name: String, _ text: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/" + name
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func json(_ path: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    }
+
+    /// `printf '# t\r\np99 < 0.001ms\r\n' > th; fanout gate D --threshold 'p99 < 25ms' --thresholds th`
+    /// passed "1 of 1": the file was one comment.
+    @Test func aCRLFThresholdsFileIsReadWhole() throws {
+        let thresholds = try Self.file("crlf.thresholds", "# t\r\np99 < 0.001ms\r\n")
+        let result = try CommandRunner.run([
+            "gate", GateCommandTests.runs.valid, "--threshold", "p99 < 60s", "--thresholds", thresholds,
+        ])
+        #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("gate: FAILED (1 of 2 thresholds)"), "\(result.standardOutput)")
+        // The file that applied, by path and content hash.
+        #expect(result.standardOutput.contains("thresholds: \(thresholds) (sha256 "), "\(result.standardOutput)")
+    }
+
+    /// A CRLF copy of a scenario applies every line, and the summary says which file ran.
+    @Test func aCRLFScenarioAppliesAndTheSummaryNamesIt() throws {
+        let text = "# a scenario saved on Windows\r\nseed = 1\r\nlatency = fixed:30ms\r\n"
+        let scenario = try Self.file("crlf.scenario", text)
+        let output = Self.folder + "/crlf-scenario-run"
+        let result = try CommandRunner.run(
+            ["run", "--count", "300", "--sink-scenario", scenario, "--output", output],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let summary = try Self.json(output + "/summary.json")
+        let latency = try #require(summary["latency_ms"] as? [String: Double])
+        #expect(try #require(latency["p50"]) >= 30, "\(latency)")
+        let configuration = try #require(summary["configuration"] as? [String: Any])
+        let recorded = try #require(configuration["scenario"] as? [String: String])
+        #expect(recorded["path"] == scenario)
+        // sha256sum's answer for the same bytes.
+        let sha = try PeerProcess.run("/usr/bin/sha256sum", [scenario])
+        #expect(sha.output.hasPrefix(try #require(recorded["sha256"])), "\(sha.output)")
+        #expect(result.standardOutput.contains("scenario: \(scenario) (sha256 "))
+    }
+
+    /// `fanout run --count 2000 --warm-up 2s --sink-latency fixed:100ms`: every latency was 0,
+    /// `valid: true`, and `gate 'p99 < 25ms'` passed.
+    @Test func aWarmUpThatTakesTheWholeRunMeasuresNothing() throws {
+        let output = Self.folder + "/warm-up"
+        let run = try CommandRunner.run(
+            ["run", "--count", "2000", "--warm-up", "2s", "--sink-latency", "fixed:100ms", "--output", output],
+            timeout: .seconds(120)
+        )
+        #expect(run.status == 4, "\(run.standardOutput)\(run.standardError)")
+        #expect(run.standardOutput.contains("INVALID: the warm-up (2s) took the whole run"), "\(run.standardOutput)")
+        let summary = try Self.json(output + "/summary.json")
+        #expect(summary["latency_ms"] is NSNull && summary["throughput_per_second"] is NSNull)
+        #expect(summary["valid"] as? Bool == false)
+        let markdown = try String(contentsOfFile: output + "/summary.md", encoding: .utf8)
+        #expect(markdown.contains("❌ **invalid**") && markdown.contains("Latency: nothing measured."))
+        let html = try String(contentsOfFile: output + "/report.html", encoding: .utf8)
+        #expect(html.contains("INVALID: the warm-up (2s) took the whole run"))
+        let gate = try CommandRunner.run(["gate", output, "--threshold", "p99 < 25ms"])
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains(/p99 < 25ms\s+measured not measured\s+limit 25 ms\s+FAIL/))
+    }
+
+    /// A summary that says `"valid": false` with no reason passed: only the reasons were read.
+    @Test func validFalseIsAuthoritative() throws {
+        let copy = Self.folder + "/valid-false"
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: GateCommandTests.runs.valid, toPath: copy)
+        let path = copy + "/summary.json"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("\"valid\" : true"))
+        try text.replacingOccurrences(of: "\"valid\" : true", with: "\"valid\" : false")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let gate = try CommandRunner.run(["gate", copy, "--threshold", "sent > 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains("says \"valid\": false and gives no reason"), "\(gate.standardOutput)")
+    }
+
+    /// `compare A B --fail-on-regression` with p99 6 → 600 ms, or one side invalid, exited 0
+    /// ("noise unknown").
+    @Test func compareFailsOnAChangeBeyondTheBoundAndOnAnInvalidSide() throws {
+        let slow = Self.folder + "/slow"
+        let run = try CommandRunner.run(
+            ["run", "--count", "3000", "--streams", "100", "--sink-latency", "fixed:600ms", "--output", slow],
+            timeout: .seconds(120)
+        )
+        #expect(run.status == 0, "\(run.standardOutput)\(run.standardError)")
+        let worse = try CommandRunner.run(["compare", GateCommandTests.runs.valid, slow, "--fail-on-regression"])
+        #expect(worse.status == 1, "\(worse.standardOutput)")
+        #expect(worse.standardOutput.contains(/p99 .*WORSE beyond 5% \(noise unknown: one run a side\)/))
+        let invalid = try CommandRunner.run([
+            "compare", GateCommandTests.runs.valid, GateCommandTests.runs.invalid, "--fail-on-regression",
+        ])
+        #expect(invalid.status == 2, "\(invalid.standardOutput)")
+        #expect(invalid.standardOutput.contains("compare: a side is invalid"))
+        // 3,000 notifications against 2,000 a repeat, closed against open: said.
+        let unlike = try CommandRunner.run(["compare", GateCommandTests.runs.valid, GateCommandTests.runs.invalid])
+        #expect(unlike.standardOutput.contains("WARNING the sides differ in model: closed vs open"))
+    }
+
+    /// `fanout plan --cost RUN` from a run with no answers planned 4 machines from 562 µs a
+    /// notification, with no word.
+    @Test func aCostFromAnInvalidRunIsRefused() throws {
+        let result = try CommandRunner.run([
+            "plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--cost", GateCommandTests.runs.invalid,
+        ])
+        #expect(result.status != 0, "\(result.standardOutput)")
+        #expect(result.standardError.contains("is an invalid run"), "\(result.standardError)")
+    }
+
+    /// 403 on every answer: the run printed a rate and percentiles, "✅ valid", with 0 accepted.
+    @Test func refusedCredentialsMakeARunInvalid() throws {
+        let scenario = try Self.file("refuse.scenario", "error = InvalidProviderToken:100%\n")
+        let output = Self.folder + "/refused"
+        let run = try CommandRunner.run(
+            ["run", "--count", "200", "--sink-scenario", scenario, "--output", output],
+            timeout: .seconds(120)
+        )
+        #expect(run.status != 0, "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("INVALID: credentials refused"), "\(run.standardOutput)")
+        let summary = try Self.json(output + "/summary.json")
+        #expect(summary["valid"] as? Bool == false)
+        let gate = try CommandRunner.run(["gate", output, "--threshold", "sent > 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+    }
+}
