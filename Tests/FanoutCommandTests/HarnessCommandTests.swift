@@ -30,7 +30,7 @@ import Testing
         #expect(result.standardOutput.contains("or offer a lower rate (--rate)"), "\(result.standardOutput)")
 
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary["schema_version"] as? Int == 6)
+        #expect(summary["schema_version"] as? Int == 7)
         let harness = try #require(summary["harness"] as? [String: Any])
         #expect(harness["bound"] as? Bool == true)
         #expect(harness["max_share"] as? Double == 0.00001)

@@ -39,7 +39,7 @@ import Testing
 
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
         let summary = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(summary["schema_version"] as? Int == 6)
+        #expect(summary["schema_version"] as? Int == 7)
         #expect(summary["sent"] as? Int == 20_000)
         #expect(summary["accepted"] as? Int == 20_000)
         #expect((summary["rejected"] as? [String: Int])?.isEmpty == true)
