@@ -92,7 +92,9 @@ import Testing
         ])
         #expect(result.status == 1)
         #expect(
-            result.standardError.contains("--cost: /nonexistent holds no summary.json and no repeat-*/ folders: not a Fanout run folder"),
+            result.standardError.contains(
+                "--cost: /nonexistent holds no summary.json and no repeat-*/ folders: not a Fanout run folder"
+            ),
             "\(result.standardError)"
         )
     }
