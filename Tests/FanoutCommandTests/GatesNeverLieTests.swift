@@ -140,3 +140,13 @@ import Testing
         #expect(gate.status == 2, "\(gate.standardOutput)")
     }
 }
+
+extension GatesNeverLieTests {
+    /// `fanout export` published an interrupted run's 5,517/s: an invalid run is not exported.
+    @Test func anInvalidRunIsNotExported() throws {
+        let result = try CommandRunner.run(["export", GateCommandTests.runs.invalid, "--format", "bencher"])
+        #expect(result.status == 2, "\(result.standardOutput)")
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.standardError.contains("fanout export: the run is invalid: the generator fell"))
+    }
+}
