@@ -94,10 +94,16 @@ extension HTTP2Connection {
         case .settingsAck:
             localSettingsAcknowledged = true
             if !unacknowledgedMaxConcurrentStreams.isEmpty {
-                enforcedMaxConcurrentStreams = unacknowledgedMaxConcurrentStreams.removeFirst()
+                let acknowledged = unacknowledgedMaxConcurrentStreams.removeFirst()
+                enforcedMaxConcurrentStreams = acknowledged
+                acknowledgedMaxConcurrentStreams = acknowledged
             }
             return nil
         case .ping(let opaque, let ack):
+            if ack && opaque == Self.goAwayPingOpaque && sentGoAway != nil && role == .server {
+                goAwayRead = true
+                return nil
+            }
             if ack { return .pingAcknowledged(opaque: opaque) }
             HTTP2FrameEncoder.writePing(opaque: opaque, ack: true, into: &outbound)
             return queuedControlReply()
@@ -190,7 +196,7 @@ extension HTTP2Connection {
         }
         highestPeerStream = stream
         if sentGoAway != nil {
-            streamsAfterGoAway += 1
+            if goAwayRead { streamsAfterGoAway += 1 } else { streamsInGoAwayRace += 1 }
             return discard(block)
         }
         guard streams.count < enforcedMaxConcurrentStreams else {
@@ -274,6 +280,9 @@ extension HTTP2Connection {
             connectionConsumed = 0
         }
         guard let slot = streams.slot(of: stream) else {
+            // A stream this side's GOAWAY left out (opened above its last id): its frames are
+            // ignored (RFC 9113 §6.8), its DATA still counted against the connection's window.
+            if let last = sentGoAway, stream > last, stream <= highestPeerStream { return nil }
             if isIdle(stream) { return fail(.protocolError, "DATA on idle stream \(stream)") }
             return streamError(stream, .streamClosed)
         }

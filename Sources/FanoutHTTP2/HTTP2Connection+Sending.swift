@@ -76,6 +76,11 @@ extension HTTP2Connection {
             )
         }
         sentGoAway = highestPeerStream
+        // A server sends a PING right behind it: its acknowledgement says the peer has read
+        // the GOAWAY, so streams it opens later knew they would be ignored (`goAwayRead`).
+        if role == .server {
+            HTTP2FrameEncoder.writePing(opaque: Self.goAwayPingOpaque, ack: false, into: &outbound)
+        }
     }
 
     /// Sends PING; `.pingAcknowledged(opaque:)` follows.

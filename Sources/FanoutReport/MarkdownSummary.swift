@@ -115,6 +115,14 @@ public struct MarkdownSummary {
                 delivery.lastMs
             ),
             "",
+        ]
+        if provider.maybeUnread > 0 {
+            lines += [
+                "⚠️ **\(grouped(provider.maybeUnread)) answered, maybe unread**: accepted answers the provider never acknowledged reading before its connection broke.",
+                "",
+            ]
+        }
+        lines += [
             "| check | rule | count | verdict |",
             "|---|---|---:|---|",
         ]

@@ -20,6 +20,10 @@ extension SummaryDocument {
         public var connections: [Connection]
         /// Connections closed past the first `connections` kept (only counted).
         public var connectionsNotListed: Int
+
+        /// Answers written that the provider never showed it read, on connections that broke
+        /// (the listed ones'): accepted by the sink, maybe never seen by the provider.
+        public var maybeUnread: Int { connections.compactMap(\.maybeUnread).reduce(0, +) }
         public var card: Card
         public var capacity: Capacity
         /// The sink's own delays beside the provider's figures, so that a provider's figure is
@@ -119,9 +123,12 @@ extension SummaryDocument {
             public var initial: Int
             /// The most open at once on one connection.
             public var peak: Int
-            /// Over the connections that carried requests: their time-weighted means' mean.
+            /// Over the connections that carried requests: their time-weighted means' mean
+            /// (each over its own busy time, so never above its peak).
             public var meanPerConnection: Double
-            /// Streams in flight over all connections, time-weighted over the fan-out.
+            /// Streams in flight over all connections, time-weighted over the span the
+            /// connections were busy (the first request to the last answer of any): the sum of
+            /// their stream-seconds over that span, so never above the sum of their peaks.
             public var meanInFlight: Double
             /// `12 of 1000`: the mean a connection used of the limit.
             public var text: String
@@ -133,15 +140,25 @@ extension SummaryDocument {
                 case text
             }
 
-            /// From the connections' own figures, over a fan-out of `fanoutSeconds`.
+            /// From the connections' own figures. The busy span is theirs (`busyFromSeconds` to
+            /// its end); a folder written before connections kept it spans `fanoutSeconds`.
+            /// The fan-out ends at the last arrival, but held answers keep streams in flight
+            /// after it: dividing their stream-seconds by it once gave a fleet mean of 93.1
+            /// over one connection whose peak was 21.
             public init(limit: Int, initial: Int, connections: [Connection], fanoutSeconds: Double) {
-                let busy = connections.filter { $0.requests > 0 }
-                let area = connections.map { $0.meanStreams * $0.busySeconds }.reduce(0, +)
+                let busy = connections.filter { $0.requests > 0 && $0.busySeconds > 0 }
+                let area = busy.map { $0.meanStreams * $0.busySeconds }.reduce(0, +)
+                var span = fanoutSeconds
+                if !busy.isEmpty, busy.allSatisfy({ $0.busyFromSeconds != nil }) {
+                    let first = busy.map { $0.busyFromSeconds! }.min()!
+                    let last = busy.map { $0.busyFromSeconds! + $0.busySeconds }.max()!
+                    span = last - first
+                }
                 self.limit = limit
                 self.initial = initial
                 peak = connections.map(\.peakStreams).max() ?? 0
                 meanPerConnection = busy.isEmpty ? 0 : busy.map(\.meanStreams).reduce(0, +) / Double(busy.count)
-                meanInFlight = fanoutSeconds > 0 ? area / fanoutSeconds : 0
+                meanInFlight = span > 0 ? area / span : 0
                 text = String(format: "%.1f of %d", meanPerConnection, limit)
             }
         }
@@ -162,6 +179,11 @@ extension SummaryDocument {
             public var meanStreams: Double
             public var busySeconds: Double
             public var refusedStreams: Int
+            /// When its first request arrived, since the mark; `null` before it was kept.
+            @Nullable public var busyFromSeconds: Double?
+            /// Answers the sink wrote that the provider never showed it read (no acknowledgement
+            /// of the PING behind them) before the connection broke; `null` before it was kept.
+            @Nullable public var maybeUnread: Int?
 
             public init(
                 id: Int,
@@ -175,7 +197,9 @@ extension SummaryDocument {
                 peakStreams: Int,
                 meanStreams: Double,
                 busySeconds: Double,
-                refusedStreams: Int
+                refusedStreams: Int,
+                busyFromSeconds: Double? = nil,
+                maybeUnread: Int? = nil
             ) {
                 self.id = id
                 self.peer = peer
@@ -189,6 +213,8 @@ extension SummaryDocument {
                 self.meanStreams = meanStreams
                 self.busySeconds = busySeconds
                 self.refusedStreams = refusedStreams
+                self.busyFromSeconds = busyFromSeconds
+                self.maybeUnread = maybeUnread
             }
 
             enum CodingKeys: String, CodingKey {
@@ -201,6 +227,8 @@ extension SummaryDocument {
                 case meanStreams = "mean_streams"
                 case busySeconds = "busy_seconds"
                 case refusedStreams = "refused_streams"
+                case busyFromSeconds = "busy_from_seconds"
+                case maybeUnread = "answered_maybe_unread"
             }
         }
 

@@ -20,6 +20,9 @@ public enum RunMetric: String, Sendable, CaseIterable {
     /// A sink's folder (`fanout sink --output`): the fan-out time, the mark to the last
     /// accepted arrival.
     case fanout
+    /// A sink's folder: answers accepted that the provider never acknowledged reading before
+    /// its connection broke (`answered_maybe_unread`).
+    case unread
     /// A sink's folder: the conformance card's violations, all of them and rule by rule.
     case violations
     case permanentRetried = "violations.permanent-retried"
@@ -38,7 +41,7 @@ public enum RunMetric: String, Sendable, CaseIterable {
     }
 
     /// Whether only a sink's folder has it.
-    public var needsSinkFolder: Bool { self == .fanout || self == .violations || rule != nil }
+    public var needsSinkFolder: Bool { self == .fanout || self == .unread || self == .violations || rule != nil }
 
     /// Latencies, lag and the harness's delay are milliseconds; throughput per second; the rest counts.
     public var isTime: Bool {
@@ -98,6 +101,7 @@ public struct RunRecord: Sendable {
         if let provider = summary.provider {
             metrics[.fanout] = provider.delivery.fanoutSeconds * 1000
             metrics[.violations] = Double(provider.card.violations)
+            metrics[.unread] = Double(provider.maybeUnread)
             for metric in RunMetric.allCases {
                 if let rule = metric.rule { metrics[metric] = Double(provider.card.count(rule)) }
             }

@@ -313,6 +313,12 @@ public struct SinkRunReport: Sendable {
             "delivery time ms: first \(ms(delivery.firstMs))  p50 \(ms(delivery.p50Ms))  p90 \(ms(delivery.p90Ms))  p99 \(ms(delivery.p99Ms))  last \(ms(delivery.lastMs))",
             "streams: \(provider.streams.text) a connection on average (peak \(provider.streams.peak)); \(String(format: "%.1f", provider.streams.meanInFlight)) in flight over \(provider.connections.count + provider.connectionsNotListed) connections",
         ]
+        if provider.maybeUnread > 0 {
+            let broken = provider.connections.filter { ($0.maybeUnread ?? 0) > 0 }.map { String($0.id) }
+            lines.append(
+                "answered, maybe unread: \(grouped(provider.maybeUnread)) answers the provider never acknowledged reading before its connection broke (connection \(broken.joined(separator: ", "))): the sink's counts are ahead of the provider's"
+            )
+        }
         let card = provider.card
         if card.passed {
             lines.append("card: passed, no violation of \(card.checks.count) checks")

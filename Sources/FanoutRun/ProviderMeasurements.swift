@@ -150,7 +150,9 @@ enum ProviderMeasurements {
                 peakStreams: connection.peakStreams,
                 meanStreams: connection.meanStreams,
                 busySeconds: Double(connection.busyNanoseconds) / 1e9,
-                refusedStreams: connection.refusedStreams
+                refusedStreams: connection.refusedStreams,
+                busyFromSeconds: connection.busyFrom == 0 ? nil : sinceMark(connection.busyFrom),
+                maybeUnread: connection.maybeUnread
             )
         }
         let card = instrument.card

@@ -257,7 +257,10 @@ public struct SinkService: Service {
             }
             do {
                 let key = try TokenAuthentication.Key(keyID: key.keyID, teamID: key.teamID, pem: pem)
-                configuration.tokenAuthentication = TokenAuthentication(keys: [key])
+                var authentication = TokenAuthentication(keys: [key])
+                // Which claim was wrong, and how: what a 403 InvalidProviderToken cannot say.
+                authentication.faults = TokenFaults { line in StandardStream.error.write(("fanout sink: " + line + "\n").utf8) }
+                configuration.tokenAuthentication = authentication
             } catch {
                 throw JobError("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
             }

@@ -26,6 +26,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// The connection's token-auth state (for tests).
     var authenticationState: TokenAuthentication.ConnectionState { authentication }
     private var streamsRaised = false
+    /// Whether the provider authenticated with a TLS client certificate (not tokens).
+    private var certificateAuthenticated = false
     private var ids: APNsIDGenerator
     /// The apns-id of the response being written.
     private let apnsIDStorage = ScratchBytes(count: 36)
@@ -74,6 +76,19 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     private var streamUse = StreamUse()
     private var refusalsCarded = 0
     private var afterGoAwayCarded = 0
+    /// Answers written on this connection, and how many of them the provider has shown it
+    /// read: the sink sends a PING behind its answers (one outstanding at a time, its opaque
+    /// data the count written before it), and the provider's acknowledgement says it read
+    /// them (frames are read in order). With the sink as an instrument only.
+    ///
+    /// ```
+    ///   sink:      answer 41 · answer 42 · PING(42) ··········· answer 43 · PING(43) ─╳ reset
+    ///   provider:           read ········· PING ACK(42) ─►                    (unread)
+    ///   → answersRead 42; the reset leaves answer 43 "answered, maybe unread"
+    /// ```
+    private var answersWritten = 0
+    private var answersRead = 0
+    private var readMarkerOutstanding = false
 
     package init(
         configuration: SinkConfiguration,
@@ -170,6 +185,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         case .streamReset:
             counts.resets += 1
             forgetHeldAnswersOfResetStreams(&connection)
+        case .pingAcknowledged(let opaque) where readMarkerOutstanding && opaque <= UInt64(answersWritten):
+            // The provider read every answer written before the PING.
+            answersRead = max(answersRead, Int(opaque))
+            readMarkerOutstanding = false
         default: break
         }
     }
@@ -192,6 +211,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         allowedTopics = certificateTopics
         defaultTopic = topics.count == 1 ? topics[0] : []
         hasDefaultTopic = topics.count == 1
+        // The provider authenticated with its certificate: Apple's one stream until a valid
+        // token is a token connection's rule, so its streams are raised now, not at the first
+        // acceptance (the SETTINGS goes out right behind the first, in the same flight).
+        certificateAuthenticated = true
+        if !streamsRaised {
+            streamsRaised = true
+            connection.setMaxConcurrentStreams(configuration.maxConcurrentStreams)
+        }
     }
 
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
@@ -202,6 +229,13 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             // nor its abort (`close-after-requests`, the connection limit) came first.
             let byProvider = connection.sentGoAway == nil && !connection.isAborted && !state.isDraining
             record.closed(at: now.uptimeNanoseconds, byProvider: byProvider)
+            // A connection that broke (reset, timed out) with answers the provider never
+            // showed it read: Linux answers a close with unread bytes in the receive buffer
+            // with a reset, so a provider that died holding answers shows here. A clean close
+            // (FIN) read what had arrived; answers still on the way then are not counted.
+            if answersWritten > answersRead, let error, Self.isBroken(error) {
+                record.maybeUnread(answersWritten - answersRead)
+            }
             if byProvider {
                 instrument.card.providerClosed(
                     record.id,
@@ -221,6 +255,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// last notifications without waiting a second for the next flush.
     private mutating func instrumentTurnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
         streamUse.note(connection.openStreams, at: now)
+        if !readMarkerOutstanding && answersWritten > answersRead && connection.sentGoAway == nil {
+            connection.ping(opaque: UInt64(answersWritten))
+            readMarkerOutstanding = true
+        }
         if connection.openStreams == 0 && pending.count == 0 && !counts.isEmpty
             && now >= lastFlush.uptimeNanoseconds + SinkCounts.idleFlushDelay
         {
@@ -442,11 +480,15 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     ) -> UInt64 {
         let card = instrument.card
         card.arrived(token: token, hash: hash, connection: record.id, now: now)
-        let initial = Int(configuration.initialMaxConcurrentStreams)
-        if !streamsRaised && connection.openStreams > initial {
+        // Apple's one stream until a valid provider token applies to token connections, and
+        // only once the provider knew it: it had acknowledged the SETTINGS that said 1 (before
+        // that it may open streams against RFC 9113's default of no limit: §5.1.2, §6.5.3).
+        if !streamsRaised, !certificateAuthenticated, let acknowledged = connection.acknowledgedMaxConcurrentStreams,
+            connection.openStreams > Int(acknowledged)
+        {
             card.beforeFirstAcceptance(
                 open: connection.openStreams,
-                limit: initial,
+                limit: Int(acknowledged),
                 token: token,
                 connection: record.id,
                 now: now
@@ -585,6 +627,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         guard let rejection else {
             let fields = SinkResponseFields(status: 200, apnsID: id, isError: false, uniqueID: uniqueID)
             guard connection.respond(stream: stream, fields, body: nil) else { return }
+            answersWritten &+= 1
             unwritten.append(due: due, transit: transit)
             counts.accepted += 1
             counts.digest.add(hash: digestHash)
@@ -595,6 +638,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             return
         }
         counts.reject(rejection)
+        answersWritten &+= 1
         unwritten.append(due: due, transit: transit)
         let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true, uniqueID: uniqueID)
         if rejection.status == 410 {
@@ -609,5 +653,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             streamsRaised = false
             connection.setMaxConcurrentStreams(configuration.initialMaxConcurrentStreams)
         }
+    }
+}
+
+extension SinkConnection {
+    /// Whether a connection ended broken rather than closed: reset by the peer (ECONNRESET, a
+    /// close with unread bytes), a write to a closed socket (EPIPE), or timed out.
+    static func isBroken(_ error: any Error) -> Bool {
+        guard let error = error as? IOError else { return false }
+        return [ECONNRESET, EPIPE, ETIMEDOUT].contains(error.errnoCode)
     }
 }

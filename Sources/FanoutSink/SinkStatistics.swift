@@ -142,6 +142,7 @@ final class SinkConnectionRecord: Sendable {
         /// or abort).
         var closedUptime: UInt64?
         var closedByProvider = false
+        var maybeUnread = 0
     }
 
     func note(streams: StreamUse, refused: Int) {
@@ -150,6 +151,9 @@ final class SinkConnectionRecord: Sendable {
             $0.refused = refused
         }
     }
+
+    /// Answers written that the provider never showed it read, on a connection that broke.
+    func maybeUnread(_ answers: Int) { ending.withLockedValue { $0.maybeUnread += answers } }
 
     func closed(at uptime: UInt64, byProvider: Bool) {
         ending.withLockedValue {
@@ -192,14 +196,15 @@ final class SinkConnectionRecord: Sendable {
             rejected: rejected,
             bodyBytes: totals.bodyBytes,
             streamsReset: totals.resets,
-            peakStreams: totals.peakStreams,
+            peakStreams: max(totals.peakStreams, ending.streams.peak),
             openedUptime: openedUptime,
             closedUptime: ending.closedUptime,
             closedByProvider: ending.closedByProvider,
             meanStreams: ending.streams.mean,
             busyFrom: ending.streams.firstRequest,
             busyNanoseconds: ending.streams.busy,
-            refusedStreams: ending.refused
+            refusedStreams: ending.refused,
+            maybeUnread: ending.maybeUnread
         )
     }
 }
@@ -232,6 +237,9 @@ public struct SinkConnectionSummary: Sendable, Hashable {
     public var busyNanoseconds: UInt64 = 0
     /// Streams refused past the announced limit.
     public var refusedStreams = 0
+    /// Answers written that the provider never showed it read (no acknowledgement of the PING
+    /// behind them) on a connection that broke: maybe never read.
+    public var maybeUnread = 0
 }
 
 /// One connection's counts since it last added them to the statistics.

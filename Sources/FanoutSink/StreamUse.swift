@@ -20,6 +20,8 @@ struct StreamUse {
     private(set) var area: UInt64 = 0
     /// The first request's arrival; 0 before it.
     private(set) var firstRequest: UInt64 = 0
+    /// The most streams open at any change: the mean, an average of levels, is never above it.
+    private(set) var peak = 0
 
     /// The connection has `open` streams from `now` on.
     @inline(__always)
@@ -31,6 +33,7 @@ struct StreamUse {
             area &+= UInt64(level) &* (now - min(now, since))
         }
         level = open
+        peak = max(peak, open)
         since = max(since, now)
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import FanoutAPNs
 import Foundation
+import NIOConcurrencyHelpers
 
 /// APNs token authentication (shared/APNS.md, "Auth"): an ES256 JWT in
 /// `authorization: bearer <jwt>`, checked against the keys the sink is given.
@@ -49,6 +50,9 @@ public struct TokenAuthentication: Sendable {
     public var keys: [String: Key]
     /// The time in UNIX seconds: injectable so the hour and 20-minute rules can be tested.
     public var now: @Sendable () -> Int64
+    /// Told why a token was refused, once per distinct fault (`TokenFaults`): what the 403's
+    /// reason cannot say — which claim was wrong, and how.
+    public var faults = TokenFaults()
 
     /// How old `iat` may be.
     public static let maximumTokenAge: Int64 = 3600
@@ -85,12 +89,29 @@ public struct TokenAuthentication: Sendable {
         if !state.token.isEmpty && jwt.elementsEqual(state.token) {
             return Self.age(of: state.tokenIssuedAt, at: time) > Self.maximumTokenAge ? .expiredProviderToken : nil
         }
-        guard let token = ProviderToken(jwt), let key = keys[token.keyID], token.teamID == key.teamID,
-            key.publicKey?.isValidSignature(token.signature, for: SHA256.hash(data: token.signedBytes)) == true
-        else { return .invalidProviderToken }
+        let token: ProviderToken
+        do { token = try ProviderToken(jwt) } catch {
+            faults.note(error.description)
+            return .invalidProviderToken
+        }
+        guard let key = keys[token.keyID] else {
+            faults.note("its kid \(token.keyID) names no key the sink was given (\(keys.keys.sorted().joined(separator: ", ")))")
+            return .invalidProviderToken
+        }
+        guard token.teamID == key.teamID else {
+            faults.note("its iss \(token.teamID) is not key \(token.keyID)'s team (\(key.teamID))")
+            return .invalidProviderToken
+        }
+        guard key.publicKey?.isValidSignature(token.signature, for: SHA256.hash(data: token.signedBytes)) == true else {
+            faults.note("its signature is not key \(token.keyID)'s over its header and claims")
+            return .invalidProviderToken
+        }
         if let bound = state.boundKeyID, bound != token.keyID { return .unrelatedKeyIdInToken }
         let age = Self.age(of: token.issuedAt, at: time)
-        if age < -Self.maximumClockSkew { return .invalidProviderToken }
+        if age < -Self.maximumClockSkew {
+            faults.note("its iat is \(-age) s in the future (the sink allows \(Self.maximumClockSkew) s of clock skew)")
+            return .invalidProviderToken
+        }
         if age > Self.maximumTokenAge { return .expiredProviderToken }
         if !state.token.isEmpty && time - state.tokenAcceptedAt < Self.minimumRefreshInterval {
             return .tooManyProviderTokenUpdates
@@ -115,29 +136,71 @@ public struct TokenAuthentication: Sendable {
 struct ProviderToken {
     var keyID: String
     var teamID: String
+    /// `iat`, whole seconds (a fractional NumericDate rounded down).
     var issuedAt: Int64
     var signature: P256.Signing.ECDSASignature
     var signedBytes: [UInt8]
 
-    /// `nil` unless `jwt` is three base64url parts, a header with alg ES256 and a kid, claims
-    /// with iss and an integer iat, and a 64-byte raw signature.
-    init?(_ jwt: UnsafeRawBufferPointer) {
+    /// Three base64url parts: a header with alg ES256 and a kid, claims with an iss string and
+    /// an iat NumericDate, and a 64-byte raw signature; the error names the part or claim at
+    /// fault. `iat` is RFC 7519's NumericDate (§2): a JSON number of seconds since 1970,
+    /// integer or not (`1764140000.25` is one; `"1764140000"` and `true` are not).
+    init(_ jwt: UnsafeRawBufferPointer) throws(ProviderTokenFault) {
         let parts = jwt.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3,
-            let header = Self.object(Self.base64URL(parts[0])),
-            let claims = Self.object(Self.base64URL(parts[1])),
-            let signatureBytes = Self.base64URL(parts[2]), signatureBytes.count == 64,
-            header["alg"] as? String == "ES256",
-            let keyID = header["kid"] as? String,
-            let teamID = claims["iss"] as? String,
-            let issuedAt = (claims["iat"] as? NSNumber).flatMap({ Int64(exactly: $0.doubleValue) }),
+        guard parts.count == 3 else {
+            throw ProviderTokenFault("it is \(parts.count) part\(parts.count == 1 ? "" : "s"), not a JWT's three (header.claims.signature)")
+        }
+        guard let headerData = Self.base64URL(parts[0]), let header = Self.object(headerData) else {
+            throw ProviderTokenFault("its header is not base64url of a JSON object")
+        }
+        guard let claimsData = Self.base64URL(parts[1]), let claims = Self.object(claimsData) else {
+            throw ProviderTokenFault("its claims are not base64url of a JSON object")
+        }
+        guard let signatureBytes = Self.base64URL(parts[2]), signatureBytes.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
-        else { return nil }
+        else { throw ProviderTokenFault("its signature is not a 64-byte ES256 signature (r ‖ s)") }
+        guard header["alg"] as? String == "ES256" else {
+            throw ProviderTokenFault("its header's alg is \(Self.describe(header["alg"])), not \"ES256\"")
+        }
+        guard let keyID = header["kid"] as? String else {
+            throw ProviderTokenFault("its header's kid is \(Self.describe(header["kid"])), not a key id string")
+        }
+        guard let teamID = claims["iss"] as? String else {
+            throw ProviderTokenFault("its iss claim is \(Self.describe(claims["iss"])), not a team id string")
+        }
         self.keyID = keyID
         self.teamID = teamID
-        self.issuedAt = issuedAt
+        issuedAt = try Self.numericDate(claimsData, claims["iat"])
         self.signature = signature
         signedBytes = Array(jwt[..<(parts[1].endIndex)])
+    }
+
+    /// `iat` as a NumericDate: JSON's number, decoded by `JSONDecoder` into a `Double` (which,
+    /// unlike `JSONSerialization`'s `NSNumber`, takes neither `true` nor a string for one).
+    static func numericDate(_ claims: Data, _ value: Any?) throws(ProviderTokenFault) -> Int64 {
+        struct IssuedAt: Decodable { var iat: Double }
+        guard let seconds = try? JSONDecoder().decode(IssuedAt.self, from: claims).iat else {
+            throw ProviderTokenFault(
+                "its iat claim is \(describe(value)), not a NumericDate (a JSON number of seconds since 1970, RFC 7519 §2)"
+            )
+        }
+        // Finite and within Int64 by the check: a NumericDate of 1e300 is no time.
+        guard seconds.isFinite, abs(seconds) < 9.2e18 else {
+            throw ProviderTokenFault("its iat claim \(seconds) is no time (seconds since 1970)")
+        }
+        return Int64(seconds.rounded(.down))
+    }
+
+    /// A claim's value as a message quotes it: `"1764140000"` (a string), `true`, `missing`.
+    static func describe(_ value: Any?) -> String {
+        guard let value else { return "missing" }
+        if let text = value as? String { return "the string \"\(text.prefix(40))\"" }
+        if let data = try? JSONSerialization.data(withJSONObject: [value], options: [.fragmentsAllowed]),
+            let text = String(data: data, encoding: .utf8)
+        {
+            return String(text.dropFirst().dropLast().prefix(40))
+        }
+        return "\(type(of: value))"
     }
 
     static func base64URL(_ text: Slice<UnsafeRawBufferPointer>) -> Data? {
@@ -151,4 +214,35 @@ struct ProviderToken {
     static func object(_ data: Data?) -> [String: Any]? {
         data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
     }
+}
+
+/// Why a provider token is not one: the part or claim at fault, said as the rest of "the
+/// provider token is refused: …".
+struct ProviderTokenFault: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The distinct reasons provider tokens were refused, each said once to `report` (the sink
+/// logs them on standard error) and counted: a provider sending the same bad token 100,000
+/// times gets one line, with the count in `counts`.
+public final class TokenFaults: Sendable {
+    private let seen = NIOLockedValueBox<[String: Int]>([:])
+    private let report: @Sendable (String) -> Void
+    /// Distinct faults remembered; past it, new ones are counted under "other".
+    static let memory = 64
+
+    public init(report: @escaping @Sendable (String) -> Void = { _ in }) { self.report = report }
+
+    func note(_ fault: String) {
+        let first = seen.withLockedValue { seen -> Bool in
+            let key = seen.count < Self.memory || seen[fault] != nil ? fault : "other"
+            seen[key, default: 0] += 1
+            return seen[key] == 1 && key == fault
+        }
+        if first { report("403 InvalidProviderToken: the provider token is refused: \(fault)") }
+    }
+
+    /// Each distinct fault and how many tokens it refused.
+    public var counts: [String: Int] { seen.withLockedValue { $0 } }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutAPNs
 import FanoutReport
 import FanoutRun
 import Foundation
@@ -11,12 +12,17 @@ struct GateCommand: ParsableCommand {
         discussion: """
             A threshold is METRIC COMPARISON LIMIT. Metrics: p50 p90 p99 p99.9 p99.99 max lag (ms, \
             or with us/ms/s), throughput (per second, /s optional), errors (rejected + failed: a \
-            count, or a share of sent with %), failed, rejected, sent, accepted. Comparisons: < <= \
+            count, or a share of sent with %), failed, rejected, sent, accepted, harness (ms); on a \
+            sink's folder (fanout sink --output) also fanout (the fan-out time, ms), unread \
+            (answers accepted that the provider never acknowledged reading before its connection \
+            broke), violations and violations.RULE for each rule of the card \
+            (\(ProviderRule.allCases.map(\.rawValue).joined(separator: ", "))). Comparisons: < <= \
             > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
             gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \
             the run or the baseline is invalid (generator lag, sender and sink disagree, stopped \
-            early; it never passes), 64 a usage error (bad option, threshold or folder).
+            early or interrupted, nothing measured, credentials refused, "valid": false; it never \
+            passes), 64 a usage error (bad option, threshold or folder).
             """
     )
 
