@@ -100,7 +100,7 @@ extension HTTP2Connection {
             }
             return nil
         case .ping(let opaque, let ack):
-            if ack && opaque == Self.goAwayPingOpaque && sentGoAway != nil && role == .server {
+            if ack && opaque == Self.goAwayPingOpaque && role == .server {
                 goAwayRead = true
                 return nil
             }

@@ -67,6 +67,13 @@ extension HTTP2Connection {
     /// sends `{"reason":"…"}`).
     public mutating func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) {
         guard error == nil else { return }
+        // A server sends a PING right in front of it, in the same write: its acknowledgement
+        // says the peer has read that far — in practice the GOAWAY with it, read in the same
+        // read — so streams it opens later knew they would be ignored (`goAwayRead`). Not
+        // behind it: some clients (Python's h2) fail on any frame after a GOAWAY.
+        if role == .server {
+            HTTP2FrameEncoder.writePing(opaque: Self.goAwayPingOpaque, ack: false, into: &outbound)
+        }
         debugData.withUnsafeBytes { debugData in
             HTTP2FrameEncoder.writeGoAway(
                 lastStream: highestPeerStream,
@@ -76,11 +83,6 @@ extension HTTP2Connection {
             )
         }
         sentGoAway = highestPeerStream
-        // A server sends a PING right behind it: its acknowledgement says the peer has read
-        // the GOAWAY, so streams it opens later knew they would be ignored (`goAwayRead`).
-        if role == .server {
-            HTTP2FrameEncoder.writePing(opaque: Self.goAwayPingOpaque, ack: false, into: &outbound)
-        }
     }
 
     /// Sends PING; `.pingAcknowledged(opaque:)` follows.

@@ -181,16 +181,17 @@ public struct HTTP2Connection: ~Copyable {
     /// Streams the peer opened past the concurrent-stream limit, refused (REFUSED_STREAM).
     public internal(set) var refusedStreams = 0
     /// Streams the peer opened after it had read this side's GOAWAY (it acknowledged the PING
-    /// sent right behind it): ignored, as RFC 9113 §6.8 allows, and a fault of the peer's.
+    /// written in front of it, in the same write): ignored, as RFC 9113 §6.8 allows, and a
+    /// fault of the peer's.
     public internal(set) var streamsAfterGoAway = 0
     /// Streams the peer opened after this side's GOAWAY left but before the peer could have
     /// read it (no acknowledgement yet of the PING behind it): ignored too, and no fault —
     /// they were on the wire when the GOAWAY was (RFC 9113 §6.8's race).
     public internal(set) var streamsInGoAwayRace = 0
-    /// Whether the peer has read this side's GOAWAY: it acknowledged the PING sent behind it
-    /// (frames are processed in order, so the GOAWAY before it was read first).
+    /// Whether the peer has read this side's GOAWAY: it acknowledged the PING written in front
+    /// of it (the two go in one write and are read in one read).
     public internal(set) var goAwayRead = false
-    /// The opaque data of the PING a server sends right behind its GOAWAY: "GOAWAY?!".
+    /// The opaque data of the PING a server writes right in front of its GOAWAY: "GOAWAY?!".
     public static let goAwayPingOpaque: UInt64 = 0x474F_4157_4159_3F21
     /// The MAX_CONCURRENT_STREAMS of the last SETTINGS the peer acknowledged; `nil` before its
     /// first acknowledgement (until then it may not know any limit: RFC 9113 §6.5.3).

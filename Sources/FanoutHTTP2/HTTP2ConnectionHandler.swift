@@ -81,6 +81,16 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var isReading = false
     /// Whether any byte has come from the peer (its first ones are checked for another protocol).
     private var heardPeer = false
+    /// A server's connection that ended with its GOAWAY: its output is closed (FIN after the
+    /// last frame) and what the peer still sends is read and dropped until the peer closes or
+    /// `lingerTimeout` passes. Closing at once with the peer's bytes unread would make the
+    /// kernel answer with a reset, and a reset throws away what the peer has not read yet —
+    /// the GOAWAY and the last answers among it (RFC 9113 §6.8: the peer's streams in flight
+    /// are the race a GOAWAY leaves; nghttp2 lingers the same way).
+    private var lingering = false
+    private var lingerTimer: Scheduled<Void>?
+    /// How long a lingering connection waits for its peer to close.
+    public static var lingerTimeout: TimeAmount { .seconds(1) }
 
     /// Creates the handler; `requiresALPN` when a TLS handler sits before it.
     public init(
@@ -145,6 +155,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Lingering after the GOAWAY: read and dropped, so the close is a FIN, not a reset.
+        if lingering { return }
         var bytes = unwrapInboundIn(data)
         if !heardPeer {
             heardPeer = true
@@ -251,6 +263,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private func end() {
         guard !ended else { return }
         ended = true
+        lingerTimer?.cancel()
         settingsTimer?.cancel()
         incompleteFrameTimer?.cancel()
         wakeUp?.task.cancel()
@@ -288,11 +301,27 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         isFlushing = false
         if wrote { delegate.outboundWritten(at: NIODeadline.now().uptimeNanoseconds) }
         if context.channel.isWritable { connection.controlRepliesDelivered() }
-        if connection.isFinished && context.channel.isActive {
+        if connection.isFinished && context.channel.isActive && !lingering {
             if let error = connection.error, failure == nil { failure = error }
-            context.close(promise: nil)
+            if connection.error == nil && connection.role == .server && heardPeer {
+                linger(context)
+            } else {
+                context.close(promise: nil)
+            }
         }
         scheduleWakeUp(context)
+    }
+
+    /// Closes the output (a FIN after the last frame) and drops what the peer still sends until
+    /// it closes too, or `lingerTimeout` passes; a channel that cannot close half of itself
+    /// closes whole at once.
+    private func linger(_ context: ChannelHandlerContext) {
+        lingering = true
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.close(mode: .output, promise: promise)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        promise.futureResult.whenFailure { _ in bound.value.close(promise: nil) }
+        lingerTimer = context.eventLoop.scheduleTask(in: Self.lingerTimeout) { bound.value.close(promise: nil) }
     }
 
     /// Keeps one timer at the delegate's earliest wake-up, moved on to the wake-up window's

@@ -95,7 +95,9 @@ public struct TokenAuthentication: Sendable {
             return .invalidProviderToken
         }
         guard let key = keys[token.keyID] else {
-            faults.note("its kid \(token.keyID) names no key the sink was given (\(keys.keys.sorted().joined(separator: ", ")))")
+            faults.note(
+                "its kid \(token.keyID) names no key the sink was given (\(keys.keys.sorted().joined(separator: ", ")))"
+            )
             return .invalidProviderToken
         }
         guard token.teamID == key.teamID else {
@@ -148,7 +150,9 @@ struct ProviderToken {
     init(_ jwt: UnsafeRawBufferPointer) throws(ProviderTokenFault) {
         let parts = jwt.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else {
-            throw ProviderTokenFault("it is \(parts.count) part\(parts.count == 1 ? "" : "s"), not a JWT's three (header.claims.signature)")
+            throw ProviderTokenFault(
+                "it is \(parts.count) part\(parts.count == 1 ? "" : "s"), not a JWT's three (header.claims.signature)"
+            )
         }
         guard let headerData = Self.base64URL(parts[0]), let header = Self.object(headerData) else {
             throw ProviderTokenFault("its header is not base64url of a JSON object")
@@ -184,10 +188,12 @@ struct ProviderToken {
                 "its iat claim is \(describe(value)), not a NumericDate (a JSON number of seconds since 1970, RFC 7519 §2)"
             )
         }
-        // Finite and within Int64 by the check: a NumericDate of 1e300 is no time.
-        guard seconds.isFinite, abs(seconds) < 9.2e18 else {
+        guard seconds.isFinite else {
             throw ProviderTokenFault("its iat claim \(seconds) is no time (seconds since 1970)")
         }
+        // Far outside Int64 (1e300): saturated, then judged as any time that old or new.
+        if seconds >= 9.2e18 { return .max }
+        if seconds <= -9.2e18 { return .min }
         return Int64(seconds.rounded(.down))
     }
 

@@ -172,7 +172,9 @@ final class WireHandler: ChannelDuplexHandler {
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if mode == .all { closedHere = true }
-        guard mode == .all, !outbound.chunks.isEmpty, !inactive else {
+        // A close of the output (the HTTP/2 handler's lingering close) waits for what is held
+        // too: its FIN must follow the last byte, as on a wire.
+        guard mode != .input, !outbound.chunks.isEmpty, !inactive else {
             context.close(mode: mode, promise: promise)
             return
         }

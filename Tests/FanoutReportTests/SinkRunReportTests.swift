@@ -133,3 +133,69 @@ import Testing
         #expect(error?.description.contains("is not a sink's folder") == true, "\(String(describing: error))")
     }
 }
+
+/// The fleet's streams in flight are its connections' stream-seconds over the span they were
+/// busy, so never above the sum of their peaks; the figure (93.1 in flight over one
+/// connection whose peak was 21: its held answers' stream-seconds over a fan-out that ended at
+/// the last arrival) cannot come out.
+@Suite struct StreamsFigureTests {
+    typealias Connection = SummaryDocument.Provider.Connection
+
+    static func connection(_ id: Int, peak: Int, mean: Double, from: Double?, busy: Double) -> Connection {
+        Connection(
+            id: id,
+            peer: "p",
+            openedSeconds: 0,
+            closedSeconds: nil,
+            closedBy: nil,
+            requests: 10,
+            accepted: 10,
+            share: 1,
+            peakStreams: peak,
+            meanStreams: mean,
+            busySeconds: busy,
+            refusedStreams: 0,
+            busyFromSeconds: from
+        )
+    }
+
+    @Test func oneConnectionsFleetIsThatConnection() {
+        let streams = SummaryDocument.Provider.Streams(
+            limit: 1000,
+            initial: 1,
+            connections: [Self.connection(1, peak: 21, mean: 17.1, from: 0.01, busy: 2.0)],
+            fanoutSeconds: 0.367
+        )
+        #expect(abs(streams.meanInFlight - 17.1) < 1e-9)
+        #expect(streams.meanPerConnection == 17.1 && streams.peak == 21)
+    }
+
+    @Test func theFleetIsNeverAboveTheSumOfItsPeaks() {
+        var state: UInt64 = 43
+        func unit() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(state >> 11) / Double(1 << 53)
+        }
+        for _ in 0..<1_000 {
+            let connections = (1...Int(1 + unit() * 8)).map { id -> Connection in
+                let peak = Int(1 + unit() * 1000)
+                return Self.connection(
+                    id,
+                    peak: peak,
+                    mean: unit() * Double(peak),
+                    from: unit() * 5,
+                    busy: unit() * 5
+                )
+            }
+            let streams = SummaryDocument.Provider.Streams(
+                limit: 1000,
+                initial: 1,
+                connections: connections,
+                fanoutSeconds: unit() * 3
+            )
+            let peaks = Double(connections.map(\.peakStreams).reduce(0, +))
+            #expect(streams.meanInFlight <= peaks + 1e-6, "\(streams.meanInFlight) > \(peaks)")
+            #expect(streams.meanPerConnection <= Double(streams.peak) + 1e-9)
+        }
+    }
+}

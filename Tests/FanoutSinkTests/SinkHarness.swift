@@ -121,8 +121,13 @@ struct TestKey {
     }
 
     func token(issuedAt: Int64, issuer: String? = nil, algorithm: String = "ES256") -> String {
+        token(iat: "\(issuedAt)", issuer: issuer, algorithm: algorithm)
+    }
+
+    /// A token whose `iat` is `iat` as written in the claims' JSON (`1764140000.25`, `"17…"`).
+    func token(iat: String, issuer: String? = nil, algorithm: String = "ES256") -> String {
         let header = Self.base64URL(Data(#"{"alg":"\#(algorithm)","kid":"\#(keyID)"}"#.utf8))
-        let claims = Self.base64URL(Data(#"{"iss":"\#(issuer ?? teamID)","iat":\#(issuedAt)}"#.utf8))
+        let claims = Self.base64URL(Data(#"{"iss":"\#(issuer ?? teamID)","iat":\#(iat)}"#.utf8))
         let signature = try! privateKey.signature(for: Data("\(header).\(claims)".utf8))
         return "\(header).\(claims).\(Self.base64URL(signature.rawRepresentation))"
     }

@@ -136,3 +136,68 @@ import Testing
         #expect(sink.streamLimit == 1000)
     }
 }
+
+/// `iat` is RFC 7519's NumericDate: a JSON number, integer or not. A Python client that sends
+/// `1764140000.25` is accepted by APNs; the sink refused it. A string or a boolean is no
+/// NumericDate: refused, and the fault said (the 403's reason cannot say which claim).
+@Suite struct NumericDateTests {
+    let key = TestKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+
+    func harness(faults: TokenFaults) -> SinkHarness {
+        var configuration = SinkConfiguration()
+        var authentication = TokenAuthentication(
+            keys: [key.sinkKey],
+            now: { TokenAuthenticationTests.start }
+        )
+        authentication.faults = faults
+        configuration.tokenAuthentication = authentication
+        return SinkHarness(configuration)
+    }
+
+    @Test(
+        arguments: [
+            ("1700000000", 200, nil),
+            ("1700000000.25", 200, nil),
+            ("1.7e9", 200, nil),
+            (#""1700000000""#, 403, #"its iat claim is the string "1700000000", not a NumericDate"#),
+            ("true", 403, "its iat claim is true, not a NumericDate"),
+            ("null", 403, "its iat claim is null, not a NumericDate"),
+            // Beyond any Double: no JSON reader here takes it as a number.
+            ("1e999", 403, "its claims are not base64url of a JSON object"),
+        ] as [(String, Int, String?)]
+    )
+    func iatIsANumericDate(iat: String, status: Int, fault: String?) {
+        let said = NIOLockedBox<[String]>([])
+        var sink = harness(faults: TokenFaults { line in said.append(line) })
+        let answer = sink.send(TokenAuthenticationTests.request(key.token(iat: iat)))
+        #expect(answer?.status == status, "\(iat): \(String(describing: answer))")
+        if let fault {
+            #expect(answer?.reason == "InvalidProviderToken")
+            #expect(said.value.count == 1 && said.value[0].contains(fault), "\(iat): \(said.value)")
+            #expect(said.value[0].hasPrefix("403 InvalidProviderToken: the provider token is refused: "))
+        } else {
+            #expect(said.value.isEmpty, "\(said.value)")
+        }
+    }
+
+    /// Each distinct fault is said once, however often it comes, and counted.
+    @Test func aFaultIsSaidOnceAndCounted() {
+        let said = NIOLockedBox<[String]>([])
+        let faults = TokenFaults { line in said.append(line) }
+        var sink = harness(faults: faults)
+        for _ in 0..<5 { _ = sink.send(TokenAuthenticationTests.request(key.token(iat: #""soon""#))) }
+        _ = sink.send(TokenAuthenticationTests.request(key.token(iat: "1700000000", issuer: "OTHERTEAM0")))
+        #expect(said.value.count == 2, "\(said.value)")
+        #expect(said.value[1].contains("its iss OTHERTEAM0 is not key ABC123DEFG's team (DEF123GHIJ)"))
+        #expect(faults.counts.values.sorted() == [1, 5])
+    }
+}
+
+/// A small thread-safe box for what a `@Sendable` callback hands over.
+final class NIOLockedBox<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.withLock { stored } }
+    func append<Element>(_ element: Element) where Value == [Element] { lock.withLock { stored.append(element) } }
+}

@@ -1,0 +1,161 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// Issue #43: the conformance card accuses only the guilty. Each test plants exactly one
+/// behaviour with a provider written for it (`Peers/card_peer.py`, Python's h2) and reads the
+/// card `fanout sink --output` wrote: correct providers get a clean card (a first flight of
+/// streams before the SETTINGS was read, streams in flight when the GOAWAY left, a certificate
+/// connection's burst), faults are counted exactly (streams opened after reading the GOAWAY,
+/// answers a provider died without reading).
+@Suite(.serialized) struct ProviderCardTruthTests {
+    static let peer = CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/card_peer.py"
+
+    struct Outcome {
+        var folder: String
+        var said: [String: Any]
+        var summary: [String: Any]
+        var card: [String: Int]
+        var sinkOutput: String
+
+        var provider: [String: Any] { summary["provider"] as? [String: Any] ?? [:] }
+        var statuses: [String: Int] { said["statuses"] as? [String: Int] ?? [:] }
+
+        func gate(_ threshold: String) throws -> CommandRunner.Result {
+            try CommandRunner.run(["gate", folder, "--threshold", threshold])
+        }
+    }
+
+    /// Runs the sink with `sinkOptions` and `card_peer.py MODE PORT COUNT` as its trigger; the
+    /// sink ends a second after the peer's last request (at most 60 s).
+    static func plant(
+        _ mode: String,
+        count: Int,
+        sinkOptions: [String],
+        peerOptions: [String] = []
+    ) throws -> Outcome {
+        let folder = NSTemporaryDirectory() + "fanout-card-\(mode)-\(UUID().uuidString)"
+        let port = freePort()
+        let peer = ["python3", Self.peer, mode, "\(port)", "\(count)"] + peerOptions
+        let result = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:\(port)", "--output", folder, "--idle-exit", "1s", "--duration", "60s"]
+                + sinkOptions + ["--trigger", peer.joined(separator: " ")],
+            timeout: .seconds(90)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let log = try String(contentsOfFile: folder + "/trigger.log", encoding: .utf8)
+        let last = try #require(log.split(separator: "\n").last, "\(log)")
+        let said = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], "\(log)")
+        let summary = try CommandRunner.summary(in: folder)
+        return Outcome(
+            folder: folder,
+            said: said,
+            summary: summary,
+            card: try ProviderUnderTestTests.card(summary),
+            sinkOutput: result.standardOutput
+        )
+    }
+
+    /// 20 streams in the first flight, before the sink's SETTINGS (1 stream until a request is
+    /// accepted) could be read: RFC 9113 lets a client open them (§6.5.3), the sink answers them
+    /// all, and the card is clean (it counted 20 a connection before).
+    @Test func aFirstFlightOfStreamsIsNoFault() throws {
+        let outcome = try Self.plant("first-flight", count: 20, sinkOptions: ["--no-auth", "--latency", "fixed:20ms"])
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.statuses == ["200": 20], "\(outcome.said)")
+        #expect(outcome.card.values.allSatisfy { $0 == 0 }, "\(outcome.card)")
+        #expect(try outcome.gate("violations == 0").status == 0)
+    }
+
+    /// 500 requests in one write; the sink sends GOAWAY after 100 with the rest on the wire (it
+    /// answers at once: Python's h2 fails on an answer that comes after a GOAWAY).
+    /// Those were sent before the GOAWAY could arrive (RFC 9113 §6.8's race): not counted (it
+    /// counted 242 before).
+    @Test func streamsInFlightWhenTheGoAwayLeftAreNoFault() throws {
+        let outcome = try Self.plant(
+            "goaway-race",
+            count: 500,
+            sinkOptions: ["--no-auth", "--goaway-after-requests", "100"]
+        )
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        let last = try #require(outcome.said["last_stream"] as? Int, "\(outcome.said)")
+        #expect(last >= 199 && last < 999, "\(outcome.said)")
+        #expect(outcome.said["answered"] as? Int == (last + 1) / 2, "\(outcome.said)")
+        #expect(outcome.card["after-goaway"] == 0, "\(outcome.card)")
+        #expect(try outcome.gate("violations == 0").status == 0)
+    }
+
+    /// Streams opened after the provider read the GOAWAY (it acknowledged the PING in front of
+    /// it): each one counted.
+    @Test func streamsOpenedAfterReadingTheGoAwayAreCounted() throws {
+        let outcome = try Self.plant(
+            "after-goaway",
+            count: 7,
+            sinkOptions: ["--no-auth", "--latency", "fixed:500ms", "--goaway-after-requests", "1"]
+        )
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.card["after-goaway"] == 7, "\(outcome.card)")
+        #expect(try outcome.gate("violations.after-goaway == 7").status == 0)
+        #expect(try outcome.gate("violations == 0").status == 1)
+    }
+
+    /// A provider that dies with 50 answers unread (its socket closed with them in its receive
+    /// buffer: a reset): the sink accepted 50 the provider never saw, and says so.
+    @Test func answersAProviderDiedWithoutReadingAreCounted() throws {
+        let outcome = try Self.plant("unread", count: 50, sinkOptions: ["--no-auth", "--latency", "fixed:20ms"])
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.summary["accepted"] as? Int == 50)
+        let connections = try #require(outcome.provider["connections"] as? [[String: Any]])
+        let unread = connections.compactMap { $0["answered_maybe_unread"] as? Int }.reduce(0, +)
+        #expect(unread == 50, "\(connections)")
+        #expect(outcome.sinkOutput.contains("answered, maybe unread: 50"), "\(outcome.sinkOutput)")
+        #expect(try outcome.gate("unread == 0").status == 1)
+        let markdown = try String(contentsOfFile: outcome.folder + "/summary.md", encoding: .utf8)
+        #expect(markdown.contains("50 answered, maybe unread"))
+    }
+
+    /// The control: a correct provider's answers are all acknowledged read, none counted.
+    @Test func aProviderThatReadsEverythingLeavesNothingUnread() throws {
+        let outcome = try Self.plant("first-flight", count: 50, sinkOptions: ["--no-auth", "--latency", "fixed:20ms"])
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        let connections = try #require(outcome.provider["connections"] as? [[String: Any]])
+        #expect(connections.compactMap { $0["answered_maybe_unread"] as? Int }.allSatisfy { $0 == 0 })
+        #expect(try outcome.gate("unread == 0").status == 0)
+    }
+
+    /// Three streams at once after the provider read and acknowledged SETTINGS with a limit of
+    /// 1: two refused, two counted.
+    @Test func aBurstPastAnAcknowledgedLimitIsCounted() throws {
+        let outcome = try Self.plant("settled-burst", count: 3, sinkOptions: ["--no-auth", "--latency", "fixed:100ms"])
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.statuses == ["200": 1, "-7": 2], "\(outcome.said)")
+        #expect(outcome.card["stream-limit"] == 2, "\(outcome.card)")
+    }
+
+    /// A certificate-authenticated provider: 100 streams at once before any answer. Apple's
+    /// "one stream until a valid authentication token" is a token connection's rule; the sink
+    /// raises a certificate connection's limit at the handshake, and the card is clean (271
+    /// stream-limit counts before).
+    @Test func aCertificateConnectionIsNotHeldToOneStream() throws {
+        let folder = try SinkSecurityCommandTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try SinkSecurityCommandTests.certificate("ca", subject: "/CN=Fanout test push CA", in: folder)
+        try SinkSecurityCommandTests.certificate(
+            "uid",
+            subject: "/UID=com.example.app/CN=Apple Push Services: com.example.app/O=Example",
+            in: folder,
+            ca: folder + "/ca"
+        )
+        let outcome = try Self.plant(
+            "certificate",
+            count: 100,
+            sinkOptions: [
+                "--tls-self-signed", folder + "/tls", "--client-ca", folder + "/ca.pem", "--latency", "fixed:20ms",
+            ],
+            peerOptions: ["--tls", folder + "/tls/cert.pem", folder + "/uid.pem", folder + "/uid.key"]
+        )
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        #expect(outcome.statuses == ["200": 100], "\(outcome.said)")
+        #expect(outcome.card.values.allSatisfy { $0 == 0 }, "\(outcome.card)")
+    }
+}
