@@ -259,7 +259,9 @@ public struct SinkService: Service {
                 let key = try TokenAuthentication.Key(keyID: key.keyID, teamID: key.teamID, pem: pem)
                 var authentication = TokenAuthentication(keys: [key])
                 // Which claim was wrong, and how: what a 403 InvalidProviderToken cannot say.
-                authentication.faults = TokenFaults { line in StandardStream.error.write(("fanout sink: " + line + "\n").utf8) }
+                authentication.faults = TokenFaults { line in
+                    StandardStream.error.write(("fanout sink: " + line + "\n").utf8)
+                }
                 configuration.tokenAuthentication = authentication
             } catch {
                 throw JobError("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
