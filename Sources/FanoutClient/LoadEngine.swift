@@ -59,7 +59,7 @@ public final class LoadEngine: Sendable {
         public var elapsed: Duration
         /// What the token reader saw (tokens read, lines turned down, its error if any).
         public var tokens: TokenStreamSummary?
-        /// Whether it was stopped (by `cancel()` or the deadline) before the end.
+        /// Whether it was stopped (by `cancel()`, the deadline or `interrupt(by:)`) before the end.
         public var cancelled: Bool
         /// Why it gave up early, if it did.
         public var abandoned: String?

@@ -62,9 +62,9 @@ public struct RunJob: Sendable {
     /// run's folder is written, its summary printed. `directory` is checked and locked before
     /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
-        let output = try RunOutput(preparing: directory)
-        return try withExtendedLifetime(output) {
-            try StopSignals.watch { signals in
+        try StopSignals.watch { signals in
+            let output = try RunOutput(preparing: directory)
+            return try withExtendedLifetime(output) {
                 try repeatRuns(repeats, into: directory, signals: signals) { folder in
                     try runOnce(into: folder, signals: signals)
                 }

@@ -102,7 +102,8 @@ public func repeatRuns(
     }
     try record()
     for index in 1...max(1, repeats) {
-        if signals.received != nil { break }
+        // The first always runs: a signal before it stops it at once, and its folder says so.
+        if index > 1 && signals.received != nil { break }
         let folder = repeats <= 1 ? directory : "\(directory)/repeat-\(index)"
         if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
         let outcome = try once(folder)

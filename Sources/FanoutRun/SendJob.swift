@@ -118,11 +118,11 @@ public struct SendJob: Sendable {
     /// and SIGHUP stopping it cleanly (`StopSignals`). `directory` is checked and locked before
     /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
-        let output = try RunOutput(preparing: directory, inputs: files)
-        let configuration = try loadConfiguration()
-        defer { configuration.goneTokens?.close() }
-        return try withExtendedLifetime(output) {
-            try StopSignals.watch { signals in
+        try StopSignals.watch { signals in
+            let output = try RunOutput(preparing: directory, inputs: files)
+            let configuration = try loadConfiguration()
+            defer { configuration.goneTokens?.close() }
+            return try withExtendedLifetime(output) {
                 try repeatRuns(repeats, into: directory, signals: signals) { folder in
                     try runOnce(configuration, into: folder, signals: signals)
                 }
