@@ -128,7 +128,9 @@ public final class LoadEngine: Sendable {
                 )
             }
             if let error = tokens?.error {
-                reasons.append("the token set stopped the run at \(error) (the tokens before it were sent and are counted)")
+                reasons.append(
+                    "the token set stopped the run at \(error) (the tokens before it were sent and are counted)"
+                )
             }
             reasons += lostWrites
             guard schedule != nil, worstLag > maxLag else { return reasons }
@@ -321,7 +323,9 @@ public final class LoadEngine: Sendable {
         // with arrivals left unclaimed. They are counted, not served late or silently dropped.
         var tokensRanOut: Report.TokensRanOut?
         let interrupted = interruption.withLockedValue { $0 }
-        if let tickets, !isCancelled, interrupted == nil, let planned = tickets.schedule.total, tickets.claimed < planned {
+        if let tickets, !isCancelled, interrupted == nil, let planned = tickets.schedule.total,
+            tickets.claimed < planned
+        {
             tokensRanOut = Report.TokensRanOut(
                 arrivals: planned - tickets.claimed,
                 at: .nanoseconds(Int64(tickets.schedule.offset(of: tickets.claimed) ?? 0)),

@@ -157,7 +157,9 @@ public struct RunSet: Sendable {
         let setReasons = manifest?.invalidReasons(foldersFound: runs.count) ?? []
         guard !runs.isEmpty else {
             // Interrupted before any repeat wrote its folder: nothing to measure, and said so.
-            throw ResultsError("\(directory): \(setReasons.first ?? "no repeat finished"); no repeat-*/ folder holds a run")
+            throw ResultsError(
+                "\(directory): \(setReasons.first ?? "no repeat finished"); no repeat-*/ folder holds a run"
+            )
         }
         return RunSet(directory: directory, runs: runs, setReasons: setReasons)
     }

@@ -53,7 +53,9 @@ public final class RunOutput: Sendable {
         }
         let resolved = Self.resolved(path)
         for input in inputs where Self.resolved(input) == resolved {
-            throw JobError("\(option) \(path) is also an input of this command (\(input)): the results would overwrite it")
+            throw JobError(
+                "\(option) \(path) is also an input of this command (\(input)): the results would overwrite it"
+            )
         }
         do {
             try files.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -73,7 +75,8 @@ public final class RunOutput: Sendable {
             throw JobError("\(option) \(path) is in use by \(who): give another folder, or wait for it to end")
         }
         let pid = Array("\(getpid())\n".utf8)
-        guard ftruncate(descriptor, 0) == 0, pid.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == pid.count
+        guard ftruncate(descriptor, 0) == 0,
+            pid.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == pid.count
         else {
             let reason = String(cString: strerror(errno))
             close(descriptor)

@@ -23,7 +23,10 @@ import Testing
         let earlier = try Data(contentsOf: URL(fileURLWithPath: folder + "/a/summary.json"))
         let again = try CommandRunner.run(["run", "--count", "200", "--repeat", "2", "--output", folder + "/a"])
         #expect(again.status == 1)
-        #expect(again.standardError.contains("--output \(folder)/a holds an earlier run's results ("), "\(again.standardError)")
+        #expect(
+            again.standardError.contains("--output \(folder)/a holds an earlier run's results ("),
+            "\(again.standardError)"
+        )
         #expect(again.standardError.contains("summary.json"), "\(again.standardError)")
         #expect(!again.standardOutput.contains("repeat 1 of 2"), "no traffic: \(again.standardOutput)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/a/summary.json")) == earlier)

@@ -312,7 +312,11 @@ import Testing
         try #require(generated.status == 0, "\(generated.standardError)")
         var lines = try String(contentsOfFile: folder + "/all.txt", encoding: .utf8).split(separator: "\n")
         lines.insert("not-a-token", at: 6000)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: folder + "/tokens.txt", atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(
+            toFile: folder + "/tokens.txt",
+            atomically: true,
+            encoding: .utf8
+        )
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
         let result = try CommandRunner.run([

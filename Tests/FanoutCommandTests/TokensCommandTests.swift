@@ -67,7 +67,8 @@ import Testing
         let text = "\(folder)/set.txt"
         let binary = "\(folder)/set.bin"
         try #require(
-            try CommandRunner.run(["tokens", "generate", "--count", "1000", "--seed", "9", "--output", text]).status == 0
+            try CommandRunner.run(["tokens", "generate", "--count", "1000", "--seed", "9", "--output", text]).status
+                == 0
         )
         try #require(try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary]).status == 0)
         let fanout = CommandRunner.executable.path
@@ -75,12 +76,22 @@ import Testing
             try PeerProcess.run("bash", ["-c", script], timeout: .seconds(30))
         }
         // Process substitution: text, then binary, back to text.
-        let substituted = try shell("'\(fanout)' tokens convert --tokens <(cat '\(text)') --output '\(folder)/a.txt' --format text")
+        let substituted = try shell(
+            "'\(fanout)' tokens convert --tokens <(cat '\(text)') --output '\(folder)/a.txt' --format text"
+        )
         #expect(substituted.status == 0, "\(substituted.errors)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(folder)/a.txt")) == Data(contentsOf: URL(fileURLWithPath: text)))
-        let binaryPipe = try shell("'\(fanout)' tokens convert --tokens <(cat '\(binary)') --output '\(folder)/b.txt' --format text")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/a.txt"))
+                == Data(contentsOf: URL(fileURLWithPath: text))
+        )
+        let binaryPipe = try shell(
+            "'\(fanout)' tokens convert --tokens <(cat '\(binary)') --output '\(folder)/b.txt' --format text"
+        )
         #expect(binaryPipe.status == 0, "\(binaryPipe.errors)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(folder)/b.txt")) == Data(contentsOf: URL(fileURLWithPath: text)))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/b.txt"))
+                == Data(contentsOf: URL(fileURLWithPath: text))
+        )
         // A binary stream cut short, and one with bytes past its records: errors, not crashes.
         let cut = try shell("'\(fanout)' tokens count --tokens <(head -c 1000 '\(binary)')")
         #expect(cut.status == 1, "\(cut.errors)")

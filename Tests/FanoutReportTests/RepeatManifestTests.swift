@@ -28,7 +28,9 @@ struct RepeatManifestTests {
         #expect(try RepeatManifest.read(in: folder) == manifest)
         let text = try String(contentsOfFile: folder + "/repeats.json", encoding: .utf8)
         #expect(text == #"{"asked":4,"finished":1,"interrupted":"SIGINT","version":1}"#)
-        try Data(#"{"asked":4,"finished":1,"version":2}"#.utf8).write(to: URL(fileURLWithPath: folder + "/repeats.json"))
+        try Data(#"{"asked":4,"finished":1,"version":2}"#.utf8).write(
+            to: URL(fileURLWithPath: folder + "/repeats.json")
+        )
         #expect(throws: ResultsError.self) { try RepeatManifest.read(in: folder) }
     }
 
