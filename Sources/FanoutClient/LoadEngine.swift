@@ -132,6 +132,7 @@ public final class LoadEngine: Sendable {
                     "the token set stopped the run at \(error) (the tokens before it were sent and are counted)"
                 )
             }
+            if let lost = tokens?.lostRejects { reasons.append("--rejects \(lost): the list is incomplete") }
             reasons += lostWrites
             guard schedule != nil, worstLag > maxLag else { return reasons }
             func milliseconds(_ duration: Duration) -> String {
@@ -302,10 +303,13 @@ public final class LoadEngine: Sendable {
             if workRemains() && feed.returnedWaiting > 0 { perform(pool.workReturned()) }
         }
         var counts = LoadCounts()
+        // An interrupted run does not wait on a reader blocked in a pipe's read: it ends
+        // within a second, without the reader's counts if need be.
+        let readerWait: Duration = feed.isInterrupted ? .milliseconds(200) : .seconds(10)
         let lost = unreachable.map { FailureCause($0.cause) } ?? .connectionLost
         if isCancelled || scheduleEnded() {
             stream.cancel()
-            _ = stream.waitForSummary(timeout: .seconds(10))
+            _ = stream.waitForSummary(timeout: readerWait)
             for notification in feed.drain() {
                 if notification.firstSentAt == 0 && feed.isInterrupted {
                     counts.unsent += 1
@@ -345,7 +349,7 @@ public final class LoadEngine: Sendable {
         return Report(
             snapshot: statistics.snapshot,
             elapsed: elapsed,
-            tokens: stream.waitForSummary(timeout: .seconds(10)),
+            tokens: stream.waitForSummary(timeout: readerWait),
             cancelled: isCancelled || interrupted != nil,
             abandoned: abandoned,
             unreachable: unreachable,

@@ -140,7 +140,7 @@ final class TokenReader: @unchecked Sendable {
             let rest = filled - parsed
             if atEnd && rest == 0 {
                 deliver(batch, &summary)
-                try rejects.finish()
+                do { try rejects.finish() } catch { summary.lostRejects = error }
                 return
             }
             if parsed == 0 && batch.hasRoom {

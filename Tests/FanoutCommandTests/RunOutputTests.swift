@@ -133,4 +133,30 @@ import Testing
         )
         #expect(result.standardOutput.contains("INVALID: --gone-tokens /dev/full"), "\(result.standardOutput)")
     }
+
+    /// Case 12: `--rejects /dev/full` on a send ended it with an error and no folder (the run's
+    /// figures gone). Every token is sent, the folder is written, and the run is held invalid
+    /// with the path of the list it lost.
+    @Test func rejectsThatCannotBeWrittenFailTheRunWithThePath() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let token = String(repeating: "ab", count: 32)
+        try Data("\(token)\nnot-a-token\n\(String(repeating: "cd", count: 32))\n".utf8)
+            .write(to: URL(fileURLWithPath: folder + "/tokens.txt"))
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        let result = try CommandRunner.run([
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--skip-invalid",
+            "--rejects", "/dev/full", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+            "--output", folder + "/run",
+        ])
+        #expect(result.status == 4, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary["accepted"] as? Int == 2)
+        let reasons = summary["invalid_reasons"] as? [String] ?? []
+        #expect(
+            reasons.contains("--rejects /dev/full: cannot write: No space left on device: the list is incomplete"),
+            "\(reasons)"
+        )
+    }
 }
