@@ -146,6 +146,31 @@ import Testing
         #expect(summary["accepted"] as? Int == 100)
     }
 
+    /// A second signal ends the process at once: here the send waits in the open of a FIFO no
+    /// one writes, where the first signal has nothing to stop.
+    @Test func aSecondSignalExitsAtOnce() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/tokens.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let send = try Self.start([
+            "send", "--endpoint", "http://127.0.0.1:\(freePort())", "--tokens", fifo, "--template",
+            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
+        ])
+        defer { send.stop() }
+        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
+        send.interrupt()
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(send.isRunning, "the first signal asks the run to stop; it cannot, waiting in open(2)")
+        send.interrupt()
+        let result = try send.wait(timeout: .seconds(10))
+        #expect(result.status == 130, "\(result.errors)")
+        #expect(
+            result.errors.contains("fanout: a second SIGINT: stopped at once, nothing more written"),
+            "\(result.errors)"
+        )
+    }
+
     /// Case 4 and the 'done when' check of issue #48: SIGINT during `--repeat` was ignored and
     /// SIGTERM left `repeat-1/` alone, which `fanout gate` passed as if one repeat were asked.
     /// Now the set stops, says how far it came, and the gate refuses it.
