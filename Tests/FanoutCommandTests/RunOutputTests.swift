@@ -94,6 +94,26 @@ import Testing
         #expect((summary["configuration"] as? [String: Any])?["schedule"] as? String != nil)
     }
 
+    /// The same holds for `fanout sink --output`: a second sink into the folder of one that is
+    /// running is refused before it listens.
+    @Test func aSecondSinkIntoAFolderInUseIsRefused() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (first, _) = try CommandRunner.sink(["--no-auth", "--output", folder + "/provider"])
+        defer { first.stop() }
+        let second = try CommandRunner.run([
+            "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder + "/provider", "--duration", "1s",
+        ])
+        #expect(second.status == 1)
+        #expect(
+            second.standardError.contains(
+                "--output \(folder)/provider is in use by another run (pid \(first.processIdentifier))"
+            ),
+            "\(second.standardError)"
+        )
+        #expect(!second.standardOutput.contains("listening on"), "\(second.standardOutput)")
+    }
+
     /// Case 12: `fanout merge s1 s2 --output s1` wrote over its own input.
     @Test func aMergeRefusesToWriteOverOneOfItsShards() throws {
         let folder = try Self.folder()
