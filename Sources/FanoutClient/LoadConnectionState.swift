@@ -502,16 +502,21 @@ struct LoadConnectionState {
     }
 
     private mutating func leaveUnsent(_ notification: PendingNotification) {
-        counts.unscheduled += 1
+        countUnsent()
         notification.finish()
     }
 
     /// Leaves the batch's unclaimed tokens unsent.
     private mutating func leaveUnsent(_ batch: FeedBatch) {
         for index in batch.claimRest() {
-            counts.unscheduled += 1
+            countUnsent()
             batch.finish(index)
         }
+    }
+
+    /// A token left unsent: past the schedule, or never sent because the run was interrupted.
+    private mutating func countUnsent() {
+        if feed.isInterrupted { counts.unsent += 1 } else { counts.unscheduled += 1 }
     }
 
     static let timeoutScanInterval: UInt64 = 250_000_000

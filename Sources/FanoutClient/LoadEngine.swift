@@ -31,6 +31,9 @@ public final class LoadEngine: Sendable {
     private let stream: TokenStream
     private let group: any EventLoopGroup
     private let cancelled = ManagedAtomic(false)
+    /// The signal that interrupted the run and when (`interrupt(by:)`), if one did.
+    private let interruption = NIOLockedValueBox<(signal: StopSignal, at: ContinuousClock.Instant)?>(nil)
+    private let feed: NotificationFeed
     private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
     /// What the run waits on: its connections' reports, and `cancel()`.
     private let endings = Endings()
@@ -43,7 +46,12 @@ public final class LoadEngine: Sendable {
         self.configuration = configuration
         stream = tokens
         self.group = group
+        feed = NotificationFeed(tokens)
     }
+
+    /// How long an interrupted run waits for what is in flight to be answered before it closes
+    /// its connections: within a second of the signal the run has ended.
+    public static let interruptionGrace: Duration = .milliseconds(500)
 
     /// What a run did.
     public struct Report: Sendable {
@@ -51,7 +59,7 @@ public final class LoadEngine: Sendable {
         public var elapsed: Duration
         /// What the token reader saw (tokens read, lines turned down, its error if any).
         public var tokens: TokenStreamSummary?
-        /// Whether it was stopped (by `cancel()` or the deadline) before the end.
+        /// Whether it was stopped (by `cancel()`, the deadline or `interrupt(by:)`) before the end.
         public var cancelled: Bool
         /// Why it gave up early, if it did.
         public var abandoned: String?
@@ -79,6 +87,19 @@ public final class LoadEngine: Sendable {
         /// The sender's own delays, loop by loop, with each loop's CPU time.
         public var loopDelays: [LoopDelays] = []
 
+        /// The signal that stopped the run, and how long after its start, if one did.
+        public var interruption: Interruption? = nil
+        /// Files written on the side (`--gone-tokens`) that lost lines: the path and the
+        /// system's reason, one a line.
+        public var lostWrites: [String] = []
+
+        /// A run stopped by a signal (`LoadEngine.interrupt(by:)`).
+        public struct Interruption: Sendable, Hashable {
+            public var signal: StopSignal
+            /// From the run's start to the signal.
+            public var after: Duration
+        }
+
         /// Arrivals without a token (`tokensRanOut`).
         public struct TokensRanOut: Sendable, Hashable {
             /// Arrivals the schedule held past the last token.
@@ -94,15 +115,33 @@ public final class LoadEngine: Sendable {
             .microseconds(snapshot.lag.totalCount == 0 ? 0 : Int64(snapshot.lag.max))
         }
 
-        /// Why the numbers cannot be trusted, if they cannot: the generator could not keep the
-        /// schedule, so the load the server saw was not the load asked for.
+        /// Why the numbers cannot be trusted, if they cannot: the run was interrupted, the token
+        /// set stopped it part-way, a file written on the side lost lines, or the generator could
+        /// not keep the schedule (the load the server saw was not the load asked for).
         public var invalidReasons: [String] {
-            guard schedule != nil, worstLag > maxLag else { return [] }
+            var reasons: [String] = []
+            if let interruption {
+                let seconds = String(format: "%.2f", Double(interruption.after.wholeNanoseconds) / 1e9)
+                reasons.append(
+                    "interrupted by \(interruption.signal.name) after \(seconds) s: \(snapshot.unsent) tokens read "
+                        + "ahead were never sent"
+                )
+            }
+            if let error = tokens?.error {
+                reasons.append(
+                    "the token set stopped the run at \(error) (the tokens before it were sent and are counted)"
+                )
+            }
+            if let lost = tokens?.lostRejects { reasons.append("--rejects \(lost): the list is incomplete") }
+            reasons += lostWrites
+            guard schedule != nil, worstLag > maxLag else { return reasons }
             func milliseconds(_ duration: Duration) -> String {
                 let value = Double(duration.wholeNanoseconds) / 1e6
                 return value < 1 ? "\(Int((value * 1000).rounded())) µs" : "\(Int(value.rounded())) ms"
             }
-            return ["the generator fell \(milliseconds(worstLag)) behind its schedule (limit \(milliseconds(maxLag)))"]
+            return reasons + [
+                "the generator fell \(milliseconds(worstLag)) behind its schedule (limit \(milliseconds(maxLag)))"
+            ]
         }
     }
 
@@ -111,6 +150,21 @@ public final class LoadEngine: Sendable {
         cancelled.store(true, ordering: .relaxed)
         for channel in channels.withLockedValue({ Array($0.values) }) { channel.close(promise: nil) }
         // A run with no connection open (all waiting to reconnect) hears it at once.
+        endings.wake()
+    }
+
+    /// Stops the run because of `signal`: no new notification is sent, what is in flight has
+    /// `interruptionGrace` to be answered, then `cancel()` closes the connections. Tokens read
+    /// ahead and never sent are counted apart (`LoadSnapshot.unsent`), neither sent nor failed.
+    /// Only the first call counts.
+    public func interrupt(by signal: StopSignal) {
+        let first = interruption.withLockedValue { interruption in
+            guard interruption == nil else { return false }
+            interruption = (signal, ContinuousClock.now)
+            return true
+        }
+        guard first else { return }
+        feed.interrupt()
         endings.wake()
     }
 
@@ -137,7 +191,6 @@ public final class LoadEngine: Sendable {
         let startDate = now.date.addingTimeInterval(Double(wait) / 1e9)
         let startUptime = now.uptime + wait
         let cpuAtStart = ThreadCPUClock.perLoop(of: group)
-        let feed = NotificationFeed(stream)
         let tickets = model.shardSchedule.map {
             ArrivalTickets(schedule: $0, slots: configuration.shape.connections, start: wait > 0 ? startUptime : 0)
         }
@@ -199,6 +252,8 @@ public final class LoadEngine: Sendable {
         while pool.active > 0 {
             let elapsed = ContinuousClock.now - started
             if let deadline, elapsed > deadline, !isCancelled { cancel() }
+            let graceEnds = interruption.withLockedValue { $0 }.map { $0.at + Self.interruptionGrace - started }
+            if let graceEnds, elapsed > graceEnds, !isCancelled { cancel() }
             if let duration, elapsed > duration { feed.close() }
             if elapsed >= nextSecond {
                 // The loops' seconds are merged here, off the loops (`IntervalCollector`).
@@ -221,6 +276,7 @@ public final class LoadEngine: Sendable {
             var due = nextSecond
             if let deadline, !isCancelled { due = min(due, deadline) }
             if let duration, !feed.isClosed { due = min(due, duration) }
+            if let graceEnds, !isCancelled { due = min(due, graceEnds) }
             // A moment past what falls due: the checks above are strict.
             let reported = endings.wait(upTo: max(.zero, due - elapsed) + .milliseconds(1))
             // Checked again after the wait: a connection closed by `cancel()` is not replaced.
@@ -247,12 +303,17 @@ public final class LoadEngine: Sendable {
             if workRemains() && feed.returnedWaiting > 0 { perform(pool.workReturned()) }
         }
         var counts = LoadCounts()
+        // An interrupted run does not wait on a reader blocked in a pipe's read: it ends
+        // within a second, without the reader's counts if need be.
+        let readerWait: Duration = feed.isInterrupted ? .milliseconds(200) : .seconds(10)
         let lost = unreachable.map { FailureCause($0.cause) } ?? .connectionLost
         if isCancelled || scheduleEnded() {
             stream.cancel()
-            _ = stream.waitForSummary(timeout: .seconds(10))
+            _ = stream.waitForSummary(timeout: readerWait)
             for notification in feed.drain() {
-                if isCancelled || notification.firstSentAt != 0 {
+                if notification.firstSentAt == 0 && feed.isInterrupted {
+                    counts.unsent += 1
+                } else if isCancelled || notification.firstSentAt != 0 {
                     counts.fail(abandoned == nil ? .cancelled : lost)
                 } else {
                     counts.unscheduled += 1
@@ -265,7 +326,10 @@ public final class LoadEngine: Sendable {
         // The tokens ran out before the schedule did: every token was sent, and the run ended
         // with arrivals left unclaimed. They are counted, not served late or silently dropped.
         var tokensRanOut: Report.TokensRanOut?
-        if let tickets, !isCancelled, let planned = tickets.schedule.total, tickets.claimed < planned {
+        let interrupted = interruption.withLockedValue { $0 }
+        if let tickets, !isCancelled, interrupted == nil, let planned = tickets.schedule.total,
+            tickets.claimed < planned
+        {
             tokensRanOut = Report.TokensRanOut(
                 arrivals: planned - tickets.claimed,
                 at: .nanoseconds(Int64(tickets.schedule.offset(of: tickets.claimed) ?? 0)),
@@ -285,8 +349,8 @@ public final class LoadEngine: Sendable {
         return Report(
             snapshot: statistics.snapshot,
             elapsed: elapsed,
-            tokens: stream.waitForSummary(timeout: .seconds(10)),
-            cancelled: isCancelled,
+            tokens: stream.waitForSummary(timeout: readerWait),
+            cancelled: isCancelled || interrupted != nil,
             abandoned: abandoned,
             unreachable: unreachable,
             started: startDate,
@@ -297,7 +361,9 @@ public final class LoadEngine: Sendable {
             maxLag: model.maxLag,
             tokensRanOut: tokensRanOut,
             senderCPU: .nanoseconds(Int64(cpuAtEnd.reduce(0, +) &- cpuAtStart.reduce(0, +))),
-            loopDelays: loopDelays
+            loopDelays: loopDelays,
+            interruption: interrupted.map { .init(signal: $0.signal, after: max(.zero, $0.at - started)) },
+            lostWrites: configuration.goneTokens?.failure.map { ["--gone-tokens \($0): the list is incomplete"] } ?? []
         )
     }
 

@@ -72,6 +72,9 @@ struct LoadCounts {
     var finals = 0
     /// Tokens read but not sent because the schedule (or the duration) was over.
     var unscheduled = 0
+    /// Tokens read ahead but never sent because the run was interrupted (a signal): neither
+    /// sent nor failed.
+    var unsent = 0
 
     static let reasons = APNsReason.allCases
     static let reasonIndex: [APNsReason: Int] = Dictionary(
@@ -123,6 +126,7 @@ struct LoadCounts {
         digest = NotificationDigest()
         finals = 0
         unscheduled = 0
+        unsent = 0
     }
 
     init() {}
@@ -176,6 +180,7 @@ public final class LoadStatistics: Sendable {
             for index in local.answers.indices { total.answers[index] += local.answers[index] }
             total.digest.combine(local.digest)
             total.unscheduled += local.unscheduled
+            total.unsent += local.unsent
         }
         finals.wrappingIncrement(by: local.finals, ordering: .relaxed)
     }
@@ -215,6 +220,7 @@ public final class LoadStatistics: Sendable {
             connectionsOpened: connectionsOpened.load(ordering: .relaxed),
             connectionFailures: connectionFailures.load(ordering: .relaxed),
             unscheduled: counts.unscheduled,
+            unsent: counts.unsent,
             latency: collector?.latency ?? Self.makeHistogram(),
             lag: collector?.lag ?? Self.makeHistogram(),
             intervals: collector?.intervals ?? []
@@ -242,6 +248,9 @@ public struct LoadSnapshot: Sendable {
     public var connectionFailures: Int
     /// Tokens read but not sent: the schedule (or the closed model's duration) was over.
     public var unscheduled: Int
+    /// Tokens read ahead but never sent: the run was interrupted before their turn. Not in
+    /// `sent`, and not failures.
+    public var unsent: Int = 0
     /// Microseconds from each notification's start (its intended send time in the open model,
     /// its first send in the closed one) to its final outcome, outside the warm-up, over the
     /// seconds closed so far.

@@ -133,6 +133,7 @@ package final class NotificationFeed: Sendable {
     private let freshCount = ManagedAtomic(0)
     private let takenTokens = ManagedAtomic<UInt64>(0)
     private let closed = ManagedAtomic(false)
+    private let interrupted = ManagedAtomic(false)
     /// Batches taken from the stream that may still hold unclaimed tokens (spent ones are
     /// dropped as they are found): at most the batches in circulation.
     private let open = NIOLockedValueBox<[FeedBatch]>([])
@@ -250,7 +251,17 @@ package final class NotificationFeed: Sendable {
     /// what they started and leave the rest.
     func close() { closed.store(true, ordering: .relaxed) }
 
+    /// Stops handing out new work because the run was interrupted: as `close()`, but what is
+    /// left unsent counts as never sent (`LoadCounts.unsent`), not as past the schedule.
+    func interrupt() {
+        interrupted.store(true, ordering: .relaxed)
+        closed.store(true, ordering: .relaxed)
+    }
+
     var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+    /// Whether `interrupt()` closed it.
+    var isInterrupted: Bool { interrupted.load(ordering: .relaxed) }
 
     /// Whether every token has been read and handed out, and nothing waits to be sent again
     /// (what connections hold is theirs until they end).

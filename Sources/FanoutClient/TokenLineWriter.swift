@@ -23,4 +23,7 @@ public final class TokenLineWriter: Sendable {
     public func close() {
         file.close()
     }
+
+    /// The first write that failed (path and reason), `nil` while every line went in.
+    public var failure: String? { file.failure }
 }

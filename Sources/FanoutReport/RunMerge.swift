@@ -325,6 +325,8 @@ public struct RunMerge {
         merged.requests = sum(\.requests)
         merged.retries = sum(\.retries)
         merged.unscheduled = sum(\.unscheduled)
+        let unsent = sum { $0.unsent ?? 0 }
+        merged.unsent = unsent > 0 ? unsent : nil
         merged.rejected = sumCounts(summaries.map(\.rejected))
         merged.failed = sumCounts(summaries.map(\.failed))
         merged.skipped = sumCounts(summaries.map(\.skipped))

@@ -107,7 +107,10 @@ public struct RunRecord: Sendable {
             }
         }
         var reasons = summary.invalidity
-        if summary.cancelled { reasons.append("it was stopped before the end") }
+        // An interrupted run says so, by which signal and when, among its reasons already.
+        if summary.cancelled && !reasons.contains(where: { $0.hasPrefix("interrupted by ") }) {
+            reasons.append("it was stopped before the end")
+        }
         if summary.reconciled == false, !reasons.contains("sender and sink disagree") {
             reasons.append("sender and sink disagree")
         }
@@ -129,27 +132,51 @@ public struct RunRecord: Sendable {
 public struct RunSet: Sendable {
     public var directory: String
     public var runs: [RunRecord]
+    /// Why the set as a whole cannot be trusted: repeats cut short (`RepeatManifest`).
+    public var setReasons: [String] = []
 
-    /// A run folder (with `summary.json`) or a folder of repeats (`repeat-*/summary.json`).
+    /// A run folder (with `summary.json`) or a folder of repeats (`repeat-*/summary.json`, and
+    /// `repeats.json` saying how many were asked). A folder holding both is refused: one of
+    /// them is another run's.
     public static func load(_ directory: String) throws(ResultsError) -> RunSet {
         let manager = FileManager.default
-        if manager.fileExists(atPath: directory + "/summary.json") {
-            return RunSet(directory: directory, runs: [try RunRecord.load(directory)])
-        }
         let names = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
         let repeats = names.filter { $0.hasPrefix("repeat-") }.sorted {
             (Int($0.dropFirst(7)) ?? 0) < (Int($1.dropFirst(7)) ?? 0)
         }
-        guard !repeats.isEmpty else {
+        let manifest = try RepeatManifest.read(in: directory)
+        if manager.fileExists(atPath: directory + "/summary.json") {
+            guard repeats.isEmpty && manifest == nil else {
+                throw ResultsError(
+                    "\(directory) holds both a summary.json and repeats (repeat-*/ or repeats.json): the results of "
+                        + "two runs, and which is which cannot be told; give the folder of one"
+                )
+            }
+            return RunSet(directory: directory, runs: [try RunRecord.load(directory)])
+        }
+        guard !repeats.isEmpty || manifest != nil else {
             throw ResultsError("\(directory) holds no summary.json and no repeat-*/ folders: not a Fanout run folder")
         }
         var runs: [RunRecord] = []
-        for name in repeats { runs.append(try RunRecord.load(directory + "/" + name)) }
-        return RunSet(directory: directory, runs: runs)
+        for name in repeats {
+            // A set that keeps a manifest says itself what is missing: a repeat cut short before
+            // its summary.json (a killed process) is one of those.
+            if manifest != nil && !manager.fileExists(atPath: directory + "/" + name + "/summary.json") { continue }
+            runs.append(try RunRecord.load(directory + "/" + name))
+        }
+        let setReasons = manifest?.invalidReasons(foldersFound: runs.count) ?? []
+        guard !runs.isEmpty else {
+            // Interrupted before any repeat wrote its folder: nothing to measure, and said so.
+            throw ResultsError(
+                "\(directory): \(setReasons.first ?? "no repeat finished"); no repeat-*/ folder holds a run"
+            )
+        }
+        return RunSet(directory: directory, runs: runs, setReasons: setReasons)
     }
 
     public var invalidReasons: [String] {
-        runs.flatMap { run in run.invalidReasons.map { runs.count > 1 ? "\(run.directory): \($0)" : $0 } }
+        setReasons
+            + runs.flatMap { run in run.invalidReasons.map { runs.count > 1 ? "\(run.directory): \($0)" : $0 } }
     }
 
     public var valid: Bool { invalidReasons.isEmpty }

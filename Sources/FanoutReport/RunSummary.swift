@@ -279,7 +279,8 @@ public struct RunSummary: Sendable {
                     digest: $0.sinkDigest.description,
                     differences: $0.differences
                 )
-            }
+            },
+            unsent: snapshot.unsent > 0 ? snapshot.unsent : nil
         )
     }
 
@@ -384,6 +385,11 @@ public struct RunSummary: Sendable {
         }
         if snapshot.unscheduled > 0 {
             lines.append("not sent (the schedule or duration was over): \(grouped(snapshot.unscheduled))")
+        }
+        if snapshot.unsent > 0 {
+            lines.append(
+                "never sent (interrupted): \(grouped(snapshot.unsent)) tokens read ahead, neither sent nor failed"
+            )
         }
         if let ranOut = report.tokensRanOut {
             let at = Double(ranOut.at.wholeNanoseconds) / 1e9

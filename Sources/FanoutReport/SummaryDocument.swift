@@ -85,6 +85,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// holds what it measured of the provider under test); absent for a run or a merge of runs.
     public var kind: String?
     public var provider: Provider?
+    /// Tokens read ahead but never sent because the run was interrupted: not in `sent`, not
+    /// failures. Absent when none were (and in folders written before it was kept).
+    public var unsent: Int?
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
@@ -108,6 +111,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case startSkew = "start_skew_ms"
         case shardEnvironments = "shard_environments"
         case kind, provider
+        case unsent
     }
 
     /// `fanout sink --output`'s folder.

@@ -12,20 +12,18 @@ struct OutputFolder: Sendable {
     let path: String
     /// Whether this run made the folder (then `discard` removes it when empty).
     let created: Bool
+    /// The folder checked and locked for this sink (`RunOutput`): a second sink or run into it
+    /// is refused while this one lives.
+    let lock: RunOutput
 
-    /// Makes `path` (and its parents) if missing, checks that a file can be written in it, and
-    /// removes a summary.json left by an earlier run: until this run writes its own, the
-    /// folder is not a finished one.
+    /// Makes `path` (and its parents) if missing, checks that a file can be written in it,
+    /// locks it, and removes a summary.json left by an earlier run: until this run writes its
+    /// own, the folder is not a finished one.
     init(prepare path: String) throws {
         let files = FileManager.default
-        var isDirectory: ObjCBool = false
-        let existed = files.fileExists(atPath: path, isDirectory: &isDirectory)
-        if existed && !isDirectory.boolValue { throw JobError("--output \(path) is a file, not a folder") }
+        let existed = files.fileExists(atPath: path)
+        lock = try RunOutput(preparing: path, earlierResults: .replace)
         do {
-            try files.createDirectory(atPath: path, withIntermediateDirectories: true)
-            let probe = path + "/.fanout-write-check"
-            try Data().write(to: URL(fileURLWithPath: probe))
-            try files.removeItem(atPath: probe)
             let summary = path + "/summary.json"
             if files.fileExists(atPath: summary) { try files.removeItem(atPath: summary) }
         } catch {
@@ -38,7 +36,8 @@ struct OutputFolder: Sendable {
     /// Removes what this run writes there, and the folder if this run made it and it is empty.
     func discard() {
         let files = FileManager.default
-        for name in RunSummary.files + [TriggerProcess.logName] { try? files.removeItem(atPath: path + "/" + name) }
+        let names = RunSummary.files + [TriggerProcess.logName] + (created ? [RunOutput.lockName] : [])
+        for name in names { try? files.removeItem(atPath: path + "/" + name) }
         if created, (try? files.contentsOfDirectory(atPath: path))?.isEmpty == true {
             try? files.removeItem(atPath: path)
         }

@@ -57,23 +57,25 @@ public struct RunJob: Sendable {
     /// The tokens the run sends.
     public var tokenCount: UInt64 { count ?? shape.model.schedule?.total ?? Self.defaultCount }
 
-    /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with Ctrl-C stopping
-    /// it cleanly and the progress line on a terminal: each run's folder is written, its
-    /// summary printed.
+    /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with SIGINT, SIGTERM
+    /// and SIGHUP stopping it cleanly (`StopSignals`) and the progress line on a terminal: each
+    /// run's folder is written, its summary printed. `directory` is checked and locked before
+    /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
-        try repeatRuns(repeats, into: directory) { folder in try runOnce(into: folder) }
+        try StopSignals.watch { signals in
+            let output = try RunOutput(preparing: directory)
+            return try withExtendedLifetime(output) {
+                try repeatRuns(repeats, into: directory, signals: signals) { folder in
+                    try runOnce(into: folder, signals: signals)
+                }
+            }
+        }
     }
 
-    private func runOnce(into directory: String) throws -> RunStatus {
-        let engine = NIOLockedValueBox<LoadEngine?>(nil)
-        let summary = try onInterrupt(
-            { engine.withLockedValue { $0?.cancel() } },
-            during: {
-                try run(
-                    started: { started in engine.withLockedValue { $0 = started } },
-                    progress: ProgressDisplay.make(total: tokenCount)
-                )
-            }
+    private func runOnce(into directory: String, signals: StopSignals) throws -> RunStatus {
+        let summary = try run(
+            started: { engine in signals.onStop { engine.interrupt(by: $0) } },
+            progress: ProgressDisplay.make(total: tokenCount)
         )
         return try summary.finish(into: directory)
     }

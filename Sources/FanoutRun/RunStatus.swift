@@ -18,13 +18,28 @@ public enum RunStatus: Int32, Sendable, Comparable {
     /// Could not reach the endpoint: no connection got as far as an answer (a name not
     /// resolved, refused or timed-out connects, TLS, not HTTP/2, credentials refused).
     case unreachable = 5
-    /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+    /// Stopped by SIGHUP (128 + its number, as shells report it); the folder says so.
+    case hungUp = 129
+    /// Stopped by SIGINT, Ctrl-C.
     case interrupted = 130
+    /// Stopped by SIGTERM, e.g. a CI runner's cancel.
+    case terminated = 143
+
+    /// The status of a run stopped by `signal`.
+    public init(_ signal: StopSignal) {
+        switch signal {
+        case .hangUp: self = .hungUp
+        case .interrupt: self = .interrupted
+        case .terminate: self = .terminated
+        }
+    }
 
     /// The status of a finished run.
     public init(_ summary: RunSummary) {
         let report = summary.report
-        if report.unreachable != nil {
+        if let interruption = report.interruption {
+            self = RunStatus(interruption.signal)
+        } else if report.unreachable != nil {
             self = .unreachable
         } else if report.cancelled && report.abandoned == nil {
             self = .interrupted
@@ -70,20 +85,47 @@ extension RunSummary {
 }
 
 /// Runs a job `repeats` times into `repeat-1/` … `repeat-N/` under `directory` (or once into
-/// `directory` itself), stopping after Ctrl-C; prints the medians and spread of several, and
-/// returns the worst status.
+/// `directory` itself), stopping at a stop signal; prints the medians and spread of several, and
+/// returns the worst status. Several keep `repeats.json` (`RepeatManifest`) up to date: asked,
+/// finished, and the signal that cut the set short ("interrupted after 2 of 5 repeats").
 public func repeatRuns(
     _ repeats: Int,
     into directory: String,
+    signals: StopSignals,
     _ once: (_ folder: String) throws -> RunStatus
 ) throws -> RunStatus {
     var status = RunStatus.clean
+    var manifest = RepeatManifest(asked: repeats)
+    func record() throws {
+        guard repeats > 1 else { return }
+        do { try manifest.write(in: directory) } catch {
+            throw JobError("cannot write \(directory)/\(RepeatManifest.fileName): \(error.reason)")
+        }
+    }
+    try record()
     for index in 1...max(1, repeats) {
+        // The first always runs: a signal before it stops it at once, and its folder says so.
+        if index > 1 && signals.received != nil { break }
         let folder = repeats <= 1 ? directory : "\(directory)/repeat-\(index)"
         if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
         let outcome = try once(folder)
         status = max(status, outcome)
-        if outcome == .interrupted { return status }
+        // A signal that came as the repeat was being written leaves it whole.
+        if signals.received != nil && [.hungUp, .interrupted, .terminated].contains(outcome) { break }
+        manifest.finished = index
+        try record()
+    }
+    // A signal after the last repeat was written cut nothing short.
+    if let signal = signals.received, manifest.finished < max(1, repeats) {
+        status = max(status, RunStatus(signal))
+        if repeats > 1 {
+            manifest.interrupted = signal.name
+            try record()
+            StandardStream.output.write(
+                "INVALID: interrupted after \(manifest.finished) of \(repeats) repeats (\(signal.name))\n".utf8
+            )
+        }
+        return status
     }
     if repeats > 1 {
         do {

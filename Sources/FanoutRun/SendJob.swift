@@ -117,11 +117,30 @@ public struct SendJob: Sendable {
         self.tokens = tokens
     }
 
-    /// Runs the job `repeats` times into `directory` (see `repeatRuns`).
+    /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with SIGINT, SIGTERM
+    /// and SIGHUP stopping it cleanly (`StopSignals`). `directory` is checked and locked before
+    /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
-        let configuration = try loadConfiguration()
-        defer { configuration.goneTokens?.close() }
-        return try repeatRuns(repeats, into: directory) { folder in try runOnce(configuration, into: folder) }
+        try StopSignals.watch { signals in
+            let output = try RunOutput(preparing: directory, inputs: files)
+            let configuration = try loadConfiguration()
+            defer { configuration.goneTokens?.close() }
+            return try withExtendedLifetime(output) {
+                try repeatRuns(repeats, into: directory, signals: signals) { folder in
+                    try runOnce(configuration, into: folder, signals: signals)
+                }
+            }
+        }
+    }
+
+    /// The files the job reads or writes beside its folder: the results must not go over one.
+    var files: [String] {
+        var paths: [String] = []
+        if case .file(let path) = tokens.source { paths.append(path) }
+        if inlineTemplate == nil { paths.append(template) }
+        if let path = tokens.reader.rejectsPath { paths.append(path) }
+        if let goneTokens { paths.append(goneTokens) }
+        return paths
     }
 
     /// The engine's configuration, with the files read.
@@ -192,20 +211,18 @@ public struct SendJob: Sendable {
     }
 
     /// One run of the token set into `directory`.
-    private func runOnce(_ configuration: LoadConfiguration, into directory: String) throws -> RunStatus {
-        let engine = NIOLockedValueBox<LoadEngine?>(nil)
+    private func runOnce(
+        _ configuration: LoadConfiguration,
+        into directory: String,
+        signals: StopSignals
+    ) throws -> RunStatus {
         let progress = ProgressDisplay.make(
             total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
         )
-        let summary = try onInterrupt(
-            { engine.withLockedValue { $0?.cancel() } },
-            during: {
-                try run(
-                    configuration,
-                    started: { started in engine.withLockedValue { $0 = started } },
-                    progress: progress
-                )
-            }
+        let summary = try run(
+            configuration,
+            started: { engine in signals.onStop { engine.interrupt(by: $0) } },
+            progress: progress
         )
         return try summary.finish(into: directory)
     }
@@ -230,8 +247,9 @@ public struct SendJob: Sendable {
         let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
         defer { metricsServer?.close() }
         warnIfLate(configuration.shape.model.startAt)
+        // A token set that turns out bad part-way (a malformed line, a truncated file) ends the
+        // run there: what was sent stays counted, and the report holds it invalid with the place.
         let report = engine.run(progress: progress)
-        if let error = report.tokens?.error { throw JobError("\(error)") }
         var summary = RunSummary(
             report: report,
             endpoint: endpoint.description,

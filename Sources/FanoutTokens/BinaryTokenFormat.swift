@@ -49,10 +49,11 @@ public enum BinaryTokenFormat {
         prefix.starts(with: magic)
     }
 
-    /// Reads and checks a header against the size of the file it came from.
+    /// Reads and checks a header against the size of the file it came from; `fileSize` is
+    /// `nil` for a stream (a pipe), whose records are checked as they are read instead.
     public static func header(
         _ bytes: [UInt8],
-        fileSize: Int,
+        fileSize: Int?,
         format: DeviceTokenFormat,
         source: String
     ) throws(TokenSetError) -> Header {
@@ -78,7 +79,8 @@ public enum BinaryTokenFormat {
                 source: source
             )
         }
-        let body = UInt64(fileSize - headerSize)
+        guard let fileSize else { return Header(tokenLength: length, count: count) }
+        let body = UInt64(max(0, fileSize - headerSize))
         let (expected, overflow) = count.multipliedReportingOverflow(by: UInt64(length))
         if overflow || body < expected {
             let whole = body / UInt64(length)

@@ -43,14 +43,19 @@ struct TokenFile: ~Copyable {
         if owned { systemClose(descriptor) }
     }
 
-    /// The size in bytes, for regular files.
-    func size() throws(TokenSetError) -> Int {
+    /// The size in bytes of a regular file; `nil` for a pipe, a FIFO, a socket or a device,
+    /// which are read as a stream whose end is found by reading.
+    func regularSize() throws(TokenSetError) -> Int? {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             throw TokenSetError("cannot stat: \(String(cString: strerror(errno)))", source: name)
         }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int(status.st_size)
     }
+
+    /// Whether it is the process's standard input (read from its start, with no prefix taken).
+    var isStandardInput: Bool { !owned && descriptor == 0 }
 
     /// Reads until `buffer` is full or the file ends; returns the bytes read (0 at the end).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(TokenSetError) -> Int {

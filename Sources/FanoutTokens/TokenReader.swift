@@ -1,9 +1,12 @@
 import Atomics
 import FanoutAPNs
 
-/// An opened token source, ready to be read.
+/// An opened token source, ready to be read. A file is opened once and read once, front to
+/// back: the bytes read to tell text from binary are kept (`prefix`), so a pipe, a FIFO or a
+/// process substitution (`<(…)`) reads exactly as a regular file does.
 enum TokenInput: ~Copyable {
-    case text(TokenFile)
+    /// Text; `prefix` holds the file's first bytes, already read.
+    case text(TokenFile, prefix: [UInt8])
     case binary(TokenFile, BinaryTokenFormat.Header)
     case generated(TokenGenerator)
 
@@ -11,7 +14,7 @@ enum TokenInput: ~Copyable {
     {
         switch source {
         case .standardInput:
-            return .text(.standardInput)
+            return .text(.standardInput, prefix: [])
         case .generated(let generator):
             guard configuration.format.hexLengths.contains(2 * generator.length) else {
                 throw TokenSetError(
@@ -29,16 +32,14 @@ enum TokenInput: ~Copyable {
             if BinaryTokenFormat.looksBinary(prefix) {
                 let header = try BinaryTokenFormat.header(
                     prefix,
-                    fileSize: try file.size(),
+                    fileSize: try file.regularSize(),
                     format: configuration.format,
                     source: path
                 )
                 return .binary(file, header)
             }
-            // A text file: start again from the beginning.
-            let reopened = try TokenFile.open(reading: path)
-            _ = consume file
-            return .text(reopened)
+            // Text: the prefix is its first bytes (never opened again: a pipe cannot be).
+            return .text(file, prefix: prefix)
         }
     }
 }
@@ -73,7 +74,7 @@ final class TokenReader: @unchecked Sendable {
         guard let input = input.take() else { return summary }
         do {
             switch consume input {
-            case .text(let file): try readText(file, &summary)
+            case .text(let file, let prefix): try readText(file, prefix: prefix, &summary)
             case .binary(let file, let header): try readBinary(file, header, &summary)
             case .generated(let generator): try readGenerated(generator, &summary)
             }
@@ -98,7 +99,11 @@ final class TokenReader: @unchecked Sendable {
         }
     }
 
-    private func readText(_ file: borrowing TokenFile, _ summary: inout TokenStreamSummary) throws(TokenSetError) {
+    private func readText(
+        _ file: borrowing TokenFile,
+        prefix: [UInt8],
+        _ summary: inout TokenStreamSummary
+    ) throws(TokenSetError) {
         let rejects = try RejectWriter(path: configuration.invalidTokens == .skip ? configuration.rejectsPath : nil)
         var parser = TextTokenParser(
             source: file.name,
@@ -113,19 +118,29 @@ final class TokenReader: @unchecked Sendable {
             summary.skipped = parser.skipped
         }
         guard var batch = freeBatch() else { return }
-        var filled = 0
-        var atEnd = false
+        // A batch holds at least a header's bytes (`TokenReaderConfiguration.batchBytes`).
+        batch.bytes.copyBytes(from: prefix)
+        var filled = prefix.count
+        // A prefix shorter than asked for is the whole file.
+        var atEnd = prefix.count < BinaryTokenFormat.headerSize && !file.isStandardInput
         while true {
             if !atEnd {
                 let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: batch.bytes[filled...]))
                 atEnd = read == 0 || filled + read < batch.bytes.count
                 filled += read
             }
-            let parsed = try parser.parse(batch, from: 0, to: filled, isLast: atEnd)
+            let parsed: Int
+            do {
+                parsed = try parser.parse(batch, from: 0, to: filled, isLast: atEnd)
+            } catch {
+                // The tokens parsed before the bad line go out: a run stops at it, not before.
+                deliver(batch, &summary)
+                throw error
+            }
             let rest = filled - parsed
             if atEnd && rest == 0 {
                 deliver(batch, &summary)
-                try rejects.finish()
+                do { try rejects.finish() } catch { summary.lostRejects = error }
                 return
             }
             if parsed == 0 && batch.hasRoom {
@@ -181,6 +196,16 @@ final class TokenReader: @unchecked Sendable {
             }
             record &+= UInt64(wanted)
             deliver(batch, &summary)
+        }
+        // A pipe's size was not known when the header was read: what follows the records is
+        // found here (a regular file's size was checked against the header).
+        let extra = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
+        defer { extra.deallocate() }
+        if !cancelled.load(ordering: .acquiring), try file.read(into: extra) > 0 {
+            throw TokenSetError(
+                "the stream has bytes after the \(header.count) records its header promises",
+                source: file.name
+            )
         }
     }
 

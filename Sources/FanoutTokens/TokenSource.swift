@@ -70,6 +70,9 @@ public struct TokenStreamSummary: Sendable, Hashable {
     public var skipped: Int = 0
     /// Why reading stopped early, if it did.
     public var error: TokenSetError?
+    /// Why the reject file (`rejectsPath`) could not be written, if it could not: every token
+    /// was read, and the list of lines turned down is incomplete.
+    public var lostRejects: TokenSetError?
     /// Whether it was cancelled.
     public var cancelled = false
 }

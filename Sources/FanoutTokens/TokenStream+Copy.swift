@@ -17,7 +17,8 @@ extension TokenStream {
             if failure != nil { cancel() }
         }
         if let failure { throw failure }
-        if let error = waitForSummary(timeout: .seconds(10))?.error { throw error }
+        let summary = waitForSummary(timeout: .seconds(10))
+        if let error = summary?.error ?? summary?.lostRejects { throw error }
         try writer.finish()
     }
 
@@ -27,7 +28,7 @@ extension TokenStream {
         guard let summary = waitForSummary(timeout: .seconds(10)) else {
             throw TokenSetError("the reader did not finish within 10 s", source: "")
         }
-        if let error = summary.error { throw error }
+        if let error = summary.error ?? summary.lostRejects { throw error }
         return summary
     }
 }

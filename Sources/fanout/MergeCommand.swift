@@ -17,8 +17,10 @@ struct MergeCommand: ParsableCommand {
             finish (a folder without summary.json, or a run stopped early), is invalid, was \
             configured unlike the others, or when the shards' first sends lie further apart \
             than --max-skew. --allow-partial merges what is there and marks it partial instead \
-            of refusing it for missing or unfinished shards. Exit status: 0, 2 refused, 64 when \
-            a folder does not exist or its files cannot be read or disagree.
+            of refusing it for missing or unfinished shards. --output must not be one of the \
+            shards, nor a folder another run is writing. Exit status: 0, 2 refused, 64 when a \
+            folder does not exist or its files cannot be read or disagree, or --output is one of \
+            the shards or in use.
             """
     )
 
@@ -55,6 +57,14 @@ struct MergeCommand: ParsableCommand {
             printError("fanout merge: \(error)")
             throw ExitCode(64)
         }
+        let folder: RunOutput
+        do {
+            folder = try RunOutput(preparing: output, inputs: shards, earlierResults: .replace)
+        } catch {
+            printError("fanout merge: \(error)")
+            throw ExitCode(64)
+        }
+        defer { withExtendedLifetime(folder) {} }
         do {
             try merge.write(to: output)
         } catch {

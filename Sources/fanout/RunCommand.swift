@@ -12,12 +12,16 @@ struct RunCommand: ParsableCommand {
             Starts the sink on a loopback port, sends every token's notification to it, prints \
             throughput, latency percentiles and outcomes, and checks that sender and sink agree on \
             every count and on the digest of what was accepted. Writes summary.json and \
-            latency.hgrm to --output (default: a new folder under results/). Ctrl-C stops the run \
-            and still writes what was done (exit status 130). A live progress line shows on a \
-            terminal. --rate (or --stage) switches to the open model. Exit status: 0 when \
-            sender and sink agree and every notification was accepted or rejected by the sink, 3 \
-            when they disagree or notifications failed, 4 when the run is invalid (the open \
-            model's generator fell behind by more than --max-lag), 1 on an error.
+            latency.hgrm to --output (default: a new folder under results/), which must not hold \
+            an earlier run's results nor be in use by another run: it is checked before any \
+            traffic. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the run within a second: what is \
+            in flight is answered, and the folder is written marked interrupted (invalid); a \
+            second signal exits at once. A live progress line shows on a terminal. --rate (or \
+            --stage) switches to the open model. Exit status: 0 when sender and sink agree and \
+            every notification was accepted or rejected by the sink, 3 when they disagree or \
+            notifications failed, 4 when the run is invalid (the open model's generator fell \
+            behind by more than --max-lag), 130, 143 or 129 when SIGINT, SIGTERM or SIGHUP \
+            stopped it, 1 on an error.
             """
     )
 

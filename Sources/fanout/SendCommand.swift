@@ -18,12 +18,18 @@ struct SendCommand: ParsableCommand {
             model: notifications are due on a schedule whatever the server does, and latency \
             counts from each one's due time. Prints the summary and writes summary.json and \
             latency.hgrm to --output (default: a new folder under results/); a live progress \
-            line shows on a terminal. Ctrl-C stops the run; what was done is still summarised \
-            and written. Exit status: 0 when every notification was accepted or rejected by the \
-            server, 3 when some failed (no answer after every try), 4 when the run is invalid \
-            (the generator fell behind its schedule by more than --max-lag), 5 when it could not \
-            reach the endpoint (no connection got as far as an answer: the cause is on standard \
-            error and in summary.json's failed reasons), 130 after Ctrl-C, 1 on an error.
+            line shows on a terminal; --output must not hold an earlier run's results nor be in \
+            use by another run (checked before any traffic). SIGINT (Ctrl-C), SIGTERM or SIGHUP \
+            stops the run within a second: what is in flight is answered, tokens read ahead are \
+            counted as never sent, and the folder is written marked interrupted (invalid); a \
+            second signal exits at once. A token line found bad part-way ends the run there, the \
+            folder marked invalid with the place. Exit status: 0 when every notification was \
+            accepted or rejected by the server, 3 when some failed (no answer after every try), \
+            4 when the run is invalid (the generator fell behind its schedule by more than \
+            --max-lag, a bad token part-way, a --gone-tokens file that could not be written), 5 \
+            when it could not reach the endpoint (no connection got as far as an answer: the \
+            cause is on standard error and in summary.json's failed reasons), 130, 143 or 129 \
+            when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
             """
     )
 

@@ -13,8 +13,9 @@ struct SinkCommand: AsyncParsableCommand {
         commandName: "sink",
         abstract: "Run a mock APNs that validates, authenticates and counts notifications like APNs.",
         discussion: """
-            Prints "listening on HOST:PORT" when ready. SIGINT or SIGTERM drains it: new requests get \
-            503 Shutdown, every connection gets GOAWAY, and the summary is printed.
+            Prints "listening on HOST:PORT" when ready. SIGINT, SIGTERM or SIGHUP drains it: new \
+            requests get 503 Shutdown, every connection gets GOAWAY, the summary is printed, and \
+            --output's folder is written.
             """
     )
 
@@ -467,7 +468,7 @@ struct SinkCommand: AsyncParsableCommand {
                 services: [
                     .init(service: SinkService(try job()), successTerminationBehavior: .gracefullyShutdownGroup)
                 ],
-                gracefulShutdownSignals: [.sigint, .sigterm],
+                gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
                 logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
             )
         )

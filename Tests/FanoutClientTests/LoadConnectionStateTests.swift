@@ -303,6 +303,21 @@ struct LoadConnectionStateTests {
         #expect(Self.turn(&state, now: Self.second + 6 * Self.ms) == [.goAway])
     }
 
+    /// An interrupted run (a signal): what is in flight is still answered, and the tokens the
+    /// connection holds but never sent count as unsent, neither unscheduled nor failed.
+    @Test func anInterruptionLeavesTheTokensNotSentUnsentAndLetsTheSentBeAnswered() throws {
+        let feed = try Self.feed(10)
+        var state = Self.machine(feed)
+        #expect(Self.sends(Self.turn(&state, now: 0, streams: 3)) == [0, 1, 2])
+        feed.interrupt()
+        try Self.answer(&state, tag: 0, now: 1)
+        #expect(Self.sends(Self.turn(&state, now: 1)) == [], "nothing new goes out")
+        #expect(state.counts.unsent == 7 && state.counts.unscheduled == 0)
+        for tag in 1..<3 { try Self.answer(&state, tag: tag, now: 2) }
+        #expect(Self.turn(&state, now: 2) == [.goAway])
+        #expect(state.counts.accepted == 3 && state.counts.failed.reduce(0, +) == 0)
+    }
+
     @Test func nothingIsSentBeforeTheStartTime() throws {
         let feed = try Self.feed(1)
         var state = Self.machine(feed, notBefore: 50 * Self.ms)

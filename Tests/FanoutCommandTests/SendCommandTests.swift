@@ -292,7 +292,50 @@ import Testing
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary["cancelled"] as? Bool == true)
         #expect((summary["accepted"] as? Int ?? 0) > 0)
-        #expect(((summary["failed"] as? [String: Int])?["Cancelled"] ?? 0) > 0)
+        // The ten in flight were answered (200 ms, within the grace); what was read ahead was
+        // never sent, and is neither sent nor failed.
+        #expect(summary["failed"] as? [String: Int] == [:], "\(summary["failed"] ?? "")")
+        #expect((summary["unsent"] as? Int ?? 0) > 0)
+        #expect(summary["valid"] as? Bool == false)
+    }
+
+    /// Case 11 of issue #48: a bad line after 6,000 good tokens ended the send with
+    /// `Error: …:6001:1`, exit 1 and no summary — the sink had accepted them all, and the run's
+    /// figures were gone. The folder is written, held invalid with the place, and what was
+    /// sent stays counted.
+    @Test func aBadTokenPartWayEndsTheRunWithItsFolderMarkedInvalid() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let generated = try CommandRunner.run([
+            "tokens", "generate", "--count", "8000", "--seed", "3", "--output", folder + "/all.txt",
+        ])
+        try #require(generated.status == 0, "\(generated.standardError)")
+        var lines = try String(contentsOfFile: folder + "/all.txt", encoding: .utf8).split(separator: "\n")
+        lines.insert("not-a-token", at: 6000)
+        try (lines.joined(separator: "\n") + "\n").write(
+            toFile: folder + "/tokens.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        let result = try CommandRunner.run([
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--template",
+            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
+        ])
+        #expect(result.status == 4, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary["valid"] as? Bool == false)
+        let reasons = summary["invalid_reasons"] as? [String] ?? []
+        #expect(
+            reasons.contains { $0.hasPrefix("the token set stopped the run at \(folder)/tokens.txt:6001:1: ") },
+            "\(reasons)"
+        )
+        // Every token before the bad line went out and was answered.
+        #expect(summary["sent"] as? Int == 6000)
+        #expect(summary["accepted"] as? Int == 6000)
+        let stopped = sink.stop()
+        #expect(stopped.output.contains("accepted: 6000\n"), "\(stopped.output)")
     }
 
     @Test func badOptionsAreUsageErrors() throws {

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -55,6 +56,69 @@ import Testing
         #expect(
             converted.standardError.contains("\(fields):1: this line has fields, which the binary format cannot carry")
         )
+    }
+
+    /// Case 10 of issue #48: `--tokens <(cat file)` lost its first 24 bytes (the path was opened
+    /// twice), a FIFO hung, and a binary set through a pipe crashed. Each is read once, as a
+    /// stream: the same tokens as the file gives, and a stream cut short is an error with the
+    /// place, not a crash.
+    @Test func pipesFIFOsAndProcessSubstitutionReadOnceAsTheFileDoes() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let text = "\(folder)/set.txt"
+        let binary = "\(folder)/set.bin"
+        try #require(
+            try CommandRunner.run(["tokens", "generate", "--count", "1000", "--seed", "9", "--output", text]).status
+                == 0
+        )
+        try #require(try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary]).status == 0)
+        let fanout = CommandRunner.executable.path
+        func shell(_ script: String) throws -> PeerProcess.Result {
+            try PeerProcess.run("bash", ["-c", script], timeout: .seconds(30))
+        }
+        // Process substitution: text, then binary, back to text.
+        let substituted = try shell(
+            "'\(fanout)' tokens convert --tokens <(cat '\(text)') --output '\(folder)/a.txt' --format text"
+        )
+        #expect(substituted.status == 0, "\(substituted.errors)")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/a.txt"))
+                == Data(contentsOf: URL(fileURLWithPath: text))
+        )
+        let binaryPipe = try shell(
+            "'\(fanout)' tokens convert --tokens <(cat '\(binary)') --output '\(folder)/b.txt' --format text"
+        )
+        #expect(binaryPipe.status == 0, "\(binaryPipe.errors)")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/b.txt"))
+                == Data(contentsOf: URL(fileURLWithPath: text))
+        )
+        // A binary stream cut short, and one with bytes past its records: errors, not crashes.
+        let cut = try shell("'\(fanout)' tokens count --tokens <(head -c 1000 '\(binary)')")
+        #expect(cut.status == 1, "\(cut.errors)")
+        #expect(cut.errors.contains("truncated while reading"), "\(cut.errors)")
+        let padded = try shell("'\(fanout)' tokens count --tokens <(cat '\(binary)'; printf x)")
+        #expect(padded.status == 1, "\(padded.errors)")
+        #expect(padded.errors.contains("bytes after the 1000 records"), "\(padded.errors)")
+        // A FIFO, written by another process.
+        let fifo = "\(folder)/tokens.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let writer = try PeerProcess("sh", ["-c", "cat '\(text)' > '\(fifo)'"])
+        defer { writer.stop() }
+        let counted = try CommandRunner.run(["tokens", "count", "--tokens", fifo], timeout: .seconds(20))
+        #expect(counted.standardOutput == "tokens: 1000\nlines: 1000\nskipped: 0\n", "\(counted.standardError)")
+    }
+
+    /// Case 12: `--rejects /dev/full` lost the list and exited 0.
+    @Test func rejectsThatCannotBeWrittenAreAnError() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/bad.txt"
+        let token = String(repeating: "ab", count: 32)
+        try Data("\(token)\n\(token)x\n\(token)\n".utf8).write(to: URL(fileURLWithPath: path))
+        let full = try CommandRunner.run([
+            "tokens", "count", "--tokens", path, "--skip-invalid", "--rejects", "/dev/full",
+        ])
+        #expect(full.status == 1, "\(full.standardOutput)")
+        #expect(full.standardError.contains("/dev/full: cannot write"), "\(full.standardError)")
     }
 
     @Test func usageErrors() throws {

@@ -1,0 +1,116 @@
+import FanoutReport
+import FanoutSettings
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A run's `--output` folder, checked and taken before any traffic, so that nothing a run
+/// measures is lost at its end and no folder is read as a run it does not hold:
+///
+/// - it is a folder (made if missing), not a file, and a file can be made in it;
+/// - it is none of the command's inputs (a token file, `fanout merge`'s shards);
+/// - no other run is writing it: `DIR/.lock` is locked (`flock`) for as long as this value
+///   lives, and holds the pid of the run that took it;
+/// - it holds no earlier run's results (`summary.json`, `summary.md`, `report.html`,
+///   `latency.hgrm`, `latency.hlog`, `repeats.json`, `repeat-N/`): such a folder is refused,
+///   never cleared, so `fanout gate` can never read another run's summary as this one's.
+///   (`fanout merge` writes every one of a run's files, so it may replace a merge's:
+///   `.replace`; repeats left beside it make `RunSet.load` refuse the folder.)
+///
+/// Files that are not Fanout's (a thresholds file, notes) may be there.
+public final class RunOutput: Sendable {
+    public let path: String
+    private let lock: Int32
+
+    /// The lock file's name in the folder.
+    public static let lockName = ".lock"
+
+    /// What to do with an earlier run's results in the folder.
+    public enum EarlierResults: Sendable {
+        /// Refuse the folder (`fanout run`, `fanout send`).
+        case refuse
+        /// Write over them: the command writes every file of a run (`fanout merge`).
+        case replace
+    }
+
+    /// Checks and takes `path`; `option` names it in errors (`--output`), `inputs` are the
+    /// paths the command reads.
+    public init(
+        preparing path: String,
+        option: String = "--output",
+        inputs: [String] = [],
+        earlierResults: EarlierResults = .refuse
+    ) throws(JobError) {
+        let files = FileManager.default
+        var isFolder: ObjCBool = false
+        let existed = files.fileExists(atPath: path, isDirectory: &isFolder)
+        if existed && !isFolder.boolValue {
+            throw JobError("\(option) \(path) is a file, not a folder: give a folder for the results")
+        }
+        let resolved = Self.resolved(path)
+        for input in inputs where Self.resolved(input) == resolved {
+            throw JobError(
+                "\(option) \(path) is also an input of this command (\(input)): the results would overwrite it"
+            )
+        }
+        do {
+            try files.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw JobError("cannot write the \(option) folder \(path): \(error.reason)")
+        }
+        let lockPath = path + "/" + Self.lockName
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw JobError("cannot write in the \(option) folder \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            close(descriptor)
+            let who = holder.flatMap(Int.init).map { "another run (pid \($0))" } ?? "another run"
+            throw JobError("\(option) \(path) is in use by \(who): give another folder, or wait for it to end")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        guard ftruncate(descriptor, 0) == 0,
+            pid.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == pid.count
+        else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw JobError("cannot write in the \(option) folder \(path): \(reason)")
+        }
+        let earlier = Self.earlierResults(in: path)
+        guard earlier.isEmpty || earlierResults == .replace else {
+            close(descriptor)
+            throw JobError(
+                "\(option) \(path) holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new "
+                    + "folder, or remove them first (a gate must never read them as this run's)"
+            )
+        }
+        self.path = path
+        lock = descriptor
+    }
+
+    deinit {
+        close(lock)
+    }
+
+    /// What a run writes, found in `path`: its files, the repeats' manifest and folders.
+    static func earlierResults(in path: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let ours = Set(RunSummary.files + [RepeatManifest.fileName])
+        return names.filter { name in
+            ours.contains(name) || (name.hasPrefix("repeat-") && Int(name.dropFirst("repeat-".count)) != nil)
+        }
+        .sorted()
+        .map { name in ours.contains(name) ? name : name + "/" }
+    }
+
+    /// `path` with symbolic links and `.`/`..` resolved, for comparing two names of one file.
+    private static func resolved(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+}

@@ -1,0 +1,217 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// Runs stopped by real signals (SIGINT, SIGTERM, SIGHUP) sent to the `fanout` process: each
+/// writes its folder marked interrupted with what was really sent, exits 128 + the signal, and
+/// `fanout gate` refuses it; a repeat set cut short says how far it came.
+@Suite(.serialized) struct InterruptionTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-interrupt-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// `fanout` with `arguments`, started from the repository's root; the caller stops it.
+    static func start(_ arguments: [String]) throws -> PeerProcess {
+        try PeerProcess(CommandRunner.executable.path, arguments, directory: CommandRunner.repositoryRoot)
+    }
+
+    /// Polls `condition` every 10 ms for at most `timeout`.
+    static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw NotSeen(what: what) }
+            usleep(10_000)
+        }
+    }
+
+    struct NotSeen: Error, CustomStringConvertible {
+        var what: String
+        var description: String { "not seen in time: \(what)" }
+    }
+
+    /// The run holds its --output folder's lock: its signal handlers are in place and it has
+    /// checked the folder (`RunOutput`).
+    static func holdsLock(_ process: PeerProcess, in folder: String) -> Bool {
+        let holder = try? String(contentsOfFile: folder + "/.lock", encoding: .utf8)
+        return holder?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(process.processIdentifier)"
+    }
+
+    static func invalidReasons(_ summary: [String: Any]) -> [String] { summary["invalid_reasons"] as? [String] ?? [] }
+
+    /// Case 9 of issue #48: an open-model send at 1,000/s stopped by SIGINT counted the tokens
+    /// it had read ahead as sent and failed (10,912 "sent", 5,517/s). Now only what went out is
+    /// sent, the rest is `unsent`, and the rate is the offered one at most.
+    @Test func sigintDuringASendCountsOnlyWhatWasSent() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        let send = try Self.start([
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
+            "fixtures/poll.json", "--topic", "com.example.app", "--rate", "1000", "--duration", "10s",
+            "--output", folder + "/run",
+        ])
+        defer { send.stop() }
+        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
+        Thread.sleep(forTimeInterval: 1.5)
+        send.interrupt()
+        let result = try send.wait(timeout: .seconds(20))
+        #expect(result.status == 130, "\(result.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        let sent = summary["sent"] as? Int ?? -1
+        let requests = summary["requests"] as? Int ?? -1
+        let unsent = summary["unsent"] as? Int ?? 0
+        #expect(sent > 0 && sent <= requests, "sent \(sent), requests \(requests)")
+        #expect(unsent > 0, "tokens read ahead are counted as never sent")
+        #expect((summary["failed"] as? [String: Int])?["Cancelled"] ?? 0 < 50, "\(summary["failed"] ?? "")")
+        // At most the offered rate (1% for the first ticket, due at the start).
+        #expect((summary["throughput_per_second"] as? Double ?? .infinity) <= 1010)
+        #expect(summary["valid"] as? Bool == false)
+        #expect(
+            Self.invalidReasons(summary).contains { $0.hasPrefix("interrupted by SIGINT after ") },
+            "\(Self.invalidReasons(summary))"
+        )
+        #expect(result.output.contains("never sent (interrupted): "), "\(result.output)")
+        #expect(result.output.contains("INVALID: interrupted by SIGINT after "), "\(result.output)")
+        let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "errors == 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+    }
+
+    /// Case 13: SIGTERM (a CI runner's cancel) and SIGHUP ended `run` and `send` with no folder
+    /// at all. Each now writes it, marked with the signal, and exits 128 + its number.
+    @Test(arguments: [("SIGTERM", SIGTERM, Int32(143)), ("SIGHUP", SIGHUP, 129)])
+    func sigtermAndSighupWriteTheFolderOfARun(name: String, signal: Int32, status: Int32) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try Self.start(["run", "--rate", "2000", "--duration", "30s", "--output", folder + "/run"])
+        defer { run.stop() }
+        try Self.waitUntil("the run holding its folder") { Self.holdsLock(run, in: folder + "/run") }
+        Thread.sleep(forTimeInterval: 1)
+        run.signal(signal)
+        let result = try run.wait(timeout: .seconds(20))
+        #expect(result.status == status, "\(result.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary["valid"] as? Bool == false)
+        #expect(
+            Self.invalidReasons(summary).contains { $0.hasPrefix("interrupted by \(name) after ") },
+            "\(Self.invalidReasons(summary))"
+        )
+        // What was in flight was answered: sender and sink still agree.
+        #expect(summary["reconciled"] as? Bool == true, "\(summary["sink"] ?? "")")
+        #expect((summary["throughput_per_second"] as? Double ?? .infinity) <= 2020)
+        let markdown = try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)
+        #expect(markdown.contains("interrupted by \(name)"), "\(markdown)")
+    }
+
+    @Test func sigtermWritesTheFolderOfASend() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--latency", "fixed:100ms"])
+        defer { sink.stop() }
+        let send = try Self.start([
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "1000000", "--template",
+            "fixtures/poll.json", "--topic", "com.example.app", "--connections", "1", "--streams", "10",
+            "--output", folder + "/run",
+        ])
+        defer { send.stop() }
+        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
+        Thread.sleep(forTimeInterval: 1)
+        send.signal(SIGTERM)
+        let result = try send.wait(timeout: .seconds(20))
+        #expect(result.status == 143, "\(result.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(Self.invalidReasons(summary).contains { $0.hasPrefix("interrupted by SIGTERM after ") })
+        // The ten in flight were answered within the grace: none failed, none counted twice.
+        #expect(summary["failed"] as? [String: Int] == [:], "\(summary["failed"] ?? "")")
+        #expect(summary["sent"] as? Int == summary["accepted"] as? Int)
+    }
+
+    /// Case 13: SIGHUP to `fanout sink --output` left no folder (exit 129); it drains and
+    /// writes it as SIGINT and SIGTERM do.
+    @Test func sighupStopsASinkWithItsFolderWritten() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--output", folder + "/provider"])
+        defer { sink.stop() }
+        let send = try CommandRunner.run([
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100", "--template",
+            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/send",
+        ])
+        #expect(send.status == 0, "\(send.standardError)")
+        sink.signal(SIGHUP)
+        let result = try sink.wait(timeout: .seconds(20))
+        #expect(result.status == 0, "\(result.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/provider")
+        #expect(summary["accepted"] as? Int == 100)
+    }
+
+    /// A second signal ends the process at once: here the send waits in the open of a FIFO no
+    /// one writes, where the first signal has nothing to stop.
+    @Test func aSecondSignalExitsAtOnce() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/tokens.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let send = try Self.start([
+            "send", "--endpoint", "http://127.0.0.1:\(freePort())", "--tokens", fifo, "--template",
+            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
+        ])
+        defer { send.stop() }
+        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
+        send.interrupt()
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(send.isRunning, "the first signal asks the run to stop; it cannot, waiting in open(2)")
+        send.interrupt()
+        let result = try send.wait(timeout: .seconds(10))
+        #expect(result.status == 130, "\(result.errors)")
+        #expect(
+            result.errors.contains("fanout: a second SIGINT: stopped at once, nothing more written"),
+            "\(result.errors)"
+        )
+    }
+
+    /// Case 4 and the 'done when' check of issue #48: SIGINT during `--repeat` was ignored and
+    /// SIGTERM left `repeat-1/` alone, which `fanout gate` passed as if one repeat were asked.
+    /// Now the set stops, says how far it came, and the gate refuses it.
+    @Test(arguments: [("SIGTERM", SIGTERM, Int32(143)), ("SIGINT", SIGINT, 130)])
+    func aSignalAfterTheSecondRepeatLeavesASetTheGateRefuses(name: String, signal: Int32, status: Int32) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try Self.start([
+            "run", "--repeat", "5", "--rate", "1000", "--duration", "1s", "--output", folder + "/set",
+        ])
+        defer { run.stop() }
+        try Self.waitUntil("the second repeat's summary") {
+            FileManager.default.fileExists(atPath: folder + "/set/repeat-2/summary.json")
+        }
+        run.signal(signal)
+        let result = try run.wait(timeout: .seconds(20))
+        #expect(result.status == status, "\(result.errors)")
+        #expect(result.output.contains("interrupted after 2 of 5 repeats"), "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/set/repeat-4"))
+        let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
+        #expect(gate.standardOutput.contains("interrupted after 2 of 5 repeats"), "\(gate.standardOutput)")
+    }
+
+    /// A set whose process was killed (SIGKILL: nothing can be written) has fewer repeats than
+    /// asked, and `repeats.json` says how many were: the gate refuses it as partial.
+    @Test func aKilledRepeatSetIsPartialAndTheGateRefusesIt() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try Self.start([
+            "run", "--repeat", "4", "--rate", "1000", "--duration", "1s", "--output", folder + "/set",
+        ])
+        defer { run.stop() }
+        try Self.waitUntil("the first repeat's summary") {
+            FileManager.default.fileExists(atPath: folder + "/set/repeat-1/summary.json")
+        }
+        run.signal(SIGKILL)
+        _ = try run.wait(timeout: .seconds(20))
+        let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
+        #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
+        #expect(gate.standardOutput.contains("of 4 repeats finished"), "\(gate.standardOutput)")
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@testable import FanoutReport
+
+/// `repeats.json`: a repeat set cut short never reads as a whole one.
+struct RepeatManifestTests {
+    @Test func aSetIsWholeOnlyWhenEveryRepeatAskedFinished() {
+        var manifest = RepeatManifest(asked: 5)
+        manifest.finished = 5
+        #expect(manifest.invalidReasons(foldersFound: 5).isEmpty)
+        #expect(manifest.invalidReasons(foldersFound: 3) == ["partial: 3 of 5 repeats finished"])
+        manifest.finished = 2
+        #expect(manifest.invalidReasons(foldersFound: 3) == ["partial: 2 of 5 repeats finished"])
+        manifest.interrupted = "SIGTERM"
+        #expect(manifest.invalidReasons(foldersFound: 3) == ["interrupted after 2 of 5 repeats"])
+    }
+
+    @Test func itIsWrittenAndReadBackAndAnotherVersionIsRefused() throws {
+        let folder = NSTemporaryDirectory() + "fanout-manifest-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(try RepeatManifest.read(in: folder) == nil)
+        var manifest = RepeatManifest(asked: 4)
+        manifest.finished = 1
+        manifest.interrupted = "SIGINT"
+        try manifest.write(in: folder)
+        #expect(try RepeatManifest.read(in: folder) == manifest)
+        let text = try String(contentsOfFile: folder + "/repeats.json", encoding: .utf8)
+        #expect(text == #"{"asked":4,"finished":1,"interrupted":"SIGINT","version":1}"#)
+        try Data(#"{"asked":4,"finished":1,"version":2}"#.utf8).write(
+            to: URL(fileURLWithPath: folder + "/repeats.json")
+        )
+        #expect(throws: ResultsError.self) { try RepeatManifest.read(in: folder) }
+    }
+
+    /// A set whose manifest asked more repeats than have a summary is invalid with the count,
+    /// and an interrupted one says so, whatever its folders hold; with no repeat finished there
+    /// is nothing to gate.
+    @Test func aRunSetReadsTheManifest() throws {
+        let folder = NSTemporaryDirectory() + "fanout-manifest-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/repeat-1", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var manifest = RepeatManifest(asked: 3)
+        try manifest.write(in: folder)
+        #expect(throws: ResultsError.self) { try RunSet.load(folder) }
+        manifest.interrupted = "SIGHUP"
+        try manifest.write(in: folder)
+        do {
+            _ = try RunSet.load(folder)
+            Issue.record("a set with no finished repeat loaded")
+        } catch {
+            #expect(error.description.contains("interrupted after 0 of 3 repeats"), "\(error)")
+        }
+    }
+}
