@@ -123,6 +123,19 @@ func bytes(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
 /// Frames written by hand, for peers that misbehave.
 enum RawFrame {
+    /// The frame types in `bytes`, read frame by frame.
+    static func types(in bytes: ByteBuffer) -> [UInt8] {
+        let raw = Array(bytes.readableBytesView)
+        var types: [UInt8] = []
+        var offset = 0
+        while offset + 9 <= raw.count {
+            let length = Int(raw[offset]) << 16 | Int(raw[offset + 1]) << 8 | Int(raw[offset + 2])
+            types.append(raw[offset + 3])
+            offset += 9 + length
+        }
+        return types
+    }
+
     static func frame(type: UInt8, flags: UInt8, stream: UInt32, payload: [UInt8]) -> [UInt8] {
         let length = payload.count
         return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags]

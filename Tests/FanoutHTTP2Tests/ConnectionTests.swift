@@ -180,9 +180,30 @@ import Testing
                 + RawFrame.headers(stream: 9, block: RawFrame.block(request, encoder: &encoder), endStream: false)
         )
         _ = server.read(&after)
-        #expect(server.streamsAfterGoAway == 2)
+        // On the wire when the GOAWAY left: the peer had not read it (no acknowledgement of the
+        // PING written in front of it). Ignored, and no fault.
+        #expect(server.streamsInGoAwayRace == 2)
+        #expect(server.streamsAfterGoAway == 0)
+        // The peer acknowledges that PING: it has read the GOAWAY. A stream after that is its
+        // fault; DATA on a stream the GOAWAY left out is ignored, not answered RST_STREAM.
+        var opaque = [UInt8](repeating: 0, count: 8)
+        for index in 0..<8 {
+            opaque[index] = UInt8(truncatingIfNeeded: HTTP2Connection.goAwayPingOpaque >> (56 - 8 * index))
+        }
+        _ = server.takeOutbound()
+        var acknowledged = ByteBuffer(
+            bytes: RawFrame.frame(type: 6, flags: 1, stream: 0, payload: opaque)
+                + RawFrame.headers(stream: 11, block: RawFrame.block(request, encoder: &encoder), endStream: false)
+                + RawFrame.frame(type: 0, flags: 1, stream: 7, payload: Array("{}".utf8))
+        )
+        _ = server.read(&acknowledged)
+        let read = server.goAwayRead
+        #expect(read)
+        #expect(server.streamsAfterGoAway == 1 && server.streamsInGoAwayRace == 2)
         #expect(server.refusedStreams == 2)
         #expect(server.error == nil)
+        let written = server.takeOutbound()
+        #expect(!RawFrame.types(in: written).contains(3), "no RST_STREAM for the ignored DATA")
     }
 
     @Test func streamsOverTheLimitAreRefused() {
