@@ -155,12 +155,12 @@ struct PlanCommand: ParsableCommand {
                 coresPerMachine: cores
             )
             question.processing = processing ?? CapacityPlan.Question.defaultProcessing
-            let streams = streams ?? CapacityPlan.Question.defaultStreams
-            guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
-            question.streams = streams
+            question.streams = try MachineLimits.plannedStreams("--streams").validate(
+                streams ?? CapacityPlan.Question.defaultStreams
+            )
         }
         try applyFlow(to: &question.flow, probed: probe != nil)
-        guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
+        try MachineLimits.plannedCores("--cores").validate(cores)
         guard headroom.fraction > 0, headroom.fraction <= 1 else {
             throw ValidationError(
                 "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."

@@ -179,12 +179,12 @@ import Testing
     /// A negative number is read as the option's value and refused for what it is, not taken
     /// for an unknown flag ("Missing value").
     @Test(arguments: [
-        (["--threads", "-1"], "--threads must be at least 1"),
-        (["--sink-threads", "-2"], "--sink-threads must be at least 1"),
+        (["--threads", "-1"], "--threads must be 1…"),
+        (["--sink-threads", "-2"], "--sink-threads must be 1…"),
         (["--connections", "-4"], "--connections must be at least 1"),
         (["--streams", "-1"], "--streams must be at least 1"),
-        (["--attempts", "-1"], "--attempts must be at least 1"),
-        (["--repeat", "-1"], "--repeat must be at least 1"),
+        (["--attempts", "-1"], "--attempts must be 1…1000; got -1"),
+        (["--repeat", "-1"], "--repeat must be 1…1000; got -1"),
     ])
     func negativeNumbersAreRefusedForWhatTheyAre(arguments: [String], message: String) {
         let refusal = Self.refusal(of: arguments)
