@@ -68,15 +68,15 @@ public struct MachineLimits: Sendable, Hashable {
 
     /// Descriptors left for connections after the reserve and `eventLoops` loops.
     func filesForConnections(eventLoops: Int) -> Int {
-        let loops = min(max(eventLoops, 0), Self.mostEventLoops) * Self.filesPerEventLoop
-        return max(0, openFiles - Self.reservedFiles - loops)
+        let loops = min(max(eventLoops, 0), Self.mostEventLoops * 2) * Self.filesPerEventLoop
+        return max(0, max(openFiles, 0) - Self.reservedFiles - loops)
     }
 
     /// `option`'s event loops, with `others` loops of the same process (the embedded sink's)
     /// and at least one connection beside them.
     public func eventLoops(_ option: String, others: Int = 0) -> OptionRange {
         let others = min(max(others, 0), Self.mostEventLoops)
-        let byFiles = (openFiles - Self.reservedFiles - 1) / Self.filesPerEventLoop - others
+        let byFiles = (max(openFiles, 0) - Self.reservedFiles - 1) / Self.filesPerEventLoop - others
         if byFiles < Self.mostEventLoops {
             let reason =
                 others > 0
@@ -131,6 +131,8 @@ public struct MachineLimits: Sendable, Hashable {
 
     /// `--size-limit`: a payload's bytes.
     public static func payloadLimit(_ option: String) -> OptionRange {
+        // `PayloadBuffer(byteCount: limit + 64)` per connection and a `ByteBuffer` (UInt32
+        // capacity) in `payload render` are sized by it.
         OptionRange(
             option,
             1,
@@ -138,6 +140,18 @@ public struct MachineLimits: Sendable, Hashable {
             unit: "bytes",
             reason: "APNs takes 4096, 5120 for VoIP; up to 1 MiB exercises a server's 413"
         )
+    }
+
+    /// `--connection-window` of a plan: from `smallest` (RFC 9113 §6.9.2's initial 65,535 for
+    /// a connection, 1 for a stream) to HTTP/2's largest window, 2^31−1.
+    public static func plannedWindow(_ option: String, smallest: Int) -> OptionRange {
+        OptionRange(option, smallest, Int(Int32.max), unit: "bytes", reason: "HTTP/2's largest window")
+    }
+
+    /// `--body-bytes` of a plan: 20 is the smallest JSON body a rehearsal sends
+    /// (`{"aps":{"alert":""}}`), 5,120 the largest APNs takes (VoIP).
+    public static func plannedBodyBytes(_ option: String) -> OptionRange {
+        OptionRange(option, 20, 5120, unit: "bytes", reason: "APNs takes at most 5120")
     }
 
     /// `--attempts`: tries per notification.
@@ -161,7 +175,7 @@ public struct MachineLimits: Sendable, Hashable {
         streams: (option: String, value: Int)
     ) throws(OptionRangeError) {
         try self.eventLoops(eventLoops.option, others: otherEventLoops).check(eventLoops.value)
-        let loops = eventLoops.value + otherEventLoops
+        let loops = eventLoops.value + min(max(otherEventLoops, 0), Self.mostEventLoops)
         try self.connections(connections.option, filesEach: filesEach, eventLoops: loops).check(connections.value)
         try self.streams(streams.option, connections: connections.value).check(streams.value)
     }
