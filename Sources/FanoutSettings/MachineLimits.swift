@@ -53,9 +53,10 @@ public struct MachineLimits: Sendable, Hashable {
     /// HTTP/2 stream identifiers are 31 bits (RFC 9113 §5.1.1): no connection has more
     /// streams open than 2^31−1.
     public static let mostStreams = Int(Int32.max)
-    /// What a stream in flight costs the sender before it sends anything: its slot in the
-    /// connection's table, its free-list entry, its request state (measured from the types'
-    /// strides, rounded up).
+    /// What a stream a connection may have costs the sender up front: its slot in the
+    /// connection's table and its free-list entry, allocated when the connection opens. Measured
+    /// at about 84 bytes (`fanout run --connections 1 --streams 2000000`: 164 MB more peak RSS
+    /// than 1000 streams); 256 leaves room for what a stream in flight adds.
     public static let bytesPerStream = 256
     /// A payload size limit above APNs' 4096 (5120 for VoIP) exercises a server's 413; each
     /// connection holds a buffer of the limit, so it stops at 1 MiB.

@@ -69,7 +69,7 @@ import Testing
     }
 
     /// A number a JSON reader would take for infinity is refused; the largest double is not.
-    @Test(arguments: ["1e999", "-1e309", "1.8e308", "179769313486231580000000000000000e276", "0.0000000001e320"])
+    @Test(arguments: ["1e999", "-1e309", "1.8e308", "179769313486231590000000000000000e276", "0.0000000001e320"])
     func numbersPastADoubleAreRefused(value: String) throws {
         let t = try template(#"{"aps":{},"n":"{{field.1:number}}"}"#)
         let error = #expect(throws: PayloadEncodingError.self) { try render(t, fields: [value]) }
@@ -84,7 +84,8 @@ import Testing
     }
 
     @Test(arguments: [
-        "1.7976931348623157e308", "-1.7976931348623157e308", "1e308", "1e-999", "0e99999", "0.000", "123.456e-7",
+        "1.7976931348623157e308", "-1.7976931348623157e308", "179769313486231580000000000000000e276", "1e308", "1e-999",
+        "0e99999", "0.000", "123.456e-7",
         "99999999999999999999999", "0.00000000001e318",
     ])
     func finiteNumbersAreCopiedAsWritten(value: String) throws {

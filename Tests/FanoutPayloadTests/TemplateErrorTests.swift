@@ -358,14 +358,14 @@ import Testing
             json: "{\"aps\":{},\"id\":-9223372036854775809}",
             code: .unrepresentableNumber,
             line: 1,
-            column: 17,
+            column: 16,
             says: "the integer -9223372036854775809 is outside"
         ),
         Case(
             json: "{\"aps\":{},\"id\":\(String(repeating: "9", count: 5000))}",
             code: .unrepresentableNumber,
             line: 1,
-            column: 17,
+            column: 16,
             says: "the integer 999999999999999999999999… (5000 digits) is outside"
         ),
     ]
