@@ -155,6 +155,20 @@ public struct MachineLimits: Sendable, Hashable {
         OptionRange(option, 20, 5120, unit: "bytes", reason: "APNs takes at most 5120")
     }
 
+    /// The most tokens a run sends or a set holds: `plan --devices`' largest, 10^15 (31 years at
+    /// a million a second); a token stream counts its lines as `Int`, which 2^64−1 overflows.
+    public static let mostTokens = 1_000_000_000_000_000
+
+    /// `--count`, `--generate`: tokens.
+    public static func tokenCount(_ option: String) -> OptionRange {
+        OptionRange(option, 1, mostTokens, reason: "at most 10^15 tokens")
+    }
+
+    /// The largest `--first-sequence` for `tokens` tokens: the last one's number within 64 bits.
+    public static func largestFirstSequence(tokens: Int) -> UInt64 {
+        UInt64.max - UInt64(max(tokens, 1) - 1)
+    }
+
     /// `--attempts`: tries per notification.
     public static func attempts(_ option: String) -> OptionRange {
         OptionRange(option, 1, mostAttempts)

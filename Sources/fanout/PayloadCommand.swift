@@ -95,6 +95,12 @@ extension PayloadCommand {
 
         func validate() throws {
             if token.isEmpty { throw ValidationError("Give at least one --token to render the template for.") }
+            let last = MachineLimits.largestFirstSequence(tokens: token.count)
+            if firstSequence > last {
+                throw ValidationError(
+                    "--first-sequence must be 0…\(last) (\(token.count) tokens are numbered from it within 64 bits); got \(firstSequence)."
+                )
+            }
         }
 
         func run() throws {

@@ -53,6 +53,7 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
+        if let count { try MachineLimits.tokenCount("--count").validate(count) }
         // The embedded sink holds the other end of each connection, and its loops, here.
         try shape.connection.checkRanges(threads: threads.threads, otherEventLoops: sink.sinkThreads, filesEach: 2)
     }

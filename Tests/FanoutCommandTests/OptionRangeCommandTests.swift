@@ -31,6 +31,22 @@ import Testing
         (plan + ["--cores", "9223372036854775807"], "--cores must be 1…65536"),
         (["sink", "--threads", "100000"], "--threads must be 1…"),
         (["sink", "--max-connections", "100000"], "--max-connections must be 1…"),
+        (["run", "--count", "18446744073709551615"], "--count must be 1…1000000000000000 (at most 10^15 tokens)"),
+        (
+            [
+                "send", "--endpoint", "http://127.0.0.1:1", "--generate", "18446744073709551615", "--template",
+                "fixtures/poll.json", "--topic", "com.example.app",
+            ],
+            "--generate must be 1…1000000000000000"
+        ),
+        (
+            ["tokens", "generate", "--count", "18446744073709551615", "--output", "/tmp/never-written.txt"],
+            "--count must be 1…1000000000000000"
+        ),
+        (
+            render + ["--token", token, "--first-sequence", "18446744073709551615"],
+            "--first-sequence must be 0…18446744073709551614 (2 tokens are numbered from it within 64 bits)"
+        ),
     ])
     func valuesPastTheirRangeAreUsageErrors(arguments: [String], message: String) throws {
         let result = try CommandRunner.run(arguments, timeout: .seconds(30))
