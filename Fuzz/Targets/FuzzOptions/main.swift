@@ -135,7 +135,14 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     return 0
 }
 
+/// The template compiled with the push type's limit, once: most inputs' size limits are refused.
+let defaultEncoder = compiled(sizeLimit: nil)
+
 func encoder(sizeLimit: Int?) -> PayloadEncoder {
+    sizeLimit == nil ? defaultEncoder : compiled(sizeLimit: sizeLimit)
+}
+
+func compiled(sizeLimit: Int?) -> PayloadEncoder {
     let options = PayloadTemplate.Options(sizeLimit: sizeLimit)
     return PayloadEncoder(template: try! PayloadTemplate(json: Array(template.utf8), file: "fuzz", options: options))
 }
