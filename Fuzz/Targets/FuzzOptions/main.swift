@@ -31,8 +31,14 @@ func words(_ values: [UInt64]) -> [UInt8] {
     values.flatMap { value in (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
 }
 
-/// A template with a number and a badge from the token line, compiled once.
-let template = #"{"aps":{"alert":"{{field.1}}","badge":"{{field.2:int}}","relevance-score":"{{field.1:number}}"}}"#
+/// A template with a number and a badge from the token line; `static`, so made when first used
+/// (top-level code after `runFuzzer`, which never returns, would never run).
+enum Fixture {
+    static let template =
+        #"{"aps":{"alert":"{{field.1}}","badge":"{{field.2:int}}","relevance-score":"{{field.1:number}}"}}"#
+    /// Compiled with the push type's limit, once: most inputs' size limits are refused.
+    static let defaultEncoder = compiled(sizeLimit: nil)
+}
 
 func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var input = FuzzInput(start, count)
@@ -135,16 +141,13 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     return 0
 }
 
-/// The template compiled with the push type's limit, once: most inputs' size limits are refused.
-let defaultEncoder = compiled(sizeLimit: nil)
-
 func encoder(sizeLimit: Int?) -> PayloadEncoder {
-    sizeLimit == nil ? defaultEncoder : compiled(sizeLimit: sizeLimit)
+    sizeLimit == nil ? Fixture.defaultEncoder : compiled(sizeLimit: sizeLimit)
 }
 
 func compiled(sizeLimit: Int?) -> PayloadEncoder {
     let options = PayloadTemplate.Options(sizeLimit: sizeLimit)
-    return PayloadEncoder(template: try! PayloadTemplate(json: Array(template.utf8), file: "fuzz", options: options))
+    return PayloadEncoder(template: try! PayloadTemplate(json: Array(Fixture.template.utf8), file: "fuzz", options: options))
 }
 
 /// The token line's rest through the template: what is sent has a finite number and a badge
