@@ -147,7 +147,9 @@ func encoder(sizeLimit: Int?) -> PayloadEncoder {
 
 func compiled(sizeLimit: Int?) -> PayloadEncoder {
     let options = PayloadTemplate.Options(sizeLimit: sizeLimit)
-    return PayloadEncoder(template: try! PayloadTemplate(json: Array(Fixture.template.utf8), file: "fuzz", options: options))
+    return PayloadEncoder(
+        template: try! PayloadTemplate(json: Array(Fixture.template.utf8), file: "fuzz", options: options)
+    )
 }
 
 /// The token line's rest through the template: what is sent has a finite number and a badge
