@@ -37,7 +37,7 @@ enum Fixture {
     static let template =
         #"{"aps":{"alert":"{{field.1}}","badge":"{{field.2:int}}","relevance-score":"{{field.1:number}}"}}"#
     /// Compiled with the push type's limit, once: most inputs' size limits are refused.
-    static let defaultEncoder = compiled(sizeLimit: nil)
+    static let defaultEncoder = compiled(sizeLimit: nil)!
 }
 
 func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
@@ -91,7 +91,7 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             host: "127.0.0.1",
             port: 2197,
             headers: NotificationHeaders(topic: "com.example.app"),
-            encoder: encoder(sizeLimit: nil),
+            encoder: Fixture.defaultEncoder,
             shape: shape
         )
     }
@@ -141,15 +141,16 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     return 0
 }
 
-func encoder(sizeLimit: Int?) -> PayloadEncoder {
+/// `nil` when the template's fixed bytes alone are over `sizeLimit` (refused at load).
+func encoder(sizeLimit: Int?) -> PayloadEncoder? {
     sizeLimit == nil ? Fixture.defaultEncoder : compiled(sizeLimit: sizeLimit)
 }
 
-func compiled(sizeLimit: Int?) -> PayloadEncoder {
+func compiled(sizeLimit: Int?) -> PayloadEncoder? {
     let options = PayloadTemplate.Options(sizeLimit: sizeLimit)
-    return PayloadEncoder(
-        template: try! PayloadTemplate(json: Array(Fixture.template.utf8), file: "fuzz", options: options)
-    )
+    guard let template = try? PayloadTemplate(json: Array(Fixture.template.utf8), file: "fuzz", options: options)
+    else { return nil }
+    return PayloadEncoder(template: template)
 }
 
 /// The token line's rest through the template: what is sent has a finite number and a badge
@@ -157,7 +158,7 @@ func compiled(sizeLimit: Int?) -> PayloadEncoder {
 func render(_ fields: [UInt8], sizeLimit: Int?) {
     var buffer = ByteBuffer()
     let token = Array(String(repeating: "a1", count: 32).utf8)
-    let encoder = encoder(sizeLimit: sizeLimit)
+    guard let encoder = encoder(sizeLimit: sizeLimit) else { return }
     let size = token.withUnsafeBytes { token in
         fields.withUnsafeBytes { fields in
             try? encoder.encode(NotificationInput(token: token, sequence: 0, fields: fields), into: &buffer)
