@@ -449,7 +449,10 @@ public struct CapacityPlan: Sendable {
 
     /// The plan for a terminal: one figure a line, how it was reached beside it.
     public var text: String {
-        func rate(_ value: Double) -> String { "\(grouped(Int(saturating: value.rounded())))/s" }
+        // Past 10^18 (no real plan, but a figure the options allow) in %g, not past Int.
+        func rate(_ value: Double) -> String {
+            "\(value < 1e18 ? grouped(Int(saturating: value.rounded())) : String(format: "%.3g", value))/s"
+        }
         let roundTrip = question.roundTrip + question.processing
         let flow = question.flow
         var lines = [
