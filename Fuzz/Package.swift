@@ -36,6 +36,13 @@ let package = Package(
         fuzzTarget("FuzzScenario", [fanoutLibrary("FanoutSink")]),
         fuzzTarget("FuzzThresholds", [fanoutLibrary("FanoutReport")]),
         fuzzTarget("FuzzSettings", [fanoutLibrary("FanoutClient"), fanoutLibrary("FanoutSettings")]),
+        fuzzTarget(
+            "FuzzOptions",
+            [
+                fanoutLibrary("FanoutSettings"), fanoutLibrary("FanoutClient"), fanoutLibrary("FanoutReport"),
+                fanoutLibrary("FanoutPayload"), nio,
+            ]
+        ),
         fuzzTarget("FuzzJWT", [fanoutLibrary("FanoutSink"), .product(name: "Crypto", package: "swift-crypto")]),
     ],
     swiftLanguageModes: [.v6]

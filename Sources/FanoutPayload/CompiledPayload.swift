@@ -11,6 +11,9 @@ final class CompiledPayload: @unchecked Sendable {
         var source: Placeholder.Source
         /// `.string` writes escaped text inside quotes the static bytes already hold.
         var type: Placeholder.ValueType
+        /// An `.int` of a key APNs defines (`aps.badge`, the dates): below 0 or past 2^63−1 is
+        /// refused.
+        var nonNegative = false
     }
 
     let staticBytes: UnsafeMutableRawBufferPointer
@@ -106,8 +109,13 @@ final class CompiledPayload: @unchecked Sendable {
             return JSONWriting.escapedText(value, to: out) ?? SlotFailure.invalidUTF8
         case .int:
             guard JSONWriting.isInteger(value) else { return SlotFailure.invalidValue }
+            // Any other integer is copied exactly as written (docs/templates.md).
+            if slot.nonNegative && (JSONWriting.isNegative(value) || !JSONWriting.fitsInt64(value)) {
+                return SlotFailure.outOfRange
+            }
         case .number:
             guard JSONWriting.isNumber(value) else { return SlotFailure.invalidValue }
+            guard JSONWriting.isFiniteDouble(value) else { return SlotFailure.outOfRange }
         case .bool:
             guard JSONWriting.isBoolean(value) else { return SlotFailure.invalidValue }
         }
@@ -140,6 +148,7 @@ final class CompiledPayload: @unchecked Sendable {
         static let missingField = -1
         static let invalidValue = -2
         static let invalidUTF8 = -3
+        static let outOfRange = -4
 
         let slot: Int
         let reason: Int
@@ -150,17 +159,24 @@ final class CompiledPayload: @unchecked Sendable {
         }
 
         init(_ code: Int) {
-            self.slot = (-code - 1) >> 2
-            self.reason = -((-code - 1) & 3)
+            self.slot = (-code - 1) >> 3
+            self.reason = -((-code - 1) & 7)
         }
 
-        var code: Int { -((slot << 2) | -reason) - 1 }
+        var code: Int { -((slot << 3) | -reason) - 1 }
 
         func error(in compiled: CompiledPayload) -> PayloadEncodingError {
             let slot = compiled.slots[slot]
             switch (reason, slot.source) {
             case (Self.missingField, .field(let index)): return .missingField(index)
             case (Self.invalidUTF8, let source): return .invalidUTF8(source)
+            case (Self.outOfRange, let source):
+                let allowed =
+                    switch slot.type {
+                    case .int: "0…2^63−1, which APNs' integer keys (aps.badge, the dates) take"
+                    default: "a 64-bit float's range (it would be read as infinity)"
+                    }
+                return .outOfRange(source, slot.type, allowed: allowed)
             default: return .invalidValue(slot.source, slot.type)
             }
         }

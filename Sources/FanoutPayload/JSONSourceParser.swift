@@ -325,7 +325,19 @@ struct JSONSourceParser {
             skipDigits()
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let value = Int(text) { return .integer(value) }
+        if isInteger {
+            // Integers are exact (docs/templates.md): one past 64 bits would be written as a
+            // rounded double, so it is refused where it stands.
+            guard let value = Int(text) else {
+                let shown = text.utf8.count > 40 ? "\(text.prefix(24))… (\(text.utf8.count) digits)" : text
+                throw error(
+                    .unrepresentableNumber,
+                    "the integer \(shown) is outside −2^63…2^63−1 and would not be sent exactly; write it as a string",
+                    at: start
+                )
+            }
+            return .integer(value)
+        }
         guard let value = Double(text), value.isFinite else {
             throw error(.unrepresentableNumber, "the number \(text) is out of range for a 64-bit float", at: start)
         }

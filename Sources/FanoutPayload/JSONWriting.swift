@@ -214,4 +214,68 @@ enum JSONWriting {
         while index < text.count && text[index] &- UInt8(ascii: "0") < 10 { index += 1 }
         return index > start
     }
+
+    /// Whether the JSON integer `text` (already matched) is within −2^63…2^63−1, so a reader
+    /// takes it exactly.
+    @inline(never)
+    static func fitsInt64(_ text: UnsafeRawBufferPointer) -> Bool {
+        let negative = text.first == UInt8(ascii: "-")
+        let digits = UnsafeRawBufferPointer(rebasing: text[(negative ? 1 : 0)...])
+        if digits.count < 19 { return true }
+        if digits.count > 19 { return false }
+        let largest = negative ? "9223372036854775808" : "9223372036854775807"
+        return !largest.utf8.lexicographicallyPrecedes(digits)
+    }
+
+    /// Whether the JSON integer `text` (already matched) is below 0 (`-0` is not).
+    @inline(__always)
+    static func isNegative(_ text: UnsafeRawBufferPointer) -> Bool {
+        text.count > 1 && text[0] == UInt8(ascii: "-") && text[1] != UInt8(ascii: "0")
+    }
+
+    /// Whether the JSON number `text` (already matched) is finite as a 64-bit float: `1e999`
+    /// is read as infinity by every JSON reader that reads doubles. Decided from the decimal
+    /// exponent of its first significant digit; only at 10^308, where the digits decide, is
+    /// the text converted.
+    @inline(never)
+    static func isFiniteDouble(_ text: UnsafeRawBufferPointer) -> Bool {
+        var index = text.first == UInt8(ascii: "-") ? 1 : 0
+        var leading: Int?  // the power of ten of the first digit that is not 0
+        var integerDigits = 0
+        while index < text.count, text[index] &- UInt8(ascii: "0") < 10 {
+            if leading == nil && text[index] != UInt8(ascii: "0") { leading = integerDigits }
+            integerDigits += 1
+            index += 1
+        }
+        var exponentOfLeading = leading.map { integerDigits - $0 - 1 }
+        if index < text.count && text[index] == UInt8(ascii: ".") {
+            index += 1
+            var place = -1
+            while index < text.count, text[index] &- UInt8(ascii: "0") < 10 {
+                if exponentOfLeading == nil && text[index] != UInt8(ascii: "0") { exponentOfLeading = place }
+                place -= 1
+                index += 1
+            }
+        }
+        guard let exponentOfLeading else { return true }  // zero
+        var exponent = 0
+        if index < text.count && (text[index] | 0x20) == UInt8(ascii: "e") {
+            index += 1
+            var sign = 1
+            if index < text.count && (text[index] == UInt8(ascii: "+") || text[index] == UInt8(ascii: "-")) {
+                if text[index] == UInt8(ascii: "-") { sign = -1 }
+                index += 1
+            }
+            while index < text.count, text[index] &- UInt8(ascii: "0") < 10 {
+                // Held far past any double's range, so a long exponent cannot overflow.
+                exponent = min(exponent * 10 + Int(text[index] &- UInt8(ascii: "0")), 1_000_000)
+                index += 1
+            }
+            exponent *= sign
+        }
+        let magnitude = exponentOfLeading + exponent
+        if magnitude < 308 { return true }
+        if magnitude > 308 { return false }
+        return Double(String(decoding: text, as: UTF8.self))?.isFinite ?? false
+    }
 }

@@ -44,6 +44,10 @@ public enum PayloadEncodingError: Error, Sendable, Hashable, CustomStringConvert
     case invalidValue(Placeholder.Source, Placeholder.ValueType)
     /// The value for `source` is not valid UTF-8, so it cannot go into a JSON string.
     case invalidUTF8(Placeholder.Source)
+    /// The value for `source` is a `type` but outside what APNs or JSON readers take (`allowed`):
+    /// a number past a 64-bit float (`1e999` is read as infinity), an int below 0 or past
+    /// 2^63−1 for a key APNs defines (`aps.badge`).
+    case outOfRange(Placeholder.Source, Placeholder.ValueType, allowed: String)
 
     public var description: String {
         switch self {
@@ -55,6 +59,8 @@ public enum PayloadEncodingError: Error, Sendable, Hashable, CustomStringConvert
             "the value of \(source) is not \(type == .int ? "an int" : "a \(type.rawValue)")"
         case .invalidUTF8(let source):
             "the value of \(source) is not valid UTF-8"
+        case .outOfRange(let source, let type, let allowed):
+            "the value of \(source) is \(type == .int ? "an int" : "a \(type.rawValue)") outside \(allowed)"
         }
     }
 }

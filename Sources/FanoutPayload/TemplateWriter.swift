@@ -185,7 +185,8 @@ struct TemplateWriter {
         key(name, &object)
         switch value {
         case .literal(let integer): decimal(integer)
-        case .placeholder(let placeholder): try slot(placeholder, .int, path: path)
+        // Every integer key APNs defines counts or dates from 1970: none is below 0.
+        case .placeholder(let placeholder): try slot(placeholder, .int, path: path, nonNegative: true)
         }
     }
 
@@ -220,7 +221,8 @@ struct TemplateWriter {
     private mutating func slot(
         _ placeholder: Placeholder,
         _ type: Placeholder.ValueType,
-        path: String
+        path: String,
+        nonNegative: Bool = false
     ) throws(PayloadTemplateError) {
         if let mismatch = PlaceholderSyntax.mismatch(placeholder.source, type) {
             throw PayloadTemplateError(.invalidPlaceholder, "\(path): \(mismatch)")
@@ -228,7 +230,14 @@ struct TemplateWriter {
         if case .field(let index) = placeholder.source, index < 1 {
             throw PayloadTemplateError(.invalidPlaceholder, "\(path): fields are numbered from 1, not \(index)")
         }
-        slots.append(CompiledPayload.Slot(offset: bytes.count, source: placeholder.source, type: type))
+        slots.append(
+            CompiledPayload.Slot(
+                offset: bytes.count,
+                source: placeholder.source,
+                type: type,
+                nonNegative: nonNegative
+            )
+        )
     }
 
     // MARK: Bytes

@@ -252,15 +252,15 @@ public struct CapacityPlan: Sendable {
         // options and the probe refuse what leads to one; a floor keeps the arithmetic finite.
         connectionCeiling = ceiling.isFinite ? max(ceiling, 1e-9) : 1e-9
         let perConnection = min(connectionCeiling, coreCeiling ?? .infinity)
-        connections = max(1, Int((requiredRate / (perConnection * question.headroom)).rounded(.up)))
+        connections = max(1, Int(saturating: (requiredRate / (perConnection * question.headroom)).rounded(.up)))
         let interfaceMachines = max(
             1,
-            Int((requiredRate / (bounds.networkInterface * question.headroom)).rounded(.up))
+            Int(saturating: (requiredRate / (bounds.networkInterface * question.headroom)).rounded(.up))
         )
         if let coreCeiling {
             let cores = requiredRate / (coreCeiling * question.headroom)
             self.cores = cores
-            machines = max(interfaceMachines, Int((cores / Double(question.coresPerMachine)).rounded(.up)))
+            machines = max(interfaceMachines, Int(saturating: (cores / Double(question.coresPerMachine)).rounded(.up)))
         } else {
             cores = nil
             machines = interfaceMachines > 1 ? interfaceMachines : nil
@@ -273,12 +273,12 @@ public struct CapacityPlan: Sendable {
         rate = min(rate, bounds.networkInterface * machineCount)
         binding = perConnection < connectionCeiling ? .cpu : connectionBinding
         if let machines, machines > 1 || coreCeiling != nil {
-            let cpuMachines = cores.map { Int(($0 / Double(question.coresPerMachine)).rounded(.up)) } ?? 0
+            let cpuMachines = cores.map { Int(saturating: ($0 / Double(question.coresPerMachine)).rounded(.up)) } ?? 0
             machineBinding = interfaceMachines >= cpuMachines ? .networkInterface : .cpu
         } else {
             machineBinding = nil
         }
-        expectedDuration = .nanoseconds(Int64((Double(question.devices) / rate + roundTrip) * 1e9))
+        expectedDuration = .nanoseconds(Int(saturating: (Double(question.devices) / rate + roundTrip) * 1e9))
     }
 
     /// `duration` in seconds.
@@ -449,7 +449,10 @@ public struct CapacityPlan: Sendable {
 
     /// The plan for a terminal: one figure a line, how it was reached beside it.
     public var text: String {
-        func rate(_ value: Double) -> String { "\(grouped(Int(value.rounded())))/s" }
+        // Past 10^18 (no real plan, but a figure the options allow) in %g, not past Int.
+        func rate(_ value: Double) -> String {
+            "\(value < 1e18 ? grouped(Int(saturating: value.rounded())) : String(format: "%.3g", value))/s"
+        }
         let roundTrip = question.roundTrip + question.processing
         let flow = question.flow
         var lines = [

@@ -1,6 +1,7 @@
 import FanoutClient
 import FanoutPayload
 import FanoutReport
+import FanoutSettings
 import FanoutSink
 import Foundation
 import NIOCore
@@ -80,7 +81,7 @@ public struct PlanJob: Sendable {
         roundTripBound.cpuMicroseconds = nil
         let plan = CapacityPlan(roundTripBound)
         let connections = min(plan.connections, mostCalibrationConnections)
-        let aimed = UInt64(Double(connections) * plan.connectionCeiling * calibrationSeconds)
+        let aimed = UInt64(max(0, Int(saturating: Double(connections) * plan.connectionCeiling * calibrationSeconds)))
         var job = RunJob()
         job.count = min(notifications, max(fewestCalibrationNotifications, aimed))
         job.shape.connections = connections
@@ -321,9 +322,16 @@ extension PlanJob {
     /// Rehearses one machine's share of `plan` (see `Verification`); its run folder goes to
     /// `output/verify` when there is an output.
     public func rehearse(_ plan: CapacityPlan) throws -> Verification {
-        let machines = UInt64(plan.machines ?? 1)
-        let devices = (plan.question.devices + machines - 1) / machines
-        let connections = max(1, (plan.connections + Int(machines) - 1) / Int(machines))
+        let machines = UInt64(max(1, plan.machines ?? 1))
+        // Rounded up without a sum that can overflow: a plan's figures come from the options.
+        let devices = plan.question.devices == 0 ? 0 : (plan.question.devices - 1) / machines + 1
+        let connections = (max(1, plan.connections) - 1) / Int(machines) + 1
+        do {
+            try MachineLimits.current().connections("the rehearsal's connections", filesEach: 2, eventLoops: 2)
+                .check(connections)
+        } catch {
+            throw JobError("one machine's share cannot be rehearsed here: \(error)")
+        }
         var job = RunJob()
         job.count = devices
         job.apnsSecurity = true
@@ -334,7 +342,7 @@ extension PlanJob {
         let ceiling = min(plan.connectionCeiling, plan.coreCeiling ?? .infinity)
         let predictedSeconds = Double(devices) / (Double(connections) * ceiling) + roundTrip
         // A bound on the rehearsal: three times the prediction.
-        job.shape.deadline = .nanoseconds(Int64(predictedSeconds * 3e9) + 10_000_000_000)
+        job.shape.deadline = .nanoseconds(Int(saturating: predictedSeconds * 3e9 + 1e10))
         let summary = try job.run()
         if let output { _ = try summary.finish(into: output + "/verify") }
         let snapshot = summary.report.snapshot

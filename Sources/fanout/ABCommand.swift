@@ -65,7 +65,7 @@ struct ABCommand: ParsableCommand {
     var runOptions: [String] = []
 
     func job(output: String) throws -> ABJob {
-        guard pairs >= 1 else { throw ValidationError("--repeat must be at least 1.") }
+        try MachineLimits.repeats("--repeat").validate(pairs)
         guard let command = runOptions.first, ["run", "send"].contains(command) else {
             throw ValidationError("After -- comes what both builds run: run … or send ….")
         }

@@ -126,6 +126,21 @@ struct Count: ExpressibleByArgument, Sendable, Hashable {
     }
 }
 
+extension OptionRange {
+    /// `value` when it is in the range, else the usage error (exit status 64) that says the
+    /// range and what bounds it.
+    @discardableResult
+    func validate(_ value: Int) throws -> Int {
+        do { return try check(value) } catch { throw ValidationError("\(error).") }
+    }
+
+    /// `value` when it is in the range, else the usage error that says the range.
+    @discardableResult
+    func validate(_ value: UInt64) throws -> Int {
+        do { return try check(value) } catch { throw ValidationError("\(error).") }
+    }
+}
+
 extension APNsIDPolicy: ExpressibleByArgument {}
 extension APNsPushType: ExpressibleByArgument {}
 extension TokenFileFormat: ExpressibleByArgument {}

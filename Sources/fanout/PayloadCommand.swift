@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutPayload
 import FanoutRun
+import FanoutSettings
 import NIOCore
 
 #if canImport(Glibc)
@@ -46,9 +47,7 @@ struct TemplateOptions: ParsableArguments {
     var allowUnknownAPSKeys = false
 
     func validate() throws {
-        if let sizeLimit, sizeLimit < 1 {
-            throw ValidationError("--size-limit must be a positive number of bytes, not \(sizeLimit).")
-        }
+        if let sizeLimit { try MachineLimits.payloadLimit("--size-limit").validate(sizeLimit) }
     }
 
     var options: PayloadTemplate.Options { options(pushType: pushType ?? .alert) }
@@ -96,6 +95,12 @@ extension PayloadCommand {
 
         func validate() throws {
             if token.isEmpty { throw ValidationError("Give at least one --token to render the template for.") }
+            let last = MachineLimits.largestFirstSequence(tokens: token.count)
+            if firstSequence > last {
+                throw ValidationError(
+                    "--first-sequence must be 0…\(last) (\(token.count) tokens are numbered from it within 64 bits); got \(firstSequence)."
+                )
+            }
         }
 
         func run() throws {

@@ -155,12 +155,12 @@ struct PlanCommand: ParsableCommand {
                 coresPerMachine: cores
             )
             question.processing = processing ?? CapacityPlan.Question.defaultProcessing
-            let streams = streams ?? CapacityPlan.Question.defaultStreams
-            guard streams >= 1 else { throw ValidationError("--streams must be at least 1.") }
-            question.streams = streams
+            question.streams = try MachineLimits.plannedStreams("--streams").validate(
+                streams ?? CapacityPlan.Question.defaultStreams
+            )
         }
         try applyFlow(to: &question.flow, probed: probe != nil)
-        guard cores >= 1 else { throw ValidationError("--cores must be at least 1.") }
+        try MachineLimits.plannedCores("--cores").validate(cores)
         guard headroom.fraction > 0, headroom.fraction <= 1 else {
             throw ValidationError(
                 "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."
@@ -181,10 +181,9 @@ struct PlanCommand: ParsableCommand {
     /// The windows, bytes and bandwidths the options give (over a probe's).
     func applyFlow(to flow: inout CapacityPlan.Flow, probed: Bool) throws {
         func size(_ text: String, _ option: String, smallest: Int) throws -> Int {
-            guard let bytes = Int(text), bytes >= smallest, bytes <= 0x7FFF_FFFF else {
-                throw ValidationError("\(option) takes bytes from \(smallest) to 2^31−1 (2147483647); got \(text).")
-            }
-            return bytes
+            let range = MachineLimits.plannedWindow(option, smallest: smallest)
+            guard let bytes = Int(text) else { throw ValidationError("\(OptionRangeError(range, given: text)).") }
+            return try range.validate(bytes)
         }
         func rate(_ text: String, _ option: String) throws -> Double {
             guard let rate = BandwidthNotation.parse(text) else {
@@ -220,12 +219,7 @@ struct PlanCommand: ParsableCommand {
             flow.templatePath = template
         }
         if let bodyBytes {
-            // 20 bytes are the smallest JSON body a rehearsal can send ({"aps":{"alert":""}}),
-            // 5,120 the largest APNs takes (VoIP).
-            guard (20...5120).contains(bodyBytes) else {
-                throw ValidationError("--body-bytes must be from 20 to 5120; got \(bodyBytes).")
-            }
-            flow.bodyBytes = bodyBytes
+            flow.bodyBytes = try MachineLimits.plannedBodyBytes("--body-bytes").validate(bodyBytes)
             flow.sources.bodyBytes = "given"
         }
         if let bandwidth {

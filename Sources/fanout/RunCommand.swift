@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutRun
+import FanoutSettings
 import FanoutSink
 import FanoutTokens
 
@@ -56,6 +57,9 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
+        if let count { try MachineLimits.tokenCount("--count").validate(count) }
+        // The embedded sink holds the other end of each connection, and its loops, here.
+        try shape.connection.checkRanges(threads: threads.threads, otherEventLoops: sink.sinkThreads, filesEach: 2)
     }
 
     /// The job the options describe.
@@ -129,7 +133,7 @@ struct EmbeddedSinkOptions: ParsableArguments {
     var sinkCoalesce: Share?
 
     func validate() throws {
-        if sinkThreads < 1 { throw ValidationError("--sink-threads must be at least 1.") }
+        try MachineLimits.current().eventLoops("--sink-threads").validate(sinkThreads)
     }
 
     /// Whether any is given (`fanout search --endpoint` takes none).

@@ -71,7 +71,7 @@ struct ConnectionOptions: ParsableArguments {
     func validate() throws {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1.") }
         if let streams, streams < 1 { throw ValidationError("--streams must be at least 1.") }
-        if let attempts, attempts < 1 { throw ValidationError("--attempts must be at least 1.") }
+        if let attempts { try MachineLimits.attempts("--attempts").validate(attempts) }
     }
 
     /// `LoadShape`'s defaults with the options given.
@@ -83,6 +83,23 @@ struct ConnectionOptions: ParsableArguments {
         shape.streamTimeout = try timeout.positive("--timeout")
         shape.coalescing = try coalesce.atMost(LoadShape.longestCoalescing, "--coalesce")
         return shape
+    }
+
+    /// The connections and streams against this machine's limits, beside `threads` event loops
+    /// of the sender and `otherEventLoops` of an embedded sink whose sockets (`filesEach`: 2)
+    /// are this process's too.
+    func checkRanges(threads: Int, otherEventLoops: Int = 0, filesEach: Int = 1) throws {
+        do {
+            try MachineLimits.current().checkSender(
+                eventLoops: ("--threads", threads),
+                otherEventLoops: otherEventLoops,
+                connections: ("--connections", connections ?? LoadShape().connections),
+                filesEach: filesEach,
+                streams: ("--streams", streams ?? LoadShape().streamsPerConnection)
+            )
+        } catch {
+            throw ValidationError("\(error).")
+        }
     }
 }
 
@@ -99,7 +116,7 @@ struct RepeatOptions: ParsableArguments {
     var repeats = 1
 
     func validate() throws {
-        if repeats < 1 { throw ValidationError("--repeat must be at least 1.") }
+        try MachineLimits.repeats("--repeat").validate(repeats)
     }
 }
 
@@ -113,7 +130,7 @@ struct ThreadOptions: ParsableArguments {
     var threads = LoadEngine.defaultEventLoops
 
     func validate() throws {
-        if threads < 1 { throw ValidationError("--threads must be at least 1.") }
+        try MachineLimits.current().eventLoops("--threads").validate(threads)
     }
 }
 

@@ -146,6 +146,11 @@ struct SearchCommand: ParsableCommand {
         guard maxSteps >= 1 else { throw ValidationError("--max-steps must be at least 1.") }
         bounds.maxSteps = maxSteps
 
+        try connection.checkRanges(
+            threads: threads.threads,
+            otherEventLoops: endpoint == nil ? sink.sinkThreads : 0,
+            filesEach: endpoint == nil ? 2 : 1
+        )
         var shape = try connection.shape()
         shape.model.maxLag = try maxLag.positive("--max-lag")
         let stepDuration = try stepDuration.positive("--step-duration")

@@ -61,6 +61,7 @@ struct SendCommand: ParsableCommand {
 
     func validate() throws {
         try target.checkApple(endpoint, generatedTokens: tokenOptions.generate != nil)
+        try shape.connection.checkRanges(threads: threads.threads)
         if repeating.repeats > 1 && shape.load.startAt != nil {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
         }

@@ -339,7 +339,11 @@ struct SinkCommand: AsyncParsableCommand {
             throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
         }
         if keyOptions == 3 && noAuth { throw ValidationError("--no-auth and --key-file contradict each other.") }
-        if threads < 1 { throw ValidationError("--threads must be at least 1.") }
+        let limits = MachineLimits.current()
+        try limits.eventLoops("--threads").validate(threads)
+        if let maxConnections {
+            try limits.connections("--max-connections", eventLoops: threads).validate(maxConnections)
+        }
         if initialStreams < 1 || maxStreams < initialStreams {
             throw ValidationError("Need 1 ≤ --initial-streams ≤ --max-streams.")
         }

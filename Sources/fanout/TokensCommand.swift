@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutClient
 import FanoutRun
+import FanoutSettings
 import FanoutTokens
 
 /// `fanout tokens`: device-token sets.
@@ -40,6 +41,7 @@ struct TokenInputOptions: ParsableArguments {
         }
         if rejects != nil && !skipInvalid { throw ValidationError("--rejects goes with --skip-invalid.") }
         if length < 1 { throw ValidationError("--length must be at least 1 byte.") }
+        if let generate { try MachineLimits.tokenCount("--generate").validate(generate) }
     }
 
     var source: TokenSource {
@@ -83,6 +85,7 @@ extension TokensCommand {
 
         func validate() throws {
             if length < 1 || length > 32767 { throw ValidationError("--length must be from 1 to 32767 bytes.") }
+            try MachineLimits.tokenCount("--count").validate(count)
         }
 
         func run() throws {

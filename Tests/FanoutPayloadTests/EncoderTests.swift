@@ -43,8 +43,54 @@ import Testing
 
     @Test(arguments: ["0", "-0", "123", "-9223372036854775808", "99999999999999999999999"])
     func validIntegersAreCopiedAsWritten(value: String) throws {
+        let t = try template(#"{"aps":{},"v":"{{field.1:int}}"}"#)
+        #expect(try render(t, fields: [value]) == #"{"aps":{},"v":\#(value)}"#)
+    }
+
+    @Test(arguments: ["0", "-0", "3", "9223372036854775807"])
+    func badgesAPNsTakesAreSent(value: String) throws {
         let t = try template(#"{"aps":{"badge":"{{field.1:int}}"}}"#)
         #expect(try render(t, fields: [value]) == #"{"aps":{"badge":\#(value)}}"#)
+    }
+
+    /// APNs' integer keys count or date from 1970: a value below 0 or past 64 bits is refused
+    /// at render time, naming the field, as a literal is at load time.
+    @Test(arguments: ["-3", "-9223372036854775808", "9223372036854775808", "99999999999999999999999"])
+    func badgesAPNsRefusesAreRefused(value: String) throws {
+        for key in ["badge", "stale-date", "timestamp", "dismissal-date"] {
+            let t = try template(#"{"aps":{"\#(key)":"{{field.1:int}}"}}"#)
+            let error = #expect(throws: PayloadEncodingError.self) { try render(t, fields: [value]) }
+            guard case .outOfRange(.field(1), .int, _) = error else {
+                Issue.record("\(key) = \(value): \(String(describing: error))")
+                continue
+            }
+            #expect(error?.description.hasPrefix("the value of {{field.1}} is an int outside 0…2^63−1") == true)
+        }
+    }
+
+    /// A number a JSON reader would take for infinity is refused; the largest double is not.
+    @Test(arguments: ["1e999", "-1e309", "1.8e308", "179769313486231590000000000000000e276", "0.0000000001e320"])
+    func numbersPastADoubleAreRefused(value: String) throws {
+        let t = try template(#"{"aps":{},"n":"{{field.1:number}}"}"#)
+        let error = #expect(throws: PayloadEncodingError.self) { try render(t, fields: [value]) }
+        guard case .outOfRange(.field(1), .number, _) = error else {
+            Issue.record("\(value): \(String(describing: error))")
+            return
+        }
+        #expect(
+            error?.description
+                == "the value of {{field.1}} is a number outside a 64-bit float's range (it would be read as infinity)"
+        )
+    }
+
+    @Test(arguments: [
+        "1.7976931348623157e308", "-1.7976931348623157e308", "179769313486231580000000000000000e276", "1e308", "1e-999",
+        "0e99999", "0.000", "123.456e-7",
+        "99999999999999999999999", "0.00000000001e318",
+    ])
+    func finiteNumbersAreCopiedAsWritten(value: String) throws {
+        let t = try template(#"{"aps":{},"n":"{{field.1:number}}"}"#)
+        #expect(try render(t, fields: [value]) == #"{"aps":{},"n":\#(value)}"#)
     }
 
     @Test func missingFieldIsReported() throws {

@@ -346,6 +346,28 @@ import Testing
             column: 16,
             says: "takes no type"
         ),
+        // Integers are exact: one past 64 bits would be sent as a rounded double.
+        Case(
+            json: "{\"aps\":{},\n \"id\": 12345678901234567891}",
+            code: .unrepresentableNumber,
+            line: 2,
+            column: 8,
+            says: "the integer 12345678901234567891 is outside −2^63…2^63−1"
+        ),
+        Case(
+            json: "{\"aps\":{},\"id\":-9223372036854775809}",
+            code: .unrepresentableNumber,
+            line: 1,
+            column: 16,
+            says: "the integer -9223372036854775809 is outside"
+        ),
+        Case(
+            json: "{\"aps\":{},\"id\":\(String(repeating: "9", count: 5000))}",
+            code: .unrepresentableNumber,
+            line: 1,
+            column: 16,
+            says: "the integer 999999999999999999999999… (5000 digits) is outside"
+        ),
     ]
 
     @Test(arguments: cases)

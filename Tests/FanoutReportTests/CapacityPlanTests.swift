@@ -60,6 +60,43 @@ import Testing
 
 /// What binds a connection beyond its streams: the windows, the path's bandwidth, the
 /// machine's interface, each worked by hand.
+/// The options' extremes (10^15 devices in a microsecond over 2^31−1 streams; a year's round
+/// trip over an 8 bit/s path) make plans past any machine, never a trap: `plan --streams
+/// 9223372036854775807` used to reach `Int(_:)` with a figure past its range.
+@Suite struct CapacityPlanExtremesTests {
+    @Test func figuresPastIntAreHeldAndWrittenAsSuch() {
+        var question = CapacityPlan.Question(
+            devices: 1_000_000_000_000_000,
+            deadline: .microseconds(1),
+            roundTrip: .microseconds(1),
+            coresPerMachine: 65_536
+        )
+        question.processing = .zero
+        question.streams = Int(Int32.max)
+        question.cpuMicroseconds = 0.001
+        let plan = CapacityPlan(question)
+        #expect(plan.requiredRate == 1e21)
+        #expect(plan.connections >= 1 && (plan.machines ?? 1) >= 1)
+        #expect(plan.text.contains("required rate          1e+21/s"), "\(plan.text)")
+    }
+
+    @Test func aYearsRoundTripOverEightBitsASecond() {
+        var question = CapacityPlan.Question(
+            devices: 1_000_000_000_000_000,
+            deadline: .seconds(1),
+            roundTrip: .seconds(8784 * 3600),
+            coresPerMachine: 1
+        )
+        question.streams = 1
+        question.flow.bandwidth = 1
+        question.flow.bodyBytes = 5120
+        let plan = CapacityPlan(question)
+        #expect(plan.connections == Int.max)
+        #expect(plan.expectedDuration > .zero)
+        #expect(!plan.text.isEmpty)
+    }
+}
+
 @Suite struct CapacityPlanFlowTests {
     static func question(rtt: Duration = .milliseconds(80), processing: Duration = .zero) -> CapacityPlan.Question {
         var question = CapacityPlan.Question(
