@@ -416,7 +416,9 @@ extension ArrivalSchedule {
 
     static func parseDuration(_ text: some StringProtocol, what: String) throws(ScheduleError) -> Duration {
         guard let duration = DurationNotation.parse(text), duration > .zero else {
-            throw ScheduleError("\(what): \(text) is not a duration above 0; \(DurationNotation.hint)")
+            throw ScheduleError(
+                "\(what): \(TextLines.quoted(text)) is not a duration above 0; \(DurationNotation.hint)"
+            )
         }
         return duration
     }

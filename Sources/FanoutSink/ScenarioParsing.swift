@@ -8,7 +8,7 @@ extension SinkScenario {
     public static func duration(_ text: some StringProtocol) throws(SinkScenarioError) -> Duration {
         guard let duration = DurationNotation.parse(text) else {
             throw SinkScenarioError(
-                "\(text.trimmingCharacters(in: .whitespaces)) is not a duration; \(DurationNotation.hint)"
+                "\(TextLines.quoted(text.trimmingCharacters(in: .whitespaces))) is not a duration; \(DurationNotation.hint)"
             )
         }
         return duration

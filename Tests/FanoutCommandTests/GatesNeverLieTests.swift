@@ -150,3 +150,29 @@ extension GatesNeverLieTests {
         #expect(result.standardError.contains("fanout export: the run is invalid: the generator fell"))
     }
 }
+
+extension GatesNeverLieTests {
+    /// A bad line in a 100,000-line CRLF latency-samples file echoed the whole 6.6 MB file: the
+    /// line ends were not read, and the bad value was quoted whole. Now the line is found by its
+    /// number and quoted short.
+    @Test func aBadSampleLineIsNamedAndQuotedShort() throws {
+        let crlf = try Self.file(
+            "samples.txt",
+            (0..<100_000).map { "\($0 % 100 + 1)ms\r\n" }.joined() + "bogus\r\n"
+        )
+        let named = try CommandRunner.run(["sink", "--latency", "empirical:\(crlf)", "--duration", "1s"])
+        #expect(named.status == 64, "\(named.standardError.prefix(300))")
+        #expect(
+            named.standardError.contains("\(crlf):100001: bogus is not a duration"),
+            "\(named.standardError.prefix(300))"
+        )
+        let long = try Self.file("long.txt", String(repeating: "x", count: 500_000) + "\n")
+        let quoted = try CommandRunner.run(["sink", "--latency", "empirical:\(long)", "--duration", "1s"])
+        #expect(quoted.status == 64)
+        #expect(
+            quoted.standardError.contains("… (500000 bytes) is not a duration"),
+            "\(quoted.standardError.prefix(300))"
+        )
+        #expect(quoted.standardError.utf8.count < 2_000)
+    }
+}
