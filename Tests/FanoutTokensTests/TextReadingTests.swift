@@ -59,6 +59,13 @@ import Testing
             says: "the token has 402 hex digits; accepted are 32 to 400"
         ),
         BadLine(line: "\tfield", column: 1, says: "the line has no token before its first tab"),
+        // Old Mac line ends (CR alone): the lines run together; the message says why.
+        BadLine(
+            line: token64 + "\r" + token64,
+            column: 65,
+            says:
+                "a carriage return (CR) without a line feed after it: token lists end lines with LF or CRLF (tr '\\r' '\\n' converts the file)"
+        ),
     ]
 
     @Test(arguments: badLines)
