@@ -9,7 +9,8 @@ import Testing
 ///
 /// - Open-model runs at 50%, 75% and 90% of capacity, with exactly as many tokens as arrivals
 ///   (the case that once ended with connections starving for tokens: p99 601 ms at 75% in
-///   2 × 100): the run's p99 and every second's p99 at most 53 ms.
+///   2 × 100): the run's p99 at most 53 ms, and every second's at most 53 ms plus the lateness
+///   the sender reports of itself in that second (its send lateness and its answer reading).
 /// - The search for `p99 < 100ms` and `p99 < 200ms`: an answer within 5% of 4,000/s.
 ///
 /// The sink announces its streams from the start (`--initial-streams`), so the capacity is the
@@ -72,10 +73,22 @@ struct GroundTruthTests {
             let p99 = try #require(latency["p99"] as? Double)
             // At least the sink's 50 ms (nothing is answered sooner), at most 3 ms more.
             #expect(p99 >= 50 && p99 <= 53, "\(shape): p99 \(p99) ms")
+            // Each second: the same 3 ms, plus what the sender itself reports it added to that
+            // second's latencies — its send lateness (the open model counts from the due time,
+            // so a notification sent 5 ms late is measured 5 ms longer) and its delay in
+            // reading answers. A host that stalls the sender for 8 ms once in a run (seen on a
+            // fresh 2-core CI machine: one second's p99 57.98 ms, the run's 50.6) is said by the
+            // sender's own account and allowed exactly that; an error of the measurement
+            // itself, which no account covers, still fails. The run's p99 has no such allowance.
             let intervals = try #require(summary["intervals"] as? [[String: Any]])
             for interval in intervals where (interval["latency_count"] as? Int ?? 0) > 0 {
                 let secondP99 = interval["p99_ms"] as? Double ?? .infinity
-                #expect(secondP99 <= 53, "\(shape), second \(interval["second"] ?? "?"): p99 \(secondP99) ms")
+                let lateness = interval["max_lag_ms"] as? Double ?? 0
+                let reading = interval["read_delay_p99_ms"] as? Double ?? 0
+                #expect(
+                    secondP99 <= 53 + lateness + reading,
+                    "\(shape), second \(interval["second"] ?? "?"): p99 \(secondP99) ms, the sender's send lateness \(lateness) ms and reading \(reading) ms"
+                )
             }
         }
     }
