@@ -54,8 +54,17 @@ public struct NotificationDigest: Sendable, Hashable, CustomStringConvertible {
         return state.finish()
     }
 
+    /// `20000 notifications, digest 09a95c…-215c…`: each half 16 hex digits, leading zeros kept,
+    /// so equal digests are equal text (a dropped zero once made them look different to a
+    /// script). Older text without the zeros still parses (`init(parsing:)`).
     public var description: String {
-        "\(count) notifications, digest \(String(sum, radix: 16))-\(String(squares, radix: 16))"
+        "\(count) notifications, digest \(Self.hex(sum))-\(Self.hex(squares))"
+    }
+
+    /// 16 lowercase hex digits.
+    public static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// The digest `description` wrote (`20000 notifications, digest 9a95…-215c…`).

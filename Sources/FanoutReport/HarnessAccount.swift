@@ -110,8 +110,10 @@ public struct HarnessAccount: Sendable {
     /// less than the largest part's p99, which holds for every answer), else that lower bound.
     public var ownP99: UInt64 { ownIsMeasured ? max(measuredOwn.p99, largest.delay.p99) : largest.delay.p99 }
 
-    /// The harness's own delay at p99 as a share of the measured p99 (0 when nothing was measured).
-    public var share: Double { measuredP99 == 0 ? 0 : Double(ownP99) / Double(measuredP99) }
+    /// The harness's own delay at p99 as a share of the measured p99 (0 when nothing was
+    /// measured), at most all of it: the two p99s are of different samples (timed answers, or
+    /// one part's delays, against every latency), and 101% of a latency is not a share of it.
+    public var share: Double { measuredP99 == 0 ? 0 : min(1, Double(ownP99) / Double(measuredP99)) }
 
     /// Whether the harness accounts for more of the measured p99 than `maxShare`.
     public var isBound: Bool { share > maxShare }
@@ -232,7 +234,7 @@ struct HarnessRecord {
         ownP99 = harness.ownP99
         ownIsMeasured = harness.ownMeasured
         measuredP99 = harness.measuredP99
-        share = harness.shareOfP99
+        share = min(1, harness.shareOfP99)
         maxShare = harness.maxShare
         bound = harness.bound
         guidance = harness.guidance

@@ -170,8 +170,8 @@ extension SinkStatistics {
             ),
             digest: .init(
                 count: summary.digest.count,
-                sum: String(summary.digest.sum, radix: 16),
-                squares: String(summary.digest.squares, radix: 16)
+                sum: NotificationDigest.hex(summary.digest.sum),
+                squares: NotificationDigest.hex(summary.digest.squares)
             ),
             ownDelays: summary.ownDelays.figures,
             openConnections: openConnections.map { connection in

@@ -66,4 +66,13 @@ import Testing
         halves.combine(rest)
         #expect(halves == forward)
     }
+
+    /// Each half is 16 hex digits, leading zeros kept: equal digests are equal text (a half
+    /// with a leading zero printed 15 digits before), and the older text still parses.
+    @Test func digestsAreFixedWidthText() throws {
+        let digest = NotificationDigest(count: 3, sum: 0x07d5_478d_2f30_a3cc, squares: 0x123)
+        #expect(digest.description == "3 notifications, digest 07d5478d2f30a3cc-0000000000000123")
+        #expect(NotificationDigest(parsing: digest.description) == digest)
+        #expect(NotificationDigest(parsing: "3 notifications, digest 7d5478d2f30a3cc-123") == digest)
+    }
 }

@@ -1,6 +1,7 @@
-import FanoutReport
 import Foundation
 import Testing
+
+@testable import FanoutReport
 
 /// `summary.json` read through its type: what Fanout writes reads back to the same bytes, a
 /// folder of an older schema this Fanout reads still reads, and a file it cannot read says
@@ -86,5 +87,17 @@ struct SummaryDocumentTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(Self.readError(path).hasPrefix("\(path): not a JSON object"), "\(Self.readError(path))")
         #expect(Self.readError("/nonexistent/summary.json").hasPrefix("cannot read /nonexistent/summary.json"))
+    }
+}
+
+/// The harness's share of the p99 is at most all of it: its own p99 and the measured p99 are of
+/// different samples, and "101% of the measured p99" (seen in a default run) is no share.
+@Suite struct HarnessShareTests {
+    @Test func aShareOverTheWholeReadsAsAllOfIt() throws {
+        var document = try SummaryDocument.read(SummaryDocumentTests.golden)
+        document.harness?.shareOfP99 = 1.32
+        let record = try #require(HarnessRecord(summary: document))
+        #expect(record.share == 1)
+        #expect(record.headline.contains("100% of the measured p99"), "\(record.headline)")
     }
 }
