@@ -72,10 +72,10 @@ extension ClusterCommand {
         )
         var thresholds: String?
 
-        @Option(name: .long, help: ArgumentHelp("CPU per shard, requested and limited (default 2).", valueName: "cpu"))
+        @Option(name: .long, help: ArgumentHelp("CPU per shard, requested and limited.", valueName: "cpu"))
         var cpu = "2"
 
-        @Option(name: .long, help: ArgumentHelp("Memory per shard (default 1Gi).", valueName: "bytes"))
+        @Option(name: .long, help: ArgumentHelp("Memory per shard.", valueName: "bytes"))
         var memory = "1Gi"
 
         @Flag(name: .long, help: "Add fanout sink as a Deployment and Service, for a rehearsal in the cluster.")

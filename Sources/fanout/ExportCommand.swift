@@ -32,7 +32,7 @@ struct ExportCommand: ParsableCommand {
     )
     var format: CIExport.Format
 
-    @Option(name: .long, help: ArgumentHelp("The benchmark's name in the file (default: fanout).", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("The benchmark's name in the file.", valueName: "name"))
     var name = "fanout"
 
     @Option(name: .long, help: ArgumentHelp("Write here instead of standard output.", valueName: "file"))

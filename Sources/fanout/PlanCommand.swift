@@ -111,7 +111,7 @@ struct PlanCommand: ParsableCommand {
     @Flag(help: "Measure the sender's CPU per notification here: a run over TLS with token auth.")
     var calibrate = false
 
-    @Option(help: ArgumentHelp("Cores a sending machine has (default: this one's).", valueName: "n"))
+    @Option(help: ArgumentHelp("Cores a sending machine has: this machine's unless given.", valueName: "n"))
     var cores = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(help: ArgumentHelp("The share of each ceiling the plan uses (N% or 0.N).", valueName: "share"))

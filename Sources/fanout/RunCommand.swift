@@ -12,8 +12,9 @@ struct RunCommand: ParsableCommand {
         discussion: """
             Starts the sink on a loopback port, sends every token's notification to it, prints \
             throughput, latency percentiles and outcomes, and checks that sender and sink agree on \
-            every count and on the digest of what was accepted. Writes summary.json and \
-            latency.hgrm to --output (default: a new folder under results/), which must not hold \
+            every count and on the digest of what was accepted. Writes summary.json, summary.md, \
+            report.html, latency.hgrm and latency.hlog to --output (default: a new folder under \
+            results/), which must not hold \
             an earlier run's results nor be in use by another run: it is checked before any \
             traffic. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the run within a second: what is \
             in flight is answered, and the folder is written marked interrupted (invalid); a \

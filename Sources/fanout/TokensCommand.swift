@@ -94,6 +94,10 @@ extension TokensCommand {
                     TokenGenerator(count: count, seed: seed, length: length)
                 )
             }
+            // Every command that writes a file says what it wrote.
+            StandardStream.output.write(
+                "\(output): \(count) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\n".utf8
+            )
         }
     }
 

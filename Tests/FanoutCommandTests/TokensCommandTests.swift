@@ -15,10 +15,12 @@ import Testing
         let text = "\(folder)/set.txt"
         let binary = "\(folder)/set.bin"
         let again = "\(folder)/again.txt"
-        #expect(
-            try CommandRunner.run(["tokens", "generate", "--count", "1000", "--seed", "4", "--output", text]).status
-                == 0
-        )
+        let generated = try CommandRunner.run([
+            "tokens", "generate", "--count", "1000", "--seed", "4", "--output", text,
+        ])
+        #expect(generated.status == 0)
+        // It says what it wrote.
+        #expect(generated.standardOutput == "\(text): 1000 tokens of 32 bytes, text, seed 4\n")
         #expect(try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary]).status == 0)
         #expect(
             try CommandRunner.run(["tokens", "convert", "--tokens", binary, "--output", again, "--format", "text"])
