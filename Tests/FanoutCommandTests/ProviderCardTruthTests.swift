@@ -91,7 +91,9 @@ import Testing
         let outcome = try Self.plant(
             "after-goaway",
             count: 7,
-            sinkOptions: ["--no-auth", "--latency", "fixed:500ms", "--goaway-after-requests", "1"]
+            // The first answer held 1.5 s: the connection stays open for the planted streams
+            // however slow the machine.
+            sinkOptions: ["--no-auth", "--latency", "fixed:1500ms", "--goaway-after-requests", "1"]
         )
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         #expect(outcome.card["after-goaway"] == 7, "\(outcome.card)")

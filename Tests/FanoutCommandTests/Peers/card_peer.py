@@ -188,7 +188,7 @@ elif mode == "after-goaway":
 elif mode == "unread":
     streams = [send(conn, i) for i in range(count)]
     sock.sendall(conn.data_to_send())
-    time.sleep(0.5)  # the answers arrive, and stay unread
+    time.sleep(1.0)  # the answers arrive (20 ms after), and stay unread
     result["planted"] = count
     sock.close()  # with unread bytes: a reset
     print(json.dumps(result))
