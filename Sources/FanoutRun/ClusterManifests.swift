@@ -77,6 +77,19 @@ public struct ClusterManifests: Sendable {
         options.contains { $0 == "--endpoint" || $0.hasPrefix("--endpoint=") }
     }
 
+    /// The `--endpoint` of `options` when its host is a loopback address (127.0.0.0/8,
+    /// localhost, ::1): in a pod that is the pod itself, rarely what a rendered Job means.
+    public static func loopbackEndpoint(in options: [String]) -> String? {
+        var endpoint: String?
+        for (index, option) in options.enumerated() {
+            if option == "--endpoint", index + 1 < options.count { endpoint = options[index + 1] }
+            if option.hasPrefix("--endpoint=") { endpoint = String(option.dropFirst("--endpoint=".count)) }
+        }
+        guard let endpoint, let host = URLComponents(string: endpoint)?.host else { return nil }
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        return loopback ? endpoint : nil
+    }
+
     /// The multi-document YAML. Files the options name are read now, so a missing one is said
     /// here rather than in a thousand pods.
     public func render() throws(JobError) -> String {

@@ -124,6 +124,24 @@ extension ClusterCommand {
             } catch {
                 throw ValidationError("the send options after --: \(SendCommand.message(for: error))")
             }
+            // The in-cluster sink's options, as its pod will parse them.
+            guard withSink else { return }
+            let listen = [
+                "--listen", "0.0.0.0:\(ClusterManifests.sinkPort)", "--admin",
+                "0.0.0.0:\(ClusterManifests.sinkAdminPort)",
+            ]
+            do {
+                _ = try SinkCommand.parse(listen + sinkOptions)
+            } catch {
+                // Each --sink-option is one argument of the sink's: `--latency fixed:80ms` in one
+                // is one argument the sink does not know.
+                let joined = sinkOptions.first { $0.hasPrefix("-") && $0.contains(" ") }
+                let hint =
+                    joined.map {
+                        " ('\($0)' is one argument: give each its own --sink-option, like --sink-option=\($0.split(separator: " ").joined(separator: " --sink-option=")))"
+                    } ?? ""
+                throw ValidationError("the --sink-option values: \(SinkCommand.message(for: error))\(hint)")
+            }
         }
 
         func manifests() throws -> ClusterManifests {
@@ -144,6 +162,11 @@ extension ClusterCommand {
         }
 
         func run() throws {
+            if let endpoint = ClusterManifests.loopbackEndpoint(in: sendOptions) {
+                printError(
+                    "fanout cluster render: warning: --endpoint \(endpoint) is each pod's own loopback, not a service in the cluster"
+                )
+            }
             let text: String
             do {
                 text = try manifests().render()

@@ -133,6 +133,25 @@ import Testing
             ]
         )
         #expect(missingFile.status == 64)
+        // The in-cluster sink's options are parsed as its pod will: one rendered argument
+        // "--latency fixed:80ms" (the sink refuses it) and an unknown option are refused here.
+        let joined = try CommandRunner.run(
+            base + ["--with-sink", "--sink-option", "--latency fixed:80ms"] + Self.send
+        )
+        #expect(joined.status == 64)
+        #expect(
+            joined.standardError.contains(
+                "give each its own --sink-option, like --sink-option=--latency --sink-option=fixed:80ms"
+            ),
+            "\(joined.standardError)"
+        )
+        let unknown = try CommandRunner.run(base + ["--with-sink", "--sink-option=--bogus"] + Self.send)
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError.contains("Unknown option '--bogus'"), "\(unknown.standardError)")
+        // A loopback endpoint renders, with a word: in a pod it is the pod.
+        let loopback = try CommandRunner.run(base + Self.send + ["--endpoint", "http://127.0.0.1:2197"])
+        #expect(loopback.status == 0, "\(loopback.standardError)")
+        #expect(loopback.standardError.contains("is each pod's own loopback"), "\(loopback.standardError)")
     }
 
     static func value(after option: String, in words: [String]) -> String? {
