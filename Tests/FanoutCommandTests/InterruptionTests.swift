@@ -40,6 +40,20 @@ import Testing
 
     static func invalidReasons(_ summary: [String: Any]) -> [String] { summary["invalid_reasons"] as? [String] ?? [] }
 
+    /// The bytes `process` has written (`wchar` of /proc/PID/io: its requests to the socket,
+    /// and with an embedded sink its answers too); 0 when it cannot be read.
+    static func bytesWritten(_ process: PeerProcess) -> Int {
+        guard let io = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/io", encoding: .utf8),
+            let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") })
+        else { return 0 }
+        return Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+
+    /// Waits (bounded) until `process` has sent requests: some 50 of them, at ~400 bytes each.
+    static func waitUntilSending(_ process: PeerProcess) throws {
+        try waitUntil("requests going out") { bytesWritten(process) > 20_000 }
+    }
+
     /// Case 9 of issue #48: an open-model send at 1,000/s stopped by SIGINT counted the tokens
     /// it had read ahead as sent and failed (10,912 "sent", 5,517/s). Now only what went out is
     /// sent, the rest is `unsent`, and the rate is the offered one at most.
@@ -55,7 +69,7 @@ import Testing
         ])
         defer { send.stop() }
         try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
-        Thread.sleep(forTimeInterval: 1.5)
+        try Self.waitUntilSending(send)
         send.interrupt()
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 130, "\(result.errors)")
@@ -88,7 +102,7 @@ import Testing
         let run = try Self.start(["run", "--rate", "2000", "--duration", "30s", "--output", folder + "/run"])
         defer { run.stop() }
         try Self.waitUntil("the run holding its folder") { Self.holdsLock(run, in: folder + "/run") }
-        Thread.sleep(forTimeInterval: 1)
+        try Self.waitUntilSending(run)
         run.signal(signal)
         let result = try run.wait(timeout: .seconds(20))
         #expect(result.status == status, "\(result.errors)")
@@ -117,7 +131,7 @@ import Testing
         ])
         defer { send.stop() }
         try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
-        Thread.sleep(forTimeInterval: 1)
+        try Self.waitUntilSending(send)
         send.signal(SIGTERM)
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 143, "\(result.errors)")
