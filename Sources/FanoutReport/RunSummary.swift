@@ -199,7 +199,7 @@ public struct RunSummary: Sendable {
             schemaVersion: Self.schemaVersion,
             configuration: configurationDocument,
             environment: environment,
-            started: ISO8601DateFormatter().string(from: started),
+            started: TimeNotation.format(started),
             endpoint: endpoint,
             connections: connections,
             streamsPerConnection: streamsPerConnection,

@@ -250,7 +250,7 @@ public struct SinkRunReport: Sendable {
                 scenario: m.scenarioFile
             ),
             environment: environment,
-            started: ISO8601DateFormatter().string(from: m.started),
+            started: TimeNotation.format(m.started),
             endpoint: (m.tls ? "https://" : "http://") + m.listen,
             connections: m.connections.count + m.connectionsNotListed,
             streamsPerConnection: m.streamLimit,

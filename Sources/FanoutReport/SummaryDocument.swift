@@ -14,7 +14,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var schemaVersion: Int
     public var configuration: Configuration
     public var environment: RunEnvironment
-    /// When the run started, RFC 3339.
+    /// When the run started (before it connected), RFC 3339 to the millisecond.
     public var started: String
     public var endpoint: String
     public var connections: Int

@@ -1,3 +1,4 @@
+import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -25,7 +26,7 @@ import Testing
             let summary = try CommandRunner.summary(in: folder + "/" + run)
             #expect(summary["sent"] as? Int == 2000, "\(run)")
             let text = try #require(summary["started"] as? String)
-            started[run] = ISO8601DateFormatter().date(from: text)
+            started[run] = TimeNotation.parse(text)
         }
         // A then B in the first pair, B then A in the second.
         #expect(started.count == 4, "\(started)")
