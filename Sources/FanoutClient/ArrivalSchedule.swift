@@ -274,16 +274,17 @@ package final class ArrivalTickets: Sendable {
         case exhausted
     }
 
-    /// A ticket for the connection of `slot`: its own once due, else the oldest unclaimed one
-    /// once it is `stealDelay` overdue. A connection asks only when it has a token to send.
-    func claim(now: UInt64, slot: Int = 0) -> Claim {
+    /// A ticket for the connection of `slot`: its own once due (by `until`: the end of its
+    /// pacing window, `now` without one), else the oldest unclaimed one once it is `stealDelay`
+    /// overdue. A connection asks only when it has a token to send.
+    func claim(now: UInt64, slot: Int = 0, until: UInt64? = nil) -> Claim {
         var start = start.load(ordering: .relaxed)
         if start == 0 {
             let (exchanged, original) = self.start.compareExchange(expected: 0, desired: now, ordering: .relaxed)
             start = exchanged ? now : original
         }
         if ended.load(ordering: .relaxed) { return .exhausted }
-        let own = takeOwn(slot % slots, start: start, now: now)
+        let own = takeOwn(slot % slots, start: start, now: max(now, until ?? now))
         if case .taken(let due) = own { return .due(due) }
         let oldest = takeOldest(start: start, now: now)
         if case .taken(let due) = oldest { return .due(due) }

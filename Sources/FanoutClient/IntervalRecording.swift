@@ -29,6 +29,7 @@ package final class LoopRecorder {
     @exclusivity(unchecked) private var senderShare = LoadStatistics.makeHistogram()
     @exclusivity(unchecked) private var own = LoadStatistics.makeHistogram()
     @exclusivity(unchecked) private var completed = 0
+    @exclusivity(unchecked) private var streamWaits = StreamWaits()
     /// Which of the run's loops this is (the collector keeps each loop's delays apart).
     private let loop: Int
 
@@ -54,6 +55,13 @@ package final class LoopRecorder {
     func lagged(_ nanoseconds: UInt64, now: UInt64) {
         roll(to: now)
         lag.record(nanoseconds: nanoseconds)
+    }
+
+    /// A notification due at `dueAt` waited `nanoseconds` for a stream while `streams` were busy
+    /// (outside the warm-up only: a warm-up past the ramp names none).
+    func waitedForStream(_ nanoseconds: UInt64, streams: Int, dueAt: UInt64) {
+        guard dueAt >= warmUpEnd else { return }
+        streamWaits.add(nanoseconds, streams: streams)
     }
 
     /// The loop ran a task due `nanoseconds` earlier (`EventLoopLagProbe`).
@@ -109,9 +117,11 @@ package final class LoopRecorder {
                 returnPath: returnPath,
                 senderShare: senderShare,
                 own: own,
-                completed: completed
+                completed: completed,
+                streamWaits: streamWaits
             )
         )
+        streamWaits = StreamWaits()
         latencies.clear()
         lag.clear()
         loopLag.clear()
@@ -142,6 +152,38 @@ public struct LoadInterval: Sendable {
     /// answers waited in their read bursts.
     public var maxLoopLag: UInt64 = 0
     public var readDelayP99: UInt64 = 0
+    /// Notifications due in it (outside the warm-up) that waited for a stream.
+    public var streamWaits = StreamWaits()
+}
+
+/// Notifications of the open model that fell due while every stream their connection could
+/// open was busy, so that they waited for the server, not for the generator: the ramp at a
+/// connection's start (APNs allows 1 stream until the connection's first request is accepted,
+/// so arrivals in the first round trip queue behind it), or a stream limit reached later.
+/// Their latency counts from their due time all the same; this says what part of it was that.
+public struct StreamWaits: Sendable, Equatable {
+    public var count = 0
+    /// The longest wait, nanoseconds.
+    public var longest: UInt64 = 0
+    /// The fewest streams that were busy while one waited: the tightest limit met (0: none
+    /// waited, or only for a connection that could not take writes).
+    public var fewestStreams = 0
+
+    public init() {}
+
+    mutating func add(_ nanoseconds: UInt64, streams: Int) {
+        count += 1
+        longest = max(longest, nanoseconds)
+        if streams > 0 { fewestStreams = fewestStreams == 0 ? streams : min(fewestStreams, streams) }
+    }
+
+    mutating func add(_ other: StreamWaits) {
+        count += other.count
+        longest = max(longest, other.longest)
+        if other.fewestStreams > 0 {
+            fewestStreams = fewestStreams == 0 ? other.fewestStreams : min(fewestStreams, other.fewestStreams)
+        }
+    }
 }
 
 /// The sender's own delays on one event loop over the run (µs), outside the warm-up and in
@@ -203,6 +245,7 @@ package final class IntervalCollector: Sendable {
         var senderShare: Histogram<UInt64>?
         var own: Histogram<UInt64>?
         var completed = 0
+        var streamWaits = StreamWaits()
     }
 
     private struct Pending {
@@ -211,6 +254,7 @@ package final class IntervalCollector: Sendable {
         var maxLag: UInt64 = 0
         var maxLoopLag: UInt64 = 0
         var completed = 0
+        var streamWaits = StreamWaits()
         var parts = 0
     }
 
@@ -219,6 +263,7 @@ package final class IntervalCollector: Sendable {
         var intervals: [LoadInterval] = []
         var latency = LoadStatistics.makeHistogram()
         var lag = LoadStatistics.makeHistogram()
+        var streamWaits = StreamWaits()
         var loops: [LoopDelays]
     }
 
@@ -283,6 +328,8 @@ package final class IntervalCollector: Sendable {
             state.loops[part.loop].senderShare.add(senderShare)
         }
         pending.completed += part.completed
+        pending.streamWaits.add(part.streamWaits)
+        state.streamWaits.add(part.streamWaits)
         pending.parts += 1
         if pending.parts == loops {
             close(part.second, pending, into: &state)
@@ -318,9 +365,16 @@ package final class IntervalCollector: Sendable {
                 max: empty ? 0 : latencies.max,
                 maxLag: pending.maxLag,
                 maxLoopLag: pending.maxLoopLag,
-                readDelayP99: pending.readDelay.totalCount == 0 ? 0 : pending.readDelay.valueAtPercentile(99)
+                readDelayP99: pending.readDelay.totalCount == 0 ? 0 : pending.readDelay.valueAtPercentile(99),
+                streamWaits: pending.streamWaits
             )
         )
+    }
+
+    /// Every loop's stream waits so far (handed over: `closeAll()` first for the whole run).
+    package var streamWaits: StreamWaits {
+        drain()
+        return state.withLockedValue { $0.streamWaits }
     }
 
     /// The latencies of every closed second, outside the warm-up.

@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutHPACK
 import FanoutHTTP2
 import FanoutPayload
+import FanoutSettings
 import FanoutTokens
 import NIOCore
 
@@ -104,16 +105,37 @@ public struct LoadShape: Sendable {
     public var deadline: Duration?
     /// Open or closed, how long, the warm-up.
     public var model = LoadModel()
-    /// The window a connection's timed work is gathered into (`--coalesce`): tickets falling
-    /// due, retries, timeouts wake the connection at the window's next instant, together with
-    /// every other connection of its event loop with work in the same window, and each writes
-    /// what became ready in one write. A ticket goes out up to this much late, and its latency,
-    /// counted from its due time, shows it (the send lateness in the harness account).
-    public var coalescing: Duration = Self.defaultCoalescing
-    /// 200 µs: see docs/load-engine.md ("Coalescing") for the measurements behind it.
-    public static let defaultCoalescing: Duration = .microseconds(200)
-    /// The longest window taken: h2load paces `--rps` in bursts at most 10 ms apart; ten times
-    /// that is past any use.
+    /// How a connection gathers its timed work (`--coalesce`): the open model's tickets go out
+    /// a pacing window at a time, each window's at its start (`PacingWindow`: up to a window
+    /// early, their latency counted from the send); retries, timeouts and the rest wake it at
+    /// the next instant of the wake-up window, together with every other connection of its
+    /// event loop with work in the same window, and each writes what became ready in one write.
+    public enum Coalescing: Sendable, Equatable, CustomStringConvertible {
+        /// A pacing window that follows the round trip (⅛ of it, from 200 µs to 12.8 ms:
+        /// `PacingWindow`); wake-ups on 200 µs.
+        case auto
+        /// Both windows this long; `.zero` for exact times.
+        case fixed(Duration)
+
+        public var description: String {
+            switch self {
+            case .auto: "auto"
+            case .fixed(let window): DurationNotation.format(window)
+            }
+        }
+
+        /// The wake-up window for timed work other than tickets.
+        var wakeUpWindow: Duration {
+            switch self {
+            case .auto: .nanoseconds(Int64(PacingWindow.floor))
+            case .fixed(let window): window
+            }
+        }
+    }
+
+    public var coalescing: Coalescing = .auto
+    /// The longest fixed window taken: h2load paces `--rps` in bursts at most 10 ms apart; ten
+    /// times that is past any use.
     public static let longestCoalescing: Duration = .milliseconds(100)
 
     public init() {}
@@ -123,7 +145,7 @@ public struct LoadShape: Sendable {
     package var http2: HTTP2Connection.Configuration {
         var http2 = HTTP2Connection.Configuration()
         http2.maxOutboundStreams = max(1, streamsPerConnection)
-        http2.wakeUpWindow = coalescing
+        http2.wakeUpWindow = coalescing.wakeUpWindow
         return http2
     }
 }

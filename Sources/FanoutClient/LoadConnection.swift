@@ -172,8 +172,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             case .reset(let stream, let started):
                 connection.resetStream(stream, code: .cancel)
                 if let started { recorder.complete(startedAt: started, now: now) }
-            case .send(let notification, let tag, let lag):
+            case .send(let notification, let tag, let lag, let waited):
                 if let lag { recorder.lagged(lag, now: now) }
+                if let waited {
+                    recorder.waitedForStream(waited.nanoseconds, streams: waited.streams, dueAt: notification.firstSentAt)
+                }
                 guard send(notification, tag: tag, now: now, &connection) else { break steps }
             case .goAway:
                 connection.goAway()
@@ -280,6 +283,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// tokens answered 410 go to `--gone-tokens`.
     private mutating func flush(now: UInt64) {
         let statistics = statistics
+        statistics.notePacingWindow(state.largestPacingWindow)
         if let authorization = state.flush(now: now, counts: { statistics.add($0) }) {
             fields.shared = configuration.sharedFields(authorization: authorization)
         }

@@ -21,6 +21,12 @@ import NIOCore
 /// are shared by every connection and read no clock either. Every notification it takes ends in
 /// exactly one outcome here (`LoadCounts`) or goes back to the feed.
 struct LoadConnectionState {
+    /// A ticket that fell due while every stream the server allowed was busy.
+    struct StreamWait: Equatable {
+        var nanoseconds: UInt64
+        var streams: Int
+    }
+
     /// A notification on the wire.
     struct InFlight {
         var notification: PendingNotification
@@ -42,8 +48,10 @@ struct LoadConnectionState {
         /// Send `notification` on a new stream tagged `tag`; then report `sent` or `notSent`
         /// (or `skipped` when its payload cannot be made). `lag`: in the open model, how late
         /// the generator sends it beyond its due time and the moment a stream came free for it
-        /// (nanoseconds: the generator's own delay).
-        case send(PendingNotification, tag: Int, lag: UInt64?)
+        /// (nanoseconds: the generator's own delay). `waited`: how long past its due time it
+        /// waited for a stream, and how many streams the connection then had busy (the server's
+        /// limit: 1 before a connection's first request is accepted, APNs's rule).
+        case send(PendingNotification, tag: Int, lag: UInt64?, waited: StreamWait?)
         /// Every notification this connection took has its outcome and no work is left:
         /// say GOAWAY.
         case goAway
@@ -85,11 +93,17 @@ struct LoadConnectionState {
     /// slot's next ticket. (A connection without a token claims no ticket: its slot's tickets
     /// then go, overdue, to connections that have tokens.)
     private var waiting: PendingNotification?
-    /// The next ticket is due then (0: none is waited for).
+    /// When to ask for the next ticket: the start of its pacing window (0: none is waited for).
     private var nextTicketAt: UInt64 = 0
     /// When a stream last came free after all were busy: a ticket due before then waited for
     /// the server, not for the generator.
     private var capacityFreedAt: UInt64 = 0
+    /// The streams in flight when the last turn stopped for want of one (the server's limit).
+    private var capacityStreams = 0
+    /// The open model's tickets go out a window at a time (`PacingWindow`).
+    private var pacing: PacingWindow
+    /// The largest pacing window it has used (nanoseconds).
+    var largestPacingWindow: UInt64 { pacing.largest }
     private var isWritable = true
     /// GOAWAY was said: nothing more is sent.
     private(set) var isDone = false
@@ -143,6 +157,7 @@ struct LoadConnectionState {
         freeSlots = Array((0..<cap).reversed())
         lastTimeoutScan = now
         lastFlush = now
+        pacing = PacingWindow(shape.coalescing)
     }
 
     // MARK: Events
@@ -178,6 +193,7 @@ struct LoadConnectionState {
     /// notification's start when this was its final outcome (its latency is to be recorded).
     mutating func settle(_ entry: InFlight, after result: RetryPolicy.Result, now: UInt64) -> UInt64? {
         if case .answered(let status, let reason) = result {
+            pacing.answered(sentAt: entry.sentAt, now: now)
             if status == 200 {
                 counts.answeredOK += 1
             } else if let reason {
@@ -264,12 +280,13 @@ struct LoadConnectionState {
         var lookedAgain = false
         while true {
             guard isWritable, !freeSlots.isEmpty, availableStreams > 0 else {
+                if !atCapacity { capacityStreams = isWritable ? inFlight : 0 }
                 atCapacity = true
                 return .wait
             }
             atCapacity = false
-            if let (notification, lag) = nextNotification(now: now) {
-                return .send(notification, tag: freeSlots.removeLast(), lag: lag)
+            if let (notification, lag, waited) = nextNotification(now: now) {
+                return .send(notification, tag: freeSlots.removeLast(), lag: lag, waited: waited)
             }
             // No work now: done once the feed is finished and nothing is left here.
             guard feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil, waiting == nil else {
@@ -427,33 +444,41 @@ struct LoadConnectionState {
     }
 
     /// The next notification: one to send again, a retry whose time has come, one another
-    /// connection handed back, or a new token (the open model: once its ticket is due, with the
-    /// generator's lag).
-    private mutating func nextNotification(now: UInt64) -> (PendingNotification, UInt64?)? {
-        if let notification = resend.popLast() { return (notification, nil) }
+    /// connection handed back, or a new token (the open model: once its ticket falls in the
+    /// pacing window, with the generator's lag and its wait for a stream).
+    private mutating func nextNotification(now: UInt64) -> (PendingNotification, UInt64?, StreamWait?)? {
+        if let notification = resend.popLast() { return (notification, nil, nil) }
         if let retry = retries.last, retry.due <= now {
             retries.removeLast()
-            return (retry.notification, nil)
+            return (retry.notification, nil, nil)
         }
-        if let started = feed.takeStarted(proven: provenEpoch) { return (started, nil) }
+        if let started = feed.takeStarted(proven: provenEpoch) { return (started, nil, nil) }
         if !scheduleEnded && feed.isClosed { endSchedule() }
         if scheduleEnded {
             feedFinished = true
             return nil
         }
-        guard let tickets else { return nextToken(now: now).map { ($0, nil) } }
+        guard let tickets else { return nextToken(now: now).map { ($0, nil, nil) } }
+        let horizon = pacing.horizon(now: now)
+        // Its ticket is known to fall in a later window: no need to ask (an answer's turn).
+        if waiting != nil, nextTicketAt > horizon { return nil }
         guard var notification = waiting.take() ?? nextToken(now: now) else { return nil }
         // Handed back after its first send: its time was kept, it needs no ticket.
-        if notification.firstSentAt != 0 { return (notification, nil) }
-        switch tickets.claim(now: now, slot: slot) {
+        if notification.firstSentAt != 0 { return (notification, nil, nil) }
+        switch tickets.claim(now: now, slot: slot, until: horizon) {
         case .due(let due):
             nextTicketAt = 0
-            notification.firstSentAt = due
-            return (notification, now - min(now, max(due, capacityFreedAt)))
+            // Sent early in its window: its latency counts from now, when it went out.
+            notification.firstSentAt = min(due, now)
+            let freed = min(now, capacityFreedAt)
+            let waited = freed > due ? StreamWait(nanoseconds: freed - due, streams: capacityStreams) : nil
+            return (notification, now - min(now, max(due, capacityFreedAt)), waited)
         case .notYet(let due):
             waiting = notification
-            // The handler wakes it on the coalescing window's next instant (`LoadShape.coalescing`).
-            nextTicketAt = due
+            // Woken at the start of the ticket's pacing window; at the ticket's own time when
+            // that start has passed (a ticket of another slot, free to take once overdue).
+            let start = pacing.wake(for: due)
+            nextTicketAt = start > now ? start : due
             return nil
         case .exhausted:
             waiting = notification

@@ -141,6 +141,7 @@ public final class LoadStatistics: Sendable {
     private let finals = ManagedAtomic<Int>(0)
     let connectionsOpened = ManagedAtomic<Int>(0)
     let connectionFailures = ManagedAtomic<Int>(0)
+    private let largestPacingWindow = ManagedAtomic<UInt64>(0)
     private let firstSendUptime = ManagedAtomic<UInt64>(.max)
 
     public init() {}
@@ -185,6 +186,20 @@ public final class LoadStatistics: Sendable {
         finals.wrappingIncrement(by: local.finals, ordering: .relaxed)
     }
 
+    /// A connection's largest pacing window so far (nanoseconds).
+    func notePacingWindow(_ nanoseconds: UInt64) {
+        var current = largestPacingWindow.load(ordering: .relaxed)
+        while nanoseconds > current {
+            let (exchanged, original) = largestPacingWindow.compareExchange(
+                expected: current,
+                desired: nanoseconds,
+                ordering: .relaxed
+            )
+            if exchanged { return }
+            current = original
+        }
+    }
+
     /// Where the run's latencies are collected (set when it starts).
     func record(into collector: IntervalCollector) {
         self.collector.withLockedValue { $0 = collector }
@@ -223,7 +238,9 @@ public final class LoadStatistics: Sendable {
             unsent: counts.unsent,
             latency: collector?.latency ?? Self.makeHistogram(),
             lag: collector?.lag ?? Self.makeHistogram(),
-            intervals: collector?.intervals ?? []
+            intervals: collector?.intervals ?? [],
+            largestPacingWindow: largestPacingWindow.load(ordering: .relaxed),
+            streamWaits: collector?.streamWaits ?? StreamWaits()
         )
     }
 }
@@ -260,6 +277,10 @@ public struct LoadSnapshot: Sendable {
     public var lag: Histogram<UInt64>
     /// The run second by second.
     public var intervals: [LoadInterval]
+    /// The open model's largest pacing window over the connections (nanoseconds).
+    public var largestPacingWindow: UInt64 = 0
+    /// Notifications (outside the warm-up) that waited for a stream.
+    public var streamWaits = StreamWaits()
 
     /// Notifications sent (at least once): each ends accepted, rejected or failed.
     public var sent: Int { accepted + rejected.values.reduce(0, +) + failed.values.reduce(0, +) }

@@ -82,7 +82,7 @@ enum ChartFrame {
         .cards { display: flex; flex-wrap: wrap; gap: 10px; }
         .card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 110px; }
         .label { color: #666; font-size: 12px; } .value { font-size: 18px; font-weight: 600; }
-        .invalid { color: #b00; font-weight: 600; } .answer { font-size: 16px; font-weight: 600; }
+        .invalid { color: #b00; font-weight: 600; } .answer { font-size: 16px; font-weight: 600; } .note { color: #444; }
         table { border-collapse: collapse; } td, th { border-bottom: 1px solid #eee; padding: 3px 12px 3px 0; text-align: left; }
         svg text { font: 11px sans-serif; fill: #444; }
         </style>

@@ -27,6 +27,7 @@ public struct HTMLReport {
         public static let accepted = "#2ca02c"
         public static let rejected = "#9467bd"
         public static let failed = "#d62728"
+        public static let waits = "#8c8c8c"
     }
 
     public var html: String {
@@ -53,6 +54,9 @@ public struct HTMLReport {
             body += "<p class=\"invalid\">HARNESS-BOUND: \(ChartFrame.escape(harness.headline))</p>\n"
         }
         body += "<h2>Latency by percentile</h2>\n" + spectrumChart()
+        if let waited = summary.openModel?.streamWaitLine {
+            body += "<p class=\"note\">Stream waits: \(ChartFrame.escape(waited)) (shaded in the chart of seconds below).</p>\n"
+        }
         body += "<h2>Throughput per second</h2>\n" + throughputChart(intervals)
         body += "<h2>p50 and p99 per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
@@ -241,6 +245,24 @@ public struct HTMLReport {
         var svg =
             ChartFrame.open("p50 and p99 per second") + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
         let slot = ChartFrame.plotWidth / Double(intervals.count)
+        // Seconds in which notifications waited for a stream: their latency holds that wait.
+        let waits = intervals.enumerated().filter { ($0.element.streamWaits ?? 0) > 0 }
+        for (index, interval) in waits {
+            svg += String(
+                format: "<rect class=\"stream-waits\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\" opacity=\"0.18\"><title>%@ waited for a stream</title></rect>",
+                ChartFrame.left + slot * Double(index),
+                ChartFrame.top,
+                slot,
+                ChartFrame.plotHeight,
+                Colour.waits,
+                grouped(interval.streamWaits ?? 0)
+            )
+        }
+        if !waits.isEmpty {
+            let legendX = ChartFrame.left + 130
+            svg += "<rect x=\"\(legendX)\" y=\"\(ChartFrame.top + 4)\" width=\"12\" height=\"12\" fill=\"\(Colour.waits)\" opacity=\"0.35\"/>"
+            svg += "<text x=\"\(legendX + 16)\" y=\"\(ChartFrame.top + 14)\">waited for a stream</text>"
+        }
         for (values, colour, name) in [(p50, Colour.p50, "p50"), (p99, Colour.p99, "p99")] {
             let points = values.enumerated().map { index, value in
                 String(

@@ -55,6 +55,9 @@ public struct MarkdownSummary {
         } else {
             lines.append("Latency: \(nothing).")
         }
+        if let waited = summary.openModel?.streamWaitLine {
+            lines += ["", "Stream waits: \(waited)."]
+        }
         lines += [
             "",
             "| outcome | count |",

@@ -385,6 +385,7 @@ public struct RunMerge {
                 limit: first.limit
             )
         }
+        merged.openModel = Self.mergedOpenModel(summaries, measured: Int(latency.totalCount))
         merged.invalidReasons = shards.flatMap { shard in
             shard.summary.invalidity.map { "\(shard.directory): \($0)" }
         }
@@ -417,14 +418,36 @@ public struct RunMerge {
         return merged
     }
 
+    /// The shards' open-model figures as one fleet's: waits added up, the longest wait and the
+    /// largest window the largest, the tightest limit the tightest; `nil` unless every shard
+    /// kept them.
+    static func mergedOpenModel(_ summaries: [SummaryDocument], measured: Int) -> SummaryDocument.OpenModel? {
+        let models = summaries.compactMap(\.openModel)
+        guard !models.isEmpty, models.count == summaries.count else { return nil }
+        let count = models.map(\.streamWaits.count).reduce(0, +)
+        let limits = models.map(\.streamWaits.fewestStreams).filter { $0 > 0 }
+        return SummaryDocument.OpenModel(
+            coalesce: Set(models.map(\.coalesce)).sorted().joined(separator: ", "),
+            largestWindowMs: models.map(\.largestWindowMs).max() ?? 0,
+            streamWaits: .init(
+                count: count,
+                share: measured > 0 ? min(1, Double(count) / Double(measured)) : 0,
+                longestMs: models.map(\.streamWaits.longestMs).max() ?? 0,
+                fewestStreams: limits.min() ?? 0
+            )
+        )
+    }
+
     private static func mergedIntervals(
         _ summaries: [SummaryDocument],
         entries: [IntervalLog.Entry]
     ) -> [SummaryDocument.Interval] {
         var completed: [Int: Int] = [:]
         var lag: [Int: Double] = [:]
+        var waits: [Int: Int] = [:]
         for interval in summaries.flatMap(\.intervals) {
             completed[interval.second, default: 0] += interval.completed
+            if let streamWaits = interval.streamWaits { waits[interval.second, default: 0] += streamWaits }
             lag[interval.second] = max(lag[interval.second] ?? 0, interval.maxLag)
         }
         let histograms = Dictionary(uniqueKeysWithValues: entries.map { (Int($0.start), $0.histogram.unpacked()) })
@@ -439,7 +462,8 @@ public struct RunMerge {
                 p90: milliseconds(90),
                 p99: milliseconds(99),
                 max: milliseconds(100),
-                maxLag: lag[second] ?? 0
+                maxLag: lag[second] ?? 0,
+                streamWaits: waits[second]
             )
         }
     }

@@ -264,7 +264,8 @@ public struct RunSummary: Sendable {
                     max: milliseconds(interval.max),
                     maxLag: milliseconds(interval.maxLag),
                     maxLoopLag: milliseconds(interval.maxLoopLag),
-                    readDelayP99: milliseconds(interval.readDelayP99)
+                    readDelayP99: milliseconds(interval.readDelayP99),
+                    streamWaits: report.schedule == nil ? nil : interval.streamWaits.count
                 )
             },
             tokens: report.tokens.map {
@@ -280,7 +281,26 @@ public struct RunSummary: Sendable {
                     differences: $0.differences
                 )
             },
-            unsent: snapshot.unsent > 0 ? snapshot.unsent : nil
+            unsent: snapshot.unsent > 0 ? snapshot.unsent : nil,
+            openModel: openModelDocument
+        )
+    }
+
+    /// The open model's pacing and waits for streams; `nil` for the closed model.
+    var openModelDocument: SummaryDocument.OpenModel? {
+        guard report.schedule != nil else { return nil }
+        let snapshot = report.snapshot
+        let waits = snapshot.streamWaits
+        let measured = Int(snapshot.latency.totalCount)
+        return SummaryDocument.OpenModel(
+            coalesce: configuration.shape.coalescing.description,
+            largestWindowMs: Double(snapshot.largestPacingWindow) / 1e6,
+            streamWaits: .init(
+                count: waits.count,
+                share: measured > 0 ? min(1, Double(waits.count) / Double(measured)) : 0,
+                longestMs: Double(waits.longest) / 1e6,
+                fewestStreams: waits.fewestStreams
+            )
         )
     }
 
@@ -382,6 +402,13 @@ public struct RunSummary: Sendable {
                 "open model, \(schedule): latency counted from each notification's due time; generator lag max \(milliseconds(lag)) ms (limit \(milliseconds(Double(report.maxLag.wholeNanoseconds) / 1e6)) ms)"
             )
             if let note = configuration.shape.model.rateNote { lines.append("rate \(note)") }
+            if let open = openModelDocument {
+                lines.append(
+                    "pacing: --coalesce \(open.coalesce), windows up to \(milliseconds(open.largestWindowMs)) ms "
+                        + "(tickets go out at their window's start, latency counted from the send when early)"
+                )
+                if let waited = open.streamWaitLine { lines.append("stream waits: \(waited)") }
+            }
         }
         if snapshot.unscheduled > 0 {
             lines.append("not sent (the schedule or duration was over): \(grouped(snapshot.unscheduled))")

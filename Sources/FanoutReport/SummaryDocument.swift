@@ -88,6 +88,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// Tokens read ahead but never sent because the run was interrupted: not in `sent`, not
     /// failures. Absent when none were (and in folders written before it was kept).
     public var unsent: Int?
+    /// The open model's pacing and its waits for streams (schema 8); absent in the closed model,
+    /// a merge and older folders.
+    public var openModel: OpenModel? = nil
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
@@ -112,6 +115,65 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case shardEnvironments = "shard_environments"
         case kind, provider
         case unsent
+        case openModel = "open_model"
+    }
+
+    /// How the open model's arrivals went out: the pacing window asked for (`--coalesce`) and the
+    /// largest one used, and the notifications that fell due while every stream their
+    /// connection could open was busy (`StreamWaits`): part of their latency is that wait.
+    public struct OpenModel: Codable, Sendable, Equatable {
+        public var coalesce: String
+        public var largestWindowMs: Double
+        public var streamWaits: StreamWaits
+
+        public struct StreamWaits: Codable, Sendable, Equatable {
+            /// Outside the warm-up.
+            public var count: Int
+            /// Of the notifications sent outside the warm-up.
+            public var share: Double
+            public var longestMs: Double
+            /// The fewest streams busy while one waited: the tightest limit met (0: none).
+            public var fewestStreams: Int
+
+            public init(count: Int, share: Double, longestMs: Double, fewestStreams: Int) {
+                self.count = count
+                self.share = share
+                self.longestMs = longestMs
+                self.fewestStreams = fewestStreams
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case count, share
+                case longestMs = "longest_ms"
+                case fewestStreams = "fewest_streams"
+            }
+        }
+
+        public init(coalesce: String, largestWindowMs: Double, streamWaits: StreamWaits) {
+            self.coalesce = coalesce
+            self.largestWindowMs = largestWindowMs
+            self.streamWaits = streamWaits
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case coalesce
+            case largestWindowMs = "largest_window_ms"
+            case streamWaits = "stream_waits"
+        }
+
+        /// "1,600 notifications (1.6%) waited up to 80.0 ms for a stream (1 stream a connection:
+        /// APNs allows one until a connection's first request is accepted)"; `nil` when none did.
+        public var streamWaitLine: String? {
+            guard streamWaits.count > 0 else { return nil }
+            let limit =
+                switch streamWaits.fewestStreams {
+                case 0: ""
+                case 1: " (1 stream a connection: APNs allows one until a connection's first request is accepted)"
+                default: " (\(streamWaits.fewestStreams) streams a connection, the server's limit)"
+                }
+            return "\(grouped(streamWaits.count)) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "
+                + "\(String(format: "%.1f", streamWaits.longestMs)) ms for a stream\(limit): part of their latency"
+        }
     }
 
     /// `fanout sink --output`'s folder.
@@ -373,6 +435,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         /// Schema 5; not kept by a merge.
         public var maxLoopLag: Double?
         public var readDelayP99: Double?
+        /// Schema 8: notifications due in it that waited for a stream (the open model).
+        public var streamWaits: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case second, completed
@@ -384,6 +448,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case maxLag = "max_lag_ms"
             case maxLoopLag = "max_loop_lag_ms"
             case readDelayP99 = "read_delay_p99_ms"
+            case streamWaits = "stream_waits"
         }
     }
 

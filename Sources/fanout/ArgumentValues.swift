@@ -11,6 +11,26 @@ import Foundation
 // ArgumentParser, with the option's help, before any command runs.
 
 /// `250us`, `5ms`, `1.5s`, `2m`, `1h` (`DurationNotation`).
+extension LoadShape.Coalescing: ExpressibleByArgument {
+    public init?(argument: String) {
+        if argument == "auto" {
+            self = .auto
+        } else if let window = DurationNotation.parse(argument) {
+            self = .fixed(window)
+        } else {
+            return nil
+        }
+    }
+
+    public var defaultValueDescription: String { description }
+
+    /// This one, when a fixed window is at most `longest`; else the usage error `option` gets.
+    func checked(_ option: String) throws -> LoadShape.Coalescing {
+        if case .fixed(let window) = self { _ = try window.atMost(LoadShape.longestCoalescing, option) }
+        return self
+    }
+}
+
 extension Duration: @retroactive ExpressibleByArgument {
     public init?(argument: String) {
         guard let duration = DurationNotation.parse(argument) else { return nil }

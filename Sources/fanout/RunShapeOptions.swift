@@ -62,11 +62,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Gather timed work (tickets due, retries) into windows this long: one wake and one write a connection a window; 0s for exact times.",
-            valueName: "duration"
+            "The open model's tickets go out a window at a time, each window's at its start (up to a window early, latency counted from the send): auto follows the round trip (⅛ of it, 200us to 12.8ms), or a fixed window for every timed work; 0s for exact times.",
+            valueName: "auto|duration"
         )
     )
-    var coalesce = LoadShape.defaultCoalescing
+    var coalesce = LoadShape.Coalescing.auto
 
     func validate() throws {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1.") }
@@ -81,7 +81,7 @@ struct ConnectionOptions: ParsableArguments {
         if let streams { shape.streamsPerConnection = streams }
         if let attempts { shape.maxAttempts = attempts }
         shape.streamTimeout = try timeout.positive("--timeout")
-        shape.coalescing = try coalesce.atMost(LoadShape.longestCoalescing, "--coalesce")
+        shape.coalescing = try coalesce.checked("--coalesce")
         return shape
     }
 

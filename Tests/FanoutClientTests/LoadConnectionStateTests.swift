@@ -71,7 +71,8 @@ struct LoadConnectionStateTests {
         _ state: inout LoadConnectionState,
         now: UInt64,
         streams: Int = 100,
-        hasPeerSettings: Bool = true
+        hasPeerSettings: Bool = true,
+        waited: ((LoadConnectionState.StreamWait) -> Void)? = nil
     ) -> [Seen] {
         var seen: [Seen] = []
         var available = streams
@@ -87,7 +88,8 @@ struct LoadConnectionStateTests {
                 seen.append(.ping(epoch))
             case .reset(let stream, let started):
                 seen.append(.reset(stream: stream, started: started))
-            case .send(var notification, let tag, let lag):
+            case .send(var notification, let tag, let lag, let wait):
+                if let wait { waited?(wait) }
                 if notification.firstSentAt == 0 { notification.firstSentAt = now }
                 seen.append(
                     .send(
@@ -283,6 +285,50 @@ struct LoadConnectionStateTests {
         #expect(starts == [0, 2 * Self.ms, 4 * Self.ms, Self.ms], "\(steps)")
         // It waits for the next due ticket (its own at 6 ms, slot 1's 3 ms at 5 ms).
         #expect(state.nextWakeUp == start + 5 * Self.ms)
+    }
+
+    /// A pacing window: each window's tickets go out at its start, in one turn; those sent before
+    /// their due time count their latency from the send (they lag nothing), one sent late (the
+    /// loop woke late) from its due time; the connection wakes at the next window's start.
+    @Test func ticketsGoOutAWindowAtATimeTimedFromTheirSend() throws {
+        let feed = try Self.feed(40)
+        var shape = Self.shape(streams: 100)
+        shape.coalescing = .fixed(.milliseconds(10))
+        let start = Self.second
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(30)), start: start)
+        var state = Self.machine(feed, tickets: tickets, shape: shape, now: start)
+        let first = Self.turn(&state, now: start)
+        #expect(Self.sends(first) == Array(0..<10), "the tickets due at 0–9 ms")
+        #expect(first.allSatisfy { if case .send(_, _, let at, let lag) = $0 { at == start && lag == 0 } else { true } })
+        #expect(state.nextWakeUp == start + 10 * Self.ms)
+        // The loop wakes 300 µs late: ticket 10 went out late and counts from its due time.
+        let late = start + 10 * Self.ms + 300_000
+        let second = Self.turn(&state, now: late)
+        #expect(Self.sends(second) == Array(10..<20))
+        let starts = second.compactMap { if case .send(_, _, let at, _) = $0 { at } else { nil } }
+        #expect(starts.first == start + 10 * Self.ms && starts.dropFirst().allSatisfy { $0 == late })
+        #expect(state.nextWakeUp == start + 20 * Self.ms)
+    }
+
+    /// A ticket due while every stream the server allows is busy waits for one, and says how
+    /// long and how many were busy (1: APNs's first-request limit); the generator's lag leaves
+    /// that wait out.
+    @Test func aTicketDueWhileTheStreamsAreBusySaysItWaited() throws {
+        let feed = try Self.feed(10)
+        var shape = Self.shape(streams: 100)
+        shape.coalescing = .fixed(.zero)
+        let start = Self.second
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)), start: start)
+        var state = Self.machine(feed, tickets: tickets, shape: shape)
+        var waits: [LoadConnectionState.StreamWait] = []
+        #expect(Self.sends(Self.turn(&state, now: start, streams: 1) { waits.append($0) }) == [0])
+        // The server allows one stream: tickets 1–4 fall due and wait.
+        #expect(Self.turn(&state, now: start + 4 * Self.ms, streams: 0) == [.wait])
+        try Self.answer(&state, tag: 0, now: start + 80 * Self.ms)
+        let after = Self.turn(&state, now: start + 80 * Self.ms, streams: 1) { waits.append($0) }
+        #expect(Self.sends(after) == [1])
+        #expect(waits == [.init(nanoseconds: 79 * Self.ms, streams: 1)], "\(waits)")
+        #expect(after.contains { if case .send(_, _, _, let lag) = $0 { lag == 0 } else { false } })
     }
 
     /// The schedule ends with tokens still in the batch: they are left unsent (unscheduled),

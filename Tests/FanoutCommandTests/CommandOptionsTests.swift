@@ -235,7 +235,7 @@ import Testing
         (["--timeout", "0s"], "--timeout: 0s is not a duration above 0"),
         (["--coalesce", "200ms"], "--coalesce: 200ms is longer than 100ms, the longest it takes"),
         (["--sink-coalesce", "150%"], "--sink-coalesce: 150% is not a share from 0 to 100%"),
-        (["--coalesce", "soon"], "The value 'soon' is invalid for '--coalesce <duration>'"),
+        (["--coalesce", "soon"], "The value 'soon' is invalid for '--coalesce <auto|duration>'"),
     ])
     func aValueOfTheWrongKindNamesItsOption(arguments: [String], message: String) {
         let refusal = Self.refusal(of: arguments)
@@ -246,10 +246,11 @@ import Testing
     /// unless given, `0s` and `0` for exact times.
     @Test func coalescingReachesTheSenderAndTheSink() throws {
         let defaults = try RunCommand.parse([]).job()
-        #expect(defaults.shape.coalescing == LoadShape.defaultCoalescing)
-        #expect(defaults.shape.http2.wakeUpWindow == LoadShape.defaultCoalescing)
+        #expect(defaults.shape.coalescing == .auto)
+        #expect(defaults.shape.http2.wakeUpWindow == .microseconds(200), "auto: timed work on 200 µs")
         #expect(defaults.sink.coalescing.share == SinkConfiguration.defaultCoalescingShare)
         let given = try RunCommand.parse(["--coalesce", "1ms", "--sink-coalesce", "5%"]).job()
+        #expect(given.shape.coalescing == .fixed(.milliseconds(1)))
         #expect(given.shape.http2.wakeUpWindow == .milliseconds(1))
         #expect(given.sink.coalescing.share == 0.05)
         let exact = try RunCommand.parse(["--coalesce", "0s", "--sink-coalesce", "0"]).job()

@@ -1,0 +1,92 @@
+/// The open model's pacing window on one connection: its tickets are sent a window at a time,
+/// in one wake and one write, each window's tickets at its start. A ticket goes out up to one
+/// window early, never late on the window's account, and its latency counts from when it went
+/// out (the earlier of its due time and its send: `LoadConnectionState`), so the window moves no
+/// latency; what it changes is how evenly the arrivals meet the server — within a window, not
+/// within a microsecond.
+///
+/// ```
+///   window  │   ╷       ╷       ╷       ╷      the instants: multiples of the window on the
+///   due     │ a  b c   d  e    f               uptime clock, the same for every connection
+///   sent    │   ▲bc     ▲de     ▲f             b c at one wake, d e at the next (a: late, at
+///           │                                  once: the window never delays)
+/// ```
+///
+/// `--coalesce auto` (`LoadShape.Coalescing.auto`, the default) follows the round trip: the
+/// window is the largest of `floor` × 2ⁿ within `share` of the smallest answer time the
+/// connection saw over the last two `sampleSpan`s, at most `ceiling`. Windows of powers of two
+/// times the floor nest, so connections whose round trips differ still wake on shared instants.
+/// Against an endpoint answering in under 1.6 ms it stays at the floor (200 µs, today's grid
+/// for every timed work); 80 ms away it is 6.4 ms, where h2load's `--rps` bursts are 10 ms
+/// apart. Why ⅛: docs/load-engine.md ("Coalescing"), measured.
+/// `--coalesce W` fixes it at W (`0s`: every ticket at its own time).
+struct PacingWindow {
+    /// The window now (nanoseconds; 0: none).
+    private(set) var nanoseconds: UInt64
+    /// The largest it has been.
+    private(set) var largest: UInt64
+    /// Whether it follows the round trip.
+    private let follows: Bool
+    /// The smallest answer time in the current span and in the one before (`UInt64.max`: none).
+    private var current: UInt64 = .max
+    private var previous: UInt64 = .max
+    private var spanEnds: UInt64 = 0
+
+    static let floor: UInt64 = 200_000
+    static let ceiling: UInt64 = 12_800_000
+    /// The window is at most this share of the round trip: 1 / `shareDivisor`.
+    static let shareDivisor: UInt64 = 8
+    static let sampleSpan: UInt64 = 1_000_000_000
+
+    init(_ coalescing: LoadShape.Coalescing) {
+        switch coalescing {
+        case .auto:
+            follows = true
+            nanoseconds = Self.floor
+            largest = Self.floor
+        case .fixed(let window):
+            follows = false
+            nanoseconds = window.wholeNanoseconds
+            largest = nanoseconds
+        }
+    }
+
+    /// An answer came `now` to a request sent at `sentAt`.
+    @inline(__always)
+    mutating func answered(sentAt: UInt64, now: UInt64) {
+        guard follows else { return }
+        let roundTrip = now &- min(now, sentAt)
+        let rolled = now >= spanEnds
+        if rolled {
+            previous = now >= spanEnds &+ Self.sampleSpan ? .max : current
+            current = .max
+            spanEnds = now &+ Self.sampleSpan
+        }
+        guard roundTrip < current || rolled else { return }
+        current = min(current, roundTrip)
+        nanoseconds = Self.window(roundTrip: min(current, previous))
+        largest = max(largest, nanoseconds)
+    }
+
+    /// The window for a round trip: the floor doubled while it stays within the share.
+    static func window(roundTrip: UInt64) -> UInt64 {
+        let bound = min(ceiling, roundTrip / shareDivisor)
+        var window = floor
+        while window * 2 <= bound { window *= 2 }
+        return window
+    }
+
+    /// The last instant of the window holding `now`: tickets due by then go out now.
+    @inline(__always)
+    func horizon(now: UInt64) -> UInt64 {
+        guard nanoseconds > 0 else { return now }
+        return now - now % nanoseconds + nanoseconds - 1
+    }
+
+    /// When to wake for a ticket due at `due`: the start of its window.
+    @inline(__always)
+    func wake(for due: UInt64) -> UInt64 {
+        guard nanoseconds > 0 else { return due }
+        return due - due % nanoseconds
+    }
+}

@@ -1,0 +1,54 @@
+import Testing
+
+@testable import FanoutClient
+
+/// The open model's pacing window: ⅛ of the round trip on a ladder of 200 µs × 2ⁿ, following
+/// the smallest answer time of the last two seconds, and the instants it puts tickets on.
+struct PacingWindowTests {
+    static let µs: UInt64 = 1_000
+    static let ms: UInt64 = 1_000_000
+
+    @Test(arguments: [
+        (100 * µs, 200 * µs),  // nghttpd on loopback: the floor, today's grid
+        (1_600 * µs, 200 * µs),  // ⅛ is 200 µs
+        (3_199 * µs, 200 * µs),  // just short of 400 µs
+        (3_200 * µs, 400 * µs),
+        (10 * ms, 800 * µs),  // a 10 ms sink: 1.25 ms → 800 µs
+        (80 * ms, 6_400 * µs),  // APNs's: 10 ms → 6.4 ms, where h2load's bursts are 10 ms apart
+        (1_000 * ms, 12_800 * µs),  // the ceiling
+    ])
+    func theWindowIsAnEighthOfTheRoundTripOnTheLadder(roundTrip: UInt64, window: UInt64) {
+        #expect(PacingWindow.window(roundTrip: roundTrip) == window)
+    }
+
+    /// It follows the smallest answer time: a slower answer does not widen it, a faster one
+    /// narrows it at once, and a round trip not seen for two seconds is forgotten.
+    @Test func itFollowsTheSmallestRecentRoundTrip() {
+        var pacing = PacingWindow(.auto)
+        #expect(pacing.nanoseconds == 200 * Self.µs, "the floor before any answer")
+        pacing.answered(sentAt: 0, now: 80 * Self.ms)
+        #expect(pacing.nanoseconds == 6_400 * Self.µs)
+        pacing.answered(sentAt: 100 * Self.ms, now: 300 * Self.ms)
+        #expect(pacing.nanoseconds == 6_400 * Self.µs, "a slower answer leaves it")
+        pacing.answered(sentAt: 400 * Self.ms, now: 420 * Self.ms)
+        #expect(pacing.nanoseconds == 1_600 * Self.µs, "a faster one narrows it")
+        // The next second: the 20 ms answer is still within the last two.
+        pacing.answered(sentAt: 1_500 * Self.ms, now: 1_580 * Self.ms)
+        #expect(pacing.nanoseconds == 1_600 * Self.µs)
+        // Two seconds on, only 80 ms answers are left.
+        pacing.answered(sentAt: 2_600 * Self.ms, now: 2_680 * Self.ms)
+        #expect(pacing.nanoseconds == 6_400 * Self.µs)
+        #expect(pacing.largest == 6_400 * Self.µs)
+    }
+
+    @Test func aFixedWindowStaysAndZeroIsExactTimes() {
+        var fixed = PacingWindow(.fixed(.milliseconds(2)))
+        fixed.answered(sentAt: 0, now: 80 * Self.ms)
+        #expect(fixed.nanoseconds == 2 * Self.ms)
+        #expect(fixed.horizon(now: 5 * Self.ms + 300) == 6 * Self.ms - 1)
+        #expect(fixed.wake(for: 7 * Self.ms + 5) == 6 * Self.ms)
+        let exact = PacingWindow(.fixed(.zero))
+        #expect(exact.horizon(now: 5 * Self.ms + 300) == 5 * Self.ms + 300)
+        #expect(exact.wake(for: 7 * Self.ms + 5) == 7 * Self.ms + 5)
+    }
+}
