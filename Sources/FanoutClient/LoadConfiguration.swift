@@ -111,7 +111,7 @@ public struct LoadShape: Sendable {
     /// the next instant of the wake-up window, together with every other connection of its
     /// event loop with work in the same window, and each writes what became ready in one write.
     public enum Coalescing: Sendable, Equatable, CustomStringConvertible {
-        /// A pacing window that follows the round trip (⅛ of it, from 200 µs to 12.8 ms:
+        /// A pacing window that follows the round trip (¼ of it, from 200 µs to 12.8 ms:
         /// `PacingWindow`); wake-ups on 200 µs.
         case auto
         /// Both windows this long; `.zero` for exact times.

@@ -13,12 +13,13 @@
 /// ```
 ///
 /// `--coalesce auto` (`LoadShape.Coalescing.auto`, the default) follows the round trip: the
-/// window is the largest of `floor` × 2ⁿ within `share` of the smallest answer time the
+/// window is the largest of `floor` × 2ⁿ within ¼ of the smallest answer time the
 /// connection saw over the last two `sampleSpan`s, at most `ceiling`. Windows of powers of two
 /// times the floor nest, so connections whose round trips differ still wake on shared instants.
-/// Against an endpoint answering in under 1.6 ms it stays at the floor (200 µs, today's grid
-/// for every timed work); 80 ms away it is 6.4 ms, where h2load's `--rps` bursts are 10 ms
-/// apart. Why ⅛: docs/load-engine.md ("Coalescing"), measured.
+/// Against an endpoint answering in under 1.6 ms it stays at the floor (200 µs, the grid of
+/// every other timed work); 10 ms away it is 1.6 ms; from 51.2 ms on, the ceiling, 12.8 ms,
+/// where h2load's `--rps` bursts are 10 ms apart. Why ¼: docs/load-engine.md ("Coalescing"),
+/// measured.
 /// `--coalesce W` fixes it at W (`0s`: every ticket at its own time).
 struct PacingWindow {
     /// The window now (nanoseconds; 0: none).
@@ -35,7 +36,7 @@ struct PacingWindow {
     static let floor: UInt64 = 200_000
     static let ceiling: UInt64 = 12_800_000
     /// The window is at most this share of the round trip: 1 / `shareDivisor`.
-    static let shareDivisor: UInt64 = 8
+    static let shareDivisor: UInt64 = 4
     static let sampleSpan: UInt64 = 1_000_000_000
 
     init(_ coalescing: LoadShape.Coalescing) {

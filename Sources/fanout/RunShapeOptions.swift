@@ -62,7 +62,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The open model's tickets go out a window at a time, each window's at its start (up to a window early, latency counted from the send): auto follows the round trip (⅛ of it, 200us to 12.8ms), or a fixed window for every timed work; 0s for exact times.",
+            "The open model's tickets go out a window at a time, each window's at its start (up to a window early, latency counted from the send): auto follows the round trip (¼ of it, 200us to 12.8ms), or a fixed window for every timed work; 0s for exact times.",
             valueName: "auto|duration"
         )
     )

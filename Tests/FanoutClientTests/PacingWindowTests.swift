@@ -2,20 +2,21 @@ import Testing
 
 @testable import FanoutClient
 
-/// The open model's pacing window: ⅛ of the round trip on a ladder of 200 µs × 2ⁿ, following
+/// The open model's pacing window: ¼ of the round trip on a ladder of 200 µs × 2ⁿ, following
 /// the smallest answer time of the last two seconds, and the instants it puts tickets on.
 struct PacingWindowTests {
     static let µs: UInt64 = 1_000
     static let ms: UInt64 = 1_000_000
 
     @Test(arguments: [
-        (100 * µs, 200 * µs),  // nghttpd on loopback: the floor, today's grid
-        (1_600 * µs, 200 * µs),  // ⅛ is 200 µs
-        (3_199 * µs, 200 * µs),  // just short of 400 µs
-        (3_200 * µs, 400 * µs),
-        (10 * ms, 800 * µs),  // a 10 ms sink: 1.25 ms → 800 µs
-        (80 * ms, 6_400 * µs),  // APNs's: 10 ms → 6.4 ms, where h2load's bursts are 10 ms apart
-        (1_000 * ms, 12_800 * µs),  // the ceiling
+        (100 * µs, 200 * µs),  // nghttpd on loopback: the floor, the grid of other timed work
+        (800 * µs, 200 * µs),  // ¼ is 200 µs
+        (1_599 * µs, 200 * µs),  // just short of 400 µs
+        (1_600 * µs, 400 * µs),
+        (10 * ms, 1_600 * µs),  // a 10 ms sink: 2.5 ms → 1.6 ms
+        (40 * ms, 6_400 * µs),
+        (80 * ms, 12_800 * µs),  // APNs's: the ceiling, where h2load's bursts are 10 ms apart
+        (1_000 * ms, 12_800 * µs),
     ])
     func theWindowIsAnEighthOfTheRoundTripOnTheLadder(roundTrip: UInt64, window: UInt64) {
         #expect(PacingWindow.window(roundTrip: roundTrip) == window)
@@ -26,17 +27,17 @@ struct PacingWindowTests {
     @Test func itFollowsTheSmallestRecentRoundTrip() {
         var pacing = PacingWindow(.auto)
         #expect(pacing.nanoseconds == 200 * Self.µs, "the floor before any answer")
-        pacing.answered(sentAt: 0, now: 80 * Self.ms)
+        pacing.answered(sentAt: 0, now: 40 * Self.ms)
         #expect(pacing.nanoseconds == 6_400 * Self.µs)
         pacing.answered(sentAt: 100 * Self.ms, now: 300 * Self.ms)
         #expect(pacing.nanoseconds == 6_400 * Self.µs, "a slower answer leaves it")
-        pacing.answered(sentAt: 400 * Self.ms, now: 420 * Self.ms)
+        pacing.answered(sentAt: 400 * Self.ms, now: 410 * Self.ms)
         #expect(pacing.nanoseconds == 1_600 * Self.µs, "a faster one narrows it")
-        // The next second: the 20 ms answer is still within the last two.
-        pacing.answered(sentAt: 1_500 * Self.ms, now: 1_580 * Self.ms)
+        // The next second: the 10 ms answer is still within the last two.
+        pacing.answered(sentAt: 1_500 * Self.ms, now: 1_540 * Self.ms)
         #expect(pacing.nanoseconds == 1_600 * Self.µs)
-        // Two seconds on, only 80 ms answers are left.
-        pacing.answered(sentAt: 2_600 * Self.ms, now: 2_680 * Self.ms)
+        // Two seconds on, only 40 ms answers are left.
+        pacing.answered(sentAt: 2_600 * Self.ms, now: 2_640 * Self.ms)
         #expect(pacing.nanoseconds == 6_400 * Self.µs)
         #expect(pacing.largest == 6_400 * Self.µs)
     }
