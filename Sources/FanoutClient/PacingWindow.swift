@@ -14,7 +14,10 @@
 ///
 /// `--coalesce auto` (`LoadShape.Coalescing.auto`, the default) follows the round trip: the
 /// window is the largest of `floor` × 2ⁿ within ¼ of the smallest answer time the
-/// connection saw over the last two `sampleSpan`s, at most `ceiling`. Windows of powers of two
+/// connection saw over the last two `sampleSpan`s, at most `ceiling`, and holding at most
+/// `burst` of the connection's tickets (by their mean spacing): a window's tickets are encoded,
+/// written, held and answered together, and the last of a burst of hundreds is handled a few
+/// hundred microseconds after the first — which its latency would show. Windows of powers of two
 /// times the floor nest, so connections whose round trips differ still wake on shared instants.
 /// Against an endpoint answering in under 1.6 ms it stays at the floor (200 µs, the grid of
 /// every other timed work); 10 ms away it is 1.6 ms; from 51.2 ms on, the ceiling, 12.8 ms,
@@ -32,12 +35,19 @@ struct PacingWindow {
     private var current: UInt64 = .max
     private var previous: UInt64 = .max
     private var spanEnds: UInt64 = 0
+    /// The mean spacing of the connection's tickets (nanoseconds, a moving average; 0: none yet)
+    /// and the last one's due time.
+    private var spacing: UInt64 = 0
+    private var lastDue: UInt64 = 0
+    private var ticketsSinceUpdate = 0
 
     static let floor: UInt64 = 200_000
     static let ceiling: UInt64 = 12_800_000
     /// The window is at most this share of the round trip: 1 / `shareDivisor`.
     static let shareDivisor: UInt64 = 4
     static let sampleSpan: UInt64 = 1_000_000_000
+    /// At most this many of a connection's tickets in a window.
+    static let burst: UInt64 = 32
 
     init(_ coalescing: LoadShape.Coalescing) {
         switch coalescing {
@@ -65,13 +75,39 @@ struct PacingWindow {
         }
         guard roundTrip < current || rolled else { return }
         current = min(current, roundTrip)
-        nanoseconds = Self.window(roundTrip: min(current, previous))
+        update()
+    }
+
+    /// The connection took a ticket due at `due`.
+    @inline(__always)
+    mutating func ticket(due: UInt64) {
+        guard follows else { return }
+        if due > lastDue && lastDue > 0 {
+            let gap = due - lastDue
+            spacing = spacing == 0 ? gap : spacing - spacing / 16 + gap / 16
+        }
+        lastDue = max(lastDue, due)
+        ticketsSinceUpdate += 1
+        if ticketsSinceUpdate >= 16 {
+            ticketsSinceUpdate = 0
+            update()
+        }
+    }
+
+    private mutating func update() {
+        let roundTrip = min(current, previous)
+        // No answer yet: the floor.
+        guard roundTrip < .max else { return }
+        nanoseconds = Self.window(roundTrip: roundTrip, spacing: spacing)
         largest = max(largest, nanoseconds)
     }
 
-    /// The window for a round trip: the floor doubled while it stays within the share.
-    static func window(roundTrip: UInt64) -> UInt64 {
-        let bound = min(ceiling, roundTrip / shareDivisor)
+    /// The window for a round trip and a ticket spacing (0: unknown): the floor doubled while it
+    /// stays within ¼ of the round trip, `burst` spacings and the ceiling.
+    static func window(roundTrip: UInt64, spacing: UInt64 = 0) -> UInt64 {
+        var bound = min(ceiling, roundTrip / shareDivisor)
+        let (spacings, overflow) = spacing.multipliedReportingOverflow(by: burst)
+        if spacing > 0 && !overflow { bound = min(bound, spacings) }
         var window = floor
         while window * 2 <= bound { window *= 2 }
         return window

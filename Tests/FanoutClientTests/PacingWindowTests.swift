@@ -42,6 +42,22 @@ struct PacingWindowTests {
         #expect(pacing.largest == 6_400 * Self.µs)
     }
 
+    /// A window holds at most 32 of the connection's tickets: 5,000/s a connection (200 µs
+    /// apart) gets 6.4 ms at 80 ms, 1,250/s the ceiling; before any answer, the floor.
+    @Test func aWindowHoldsAtMost32Tickets() {
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 200 * Self.µs) == 6_400 * Self.µs)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 800 * Self.µs) == 12_800 * Self.µs)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 10 * Self.µs) == 200 * Self.µs)
+        var pacing = PacingWindow(.auto)
+        for k in 0..<64 { pacing.ticket(due: 1_000 * Self.ms + UInt64(k) * 200 * Self.µs) }
+        #expect(pacing.nanoseconds == 200 * Self.µs, "no answer yet: the floor")
+        pacing.answered(sentAt: 1_000 * Self.ms, now: 1_080 * Self.ms)
+        #expect(pacing.nanoseconds == 6_400 * Self.µs)
+        // The rate falls to a quarter: the spacing's average follows, and the window widens.
+        for k in 0..<128 { pacing.ticket(due: 2_000 * Self.ms + UInt64(k) * 800 * Self.µs) }
+        #expect(pacing.nanoseconds == 12_800 * Self.µs)
+    }
+
     @Test func aFixedWindowStaysAndZeroIsExactTimes() {
         var fixed = PacingWindow(.fixed(.milliseconds(2)))
         fixed.answered(sentAt: 0, now: 80 * Self.ms)
