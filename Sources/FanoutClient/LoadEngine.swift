@@ -457,7 +457,12 @@ private final class Recording {
         }
         probes = self.loops.map { loop, recorder in
             let probe = NIOLoopBoundBox.makeBoxSendingValue(
-                EventLoopLagProbe(on: loop) { late, now in recorder.value.loopLagged(late, now: now) },
+                // On the pacing windows' grid: every window divides 12.8 ms, so a paced loop
+                // wakes for the probe only when it wakes for its tickets anyway.
+                EventLoopLagProbe(on: loop, every: .nanoseconds(Int64(PacingWindow.ceiling)), onGrid: true) {
+                    late,
+                    now in recorder.value.loopLagged(late, now: now)
+                },
                 eventLoop: loop
             )
             loop.execute { probe.value.start() }

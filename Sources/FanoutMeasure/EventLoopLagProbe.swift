@@ -10,10 +10,15 @@ import NIOCore
 ///               (loop busy reading, encoding, writing)
 /// ```
 ///
+/// On a grid (`onGrid`), each deadline is the next multiple of the interval on the uptime clock
+/// instead: a loop whose other timers fall on multiples of it (the sender's pacing windows) then
+/// wakes for both at once, and the probe costs no wake of its own.
+///
 /// Confined to its loop: `start` and `stop` are called on it.
 public final class EventLoopLagProbe {
     private let loop: any EventLoop
     private let interval: TimeAmount
+    private let onGrid: Bool
     private let sample: (_ lateNanoseconds: UInt64, _ now: UInt64) -> Void
     private var task: Scheduled<Void>?
 
@@ -21,10 +26,12 @@ public final class EventLoopLagProbe {
     public init(
         on loop: any EventLoop,
         every interval: TimeAmount = EventLoopLagProbe.defaultInterval,
+        onGrid: Bool = false,
         sample: @escaping (_ lateNanoseconds: UInt64, _ now: UInt64) -> Void
     ) {
         self.loop = loop
         self.interval = interval
+        self.onGrid = onGrid && interval.nanoseconds > 0
         self.sample = sample
     }
 
@@ -46,7 +53,12 @@ public final class EventLoopLagProbe {
     }
 
     private func schedule(after now: NIODeadline) {
-        let deadline = now + interval
+        var deadline = now + interval
+        if onGrid {
+            let step = UInt64(interval.nanoseconds)
+            let time = now.uptimeNanoseconds
+            deadline = .uptimeNanoseconds(time - time % step + step)
+        }
         let probe = NIOLoopBound(self, eventLoop: loop)
         task = loop.scheduleTask(deadline: deadline) {
             let probe = probe.value

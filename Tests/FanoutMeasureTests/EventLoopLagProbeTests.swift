@@ -36,4 +36,31 @@ struct EventLoopLagProbeTests {
         // Only the sample the block delayed is large: the probe does not count the block twice.
         #expect(taken.filter { $0 >= 100_000_000 }.count == 1, "\(taken.filter { $0 >= 100_000_000 })")
     }
+
+    /// On a grid, every deadline is a multiple of the interval on the uptime clock (where the
+    /// sender's pacing windows fall).
+    @Test func onAGridEveryDeadlineIsAMultipleOfTheInterval() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let step: UInt64 = 12_800_000
+        let deadlines = NIOLockedValueBox<[UInt64]>([])
+        let probe = try loop.submit {
+            let probe = EventLoopLagProbe(on: loop, every: .nanoseconds(Int64(step)), onGrid: true) { late, now in
+                deadlines.withLockedValue { $0.append(now - late) }
+            }
+            probe.start()
+            return NIOLoopBound(probe, eventLoop: loop)
+        }.wait()
+        let bound = NIODeadline.now() + .seconds(10)
+        while deadlines.withLockedValue({ $0.count }) < 10 && NIODeadline.now() < bound {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        try loop.submit { probe.value.stop() }.wait()
+        let taken = deadlines.withLockedValue { $0 }
+        #expect(taken.count >= 10, "\(taken.count) samples in 10 s")
+        #expect(taken.allSatisfy { $0 % step == 0 }, "\(taken.map { $0 % step })")
+        // One interval apart (more only where the loop ran a whole interval late).
+        #expect(zip(taken, taken.dropFirst()).allSatisfy { $1 > $0 }, "\(taken)")
+    }
 }
