@@ -84,13 +84,14 @@ struct PacingWindow {
     @inline(__always)
     mutating func ticket(due: UInt64) {
         guard follows else { return }
+        let first = spacing == 0
         if due > lastDue && lastDue > 0 {
             let gap = due - lastDue
-            spacing = spacing == 0 ? gap : spacing - spacing / 16 + gap / 16
+            spacing = first ? gap : spacing - spacing / 16 + gap / 16
         }
         lastDue = max(lastDue, due)
         ticketsSinceUpdate += 1
-        if ticketsSinceUpdate >= 16 {
+        if ticketsSinceUpdate >= 16 || (first && spacing > 0) {
             ticketsSinceUpdate = 0
             update()
         }
@@ -98,8 +99,9 @@ struct PacingWindow {
 
     private mutating func update() {
         let roundTrip = min(current, previous)
-        // No answer yet: the floor.
-        guard roundTrip < .max else { return }
+        // No answer yet, or no two tickets yet (the first round trip, while APNs allows one
+        // stream): the floor.
+        guard roundTrip < .max, spacing > 0 else { return }
         nanoseconds = Self.window(roundTrip: roundTrip, spacing: spacing)
         largest = max(largest, nanoseconds)
     }
