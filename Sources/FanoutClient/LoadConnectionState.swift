@@ -274,6 +274,7 @@ struct LoadConnectionState {
     @inline(__always)
     mutating func next(now: UInt64, continuing: Bool, hasPeerSettings: Bool, availableStreams: Int) -> Step {
         guard !isDone, hasPeerSettings else { return .wait }
+        if !continuing, tickets != nil { pacing.streamLimit(inFlight + min(availableStreams, freeSlots.count)) }
         if !continuing || inTurnStart {
             if let step = startTurn(now: now) { return step }
         }

@@ -64,6 +64,30 @@ struct PacingWindowTests {
         #expect(pacing.nanoseconds == 12_800 * Self.µs)
     }
 
+    /// A burst fits in half the spare streams: 4 × 50 streams at 90% of their 4,000/s against
+    /// 50 ms (900/s a connection, 1.11 ms apart: 45 in flight, 5 spare) gets 1.6 ms, not the
+    /// 6.4 ms of its round trip; at 75%, 6.4 ms; none spare, the floor. APNs's 1,000 streams
+    /// at 80 ms leave the window to the round trip.
+    @Test func aBurstFitsInHalfTheSpareStreams() {
+        func window(streams: Int, spacing: UInt64, roundTrip: UInt64) -> UInt64 {
+            PacingWindow.window(
+                roundTrip: roundTrip,
+                spacing: spacing,
+                headroom: PacingWindow.headroom(streams: streams, spacing: spacing, meanRoundTrip: roundTrip)
+            )
+        }
+        #expect(window(streams: 50, spacing: 1_111 * Self.µs, roundTrip: 50 * Self.ms) == 1_600 * Self.µs)
+        #expect(window(streams: 50, spacing: 1_333 * Self.µs, roundTrip: 50 * Self.ms) == 6_400 * Self.µs)
+        #expect(window(streams: 50, spacing: 900 * Self.µs, roundTrip: 50 * Self.ms) == 200 * Self.µs)
+        #expect(window(streams: 1000, spacing: 800 * Self.µs, roundTrip: 80 * Self.ms) == 12_800 * Self.µs)
+        // Through the connection's own figures: the window narrows once the limit is known.
+        var pacing = PacingWindow(.auto)
+        pacing.streamLimit(50)
+        for k in 0..<32 { pacing.ticket(due: Self.ms + UInt64(k) * 1_111 * Self.µs) }
+        pacing.answered(sentAt: 0, now: 50 * Self.ms)
+        #expect(pacing.nanoseconds == 1_600 * Self.µs)
+    }
+
     @Test func aFixedWindowStaysAndZeroIsExactTimes() {
         var fixed = PacingWindow(.fixed(.milliseconds(2)))
         fixed.answered(sentAt: 0, now: 80 * Self.ms)
