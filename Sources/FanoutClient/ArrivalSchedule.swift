@@ -339,6 +339,16 @@ package final class ArrivalTickets: Sendable {
         }
     }
 
+    /// How far apart `slot`'s next two tickets are due (nanoseconds): the schedule's spacing
+    /// times the slots, at the rate of the moment; `nil` past the schedule's end.
+    func spacing(slot: Int) -> UInt64? {
+        let slot = slot % slots
+        let k = taken[slot].load(ordering: .relaxed)
+        let next = UInt64(slot) + UInt64(slots) * k
+        guard let a = schedule.offset(of: next), let b = schedule.offset(of: next + UInt64(slots)) else { return nil }
+        return b - min(b, a)
+    }
+
     /// Ends the schedule early: no more tickets (used when the tokens run out).
     func end() { ended.store(true, ordering: .relaxed) }
 

@@ -469,7 +469,8 @@ struct LoadConnectionState {
         switch tickets.claim(now: now, slot: slot, until: horizon) {
         case .due(let due):
             nextTicketAt = 0
-            pacing.ticket(due: due)
+            let slot = slot
+            pacing.ticket { tickets.spacing(slot: slot) }
             // Sent early in its window: its latency counts from now, when it went out.
             notification.firstSentAt = min(due, now)
             let freed = min(now, capacityFreedAt)

@@ -264,4 +264,15 @@ struct ArrivalScheduleTests {
         #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .notYet(t + 3 * ms))
         #expect(tickets.claim(now: t + 3 * ms, slot: 0) == .due(t + 1 * ms))
     }
+
+    /// A slot's tickets are due slots ÷ rate apart, at the rate of the moment: 1,000/s over 4
+    /// slots, 4 ms; nothing past the schedule's end.
+    @Test func aSlotsTicketsAreSlotsOverRateApart() throws {
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)), slots: 4)
+        #expect(tickets.spacing(slot: 1) == 4_000_000)
+        #expect(tickets.claim(now: 1_000_000_000, slot: 0) == .due(1_000_000_000))
+        #expect(tickets.spacing(slot: 0) == 4_000_000)
+        _ = tickets.claim(now: 1_010_000_000, slot: 0)
+        #expect(tickets.spacing(slot: 0) == nil, "its next two would be at 8 and 12 ms, past 10")
+    }
 }

@@ -29,8 +29,7 @@ struct PacingWindowTests {
         #expect(pacing.nanoseconds == 200 * Self.µs, "the floor before any answer")
         pacing.answered(sentAt: 0, now: 40 * Self.ms)
         #expect(pacing.nanoseconds == 200 * Self.µs, "and before two tickets")
-        pacing.ticket(due: 40 * Self.ms)
-        pacing.ticket(due: 140 * Self.ms)
+        pacing.ticket { 100 * Self.ms }
         pacing.answered(sentAt: 0, now: 40 * Self.ms)
         #expect(pacing.nanoseconds == 6_400 * Self.µs)
         pacing.answered(sentAt: 100 * Self.ms, now: 300 * Self.ms)
@@ -47,20 +46,21 @@ struct PacingWindowTests {
     }
 
     /// A window holds at most 40 of the connection's tickets: 5,000/s a connection (200 µs
-    /// apart) gets 6.4 ms at 80 ms, and keeps it while the spacing's average dips 10%; 1,250/s
+    /// apart) gets 6.4 ms at 80 ms (and 180 µs apart too), 6,667/s 3.2 ms; 1,250/s
     /// the ceiling; before any answer, the floor.
     @Test func aWindowHoldsAtMost40Tickets() {
         #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 200 * Self.µs) == 6_400 * Self.µs)
         #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 180 * Self.µs) == 6_400 * Self.µs)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 150 * Self.µs) == 3_200 * Self.µs)
         #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 800 * Self.µs) == 12_800 * Self.µs)
         #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 5 * Self.µs) == 200 * Self.µs)
         var pacing = PacingWindow(.auto)
-        for k in 0..<64 { pacing.ticket(due: 1_000 * Self.ms + UInt64(k) * 200 * Self.µs) }
+        for _ in 0..<64 { pacing.ticket { 200 * Self.µs } }
         #expect(pacing.nanoseconds == 200 * Self.µs, "no answer yet: the floor")
         pacing.answered(sentAt: 1_000 * Self.ms, now: 1_080 * Self.ms)
         #expect(pacing.nanoseconds == 6_400 * Self.µs)
-        // The rate falls to a quarter: the spacing's average follows, and the window widens.
-        for k in 0..<128 { pacing.ticket(due: 2_000 * Self.ms + UInt64(k) * 800 * Self.µs) }
+        // The rate falls to a quarter: within 16 tickets the window widens.
+        for _ in 0..<16 { pacing.ticket { 800 * Self.µs } }
         #expect(pacing.nanoseconds == 12_800 * Self.µs)
     }
 
@@ -83,7 +83,7 @@ struct PacingWindowTests {
         // Through the connection's own figures: the window narrows once the limit is known.
         var pacing = PacingWindow(.auto)
         pacing.streamLimit(50)
-        for k in 0..<32 { pacing.ticket(due: Self.ms + UInt64(k) * 1_111 * Self.µs) }
+        pacing.ticket { 1_111 * Self.µs }
         pacing.answered(sentAt: 0, now: 50 * Self.ms)
         #expect(pacing.nanoseconds == 1_600 * Self.µs)
     }
