@@ -136,14 +136,16 @@ public struct HarnessAccount: Sendable {
         let busiestSender = senderUtilisation.max() ?? 0
         let busiestSink = sink?.loopUtilisation.max() ?? 0
         switch largest.part {
-        case .sendLateness, .senderLoopLag, .readDelay, .returnPath, .senderShare
+        case .sendLateness, .senderLoopLag, .readDelay, .returnPath,
+            .senderShare
         where busiestSender >= Self.saturated:
             advice.append(
                 "the sender's loops are behind (busiest at \(Self.percent(busiestSender)) of a core): give it more --threads"
                     + (senderThreads + sinkThreads >= cores ? " on a machine with cores to spare" : "")
                     + ", or split the run over machines with --shard i/N"
             )
-        case .sinkLateness, .sinkFromSend where busiestSink >= Self.saturated:
+        case .sinkLateness,
+            .sinkFromSend where busiestSink >= Self.saturated:
             advice.append(
                 "the sink answers late (busiest loop at \(Self.percent(busiestSink)) of a core): "
                     + "give it more --sink-threads, or run `fanout sink` on another machine"

@@ -204,7 +204,8 @@ enum InKind {
     /// The printed lines matched to the page's, or nil when they do not match.
     static func match(expected: [String], actual: [String], loose: [String] = []) -> [String]? {
         let patterns = expected.map { line in
-            loose.contains { !$0.isEmpty && line.contains($0) } ? .line(try! Regex(".*"), { line, _ in line }) : pattern(line)
+            loose.contains { !$0.isEmpty && line.contains($0) }
+                ? .line(try! Regex(".*"), { line, _ in line }) : pattern(line)
         }
         let lines = actual.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
         return align(patterns[...], lines[...])

@@ -32,11 +32,13 @@ import Testing
         let blocks = DocBlock.blocks(in: Self.page, file: "page.md")
         #expect(blocks.count == 3)
         #expect(blocks[0].kind == .run && blocks[0].line == 8)
-        #expect(blocks[0].commands.map(\.text) == [
-            "fanout tokens generate --count 1000000 --output t.txt",
-            "fanout probe https://api.push.apple.com --tokens t.txt",
-            "fanout gate results/x",
-        ])
+        #expect(
+            blocks[0].commands.map(\.text) == [
+                "fanout tokens generate --count 1000000 --output t.txt",
+                "fanout probe https://api.push.apple.com --tokens t.txt",
+                "fanout gate results/x",
+            ]
+        )
         #expect(blocks[0].commands.map(\.expectedStatus) == [[0], [0], [1]])
         #expect(blocks[0].skipReason(blocks[0].commands[1].text) == "needs Apple")
         #expect(blocks[0].substituted(blocks[0].commands[0].text).contains("--count 100 "))

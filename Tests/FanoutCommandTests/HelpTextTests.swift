@@ -63,7 +63,10 @@ import Testing
             if argument.declaredDefault != nil {
                 #expect(!argument.abstract.contains("default:"), "said twice: \(place)")
             }
-            #expect(argument.abstract.firstMatch(of: /\(default(?!:)|[;,] default(?!:)/) == nil, "another form: \(place)")
+            #expect(
+                argument.abstract.firstMatch(of: /\(default(?!:)|[;,] default(?!:)/) == nil,
+                "another form: \(place)"
+            )
             #expect(argument.abstract.ranges(of: "default:").count <= 1, "twice: \(place)")
         }
     }
@@ -80,8 +83,9 @@ import Testing
         #expect(required.contains { $0.command == "fanout send" && $0.name == "topic" })
         for argument in required where argument.name.count > 1 {
             let help = try Self.help(argument.command)
-            guard let usage = help.components(separatedBy: "USAGE:").dropFirst().first?
-                .components(separatedBy: "\n\n").first
+            guard
+                let usage = help.components(separatedBy: "USAGE:").dropFirst().first?
+                    .components(separatedBy: "\n\n").first
             else {
                 Issue.record("\(argument.command): no usage line")
                 continue
@@ -115,11 +119,18 @@ import Testing
         #expect(codes.isSuperset(of: [0, 1, 2, 3, 4, 5, 64, 129, 130, 143]), "\(codes.sorted())")
         let help = try Self.help("fanout")
         let listed = help.components(separatedBy: "Exit codes").last ?? ""
-        let table = try String(contentsOfFile: root + "/docs/reports.md", encoding: .utf8)
+        let table =
+            try String(contentsOfFile: root + "/docs/reports.md", encoding: .utf8)
             .components(separatedBy: "## Exit codes").dropFirst().first ?? ""
         for code in codes.sorted() {
-            #expect(listed.contains(try Regex("(^|\\s|,)\(code)[\\s,]")), "fanout --help does not list exit code \(code)")
-            #expect(table.contains(try Regex("\\n\\| (\\d+, )*\(code)(, \\d+)* \\|")), "docs/reports.md does not list \(code)")
+            #expect(
+                listed.contains(try Regex("(^|\\s|,)\(code)[\\s,]")),
+                "fanout --help does not list exit code \(code)"
+            )
+            #expect(
+                table.contains(try Regex("\\n\\| (\\d+, )*\(code)(, \\d+)* \\|")),
+                "docs/reports.md does not list \(code)"
+            )
         }
     }
 
