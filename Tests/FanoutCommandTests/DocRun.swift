@@ -32,6 +32,7 @@ struct DocRun {
             fanout() { timeout --foreground -k 5 \(Int(timeout.components.seconds)) "$FANOUT" "$@"; }
             stop() { for job in $(jobs -p); do kill -TERM -- -$job 2>/dev/null; done; wait; }
             trap stop EXIT
+            trap 'exit 143' TERM INT
             PORT=none
 
             """
