@@ -1,3 +1,5 @@
+import FanoutSettings
+
 /// An order-independent digest of (device token, payload) pairs: the sink adds every
 /// notification it accepts, the sender every one it saw accepted, and equal digests (with equal
 /// counts) show that nothing was lost, duplicated or corrupted in transit, whatever the order.
@@ -59,6 +61,12 @@ public struct NotificationDigest: Sendable, Hashable, CustomStringConvertible {
     /// script). Older text without the zeros still parses (`init(parsing:)`).
     public var description: String {
         "\(count) notifications, digest \(Self.hex(sum))-\(Self.hex(squares))"
+    }
+
+    /// `20,000 notifications, digest 09a95c…-215c…`: `description` with the count grouped, for
+    /// the lines a person reads (files keep `description`, which `init(parsing:)` reads).
+    public var text: String {
+        "\(count.grouped) notifications, digest \(Self.hex(sum))-\(Self.hex(squares))"
     }
 
     /// 16 lowercase hex digits.

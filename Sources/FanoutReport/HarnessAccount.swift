@@ -46,6 +46,10 @@ public struct HarnessAccount: Sendable {
     /// Event-loop threads of the sender, and the machine's cores.
     public var senderThreads: Int
     public var cores: Int
+    /// The embedded sink holds no answer and has no wire in front of it (`fanout run` as it
+    /// ships): every microsecond of the latency is Fanout's own, so the run measures Fanout's
+    /// ceiling on this machine and is never "harness-bound" — there is no endpoint to hide.
+    public var sinkAnswersAtOnce = false
 
     public init(
         report: LoadEngine.Report,
@@ -115,26 +119,43 @@ public struct HarnessAccount: Sendable {
     /// one part's delays, against every latency), and 101% of a latency is not a share of it.
     public var share: Double { measuredP99 == 0 ? 0 : min(1, Double(ownP99) / Double(measuredP99)) }
 
-    /// Whether the harness accounts for more of the measured p99 than `maxShare`.
-    public var isBound: Bool { share > maxShare }
+    /// Whether the harness accounts for more of the measured p99 than `maxShare`, hiding an
+    /// endpoint's (or a sink's hold's) share.
+    public var isBound: Bool { !sinkAnswersAtOnce && share > maxShare }
 
-    /// What to change so that the run measures the endpoint rather than Fanout.
+    /// A loop busier than this share of a core is the one that makes the others wait.
+    static let saturated = 0.8
+
+    /// What to change so that the run measures the endpoint rather than Fanout: a loop named
+    /// only when its own figures say it is behind (its delay is the largest part and its thread
+    /// was busy most of the time), else what the figures do show.
     public var guidance: [String] {
         guard isBound else { return [] }
         var advice: [String] = []
         let sinkThreads = sink?.loopUtilisation.count ?? 0
+        let busiestSender = senderUtilisation.max() ?? 0
+        let busiestSink = sink?.loopUtilisation.max() ?? 0
         switch largest.part {
-        case .sendLateness, .senderLoopLag, .readDelay, .returnPath, .senderShare:
-            let busiest = senderUtilisation.max() ?? 0
+        case .sendLateness, .senderLoopLag, .readDelay, .returnPath,
+            .senderShare
+        where busiestSender >= Self.saturated:
             advice.append(
-                "the sender's loops are behind (busiest at \(Self.percent(busiest)) of a core): give it more --threads"
+                "the sender's loops are behind (busiest at \(Self.percent(busiestSender)) of a core): give it more --threads"
                     + (senderThreads + sinkThreads >= cores ? " on a machine with cores to spare" : "")
                     + ", or split the run over machines with --shard i/N"
             )
-        case .sinkLateness, .sinkFromSend:
+        case .sinkLateness,
+            .sinkFromSend where busiestSink >= Self.saturated:
             advice.append(
-                "the sink answers late (busiest loop at \(Self.percent(sink?.loopUtilisation.max() ?? 0)) of a core): "
+                "the sink answers late (busiest loop at \(Self.percent(busiestSink)) of a core): "
                     + "give it more --sink-threads, or run `fanout sink` on another machine"
+            )
+        default:
+            advice.append(
+                "no loop is saturated (the sender's busiest at \(Self.percent(busiestSender))"
+                    + (sink == nil ? "" : ", the sink's at \(Self.percent(busiestSink))")
+                    + " of a core): the delay is requests waiting their turn in the harness; "
+                    + "fewer in flight (--streams, --connections) shorten the wait"
             )
         }
         if senderThreads + sinkThreads > cores {
@@ -190,6 +211,11 @@ public struct HarnessAccount: Sendable {
                 }
                     ?? ""),
         ]
+        if sinkAnswersAtOnce {
+            lines.append(
+                "the embedded sink answers at once (no hold, no wire): this run measures Fanout's own ceiling on this machine, and its latency is all Fanout's own (--sink-latency, --sink-rtt or --sink-scenario put an endpoint's time in)"
+            )
+        }
         if isBound {
             lines.append(
                 "HARNESS-BOUND: Fanout's own delay is \(Self.percent(share)) of the measured p99, above --max-harness-share \(Self.percent(maxShare)): these figures measure the harness more than the endpoint"

@@ -483,7 +483,8 @@ public struct RunMerge {
     public var text: String {
         let reconciled = document.reconciled
         var lines = [
-            "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): \(document.digest)"
+            "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): "
+                + (NotificationDigest(parsing: document.digest)?.text ?? document.digest)
                 + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
                 + (skew.map { ", start skew \(Self.milliseconds($0)) ms" } ?? "")
         ]

@@ -38,7 +38,7 @@ public struct PayloadRenderJob: Sendable {
             let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             let hex = columns[0]
             if let problem = DeviceTokenFormat.default.problem(in: hex) {
-                printError("error: token \(position + 1): \(problem)")
+                reportError("token \(position + 1): \(problem)")
                 failures += 1
                 continue
             }
@@ -57,7 +57,7 @@ public struct PayloadRenderJob: Sendable {
                 buffer.writeStaticString("\n")
                 StandardStream.output.write(buffer.readableBytesView)
             } catch {
-                printError("error: token \(position + 1) (\(hex.prefix(16))…): \(error)")
+                reportError("token \(position + 1) (\(hex.prefix(16))…): \(error)")
                 failures += 1
             }
         }

@@ -239,32 +239,29 @@ public struct Verification: Sendable {
 
     /// The side-by-side table.
     public var text: String {
-        func row(_ name: String, _ predicted: Double, _ measured: Double, _ unit: String, decimals: Int = 1) -> String {
+        /// A figure as every report writes it: a rate grouped with `/s` (1,816/s), seconds, cores.
+        func row(_ name: String, _ predicted: Double, _ measured: Double, _ figure: (Double) -> String) -> String {
             let gap = Self.gap(predicted, measured) * 100
+            func column(_ text: String) -> String { String(repeating: " ", count: max(0, 14 - text.count)) + text }
             return name.padding(toLength: 24, withPad: " ", startingAt: 0)
-                + String(
-                    format: "%12.\(decimals)f %-3@ %12.\(decimals)f %-3@ %+7.1f%%",
-                    predicted,
-                    unit,
-                    measured,
-                    unit,
-                    (measured - predicted) / predicted * 100
-                )
+                + column(figure(predicted)) + "    " + column(figure(measured))
+                + String(format: "  %+7.1f%%", (measured - predicted) / predicted * 100)
                 + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
         }
         var rows: [String] = [
-            "rehearsal: \(devices) devices over \(connections) connections (one machine's share), the planned round trip on the wire",
-            "                           predicted          measured      gap",
-            row("a connection carries", predictedPerConnection, measuredPerConnection, "/s"),
+            "rehearsal: \(devices.grouped) devices over \(connections) connections (one machine's share), the planned round trip on the wire",
+            "                             predicted          measured       gap",
+            row("a connection carries", predictedPerConnection, measuredPerConnection) {
+                Int(saturating: $0.rounded()).grouped + "/s"
+            },
             row(
                 "the share takes",
                 CapacityPlan.seconds(predictedDuration),
-                CapacityPlan.seconds(measuredDuration),
-                "s"
-            ),
+                CapacityPlan.seconds(measuredDuration)
+            ) { String(format: "%.1f s", $0) },
         ]
         if let predictedCores {
-            rows.append(row("sender cores", predictedCores, measuredCores, "", decimals: 3))
+            rows.append(row("sender cores", predictedCores, measuredCores) { String(format: "%.3f", $0) })
         } else {
             rows.append(String(format: "sender cores: %.3f measured (no CPU cost to predict them)", measuredCores))
         }

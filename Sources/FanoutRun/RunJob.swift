@@ -157,6 +157,9 @@ public struct RunJob: Sendable {
         let seconds = Double(report.elapsed.wholeNanoseconds) / 1e9
         sinkDelays.loopUtilisation = sinkLoopCPU.map { seconds > 0 ? Double($0) / 1e9 / seconds : 0 }
         summary.sinkDelays = sinkDelays
+        let scenario = self.sink.scenario
+        summary.sinkAnswersAtOnce =
+            scenario.latency == nil && scenario.wire == nil && scenario.stall == nil && scenario.tokenRate == nil
         return summary
     }
 }

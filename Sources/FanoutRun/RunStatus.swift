@@ -80,7 +80,7 @@ extension RunSummary {
     /// The one line on standard error for an endpoint never reached: where, what, what to do.
     public static func unreachableLine(_ failure: EndpointFailure, host: String, port: Int) -> String {
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        return "fanout: could not reach \(address): \(failure.phrase) (\(failure.detail)): \(failure.advice)"
+        return "error: could not reach \(address): \(failure.phrase) (\(failure.detail)): \(failure.advice)"
     }
 }
 
@@ -165,7 +165,7 @@ func warnIfLate(_ startAt: Date?, now: Date = Date()) {
     guard let startAt, startAt < now else { return }
     let late = Int((now.timeIntervalSince(startAt) * 1000).rounded())
     StandardStream.error.write(
-        "fanout: --start-at \(TimeNotation.format(startAt)) passed \(late) ms before the run began: it starts now\n"
+        "warning: --start-at \(TimeNotation.format(startAt)) passed \(late) ms before the run began: it starts now\n"
             .utf8
     )
 }

@@ -33,3 +33,14 @@ public struct StandardStream: Sendable {
 public func printError(_ message: String) {
     StandardStream.error.write((message + "\n").utf8)
 }
+
+/// Writes `error: MESSAGE` to standard error: the one form every subcommand's errors take (as
+/// swift's and git's do), whatever found them.
+public func reportError(_ message: String) {
+    printError("error: " + message)
+}
+
+/// Writes `warning: MESSAGE` to standard error: something to know that does not stop the command.
+public func reportWarning(_ message: String) {
+    printError("warning: " + message)
+}

@@ -2,6 +2,7 @@ import Atomics
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -309,22 +310,22 @@ public struct SinkSummary: Sendable, Hashable {
     /// and CPU (up to a second behind while it runs).
     public var ownDelays = SinkOwnDelays()
 
-    /// The summary as text, one line a counter, rejections by reason.
+    /// The summary as text, one line a counter (grouped: 240,000), rejections by reason.
     public var text: String {
         var lines = [
-            "requests: \(requests)",
-            "accepted: \(accepted)",
-            "rejected: \(rejected.values.reduce(0, +))",
+            "requests: \(requests.grouped)",
+            "accepted: \(accepted.grouped)",
+            "rejected: \(rejected.values.reduce(0, +).grouped)",
         ]
         for (reason, count) in rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            lines.append("  \(reason.status) \(reason.rawValue): \(count)")
+            lines.append("  \(reason.status) \(reason.rawValue): \(count.grouped)")
         }
         lines += [
-            "payload bytes: \(bodyBytes)",
-            "streams reset: \(streamsReset)",
-            "peak streams on a connection: \(peakConcurrentStreams)",
-            "connections: \(connectionsOpened) opened, \(connectionsClosed) closed",
-            "digest: \(digest)",
+            "payload bytes: \(bodyBytes.grouped)",
+            "streams reset: \(streamsReset.grouped)",
+            "peak streams on a connection: \(peakConcurrentStreams.grouped)",
+            "connections: \(connectionsOpened.grouped) opened, \(connectionsClosed.grouped) closed",
+            "digest: \(digest.text)",
             "own lateness (answers written after their due time): \(ownDelays.lateness.text)",
             "own lateness from the send (timed apns-ids: the queues on the way in too): \(ownDelays.fromSend.text)",
             "held by the scenario (latency, pacing, stalls): \(ownDelays.injected.text)",

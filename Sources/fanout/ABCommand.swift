@@ -37,7 +37,7 @@ struct ABCommand: ParsableCommand {
     @Option(
         name: .customLong("metric"),
         help: ArgumentHelp(
-            "Compare this metric (repeat it; default throughput, p50, p99, errors).",
+            "Compare this metric (repeat it; default: throughput, p50, p99, errors).",
             valueName: "metric"
         )
     )

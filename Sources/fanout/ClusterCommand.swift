@@ -57,7 +57,7 @@ extension ClusterCommand {
         @Option(
             name: .long,
             help: ArgumentHelp(
-                "Start this long after rendering (default \(DurationNotation.format(ClusterManifests.defaultStartIn))).",
+                "Start this long after rendering (default: \(DurationNotation.format(ClusterManifests.defaultStartIn))).",
                 valueName: "duration"
             )
         )
@@ -163,15 +163,15 @@ extension ClusterCommand {
 
         func run() throws {
             if let endpoint = ClusterManifests.loopbackEndpoint(in: sendOptions) {
-                printError(
-                    "fanout cluster render: warning: --endpoint \(endpoint) is each pod's own loopback, not a service in the cluster"
+                reportWarning(
+                    "--endpoint \(endpoint) is each pod's own loopback, not a service in the cluster"
                 )
             }
             let text: String
             do {
                 text = try manifests().render()
             } catch let error as JobError {
-                printError("fanout cluster render: \(error)")
+                reportError("\(error)")
                 throw ExitCode(64)
             }
             StandardStream.output.write(text.utf8)

@@ -42,7 +42,7 @@ struct CompareCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The smallest change a verdict names, as a share (default 5%).",
+            "The smallest change a verdict names, as a share.",
             valueName: "share"
         )
     )
@@ -66,7 +66,7 @@ struct CompareCommand: ParsableCommand {
                 minimumEffect: minEffect.fraction
             )
         } catch {
-            printError("fanout compare: \(error)")
+            reportError("\(error)")
             throw ExitCode(64)
         }
         StandardStream.output.write((comparison.text + "\n").utf8)

@@ -43,13 +43,13 @@ struct ExportCommand: ParsableCommand {
         do {
             run = try RunSet.load(runDirectory)
         } catch {
-            printError("fanout export: \(error)")
+            reportError("\(error)")
             throw ExitCode(Gate.Status.usage.rawValue)
         }
         // An invalid run's figures are not published: a dashboard keeps a number, not its reason.
         guard run.valid else {
-            for reason in run.invalidReasons { printError("fanout export: the run is invalid: \(reason)") }
-            printError("fanout export: nothing exported (an invalid run's figures stand for nothing)")
+            for reason in run.invalidReasons { reportError("the run is invalid: \(reason)") }
+            reportError("nothing exported (an invalid run's figures stand for nothing)")
             throw ExitCode(Gate.Status.invalid.rawValue)
         }
         let data = try CIExport(run: run, name: name).data(format)
@@ -60,7 +60,7 @@ struct ExportCommand: ParsableCommand {
         do {
             try data.write(to: URL(fileURLWithPath: output))
         } catch {
-            printError("fanout export: cannot write \(output): \(error.localizedDescription)")
+            reportError("cannot write \(output): \(error.localizedDescription)")
             throw ExitCode(1)
         }
     }

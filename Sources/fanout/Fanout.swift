@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutReport
 import FanoutRun
+import FanoutSettings
 
 /// The `fanout` command: configuration only; each subcommand calls into a library module.
 @main
@@ -9,9 +10,22 @@ struct Fanout: AsyncParsableCommand {
         commandName: "fanout",
         abstract: "Fans one APNs notification out to many device tokens over HTTP/2, and measures it.",
         discussion: """
-            Exit codes: 0 success; 1 bad input (a template, a token) or a notification that could \
-            not be encoded; 5 the endpoint could not be reached (the cause on standard error); 64 a \
-            usage error.
+            Errors start "error:" on standard error. Exit codes (each subcommand's --help \
+            says which it uses):
+              0    success
+              1    an error (a template, a token, a file); a gate threshold failed;
+                   compare --fail-on-regression: a metric WORSE; a plan not verified
+              2    gate, export, compare: a run that cannot be trusted (invalid);
+                   merge: refused; ab: a metric WORSE
+              3    run, send: sender and sink disagree, or notifications failed;
+                   search: no rate kept the objectives
+              4    run, send, search: invalid (the generator fell behind its schedule);
+                   ab: a metric BETTER
+              5    the endpoint could not be reached (the cause on standard error)
+              64   a usage error: an option, a threshold, a folder that is not a run
+              129, 130, 143
+                   stopped by SIGHUP, SIGINT or SIGTERM (a run's folder is written,
+                   marked interrupted)
             """,
         version: FanoutVersion.current,
         subcommands: [
@@ -26,13 +40,14 @@ struct Fanout: AsyncParsableCommand {
     )
 
     /// ArgumentParser's `main`, but an error from a subcommand's `run()` (where each builds its
-    /// job, once) is reported with that subcommand's usage, as one from `validate()` would be.
+    /// job, once) is reported with that subcommand's usage, as one from `validate()` would be,
+    /// and every error message starts `error:`, as the subcommands' own do.
     static func main() async {
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()
         } catch {
-            exit(withError: error)
+            fail(error)
         }
         do {
             if var command = command as? any AsyncParsableCommand {
@@ -45,12 +60,39 @@ struct Fanout: AsyncParsableCommand {
             let usage = usageString(for: type(of: command))
             // "fanout cluster render" of "fanout cluster render [--shards <n>] …".
             let path = usage.split(separator: " ").prefix { !"-<[".contains($0.first ?? "-") }.joined(separator: " ")
-            printError("Error: \(error.message)")
+            reportError(error.message)
             printError("Usage: \(usage)")
             printError("  See '\(path) --help' for more information.")
             exit(withError: ExitCode.validationFailure)
         } catch {
-            exit(withError: error)
+            fail(error)
         }
+    }
+
+    /// Exits as ArgumentParser would for `error`, its message (if any) in Fanout's one form.
+    static func fail(_ error: any Error) -> Never {
+        let code = exitCode(for: error)
+        let message = fullMessage(for: error)
+        guard code != .success, message.hasPrefix("Error: ") else { exit(withError: error) }
+        reportError(withHint(String(message.dropFirst("Error: ".count))))
+        exit(withError: code)
+    }
+
+    /// How to write a value of each grammar, by the value name its options show (`<duration>`).
+    static let hints = [
+        "duration": DurationNotation.hint, "share": ShareNotation.hint, "rate": EventRate.hint,
+        "time": TimeNotation.hint,
+    ]
+
+    /// ArgumentParser's "The value '80' is invalid for '--rtt <duration>'" with how to write one,
+    /// as the sink says it: "…; write it like 250us, 5ms, 1.5s, 2m or 1h, …".
+    static func withHint(_ message: String) -> String {
+        guard let found = message.firstMatch(of: /The value '(.*)' is invalid for '(\S+) <([a-z-]+)>'/),
+            let hint = hints[String(found.3)]
+        else { return message }
+        return message.replacingCharacters(
+            in: found.range,
+            with: "\(found.2): '\(found.1)' is not a \(found.3); \(hint)"
+        )
     }
 }

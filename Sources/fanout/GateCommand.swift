@@ -55,7 +55,7 @@ struct GateCommand: ParsableCommand {
         do {
             gate = try Gate(run: runDirectory, baseline: baseline, thresholds: thresholds, file: thresholdsFile)
         } catch {
-            printError("fanout gate: \(error)")
+            reportError("\(error)")
             throw ExitCode(Gate.Status.usage.rawValue)
         }
         let outcome = gate.evaluate()
@@ -64,7 +64,7 @@ struct GateCommand: ParsableCommand {
             do {
                 try Data(outcome.junit(run: runDirectory).utf8).write(to: URL(fileURLWithPath: junit))
             } catch {
-                printError("fanout gate: cannot write --junit \(junit): \(error.localizedDescription)")
+                reportError("cannot write --junit \(junit): \(error.localizedDescription)")
                 throw ExitCode(Gate.Status.usage.rawValue)
             }
         }

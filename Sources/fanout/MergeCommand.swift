@@ -54,21 +54,21 @@ struct MergeCommand: ParsableCommand {
         do {
             merge = try RunMerge(directories: shards, rules: rules)
         } catch {
-            printError("fanout merge: \(error)")
+            reportError("\(error)")
             throw ExitCode(64)
         }
         let folder: RunOutput
         do {
             folder = try RunOutput(preparing: output, inputs: shards, earlierResults: .replace)
         } catch {
-            printError("fanout merge: \(error)")
+            reportError("\(error)")
             throw ExitCode(64)
         }
         defer { withExtendedLifetime(folder) {} }
         do {
             try merge.write(to: output)
         } catch {
-            printError("fanout merge: cannot write \(output): \(error.reason)")
+            reportError("cannot write \(output): \(error.reason)")
             throw ExitCode(1)
         }
         StandardStream.output.write((merge.text + "\nresults: \(output)/\n").utf8)

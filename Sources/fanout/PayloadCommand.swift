@@ -112,7 +112,7 @@ extension PayloadCommand {
             do {
                 if try job.run() > 0 { throw ExitCode.failure }
             } catch let error as JobError {
-                printError("error: \(error)")
+                reportError("\(error)")
                 throw ExitCode.failure
             }
         }

@@ -79,7 +79,7 @@ struct PlanCommand: ParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "A body's bytes, 20 to 5120, instead of --template (default 280, fixtures/poll.json's).",
+            "A body's bytes, 20 to 5120, instead of --template (default: 280, fixtures/poll.json's).",
             valueName: "bytes"
         )
     )
@@ -96,7 +96,7 @@ struct PlanCommand: ParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("A sending machine's network interface (default 1Gbit).", valueName: "rate")
+        help: ArgumentHelp("A sending machine's network interface (default: 1Gbit).", valueName: "rate")
     )
     var nic: String?
 
@@ -241,7 +241,7 @@ struct PlanCommand: ParsableCommand {
         do {
             plan = try job.run(log: { printError($0) })
         } catch let error as JobError {
-            printError("error: \(error)")
+            reportError("\(error)")
             throw ExitCode.failure
         }
         print(plan.text)
@@ -251,7 +251,7 @@ struct PlanCommand: ParsableCommand {
         do {
             verification = try job.rehearse(plan)
         } catch {
-            printError("error: the rehearsal could not run: \(error)")
+            reportError("the rehearsal could not run: \(error)")
             throw ExitCode.failure
         }
         print("")

@@ -24,7 +24,7 @@ struct ProbeCommand: ParsableCommand {
             or --flow-count notifications, each answer replaced by a request: the connection \
             window and how the server refills it, the rate one connection reached and whether \
             the window or the streams bound it. It sends up to --flow-count notifications \
-            (default 10000) to the same tokens: --no-flow skips it. The notification is silent (a background push, {"aps":{"content-available":1}}, priority \
+            (default: 10000) to the same tokens: --no-flow skips it. The notification is silent (a background push, {"aps":{"content-available":1}}, priority \
             5) unless --template says otherwise. Writes probe.json to --output; `fanout plan \
             --probe probe.json` plans with it. Exit status: 0, 5 when the endpoint could not be \
             reached (the cause on standard error), 1 on an error.
@@ -118,7 +118,7 @@ struct ProbeCommand: ParsableCommand {
         do {
             outcome = try job().run()
         } catch let error as JobError {
-            printError("fanout probe: \(error)")
+            reportError("\(error)")
             throw ExitCode.failure
         }
         let directory = output ?? RunFolder.new(kind: "probe")
@@ -126,7 +126,7 @@ struct ProbeCommand: ParsableCommand {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try outcome.document.data().write(to: URL(fileURLWithPath: directory + "/probe.json"))
         } catch {
-            printError("fanout probe: cannot write \(directory)/probe.json: \(error)")
+            reportError("cannot write \(directory)/probe.json: \(error)")
             throw ExitCode.failure
         }
         print(outcome.document.text)

@@ -127,7 +127,7 @@ struct EmbeddedSinkOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The share of its hold an embedded sink's drawn answer may move to go out with others, as `fanout sink --coalesce` (default \(Share(SinkConfiguration.defaultCoalescingShare).defaultValueDescription)).",
+            "The share of its hold an embedded sink's drawn answer may move to go out with others, as `fanout sink --coalesce` (default: \(Share(SinkConfiguration.defaultCoalescingShare).defaultValueDescription)).",
             valueName: "share"
         )
     )

@@ -26,7 +26,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("HTTP/2 connections (default \(LoadShape().connections)).", valueName: "c")
+        help: ArgumentHelp("HTTP/2 connections (default: \(LoadShape().connections)).", valueName: "c")
     )
     var connections: Int?
 
@@ -34,7 +34,7 @@ struct ConnectionOptions: ParsableArguments {
         name: .long,
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Most streams in flight per connection, up to what the server allows (default \(LoadShape().streamsPerConnection)).",
+            "Most streams in flight per connection, up to what the server allows (default: \(LoadShape().streamsPerConnection)).",
             valueName: "m"
         )
     )
@@ -53,7 +53,7 @@ struct ConnectionOptions: ParsableArguments {
         name: .long,
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Tries per notification: 429, 5xx, timeouts, lost connections (default \(LoadShape().maxAttempts)).",
+            "Tries per notification: 429, 5xx, timeouts, lost connections (default: \(LoadShape().maxAttempts)).",
             valueName: "n"
         )
     )

@@ -11,6 +11,8 @@ struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send a template's notification to every token of a set over HTTP/2.",
+        // ArgumentParser's line would show --topic as optional: validate() requires it.
+        usage: "fanout send --endpoint <url> --template <file> --topic <topic> [<options>]",
         discussion: """
             http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. Every \
             connection keeps up to --streams requests in flight (and no more than the server \
@@ -106,7 +108,10 @@ struct SendCommand: ParsableCommand {
 struct EndpointOptions: ParsableArguments {
     @Option(
         name: .long,
-        help: ArgumentHelp("apns-topic: the bundle id plus the push type's suffix.", valueName: "topic")
+        help: ArgumentHelp(
+            "apns-topic: the bundle id plus the push type's suffix (send requires it, unless --scenario names it).",
+            valueName: "topic"
+        )
     )
     var topic: String?
 

@@ -151,7 +151,7 @@ struct SinkCommand: AsyncParsableCommand {
         name: .long,
         parsing: .unconditional,
         help: ArgumentHelp(
-            "The connection window granted a provider (default 16MiB; 65535 is nghttp2's).",
+            "The connection window granted a provider (default: 16MiB; 65535 is nghttp2's).",
             valueName: "bytes"
         )
     )
@@ -160,7 +160,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default 1MiB).", valueName: "bytes")
+        help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default: 1MiB).", valueName: "bytes")
     )
     var streamWindow: String?
 
@@ -194,7 +194,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Tokens to answer 400 BadDeviceToken, one per line.", valueName: "file"))
     var badTokens: String?
 
-    @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors (default 1).", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors (default: 1).", valueName: "n"))
     var seed: UInt64?
 
     @Option(
@@ -218,7 +218,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "GOAWAY after N requests on a connection, with an APNs reason (default Shutdown).",
+            "GOAWAY after N requests on a connection, with an APNs reason (default: Shutdown).",
             valueName: "n[:reason]"
         )
     )
@@ -263,7 +263,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Close connections beyond this many at once (default \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
+            "Close connections beyond this many at once (default: \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
             valueName: "n"
         )
     )
@@ -311,7 +311,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The round trip the report's capacity line speaks of (default 80ms); needs --output.",
+            "The round trip the report's capacity line speaks of (default: 80ms); needs --output.",
             valueName: "duration"
         )
     )

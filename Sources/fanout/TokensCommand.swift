@@ -149,7 +149,7 @@ private func reportingErrors<Result>(_ body: () throws(TokenSetError) -> Result)
     do {
         return try body()
     } catch {
-        printError("error: \(error)")
+        reportError("\(error)")
         throw ExitCode.failure
     }
 }

@@ -147,7 +147,7 @@ extension GatesNeverLieTests {
         let result = try CommandRunner.run(["export", GateCommandTests.runs.invalid, "--format", "bencher"])
         #expect(result.status == 2, "\(result.standardOutput)")
         #expect(result.standardOutput.isEmpty)
-        #expect(result.standardError.contains("fanout export: the run is invalid: the generator fell"))
+        #expect(result.standardError.contains("error: the run is invalid: the generator fell"))
     }
 }
 

@@ -107,7 +107,7 @@ import Testing
     @Test func aShareThatIsNotOneIsAUsageError() throws {
         // What is not a share is refused as the option is read; a share of 0 or below by the run.
         let cases = [
-            ("abc", "The value 'abc' is invalid for '--max-harness-share <share>'"),
+            ("abc", "error: --max-harness-share: 'abc' is not a share; write it like 5% or 0.05"),
             ("0", "--max-harness-share: 0% is not a share above 0"),
             ("-5%", "--max-harness-share: -5% is not a share above 0"),
         ]

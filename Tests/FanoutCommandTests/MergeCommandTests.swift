@@ -37,7 +37,7 @@ import Testing
         let merged = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/merged", "--max-skew", "1h"])
         #expect(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
         #expect(
-            merged.standardOutput.contains("merged 3 shards: 6000 notifications, digest"),
+            merged.standardOutput.contains("merged 3 shards: 6,000 notifications, digest"),
             "\(merged.standardOutput)"
         )
 

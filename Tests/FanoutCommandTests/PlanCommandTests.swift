@@ -66,16 +66,19 @@ import Testing
             timeout: .seconds(120)
         )
         let output = result.standardOutput
-        #expect(output.contains("rehearsal: 4000 devices over 1 connections"), "\(output)")
+        #expect(output.contains("rehearsal: 4,000 devices over 1 connections"), "\(output)")
         #expect(output.contains("every notification accepted; sender and sink agree"), "\(output)")
         let summary = try CommandRunner.summary(in: folder + "/verify")
         #expect(summary["accepted"] as? Int == 4000)
         #expect((summary["endpoint"] as? String)?.hasPrefix("the embedded sink at https://") == true)
-        // Predicted: 4000 ÷ (4000 ÷ (20 ÷ 0.055) + 0.055) = 361.8 a second; measured: the run's.
+        // Predicted: 4000 ÷ (4000 ÷ (20 ÷ 0.055) + 0.055) = 362 a second; measured: the run's.
         let elapsed = try #require(summary["elapsed_seconds"] as? Double)
         let row = try #require(output.split(separator: "\n").first { $0.hasPrefix("a connection carries") })
-        #expect(row.contains(String(format: "%.1f", 4000 / (4000 / (20 / 0.055) + 0.055))), "\(row)")
-        #expect(row.contains(String(format: "%.1f", 4000 / elapsed)), "\(row) against \(elapsed) s")
+        // Rates as every report writes them: grouped, "/s".
+        let predicted: Double = 4000 / (4000 / (20 / 0.055) + 0.055)
+        let measured: Double = 4000 / elapsed
+        #expect(row.contains("\(Int(predicted.rounded()))/s"), "\(row)")
+        #expect(row.contains("\(Int(measured.rounded()).formatted())/s"), "\(row) against \(elapsed) s")
         // No cost was given: the cores are measured, not compared.
         #expect(
             output.contains("sender cores: ") && output.contains(" measured (no CPU cost to predict them)"),

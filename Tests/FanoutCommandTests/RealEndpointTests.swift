@@ -65,7 +65,7 @@ import Testing
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 5, "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(elapsed < within, "took \(elapsed)", sourceLocation: sourceLocation)
-        let lines = result.standardError.split(separator: "\n").filter { $0.hasPrefix("fanout: could not reach") }
+        let lines = result.standardError.split(separator: "\n").filter { $0.hasPrefix("error: could not reach") }
         #expect(lines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
         let line = String(lines.first ?? "")
         #expect(line.contains("could not reach \(address): \(phrase)"), "\(line)", sourceLocation: sourceLocation)

@@ -186,7 +186,7 @@ import Testing
     func aJobRefusedInRunShowsItsSubcommandsUsage(arguments: [String], path: String) throws {
         let result = try CommandRunner.run(arguments)
         #expect(result.status == 64, "\(result.standardError)")
-        #expect(result.standardError.hasPrefix("Error: "), "\(result.standardError)")
+        #expect(result.standardError.hasPrefix("error: "), "\(result.standardError)")
         #expect(result.standardError.contains("Usage: \(path) "), "\(result.standardError)")
         #expect(result.standardError.contains("See '\(path) --help'"), "\(result.standardError)")
     }

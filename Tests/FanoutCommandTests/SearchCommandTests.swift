@@ -46,6 +46,9 @@ import Testing
             // The step's own run folder holds what it sent: the rate × the step.
             let offered = step["offered_per_second"] as? Double ?? 0
             #expect(summary["sent"] as? Int == Int(offered), "step \(index + 1)")
+            // What a step achieved counts what it was offered, never more.
+            let achieved = step["achieved_per_second"] as? Double ?? .infinity
+            #expect(achieved <= offered * 1.01, "step \(index + 1) achieved \(achieved)/s of \(offered)/s")
             #expect(step["folder"] as? String == folder + String(format: "/step-%02d", index + 1))
         }
         let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)

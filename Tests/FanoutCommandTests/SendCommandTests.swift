@@ -52,7 +52,7 @@ import Testing
         let written = try String(contentsOfFile: folder + "/gone-out.txt", encoding: .utf8).split(separator: "\n")
         #expect(Set(written.map(String.init)) == Set(gone))
         let stopped = sink.stop()
-        #expect(stopped.output.contains("accepted: 2994\n"), "\(stopped.output)")
+        #expect(stopped.output.contains("accepted: 2,994\n"), "\(stopped.output)")
     }
 
     @Test func toNghttpdAPeerNobodyHereWrote() throws {
@@ -335,7 +335,7 @@ import Testing
         #expect(summary["sent"] as? Int == 6000)
         #expect(summary["accepted"] as? Int == 6000)
         let stopped = sink.stop()
-        #expect(stopped.output.contains("accepted: 6000\n"), "\(stopped.output)")
+        #expect(stopped.output.contains("accepted: 6,000\n"), "\(stopped.output)")
     }
 
     @Test func badOptionsAreUsageErrors() throws {

@@ -131,7 +131,7 @@ import Testing
         let counts = sink.stop().output
         func count(_ name: String) -> Int? {
             counts.split(separator: "\n").first { $0.hasPrefix("\(name): ") }.flatMap {
-                Int($0.split(separator: " ")[1])
+                Int($0.split(separator: " ")[1].replacing(",", with: ""))  // grouped: 6,000
             }
         }
         let accepted = try #require(count("accepted"), "\(counts)")

@@ -1,0 +1,104 @@
+import FanoutTestSupport
+import Foundation
+
+/// Runs a `DocBlock`'s commands in a fresh folder (with the repository's `fixtures/`) through
+/// bash, `fanout` being the built executable, and says how each did against the page.
+struct DocRun {
+    struct Outcome {
+        var command: String
+        var status: Int32
+        var output: [String]
+        var errors: String
+        var skipped: String?
+    }
+
+    /// What failed, one sentence each (empty: the block is as documented), and every outcome.
+    var failures: [String] = []
+    var outcomes: [Outcome] = []
+
+    /// `full` drops the `small:` substitutions (the sample outputs' regeneration).
+    init(_ block: DocBlock, full: Bool = false, timeout: Duration = .seconds(120)) throws {
+        let folder = NSTemporaryDirectory() + "fanout-docs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/.docs", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createSymbolicLink(
+            atPath: folder + "/fixtures",
+            withDestinationPath: CommandRunner.repositoryRoot + "/fixtures"
+        )
+        let commands =
+            block.setup.map { DocBlock.Command(text: $0, expected: [], expectedStatus: [0]) } + block.commands
+        var script = """
+            set -u -m
+            fanout() { timeout --foreground -k 5 \(Int(timeout.components.seconds)) "$FANOUT" "$@"; }
+            stop() { for job in $(jobs -p); do kill -TERM -- -$job 2>/dev/null; done; wait; }
+            trap stop EXIT
+            trap 'exit 143' TERM INT
+            PORT=none
+
+            """
+        var texts: [String] = []
+        for (index, command) in commands.enumerated() {
+            let text = block.substituted(command.text, full: full)
+            texts.append(text)
+            if block.skipReason(command.text) != nil { continue }
+            let files = ".docs/out.\(index) 2> .docs/err.\(index)"
+            if block.inBackground(command.text) {
+                let foreground = text.hasSuffix("&") ? String(text.dropLast()) : text
+                script += """
+                    \(foreground) > \(files) &
+                    for _ in $(seq 300); do
+                      grep -q '^listening on' .docs/out.\(index) && break; kill -0 $! 2>/dev/null || break; sleep 0.1
+                    done
+                    if grep -q '^listening on' .docs/out.\(index); then
+                      PORT=$(sed -n 's/^listening on .*:\\([0-9][0-9]*\\)$/\\1/p' .docs/out.\(index) | head -n 1)
+                      echo 0 > .docs/status.\(index)
+                    else
+                      echo 'did not print "listening on HOST:PORT" within 30 s' >> .docs/err.\(index)
+                      echo 1 > .docs/status.\(index)
+                    fi
+
+                    """
+            } else {
+                script += "{ \(text)\n} > \(files)\necho $? > .docs/status.\(index)\n"
+            }
+        }
+        try script.write(toFile: folder + "/.docs/script.sh", atomically: true, encoding: .utf8)
+        let shell = try PeerProcess(
+            "env",
+            ["FANOUT=\(CommandRunner.executable.path)", "bash", ".docs/script.sh"],
+            directory: folder
+        )
+        let ended = try shell.wait(timeout: timeout)
+        if ended.status != 0, !ended.errors.isEmpty { failures.append("\(block.place): bash: \(ended.errors)") }
+
+        for (index, command) in commands.enumerated() {
+            if let reason = block.skipReason(command.text) {
+                outcomes.append(Outcome(command: texts[index], status: 0, output: [], errors: "", skipped: reason))
+                continue
+            }
+            let read = { (name: String) in
+                (try? String(contentsOfFile: folder + "/.docs/\(name).\(index)", encoding: .utf8)) ?? ""
+            }
+            let status = Int32(read("status").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            let output = read("out").components(separatedBy: "\n")
+            let errors = read("err")
+            outcomes.append(Outcome(command: texts[index], status: status, output: output, errors: errors))
+            if !command.expectedStatus.contains(status) {
+                let said = command.expectedStatus.sorted().map(String.init).joined(separator: " or ")
+                failures.append(
+                    "\(block.place): `\(texts[index])` exited \(status), the page says \(said): "
+                        + errors.suffix(600) + output.suffix(12).joined(separator: "\n")
+                )
+            } else if !command.expected.isEmpty {
+                let shown = block.showsStandardError ? errors.components(separatedBy: "\n") : output
+                if InKind.match(expected: command.expected, actual: shown, loose: block.loose) == nil {
+                    failures.append(
+                        "\(block.place): `\(texts[index])` printed, unlike the page:\n"
+                            + shown.joined(separator: "\n") + "\nthe page shows:\n"
+                            + command.expected.joined(separator: "\n")
+                    )
+                }
+            }
+        }
+    }
+}

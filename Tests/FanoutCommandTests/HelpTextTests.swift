@@ -1,0 +1,168 @@
+import FanoutReport
+import Foundation
+import Testing
+
+/// `--help` of every subcommand agrees with itself and with the code: a default said once and in
+/// one form, required options required in the usage line, every exit code the commands use in
+/// `fanout --help` and docs/reports.md, every gate metric in `gate --help`.
+@Suite struct HelpTextTests {
+    struct Argument {
+        var command: String
+        var name: String
+        var abstract: String
+        var declaredDefault: String?
+        var required: Bool
+    }
+
+    /// Every option and argument of every subcommand, from ArgumentParser's own description of
+    /// the declarations (`--experimental-dump-help`).
+    static let arguments: [Argument] = {
+        guard let result = try? CommandRunner.run(["--experimental-dump-help"]),
+            let data = result.standardOutput.data(using: .utf8),
+            let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let command = root["command"] as? [String: Any]
+        else { return [] }
+        var arguments: [Argument] = []
+        func walk(_ command: [String: Any], _ path: String) {
+            for argument in command["arguments"] as? [[String: Any]] ?? [] {
+                let names = argument["names"] as? [[String: Any]] ?? []
+                let name = (names.first?["name"] as? String) ?? (argument["valueName"] as? String) ?? "?"
+                arguments.append(
+                    Argument(
+                        command: path,
+                        name: name,
+                        abstract: argument["abstract"] as? String ?? "",
+                        declaredDefault: argument["defaultValue"] as? String,
+                        required: !(argument["isOptional"] as? Bool ?? true)
+                    )
+                )
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] {
+                walk(sub, path + " " + (sub["commandName"] as? String ?? "?"))
+            }
+        }
+        walk(command, "fanout")
+        return arguments
+    }()
+
+    static func help(_ command: String) throws -> String {
+        let words = command.split(separator: " ").dropFirst().map(String.init)
+        return try CommandRunner.run(words + ["--help"]).standardOutput
+    }
+
+    @Test func everySubcommandIsDescribed() {
+        #expect(Self.arguments.count > 200, "\(Self.arguments.count) arguments")
+        #expect(Set(Self.arguments.map(\.command)).count > 15)
+    }
+
+    /// ArgumentParser writes a declared default as "(default: X)"; a help text that says it too
+    /// prints it twice, and one written "(default X)" is a second style.
+    @Test func aDefaultIsSaidOnceInOneForm() {
+        for argument in Self.arguments {
+            let place = "\(argument.command) --\(argument.name): \(argument.abstract)"
+            if argument.declaredDefault != nil {
+                #expect(!argument.abstract.contains("default:"), "said twice: \(place)")
+            }
+            #expect(
+                argument.abstract.firstMatch(of: /\(default(?!:)|[;,] default(?!:)/) == nil,
+                "another form: \(place)"
+            )
+            #expect(argument.abstract.ranges(of: "default:").count <= 1, "twice: \(place)")
+        }
+    }
+
+    /// Options a command's `validate()` requires though ArgumentParser cannot know it.
+    static let requiredByValidation: Set<String> = ["fanout send --topic"]
+
+    /// An option the command cannot do without stands outside brackets in its usage line,
+    /// whether ArgumentParser requires it or `validate()` does.
+    @Test func requiredOptionsAreRequiredInTheUsageLine() throws {
+        let required = Self.arguments.filter {
+            $0.required || Self.requiredByValidation.contains("\($0.command) --\($0.name)")
+        }
+        #expect(required.contains { $0.command == "fanout send" && $0.name == "topic" })
+        for argument in required where argument.name.count > 1 {
+            let help = try Self.help(argument.command)
+            guard
+                let usage = help.components(separatedBy: "USAGE:").dropFirst().first?
+                    .components(separatedBy: "\n\n").first
+            else {
+                Issue.record("\(argument.command): no usage line")
+                continue
+            }
+            let flat = usage.replacing(/\s+/, with: " ")
+            let outside = flat.replacing(/\[[^\]]*\]/, with: "")
+            let option = "--\(argument.name) "
+            let positional = "<\(argument.name)>"
+            #expect(
+                outside.contains(option) || outside.contains(positional) || flat.contains("<\(argument.name)>"),
+                "\(argument.command): \(argument.name) is required but its usage is \(flat)"
+            )
+        }
+    }
+
+    /// Every exit code a command throws or a run ends with is in `fanout --help` and the table
+    /// of docs/reports.md.
+    @Test func everyExitCodeIsListed() throws {
+        let root = CommandRunner.repositoryRoot
+        var codes: Set<Int> = [0, 64]  // success, and ArgumentParser's usage errors
+        let sources = try FileManager.default.contentsOfDirectory(atPath: root + "/Sources/fanout")
+        for file in sources {
+            let text = try String(contentsOfFile: root + "/Sources/fanout/" + file, encoding: .utf8)
+            for found in text.matches(of: /ExitCode\((\d+)\)/) { codes.insert(Int(found.1)!) }
+            if text.contains("ExitCode.failure") { codes.insert(1) }
+        }
+        for file in ["Sources/FanoutRun/RunStatus.swift", "Sources/FanoutReport/Gate.swift"] {
+            let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
+            for found in text.matches(of: /case \w+ = (\d+)\n/) { codes.insert(Int(found.1)!) }
+        }
+        #expect(codes.isSuperset(of: [0, 1, 2, 3, 4, 5, 64, 129, 130, 143]), "\(codes.sorted())")
+        let help = try Self.help("fanout")
+        let listed = help.components(separatedBy: "Exit codes").last ?? ""
+        let table =
+            try String(contentsOfFile: root + "/docs/reports.md", encoding: .utf8)
+            .components(separatedBy: "## Exit codes").dropFirst().first ?? ""
+        for code in codes.sorted() {
+            #expect(
+                listed.contains(try Regex("(^|\\s|,)\(code)[\\s,]")),
+                "fanout --help does not list exit code \(code)"
+            )
+            #expect(
+                table.contains(try Regex("\\n\\| (\\d+, )*\(code)(, \\d+)* \\|")),
+                "docs/reports.md does not list \(code)"
+            )
+        }
+    }
+
+    @Test func gateHelpNamesEveryMetric() throws {
+        let help = try Self.help("fanout gate").replacing(/\s+/, with: " ")
+        for metric in RunMetric.allCases.map(\.rawValue) {
+            let word = metric.hasPrefix("violations.") ? String(metric.dropFirst("violations.".count)) : metric
+            #expect(help.contains(word), "gate --help does not name \(metric)")
+        }
+        #expect(help.contains("violations.RULE"))
+    }
+
+    /// One prefix for every error, whoever found it: ArgumentParser, a subcommand's `run()`.
+    @Test(arguments: [
+        ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80"],
+        ["gate", "/nonexistent-folder", "--threshold", "p99 < 1ms"],
+        ["merge", "/nonexistent-a", "/nonexistent-b", "--output", "/nonexistent-c"],
+        ["send", "--endpoint", "http://127.0.0.1:1", "--template", "fixtures/poll.json", "--generate", "1"],
+        ["tokens", "count", "--tokens", "/nonexistent-file"],
+    ])
+    func errorsStartErrorColon(arguments: [String]) throws {
+        let result = try CommandRunner.run(arguments)
+        #expect(result.status != 0)
+        #expect(result.standardError.hasPrefix("error: "), "\(arguments): \(result.standardError)")
+    }
+
+    @Test func aDurationWithoutUnitSaysHowToWriteOne() throws {
+        let result = try CommandRunner.run(["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80"])
+        #expect(result.status == 64)
+        #expect(
+            result.standardError.hasPrefix("error: --rtt: '80' is not a duration; write it like 250us, 5ms"),
+            "\(result.standardError)"
+        )
+    }
+}
