@@ -208,7 +208,10 @@ private final class TextHandler: ChannelInboundHandler {
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         let (limitReached, peer) = (limitReached, peer)
         deadline = context.eventLoop.scheduleTask(in: TimeAmount(after)) {
-            limitReached?(kind, peer, "\(what) \(after): closed")
+            let span =
+                after < .seconds(1)
+                ? "\(after.components.attoseconds / 1_000_000_000_000_000) ms" : "\(after.components.seconds) s"
+            limitReached?(kind, peer, "\(what) \(span): closed")
             bound.value.close(promise: nil)
         }
     }
