@@ -29,6 +29,17 @@ package final class LimitLog: Sendable {
     /// Events noted so far (for tests).
     package var noted: Int { total.withLockedValue { $0 } }
 
+    /// Writes, for each kind with events left out since its last line, how many: the sink
+    /// calls it when it stops, so the last of a flood is not lost.
+    package func flush() {
+        guard let write else { return }
+        let left = kinds.withLockedValue { kinds in
+            defer { for kind in kinds.keys { kinds[kind]?.skipped = 0 } }
+            return kinds.filter { $0.value.skipped > 0 }.map { ($0.key, $0.value.skipped) }.sorted { $0.0 < $1.0 }
+        }
+        for (kind, skipped) in left { write("\(kind): \(skipped) more since the last line") }
+    }
+
     /// Notes one event of `kind` with `peer`; writes "`kind` `peer`: `detail`" unless a line of
     /// that kind went out less than the interval ago.
     package func note(_ kind: String, peer: String, _ detail: @autoclosure () -> String, now: UInt64 = 0) {

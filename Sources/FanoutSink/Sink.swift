@@ -181,6 +181,7 @@ public final class Sink: Sendable {
             try? closed.futureResult.wait()
             timeout.cancel()
         }
+        state.limits.flush()
         timing.handOver()
         timing.stop()
         configuration.capture?.close()

@@ -22,5 +22,10 @@ import Testing
             ]
         )
         #expect(log.noted == 1002)
+        for index in 0..<5 { log.note("refused", peer: "10.0.0.1:\(index)", "x", now: 2 * second + 600_000_000) }
+        log.flush()
+        #expect(lines.withLockedValue { $0.last } == "refused: 5 more since the last line")
+        log.flush()
+        #expect(lines.withLockedValue { $0.count } == 4)
     }
 }
