@@ -196,8 +196,26 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
     /// The peer's GOAWAY before any answer: its code and the reason in its debug data (APNs
     /// puts `{"reason":"…"}` there).
     public static func goAway(code: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) -> EndpointFailure {
+        if code == .enhanceYourCalm, let refusal = refusal(in: debugData) {
+            return EndpointFailure(.goAwayBeforeAnswer, refusal)
+        }
         let reason = APNsErrorBody.reason(in: debugData).map { ", reason \($0.rawValue)" } ?? ""
         return EndpointFailure(.goAwayBeforeAnswer, "\(code)\(reason)")
+    }
+
+    /// A connection refused in words (ENHANCE_YOUR_CALM with text, as `fanout sink` refuses one
+    /// past its connection limits: `HTTP2Refusal`), said as such: "the sink refused the
+    /// connection: 256 connections from 10.0.0.7, the per-peer limit". `nil` for debug data that
+    /// is empty or not text.
+    static func refusal(in debugData: UnsafeRawBufferPointer) -> String? {
+        guard !debugData.isEmpty, debugData.count <= 512, debugData.allSatisfy({ (0x20..<0x7F).contains($0) }) else {
+            return nil
+        }
+        let text = String(decoding: debugData, as: UTF8.self)
+        // `fanout sink`'s refusals start so (its `ConnectionAdmission.prefix`).
+        let sink = "fanout sink: "
+        if text.hasPrefix(sink) { return "the sink refused the connection: " + text.dropFirst(sink.count) }
+        return "the server refused the connection: " + text
     }
 
     /// A first answer that says the connection's credentials were refused: 403 with a reason

@@ -73,7 +73,8 @@ public enum HTTP2Channels {
     /// Listens on `host:port` (port 0 picks a free one); each accepted connection gets a
     /// handler with a delegate from `makeDelegate`, on one of `group`'s event loops, after
     /// `onAccept` has seen its channel; `beforeTransport` may add handlers nearest the socket,
-    /// under TLS and HTTP/2 (a wire with a length: `FanoutSink`'s `SinkWire`).
+    /// under TLS and HTTP/2 (a wire with a length: `FanoutSink`'s `SinkWire`). A connection
+    /// `admit` gives a reason for is refused with it (`HTTP2Refusal`): no delegate is made.
     public static func listen<Delegate: HTTP2ConnectionDelegate>(
         host: String,
         port: Int,
@@ -83,6 +84,7 @@ public enum HTTP2Channels {
         settingsTimeout: TimeAmount = .seconds(10),
         makeDelegate: @escaping @Sendable (any Channel) -> Delegate,
         onAccept: (@Sendable (any Channel) -> Void)? = nil,
+        admit: (@Sendable (any Channel) -> String?)? = nil,
         beforeTransport: (@Sendable (any Channel) throws -> Void)? = nil
     ) -> EventLoopFuture<any Channel> {
         ServerBootstrap(group: group)
@@ -92,7 +94,15 @@ public enum HTTP2Channels {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 onAccept?(channel)
+                let refusal = admit?(channel)
                 return channel.eventLoop.makeCompletedFuture {
+                    if let refusal {
+                        if case .tls(let context) = transport {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                        }
+                        try channel.pipeline.syncOperations.addHandler(HTTP2Refusal(reason: refusal))
+                        return
+                    }
                     try beforeTransport?(channel)
                     try addHandlers(
                         to: channel,

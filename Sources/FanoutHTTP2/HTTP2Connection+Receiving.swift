@@ -211,6 +211,7 @@ extension HTTP2Connection {
             sendWindow: Int(remoteSettings.initialWindowSize),
             receiveWindow: localSettingsAcknowledged ? window : max(window, 65_535)
         )
+        streams[slot].openedAt = now
         if let failure = decode(block, into: slot, kind: .request) { return failure }
         streams[slot].headersReceived = true
         return endStream ? endOfMessage(slot, body: nil) : nil

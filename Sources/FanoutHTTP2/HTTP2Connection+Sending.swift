@@ -63,6 +63,29 @@ extension HTTP2Connection {
         close(slot)
     }
 
+    /// Resets (RST_STREAM CANCEL) every stream the peer opened at or before `openedBy` (uptime
+    /// nanoseconds, as `now`) whose request has not arrived whole: the peer has not ended its
+    /// side. A stream that never ends gives its slot back; one whose request arrived and waits
+    /// for its answer is not touched. Returns how many were reset, and when the oldest stream
+    /// still incomplete was opened (`nil`: none), for the owner's next look. Goes through the
+    /// open streams: for a timer, not for every frame.
+    public mutating func resetIncompleteRequests(openedBy cutoff: UInt64) -> (reset: Int, oldestOpenedAt: UInt64?) {
+        guard error == nil, role == .server, streams.count > 0 else { return (0, nil) }
+        var reset = 0
+        var oldest: UInt64?
+        for slot in streams.openSlots where streams[slot].remoteOpen {
+            let openedAt = streams[slot].openedAt
+            if openedAt <= cutoff {
+                HTTP2FrameEncoder.writeRstStream(stream: streams[slot].id, code: .cancel, into: &outbound)
+                close(slot)
+                reset += 1
+            } else {
+                oldest = min(oldest ?? openedAt, openedAt)
+            }
+        }
+        return (reset, oldest)
+    }
+
     /// Sends GOAWAY: no new streams; the open ones finish. `debugData` is free text (APNs
     /// sends `{"reason":"…"}`).
     public mutating func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) {

@@ -35,6 +35,9 @@ struct HTTP2Stream {
     var pending: ByteBuffer
     /// In the connection's queue of streams waiting for the connection window.
     var queued = false
+    /// When the peer opened it (`HTTP2Connection.now` at its HEADERS; server side): the
+    /// request deadline counts from it.
+    var openedAt: UInt64 = 0
 
     init(allocator: ByteBufferAllocator) {
         headers = SlotBytes(capacity: 512)

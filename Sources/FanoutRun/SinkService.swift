@@ -267,6 +267,7 @@ public struct SinkService: Service {
                 throw JobError("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
             }
         }
+        configuration.limitLog = { line in StandardStream.error.write(("fanout sink: " + line + "\n").utf8) }
         let transport = try transport()
         configuration.certificateAuthentication = job.clientCertificateAuthorities != nil
         if let capture = job.capture {
@@ -294,7 +295,7 @@ public struct SinkService: Service {
         var admin: SinkAdmin?
         if let address = job.admin {
             do {
-                admin = try SinkAdmin(sink: sink, host: address.host, port: address.port, group: group)
+                admin = try SinkAdmin(sink: sink, host: address.host, port: address.port)
             } catch {
                 sink.drain(grace: .zero)
                 try? group.syncShutdownGracefully()

@@ -13,8 +13,11 @@ package final class SinkState: Sendable {
     let startedAt = NIODeadline.now().uptimeNanoseconds
     /// The scenario's per-token limit, shared by every connection.
     let tokenLimiter: TokenRateLimiter?
+    /// Refusals and limits reached, logged with the peer.
+    let limits: LimitLog
 
-    package init(scenario: SinkScenario = .init()) {
+    package init(scenario: SinkScenario = .init(), limitLog: (@Sendable (String) -> Void)? = nil) {
+        limits = LimitLog(write: limitLog)
         let startedAt = startedAt
         tokenLimiter = scenario.tokenRate.map { rate in
             TokenRateLimiter(limit: rate.limit, window: rate.window.wholeNanoseconds, startedAt: startedAt)
@@ -35,11 +38,15 @@ public final class Sink: Sendable {
     public let configuration: SinkConfiguration
     private let state: SinkState
     private let channel: any Channel
-    private let connections = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
+    /// The connections served, and the counts that admit new ones.
+    private let connections: NIOLockedValueBox<(open: [ObjectIdentifier: any Channel], admission: ConnectionAdmission)>
     private let timing: SinkTiming
 
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// Refusals and limits reached, logged with the peer (`SinkConfiguration.limitLog`).
+    package var limits: LimitLog { state.limits }
 
     /// Whether `drain` has begun.
     public var isDraining: Bool { state.isDraining }
@@ -54,9 +61,18 @@ public final class Sink: Sendable {
     ) throws {
         self.configuration = configuration
         let statistics = statistics
-        let state = SinkState(scenario: configuration.scenario)
+        let state = SinkState(scenario: configuration.scenario, limitLog: configuration.limitLog)
         self.state = state
-        let connections = connections
+        let connections = NIOLockedValueBox(
+            (
+                open: [ObjectIdentifier: any Channel](),
+                admission: ConnectionAdmission(
+                    total: configuration.scenario.faults.maxConnections,
+                    perPeer: configuration.maxConnectionsPerPeer
+                )
+            )
+        )
+        self.connections = connections
         let timing = try SinkTiming(group: group, statistics: statistics, instrument: configuration.instrument)
         self.timing = timing
         let http2 = Self.http2Configuration(configuration)
@@ -88,18 +104,29 @@ public final class Sink: Sendable {
                     recorder: timing.recorder(on: channel.eventLoop) ?? SinkLoopRecorder()
                 )
             },
-            onAccept: { child in
+            admit: { child in
                 let key = ObjectIdentifier(child)
-                let admitted = connections.withLockedValue { open in
-                    if open.count >= configuration.scenario.faults.maxConnections { return false }
-                    open[key] = child
-                    return true
+                let peer = child.remoteAddress?.ipAddress ?? "unknown"
+                let refusal: String? = connections.withLockedValue { connections in
+                    if let limit = connections.admission.admit(peer: peer) {
+                        return connections.admission.reason(limit, peer: peer)
+                    }
+                    connections.open[key] = child
+                    return nil
                 }
-                guard admitted else {
-                    child.close(promise: nil)
-                    return
+                if let refusal {
+                    let address = child.remoteAddress.map(Self.describe) ?? peer
+                    let detail = refusal.dropFirst(ConnectionAdmission.prefix.count)
+                    state.limits.note("refused", peer: address, String(detail))
+                    return refusal
                 }
-                child.closeFuture.whenComplete { _ in connections.withLockedValue { _ = $0.removeValue(forKey: key) } }
+                child.closeFuture.whenComplete { _ in
+                    connections.withLockedValue { connections in
+                        connections.open.removeValue(forKey: key)
+                        connections.admission.closed(peer: peer)
+                    }
+                }
+                return nil
             },
             beforeTransport: addWire
         ).wait()
@@ -134,7 +161,7 @@ public final class Sink: Sendable {
     public func drain(grace: TimeAmount = .seconds(5)) {
         state.startDraining()
         try? channel.close().wait()
-        let open = connections.withLockedValue { Array($0.values) }
+        let open = connections.withLockedValue { Array($0.open.values) }
         for child in open {
             child.eventLoop.execute {
                 guard
@@ -154,6 +181,7 @@ public final class Sink: Sendable {
             try? closed.futureResult.wait()
             timeout.cancel()
         }
+        state.limits.flush()
         timing.handOver()
         timing.stop()
         configuration.capture?.close()

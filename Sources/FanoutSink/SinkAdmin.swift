@@ -14,15 +14,31 @@ import NIOPosix
 /// Anything else is 404 (405 for a method other than GET or HEAD). Connections' counts reach
 /// the statistics every 256 requests and at least once a second, so both views are at most a
 /// second behind.
+///
+/// It is served off the APNs loops (a thread of its own unless given a group) and bounded
+/// like the APNs port (`TextEndpoint.Limits`: connections, a request's arrival, idleness), so
+/// neither a slow scraper nor a client holding admin connections takes from the notifications;
+/// every limit reached goes to the sink's `LimitLog` with the peer.
 public final class SinkAdmin: Sendable {
     private let endpoint: TextEndpoint
+    /// The loop it made for itself, when not given a group.
+    private let ownGroup: MultiThreadedEventLoopGroup?
 
     /// Where the admin endpoint listens.
     public var localAddress: SocketAddress { endpoint.localAddress }
 
-    public init(sink: Sink, host: String, port: Int, group: any EventLoopGroup) throws {
+    /// Connections open now (for tests).
+    public var openConnections: Int { endpoint.openConnections }
+
+    public init(
+        sink: Sink,
+        host: String,
+        port: Int,
+        group: (any EventLoopGroup)? = nil,
+        limits: TextEndpoint.Limits = .init()
+    ) throws {
         let metrics = SinkMetrics()
-        endpoint = try TextEndpoint(host: host, port: port, group: group) { path in
+        let answer: @Sendable (String) -> TextEndpoint.Answer = { path in
             switch path {
             case "/stats", "/":
                 return .init(
@@ -44,10 +60,27 @@ public final class SinkAdmin: Sendable {
                 )
             }
         }
+        let ownGroup = group == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        self.ownGroup = ownGroup
+        let log = sink.limits
+        do {
+            endpoint = try TextEndpoint(
+                host: host,
+                port: port,
+                group: group ?? ownGroup!,
+                limits: limits,
+                limitReached: { kind, peer, detail in log.note("admin " + kind, peer: peer, detail) },
+                answer: answer
+            )
+        } catch {
+            try? ownGroup?.syncShutdownGracefully()
+            throw error
+        }
     }
 
     public func close() {
         endpoint.close()
+        try? ownGroup?.syncShutdownGracefully()
     }
 }
 
@@ -129,7 +162,7 @@ extension SinkStatistics {
     ///      "streams_reset":…,"peak_streams":…,"connections":{"opened":…,"closed":…,"open":…},
     ///      "digest":{"count":…,"sum":"…","squares":"…"},
     ///      "own_delays":{"lateness_ms":{"p50":…,"p99":…,"max":…,"count":…},"injected_ms":{…},
-    ///          "loop_lag_ms":{…},"loop_utilisation":[0.42]},
+    ///          "loop_lag_ms":{…},"loop_utilisation":[0.42]},"untimed_ids":0,
     ///      "open_connections":[{"id":1,"peer":"127.0.0.1:50312","opened_at":"…","requests":…,
     ///          "accepted":…,"rejected":…,"by_status":{…},"by_reason":{…},"payload_bytes":…,
     ///          "streams_reset":…,"peak_streams":…}]}
@@ -174,6 +207,7 @@ extension SinkStatistics {
                 squares: NotificationDigest.hex(summary.digest.squares)
             ),
             ownDelays: summary.ownDelays.figures,
+            untimedIDs: summary.untimedIDs,
             openConnections: openConnections.map { connection in
                 SinkFigures.Connection(
                     id: connection.id,
@@ -203,6 +237,8 @@ public struct SinkFigures: Encodable, Sendable {
     public var connections: Connections
     public var digest: Digest
     public var ownDelays: SinkOwnDelays.Figures
+    /// Timed apns-ids not believed (`SinkSummary.untimedIDs`): kept out of `ownDelays`.
+    public var untimedIDs: Int
     public var openConnections: [Connection]
 
     /// Requests and answers, as the sink and each connection count them:
@@ -279,6 +315,7 @@ public struct SinkFigures: Encodable, Sendable {
         case uptimeSeconds = "uptime_seconds"
         case draining, connections, digest
         case ownDelays = "own_delays"
+        case untimedIDs = "untimed_ids"
         case openConnections = "open_connections"
     }
 
@@ -290,6 +327,7 @@ public struct SinkFigures: Encodable, Sendable {
         try container.encode(connections, forKey: .connections)
         try container.encode(digest, forKey: .digest)
         try container.encode(ownDelays, forKey: .ownDelays)
+        try container.encode(untimedIDs, forKey: .untimedIDs)
         try container.encode(openConnections, forKey: .openConnections)
     }
 }

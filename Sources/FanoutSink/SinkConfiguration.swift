@@ -23,6 +23,26 @@ public struct SinkConfiguration: Sendable {
     /// How long the start of a frame may wait for its rest before GOAWAY ENHANCE_YOUR_CALM
     /// (`HTTP2Connection.Configuration.incompleteFrameTimeout`); `nil` waits forever.
     public var incompleteFrameTimeout: Duration? = HTTP2Connection.Configuration().incompleteFrameTimeout
+    /// How long a request may take to arrive whole, from its HEADERS to the end of its body: a
+    /// stream still open from the client's side past it is reset (RST_STREAM CANCEL) and its
+    /// slot given back, so streams that never end cannot hold a connection (and its idle
+    /// timeout) forever; `nil` waits forever.
+    public var requestTimeout: Duration? = Self.defaultRequestTimeout
+    /// 10 s: an APNs request is under 5 KB, its HEADERS and DATA leave in one write, and the
+    /// sink grants each stream 1 MiB of window, so a whole request is late only when its bytes
+    /// are: 10 s covers three TCP retransmissions (1 + 2 + 4 s) of them. nginx's
+    /// `client_body_timeout` (60 s) is made for uploads from phones.
+    public static let defaultRequestTimeout: Duration = .seconds(10)
+    /// Connections one peer address may hold at once (the total is `scenario.faults.maxConnections`);
+    /// the next is refused with SETTINGS and GOAWAY ENHANCE_YOUR_CALM saying which limit.
+    public var maxConnectionsPerPeer = Self.defaultMaxConnectionsPerPeer
+    /// 256, a quarter of the default total: one address cannot hold more than a quarter of a
+    /// shared sink, so at least four clients always get in, and it is far above what one sender
+    /// needs (`fanout send` opens 4 connections by default; APNs asks providers to keep few).
+    public static let defaultMaxConnectionsPerPeer = 256
+    /// Where the sink's lines about refusals and limits reached go (`LimitLog`: at most one a
+    /// second of each kind, with the peer); `nil` drops them.
+    public var limitLog: (@Sendable (String) -> Void)?
     /// Drop to the initial limit after a rejected request, and rise again after the next
     /// accepted one, as APNs has been seen to do.
     public var throttleAfterRejection = false

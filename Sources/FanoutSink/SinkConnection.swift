@@ -46,9 +46,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// When the connection opened, and whether its timed GOAWAY has gone out.
     private let openedAt = NIODeadline.now()
     private var timedGoAwaySent = false
-    /// Events seen: a connection whose count has not moved over a whole idle timeout, with
-    /// nothing open or held, is idle.
+    /// Requests seen: a connection whose count has not moved over a whole idle timeout, with
+    /// nothing open or held, is idle. Only requests count: idle means no progress, not no
+    /// frames (PINGs, SETTINGS or a stream that never ends keep nothing alive).
     private var activity = 0
+    /// When streams whose requests are still arriving are looked at next (`requestTimeout`).
+    private var requestCheck: NIODeadline?
     /// When idleness is checked next, and the activity seen at the last check.
     private var idleCheck: (at: NIODeadline, activity: Int)?
     /// With a per-connection throughput ceiling: when the next answer may go out.
@@ -109,6 +112,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         record = statistics.connectionOpened(peer: peer)
         instrument = configuration.instrument
         idleCheck = configuration.idleTimeout.map { (openedAt + .nanoseconds(Int64($0.wholeNanoseconds)), -1) }
+        requestCheck = configuration.requestTimeout.map { openedAt + .nanoseconds(Int64($0.wholeNanoseconds)) }
         instrument?.card.connectionOpened(record.id, now: openedAt.uptimeNanoseconds)
     }
 
@@ -130,11 +134,15 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             consider(openedAt + .nanoseconds(Int64(after.wholeNanoseconds)))
         }
         if let idleCheck { consider(idleCheck.at) }
+        if let requestCheck { consider(requestCheck) }
         return earliest
     }
 
     package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
         if now >= lastFlush + .nanoseconds(SinkCounts.flushDelay) { flushCounts(now: now) }
+        if let check = requestCheck, now >= check, let timeout = configuration.requestTimeout {
+            resetIncompleteRequests(now: now, timeout: timeout, &connection)
+        }
         if let check = idleCheck, now >= check.at, let timeout = configuration.idleTimeout {
             if check.activity == activity && connection.openStreams == 0 && pending.count == 0 {
                 // APNs closes idle connections too; a shared sink must not keep them forever.
@@ -170,6 +178,27 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         if instrument != nil { instrumentTurnEnded(now: now.uptimeNanoseconds, &connection) }
     }
 
+    /// Resets the streams whose requests have not arrived whole `timeout` after their HEADERS
+    /// (their slots come back: a client cannot hold them, nor the connection, forever), and
+    /// looks again when the oldest one left would be due.
+    private mutating func resetIncompleteRequests(
+        now: NIODeadline,
+        timeout: Duration,
+        _ connection: inout HTTP2Connection
+    ) {
+        let span = timeout.wholeNanoseconds
+        let time = now.uptimeNanoseconds
+        let (reset, oldest) = connection.resetIncompleteRequests(openedBy: time - min(time, span))
+        requestCheck = .uptimeNanoseconds((oldest ?? time) + span)
+        guard reset > 0 else { return }
+        let peer = record.peer
+        state.limits.note(
+            "request timeout",
+            peer: peer,
+            "reset \(reset) stream\(reset == 1 ? "" : "s") whose request did not arrive whole within \(DurationNotation.format(timeout))"
+        )
+    }
+
     package mutating func outboundWritten(at now: UInt64) {
         unwritten.drain { due, transit in recorder.written(due: due, transit: transit, at: now) }
     }
@@ -179,9 +208,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
-        activity &+= 1
         switch event {
-        case .message(let request): answer(request, &connection)
+        case .message(let request):
+            activity &+= 1
+            answer(request, &connection)
         case .streamReset:
             counts.resets += 1
             forgetHeldAnswersOfResetStreams(&connection)
@@ -341,7 +371,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 if APNsRequestCheck.isCanonicalUUID(id) {
                     apnsID.copyMemory(from: id)
                     echoedID = true
-                    sentAt = TimedAPNsID.sendTime(in: id) ?? 0
+                    if let time = TimedAPNsID.sendTime(in: id) {
+                        if Self.isBelievable(sentAt: time, now: now) { sentAt = time } else { counts.untimedIDs += 1 }
+                    }
                 }
             }
             if !echoedID { ids.write(into: apnsID) }
@@ -604,6 +636,23 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
 
     /// A send time further back than this is taken as this long ago (µs in a held entry's 32 bits).
     static let longestTransit: UInt64 = 3_600_000_000_000
+
+    /// How far before its read a timed apns-id's send time may lie to be believed: 10 s. A
+    /// request waits in at most the sender's and the sink's socket buffers (a few MB each: tens
+    /// of thousands of requests, well under a second at the sink's rate) and the sink's read
+    /// backlog; an id older than this is not a send time of this host's clock but a client's
+    /// invention (the host tag is derived from the world-readable boot id), and would make the
+    /// sink's own "lateness from the send" read whatever the client chose. One from after its
+    /// read (the same clock: honest ids cannot be) is not believed either.
+    static let timedIDBound: UInt64 = 10_000_000_000
+    static let timedIDBoundText = "10 s"
+
+    /// Whether a timed apns-id's send time (`TimedAPNsID`, uptime nanoseconds) fits the sink's
+    /// own clock at `now`, the time its request is handled.
+    @inline(__always)
+    static func isBelievable(sentAt: UInt64, now: UInt64) -> Bool {
+        sentAt <= now && now - sentAt <= timedIDBound
+    }
 
     /// Writes the answer to a request on `stream`; its lateness is timed from `due` (and from
     /// its send, `transit` before its read, when known).

@@ -125,7 +125,8 @@ public struct ConnectionFaults: Sendable, Hashable {
     public var closeAfterRequests: Int?
     /// This share of requests (0...1) is never answered.
     public var unansweredShare: Double = 0
-    /// Connections beyond this many at once are closed as soon as they are accepted: a bound
+    /// Connections beyond this many at once are refused as soon as they are accepted (SETTINGS,
+    /// then GOAWAY ENHANCE_YOUR_CALM saying so: `HTTP2Refusal`): a bound
     /// on the sink's memory by default (each connection may hold MAX_CONCURRENT_STREAMS
     /// streams; docs/sink.md has the figures), a fault to test a client's recovery when low.
     public var maxConnections = Self.defaultMaxConnections

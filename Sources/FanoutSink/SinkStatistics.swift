@@ -16,6 +16,7 @@ public final class SinkStatistics: Sendable {
     private let byReason: [ManagedAtomic<Int>]
     private let bodyBytes = ManagedAtomic<Int>(0)
     private let resets = ManagedAtomic<Int>(0)
+    private let untimedIDs = ManagedAtomic<Int>(0)
     private let peakStreams = ManagedAtomic<Int>(0)
     private let digestCount = ManagedAtomic<UInt64>(0)
     private let digestSum = ManagedAtomic<UInt64>(0)
@@ -87,6 +88,7 @@ public final class SinkStatistics: Sendable {
         accepted.wrappingIncrement(by: counts.accepted, ordering: .relaxed)
         bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)
         resets.wrappingIncrement(by: counts.resets, ordering: .relaxed)
+        if counts.untimedIDs > 0 { untimedIDs.wrappingIncrement(by: counts.untimedIDs, ordering: .relaxed) }
         var peak = peakStreams.load(ordering: .relaxed)
         while counts.peakStreams > peak {
             (_, peak) = peakStreams.compareExchange(expected: peak, desired: counts.peakStreams, ordering: .relaxed)
@@ -120,7 +122,8 @@ public final class SinkStatistics: Sendable {
                 sum: digestSum.load(ordering: .relaxed),
                 squares: digestSquares.load(ordering: .relaxed)
             ),
-            ownDelays: timing.summary
+            ownDelays: timing.summary,
+            untimedIDs: untimedIDs.load(ordering: .relaxed)
         )
     }
 }
@@ -258,6 +261,8 @@ struct SinkCounts {
     var byReason = [Int](repeating: 0, count: APNsReason.allCases.count)
     var bodyBytes = 0
     var resets = 0
+    /// Timed apns-ids whose send time was not believed (`SinkConnection.timedIDBound`).
+    var untimedIDs = 0
     /// The most streams open at once on the connection since the last addition.
     var peakStreams = 0
     var digest = NotificationDigest()
@@ -280,6 +285,7 @@ struct SinkCounts {
         for index in byReason.indices { byReason[index] = 0 }
         bodyBytes = 0
         resets = 0
+        untimedIDs = 0
         peakStreams = 0
         digest = NotificationDigest()
     }
@@ -309,6 +315,10 @@ public struct SinkSummary: Sendable, Hashable {
     /// How late the sink itself answered, what the scenario held answers for, its loops' lag
     /// and CPU (up to a second behind while it runs).
     public var ownDelays = SinkOwnDelays()
+    /// Requests whose apns-id was timed (`TimedAPNsID`) but whose send time lay further from
+    /// the sink's clock than it can believe (`SinkConnection.timedIDBound`): taken as untimed,
+    /// and kept out of `ownDelays.fromSend`.
+    public var untimedIDs = 0
 
     /// The summary as text, one line a counter (grouped: 240,000), rejections by reason.
     public var text: String {
@@ -331,6 +341,13 @@ public struct SinkSummary: Sendable, Hashable {
             "held by the scenario (latency, pacing, stalls): \(ownDelays.injected.text)",
             "event-loop lag: \(ownDelays.loopLag.text)",
         ]
+        if untimedIDs > 0 {
+            lines.insert(
+                "timed apns-ids not believed (sent more than \(SinkConnection.timedIDBoundText) before they arrived, or after), "
+                    + "taken as untimed: \(untimedIDs)",
+                at: lines.count - 2
+            )
+        }
         if !ownDelays.loopUtilisation.isEmpty {
             let shares = ownDelays.loopUtilisation.map { String(format: "%.0f%%", $0 * 100) }
             lines.append("event-loop CPU: \(shares.joined(separator: ", "))")

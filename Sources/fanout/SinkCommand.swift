@@ -254,6 +254,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "RST_STREAM CANCEL a stream whose request has not arrived whole this long after its HEADERS, or off.",
+            valueName: "duration"
+        )
+    )
+    var requestTimeout = DurationOrOff(SinkConfiguration.defaultRequestTimeout)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "A hold drawn from a spread (--latency lognormal, normal, uniform, empirical) may move this share of itself, at most \(DurationNotation.format(SinkConfiguration.longestCoalescing)), to go out with others drawn close to it; 0 for exact times.",
             valueName: "share"
         )
@@ -263,11 +272,20 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Close connections beyond this many at once (default: \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
+            "Refuse connections beyond this many at once (default: \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
             valueName: "n"
         )
     )
     var maxConnections: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Refuse connections from one address beyond this many at once (default: \(SinkConfiguration.defaultMaxConnectionsPerPeer)).",
+            valueName: "n"
+        )
+    )
+    var maxConnectionsPerPeer = SinkConfiguration.defaultMaxConnectionsPerPeer
 
     @Option(
         name: .long,
@@ -343,6 +361,9 @@ struct SinkCommand: AsyncParsableCommand {
         try limits.eventLoops("--threads").validate(threads)
         if let maxConnections {
             try limits.connections("--max-connections", eventLoops: threads).validate(maxConnections)
+        }
+        if maxConnectionsPerPeer < 1 {
+            throw ValidationError("--max-connections-per-peer must be at least 1; got \(maxConnectionsPerPeer).")
         }
         if initialStreams < 1 || maxStreams < initialStreams {
             throw ValidationError("Need 1 ≤ --initial-streams ≤ --max-streams.")
@@ -431,6 +452,8 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.throttleAfterRejection = throttleAfterRejection
         job.configuration.idleTimeout = try idleTimeout.checked(option: "--idle-timeout")
         job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
+        job.configuration.requestTimeout = try requestTimeout.checked(option: "--request-timeout")
+        job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
         job.configuration.coalescing.share = try coalesce.checked("--coalesce")
         job.configuration.scenario = try scenario()
         if let keyFile, let keyId, let teamId {

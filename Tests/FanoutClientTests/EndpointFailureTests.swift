@@ -23,6 +23,21 @@ import Testing
         #expect(EndpointFailure(classifying: ChannelError.ioOnClosedChannel) == nil)
     }
 
+    /// A GOAWAY ENHANCE_YOUR_CALM with text before any answer is a refusal in words: said as
+    /// the sink's when `fanout sink` sent it, as the server's otherwise; APNs' JSON keeps its form.
+    @Test func aRefusalInWordsIsSaidAsSuch() {
+        func goAway(_ code: HTTP2ErrorCode, _ text: String) -> EndpointFailure {
+            Array(text.utf8).withUnsafeBytes { EndpointFailure.goAway(code: code, debugData: $0) }
+        }
+        let sink = goAway(.enhanceYourCalm, "fanout sink: 256 connections from 10.0.0.7, the per-peer limit")
+        #expect(sink.cause == .goAwayBeforeAnswer)
+        #expect(sink.detail == "the sink refused the connection: 256 connections from 10.0.0.7, the per-peer limit")
+        #expect(sink.isHealable)
+        #expect(goAway(.enhanceYourCalm, "too many").detail == "the server refused the connection: too many")
+        #expect(goAway(.noError, #"{"reason":"Shutdown"}"#).detail == "NO_ERROR, reason Shutdown")
+        #expect(!goAway(.enhanceYourCalm, "").detail.contains("refused"))
+    }
+
     @Test func aServerSpeakingAnotherProtocolIsNotHTTP2() {
         func classify(_ bytes: [UInt8]) -> HTTP2ChannelError? {
             HTTP2ChannelError(otherProtocolIn: ByteBuffer(bytes: bytes))

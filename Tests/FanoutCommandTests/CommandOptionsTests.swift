@@ -140,7 +140,7 @@ import Testing
             "--key-id", "ABC123DEFG", "--team-id", "TEAM", "--topic", "com.example.a", "--topic", "com.example.b",
             "--token-lengths", "64-64", "--initial-streams", "3", "--max-streams", "1500", "--throttle-after-rejection",
             "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10", "--idle-timeout", "off",
-            "--frame-timeout", "5s",
+            "--frame-timeout", "5s", "--request-timeout", "2s", "--max-connections-per-peer", "3",
         ]).job()
         #expect(job.host == "0.0.0.0" && job.port == 9000)
         #expect(job.threads == 2)
@@ -159,6 +159,8 @@ import Testing
         #expect(job.configuration.scenario.faults.maxConnections == 10)
         #expect(job.configuration.idleTimeout == nil)
         #expect(job.configuration.incompleteFrameTimeout == .seconds(5))
+        #expect(job.configuration.requestTimeout == .seconds(2))
+        #expect(job.configuration.maxConnectionsPerPeer == 3)
     }
 
     @Test func sinkDefaultsAreTheLibrarys() throws {
@@ -173,6 +175,8 @@ import Testing
         #expect(job.configuration.tokenFormat == configuration.tokenFormat)
         #expect(job.configuration.idleTimeout == SinkConfiguration.defaultIdleTimeout)
         #expect(job.configuration.incompleteFrameTimeout == .seconds(30))
+        #expect(job.configuration.requestTimeout == SinkConfiguration.defaultRequestTimeout)
+        #expect(job.configuration.maxConnectionsPerPeer == SinkConfiguration.defaultMaxConnectionsPerPeer)
         #expect(job.configuration.scenario.faults.maxConnections == 1024)
     }
 

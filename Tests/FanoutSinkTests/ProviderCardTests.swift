@@ -9,6 +9,7 @@ import Testing
         var configuration = SinkConfiguration()
         configuration.scenario = scenario
         configuration.idleTimeout = nil
+        configuration.requestTimeout = nil
         configuration.instrument = instrument
         return SinkHarness(configuration)
     }

@@ -188,6 +188,7 @@ import Testing
     @Test func countsReachTheStatisticsWithinASecondWithoutMoreRequests() throws {
         var configuration = SinkConfiguration()
         configuration.idleTimeout = nil  // so that the counts are all that is due
+        configuration.requestTimeout = nil
         var harness = SinkHarness(configuration)
         #expect(harness.send(SinkHarness.fields())?.status == 200)
         #expect(harness.send(SinkHarness.fields(token: "abc"))?.status == 400)

@@ -14,6 +14,7 @@ import Testing
         var configuration = SinkConfiguration()
         configuration.scenario.faults = faults
         configuration.idleTimeout = nil  // so that what is due is only the fault's
+        configuration.requestTimeout = nil
         return SinkHarness(configuration)
     }
 
@@ -67,7 +68,9 @@ import Testing
         #expect(harness.client.openStreams == 1)
     }
 
-    @Test func connectionsBeyondTheLimitAreClosed() throws {
+    /// Past the limit a connection hears why: the server preface, then GOAWAY ENHANCE_YOUR_CALM
+    /// with the limit in its debug data (`HTTP2Refusal`), not a close it would have to guess at.
+    @Test func connectionsBeyondTheLimitAreRefusedInWords() throws {
         var configuration = SinkConfiguration()
         configuration.scenario.faults.maxConnections = 2
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -78,17 +81,31 @@ import Testing
         var sockets: [Int32] = []
         defer { for fd in sockets { close(fd) } }
         for _ in 0..<3 { sockets.append(try #require(connectLoopback(port: port))) }
-        // Each admitted connection hears the sink's SETTINGS; the third hears the close.
-        var heard: [Int] = []
+        // Each admitted connection hears the sink's SETTINGS; the third hears the refusal.
+        var heard: [[UInt8]] = []
         for fd in sockets {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var chunk = [UInt8](repeating: 0, count: 1024)
-            heard.append(chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) })
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            heard.append(Array(chunk.prefix(max(0, count))))
         }
-        #expect(heard[0] > 0)
-        #expect(heard[1] > 0)
-        #expect(heard[2] == 0)
+        let refusal = HTTP2Refusal.frames(reason: "fanout sink: 2 connections, its limit")
+        #expect(heard[0].count > 0 && heard[0] != refusal)
+        #expect(heard[1].count > 0 && heard[1] != refusal)
+        #expect(heard[2] == refusal)
+        #expect(sink.limits.noted == 1)
+    }
+
+    /// A timed apns-id is believed only from at most 10 s before the sink handles its request,
+    /// and never from after.
+    @Test func timedIDsAreBelievedWithinTheirBound() {
+        let now: UInt64 = 10_000_000_000_000
+        #expect(SinkConnection.isBelievable(sentAt: now, now: now))
+        #expect(SinkConnection.isBelievable(sentAt: now - 10_000_000_000, now: now))
+        #expect(!SinkConnection.isBelievable(sentAt: now - 10_000_000_001, now: now))
+        #expect(!SinkConnection.isBelievable(sentAt: now - 3_600_000_000_000, now: now))
+        #expect(!SinkConnection.isBelievable(sentAt: now + 1, now: now))
     }
 
     /// A client that resets streams whose answers are held (rapid reset against a slow sink)

@@ -13,6 +13,7 @@ import Testing
         var configuration = SinkConfiguration()
         configuration.scenario = scenario
         configuration.idleTimeout = nil  // so that what is due is only what the scenario holds
+        configuration.requestTimeout = nil
         configuration.initialMaxConcurrentStreams = initialStreams
         return SinkHarness(configuration)
     }

@@ -1,0 +1,287 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// Issue 49: a `fanout sink` shared by several clients withstands a hostile one. Each hostile
+/// client (Peers/sink_neighbour.py, Peers/forged_timing.py) comes from 127.0.0.2 unless it is
+/// the one to be refused, and a well-behaved `fanout send` from 127.0.0.1 beside it must have
+/// every notification accepted.
+@Suite(.serialized) struct SharedSinkTests {
+    static let notifications = 20_000
+
+    /// A `fanout sink` on port 0 (and `--admin` on port 0 when asked), its ports read from what
+    /// it printed; `openFiles` runs it under `ulimit -n`.
+    struct SinkProcess {
+        let process: PeerProcess
+        let port: Int
+        let admin: Int?
+        let output: String
+
+        init(_ arguments: [String], admin: Bool = false, openFiles: Int? = nil) throws {
+            output = NSTemporaryDirectory() + "fanout-shared-sink-\(UUID().uuidString).out"
+            let command =
+                ["sink", "--listen", "127.0.0.1:0", "--no-auth"] + (admin ? ["--admin", "127.0.0.1:0"] : []) + arguments
+            let limit = openFiles.map { "ulimit -n \($0); " } ?? ""
+            process = try PeerProcess(
+                "sh",
+                ["-c", limit + "exec \"$0\" \"$@\" > \"\(output)\"", CommandRunner.executable.path] + command
+            )
+            // Its ports from "listening on HOST:PORT" (and "admin on HOST:PORT"), polled.
+            let deadline = ContinuousClock.now + .seconds(20)
+            var ports: (Int?, Int?) = (nil, nil)
+            while process.isRunning && ContinuousClock.now < deadline {
+                let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                ports = (Self.port(after: "listening on ", in: text), Self.port(after: "admin on ", in: text))
+                if ports.0 != nil && (!admin || ports.1 != nil) { break }
+                usleep(20_000)
+            }
+            guard let port = ports.0, !admin || ports.1 != nil else {
+                let errors = process.stop().errors
+                throw PeerProcess.TimedOut(command: "fanout sink printing its ports (\(errors))")
+            }
+            self.port = port
+            self.admin = ports.1
+        }
+
+        static func port(after prefix: String, in text: String) -> Int? {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+            return Int(line.split(separator: ":").last ?? "")
+        }
+
+        /// Stops the sink; what it printed (the summary) and wrote to standard error.
+        func stop() -> (output: String, errors: String) {
+            let result = process.stop()
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "", result.errors)
+        }
+    }
+
+    /// A hostile neighbour (Peers/sink_neighbour.py) and the report of its opening.
+    struct Neighbour {
+        struct Opening: Decodable {
+            var opened: Int
+            var refused: Int
+            var served: Int
+            var refusal: String?
+        }
+        struct Ending: Decodable {
+            struct Connection: Decodable {
+                struct GoAway: Decodable {
+                    var code: Int
+                    var debug: String
+                }
+                var closedAfter: Double?
+                var resets: [Int]
+                var goaway: GoAway?
+
+                enum CodingKeys: String, CodingKey {
+                    case closedAfter = "closed_after"
+                    case resets, goaway
+                }
+            }
+            var ended: [Connection]
+        }
+
+        let process: PeerProcess
+        let report: String
+        let opening: Opening
+
+        /// Starts `mode` (h2 or admin) with `count` connections from `source`, each opening
+        /// `streams` streams that never end; watches them for `seconds` once opened.
+        init(_ mode: String, port: Int, from source: String, count: Int, streams: Int = 0, seconds: Int = 30) throws {
+            report = NSTemporaryDirectory() + "fanout-neighbour-\(UUID().uuidString).jsonl"
+            process = try PeerProcess(
+                "python3",
+                [
+                    PythonPeer.path("sink_neighbour.py"), mode, "\(port)", source, "\(count)", report, "\(seconds)",
+                    "\(streams)",
+                ]
+            )
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                if let line = Self.lines(of: report).first {
+                    opening = try JSONDecoder().decode(Opening.self, from: Data(line.utf8))
+                    return
+                }
+                if !process.isRunning { break }
+                usleep(20_000)
+            }
+            let errors = process.stop().errors
+            try? FileManager.default.removeItem(atPath: report)
+            throw PeerProcess.TimedOut(command: "sink_neighbour.py \(mode) opening (\(errors))")
+        }
+
+        static func lines(of path: String) -> [String] {
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        /// Waits (within `timeout`) for its report of how the served connections ended.
+        func ending(timeout: Duration) throws -> Ending {
+            defer { try? FileManager.default.removeItem(atPath: report) }
+            let result = try process.wait(timeout: timeout)
+            let lines = Self.lines(of: report)
+            guard lines.count == 2 else { throw PeerProcess.TimedOut(command: "sink_neighbour.py (\(result.errors))") }
+            return try JSONDecoder().decode(Ending.self, from: Data(lines[1].utf8))
+        }
+
+        func stop() {
+            // A test's children inherit SIGTERM blocked (WirePeerTests): no need to wait 5 s.
+            process.signal(SIGKILL)
+            process.stop()
+            try? FileManager.default.removeItem(atPath: report)
+        }
+    }
+
+    /// `fanout send` of `count` generated notifications to `port`, from 127.0.0.1.
+    static func send(to port: Int, count: Int = notifications, _ extra: [String] = []) throws -> CommandRunner.Result {
+        let folder = NSTemporaryDirectory() + "fanout-shared-send-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        return try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "\(count)", "--template",
+                CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
+                "--connections", "4", "--output", folder,
+            ] + extra,
+            timeout: .seconds(120)
+        )
+    }
+
+    /// Every notification accepted: exit 0 and "accepted N" with none failed.
+    static func expectAllAccepted(_ result: CommandRunner.Result, count: Int = notifications) {
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let figure = count >= 1000 ? "\(count / 1000),\(String(count % 1000 + 1000).dropFirst())" : "\(count)"
+        #expect(
+            result.standardOutput.contains("accepted \(figure)   rejected 0   failed 0"),
+            "\(result.standardOutput)"
+        )
+    }
+
+    @Test func connectionsPastAPeersLimitAreRefusedInWordsAndTheOtherPeerIsServed() throws {
+        let sink = try SinkProcess(["--max-connections-per-peer", "8", "--max-connections", "64"])
+        var stopped = false
+        defer { if !stopped { _ = sink.stop() } }
+        let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 20)
+        defer { hostile.stop() }
+        #expect(hostile.opening.served == 8)
+        #expect(hostile.opening.refused == 12)
+        #expect(hostile.opening.refusal == "fanout sink: 8 connections from 127.0.0.2, the per-peer limit")
+        Self.expectAllAccepted(try Self.send(to: sink.port))
+
+        // From the address at its limit, the sender is refused and says why, not "TLS".
+        let sameAddress = try Neighbour("h2", port: sink.port, from: "127.0.0.1", count: 8)
+        defer { sameAddress.stop() }
+        #expect(sameAddress.opening.served == 8)
+        let refused = try Self.send(to: sink.port, count: 100, ["--connect-timeout", "2s"])
+        #expect(refused.status == 5, "\(refused.standardOutput)\(refused.standardError)")
+        #expect(
+            refused.standardError.contains(
+                "the sink refused the connection: 8 connections from 127.0.0.1, the per-peer limit"
+            ),
+            "\(refused.standardError)"
+        )
+        #expect(!refused.standardError.contains("https://"), "\(refused.standardError)")
+        stopped = true
+        let log = sink.stop().errors
+        #expect(log.contains("fanout sink: refused 127.0.0.2:"), "\(log)")
+        #expect(log.contains("8 connections from 127.0.0.1, the per-peer limit"), "\(log)")
+    }
+
+    @Test func connectionsPastTheTotalAreRefusedInWords() throws {
+        let sink = try SinkProcess(["--max-connections", "6", "--max-connections-per-peer", "8"])
+        defer { _ = sink.stop() }
+        let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 8)
+        defer { hostile.stop() }
+        #expect(hostile.opening.served == 6)
+        #expect(hostile.opening.refused == 2)
+        #expect(hostile.opening.refusal == "fanout sink: 6 connections, its limit")
+        let refused = try Self.send(to: sink.port, count: 100, ["--connect-timeout", "2s"])
+        #expect(refused.status == 5)
+        #expect(
+            refused.standardError.contains("the sink refused the connection: 6 connections, its limit"),
+            "\(refused.standardError)"
+        )
+    }
+
+    /// 10 connections × 10 streams whose requests never end: each stream is reset (CANCEL)
+    /// after --request-timeout, each connection then gets GOAWAY IdleTimeout, while the
+    /// neighbour's notifications are all accepted.
+    @Test func streamsThatNeverEndAreResetAndTheirConnectionsFreed() throws {
+        let sink = try SinkProcess(["--request-timeout", "1s", "--idle-timeout", "1s"])
+        var stopped = false
+        defer { if !stopped { _ = sink.stop() } }
+        let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 10, streams: 10, seconds: 20)
+        defer { hostile.stop() }
+        #expect(hostile.opening.served == 10)
+        Self.expectAllAccepted(try Self.send(to: sink.port))
+        let ending = try hostile.ending(timeout: .seconds(40))
+        #expect(ending.ended.count == 10)
+        for connection in ending.ended {
+            #expect(connection.resets == Array(repeating: 0x8, count: 10), "RST_STREAM CANCEL for each stream")
+            #expect(connection.goaway?.debug == #"{"reason":"IdleTimeout"}"#)
+            #expect(connection.closedAfter != nil, "still open 20 s after opening")
+        }
+        stopped = true
+        let log = sink.stop().errors
+        #expect(log.contains("request timeout 127.0.0.2:"), "\(log)")
+        #expect(log.contains("reset 10 streams whose request did not arrive whole within 1s"), "\(log)")
+    }
+
+    /// Timed apns-ids an hour old (the right host tag) are taken as untimed: the sink's own
+    /// "lateness from the send" counts only the honest sender's, in /stats and in its summary.
+    @Test func forgedTimedIDsStayOutOfTheSinksOwnFigures() throws {
+        let sink = try SinkProcess([], admin: true)
+        var stopped = false
+        defer { if !stopped { _ = sink.stop() } }
+        let forged = try PythonPeer.run("forged_timing.py", ["\(sink.port)", "1000"])
+        #expect(forged.contains(#""answered": 1000"#), "\(forged)")
+        Self.expectAllAccepted(try Self.send(to: sink.port, count: 2000, ["--apns-id", "timed"]), count: 2000)
+        // The loops hand their figures over once a second: polled, with a bound.
+        var stats: [String: Any] = [:]
+        var fromSend: [String: Double] = [:]
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let body = try PeerProcess.run(
+                "curl",
+                ["-s", "--max-time", "5", "http://127.0.0.1:\(sink.admin!)/stats"],
+                timeout: .seconds(10)
+            ).output
+            stats = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+            fromSend = (stats["own_delays"] as? [String: Any])?["from_send_ms"] as? [String: Double] ?? [:]
+            if fromSend["count"] == 2000 { break }
+            usleep(100_000)
+        }
+        #expect(stats["untimed_ids"] as? Int == 1000)
+        #expect(fromSend["count"] == 2000, "\(fromSend)")
+        // Believed ids are at most 10 s old: an hour would read 3,600,000 ms.
+        #expect((fromSend["max"] ?? .infinity) < 10_000, "\(fromSend)")
+        stopped = true
+        let summary = sink.stop().output
+        #expect(summary.contains("taken as untimed: 1000"), "\(summary)")
+        let line = summary.split(separator: "\n").first { $0.hasPrefix("own lateness from the send") } ?? ""
+        #expect(!line.contains("3600") && !line.contains("3,600,"), "\(line)")
+    }
+
+    /// 300 connections to --admin under `ulimit -n 256`, a third of them with half a request
+    /// line: past 64 they are answered 503, the rest closed by the admin's 10 s request timeout,
+    /// and APNs clients keep connecting and are served throughout.
+    @Test func manyAdminConnectionsUnderALowFileLimitLeaveTheAPNsPortServing() throws {
+        let sink = try SinkProcess(["--max-connections", "100"], admin: true, openFiles: 256)
+        var stopped = false
+        defer { if !stopped { _ = sink.stop() } }
+        let hostile = try Neighbour("admin", port: sink.admin!, from: "127.0.0.1", count: 300, seconds: 20)
+        defer { hostile.stop() }
+        #expect(hostile.opening.opened == 300)
+        #expect(hostile.opening.served == 64)
+        #expect(hostile.opening.refusal?.hasPrefix("64 connections, the admin endpoint's limit") == true)
+        Self.expectAllAccepted(try Self.send(to: sink.port))
+        let ending = try hostile.ending(timeout: .seconds(40))
+        for connection in ending.ended {
+            // 10 s from their opening, a second before the report.
+            #expect((connection.closedAfter ?? .infinity) < 12, "an admin straggler held: \(connection)")
+        }
+        stopped = true
+        let log = sink.stop().errors
+        #expect(log.contains("admin refused 127.0.0.1:"), "\(log)")
+        #expect(log.contains("admin request timeout 127.0.0.1:"), "\(log)")
+    }
+}
