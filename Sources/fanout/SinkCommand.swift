@@ -281,7 +281,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Refuse connections from one address beyond this many at once (default: \(SinkConfiguration.defaultMaxConnectionsPerPeer)).",
+            "Refuse connections from one address beyond this many at once.",
             valueName: "n"
         )
     )
