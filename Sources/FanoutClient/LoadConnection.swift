@@ -175,7 +175,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             case .send(let notification, let tag, let lag, let waited):
                 if let lag { recorder.lagged(lag, now: now) }
                 if let waited {
-                    recorder.waitedForStream(waited.nanoseconds, streams: waited.streams, dueAt: notification.firstSentAt)
+                    recorder.waitedForStream(
+                        waited.nanoseconds,
+                        streams: waited.streams,
+                        dueAt: notification.firstSentAt
+                    )
                 }
                 guard send(notification, tag: tag, now: now, &connection) else { break steps }
             case .goAway:

@@ -55,7 +55,8 @@ public struct HTMLReport {
         }
         body += "<h2>Latency by percentile</h2>\n" + spectrumChart()
         if let waited = summary.openModel?.streamWaitLine {
-            body += "<p class=\"note\">Stream waits: \(ChartFrame.escape(waited)) (shaded in the chart of seconds below).</p>\n"
+            body +=
+                "<p class=\"note\">Stream waits: \(ChartFrame.escape(waited)) (shaded in the chart of seconds below).</p>\n"
         }
         body += "<h2>Throughput per second</h2>\n" + throughputChart(intervals)
         body += "<h2>p50 and p99 per second</h2>\n" + percentilesChart(intervals)
@@ -249,7 +250,8 @@ public struct HTMLReport {
         let waits = intervals.enumerated().filter { ($0.element.streamWaits ?? 0) > 0 }
         for (index, interval) in waits {
             svg += String(
-                format: "<rect class=\"stream-waits\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\" opacity=\"0.18\"><title>%@ waited for a stream</title></rect>",
+                format:
+                    "<rect class=\"stream-waits\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\" opacity=\"0.18\"><title>%@ waited for a stream</title></rect>",
                 ChartFrame.left + slot * Double(index),
                 ChartFrame.top,
                 slot,
@@ -260,7 +262,8 @@ public struct HTMLReport {
         }
         if !waits.isEmpty {
             let legendX = ChartFrame.left + 130
-            svg += "<rect x=\"\(legendX)\" y=\"\(ChartFrame.top + 4)\" width=\"12\" height=\"12\" fill=\"\(Colour.waits)\" opacity=\"0.35\"/>"
+            svg +=
+                "<rect x=\"\(legendX)\" y=\"\(ChartFrame.top + 4)\" width=\"12\" height=\"12\" fill=\"\(Colour.waits)\" opacity=\"0.35\"/>"
             svg += "<text x=\"\(legendX + 16)\" y=\"\(ChartFrame.top + 14)\">waited for a stream</text>"
         }
         for (values, colour, name) in [(p50, Colour.p50, "p50"), (p99, Colour.p99, "p99")] {

@@ -171,7 +171,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
                 case 1: " (1 stream a connection: APNs allows one until a connection's first request is accepted)"
                 default: " (\(streamWaits.fewestStreams) streams a connection, the server's limit)"
                 }
-            return "\(grouped(streamWaits.count)) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "
+            return
+                "\(grouped(streamWaits.count)) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "
                 + "\(String(format: "%.1f", streamWaits.longestMs)) ms for a stream\(limit): part of their latency"
         }
     }

@@ -295,11 +295,16 @@ struct LoadConnectionStateTests {
         var shape = Self.shape(streams: 100)
         shape.coalescing = .fixed(.milliseconds(10))
         let start = Self.second
-        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(30)), start: start)
+        let tickets = ArrivalTickets(
+            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(30)),
+            start: start
+        )
         var state = Self.machine(feed, tickets: tickets, shape: shape, now: start)
         let first = Self.turn(&state, now: start)
         #expect(Self.sends(first) == Array(0..<10), "the tickets due at 0–9 ms")
-        #expect(first.allSatisfy { if case .send(_, _, let at, let lag) = $0 { at == start && lag == 0 } else { true } })
+        #expect(
+            first.allSatisfy { if case .send(_, _, let at, let lag) = $0 { at == start && lag == 0 } else { true } }
+        )
         #expect(state.nextWakeUp == start + 10 * Self.ms)
         // The loop wakes 300 µs late: ticket 10 went out late and counts from its due time.
         let late = start + 10 * Self.ms + 300_000
@@ -318,7 +323,10 @@ struct LoadConnectionStateTests {
         var shape = Self.shape(streams: 100)
         shape.coalescing = .fixed(.zero)
         let start = Self.second
-        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)), start: start)
+        let tickets = ArrivalTickets(
+            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)),
+            start: start
+        )
         var state = Self.machine(feed, tickets: tickets, shape: shape)
         var waits: [LoadConnectionState.StreamWait] = []
         #expect(Self.sends(Self.turn(&state, now: start, streams: 1) { waits.append($0) }) == [0])

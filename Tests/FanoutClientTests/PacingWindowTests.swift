@@ -5,18 +5,18 @@ import Testing
 /// The open model's pacing window: ¼ of the round trip on a ladder of 200 µs × 2ⁿ, following
 /// the smallest answer time of the last two seconds, and the instants it puts tickets on.
 struct PacingWindowTests {
-    static let µs: UInt64 = 1_000
+    static let us: UInt64 = 1_000
     static let ms: UInt64 = 1_000_000
 
     @Test(arguments: [
-        (100 * µs, 200 * µs),  // nghttpd on loopback: the floor, the grid of other timed work
-        (800 * µs, 200 * µs),  // ¼ is 200 µs
-        (1_599 * µs, 200 * µs),  // just short of 400 µs
-        (1_600 * µs, 400 * µs),
-        (10 * ms, 1_600 * µs),  // a 10 ms sink: 2.5 ms → 1.6 ms
-        (40 * ms, 6_400 * µs),
-        (80 * ms, 12_800 * µs),  // APNs's: the ceiling, where h2load's bursts are 10 ms apart
-        (1_000 * ms, 12_800 * µs),
+        (100 * us, 200 * us),  // nghttpd on loopback: the floor, the grid of other timed work
+        (800 * us, 200 * us),  // ¼ is 200 µs
+        (1_599 * us, 200 * us),  // just short of 400 µs
+        (1_600 * us, 400 * us),
+        (10 * ms, 1_600 * us),  // a 10 ms sink: 2.5 ms → 1.6 ms
+        (40 * ms, 6_400 * us),
+        (80 * ms, 12_800 * us),  // APNs's: the ceiling, where h2load's bursts are 10 ms apart
+        (1_000 * ms, 12_800 * us),
     ])
     func theWindowIsAnEighthOfTheRoundTripOnTheLadder(roundTrip: UInt64, window: UInt64) {
         #expect(PacingWindow.window(roundTrip: roundTrip) == window)
@@ -26,42 +26,42 @@ struct PacingWindowTests {
     /// narrows it at once, and a round trip not seen for two seconds is forgotten.
     @Test func itFollowsTheSmallestRecentRoundTrip() {
         var pacing = PacingWindow(.auto)
-        #expect(pacing.nanoseconds == 200 * Self.µs, "the floor before any answer")
+        #expect(pacing.nanoseconds == 200 * Self.us, "the floor before any answer")
         pacing.answered(sentAt: 0, now: 40 * Self.ms)
-        #expect(pacing.nanoseconds == 200 * Self.µs, "and before two tickets")
+        #expect(pacing.nanoseconds == 200 * Self.us, "and before two tickets")
         pacing.ticket { 100 * Self.ms }
         pacing.answered(sentAt: 0, now: 40 * Self.ms)
-        #expect(pacing.nanoseconds == 6_400 * Self.µs)
+        #expect(pacing.nanoseconds == 6_400 * Self.us)
         pacing.answered(sentAt: 100 * Self.ms, now: 300 * Self.ms)
-        #expect(pacing.nanoseconds == 6_400 * Self.µs, "a slower answer leaves it")
+        #expect(pacing.nanoseconds == 6_400 * Self.us, "a slower answer leaves it")
         pacing.answered(sentAt: 400 * Self.ms, now: 410 * Self.ms)
-        #expect(pacing.nanoseconds == 1_600 * Self.µs, "a faster one narrows it")
+        #expect(pacing.nanoseconds == 1_600 * Self.us, "a faster one narrows it")
         // The next second: the 10 ms answer is still within the last two.
         pacing.answered(sentAt: 1_500 * Self.ms, now: 1_540 * Self.ms)
-        #expect(pacing.nanoseconds == 1_600 * Self.µs)
+        #expect(pacing.nanoseconds == 1_600 * Self.us)
         // Two seconds on, only 40 ms answers are left.
         pacing.answered(sentAt: 2_600 * Self.ms, now: 2_640 * Self.ms)
-        #expect(pacing.nanoseconds == 6_400 * Self.µs)
-        #expect(pacing.largest == 6_400 * Self.µs)
+        #expect(pacing.nanoseconds == 6_400 * Self.us)
+        #expect(pacing.largest == 6_400 * Self.us)
     }
 
     /// A window holds at most 40 of the connection's tickets: 5,000/s a connection (200 µs
     /// apart) gets 6.4 ms at 80 ms (and 180 µs apart too), 6,667/s 3.2 ms; 1,250/s
     /// the ceiling; before any answer, the floor.
     @Test func aWindowHoldsAtMost40Tickets() {
-        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 200 * Self.µs) == 6_400 * Self.µs)
-        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 180 * Self.µs) == 6_400 * Self.µs)
-        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 150 * Self.µs) == 3_200 * Self.µs)
-        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 800 * Self.µs) == 12_800 * Self.µs)
-        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 5 * Self.µs) == 200 * Self.µs)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 200 * Self.us) == 6_400 * Self.us)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 180 * Self.us) == 6_400 * Self.us)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 150 * Self.us) == 3_200 * Self.us)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 800 * Self.us) == 12_800 * Self.us)
+        #expect(PacingWindow.window(roundTrip: 80 * Self.ms, spacing: 5 * Self.us) == 200 * Self.us)
         var pacing = PacingWindow(.auto)
-        for _ in 0..<64 { pacing.ticket { 200 * Self.µs } }
-        #expect(pacing.nanoseconds == 200 * Self.µs, "no answer yet: the floor")
+        for _ in 0..<64 { pacing.ticket { 200 * Self.us } }
+        #expect(pacing.nanoseconds == 200 * Self.us, "no answer yet: the floor")
         pacing.answered(sentAt: 1_000 * Self.ms, now: 1_080 * Self.ms)
-        #expect(pacing.nanoseconds == 6_400 * Self.µs)
+        #expect(pacing.nanoseconds == 6_400 * Self.us)
         // The rate falls to a quarter: within 16 tickets the window widens.
-        for _ in 0..<16 { pacing.ticket { 800 * Self.µs } }
-        #expect(pacing.nanoseconds == 12_800 * Self.µs)
+        for _ in 0..<16 { pacing.ticket { 800 * Self.us } }
+        #expect(pacing.nanoseconds == 12_800 * Self.us)
     }
 
     /// A burst fits in half the spare streams: 4 × 50 streams at 90% of their 4,000/s against
@@ -76,16 +76,16 @@ struct PacingWindowTests {
                 headroom: PacingWindow.headroom(streams: streams, spacing: spacing, meanRoundTrip: roundTrip)
             )
         }
-        #expect(window(streams: 50, spacing: 1_111 * Self.µs, roundTrip: 50 * Self.ms) == 1_600 * Self.µs)
-        #expect(window(streams: 50, spacing: 1_333 * Self.µs, roundTrip: 50 * Self.ms) == 6_400 * Self.µs)
-        #expect(window(streams: 50, spacing: 900 * Self.µs, roundTrip: 50 * Self.ms) == 200 * Self.µs)
-        #expect(window(streams: 1000, spacing: 800 * Self.µs, roundTrip: 80 * Self.ms) == 12_800 * Self.µs)
+        #expect(window(streams: 50, spacing: 1_111 * Self.us, roundTrip: 50 * Self.ms) == 1_600 * Self.us)
+        #expect(window(streams: 50, spacing: 1_333 * Self.us, roundTrip: 50 * Self.ms) == 6_400 * Self.us)
+        #expect(window(streams: 50, spacing: 900 * Self.us, roundTrip: 50 * Self.ms) == 200 * Self.us)
+        #expect(window(streams: 1000, spacing: 800 * Self.us, roundTrip: 80 * Self.ms) == 12_800 * Self.us)
         // Through the connection's own figures: the window narrows once the limit is known.
         var pacing = PacingWindow(.auto)
         pacing.streamLimit(50)
-        pacing.ticket { 1_111 * Self.µs }
+        pacing.ticket { 1_111 * Self.us }
         pacing.answered(sentAt: 0, now: 50 * Self.ms)
-        #expect(pacing.nanoseconds == 1_600 * Self.µs)
+        #expect(pacing.nanoseconds == 1_600 * Self.us)
     }
 
     @Test func aFixedWindowStaysAndZeroIsExactTimes() {
