@@ -165,6 +165,7 @@ struct LoadConnectionState {
     /// The connection is up (its preface is queued).
     mutating func started(now: UInt64) {
         capacityFreedAt = now
+        capacityStreams = 0
     }
 
     mutating func writabilityChanged(_ isWritable: Bool) {
@@ -473,8 +474,12 @@ struct LoadConnectionState {
             pacing.ticket { tickets.spacing(slot: slot) }
             // Sent early in its window: its latency counts from now, when it went out.
             notification.firstSentAt = min(due, now)
+            // A wait for a stream, when streams were what was short (not writability, not the
+            // connection itself: one opened after its tickets fell due waited for connecting).
             let freed = min(now, capacityFreedAt)
-            let waited = freed > due ? StreamWait(nanoseconds: freed - due, streams: capacityStreams) : nil
+            let waited =
+                freed > due && capacityStreams > 0
+                ? StreamWait(nanoseconds: freed - due, streams: capacityStreams) : nil
             return (notification, now - min(now, max(due, capacityFreedAt)), waited)
         case .notYet(let due):
             waiting = notification

@@ -339,6 +339,24 @@ struct LoadConnectionStateTests {
         #expect(after.contains { if case .send(_, _, _, let lag) = $0 { lag == 0 } else { false } })
     }
 
+    /// Tickets due before the connection was up waited for connecting, not for a stream.
+    @Test func aConnectionUpLateNamesNoStreamWait() throws {
+        let feed = try Self.feed(10)
+        var shape = Self.shape(streams: 100)
+        shape.coalescing = .fixed(.zero)
+        let start = Self.second
+        let tickets = ArrivalTickets(
+            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)),
+            start: start
+        )
+        var state = Self.machine(feed, tickets: tickets, shape: shape, now: start)
+        state.started(now: start + 5 * Self.ms)
+        var waits: [LoadConnectionState.StreamWait] = []
+        let steps = Self.turn(&state, now: start + 5 * Self.ms) { waits.append($0) }
+        #expect(Self.sends(steps) == Array(0...5))
+        #expect(waits.isEmpty, "\(waits)")
+    }
+
     /// The schedule ends with tokens still in the batch: they are left unsent (unscheduled),
     /// and once the sent ones are answered the connection says GOAWAY.
     @Test func theEndOfTheScheduleLeavesTheRestOfTheTokensUnsent() throws {
