@@ -13,22 +13,23 @@
 /// ```
 ///
 /// `--coalesce auto` (`LoadShape.Coalescing.auto`, the default) follows the round trip: the
-/// window is the largest of `floor` × 2ⁿ within ¼ of the smallest answer time the
-/// connection saw over the last two `sampleSpan`s, at most `ceiling`, and holding at most
-/// `burst` of the connection's tickets (by their mean spacing): a window's tickets are encoded,
-/// written, held and answered together, and the last of a burst of hundreds is handled a few
-/// hundred microseconds after the first — which its latency would show. And a burst fits in
-/// half the streams the connection has to spare: with `S` streams, tickets `s` apart and answers
-/// `R` on average, `R ÷ s` are in flight, and a window of at most (S·s − R) ÷ 2 never makes a
-/// ticket wait for a stream that evenly paced tickets would have found free (at 90% of a
-/// connection's streams, bursts did: GroundTruthTests' 4 × 50 at 3,600/s read one second's p99
-/// 0.5 ms over its bound). Windows of powers of two
-/// times the floor nest, so connections whose round trips differ still wake on shared instants.
-/// Against an endpoint answering in under 1.6 ms it stays at the floor (200 µs, the grid of
-/// every other timed work); 10 ms away it is 1.6 ms; from 51.2 ms on, the ceiling, 12.8 ms,
-/// where h2load's `--rps` bursts are 10 ms apart. Why ¼: docs/load-engine.md ("Coalescing"),
-/// measured.
-/// `--coalesce W` fixes it at W (`0s`: every ticket at its own time).
+/// window is the largest of `floor` × 2ⁿ within every one of
+/// - ¼ of the smallest answer time the connection saw over the last two `sampleSpan`s;
+/// - `ceiling`, 12.8 ms: h2load's `--rps` bursts are 10 ms apart;
+/// - `burst` of the connection's tickets (their spacing, slots ÷ rate, read from the schedule): a
+///   window's tickets are encoded, written, held and answered together, and the last of a burst
+///   of hundreds is handled a few hundred microseconds after the first, which its latency shows;
+/// - half the streams it has to spare, (S·s − R) ÷ 2 with S streams, tickets s apart and answers
+///   R on average (R ÷ s in flight): a burst then never waits for a stream that evenly paced
+///   tickets would find free (at 90% of 4 × 50 streams, bursts did: GroundTruthTests read one
+///   second's p99 0.3 ms over its bound).
+///
+/// Until the connection has an answer and its spacing (its first round trip, while APNs allows
+/// one stream) the window is the floor, 200 µs, the grid of every other timed work; an endpoint
+/// answering in under 1.6 ms keeps it there. Windows of powers of two times the floor nest, so
+/// connections whose windows differ still wake on shared instants. Why these bounds, measured:
+/// docs/load-engine.md ("Coalescing"). `--coalesce W` fixes the window at W (`0s`: every ticket
+/// at its own time).
 struct PacingWindow {
     /// The window now (nanoseconds; 0: none).
     private(set) var nanoseconds: UInt64
