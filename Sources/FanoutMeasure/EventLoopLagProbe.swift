@@ -53,12 +53,7 @@ public final class EventLoopLagProbe {
     }
 
     private func schedule(after now: NIODeadline) {
-        var deadline = now + interval
-        if onGrid {
-            let step = UInt64(interval.nanoseconds)
-            let time = now.uptimeNanoseconds
-            deadline = .uptimeNanoseconds(time - time % step + step)
-        }
+        let deadline = onGrid ? Self.nextOnGrid(after: now, step: UInt64(interval.nanoseconds)) : now + interval
         let probe = NIOLoopBound(self, eventLoop: loop)
         task = loop.scheduleTask(deadline: deadline) {
             let probe = probe.value
@@ -70,5 +65,11 @@ public final class EventLoopLagProbe {
             )
             probe.schedule(after: now)
         }
+    }
+
+    /// The next multiple of `step` nanoseconds on the uptime clock after `now`.
+    private static func nextOnGrid(after now: NIODeadline, step: UInt64) -> NIODeadline {
+        let time = now.uptimeNanoseconds
+        return .uptimeNanoseconds(time - time % step + step)
     }
 }
