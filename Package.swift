@@ -257,6 +257,7 @@ let package = Package(
             name: "FanoutMeasureTests",
             dependencies: [
                 "FanoutMeasure",
+                "FanoutTestSupport",
                 "FanoutRandom",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -17,13 +17,9 @@ import Testing
         try PeerProcess(CommandRunner.executable.path, arguments, directory: CommandRunner.repositoryRoot)
     }
 
-    /// Polls `condition` every 10 ms for at most `timeout`.
+    /// Polls `condition` (`poll`) for at most `timeout`; throws saying `what` was not seen.
     static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw NotSeen(what: what) }
-            usleep(10_000)
-        }
+        guard poll(timeout: timeout, until: condition) else { throw NotSeen(what: what) }
     }
 
     struct NotSeen: Error, CustomStringConvertible {

@@ -27,13 +27,15 @@ import Testing
                 ["-c", limit + "exec \"$0\" \"$@\" > \"\(output)\"", CommandRunner.executable.path] + command
             )
             // Its ports from "listening on HOST:PORT" (and "admin on HOST:PORT"), polled.
-            let deadline = ContinuousClock.now + .seconds(20)
             var ports: (Int?, Int?) = (nil, nil)
-            while process.isRunning && ContinuousClock.now < deadline {
-                let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                ports = (Self.port(after: "listening on ", in: text), Self.port(after: "admin on ", in: text))
-                if ports.0 != nil && (!admin || ports.1 != nil) { break }
-                usleep(20_000)
+            // Local copies: the closure may not capture `self` before every property is set.
+            let (sink, file) = (process, output)
+            poll(timeout: .seconds(20), every: .milliseconds(20)) {
+                let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+                ports = (
+                    SinkProcess.port(after: "listening on ", in: text), SinkProcess.port(after: "admin on ", in: text)
+                )
+                return (ports.0 != nil && (!admin || ports.1 != nil)) || !sink.isRunning
             }
             guard let port = ports.0, !admin || ports.1 != nil else {
                 let errors = process.stop().errors
@@ -97,14 +99,15 @@ import Testing
                     "\(streams)",
                 ]
             )
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                if let line = Self.lines(of: report).first {
-                    opening = try JSONDecoder().decode(Opening.self, from: Data(line.utf8))
-                    return
-                }
-                if !process.isRunning { break }
-                usleep(20_000)
+            var line: String?
+            let (neighbour, file) = (process, report)
+            poll(timeout: .seconds(30), every: .milliseconds(20)) {
+                line = Neighbour.lines(of: file).first
+                return line != nil || !neighbour.isRunning
+            }
+            if let line {
+                opening = try JSONDecoder().decode(Opening.self, from: Data(line.utf8))
+                return
             }
             let errors = process.stop().errors
             try? FileManager.default.removeItem(atPath: report)
@@ -238,8 +241,7 @@ import Testing
         // The loops hand their figures over once a second: polled, with a bound.
         var stats: [String: Any] = [:]
         var fromSend: [String: Double] = [:]
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        try poll(timeout: .seconds(10), every: .milliseconds(100)) {
             let body = try PeerProcess.run(
                 "curl",
                 ["-s", "--max-time", "5", "http://127.0.0.1:\(sink.admin!)/stats"],
@@ -247,8 +249,7 @@ import Testing
             ).output
             stats = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
             fromSend = (stats["own_delays"] as? [String: Any])?["from_send_ms"] as? [String: Double] ?? [:]
-            if fromSend["count"] == 2000 { break }
-            usleep(100_000)
+            return fromSend["count"] == 2000
         }
         #expect(stats["untimed_ids"] as? Int == 1000)
         #expect(fromSend["count"] == 2000, "\(fromSend)")

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -52,10 +53,7 @@ struct EventLoopLagProbeTests {
             probe.start()
             return NIOLoopBound(probe, eventLoop: loop)
         }.wait()
-        let bound = NIODeadline.now() + .seconds(10)
-        while deadlines.withLockedValue({ $0.count }) < 10 && NIODeadline.now() < bound {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        poll(timeout: .seconds(10)) { deadlines.withLockedValue { $0.count } >= 10 }
         try loop.submit { probe.value.stop() }.wait()
         let taken = deadlines.withLockedValue { $0 }
         #expect(taken.count >= 10, "\(taken.count) samples in 10 s")

@@ -1,4 +1,5 @@
 import FanoutMeasure
+import FanoutTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -63,8 +64,7 @@ import Testing
         defer { close(kept) }
         Self.send(kept, "GET /stats HTTP/1.1\r\nhost: x\r\n\r\n")
         // Both admitted before the third: polled, with a bound.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while endpoint.openConnections < 2 && ContinuousClock.now < deadline { usleep(5_000) }
+        poll(timeout: .seconds(5), every: .milliseconds(5)) { endpoint.openConnections >= 2 }
         let third = try Self.connect(port)
         defer { close(third) }
         let refused = Self.readToClose(third)
@@ -76,8 +76,7 @@ import Testing
         #expect(slowEnd.text.isEmpty && slowEnd.closed)
         let keptEnd = Self.readToClose(kept)
         #expect(keptEnd.text.hasPrefix("HTTP/1.1 200 OK\r\n") && keptEnd.closed, "\(keptEnd.text)")
-        let closedDeadline = ContinuousClock.now + .seconds(5)
-        while endpoint.openConnections > 0 && ContinuousClock.now < closedDeadline { usleep(5_000) }
+        poll(timeout: .seconds(5), every: .milliseconds(5)) { endpoint.openConnections == 0 }
         #expect(endpoint.openConnections == 0)
         #expect(
             Set(reports.withLockedValue { $0 }) == [
