@@ -148,13 +148,19 @@ public final class LoadStatistics: Sendable {
 
     /// A connection sent its first request at `now` (uptime nanoseconds).
     func noteFirstSend(_ now: UInt64) {
-        var seen = firstSendUptime.load(ordering: .relaxed)
-        while now < seen {
-            let (exchanged, original) = firstSendUptime.compareExchange(
-                expected: seen,
-                desired: now,
-                ordering: .relaxed
-            )
+        Self.store(now, in: firstSendUptime, while: <)
+    }
+
+    /// Stores `value` in `atomic` unless another thread stored one it does not `replace`:
+    /// the earliest or the largest of all offered, without a lock.
+    private static func store(
+        _ value: UInt64,
+        in atomic: ManagedAtomic<UInt64>,
+        while replace: (UInt64, UInt64) -> Bool
+    ) {
+        var seen = atomic.load(ordering: .relaxed)
+        while replace(value, seen) {
+            let (exchanged, original) = atomic.compareExchange(expected: seen, desired: value, ordering: .relaxed)
             if exchanged { return }
             seen = original
         }
@@ -188,16 +194,7 @@ public final class LoadStatistics: Sendable {
 
     /// A connection's largest pacing window so far (nanoseconds).
     func notePacingWindow(_ nanoseconds: UInt64) {
-        var current = largestPacingWindow.load(ordering: .relaxed)
-        while nanoseconds > current {
-            let (exchanged, original) = largestPacingWindow.compareExchange(
-                expected: current,
-                desired: nanoseconds,
-                ordering: .relaxed
-            )
-            if exchanged { return }
-            current = original
-        }
+        Self.store(nanoseconds, in: largestPacingWindow, while: >)
     }
 
     /// Where the run's latencies are collected (set when it starts).

@@ -287,19 +287,24 @@ struct LoadConnectionStateTests {
         #expect(state.nextWakeUp == start + 5 * Self.ms)
     }
 
+    /// A connection of the open model alone (one slot) over `tokens` tokens, 1,000 tickets a
+    /// second for `duration` from 1 s on, with pacing `window`, made at 1 s.
+    static func paced(
+        tokens: UInt64,
+        window: Duration,
+        duration: Duration
+    ) throws -> (state: LoadConnectionState, start: UInt64) {
+        var shape = Self.shape(streams: 100)
+        shape.coalescing = .fixed(window)
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: duration), start: second)
+        return (Self.machine(try Self.feed(tokens), tickets: tickets, shape: shape, now: second), second)
+    }
+
     /// A pacing window: each window's tickets go out at its start, in one turn; those sent before
     /// their due time count their latency from the send (they lag nothing), one sent late (the
     /// loop woke late) from its due time; the connection wakes at the next window's start.
     @Test func ticketsGoOutAWindowAtATimeTimedFromTheirSend() throws {
-        let feed = try Self.feed(40)
-        var shape = Self.shape(streams: 100)
-        shape.coalescing = .fixed(.milliseconds(10))
-        let start = Self.second
-        let tickets = ArrivalTickets(
-            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(30)),
-            start: start
-        )
-        var state = Self.machine(feed, tickets: tickets, shape: shape, now: start)
+        var (state, start) = try Self.paced(tokens: 40, window: .milliseconds(10), duration: .milliseconds(30))
         let first = Self.turn(&state, now: start)
         #expect(Self.sends(first) == Array(0..<10), "the tickets due at 0–9 ms")
         #expect(
@@ -319,15 +324,7 @@ struct LoadConnectionStateTests {
     /// long and how many were busy (1: APNs's first-request limit); the generator's lag leaves
     /// that wait out.
     @Test func aTicketDueWhileTheStreamsAreBusySaysItWaited() throws {
-        let feed = try Self.feed(10)
-        var shape = Self.shape(streams: 100)
-        shape.coalescing = .fixed(.zero)
-        let start = Self.second
-        let tickets = ArrivalTickets(
-            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)),
-            start: start
-        )
-        var state = Self.machine(feed, tickets: tickets, shape: shape)
+        var (state, start) = try Self.paced(tokens: 10, window: .zero, duration: .milliseconds(10))
         var waits: [LoadConnectionState.StreamWait] = []
         #expect(Self.sends(Self.turn(&state, now: start, streams: 1) { waits.append($0) }) == [0])
         // The server allows one stream: tickets 1–4 fall due and wait.
@@ -341,15 +338,7 @@ struct LoadConnectionStateTests {
 
     /// Tickets due before the connection was up waited for connecting, not for a stream.
     @Test func aConnectionUpLateNamesNoStreamWait() throws {
-        let feed = try Self.feed(10)
-        var shape = Self.shape(streams: 100)
-        shape.coalescing = .fixed(.zero)
-        let start = Self.second
-        let tickets = ArrivalTickets(
-            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)),
-            start: start
-        )
-        var state = Self.machine(feed, tickets: tickets, shape: shape, now: start)
+        var (state, start) = try Self.paced(tokens: 10, window: .zero, duration: .milliseconds(10))
         state.started(now: start + 5 * Self.ms)
         var waits: [LoadConnectionState.StreamWait] = []
         let steps = Self.turn(&state, now: start + 5 * Self.ms) { waits.append($0) }
