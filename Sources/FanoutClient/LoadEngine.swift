@@ -123,7 +123,7 @@ public final class LoadEngine: Sendable {
             if let interruption {
                 let seconds = String(format: "%.2f", Double(interruption.after.wholeNanoseconds) / 1e9)
                 reasons.append(
-                    "interrupted by \(interruption.signal.name) after \(seconds) s: \(snapshot.unsent) tokens read "
+                    "interrupted by \(interruption.signal.name) after \(seconds) s: \(snapshot.unsent.grouped) tokens read "
                         + "ahead were never sent"
                 )
             }

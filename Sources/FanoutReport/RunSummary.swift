@@ -449,7 +449,7 @@ public struct RunSummary: Sendable {
         if let reconciliation {
             lines.append(
                 reconciliation.agrees
-                    ? "reconciled: the sink counted \(grouped(reconciliation.sinkRequests)) requests and every answer, and its digest matches (\(reconciliation.sinkDigest))"
+                    ? "reconciled: the sink counted \(grouped(reconciliation.sinkRequests)) requests and every answer, and its digest matches (\(reconciliation.sinkDigest.text))"
                     : "NOT reconciled: " + reconciliation.differences.joined(separator: "; ")
             )
         }

@@ -81,23 +81,29 @@ public struct MachineLimits: Sendable, Hashable {
         if byFiles < Self.mostEventLoops {
             let reason =
                 others > 0
-                ? "this machine's open-file limit, \(openFiles), allows \(max(1, byFiles)) beside the other \(others)"
-                : "this machine's open-file limit, \(openFiles), allows \(max(1, byFiles))"
+                ? "this machine's open-file limit, \(openFiles.grouped), allows \(max(1, byFiles).grouped) beside the other \(others.grouped)"
+                : "this machine's open-file limit, \(openFiles.grouped), allows \(max(1, byFiles).grouped)"
             return OptionRange(option, 1, byFiles, reason: reason)
         }
-        return OptionRange(option, 1, Self.mostEventLoops, reason: "Fanout starts at most \(Self.mostEventLoops)")
+        return OptionRange(
+            option,
+            1,
+            Self.mostEventLoops,
+            reason: "Fanout starts at most \(Self.mostEventLoops.grouped)"
+        )
     }
 
     /// `option`'s connections, each holding `filesEach` descriptors, beside `eventLoops` loops.
     public func connections(_ option: String, filesEach: Int = 1, eventLoops: Int) -> OptionRange {
         let most = filesForConnections(eventLoops: eventLoops) / max(1, filesEach)
-        let loops = eventLoops == 1 ? "1 event loop" : "\(eventLoops) event loops"
+        let loops = eventLoops == 1 ? "1 event loop" : "\(eventLoops.grouped) event loops"
         let each = filesEach > 1 ? ", \(filesEach) descriptors a connection" : ""
         return OptionRange(
             option,
             1,
             most,
-            reason: "this machine's open-file limit, \(openFiles), allows \(max(1, most)) beside \(loops)\(each)"
+            reason:
+                "this machine's open-file limit, \(openFiles.grouped), allows \(max(1, most).grouped) beside \(loops)\(each)"
         )
     }
 
@@ -109,12 +115,12 @@ public struct MachineLimits: Sendable, Hashable {
         if byMemory < UInt64(Self.mostStreams) {
             let gigabytes = Double(memoryBytes) / 1e9
             let memory = gigabytes >= 1 ? "\((gigabytes * 10).rounded() / 10) GB" : "\(memoryBytes / 1_000_000) MB"
-            let over = connections == 1 ? "1 connection" : "\(connections) connections"
+            let over = connections == 1 ? "1 connection" : "\(connections.grouped) connections"
             return OptionRange(
                 option,
                 1,
                 Int(byMemory),
-                reason: "this machine's memory, \(memory), holds \(max(1, byMemory)) a connection over \(over)"
+                reason: "this machine's memory, \(memory), holds \(max(1, byMemory).grouped) a connection over \(over)"
             )
         }
         return OptionRange(option, 1, Self.mostStreams, reason: "HTTP/2's stream identifiers are 31 bits")
@@ -139,7 +145,7 @@ public struct MachineLimits: Sendable, Hashable {
             1,
             largestPayloadLimit,
             unit: "bytes",
-            reason: "APNs takes 4096, 5120 for VoIP; up to 1 MiB exercises a server's 413"
+            reason: "APNs takes 4,096, 5,120 for VoIP; up to 1 MiB exercises a server's 413"
         )
     }
 
@@ -152,7 +158,7 @@ public struct MachineLimits: Sendable, Hashable {
     /// `--body-bytes` of a plan: 20 is the smallest JSON body a rehearsal sends
     /// (`{"aps":{"alert":""}}`), 5,120 the largest APNs takes (VoIP).
     public static func plannedBodyBytes(_ option: String) -> OptionRange {
-        OptionRange(option, 20, 5120, unit: "bytes", reason: "APNs takes at most 5120")
+        OptionRange(option, 20, 5120, unit: "bytes", reason: "APNs takes at most 5,120")
     }
 
     /// The most tokens a run sends or a set holds: `plan --devices`' largest, 10^15 (31 years at

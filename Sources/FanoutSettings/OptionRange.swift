@@ -8,7 +8,7 @@ public struct OptionRange: Sendable, Hashable {
     public var option: String
     /// The values taken; never empty.
     public var values: ClosedRange<Int>
-    /// What sets the upper bound, as a clause: `this machine's open-file limit, 20000, allows 19936`.
+    /// What sets the upper bound, as a clause: `this machine's open-file limit, 20,000, allows 19,936`.
     public var reason: String?
     /// The unit after the range in the message: `bytes`.
     public var unit: String?
@@ -24,7 +24,7 @@ public struct OptionRange: Sendable, Hashable {
     /// `value` when it is in range, else the error that says the range.
     @discardableResult
     public func check(_ value: Int) throws(OptionRangeError) -> Int {
-        guard values.contains(value) else { throw OptionRangeError(self, given: String(value)) }
+        guard values.contains(value) else { throw OptionRangeError(self, given: value.grouped) }
         return value
     }
 
@@ -32,14 +32,14 @@ public struct OptionRange: Sendable, Hashable {
     @discardableResult
     public func check(_ value: UInt64) throws(OptionRangeError) -> Int {
         guard value <= UInt64(values.upperBound), values.contains(Int(value)) else {
-            throw OptionRangeError(self, given: String(value))
+            throw OptionRangeError(self, given: value.grouped)
         }
         return Int(value)
     }
 
-    /// `1…19936 bytes (this machine's … allows 19936)`.
+    /// `1…19,936 bytes (this machine's … allows 19,936)`.
     public var description: String {
-        var text = "\(values.lowerBound)…\(values.upperBound)"
+        var text = "\(values.lowerBound.grouped)…\(values.upperBound.grouped)"
         if let unit { text += " \(unit)" }
         if let reason { text += " (\(reason))" }
         return text
@@ -58,6 +58,6 @@ public struct OptionRangeError: Error, Sendable, Hashable, CustomStringConvertib
         self.given = given
     }
 
-    /// `--connections must be 1…19936 (this machine's open-file limit, 20000, allows 19936); got 100000`.
+    /// `--connections must be 1…19,936 (this machine's open-file limit, 20,000, allows 19,936); got 100,000`.
     public var description: String { "\(range.option) must be \(range.description); got \(given)" }
 }

@@ -73,8 +73,10 @@ struct Fanout: AsyncParsableCommand {
     static func fail(_ error: any Error) -> Never {
         let code = exitCode(for: error)
         let message = fullMessage(for: error)
-        guard code != .success, message.hasPrefix("Error: ") else { exit(withError: error) }
-        reportError(withHint(String(message.dropFirst("Error: ".count))))
+        guard code != .success, !message.isEmpty else { exit(withError: error) }
+        // ArgumentParser's own errors arrive as "Error: …"; a job's error as its bare message.
+        let text = message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message
+        reportError(withHint(text))
         exit(withError: code)
     }
 

@@ -98,7 +98,7 @@ extension PayloadCommand {
             let last = MachineLimits.largestFirstSequence(tokens: token.count)
             if firstSequence > last {
                 throw ValidationError(
-                    "--first-sequence must be 0…\(last) (\(token.count) tokens are numbered from it within 64 bits); got \(firstSequence)."
+                    "--first-sequence must be 0…\(last.grouped) (\(token.count.grouped) tokens are numbered from it within 64 bits); got \(firstSequence.grouped)."
                 )
             }
         }

@@ -187,8 +187,8 @@ import Testing
         (["--sink-threads", "-2"], "--sink-threads must be 1…"),
         (["--connections", "-4"], "--connections must be at least 1"),
         (["--streams", "-1"], "--streams must be at least 1"),
-        (["--attempts", "-1"], "--attempts must be 1…1000; got -1"),
-        (["--repeat", "-1"], "--repeat must be 1…1000; got -1"),
+        (["--attempts", "-1"], "--attempts must be 1…1,000; got -1"),
+        (["--repeat", "-1"], "--repeat must be 1…1,000; got -1"),
     ])
     func negativeNumbersAreRefusedForWhatTheyAre(arguments: [String], message: String) {
         let refusal = Self.refusal(of: arguments)
@@ -338,7 +338,7 @@ import Testing
         (["sink", "--stream-window", "3000000000"], "--stream-window: stream-window must be from 1 to 2^31−1"),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--stream-window", "0"],
-            "--stream-window must be 1…2147483647 bytes (HTTP/2's largest window); got 0"
+            "--stream-window must be 1…2,147,483,647 bytes (HTTP/2's largest window); got 0"
         ),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--window-refill", "threshold"],
@@ -347,7 +347,7 @@ import Testing
         (["sink", "--rtt", "2s", "--bandwidth", "10Gbit"], "over the cap of 64 MiB a connection"),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--connection-window", "2147483648"],
-            "--connection-window must be 65535…2147483647 bytes (HTTP/2's largest window); got 2147483648"
+            "--connection-window must be 65,535…2,147,483,647 bytes (HTTP/2's largest window); got 2,147,483,648"
         ),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--bandwidth", "0bit"],
@@ -357,7 +357,7 @@ import Testing
         (["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--nic", "-1Gbit"], "--nic must be above 0"),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--body-bytes", "-5"],
-            "--body-bytes must be 20…5120 bytes (APNs takes at most 5120); got -5"
+            "--body-bytes must be 20…5,120 bytes (APNs takes at most 5,120); got -5"
         ),
     ])
     func badWireInputIsAUsageError(arguments: [String], message: String) throws {

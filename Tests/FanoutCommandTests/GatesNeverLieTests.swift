@@ -65,6 +65,9 @@ import Testing
         )
         #expect(run.status == 4, "\(run.standardOutput)\(run.standardError)")
         #expect(run.standardOutput.contains("INVALID: the warm-up (2s) took the whole run"), "\(run.standardOutput)")
+        // No latency, so the harness's delay is no share of one (it printed "0% of the measured p99").
+        #expect(run.standardOutput.contains("no p99 measured to share"), "\(run.standardOutput)")
+        #expect(!run.standardOutput.contains("of the measured p99"), "\(run.standardOutput)")
         let summary = try Self.json(output + "/summary.json")
         #expect(summary["latency_ms"] is NSNull && summary["throughput_per_second"] is NSNull)
         #expect(summary["valid"] as? Bool == false)

@@ -1,3 +1,4 @@
+import FanoutSettings
 import Foundation
 import Testing
 
@@ -15,37 +16,40 @@ import Testing
     static let plan = ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms"]
 
     @Test(arguments: [
-        (render + ["--size-limit", "4294967296"], "--size-limit must be 1…1048576 bytes"),
-        (send + ["--size-limit", "9223372036854775807"], "--size-limit must be 1…1048576 bytes"),
+        (render + ["--size-limit", "4294967296"], "--size-limit must be 1…1,048,576 bytes"),
+        (send + ["--size-limit", "9223372036854775807"], "--size-limit must be 1…1,048,576 bytes"),
         (send + ["--connections", "9223372036854775807"], "--connections must be 1…"),
         (send + ["--connections", "100000"], "(this machine's open-file limit, "),
         (send + ["--streams", "9223372036854775807"], "--streams must be 1…"),
         (send + ["--threads", "100000"], "--threads must be 1…"),
-        (send + ["--attempts", "9223372036854775807"], "--attempts must be 1…1000; got 9223372036854775807"),
+        (send + ["--attempts", "9223372036854775807"], "--attempts must be 1…1,000; got 9,223,372,036,854,775,807"),
         (["run", "--connections", "100000"], "--connections must be 1…"),
         (["run", "--threads", "100000"], "--threads must be 1…"),
         (["run", "--sink-threads", "100000"], "--sink-threads must be 1…"),
         (["run", "--streams", "9223372036854775807"], "--streams must be 1…"),
-        (["run", "--repeat", "9223372036854775807"], "--repeat must be 1…1000"),
-        (plan + ["--streams", "9223372036854775807"], "--streams must be 1…2147483647 (HTTP/2's stream identifiers"),
-        (plan + ["--cores", "9223372036854775807"], "--cores must be 1…65536"),
+        (["run", "--repeat", "9223372036854775807"], "--repeat must be 1…1,000"),
+        (
+            plan + ["--streams", "9223372036854775807"],
+            "--streams must be 1…2,147,483,647 (HTTP/2's stream identifiers"
+        ),
+        (plan + ["--cores", "9223372036854775807"], "--cores must be 1…65,536"),
         (["sink", "--threads", "100000"], "--threads must be 1…"),
         (["sink", "--max-connections", "100000"], "--max-connections must be 1…"),
-        (["run", "--count", "18446744073709551615"], "--count must be 1…1000000000000000 (at most 10^15 tokens)"),
+        (["run", "--count", "18446744073709551615"], "--count must be 1…1,000,000,000,000,000 (at most 10^15 tokens)"),
         (
             [
                 "send", "--endpoint", "http://127.0.0.1:1", "--generate", "18446744073709551615", "--template",
                 "fixtures/poll.json", "--topic", "com.example.app",
             ],
-            "--generate must be 1…1000000000000000"
+            "--generate must be 1…1,000,000,000,000,000"
         ),
         (
             ["tokens", "generate", "--count", "18446744073709551615", "--output", "/tmp/never-written.txt"],
-            "--count must be 1…1000000000000000"
+            "--count must be 1…1,000,000,000,000,000"
         ),
         (
             render + ["--token", token, "--first-sequence", "18446744073709551615"],
-            "--first-sequence must be 0…18446744073709551614 (2 tokens are numbered from it within 64 bits)"
+            "--first-sequence must be 0…18,446,744,073,709,551,614 (2 tokens are numbered from it within 64 bits)"
         ),
     ])
     func valuesPastTheirRangeAreUsageErrors(arguments: [String], message: String) throws {
@@ -62,7 +66,7 @@ import Testing
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         #expect(result.status == 64)
         #expect(
-            result.standardError.contains("this machine's open-file limit, \(limit.rlim_cur), allows"),
+            result.standardError.contains("this machine's open-file limit, \(Int(limit.rlim_cur).grouped), allows"),
             "\(result.standardError)"
         )
     }

@@ -17,7 +17,7 @@ import Testing
         let error = #expect(throws: OptionRangeError.self) { try small.eventLoops("--threads").check(100_000) }
         #expect(
             error?.description
-                == "--threads must be 1…319 (this machine's open-file limit, 1024, allows 319); got 100000"
+                == "--threads must be 1…319 (this machine's open-file limit, 1,024, allows 319); got 100,000"
         )
         #expect(throws: OptionRangeError.self) { try machine.eventLoops("--threads").check(100_000) }
         #expect(throws: OptionRangeError.self) { try machine.eventLoops("--threads").check(0) }
@@ -34,7 +34,7 @@ import Testing
         }
         #expect(
             error?.description
-                == "--connections must be 1…19933 (this machine's open-file limit, 20000, allows 19933 beside 1 event loop); got 100000"
+                == "--connections must be 1…19,933 (this machine's open-file limit, 20,000, allows 19,933 beside 1 event loop); got 100,000"
         )
         #expect(throws: OptionRangeError.self) {
             try machine.connections("--connections", eventLoops: 1).check(Int.max)
@@ -50,7 +50,7 @@ import Testing
         }
         #expect(
             error?.description
-                == "--streams must be 1…\(memoryBound) (this machine's memory, 23.0 GB, holds \(memoryBound) a connection over 4 connections); got 9223372036854775807"
+                == "--streams must be 1…5,615,234 (this machine's memory, 23.0 GB, holds 5,615,234 a connection over 4 connections); got 9,223,372,036,854,775,807"
         )
         let huge = MachineLimits(openFiles: 1 << 20, memoryBytes: .max)
         #expect(huge.streams("--streams", connections: 1).values == 1...Int(Int32.max))
@@ -102,7 +102,7 @@ import Testing
         let error = #expect(throws: OptionRangeError.self) { try range.check(4_294_967_296) }
         #expect(
             error?.description
-                == "--size-limit must be 1…1048576 bytes (APNs takes 4096, 5120 for VoIP; up to 1 MiB exercises a server's 413); got 4294967296"
+                == "--size-limit must be 1…1,048,576 bytes (APNs takes 4,096, 5,120 for VoIP; up to 1 MiB exercises a server's 413); got 4,294,967,296"
         )
         #expect(try range.check(5120) == 5120)
     }

@@ -11,12 +11,17 @@ import Testing
 
     @Test func aValueOutsideSaysTheOptionTheRangeItsReasonAndTheValue() {
         let range = OptionRange("--body-bytes", 20, 5120, unit: "bytes", reason: "APNs takes at most 5120")
-        for value in [19, 5121, Int.min, Int.max] {
+        for (value, written) in [
+            (19, "19"), (5121, "5,121"), (Int.min, "-9,223,372,036,854,775,808"),
+            (Int.max, "9,223,372,036,854,775,807"),
+        ] {
             let error = #expect(throws: OptionRangeError.self) { try range.check(value) }
-            #expect(error?.description == "--body-bytes must be 20…5120 bytes (APNs takes at most 5120); got \(value)")
+            #expect(
+                error?.description == "--body-bytes must be 20…5,120 bytes (APNs takes at most 5120); got \(written)"
+            )
         }
         let error = #expect(throws: OptionRangeError.self) { try range.check(UInt64.max) }
-        #expect(error?.given == "18446744073709551615")
+        #expect(error?.given == "18,446,744,073,709,551,615")
     }
 
     /// A bound below the lowest (a machine with no files to spare) still leaves the lowest.
