@@ -125,6 +125,8 @@ import Testing
         ])
         #expect(result.status != 0, "\(result.standardOutput)")
         #expect(result.standardError.contains("is an invalid run"), "\(result.standardError)")
+        // A job's own error, thrown from run(): once written "Error: " by ArgumentParser.
+        #expect(result.standardError.hasPrefix("error: --cost: "), "\(result.standardError)")
     }
 
     /// 403 on every answer: the run printed a rate and percentiles, "✅ valid", with 0 accepted.
