@@ -14,7 +14,7 @@ enum TokenInput: ~Copyable {
     {
         switch source {
         case .standardInput:
-            return .text(.standardInput, prefix: [])
+            return try sniffed(.standardInput, configuration: configuration)
         case .generated(let generator):
             guard configuration.format.hexLengths.contains(2 * generator.length) else {
                 throw TokenSetError(
@@ -25,22 +25,30 @@ enum TokenInput: ~Copyable {
             }
             return .generated(generator)
         case .file(let path):
-            let file = try TokenFile.open(reading: path)
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BinaryTokenFormat.headerSize, alignment: 8)
-            defer { buffer.deallocate() }
-            let prefix = Array(buffer[0..<(try file.read(into: buffer))])
-            if BinaryTokenFormat.looksBinary(prefix) {
-                let header = try BinaryTokenFormat.header(
-                    prefix,
-                    fileSize: try file.regularSize(),
-                    format: configuration.format,
-                    source: path
-                )
-                return .binary(file, header)
-            }
-            // Text: the prefix is its first bytes (never opened again: a pipe cannot be).
-            return .text(file, prefix: prefix)
+            return try sniffed(try TokenFile.open(reading: path), configuration: configuration)
         }
+    }
+
+    /// `file` as text or binary, told by its first bytes (standard input too: `tokens convert`'s
+    /// binary set piped into `fanout send --tokens -`).
+    private static func sniffed(
+        _ file: consuming TokenFile,
+        configuration: TokenReaderConfiguration
+    ) throws(TokenSetError) -> TokenInput {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BinaryTokenFormat.headerSize, alignment: 8)
+        defer { buffer.deallocate() }
+        let prefix = Array(buffer[0..<(try file.read(into: buffer))])
+        if BinaryTokenFormat.looksBinary(prefix) {
+            let header = try BinaryTokenFormat.header(
+                prefix,
+                fileSize: try file.regularSize(),
+                format: configuration.format,
+                source: file.name
+            )
+            return .binary(file, header)
+        }
+        // Text: the prefix is its first bytes (never opened again: a pipe cannot be).
+        return .text(file, prefix: prefix)
     }
 }
 

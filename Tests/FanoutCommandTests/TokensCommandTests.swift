@@ -98,6 +98,12 @@ import Testing
         let cut = try shell("'\(fanout)' tokens count --tokens <(head -c 1000 '\(binary)')")
         #expect(cut.status == 1, "\(cut.errors)")
         #expect(cut.errors.contains("truncated while reading"), "\(cut.errors)")
+        // Standard input, binary and text alike (binary on stdin was read as text: "'N' is not a
+        // hex digit" at 1:3, the magic's third byte).
+        for set in [binary, text] {
+            let piped = try shell("cat '\(set)' | '\(fanout)' tokens count --tokens -")
+            #expect(piped.output == "tokens: 1000\nlines: 1000\nskipped: 0\n", "\(set): \(piped.errors)")
+        }
         let padded = try shell("'\(fanout)' tokens count --tokens <(cat '\(binary)'; printf x)")
         #expect(padded.status == 1, "\(padded.errors)")
         #expect(padded.errors.contains("bytes after the 1000 records"), "\(padded.errors)")
