@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Two builds' sinks side by side: h2load against `fanout sink` of OLD and of NEW (both
+# listening at once, cleartext, one event loop each), ROUNDS rounds in ABBA order (odd rounds old
+# first, even rounds new first, so a machine getting busier or quieter favours neither), in two
+# shapes (-c 8 -m 100 and -c 1 -m 1000, -t 1, REQUESTS each). Prints each round's rates and
+# new ÷ old, and each shape's median ratio: a change of the sink's throughput (issue #49's
+# "within 5% of today's" is a median of at least 0.95).
+#
+#   scripts/bench/sink-builds.sh OLD-FANOUT NEW-FANOUT [ROUNDS=8] [REQUESTS=200000]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ $# -ge 2 ] || { echo "usage: scripts/bench/sink-builds.sh OLD-FANOUT NEW-FANOUT [ROUNDS] [REQUESTS]" >&2; exit 2; }
+old=$1 new=$2 rounds=${3:-8} requests=${4:-200000}
+. scripts/lib/peers.sh
+body=$PWD/fixtures/poll.json
+token=$(printf 'ab%.0s' $(seq 32))
+
+# sink BINARY NAME: starts BINARY's sink on port 0; prints the port it says it listens on.
+sink() {
+    "$1" sink --listen 127.0.0.1:0 >"$work/$2.out" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do
+        port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/$2.out")
+        [ -n "$port" ] && { echo "$port"; return; }
+        sleep 0.1
+    done
+    echo "the $2 sink printed no port:" >&2
+    cat "$work/$2.out" >&2
+    exit 1
+}
+old_port=$(sink "$old" old)
+new_port=$(sink "$new" new)
+
+# rate PORT SHAPE...: h2load's requests a second against the sink on PORT.
+rate() {
+    local port=$1 out
+    shift
+    out=$(h2load -n "$requests" "$@" -t 1 -d "$body" -H 'apns-topic: com.example.app' \
+        -H 'apns-push-type: alert' "http://127.0.0.1:$port/3/device/$token")
+    grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
+    awk '/^finished in/ {print $4}' <<<"$out"
+}
+
+for shape in "-c 8 -m 100" "-c 1 -m 1000"; do
+    echo
+    echo "h2load $shape -t 1, $requests requests"
+    printf '%-6s %12s %12s %8s\n' round old new ratio
+    : >"$work/ratios"
+    for round in $(seq "$rounds"); do
+        # shellcheck disable=SC2086
+        if [ $((round % 2)) = 1 ]; then
+            a=$(rate "$old_port" $shape)
+            b=$(rate "$new_port" $shape)
+        else
+            b=$(rate "$new_port" $shape)
+            a=$(rate "$old_port" $shape)
+        fi
+        ratio=$(python3 -c "print(f'{$b / $a:.3f}')")
+        printf '%-6s %12.0f %12.0f %8s\n' "$round" "$a" "$b" "$ratio"
+        echo "$ratio" >>"$work/ratios"
+    done
+    python3 - "$work/ratios" "$shape" <<'PY'
+import statistics, sys
+ratios = [float(line) for line in open(sys.argv[1])]
+print(f"{sys.argv[2]}: new / old = {statistics.median(ratios):.3f} (median of {len(ratios)}; "
+      f"spread {min(ratios):.3f}-{max(ratios):.3f})")
+PY
+done
