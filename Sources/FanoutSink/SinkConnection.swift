@@ -14,6 +14,11 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// Whether the scenario's latency is drawn from a spread (`LatencyDistribution.hasSpread`),
     /// asked once: an empirical one's answer builds a set.
     private let latencyHasSpread: Bool
+    /// Half the wire's round trip (`SinkWire`, its median for a spread; 0 without a wire): the
+    /// time a timed request spent on the wire before its read, and its answer will spend after
+    /// its write. It is the endpoint's path, not a queue of the harness, so it is taken out of
+    /// the transit and given to the sender with the hold (`TimedAPNsID`).
+    private let wireOneWay: UInt64
     let statistics: SinkStatistics
     let state: SinkState
     private var counts = SinkCounts()
@@ -107,6 +112,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         self.recorder = recorder
         allowedTopics = configuration.bundleBytes
         latencyHasSpread = configuration.scenario.latency?.hasSpread ?? false
+        wireOneWay = (configuration.scenario.wire?.roundTrip.median ?? 0) / 2
         ids = APNsIDGenerator(seed: seed)
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
@@ -463,7 +469,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         if due > received { recorder.held(due - received) }
         // What lay between the send and this read: the client's and the kernel's queues, this
         // sink's read backlog (`SinkLoopRecorder.fromSend`).
-        let transit: UInt64 = sentAt == 0 ? 0 : max(1, min(received - min(received, sentAt), Self.longestTransit))
+        let transit: UInt64 =
+            sentAt == 0 ? 0 : max(1, min(received - min(received, sentAt + wireOneWay), Self.longestTransit))
         if due > now {
             var entry = PendingResponses.Entry(
                 due: due,
@@ -481,7 +488,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 digestHash: digestHash,
                 due: due,
                 transit: transit,
-                held: due - min(due, received),
+                held: due - min(due, received) + wireOneWay,
                 &connection
             )
         }
@@ -669,7 +676,11 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         // A timed request learns when its answer was written and what the scenario held it.
         var uniqueID: UnsafeRawBufferPointer?
         if transit > 0 {
-            let bits = TimedAPNsID.answerBits(writtenAt: NIODeadline.now().uptimeNanoseconds, held: held)
+            // Written when the wire will hand the answer on; held the wire's two ways too.
+            let bits = TimedAPNsID.answerBits(
+                writtenAt: NIODeadline.now().uptimeNanoseconds + wireOneWay,
+                held: held + wireOneWay
+            )
             UUIDText.write(bits, into: uniqueIDStorage.bytes)
             uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
         }

@@ -208,6 +208,19 @@ public enum LatencyDistribution: Sendable, Hashable {
         }
     }
 
+    /// Its median in nanoseconds: half its draws are shorter (a normal one's mean, a uniform
+    /// one's middle, an empirical one's middle value).
+    var median: UInt64 {
+        switch self {
+        case .fixed(let value): return value.wholeNanoseconds
+        case .uniform(let low, let high): return (low.wholeNanoseconds + high.wholeNanoseconds) / 2
+        case .normal(let mean, _): return mean.wholeNanoseconds
+        case .logNormal(let median, _): return median.wholeNanoseconds
+        case .empirical(let values):
+            return values.isEmpty ? 0 : values.map(\.wholeNanoseconds).sorted()[values.count / 2]
+        }
+    }
+
     /// A drawn value as nanoseconds: below zero (or not a number) is zero, beyond a year is a year
     /// (log-normal's far tail with a large σ reaches infinity).
     static func nanoseconds(_ value: Double) -> UInt64 {

@@ -1,0 +1,40 @@
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// The wire in front of the sink (`--sink-rtt`) is the endpoint's path, not a queue of the
+/// harness: a timed answer's hold carries the wire's two ways, its write time is when the wire
+/// hands it on, and the sink's lateness from the send leaves the way in out. Before, `fanout run
+/// --sink-rtt 80ms --sink-latency fixed:5ms` read the harness's own delay at p99 as 86.85 ms (95%
+/// of the measured p99: HARNESS-BOUND), the way back 41 ms and the sink's lateness from the send
+/// 42 ms, each with half the wire in it.
+@Suite struct HarnessWireTests {
+    @Test func theWireIsNotTheHarnesssOwnDelay() throws {
+        let folder = NSTemporaryDirectory() + "fanout-harness-wire-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try CommandRunner.run(
+            [
+                "run", "--count", "8000", "--sink-rtt", "80ms", "--sink-latency", "fixed:5ms", "--connections", "2",
+                "--streams", "200", "--output", folder,
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(run.status == 0, "\(run.standardError)")
+        let summary = try CommandRunner.summary(in: folder)
+        let harness = try #require(summary["harness"] as? [String: Any], "\(summary)")
+        let latency = try #require(summary["latency_ms"] as? [String: Double])
+        // Every answer took the wire's 80 ms and the hold's 5 ms.
+        #expect(try #require(latency["p50"]) >= 85)
+        // Half the wire, each way, is 40 ms: a figure holding a way of it reads at least that.
+        // What is left is the harness's queues, milliseconds even on a loaded machine.
+        func p50(_ figure: Any?) -> Double? { (figure as? [String: Any])?["p50"] as? Double }
+        let sender = try #require(harness["sender"] as? [String: Any])
+        let sink = try #require(harness["sink"] as? [String: Any])
+        #expect(harness["own_measured"] as? Bool == true)
+        #expect(try #require(p50(harness["own_ms"])) < 40, "\(harness)")
+        #expect(try #require(p50(sender["return_path_ms"])) < 40, "\(sender)")
+        #expect(try #require(p50(sink["from_send_ms"])) < 40, "\(sink)")
+        // The hold the sink reports is its own 5 ms, the wire not in it.
+        #expect(try #require(p50(sink["injected_ms"])) == 5, "\(sink)")
+    }
+}
