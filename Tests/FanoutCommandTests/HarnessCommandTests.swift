@@ -121,15 +121,13 @@ import Testing
     /// `fanout send --apns-id timed` to a `fanout sink` on this host: the sink times its answers
     /// from each request's send, and says so in /stats, /metrics and its summary.
     @Test func aSinkTimesTimedRequestsFromTheirSend() throws {
-        let port = freePort()
-        let admin = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--admin", "127.0.0.1:\(admin)", "--latency", "fixed:2ms"]
+            ["sink", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--latency", "fixed:2ms"]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
-        try waitForListener(port: admin)
+        let port = try sink.announcedPort()
+        let admin = try sink.announcedPort(after: "admin on ")
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for policy in ["timed", "random"] {
@@ -143,15 +141,18 @@ import Testing
             )
             #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
         }
-        // Loops hand their delays over once a second.
-        Thread.sleep(forTimeInterval: 1.5)
-        let stats = try PeerProcess.run("curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
-        let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(stats.output.utf8)) as? [String: Any],
-            "\(stats.output)"
-        )
-        let delays = try #require(object["own_delays"] as? [String: Any], "\(stats.output)")
-        let count = { (key: String) in (delays[key] as? [String: Any])?["count"] as? Int }
+        // Loops hand their delays over once a second: /stats is read until every answer's is in.
+        var read: [String: Any] = [:]
+        let countIn = { (delays: [String: Any], key: String) in (delays[key] as? [String: Any])?["count"] as? Int }
+        let handedOver = try poll(timeout: .seconds(10), every: .milliseconds(100)) {
+            let stats = try PeerProcess.run("curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
+            let object = try JSONSerialization.jsonObject(with: Data(stats.output.utf8)) as? [String: Any]
+            read = object?["own_delays"] as? [String: Any] ?? [:]
+            return countIn(read, "lateness_ms") == 6000
+        }
+        let delays = read
+        #expect(handedOver, "\(delays)")
+        let count = { (key: String) in countIn(delays, key) }
         // Every answer is timed from its due time; only the 3,000 timed ones from their send.
         #expect(count("lateness_ms") == 6000, "\(delays)")
         #expect(count("from_send_ms") == 3000, "\(delays)")
