@@ -322,6 +322,11 @@ let package = Package(
             ],
             exclude: ["Peers", "Golden"]
         ),
+        // The jobs' own logic, without running the executable.
+        .testTarget(
+            name: "FanoutRunTests",
+            dependencies: ["FanoutRun", "FanoutSettings", "FanoutTestSupport"]
+        ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutCommandTests",
