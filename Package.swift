@@ -330,7 +330,10 @@ let package = Package(
         // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutCommandTests",
-            dependencies: ["fanout", "fanout-cost", "FanoutRun", "FanoutSettings", "FanoutTestSupport"],
+            dependencies: [
+                "fanout", "fanout-cost", "FanoutRun", "FanoutReport", "FanoutMeasure", "FanoutSettings",
+                "FanoutTestSupport",
+            ],
             exclude: ["Peers"]
         ),
         .testTarget(
