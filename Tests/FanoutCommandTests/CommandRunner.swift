@@ -60,8 +60,7 @@ struct CommandRunner {
         nonisolated(unsafe) var errorData = Data()
         DispatchQueue.global().async(group: group) { outputData = output.fileHandleForReading.readDataToEndOfFile() }
         DispatchQueue.global().async(group: group) { errorData = error.fileHandleForReading.readDataToEndOfFile() }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        poll(timeout: timeout) { !process.isRunning }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
