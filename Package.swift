@@ -155,7 +155,11 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        // What a run leaves: summary.json, the latency distribution (.hgrm), reconciliation.
+        // Results, from making them to judging them: the typed documents (summary.json, the
+        // sink's provider section, probe, search), their assembly (run and sink summaries, the
+        // harness account, interval logs and .hgrm), their rendering (report.html, summary.md,
+        // CI formats, the progress line), judging them (gate, thresholds, run records,
+        // compare, A/B pairs), merging shards, and planning (rate search, capacity plan).
         .target(
             name: "FanoutReport",
             dependencies: [
@@ -318,10 +322,18 @@ let package = Package(
             ],
             exclude: ["Peers", "Golden"]
         ),
+        // The jobs' own logic, without running the executable.
+        .testTarget(
+            name: "FanoutRunTests",
+            dependencies: ["FanoutRun", "FanoutSettings", "FanoutTestSupport"]
+        ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutCommandTests",
-            dependencies: ["fanout", "fanout-cost", "FanoutRun", "FanoutSettings", "FanoutTestSupport"],
+            dependencies: [
+                "fanout", "fanout-cost", "FanoutRun", "FanoutReport", "FanoutMeasure", "FanoutSettings",
+                "FanoutTestSupport",
+            ],
             exclude: ["Peers"]
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 import NIOCore
 
-/// APNs' error response body (shared/APNS.md, "Response"): the sink writes it, the sender
+/// APNs' error response body (docs/apns.md, "Response"): the sink writes it, the sender
 /// reads it.
 ///
 /// ```

@@ -1,4 +1,4 @@
-/// Apple's APNs hosts (shared/APNS.md, "Connection"), on ports 443 and 2197: where synthetic
+/// Apple's APNs hosts (docs/apns.md, "Connection"), on ports 443 and 2197: where synthetic
 /// tokens must not go (Apple answers each BadDeviceToken, and floods of rejected requests get a
 /// provider's connections closed and throttled), and where a run without a rate of its own is
 /// capped.

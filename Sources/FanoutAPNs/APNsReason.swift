@@ -1,5 +1,5 @@
 /// The `reason` of an APNs error response, with the status APNs sends it with
-/// (shared/APNS.md, "Response"). The sender reads them; the sink answers with them.
+/// (docs/apns.md, "Response"). The sender reads them; the sink answers with them.
 public enum APNsReason: String, CaseIterable, Sendable, Hashable {
     // 400
     case badCollapseId = "BadCollapseId"
@@ -17,7 +17,7 @@ public enum APNsReason: String, CaseIterable, Sendable, Hashable {
     case payloadEmpty = "PayloadEmpty"
     case topicDisallowed = "TopicDisallowed"
     /// A payload that is not a JSON object. APNs documents no reason for it; this one is
-    /// Fanout's choice (shared/APNS.md marks it "choose").
+    /// Fanout's choice (docs/apns.md, "Payload", marks it "choose").
     case badPayload = "BadPayload"
     // 403
     case badCertificate = "BadCertificate"

@@ -1,4 +1,4 @@
-/// An APNs request's path and header names (shared/APNS.md, "Request"), spelled once for the
+/// An APNs request's path and header names (docs/apns.md, "Request"), spelled once for the
 /// sender that writes them and the sink that reads them.
 ///
 /// ```
@@ -31,7 +31,7 @@ public enum APNsRequest {
     }
 
     /// The MAX_CONCURRENT_STREAMS APNs advertises once a connection has been accepted (1 before
-    /// the first request with token auth; 500 and 1500 have also been seen, shared/APNS.md):
-    /// the sink's default, and the sender's default cap per connection.
+    /// the first request with token auth; 500 and 1500 have also been seen: docs/apns.md,
+    /// "Connection"): the sink's default, and the sender's default cap per connection.
     public static let concurrentStreams = 1000
 }

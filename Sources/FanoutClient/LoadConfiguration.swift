@@ -8,7 +8,7 @@ import NIOCore
 
 import struct Foundation.Date
 
-/// The APNs request headers of a run besides the path (shared/APNS.md, "Request").
+/// The APNs request headers of a run besides the path (docs/apns.md, "Request").
 public struct NotificationHeaders: Sendable, Hashable {
     /// `apns-topic`: the bundle id plus the push type's suffix.
     public var topic: String

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 
-/// APNs provider tokens for token auth (shared/APNS.md, "Auth"): an ES256 JWT signed with the
+/// APNs provider tokens for token auth (docs/apns.md, "Auth"): an ES256 JWT signed with the
 /// team's `.p8` key, sent as `authorization: bearer <jwt>`, signed once and reused until it is
 /// `refreshInterval` old (APNs: no more often than every 20 minutes, no less than every 60).
 ///

@@ -135,16 +135,19 @@ public struct HarnessAccount: Sendable {
         let sinkThreads = sink?.loopUtilisation.count ?? 0
         let busiestSender = senderUtilisation.max() ?? 0
         let busiestSink = sink?.loopUtilisation.max() ?? 0
+        // A `where` binds only the last pattern of a case: each pattern carries its own test.
         switch largest.part {
-        case .sendLateness, .senderLoopLag, .readDelay, .returnPath,
-            .senderShare
-        where busiestSender >= Self.saturated:
+        case .sendLateness where busiestSender >= Self.saturated,
+            .senderLoopLag where busiestSender >= Self.saturated,
+            .readDelay where busiestSender >= Self.saturated,
+            .returnPath where busiestSender >= Self.saturated,
+            .senderShare where busiestSender >= Self.saturated:
             advice.append(
                 "the sender's loops are behind (busiest at \(Self.percent(busiestSender)) of a core): give it more --threads"
                     + (senderThreads + sinkThreads >= cores ? " on a machine with cores to spare" : "")
                     + ", or split the run over machines with --shard i/N"
             )
-        case .sinkLateness,
+        case .sinkLateness where busiestSink >= Self.saturated,
             .sinkFromSend where busiestSink >= Self.saturated:
             advice.append(
                 "the sink answers late (busiest loop at \(Self.percent(busiestSink)) of a core): "

@@ -47,7 +47,8 @@ struct OutputFolder: Sendable {
 /// `--trigger CMD`: a command run with `/bin/sh -c` once the sink listens — a `curl` to the
 /// provider's broadcast API, or the provider itself. Its standard output and error go to
 /// `trigger.log` in the folder; the sink stops it (SIGTERM, then SIGKILL after 2 s) if it is
-/// still running when the sink stops.
+/// still running when the sink stops. Its environment names the port the sink listens on,
+/// `FANOUT_SINK_PORT`, so a sink told `--listen HOST:0` can still be found.
 final class TriggerProcess: Sendable {
     static let logName = "trigger.log"
 
@@ -57,7 +58,7 @@ final class TriggerProcess: Sendable {
     /// Whether it was still running when the sink stopped it.
     private let stopped = NIOLockedValueBox(false)
 
-    init(command: String, log path: String) throws {
+    init(command: String, log path: String, sinkPort: Int?) throws {
         self.command = command
         logPath = path
         guard FileManager.default.createFile(atPath: path, contents: nil),
@@ -66,6 +67,11 @@ final class TriggerProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
+        if let sinkPort {
+            var environment = ProcessInfo.processInfo.environment
+            environment["FANOUT_SINK_PORT"] = String(sinkPort)
+            process.environment = environment
+        }
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

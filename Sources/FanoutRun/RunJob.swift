@@ -129,6 +129,7 @@ public struct RunJob: Sendable {
         started(engine)
         let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
         defer { metricsServer?.close() }
+        if let metricsServer { StandardStream.output.write("metrics on \(metricsServer.address)\n".utf8) }
         warnIfLate(configuration.shape.model.startAt)
         let sinkCPUAtStart = ThreadCPUClock.perLoop(of: sinkGroup)
         let report = engine.run(progress: progress)

@@ -246,6 +246,7 @@ public struct SendJob: Sendable {
         started(engine)
         let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
         defer { metricsServer?.close() }
+        if let metricsServer { StandardStream.output.write("metrics on \(metricsServer.address)\n".utf8) }
         warnIfLate(configuration.shape.model.startAt)
         // A token set that turns out bad part-way (a malformed line, a truncated file) ends the
         // run there: what was sent stays counted, and the report holds it invalid with the place.

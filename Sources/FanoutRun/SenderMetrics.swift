@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutMeasure
+import FanoutSink
 import FanoutTokens
 import Foundation
 import NIOPosix
@@ -36,8 +37,9 @@ final class SenderMetrics: Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let endpoint: TextEndpoint
 
-    /// Where it listens.
-    var port: Int { endpoint.localAddress.port ?? 0 }
+    /// Where it listens, `HOST:PORT`: printed as "metrics on HOST:PORT" once it does, so that
+    /// `--metrics HOST:0` can be found.
+    var address: String { Sink.describe(endpoint.localAddress) }
 
     /// Serves `engine`'s statistics at `address`, labelled with its shard when it is one.
     init(at address: MetricsAddress, engine: LoadEngine) throws {

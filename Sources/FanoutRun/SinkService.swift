@@ -121,7 +121,11 @@ public struct SinkService: Service {
             trigger = try job.instrument?.trigger.flatMap { command in
                 guard let output, let instrument else { return nil }
                 instrument.markStart(at: NIODeadline.now().uptimeNanoseconds)
-                return try TriggerProcess(command: command, log: output.path + "/" + TriggerProcess.logName)
+                return try TriggerProcess(
+                    command: command,
+                    log: output.path + "/" + TriggerProcess.logName,
+                    sinkPort: running.sink.localAddress.port
+                )
             }
         } catch {
             try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }

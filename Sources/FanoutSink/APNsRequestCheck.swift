@@ -3,8 +3,8 @@ import FanoutHTTP2
 import FanoutPayload
 import NIOCore
 
-/// Checks one request against APNs' rules (shared/APNS.md), in this order; the first failure
-/// is the answer:
+/// Checks one request against APNs' rules (docs/apns.md, "Request"), in this order; the first
+/// failure is the answer:
 ///
 /// 1. `:method` is POST, else 405 MethodNotAllowed.
 /// 2. `:path` is `/3/device/<token>`, else 404 BadPath; an empty token is 400

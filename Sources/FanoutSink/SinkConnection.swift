@@ -45,7 +45,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// Streams reset while answers were held: some of the held answers may be for them.
     private var resetsWhileHolding = 0
 
-    /// Answers held now (for tests and, later, limits).
+    /// Answers held now; read by tests (SinkConnectionTests bounds it under resets).
     var heldAnswers: Int { pending.count }
     private var random: SinkRandom
     /// When the connection opened, and whether its timed GOAWAY has gone out.

@@ -3,7 +3,7 @@ import FanoutAPNs
 import Foundation
 import NIOConcurrencyHelpers
 
-/// APNs token authentication (shared/APNS.md, "Auth"): an ES256 JWT in
+/// APNs token authentication (docs/apns.md, "Auth"): an ES256 JWT in
 /// `authorization: bearer <jwt>`, checked against the keys the sink is given.
 ///
 /// ```

@@ -15,7 +15,8 @@ import NIOConcurrencyHelpers
 /// holds the reader back (backpressure). Consumers must recycle every batch they take.
 public final class TokenStream: Sendable {
     private let ready: BatchQueue
-    private let free: BatchQueue
+    /// Batches waiting for the reader (internal: a test sees the reader park on it).
+    let free: BatchQueue
     private let cancelled = ManagedAtomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let result = NIOLockedValueBox<TokenStreamSummary?>(nil)

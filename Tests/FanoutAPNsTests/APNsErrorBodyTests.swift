@@ -25,7 +25,8 @@ import Testing
         #expect(Self.timestamp(in: body) == 1_700_000_000_123)
     }
 
-    /// The bytes are APNs' (shared/APNS.md), and valid JSON that Foundation reads the same way.
+    /// The bytes are APNs' (docs/apns.md, "Response"), and valid JSON that Foundation reads the
+    /// same way.
     @Test func theBytesAreAPNs() throws {
         var body = ByteBuffer()
         APNsErrorBody.write(.unregistered, timestamp: 1_700_000_000_123, into: &body)

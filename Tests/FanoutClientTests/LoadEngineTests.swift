@@ -89,16 +89,19 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let tokens = try TokenStream(.generated(TokenGenerator(count: 100, seed: 1)))
-        var configuration = LoadConfiguration(
-            host: "127.0.0.1",
-            port: freePort(),
-            headers: NotificationHeaders(topic: "com.example.app"),
-            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
-        )
-        configuration.shape.connections = 1
-        configuration.shape.deadline = .seconds(60)
-        configuration.connectTimeout = .milliseconds(500)
-        let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+        // A port bound and held but not listening: connections to it are refused.
+        let report = try withRefusingPort { port in
+            var configuration = LoadConfiguration(
+                host: "127.0.0.1",
+                port: port,
+                headers: NotificationHeaders(topic: "com.example.app"),
+                encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
+            )
+            configuration.shape.connections = 1
+            configuration.shape.deadline = .seconds(60)
+            configuration.connectTimeout = .milliseconds(500)
+            return LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+        }
         #expect(report.unreachable?.cause == .connectionRefused)
         #expect(report.abandoned?.contains("could not reach the endpoint: connection refused") == true)
         #expect(report.snapshot.failed == [.connectionRefused: 100])

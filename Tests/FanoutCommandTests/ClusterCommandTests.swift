@@ -162,19 +162,26 @@ import Testing
     /// `--metrics`: while a run lasts its counts are served in Prometheus' format, labelled
     /// with the shard, and prometheus_client parses them.
     @Test func aRunServesItsCountsToPrometheusWhileItLasts() throws {
-        let port = freePort()
         let run = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "run", "--rate", "2000", "--duration", "4s", "--shard", "2/3", "--metrics", "127.0.0.1:\(port)",
+                "run", "--rate", "2000", "--duration", "4s", "--shard", "2/3", "--metrics", "127.0.0.1:0",
                 "--output", NSTemporaryDirectory() + "fanout-metrics-\(UUID().uuidString)",
             ]
         )
         defer { run.stop() }
-        try waitForListener(port: port)
-        usleep(2_500_000)
-        let scrape = try PeerProcess.run("curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
-        try #require(scrape.status == 0, "\(scrape.errors)")
+        let port = try run.announcedPort(after: "metrics on ")
+        // Scraped until the counts show accepted notifications (they reach the statistics at
+        // least once a second), while the run still lasts.
+        var scrape = PeerProcess.Result(status: -1, output: "", errors: "")
+        let counting = try poll(timeout: .seconds(30), every: .milliseconds(200)) {
+            scrape = try PeerProcess.run("curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
+            return scrape.status == 0
+                && scrape.output.split(separator: "\n").contains {
+                    $0.hasPrefix("fanout_sender_accepted_total") && !$0.hasSuffix(" 0")
+                }
+        }
+        try #require(counting, "\(scrape.output)\(scrape.errors)")
         let parsed = try PeerProcess.run(
             "python3",
             [CommandRunner.repositoryRoot + "/Tests/FanoutSinkTests/Peers/prometheus_parse.py"],

@@ -60,8 +60,7 @@ struct CommandRunner {
         nonisolated(unsafe) var errorData = Data()
         DispatchQueue.global().async(group: group) { outputData = output.fileHandleForReading.readDataToEndOfFile() }
         DispatchQueue.global().async(group: group) { errorData = error.fileHandleForReading.readDataToEndOfFile() }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        poll(timeout: timeout) { !process.isRunning }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -75,18 +74,26 @@ struct CommandRunner {
         )
     }
 
-    /// `fanout sink --listen 127.0.0.1:PORT` with `arguments`, on a free port, once it listens;
-    /// the caller stops it.
+    /// `fanout sink --listen 127.0.0.1:0` with `arguments`, once it says where it listens; the
+    /// caller stops it.
     static func sink(_ arguments: [String]) throws -> (sink: PeerProcess, port: Int) {
-        let port = freePort()
-        let sink = try PeerProcess(executable.path, ["sink", "--listen", "127.0.0.1:\(port)"] + arguments)
+        let sink = try PeerProcess(executable.path, ["sink", "--listen", "127.0.0.1:0"] + arguments)
         do {
-            try waitForListener(port: port)
+            return (sink, try sink.announcedPort())
         } catch {
             sink.stop()
             throw error
         }
-        return (sink, port)
+    }
+
+    /// The `accepted` count of a sink's `/stats` on its `--admin` port; `nil` when it cannot be
+    /// read.
+    static func sinkAccepted(admin: Int) -> Int? {
+        struct Stats: Decodable { var accepted: Int }
+        guard let result = try? PeerProcess.run("curl", ["-sf", "--max-time", "5", "http://127.0.0.1:\(admin)/stats"]),
+            result.status == 0
+        else { return nil }
+        return (try? JSONDecoder().decode(Stats.self, from: Data(result.output.utf8)))?.accepted
     }
 
     /// A run folder's summary.json as an object.

@@ -1,3 +1,5 @@
+import FanoutMeasure
+import FanoutReport
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -29,60 +31,51 @@ import Testing
         #expect(result.standardOutput.contains("HARNESS-BOUND: "), "\(result.standardOutput)")
         #expect(result.standardOutput.contains("or offer a lower rate (--rate)"), "\(result.standardOutput)")
 
-        let summary = try CommandRunner.summary(in: folder)
-        #expect(summary["schema_version"] as? Int == 7)
-        let harness = try #require(summary["harness"] as? [String: Any])
-        #expect(harness["bound"] as? Bool == true)
-        #expect(harness["max_share"] as? Double == 0.00001)
-        #expect((harness["guidance"] as? [String])?.isEmpty == false)
-        let sender = try #require(harness["sender"] as? [String: Any])
-        let readDelay = try #require(sender["read_delay_ms"] as? [String: Any])
+        let summary = try SummaryDocument.read(folder + "/summary.json")
+        #expect(summary.schemaVersion == 7)
+        let harness = try #require(summary.harness)
+        #expect(harness.bound)
+        #expect(harness.maxShare == 0.00001)
+        #expect(!harness.guidance.isEmpty)
+        let sender = harness.sender
         // One answer in 8 of each connection has its read delay recorded, its first included.
-        #expect((500...504).contains(readDelay["count"] as? Int ?? 0), "\(readDelay)")
-        let sendLateness = try #require(sender["send_lateness_ms"] as? [String: Any])
-        #expect(sendLateness["count"] as? Int == 4000, "\(sendLateness)")
+        #expect((500...504).contains(sender.readDelay.count), "\(sender.readDelay)")
+        let sendLateness = try #require(sender.sendLateness)
+        #expect(sendLateness.count == 4000, "\(sendLateness)")
         // The loop-lag probe samples every 5 ms: a 2-second run has hundreds of samples.
-        let loopLag = try #require(sender["loop_lag_ms"] as? [String: Any])
-        #expect((loopLag["count"] as? Int ?? 0) > 100, "\(loopLag)")
-        #expect((sender["loop_utilisation"] as? [Double])?.count == 1)
-        let sink = try #require(harness["sink"] as? [String: Any])
+        #expect(sender.loopLag.count > 100, "\(sender.loopLag)")
+        #expect(sender.loopUtilisation.count == 1)
+        let sink = try #require(harness.sink)
         // Every answer is timed from its due time; one request in 8 of each connection carries
         // its send time, and those answers are timed from it too.
-        for key in ["lateness_ms", "injected_ms"] {
-            let delay = try #require(sink[key] as? [String: Any], "\(key) missing from \(sink)")
-            #expect(delay["count"] as? Int == 4000, "\(key): \(delay)")
-        }
-        let fromSend = try #require(sink["from_send_ms"] as? [String: Any])
-        #expect((500...504).contains(fromSend["count"] as? Int ?? 0), "\(fromSend)")
+        #expect(sink.lateness.count == 4000, "\(sink.lateness)")
+        #expect(sink.injected.count == 4000, "\(sink.injected)")
+        #expect((500...504).contains(sink.fromSend.count), "\(sink.fromSend)")
         // What the scenario held each answer is the injected 10 ms, and it is reported as such.
-        let injected = try #require(sink["injected_ms"] as? [String: Double])
-        #expect(injected["p50"].map { abs($0 - 10) < 0.05 } == true, "\(injected)")
-        #expect(injected["max"].map { abs($0 - 10) < 0.05 } == true, "\(injected)")
+        #expect(abs(sink.injected.p50 - 10) < 0.05, "\(sink.injected)")
+        #expect(abs(sink.injected.max - 10) < 0.05, "\(sink.injected)")
         // The timed answers say when the sink wrote them and what it held them: the way back and
         // the harness's whole share are measured on each, and the own delay at p99 is never
         // below a part's. The share is against the measured p99.
-        #expect(harness["own_measured"] as? Bool == true)
-        for delay in [harness["own_ms"], sender["return_path_ms"], sender["per_answer_ms"]] {
-            #expect((500...504).contains((delay as? [String: Any])?["count"] as? Int ?? 0), "\(delay ?? "none")")
+        #expect(harness.ownMeasured)
+        let ownDelay = try #require(harness.own)
+        let wayBack = try #require(sender.returnPath)
+        let perAnswer = try #require(sender.perAnswer)
+        for delay in [ownDelay, wayBack, perAnswer] {
+            #expect((500...504).contains(delay.count), "\(delay)")
         }
         // The sender's share of an answer is a part of the harness's whole share of it (the
         // rest is the sink's), and holds the way back: answer by answer, so at every percentile.
-        let perAnswer = try #require(sender["per_answer_ms"] as? [String: Double])
-        let ownDelay = try #require(harness["own_ms"] as? [String: Double])
-        let wayBack = try #require(sender["return_path_ms"] as? [String: Double])
-        for key in ["p50", "p99", "max"] {
-            #expect(perAnswer[key]! <= ownDelay[key]! && wayBack[key]! <= perAnswer[key]!, "\(key)")
+        for (name, figure) in [("p50", \DelayFigures.p50), ("p99", \.p99), ("max", \.max)] {
+            #expect(perAnswer[keyPath: figure] <= ownDelay[keyPath: figure], "\(name)")
+            #expect(wayBack[keyPath: figure] <= perAnswer[keyPath: figure], "\(name)")
         }
-        let own = try #require(harness["own_p99_ms"] as? Double)
-        let measured = try #require(harness["measured_p99_ms"] as? Double)
-        let share = try #require(harness["share_of_p99"] as? Double)
-        #expect(abs(share - own / measured) < 1e-9)
-        let parts = [sendLateness, loopLag, readDelay, sink["from_send_ms"] as? [String: Any] ?? [:]]
-        #expect(own >= parts.compactMap { $0["p99"] as? Double }.max() ?? .infinity)
-        #expect(own >= (harness["own_ms"] as? [String: Any])?["p99"] as? Double ?? .infinity)
-        let intervals = try #require(summary["intervals"] as? [[String: Any]])
-        for interval in intervals {
-            #expect(interval["max_loop_lag_ms"] is Double && interval["read_delay_p99_ms"] is Double, "\(interval)")
+        #expect(abs(harness.shareOfP99 - harness.ownP99 / harness.measuredP99) < 1e-9)
+        let parts = [sendLateness, sender.loopLag, sender.readDelay, sink.fromSend]
+        #expect(harness.ownP99 >= parts.map(\.p99).max() ?? .infinity)
+        #expect(harness.ownP99 >= ownDelay.p99)
+        for interval in summary.intervals {
+            #expect(interval.maxLoopLag != nil && interval.readDelayP99 != nil, "\(interval)")
         }
 
         let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
@@ -121,15 +114,13 @@ import Testing
     /// `fanout send --apns-id timed` to a `fanout sink` on this host: the sink times its answers
     /// from each request's send, and says so in /stats, /metrics and its summary.
     @Test func aSinkTimesTimedRequestsFromTheirSend() throws {
-        let port = freePort()
-        let admin = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--admin", "127.0.0.1:\(admin)", "--latency", "fixed:2ms"]
+            ["sink", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--latency", "fixed:2ms"]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
-        try waitForListener(port: admin)
+        let port = try sink.announcedPort()
+        let admin = try sink.announcedPort(after: "admin on ")
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for policy in ["timed", "random"] {
@@ -143,20 +134,25 @@ import Testing
             )
             #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
         }
-        // Loops hand their delays over once a second.
-        Thread.sleep(forTimeInterval: 1.5)
-        let stats = try PeerProcess.run("curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
-        let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(stats.output.utf8)) as? [String: Any],
-            "\(stats.output)"
-        )
-        let delays = try #require(object["own_delays"] as? [String: Any], "\(stats.output)")
-        let count = { (key: String) in (delays[key] as? [String: Any])?["count"] as? Int }
+        // Loops hand their delays over once a second: /stats is read until every answer's is in.
+        // Its `own_delays` are the figures summary.json's harness section holds for the sink.
+        struct Stats: Decodable {
+            var ownDelays: SinkOwnDelays.Figures
+            enum CodingKeys: String, CodingKey { case ownDelays = "own_delays" }
+        }
+        var read: SinkOwnDelays.Figures?
+        let handedOver = try poll(timeout: .seconds(10), every: .milliseconds(100)) {
+            let stats = try PeerProcess.run("curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
+            read = try? JSONDecoder().decode(Stats.self, from: Data(stats.output.utf8)).ownDelays
+            return read?.lateness.count == 6000
+        }
+        let delays = try #require(read, "no own_delays in /stats")
+        #expect(handedOver, "\(delays)")
         // Every answer is timed from its due time; only the 3,000 timed ones from their send.
-        #expect(count("lateness_ms") == 6000, "\(delays)")
-        #expect(count("from_send_ms") == 3000, "\(delays)")
-        #expect(count("injected_ms") == 6000, "\(delays)")
-        #expect((delays["loop_utilisation"] as? [Double])?.count == 1, "\(delays)")
+        #expect(delays.lateness.count == 6000, "\(delays)")
+        #expect(delays.fromSend.count == 3000, "\(delays)")
+        #expect(delays.injected.count == 6000, "\(delays)")
+        #expect(delays.loopUtilisation.count == 1, "\(delays)")
         let metrics = try PeerProcess.run("curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(admin)/metrics"])
         for line in [
             #"fanout_sink_lateness_seconds{quantile="0.99"}"#, #"fanout_sink_injected_seconds{quantile="0.5"} 0.002"#,

@@ -36,18 +36,9 @@ import Testing
 
     static func invalidReasons(_ summary: [String: Any]) -> [String] { summary["invalid_reasons"] as? [String] ?? [] }
 
-    /// The bytes `process` has written (`wchar` of /proc/PID/io: its requests to the socket,
-    /// and with an embedded sink its answers too); 0 when it cannot be read.
-    static func bytesWritten(_ process: PeerProcess) -> Int {
-        guard let io = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/io", encoding: .utf8),
-            let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") })
-        else { return 0 }
-        return Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)) ?? 0
-    }
-
     /// Waits (bounded) until `process` has sent requests: some 50 of them, at ~400 bytes each.
     static func waitUntilSending(_ process: PeerProcess) throws {
-        try waitUntil("requests going out") { bytesWritten(process) > 20_000 }
+        try waitUntil("requests going out") { process.bytesWritten > 20_000 }
     }
 
     /// Case 9 of issue #48: an open-model send at 1,000/s stopped by SIGINT counted the tokens
@@ -164,15 +155,20 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let fifo = folder + "/tokens.fifo"
         try #require(mkfifo(fifo, 0o600) == 0)
-        let send = try Self.start([
-            "send", "--endpoint", "http://127.0.0.1:\(freePort())", "--tokens", fifo, "--template",
-            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
-        ])
+        // The send never reaches the endpoint (it waits for its tokens first); a port that
+        // refuses stands in for one.
+        let send = try withRefusingPort { port in
+            try Self.start([
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", fifo, "--template",
+                "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
+            ])
+        }
         defer { send.stop() }
         try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
         send.interrupt()
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(send.isRunning, "the first signal asks the run to stop; it cannot, waiting in open(2)")
+        // Staying alive for a while is the behaviour under test: it ends the wait early if it fails.
+        let ended = poll(timeout: .milliseconds(300)) { !send.isRunning }
+        #expect(!ended, "the first signal asks the run to stop; it cannot, waiting in open(2)")
         send.interrupt()
         let result = try send.wait(timeout: .seconds(10))
         #expect(result.status == 130, "\(result.errors)")

@@ -105,8 +105,10 @@ import Testing
             first.stop()
             second.stop()
         }
-        // Killed a second after the start, with results half made.
-        usleep(3_000_000)
+        // Killed once its requests are going out (its sockets' writes, /proc/PID/io: nothing is
+        // written before the start), with results half made.
+        let underWay = poll(timeout: .seconds(30)) { second.bytesWritten > 100_000 }
+        try #require(underWay, "the second shard wrote \(second.bytesWritten) bytes")
         #expect(second.isRunning)
         second.signal(SIGKILL)
         let finished = try first.wait(timeout: .seconds(60))

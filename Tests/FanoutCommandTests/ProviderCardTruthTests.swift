@@ -35,10 +35,10 @@ import Testing
         peerOptions: [String] = []
     ) throws -> Outcome {
         let folder = NSTemporaryDirectory() + "fanout-card-\(mode)-\(UUID().uuidString)"
-        let port = freePort()
-        let peer = ["python3", Self.peer, mode, "\(port)", "\(count)"] + peerOptions
+        // The sink picks its port; the peer, its trigger, finds it in FANOUT_SINK_PORT.
+        let peer = ["python3", Self.peer, mode, "\"$FANOUT_SINK_PORT\"", "\(count)"] + peerOptions
         let result = try CommandRunner.run(
-            ["sink", "--listen", "127.0.0.1:\(port)", "--output", folder, "--idle-exit", "1s", "--duration", "60s"]
+            ["sink", "--listen", "127.0.0.1:0", "--output", folder, "--idle-exit", "1s", "--duration", "60s"]
                 + sinkOptions + ["--trigger", peer.joined(separator: " ")],
             timeout: .seconds(90)
         )

@@ -24,15 +24,13 @@ import Testing
     /// nghttpd over TLS with `key` and `certificate`, serving `folder`, once it listens; the
     /// caller stops it.
     static func nghttpd(serving folder: String, key: String, certificate: String) throws -> (PeerProcess, Int) {
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["-d", folder, "\(port)", key, certificate])
+        let server = try PeerProcess("nghttpd", ["-d", folder, "0", key, certificate])
         do {
-            try waitForListener(port: port)
+            return (server, try listeningPort(of: server.processIdentifier))
         } catch {
             server.stop()
             throw error
         }
-        return (server, port)
     }
 
     /// Three device tokens in `folder/tokens.txt`; its path.
@@ -98,16 +96,17 @@ import Testing
     }
 
     @Test func aClosedPortIsRetriedUntilTheConnectTimeoutThenNamed() throws {
-        let port = freePort()
         let started = ContinuousClock.now
-        try Self.expectUnreachable(
-            "http://127.0.0.1:\(port)",
-            ["--connect-timeout", "1s"],
-            address: "127.0.0.1:\(port)",
-            phrase: "connection refused",
-            cause: "ConnectionRefused",
-            advice: "nothing is listening on that port"
-        )
+        try withRefusingPort { port in
+            try Self.expectUnreachable(
+                "http://127.0.0.1:\(port)",
+                ["--connect-timeout", "1s"],
+                address: "127.0.0.1:\(port)",
+                phrase: "connection refused",
+                cause: "ConnectionRefused",
+                advice: "nothing is listening on that port"
+            )
+        }
         // Tried for the whole second, not given up on at the first refusal.
         #expect(ContinuousClock.now - started >= .seconds(1))
     }
@@ -116,16 +115,17 @@ import Testing
     @Test func aSearchOfAnUnreachableEndpointStopsAtOnce() throws {
         let output = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let port = freePort()
-        let result = try CommandRunner.run(
-            [
-                "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                "com.example.app", "--slo", "p99 < 50ms", "--connect-timeout", "1s", "--output", output,
-            ],
-            timeout: .seconds(60)
-        )
-        #expect(result.status == 5, "\(result.standardError)")
-        #expect(result.standardError.contains("could not reach 127.0.0.1:\(port): connection refused"))
+        try withRefusingPort { port in
+            let result = try CommandRunner.run(
+                [
+                    "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+                    "com.example.app", "--slo", "p99 < 50ms", "--connect-timeout", "1s", "--output", output,
+                ],
+                timeout: .seconds(60)
+            )
+            #expect(result.status == 5, "\(result.standardError)")
+            #expect(result.standardError.contains("could not reach 127.0.0.1:\(port): connection refused"))
+        }
         #expect(!FileManager.default.fileExists(atPath: output + "/step-02"))
     }
 
@@ -209,10 +209,9 @@ import Testing
     }
 
     @Test func anHTTP1ServerIsNotHTTP2() throws {
-        let port = freePort()
-        let server = try PeerProcess("python3", ["-m", "http.server", "\(port)", "--bind", "127.0.0.1"])
+        let server = try PeerProcess("python3", ["-m", "http.server", "0", "--bind", "127.0.0.1"])
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         try Self.expectUnreachable(
             "http://127.0.0.1:\(port)",
             address: "127.0.0.1:\(port)",
@@ -227,13 +226,13 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
-        let port = freePort()
         let server = try PeerProcess(
             "openssl",
-            ["s_server", "-accept", "\(port)", "-cert", files.certificate, "-key", files.key, "-www", "-quiet"] + alpn
+            ["s_server", "-accept", "127.0.0.1:0", "-cert", files.certificate, "-key", files.key, "-www", "-quiet"]
+                + alpn
         )
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         try Self.expectUnreachable(
             "https://localhost:\(port)",
             ["--ca-file", files.certificate],
@@ -286,19 +285,16 @@ import Testing
             to: URL(fileURLWithPath: folder + "/hosts")
         )
         let tokens = try Self.writeTokens(in: folder)
-        let port = freePort()
         let counted = folder + "/accepted"
-        let listener = try PeerProcess("python3", [PythonPeer.path("count_connections.py"), "\(port)", counted])
+        let listener = try PeerProcess("python3", [PythonPeer.path("count_connections.py"), "0", counted])
         defer { listener.stop() }
-        try waitForListener(port: port)
+        // Read from /proc, not by connecting: the listener has counted nothing yet.
+        let port = try listeningPort(of: listener.processIdentifier)
         func connections() -> Int {
             ((try? String(contentsOfFile: counted, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
-        // waitForListener's own connection, once the listener has written it down.
-        let settled = ContinuousClock.now + .seconds(5)
-        while connections() == 0 && ContinuousClock.now < settled { usleep(10_000) }
         let before = connections()
-        #expect(before == 1)
+        #expect(before == 0)
         func send(_ arguments: [String]) throws -> PeerProcess.Result {
             let command = ([CommandRunner.executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
             return try PeerProcess.run(

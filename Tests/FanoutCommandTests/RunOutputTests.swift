@@ -73,11 +73,10 @@ import Testing
             directory: CommandRunner.repositoryRoot
         )
         defer { first.stop() }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while (try? String(contentsOfFile: folder + "/run/.lock", encoding: .utf8)) != "\(first.processIdentifier)\n" {
-            try #require(ContinuousClock.now < deadline, "the first run never took its folder")
-            usleep(10_000)
+        let took = poll(timeout: .seconds(30)) {
+            (try? String(contentsOfFile: folder + "/run/.lock", encoding: .utf8)) == "\(first.processIdentifier)\n"
         }
+        try #require(took, "the first run never took its folder")
         let second = try CommandRunner.run(["run", "--count", "100", "--output", folder + "/run"])
         #expect(second.status == 1)
         #expect(

@@ -62,13 +62,12 @@ import Testing
     @Test func aFailingEndpointIsSearchedDownwardsUntilTheStepsRunOut() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--error", "InternalServerError:100%"]
+            ["sink", "--listen", "127.0.0.1:0", "--error", "InternalServerError:100%"]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
         let result = try CommandRunner.run(
             [
                 "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",

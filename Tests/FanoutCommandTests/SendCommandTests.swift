@@ -24,16 +24,15 @@ import Testing
         let gone = tokens.enumerated().filter { $0.offset % 500 == 7 }.map { String($0.element) }
         try (gone.joined(separator: "\n") + "\n").write(toFile: folder + "/gone.txt", atomically: true, encoding: .utf8)
 
-        let port = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls", "--key-file", key,
+                "sink", "--listen", "127.0.0.1:0", "--tls-self-signed", folder + "/tls", "--key-file", key,
                 "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ", "--unregistered-tokens", folder + "/gone.txt",
             ]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "https://localhost:\(port)", "--ca-file", folder + "/tls/cert.pem", "--tokens",
@@ -58,10 +57,9 @@ import Testing
     @Test func toNghttpdAPeerNobodyHereWrote() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "\(port)"])
+        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "0"])
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "5000", "--template",
@@ -89,11 +87,10 @@ import Testing
         apns-id = random
 
         """.write(toFile: folder + "/headers.scenario", atomically: true, encoding: .utf8)
-        let port = freePort()
         // nghttpd -v prints every header it receives.
-        let server = try PeerProcess("nghttpd", ["--no-tls", "-v", "-d", folder, "\(port)"])
+        let server = try PeerProcess("nghttpd", ["--no-tls", "-v", "-d", folder, "0"])
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3", "--template", "fixtures/poll.json",
@@ -138,17 +135,16 @@ import Testing
     @Test func generatedAPNsIDsReachTheSinkAndStayTheSameOnRetries() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
         // One answer in five is a 500: those notifications are sent again with the same id.
         let sink = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "sink", "--listen", "127.0.0.1:\(port)", "--error", "InternalServerError:20%", "--capture",
+                "sink", "--listen", "127.0.0.1:0", "--error", "InternalServerError:20%", "--capture",
                 folder + "/capture.jsonl",
             ]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "2000", "--template",
@@ -180,10 +176,9 @@ import Testing
     @Test func repeatsWriteAFolderEachAndTheGateReadsTheirMedians() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "\(port)"])
+        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "0"])
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "500", "--template",
@@ -207,10 +202,9 @@ import Testing
     @Test func theOpenModelToNghttpd() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let server = try PeerProcess("nghttpd", ["--no-tls", "-d", folder, "\(port)"])
+        let server = try PeerProcess("nghttpd", ["--no-tls", "-d", folder, "0"])
         defer { server.stop() }
-        try waitForListener(port: port)
+        let port = try listeningPort(of: server.processIdentifier)
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
@@ -267,14 +261,14 @@ import Testing
     @Test func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
         // A slow sink: 200 ms an answer, 10 streams, so 100,000 notifications would take hours.
         let sink = try PeerProcess(
             CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:200ms"]
+            ["sink", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--latency", "fixed:200ms"]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
+        let admin = try sink.announcedPort(after: "admin on ")
         let send = try PeerProcess(
             CommandRunner.executable.path,
             [
@@ -284,7 +278,11 @@ import Testing
             ]
         )
         defer { send.stop() }
-        Thread.sleep(forTimeInterval: 2)
+        // Interrupted once the sink has accepted some (its /stats), far from the end.
+        let someAccepted = poll(timeout: .seconds(30), every: .milliseconds(100)) {
+            (CommandRunner.sinkAccepted(admin: admin) ?? 0) >= 10
+        }
+        try #require(someAccepted, "the sink accepted nothing in 30 s")
         send.interrupt()
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 130, "\(result.errors)")
@@ -355,10 +353,12 @@ import Testing
         }
         let output = NSTemporaryDirectory() + "fanout-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let unreachable = try CommandRunner.run(
-            base + ["--endpoint", "http://127.0.0.1:\(freePort())", "--connect-timeout", "1s", "--output", output],
-            timeout: .seconds(90)
-        )
+        let unreachable = try withRefusingPort { port in
+            try CommandRunner.run(
+                base + ["--endpoint", "http://127.0.0.1:\(port)", "--connect-timeout", "1s", "--output", output],
+                timeout: .seconds(90)
+            )
+        }
         #expect(unreachable.status == 5, "\(unreachable.standardError)")
         #expect(unreachable.standardOutput.contains("failed ConnectionRefused: 10"), "\(unreachable.standardOutput)")
         for extra in [["--connect-timeout", "0s"], ["--endpoint", "https://api.push.apple.com"]] {

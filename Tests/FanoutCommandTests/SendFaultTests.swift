@@ -12,9 +12,10 @@ import Testing
     /// A new folder path for a run's results.
     static func folder() -> String { NSTemporaryDirectory() + "fanout-fault-\(UUID().uuidString)" }
 
-    /// `fanout sink` on `port`; its answers take 5 ms, so 4 × 50 streams carry at most 40,000/s
-    /// and a run outlasts the fault it is meant to meet.
-    static func slowSink(port: Int) throws -> PeerProcess {
+    /// `fanout sink` on `port` (0: a port of its own, read back with `announcedPort()`); its
+    /// answers take 5 ms, so 4 × 50 streams carry at most 40,000/s and a run outlasts the fault
+    /// it is meant to meet.
+    static func slowSink(port: Int = 0) throws -> PeerProcess {
         try PeerProcess(
             CommandRunner.executable.path,
             ["sink", "--listen", "127.0.0.1:\(port)", "--latency", "fixed:5ms"]
@@ -28,6 +29,13 @@ import Testing
             CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
             "--connections", "4", "--streams", "\(streams)", "--output", folder + "/run",
         ] + extra
+    }
+
+    /// Waits (bounded) until `send` has written some 2,500 requests (~400 bytes each, /proc/PID/io's
+    /// `wchar`): some of the run is done, most of its 100,000 is not.
+    static func waitUntilUnderWay(_ send: PeerProcess) throws {
+        let underWay = poll(timeout: .seconds(30)) { send.bytesWritten > 1_000_000 }
+        try #require(underWay, "the send wrote \(send.bytesWritten) bytes in 30 s")
     }
 
     /// The run's summary, after checking that every notification was accepted and none failed.
@@ -48,18 +56,18 @@ import Testing
     func aSinkKilledAndRestartedLosesNothing(downMilliseconds: Int) throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let first = try Self.slowSink(port: port)
+        let first = try Self.slowSink()
         defer { first.stop() }
-        try waitForListener(port: port)
+        let port = try first.announcedPort()
         let send = try PeerProcess(
             CommandRunner.executable.path,
             Self.send(to: port, into: folder, ["--attempts", "2"])
         )
         defer { send.stop() }
-        // Some of the run is done, most is not.
-        Thread.sleep(forTimeInterval: 0.8)
+        try Self.waitUntilUnderWay(send)
         first.signal(SIGKILL)
+        // The outage itself, the parameter under test: the sink stays down this long. The
+        // second life binds the port the first one chose.
         Thread.sleep(forTimeInterval: Double(downMilliseconds) / 1000)
         let second = try Self.slowSink(port: port)
         defer { second.stop() }
@@ -77,20 +85,20 @@ import Testing
     @Test func aSinkFrozenPastTheTimeoutLosesNothing() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = freePort()
-        let sink = try Self.slowSink(port: port)
+        let sink = try Self.slowSink()
         defer {
             sink.signal(SIGCONT)
             sink.stop()
         }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
         let send = try PeerProcess(
             CommandRunner.executable.path,
             Self.send(to: port, into: folder, ["--timeout", "1s", "--attempts", "5"])
         )
         defer { send.stop() }
-        Thread.sleep(forTimeInterval: 0.8)
+        try Self.waitUntilUnderWay(send)
         sink.signal(SIGSTOP)
+        // The freeze itself, the behaviour under test: 2.5 s, past the 1 s stream timeout.
         Thread.sleep(forTimeInterval: 2.5)
         sink.signal(SIGCONT)
         let result = try send.wait(timeout: .seconds(120))
@@ -109,17 +117,14 @@ import Testing
     @Test func connectionsResetByAProxyLoseNothing() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let sinkPort = freePort()
-        let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:\(sinkPort)"])
+        let (sink, sinkPort) = try CommandRunner.sink([])
         defer { sink.stop() }
-        try waitForListener(port: sinkPort)
-        let proxyPort = freePort()
         let proxy = try PeerProcess(
             "python3",
-            [PythonPeer.path("reset_proxy.py"), "\(proxyPort)", "\(sinkPort)", "0.4", "7", "150"]
+            [PythonPeer.path("reset_proxy.py"), "0", "\(sinkPort)", "0.4", "7", "150"]
         )
         defer { proxy.stop() }
-        try waitForListener(port: proxyPort)
+        let proxyPort = try listeningPort(of: proxy.processIdentifier)
         let result = try CommandRunner.run(
             Self.send(to: proxyPort, streams: 200, into: folder, ["--attempts", "10"]),
             timeout: .seconds(140)

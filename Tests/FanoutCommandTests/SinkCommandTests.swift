@@ -5,10 +5,9 @@ import Testing
 /// `fanout sink` as a user runs it: the line scripts wait for, requests, and the summary on SIGTERM.
 @Suite(.serialized) struct SinkCommandTests {
     @Test func servesPrintsItsAddressAndSummarisesOnSigterm() throws {
-        let port = freePort()
-        let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:\(port)"])
+        let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:0"])
         defer { sink.stop() }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
         let token = String(repeating: "ab", count: 32)
         for path in ["/3/device/\(token)", "/3/device/xyz"] {
             _ = try PeerProcess.run(

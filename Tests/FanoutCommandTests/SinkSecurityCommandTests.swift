@@ -52,14 +52,13 @@ import Testing
 
     /// Waits (bounded) for a file the sink writes at start-up.
     static func waitForFile(_ path: String) throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: path) {
-            try #require(ContinuousClock.now < deadline, "\(path) was not written")
-            Thread.sleep(forTimeInterval: 0.05)
+        let written = poll(timeout: .seconds(10), every: .milliseconds(50)) {
+            FileManager.default.fileExists(atPath: path)
         }
+        try #require(written, "\(path) was not written")
     }
 
-    /// `fanout sink --tls-self-signed FOLDER/tls` on a free port, listening.
+    /// `fanout sink --tls-self-signed FOLDER/tls` on a port of its own choosing, listening.
     static func selfSignedSink(in folder: String) throws -> (sink: PeerProcess, port: Int) {
         try CommandRunner.sink(["--tls-self-signed", folder + "/tls"])
     }
@@ -131,16 +130,12 @@ import Testing
         try Self.certificate("nameless", subject: "/CN=somebody", in: folder, ca: ca)
         try Self.certificate("rogue", subject: "/UID=com.example.app", in: folder)
 
-        let port = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
-            [
-                "sink", "--listen", "127.0.0.1:\(port)", "--tls-self-signed", folder + "/tls", "--client-ca",
-                ca + ".pem",
-            ]
+            ["sink", "--listen", "127.0.0.1:0", "--tls-self-signed", folder + "/tls", "--client-ca", ca + ".pem"]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
+        let port = try sink.announcedPort()
         let trust = folder + "/tls/cert.pem"
         func push(_ client: String?, topic: String? = nil) throws -> String {
             try Self.push(port: port, trust: trust, client: client.map { folder + "/" + $0 }, topic: topic)
@@ -169,19 +164,17 @@ import Testing
             atomically: true,
             encoding: .utf8
         )
-        let port = freePort()
-        let admin = freePort()
         let sink = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "sink", "--listen", "127.0.0.1:\(port)", "--admin", "127.0.0.1:\(admin)", "--scenario",
+                "sink", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--scenario",
                 folder + "/plan.scenario", "--token-rate", "2/1h", "--capture", folder + "/capture.jsonl",
                 "--capture-first", "1",
             ]
         )
         defer { sink.stop() }
-        try waitForListener(port: port)
-        try waitForListener(port: admin)
+        let port = try sink.announcedPort()
+        let admin = try sink.announcedPort(after: "admin on ")
         var statuses: [String] = []
         for _ in 0..<3 {
             let result = try PeerProcess.run(

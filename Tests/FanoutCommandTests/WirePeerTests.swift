@@ -117,17 +117,15 @@ import Testing
             ]
         )
         defer { relay.stop() }
-        // The port it printed, from --ready-file: PeerProcess hands output over only at the end.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while relay.isRunning && ContinuousClock.now < deadline {
-            if let line = try? String(contentsOfFile: ready, encoding: .utf8),
-                line.hasPrefix("listening on "),
-                let port = Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
-            {
-                return try body(port)
+        // The port it chose, from --ready-file (Python buffers a pipe's output).
+        var port: Int?
+        poll(timeout: .seconds(10), every: .milliseconds(20)) {
+            if let line = try? String(contentsOfFile: ready, encoding: .utf8), line.hasPrefix("listening on ") {
+                port = Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
             }
-            usleep(20_000)
+            return port != nil || !relay.isRunning
         }
+        if let port { return try body(port) }
         throw PeerProcess.TimedOut(command: "\(relay.command) (\(relay.stop().errors))")
     }
 

@@ -76,6 +76,7 @@ import Testing
         defer { close(fd) }
         for part in [RawFrame.clientStart, FloodLimitTests.ping(1), FloodLimitTests.ping(2)] {
             _ = part.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            // The pause is the behaviour under test: whole frames 0.3 s apart, past the 0.2 s timeout.
             Thread.sleep(forTimeInterval: 0.3)
         }
         let frames = Self.frames(Self.receive(fd, waitingUpTo: timeval(tv_sec: 0, tv_usec: 300_000)))

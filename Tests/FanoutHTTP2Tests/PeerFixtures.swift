@@ -182,7 +182,7 @@ struct TestCertificate {
 
 /// nghttpd (C, nghttp2) serving a directory with one small JSON file, stopped by `stop()`.
 final class NghttpdServer {
-    let port = freePort()
+    let port: Int
     let directory = NSTemporaryDirectory() + "fanout-www-\(UUID().uuidString)"
     let process: PeerProcess
     static let document = #"{"ok":true}"#
@@ -192,13 +192,14 @@ final class NghttpdServer {
         try Self.document.write(toFile: directory + "/index.html", atomically: true, encoding: .utf8)
         var arguments = ["-d", directory]
         if let certificate {
-            arguments += ["\(port)", certificate.key, certificate.certificate]
+            arguments += ["0", certificate.key, certificate.certificate]
         } else {
-            arguments += ["--no-tls", "\(port)"]
+            arguments += ["--no-tls", "0"]
         }
         process = try PeerProcess("nghttpd", arguments)
         do {
-            try waitForListener(port: port)
+            // nghttpd picks its port and does not say which: read from /proc.
+            port = try listeningPort(of: process.processIdentifier)
         } catch {
             process.stop()
             throw error

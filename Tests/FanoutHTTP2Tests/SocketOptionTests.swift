@@ -34,8 +34,7 @@ import Testing
             delegate: { EchoResponder() }
         ).wait()
         defer { try? client.close().wait() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while accepted.withLockedValue({ $0 }) == nil && ContinuousClock.now < deadline { usleep(1000) }
+        poll(timeout: .seconds(10), every: .milliseconds(1)) { accepted.withLockedValue { $0 } != nil }
         let serverSide = try #require(accepted.withLockedValue { $0 })
         for channel in [client, serverSide] {
             #expect(try channel.getOption(ChannelOptions.tcpOption(.tcp_nodelay)).wait() != 0)

@@ -22,16 +22,24 @@ struct EventLoopLagProbeTests {
             probe.start()
             return NIOLoopBound(probe, eventLoop: loop)
         }.wait()
-        // Idle first: samples are small. Then the loop is blocked for 200 ms.
-        Thread.sleep(forTimeInterval: 0.2)
+        // Idle first: 20 samples, small. Then the loop is blocked for 200 ms (the block is the
+        // behaviour under test), and 10 more samples come after it.
+        let idle = poll(timeout: .seconds(10), every: .milliseconds(5)) { samples.withLockedValue { $0.count } >= 20 }
+        try #require(idle, "\(samples.withLockedValue { $0.count }) samples")
         try loop.submit { Thread.sleep(forTimeInterval: 0.2) }.wait()
-        Thread.sleep(forTimeInterval: 0.1)
+        let after = samples.withLockedValue { $0.count }
+        let resumed = poll(timeout: .seconds(10), every: .milliseconds(5)) {
+            samples.withLockedValue { $0.count } >= after + 10
+        }
+        try #require(resumed, "\(samples.withLockedValue { $0.count }) samples")
         try loop.submit { probe.value.stop() }.wait()
         let taken = samples.withLockedValue { $0 }
         let count = taken.count
-        Thread.sleep(forTimeInterval: 0.05)
-        #expect(samples.withLockedValue { $0.count } == count, "a sample after stop")
-        #expect(count >= 40, "\(count) samples in 0.5 s at 5 ms")
+        // Silence after stop is the behaviour under test: a sample in the next 50 ms ends the wait.
+        let sampledAfterStop = poll(timeout: .milliseconds(50), every: .milliseconds(5)) {
+            samples.withLockedValue { $0.count } != count
+        }
+        #expect(!sampledAfterStop, "a sample after stop")
         let worst = taken.max() ?? 0
         #expect(worst >= 190_000_000, "worst lag \(worst) ns while the loop was blocked 200 ms")
         // Only the sample the block delayed is large: the probe does not count the block twice.

@@ -79,11 +79,9 @@ import Testing
         // Counts reach the statistics at least once a second: both connections show up with
         // requests while they are open.
         var live: [[String: Any]] = []
-        let deadline = ContinuousClock.now + .seconds(9)
-        while ContinuousClock.now < deadline {
+        try poll(timeout: .seconds(9), every: .milliseconds(200)) {
             live = try Self.stats(running.adminPort)["open_connections"] as? [[String: Any]] ?? []
-            if live.count == 2 && live.allSatisfy({ ($0["requests"] as? Int ?? 0) > 0 }) { break }
-            Thread.sleep(forTimeInterval: 0.2)
+            return live.count == 2 && live.allSatisfy({ ($0["requests"] as? Int ?? 0) > 0 })
         }
         try #require(live.count == 2, "open connections: \(live)")
         for connection in live {
@@ -107,10 +105,9 @@ import Testing
         let succeeded = try #require(count("succeeded"), "\(result.output)")
         // After the connections close, every request is in the totals and none is open.
         var after: [String: Any] = [:]
-        for _ in 0..<50 {
+        try poll(timeout: .seconds(5), every: .milliseconds(100)) {
             after = try Self.stats(running.adminPort)
-            if (after["open_connections"] as? [Any])?.isEmpty == true { break }
-            Thread.sleep(forTimeInterval: 0.1)
+            return (after["open_connections"] as? [Any])?.isEmpty == true
         }
         let received = try #require(after["requests"] as? Int)
         #expect(succeeded <= received && received <= started, "sink \(received), h2load \(result.output)")

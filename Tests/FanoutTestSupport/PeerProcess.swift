@@ -7,6 +7,12 @@ public final class PeerProcess: @unchecked Sendable {
         public var status: Int32
         public var output: String
         public var errors: String
+
+        public init(status: Int32, output: String, errors: String) {
+            self.status = status
+            self.output = output
+            self.errors = errors
+        }
     }
 
     public struct TimedOut: Error, CustomStringConvertible {
@@ -36,9 +42,14 @@ public final class PeerProcess: @unchecked Sendable {
         process.standardError = stderr
         try process.run()
         // Read while it runs so a full pipe cannot block it.
+        // Standard output in pieces as they come, so a test can wait for a line it prints
+        // ("listening on HOST:PORT") while it runs.
         DispatchQueue.global().async(group: group) {
-            let data = stdout.fileHandleForReading.readDataToEndOfFile()
-            self.lock.withLock { self.outputData = data }
+            while true {
+                let data = stdout.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                self.lock.withLock { self.outputData.append(data) }
+            }
         }
         DispatchQueue.global().async(group: group) {
             let data = stderr.fileHandleForReading.readDataToEndOfFile()
@@ -81,6 +92,42 @@ public final class PeerProcess: @unchecked Sendable {
             let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { return nil }
         return kilobytes * 1024
+    }
+
+    /// What the program has written to standard output so far.
+    public var outputSoFar: String {
+        lock.withLock { String(decoding: outputData, as: UTF8.self) }
+    }
+
+    /// The port in the first line of standard output that reads `prefix` then `HOST:PORT`, once
+    /// the program has printed it, within `timeout` (`fanout sink --listen 127.0.0.1:0` prints
+    /// "listening on 127.0.0.1:PORT" once it listens, and `--admin` "admin on HOST:PORT"). The
+    /// server picks its port as it binds, so no other test can take it first.
+    public func announcedPort(after prefix: String = "listening on ", timeout: Duration = .seconds(10)) throws -> Int {
+        var port: Int?
+        poll(timeout: timeout) {
+            port = Self.port(after: prefix, in: outputSoFar)
+            return port != nil || !process.isRunning
+        }
+        if let port { return port }
+        if process.isRunning { stop() }
+        throw TimedOut(command: "\(command), waiting for a line \"\(prefix)HOST:PORT\"")
+    }
+
+    static func port(after prefix: String, in output: String) -> Int? {
+        for line in output.split(separator: "\n") where line.hasPrefix(prefix) {
+            if let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) { return port }
+        }
+        return nil
+    }
+
+    /// The bytes the program has written (`wchar` of /proc/PID/io: to its sockets, files and
+    /// pipes); 0 when it cannot be read. Evidence that a sender is under way.
+    public var bytesWritten: Int {
+        guard let io = try? String(contentsOfFile: "/proc/\(processIdentifier)/io", encoding: .utf8),
+            let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") })
+        else { return 0 }
+        return Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
     /// Whether the program is still running.
@@ -133,22 +180,34 @@ public let repositoryRoot: String = {
     return path
 }()
 
-/// A free TCP port on loopback, by binding port 0 and letting it go.
-public func freePort() -> Int {
+/// Runs `body` with a loopback port that refuses connections: a socket bound to port 0 and held,
+/// never listening, so a connection to it is refused (RST) and no other test can bind the port
+/// while `body` runs. The socket is closed when `body` returns.
+public func withRefusingPort<T>(_ body: (Int) throws -> T) throws -> T {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw RefusingPortError(call: "socket", code: errno) }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) {
+    let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
     }
-    _ = withUnsafeMutablePointer(to: &address) {
+    guard bound == 0 else { throw RefusingPortError(call: "bind", code: errno) }
+    let named = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard named == 0 else { throw RefusingPortError(call: "getsockname", code: errno) }
+    return try body(Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// Why `withRefusingPort` could not hold a port.
+public struct RefusingPortError: Error, CustomStringConvertible {
+    public var call: String
+    public var code: Int32
+    public var description: String { "\(call) failed for a refusing port: \(String(cString: strerror(code)))" }
 }
 
 /// A TCP socket connected to `port` on loopback, or `nil`; the caller closes it.

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -22,6 +23,7 @@ struct BatchQueueTests {
             defer { done.signal() }
             for round in 0..<rounds {
                 guard let batch = ready.pop() else { return }
+                // Pauses that make each side wait for the other now and then: the parking under test.
                 if round % 5 == 0 { usleep(200) }
                 _ = free.push(batch)
             }
@@ -54,7 +56,7 @@ struct BatchQueueTests {
         }
         popper.start()
         // Closed once the pop has parked (or after 10 s, when the test fails below).
-        for _ in 0..<10_000 where queue.parks == 0 { usleep(1000) }
+        poll(timeout: .seconds(10), every: .milliseconds(1)) { queue.parks > 0 }
         #expect(queue.parks == 1)
         queue.close()
         #expect(done.wait(timeout: .now() + 10) == .success)

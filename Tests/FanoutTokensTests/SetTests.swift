@@ -1,9 +1,10 @@
 import FanoutAPNs
 import FanoutRandom
 import FanoutTestSupport
-import FanoutTokens
 import Foundation
 import Testing
+
+@testable import FanoutTokens
 
 @Suite struct GeneratorAndBinaryTests {
     @Test func sameSeedSameFileByteForByte() throws {
@@ -189,8 +190,10 @@ import Testing
             .generated(TokenGenerator(count: 10_000_000, seed: 1)),
             configuration: .init(batchTokens: 100, batchCount: 4)
         )
-        // Nothing is taken: the reader can fill at most the pool of batches, then must wait.
-        Thread.sleep(forTimeInterval: 0.2)
+        // Nothing is taken: the reader can fill at most the pool of batches, then must wait for
+        // a free one (it parks on the free queue), and stays there.
+        let parked = poll(timeout: .seconds(10), every: .milliseconds(1)) { stream.free.parks > 0 }
+        #expect(parked, "the reader never waited for a free batch")
         #expect(stream.summary == nil)
         stream.cancel()
         while let batch = stream.next() { stream.recycle(batch) }
@@ -234,7 +237,9 @@ import Testing
             .generated(TokenGenerator(count: 10_000_000, seed: 1)),
             configuration: .init(batchTokens: 100, batchCount: 2)
         )
-        Thread.sleep(forTimeInterval: 0.05)
+        // Cancelled once the reader has filled both batches and waits for a free one.
+        let parked = poll(timeout: .seconds(10), every: .milliseconds(1)) { stream.free.parks > 0 }
+        #expect(parked, "the reader never waited for a free batch")
         stream.cancel()
         let summary = try #require(stream.waitForSummary(timeout: .seconds(10)))
         #expect(summary.cancelled)

@@ -16,7 +16,6 @@ import collections
 import json
 import socket
 import sys
-import time
 
 import h2.config
 import h2.connection
@@ -98,7 +97,16 @@ while not settled:
         raise SystemExit("the sink closed the connection")
     settled = any(isinstance(event, h2.events.RemoteSettingsChanged) for event in conn.receive_data(data))
     sock.sendall(conn.data_to_send())
-time.sleep(0.05)
+# A PING and its acknowledgement: the sink has read the SETTINGS ACK before the burst.
+conn.ping(b"settled!")
+sock.sendall(conn.data_to_send())
+acknowledged = False
+while not acknowledged:
+    data = sock.recv(65536)
+    if not data:
+        raise SystemExit("the sink closed the connection")
+    acknowledged = any(isinstance(event, h2.events.PingAckReceived) for event in conn.receive_data(data))
+    sock.sendall(conn.data_to_send())
 # h2 keeps the limit of 1 it read (h2 4.x holds each setting as a deque, the first in force):
 # the fault is this provider's, so h2 is made to forget it.
 conn.remote_settings._settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = collections.deque([2 ** 31])

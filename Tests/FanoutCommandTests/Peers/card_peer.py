@@ -84,6 +84,7 @@ class Reader:
         self.goaway = None
         self.settings = 0
         self.pings = []
+        self.ping_acks = []
         self.closed = False
 
     def read(self):
@@ -115,12 +116,20 @@ class Reader:
                 self.settings += 1
             elif isinstance(event, h2.events.PingReceived):
                 self.pings.append(event.ping_data)
+            elif isinstance(event, h2.events.PingAckReceived):
+                self.ping_acks.append(event.ping_data)
         # The PING and SETTINGS acknowledgements h2 queued go out at once.
         self.sock.sendall(self.conn.data_to_send())
 
     def until(self, done):
         while not done() and not self.closed:
             self.read()
+
+    def round_trip(self, opaque):
+        """A PING and its acknowledgement: the sink has read everything sent before it."""
+        self.conn.ping(opaque)
+        self.sock.sendall(self.conn.data_to_send())
+        self.until(lambda: opaque in self.ping_acks)
 
 
 def raw_streams(sock, conn, first_id, n):
@@ -182,13 +191,14 @@ elif mode == "after-goaway":
         sock.sendall(hyperframe.frame.PingFrame(0, opaque_data=opaque, flags=["ACK"]).serialize())
     time.sleep(0.05)
     raw_streams(sock, conn, first + 2, count)
-    # The first answer is held by the sink (--latency); the connection stays open meanwhile.
+    # The first answer is held by the sink (--latency); the connection stays open meanwhile:
+    # the wait is the behaviour under test, not a synchronisation.
     time.sleep(0.3)
     result["planted"] = count
 elif mode == "unread":
     streams = [send(conn, i) for i in range(count)]
     sock.sendall(conn.data_to_send())
-    time.sleep(1.0)  # the answers arrive (20 ms after), and stay unread
+    time.sleep(1.0)  # the behaviour under test: the answers arrive (20 ms after), and stay unread
     result["planted"] = count
     sock.close()  # with unread bytes: a reset
     print(json.dumps(result))
@@ -196,7 +206,7 @@ elif mode == "unread":
 elif mode == "settled-burst":
     sock.sendall(conn.data_to_send())
     reader.until(lambda: reader.settings >= 1)
-    time.sleep(0.05)  # the SETTINGS ACK crosses before the burst
+    reader.round_trip(b"settled!")  # the SETTINGS ACK has crossed before the burst
     ignore_limit(conn)
     streams = [send(conn, i) for i in range(count)]
     sock.sendall(conn.data_to_send())

@@ -1,0 +1,76 @@
+import Testing
+
+@testable import FanoutClient
+
+/// `LoopRecorder` alone, driven with made-up times (nanoseconds from the run's start): what it
+/// records in each second, what the warm-up keeps out, and when it hands a second over to the
+/// `IntervalCollector`.
+@Suite struct LoopRecorderTests {
+    static let second: UInt64 = 1_000_000_000
+    static let millisecond: UInt64 = 1_000_000
+
+    @Test func eachSecondIsHandedOverOnceTheLoopMovesPastIt() {
+        let collector = IntervalCollector(start: 0, warmUp: Self.second, loops: 1)
+        let recorder = LoopRecorder(collector: collector)
+        // In the warm-up: completed, but its latency kept out.
+        recorder.complete(startedAt: 500 * Self.millisecond, now: 600 * Self.millisecond)
+        #expect(collector.intervals.isEmpty, "second 0 is still in progress")
+        // Second 1: a 50 ms latency and a 3 ms lag; second 0 goes over.
+        recorder.complete(startedAt: 1200 * Self.millisecond, now: 1250 * Self.millisecond)
+        recorder.lagged(3 * Self.millisecond, now: 1300 * Self.millisecond)
+        #expect(collector.intervals.map(\.second) == [0])
+        // Second 3: seconds 1 and 2 (nothing in it) go over.
+        recorder.complete(startedAt: 3400 * Self.millisecond, now: 3420 * Self.millisecond)
+        #expect(collector.intervals.map(\.second) == [0, 1, 2])
+        recorder.finish()
+        collector.closeAll()
+        let intervals = collector.intervals
+        #expect(intervals.map(\.second) == [0, 1, 2, 3])
+        #expect(intervals.map(\.completed) == [1, 1, 0, 1])
+        #expect(intervals[0].max == 0 && intervals[0].p99 == 0, "the warm-up's latency is kept out")
+        #expect(intervals[1].max >= 49_500 && intervals[1].max <= 50_500, "\(intervals[1].max) µs")
+        #expect(intervals[1].maxLag >= 2_970 && intervals[1].maxLag <= 3_030, "\(intervals[1].maxLag) µs")
+        #expect(intervals[3].max >= 19_800 && intervals[3].max <= 20_200, "\(intervals[3].max) µs")
+        // The run's latency: the two answers after the warm-up.
+        #expect(collector.latency.totalCount == 2)
+        #expect(collector.lag.totalCount == 1)
+    }
+
+    /// A second closes once every loop has handed it over, its counts summed.
+    @Test func aSecondClosesWhenEveryLoopHasHandedItOver() {
+        let collector = IntervalCollector(start: 0, warmUp: 0, loops: 2)
+        let first = LoopRecorder(collector: collector, loop: 0)
+        let second = LoopRecorder(collector: collector, loop: 1)
+        first.complete(startedAt: 0, now: 100 * Self.millisecond)
+        second.complete(startedAt: 0, now: 200 * Self.millisecond)
+        second.complete(startedAt: 0, now: 300 * Self.millisecond)
+        first.roll(to: Self.second + 1)
+        #expect(collector.intervals.isEmpty, "loop 1 has not handed second 0 over")
+        second.roll(to: Self.second + 1)
+        #expect(collector.intervals.map(\.second) == [0])
+        #expect(collector.intervals.first?.completed == 3)
+    }
+
+    /// Stream waits count outside the warm-up only; the sender's own delays go to its loop.
+    @Test func streamWaitsAndOwnDelaysGoWhereTheyBelong() {
+        let collector = IntervalCollector(start: 0, warmUp: Self.second, loops: 2)
+        let recorder = LoopRecorder(collector: collector, loop: 1)
+        recorder.waitedForStream(5 * Self.millisecond, streams: 1, dueAt: 500 * Self.millisecond)
+        recorder.waitedForStream(7 * Self.millisecond, streams: 4, dueAt: 1500 * Self.millisecond)
+        recorder.waitedForStream(2 * Self.millisecond, streams: 2, dueAt: 1600 * Self.millisecond)
+        recorder.timedAnswer(returnPath: 1 * Self.millisecond, firstTry: (own: 4 * Self.millisecond, senderShare: 0))
+        recorder.timedAnswer(returnPath: 2 * Self.millisecond, firstTry: nil)
+        recorder.loopLagged(6 * Self.millisecond, now: 1700 * Self.millisecond)
+        recorder.finish()
+        collector.closeAll()
+        let waits = collector.streamWaits
+        #expect(waits.count == 2)
+        #expect(waits.longest == 7 * Self.millisecond)
+        #expect(waits.fewestStreams == 2)
+        let delays = collector.loopDelays
+        #expect(delays[0].returnPath.totalCount == 0 && delays[0].loopLag.totalCount == 0)
+        #expect(delays[1].returnPath.totalCount == 2)
+        #expect(delays[1].own.totalCount == 1, "a retry's latency holds earlier tries: not the harness's share")
+        #expect(delays[1].loopLag.totalCount == 1)
+    }
+}

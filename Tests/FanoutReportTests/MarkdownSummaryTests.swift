@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import FanoutReport
+
+/// `MarkdownSummary` alone, on a committed baseline's summary and on changed copies of it: the
+/// verdict line, the headline table, latency or its absence, and the outcomes.
+@Suite struct MarkdownSummaryTests {
+    static func baseline() throws -> SummaryDocument {
+        try SummaryDocument.read(
+            GoldenFilesTests.repositoryRootFromHere + "/results/baselines/default/repeat-1/summary.json"
+        )
+    }
+
+    @Test func aValidRunHasItsFiguresInTables() throws {
+        let summary = try Self.baseline()
+        let lines = MarkdownSummary(summary: summary).text.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first == "## Fanout run")
+        #expect(lines[2] == "✅ valid · sender and sink agree · \(summary.configuration.model) model")
+        let headline = try #require(
+            lines.firstIndex(of: "| notifications | throughput | connections × streams | elapsed |")
+        )
+        let throughput = try #require(summary.throughputPerSecond)
+        #expect(
+            lines[headline + 2]
+                == "| \(grouped(summary.sent)) | \(grouped(Int(throughput.rounded())))/s | \(summary.connections) × \(summary.streamsPerConnection) | \(String(format: "%.2f", summary.elapsedSeconds)) s |"
+        )
+        let latency = try #require(summary.latency)
+        let row = try #require(lines.first { $0.hasPrefix("| ms | ") })
+        #expect(
+            row.hasPrefix("| ms | \(String(format: "%.2f", latency.p50)) | \(String(format: "%.2f", latency.p90)) |")
+        )
+        #expect(row.hasSuffix(" | \(String(format: "%.2f", latency.max)) |"))
+        #expect(lines.contains("| accepted | \(grouped(summary.accepted)) |"))
+        // A schema-2 baseline has no CPU figures.
+        #expect(lines.contains("CPU per notification: not measured"))
+        #expect(lines.last == "")
+    }
+
+    @Test func anInvalidRunWithoutAnswersSaysSoInsteadOfFigures() throws {
+        var summary = try Self.baseline()
+        summary.valid = false
+        summary.invalidReasons = ["the sink was not reached"]
+        summary.accepted = 0
+        summary.rejected = [:]
+        summary.latency = nil
+        summary.throughputPerSecond = nil
+        summary.failed = ["ConnectionRefused": 7, "Timeout": 2]
+        let text = MarkdownSummary(summary: summary).text
+        #expect(text.contains("\n❌ **invalid**"))
+        #expect(text.contains("\n- the sink was not reached\n"))
+        #expect(text.contains(" | no answers | "))
+        #expect(text.contains("\nLatency: no answers.\n"))
+        #expect(!text.contains("| latency |"))
+        #expect(text.contains("\nCPU per notification: none (no answers)\n"))
+        // Outcomes by reason, in the order of their names.
+        #expect(text.contains("| accepted | 0 |\n| failed ConnectionRefused | 7 |\n| failed Timeout | 2 |\n"))
+    }
+
+    /// `valid: false` with no reason is invalid still, and says why it is.
+    @Test func invalidWithoutAReasonIsSaid() throws {
+        var summary = try Self.baseline()
+        summary.valid = false
+        summary.invalidReasons = []
+        let text = MarkdownSummary(summary: summary).text
+        #expect(text.contains("\n- \(SummaryDocument.invalidWithoutReason)\n"))
+    }
+}

@@ -1,0 +1,110 @@
+import FanoutSettings
+import FanoutTestSupport
+import Foundation
+import Testing
+
+@testable import FanoutRun
+
+/// `ClusterManifests` alone: what it refuses before rendering, where the files the send options
+/// name go, and the shard's shell line.
+@Suite struct ClusterManifestsTests {
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-manifests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static func manifests(_ options: [String]) -> ClusterManifests {
+        ClusterManifests(shards: 3, image: "fanout:test", startAt: start, sendOptions: options)
+    }
+
+    static func refusal(_ manifests: ClusterManifests) -> String? {
+        do {
+            _ = try manifests.render()
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func optionsTheManifestsSetOrCannotCarryAreRefused() {
+        let endpoint = ["--endpoint", "https://push.example.com"]
+        #expect(
+            Self.refusal(Self.manifests(endpoint + ["--shard=1/2"]))
+                == "--shard is set for each shard by the manifests: leave it out of the send options"
+        )
+        #expect(Self.refusal(Self.manifests(endpoint + ["--output", "x"]))?.hasPrefix("--output is set") == true)
+        #expect(Self.refusal(Self.manifests(["--generate", "10"]))?.contains("need --endpoint URL") == true)
+        var many = Self.manifests(endpoint)
+        many.shards = 10_001
+        #expect(Self.refusal(many) == "--shards is from 1 to 10000, not 10001")
+        var named = Self.manifests(endpoint)
+        named.name = "Fanout_Run"
+        #expect(Self.refusal(named)?.hasPrefix("--name Fanout_Run: lowercase letters") == true)
+        #expect(
+            Self.refusal(Self.manifests(endpoint + ["--template", "/nonexistent/poll.json"]))
+                == "--template /nonexistent/poll.json: cannot read it (the manifests carry its contents)"
+        )
+        #expect(Self.refusal(Self.manifests(endpoint)) == nil)
+    }
+
+    /// A template's text goes in the ConfigMap and a key in the Secret; the shard's options
+    /// point at their mounts, never at the paths on this machine.
+    @Test func filesTheOptionsNameTravelInTheManifests() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let template = folder + "/poll.json"
+        try #"{"aps":{"alert":"from the config map"}}"#.write(toFile: template, atomically: true, encoding: .utf8)
+        let key = folder + "/AuthKey.p8"
+        try "not really a key\n".write(toFile: key, atomically: true, encoding: .utf8)
+        let yaml = try Self.manifests([
+            "--endpoint", "https://push.example.com", "--template=\(template)", "--key-file", key,
+        ]).render()
+        #expect(yaml.contains("from the config map"), "\(yaml)")
+        #expect(yaml.contains(#"kind: "Secret""#))
+        #expect(yaml.contains(Data("not really a key\n".utf8).base64EncodedString()), "\(yaml)")
+        #expect(yaml.contains("'--template' '/etc/fanout/files/template'"), "\(yaml)")
+        #expect(yaml.contains("'--key-file' '/etc/fanout/keys/key-file'"), "\(yaml)")
+        #expect(!yaml.contains(folder), "a path on this machine reached the manifests")
+        // No thresholds file: the gate asks that nothing failed.
+        #expect(yaml.contains("failed == 0"))
+        #expect(yaml.contains("starting at \(TimeNotation.format(Self.start))"))
+    }
+
+    /// With a sink in the cluster and no endpoint given, the shards send to the sink's service.
+    @Test func withASinkTheShardsSendToItsService() throws {
+        var manifests = Self.manifests(["--generate", "1000"])
+        manifests.withSink = true
+        manifests.name = "load"
+        manifests.namespace = "bench"
+        let yaml = try manifests.render()
+        #expect(yaml.contains("'--endpoint' 'http://load-sink.bench.svc:\(ClusterManifests.sinkPort)'"), "\(yaml)")
+        #expect(yaml.contains(#"kind: "Deployment""#) && yaml.contains(#"kind: "Service""#))
+    }
+
+    @Test func loopbackEndpointsAreFound() {
+        #expect(
+            ClusterManifests.loopbackEndpoint(in: ["--endpoint", "http://127.0.0.1:2197"]) == "http://127.0.0.1:2197"
+        )
+        #expect(ClusterManifests.loopbackEndpoint(in: ["--endpoint=https://localhost"]) == "https://localhost")
+        #expect(ClusterManifests.loopbackEndpoint(in: ["--endpoint", "https://[::1]:443"]) == "https://[::1]:443")
+        #expect(ClusterManifests.loopbackEndpoint(in: ["--endpoint", "https://api.push.apple.com"]) == nil)
+        #expect(ClusterManifests.loopbackEndpoint(in: ["--generate", "10"]) == nil)
+        #expect(ClusterManifests.namesEndpoint(["--endpoint=https://h"]))
+        #expect(!ClusterManifests.namesEndpoint(["--endpoints", "https://h"]))
+    }
+
+    /// A word quoted for the shard's shell comes out of `sh` as it went in.
+    @Test func shellQuotingSurvivesTheShell() throws {
+        for word in ["plain", "it's", "a b", "$HOME", "'", "\"quoted\"", "back\\slash", "*"] {
+            let result = try PeerProcess.run(
+                "sh",
+                ["-c", "printf %s " + ClusterManifests.shellQuoted(word)],
+                timeout: .seconds(10)
+            )
+            #expect(result.status == 0 && result.output == word, "\(word): \(result.output)")
+        }
+    }
+}
