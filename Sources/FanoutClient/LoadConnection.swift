@@ -181,7 +181,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                         dueAt: notification.firstSentAt
                     )
                 }
-                guard send(notification, tag: tag, now: now, &connection) else { break steps }
+                guard send(notification, tag: tag, streamWait: waited?.nanoseconds ?? 0, now: now, &connection) else {
+                    break steps
+                }
             case .goAway:
                 connection.goAway()
                 break steps
@@ -197,6 +199,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func send(
         _ notification: PendingNotification,
         tag: Int,
+        streamWait: UInt64,
         now: UInt64,
         _ connection: inout HTTP2Connection
     ) -> Bool {
@@ -239,7 +242,15 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             state.notSent(notification, tag: tag)
             return false
         }
-        state.sent(notification, tag: tag, stream: stream, digestHash: digestHash, timed: timed, now: now)
+        state.sent(
+            notification,
+            tag: tag,
+            stream: stream,
+            digestHash: digestHash,
+            timed: timed,
+            streamWait: streamWait,
+            now: now
+        )
         if isFirstSend {
             isFirstSend = false
             statistics.noteFirstSend(now)
@@ -265,9 +276,13 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// ```
     ///   due ──► sent ──► sink reads ─ held ─► written ──► handled (now)
     ///   └ late ┘└─ the sink's (from the send) ─┘└ the way back ┘
-    ///   └──────────────── own = now − due − held ─────────────────┘
-    ///   the sender's share = late + the way back; the sink measures its own on the same answer
+    ///   └──────────────── own = now − due − held − wait ──────────┘
+    ///   the sender's share = late − wait + the way back; the sink measures its own on the same answer
     /// ```
+    ///
+    /// `wait`: the part of `late` spent waiting for a stream the server had not allowed yet
+    /// (`StreamWait`: APNs' one stream until a connection's first answer, or every stream busy),
+    /// the endpoint's limit and not the harness's delay.
     private mutating func timeAnswer(_ response: HTTP2Message, _ entry: LoadConnectionState.InFlight, now: UInt64) {
         guard let value = response.headers.first(TimedAPNsID.answerHeader),
             let answer = TimedAPNsID.answer(in: value)
@@ -277,8 +292,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         let firstTry =
             notification.attempts == 0
             ? (
-                own: now - min(now, notification.firstSentAt + answer.held),
-                senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt) + returnPath
+                own: now - min(now, notification.firstSentAt + entry.streamWait + answer.held),
+                senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt + entry.streamWait) + returnPath
             ) : nil
         recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry)
     }

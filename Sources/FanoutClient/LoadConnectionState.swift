@@ -35,6 +35,9 @@ struct LoadConnectionState {
         var digestHash: UInt64
         /// Whether its apns-id carries its send time: a Fanout sink's answer then says what it held.
         var timed = false
+        /// How long past its due time it waited for a stream (`StreamWait`, 0: none): the
+        /// server's limit on streams, part of its latency but not the harness's own delay.
+        var streamWait: UInt64 = 0
     }
 
     /// What to do next on the connection.
@@ -317,6 +320,7 @@ struct LoadConnectionState {
         stream: UInt32,
         digestHash: UInt64,
         timed: Bool,
+        streamWait: UInt64 = 0,
         now: UInt64
     ) {
         slots[tag] = InFlight(
@@ -324,7 +328,8 @@ struct LoadConnectionState {
             stream: stream,
             sentAt: now,
             digestHash: digestHash,
-            timed: timed
+            timed: timed,
+            streamWait: streamWait
         )
         inFlight += 1
         counts.requests += 1
