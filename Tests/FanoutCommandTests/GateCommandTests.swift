@@ -65,9 +65,14 @@ import Testing
     }
 
     @Test func repeatsAreGatedOnTheirMediansAgainstABaseline() throws {
-        // The repeats, the manifest saying all 3 asked finished, and the lock the run held.
+        // The repeats, the manifest saying all 3 asked finished, their report side by side, and
+        // the lock the run held.
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.runs.repeats).sorted()
-        #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "repeats.json"])
+        #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "report.html", "repeats.json"])
+        let report = try String(contentsOfFile: Self.runs.repeats + "/report.html", encoding: .utf8)
+        #expect(report.contains("<h1>Fanout repeats: 3 runs side by side</h1>"))
+        // A bar a repeat in each of its four charts: throughput, p50, p99, max.
+        #expect(report.matches(of: /<rect class="repeat"/).count == 3 * 4)
         let result = try Self.gate([
             Self.runs.repeats, "--baseline", Self.runs.valid, "--threshold", "sent == 2000", "--threshold",
             "p99 <= baseline + 100000%",
@@ -114,6 +119,27 @@ import Testing
         )
         let missing = try CommandRunner.run(["compare", Self.runs.valid, Self.folder + "/nothing"])
         #expect(missing.status == 64)
+    }
+
+    /// `--report FILE` writes the comparison as a page too: a dot a metric, its verdict beside it.
+    @Test func compareWritesItsReportWhenAsked() throws {
+        let page = Self.folder + "/compare.html"
+        let result = try CommandRunner.run(["compare", Self.runs.repeats, Self.runs.repeats, "--report", page])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("wrote \(page)"))
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        // Throughput and the six latencies at least; errors and lag only where not 0 (a change
+        // from 0 has no size to draw).
+        #expect((7...9).contains(html.matches(of: /<circle class="change"/).count), "\(html)")
+        #expect(html.contains("<td>same</td>"))
+        let unwritable = try CommandRunner.run([
+            "compare", Self.runs.valid, Self.runs.valid, "--report", "/proc/x.html",
+        ])
+        #expect(unwritable.status == 1)
+        #expect(
+            unwritable.standardError.hasPrefix("error: cannot write --report /proc/x.html"),
+            "\(unwritable.standardError)"
+        )
     }
 
     /// Python's own XML parser reads the JUnit file: `[tests, failures, errors, cases, failure
