@@ -68,7 +68,7 @@ import Testing
         // The repeats, the manifest saying all 3 asked finished, their report side by side, and
         // the lock the run held.
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.runs.repeats).sorted()
-        #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "report.html", "repeats.json"])
+        #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "repeats.json", "report.html"])
         let report = try String(contentsOfFile: Self.runs.repeats + "/report.html", encoding: .utf8)
         #expect(report.contains("<h1>Fanout repeats: 3 runs side by side</h1>"))
         // A bar a repeat in each of its four charts: throughput, p50, p99, max.
