@@ -182,6 +182,36 @@ import Testing
         #expect(messages.last?.hasSuffix(", limit 1000000000 /s") == true, "\(messages)")
     }
 
+    /// `--report FILE`: a row a threshold, the measured value a bar and the limit a mark on one
+    /// scale (0 to 5,000 for 3,000 sent against 1,500), green when it holds and red when not.
+    @Test func theGatesReportDrawsEachMeasuredValueAgainstItsLimit() throws {
+        let page = Self.folder + "/gate-\(UUID().uuidString).html"
+        let result = try Self.gate([
+            Self.runs.valid, "--threshold", "sent == 3000", "--threshold", "sent < 1500", "--report", page,
+        ])
+        #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<h1>Fanout gate: FAILED</h1>"))
+        let bars = html.matches(
+            of:
+                /<rect class="measured" x="260.0" y="[0-9.]+" width="([0-9.]+)" height="14" fill="(#[0-9a-f]+)"><title>([^<]*)<\/title>/
+        )
+        .map { (String($0.output.1), String($0.output.2), String($0.output.3)) }
+        try #require(bars.count == 2, "\(html)")
+        #expect(bars[0].1 == "#2ca02c" && bars[0].2 == "sent == 3000: measured 3000, limit 3000, pass")
+        #expect(
+            bars[1].0 == "276.0" && bars[1].1 == "#d62728"
+                && bars[1].2 == "sent &lt; 1500: measured 3000, limit 1500, FAIL"
+        )
+        let limits = html.matches(of: /<line class="limit" x1="([0-9.]+)"/).map { String($0.output.1) }
+        #expect(limits.last == "398.0", "\(limits)")
+
+        let invalid = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--report", page])
+        #expect(invalid.status == 2)
+        let invalidPage = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(invalidPage.contains("<h1>Fanout gate: INVALID</h1>") && invalidPage.contains("generator fell"))
+    }
+
     @Test func junitOfAnInvalidRunHasTheInvalidityAsAnError() throws {
         let file = Self.folder + "/junit-\(UUID().uuidString).xml"
         let result = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--junit", file])
