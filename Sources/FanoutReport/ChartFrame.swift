@@ -2,6 +2,8 @@ import Foundation
 
 /// What the HTML reports' SVG charts share: a 1000 × 300 frame with margins for the axes, its
 /// grid, lines and legend, and the page around them (self-contained: no script, no network).
+/// Hover values are SVG `<title>`s, which a browser shows as a tooltip without any script, and
+/// which stay in the page as text.
 ///
 /// ```
 ///  ┌──────────────────────────────────────────┐  top (15)
@@ -69,6 +71,35 @@ enum ChartFrame {
         return svg
     }
 
+    /// An invisible box over a part of the plot that shows `text` on hover.
+    static func hover(x: Double, width: Double, text: String) -> String {
+        String(
+            format:
+                "<rect class=\"hover\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" fill-opacity=\"0\"><title>%@</title></rect>",
+            x,
+            top,
+            width,
+            plotHeight,
+            escape(text)
+        )
+    }
+
+    /// A shaded band across the plot, from `x` over `width`, with a class (the tests find it by
+    /// it) and a tooltip.
+    static func band(class name: String, x: Double, width: Double, colour: String, text: String) -> String {
+        String(
+            format:
+                "<rect class=\"%@\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\" opacity=\"0.18\"><title>%@</title></rect>",
+            name,
+            x,
+            top,
+            width,
+            plotHeight,
+            colour,
+            escape(text)
+        )
+    }
+
     static func page(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
@@ -105,6 +136,50 @@ enum ChartFrame {
         let power = pow(10, floor(log10(value)))
         for factor in [1.0, 2, 5, 10] where factor * power >= value { return factor * power }
         return 10 * power
+    }
+
+    /// A value axis: linear from 0, or logarithmic between two powers of ten when the values
+    /// span two decades or more (a linear axis would flatten the small ones against 0).
+    struct ValueScale {
+        var top: Double
+        /// The log axis's lowest value (a power of ten); `nil` on a linear axis.
+        var bottom: Double?
+
+        var isLogarithmic: Bool { bottom != nil }
+
+        /// Fits `values`: logarithmic when the largest is 100 times the smallest above 0 or more.
+        static func fitting(_ values: [Double]) -> ValueScale {
+            let positive = values.filter { $0 > 0 && $0.isFinite }
+            guard let low = positive.min(), let high = positive.max(), high >= 100 * low else {
+                return ValueScale(top: niceCeiling(values.filter(\.isFinite).max() ?? 1))
+            }
+            return ValueScale(top: pow(10, ceil(log10(high))), bottom: pow(10, floor(log10(low))))
+        }
+
+        /// The share of the plot's height from its bottom at which `value` lies (0...1).
+        func fraction(_ value: Double) -> Double {
+            guard let bottom else { return value / top }
+            guard value > 0 else { return 0 }
+            return Swift.max(0, (log10(value) - log10(bottom)) / (log10(top) - log10(bottom)))
+        }
+
+        /// Where `value` is drawn, from the top of the frame.
+        func y(_ value: Double) -> Double { ChartFrame.top + plotHeight * (1 - fraction(value)) }
+
+        /// Grid lines and labels: quarters on a linear axis, a line a decade on a log one.
+        func axis(format: (Double) -> String) -> String {
+            guard let bottom else { return yAxis(top: top, format: format) }
+            var svg = ""
+            var value = bottom
+            while value <= top * 1.000001 {
+                let y = y(value)
+                svg += "<line x1=\"\(left)\" x2=\"\(width - right)\" y1=\"\(y)\" y2=\"\(y)\" stroke=\"#e4e4e4\"/>"
+                svg += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(format(value))</text>"
+                value *= 10
+            }
+            return svg
+                + "<text x=\"\(left + 4)\" y=\"\(ChartFrame.top + plotHeight - 6)\" class=\"log-scale\">log scale</text>"
+        }
     }
 
     static func escape(_ text: String) -> String {

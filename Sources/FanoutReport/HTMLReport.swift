@@ -5,7 +5,9 @@ import Histogram
 ///
 /// - the latency percentile spectrum on HdrHistogram's axis (x = 1/(1 − percentile), log-scaled,
 ///   so 90%, 99%, 99.9% … sit at equal steps);
-/// - throughput per second, and p50 and p99 per second, over the run;
+/// - achieved per second beside the open model's offered rate, and p50, p90, p99 and max per
+///   second, the warm-up and the seconds with stream waits shaded, each second's exact figures on
+///   hover (SVG `<title>`s: no script);
 /// - outcomes by status and reason;
 /// - the configuration and the environment.
 public struct HTMLReport {
@@ -28,6 +30,10 @@ public struct HTMLReport {
         public static let rejected = "#9467bd"
         public static let failed = "#d62728"
         public static let waits = "#8c8c8c"
+        public static let p90 = "#e377c2"
+        public static let max = "#8c564b"
+        public static let offered = "#7f7f7f"
+        public static let warmUp = "#1f77b4"
     }
 
     public var html: String {
@@ -39,16 +45,18 @@ public struct HTMLReport {
         guard let latencyMs = summary.latency, let throughput = summary.throughputPerSecond else {
             return unmeasuredPage()
         }
-        let headline = [
-            ("sent", grouped(sent)),
-            ("throughput", grouped(Int(throughput.rounded())) + "/s"),
-            ("p50", ChartFrame.milliseconds(latencyMs.p50)),
-            ("p99", ChartFrame.milliseconds(latencyMs.p99)),
-            ("p99.9", ChartFrame.milliseconds(latencyMs.p99_9)),
-            ("max", ChartFrame.milliseconds(latencyMs.max)),
-            ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
-            ("valid", valid ? "yes" : "NO"),
-        ]
+        let headline =
+            [
+                ("sent", grouped(sent)),
+                ("throughput", grouped(Int(throughput.rounded())) + "/s"),
+                ("p50", ChartFrame.milliseconds(latencyMs.p50)),
+                ("p99", ChartFrame.milliseconds(latencyMs.p99)),
+                ("p99.9", ChartFrame.milliseconds(latencyMs.p99_9)),
+                ("max", ChartFrame.milliseconds(latencyMs.max)),
+            ] + cpuCards() + [
+                ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
+                ("valid", valid ? "yes" : "NO"),
+            ]
         var body = "<h1>Fanout run</h1>\n" + cards(headline) + invalidLines()
         if let harness = HarnessRecord(summary: summary), harness.bound {
             body += "<p class=\"invalid\">HARNESS-BOUND: \(ChartFrame.escape(harness.headline))</p>\n"
@@ -58,9 +66,15 @@ public struct HTMLReport {
             body +=
                 "<p class=\"note\">Stream waits: \(ChartFrame.escape(waited)) (shaded in the chart of seconds below).</p>\n"
         }
-        body += "<h2>Throughput per second</h2>\n" + throughputChart(intervals)
-        body += "<h2>p50 and p99 per second</h2>\n" + percentilesChart(intervals)
+        body += resolutionNote()
+        let offered = offeredPerSecond()
+        body +=
+            "<h2>\(offered == nil ? "Achieved" : "Offered and achieved") per second</h2>\n"
+            + rateChart(intervals, offered: offered, noun: "finished")
+        body += "<h2>Latency percentiles per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
+        body +=
+            "<p class=\"note\">Outcomes are counted over the whole run: summary.json keeps no count by reason per second, so there is no chart of errors over time.</p>\n"
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
         }
@@ -106,7 +120,7 @@ public struct HTMLReport {
             "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(ChartFrame.milliseconds(delivery.firstMs)), p90 \(ChartFrame.milliseconds(delivery.p90Ms)), last \(ChartFrame.milliseconds(delivery.lastMs)).</p>\n"
         body += "<h2>Conformance card</h2>\n" + cardTable(provider.card)
         body += "<h2>Delivery time by percentile</h2>\n" + spectrumChart()
-        body += "<h2>Accepted per second</h2>\n" + throughputChart(summary.intervals)
+        body += "<h2>Accepted per second</h2>\n" + rateChart(summary.intervals, offered: nil, noun: "accepted")
         body +=
             "<h2>Capacity</h2>\n<p>\(ChartFrame.escape(provider.capacity.text.prefix(1).uppercased() + provider.capacity.text.dropFirst())).</p>\n"
         body += "<h2>Connections</h2>\n" + connectionsTable(provider)
@@ -123,9 +137,43 @@ public struct HTMLReport {
         }
         body += "</table>\n"
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
-        body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
+        body += "<h2>The sink's configuration</h2>\n" + table(sinkConfigurationRows(provider))
+        body +=
+            "<p class=\"note\">Its connection limits and timeouts (connections a peer, idle and request timeouts) are not recorded in summary.json.</p>\n"
         body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
         return ChartFrame.page(title: "Fanout sink: \(grouped(summary.accepted)) notifications", body: body)
+    }
+
+    /// What applied to the sink, in its own terms: where it listened, its streams, what its
+    /// scenario did to answers (latency spread, errors); none of a run's keys (attempts, topic),
+    /// which mean nothing for a sink.
+    func sinkConfigurationRows(_ provider: SummaryDocument.Provider) -> [(key: String, value: String?)] {
+        let configuration = summary.configuration
+        return [
+            ("listened on", summary.endpoint),
+            ("TLS", summary.endpoint.hasPrefix("https://") ? "yes" : "no"),
+            ("token authentication", configuration.tokenAuth ? "checked" : "not checked"),
+            (
+                "streams a connection",
+                "\(provider.streams.initial) until its first request is accepted, then \(provider.streams.limit)"
+            ),
+            ("scenario (latency, errors)", configuration.schedule ?? "none: every request accepted at once"),
+            ("scenario file", configuration.scenario?.description ?? "none"),
+            ("expected", configuration.tokens),
+            ("ended by", provider.endedBy),
+        ] + (provider.trigger.map { [("trigger", $0.command)] } ?? [])
+    }
+
+    /// The sender's and the sink's CPU a notification, where they were measured.
+    private func cpuCards() -> [(String, String)] {
+        var cards: [(String, String)] = []
+        if let sender = summary.cpu?.senderPerNotification {
+            cards.append(("sender CPU", String(format: "%.2f µs/notification", sender)))
+        }
+        if let sink = summary.cpu?.sinkPerNotification {
+            cards.append(("sink CPU", String(format: "%.2f µs/notification", sink)))
+        }
+        return cards
     }
 
     /// The headline figures, a card each.
@@ -217,71 +265,199 @@ public struct HTMLReport {
         return svg + "</svg>\n"
     }
 
-    private func throughputChart(_ intervals: [SummaryDocument.Interval]) -> String {
+    /// Each second's length: 1, but the last one ends with the run (`elapsed_seconds`).
+    private func length(of interval: SummaryDocument.Interval) -> Double {
+        let left = summary.elapsedSeconds - Double(interval.second)
+        return left > 0 && left < 1 ? left : 1
+    }
+
+    /// The open model's offered rate in each second: the schedule's arrivals due in it (its
+    /// rate integrated over the second), per second of the second's length; `nil` in the closed
+    /// model, which offers no rate. A shard offers its share of the whole schedule.
+    func offeredPerSecond() -> [Double]? {
+        guard let schedule = summary.schedule else { return nil }
+        var share = 1.0
+        if let shard = summary.shard, let count = shard.split(separator: "/").last.flatMap({ Double($0) }), count > 0 {
+            share = 1 / count
+        }
+        // The schedule's segments: (start, end, rate at start, rate at end); an endless constant
+        // rate is one segment without end.
+        var segments: [(from: Double, to: Double, startRate: Double, endRate: Double)] = []
+        var time = 0.0
+        var rate = schedule.startRatePerSecond
+        for stage in schedule.stages {
+            segments.append((time, time + stage.durationSeconds, rate, stage.targetPerSecond))
+            time += stage.durationSeconds
+            rate = stage.targetPerSecond
+        }
+        if schedule.stages.isEmpty { segments.append((0, .infinity, rate, rate)) }
+        func arrivals(from: Double, to: Double) -> Double {
+            var total = 0.0
+            for segment in segments {
+                let low = max(from, segment.from)
+                let high = min(to, segment.to)
+                guard high > low else { continue }
+                let slope =
+                    segment.to.isFinite && segment.to > segment.from
+                    ? (segment.endRate - segment.startRate) / (segment.to - segment.from) : 0
+                let rateAt = { (t: Double) in segment.startRate + slope * (t - segment.from) }
+                total += (rateAt(low) + rateAt(high)) / 2 * (high - low)
+            }
+            return total
+        }
+        return summary.intervals.map { interval in
+            let from = Double(interval.second)
+            let length = length(of: interval)
+            return arrivals(from: from, to: from + length) * share / length
+        }
+    }
+
+    /// Bars: what finished each second (per second: the last, partial second is drawn as
+    /// narrow as it was long, at its rate); a line: what the schedule offered, when it did.
+    private func rateChart(_ intervals: [SummaryDocument.Interval], offered: [Double]?, noun: String) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
-        let counts = intervals.map { Double($0.completed) }
-        let top = ChartFrame.niceCeiling(counts.max() ?? 1)
-        var svg = ChartFrame.open("throughput per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
-        let slot = ChartFrame.plotWidth / Double(counts.count)
-        for (index, count) in counts.enumerated() {
-            let height = ChartFrame.plotHeight * count / top
+        let rates = intervals.map { Double($0.completed) / length(of: $0) }
+        let top = ChartFrame.niceCeiling(max(rates.max() ?? 1, offered?.max() ?? 0))
+        var svg = ChartFrame.open("\(noun) per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
+        let slot = ChartFrame.plotWidth / Double(intervals.count)
+        for (index, interval) in intervals.enumerated() {
+            let length = length(of: interval)
+            let height = ChartFrame.plotHeight * rates[index] / top
+            let x = ChartFrame.left + slot * Double(index)
+            var tip = "second \(interval.second)"
+            if length < 1 { tip += String(format: " (the last %.3f s)", length) }
+            tip += ": \(grouped(interval.completed)) \(noun) (\(grouped(Int(rates[index].rounded())))/s)"
+            if let offered { tip += "; offered \(grouped(Int(offered[index].rounded())))/s" }
             svg += String(
-                format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
-                ChartFrame.left + slot * Double(index) + slot * 0.1,
+                format: "<rect class=\"achieved\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
+                x + slot * 0.1 * length,
                 ChartFrame.top + ChartFrame.plotHeight - height,
-                slot * 0.8,
+                slot * 0.8 * length,
                 height,
                 Colour.throughput
             )
+            svg += ChartFrame.hover(x: x, width: slot * length, text: tip)
         }
-        svg += secondsAxis(count: counts.count)
+        var legend = [(name: noun, colour: Colour.throughput)]
+        if let offered {
+            // A step a second: the schedule's rate over that second.
+            var points: [String] = []
+            for (index, interval) in intervals.enumerated() {
+                let y = ChartFrame.top + ChartFrame.plotHeight * (1 - offered[index] / top)
+                let x = ChartFrame.left + slot * Double(index)
+                points.append(String(format: "%.1f,%.1f %.1f,%.1f", x, y, x + slot * length(of: interval), y))
+            }
+            svg +=
+                "<polyline class=\"offered\" fill=\"none\" stroke=\"\(Colour.offered)\" stroke-width=\"2.5\" stroke-dasharray=\"6 4\" points=\"\(points.joined(separator: " "))\"/>"
+            legend.append((name: "offered (the schedule)", colour: Colour.offered))
+        }
+        svg += ChartFrame.legend(legend)
+        svg += secondsAxis(count: intervals.count)
         return svg + "</svg>\n"
     }
 
+    /// The latency percentiles' lines, a point a second; a second without latencies (the
+    /// warm-up's, or one in which nothing finished) breaks the lines instead of reading 0.
+    static let percentileLines:
+        [(name: String, value: KeyPath<SummaryDocument.Interval, Double> & Sendable, colour: String)] = [
+            ("p50", \.p50, Colour.p50), ("p90", \.p90, Colour.p90), ("p99", \.p99, Colour.p99),
+            ("max", \.max, Colour.max),
+        ]
+
     private func percentilesChart(_ intervals: [SummaryDocument.Interval]) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
-        let p50 = intervals.map(\.p50)
-        let p99 = intervals.map(\.p99)
-        let top = ChartFrame.niceCeiling(p99.max() ?? 1)
+        let measured = intervals.filter { $0.latencyCount > 0 }
+        let top = ChartFrame.niceCeiling(measured.map(\.max).max() ?? 1)
         var svg =
-            ChartFrame.open("p50 and p99 per second") + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
+            ChartFrame.open("latency percentiles per second")
+            + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
         let slot = ChartFrame.plotWidth / Double(intervals.count)
+        let warmUp = min(summary.warmUpSeconds, Double(intervals.count))
+        if warmUp > 0 {
+            svg += ChartFrame.band(
+                class: "warm-up",
+                x: ChartFrame.left,
+                width: slot * warmUp,
+                colour: Colour.warmUp,
+                text:
+                    "warm-up: notifications started in the first \(Self.seconds(summary.warmUpSeconds)) are not measured"
+            )
+        }
         // Seconds in which notifications waited for a stream: their latency holds that wait.
         let waits = intervals.enumerated().filter { ($0.element.streamWaits ?? 0) > 0 }
         for (index, interval) in waits {
-            svg += String(
-                format:
-                    "<rect class=\"stream-waits\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\" opacity=\"0.18\"><title>%@ waited for a stream</title></rect>",
-                ChartFrame.left + slot * Double(index),
-                ChartFrame.top,
-                slot,
-                ChartFrame.plotHeight,
-                Colour.waits,
-                grouped(interval.streamWaits ?? 0)
+            svg += ChartFrame.band(
+                class: "stream-waits",
+                x: ChartFrame.left + slot * Double(index),
+                width: slot,
+                colour: Colour.waits,
+                text: "\(grouped(interval.streamWaits ?? 0)) waited for a stream"
             )
         }
-        if !waits.isEmpty {
-            let legendX = ChartFrame.left + 130
-            svg +=
-                "<rect x=\"\(legendX)\" y=\"\(ChartFrame.top + 4)\" width=\"12\" height=\"12\" fill=\"\(Colour.waits)\" opacity=\"0.35\"/>"
-            svg += "<text x=\"\(legendX + 16)\" y=\"\(ChartFrame.top + 14)\">waited for a stream</text>"
-        }
-        for (values, colour, name) in [(p50, Colour.p50, "p50"), (p99, Colour.p99, "p99")] {
-            let points = values.enumerated().map { index, value in
-                String(
-                    format: "%.1f,%.1f",
-                    ChartFrame.left + slot * (Double(index) + 0.5),
-                    ChartFrame.top + ChartFrame.plotHeight * (1 - value / top)
+        for line in Self.percentileLines {
+            var runs: [[String]] = [[]]
+            for (index, interval) in intervals.enumerated() {
+                guard interval.latencyCount > 0 else {
+                    if !(runs.last?.isEmpty ?? true) { runs.append([]) }
+                    continue
+                }
+                runs[runs.count - 1].append(
+                    String(
+                        format: "%.1f,%.1f",
+                        ChartFrame.left + slot * (Double(index) + 0.5),
+                        ChartFrame.top + ChartFrame.plotHeight * (1 - interval[keyPath: line.value] / top)
+                    )
                 )
             }
-            svg +=
-                "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2.5\" points=\"\(points.joined(separator: " "))\"/>"
-            let legendX = ChartFrame.left + 10 + (name == "p50" ? 0 : 60)
-            svg += "<rect x=\"\(legendX)\" y=\"\(ChartFrame.top + 8)\" width=\"12\" height=\"4\" fill=\"\(colour)\"/>"
-            svg += "<text x=\"\(legendX + 16)\" y=\"\(ChartFrame.top + 14)\">\(name)</text>"
+            for run in runs where !run.isEmpty {
+                // A lone second is a dot: a polyline of one point draws nothing.
+                let points = run.count == 1 ? [run[0], run[0]] : run
+                svg +=
+                    "<polyline class=\"\(line.name)\" fill=\"none\" stroke=\"\(line.colour)\" stroke-width=\"2.5\" stroke-linecap=\"round\" points=\"\(points.joined(separator: " "))\"/>"
+            }
         }
+        for (index, interval) in intervals.enumerated() {
+            let text =
+                interval.latencyCount > 0
+                ? "second \(interval.second): "
+                    + Self.percentileLines.map { "\($0.name) \(ChartFrame.milliseconds(interval[keyPath: $0.value]))" }
+                    .joined(separator: ", ") + " (\(grouped(interval.latencyCount)) measured)"
+                : "second \(interval.second): no latency measured"
+                    + (Double(interval.second) < warmUp ? " (warm-up)" : "")
+            svg += ChartFrame.hover(x: ChartFrame.left + slot * Double(index), width: slot, text: text)
+        }
+        var legend = Self.percentileLines.map { (name: $0.name, colour: $0.colour) }
+        if warmUp > 0 { legend.append((name: "warm-up (not measured)", colour: Colour.warmUp)) }
+        if !waits.isEmpty { legend.append((name: "waited for a stream", colour: Colour.waits)) }
+        svg += ChartFrame.legend(legend)
         svg += secondsAxis(count: intervals.count)
         return svg + "</svg>\n"
+    }
+
+    /// `2 s`, `0.5 s`.
+    static func seconds(_ value: Double) -> String { String(format: "%g s", value) }
+
+    /// What the charts of seconds cannot show, said under them: a run of a few seconds has as
+    /// many points (Fanout keeps whole seconds, no finer bins), and outcomes by reason are kept
+    /// for the whole run, not per second.
+    private func resolutionNote() -> String {
+        var lines: [String] = []
+        if summary.elapsedSeconds < 5 {
+            lines.append(
+                "The run lasted \(String(format: "%.2f", summary.elapsedSeconds)) s: Fanout records whole seconds (summary.json's intervals, latency.hlog), so the charts below have \(summary.intervals.count) point\(summary.intervals.count == 1 ? "" : "s"); finer bins are not recorded."
+            )
+        }
+        if summary.schedule == nil {
+            lines.append(
+                "The closed model offers no rate of its own (each connection sends as answers come), so there is no offered line."
+            )
+        }
+        if let reasons = summary.unscheduledReasons, reasons.tokensRanOut > 0 {
+            lines.append(
+                "The tokens ran out: \(grouped(reasons.tokensRanOut)) arrivals the schedule offered were never sent."
+            )
+        }
+        return lines.map { "<p class=\"note\">\(ChartFrame.escape($0))</p>\n" }.joined()
     }
 
     private func secondsAxis(count: Int) -> String {

@@ -61,6 +61,31 @@ public struct SearchStep: Sendable {
         self.reasons = reasons
     }
 
+    /// A step from its figures, as judged already (a test's, or one read back).
+    init(
+        number: Int,
+        offered: Double,
+        purpose: RateSearch.Purpose,
+        folder: String,
+        achieved: Double,
+        p50: Double,
+        p99: Double,
+        errorShare: Double,
+        outcome: RateSearch.Outcome,
+        reasons: [String]
+    ) {
+        self.number = number
+        self.offered = offered
+        self.purpose = purpose
+        self.folder = folder
+        self.achieved = achieved
+        self.p50 = p50
+        self.p99 = p99
+        self.errorShare = errorShare
+        self.outcome = outcome
+        self.reasons = reasons
+    }
+
     /// A step as `search.json` holds it.
     public var document: SearchDocument.Step {
         SearchDocument.Step(
@@ -172,7 +197,7 @@ public struct SearchDocument: Codable, Sendable, Equatable {
 
 /// What `fanout search` writes and prints: the step table, the answer, `search.json` and a
 /// `report.html` with offered against achieved rate, and p50 and p99 against offered rate (the
-/// knee).
+/// knee) with the latency objectives' lines, on a log axis when the latencies span decades.
 public struct SearchReport: Sendable {
     public var target: String
     public var objectives: [Threshold]
@@ -289,6 +314,7 @@ public struct SearchReport: Sendable {
         public static let p50 = HTMLReport.Colour.p50
         public static let p99 = HTMLReport.Colour.p99
         public static let failed = HTMLReport.Colour.failed
+        public static let slo = "#17becf"
     }
 
     public var html: String {
@@ -330,25 +356,82 @@ public struct SearchReport: Sendable {
         return svg + "</svg>\n"
     }
 
+    /// The objectives drawn on the latency chart: each on a latency metric with a fixed limit
+    /// (`p99 < 25ms`), at that limit (milliseconds).
+    var latencyObjectives: [(text: String, limit: Double)] {
+        let latencies: Set<RunMetric> = [.p50, .p90, .p99, .p99_9, .p99_99, .max]
+        return objectives.compactMap { objective in
+            guard latencies.contains(objective.metric), case .value(let limit) = objective.limit else { return nil }
+            return (objective.text, limit)
+        }
+    }
+
+    /// p50 and p99 against the offered rate, with the latency objectives as dashed lines (class
+    /// `slo`); on a log axis when the values span two decades or more, so that sub-millisecond
+    /// steps do not lie flat against 0 under a knee of seconds.
     private func latencyChart(_ sorted: [SearchStep]) -> String {
         guard !sorted.isEmpty else { return "<p>No steps were measured.</p>" }
         let xTop = ChartFrame.niceCeiling(sorted.map(\.offered).max() ?? 1)
-        let yTop = ChartFrame.niceCeiling(sorted.map(\.p99).max() ?? 1)
-        var svg =
-            ChartFrame.open("p50 and p99 against offered rate")
-            + ChartFrame.yAxis(top: yTop, format: ChartFrame.milliseconds)
-        svg += rateAxis(top: xTop)
-        for (path, colour) in [(\SearchStep.p50, Colour.p50), (\SearchStep.p99, Colour.p99)] {
-            svg += ChartFrame.line(
-                sorted.map { ($0.offered, $0[keyPath: path]) },
-                xTop: xTop,
-                yTop: yTop,
-                colour: colour
-            )
-            svg += points(sorted, value: path, xTop: xTop, yTop: yTop, colour: colour)
+        let slos = latencyObjectives
+        let scale = ChartFrame.ValueScale.fitting(sorted.map(\.p50) + sorted.map(\.p99) + slos.map(\.limit))
+        func milliseconds(_ value: Double) -> String {
+            value > 0 && value < 0.01 ? String(format: "%g ms", value) : ChartFrame.milliseconds(value)
         }
-        svg += ChartFrame.legend([("p50", Colour.p50), ("p99", Colour.p99)])
+        var svg = ChartFrame.open("p50 and p99 against offered rate") + scale.axis(format: milliseconds)
+        svg += rateAxis(top: xTop)
+        for slo in slos {
+            let y = scale.y(slo.limit)
+            svg += String(
+                format:
+                    "<line class=\"slo\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%@\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"><title>%@</title></line>",
+                ChartFrame.left,
+                ChartFrame.width - ChartFrame.right,
+                y,
+                y,
+                Colour.slo,
+                ChartFrame.escape("objective \(slo.text)")
+            )
+            svg += String(
+                format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"%@\">SLO %@</text>",
+                ChartFrame.width - ChartFrame.right - 4,
+                y - 4,
+                Colour.slo,
+                ChartFrame.escape(slo.text)
+            )
+        }
+        for (path, colour) in [(\SearchStep.p50, Colour.p50), (\SearchStep.p99, Colour.p99)] {
+            let coordinates = sorted.map { step in
+                let (x, _) = ChartFrame.position(step.offered, 0, xTop: xTop, yTop: 1)
+                return String(format: "%.1f,%.1f", x, scale.y(step[keyPath: path]))
+            }
+            svg +=
+                "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2.5\" points=\"\(coordinates.joined(separator: " "))\"/>"
+            svg += sorted.map { step in
+                let (x, _) = ChartFrame.position(step.offered, 0, xTop: xTop, yTop: 1)
+                return circle(step, x: x, y: scale.y(step[keyPath: path]), colour: colour)
+            }.joined()
+        }
+        var legend = [(name: "p50", colour: Colour.p50), (name: "p99", colour: Colour.p99)]
+        if !slos.isEmpty { legend.append((name: "objective", colour: Colour.slo)) }
+        svg += ChartFrame.legend(legend)
         return svg + "</svg>\n"
+    }
+
+    /// A step's point: filled when it passed, hollow in red when not, its figures on hover.
+    private func circle(_ step: SearchStep, x: Double, y: Double, colour: String) -> String {
+        let fill = step.outcome == .passed ? colour : "#fff"
+        let stroke = step.outcome == .passed ? colour : Colour.failed
+        let tip =
+            "step \(step.number): offered \(grouped(Int(step.offered.rounded())))/s, achieved \(grouped(Int(step.achieved.rounded())))/s, p50 \(ChartFrame.milliseconds(step.p50)), p99 \(ChartFrame.milliseconds(step.p99)), \(step.outcome.rawValue)"
+        return String(
+            format:
+                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%@\" stroke=\"%@\" stroke-width=\"2\"><title>%@</title></circle>",
+            x,
+            y,
+            fill,
+            stroke,
+            ChartFrame.escape(tip)
+        )
     }
 
     private func points(
@@ -360,15 +443,7 @@ public struct SearchReport: Sendable {
     ) -> String {
         steps.map { step in
             let (x, y) = ChartFrame.position(step.offered, step[keyPath: value], xTop: xTop, yTop: yTop)
-            let fill = step.outcome == .passed ? colour : "#fff"
-            let stroke = step.outcome == .passed ? colour : Colour.failed
-            return String(
-                format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%@\" stroke=\"%@\" stroke-width=\"2\"/>",
-                x,
-                y,
-                fill,
-                stroke
-            )
+            return circle(step, x: x, y: y, colour: colour)
         }.joined()
     }
 

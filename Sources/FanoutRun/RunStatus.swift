@@ -86,7 +86,7 @@ extension RunSummary {
 
 /// Runs a job `repeats` times into `repeat-1/` … `repeat-N/` under `directory` (or once into
 /// `directory` itself), stopping at a stop signal; prints the medians and spread of several, and
-/// returns the worst status. Several keep `repeats.json` (`RepeatManifest`) up to date: asked,
+/// returns the worst status; several end with `report.html` (`RepeatReport`) beside them. Several keep `repeats.json` (`RepeatManifest`) up to date: asked,
 /// finished, and the signal that cut the set short ("interrupted after 2 of 5 repeats").
 public func repeatRuns(
     _ repeats: Int,
@@ -128,11 +128,14 @@ public func repeatRuns(
         return status
     }
     if repeats > 1 {
-        do {
-            StandardStream.output.write((try RunSet.load(directory).spreadText + "\n").utf8)
-        } catch {
-            throw JobError("\(error)")
+        let set: RunSet
+        do { set = try RunSet.load(directory) } catch { throw JobError("\(error)") }
+        StandardStream.output.write((set.spreadText + "\n").utf8)
+        let report = directory + "/" + RepeatReport.fileName
+        do { try RepeatReport(set: set).write() } catch {
+            throw JobError("cannot write \(report): \(error.reason)")
         }
+        StandardStream.output.write("the repeats side by side: \(report)\n".utf8)
     }
     return status
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutReport
 import FanoutRun
+import FanoutSettings
 
 /// `fanout compare`: two runs side by side.
 struct CompareCommand: ParsableCommand {
@@ -14,7 +15,8 @@ struct CompareCommand: ParsableCommand {
             --min-effect on that side — its interval; with repeats but no interval, the change ± \
             the noise; with one run on a side (noise unknown), the change itself — else within \
             noise. A warning names what the two sides differ in (model, schedule, endpoint, \
-            tokens, connections, streams, scenario, notifications sent). Exit status: 0; with \
+            tokens, connections, streams, scenario, notifications sent). --report writes the same \
+            as a page: each change with its interval against the --min-effect band. Exit status: 0; with \
             --fail-on-regression, 1 when a compared metric is WORSE and 2 when a side is invalid \
             (interrupted, nothing measured, generator lag, …: no verdict stands); 64 when a \
             folder is not a run or a metric is unknown.
@@ -48,6 +50,12 @@ struct CompareCommand: ParsableCommand {
     )
     var minEffect = Share(RunComparison.defaultMinimumEffect)
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also write the comparison as one HTML page here.", valueName: "file")
+    )
+    var report: String?
+
     func validate() throws {
         guard minEffect.fraction >= 0, minEffect.fraction < 1 else {
             throw ValidationError(
@@ -70,6 +78,13 @@ struct CompareCommand: ParsableCommand {
             throw ExitCode(64)
         }
         StandardStream.output.write((comparison.text + "\n").utf8)
+        if let report {
+            do { try ComparisonReport(comparison: comparison).write(to: report) } catch {
+                reportError("cannot write --report \(report): \(error.reason)")
+                throw ExitCode(1)
+            }
+            StandardStream.output.write("wrote \(report)\n".utf8)
+        }
         guard failOnRegression else { return }
         if !comparison.valid {
             StandardStream.output.write("compare: a side is invalid: no verdict stands\n".utf8)

@@ -50,6 +50,15 @@ struct GateCommand: ParsableCommand {
     )
     var junit: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also write the verdicts as one HTML page here: each measured value against its limit.",
+            valueName: "file"
+        )
+    )
+    var report: String?
+
     func run() throws {
         let gate: Gate
         do {
@@ -65,6 +74,14 @@ struct GateCommand: ParsableCommand {
                 try Data(outcome.junit(run: runDirectory).utf8).write(to: URL(fileURLWithPath: junit))
             } catch {
                 reportError("cannot write --junit \(junit): \(error.localizedDescription)")
+                throw ExitCode(Gate.Status.usage.rawValue)
+            }
+        }
+        if let report {
+            do {
+                try Data(outcome.html(run: runDirectory).utf8).write(to: URL(fileURLWithPath: report))
+            } catch {
+                reportError("cannot write --report \(report): \(error.localizedDescription)")
                 throw ExitCode(Gate.Status.usage.rawValue)
             }
         }

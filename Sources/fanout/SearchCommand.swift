@@ -22,7 +22,8 @@ struct SearchCommand: ParsableCommand {
             schedule by more than --max-lag measured the generator, not the endpoint: the search \
             says so. Each step is a run folder (step-01/ …) under --output (default: a new \
             results/search-… folder), with search.json and report.html (achieved against \
-            offered rate; p50 and p99 against offered rate, the knee). Exit status: 0 with an \
+            offered rate; p50 and p99 against offered rate, the knee, with each latency --slo \
+            as a line). Exit status: 0 with an \
             answer, 3 when no rate kept the SLO or --max-steps ran out, 4 when the answer is the \
             generator's limit, 5 when the endpoint could not be reached (the search stops at that \
             step; the cause on standard error), 130 after Ctrl-C, 1 on an error.

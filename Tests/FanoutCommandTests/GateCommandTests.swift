@@ -65,9 +65,14 @@ import Testing
     }
 
     @Test func repeatsAreGatedOnTheirMediansAgainstABaseline() throws {
-        // The repeats, the manifest saying all 3 asked finished, and the lock the run held.
+        // The repeats, the manifest saying all 3 asked finished, their report side by side, and
+        // the lock the run held.
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.runs.repeats).sorted()
-        #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "repeats.json"])
+        #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "repeats.json", "report.html"])
+        let report = try String(contentsOfFile: Self.runs.repeats + "/report.html", encoding: .utf8)
+        #expect(report.contains("<h1>Fanout repeats: 3 runs side by side</h1>"))
+        // A bar a repeat in each of its four charts: throughput, p50, p99, max.
+        #expect(report.matches(of: /<rect class="repeat"/).count == 3 * 4)
         let result = try Self.gate([
             Self.runs.repeats, "--baseline", Self.runs.valid, "--threshold", "sent == 2000", "--threshold",
             "p99 <= baseline + 100000%",
@@ -116,6 +121,27 @@ import Testing
         #expect(missing.status == 64)
     }
 
+    /// `--report FILE` writes the comparison as a page too: a dot a metric, its verdict beside it.
+    @Test func compareWritesItsReportWhenAsked() throws {
+        let page = Self.folder + "/compare.html"
+        let result = try CommandRunner.run(["compare", Self.runs.repeats, Self.runs.repeats, "--report", page])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("wrote \(page)"))
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        // Throughput and the six latencies at least; errors and lag only where not 0 (a change
+        // from 0 has no size to draw).
+        #expect((7...9).contains(html.matches(of: /<circle class="change"/).count), "\(html)")
+        #expect(html.contains("<td>same</td>"))
+        let unwritable = try CommandRunner.run([
+            "compare", Self.runs.valid, Self.runs.valid, "--report", "/proc/x.html",
+        ])
+        #expect(unwritable.status == 1)
+        #expect(
+            unwritable.standardError.hasPrefix("error: cannot write --report /proc/x.html"),
+            "\(unwritable.standardError)"
+        )
+    }
+
     /// Python's own XML parser reads the JUnit file: `[tests, failures, errors, cases, failure
     /// messages]`.
     static func junit(_ path: String) throws -> [String: Any] {
@@ -154,6 +180,36 @@ import Testing
         #expect(messages.count == 2)
         #expect(messages.first?.hasPrefix("measured ") == true && messages.first?.hasSuffix(", limit 0.001 ms") == true)
         #expect(messages.last?.hasSuffix(", limit 1000000000 /s") == true, "\(messages)")
+    }
+
+    /// `--report FILE`: a row a threshold, the measured value a bar and the limit a mark on one
+    /// scale (0 to 5,000 for 3,000 sent against 1,500), green when it holds and red when not.
+    @Test func theGatesReportDrawsEachMeasuredValueAgainstItsLimit() throws {
+        let page = Self.folder + "/gate-\(UUID().uuidString).html"
+        let result = try Self.gate([
+            Self.runs.valid, "--threshold", "sent == 3000", "--threshold", "sent < 1500", "--report", page,
+        ])
+        #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<h1>Fanout gate: FAILED</h1>"))
+        let bars = html.matches(
+            of:
+                /<rect class="measured" x="260.0" y="[0-9.]+" width="([0-9.]+)" height="14" fill="(#[0-9a-f]+)"><title>([^<]*)<\/title>/
+        )
+        .map { (String($0.output.1), String($0.output.2), String($0.output.3)) }
+        try #require(bars.count == 2, "\(html)")
+        #expect(bars[0].1 == "#2ca02c" && bars[0].2 == "sent == 3000: measured 3000, limit 3000, pass")
+        #expect(
+            bars[1].0 == "276.0" && bars[1].1 == "#d62728"
+                && bars[1].2 == "sent &lt; 1500: measured 3000, limit 1500, FAIL"
+        )
+        let limits = html.matches(of: /<line class="limit" x1="([0-9.]+)"/).map { String($0.output.1) }
+        #expect(limits.last == "398.0", "\(limits)")
+
+        let invalid = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--report", page])
+        #expect(invalid.status == 2)
+        let invalidPage = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(invalidPage.contains("<h1>Fanout gate: INVALID</h1>") && invalidPage.contains("generator fell"))
     }
 
     @Test func junitOfAnInvalidRunHasTheInvalidityAsAnError() throws {

@@ -54,14 +54,15 @@ import Testing
         for pattern in ["<script", "<link", "src=", "href=", "@import", "url("] {
             #expect(!html.contains(pattern), "report.html contains \(pattern)")
         }
-        #expect(html.contains("Latency by percentile") && html.contains("Throughput per second"))
+        #expect(html.contains("Latency by percentile") && html.contains("Offered and achieved per second"))
+        #expect(html.contains("Latency percentiles per second") && html.contains("<polyline class=\"offered\""))
         #expect(html.contains("rejected Unregistered") && html.contains("rejected BadDeviceToken"))
         #expect(html.contains("<svg"))
 
         try Self.render(folder + "/report.html", to: folder + "/report.png")
         let colours = [
-            HTMLReport.Colour.spectrum, HTMLReport.Colour.throughput, HTMLReport.Colour.p50, HTMLReport.Colour.p99,
-            HTMLReport.Colour.rejected,
+            HTMLReport.Colour.spectrum, HTMLReport.Colour.throughput, HTMLReport.Colour.p50, HTMLReport.Colour.p90,
+            HTMLReport.Colour.p99, HTMLReport.Colour.max, HTMLReport.Colour.rejected,
         ]
         let seen = try Self.check(folder + "/report.png", colours: colours)
         #expect(seen.status == 0, "\(seen.output)\(seen.errors)")

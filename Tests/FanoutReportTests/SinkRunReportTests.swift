@@ -95,6 +95,30 @@ import Testing
         #expect(document.valid)
     }
 
+    /// The sink's page tabulates the sink's own settings (its scenario's latency and errors, its
+    /// streams), not a run's keys that mean nothing for it.
+    @Test func theSinksPageShowsTheSinksConfiguration() throws {
+        var measurements = Self.measurements()
+        measurements.scenario = "latency fixed(10 ms); errors Unregistered 3%"
+        let document = SinkRunReport(measurements).document
+        let html = HTMLReport(summary: document, latency: measurements.deliveries).html
+        #expect(html.contains("<h2>The sink's configuration</h2>"))
+        #expect(
+            html.contains(
+                "<tr><td>scenario (latency, errors)</td><td>latency fixed(10 ms); errors Unregistered 3%</td></tr>"
+            )
+        )
+        #expect(
+            html.contains(
+                "<tr><td>streams a connection</td><td>1 until its first request is accepted, then 1000</td></tr>"
+            )
+        )
+        #expect(html.contains("<tr><td>listened on</td><td>http://127.0.0.1:2197</td></tr>"))
+        for runKey in ["max_attempts", "push_type", "<td>topic</td>", "stream_timeout_seconds"] {
+            #expect(!html.contains(runKey), "\(runKey)")
+        }
+    }
+
     /// Little's law per connection: 10,000/s with 100 in flight (held 10 ms) carries at most
     /// 200 ÷ 80 ms = 2,500/s at 80 ms; 50/s with 1 in flight keeps its 50/s (1 ÷ 80 ms = 12.5/s caps it).
     @Test func capacityIsEachConnectionsRateCappedByItsStreamsOverTheRoundTrip() {

@@ -1,0 +1,129 @@
+import Foundation
+import Histogram
+import Testing
+
+@testable import FanoutClient
+@testable import FanoutReport
+
+/// report.html's charts of seconds, read from the SVG it writes: what is shaded, where the lines
+/// break, the offered rate, and the exact figures on hover.
+struct HTMLReportTests {
+    /// The golden run's summary (3 seconds of an open model at 2,000/s), to change one field at a time.
+    static func summary() throws -> SummaryDocument {
+        try SummaryDocument.read(GoldenFilesTests.golden + "/summary.json")
+    }
+
+    static func html(_ summary: SummaryDocument) -> String {
+        var latency = LoadStatistics.makeHistogram()
+        _ = latency.record(1_000, count: 100)
+        return HTMLReport(summary: summary, latency: latency).html
+    }
+
+    /// The `x` and `width` of every rect of `class`.
+    static func rects(_ html: String, class name: String) -> [(x: Double, width: Double)] {
+        html.matches(of: try! Regex("<rect class=\"\(name)\" x=\"([0-9.]+)\" y=\"[0-9.]+\" width=\"([0-9.]+)\"")).map {
+            (Double($0.output[1].substring!)!, Double($0.output[2].substring!)!)
+        }
+    }
+
+    @Test func theWarmUpIsShadedOverExactlyItsSeconds() throws {
+        var summary = try Self.summary()
+        summary.warmUpSeconds = 2
+        // What a warm-up of 2 s leaves: no latency in its seconds.
+        for index in 0..<2 { summary.intervals[index].latencyCount = 0 }
+        let html = Self.html(summary)
+        let slot = ChartFrame.plotWidth / Double(summary.intervals.count)
+        let bands = Self.rects(html, class: "warm-up")
+        try #require(bands.count == 1, "\(bands)")
+        #expect(bands[0].x == ChartFrame.left)
+        #expect(abs(bands[0].width - 2 * slot) < 0.05, "\(bands[0].width) for 2 seconds of \(slot)")
+        #expect(html.contains("second 0: no latency measured (warm-up)"))
+        #expect(html.contains("second 1: no latency measured (warm-up)"))
+    }
+
+    @Test func aRunWithoutWarmUpHasNoShade() throws {
+        let html = Self.html(try Self.summary())
+        #expect(Self.rects(html, class: "warm-up").isEmpty)
+        #expect(!html.contains("warm-up (not measured)"))
+    }
+
+    /// A second without latencies breaks the lines: it is not drawn as 0 ms.
+    @Test func aSecondWithoutLatenciesBreaksTheLines() throws {
+        var summary = try Self.summary()
+        summary.intervals[1].latencyCount = 0
+        summary.intervals[1].p50 = 0
+        let html = Self.html(summary)
+        let p50Lines = html.matches(of: /<polyline class="p50"[^>]* points="([^"]*)"/).map { String($0.output.1) }
+        // Seconds 0 and 2 alone: two dots, and no point at the bottom of the plot.
+        #expect(p50Lines.count == 2, "\(p50Lines)")
+        let bottom = String(format: "%.1f", ChartFrame.top + ChartFrame.plotHeight)
+        #expect(!p50Lines.joined().contains("," + bottom), "\(p50Lines)")
+    }
+
+    @Test func eachSecondShowsItsExactPercentilesOnHover() throws {
+        let summary = try Self.summary()
+        let html = Self.html(summary)
+        for interval in summary.intervals {
+            let expected =
+                "second \(interval.second): p50 \(ChartFrame.milliseconds(interval.p50)), p90 \(ChartFrame.milliseconds(interval.p90)), p99 \(ChartFrame.milliseconds(interval.p99)), max \(ChartFrame.milliseconds(interval.max)) (\(grouped(interval.latencyCount)) measured)"
+            #expect(html.contains("<title>\(expected)</title>"), "\(expected)")
+        }
+        #expect(html.contains("<title>second 1: 2,000 finished (2,000/s); offered 2,000/s</title>"))
+    }
+
+    /// A ramp from 0 to 2,000/s over 2 s offers 500 in the first second and 1,500 in the second.
+    @Test func theOfferedRateIsTheSchedulesArrivalsInEachSecond() throws {
+        var summary = try Self.summary()
+        summary.schedule = SummaryDocument.Schedule(
+            description: "0/s to 2000/s over 2s, then 1000/s for 1s",
+            startRatePerSecond: 0,
+            stages: [
+                .init(durationSeconds: 2, targetPerSecond: 2000), .init(durationSeconds: 0, targetPerSecond: 1000),
+                .init(durationSeconds: 1, targetPerSecond: 1000),
+            ],
+            planned: 3000
+        )
+        summary.elapsedSeconds = 3
+        let offered = try #require(
+            HTMLReport(summary: summary, latency: LoadStatistics.makeHistogram()).offeredPerSecond()
+        )
+        #expect(offered == [500, 1500, 1000])
+        #expect(Self.html(summary).contains("<polyline class=\"offered\""))
+    }
+
+    @Test func aShardOffersItsShareAndTheClosedModelNone() throws {
+        var summary = try Self.summary()
+        summary.shard = "2/4"
+        #expect(
+            HTMLReport(summary: summary, latency: LoadStatistics.makeHistogram()).offeredPerSecond() == [500, 500, 500]
+        )
+        summary.schedule = nil
+        #expect(HTMLReport(summary: summary, latency: LoadStatistics.makeHistogram()).offeredPerSecond() == nil)
+        let html = Self.html(summary)
+        #expect(!html.contains("class=\"offered\"") && html.contains("<h2>Achieved per second</h2>"))
+    }
+
+    /// The last second of a 2.5 s run lasted half a second: drawn half as wide, at its rate.
+    @Test func thePartialLastSecondIsDrawnAtItsRateAndLength() throws {
+        var summary = try Self.summary()
+        summary.elapsedSeconds = 2.5
+        summary.intervals[2].completed = 600
+        let html = Self.html(summary)
+        let bars = Self.rects(html, class: "achieved")
+        try #require(bars.count == 3)
+        #expect(abs(bars[2].width - bars[0].width / 2) < 0.1, "\(bars)")
+        #expect(html.contains("second 2 (the last 0.500 s): 600 finished (1,200/s)"))
+        #expect(html.contains("The run lasted 2.50 s"))
+    }
+
+    @Test func theSendersCPUIsACardWhenMeasured() throws {
+        var summary = try Self.summary()
+        #expect(
+            Self.html(summary).contains(
+                "<div class=\"label\">sender CPU</div><div class=\"value\">5.17 µs/notification</div>"
+            )
+        )
+        summary.cpu = nil
+        #expect(!Self.html(summary).contains("sender CPU"))
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@testable import FanoutReport
+
+/// The report of a folder of repeats: a bar a repeat at its value, the median across, an
+/// invalid repeat marked; and `fanout compare --report`'s page.
+struct RepeatReportTests {
+    static func run(_ name: String, throughput: Double, p99: Double, invalid: [String] = []) -> RunRecord {
+        RunRecord(
+            directory: "results/set/" + name,
+            metrics: [
+                .throughput: throughput, .p50: p99 / 4, .p90: p99 / 2, .p99: p99, .p99_9: p99, .max: p99 * 2,
+                .errors: 0, .sent: 1000,
+            ],
+            errorShare: 0,
+            invalidReasons: invalid
+        )
+    }
+
+    static let set = RunSet(
+        directory: "results/set",
+        runs: [
+            run("repeat-1", throughput: 1000, p99: 10), run("repeat-2", throughput: 2000, p99: 20),
+            run("repeat-3", throughput: 4000, p99: 40, invalid: ["sender and sink disagree"]),
+        ]
+    )
+
+    /// Bars' heights, in the order drawn, for the chart whose label is `label`.
+    static func bars(_ html: String, chart label: String) throws -> [Double] {
+        let start = try #require(html.range(of: "aria-label=\"\(label)\""))
+        let chart = html[start.lowerBound...].prefix { $0 != "\n" }
+        return String(chart).matches(
+            of: /<rect class="repeat" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)"/
+        )
+        .map { Double($0.output.1)! }
+    }
+
+    @Test func eachRepeatIsABarAtItsValueWithTheMedianAcross() throws {
+        let html = RepeatReport(set: Self.set).html
+        // Throughput to 5,000/s: bars at 1/5, 2/5 and 4/5 of the plot.
+        let heights = try Self.bars(html, chart: "throughput by repeat")
+        #expect(heights.map { ($0 / ChartFrame.plotHeight * 5).rounded() } == [1, 2, 4], "\(heights)")
+        #expect(html.contains("<title>median 2,000/s</title>"))
+        #expect(html.contains("<title>repeat-3: p99 40.0 ms</title>"))
+        // The invalid repeat is red, and said.
+        #expect(html.contains("fill=\"\(RepeatReport.Colour.invalid)\"><title>repeat-3: throughput 4,000/s</title>"))
+        #expect(html.contains("INVALID: results/set/repeat-3: sender and sink disagree"))
+        #expect(!html.contains("<script"))
+    }
+
+    @Test func theComparisonPageDrawsEachChangeWithItsVerdict() throws {
+        let current = RunSet(
+            directory: "results/new",
+            runs: [
+                Self.run("repeat-1", throughput: 1500, p99: 10), Self.run("repeat-2", throughput: 3000, p99: 20),
+                Self.run("repeat-3", throughput: 6000, p99: 40),
+            ]
+        )
+        let comparison = RunComparison(
+            baseline: Self.set,
+            current: current,
+            metrics: [.throughput, .p99],
+            minimumEffect: 0.05
+        )
+        let html = ComparisonReport(comparison: comparison).html
+        let changes = html.matches(of: /<circle class="change"[^>]*><title>([^<]*)<\/title>/).map {
+            String($0.output.1)
+        }
+        #expect(changes.count == 2, "\(changes)")
+        #expect(changes.first?.hasPrefix("throughput: 2,000/s → 3,000/s, +50.0%") == true, "\(changes)")
+        #expect(changes.last?.hasPrefix("p99: 20.0 ms → 20.0 ms, +0.0%; same") == true, "\(changes)")
+        #expect(html.contains("class=\"min-effect\""))
+        #expect(html.contains("INVALID baseline: results/set/repeat-3: sender and sink disagree"))
+    }
+}
