@@ -270,8 +270,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
 
     /// A timed request's answer from a Fanout sink says when it was written and what the
     /// scenario held it (`TimedAPNsID`): the way back is the sender's, and the latency less the
-    /// hold is the harness's whole share of this answer (first tries only: a retry's latency
-    /// holds earlier tries too). That share splits, on one clock, where the sink wrote:
+    /// hold is the harness's whole share of this answer (first requests only: a retry's latency,
+    /// or that of a request sent again after a refused stream, holds earlier requests too). That share splits, on one clock, where the sink wrote:
     ///
     /// ```
     ///   due ──► sent ──► sink reads ─ held ─► written ──► handled (now)
@@ -290,7 +290,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         let returnPath = now - min(now, answer.writtenAt)
         let notification = entry.notification
         let firstTry =
-            notification.attempts == 0
+            entry.isFirstRequest
             ? (
                 own: now - min(now, notification.firstSentAt + entry.streamWait + answer.held),
                 senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt + entry.streamWait) + returnPath

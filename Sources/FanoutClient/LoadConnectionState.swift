@@ -38,6 +38,9 @@ struct LoadConnectionState {
         /// How long past its due time it waited for a stream (`StreamWait`, 0: none): the
         /// server's limit on streams, part of its latency but not the harness's own delay.
         var streamWait: UInt64 = 0
+        /// Whether this is the notification's first request: neither an attempt after a
+        /// retryable answer nor a request sent again after a refusal.
+        var isFirstRequest = true
     }
 
     /// What to do next on the connection.
@@ -103,6 +106,11 @@ struct LoadConnectionState {
     private var capacityFreedAt: UInt64 = 0
     /// The streams in flight when the last turn stopped for want of one (the server's limit).
     private var capacityStreams = 0
+    /// Since when every stream has been busy without a break (0: the last turn ended with a
+    /// stream to spare and nothing to send on it). A ticket due before then waited for
+    /// something else first (its connection, the generator): only the time after is a stream
+    /// wait. A turn that frees a stream and fills it again is no break.
+    private var busySince: UInt64 = 0
     /// The open model's tickets go out a window at a time (`PacingWindow`).
     private var pacing: PacingWindow
     /// The largest pacing window it has used (nanoseconds).
@@ -286,6 +294,7 @@ struct LoadConnectionState {
         while true {
             guard isWritable, !freeSlots.isEmpty, availableStreams > 0 else {
                 if !atCapacity { capacityStreams = isWritable ? inFlight : 0 }
+                if busySince == 0 { busySince = now }
                 atCapacity = true
                 return .wait
             }
@@ -293,7 +302,9 @@ struct LoadConnectionState {
             if let (notification, lag, waited) = nextNotification(now: now) {
                 return .send(notification, tag: freeSlots.removeLast(), lag: lag, waited: waited)
             }
-            // No work now: done once the feed is finished and nothing is left here.
+            // No work now, a stream to spare: done once the feed is finished and nothing is
+            // left here.
+            busySince = 0
             guard feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil, waiting == nil else {
                 return .wait
             }
@@ -323,13 +334,17 @@ struct LoadConnectionState {
         streamWait: UInt64 = 0,
         now: UInt64
     ) {
+        var notification = notification
+        let isFirstRequest = notification.attempts == 0 && !notification.wasSent
+        notification.wasSent = true
         slots[tag] = InFlight(
             notification: notification,
             stream: stream,
             sentAt: now,
             digestHash: digestHash,
             timed: timed,
-            streamWait: streamWait
+            streamWait: streamWait,
+            isFirstRequest: isFirstRequest
         )
         inFlight += 1
         counts.requests += 1
@@ -482,9 +497,10 @@ struct LoadConnectionState {
             // A wait for a stream, when streams were what was short (not writability, not the
             // connection itself: one opened after its tickets fell due waited for connecting).
             let freed = min(now, capacityFreedAt)
+            let busyFrom = max(due, busySince)
             let waited =
-                freed > due && capacityStreams > 0
-                ? StreamWait(nanoseconds: freed - due, streams: capacityStreams) : nil
+                freed > busyFrom && capacityStreams > 0
+                ? StreamWait(nanoseconds: freed - busyFrom, streams: capacityStreams) : nil
             return (notification, now - min(now, max(due, capacityFreedAt)), waited)
         case .notYet(let due):
             waiting = notification

@@ -76,6 +76,10 @@ struct PendingNotification {
     let index: Int32
     /// Tries that ended without an answer or with a retryable one.
     var attempts: UInt16
+    /// Whether a request of it went out before (sent again after a refused stream, a GOAWAY
+    /// or a lost connection, which are not attempts): its answer's latency then holds those
+    /// sends too.
+    var wasSent = false
     /// When it was meant to be sent (the open model's schedule) or first sent (the closed
     /// model), uptime nanoseconds, or 0 before that: latency counts from it, so retries and a
     /// late send show in it.

@@ -178,6 +178,33 @@ struct LoadConnectionStateTests {
         #expect(Self.turn(&state, now: 2) == [.send(index: 0, attempts: 0, firstSentAt: 1, lag: nil), .wait])
     }
 
+    /// The harness account times only a notification's first request: one sent again after a
+    /// refused stream (no attempt spent) or after a retryable answer holds earlier requests in
+    /// its latency, and is not a first request.
+    @Test func onlyANotificationsFirstRequestIsItsFirst() throws {
+        let feed = try Self.feed(2)
+        var state = Self.machine(feed)
+        Self.turn(&state, now: 1)
+        let released = state.release(tag: 0)
+        let first = try #require(released)
+        #expect(first.isFirstRequest)
+        #expect(state.settle(first, after: .refused, now: 2) == nil)
+        let releasedOther = state.release(tag: 1)
+        let other = try #require(releasedOther)
+        #expect(other.isFirstRequest)
+        #expect(state.settle(other, after: .answered(status: 429, reason: .tooManyRequests), now: 2) == nil)
+        Self.turn(&state, now: 3)
+        let releasedAgain = state.release(tag: 1)
+        let again = try #require(releasedAgain, "the refused one, sent again at once")
+        #expect(again.notification.index == first.notification.index && again.notification.attempts == 0)
+        #expect(!again.isFirstRequest)
+        let turn = Self.turn(&state, now: 200 * Self.ms)
+        #expect(Self.sends(turn).count == 1, "\(turn): the retry after its backoff")
+        let releasedRetry = state.release(tag: 1)
+        let retry = try #require(releasedRetry)
+        #expect(retry.notification.attempts == 1 && !retry.isFirstRequest)
+    }
+
     @Test func aRetryableAnswerWaitsOutItsBackoffThenSpendsATry() throws {
         let feed = try Self.feed(1)
         var state = Self.machine(feed)

@@ -53,11 +53,13 @@ import Testing
         #expect(html.contains("Stream waits: \(count) notifications"))
         #expect(html.contains("class=\"stream-waits\""), "the chart of seconds shades them")
         // The waits are the endpoint's limit, not the harness's delay: its own p99 leaves them
-        // out (it read 73 ms, 47% of the p99, and the run HARNESS-BOUND, before).
+        // out (it read 73 ms, about the longest wait, before). Bounded against the run's own
+        // figures, so that a loaded machine, which adds to both sides, cannot fail it: the
+        // latency's p99 less the 80 ms hold less half the longest wait.
         let harness = try #require(summary["harness"] as? [String: Any])
         let own = try #require((harness["own_ms"] as? [String: Any])?["p99"] as? Double, "\(harness)")
-        #expect(own < 40, "\(harness)")
-        #expect(!run.standardOutput.contains("HARNESS-BOUND"), "\(run.standardOutput)")
+        let p99 = try #require((summary["latency_ms"] as? [String: Any])?["p99"] as? Double)
+        #expect(own < p99 - 80 - longest / 2, "own \(own), p99 \(p99), longest wait \(longest)")
         let schema = try SummarySchemaCheck.validate([folder + "/ramp/summary.json"])
         #expect(schema.status == 0, "\(schema.output)")
 
