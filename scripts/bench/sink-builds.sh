@@ -15,21 +15,25 @@ old=$1 new=$2 rounds=${3:-8} requests=${4:-200000}
 body=$PWD/fixtures/poll.json
 token=$(printf 'ab%.0s' $(seq 32))
 
-# sink BINARY NAME: starts BINARY's sink on port 0; prints the port it says it listens on.
+# sink BINARY NAME: starts BINARY's sink on port 0 (in this shell, so that `pids` keeps it for
+# the cleanup); sets `port` to the port it says it listens on.
 sink() {
     "$1" sink --listen 127.0.0.1:0 >"$work/$2.out" 2>&1 &
     pids+=($!)
+    port=""
     for _ in $(seq 100); do
         port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/$2.out")
-        [ -n "$port" ] && { echo "$port"; return; }
+        [ -n "$port" ] && return
         sleep 0.1
     done
     echo "the $2 sink printed no port:" >&2
     cat "$work/$2.out" >&2
     exit 1
 }
-old_port=$(sink "$old" old)
-new_port=$(sink "$new" new)
+sink "$old" old
+old_port=$port
+sink "$new" new
+new_port=$port
 
 # rate PORT SHAPE...: h2load's requests a second against the sink on PORT.
 rate() {
