@@ -19,7 +19,7 @@ struct CompareCommand: ParsableCommand {
             as a page: each change with its interval against the --min-effect band. Exit status: 0; with \
             --fail-on-regression, 1 when a compared metric is WORSE and 2 when a side is invalid \
             (interrupted, nothing measured, generator lag, …: no verdict stands); 64 when a \
-            folder is not a run or a metric is unknown.
+            folder is not a run, a metric is unknown or --report cannot be written.
             """
     )
 
@@ -80,8 +80,9 @@ struct CompareCommand: ParsableCommand {
         StandardStream.output.write((comparison.text + "\n").utf8)
         if let report {
             do { try ComparisonReport(comparison: comparison).write(to: report) } catch {
+                // 64, as `fanout gate` says it: 1 under --fail-on-regression means WORSE.
                 reportError("cannot write --report \(report): \(error.reason)")
-                throw ExitCode(1)
+                throw ExitCode(64)
             }
             StandardStream.output.write("wrote \(report)\n".utf8)
         }
