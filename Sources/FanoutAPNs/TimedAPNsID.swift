@@ -19,13 +19,15 @@ import Foundation
 ///
 /// A Fanout sink answers a timed request with an `apns-unique-id` (the header APNs' development
 /// environment sends) of the same layout, which carries when it wrote the answer and how long
-/// its scenario held it, so the sender can take the hold — the one part that is the server's —
-/// out of each such answer's latency:
+/// its scenario held it, so the sender can take the hold — the part that is the server's —
+/// out of each such answer's latency. A sink with a wire in front (`--rtt`) counts the wire as
+/// the server's too: the answer is written as of when the wire hands it on, and the hold has
+/// both ways of the wire in it (half the round trip each, a spread's median):
 ///
 /// ```
 ///   wwwwwwww-wwww-8hhh-Vddd-dddddddddddd
-///   w  48 bits  when the answer was written, microseconds of the same clock
-///   d  62 bits  the hold the scenario asked for, microseconds
+///   w  48 bits  when the answer was written (and off the sink's wire), microseconds of the same clock
+///   d  62 bits  the hold the scenario asked for, and the wire's two ways, microseconds
 /// ```
 public enum TimedAPNsID {
     /// The name of the answer's header.
