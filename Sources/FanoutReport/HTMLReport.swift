@@ -305,10 +305,15 @@ public struct HTMLReport {
             }
             return total
         }
+        // No more is offered than the schedule plans or, for an endless rate over a token set
+        // (`--rate R --count N`), than there were notifications to send: past the last, the
+        // run only drains.
+        let most = Double(schedule.planned ?? summary.sent)
+        func offeredBy(_ time: Double) -> Double { min(arrivals(from: 0, to: time) * share, most) }
         return summary.intervals.map { interval in
             let from = Double(interval.second)
             let length = length(of: interval)
-            return arrivals(from: from, to: from + length) * share / length
+            return (offeredBy(from + length) - offeredBy(from)) / length
         }
     }
 

@@ -91,6 +91,24 @@ struct HTMLReportTests {
         #expect(Self.html(summary).contains("<polyline class=\"offered\""))
     }
 
+    /// An endless rate over a token set (`--rate 2000 --count 3000`) offers no more than the
+    /// set: past its last notification the run only drains (it drew 2,000/s on to the end).
+    @Test func anEndlessRateOffersNoMoreThanItsTokens() throws {
+        var summary = try Self.summary()
+        summary.schedule = SummaryDocument.Schedule(
+            description: "2000/s",
+            startRatePerSecond: 2000,
+            stages: [],
+            planned: nil
+        )
+        summary.sent = 3000
+        summary.elapsedSeconds = 3
+        let offered = try #require(
+            HTMLReport(summary: summary, latency: LoadStatistics.makeHistogram()).offeredPerSecond()
+        )
+        #expect(offered == [2000, 1000, 0], "\(offered)")
+    }
+
     @Test func aShardOffersItsShareAndTheClosedModelNone() throws {
         var summary = try Self.summary()
         summary.shard = "2/4"
