@@ -322,12 +322,15 @@ public struct HTMLReport {
     private func rateChart(_ intervals: [SummaryDocument.Interval], offered: [Double]?, noun: String) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
         let rates = intervals.map { Double($0.completed) / length(of: $0) }
-        let top = ChartFrame.niceCeiling(max(rates.max() ?? 1, offered?.max() ?? 0))
+        // A last second a few milliseconds long has a rate of little weight (10 answers in
+        // 2 ms: 5,000/s): it does not set the axis, and its bar is cut at the top.
+        let weighty = zip(intervals, rates).filter { length(of: $0.0) >= 0.1 }.map(\.1)
+        let top = ChartFrame.niceCeiling(max((weighty.isEmpty ? rates : weighty).max() ?? 1, offered?.max() ?? 0))
         var svg = ChartFrame.open("\(noun) per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
         let slot = ChartFrame.plotWidth / Double(intervals.count)
         for (index, interval) in intervals.enumerated() {
             let length = length(of: interval)
-            let height = ChartFrame.plotHeight * rates[index] / top
+            let height = ChartFrame.plotHeight * min(1, rates[index] / top)
             let x = ChartFrame.left + slot * Double(index)
             var tip = "second \(interval.second)"
             if length < 1 { tip += String(format: " (the last %.3f s)", length) }

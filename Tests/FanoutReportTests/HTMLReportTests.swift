@@ -109,6 +109,21 @@ struct HTMLReportTests {
         #expect(offered == [2000, 1000, 0], "\(offered)")
     }
 
+    /// A last second 2 ms long with 10 answers (5,000/s) does not set the rate axis: the other
+    /// seconds' bars would be flattened under it.
+    @Test func aLastSecondOfAFewMillisecondsDoesNotSetTheRateAxis() throws {
+        var summary = try Self.summary()
+        summary.schedule = nil
+        let last = summary.intervals.count - 1
+        summary.elapsedSeconds = Double(summary.intervals[last].second) + 0.002
+        summary.intervals[last].completed = 10
+        let widest = summary.intervals[..<last].map(\.completed).max() ?? 0
+        let html = Self.html(summary)
+        let labels = html.matches(of: />([0-9,]+)\/s<\/text>/).compactMap { Int($0.output.1.filter(\.isNumber)) }
+        let top = try #require(labels.max())
+        #expect(top >= widest && top < 5000, "axis top \(top) for seconds of up to \(widest)/s")
+    }
+
     @Test func aShardOffersItsShareAndTheClosedModelNone() throws {
         var summary = try Self.summary()
         summary.shard = "2/4"
