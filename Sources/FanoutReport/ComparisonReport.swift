@@ -11,8 +11,10 @@ import Foundation
 ///   p99          ┝━━━●━━░░░░░│░░░░░           within noise
 /// ```
 public struct ComparisonReport: Sendable {
+    /// What `fanout compare` printed, as figures.
     public var comparison: RunComparison
 
+    /// The page of `comparison`.
     public init(comparison: RunComparison) {
         self.comparison = comparison
     }
@@ -33,6 +35,8 @@ public struct ComparisonReport: Sendable {
         }
     }
 
+    /// The page: each metric's change as a dot with its interval, against the --min-effect
+    /// band, its verdict beside it, and an invalid side said; self-contained.
     public var html: String {
         let comparison = comparison
         var body = "<h1>Fanout compare</h1>\n"

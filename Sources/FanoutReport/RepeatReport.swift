@@ -11,12 +11,15 @@ import Foundation
 ///              └─ 1 ─ 2 ── 3 ─ 4 ──► repeat
 /// ```
 public struct RepeatReport: Sendable {
+    /// The repeats, as `fanout gate` reads them (their medians, each one's validity).
     public var set: RunSet
 
+    /// The page of `set`.
     public init(set: RunSet) {
         self.set = set
     }
 
+    /// The page's name in the set's folder, beside the repeats' own folders.
     public static let fileName = "report.html"
 
     /// The metrics charted, each with how its value reads.
@@ -35,6 +38,8 @@ public struct RepeatReport: Sendable {
         metric == .throughput ? grouped(Int(value.rounded())) + "/s" : ChartFrame.milliseconds(value)
     }
 
+    /// The page: a chart a metric with a bar a repeat and the median across, then a table of
+    /// every repeat; self-contained (no script, no outside file).
     public var html: String {
         let runs = set.runs
         var body = "<h1>Fanout repeats: \(runs.count) runs side by side</h1>\n"

@@ -4,7 +4,7 @@ import Testing
 @testable import FanoutReport
 
 /// The report of a folder of repeats: a bar a repeat at its value, the median across, an
-/// invalid repeat marked; and `fanout compare --report`'s page.
+/// invalid repeat marked.
 struct RepeatReportTests {
     static func run(_ name: String, throughput: Double, p99: Double, invalid: [String] = []) -> RunRecord {
         RunRecord(
@@ -47,30 +47,5 @@ struct RepeatReportTests {
         #expect(html.contains("fill=\"\(RepeatReport.Colour.invalid)\"><title>repeat-3: throughput 4,000/s</title>"))
         #expect(html.contains("INVALID: results/set/repeat-3: sender and sink disagree"))
         #expect(!html.contains("<script"))
-    }
-
-    @Test func theComparisonPageDrawsEachChangeWithItsVerdict() throws {
-        let current = RunSet(
-            directory: "results/new",
-            runs: [
-                Self.run("repeat-1", throughput: 1500, p99: 10), Self.run("repeat-2", throughput: 3000, p99: 20),
-                Self.run("repeat-3", throughput: 6000, p99: 40),
-            ]
-        )
-        let comparison = RunComparison(
-            baseline: Self.set,
-            current: current,
-            metrics: [.throughput, .p99],
-            minimumEffect: 0.05
-        )
-        let html = ComparisonReport(comparison: comparison).html
-        let changes = html.matches(of: /<circle class="change"[^>]*><title>([^<]*)<\/title>/).map {
-            String($0.output.1)
-        }
-        #expect(changes.count == 2, "\(changes)")
-        #expect(changes.first?.hasPrefix("throughput: 2,000/s → 3,000/s, +50.0%") == true, "\(changes)")
-        #expect(changes.last?.hasPrefix("p99: 20.0 ms → 20.0 ms, +0.0%; same") == true, "\(changes)")
-        #expect(html.contains("class=\"min-effect\""))
-        #expect(html.contains("INVALID baseline: results/set/repeat-3: sender and sink disagree"))
     }
 }

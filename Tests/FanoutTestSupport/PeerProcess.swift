@@ -229,30 +229,18 @@ public func connectLoopback(port: Int) -> Int32? {
     return fd
 }
 
-/// Waits until something accepts connections on `port`, within `timeout`.
-public func waitForListener(port: Int, timeout: Duration = .seconds(10)) throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if let fd = connectLoopback(port: port) {
-            close(fd)
-            return
-        }
-        usleep(20_000)
-    }
-    throw PeerProcess.TimedOut(command: "waiting for a listener on port \(port)")
-}
-
 /// The IPv4 TCP port a process listens on, for a server told to bind port 0 that does not say
 /// which port it got (nghttpd): its listening sockets in /proc/net/tcp matched to its own file
 /// descriptors' inodes, polled until one appears, within `timeout`. No port is picked before
 /// the server binds it, so none can be taken from under it.
 public func listeningPort(of process: Int32, timeout: Duration = .seconds(10)) throws -> Int {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if let port = listeningPort(of: process) { return port }
-        usleep(20_000)
+    var port: Int?
+    poll(timeout: timeout, every: .milliseconds(20)) {
+        port = listeningPort(of: process)
+        return port != nil
     }
-    throw PeerProcess.TimedOut(command: "waiting for process \(process) to listen")
+    guard let port else { throw PeerProcess.TimedOut(command: "waiting for process \(process) to listen") }
+    return port
 }
 
 /// One look: the port of the first listening IPv4 socket `process` holds, if any.
