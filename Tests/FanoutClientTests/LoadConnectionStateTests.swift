@@ -373,6 +373,21 @@ struct LoadConnectionStateTests {
         #expect(waits.isEmpty, "\(waits)")
     }
 
+    /// A ticket due while its connection was still connecting, then kept waiting for a stream:
+    /// only the time since every stream was busy is a stream wait (the rest was connecting,
+    /// which is not the server's stream limit).
+    @Test func aStreamWaitCountsFromWhenTheStreamsWereBusy() throws {
+        var (state, start) = try Self.paced(tokens: 10, window: .zero, duration: .milliseconds(10))
+        state.started(now: start + 5 * Self.ms)
+        var waits: [LoadConnectionState.StreamWait] = []
+        #expect(Self.sends(Self.turn(&state, now: start + 5 * Self.ms, streams: 1) { waits.append($0) }) == [0])
+        try Self.answer(&state, tag: 0, now: start + 85 * Self.ms)
+        let after = Self.turn(&state, now: start + 85 * Self.ms, streams: 1) { waits.append($0) }
+        #expect(Self.sends(after) == [1])
+        // Ticket 1 fell due at 1 ms; the one stream was busy from 5 ms to 85 ms (it said 84 ms).
+        #expect(waits == [.init(nanoseconds: 80 * Self.ms, streams: 1)], "\(waits)")
+    }
+
     /// The schedule ends with tokens still in the batch: they are left unsent (unscheduled),
     /// and once the sent ones are answered the connection says GOAWAY.
     @Test func theEndOfTheScheduleLeavesTheRestOfTheTokensUnsent() throws {
