@@ -58,14 +58,14 @@ struct LoadCounts {
     var requests = 0
     /// Notifications that reached a final outcome, by kind.
     var accepted = 0
-    var rejected = [Int](repeating: 0, count: APNsReason.allCases.count)
+    var rejected = [Int](repeating: 0, count: APNsReason.all.count)
     var failed = [Int](repeating: 0, count: FailureCause.all.count)
     var skipped = [Int](repeating: 0, count: SkipCause.all.count)
     /// Requests sent again: after a retryable answer, a reset, a timeout or a lost connection.
     var retries = 0
     /// Every answer received, final or not: 200s, and errors by reason (what a server counts).
     var answeredOK = 0
-    var answers = [Int](repeating: 0, count: APNsReason.allCases.count)
+    var answers = [Int](repeating: 0, count: APNsReason.all.count)
     /// Over every accepted notification's (token, payload).
     var digest = NotificationDigest()
     /// Final outcomes counted since the last flush.
@@ -76,16 +76,12 @@ struct LoadCounts {
     /// sent nor failed.
     var unsent = 0
 
-    static let reasons = APNsReason.allCases
-    static let reasonIndex: [APNsReason: Int] = Dictionary(
-        uniqueKeysWithValues: APNsReason.allCases.enumerated().map { ($1, $0) }
-    )
     static let causeIndex: [FailureCause: Int] = Dictionary(
         uniqueKeysWithValues: FailureCause.all.enumerated().map { ($1, $0) }
     )
 
     mutating func reject(_ reason: APNsReason) {
-        rejected[Self.reasonIndex[reason]!] += 1
+        rejected[reason.index] += 1
         finals += 1
     }
 
@@ -210,14 +206,14 @@ public final class LoadStatistics: Sendable {
         let counts = counts.withLockedValue { $0 }
         var rejected: [APNsReason: Int] = [:]
         for (index, count) in counts.rejected.enumerated() where count > 0 {
-            rejected[LoadCounts.reasons[index]] = count
+            rejected[APNsReason.all[index]] = count
         }
         var failed: [FailureCause: Int] = [:]
         for (index, count) in counts.failed.enumerated() where count > 0 { failed[FailureCause.all[index]] = count }
         var skipped: [SkipCause: Int] = [:]
         for (index, count) in counts.skipped.enumerated() where count > 0 { skipped[SkipCause.all[index]] = count }
         var answers: [APNsReason: Int] = [:]
-        for (index, count) in counts.answers.enumerated() where count > 0 { answers[LoadCounts.reasons[index]] = count }
+        for (index, count) in counts.answers.enumerated() where count > 0 { answers[APNsReason.all[index]] = count }
         let collector = collector.withLockedValue { $0 }
         return LoadSnapshot(
             requests: counts.requests,
