@@ -34,9 +34,25 @@ public enum FailureCause: String, Sendable, Hashable, CaseIterable {
 
     static let all = FailureCause.allCases
 
-    /// What a notification failed with when the endpoint could not be reached.
+    /// What a notification failed with when the endpoint could not be reached: the cause of
+    /// the same name (a switch, so that a new `EndpointFailure.Cause` does not compile until it
+    /// has a failed reason in summary.json).
     public init(_ cause: EndpointFailure.Cause) {
-        self.init(rawValue: cause.rawValue)!
+        switch cause {
+        case .nameNotResolved: self = .nameNotResolved
+        case .connectionRefused: self = .connectionRefused
+        case .connectTimeout: self = .connectTimeout
+        case .connectFailed: self = .connectFailed
+        case .certificateNotTrusted: self = .certificateNotTrusted
+        case .certificateExpired: self = .certificateExpired
+        case .certificateNameMismatch: self = .certificateNameMismatch
+        case .tlsHandshakeFailed: self = .tlsHandshakeFailed
+        case .alpnNotH2: self = .alpnNotH2
+        case .notHTTP2: self = .notHTTP2
+        case .closedBeforeSettings: self = .closedBeforeSettings
+        case .goAwayBeforeAnswer: self = .goAwayBeforeAnswer
+        case .forbidden: self = .forbidden
+        }
     }
 }
 
