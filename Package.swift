@@ -311,6 +311,7 @@ let package = Package(
             name: "FanoutReportTests",
             dependencies: [
                 "FanoutReport",
+                "FanoutSettings",
                 "FanoutHTTP2",
                 "FanoutRun",
                 "FanoutClient",
