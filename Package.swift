@@ -124,6 +124,7 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutHTTP2",
                 "FanoutMeasure",
+                "FanoutTokens",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -311,6 +312,7 @@ let package = Package(
             name: "FanoutReportTests",
             dependencies: [
                 "FanoutReport",
+                "FanoutSettings",
                 "FanoutHTTP2",
                 "FanoutRun",
                 "FanoutClient",

@@ -44,6 +44,50 @@ public enum APNsReason: String, CaseIterable, Sendable, Hashable {
     case serviceUnavailable = "ServiceUnavailable"
     case shutdown = "Shutdown"
 
+    /// Every reason in declaration order, made once (`allCases` builds an array per call).
+    /// Counts kept by reason are arrays in this order: `all[reason.index]` is `reason`.
+    public static let all = allCases
+
+    /// This reason's position in `all`, the subscript of its count: a switch, so that counting
+    /// a rejection neither hashes nor allocates.
+    public var index: Int {
+        switch self {
+        case .badCollapseId: 0
+        case .badDeviceToken: 1
+        case .badExpirationDate: 2
+        case .badMessageId: 3
+        case .badPriority: 4
+        case .badTopic: 5
+        case .deviceTokenNotForTopic: 6
+        case .duplicateHeaders: 7
+        case .idleTimeout: 8
+        case .invalidPushType: 9
+        case .missingDeviceToken: 10
+        case .missingTopic: 11
+        case .payloadEmpty: 12
+        case .topicDisallowed: 13
+        case .badPayload: 14
+        case .badCertificate: 15
+        case .badCertificateEnvironment: 16
+        case .expiredProviderToken: 17
+        case .forbidden: 18
+        case .invalidProviderToken: 19
+        case .missingProviderToken: 20
+        case .unrelatedKeyIdInToken: 21
+        case .badEnvironmentKeyInToken: 22
+        case .badPath: 23
+        case .methodNotAllowed: 24
+        case .expiredToken: 25
+        case .unregistered: 26
+        case .payloadTooLarge: 27
+        case .tooManyProviderTokenUpdates: 28
+        case .tooManyRequests: 29
+        case .internalServerError: 30
+        case .serviceUnavailable: 31
+        case .shutdown: 32
+        }
+    }
+
     /// The HTTP status APNs answers this reason with.
     public var status: Int {
         switch self {

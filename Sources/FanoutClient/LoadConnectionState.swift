@@ -209,7 +209,7 @@ struct LoadConnectionState {
             if status == 200 {
                 counts.answeredOK += 1
             } else if let reason {
-                counts.answers[LoadCounts.reasonIndex[reason]!] += 1
+                counts.answers[reason.index] += 1
             }
         }
         var notification = entry.notification

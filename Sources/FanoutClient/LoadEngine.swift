@@ -121,7 +121,7 @@ public final class LoadEngine: Sendable {
         public var invalidReasons: [String] {
             var reasons: [String] = []
             if let interruption {
-                let seconds = String(format: "%.2f", Double(interruption.after.wholeNanoseconds) / 1e9)
+                let seconds = String(format: "%.2f", interruption.after.seconds)
                 reasons.append(
                     "interrupted by \(interruption.signal.name) after \(seconds) s: \(snapshot.unsent.grouped) tokens read "
                         + "ahead were never sent"
@@ -135,12 +135,12 @@ public final class LoadEngine: Sendable {
             if let lost = tokens?.lostRejects { reasons.append("--rejects \(lost): the list is incomplete") }
             reasons += lostWrites
             guard schedule != nil, worstLag > maxLag else { return reasons }
-            func milliseconds(_ duration: Duration) -> String {
-                let value = Double(duration.wholeNanoseconds) / 1e6
+            func words(_ duration: Duration) -> String {
+                let value = duration.milliseconds
                 return value < 1 ? "\(Int((value * 1000).rounded())) µs" : "\(Int(value.rounded())) ms"
             }
             return reasons + [
-                "the generator fell \(milliseconds(worstLag)) behind its schedule (limit \(milliseconds(maxLag)))"
+                "the generator fell \(words(worstLag)) behind its schedule (limit \(words(maxLag)))"
             ]
         }
     }
@@ -260,7 +260,7 @@ public final class LoadEngine: Sendable {
                 recording.collector.drain()
                 if let progress, elapsed >= .zero {
                     let finished = statistics.finished
-                    let seconds = Double((ContinuousClock.now - lastProgress.at).wholeNanoseconds) / 1e9
+                    let seconds = (ContinuousClock.now - lastProgress.at).seconds
                     progress(
                         Progress(
                             elapsed: elapsed,

@@ -34,9 +34,25 @@ public enum FailureCause: String, Sendable, Hashable, CaseIterable {
 
     static let all = FailureCause.allCases
 
-    /// What a notification failed with when the endpoint could not be reached.
+    /// What a notification failed with when the endpoint could not be reached: the cause of
+    /// the same name (a switch, so that a new `EndpointFailure.Cause` does not compile until it
+    /// has a failed reason in summary.json).
     public init(_ cause: EndpointFailure.Cause) {
-        self.init(rawValue: cause.rawValue)!
+        switch cause {
+        case .nameNotResolved: self = .nameNotResolved
+        case .connectionRefused: self = .connectionRefused
+        case .connectTimeout: self = .connectTimeout
+        case .connectFailed: self = .connectFailed
+        case .certificateNotTrusted: self = .certificateNotTrusted
+        case .certificateExpired: self = .certificateExpired
+        case .certificateNameMismatch: self = .certificateNameMismatch
+        case .tlsHandshakeFailed: self = .tlsHandshakeFailed
+        case .alpnNotH2: self = .alpnNotH2
+        case .notHTTP2: self = .notHTTP2
+        case .closedBeforeSettings: self = .closedBeforeSettings
+        case .goAwayBeforeAnswer: self = .goAwayBeforeAnswer
+        case .forbidden: self = .forbidden
+        }
     }
 }
 
@@ -58,14 +74,14 @@ struct LoadCounts {
     var requests = 0
     /// Notifications that reached a final outcome, by kind.
     var accepted = 0
-    var rejected = [Int](repeating: 0, count: APNsReason.allCases.count)
+    var rejected = [Int](repeating: 0, count: APNsReason.all.count)
     var failed = [Int](repeating: 0, count: FailureCause.all.count)
     var skipped = [Int](repeating: 0, count: SkipCause.all.count)
     /// Requests sent again: after a retryable answer, a reset, a timeout or a lost connection.
     var retries = 0
     /// Every answer received, final or not: 200s, and errors by reason (what a server counts).
     var answeredOK = 0
-    var answers = [Int](repeating: 0, count: APNsReason.allCases.count)
+    var answers = [Int](repeating: 0, count: APNsReason.all.count)
     /// Over every accepted notification's (token, payload).
     var digest = NotificationDigest()
     /// Final outcomes counted since the last flush.
@@ -76,16 +92,12 @@ struct LoadCounts {
     /// sent nor failed.
     var unsent = 0
 
-    static let reasons = APNsReason.allCases
-    static let reasonIndex: [APNsReason: Int] = Dictionary(
-        uniqueKeysWithValues: APNsReason.allCases.enumerated().map { ($1, $0) }
-    )
     static let causeIndex: [FailureCause: Int] = Dictionary(
         uniqueKeysWithValues: FailureCause.all.enumerated().map { ($1, $0) }
     )
 
     mutating func reject(_ reason: APNsReason) {
-        rejected[Self.reasonIndex[reason]!] += 1
+        rejected[reason.index] += 1
         finals += 1
     }
 
@@ -210,14 +222,14 @@ public final class LoadStatistics: Sendable {
         let counts = counts.withLockedValue { $0 }
         var rejected: [APNsReason: Int] = [:]
         for (index, count) in counts.rejected.enumerated() where count > 0 {
-            rejected[LoadCounts.reasons[index]] = count
+            rejected[APNsReason.all[index]] = count
         }
         var failed: [FailureCause: Int] = [:]
         for (index, count) in counts.failed.enumerated() where count > 0 { failed[FailureCause.all[index]] = count }
         var skipped: [SkipCause: Int] = [:]
         for (index, count) in counts.skipped.enumerated() where count > 0 { skipped[SkipCause.all[index]] = count }
         var answers: [APNsReason: Int] = [:]
-        for (index, count) in counts.answers.enumerated() where count > 0 { answers[LoadCounts.reasons[index]] = count }
+        for (index, count) in counts.answers.enumerated() where count > 0 { answers[APNsReason.all[index]] = count }
         let collector = collector.withLockedValue { $0 }
         return LoadSnapshot(
             requests: counts.requests,

@@ -221,9 +221,9 @@ public struct CapacityPlan: Sendable {
 
     public init(_ question: Question) {
         self.question = question
-        let seconds = Self.seconds(question.deadline)
-        let roundTrip = Self.seconds(question.roundTrip + question.processing)
-        let wireRoundTrip = Self.seconds(question.roundTrip)
+        let seconds = question.deadline.seconds
+        let roundTrip = (question.roundTrip + question.processing).seconds
+        let wireRoundTrip = question.roundTrip.seconds
         let flow = question.flow
         requiredRate = Double(question.devices) / seconds
         coreCeiling = question.cpuMicroseconds.map { 1e6 / $0 }
@@ -232,7 +232,7 @@ public struct CapacityPlan: Sendable {
         if let window = flow.streamWindow, window < flow.bodyBytes {
             // Each round trip carries a stream window of the body (0: none ever goes).
             let rounds = window > 0 ? (body / Double(window)).rounded(.up) : .infinity
-            streamWindowBound = Double(question.streams) / (rounds * wireRoundTrip + Self.seconds(question.processing))
+            streamWindowBound = Double(question.streams) / (rounds * wireRoundTrip + question.processing.seconds)
         }
         bounds = Bounds(
             streams: Double(question.streams) / roundTrip,
@@ -281,12 +281,9 @@ public struct CapacityPlan: Sendable {
         expectedDuration = .nanoseconds(Int(saturating: (Double(question.devices) / rate + roundTrip) * 1e9))
     }
 
-    /// `duration` in seconds.
-    public static func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
-
     /// `85 ms`, `300 s`, `1.5 s`.
     static func spoken(_ duration: Duration) -> String {
-        let seconds = Self.seconds(duration)
+        let seconds = duration.seconds
         if seconds < 1 { return "\(String(format: "%g", (seconds * 1e6).rounded() / 1e3)) ms" }
         return "\(String(format: "%g", (seconds * 1e3).rounded() / 1e3)) s"
     }
@@ -351,9 +348,9 @@ public struct CapacityPlan: Sendable {
     public var document: Document {
         Document(
             devices: question.devices,
-            deadlineSeconds: Self.seconds(question.deadline),
-            roundTripMilliseconds: Self.seconds(question.roundTrip) * 1000,
-            processingMilliseconds: Self.seconds(question.processing) * 1000,
+            deadlineSeconds: question.deadline.seconds,
+            roundTripMilliseconds: question.roundTrip.seconds * 1000,
+            processingMilliseconds: question.processing.seconds * 1000,
             streamsPerConnection: question.streams,
             headroom: question.headroom,
             cpuMicroseconds: question.cpuMicroseconds,
@@ -365,7 +362,7 @@ public struct CapacityPlan: Sendable {
             connections: connections,
             cores: cores,
             machines: machines,
-            expectedDurationSeconds: Self.seconds(expectedDuration),
+            expectedDurationSeconds: expectedDuration.seconds,
             binds: binding.rawValue,
             machinesBoundBy: machineBinding?.rawValue,
             bounds: bounds,
@@ -504,7 +501,7 @@ public struct CapacityPlan: Sendable {
                         : "")
             )
         }
-        lines.append("  expected duration      \(String(format: "%.1f", Self.seconds(expectedDuration))) s")
+        lines.append("  expected duration      \(String(format: "%.1f", expectedDuration.seconds)) s")
         lines.append("  binds                  \(binding.rawValue)")
         if let machineBinding {
             lines.append("  machines bound by      \(machineBinding.rawValue)")

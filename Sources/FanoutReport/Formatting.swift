@@ -10,5 +10,9 @@ extension Histogram<UInt64> {
     }
 }
 
+/// `value` milliseconds as the reports' words write them: two decimals under 10 ms, one from
+/// there (`4.25`, `86.9`); the caller adds the unit.
+func millisecondsText(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
+
 /// A count with thousands separators, as every report writes them: 1,000,000.
 func grouped(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }

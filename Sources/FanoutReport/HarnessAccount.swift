@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutMeasure
+import FanoutSettings
 import Foundation
 
 /// How much of a run's measured latency Fanout itself accounts for.
@@ -64,7 +65,7 @@ public struct HarnessAccount: Sendable {
         measuredOwn = DelayPercentiles(merged.own)
         senderShare = DelayPercentiles(merged.senderShare)
         sendLateness = report.schedule == nil ? nil : DelayPercentiles(report.snapshot.lag)
-        let seconds = Double(report.elapsed.wholeNanoseconds) / 1e9
+        let seconds = report.elapsed.seconds
         senderUtilisation = report.loopDelays.map { seconds > 0 ? Double($0.cpuNanoseconds) / 1e9 / seconds : 0 }
         self.sink = sink
         let latency = report.snapshot.latency
@@ -172,8 +173,6 @@ public struct HarnessAccount: Sendable {
 
     static func percent(_ share: Double) -> String { String(format: "%.0f%%", share * 100) }
 
-    private static func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
-
     /// `summary.json`'s `harness` object.
     var document: SummaryDocument.Harness {
         SummaryDocument.Harness(
@@ -186,11 +185,11 @@ public struct HarnessAccount: Sendable {
                 loopUtilisation: senderUtilisation
             ),
             sink: sink?.figures,
-            ownP99: Self.milliseconds(ownP99),
+            ownP99: ownP99.microsecondsInMilliseconds,
             own: ownIsMeasured ? DelayFigures(measuredOwn) : nil,
             ownMeasured: ownIsMeasured,
             largest: largest.part.rawValue,
-            measuredP99: Self.milliseconds(measuredP99),
+            measuredP99: measuredP99.microsecondsInMilliseconds,
             shareOfP99: share,
             maxShare: maxShare,
             bound: isBound,
@@ -203,7 +202,7 @@ public struct HarnessAccount: Sendable {
         func utilisation(_ shares: [Double]) -> String { shares.map(Self.percent).joined(separator: ", ") }
         let parts = self.parts.map { "\($0.part.rawValue.replacingOccurrences(of: "the ", with: "")) \($0.delay.text)" }
         var lines = [
-            "harness: its own delay at p99 is \(ownIsMeasured ? "" : "at least ")\(String(format: "%.2f", Self.milliseconds(ownP99))) ms, \(measuredP99 == 0 ? "no p99 measured to share" : "\(Self.percent(share)) of the measured p99") "
+            "harness: its own delay at p99 is \(ownIsMeasured ? "" : "at least ")\(String(format: "%.2f", ownP99.microsecondsInMilliseconds)) ms, \(measuredP99 == 0 ? "no p99 measured to share" : "\(Self.percent(share)) of the measured p99") "
                 + (ownIsMeasured
                     ? "(\(grouped(Int(measuredOwn.count))) timed answers' latency less the sink's hold; the largest part is \(largest.part.rawValue))"
                     : "(\(largest.part.rawValue), a lower bound)"),

@@ -233,11 +233,6 @@ extension ProbeDocument {
         }
     }
 
-    /// `value` milliseconds as `text` writes them.
-    static func milliseconds(_ value: Double) -> String {
-        String(format: value < 10 ? "%.2f ms" : "%.1f ms", value)
-    }
-
     /// The window, wire and flow lines of `text`.
     var flowLines: [String] {
         var lines: [String] = []
@@ -283,8 +278,8 @@ extension ProbeDocument {
                 "    \(grouped(flow.mostBytesInFlight)) bytes in flight at most, "
                     + (flow.creditedPerRoundTrip.map { grouped(Int($0.rounded())) } ?? "no")
                     + " bytes credited a round trip ("
-                    + Self.milliseconds(flow.roundTripMs) + ")"
-                    + (flow.refillIntervalMs.map { ", a refill every " + Self.milliseconds($0) } ?? "")
+                    + millisecondsText(flow.roundTripMs) + " ms)"
+                    + (flow.refillIntervalMs.map { ", a refill every " + millisecondsText($0) + " ms" } ?? "")
                     + ", \(grouped(flow.peakStreams)) streams at most "
                     + "(the probe would open \(grouped(flow.streamsTarget))); sent \(grouped(flow.sent)), ended by "
                     + flow.stoppedBy

@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutSettings
 import Foundation
 
 /// The line a terminal shows while a run goes:
@@ -18,9 +19,7 @@ public struct ProgressLine: Sendable {
     }
 
     public var text: String {
-        let seconds =
-            Double(progress.elapsed.components.seconds)
-            + Double(progress.elapsed.components.attoseconds) * 1e-18
+        let seconds = progress.elapsed.seconds
         var parts = [
             String(format: "%.1f s", seconds),
             "\(grouped(Int(progress.ratePerSecond.rounded())))/s",

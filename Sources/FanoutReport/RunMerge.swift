@@ -86,9 +86,9 @@ public struct RunMerge {
         let sends = shards.compactMap(\.firstSend)
         skew = sends.count < 2 ? nil : sends.max()!.timeIntervalSince(sends.min()!)
         var refusals = wrong
-        if let skew, skew > Double(rules.maxSkew.wholeNanoseconds) / 1e9 {
+        if let skew, skew > rules.maxSkew.seconds {
             refusals.append(
-                "the shards began \(Self.milliseconds(skew)) ms apart (their first sends), more than --max-skew allows (\(Self.milliseconds(Double(rules.maxSkew.wholeNanoseconds) / 1e9)) ms)"
+                "the shards began \(Self.skewText(skew)) ms apart (their first sends), more than --max-skew allows (\(Self.skewText(rules.maxSkew.seconds)) ms)"
             )
         }
         if !rules.allowPartial { refusals += incomplete }
@@ -223,7 +223,8 @@ public struct RunMerge {
             ? names.joined(separator: ", ") : names.prefix(8).joined(separator: ", ") + " and \(names.count - 8) more"
     }
 
-    private static func milliseconds(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
+    /// `seconds` in milliseconds to a tenth, as the merge writes its shards' start skew.
+    private static func skewText(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
 
     private static func entries(of shards: [Shard]) -> [IntervalLog.Entry] {
         var seconds: [Int: (length: Double, histogram: Histogram<UInt64>)] = [:]
@@ -453,15 +454,14 @@ public struct RunMerge {
         let histograms = Dictionary(uniqueKeysWithValues: entries.map { (Int($0.start), $0.histogram.unpacked()) })
         return Set(completed.keys).union(histograms.keys).sorted().map { second in
             let histogram = histograms[second] ?? LoadStatistics.makeHistogram()
-            func milliseconds(_ percentile: Double) -> Double { histogram.milliseconds(at: percentile) }
             return SummaryDocument.Interval(
                 second: second,
                 completed: completed[second] ?? 0,
                 latencyCount: Int(histogram.totalCount),
-                p50: milliseconds(50),
-                p90: milliseconds(90),
-                p99: milliseconds(99),
-                max: milliseconds(100),
+                p50: histogram.milliseconds(at: 50),
+                p90: histogram.milliseconds(at: 90),
+                p99: histogram.milliseconds(at: 99),
+                max: histogram.milliseconds(at: 100),
                 maxLag: lag[second] ?? 0,
                 streamWaits: waits[second]
             )
@@ -486,7 +486,7 @@ public struct RunMerge {
             "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): "
                 + (NotificationDigest(parsing: document.digest)?.text ?? document.digest)
                 + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
-                + (skew.map { ", start skew \(Self.milliseconds($0)) ms" } ?? "")
+                + (skew.map { ", start skew \(Self.skewText($0)) ms" } ?? "")
         ]
         lines += gaps.map { "PARTIAL: \($0)" }
         lines += document.invalidReasons.map { "REFUSED: \($0)" }

@@ -116,10 +116,7 @@ public struct RunSummary: Sendable {
         return account
     }
 
-    var seconds: Double {
-        let (whole, attoseconds) = report.elapsed.components
-        return Double(whole) + Double(attoseconds) * 1e-18
-    }
+    var seconds: Double { report.elapsed.seconds }
 
     /// Notifications with a final outcome per second of the run; with a warm-up, those that
     /// started after it (the ones latency counts, and the ones an offered rate counts), per
@@ -127,7 +124,7 @@ public struct RunSummary: Sendable {
     /// counted the backlog the warm-up left too: a search step offered 1,000/s "achieved" 1,056/s.
     public var throughput: Double {
         guard report.warmUp > .zero else { return seconds > 0 ? Double(report.snapshot.sent) / seconds : 0 }
-        let length = seconds - Double(report.warmUp.wholeNanoseconds) / 1e9
+        let length = seconds - report.warmUp.seconds
         return length > 0 ? Double(report.snapshot.latency.totalCount) / length : 0
     }
 
@@ -189,7 +186,6 @@ public struct RunSummary: Sendable {
         func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
             Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
         }
-        func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
         let shard = configuration.shape.model.shard
         // Notifications not sent for want of the other half: tokens read past the schedule's
         // end (or the closed model's duration), and arrivals due after the last token.
@@ -217,9 +213,9 @@ public struct RunSummary: Sendable {
             cancelled: report.cancelled,
             reconciled: reconciliation?.agrees,
             cpu: SummaryDocument.CPU(
-                senderSeconds: Double(report.senderCPU.wholeNanoseconds) / 1e9,
+                senderSeconds: report.senderCPU.seconds,
                 senderPerNotification: Self.microsecondsPerNotification(report.senderCPU, sent: snapshot.sent),
-                sinkSeconds: sinkCPU.map { Double($0.wholeNanoseconds) / 1e9 },
+                sinkSeconds: sinkCPU.map { $0.seconds },
                 sinkPerNotification: sinkCPU.flatMap { Self.microsecondsPerNotification($0, sent: snapshot.sent) }
             ),
             harness: harness.document,
@@ -235,7 +231,7 @@ public struct RunSummary: Sendable {
                     description: schedule.description,
                     startRatePerSecond: schedule.startRate,
                     stages: schedule.stages.map {
-                        .init(durationSeconds: Double($0.duration.wholeNanoseconds) / 1e9, targetPerSecond: $0.target)
+                        .init(durationSeconds: $0.duration.seconds, targetPerSecond: $0.target)
                     },
                     planned: schedule.total.map { Int($0) },
                     capped: configuration.shape.model.rateNote
@@ -244,11 +240,11 @@ public struct RunSummary: Sendable {
             generatorLag: report.schedule == nil
                 ? nil
                 : SummaryDocument.GeneratorLag(
-                    p99: lag.totalCount == 0 ? 0 : milliseconds(lag.valueAtPercentile(99)),
-                    max: lag.totalCount == 0 ? 0 : milliseconds(lag.max),
-                    limit: Double(report.maxLag.wholeNanoseconds) / 1e6
+                    p99: lag.totalCount == 0 ? 0 : lag.valueAtPercentile(99).microsecondsInMilliseconds,
+                    max: lag.totalCount == 0 ? 0 : lag.max.microsecondsInMilliseconds,
+                    limit: report.maxLag.milliseconds
                 ),
-            warmUpSeconds: Double(report.warmUp.wholeNanoseconds) / 1e9,
+            warmUpSeconds: report.warmUp.seconds,
             unscheduled: snapshot.unscheduled + arrivalsWithoutToken,
             unscheduledReasons: .init(scheduleOver: snapshot.unscheduled, tokensRanOut: arrivalsWithoutToken),
             valid: valid,
@@ -258,13 +254,13 @@ public struct RunSummary: Sendable {
                     second: interval.second,
                     completed: interval.completed,
                     latencyCount: Int(interval.latencies.totalCount),
-                    p50: milliseconds(interval.p50),
-                    p90: milliseconds(interval.p90),
-                    p99: milliseconds(interval.p99),
-                    max: milliseconds(interval.max),
-                    maxLag: milliseconds(interval.maxLag),
-                    maxLoopLag: milliseconds(interval.maxLoopLag),
-                    readDelayP99: milliseconds(interval.readDelayP99),
+                    p50: interval.p50.microsecondsInMilliseconds,
+                    p90: interval.p90.microsecondsInMilliseconds,
+                    p99: interval.p99.microsecondsInMilliseconds,
+                    max: interval.max.microsecondsInMilliseconds,
+                    maxLag: interval.maxLag.microsecondsInMilliseconds,
+                    maxLoopLag: interval.maxLoopLag.microsecondsInMilliseconds,
+                    readDelayP99: interval.readDelayP99.microsecondsInMilliseconds,
                     streamWaits: report.schedule == nil ? nil : interval.streamWaits.count
                 )
             },
@@ -315,11 +311,11 @@ public struct RunSummary: Sendable {
         func part(_ name: String, _ cpu: Duration) -> String {
             let perNotification =
                 Self.microsecondsPerNotification(cpu, sent: sent).map { String(format: "%.2f", $0) } ?? "-"
-            return "\(name) \(perNotification) (\(String(format: "%.2f", Double(cpu.wholeNanoseconds) / 1e9)) s)"
+            return "\(name) \(perNotification) (\(String(format: "%.2f", cpu.seconds)) s)"
         }
         guard answered > 0 else {
             return
-                "cpu: sender \(String(format: "%.2f", Double(report.senderCPU.wholeNanoseconds) / 1e9)) s, none per notification (no answers)"
+                "cpu: sender \(String(format: "%.2f", report.senderCPU.seconds)) s, none per notification (no answers)"
         }
         return "cpu µs per notification: " + part("sender", report.senderCPU)
             + (sinkCPU.map { "  " + part("sink", $0) } ?? "")
@@ -329,7 +325,6 @@ public struct RunSummary: Sendable {
     var configurationDocument: SummaryDocument.Configuration {
         let headers = configuration.headers
         let model = configuration.shape.model
-        func seconds(_ duration: Duration) -> Double { Double(duration.wholeNanoseconds) / 1e9 }
         return SummaryDocument.Configuration(
             endpoint: configuredEndpoint ?? endpoint,
             connections: configuration.shape.connections,
@@ -341,13 +336,13 @@ public struct RunSummary: Sendable {
             expiration: headers.expiration,
             collapseID: headers.collapseID,
             tokenAuth: configuration.providerTokens != nil,
-            streamTimeoutSeconds: seconds(configuration.shape.streamTimeout),
+            streamTimeoutSeconds: configuration.shape.streamTimeout.seconds,
             maxAttempts: configuration.shape.maxAttempts,
             model: model.schedule == nil ? "closed" : "open",
             schedule: model.schedule?.description,
-            durationSeconds: (model.schedule?.duration ?? model.duration).map(seconds),
-            warmUpSeconds: seconds(model.warmUp),
-            maxLagSeconds: seconds(model.maxLag),
+            durationSeconds: (model.schedule?.duration ?? model.duration).map(\.seconds),
+            warmUpSeconds: model.warmUp.seconds,
+            maxLagSeconds: model.maxLag.seconds,
             maxHarnessShare: model.maxHarnessShare,
             scenario: scenario
         )
@@ -376,7 +371,6 @@ public struct RunSummary: Sendable {
     /// What a person reads at the end of a run.
     public var text: String {
         let snapshot = report.snapshot
-        func milliseconds(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
         let rejected = snapshot.rejected.values.reduce(0, +)
         let failed = snapshot.failed.values.reduce(0, +)
         let skipped = snapshot.skipped.values.reduce(0, +)
@@ -399,12 +393,12 @@ public struct RunSummary: Sendable {
         if let schedule = report.schedule {
             let lag = snapshot.lag.totalCount == 0 ? 0 : Double(snapshot.lag.max) / 1000
             lines.append(
-                "open model, \(schedule): latency counted from each notification's due time; generator lag max \(milliseconds(lag)) ms (limit \(milliseconds(Double(report.maxLag.wholeNanoseconds) / 1e6)) ms)"
+                "open model, \(schedule): latency counted from each notification's due time; generator lag max \(millisecondsText(lag)) ms (limit \(millisecondsText(report.maxLag.milliseconds)) ms)"
             )
             if let note = configuration.shape.model.rateNote { lines.append("rate \(note)") }
             if let open = openModelDocument {
                 lines.append(
-                    "pacing: --coalesce \(open.coalesce), windows up to \(milliseconds(open.largestWindowMs)) ms "
+                    "pacing: --coalesce \(open.coalesce), windows up to \(millisecondsText(open.largestWindowMs)) ms "
                         + "(tickets go out at their window's start, latency counted from the send when early)"
                 )
                 if let waited = open.streamWaitLine { lines.append("stream waits: \(waited)") }
@@ -419,7 +413,7 @@ public struct RunSummary: Sendable {
             )
         }
         if let ranOut = report.tokensRanOut {
-            let at = Double(ranOut.at.wholeNanoseconds) / 1e9
+            let at = ranOut.at.seconds
             lines.append(
                 "unscheduled: \(grouped(Int(ranOut.arrivals))) of \(grouped(Int(ranOut.planned))) arrivals had no token "
                     + "(the tokens ran out \(String(format: "%.2f", at)) s into the schedule): not sent, "
@@ -439,7 +433,7 @@ public struct RunSummary: Sendable {
             lines.append(
                 "latency ms: "
                     + SummaryDocument.Latency.percentiles.map {
-                        "\($0.label) \(milliseconds(latency(at: $0.percentile)))"
+                        "\($0.label) \(millisecondsText(latency(at: $0.percentile)))"
                     }
                     .joined(separator: "  ")
             )

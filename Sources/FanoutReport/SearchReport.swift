@@ -1,4 +1,5 @@
 import FanoutMeasure
+import FanoutSettings
 import Foundation
 
 /// One step of a rate search: a run at one offered rate, what it achieved, and its verdict.
@@ -290,8 +291,8 @@ public struct SearchReport: Sendable {
             to: bounds.to,
             precision: bounds.precision,
             maxSteps: bounds.maxSteps,
-            stepDurationSeconds: CapacityPlan.seconds(stepDuration),
-            warmUpSeconds: CapacityPlan.seconds(warmUp),
+            stepDurationSeconds: stepDuration.seconds,
+            warmUpSeconds: warmUp.seconds,
             steps: steps.map(\.document),
             answer: answer.map(SearchDocument.Answer.init),
             answerText: answerText

@@ -212,7 +212,7 @@ public struct SinkRunReport: Sendable {
             connections: m.connections,
             connectionsNotListed: m.connectionsNotListed,
             card: m.card,
-            capacity: .init(rttMs: Double(m.planRTT.wholeNanoseconds) / 1e6, connections: m.connections),
+            capacity: .init(rttMs: m.planRTT.milliseconds, connections: m.connections),
             sinkOwn: m.sinkOwn,
             trigger: m.trigger
         )

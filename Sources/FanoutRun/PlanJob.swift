@@ -47,7 +47,7 @@ public struct PlanJob: Sendable {
     /// the mean, holds for the rehearsal as for the plan; `nil` for none. The round trip itself
     /// is the wire's (`putOnTheWire`).
     public static func processing(_ question: CapacityPlan.Question) -> LatencyDistribution? {
-        let mean = CapacityPlan.seconds(question.processing)
+        let mean = question.processing.seconds
         guard mean > 0 else { return nil }
         let median = mean / exp(roundTripSpread * roundTripSpread / 2)
         return .logNormal(median: .nanoseconds(Int64((median * 1e9).rounded())), sigma: roundTripSpread)
@@ -55,14 +55,14 @@ public struct PlanJob: Sendable {
 
     /// The planned round trip plus processing, in seconds: the wire's and the hold's means.
     static func meanRoundTrip(_ question: CapacityPlan.Question) -> Double {
-        CapacityPlan.seconds(question.roundTrip + question.processing)
+        (question.roundTrip + question.processing).seconds
     }
 
     /// `a 50 ms wire, processing log-normal of mean 5 ms (σ 0.25)`: the calibration's and the
     /// rehearsal's regime (`putOnTheWire`).
     static func spokenWire(_ question: CapacityPlan.Question) -> String {
-        let wire = (CapacityPlan.seconds(question.roundTrip) * 1e6).rounded() / 1e3
-        let processing = (CapacityPlan.seconds(question.processing) * 1e6).rounded() / 1e3
+        let wire = (question.roundTrip.seconds * 1e6).rounded() / 1e3
+        let processing = (question.processing.seconds * 1e6).rounded() / 1e3
         // "an 80 ms", "an 11 ms", "an 18 ms": as the number is said.
         let said = String(format: "%g", wire)
         let article = said.hasPrefix("8") || said.hasPrefix("11") || said.hasPrefix("18") ? "an" : "a"
@@ -232,7 +232,7 @@ public struct Verification: Sendable {
 
     public var passed: Bool {
         complete && Self.gap(predictedPerConnection, measuredPerConnection) <= Self.tolerance
-            && Self.gap(CapacityPlan.seconds(predictedDuration), CapacityPlan.seconds(measuredDuration))
+            && Self.gap(predictedDuration.seconds, measuredDuration.seconds)
                 <= Self.tolerance
             && predictedCores.map { Self.gap($0, measuredCores) <= Self.tolerance } ?? true
     }
@@ -256,8 +256,8 @@ public struct Verification: Sendable {
             },
             row(
                 "the share takes",
-                CapacityPlan.seconds(predictedDuration),
-                CapacityPlan.seconds(measuredDuration)
+                predictedDuration.seconds,
+                measuredDuration.seconds
             ) { String(format: "%.1f s", $0) },
         ]
         if let predictedCores {
@@ -343,7 +343,7 @@ extension PlanJob {
         let summary = try job.run()
         if let output { _ = try summary.finish(into: output + "/verify") }
         let snapshot = summary.report.snapshot
-        let elapsed = CapacityPlan.seconds(summary.report.elapsed)
+        let elapsed = summary.report.elapsed.seconds
         return Verification(
             devices: devices,
             connections: connections,
@@ -353,7 +353,7 @@ extension PlanJob {
             measuredDuration: summary.report.elapsed,
             // The cores the share's rate needs at the measured cost, without the headroom.
             predictedCores: plan.question.cpuMicroseconds.map { Double(devices) / predictedSeconds * $0 / 1e6 },
-            measuredCores: CapacityPlan.seconds(summary.report.senderCPU) / elapsed,
+            measuredCores: summary.report.senderCPU.seconds / elapsed,
             complete: snapshot.accepted == devices && summary.reconciliation?.agrees == true
         )
     }

@@ -5,6 +5,7 @@ import FanoutHTTP2
 import FanoutMeasure
 import FanoutPayload
 import FanoutReport
+import FanoutSettings
 import FanoutSink
 import FanoutTokens
 import Foundation
@@ -155,7 +156,7 @@ public struct RunJob: Sendable {
         summary.sinkCPU = .nanoseconds(Int64(sinkLoopCPU.reduce(0, +)))
         // The loops' CPU over the run, not since the sink started.
         var sinkDelays = sinkSummary.ownDelays
-        let seconds = Double(report.elapsed.wholeNanoseconds) / 1e9
+        let seconds = report.elapsed.seconds
         sinkDelays.loopUtilisation = sinkLoopCPU.map { seconds > 0 ? Double($0) / 1e9 / seconds : 0 }
         summary.sinkDelays = sinkDelays
         let scenario = self.sink.scenario

@@ -3,6 +3,7 @@ import FanoutHTTP2
 import FanoutReport
 import FanoutSettings
 import FanoutSink
+import FanoutTokens
 import Foundation
 import NIOCore
 import NIOPosix
@@ -214,20 +215,13 @@ public struct SinkService: Service {
         }
     }
 
-    /// `--expect-tokens FILE`: one token a line, as `TokenList` reads them.
+    /// `--expect-tokens FILE`: a token list (`TokenListFile`), as `TokenList` reads them.
     private static func expectedTokens(_ path: String) throws -> ExpectedTokens {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw JobError("cannot read --expect-tokens \(path): \(error.reason)")
-        }
-        var tokens: [String] = []
-        for line in TextLines(text) {
-            let token = line.text.trimmingCharacters(in: .whitespaces)
-            if token.isEmpty || token.hasPrefix("#") { continue }
-            if let problem = DeviceTokenFormat.default.problem(in: token) {
-                throw JobError("--expect-tokens \(path):\(line.number): \(problem)")
-            }
-            tokens.append(token)
+        let tokens: [String]
+        do { tokens = try TokenListFile.tokens(at: path) } catch {
+            throw JobError(
+                error.line == nil ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
+            )
         }
         guard !tokens.isEmpty else { throw JobError("--expect-tokens \(path) holds no token") }
         return ExpectedTokens(tokens)

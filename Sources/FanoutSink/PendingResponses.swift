@@ -14,7 +14,7 @@ struct PendingResponses {
         var digestHash: UInt64
         /// The apns-id's 36 bytes.
         var id: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
-        /// The reason's index in `APNsReason.allCases`, or -1 for success (last: the entry
+        /// The reason's `APNsReason.index`, or -1 for success (last: the entry
         /// packs into 64 bytes).
         var reason: Int16
     }

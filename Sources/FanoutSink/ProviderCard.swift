@@ -57,7 +57,6 @@ public final class ProviderCard: Sendable {
     private static let index: [ProviderRule: Int] = Dictionary(
         uniqueKeysWithValues: ProviderRule.allCases.enumerated().map { ($1, $0) }
     )
-    private static let reasons = APNsReason.allCases
 
     // MARK: Reading
 
@@ -77,7 +76,7 @@ public final class ProviderCard: Sendable {
     @inline(__always)
     func arrived(token: UnsafeRawBufferPointer, hash: UInt64, connection: Int, now: UInt64) {
         if permanent.count > 0, let value = permanent.value(of: hash) {
-            let reason = Self.reasons[Int(value) - 1]
+            let reason = APNsReason.all[Int(value) - 1]
             violated(.permanentRetried, token: token, connection: connection, at: now) {
                 "sent again after \(reason.status) \(reason.rawValue)"
             }
@@ -97,7 +96,7 @@ public final class ProviderCard: Sendable {
     func rejected(hash: UInt64, _ reason: APNsReason, now: UInt64) {
         switch ProviderRule.advice(after: reason) {
         case .never:
-            if permanent.insert(hash, value: UInt32(SinkCounts.index[reason]! + 1)) == .full {
+            if permanent.insert(hash, value: UInt32(reason.index + 1)) == .full {
                 forgottenRejections.wrappingIncrement(ordering: .relaxed)
             }
         case .afterPause:

@@ -167,7 +167,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         while let entry = pending.popDue(now: now.uptimeNanoseconds) {
             var id = entry.id
             withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
-            let rejection = entry.reason < 0 ? nil : SinkCounts.reasons[Int(entry.reason)]
+            let rejection = entry.reason < 0 ? nil : APNsReason.all[Int(entry.reason)]
             let transit = UInt64(entry.transit) * 1000
             // A timed request's id holds its send time: it was received at sent + transit.
             let sent = transit == 0 ? 0 : TimedAPNsID.sendTime(in: UnsafeRawBufferPointer(apnsID)) ?? 0
@@ -477,7 +477,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 stream: request.stream,
                 transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
                 digestHash: digestHash,
-                reason: rejection.map { Int16(SinkCounts.index[$0]!) } ?? -1
+                reason: rejection.map { Int16($0.index) } ?? -1
             )
             withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
             pending.push(entry)

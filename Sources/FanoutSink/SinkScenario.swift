@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutHTTP2
 import FanoutRandom
 import FanoutSettings
+import FanoutTokens
 import Foundation
 
 /// What a capacity plan asks of the sink beyond APNs' rules: response latency, stalls, and
@@ -142,21 +143,14 @@ public struct TokenList: Sendable {
 
     public init() {}
 
-    /// Every token in a text file, one per line (`#` comments and blank lines skipped).
+    /// Every token in a text file, in the lines `fanout send` reads (`TokenListFile`).
     public init(contentsOf path: String) throws(SinkScenarioError) {
-        let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            for token in try TokenListFile.tokens(at: path) { insert(token) }
         } catch {
-            throw SinkScenarioError("cannot read the token list \(path): \(error.reason)")
-        }
-        for line in TextLines(text) {
-            let token = line.text.trimmingCharacters(in: .whitespaces)
-            if token.isEmpty || token.hasPrefix("#") { continue }
-            guard DeviceTokenFormat.default.problem(in: token) == nil else {
-                throw SinkScenarioError("\(path):\(line.number): \(TextLines.quoted(token)) is not a device token")
-            }
-            insert(token)
+            throw SinkScenarioError(
+                error.line == nil ? "cannot read the token list \(path): \(error.message)" : error.description
+            )
         }
     }
 

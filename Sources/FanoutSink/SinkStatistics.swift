@@ -30,7 +30,7 @@ public final class SinkStatistics: Sendable {
     let timing = SinkTimingTotals()
 
     public init() {
-        byReason = APNsReason.allCases.map { _ in ManagedAtomic(0) }
+        byReason = APNsReason.all.map { _ in ManagedAtomic(0) }
     }
 
     /// Registers a connection from `peer`; its counts are kept apart while it is open.
@@ -104,7 +104,7 @@ public final class SinkStatistics: Sendable {
     /// A snapshot of every counter.
     public var summary: SinkSummary {
         var reasons: [APNsReason: Int] = [:]
-        for (index, reason) in APNsReason.allCases.enumerated() {
+        for (index, reason) in APNsReason.all.enumerated() {
             let count = byReason[index].load(ordering: .relaxed)
             if count > 0 { reasons[reason] = count }
         }
@@ -189,7 +189,7 @@ final class SinkConnectionRecord: Sendable {
         let ending = ending.withLockedValue { $0 }
         var rejected: [APNsReason: Int] = [:]
         for (index, count) in totals.byReason.enumerated() where count > 0 {
-            rejected[SinkCounts.reasons[index]] = count
+            rejected[APNsReason.all[index]] = count
         }
         return SinkConnectionSummary(
             id: id,
@@ -258,7 +258,7 @@ struct SinkCounts {
 
     var requests = 0
     var accepted = 0
-    var byReason = [Int](repeating: 0, count: APNsReason.allCases.count)
+    var byReason = [Int](repeating: 0, count: APNsReason.all.count)
     var bodyBytes = 0
     var resets = 0
     /// Timed apns-ids whose send time was not believed (`SinkConnection.timedIDBound`).
@@ -274,7 +274,7 @@ struct SinkCounts {
     var isEmpty: Bool { requests == 0 && accepted == 0 && rejected == 0 && resets == 0 }
 
     mutating func reject(_ reason: APNsReason) {
-        byReason[Self.index[reason]!] += 1
+        byReason[reason.index] += 1
         rejected += 1
     }
 
@@ -289,13 +289,6 @@ struct SinkCounts {
         peakStreams = 0
         digest = NotificationDigest()
     }
-
-    /// Every reason, made once (`allCases` builds an array per call); counts are kept in this order.
-    static let reasons = APNsReason.allCases
-
-    static let index: [APNsReason: Int] = Dictionary(
-        uniqueKeysWithValues: APNsReason.allCases.enumerated().map { ($1, $0) }
-    )
 }
 
 /// The sink's counters at one moment.

@@ -146,7 +146,7 @@ extension ClusterCommand {
 
         func manifests() throws -> ClusterManifests {
             let wait = startIn ?? ClusterManifests.defaultStartIn
-            let start = startAt?.date ?? Date().addingTimeInterval(Double(wait.wholeNanoseconds) / 1e9)
+            let start = startAt?.date ?? Date().addingTimeInterval(wait.seconds)
             var manifests = ClusterManifests(shards: shards, image: image, startAt: start, sendOptions: sendOptions)
             manifests.name = name
             manifests.namespace = namespace

@@ -189,10 +189,7 @@ struct EndpointOptions: ParsableArguments {
 
     func validate() throws {
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
-        let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
-        if keyOptions != 0 && keyOptions != 3 {
-            throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
-        }
+        _ = try TokenKeyTrio.given(keyFile: keyFile, keyId: keyId, teamId: teamId)
         if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
         if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
         if connectTimeout <= .zero { throw ValidationError("--connect-timeout must be more than 0s.") }

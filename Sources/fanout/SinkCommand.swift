@@ -352,11 +352,9 @@ struct SinkCommand: AsyncParsableCommand {
         }
         if let captureFirst, captureFirst < 1 { throw ValidationError("--capture-first must be at least 1.") }
         if let admin { _ = try Self.address(admin, option: "--admin") }
-        let keyOptions = [keyFile, keyId, teamId].compactMap { $0 }.count
-        if keyOptions != 0 && keyOptions != 3 {
-            throw ValidationError("Token auth needs --key-file, --key-id and --team-id together.")
+        if try TokenKeyTrio.given(keyFile: keyFile, keyId: keyId, teamId: teamId) && noAuth {
+            throw ValidationError("--no-auth and --key-file contradict each other.")
         }
-        if keyOptions == 3 && noAuth { throw ValidationError("--no-auth and --key-file contradict each other.") }
         let limits = MachineLimits.current()
         try limits.eventLoops("--threads").validate(threads)
         if let maxConnections {

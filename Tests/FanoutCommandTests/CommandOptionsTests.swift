@@ -264,6 +264,43 @@ import Testing
 
     /// What `fanout run` says of `arguments` as it reads them and builds its job; `nil` when
     /// it takes them.
+    /// Token auth's three options go together in both commands that take them, refused in one
+    /// sentence (`TokenKeyTrio`); the sink refuses all three beside --no-auth.
+    @Test func theKeyTrioGoesTogether() throws {
+        let key = ["--key-file", "key.p8"]
+        let id = ["--key-id", "ABC123DEFG"]
+        let team = ["--team-id", "TEAM"]
+        let together = "Token auth needs --key-file, --key-id and --team-id together."
+        func send(_ arguments: [String]) -> String? {
+            do {
+                let base = [
+                    "--endpoint", "https://push.example:8443", "--tokens", "t.txt", "--template", "fixtures/poll.json",
+                ]
+                _ = try SendCommand.parse(base + arguments)
+                return nil
+            } catch {
+                return SendCommand.message(for: error)
+            }
+        }
+        func sink(_ arguments: [String]) -> String? {
+            do {
+                _ = try SinkCommand.parse(arguments)
+                return nil
+            } catch {
+                return SinkCommand.message(for: error)
+            }
+        }
+        for partial in [key, id + team, key + team, id] {
+            #expect(send(partial)?.contains(together) == true, "send \(partial)")
+            #expect(sink(partial)?.contains(together) == true, "sink \(partial)")
+        }
+        #expect(send(key + id + team) == nil)
+        #expect(sink(key + id + team) == nil)
+        #expect(
+            sink(key + id + team + ["--no-auth"])?.contains("--no-auth and --key-file contradict each other.") == true
+        )
+    }
+
     static func refusal(of arguments: [String]) -> String? {
         do {
             _ = try RunCommand.parse(arguments).job()

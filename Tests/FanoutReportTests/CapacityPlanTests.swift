@@ -1,3 +1,4 @@
+import FanoutSettings
 import Foundation
 import Testing
 
@@ -29,7 +30,7 @@ import Testing
         #expect(plan.machines == 1)
         #expect(plan.binding == .roundTrips)
         // 21 × 11,765/s = 247,059/s: 50M in 202.4 s, plus one round trip.
-        #expect(abs(CapacityPlan.seconds(plan.expectedDuration) - (50e6 / (21 * 1000 / 0.085) + 0.085)) < 1e-6)
+        #expect(abs(plan.expectedDuration.seconds - (50e6 / (21 * 1000 / 0.085) + 0.085)) < 1e-6)
     }
 
     /// At 200 µs a notification a core sends 5,000/s, less than a connection's 11,765/s: the
@@ -42,7 +43,7 @@ import Testing
         #expect(abs(plan.cores! - 47.619) < 0.001)
         #expect(plan.machines == 24)
         // 48 connections at 5,000/s, capped by 48 cores: 240,000/s.
-        #expect(abs(CapacityPlan.seconds(plan.expectedDuration) - (50e6 / 240_000 + 0.085)) < 1e-6)
+        #expect(abs(plan.expectedDuration.seconds - (50e6 / 240_000 + 0.085)) < 1e-6)
         #expect(plan.text.contains("binds                  CPU"))
     }
 

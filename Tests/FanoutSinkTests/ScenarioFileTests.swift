@@ -100,6 +100,27 @@ import Testing
         #expect(throws: SinkScenarioError.self) { try SinkScenario(contentsOfFile: "/nonexistent/plan") }
     }
 
+    /// A token list takes the lines `fanout send` reads (a token, then fields after a tab, CRLF
+    /// line ends), and a line that is not a token is named by file, line and column.
+    @Test func tokenListsTakeTheSendersLines() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let gone = String(repeating: "cd", count: 32)
+        let lost = String(repeating: "EF", count: 32)
+        try "\(gone)\t3\tAlice\r\n\(lost)\r\n".write(toFile: folder + "/gone.txt", atomically: true, encoding: .utf8)
+        var scenario = SinkScenario()
+        try scenario.apply(file: "unregistered-tokens = \(folder)/gone.txt", source: "plan")
+        #expect(scenario.unregisteredTokens.count == 2)
+        #expect(Array(lost.lowercased().utf8).withUnsafeBytes { scenario.unregisteredTokens.contains($0) })
+
+        try "\(gone)\nnot a token\n".write(toFile: folder + "/bad.txt", atomically: true, encoding: .utf8)
+        #expect {
+            try scenario.apply(file: "bad-tokens = \(folder)/bad.txt", source: "plan")
+        } throws: { error in
+            (error as? SinkScenarioError)?.description.hasPrefix("plan:1: \(folder)/bad.txt:2:1: ") == true
+        }
+    }
+
     // MARK: Rate limits
 
     static func harness(_ scenario: SinkScenario) -> SinkHarness {

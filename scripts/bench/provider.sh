@@ -18,6 +18,7 @@ cd "$(dirname "$0")/../.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh
+. scripts/lib/ratios.sh
 
 release_fanout
 body=$PWD/fixtures/poll.json
@@ -52,15 +53,12 @@ pair() {
     for run in $(seq "$runs"); do
         a=$(rate "$plain_port" "$@")
         b=$(rate "$instrument_port" "$@")
-        ratio=$(python3 -c "print(f'{$b / $a:.3f}')")
+        ratio=$(ratio_of "$a" "$b" 3)
         printf '%-4s %16.0f %16.0f %8s\n' "$run" "$a" "$b" "$ratio"
         echo "$ratio" >>"$work/ratios"
     done
-    python3 - "$work/ratios" "$name" <<'PY'
-import statistics, sys
-ratios = [float(line) for line in open(sys.argv[1])]
-print(f"{sys.argv[2]}: with --output / without = {statistics.median(ratios):.3f} (median of {len(ratios)}; target >= 0.95)")
-PY
+    read -r median count _ _ < <(median_ratio "$work/ratios" 3)
+    echo "$name: with --output / without = $median (median of $count; target >= 0.95)"
 }
 
 pair 8x100 -c 8 -m 100

@@ -12,6 +12,7 @@ cd "$(dirname "$0")/../.."
 [ $# -ge 2 ] || { echo "usage: scripts/bench/sink-builds.sh OLD-FANOUT NEW-FANOUT [ROUNDS] [REQUESTS]" >&2; exit 2; }
 old=$1 new=$2 rounds=${3:-8} requests=${4:-200000}
 . scripts/lib/peers.sh
+. scripts/lib/ratios.sh
 body=$PWD/fixtures/poll.json
 token=$(printf 'ab%.0s' $(seq 32))
 
@@ -59,14 +60,10 @@ for shape in "-c 8 -m 100" "-c 1 -m 1000"; do
             b=$(rate "$new_port" $shape)
             a=$(rate "$old_port" $shape)
         fi
-        ratio=$(python3 -c "print(f'{$b / $a:.3f}')")
+        ratio=$(ratio_of "$a" "$b" 3)
         printf '%-6s %12.0f %12.0f %8s\n' "$round" "$a" "$b" "$ratio"
         echo "$ratio" >>"$work/ratios"
     done
-    python3 - "$work/ratios" "$shape" <<'PY'
-import statistics, sys
-ratios = [float(line) for line in open(sys.argv[1])]
-print(f"{sys.argv[2]}: new / old = {statistics.median(ratios):.3f} (median of {len(ratios)}; "
-      f"spread {min(ratios):.3f}-{max(ratios):.3f})")
-PY
+    read -r median count low high < <(median_ratio "$work/ratios" 3)
+    echo "$shape: new / old = $median (median of $count; spread $low-$high)"
 done

@@ -17,6 +17,7 @@ cd "$(dirname "$0")/../.."
 runs=${1:-5}
 requests=${2:-200000}
 . scripts/lib/peers.sh
+. scripts/lib/ratios.sh
 
 release_fanout
 body=$PWD/fixtures/poll.json
@@ -60,15 +61,12 @@ pair() {
     for run in $(seq "$runs"); do
         a=$(rate "$a_url" "$@")
         b=$(rate "$b_url" "$@")
-        ratio=$(python3 -c "print(f'{$b / $a:.2f}')")
+        ratio=$(ratio_of "$a" "$b" 2)
         printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
         echo "$ratio" >>"$work/ratios"
     done
-    python3 - "$work/ratios" "$name" <<'PY'
-import statistics, sys
-ratios = [float(line) for line in open(sys.argv[1])]
-print(f"{sys.argv[2]}: fanout sink / nghttpd = {statistics.median(ratios):.2f} (median of {len(ratios)}; target >= 1.0)")
-PY
+    read -r median count _ _ < <(median_ratio "$work/ratios" 2)
+    echo "$name: fanout sink / nghttpd = $median (median of $count; target >= 1.0)"
 }
 
 pair h2c "http://127.0.0.1:$nghttpd_port/index.html" "http://127.0.0.1:$sink_port/3/device/$token" -c 8 -m 100
