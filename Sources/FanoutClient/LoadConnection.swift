@@ -289,11 +289,12 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         else { return }
         let returnPath = now - min(now, answer.writtenAt)
         let notification = entry.notification
+        let streamWait = UInt64(entry.streamWait) * 1000
         let firstTry =
             entry.isFirstRequest
             ? (
-                own: now - min(now, notification.firstSentAt + entry.streamWait + answer.held),
-                senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt + entry.streamWait) + returnPath
+                own: now - min(now, notification.firstSentAt + streamWait + answer.held),
+                senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt + streamWait) + returnPath
             ) : nil
         recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry)
     }

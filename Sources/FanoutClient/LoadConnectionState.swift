@@ -31,16 +31,19 @@ struct LoadConnectionState {
     struct InFlight {
         var notification: PendingNotification
         var stream: UInt32
+        /// How long past its due time it waited for a stream (`StreamWait`, microseconds, 0:
+        /// none): the server's limit on streams, part of its latency but not the harness's own
+        /// delay. (Beside `stream`, in what was padding: the entry is no larger for it.)
+        var streamWait: UInt32 = 0
         var sentAt: UInt64
         var digestHash: UInt64
         /// Whether its apns-id carries its send time: a Fanout sink's answer then says what it held.
         var timed = false
-        /// How long past its due time it waited for a stream (`StreamWait`, 0: none): the
-        /// server's limit on streams, part of its latency but not the harness's own delay.
-        var streamWait: UInt64 = 0
+
         /// Whether this is the notification's first request: neither an attempt after a
-        /// retryable answer nor a request sent again after a refusal.
-        var isFirstRequest = true
+        /// retryable answer nor a request sent again after a refused stream or a lost
+        /// connection.
+        var isFirstRequest: Bool { notification.attempts == 0 && !notification.wasSent }
     }
 
     /// What to do next on the connection.
@@ -231,6 +234,7 @@ struct LoadConnectionState {
             notification.finish()
             return notification.firstSentAt
         case .resend:
+            notification.wasSent = true
             resend.append(notification)
             return nil
         case .retry(let delay):
@@ -334,17 +338,13 @@ struct LoadConnectionState {
         streamWait: UInt64 = 0,
         now: UInt64
     ) {
-        var notification = notification
-        let isFirstRequest = notification.attempts == 0 && !notification.wasSent
-        notification.wasSent = true
         slots[tag] = InFlight(
             notification: notification,
             stream: stream,
+            streamWait: UInt32(min(streamWait / 1000, UInt64(UInt32.max))),
             sentAt: now,
             digestHash: digestHash,
-            timed: timed,
-            streamWait: streamWait,
-            isFirstRequest: isFirstRequest
+            timed: timed
         )
         inFlight += 1
         counts.requests += 1
