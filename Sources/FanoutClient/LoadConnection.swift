@@ -181,9 +181,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                         dueAt: notification.firstSentAt
                     )
                 }
-                guard send(notification, tag: tag, streamWait: waited?.nanoseconds ?? 0, now: now, &connection) else {
-                    break steps
-                }
+                guard send(notification, tag: tag, now: now, &connection) else { break steps }
             case .goAway:
                 connection.goAway()
                 break steps
@@ -199,7 +197,6 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func send(
         _ notification: PendingNotification,
         tag: Int,
-        streamWait: UInt64,
         now: UInt64,
         _ connection: inout HTTP2Connection
     ) -> Bool {
@@ -242,15 +239,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             state.notSent(notification, tag: tag)
             return false
         }
-        state.sent(
-            notification,
-            tag: tag,
-            stream: stream,
-            digestHash: digestHash,
-            timed: timed,
-            streamWait: streamWait,
-            now: now
-        )
+        state.sent(notification, tag: tag, stream: stream, digestHash: digestHash, timed: timed, now: now)
         if isFirstSend {
             isFirstSend = false
             statistics.noteFirstSend(now)

@@ -114,6 +114,9 @@ struct LoadConnectionState {
     /// something else first (its connection, the generator): only the time after is a stream
     /// wait. A turn that frees a stream and fills it again is no break.
     private var busySince: UInt64 = 0
+    /// The stream wait of the notification the last `.send` step handed out (microseconds),
+    /// kept here for `sent(…)` rather than carried through the connection.
+    private var sendingStreamWait: UInt32 = 0
     /// The open model's tickets go out a window at a time (`PacingWindow`).
     private var pacing: PacingWindow
     /// The largest pacing window it has used (nanoseconds).
@@ -304,6 +307,7 @@ struct LoadConnectionState {
             }
             atCapacity = false
             if let (notification, lag, waited) = nextNotification(now: now) {
+                sendingStreamWait = waited.map { UInt32(min($0.nanoseconds / 1000, UInt64(UInt32.max))) } ?? 0
                 return .send(notification, tag: freeSlots.removeLast(), lag: lag, waited: waited)
             }
             // No work now, a stream to spare: done once the feed is finished and nothing is
@@ -335,13 +339,12 @@ struct LoadConnectionState {
         stream: UInt32,
         digestHash: UInt64,
         timed: Bool,
-        streamWait: UInt64 = 0,
         now: UInt64
     ) {
         slots[tag] = InFlight(
             notification: notification,
             stream: stream,
-            streamWait: UInt32(min(streamWait / 1000, UInt64(UInt32.max))),
+            streamWait: sendingStreamWait,
             sentAt: now,
             digestHash: digestHash,
             timed: timed
