@@ -33,14 +33,11 @@ pids+=($!)
 wait_port "$plain_port"
 wait_port "$instrument_port"
 
-# rate PORT H2LOAD-SHAPE...: h2load's requests per second against the sink on PORT.
+# rate PORT H2LOAD-SHAPE...: h2load's requests a second against the sink on PORT.
 rate() {
-    local port=$1 out
+    local port=$1
     shift
-    out=$(h2load -n "$requests" "$@" -t 1 -d "$body" -H 'apns-topic: com.example.app' \
-        -H 'apns-push-type: alert' "http://127.0.0.1:$port/3/device/$token")
-    grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
-    awk '/^finished in/ {print $4}' <<<"$out"
+    h2load_rate "$requests" "$body" "http://127.0.0.1:$port/3/device/$token" "$@"
 }
 
 pair() {

@@ -40,15 +40,7 @@ wait_port "$sink_tls_port"
 
 token=$(printf 'ab%.0s' $(seq 32))
 # rate URL H2LOAD-SHAPE...: h2load's requests per second against URL.
-rate() {
-    local url=$1 out
-    shift
-    out=$(h2load -n "$requests" "$@" -t 1 -d "$body" -H 'apns-topic: com.example.app' \
-        -H 'apns-push-type: alert' "$url")
-    grep -q "$requests succeeded, 0 failed" <<<"$out" || { echo "h2load: not every request succeeded:" >&2; echo "$out" >&2; exit 1; }
-    grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
-    awk '/^finished in/ {print $4}' <<<"$out"
-}
+rate() { h2load_rate "$requests" "$body" "$@"; }
 
 # pair NAME NGHTTPD-URL SINK-URL H2LOAD-SHAPE...: RUNS alternating runs and their median ratio.
 pair() {

@@ -39,3 +39,16 @@ start_nghttpd() {
     pids+=($!)
     wait_port "$nghttpd_port"
 }
+
+# h2load_rate REQUESTS BODY URL SHAPE...: h2load's requests a second, REQUESTS of them with
+# BODY, one thread, against URL (an APNs path: topic and push type set); every request must
+# succeed and be answered 2xx.
+h2load_rate() {
+    local requests=$1 body=$2 url=$3 out
+    shift 3
+    out=$(h2load -n "$requests" "$@" -t 1 -d "$body" -H 'apns-topic: com.example.app' \
+        -H 'apns-push-type: alert' "$url")
+    grep -q "$requests succeeded, 0 failed" <<<"$out" || { echo "h2load: not every request succeeded:" >&2; echo "$out" >&2; exit 1; }
+    grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
+    awk '/^finished in/ {print $4}' <<<"$out"
+}
