@@ -71,6 +71,22 @@ enum ChartFrame {
         return svg
     }
 
+    /// A dashed line across the plot at `y` (a median, an objective) of `class`, its value said
+    /// on hover by `title`.
+    static func dashedLine(class name: String, y: Double, colour: String, title: String) -> String {
+        String(
+            format:
+                "<line class=\"%@\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%@\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"><title>%@</title></line>",
+            name,
+            left,
+            width - right,
+            y,
+            y,
+            colour,
+            escape(title)
+        )
+    }
+
     /// An invisible box over a part of the plot that shows `text` on hover.
     static func hover(x: Double, width: Double, text: String) -> String {
         String(

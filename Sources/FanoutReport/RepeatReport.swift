@@ -89,15 +89,11 @@ public struct RepeatReport: Sendable {
                 "<text x=\"\(ChartFrame.left + slot * (Double(index) + 0.5))\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(ChartFrame.escape(name))</text>"
         }
         let y = ChartFrame.top + ChartFrame.plotHeight * (1 - median / top)
-        svg += String(
-            format:
-                "<line class=\"median\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%@\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"><title>%@</title></line>",
-            ChartFrame.left,
-            ChartFrame.width - ChartFrame.right,
-            y,
-            y,
-            Colour.median,
-            ChartFrame.escape("median \(Self.format(median, metric))")
+        svg += ChartFrame.dashedLine(
+            class: "median",
+            y: y,
+            colour: Colour.median,
+            title: "median \(Self.format(median, metric))"
         )
         svg += ChartFrame.legend([("repeat", Colour.valid), ("median " + Self.format(median, metric), Colour.median)])
         return svg + "</svg>\n"

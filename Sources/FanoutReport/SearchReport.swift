@@ -382,16 +382,7 @@ public struct SearchReport: Sendable {
         svg += rateAxis(top: xTop)
         for slo in slos {
             let y = scale.y(slo.limit)
-            svg += String(
-                format:
-                    "<line class=\"slo\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%@\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"><title>%@</title></line>",
-                ChartFrame.left,
-                ChartFrame.width - ChartFrame.right,
-                y,
-                y,
-                Colour.slo,
-                ChartFrame.escape("objective \(slo.text)")
-            )
+            svg += ChartFrame.dashedLine(class: "slo", y: y, colour: Colour.slo, title: "objective \(slo.text)")
             svg += String(
                 format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"%@\">SLO %@</text>",
                 ChartFrame.width - ChartFrame.right - 4,

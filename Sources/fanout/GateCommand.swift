@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutReport
 import FanoutRun
+import FanoutSettings
 import Foundation
 
 /// `fanout gate`: thresholds on a run's results, for CI.
@@ -69,22 +70,19 @@ struct GateCommand: ParsableCommand {
         }
         let outcome = gate.evaluate()
         StandardStream.output.write((outcome.text + "\n").utf8)
-        if let junit {
-            do {
-                try Data(outcome.junit(run: runDirectory).utf8).write(to: URL(fileURLWithPath: junit))
-            } catch {
-                reportError("cannot write --junit \(junit): \(error.localizedDescription)")
-                throw ExitCode(Gate.Status.usage.rawValue)
-            }
-        }
-        if let report {
-            do {
-                try Data(outcome.html(run: runDirectory).utf8).write(to: URL(fileURLWithPath: report))
-            } catch {
-                reportError("cannot write --report \(report): \(error.localizedDescription)")
-                throw ExitCode(Gate.Status.usage.rawValue)
-            }
-        }
+        if let junit { try write(outcome.junit(run: runDirectory), to: junit, for: "--junit") }
+        if let report { try write(outcome.html(run: runDirectory), to: report, for: "--report") }
         if outcome.status != .passed { throw ExitCode(outcome.status.rawValue) }
+    }
+
+    /// Writes `text` to `path`, given as `option`; a file that cannot be written is a usage
+    /// error that names it (never 1, which says a threshold failed).
+    private func write(_ text: String, to path: String, for option: String) throws {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            reportError("cannot write \(option) \(path): \(error.reason)")
+            throw ExitCode(Gate.Status.usage.rawValue)
+        }
     }
 }
