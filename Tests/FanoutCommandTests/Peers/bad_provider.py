@@ -88,25 +88,25 @@ again = one(unregistered)
 statuses += [first, again]
 planted["permanent-retried"] = 1 if first == 410 else 0
 
+def read_until(sock, conn, kind):
+    """Reads (answering what h2 must, such as a SETTINGS ACK) until an event of `kind`."""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            raise SystemExit("the sink closed the connection")
+        seen = any(isinstance(event, kind) for event in conn.receive_data(data))
+        sock.sendall(conn.data_to_send())
+        if seen:
+            return
+
+
 # Three streams at once after reading and acknowledging the sink's SETTINGS (limit 1).
 sock, conn = connect()
-settled = False
-while not settled:
-    data = sock.recv(65536)
-    if not data:
-        raise SystemExit("the sink closed the connection")
-    settled = any(isinstance(event, h2.events.RemoteSettingsChanged) for event in conn.receive_data(data))
-    sock.sendall(conn.data_to_send())
+read_until(sock, conn, h2.events.RemoteSettingsChanged)
 # A PING and its acknowledgement: the sink has read the SETTINGS ACK before the burst.
 conn.ping(b"settled!")
 sock.sendall(conn.data_to_send())
-acknowledged = False
-while not acknowledged:
-    data = sock.recv(65536)
-    if not data:
-        raise SystemExit("the sink closed the connection")
-    acknowledged = any(isinstance(event, h2.events.PingAckReceived) for event in conn.receive_data(data))
-    sock.sendall(conn.data_to_send())
+read_until(sock, conn, h2.events.PingAckReceived)
 # h2 keeps the limit of 1 it read (h2 4.x holds each setting as a deque, the first in force):
 # the fault is this provider's, so h2 is made to forget it.
 conn.remote_settings._settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = collections.deque([2 ** 31])
