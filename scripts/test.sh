@@ -25,6 +25,9 @@ python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 
+step "Merging cannot forget a field: a field added to summary.json in a scratch copy does not compile until SummaryMerge says how shards merge it (scripts/lib/merge-fields.sh)"
+bash scripts/lib/merge-fields.sh
+
 step "Tests"
 swift test --skip-build --skip GroundTruthTests
 

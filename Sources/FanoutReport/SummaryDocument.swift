@@ -92,7 +92,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// a merge and older folders.
     public var openModel: OpenModel? = nil
 
-    enum CodingKeys: String, CodingKey {
+    /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
+    /// merge it before it compiles.
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case schemaVersion = "schema_version"
         case configuration, environment, started, endpoint, connections
         case streamsPerConnection = "streams_per_connection"
