@@ -58,15 +58,8 @@ struct ConnectionPool {
         case hurry(slot: Int, delay: UInt64)
         /// Every slot gave up while work remains, or the endpoint could not be reached: fail
         /// what is left.
-        case giveUp(GiveUp)
+        case giveUp(GiveUp.Why)
         case none
-    }
-
-    /// Why the pool gave up.
-    struct GiveUp: Equatable {
-        var reason: String
-        /// Set when the endpoint was never reached: what stood in the way.
-        var unreachable: EndpointFailure?
     }
 
     private(set) var slots: [SlotState]
@@ -153,7 +146,7 @@ struct ConnectionPool {
                 slots[idle] = .connecting
                 return .open(slot: idle, delay: 0)
             }
-            return .giveUp(GiveUp(reason: giveUpReason, unreachable: nil))
+            return .giveUp(.noProgress(slots: slots.count, times: maxFailuresInARow, last: lastFailure))
         }
         slots[slot] = .waiting
         let ceiling = failures == 0 ? baseDelay : min(maxDelay, baseDelay << UInt64(min(failures, 10)))
@@ -218,12 +211,6 @@ struct ConnectionPool {
     private mutating func unreachable(_ failure: EndpointFailure, ended: Int?) -> Action {
         if let ended { slots[ended] = .idle }
         cancel()
-        return .giveUp(GiveUp(reason: "could not reach the endpoint: \(failure)", unreachable: failure))
-    }
-
-    private var giveUpReason: String {
-        let last = lastFailure.map { " (the last: \($0))" } ?? ""
-        return
-            "every connection slot (\(slots.count)) ended \(maxFailuresInARow) times in a row without progress\(last)"
+        return .giveUp(.unreachable(failure))
     }
 }

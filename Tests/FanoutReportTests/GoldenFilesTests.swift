@@ -95,7 +95,7 @@ struct GoldenFilesTests {
             elapsed: .milliseconds(3012),
             tokens: nil,
             cancelled: false,
-            abandoned: nil,
+            gaveUp: nil,
             started: Date(timeIntervalSince1970: 1_795_330_800),
             schedule: schedule,
             warmUp: .zero,

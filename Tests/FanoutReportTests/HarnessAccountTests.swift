@@ -40,7 +40,7 @@ import Testing
             elapsed: .seconds(1),
             tokens: nil,
             cancelled: false,
-            abandoned: nil,
+            gaveUp: nil,
             started: Date(timeIntervalSince1970: 1_795_330_800),
             schedule: nil,
             warmUp: .zero,

@@ -1,0 +1,103 @@
+import FanoutMeasure
+import FanoutSettings
+import FanoutTokens
+import Histogram
+
+import struct Foundation.Date
+
+extension LoadEngine {
+    /// What a run did.
+    public struct Report: Sendable {
+        public var snapshot: LoadSnapshot
+        public var elapsed: Duration
+        /// What the token reader saw (tokens read, lines turned down, its error if any).
+        public var tokens: TokenStreamSummary?
+        /// Whether it was stopped (by `cancel()`, the deadline or `interrupt(by:)`) before the end.
+        public var cancelled: Bool
+        /// Why it gave up early, if it did.
+        public var gaveUp: GiveUp?
+        /// When it started, by the wall clock: `--start-at`'s time when given (seconds and the
+        /// schedule count from it), else when the run began.
+        public var started: Date
+        /// `--start-at`, when given.
+        public var scheduledStart: Date? = nil
+        /// When the first request went out (`nil`: none did); with `scheduledStart`, how late
+        /// this process really began, which `fanout merge` compares across shards.
+        public var firstSend: Date? = nil
+        /// The open model's schedule, this run's shard of it (`nil`: the closed model).
+        public var schedule: ArrivalSchedule?
+        public var warmUp: Duration
+        /// The lag beyond which the run is invalid.
+        public var maxLag: Duration
+        /// The open model: arrivals the schedule held for which no token was left (the set was
+        /// shorter than the schedule), and when the first of them was due (from the start).
+        /// They were not sent, so no latency stands for them. `nil`: every arrival had a token.
+        public var tokensRanOut: TokensRanOut?
+        /// The CPU time the sender's event-loop threads used over the run (thread clocks).
+        public var senderCPU: Duration = .zero
+        /// The sender's own delays, loop by loop, with each loop's CPU time.
+        public var loopDelays: [LoopDelays] = []
+
+        /// The signal that stopped the run, and how long after its start, if one did.
+        public var interruption: Interruption? = nil
+        /// Files written on the side (`--gone-tokens`) that lost lines: the path and the
+        /// system's reason, one a line.
+        public var lostWrites: [String] = []
+
+        /// A run stopped by a signal (`LoadEngine.interrupt(by:)`).
+        public struct Interruption: Sendable, Hashable {
+            public var signal: StopSignal
+            /// From the run's start to the signal.
+            public var after: Duration
+        }
+
+        /// Arrivals without a token (`tokensRanOut`).
+        public struct TokensRanOut: Sendable, Hashable {
+            /// Arrivals the schedule held past the last token.
+            public var arrivals: UInt64
+            /// When the first of them was due, from the start.
+            public var at: Duration
+            /// The schedule's arrivals in all (this shard's).
+            public var planned: UInt64
+        }
+
+        /// Why it gave up early, as summary.json says it.
+        public var abandoned: String? { gaveUp?.description }
+        /// What kept it from ever reaching the endpoint, when that is why it gave up.
+        public var unreachable: EndpointFailure? { gaveUp?.unreachable }
+
+        /// The generator's worst lag behind its schedule (the open model).
+        public var worstLag: Duration {
+            .microseconds(snapshot.lag.totalCount == 0 ? 0 : Int64(snapshot.lag.max))
+        }
+
+        /// Why the numbers cannot be trusted, if they cannot: the run was interrupted, the token
+        /// set stopped it part-way, a file written on the side lost lines, or the generator could
+        /// not keep the schedule (the load the server saw was not the load asked for).
+        public var invalidReasons: [String] {
+            var reasons: [String] = []
+            if let interruption {
+                let seconds = String(format: "%.2f", interruption.after.seconds)
+                reasons.append(
+                    "interrupted by \(interruption.signal.name) after \(seconds) s: \(snapshot.unsent.grouped) tokens read "
+                        + "ahead were never sent"
+                )
+            }
+            if let error = tokens?.error {
+                reasons.append(
+                    "the token set stopped the run at \(error) (the tokens before it were sent and are counted)"
+                )
+            }
+            if let lost = tokens?.lostRejects { reasons.append("--rejects \(lost): the list is incomplete") }
+            reasons += lostWrites
+            guard schedule != nil, worstLag > maxLag else { return reasons }
+            func words(_ duration: Duration) -> String {
+                let value = duration.milliseconds
+                return value < 1 ? "\(Int((value * 1000).rounded())) µs" : "\(Int(value.rounded())) ms"
+            }
+            return reasons + [
+                "the generator fell \(words(worstLag)) behind its schedule (limit \(words(maxLag)))"
+            ]
+        }
+    }
+}

@@ -1,0 +1,339 @@
+import Atomics
+import Dispatch
+import FanoutMeasure
+import Histogram
+import NIOConcurrencyHelpers
+import NIOCore
+
+import struct Foundation.Date
+
+/// When a run starts, read once from the wall clock and the uptime clock: now, or `--start-at`
+/// when given (the run's seconds and schedule count from then; connections open now).
+struct RunStart {
+    /// The wall-clock start.
+    let date: Date
+    /// The start on the uptime clock (ns), the one clock the run reads after this.
+    let uptime: UInt64
+    /// How long until the start (ns): 0 without `--start-at`.
+    let wait: UInt64
+
+    init(startAt: Date?, date now: Date = Date(), uptime nowUptime: UInt64 = NIODeadline.now().uptimeNanoseconds) {
+        wait = startAt.map { UInt64(max(0, $0.timeIntervalSince(now)) * 1e9) } ?? 0
+        date = now.addingTimeInterval(Double(wait) / 1e9)
+        uptime = nowUptime + wait
+    }
+
+    /// From the start to `uptime` (negative before it).
+    func elapsed(at time: UInt64) -> Duration { .nanoseconds(Int64(bitPattern: time &- uptime)) }
+
+    /// The wall-clock time of an instant on the uptime clock.
+    func date(ofUptime time: UInt64) -> Date {
+        date.addingTimeInterval(Double(Int64(bitPattern: time &- uptime)) / 1e9)
+    }
+}
+
+/// A run's loop, on the thread that called `LoadEngine.run`: it sleeps until a connection
+/// reports, `cancel()` is called, or the next thing falls due — the deadline, the duration's
+/// end, an interruption's grace, the next whole second — and turns what happened into
+/// `ConnectionPool`'s events, carrying out the actions it returns:
+///
+///     connection reports ──► pool.opening / connectionAnswered / connectionEnded ──► actions
+///     feed hands work back ──► pool.workReturned ───────────────────────────────────► actions
+///     actions: open a slot (after a delay) · hurry a waiting slot · give up (cancel the run)
+///
+/// It ends when no slot is connecting, open or waiting to reconnect.
+final class RunDriver {
+    private let engine: LoadEngine
+    private let start: RunStart
+    private let tickets: ArrivalTickets?
+    private let recording: Recording
+    private let progress: ((LoadEngine.Progress) -> Void)?
+    private var pool: ConnectionPool
+    private let timers: SlotTimers
+    /// Why the pool gave up, if it did.
+    private(set) var gaveUp: GiveUp.Why?
+    private var lastProgress: (at: UInt64, finished: Int)
+    /// The run's next whole second: a progress line, and the loops' seconds merged.
+    private var nextSecond = Duration.seconds(1)
+
+    init(
+        engine: LoadEngine,
+        start: RunStart,
+        tickets: ArrivalTickets?,
+        recording: Recording,
+        progress: ((LoadEngine.Progress) -> Void)?
+    ) {
+        self.engine = engine
+        self.start = start
+        self.tickets = tickets
+        self.recording = recording
+        self.progress = progress
+        let shape = engine.configuration.shape
+        pool = ConnectionPool(slots: shape.connections, connectTimeout: engine.configuration.connectTimeout)
+        timers = SlotTimers(slots: shape.connections)
+        lastProgress = (start.uptime, 0)
+    }
+
+    /// Whether the run stopped taking new tokens (its schedule or duration is over).
+    var scheduleEnded: Bool { engine.feed.isClosed || tickets?.isExhausted == true }
+
+    /// Whether a connection is still needed for what is left.
+    private var workRemains: Bool { scheduleEnded ? engine.feed.startedWaiting > 0 : !engine.feed.isDrained }
+
+    /// Drives the pool until every slot is done.
+    func drive() {
+        pool.start(now: Self.now()).forEach(perform)
+        while pool.active > 0 {
+            let elapsed = start.elapsed(at: Self.now())
+            let due = stopWhatIsDue(at: elapsed)
+            // A moment past what falls due: the checks are strict.
+            let reported = engine.endings.wait(upTo: max(.zero, due - elapsed) + .milliseconds(1))
+            // Checked again after the wait: a connection closed by `cancel()` is not replaced.
+            if engine.isCancelled { pool.cancel() }
+            for ending in reported { receive(ending) }
+            // Work handed back after the last connection decided it was done.
+            if workRemains && engine.feed.returnedWaiting > 0 { perform(pool.workReturned()) }
+        }
+    }
+
+    /// Cancels a run past its deadline or its interruption's grace, closes the feed past the
+    /// duration, closes a second; returns when the next of those falls due (from the start).
+    private func stopWhatIsDue(at elapsed: Duration) -> Duration {
+        let shape = engine.configuration.shape
+        let graceEnds = engine.graceEnds.map { start.elapsed(at: $0) }
+        if let deadline = shape.deadline, elapsed > deadline, !engine.isCancelled { engine.cancel() }
+        if let graceEnds, elapsed > graceEnds, !engine.isCancelled { engine.cancel() }
+        if let duration = shape.model.duration, elapsed > duration { engine.feed.close() }
+        if elapsed >= nextSecond { closeSecond(at: elapsed) }
+        var due = nextSecond
+        if let deadline = shape.deadline, !engine.isCancelled { due = min(due, deadline) }
+        if let duration = shape.model.duration, !engine.feed.isClosed { due = min(due, duration) }
+        if let graceEnds, !engine.isCancelled { due = min(due, graceEnds) }
+        return due
+    }
+
+    /// Merges the loops' closed seconds (off the loops: `IntervalCollector`) and tells
+    /// `progress`.
+    private func closeSecond(at elapsed: Duration) {
+        recording.collector.drain()
+        if let progress, elapsed >= .zero {
+            let now = Self.now()
+            let finished = engine.statistics.finished
+            let seconds = Double(now &- lastProgress.at) / 1e9
+            progress(
+                LoadEngine.Progress(
+                    elapsed: elapsed,
+                    finished: finished,
+                    ratePerSecond: seconds > 0 ? Double(finished - lastProgress.finished) / seconds : 0,
+                    latency: recording.collector.latency
+                )
+            )
+            lastProgress = (now, finished)
+        }
+        nextSecond = .seconds(elapsed.components.seconds + 1)
+    }
+
+    private func receive(_ ending: Ending) {
+        switch ending {
+        case .opening(let slot):
+            pool.opening(slot: slot)
+        case .answered(let slot, let refusal):
+            pool.connectionAnswered(slot: slot, forbidden: refusal).forEach(perform)
+        case .ended(let slot, let madeProgress, let failure):
+            perform(
+                pool.connectionEnded(
+                    slot: slot,
+                    madeProgress: madeProgress,
+                    workRemains: workRemains,
+                    failure: failure,
+                    now: Self.now()
+                )
+            )
+        }
+    }
+
+    private func perform(_ action: ConnectionPool.Action) {
+        switch action {
+        case .open(let slot, let delay):
+            open(slot, after: delay, timer: timers.arm(slot))
+        case .hurry(let slot, let delay):
+            // Unless its timer fired meanwhile: then it is connecting already.
+            if let timer = timers.rearm(slot) { open(slot, after: delay, timer: timer) }
+        case .giveUp(let why):
+            gaveUp = why
+            engine.cancel()
+        case .none:
+            break
+        }
+    }
+
+    private func open(_ slot: Int, after delay: UInt64, timer: UInt64) {
+        let (loop, recorder) = recording.loops[slot % recording.loops.count]
+        engine.open(
+            slot: slot,
+            after: .nanoseconds(Int64(delay)),
+            timer: timer,
+            notBefore: start.wait > 0 ? start.uptime : 0,
+            on: loop,
+            recorder: recorder,
+            engine.feed,
+            tickets,
+            timers
+        )
+    }
+
+    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+}
+
+extension ArrivalTickets {
+    /// The tokens ran out before the schedule did: every token was sent, and the run ended with
+    /// arrivals left unclaimed. They are counted, not served late or silently dropped. `nil`
+    /// when every arrival had a token (or the schedule has no end).
+    var ranOut: LoadEngine.Report.TokensRanOut? {
+        guard let planned = schedule.total, claimed < planned else { return nil }
+        return LoadEngine.Report.TokensRanOut(
+            arrivals: planned - claimed,
+            at: .nanoseconds(Int64(schedule.offset(of: claimed) ?? 0)),
+            planned: planned
+        )
+    }
+}
+
+/// The event loops' recorders and what merges them: each loop rolls its recorder over every
+/// 250 ms, so seconds close even while its connections are idle, and samples its own lag.
+final class Recording {
+    let collector: IntervalCollector
+    let loops: [(any EventLoop, NIOLoopBoundBox<LoopRecorder>)]
+    private let rollers: [RepeatedTask]
+    private let probes: [NIOLoopBoundBox<EventLoopLagProbe>]
+
+    init(group: any EventLoopGroup, statistics: LoadStatistics, start: UInt64, warmUp: Duration) {
+        var loops: [any EventLoop] = []
+        for loop in group.makeIterator() { loops.append(loop) }
+        let collector = IntervalCollector(start: start, warmUp: warmUp.wholeNanoseconds, loops: loops.count)
+        statistics.record(into: collector)
+        self.collector = collector
+        // Made here and handed to their loops whole: nothing else holds them.
+        self.loops = loops.enumerated().map { index, loop in
+            (loop, .makeBoxSendingValue(LoopRecorder(collector: collector, loop: index), eventLoop: loop))
+        }
+        probes = self.loops.map { loop, recorder in
+            let probe = NIOLoopBoundBox.makeBoxSendingValue(
+                // On the pacing windows' grid: every window divides 12.8 ms, so a paced loop
+                // wakes for the probe only when it wakes for its tickets anyway.
+                EventLoopLagProbe(on: loop, every: .nanoseconds(Int64(PacingWindow.ceiling)), onGrid: true) {
+                    late,
+                    now in recorder.value.loopLagged(late, now: now)
+                },
+                eventLoop: loop
+            )
+            loop.execute { probe.value.start() }
+            return probe
+        }
+        rollers = self.loops.map { loop, recorder in
+            loop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
+                recorder.value.roll(to: NIODeadline.now().uptimeNanoseconds)
+            }
+        }
+    }
+
+    /// Hands over every loop's last second and closes them all.
+    func finish() {
+        for roller in rollers { roller.cancel() }
+        for ((loop, recorder), probe) in zip(loops, probes) {
+            try? loop.submit {
+                probe.value.stop()
+                recorder.value.finish()
+            }.wait()
+        }
+        collector.closeAll()
+    }
+}
+
+/// What connections report to the run from their event loops.
+enum Ending {
+    /// `slot`'s delay passed and its connection is being opened.
+    case opening(slot: Int)
+    /// `slot`'s connection received its first answer; `refusal` when it refused the credentials.
+    case answered(slot: Int, refusal: EndpointFailure?)
+    /// `slot`'s connection ended (or could not be opened); `failure`, what kept it from an answer.
+    case ended(slot: Int, madeProgress: Bool, failure: EndpointFailure?)
+}
+
+/// Each slot's reconnect timer, numbered, so the run can replace one that has not fired
+/// (`ConnectionPool.Action.hurry`) without a race: a timer fires only if it is still the
+/// slot's current one, and one that fired cannot be replaced.
+final class SlotTimers: Sendable {
+    private let timers: NIOLockedValueBox<[(number: UInt64, fired: Bool)]>
+
+    init(slots: Int) {
+        timers = NIOLockedValueBox(Array(repeating: (0, true), count: max(1, slots)))
+    }
+
+    /// A new timer for `slot`; the previous one, if it has not fired, never will.
+    func arm(_ slot: Int) -> UInt64 {
+        timers.withLockedValue { timers in
+            timers[slot] = (timers[slot].number &+ 1, false)
+            return timers[slot].number
+        }
+    }
+
+    /// A timer replacing `slot`'s current one, or `nil` when that one has fired already.
+    func rearm(_ slot: Int) -> UInt64? {
+        timers.withLockedValue { timers in
+            guard !timers[slot].fired else { return nil }
+            timers[slot].number &+= 1
+            return timers[slot].number
+        }
+    }
+
+    /// Whether timer `number` of `slot` may go ahead (it is the current one); it has fired.
+    func fire(_ slot: Int, timer number: UInt64) -> Bool {
+        timers.withLockedValue { timers in
+            guard timers[slot].number == number, !timers[slot].fired else { return false }
+            timers[slot].fired = true
+            return true
+        }
+    }
+}
+
+/// Connections' reports, posted from event loops and waited for by the run.
+final class Endings: Sendable {
+    private let ended = NIOLockedValueBox<[Ending]>([])
+    private let signal = DispatchSemaphore(value: 0)
+
+    func post(_ ending: Ending) {
+        ended.withLockedValue { $0.append(ending) }
+        signal.signal()
+    }
+
+    /// Ends the run's wait with nothing reported (`cancel()`).
+    func wake() { signal.signal() }
+
+    /// The reports so far, waiting up to `timeout` for one (or a `wake()`).
+    func wait(upTo timeout: Duration) -> [Ending] {
+        _ = signal.wait(timeout: .now() + .nanoseconds(Int(timeout.wholeNanoseconds)))
+        return ended.withLockedValue { list in
+            defer { list.removeAll() }
+            return list
+        }
+    }
+}
+
+/// One connection attempt of a slot: its end is reported once, whether the connect failed or
+/// the connection closed.
+final class Attempt: Sendable {
+    private let slot: Int
+    private let endings: Endings
+    private let reported = ManagedAtomic(false)
+
+    init(slot: Int, endings: Endings) {
+        self.slot = slot
+        self.endings = endings
+    }
+
+    func end(madeProgress: Bool, failure: EndpointFailure?) {
+        guard reported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        endings.post(.ended(slot: slot, madeProgress: madeProgress, failure: failure))
+    }
+}
