@@ -162,8 +162,18 @@ let package = Package(
         // CI formats, the progress line), judging them (gate, thresholds, run records,
         // compare, A/B pairs), merging shards, and planning (rate search, capacity plan).
         .target(
+            name: "FanoutResults",
+            dependencies: [
+                "FanoutSettings",
+                "FanoutAPNs",
+                "FanoutMeasure",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .target(
             name: "FanoutReport",
             dependencies: [
+                "FanoutResults",
                 "FanoutSettings",
                 "FanoutRandom",
                 "FanoutAPNs",
@@ -190,6 +200,7 @@ let package = Package(
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
+                "FanoutResults",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -207,6 +218,7 @@ let package = Package(
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
+                "FanoutResults",
                 "FanoutRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -295,6 +307,7 @@ let package = Package(
                 "FanoutRandom",
                 "FanoutClient",
                 "FanoutReport",
+                "FanoutResults",
                 "FanoutSink",
                 "FanoutTokens",
                 "FanoutPayload",
@@ -312,6 +325,7 @@ let package = Package(
             name: "FanoutReportTests",
             dependencies: [
                 "FanoutReport",
+                "FanoutResults",
                 "FanoutSettings",
                 "FanoutHTTP2",
                 "FanoutRun",

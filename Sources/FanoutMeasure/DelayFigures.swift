@@ -105,3 +105,17 @@ extension KeyedDecodingContainer {
         try decodeIfPresent(type, forKey: key) ?? Nullable(wrappedValue: nil)
     }
 }
+
+extension DelayFigures {
+    /// Several processes' figures of one delay as one, when only their figures were kept (not
+    /// their histograms): each percentile the largest, the counts added. What `fanout merge`
+    /// says of shards' and sinks' own delays.
+    public static func largest(_ delays: [DelayFigures]) -> DelayFigures {
+        DelayFigures(
+            p50: delays.map(\.p50).max() ?? 0,
+            p99: delays.map(\.p99).max() ?? 0,
+            max: delays.map(\.max).max() ?? 0,
+            count: delays.map(\.count).reduce(0, +)
+        )
+    }
+}

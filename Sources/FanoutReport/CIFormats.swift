@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 
 /// A run's figures in the files CI tools read, made from a run folder or a folder of repeats

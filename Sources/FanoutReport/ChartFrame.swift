@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 
 /// What the HTML reports' SVG charts share: a 1000 × 300 frame with margins for the axes, its
@@ -142,9 +143,7 @@ enum ChartFrame {
         """
     }
 
-    static func milliseconds(_ value: Double) -> String {
-        String(format: value < 10 ? "%.2f ms" : "%.1f ms", value)
-    }
+    static func milliseconds(_ value: Double) -> String { millisecondsWithUnit(value) }
 
     /// 1, 2 or 5 times a power of ten, at or above `value`.
     static func niceCeiling(_ value: Double) -> Double {

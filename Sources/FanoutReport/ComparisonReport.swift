@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 
 /// `fanout compare --report FILE`: the comparison as one self-contained page — the change of

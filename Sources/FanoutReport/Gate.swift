@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutSettings
 
 /// `fanout gate`: a run (or its repeats' medians) against thresholds, with exit statuses CI

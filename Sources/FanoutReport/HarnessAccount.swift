@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutMeasure
+import FanoutResults
 import FanoutSettings
 import Foundation
 

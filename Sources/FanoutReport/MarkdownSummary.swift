@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 
 /// `summary.md`: the run for a CI job summary (`$GITHUB_STEP_SUMMARY`) or a pull-request

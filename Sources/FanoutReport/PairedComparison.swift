@@ -1,4 +1,5 @@
 import FanoutRandom
+import FanoutResults
 import Foundation
 
 /// Two builds run alternately under the same options (A B A B …), compared pair by pair: for

@@ -1,6 +1,7 @@
 import FanoutClient
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutResults
 import FanoutSettings
 import Foundation
 

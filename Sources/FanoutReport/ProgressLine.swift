@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutResults
 import FanoutSettings
 import Foundation
 

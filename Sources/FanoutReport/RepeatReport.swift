@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 
 /// `report.html` at the top of a `--repeat N` folder: the repeats side by side, a bar each in a

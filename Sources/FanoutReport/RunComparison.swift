@@ -1,4 +1,5 @@
 import FanoutRandom
+import FanoutResults
 
 /// `fanout compare`: two runs (or two sets of repeats) side by side, each difference judged
 /// against the noise measured between repeats.

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutMeasure
+import FanoutResults
 import FanoutSettings
 import FanoutTokens
 import Foundation
@@ -274,18 +275,4 @@ public struct RunMerge {
 
     /// Whether the merge is one run's result: `false` when refused.
     public var isValid: Bool { document.valid }
-}
-
-extension DelayFigures {
-    /// Several processes' figures of one delay as one, when only their figures were kept (not
-    /// their histograms): each percentile the largest, the counts added. What `fanout merge`
-    /// says of shards' and sinks' own delays.
-    static func largest(_ delays: [DelayFigures]) -> DelayFigures {
-        DelayFigures(
-            p50: delays.map(\.p50).max() ?? 0,
-            p99: delays.map(\.p99).max() ?? 0,
-            max: delays.map(\.max).max() ?? 0,
-            count: delays.map(\.count).reduce(0, +)
-        )
-    }
 }

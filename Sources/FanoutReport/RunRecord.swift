@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutResults
 import FanoutSettings
 import Foundation
 
@@ -212,11 +213,6 @@ public struct RunSet: Sendable {
 }
 
 /// A results folder that cannot be read, said with its path.
-public struct ResultsError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
-
 extension RunSet {
     /// The medians of the repeats with their range and noise, for a person:
     ///

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutMeasure
+import FanoutResults
 import FanoutSettings
 import FanoutTokens
 import Foundation
@@ -91,15 +92,10 @@ public struct RunSummary: Sendable {
     public var connections: Int { configuration.shape.connections }
     public var streamsPerConnection: Int { configuration.shape.streamsPerConnection }
 
-    /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
-    /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
-    /// validity and intervals.
-    public static let schemaVersion = 7
-    /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
-    /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
-    /// `provider` (the sink's folder), 7 `null` latency and throughput when nothing was
-    /// measured and `configuration.scenario`.
-    public static let readableSchemaVersions: ClosedRange<Int> = 2...7
+    /// The version of `summary.json`'s layout this Fanout writes (`SummaryDocument`).
+    public static let schemaVersion = SummaryDocument.schemaVersion
+    /// The versions this Fanout reads (`SummaryDocument`).
+    public static let readableSchemaVersions = SummaryDocument.readableSchemaVersions
 
     /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
     public var sinkAnswersAtOnce = false

@@ -1,4 +1,5 @@
 import FanoutMeasure
+import FanoutResults
 import FanoutSettings
 import Foundation
 

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutResults
 import Histogram
 
 // Each section of summary.json that shards merge, merging itself: built anew by its memberwise

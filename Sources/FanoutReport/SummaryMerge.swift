@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutMeasure
+import FanoutResults
 import FanoutSettings
 import Foundation
 import Histogram

@@ -1,6 +1,7 @@
 import FanoutClient
 import FanoutPayload
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import FanoutSink
 import Foundation

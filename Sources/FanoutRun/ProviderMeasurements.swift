@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import FanoutSink
 import Foundation

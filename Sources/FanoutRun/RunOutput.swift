@@ -1,4 +1,5 @@
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import Foundation
 

@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import Foundation
 

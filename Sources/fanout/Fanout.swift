@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutReport
+import FanoutResults
 import FanoutRun
 import FanoutSettings
 

@@ -1,5 +1,6 @@
 import FanoutMeasure
 import FanoutReport
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing

@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
 import FanoutPayload
+import FanoutResults
 import Foundation
 import Histogram
 import Testing

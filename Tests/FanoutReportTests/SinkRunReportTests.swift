@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutResults
 import Foundation
 import Histogram
 import Testing

@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutReport
+import FanoutResults
 import FanoutRun
 import FanoutSink
 import FanoutTestSupport

@@ -8,9 +8,19 @@ import Foundation
 /// against it.
 ///
 /// A field newer than schema 2 is optional here, so a folder written by an older Fanout (down
-/// to `RunSummary.readableSchemaVersions`) still reads; `read(_:)` refuses the rest by their
+/// to `SummaryDocument.readableSchemaVersions`) still reads; `read(_:)` refuses the rest by their
 /// version. Times are seconds unless a key ends in `_ms`.
 public struct SummaryDocument: Codable, Sendable, Equatable {
+    /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
+    /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
+    /// validity and intervals.
+    public static let schemaVersion = 7
+    /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
+    /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
+    /// `provider` (the sink's folder), 7 `null` latency and throughput when nothing was
+    /// measured and `configuration.scenario`.
+    public static let readableSchemaVersions: ClosedRange<Int> = 2...7
+
     public var schemaVersion: Int
     public var configuration: Configuration
     public var environment: RunEnvironment
@@ -94,7 +104,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
 
     /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
     /// merge it before it compiles.
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case schemaVersion = "schema_version"
         case configuration, environment, started, endpoint, connections
         case streamsPerConnection = "streams_per_connection"
@@ -174,7 +184,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
                 default: " (\(streamWaits.fewestStreams) streams a connection, the server's limit)"
                 }
             return
-                "\(grouped(streamWaits.count)) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "
+                "\(streamWaits.count.grouped) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "
                 + "\(String(format: "%.1f", streamWaits.longestMs)) ms for a stream\(limit): part of their latency"
         }
     }
@@ -241,6 +251,47 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
                 (.topic, topic), (.warmUpSeconds, text(warmUpSeconds)), (.scenario, scenario?.description),
             ]
             return rows.filter { $0.0 != .maxHarnessShare || maxHarnessShare != nil }.map { ($0.0.rawValue, $0.1) }
+        }
+        public init(
+            endpoint: String,
+            connections: Int,
+            streamsPerConnection: Int,
+            tokens: String,
+            topic: String,
+            pushType: String,
+            priority: Int? = nil,
+            expiration: Int? = nil,
+            collapseID: String? = nil,
+            tokenAuth: Bool,
+            streamTimeoutSeconds: Double,
+            maxAttempts: Int,
+            model: String,
+            schedule: String? = nil,
+            durationSeconds: Double? = nil,
+            warmUpSeconds: Double,
+            maxLagSeconds: Double,
+            maxHarnessShare: Double? = nil,
+            scenario: FileUse? = nil
+        ) {
+            self.endpoint = endpoint
+            self.connections = connections
+            self.streamsPerConnection = streamsPerConnection
+            self.tokens = tokens
+            self.topic = topic
+            self.pushType = pushType
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseID = collapseID
+            self.tokenAuth = tokenAuth
+            self.streamTimeoutSeconds = streamTimeoutSeconds
+            self.maxAttempts = maxAttempts
+            self.model = model
+            self.schedule = schedule
+            self.durationSeconds = durationSeconds
+            self.warmUpSeconds = warmUpSeconds
+            self.maxLagSeconds = maxLagSeconds
+            self.maxHarnessShare = maxHarnessShare
+            self.scenario = scenario
         }
     }
 
@@ -331,6 +382,21 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
                 case perAnswer = "per_answer_ms"
                 case loopUtilisation = "loop_utilisation"
             }
+            public init(
+                sendLateness: DelayFigures? = nil,
+                loopLag: DelayFigures,
+                readDelay: DelayFigures,
+                returnPath: DelayFigures? = nil,
+                perAnswer: DelayFigures? = nil,
+                loopUtilisation: [Double]
+            ) {
+                self.sendLateness = sendLateness
+                self.loopLag = loopLag
+                self.readDelay = readDelay
+                self.returnPath = returnPath
+                self.perAnswer = perAnswer
+                self.loopUtilisation = loopUtilisation
+            }
         }
 
         public var sender: Sender
@@ -358,6 +424,31 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case maxShare = "max_share"
             case bound, guidance
         }
+        public init(
+            sender: Sender,
+            sink: SinkOwnDelays.Figures? = nil,
+            ownP99: Double,
+            own: DelayFigures? = nil,
+            ownMeasured: Bool,
+            largest: String,
+            measuredP99: Double,
+            shareOfP99: Double,
+            maxShare: Double,
+            bound: Bool,
+            guidance: [String]
+        ) {
+            self.sender = sender
+            self.sink = sink
+            self.ownP99 = ownP99
+            self.own = own
+            self.ownMeasured = ownMeasured
+            self.largest = largest
+            self.measuredP99 = measuredP99
+            self.shareOfP99 = shareOfP99
+            self.maxShare = maxShare
+            self.bound = bound
+            self.guidance = guidance
+        }
     }
 
     /// When sending began, RFC 3339 to the millisecond, and where.
@@ -373,6 +464,15 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case firstSend = "first_send"
             case host
         }
+        public init(
+            scheduled: String? = nil,
+            firstSend: String? = nil,
+            host: String
+        ) {
+            self.scheduled = scheduled
+            self.firstSend = firstSend
+            self.host = host
+        }
     }
 
     public struct Schedule: Codable, Sendable, Equatable {
@@ -383,6 +483,13 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             enum CodingKeys: String, CodingKey {
                 case durationSeconds = "duration_seconds"
                 case targetPerSecond = "target_per_second"
+            }
+            public init(
+                durationSeconds: Double,
+                targetPerSecond: Double
+            ) {
+                self.durationSeconds = durationSeconds
+                self.targetPerSecond = targetPerSecond
             }
         }
 
@@ -399,6 +506,19 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case startRatePerSecond = "start_rate_per_second"
             case stages, planned, capped
         }
+        public init(
+            description: String,
+            startRatePerSecond: Double,
+            stages: [Stage],
+            planned: Int? = nil,
+            capped: String? = nil
+        ) {
+            self.description = description
+            self.startRatePerSecond = startRatePerSecond
+            self.stages = stages
+            self.planned = planned
+            self.capped = capped
+        }
     }
 
     /// The open model's generator lag, milliseconds: p99, the largest, and the limit.
@@ -406,6 +526,15 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         public var p99: Double
         public var max: Double
         public var limit: Double
+        public init(
+            p99: Double,
+            max: Double,
+            limit: Double
+        ) {
+            self.p99 = p99
+            self.max = max
+            self.limit = limit
+        }
     }
 
     public struct UnscheduledReasons: Codable, Sendable, Equatable {
@@ -453,6 +582,31 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case readDelayP99 = "read_delay_p99_ms"
             case streamWaits = "stream_waits"
         }
+        public init(
+            second: Int,
+            completed: Int,
+            latencyCount: Int,
+            p50: Double,
+            p90: Double,
+            p99: Double,
+            max: Double,
+            maxLag: Double,
+            maxLoopLag: Double? = nil,
+            readDelayP99: Double? = nil,
+            streamWaits: Int? = nil
+        ) {
+            self.second = second
+            self.completed = completed
+            self.latencyCount = latencyCount
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+            self.max = max
+            self.maxLag = maxLag
+            self.maxLoopLag = maxLoopLag
+            self.readDelayP99 = readDelayP99
+            self.streamWaits = streamWaits
+        }
     }
 
     public struct Tokens: Codable, Sendable, Equatable {
@@ -464,6 +618,15 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
             case read, lines
             case turnedDown = "turned_down"
         }
+        public init(
+            read: Int,
+            lines: Int,
+            turnedDown: Int
+        ) {
+            self.read = read
+            self.lines = lines
+            self.turnedDown = turnedDown
+        }
     }
 
     /// What the sink counted (`fanout run`, or `--reconcile`).
@@ -473,6 +636,112 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         public var rejected: [String: Int]
         public var digest: String
         public var differences: [String]
+        public init(
+            requests: Int,
+            accepted: Int,
+            rejected: [String: Int],
+            digest: String,
+            differences: [String]
+        ) {
+            self.requests = requests
+            self.accepted = accepted
+            self.rejected = rejected
+            self.digest = digest
+            self.differences = differences
+        }
+    }
+    public init(
+        schemaVersion: Int,
+        configuration: Configuration,
+        environment: RunEnvironment,
+        started: String,
+        endpoint: String,
+        connections: Int,
+        streamsPerConnection: Int,
+        elapsedSeconds: Double,
+        sent: Int,
+        accepted: Int,
+        rejected: [String: Int],
+        failed: [String: Int],
+        skipped: [String: Int],
+        requests: Int,
+        retries: Int,
+        throughputPerSecond: Double? = nil,
+        latency: Latency? = nil,
+        digest: String,
+        cancelled: Bool,
+        reconciled: Bool? = nil,
+        cpu: CPU? = nil,
+        harness: Harness? = nil,
+        start: Start? = nil,
+        shard: String? = nil,
+        model: String,
+        schedule: Schedule? = nil,
+        generatorLag: GeneratorLag? = nil,
+        warmUpSeconds: Double,
+        unscheduled: Int,
+        unscheduledReasons: UnscheduledReasons? = nil,
+        valid: Bool,
+        invalidReasons: [String],
+        intervals: [Interval],
+        tokens: Tokens? = nil,
+        abandoned: String? = nil,
+        sink: Sink? = nil,
+        mergedFrom: [String]? = nil,
+        partial: Bool? = nil,
+        partialReasons: [String]? = nil,
+        startSkew: Double? = nil,
+        shardEnvironments: [RunEnvironment]? = nil,
+        kind: String? = nil,
+        provider: Provider? = nil,
+        unsent: Int? = nil,
+        openModel: OpenModel? = nil
+    ) {
+        self.schemaVersion = schemaVersion
+        self.configuration = configuration
+        self.environment = environment
+        self.started = started
+        self.endpoint = endpoint
+        self.connections = connections
+        self.streamsPerConnection = streamsPerConnection
+        self.elapsedSeconds = elapsedSeconds
+        self.sent = sent
+        self.accepted = accepted
+        self.rejected = rejected
+        self.failed = failed
+        self.skipped = skipped
+        self.requests = requests
+        self.retries = retries
+        self.throughputPerSecond = throughputPerSecond
+        self.latency = latency
+        self.digest = digest
+        self.cancelled = cancelled
+        self.reconciled = reconciled
+        self.cpu = cpu
+        self.harness = harness
+        self.start = start
+        self.shard = shard
+        self.model = model
+        self.schedule = schedule
+        self.generatorLag = generatorLag
+        self.warmUpSeconds = warmUpSeconds
+        self.unscheduled = unscheduled
+        self.unscheduledReasons = unscheduledReasons
+        self.valid = valid
+        self.invalidReasons = invalidReasons
+        self.intervals = intervals
+        self.tokens = tokens
+        self.abandoned = abandoned
+        self.sink = sink
+        self.mergedFrom = mergedFrom
+        self.partial = partial
+        self.partialReasons = partialReasons
+        self.startSkew = startSkew
+        self.shardEnvironments = shardEnvironments
+        self.kind = kind
+        self.provider = provider
+        self.unsent = unsent
+        self.openModel = openModel
     }
 }
 
@@ -504,7 +773,7 @@ extension SummaryDocument {
         } catch {
             throw ResultsError("\(path): not a JSON object (\(DocumentError.describe(error)))")
         }
-        let readable = RunSummary.readableSchemaVersions
+        let readable = SummaryDocument.readableSchemaVersions
         guard version >= readable.lowerBound else {
             throw ResultsError(
                 "\(path): written by an older fanout (schema \(version)); this one reads schemas \(readable.lowerBound) to \(readable.upperBound)"

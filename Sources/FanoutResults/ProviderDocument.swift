@@ -109,12 +109,40 @@ extension SummaryDocument {
                 case fanoutSeconds = "fanout_seconds"
                 case acceptedPerSecond = "accepted_per_second"
             }
+            public init(
+                count: Int,
+                firstMs: Double,
+                p50Ms: Double,
+                p90Ms: Double,
+                p99Ms: Double,
+                lastMs: Double,
+                fanoutSeconds: Double,
+                acceptedPerSecond: Double
+            ) {
+                self.count = count
+                self.firstMs = firstMs
+                self.p50Ms = p50Ms
+                self.p90Ms = p90Ms
+                self.p99Ms = p99Ms
+                self.lastMs = lastMs
+                self.fanoutSeconds = fanoutSeconds
+                self.acceptedPerSecond = acceptedPerSecond
+            }
         }
 
         public struct Second: Codable, Sendable, Equatable {
             public var second: Int
             public var received: Int
             public var accepted: Int
+            public init(
+                second: Int,
+                received: Int,
+                accepted: Int
+            ) {
+                self.second = second
+                self.received = received
+                self.accepted = accepted
+            }
         }
 
         public struct Streams: Codable, Sendable, Equatable {
@@ -325,12 +353,12 @@ extension SummaryDocument {
                 perConnection = busy.isEmpty ? 0 : total / Double(busy.count)
                 heldMs = busy.isEmpty ? 0 : held / Double(busy.count) * 1000
                 text =
-                    "at \(ChartFrame.milliseconds(rttMs)) this provider carries about \(grouped(Int(perConnection.rounded())))/s a connection, \(grouped(Int(total.rounded())))/s in all, with its \(busy.count) connection\(busy.count == 1 ? "" : "s") (here each stream was held \(ChartFrame.milliseconds(heldMs)))"
+                    "at \(millisecondsWithUnit(rttMs)) this provider carries about \(Int(perConnection.rounded()).grouped)/s a connection, \(Int(total.rounded()).grouped)/s in all, with its \(busy.count) connection\(busy.count == 1 ? "" : "s") (here each stream was held \(millisecondsWithUnit(heldMs)))"
                 // Held much shorter than the round trip, a provider never needed the streams it
                 // would keep in flight at that round trip: its peak says too little.
                 if heldMs < rttMs / 10 {
                     text +=
-                        "; a lower bound: held this briefly the provider needed few streams, so its peak says little of what it keeps in flight at \(ChartFrame.milliseconds(rttMs)) — give the sink --latency near that round trip"
+                        "; a lower bound: held this briefly the provider needed few streams, so its peak says little of what it keeps in flight at \(millisecondsWithUnit(rttMs)) — give the sink --latency near that round trip"
                 }
             }
         }
@@ -353,6 +381,33 @@ extension SummaryDocument {
                 case exitStatus = "exit_status"
                 case output
             }
+        }
+        public init(
+            start: Start,
+            endedBy: String,
+            expected: Expected,
+            delivery: Delivery,
+            perSecond: [Second],
+            streams: Streams,
+            connections: [Connection],
+            connectionsNotListed: Int,
+            card: Card,
+            capacity: Capacity,
+            sinkOwn: SinkOwnDelays.Figures,
+            trigger: Trigger? = nil
+        ) {
+            self.start = start
+            self.endedBy = endedBy
+            self.expected = expected
+            self.delivery = delivery
+            self.perSecond = perSecond
+            self.streams = streams
+            self.connections = connections
+            self.connectionsNotListed = connectionsNotListed
+            self.card = card
+            self.capacity = capacity
+            self.sinkOwn = sinkOwn
+            self.trigger = trigger
         }
     }
 }

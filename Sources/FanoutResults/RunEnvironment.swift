@@ -58,6 +58,21 @@ public struct RunEnvironment: Codable, Sendable, Hashable {
         case operatingSystem = "os"
         case hostname
     }
+    public init(
+        build: String,
+        allocator: String,
+        cpu: String,
+        cores: Int,
+        operatingSystem: String,
+        hostname: String
+    ) {
+        self.build = build
+        self.allocator = allocator
+        self.cpu = cpu
+        self.cores = cores
+        self.operatingSystem = operatingSystem
+        self.hostname = hostname
+    }
 }
 
 extension RunEnvironment {
