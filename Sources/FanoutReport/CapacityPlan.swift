@@ -156,16 +156,7 @@ public struct CapacityPlan: Sendable {
         }
     }
 
-    /// When the receiver gives back the window (`HTTP2Connection.WindowRefill`'s words).
-    public enum Refill: String, Sendable, Hashable, Codable, CaseIterable {
-        /// An update of what was consumed once half the window is (nghttp2, nghttpd, h2load).
-        case half
-        /// An update for each DATA frame.
-        case eachFrame = "each-frame"
-        /// An update once `Flow.refillThreshold` bytes are consumed (what a probe saw of a
-        /// server whose rule is neither).
-        case threshold
-    }
+    public typealias Refill = PlanDocument.Refill
 
     /// What limits each connection (and, for the network interface, each machine).
     public enum Binding: String, Sendable {
@@ -177,25 +168,7 @@ public struct CapacityPlan: Sendable {
         case cpu = "CPU"
     }
 
-    /// Each bound a connection meets, notifications a second (`nil`: does not bind, or not
-    /// known).
-    public struct Bounds: Sendable, Hashable, Codable {
-        public var streams: Double
-        @Nullable public var connectionWindow: Double?
-        @Nullable public var streamWindow: Double?
-        @Nullable public var bandwidth: Double?
-        @Nullable public var core: Double?
-        /// A machine's network interface (every connection of it together).
-        public var networkInterface: Double
-
-        enum CodingKeys: String, CodingKey {
-            case streams
-            case connectionWindow = "connection_window"
-            case streamWindow = "stream_window"
-            case bandwidth, core
-            case networkInterface = "network_interface"
-        }
-    }
+    public typealias Bounds = PlanDocument.Bounds
 
     public let question: Question
     /// Notifications a second the deadline needs.
@@ -379,71 +352,7 @@ public struct CapacityPlan: Sendable {
         )
     }
 
-    /// `plan.json`: the question, each figure of the answer, what binds and every assumption;
-    /// what is unknown without a CPU cost is `null`.
-    public struct Document: Codable, Sendable, Equatable {
-        public var devices: UInt64
-        public var deadlineSeconds: Double
-        public var roundTripMilliseconds: Double
-        public var processingMilliseconds: Double
-        public var streamsPerConnection: Int
-        public var headroom: Double
-        @Nullable public var cpuMicroseconds: Double?
-        @Nullable public var cpuSource: String?
-        public var coresPerMachine: Int
-        public var requiredRate: Double
-        public var connectionCeiling: Double
-        @Nullable public var coreCeiling: Double?
-        public var connections: Int
-        @Nullable public var cores: Double?
-        @Nullable public var machines: Int?
-        public var expectedDurationSeconds: Double
-        /// `Binding`'s raw value.
-        public var binds: String
-        /// What sets the machines (`Binding`'s raw value: CPU or the network interface).
-        @Nullable public var machinesBoundBy: String?
-        /// Each bound on its own, notifications a second (a connection's; the interface's a machine's).
-        public var bounds: Bounds
-        @Nullable public var connectionWindow: Int?
-        @Nullable public var streamWindow: Int?
-        public var refill: Refill
-        public var bodyBytes: Int
-        public var headerBytes: Int
-        public var wireBytesPerNotification: Double
-        /// Bytes a second: a connection's path (`null`: not capped) and a machine's interface.
-        @Nullable public var bandwidth: Double?
-        public var networkInterface: Double
-        public var assumptions: [String]
-
-        enum CodingKeys: String, CodingKey {
-            case devices
-            case deadlineSeconds = "deadline_seconds"
-            case roundTripMilliseconds = "rtt_ms"
-            case processingMilliseconds = "processing_ms"
-            case streamsPerConnection = "streams_per_connection"
-            case headroom
-            case cpuMicroseconds = "cpu_us_per_notification"
-            case cpuSource = "cpu_source"
-            case coresPerMachine = "cores_per_machine"
-            case requiredRate = "required_rate_per_second"
-            case connectionCeiling = "connection_ceiling_per_second"
-            case coreCeiling = "core_ceiling_per_second"
-            case connections, cores, machines
-            case expectedDurationSeconds = "expected_duration_seconds"
-            case binds
-            case machinesBoundBy = "machines_bound_by"
-            case bounds
-            case connectionWindow = "connection_window_bytes"
-            case streamWindow = "stream_window_bytes"
-            case refill
-            case bodyBytes = "body_bytes"
-            case headerBytes = "header_bytes"
-            case wireBytesPerNotification = "wire_bytes_per_notification"
-            case bandwidth = "bandwidth_bytes_per_second"
-            case networkInterface = "network_interface_bytes_per_second"
-            case assumptions
-        }
-    }
+    public typealias Document = PlanDocument
 
     /// The plan for a terminal: one figure a line, how it was reached beside it.
     public var text: String {

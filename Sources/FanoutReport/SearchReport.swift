@@ -105,98 +105,6 @@ public struct SearchStep: Sendable {
     }
 }
 
-/// `search.json`: what `fanout search` asked, each step, and the answer.
-public struct SearchDocument: Codable, Sendable, Equatable {
-    public var version: Int
-    /// `--target`, and the objectives every step must hold, as written.
-    public var target: String
-    public var objectives: [String]
-    public var from: Double
-    public var to: Double
-    public var precision: Double
-    public var maxSteps: Int
-    public var stepDurationSeconds: Double
-    public var warmUpSeconds: Double
-    public var steps: [Step]
-    /// `null` while the search runs, or when it was stopped.
-    @Nullable public var answer: Answer?
-    public var answerText: String
-
-    enum CodingKeys: String, CodingKey {
-        case version, target, objectives
-        case from = "from_per_second"
-        case to = "to_per_second"
-        case precision
-        case maxSteps = "max_steps"
-        case stepDurationSeconds = "step_duration_seconds"
-        case warmUpSeconds = "warm_up_seconds"
-        case steps, answer
-        case answerText = "answer_text"
-    }
-
-    public struct Step: Codable, Sendable, Equatable {
-        public var step: Int
-        public var offered: Double
-        /// `RateSearch.Purpose`'s raw value.
-        public var purpose: String
-        public var folder: String
-        public var achieved: Double
-        public var p50: Double
-        public var p99: Double
-        public var errorShare: Double
-        /// `RateSearch.Outcome`'s raw value.
-        public var outcome: String
-        public var reasons: [String]
-
-        enum CodingKeys: String, CodingKey {
-            case step
-            case offered = "offered_per_second"
-            case purpose, folder
-            case achieved = "achieved_per_second"
-            case p50 = "p50_ms"
-            case p99 = "p99_ms"
-            case errorShare = "error_share"
-            case outcome, reasons
-        }
-    }
-
-    /// `RateSearch.Answer`: its kind, the rate found (`null` when none passed), and the rates
-    /// that bound it from above (`null` where the kind has none).
-    public struct Answer: Codable, Sendable, Equatable {
-        /// `found`, `at-least`, `generator-limit`, `no-rate` or `steps-exhausted`.
-        public var kind: String
-        @Nullable public var rate: Double?
-        @Nullable public var failed: Double?
-        @Nullable public var generatorLimit: Double?
-
-        enum CodingKeys: String, CodingKey {
-            case kind
-            case rate = "rate_per_second"
-            case failed = "failed_per_second"
-            case generatorLimit = "generator_limit_per_second"
-        }
-
-        init(_ answer: RateSearch.Answer) {
-            switch answer {
-            case .found(let rate, let ceiling): self.init(kind: "found", rate: rate, failed: ceiling)
-            case .atLeast(let rate): self.init(kind: "at-least", rate: rate)
-            case .generatorLimit(let passed, let limit):
-                self.init(kind: "generator-limit", rate: passed, generatorLimit: limit)
-            case .noRate(let lowest): self.init(kind: "no-rate", failed: lowest)
-            case .stepsExhausted(let passed, let failed):
-                self.init(kind: "steps-exhausted", rate: passed, failed: failed)
-            }
-        }
-
-        init(kind: String, rate: Double? = nil, failed: Double? = nil, generatorLimit: Double? = nil) {
-            self.kind = kind
-            self.rate = rate
-            self.failed = failed
-            self.generatorLimit = generatorLimit
-        }
-    }
-}
-
 /// What `fanout search` writes and prints: the step table, the answer, `search.json` and a
 /// `report.html` with offered against achieved rate, and p50 and p99 against offered rate (the
 /// knee) with the latency objectives' lines, on a log axis when the latencies span decades.
@@ -451,5 +359,19 @@ public struct SearchReport: Sendable {
         svg +=
             "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">offered rate, per second (hollow: the step failed)</text>"
         return svg
+    }
+}
+
+extension SearchDocument.Answer {
+    init(_ answer: RateSearch.Answer) {
+        switch answer {
+        case .found(let rate, let ceiling): self.init(kind: "found", rate: rate, failed: ceiling)
+        case .atLeast(let rate): self.init(kind: "at-least", rate: rate)
+        case .generatorLimit(let passed, let limit):
+            self.init(kind: "generator-limit", rate: passed, generatorLimit: limit)
+        case .noRate(let lowest): self.init(kind: "no-rate", failed: lowest)
+        case .stepsExhausted(let passed, let failed):
+            self.init(kind: "steps-exhausted", rate: passed, failed: failed)
+        }
     }
 }

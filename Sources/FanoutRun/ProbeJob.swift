@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutAPNs
 import FanoutClient
 import FanoutHTTP2

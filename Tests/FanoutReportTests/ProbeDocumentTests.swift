@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutClient
 import FanoutHTTP2
 import Foundation

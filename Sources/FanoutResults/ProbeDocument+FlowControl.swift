@@ -1,6 +1,5 @@
-import FanoutClient
 import FanoutMeasure
-import FanoutResults
+import FanoutSettings
 import Foundation
 
 extension ProbeDocument {
@@ -22,19 +21,24 @@ extension ProbeDocument {
         /// How the server gave the connection window back; `nil` without requests.
         @Nullable public var refill: Refill?
 
-        public init(_ record: ProbeState.WindowRecord, origin: UInt64, streamWindow: UInt32) {
-            connectionAtStart = record.atStart ?? record.current
-            connectionAfterFirstAnswers = record.afterFirstAnswers
-            connectionGranted = record.atStart == nil ? record.current : record.granted
-            stream = Int(streamWindow)
-            refill = record.refill.map { Refill($0, record, origin: origin) }
-        }
-
         enum CodingKeys: String, CodingKey {
             case connectionAtStart = "connection_at_start"
             case connectionAfterFirstAnswers = "connection_after_first_answers"
             case connectionGranted = "connection_granted"
             case stream, refill
+        }
+        public init(
+            connectionAtStart: Int,
+            connectionAfterFirstAnswers: Int? = nil,
+            connectionGranted: Int,
+            stream: Int,
+            refill: Refill? = nil
+        ) {
+            self.connectionAtStart = connectionAtStart
+            self.connectionAfterFirstAnswers = connectionAfterFirstAnswers
+            self.connectionGranted = connectionGranted
+            self.stream = stream
+            self.refill = refill
         }
     }
 
@@ -55,17 +59,6 @@ extension ProbeDocument {
         /// The first `ProbeState.WindowRecord.keptUpdates` WINDOW_UPDATEs after the first request.
         public var updates: [Update]
 
-        init(_ refill: ProbeState.Refill, _ record: ProbeState.WindowRecord, origin: UInt64) {
-            kind = refill.name
-            smallestIncrement = record.smallestRefill
-            largestIncrement = record.largestRefill
-            connectionUpdates = record.connectionRefills
-            streamUpdates = record.streamUpdates
-            enlargedBytes = record.enlarged
-            mostBytesInFlight = record.mostInFlight
-            updates = record.updates.map { Update($0, origin: origin) }
-        }
-
         enum CodingKeys: String, CodingKey {
             case kind
             case smallestIncrement = "smallest_increment"
@@ -75,6 +68,25 @@ extension ProbeDocument {
             case enlargedBytes = "enlarged_bytes"
             case mostBytesInFlight = "most_bytes_in_flight"
             case updates
+        }
+        public init(
+            kind: String,
+            smallestIncrement: Int? = nil,
+            largestIncrement: Int? = nil,
+            connectionUpdates: Int,
+            streamUpdates: Int,
+            enlargedBytes: Int,
+            mostBytesInFlight: Int,
+            updates: [Update]
+        ) {
+            self.kind = kind
+            self.smallestIncrement = smallestIncrement
+            self.largestIncrement = largestIncrement
+            self.connectionUpdates = connectionUpdates
+            self.streamUpdates = streamUpdates
+            self.enlargedBytes = enlargedBytes
+            self.mostBytesInFlight = mostBytesInFlight
+            self.updates = updates
         }
     }
 
@@ -89,17 +101,21 @@ extension ProbeDocument {
         /// Our connection send window after it.
         public var windowAfter: Int
 
-        init(_ update: ProbeState.WindowRecord.Update, origin: UInt64) {
-            atMs = (Double(update.at) - Double(origin)) / 1e6
-            stream = Int(update.stream)
-            increment = update.increment
-            windowAfter = update.windowAfter
-        }
-
         enum CodingKeys: String, CodingKey {
             case atMs = "at_ms"
             case stream, increment
             case windowAfter = "window_after"
+        }
+        public init(
+            atMs: Double,
+            stream: Int,
+            increment: Int,
+            windowAfter: Int
+        ) {
+            self.atMs = atMs
+            self.stream = stream
+            self.increment = increment
+            self.windowAfter = windowAfter
         }
     }
 
@@ -125,22 +141,6 @@ extension ProbeDocument {
         /// TLS record overhead by version.
         public static func recordOverhead(_ version: String) -> Int { version == "TLSv1.2" ? 29 : 22 }
 
-        /// `nil` when no request's bytes were seen whole.
-        public init?(_ record: ProbeState.WireRecord, tls version: String?) {
-            guard let headers = record.steadyHeaderBlock ?? record.firstHeaderBlock else { return nil }
-            headersBytes = headers
-            firstHeadersBytes = record.firstHeaderBlock
-            dataBytes = record.bodyBytes
-            frames = record.headerFrames + record.dataFrames
-            frameBytes = 9 * frames
-            tlsBytes = version.map(Self.recordOverhead) ?? 0
-            wireBytesPerNotification = headersBytes + dataBytes + frameBytes + tlsBytes
-            var note = "TCP/IP headers excluded"
-            if let version { note += "; one \(version) record a notification assumed (one record a write)" }
-            if record.steadyHeaderBlock == nil { note += "; header block of the first request (fewer than 3 sent)" }
-            self.note = note
-        }
-
         enum CodingKeys: String, CodingKey {
             case headersBytes = "headers_bytes"
             case firstHeadersBytes = "first_headers_bytes"
@@ -150,6 +150,25 @@ extension ProbeDocument {
             case tlsBytes = "tls_bytes"
             case wireBytesPerNotification = "wire_bytes_per_notification"
             case note
+        }
+        public init(
+            headersBytes: Int,
+            firstHeadersBytes: Int? = nil,
+            dataBytes: Int,
+            frames: Int,
+            frameBytes: Int,
+            tlsBytes: Int,
+            wireBytesPerNotification: Int,
+            note: String
+        ) {
+            self.headersBytes = headersBytes
+            self.firstHeadersBytes = firstHeadersBytes
+            self.dataBytes = dataBytes
+            self.frames = frames
+            self.frameBytes = frameBytes
+            self.tlsBytes = tlsBytes
+            self.wireBytesPerNotification = wireBytesPerNotification
+            self.note = note
         }
     }
 
@@ -193,29 +212,6 @@ extension ProbeDocument {
         /// `duration` or `count`: what ended sending.
         public var stoppedBy: String
 
-        public init(_ record: ProbeState.FlowRecord) {
-            sent = record.sent
-            answered = record.answered
-            resets = record.resets
-            answers = record.answers
-            let end = max(record.ended ?? record.stopped ?? record.started, record.started)
-            seconds = Double(end - record.started) / 1e9
-            steadySeconds = record.steadySpan.map { Double($0.to - $0.from) / 1e9 } ?? 0
-            ratePerSecond = record.rate
-            roundTripMs = Double(record.roundTrip) / 1e6
-            requestRoundTripMs = Double(record.requestRoundTrip) / 1e6
-            mostBytesInFlight = record.mostBytesInFlight
-            creditedPerRoundTrip = record.creditedPerRoundTrip
-            refillIntervalMs = record.refillInterval.map { Double($0) / 1e6 }
-            peakStreams = record.peakStreams
-            streamsTarget = record.target
-            bound = record.bound.rawValue
-            let shares = record.boundShares
-            windowBoundShare = shares.window
-            streamsBoundShare = shares.streams
-            stoppedBy = record.stoppedByCount ? "count" : "duration"
-        }
-
         enum CodingKeys: String, CodingKey {
             case sent, answered, resets, answers, seconds
             case steadySeconds = "steady_seconds"
@@ -232,6 +228,45 @@ extension ProbeDocument {
             case streamsBoundShare = "streams_bound_share"
             case stoppedBy = "stopped_by"
         }
+        public init(
+            sent: Int,
+            answered: Int,
+            resets: Int,
+            answers: [String: Int],
+            seconds: Double,
+            steadySeconds: Double,
+            ratePerSecond: Double? = nil,
+            roundTripMs: Double,
+            requestRoundTripMs: Double,
+            mostBytesInFlight: Int,
+            creditedPerRoundTrip: Double? = nil,
+            refillIntervalMs: Double? = nil,
+            peakStreams: Int,
+            streamsTarget: Int,
+            bound: String,
+            windowBoundShare: Double,
+            streamsBoundShare: Double,
+            stoppedBy: String
+        ) {
+            self.sent = sent
+            self.answered = answered
+            self.resets = resets
+            self.answers = answers
+            self.seconds = seconds
+            self.steadySeconds = steadySeconds
+            self.ratePerSecond = ratePerSecond
+            self.roundTripMs = roundTripMs
+            self.requestRoundTripMs = requestRoundTripMs
+            self.mostBytesInFlight = mostBytesInFlight
+            self.creditedPerRoundTrip = creditedPerRoundTrip
+            self.refillIntervalMs = refillIntervalMs
+            self.peakStreams = peakStreams
+            self.streamsTarget = streamsTarget
+            self.bound = bound
+            self.windowBoundShare = windowBoundShare
+            self.streamsBoundShare = streamsBoundShare
+            self.stoppedBy = stoppedBy
+        }
     }
 
     /// The window, wire and flow lines of `text`.
@@ -239,50 +274,50 @@ extension ProbeDocument {
         var lines: [String] = []
         if let window {
             lines.append(
-                "  connection window: \(grouped(window.connectionAtStart)) at start"
-                    + (window.connectionAfterFirstAnswers.map { ", \(grouped($0)) after the first answers" } ?? "")
+                "  connection window: \(window.connectionAtStart.grouped) at start"
+                    + (window.connectionAfterFirstAnswers.map { ", \($0.grouped) after the first answers" } ?? "")
                     + (window.connectionGranted != window.connectionAtStart
-                        ? ", \(grouped(window.connectionGranted)) granted at most" : "")
-                    + "; stream window \(grouped(window.stream))"
+                        ? ", \(window.connectionGranted.grouped) granted at most" : "")
+                    + "; stream window \(window.stream.grouped)"
             )
             if let refill = window.refill {
                 var line =
-                    "  refill: \(refill.kind) — \(grouped(refill.connectionUpdates)) WINDOW_UPDATEs on the connection"
+                    "  refill: \(refill.kind) — \(refill.connectionUpdates.grouped) WINDOW_UPDATEs on the connection"
                 if let smallest = refill.smallestIncrement, let largest = refill.largestIncrement {
                     line +=
-                        " of \(grouped(smallest))" + (largest != smallest ? " to \(grouped(largest))" : "") + " bytes"
+                        " of \(smallest.grouped)" + (largest != smallest ? " to \(largest.grouped)" : "") + " bytes"
                 }
-                if refill.streamUpdates > 0 { line += ", \(grouped(refill.streamUpdates)) on streams" }
-                if refill.enlargedBytes > 0 { line += ", the window enlarged by \(grouped(refill.enlargedBytes))" }
-                line += "; \(grouped(refill.mostBytesInFlight)) bytes in flight at most"
+                if refill.streamUpdates > 0 { line += ", \(refill.streamUpdates.grouped) on streams" }
+                if refill.enlargedBytes > 0 { line += ", the window enlarged by \(refill.enlargedBytes.grouped)" }
+                line += "; \(refill.mostBytesInFlight.grouped) bytes in flight at most"
                 lines.append(line)
             }
         }
         if let wire {
             lines.append(
-                "  a notification on the wire: \(grouped(wire.wireBytesPerNotification)) bytes = "
-                    + "\(grouped(wire.headersBytes)) header block + \(grouped(wire.dataBytes)) body + "
-                    + "\(grouped(wire.frameBytes)) frame headers (\(wire.frames) frames)"
+                "  a notification on the wire: \(wire.wireBytesPerNotification.grouped) bytes = "
+                    + "\(wire.headersBytes.grouped) header block + \(wire.dataBytes.grouped) body + "
+                    + "\(wire.frameBytes.grouped) frame headers (\(wire.frames) frames)"
                     + (tls != nil ? " + \(wire.tlsBytes) TLS record" : "") + " (TCP/IP excluded)"
             )
         }
         if let flow {
-            let rate = flow.ratePerSecond.map { grouped(Int($0.rounded())) + "/s" } ?? "no rate"
+            let rate = flow.ratePerSecond.map { Int($0.rounded()).grouped + "/s" } ?? "no rate"
             lines.append(
-                "  flow test: \(grouped(flow.answered)) answered in " + String(format: "%.2f s", flow.seconds)
+                "  flow test: \(flow.answered.grouped) answered in " + String(format: "%.2f s", flow.seconds)
                     + "; one connection carried \(rate) over the steady "
                     + String(format: "%.2f s", flow.steadySeconds) + "; bound: \(flow.bound) (window "
                     + String(format: "%.0f%%", flow.windowBoundShare * 100) + ", streams "
                     + String(format: "%.0f%%", flow.streamsBoundShare * 100) + " of the time)"
             )
             lines.append(
-                "    \(grouped(flow.mostBytesInFlight)) bytes in flight at most, "
-                    + (flow.creditedPerRoundTrip.map { grouped(Int($0.rounded())) } ?? "no")
+                "    \(flow.mostBytesInFlight.grouped) bytes in flight at most, "
+                    + (flow.creditedPerRoundTrip.map { Int($0.rounded()).grouped } ?? "no")
                     + " bytes credited a round trip ("
-                    + millisecondsText(flow.roundTripMs) + " ms)"
-                    + (flow.refillIntervalMs.map { ", a refill every " + millisecondsText($0) + " ms" } ?? "")
-                    + ", \(grouped(flow.peakStreams)) streams at most "
-                    + "(the probe would open \(grouped(flow.streamsTarget))); sent \(grouped(flow.sent)), ended by "
+                    + millisecondsWithUnit(flow.roundTripMs) + ")"
+                    + (flow.refillIntervalMs.map { ", a refill every " + millisecondsWithUnit($0) } ?? "")
+                    + ", \(flow.peakStreams.grouped) streams at most "
+                    + "(the probe would open \(flow.streamsTarget.grouped)); sent \(flow.sent.grouped), ended by "
                     + flow.stoppedBy
             )
         }

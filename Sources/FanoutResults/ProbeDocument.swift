@@ -1,7 +1,4 @@
-import FanoutClient
-import FanoutHTTP2
 import FanoutMeasure
-import FanoutResults
 import FanoutSettings
 import Foundation
 
@@ -47,6 +44,13 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
     public struct TLS: Codable, Sendable, Equatable {
         public var version: String?
         public var alpn: String
+        public init(
+            version: String? = nil,
+            alpn: String
+        ) {
+            self.version = version
+            self.alpn = alpn
+        }
     }
 
     /// The server's SETTINGS as first received, and as in force at the end.
@@ -59,6 +63,13 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
             case first
             case afterFirstAccepted = "after_first_accepted"
         }
+        public init(
+            first: Values? = nil,
+            afterFirstAccepted: Values? = nil
+        ) {
+            self.first = first
+            self.afterFirstAccepted = afterFirstAccepted
+        }
     }
 
     public struct Values: Codable, Sendable, Equatable {
@@ -69,20 +80,25 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         public var headerTableSize: Int
         @Nullable public var maxHeaderListSize: Int?
 
-        public init(_ settings: HTTP2Settings) {
-            maxConcurrentStreams = settings.maxConcurrentStreams.map { Int($0) }
-            initialWindowSize = Int(settings.initialWindowSize)
-            maxFrameSize = Int(settings.maxFrameSize)
-            headerTableSize = Int(settings.headerTableSize)
-            maxHeaderListSize = settings.maxHeaderListSize.map { Int($0) }
-        }
-
         enum CodingKeys: String, CodingKey {
             case maxConcurrentStreams = "max_concurrent_streams"
             case initialWindowSize = "initial_window_size"
             case maxFrameSize = "max_frame_size"
             case headerTableSize = "header_table_size"
             case maxHeaderListSize = "max_header_list_size"
+        }
+        public init(
+            maxConcurrentStreams: Int? = nil,
+            initialWindowSize: Int,
+            maxFrameSize: Int,
+            headerTableSize: Int,
+            maxHeaderListSize: Int? = nil
+        ) {
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.initialWindowSize = initialWindowSize
+            self.maxFrameSize = maxFrameSize
+            self.headerTableSize = headerTableSize
+            self.maxHeaderListSize = maxHeaderListSize
         }
     }
 
@@ -107,6 +123,19 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
             min = sorted.first!
             max = sorted.last!
         }
+        public init(
+            count: Int,
+            p50: Double,
+            p99: Double,
+            min: Double,
+            max: Double
+        ) {
+            self.count = count
+            self.p50 = p50
+            self.p99 = p99
+            self.min = min
+            self.max = max
+        }
     }
 
     public struct Requests: Codable, Sendable, Equatable {
@@ -117,6 +146,13 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case roundTrip = "round_trip_ms"
             case seconds
+        }
+        public init(
+            roundTrip: Figures,
+            seconds: Double? = nil
+        ) {
+            self.roundTrip = roundTrip
+            self.seconds = seconds
         }
     }
 
@@ -133,6 +169,15 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
             case afterFirstAccepted = "after_first_accepted"
             case peakInFlight = "peak_in_flight"
         }
+        public init(
+            first: Int? = nil,
+            afterFirstAccepted: Int? = nil,
+            peakInFlight: Int
+        ) {
+            self.first = first
+            self.afterFirstAccepted = afterFirstAccepted
+            self.peakInFlight = peakInFlight
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -142,36 +187,6 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         case inParallel = "in_parallel"
         case processing = "processing_ms"
         case streams, answers, resets, window, wire, flow, notes
-    }
-
-    /// The document of a probe's outcome.
-    public init(endpoint: String, started: Date, tls: Bool, outcome: ProbeOutcome, notes: [String]) {
-        let record = outcome.record
-        self.endpoint = endpoint
-        self.started = TimeNotation.format(started)
-        self.tls = tls ? TLS(version: outcome.tlsVersion, alpn: "h2") : nil
-        let first = outcome.settingsFirst.map(Values.init)
-        let after = record.accepted > 0 ? outcome.settingsLast.map(Values.init) : nil
-        settings = Settings(first: first, afterFirstAccepted: after)
-        let ping = Figures(nanoseconds: record.pingRoundTrips)
-        pingRoundTrip = ping
-        oneAtATime = Figures(nanoseconds: record.oneAtATime).map { Requests(roundTrip: $0, seconds: nil) }
-        inParallel = Figures(nanoseconds: record.inParallel).map {
-            Requests(roundTrip: $0, seconds: Double(record.parallelSpan) / 1e9)
-        }
-        processing = Figures(nanoseconds: record.oneAtATime, minus: ping?.p50 ?? 0)
-        streams = Streams(
-            first: first?.maxConcurrentStreams,
-            afterFirstAccepted: after?.maxConcurrentStreams,
-            peakInFlight: record.peakInFlight
-        )
-        answers = record.answers
-        resets = record.resets
-        let origin = record.flow?.started ?? record.window.startedAt
-        window = outcome.settingsLast.map { Window(record.window, origin: origin, streamWindow: $0.initialWindowSize) }
-        wire = Wire(record.wire, tls: tls ? outcome.tlsVersion ?? "TLSv1.3" : nil)
-        flow = record.flow.map(Flow.init)
-        self.notes = notes
     }
 
     /// Reads `probe.json`.
@@ -209,10 +224,10 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
             "p50 \(ms(figures.p50)), p99 \(ms(figures.p99)) (\(figures.count))"
         }
         func settingsText(_ values: Values) -> String {
-            "max concurrent streams \(values.maxConcurrentStreams.map { grouped($0) } ?? "unlimited"), "
-                + "initial window \(grouped(values.initialWindowSize)), max frame \(grouped(values.maxFrameSize)), "
-                + "header table \(grouped(values.headerTableSize)), "
-                + "max header list \(values.maxHeaderListSize.map { grouped($0) } ?? "unlimited")"
+            "max concurrent streams \(values.maxConcurrentStreams.map { $0.grouped } ?? "unlimited"), "
+                + "initial window \(values.initialWindowSize.grouped), max frame \(values.maxFrameSize.grouped), "
+                + "header table \(values.headerTableSize.grouped), "
+                + "max header list \(values.maxHeaderListSize.map { $0.grouped } ?? "unlimited")"
         }
         var lines = ["probe of \(endpoint)"]
         lines.append(
@@ -237,19 +252,52 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         if !answers.isEmpty {
             lines.append(
                 "  answers: "
-                    + answers.sorted { $0.key < $1.key }.map { "\($0.key) × \(grouped($0.value))" }
-                    .joined(separator: ", ") + (resets > 0 ? "; reset \(grouped(resets))" : "")
+                    + answers.sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value.grouped)" }
+                    .joined(separator: ", ") + (resets > 0 ? "; reset \(resets.grouped)" : "")
             )
         }
-        let first = streams.first.map { grouped($0) } ?? "unlimited"
+        let first = streams.first.map { $0.grouped } ?? "unlimited"
         lines.append(
             "  streams a connection gets: \(first) at first"
                 + (settings.afterFirstAccepted == nil
                     ? " (no request accepted: the limit after one is not known)"
-                    : ", \(streams.afterFirstAccepted.map { grouped($0) } ?? "unlimited") after the first accepted request")
+                    : ", \(streams.afterFirstAccepted.map { $0.grouped } ?? "unlimited") after the first accepted request")
         )
         lines += flowLines
         lines += notes.map { "  note: \($0)" }
         return lines.joined(separator: "\n")
+    }
+    public init(
+        endpoint: String,
+        started: String,
+        tls: TLS? = nil,
+        settings: Settings,
+        pingRoundTrip: Figures? = nil,
+        oneAtATime: Requests? = nil,
+        inParallel: Requests? = nil,
+        processing: Figures? = nil,
+        streams: Streams,
+        answers: [String: Int],
+        resets: Int,
+        window: Window? = nil,
+        wire: Wire? = nil,
+        flow: Flow? = nil,
+        notes: [String]
+    ) {
+        self.endpoint = endpoint
+        self.started = started
+        self.tls = tls
+        self.settings = settings
+        self.pingRoundTrip = pingRoundTrip
+        self.oneAtATime = oneAtATime
+        self.inParallel = inParallel
+        self.processing = processing
+        self.streams = streams
+        self.answers = answers
+        self.resets = resets
+        self.window = window
+        self.wire = wire
+        self.flow = flow
+        self.notes = notes
     }
 }
