@@ -156,11 +156,10 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        // Results, from making them to judging them: the typed documents (summary.json, the
-        // sink's provider section, probe, search), their assembly (run and sink summaries, the
-        // harness account, interval logs and .hgrm), their rendering (report.html, summary.md,
-        // CI formats, the progress line), judging them (gate, thresholds, run records,
-        // compare, A/B pairs), merging shards, and planning (rate search, capacity plan).
+        // The documents a run leaves, and nothing of the engine: summary.json (with the sink's
+        // provider section), probe.json, search.json, plan.json, the repeat manifest, their
+        // schema versions and reading. It imports neither NIO nor FanoutClient, so a tool that
+        // reads results links neither.
         .target(
             name: "FanoutResults",
             dependencies: [
@@ -170,6 +169,12 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // Results, from making them to judging them, a folder a room: Assembly (the engine's and
+        // the sink's outcomes into documents: run and sink summaries, the harness account,
+        // interval logs, probe records), Rendering (report.html, summary.md, CI formats, the
+        // progress line, the search's and comparisons' pages), Judging (gate, thresholds, run
+        // records, compare, A/B pairs), Merging (`fanout merge`: every field's rule) and
+        // Planning (the rate search, the capacity plan).
         .target(
             name: "FanoutReport",
             dependencies: [

@@ -51,7 +51,7 @@ if [[ -n $binary && ! -x $binary ]]; then
     echo "scripts/image.sh: --binary $binary: not an executable file" >&2
     exit 64
 fi
-version=$(sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/FanoutReport/RunEnvironment.swift)
+version=$(sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/FanoutResults/RunEnvironment.swift)
 tag=${1:-fanout:$version}
 podman=(podman --runtime /usr/sbin/runc --cgroup-manager=cgroupfs)
 

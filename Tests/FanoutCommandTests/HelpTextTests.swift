@@ -112,7 +112,7 @@ import Testing
             for found in text.matches(of: /ExitCode\((\d+)\)/) { codes.insert(Int(found.1)!) }
             if text.contains("ExitCode.failure") { codes.insert(1) }
         }
-        for file in ["Sources/FanoutRun/RunStatus.swift", "Sources/FanoutReport/Gate.swift"] {
+        for file in ["Sources/FanoutRun/RunStatus.swift", "Sources/FanoutReport/Judging/Gate.swift"] {
             let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
             for found in text.matches(of: /case \w+ = (\d+)\n/) { codes.insert(Int(found.1)!) }
         }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Proof that `fanout merge` cannot forget a field of summary.json (issue #44): on a scratch copy
-# of Sources/FanoutReport, add a field to SummaryDocument with its coding key, and typecheck the
-# module with the very command `swift build` used (read from .build/debug.yaml). The copy as it
-# is must typecheck; with the new field it must not, and the compiler must point at
+# Proof that `fanout merge` cannot forget a field of summary.json (issue #44): on scratch copies
+# of Sources/FanoutResults (the document) and Sources/FanoutReport (the merge), add a field to
+# SummaryDocument with its coding key, then build the document's module and typecheck the
+# merge's with the very commands `swift build` used (read from .build/debug.yaml). The copies as
+# they are must typecheck; with the new field they must not, and the compiler must point at
 # SummaryMerge's switch. Needs a debug build (`swift build --build-tests`) first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,50 +11,62 @@ cd "$(dirname "$0")/../.."
 plan=.build/debug.yaml
 [ -f "$plan" ] || { echo "error: $plan is missing: run swift build --build-tests first" >&2; exit 1; }
 scratch=$(mktemp -d)
+[ -d "$scratch" ] || { echo "error: mktemp made no folder" >&2; exit 1; }
 trap 'rm -rf "$scratch"' EXIT
 
-# The module's compile command, turned into a typecheck of the scratch copy's sources.
-python3 - "$plan" "$scratch" <<'EOF'
+# Each module's compile command: FanoutResults emitted into a folder searched first,
+# FanoutReport typechecked against it.
+python3 - "$plan" "$scratch" <<'PYTHON'
 import json, re, sys
 plan, scratch = sys.argv[1], sys.argv[2]
 text = open(plan).read()
-match = re.search(r'args: (\["[^\n]*"-module-name","FanoutReport",[^\n]*\])', text)
-if not match:
-    sys.exit(f"error: {plan} has no compile command for FanoutReport")
-args = json.loads(match.group(1))
-keep, skip_next = [], False
 dropped_with_value = {"-emit-module-path", "-output-file-map", "-index-store-path", "-emit-objc-header-path"}
 dropped = {"-emit-dependencies", "-emit-module", "-incremental", "-c", "-enable-batch-mode",
            "-serialize-diagnostics", "-parseable-output", "-emit-objc-header"}
-for arg in args:
-    if skip_next:
-        skip_next = False
-        continue
-    if arg in dropped_with_value:
-        skip_next = True
-        continue
-    if arg in dropped or arg.startswith("@") or arg.startswith("-j"):
-        continue
-    keep.append(arg)
-with open(f"{scratch}/command", "w") as out:
-    out.write("\n".join(keep + ["-typecheck"]))
-EOF
+tails = {
+    "FanoutResults": ["-emit-module", "-emit-module-path", f"{scratch}/modules/FanoutResults.swiftmodule"],
+    "FanoutReport": ["-typecheck"],
+}
+for module, tail in tails.items():
+    match = re.search(r'args: (\["[^\n]*"-module-name","' + module + r'",[^\n]*\])', text)
+    if not match:
+        sys.exit(f"error: {plan} has no compile command for {module}")
+    keep, skip_next = [], False
+    for arg in json.loads(match.group(1)):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in dropped_with_value:
+            skip_next = True
+            continue
+        if arg in dropped or arg.startswith("@") or arg.startswith("-j"):
+            continue
+        keep.append(arg)
+    keep[1:1] = ["-I", f"{scratch}/modules"]  # the scratch module before the build's
+    with open(f"{scratch}/{module}.command", "w") as out:
+        out.write("\n".join(keep + tail))
+PYTHON
 
-cp -R Sources/FanoutReport "$scratch/FanoutReport"
+mkdir -p "$scratch/modules"
+cp -R Sources/FanoutResults Sources/FanoutReport "$scratch/"
 typecheck() {
-    mapfile -t command < "$scratch/command"
-    "${command[@]}" "$scratch"/FanoutReport/*.swift > "$scratch/log" 2>&1
+    local module
+    for module in FanoutResults FanoutReport; do
+        mapfile -t command < "$scratch/$module.command"
+        mapfile -t sources < <(find "$scratch/$module" -name '*.swift' | sort)
+        "${command[@]}" "${sources[@]}" > "$scratch/log" 2>&1 || return 1
+    done
 }
 
 if ! typecheck; then
-    echo "error: the unchanged copy of FanoutReport does not typecheck:" >&2
+    echo "error: the unchanged copies of FanoutResults and FanoutReport do not typecheck:" >&2
     cat "$scratch/log" >&2
     exit 1
 fi
 echo "the unchanged copy typechecks"
 
 # A field a future schema might add, written and read like the others.
-python3 - "$scratch/FanoutReport/SummaryDocument.swift" <<'EOF'
+python3 - "$scratch/FanoutResults/SummaryDocument.swift" <<'PYTHON'
 import sys
 path = sys.argv[1]
 text = open(path).read()
@@ -64,7 +77,7 @@ if anchor not in text or key not in text:
 text = text.replace(anchor, anchor + "    public var deliveredShare: Double? = nil\n", 1)
 text = text.replace(key, key + '        case deliveredShare = "delivered_share"\n', 1)
 open(path, "w").write(text)
-EOF
+PYTHON
 
 if typecheck; then
     echo "error: a field added to SummaryDocument typechecks without saying how shards merge it" >&2
