@@ -1,8 +1,8 @@
-import FanoutResults
 import FanoutAPNs
 import FanoutClient
 import FanoutHTTP2
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers

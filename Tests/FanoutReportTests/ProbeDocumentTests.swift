@@ -1,6 +1,6 @@
-import FanoutResults
 import FanoutClient
 import FanoutHTTP2
+import FanoutResults
 import Foundation
 import Testing
 
