@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "FanoutMeasure", targets: ["FanoutMeasure"]),
         .library(name: "FanoutSink", targets: ["FanoutSink"]),
         .library(name: "FanoutClient", targets: ["FanoutClient"]),
+        .library(name: "FanoutResults", targets: ["FanoutResults"]),
         .library(name: "FanoutReport", targets: ["FanoutReport"]),
     ],
     // The `fanout` executable allocates through jemalloc on Linux (libjemalloc-dev): measured
