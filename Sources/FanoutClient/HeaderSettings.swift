@@ -57,13 +57,15 @@ public struct HeaderSettings: Sendable, Hashable {
             }
             pushType = type
         case "priority":
-            guard let number = Int(value), [10, 5, 1].contains(number) else { throw fail("is 10, 5 or 1") }
+            guard let number = Int(value), APNsPriority(rawValue: number) != nil else { throw fail("is 10, 5 or 1") }
             priority = number
         case "expiration":
             guard let number = Int(value), number >= 0 else { throw fail("is UNIX seconds (0: deliver once)") }
             expiration = number
         case "collapse-id":
-            guard value.utf8.count <= 64 else { throw fail("holds at most 64 bytes") }
+            guard value.utf8.count <= APNsCollapseID.maxBytes else {
+                throw fail("holds at most \(APNsCollapseID.maxBytes) bytes")
+            }
             collapseID = value
         default:  // apns-id
             guard let policy = APNsIDPolicy(rawValue: value) else { throw fail("is \(APNsIDPolicy.spoken)") }

@@ -11,14 +11,14 @@ import struct Foundation.Date
 /// The APNs request headers of a run besides the path (docs/apns.md, "Request").
 public struct NotificationHeaders: Sendable, Hashable {
     /// `apns-topic`: the bundle id plus the push type's suffix.
-    public var topic: String
-    public var pushType: APNsPushType
-    /// `apns-priority`: 10, 5 or 1; `nil` leaves it out (APNs' default, 10).
-    public var priority: Int?
-    /// `apns-expiration` in UNIX seconds; `nil` leaves it out.
-    public var expiration: Int?
-    /// `apns-collapse-id`, at most 64 bytes.
-    public var collapseID: String?
+    public private(set) var topic: String
+    public private(set) var pushType: APNsPushType
+    /// `apns-priority`; `nil` leaves it out (APNs' default, 10).
+    public private(set) var priority: APNsPriority?
+    /// `apns-expiration` in UNIX seconds (0: deliver once); `nil` leaves it out.
+    public private(set) var expiration: Int?
+    /// `apns-collapse-id`.
+    public private(set) var collapseID: APNsCollapseID?
     /// Whether each notification gets an `apns-id` (a random version-4 UUID, the same on its
     /// retries, as a provider that tracks its notifications sends), or none (APNs makes one).
     public var generatesAPNsID = false
@@ -28,6 +28,9 @@ public struct NotificationHeaders: Sendable, Hashable {
     /// `RunJob.timedAPNsIDs`: the id's 46 bytes on every request cost throughput.
     public var timedAPNsIDs = 0
 
+    /// Headers APNs accepts, or the first rule they break (docs/apns.md): the topic ends with
+    /// the push type's suffix, the priority is 10, 5 or 1 (5 for a background push), the
+    /// expiration is not negative, the collapse id at most 64 bytes.
     public init(
         topic: String,
         pushType: APNsPushType = .alert,
@@ -35,12 +38,19 @@ public struct NotificationHeaders: Sendable, Hashable {
         expiration: Int? = nil,
         collapseID: String? = nil,
         generatesAPNsID: Bool = false
-    ) {
+    ) throws(APNsHeaderError) {
+        try pushType.check(topic: topic)
         self.topic = topic
         self.pushType = pushType
-        self.priority = priority
+        self.priority = try priority.map { value throws(APNsHeaderError) in try APNsPriority(checking: value) }
+        if pushType == .background, let priority = self.priority, priority != .powerConsidered {
+            throw APNsHeaderError(header: "apns-priority", "of a background push is 5, not \(priority)")
+        }
+        if let expiration, expiration < 0 {
+            throw APNsHeaderError(header: "apns-expiration", "is UNIX seconds (0: deliver once), not \(expiration)")
+        }
         self.expiration = expiration
-        self.collapseID = collapseID
+        self.collapseID = try collapseID.map { text throws(APNsHeaderError) in try APNsCollapseID(checking: text) }
         self.generatesAPNsID = generatesAPNsID
     }
 }
@@ -221,9 +231,9 @@ public struct LoadConfiguration: Sendable {
             (":method", "POST"), (":scheme", "https"), (":authority", authority ?? host),
             ("\(Header.topic)", headers.topic), ("\(Header.pushType)", headers.pushType.rawValue),
         ]
-        if let priority = headers.priority { fields.append(("\(Header.priority)", String(priority))) }
+        if let priority = headers.priority { fields.append(("\(Header.priority)", priority.description)) }
         if let expiration = headers.expiration { fields.append(("\(Header.expiration)", String(expiration))) }
-        if let collapseID = headers.collapseID { fields.append(("\(Header.collapseID)", collapseID)) }
+        if let collapseID = headers.collapseID { fields.append(("\(Header.collapseID)", collapseID.text)) }
         var list = HTTP2Fields(fields)
         if let authorization { list.append(name: "\(Header.authorization)", value: authorization) }
         return list

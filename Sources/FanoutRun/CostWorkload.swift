@@ -85,7 +85,7 @@ public struct CostWorkload: Sendable {
         let configuration = LoadConfiguration(
             host: "in-memory",
             port: 0,
-            headers: NotificationHeaders(topic: "com.example.app", pushType: template.options.pushType),
+            headers: try NotificationHeaders(topic: "com.example.app", pushType: template.options.pushType),
             encoder: PayloadEncoder(template: template),
             shape: shape
         )

@@ -111,7 +111,7 @@ public struct RunJob: Sendable {
         var configuration = LoadConfiguration(
             host: "127.0.0.1",
             port: port,
-            headers: NotificationHeaders(topic: topic, pushType: template.options.pushType),
+            headers: try NotificationHeaders(topic: topic, pushType: template.options.pushType),
             encoder: PayloadEncoder(template: template),
             shape: shape
         )

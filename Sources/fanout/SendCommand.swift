@@ -190,8 +190,6 @@ struct EndpointOptions: ParsableArguments {
     func validate() throws {
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
         _ = try TokenKeyTrio.given(keyFile: keyFile, keyId: keyId, teamId: teamId)
-        if let priority, ![10, 5, 1].contains(priority) { throw ValidationError("--priority is 10, 5 or 1.") }
-        if let collapseId, collapseId.utf8.count > 64 { throw ValidationError("--collapse-id holds at most 64 bytes.") }
         if connectTimeout <= .zero { throw ValidationError("--connect-timeout must be more than 0s.") }
     }
 
@@ -226,11 +224,24 @@ struct EndpointOptions: ParsableArguments {
         guard let topic = topic ?? file.topic else {
             throw ValidationError("Give the apns-topic: --topic, or topic in --scenario.")
         }
-        var headers = NotificationHeaders(topic: topic)
-        if let pushType = pushType ?? file.pushType { headers.pushType = pushType }
-        headers.priority = priority ?? file.priority
-        headers.expiration = expiration ?? file.expiration
-        headers.collapseID = collapseId ?? file.collapseID
+        // The library holds APNs's rules (NotificationHeaders): the option or line that broke
+        // one is named with it.
+        var headers: NotificationHeaders
+        do {
+            headers = try NotificationHeaders(
+                topic: topic,
+                pushType: pushType ?? file.pushType ?? .alert,
+                priority: priority ?? file.priority,
+                expiration: expiration ?? file.expiration,
+                collapseID: collapseId ?? file.collapseID
+            )
+        } catch {
+            let option = [
+                "apns-topic": "--topic", "apns-priority": "--priority", "apns-expiration": "--expiration",
+                "apns-collapse-id": "--collapse-id",
+            ][error.header, default: error.header]
+            throw ValidationError("\(option)\(scenario.map { " (or \($0))" } ?? ""): \(error).")
+        }
         (apnsId ?? file.apnsID)?.apply(to: &headers)
         return (headers, file.file)
     }

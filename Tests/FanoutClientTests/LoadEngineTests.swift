@@ -94,7 +94,7 @@ import Testing
             var configuration = LoadConfiguration(
                 host: "127.0.0.1",
                 port: port,
-                headers: NotificationHeaders(topic: "com.example.app"),
+                headers: try NotificationHeaders(topic: "com.example.app"),
                 encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
             )
             configuration.shape.connections = 1

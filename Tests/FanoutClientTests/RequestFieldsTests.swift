@@ -31,7 +31,7 @@ struct RequestFieldsTests {
         let configuration = LoadConfiguration(
             host: "127.0.0.1",
             port: 1,
-            headers: NotificationHeaders(topic: "com.example.app", generatesAPNsID: true),
+            headers: try NotificationHeaders(topic: "com.example.app", generatesAPNsID: true),
             encoder: PayloadEncoderFixture.encoder
         )
         var fields = APNsRequestFields(shared: configuration.sharedFields(authorization: nil), generatesID: true)
@@ -69,7 +69,7 @@ struct RequestFieldsTests {
         let configuration = LoadConfiguration(
             host: "127.0.0.1",
             port: 1,
-            headers: NotificationHeaders(topic: "com.example.app"),
+            headers: try NotificationHeaders(topic: "com.example.app"),
             encoder: PayloadEncoderFixture.encoder
         )
         var fields = APNsRequestFields(shared: configuration.sharedFields(authorization: nil))
@@ -91,11 +91,11 @@ enum PayloadEncoderFixture {
 /// are what Fanout's encoder writes once its table holds the run's fields: a 64-digit token's
 /// `:path` (76 bytes, literal), the shared fields (a byte each), the apns-id when one is sent.
 @Suite struct SteadyHeaderBytesTests {
-    static func steadyBytes(generatesID: Bool, authorization: String?) -> Int {
+    static func steadyBytes(generatesID: Bool, authorization: String?) throws -> Int {
         let configuration = LoadConfiguration(
             host: "api.push.apple.com",
             port: 443,
-            headers: NotificationHeaders(topic: "com.example.app", generatesAPNsID: generatesID),
+            headers: try NotificationHeaders(topic: "com.example.app", generatesAPNsID: generatesID),
             encoder: PayloadEncoderFixture.encoder
         )
         var fields = APNsRequestFields(
@@ -116,10 +116,10 @@ enum PayloadEncoderFixture {
         return sizes[2]
     }
 
-    @Test func theDefaultIsFanoutsOwnRequestInSteadyState() {
-        let plain = Self.steadyBytes(generatesID: false, authorization: nil)
-        let withID = Self.steadyBytes(generatesID: true, authorization: nil)
-        let withToken = Self.steadyBytes(
+    @Test func theDefaultIsFanoutsOwnRequestInSteadyState() throws {
+        let plain = try Self.steadyBytes(generatesID: false, authorization: nil)
+        let withID = try Self.steadyBytes(generatesID: true, authorization: nil)
+        let withToken = try Self.steadyBytes(
             generatesID: true,
             authorization: "bearer " + String(repeating: "x", count: 200)
         )

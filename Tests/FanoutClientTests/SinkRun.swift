@@ -58,7 +58,7 @@ enum SinkRun {
         var configuration = LoadConfiguration(
             host: "127.0.0.1",
             port: sink.localAddress.port!,
-            headers: NotificationHeaders(topic: "com.example.app"),
+            headers: try NotificationHeaders(topic: "com.example.app"),
             encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(poll.utf8)))
         )
         configuration.shape.connections = connections

@@ -351,6 +351,22 @@ import Testing
             let result = try CommandRunner.run(base + extra)
             #expect(result.status == 64, "\(extra): \(result.standardError)")
         }
+        // APNs's header rules are the library's; the command names the option that broke one.
+        for (extra, said) in [
+            (["--priority", "7"], "--priority: apns-priority is 10, 5 or 1, not 7."),
+            (
+                ["--collapse-id", String(repeating: "c", count: 65)],
+                "--collapse-id: apns-collapse-id holds at most 64 bytes, not 65."
+            ),
+            (
+                ["--push-type", "voip"],
+                "--topic: apns-topic of a voip push is the bundle id then .voip, not com.example.app."
+            ),
+        ] {
+            let result = try CommandRunner.run(base + ["--endpoint", "https://h"] + extra)
+            #expect(result.status == 64, "\(extra): \(result.standardError)")
+            #expect(result.standardError.contains(said), "\(extra): \(result.standardError)")
+        }
         let output = NSTemporaryDirectory() + "fanout-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: output) }
         let unreachable = try withRefusingPort { port in

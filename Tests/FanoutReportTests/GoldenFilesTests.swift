@@ -107,7 +107,7 @@ struct GoldenFilesTests {
         var configuration = LoadConfiguration(
             host: "127.0.0.1",
             port: 2197,
-            headers: NotificationHeaders(topic: "com.example.app"),
+            headers: try NotificationHeaders(topic: "com.example.app"),
             encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(#"{"aps":{"alert":"hi"}}"#.utf8)))
         )
         configuration.shape.model.schedule = schedule

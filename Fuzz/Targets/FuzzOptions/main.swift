@@ -90,7 +90,7 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         _ = LoadConfiguration(
             host: "127.0.0.1",
             port: 2197,
-            headers: NotificationHeaders(topic: "com.example.app"),
+            headers: try! NotificationHeaders(topic: "com.example.app"),
             encoder: Fixture.defaultEncoder,
             shape: shape
         )

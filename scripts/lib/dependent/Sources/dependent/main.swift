@@ -14,7 +14,7 @@ shape.connections = 2
 let configuration = LoadConfiguration(
     host: "127.0.0.1",
     port: 2197,
-    headers: NotificationHeaders(topic: "com.example.app"),
+    headers: try NotificationHeaders(topic: "com.example.app"),
     encoder: encoder,
     shape: shape
 )
