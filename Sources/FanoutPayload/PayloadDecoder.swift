@@ -15,7 +15,7 @@ struct PayloadDecoder {
                 root
             )
         }
-        var payload = APNsPayload(aps: APS())
+        var payload = APNsPayload(aps: APNsPayload.APS())
         for member in members {
             let node = member.value
             switch member.key {
@@ -42,11 +42,11 @@ struct PayloadDecoder {
         return payload
     }
 
-    private func decodeAPS(_ node: SourceNode) throws(PayloadTemplateError) -> APS {
+    private func decodeAPS(_ node: SourceNode) throws(PayloadTemplateError) -> APNsPayload.APS {
         guard case .object(let members) = node.value else {
             throw invalid("aps must be an object, found \(node.kindDescription)", node)
         }
-        var aps = APS()
+        var aps = APNsPayload.APS()
         for member in members {
             let node = member.value
             let path = "aps.\(member.key)"
@@ -59,13 +59,14 @@ struct PayloadDecoder {
             case "content-available": aps.contentAvailable = try flag(node, path)
             case "mutable-content": aps.mutableContent = try flag(node, path)
             case "target-content-id": aps.targetContentID = try text(node, path)
-            case "interruption-level": aps.interruptionLevel = try enumeration(node, path, InterruptionLevel.self)
+            case "interruption-level":
+                aps.interruptionLevel = try enumeration(node, path, APNsPayload.InterruptionLevel.self)
             case "relevance-score": aps.relevanceScore = try number(node, path, in: 0...1)
             case "filter-criteria": aps.filterCriteria = try text(node, path)
             case "stale-date": aps.staleDate = try integer(node, path, in: 0...Int.max)
             case "content-state": aps.contentState = try object(node, path)
             case "timestamp": aps.timestamp = try integer(node, path, in: 0...Int.max)
-            case "event": aps.event = try enumeration(node, path, LiveActivityEvent.self)
+            case "event": aps.event = try enumeration(node, path, APNsPayload.LiveActivityEvent.self)
             case "dismissal-date": aps.dismissalDate = try integer(node, path, in: 0...Int.max)
             case "attributes-type": aps.attributesType = try text(node, path)
             case "attributes": aps.attributes = try object(node, path)
@@ -91,12 +92,12 @@ struct PayloadDecoder {
         return aps
     }
 
-    private func decodeAlert(_ node: SourceNode) throws(PayloadTemplateError) -> Alert {
+    private func decodeAlert(_ node: SourceNode) throws(PayloadTemplateError) -> APNsPayload.Alert {
         if case .string = node.value { return .text(try text(node, "aps.alert")) }
         guard case .object(let members) = node.value else {
             throw invalid("aps.alert must be a string or an object, found \(node.kindDescription)", node)
         }
-        var alert = AlertFields()
+        var alert = APNsPayload.AlertFields()
         for member in members {
             let node = member.value
             let path = "aps.alert.\(member.key)"
@@ -123,12 +124,12 @@ struct PayloadDecoder {
         return .fields(alert)
     }
 
-    private func decodeSound(_ node: SourceNode) throws(PayloadTemplateError) -> Sound {
+    private func decodeSound(_ node: SourceNode) throws(PayloadTemplateError) -> APNsPayload.Sound {
         if case .string = node.value { return .named(try text(node, "aps.sound")) }
         guard case .object(let members) = node.value else {
             throw invalid("aps.sound must be a string or an object, found \(node.kindDescription)", node)
         }
-        var sound = CriticalSound(critical: nil)
+        var sound = APNsPayload.CriticalSound(critical: nil)
         for member in members {
             let node = member.value
             let path = "aps.sound.\(member.key)"
@@ -151,14 +152,17 @@ struct PayloadDecoder {
         return .critical(sound)
     }
 
-    private func decodeAction(_ node: SourceNode, _ path: String) throws(PayloadTemplateError) -> NotificationAction {
+    private func decodeAction(
+        _ node: SourceNode,
+        _ path: String
+    ) throws(PayloadTemplateError) -> APNsPayload.NotificationAction {
         guard case .object(let members) = node.value else {
             throw invalid(
                 "\(path) must be an object such as {\"name\": …, \"type\": \"url\", \"value\": …}, found \(node.kindDescription)",
                 node
             )
         }
-        var action = NotificationAction()
+        var action = APNsPayload.NotificationAction()
         for member in members {
             switch member.key {
             case "name": action.name = try text(member.value, "\(path).name")

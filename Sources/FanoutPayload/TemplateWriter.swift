@@ -39,7 +39,7 @@ struct TemplateWriter {
 
     private static let dynamicActionKeys: Set<String> = ["category-actions", "notification-action", "category-name"]
 
-    private mutating func write(_ aps: APS) throws(PayloadTemplateError) {
+    private mutating func write(_ aps: APNsPayload.APS) throws(PayloadTemplateError) {
         var object = ObjectState()
         raw("{")
         if let alert = aps.alert {
@@ -98,7 +98,7 @@ struct TemplateWriter {
         raw("}")
     }
 
-    private mutating func write(_ alert: AlertFields) {
+    private mutating func write(_ alert: APNsPayload.AlertFields) {
         var object = ObjectState()
         raw("{")
         if let title = alert.title { text(title, key: "title", &object) }
@@ -114,7 +114,7 @@ struct TemplateWriter {
         raw("}")
     }
 
-    private mutating func write(_ sound: CriticalSound) throws(PayloadTemplateError) {
+    private mutating func write(_ sound: APNsPayload.CriticalSound) throws(PayloadTemplateError) {
         var object = ObjectState()
         raw("{")
         if let critical = sound.critical { literal(critical, key: "critical", &object) }
@@ -126,7 +126,7 @@ struct TemplateWriter {
         raw("}")
     }
 
-    private mutating func write(_ action: NotificationAction, path: String) throws(PayloadTemplateError) {
+    private mutating func write(_ action: APNsPayload.NotificationAction, path: String) throws(PayloadTemplateError) {
         var object = ObjectState()
         raw("{")
         if let name = action.name { text(name, key: "name", &object) }

@@ -16,7 +16,9 @@ import Testing
     @Test func everyControlCharacterIsEscaped() throws {
         for (byte, escape) in Self.expectedEscapes {
             let text = String(decoding: [byte], as: UTF8.self)
-            let literal = try PayloadTemplate(payload: APNsPayload(aps: APS(alert: .text(TemplateText(text)))))
+            let literal = try PayloadTemplate(
+                payload: APNsPayload(aps: APNsPayload.APS(alert: .text(TemplateText(text))))
+            )
             #expect(try render(literal) == #"{"aps":{"alert":"\#(escape)"}}"#, "byte \(byte) in literal text")
             // A tab separates fields, so it cannot travel inside one.
             if byte != 0x09 {
@@ -30,7 +32,7 @@ import Testing
     }
 
     @Test func quoteAndBackslashAreEscapedSlashAndDeleteAreNot() throws {
-        let payload = APNsPayload(aps: APS(alert: .text(TemplateText(#"a"b\c/d"# + "\u{7F}"))))
+        let payload = APNsPayload(aps: APNsPayload.APS(alert: .text(TemplateText(#"a"b\c/d"# + "\u{7F}"))))
         #expect(try render(PayloadTemplate(payload: payload)) == #"{"aps":{"alert":"a\"b\\c/d"# + "\u{7F}\"}}")
     }
 
@@ -120,7 +122,7 @@ import Testing
 
     @Test func literalTextRoundTrips() async {
         await propertyCheck(count: 300, input: Self.character.string(of: 0...40)) { text in
-            let payload = APNsPayload(aps: APS(alert: .text(TemplateText(text))))
+            let payload = APNsPayload(aps: APNsPayload.APS(alert: .text(TemplateText(text))))
             let json = try render(PayloadTemplate(payload: payload))
             #expect(try Self.decodeAlert(json) == text)
         }
@@ -161,13 +163,17 @@ import Testing
             (0.5, "0.5"), (0.1, "0.1"), (1e-7, "1e-07"), (1.0, "1.0"), (Double.leastNonzeroMagnitude, "5e-324"),
             (1.7976931348623157e308, "1.7976931348623157e+308"), (-0.0, "-0.0"), (123456.789, "123456.789"),
         ] {
-            let t = try PayloadTemplate(payload: APNsPayload(aps: APS(), customKeys: [JSONMember("v", .number(value))]))
+            let t = try PayloadTemplate(
+                payload: APNsPayload(aps: APNsPayload.APS(), customKeys: [JSONMember("v", .number(value))])
+            )
             #expect(try render(t) == #"{"aps":{},"v":\#(text)}"#)
         }
         await propertyCheck(count: 300, input: Gen<UInt64>.value(in: 0...UInt64.max)) { bits in
             let value = Double(bitPattern: bits)
             guard value.isFinite else { return }
-            let t = try PayloadTemplate(payload: APNsPayload(aps: APS(), customKeys: [JSONMember("v", .number(value))]))
+            let t = try PayloadTemplate(
+                payload: APNsPayload(aps: APNsPayload.APS(), customKeys: [JSONMember("v", .number(value))])
+            )
             let json = try render(t)
             // Foundation must accept it as JSON; its Linux parser reads some numbers as
             // NSDecimalNumber and loses digits, so exactness is checked with Double(_:).
@@ -180,14 +186,14 @@ import Testing
 
     @Test func nanAndInfinityAreRefused() {
         for value in [Double.nan, .infinity, -.infinity] {
-            let payload = APNsPayload(aps: APS(), customKeys: [JSONMember("v", .number(value))])
+            let payload = APNsPayload(aps: APNsPayload.APS(), customKeys: [JSONMember("v", .number(value))])
             #expect(throws: PayloadTemplateError.self) { try PayloadTemplate(payload: payload) }
             do {
                 _ = try PayloadTemplate(payload: payload)
             } catch {
                 #expect(error.code == .unrepresentableNumber)
             }
-            let score = APNsPayload(aps: APS(relevanceScore: .literal(value)))
+            let score = APNsPayload(aps: APNsPayload.APS(relevanceScore: .literal(value)))
             #expect(throws: PayloadTemplateError.self) { try PayloadTemplate(payload: score) }
         }
     }

@@ -61,7 +61,7 @@ import Testing
         #expect(alert.title == "T")
         #expect(alert.locArgs == ["a"])
         #expect(aps.badge == .literal(9))
-        #expect(aps.sound == .critical(CriticalSound(critical: 1, name: "alarm.caf", volume: 0.5)))
+        #expect(aps.sound == .critical(APNsPayload.CriticalSound(critical: 1, name: "alarm.caf", volume: 0.5)))
         #expect(aps.interruptionLevel == .critical)
         #expect(aps.relevanceScore == .literal(0.75))
         #expect(aps.event == .update)
@@ -72,16 +72,16 @@ import Testing
 
     @Test func modelBuiltInCodeMatchesTheParsedFile() throws {
         let payload = APNsPayload(
-            aps: APS(
-                alert: .fields(AlertFields(title: "Poll", body: "Do you like the new design?")),
+            aps: APNsPayload.APS(
+                alert: .fields(APNsPayload.AlertFields(title: "Poll", body: "Do you like the new design?")),
                 badge: 1,
                 sound: .named("default"),
                 category: "poll",
                 mutableContent: 1
             ),
-            dynamicActions: DynamicActions(categoryActions: [
-                NotificationAction(name: "OK", type: "url", value: "https://example.com/ok"),
-                NotificationAction(name: "NOK", type: "url", value: "https://example.com/nok"),
+            dynamicActions: APNsPayload.DynamicActions(categoryActions: [
+                APNsPayload.NotificationAction(name: "OK", type: "url", value: "https://example.com/ok"),
+                APNsPayload.NotificationAction(name: "NOK", type: "url", value: "https://example.com/nok"),
             ])
         )
         let file = try PayloadTemplate(contentsOf: fixturePath("poll.json"))
@@ -91,7 +91,7 @@ import Testing
 
     @Test func placeholdersInTheModelBecomeSlots() throws {
         let payload = APNsPayload(
-            aps: APS(
+            aps: APNsPayload.APS(
                 alert: .text(TemplateText([.text("Hi "), .placeholder(.field(2))])),
                 badge: .placeholder(.field(1))
             ),
@@ -109,11 +109,11 @@ import Testing
 
     @Test func customKeysMayNotRepeatModelledKeys() {
         for key in ["aps", "category-actions", "notification-action", "category-name"] {
-            let payload = APNsPayload(aps: APS(), customKeys: [JSONMember(key, .null)])
+            let payload = APNsPayload(aps: APNsPayload.APS(), customKeys: [JSONMember(key, .null)])
             #expect(throws: PayloadTemplateError.self) { try PayloadTemplate(payload: payload) }
         }
         let duplicate = APNsPayload(
-            aps: APS(),
+            aps: APNsPayload.APS(),
             customKeys: [JSONMember("o", .object([JSONMember("a", .null), JSONMember("a", .null)]))]
         )
         #expect(throws: PayloadTemplateError.self) { try PayloadTemplate(payload: duplicate) }
