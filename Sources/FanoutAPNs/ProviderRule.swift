@@ -28,6 +28,21 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// answers 413.
     case payloadNearLimit = "payload-near-limit"
 
+    /// This rule's position in `allCases`, the subscript of its count: a switch, so that counting
+    /// a violation neither hashes nor allocates.
+    public var index: Int {
+        switch self {
+        case .permanentRetried: 0
+        case .fastRetry: 1
+        case .streamLimit: 2
+        case .afterGoAway: 3
+        case .churn: 4
+        case .providerToken: 5
+        case .apnsIDReused: 6
+        case .payloadNearLimit: 7
+        }
+    }
+
     /// The rule, as the card states it.
     public var title: String {
         switch self {

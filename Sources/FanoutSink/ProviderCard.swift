@@ -54,14 +54,10 @@ public final class ProviderCard: Sendable {
         counts = ProviderRule.allCases.map { _ in ManagedAtomic(0) }
     }
 
-    private static let index: [ProviderRule: Int] = Dictionary(
-        uniqueKeysWithValues: ProviderRule.allCases.enumerated().map { ($1, $0) }
-    )
-
     // MARK: Reading
 
     /// Violations of `rule` so far.
-    public func count(_ rule: ProviderRule) -> Int { counts[Self.index[rule]!].load(ordering: .relaxed) }
+    public func count(_ rule: ProviderRule) -> Int { counts[rule.index].load(ordering: .relaxed) }
 
     public func examples(_ rule: ProviderRule) -> [Example] { examples.withLockedValue { $0[rule] ?? [] } }
 
@@ -222,7 +218,7 @@ public final class ProviderCard: Sendable {
         at now: UInt64,
         _ detail: () -> String
     ) {
-        let before = counts[Self.index[rule]!].loadThenWrappingIncrement(by: count, ordering: .relaxed)
+        let before = counts[rule.index].loadThenWrappingIncrement(by: count, ordering: .relaxed)
         guard before < Self.examplesPerRule else { return }
         let text = token.map { String(decoding: $0, as: UTF8.self) } ?? ""
         let example = Example(token: text, connection: connection, at: now, detail: detail())

@@ -118,7 +118,7 @@ extension Gate.Outcome {
     ///   </testcase> …
     /// ```
     public func junit(run directory: String) -> String {
-        let escape = ChartFrame.escape
+        let escape = { XMLText.escaped($0, attribute: true) }
         let failures = verdicts.filter { !$0.passed }.count
         let errors = invalidReasons.isEmpty ? 0 : 1
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
@@ -147,5 +147,33 @@ extension Gate.Outcome {
             xml += "    </testcase>\n"
         }
         return xml + "  </testsuite>\n</testsuites>\n"
+    }
+}
+
+/// Text in an XML 1.0 document (JUnit reports): markup characters as entities, and what XML 1.0
+/// cannot hold at all — the C0 controls but tab, newline and carriage return, U+FFFE and
+/// U+FFFF — as U+FFFD, so a reason or a file name with a stray control byte never makes the
+/// report unreadable. In an attribute, tab, newline and carriage return become character
+/// references too: a parser would turn them into spaces (attribute-value normalisation).
+enum XMLText {
+    static func escaped(_ text: String, attribute: Bool = false) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\t" where attribute: out += "&#9;"
+            case "\n" where attribute: out += "&#10;"
+            case "\r" where attribute: out += "&#13;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }
