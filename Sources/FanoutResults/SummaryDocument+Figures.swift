@@ -1,0 +1,255 @@
+import FanoutMeasure
+import FanoutSettings
+import Foundation
+
+// summary.json's sections of what was measured: latency, CPU, the harness's own share,
+// each second, the tokens read and the sink's counts.
+extension SummaryDocument {
+    /// Latency percentiles, milliseconds.
+    public struct Latency: Codable, Sendable, Equatable {
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var p99_9: Double
+        public var p99_99: Double
+        public var max: Double
+
+        /// Each of `RunSummary.percentiles` read from `milliseconds(at:)`.
+        public init(milliseconds: (Double) -> Double) {
+            p50 = milliseconds(50)
+            p90 = milliseconds(90)
+            p99 = milliseconds(99)
+            p99_9 = milliseconds(99.9)
+            p99_99 = milliseconds(99.99)
+            max = milliseconds(100)
+        }
+
+        /// The percentiles reported everywhere, with their labels.
+        public static let percentiles:
+            [(label: String, percentile: Double, value: KeyPath<Latency, Double> & Sendable)] = [
+                ("p50", 50, \.p50), ("p90", 90, \.p90), ("p99", 99, \.p99), ("p99.9", 99.9, \.p99_9),
+                ("p99.99", 99.99, \.p99_99), ("max", 100, \.max),
+            ]
+    }
+    /// CPU time measured per event-loop thread: seconds over the run, µs per notification sent.
+    public struct CPU: Codable, Sendable, Equatable {
+        @Nullable public var senderSeconds: Double?
+        @Nullable public var senderPerNotification: Double?
+        @Nullable public var sinkSeconds: Double?
+        @Nullable public var sinkPerNotification: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case senderSeconds = "sender_seconds"
+            case senderPerNotification = "sender_us_per_notification"
+            case sinkSeconds = "sink_seconds"
+            case sinkPerNotification = "sink_us_per_notification"
+        }
+
+        public init(
+            senderSeconds: Double?,
+            senderPerNotification: Double?,
+            sinkSeconds: Double?,
+            sinkPerNotification: Double?
+        ) {
+            self.senderSeconds = senderSeconds
+            self.senderPerNotification = senderPerNotification
+            self.sinkSeconds = sinkSeconds
+            self.sinkPerNotification = sinkPerNotification
+        }
+
+        /// From seconds over the run and the notifications sent.
+        public init(sender: Double?, sink: Double?, sent: Int) {
+            func perNotification(_ seconds: Double?) -> Double? {
+                seconds.flatMap { sent > 0 ? $0 * 1e6 / Double(sent) : nil }
+            }
+            self.init(
+                senderSeconds: sender,
+                senderPerNotification: perNotification(sender),
+                sinkSeconds: sink,
+                sinkPerNotification: perNotification(sink)
+            )
+        }
+    }
+    /// How much of the measured latency Fanout itself accounts for (`HarnessAccount`).
+    public struct Harness: Codable, Sendable, Equatable {
+        public struct Sender: Codable, Sendable, Equatable {
+            /// The open model's generator lag; `null` in the closed model.
+            @Nullable public var sendLateness: DelayFigures?
+            public var loopLag: DelayFigures
+            public var readDelay: DelayFigures
+            /// Timed answers only; `null` without them.
+            @Nullable public var returnPath: DelayFigures?
+            @Nullable public var perAnswer: DelayFigures?
+            public var loopUtilisation: [Double]
+
+            enum CodingKeys: String, CodingKey {
+                case sendLateness = "send_lateness_ms"
+                case loopLag = "loop_lag_ms"
+                case readDelay = "read_delay_ms"
+                case returnPath = "return_path_ms"
+                case perAnswer = "per_answer_ms"
+                case loopUtilisation = "loop_utilisation"
+            }
+            public init(
+                sendLateness: DelayFigures? = nil,
+                loopLag: DelayFigures,
+                readDelay: DelayFigures,
+                returnPath: DelayFigures? = nil,
+                perAnswer: DelayFigures? = nil,
+                loopUtilisation: [Double]
+            ) {
+                self.sendLateness = sendLateness
+                self.loopLag = loopLag
+                self.readDelay = readDelay
+                self.returnPath = returnPath
+                self.perAnswer = perAnswer
+                self.loopUtilisation = loopUtilisation
+            }
+        }
+
+        public var sender: Sender
+        /// The embedded sink's; `null` for an endpoint elsewhere.
+        @Nullable public var sink: SinkOwnDelays.Figures?
+        public var ownP99: Double
+        /// Timed answers' latency less the sink's hold; `null` without them, and in a merge.
+        @Nullable public var own: DelayFigures?
+        public var ownMeasured: Bool
+        public var largest: String
+        public var measuredP99: Double
+        public var shareOfP99: Double
+        public var maxShare: Double
+        public var bound: Bool
+        public var guidance: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case sender, sink
+            case ownP99 = "own_p99_ms"
+            case own = "own_ms"
+            case ownMeasured = "own_measured"
+            case largest
+            case measuredP99 = "measured_p99_ms"
+            case shareOfP99 = "share_of_p99"
+            case maxShare = "max_share"
+            case bound, guidance
+        }
+        public init(
+            sender: Sender,
+            sink: SinkOwnDelays.Figures? = nil,
+            ownP99: Double,
+            own: DelayFigures? = nil,
+            ownMeasured: Bool,
+            largest: String,
+            measuredP99: Double,
+            shareOfP99: Double,
+            maxShare: Double,
+            bound: Bool,
+            guidance: [String]
+        ) {
+            self.sender = sender
+            self.sink = sink
+            self.ownP99 = ownP99
+            self.own = own
+            self.ownMeasured = ownMeasured
+            self.largest = largest
+            self.measuredP99 = measuredP99
+            self.shareOfP99 = shareOfP99
+            self.maxShare = maxShare
+            self.bound = bound
+            self.guidance = guidance
+        }
+    }
+    /// One second of the run.
+    public struct Interval: Codable, Sendable, Equatable {
+        public var second: Int
+        public var completed: Int
+        public var latencyCount: Int
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var max: Double
+        public var maxLag: Double
+        /// Schema 5; not kept by a merge.
+        public var maxLoopLag: Double?
+        public var readDelayP99: Double?
+        /// Schema 8: notifications due in it that waited for a stream (the open model).
+        public var streamWaits: Int? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case second, completed
+            case latencyCount = "latency_count"
+            case p50 = "p50_ms"
+            case p90 = "p90_ms"
+            case p99 = "p99_ms"
+            case max = "max_ms"
+            case maxLag = "max_lag_ms"
+            case maxLoopLag = "max_loop_lag_ms"
+            case readDelayP99 = "read_delay_p99_ms"
+            case streamWaits = "stream_waits"
+        }
+        public init(
+            second: Int,
+            completed: Int,
+            latencyCount: Int,
+            p50: Double,
+            p90: Double,
+            p99: Double,
+            max: Double,
+            maxLag: Double,
+            maxLoopLag: Double? = nil,
+            readDelayP99: Double? = nil,
+            streamWaits: Int? = nil
+        ) {
+            self.second = second
+            self.completed = completed
+            self.latencyCount = latencyCount
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+            self.max = max
+            self.maxLag = maxLag
+            self.maxLoopLag = maxLoopLag
+            self.readDelayP99 = readDelayP99
+            self.streamWaits = streamWaits
+        }
+    }
+    public struct Tokens: Codable, Sendable, Equatable {
+        public var read: Int
+        public var lines: Int
+        public var turnedDown: Int
+
+        enum CodingKeys: String, CodingKey {
+            case read, lines
+            case turnedDown = "turned_down"
+        }
+        public init(
+            read: Int,
+            lines: Int,
+            turnedDown: Int
+        ) {
+            self.read = read
+            self.lines = lines
+            self.turnedDown = turnedDown
+        }
+    }
+    /// What the sink counted (`fanout run`, or `--reconcile`).
+    public struct Sink: Codable, Sendable, Equatable {
+        public var requests: Int
+        public var accepted: Int
+        public var rejected: [String: Int]
+        public var digest: String
+        public var differences: [String]
+        public init(
+            requests: Int,
+            accepted: Int,
+            rejected: [String: Int],
+            digest: String,
+            differences: [String]
+        ) {
+            self.requests = requests
+            self.accepted = accepted
+            self.rejected = rejected
+            self.digest = digest
+            self.differences = differences
+        }
+    }
+}

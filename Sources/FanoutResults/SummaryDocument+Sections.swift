@@ -1,0 +1,266 @@
+import FanoutMeasure
+import FanoutSettings
+import Foundation
+
+// summary.json's sections on how the run went: its configuration, start, schedule, the
+// generator's lag and the open model's pacing.
+extension SummaryDocument {
+    /// How the open model's arrivals went out: the pacing window asked for (`--coalesce`) and the
+    /// largest one used, and the notifications that fell due while every stream their
+    /// connection could open was busy (`StreamWaits`): part of their latency is that wait.
+    public struct OpenModel: Codable, Sendable, Equatable {
+        public var coalesce: String
+        public var largestWindowMs: Double
+        public var streamWaits: StreamWaits
+
+        public struct StreamWaits: Codable, Sendable, Equatable {
+            /// Outside the warm-up.
+            public var count: Int
+            /// Of the notifications sent outside the warm-up.
+            public var share: Double
+            public var longestMs: Double
+            /// The fewest streams busy while one waited: the tightest limit met (0: none).
+            public var fewestStreams: Int
+
+            public init(count: Int, share: Double, longestMs: Double, fewestStreams: Int) {
+                self.count = count
+                self.share = share
+                self.longestMs = longestMs
+                self.fewestStreams = fewestStreams
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case count, share
+                case longestMs = "longest_ms"
+                case fewestStreams = "fewest_streams"
+            }
+        }
+
+        public init(coalesce: String, largestWindowMs: Double, streamWaits: StreamWaits) {
+            self.coalesce = coalesce
+            self.largestWindowMs = largestWindowMs
+            self.streamWaits = streamWaits
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case coalesce
+            case largestWindowMs = "largest_window_ms"
+            case streamWaits = "stream_waits"
+        }
+
+        /// "1,600 notifications (1.6%) waited up to 80.0 ms for a stream (1 stream a connection:
+        /// APNs allows one until a connection's first request is accepted)"; `nil` when none did.
+        public var streamWaitLine: String? {
+            guard streamWaits.count > 0 else { return nil }
+            let limit =
+                switch streamWaits.fewestStreams {
+                case 0: ""
+                case 1: " (1 stream a connection: APNs allows one until a connection's first request is accepted)"
+                default: " (\(streamWaits.fewestStreams) streams a connection, the server's limit)"
+                }
+            return
+                "\(streamWaits.count.grouped) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "
+                + "\(String(format: "%.1f", streamWaits.longestMs)) ms for a stream\(limit): part of their latency"
+        }
+    }
+    /// What was asked for: the settings that shape a run, to compare like with like.
+    public struct Configuration: Codable, Sendable, Equatable {
+        public var endpoint: String
+        public var connections: Int
+        public var streamsPerConnection: Int
+        /// Where the tokens came from, e.g. `generated: 1000000, seed 1, shard 1/2`.
+        public var tokens: String
+        public var topic: String
+        public var pushType: String
+        @Nullable public var priority: Int?
+        @Nullable public var expiration: Int?
+        @Nullable public var collapseID: String?
+        public var tokenAuth: Bool
+        public var streamTimeoutSeconds: Double
+        public var maxAttempts: Int
+        public var model: String
+        @Nullable public var schedule: String?
+        @Nullable public var durationSeconds: Double?
+        public var warmUpSeconds: Double
+        public var maxLagSeconds: Double
+        /// Schema 5.
+        public var maxHarnessShare: Double?
+        /// The scenario file that applied (`fanout run --sink-scenario`, `send --scenario`,
+        /// `sink --scenario`): its path and SHA-256; `null` for none (schema 7).
+        @Nullable public var scenario: FileUse? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case endpoint, connections
+            case streamsPerConnection = "streams_per_connection"
+            case tokens, topic
+            case pushType = "push_type"
+            case priority, expiration
+            case collapseID = "collapse_id"
+            case tokenAuth = "token_auth"
+            case streamTimeoutSeconds = "stream_timeout_seconds"
+            case maxAttempts = "max_attempts"
+            case model, schedule
+            case durationSeconds = "duration_seconds"
+            case warmUpSeconds = "warm_up_seconds"
+            case maxLagSeconds = "max_lag_seconds"
+            case maxHarnessShare = "max_harness_share"
+            case scenario
+        }
+
+        /// Each setting by its key, as text (`nil` for none), in key order: what report.html
+        /// tabulates and what `fanout merge` compares shard by shard.
+        public var rows: [(key: String, value: String?)] {
+            func text<T>(_ value: T?) -> String? { value.map { "\($0)" } }
+            let rows: [(CodingKeys, String?)] = [
+                (.collapseID, text(collapseID)), (.connections, text(connections)),
+                (.durationSeconds, text(durationSeconds)), (.endpoint, endpoint), (.expiration, text(expiration)),
+                (.maxAttempts, text(maxAttempts)), (.maxHarnessShare, text(maxHarnessShare)),
+                (.maxLagSeconds, text(maxLagSeconds)), (.model, model), (.priority, text(priority)),
+                (.pushType, pushType), (.schedule, text(schedule)), (.streamTimeoutSeconds, text(streamTimeoutSeconds)),
+                (.streamsPerConnection, text(streamsPerConnection)), (.tokenAuth, text(tokenAuth)), (.tokens, tokens),
+                (.topic, topic), (.warmUpSeconds, text(warmUpSeconds)), (.scenario, scenario?.description),
+            ]
+            return rows.filter { $0.0 != .maxHarnessShare || maxHarnessShare != nil }.map { ($0.0.rawValue, $0.1) }
+        }
+        public init(
+            endpoint: String,
+            connections: Int,
+            streamsPerConnection: Int,
+            tokens: String,
+            topic: String,
+            pushType: String,
+            priority: Int? = nil,
+            expiration: Int? = nil,
+            collapseID: String? = nil,
+            tokenAuth: Bool,
+            streamTimeoutSeconds: Double,
+            maxAttempts: Int,
+            model: String,
+            schedule: String? = nil,
+            durationSeconds: Double? = nil,
+            warmUpSeconds: Double,
+            maxLagSeconds: Double,
+            maxHarnessShare: Double? = nil,
+            scenario: FileUse? = nil
+        ) {
+            self.endpoint = endpoint
+            self.connections = connections
+            self.streamsPerConnection = streamsPerConnection
+            self.tokens = tokens
+            self.topic = topic
+            self.pushType = pushType
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseID = collapseID
+            self.tokenAuth = tokenAuth
+            self.streamTimeoutSeconds = streamTimeoutSeconds
+            self.maxAttempts = maxAttempts
+            self.model = model
+            self.schedule = schedule
+            self.durationSeconds = durationSeconds
+            self.warmUpSeconds = warmUpSeconds
+            self.maxLagSeconds = maxLagSeconds
+            self.maxHarnessShare = maxHarnessShare
+            self.scenario = scenario
+        }
+    }
+    /// When sending began, RFC 3339 to the millisecond, and where.
+    public struct Start: Codable, Sendable, Equatable {
+        /// `--start-at`'s time.
+        @Nullable public var scheduled: String?
+        /// The first request's; `null` when none went out.
+        @Nullable public var firstSend: String?
+        public var host: String
+
+        enum CodingKeys: String, CodingKey {
+            case scheduled
+            case firstSend = "first_send"
+            case host
+        }
+        public init(
+            scheduled: String? = nil,
+            firstSend: String? = nil,
+            host: String
+        ) {
+            self.scheduled = scheduled
+            self.firstSend = firstSend
+            self.host = host
+        }
+    }
+    public struct Schedule: Codable, Sendable, Equatable {
+        public struct Stage: Codable, Sendable, Equatable {
+            public var durationSeconds: Double
+            public var targetPerSecond: Double
+
+            enum CodingKeys: String, CodingKey {
+                case durationSeconds = "duration_seconds"
+                case targetPerSecond = "target_per_second"
+            }
+            public init(
+                durationSeconds: Double,
+                targetPerSecond: Double
+            ) {
+                self.durationSeconds = durationSeconds
+                self.targetPerSecond = targetPerSecond
+            }
+        }
+
+        public var description: String
+        public var startRatePerSecond: Double
+        public var stages: [Stage]
+        /// Arrivals the schedule plans; `null` for an endless one.
+        @Nullable public var planned: Int?
+        /// Why the rate was not the user's own (Apple's hosts' cap); absent when it was.
+        public var capped: String? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case description
+            case startRatePerSecond = "start_rate_per_second"
+            case stages, planned, capped
+        }
+        public init(
+            description: String,
+            startRatePerSecond: Double,
+            stages: [Stage],
+            planned: Int? = nil,
+            capped: String? = nil
+        ) {
+            self.description = description
+            self.startRatePerSecond = startRatePerSecond
+            self.stages = stages
+            self.planned = planned
+            self.capped = capped
+        }
+    }
+    /// The open model's generator lag, milliseconds: p99, the largest, and the limit.
+    public struct GeneratorLag: Codable, Sendable, Equatable {
+        public var p99: Double
+        public var max: Double
+        public var limit: Double
+        public init(
+            p99: Double,
+            max: Double,
+            limit: Double
+        ) {
+            self.p99 = p99
+            self.max = max
+            self.limit = limit
+        }
+    }
+    public struct UnscheduledReasons: Codable, Sendable, Equatable {
+        /// Tokens read past the schedule's end (or the closed model's duration).
+        public var scheduleOver: Int
+        /// The open model's arrivals due after the last token.
+        public var tokensRanOut: Int
+
+        public init(scheduleOver: Int, tokensRanOut: Int) {
+            self.scheduleOver = scheduleOver
+            self.tokensRanOut = tokensRanOut
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case scheduleOver = "schedule_over"
+            case tokensRanOut = "tokens_ran_out"
+        }
+    }
+}
