@@ -347,7 +347,9 @@ let package = Package(
         // The jobs' own logic, without running the executable.
         .testTarget(
             name: "FanoutRunTests",
-            dependencies: ["FanoutRun", "FanoutSettings", "FanoutTestSupport"]
+            dependencies: [
+                "FanoutRun", "FanoutClient", "FanoutMeasure", "FanoutAPNs", "FanoutSettings", "FanoutTestSupport",
+            ]
         ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(

@@ -16,6 +16,10 @@ public final class PrometheusMetrics: Sendable {
         fileprivate var state: State
         fileprivate let namespace: String
         fileprivate let subsystem: String
+        /// Histograms and summaries written by hand (swift-prometheus makes them only of
+        /// observations it records one by one; these are of figures that exist already), by
+        /// family, in the order named.
+        fileprivate var written: [(family: String, type: String, help: String, series: [String])] = []
 
         private func descriptor(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
             MetricNameDescriptor(
@@ -57,6 +61,73 @@ public final class PrometheusMetrics: Sendable {
             gauge.set(to: value)
         }
 
+        /// A classic histogram `NAMESPACE_SUBSYSTEM_METRIC_seconds` of a latency histogram in
+        /// microseconds, at `LatencyBuckets`' bounds, with its `_sum` and `_count`:
+        ///
+        ///     # TYPE fanout_sender_notification_latency_seconds histogram
+        ///     fanout_sender_notification_latency_seconds_bucket{shard="1/3",le="0.0001"} 0
+        ///     …
+        ///     fanout_sender_notification_latency_seconds_bucket{shard="1/3",le="+Inf"} 120000
+        ///     fanout_sender_notification_latency_seconds_sum{shard="1/3"} 9745.2
+        ///     fanout_sender_notification_latency_seconds_count{shard="1/3"} 120000
+        public mutating func histogram(
+            _ metric: String,
+            labels: [(String, String)] = [],
+            _ counts: LatencyBuckets.Counts,
+            help: String
+        ) {
+            let family = "\(namespace)_\(subsystem)_\(metric)_seconds"
+            var lines = zip(LatencyBuckets.labels + ["+Inf"], counts.cumulative).map { le, count in
+                Self.series(family + "_bucket", labels + [("le", le)], "\(count)")
+            }
+            lines.append(Self.series(family + "_sum", labels, Self.text(counts.sumSeconds)))
+            lines.append(Self.series(family + "_count", labels, "\(counts.count)"))
+            add(family, "histogram", help, lines)
+        }
+
+        /// A summary `NAMESPACE_SUBSYSTEM_METRIC_seconds` of figures already known: each quantile
+        /// (`quantile="0.99"`) in seconds, with the `_sum` and `_count` a summary has.
+        /// swift-prometheus makes summaries only of observations it records itself.
+        public mutating func summary(
+            _ metric: String,
+            labels: [(String, String)] = [],
+            quantiles: [(quantile: String, seconds: Double)],
+            sumSeconds: Double,
+            count: UInt64,
+            help: String
+        ) {
+            let family = "\(namespace)_\(subsystem)_\(metric)_seconds"
+            var lines = quantiles.map { quantile, seconds in
+                Self.series(family, labels + [("quantile", quantile)], Self.text(seconds))
+            }
+            lines.append(Self.series(family + "_sum", labels, Self.text(sumSeconds)))
+            lines.append(Self.series(family + "_count", labels, "\(count)"))
+            add(family, "summary", help, lines)
+        }
+
+        /// A sample value as the text format spells it: `NaN`, `+Inf`, `-Inf` or the number.
+        private static func text(_ value: Double) -> String {
+            value.isNaN ? "NaN" : value == .infinity ? "+Inf" : value == -.infinity ? "-Inf" : "\(value)"
+        }
+
+        private static func series(_ name: String, _ labels: [(String, String)], _ value: String) -> String {
+            let all = labels.map { "\($0.0)=\"\(escaped($0.1))\"" }
+            return name + (all.isEmpty ? "" : "{\(all.joined(separator: ","))}") + " \(value)"
+        }
+
+        private mutating func add(_ family: String, _ type: String, _ help: String, _ lines: [String]) {
+            if let index = written.firstIndex(where: { $0.family == family }) {
+                written[index].series += lines
+            } else {
+                written.append((family, type, help, lines))
+            }
+        }
+
+        /// A label value as the text format writes it: backslash, quote and newline escaped.
+        private static func escaped(_ value: String) -> String {
+            value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
+        }
+
         /// A delay's quantiles as gauges in seconds, labelled `quantile` ("0.5", "0.99", "1" for
         /// the maximum), from microseconds.
         public mutating func quantiles(
@@ -93,7 +164,12 @@ public final class PrometheusMetrics: Sendable {
             var scrape = Scrape(state: state, namespace: namespace, subsystem: subsystem)
             set(&scrape)
             state = scrape.state
-            return state.registry.emitToString()
+            var text = state.registry.emitToString()
+            for family in scrape.written {
+                text += "# HELP \(family.family) \(family.help)\n# TYPE \(family.family) \(family.type)\n"
+                text += family.series.joined(separator: "\n") + "\n"
+            }
+            return text
         }
     }
 }

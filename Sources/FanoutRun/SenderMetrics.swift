@@ -28,6 +28,7 @@ public struct MetricsAddress: Sendable, Hashable {
 /// fanout_sender_failed_total{cause="timeout"} 0
 /// fanout_sender_in_flight 345
 /// fanout_sender_latency_seconds{quantile="0.99"} 0.0812
+/// fanout_sender_notification_latency_seconds_bucket{le="0.0819"} 119873
 /// ```
 ///
 /// Counts reach the statistics every 256 outcomes and at least once a second per connection,
@@ -71,8 +72,8 @@ final class SenderMetrics: Sendable {
     }
 
     /// The text exposition of `snapshot` into `metrics`; with a shard, every sample carries it
-    /// as a label. The latency quantiles are gauges (swift-prometheus has no summary of given
-    /// quantiles), with the count and sum beside them as `_count` and `_sum` gauges.
+    /// as a label. The latency twice: a summary of the HDR percentiles (exact for this process,
+    /// not to be added up) and a histogram at `LatencyBuckets`' bounds (to be added up).
     static func exposition(of snapshot: LoadSnapshot, shard: String?, into metrics: PrometheusMetrics) -> String {
         let shardLabel = shard.map { [("shard", $0)] } ?? []
         return metrics.exposition { metrics in
@@ -122,23 +123,25 @@ final class SenderMetrics: Sendable {
             let latency = snapshot.latency
             let help =
                 "From each notification's start (its due time in the open model) to its outcome, over the seconds closed."
-            for (quantile, percentile) in [("0.5", 50.0), ("0.9", 90), ("0.99", 99), ("0.999", 99.9)] {
-                metrics.gauge(
-                    "latency",
-                    unit: "seconds",
-                    labels: shardLabel + [("quantile", quantile)],
-                    latency.totalCount == 0 ? .nan : Double(latency.valueAtPercentile(percentile)) / 1e6,
-                    help: help
-                )
-            }
-            let count = Double(latency.totalCount)
-            metrics.gauge(
-                "latency_seconds_sum",
+            // A summary as before (the same series), but typed as one: promtool checks it clean.
+            metrics.summary(
+                "latency",
                 labels: shardLabel,
-                latency.mean * count / 1e6,
-                help: "The latencies' sum, seconds."
+                quantiles: [("0.5", 50.0), ("0.9", 90), ("0.99", 99), ("0.999", 99.9)].map { quantile, percentile in
+                    (quantile, latency.totalCount == 0 ? .nan : Double(latency.valueAtPercentile(percentile)) / 1e6)
+                },
+                sumSeconds: latency.mean * Double(latency.totalCount) / 1e6,
+                count: latency.totalCount,
+                help: help
             )
-            metrics.gauge("latency_seconds_count", labels: shardLabel, count, help: "The latencies' count.")
+            // The summary's quantiles cannot be added up across shards; this histogram's buckets
+            // can (`sum by (le)`, then `histogram_quantile`).
+            metrics.histogram(
+                "notification_latency",
+                labels: shardLabel,
+                LatencyBuckets.counts(of: latency),
+                help: help + " Buckets 100 us x 2^(k/8) (docs/load-engine.md)."
+            )
         }
     }
 }

@@ -1,0 +1,60 @@
+import FanoutAPNs
+import FanoutMeasure
+import FanoutTestSupport
+import Foundation
+import Testing
+
+@testable import FanoutClient
+@testable import FanoutRun
+
+/// The sender's `/metrics` as Prometheus's own linter reads it, empty and after answers, with and
+/// without a shard label: every family typed as what it is (counters, a gauge, the latency's
+/// summary and its histogram).
+@Suite struct SenderMetricsTests {
+    static func snapshot(latencies: [UInt64]) -> LoadSnapshot {
+        var latency = LoadStatistics.makeHistogram()
+        for value in latencies { latency.record(value) }
+        return LoadSnapshot(
+            requests: latencies.count,
+            accepted: latencies.count,
+            rejected: latencies.isEmpty ? [:] : [.unregistered: 1],
+            failed: [:],
+            skipped: [:],
+            retries: 0,
+            answeredOK: latencies.count,
+            answers: [:],
+            digest: NotificationDigest(),
+            connectionsOpened: 1,
+            connectionFailures: 0,
+            unscheduled: 0,
+            latency: latency,
+            lag: LoadStatistics.makeHistogram(),
+            intervals: []
+        )
+    }
+
+    @Test(arguments: [[], [900, 81_000, 82_500, 120_000]] as [[UInt64]], [nil, "2/3"] as [String?])
+    func promtoolChecksTheExpositionClean(latencies: [UInt64], shard: String?) throws {
+        let text = SenderMetrics.exposition(
+            of: Self.snapshot(latencies: latencies),
+            shard: shard,
+            into: PrometheusMetrics(subsystem: "sender")
+        )
+        #expect(text.contains("# TYPE fanout_sender_latency_seconds summary\n"))
+        #expect(text.contains("# TYPE fanout_sender_notification_latency_seconds histogram\n"))
+        let label = shard.map { "shard=\"\($0)\"," } ?? ""
+        #expect(
+            text.contains(
+                "fanout_sender_notification_latency_seconds_bucket{\(label)le=\"+Inf\"} \(latencies.count)\n"
+            ),
+            "\(text)"
+        )
+        let check = try PeerProcess.run(
+            "promtool",
+            ["check", "metrics"],
+            input: Data(text.utf8),
+            timeout: .seconds(30)
+        )
+        #expect(check.status == 0 && check.output.isEmpty && check.errors.isEmpty, "\(check.output)\(check.errors)")
+    }
+}
