@@ -96,78 +96,61 @@ public struct ProbeState: Sendable {
         connectionWindow: Int
     ) -> Action {
         record.window.observe(connectionWindow: connectionWindow)
-        switch phase {
-        case .waitingForSettings:
-            guard hasPeerSettings else { return .wait }
-            phase = .pinging
-            return next(
-                now: now,
-                hasPeerSettings: true,
-                availableStreams: availableStreams,
-                connectionWindow: connectionWindow
-            )
-        case .pinging:
-            guard pingSentAt == nil else { return .wait }
-            guard record.pingRoundTrips.count < pings else {
-                guard requests > 0 else {
+        // A phase that ends at once goes on to the next one in the same call (`continue`).
+        while true {
+            switch phase {
+            case .waitingForSettings:
+                guard hasPeerSettings else { return .wait }
+                phase = .pinging
+                continue
+            case .pinging:
+                guard pingSentAt == nil else { return .wait }
+                guard record.pingRoundTrips.count < pings else {
+                    guard requests > 0 else {
+                        enter(.done)
+                        return .finish
+                    }
+                    enter(.oneAtATime)
+                    continue
+                }
+                pingSentAt = now
+                return .ping(opaque: UInt64(record.pingRoundTrips.count) &+ 0xFA_9000)
+            case .oneAtATime:
+                guard sentAt.isEmpty, availableStreams > 0 else { return .wait }
+                guard nextIndex < requests else {
+                    record.window.afterFirstAnswers = connectionWindow
+                    enter(.inParallel)
+                    parallelStart = now
+                    continue
+                }
+                return send(now: now)
+            case .inParallel:
+                if nextIndex < requests && availableStreams > 0 { return send(now: now) }
+                guard answeredInPhase == requests else { return .wait }
+                guard let flowPlan else {
                     enter(.done)
                     return .finish
                 }
-                enter(.oneAtATime)
-                return next(
-                    now: now,
-                    hasPeerSettings: true,
-                    availableStreams: availableStreams,
-                    connectionWindow: connectionWindow
+                enter(.flowing)
+                lastTurn = now
+                record.flow = FlowRecord(
+                    plan: flowPlan,
+                    started: now,
+                    roundTrip: Self.median(record.pingRoundTrips),
+                    requestRoundTrip: Self.median(record.oneAtATime),
+                    window: record.window.granted,
+                    bodyBytes: record.wire.bodyBytes
                 )
-            }
-            pingSentAt = now
-            return .ping(opaque: UInt64(record.pingRoundTrips.count) &+ 0xFA_9000)
-        case .oneAtATime:
-            guard sentAt.isEmpty, availableStreams > 0 else { return .wait }
-            guard nextIndex < requests else {
-                record.window.afterFirstAnswers = connectionWindow
-                enter(.inParallel)
-                parallelStart = now
-                return next(
-                    now: now,
-                    hasPeerSettings: true,
-                    availableStreams: availableStreams,
-                    connectionWindow: connectionWindow
-                )
-            }
-            return send(now: now)
-        case .inParallel:
-            if nextIndex < requests && availableStreams > 0 { return send(now: now) }
-            guard answeredInPhase == requests else { return .wait }
-            guard let flowPlan else {
+                continue
+            case .flowing:
+                return flow(now: now, availableStreams: availableStreams, connectionWindow: connectionWindow)
+            case .draining:
+                guard sentAt.isEmpty else { return .wait }
                 enter(.done)
                 return .finish
+            case .done:
+                return .wait
             }
-            enter(.flowing)
-            lastTurn = now
-            record.flow = FlowRecord(
-                plan: flowPlan,
-                started: now,
-                roundTrip: Self.median(record.pingRoundTrips),
-                requestRoundTrip: Self.median(record.oneAtATime),
-                window: record.window.granted,
-                bodyBytes: record.wire.bodyBytes
-            )
-            return next(
-                now: now,
-                hasPeerSettings: true,
-                availableStreams: availableStreams,
-                connectionWindow: connectionWindow
-            )
-        case .flowing:
-            return flow(now: now, availableStreams: availableStreams, connectionWindow: connectionWindow)
-        case .draining:
-            guard sentAt.isEmpty else { return .wait }
-            enter(.done)
-            return .finish
-        case .done:
-            return .wait
         }
     }
 

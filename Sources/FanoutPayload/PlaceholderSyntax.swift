@@ -61,29 +61,9 @@ struct PlaceholderSyntax {
             }
             let placeholder = try resolve(name, at: source.location(of: reportOffset(opening)))
             if let type {
-                guard let valueType = Placeholder.ValueType(rawValue: type) else {
-                    throw PayloadTemplateError(
-                        .invalidPlaceholder,
-                        "unknown placeholder type '\(type)' in {{\(inside)}}; the types are "
-                            + Placeholder.ValueType.allCases.map(\.rawValue).joined(separator: ", "),
-                        at: source.location(of: reportOffset(opening))
-                    )
-                }
-                if let mismatch = Self.mismatch(placeholder.source, valueType) {
-                    throw PayloadTemplateError(
-                        .invalidPlaceholder,
-                        mismatch,
-                        at: source.location(of: reportOffset(opening))
-                    )
-                }
-                guard opening == 0 && index == bytes.count else {
-                    throw PayloadTemplateError(
-                        .invalidPlaceholder,
-                        "{{\(inside)}} has a type, so it must be the whole string: a typed placeholder "
-                            + "becomes a whole JSON value",
-                        at: source.location(of: reportOffset(opening))
-                    )
-                }
+                let location = source.location(of: reportOffset(opening))
+                let whole = opening == 0 && index == bytes.count
+                let valueType = try Self.valueType(type, of: placeholder, inside: inside, whole: whole, at: location)
                 typed = (placeholder, valueType)
                 continue
             }
@@ -95,6 +75,37 @@ struct PlaceholderSyntax {
         }
         flushLiteral()
         return .text(TemplateText(parts))
+    }
+
+    /// The type of `{{inside}}` (`name:type`): a known type, one its source can be, and the
+    /// whole string (`whole`), since a typed placeholder becomes a whole JSON value.
+    private static func valueType(
+        _ type: String,
+        of placeholder: Placeholder,
+        inside: String,
+        whole: Bool,
+        at location: TemplateLocation
+    ) throws(PayloadTemplateError) -> Placeholder.ValueType {
+        guard let valueType = Placeholder.ValueType(rawValue: type) else {
+            throw PayloadTemplateError(
+                .invalidPlaceholder,
+                "unknown placeholder type '\(type)' in {{\(inside)}}; the types are "
+                    + Placeholder.ValueType.allCases.map(\.rawValue).joined(separator: ", "),
+                at: location
+            )
+        }
+        if let mismatch = mismatch(placeholder.source, valueType) {
+            throw PayloadTemplateError(.invalidPlaceholder, mismatch, at: location)
+        }
+        guard whole else {
+            throw PayloadTemplateError(
+                .invalidPlaceholder,
+                "{{\(inside)}} has a type, so it must be the whole string: a typed placeholder "
+                    + "becomes a whole JSON value",
+                at: location
+            )
+        }
+        return valueType
     }
 
     /// Why `source` cannot be a value of `type`, or `nil` when it can.

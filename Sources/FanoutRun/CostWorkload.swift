@@ -61,23 +61,7 @@ public struct CostWorkload: Sendable {
     /// Runs the fan-out; throws when the token set cannot be read or the run did not finish.
     public func run() throws -> Result {
         let template = try self.template ?? PayloadTemplate(json: Array(RunJob.poll.utf8), file: "poll")
-        // Batches as a run reads them (`RunBatching`), and enough of them for every token when
-        // a batch holds 256 or more (text lines of up to 256 bytes, generated tokens of up to
-        // 85 bytes: 3 bytes a token byte), so the reader finishes before the first request.
-        var reader = RunBatching.configuration(TokenReaderConfiguration(), connections: 1)
-        reader.batchCount = count / 256 + 2
-        let stream = try TokenStream(tokens, configuration: reader)
-        guard let read = stream.waitForSummary(timeout: Self.readingTimeout) else {
-            stream.cancel()
-            throw JobError(
-                "the cost workload's reader did not finish within \(Self.readingTimeout): "
-                    + "\(tokens.name) holds more than the \(count) tokens it was given?"
-            )
-        }
-        if let error = read.error { throw error }
-        guard read.tokens == count else {
-            throw JobError("\(tokens.name) holds \(read.tokens) tokens, not the \(count) the cost workload was given")
-        }
+        let (stream, read) = try readTokens()
 
         var shape = LoadShape()
         shape.connections = 1
@@ -140,6 +124,29 @@ public struct CostWorkload: Sendable {
             latencies: collector.latency.totalCount,
             roundTrips: roundTrips
         )
+    }
+
+    /// The token set read whole before the first request, so the reader's work is not counted:
+    /// the stream, and what the reader saw.
+    private func readTokens() throws -> (TokenStream, TokenStreamSummary) {
+        // Batches as a run reads them (`RunBatching`), and enough of them for every token when
+        // a batch holds 256 or more (text lines of up to 256 bytes, generated tokens of up to
+        // 85 bytes: 3 bytes a token byte), so the reader finishes before the first request.
+        var reader = RunBatching.configuration(TokenReaderConfiguration(), connections: 1)
+        reader.batchCount = count / 256 + 2
+        let stream = try TokenStream(tokens, configuration: reader)
+        guard let read = stream.waitForSummary(timeout: Self.readingTimeout) else {
+            stream.cancel()
+            throw JobError(
+                "the cost workload's reader did not finish within \(Self.readingTimeout): "
+                    + "\(tokens.name) holds more than the \(count) tokens it was given?"
+            )
+        }
+        if let error = read.error { throw error }
+        guard read.tokens == count else {
+            throw JobError("\(tokens.name) holds \(read.tokens) tokens, not the \(count) the cost workload was given")
+        }
+        return (stream, read)
     }
 
     /// The one interval's length: a day.
