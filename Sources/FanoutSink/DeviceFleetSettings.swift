@@ -1,3 +1,4 @@
+import Foundation
 import FanoutSettings
 
 /// The devices behind the sink (issue #51): what share of them is offline, in low power, has
@@ -90,31 +91,35 @@ public struct DeviceFleetSettings: Sendable, Hashable {
 }
 
 extension DeviceFleetSettings {
-    /// A spread of the fleet's (`--device-return`, `--device-delay`) in the sink's latency
-    /// grammar (`LatencyDistribution(parsing:)`), its error naming the option.
-    public static func spread(_ text: String, option: String) throws(SinkScenarioError) -> LatencyDistribution {
-        do {
-            return try LatencyDistribution(parsing: text)
-        } catch {
-            throw SinkScenarioError("\(option): \(error.description)")
-        }
-    }
+    /// The fleet's settings by name: `fanout sink --NAME`, `fanout run --sink-NAME`, and
+    /// `NAME = VALUE` in a scenario file (`SinkScenario.set`).
+    public static let settingNames = [
+        "device-offline", "device-low-power", "device-disabled", "device-uninstalled", "device-return",
+        "device-delay", "device-store-cap", "device-default-expiry", "device-burst-interval",
+    ]
 
-    /// A share of the fleet's (`--device-offline` and the like), its error naming the option.
-    public static func share(_ text: String, option: String) throws(SinkScenarioError) -> Double {
-        do {
-            return try SinkScenario.share(text)
-        } catch {
-            throw SinkScenarioError("\(option): \(error.description)")
-        }
-    }
-
-    /// A duration of the fleet's (`--device-default-expiry`), its error naming the option.
-    public static func duration(_ text: String, option: String) throws(SinkScenarioError) -> Duration {
-        do {
-            return try SinkScenario.duration(text)
-        } catch {
-            throw SinkScenarioError("\(option): \(error.description)")
+    /// Sets one of `settingNames` from its text: shares like `30%`, spreads in the sink's
+    /// latency grammar (`uniform:0s-120s`, `lognormal:300ms,0.5`; `device-return` also takes
+    /// `never`), a count, durations. The caller names the option or the file's line.
+    public mutating func set(_ name: String, _ value: String) throws(SinkScenarioError) {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        switch name {
+        case "device-offline": offline = try SinkScenario.share(text)
+        case "device-low-power": lowPower = try SinkScenario.share(text)
+        case "device-disabled": disabled = try SinkScenario.share(text)
+        case "device-uninstalled": uninstalled = try SinkScenario.share(text)
+        case "device-return": returnAfter = text == "never" ? nil : try LatencyDistribution(parsing: text)
+        case "device-delay": delay = try LatencyDistribution(parsing: text)
+        case "device-store-cap":
+            guard let count = Int(text), count >= 1, count <= Self.largestStoreCapacity else {
+                throw SinkScenarioError(
+                    "device-store-cap takes a whole number of devices from 1 to \(Self.largestStoreCapacity), not \(text)"
+                )
+            }
+            storeCapacity = count
+        case "device-default-expiry": defaultExpiry = try SinkScenario.duration(text)
+        case "device-burst-interval": burstInterval = try SinkScenario.duration(text)
+        default: throw SinkScenarioError("\(name) is not a device setting")
         }
     }
 }

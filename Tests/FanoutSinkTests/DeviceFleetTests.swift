@@ -233,16 +233,30 @@ import Testing
         settings.uninstalled = 0.6
         #expect(throws: SinkScenarioError.self) { try settings.validate() }
         do {
-            _ = try DeviceFleetSettings.spread("uniform:0s", option: "--device-return")
+            try settings.set("device-return", "uniform:0s")
             Issue.record("an unreadable spread was taken")
         } catch {
-            #expect(error.description.hasPrefix("--device-return: "))
+            #expect(error.description.contains("uniform:LOW-HIGH"))
         }
         do {
-            _ = try DeviceFleetSettings.share("120%", option: "--device-offline")
+            try settings.set("device-offline", "120%")
             Issue.record("a share over 100% was taken")
         } catch {
-            #expect(error.description.hasPrefix("--device-offline: "))
+            #expect(error.description.contains("120%"))
+        }
+        // In a scenario file: the file and its line, the settings named.
+        var scenario = SinkScenario()
+        do {
+            try scenario.apply(file: "device-offline = 80%\ndevice-low-power = 30%\n", source: "fleet.conf")
+            Issue.record("shares over 100% were taken")
+        } catch {
+            #expect(error.description.hasPrefix("fleet.conf: --device-offline (80%) and --device-low-power (30%)"))
+        }
+        do {
+            try scenario.apply(file: "device-delay = lognormal:300ms\n", source: "fleet.conf")
+            Issue.record("an unreadable spread was taken")
+        } catch {
+            #expect(error.description.hasPrefix("fleet.conf:1: "))
         }
         settings = DeviceFleetSettings()
         settings.offline = 0.3
@@ -250,6 +264,38 @@ import Testing
         settings.disabled = 0.02
         #expect(throws: Never.self) { try settings.validate() }
         #expect(settings.isEnabled && !DeviceFleetSettings().isEnabled)
+    }
+
+    /// Each setting of a scenario file (and so of `--device-…`) reaches its property.
+    @Test func everySettingReachesItsProperty() throws {
+        var scenario = SinkScenario()
+        try scenario.apply(
+            file: """
+                device-offline = 30%
+                device-low-power = 10%
+                device-disabled = 2%
+                device-uninstalled = 1%
+                device-return = uniform:0s-120s
+                device-delay = lognormal:300ms,0.5
+                device-store-cap = 5000
+                device-default-expiry = 2h
+                device-burst-interval = 5m
+                """,
+            source: "fleet.conf"
+        )
+        let devices = scenario.devices
+        #expect(devices.offline == 0.3 && devices.lowPower == 0.1)
+        #expect(devices.disabled == 0.02 && devices.uninstalled == 0.01)
+        #expect(devices.returnAfter == .uniform(.zero, .seconds(120)))
+        #expect(devices.delay == .logNormal(median: .milliseconds(300), sigma: 0.5))
+        #expect(devices.storeCapacity == 5000)
+        #expect(devices.defaultExpiry == .seconds(7200) && devices.burstInterval == .seconds(300))
+        #expect(devices.isEnabled)
+        #expect(DeviceFleetSettings.settingNames.count == 9)
+        var never = DeviceFleetSettings()
+        never.returnAfter = .fixed(.seconds(1))
+        try never.set("device-return", "never")
+        #expect(never.returnAfter == nil)
     }
 
     /// A device's profile follows from its token and the seed alone, in the shares asked for.
