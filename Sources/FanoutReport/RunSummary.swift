@@ -101,6 +101,9 @@ public struct RunSummary: Sendable {
     /// measured and `configuration.scenario`.
     public static let readableSchemaVersions: ClosedRange<Int> = 2...7
 
+    /// With the embedded sink's device fleet on: what became of the accepted notifications.
+    public var delivery: DeliverySummary?
+
     /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
     public var sinkAnswersAtOnce = false
 
@@ -278,7 +281,8 @@ public struct RunSummary: Sendable {
                 )
             },
             unsent: snapshot.unsent > 0 ? snapshot.unsent : nil,
-            openModel: openModelDocument
+            openModel: openModelDocument,
+            delivery: delivery
         )
     }
 

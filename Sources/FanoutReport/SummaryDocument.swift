@@ -91,6 +91,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// The open model's pacing and its waits for streams (schema 8); absent in the closed model,
     /// a merge and older folders.
     public var openModel: OpenModel? = nil
+    /// With the sink's device fleet on: what became of the accepted notifications (an added,
+    /// optional field); absent otherwise and in older folders.
+    public var delivery: DeliverySummary? = nil
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
@@ -116,6 +119,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case kind, provider
         case unsent
         case openModel = "open_model"
+        case delivery
     }
 
     /// How the open model's arrivals went out: the pacing window asked for (`--coalesce`) and the
