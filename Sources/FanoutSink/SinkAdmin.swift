@@ -50,7 +50,7 @@ public final class SinkAdmin: Sendable {
                 return .init(
                     status: .ok,
                     type: TextEndpoint.prometheusType,
-                    body: metrics.exposition(of: sink.statistics)
+                    body: metrics.exposition(of: sink.statistics, fleet: sink.fleet)
                 )
             default:
                 return .init(
@@ -89,9 +89,11 @@ final class SinkMetrics: Sendable {
     private let metrics = PrometheusMetrics(subsystem: "sink")
 
     /// The text exposition of the statistics now.
-    func exposition(of statistics: SinkStatistics) -> String {
+    func exposition(of statistics: SinkStatistics, fleet: DeviceFleetShards? = nil) -> String {
         let summary = statistics.summary
+        let delivery = fleet?.snapshot()
         return metrics.exposition { metrics in
+            if let delivery { metrics.deviceFleet(delivery) }
             // The sink's own delays, as quantile-labelled gauges in seconds.
             let delays = summary.ownDelays
             for (metric, delay, help) in [

@@ -60,6 +60,10 @@ import Testing
         #expect(snapshot.counts.received == 3)
         #expect(snapshot.counts.discardedExpired == 2 && snapshot.counts.stored == 1)
         // Stored until the date it gave, on the uptime clock: about an hour from now.
+        // On /metrics, by Apple's category.
+        let exposition = SinkMetrics().exposition(of: harness.statistics, fleet: fleet)
+        #expect(exposition.contains("fanout_sink_device_notifications_total{category=\"Discarded – Expired\"} 2"), "\(exposition)")
+        #expect(exposition.contains("fanout_sink_device_stored 1"))
         let expiry = try #require(snapshot.latestExpiry)
         let now = DispatchTime.now().uptimeNanoseconds
         #expect(expiry > now + 3_590_000_000_000 && expiry < now + 3_610_000_000_000)
