@@ -453,6 +453,7 @@ public struct RunSummary: Sendable {
         }
         if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
         if let scenario { lines.append("scenario: \(scenario)") }
+        lines += delivery?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }
