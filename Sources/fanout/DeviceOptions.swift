@@ -37,7 +37,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Devices the store keeps something for at once (default \(DeviceFleetSettings.defaultStoreCapacity)); more are counted forgotten.",
+            "Devices the store keeps something for at once; more are counted forgotten (default: \(DeviceFleetSettings.defaultStoreCapacity)).",
             valueName: "n"
         )
     )
@@ -46,7 +46,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "How long a notification without apns-expiration is stored (default 7d; Apple documents none).",
+            "How long a notification without apns-expiration is stored; Apple documents none (default: 7d).",
             valueName: "duration"
         )
     )
@@ -54,7 +54,7 @@ struct DeviceOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("How often a low-power device takes its stored priority-5 notifications (default 15m).", valueName: "duration")
+        help: ArgumentHelp("How often a low-power device takes its stored priority-5 notifications (default: 15m).", valueName: "duration")
     )
     var deviceBurstInterval: String?
 
