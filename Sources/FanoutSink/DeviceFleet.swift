@@ -6,7 +6,9 @@ struct DeviceNotification {
     var priority = 10
     var expiration = Expiration.unset
     /// The `apns-collapse-id`'s hash (0: none).
-    var collapse: UInt64 = 0
+    var collapse: UInt32 = 0
+    /// The apns-id's 128 bits (`DeliveryHistory.id`), for its history; (0, 0): none kept.
+    var id: (UInt64, UInt64) = (0, 0)
 
     /// `apns-expiration`, on the model's clock.
     enum Expiration: Equatable {
@@ -48,6 +50,10 @@ struct DeviceFleet: ~Copyable {
     private(set) var fanOutStart: UInt64?
     /// Draws of the delivery delay, per notification.
     private var random: SinkRandom
+    /// The recent notifications' histories (`/deliveries/ID`).
+    private var history: DeliveryHistory
+    /// Records kept per fleet (per shard in the sink).
+    static let historyCapacity = 4096
 
     /// What to answer a request for a notification.
     enum Answer: Equatable {
@@ -56,9 +62,10 @@ struct DeviceFleet: ~Copyable {
         case unregistered(since: UInt64)
     }
 
-    init(settings: DeviceFleetSettings, capacity: Int? = nil) {
+    init(settings: DeviceFleetSettings, capacity: Int? = nil, historyCapacity: Int = Self.historyCapacity) {
         self.settings = settings
         store = DeviceStore(capacity: capacity ?? settings.storeCapacity)
+        history = DeliveryHistory(capacity: historyCapacity)
         random = SinkRandom(seed: settings.seed ^ 0xD1B5_4A32_D192_ED03)
     }
 
@@ -88,6 +95,9 @@ struct DeviceFleet: ~Copyable {
             }
         }
         counts.received += 1
+        let token = DeviceStore.key(notification.token)
+        let place =
+            notification.id == (0, 0) ? -1 : history.start(id: notification.id, token: token, .init(kind: .received, time: now))
         var reachableAt: UInt64? = now
         var storedFor: UInt8 = 0
         switch profile.reach {
@@ -100,7 +110,7 @@ struct DeviceFleet: ~Copyable {
         case .lowPower: break
         }
         if reachableAt == now {
-            deliver(token: notification.token, app: profile.app, arrival: now, at: now, fromStorage: false)
+            deliver(token: token, app: profile.app, arrival: now, at: now, fromStorage: false, history: place)
             return .accepted
         }
         let expiresAt: UInt64
@@ -112,16 +122,19 @@ struct DeviceFleet: ~Copyable {
         // APNs tries once; a device that cannot take it loses it (expiration 0, or a past date).
         guard expiresAt > now else {
             counts.discardedExpired += 1
+            note(.discardedExpired, at: now, place, token)
             return .accepted
         }
-        guard let slot = store.findOrInsert(notification.token) else {
+        guard let slot = store.findOrInsert(token) else {
             counts.forgotten += 1
+            note(.forgotten, at: now, place, token)
             return .accepted
         }
         if store[slot].isStored {
             counts.discardedReplaced += 1
             counts.stored -= 1
             if notification.collapse != 0 && store[slot].collapse == notification.collapse { counts.collapsed += 1 }
+            note(.discardedReplaced, at: now, Int(store[slot].history) - 1, store[slot].key)
         }
         store.store(
             in: slot,
@@ -129,10 +142,17 @@ struct DeviceFleet: ~Copyable {
             dueAt: reachableAt ?? .max,
             expiresAt: expiresAt,
             collapse: notification.collapse,
+            history: UInt32(place + 1),
             flags: storedFor | Self.flags(of: profile.app)
         )
         counts.stored += 1
-        if storedFor == DeviceStoreEntry.forPower { counts.storedPower += 1 } else { counts.storedOffline += 1 }
+        if storedFor == DeviceStoreEntry.forPower {
+            counts.storedPower += 1
+            note(.storedPower, at: now, place, token)
+        } else {
+            counts.storedOffline += 1
+            note(.storedOffline, at: now, place, token)
+        }
         return .accepted
     }
 
@@ -146,9 +166,17 @@ struct DeviceFleet: ~Copyable {
                 let app: DeviceProfile.App =
                     entry.flags & DeviceStoreEntry.uninstalled != 0
                     ? .uninstalled : entry.flags & DeviceStoreEntry.disabled != 0 ? .disabled : .enabled
-                deliver(token: entry.key, app: app, arrival: entry.arrivedAt, at: entry.dueAt, fromStorage: true)
+                deliver(
+                    token: entry.key,
+                    app: app,
+                    arrival: entry.arrivedAt,
+                    at: entry.dueAt,
+                    fromStorage: true,
+                    history: Int(entry.history) - 1
+                )
             } else {
                 counts.discardedExpired += 1
+                note(.discardedExpired, at: entry.expiresAt, Int(entry.history) - 1, entry.key)
             }
             store.unstore(slot)
         }
@@ -173,21 +201,25 @@ struct DeviceFleet: ~Copyable {
         app: DeviceProfile.App,
         arrival: UInt64,
         at time: UInt64,
-        fromStorage: Bool
+        fromStorage: Bool,
+        history place: Int
     ) {
         switch app {
         case .enabled:
             let reached = time &+ (settings.delay?.sample(&random) ?? 0)
             times.record(arrival: arrival, delivered: reached, start: fanOutStart ?? arrival, stored: fromStorage)
             if fromStorage { counts.deliveredFromStorage += 1 } else { counts.delivered += 1 }
+            note(fromStorage ? .deliveredFromStorage : .delivered, at: reached, place, token)
         case .disabled:
             if fromStorage { counts.discardedDisabledFromStorage += 1 } else { counts.discardedDisabled += 1 }
+            note(fromStorage ? .discardedDisabledFromStorage : .discardedDisabled, at: time, place, token)
         case .uninstalled:
             if fromStorage {
                 counts.discardedUnregisteredFromStorage += 1
             } else {
                 counts.discardedUnregistered += 1
             }
+            note(fromStorage ? .discardedUnregisteredFromStorage : .discardedUnregistered, at: time, place, token)
             // The attempt tells APNs the token is gone; with no room to remember it, a later
             // request is accepted (and discarded) again rather than answered 410.
             if let slot = store.findOrInsert(token) {
@@ -195,6 +227,17 @@ struct DeviceFleet: ~Copyable {
                 store.markUnregistered(slot, since: known == 0 ? time : min(known, time))
             }
         }
+    }
+
+    /// Adds an event to the history record at `place` (-1: none kept), if it is still `token`'s.
+    private mutating func note(_ kind: DeliveryEvent.Kind, at time: UInt64, _ place: Int, _ token: UInt64) {
+        guard place >= 0 else { return }
+        history.add(.init(kind: kind, time: time), at: place, token: token)
+    }
+
+    /// The history of the notification whose apns-id is `id`, if it is among the recent ones.
+    func events(of id: (UInt64, UInt64)) -> [DeliveryEvent]? {
+        history.events(of: id)
     }
 
     private static func flags(of app: DeviceProfile.App) -> UInt8 {

@@ -14,7 +14,9 @@ struct DeviceStoreEntry {
     var arrivedAt: UInt64 = 0
     var dueAt: UInt64 = 0
     var expiresAt: UInt64 = 0
-    var collapse: UInt64 = 0
+    var collapse: UInt32 = 0
+    /// The stored notification's place in the shard's `DeliveryHistory` plus one (0: none).
+    var history: UInt32 = 0
     /// When APNs learnt that the app is gone (0: it has not).
     var unregisteredSince: UInt64 = 0
     /// The entry's place in the store's heap plus one (0: not in it: nothing stored).
@@ -125,13 +127,15 @@ struct DeviceStore: ~Copyable {
         arrivedAt: UInt64,
         dueAt: UInt64,
         expiresAt: UInt64,
-        collapse: UInt64,
+        collapse: UInt32,
+        history: UInt32,
         flags: UInt8
     ) {
         slots[slot].arrivedAt = arrivedAt
         slots[slot].dueAt = dueAt
         slots[slot].expiresAt = expiresAt
         slots[slot].collapse = collapse
+        slots[slot].history = history
         slots[slot].flags = DeviceStoreEntry.stored | flags
         if slots[slot].heapPosition == 0 {
             heap[heapCount] = UInt32(slot)

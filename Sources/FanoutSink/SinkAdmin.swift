@@ -10,6 +10,8 @@ import NIOPosix
 ///     GET /stats     JSON: totals, counts by status and by reason, the digest, and every open
 ///                    connection with its own counts (`SinkStatistics.json`)
 ///     GET /metrics   Prometheus' text exposition format (swift-prometheus)
+///     GET /deliveries/APNS-ID   with the device fleet: a recent notification's history
+///                    (`DeliveryHistoryPage`)
 ///
 /// Anything else is 404 (405 for a method other than GET or HEAD). Connections' counts reach
 /// the statistics every 256 requests and at least once a second, so both views are at most a
@@ -52,11 +54,18 @@ public final class SinkAdmin: Sendable {
                     type: TextEndpoint.prometheusType,
                     body: metrics.exposition(of: sink.statistics, fleet: sink.fleet)
                 )
+            case let path where path.hasPrefix(DeliveryHistoryPage.prefix):
+                let (found, body) = DeliveryHistoryPage.answer(path, fleet: sink.fleet)
+                return .init(
+                    status: found ? .ok : .notFound,
+                    type: found ? "application/json" : TextEndpoint.plainType,
+                    body: body
+                )
             default:
                 return .init(
                     status: .notFound,
                     type: TextEndpoint.plainType,
-                    body: "not found: try /stats or /metrics\n"
+                    body: "not found: try /stats, /metrics or /deliveries/APNS-ID\n"
                 )
             }
         }

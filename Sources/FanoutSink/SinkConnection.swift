@@ -647,8 +647,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             }
         }
         if fields.collapseID.count > 0 {
-            notification.collapse = TokenList.hash(APNsRequestCheck.view(fields.collapseID, bytes))
+            notification.collapse = UInt32(
+                truncatingIfNeeded: TokenList.hash(APNsRequestCheck.view(fields.collapseID, bytes))
+            )
         }
+        // The apns-id answered (echoed or made): its history is kept under it.
+        notification.id = DeliveryHistory.id(UnsafeRawBufferPointer(apnsID)) ?? (0, 0)
         switch fleet.accept(notification, now: now) {
         case .accepted: return nil
         case .unregistered(let since):

@@ -187,6 +187,33 @@ import Testing
         #expect(fleet.counts.deliveredFromStorage == 1 && fleet.counts.stored == 0)
     }
 
+    /// Each notification's history: received, stored, what became of it; a replaced one says so.
+    @Test func historiesFollowEachNotification() throws {
+        let settings = Self.settings {
+            $0.offline = 1
+            $0.returnAfter = .fixed(.seconds(10))
+        }
+        var fleet = DeviceFleet(settings: settings, capacity: 8, historyCapacity: 4)
+        _ = fleet.accept(DeviceNotification(token: 9, id: (1, 1)), now: Self.t0)
+        _ = fleet.accept(DeviceNotification(token: 9, id: (2, 2)), now: Self.t0 + Self.second)
+        fleet.advance(to: Self.t0 + 20 * Self.second)
+        #expect(
+            fleet.events(of: (1, 1)) == [
+                .init(kind: .received, time: Self.t0), .init(kind: .storedOffline, time: Self.t0),
+                .init(kind: .discardedReplaced, time: Self.t0 + Self.second),
+            ]
+        )
+        #expect(fleet.events(of: (2, 2))?.map(\.kind) == [.received, .storedOffline, .deliveredFromStorage])
+        #expect(fleet.events(of: (2, 2))?.last?.time == Self.t0 + 10 * Self.second)
+        // The ring keeps the newest 4.
+        for index in 3...6 { _ = fleet.accept(DeviceNotification(token: 9, id: (UInt64(index), 0)), now: Self.t0 + 30 * Self.second) }
+        #expect(fleet.events(of: (1, 1)) == nil && fleet.events(of: (6, 0))?.first?.kind == .received)
+        let text = Array("6f4a1c2e-0B3D-4e5f-8a9b-0c1d2e3f4a5b".utf8)
+        let id = try #require(text.withUnsafeBytes { DeliveryHistory.id($0) })
+        #expect(id == (0x6F4A_1C2E_0B3D_4E5F, 0x8A9B_0C1D_2E3F_4A5B))
+        #expect(Array("6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5".utf8).withUnsafeBytes { DeliveryHistory.id($0) } == nil)
+    }
+
     @Test func burstsFollowThePhase() {
         let second = Self.second
         #expect(DeviceFleet.nextBurst(after: 5, start: 0, phase: 10, interval: .nanoseconds(100)) == 10)

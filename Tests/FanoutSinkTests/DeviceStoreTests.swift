@@ -16,7 +16,7 @@ import Testing
             if random.next() % 3 != 0 {
                 let time = random.next() % 1_000_000
                 if let slot = store.findOrInsert(token) {
-                    store.store(in: slot, arrivedAt: 0, dueAt: time, expiresAt: time + 5, collapse: 0, flags: 0)
+                    store.store(in: slot, arrivedAt: 0, dueAt: time, expiresAt: time + 5, collapse: 0, history: 0, flags: 0)
                     expected[token] = time
                 } else {
                     #expect(expected[token] == nil && expected.count == 64, "refused at step \(step)")
@@ -54,7 +54,7 @@ import Testing
         let inserted = store.findOrInsert(1)
         let first = try #require(inserted)
         store.markUnregistered(first, since: 100)
-        store.store(in: first, arrivedAt: 1, dueAt: 2, expiresAt: 3, collapse: 0, flags: 0)
+        store.store(in: first, arrivedAt: 1, dueAt: 2, expiresAt: 3, collapse: 0, history: 0, flags: 0)
         store.unstore(first)
         let found = store.find(1)
         let kept = try #require(found)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 
 @testable import FanoutSink
@@ -84,5 +85,51 @@ import Testing
         _ = lowPower.send(SinkHarness.fields(token: String(repeating: "cd", count: 32), [("apns-priority", "10")]))
         let counts = lowPowerFleet.snapshot().counts
         #expect(counts.storedPower == 1 && counts.delivered == 1)
+    }
+
+    /// `GET /deliveries/ID`: a notification to an offline device, stored, then delivered from
+    /// storage when the device is back (the fleet advanced past its return by hand).
+    @Test func aStoredThenDeliveredHistoryByApnsID() throws {
+        let (configuration, state) = Self.sink {
+            $0.offline = 1
+            $0.returnAfter = .fixed(.seconds(30))
+        }
+        var harness = SinkHarness(configuration, state: state)
+        let fleet = try #require(state.fleet)
+        let id = "6F4A1C2E-0B3D-4E5F-8A9B-0C1D2E3F4A5B"
+        #expect(harness.send(SinkHarness.fields([("apns-id", id)]))?.status == 200)
+        let stored = DeliveryHistoryPage.answer("/deliveries/" + id, fleet: fleet)
+        #expect(stored.found)
+        #expect(stored.body.contains("\"state\":\"Received by APNs\""))
+        #expect(stored.body.contains("\"state\":\"Stored – Device Offline\""))
+        #expect(!stored.body.contains("Delivered"))
+        fleet.advance(now: NIODeadline.now().uptimeNanoseconds + 31_000_000_000)
+        let delivered = DeliveryHistoryPage.answer("/deliveries/" + id.lowercased(), fleet: fleet)
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(delivered.body.utf8)) as? [String: Any]
+        )
+        let events = try #require(document["events"] as? [[String: String]])
+        #expect(
+            events.map { $0["state"] } == [
+                "Received by APNs", "Stored – Device Offline", "Delivered to Device (From Storage)",
+            ]
+        )
+        // The times run forward, the delivery about 30 s after the arrival.
+        let times = events.compactMap { $0["at"] }.compactMap { ISO8601DateFormatter.withFractions.date(from: $0) }
+        #expect(times.count == 3 && times[0] <= times[1])
+        #expect(abs(times[2].timeIntervalSince(times[0]) - 30) < 1)
+        #expect(document["apns_id"] as? String == id.lowercased())
+        let unknown = DeliveryHistoryPage.answer("/deliveries/" + id.replacingOccurrences(of: "6F", with: "7F"), fleet: fleet)
+        #expect(!unknown.found && unknown.body.contains("is not among the last 65536"))
+        #expect(DeliveryHistoryPage.answer("/deliveries/nope", fleet: fleet).body.contains("is not an apns-id"))
+        #expect(DeliveryHistoryPage.answer("/deliveries/" + id, fleet: nil).body.contains("has no device fleet"))
+    }
+}
+
+extension ISO8601DateFormatter {
+    static var withFractions: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
     }
 }
