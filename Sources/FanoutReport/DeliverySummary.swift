@@ -113,7 +113,9 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
                 "  still stored at the end: \(stored), expiring \(storedExpireFrom ?? "?") … \(storedExpireUntil ?? "?")"
             )
         }
-        if unregisteredAnswers > 0 { lines.append("  answered 410 after the app was found uninstalled: \(unregisteredAnswers)") }
+        if unregisteredAnswers > 0 {
+            lines.append("  answered 410 after the app was found uninstalled: \(unregisteredAnswers)")
+        }
         return lines
     }
 
@@ -123,7 +125,8 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
             "| \(name) | \(count) | \(String(format: "%.2f%%", share(count) * 100)) |"
         }
         var lines = [
-            "", "### Devices behind the sink", "", "| Apple's category | notifications | of received |", "|---|---:|---:|",
+            "", "### Devices behind the sink", "", "| Apple's category | notifications | of received |",
+            "|---|---:|---:|",
             row("Received by APNs", received), row("Delivered to Device", delivered),
             row("Delivered to Device (From Storage)", deliveredFromStorage),
             row("Stored – Device Offline", storedOffline), row("Stored – Power Considerations", storedPower),

@@ -7,7 +7,8 @@ extension PrometheusMetrics.Scrape {
     /// arrival; from the fan-out's first request, "1" being the last device).
     mutating func deviceFleet(_ snapshot: DeliverySnapshot) {
         let counts = snapshot.counts
-        let help = "Notifications by what became of them behind APNs (Apple's Push Notifications Console categories; replaced and forgotten are Fanout's)."
+        let help =
+            "Notifications by what became of them behind APNs (Apple's Push Notifications Console categories; replaced and forgotten are Fanout's)."
         for (category, value) in [
             ("Received by APNs", counts.received), ("Delivered to Device", counts.delivered),
             ("Delivered to Device (From Storage)", counts.deliveredFromStorage),
@@ -20,13 +21,24 @@ extension PrometheusMetrics.Scrape {
         ] {
             count("device_notifications", labels: [("category", category)], value, help: help)
         }
-        gauge("device_stored", Double(counts.stored), help: "Notifications stored now, waiting for their device or their expiry.")
-        count("device_collapsed", counts.collapsed, help: "Stored notifications replaced by one with the same collapse id.")
+        gauge(
+            "device_stored",
+            Double(counts.stored),
+            help: "Notifications stored now, waiting for their device or their expiry."
+        )
+        count(
+            "device_collapsed",
+            counts.collapsed,
+            help: "Stored notifications replaced by one with the same collapse id."
+        )
         let times = snapshot.times
         if times.toDevice.totalCount > 0 {
             quantiles(
                 "device_delivery",
-                [("0.5", times.toDevice.valueAtPercentile(50)), ("0.99", times.toDevice.valueAtPercentile(99)), ("1", times.toDevice.max)],
+                [
+                    ("0.5", times.toDevice.valueAtPercentile(50)), ("0.99", times.toDevice.valueAtPercentile(99)),
+                    ("1", times.toDevice.max),
+                ],
                 help: "From a request's arrival at APNs to its device."
             )
             quantiles(

@@ -97,7 +97,8 @@ struct DeviceFleet: ~Copyable {
         counts.received += 1
         let token = DeviceStore.key(notification.token)
         let place =
-            notification.id == (0, 0) ? -1 : history.start(id: notification.id, token: token, .init(kind: .received, time: now))
+            notification.id == (0, 0)
+            ? -1 : history.start(id: notification.id, token: token, .init(kind: .received, time: now))
         var reachableAt: UInt64? = now
         var storedFor: UInt8 = 0
         switch profile.reach {

@@ -1,5 +1,5 @@
-import Foundation
 import FanoutSettings
+import Foundation
 
 /// The devices behind the sink (issue #51): what share of them is offline, in low power, has
 /// notifications disabled or the app uninstalled, when offline ones come back, how long a

@@ -37,7 +37,9 @@ package final class DeviceFleetShards: Sendable {
     func accept(_ notification: DeviceNotification, now: UInt64) -> DeviceFleet.Answer {
         var start = fanOutStart.load(ordering: .relaxed)
         if start == 0 {
-            start = fanOutStart.compareExchange(expected: 0, desired: now, ordering: .relaxed).exchanged ? now : fanOutStart.load(ordering: .relaxed)
+            start =
+                fanOutStart.compareExchange(expected: 0, desired: now, ordering: .relaxed).exchanged
+                ? now : fanOutStart.load(ordering: .relaxed)
         }
         let shard = shard(notification.token)
         return shard.lock.withLock {

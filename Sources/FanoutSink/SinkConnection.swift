@@ -634,10 +634,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         now: UInt64
     ) -> APNsReason? {
         var notification = DeviceNotification(token: token)
-        if fields.priority.isPresent, let priority = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.priority, bytes)) {
+        if fields.priority.isPresent,
+            let priority = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.priority, bytes))
+        {
             notification.priority = Int(priority)
         }
-        if fields.expiration.isPresent, let seconds = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.expiration, bytes)) {
+        if fields.expiration.isPresent,
+            let seconds = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.expiration, bytes))
+        {
             if seconds == 0 {
                 notification.expiration = .immediately
             } else {

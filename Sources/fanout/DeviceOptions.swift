@@ -30,7 +30,10 @@ struct DeviceOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("From APNs to a device that can take it, like lognormal:300ms,0.5.", valueName: "kind:values")
+        help: ArgumentHelp(
+            "From APNs to a device that can take it, like lognormal:300ms,0.5.",
+            valueName: "kind:values"
+        )
     )
     var deviceDelay: String?
 
@@ -54,7 +57,10 @@ struct DeviceOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("How often a low-power device takes its stored priority-5 notifications (default: 15m).", valueName: "duration")
+        help: ArgumentHelp(
+            "How often a low-power device takes its stored priority-5 notifications (default: 15m).",
+            valueName: "duration"
+        )
     )
     var deviceBurstInterval: String?
 

@@ -29,7 +29,8 @@ import Testing
     @Test(
         arguments: [
             ("delivered > 80%", true), ("delivered > 90%", false), ("delivered >= 850", true),
-            ("delivered.p99 < 2m", true), ("delivered.p99 < 0.5m", false), ("delivered.p99 < 60s", true), ("delivered.p99 < 58s", false),
+            ("delivered.p99 < 2m", true), ("delivered.p99 < 0.5m", false), ("delivered.p99 < 60s", true),
+            ("delivered.p99 < 58s", false),
             ("delivered.p50 < 1ms", true), ("delivered.last <= 60s", true), ("delivered.last < 59s", false),
             ("discarded.expired < 1%", false), ("discarded.expired < 16%", true), ("discarded.expired == 150", true),
             ("forgotten == 0", true), ("discarded.unregistered > 0", false),

@@ -206,7 +206,9 @@ import Testing
         #expect(fleet.events(of: (2, 2))?.map(\.kind) == [.received, .storedOffline, .deliveredFromStorage])
         #expect(fleet.events(of: (2, 2))?.last?.time == Self.t0 + 10 * Self.second)
         // The ring keeps the newest 4.
-        for index in 3...6 { _ = fleet.accept(DeviceNotification(token: 9, id: (UInt64(index), 0)), now: Self.t0 + 30 * Self.second) }
+        for index in 3...6 {
+            _ = fleet.accept(DeviceNotification(token: 9, id: (UInt64(index), 0)), now: Self.t0 + 30 * Self.second)
+        }
         #expect(fleet.events(of: (1, 1)) == nil && fleet.events(of: (6, 0))?.first?.kind == .received)
         let text = Array("6f4a1c2e-0B3D-4e5f-8a9b-0c1d2e3f4a5b".utf8)
         let id = try #require(text.withUnsafeBytes { DeliveryHistory.id($0) })

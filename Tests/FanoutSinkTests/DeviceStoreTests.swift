@@ -16,7 +16,15 @@ import Testing
             if random.next() % 3 != 0 {
                 let time = random.next() % 1_000_000
                 if let slot = store.findOrInsert(token) {
-                    store.store(in: slot, arrivedAt: 0, dueAt: time, expiresAt: time + 5, collapse: 0, history: 0, flags: 0)
+                    store.store(
+                        in: slot,
+                        arrivedAt: 0,
+                        dueAt: time,
+                        expiresAt: time + 5,
+                        collapse: 0,
+                        history: 0,
+                        flags: 0
+                    )
                     expected[token] = time
                 } else {
                     #expect(expected[token] == nil && expected.count == 64, "refused at step \(step)")

@@ -63,7 +63,10 @@ import Testing
         // Stored until the date it gave, on the uptime clock: about an hour from now.
         // On /metrics, by Apple's category.
         let exposition = SinkMetrics().exposition(of: harness.statistics, fleet: fleet)
-        #expect(exposition.contains("fanout_sink_device_notifications_total{category=\"Discarded – Expired\"} 2"), "\(exposition)")
+        #expect(
+            exposition.contains("fanout_sink_device_notifications_total{category=\"Discarded – Expired\"} 2"),
+            "\(exposition)"
+        )
         #expect(exposition.contains("fanout_sink_device_stored 1"))
         let expiry = try #require(snapshot.latestExpiry)
         let now = DispatchTime.now().uptimeNanoseconds
@@ -119,7 +122,10 @@ import Testing
         #expect(times.count == 3 && times[0] <= times[1])
         #expect(abs(times[2].timeIntervalSince(times[0]) - 30) < 1)
         #expect(document["apns_id"] as? String == id.lowercased())
-        let unknown = DeliveryHistoryPage.answer("/deliveries/" + id.replacingOccurrences(of: "6F", with: "7F"), fleet: fleet)
+        let unknown = DeliveryHistoryPage.answer(
+            "/deliveries/" + id.replacingOccurrences(of: "6F", with: "7F"),
+            fleet: fleet
+        )
         #expect(!unknown.found && unknown.body.contains("is not among the last 65536"))
         #expect(DeliveryHistoryPage.answer("/deliveries/nope", fleet: fleet).body.contains("is not an apns-id"))
         #expect(DeliveryHistoryPage.answer("/deliveries/" + id, fleet: nil).body.contains("has no device fleet"))
