@@ -9,6 +9,8 @@ struct DeviceNotification {
     var collapse: UInt32 = 0
     /// The apns-id's 128 bits (`DeliveryHistory.id`), for its history; (0, 0): none kept.
     var id: (UInt64, UInt64) = (0, 0)
+    /// `apns-push-type: background`: counted against the device's budget when there is one.
+    var isBackground = false
 
     /// `apns-expiration`, on the model's clock.
     enum Expiration: Equatable {
@@ -110,10 +112,38 @@ struct DeviceFleet: ~Copyable {
             storedFor = DeviceStoreEntry.forPower
         case .lowPower: break
         }
+        if reachableAt == now, notification.isBackground, let budget = settings.backgroundBudget {
+            switch charge(budget, token: token, now: now) {
+            case .within: break
+            case .over(let until):
+                reachableAt = until
+                storedFor = DeviceStoreEntry.forPower
+            case .untracked:
+                counts.forgotten += 1
+                note(.forgotten, at: now, place, token)
+                return .accepted
+            }
+        }
         if reachableAt == now {
             deliver(token: token, app: profile.app, arrival: now, at: now, fromStorage: false, history: place)
             return .accepted
         }
+        keep(notification, token: token, history: place, until: reachableAt, for: storedFor, app: profile.app, now: now)
+        return .accepted
+    }
+
+    /// A notification its device cannot take now: discarded when it may not be stored
+    /// (`apns-expiration` 0 or past), forgotten when the store is full, else stored (replacing
+    /// any older one) until the device can take it (`reachableAt`, `nil`: not within the run).
+    private mutating func keep(
+        _ notification: DeviceNotification,
+        token: UInt64,
+        history place: Int,
+        until reachableAt: UInt64?,
+        for storedFor: UInt8,
+        app: DeviceProfile.App,
+        now: UInt64
+    ) {
         let expiresAt: UInt64
         switch notification.expiration {
         case .immediately: expiresAt = now
@@ -124,12 +154,12 @@ struct DeviceFleet: ~Copyable {
         guard expiresAt > now else {
             counts.discardedExpired += 1
             note(.discardedExpired, at: now, place, token)
-            return .accepted
+            return
         }
         guard let slot = store.findOrInsert(token) else {
             counts.forgotten += 1
             note(.forgotten, at: now, place, token)
-            return .accepted
+            return
         }
         if store[slot].isStored {
             counts.discardedReplaced += 1
@@ -144,7 +174,7 @@ struct DeviceFleet: ~Copyable {
             expiresAt: expiresAt,
             collapse: notification.collapse,
             history: UInt32(place + 1),
-            flags: storedFor | Self.flags(of: profile.app)
+            flags: storedFor | Self.flags(of: app)
         )
         counts.stored += 1
         if storedFor == DeviceStoreEntry.forPower {
@@ -154,7 +184,6 @@ struct DeviceFleet: ~Copyable {
             counts.storedOffline += 1
             note(.storedOffline, at: now, place, token)
         }
-        return .accepted
     }
 
     /// Delivers or discards every stored notification whose device came back, or whose
@@ -162,6 +191,10 @@ struct DeviceFleet: ~Copyable {
     mutating func advance(to now: UInt64) {
         while let (slot, time) = store.earliest, time <= now {
             let entry = store[slot]
+            guard entry.isStored else {
+                store.endBudget(slot)
+                continue
+            }
             counts.stored -= 1
             if entry.dueAt <= entry.expiresAt {
                 let app: DeviceProfile.App =
@@ -185,14 +218,38 @@ struct DeviceFleet: ~Copyable {
 
     /// The notifications stored now, and the earliest and latest of their expirations.
     var storedExpiries: (count: Int, earliest: UInt64, latest: UInt64)? {
-        guard store.heapCount > 0 else { return nil }
+        var count = 0
         var earliest = UInt64.max
         var latest: UInt64 = 0
         store.forEachStored { entry in
+            count += 1
             earliest = min(earliest, entry.expiresAt)
             latest = max(latest, entry.expiresAt)
         }
-        return (store.heapCount, earliest, latest)
+        return count == 0 ? nil : (count, earliest, latest)
+    }
+
+    /// What a background push does to its device's budget.
+    enum BudgetCharge: Equatable {
+        /// Within the budget: counted, delivered.
+        case within
+        /// Over it: stored for power considerations until the window ends.
+        case over(until: UInt64)
+        /// No room in the store to count it.
+        case untracked
+    }
+
+    /// Counts a background push to `token` at `now` against `budget` pushes per window (the
+    /// window opens at the device's first background push and lasts `budget.window`).
+    private mutating func charge(_ budget: Rate, token: UInt64, now: UInt64) -> BudgetCharge {
+        guard let slot = store.findOrInsert(token) else { return .untracked }
+        let entry = store[slot]
+        let open = entry.budgetUntil > now
+        let used = open ? Int(entry.budgetUsed) : 0
+        let until = open ? entry.budgetUntil : now &+ budget.window.wholeNanoseconds
+        guard used < budget.limit else { return .over(until: until) }
+        store.setBudget(slot, until: until, used: UInt16(clamping: used + 1))
+        return .within
     }
 
     /// APNs hands a notification that arrived at `arrival` to a device that can take it from

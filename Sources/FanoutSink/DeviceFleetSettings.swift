@@ -44,14 +44,20 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     /// in bursts" and gives no period; 15 minutes is our assumption (iOS's background refresh
     /// works at that grain).
     public var burstInterval: Duration = .seconds(900)
+    /// At most this many background pushes per device per window are delivered at once; more
+    /// wait, stored for power considerations, until the window (opened by the device's first
+    /// background push) ends. `nil`: no budget. Apple asks for no more than "two or three per
+    /// hour" and says the system may throttle more; `3/1h` follows it. A device counted takes a
+    /// store entry for its window.
+    public var backgroundBudget: Rate?
     /// Mixed with each token's hash for its draws.
     public var seed: UInt64 = 1
 
     public init() {}
 
-    /// Whether the fleet is on: a share or a delivery delay was set.
+    /// Whether the fleet is on: a share, a delivery delay or a background budget was set.
     public var isEnabled: Bool {
-        offline > 0 || lowPower > 0 || disabled > 0 || uninstalled > 0 || delay != nil
+        offline > 0 || lowPower > 0 || disabled > 0 || uninstalled > 0 || delay != nil || backgroundBudget != nil
     }
 
     /// The problems with the settings, each naming the option it comes from.
@@ -96,6 +102,7 @@ extension DeviceFleetSettings {
     public static let settingNames = [
         "device-offline", "device-low-power", "device-disabled", "device-uninstalled", "device-return",
         "device-delay", "device-store-cap", "device-default-expiry", "device-burst-interval",
+        "device-background-budget",
     ]
 
     /// Sets one of `settingNames` from its text: shares like `30%`, spreads in the sink's
@@ -119,6 +126,12 @@ extension DeviceFleetSettings {
             storeCapacity = count
         case "device-default-expiry": defaultExpiry = try SinkScenario.duration(text)
         case "device-burst-interval": burstInterval = try SinkScenario.duration(text)
+        case "device-background-budget":
+            let rate = try SinkScenario.rate(text)
+            guard rate.limit <= Int(UInt16.max) else {
+                throw SinkScenarioError("device-background-budget allows at most \(UInt16.max) per window; got \(text)")
+            }
+            backgroundBudget = rate
         default: throw SinkScenarioError("\(name) is not a device setting")
         }
     }

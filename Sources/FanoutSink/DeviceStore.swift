@@ -19,8 +19,13 @@ struct DeviceStoreEntry {
     var history: UInt32 = 0
     /// When APNs learnt that the app is gone (0: it has not).
     var unregisteredSince: UInt64 = 0
-    /// The entry's place in the store's heap plus one (0: not in it: nothing stored).
+    /// When the device's background-push budget window ends (0: no window open), and the
+    /// background pushes delivered in it.
+    var budgetUntil: UInt64 = 0
+    /// The entry's place in the store's heap plus one (0: not in it: nothing stored, no budget window).
     var heapPosition: UInt32 = 0
+    // The two small fields last, behind the 4-byte one: 63 bytes, a 64-byte stride.
+    var budgetUsed: UInt16 = 0
     var flags: UInt8 = 0
 
     static let stored: UInt8 = 1
@@ -31,8 +36,9 @@ struct DeviceStoreEntry {
     static let uninstalled: UInt8 = 8
 
     var isStored: Bool { flags & Self.stored != 0 }
-    /// When the store must look at it next: it is delivered at `dueAt` or discarded at `expiresAt`.
-    var nextEvent: UInt64 { min(dueAt, expiresAt) }
+    /// When the store must look at it next: its stored notification is delivered at `dueAt` or
+    /// discarded at `expiresAt`; with nothing stored, its budget window ends.
+    var nextEvent: UInt64 { isStored ? min(dueAt, expiresAt) : budgetUntil }
 }
 
 /// The devices that have something kept for them, in memory allocated once for `capacity`
@@ -47,7 +53,7 @@ struct DeviceStoreEntry {
 ///   │ empty│ A    │ B    │ empty│ C    │ ◄─── slot indices ───── │ 4  │ 1  │ …  │  ordered by
 ///   └──────┴──────┴──────┴──────┴──────┘   heapPosition ───────► └────┴────┴────┘  min(due, expiry)
 /// ```
-/// Memory: `bytesPerDevice` (a 56-byte entry in a table at most half full, and 4 heap bytes)
+/// Memory: `bytesPerDevice` (a 64-byte entry in a table at most half full, and 4 heap bytes)
 /// times the capacity, reserved up front; the table comes from `calloc`, so its pages take
 /// room only once a device lands on them.
 struct DeviceStore: ~Copyable {
@@ -56,7 +62,8 @@ struct DeviceStore: ~Copyable {
     private let mask: Int
     /// The most devices kept at once.
     let capacity: Int
-    /// Devices kept now, and how many of them are in the heap (have a notification stored).
+    /// Devices kept now, and how many of them are in the heap (have a notification stored or a
+    /// budget window open).
     private(set) var count = 0
     private(set) var heapCount = 0
 
@@ -137,21 +144,56 @@ struct DeviceStore: ~Copyable {
         slots[slot].collapse = collapse
         slots[slot].history = history
         slots[slot].flags = DeviceStoreEntry.stored | flags
+        schedule(slot)
+    }
+
+    /// Opens or counts `slot`'s background-push budget window: `used` pushes until `until`.
+    mutating func setBudget(_ slot: Int, until: UInt64, used: UInt16) {
+        slots[slot].budgetUntil = max(1, until)
+        slots[slot].budgetUsed = used
+        schedule(slot)
+    }
+
+    /// Closes `slot`'s budget window; the entry goes when nothing else is kept for it.
+    mutating func endBudget(_ slot: Int) {
+        slots[slot].budgetUntil = 0
+        slots[slot].budgetUsed = 0
+        if slots[slot].isStored { return }
+        unschedule(slot)
+        if slots[slot].unregisteredSince == 0 { remove(slot) }
+    }
+
+    /// Puts `slot` in the heap, or moves it to its place after its next event changed.
+    private mutating func schedule(_ slot: Int) {
         if slots[slot].heapPosition == 0 {
             heap[heapCount] = UInt32(slot)
             heapCount += 1
             slots[slot].heapPosition = UInt32(heapCount)
             siftUp(heapCount - 1)
         } else {
-            let position = Int(slots[slot].heapPosition) - 1
-            siftUp(position)
+            siftUp(Int(slots[slot].heapPosition) - 1)
             siftDown(Int(slots[slot].heapPosition) - 1)
         }
     }
 
+    /// Takes `slot` out of the heap.
+    private mutating func unschedule(_ slot: Int) {
+        let position = Int(slots[slot].heapPosition) - 1
+        guard position >= 0 else { return }
+        heapCount -= 1
+        if position != heapCount {
+            let moved = Int(heap[heapCount])
+            heap[position] = UInt32(moved)
+            slots[moved].heapPosition = UInt32(position + 1)
+            siftUp(position)
+            siftDown(Int(slots[moved].heapPosition) - 1)
+        }
+        slots[slot].heapPosition = 0
+    }
+
     /// Calls `body` with each entry that has a notification stored.
     func forEachStored(_ body: (DeviceStoreEntry) -> Void) {
-        for position in 0..<heapCount { body(slots[Int(heap[position])]) }
+        for position in 0..<heapCount where slots[Int(heap[position])].isStored { body(slots[Int(heap[position])]) }
     }
 
     /// Marks `slot`'s token as unregistered since `time`.
@@ -166,20 +208,16 @@ struct DeviceStore: ~Copyable {
         return (slot, slots[slot].nextEvent)
     }
 
-    /// Takes `slot`'s stored notification out; the entry goes when nothing else is kept for it.
+    /// Takes `slot`'s stored notification out; the entry stays in the heap while its budget
+    /// window is open, and goes when nothing else is kept for it.
     mutating func unstore(_ slot: Int) {
-        let position = Int(slots[slot].heapPosition) - 1
-        precondition(position >= 0, "unstore of a slot with nothing stored")
-        heapCount -= 1
-        if position != heapCount {
-            let moved = Int(heap[heapCount])
-            heap[position] = UInt32(moved)
-            slots[moved].heapPosition = UInt32(position + 1)
-            siftUp(position)
-            siftDown(Int(slots[moved].heapPosition) - 1)
-        }
-        slots[slot].heapPosition = 0
+        precondition(slots[slot].isStored, "unstore of a slot with nothing stored")
         slots[slot].flags = 0
+        if slots[slot].budgetUntil != 0 {
+            schedule(slot)
+            return
+        }
+        unschedule(slot)
         if slots[slot].unregisteredSince == 0 { remove(slot) }
     }
 

@@ -655,6 +655,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 truncatingIfNeeded: TokenList.hash(APNsRequestCheck.view(fields.collapseID, bytes))
             )
         }
+        notification.isBackground =
+            fields.pushType.isPresent
+            && APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) == .background
         // The apns-id answered (echoed or made): its history is kept under it.
         notification.id = DeliveryHistory.id(UnsafeRawBufferPointer(apnsID)) ?? (0, 0)
         switch fleet.accept(notification, now: now) {

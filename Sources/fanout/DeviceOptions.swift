@@ -64,6 +64,15 @@ struct DeviceOptions: ParsableArguments {
     )
     var deviceBurstInterval: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Background pushes a device takes per window, like 3/1h; more are stored for power considerations until the window ends.",
+            valueName: "limit/window"
+        )
+    )
+    var deviceBackgroundBudget: String?
+
     /// Each given option with its setting's name.
     var given: [(name: String, value: String)] {
         let all: [(String, String?)] = [
@@ -71,6 +80,7 @@ struct DeviceOptions: ParsableArguments {
             ("device-disabled", deviceDisabled), ("device-uninstalled", deviceUninstalled),
             ("device-return", deviceReturn), ("device-delay", deviceDelay), ("device-store-cap", deviceStoreCap),
             ("device-default-expiry", deviceDefaultExpiry), ("device-burst-interval", deviceBurstInterval),
+            ("device-background-budget", deviceBackgroundBudget),
         ]
         return all.compactMap { name, value in value.map { (name, $0) } }
     }
@@ -105,6 +115,12 @@ struct SinkDeviceOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The embedded sink's --device-burst-interval.", valueName: "duration"))
     var sinkDeviceBurstInterval: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --device-background-budget.", valueName: "limit/window")
+    )
+    var sinkDeviceBackgroundBudget: String?
+
     /// Each given option with its setting's name (without `sink-`).
     var given: [(name: String, value: String)] {
         let all: [(String, String?)] = [
@@ -113,6 +129,7 @@ struct SinkDeviceOptions: ParsableArguments {
             ("device-return", sinkDeviceReturn), ("device-delay", sinkDeviceDelay),
             ("device-store-cap", sinkDeviceStoreCap), ("device-default-expiry", sinkDeviceDefaultExpiry),
             ("device-burst-interval", sinkDeviceBurstInterval),
+            ("device-background-budget", sinkDeviceBackgroundBudget),
         ]
         return all.compactMap { name, value in value.map { (name, $0) } }
     }

@@ -216,6 +216,35 @@ import Testing
         #expect(Array("6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5".utf8).withUnsafeBytes { DeliveryHistory.id($0) } == nil)
     }
 
+    /// Background pushes beyond the budget wait, stored for power considerations, until the
+    /// window ends; the device's entry goes with its window.
+    @Test func backgroundPushesOverTheBudgetWaitForTheWindow() {
+        var fleet = DeviceFleet(
+            settings: Self.settings { $0.backgroundBudget = Rate(limit: 2, window: .seconds(3600)) },
+            capacity: 8
+        )
+        let hour = 3600 * Self.second
+        for offset in 0..<3 {
+            _ = fleet.accept(
+                DeviceNotification(token: 21, priority: 5, isBackground: true),
+                now: Self.t0 + UInt64(offset)
+            )
+        }
+        // An alert is not counted against the budget.
+        _ = fleet.accept(DeviceNotification(token: 21), now: Self.t0 + 3)
+        #expect(fleet.counts.delivered == 3 && fleet.counts.storedPower == 1 && fleet.counts.stored == 1)
+        #expect(fleet.nextEvent == Self.t0 + hour)
+        fleet.advance(to: Self.t0 + hour)
+        #expect(fleet.counts.deliveredFromStorage == 1 && fleet.counts.stored == 0)
+        #expect(fleet.devicesKept == 0 && fleet.nextEvent == nil)
+        // A new window opens with the next one.
+        _ = fleet.accept(DeviceNotification(token: 21, priority: 5, isBackground: true), now: Self.t0 + 2 * hour)
+        #expect(fleet.counts.delivered == 4 && fleet.devicesKept == 1)
+        fleet.advance(to: Self.t0 + 3 * hour)
+        #expect(fleet.devicesKept == 0)
+        #expect(fleet.counts.accountedFor == fleet.counts.received)
+    }
+
     @Test func burstsFollowThePhase() {
         let second = Self.second
         #expect(DeviceFleet.nextBurst(after: 5, start: 0, phase: 10, interval: .nanoseconds(100)) == 10)
@@ -309,6 +338,7 @@ import Testing
                 device-store-cap = 5000
                 device-default-expiry = 2h
                 device-burst-interval = 5m
+                device-background-budget = 3/1h
                 """,
             source: "fleet.conf"
         )
@@ -320,7 +350,8 @@ import Testing
         #expect(devices.storeCapacity == 5000)
         #expect(devices.defaultExpiry == .seconds(7200) && devices.burstInterval == .seconds(300))
         #expect(devices.isEnabled)
-        #expect(DeviceFleetSettings.settingNames.count == 9)
+        #expect(devices.backgroundBudget == Rate(limit: 3, window: .seconds(3600)))
+        #expect(DeviceFleetSettings.settingNames.count == 10)
         var never = DeviceFleetSettings()
         never.returnAfter = .fixed(.seconds(1))
         try never.set("device-return", "never")

@@ -71,7 +71,23 @@ import Testing
         let third = store.findOrInsert(3)
         #expect(second != nil && third == nil)
         #expect(store.count == 2)
-        // docs/sink.md ("Memory and threads") says 56 and 116 bytes.
-        #expect(MemoryLayout<DeviceStoreEntry>.stride == 56 && DeviceStore.bytesPerDevice == 116)
+        // docs/sink.md ("Memory and threads") says 64 and 132 bytes.
+        #expect(MemoryLayout<DeviceStoreEntry>.stride == 64 && DeviceStore.bytesPerDevice == 132)
+    }
+
+    /// A budget window keeps a device in the heap without a stored notification; a stored one
+    /// taken out leaves it there until the window ends.
+    @Test func budgetWindowsAreScheduled() throws {
+        var store = DeviceStore(capacity: 4)
+        let inserted = store.findOrInsert(5)
+        let slot = try #require(inserted)
+        store.setBudget(slot, until: 500, used: 1)
+        #expect(store.earliest?.time == 500 && store.heapCount == 1)
+        store.store(in: slot, arrivedAt: 1, dueAt: 100, expiresAt: 900, collapse: 0, history: 0, flags: 0)
+        #expect(store.earliest?.time == 100)
+        store.unstore(slot)
+        #expect(store.earliest?.time == 500 && store.count == 1)
+        store.endBudget(slot)
+        #expect(store.earliest == nil && store.count == 0)
     }
 }

@@ -88,6 +88,18 @@ import Testing
         _ = lowPower.send(SinkHarness.fields(token: String(repeating: "cd", count: 32), [("apns-priority", "10")]))
         let counts = lowPowerFleet.snapshot().counts
         #expect(counts.storedPower == 1 && counts.delivered == 1)
+        // apns-push-type background counts against the device's budget.
+        let (budgetConfiguration, budgetState) = Self.sink {
+            $0.backgroundBudget = Rate(limit: 1, window: .seconds(3600))
+        }
+        var budget = SinkHarness(budgetConfiguration, state: budgetState)
+        let budgetFleet = try #require(budgetState.fleet)
+        for _ in 0..<2 {
+            let answer = budget.send(SinkHarness.fields([("apns-push-type", "background"), ("apns-priority", "5")]))
+            #expect(answer?.status == 200, "\(String(describing: answer))")
+        }
+        let budgetCounts = budgetFleet.snapshot().counts
+        #expect(budgetCounts.delivered == 1 && budgetCounts.storedPower == 1)
     }
 
     /// `GET /deliveries/ID`: a notification to an offline device, stored, then delivered from
