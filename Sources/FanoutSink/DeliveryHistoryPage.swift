@@ -9,7 +9,7 @@ import NIOCore
 ///      {"at":"…","state":"Stored – Device Offline"},{"at":"…","state":"Delivered to Device (From Storage)"}]}
 ///
 /// Only the recent ones are kept: `DeviceFleet.historyCapacity` per shard, the newest
-/// overwriting the oldest (65,536 over the sink's 16 shards, 56 bytes each).
+/// overwriting the oldest (65,536 over the sink's 16 shards, 80 bytes each).
 enum DeliveryHistoryPage {
     static let prefix = "/deliveries/"
 
@@ -39,10 +39,11 @@ enum DeliveryHistoryPage {
         guard let fleet else {
             return (false, "not found: the sink has no device fleet (fanout sink --device-offline and the like)\n")
         }
-        guard let id = Array(text.utf8).withUnsafeBytes({ DeliveryHistory.id($0) }), id != (0, 0) else {
+        let id = Array(text.utf8)
+        guard id.count == DeliveryHistory.idLength, id.withUnsafeBytes({ APNsRequestCheck.isCanonicalUUID($0) }) else {
             return (false, "not found: \(text) is not an apns-id (8-4-4-4-12 hex digits)\n")
         }
-        guard let events = fleet.events(of: id) else {
+        guard let events = id.withUnsafeBytes({ fleet.events(of: $0) }) else {
             return (
                 false,
                 "not found: \(text) is not among the last \(DeviceFleet.historyCapacity * DeviceFleetShards.shardCount) notifications the sink accepted\n"

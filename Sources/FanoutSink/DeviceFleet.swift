@@ -7,8 +7,9 @@ struct DeviceNotification {
     var expiration = Expiration.unset
     /// The `apns-collapse-id`'s hash (0: none).
     var collapse: UInt32 = 0
-    /// The apns-id's 128 bits (`DeliveryHistory.id`), for its history; (0, 0): none kept.
-    var id: (UInt64, UInt64) = (0, 0)
+    /// The apns-id answered, 36 bytes of text, for its history (`nil`: none kept); read only
+    /// while `accept` runs.
+    var id: UnsafeRawBufferPointer?
     /// `apns-push-type: background`: counted against the device's budget when there is one.
     var isBackground = false
 
@@ -98,9 +99,10 @@ struct DeviceFleet: ~Copyable {
         }
         counts.received += 1
         let token = DeviceStore.key(notification.token)
-        let place =
-            notification.id == (0, 0)
-            ? -1 : history.start(id: notification.id, token: token, .init(kind: .received, time: now))
+        var place = -1
+        if let id = notification.id, id.count == DeliveryHistory.idLength {
+            place = history.start(id: id, token: token, .init(kind: .received, time: now))
+        }
         var reachableAt: UInt64? = now
         var storedFor: UInt8 = 0
         switch profile.reach {
@@ -293,8 +295,9 @@ struct DeviceFleet: ~Copyable {
         history.add(.init(kind: kind, time: time), at: place, token: token)
     }
 
-    /// The history of the notification whose apns-id is `id`, if it is among the recent ones.
-    func events(of id: (UInt64, UInt64)) -> [DeliveryEvent]? {
+    /// The history of the notification whose apns-id is `id` (its text, either case), if it is
+    /// among the recent ones.
+    func events(of id: UnsafeRawBufferPointer) -> [DeliveryEvent]? {
         history.events(of: id)
     }
 

@@ -57,7 +57,7 @@ package final class DeviceFleetShards: Sendable {
 
     /// The history of the notification whose apns-id is `id`, if it is among the recent ones
     /// (the shard is not known from the id: each is asked).
-    func events(of id: (UInt64, UInt64)) -> [DeliveryEvent]? {
+    func events(of id: UnsafeRawBufferPointer) -> [DeliveryEvent]? {
         for shard in shards {
             if let events = shard.lock.withLock({ shard.fleet.events(of: id) }) { return events }
         }

@@ -659,7 +659,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             fields.pushType.isPresent
             && APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) == .background
         // The apns-id answered (echoed or made): its history is kept under it.
-        notification.id = DeliveryHistory.id(UnsafeRawBufferPointer(apnsID)) ?? (0, 0)
+        notification.id = UnsafeRawBufferPointer(apnsID)
         switch fleet.accept(notification, now: now) {
         case .accepted: return nil
         case .unregistered(let since):
