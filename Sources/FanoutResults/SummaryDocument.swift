@@ -101,6 +101,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// The open model's pacing and its waits for streams (schema 8); absent in the closed model,
     /// a merge and older folders.
     public var openModel: OpenModel? = nil
+    /// With the sink's device fleet on: what became of the accepted notifications (an added,
+    /// optional field); absent otherwise and in older folders.
+    public var delivery: DeliverySummary? = nil
 
     /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
     /// merge it before it compiles.
@@ -128,6 +131,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case kind, provider
         case unsent
         case openModel = "open_model"
+        case delivery
     }
 
     /// `fanout sink --output`'s folder.
@@ -179,7 +183,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         kind: String? = nil,
         provider: Provider? = nil,
         unsent: Int? = nil,
-        openModel: OpenModel? = nil
+        openModel: OpenModel? = nil,
+        delivery: DeliverySummary? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.configuration = configuration
@@ -226,5 +231,6 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.provider = provider
         self.unsent = unsent
         self.openModel = openModel
+        self.delivery = delivery
     }
 }

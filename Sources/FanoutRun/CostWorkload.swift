@@ -32,6 +32,21 @@ public struct CostWorkload: Sendable {
     /// Whether the sink measures the provider as `fanout sink --output` does (its card, stream
     /// use and arrivals: `ProviderInstrument`).
     public var instrument = false
+    /// Whether a device fleet stands behind the sink (`fanout sink --device-…`): `fleet`'s.
+    public var devices = false
+
+    /// The fleet `devices` puts behind the sink: 20% offline and back over 0–120 s, 10% low
+    /// power, 2% disabled, 1% uninstalled, a log-normal delivery delay (scripts/bench/sink-devices.sh's).
+    public static var fleet: DeviceFleetSettings {
+        var fleet = DeviceFleetSettings()
+        fleet.offline = 0.2
+        fleet.returnAfter = .uniform(.zero, .seconds(120))
+        fleet.lowPower = 0.1
+        fleet.disabled = 0.02
+        fleet.uninstalled = 0.01
+        fleet.delay = .logNormal(median: .milliseconds(300), sigma: 0.5)
+        return fleet
+    }
     /// The notification; the poll when `nil`.
     public var template: PayloadTemplate?
 
@@ -85,6 +100,7 @@ public struct CostWorkload: Sendable {
         let recorder = LoopRecorder(collector: collector)
         var sinkConfiguration = SinkConfiguration()
         if instrument { sinkConfiguration.instrument = ProviderInstrument() }
+        if devices { sinkConfiguration.scenario.devices = Self.fleet }
         let sinkStatistics = SinkStatistics()
         var pair = HTTP2InMemoryPair(
             client: LoadConnection(

@@ -214,6 +214,7 @@ enum ProviderMeasurements {
             scenario: describe(job.configuration.scenario)
         )
         measurements.scenarioFile = job.configuration.scenario.file
+        measurements.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         return measurements
     }
 

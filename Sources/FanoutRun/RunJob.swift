@@ -5,6 +5,7 @@ import FanoutHTTP2
 import FanoutMeasure
 import FanoutPayload
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import FanoutSink
 import FanoutTokens
@@ -153,6 +154,7 @@ public struct RunJob: Sendable {
         )
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.scenario = self.sink.scenario.file
+        summary.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         summary.sinkCPU = .nanoseconds(Int64(sinkLoopCPU.reduce(0, +)))
         // The loops' CPU over the run, not since the sink started.
         var sinkDelays = sinkSummary.ownDelays

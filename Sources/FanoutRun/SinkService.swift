@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import FanoutSink
 import FanoutTokens
@@ -238,7 +239,11 @@ public struct SinkService: Service {
         func stop(printing: Bool) {
             sink.drain()
             admin?.close()
-            if printing { StandardStream.output.write((sink.statistics.summary.text + "\n").utf8) }
+            if printing {
+                let delivery = sink.fleet.map { DeliverySummary($0.snapshot()).lines } ?? []
+                StandardStream.output.write(([sink.statistics.summary.text] + delivery).joined(separator: "\n").utf8)
+                StandardStream.output.write("\n".utf8)
+            }
             try? group.syncShutdownGracefully()
         }
     }

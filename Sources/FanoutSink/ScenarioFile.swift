@@ -19,11 +19,12 @@ import Foundation
 /// values are relative to the scenario file's folder.
 extension SinkScenario {
     /// Every setting's name.
-    public static let settingNames = [
-        "latency", "stall", "error", "unregistered-tokens", "bad-tokens", "seed", "token-rate", "connection-rate",
-        "goaway-after-requests", "goaway-after-time", "close-after-requests", "unanswered", "max-connections",
-        "rtt", "bandwidth", "sink-bandwidth", "connection-window", "stream-window", "window-refill",
-    ]
+    public static let settingNames =
+        [
+            "latency", "stall", "error", "unregistered-tokens", "bad-tokens", "seed", "token-rate", "connection-rate",
+            "goaway-after-requests", "goaway-after-time", "close-after-requests", "unanswered", "max-connections",
+            "rtt", "bandwidth", "sink-bandwidth", "connection-window", "stream-window", "window-refill",
+        ] + DeviceFleetSettings.settingNames
 
     /// Reads a scenario file; a problem is reported as `FILE:LINE: what`.
     public init(contentsOfFile path: String) throws(SinkScenarioError) {
@@ -141,6 +142,8 @@ extension SinkScenario {
                 throw SinkScenarioError("window-refill is half or each-frame; got \(value)")
             }
             windows.refill = refill
+        case _ where DeviceFleetSettings.settingNames.contains(name):
+            try devices.set(name, value)
         default:
             throw SinkScenarioError("\(name) is not a scenario setting")
         }

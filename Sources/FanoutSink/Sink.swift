@@ -15,6 +15,8 @@ package final class SinkState: Sendable {
     let tokenLimiter: TokenRateLimiter?
     /// Refusals and limits reached, logged with the peer.
     let limits: LimitLog
+    /// The devices behind the sink, when the scenario has them (`nil`: the story ends at the 200).
+    package let fleet: DeviceFleetShards?
 
     package init(scenario: SinkScenario = .init(), limitLog: (@Sendable (String) -> Void)? = nil) {
         limits = LimitLog(write: limitLog)
@@ -22,6 +24,10 @@ package final class SinkState: Sendable {
         tokenLimiter = scenario.tokenRate.map { rate in
             TokenRateLimiter(limit: rate.limit, window: rate.window.wholeNanoseconds, startedAt: startedAt)
         }
+        // The fleet draws from the scenario's seed (each draw mixes in a constant of its own).
+        var devices = scenario.devices
+        devices.seed = scenario.seed
+        fleet = devices.isEnabled ? DeviceFleetShards(settings: devices) : nil
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
@@ -41,6 +47,15 @@ public final class Sink: Sendable {
     /// The connections served, and the counts that admit new ones.
     private let connections: NIOLockedValueBox<(open: [ObjectIdentifier: any Channel], admission: ConnectionAdmission)>
     private let timing: SinkTiming
+    /// Delivers and expires the fleet's stored notifications as real time passes (`fleetTick`).
+    private let fleetTimer: RepeatedTask?
+
+    /// How often the fleet's stored notifications are looked at: 10 ms, so a delivery from
+    /// storage is counted at most that late (its recorded time is the exact one).
+    static let fleetTick = TimeAmount.milliseconds(10)
+
+    /// The devices behind the sink, when it has them.
+    package var fleet: DeviceFleetShards? { state.fleet }
 
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
@@ -73,6 +88,11 @@ public final class Sink: Sendable {
             )
         )
         self.connections = connections
+        fleetTimer = state.fleet.map { fleet in
+            group.next().scheduleRepeatedTask(initialDelay: Self.fleetTick, delay: Self.fleetTick) { _ in
+                fleet.advance(now: NIODeadline.now().uptimeNanoseconds)
+            }
+        }
         let timing = try SinkTiming(group: group, statistics: statistics, instrument: configuration.instrument)
         self.timing = timing
         let http2 = Self.http2Configuration(configuration)
@@ -182,6 +202,8 @@ public final class Sink: Sendable {
             timeout.cancel()
         }
         state.limits.flush()
+        fleetTimer?.cancel()
+        state.fleet?.advance(now: NIODeadline.now().uptimeNanoseconds)
         timing.handOver()
         timing.stop()
         configuration.capture?.close()

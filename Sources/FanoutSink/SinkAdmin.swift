@@ -10,6 +10,8 @@ import NIOPosix
 ///     GET /stats     JSON: totals, counts by status and by reason, the digest, and every open
 ///                    connection with its own counts (`SinkStatistics.json`)
 ///     GET /metrics   Prometheus' text exposition format (swift-prometheus)
+///     GET /deliveries/APNS-ID   with the device fleet: a recent notification's history
+///                    (`DeliveryHistoryPage`)
 ///
 /// Anything else is 404 (405 for a method other than GET or HEAD). Connections' counts reach
 /// the statistics every 256 requests and at least once a second, so both views are at most a
@@ -50,13 +52,20 @@ public final class SinkAdmin: Sendable {
                 return .init(
                     status: .ok,
                     type: TextEndpoint.prometheusType,
-                    body: metrics.exposition(of: sink.statistics)
+                    body: metrics.exposition(of: sink.statistics, fleet: sink.fleet)
+                )
+            case let path where path.hasPrefix(DeliveryHistoryPage.prefix):
+                let (found, body) = DeliveryHistoryPage.answer(path, fleet: sink.fleet)
+                return .init(
+                    status: found ? .ok : .notFound,
+                    type: found ? "application/json" : TextEndpoint.plainType,
+                    body: body
                 )
             default:
                 return .init(
                     status: .notFound,
                     type: TextEndpoint.plainType,
-                    body: "not found: try /stats or /metrics\n"
+                    body: "not found: try /stats, /metrics or /deliveries/APNS-ID\n"
                 )
             }
         }
@@ -89,9 +98,11 @@ final class SinkMetrics: Sendable {
     private let metrics = PrometheusMetrics(subsystem: "sink")
 
     /// The text exposition of the statistics now.
-    func exposition(of statistics: SinkStatistics) -> String {
+    func exposition(of statistics: SinkStatistics, fleet: DeviceFleetShards? = nil) -> String {
         let summary = statistics.summary
+        let delivery = fleet?.snapshot()
         return metrics.exposition { metrics in
+            if let delivery { metrics.deviceFleet(delivery) }
             // The sink's own delays, as quantile-labelled gauges in seconds.
             let delays = summary.ownDelays
             for (metric, delay, help) in [

@@ -97,6 +97,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     private var answersWritten = 0
     private var answersRead = 0
     private var readMarkerOutstanding = false
+    /// With the device fleet: when the request being answered found its token unregistered
+    /// (uptime nanoseconds, 0: it did not), the time its 410's body gives.
+    private var unregisteredSince: UInt64 = 0
+    /// The wall clock minus the uptime clock, in nanoseconds: turns `apns-expiration`'s UNIX
+    /// seconds into the fleet's uptime clock, and the fleet's times into a 410's timestamp.
+    private let wallOffset = Int64(Date().timeIntervalSince1970 * 1e9) - Int64(NIODeadline.now().uptimeNanoseconds)
 
     package init(
         configuration: SinkConfiguration,
@@ -354,6 +360,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         counts.bodyBytes += request.bodyLength
         counts.peakStreams = max(counts.peakStreams, connection.openStreams)
         let faults = configuration.scenario.faults
+        unregisteredSince = 0
         if let limit = faults.closeAfterRequests, counts.requests + handled >= limit {
             connection.abort()
             return
@@ -426,7 +433,11 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                     return rejection.reason
                 }
                 let tokenBytes = APNsRequestCheck.view(token, bytes)
-                let reason = scenarioError(for: tokenBytes, hash: tokenHash, now: now)
+                var reason = scenarioError(for: tokenBytes, hash: tokenHash, now: now)
+                if reason == nil, !unanswered, let fleet = state.fleet {
+                    if tokenHash == 0 { tokenHash = TokenList.hash(tokenBytes) }
+                    reason = offer(to: fleet, token: tokenHash, fields: fields, bytes: bytes, now: received)
+                }
                 if reason == nil && digestHash == 0 {
                     digestHash = NotificationDigest.hash(token: tokenBytes, payload: request.body)
                 }
@@ -489,6 +500,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 due: due,
                 transit: transit,
                 held: due - min(due, received) + wireOneWay,
+                unregisteredSince: unregisteredSince,
                 &connection
             )
         }
@@ -611,6 +623,51 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         return nil
     }
 
+    /// Hands an accepted notification to the device fleet: `nil` when APNs takes it, 410
+    /// Unregistered (its time in `unregisteredSince`) when an earlier delivery found the app
+    /// gone. `apns-expiration` was checked to be decimal (`APNsRequestCheck`, rule 9).
+    private mutating func offer(
+        to fleet: DeviceFleetShards,
+        token: UInt64,
+        fields: APNsRequestCheck.Fields,
+        bytes: UnsafeRawBufferPointer,
+        now: UInt64
+    ) -> APNsReason? {
+        var notification = DeviceNotification(token: token)
+        if fields.priority.isPresent,
+            let priority = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.priority, bytes))
+        {
+            notification.priority = Int(priority)
+        }
+        if fields.expiration.isPresent,
+            let seconds = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.expiration, bytes))
+        {
+            if seconds == 0 {
+                notification.expiration = .immediately
+            } else {
+                let (wall, overflow) = Int64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+                let uptime = overflow ? Int64.max : wall - wallOffset
+                notification.expiration = .at(uptime <= 0 ? 1 : UInt64(uptime))
+            }
+        }
+        if fields.collapseID.count > 0 {
+            notification.collapse = UInt32(
+                truncatingIfNeeded: TokenList.hash(APNsRequestCheck.view(fields.collapseID, bytes))
+            )
+        }
+        notification.isBackground =
+            fields.pushType.isPresent
+            && APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) == .background
+        // The apns-id answered (echoed or made): its history is kept under it.
+        notification.id = UnsafeRawBufferPointer(apnsID)
+        switch fleet.accept(notification, now: now) {
+        case .accepted: return nil
+        case .unregistered(let since):
+            unregisteredSince = since
+            return .unregistered
+        }
+    }
+
     /// When the answer to a request received at `now` goes out: after the injected latency,
     /// no sooner than the connection's throughput ceiling allows, and not inside a stall
     /// window (windows of `length` every `every`, from `every` after start). `drawn`: the time
@@ -670,6 +727,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         due: UInt64,
         transit: UInt64 = 0,
         held: UInt64 = 0,
+        unregisteredSince: UInt64 = 0,
         _ connection: inout HTTP2Connection
     ) {
         let id = UnsafeRawBufferPointer(apnsID)
@@ -702,7 +760,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         unwritten.append(due: due, transit: transit)
         let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true, uniqueID: uniqueID)
         if rejection.status == 410 {
-            let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
+            // The fleet's uninstalled device: when APNs learnt it; else now.
+            let milliseconds =
+                unregisteredSince == 0
+                ? Int64(Date().timeIntervalSince1970 * 1000) : (Int64(unregisteredSince) + wallOffset) / 1_000_000
             timestampedBody.clear()
             APNsErrorBody.write(rejection, timestamp: milliseconds, into: &timestampedBody)
             connection.respond(stream: stream, fields, body: timestampedBody)

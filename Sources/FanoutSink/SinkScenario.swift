@@ -42,6 +42,8 @@ public struct SinkScenario: Sendable {
     public var wire: SinkWire?
     /// The flow-control windows the sink grants and when it refills them.
     public var windows = SinkWindows()
+    /// The devices behind the sink (`DeviceFleetSettings`): off unless a share or a delay is set.
+    public var devices = DeviceFleetSettings()
 
     public init() {}
 
@@ -53,6 +55,7 @@ public struct SinkScenario: Sendable {
         let total = errors.map(\.probability).reduce(0, +)
         if total > 1 { throw SinkScenarioError("the error probabilities add up to \(total), over 1") }
         try wire?.validate()
+        try devices.validate()
     }
 }
 

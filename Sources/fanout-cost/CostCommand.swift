@@ -28,6 +28,12 @@ struct CostCommand: ParsableCommand {
     @Flag(help: "The sink measures the provider, as fanout sink --output does.")
     var instrument = false
 
+    @Flag(
+        help:
+            "A device fleet behind the sink: 20% offline back over 0–120 s, 10% low power, 2% disabled, 1% uninstalled, a log-normal delivery delay."
+    )
+    var devices = false
+
     func validate() throws {
         guard count > 0 else { throw ValidationError("COUNT is at least 1, not \(count)") }
         guard streams > 0 else { throw ValidationError("--streams is at least 1, not \(streams)") }
@@ -37,6 +43,7 @@ struct CostCommand: ParsableCommand {
         var workload = CostWorkload(tokens: .file(tokens), count: count)
         workload.streams = streams
         workload.instrument = instrument
+        workload.devices = devices
         let result = try workload.run()
         print(
             "tokens \(result.tokens) sent \(result.sent) accepted \(result.accepted)",

@@ -17,7 +17,12 @@ struct GateCommand: ParsableCommand {
             sink's folder (fanout sink --output) also fanout (the fan-out time, ms), unread \
             (answers accepted that the provider never acknowledged reading before its connection \
             broke), violations and violations.RULE for each rule of the card \
-            (\(ProviderRule.allCases.map(\.rawValue).joined(separator: ", "))). Comparisons: < <= \
+            (\(ProviderRule.allCases.map(\.rawValue).joined(separator: ", "))); with the sink's device \
+            fleet (--device-… or fanout run --sink-device-…) delivered, discarded.expired, \
+            discarded.unregistered, discarded.disabled, forgotten (counts, or a share of those \
+            received by APNs with %) and delivered.p50, delivered.p90, delivered.p99, delivered.last \
+            (from the fan-out's first request until that share of the delivered, or the last, had \
+            reached its device; us/ms/s/m). Comparisons: < <= \
             > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
             gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \

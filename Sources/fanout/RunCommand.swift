@@ -133,6 +133,8 @@ struct EmbeddedSinkOptions: ParsableArguments {
     )
     var sinkCoalesce: Share?
 
+    @OptionGroup var devices: SinkDeviceOptions
+
     func validate() throws {
         try MachineLimits.current().eventLoops("--sink-threads").validate(sinkThreads)
     }
@@ -140,7 +142,7 @@ struct EmbeddedSinkOptions: ParsableArguments {
     /// Whether any is given (`fanout search --endpoint` takes none).
     var isGiven: Bool {
         sinkScenario != nil || sinkLatency != nil || sinkRtt != nil || tls || sinkThreads != RunJob().sinkThreads
-            || sinkCoalesce != nil
+            || sinkCoalesce != nil || !devices.given.isEmpty
     }
 
     func apply(to job: inout RunJob) throws {
@@ -156,7 +158,9 @@ struct EmbeddedSinkOptions: ParsableArguments {
                 throw ValidationError("--sink-scenario: \(error)")
             }
         }
-        for case (let name, let value?) in [("latency", sinkLatency), ("rtt", sinkRtt)] {
+        let given: [(String, String?)] =
+            [("latency", sinkLatency), ("rtt", sinkRtt)] + devices.given.map { ($0.name, $0.value) }
+        for case (let name, let value?) in given {
             do {
                 try job.sink.scenario.set(name, value)
                 try job.sink.scenario.validate()

@@ -123,6 +123,8 @@ struct SinkCommand: AsyncParsableCommand {
     )
     var latency: String?
 
+    @OptionGroup(title: "Devices behind the sink") var devices: DeviceOptions
+
     @Option(
         name: .long,
         parsing: .unconditional,
@@ -403,7 +405,7 @@ struct SinkCommand: AsyncParsableCommand {
                     ("rtt", rtt), ("bandwidth", bandwidth), ("sink-bandwidth", sinkBandwidth),
                     ("connection-window", connectionWindow), ("stream-window", streamWindow),
                     ("window-refill", windowRefill),
-                ] + error.map { ("error", $0) }
+                ] + error.map { ("error", $0) } + devices.given.map { ($0.name, $0.value) }
             for case (let name, let value?) in options {
                 do {
                     try scenario.set(name, value)

@@ -165,6 +165,22 @@ import Testing
         #expect(try Self.fetch(running.adminPort, "/stats?pretty").status == 200)
     }
 
+    /// `/deliveries/ID` is routed: without a fleet, and for an id the fleet never saw, a 404 saying
+    /// which (SinkDeviceFleetTests reads a stored-then-delivered history from the same page).
+    @Test func deliveriesAreServedByApnsID() throws {
+        let id = "6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b"
+        let plain = try AdminSink()
+        let without = try Self.fetch(plain.adminPort, "/deliveries/" + id)
+        plain.stop()
+        #expect(without.status == 404 && without.body.contains("has no device fleet"), "\(without)")
+        var configuration = SinkConfiguration()
+        configuration.scenario.devices.offline = 0.3
+        let running = try AdminSink(configuration)
+        defer { running.stop() }
+        let unknown = try Self.fetch(running.adminPort, "/deliveries/" + id)
+        #expect(unknown.status == 404 && unknown.body.contains("is not among the last"), "\(unknown)")
+    }
+
     static func capturedLines(_ path: String) throws -> [[String: Any]] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         return try text.split(separator: "\n").map { line in

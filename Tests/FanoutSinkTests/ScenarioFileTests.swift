@@ -71,7 +71,7 @@ import Testing
         #expect(scenario.windows.connection == 65_535 && scenario.windows.stream == 65_536)
         #expect(scenario.windows.refill == .eachFrame)
         // Every setting a file can hold is one the command line has.
-        #expect(Set(SinkScenario.settingNames).count == 19)
+        #expect(Set(SinkScenario.settingNames).count == 19 + DeviceFleetSettings.settingNames.count)
     }
 
     @Test func problemsNameTheFileAndLine() throws {

@@ -97,6 +97,9 @@ public struct RunSummary: Sendable {
     /// The versions this Fanout reads (`SummaryDocument`).
     public static let readableSchemaVersions = SummaryDocument.readableSchemaVersions
 
+    /// With the embedded sink's device fleet on: what became of the accepted notifications.
+    public var delivery: DeliverySummary?
+
     /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
     public var sinkAnswersAtOnce = false
 
@@ -274,7 +277,8 @@ public struct RunSummary: Sendable {
                 )
             },
             unsent: snapshot.unsent > 0 ? snapshot.unsent : nil,
-            openModel: openModelDocument
+            openModel: openModelDocument,
+            delivery: delivery
         )
     }
 
@@ -445,6 +449,7 @@ public struct RunSummary: Sendable {
         }
         if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
         if let scenario { lines.append("scenario: \(scenario)") }
+        lines += delivery?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }

@@ -54,6 +54,8 @@ public struct SinkRunReport: Sendable {
         public var scenario: String
         /// The scenario file it was read from (`--scenario`), by path and content hash.
         public var scenarioFile: FileUse?
+        /// With the device fleet on: what became of the accepted notifications.
+        public var delivery: DeliverySummary?
 
         public init(
             listen: String,
@@ -300,7 +302,8 @@ public struct SinkRunReport: Sendable {
             abandoned: m.expected.reached ? nil : "stopped by \(m.endedBy) before what was expected arrived",
             sink: nil,
             kind: SummaryDocument.sinkKind,
-            provider: provider
+            provider: provider,
+            delivery: m.delivery
         )
     }
 
@@ -342,6 +345,7 @@ public struct SinkRunReport: Sendable {
                     + ", output in \(trigger.output)"
             )
         }
+        lines += measurements.delivery?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }

@@ -49,6 +49,13 @@ public struct Gate: Sendable {
                 "\(needing.text): \(needing.metric.rawValue) is measured by fanout sink --output; \(folder.directory) is not a sink's folder"
             )
         }
+        if let needing = parsed.first(where: \.metric.needsDelivery),
+            let folder = folders.first(where: { $0.runs.contains { $0.metrics[.delivered] == nil } })
+        {
+            throw GateError(
+                "\(needing.text): \(needing.metric.rawValue) is measured with the sink's device fleet (--device-… or --sink-device-…); \(folder.directory) has no delivery section"
+            )
+        }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
             throw GateError("\(needing.text) compares with a baseline: give --baseline RUN_DIR")
         }

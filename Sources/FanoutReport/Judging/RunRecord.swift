@@ -34,6 +34,19 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case providerToken = "violations.provider-token"
     case apnsIDReused = "violations.apns-id-reused"
     case payloadNearLimit = "violations.payload-near-limit"
+    /// With the sink's device fleet (`summary.json`'s `delivery`): notifications delivered to
+    /// their devices, at once or from storage (a count, or with `%` a share of those received
+    /// by APNs); how long after the fan-out's first request 50, 90, 99% of them, and the last,
+    /// had reached their device; and the discarded and forgotten, likewise.
+    case delivered
+    case deliveredP50 = "delivered.p50"
+    case deliveredP90 = "delivered.p90"
+    case deliveredP99 = "delivered.p99"
+    case deliveredLast = "delivered.last"
+    case discardedExpired = "discarded.expired"
+    case discardedUnregistered = "discarded.unregistered"
+    case discardedDisabled = "discarded.disabled"
+    case forgotten
 
     /// The card's rule a metric counts, for `violations.RULE`.
     public var rule: ProviderRule? {
@@ -44,16 +57,33 @@ public enum RunMetric: String, Sendable, CaseIterable {
     /// Whether only a sink's folder has it.
     public var needsSinkFolder: Bool { self == .fanout || self == .unread || self == .violations || rule != nil }
 
+    /// Whether only a folder with the device fleet's `delivery` has it.
+    public var needsDelivery: Bool {
+        switch self {
+        case .delivered, .deliveredP50, .deliveredP90, .deliveredP99, .deliveredLast, .discardedExpired,
+            .discardedUnregistered, .discardedDisabled, .forgotten:
+            true
+        default: false
+        }
+    }
+
+    /// Whether a limit with `%` reads it as a share: `errors` of `sent`, the fleet's counts of
+    /// the notifications received by APNs.
+    public var takesShare: Bool { self == .errors || (needsDelivery && !isTime) }
+
     /// Latencies, lag and the harness's delay are milliseconds; throughput per second; the rest counts.
     public var isTime: Bool {
         switch self {
         case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness, .fanout: true
+        case .deliveredP50, .deliveredP90, .deliveredP99, .deliveredLast: true
         default: false
         }
     }
 
     /// Whether a larger value is better (throughput) rather than worse (latency, errors).
-    public var higherIsBetter: Bool { self == .throughput || self == .sent || self == .accepted }
+    public var higherIsBetter: Bool {
+        self == .throughput || self == .sent || self == .accepted || self == .delivered
+    }
 
     public var unit: String {
         if isTime { return "ms" }
@@ -68,6 +98,9 @@ public struct RunRecord: Sendable {
     public var metrics: [RunMetric: Double]
     /// `errors` as a share of `sent` (0...1).
     public var errorShare: Double
+    /// The fleet's counts as shares of the notifications received by APNs (0...1), when the
+    /// folder has a `delivery`.
+    public var shares: [RunMetric: Double] = [:]
     public var invalidReasons: [String]
     public var valid: Bool { invalidReasons.isEmpty }
     /// What a partial merge (`fanout merge --allow-partial`) lacks; empty for a whole run.
@@ -76,6 +109,10 @@ public struct RunRecord: Sendable {
     public var harnessBound: [String] = []
     /// What was asked for, to tell like runs from unlike ones.
     public var configuration: SummaryDocument.Configuration? = nil
+
+    /// `metric` as a share: `errors` of `sent`, a fleet's count of those received by APNs (0
+    /// when the folder has none).
+    public func share(_ metric: RunMetric) -> Double { metric == .errors ? errorShare : shares[metric] ?? 0 }
 
     /// Reads `directory/summary.json`.
     public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
@@ -107,6 +144,25 @@ public struct RunRecord: Sendable {
                 if let rule = metric.rule { metrics[metric] = Double(provider.card.count(rule)) }
             }
         }
+        var shares: [RunMetric: Double] = [:]
+        if let delivery = summary.delivery {
+            for (metric, count) in [
+                (RunMetric.delivered, delivery.allDelivered), (.discardedExpired, delivery.discardedExpired),
+                (.discardedUnregistered, delivery.discardedUnregistered + delivery.discardedUnregisteredFromStorage),
+                (.discardedDisabled, delivery.discardedDisabled + delivery.discardedDisabledFromStorage),
+                (.forgotten, delivery.forgotten),
+            ] {
+                metrics[metric] = Double(count)
+                shares[metric] = delivery.share(count)
+            }
+            // Nothing delivered: no time to reach anyone, and such a threshold is not measured.
+            if let reached = delivery.reachedMs {
+                metrics[.deliveredP50] = reached.p50
+                metrics[.deliveredP90] = reached.p90
+                metrics[.deliveredP99] = reached.p99
+                metrics[.deliveredLast] = reached.max
+            }
+        }
         var reasons = summary.invalidity
         // An interrupted run says so, by which signal and when, among its reasons already.
         if summary.cancelled && !reasons.contains(where: { $0.hasPrefix("interrupted by ") }) {
@@ -120,6 +176,7 @@ public struct RunRecord: Sendable {
             directory: directory,
             metrics: metrics,
             errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
+            shares: shares,
             invalidReasons: reasons,
             partialReasons: summary.partial == true ? summary.partialReasons ?? [] : [],
             harnessBound: harness.map { $0.bound ? [$0.headline] : [] } ?? [],
@@ -187,12 +244,12 @@ public struct RunSet: Sendable {
 
     /// The median over the repeats (the mean of the middle two for an even count).
     public func median(_ metric: RunMetric, share: Bool = false) -> Double {
-        Self.median(runs.map { share ? $0.errorShare : $0.metrics[metric] ?? 0 })
+        Self.median(runs.map { share ? $0.share(metric) : $0.metrics[metric] ?? 0 })
     }
 
     /// The smallest and largest value over the repeats.
     public func range(_ metric: RunMetric, share: Bool = false) -> ClosedRange<Double> {
-        let values = runs.map { share ? $0.errorShare : $0.metrics[metric] ?? 0 }
+        let values = runs.map { share ? $0.share(metric) : $0.metrics[metric] ?? 0 }
         return values.min()!...values.max()!
     }
 

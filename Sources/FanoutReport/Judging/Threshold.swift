@@ -9,9 +9,12 @@ import Foundation
 ///   metric    := p50 | p90 | p99 | p99.9 | p99.99 | max | lag | harness (times, ms by default)
 ///              | throughput                                         (per second)
 ///              | errors | failed | rejected | sent | accepted       (counts; errors also N%)
+///              | delivered | discarded.expired | discarded.unregistered | discarded.disabled | forgotten
+///                                           (the device fleet's counts; also N% of received)
+///              | delivered.p50 | delivered.p90 | delivered.p99 | delivered.last   (from the fan-out's start)
 ///   comparison:= < | <= | > | >= | == | !=
 ///   limit     := quantity | baseline [(+|-) quantity]
-///   quantity  := number [us | µs | ms | s | /s | %]
+///   quantity  := number [us | µs | ms | s | m | /s | %]
 /// ```
 ///
 /// `p99 < 25ms`, `throughput > 100000/s`, `errors < 0.1%` (a share of `sent`), `failed == 0`,
@@ -105,8 +108,10 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         }
         let (amount, unit) = try Self.quantity(rest, for: metric)
         if unit == "%" {
-            guard metric == .errors else {
-                throw ThresholdError("only errors takes a percentage (a share of sent); \(metric.rawValue) does not")
+            guard metric.takesShare else {
+                throw ThresholdError(
+                    "only errors (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; \(metric.rawValue) does not"
+                )
             }
             isShare = true
             limit = .value(amount / 100)
@@ -130,6 +135,8 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             return (number, "ms")
         case "s" where metric.isTime:
             return (number * 1000, "ms")
+        case "m" where metric.isTime:
+            return (number * 60_000, "ms")
         case "us" where metric.isTime, "µs" where metric.isTime:
             return (number / 1000, "ms")
         case "/s" where metric == .throughput, "" where !metric.isTime:
@@ -137,7 +144,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         default:
             let expected =
                 metric.isTime
-                ? "us, ms or s" : metric == .throughput ? "/s or none" : metric == .errors ? "% or none" : "none"
+                ? "us, ms, s or m" : metric == .throughput ? "/s or none" : metric.takesShare ? "% or none" : "none"
             throw ThresholdError("\(TextLines.quoted(unit)) is not a unit of \(metric.rawValue) (use \(expected))")
         }
     }
@@ -177,7 +184,8 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
     public func evaluate(_ run: RunSet, baseline: RunSet?) -> Verdict {
         // A metric a run did not measure (no latency without answers) is NaN: it holds no
         // threshold, and the line says "not measured" (the run is invalid besides).
-        let measured = isShare || run.measures(metric) ? run.median(metric, share: isShare) : .nan
+        let measured =
+            (isShare && metric == .errors) || run.measures(metric) ? run.median(metric, share: isShare) : .nan
         let base = baseline.map { $0.measures(metric) ? $0.median(metric) : .nan } ?? .nan
         let bound: Double
         switch limit {

@@ -143,3 +143,48 @@ extension SummaryDocument.Harness {
         )
     }
 }
+
+extension DeliverySummary {
+    /// Sinks' device fleets behind one provider as one: every count added, the deliveries a
+    /// second added (the sinks ran at once), the stored notifications' expirations the earliest
+    /// and the latest. Times are the largest of each figure — the sinks' histograms are not
+    /// kept — so a merged percentile is an upper bound. `nil` unless every sink had its fleet on.
+    static func merged(_ deliveries: [Self?]) -> Self? {
+        let present = deliveries.compactMap { $0 }
+        guard !present.isEmpty, present.count == deliveries.count else { return nil }
+        func sum(_ count: (Self) -> Int) -> Int { present.map(count).reduce(0, +) }
+        func largest(_ times: [Times?]) -> Times? {
+            let known = times.compactMap { $0 }
+            guard !known.isEmpty else { return nil }
+            return Times(
+                p50: known.map(\.p50).max()!,
+                p90: known.map(\.p90).max()!,
+                p99: known.map(\.p99).max()!,
+                max: known.map(\.max).max()!
+            )
+        }
+        var merged = Self()
+        merged.received = sum(\.received)
+        merged.delivered = sum(\.delivered)
+        merged.deliveredFromStorage = sum(\.deliveredFromStorage)
+        merged.storedOffline = sum(\.storedOffline)
+        merged.storedPower = sum(\.storedPower)
+        merged.discardedUnregistered = sum(\.discardedUnregistered)
+        merged.discardedUnregisteredFromStorage = sum(\.discardedUnregisteredFromStorage)
+        merged.discardedDisabled = sum(\.discardedDisabled)
+        merged.discardedDisabledFromStorage = sum(\.discardedDisabledFromStorage)
+        merged.discardedExpired = sum(\.discardedExpired)
+        merged.discardedReplaced = sum(\.discardedReplaced)
+        merged.collapsed = sum(\.collapsed)
+        merged.forgotten = sum(\.forgotten)
+        merged.stored = sum(\.stored)
+        merged.storedExpireFrom = present.compactMap(\.storedExpireFrom).min()
+        merged.storedExpireUntil = present.compactMap(\.storedExpireUntil).max()
+        merged.unregisteredAnswers = sum(\.unregisteredAnswers)
+        merged.toDeviceMs = largest(present.map(\.toDeviceMs))
+        merged.reachedMs = largest(present.map(\.reachedMs))
+        let rates = present.compactMap(\.deliveredPerSecond)
+        merged.deliveredPerSecond = rates.isEmpty ? nil : rates.reduce(0, +)
+        return merged
+    }
+}

@@ -137,6 +137,7 @@ struct SummaryMerge {
         case .startSkew: merged.startSkew = skew.map { $0 * 1000 }
         case .shardEnvironments: merged.shardEnvironments = summaries.map(\.environment)
         case .provider: merged.provider = provider
+        case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
         case .kind: merged.kind = provider == nil ? nil : SummaryDocument.sinkKind
         }
     }

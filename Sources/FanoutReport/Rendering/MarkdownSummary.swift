@@ -88,6 +88,8 @@ public struct MarkdownSummary {
             "",
             "<sub>Fanout \(environment.fanoutVersion) (\(environment.build), \(environment.allocator)) on \(environment.cpu), \(environment.cores) cores · \(summary.configuration.endpoint)</sub>",
         ]
+        // The devices' section goes above the footer (its blank line and the environment).
+        lines.insert(contentsOf: summary.delivery?.markdown ?? [], at: lines.count - 2)
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -147,6 +149,8 @@ public struct MarkdownSummary {
             "",
             "<sub>Fanout \(summary.environment.fanoutVersion) (\(summary.environment.build), \(summary.environment.allocator)) on \(summary.environment.cpu), \(summary.environment.cores) cores · \(summary.endpoint)</sub>",
         ]
+        // The devices' section goes above the footer (its blank line and the environment).
+        lines.insert(contentsOf: summary.delivery?.markdown ?? [], at: lines.count - 2)
         return lines.joined(separator: "\n") + "\n"
     }
 }

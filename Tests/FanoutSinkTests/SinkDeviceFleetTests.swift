@@ -1,0 +1,153 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import FanoutSink
+
+/// The device fleet behind a sink connection's answers: what a request's fields tell it, and
+/// what it makes the sink answer.
+@Suite struct SinkDeviceFleetTests {
+    /// A sink connection's configuration with the fleet `change` makes, and its shared state.
+    static func sink(_ change: (inout DeviceFleetSettings) -> Void) -> (SinkConfiguration, SinkState) {
+        var configuration = SinkConfiguration()
+        change(&configuration.scenario.devices)
+        configuration.idleTimeout = nil
+        configuration.requestTimeout = nil
+        return (configuration, SinkState(scenario: configuration.scenario))
+    }
+
+    @Test func theFleetIsOffUnlessAsked() {
+        #expect(SinkState(scenario: SinkScenario()).fleet == nil)
+        var scenario = SinkScenario()
+        scenario.devices.offline = 0.3
+        #expect(SinkState(scenario: scenario).fleet != nil)
+    }
+
+    /// The first request for an uninstalled device's token is accepted; APNs' attempt finds the
+    /// app gone, and the next request is answered 410 with that attempt's time.
+    @Test func anUninstalledDevicesNextRequestIs410WithItsTime() throws {
+        let (configuration, state) = Self.sink { $0.uninstalled = 1 }
+        var harness = SinkHarness(configuration, state: state)
+        let fleet = try #require(state.fleet)
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        #expect(harness.send(SinkHarness.fields())?.status == 200)
+        let answer = harness.send(SinkHarness.fields())
+        let gone = try #require(answer)
+        let after = Int64(Date().timeIntervalSince1970 * 1000)
+        #expect(gone.status == 410 && gone.reason == "Unregistered")
+        let timestamp = try #require(gone.timestamp)
+        // The attempt's time, on the wall clock (the conversion may round by a millisecond).
+        #expect(timestamp >= before - 1 && timestamp <= after + 1)
+        let counts = fleet.snapshot().counts
+        #expect(counts.received == 1 && counts.discardedUnregistered == 1 && counts.unregisteredAnswers == 1)
+    }
+
+    /// `apns-expiration` as APNs reads it: 0 or a past date to an offline device is Discarded –
+    /// Expired, a future date is stored until then, and an unreadable one is 400 before the fleet.
+    @Test func expirationReachesTheFleet() throws {
+        let (configuration, state) = Self.sink { $0.offline = 1 }
+        var harness = SinkHarness(configuration, state: state)
+        let fleet = try #require(state.fleet)
+        let token = { (index: Int) in String(repeating: String(format: "%02x", index), count: 32) }
+        #expect(harness.send(SinkHarness.fields(token: token(1), [("apns-expiration", "0")]))?.status == 200)
+        #expect(harness.send(SinkHarness.fields(token: token(2), [("apns-expiration", "1")]))?.status == 200)
+        let inAnHour = Int(Date().timeIntervalSince1970) + 3600
+        let stored = SinkHarness.fields(token: token(3), [("apns-expiration", "\(inAnHour)")])
+        #expect(harness.send(stored)?.status == 200)
+        let answer = harness.send(SinkHarness.fields(token: token(4), [("apns-expiration", "soon")]))
+        let bad = try #require(answer)
+        #expect(bad.status == 400 && bad.reason == "BadExpirationDate")
+        let snapshot = fleet.snapshot()
+        #expect(snapshot.counts.received == 3)
+        #expect(snapshot.counts.discardedExpired == 2 && snapshot.counts.stored == 1)
+        // Stored until the date it gave, on the uptime clock: about an hour from now.
+        // On /metrics, by Apple's category.
+        let exposition = SinkMetrics().exposition(of: harness.statistics, fleet: fleet)
+        #expect(
+            exposition.contains("fanout_sink_device_notifications_total{category=\"Discarded – Expired\"} 2"),
+            "\(exposition)"
+        )
+        #expect(exposition.contains("fanout_sink_device_stored 1"))
+        let expiry = try #require(snapshot.latestExpiry)
+        let now = DispatchTime.now().uptimeNanoseconds
+        #expect(expiry > now + 3_590_000_000_000 && expiry < now + 3_610_000_000_000)
+    }
+
+    /// A collapse id and a priority reach the fleet: a second stored notification with the same
+    /// collapse id is counted collapsed; a priority-5 one waits for a low-power device's burst.
+    @Test func collapseIDAndPriorityReachTheFleet() throws {
+        let (configuration, state) = Self.sink { $0.offline = 1 }
+        var harness = SinkHarness(configuration, state: state)
+        let fleet = try #require(state.fleet)
+        for _ in 0..<2 { _ = harness.send(SinkHarness.fields([("apns-collapse-id", "score")])) }
+        #expect(fleet.snapshot().counts.collapsed == 1)
+        let (lowPowerConfiguration, lowPowerState) = Self.sink { $0.lowPower = 1 }
+        var lowPower = SinkHarness(lowPowerConfiguration, state: lowPowerState)
+        let lowPowerFleet = try #require(lowPowerState.fleet)
+        _ = lowPower.send(SinkHarness.fields([("apns-priority", "5")]))
+        _ = lowPower.send(SinkHarness.fields(token: String(repeating: "cd", count: 32), [("apns-priority", "10")]))
+        let counts = lowPowerFleet.snapshot().counts
+        #expect(counts.storedPower == 1 && counts.delivered == 1)
+        // apns-push-type background counts against the device's budget.
+        let (budgetConfiguration, budgetState) = Self.sink {
+            $0.backgroundBudget = Rate(limit: 1, window: .seconds(3600))
+        }
+        var budget = SinkHarness(budgetConfiguration, state: budgetState)
+        let budgetFleet = try #require(budgetState.fleet)
+        for _ in 0..<2 {
+            let answer = budget.send(SinkHarness.fields([("apns-push-type", "background"), ("apns-priority", "5")]))
+            #expect(answer?.status == 200, "\(String(describing: answer))")
+        }
+        let budgetCounts = budgetFleet.snapshot().counts
+        #expect(budgetCounts.delivered == 1 && budgetCounts.storedPower == 1)
+    }
+
+    /// `GET /deliveries/ID`: a notification to an offline device, stored, then delivered from
+    /// storage when the device is back (the fleet advanced past its return by hand).
+    @Test func aStoredThenDeliveredHistoryByApnsID() throws {
+        let (configuration, state) = Self.sink {
+            $0.offline = 1
+            $0.returnAfter = .fixed(.seconds(30))
+        }
+        var harness = SinkHarness(configuration, state: state)
+        let fleet = try #require(state.fleet)
+        let id = "6F4A1C2E-0B3D-4E5F-8A9B-0C1D2E3F4A5B"
+        #expect(harness.send(SinkHarness.fields([("apns-id", id)]))?.status == 200)
+        let stored = DeliveryHistoryPage.answer("/deliveries/" + id, fleet: fleet)
+        #expect(stored.found)
+        #expect(stored.body.contains("\"state\":\"Received by APNs\""))
+        #expect(stored.body.contains("\"state\":\"Stored – Device Offline\""))
+        #expect(!stored.body.contains("Delivered"))
+        fleet.advance(now: NIODeadline.now().uptimeNanoseconds + 31_000_000_000)
+        let delivered = DeliveryHistoryPage.answer("/deliveries/" + id.lowercased(), fleet: fleet)
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(delivered.body.utf8)) as? [String: Any]
+        )
+        let events = try #require(document["events"] as? [[String: String]])
+        #expect(
+            events.map { $0["state"] } == [
+                "Received by APNs", "Stored – Device Offline", "Delivered to Device (From Storage)",
+            ]
+        )
+        // The times run forward, the delivery about 30 s after the arrival.
+        let times = events.compactMap { $0["at"] }.compactMap { ISO8601DateFormatter.withFractions.date(from: $0) }
+        #expect(times.count == 3 && times[0] <= times[1])
+        #expect(abs(times[2].timeIntervalSince(times[0]) - 30) < 1)
+        #expect(document["apns_id"] as? String == id.lowercased())
+        let unknown = DeliveryHistoryPage.answer(
+            "/deliveries/" + id.replacingOccurrences(of: "6F", with: "7F"),
+            fleet: fleet
+        )
+        #expect(!unknown.found && unknown.body.contains("is not among the last 65536"))
+        #expect(DeliveryHistoryPage.answer("/deliveries/nope", fleet: fleet).body.contains("is not an apns-id"))
+        #expect(DeliveryHistoryPage.answer("/deliveries/" + id, fleet: nil).body.contains("has no device fleet"))
+    }
+}
+
+extension ISO8601DateFormatter {
+    static var withFractions: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The sink's throughput with the device fleet on beside it off (issue #51 asks ≥ 0.9×): h2load
+# -c 8 -m 100 -t 1 over 10,000 distinct device tokens (-i, one path a line, used in turn),
+# body fixtures/poll.json, against `fanout sink` (one event loop, validation on, auth off) and
+# the same with a fleet — 20% offline and back over 0–120 s, 10% low power, 2% disabled, 1%
+# uninstalled, a log-normal delivery delay — runs alternating; prints each pair, the median
+# ratio (fleet ÷ plain), and the fleet sink's closing summary (its Apple categories).
+#
+#   [FANOUT=BINARY] scripts/bench/sink-devices.sh [RUNS=5] [REQUESTS=200000]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-5}
+requests=${2:-200000}
+. scripts/lib/peers.sh
+. scripts/lib/ratios.sh
+
+release_fanout
+body=$PWD/fixtures/poll.json
+plain_port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$plain_port" >"$work/plain.out" 2>/dev/null &
+pids+=($!)
+wait_port "$plain_port"
+fleet_port=$(free_port)
+"$fanout" sink --listen "127.0.0.1:$fleet_port" --device-offline 20% --device-return uniform:0s-120s \
+    --device-low-power 10% --device-disabled 2% --device-uninstalled 1% --device-delay lognormal:300ms,0.5 \
+    >"$work/fleet.out" 2>/dev/null &
+fleet_pid=$!
+pids+=("$fleet_pid")
+wait_port "$fleet_port"
+
+# uris PORT: 10,000 APNs paths of distinct tokens (h2load takes host and port from the first).
+uris() {
+    python3 - "$1" <<'PY'
+import sys
+for i in range(10000):
+    print(f"http://127.0.0.1:{sys.argv[1]}/3/device/{i:064x}")
+PY
+}
+uris "$plain_port" >"$work/plain.uris"
+uris "$fleet_port" >"$work/fleet.uris"
+
+# rate URIS: h2load's requests a second; every request must be answered (the fleet answers an
+# uninstalled device's later requests 410, so not every status is 2xx).
+rate() {
+    local out
+    out=$(h2load -n "$requests" -c 8 -m 100 -t 1 -d "$body" -H 'apns-topic: com.example.app' \
+        -H 'apns-push-type: alert' -i "$1")
+    # h2load counts a 4xx as failed: "done" with none errored or timed out is every one answered.
+    grep -q "$requests done, .* 0 errored, 0 timeout" <<<"$out" || { echo "h2load: not every request was answered:" >&2; echo "$out" >&2; exit 1; }
+    awk '/^finished in/ {print $4}' <<<"$out"
+}
+
+echo "h2load -n $requests -c 8 -m 100 -t 1, 10,000 tokens"
+printf '%-4s %14s %14s %8s\n' run plain "with fleet" ratio
+: >"$work/ratios"
+for run in $(seq "$runs"); do
+    a=$(rate "$work/plain.uris")
+    b=$(rate "$work/fleet.uris")
+    ratio=$(ratio_of "$a" "$b" 3)
+    printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
+    echo "$ratio" >>"$work/ratios"
+done
+read -r median count low high < <(median_ratio "$work/ratios" 3)
+echo "median ratio $median over $count runs ($low … $high); target ≥ 0.9"
+kill -INT "$fleet_pid"
+wait "$fleet_pid" 2>/dev/null || true
+echo
+grep -A4 "^devices:" "$work/fleet.out" || echo "(the fleet sink printed no devices line)"
