@@ -113,9 +113,10 @@ import Testing
     }
 
     static func decodeAlert(_ json: String) throws -> String? {
-        // swift-corelibs-foundation's JSONSerialization drops a raw U+FEFF inside a string (it
-        // reads the bytes EF BB BF as a byte-order mark wherever they are) but keeps an escaped
-        // one, so the oracle escapes it first: the same JSON text, read without that bug.
+        // The oracle is Foundation's JSONDecoder. A raw U+FEFF is escaped first: swift-corelibs-
+        // foundation's JSONSerialization drops one inside a string (it reads the bytes EF BB BF
+        // as a byte-order mark wherever they are), and the same JSON text escaped reads the same
+        // in either.
         let text = json.replacingOccurrences(of: "\u{FEFF}", with: #"\uFEFF"#)
         struct Alerted: Decodable {
             struct APS: Decodable { var alert: String? }
