@@ -104,10 +104,20 @@ import Testing
         sink.signal(SIGSTOP)
         let frozen = poll(timeout: .seconds(10)) { sink.isStopped }
         try #require(frozen, "the sink did not stop on SIGSTOP in 10 s")
-        // The freeze itself, the behaviour under test: 2.5 s, past the 1 s stream timeout, the
-        // sink stopped and the send running throughout.
-        let held = hold(for: .milliseconds(2500)) { sink.isStopped && send.isRunning }
-        try #require(held, "the freeze did not hold 2.5 s")
+        // The freeze lasts until the sender has given up on what the sink holds. First it
+        // stalls: every stream is in flight and nothing is answered, so it writes nothing for
+        // 300 ms. Past the 1 s stream timeout it resets those streams and sends them again —
+        // some 200 requests, ~80 kB, to a sink that reads nothing: then the sink is thawed.
+        var written = send.bytesWritten
+        var stillSince = ContinuousClock.now
+        let stalled = poll(timeout: .seconds(10)) {
+            let now = send.bytesWritten
+            if now != written { (written, stillSince) = (now, .now) }
+            return ContinuousClock.now - stillSince >= .milliseconds(300)
+        }
+        try #require(stalled, "the send kept writing to a frozen sink: \(send.bytesWritten) bytes")
+        let retried = poll(timeout: .seconds(10)) { sink.isStopped && send.bytesWritten > written + 40_000 }
+        try #require(retried && sink.isStopped, "no retries written in 10 s: \(send.bytesWritten - written) bytes")
         sink.signal(SIGCONT)
         let result = try send.wait(timeout: .seconds(120))
         #expect(result.status == 0, "\(result.output)\(result.errors)")
