@@ -13,8 +13,8 @@ import NIOCore
 enum DeliveryHistoryPage {
     static let prefix = "/deliveries/"
 
-    struct Document: Encodable {
-        struct Event: Encodable {
+    struct Document: Codable {
+        struct Event: Codable {
             var state: String
             var at: String
         }

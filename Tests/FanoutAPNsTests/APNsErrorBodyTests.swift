@@ -31,9 +31,13 @@ import Testing
         var body = ByteBuffer()
         APNsErrorBody.write(.unregistered, timestamp: 1_700_000_000_123, into: &body)
         #expect(String(buffer: body) == #"{"reason":"Unregistered","timestamp":1700000000123}"#)
-        let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
-        #expect(object?["reason"] as? String == "Unregistered")
-        #expect((object?["timestamp"] as? NSNumber)?.int64Value == 1_700_000_000_123)
+        struct Read: Decodable {
+            var reason: String
+            var timestamp: Int64
+        }
+        let read = try JSONDecoder().decode(Read.self, from: Data(body.readableBytesView))
+        #expect(read.reason == "Unregistered")
+        #expect(read.timestamp == 1_700_000_000_123)
 
         body.clear()
         APNsErrorBody.write(.badDeviceToken, into: &body)

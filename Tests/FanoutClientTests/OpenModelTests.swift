@@ -252,7 +252,7 @@ import Testing
             Thread.detachNewThread {
                 poll(timeout: .seconds(60), every: .milliseconds(1)) { engine.statistics.finished >= 200 }
                 // Blocking the loop is the behaviour under test: 300 ms, three times --max-lag.
-                loop.execute { usleep(300_000) }
+                loop.execute { blockThread(for: .milliseconds(300)) }
             }
         }
         #expect(outcome.snapshot.sent == 2000)

@@ -24,9 +24,8 @@ import Testing
         var started: [String: Date] = [:]
         for run in ["pair-1/a", "pair-1/b", "pair-2/a", "pair-2/b"] {
             let summary = try CommandRunner.summary(in: folder + "/" + run)
-            #expect(summary["sent"] as? Int == 2000, "\(run)")
-            let text = try #require(summary["started"] as? String)
-            started[run] = TimeNotation.parse(text)
+            #expect(summary.sent == 2000, "\(run)")
+            started[run] = TimeNotation.parse(summary.started)
         }
         // A then B in the first pair, B then A in the second: the four one after another. The
         // start times are to the millisecond and a run of 2,000 takes longer than that, so each

@@ -11,8 +11,40 @@ import Testing
         "167000", "--duration", "5m",
     ]
 
+    /// What `Peers/check_manifests.py` found in the manifests (PyYAML's reading): each key only
+    /// when the manifests hold what it comes from.
+    struct Found: Decodable {
+        var kinds: [String]
+        var files: [String: String]?
+        var secret: [String]?
+        var sinkArgs: [String]?
+        var shards: Shards?
+        var merge: Merge?
+
+        struct Shards: Decodable {
+            var completionMode: String
+            var completions: Int
+            var parallelism: Int
+            var backoffLimitPerIndex: Int
+            var podReplacementPolicy: String
+            var restartPolicy: String
+            var spreadKey: String
+            /// The limits, when the requests are the same (`null` otherwise).
+            var resources: [String: String]?
+            var scrape: [String: String]
+            var claim: String
+            var firstPod: [String]
+            var lastPod: [String]
+        }
+
+        struct Merge: Decodable {
+            var backoffLimit: Int
+            var script: String
+        }
+    }
+
     /// Renders, validates and checks the manifests; returns the checker's findings.
-    static func renderAndCheck(_ options: [String], shards: Int) throws -> [String: Any] {
+    static func renderAndCheck(_ options: [String], shards: Int) throws -> Found {
         let folder = NSTemporaryDirectory() + "fanout-cluster-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -28,7 +60,7 @@ import Testing
             [CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/check_manifests.py", file]
         )
         try #require(checked.status == 0, "\(checked.errors)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(checked.output.utf8)) as? [String: Any])
+        return try JSONDecoder().decode(Found.self, from: Data(checked.output.utf8))
     }
 
     @Test(arguments: [1, 8, 1000])
@@ -40,20 +72,20 @@ import Testing
             ] + Self.send + ["--endpoint", "https://push-gateway.example.com"],
             shards: shards
         )
-        #expect(found["kinds"] as? [String] == ["ConfigMap", "Job", "Job"])
-        let job = try #require(found["shards"] as? [String: Any])
-        #expect(job["completionMode"] as? String == "Indexed")
-        #expect(job["completions"] as? Int == shards)
-        #expect(job["parallelism"] as? Int == shards)
-        #expect(job["backoffLimitPerIndex"] as? Int == 0)
-        #expect(job["podReplacementPolicy"] as? String == "Failed")
-        #expect(job["restartPolicy"] as? String == "Never")
-        #expect(job["spreadKey"] as? String == "kubernetes.io/hostname")
-        #expect(job["resources"] as? [String: String] == ["cpu": "3", "memory": "2Gi"])
-        #expect(job["scrape"] as? [String: String] == ["scrape": "true", "port": "9464", "path": "/metrics"])
-        #expect(job["claim"] as? String == "fanout-results")
+        #expect(found.kinds == ["ConfigMap", "Job", "Job"])
+        let job = try #require(found.shards)
+        #expect(job.completionMode == "Indexed")
+        #expect(job.completions == shards)
+        #expect(job.parallelism == shards)
+        #expect(job.backoffLimitPerIndex == 0)
+        #expect(job.podReplacementPolicy == "Failed")
+        #expect(job.restartPolicy == "Never")
+        #expect(job.spreadKey == "kubernetes.io/hostname")
+        #expect(job.resources == ["cpu": "3", "memory": "2Gi"])
+        #expect(job.scrape == ["scrape": "true", "port": "9464", "path": "/metrics"])
+        #expect(job.claim == "fanout-results")
         // What pod 0 and the last pod run, through the shell the script is given to.
-        let first = try #require(job["firstPod"] as? [String])
+        let first = job.firstPod
         #expect(
             first.starts(with: ["fanout", "send", "--generate", "50000000", "--template", "/etc/fanout/files/template"])
         )
@@ -61,17 +93,17 @@ import Testing
         #expect(Self.value(after: "--start-at", in: first) == "2030-01-01T00:00:00.000Z")
         #expect(Self.value(after: "--output", in: first) == "/results/fanout-50m/shard-1")
         #expect(Self.value(after: "--metrics", in: first) == "0.0.0.0:9464")
-        let last = try #require(job["lastPod"] as? [String])
+        let last = job.lastPod
         #expect(Self.value(after: "--shard", in: last) == "\(shards)/\(shards)")
         #expect(Self.value(after: "--output", in: last) == "/results/fanout-50m/shard-\(shards)")
         // The files travel in the ConfigMap.
-        let files = try #require(found["files"] as? [String: String])
+        let files = try #require(found.files)
         let template = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
         #expect(files["template"] == template)
         #expect(files["thresholds"] == "failed == 0\n")
-        let merge = try #require(found["merge"] as? [String: Any])
-        #expect(merge["backoffLimit"] as? Int == 0)
-        let script = try #require(merge["script"] as? String)
+        let merge = try #require(found.merge)
+        #expect(merge.backoffLimit == 0)
+        let script = merge.script
         #expect(script.contains("fanout merge $(ls -d $dir/shard-*/"))
         #expect(script.contains("fanout gate $dir/merged --thresholds /etc/fanout/files/thresholds"))
         #expect(script.contains("while [ $i -le \(shards) ]"))
@@ -94,20 +126,20 @@ import Testing
             shards: 3
         )
         #expect(
-            found["kinds"] as? [String]
+            found.kinds
                 == ["PersistentVolumeClaim", "ConfigMap", "Secret", "Deployment", "Service", "Job", "Job"]
         )
-        let job = try #require(found["shards"] as? [String: Any])
-        let first = try #require(job["firstPod"] as? [String])
+        let job = try #require(found.shards)
+        let first = job.firstPod
         #expect(Self.value(after: "--endpoint", in: first) == "http://fanout-sink.load.svc:2197")
         #expect(Self.value(after: "--key-file", in: first) == "/etc/fanout/keys/key-file")
         #expect(
-            found["sinkArgs"] as? [String] == [
+            found.sinkArgs == [
                 "sink", "--listen", "0.0.0.0:2197", "--admin", "0.0.0.0:9090", "--latency", "fixed:80ms",
             ]
         )
-        #expect((found["files"] as? [String: String])?["thresholds"] == "p99 < 250ms\nerrors < 0.1%\n")
-        #expect((found["secret"] as? [String])?.contains("key-file") == true)
+        #expect(found.files?["thresholds"] == "p99 < 250ms\nerrors < 0.1%\n")
+        #expect(found.secret?.contains("key-file") == true)
     }
 
     @Test func optionsTheManifestsSetOrThatCannotWorkAreRefused() throws {
@@ -188,14 +220,11 @@ import Testing
             input: Data(scrape.output.utf8)
         )
         try #require(parsed.status == 0, "\(parsed.errors)\n\(scrape.output)")
-        let samples = try #require(try JSONSerialization.jsonObject(with: Data(parsed.output.utf8)) as? [[String: Any]])
+        let samples = try JSONDecoder().decode([PrometheusSample].self, from: Data(parsed.output.utf8))
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
-            samples.first {
-                $0["name"] as? String == name
-                    && ($0["labels"] as? [String: String] ?? [:]).filter { $0.key != "shard" } == labels
-            }?["value"] as? Double
+            samples.first { $0.name == name && $0.labels.filter { $0.key != "shard" } == labels }?.value
         }
-        #expect(samples.allSatisfy { ($0["labels"] as? [String: String])?["shard"] == "2/3" })
+        #expect(samples.allSatisfy { $0.labels["shard"] == "2/3" })
         let sent = try #require(value("fanout_sender_sent_total"))
         #expect(sent > 0 && sent < 8000, "\(scrape.output)")
         #expect(value("fanout_sender_accepted_total") == sent)

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -8,7 +9,8 @@ import Testing
     struct Outcome {
         var result: PeerProcess.Result
         var folder: String
-        var merged: [String: Any]
+        /// The merged summary, if the script got as far as writing one.
+        var merged: SummaryDocument?
     }
 
     /// Runs the script with this build's `fanout` into a fresh folder.
@@ -22,7 +24,7 @@ import Testing
             variables + ["bash", CommandRunner.repositoryRoot + "/scripts/cluster-local.sh", "\(shards)"] + options,
             timeout: .seconds(240)
         )
-        let merged = (try? CommandRunner.summary(in: folder + "/merged")) ?? [:]
+        let merged = try? CommandRunner.summary(in: folder + "/merged")
         return Outcome(result: result, folder: folder, merged: merged)
     }
 
@@ -37,17 +39,17 @@ import Testing
         #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
         #expect(outcome.result.output.contains("sink and merge agree"), "\(outcome.result.output)")
         #expect(outcome.result.output.contains("gate: passed"), "\(outcome.result.output)")
-        #expect(outcome.merged["sent"] as? Int == 40000)
-        #expect(outcome.merged["accepted"] as? Int == 40000)
-        #expect(outcome.merged["valid"] as? Bool == true)
-        #expect(outcome.merged["start_skew_ms"] is Double)
+        #expect(outcome.merged?.sent == 40000)
+        #expect(outcome.merged?.accepted == 40000)
+        #expect(outcome.merged?.valid == true)
+        #expect(outcome.merged?.startSkew != nil)
         for index in 1...4 {
             let shard = try CommandRunner.summary(in: "\(outcome.folder)/shard-\(index)")
-            #expect(shard["shard"] as? String == "\(index)/4")
-            #expect(shard["sent"] as? Int == 10000)
-            let start = try #require(shard["start"] as? [String: Any])
-            #expect(start["scheduled"] as? String != nil)
-            #expect(start["first_send"] as? String != nil)
+            #expect(shard.shard == "\(index)/4")
+            #expect(shard.sent == 10000)
+            let start = try #require(shard.start)
+            #expect(start.scheduled != nil)
+            #expect(start.firstSend != nil)
         }
         let check = try PeerProcess.run(
             "python3",
@@ -58,9 +60,9 @@ import Testing
                 + (1...4).map { "\(outcome.folder)/shard-\($0)/latency.hlog" }
         )
         try #require(check.status == 0, "\(check.errors)")
-        let result = try #require(try JSONSerialization.jsonObject(with: Data(check.output.utf8)) as? [String: Any])
-        #expect(result["equal"] as? Bool == true, "\(result)")
-        #expect(result["total"] as? Int == 40000)
+        let result = try HlogComparison(output: check.output)
+        #expect(result.equal, "\(result)")
+        #expect(result.total == 40000)
     }
 
     /// The open model: 3 shards at a total of 6,000/s for 2 s send the schedule's 12,000
@@ -78,13 +80,13 @@ import Testing
         )
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
-        #expect(outcome.merged["sent"] as? Int == 12000)
+        #expect(outcome.merged?.sent == 12000)
         for index in 1...3 {
             let shard = try CommandRunner.summary(in: "\(outcome.folder)/shard-\(index)")
-            #expect(shard["sent"] as? Int == 4000)
-            let schedule = try #require(shard["schedule"] as? [String: Any])
-            #expect((schedule["description"] as? String)?.hasPrefix("shard \(index)/3 of 6000/s") == true)
-            #expect(schedule["planned"] as? Int == 4000)
+            #expect(shard.sent == 4000)
+            let schedule = try #require(shard.schedule)
+            #expect(schedule.description.hasPrefix("shard \(index)/3 of 6000/s"))
+            #expect(schedule.planned == 4000)
         }
     }
 

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 
@@ -96,22 +97,41 @@ struct CommandRunner {
         return (try? JSONDecoder().decode(Stats.self, from: Data(result.output.utf8)))?.accepted
     }
 
-    /// A run folder's summary.json as an object.
-    static func summary(in folder: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw NotASummary(path: folder + "/summary.json")
-        }
-        return object
+    /// A run folder's summary.json, read as `fanout` reads it.
+    static func summary(in folder: String) throws -> SummaryDocument {
+        try SummaryDocument.read(folder + "/summary.json")
     }
 
-    struct NotASummary: Error, CustomStringConvertible {
-        var path: String
-        var description: String { "\(path) is not a JSON object" }
+    /// A folder's plan.json, as `fanout plan --output` wrote it.
+    static func plan(in folder: String) throws -> PlanDocument {
+        try JSONDecoder().decode(PlanDocument.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/plan.json")))
+    }
+
+    /// The top-level key names of a run folder's summary.json.
+    static func summaryKeys(in folder: String) throws -> JSONKeys {
+        try JSONDecoder().decode(JSONKeys.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json")))
+    }
+
+    /// Whether a run folder's summary.json holds `null` at `path` (present, not absent).
+    static func summaryHoldsNull(in folder: String, at path: [String]) throws -> Bool {
+        try holdsNull(Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json")), at: path)
     }
 
     struct TimedOut: Error, CustomStringConvertible {
         var arguments: [String]
         var description: String { "fanout \(arguments.joined(separator: " ")) did not finish in time" }
+    }
+}
+
+/// What `Peers/compare_hlogs.py` prints: whether a merged interval log is the sum of its parts,
+/// second by second.
+struct HlogComparison: Decodable {
+    var equal: Bool
+    var total: Int
+    var seconds: Int
+    var problems: [String]
+
+    init(output: String) throws {
+        self = try JSONDecoder().decode(Self.self, from: Data(output.utf8))
     }
 }

@@ -144,7 +144,18 @@ import Testing
 
     /// Python's own XML parser reads the JUnit file: `[tests, failures, errors, cases, failure
     /// messages]`.
-    static func junit(_ path: String) throws -> [String: Any] {
+    struct JUnitReport: Decodable {
+        var tests: Int
+        var failures: Int
+        var errors: Int
+        var names: [String]
+        /// The failure messages, case by case.
+        var failed: [String]
+        /// The error messages, case by case.
+        var erred: [String]
+    }
+
+    static func junit(_ path: String) throws -> JUnitReport {
         let script = """
             import json, sys, xml.etree.ElementTree as E
             suite = E.parse(sys.argv[1]).getroot().find("testsuite")
@@ -163,7 +174,7 @@ import Testing
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "xml.etree could not read \(path)")
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try JSONDecoder().decode(JUnitReport.self, from: data)
     }
 
     @Test func junitHasOneCasePerThresholdWithTheMeasuredValueAndLimit() throws {
@@ -174,9 +185,9 @@ import Testing
         ])
         #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
         let report = try Self.junit(file)
-        #expect(report["tests"] as? Int == 3 && report["failures"] as? Int == 2 && report["errors"] as? Int == 0)
-        #expect(report["names"] as? [String] == ["sent == 3000", "p99 < 1us", "throughput > 1000000000/s"])
-        let messages = report["failed"] as? [String] ?? []
+        #expect(report.tests == 3 && report.failures == 2 && report.errors == 0)
+        #expect(report.names == ["sent == 3000", "p99 < 1us", "throughput > 1000000000/s"])
+        let messages = report.failed
         #expect(messages.count == 2)
         #expect(messages.first?.hasPrefix("measured ") == true && messages.first?.hasSuffix(", limit 0.001 ms") == true)
         #expect(messages.last?.hasSuffix(", limit 1000000000 /s") == true, "\(messages)")
@@ -217,8 +228,8 @@ import Testing
         let result = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--junit", file])
         #expect(result.status == 2)
         let report = try Self.junit(file)
-        #expect(report["tests"] as? Int == 2 && report["errors"] as? Int == 1 && report["failures"] as? Int == 0)
-        #expect((report["erred"] as? [String])?.first?.contains("generator fell") == true, "\(report)")
+        #expect(report.tests == 2 && report.errors == 1 && report.failures == 0)
+        #expect(report.erred.first?.contains("generator fell") == true, "\(report)")
     }
 
     /// Bencher Metric Format: `{name: {measure: {value, lower_value, upper_value}}}`, the bounds
@@ -226,11 +237,13 @@ import Testing
     @Test func bencherFormatHasEveryMeasureWithTheRepeatsBounds() throws {
         let result = try CommandRunner.run(["export", Self.runs.repeats, "--format", "bencher", "--name", "poll"])
         #expect(result.status == 0, "\(result.standardError)")
-        let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        // Bencher's names are the keys: benchmark → measure → figure.
+        let object = try JSONDecoder().decode(
+            [String: [String: [String: Double]]].self,
+            from: Data(result.standardOutput.utf8)
         )
         #expect(Array(object.keys) == ["poll"])
-        let measures = try #require(object["poll"] as? [String: [String: Double]])
+        let measures = try #require(object["poll"])
         #expect(
             Set(measures.keys)
                 == [
@@ -259,13 +272,18 @@ import Testing
             let file = Self.folder + "/\(format).json"
             let result = try CommandRunner.run(["export", Self.runs.valid, "--format", format, "--output", file])
             #expect(result.status == 0, "\(result.standardError)")
-            let entries = try #require(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [[String: Any]]
-            )
-            #expect(entries.map { $0["name"] as? String } == expected)
-            for entry in entries {
-                #expect(entry["value"] is Double && entry["unit"] is String && entry["range"] == nil, "\(entry)")
+            /// An entry of github-action-benchmark's custom format.
+            struct Entry: Decodable {
+                var name: String
+                var unit: String
+                var value: Double
             }
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            let entries = try JSONDecoder().decode([Entry].self, from: data)
+            #expect(entries.map(\.name) == expected)
+            // A single run has no range: no entry holds the key.
+            let keys = try JSONDecoder().decode([JSONKeys].self, from: data)
+            #expect(keys.allSatisfy { !$0.names.contains("range") }, "\(keys)")
         }
         let bad = try CommandRunner.run(["export", Self.runs.valid, "--format", "csv"])
         #expect(

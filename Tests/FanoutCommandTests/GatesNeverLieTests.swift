@@ -16,10 +16,6 @@ import Testing
         return path
     }
 
-    static func json(_ path: String) throws -> [String: Any] {
-        try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
-    }
-
     /// `printf '# t\r\np99 < 0.001ms\r\n' > th; fanout gate D --threshold 'p99 < 25ms' --thresholds th`
     /// passed "1 of 1": the file was one comment.
     @Test func aCRLFThresholdsFileIsReadWhole() throws {
@@ -43,15 +39,14 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
-        let summary = try Self.json(output + "/summary.json")
-        let latency = try #require(summary["latency_ms"] as? [String: Double])
-        #expect(try #require(latency["p50"]) >= 30, "\(latency)")
-        let configuration = try #require(summary["configuration"] as? [String: Any])
-        let recorded = try #require(configuration["scenario"] as? [String: String])
-        #expect(recorded["path"] == scenario)
+        let summary = try CommandRunner.summary(in: output)
+        let latency = try #require(summary.latency)
+        #expect(latency.p50 >= 30, "\(latency)")
+        let recorded = try #require(summary.configuration.scenario)
+        #expect(recorded.path == scenario)
         // sha256sum's answer for the same bytes.
         let sha = try PeerProcess.run("/usr/bin/sha256sum", [scenario])
-        #expect(sha.output.hasPrefix(try #require(recorded["sha256"])), "\(sha.output)")
+        #expect(sha.output.hasPrefix(recorded.sha256), "\(sha.output)")
         #expect(result.standardOutput.contains("scenario: \(scenario) (sha256 "))
     }
 
@@ -68,9 +63,11 @@ import Testing
         // No latency, so the harness's delay is no share of one (it printed "0% of the measured p99").
         #expect(run.standardOutput.contains("no p99 measured to share"), "\(run.standardOutput)")
         #expect(!run.standardOutput.contains("of the measured p99"), "\(run.standardOutput)")
-        let summary = try Self.json(output + "/summary.json")
-        #expect(summary["latency_ms"] is NSNull && summary["throughput_per_second"] is NSNull)
-        #expect(summary["valid"] as? Bool == false)
+        let summary = try CommandRunner.summary(in: output)
+        #expect(summary.latency == nil && summary.throughputPerSecond == nil)
+        #expect(try CommandRunner.summaryHoldsNull(in: output, at: ["latency_ms"]))
+        #expect(try CommandRunner.summaryHoldsNull(in: output, at: ["throughput_per_second"]))
+        #expect(summary.valid == false)
         let markdown = try String(contentsOfFile: output + "/summary.md", encoding: .utf8)
         #expect(markdown.contains("❌ **invalid**") && markdown.contains("Latency: nothing measured."))
         let html = try String(contentsOfFile: output + "/report.html", encoding: .utf8)
@@ -139,8 +136,8 @@ import Testing
         )
         #expect(run.status != 0, "\(run.standardOutput)")
         #expect(run.standardOutput.contains("INVALID: credentials refused"), "\(run.standardOutput)")
-        let summary = try Self.json(output + "/summary.json")
-        #expect(summary["valid"] as? Bool == false)
+        let summary = try CommandRunner.summary(in: output)
+        #expect(summary.valid == false)
         let gate = try CommandRunner.run(["gate", output, "--threshold", "sent > 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)")
     }

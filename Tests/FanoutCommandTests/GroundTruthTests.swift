@@ -67,10 +67,9 @@ struct GroundTruthTests {
             let shape = "\(connections) × \(streams) at \(rate)/s"
             #expect(result.status == 0, "\(shape): \(result.standardError)")
             let summary = try CommandRunner.summary(in: folder)
-            #expect(summary["accepted"] as? Int == rate * seconds, "\(shape)")
-            #expect(summary["unscheduled"] as? Int == 0, "\(shape)")
-            let latency = try #require(summary["latency_ms"] as? [String: Any])
-            let p99 = try #require(latency["p99"] as? Double)
+            #expect(summary.accepted == rate * seconds, "\(shape)")
+            #expect(summary.unscheduled == 0, "\(shape)")
+            let p99 = try #require(summary.latency?.p99)
             // At least the sink's 50 ms (nothing is answered sooner), at most 3 ms more.
             #expect(p99 >= 50 && p99 <= 53, "\(shape): p99 \(p99) ms")
             // Each second: the same 3 ms, plus what the sender itself reports it added to that
@@ -80,14 +79,13 @@ struct GroundTruthTests {
             // fresh 2-core CI machine: one second's p99 57.98 ms, the run's 50.6) is said by the
             // sender's own account and allowed exactly that; an error of the measurement
             // itself, which no account covers, still fails. The run's p99 has no such allowance.
-            let intervals = try #require(summary["intervals"] as? [[String: Any]])
-            for interval in intervals where (interval["latency_count"] as? Int ?? 0) > 0 {
-                let secondP99 = interval["p99_ms"] as? Double ?? .infinity
-                let lateness = interval["max_lag_ms"] as? Double ?? 0
-                let reading = interval["read_delay_p99_ms"] as? Double ?? 0
+            for interval in summary.intervals where interval.latencyCount > 0 {
+                let secondP99 = interval.p99
+                let lateness = interval.maxLag
+                let reading = interval.readDelayP99 ?? 0
                 #expect(
                     secondP99 <= 53 + lateness + reading,
-                    "\(shape), second \(interval["second"] ?? "?"): p99 \(secondP99) ms, the sender's send lateness \(lateness) ms and reading \(reading) ms"
+                    "\(shape), second \(interval.second): p99 \(secondP99) ms, the sender's send lateness \(lateness) ms and reading \(reading) ms"
                 )
             }
         }
@@ -109,10 +107,9 @@ struct GroundTruthTests {
             )
             let what = "\(connections) × \(streams), p99 < \(limit)ms"
             #expect(result.status == 0, "\(what): \(result.standardOutput)\(result.standardError)")
-            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/search.json"))
-            let search = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-            let answer = try #require(search["answer"] as? [String: Any], "\(what): no answer")
-            let rate = try #require(answer["rate_per_second"] as? Double, "\(what): \(answer)")
+            let search = try SearchCommandTests.search(in: folder)
+            let answer = try #require(search.answer, "\(what): no answer")
+            let rate = try #require(answer.rate, "\(what): \(answer)")
             #expect(
                 abs(rate / Self.capacity - 1) <= 0.05,
                 "\(what): answered \(rate)/s for a capacity of 4,000/s\n\(result.standardOutput)"

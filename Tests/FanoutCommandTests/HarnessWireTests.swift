@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -21,25 +22,24 @@ import Testing
         )
         #expect(run.status == 0, "\(run.standardError)")
         let summary = try CommandRunner.summary(in: folder)
-        let harness = try #require(summary["harness"] as? [String: Any], "\(summary)")
-        let latency = try #require(summary["latency_ms"] as? [String: Double])
+        let harness = try #require(summary.harness, "\(summary)")
+        let latency = try #require(summary.latency)
         // Every answer took the wire's 80 ms and the hold's 5 ms.
-        #expect(try #require(latency["p50"]) >= 85)
+        #expect(latency.p50 >= 85)
         // Half the wire, each way, is 40 ms: a figure holding a way of it reads at least that.
         // Bounded against the run's own latency, so that a loaded machine, which adds to both
         // sides, cannot fail it: the harness's own share is the latency less the hold and the
         // wire's 80 ms (with the wire in it, it read the latency less the hold), and the sink's
         // part before the write and the sender's after it, with the hold, fit in the latency
         // less the wire (with the wire, they held all of it).
-        func p50(_ figure: Any?) -> Double? { (figure as? [String: Any])?["p50"] as? Double }
-        let sender = try #require(harness["sender"] as? [String: Any])
-        let sink = try #require(harness["sink"] as? [String: Any])
-        let latencyP50 = try #require(latency["p50"])
-        #expect(harness["own_measured"] as? Bool == true)
-        #expect(try #require(p50(harness["own_ms"])) < latencyP50 - 5 - 40, "\(harness)")
-        let parts = try #require(p50(sender["return_path_ms"])) + #require(p50(sink["from_send_ms"])) + 5
+        let sender = harness.sender
+        let sink = try #require(harness.sink, "\(harness)")
+        let latencyP50 = latency.p50
+        #expect(harness.ownMeasured == true)
+        #expect(try #require(harness.own?.p50) < latencyP50 - 5 - 40, "\(harness)")
+        let parts = try #require(sender.returnPath?.p50) + sink.fromSend.p50 + 5
         #expect(parts < latencyP50 - 40, "\(sender) \(sink)")
         // The hold the sink reports is its own 5 ms, the wire not in it.
-        #expect(try #require(p50(sink["injected_ms"])) == 5, "\(sink)")
+        #expect(sink.injected.p50 == 5, "\(sink)")
     }
 }

@@ -14,34 +14,55 @@ import Testing
         var required: Bool
     }
 
+    /// What the tests read of ArgumentParser's `--experimental-dump-help` (its ToolInfo, version 0).
+    struct DumpedHelp: Decodable {
+        var command: Command
+
+        struct Command: Decodable {
+            var commandName: String?
+            var arguments: [Argument]?
+            var subcommands: [Command]?
+        }
+
+        struct Argument: Decodable {
+            var names: [Name]?
+            var valueName: String?
+            var abstract: String?
+            var defaultValue: String?
+            var isOptional: Bool?
+        }
+
+        struct Name: Decodable {
+            var name: String
+        }
+    }
+
     /// Every option and argument of every subcommand, from ArgumentParser's own description of
     /// the declarations (`--experimental-dump-help`).
     static let arguments: [Argument] = {
         guard let result = try? CommandRunner.run(["--experimental-dump-help"]),
             let data = result.standardOutput.data(using: .utf8),
-            let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let command = root["command"] as? [String: Any]
+            let root = try? JSONDecoder().decode(DumpedHelp.self, from: data)
         else { return [] }
         var arguments: [Argument] = []
-        func walk(_ command: [String: Any], _ path: String) {
-            for argument in command["arguments"] as? [[String: Any]] ?? [] {
-                let names = argument["names"] as? [[String: Any]] ?? []
-                let name = (names.first?["name"] as? String) ?? (argument["valueName"] as? String) ?? "?"
+        func walk(_ command: DumpedHelp.Command, _ path: String) {
+            for argument in command.arguments ?? [] {
+                let name = argument.names?.first?.name ?? argument.valueName ?? "?"
                 arguments.append(
                     Argument(
                         command: path,
                         name: name,
-                        abstract: argument["abstract"] as? String ?? "",
-                        declaredDefault: argument["defaultValue"] as? String,
-                        required: !(argument["isOptional"] as? Bool ?? true)
+                        abstract: argument.abstract ?? "",
+                        declaredDefault: argument.defaultValue,
+                        required: !(argument.isOptional ?? true)
                     )
                 )
             }
-            for sub in command["subcommands"] as? [[String: Any]] ?? [] {
-                walk(sub, path + " " + (sub["commandName"] as? String ?? "?"))
+            for sub in command.subcommands ?? [] {
+                walk(sub, path + " " + (sub.commandName ?? "?"))
             }
         }
-        walk(command, "fanout")
+        walk(root.command, "fanout")
         return arguments
     }()
 

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -34,8 +35,6 @@ import Testing
         return holder?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(process.processIdentifier)"
     }
 
-    static func invalidReasons(_ summary: [String: Any]) -> [String] { summary["invalid_reasons"] as? [String] ?? [] }
-
     /// Waits (bounded) until `process` has sent requests: some 50 of them, at ~400 bytes each.
     static func waitUntilSending(_ process: PeerProcess) throws {
         try waitUntil("requests going out") { process.bytesWritten > 20_000 }
@@ -61,18 +60,18 @@ import Testing
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 130, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        let sent = summary["sent"] as? Int ?? -1
-        let requests = summary["requests"] as? Int ?? -1
-        let unsent = summary["unsent"] as? Int ?? 0
+        let sent = summary.sent
+        let requests = summary.requests
+        let unsent = summary.unsent ?? 0
         #expect(sent > 0 && sent <= requests, "sent \(sent), requests \(requests)")
         #expect(unsent > 0, "tokens read ahead are counted as never sent")
-        #expect((summary["failed"] as? [String: Int])?["Cancelled"] ?? 0 < 50, "\(summary["failed"] ?? "")")
+        #expect(summary.failed["Cancelled"] ?? 0 < 50, "\(summary.failed)")
         // At most the offered rate (1% for the first ticket, due at the start).
-        #expect((summary["throughput_per_second"] as? Double ?? .infinity) <= 1010)
-        #expect(summary["valid"] as? Bool == false)
+        #expect((summary.throughputPerSecond ?? .infinity) <= 1010)
+        #expect(summary.valid == false)
         #expect(
-            Self.invalidReasons(summary).contains { $0.hasPrefix("interrupted by SIGINT after ") },
-            "\(Self.invalidReasons(summary))"
+            summary.invalidReasons.contains { $0.hasPrefix("interrupted by SIGINT after ") },
+            "\(summary.invalidReasons)"
         )
         #expect(result.output.contains("never sent (interrupted): "), "\(result.output)")
         #expect(result.output.contains("INVALID: interrupted by SIGINT after "), "\(result.output)")
@@ -94,14 +93,14 @@ import Testing
         let result = try run.wait(timeout: .seconds(20))
         #expect(result.status == status, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["valid"] as? Bool == false)
+        #expect(summary.valid == false)
         #expect(
-            Self.invalidReasons(summary).contains { $0.hasPrefix("interrupted by \(name) after ") },
-            "\(Self.invalidReasons(summary))"
+            summary.invalidReasons.contains { $0.hasPrefix("interrupted by \(name) after ") },
+            "\(summary.invalidReasons)"
         )
         // What was in flight was answered: sender and sink still agree.
-        #expect(summary["reconciled"] as? Bool == true, "\(summary["sink"] ?? "")")
-        #expect((summary["throughput_per_second"] as? Double ?? .infinity) <= 2020)
+        #expect(summary.reconciled == true, "\(String(describing: summary.sink))")
+        #expect((summary.throughputPerSecond ?? .infinity) <= 2020)
         let markdown = try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)
         #expect(markdown.contains("interrupted by \(name)"), "\(markdown)")
     }
@@ -123,10 +122,10 @@ import Testing
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 143, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(Self.invalidReasons(summary).contains { $0.hasPrefix("interrupted by SIGTERM after ") })
+        #expect(summary.invalidReasons.contains { $0.hasPrefix("interrupted by SIGTERM after ") })
         // The ten in flight were answered within the grace: none failed, none counted twice.
-        #expect(summary["failed"] as? [String: Int] == [:], "\(summary["failed"] ?? "")")
-        #expect(summary["sent"] as? Int == summary["accepted"] as? Int)
+        #expect(summary.failed == [:], "\(summary.failed)")
+        #expect(summary.sent == summary.accepted)
     }
 
     /// Case 13: SIGHUP to `fanout sink --output` left no folder (exit 129); it drains and
@@ -145,7 +144,7 @@ import Testing
         let result = try sink.wait(timeout: .seconds(20))
         #expect(result.status == 0, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/provider")
-        #expect(summary["accepted"] as? Int == 100)
+        #expect(summary.accepted == 100)
     }
 
     /// A second signal ends the process at once: here the send waits in the open of a FIFO no

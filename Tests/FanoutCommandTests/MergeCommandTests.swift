@@ -43,13 +43,16 @@ import Testing
 
         let whole = try CommandRunner.summary(in: folder + "/merged")
         let alone = try CommandRunner.summary(in: folder + "/single")
-        for key in ["sent", "accepted", "requests", "digest", "reconciled", "valid"] {
-            #expect("\(whole[key] ?? "nil")" == "\(alone[key] ?? "nil")", "\(key)")
-        }
-        let sink = try #require(whole["sink"] as? [String: Any])
-        #expect(sink["requests"] as? Int == 6000)
-        #expect(sink["digest"] as? String == alone["digest"] as? String)
-        #expect(whole["merged_from"] as? [String] == shards)
+        #expect(whole.sent == alone.sent)
+        #expect(whole.accepted == alone.accepted)
+        #expect(whole.requests == alone.requests)
+        #expect(whole.digest == alone.digest)
+        #expect(whole.reconciled == alone.reconciled)
+        #expect(whole.valid == alone.valid)
+        let sink = try #require(whole.sink)
+        #expect(sink.requests == 6000)
+        #expect(sink.digest == alone.digest)
+        #expect(whole.mergedFrom == shards)
 
         // The merged log is the sum of the shards' logs, second by second, value by value.
         let check = try PeerProcess.run(
@@ -61,9 +64,9 @@ import Testing
                 + shards.map { $0 + "/latency.hlog" }
         )
         try #require(check.status == 0, "\(check.errors)")
-        let result = try #require(try JSONSerialization.jsonObject(with: Data(check.output.utf8)) as? [String: Any])
-        #expect(result["equal"] as? Bool == true, "\(result)")
-        #expect(result["total"] as? Int == 6000)
+        let result = try HlogComparison(output: check.output)
+        #expect(result.equal, "\(result)")
+        #expect(result.total == 6000)
         let hgrm = try String(contentsOfFile: folder + "/merged/latency.hgrm", encoding: .utf8)
         #expect(hgrm.contains(/Total count\s+=\s+6000\]/))
     }
@@ -119,7 +122,7 @@ import Testing
 
         let refused = try CommandRunner.run(["merge"] + folders + ["--output", folder + "/refused"])
         #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
-        let reasons = try #require(try CommandRunner.summary(in: folder + "/refused")["invalid_reasons"] as? [String])
+        let reasons = try CommandRunner.summary(in: folder + "/refused").invalidReasons
         #expect(
             reasons.contains { $0 == "shard 2/2 is missing" || $0.hasSuffix("its shard did not finish") },
             "\(reasons)"
@@ -132,9 +135,9 @@ import Testing
         #expect(partial.status == 0, "\(partial.standardOutput)\(partial.standardError)")
         #expect(partial.standardOutput.contains("PARTIAL: "), "\(partial.standardOutput)")
         let summary = try CommandRunner.summary(in: folder + "/partial")
-        #expect(summary["partial"] as? Bool == true)
-        #expect(summary["valid"] as? Bool == true)
-        #expect(summary["sent"] as? Int == 3000)
+        #expect(summary.partial == true)
+        #expect(summary.valid == true)
+        #expect(summary.sent == 3000)
         let partialGate = try CommandRunner.run(["gate", folder + "/partial", "--threshold", "failed == 0"])
         #expect(partialGate.status == 0, "\(partialGate.standardOutput)")
         #expect(partialGate.standardOutput.contains("PARTIAL "), "\(partialGate.standardOutput)")
@@ -161,8 +164,8 @@ import Testing
         let merged = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/merged", "--max-skew", "1h"])
         #expect(merged.status == 2, "\(merged.standardOutput)\(merged.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/merged")
-        #expect(summary["valid"] as? Bool == false)
-        let reasons = try #require(summary["invalid_reasons"] as? [String])
+        #expect(summary.valid == false)
+        let reasons = summary.invalidReasons
         for shard in shards {
             #expect(
                 reasons.contains { $0.hasPrefix("\(shard): the generator fell") && $0.contains("behind its schedule") },
@@ -198,7 +201,7 @@ import Testing
                 ]
             )
             let summary = try CommandRunner.summary(in: folder + "/out")
-            return (result, summary["invalid_reasons"] as? [String] ?? [])
+            return (result, summary.invalidReasons)
         }
         let (unlike, unlikeReasons) = try merge(["a", "b"])
         #expect(unlike.status == 2)

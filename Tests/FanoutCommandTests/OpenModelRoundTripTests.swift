@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -7,9 +8,11 @@ import Testing
 @Suite(.serialized) struct OpenModelRoundTripTests {
     static func folder() -> String { NSTemporaryDirectory() + "fanout-round-trip-\(UUID().uuidString)" }
 
-    static func openModel(_ summary: [String: Any]) throws -> (model: [String: Any], waits: [String: Any]) {
-        let model = try #require(summary["open_model"] as? [String: Any], "\(summary.keys.sorted())")
-        return (model, try #require(model["stream_waits"] as? [String: Any]))
+    static func openModel(
+        _ summary: SummaryDocument
+    ) throws -> (model: SummaryDocument.OpenModel, waits: SummaryDocument.OpenModel.StreamWaits) {
+        let model = try #require(summary.openModel, "no open_model in \(summary)")
+        return (model, model.streamWaits)
     }
 
     /// APNs allows one stream a connection until its first request is accepted, and the sink
@@ -32,21 +35,21 @@ import Testing
 
         let summary = try CommandRunner.summary(in: folder + "/ramp")
         let (model, waits) = try Self.openModel(summary)
-        #expect(model["coalesce"] as? String == "auto")
+        #expect(model.coalesce == "auto")
         // ¼ of 80 ms on the 200 µs × 2ⁿ ladder is past the ceiling, 12.8 ms.
-        let window = try #require(model["largest_window_ms"] as? Double)
+        let window = model.largestWindowMs
         #expect(window == 12.8, "\(window)")
-        let count = try #require(waits["count"] as? Int)
+        let count = waits.count
         // Physics: 2,000/s × 80 ms = 160 arrivals before the first answers; a slow start only adds.
         #expect(count >= 120 && count <= 600, "\(waits)")
-        #expect(waits["fewest_streams"] as? Int == 1, "\(waits)")
-        let longest = try #require(waits["longest_ms"] as? Double)
+        #expect(waits.fewestStreams == 1, "\(waits)")
+        let longest = waits.longestMs
         #expect(longest >= 60 && longest <= 400, "\(waits)")
-        let share = try #require(waits["share"] as? Double)
+        let share = waits.share
         #expect(abs(share - Double(count) / 2000) < 0.01, "\(waits)")
-        let intervals = try #require(summary["intervals"] as? [[String: Any]])
-        #expect(intervals.compactMap { $0["stream_waits"] as? Int }.reduce(0, +) == count)
-        #expect((intervals.first?["stream_waits"] as? Int ?? 0) > 0, "the first second holds the ramp")
+        let intervals = summary.intervals
+        #expect(intervals.compactMap(\.streamWaits).reduce(0, +) == count)
+        #expect(try #require(intervals.first?.streamWaits) > 0, "the first second holds the ramp")
         let markdown = try String(contentsOfFile: folder + "/ramp/summary.md", encoding: .utf8)
         #expect(markdown.contains("Stream waits: \(count) notifications"), "\(markdown)")
         let html = try String(contentsOfFile: folder + "/ramp/report.html", encoding: .utf8)
@@ -56,9 +59,9 @@ import Testing
         // out (it read 73 ms, about the longest wait, before). Bounded against the run's own
         // figures, so that a loaded machine, which adds to both sides, cannot fail it: the
         // latency's p99 less the 80 ms hold less half the longest wait.
-        let harness = try #require(summary["harness"] as? [String: Any])
-        let own = try #require((harness["own_ms"] as? [String: Any])?["p99"] as? Double, "\(harness)")
-        let p99 = try #require((summary["latency_ms"] as? [String: Any])?["p99"] as? Double)
+        let harness = try #require(summary.harness)
+        let own = try #require(harness.own?.p99, "\(harness)")
+        let p99 = try #require(summary.latency?.p99)
         #expect(own < p99 - 80 - longest / 2, "own \(own), p99 \(p99), longest wait \(longest)")
         let schema = try SummarySchemaCheck.validate([folder + "/ramp/summary.json"])
         #expect(schema.status == 0, "\(schema.output)")
@@ -70,7 +73,7 @@ import Testing
         #expect(warm.status == 0, "\(warm.standardError)")
         #expect(!warm.standardOutput.contains("stream waits"), "\(warm.standardOutput)")
         let (_, warmWaits) = try Self.openModel(try CommandRunner.summary(in: folder + "/warm"))
-        #expect(warmWaits["count"] as? Int == 0, "\(warmWaits)")
+        #expect(warmWaits.count == 0, "\(warmWaits)")
         let warmMarkdown = try String(contentsOfFile: folder + "/warm/summary.md", encoding: .utf8)
         #expect(!warmMarkdown.contains("Stream waits"))
     }
@@ -82,7 +85,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try CommandRunner.run(["run", "--count", "2000", "--output", folder])
         #expect(run.status == 0, "\(run.standardError)")
-        #expect(try CommandRunner.summary(in: folder)["open_model"] == nil)
+        #expect(try CommandRunner.summary(in: folder).openModel == nil)
+        #expect(try !CommandRunner.summaryKeys(in: folder).names.contains("open_model"))
         #expect(!run.standardOutput.contains("pacing:"))
         for (value, message) in [("soon", "--coalesce"), ("1s", "longer than 100ms")] {
             let refused = try CommandRunner.run(["run", "--count", "10", "--rate", "100", "--coalesce", value])

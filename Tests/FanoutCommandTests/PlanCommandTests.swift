@@ -22,11 +22,13 @@ import Testing
         ] {
             #expect(result.standardOutput.contains(line), "\(line) in \(result.standardOutput)")
         }
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/plan.json"))
-        let plan = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(plan["connections"] as? Int == 21)
-        #expect(plan["machines"] as? Int == 1)
-        #expect(abs((plan["cpu_us_per_notification"] as? Double ?? 0) - 31.0 / 6) < 1e-9)
+        let plan = try CommandRunner.plan(in: folder)
+        #expect(plan.connections == 21)
+        #expect(plan.machines == 1)
+        #expect(
+            plan.cpuMicroseconds.map { abs($0 - 31.0 / 6) < 1e-9 } == true,
+            "\(String(describing: plan.cpuMicroseconds))"
+        )
     }
 
     @Test(arguments: [
@@ -69,10 +71,10 @@ import Testing
         #expect(output.contains("rehearsal: 4,000 devices over 1 connections"), "\(output)")
         #expect(output.contains("every notification accepted; sender and sink agree"), "\(output)")
         let summary = try CommandRunner.summary(in: folder + "/verify")
-        #expect(summary["accepted"] as? Int == 4000)
-        #expect((summary["endpoint"] as? String)?.hasPrefix("the embedded sink at https://") == true)
+        #expect(summary.accepted == 4000)
+        #expect(summary.endpoint.hasPrefix("the embedded sink at https://"))
         // Predicted: 4000 ÷ (4000 ÷ (20 ÷ 0.055) + 0.055) = 362 a second; measured: the run's.
-        let elapsed = try #require(summary["elapsed_seconds"] as? Double)
+        let elapsed = summary.elapsedSeconds
         let row = try #require(output.split(separator: "\n").first { $0.hasPrefix("a connection carries") })
         // Rates as every report writes them: grouped, "/s".
         let predicted: Double = 4000 / (4000 / (20 / 0.055) + 0.055)

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutSink
 import FanoutTestSupport
 import Foundation
@@ -7,21 +8,22 @@ import Testing
 /// trip, window and refill rule in front of it, and nghttpd (nghttp2's server, nobody here wrote
 /// it) as it comes. Serialized: the rates are physics, and a neighbour's load would bend them.
 @Suite(.serialized) struct ProbeCommandTests {
-    /// The probe's probe.json sections as objects.
+    /// The probe's probe.json, its flow-control sections required where a test reads them.
     struct Probe {
-        var document: [String: Any]
+        var document: ProbeDocument
+        /// probe.json as written, for what the type cannot tell (a `null` from an absent key).
+        var data: Data
         var output: String
 
-        func section(_ key: String) throws -> [String: Any] {
-            try #require(document[key] as? [String: Any], "\(key) in \(document)")
+        var window: ProbeDocument.Window { get throws { try #require(document.window, "no window in \(document)") } }
+        var refill: ProbeDocument.Refill {
+            get throws {
+                let window = try window
+                return try #require(window.refill, "no refill in \(window)")
+            }
         }
-        var window: [String: Any] { get throws { try section("window") } }
-        var refill: [String: Any] { get throws { try #require(try window["refill"] as? [String: Any]) } }
-        var wire: [String: Any] { get throws { try section("wire") } }
-        var flow: [String: Any] { get throws { try section("flow") } }
-        func number(_ section: [String: Any], _ key: String) throws -> Double {
-            try #require((section[key] as? NSNumber)?.doubleValue, "\(key) in \(section)")
-        }
+        var wire: ProbeDocument.Wire { get throws { try #require(document.wire, "no wire in \(document)") } }
+        var flow: ProbeDocument.Flow { get throws { try #require(document.flow, "no flow in \(document)") } }
     }
 
     /// `fanout probe ENDPOINT` with the poll template and three tokens, and `extra`; exit 0.
@@ -38,9 +40,9 @@ import Testing
         )
         #expect(result.status == 0, "\(result.standardError)")
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/probe.json"))
-        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(document["schema"] as? Int == 2)
-        return Probe(document: document, output: result.standardOutput)
+        let document = try JSONDecoder().decode(ProbeDocument.self, from: data)
+        #expect(document.schema == 2)
+        return Probe(document: document, data: data, output: result.standardOutput)
     }
 
     /// The body the probe sends: the poll template's bytes, as `fanout payload render` says.
@@ -71,30 +73,30 @@ import Testing
         defer { sink.stop() }
         let probe = try Self.probe("http://127.0.0.1:\(port)")
         let window = try probe.window
-        #expect(window["connection_at_start"] as? Int == 65_535)
-        #expect(window["connection_after_first_answers"] as? Int == 65_535 - 20 * body)
-        #expect(window["stream"] as? Int == 1 << 20)
+        #expect(window.connectionAtStart == 65_535)
+        #expect(window.connectionAfterFirstAnswers == 65_535 - 20 * body)
+        #expect(window.stream == 1 << 20)
         let refill = try probe.refill
-        #expect(refill["kind"] as? String == "half")
+        #expect(refill.kind == "half")
         // nghttp2's threshold is 65,535 / 2 = 32,767: the body that crosses it comes back too.
         let crossing = (32_767 / body + 1) * body
-        #expect(refill["smallest_increment"] as? Int == crossing)
-        let updates = try #require(refill["updates"] as? [[String: Any]])
-        #expect(updates.count > 10 && updates.allSatisfy { $0["stream"] as? Int == 0 })
+        #expect(refill.smallestIncrement == crossing)
+        let updates = refill.updates
+        #expect(updates.count > 10 && updates.allSatisfy { $0.stream == 0 })
         let wire = try probe.wire
-        #expect(wire["data_bytes"] as? Int == body)
-        #expect(wire["frame_bytes"] as? Int == 18)
-        #expect(wire["tls_bytes"] as? Int == 0)
-        let headers = try #require(wire["headers_bytes"] as? Int)
-        #expect(headers < (try #require(wire["first_headers_bytes"] as? Int)), "HPACK's table holds the fields")
-        #expect(wire["wire_bytes_per_notification"] as? Int == headers + body + 18)
+        #expect(wire.dataBytes == body)
+        #expect(wire.frameBytes == 18)
+        #expect(wire.tlsBytes == 0)
+        let headers = wire.headersBytes
+        #expect(headers < (try #require(wire.firstHeadersBytes)), "HPACK's table holds the fields")
+        #expect(wire.wireBytesPerNotification == headers + body + 18)
         let flow = try probe.flow
-        #expect(flow["bound"] as? String == "window", "\(flow)")
-        #expect(try probe.number(flow, "window_bound_share") > 0.8)
-        #expect(flow["most_bytes_in_flight"] as? Int == 65_535 / body * body)
-        let rate = try probe.number(flow, "rate_per_second")
-        let ping = try probe.number(flow, "round_trip_ms") / 1000
-        let refillInterval = try probe.number(flow, "refill_interval_ms") / 1000
+        #expect(flow.bound == "window", "\(flow)")
+        #expect(flow.windowBoundShare > 0.8)
+        #expect(flow.mostBytesInFlight == 65_535 / body * body)
+        let rate = try #require(flow.ratePerSecond, "\(flow)")
+        let ping = flow.roundTripMs / 1000
+        let refillInterval = try #require(flow.refillIntervalMs, "\(flow)") / 1000
         #expect((0.050...0.065).contains(refillInterval), "a refill every \(refillInterval) s")
         func formula(_ roundTrip: Double) -> Double { Double(crossing) / roundTrip / Double(body) }
         #expect(abs(rate / formula(refillInterval) - 1) < 0.10, "\(rate)/s, \(formula(refillInterval))/s")
@@ -111,9 +113,9 @@ import Testing
         defer { sink.stop() }
         let probe = try Self.probe("http://127.0.0.1:\(port)", ["--flow-duration", "1s"])
         let refill = try probe.refill
-        #expect(refill["kind"] as? String == "each-frame", "\(refill)")
-        #expect(refill["smallest_increment"] as? Int == (try Self.bodyBytes()))
-        #expect(try probe.flow["bound"] as? String == "window")
+        #expect(refill.kind == "each-frame", "\(refill)")
+        #expect(refill.smallestIncrement == (try Self.bodyBytes()))
+        #expect(try probe.flow.bound == "window")
     }
 
     /// The sink's own 16 MiB window and 100 streams: the streams bind, the window never needed
@@ -122,13 +124,13 @@ import Testing
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--rtt", "50ms", "--max-streams", "100"])
         defer { sink.stop() }
         let probe = try Self.probe("http://127.0.0.1:\(port)")
-        #expect(try probe.window["connection_at_start"] as? Int == 16 << 20)
-        #expect(try probe.refill["kind"] as? String == "none-needed")
+        #expect(try probe.window.connectionAtStart == 16 << 20)
+        #expect(try probe.refill.kind == "none-needed")
         let flow = try probe.flow
-        #expect(flow["bound"] as? String == "streams", "\(flow)")
-        #expect(flow["peak_streams"] as? Int == 100)
-        let rate = try probe.number(flow, "rate_per_second")
-        let ping = try probe.number(flow, "round_trip_ms") / 1000
+        #expect(flow.bound == "streams", "\(flow)")
+        #expect(flow.peakStreams == 100)
+        let rate = try #require(flow.ratePerSecond, "\(flow)")
+        let ping = flow.roundTripMs / 1000
         // As above: the ends' time a round trip lowers it, nothing raises it.
         #expect((0.80...1.05).contains(rate / (100 / ping)), "\(rate)/s against \(100 / ping)/s")
     }
@@ -141,13 +143,13 @@ import Testing
         defer { server.stop() }
         let port = try listeningPort(of: server.processIdentifier)
         let probe = try Self.probe("http://127.0.0.1:\(port)", ["--flow-count", "5000"])
-        #expect(try probe.window["connection_at_start"] as? Int == 65_535)
+        #expect(try probe.window.connectionAtStart == 65_535)
         let refill = try probe.refill
-        #expect(refill["kind"] as? String == "half", "\(refill)")
+        #expect(refill.kind == "half", "\(refill)")
         let flow = try probe.flow
         // nghttpd answers 404 (no APNs there): answered all the same.
-        #expect(flow["answers"] as? [String: Int] == ["404": 5000])
-        #expect(flow["stopped_by"] as? String == "count")
+        #expect(flow.answers == ["404": 5000])
+        #expect(flow.stoppedBy == "count")
     }
 
     /// Over TLS a notification carries a TLS 1.3 record's 22 bytes too (one record assumed).
@@ -166,11 +168,10 @@ import Testing
             ["--ca-file", files.certificate, "--flow-count", "2000"]
         )
         let wire = try probe.wire
-        #expect(wire["tls_bytes"] as? Int == 22)
-        let parts = try ["headers_bytes", "data_bytes", "frame_bytes", "tls_bytes"].map { try probe.number(wire, $0) }
-        #expect(try probe.number(wire, "wire_bytes_per_notification") == parts.reduce(0, +))
-        #expect((wire["note"] as? String)?.contains("one TLSv1.3 record a notification") == true, "\(wire)")
-        #expect(try probe.refill["kind"] as? String == "half")
+        #expect(wire.tlsBytes == 22)
+        #expect(wire.wireBytesPerNotification == wire.headersBytes + wire.dataBytes + wire.frameBytes + wire.tlsBytes)
+        #expect(wire.note.contains("one TLSv1.3 record a notification"), "\(wire)")
+        #expect(try probe.refill.kind == "half")
     }
 
     /// --no-flow skips it; the flow options' bounds.
@@ -178,8 +179,9 @@ import Testing
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
         let probe = try Self.probe("http://127.0.0.1:\(port)", ["--no-flow", "--count", "3"])
-        #expect(probe.document["flow"] is NSNull)
-        #expect(try probe.refill["kind"] as? String == "none-needed")
+        #expect(probe.document.flow == nil)
+        #expect(try holdsNull(probe.data, at: ["flow"]))
+        #expect(try probe.refill.kind == "none-needed")
         #expect(!probe.output.contains("flow test"))
         for bad in [["--flow-count", "0"], ["--flow-duration", "0s"], ["--flow-duration", "2m", "--timeout", "1m"]] {
             let result = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)"] + bad)

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -11,15 +12,32 @@ import Testing
 @Suite(.serialized) struct ProviderCardTruthTests {
     static let peer = CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/card_peer.py"
 
+    /// The last line `card_peer.py` writes: what the provider saw (each key only in the modes
+    /// that report it).
+    struct Said: Decodable {
+        /// How many streams ended in each status (`-7`: reset with REFUSED_STREAM).
+        var statuses: [String: Int]?
+        var lastStream: Int?
+        var answered: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case statuses
+            case lastStream = "last_stream"
+            case answered
+        }
+    }
+
     struct Outcome {
         var folder: String
-        var said: [String: Any]
-        var summary: [String: Any]
+        /// The peer's line as written, for messages.
+        var said: String
+        var saw: Said
+        var summary: SummaryDocument
         var card: [String: Int]
         var sinkOutput: String
 
-        var provider: [String: Any] { summary["provider"] as? [String: Any] ?? [:] }
-        var statuses: [String: Int] { said["statuses"] as? [String: Int] ?? [:] }
+        var provider: SummaryDocument.Provider? { summary.provider }
+        var statuses: [String: Int]? { saw.statuses }
 
         func gate(_ threshold: String) throws -> CommandRunner.Result {
             try CommandRunner.run(["gate", folder, "--threshold", threshold])
@@ -45,11 +63,12 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let log = try String(contentsOfFile: folder + "/trigger.log", encoding: .utf8)
         let last = try #require(log.split(separator: "\n").last, "\(log)")
-        let said = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], "\(log)")
+        let saw = try JSONDecoder().decode(Said.self, from: Data(last.utf8))
         let summary = try CommandRunner.summary(in: folder)
         return Outcome(
             folder: folder,
-            said: said,
+            said: String(last),
+            saw: saw,
             summary: summary,
             card: try ProviderUnderTestTests.card(summary),
             sinkOutput: result.standardOutput
@@ -78,9 +97,9 @@ import Testing
             sinkOptions: ["--no-auth", "--goaway-after-requests", "100"]
         )
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
-        let last = try #require(outcome.said["last_stream"] as? Int, "\(outcome.said)")
+        let last = try #require(outcome.saw.lastStream, "\(outcome.said)")
         #expect(last >= 199 && last < 999, "\(outcome.said)")
-        #expect(outcome.said["answered"] as? Int == (last + 1) / 2, "\(outcome.said)")
+        #expect(outcome.saw.answered == (last + 1) / 2, "\(outcome.said)")
         #expect(outcome.card["after-goaway"] == 0, "\(outcome.card)")
         #expect(try outcome.gate("violations == 0").status == 0)
     }
@@ -106,9 +125,9 @@ import Testing
     @Test func answersAProviderDiedWithoutReadingAreCounted() throws {
         let outcome = try Self.plant("unread", count: 50, sinkOptions: ["--no-auth", "--latency", "fixed:20ms"])
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
-        #expect(outcome.summary["accepted"] as? Int == 50)
-        let connections = try #require(outcome.provider["connections"] as? [[String: Any]])
-        let unread = connections.compactMap { $0["answered_maybe_unread"] as? Int }.reduce(0, +)
+        #expect(outcome.summary.accepted == 50)
+        let connections = try #require(outcome.provider?.connections)
+        let unread = connections.compactMap(\.maybeUnread).reduce(0, +)
         #expect(unread == 50, "\(connections)")
         #expect(outcome.sinkOutput.contains("answered, maybe unread: 50"), "\(outcome.sinkOutput)")
         #expect(try outcome.gate("unread == 0").status == 1)
@@ -120,8 +139,8 @@ import Testing
     @Test func aProviderThatReadsEverythingLeavesNothingUnread() throws {
         let outcome = try Self.plant("first-flight", count: 50, sinkOptions: ["--no-auth", "--latency", "fixed:20ms"])
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
-        let connections = try #require(outcome.provider["connections"] as? [[String: Any]])
-        #expect(connections.compactMap { $0["answered_maybe_unread"] as? Int }.allSatisfy { $0 == 0 })
+        let connections = try #require(outcome.provider?.connections)
+        #expect(connections.compactMap(\.maybeUnread).allSatisfy { $0 == 0 })
         #expect(try outcome.gate("unread == 0").status == 0)
     }
 

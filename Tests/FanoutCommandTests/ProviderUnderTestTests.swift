@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutSettings
 import FanoutTestSupport
 import Foundation
@@ -11,11 +12,27 @@ import Testing
 
     static func folder() -> String { NSTemporaryDirectory() + "fanout-provider-\(UUID().uuidString)" }
 
-    static func card(_ summary: [String: Any]) throws -> [String: Int] {
-        let provider = try #require(summary["provider"] as? [String: Any])
-        let card = try #require(provider["card"] as? [String: Any])
-        let checks = try #require(card["checks"] as? [[String: Any]])
-        return Dictionary(uniqueKeysWithValues: checks.map { ($0["rule"] as! String, $0["count"] as! Int) })
+    /// The card's count for each rule, by its name.
+    static func card(_ summary: SummaryDocument) throws -> [String: Int] {
+        let provider = try #require(summary.provider)
+        return Dictionary(uniqueKeysWithValues: provider.card.checks.map { ($0.rule, $0.count) })
+    }
+
+    /// The last JSON line a Python provider wrote: what it planted or what it saw.
+    struct Said: Decodable {
+        /// Violations planted, by the card's rule names.
+        var planted: [String: Int]?
+        var accepted: Int?
+        var elapsedSeconds: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case planted, accepted
+            case elapsedSeconds = "elapsed_seconds"
+        }
+
+        init(line: some StringProtocol) throws {
+            self = try JSONDecoder().decode(Self.self, from: Data(line.utf8))
+        }
     }
 
     /// `fanout send` as the provider: the sink ends by itself at --expect, and what it measured
@@ -41,31 +58,26 @@ import Testing
 
         let measured = try CommandRunner.summary(in: folder + "/sink")
         let sent = try CommandRunner.summary(in: folder + "/send")
-        #expect(measured["kind"] as? String == "sink")
-        #expect(measured["accepted"] as? Int == count)
-        let provider = try #require(measured["provider"] as? [String: Any])
-        let delivery = try #require(provider["delivery"] as? [String: Any])
-        let fanout = try #require(delivery["fanout_seconds"] as? Double)
+        #expect(measured.kind == "sink")
+        #expect(measured.accepted == count)
+        let provider = try #require(measured.provider)
+        let fanout = provider.delivery.fanoutSeconds
         // The sender's clock runs from before it connected; the sink's from the first request.
         // Both spans start at the sender's first request: its elapsed time less what went before.
-        let elapsed = try #require(sent["elapsed_seconds"] as? Double)
-        let started = try #require(TimeNotation.parse(sent["started"] as? String ?? ""))
-        let start = try #require(sent["start"] as? [String: Any])
-        let firstSend = try #require(TimeNotation.parse(start["first_send"] as? String ?? ""))
+        let elapsed = sent.elapsedSeconds
+        let started = try #require(TimeNotation.parse(sent.started))
+        let firstSend = try #require(sent.start?.firstSend.flatMap { TimeNotation.parse($0) })
         let sending = elapsed - firstSend.timeIntervalSince(started)
         #expect(
             abs(fanout / sending - 1) <= 0.02,
             "fan-out \(fanout) s, sender \(sending) s from its first request (\(elapsed) s in all)"
         )
         // Those that carried requests: the sender's four.
-        let connections = try #require(provider["connections"] as? [[String: Any]]).filter {
-            $0["requests"] as! Int > 0
-        }
+        let connections = provider.connections.filter { $0.requests > 0 }
         #expect(connections.count == 4)
-        #expect(connections.map { $0["requests"] as! Int }.reduce(0, +) == count)
-        let streams = try #require(provider["streams"] as? [String: Any])
-        #expect(streams["limit"] as? Int == 1000)
-        #expect((streams["peak"] as? Int ?? 0) >= 1)
+        #expect(connections.map(\.requests).reduce(0, +) == count)
+        #expect(provider.streams.limit == 1000)
+        #expect(provider.streams.peak >= 1)
         let card = try Self.card(measured)
         #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
 
@@ -101,11 +113,8 @@ import Testing
         )
         #expect(result.status == 0, "\(result.standardError)")
         let log = try String(contentsOfFile: folder + "/out/trigger.log", encoding: .utf8)
-        let said = try #require(
-            try JSONSerialization.jsonObject(with: Data(log.split(separator: "\n").last!.utf8)) as? [String: Any],
-            "\(log)"
-        )
-        let planted = try #require(said["planted"] as? [String: Int])
+        let last = try #require(log.split(separator: "\n").last, "\(log)")
+        let planted = try #require(try Said(line: last).planted, "\(log)")
         let summary = try CommandRunner.summary(in: folder + "/out")
         let card = try Self.card(summary)
         for (rule, count) in card {
@@ -114,9 +123,9 @@ import Testing
                 "\(rule): the card counts \(count), the provider planted \(planted[rule, default: 0])"
             )
         }
-        let instrument = try #require(summary["provider"] as? [String: Any])
-        #expect((instrument["start"] as? [String: Any])?["mark"] as? String == "trigger")
-        #expect((instrument["trigger"] as? [String: Any])?["exit_status"] as? Int == 0)
+        let instrument = try #require(summary.provider)
+        #expect(instrument.start.mark == "trigger")
+        #expect(instrument.trigger?.exitStatus == 0)
         let gate = try CommandRunner.run(["gate", folder + "/out", "--threshold", "violations == 0"])
         #expect(gate.status == 1, "\(gate.standardOutput)")
         let churn = try CommandRunner.run(["gate", folder + "/out", "--threshold", "violations.fast-retry == 0"])
@@ -147,18 +156,14 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(provider.status == 0, "\(provider.errors.suffix(2000))")
-        let said = try #require(
-            try JSONSerialization.jsonObject(with: Data(provider.output.utf8)) as? [String: Any],
-            "\(provider.output)"
-        )
-        #expect(said["accepted"] as? Int == count)
+        let said = try Said(line: provider.output)
+        #expect(said.accepted == count, "\(provider.output)")
         let ended = try sink.wait(timeout: .seconds(30))
         #expect(ended.status == 0, "\(ended.errors)")
         let summary = try CommandRunner.summary(in: folder + "/out")
-        #expect(summary["accepted"] as? Int == count + 1)
-        let delivery = try #require((summary["provider"] as? [String: Any])?["delivery"] as? [String: Any])
-        let fanout = try #require(delivery["fanout_seconds"] as? Double)
-        let own = try #require(said["elapsed_seconds"] as? Double)
+        #expect(summary.accepted == count + 1)
+        let fanout = try #require(summary.provider?.delivery.fanoutSeconds)
+        let own = try #require(said.elapsedSeconds, "\(provider.output)")
         #expect(abs(fanout / own - 1) <= 0.05, "sink \(fanout) s, aioapns \(own) s")
         let card = try Self.card(summary)
         #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
@@ -190,16 +195,14 @@ import Testing
         let ended = try sink.wait(timeout: .seconds(30))
         #expect(ended.status == 0, "\(ended.errors)")
         let summary = try CommandRunner.summary(in: folder + "/out")
-        #expect(summary["accepted"] as? Int == 4000)
-        let provider = try #require(summary["provider"] as? [String: Any])
-        let connections = try #require(provider["connections"] as? [[String: Any]]).filter {
-            $0["requests"] as! Int > 0
-        }
+        #expect(summary.accepted == 4000)
+        let provider = try #require(summary.provider)
+        let connections = provider.connections.filter { $0.requests > 0 }
         #expect(connections.count == 2)
         // 50 streams each, held 20 ms: the connections keep close to 50 in flight.
         for connection in connections {
-            #expect((connection["peak_streams"] as? Int ?? 0) == 50, "\(connection)")
-            #expect((connection["mean_streams"] as? Double ?? 0) > 25, "\(connection)")
+            #expect(connection.peakStreams == 50, "\(connection)")
+            #expect(connection.meanStreams > 25, "\(connection)")
         }
         let card = try Self.card(summary)
         #expect(card.filter { $0.key != "stream-limit" }.values.allSatisfy { $0 == 0 }, "\(card)")
@@ -231,9 +234,9 @@ import Testing
         #expect(ended.status == 0, "\(ended.errors)")
         #expect(ended.output.contains("ended by expect-tokens"), "\(ended.output)")
         let summary = try CommandRunner.summary(in: folder + "/out")
-        let expected = try #require((summary["provider"] as? [String: Any])?["expected"] as? [String: Any])
-        #expect(expected["tokens"] as? Int == 3000 && expected["tokens_seen"] as? Int == 3000)
-        #expect(expected["reached"] as? Bool == true)
+        let expected = try #require(summary.provider?.expected)
+        #expect(expected.tokens == 3000 && expected.tokensSeen == 3000)
+        #expect(expected.reached == true)
         let export = try CommandRunner.run(["export", folder + "/out", "--format", "bencher"])
         #expect(export.status == 0, "\(export.standardError)")
         #expect(export.standardOutput.contains("throughput"), "\(export.standardOutput)")
@@ -260,10 +263,10 @@ import Testing
         let ended = try sink.wait(timeout: .seconds(30))
         #expect(ended.status == 0, "\(ended.errors)")
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary["accepted"] as? Int == 3)
-        #expect(summary["valid"] as? Bool == true)
-        let provider = try #require(summary["provider"] as? [String: Any])
-        #expect(provider["ended_by"] as? String == "signal")
+        #expect(summary.accepted == 3)
+        #expect(summary.valid == true)
+        let provider = try #require(summary.provider)
+        #expect(provider.endedBy == "signal")
         // curl connects once a request, closing each connection after one: churn, twice.
         #expect(try Self.card(summary)["churn"] == 2)
     }
@@ -279,11 +282,12 @@ import Testing
         )
         #expect(result.status == 0, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary["accepted"] as? Int == 0)
-        #expect(summary["valid"] as? Bool == true)
-        let provider = try #require(summary["provider"] as? [String: Any])
-        #expect(provider["ended_by"] as? String == "duration")
-        #expect((provider["start"] as? [String: Any])?["at"] is NSNull)
+        #expect(summary.accepted == 0)
+        #expect(summary.valid == true)
+        let provider = try #require(summary.provider)
+        #expect(provider.endedBy == "duration")
+        #expect(provider.start.at == nil)
+        #expect(try CommandRunner.summaryHoldsNull(in: folder, at: ["provider", "start", "at"]))
     }
 
     /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
@@ -347,10 +351,10 @@ import Testing
         )
         #expect(merge.status == 0, "\(merge.standardOutput)\(merge.standardError)")
         let merged = try CommandRunner.summary(in: folder + "/merged")
-        #expect(merged["kind"] as? String == "sink")
-        #expect(merged["accepted"] as? Int == 10_000)
-        let connections = try #require((merged["provider"] as? [String: Any])?["connections"] as? [[String: Any]])
-        #expect(connections.filter { $0["requests"] as! Int > 0 }.count == 4)
+        #expect(merged.kind == "sink")
+        #expect(merged.accepted == 10_000)
+        let connections = try #require(merged.provider?.connections)
+        #expect(connections.filter { $0.requests > 0 }.count == 4)
         let gate = try CommandRunner.run(["gate", folder + "/merged", "--threshold", "violations == 0"])
         #expect(gate.status == 0, "\(gate.standardOutput)")
         let mixed = try CommandRunner.run(

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutSink
 import FanoutTestSupport
 import Foundation
@@ -70,11 +71,11 @@ import Testing
         #expect(line.contains(advice), "\(line)", sourceLocation: sourceLocation)
         let summary = try CommandRunner.summary(in: output)
         #expect(
-            summary["failed"] as? [String: Int] == [cause: 10],
-            "\(summary["failed"] ?? "")",
+            summary.failed == [cause: 10],
+            "\(summary.failed)",
             sourceLocation: sourceLocation
         )
-        #expect(summary["valid"] as? Bool == false, sourceLocation: sourceLocation)
+        #expect(summary.valid == false, sourceLocation: sourceLocation)
         // Nothing was answered: the summaries say so instead of a rate or percentiles.
         #expect(
             result.standardOutput.contains(": no answers"),
@@ -160,7 +161,7 @@ import Testing
         )
         #expect(trusted.status == 3, "\(trusted.standardError)")
         #expect(!trusted.standardError.contains("could not reach"))
-        #expect((try CommandRunner.summary(in: output)["failed"] as? [String: Int]) == ["UnexpectedResponse": 10])
+        #expect(try CommandRunner.summary(in: output).failed == ["UnexpectedResponse": 10])
     }
 
     @Test func anExpiredCertificateIsSaidToBeExpired() throws {
@@ -266,12 +267,12 @@ import Testing
             "\(result.standardError)"
         )
         let summary = try CommandRunner.summary(in: output)
-        let rejected = (summary["rejected"] as? [String: Int])?["MissingProviderToken"] ?? 0
-        let failed = (summary["failed"] as? [String: Int])?["Forbidden"] ?? 0
+        let rejected = summary.rejected["MissingProviderToken"] ?? 0
+        let failed = summary.failed["Forbidden"] ?? 0
         // What was sent before the second connection's answer was rejected; nothing more went out.
         #expect(rejected >= 2 && rejected < 1000, "rejected \(rejected)")
         #expect(failed > 0)
-        #expect(Int(summary["sent"] as? Int ?? 0) < 1_000_000)
+        #expect(summary.sent < 1_000_000)
     }
 
     /// Synthetic tokens to Apple's hosts are refused before any socket: `api.push.apple.com`
@@ -361,19 +362,14 @@ import Testing
             timeout: .seconds(60)
         )
         #expect(probe.status == 0, "\(probe.standardError)")
-        let document = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output + "/probe.json")))
-                as? [String: Any]
-        )
-        let processing = try #require(document["processing_ms"] as? [String: Any])
-        let p50 = try #require(processing["p50"] as? Double)
+        let document = try ProbeDocument.load(output + "/probe.json")
+        let p50 = try #require(document.processing?.p50)
         #expect((77...83).contains(p50), "processing p50 \(p50) ms")
-        let streams = try #require(document["streams"] as? [String: Any])
-        #expect(streams["first"] as? Int == 1)
-        #expect(streams["after_first_accepted"] as? Int == 500)
-        #expect(streams["peak_in_flight"] as? Int == 20)
-        #expect(document["answers"] as? [String: Int] == ["200": 40])
-        let ping = try #require((document["ping_round_trip_ms"] as? [String: Any])?["p50"] as? Double)
+        #expect(document.streams.first == 1)
+        #expect(document.streams.afterFirstAccepted == 500)
+        #expect(document.streams.peakInFlight == 20)
+        #expect(document.answers == ["200": 40])
+        let ping = try #require(document.pingRoundTrip?.p50)
         #expect(ping < 5, "PING p50 \(ping) ms on loopback")
         #expect(
             probe.standardOutput.contains("streams a connection gets: 1 at first, 500 after the first accepted request")

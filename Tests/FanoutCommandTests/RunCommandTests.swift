@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutRun
 import FanoutTestSupport
 import Foundation
@@ -37,27 +38,29 @@ import Testing
         #expect(result.standardOutput.contains("latency ms: p50 "))
         #expect(result.standardOutput.contains("reconciled: the sink counted 20,000 requests"))
 
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        let summary = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(summary["schema_version"] as? Int == 7)
-        #expect(summary["sent"] as? Int == 20_000)
-        #expect(summary["accepted"] as? Int == 20_000)
-        #expect((summary["rejected"] as? [String: Int])?.isEmpty == true)
-        #expect((summary["failed"] as? [String: Int])?.isEmpty == true)
-        #expect(summary["reconciled"] as? Bool == true)
-        #expect((summary["throughput_per_second"] as? Double ?? 0) > 0)
-        let latency = try #require(summary["latency_ms"] as? [String: Double])
-        #expect(Set(latency.keys) == ["p50", "p90", "p99", "p99_9", "p99_99", "max"])
-        #expect(latency["p50"]! <= latency["p99"]! && latency["p99"]! <= latency["max"]!)
+        let summary = try CommandRunner.summary(in: folder)
+        #expect(summary.schemaVersion == 7)
+        #expect(summary.sent == 20_000)
+        #expect(summary.accepted == 20_000)
+        #expect(summary.rejected.isEmpty)
+        #expect(summary.failed.isEmpty)
+        #expect(summary.reconciled == true)
+        #expect(try #require(summary.throughputPerSecond) > 0)
+        let latency = try #require(summary.latency)
+        #expect(try SummaryKeyNames(in: folder).latency.names == ["p50", "p90", "p99", "p99_9", "p99_99", "max"])
+        #expect(latency.p50 <= latency.p99 && latency.p99 <= latency.max)
         // CPU by thread clock: both sides used some, neither more than its threads had, and the
         // per-notification figure is the seconds over what was sent.
-        let cpu = try #require(summary["cpu"] as? [String: Double])
-        let elapsed = try #require(summary["elapsed_seconds"] as? Double)
+        let cpu = try #require(summary.cpu)
+        let elapsed = summary.elapsedSeconds
         let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
-        for role in ["sender", "sink"] {
-            let seconds = try #require(cpu["\(role)_seconds"])
+        for (role, seconds, perNotification) in [
+            ("sender", cpu.senderSeconds, cpu.senderPerNotification),
+            ("sink", cpu.sinkSeconds, cpu.sinkPerNotification),
+        ] {
+            let seconds = try #require(seconds, "\(role)")
             #expect(seconds > 0 && seconds <= elapsed * cores * 1.05, "\(role): \(seconds) s of CPU in \(elapsed) s")
-            let perNotification = try #require(cpu["\(role)_us_per_notification"])
+            let perNotification = try #require(perNotification, "\(role)")
             #expect(abs(perNotification - seconds * 1e6 / 20_000) < 1e-6 * perNotification + 1e-9)
         }
         #expect(result.standardOutput.contains("cpu µs per notification: sender "))
@@ -110,24 +113,24 @@ import Testing
         // Standard error is not a terminal here: no progress line.
         #expect(!result.standardError.contains("\r"), "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary["model"] as? String == "open")
-        #expect(summary["sent"] as? Int == 4000)
-        let configuration = try #require(summary["configuration"] as? [String: Any])
-        #expect(configuration["stream_timeout_seconds"] as? Double == 5)
-        #expect(configuration["max_attempts"] as? Int == 4)
-        #expect(configuration["schedule"] as? String == "2000/s for 2.0 seconds")
-        #expect(summary["valid"] as? Bool == true)
-        #expect((summary["invalid_reasons"] as? [String])?.isEmpty == true)
-        let schedule = try #require(summary["schedule"] as? [String: Any])
-        #expect(schedule["planned"] as? Int == 4000)
-        let lag = try #require(summary["generator_lag_ms"] as? [String: Double])
-        #expect(lag["limit"] == 1000)
-        let intervals = try #require(summary["intervals"] as? [[String: Any]])
+        #expect(summary.model == "open")
+        #expect(summary.sent == 4000)
+        let configuration = summary.configuration
+        #expect(configuration.streamTimeoutSeconds == 5)
+        #expect(configuration.maxAttempts == 4)
+        #expect(configuration.schedule == "2000/s for 2.0 seconds")
+        #expect(summary.valid == true)
+        #expect(summary.invalidReasons.isEmpty)
+        let schedule = try #require(summary.schedule)
+        #expect(schedule.planned == 4000)
+        let lag = try #require(summary.generatorLag)
+        #expect(lag.limit == 1000)
+        let intervals = summary.intervals
         #expect(intervals.count >= 2)
-        #expect(intervals.compactMap { $0["completed"] as? Int }.reduce(0, +) == 4000)
-        for interval in intervals {
+        #expect(intervals.map(\.completed).reduce(0, +) == 4000)
+        for interval in try SummaryKeyNames(in: folder).intervals {
             for key in ["second", "completed", "latency_count", "p50_ms", "p90_ms", "p99_ms", "max_ms", "max_lag_ms"] {
-                #expect(interval[key] != nil, "\(key) missing from \(interval)")
+                #expect(interval.names.contains(key), "\(key) missing from \(interval)")
             }
         }
     }
@@ -144,8 +147,8 @@ import Testing
         #expect(result.status == 4, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardOutput.contains("INVALID: the generator fell"), "\(result.standardOutput)")
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary["valid"] as? Bool == false)
-        #expect((summary["invalid_reasons"] as? [String])?.first?.contains("behind its schedule") == true)
+        #expect(summary.valid == false)
+        #expect(summary.invalidReasons.first?.contains("behind its schedule") == true)
     }
 
     @Test func aTerminalShowsTheProgressLine() throws {
@@ -189,5 +192,24 @@ import Testing
         #expect(result.standardError.hasPrefix("error: "), "\(result.standardError)")
         #expect(result.standardError.contains("Usage: \(path) "), "\(result.standardError)")
         #expect(result.standardError.contains("See '\(path) --help'"), "\(result.standardError)")
+    }
+}
+
+/// The key names summary.json writes where the names themselves are under test: its latency
+/// figures' and each interval's.
+private struct SummaryKeyNames: Decodable {
+    var latency: JSONKeys
+    var intervals: [JSONKeys]
+
+    enum CodingKeys: String, CodingKey {
+        case latency = "latency_ms"
+        case intervals
+    }
+
+    init(in folder: String) throws {
+        self = try JSONDecoder().decode(
+            Self.self,
+            from: Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
+        )
     }
 }

@@ -90,7 +90,7 @@ import Testing
         #expect(ended.status == 130, "\(ended.errors)")
         // The folder is the first run's alone.
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect((summary["configuration"] as? [String: Any])?["schedule"] as? String != nil)
+        #expect(summary.configuration.schedule != nil)
     }
 
     /// The same holds for `fanout sink --output`: a second sink into the folder of one that is
@@ -145,7 +145,7 @@ import Testing
         ])
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        let reasons = summary["invalid_reasons"] as? [String] ?? []
+        let reasons = summary.invalidReasons
         #expect(
             reasons.contains { $0.hasPrefix("--gone-tokens /dev/full: cannot write: No space left on device") },
             "\(reasons)"
@@ -171,8 +171,8 @@ import Testing
         ])
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["accepted"] as? Int == 2)
-        let reasons = summary["invalid_reasons"] as? [String] ?? []
+        #expect(summary.accepted == 2)
+        let reasons = summary.invalidReasons
         #expect(
             reasons.contains("--rejects /dev/full: cannot write: No space left on device: the list is incomplete"),
             "\(reasons)"

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -13,9 +14,9 @@ import Testing
         return folder
     }
 
-    static func search(in folder: String) throws -> [String: Any] {
+    static func search(in folder: String) throws -> SearchDocument {
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/search.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try JSONDecoder().decode(SearchDocument.self, from: data)
     }
 
     /// Every step passes (errors stay at 0; the shortfall allowed is 50%): 200/s, 400/s (the
@@ -34,22 +35,22 @@ import Testing
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardOutput.contains("answer: at least 400/s keeps errors < 1%, failed == 0"))
         let search = try Self.search(in: folder)
-        let steps = try #require(search["steps"] as? [[String: Any]])
-        #expect(steps.map { $0["offered_per_second"] as? Double } == [200, 400, 400])
-        #expect(steps.map { $0["purpose"] as? String } == ["explore", "explore", "confirm"])
-        #expect(steps.allSatisfy { $0["outcome"] as? String == "passed" })
-        let answer = try #require(search["answer"] as? [String: Any])
-        #expect(answer["kind"] as? String == "at-least" && answer["rate_per_second"] as? Double == 400)
-        #expect(search["objectives"] as? [String] == ["errors < 1%", "failed == 0"])
+        let steps = search.steps
+        #expect(steps.map(\.offered) == [200, 400, 400])
+        #expect(steps.map(\.purpose) == ["explore", "explore", "confirm"])
+        #expect(steps.allSatisfy { $0.outcome == "passed" })
+        let answer = try #require(search.answer)
+        #expect(answer.kind == "at-least" && answer.rate == 400)
+        #expect(search.objectives == ["errors < 1%", "failed == 0"])
         for (index, step) in steps.enumerated() {
             let summary = try CommandRunner.summary(in: folder + String(format: "/step-%02d", index + 1))
             // The step's own run folder holds what it sent: the rate × the step.
-            let offered = step["offered_per_second"] as? Double ?? 0
-            #expect(summary["sent"] as? Int == Int(offered), "step \(index + 1)")
+            let offered = step.offered
+            #expect(summary.sent == Int(offered), "step \(index + 1)")
             // What a step achieved counts what it was offered, never more.
-            let achieved = step["achieved_per_second"] as? Double ?? .infinity
+            let achieved = step.achieved
             #expect(achieved <= offered * 1.01, "step \(index + 1) achieved \(achieved)/s of \(offered)/s")
-            #expect(step["folder"] as? String == folder + String(format: "/step-%02d", index + 1))
+            #expect(step.folder == folder + String(format: "/step-%02d", index + 1))
         }
         let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
         #expect(html.contains("Achieved against offered rate") && html.contains("the knee"))
@@ -83,15 +84,15 @@ import Testing
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardOutput.contains("answer: none within --max-steps 2: nothing passed, 200/s did not"))
         let search = try Self.search(in: folder)
-        let steps = try #require(search["steps"] as? [[String: Any]])
-        #expect(steps.map { $0["offered_per_second"] as? Double } == [400, 200])
+        let steps = search.steps
+        #expect(steps.map(\.offered) == [400, 200])
         for step in steps {
-            #expect(step["outcome"] as? String == "failed")
-            #expect(step["error_share"] as? Double == 1)
-            let reasons = step["reasons"] as? [String] ?? []
+            #expect(step.outcome == "failed")
+            #expect(step.errorShare == 1)
+            let reasons = step.reasons
             #expect(reasons.contains { $0.hasPrefix("errors < 1%") && $0.hasSuffix("FAIL") }, "\(reasons)")
         }
-        #expect(search["target"] as? String == "http://127.0.0.1:\(port), 4 connections × 1000 streams")
+        #expect(search.target == "http://127.0.0.1:\(port), 4 connections × 1000 streams")
     }
 
     @Test(arguments: [

@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -45,9 +46,10 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("accepted 2,994   rejected 6   failed 0"), "\(result.standardOutput)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["sent"] as? Int == 3000)
-        #expect(summary["rejected"] as? [String: Int] == ["Unregistered": 6])
-        #expect(summary["reconciled"] is NSNull)
+        #expect(summary.sent == 3000)
+        #expect(summary.rejected == ["Unregistered": 6])
+        #expect(summary.reconciled == nil)
+        #expect(try CommandRunner.summaryHoldsNull(in: folder + "/run", at: ["reconciled"]))
         let written = try String(contentsOfFile: folder + "/gone-out.txt", encoding: .utf8).split(separator: "\n")
         #expect(Set(written.map(String.init)) == Set(gone))
         let stopped = sink.stop()
@@ -70,8 +72,8 @@ import Testing
         )
         #expect(result.status == 0, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["accepted"] as? Int == 5000)
-        #expect(summary["requests"] as? Int == 5000)
+        #expect(summary.accepted == 5000)
+        #expect(summary.requests == 5000)
     }
 
     @Test func headersComeFromAScenarioFileAndOptionsWin() throws {
@@ -157,10 +159,20 @@ import Testing
         sink.stop()
         let lines = try String(contentsOfFile: folder + "/capture.jsonl", encoding: .utf8).split(separator: "\n")
         var ids: [String: Set<String>] = [:]
+        /// What the test reads of a line of the sink's capture.
+        struct Captured: Decodable {
+            var token: String
+            var apnsID: String
+
+            enum CodingKeys: String, CodingKey {
+                case token
+                case apnsID = "apns_id"
+            }
+        }
         for line in lines {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            let token = try #require(object["token"] as? String)
-            let id = try #require(object["apns_id"] as? String)
+            let captured = try JSONDecoder().decode(Captured.self, from: Data(line.utf8))
+            let token = captured.token
+            let id = captured.apnsID
             #expect(
                 id.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil,
                 "\(id)"
@@ -192,7 +204,7 @@ import Testing
         #expect(result.standardOutput.contains("3 repeats in \(folder)/runs: median (min … max, noise ±%)"))
         #expect(result.standardOutput.contains(/throughput\s+[\d,]+\/s\s+\([\d,]+ … [\d,]+, ±[\d.]+%\)/))
         for index in 1...3 {
-            #expect(try CommandRunner.summary(in: "\(folder)/runs/repeat-\(index)")["accepted"] as? Int == 500)
+            #expect(try CommandRunner.summary(in: "\(folder)/runs/repeat-\(index)").accepted == 500)
         }
         let gate = try CommandRunner.run(["gate", folder + "/runs", "--threshold", "accepted == 500"])
         #expect(gate.status == 0, "\(gate.standardOutput)\(gate.standardError)")
@@ -217,11 +229,11 @@ import Testing
         #expect(result.status == 3, "\(result.standardError)")
         #expect(result.standardOutput.contains("open model, 1000/s for 1.5 seconds"), "\(result.standardOutput)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["sent"] as? Int == 1500)
-        #expect(summary["requests"] as? Int == 1500)
-        #expect(summary["failed"] as? [String: Int] == ["UnexpectedResponse": 1500])
-        #expect(summary["model"] as? String == "open")
-        #expect(summary["valid"] as? Bool == true)
+        #expect(summary.sent == 1500)
+        #expect(summary.requests == 1500)
+        #expect(summary.failed == ["UnexpectedResponse": 1500])
+        #expect(summary.model == "open")
+        #expect(summary.valid == true)
     }
 
     /// A token file of 500 lines for a schedule of 1,500 arrivals (1,000/s for 1.5 s): the 500
@@ -250,12 +262,12 @@ import Testing
             "\(result.standardOutput)"
         )
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["sent"] as? Int == 500)
-        #expect(summary["unscheduled"] as? Int == 1000)
-        #expect(summary["unscheduled_reasons"] as? [String: Int] == ["schedule_over": 0, "tokens_ran_out": 1000])
+        #expect(summary.sent == 500)
+        #expect(summary.unscheduled == 1000)
+        #expect(summary.unscheduledReasons?.scheduleOver == 0)
+        #expect(summary.unscheduledReasons?.tokensRanOut == 1000)
         // Only the 500 sent are in the latency: the seconds' counts add up to them.
-        let intervals = summary["intervals"] as? [[String: Any]] ?? []
-        #expect(intervals.compactMap { $0["latency_count"] as? Int }.reduce(0, +) == 500)
+        #expect(summary.intervals.map(\.latencyCount).reduce(0, +) == 500)
     }
 
     @Test func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
@@ -288,13 +300,13 @@ import Testing
         #expect(result.status == 130, "\(result.errors)")
         #expect(result.output.contains("stopped before the end"), "\(result.output)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["cancelled"] as? Bool == true)
-        #expect((summary["accepted"] as? Int ?? 0) > 0)
+        #expect(summary.cancelled == true)
+        #expect(summary.accepted > 0)
         // The ten in flight were answered (200 ms, within the grace); what was read ahead was
         // never sent, and is neither sent nor failed.
-        #expect(summary["failed"] as? [String: Int] == [:], "\(summary["failed"] ?? "")")
-        #expect((summary["unsent"] as? Int ?? 0) > 0)
-        #expect(summary["valid"] as? Bool == false)
+        #expect(summary.failed == [:], "\(summary.failed)")
+        #expect(try #require(summary.unsent) > 0)
+        #expect(summary.valid == false)
     }
 
     /// Case 11 of issue #48: a bad line after 6,000 good tokens ended the send with
@@ -323,15 +335,15 @@ import Testing
         ])
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["valid"] as? Bool == false)
-        let reasons = summary["invalid_reasons"] as? [String] ?? []
+        #expect(summary.valid == false)
+        let reasons = summary.invalidReasons
         #expect(
             reasons.contains { $0.hasPrefix("the token set stopped the run at \(folder)/tokens.txt:6001:1: ") },
             "\(reasons)"
         )
         // Every token before the bad line went out and was answered.
-        #expect(summary["sent"] as? Int == 6000)
-        #expect(summary["accepted"] as? Int == 6000)
+        #expect(summary.sent == 6000)
+        #expect(summary.accepted == 6000)
         let stopped = sink.stop()
         #expect(stopped.output.contains("accepted: 6,000\n"), "\(stopped.output)")
     }

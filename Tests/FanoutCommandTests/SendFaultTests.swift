@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -39,11 +40,11 @@ import Testing
     }
 
     /// The run's summary, after checking that every notification was accepted and none failed.
-    static func everyNotificationAccepted(in folder: String) throws -> [String: Any] {
+    static func everyNotificationAccepted(in folder: String) throws -> SummaryDocument {
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary["sent"] as? Int == notifications)
-        #expect(summary["accepted"] as? Int == notifications)
-        #expect((summary["failed"] as? [String: Int] ?? [:]).isEmpty, "\(summary["failed"] ?? "")")
+        #expect(summary.sent == notifications)
+        #expect(summary.accepted == notifications)
+        #expect(summary.failed.isEmpty, "\(summary.failed)")
         return summary
     }
 
@@ -66,9 +67,12 @@ import Testing
         defer { send.stop() }
         try Self.waitUntilUnderWay(send)
         first.signal(SIGKILL)
-        // The outage itself, the parameter under test: the sink stays down this long. The
-        // second life binds the port the first one chose.
-        Thread.sleep(forTimeInterval: Double(downMilliseconds) / 1000)
+        let gone = poll(timeout: .seconds(10)) { !first.isRunning }
+        try #require(gone, "the sink outlived SIGKILL by 10 s")
+        // The outage itself, the parameter under test: the sink stays down this long while the
+        // send is still running. The second life binds the port the first one chose.
+        let outage = hold(for: .milliseconds(downMilliseconds)) { send.isRunning }
+        try #require(outage, "the send ended during the outage: \(send.stop().output)")
         let second = try Self.slowSink(port: port)
         defer { second.stop() }
         let result = try send.wait(timeout: .seconds(120))
@@ -98,14 +102,28 @@ import Testing
         defer { send.stop() }
         try Self.waitUntilUnderWay(send)
         sink.signal(SIGSTOP)
-        // The freeze itself, the behaviour under test: 2.5 s, past the 1 s stream timeout.
-        Thread.sleep(forTimeInterval: 2.5)
+        let frozen = poll(timeout: .seconds(10)) { sink.isStopped }
+        try #require(frozen, "the sink did not stop on SIGSTOP in 10 s")
+        // The freeze lasts until the sender has given up on what the sink holds. First it
+        // stalls: every stream is in flight and nothing is answered, so it writes nothing for
+        // 300 ms. Past the 1 s stream timeout it resets those streams and sends them again —
+        // some 200 requests, ~80 kB, to a sink that reads nothing: then the sink is thawed.
+        var written = send.bytesWritten
+        var stillSince = ContinuousClock.now
+        let stalled = poll(timeout: .seconds(10)) {
+            let now = send.bytesWritten
+            if now != written { (written, stillSince) = (now, .now) }
+            return ContinuousClock.now - stillSince >= .milliseconds(300)
+        }
+        try #require(stalled, "the send kept writing to a frozen sink: \(send.bytesWritten) bytes")
+        let retried = poll(timeout: .seconds(10)) { sink.isStopped && send.bytesWritten > written + 40_000 }
+        try #require(retried && sink.isStopped, "no retries written in 10 s: \(send.bytesWritten - written) bytes")
         sink.signal(SIGCONT)
         let result = try send.wait(timeout: .seconds(120))
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         let summary = try Self.everyNotificationAccepted(in: folder)
         // The freeze outlasted the timeout: streams were reset and sent again.
-        #expect((summary["retries"] as? Int ?? 0) > 0, "\(summary)")
+        #expect(summary.retries > 0, "\(summary)")
         let counts = sink.stop()
         #expect(counts.output.contains("accepted: "), "\(counts.output)")
     }
@@ -142,6 +160,6 @@ import Testing
         let accepted = try #require(count("accepted"), "\(counts)")
         let received = try #require(count("requests"), "\(counts)")
         #expect(accepted >= Self.notifications)
-        #expect(received <= summary["requests"] as? Int ?? 0)
+        #expect(received <= summary.requests)
     }
 }

@@ -239,22 +239,41 @@ import Testing
         #expect(forged.contains(#""answered": 1000"#), "\(forged)")
         Self.expectAllAccepted(try Self.send(to: sink.port, count: 2000, ["--apns-id", "timed"]), count: 2000)
         // The loops hand their figures over once a second: polled, with a bound.
-        var stats: [String: Any] = [:]
-        var fromSend: [String: Double] = [:]
+        /// What the test reads of the sink's `/stats`.
+        struct Stats: Decodable {
+            var untimedIDs: Int
+            var ownDelays: OwnDelays
+
+            struct OwnDelays: Decodable {
+                var fromSend: Figures
+                enum CodingKeys: String, CodingKey { case fromSend = "from_send_ms" }
+            }
+
+            struct Figures: Decodable {
+                var max: Double
+                var count: Int
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case untimedIDs = "untimed_ids"
+                case ownDelays = "own_delays"
+            }
+        }
+        var stats: Stats?
         try poll(timeout: .seconds(10), every: .milliseconds(100)) {
             let body = try PeerProcess.run(
                 "curl",
                 ["-s", "--max-time", "5", "http://127.0.0.1:\(sink.admin!)/stats"],
                 timeout: .seconds(10)
             ).output
-            stats = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
-            fromSend = (stats["own_delays"] as? [String: Any])?["from_send_ms"] as? [String: Double] ?? [:]
-            return fromSend["count"] == 2000
+            stats = try? JSONDecoder().decode(Stats.self, from: Data(body.utf8))
+            return stats?.ownDelays.fromSend.count == 2000
         }
-        #expect(stats["untimed_ids"] as? Int == 1000)
-        #expect(fromSend["count"] == 2000, "\(fromSend)")
+        let fromSend = try #require(stats?.ownDelays.fromSend, "no /stats")
+        #expect(stats?.untimedIDs == 1000)
+        #expect(fromSend.count == 2000, "\(fromSend)")
         // Believed ids are at most 10 s old: an hour would read 3,600,000 ms.
-        #expect((fromSend["max"] ?? .infinity) < 10_000, "\(fromSend)")
+        #expect(fromSend.max < 10_000, "\(fromSend)")
         stopped = true
         let summary = sink.stop().output
         #expect(summary.contains("taken as untimed: 1000"), "\(summary)")

@@ -89,12 +89,9 @@ struct WireGroundTruthTests {
             ] + regime.plan
         )
         #expect(planned.status == 0, "\(planned.standardError)")
-        let plan = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/plan/plan.json")))
-                as? [String: Any]
-        )
-        let predicted = try #require(plan["connection_ceiling_per_second"] as? Double)
-        let binds = try #require(plan["binds"] as? String)
+        let plan = try CommandRunner.plan(in: folder + "/plan")
+        let predicted = plan.connectionCeiling
+        let binds = plan.binds
 
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--rtt", "50ms"] + regime.sink)
         defer { sink.stop() }
@@ -108,9 +105,9 @@ struct WireGroundTruthTests {
         )
         #expect(sent.status == 0, "\(sent.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/send")
-        #expect(summary["accepted"] as? Int == regime.notifications)
-        let intervals = try #require(summary["intervals"] as? [[String: Any]])
-        let whole = intervals.dropFirst().dropLast().compactMap { $0["completed"] as? Int }
+        #expect(summary.accepted == regime.notifications)
+        let intervals = summary.intervals
+        let whole = intervals.dropFirst().dropLast().map(\.completed)
         try #require(whole.count >= 3, "\(regime): too few whole seconds (\(intervals.count) intervals)")
         let measured = Double(whole.reduce(0, +)) / Double(whole.count)
         let gap = (measured - predicted) / predicted
@@ -172,16 +169,13 @@ struct WireGroundTruthTests {
             )
             #expect(sent.status == 0, "\(sent.standardError)")
         }
-        let document = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/plan/plan.json")))
-                as? [String: Any]
-        )
-        let predicted = try #require(document["connection_ceiling_per_second"] as? Double)
-        #expect(document["binds"] as? String == expected)
+        let document = try CommandRunner.plan(in: folder + "/plan")
+        let predicted = document.connectionCeiling
+        #expect(document.binds == expected)
         let summary = try CommandRunner.summary(in: folder + "/send")
-        #expect(summary["accepted"] as? Int == count)
-        let intervals = try #require(summary["intervals"] as? [[String: Any]])
-        let whole = intervals.dropFirst().dropLast().compactMap { $0["completed"] as? Int }
+        #expect(summary.accepted == count)
+        let intervals = summary.intervals
+        let whole = intervals.dropFirst().dropLast().map(\.completed)
         try #require(whole.count >= 3, "nghttpd \(arguments): too few whole seconds (\(intervals.count) intervals)")
         let measured = Double(whole.reduce(0, +)) / Double(whole.count)
         let gap = (measured - predicted) / predicted

@@ -207,8 +207,8 @@ import Testing
         }
         #expect(send.status == 0, "\(send.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/send")
-        #expect(summary["accepted"] as? Int == count)
-        let rate = try #require(summary["throughput_per_second"] as? Double)
+        #expect(summary.accepted == count)
+        let rate = try #require(summary.throughputPerSecond)
         #expect(abs(rate / peer.rate - 1) <= 0.10, "fanout send \(rate)/s, h2load \(peer.rate)/s")
     }
 }

@@ -31,6 +31,13 @@ import Testing
         return received
     }
 
+    /// Whether the peer has not closed `fd`: a look at the next byte, without taking it or
+    /// waiting (unread bytes before a close count as open; the frames they hold tell the rest).
+    static func isOpen(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) != 0
+    }
+
     static func frames(_ bytes: [UInt8]) -> [HTTP2Frame] {
         var buffer = ByteBuffer(bytes: bytes)
         var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
@@ -76,8 +83,10 @@ import Testing
         defer { close(fd) }
         for part in [RawFrame.clientStart, FloodLimitTests.ping(1), FloodLimitTests.ping(2)] {
             _ = part.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-            // The pause is the behaviour under test: whole frames 0.3 s apart, past the 0.2 s timeout.
-            Thread.sleep(forTimeInterval: 0.3)
+            // The pause is the behaviour under test: whole frames 0.3 s apart, past the 0.2 s
+            // timeout, with the connection open throughout.
+            let stayedOpen = hold(for: .milliseconds(300)) { Self.isOpen(fd) }
+            #expect(stayedOpen, "the server closed the connection between whole frames")
         }
         let frames = Self.frames(Self.receive(fd, waitingUpTo: timeval(tv_sec: 0, tv_usec: 300_000)))
         #expect(frames.goAway == nil)

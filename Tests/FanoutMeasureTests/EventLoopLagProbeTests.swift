@@ -26,7 +26,7 @@ struct EventLoopLagProbeTests {
         // behaviour under test), and 10 more samples come after it.
         let idle = poll(timeout: .seconds(10), every: .milliseconds(5)) { samples.withLockedValue { $0.count } >= 20 }
         try #require(idle, "\(samples.withLockedValue { $0.count }) samples")
-        try loop.submit { Thread.sleep(forTimeInterval: 0.2) }.wait()
+        try loop.submit { blockThread(for: .milliseconds(200)) }.wait()
         let after = samples.withLockedValue { $0.count }
         let resumed = poll(timeout: .seconds(10), every: .milliseconds(5)) {
             samples.withLockedValue { $0.count } >= after + 10

@@ -1,4 +1,5 @@
 import FanoutPayload
+import FanoutTestSupport
 import Foundation
 import NIOCore
 import PropertyBased
@@ -112,12 +113,16 @@ import Testing
     }
 
     static func decodeAlert(_ json: String) throws -> String? {
-        // swift-corelibs-foundation's JSONSerialization drops a raw U+FEFF inside a string (it
-        // reads the bytes EF BB BF as a byte-order mark wherever they are) but keeps an escaped
-        // one, so the oracle escapes it first: the same JSON text, read without that bug.
+        // The oracle is Foundation's JSONDecoder. A raw U+FEFF is escaped first: swift-corelibs-
+        // foundation's JSONSerialization drops one inside a string (it reads the bytes EF BB BF
+        // as a byte-order mark wherever they are), and the same JSON text escaped reads the same
+        // in either.
         let text = json.replacingOccurrences(of: "\u{FEFF}", with: #"\uFEFF"#)
-        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-        return (object?["aps"] as? [String: Any])?["alert"] as? String
+        struct Alerted: Decodable {
+            struct APS: Decodable { var alert: String? }
+            var aps: APS?
+        }
+        return try JSONDecoder().decode(Alerted.self, from: Data(text.utf8)).aps?.alert
     }
 
     @Test func literalTextRoundTrips() async {
@@ -177,7 +182,7 @@ import Testing
             let json = try render(t)
             // Foundation must accept it as JSON; its Linux parser reads some numbers as
             // NSDecimalNumber and loses digits, so exactness is checked with Double(_:).
-            #expect(try JSONSerialization.jsonObject(with: Data(json.utf8)) is [String: Any])
+            #expect((try? JSONDecoder().decode(JSONKeys.self, from: Data(json.utf8))) != nil, "\(json)")
             let written = String(json.dropFirst(#"{"aps":{},"v":"#.count).dropLast())
             #expect(written.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/) != nil, "\(written)")
             #expect(Double(written) == value, "\(written)")

@@ -1,5 +1,6 @@
 import FanoutResults
 import FanoutSettings
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -53,8 +54,8 @@ import Testing
         let plan = CapacityPlan(Self.question())
         #expect(plan.connections == 21 && plan.cores == nil && plan.machines == nil)
         #expect(plan.assumptions.last?.contains("--cost RUN_DIR or --calibrate") == true)
-        let written = try JSONSerialization.jsonObject(with: JSONDocument.data(plan.document)) as? [String: Any]
-        #expect(written?["machines"] is NSNull && written?["cores"] is NSNull)
+        let written = try JSONDocument.data(plan.document)
+        #expect(try holdsNull(written, at: ["machines"]) && holdsNull(written, at: ["cores"]))
         #expect(plan.text.contains("50,000,000 devices in 300 s:"))
         #expect(plan.text.contains("(1000 streams ÷ 85 ms)"))
     }

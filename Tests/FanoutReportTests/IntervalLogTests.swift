@@ -27,31 +27,51 @@ import Testing
             [repositoryRoot + "/Tests/FanoutReportTests/Peers/read_hlog.py", folder + "/latency.hlog"]
         )
         try #require(read.status == 0, "\(read.errors)")
-        let decoded = try #require(
-            try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: Any]
-        )
+        /// What `Peers/read_hlog.py` decoded with HdrHistogram's Python reader.
+        struct Decoded: Decodable {
+            struct Interval: Decodable {
+                var start: Double
+                var count: Int
+                /// Pairs of a value and its count.
+                var recorded: [[Int]]
+            }
+            struct Total: Decodable {
+                var count: Int
+                var p50: Int
+                var p99: Int
+                var max: Int
+            }
+            var startTime: Double
+            var intervals: [Interval]
+            var total: Total
+            enum CodingKeys: String, CodingKey {
+                case startTime = "start_time"
+                case intervals, total
+            }
+        }
+        let decoded = try JSONDecoder().decode(Decoded.self, from: Data(read.output.utf8))
         let intervals = summary.report.snapshot.intervals
-        let pythonIntervals = try #require(decoded["intervals"] as? [[String: Any]])
+        let pythonIntervals = decoded.intervals
         #expect(intervals.count >= 3)
         #expect(pythonIntervals.count == intervals.count)
-        let start = try #require(decoded["start_time"] as? Double)
+        let start = decoded.startTime
         #expect(abs(start - summary.started.timeIntervalSince1970) < 0.001)
         for (interval, python) in zip(intervals, pythonIntervals) {
             let histogram = interval.latencies.unpacked()
-            #expect(python["count"] as? Int == Int(histogram.totalCount))
-            #expect(abs((python["start"] as? Double ?? 0) - (start + Double(interval.second))) < 0.001)
-            let recorded = try #require(python["recorded"] as? [[Int]])
+            #expect(python.count == Int(histogram.totalCount))
+            #expect(abs(python.start - (start + Double(interval.second))) < 0.001)
+            let recorded = python.recorded
             #expect(recorded.map { $0[1] }.reduce(0, +) == Int(histogram.totalCount))
             for pair in recorded {
                 #expect(histogram.countForValue(UInt64(pair[0])) == UInt64(pair[1]), "value \(pair[0])")
             }
         }
-        let total = try #require(decoded["total"] as? [String: Int])
+        let total = decoded.total
         let latency = summary.report.snapshot.latency
-        #expect(total["count"] == Int(latency.totalCount))
-        #expect(latency.valuesAreEquivalent(UInt64(total["p50"]!), latency.valueAtPercentile(50)))
-        #expect(latency.valuesAreEquivalent(UInt64(total["p99"]!), latency.valueAtPercentile(99)))
-        #expect(latency.valuesAreEquivalent(UInt64(total["max"]!), latency.max))
+        #expect(total.count == Int(latency.totalCount))
+        #expect(latency.valuesAreEquivalent(UInt64(total.p50), latency.valueAtPercentile(50)))
+        #expect(latency.valuesAreEquivalent(UInt64(total.p99), latency.valueAtPercentile(99)))
+        #expect(latency.valuesAreEquivalent(UInt64(total.max), latency.max))
     }
 
     @Test func theLogStartsWithHdrHistogramsHeaderLines() throws {

@@ -1,6 +1,7 @@
 import FanoutClient
 import FanoutHTTP2
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -75,48 +76,52 @@ import Testing
             notes: []
         )
         #expect(document.schema == 2)
-        let object = try #require(try JSONSerialization.jsonObject(with: document.data()) as? [String: Any])
-        let window = try #require(object["window"] as? [String: Any])
-        #expect(window["connection_at_start"] as? Int == 65_535)
-        #expect(window["connection_after_first_answers"] as? Int == 65_255)
-        #expect(window["stream"] as? Int == 65_535)
-        let refill = try #require(window["refill"] as? [String: Any])
-        #expect(refill["kind"] as? String == "none-needed")
-        #expect(refill["most_bytes_in_flight"] as? Int == 560)
-        let wire = try #require(object["wire"] as? [String: Any])
+        // The names are under test: the JSON as written, not the type that reads it back.
+        let object = try JSONValue(document.data())
+        let window = try #require(object["window"])
+        #expect(window["connection_at_start"] == .number(65_535))
+        #expect(window["connection_after_first_answers"] == .number(65_255))
+        #expect(window["stream"] == .number(65_535))
+        let refill = try #require(window["refill"])
+        #expect(refill["kind"] == .string("none-needed"))
+        #expect(refill["most_bytes_in_flight"] == .number(560))
+        let wire = try #require(object["wire"])
         // Two requests: the header block is the first's, and the note says so.
-        #expect(wire["headers_bytes"] as? Int == 100)
-        #expect(wire["wire_bytes_per_notification"] as? Int == 100 + 280 + 18)
-        #expect((wire["note"] as? String)?.contains("fewer than 3") == true)
-        #expect(object["flow"] is NSNull)
+        #expect(wire["headers_bytes"] == .number(100))
+        #expect(wire["wire_bytes_per_notification"] == .number(100 + 280 + 18))
+        guard case .string(let note) = wire["note"] else {
+            Issue.record("no note in \(wire)")
+            return
+        }
+        #expect(note.contains("fewer than 3"))
+        #expect(object["flow"] == .null)
         let decoded = try JSONDecoder().decode(ProbeDocument.self, from: document.data())
         #expect(decoded == document)
     }
 
     /// A schema 1 probe.json (as written before flow control was measured) still plans.
     @Test func schemaOneStillLoads() throws {
-        var object = try #require(
-            try JSONSerialization.jsonObject(
-                with: ProbeDocument(
-                    endpoint: "http://127.0.0.1:1",
-                    started: Date(timeIntervalSince1970: 0),
-                    tls: false,
-                    outcome: Self.outcome(),
-                    notes: []
-                ).data()
-            ) as? [String: Any]
+        // A schema 2 document made into a schema 1 one, which no ProbeDocument of today is.
+        var object = try JSONValue(
+            ProbeDocument(
+                endpoint: "http://127.0.0.1:1",
+                started: Date(timeIntervalSince1970: 0),
+                tls: false,
+                outcome: Self.outcome(),
+                notes: []
+            ).data()
         )
-        object["schema"] = 1
-        for key in ["window", "wire", "flow"] { object.removeValue(forKey: key) }
+        object["schema"] = .number(1)
+        for key in ["window", "wire", "flow"] { object[key] = nil }
         let path = NSTemporaryDirectory() + "probe-schema-1-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        try object.data().write(to: URL(fileURLWithPath: path))
         let old = try ProbeDocument.load(path)
         #expect(old.schema == 1)
         #expect(old.window == nil && old.wire == nil && old.flow == nil)
         #expect(old.pingRoundTrip?.p50 == 50)
-        object["schema"] = 3
-        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        object["schema"] = .number(3)
+        try object.data().write(to: URL(fileURLWithPath: path))
         #expect(throws: (any Error).self) { try ProbeDocument.load(path) }
     }
 }

@@ -1,4 +1,5 @@
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -10,14 +11,16 @@ import Testing
 struct SummaryDocumentTests {
     static let golden = GoldenFilesTests.golden + "/summary.json"
 
-    static func write(_ object: [String: Any]) throws -> String {
+    /// `object` in a file of its own; its path.
+    static func write(_ object: JSONValue) throws -> String {
         let path = NSTemporaryDirectory() + "fanout-document-\(UUID().uuidString).json"
-        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        try object.data().write(to: URL(fileURLWithPath: path))
         return path
     }
 
-    static func goldenObject() throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: golden))) as? [String: Any] ?? [:]
+    /// The golden summary as JSON, to break on purpose: what no `SummaryDocument` can hold.
+    static func goldenObject() throws -> JSONValue {
+        try JSONValue(Data(contentsOf: URL(fileURLWithPath: golden)))
     }
 
     static func readError(_ path: String) -> String {
@@ -55,7 +58,7 @@ struct SummaryDocumentTests {
     @Test(arguments: [(1, "written by an older fanout (schema 1)"), (9, "written by a newer fanout (schema 9)")])
     func anotherSchemaIsRefusedByItsNumber(version: Int, said: String) throws {
         var object = try Self.goldenObject()
-        object["schema_version"] = version
+        object["schema_version"] = .number(Double(version))
         let path = try Self.write(object)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let error = Self.readError(path)
@@ -65,13 +68,11 @@ struct SummaryDocumentTests {
 
     @Test func aMissingOrMistypedKeyIsNamedByItsPath() throws {
         var missing = try Self.goldenObject()
-        var latency = missing["latency_ms"] as? [String: Any] ?? [:]
-        latency["p99"] = nil
-        missing["latency_ms"] = latency
+        try #require(missing["latency_ms"]?["p99"] != nil)
+        missing["latency_ms"]?["p99"] = nil
         var mistyped = try Self.goldenObject()
-        var intervals = mistyped["intervals"] as? [[String: Any]] ?? []
-        intervals[1]["p99_ms"] = "slow"
-        mistyped["intervals"] = intervals
+        try #require(mistyped["intervals"]?[1]?["p99_ms"] != nil)
+        mistyped["intervals"]?[1]?["p99_ms"] = .string("slow")
         var unversioned = try Self.goldenObject()
         unversioned["schema_version"] = nil
         let cases = [

@@ -77,10 +77,11 @@ import Testing
             try shard.run().write(to: folder + "/shard-\(index)")
         }
         let old = URL(fileURLWithPath: folder + "/shard-1/summary.json")
-        var summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: old)) as? [String: Any])
+        // An older shard's summary: no reasons for its unscheduled notifications.
+        var summary = try JSONValue(Data(contentsOf: old))
         summary["unscheduled_reasons"] = nil
-        summary["unscheduled"] = 3
-        try JSONSerialization.data(withJSONObject: summary).write(to: old)
+        summary["unscheduled"] = .number(3)
+        try summary.data().write(to: old)
         let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
         #expect(merge.document.unscheduled == 3)
         #expect(merge.document.unscheduledReasons == .init(scheduleOver: 3, tokensRanOut: 0))
@@ -91,10 +92,17 @@ import Testing
 
     @Test func theSchemaIsTheVersionTheCodeWrites() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: Self.schema))
-        let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let properties = try #require(schema["properties"] as? [String: Any])
-        let version = try #require(properties["schema_version"] as? [String: Any])
-        #expect(version["const"] as? Int == RunSummary.schemaVersion)
+        /// What the test reads of the JSON Schema: `properties.schema_version.const`.
+        struct Schema: Decodable {
+            struct Properties: Decodable {
+                struct Version: Decodable { var const: Int }
+                var schemaVersion: Version
+                enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
+            }
+            var properties: Properties
+        }
+        let schema = try JSONDecoder().decode(Schema.self, from: data)
+        #expect(schema.properties.schemaVersion.const == RunSummary.schemaVersion)
     }
 
     @Test func aSummaryMissingAFieldOrWithAWrongTypeFails() throws {
@@ -104,14 +112,14 @@ import Testing
         job.count = 1000
         let summary = try job.run()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let written = try JSONSerialization.jsonObject(with: summary.document.data()) as? [String: Any] ?? [:]
+        // Broken on purpose, which no SummaryDocument can be: as JSON.
+        let written = try JSONValue(summary.document.data())
         var missing = written
         missing["sent"] = nil
         var wrong = written
-        wrong["latency_ms"] = ["p50": "fast"]
+        wrong["latency_ms"] = .object(["p50": .string("fast")])
         for (name, object) in [("missing", missing), ("wrong", wrong)] {
-            let data = try JSONSerialization.data(withJSONObject: object)
-            try data.write(to: URL(fileURLWithPath: "\(folder)/\(name).json"))
+            try object.data().write(to: URL(fileURLWithPath: "\(folder)/\(name).json"))
         }
         let result = try Self.validate([folder + "/missing.json", folder + "/wrong.json"])
         #expect(result.status == 1)

@@ -43,25 +43,18 @@ import Testing
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
 
-    static func stats(_ port: Int) throws -> [String: Any] {
+    static func stats(_ port: Int) throws -> SinkStatsDocument {
         let (status, body) = try fetch(port, "/stats")
         try #require(status == 200, "\(body)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
-    }
-
-    struct Sample: Decodable {
-        var name: String
-        var type: String
-        var labels: [String: String]
-        var value: Double
+        return try SinkStatsDocument(json: body)
     }
 
     /// /metrics parsed by prometheus_client.
-    static func metrics(_ port: Int) throws -> [Sample] {
+    static func metrics(_ port: Int) throws -> [PrometheusSample] {
         let (status, body) = try fetch(port, "/metrics")
         try #require(status == 200)
         let output = try SinkPeerTests.python("prometheus_parse.py", [], input: Data(body.utf8))
-        return try JSONDecoder().decode([Sample].self, from: Data(output.utf8))
+        return try JSONDecoder().decode([PrometheusSample].self, from: Data(output.utf8))
     }
 
     @Test func statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse() throws {
@@ -78,18 +71,18 @@ import Testing
         defer { _ = load.stop() }
         // Counts reach the statistics at least once a second: both connections show up with
         // requests while they are open.
-        var live: [[String: Any]] = []
+        var live: [SinkStatsDocument.Connection] = []
         try poll(timeout: .seconds(9), every: .milliseconds(200)) {
-            live = try Self.stats(running.adminPort)["open_connections"] as? [[String: Any]] ?? []
-            return live.count == 2 && live.allSatisfy({ ($0["requests"] as? Int ?? 0) > 0 })
+            live = try Self.stats(running.adminPort).openConnections
+            return live.count == 2 && live.allSatisfy({ $0.requests > 0 })
         }
         try #require(live.count == 2, "open connections: \(live)")
         for connection in live {
-            #expect((connection["requests"] as? Int ?? 0) > 0)
-            #expect(connection["requests"] as? Int == connection["accepted"] as? Int)
-            #expect((connection["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
+            #expect(connection.requests > 0)
+            #expect(connection.requests == connection.accepted)
+            #expect(connection.peer.hasPrefix("127.0.0.1:"))
         }
-        #expect(Set(live.compactMap { $0["id"] as? Int }) == [1, 2])
+        #expect(Set(live.map(\.id)) == [1, 2])
 
         let result = try load.wait(timeout: .seconds(30))
         // h2load's "requests: 800 total, 800 started, 798 done, 798 succeeded, …": when its
@@ -104,18 +97,19 @@ import Testing
         let started = try #require(count("started"), "\(result.output)")
         let succeeded = try #require(count("succeeded"), "\(result.output)")
         // After the connections close, every request is in the totals and none is open.
-        var after: [String: Any] = [:]
+        var stats: SinkStatsDocument?
         try poll(timeout: .seconds(5), every: .milliseconds(100)) {
-            after = try Self.stats(running.adminPort)
-            return (after["open_connections"] as? [Any])?.isEmpty == true
+            stats = try Self.stats(running.adminPort)
+            return stats?.openConnections.isEmpty == true
         }
-        let received = try #require(after["requests"] as? Int)
+        let after = try #require(stats)
+        let received = after.requests
         #expect(succeeded <= received && received <= started, "sink \(received), h2load \(result.output)")
         #expect(started - succeeded <= 2, "\(result.output)")
-        #expect(after["accepted"] as? Int == received)
-        #expect((after["by_status"] as? [String: Int]) == ["200": received])
-        #expect((after["connections"] as? [String: Int]) == ["opened": 2, "closed": 2, "open": 0])
-        #expect((after["digest"] as? [String: Any])?["count"] as? Int == received)
+        #expect(after.accepted == received)
+        #expect(after.byStatus == ["200": received])
+        #expect(after.connections == .init(opened: 2, closed: 2, open: 0))
+        #expect(after.digest.count == received)
 
         let samples = try Self.metrics(running.adminPort)
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
@@ -153,8 +147,8 @@ import Testing
             #expect(value(["status": "400", "reason": "MissingDeviceToken"]) == 2)
         }
         let stats = try Self.stats(running.adminPort)
-        #expect((stats["by_reason"] as? [String: Int]) == ["BadDeviceToken": 2, "MissingDeviceToken": 2])
-        #expect((stats["by_status"] as? [String: Int]) == ["200": 2, "400": 4])
+        #expect(stats.byReason == ["BadDeviceToken": 2, "MissingDeviceToken": 2])
+        #expect(stats.byStatus == ["200": 2, "400": 4])
     }
 
     @Test func adminRefusesOtherPathsAndMethods() throws {
@@ -181,10 +175,28 @@ import Testing
         #expect(unknown.status == 404 && unknown.body.contains("is not among the last"), "\(unknown)")
     }
 
-    static func capturedLines(_ path: String) throws -> [[String: Any]] {
+    /// A line of the capture file.
+    struct Captured: Decodable {
+        var token: String
+        var status: Int
+        var reason: String?
+        var topic: String
+        var pushType: String
+        var apnsID: String
+        var payload: JSONValue
+
+        enum CodingKeys: String, CodingKey {
+            case token, status, reason, topic
+            case pushType = "push_type"
+            case apnsID = "apns_id"
+            case payload
+        }
+    }
+
+    static func capturedLines(_ path: String) throws -> [Captured] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         return try text.split(separator: "\n").map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            try JSONDecoder().decode(Captured.self, from: Data(line.utf8))
         }
     }
 
@@ -209,18 +221,15 @@ import Testing
         let lines = try Self.capturedLines(path)
         #expect(lines.count == 25)
         #expect(configuration.capture?.count == 25)
-        let poll = try JSONSerialization.jsonObject(with: Data(SinkHarness.poll.utf8)) as? NSDictionary
+        let poll = try JSONDecoder().decode(JSONValue.self, from: Data(SinkHarness.poll.utf8))
         for (index, line) in lines.enumerated() {
-            #expect(
-                line["token"] as? String
-                    == (index == 3 ? String(repeating: "cd", count: 32) : String(format: "%064x", index))
-            )
-            #expect(line["status"] as? Int == (index == 3 ? 410 : 200))
-            #expect(line["reason"] as? String == (index == 3 ? "Unregistered" : nil))
-            #expect(line["topic"] as? String == #"com.example."app""#)
-            #expect(line["push_type"] as? String == "alert")
-            #expect((line["apns_id"] as? String)?.count == 36)
-            #expect((line["payload"] as? NSDictionary) == poll)
+            #expect(line.token == (index == 3 ? String(repeating: "cd", count: 32) : String(format: "%064x", index)))
+            #expect(line.status == (index == 3 ? 410 : 200))
+            #expect(line.reason == (index == 3 ? "Unregistered" : nil))
+            #expect(line.topic == #"com.example."app""#)
+            #expect(line.pushType == "alert")
+            #expect(line.apnsID.count == 36)
+            #expect(line.payload == poll)
         }
     }
 

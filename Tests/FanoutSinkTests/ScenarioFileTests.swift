@@ -224,12 +224,10 @@ import Testing
         #expect(connection.rejected == [.badDeviceToken: 1])
         #expect(connection.bodyBytes == 2 * 280)
         #expect(harness.sink.nextWakeUp == nil)
-        let json = try #require(
-            try JSONSerialization.jsonObject(with: Data(harness.statistics.json().utf8)) as? [String: Any]
-        )
-        let open = try #require((json["open_connections"] as? [[String: Any]])?.first)
-        #expect(open["by_reason"] as? [String: Int] == ["BadDeviceToken": 1])
-        #expect(open["by_status"] as? [String: Int] == ["200": 1, "400": 1])
-        #expect(open["peer"] as? String == "in-memory")
+        let json = try SinkStatsDocument(json: harness.statistics.json())
+        let open = try #require(json.openConnections.first)
+        #expect(open.byReason == ["BadDeviceToken": 1])
+        #expect(open.byStatus == ["200": 1, "400": 1])
+        #expect(open.peer == "in-memory")
     }
 }

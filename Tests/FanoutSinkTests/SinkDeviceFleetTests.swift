@@ -120,20 +120,18 @@ import Testing
         #expect(!stored.body.contains("Delivered"))
         fleet.advance(now: NIODeadline.now().uptimeNanoseconds + 31_000_000_000)
         let delivered = DeliveryHistoryPage.answer("/deliveries/" + id.lowercased(), fleet: fleet)
-        let document = try #require(
-            try JSONSerialization.jsonObject(with: Data(delivered.body.utf8)) as? [String: Any]
-        )
-        let events = try #require(document["events"] as? [[String: String]])
+        let document = try JSONDecoder().decode(DeliveryHistoryPage.Document.self, from: Data(delivered.body.utf8))
+        let events = document.events
         #expect(
-            events.map { $0["state"] } == [
+            events.map(\.state) == [
                 "Received by APNs", "Stored – Device Offline", "Delivered to Device (From Storage)",
             ]
         )
         // The times run forward, the delivery about 30 s after the arrival.
-        let times = events.compactMap { $0["at"] }.compactMap { ISO8601DateFormatter.withFractions.date(from: $0) }
+        let times = events.compactMap { ISO8601DateFormatter.withFractions.date(from: $0.at) }
         #expect(times.count == 3 && times[0] <= times[1])
         #expect(abs(times[2].timeIntervalSince(times[0]) - 30) < 1)
-        #expect(document["apns_id"] as? String == id.lowercased())
+        #expect(document.apnsID == id.lowercased())
         let unknown = DeliveryHistoryPage.answer(
             "/deliveries/" + id.replacingOccurrences(of: "6F", with: "7F"),
             fleet: fleet

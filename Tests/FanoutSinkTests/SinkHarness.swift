@@ -9,6 +9,12 @@ import NIOCore
 /// A sink connection and a client joined in memory: requests go in one at a time and their
 /// responses come back as values.
 struct SinkHarness: ~Copyable {
+    /// APNs' error body: `{"reason": …, "timestamp": …}`.
+    struct ErrorBody: Decodable {
+        var reason: String?
+        var timestamp: Int64?
+    }
+
     struct Response: Equatable, CustomStringConvertible {
         var status: Int
         var reason: String?
@@ -89,11 +95,10 @@ struct SinkHarness: ~Copyable {
                 case .message(let message):
                     var response = Response(status: message.status, apnsID: message.headers["apns-id"])
                     if message.body.count > 0,
-                        let object = try? JSONSerialization.jsonObject(with: Data(message.body))
-                            as? [String: Any]
+                        let body = try? JSONDecoder().decode(ErrorBody.self, from: Data(message.body))
                     {
-                        response.reason = object["reason"] as? String
-                        response.timestamp = (object["timestamp"] as? NSNumber)?.int64Value
+                        response.reason = body.reason
+                        response.timestamp = body.timestamp
                     }
                     responses[message.tag] = response
                 case .streamReset(_, let tag, let code, _): resets[tag] = code

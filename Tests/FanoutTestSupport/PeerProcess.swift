@@ -72,8 +72,7 @@ public final class PeerProcess: @unchecked Sendable {
 
     /// Waits for the program to end on its own, within `timeout`; stops it otherwise.
     public func wait(timeout: Duration) throws -> Result {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        poll(timeout: timeout, every: .milliseconds(5)) { !process.isRunning }
         if process.isRunning {
             stop()
             throw TimedOut(command: command)
@@ -133,6 +132,14 @@ public final class PeerProcess: @unchecked Sendable {
     /// Whether the program is still running.
     public var isRunning: Bool { process.isRunning }
 
+    /// Whether the program is stopped by a signal (SIGSTOP): state `T` in `/proc/PID/stat`.
+    public var isStopped: Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return false }
+        return stat[afterName.upperBound...].first == "T"
+    }
+
     /// Sends SIGINT, as Ctrl-C in a terminal does.
     public func interrupt() {
         if process.isRunning { kill(process.processIdentifier, SIGINT) }
@@ -148,8 +155,7 @@ public final class PeerProcess: @unchecked Sendable {
     public func stop() -> Result {
         if process.isRunning {
             process.terminate()
-            let deadline = ContinuousClock.now + .seconds(5)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+            poll(timeout: .seconds(5), every: .milliseconds(5)) { !process.isRunning }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }

@@ -18,3 +18,30 @@ public func poll(
     }
     return true
 }
+
+/// Holds a fault in force for `duration` (a sink killed or frozen, a pause between frames), asking
+/// every `interval` that it still holds. Returns whether it held the whole time: a fault that
+/// ended early (a process that came back, a connection that closed) is a test that proved nothing.
+/// The duration is the behaviour under test; `poll` is for waiting until something happens.
+@discardableResult
+public func hold(
+    for duration: Duration,
+    every interval: Duration = .milliseconds(10),
+    while inForce: () throws -> Bool
+) rethrows -> Bool {
+    let end = ContinuousClock.now + duration
+    var held = true
+    try poll(timeout: duration + .seconds(1), every: interval) {
+        held = try inForce()
+        return !held || ContinuousClock.now >= end
+    }
+    return held
+}
+
+/// Keeps the calling thread busy for `duration` without giving it up: for a test whose subject
+/// is an event loop that falls behind because its thread is blocked. Not a way to wait for
+/// something (that is `poll`).
+public func blockThread(for duration: Duration) {
+    let end = ContinuousClock.now + duration
+    while ContinuousClock.now < end {}
+}
