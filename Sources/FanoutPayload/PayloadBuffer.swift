@@ -2,12 +2,8 @@
 /// encoder writes in place and hands back a view of the bytes (`PayloadEncoder.encode(_:into:)`),
 /// and the memory grows, rarely, only when a notification needs more. No `ByteBuffer`, so the
 /// hot path reads no class property and pays no runtime exclusivity check.
-///
-/// A value: a copy is a buffer of its own. Copies share the memory until one is written, which
-/// then takes memory of its own (copy on write), so encoding into one never changes the bytes
-/// another handed out.
 public struct PayloadBuffer {
-    /// The allocation; replaced whole to grow or when shared.
+    /// The allocation; replaced whole to grow, so a copy of the buffer never sees it change.
     final class Storage {
         let bytes: UnsafeMutableRawBufferPointer
 
@@ -27,11 +23,9 @@ public struct PayloadBuffer {
         storage = Storage(byteCount: max(1, byteCount))
     }
 
-    /// Memory of at least `byteCount` bytes to write, grown if need be, and this buffer's own.
+    /// Memory of at least `byteCount` bytes, grown if need be.
     mutating func memory(atLeast byteCount: Int) -> UnsafeMutableRawBufferPointer {
-        if byteCount > storage.bytes.count || !isKnownUniquelyReferenced(&storage) {
-            storage = Storage(byteCount: max(byteCount, storage.bytes.count))
-        }
+        if byteCount > storage.bytes.count { storage = Storage(byteCount: byteCount) }
         return storage.bytes
     }
 }
