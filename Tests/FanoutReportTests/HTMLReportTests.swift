@@ -66,7 +66,7 @@ struct HTMLReportTests {
         let html = Self.html(summary)
         for interval in summary.intervals {
             let expected =
-                "second \(interval.second): p50 \(ChartFrame.milliseconds(interval.p50)), p90 \(ChartFrame.milliseconds(interval.p90)), p99 \(ChartFrame.milliseconds(interval.p99)), max \(ChartFrame.milliseconds(interval.max)) (\(grouped(interval.latencyCount)) measured)"
+                "second \(interval.second): p50 \(millisecondsWithUnit(interval.p50)), p90 \(millisecondsWithUnit(interval.p90)), p99 \(millisecondsWithUnit(interval.p99)), max \(millisecondsWithUnit(interval.max)) (\(grouped(interval.latencyCount)) measured)"
             #expect(html.contains("<title>\(expected)</title>"), "\(expected)")
         }
         #expect(html.contains("<title>second 1: 2,000 finished (2,000/s); offered 2,000/s</title>"))

@@ -121,7 +121,7 @@ public struct PairedComparison: Sendable {
     public var text: String {
         func value(_ number: Double, _ metric: RunMetric) -> String {
             if metric == .throughput { return grouped(Int(number.rounded())) + "/s" }
-            if metric.isTime { return ChartFrame.milliseconds(number) }
+            if metric.isTime { return millisecondsWithUnit(number) }
             return number == number.rounded() ? String(Int(number)) : String(format: "%.3f", number)
         }
         func cell(_ text: String, _ width: Int, right: Bool = true) -> String {

@@ -143,8 +143,6 @@ enum ChartFrame {
         """
     }
 
-    static func milliseconds(_ value: Double) -> String { millisecondsWithUnit(value) }
-
     /// 1, 2 or 5 times a power of ten, at or above `value`.
     static func niceCeiling(_ value: Double) -> Double {
         guard value > 0 else { return 1 }

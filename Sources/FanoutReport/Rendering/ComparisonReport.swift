@@ -32,7 +32,7 @@ public struct ComparisonReport: Sendable {
         switch metric {
         case .throughput: grouped(Int(value.rounded())) + "/s"
         case .errors, .sent, .accepted, .failed, .rejected: grouped(Int(value))
-        default: ChartFrame.milliseconds(value)
+        default: millisecondsWithUnit(value)
         }
     }
 

@@ -50,10 +50,10 @@ public struct HTMLReport {
             [
                 ("sent", grouped(sent)),
                 ("throughput", grouped(Int(throughput.rounded())) + "/s"),
-                ("p50", ChartFrame.milliseconds(latencyMs.p50)),
-                ("p99", ChartFrame.milliseconds(latencyMs.p99)),
-                ("p99.9", ChartFrame.milliseconds(latencyMs.p99_9)),
-                ("max", ChartFrame.milliseconds(latencyMs.max)),
+                ("p50", millisecondsWithUnit(latencyMs.p50)),
+                ("p99", millisecondsWithUnit(latencyMs.p99)),
+                ("p99.9", millisecondsWithUnit(latencyMs.p99_9)),
+                ("max", millisecondsWithUnit(latencyMs.max)),
             ] + cpuCards() + [
                 ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
                 ("valid", valid ? "yes" : "NO"),
@@ -109,8 +109,8 @@ public struct HTMLReport {
             ("accepted", grouped(summary.accepted)),
             ("fan-out time", String(format: "%.3f s", delivery.fanoutSeconds)),
             ("accepted/s", grouped(Int(delivery.acceptedPerSecond.rounded())) + "/s"),
-            ("delivery p50", ChartFrame.milliseconds(delivery.p50Ms)),
-            ("delivery p99", ChartFrame.milliseconds(delivery.p99Ms)),
+            ("delivery p50", millisecondsWithUnit(delivery.p50Ms)),
+            ("delivery p99", millisecondsWithUnit(delivery.p99Ms)),
             ("streams", provider.streams.text),
             ("card", provider.card.passed ? "passed" : "FAILED (\(grouped(provider.card.violations)))"),
             ("valid", summary.valid ? "yes" : "NO"),
@@ -118,7 +118,7 @@ public struct HTMLReport {
         var body = "<h1>Fanout sink: the provider under test</h1>\n" + cards(headline) + invalidLines()
         let mark = provider.start.mark == "trigger" ? "the trigger's launch" : "the first request"
         body +=
-            "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(ChartFrame.milliseconds(delivery.firstMs)), p90 \(ChartFrame.milliseconds(delivery.p90Ms)), last \(ChartFrame.milliseconds(delivery.lastMs)).</p>\n"
+            "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(millisecondsWithUnit(delivery.firstMs)), p90 \(millisecondsWithUnit(delivery.p90Ms)), last \(millisecondsWithUnit(delivery.lastMs)).</p>\n"
         body += "<h2>Conformance card</h2>\n" + cardTable(provider.card)
         body += "<h2>Delivery time by percentile</h2>\n" + spectrumChart()
         body += "<h2>Accepted per second</h2>\n" + rateChart(summary.intervals, offered: nil, noun: "accepted")
@@ -244,7 +244,7 @@ public struct HTMLReport {
         points.append((decades, Double(latency.max) / 1000))
         let top = ChartFrame.niceCeiling(points.map(\.1).max() ?? 1)
         var svg =
-            ChartFrame.open("latency percentile spectrum") + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
+            ChartFrame.open("latency percentile spectrum") + ChartFrame.yAxis(top: top, format: millisecondsWithUnit)
         for decade in 0...Int(decades) {
             let x = ChartFrame.left + ChartFrame.plotWidth * Double(decade) / decades
             let label = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"][decade]
@@ -379,7 +379,7 @@ public struct HTMLReport {
         let top = ChartFrame.niceCeiling(measured.map(\.max).max() ?? 1)
         var svg =
             ChartFrame.open("latency percentiles per second")
-            + ChartFrame.yAxis(top: top, format: ChartFrame.milliseconds)
+            + ChartFrame.yAxis(top: top, format: millisecondsWithUnit)
         let slot = ChartFrame.plotWidth / Double(intervals.count)
         let warmUp = min(summary.warmUpSeconds, Double(intervals.count))
         if warmUp > 0 {
@@ -429,7 +429,7 @@ public struct HTMLReport {
             let text =
                 interval.latencyCount > 0
                 ? "second \(interval.second): "
-                    + Self.percentileLines.map { "\($0.name) \(ChartFrame.milliseconds(interval[keyPath: $0.value]))" }
+                    + Self.percentileLines.map { "\($0.name) \(millisecondsWithUnit(interval[keyPath: $0.value]))" }
                     .joined(separator: ", ") + " (\(grouped(interval.latencyCount)) measured)"
                 : "second \(interval.second): no latency measured"
                     + (Double(interval.second) < warmUp ? " (warm-up)" : "")

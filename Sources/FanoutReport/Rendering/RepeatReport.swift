@@ -36,7 +36,7 @@ public struct RepeatReport: Sendable {
     }
 
     static func format(_ value: Double, _ metric: RunMetric) -> String {
-        metric == .throughput ? grouped(Int(value.rounded())) + "/s" : ChartFrame.milliseconds(value)
+        metric == .throughput ? grouped(Int(value.rounded())) + "/s" : millisecondsWithUnit(value)
     }
 
     /// The page: a chart a metric with a bar a repeat and the median across, then a table of

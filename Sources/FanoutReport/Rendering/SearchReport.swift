@@ -145,7 +145,7 @@ public struct SearchReport: Sendable {
     public static func tableRow(_ step: SearchStep) -> String {
         row([
             "\(step.number)", step.purpose.rawValue, grouped(Int(step.offered.rounded())),
-            grouped(Int(step.achieved.rounded())), ChartFrame.milliseconds(step.p50), ChartFrame.milliseconds(step.p99),
+            grouped(Int(step.achieved.rounded())), millisecondsWithUnit(step.p50), millisecondsWithUnit(step.p99),
             String(format: "%.3f%%", step.errorShare * 100), step.outcome.rawValue,
         ]) + (step.reasons.isEmpty ? "" : "  (" + step.reasons.joined(separator: "; ") + ")")
     }
@@ -240,8 +240,8 @@ public struct SearchReport: Sendable {
         for step in steps {
             let cells = [
                 "\(step.number)", step.purpose.rawValue, grouped(Int(step.offered.rounded())),
-                grouped(Int(step.achieved.rounded())), ChartFrame.milliseconds(step.p50),
-                ChartFrame.milliseconds(step.p99),
+                grouped(Int(step.achieved.rounded())), millisecondsWithUnit(step.p50),
+                millisecondsWithUnit(step.p99),
                 String(format: "%.3f%%", step.errorShare * 100), step.outcome.rawValue,
                 step.reasons.joined(separator: "; "), step.folder,
             ]
@@ -285,7 +285,7 @@ public struct SearchReport: Sendable {
         let slos = latencyObjectives
         let scale = ChartFrame.ValueScale.fitting(sorted.map(\.p50) + sorted.map(\.p99) + slos.map(\.limit))
         func milliseconds(_ value: Double) -> String {
-            value > 0 && value < 0.01 ? String(format: "%g ms", value) : ChartFrame.milliseconds(value)
+            value > 0 && value < 0.01 ? String(format: "%g ms", value) : millisecondsWithUnit(value)
         }
         var svg = ChartFrame.open("p50 and p99 against offered rate") + scale.axis(format: milliseconds)
         svg += rateAxis(top: xTop)
@@ -323,7 +323,7 @@ public struct SearchReport: Sendable {
         let fill = step.outcome == .passed ? colour : "#fff"
         let stroke = step.outcome == .passed ? colour : Colour.failed
         let tip =
-            "step \(step.number): offered \(grouped(Int(step.offered.rounded())))/s, achieved \(grouped(Int(step.achieved.rounded())))/s, p50 \(ChartFrame.milliseconds(step.p50)), p99 \(ChartFrame.milliseconds(step.p99)), \(step.outcome.rawValue)"
+            "step \(step.number): offered \(grouped(Int(step.offered.rounded())))/s, achieved \(grouped(Int(step.achieved.rounded())))/s, p50 \(millisecondsWithUnit(step.p50)), p99 \(millisecondsWithUnit(step.p99)), \(step.outcome.rawValue)"
         return String(
             format:
                 "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%@\" stroke=\"%@\" stroke-width=\"2\"><title>%@</title></circle>",
