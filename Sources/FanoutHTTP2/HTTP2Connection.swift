@@ -196,6 +196,9 @@ public struct HTTP2Connection: ~Copyable {
     /// The MAX_CONCURRENT_STREAMS of the last SETTINGS the peer acknowledged; `nil` before its
     /// first acknowledgement (until then it may not know any limit: RFC 9113 §6.5.3).
     public internal(set) var acknowledgedMaxConcurrentStreams: UInt32?
+    /// SETTINGS this side sent that the peer has not acknowledged yet (its initial one
+    /// included): a server that changes its limits mid-connection bounds them by this.
+    public var unacknowledgedSettings: Int { unacknowledgedMaxConcurrentStreams.count }
     /// The WINDOW_UPDATEs the peer sent since the owner last took them (`takeWindowUpdates`),
     /// when `recordsWindowUpdates` (the probe's record of how a server refills its windows);
     /// empty otherwise.

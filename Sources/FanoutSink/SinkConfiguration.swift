@@ -72,5 +72,8 @@ public struct SinkConfiguration: Sendable {
     /// 4 ms: holds of seconds would otherwise move by tens of milliseconds.
     public static let longestCoalescing: Duration = .milliseconds(4)
 
+    /// The clocks connections read (tests give made-up ones).
+    public var clock = SinkClock.system
+
     public init() {}
 }

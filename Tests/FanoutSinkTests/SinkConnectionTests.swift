@@ -59,6 +59,28 @@ import Testing
         #expect(harness.goAways.isEmpty)
     }
 
+    /// The connection reads time only through its configuration's clock: a made-up one dates a
+    /// 410's timestamp and times a fixed latency, whatever the machine's clocks say.
+    @Test func aMadeUpClockTimesAnswersAndDates410s() throws {
+        let uptime: UInt64 = 5_000_000_000_000
+        let wall: Int64 = 1_700_000_000_123_000_000
+        var configuration = SinkConfiguration()
+        configuration.clock = SinkClock(uptime: { uptime }, wall: { wall })
+        configuration.idleTimeout = nil
+        configuration.requestTimeout = nil
+        configuration.scenario.unregisteredTokens.insert(String(repeating: "cd", count: 32))
+        configuration.scenario.latency = .fixed(.milliseconds(80))
+        var harness = SinkHarness(configuration)
+        #expect(harness.send(SinkHarness.fields(token: String(repeating: "cd", count: 32))) == nil)
+        // Received at the made-up uptime (no read burst in memory), due 80 ms after it.
+        #expect(try #require(harness.sink.nextTimedEvent).uptimeNanoseconds == uptime + 80_000_000)
+        harness.sink.wake(now: .uptimeNanoseconds(uptime + 80_000_000), connection: &harness.server)
+        harness.pump()
+        let answer = try #require(harness.responses[0])
+        #expect(answer.status == 410 && answer.reason == "Unregistered")
+        #expect(answer.timestamp == wall / 1_000_000)
+    }
+
     @Test func unansweredStreamsStayOpen() {
         var faults = ConnectionFaults()
         faults.unansweredShare = 1

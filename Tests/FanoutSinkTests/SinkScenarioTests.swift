@@ -170,7 +170,7 @@ import Testing
         let second: UInt64 = 1_000_000_000
         let start: UInt64 = 5 * second
         let stalled = { (due: UInt64) in
-            SinkConnection.outsideStalls(due, startedAt: start, every: 10 * second, length: second)
+            AnswerScheduler.outsideStalls(due, startedAt: start, every: 10 * second, length: second)
         }
         #expect(stalled(start + 3 * second) == start + 3 * second)  // before the first window
         #expect(stalled(start + 10 * second) == start + 11 * second)  // its first instant

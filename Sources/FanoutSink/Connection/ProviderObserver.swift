@@ -1,0 +1,210 @@
+import FanoutAPNs
+import FanoutHTTP2
+import Foundation
+import NIOCore
+
+/// The sink as the provider's instrument, on one connection: it is told what the connection
+/// sees (requests read, their verdicts, answers written, PING acknowledgements, the HTTP/2
+/// layer's refusals, the end) and puts on the conformance card (`ProviderCard`) and the
+/// connection's record what the provider did. It changes nothing the connection answers.
+///
+/// Whether the provider read its answers: the sink sends a PING behind its answers (one
+/// outstanding at a time, its opaque data the count written before it), and the provider's
+/// acknowledgement says it read them (frames are read in order).
+///
+/// ```
+///   sink:      answer 41 · answer 42 · PING(42) ··········· answer 43 · PING(43) ─╳ reset
+///   provider:           read ········· PING ACK(42) ─►                    (unread)
+///   → answersRead 42; the reset leaves answer 43 "answered, maybe unread"
+/// ```
+struct ProviderObserver {
+    let instrument: ProviderInstrument
+    private let record: SinkConnectionRecord
+    /// Streams in flight over time, and the HTTP/2 layer's refusals already on the card.
+    private(set) var streamUse = StreamUse()
+    private var refusalsCarded = 0
+    private var afterGoAwayCarded = 0
+    private var answersWritten = 0
+    private var answersRead = 0
+    private var readMarkerOutstanding = false
+
+    init(_ instrument: ProviderInstrument, record: SinkConnectionRecord, openedAt: UInt64) {
+        self.instrument = instrument
+        self.record = record
+        instrument.card.connectionOpened(record.id, now: openedAt)
+    }
+
+    /// A request was read with `openStreams` streams open.
+    mutating func requestRead(openStreams: Int, now: UInt64) {
+        streamUse.note(openStreams, at: now)
+    }
+
+    /// The card's checks of one request whose token was read: a retry it should not be, streams
+    /// past the initial limit (`limited`: the connection still holds a token connection to
+    /// Apple's one stream), its apns-id, its payload's size. Returns the notification's digest
+    /// hash when it worked it out for the apns-id (0 otherwise), so that it is not worked out
+    /// twice.
+    func tokenRead(
+        _ request: HTTP2Message,
+        token: UnsafeRawBufferPointer,
+        hash: UInt64,
+        fields: APNsRequestCheck.Fields,
+        bytes: UnsafeRawBufferPointer,
+        echoedID: Bool,
+        limited: Bool,
+        _ connection: borrowing HTTP2Connection,
+        now: UInt64
+    ) -> UInt64 {
+        let card = instrument.card
+        card.arrived(token: token, hash: hash, connection: record.id, now: now)
+        // Apple's one stream until a valid provider token applies to token connections, and
+        // only once the provider knew it: it had acknowledged the SETTINGS that said 1 (before
+        // that it may open streams against RFC 9113's default of no limit: §5.1.2, §6.5.3).
+        if limited, let acknowledged = connection.acknowledgedMaxConcurrentStreams,
+            connection.openStreams > Int(acknowledged)
+        {
+            card.beforeFirstAcceptance(
+                open: connection.openStreams,
+                limit: Int(acknowledged),
+                token: token,
+                connection: record.id,
+                now: now
+            )
+        }
+        var digestHash: UInt64 = 0
+        if echoedID {
+            let id = APNsRequestCheck.view(fields.apnsID, bytes)
+            digestHash = NotificationDigest.hash(token: token, payload: request.body)
+            card.identified(
+                idHash: TokenList.hash(id),
+                digestHash: digestHash,
+                token: token,
+                connection: record.id,
+                now: now
+            )
+        }
+        // Every limit is at least the standard one: a body well under it needs no push type.
+        if ProviderRule.isNearLimit(request.bodyLength, limit: APNsPayloadLimit.standard) {
+            let pushType =
+                fields.pushType.isPresent ? APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) : nil
+            card.payload(
+                length: request.bodyLength,
+                limit: pushType?.payloadSizeLimit ?? APNsPayloadLimit.standard,
+                token: token,
+                connection: record.id,
+                now: now
+            )
+        }
+        return digestHash
+    }
+
+    /// The verdict's provider-token news: a token refused as expired or refreshed too often, or
+    /// a newly issued one accepted (`issuedAt`, its `iat`).
+    func providerToken(_ verdict: RequestVerdict, issuedAt: Int64, now: UInt64) {
+        if let reason = verdict.rejection, reason == .expiredProviderToken || reason == .tooManyProviderTokenUpdates {
+            instrument.card.providerToken(refused: reason, connection: record.id, now: now)
+        } else if verdict.newProviderToken {
+            instrument.card.providerToken(issuedAt: issuedAt, connection: record.id, now: now)
+        }
+    }
+
+    /// A request received at `received` was decided: the sink's delay in reading it, and the
+    /// token's outcome for the card and the expected-token list (`tokenHash` 0: none read).
+    func decided(
+        received: UInt64,
+        rejection: APNsReason?,
+        accepted: Bool,
+        tokenHash: UInt64,
+        recorder: SinkLoopRecorder,
+        now: UInt64
+    ) {
+        let mark = instrument.mark(forRequestAt: received)
+        recorder.arrived(after: received - min(received, mark), accepted: accepted)
+        guard tokenHash != 0 else { return }
+        if let rejection { instrument.card.rejected(hash: tokenHash, rejection, now: now) }
+        if accepted { instrument.expected?.accepted(hash: tokenHash) }
+    }
+
+    /// An answer went into the connection's bytes.
+    mutating func answerWritten() {
+        answersWritten &+= 1
+    }
+
+    /// The provider acknowledged a PING: when it is the read marker, it read every answer
+    /// written before it.
+    mutating func pingAcknowledged(opaque: UInt64) {
+        guard readMarkerOutstanding, opaque <= UInt64(answersWritten) else { return }
+        answersRead = max(answersRead, Int(opaque))
+        readMarkerOutstanding = false
+    }
+
+    /// After a turn that read requests or wrote answers: the streams now in flight, and a read
+    /// marker behind answers not yet known read.
+    mutating func turnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
+        streamUse.note(connection.openStreams, at: now)
+        if !readMarkerOutstanding && answersWritten > answersRead && connection.sentGoAway == nil {
+            connection.ping(opaque: UInt64(answersWritten))
+            readMarkerOutstanding = true
+        }
+    }
+
+    /// Puts the HTTP/2 layer's refusals since the last look on the card.
+    mutating func connectionFaults(_ connection: borrowing HTTP2Connection, now: UInt64) {
+        if connection.refusedStreams > refusalsCarded {
+            instrument.card.refused(
+                connection.refusedStreams - refusalsCarded,
+                limit: connection.streamLimit,
+                connection: record.id,
+                now: now
+            )
+            refusalsCarded = connection.refusedStreams
+        }
+        if connection.streamsAfterGoAway > afterGoAwayCarded {
+            instrument.card.afterGoAway(
+                connection.streamsAfterGoAway - afterGoAwayCarded,
+                connection: record.id,
+                now: now
+            )
+            afterGoAwayCarded = connection.streamsAfterGoAway
+        }
+    }
+
+    /// Copies the stream use and refusals to the connection's record (with each flush).
+    func noteOnRecord() {
+        record.note(streams: streamUse, refused: refusalsCarded)
+    }
+
+    /// The connection ended (`error`: how, if it broke). `byProvider`: closed by the provider,
+    /// neither the sink's GOAWAY (a fault, the drain, idleness) nor its abort
+    /// (`close-after-requests`, the connection limit) came first.
+    mutating func ended(
+        _ connection: borrowing HTTP2Connection,
+        error: (any Error)?,
+        byProvider: Bool,
+        lifetime: UInt64,
+        requests: Int,
+        now: UInt64
+    ) {
+        connectionFaults(connection, now: now)
+        record.closed(at: now, byProvider: byProvider)
+        // A connection that broke (reset, timed out) with answers the provider never showed it
+        // read: Linux answers a close with unread bytes in the receive buffer with a reset, so
+        // a provider that died holding answers shows here. A clean close (FIN) read what had
+        // arrived; answers still on the way then are not counted.
+        if answersWritten > answersRead, let error, Self.isBroken(error) {
+            record.maybeUnread(answersWritten - answersRead)
+        }
+        if byProvider {
+            instrument.card.providerClosed(record.id, lifetime: lifetime, requests: requests, now: now)
+        }
+    }
+}
+
+extension ProviderObserver {
+    /// Whether a connection ended broken rather than closed: reset by the peer (ECONNRESET, a
+    /// close with unread bytes), a write to a closed socket (EPIPE), or timed out.
+    static func isBroken(_ error: any Error) -> Bool {
+        guard let error = error as? IOError else { return false }
+        return [ECONNRESET, EPIPE, ETIMEDOUT].contains(error.errnoCode)
+    }
+}

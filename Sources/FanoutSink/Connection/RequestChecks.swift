@@ -1,0 +1,121 @@
+import FanoutAPNs
+import FanoutHTTP2
+
+/// What APNs's rules say of one request (`APNsRequestCheck`'s order): rejected with a reason,
+/// or passed; the token when the request line held one (the card and the scenario read it).
+struct RequestVerdict {
+    /// The device token's place in the header list's bytes; `nil` when the request line was
+    /// refused (or the sink is draining) before it was read.
+    var token: APNsRequestCheck.Slice?
+    /// The reason APNs would answer with; `nil`: the request passed every rule.
+    var rejection: APNsReason?
+    /// Whether the request brought a provider token issued later than the connection's last
+    /// (the card notes each new one).
+    var newProviderToken = false
+}
+
+/// One connection's APNs checks, in Apple's order: the request line (rules 1–3), the provider's
+/// authentication (rule 4: its certificate, else its token), the notification (rules 5–11).
+/// Header bytes in, a `RequestVerdict` out; the only state it changes is the connection's
+/// token authentication (the token it has accepted, when it was issued). No clock, no socket.
+struct RequestChecks {
+    private let tokenFormat: DeviceTokenFormat
+    private let tokenAuthentication: TokenAuthentication?
+    private let certificateRequired: Bool
+    private var authentication = TokenAuthentication.ConnectionState()
+    /// The bundle ids of the client's verified certificate, when it authenticated with one.
+    private var certificateTopics: Set<[UInt8]>?
+    /// The topics a request may name: the certificate's bundles, else `--bundle`'s (`nil`: any).
+    /// Kept apart from the two it comes from so that a request borrows it rather than building
+    /// it (`??` made a copy, a reference count up and down, per request).
+    private var allowedTopics: Set<[UInt8]>?
+    /// The topic a request without `apns-topic` gets: the certificate's bundle when it names
+    /// one (then `hasDefaultTopic`), else empty.
+    private var defaultTopic: [UInt8] = []
+    private var hasDefaultTopic = false
+
+    init(_ configuration: SinkConfiguration) {
+        tokenFormat = configuration.tokenFormat
+        tokenAuthentication = configuration.tokenAuthentication
+        certificateRequired = configuration.certificateAuthentication
+        allowedTopics = configuration.bundleBytes
+    }
+
+    /// The connection's token-auth state (for tests).
+    var authenticationState: TokenAuthentication.ConnectionState { authentication }
+
+    /// The client's TLS certificate was verified, naming these bundle ids: its topics are the
+    /// ones allowed, and its one bundle (if one) is the topic of requests that name none.
+    mutating func certificateVerified(topics: [[UInt8]]) {
+        certificateTopics = Set(topics)
+        allowedTopics = certificateTopics
+        defaultTopic = topics.count == 1 ? topics[0] : []
+        hasDefaultTopic = topics.count == 1
+    }
+
+    /// The verdict on one request whose fields (`APNsRequestCheck.fields`) lie in `bytes`.
+    /// A draining sink refuses every request with Shutdown, as APNs does before it closes.
+    mutating func verdict(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer,
+        body: UnsafeRawBufferPointer,
+        bodyLength: Int,
+        draining: Bool
+    ) -> RequestVerdict {
+        if draining { return RequestVerdict(token: nil, rejection: .shutdown) }
+        let token: APNsRequestCheck.Slice
+        switch APNsRequestCheck.checkRequestLine(fields, in: bytes, tokenFormat: tokenFormat) {
+        case .failure(let rejection): return RequestVerdict(token: nil, rejection: rejection.reason)
+        case .success(let slice): token = slice
+        }
+        let issuedBefore = authentication.tokenIssuedAt
+        if let reason = authenticate(fields, in: bytes) { return RequestVerdict(token: token, rejection: reason) }
+        let newProviderToken = authentication.tokenIssuedAt != issuedBefore
+        let rejection = withTopic(fields, in: bytes) { defaultTopic in
+            APNsRequestCheck.checkNotification(
+                fields,
+                in: bytes,
+                body: body,
+                bodyLength: bodyLength,
+                allowedBundles: allowedTopics,
+                defaultTopic: defaultTopic
+            )
+        }
+        return RequestVerdict(token: token, rejection: rejection?.reason, newProviderToken: newProviderToken)
+    }
+
+    /// When the provider's token was issued (its `iat`, seconds), once one was accepted.
+    var providerTokenIssuedAt: Int64 { authentication.tokenIssuedAt }
+
+    /// The request's topic: its `apns-topic`, else the certificate's one bundle (empty: none).
+    func topic<Result>(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
+        if fields.topic.isPresent { return body(APNsRequestCheck.view(fields.topic, bytes)) }
+        return defaultTopic.withUnsafeBytes(body)
+    }
+
+    /// Hands on the certificate's default topic when there is one (`nil` otherwise).
+    private func withTopic<Result>(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer?) -> Result
+    ) -> Result {
+        defaultTopic.withUnsafeBytes { body(hasDefaultTopic ? $0 : nil) }
+    }
+
+    /// Rule 4 of `APNsRequestCheck`: the client's certificate, else its provider token.
+    private mutating func authenticate(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer
+    ) -> APNsReason? {
+        if let certificateTopics { return certificateTopics.isEmpty ? .badCertificate : nil }
+        if let tokenAuthentication {
+            let field = fields.authorization.isPresent ? APNsRequestCheck.view(fields.authorization, bytes) : nil
+            return tokenAuthentication.check(field, state: &authentication)
+        }
+        return certificateRequired ? .missingProviderToken : nil
+    }
+}

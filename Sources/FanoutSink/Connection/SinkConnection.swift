@@ -1,0 +1,246 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutMeasure
+import FanoutSettings
+import NIOCore
+import NIOSSL
+
+/// One client connection to the sink, the glue between the HTTP/2 layer and the parts that
+/// decide: `RequestChecks` (APNs's rules → a verdict), `ScenarioVerdict` and the device fleet
+/// (what happens to a notification that passed them), `AnswerScheduler` (when each answer goes
+/// out), `SinkConnectionState` (faults, idleness, the stream limit: events in, actions out) and,
+/// with the sink as an instrument, `ProviderObserver`. It reads time only through
+/// `SinkConfiguration.clock`, and counts everything.
+///
+/// ```
+///   request ─► checks ─► scenario ─► fleet ─► scheduler ─┬─ due now ─► respond ─► state: streams
+///                │ verdict     └── observer (card)       └─ later ─► held ─► wake(now) ─► respond
+///   wake(now) ─► state.timeAction ─► GOAWAY · reset incomplete · SETTINGS_TIMEOUT
+/// ```
+package struct SinkConnection: HTTP2ConnectionDelegate {
+    let configuration: SinkConfiguration
+    let statistics: SinkStatistics
+    let state: SinkState
+    let clock: SinkClock
+    /// Half the wire's round trip (`SinkWire`, its median for a spread; 0 without a wire): the
+    /// time a timed request spent on the wire before its read, and its answer will spend after
+    /// its write. It is the endpoint's path, not a queue of the harness, so it is taken out of
+    /// the transit and given to the sender with the hold (`TimedAPNsID`).
+    let wireOneWay: UInt64
+    /// The wall clock minus the uptime clock, in nanoseconds: turns `apns-expiration`'s UNIX
+    /// seconds into the fleet's uptime clock, and the fleet's times into a 410's timestamp.
+    let wallOffset: Int64
+    var checks: RequestChecks
+    var lifecycle: SinkConnectionState
+    var scheduler: AnswerScheduler
+    var observer: ProviderObserver?
+    var counts = SinkCounts()
+    /// Requests already added to the statistics, and when they last were (uptime ns).
+    var handled = 0
+    private var lastFlush: UInt64
+    /// This connection's entry in the live statistics.
+    let record: SinkConnectionRecord
+    var ids: APNsIDGenerator
+    var random: SinkRandom
+    /// The apns-id of the response being written, and a timed request's `apns-unique-id`.
+    let apnsIDStorage = ScratchBytes(count: 36)
+    var apnsID: UnsafeMutableRawBufferPointer { apnsIDStorage.bytes }
+    let uniqueIDStorage = ScratchBytes(count: 36)
+    var timestampedBody = ByteBuffer()
+    var captured = CaptureBuffer()
+    /// The sink's own delays on this connection's loop.
+    let recorder: SinkLoopRecorder
+    /// The answers queued since the connection's bytes last went to the socket: each answer's
+    /// lateness is timed when it is really written (`outboundWritten`). Keeps its capacity: at
+    /// most the answers of one read burst or one wake-up.
+    let unwritten = UnwrittenAnswers(capacity: 256)
+    /// With the device fleet: when the request being answered found its token unregistered
+    /// (uptime nanoseconds, 0: it did not), the time its 410's body gives.
+    var unregisteredSince: UInt64 = 0
+
+    /// The connection's token-auth state, answers held now, and when the next timed event is
+    /// (for tests).
+    var authenticationState: TokenAuthentication.ConnectionState { checks.authenticationState }
+    var heldAnswers: Int { scheduler.held }
+    var nextTimedEvent: NIODeadline? {
+        let held = scheduler.earliest
+        let timed = lifecycle.nextDeadline
+        guard let earliest = held.map({ min($0, timed ?? $0) }) ?? timed else { return nil }
+        return .uptimeNanoseconds(earliest)
+    }
+
+    package init(
+        configuration: SinkConfiguration,
+        statistics: SinkStatistics,
+        state: SinkState,
+        seed: UInt64,
+        peer: String = "in-memory",
+        recorder: SinkLoopRecorder = SinkLoopRecorder()
+    ) {
+        self.configuration = configuration
+        self.statistics = statistics
+        self.state = state
+        self.recorder = recorder
+        clock = configuration.clock
+        let openedAt = clock.uptime()
+        lastFlush = openedAt
+        wallOffset = clock.wallOffset
+        wireOneWay = (configuration.scenario.wire?.roundTrip.median ?? 0) / 2
+        checks = RequestChecks(configuration)
+        lifecycle = SinkConnectionState(.init(configuration), openedAt: openedAt)
+        scheduler = AnswerScheduler(
+            scenario: configuration.scenario,
+            coalescing: configuration.coalescing,
+            startedAt: state.startedAt
+        )
+        ids = APNsIDGenerator(seed: seed)
+        random = SinkRandom(seed: configuration.scenario.seed ^ seed)
+        record = statistics.connectionOpened(peer: peer)
+        observer = configuration.instrument.map { ProviderObserver($0, record: record, openedAt: openedAt) }
+    }
+
+    package var nextWakeUp: NIODeadline? {
+        guard !counts.isEmpty || captured.lines > 0 else { return nextTimedEvent }
+        var flush = lastFlush + UInt64(SinkCounts.flushDelay)
+        if let observer, observer.streamUse.level == 0 && scheduler.held == 0 {
+            flush = lastFlush + SinkCounts.idleFlushDelay
+        }
+        return .uptimeNanoseconds(nextTimedEvent.map { min($0.uptimeNanoseconds, flush) } ?? flush)
+    }
+
+    package mutating func wake(now deadline: NIODeadline, connection: inout HTTP2Connection) {
+        let now = deadline.uptimeNanoseconds
+        if now >= lastFlush + UInt64(SinkCounts.flushDelay) { flushCounts(now: now) }
+        while true {
+            let load = SinkConnectionState.Load(
+                openStreams: connection.openStreams,
+                heldAnswers: scheduler.held,
+                unacknowledgedSettings: connection.unacknowledgedSettings
+            )
+            guard let action = lifecycle.timeAction(now: now, load) else { break }
+            perform(action, now: now, &connection)
+        }
+        while let entry = scheduler.popDue(now: now) {
+            var id = entry.id
+            withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
+            let transit = UInt64(entry.transit) * 1000
+            // A timed request's id holds its send time: it was received at sent + transit.
+            let sent = transit == 0 ? 0 : TimedAPNsID.sendTime(in: UnsafeRawBufferPointer(apnsID)) ?? 0
+            let answer = Answer(
+                stream: entry.stream,
+                rejection: entry.reason < 0 ? nil : APNsReason.all[Int(entry.reason)],
+                digestHash: entry.digestHash,
+                due: entry.due,
+                transit: transit,
+                held: entry.due - min(entry.due, sent + transit)
+            )
+            respond(answer, now: now, &connection)
+        }
+        turnEnded(now: now, &connection)
+    }
+
+    /// Does what the connection's state machine asked.
+    mutating func perform(_ action: SinkConnectionState.Action, now: UInt64, _ connection: inout HTTP2Connection) {
+        switch action {
+        case .abort:
+            connection.abort()
+        case .goAway(let reason):
+            goAway(&connection, reason: reason)
+        case .goAwaySettingsTimeout:
+            guard connection.sentGoAway == nil else { return }
+            connection.goAway(code: .settingsTimeout, debugData: [])
+            state.limits.note("settings timeout", peer: record.peer, "no SETTINGS acknowledged for 10 s")
+        case .setMaxConcurrentStreams(let value):
+            connection.setMaxConcurrentStreams(value)
+        case .resetIncompleteRequests(let cutoff):
+            let (reset, oldest) = connection.resetIncompleteRequests(openedBy: cutoff)
+            lifecycle.incompleteRequestsReset(oldestLeft: oldest, now: now)
+            guard reset > 0, let timeout = configuration.requestTimeout else { return }
+            state.limits.note(
+                "request timeout",
+                peer: record.peer,
+                "reset \(reset) stream\(reset == 1 ? "" : "s") whose request did not arrive whole within \(DurationNotation.format(timeout))"
+            )
+        }
+    }
+
+    package mutating func outboundWritten(at now: UInt64) {
+        unwritten.drain { due, transit in recorder.written(due: due, transit: transit, at: now) }
+    }
+
+    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+        if state.isDraining { shutdown(&connection) }
+    }
+
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+        switch event {
+        case .message(let request):
+            answer(request, &connection)
+        case .streamReset:
+            counts.resets += 1
+            scheduler.streamReset { connection.isOpen($0) }
+        case .pingAcknowledged(let opaque):
+            observer?.pingAcknowledged(opaque: opaque)
+        default: break
+        }
+    }
+
+    package mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
+        guard configuration.certificateAuthentication, let peerCertificate else { return }
+        checks.certificateVerified(topics: SinkCertificates.topics(of: peerCertificate).map { Array($0.utf8) })
+        let now = clock.uptime()
+        // The SETTINGS goes out right behind the first, in the same flight.
+        if let action = lifecycle.certificateVerified(now: now) { perform(action, now: now, &connection) }
+    }
+
+    package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
+        let now = clock.uptime()
+        observer?.ended(
+            connection,
+            error: error,
+            byProvider: connection.sentGoAway == nil && !connection.isAborted && !state.isDraining,
+            lifetime: now - lifecycle.openedAt,
+            requests: handled + counts.requests,
+            now: now
+        )
+        flushCounts(now: now)
+        statistics.connectionClosed(record)
+    }
+
+    /// After a turn that read requests or wrote answers, with the sink as an instrument: the
+    /// observer's look, and, once nothing is in flight, the counts handed over (at most every
+    /// `SinkCounts.idleFlushDelay`: answered at once, a connection is idle after every
+    /// request), so that `--expect` sees the last notifications without waiting a second.
+    mutating func turnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
+        guard observer != nil else { return }
+        observer?.turnEnded(now: now, &connection)
+        if connection.openStreams == 0 && scheduler.held == 0 && !counts.isEmpty
+            && now >= lastFlush + SinkCounts.idleFlushDelay
+        {
+            flushCounts(now: now)
+        }
+    }
+
+    /// Adds the connection's counts (and captured lines) to the shared statistics.
+    mutating func flushCounts(now: UInt64) {
+        handled += counts.requests
+        observer?.noteOnRecord()
+        statistics.add(counts, to: record)
+        counts.clear()
+        if let capture = configuration.capture { captured.flush(to: capture) }
+        lastFlush = now
+    }
+
+    /// Sends GOAWAY with APNs' `{"reason":"Shutdown"}`: open streams finish, no new ones start.
+    mutating func shutdown(_ connection: inout HTTP2Connection) {
+        goAway(&connection, reason: .shutdown)
+    }
+
+    private func goAway(_ connection: inout HTTP2Connection, reason: APNsReason) {
+        guard connection.sentGoAway == nil else { return }
+        // APNs' GOAWAY carries the same JSON as its error responses.
+        var body = ByteBuffer()
+        APNsErrorBody.write(reason, into: &body)
+        connection.goAway(code: .noError, debugData: Array(body.readableBytesView))
+    }
+}
