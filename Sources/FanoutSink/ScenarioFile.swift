@@ -98,12 +98,7 @@ extension SinkScenario {
         case "seed":
             guard let number = UInt64(value) else { throw SinkScenarioError("seed takes a whole number, not \(value)") }
             seed = number
-        case "token-rate":
-            let rate = try Self.rate(value)
-            guard rate.limit <= TokenRateLimiter.maximumLimit else {
-                throw SinkScenarioError("token-rate allows at most \(TokenRateLimiter.maximumLimit) per window")
-            }
-            tokenRate = rate
+        case "token-rate": tokenRate = try Self.tokenRate(value)
         case "connection-rate": connectionRate = try Self.rate(value)
         case "goaway-after-requests":
             let (requests, reason) = try Self.goAway(value)

@@ -52,6 +52,15 @@ extension SinkScenario {
         return Rate(limit: Int(rate.count), window: rate.windowOrSecond)
     }
 
+    /// A per-token rate (`rate`) whose limit the limiter can count (`TokenRateLimiter`).
+    public static func tokenRate(_ text: String) throws(SinkScenarioError) -> Rate {
+        let rate = try Self.rate(text)
+        guard rate.limit <= TokenRateLimiter.maximumLimit else {
+            throw SinkScenarioError("token-rate allows at most \(TokenRateLimiter.maximumLimit) per window")
+        }
+        return rate
+    }
+
     /// A share from 0 to 1 (`ShareNotation`), e.g. `0.5%` or `0.005`.
     public static func share(_ text: some StringProtocol) throws(SinkScenarioError) -> Double {
         guard let share = ShareNotation.parse(text), (0...1).contains(share) else {

@@ -45,7 +45,7 @@ public final class Sink: Sendable {
     private let state: SinkState
     private let channel: any Channel
     /// The connections served, and the counts that admit new ones.
-    private let connections: NIOLockedValueBox<(open: [ObjectIdentifier: any Channel], admission: ConnectionAdmission)>
+    private let connections: Connections
     private let timing: SinkTiming
     /// Delivers and expires the fleet's stored notifications as real time passes (`fleetTick`).
     private let fleetTimer: RepeatedTask?
@@ -96,18 +96,6 @@ public final class Sink: Sendable {
         let timing = try SinkTiming(group: group, statistics: statistics, instrument: configuration.instrument)
         self.timing = timing
         let http2 = Self.http2Configuration(configuration)
-        let wire = configuration.scenario.wire
-        let links = wire?.sinkBandwidth.map {
-            (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0))
-        }
-        var addWire: (@Sendable (any Channel) throws -> Void)?
-        if let wire {
-            addWire = { channel in
-                try channel.pipeline.syncOperations.addHandler(
-                    WireHandler(wire: wire, links: links, seed: state.nextSeed(), allocator: channel.allocator)
-                )
-            }
-        }
         channel = try HTTP2Channels.listen(
             host: host,
             port: port,
@@ -124,32 +112,58 @@ public final class Sink: Sendable {
                     recorder: timing.recorder(on: channel.eventLoop) ?? SinkLoopRecorder()
                 )
             },
-            admit: { child in
-                let key = ObjectIdentifier(child)
-                let peer = child.remoteAddress?.ipAddress ?? "unknown"
-                let refusal: String? = connections.withLockedValue { connections in
-                    if let limit = connections.admission.admit(peer: peer) {
-                        return connections.admission.reason(limit, peer: peer)
-                    }
-                    connections.open[key] = child
-                    return nil
-                }
-                if let refusal {
-                    let address = child.remoteAddress.map(Self.describe) ?? peer
-                    let detail = refusal.dropFirst(ConnectionAdmission.prefix.count)
-                    state.limits.note("refused", peer: address, String(detail))
-                    return refusal
-                }
-                child.closeFuture.whenComplete { _ in
-                    connections.withLockedValue { connections in
-                        connections.open.removeValue(forKey: key)
-                        connections.admission.closed(peer: peer)
-                    }
-                }
-                return nil
-            },
-            beforeTransport: addWire
+            admit: Self.admission(connections, limits: state.limits),
+            beforeTransport: Self.wire(configuration.scenario.wire, state: state)
         ).wait()
+    }
+
+    /// The open connections and who may open the next.
+    typealias Connections = NIOLockedValueBox<(open: [ObjectIdentifier: any Channel], admission: ConnectionAdmission)>
+
+    /// Admits a connection (`nil`) or says why not (`ConnectionAdmission`'s limits, logged with
+    /// the peer); an admitted one is counted until it closes.
+    private static func admission(
+        _ connections: Connections,
+        limits: LimitLog
+    ) -> @Sendable (any Channel) -> String? {
+        { child in
+            let key = ObjectIdentifier(child)
+            let peer = child.remoteAddress?.ipAddress ?? "unknown"
+            let refusal: String? = connections.withLockedValue { connections in
+                if let limit = connections.admission.admit(peer: peer) {
+                    return connections.admission.reason(limit, peer: peer)
+                }
+                connections.open[key] = child
+                return nil
+            }
+            if let refusal {
+                let address = child.remoteAddress.map(Self.describe) ?? peer
+                let detail = refusal.dropFirst(ConnectionAdmission.prefix.count)
+                limits.note("refused", peer: address, String(detail))
+                return refusal
+            }
+            child.closeFuture.whenComplete { _ in
+                connections.withLockedValue { connections in
+                    connections.open.removeValue(forKey: key)
+                    connections.admission.closed(peer: peer)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// With a wire: what puts a `WireHandler` (sharing the sink's bandwidth, when it has one)
+    /// in front of each connection.
+    private static func wire(_ wire: SinkWire?, state: SinkState) -> (@Sendable (any Channel) throws -> Void)? {
+        guard let wire else { return nil }
+        let links = wire.sinkBandwidth.map {
+            (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0))
+        }
+        return { channel in
+            try channel.pipeline.syncOperations.addHandler(
+                WireHandler(wire: wire, links: links, seed: state.nextSeed(), allocator: channel.allocator)
+            )
+        }
     }
 
     /// The HTTP/2 settings of every connection the sink serves.

@@ -119,9 +119,10 @@ struct SinkCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Latency per response: fixed:5ms, uniform:1ms-10ms, normal:5ms,1ms, lognormal:5ms,0.5 or empirical:FILE.",
             valueName: "kind:values"
-        )
+        ),
+        transform: { try LatencyDistribution(parsing: $0) }
     )
-    var latency: String?
+    var latency: LatencyDistribution?
 
     @OptionGroup(title: "Devices behind the sink") var devices: DeviceOptions
 
@@ -177,9 +178,10 @@ struct SinkCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Freeze every answer for LENGTH every EVERY, e.g. 10s/1s.", valueName: "every/length")
+        help: ArgumentHelp("Freeze every answer for LENGTH every EVERY, e.g. 10s/1s.", valueName: "every/length"),
+        transform: { try SinkScenario.stall($0) }
     )
-    var stall: String?
+    var stall: (every: Duration, length: Duration)?
 
     @Option(
         name: .long,
@@ -204,36 +206,46 @@ struct SinkCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "At most LIMIT notifications per token per WINDOW, then 429, e.g. 10/1s.",
             valueName: "limit/window"
-        )
+        ),
+        transform: { try SinkScenario.tokenRate($0) }
     )
-    var tokenRate: String?
+    var tokenRate: Rate?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Answer at most LIMIT requests per WINDOW on each connection, e.g. 5000/s.",
             valueName: "limit/window"
-        )
+        ),
+        transform: { try SinkScenario.rate($0) }
     )
-    var connectionRate: String?
+    var connectionRate: Rate?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "GOAWAY after N requests on a connection, with an APNs reason (default: Shutdown).",
             valueName: "n[:reason]"
-        )
+        ),
+        transform: { try SinkScenario.goAway($0) }
     )
-    var goawayAfterRequests: String?
+    var goawayAfterRequests: (requests: Int, reason: APNsReason)?
 
-    @Option(name: .long, help: ArgumentHelp("GOAWAY this long after each connection opens.", valueName: "duration"))
-    var goawayAfterTime: String?
+    @Option(
+        name: .long,
+        help: ArgumentHelp("GOAWAY this long after each connection opens.", valueName: "duration")
+    )
+    var goawayAfterTime: Duration?
 
     @Option(name: .long, help: ArgumentHelp("Close each connection without GOAWAY after N requests.", valueName: "n"))
     var closeAfterRequests: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Never answer this share of requests, e.g. 0.1%.", valueName: "percent"))
-    var unanswered: String?
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Never answer this share of requests, e.g. 0.1%.", valueName: "percent"),
+        transform: { try SinkScenario.share($0) }
+    )
+    var unanswered: Double?
 
     @Option(
         name: .long,
@@ -394,14 +406,22 @@ struct SinkCommand: AsyncParsableCommand {
                 try scenarioFile.map { path throws(SinkScenarioError) in try SinkScenario(contentsOfFile: path) }
                 ?? SinkScenario()
             if !error.isEmpty { scenario.errors = [] }
+            // Read as ArgumentParser took them (a value that does not parse was refused there).
+            if let latency { scenario.latency = latency }
+            if let stall { scenario.stall = stall }
+            if let tokenRate { scenario.tokenRate = tokenRate }
+            if let connectionRate { scenario.connectionRate = connectionRate }
+            if let (requests, reason) = goawayAfterRequests {
+                scenario.faults.goAwayAfterRequests = requests
+                scenario.faults.goAwayReason = reason
+            }
+            if let goawayAfterTime { scenario.faults.goAwayAfter = goawayAfterTime }
+            if let unanswered { scenario.faults.unansweredShare = unanswered }
             let options: [(String, String?)] =
                 [
-                    ("latency", latency), ("stall", stall), ("unregistered-tokens", unregisteredTokens),
-                    ("bad-tokens", badTokens), ("seed", seed.map(String.init)), ("token-rate", tokenRate),
-                    ("connection-rate", connectionRate), ("goaway-after-requests", goawayAfterRequests),
-                    ("goaway-after-time", goawayAfterTime),
-                    ("close-after-requests", closeAfterRequests.map(String.init)),
-                    ("unanswered", unanswered), ("max-connections", maxConnections.map(String.init)),
+                    ("unregistered-tokens", unregisteredTokens), ("bad-tokens", badTokens),
+                    ("seed", seed.map(String.init)), ("close-after-requests", closeAfterRequests.map(String.init)),
+                    ("max-connections", maxConnections.map(String.init)),
                     ("rtt", rtt), ("bandwidth", bandwidth), ("sink-bandwidth", sinkBandwidth),
                     ("connection-window", connectionWindow), ("stream-window", streamWindow),
                     ("window-refill", windowRefill),

@@ -246,6 +246,60 @@ import Testing
         #expect(refusal?.contains(message) == true, "\(refusal ?? "\(arguments) was accepted")")
     }
 
+    /// The sink's latency, stall, rates, GOAWAY and share options are read by the scenario
+    /// file's grammar as ArgumentParser reads them: a bad value is refused naming the option
+    /// and saying how it is written, before the sink starts.
+    @Test(arguments: [
+        (["--latency", "fixed:soon"], "'fixed:soon' is invalid for '--latency <kind:values>': soon is not a duration"),
+        (["--stall", "1s"], "'1s' is invalid for '--stall <every/length>': a stall is EVERY/LENGTH"),
+        (["--stall", "1s/10s"], "a stall of 10s must be shorter than its period 1s"),
+        (
+            ["--connection-rate", "fast"],
+            "'fast' is invalid for '--connection-rate <limit/window>': a rate is LIMIT/WINDOW"
+        ),
+        (["--token-rate", "100000/s"], "'--token-rate <limit/window>': token-rate allows at most 65535 per window"),
+        (["--goaway-after-requests", "0"], "'0' is invalid for '--goaway-after-requests <n[:reason]>'"),
+        (["--goaway-after-requests", "10:Sleepy"], "Sleepy is not an APNs reason"),
+        (["--goaway-after-time", "soon"], "The value 'soon' is invalid for '--goaway-after-time <duration>'"),
+        (["--unanswered", "200%"], "'200%' is invalid for '--unanswered <percent>': a share is from 0% to 100%"),
+    ])
+    func theSinksValuesAreRefusedNamingTheirOption(arguments: [String], message: String) {
+        var refusal: String?
+        do {
+            _ = try SinkCommand.parse(arguments).job()
+        } catch {
+            refusal = SinkCommand.message(for: error)
+        }
+        #expect(refusal?.contains(message) == true, "\(refusal ?? "\(arguments) was accepted")")
+    }
+
+    /// What the typed options say reaches the scenario as the scenario file's lines would.
+    @Test func theSinksTypedValuesReachTheScenario() throws {
+        let scenario = try SinkCommand.parse([
+            "--latency", "lognormal:80ms,0.5", "--stall", "10s/1s", "--token-rate", "10/1s",
+            "--goaway-after-requests", "1000:InternalServerError", "--goaway-after-time", "2m",
+        ]).job().configuration.scenario
+        var file = SinkScenario()
+        try file.apply(
+            file: """
+                latency = lognormal:80ms,0.5
+                stall = 10s/1s
+                token-rate = 10/1s
+                goaway-after-requests = 1000:InternalServerError
+                goaway-after-time = 2m
+                """,
+            source: "test"
+        )
+        #expect(
+            scenario.latency == file.latency && scenario.latency == .logNormal(median: .milliseconds(80), sigma: 0.5)
+        )
+        #expect(scenario.stall?.every == .seconds(10) && scenario.stall?.length == .seconds(1))
+        #expect(scenario.tokenRate == file.tokenRate && scenario.tokenRate == Rate(limit: 10, window: .seconds(1)))
+        #expect(scenario.faults == file.faults)
+        #expect(scenario.faults.goAwayAfterRequests == 1000 && scenario.faults.goAwayReason == .internalServerError)
+        #expect(scenario.faults.goAwayAfter == .seconds(120))
+    }
+
     /// The coalescing windows: the sender's and the embedded sink's, each the library's default
     /// unless given, `0s` and `0` for exact times.
     @Test func coalescingReachesTheSenderAndTheSink() throws {
