@@ -1,0 +1,201 @@
+import ArgumentParser
+import FanoutAPNs
+import FanoutSettings
+import FanoutSink
+
+/// `fanout sink`'s scenario: a file of settings and the options that override its lines, each
+/// named as the file's setting (`SinkScenario.set`). Values with a grammar of their own
+/// (latency, stall, rates, GOAWAY, shares) are read as ArgumentParser reads the option, so a
+/// bad one is refused naming it before the sink starts.
+struct SinkScenarioOptions: ParsableArguments {
+    @Option(
+        name: .customLong("scenario"),
+        help: ArgumentHelp(
+            "Scenario settings, one NAME = VALUE a line (names as the options below); options given here win.",
+            valueName: "file"
+        )
+    )
+    var scenarioFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Latency per response: fixed:5ms, uniform:1ms-10ms, normal:5ms,1ms, lognormal:5ms,0.5 or empirical:FILE.",
+            valueName: "kind:values"
+        ),
+        transform: { try LatencyDistribution(parsing: $0) }
+    )
+    var latency: LatencyDistribution?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "A path of this round trip in front of the sink: every byte each way waits half of it (80ms, or a spread like normal:80ms,5ms).",
+            valueName: "duration"
+        )
+    )
+    var rtt: String?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("The path's bandwidth each way on each connection, e.g. 100Mbit.", valueName: "rate")
+    )
+    var bandwidth: String?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("The path's bandwidth each way for all connections together, e.g. 1Gbit.", valueName: "rate")
+    )
+    var sinkBandwidth: String?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The connection window granted a provider (default: 16MiB; 65535 is nghttp2's).",
+            valueName: "bytes"
+        )
+    )
+    var connectionWindow: String?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default: 1MiB).", valueName: "bytes")
+    )
+    var streamWindow: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "When windows are given back: half (once half is consumed, nghttp2's) or each-frame.",
+            valueName: "policy"
+        )
+    )
+    var windowRefill: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Freeze every answer for LENGTH every EVERY, e.g. 10s/1s.", valueName: "every/length"),
+        transform: { try SinkScenario.stall($0) }
+    )
+    var stall: (every: Duration, length: Duration)?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer this share of valid requests with an error, e.g. Unregistered:3%; repeat.",
+            valueName: "reason:percent"
+        )
+    )
+    var error: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Tokens to answer 410 Unregistered, one per line.", valueName: "file"))
+    var unregisteredTokens: String?
+
+    @Option(name: .long, help: ArgumentHelp("Tokens to answer 400 BadDeviceToken, one per line.", valueName: "file"))
+    var badTokens: String?
+
+    @Option(name: .long, help: ArgumentHelp("The seed of latencies and errors (default: 1).", valueName: "n"))
+    var seed: UInt64?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "At most LIMIT notifications per token per WINDOW, then 429, e.g. 10/1s.",
+            valueName: "limit/window"
+        ),
+        transform: { try SinkScenario.tokenRate($0) }
+    )
+    var tokenRate: Rate?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer at most LIMIT requests per WINDOW on each connection, e.g. 5000/s.",
+            valueName: "limit/window"
+        ),
+        transform: { try SinkScenario.rate($0) }
+    )
+    var connectionRate: Rate?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "GOAWAY after N requests on a connection, with an APNs reason (default: Shutdown).",
+            valueName: "n[:reason]"
+        ),
+        transform: { try SinkScenario.goAway($0) }
+    )
+    var goawayAfterRequests: (requests: Int, reason: APNsReason)?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("GOAWAY this long after each connection opens.", valueName: "duration")
+    )
+    var goawayAfterTime: Duration?
+
+    @Option(name: .long, help: ArgumentHelp("Close each connection without GOAWAY after N requests.", valueName: "n"))
+    var closeAfterRequests: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Never answer this share of requests, e.g. 0.1%.", valueName: "percent"),
+        transform: { try SinkScenario.share($0) }
+    )
+    var unanswered: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Refuse connections beyond this many at once (default: \(ConnectionFaults.defaultMaxConnections); each may hold --max-streams streams).",
+            valueName: "n"
+        )
+    )
+    var maxConnections: Int?
+
+    /// The scenario the file and the options (with the device fleet's) describe (options
+    /// win); a bad one is a usage error naming the option or the file's line.
+    func scenario(devices: DeviceOptions) throws -> SinkScenario {
+        do {
+            var scenario =
+                try scenarioFile.map { path throws(SinkScenarioError) in try SinkScenario(contentsOfFile: path) }
+                ?? SinkScenario()
+            if !error.isEmpty { scenario.errors = [] }
+            // Read as ArgumentParser took them (a value that does not parse was refused there).
+            if let latency { scenario.latency = latency }
+            if let stall { scenario.stall = stall }
+            if let tokenRate { scenario.tokenRate = tokenRate }
+            if let connectionRate { scenario.connectionRate = connectionRate }
+            if let (requests, reason) = goawayAfterRequests {
+                scenario.faults.goAwayAfterRequests = requests
+                scenario.faults.goAwayReason = reason
+            }
+            if let goawayAfterTime { scenario.faults.goAwayAfter = goawayAfterTime }
+            if let unanswered { scenario.faults.unansweredShare = unanswered }
+            let options: [(String, String?)] =
+                [
+                    ("unregistered-tokens", unregisteredTokens), ("bad-tokens", badTokens),
+                    ("seed", seed.map(String.init)), ("close-after-requests", closeAfterRequests.map(String.init)),
+                    ("max-connections", maxConnections.map(String.init)),
+                    ("rtt", rtt), ("bandwidth", bandwidth), ("sink-bandwidth", sinkBandwidth),
+                    ("connection-window", connectionWindow), ("stream-window", streamWindow),
+                    ("window-refill", windowRefill),
+                ] + error.map { ("error", $0) } + devices.given.map { ($0.name, $0.value) }
+            for case (let name, let value?) in options {
+                do {
+                    try scenario.set(name, value)
+                } catch {
+                    throw SinkScenarioError("--\(name): \(error.description)")
+                }
+            }
+            try scenario.validate()
+            return scenario
+        } catch {
+            throw ValidationError("\(error).")
+        }
+    }
+}
