@@ -154,14 +154,7 @@ struct EndpointOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Certificate auth: its private key (PEM).", valueName: "file"))
     var certKey: String?
 
-    @Option(name: .long, help: ArgumentHelp("Token auth: the .p8 key.", valueName: "file"))
-    var keyFile: String?
-
-    @Option(name: .long, help: ArgumentHelp("Token auth: the key's 10-character id.", valueName: "id"))
-    var keyId: String?
-
-    @Option(name: .long, help: ArgumentHelp("Token auth: the team id.", valueName: "id"))
-    var teamId: String?
+    @OptionGroup var tokenKey: TokenKeyOptions
 
     @Option(
         name: .long,
@@ -189,16 +182,15 @@ struct EndpointOptions: ParsableArguments {
 
     func validate() throws {
         if (cert == nil) != (certKey == nil) { throw ValidationError("--cert and --cert-key go together.") }
-        _ = try TokenKeyTrio.given(keyFile: keyFile, keyId: keyId, teamId: teamId)
         if connectTimeout <= .zero { throw ValidationError("--connect-timeout must be more than 0s.") }
     }
 
     /// Whether an option only an endpoint takes is given (all but --topic).
     var isGiven: Bool {
         let given: [Any?] = [
-            scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey, keyFile, keyId, teamId,
+            scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey,
         ]
-        return insecure || production || tokenRefresh != SendJob.TokenAuth.defaultRefresh
+        return insecure || production || tokenKey.isGiven || tokenRefresh != SendJob.TokenAuth.defaultRefresh
             || connectTimeout != LoadConfiguration.defaultConnectTimeout || given.contains { $0 != nil }
     }
 
@@ -272,8 +264,8 @@ struct EndpointOptions: ParsableArguments {
                 "--token-refresh must be from 20m to 60m (APNs' rule), not \(DurationNotation.format(tokenRefresh))."
             )
         }
-        if let keyFile, let keyId, let teamId {
-            job.tokenAuth = SendJob.TokenAuth(keyFile: keyFile, keyID: keyId, teamID: teamId)
+        if let (file, id, team) = tokenKey.key {
+            job.tokenAuth = SendJob.TokenAuth(keyFile: file, keyID: id, teamID: team)
             job.tokenAuth?.refresh = tokenRefresh
         }
         return job

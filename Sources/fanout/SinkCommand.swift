@@ -75,14 +75,7 @@ struct SinkCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Devices behind the sink") var devices: DeviceOptions
 
-    @Option(name: .long, help: ArgumentHelp("An ES256 key (.p8 or public key PEM) for token auth.", valueName: "file"))
-    var keyFile: String?
-
-    @Option(name: .long, help: ArgumentHelp("The key's 10-character key id.", valueName: "id"))
-    var keyId: String?
-
-    @Option(name: .long, help: ArgumentHelp("The team the key belongs to.", valueName: "id"))
-    var teamId: String?
+    @OptionGroup var tokenKey: TokenKeyOptions
 
     @Flag(name: .long, help: "Accept requests without token auth (the default when no key is given).")
     var noAuth = false
@@ -219,7 +212,7 @@ struct SinkCommand: AsyncParsableCommand {
         }
         if let captureFirst, captureFirst < 1 { throw ValidationError("--capture-first must be at least 1.") }
         if let admin { _ = try Self.address(admin, option: "--admin") }
-        if try TokenKeyTrio.given(keyFile: keyFile, keyId: keyId, teamId: teamId) && noAuth {
+        if tokenKey.isGiven && noAuth {
             throw ValidationError("--no-auth and --key-file contradict each other.")
         }
         let limits = MachineLimits.current()
@@ -287,9 +280,7 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
         job.configuration.coalescing.share = try coalesce.checked("--coalesce")
         job.configuration.scenario = try scenario.scenario(devices: devices)
-        if let keyFile, let keyId, let teamId {
-            job.tokenKey = SinkJob.TokenKey(file: keyFile, keyID: keyId, teamID: teamId)
-        }
+        if let (file, id, team) = tokenKey.key { job.tokenKey = SinkJob.TokenKey(file: file, keyID: id, teamID: team) }
         if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         job.clientCertificateAuthorities = clientCa

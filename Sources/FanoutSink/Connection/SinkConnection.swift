@@ -102,7 +102,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     package var nextWakeUp: NIODeadline? {
         guard !counts.isEmpty || captured.lines > 0 else { return nextTimedEvent }
         var flush = lastFlush + UInt64(SinkCounts.flushDelay)
-        if let observer, observer.streamUse.level == 0 && scheduler.held == 0 {
+        if observer?.streamUse.level == 0 && scheduler.held == 0 {
             flush = lastFlush + SinkCounts.idleFlushDelay
         }
         return .uptimeNanoseconds(nextTimedEvent.map { min($0.uptimeNanoseconds, flush) } ?? flush)
