@@ -319,7 +319,7 @@ import Testing
     /// What `fanout run` says of `arguments` as it reads them and builds its job; `nil` when
     /// it takes them.
     /// Token auth's three options go together in both commands that take them, refused in one
-    /// sentence (`TokenKeyTrio`); the sink refuses all three beside --no-auth.
+    /// sentence (`TokenKeyOptions`); the sink refuses all three beside --no-auth.
     @Test func theKeyTrioGoesTogether() throws {
         let key = ["--key-file", "key.p8"]
         let id = ["--key-id", "ABC123DEFG"]
