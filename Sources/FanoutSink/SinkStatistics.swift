@@ -261,7 +261,7 @@ struct SinkCounts {
     var byReason = [Int](repeating: 0, count: APNsReason.all.count)
     var bodyBytes = 0
     var resets = 0
-    /// Timed apns-ids whose send time was not believed (`SinkConnection.timedIDBound`).
+    /// Timed apns-ids whose send time was not believed (`AnswerWriter.timedIDBound`).
     var untimedIDs = 0
     /// The most streams open at once on the connection since the last addition.
     var peakStreams = 0
@@ -309,7 +309,7 @@ public struct SinkSummary: Sendable, Hashable {
     /// and CPU (up to a second behind while it runs).
     public var ownDelays = SinkOwnDelays()
     /// Requests whose apns-id was timed (`TimedAPNsID`) but whose send time lay further from
-    /// the sink's clock than it can believe (`SinkConnection.timedIDBound`): taken as untimed,
+    /// the sink's clock than it can believe (`AnswerWriter.timedIDBound`): taken as untimed,
     /// and kept out of `ownDelays.fromSend`.
     public var untimedIDs = 0
 
@@ -336,7 +336,7 @@ public struct SinkSummary: Sendable, Hashable {
         ]
         if untimedIDs > 0 {
             lines.insert(
-                "timed apns-ids not believed (sent more than \(SinkConnection.timedIDBoundText) before they arrived, or after), "
+                "timed apns-ids not believed (sent more than \(AnswerWriter.timedIDBoundText) before they arrived, or after), "
                     + "taken as untimed: \(untimedIDs)",
                 at: lines.count - 2
             )

@@ -123,11 +123,11 @@ import Testing
     /// and never from after.
     @Test func timedIDsAreBelievedWithinTheirBound() {
         let now: UInt64 = 10_000_000_000_000
-        #expect(SinkConnection.isBelievable(sentAt: now, now: now))
-        #expect(SinkConnection.isBelievable(sentAt: now - 10_000_000_000, now: now))
-        #expect(!SinkConnection.isBelievable(sentAt: now - 10_000_000_001, now: now))
-        #expect(!SinkConnection.isBelievable(sentAt: now - 3_600_000_000_000, now: now))
-        #expect(!SinkConnection.isBelievable(sentAt: now + 1, now: now))
+        #expect(AnswerWriter.isBelievable(sentAt: now, now: now))
+        #expect(AnswerWriter.isBelievable(sentAt: now - 10_000_000_000, now: now))
+        #expect(!AnswerWriter.isBelievable(sentAt: now - 10_000_000_001, now: now))
+        #expect(!AnswerWriter.isBelievable(sentAt: now - 3_600_000_000_000, now: now))
+        #expect(!AnswerWriter.isBelievable(sentAt: now + 1, now: now))
     }
 
     /// A client that resets streams whose answers are held (rapid reset against a slow sink)

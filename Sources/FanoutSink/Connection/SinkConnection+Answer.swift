@@ -4,22 +4,9 @@ import FanoutMeasure
 import NIOCore
 
 /// One request's way through the connection: decided (`decide`), then answered at once or held
-/// until its time (`AnswerScheduler`), then written (`respond`).
+/// until its time (`AnswerScheduler`), then written (`respond`, by `AnswerWriter`).
 extension SinkConnection {
-    /// An answer to write: its stream, what it says, and what its lateness is timed by.
-    struct Answer {
-        var stream: UInt32
-        var rejection: APNsReason?
-        /// The notification's digest hash, counted when it is accepted.
-        var digestHash: UInt64
-        /// When it was due, and how long before its read it was sent (0: unknown).
-        var due: UInt64
-        var transit: UInt64 = 0
-        /// What the scenario held it (a timed request learns it in `apns-unique-id`).
-        var held: UInt64 = 0
-        /// With the device fleet, a 410's: when APNs learnt the app was gone (0: now).
-        var unregisteredSince: UInt64 = 0
-    }
+    typealias Answer = AnswerWriter.Answer
 
     /// What the sink decided of one request, before its time.
     struct Decision {
@@ -64,7 +51,7 @@ extension SinkConnection {
         // sink's read backlog (`SinkLoopRecorder.fromSend`).
         let sentAt = decision.sentAt
         let transit: UInt64 =
-            sentAt == 0 ? 0 : max(1, min(received - min(received, sentAt + wireOneWay), Self.longestTransit))
+            sentAt == 0 ? 0 : max(1, min(received - min(received, sentAt + wireOneWay), AnswerWriter.longestTransit))
         if due > now {
             var entry = PendingResponses.Entry(
                 due: due,
@@ -73,7 +60,7 @@ extension SinkConnection {
                 digestHash: decision.digestHash,
                 reason: decision.rejection.map { Int16($0.index) } ?? -1
             )
-            withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: UnsafeRawBufferPointer(apnsID)) }
+            writer.hold(into: &entry)
             scheduler.hold(entry)
         } else {
             let answer = Answer(
@@ -110,7 +97,13 @@ extension SinkConnection {
         let fields = APNsRequestCheck.fields(of: request.headers)
         return request.headers.withUnsafeBytes { bytes in
             var decision = Decision()
-            let echoedID = echoID(fields, in: bytes, now: now, sentAt: &decision.sentAt)
+            let echoedID = writer.takeID(
+                fields,
+                in: bytes,
+                now: now,
+                sentAt: &decision.sentAt,
+                untimed: &counts.untimedIDs
+            )
             let verdict = checks.verdict(
                 fields,
                 in: bytes,
@@ -151,7 +144,7 @@ extension SinkConnection {
                     token: decision.tokenHash,
                     fields,
                     in: bytes,
-                    id: UnsafeRawBufferPointer(apnsID),
+                    id: writer.apnsID,
                     wallOffset: wallOffset
                 )
                 if case .unregistered(let since) = fleet.accept(notification, now: received) {
@@ -171,7 +164,7 @@ extension SinkConnection {
                         token: tokenBytes,
                         topic: topic,
                         pushType: APNsRequestCheck.view(fields.pushType, bytes),
-                        apnsID: UnsafeRawBufferPointer(apnsID),
+                        apnsID: writer.apnsID,
                         rejection: reason,
                         payload: request.body
                     )
@@ -181,90 +174,22 @@ extension SinkConnection {
         }
     }
 
-    /// Copies the request's apns-id into `apnsID` when it is a canonical UUID (and its send
-    /// time into `sentAt` when it is a believable timed one), else writes a made one. Returns
-    /// whether it echoed the request's.
-    private mutating func echoID(
-        _ fields: APNsRequestCheck.Fields,
-        in bytes: UnsafeRawBufferPointer,
-        now: UInt64,
-        sentAt: inout UInt64
-    ) -> Bool {
-        if fields.apnsID.count == 36 {
-            let id = APNsRequestCheck.view(fields.apnsID, bytes)
-            if APNsRequestCheck.isCanonicalUUID(id) {
-                apnsID.copyMemory(from: id)
-                if let time = TimedAPNsID.sendTime(in: id) {
-                    if Self.isBelievable(sentAt: time, now: now) { sentAt = time } else { counts.untimedIDs += 1 }
-                }
-                return true
-            }
-        }
-        ids.write(into: apnsID)
-        return false
-    }
-
-    /// Writes an answer (its apns-id in `apnsID`); its lateness is timed from `due` (and from
-    /// its send, `transit` before its read, when known).
+    /// Writes an answer (its apns-id the one `writer` took last) and counts it; the stream limit
+    /// follows its verdict (`SinkConnectionState.answered`).
     mutating func respond(_ answer: Answer, now: UInt64, _ connection: inout HTTP2Connection) {
-        let id = UnsafeRawBufferPointer(apnsID)
-        // A timed request learns when its answer was written and what the scenario held it.
-        var uniqueID: UnsafeRawBufferPointer?
-        if answer.transit > 0 {
-            // Written when the wire will hand the answer on; held the wire's two ways too.
-            let bits = TimedAPNsID.answerBits(writtenAt: clock.uptime() + wireOneWay, held: answer.held + wireOneWay)
-            UUIDText.write(bits, into: uniqueIDStorage.bytes)
-            uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
-        }
-        let unacknowledged = connection.unacknowledgedSettings
-        guard let rejection = answer.rejection else {
-            let fields = SinkResponseFields(status: 200, apnsID: id, isError: false, uniqueID: uniqueID)
-            guard connection.respond(stream: answer.stream, fields, body: nil) else { return }
-            observer?.answerWritten()
-            unwritten.append(due: answer.due, transit: answer.transit)
-            counts.accepted += 1
-            counts.digest.add(hash: answer.digestHash)
-            if let action = lifecycle.answered(accepted: true, unacknowledged: unacknowledged, now: now) {
-                perform(action, now: now, &connection)
-            }
-            return
-        }
-        counts.reject(rejection)
+        guard writer.write(answer, &connection) else { return }
         observer?.answerWritten()
         unwritten.append(due: answer.due, transit: answer.transit)
-        let fields = SinkResponseFields(status: rejection.status, apnsID: id, isError: true, uniqueID: uniqueID)
-        if rejection.status == 410 {
-            // The fleet's uninstalled device: when APNs learnt it; else now.
-            let nanoseconds =
-                answer.unregisteredSince == 0 ? clock.wall() : Int64(answer.unregisteredSince) + wallOffset
-            timestampedBody.clear()
-            APNsErrorBody.write(rejection, timestamp: nanoseconds / 1_000_000, into: &timestampedBody)
-            connection.respond(stream: answer.stream, fields, body: timestampedBody)
+        if let rejection = answer.rejection {
+            counts.reject(rejection)
         } else {
-            connection.respond(stream: answer.stream, fields, body: SinkErrorBody.bodies[rejection])
+            counts.accepted += 1
+            counts.digest.add(hash: answer.digestHash)
         }
-        if let action = lifecycle.answered(accepted: false, unacknowledged: unacknowledged, now: now) {
+        let unacknowledged = connection.unacknowledgedSettings
+        if let action = lifecycle.answered(accepted: answer.rejection == nil, unacknowledged: unacknowledged, now: now)
+        {
             perform(action, now: now, &connection)
         }
-    }
-
-    /// A send time further back than this is taken as this long ago (µs in a held entry's 32 bits).
-    static let longestTransit: UInt64 = 3_600_000_000_000
-
-    /// How far before its read a timed apns-id's send time may lie to be believed: 10 s. A
-    /// request waits in at most the sender's and the sink's socket buffers (a few MB each: tens
-    /// of thousands of requests, well under a second at the sink's rate) and the sink's read
-    /// backlog; an id older than this is not a send time of this host's clock but a client's
-    /// invention (the host tag is derived from the world-readable boot id), and would make the
-    /// sink's own "lateness from the send" read whatever the client chose. One from after its
-    /// read (the same clock: honest ids cannot be) is not believed either.
-    static let timedIDBound: UInt64 = 10_000_000_000
-    static let timedIDBoundText = "10 s"
-
-    /// Whether a timed apns-id's send time (`TimedAPNsID`, uptime nanoseconds) fits the sink's
-    /// own clock at `now`, the time its request is handled.
-    @inline(__always)
-    static func isBelievable(sentAt: UInt64, now: UInt64) -> Bool {
-        sentAt <= now && now - sentAt <= timedIDBound
     }
 }

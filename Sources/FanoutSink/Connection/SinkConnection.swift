@@ -40,13 +40,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     private var lastFlush: UInt64
     /// This connection's entry in the live statistics.
     let record: SinkConnectionRecord
-    var ids: APNsIDGenerator
     var random: SinkRandom
-    /// The apns-id of the response being written, and a timed request's `apns-unique-id`.
-    let apnsIDStorage = ScratchBytes(count: 36)
-    var apnsID: UnsafeMutableRawBufferPointer { apnsIDStorage.bytes }
-    let uniqueIDStorage = ScratchBytes(count: 36)
-    var timestampedBody = ByteBuffer()
+    /// The apns-id and the bytes of the answer being written.
+    var writer: AnswerWriter
     var captured = CaptureBuffer()
     /// The sink's own delays on this connection's loop.
     let recorder: SinkLoopRecorder
@@ -93,7 +89,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             coalescing: configuration.coalescing,
             startedAt: state.startedAt
         )
-        ids = APNsIDGenerator(seed: seed)
+        writer = AnswerWriter(
+            seed: seed,
+            clock: clock,
+            wallOffset: wallOffset,
+            wireOneWay: wireOneWay
+        )
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
         observer = configuration.instrument.map { ProviderObserver($0, record: record, openedAt: openedAt) }
@@ -121,11 +122,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             perform(action, now: now, &connection)
         }
         while let entry = scheduler.popDue(now: now) {
-            var id = entry.id
-            withUnsafeBytes(of: &id) { apnsID.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
+            writer.restore(from: entry)
             let transit = UInt64(entry.transit) * 1000
             // A timed request's id holds its send time: it was received at sent + transit.
-            let sent = transit == 0 ? 0 : TimedAPNsID.sendTime(in: UnsafeRawBufferPointer(apnsID)) ?? 0
+            let sent = transit == 0 ? 0 : TimedAPNsID.sendTime(in: writer.apnsID) ?? 0
             let answer = Answer(
                 stream: entry.stream,
                 rejection: entry.reason < 0 ? nil : APNsReason.all[Int(entry.reason)],

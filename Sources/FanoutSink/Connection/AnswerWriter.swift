@@ -1,0 +1,136 @@
+import FanoutAPNs
+import FanoutHTTP2
+import FanoutMeasure
+import NIOCore
+
+/// What an answer says and how it goes into the connection's bytes: the apns-id (the request's,
+/// echoed when it is a canonical UUID, else one made from the seed), a timed request's
+/// `apns-unique-id` (when its answer was written and what the scenario held it: `TimedAPNsID`),
+/// a 410's body dated by the clock, and the response itself. Reused for every answer: the ids
+/// live in scratch storage and nothing is allocated per answer.
+///
+/// ```
+///   request apns-id ─ canonical? ─ yes ─► echoed (a timed one's send time believed within 10 s)
+///                                  └ no ─► made from the seed
+///   answer ─► :status · apns-id · [apns-unique-id: written at, held] · [body: {"reason":…}]
+/// ```
+struct AnswerWriter {
+    /// An answer to write: its stream, what it says, and what its lateness is timed by.
+    struct Answer {
+        var stream: UInt32
+        var rejection: APNsReason?
+        /// The notification's digest hash, counted when it is accepted.
+        var digestHash: UInt64
+        /// When it was due, and how long before its read it was sent (0: unknown).
+        var due: UInt64
+        var transit: UInt64 = 0
+        /// What the scenario held it (a timed request learns it in `apns-unique-id`).
+        var held: UInt64 = 0
+        /// With the device fleet, a 410's: when APNs learnt the app was gone (0: now).
+        var unregisteredSince: UInt64 = 0
+    }
+
+    private var ids: APNsIDGenerator
+    /// The apns-id of the answer being written, and a timed request's `apns-unique-id`.
+    private let idStorage = ScratchBytes(count: 36)
+    private let uniqueIDStorage = ScratchBytes(count: 36)
+    private var timestampedBody = ByteBuffer()
+    private let clock: SinkClock
+    /// The wall clock minus the uptime clock, in nanoseconds (a 410's timestamp).
+    private let wallOffset: Int64
+    /// Half the wire's round trip: a timed answer is written when the wire hands it on.
+    private let wireOneWay: UInt64
+
+    init(seed: UInt64, clock: SinkClock, wallOffset: Int64, wireOneWay: UInt64) {
+        ids = APNsIDGenerator(seed: seed)
+        self.clock = clock
+        self.wallOffset = wallOffset
+        self.wireOneWay = wireOneWay
+    }
+
+    /// The apns-id of the answer being written: 36 bytes of text.
+    var apnsID: UnsafeRawBufferPointer { UnsafeRawBufferPointer(idStorage.bytes) }
+
+    /// Takes the request's apns-id when it is a canonical UUID, else makes one; a timed one's
+    /// send time (`TimedAPNsID`) goes into `sentAt` when `isBelievable` at `now`, else
+    /// `untimed` counts it. Returns whether it echoed the request's.
+    mutating func takeID(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer,
+        now: UInt64,
+        sentAt: inout UInt64,
+        untimed: inout Int
+    ) -> Bool {
+        if fields.apnsID.count == 36 {
+            let id = APNsRequestCheck.view(fields.apnsID, bytes)
+            if APNsRequestCheck.isCanonicalUUID(id) {
+                idStorage.bytes.copyMemory(from: id)
+                if let time = TimedAPNsID.sendTime(in: id) {
+                    if Self.isBelievable(sentAt: time, now: now) { sentAt = time } else { untimed += 1 }
+                }
+                return true
+            }
+        }
+        ids.write(into: idStorage.bytes)
+        return false
+    }
+
+    /// Keeps the apns-id with a held answer, and takes it back when the answer is due.
+    func hold(into entry: inout PendingResponses.Entry) {
+        withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: apnsID) }
+    }
+
+    func restore(from entry: PendingResponses.Entry) {
+        var id = entry.id
+        withUnsafeBytes(of: &id) { idStorage.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
+    }
+
+    /// Writes `answer` with the apns-id taken last. Returns whether it counts as answered: a
+    /// 200 whose stream is no longer there was not written; a rejection always counts.
+    mutating func write(_ answer: Answer, _ connection: inout HTTP2Connection) -> Bool {
+        // A timed request learns when its answer was written and what the scenario held it.
+        var uniqueID: UnsafeRawBufferPointer?
+        if answer.transit > 0 {
+            // Written when the wire will hand the answer on; held the wire's two ways too.
+            let bits = TimedAPNsID.answerBits(writtenAt: clock.uptime() + wireOneWay, held: answer.held + wireOneWay)
+            UUIDText.write(bits, into: uniqueIDStorage.bytes)
+            uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
+        }
+        guard let rejection = answer.rejection else {
+            let fields = SinkResponseFields(status: 200, apnsID: apnsID, isError: false, uniqueID: uniqueID)
+            return connection.respond(stream: answer.stream, fields, body: nil)
+        }
+        let fields = SinkResponseFields(status: rejection.status, apnsID: apnsID, isError: true, uniqueID: uniqueID)
+        if rejection.status == 410 {
+            // The fleet's uninstalled device: when APNs learnt it; else now.
+            let nanoseconds =
+                answer.unregisteredSince == 0 ? clock.wall() : Int64(answer.unregisteredSince) + wallOffset
+            timestampedBody.clear()
+            APNsErrorBody.write(rejection, timestamp: nanoseconds / 1_000_000, into: &timestampedBody)
+            connection.respond(stream: answer.stream, fields, body: timestampedBody)
+        } else {
+            connection.respond(stream: answer.stream, fields, body: SinkErrorBody.bodies[rejection])
+        }
+        return true
+    }
+
+    /// A send time further back than this is taken as this long ago (µs in a held entry's 32 bits).
+    static let longestTransit: UInt64 = 3_600_000_000_000
+
+    /// How far before its read a timed apns-id's send time may lie to be believed: 10 s. A
+    /// request waits in at most the sender's and the sink's socket buffers (a few MB each: tens
+    /// of thousands of requests, well under a second at the sink's rate) and the sink's read
+    /// backlog; an id older than this is not a send time of this host's clock but a client's
+    /// invention (the host tag is derived from the world-readable boot id), and would make the
+    /// sink's own "lateness from the send" read whatever the client chose. One from after its
+    /// read (the same clock: honest ids cannot be) is not believed either.
+    static let timedIDBound: UInt64 = 10_000_000_000
+    static let timedIDBoundText = "10 s"
+
+    /// Whether a timed apns-id's send time (`TimedAPNsID`, uptime nanoseconds) fits the sink's
+    /// own clock at `now`, the time its request is handled.
+    @inline(__always)
+    static func isBelievable(sentAt: UInt64, now: UInt64) -> Bool {
+        sentAt <= now && now - sentAt <= timedIDBound
+    }
+}
