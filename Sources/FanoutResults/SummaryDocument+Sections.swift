@@ -78,7 +78,7 @@ extension SummaryDocument {
         public var tokenAuth: Bool
         public var streamTimeoutSeconds: Double
         public var maxAttempts: Int
-        public var model: String
+        public var model: LoadModel
         @Nullable public var schedule: String?
         @Nullable public var durationSeconds: Double?
         public var warmUpSeconds: Double
@@ -115,7 +115,7 @@ extension SummaryDocument {
                 (.collapseID, text(collapseID)), (.connections, text(connections)),
                 (.durationSeconds, text(durationSeconds)), (.endpoint, endpoint), (.expiration, text(expiration)),
                 (.maxAttempts, text(maxAttempts)), (.maxHarnessShare, text(maxHarnessShare)),
-                (.maxLagSeconds, text(maxLagSeconds)), (.model, model), (.priority, text(priority)),
+                (.maxLagSeconds, text(maxLagSeconds)), (.model, model.rawValue), (.priority, text(priority)),
                 (.pushType, pushType), (.schedule, text(schedule)), (.streamTimeoutSeconds, text(streamTimeoutSeconds)),
                 (.streamsPerConnection, text(streamsPerConnection)), (.tokenAuth, text(tokenAuth)), (.tokens, tokens),
                 (.topic, topic), (.warmUpSeconds, text(warmUpSeconds)), (.scenario, scenario?.description),
@@ -135,7 +135,7 @@ extension SummaryDocument {
             tokenAuth: Bool,
             streamTimeoutSeconds: Double,
             maxAttempts: Int,
-            model: String,
+            model: LoadModel,
             schedule: String? = nil,
             durationSeconds: Double? = nil,
             warmUpSeconds: Double,

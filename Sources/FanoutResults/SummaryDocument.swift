@@ -24,8 +24,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var schemaVersion: Int
     public var configuration: Configuration
     public var environment: RunEnvironment
-    /// When the run started (before it connected), RFC 3339 to the millisecond.
-    public var started: String
+    /// When the run started (before it connected); written RFC 3339 to the millisecond.
+    @RFC3339Time public var started: Date
     public var endpoint: String
     public var connections: Int
     public var streamsPerConnection: Int
@@ -54,7 +54,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var start: Start?
     /// `--shard i/N`; `null` for a whole run and a merge (schema 4).
     @Nullable public var shard: String?
-    public var model: String
+    public var model: LoadModel
     /// The open model's schedule; absent in the closed model.
     public var schedule: Schedule?
     public var generatorLag: GeneratorLag?
@@ -93,7 +93,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var shardEnvironments: [RunEnvironment]?
     /// Schema 6: what wrote the folder — `sink` for `fanout sink --output` (then `provider`
     /// holds what it measured of the provider under test); absent for a run or a merge of runs.
-    public var kind: String?
+    public var kind: Kind?
     public var provider: Provider?
     /// Tokens read ahead but never sent because the run was interrupted: not in `sent`, not
     /// failures. Absent when none were (and in folders written before it was kept).
@@ -135,14 +135,27 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     }
 
     /// `fanout sink --output`'s folder.
-    public static let sinkKind = "sink"
-    public var isSink: Bool { kind == Self.sinkKind }
+    public var isSink: Bool { kind == .sink }
+
+    /// What wrote the folder, when not a run (schema 6).
+    public enum Kind: String, Codable, Sendable, Hashable {
+        /// `fanout sink --output`: the sink measured the provider under test.
+        case sink
+    }
+
+    /// How the load was offered: the closed model (`--connections × --streams` kept full), the
+    /// open model (arrivals on a schedule), or, in a sink's folder, the provider's own.
+    public enum LoadModel: String, Codable, Sendable, Hashable, CustomStringConvertible {
+        case closed, open, sink
+
+        public var description: String { rawValue }
+    }
 
     public init(
         schemaVersion: Int,
         configuration: Configuration,
         environment: RunEnvironment,
-        started: String,
+        started: Date,
         endpoint: String,
         connections: Int,
         streamsPerConnection: Int,
@@ -163,7 +176,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         harness: Harness? = nil,
         start: Start? = nil,
         shard: String? = nil,
-        model: String,
+        model: LoadModel,
         schedule: Schedule? = nil,
         generatorLag: GeneratorLag? = nil,
         warmUpSeconds: Double,
@@ -180,7 +193,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         partialReasons: [String]? = nil,
         startSkew: Double? = nil,
         shardEnvironments: [RunEnvironment]? = nil,
-        kind: String? = nil,
+        kind: Kind? = nil,
         provider: Provider? = nil,
         unsent: Int? = nil,
         openModel: OpenModel? = nil,

@@ -58,14 +58,14 @@ import Testing
 
         let measured = try CommandRunner.summary(in: folder + "/sink")
         let sent = try CommandRunner.summary(in: folder + "/send")
-        #expect(measured.kind == "sink")
+        #expect(measured.kind == .sink)
         #expect(measured.accepted == count)
         let provider = try #require(measured.provider)
         let fanout = provider.delivery.fanoutSeconds
         // The sender's clock runs from before it connected; the sink's from the first request.
         // Both spans start at the sender's first request: its elapsed time less what went before.
         let elapsed = sent.elapsedSeconds
-        let started = try #require(TimeNotation.parse(sent.started))
+        let started = sent.started
         let firstSend = try #require(sent.start?.firstSend.flatMap { TimeNotation.parse($0) })
         let sending = elapsed - firstSend.timeIntervalSince(started)
         #expect(
@@ -351,7 +351,7 @@ import Testing
         )
         #expect(merge.status == 0, "\(merge.standardOutput)\(merge.standardError)")
         let merged = try CommandRunner.summary(in: folder + "/merged")
-        #expect(merged.kind == "sink")
+        #expect(merged.kind == .sink)
         #expect(merged.accepted == 10_000)
         let connections = try #require(merged.provider?.connections)
         #expect(connections.filter { $0.requests > 0 }.count == 4)

@@ -113,7 +113,7 @@ import Testing
         // Standard error is not a terminal here: no progress line.
         #expect(!result.standardError.contains("\r"), "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary.model == "open")
+        #expect(summary.model == .open)
         #expect(summary.sent == 4000)
         let configuration = summary.configuration
         #expect(configuration.streamTimeoutSeconds == 5)

@@ -232,7 +232,7 @@ import Testing
         #expect(summary.sent == 1500)
         #expect(summary.requests == 1500)
         #expect(summary.failed == ["UnexpectedResponse": 1500])
-        #expect(summary.model == "open")
+        #expect(summary.model == .open)
         #expect(summary.valid == true)
     }
 

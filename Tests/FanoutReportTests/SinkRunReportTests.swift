@@ -83,7 +83,7 @@ import Testing
     @Test func theFanOutIsTheLastAcceptedArrivalAndTheSecondsAreItsSlices() {
         let report = SinkRunReport(Self.measurements())
         let document = report.document
-        #expect(document.kind == "sink" && document.isSink)
+        #expect(document.kind == .sink && document.isSink)
         #expect(document.elapsedSeconds == 1.5)
         #expect(document.throughputPerSecond == 4 / 1.5)
         #expect(document.intervals.map(\.completed) == [3, 1])

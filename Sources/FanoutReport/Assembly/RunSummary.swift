@@ -194,7 +194,7 @@ public struct RunSummary: Sendable {
             schemaVersion: Self.schemaVersion,
             configuration: configurationDocument,
             environment: environment,
-            started: TimeNotation.format(started),
+            started: started,
             endpoint: endpoint,
             connections: connections,
             streamsPerConnection: streamsPerConnection,
@@ -224,7 +224,7 @@ public struct RunSummary: Sendable {
                 host: environment.hostname
             ),
             shard: shard == .all ? nil : shard.description,
-            model: report.schedule == nil ? "closed" : "open",
+            model: report.schedule == nil ? .closed : .open,
             schedule: report.schedule.map { schedule in
                 SummaryDocument.Schedule(
                     description: schedule.description,
@@ -338,7 +338,7 @@ public struct RunSummary: Sendable {
             tokenAuth: configuration.providerTokens != nil,
             streamTimeoutSeconds: configuration.shape.streamTimeout.seconds,
             maxAttempts: configuration.shape.maxAttempts,
-            model: model.schedule == nil ? "closed" : "open",
+            model: model.schedule == nil ? .closed : .open,
             schedule: model.schedule?.description,
             durationSeconds: (model.schedule?.duration ?? model.duration).map(\.seconds),
             warmUpSeconds: model.warmUp.seconds,

@@ -245,7 +245,7 @@ public struct SinkRunReport: Sendable {
                 tokenAuth: m.tokenAuth,
                 streamTimeoutSeconds: 0,
                 maxAttempts: 1,
-                model: "sink",
+                model: .sink,
                 schedule: m.scenario.isEmpty ? nil : m.scenario,
                 durationSeconds: nil,
                 warmUpSeconds: 0,
@@ -253,7 +253,7 @@ public struct SinkRunReport: Sendable {
                 scenario: m.scenarioFile
             ),
             environment: environment,
-            started: TimeNotation.format(m.started),
+            started: m.started,
             endpoint: (m.tls ? "https://" : "http://") + m.listen,
             connections: m.connections.count + m.connectionsNotListed,
             streamsPerConnection: m.streamLimit,
@@ -278,7 +278,7 @@ public struct SinkRunReport: Sendable {
                 host: environment.hostname
             ),
             shard: nil,
-            model: "sink",
+            model: .sink,
             schedule: nil,
             generatorLag: nil,
             warmUpSeconds: 0,
@@ -301,7 +301,7 @@ public struct SinkRunReport: Sendable {
             tokens: nil,
             abandoned: m.expected.reached ? nil : "stopped by \(m.endedBy) before what was expected arrived",
             sink: nil,
-            kind: SummaryDocument.sinkKind,
+            kind: .sink,
             provider: provider,
             delivery: m.delivery
         )

@@ -73,8 +73,7 @@ struct SummaryMerge {
         case .schemaVersion: merged.schemaVersion = RunSummary.schemaVersion
         case .configuration: merged.configuration = configuration
         case .started:
-            func date(_ summary: SummaryDocument) -> Date { TimeNotation.parse(summary.started) ?? .distantFuture }
-            merged.started = summaries.min { date($0) < date($1) }!.started  // the earliest
+            merged.started = summaries.map(\.started).min()!  // the earliest
         case .endpoint:
             merged.endpoint =
                 provider == nil ? summaries[0].endpoint : summaries.map(\.endpoint).joined(separator: ", ")
@@ -138,7 +137,7 @@ struct SummaryMerge {
         case .shardEnvironments: merged.shardEnvironments = summaries.map(\.environment)
         case .provider: merged.provider = provider
         case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
-        case .kind: merged.kind = provider == nil ? nil : SummaryDocument.sinkKind
+        case .kind: merged.kind = provider == nil ? nil : .sink
         }
     }
 
