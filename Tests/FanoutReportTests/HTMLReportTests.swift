@@ -201,7 +201,7 @@ struct HTMLReportTests {
         let (x, y) = ChartFrame.position(60_000, 0.85, xTop: ChartFrame.niceCeiling(60_000), yTop: 1)
         #expect(html.contains(String(format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"", x, y)))
         #expect(html.contains("<title>85.00% of received reached by 60.0 s</title>"))
-        #expect(HTMLReport.deliveryTime(250) == millisecondsWithUnit(250))
+        #expect(HTMLReport.deliveryTime(250) == millisecondsWithUnit(250) && HTMLReport.deliveryTime(0) == "0 s")
         #expect(HTMLReport.deliveryTime(720_000) == "12.0 min" && HTMLReport.deliveryTime(3 * 86_400_000) == "3.0 d")
         #expect(html.contains("<title>delivered in the end: 85.00% of received</title>"))
         #expect(html.contains(">Discarded – Expired</text>"))

@@ -34,10 +34,11 @@ extension HTMLReport {
         ]
     }
 
-    /// A time since the fan-out's start in the unit a campaign reads it in: `250 ms`, `42.5 s`,
+    /// A time since the fan-out's start in the unit a campaign reads it in: `0 s`, `250 ms`, `42.5 s`,
     /// `12.0 min`, `3.5 h`, `6.0 d`.
     static func deliveryTime(_ ms: Double) -> String {
         switch ms {
+        case ...0: "0 s"
         case ..<1000: millisecondsWithUnit(ms)
         case ..<600_000: String(format: "%.1f s", ms / 1000)
         case ..<(2 * 3_600_000): String(format: "%.1f min", ms / 60_000)
