@@ -27,6 +27,26 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// A payload within 5% of its limit (4,096 bytes, 5,120 for voip): one field longer and APNs
     /// answers 413.
     case payloadNearLimit = "payload-near-limit"
+    /// The device fleet's (issue #51; on the card only when the sink has devices): a notification
+    /// sent with `apns-expiration: 0` to a device that was offline, lost by design. Apple: "If
+    /// the value is 0, APNs attempts to deliver the notification only once and doesn't store it."
+    case expirationZeroOffline = "expiration-zero-offline"
+    /// The fleet's: an alert (any push type but background) delivered from storage longer after
+    /// APNs received it than the sink's `--device-stale-after`; its `apns-expiration` (or its
+    /// absence) let it arrive that late.
+    case staleDelivery = "stale-delivery"
+    /// The fleet's: a background push past the device's budget (`--device-background-budget`),
+    /// stored for power considerations. Apple: "don't try to send more than two or three per hour".
+    case backgroundOverBudget = "background-over-budget"
+
+    /// Whether the device fleet checks it: such a rule is on the card only when the sink has
+    /// devices (without them there is nothing to check, and a check that saw nothing claims no pass).
+    public var isFleet: Bool {
+        switch self {
+        case .expirationZeroOffline, .staleDelivery, .backgroundOverBudget: true
+        default: false
+        }
+    }
 
     /// This rule's position in `allCases`, the subscript of its count: a switch, so that counting
     /// a violation neither hashes nor allocates.
@@ -40,6 +60,9 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .providerToken: 5
         case .apnsIDReused: 6
         case .payloadNearLimit: 7
+        case .expirationZeroOffline: 8
+        case .staleDelivery: 9
+        case .backgroundOverBudget: 10
         }
     }
 
@@ -54,6 +77,9 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .providerToken: "renew provider tokens every 20 to 60 minutes"
         case .apnsIDReused: "one apns-id, one notification"
         case .payloadNearLimit: "payloads at least 5% under the size limit"
+        case .expirationZeroOffline: "apns-expiration 0 only for what may be lost: none reached an offline device"
+        case .staleDelivery: "alerts expire before they go stale: none delivered from storage past the bound"
+        case .backgroundOverBudget: "background pushes within the device's budget (two or three an hour)"
         }
     }
 

@@ -53,6 +53,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private var untilTimedID = 0
     /// Answers until the next whose read delay is recorded (the first is).
     private var untilReadDelaySample = 0
+    /// Answers until the next one whose ids `statistics.answerIDs` may keep.
+    private var untilAnswerIDSample = 0
 
     package init(
         configuration: LoadConfiguration,
@@ -115,6 +117,13 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 recorder.answerRead(startedAt: connection.readStartedAt, now: now)
             }
             if entry.timed { timeAnswer(response, entry, now: now) }
+            untilAnswerIDSample &-= 1
+            if untilAnswerIDSample <= 0 {
+                untilAnswerIDSample = AnswerIDSample.every
+                if let uniqueID = response.headers.first(TimedAPNsID.answerHeader) {
+                    statistics.answerIDs.offer(uniqueID: uniqueID, apnsID: response.headers.first("apns-id"))
+                }
+            }
             let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
             if !hasAnswered {
                 hasAnswered = true

@@ -155,6 +155,8 @@ public final class LoadStatistics: Sendable {
     let connectionFailures = ManagedAtomic<Int>(0)
     private let largestPacingWindow = ManagedAtomic<UInt64>(0)
     private let firstSendUptime = ManagedAtomic<UInt64>(.max)
+    /// A bounded sample of the answers' `apns-unique-id`s (`fanout send`'s answer-ids.json).
+    public let answerIDs = AnswerIDSample()
 
     public init() {}
 

@@ -41,6 +41,26 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     public var reachedMs: Times?
     /// Delivered per second, from the fan-out's first request to the last delivery.
     public var deliveredPerSecond: Double?
+    /// The delivery curve: when (ms from the fan-out's first request) each of `curvePercents`
+    /// of the delivered had reached their device, as a share of those received by APNs. `nil`
+    /// with nothing delivered, in merged folders (the sinks' histograms are not kept) and in
+    /// older ones.
+    public var reachedCurve: [CurvePoint]?
+
+    /// One point of the delivery curve.
+    public struct CurvePoint: Codable, Sendable, Equatable {
+        public var ms: Double
+        /// Of the notifications received by APNs (0...1).
+        public var share: Double
+
+        public init(ms: Double, share: Double) {
+            self.ms = ms
+            self.share = share
+        }
+    }
+
+    /// The percents of the delivered the curve has a point at.
+    public static let curvePercents: [Double] = [1] + stride(from: 5.0, through: 95, by: 5) + [99, 100]
 
     public struct Times: Codable, Sendable, Equatable {
         public var p50: Double
@@ -76,6 +96,7 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
         case toDeviceMs = "to_device_ms"
         case reachedMs = "reached_ms"
         case deliveredPerSecond = "delivered_per_second"
+        case reachedCurve = "reached_curve"
     }
 
     /// Delivered at once or from storage.

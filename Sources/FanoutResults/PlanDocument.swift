@@ -35,6 +35,9 @@ public struct PlanDocument: Codable, Sendable, Equatable {
     @Nullable public var bandwidth: Double?
     public var networkInterface: Double
     public var assumptions: [String]
+    /// With `fanout plan --device-…`: when the fan-out reaches the devices (`Reach`); absent
+    /// otherwise and in older plans.
+    public var reach: Reach?
 
     enum CodingKeys: String, CodingKey {
         case devices
@@ -62,7 +65,7 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         case wireBytesPerNotification = "wire_bytes_per_notification"
         case bandwidth = "bandwidth_bytes_per_second"
         case networkInterface = "network_interface_bytes_per_second"
-        case assumptions
+        case assumptions, reach
     }
 
     /// When the receiver gives back the window (the words of FanoutHTTP2's `WindowRefill`).

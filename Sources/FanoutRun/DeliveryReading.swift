@@ -42,5 +42,14 @@ extension DeliverySummary {
         toDeviceMs = figures(times.toDevice)
         reachedMs = figures(times.sinceStart, last: Double(times.last) / 1e6)
         deliveredPerSecond = times.sinceStart.totalCount > 0 ? times.perSecond : nil
+        if times.sinceStart.totalCount > 0 {
+            let reached = share(allDelivered)
+            reachedCurve = Self.curvePercents.map { percent in
+                let ms =
+                    percent == 100
+                    ? Double(times.last) / 1e6 : Double(times.sinceStart.valueAtPercentile(percent)) / 1000
+                return CurvePoint(ms: ms, share: reached * percent / 100)
+            }
+        }
     }
 }

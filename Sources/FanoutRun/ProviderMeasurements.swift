@@ -162,15 +162,7 @@ enum ProviderMeasurements {
             )
         }
         let card = instrument.card
-        let checks = ProviderRule.allCases.map { rule in
-            SummaryDocument.Provider.Card.Check(
-                rule: rule,
-                count: card.count(rule),
-                examples: card.examples(rule).map {
-                    .init(token: $0.token, connection: $0.connection, atSeconds: sinceMark($0.at), detail: $0.detail)
-                }
-            )
-        }
+        let checks = Self.checks(card, fleet: sink.fleet, sinceMark: sinceMark)
         let expected = instrument.expected
         let expect = job.ending.expect
         let reached =
@@ -216,6 +208,33 @@ enum ProviderMeasurements {
         measurements.scenarioFile = job.configuration.scenario.file
         measurements.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         return measurements
+    }
+
+    /// The card's checks, each with its examples (times since the mark). The fleet's rules are
+    /// on the card when the sink has devices: the fleet counted them as it decided each
+    /// outcome, and is read now.
+    static func checks(
+        _ card: ProviderCard,
+        fleet: DeviceFleetShards?,
+        sinceMark: (UInt64) -> Double
+    ) -> [SummaryDocument.Provider.Card.Check] {
+        let findings = fleet?.findings()
+        return ProviderRule.allCases.filter { !$0.isFleet || findings != nil }.map { rule in
+            let examples = rule.isFleet ? findings?.examples[rule] ?? [] : card.examples(rule)
+            return SummaryDocument.Provider.Card.Check(
+                rule: rule,
+                count: rule.isFleet ? findings?.counts[rule] ?? 0 : card.count(rule),
+                examples: examples.map {
+                    .init(
+                        token: $0.token,
+                        connection: $0.connection,
+                        atSeconds: sinceMark($0.at),
+                        detail: $0.detail,
+                        apnsID: $0.apnsID
+                    )
+                }
+            )
+        }
     }
 
     /// The scenario's latency and errors in a line: `latency fixed(5ms); errors Unregistered 3%`.

@@ -102,7 +102,7 @@ public final class RunOutput: Sendable {
     /// What a run writes, found in `path`: its files, the repeats' manifest and folders.
     static func earlierResults(in path: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        let ours = Set(RunSummary.files + [RepeatManifest.fileName])
+        let ours = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
         return names.filter { name in
             ours.contains(name) || (name.hasPrefix("repeat-") && Int(name.dropFirst("repeat-".count)) != nil)
         }

@@ -3,6 +3,7 @@ import FanoutClient
 import FanoutHTTP2
 import FanoutPayload
 import FanoutReport
+import FanoutResults
 import FanoutSettings
 import FanoutTokens
 import Foundation
@@ -219,12 +220,35 @@ public struct SendJob: Sendable {
         let progress = ProgressDisplay.make(
             total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
         )
+        let engine = NIOLockedValueBox<LoadEngine?>(nil)
         let summary = try run(
             configuration,
-            started: { engine in signals.onStop { engine.interrupt(by: $0) } },
+            started: { started in
+                engine.withLockedValue { $0 = started }
+                signals.onStop { started.interrupt(by: $0) }
+            },
             progress: progress
         )
-        return try summary.finish(into: directory)
+        let status = try summary.finish(into: directory)
+        if let sample = engine.withLockedValue({ $0?.statistics.answerIDs }) {
+            try Self.write(sample, into: directory)
+        }
+        return status
+    }
+
+    /// Writes the sample of the answers' ids (`AnswerIDDocument`) into `directory`.
+    static func write(_ sample: AnswerIDSample, into directory: String) throws {
+        let document = AnswerIDDocument(
+            lookedAtEvery: AnswerIDSample.every,
+            capacity: AnswerIDSample.capacity,
+            answersSeen: sample.answersSeen,
+            ids: sample.ids.map { .init(apnsID: $0.apnsID, uniqueID: $0.uniqueID) }
+        )
+        do {
+            try document.write(in: directory)
+        } catch {
+            throw JobError("cannot write \(AnswerIDDocument.fileName) to \(directory): \(error.reason)")
+        }
     }
 
     /// One run of the token set with `configuration` (from `loadConfiguration()`), blocking.

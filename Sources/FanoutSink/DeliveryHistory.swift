@@ -93,6 +93,15 @@ struct DeliveryHistory: ~Copyable {
         record.pointee.count += 1
     }
 
+    /// The apns-id of the record at `place`, if it is still `token`'s.
+    func id(at place: Int, token: UInt64) -> String? {
+        guard place >= 0 && place < capacity, records[place].token == token, records[place].count > 0 else {
+            return nil
+        }
+        var record = records[place]
+        return withUnsafeBytes(of: &record.id) { String(decoding: $0.prefix(Self.idLength), as: UTF8.self) }
+    }
+
     /// The events of the notification whose apns-id is `id` (either case), if it is among the
     /// recent ones.
     func events(of id: UnsafeRawBufferPointer) -> [DeliveryEvent]? {

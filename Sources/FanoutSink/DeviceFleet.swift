@@ -1,3 +1,5 @@
+import FanoutSettings
+
 /// A notification APNs accepted, as the fleet needs it.
 struct DeviceNotification {
     /// The device token's `TokenList.hash`.
@@ -49,6 +51,8 @@ struct DeviceFleet: ~Copyable {
     private var store: DeviceStore
     private(set) var counts = DeliveryCounts()
     private(set) var times = DeliveryTimes()
+    /// What the outcomes say of the provider, for its card (`FleetFindings`).
+    private(set) var findings = FleetFindings()
     /// The fan-out's first request: offline devices come back, low-power ones burst, from here.
     private(set) var fanOutStart: UInt64?
     /// Draws of the delivery delay, per notification.
@@ -120,6 +124,9 @@ struct DeviceFleet: ~Copyable {
             case .over(let until):
                 reachableAt = until
                 storedFor = DeviceStoreEntry.forPower
+                findings.record(.backgroundOverBudget, id: notification.id, at: now) {
+                    "a background push past its device's budget of \(budget.limit) per \(DurationNotation.format(budget.window)): stored for power considerations for \(FleetFindings.seconds(until - now))"
+                }
             case .untracked:
                 counts.forgotten += 1
                 note(.forgotten, at: now, place, token)
@@ -156,6 +163,14 @@ struct DeviceFleet: ~Copyable {
         guard expiresAt > now else {
             counts.discardedExpired += 1
             note(.discardedExpired, at: now, place, token)
+            // What the provider chose to lose: it said "once, or never" to a device that was away.
+            if notification.expiration == .immediately && storedFor == 0 {
+                findings.record(.expirationZeroOffline, id: notification.id, at: now) {
+                    let back =
+                        reachableAt.map { "back \(FleetFindings.seconds($0 - now)) later" } ?? "not back within the run"
+                    return "sent with apns-expiration 0 while its device was offline (\(back)): discarded"
+                }
+            }
             return
         }
         guard let slot = store.findOrInsert(token) else {
@@ -176,7 +191,7 @@ struct DeviceFleet: ~Copyable {
             expiresAt: expiresAt,
             collapse: notification.collapse,
             history: UInt32(place + 1),
-            flags: storedFor | Self.flags(of: app)
+            flags: storedFor | Self.flags(of: app) | (notification.isBackground ? DeviceStoreEntry.background : 0)
         )
         counts.stored += 1
         if storedFor == DeviceStoreEntry.forPower {
@@ -208,7 +223,8 @@ struct DeviceFleet: ~Copyable {
                     arrival: entry.arrivedAt,
                     at: entry.dueAt,
                     fromStorage: true,
-                    history: Int(entry.history) - 1
+                    history: Int(entry.history) - 1,
+                    background: entry.flags & DeviceStoreEntry.background != 0
                 )
             } else {
                 counts.discardedExpired += 1
@@ -262,7 +278,8 @@ struct DeviceFleet: ~Copyable {
         arrival: UInt64,
         at time: UInt64,
         fromStorage: Bool,
-        history place: Int
+        history place: Int,
+        background: Bool = false
     ) {
         switch app {
         case .enabled:
@@ -270,6 +287,14 @@ struct DeviceFleet: ~Copyable {
             times.record(arrival: arrival, delivered: reached, start: fanOutStart ?? arrival, stored: fromStorage)
             if fromStorage { counts.deliveredFromStorage += 1 } else { counts.delivered += 1 }
             note(fromStorage ? .deliveredFromStorage : .delivered, at: reached, place, token)
+            let age = reached &- arrival
+            let bound = settings.staleAfter
+            if fromStorage && !background && age > bound.wholeNanoseconds {
+                let id = findings.keepsExample(.staleDelivery) ? history.id(at: place, token: token) : nil
+                findings.record(.staleDelivery, idText: id, at: reached) {
+                    "an alert delivered from storage \(FleetFindings.seconds(age)) after APNs received it (stale after \(DurationNotation.format(bound)))"
+                }
+            }
         case .disabled:
             if fromStorage { counts.discardedDisabledFromStorage += 1 } else { counts.discardedDisabled += 1 }
             note(fromStorage ? .discardedDisabledFromStorage : .discardedDisabled, at: time, place, token)

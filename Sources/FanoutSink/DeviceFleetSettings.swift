@@ -50,6 +50,12 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     /// hour" and says the system may throttle more; `3/1h` follows it. A device counted takes a
     /// store entry for its window.
     public var backgroundBudget: Rate?
+    /// An alert delivered from storage longer than this after APNs received it is stale, and on
+    /// the provider card (`stale-delivery`): its `apns-expiration` let it arrive that late.
+    /// Apple documents no such bound — staleness is the app's to judge; an hour is our
+    /// assumption: the span of most time-bound alerts (a sale, a score, a reminder), and longer
+    /// than the outages a fan-out's plan usually waits for. A campaign with its own horizon says it.
+    public var staleAfter: Duration = .seconds(3600)
     /// Mixed with each token's hash for its draws.
     public var seed: UInt64 = 1
 
@@ -85,6 +91,7 @@ public struct DeviceFleetSettings: Sendable, Hashable {
         }
         guard defaultExpiry > .zero else { throw SinkScenarioError("--device-default-expiry must be above 0") }
         guard burstInterval > .zero else { throw SinkScenarioError("--device-burst-interval must be above 0") }
+        guard staleAfter > .zero else { throw SinkScenarioError("--device-stale-after must be above 0") }
     }
 
     /// The store's slots are indexed by 32-bit numbers, at most twice the capacity.
@@ -102,7 +109,7 @@ extension DeviceFleetSettings {
     public static let settingNames = [
         "device-offline", "device-low-power", "device-disabled", "device-uninstalled", "device-return",
         "device-delay", "device-store-cap", "device-default-expiry", "device-burst-interval",
-        "device-background-budget",
+        "device-background-budget", "device-stale-after",
     ]
 
     /// Sets one of `settingNames` from its text: shares like `30%`, spreads in the sink's
@@ -126,6 +133,7 @@ extension DeviceFleetSettings {
             storeCapacity = count
         case "device-default-expiry": defaultExpiry = try SinkScenario.duration(text)
         case "device-burst-interval": burstInterval = try SinkScenario.duration(text)
+        case "device-stale-after": staleAfter = try SinkScenario.duration(text)
         case "device-background-budget":
             let rate = try SinkScenario.rate(text)
             guard rate.limit <= Int(UInt16.max) else {

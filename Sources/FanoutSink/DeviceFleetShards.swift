@@ -64,6 +64,17 @@ package final class DeviceFleetShards: Sendable {
         return nil
     }
 
+    /// What every shard's outcomes said of the provider, for its card: the fleet's rules'
+    /// counts and their earliest examples (times on the uptime clock).
+    package func findings() -> FleetFindingsSnapshot {
+        var snapshot = FleetFindingsSnapshot()
+        for shard in shards {
+            shard.lock.withLock { snapshot.add(shard.fleet.findings) }
+        }
+        snapshot.trim()
+        return snapshot
+    }
+
     /// Every shard's counts and times now.
     package func snapshot() -> DeliverySnapshot {
         var snapshot = DeliverySnapshot()

@@ -20,14 +20,18 @@ import NIOConcurrencyHelpers
 public final class ProviderCard: Sendable {
     /// One case of a violation.
     public struct Example: Sendable, Hashable {
-        /// The device token, or empty when the rule is about a connection.
+        /// The device token, or empty when the rule is about a connection or the example is the
+        /// device fleet's (the fleet knows a device by its token's hash; `apnsID` names it).
         public var token: String
-        /// The sink's connection id (1 for the first).
+        /// The sink's connection id (1 for the first; 0 for the fleet's examples).
         public var connection: Int
         /// Uptime nanoseconds when it was seen.
         public var at: UInt64
         /// What was seen, e.g. `after 410 Unregistered`.
         public var detail: String
+        /// The apns-id the sink answered, on the device fleet's examples (its history at
+        /// `/deliveries/ID` while it is among the recent ones).
+        public var apnsID: String? = nil
     }
 
     /// Examples kept per rule.

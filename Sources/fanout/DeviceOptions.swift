@@ -73,6 +73,15 @@ struct DeviceOptions: ParsableArguments {
     )
     var deviceBackgroundBudget: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An alert delivered from storage later than this after it was sent is stale, on the provider card (default: 1h).",
+            valueName: "duration"
+        )
+    )
+    var deviceStaleAfter: String?
+
     /// Each given option with its setting's name.
     var given: [(name: String, value: String)] {
         let all: [(String, String?)] = [
@@ -80,7 +89,7 @@ struct DeviceOptions: ParsableArguments {
             ("device-disabled", deviceDisabled), ("device-uninstalled", deviceUninstalled),
             ("device-return", deviceReturn), ("device-delay", deviceDelay), ("device-store-cap", deviceStoreCap),
             ("device-default-expiry", deviceDefaultExpiry), ("device-burst-interval", deviceBurstInterval),
-            ("device-background-budget", deviceBackgroundBudget),
+            ("device-background-budget", deviceBackgroundBudget), ("device-stale-after", deviceStaleAfter),
         ]
         return all.compactMap { name, value in value.map { (name, $0) } }
     }
@@ -121,6 +130,9 @@ struct SinkDeviceOptions: ParsableArguments {
     )
     var sinkDeviceBackgroundBudget: String?
 
+    @Option(name: .long, help: ArgumentHelp("The embedded sink's --device-stale-after.", valueName: "duration"))
+    var sinkDeviceStaleAfter: String?
+
     /// Each given option with its setting's name (without `sink-`).
     var given: [(name: String, value: String)] {
         let all: [(String, String?)] = [
@@ -130,6 +142,7 @@ struct SinkDeviceOptions: ParsableArguments {
             ("device-store-cap", sinkDeviceStoreCap), ("device-default-expiry", sinkDeviceDefaultExpiry),
             ("device-burst-interval", sinkDeviceBurstInterval),
             ("device-background-budget", sinkDeviceBackgroundBudget),
+            ("device-stale-after", sinkDeviceStaleAfter),
         ]
         return all.compactMap { name, value in value.map { (name, $0) } }
     }

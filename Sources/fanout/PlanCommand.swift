@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutReport
 import FanoutRun
 import FanoutSettings
+import FanoutSink
 import Foundation
 
 struct PlanCommand: ParsableCommand {
@@ -126,6 +127,70 @@ struct PlanCommand: ParsableCommand {
     )
     var verify = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Devices offline when the fan-out starts, as the sink's --device-offline: the plan then says when it reaches the devices.",
+            valueName: "share"
+        )
+    )
+    var deviceOffline: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "When offline devices come back, from the fan-out's start, as the sink's --device-return: uniform:0s-120s, or never.",
+            valueName: "kind:values"
+        )
+    )
+    var deviceReturn: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Each notification's apns-expiration, as the time after it is sent (0: deliver once); without it, stored for --device-default-expiry.",
+            valueName: "duration"
+        )
+    )
+    var deviceExpiration: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "How long a notification without apns-expiration is stored, as the sink's (default: 7d).",
+            valueName: "duration"
+        )
+    )
+    var deviceDefaultExpiry: String?
+
+    /// The devices behind APNs the `--device-…` options give (`nil`: none given).
+    func devicesBehind() throws -> DeviceReach.Question? {
+        guard deviceOffline != nil || deviceReturn != nil || deviceExpiration != nil || deviceDefaultExpiry != nil
+        else { return nil }
+        // The sink's grammar and checks, one of each.
+        var fleet = DeviceFleetSettings()
+        let given = [
+            ("device-offline", deviceOffline), ("device-return", deviceReturn),
+            ("device-default-expiry", deviceDefaultExpiry),
+        ]
+        for case let (name, value?) in given {
+            do { try fleet.set(name, value) } catch { throw ValidationError("--\(name): \(error).") }
+        }
+        do { try fleet.validate() } catch { throw ValidationError("\(error).") }
+        var question = DeviceReach.Question()
+        question.offline = fleet.offline
+        question.returnAfter = fleet.returnAfter
+        question.defaultExpiry = fleet.defaultExpiry
+        if let deviceExpiration {
+            if deviceExpiration.trimmingCharacters(in: .whitespaces) == "0" {
+                question.expiration = .zero
+            } else {
+                do {
+                    question.expiration = try SinkScenario.duration(deviceExpiration)
+                } catch {
+                    throw ValidationError("--device-expiration: \(error).")
+                }
+            }
+        }
+        return question
+    }
+
     func job() throws -> PlanJob {
         var question: CapacityPlan.Question
         if let probe {
@@ -175,6 +240,7 @@ struct PlanCommand: ParsableCommand {
         if calibrate { job.cost = .calibrate(notifications: PlanJob.calibrationNotifications) }
         job.output = output
         job.verify = verify
+        job.devices = try devicesBehind()
         return job
     }
 
@@ -245,6 +311,7 @@ struct PlanCommand: ParsableCommand {
             throw ExitCode.failure
         }
         print(plan.text)
+        if let reach = job.reach(for: plan) { print(reach.text) }
         if let output { print("plan: \(output)/plan.json") }
         guard verify else { return }
         let verification: Verification

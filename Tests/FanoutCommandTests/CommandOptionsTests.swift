@@ -163,6 +163,31 @@ import Testing
         #expect(job.configuration.maxConnectionsPerPeer == 3)
     }
 
+    /// Each `--device-…` option of `fanout sink`, and each `--sink-device-…` of `fanout run`,
+    /// reaches its setting; the stale bound defaults to an hour.
+    @Test func deviceOptionsReachTheirSettings() throws {
+        let values = [
+            ("offline", "30%"), ("low-power", "10%"), ("disabled", "2%"), ("uninstalled", "1%"),
+            ("return", "uniform:0s-120s"), ("delay", "lognormal:300ms,0.5"), ("store-cap", "5000"),
+            ("default-expiry", "2h"), ("burst-interval", "5m"), ("background-budget", "3/1h"),
+            ("stale-after", "30m"),
+        ]
+        #expect(values.count == DeviceFleetSettings.settingNames.count)
+        let sink = try SinkCommand.parse(values.flatMap { ["--device-" + $0.0, $0.1] }).job()
+        let run = try RunCommand.parse(values.flatMap { ["--sink-device-" + $0.0, $0.1] }).job()
+        for devices in [sink.configuration.scenario.devices, run.sink.scenario.devices] {
+            #expect(devices.offline == 0.3 && devices.lowPower == 0.1)
+            #expect(devices.disabled == 0.02 && devices.uninstalled == 0.01)
+            #expect(devices.returnAfter == .uniform(.zero, .seconds(120)))
+            #expect(devices.delay == .logNormal(median: .milliseconds(300), sigma: 0.5))
+            #expect(devices.storeCapacity == 5000)
+            #expect(devices.defaultExpiry == .seconds(7200) && devices.burstInterval == .seconds(300))
+            #expect(devices.backgroundBudget == Rate(limit: 3, window: .seconds(3600)))
+            #expect(devices.staleAfter == .seconds(1800))
+        }
+        #expect(try SinkCommand.parse([]).job().configuration.scenario.devices.staleAfter == .seconds(3600))
+    }
+
     @Test func sinkDefaultsAreTheLibrarys() throws {
         let job = try SinkCommand.parse([]).job()
         let defaults = SinkJob()

@@ -31,11 +31,43 @@ import Testing
         )
     }
 
+    /// The second question: with the fleet's shares, the plan says when the fan-out reaches the
+    /// devices, printed and in plan.json's `reach` (the figures against physics: DeviceReachTests).
+    @Test func aPlanWithDevicesSaysWhenTheyHaveIt() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--device-offline", "30%",
+            "--device-return", "uniform:0s-120s", "--device-expiration", "0", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardOutput.contains("reached when APNs has accepted the fan-out"),
+            "\(result.standardOutput)"
+        )
+        #expect(result.standardOutput.contains("99% never"), "\(result.standardOutput)")
+        let plan = try CommandRunner.plan(in: folder)
+        let reach = try #require(plan.reach)
+        #expect(reach.offline == 0.3 && reach.expirationSeconds == 0 && reach.returnAfter.hasPrefix("uniform"))
+        #expect(abs(reach.acceptedSeconds - plan.expectedDurationSeconds) < 1e-9)
+        // Accepted over D seconds, expiration 0: the offline ones back before their send,
+        // P(R ≤ s) = E[min(s, 120) ÷ 120] — D/240 for D ≤ 120 s, else 1 − 60/D.
+        let d = reach.acceptedSeconds
+        let expected = 0.7 + 0.3 * (d <= 120 ? d / 240 : 1 - 60 / d)
+        #expect(abs(reach.finalShare - expected) < 0.01, "\(reach.finalShare) against \(expected)")
+        #expect(reach.targets.last?.seconds == nil)
+        let without = try CommandRunner.run(["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms"])
+        #expect(!without.standardOutput.contains("devices:"))
+    }
+
     @Test(arguments: [
         (["--devices", "lots"], "The value 'lots' is invalid for '--devices <n>'"),
         (["--deadline", "0s"], "--deadline: 0s is not a duration above 0"),
         (["--headroom", "120%"], "--headroom: 120% is not a share"),
         (["--cost", "x", "--calibrate"], "--cost and --calibrate"),
+        (["--device-offline", "130%"], "--device-offline: a share is from 0% to 100%"),
+        (["--device-return", "uniform:soon"], "--device-return: "),
+        (["--device-expiration", "later"], "--device-expiration: later is not a duration"),
     ])
     func badInputIsAUsageError(change: [String], message: String) throws {
         var arguments = ["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms"]

@@ -156,4 +156,20 @@ struct GoldenFilesTests {
             "\(name) differs from its golden file at line \((firstDifference?.offset ?? min(writtenLines.count, expectedLines.count)) + 1): \(firstDifference.map { "\($0.element.0)" } ?? "(length)")"
         )
     }
+
+    /// The devices' section of report.html (issue #51) for a fixed delivery, byte for byte
+    /// against Golden/delivery-section.html.
+    @Test func theDeliverySectionIsTheGoldenOne() throws {
+        var summary = try Self.summary()
+        summary.delivery = HTMLReportTests.delivery()
+        let document = summary.document
+        let written = HTMLReport(summary: document, latency: LoadStatistics.makeHistogram())
+            .deliverySection(try #require(document.delivery))
+        let goldenPath = Self.golden + "/delivery-section.html"
+        if ProcessInfo.processInfo.environment["FANOUT_UPDATE_GOLDEN"] == "1" {
+            try written.write(toFile: goldenPath, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOfFile: goldenPath, encoding: .utf8)
+        #expect(written == expected)
+    }
 }

@@ -160,4 +160,62 @@ struct HTMLReportTests {
         summary.cpu = nil
         #expect(!Self.html(summary).contains("sender CPU"))
     }
+
+    /// A fleet's delivery as `DeliveryReading` writes it: 1,000 received, 850 delivered (700 at
+    /// once, 150 from storage over 0–60 s), 150 expired.
+    static func delivery(curve: Bool = true) -> DeliverySummary {
+        var delivery = DeliverySummary()
+        delivery.received = 1000
+        delivery.delivered = 700
+        delivery.deliveredFromStorage = 150
+        delivery.storedOffline = 300
+        delivery.discardedExpired = 150
+        delivery.reachedMs = .init(p50: 1, p90: 24_000, p99: 57_600, max: 60_000)
+        delivery.toDeviceMs = .init(p50: 1, p90: 24_000, p99: 57_600, max: 60_000)
+        delivery.deliveredPerSecond = 850.0 / 60
+        if curve {
+            // 70% at once (82.4% of the delivered), then from storage, uniformly over 60 s.
+            delivery.reachedCurve = DeliverySummary.curvePercents.map { percent in
+                let share = 0.85 * percent / 100
+                let ms = share <= 0.7 ? 1 : (share - 0.7) / 0.15 * 60_000
+                return .init(ms: ms, share: share)
+            }
+        }
+        return delivery
+    }
+
+    /// The devices' section of a run's page and of a sink's: the curve from (0, 0) through each
+    /// point, its final share dashed across, each point's figures on hover, and Apple's
+    /// categories with their counts and shares; none without a fleet.
+    @Test func theDeliveryCurveAndTheCategoriesAreDrawn() throws {
+        var summary = try Self.summary()
+        #expect(!Self.html(summary).contains("Devices behind the sink"))
+        summary.delivery = Self.delivery()
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Devices behind the sink</h2>"))
+        #expect(html.contains("aria-label=\"delivery curve\""))
+        #expect(html.contains("stroke=\"\(HTMLReport.DeliveryColour.curve)\""))
+        let points = HTMLReport.curvePoints(Self.delivery())
+        #expect(points.count == DeliverySummary.curvePercents.count)
+        // The x axis reaches past the last delivery (60 s), the y axis 100% of received.
+        let (x, y) = ChartFrame.position(60_000, 0.85, xTop: ChartFrame.niceCeiling(60_000), yTop: 1)
+        #expect(html.contains(String(format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"", x, y)))
+        #expect(html.contains("<title>85.00% of received reached by 60.0 s</title>"))
+        #expect(HTMLReport.deliveryTime(250) == millisecondsWithUnit(250) && HTMLReport.deliveryTime(0) == "0 s")
+        #expect(HTMLReport.deliveryTime(720_000) == "12.0 min" && HTMLReport.deliveryTime(3 * 86_400_000) == "3.0 d")
+        #expect(html.contains("<title>delivered in the end: 85.00% of received</title>"))
+        #expect(html.contains(">Discarded – Expired</text>"))
+        #expect(html.contains(">150 (15.00%)</text>"))
+        #expect(html.contains(">700 (70.00%)</text>"))
+        // A folder from before the curve: its four figures.
+        let older = HTMLReport.curvePoints(Self.delivery(curve: false))
+        #expect(older.map(\.ms) == [1, 24_000, 57_600, 60_000])
+        #expect(older.map(\.share) == [0.425, 0.765, 0.8415, 0.85])
+        // Nothing delivered: said, no curve.
+        var none = DeliverySummary()
+        none.received = 10
+        none.discardedExpired = 10
+        summary.delivery = none
+        #expect(Self.html(summary).contains("<p>Nothing was delivered to a device.</p>"))
+    }
 }

@@ -120,6 +120,36 @@ import Testing
         }
     }
 
+    /// A sink with devices: its page has the delivery curve and Apple's categories after the
+    /// card, and the card's fleet examples name their notification by apns-id; without devices,
+    /// neither.
+    @Test func theSinksPageDrawsItsDevices() throws {
+        var measurements = Self.measurements()
+        #expect(
+            !HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html
+                .contains("Devices behind the sink")
+        )
+        measurements.delivery = HTMLReportTests.delivery()
+        let id = "6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b"
+        let example = SummaryDocument.Provider.Card.Example(
+            token: "",
+            connection: 0,
+            atSeconds: 1.5,
+            detail: "sent with apns-expiration 0 while its device was offline (back 42.0 s later): discarded",
+            apnsID: id
+        )
+        measurements.card = .init(
+            checks: measurements.card.checks + [.init(rule: .expirationZeroOffline, count: 1, examples: [example])],
+            forgotten: 0
+        )
+        let html = HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html
+        let card = try #require(html.range(of: "<h2>Conformance card</h2>"))
+        let devices = try #require(html.range(of: "<h2>Devices behind the sink</h2>"))
+        #expect(card.upperBound < devices.lowerBound)
+        #expect(html.contains("aria-label=\"delivery curve\"") && html.contains("aria-label=\"delivery categories\""))
+        #expect(html.contains("apns-id \(id) at 1.500 s: sent with apns-expiration 0"))
+    }
+
     /// Little's law per connection: 10,000/s with 100 in flight (held 10 ms) carries at most
     /// 200 ÷ 80 ms = 2,500/s at 80 ms; 50/s with 1 in flight keeps its 50/s (1 ÷ 80 ms = 12.5/s caps it).
     @Test func capacityIsEachConnectionsRateCappedByItsStreamsOverTheRoundTrip() {

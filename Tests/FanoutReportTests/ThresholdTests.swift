@@ -49,11 +49,11 @@ struct ThresholdTests {
         arguments: [
             (
                 "",
-                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten)"
+                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten)"
             ),
             (
                 "p98 < 5ms",
-                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten"
+                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten"
             ),
             ("p99 ~ 5ms", "after p99 comes a comparison: <, <=, >, >=, == or !="),
             ("p99 <", "p99 <: the limit is missing, e.g. 25ms or baseline + 10%"),

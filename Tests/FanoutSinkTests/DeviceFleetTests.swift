@@ -315,6 +315,7 @@ import Testing
                 device-default-expiry = 2h
                 device-burst-interval = 5m
                 device-background-budget = 3/1h
+                device-stale-after = 30m
                 """,
             source: "fleet.conf"
         )
@@ -327,7 +328,8 @@ import Testing
         #expect(devices.defaultExpiry == .seconds(7200) && devices.burstInterval == .seconds(300))
         #expect(devices.isEnabled)
         #expect(devices.backgroundBudget == Rate(limit: 3, window: .seconds(3600)))
-        #expect(DeviceFleetSettings.settingNames.count == 10)
+        #expect(devices.staleAfter == .seconds(1800))
+        #expect(DeviceFleetSettings.settingNames.count == 11)
         var never = DeviceFleetSettings()
         never.returnAfter = .fixed(.seconds(1))
         try never.set("device-return", "never")

@@ -34,6 +34,10 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case providerToken = "violations.provider-token"
     case apnsIDReused = "violations.apns-id-reused"
     case payloadNearLimit = "violations.payload-near-limit"
+    /// The device fleet's rules (on the card of a sink with devices).
+    case expirationZeroOffline = "violations.expiration-zero-offline"
+    case staleDelivery = "violations.stale-delivery"
+    case backgroundOverBudget = "violations.background-over-budget"
     /// With the sink's device fleet (`summary.json`'s `delivery`): notifications delivered to
     /// their devices, at once or from storage (a count, or with `%` a share of those received
     /// by APNs); how long after the fan-out's first request 50, 90, 99% of them, and the last,

@@ -185,6 +185,9 @@ extension DeliverySummary {
         merged.reachedMs = largest(present.map(\.reachedMs))
         let rates = present.compactMap(\.deliveredPerSecond)
         merged.deliveredPerSecond = rates.isEmpty ? nil : rates.reduce(0, +)
+        // Each sink's curve is of its own devices and its own start: without their histograms
+        // no point of the whole's can be said.
+        merged.reachedCurve = nil
         return merged
     }
 }

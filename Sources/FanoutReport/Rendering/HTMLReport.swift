@@ -76,6 +76,7 @@ public struct HTMLReport {
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body +=
             "<p class=\"note\">Outcomes are counted over the whole run: summary.json keeps no count by reason per second, so there is no chart of errors over time.</p>\n"
+        if let devices = summary.delivery { body += deliverySection(devices) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
         }
@@ -102,69 +103,6 @@ public struct HTMLReport {
         return ChartFrame.page(title: "Fanout run: \(title)", body: body)
     }
 
-    /// A sink's folder: the provider under test — its fan-out, its card, its connections.
-    private func providerPage(_ provider: SummaryDocument.Provider) -> String {
-        let delivery = provider.delivery
-        let headline = [
-            ("accepted", grouped(summary.accepted)),
-            ("fan-out time", String(format: "%.3f s", delivery.fanoutSeconds)),
-            ("accepted/s", grouped(Int(delivery.acceptedPerSecond.rounded())) + "/s"),
-            ("delivery p50", millisecondsWithUnit(delivery.p50Ms)),
-            ("delivery p99", millisecondsWithUnit(delivery.p99Ms)),
-            ("streams", provider.streams.text),
-            ("card", provider.card.passed ? "passed" : "FAILED (\(grouped(provider.card.violations)))"),
-            ("valid", summary.valid ? "yes" : "NO"),
-        ]
-        var body = "<h1>Fanout sink: the provider under test</h1>\n" + cards(headline) + invalidLines()
-        let mark = provider.start.mark == "trigger" ? "the trigger's launch" : "the first request"
-        body +=
-            "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(millisecondsWithUnit(delivery.firstMs)), p90 \(millisecondsWithUnit(delivery.p90Ms)), last \(millisecondsWithUnit(delivery.lastMs)).</p>\n"
-        body += "<h2>Conformance card</h2>\n" + cardTable(provider.card)
-        body += "<h2>Delivery time by percentile</h2>\n" + spectrumChart()
-        body += "<h2>Accepted per second</h2>\n" + rateChart(summary.intervals, offered: nil, noun: "accepted")
-        body +=
-            "<h2>Capacity</h2>\n<p>\(ChartFrame.escape(provider.capacity.text.prefix(1).uppercased() + provider.capacity.text.dropFirst())).</p>\n"
-        body += "<h2>Connections</h2>\n" + connectionsTable(provider)
-        let own = provider.sinkOwn
-        body += "<h2>The sink's own delays (not the provider's)</h2>\n"
-        body += "<table><tr><th>delay</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>"
-        for (name, figures) in [
-            ("lateness", own.lateness), ("held by the scenario", own.injected), ("event-loop lag", own.loopLag),
-        ] {
-            body += "<tr><td>\(name)</td>"
-            body +=
-                [figures.p50, figures.p99, figures.max].map { "<td>\(String(format: "%.2f", $0))</td>" }.joined()
-                + "</tr>"
-        }
-        body += "</table>\n"
-        body += "<h2>Outcomes</h2>\n" + outcomesChart()
-        body += "<h2>The sink's configuration</h2>\n" + table(sinkConfigurationRows(provider))
-        body +=
-            "<p class=\"note\">Its connection limits and timeouts (connections a peer, idle and request timeouts) are not recorded in summary.json.</p>\n"
-        body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
-        return ChartFrame.page(title: "Fanout sink: \(grouped(summary.accepted)) notifications", body: body)
-    }
-
-    /// What applied to the sink, in its own terms: where it listened, its streams, what its
-    /// scenario did to answers (latency spread, errors); none of a run's keys (attempts, topic),
-    /// which mean nothing for a sink.
-    func sinkConfigurationRows(_ provider: SummaryDocument.Provider) -> [(key: String, value: String?)] {
-        let configuration = summary.configuration
-        return [
-            ("listened on", summary.endpoint),
-            ("TLS", summary.endpoint.hasPrefix("https://") ? "yes" : "no"),
-            ("token authentication", configuration.tokenAuth ? "checked" : "not checked"),
-            (
-                "streams a connection",
-                "\(provider.streams.initial) until its first request is accepted, then \(provider.streams.limit)"
-            ),
-            ("scenario (latency, errors)", configuration.schedule ?? "none: every request accepted at once"),
-            ("scenario file", configuration.scenario?.description ?? "none"),
-            ("expected", configuration.tokens),
-            ("ended by", provider.endedBy),
-        ] + (provider.trigger.map { [("trigger", $0.command)] } ?? [])
-    }
-
     /// The sender's and the sink's CPU a notification, where they were measured.
     private func cpuCards() -> [(String, String)] {
         var cards: [(String, String)] = []
@@ -178,7 +116,7 @@ public struct HTMLReport {
     }
 
     /// The headline figures, a card each.
-    private func cards(_ headline: [(String, String)]) -> String {
+    func cards(_ headline: [(String, String)]) -> String {
         let cards = headline.map { label, value in
             "<div class=\"card\"><div class=\"label\">\(ChartFrame.escape(label))</div><div class=\"value\">\(ChartFrame.escape(value))</div></div>"
         }
@@ -186,52 +124,13 @@ public struct HTMLReport {
     }
 
     /// Why the run cannot be trusted, a line a reason.
-    private func invalidLines() -> String {
+    func invalidLines() -> String {
         summary.invalidity.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0))</p>\n" }.joined()
-    }
-
-    private func cardTable(_ card: SummaryDocument.Provider.Card) -> String {
-        var html = "<table><tr><th>check</th><th>rule</th><th>count</th><th>verdict</th><th>examples</th></tr>"
-        for check in card.checks {
-            let examples = check.examples.map {
-                "\($0.token.isEmpty ? "" : $0.token.prefix(16) + "… ")connection \($0.connection) at \(String(format: "%.3f", $0.atSeconds)) s: \($0.detail)"
-            }
-            html += "<tr><td>\(ChartFrame.escape(check.rule))</td><td>\(ChartFrame.escape(check.title))</td>"
-            html +=
-                "<td>\(grouped(check.count))</td><td>\(check.passed ? "pass" : "<span class=\"invalid\">FAIL</span>")</td>"
-            html += "<td>\(examples.map(ChartFrame.escape).joined(separator: "<br>"))</td></tr>"
-        }
-        html += "</table>\n"
-        if card.forgotten > 0 {
-            html +=
-                "<p>\(grouped(card.forgotten)) rejected tokens were not remembered (the table was full): their retries went unchecked.</p>\n"
-        }
-        return html
-    }
-
-    /// The first 200 connections.
-    private func connectionsTable(_ provider: SummaryDocument.Provider) -> String {
-        var html =
-            "<table><tr><th>id</th><th>peer</th><th>opened s</th><th>closed s</th><th>by</th><th>requests</th><th>share</th><th>mean streams</th><th>peak</th><th>refused</th></tr>"
-        for connection in provider.connections.prefix(200) {
-            let cells = [
-                "\(connection.id)", connection.peer, String(format: "%.3f", connection.openedSeconds),
-                connection.closedSeconds.map { String(format: "%.3f", $0) } ?? "open", connection.closedBy ?? "",
-                grouped(connection.requests), String(format: "%.1f%%", connection.share * 100),
-                String(format: "%.1f", connection.meanStreams), "\(connection.peakStreams)",
-                "\(connection.refusedStreams)",
-            ]
-            html += "<tr>" + cells.map { "<td>\(ChartFrame.escape($0))</td>" }.joined() + "</tr>"
-        }
-        html += "</table>\n"
-        let more = provider.connections.count - min(200, provider.connections.count) + provider.connectionsNotListed
-        if more > 0 { html += "<p>and \(grouped(more)) more connections.</p>\n" }
-        return html
     }
 
     // MARK: Charts
 
-    private func spectrumChart() -> String {
+    func spectrumChart() -> String {
         guard latency.totalCount > 0 else { return "<p>No latencies were recorded.</p>" }
         // x = log10(1 / (1 − p)), from 0 (0%) to 6 (99.9999%).
         let decades = 6.0
@@ -320,7 +219,7 @@ public struct HTMLReport {
 
     /// Bars: what finished each second (per second: the last, partial second is drawn as
     /// narrow as it was long, at its rate); a line: what the schedule offered, when it did.
-    private func rateChart(_ intervals: [SummaryDocument.Interval], offered: [Double]?, noun: String) -> String {
+    func rateChart(_ intervals: [SummaryDocument.Interval], offered: [Double]?, noun: String) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
         let rates = intervals.map { Double($0.completed) / length(of: $0) }
         // A last second a few milliseconds long has a rate of little weight (10 answers in
@@ -482,7 +381,7 @@ public struct HTMLReport {
         return svg
     }
 
-    private func outcomesChart() -> String {
+    func outcomesChart() -> String {
         var rows: [(String, Int, String)] = [("accepted (200)", summary.accepted, Colour.accepted)]
         for (reason, count) in summary.rejected.sorted(by: { $0.key < $1.key }) {
             rows.append(("rejected \(reason)", count, Colour.rejected))
@@ -508,7 +407,7 @@ public struct HTMLReport {
     }
 
     /// Next to the latency percentiles: how much of them Fanout's own delays account for.
-    private func harnessTable(_ harness: HarnessRecord) -> String {
+    func harnessTable(_ harness: HarnessRecord) -> String {
         var html =
             "<p>\(ChartFrame.escape(harness.headline.prefix(1).uppercased() + harness.headline.dropFirst()))</p>\n"
         if !harness.guidance.isEmpty {
@@ -522,7 +421,7 @@ public struct HTMLReport {
         return html + "</table>\n"
     }
 
-    private func table(_ rows: [(key: String, value: String?)]) -> String {
+    func table(_ rows: [(key: String, value: String?)]) -> String {
         var html = "<table>"
         for (key, value) in rows {
             let text = value ?? "—"

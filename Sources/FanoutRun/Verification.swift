@@ -1,0 +1,74 @@
+import FanoutReport
+import FanoutSettings
+import Foundation
+
+/// One machine's share of a plan rehearsed here: the embedded sink sits behind a wire of the
+/// planned round trip with the windows the plan assumed and answers after APNs' processing
+/// (`PlanJob.putOnTheWire`), over TLS with token auth; the share's connections and streams send the share's devices as fast as
+/// they go (the closed model, as the plan's expected duration assumes). Predicted and measured
+/// figures side by side: throughput, duration, and — when the CPU cost is known — the sender
+/// cores the share keeps busy.
+public struct Verification: Sendable {
+    /// The share rehearsed: devices and connections of one machine.
+    public var devices: UInt64
+    public var connections: Int
+    /// Notifications a second a connection carried, and how long the share took.
+    public var predictedPerConnection: Double
+    public var measuredPerConnection: Double
+    public var predictedDuration: Duration
+    public var measuredDuration: Duration
+    /// Cores of sender CPU: the share's predicted rate at the plan's CPU cost (`nil` when the
+    /// cost is not known), and the rehearsal's sender CPU over its duration.
+    public var predictedCores: Double?
+    public var measuredCores: Double
+    /// Whether every notification was accepted and sender and sink agree.
+    public var complete: Bool
+    /// The largest gap allowed between a prediction and its measurement.
+    public static let tolerance = 0.10
+
+    static func gap(_ predicted: Double, _ measured: Double) -> Double { abs(measured - predicted) / predicted }
+
+    public var passed: Bool {
+        complete && Self.gap(predictedPerConnection, measuredPerConnection) <= Self.tolerance
+            && Self.gap(predictedDuration.seconds, measuredDuration.seconds)
+                <= Self.tolerance
+            && predictedCores.map { Self.gap($0, measuredCores) <= Self.tolerance } ?? true
+    }
+
+    /// The side-by-side table.
+    public var text: String {
+        /// A figure as every report writes it: a rate grouped with `/s` (1,816/s), seconds, cores.
+        func row(_ name: String, _ predicted: Double, _ measured: Double, _ figure: (Double) -> String) -> String {
+            let gap = Self.gap(predicted, measured) * 100
+            func column(_ text: String) -> String { String(repeating: " ", count: max(0, 14 - text.count)) + text }
+            return name.padding(toLength: 24, withPad: " ", startingAt: 0)
+                + column(figure(predicted)) + "    " + column(figure(measured))
+                + String(format: "  %+7.1f%%", (measured - predicted) / predicted * 100)
+                + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
+        }
+        var rows: [String] = [
+            "rehearsal: \(devices.grouped) devices over \(connections) connections (one machine's share), the planned round trip on the wire",
+            "                             predicted          measured       gap",
+            row("a connection carries", predictedPerConnection, measuredPerConnection) {
+                Int(saturating: $0.rounded()).grouped + "/s"
+            },
+            row(
+                "the share takes",
+                predictedDuration.seconds,
+                measuredDuration.seconds
+            ) { String(format: "%.1f s", $0) },
+        ]
+        if let predictedCores {
+            rows.append(row("sender cores", predictedCores, measuredCores) { String(format: "%.3f", $0) })
+        } else {
+            rows.append(String(format: "sender cores: %.3f measured (no CPU cost to predict them)", measuredCores))
+        }
+        rows.append(
+            complete ? "every notification accepted; sender and sink agree" : "NOT every notification was accepted"
+        )
+        rows.append(
+            passed ? "verified: within 10%" : "NOT verified: a measurement is more than 10% from its prediction"
+        )
+        return rows.joined(separator: "\n")
+    }
+}
