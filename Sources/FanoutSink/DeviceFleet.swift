@@ -14,6 +14,8 @@ struct DeviceNotification {
     var id: UnsafeRawBufferPointer?
     /// `apns-push-type: background`: counted against the device's budget when there is one.
     var isBackground = false
+    /// An alert (`apns-push-type: alert`, or none): only an alert is stale when delivered late.
+    var isAlert = true
 
     /// `apns-expiration`, on the model's clock.
     enum Expiration: Equatable {
@@ -191,7 +193,7 @@ struct DeviceFleet: ~Copyable {
             expiresAt: expiresAt,
             collapse: notification.collapse,
             history: UInt32(place + 1),
-            flags: storedFor | Self.flags(of: app) | (notification.isBackground ? DeviceStoreEntry.background : 0)
+            flags: storedFor | Self.flags(of: app) | (notification.isAlert ? 0 : DeviceStoreEntry.notAlert)
         )
         counts.stored += 1
         if storedFor == DeviceStoreEntry.forPower {
@@ -224,7 +226,7 @@ struct DeviceFleet: ~Copyable {
                     at: entry.dueAt,
                     fromStorage: true,
                     history: Int(entry.history) - 1,
-                    background: entry.flags & DeviceStoreEntry.background != 0
+                    alert: entry.flags & DeviceStoreEntry.notAlert == 0
                 )
             } else {
                 counts.discardedExpired += 1
@@ -279,7 +281,7 @@ struct DeviceFleet: ~Copyable {
         at time: UInt64,
         fromStorage: Bool,
         history place: Int,
-        background: Bool = false
+        alert: Bool = true
     ) {
         switch app {
         case .enabled:
@@ -289,7 +291,7 @@ struct DeviceFleet: ~Copyable {
             note(fromStorage ? .deliveredFromStorage : .delivered, at: reached, place, token)
             let age = reached &- arrival
             let bound = settings.staleAfter
-            if fromStorage && !background && age > bound.wholeNanoseconds {
+            if fromStorage && alert && age > bound.wholeNanoseconds {
                 let id = findings.keepsExample(.staleDelivery) ? history.id(at: place, token: token) : nil
                 findings.record(.staleDelivery, idText: id, at: reached) {
                     "an alert delivered from storage \(FleetFindings.seconds(age)) after APNs received it (stale after \(DurationNotation.format(bound)))"

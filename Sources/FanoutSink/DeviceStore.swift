@@ -34,8 +34,8 @@ struct DeviceStoreEntry {
     /// The device's app state (`DeviceProfile.App`), kept so that a wake-up need not draw it again.
     static let disabled: UInt8 = 4
     static let uninstalled: UInt8 = 8
-    /// The stored notification is a background push (not an alert: never stale).
-    static let background: UInt8 = 16
+    /// The stored notification is not an alert (background, VoIP, a Live Activity…): never stale.
+    static let notAlert: UInt8 = 16
 
     var isStored: Bool { flags & Self.stored != 0 }
     /// When the store must look at it next: its stored notification is delivered at `dueAt` or

@@ -77,7 +77,7 @@ import Testing
         _ = Self.accept(&fleet, DeviceNotification(token: 1), id: 1, at: Self.t0)
         let withinTheBound = DeviceNotification(token: 2, expiration: .at(Self.t0 + 3600 * Self.second))
         _ = Self.accept(&fleet, withinTheBound, id: 2, at: Self.t0)
-        _ = Self.accept(&fleet, DeviceNotification(token: 3, isBackground: true), id: 3, at: Self.t0)
+        _ = Self.accept(&fleet, DeviceNotification(token: 3, isBackground: true, isAlert: false), id: 3, at: Self.t0)
         fleet.advance(to: Self.t0 + 3 * 3600 * Self.second)
         #expect(fleet.counts.deliveredFromStorage == 2 && fleet.counts.discardedExpired == 1)
         #expect(fleet.findings.count(.staleDelivery) == 1)

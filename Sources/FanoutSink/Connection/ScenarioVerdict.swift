@@ -76,9 +76,10 @@ extension DeviceNotification {
         if fields.collapseID.count > 0 {
             collapse = UInt32(truncatingIfNeeded: TokenList.hash(APNsRequestCheck.view(fields.collapseID, bytes)))
         }
-        isBackground =
-            fields.pushType.isPresent
-            && APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) == .background
+        let pushType =
+            fields.pushType.isPresent ? APNsPushType(bytes: APNsRequestCheck.view(fields.pushType, bytes)) : .alert
+        isBackground = pushType == .background
+        isAlert = pushType == .alert
         self.id = id
     }
 }
