@@ -141,36 +141,9 @@ enum ProviderMeasurements {
             guard let markUptime else { return 0 }
             return (Double(uptime) - Double(markUptime)) / 1e9
         }
-        let kept = sink.statistics.connections
-        let requests = max(1, kept.map(\.requests).reduce(0, +))
-        let connections = kept.map { connection in
-            SummaryDocument.Provider.Connection(
-                id: connection.id,
-                peer: connection.peer,
-                openedSeconds: sinceMark(connection.openedUptime),
-                closedSeconds: connection.closedUptime.map(sinceMark),
-                closedBy: connection.closedUptime == nil ? nil : connection.closedByProvider ? "provider" : "sink",
-                requests: connection.requests,
-                accepted: connection.accepted,
-                share: Double(connection.requests) / Double(requests),
-                peakStreams: connection.peakStreams,
-                meanStreams: connection.meanStreams,
-                busySeconds: Double(connection.busyNanoseconds) / 1e9,
-                refusedStreams: connection.refusedStreams,
-                busyFromSeconds: connection.busyFrom == 0 ? nil : sinceMark(connection.busyFrom),
-                maybeUnread: connection.maybeUnread
-            )
-        }
+        let connections = connections(sink.statistics.connections, sinceMark: sinceMark)
         let card = instrument.card
-        let checks = ProviderRule.allCases.map { rule in
-            SummaryDocument.Provider.Card.Check(
-                rule: rule,
-                count: card.count(rule),
-                examples: card.examples(rule).map {
-                    .init(token: $0.token, connection: $0.connection, atSeconds: sinceMark($0.at), detail: $0.detail)
-                }
-            )
-        }
+        let checks = checks(card, sinceMark: sinceMark)
         let expected = instrument.expected
         let expect = job.ending.expect
         let reached =
@@ -216,6 +189,45 @@ enum ProviderMeasurements {
         measurements.scenarioFile = job.configuration.scenario.file
         measurements.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         return measurements
+    }
+
+    /// The connections the sink kept, each with its share of the requests; times since the mark.
+    static func connections(
+        _ kept: [SinkConnectionSummary],
+        sinceMark: (UInt64) -> Double
+    ) -> [SummaryDocument.Provider.Connection] {
+        let requests = max(1, kept.map(\.requests).reduce(0, +))
+        return kept.map { connection in
+            SummaryDocument.Provider.Connection(
+                id: connection.id,
+                peer: connection.peer,
+                openedSeconds: sinceMark(connection.openedUptime),
+                closedSeconds: connection.closedUptime.map(sinceMark),
+                closedBy: connection.closedUptime == nil ? nil : connection.closedByProvider ? "provider" : "sink",
+                requests: connection.requests,
+                accepted: connection.accepted,
+                share: Double(connection.requests) / Double(requests),
+                peakStreams: connection.peakStreams,
+                meanStreams: connection.meanStreams,
+                busySeconds: Double(connection.busyNanoseconds) / 1e9,
+                refusedStreams: connection.refusedStreams,
+                busyFromSeconds: connection.busyFrom == 0 ? nil : sinceMark(connection.busyFrom),
+                maybeUnread: connection.maybeUnread
+            )
+        }
+    }
+
+    /// The card's count and examples, rule by rule; times since the mark.
+    static func checks(_ card: ProviderCard, sinceMark: (UInt64) -> Double) -> [SummaryDocument.Provider.Card.Check] {
+        ProviderRule.allCases.map { rule in
+            SummaryDocument.Provider.Card.Check(
+                rule: rule,
+                count: card.count(rule),
+                examples: card.examples(rule).map {
+                    .init(token: $0.token, connection: $0.connection, atSeconds: sinceMark($0.at), detail: $0.detail)
+                }
+            )
+        }
     }
 
     /// The scenario's latency and errors in a line: `latency fixed(5ms); errors Unregistered 3%`.
