@@ -15,13 +15,9 @@
 #   [FANOUT=BINARY] scripts/bench/provider.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-5}
-requests=${2:-200000}
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
+paired_start "$@"
 token=$(printf 'ab%.0s' $(seq 32))
 
 plain_port=$(free_port)
@@ -45,16 +41,9 @@ pair() {
     shift
     echo
     echo "$name: h2load $* -t 1, $requests requests"
-    printf '%-4s %16s %16s %8s\n' run "without --output" "with --output" ratio
-    : >"$work/ratios"
-    for run in $(seq "$runs"); do
-        a=$(rate "$plain_port" "$@")
-        b=$(rate "$instrument_port" "$@")
-        ratio=$(ratio_of "$a" "$b" 3)
-        printf '%-4s %16.0f %16.0f %8s\n' "$run" "$a" "$b" "$ratio"
-        echo "$ratio" >>"$work/ratios"
-    done
-    read -r median count _ _ < <(median_ratio "$work/ratios" 3)
+    local plain=(rate "$plain_port" "$@") instrumented=(rate "$instrument_port" "$@")
+    paired_runs "$runs" 16 3 "without --output" "with --output" plain instrumented
+    read -r median count _ _ <<<"$paired"
     echo "$name: with --output / without = $median (median of $count; target >= 0.95)"
 }
 

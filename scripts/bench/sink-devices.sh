@@ -9,13 +9,9 @@
 #   [FANOUT=BINARY] scripts/bench/sink-devices.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-5}
-requests=${2:-200000}
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
+paired_start "$@"
 plain_port=$(free_port)
 "$fanout" sink --listen "127.0.0.1:$plain_port" >"$work/plain.out" 2>/dev/null &
 pids+=($!)
@@ -51,16 +47,10 @@ rate() {
 }
 
 echo "h2load -n $requests -c 8 -m 100 -t 1, 10,000 tokens"
-printf '%-4s %14s %14s %8s\n' run plain "with fleet" ratio
-: >"$work/ratios"
-for run in $(seq "$runs"); do
-    a=$(rate "$work/plain.uris")
-    b=$(rate "$work/fleet.uris")
-    ratio=$(ratio_of "$a" "$b" 3)
-    printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
-    echo "$ratio" >>"$work/ratios"
-done
-read -r median count low high < <(median_ratio "$work/ratios" 3)
+plain=(rate "$work/plain.uris")
+fleet=(rate "$work/fleet.uris")
+paired_runs "$runs" 14 3 plain "with fleet" plain fleet
+read -r median count low high <<<"$paired"
 echo "median ratio $median over $count runs ($low … $high); target ≥ 0.9"
 kill -INT "$fleet_pid"
 wait "$fleet_pid" 2>/dev/null || true

@@ -14,13 +14,9 @@
 #   [FANOUT=BINARY] scripts/bench/sink.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-5}
-requests=${2:-200000}
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
+paired_start "$@"
 start_nghttpd
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
     -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
@@ -48,16 +44,9 @@ pair() {
     shift 3
     echo
     echo "$name: h2load $* -t 1"
-    printf '%-4s %14s %14s %8s\n' run nghttpd "fanout sink" ratio
-    : >"$work/ratios"
-    for run in $(seq "$runs"); do
-        a=$(rate "$a_url" "$@")
-        b=$(rate "$b_url" "$@")
-        ratio=$(ratio_of "$a" "$b" 2)
-        printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
-        echo "$ratio" >>"$work/ratios"
-    done
-    read -r median count _ _ < <(median_ratio "$work/ratios" 2)
+    local nghttpd=(rate "$a_url" "$@") sink=(rate "$b_url" "$@")
+    paired_runs "$runs" 14 2 nghttpd "fanout sink" nghttpd sink
+    read -r median count _ _ <<<"$paired"
     echo "$name: fanout sink / nghttpd = $median (median of $count; target >= 1.0)"
 }
 
