@@ -1,6 +1,12 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// The modules another project can depend on: each a library product of its own name.
+let libraries = [
+    "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutHTTP2",
+    "FanoutMeasure", "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport",
+]
+
 /// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
 func nio(_ modules: String...) -> [Target.Dependency] {
     modules.map { .product(name: $0, package: "swift-nio") }
@@ -26,21 +32,7 @@ let wireEnd: [Target.Dependency] =
 let package = Package(
     name: "fanout",
     platforms: [.macOS(.v14)],
-    products: [
-        .executable(name: "fanout", targets: ["fanout"]),
-        .library(name: "FanoutSettings", targets: ["FanoutSettings"]),
-        .library(name: "FanoutRandom", targets: ["FanoutRandom"]),
-        .library(name: "FanoutAPNs", targets: ["FanoutAPNs"]),
-        .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
-        .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
-        .library(name: "FanoutHPACK", targets: ["FanoutHPACK"]),
-        .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
-        .library(name: "FanoutMeasure", targets: ["FanoutMeasure"]),
-        .library(name: "FanoutSink", targets: ["FanoutSink"]),
-        .library(name: "FanoutClient", targets: ["FanoutClient"]),
-        .library(name: "FanoutResults", targets: ["FanoutResults"]),
-        .library(name: "FanoutReport", targets: ["FanoutReport"]),
-    ],
+    products: [.executable(name: "fanout", targets: ["fanout"])] + libraries.map { .library(name: $0, targets: [$0]) },
     // The `fanout` executable allocates through jemalloc on Linux (libjemalloc-dev): measured
     // against glibc's malloc by scripts/bench/allocator.sh. `--disable-default-traits` builds
     // it with glibc's.
