@@ -12,17 +12,12 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
 paired_start "$@"
-plain_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$plain_port" >"$work/plain.out" 2>/dev/null &
-pids+=($!)
-wait_port "$plain_port"
-fleet_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$fleet_port" --device-offline 20% --device-return uniform:0s-120s \
-    --device-low-power 10% --device-disabled 2% --device-uninstalled 1% --device-delay lognormal:300ms,0.5 \
-    >"$work/fleet.out" 2>/dev/null &
-fleet_pid=$!
-pids+=("$fleet_pid")
-wait_port "$fleet_port"
+start_sink plain
+plain_port=$sink_port
+start_sink fleet --device-offline 20% --device-return uniform:0s-120s --device-low-power 10% --device-disabled 2% \
+    --device-uninstalled 1% --device-delay lognormal:300ms,0.5
+fleet_port=$sink_port
+fleet_pid=$sink_pid
 
 # uris PORT: 10,000 APNs paths of distinct tokens (h2load takes host and port from the first).
 uris() {
