@@ -426,13 +426,13 @@ struct LoadConnectionState {
         batch = nil
     }
 
-    mutating func leaveUnsent(_ notification: PendingNotification) {
+    private mutating func leaveUnsent(_ notification: PendingNotification) {
         countUnsent()
         notification.finish()
     }
 
     /// Leaves the batch's unclaimed tokens unsent.
-    mutating func leaveUnsent(_ batch: FeedBatch) {
+    private mutating func leaveUnsent(_ batch: FeedBatch) {
         for index in batch.claimRest() {
             countUnsent()
             batch.finish(index)
