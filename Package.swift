@@ -1,26 +1,38 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// The modules another project can depend on: each a library product of its own name.
+let libraries = [
+    "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutHTTP2",
+    "FanoutMeasure", "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport",
+]
+
+/// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
+func nio(_ modules: String...) -> [Target.Dependency] {
+    modules.map { .product(name: $0, package: "swift-nio") }
+}
+
+// The other packages' products more than one target imports.
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let atomics = Target.Dependency.product(name: "Atomics", package: "swift-atomics")
+let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+let histogram = Target.Dependency.product(name: "Histogram", package: "hdrhistogram-swift")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+
+/// What both ends of the wire, the sink and the load engine, are built on.
+let wireEnd: [Target.Dependency] =
+    [
+        "FanoutSettings", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHTTP2",
+        "FanoutMeasure", nioSSL, atomics, crypto, histogram,
+    ] + nio("NIOCore", "NIOPosix")
+
 // Fanout: fans one APNs notification out to millions of device tokens over HTTP/2 and
 // measures it truthfully. One module per concern; see README.md for the architecture.
 let package = Package(
     name: "fanout",
     platforms: [.macOS(.v14)],
-    products: [
-        .executable(name: "fanout", targets: ["fanout"]),
-        .library(name: "FanoutSettings", targets: ["FanoutSettings"]),
-        .library(name: "FanoutRandom", targets: ["FanoutRandom"]),
-        .library(name: "FanoutAPNs", targets: ["FanoutAPNs"]),
-        .library(name: "FanoutPayload", targets: ["FanoutPayload"]),
-        .library(name: "FanoutTokens", targets: ["FanoutTokens"]),
-        .library(name: "FanoutHPACK", targets: ["FanoutHPACK"]),
-        .library(name: "FanoutHTTP2", targets: ["FanoutHTTP2"]),
-        .library(name: "FanoutMeasure", targets: ["FanoutMeasure"]),
-        .library(name: "FanoutSink", targets: ["FanoutSink"]),
-        .library(name: "FanoutClient", targets: ["FanoutClient"]),
-        .library(name: "FanoutResults", targets: ["FanoutResults"]),
-        .library(name: "FanoutReport", targets: ["FanoutReport"]),
-    ],
+    products: [.executable(name: "fanout", targets: ["fanout"])] + libraries.map { .library(name: $0, targets: [$0]) },
     // The `fanout` executable allocates through jemalloc on Linux (libjemalloc-dev): measured
     // against glibc's malloc by scripts/bench/allocator.sh. `--disable-default-traits` builds
     // it with glibc's.
@@ -49,10 +61,7 @@ let package = Package(
         // named in errors, files appended line by line.
         .target(
             name: "FanoutSettings",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            dependencies: [crypto] + nio("NIOConcurrencyHelpers")
         ),
         // The seeded generator behind everything a run draws reproducibly.
         .target(name: "FanoutRandom"),
@@ -60,30 +69,19 @@ let package = Package(
         // names, push types, reasons and error bodies, device token formats, the digest.
         .target(
             name: "FanoutAPNs",
-            dependencies: ["FanoutSettings", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["FanoutSettings"] + nio("NIOCore")
         ),
         // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
         .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
         .target(
             name: "FanoutPayload",
-            dependencies: [
-                "FanoutSettings",
-                "FanoutAPNs",
-                "CFanoutSIMD",
-                .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            dependencies: ["FanoutSettings", "FanoutAPNs", "CFanoutSIMD"] + nio("NIOCore")
         ),
         // Token sets read, generated and split as streams, handed over in batches.
         .target(
             name: "FanoutTokens",
-            dependencies: [
-                "FanoutSettings",
-                "FanoutAPNs",
-                "CFanoutSIMD",
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            dependencies: ["FanoutSettings", "FanoutAPNs", "CFanoutSIMD", atomics] + nio("NIOConcurrencyHelpers")
         ),
         // HPACK (RFC 7541) on bytes in place: the encoder, the decoder, Huffman coding, tables.
         .target(name: "FanoutHPACK"),
@@ -91,13 +89,7 @@ let package = Package(
         // state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(
             name: "FanoutHTTP2",
-            dependencies: [
-                "FanoutHPACK",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            dependencies: ["FanoutHPACK", nioSSL] + nio("NIOCore", "NIOPosix", "NIOTLS")
         ),
         // What every figure is made of, for the sender and the sink alike: microsecond
         // histograms and their percentiles, packed seconds, lateness tallies, thread CPU clocks,
@@ -105,57 +97,22 @@ let package = Package(
         // HTTP/1.1 text server).
         .target(
             name: "FanoutMeasure",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            dependencies: [histogram, .product(name: "Prometheus", package: "swift-prometheus")]
+                + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
         // The mock APNs: validation, token auth, APNs' stream limits, statistics.
         .target(
             name: "FanoutSink",
-            dependencies: [
-                "FanoutSettings",
-                "FanoutRandom",
-                "FanoutHPACK",
-                "FanoutAPNs",
-                "FanoutPayload",
-                "FanoutHTTP2",
-                "FanoutMeasure",
-                "FanoutTokens",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: wireEnd + [
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         // The load engine: a pool of HTTP/2 connections sending a token set's notifications,
         // surviving faults, giving every token one final outcome.
         .target(
             name: "FanoutClient",
-            dependencies: [
-                "FanoutSettings",
-                "FanoutRandom",
-                "FanoutHPACK",
-                "FanoutAPNs",
-                "FanoutPayload",
-                "FanoutTokens",
-                "FanoutHTTP2",
-                "FanoutMeasure",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            dependencies: wireEnd
         ),
         // The documents a run leaves, and nothing of the engine: summary.json (with the sink's
         // provider section), probe.json, search.json, plan.json, the repeat manifest, their
@@ -163,12 +120,7 @@ let package = Package(
         // reads results links neither.
         .target(
             name: "FanoutResults",
-            dependencies: [
-                "FanoutSettings",
-                "FanoutAPNs",
-                "FanoutMeasure",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutMeasure", histogram]
         ),
         // Results, from making them to judging them, a folder a room: Assembly (the engine's and
         // the sink's outcomes into documents: run and sink summaries, the harness account,
@@ -186,7 +138,7 @@ let package = Package(
                 "FanoutClient",
                 "FanoutTokens",
                 "FanoutMeasure",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                histogram,
             ]
         ),
         // The jobs the commands call: the main job (the sink embedded in the process, a
@@ -196,8 +148,7 @@ let package = Package(
             name: "FanoutRun",
             dependencies: [
                 "FanoutSettings",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                serviceLifecycle,
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTokens",
@@ -207,10 +158,8 @@ let package = Package(
                 "FanoutClient",
                 "FanoutReport",
                 "FanoutResults",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+                crypto,
+            ] + nio("NIOConcurrencyHelpers", "NIOCore", "NIOPosix")
         ),
         // The command line: options in, library calls out; no logic of its own.
         .executableTarget(
@@ -226,39 +175,27 @@ let package = Package(
                 "FanoutReport",
                 "FanoutResults",
                 "FanoutRun",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                argumentParser,
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
+                serviceLifecycle,
+            ] + nio("NIOConcurrencyHelpers", "NIOCore", "NIOPosix"),
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux], traits: ["Jemalloc"]))]
         ),
         // The cost gate's workload as a program, for scripts/cost.sh (callgrind).
         .executableTarget(
             name: "fanout-cost",
-            dependencies: [
-                "FanoutTokens",
-                "FanoutRun",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["FanoutTokens", "FanoutRun", argumentParser]
         ),
         // Helpers the test targets share: peer processes with bounded waits, free ports, Python peers.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
         .testTarget(name: "FanoutSettingsTests", dependencies: ["FanoutSettings"]),
         .testTarget(
             name: "FanoutAPNsTests",
-            dependencies: ["FanoutAPNs", "FanoutRandom", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["FanoutAPNs", "FanoutRandom"] + nio("NIOCore")
         ),
         .testTarget(
             name: "FanoutHPACKTests",
-            dependencies: [
-                "FanoutRandom",
-                "FanoutHPACK",
-                "FanoutTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
+            dependencies: ["FanoutRandom", "FanoutHPACK", "FanoutTestSupport"] + nio("NIOCore"),
             exclude: ["Peers"]
         ),
         .testTarget(
@@ -267,13 +204,9 @@ let package = Package(
                 "FanoutRandom",
                 "FanoutHTTP2",
                 "FanoutTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
-            ],
+            ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "NIOEmbedded"),
             exclude: ["Peers"]
         ),
         .testTarget(
@@ -282,11 +215,8 @@ let package = Package(
                 "FanoutMeasure",
                 "FanoutTestSupport",
                 "FanoutRandom",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+                histogram,
+            ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix")
         ),
         .testTarget(
             name: "FanoutTokensTests",
@@ -300,11 +230,8 @@ let package = Package(
                 "FanoutHTTP2",
                 "FanoutAPNs",
                 "FanoutTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+                crypto,
+            ] + nio("NIOCore", "NIOEmbedded", "NIOPosix"),
             exclude: ["Peers"]
         ),
         .testTarget(
@@ -320,12 +247,9 @@ let package = Package(
                 "FanoutHTTP2",
                 "FanoutAPNs",
                 "FanoutTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+                crypto,
+                histogram,
+            ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix")
         ),
         .testTarget(
             name: "FanoutReportTests",
@@ -340,7 +264,7 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTestSupport",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                histogram,
             ],
             exclude: ["Peers", "Golden"]
         ),
@@ -348,14 +272,24 @@ let package = Package(
         .testTarget(
             name: "FanoutRunTests",
             dependencies: [
-                "FanoutRun", "FanoutClient", "FanoutMeasure", "FanoutAPNs", "FanoutSettings", "FanoutTestSupport",
+                "FanoutRun",
+                "FanoutClient",
+                "FanoutMeasure",
+                "FanoutAPNs",
+                "FanoutSettings",
+                "FanoutTestSupport",
             ]
         ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutCommandTests",
             dependencies: [
-                "fanout", "fanout-cost", "FanoutRun", "FanoutReport", "FanoutMeasure", "FanoutSettings",
+                "fanout",
+                "fanout-cost",
+                "FanoutRun",
+                "FanoutReport",
+                "FanoutMeasure",
+                "FanoutSettings",
                 "FanoutTestSupport",
             ],
             exclude: ["Peers"]
@@ -367,9 +301,8 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutRandom",
                 "FanoutTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ],
+            ] + nio("NIOCore"),
             exclude: ["Golden"]
         ),
     ],

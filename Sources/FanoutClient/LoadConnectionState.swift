@@ -68,12 +68,14 @@ struct LoadConnectionState {
         case wait
     }
 
-    private let feed: NotificationFeed
+    // Internal, not private: the state LoadConnectionState+Turn.swift and +Work.swift change
+    // (only `LoadConnection`, in this module, holds a state); the rest is private.
+    let feed: NotificationFeed
     /// The open model's schedule, `nil` for the closed model.
-    private let tickets: ArrivalTickets?
+    let tickets: ArrivalTickets?
     /// The connection slot it fills: whose share of the tickets it claims.
-    private let slot: Int
-    private let streamTimeout: UInt64
+    let slot: Int
+    let streamTimeout: UInt64
     private var retryPolicy: RetryPolicy
     /// Tokens answered 410 are kept for `--gone-tokens` when this is set.
     private let collectsGone: Bool
@@ -81,44 +83,44 @@ struct LoadConnectionState {
 
     /// Nothing is sent before this time (uptime nanoseconds; `--start-at`), 0 once it passed
     /// or when none was set.
-    private var notBefore: UInt64
-    private var slots: [InFlight?]
+    var notBefore: UInt64
+    var slots: [InFlight?]
     private var freeSlots: [Int]
     private(set) var inFlight = 0
     /// Sent again as soon as a stream is free (refused streams: the server never saw them).
-    private var resend: [PendingNotification] = []
+    var resend: [PendingNotification] = []
     /// Waiting for their backoff to pass, earliest last.
-    private var retries: [(due: UInt64, notification: PendingNotification)] = []
+    var retries: [(due: UInt64, notification: PendingNotification)] = []
     /// The batch this connection claims new tokens from, while it has unclaimed ones (other
     /// connections may claim from it too: `FeedBatch`). Let go of once it is spent: from then
     /// on in-flight notifications hold it, and the last to finish recycles it.
-    private var batch: FeedBatch?
+    var batch: FeedBatch?
     /// The feed had nothing ready: ask again at this time.
-    private var starvedUntil: UInt64 = 0
-    private var feedFinished = false
+    var starvedUntil: UInt64 = 0
+    var feedFinished = false
     /// The schedule (or the closed model's duration) is over: no new token is started.
     private(set) var scheduleEnded = false
     /// The open model: a new token taken before its ticket fell due; it goes out with the
     /// slot's next ticket. (A connection without a token claims no ticket: its slot's tickets
     /// then go, overdue, to connections that have tokens.)
-    private var waiting: PendingNotification?
+    var waiting: PendingNotification?
     /// When to ask for the next ticket: the start of its pacing window (0: none is waited for).
-    private var nextTicketAt: UInt64 = 0
+    var nextTicketAt: UInt64 = 0
     /// When a stream last came free after all were busy: a ticket due before then waited for
     /// the server, not for the generator.
-    private var capacityFreedAt: UInt64 = 0
+    var capacityFreedAt: UInt64 = 0
     /// The streams in flight when the last turn stopped for want of one (the server's limit).
-    private var capacityStreams = 0
+    var capacityStreams = 0
     /// Since when every stream has been busy without a break (0: the last turn ended with a
     /// stream to spare and nothing to send on it). A ticket due before then waited for
     /// something else first (its connection, the generator): only the time after is a stream
     /// wait. A turn that frees a stream and fills it again is no break.
-    private var busySince: UInt64 = 0
+    var busySince: UInt64 = 0
     /// The stream wait of the notification the last `.send` step handed out (microseconds),
     /// kept here for `sent(…)` rather than carried through the connection.
     private var sendingStreamWait: UInt32 = 0
     /// The open model's tickets go out a window at a time (`PacingWindow`).
-    private var pacing: PacingWindow
+    var pacing: PacingWindow
     /// The largest pacing window it has used (nanoseconds).
     var largestPacingWindow: UInt64 { pacing.largest }
     private var isWritable = true
@@ -127,16 +129,16 @@ struct LoadConnectionState {
     /// The loss epoch (`NotificationFeed.lossEpoch`) this connection has shown its peer alive
     /// through: it takes started notifications handed back after a loss only when this covers
     /// the loss.
-    private(set) var provenEpoch: UInt64 = 0
+    var provenEpoch: UInt64 = 0
     /// The epoch and send time of the PING that is to show it, while unacknowledged.
-    private var proofPing: (epoch: UInt64, sentAt: UInt64)?
+    var proofPing: (epoch: UInt64, sentAt: UInt64)?
     /// Whether the last turn stopped for want of a stream (or writability) rather than work:
     /// then only an answer (or a window) can let more go, and no timer is needed for retries or
     /// the feed.
-    private var atCapacity = false
-    private var lastTimeoutScan: UInt64
+    var atCapacity = false
+    var lastTimeoutScan: UInt64
     /// Where the timeout scan under way goes on (`resetOverdue`).
-    private var timeoutScanPosition = 0
+    var timeoutScanPosition = 0
     private var lastFlush: UInt64
     /// Requests sent here and already added to the run's statistics.
     private var flushedRequests = 0
@@ -411,147 +413,13 @@ struct LoadConnectionState {
         return authorization
     }
 
-    // MARK: Deciding
+    // MARK: Deciding (the turn's start: +Turn.swift; the next notification: +Work.swift)
 
     /// Whether the turn's start has steps left (a PING or a reset returned before the sends).
-    private var inTurnStart = false
-
-    /// What a turn does before it sends: waits for the start time, resets streams past their
-    /// timeout, proves the peer alive when lost work waits. A step, or `nil` to go on sending.
-    private mutating func startTurn(now: UInt64) -> Step? {
-        inTurnStart = true
-        if notBefore != 0 {
-            // Ready early (SETTINGS exchanged): `nextWakeUp` brings it back at the start.
-            guard now >= notBefore else { return .wait }
-            notBefore = 0
-            capacityFreedAt = now
-        }
-        // A pass under way goes on to its end, even once nothing is left in flight.
-        let scanDue = inFlight > 0 && now >= lastTimeoutScan + Self.timeoutScanInterval
-        if timeoutScanPosition > 0 || scanDue, let step = resetOverdue(now: now) { return step }
-        if let epoch = proofNeeded(now: now) { return .ping(epoch) }
-        if atCapacity { capacityFreedAt = now }
-        inTurnStart = false
-        return nil
-    }
-
-    /// A PING's epoch to send, when notifications lost elsewhere wait for a connection whose
-    /// peer is alive since the loss, and this one has not shown it (`NotificationFeed`). A PING
-    /// unanswered for the stream timeout stands as an answer: the notifications are sent, and a
-    /// dead connection costs them a try as before — the wait is bounded.
-    private mutating func proofNeeded(now: UInt64) -> UInt64? {
-        if let ping = proofPing {
-            guard now - min(now, ping.sentAt) >= streamTimeout else { return nil }
-            proofPing = nil
-            provenEpoch = max(provenEpoch, ping.epoch)
-        }
-        guard feed.startedWaiting > 0 else { return nil }
-        let epoch = feed.lossEpoch
-        guard epoch > provenEpoch else { return nil }
-        proofPing = (epoch, now)
-        return epoch
-    }
-
-    /// The next stream unanswered for the stream timeout, reset and settled as timed out; the
-    /// next call goes on from the slot after it (one pass over the slots however many time out),
-    /// and the pass ends by noting the time.
-    private mutating func resetOverdue(now: UInt64) -> Step? {
-        while timeoutScanPosition < slots.count {
-            let index = timeoutScanPosition
-            timeoutScanPosition += 1
-            guard let entry = slots[index], now - entry.sentAt >= streamTimeout else { continue }
-            _ = release(tag: UInt64(index))
-            return .reset(stream: entry.stream, started: settle(entry, after: .timedOut, now: now))
-        }
-        timeoutScanPosition = 0
-        lastTimeoutScan = now
-        return nil
-    }
-
-    /// The next notification: one to send again, a retry whose time has come, one another
-    /// connection handed back, or a new token (the open model: once its ticket falls in the
-    /// pacing window, with the generator's lag and its wait for a stream).
-    private mutating func nextNotification(now: UInt64) -> (PendingNotification, UInt64?, StreamWait?)? {
-        if let notification = resend.popLast() { return (notification, nil, nil) }
-        if let retry = retries.last, retry.due <= now {
-            retries.removeLast()
-            return (retry.notification, nil, nil)
-        }
-        if let started = feed.takeStarted(proven: provenEpoch) { return (started, nil, nil) }
-        if !scheduleEnded && feed.isClosed { endSchedule() }
-        if scheduleEnded {
-            feedFinished = true
-            return nil
-        }
-        guard let tickets else { return nextToken(now: now).map { ($0, nil, nil) } }
-        let horizon = pacing.horizon(now: now)
-        // Its ticket is known to fall in a later window: no need to ask (an answer's turn).
-        if waiting != nil, nextTicketAt > horizon { return nil }
-        guard var notification = waiting.take() ?? nextToken(now: now) else { return nil }
-        // Handed back after its first send: its time was kept, it needs no ticket.
-        if notification.firstSentAt != 0 { return (notification, nil, nil) }
-        switch tickets.claim(now: now, slot: slot, until: horizon) {
-        case .due(let due):
-            nextTicketAt = 0
-            let slot = slot
-            pacing.ticket { tickets.spacing(slot: slot) }
-            // Sent early in its window: its latency counts from now, when it went out.
-            notification.firstSentAt = min(due, now)
-            // A wait for a stream, when streams were what was short (not writability, not the
-            // connection itself: one opened after its tickets fell due waited for connecting).
-            let freed = min(now, capacityFreedAt)
-            let busyFrom = max(due, busySince)
-            let waited =
-                freed > busyFrom && capacityStreams > 0
-                ? StreamWait(nanoseconds: freed - busyFrom, streams: capacityStreams) : nil
-            return (notification, now - min(now, max(due, capacityFreedAt)), waited)
-        case .notYet(let due):
-            waiting = notification
-            // Woken at the start of the ticket's pacing window; at the ticket's own time when
-            // that start has passed (a ticket of another slot, free to take once overdue).
-            let start = pacing.wake(for: due)
-            nextTicketAt = start > now ? start : due
-            return nil
-        case .exhausted:
-            waiting = notification
-            endSchedule()
-            feedFinished = true
-            return nil
-        }
-    }
-
-    /// The batch's next token, or new work from the feed.
-    private mutating func nextToken(now: UInt64) -> PendingNotification? {
-        while true {
-            if let current = batch {
-                if let index = current.claim() {
-                    if index == current.count - 1 { batch = nil }
-                    return PendingNotification(batch: current, index: Int32(index), attempts: 0, firstSentAt: 0)
-                }
-                // Another connection claimed the rest.
-                batch = nil
-            }
-            guard now >= starvedUntil else { return nil }
-            starvedUntil = 0
-            switch feed.take(proven: provenEpoch) {
-            case .returned(let notification):
-                return notification
-            case .batch(let next):
-                batch = next
-            case .notReady:
-                starvedUntil = now + Self.feedPollInterval
-                return nil
-            case .finished:
-                feedFinished = true
-                // Its tickets are the other connections' now, without waiting.
-                tickets?.retire(slot: slot)
-                return nil
-            }
-        }
-    }
+    var inTurnStart = false
 
     /// The schedule is over: the rest of the batch is not sent.
-    private mutating func endSchedule() {
+    mutating func endSchedule() {
         scheduleEnded = true
         if let waiting = waiting.take() { leaveUnsent(waiting) }
         if let batch { leaveUnsent(batch) }

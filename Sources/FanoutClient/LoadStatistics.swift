@@ -5,54 +5,48 @@ import FanoutMeasure
 import Histogram
 import NIOConcurrencyHelpers
 
-/// Why a notification failed without an APNs answer.
-public enum FailureCause: String, Sendable, Hashable, CaseIterable {
+/// Why a notification failed without an APNs answer. Its raw value is the name summary.json
+/// counts it under; an endpoint never reached fails with `EndpointFailure`'s cause, by that
+/// cause's name, so a new cause there is a failed reason here without another word.
+public enum FailureCause: Sendable, Hashable, CaseIterable, RawRepresentable {
     /// Its connection closed (or could not be opened) every time it was tried.
-    case connectionLost = "ConnectionLost"
+    case connectionLost
     /// No answer within the stream timeout, every time.
-    case timeout = "Timeout"
+    case timeout
     /// The server reset its stream (other than REFUSED_STREAM, which is sent again).
-    case streamReset = "StreamReset"
+    case streamReset
     /// An answer without a known APNs reason, e.g. a gateway's 502 without a body.
-    case unexpectedResponse = "UnexpectedResponse"
+    case unexpectedResponse
     /// The run was stopped before it could be sent.
-    case cancelled = "Cancelled"
-    // The endpoint was never reached (`EndpointFailure.Cause`): what stood in the way.
-    case nameNotResolved = "NameNotResolved"
-    case connectionRefused = "ConnectionRefused"
-    case connectTimeout = "ConnectTimeout"
-    case connectFailed = "ConnectFailed"
-    case certificateNotTrusted = "CertificateNotTrusted"
-    case certificateExpired = "CertificateExpired"
-    case certificateNameMismatch = "CertificateNameMismatch"
-    case tlsHandshakeFailed = "TLSHandshakeFailed"
-    case alpnNotH2 = "ALPNNotH2"
-    case notHTTP2 = "NotHTTP2"
-    case closedBeforeSettings = "ClosedBeforeSettings"
-    case goAwayBeforeAnswer = "GoAwayBeforeAnswer"
-    case forbidden = "Forbidden"
+    case cancelled
+    /// The endpoint was never reached: what stood in the way.
+    case unreachable(EndpointFailure.Cause)
+
+    public static let allCases: [FailureCause] =
+        [.connectionLost, .timeout, .streamReset, .unexpectedResponse, .cancelled]
+        + EndpointFailure.Cause.allCases.map { .unreachable($0) }
 
     static let all = FailureCause.allCases
 
-    /// What a notification failed with when the endpoint could not be reached: the cause of
-    /// the same name (a switch, so that a new `EndpointFailure.Cause` does not compile until it
-    /// has a failed reason in summary.json).
-    public init(_ cause: EndpointFailure.Cause) {
-        switch cause {
-        case .nameNotResolved: self = .nameNotResolved
-        case .connectionRefused: self = .connectionRefused
-        case .connectTimeout: self = .connectTimeout
-        case .connectFailed: self = .connectFailed
-        case .certificateNotTrusted: self = .certificateNotTrusted
-        case .certificateExpired: self = .certificateExpired
-        case .certificateNameMismatch: self = .certificateNameMismatch
-        case .tlsHandshakeFailed: self = .tlsHandshakeFailed
-        case .alpnNotH2: self = .alpnNotH2
-        case .notHTTP2: self = .notHTTP2
-        case .closedBeforeSettings: self = .closedBeforeSettings
-        case .goAwayBeforeAnswer: self = .goAwayBeforeAnswer
-        case .forbidden: self = .forbidden
+    public var rawValue: String {
+        switch self {
+        case .connectionLost: "ConnectionLost"
+        case .timeout: "Timeout"
+        case .streamReset: "StreamReset"
+        case .unexpectedResponse: "UnexpectedResponse"
+        case .cancelled: "Cancelled"
+        case .unreachable(let cause): cause.rawValue
         }
+    }
+
+    public init?(rawValue: String) {
+        guard let cause = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = cause
+    }
+
+    /// What a notification failed with when the endpoint could not be reached.
+    public init(_ cause: EndpointFailure.Cause) {
+        self = .unreachable(cause)
     }
 }
 

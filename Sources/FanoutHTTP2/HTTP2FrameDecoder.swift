@@ -110,44 +110,9 @@ public struct HTTP2FrameDecoder: ~Copyable {
                 flowControlledLength: total
             )
         case .headers:
-            try requireStream(stream, "HEADERS")
-            try removePadding(flags, &payload, "HEADERS")
-            if flags & HTTP2Flags.priority != 0 {
-                guard payload.count >= 5 else {
-                    throw HTTP2FrameError(.frameSizeError, "HEADERS with PRIORITY is shorter than its 5 priority bytes")
-                }
-                payload = UnsafeRawBufferPointer(rebasing: payload[5...])
-            }
-            let endStream = flags & HTTP2Flags.endStream != 0
-            guard flags & HTTP2Flags.endHeaders == 0 else {
-                return .headers(stream: stream, block: payload, endStream: endStream)
-            }
-            // The block goes on in CONTINUATION frames: keep its start.
-            pendingHeaders = (stream, endStream)
-            continuations = 0
-            joined.clear()
-            joined.write(payload)
-            return nil
+            return try headers(flags: flags, stream: stream, payload: payload)
         case .continuation:
-            guard let pending = pendingHeaders else {
-                throw HTTP2FrameError(.protocolError, "CONTINUATION without a HEADERS frame before it")
-            }
-            continuations += 1
-            guard continuations <= maxContinuationFrames else {
-                pendingHeaders = nil
-                throw HTTP2FrameError(
-                    .enhanceYourCalm,
-                    "more than \(maxContinuationFrames) CONTINUATION frames in one header block"
-                )
-            }
-            guard joined.count + payload.count <= maxHeaderBlockSize else {
-                pendingHeaders = nil
-                throw HTTP2FrameError(.enhanceYourCalm, "the header block is over \(maxHeaderBlockSize) bytes")
-            }
-            joined.write(payload)
-            guard flags & HTTP2Flags.endHeaders != 0 else { return nil }
-            pendingHeaders = nil
-            return .headers(stream: stream, block: joined.bytes, endStream: pending.endStream)
+            return try continuation(flags: flags, stream: stream, payload: payload)
         case .priority:
             try requireStream(stream, "PRIORITY")
             guard payload.count == 5 else {
@@ -192,6 +157,64 @@ public struct HTTP2FrameDecoder: ~Copyable {
         case nil:
             return nil  // Unknown frame types are ignored (RFC 9113 §4.1).
         }
+    }
+
+    /// A HEADERS frame: its header block when the frame ends it, or `nil` when the block goes
+    /// on in CONTINUATION frames (its start is kept in `joined`).
+    @inline(__always)
+    private mutating func headers(
+        flags: UInt8,
+        stream: UInt32,
+        payload: UnsafeRawBufferPointer
+    ) throws(HTTP2FrameError) -> HTTP2FrameView? {
+        var payload = payload
+        try requireStream(stream, "HEADERS")
+        try removePadding(flags, &payload, "HEADERS")
+        if flags & HTTP2Flags.priority != 0 {
+            guard payload.count >= 5 else {
+                throw HTTP2FrameError(.frameSizeError, "HEADERS with PRIORITY is shorter than its 5 priority bytes")
+            }
+            payload = UnsafeRawBufferPointer(rebasing: payload[5...])
+        }
+        let endStream = flags & HTTP2Flags.endStream != 0
+        guard flags & HTTP2Flags.endHeaders == 0 else {
+            return .headers(stream: stream, block: payload, endStream: endStream)
+        }
+        // The block goes on in CONTINUATION frames: keep its start.
+        pendingHeaders = (stream, endStream)
+        continuations = 0
+        joined.clear()
+        joined.write(payload)
+        return nil
+    }
+
+    /// A CONTINUATION frame: the whole header block once this frame ends it, `nil` before;
+    /// bounded in frames and bytes (the CONTINUATION flood).
+    @inline(__always)
+    private mutating func continuation(
+        flags: UInt8,
+        stream: UInt32,
+        payload: UnsafeRawBufferPointer
+    ) throws(HTTP2FrameError) -> HTTP2FrameView? {
+        guard let pending = pendingHeaders else {
+            throw HTTP2FrameError(.protocolError, "CONTINUATION without a HEADERS frame before it")
+        }
+        continuations += 1
+        guard continuations <= maxContinuationFrames else {
+            pendingHeaders = nil
+            throw HTTP2FrameError(
+                .enhanceYourCalm,
+                "more than \(maxContinuationFrames) CONTINUATION frames in one header block"
+            )
+        }
+        guard joined.count + payload.count <= maxHeaderBlockSize else {
+            pendingHeaders = nil
+            throw HTTP2FrameError(.enhanceYourCalm, "the header block is over \(maxHeaderBlockSize) bytes")
+        }
+        joined.write(payload)
+        guard flags & HTTP2Flags.endHeaders != 0 else { return nil }
+        pendingHeaders = nil
+        return .headers(stream: stream, block: joined.bytes, endStream: pending.endStream)
     }
 
     private func removePadding(

@@ -141,26 +141,7 @@ enum ProviderMeasurements {
             guard let markUptime else { return 0 }
             return (Double(uptime) - Double(markUptime)) / 1e9
         }
-        let kept = sink.statistics.connections
-        let requests = max(1, kept.map(\.requests).reduce(0, +))
-        let connections = kept.map { connection in
-            SummaryDocument.Provider.Connection(
-                id: connection.id,
-                peer: connection.peer,
-                openedSeconds: sinceMark(connection.openedUptime),
-                closedSeconds: connection.closedUptime.map(sinceMark),
-                closedBy: connection.closedUptime == nil ? nil : connection.closedByProvider ? "provider" : "sink",
-                requests: connection.requests,
-                accepted: connection.accepted,
-                share: Double(connection.requests) / Double(requests),
-                peakStreams: connection.peakStreams,
-                meanStreams: connection.meanStreams,
-                busySeconds: Double(connection.busyNanoseconds) / 1e9,
-                refusedStreams: connection.refusedStreams,
-                busyFromSeconds: connection.busyFrom == 0 ? nil : sinceMark(connection.busyFrom),
-                maybeUnread: connection.maybeUnread
-            )
-        }
+        let connections = connections(sink.statistics.connections, sinceMark: sinceMark)
         let card = instrument.card
         let checks = Self.checks(card, fleet: sink.fleet, sinceMark: sinceMark)
         let expected = instrument.expected
@@ -208,6 +189,32 @@ enum ProviderMeasurements {
         measurements.scenarioFile = job.configuration.scenario.file
         measurements.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         return measurements
+    }
+
+    /// The connections the sink kept, each with its share of the requests; times since the mark.
+    static func connections(
+        _ kept: [SinkConnectionSummary],
+        sinceMark: (UInt64) -> Double
+    ) -> [SummaryDocument.Provider.Connection] {
+        let requests = max(1, kept.map(\.requests).reduce(0, +))
+        return kept.map { connection in
+            SummaryDocument.Provider.Connection(
+                id: connection.id,
+                peer: connection.peer,
+                openedSeconds: sinceMark(connection.openedUptime),
+                closedSeconds: connection.closedUptime.map(sinceMark),
+                closedBy: connection.closedUptime == nil ? nil : connection.closedByProvider ? "provider" : "sink",
+                requests: connection.requests,
+                accepted: connection.accepted,
+                share: Double(connection.requests) / Double(requests),
+                peakStreams: connection.peakStreams,
+                meanStreams: connection.meanStreams,
+                busySeconds: Double(connection.busyNanoseconds) / 1e9,
+                refusedStreams: connection.refusedStreams,
+                busyFromSeconds: connection.busyFrom == 0 ? nil : sinceMark(connection.busyFrom),
+                maybeUnread: connection.maybeUnread
+            )
+        }
     }
 
     /// The card's checks, each with its examples (times since the mark). The fleet's rules are

@@ -125,13 +125,15 @@ public struct RunJob: Sendable {
             configuration.transport = security.clientTransport
             configuration.providerTokens = security.providerTokens
         }
-        let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: senderThreads)
-        defer { try? senderGroup.syncShutdownGracefully() }
-        let engine = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup)
-        started(engine)
-        let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
-        defer { metricsServer?.close() }
-        if let metricsServer { StandardStream.output.write("metrics on \(metricsServer.address)\n".utf8) }
+        let sender = try SenderEngine(
+            configuration: configuration,
+            tokens: tokens,
+            threads: senderThreads,
+            metrics: metrics,
+            started: started
+        )
+        defer { sender.close() }
+        let engine = sender.engine
         warnIfLate(configuration.shape.model.startAt)
         let sinkCPUAtStart = ThreadCPUClock.perLoop(of: sinkGroup)
         let report = engine.run(progress: progress)

@@ -264,13 +264,15 @@ public struct SendJob: Sendable {
         } catch {
             throw JobError("\(error)")
         }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        defer { try? group.syncShutdownGracefully() }
-        let engine = LoadEngine(configuration: configuration, tokens: stream, group: group)
-        started(engine)
-        let metricsServer = try metrics.map { try SenderMetrics(at: $0, engine: engine) }
-        defer { metricsServer?.close() }
-        if let metricsServer { StandardStream.output.write("metrics on \(metricsServer.address)\n".utf8) }
+        let sender = try SenderEngine(
+            configuration: configuration,
+            tokens: stream,
+            threads: threads,
+            metrics: metrics,
+            started: started
+        )
+        defer { sender.close() }
+        let engine = sender.engine
         warnIfLate(configuration.shape.model.startAt)
         // A token set that turns out bad part-way (a malformed line, a truncated file) ends the
         // run there: what was sent stays counted, and the report holds it invalid with the place.

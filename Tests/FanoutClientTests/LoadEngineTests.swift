@@ -104,7 +104,7 @@ import Testing
         }
         #expect(report.unreachable?.cause == .connectionRefused)
         #expect(report.abandoned?.contains("could not reach the endpoint: connection refused") == true)
-        #expect(report.snapshot.failed == [.connectionRefused: 100])
+        #expect(report.snapshot.failed == [.unreachable(.connectionRefused): 100])
         #expect(report.snapshot.accepted == 0)
         // The timeout, not eight tries in a row, ended it: well under the deadline.
         #expect(report.elapsed >= .milliseconds(500) && report.elapsed < .seconds(5))

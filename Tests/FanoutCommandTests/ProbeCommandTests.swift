@@ -139,9 +139,8 @@ import Testing
     @Test func nghttpdRefillsHalfItsWindow() throws {
         let folder = try RealEndpointTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let server = try PeerProcess("nghttpd", ["--no-tls", "--max-concurrent-streams=1000", "-d", folder, "0"])
+        let (server, port) = try PeerProcess.cleartextNghttpd(serving: folder, ["--max-concurrent-streams=1000"])
         defer { server.stop() }
-        let port = try listeningPort(of: server.processIdentifier)
         let probe = try Self.probe("http://127.0.0.1:\(port)", ["--flow-count", "5000"])
         #expect(try probe.window.connectionAtStart == 65_535)
         let refill = try probe.refill

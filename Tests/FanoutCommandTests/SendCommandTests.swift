@@ -12,6 +12,22 @@ import Testing
         return folder
     }
 
+    /// `fanout send` of the poll template with topic com.example.app and `options` to a
+    /// cleartext nghttpd (given `nghttpdOptions`) serving `folder`, stopped once it is done.
+    static func sendToNghttpd(
+        serving folder: String,
+        nghttpd nghttpdOptions: [String] = [],
+        _ options: [String]
+    ) throws -> CommandRunner.Result {
+        let (server, port) = try PeerProcess.cleartextNghttpd(serving: folder, nghttpdOptions)
+        defer { server.stop() }
+        let endpoint = ["--endpoint", "http://127.0.0.1:\(port)"]
+        return try CommandRunner.run(
+            ["send"] + endpoint + ["--template", "fixtures/poll.json", "--topic", "com.example.app"] + options,
+            timeout: .seconds(120)
+        )
+    }
+
     @Test func toTheSinkOverTLSWithTokenAuthAndGoneTokensWrittenOut() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -59,16 +75,10 @@ import Testing
     @Test func toNghttpdAPeerNobodyHereWrote() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "0"])
-        defer { server.stop() }
-        let port = try listeningPort(of: server.processIdentifier)
-        let result = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "5000", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--connections", "2", "--streams", "200",
-                "--output", folder + "/run",
-            ],
-            timeout: .seconds(120)
+        let result = try Self.sendToNghttpd(
+            serving: folder,
+            nghttpd: ["--echo-upload"],
+            ["--generate", "5000", "--connections", "2", "--streams", "200", "--output", folder + "/run"]
         )
         #expect(result.status == 0, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
@@ -90,9 +100,8 @@ import Testing
 
         """.write(toFile: folder + "/headers.scenario", atomically: true, encoding: .utf8)
         // nghttpd -v prints every header it receives.
-        let server = try PeerProcess("nghttpd", ["--no-tls", "-v", "-d", folder, "0"])
+        let (server, port) = try PeerProcess.cleartextNghttpd(serving: folder, ["-v"])
         defer { server.stop() }
-        let port = try listeningPort(of: server.processIdentifier)
         let result = try CommandRunner.run(
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3", "--template", "fixtures/poll.json",
@@ -188,16 +197,10 @@ import Testing
     @Test func repeatsWriteAFolderEachAndTheGateReadsTheirMedians() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let server = try PeerProcess("nghttpd", ["--no-tls", "--echo-upload", "-d", folder, "0"])
-        defer { server.stop() }
-        let port = try listeningPort(of: server.processIdentifier)
-        let result = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "500", "--template",
-                "fixtures/poll.json",
-                "--topic", "com.example.app", "--repeat", "3", "--output", folder + "/runs",
-            ],
-            timeout: .seconds(120)
+        let result = try Self.sendToNghttpd(
+            serving: folder,
+            nghttpd: ["--echo-upload"],
+            ["--generate", "500", "--repeat", "3", "--output", folder + "/runs"]
         )
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("repeat 3 of 3"))
@@ -214,16 +217,12 @@ import Testing
     @Test func theOpenModelToNghttpd() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let server = try PeerProcess("nghttpd", ["--no-tls", "-d", folder, "0"])
-        defer { server.stop() }
-        let port = try listeningPort(of: server.processIdentifier)
-        let result = try CommandRunner.run(
+        let result = try Self.sendToNghttpd(
+            serving: folder,
             [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--rate", "1000/s", "--duration", "1500ms",
-                "--max-lag", "1s", "--output", folder + "/run",
-            ],
-            timeout: .seconds(120)
+                "--generate", "100000", "--rate", "1000/s", "--duration", "1500ms", "--max-lag", "1s", "--output",
+                folder + "/run",
+            ]
         )
         // nghttpd answers 404 without an APNs reason: each is a failure, sent exactly on schedule.
         #expect(result.status == 3, "\(result.standardError)")

@@ -78,22 +78,16 @@ import Testing
             try PeerProcess.run("bash", ["-c", script], timeout: .seconds(30))
         }
         // Process substitution: text, then binary, back to text.
-        let substituted = try shell(
-            "'\(fanout)' tokens convert --tokens <(cat '\(text)') --output '\(folder)/a.txt' --format text"
-        )
-        #expect(substituted.status == 0, "\(substituted.errors)")
-        #expect(
-            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/a.txt"))
-                == Data(contentsOf: URL(fileURLWithPath: text))
-        )
-        let binaryPipe = try shell(
-            "'\(fanout)' tokens convert --tokens <(cat '\(binary)') --output '\(folder)/b.txt' --format text"
-        )
-        #expect(binaryPipe.status == 0, "\(binaryPipe.errors)")
-        #expect(
-            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/b.txt"))
-                == Data(contentsOf: URL(fileURLWithPath: text))
-        )
+        for (set, output) in [(text, "\(folder)/a.txt"), (binary, "\(folder)/b.txt")] {
+            let substituted = try shell(
+                "'\(fanout)' tokens convert --tokens <(cat '\(set)') --output '\(output)' --format text"
+            )
+            #expect(substituted.status == 0, "\(set): \(substituted.errors)")
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: output)) == Data(contentsOf: URL(fileURLWithPath: text)),
+                "\(set)"
+            )
+        }
         // A binary stream cut short, and one with bytes past its records: errors, not crashes.
         let cut = try shell("'\(fanout)' tokens count --tokens <(head -c 1000 '\(binary)')")
         #expect(cut.status == 1, "\(cut.errors)")

@@ -209,6 +209,20 @@ public func withRefusingPort<T>(_ body: (Int) throws -> T) throws -> T {
     return try body(Int(UInt16(bigEndian: address.sin_port)))
 }
 
+extension PeerProcess {
+    /// nghttpd over cleartext serving `folder`, `options` before it, and the port it chose (it
+    /// is told port 0: `listeningPort(of:)` reads which). The caller stops it.
+    public static func cleartextNghttpd(serving folder: String, _ options: [String] = []) throws -> (PeerProcess, Int) {
+        let server = try PeerProcess("nghttpd", ["--no-tls"] + options + ["-d", folder, "0"])
+        do {
+            return (server, try listeningPort(of: server.processIdentifier))
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+}
+
 /// Why `withRefusingPort` could not hold a port.
 public struct RefusingPortError: Error, CustomStringConvertible {
     public var call: String

@@ -22,19 +22,17 @@ release_fanout
 jemalloc=$fanout
 unset FANOUT
 release_fanout --disable-default-traits --build-path .build/glibc
-declare -A fanout=([jemalloc]=$jemalloc [glibc]=$fanout)
+declare -A builds=([jemalloc]=$jemalloc [glibc]=$fanout)
 body=$PWD/fixtures/poll.json
 token=$(printf 'ab%.0s' $(seq 32))
 
-# Starts a sink with allocator $1 (glibc or jemalloc) and extra options; sets sink_pid, sink_port.
-start_sink() {
+# Starts a sink (lib/peers.sh's start_sink) of the build with allocator $1 (glibc or jemalloc)
+# and extra options, and checks that it runs with that allocator; sets sink_pid, sink_port.
+start_allocator_sink() {
     local allocator=$1
     shift
-    sink_port=$(free_port)
-    "${fanout[$allocator]}" sink --listen "127.0.0.1:$sink_port" "$@" >"$work/sink.out" 2>/dev/null &
-    sink_pid=$!
-    pids+=("$sink_pid")
-    wait_port "$sink_port"
+    local fanout=${builds[$allocator]}
+    start_sink sink "$@"
     local loaded=glibc
     grep -q libjemalloc "/proc/$sink_pid/maps" && loaded=jemalloc
     [[ $loaded == "$allocator" ]] || { echo "the $allocator build runs with $loaded" >&2; exit 1; }
@@ -57,7 +55,7 @@ printf '%-4s %12s %12s %8s\n' run glibc jemalloc ratio
 : >"$work/throughput"
 for run in $(seq "$runs"); do
     for allocator in glibc jemalloc; do
-        start_sink "$allocator"
+        start_allocator_sink "$allocator"
         declare "r_$allocator=$(h2load_rate -n "$requests" -c 8 -m 100 -t 1)"
         stop_sink
     done
@@ -69,7 +67,7 @@ echo
 echo "memory, 100,000 streams in flight (h2load -c 100 -m 1000, --latency fixed:1s), 300,000 requests"
 printf '%-10s %14s\n' allocator "peak RSS (MB)"
 for allocator in glibc jemalloc; do
-    start_sink "$allocator" --latency fixed:1s
+    start_allocator_sink "$allocator" --latency fixed:1s
     h2load_rate -n 300000 -c 100 -m 1000 -t 1 >/dev/null
     peak=$(awk '/VmHWM/ {print $2}' "/proc/$sink_pid/status")
     stop_sink
@@ -83,7 +81,7 @@ printf '%-4s %12s %12s %8s %14s %14s\n' run glibc jemalloc ratio "glibc MB" "jem
 : >"$work/engine"
 for run in $(seq "$runs"); do
     for allocator in glibc jemalloc; do
-        declare "e_$allocator=$(python3 - "${fanout[$allocator]}" "$work/run-$allocator-$run" <<'PY'
+        declare "e_$allocator=$(python3 - "${builds[$allocator]}" "$work/run-$allocator-$run" <<'PY'
 import json, resource, subprocess, sys
 subprocess.run([sys.argv[1], "run", "--count", "500000", "--output", sys.argv[2]], check=True, stdout=subprocess.DEVNULL)
 summary = json.load(open(sys.argv[2] + "/summary.json"))

@@ -15,23 +15,15 @@
 #   [FANOUT=BINARY] scripts/bench/provider.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-5}
-requests=${2:-200000}
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
+paired_start "$@"
 token=$(printf 'ab%.0s' $(seq 32))
 
-plain_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$plain_port" >"$work/plain.out" 2>/dev/null &
-pids+=($!)
-instrument_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$instrument_port" --output "$work/instrumented" >"$work/instrumented.out" 2>/dev/null &
-pids+=($!)
-wait_port "$plain_port"
-wait_port "$instrument_port"
+start_sink plain
+plain_port=$sink_port
+start_sink instrumented --output "$work/instrumented"
+instrument_port=$sink_port
 
 # rate PORT H2LOAD-SHAPE...: h2load's requests a second against the sink on PORT.
 rate() {
@@ -45,16 +37,9 @@ pair() {
     shift
     echo
     echo "$name: h2load $* -t 1, $requests requests"
-    printf '%-4s %16s %16s %8s\n' run "without --output" "with --output" ratio
-    : >"$work/ratios"
-    for run in $(seq "$runs"); do
-        a=$(rate "$plain_port" "$@")
-        b=$(rate "$instrument_port" "$@")
-        ratio=$(ratio_of "$a" "$b" 3)
-        printf '%-4s %16.0f %16.0f %8s\n' "$run" "$a" "$b" "$ratio"
-        echo "$ratio" >>"$work/ratios"
-    done
-    read -r median count _ _ < <(median_ratio "$work/ratios" 3)
+    local plain=(rate "$plain_port" "$@") instrumented=(rate "$instrument_port" "$@")
+    paired_runs "$runs" 16 3 "without --output" "with --output" plain instrumented
+    read -r median count _ _ <<<"$paired"
     echo "$name: with --output / without = $median (median of $count; target >= 0.95)"
 }
 
@@ -63,11 +48,8 @@ pair 1x1000 -c 1 -m 1000
 
 echo
 echo "1,000,000 notifications from fanout send, measured from both ends"
-port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$port" --no-auth --expect 1000000 --output "$work/both" >"$work/both.out" 2>/dev/null &
-sink_pid=$!
-pids+=("$sink_pid")
-wait_port "$port"
+start_sink both --no-auth --expect 1000000 --output "$work/both"
+port=$sink_port
 "$fanout" send --endpoint "http://127.0.0.1:$port" --template "$body" --topic com.example.app \
     --generate 1000000 --output "$work/sender" >"$work/sender.out"
 wait "$sink_pid" || { echo "the sink did not end well:" >&2; cat "$work/both.out" >&2; exit 1; }
@@ -84,12 +66,9 @@ PY
 
 echo
 echo "Memory: one sink, 3% of tokens Unregistered, fanout send 1M then 2M twice (new tokens each time)"
-port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$port" --no-auth --error Unregistered:3% --output "$work/memory" \
-    >"$work/memory.out" 2>/dev/null &
-memory_pid=$!
-pids+=("$memory_pid")
-wait_port "$port"
+start_sink memory --no-auth --error Unregistered:3% --output "$work/memory"
+port=$sink_port
+memory_pid=$sink_pid
 printf '%-14s %14s %14s\n' notifications "peak RSS (MB)" "rejected"
 total=0
 seed=1

@@ -9,24 +9,15 @@
 #   [FANOUT=BINARY] scripts/bench/sink-devices.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-5}
-requests=${2:-200000}
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
-plain_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$plain_port" >"$work/plain.out" 2>/dev/null &
-pids+=($!)
-wait_port "$plain_port"
-fleet_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$fleet_port" --device-offline 20% --device-return uniform:0s-120s \
-    --device-low-power 10% --device-disabled 2% --device-uninstalled 1% --device-delay lognormal:300ms,0.5 \
-    >"$work/fleet.out" 2>/dev/null &
-fleet_pid=$!
-pids+=("$fleet_pid")
-wait_port "$fleet_port"
+paired_start "$@"
+start_sink plain
+plain_port=$sink_port
+start_sink fleet --device-offline 20% --device-return uniform:0s-120s --device-low-power 10% --device-disabled 2% \
+    --device-uninstalled 1% --device-delay lognormal:300ms,0.5
+fleet_port=$sink_port
+fleet_pid=$sink_pid
 
 # uris PORT: 10,000 APNs paths of distinct tokens (h2load takes host and port from the first).
 uris() {
@@ -51,16 +42,10 @@ rate() {
 }
 
 echo "h2load -n $requests -c 8 -m 100 -t 1, 10,000 tokens"
-printf '%-4s %14s %14s %8s\n' run plain "with fleet" ratio
-: >"$work/ratios"
-for run in $(seq "$runs"); do
-    a=$(rate "$work/plain.uris")
-    b=$(rate "$work/fleet.uris")
-    ratio=$(ratio_of "$a" "$b" 3)
-    printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
-    echo "$ratio" >>"$work/ratios"
-done
-read -r median count low high < <(median_ratio "$work/ratios" 3)
+plain=(rate "$work/plain.uris")
+fleet=(rate "$work/fleet.uris")
+paired_runs "$runs" 14 3 plain "with fleet" plain fleet
+read -r median count low high <<<"$paired"
 echo "median ratio $median over $count runs ($low … $high); target ≥ 0.9"
 kill -INT "$fleet_pid"
 wait "$fleet_pid" 2>/dev/null || true

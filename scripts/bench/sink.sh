@@ -14,13 +14,9 @@
 #   [FANOUT=BINARY] scripts/bench/sink.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-5}
-requests=${2:-200000}
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
+paired_start "$@"
 start_nghttpd
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
     -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
@@ -28,15 +24,10 @@ nghttpd_tls_port=$(free_port)
 nghttpd -d "$work/www" "$nghttpd_tls_port" "$work/key.pem" "$work/cert.pem" >/dev/null 2>&1 &
 pids+=($!)
 wait_port "$nghttpd_tls_port"
-sink_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$sink_port" >"$work/sink.out" 2>/dev/null &
-pids+=($!)
-wait_port "$sink_port"
-sink_tls_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$sink_tls_port" --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" \
-    >"$work/sink-tls.out" 2>/dev/null &
-pids+=($!)
-wait_port "$sink_tls_port"
+# The cleartext sink last: its port stays in `sink_port`, which the pairs below use.
+start_sink sink-tls --tls-cert "$work/cert.pem" --tls-key "$work/key.pem"
+sink_tls_port=$sink_port
+start_sink sink
 
 token=$(printf 'ab%.0s' $(seq 32))
 # rate URL H2LOAD-SHAPE...: h2load's requests per second against URL.
@@ -48,16 +39,9 @@ pair() {
     shift 3
     echo
     echo "$name: h2load $* -t 1"
-    printf '%-4s %14s %14s %8s\n' run nghttpd "fanout sink" ratio
-    : >"$work/ratios"
-    for run in $(seq "$runs"); do
-        a=$(rate "$a_url" "$@")
-        b=$(rate "$b_url" "$@")
-        ratio=$(ratio_of "$a" "$b" 2)
-        printf '%-4s %14.0f %14.0f %8s\n' "$run" "$a" "$b" "$ratio"
-        echo "$ratio" >>"$work/ratios"
-    done
-    read -r median count _ _ < <(median_ratio "$work/ratios" 2)
+    local nghttpd=(rate "$a_url" "$@") sink=(rate "$b_url" "$@")
+    paired_runs "$runs" 14 2 nghttpd "fanout sink" nghttpd sink
+    read -r median count _ _ <<<"$paired"
     echo "$name: fanout sink / nghttpd = $median (median of $count; target >= 1.0)"
 }
 
@@ -68,11 +52,9 @@ pair 1x1000 "http://127.0.0.1:$nghttpd_port/index.html" "http://127.0.0.1:$sink_
 
 echo
 echo "100,000 streams in flight: fanout sink --latency fixed:1s, h2load -c 100 -m 1000 -t 1"
-latency_port=$(free_port)
-"$fanout" sink --listen "127.0.0.1:$latency_port" --latency fixed:1s >"$work/latency.out" 2>/dev/null &
-latency_pid=$!
-pids+=("$latency_pid")
-wait_port "$latency_port"
+start_sink latency --latency fixed:1s
+latency_port=$sink_port
+latency_pid=$sink_pid
 idle=$(awk '/VmRSS/ {print $2}' "/proc/$latency_pid/status")
 printf '%-10s %12s %10s %14s %16s\n' requests elapsed "mean in flight" "peak RSS (MB)" "bytes/in-flight"
 for total in 300000 900000 900000; do

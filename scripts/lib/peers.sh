@@ -40,6 +40,19 @@ start_nghttpd() {
     wait_port "$nghttpd_port"
 }
 
+# start_sink NAME [OPTION...]: `fanout sink` (the release build, lib/build.sh) with OPTIONS on a
+# free loopback port, its output in $work/NAME.out; sets `sink_port` and `sink_pid` once it
+# listens.
+start_sink() {
+    local name=$1
+    shift
+    sink_port=$(free_port)
+    "$fanout" sink --listen "127.0.0.1:$sink_port" "$@" >"$work/$name.out" 2>/dev/null &
+    sink_pid=$!
+    pids+=("$sink_pid")
+    wait_port "$sink_port"
+}
+
 # h2load_rate REQUESTS BODY URL SHAPE...: h2load's requests a second, REQUESTS of them with
 # BODY, one thread, against URL (an APNs path: topic and push type set); every request must
 # succeed and be answered 2xx.

@@ -142,12 +142,6 @@ extension IntervalLog {
         public var start: Double
         public var length: Double
         public var histogram: PackedHistogram
-
-        public init(start: Double, length: Double, histogram: PackedHistogram) {
-            self.start = start
-            self.length = length
-            self.histogram = histogram
-        }
     }
 
     /// The intervals of a log Fanout wrote, and its start time; errors say which line and what.

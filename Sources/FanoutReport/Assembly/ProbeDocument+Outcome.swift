@@ -4,7 +4,7 @@ import FanoutResults
 import FanoutSettings
 import Foundation
 
-// probe.json from what `EndpointProbe` recorded: the engine's records turned into the
+// probe.json from what `ProbeState` recorded: the engine's records turned into the
 // document's plain values (FanoutResults knows nothing of the engine).
 
 extension ProbeDocument {

@@ -227,31 +227,10 @@ public struct SinkRunReport: Sendable {
         let deliveries = m.deliveries
         let fanout = fanoutSeconds
         let named = Dictionary(uniqueKeysWithValues: m.rejected.map { ($0.key.rawValue, $0.value) })
-        let slices = Self.slices(deliveries)
         let invalid = invalidReasons
         return SummaryDocument(
             schemaVersion: RunSummary.schemaVersion,
-            configuration: .init(
-                endpoint: m.listen,
-                connections: m.connections.count + m.connectionsNotListed,
-                streamsPerConnection: m.streamLimit,
-                tokens: m.expected.tokens.map { "expect-tokens: \($0)" }
-                    ?? m.expected.notifications.map { "expect: \($0)" } ?? "any",
-                topic: "",
-                pushType: "",
-                priority: nil,
-                expiration: nil,
-                collapseID: nil,
-                tokenAuth: m.tokenAuth,
-                streamTimeoutSeconds: 0,
-                maxAttempts: 1,
-                model: .sink,
-                schedule: m.scenario.isEmpty ? nil : m.scenario,
-                durationSeconds: nil,
-                warmUpSeconds: 0,
-                maxLagSeconds: 0,
-                scenario: m.scenarioFile
-            ),
+            configuration: configurationDocument,
             environment: environment,
             started: m.started,
             endpoint: (m.tls ? "https://" : "http://") + m.listen,
@@ -286,18 +265,7 @@ public struct SinkRunReport: Sendable {
             unscheduledReasons: nil,
             valid: invalid.isEmpty,
             invalidReasons: invalid,
-            intervals: slices.enumerated().map { second, slice in
-                SummaryDocument.Interval(
-                    second: second,
-                    completed: Int(slice.totalCount),
-                    latencyCount: Int(slice.totalCount),
-                    p50: slice.milliseconds(at: 50),
-                    p90: slice.milliseconds(at: 90),
-                    p99: slice.milliseconds(at: 99),
-                    max: slice.milliseconds(at: 100),
-                    maxLag: 0
-                )
-            },
+            intervals: intervalDocuments,
             tokens: nil,
             abandoned: m.expected.reached ? nil : "stopped by \(m.endedBy) before what was expected arrived",
             sink: nil,
@@ -305,6 +273,49 @@ public struct SinkRunReport: Sendable {
             provider: provider,
             delivery: m.delivery
         )
+    }
+
+    /// What the sink was set to: its address, streams and the notifications it expected; the
+    /// sender's settings a sink has no part in are empty.
+    var configurationDocument: SummaryDocument.Configuration {
+        let m = measurements
+        return SummaryDocument.Configuration(
+            endpoint: m.listen,
+            connections: m.connections.count + m.connectionsNotListed,
+            streamsPerConnection: m.streamLimit,
+            tokens: m.expected.tokens.map { "expect-tokens: \($0)" }
+                ?? m.expected.notifications.map { "expect: \($0)" } ?? "any",
+            topic: "",
+            pushType: "",
+            priority: nil,
+            expiration: nil,
+            collapseID: nil,
+            tokenAuth: m.tokenAuth,
+            streamTimeoutSeconds: 0,
+            maxAttempts: 1,
+            model: .sink,
+            schedule: m.scenario.isEmpty ? nil : m.scenario,
+            durationSeconds: nil,
+            warmUpSeconds: 0,
+            maxLagSeconds: 0,
+            scenario: m.scenarioFile
+        )
+    }
+
+    /// The deliveries second by second.
+    var intervalDocuments: [SummaryDocument.Interval] {
+        Self.slices(measurements.deliveries).enumerated().map { second, slice in
+            SummaryDocument.Interval(
+                second: second,
+                completed: Int(slice.totalCount),
+                latencyCount: Int(slice.totalCount),
+                p50: slice.milliseconds(at: 50),
+                p90: slice.milliseconds(at: 90),
+                p99: slice.milliseconds(at: 99),
+                max: slice.milliseconds(at: 100),
+                maxLag: 0
+            )
+        }
     }
 
     /// What a person reads when the sink stops.

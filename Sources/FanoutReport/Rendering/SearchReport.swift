@@ -22,6 +22,27 @@ public struct SearchStep: Sendable {
     /// that did not hold.
     public var reasons: [String]
 
+    // A step from its figures, as judged already (a test's, or one read back), is made with
+    // the memberwise initializer; `init(number:offered:purpose:folder:summary:…)` judges one.
+
+    /// A step as `search.json` holds it.
+    public var document: SearchDocument.Step {
+        SearchDocument.Step(
+            step: number,
+            offered: offered,
+            purpose: purpose.rawValue,
+            folder: folder,
+            achieved: achieved,
+            p50: p50,
+            p99: p99,
+            errorShare: errorShare,
+            outcome: outcome.rawValue,
+            reasons: reasons
+        )
+    }
+}
+
+extension SearchStep {
     /// Judges a finished step. The generator falling behind makes it the generator's limit
     /// (it says nothing of the endpoint); otherwise it passes when the run is valid, achieved
     /// at least `1 − shortfall` of what was offered, and every objective holds.
@@ -61,47 +82,6 @@ public struct SearchStep: Sendable {
         }
         outcome = reasons.isEmpty ? .passed : .failed
         self.reasons = reasons
-    }
-
-    /// A step from its figures, as judged already (a test's, or one read back).
-    init(
-        number: Int,
-        offered: Double,
-        purpose: RateSearch.Purpose,
-        folder: String,
-        achieved: Double,
-        p50: Double,
-        p99: Double,
-        errorShare: Double,
-        outcome: RateSearch.Outcome,
-        reasons: [String]
-    ) {
-        self.number = number
-        self.offered = offered
-        self.purpose = purpose
-        self.folder = folder
-        self.achieved = achieved
-        self.p50 = p50
-        self.p99 = p99
-        self.errorShare = errorShare
-        self.outcome = outcome
-        self.reasons = reasons
-    }
-
-    /// A step as `search.json` holds it.
-    public var document: SearchDocument.Step {
-        SearchDocument.Step(
-            step: number,
-            offered: offered,
-            purpose: purpose.rawValue,
-            folder: folder,
-            achieved: achieved,
-            p50: p50,
-            p99: p99,
-            errorShare: errorShare,
-            outcome: outcome.rawValue,
-            reasons: reasons
-        )
     }
 }
 

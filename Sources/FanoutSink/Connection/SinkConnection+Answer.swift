@@ -157,20 +157,35 @@ extension SinkConnection {
                 decision.digestHash = NotificationDigest.hash(token: tokenBytes, payload: request.body)
             }
             if !unanswered, configuration.capture?.claim(&random) == true {
-                checks.topic(fields, in: bytes) { topic in
-                    captured.append(
-                        connection: record.id,
-                        stream: request.stream,
-                        token: tokenBytes,
-                        topic: topic,
-                        pushType: APNsRequestCheck.view(fields.pushType, bytes),
-                        apnsID: writer.apnsID,
-                        rejection: reason,
-                        payload: request.body
-                    )
-                }
+                capture(request, token: tokenBytes, fields: fields, bytes: bytes, rejection: reason)
             }
             return decision
+        }
+    }
+
+    /// Writes a notification that passed APNs's rules to `--capture`'s lines (its scenario
+    /// verdict with it).
+    private mutating func capture(
+        _ request: HTTP2Message,
+        token: UnsafeRawBufferPointer,
+        fields: APNsRequestCheck.Fields,
+        bytes: UnsafeRawBufferPointer,
+        rejection: APNsReason?
+    ) {
+        let pushType = APNsRequestCheck.view(fields.pushType, bytes)
+        let id = writer.apnsID
+        let connection = record.id
+        checks.topic(fields, in: bytes) { topic in
+            captured.append(
+                connection: connection,
+                stream: request.stream,
+                token: token,
+                topic: topic,
+                pushType: pushType,
+                apnsID: id,
+                rejection: rejection,
+                payload: request.body
+            )
         }
     }
 

@@ -1,0 +1,180 @@
+import FanoutClient
+import FanoutResults
+import FanoutSettings
+
+// MARK: summary.json, from the run's report
+
+extension RunSummary {
+    /// `summary.json`.
+    public var document: SummaryDocument {
+        let snapshot = report.snapshot
+        let shard = configuration.shape.model.shard
+        // Notifications not sent for want of the other half: tokens read past the schedule's
+        // end (or the closed model's duration), and arrivals due after the last token.
+        let arrivalsWithoutToken = Int(report.tokensRanOut?.arrivals ?? 0)
+        return SummaryDocument(
+            schemaVersion: Self.schemaVersion,
+            configuration: configurationDocument,
+            environment: environment,
+            started: started,
+            endpoint: endpoint,
+            connections: connections,
+            streamsPerConnection: streamsPerConnection,
+            elapsedSeconds: seconds,
+            sent: snapshot.sent,
+            accepted: snapshot.accepted,
+            rejected: Self.named(snapshot.rejected),
+            failed: Self.named(snapshot.failed),
+            skipped: Self.named(snapshot.skipped),
+            requests: snapshot.requests,
+            retries: snapshot.retries,
+            throughputPerSecond: measured ? throughput : nil,
+            latency: measured ? SummaryDocument.Latency(milliseconds: latency(at:)) : nil,
+            digest: snapshot.digest.description,
+            cancelled: report.cancelled,
+            reconciled: reconciliation?.agrees,
+            cpu: cpuDocument,
+            harness: harness.document,
+            start: SummaryDocument.Start(
+                scheduled: report.scheduledStart.map(TimeNotation.format),
+                firstSend: report.firstSend.map(TimeNotation.format),
+                host: environment.hostname
+            ),
+            shard: shard == .all ? nil : shard.description,
+            model: report.schedule == nil ? .closed : .open,
+            schedule: scheduleDocument,
+            generatorLag: generatorLagDocument,
+            warmUpSeconds: report.warmUp.seconds,
+            unscheduled: snapshot.unscheduled + arrivalsWithoutToken,
+            unscheduledReasons: .init(scheduleOver: snapshot.unscheduled, tokensRanOut: arrivalsWithoutToken),
+            valid: valid,
+            invalidReasons: invalidReasons,
+            intervals: intervalDocuments,
+            tokens: report.tokens.map {
+                .init(read: Int($0.tokens), lines: Int($0.lines), turnedDown: Int($0.skipped))
+            },
+            abandoned: report.abandoned,
+            sink: reconciliation.map(Self.sinkDocument),
+            unsent: snapshot.unsent > 0 ? snapshot.unsent : nil,
+            openModel: openModelDocument,
+            delivery: delivery
+        )
+    }
+
+    /// Counts keyed by their reasons' names, as `summary.json` writes them.
+    static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
+        Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
+    }
+
+    /// The CPU the sender (and the sink, when it said) spent, in all and per notification.
+    var cpuDocument: SummaryDocument.CPU {
+        let sent = report.snapshot.sent
+        return SummaryDocument.CPU(
+            senderSeconds: report.senderCPU.seconds,
+            senderPerNotification: Self.microsecondsPerNotification(report.senderCPU, sent: sent),
+            sinkSeconds: sinkCPU.map { $0.seconds },
+            sinkPerNotification: sinkCPU.flatMap { Self.microsecondsPerNotification($0, sent: sent) }
+        )
+    }
+
+    /// The open model's schedule; `nil` for the closed model.
+    var scheduleDocument: SummaryDocument.Schedule? {
+        report.schedule.map { schedule in
+            SummaryDocument.Schedule(
+                description: schedule.description,
+                startRatePerSecond: schedule.startRate,
+                stages: schedule.stages.map {
+                    .init(durationSeconds: $0.duration.seconds, targetPerSecond: $0.target)
+                },
+                planned: schedule.total.map { Int($0) },
+                capped: configuration.shape.model.rateNote
+            )
+        }
+    }
+
+    /// How late the open model's generator made notifications; `nil` for the closed model.
+    var generatorLagDocument: SummaryDocument.GeneratorLag? {
+        guard report.schedule != nil else { return nil }
+        let lag = report.snapshot.lag
+        return SummaryDocument.GeneratorLag(
+            p99: lag.totalCount == 0 ? 0 : lag.valueAtPercentile(99).microsecondsInMilliseconds,
+            max: lag.totalCount == 0 ? 0 : lag.max.microsecondsInMilliseconds,
+            limit: report.maxLag.milliseconds
+        )
+    }
+
+    /// The run second by second.
+    var intervalDocuments: [SummaryDocument.Interval] {
+        report.snapshot.intervals.map { interval in
+            SummaryDocument.Interval(
+                second: interval.second,
+                completed: interval.completed,
+                latencyCount: Int(interval.latencies.totalCount),
+                p50: interval.p50.microsecondsInMilliseconds,
+                p90: interval.p90.microsecondsInMilliseconds,
+                p99: interval.p99.microsecondsInMilliseconds,
+                max: interval.max.microsecondsInMilliseconds,
+                maxLag: interval.maxLag.microsecondsInMilliseconds,
+                maxLoopLag: interval.maxLoopLag.microsecondsInMilliseconds,
+                readDelayP99: interval.readDelayP99.microsecondsInMilliseconds,
+                streamWaits: report.schedule == nil ? nil : interval.streamWaits.count
+            )
+        }
+    }
+
+    /// What the sink counted, beside the sender's counts.
+    static func sinkDocument(_ reconciliation: Reconciliation) -> SummaryDocument.Sink {
+        SummaryDocument.Sink(
+            requests: reconciliation.sinkRequests,
+            accepted: reconciliation.sinkAccepted,
+            rejected: named(reconciliation.sinkRejected),
+            digest: reconciliation.sinkDigest.description,
+            differences: reconciliation.differences
+        )
+    }
+
+    /// The open model's pacing and waits for streams; `nil` for the closed model.
+    var openModelDocument: SummaryDocument.OpenModel? {
+        guard report.schedule != nil else { return nil }
+        let snapshot = report.snapshot
+        let waits = snapshot.streamWaits
+        let measured = Int(snapshot.latency.totalCount)
+        return SummaryDocument.OpenModel(
+            coalesce: configuration.shape.coalescing.description,
+            largestWindowMs: Double(snapshot.largestPacingWindow) / 1e6,
+            streamWaits: .init(
+                count: waits.count,
+                share: measured > 0 ? min(1, Double(waits.count) / Double(measured)) : 0,
+                longestMs: Double(waits.longest) / 1e6,
+                fewestStreams: waits.fewestStreams
+            )
+        )
+    }
+
+    /// What was asked for: the settings that shape a run, to compare like with like.
+    var configurationDocument: SummaryDocument.Configuration {
+        let headers = configuration.headers
+        let model = configuration.shape.model
+        return SummaryDocument.Configuration(
+            endpoint: configuredEndpoint ?? endpoint,
+            connections: configuration.shape.connections,
+            streamsPerConnection: configuration.shape.streamsPerConnection,
+            tokens: tokenSource,
+            topic: headers.topic,
+            pushType: headers.pushType.rawValue,
+            priority: headers.priority?.rawValue,
+            expiration: headers.expiration,
+            collapseID: headers.collapseID?.text,
+            tokenAuth: configuration.providerTokens != nil,
+            streamTimeoutSeconds: configuration.shape.streamTimeout.seconds,
+            maxAttempts: configuration.shape.maxAttempts,
+            model: model.schedule == nil ? .closed : .open,
+            schedule: model.schedule?.description,
+            durationSeconds: (model.schedule?.duration ?? model.duration).map(\.seconds),
+            warmUpSeconds: model.warmUp.seconds,
+            maxLagSeconds: model.maxLag.seconds,
+            maxHarnessShare: model.maxHarnessShare,
+            scenario: scenario
+        )
+    }
+}
