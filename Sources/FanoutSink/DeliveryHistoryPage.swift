@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 
 /// `GET /deliveries/ID` on the sink's admin endpoint: the history of a recent notification by
-/// its apns-id — the states Apple's Console would show, each with its time:
+/// its apns-id or its apns-unique-id (`AnswerWriter.uniqueID(of:into:)`) — the states Apple's Console would show, each with its time:
 ///
 ///     {"apns_id":"…","events":[{"at":"2026-11-26T21:00:00.000Z","state":"Received by APNs"},
 ///      {"at":"…","state":"Stored – Device Offline"},{"at":"…","state":"Delivered to Device (From Storage)"}]}
@@ -43,7 +43,16 @@ enum DeliveryHistoryPage {
         guard id.count == DeliveryHistory.idLength, id.withUnsafeBytes({ APNsRequestCheck.isCanonicalUUID($0) }) else {
             return (false, "not found: \(text) is not an apns-id (8-4-4-4-12 hex digits)\n")
         }
-        guard let events = id.withUnsafeBytes({ fleet.events(of: $0) }) else {
+        var apnsID = id
+        var events = id.withUnsafeBytes { fleet.events(of: $0) }
+        if events == nil {
+            // An apns-unique-id: the apns-id it was made from.
+            id.withUnsafeBytes { unique in
+                apnsID.withUnsafeMutableBytes { AnswerWriter.uniqueID(of: unique, into: $0) }
+            }
+            events = apnsID.withUnsafeBytes { fleet.events(of: $0) }
+        }
+        guard let events else {
             return (
                 false,
                 "not found: \(text) is not among the last \(DeviceFleet.historyCapacity * DeviceFleetShards.shardCount) notifications the sink accepted\n"
@@ -54,7 +63,7 @@ enum DeliveryHistoryPage {
             return TimeNotation.format(now.addingTimeInterval(seconds))
         }
         let document = Document(
-            apnsID: text.lowercased(),
+            apnsID: String(decoding: apnsID, as: UTF8.self).lowercased(),
             events: events.map { .init(state: $0.kind.name, at: wall($0.time)) }
         )
         let encoder = JSONEncoder()

@@ -102,6 +102,40 @@ import Testing
         #expect(budgetCounts.delivered == 1 && budgetCounts.storedPower == 1)
     }
 
+    /// With the fleet every accepted answer carries an apns-unique-id, as APNs's development
+    /// environment's do: the apns-id with each hex digit's high bit flipped, by which
+    /// `/deliveries/` finds the notification too. Without the fleet (and for a rejection) none.
+    @Test func everyAcceptedAnswerHasAUniqueIDThatFindsItsHistory() throws {
+        let (configuration, state) = Self.sink { $0.offline = 1 }
+        var harness = SinkHarness(configuration, state: state)
+        let fleet = try #require(state.fleet)
+        let id = "6F4A1C2E-0B3D-4E5F-8A9B-0C1D2E3F4A5B"
+        let sent = harness.send(SinkHarness.fields([("apns-id", id)]))
+        let answer = try #require(sent)
+        #expect(answer.status == 200 && answer.uniqueID == "e7c294a6-83b5-c6d7-0213-8495a6b7c2d3")
+        let unique = try #require(answer.uniqueID)
+        let page = DeliveryHistoryPage.answer("/deliveries/" + unique, fleet: fleet)
+        #expect(page.found, "\(page.body)")
+        let document = try JSONDecoder().decode(DeliveryHistoryPage.Document.self, from: Data(page.body.utf8))
+        #expect(document.apnsID == id.lowercased())
+        // A made apns-id gets one too, and a rejection none.
+        let madeAnswer = harness.send(SinkHarness.fields())
+        let made = try #require(madeAnswer)
+        let madeID = try #require(made.apnsID)
+        let expected = madeID.lowercased().map { character -> Character in
+            guard let value = character.hexDigitValue else { return character }
+            return Character(String(value ^ 8, radix: 16))
+        }
+        #expect(made.uniqueID == String(expected))
+        let refusedAnswer = harness.send(SinkHarness.fields([("apns-priority", "7")]))
+        let refused = try #require(refusedAnswer)
+        #expect(refused.status == 400 && refused.uniqueID == nil)
+        var plain = SinkHarness()
+        let plainAnswer = plain.send(SinkHarness.fields())
+        let withoutFleet = try #require(plainAnswer)
+        #expect(withoutFleet.status == 200 && withoutFleet.uniqueID == nil)
+    }
+
     /// `GET /deliveries/ID`: a notification to an offline device, stored, then delivered from
     /// storage when the device is back (the fleet advanced past its return by hand).
     @Test func aStoredThenDeliveredHistoryByApnsID() throws {

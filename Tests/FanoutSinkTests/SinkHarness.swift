@@ -20,6 +20,7 @@ struct SinkHarness: ~Copyable {
         var reason: String?
         var apnsID: String?
         var timestamp: Int64?
+        var uniqueID: String? = nil
 
         var description: String { "\(status) \(reason ?? "") apns-id \(apnsID ?? "none")" }
     }
@@ -94,6 +95,7 @@ struct SinkHarness: ~Copyable {
                 switch event {
                 case .message(let message):
                     var response = Response(status: message.status, apnsID: message.headers["apns-id"])
+                    response.uniqueID = message.headers["apns-unique-id"]
                     if message.body.count > 0,
                         let body = try? JSONDecoder().decode(ErrorBody.self, from: Data(message.body))
                     {

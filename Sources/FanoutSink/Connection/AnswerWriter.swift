@@ -40,8 +40,12 @@ struct AnswerWriter {
     private let wallOffset: Int64
     /// Half the wire's round trip: a timed answer is written when the wire hands it on.
     private let wireOneWay: UInt64
+    /// Whether every accepted answer carries an `apns-unique-id` (with the device fleet:
+    /// `uniqueID(of:into:)`), not only a timed request's.
+    private let everyUniqueID: Bool
 
-    init(seed: UInt64, clock: SinkClock, wallOffset: Int64, wireOneWay: UInt64) {
+    init(seed: UInt64, clock: SinkClock, wallOffset: Int64, wireOneWay: UInt64, everyUniqueID: Bool = false) {
+        self.everyUniqueID = everyUniqueID
         ids = APNsIDGenerator(seed: seed)
         self.clock = clock
         self.wallOffset = wallOffset
@@ -95,6 +99,9 @@ struct AnswerWriter {
             let bits = TimedAPNsID.answerBits(writtenAt: clock.uptime() + wireOneWay, held: answer.held + wireOneWay)
             UUIDText.write(bits, into: uniqueIDStorage.bytes)
             uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
+        } else if everyUniqueID && answer.rejection == nil {
+            Self.uniqueID(of: apnsID, into: uniqueIDStorage.bytes)
+            uniqueID = UnsafeRawBufferPointer(uniqueIDStorage.bytes)
         }
         guard let rejection = answer.rejection else {
             let fields = SinkResponseFields(status: 200, apnsID: apnsID, isError: false, uniqueID: uniqueID)
@@ -112,6 +119,35 @@ struct AnswerWriter {
             connection.respond(stream: answer.stream, fields, body: SinkErrorBody.bodies[rejection])
         }
         return true
+    }
+
+    /// The `apns-unique-id` of an accepted notification's answer with the device fleet, as
+    /// APNs's development environment gives one with every answer (a timed request's carries
+    /// its times instead): its apns-id with each hex digit's high bit flipped (0↔8, 1↔9, …,
+    /// 7↔f), in lowercase, the hyphens kept.
+    ///
+    /// ```
+    ///   apns-id         6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b
+    ///   apns-unique-id  e7c294a6-83b5-c6d7-0213-8495a6b7c2d3
+    /// ```
+    ///
+    /// One to one and its own inverse: `/deliveries/` finds a notification by either id with no
+    /// table, and nothing is allocated. `id` and `out` are 36 bytes (a canonical UUID's text).
+    static func uniqueID(of id: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        let digits: StaticString = "0123456789abcdef"
+        for index in 0..<36 {
+            let byte = id[index]
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte - UInt8(ascii: "A") + 10
+            default:
+                out[index] = byte
+                continue
+            }
+            out[index] = digits.utf8Start[Int(value ^ 8)]
+        }
     }
 
     /// A send time further back than this is taken as this long ago (µs in a held entry's 32 bits).

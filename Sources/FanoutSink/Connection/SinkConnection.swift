@@ -93,7 +93,8 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             seed: seed,
             clock: clock,
             wallOffset: wallOffset,
-            wireOneWay: wireOneWay
+            wireOneWay: wireOneWay,
+            everyUniqueID: state.fleet != nil
         )
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)
         record = statistics.connectionOpened(peer: peer)
