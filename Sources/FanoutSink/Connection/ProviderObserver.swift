@@ -52,7 +52,7 @@ struct ProviderObserver {
         bytes: UnsafeRawBufferPointer,
         echoedID: Bool,
         limited: Bool,
-        _ connection: borrowing HTTP2Connection,
+        _ streams: SinkConnection.StreamsSeen,
         now: UInt64
     ) -> UInt64 {
         let card = instrument.card
@@ -60,11 +60,9 @@ struct ProviderObserver {
         // Apple's one stream until a valid provider token applies to token connections, and
         // only once the provider knew it: it had acknowledged the SETTINGS that said 1 (before
         // that it may open streams against RFC 9113's default of no limit: §5.1.2, §6.5.3).
-        if limited, let acknowledged = connection.acknowledgedMaxConcurrentStreams,
-            connection.openStreams > Int(acknowledged)
-        {
+        if limited, let acknowledged = streams.acknowledgedLimit, streams.open > Int(acknowledged) {
             card.beforeFirstAcceptance(
-                open: connection.openStreams,
+                open: streams.open,
                 limit: Int(acknowledged),
                 token: token,
                 connection: record.id,

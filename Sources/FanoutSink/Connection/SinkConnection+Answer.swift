@@ -8,6 +8,14 @@ import NIOCore
 extension SinkConnection {
     typealias Answer = AnswerWriter.Answer
 
+    /// The connection's streams when a request was read, as the card looks at them: a value,
+    /// so that `decide` need not borrow the connection (which copies it, 865 bytes a request).
+    struct StreamsSeen {
+        var open: Int
+        /// The MAX_CONCURRENT_STREAMS the peer last acknowledged (`nil`: none yet).
+        var acknowledgedLimit: UInt32?
+    }
+
     /// What the sink decided of one request, before its time.
     struct Decision {
         var rejection: APNsReason?
@@ -23,7 +31,8 @@ extension SinkConnection {
         guard !connection.isAborted else { return }
         counts.requests += 1
         counts.bodyBytes += request.bodyLength
-        counts.peakStreams = max(counts.peakStreams, connection.openStreams)
+        let openStreams = connection.openStreams
+        counts.peakStreams = max(counts.peakStreams, openStreams)
         unregisteredSince = 0
         if let action = lifecycle.requestArrived(total: counts.requests + handled) {
             return perform(action, now: clock.uptime(), &connection)
@@ -31,11 +40,12 @@ extension SinkConnection {
         let faults = configuration.scenario.faults
         let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
         let now = clock.uptime()
-        observer?.requestRead(openStreams: connection.openStreams, now: now)
+        observer?.requestRead(openStreams: openStreams, now: now)
         // Received when its read burst began: the time spent on the requests before it in the
         // burst is the sink's, and shows as lateness, not as a shorter injected latency.
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
-        let decision = decide(request, unanswered: unanswered, received: received, now: now, connection)
+        let streams = StreamsSeen(open: openStreams, acknowledgedLimit: connection.acknowledgedMaxConcurrentStreams)
+        let decision = decide(request, unanswered: unanswered, received: received, now: now, streams)
         observer?.decided(
             received: received,
             rejection: decision.rejection,
@@ -92,7 +102,7 @@ extension SinkConnection {
         unanswered: Bool,
         received: UInt64,
         now: UInt64,
-        _ connection: borrowing HTTP2Connection
+        _ streams: StreamsSeen
     ) -> Decision {
         let fields = APNsRequestCheck.fields(of: request.headers)
         return request.headers.withUnsafeBytes { bytes in
@@ -124,7 +134,7 @@ extension SinkConnection {
                     bytes: bytes,
                     echoedID: echoedID,
                     limited: !lifecycle.streamsRaised && !lifecycle.certificateAuthenticated,
-                    connection,
+                    streams,
                     now: now
                 )
                 observer.providerToken(verdict, issuedAt: checks.providerTokenIssuedAt, now: now)
@@ -201,9 +211,12 @@ extension SinkConnection {
             counts.accepted += 1
             counts.digest.add(hash: answer.digestHash)
         }
+        // Read only when the limit may change: a getter of the connection, called from here,
+        // copies the whole connection first (the cost gate's sink stage saw 112 instructions).
+        let accepted = answer.rejection == nil
+        guard lifecycle.mayChangeStreams(accepted: accepted) else { return }
         let unacknowledged = connection.unacknowledgedSettings
-        if let action = lifecycle.answered(accepted: answer.rejection == nil, unacknowledged: unacknowledged, now: now)
-        {
+        if let action = lifecycle.answered(accepted: accepted, unacknowledged: unacknowledged, now: now) {
             perform(action, now: now, &connection)
         }
     }

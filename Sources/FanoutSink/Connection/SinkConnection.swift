@@ -113,14 +113,15 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     package mutating func wake(now deadline: NIODeadline, connection: inout HTTP2Connection) {
         let now = deadline.uptimeNanoseconds
         if now >= lastFlush + UInt64(SinkCounts.flushDelay) { flushCounts(now: now) }
-        while true {
+        if let due = lifecycle.nextDeadline, now >= due {
+            // Read once: the connection's getters copy it whole (a held answer's every wake-up
+            // would pay for them).
             let load = SinkConnectionState.Load(
                 openStreams: connection.openStreams,
                 heldAnswers: scheduler.held,
                 unacknowledgedSettings: connection.unacknowledgedSettings
             )
-            guard let action = lifecycle.timeAction(now: now, load) else { break }
-            perform(action, now: now, &connection)
+            while let action = lifecycle.timeAction(now: now, load) { perform(action, now: now, &connection) }
         }
         while let entry = scheduler.popDue(now: now) {
             writer.restore(from: entry)

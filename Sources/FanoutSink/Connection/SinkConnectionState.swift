@@ -114,6 +114,12 @@ struct SinkConnectionState {
         return .goAway(settings.faults.goAwayReason)
     }
 
+    /// Whether an answer with this verdict may change the stream limit (`answered` has nothing
+    /// to say otherwise): the first acceptance, or a verdict that flips a throttled limit.
+    func mayChangeStreams(accepted: Bool) -> Bool {
+        accepted ? !streamsRaised : settings.throttleAfterRejection && streamsRaised
+    }
+
     /// An answer went out: accepted (200) or rejected. `unacknowledged`: the SETTINGS this
     /// side has sent that the peer has not acknowledged.
     mutating func answered(accepted: Bool, unacknowledged: Int, now: UInt64) -> Action? {
