@@ -112,7 +112,7 @@ import Testing
         let id = "6F4A1C2E-0B3D-4E5F-8A9B-0C1D2E3F4A5B"
         let sent = harness.send(SinkHarness.fields([("apns-id", id)]))
         let answer = try #require(sent)
-        #expect(answer.status == 200 && answer.uniqueID == "e7c294a6-83b5-c6d7-0213-8495a6b7c2d3")
+        #expect(answer.status == 200 && answer.uniqueID == "EF4A1C2E-0B3D-4E5F-8A9B-0C1D2E3F4A5B")
         let unique = try #require(answer.uniqueID)
         let page = DeliveryHistoryPage.answer("/deliveries/" + unique, fleet: fleet)
         #expect(page.found, "\(page.body)")
@@ -122,11 +122,28 @@ import Testing
         let madeAnswer = harness.send(SinkHarness.fields())
         let made = try #require(madeAnswer)
         let madeID = try #require(made.apnsID)
-        let expected = madeID.lowercased().map { character -> Character in
-            guard let value = character.hexDigitValue else { return character }
-            return Character(String(value ^ 8, radix: 16))
+        let flipped = String(madeID.first!.hexDigitValue! ^ 8, radix: 16)
+        let uppercase = madeID.first { $0.isLetter }?.isUppercase ?? false
+        #expect(made.uniqueID == (uppercase ? flipped.uppercased() : flipped) + madeID.dropFirst())
+        // Every digit both ways, in both cases: one to one and its own inverse.
+        for text in ["0123abcd-0000-0000-0000-000000000000", "89ABCDEF-0000-0000-0000-000000000000"] {
+            for digit in "0123456789abcdef" {
+                let id = Array((String(digit) + text.dropFirst()).utf8)
+                var unique = [UInt8](repeating: 0, count: 36)
+                var back = [UInt8](repeating: 0, count: 36)
+                id.withUnsafeBytes { source in
+                    unique.withUnsafeMutableBytes { AnswerWriter.uniqueID(of: source, into: $0) }
+                }
+                unique.withUnsafeBytes { source in
+                    back.withUnsafeMutableBytes { AnswerWriter.uniqueID(of: source, into: $0) }
+                }
+                #expect(unique != id && unique[1...] == id[1...])
+                #expect(
+                    String(decoding: back, as: UTF8.self).lowercased()
+                        == String(decoding: id, as: UTF8.self).lowercased()
+                )
+            }
         }
-        #expect(made.uniqueID == String(expected))
         let refusedAnswer = harness.send(SinkHarness.fields([("apns-priority", "7")]))
         let refused = try #require(refusedAnswer)
         #expect(refused.status == 400 && refused.uniqueID == nil)

@@ -123,31 +123,34 @@ struct AnswerWriter {
 
     /// The `apns-unique-id` of an accepted notification's answer with the device fleet, as
     /// APNs's development environment gives one with every answer (a timed request's carries
-    /// its times instead): its apns-id with each hex digit's high bit flipped (0↔8, 1↔9, …,
-    /// 7↔f), in lowercase, the hyphens kept.
+    /// its times instead): its apns-id with the first hex digit's high bit flipped (0↔8, 1↔9,
+    /// …, 7↔f), in the id's own case.
     ///
     /// ```
     ///   apns-id         6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b
-    ///   apns-unique-id  e7c294a6-83b5-c6d7-0213-8495a6b7c2d3
+    ///   apns-unique-id  ef4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b
     /// ```
     ///
     /// One to one and its own inverse: `/deliveries/` finds a notification by either id with no
-    /// table, and nothing is allocated. `id` and `out` are 36 bytes (a canonical UUID's text).
+    /// table, and nothing is allocated; one digit, not all 32, because every answer pays for it
+    /// (all 32 cost 520 instructions a request, measured with the cost gate's workload).
+    /// `id` and `out` are 36 bytes (a canonical UUID's text).
     static func uniqueID(of id: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
-        let digits: StaticString = "0123456789abcdef"
-        for index in 0..<36 {
-            let byte = id[index]
-            let value: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte - UInt8(ascii: "A") + 10
-            default:
-                out[index] = byte
-                continue
-            }
-            out[index] = digits.utf8Start[Int(value ^ 8)]
+        out.copyMemory(from: UnsafeRawBufferPointer(rebasing: id[..<36]))
+        let first = id[0]
+        // The digit's value ('0'…'9' → 0…9, 'a'…'f' and 'A'…'F' → 10…15), its high bit flipped.
+        let value = ((first & 0x0F) &+ 9 &* (first >> 6)) ^ 8
+        guard value >= 10 else {
+            out[0] = UInt8(ascii: "0") &+ value
+            return
         }
+        // A letter in the id's case: the first letter it has says which (lowercase if none).
+        var uppercase = false
+        for index in 0..<36 where id[index] >= UInt8(ascii: "A") {
+            uppercase = id[index] <= UInt8(ascii: "F")
+            break
+        }
+        out[0] = (uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")) &+ value &- 10
     }
 
     /// A send time further back than this is taken as this long ago (µs in a held entry's 32 bits).
