@@ -23,16 +23,9 @@ struct SinkResponseFields: HTTP2HeaderFields {
         withUnsafeBytes(of: &digits) { encoder.encode(name: Self.statusName, value: $0, into: &block) }
         // A value that never repeats: neither indexed nor Huffman-coded (coding 36 bytes per
         // response to save 9 was 6% of the sink's time under h2load), as the sender writes :path.
-        encoder.encode(name: Self.apnsIDName, value: apnsID, indexing: .withoutIndexing, huffman: .never, into: &block)
-        if let uniqueID {
-            encoder.encode(
-                name: Self.uniqueIDName,
-                value: uniqueID,
-                indexing: .withoutIndexing,
-                huffman: .never,
-                into: &block
-            )
-        }
+        // Neither name is in a table (the sink indexes neither): no look-up.
+        encoder.encodeLiteral(name: Self.apnsIDName, value: apnsID, into: &block)
+        if let uniqueID { encoder.encodeLiteral(name: Self.uniqueIDName, value: uniqueID, into: &block) }
         if isError { encoder.encode(name: Self.contentTypeName, value: Self.json, into: &block) }
     }
 

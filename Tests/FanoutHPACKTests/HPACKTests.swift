@@ -268,6 +268,34 @@ import Testing
         try decode(block, decoder: &large)
     }
 
+    /// A literal with a new name written without a look-up is byte for byte what the full
+    /// path writes for a name in neither table, and decodes to the field.
+    @Test func aLiteralWithoutLookUpIsTheSameBytes() throws {
+        let id = "6F4A1C2E-0B3D-4E5F-8A9B-0C1D2E3F4A5B"
+        for name in ["apns-id", "apns-unique-id", String(repeating: "x", count: 200)] {
+            var full = HPACKEncoder()
+            var literal = HPACKEncoder()
+            var fullBlock = OutputBuffer()
+            var literalBlock = OutputBuffer()
+            Array(name.utf8).withUnsafeBytes { name in
+                Array(id.utf8).withUnsafeBytes { value in
+                    full.encode(name: name, value: value, indexing: .withoutIndexing, huffman: .never, into: &fullBlock)
+                    literal.encodeLiteral(name: name, value: value, into: &literalBlock)
+                }
+            }
+            let (fullBytes, literalBytes) = (Array(fullBlock.bytes), Array(literalBlock.bytes))
+            #expect(literalBytes == fullBytes, "\(name)")
+            var decoder = HPACKDecoder()
+            var fields: [String] = []
+            try literalBytes.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { name, value, _ in
+                    fields.append(String(decoding: name, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+                }
+            }
+            #expect(fields == [name + "=" + id])
+        }
+    }
+
     @Test func repeatedFieldsCostOneByteAfterTheFirst() throws {
         var encoder = HPACKEncoder()
         var first = OutputBuffer()
