@@ -41,6 +41,8 @@ extension SinkConnection {
         if let action = lifecycle.requestArrived(total: counts.requests + handled) {
             return perform(action, now: clock.uptime(), &connection)
         }
+        let fields = APNsRequestCheck.fields(of: request.headers)
+        if let route = broadcastRoute(request, fields) { return answerBroadcast(request, fields, route, &connection) }
         let faults = configuration.scenario.faults
         let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
         let now = clock.uptime()
@@ -48,7 +50,7 @@ extension SinkConnection {
         // Received when its read burst began: the time spent on the requests before it in the
         // burst is the sink's, and shows as lateness, not as a shorter injected latency.
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
-        let decision = decide(request, unanswered: unanswered, received: received, now: now, connection)
+        let decision = decide(request, fields, unanswered: unanswered, received: received, now: now, connection)
         observer?.decided(
             received: received,
             rejection: decision.rejection,
@@ -102,13 +104,13 @@ extension SinkConnection {
     /// `apnsID` (the request's, echoed, else a made one), and the card hears of its token.
     private mutating func decide(
         _ request: HTTP2Message,
+        _ fields: APNsRequestCheck.Fields,
         unanswered: Bool,
         received: UInt64,
         now: UInt64,
         _ connection: borrowing HTTP2Connection
     ) -> Decision {
-        let fields = APNsRequestCheck.fields(of: request.headers)
-        return request.headers.withUnsafeBytes { bytes in
+        request.headers.withUnsafeBytes { bytes in
             var decision = Decision()
             let echoedID = echoID(fields, in: bytes, now: now, sentAt: &decision.sentAt)
             let verdict = checks.verdict(
