@@ -42,7 +42,9 @@ extension SinkConnection {
             return perform(action, now: clock.uptime(), &connection)
         }
         let fields = APNsRequestCheck.fields(of: request.headers)
-        if let route = broadcastRoute(request, fields) { return answerBroadcast(request, fields, route, &connection) }
+        if !Self.hasDevicePath(request, fields), let route = Self.broadcastRoute(request, fields) {
+            return answerBroadcast(request, fields, route, &connection)
+        }
         let faults = configuration.scenario.faults
         let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
         let now = clock.uptime()

@@ -21,24 +21,30 @@ extension SinkConnection {
         }
     }
 
-    /// The request's route when its path is a channel or broadcast path; `nil` for the device
-    /// path and for any other (the device rules answer those).
-    func broadcastRoute(_ request: HTTP2Message, _ fields: APNsRequestCheck.Fields) -> BroadcastRoute? {
-        request.headers.withUnsafeBytes { bytes in
-            let path = APNsRequestCheck.view(fields.path, bytes)
-            let prefix = APNsRequest.devicePathPrefix.utf8CodeUnitCount
-            if path.count >= prefix,
-                APNsRequestCheck.sameBytes(
-                    UnsafeRawBufferPointer(rebasing: path[..<prefix]),
-                    APNsRequest.devicePathPrefix
-                )
-            {
-                return nil
-            }
-            return BroadcastRoute(method: APNsRequestCheck.view(fields.method, bytes), path: fields.path, in: bytes)
+    /// Whether the request's `:path` begins `/3/device/`: the one comparison a notification
+    /// pays for broadcasts.
+    @inline(__always)
+    static func hasDevicePath(_ request: HTTP2Message, _ fields: APNsRequestCheck.Fields) -> Bool {
+        let prefix = APNsRequest.devicePathPrefix.utf8CodeUnitCount
+        guard fields.path.count >= prefix else { return false }
+        return request.headers.withUnsafeBytes { bytes in
+            APNsRequestCheck.sameBytes(
+                UnsafeRawBufferPointer(rebasing: bytes[fields.path.start..<(fields.path.start + prefix)]),
+                APNsRequest.devicePathPrefix
+            )
         }
     }
 
+    /// The request's route when its path is a channel or broadcast path; `nil` for any other
+    /// (the device rules answer those: 404 BadPath).
+    @inline(never)
+    static func broadcastRoute(_ request: HTTP2Message, _ fields: APNsRequestCheck.Fields) -> BroadcastRoute? {
+        request.headers.withUnsafeBytes { bytes in
+            BroadcastRoute(method: APNsRequestCheck.view(fields.method, bytes), path: fields.path, in: bytes)
+        }
+    }
+
+    @inline(never)
     mutating func answerBroadcast(
         _ request: HTTP2Message,
         _ fields: APNsRequestCheck.Fields,
