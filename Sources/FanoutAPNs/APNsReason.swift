@@ -43,6 +43,13 @@ public enum APNsReason: String, CaseIterable, Sendable, Hashable {
     case internalServerError = "InternalServerError"
     case serviceUnavailable = "ServiceUnavailable"
     case shutdown = "Shutdown"
+    // Broadcast channels (docs/apns.md, "Broadcast channels"); after the others, so that the
+    // indices of counts kept before them do not move.
+    case missingChannelId = "MissingChannelId"
+    case badChannelId = "BadChannelId"
+    case channelNotRegistered = "ChannelNotRegistered"
+    case cannotCreateChannelConfig = "CannotCreateChannelConfig"
+    case missingPushType = "MissingPushType"
 
     /// Every reason in declaration order, made once (`allCases` builds an array per call).
     /// Counts kept by reason are arrays in this order: `all[reason.index]` is `reason`.
@@ -85,6 +92,11 @@ public enum APNsReason: String, CaseIterable, Sendable, Hashable {
         case .internalServerError: 30
         case .serviceUnavailable: 31
         case .shutdown: 32
+        case .missingChannelId: 33
+        case .badChannelId: 34
+        case .channelNotRegistered: 35
+        case .cannotCreateChannelConfig: 36
+        case .missingPushType: 37
         }
     }
 
@@ -93,7 +105,8 @@ public enum APNsReason: String, CaseIterable, Sendable, Hashable {
         switch self {
         case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
             .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
-            .missingTopic, .payloadEmpty, .topicDisallowed, .badPayload:
+            .missingTopic, .payloadEmpty, .topicDisallowed, .badPayload, .missingChannelId, .badChannelId,
+            .channelNotRegistered, .cannotCreateChannelConfig, .missingPushType:
             400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
             .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyInToken:

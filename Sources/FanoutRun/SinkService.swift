@@ -241,7 +241,10 @@ public struct SinkService: Service {
             admin?.close()
             if printing {
                 let delivery = sink.fleet.map { DeliverySummary($0.snapshot()).lines } ?? []
-                StandardStream.output.write(([sink.statistics.summary.text] + delivery).joined(separator: "\n").utf8)
+                let broadcast = sink.broadcastCounts.map { [$0.line] } ?? []
+                StandardStream.output.write(
+                    ([sink.statistics.summary.text] + delivery + broadcast).joined(separator: "\n").utf8
+                )
                 StandardStream.output.write("\n".utf8)
             }
             try? group.syncShutdownGracefully()

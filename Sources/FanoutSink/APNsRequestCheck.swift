@@ -27,7 +27,9 @@ import NIOCore
 /// 9. `apns-expiration`, when present, is decimal seconds, else 400 BadExpirationDate.
 /// 10. `apns-collapse-id` has at most 64 bytes, else 400 BadCollapseId.
 /// 11. The payload is not empty (400 PayloadEmpty), within the push type's limit (4096 bytes,
-///     5120 for voip; 413 PayloadTooLarge), and one JSON object (400 BadPayload, Fanout's choice).
+///     5120 for voip; 413 PayloadTooLarge), and one JSON object (400 BadPayload, Fanout's choice);
+///     for `liveactivity`, a Live Activity payload (`LiveActivityPayload`: `aps.event`,
+///     `timestamp`, `content-state` where the event needs it; 400 BadPayload, Fanout's choice).
 ///
 /// Works on the decoded header list in place; what the response needs (the apns-id to echo)
 /// and the digest needs (the token) is copied into reused storage.
@@ -183,6 +185,7 @@ struct APNsRequestCheck {
         guard bodyLength > 0 else { return .init(.payloadEmpty) }
         guard bodyLength <= pushType.payloadSizeLimit else { return .init(.payloadTooLarge) }
         if PayloadSyntax.problem(in: body) != nil { return .init(.badPayload) }
+        if pushType == .liveactivity && LiveActivityPayload.problem(in: body) != nil { return .init(.badPayload) }
         return nil
     }
 

@@ -17,6 +17,8 @@ package final class SinkState: Sendable {
     let limits: LimitLog
     /// The devices behind the sink, when the scenario has them (`nil`: the story ends at the 200).
     package let fleet: DeviceFleetShards?
+    /// The broadcast channels and what their broadcasts reached (docs/sink.md, "Broadcast channels").
+    package let channels: ChannelStore
 
     package init(scenario: SinkScenario = .init(), limitLog: (@Sendable (String) -> Void)? = nil) {
         limits = LimitLog(write: limitLog)
@@ -28,6 +30,11 @@ package final class SinkState: Sendable {
         var devices = scenario.devices
         devices.seed = scenario.seed
         fleet = devices.isEnabled ? DeviceFleetShards(settings: devices) : nil
+        channels = ChannelStore(
+            subscribers: scenario.channelSubscribers,
+            shares: DeliveryShares(devices.isEnabled ? devices : nil),
+            seed: scenario.seed
+        )
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
@@ -59,6 +66,13 @@ public final class Sink: Sendable {
 
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// The broadcast channels' counts, once a channel was asked for (`nil` before: `/stats`
+    /// and summaries stay as they were for runs without broadcasts).
+    public var broadcastCounts: BroadcastCounts? {
+        let counts = state.channels.counts
+        return counts.created + counts.refusedCreations == 0 ? nil : counts
+    }
 
     /// Refusals and limits reached, logged with the peer (`SinkConfiguration.limitLog`).
     package var limits: LimitLog { state.limits }

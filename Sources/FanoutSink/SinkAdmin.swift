@@ -46,7 +46,7 @@ public final class SinkAdmin: Sendable {
                 return .init(
                     status: .ok,
                     type: "application/json",
-                    body: sink.statistics.json(draining: sink.isDraining) + "\n"
+                    body: sink.statistics.json(draining: sink.isDraining, broadcast: sink.broadcastCounts) + "\n"
                 )
             case "/metrics":
                 return .init(
@@ -179,7 +179,7 @@ extension SinkStatistics {
     ///          "streams_reset":…,"peak_streams":…}]}
     ///
     /// The digest's 64-bit words are hex strings (JSON numbers lose precision past 2^53).
-    public func json(draining: Bool = false) -> String {
+    public func json(draining: Bool = false, broadcast: BroadcastCounts? = nil) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
@@ -188,11 +188,11 @@ extension SinkStatistics {
             nan: "NaN"
         )
         // Integers, strings and (so) any double: encoding cannot fail.
-        return String(decoding: try! encoder.encode(figures(draining: draining)), as: UTF8.self)
+        return String(decoding: try! encoder.encode(figures(draining: draining, broadcast: broadcast)), as: UTF8.self)
     }
 
-    /// The statistics as `/stats` gives them.
-    public func figures(draining: Bool = false) -> SinkFigures {
+    /// The statistics as `/stats` gives them; `broadcast` when the sink had channels.
+    public func figures(draining: Bool = false, broadcast: BroadcastCounts? = nil) -> SinkFigures {
         let summary = summary
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -219,6 +219,7 @@ extension SinkStatistics {
             ),
             ownDelays: summary.ownDelays.figures,
             untimedIDs: summary.untimedIDs,
+            broadcast: broadcast,
             openConnections: openConnections.map { connection in
                 SinkFigures.Connection(
                     id: connection.id,
@@ -250,6 +251,8 @@ public struct SinkFigures: Encodable, Sendable {
     public var ownDelays: SinkOwnDelays.Figures
     /// Timed apns-ids not believed (`SinkSummary.untimedIDs`): kept out of `ownDelays`.
     public var untimedIDs: Int
+    /// Broadcast channels and what their broadcasts reached, when the sink had channels.
+    public var broadcast: BroadcastCounts?
     public var openConnections: [Connection]
 
     /// Requests and answers, as the sink and each connection count them:
@@ -328,6 +331,7 @@ public struct SinkFigures: Encodable, Sendable {
         case ownDelays = "own_delays"
         case untimedIDs = "untimed_ids"
         case openConnections = "open_connections"
+        case broadcast
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -339,6 +343,7 @@ public struct SinkFigures: Encodable, Sendable {
         try container.encode(digest, forKey: .digest)
         try container.encode(ownDelays, forKey: .ownDelays)
         try container.encode(untimedIDs, forKey: .untimedIDs)
+        try container.encodeIfPresent(broadcast, forKey: .broadcast)
         try container.encode(openConnections, forKey: .openConnections)
     }
 }

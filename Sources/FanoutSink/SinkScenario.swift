@@ -44,6 +44,9 @@ public struct SinkScenario: Sendable {
     public var windows = SinkWindows()
     /// The devices behind the sink (`DeviceFleetSettings`): off unless a share or a delay is set.
     public var devices = DeviceFleetSettings()
+    /// The devices subscribed to each broadcast channel (`--channel-subscribers`; docs/sink.md,
+    /// "Broadcast channels"): 0 unless told, so a broadcast reaches no one by surprise.
+    public var channelSubscribers = ChannelSubscribers.fixed(0)
 
     public init() {}
 

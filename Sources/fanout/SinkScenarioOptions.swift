@@ -157,6 +157,16 @@ struct SinkScenarioOptions: ParsableArguments {
     )
     var maxConnections: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Devices subscribed to each broadcast channel: N, uniform:LOW-HIGH or lognormal:MEDIAN,SIGMA, drawn per channel by the seed (default: 0).",
+            valueName: "count"
+        ),
+        transform: { try ChannelSubscribers(parsing: $0) }
+    )
+    var channelSubscribers: ChannelSubscribers?
+
     /// The scenario the file and the options (with the device fleet's) describe (options
     /// win); a bad one is a usage error naming the option or the file's line.
     func scenario(devices: DeviceOptions) throws -> SinkScenario {
@@ -176,6 +186,7 @@ struct SinkScenarioOptions: ParsableArguments {
             }
             if let goawayAfterTime { scenario.faults.goAwayAfter = goawayAfterTime }
             if let unanswered { scenario.faults.unansweredShare = unanswered }
+            if let channelSubscribers { scenario.channelSubscribers = channelSubscribers }
             let options: [(String, String?)] =
                 [
                     ("unregistered-tokens", unregisteredTokens), ("bad-tokens", badTokens),

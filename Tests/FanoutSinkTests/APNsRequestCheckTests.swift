@@ -60,8 +60,15 @@ import Testing
         Case(
             "liveactivity with its suffix",
             [("apns-push-type", "liveactivity"), ("apns-topic", "com.example.app.push-type.liveactivity")],
+            body: #"{"aps":{"timestamp":1732000000,"event":"update","content-state":{"score":"2-1"}}}"#,
             status: 200,
             reason: nil
+        ),
+        Case(
+            "liveactivity with an alert's payload",
+            [("apns-push-type", "liveactivity"), ("apns-topic", "com.example.app.push-type.liveactivity")],
+            status: 400,
+            reason: "BadPayload"
         ),
         Case("priority 7", [("apns-priority", "7")], status: 400, reason: "BadPriority"),
         Case("priority 5", [("apns-priority", "5")], status: 200, reason: nil),

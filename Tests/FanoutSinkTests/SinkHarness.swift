@@ -25,11 +25,20 @@ struct SinkHarness: ~Copyable {
         var description: String { "\(status) \(reason ?? "") apns-id \(apnsID ?? "none")" }
     }
 
+    /// What a channel or broadcast answer carries beyond a `Response`.
+    struct Details: Equatable {
+        var requestID: String?
+        var channelID: String?
+        var contentType: String?
+        var body: String
+    }
+
     var client = HTTP2Connection(role: .client)
     var server: HTTP2Connection
     var sink: SinkConnection
     let statistics = SinkStatistics()
     var responses: [UInt64: Response] = [:]
+    var details: [UInt64: Details] = [:]
     var resets: [UInt64: HTTP2ErrorCode] = [:]
     var settings: [UInt32?] = []
     /// The debug data of each GOAWAY the client received.
@@ -80,6 +89,13 @@ struct SinkHarness: ~Copyable {
         return responses[tag]
     }
 
+    /// Sends one request and returns its response with its details.
+    mutating func sendForDetails(_ fields: [(String, String)], body: String = "") -> (Response, Details)? {
+        let tag = nextTag
+        guard let response = send(fields, body: body), let details = details[tag] else { return nil }
+        return (response, details)
+    }
+
     /// Moves bytes both ways until both sides are quiet.
     mutating func pump() {
         for _ in 0..<50 {
@@ -91,6 +107,7 @@ struct SinkHarness: ~Copyable {
             }
             self.sink = sink
             var (responses, resets, limits, goAways) = (self.responses, self.resets, self.settings, self.goAways)
+            var details = self.details
             HTTP2Connection.receive(&client, from: &toClient) { event, _ in
                 switch event {
                 case .message(let message):
@@ -103,6 +120,12 @@ struct SinkHarness: ~Copyable {
                         response.timestamp = body.timestamp
                     }
                     responses[message.tag] = response
+                    details[message.tag] = Details(
+                        requestID: message.headers["apns-request-id"],
+                        channelID: message.headers["apns-channel-id"],
+                        contentType: message.headers["content-type"],
+                        body: String(decoding: message.body, as: UTF8.self)
+                    )
                 case .streamReset(_, let tag, let code, _): resets[tag] = code
                 case .remoteSettingsChanged(let settings): limits.append(settings.maxConcurrentStreams)
                 case .goAway(_, _, let debugData): goAways.append(String(decoding: debugData, as: UTF8.self))
@@ -110,6 +133,7 @@ struct SinkHarness: ~Copyable {
                 }
             }
             (self.responses, self.resets, self.settings, self.goAways) = (responses, resets, limits, goAways)
+            self.details = details
         }
     }
 

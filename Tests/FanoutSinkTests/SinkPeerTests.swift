@@ -41,6 +41,10 @@ import Testing
         var apns_id: String?
         var content_type: String?
         var reset: Int?
+        var apns_request_id: String?
+        var apns_channel_id: String?
+        var channels: [String]?
+        var message_storage_policy: Int?
     }
 
     static func python(_ script: String, _ arguments: [String], input: Data? = nil) throws -> String {

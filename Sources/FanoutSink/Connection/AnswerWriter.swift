@@ -79,6 +79,16 @@ struct AnswerWriter {
         return false
     }
 
+    /// Takes `id` when it is a canonical UUID's 36 bytes, else makes one (a broadcast's
+    /// `apns-request-id`, echoed or made).
+    mutating func takeID(_ id: UnsafeRawBufferPointer) {
+        if id.count == 36 && APNsRequestCheck.isCanonicalUUID(id) {
+            idStorage.bytes.copyMemory(from: id)
+        } else {
+            ids.write(into: idStorage.bytes)
+        }
+    }
+
     /// Keeps the apns-id with a held answer, and takes it back when the answer is due.
     func hold(into entry: inout PendingResponses.Entry) {
         withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: apnsID) }

@@ -99,6 +99,19 @@ struct RequestChecks {
         return RequestVerdict(token: token, rejection: rejection?.reason, newProviderToken: newProviderToken)
     }
 
+    /// Rule 4 for a channel or broadcast request (docs/apns.md, "Broadcast channels"): the
+    /// provider's certificate or token as for a notification, and the app in the path one the
+    /// connection may name (400 TopicDisallowed otherwise, Fanout's choice).
+    mutating func authenticateApp(
+        _ fields: APNsRequestCheck.Fields,
+        in bytes: UnsafeRawBufferPointer,
+        bundle: UnsafeRawBufferPointer
+    ) -> APNsReason? {
+        if let reason = authenticate(fields, in: bytes) { return reason }
+        if let allowedTopics, !allowedTopics.contains(where: { $0.elementsEqual(bundle) }) { return .topicDisallowed }
+        return nil
+    }
+
     /// When the provider's token was issued (its `iat`, seconds), once one was accepted.
     var providerTokenIssuedAt: Int64 { authentication.tokenIssuedAt }
 

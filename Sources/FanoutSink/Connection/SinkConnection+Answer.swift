@@ -37,6 +37,10 @@ extension SinkConnection {
         if let action = lifecycle.requestArrived(total: counts.requests + handled) {
             return perform(action, now: clock.uptime(), &connection)
         }
+        let fields = APNsRequestCheck.fields(of: request.headers)
+        if !Self.hasDevicePath(request, fields), let route = Self.broadcastRoute(request, fields) {
+            return answerBroadcast(request, fields, route, &connection)
+        }
         let faults = configuration.scenario.faults
         let unanswered = faults.unansweredShare > 0 && random.unit() < faults.unansweredShare
         let now = clock.uptime()
@@ -45,7 +49,7 @@ extension SinkConnection {
         // burst is the sink's, and shows as lateness, not as a shorter injected latency.
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
         let streams = StreamsSeen(open: openStreams, acknowledgedLimit: connection.acknowledgedMaxConcurrentStreams)
-        let decision = decide(request, unanswered: unanswered, received: received, now: now, streams)
+        let decision = decide(request, fields, unanswered: unanswered, received: received, now: now, streams)
         observer?.decided(
             received: received,
             rejection: decision.rejection,
@@ -99,13 +103,13 @@ extension SinkConnection {
     /// `apnsID` (the request's, echoed, else a made one), and the card hears of its token.
     private mutating func decide(
         _ request: HTTP2Message,
+        _ fields: APNsRequestCheck.Fields,
         unanswered: Bool,
         received: UInt64,
         now: UInt64,
         _ streams: StreamsSeen
     ) -> Decision {
-        let fields = APNsRequestCheck.fields(of: request.headers)
-        return request.headers.withUnsafeBytes { bytes in
+        request.headers.withUnsafeBytes { bytes in
             var decision = Decision()
             let echoedID = writer.takeID(
                 fields,

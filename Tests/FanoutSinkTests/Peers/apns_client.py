@@ -54,6 +54,8 @@ for request in requests:
                 done = True
         sock.sendall(conn.data_to_send())
     body = json.loads(response["body"]) if response["body"] else {}
+    if not isinstance(body, dict):
+        body = {}
     results.append({
         "status": int(response["headers"].get(":status", 0)),
         "reason": body.get("reason"),
@@ -61,6 +63,10 @@ for request in requests:
         "apns_id": response["headers"].get("apns-id"),
         "content_type": response["headers"].get("content-type"),
         "reset": response.get("reset"),
+        "apns_request_id": response["headers"].get("apns-request-id"),
+        "apns_channel_id": response["headers"].get("apns-channel-id"),
+        "channels": body.get("channels"),
+        "message_storage_policy": body.get("message-storage-policy"),
     })
 
 conn.close_connection()

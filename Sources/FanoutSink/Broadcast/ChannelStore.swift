@@ -1,0 +1,201 @@
+import NIOConcurrencyHelpers
+
+/// The broadcast channels of one sink (one APNs environment), shared by all its connections:
+/// created, read, listed and deleted per app (bundle id), at most `limitPerApp` per app as
+/// APNs allows, and at most `appLimit` apps with channels at once so that its memory is
+/// bounded (≈ 100 bytes a channel: `appLimit` × `limitPerApp` channels at most, ~100 MB).
+/// It also counts the broadcasts sent on them and the device deliveries they stand for.
+/// One lock: channel requests are rare next to notifications, and a broadcast takes it once.
+package final class ChannelStore: Sendable {
+    /// One channel: its app, storage policy and subscribers.
+    struct Channel: Equatable {
+        var bundle: [UInt8]
+        /// `message-storage-policy`: 0 no message stored, 1 the most recent stored.
+        var storagePolicy: Int
+        var subscribers: Int
+    }
+
+    /// What `create` did.
+    enum Creation: Equatable {
+        case created(ChannelID)
+        /// The app has `limitPerApp` channels (or the sink `appLimit` apps): 400 CannotCreateChannelConfig.
+        case limitReached
+    }
+
+    /// What a broadcast on a channel reached: its subscribers, split as the device fleet's
+    /// shares split them (without a fleet every subscriber is online and takes it).
+    struct Reach: Equatable {
+        var subscribers = 0
+        /// Delivered at once.
+        var delivered = 0
+        /// Offline subscribers of a channel that stores the most recent message: they get it
+        /// when they come back (or a later one).
+        var stored = 0
+        /// Offline subscribers of a channel that stores nothing: they miss it.
+        var missed = 0
+        /// Subscribers whose app has notifications disabled or is uninstalled.
+        var unreachable = 0
+    }
+
+    /// APNs: "up to 10,000 channels for your app in the development and production
+    /// environment, respectively" (docs/apns.md, "Broadcast channels").
+    static let limitPerApp = 10_000
+    /// Apps with channels at once (Fanout's bound on memory; a provider under test has one).
+    static let appLimit = 64
+
+    private struct State {
+        var channels: [ChannelID: Channel] = [:]
+        /// Each app's channels in the order they were created (the list's order).
+        var byApp: [[UInt8]: [ChannelID]] = [:]
+        var random: SinkRandom
+        var counts = BroadcastCounts()
+    }
+
+    private let state: NIOLockedValueBox<State>
+    private let subscribers: ChannelSubscribers
+    private let shares: DeliveryShares
+
+    /// A store whose channels get `subscribers` (drawn from `seed`), reached as `shares` say.
+    init(subscribers: ChannelSubscribers, shares: DeliveryShares = .init(), seed: UInt64) {
+        self.subscribers = subscribers
+        self.shares = shares
+        state = NIOLockedValueBox(State(random: SinkRandom(seed: seed ^ 0xC4A7_7E15)))
+    }
+
+    /// Creates a channel for `bundle`, unless it has `limitPerApp` already.
+    func create(bundle: UnsafeRawBufferPointer, storagePolicy: Int) -> Creation {
+        state.withLockedValue { state in
+            let app = Array(bundle)
+            let existing = state.byApp[app]?.count ?? 0
+            guard existing < Self.limitPerApp, existing > 0 || state.byApp.count < Self.appLimit else {
+                state.counts.refusedCreations += 1
+                return .limitReached
+            }
+            var id = ChannelID(high: state.random.next(), low: state.random.next())
+            while state.channels[id] != nil { id = ChannelID(high: state.random.next(), low: state.random.next()) }
+            let count = subscribers.draw(&state.random)
+            state.channels[id] = Channel(bundle: app, storagePolicy: storagePolicy, subscribers: count)
+            state.byApp[app, default: []].append(id)
+            state.counts.created += 1
+            return .created(id)
+        }
+    }
+
+    /// The channel `id` of `bundle`, if it exists (a channel of another app does not).
+    func channel(_ id: ChannelID, bundle: UnsafeRawBufferPointer) -> Channel? {
+        state.withLockedValue { state in
+            guard let channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return nil }
+            return channel
+        }
+    }
+
+    /// The ids of `bundle`'s channels, oldest first.
+    func list(bundle: UnsafeRawBufferPointer) -> [ChannelID] {
+        state.withLockedValue { $0.byApp[Array(bundle)] ?? [] }
+    }
+
+    /// Deletes channel `id` of `bundle`; false when it does not exist.
+    func delete(_ id: ChannelID, bundle: UnsafeRawBufferPointer) -> Bool {
+        state.withLockedValue { state in
+            guard let channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return false }
+            state.channels[id] = nil
+            state.byApp[channel.bundle]?.removeAll { $0 == id }
+            if state.byApp[channel.bundle]?.isEmpty == true { state.byApp[channel.bundle] = nil }
+            state.counts.deleted += 1
+            return true
+        }
+    }
+
+    /// Counts one accepted broadcast on channel `id` of `bundle` and the deliveries it stands
+    /// for; `nil` (nothing counted) when the channel does not exist.
+    func broadcast(_ id: ChannelID, bundle: UnsafeRawBufferPointer) -> Reach? {
+        state.withLockedValue { state in
+            guard let channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return nil }
+            let reach = shares.reach(subscribers: channel.subscribers, storagePolicy: channel.storagePolicy)
+            state.counts.add(reach)
+            return reach
+        }
+    }
+
+    /// What was counted so far.
+    var counts: BroadcastCounts {
+        state.withLockedValue { state in
+            var counts = state.counts
+            counts.open = state.channels.count
+            return counts
+        }
+    }
+}
+
+/// The shares of a channel's subscribers a broadcast reaches at once, later, or never: the
+/// device fleet's (`DeviceFleetSettings`) when the sink has one, else all at once.
+struct DeliveryShares: Equatable, Sendable {
+    /// Offline when the broadcast goes out.
+    var offline = 0.0
+    /// The app's notifications disabled, or the app uninstalled.
+    var unreachable = 0.0
+
+    init(offline: Double = 0, unreachable: Double = 0) {
+        self.offline = offline
+        self.unreachable = unreachable
+    }
+
+    /// The fleet's shares: low-power devices take a Live Activity update (Fanout's reading: a
+    /// broadcast is delivered to them, in a burst at worst), offline ones do not.
+    init(_ devices: DeviceFleetSettings?) {
+        self.init(
+            offline: devices?.offline ?? 0,
+            unreachable: min(1, (devices?.disabled ?? 0) + (devices?.uninstalled ?? 0))
+        )
+    }
+
+    /// How `subscribers` split, rounded to whole devices (the remainder goes to the delivered).
+    func reach(subscribers: Int, storagePolicy: Int) -> ChannelStore.Reach {
+        let unreachable = Int((Double(subscribers) * unreachable).rounded())
+        let offline = Int((Double(subscribers - unreachable) * offline).rounded())
+        var reach = ChannelStore.Reach(subscribers: subscribers, unreachable: unreachable)
+        reach.delivered = subscribers - unreachable - offline
+        if storagePolicy == 1 { reach.stored = offline } else { reach.missed = offline }
+        return reach
+    }
+}
+
+/// The sink's broadcast counts (`/stats`, summary.json's `broadcast`).
+public struct BroadcastCounts: Codable, Sendable, Equatable {
+    /// Channels created, deleted, and open now.
+    public var created = 0
+    public var deleted = 0
+    public var open = 0
+    /// Creations refused with CannotCreateChannelConfig.
+    public var refusedCreations = 0
+    /// Broadcasts accepted (200), and the device deliveries they stand for (`ChannelStore.Reach`).
+    public var broadcasts = 0
+    public var subscribers = 0
+    public var delivered = 0
+    public var stored = 0
+    public var missed = 0
+    public var unreachable = 0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case created, deleted, open, broadcasts, subscribers, delivered, stored, missed, unreachable
+        case refusedCreations = "refused_creations"
+    }
+
+    /// One line for the sink's summary.
+    public var line: String {
+        "broadcast channels: \(created) created, \(deleted) deleted, \(open) open, \(refusedCreations) refused; "
+            + "\(broadcasts) broadcasts to \(subscribers) subscribers: \(delivered) delivered, "
+            + "\(stored) stored for offline devices, \(missed) missed offline, \(unreachable) unreachable"
+    }
+
+    mutating func add(_ reach: ChannelStore.Reach) {
+        broadcasts += 1
+        subscribers += reach.subscribers
+        delivered += reach.delivered
+        stored += reach.stored
+        missed += reach.missed
+        unreachable += reach.unreachable
+    }
+}
