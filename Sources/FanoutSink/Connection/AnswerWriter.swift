@@ -65,28 +65,24 @@ struct AnswerWriter {
         sentAt: inout UInt64,
         untimed: inout Int
     ) -> Bool {
-        if fields.apnsID.count == 36 {
-            let id = APNsRequestCheck.view(fields.apnsID, bytes)
-            if APNsRequestCheck.isCanonicalUUID(id) {
-                idStorage.bytes.copyMemory(from: id)
-                if let time = TimedAPNsID.sendTime(in: id) {
-                    if Self.isBelievable(sentAt: time, now: now) { sentAt = time } else { untimed += 1 }
-                }
-                return true
-            }
+        let id = APNsRequestCheck.view(fields.apnsID, bytes)
+        guard takeID(id) else { return false }
+        if let time = TimedAPNsID.sendTime(in: id) {
+            if Self.isBelievable(sentAt: time, now: now) { sentAt = time } else { untimed += 1 }
         }
-        ids.write(into: idStorage.bytes)
-        return false
+        return true
     }
 
     /// Takes `id` when it is a canonical UUID's 36 bytes, else makes one (a broadcast's
-    /// `apns-request-id`, echoed or made).
-    mutating func takeID(_ id: UnsafeRawBufferPointer) {
-        if id.count == 36 && APNsRequestCheck.isCanonicalUUID(id) {
-            idStorage.bytes.copyMemory(from: id)
-        } else {
+    /// `apns-request-id`, echoed or made). Returns whether it took `id`.
+    @discardableResult
+    mutating func takeID(_ id: UnsafeRawBufferPointer) -> Bool {
+        guard id.count == 36, APNsRequestCheck.isCanonicalUUID(id) else {
             ids.write(into: idStorage.bytes)
+            return false
         }
+        idStorage.bytes.copyMemory(from: id)
+        return true
     }
 
     /// Keeps the apns-id with a held answer, and takes it back when the answer is due.

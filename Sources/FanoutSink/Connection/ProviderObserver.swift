@@ -203,6 +203,9 @@ extension ProviderObserver {
     /// close with unread bytes), a write to a closed socket (EPIPE), or timed out.
     static func isBroken(_ error: any Error) -> Bool {
         guard let error = error as? IOError else { return false }
-        return [ECONNRESET, EPIPE, ETIMEDOUT].contains(error.errnoCode)
+        switch error.errnoCode {
+        case ECONNRESET, EPIPE, ETIMEDOUT: return true
+        default: return false
+        }
     }
 }
