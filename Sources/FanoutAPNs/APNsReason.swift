@@ -1,6 +1,6 @@
 /// The `reason` of an APNs error response, with the status APNs sends it with
 /// (docs/apns.md, "Response"). The sender reads them; the sink answers with them.
-public enum APNsReason: String, CaseIterable, Sendable, Hashable {
+public enum APNsReason: String, CaseIterable, Sendable, Hashable, Codable, CodingKeyRepresentable {
     // 400
     case badCollapseId = "BadCollapseId"
     case badDeviceToken = "BadDeviceToken"

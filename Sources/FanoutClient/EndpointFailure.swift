@@ -20,24 +20,9 @@ import struct Foundation.Date
 ///    └─ nameNotResolved, connectionRefused, connectTimeout, connectFailed
 /// ```
 public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Cause: String, Sendable, Hashable, CaseIterable {
-        case nameNotResolved = "NameNotResolved"
-        case connectionRefused = "ConnectionRefused"
-        case connectTimeout = "ConnectTimeout"
-        /// Another socket error (network unreachable, reset during connect).
-        case connectFailed = "ConnectFailed"
-        case certificateNotTrusted = "CertificateNotTrusted"
-        case certificateExpired = "CertificateExpired"
-        case certificateNameMismatch = "CertificateNameMismatch"
-        case tlsHandshakeFailed = "TLSHandshakeFailed"
-        case alpnNotH2 = "ALPNNotH2"
-        case notHTTP2 = "NotHTTP2"
-        /// Closed (or silent) before its first HTTP/2 frame: a TLS server given http://, or
-        /// one turning connections away.
-        case closedBeforeSettings = "ClosedBeforeSettings"
-        case goAwayBeforeAnswer = "GoAwayBeforeAnswer"
-        case forbidden = "Forbidden"
-    }
+    /// What stood in the way (FanoutAPNs's `UnreachableCause`, where summary.json's failed
+    /// counts name it).
+    public typealias Cause = UnreachableCause
 
     public var cause: Cause
     /// What exactly happened: the errno, the TLS library's words, the status line, the reason.

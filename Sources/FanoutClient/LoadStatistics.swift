@@ -5,61 +5,6 @@ import FanoutMeasure
 import Histogram
 import NIOConcurrencyHelpers
 
-/// Why a notification failed without an APNs answer. Its raw value is the name summary.json
-/// counts it under; an endpoint never reached fails with `EndpointFailure`'s cause, by that
-/// cause's name, so a new cause there is a failed reason here without another word.
-public enum FailureCause: Sendable, Hashable, CaseIterable, RawRepresentable {
-    /// Its connection closed (or could not be opened) every time it was tried.
-    case connectionLost
-    /// No answer within the stream timeout, every time.
-    case timeout
-    /// The server reset its stream (other than REFUSED_STREAM, which is sent again).
-    case streamReset
-    /// An answer without a known APNs reason, e.g. a gateway's 502 without a body.
-    case unexpectedResponse
-    /// The run was stopped before it could be sent.
-    case cancelled
-    /// The endpoint was never reached: what stood in the way.
-    case unreachable(EndpointFailure.Cause)
-
-    public static let allCases: [FailureCause] =
-        [.connectionLost, .timeout, .streamReset, .unexpectedResponse, .cancelled]
-        + EndpointFailure.Cause.allCases.map { .unreachable($0) }
-
-    static let all = FailureCause.allCases
-
-    public var rawValue: String {
-        switch self {
-        case .connectionLost: "ConnectionLost"
-        case .timeout: "Timeout"
-        case .streamReset: "StreamReset"
-        case .unexpectedResponse: "UnexpectedResponse"
-        case .cancelled: "Cancelled"
-        case .unreachable(let cause): cause.rawValue
-        }
-    }
-
-    public init?(rawValue: String) {
-        guard let cause = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
-        self = cause
-    }
-
-    /// What a notification failed with when the endpoint could not be reached.
-    public init(_ cause: EndpointFailure.Cause) {
-        self = .unreachable(cause)
-    }
-}
-
-/// Why a token was not sent at all.
-public enum SkipCause: String, Sendable, Hashable, CaseIterable {
-    /// Its payload was over the push type's limit.
-    case payloadTooLarge = "PayloadTooLarge"
-    /// Its fields did not fit the template (a missing or malformed field).
-    case badFields = "BadFields"
-
-    static let all = SkipCause.allCases
-}
-
 /// One connection's counts since it last added them to the statistics.
 struct LoadCounts {
     static let flushInterval = 256

@@ -17,8 +17,8 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
     public var schema = Self.schemaVersion
     public var kind = "probe"
     public var endpoint: String
-    /// When the probe ran, RFC 3339.
-    public var started: String
+    /// When the probe ran; written RFC 3339 to the millisecond.
+    @RFC3339Time public var started: Date
     /// `null` over cleartext (h2c with prior knowledge).
     @Nullable public var tls: TLS?
     public var settings: Settings
@@ -269,7 +269,7 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
     }
     public init(
         endpoint: String,
-        started: String,
+        started: Date,
         tls: TLS? = nil,
         settings: Settings,
         pingRoundTrip: Figures? = nil,

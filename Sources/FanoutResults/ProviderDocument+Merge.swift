@@ -85,7 +85,7 @@ extension SummaryDocument.Provider {
     /// card when it is on any sink's (the device fleet's only with devices).
     static func mergedChecks(_ providers: [Self]) -> [Card.Check] {
         ProviderRule.allCases.compactMap { rule -> Card.Check? in
-            let all = providers.flatMap { $0.card.checks.filter { $0.rule == rule.rawValue } }
+            let all = providers.flatMap { $0.card.checks.filter { $0.rule == rule } }
             if rule.isFleet && all.isEmpty { return nil }
             return Card.Check(
                 rule: rule,

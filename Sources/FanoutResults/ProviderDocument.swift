@@ -269,14 +269,14 @@ extension SummaryDocument {
             public var forgotten: Int
 
             public struct Check: Codable, Sendable, Equatable {
-                public var rule: String
+                public var rule: ProviderRule
                 public var title: String
                 public var count: Int
                 public var passed: Bool
                 public var examples: [Example]
 
                 public init(rule: ProviderRule, count: Int, examples: [Example]) {
-                    self.rule = rule.rawValue
+                    self.rule = rule
                     title = rule.title
                     self.count = count
                     passed = count == 0
@@ -321,7 +321,7 @@ extension SummaryDocument {
             }
 
             /// The count of `rule`, 0 when the card lacks it.
-            public func count(_ rule: ProviderRule) -> Int { checks.first { $0.rule == rule.rawValue }?.count ?? 0 }
+            public func count(_ rule: ProviderRule) -> Int { checks.first { $0.rule == rule }?.count ?? 0 }
         }
 
         /// Little's law on each connection: it carried `requests ÷ busy` a second with `mean`

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutMeasure
 import FanoutSettings
 import Foundation
@@ -235,13 +236,13 @@ extension SummaryDocument {
     public struct Sink: Codable, Sendable, Equatable {
         public var requests: Int
         public var accepted: Int
-        public var rejected: [String: Int]
+        public var rejected: [APNsReason: Int]
         public var digest: String
         public var differences: [String]
         public init(
             requests: Int,
             accepted: Int,
-            rejected: [String: Int],
+            rejected: [APNsReason: Int],
             digest: String,
             differences: [String]
         ) {

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutMeasure
 import FanoutSettings
 import Foundation
@@ -32,10 +33,11 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var elapsedSeconds: Double
     public var sent: Int
     public var accepted: Int
-    /// Counts by reason (`APNsReason`, `FailureCause`, `SkipCause` raw values).
-    public var rejected: [String: Int]
-    public var failed: [String: Int]
-    public var skipped: [String: Int]
+    /// Counts by reason, written as objects keyed by each reason's raw value
+    /// (`{"Unregistered": 12}`).
+    public var rejected: [APNsReason: Int]
+    public var failed: [FailureCause: Int]
+    public var skipped: [SkipCause: Int]
     public var requests: Int
     public var retries: Int
     /// `null` when nothing was measured: no answers, or none after the warm-up (schema 7).
@@ -79,7 +81,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// Notifications the server answered (accepted, rejected, or answered without an APNs
     /// reason): with none, no rate, CPU per notification or percentile stands for anything, and
     /// readers say "no answers".
-    public var answered: Int { accepted + rejected.values.reduce(0, +) + (failed["UnexpectedResponse"] ?? 0) }
+    public var answered: Int { accepted + rejected.values.reduce(0, +) + (failed[.unexpectedResponse] ?? 0) }
     public var intervals: [Interval]
     public var tokens: Tokens?
     public var abandoned: String?
@@ -162,9 +164,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         elapsedSeconds: Double,
         sent: Int,
         accepted: Int,
-        rejected: [String: Int],
-        failed: [String: Int],
-        skipped: [String: Int],
+        rejected: [APNsReason: Int],
+        failed: [FailureCause: Int],
+        skipped: [SkipCause: Int],
         requests: Int,
         retries: Int,
         throughputPerSecond: Double? = nil,
@@ -245,5 +247,12 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.unsent = unsent
         self.openModel = openModel
         self.delivery = delivery
+    }
+}
+
+extension Dictionary where Key: RawRepresentable, Key.RawValue == String, Value == Int {
+    /// The counts by their reasons' names, in the names' order: how every reader lists them.
+    public var byName: [(name: String, count: Int)] {
+        map { (name: $0.key.rawValue, count: $0.value) }.sorted { $0.name < $1.name }
     }
 }

@@ -341,7 +341,7 @@ extension PlanJob {
             roundTrip: duration(ping.p50),
             processing: duration(processing.p50),
             streams: streams,
-            source: "fanout probe of \(probe.endpoint) at \(probe.started) (\(path): PING p50 "
+            source: "fanout probe of \(probe.endpoint) at \(TimeNotation.format(probe.started)) (\(path): PING p50 "
                 + String(format: "%.2f", ping.p50) + " ms, processing p50 " + String(format: "%.2f", processing.p50)
                 + " ms, streams \(first) then \(announced))"
         )

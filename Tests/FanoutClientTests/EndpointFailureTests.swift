@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutHTTP2
 import NIOCore
 import NIOPosix

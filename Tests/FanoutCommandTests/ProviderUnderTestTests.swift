@@ -15,7 +15,7 @@ import Testing
     /// The card's count for each rule, by its name.
     static func card(_ summary: SummaryDocument) throws -> [String: Int] {
         let provider = try #require(summary.provider)
-        return Dictionary(uniqueKeysWithValues: provider.card.checks.map { ($0.rule, $0.count) })
+        return Dictionary(uniqueKeysWithValues: provider.card.checks.map { ($0.rule.rawValue, $0.count) })
     }
 
     /// The last JSON line a Python provider wrote: what it planted or what it saw.

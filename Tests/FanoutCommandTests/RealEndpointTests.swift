@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutResults
 import FanoutSink
 import FanoutTestSupport
@@ -49,7 +50,7 @@ import Testing
         _ extra: [String] = [],
         address: String,
         phrase: String,
-        cause: String,
+        cause: UnreachableCause,
         advice: String,
         within: Duration = fast,
         sourceLocation: SourceLocation = #_sourceLocation
@@ -71,7 +72,7 @@ import Testing
         #expect(line.contains(advice), "\(line)", sourceLocation: sourceLocation)
         let summary = try CommandRunner.summary(in: output)
         #expect(
-            summary.failed == [cause: 10],
+            summary.failed == [.unreachable(cause): 10],
             "\(summary.failed)",
             sourceLocation: sourceLocation
         )
@@ -104,7 +105,7 @@ import Testing
                 ["--connect-timeout", "1s"],
                 address: "127.0.0.1:\(port)",
                 phrase: "connection refused",
-                cause: "ConnectionRefused",
+                cause: .connectionRefused,
                 advice: "nothing is listening on that port"
             )
         }
@@ -135,7 +136,7 @@ import Testing
             "https://fanout-test.invalid",
             address: "fanout-test.invalid:443",
             phrase: "name not resolved",
-            cause: "NameNotResolved",
+            cause: .nameNotResolved,
             advice: "check the host name in --endpoint"
         )
     }
@@ -150,7 +151,7 @@ import Testing
             "https://localhost:\(port)",
             address: "localhost:\(port)",
             phrase: "certificate not trusted",
-            cause: "CertificateNotTrusted",
+            cause: .certificateNotTrusted,
             advice: "--ca-file"
         )
         // With its CA the same server is reached: nghttpd answers (404, no APNs reason) and the
@@ -161,7 +162,7 @@ import Testing
         )
         #expect(trusted.status == 3, "\(trusted.standardError)")
         #expect(!trusted.standardError.contains("could not reach"))
-        #expect(try CommandRunner.summary(in: output).failed == ["UnexpectedResponse": 10])
+        #expect(try CommandRunner.summary(in: output).failed == [.unexpectedResponse: 10])
     }
 
     @Test func anExpiredCertificateIsSaidToBeExpired() throws {
@@ -180,7 +181,7 @@ import Testing
             ["--ca-file", files.certificate],
             address: "localhost:\(port)",
             phrase: "certificate expired (expired 2020-10-13)",
-            cause: "CertificateExpired",
+            cause: .certificateExpired,
             advice: "renewed"
         )
     }
@@ -204,7 +205,7 @@ import Testing
             ["--ca-file", folder + "/cert.pem"],
             address: "localhost:\(port)",
             phrase: "certificate name mismatch",
-            cause: "CertificateNameMismatch",
+            cause: .certificateNameMismatch,
             advice: "use the name the certificate was issued for"
         )
     }
@@ -217,7 +218,7 @@ import Testing
             "http://127.0.0.1:\(port)",
             address: "127.0.0.1:\(port)",
             phrase: "not HTTP/2",
-            cause: "NotHTTP2",
+            cause: .notHTTP2,
             advice: "the endpoint must speak HTTP/2"
         )
     }
@@ -239,7 +240,7 @@ import Testing
             ["--ca-file", files.certificate],
             address: "localhost:\(port)",
             phrase: "ALPN did not choose h2",
-            cause: "ALPNNotH2",
+            cause: .alpnNotH2,
             advice: "must offer HTTP/2 by ALPN h2"
         )
     }
@@ -267,8 +268,8 @@ import Testing
             "\(result.standardError)"
         )
         let summary = try CommandRunner.summary(in: output)
-        let rejected = summary.rejected["MissingProviderToken"] ?? 0
-        let failed = summary.failed["Forbidden"] ?? 0
+        let rejected = summary.rejected[.missingProviderToken] ?? 0
+        let failed = summary.failed[.unreachable(.forbidden)] ?? 0
         // What was sent before the second connection's answer was rejected; nothing more went out.
         #expect(rejected >= 2 && rejected < 1000, "rejected \(rejected)")
         #expect(failed > 0)

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutResults
 import FanoutTestSupport
 import Foundation
@@ -63,7 +64,7 @@ import Testing
         #expect(result.standardOutput.contains("accepted 2,994   rejected 6   failed 0"), "\(result.standardOutput)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.sent == 3000)
-        #expect(summary.rejected == ["Unregistered": 6])
+        #expect(summary.rejected == [.unregistered: 6])
         #expect(summary.reconciled == nil)
         #expect(try CommandRunner.summaryHoldsNull(in: folder + "/run", at: ["reconciled"]))
         let written = try String(contentsOfFile: folder + "/gone-out.txt", encoding: .utf8).split(separator: "\n")
@@ -230,7 +231,7 @@ import Testing
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.sent == 1500)
         #expect(summary.requests == 1500)
-        #expect(summary.failed == ["UnexpectedResponse": 1500])
+        #expect(summary.failed == [.unexpectedResponse: 1500])
         #expect(summary.model == .open)
         #expect(summary.valid == true)
     }

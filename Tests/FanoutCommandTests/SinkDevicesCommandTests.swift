@@ -43,10 +43,10 @@ import Testing
         let delivery = try #require(lost.delivery)
         let card = try #require(lost.provider).card
         let rules = card.checks.map(\.rule)
-        for rule in ["expiration-zero-offline", "stale-delivery", "background-over-budget"] {
+        for rule in [ProviderRule.expirationZeroOffline, .staleDelivery, .backgroundOverBudget] {
             #expect(rules.contains(rule), "\(rules)")
         }
-        let check = try #require(card.checks.first { $0.rule == "expiration-zero-offline" })
+        let check = try #require(card.checks.first { $0.rule == .expirationZeroOffline })
         #expect(check.count == delivery.discardedExpired && !check.passed)
         #expect(abs(Double(check.count) / Double(count) - 0.3) < 0.06, "\(check.count) of \(count)")
         #expect(check.examples.count == 5)

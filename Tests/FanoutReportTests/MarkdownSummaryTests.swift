@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutResults
 import Foundation
 import Testing
@@ -46,7 +47,7 @@ import Testing
         summary.rejected = [:]
         summary.latency = nil
         summary.throughputPerSecond = nil
-        summary.failed = ["ConnectionRefused": 7, "Timeout": 2]
+        summary.failed = [.unreachable(.connectionRefused): 7, .timeout: 2]
         let text = MarkdownSummary(summary: summary).text
         #expect(text.contains("\n❌ **invalid**"))
         #expect(text.contains("\n- the sink was not reached\n"))

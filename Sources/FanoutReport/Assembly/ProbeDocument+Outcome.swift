@@ -17,7 +17,7 @@ extension ProbeDocument {
         let origin = record.flow?.started ?? record.window.startedAt
         self.init(
             endpoint: endpoint,
-            started: TimeNotation.format(started),
+            started: started,
             tls: tls ? TLS(version: outcome.tlsVersion, alpn: "h2") : nil,
             settings: Settings(first: first, afterFirstAccepted: after),
             pingRoundTrip: ping,

@@ -23,9 +23,9 @@ extension RunSummary {
             elapsedSeconds: seconds,
             sent: snapshot.sent,
             accepted: snapshot.accepted,
-            rejected: Self.named(snapshot.rejected),
-            failed: Self.named(snapshot.failed),
-            skipped: Self.named(snapshot.skipped),
+            rejected: snapshot.rejected,
+            failed: snapshot.failed,
+            skipped: snapshot.skipped,
             requests: snapshot.requests,
             retries: snapshot.retries,
             throughputPerSecond: measured ? throughput : nil,
@@ -59,11 +59,6 @@ extension RunSummary {
             openModel: openModelDocument,
             delivery: delivery
         )
-    }
-
-    /// Counts keyed by their reasons' names, as `summary.json` writes them.
-    static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
-        Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
     }
 
     /// The CPU the sender (and the sink, when it said) spent, in all and per notification.
@@ -127,7 +122,7 @@ extension RunSummary {
         SummaryDocument.Sink(
             requests: reconciliation.sinkRequests,
             accepted: reconciliation.sinkAccepted,
-            rejected: named(reconciliation.sinkRejected),
+            rejected: reconciliation.sinkRejected,
             digest: reconciliation.sinkDigest.description,
             differences: reconciliation.differences
         )

@@ -226,7 +226,6 @@ public struct SinkRunReport: Sendable {
         let m = measurements
         let deliveries = m.deliveries
         let fanout = fanoutSeconds
-        let named = Dictionary(uniqueKeysWithValues: m.rejected.map { ($0.key.rawValue, $0.value) })
         let invalid = invalidReasons
         return SummaryDocument(
             schemaVersion: RunSummary.schemaVersion,
@@ -239,7 +238,7 @@ public struct SinkRunReport: Sendable {
             elapsedSeconds: fanout,
             sent: m.requests,
             accepted: m.accepted,
-            rejected: named,
+            rejected: m.rejected,
             failed: [:],
             skipped: [:],
             requests: m.requests,
@@ -338,7 +337,7 @@ public struct SinkRunReport: Sendable {
         if card.passed {
             lines.append("card: passed, no violation of \(card.checks.count) checks")
         } else {
-            let failed = card.checks.filter { !$0.passed }.map { "\($0.rule) \(grouped($0.count))" }
+            let failed = card.checks.filter { !$0.passed }.map { "\($0.rule.rawValue) \(grouped($0.count))" }
             lines.append("card: FAILED — " + failed.joined(separator: ", "))
         }
         if card.forgotten > 0 {

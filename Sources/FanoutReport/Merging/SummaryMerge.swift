@@ -143,7 +143,7 @@ struct SummaryMerge {
 
     private func sum(_ count: (SummaryDocument) -> Int) -> Int { summaries.map(count).reduce(0, +) }
 
-    static func sum(_ list: [[String: Int]]) -> [String: Int] {
+    static func sum<Key: Hashable>(_ list: [[Key: Int]]) -> [Key: Int] {
         list.reduce(into: [:]) { total, counts in
             for (name, count) in counts { total[name, default: 0] += count }
         }

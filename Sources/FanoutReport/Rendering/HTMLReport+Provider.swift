@@ -77,7 +77,7 @@ extension HTMLReport {
                     ?? "\($0.token.isEmpty ? "" : $0.token.prefix(16) + "… ")connection \($0.connection)"
                 return "\(whose) at \(String(format: "%.3f", $0.atSeconds)) s: \($0.detail)"
             }
-            html += "<tr><td>\(ChartFrame.escape(check.rule))</td><td>\(ChartFrame.escape(check.title))</td>"
+            html += "<tr><td>\(ChartFrame.escape(check.rule.rawValue))</td><td>\(ChartFrame.escape(check.title))</td>"
             html +=
                 "<td>\(grouped(check.count))</td><td>\(check.passed ? "pass" : "<span class=\"invalid\">FAIL</span>")</td>"
             html += "<td>\(examples.map(ChartFrame.escape).joined(separator: "<br>"))</td></tr>"

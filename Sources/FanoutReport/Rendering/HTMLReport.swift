@@ -383,13 +383,13 @@ public struct HTMLReport {
 
     func outcomesChart() -> String {
         var rows: [(String, Int, String)] = [("accepted (200)", summary.accepted, Colour.accepted)]
-        for (reason, count) in summary.rejected.sorted(by: { $0.key < $1.key }) {
+        for (reason, count) in summary.rejected.byName {
             rows.append(("rejected \(reason)", count, Colour.rejected))
         }
-        for (cause, count) in summary.failed.sorted(by: { $0.key < $1.key }) {
+        for (cause, count) in summary.failed.byName {
             rows.append(("failed \(cause)", count, Colour.failed))
         }
-        for (cause, count) in summary.skipped.sorted(by: { $0.key < $1.key }) {
+        for (cause, count) in summary.skipped.byName {
             rows.append(("skipped \(cause)", count, "#7f7f7f"))
         }
         let largest = Double(max(1, rows.map(\.1).max() ?? 1))

@@ -66,9 +66,10 @@ public struct MarkdownSummary {
             "| accepted | \(grouped(summary.accepted)) |",
         ]
         for (kind, counts) in [
-            ("rejected", summary.rejected), ("failed", summary.failed), ("skipped", summary.skipped),
+            ("rejected", summary.rejected.byName), ("failed", summary.failed.byName),
+            ("skipped", summary.skipped.byName),
         ] {
-            for (reason, count) in counts.sorted(by: { $0.key < $1.key }) {
+            for (reason, count) in counts {
                 lines.append("| \(kind) \(reason) | \(grouped(count)) |")
             }
         }
@@ -134,7 +135,7 @@ public struct MarkdownSummary {
         ]
         for check in provider.card.checks {
             lines.append(
-                "| \(check.rule) | \(check.title) | \(grouped(check.count)) | \(check.passed ? "pass" : "❌ FAIL") |"
+                "| \(check.rule.rawValue) | \(check.title) | \(grouped(check.count)) | \(check.passed ? "pass" : "❌ FAIL") |"
             )
         }
         lines += [
