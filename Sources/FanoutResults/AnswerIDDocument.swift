@@ -55,18 +55,21 @@ public struct AnswerIDDocument: Codable, Sendable, Equatable {
     public static func read(in directory: String) throws(ResultsError) -> AnswerIDDocument {
         let path = directory + "/" + fileName
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ResultsError("\(path): cannot be read")
+            throw ResultsError(.unreadable, "\(path): cannot be read")
         }
         do {
             let document = try JSONDecoder().decode(AnswerIDDocument.self, from: data)
             guard document.version == currentVersion else {
-                throw ResultsError("\(path): version \(document.version); this Fanout reads \(currentVersion)")
+                throw ResultsError(
+                    .version,
+                    "\(path): version \(document.version); this Fanout reads \(currentVersion)"
+                )
             }
             return document
         } catch let error as ResultsError {
             throw error
         } catch {
-            throw ResultsError("\(path) is not an answer-ids document: \(error)")
+            throw ResultsError(.notADocument, "\(path) is not an answer-ids document: \(error)")
         }
     }
 

@@ -195,16 +195,17 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ResultsError("cannot read \(path): \(error.reason)")
+            throw ResultsError(.unreadable, "cannot read \(path): \(error.reason)")
         }
         let document: ProbeDocument
         do {
             document = try JSONDecoder().decode(ProbeDocument.self, from: data)
         } catch {
-            throw ResultsError("\(path) is not a probe.json of fanout probe: \(error)")
+            throw ResultsError(.notADocument, "\(path) is not a probe.json of fanout probe: \(error)")
         }
         guard document.kind == "probe", readableSchemas.contains(document.schema) else {
             throw ResultsError(
+                .version,
                 "\(path) is a \(document.kind) document of schema \(document.schema), not a probe of schema \(schemaVersion)"
             )
         }

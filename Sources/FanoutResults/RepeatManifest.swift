@@ -43,13 +43,16 @@ public struct RepeatManifest: Codable, Sendable, Equatable {
         do {
             let manifest = try JSONDecoder().decode(RepeatManifest.self, from: data)
             guard manifest.version == currentVersion else {
-                throw ResultsError("\(path): version \(manifest.version); this Fanout reads \(currentVersion)")
+                throw ResultsError(
+                    .version,
+                    "\(path): version \(manifest.version); this Fanout reads \(currentVersion)"
+                )
             }
             return manifest
         } catch let error as ResultsError {
             throw error
         } catch {
-            throw ResultsError("\(path) is not a repeats manifest: \(error)")
+            throw ResultsError(.notADocument, "\(path) is not a repeats manifest: \(error)")
         }
     }
 

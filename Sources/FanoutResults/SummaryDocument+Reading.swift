@@ -12,7 +12,7 @@ extension SummaryDocument {
     public static func read(_ path: String) throws(ResultsError) -> SummaryDocument {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ResultsError("cannot read \(path): \(error.reason)")
+            throw ResultsError(.unreadable, "cannot read \(path): \(error.reason)")
         }
         struct Version: Decodable {
             var schemaVersion: Int?
@@ -22,27 +22,29 @@ extension SummaryDocument {
         let version: Int
         do {
             guard let found = try decoder.decode(Version.self, from: data).schemaVersion else {
-                throw ResultsError("\(path): schema_version is missing: not a Fanout summary")
+                throw ResultsError(.notADocument, "\(path): schema_version is missing: not a Fanout summary")
             }
             version = found
         } catch let error as ResultsError {
             throw error
         } catch {
-            throw ResultsError("\(path): not a JSON object (\(DocumentError.describe(error)))")
+            throw ResultsError(.notADocument, "\(path): not a JSON object (\(DocumentError.describe(error)))")
         }
         let readable = SummaryDocument.readableSchemaVersions
         guard version >= readable.lowerBound else {
             throw ResultsError(
+                .version,
                 "\(path): written by an older fanout (schema \(version)); this one reads schemas \(readable.lowerBound) to \(readable.upperBound)"
             )
         }
         guard version <= readable.upperBound else {
             throw ResultsError(
+                .version,
                 "\(path): written by a newer fanout (schema \(version)); this one reads schemas \(readable.lowerBound) to \(readable.upperBound)"
             )
         }
         do { return try decoder.decode(SummaryDocument.self, from: data) } catch {
-            throw ResultsError("\(path): \(DocumentError.describe(error))")
+            throw ResultsError(.malformed, "\(path): \(DocumentError.describe(error))")
         }
     }
 }

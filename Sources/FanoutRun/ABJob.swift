@@ -34,7 +34,7 @@ public struct ABJob: Sendable {
 
     public func run(log: (String) -> Void = { _ in }) throws -> PairedComparison {
         for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
-            throw JobError("\(binary) is not an executable (a fanout build)")
+            throw JobError.option("\(binary) is not an executable (a fanout build)")
         }
         var values: [RunMetric: [(a: Double, b: Double)]] = [:]
         for pair in 1...max(1, pairs) {
@@ -48,11 +48,11 @@ public struct ABJob: Sendable {
                 do {
                     record = try RunRecord.load(folder)
                 } catch {
-                    throw JobError("cannot read the run in \(folder): \(error)")
+                    throw JobError.input("cannot read the run in \(folder): \(error)")
                 }
                 // Its exit status said clean, but the folder is what is compared.
                 guard record.valid else {
-                    throw JobError(
+                    throw JobError.outcome(
                         "the run in \(folder) is invalid (\(record.invalidReasons.joined(separator: "; "))): its pair cannot be compared"
                     )
                 }
@@ -68,7 +68,7 @@ public struct ABJob: Sendable {
         do {
             try Data((comparison.text + "\n").utf8).write(to: URL(fileURLWithPath: output + "/ab.txt"))
         } catch {
-            throw JobError("cannot write \(output)/ab.txt: \(error.reason)")
+            throw JobError.output("cannot write \(output)/ab.txt: \(error.reason)")
         }
         return comparison
     }
@@ -82,7 +82,7 @@ public struct ABJob: Sendable {
             )
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         } catch {
-            throw JobError("cannot make \(folder): \(error.reason)")
+            throw JobError.output("cannot make \(folder): \(error.reason)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -94,17 +94,17 @@ public struct ABJob: Sendable {
         do {
             try process.run()
         } catch {
-            throw JobError("cannot start \(binary): \(error.reason)")
+            throw JobError.resource("cannot start \(binary): \(error.reason)")
         }
         let deadline = ContinuousClock.now + runTimeout
         while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
-            throw JobError("\(binary) took longer than \(runTimeout) (\(logPath))")
+            throw JobError.resource("\(binary) took longer than \(runTimeout) (\(logPath))")
         }
         guard process.terminationStatus == 0 else {
-            throw JobError(
+            throw JobError.resource(
                 "\(binary) \(arguments.joined(separator: " ")) ended with status \(process.terminationStatus): "
                     + "its run cannot be compared (\(logPath))"
             )

@@ -102,14 +102,16 @@ public struct ClusterManifests: Sendable {
             do {
                 files.append(("thresholds", try String(contentsOfFile: thresholds, encoding: .utf8)))
             } catch {
-                throw JobError("--thresholds \(thresholds): \(error.reason)")
+                throw JobError.input("--thresholds \(thresholds): \(error.reason)")
             }
         } else {
             files.append(("thresholds", "failed == 0\n"))
         }
         let size = files.map(\.1.utf8.count).reduce(0, +) + keys.map(\.1.count).reduce(0, +)
         guard size < 1_000_000 else {
-            throw JobError("the files the options name hold \(size) bytes; a ConfigMap or Secret holds under 1 MiB")
+            throw JobError.option(
+                "the files the options name hold \(size) bytes; a ConfigMap or Secret holds under 1 MiB"
+            )
         }
         var documents: [YAMLNode] = []
         if let claimSize { documents.append(claim(size: claimSize)) }
@@ -128,30 +130,32 @@ public struct ClusterManifests: Sendable {
     }
 
     private func check() throws(JobError) {
-        guard (1...10_000).contains(shards) else { throw JobError("--shards is from 1 to 10000, not \(shards)") }
+        guard (1...10_000).contains(shards) else { throw JobError.option("--shards is from 1 to 10000, not \(shards)") }
         // Pod names are NAME-shards-INDEX-xxxxx and NAME-merge-xxxxx: 63 characters at most.
         guard name.wholeMatch(of: /[a-z0-9]([-a-z0-9]*[a-z0-9])?/) != nil, name.count <= 40 else {
-            throw JobError(
+            throw JobError.option(
                 "--name \(name): lowercase letters, digits and '-', starting and ending with a letter or digit, at most 40"
             )
         }
         guard namespace.wholeMatch(of: /[a-z0-9]([-a-z0-9]*[a-z0-9])?/) != nil, namespace.count <= 63 else {
-            throw JobError("--namespace \(namespace) is not a Kubernetes namespace name")
+            throw JobError.option("--namespace \(namespace) is not a Kubernetes namespace name")
         }
         guard resultsClaim.wholeMatch(of: /[a-z0-9]([-.a-z0-9]*[a-z0-9])?/) != nil else {
-            throw JobError("--results-claim \(resultsClaim) is not a Kubernetes object name")
+            throw JobError.option("--results-claim \(resultsClaim) is not a Kubernetes object name")
         }
         guard !image.isEmpty, !image.contains(where: \.isWhitespace) else {
-            throw JobError("--image \(image) is not an image reference")
+            throw JobError.option("--image \(image) is not an image reference")
         }
         for option in sendOptions {
             let name = String(option.split(separator: "=", maxSplits: 1).first ?? "")
             if Self.reserved.contains(name) {
-                throw JobError("\(name) is set for each shard by the manifests: leave it out of the send options")
+                throw JobError.option(
+                    "\(name) is set for each shard by the manifests: leave it out of the send options"
+                )
             }
         }
         if !withSink && !Self.namesEndpoint(sendOptions) {
-            throw JobError(
+            throw JobError.option(
                 "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)"
             )
         }
@@ -179,7 +183,7 @@ public struct ClusterManifests: Sendable {
                 continue
             }
             if value == nil {
-                guard index + 1 < sendOptions.count else { throw JobError("\(option) needs a file") }
+                guard index + 1 < sendOptions.count else { throw JobError.option("\(option) needs a file") }
                 value = sendOptions[index + 1]
                 index += 1
             }
@@ -187,14 +191,14 @@ public struct ClusterManifests: Sendable {
             let key = String(option.dropFirst(2))
             let path = value!
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw JobError("\(option) \(path): cannot read it (the manifests carry its contents)")
+                throw JobError.input("\(option) \(path): cannot read it (the manifests carry its contents)")
             }
             if Self.secret.contains(option) {
                 keys.append((key, data))
                 options += [option, "/etc/fanout/keys/\(key)"]
             } else {
                 guard let text = String(data: data, encoding: .utf8) else {
-                    throw JobError("\(option) \(path): not UTF-8 text")
+                    throw JobError.input("\(option) \(path): not UTF-8 text")
                 }
                 files.append((key, text))
                 options += [option, "/etc/fanout/files/\(key)"]

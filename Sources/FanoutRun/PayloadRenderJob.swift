@@ -29,7 +29,7 @@ public struct PayloadRenderJob: Sendable {
         do {
             template = try PayloadTemplate(contentsOf: self.template, options: templateOptions)
         } catch {
-            throw JobError("\(error)")
+            throw JobError.input("\(error)")
         }
         let encoder = PayloadEncoder(template: template, oversizePolicy: allowsOversize ? .send : .reject)
         var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit)

@@ -117,7 +117,7 @@ public struct PlanJob: Sendable {
                     summary.report.senderCPU,
                     sent: summary.report.snapshot.sent
                 )
-            else { throw JobError("the calibration run did not complete cleanly: \(summary.invalidReasons)") }
+            else { throw JobError.outcome("the calibration run did not complete cleanly: \(summary.invalidReasons)") }
             question.cpuMicroseconds = cost
             question.cpuSource =
                 "calibrated here over TLS with token auth, \(job.tokenCount) notifications over "
@@ -131,7 +131,7 @@ public struct PlanJob: Sendable {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
                 try JSONDocument.data(document).write(to: URL(fileURLWithPath: output + "/plan.json"))
             } catch {
-                throw JobError("cannot write \(output)/plan.json: \(error.reason)")
+                throw JobError.output("cannot write \(output)/plan.json: \(error.reason)")
             }
         }
         return plan
@@ -150,7 +150,7 @@ public struct PlanJob: Sendable {
         do {
             template = try PayloadTemplate(contentsOf: path)
         } catch {
-            throw JobError("\(error)")
+            throw JobError.input("\(error)")
         }
         return try bodyBytes(template)
     }
@@ -165,7 +165,7 @@ public struct PlanJob: Sendable {
                 into: &buffer
             )
         } catch {
-            throw JobError("the template cannot be rendered for a 64-digit token: \(error)")
+            throw JobError.input("the template cannot be rendered for a 64-digit token: \(error)")
         }
     }
 
@@ -180,7 +180,7 @@ public struct PlanJob: Sendable {
         do {
             return try PayloadTemplate(json: Array(json.utf8), file: "<\(bytes)-byte body>", options: options)
         } catch {
-            throw JobError("no rehearsal template of \(bytes) bytes: \(error)")
+            throw JobError.outcome("no rehearsal template of \(bytes) bytes: \(error)")
         }
     }
 
@@ -189,9 +189,9 @@ public struct PlanJob: Sendable {
         // A cost from a run that measured nothing (no answers, interrupted, …) is the cost of
         // something else: 562 µs a notification from a run that never reached its endpoint.
         let run: RunSet
-        do { run = try RunSet.load(folder) } catch { throw JobError("--cost: \(error)") }
+        do { run = try RunSet.load(folder) } catch { throw JobError.input("--cost: \(error)") }
         guard run.valid else {
-            throw JobError(
+            throw JobError.input(
                 "--cost: \(folder) is an invalid run (\(run.invalidReasons.joined(separator: "; "))): its CPU per notification stands for nothing; measure a valid run, or --calibrate"
             )
         }
@@ -202,13 +202,15 @@ public struct PlanJob: Sendable {
             files = repeats.filter { $0.hasPrefix("repeat-") }.sorted().map { "\(folder)/\($0)/summary.json" }
         }
         guard !files.isEmpty else {
-            throw JobError("--cost: \(folder) holds no summary.json (nor repeat-*/summary.json)")
+            throw JobError.input("--cost: \(folder) holds no summary.json (nor repeat-*/summary.json)")
         }
         let costs = try files.map { file -> Double in
             let summary: SummaryDocument
-            do { summary = try SummaryDocument.read(file) } catch { throw JobError("--cost: \(error)") }
+            do { summary = try SummaryDocument.read(file) } catch { throw JobError.input("--cost: \(error)") }
             guard let cost = summary.cpu?.senderPerNotification, cost > 0 else {
-                throw JobError("--cost: \(file) has no sender CPU per notification (cpu, summary version 3 and later)")
+                throw JobError.input(
+                    "--cost: \(file) has no sender CPU per notification (cpu, summary version 3 and later)"
+                )
             }
             return cost
         }
@@ -233,7 +235,7 @@ extension PlanJob {
         case .half: job.sink.scenario.windows.refill = .half
         case .eachFrame: job.sink.scenario.windows.refill = .eachFrame
         case .threshold:
-            throw JobError(
+            throw JobError.option(
                 "the sink refills at half or after each frame; a rehearsal of a refill once "
                     + "\(flow.refillThreshold ?? 0) bytes are consumed cannot be run here"
             )
@@ -248,12 +250,12 @@ extension PlanJob {
             job.template = try template(ofBodyBytes: flow.bodyBytes)
         }
         if let template = job.template, try bodyBytes(template) != flow.bodyBytes {
-            throw JobError("the rehearsal's body is not the plan's \(flow.bodyBytes) bytes")
+            throw JobError.outcome("the rehearsal's body is not the plan's \(flow.bodyBytes) bytes")
         }
         do {
             try job.sink.scenario.validate()
         } catch {
-            throw JobError("the rehearsal's wire cannot be run: \(error)")
+            throw JobError.resource("the rehearsal's wire cannot be run: \(error)")
         }
     }
 
@@ -268,7 +270,7 @@ extension PlanJob {
             try MachineLimits.current().connections("the rehearsal's connections", filesEach: 2, eventLoops: 2)
                 .check(connections)
         } catch {
-            throw JobError("one machine's share cannot be rehearsed here: \(error)")
+            throw JobError.resource("one machine's share cannot be rehearsed here: \(error)")
         }
         var job = RunJob()
         job.count = devices
@@ -319,15 +321,15 @@ extension PlanJob {
         do {
             probe = try ProbeDocument.load(path)
         } catch {
-            throw JobError("--probe: \(error)")
+            throw JobError.input("--probe: \(error)")
         }
         guard let ping = probe.pingRoundTrip, let processing = probe.processing else {
-            throw JobError(
+            throw JobError.input(
                 "--probe \(path) holds no request round trips: probe with --tokens FILE of real device tokens"
             )
         }
         guard let after = probe.settings.afterFirstAccepted else {
-            throw JobError(
+            throw JobError.input(
                 "--probe \(path): no request was accepted, so the streams a connection gets after one are not known"
             )
         }
@@ -358,7 +360,7 @@ extension PlanJob {
         let named = "probe \(path)"
         if let window = probe.window {
             guard window.stream > 0 else {
-                throw JobError("--probe \(path): the server's stream window is 0: no body can be sent")
+                throw JobError.input("--probe \(path): the server's stream window is 0: no body can be sent")
             }
             flow.connectionWindow = window.connectionGranted
             flow.sources.connectionWindow = named
@@ -380,7 +382,7 @@ extension PlanJob {
                     flow.refillThreshold = refill.smallestIncrement
                     flow.sources.refill = "\(named): updates of \(refill.smallestIncrement ?? 0) bytes or more"
                 default:
-                    throw JobError(
+                    throw JobError.input(
                         "--probe \(path): the server did not give its connection window back (refill "
                             + "\(refill.kind)): a connection would carry one window of bodies and stop"
                     )

@@ -130,13 +130,13 @@ public struct ProbeJob: Sendable {
         do {
             text = try String(contentsOfFile: tokensFile, encoding: .utf8)
         } catch {
-            throw JobError("cannot read --tokens \(tokensFile): \(error.reason)")
+            throw JobError.input("cannot read --tokens \(tokensFile): \(error.reason)")
         }
         let lines = Self.tokenLines(text)
-        guard !lines.isEmpty else { throw JobError("--tokens \(tokensFile) holds no device token") }
+        guard !lines.isEmpty else { throw JobError.input("--tokens \(tokensFile) holds no device token") }
         for (number, token) in lines {
             if let problem = DeviceTokenFormat.default.problem(in: token) {
-                throw JobError("--tokens \(tokensFile):\(number): \(problem)")
+                throw JobError.input("--tokens \(tokensFile):\(number): \(problem)")
             }
         }
         return ((0..<count).map { Array(lines[$0 % lines.count].token.lowercased().utf8) }, lines.count)

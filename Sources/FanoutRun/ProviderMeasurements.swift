@@ -28,7 +28,7 @@ struct OutputFolder: Sendable {
             let summary = path + "/summary.json"
             if files.fileExists(atPath: summary) { try files.removeItem(atPath: summary) }
         } catch {
-            throw JobError("cannot write the --output folder \(path): \(error.reason)")
+            throw JobError.output("cannot write the --output folder \(path): \(error.reason)")
         }
         self.path = path
         created = !existed
@@ -64,7 +64,7 @@ final class TriggerProcess: Sendable {
         logPath = path
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let log = FileHandle(forWritingAtPath: path)
-        else { throw JobError("--trigger: cannot write its output to \(path)") }
+        else { throw JobError.output("--trigger: cannot write its output to \(path)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -79,7 +79,7 @@ final class TriggerProcess: Sendable {
         do {
             try process.run()
         } catch {
-            throw JobError("--trigger \(command) could not start: \(error.reason)")
+            throw JobError.resource("--trigger \(command) could not start: \(error.reason)")
         }
         self.process = NIOLockedValueBox(process)
     }

@@ -50,30 +50,30 @@ public final class RunOutput: Sendable {
         var isFolder: ObjCBool = false
         let existed = files.fileExists(atPath: path, isDirectory: &isFolder)
         if existed && !isFolder.boolValue {
-            throw JobError("\(option) \(path) is a file, not a folder: give a folder for the results")
+            throw JobError.option("\(option) \(path) is a file, not a folder: give a folder for the results")
         }
         let resolved = Self.resolved(path)
         for input in inputs where Self.resolved(input) == resolved {
-            throw JobError(
+            throw JobError.option(
                 "\(option) \(path) is also an input of this command (\(input)): the results would overwrite it"
             )
         }
         do {
             try files.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw JobError("cannot write the \(option) folder \(path): \(error.reason)")
+            throw JobError.output("cannot write the \(option) folder \(path): \(error.reason)")
         }
         let lockPath = path + "/" + Self.lockName
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw JobError("cannot write in the \(option) folder \(path): \(String(cString: strerror(errno)))")
+            throw JobError.output("cannot write in the \(option) folder \(path): \(String(cString: strerror(errno)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             close(descriptor)
             let who = holder.flatMap(Int.init).map { "another run (pid \($0))" } ?? "another run"
-            throw JobError("\(option) \(path) is in use by \(who): give another folder, or wait for it to end")
+            throw JobError.option("\(option) \(path) is in use by \(who): give another folder, or wait for it to end")
         }
         let pid = Array("\(getpid())\n".utf8)
         guard ftruncate(descriptor, 0) == 0,
@@ -81,12 +81,12 @@ public final class RunOutput: Sendable {
         else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
-            throw JobError("cannot write in the \(option) folder \(path): \(reason)")
+            throw JobError.output("cannot write in the \(option) folder \(path): \(reason)")
         }
         let earlier = Self.earlierResults(in: path)
         guard earlier.isEmpty || earlierResults == .replace else {
             close(descriptor)
-            throw JobError(
+            throw JobError.option(
                 "\(option) \(path) holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new "
                     + "folder, or remove them first (a gate must never read them as this run's)"
             )

@@ -64,7 +64,7 @@ extension RunSummary {
         do {
             try write(to: directory)
         } catch {
-            throw JobError("cannot write the results to \(directory): \(error.reason)")
+            throw JobError.output("cannot write the results to \(directory): \(error.reason)")
         }
         StandardStream.output.write(
             (text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
@@ -100,7 +100,7 @@ public func repeatRuns(
     func record() throws {
         guard repeats > 1 else { return }
         do { try manifest.write(in: directory) } catch {
-            throw JobError("cannot write \(directory)/\(RepeatManifest.fileName): \(error.reason)")
+            throw JobError.output("cannot write \(directory)/\(RepeatManifest.fileName): \(error.reason)")
         }
     }
     try record()
@@ -130,11 +130,11 @@ public func repeatRuns(
     }
     if repeats > 1 {
         let set: RunSet
-        do { set = try RunSet.load(directory) } catch { throw JobError("\(error)") }
+        do { set = try RunSet.load(directory) } catch { throw JobError.input("\(error)") }
         StandardStream.output.write((set.spreadText + "\n").utf8)
         let report = directory + "/" + RepeatReport.fileName
         do { try RepeatReport(set: set).write() } catch {
-            throw JobError("cannot write \(report): \(error.reason)")
+            throw JobError.output("cannot write \(report): \(error.reason)")
         }
         StandardStream.output.write("the repeats side by side: \(report)\n".utf8)
     }

@@ -41,7 +41,7 @@ public struct SearchJob: Sendable {
     /// step under way and the search with it (`answer` stays `nil`).
     public func run(log: (String) -> Void = { _ in }) throws -> SearchReport {
         for objective in objectives where objective.needsBaseline {
-            throw JobError("--slo \(objective.text): a search has no baseline; give a limit, like p99 < 50ms")
+            throw JobError.option("--slo \(objective.text): a search has no baseline; give a limit, like p99 < 50ms")
         }
         var report = SearchReport(
             target: targetDescription,
@@ -83,7 +83,7 @@ public struct SearchJob: Sendable {
                     do {
                         run = try RunSet.load(folder)
                     } catch {
-                        throw JobError("cannot read back step \(number): \(error)")
+                        throw JobError.input("cannot read back step \(number): \(error)")
                     }
                     let step = SearchStep(
                         number: number,
@@ -118,7 +118,7 @@ public struct SearchJob: Sendable {
         do {
             schedule = try ArrivalSchedule(rate: rate, duration: warmUp + stepDuration)
         } catch {
-            throw JobError("step at \(rate)/s: \(error)")
+            throw JobError.outcome("step at \(rate)/s: \(error)")
         }
         let total = schedule.total ?? 0
         func shaped(_ shape: LoadShape) -> LoadShape {
@@ -143,7 +143,7 @@ public struct SearchJob: Sendable {
             defer { configuration.goneTokens?.close() }
             summary = try job.run(configuration, started: started)
             if tokens != nil, !summary.report.cancelled, UInt64(summary.report.snapshot.sent) < total {
-                throw JobError(
+                throw JobError.input(
                     "step at \(Int(rate.rounded()))/s needs \(total) tokens and the token set holds fewer: "
                         + "give a larger set, or no --tokens (each step then generates its own)"
                 )
@@ -152,7 +152,7 @@ public struct SearchJob: Sendable {
         do {
             try summary.write(to: folder)
         } catch {
-            throw JobError("cannot write step \(folder): \(error.reason)")
+            throw JobError.output("cannot write step \(folder): \(error.reason)")
         }
         return summary
     }
@@ -178,7 +178,7 @@ public struct SearchJob: Sendable {
         do {
             try report.write(to: output)
         } catch {
-            throw JobError("cannot write the search to \(output): \(error.reason)")
+            throw JobError.output("cannot write the search to \(output): \(error.reason)")
         }
     }
 }

@@ -31,7 +31,7 @@ public struct SendJob: Sendable {
             guard let url = URLComponents(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
                 let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/"
             else {
-                throw JobError("the endpoint is http://HOST:PORT or https://HOST[:PORT], not \(text)")
+                throw JobError.option("the endpoint is http://HOST:PORT or https://HOST[:PORT], not \(text)")
             }
             tls = scheme == "https"
             self.host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
@@ -156,7 +156,7 @@ public struct SendJob: Sendable {
                 template = try PayloadTemplate(contentsOf: self.template, options: options)
             }
         } catch {
-            throw JobError("\(error)")
+            throw JobError.input("\(error)")
         }
         var configuration = LoadConfiguration(
             host: endpoint.host,
@@ -176,14 +176,14 @@ public struct SendJob: Sendable {
                     refreshInterval: tokenAuth.refresh
                 )
             } catch {
-                throw JobError("--key-file \(tokenAuth.keyFile) holds no P-256 private key (.p8): \(error)")
+                throw JobError.input("--key-file \(tokenAuth.keyFile) holds no P-256 private key (.p8): \(error)")
             }
         }
         if let goneTokens {
             do {
                 configuration.goneTokens = try TokenLineWriter(path: goneTokens)
             } catch {
-                throw JobError("--gone-tokens: \(error)")
+                throw JobError.input("--gone-tokens: \(error)")
             }
         }
         return configuration
@@ -199,7 +199,7 @@ public struct SendJob: Sendable {
                 keyFile: tls.certificateKey
             )
         } catch {
-            throw JobError("cannot set up TLS with the files given: \(error)")
+            throw JobError.input("cannot set up TLS with the files given: \(error)")
         }
     }
 
@@ -247,7 +247,7 @@ public struct SendJob: Sendable {
         do {
             try document.write(in: directory)
         } catch {
-            throw JobError("cannot write \(AnswerIDDocument.fileName) to \(directory): \(error.reason)")
+            throw JobError.output("cannot write \(AnswerIDDocument.fileName) to \(directory): \(error.reason)")
         }
     }
 
@@ -262,7 +262,7 @@ public struct SendJob: Sendable {
         do {
             stream = try tokens.openForRun(connections: configuration.shape.connections)
         } catch {
-            throw JobError("\(error)")
+            throw JobError.input("\(error)")
         }
         let sender = try SenderEngine(
             configuration: configuration,

@@ -62,7 +62,7 @@ final class SenderMetrics: Sendable {
             }
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError("--metrics \(host):\(port): cannot listen there: \(error)")
+            throw JobError.resource("--metrics \(host):\(port): cannot listen there: \(error)")
         }
     }
 

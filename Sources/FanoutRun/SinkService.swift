@@ -183,7 +183,7 @@ public struct SinkService: Service {
             try report.write(to: output.path)
         } catch {
             output.discard()
-            throw JobError("cannot write the --output folder \(output.path): \(error.reason)")
+            throw JobError.output("cannot write the --output folder \(output.path): \(error.reason)")
         }
         StandardStream.output.write((report.summaryText + "\nwrote \(output.path)\n").utf8)
     }
@@ -203,7 +203,7 @@ public struct SinkService: Service {
         while true {
             try await Task.sleep(for: .milliseconds(20))
             let now = ContinuousClock.now
-            if let trigger, let failure = trigger.startFailure { throw JobError(failure) }
+            if let trigger, let failure = trigger.startFailure { throw JobError.resource(failure) }
             if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return .expect }
             if let expected = instrument?.expected, expected.isComplete { return .expectTokens }
             if let duration = ending.duration, now - started >= duration { return .duration }
@@ -220,11 +220,11 @@ public struct SinkService: Service {
     private static func expectedTokens(_ path: String) throws -> ExpectedTokens {
         let tokens: [String]
         do { tokens = try TokenListFile.tokens(at: path) } catch {
-            throw JobError(
+            throw JobError.input(
                 error.line == nil ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
             )
         }
-        guard !tokens.isEmpty else { throw JobError("--expect-tokens \(path) holds no token") }
+        guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
         return ExpectedTokens(tokens)
     }
 
@@ -259,7 +259,7 @@ public struct SinkService: Service {
             do {
                 pem = try String(contentsOfFile: key.file, encoding: .utf8)
             } catch {
-                throw JobError("cannot read --key-file \(key.file): \(error.reason)")
+                throw JobError.input("cannot read --key-file \(key.file): \(error.reason)")
             }
             do {
                 let key = try TokenAuthentication.Key(keyID: key.keyID, teamID: key.teamID, pem: pem)
@@ -270,7 +270,7 @@ public struct SinkService: Service {
                 }
                 configuration.tokenAuthentication = authentication
             } catch {
-                throw JobError("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
+                throw JobError.input("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
             }
         }
         configuration.limitLog = { line in StandardStream.error.write(("fanout sink: " + line + "\n").utf8) }
@@ -280,7 +280,7 @@ public struct SinkService: Service {
             do {
                 configuration.capture = try SinkCapture(path: capture.path, selection: capture.selection)
             } catch {
-                throw JobError("--capture: \(error)")
+                throw JobError.output("--capture: \(error)")
             }
         }
 
@@ -296,7 +296,7 @@ public struct SinkService: Service {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError("cannot listen on \(job.host):\(job.port): \(error)")
+            throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
         }
         var admin: SinkAdmin?
         if let address = job.admin {
@@ -305,7 +305,7 @@ public struct SinkService: Service {
             } catch {
                 sink.drain(grace: .zero)
                 try? group.syncShutdownGracefully()
-                throw JobError("cannot serve --admin on \(address.host):\(address.port): \(error)")
+                throw JobError.resource("cannot serve --admin on \(address.host):\(address.port): \(error)")
             }
         }
         StandardStream.output.write("listening on \(Sink.describe(sink.localAddress))\n".utf8)
@@ -335,7 +335,9 @@ public struct SinkService: Service {
                 let files = try SinkCertificates.writeSelfSigned(into: directory, hosts: [job.host])
                 (certificate, key) = (files.certificate, files.key)
             } catch {
-                throw JobError("cannot write a self-signed certificate to --tls-self-signed \(directory): \(error)")
+                throw JobError.output(
+                    "cannot write a self-signed certificate to --tls-self-signed \(directory): \(error)"
+                )
             }
         }
         do {
@@ -346,7 +348,7 @@ public struct SinkService: Service {
             )
         } catch {
             let files = [certificate, key] + (job.clientCertificateAuthorities.map { [$0] } ?? [])
-            throw JobError("cannot use the TLS files \(files.joined(separator: ", ")): \(error)")
+            throw JobError.input("cannot use the TLS files \(files.joined(separator: ", ")): \(error)")
         }
     }
 }

@@ -50,6 +50,26 @@ import Testing
             try Gate(run: GoldenFilesTests.golden, baseline: nil, thresholds: ["delivered > 90%"], file: nil)
         }
         #expect(error?.description.contains("has no delivery section") == true, "\(String(describing: error))")
+        #expect(error?.kind == .needsDelivery)
+    }
+
+    /// What a caller of `Gate` matches on, beside the words: the folder, the threshold, or what
+    /// the thresholds need.
+    @Test func aGateThatCannotJudgeSaysWhyAsAKind() {
+        let golden = GoldenFilesTests.golden
+        let cases: [(String, [String], GateError.Kind)] = [
+            ("/nonexistent/run", ["p99 < 5ms"], .results(.notADocument)),
+            (golden, ["p98 < 5ms"], .threshold(.metric)),
+            (golden, [], .noThreshold),
+            (golden, ["p99 < baseline + 5%"], .needsBaseline),
+            (golden, ["violations == 0"], .needsSinkFolder),
+        ]
+        for (run, thresholds, kind) in cases {
+            let error = #expect(throws: GateError.self) {
+                try Gate(run: run, baseline: nil, thresholds: thresholds, file: nil)
+            }
+            #expect(error?.kind == kind, "\(run) \(thresholds): \(String(describing: error))")
+        }
     }
 
     @Test func theDeliveryRoundTripsThroughSummaryJSON() throws {

@@ -23,12 +23,14 @@ struct SummaryDocumentTests {
         try JSONValue(Data(contentsOf: URL(fileURLWithPath: golden)))
     }
 
-    static func readError(_ path: String) -> String {
+    static func readError(_ path: String) -> String { readFailure(path)?.description ?? "read" }
+
+    static func readFailure(_ path: String) -> ResultsError? {
         do {
             _ = try SummaryDocument.read(path)
-            return "read"
+            return nil
         } catch {
-            return error.description
+            return error
         }
     }
 
@@ -64,6 +66,7 @@ struct SummaryDocumentTests {
         let error = Self.readError(path)
         #expect(error.hasPrefix(path + ": " + said), "\(error)")
         #expect(error.contains("reads schemas 2 to \(RunSummary.schemaVersion)"), "\(error)")
+        #expect(Self.readFailure(path)?.kind == .version)
     }
 
     @Test func aMissingOrMistypedKeyIsNamedByItsPath() throws {
@@ -75,20 +78,23 @@ struct SummaryDocumentTests {
         mistyped["intervals"]?[1]?["p99_ms"] = .string("slow")
         var unversioned = try Self.goldenObject()
         unversioned["schema_version"] = nil
-        let cases = [
-            (missing, "latency_ms.p99 is missing"), (mistyped, "intervals[1].p99_ms is not a number"),
-            (unversioned, "schema_version is missing: not a Fanout summary"),
+        let cases: [(JSONValue, String, ResultsError.Kind)] = [
+            (missing, "latency_ms.p99 is missing", .malformed),
+            (mistyped, "intervals[1].p99_ms is not a number", .malformed),
+            (unversioned, "schema_version is missing: not a Fanout summary", .notADocument),
         ]
-        for (object, said) in cases {
+        for (object, said, kind) in cases {
             let path = try Self.write(object)
             defer { try? FileManager.default.removeItem(atPath: path) }
             #expect(Self.readError(path) == "\(path): \(said)")
+            #expect(Self.readFailure(path)?.kind == kind)
         }
         let path = NSTemporaryDirectory() + "fanout-document-\(UUID().uuidString).json"
         try Data("{\"schema_version\": 5,".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(Self.readError(path).hasPrefix("\(path): not a JSON object"), "\(Self.readError(path))")
         #expect(Self.readError("/nonexistent/summary.json").hasPrefix("cannot read /nonexistent/summary.json"))
+        #expect(Self.readFailure("/nonexistent/summary.json")?.kind == .unreadable)
     }
 }
 

@@ -49,30 +49,33 @@ struct ThresholdTests {
         arguments: [
             (
                 "",
-                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten)"
+                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten)",
+                .metric
             ),
             (
                 "p98 < 5ms",
-                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten"
+                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten",
+                .metric
             ),
-            ("p99 ~ 5ms", "after p99 comes a comparison: <, <=, >, >=, == or !="),
-            ("p99 <", "p99 <: the limit is missing, e.g. 25ms or baseline + 10%"),
-            ("p99 < fast", "fast is not a number with a unit, like 25ms, 100000/s or 0.1%"),
-            ("p99 < 5 parsecs", "parsecs is not a unit of p99 (use us, ms, s or m)"),
-            ("throughput > 5ms", "ms is not a unit of throughput (use /s or none)"),
+            ("p99 ~ 5ms", "after p99 comes a comparison: <, <=, >, >=, == or !=", .comparison),
+            ("p99 <", "p99 <: the limit is missing, e.g. 25ms or baseline + 10%", .limit),
+            ("p99 < fast", "fast is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),
+            ("p99 < 5 parsecs", "parsecs is not a unit of p99 (use us, ms, s or m)", .unit),
+            ("throughput > 5ms", "ms is not a unit of throughput (use /s or none)", .unit),
             (
                 "p99 < 5%",
-                "only errors (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; p99 does not"
+                "only errors (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; p99 does not",
+                .unit
             ),
-            ("failed < 5/s", "/s is not a unit of failed (use none)"),
-            ("p99 < baseline * 2", "after baseline comes + or - and an amount, like baseline + 10%; got * 2"),
-        ] as [(String, String)]
+            ("failed < 5/s", "/s is not a unit of failed (use none)", .unit),
+            ("p99 < baseline * 2", "after baseline comes + or - and an amount, like baseline + 10%; got * 2", .limit),
+        ] as [(String, String, ThresholdError.Kind)]
     )
-    func badThresholdsSayWhatIsWrong(text: String, message: String) {
+    func badThresholdsSayWhatIsWrong(text: String, message: String, kind: ThresholdError.Kind) {
         #expect {
             _ = try Threshold(parsing: text)
         } throws: { error in
-            "\(error)" == message
+            "\(error)" == message && (error as? ThresholdError)?.kind == kind
         }
     }
 

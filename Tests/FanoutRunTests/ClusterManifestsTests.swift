@@ -20,12 +20,14 @@ import Testing
         ClusterManifests(shards: 3, image: "fanout:test", startAt: start, sendOptions: options)
     }
 
-    static func refusal(_ manifests: ClusterManifests) -> String? {
+    static func refusal(_ manifests: ClusterManifests) -> String? { failure(manifests)?.description }
+
+    static func failure(_ manifests: ClusterManifests) -> JobError? {
         do {
             _ = try manifests.render()
             return nil
         } catch {
-            return error.description
+            return error
         }
     }
 
@@ -48,6 +50,37 @@ import Testing
                 == "--template /nonexistent/poll.json: cannot read it (the manifests carry its contents)"
         )
         #expect(Self.refusal(Self.manifests(endpoint)) == nil)
+        // What a caller matches on: the command line to change, or a file to fix.
+        #expect(Self.failure(many)?.kind == .option)
+        #expect(Self.failure(Self.manifests(endpoint + ["--template", "/nonexistent/poll.json"]))?.kind == .input)
+    }
+
+    /// `--output` refusals are the command line's to fix (a file where a folder goes, a folder
+    /// that is also an input); a folder that cannot be made is the output's.
+    @Test func outputRefusalsSayWhatToChange() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/summary.json"
+        try "{}".write(toFile: file, atomically: true, encoding: .utf8)
+        do {
+            _ = try RunOutput(preparing: file)
+            Issue.record("a file was taken for a folder")
+        } catch {
+            #expect(error.kind == .option)
+            #expect(error.description.hasPrefix("--output \(file) is a file, not a folder"))
+        }
+        do {
+            _ = try RunOutput(preparing: folder + "/new", inputs: [folder + "/new"])
+            Issue.record("an output that is also an input was taken")
+        } catch {
+            #expect(error.kind == .option)
+        }
+        do {
+            _ = try RunOutput(preparing: file + "/under-a-file")
+            Issue.record("a folder under a file was taken")
+        } catch {
+            #expect(error.kind == .output, "\(error)")
+        }
     }
 
     /// A template's text goes in the ConfigMap and a key in the Secret; the shard's options

@@ -154,7 +154,7 @@ extension IntervalLog {
             if line.hasPrefix("#[StartTime: ") {
                 let value = line.dropFirst("#[StartTime: ".count).prefix { $0.isNumber || $0 == "." }
                 guard let seconds = Double(value) else {
-                    throw ResultsError("\(place): the start time is not a number")
+                    throw ResultsError(.malformed, "\(place): the start time is not a number")
                 }
                 start = seconds
                 continue
@@ -162,10 +162,11 @@ extension IntervalLog {
             if line.hasPrefix("#") || line.hasPrefix("\"") { continue }
             let fields = line.split(separator: ",")
             guard fields.count == 4, let from = Double(fields[0]), let length = Double(fields[1]) else {
-                throw ResultsError("\(place): an interval is START,LENGTH,MAX,HISTOGRAM")
+                throw ResultsError(.malformed, "\(place): an interval is START,LENGTH,MAX,HISTOGRAM")
             }
             guard let histogram = decode(String(fields[3])) else {
                 throw ResultsError(
+                    .malformed,
                     "\(place): not a histogram Fanout wrote (V2, 1 µs to an hour, 3 digits, zlib stored blocks)"
                 )
             }

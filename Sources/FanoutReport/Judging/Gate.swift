@@ -27,7 +27,7 @@ public struct Gate: Sendable {
             self.run = try RunSet.load(run)
             self.baseline = try baseline.map { path throws(ResultsError) in try RunSet.load(path) }
         } catch {
-            throw GateError(error.description)
+            throw GateError(.results(error.kind), error.description)
         }
         var parsed: [Threshold] = []
         do {
@@ -38,14 +38,17 @@ public struct Gate: Sendable {
             }
             for text in thresholds { parsed.append(try Threshold(parsing: text)) }
         } catch {
-            throw GateError(error.description)
+            throw GateError(.threshold(error.kind), error.description)
         }
-        guard !parsed.isEmpty else { throw GateError("no threshold: give --threshold EXPR or --thresholds FILE") }
+        guard !parsed.isEmpty else {
+            throw GateError(.noThreshold, "no threshold: give --threshold EXPR or --thresholds FILE")
+        }
         let folders = [self.run] + (self.baseline.map { [$0] } ?? [])
         if let needing = parsed.first(where: \.metric.needsSinkFolder),
             let folder = folders.first(where: { $0.runs.contains { $0.metrics[needing.metric] == nil } })
         {
             throw GateError(
+                .needsSinkFolder,
                 "\(needing.text): \(needing.metric.rawValue) is measured by fanout sink --output; \(folder.directory) is not a sink's folder"
             )
         }
@@ -53,11 +56,12 @@ public struct Gate: Sendable {
             let folder = folders.first(where: { $0.runs.contains { $0.metrics[.delivered] == nil } })
         {
             throw GateError(
+                .needsDelivery,
                 "\(needing.text): \(needing.metric.rawValue) is measured with the sink's device fleet (--device-… or --sink-device-…); \(folder.directory) has no delivery section"
             )
         }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
-            throw GateError("\(needing.text) compares with a baseline: give --baseline RUN_DIR")
+            throw GateError(.needsBaseline, "\(needing.text) compares with a baseline: give --baseline RUN_DIR")
         }
         self.thresholds = parsed
     }
@@ -108,7 +112,29 @@ public struct Gate: Sendable {
     }
 }
 
-public struct GateError: Error, Sendable, CustomStringConvertible {
+/// A gate that cannot judge: its folders or thresholds, or a threshold its folders cannot
+/// answer.
+public struct GateError: Error, Sendable, CustomStringConvertible, Equatable {
+    public enum Kind: Sendable, Hashable {
+        /// A run or baseline folder that cannot be read.
+        case results(ResultsError.Kind)
+        /// A threshold (or the thresholds file) that cannot be read.
+        case threshold(ThresholdError.Kind)
+        /// No threshold given.
+        case noThreshold
+        /// A threshold on a metric only a sink's folder (`fanout sink --output`) has.
+        case needsSinkFolder
+        /// A threshold on the device fleet's deliveries, on a folder without them.
+        case needsDelivery
+        /// A threshold relative to a baseline, without `--baseline`.
+        case needsBaseline
+    }
+
+    public var kind: Kind
     public var description: String
-    public init(_ description: String) { self.description = description }
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
 }

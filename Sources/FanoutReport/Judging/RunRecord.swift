@@ -210,6 +210,7 @@ public struct RunSet: Sendable {
         if manager.fileExists(atPath: directory + "/summary.json") {
             guard repeats.isEmpty && manifest == nil else {
                 throw ResultsError(
+                    .inconsistent,
                     "\(directory) holds both a summary.json and repeats (repeat-*/ or repeats.json): the results of "
                         + "two runs, and which is which cannot be told; give the folder of one"
                 )
@@ -217,7 +218,10 @@ public struct RunSet: Sendable {
             return RunSet(directory: directory, runs: [try RunRecord.load(directory)])
         }
         guard !repeats.isEmpty || manifest != nil else {
-            throw ResultsError("\(directory) holds no summary.json and no repeat-*/ folders: not a Fanout run folder")
+            throw ResultsError(
+                .notADocument,
+                "\(directory) holds no summary.json and no repeat-*/ folders: not a Fanout run folder"
+            )
         }
         var runs: [RunRecord] = []
         for name in repeats {
@@ -230,6 +234,7 @@ public struct RunSet: Sendable {
         guard !runs.isEmpty else {
             // Interrupted before any repeat wrote its folder: nothing to measure, and said so.
             throw ResultsError(
+                .inconsistent,
                 "\(directory): \(setReasons.first ?? "no repeat finished"); no repeat-*/ folder holds a run"
             )
         }

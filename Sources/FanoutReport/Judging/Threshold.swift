@@ -73,6 +73,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         guard let metric = RunMetric(rawValue: String(metricText)) else {
             let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
             throw ThresholdError(
+                .metric,
                 metricText.isEmpty
                     ? "a threshold starts with a metric (\(known))"
                     : "\(TextLines.quoted(metricText)) is not a metric; the metrics are \(known)"
@@ -81,12 +82,15 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         self.metric = metric
         rest = rest.dropFirst(metricText.count).drop { $0 == " " }
         guard let comparison = Comparison.allCases.first(where: { rest.hasPrefix($0.rawValue) }) else {
-            throw ThresholdError("after \(metric.rawValue) comes a comparison: <, <=, >, >=, == or !=")
+            throw ThresholdError(.comparison, "after \(metric.rawValue) comes a comparison: <, <=, >, >=, == or !=")
         }
         self.comparison = comparison
         rest = rest.dropFirst(comparison.rawValue.count).drop { $0 == " " }
         guard !rest.isEmpty else {
-            throw ThresholdError("\(TextLines.quoted(self.text)): the limit is missing, e.g. 25ms or baseline + 10%")
+            throw ThresholdError(
+                .limit,
+                "\(TextLines.quoted(self.text)): the limit is missing, e.g. 25ms or baseline + 10%"
+            )
         }
 
         if rest.hasPrefix("baseline") {
@@ -98,6 +102,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             }
             guard sign == "+" || sign == "-" else {
                 throw ThresholdError(
+                    .limit,
                     "after baseline comes + or - and an amount, like baseline + 10%; got \(TextLines.quoted(rest))"
                 )
             }
@@ -110,6 +115,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         if unit == "%" {
             guard metric.takesShare else {
                 throw ThresholdError(
+                    .unit,
                     "only errors (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; \(metric.rawValue) does not"
                 )
             }
@@ -126,7 +132,10 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         let numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
         let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
         guard let number = Double(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
-            throw ThresholdError("\(TextLines.quoted(text)) is not a number with a unit, like 25ms, 100000/s or 0.1%")
+            throw ThresholdError(
+                .limit,
+                "\(TextLines.quoted(text)) is not a number with a unit, like 25ms, 100000/s or 0.1%"
+            )
         }
         switch unit {
         case "%":
@@ -145,7 +154,10 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             let expected =
                 metric.isTime
                 ? "us, ms, s or m" : metric == .throughput ? "/s or none" : metric.takesShare ? "% or none" : "none"
-            throw ThresholdError("\(TextLines.quoted(unit)) is not a unit of \(metric.rawValue) (use \(expected))")
+            throw ThresholdError(
+                .unit,
+                "\(TextLines.quoted(unit)) is not a unit of \(metric.rawValue) (use \(expected))"
+            )
         }
     }
 
@@ -160,7 +172,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ThresholdError("cannot read the thresholds file \(path): \(error.reason)")
+            throw ThresholdError(.file, "cannot read the thresholds file \(path): \(error.reason)")
         }
         return (try thresholds(in: text, source: path), FileUse(path: path, text: text))
     }
@@ -174,7 +186,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             do {
                 thresholds.append(try Threshold(parsing: String(content)))
             } catch {
-                throw ThresholdError("\(source):\(line.number): \(error.description)")
+                throw ThresholdError(error.kind, "\(source):\(line.number): \(error.description)")
             }
         }
         return thresholds
@@ -223,8 +235,27 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A threshold that cannot be read.
-public struct ThresholdError: Error, Sendable, CustomStringConvertible {
+/// A threshold that cannot be read: which part of it (`kind`), and the words that say where.
+public struct ThresholdError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The part of `METRIC COMPARISON LIMIT` that is wrong, or the file that holds them.
+    public enum Kind: Sendable, Hashable {
+        /// No metric, or one `RunMetric` does not know.
+        case metric
+        /// Not one of <, <=, >, >=, ==, !=.
+        case comparison
+        /// The limit is missing or not a number (or `baseline ± amount`).
+        case limit
+        /// A unit the metric does not take.
+        case unit
+        /// The thresholds file cannot be read.
+        case file
+    }
+
+    public var kind: Kind
     public var description: String
-    public init(_ description: String) { self.description = description }
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
 }

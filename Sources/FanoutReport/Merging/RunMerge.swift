@@ -63,14 +63,14 @@ public struct RunMerge {
     /// folder that does not exist, or files that cannot be read or disagree, throw; a folder
     /// without `summary.json` is a shard that did not finish.
     public init(directories: [String], rules: Rules = Rules()) throws(ResultsError) {
-        guard !directories.isEmpty else { throw ResultsError("give the shards' run folders") }
+        guard !directories.isEmpty else { throw ResultsError(.unreadable, "give the shards' run folders") }
         var shards: [Shard] = []
         var unfinished: [String] = []
         for directory in directories {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
             else {
-                throw ResultsError("cannot read \(directory): there is no such folder")
+                throw ResultsError(.unreadable, "cannot read \(directory): there is no such folder")
             }
             guard FileManager.default.fileExists(atPath: directory + "/summary.json") else {
                 unfinished.append(directory)
@@ -80,6 +80,7 @@ public struct RunMerge {
         }
         guard !shards.isEmpty else {
             throw ResultsError(
+                .inconsistent,
                 "no shard finished: \(unfinished.joined(separator: ", ")) hold no summary.json"
             )
         }
@@ -118,17 +119,22 @@ public struct RunMerge {
         let summary = try SummaryDocument.read(summaryPath)
         let log: String
         do { log = try String(contentsOfFile: logPath, encoding: .utf8) } catch {
-            throw ResultsError("cannot read \(directory): \(error.reason)")
+            throw ResultsError(.unreadable, "cannot read \(directory): \(error.reason)")
         }
         let (start, entries) = try IntervalLog.read(log, file: logPath)
         let logged = entries.map(\.histogram.totalCount).reduce(0, +)
         let counted = summary.intervals.map(\.latencyCount).reduce(0, +)
         guard logged == UInt64(counted) else {
-            throw ResultsError("\(logPath) holds \(logged) latencies but \(summaryPath) counts \(counted)")
+            throw ResultsError(
+                .inconsistent,
+                "\(logPath) holds \(logged) latencies but \(summaryPath) counts \(counted)"
+            )
         }
         let part: TokenShard?
         if let text = summary.shard {
-            do { part = try TokenShard(parsing: text) } catch { throw ResultsError("\(summaryPath): shard: \(error)") }
+            do { part = try TokenShard(parsing: text) } catch {
+                throw ResultsError(.malformed, "\(summaryPath): shard: \(error)")
+            }
         } else {
             part = nil
         }
