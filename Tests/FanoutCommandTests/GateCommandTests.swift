@@ -41,6 +41,19 @@ import Testing
         #expect(result.standardOutput.contains("gate: passed (5 of 5)"), "\(result.standardOutput)")
     }
 
+    /// By reason and over the worst window, on a real run's summary.json and latency.hlog: the
+    /// worst one-second window's p99 is at least the whole run's (it is one of the run's
+    /// seconds, or all of them).
+    @Test func reasonsAndWindowsGateARealRun() throws {
+        let result = try Self.gate([
+            Self.runs.valid, "--threshold", "rejected.Unregistered == 0", "--threshold", "failed.Timeout < 0.1%",
+            "--threshold", "window(1s).p99 < 60s", "--threshold", "window(1s).p99 < 1us",
+        ])
+        #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("gate: FAILED (1 of 4 thresholds)"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains(/window\(1s\).p99 < 1us\s+measured [\d.]+ ms\s+limit 0.001 ms\s+FAIL/))
+    }
+
     @Test func aThresholdThatFailsGivesStatus1AndSaysWhich() throws {
         let result = try Self.gate([Self.runs.valid, "--threshold", "sent == 3000", "--threshold", "p99 < 1us"])
         #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")

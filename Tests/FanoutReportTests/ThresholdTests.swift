@@ -49,12 +49,12 @@ struct ThresholdTests {
         arguments: [
             (
                 "",
-                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten)",
+                "a threshold starts with a metric (p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten, rejected.REASON, failed.CAUSE, window(10s).p99)",
                 .metric
             ),
             (
                 "p98 < 5ms",
-                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten",
+                "p98 is not a metric; the metrics are p50, p90, p99, p99.9, p99.99, max, throughput, errors, failed, rejected, sent, accepted, lag, harness, fanout, unread, violations, violations.permanent-retried, violations.fast-retry, violations.stream-limit, violations.after-goaway, violations.churn, violations.provider-token, violations.apns-id-reused, violations.payload-near-limit, violations.expiration-zero-offline, violations.stale-delivery, violations.background-over-budget, delivered, delivered.p50, delivered.p90, delivered.p99, delivered.last, discarded.expired, discarded.unregistered, discarded.disabled, forgotten, rejected.REASON, failed.CAUSE, window(10s).p99",
                 .metric
             ),
             ("p99 ~ 5ms", "after p99 comes a comparison: <, <=, >, >=, == or !=", .comparison),
@@ -64,7 +64,7 @@ struct ThresholdTests {
             ("throughput > 5ms", "ms is not a unit of throughput (use /s or none)", .unit),
             (
                 "p99 < 5%",
-                "only errors (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; p99 does not",
+                "only errors, rejected.REASON and failed.CAUSE (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; p99 does not",
                 .unit
             ),
             ("failed < 5/s", "/s is not a unit of failed (use none)", .unit),

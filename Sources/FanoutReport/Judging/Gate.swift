@@ -45,11 +45,11 @@ public struct Gate: Sendable {
         }
         let folders = [self.run] + (self.baseline.map { [$0] } ?? [])
         if let needing = parsed.first(where: \.metric.needsSinkFolder),
-            let folder = folders.first(where: { $0.runs.contains { $0.metrics[needing.metric] == nil } })
+            let folder = folders.first(where: { !$0.measures(needing.metric) })
         {
             throw GateError(
                 .needsSinkFolder,
-                "\(needing.text): \(needing.metric.rawValue) is measured by fanout sink --output; \(folder.directory) is not a sink's folder"
+                "\(needing.text): \(needing.metric) is measured by fanout sink --output; \(folder.directory) is not a sink's folder"
             )
         }
         if let needing = parsed.first(where: \.metric.needsDelivery),
@@ -57,11 +57,17 @@ public struct Gate: Sendable {
         {
             throw GateError(
                 .needsDelivery,
-                "\(needing.text): \(needing.metric.rawValue) is measured with the sink's device fleet (--device-… or --sink-device-…); \(folder.directory) has no delivery section"
+                "\(needing.text): \(needing.metric) is measured with the sink's device fleet (--device-… or --sink-device-…); \(folder.directory) has no delivery section"
             )
         }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
             throw GateError(.needsBaseline, "\(needing.text) compares with a baseline: give --baseline RUN_DIR")
+        }
+        do {
+            self.run = try self.run.measuringWindows(of: parsed)
+            self.baseline = try self.baseline?.measuringWindows(of: parsed)
+        } catch {
+            throw GateError(.results(error.kind), error.description)
         }
         self.thresholds = parsed
     }

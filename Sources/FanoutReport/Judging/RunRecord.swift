@@ -113,6 +113,13 @@ public struct RunRecord: Sendable {
     public var harnessBound: [String] = []
     /// What was asked for, to tell like runs from unlike ones.
     public var configuration: SummaryDocument.Configuration? = nil
+    /// Counts by reason, for `rejected.REASON` and `failed.CAUSE`.
+    public var rejectedByReason: [APNsReason: Int] = [:]
+    public var failedByCause: [FailureCause: Int] = [:]
+    /// The warm-up the run's figures leave out, which its windows leave out too.
+    public var warmUpSeconds: Double = 0
+    /// The worst windows a gate asked for (`window(10s).p99`), read from latency.hlog.
+    public var windows: [GateMetric: Double] = [:]
 
     /// `metric` as a share: `errors` of `sent`, a fleet's count of those received by APNs (0
     /// when the folder has none).
@@ -184,7 +191,10 @@ public struct RunRecord: Sendable {
             invalidReasons: reasons,
             partialReasons: summary.partial == true ? summary.partialReasons ?? [] : [],
             harnessBound: harness.map { $0.bound ? [$0.headline] : [] } ?? [],
-            configuration: summary.configuration
+            configuration: summary.configuration,
+            rejectedByReason: summary.rejected,
+            failedByCause: summary.failed,
+            warmUpSeconds: summary.warmUpSeconds
         )
     }
 }

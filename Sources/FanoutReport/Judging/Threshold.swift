@@ -12,6 +12,8 @@ import Foundation
 ///              | delivered | discarded.expired | discarded.unregistered | discarded.disabled | forgotten
 ///                                           (the device fleet's counts; also N% of received)
 ///              | delivered.p50 | delivered.p90 | delivered.p99 | delivered.last   (from the fan-out's start)
+///              | rejected.REASON | failed.CAUSE                   (counts by reason; also N% of sent)
+///              | window(LENGTH).PERCENTILE                      (the worst window: GateMetric)
 ///   comparison:= < | <= | > | >= | == | !=
 ///   limit     := quantity | baseline [(+|-) quantity]
 ///   quantity  := number [us | µs | ms | s | m | /s | %]
@@ -55,7 +57,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var metric: RunMetric
+    public var metric: GateMetric
     public var comparison: Comparison
     public var limit: Limit
     /// `errors` read as a share of `sent` (the limit was written with `%`).
@@ -70,8 +72,10 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         self.text = text.trimmingCharacters(in: .whitespaces)
         var rest = Substring(self.text)
         let metricText = rest.prefix { !" <>=!".contains($0) }
-        guard let metric = RunMetric(rawValue: String(metricText)) else {
-            let known = RunMetric.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let metric = try GateMetric(parsing: String(metricText)) else {
+            let known =
+                (RunMetric.allCases.map(\.rawValue) + ["rejected.REASON", "failed.CAUSE", "window(10s).p99"])
+                .joined(separator: ", ")
             throw ThresholdError(
                 .metric,
                 metricText.isEmpty
@@ -82,7 +86,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         self.metric = metric
         rest = rest.dropFirst(metricText.count).drop { $0 == " " }
         guard let comparison = Comparison.allCases.first(where: { rest.hasPrefix($0.rawValue) }) else {
-            throw ThresholdError(.comparison, "after \(metric.rawValue) comes a comparison: <, <=, >, >=, == or !=")
+            throw ThresholdError(.comparison, "after \(metric) comes a comparison: <, <=, >, >=, == or !=")
         }
         self.comparison = comparison
         rest = rest.dropFirst(comparison.rawValue.count).drop { $0 == " " }
@@ -116,7 +120,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             guard metric.takesShare else {
                 throw ThresholdError(
                     .unit,
-                    "only errors (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; \(metric.rawValue) does not"
+                    "only errors, rejected.REASON and failed.CAUSE (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; \(metric) does not"
                 )
             }
             isShare = true
@@ -128,7 +132,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A number and its unit, in the metric's unit (milliseconds for times).
-    private static func quantity(_ text: Substring, for metric: RunMetric) throws(ThresholdError) -> (Double, String) {
+    private static func quantity(_ text: Substring, for metric: GateMetric) throws(ThresholdError) -> (Double, String) {
         let numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
         let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
         guard let number = Double(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
@@ -148,15 +152,16 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             return (number * 60_000, "ms")
         case "us" where metric.isTime, "µs" where metric.isTime:
             return (number / 1000, "ms")
-        case "/s" where metric == .throughput, "" where !metric.isTime:
+        case "/s" where metric == .run(.throughput), "" where !metric.isTime:
             return (number, unit)
         default:
             let expected =
                 metric.isTime
-                ? "us, ms, s or m" : metric == .throughput ? "/s or none" : metric.takesShare ? "% or none" : "none"
+                ? "us, ms, s or m"
+                : metric == .run(.throughput) ? "/s or none" : metric.takesShare ? "% or none" : "none"
             throw ThresholdError(
                 .unit,
-                "\(TextLines.quoted(unit)) is not a unit of \(metric.rawValue) (use \(expected))"
+                "\(TextLines.quoted(unit)) is not a unit of \(metric) (use \(expected))"
             )
         }
     }
@@ -197,7 +202,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         // A metric a run did not measure (no latency without answers) is NaN: it holds no
         // threshold, and the line says "not measured" (the run is invalid besides).
         let measured =
-            (isShare && metric == .errors) || run.measures(metric) ? run.median(metric, share: isShare) : .nan
+            (isShare && metric == .run(.errors)) || run.measures(metric) ? run.median(metric, share: isShare) : .nan
         let base = baseline.map { $0.measures(metric) ? $0.median(metric) : .nan } ?? .nan
         let bound: Double
         switch limit {

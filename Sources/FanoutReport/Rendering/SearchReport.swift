@@ -251,7 +251,9 @@ public struct SearchReport: Sendable {
     var latencyObjectives: [(text: String, limit: Double)] {
         let latencies: Set<RunMetric> = [.p50, .p90, .p99, .p99_9, .p99_99, .max]
         return objectives.compactMap { objective in
-            guard latencies.contains(objective.metric), case .value(let limit) = objective.limit else { return nil }
+            guard case .run(let metric) = objective.metric, latencies.contains(metric),
+                case .value(let limit) = objective.limit
+            else { return nil }
             return (objective.text, limit)
         }
     }

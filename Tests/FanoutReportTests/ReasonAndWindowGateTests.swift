@@ -1,0 +1,116 @@
+import FanoutAPNs
+import FanoutMeasure
+import FanoutResults
+import Foundation
+import Histogram
+import Testing
+
+@testable import FanoutReport
+
+/// `fanout gate` by reason (`rejected.REASON`, `failed.CAUSE`, counts or shares of sent) and
+/// over the run's worst window (`window(10s).p99`), on folders whose figures are known.
+@Suite struct ReasonAndWindowGateTests {
+    /// A folder from the golden summary: 10,000 sent, 30 rejected TooManyRequests, 20
+    /// Unregistered, 5 failed on a lost connection; and a latency.hlog of 60 one-second
+    /// intervals after a 1 s warm-up, each 1,000 answers at 10 ms but seconds 31-40, a stall
+    /// (30 answers a second at 300 ms), and second 0, in the warm-up, 1,000 at 900 ms.
+    /// The whole run after the warm-up: 300 of 50,300 at 300 ms (0.6%): its p99 is 10 ms; the
+    /// worst 10 s window holds only the stall: its p50 and p99 are 300 ms. summary.json's p99
+    /// says 10 ms, as the log does.
+    static func folder(intervalSeconds: Double = 1) throws -> String {
+        var summary = try SummaryDocument.read(GoldenFilesTests.golden + "/summary.json")
+        summary.sent = 10_000
+        summary.rejected = [.tooManyRequests: 30, .unregistered: 20]
+        summary.failed = [.connectionLost: 5]
+        summary.warmUpSeconds = 1
+        summary.latency?.p99 = 10  // as the log says: the whole run hides the stall
+        var entries: [IntervalLog.Entry] = []
+        for second in 0...60 {
+            var histogram = makeMicrosecondHistogram()
+            let (count, microseconds): (UInt64, UInt64) =
+                second == 0 ? (1000, 900_000) : (31...40).contains(second) ? (30, 300_000) : (1000, 10_000)
+            histogram.record(microseconds, count: count)
+            entries.append(
+                IntervalLog.Entry(
+                    start: Double(second) * intervalSeconds,
+                    length: intervalSeconds,
+                    histogram: PackedHistogram(histogram)
+                )
+            )
+        }
+        let folder = NSTemporaryDirectory() + "fanout-window-gate-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try JSONDocument.data(summary).write(to: URL(fileURLWithPath: folder + "/summary.json"))
+        try IntervalLog(entries: entries, start: 1_800_000_000).text
+            .write(toFile: folder + "/latency.hlog", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test(
+        arguments: [
+            ("rejected.TooManyRequests == 30", true),
+            ("rejected.TooManyRequests < 0.1%", false),  // 0.3% of sent
+            ("rejected.TooManyRequests < 0.5%", true),
+            ("rejected.Unregistered <= 20", true),
+            ("rejected.BadDeviceToken == 0", true),  // a reason the run never met counts 0
+            ("failed.ConnectionLost == 0", false),
+            ("failed.Timeout == 0", true),
+            ("failed.ConnectionRefused == 0", true),
+            ("window(10s).p99 < 200ms", false),
+            ("window(10s).p50 > 299ms", true),
+            ("window(1m).p99 < 200ms", true),  // 60 s: the stall's 300 are 0.6% of the window
+            ("window(5s).max < 310ms", true),
+            ("p99 < 200ms", true),
+        ] as [(String, Bool)]
+    )
+    func thresholdsPassAndFailAsTheFiguresSay(threshold: String, passes: Bool) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let outcome = try Gate(run: folder, baseline: nil, thresholds: [threshold], file: nil).evaluate()
+        #expect(outcome.verdicts.map(\.passed) == [passes], "\(threshold): \(outcome.verdicts.map(\.measured))")
+    }
+
+    /// The warm-up's 900 ms second is no window's, and the worst window is the stall's.
+    @Test func theWorstWindowLeavesTheWarmUpOut() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let worst = try RunRecord.worstWindow(in: folder, seconds: 10, metric: .max, warmUp: 1)
+        #expect(worst.map { abs($0 - 300) < 1 } == true, "\(String(describing: worst))")
+        let withWarmUp = try RunRecord.worstWindow(in: folder, seconds: 10, metric: .max, warmUp: 0)
+        #expect(withWarmUp.map { abs($0 - 900) < 1 } == true, "\(String(describing: withWarmUp))")
+    }
+
+    /// A window is whole intervals: 3 s over a log of 2 s intervals cannot be measured.
+    @Test func aWindowThatIsNotWholeIntervalsIsRefused() throws {
+        let folder = try Self.folder(intervalSeconds: 2)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let error = #expect(throws: GateError.self) {
+            try Gate(run: folder, baseline: nil, thresholds: ["window(3s).p99 < 1s"], file: nil)
+        }
+        #expect(error?.kind == .results(.inconsistent))
+        #expect(error?.description.contains("a window is a whole number of them, not 3 s") == true)
+    }
+
+    @Test(
+        arguments: [
+            ("rejected.Nope == 0", "Nope is not an APNs reason"),
+            ("failed.Nope == 0", "Nope is not a failure cause"),
+            ("window(10).p99 < 1s", "the window's length is whole seconds or minutes"),
+            ("window(0s).p99 < 1s", "the window's length is whole seconds or minutes"),
+            ("window(10s).throughput > 5/s", "a window measures a latency"),
+            ("window(10s)p99 < 1s", "a window is written window(10s).p99"),
+        ] as [(String, String)]
+    )
+    func badReasonsAndWindowsSayWhatIsWrong(text: String, says: String) {
+        let error = #expect(throws: ThresholdError.self) { try Threshold(parsing: text) }
+        #expect(error?.kind == .metric)
+        #expect(error?.description.contains(says) == true, "\(String(describing: error))")
+    }
+
+    @Test func metricsReadBackAsWritten() throws {
+        for text in ["rejected.TooManyRequests", "failed.ConnectionLost", "window(10s).p99", "window(2m).max"] {
+            #expect(try GateMetric(parsing: text)?.description == text)
+        }
+        #expect(try GateMetric(parsing: "window(120s).p99")?.description == "window(2m).p99")
+    }
+}
