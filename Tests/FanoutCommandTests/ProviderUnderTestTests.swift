@@ -44,11 +44,9 @@ import Testing
         let count = 100_000
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--expect", "\(count)", "--output", folder + "/sink"])
         defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                "com.example.app", "--generate", "\(count)", "--connections", "4", "--output", folder + "/send",
-            ],
+        let send = try CommandRunner.send(
+            to: port,
+            ["--generate", "\(count)", "--connections", "4", "--output", folder + "/send"],
             timeout: .seconds(120)
         )
         #expect(send.status == 0, "\(send.standardError)")
@@ -222,11 +220,9 @@ import Testing
             ["--no-auth", "--expect-tokens", folder + "/tokens.txt", "--output", folder + "/out", "--duration", "60s"]
         )
         defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/send",
-            ],
+        let send = try CommandRunner.send(
+            to: port,
+            ["--tokens", folder + "/tokens.txt", "--output", folder + "/send"],
             timeout: .seconds(60)
         )
         #expect(send.status == 0, "\(send.standardError)")
@@ -336,11 +332,9 @@ import Testing
             sinks.append(try CommandRunner.sink(["--no-auth", "--expect", "5000", "--output", folder + "/" + name]))
         }
         for (_, port) in sinks {
-            let send = try CommandRunner.run(
-                [
-                    "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                    "com.example.app", "--generate", "5000", "--connections", "2", "--output", folder + "/send-\(port)",
-                ],
+            let send = try CommandRunner.send(
+                to: port,
+                ["--generate", "5000", "--connections", "2", "--output", folder + "/send-\(port)"],
                 timeout: .seconds(60)
             )
             #expect(send.status == 0, "\(send.standardError)")
