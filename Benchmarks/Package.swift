@@ -7,6 +7,25 @@ import struct Foundation.URL
 let fanout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .lastPathComponent.lowercased()
 
+/// One benchmark target, `Benchmarks/NAME`, run by package-benchmark's plugin: Fanout's `fanout`
+/// modules it measures, swift-nio's `nio` modules it drives them with, and `peers` it measures
+/// them beside.
+func benchmark(
+    _ name: String,
+    fanout modules: [String],
+    nio: [String] = [],
+    peers: [Target.Dependency] = []
+) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [.product(name: "Benchmark", package: "benchmark")]
+            + modules.map { .product(name: $0, package: fanout) }
+            + nio.map { .product(name: $0, package: "swift-nio") } + peers,
+        path: "Benchmarks/" + name,
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
+
 // Fanout's benchmarks: a package of their own so that the benchmark dependency never enters the
 // product's build. Each target measures one area side by side with its peer.
 let package = Package(
@@ -20,55 +39,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
-        .executableTarget(
-            name: "PayloadBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "FanoutPayload", package: fanout),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            path: "Benchmarks/PayloadBenchmarks",
-            plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark")
-            ]
+        benchmark("PayloadBenchmarks", fanout: ["FanoutPayload"], nio: ["NIOCore"]),
+        benchmark("TokenBenchmarks", fanout: ["FanoutTokens"]),
+        benchmark(
+            "HPACKBenchmarks",
+            fanout: ["FanoutHPACK"],
+            nio: ["NIOCore"],
+            peers: [.product(name: "NIOHPACK", package: "swift-nio-http2")]
         ),
-        .executableTarget(
-            name: "TokenBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "FanoutTokens", package: fanout),
-            ],
-            path: "Benchmarks/TokenBenchmarks",
-            plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark")
-            ]
-        ),
-        .executableTarget(
-            name: "HPACKBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "FanoutHPACK", package: fanout),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-            ],
-            path: "Benchmarks/HPACKBenchmarks",
-            plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark")
-            ]
-        ),
-        .executableTarget(
-            name: "HTTP2Benchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "FanoutHPACK", package: fanout),
-                .product(name: "FanoutHTTP2", package: fanout),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            path: "Benchmarks/HTTP2Benchmarks",
-            plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark")
-            ]
-        ),
+        benchmark("HTTP2Benchmarks", fanout: ["FanoutHPACK", "FanoutHTTP2"], nio: ["NIOCore"]),
         // The HTTP/2 server and client as programs, for scripts/bench/http2.sh.
         .executableTarget(
             name: "h2bench",

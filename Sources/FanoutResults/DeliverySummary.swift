@@ -102,6 +102,27 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     /// Delivered at once or from storage.
     public var allDelivered: Int { delivered + deliveredFromStorage }
 
+    /// What became of the notifications a category counts: report.html colours its bar by it.
+    public enum Fate: Sendable {
+        case received, delivered, stored, discarded
+    }
+
+    /// "Received by APNs" and Apple's Push Notifications Console categories under it, in the
+    /// order summary.md's table and report.html's bars give them (ours follow in each).
+    public static var appleCategories: [(name: String, count: KeyPath<DeliverySummary, Int>, fate: Fate)] {
+        [
+            ("Received by APNs", \.received, .received), ("Delivered to Device", \.delivered, .delivered),
+            ("Delivered to Device (From Storage)", \.deliveredFromStorage, .delivered),
+            ("Stored – Device Offline", \.storedOffline, .stored),
+            ("Stored – Power Considerations", \.storedPower, .stored),
+            ("Discarded – Token Unregistered", \.discardedUnregistered, .discarded),
+            ("Discarded – Token Unregistered (From Storage)", \.discardedUnregisteredFromStorage, .discarded),
+            ("Discarded – Expired", \.discardedExpired, .discarded),
+            ("Discarded – Disabled", \.discardedDisabled, .discarded),
+            ("Discarded – Disabled (From Storage)", \.discardedDisabledFromStorage, .discarded),
+        ]
+    }
+
     /// `count` as a share of `received` (0 with nothing received).
     public func share(_ count: Int) -> Double { received > 0 ? Double(count) / Double(received) : 0 }
 
@@ -148,13 +169,9 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
         var lines = [
             "", "### Devices behind the sink", "", "| Apple's category | notifications | of received |",
             "|---|---:|---:|",
-            row("Received by APNs", received), row("Delivered to Device", delivered),
-            row("Delivered to Device (From Storage)", deliveredFromStorage),
-            row("Stored – Device Offline", storedOffline), row("Stored – Power Considerations", storedPower),
-            row("Discarded – Token Unregistered", discardedUnregistered),
-            row("Discarded – Token Unregistered (From Storage)", discardedUnregisteredFromStorage),
-            row("Discarded – Expired", discardedExpired), row("Discarded – Disabled", discardedDisabled),
-            row("Discarded – Disabled (From Storage)", discardedDisabledFromStorage),
+        ]
+        lines += Self.appleCategories.map { row($0.name, self[keyPath: $0.count]) }
+        lines += [
             row("ours: discarded, replaced by a newer one", discardedReplaced),
             row("ours: forgotten (store full)", forgotten), row("ours: still stored at the end", stored),
         ]

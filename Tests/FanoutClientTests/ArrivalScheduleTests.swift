@@ -6,8 +6,23 @@ import Testing
 
 @testable import FanoutClient
 
+/// A millisecond, and the made-up clock's reading when the slotted tickets below start.
+private let ms: UInt64 = 1_000_000
+private let t: UInt64 = 1_000 * ms
+
 /// The open model's schedule: when each notification is due, against the arithmetic of rates.
 struct ArrivalScheduleTests {
+    /// Tickets for 1,000 a second over `milliseconds`, dealt to `slots`, started by slot 0's first
+    /// claim at `t` (which must be due at once).
+    static func started(lasting milliseconds: Int64, slots: Int) throws -> ArrivalTickets {
+        let tickets = ArrivalTickets(
+            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(milliseconds)),
+            slots: slots
+        )
+        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        return tickets
+    }
+
     @Test func aConstantRateSpacesArrivalsEvenly() throws {
         let schedule = try ArrivalSchedule(rate: 4000, duration: .seconds(2))
         #expect(schedule.total == 8000)
@@ -191,10 +206,7 @@ struct ArrivalScheduleTests {
     /// Ticket j is slot j mod 3's: each connection gets its share when it falls due; a ticket
     /// its owner leaves 2 ms overdue goes to the next connection that asks, oldest first.
     @Test func ticketsAreDealtToSlotsInTurnAndOverdueOnesTakenByNeighbours() throws {
-        let ms: UInt64 = 1_000_000
-        let t: UInt64 = 1_000 * ms
-        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(9)), slots: 3)
-        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        let tickets = try Self.started(lasting: 9, slots: 3)
         // Slot 0's next is ticket 3 (t + 3 ms); slot 1's ticket 1 is not 2 ms overdue before then.
         #expect(tickets.claim(now: t, slot: 0) == .notYet(t + 3 * ms))
         #expect(tickets.claim(now: t + 1 * ms, slot: 1) == .due(t + 1 * ms))
@@ -215,10 +227,7 @@ struct ArrivalScheduleTests {
     /// One connection of four asks (the others have no tokens, or are reconnecting): it has
     /// its own tickets as they fall due and every other slot's once overdue, oldest first.
     @Test func aLoneConnectionTakesEveryOverdueTicketOldestFirst() throws {
-        let ms: UInt64 = 1_000_000
-        let t: UInt64 = 1_000 * ms
-        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(8)), slots: 4)
-        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        let tickets = try Self.started(lasting: 8, slots: 4)
         var claimed: [UInt64] = []
         while case .due(let due) = tickets.claim(now: t + 20 * ms, slot: 0) { claimed.append((due - t) / ms) }
         #expect(claimed == [4, 1, 2, 3, 5, 6, 7])
@@ -228,10 +237,7 @@ struct ArrivalScheduleTests {
     /// A slot whose connection has no tokens left is retired: its tickets are the others' as
     /// soon as they fall due, not 2 ms later; the slots still sending keep their own.
     @Test func aRetiredSlotsTicketsGoToTheOthersWhenDue() throws {
-        let ms: UInt64 = 1_000_000
-        let t: UInt64 = 1_000 * ms
-        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(8)), slots: 2)
-        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        let tickets = try Self.started(lasting: 8, slots: 2)
         // Slot 1's ticket 1 is due at t + 1 ms: slot 0 may take it only at t + 3 ms…
         #expect(tickets.claim(now: t + 1 * ms, slot: 0) == .notYet(t + 2 * ms))
         tickets.retire(slot: 1)
@@ -255,10 +261,7 @@ struct ArrivalScheduleTests {
 
     /// Without retirement the same schedule leaves slot 1's tickets 2 ms late.
     @Test func aSlotThatIsNotRetiredKeepsItsTicketsForTheStealDelay() throws {
-        let ms: UInt64 = 1_000_000
-        let t: UInt64 = 1_000 * ms
-        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(4)), slots: 2)
-        #expect(tickets.claim(now: t, slot: 0) == .due(t))
+        let tickets = try Self.started(lasting: 4, slots: 2)
         #expect(tickets.claim(now: t + 1 * ms, slot: 0) == .notYet(t + 2 * ms))
         #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .due(t + 2 * ms))
         #expect(tickets.claim(now: t + 2 * ms, slot: 0) == .notYet(t + 3 * ms))

@@ -199,6 +199,25 @@ import Testing
 
 /// The connect phase: until the endpoint answers, its failures decide when the run ends.
 @Suite struct ConnectionPoolReachTests {
+    /// A pool of `slots` (10 s to connect) started at 0, told its connections' first answers in
+    /// the order `answers` gives them: a slot and its refusal (`nil`: accepted). Every answer
+    /// but the last must leave it nothing to do; returns the pool and what the last made it do.
+    static func firstAnswers(
+        slots: Int,
+        _ answers: [(slot: Int, refusal: EndpointFailure?)]
+    ) -> (ConnectionPool, [ConnectionPool.Action]) {
+        var pool = ConnectionPool(slots: slots, connectTimeout: .seconds(10))
+        _ = pool.start(now: 0)
+        for answer in answers.dropLast() {
+            #expect(
+                pool.connectionAnswered(slot: answer.slot, forbidden: answer.refusal).isEmpty,
+                "slot \(answer.slot)"
+            )
+        }
+        let last = answers.last.map { pool.connectionAnswered(slot: $0.slot, forbidden: $0.refusal) } ?? []
+        return (pool, last)
+    }
+
     static let second: UInt64 = 1_000_000_000
     static let refused = EndpointFailure(.connectionRefused, "ECONNREFUSED")
     static let untrusted = EndpointFailure(.certificateNotTrusted, "self-signed")
@@ -279,12 +298,9 @@ import Testing
 
     @Test func a403OnEveryConnectionsFirstRequestEndsTheRun() {
         let refusal = EndpointFailure.forbidden(status: 403, reason: .invalidProviderToken)!
-        var pool = ConnectionPool(slots: 3, connectTimeout: .seconds(10))
-        _ = pool.start(now: 0)
-        #expect(pool.connectionAnswered(slot: 0, forbidden: refusal).isEmpty)
-        #expect(pool.connectionAnswered(slot: 2, forbidden: refusal).isEmpty)
+        let (pool, last) = Self.firstAnswers(slots: 3, [(0, refusal), (2, refusal), (1, refusal)])
         #expect(!pool.reached)
-        guard case .giveUp(let giveUp) = pool.connectionAnswered(slot: 1, forbidden: refusal).first else {
+        guard case .giveUp(let giveUp) = last.first else {
             Issue.record("the pool did not give up")
             return
         }
@@ -301,10 +317,8 @@ import Testing
 
     @Test func oneAcceptedFirstAnswerOutweighsRefusals() {
         let refusal = EndpointFailure.forbidden(status: 403, reason: .badCertificate)!
-        var pool = ConnectionPool(slots: 2, connectTimeout: .seconds(10))
-        _ = pool.start(now: 0)
-        #expect(pool.connectionAnswered(slot: 0, forbidden: nil).isEmpty)
-        #expect(pool.connectionAnswered(slot: 1, forbidden: refusal).isEmpty)
+        let (pool, last) = Self.firstAnswers(slots: 2, [(0, nil), (1, refusal)])
+        #expect(last.isEmpty)
         #expect(pool.reached)
     }
 }

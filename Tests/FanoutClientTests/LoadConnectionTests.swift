@@ -15,6 +15,23 @@ import Testing
 /// GOAWAY, abrupt closes, unanswered streams, undeliverable notifications — seen end to end:
 /// one outcome per token, and sender and sink agree.
 @Suite(.serialized) struct LoadConnectionTests {
+    /// `count` notifications to a sink that leaves `share` of the requests unanswered; each
+    /// stream given up after `timeout`, a token tried at most `attempts` times, 5 ms apart.
+    static func sendUnanswered(
+        _ count: UInt64,
+        share: Double,
+        timeout: Duration,
+        attempts: Int
+    ) throws -> SinkRun.Outcome {
+        var scenario = SinkScenario()
+        scenario.faults.unansweredShare = share
+        return try SinkRun.send(count, scenario: scenario) {
+            $0.shape.streamTimeout = timeout
+            $0.shape.maxAttempts = attempts
+            $0.shape.retryBackoff = .milliseconds(5)
+        }
+    }
+
     @Test func errorsEndInOneOutcomeEachAndRetryableOnesAreRetried() throws {
         var scenario = SinkScenario()
         scenario.errors = [(.unregistered, 0.05), (.badDeviceToken, 0.02), (.internalServerError, 0.05)]
@@ -54,15 +71,9 @@ import Testing
     }
 
     @Test func unansweredStreamsTimeOutAndAreSentAgain() throws {
-        var scenario = SinkScenario()
-        scenario.faults.unansweredShare = 0.02
         // A timeout well above the sink's answer times, even on a busy machine: an answer that
         // comes after the sender gave up is counted by the sink only (a true difference).
-        let outcome = try SinkRun.send(4_000, scenario: scenario) {
-            $0.shape.streamTimeout = .seconds(2)
-            $0.shape.maxAttempts = 6
-            $0.shape.retryBackoff = .milliseconds(5)
-        }
+        let outcome = try Self.sendUnanswered(4_000, share: 0.02, timeout: .seconds(2), attempts: 6)
         #expect(outcome.snapshot.accepted == 4_000)
         #expect(outcome.snapshot.retries > 0)
         #expect(outcome.sink.requests > 4_000)
@@ -71,13 +82,7 @@ import Testing
 
     @Test func whatCannotBeDeliveredFailsWithItsCause() throws {
         // Every request is left unanswered: each token times out twice, then fails.
-        var scenario = SinkScenario()
-        scenario.faults.unansweredShare = 1
-        let outcome = try SinkRun.send(50, scenario: scenario) {
-            $0.shape.streamTimeout = .milliseconds(200)
-            $0.shape.maxAttempts = 2
-            $0.shape.retryBackoff = .milliseconds(5)
-        }
+        let outcome = try Self.sendUnanswered(50, share: 1, timeout: .milliseconds(200), attempts: 2)
         #expect(outcome.snapshot.failed == [.timeout: 50])
         #expect(outcome.snapshot.sent == 50)
         #expect(outcome.snapshot.requests == 100)

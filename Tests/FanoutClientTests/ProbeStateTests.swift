@@ -311,14 +311,23 @@ import Testing
 
     static let second: UInt64 = 1_000_000_000
 
+    /// `server` probed for a second, the count out of reach, at most `mostStreams` of the
+    /// probe's own: the record, and the flow test it must hold.
+    static func probe(
+        _ server: MadeUpServer,
+        mostStreams: Int = 10_000
+    ) throws -> (ProbeState.Record, ProbeState.FlowRecord) {
+        let record = server.probe(.init(duration: second, mostRequests: 100_000, mostStreams: mostStreams))
+        return (record, try #require(record.flow))
+    }
+
     /// nghttp2's rule on its default 65,535-byte window, 280-byte bodies, 10 ms: the first
     /// refill comes once 117 bodies are in (32,760 < 32,767, the 118th crosses), the bodies
     /// past it stay below the threshold, so each round trip brings back 118 bodies (33,040
     /// bytes): (W/2 + one body) ÷ round trip ÷ body = 11,800/s, bound by the window.
     @Test func aHalfRefilledWindowBindsAtHalfAWindowARoundTrip() throws {
         let server = MadeUpServer(window: 65_535, streams: 1000, body: 280, refill: MadeUpServer.half)
-        let record = server.probe(.init(duration: Self.second, mostRequests: 100_000, mostStreams: 10_000))
-        let flow = try #require(record.flow)
+        let (record, flow) = try Self.probe(server)
         #expect(record.window.refill == .half)
         #expect(record.window.smallestRefill == 33_040)
         #expect(flow.bound == .window)
@@ -341,8 +350,7 @@ import Testing
     /// the same round trip: a whole window a round trip, twice what (W/2 + body) says.
     @Test func aRemainderAtTheThresholdRefillsTwiceARoundTrip() throws {
         let server = MadeUpServer(window: 10_000, streams: 1000, refill: MadeUpServer.half)
-        let record = server.probe(.init(duration: Self.second, mostRequests: 100_000, mostStreams: 10_000))
-        let flow = try #require(record.flow)
+        let (record, flow) = try Self.probe(server)
         #expect(record.window.refill == .half)
         let rate = try #require(flow.rate)
         #expect(abs(rate / 10_000 - 1) < 0.01, "rate \(rate)")
@@ -352,8 +360,7 @@ import Testing
     /// Each frame credited at once: a whole window a round trip, still bound by the window.
     @Test func anEachFrameWindowBindsAtAWindowARoundTrip() throws {
         let server = MadeUpServer(window: 10_000, streams: 1000, refill: MadeUpServer.eachFrame)
-        let record = server.probe(.init(duration: Self.second, mostRequests: 100_000, mostStreams: 10_000))
-        let flow = try #require(record.flow)
+        let (record, flow) = try Self.probe(server)
         #expect(record.window.refill == .eachFrame)
         #expect(flow.bound == .window)
         let rate = try #require(flow.rate)
@@ -363,8 +370,7 @@ import Testing
     /// A window far larger than the streams can fill: 20 streams a round trip, bound by them.
     @Test func fewStreamsBindALargeWindow() throws {
         let server = MadeUpServer(window: 16 << 20, streams: 20, refill: MadeUpServer.half)
-        let record = server.probe(.init(duration: Self.second, mostRequests: 100_000, mostStreams: 10_000))
-        let flow = try #require(record.flow)
+        let (record, flow) = try Self.probe(server)
         #expect(record.window.refill == .noneNeeded)
         #expect(flow.bound == .streams)
         #expect(flow.boundShares.streams > 0.9)
@@ -377,8 +383,7 @@ import Testing
     /// room is its own pace, not the endpoint's bound.
     @Test func theProbesOwnCapIsNeither() throws {
         let server = MadeUpServer(window: 16 << 20, streams: 20, refill: MadeUpServer.half)
-        let record = server.probe(.init(duration: Self.second, mostRequests: 100_000, mostStreams: 5))
-        let flow = try #require(record.flow)
+        let (_, flow) = try Self.probe(server, mostStreams: 5)
         #expect(flow.bound == .neither)
         #expect(flow.peakStreams == 5)
     }
@@ -387,8 +392,7 @@ import Testing
     /// its duration) with what it measured.
     @Test func aWindowNeverRefilledIsSaid() throws {
         let server = MadeUpServer(window: 10_000, streams: 1000, refill: MadeUpServer.never)
-        let record = server.probe(.init(duration: Self.second, mostRequests: 100_000, mostStreams: 10_000))
-        let flow = try #require(record.flow)
+        let (record, flow) = try Self.probe(server)
         #expect(record.window.refill == .notRefilled)
         #expect(flow.bound == .window)
         #expect(flow.sent == 10_000 / 100 - 4)

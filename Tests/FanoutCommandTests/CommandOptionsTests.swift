@@ -173,18 +173,20 @@ import Testing
             ("stale-after", "30m"),
         ]
         #expect(values.count == DeviceFleetSettings.settingNames.count)
+        // The scenario file's `device-…` keys read these texts into their fields (DeviceFleetTests
+        // checks each field); here each option must land where its key does. Every value moves
+        // its field off the default, so an option that reached nothing leaves a difference.
+        var expected = DeviceFleetSettings()
+        for (name, value) in values {
+            var alone = DeviceFleetSettings()
+            try alone.set("device-" + name, value)
+            #expect(alone != DeviceFleetSettings(), "--device-\(name) \(value) is the default")
+            try expected.set("device-" + name, value)
+        }
         let sink = try SinkCommand.parse(values.flatMap { ["--device-" + $0.0, $0.1] }).job()
         let run = try RunCommand.parse(values.flatMap { ["--sink-device-" + $0.0, $0.1] }).job()
-        for devices in [sink.configuration.scenario.devices, run.sink.scenario.devices] {
-            #expect(devices.offline == 0.3 && devices.lowPower == 0.1)
-            #expect(devices.disabled == 0.02 && devices.uninstalled == 0.01)
-            #expect(devices.returnAfter == .uniform(.zero, .seconds(120)))
-            #expect(devices.delay == .logNormal(median: .milliseconds(300), sigma: 0.5))
-            #expect(devices.storeCapacity == 5000)
-            #expect(devices.defaultExpiry == .seconds(7200) && devices.burstInterval == .seconds(300))
-            #expect(devices.backgroundBudget == Rate(limit: 3, window: .seconds(3600)))
-            #expect(devices.staleAfter == .seconds(1800))
-        }
+        #expect(sink.configuration.scenario.devices == expected)
+        #expect(run.sink.scenario.devices == expected)
         #expect(try SinkCommand.parse([]).job().configuration.scenario.devices.staleAfter == .seconds(3600))
     }
 

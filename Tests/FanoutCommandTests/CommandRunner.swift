@@ -75,6 +75,21 @@ struct CommandRunner {
         )
     }
 
+    /// `fanout send` of the poll notification (fixtures/poll.json, topic com.example.app) to the
+    /// sink on loopback `port`, with `arguments` (the tokens, the output, the shape).
+    static func send(to port: Int, _ arguments: [String], timeout: Duration = .seconds(30)) throws -> Result {
+        try run(sendArguments(to: port) + arguments, timeout: timeout)
+    }
+
+    /// `send`'s arguments for the poll notification to the sink on loopback `port` (for a test
+    /// that starts the send as a process of its own).
+    static func sendArguments(to port: Int) -> [String] {
+        [
+            "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+            "com.example.app",
+        ]
+    }
+
     /// `fanout sink --listen 127.0.0.1:0` with `arguments`, once it says where it listens; the
     /// caller stops it.
     static func sink(_ arguments: [String]) throws -> (sink: PeerProcess, port: Int) {

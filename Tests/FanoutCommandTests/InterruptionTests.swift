@@ -19,6 +19,39 @@ import Testing
         try PeerProcess(CommandRunner.executable.path, arguments, directory: CommandRunner.repositoryRoot)
     }
 
+    /// `fanout run --repeat <repeats>` (1,000/s for 1 s each) into `folder/set`, sent `signal`
+    /// once repeat `done`'s summary is written; how it ended.
+    static func interruptRepeats(
+        _ repeats: Int,
+        in folder: String,
+        after done: Int,
+        with signal: Int32
+    ) throws -> PeerProcess.Result {
+        let run = try start([
+            "run", "--repeat", String(repeats), "--rate", "1000", "--duration", "1s", "--output", folder + "/set",
+        ])
+        defer { run.stop() }
+        try waitUntil("repeat \(done)'s summary") {
+            FileManager.default.fileExists(atPath: folder + "/set/repeat-\(done)/summary.json")
+        }
+        run.signal(signal)
+        return try run.wait(timeout: .seconds(20))
+    }
+
+    /// `fanout send` of the poll notification to the sink on `port` with `arguments`, into
+    /// `folder/run`, once it holds that folder and its requests are going out; the caller stops it.
+    static func startSending(to port: Int, _ arguments: [String], into folder: String) throws -> PeerProcess {
+        let send = try start(CommandRunner.sendArguments(to: port) + arguments + ["--output", folder + "/run"])
+        do {
+            try waitUntil("the send holding its folder") { holdsLock(send, in: folder + "/run") }
+            try waitUntilSending(send)
+        } catch {
+            send.stop()
+            throw error
+        }
+        return send
+    }
+
     /// Polls `condition` (`poll`) for at most `timeout`; throws saying `what` was not seen.
     static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
         guard poll(timeout: timeout, until: condition) else { throw NotSeen(what: what) }
@@ -49,14 +82,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
-        let send = try Self.start([
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
-            "fixtures/poll.json", "--topic", "com.example.app", "--rate", "1000", "--duration", "10s",
-            "--output", folder + "/run",
-        ])
+        let send = try Self.startSending(
+            to: port,
+            ["--generate", "100000", "--rate", "1000", "--duration", "10s"],
+            into: folder
+        )
         defer { send.stop() }
-        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
-        try Self.waitUntilSending(send)
         send.interrupt()
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 130, "\(result.errors)")
@@ -111,14 +142,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--latency", "fixed:100ms"])
         defer { sink.stop() }
-        let send = try Self.start([
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "1000000", "--template",
-            "fixtures/poll.json", "--topic", "com.example.app", "--connections", "1", "--streams", "10",
-            "--output", folder + "/run",
-        ])
+        let send = try Self.startSending(
+            to: port,
+            ["--generate", "1000000", "--connections", "1", "--streams", "10"],
+            into: folder
+        )
         defer { send.stop() }
-        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
-        try Self.waitUntilSending(send)
         send.signal(SIGTERM)
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 143, "\(result.errors)")
@@ -136,10 +165,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--output", folder + "/provider"])
         defer { sink.stop() }
-        let send = try CommandRunner.run([
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100", "--template",
-            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/send",
-        ])
+        let send = try CommandRunner.send(to: port, ["--generate", "100", "--output", folder + "/send"])
         #expect(send.status == 0, "\(send.standardError)")
         sink.signal(SIGHUP)
         let result = try sink.wait(timeout: .seconds(20))
@@ -185,15 +211,7 @@ import Testing
     func aSignalAfterTheSecondRepeatLeavesASetTheGateRefuses(name: String, signal: Int32, status: Int32) throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Self.start([
-            "run", "--repeat", "5", "--rate", "1000", "--duration", "1s", "--output", folder + "/set",
-        ])
-        defer { run.stop() }
-        try Self.waitUntil("the second repeat's summary") {
-            FileManager.default.fileExists(atPath: folder + "/set/repeat-2/summary.json")
-        }
-        run.signal(signal)
-        let result = try run.wait(timeout: .seconds(20))
+        let result = try Self.interruptRepeats(5, in: folder, after: 2, with: signal)
         #expect(result.status == status, "\(result.errors)")
         #expect(result.output.contains("interrupted after 2 of 5 repeats"), "\(result.output)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/set/repeat-4"))
@@ -207,15 +225,7 @@ import Testing
     @Test func aKilledRepeatSetIsPartialAndTheGateRefusesIt() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Self.start([
-            "run", "--repeat", "4", "--rate", "1000", "--duration", "1s", "--output", folder + "/set",
-        ])
-        defer { run.stop() }
-        try Self.waitUntil("the first repeat's summary") {
-            FileManager.default.fileExists(atPath: folder + "/set/repeat-1/summary.json")
-        }
-        run.signal(SIGKILL)
-        _ = try run.wait(timeout: .seconds(20))
+        _ = try Self.interruptRepeats(4, in: folder, after: 1, with: SIGKILL)
         let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
         #expect(gate.standardOutput.contains("of 4 repeats finished"), "\(gate.standardOutput)")

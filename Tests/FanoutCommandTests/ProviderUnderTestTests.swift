@@ -10,6 +10,22 @@ import Testing
 @Suite(.serialized) struct ProviderUnderTestTests {
     static let peers = CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/"
 
+    /// Sends to the sink on `port` with `arguments` (every notification accepted), then waits
+    /// for `sink` to end by itself, saying it was ended by `reason` (`--expect`, `--expect-tokens`).
+    static func send(
+        to port: Int,
+        _ arguments: [String],
+        timeout: Duration,
+        until sink: PeerProcess,
+        endsBy reason: String
+    ) throws {
+        let send = try CommandRunner.send(to: port, arguments, timeout: timeout)
+        #expect(send.status == 0, "\(send.standardError)")
+        let ended = try sink.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        #expect(ended.output.contains("ended by \(reason)"), "\(ended.output)")
+    }
+
     static func folder() -> String { NSTemporaryDirectory() + "fanout-provider-\(UUID().uuidString)" }
 
     /// The card's count for each rule, by its name.
@@ -44,17 +60,13 @@ import Testing
         let count = 100_000
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--expect", "\(count)", "--output", folder + "/sink"])
         defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                "com.example.app", "--generate", "\(count)", "--connections", "4", "--output", folder + "/send",
-            ],
-            timeout: .seconds(120)
+        try Self.send(
+            to: port,
+            ["--generate", "\(count)", "--connections", "4", "--output", folder + "/send"],
+            timeout: .seconds(120),
+            until: sink,
+            endsBy: "expect"
         )
-        #expect(send.status == 0, "\(send.standardError)")
-        let ended = try sink.wait(timeout: .seconds(30))
-        #expect(ended.status == 0, "\(ended.errors)")
-        #expect(ended.output.contains("ended by expect"), "\(ended.output)")
 
         let measured = try CommandRunner.summary(in: folder + "/sink")
         let sent = try CommandRunner.summary(in: folder + "/send")
@@ -222,17 +234,13 @@ import Testing
             ["--no-auth", "--expect-tokens", folder + "/tokens.txt", "--output", folder + "/out", "--duration", "60s"]
         )
         defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/send",
-            ],
-            timeout: .seconds(60)
+        try Self.send(
+            to: port,
+            ["--tokens", folder + "/tokens.txt", "--output", folder + "/send"],
+            timeout: .seconds(60),
+            until: sink,
+            endsBy: "expect-tokens"
         )
-        #expect(send.status == 0, "\(send.standardError)")
-        let ended = try sink.wait(timeout: .seconds(30))
-        #expect(ended.status == 0, "\(ended.errors)")
-        #expect(ended.output.contains("ended by expect-tokens"), "\(ended.output)")
         let summary = try CommandRunner.summary(in: folder + "/out")
         let expected = try #require(summary.provider?.expected)
         #expect(expected.tokens == 3000 && expected.tokensSeen == 3000)
@@ -336,11 +344,9 @@ import Testing
             sinks.append(try CommandRunner.sink(["--no-auth", "--expect", "5000", "--output", folder + "/" + name]))
         }
         for (_, port) in sinks {
-            let send = try CommandRunner.run(
-                [
-                    "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                    "com.example.app", "--generate", "5000", "--connections", "2", "--output", folder + "/send-\(port)",
-                ],
+            let send = try CommandRunner.send(
+                to: port,
+                ["--generate", "5000", "--connections", "2", "--output", folder + "/send-\(port)"],
                 timeout: .seconds(60)
             )
             #expect(send.status == 0, "\(send.standardError)")

@@ -165,49 +165,58 @@ import Testing
         #expect(try CommandRunner.summary(in: output).failed == [.unexpectedResponse: 10])
     }
 
-    @Test func anExpiredCertificateIsSaidToBeExpired() throws {
-        let folder = try Self.folder()
+    /// nghttpd over TLS with the key and certificate `write` puts in a fresh folder: a send that
+    /// trusts that certificate (`--ca-file`) must still not reach it, and say why.
+    static func expectCertificateRefused(
+        phrase: String,
+        cause: UnreachableCause,
+        advice: String,
+        _ write: (_ folder: String) throws -> (key: String, certificate: String)
+    ) throws {
+        let folder = try folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let day: TimeInterval = 24 * 3600
-        let files = try SinkCertificates.writeSelfSigned(
-            into: folder,
-            hosts: ["localhost"],
-            validity: Date(timeIntervalSince1970: 1_600_000_000)..<Date(timeIntervalSince1970: 1_600_000_000 + 30 * day)
-        )
-        let (server, port) = try Self.nghttpd(serving: folder, key: files.key, certificate: files.certificate)
+        let files = try write(folder)
+        let (server, port) = try nghttpd(serving: folder, key: files.key, certificate: files.certificate)
         defer { server.stop() }
-        try Self.expectUnreachable(
+        try expectUnreachable(
             "https://localhost:\(port)",
             ["--ca-file", files.certificate],
             address: "localhost:\(port)",
-            phrase: "certificate expired (expired 2020-10-13)",
-            cause: .certificateExpired,
-            advice: "renewed"
+            phrase: phrase,
+            cause: cause,
+            advice: advice
         )
     }
 
+    @Test func anExpiredCertificateIsSaidToBeExpired() throws {
+        try Self.expectCertificateRefused(
+            phrase: "certificate expired (expired 2020-10-13)",
+            cause: .certificateExpired,
+            advice: "renewed"
+        ) { folder in
+            let issued = Date(timeIntervalSince1970: 1_600_000_000)
+            let files = try SinkCertificates.writeSelfSigned(
+                into: folder,
+                hosts: ["localhost"],
+                validity: issued..<issued.addingTimeInterval(30 * 24 * 3600)
+            )
+            return (files.key, files.certificate)
+        }
+    }
+
     @Test func aCertificateForAnotherNameIsAMismatch() throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try OpenSSL.run([
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-            folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "30", "-subj", "/CN=other.example",
-            "-addext", "subjectAltName=DNS:other.example",
-        ])
-        let (server, port) = try Self.nghttpd(
-            serving: folder,
-            key: folder + "/key.pem",
-            certificate: folder + "/cert.pem"
-        )
-        defer { server.stop() }
-        try Self.expectUnreachable(
-            "https://localhost:\(port)",
-            ["--ca-file", folder + "/cert.pem"],
-            address: "localhost:\(port)",
+        try Self.expectCertificateRefused(
             phrase: "certificate name mismatch",
             cause: .certificateNameMismatch,
             advice: "use the name the certificate was issued for"
-        )
+        ) { folder in
+            try OpenSSL.run([
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "30", "-subj", "/CN=other.example",
+                "-addext", "subjectAltName=DNS:other.example",
+            ])
+            return (folder + "/key.pem", folder + "/cert.pem")
+        }
     }
 
     @Test func anHTTP1ServerIsNotHTTP2() throws {

@@ -139,10 +139,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--error", "Unregistered:50%"])
         defer { sink.stop() }
-        let result = try CommandRunner.run([
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "500", "--template", "fixtures/poll.json",
-            "--topic", "com.example.app", "--gone-tokens", "/dev/full", "--output", folder + "/run",
-        ])
+        let result = try CommandRunner.send(
+            to: port,
+            ["--generate", "500", "--gone-tokens", "/dev/full", "--output", folder + "/run"]
+        )
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         let reasons = summary.invalidReasons
@@ -164,11 +164,13 @@ import Testing
             .write(to: URL(fileURLWithPath: folder + "/tokens.txt"))
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
-        let result = try CommandRunner.run([
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--skip-invalid",
-            "--rejects", "/dev/full", "--template", "fixtures/poll.json", "--topic", "com.example.app",
-            "--output", folder + "/run",
-        ])
+        let result = try CommandRunner.send(
+            to: port,
+            [
+                "--tokens", folder + "/tokens.txt", "--skip-invalid", "--rejects", "/dev/full", "--output",
+                folder + "/run",
+            ]
+        )
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.accepted == 2)

@@ -157,12 +157,9 @@ import Testing
         )
         defer { sink.stop() }
         let port = try sink.announcedPort()
-        let result = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "2000", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--apns-id", "random", "--attempts", "10",
-                "--output", folder + "/run",
-            ],
+        let result = try CommandRunner.send(
+            to: port,
+            ["--generate", "2000", "--apns-id", "random", "--attempts", "10", "--output", folder + "/run"],
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
@@ -246,11 +243,11 @@ import Testing
         #expect(generate.status == 0, "\(generate.standardError)")
         let (sink, port) = try CommandRunner.sink([])
         defer { sink.stop() }
-        let result = try CommandRunner.run(
+        let result = try CommandRunner.send(
+            to: port,
             [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/t.txt", "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--rate", "1000", "--duration", "1500ms",
-                "--connections", "2", "--output", folder + "/run",
+                "--tokens", folder + "/t.txt", "--rate", "1000", "--duration", "1500ms", "--connections", "2",
+                "--output", folder + "/run",
             ],
             timeout: .seconds(60)
         )
@@ -329,10 +326,10 @@ import Testing
         )
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
-        let result = try CommandRunner.run([
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", folder + "/tokens.txt", "--template",
-            "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
-        ])
+        let result = try CommandRunner.send(
+            to: port,
+            ["--tokens", folder + "/tokens.txt", "--output", folder + "/run"]
+        )
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.valid == false)

@@ -19,11 +19,9 @@ import Testing
             ]
         )
         defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                "com.example.app", "--generate", "\(count)", "--connections", "2", "--output", folder + "/send",
-            ] + headers,
+        let send = try CommandRunner.send(
+            to: port,
+            ["--generate", "\(count)", "--connections", "2", "--output", folder + "/send"] + headers,
             timeout: .seconds(120)
         )
         #expect(send.status == 0, "\(send.standardError)")
@@ -90,12 +88,9 @@ import Testing
         let port = try sink.announcedPort()
         let admin = try sink.announcedPort(after: "admin on ")
         let count = 2_000
-        let send = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                "com.example.app", "--generate", "\(count)", "--connections", "1", "--apns-id", "timed",
-                "--output", folder + "/send",
-            ],
+        let send = try CommandRunner.send(
+            to: port,
+            ["--generate", "\(count)", "--connections", "1", "--apns-id", "timed", "--output", folder + "/send"],
             timeout: .seconds(120)
         )
         #expect(send.status == 0, "\(send.standardError)")

@@ -11,16 +11,10 @@ import Testing
     /// (700 at once, 150 from storage), 150 expired; 99% reached by 59 s, the last at 60 s.
     static func folder() throws -> String {
         var summary = try SummaryDocument.read(GoldenFilesTests.golden + "/summary.json")
-        var delivery = DeliverySummary()
-        delivery.received = 1000
-        delivery.delivered = 700
-        delivery.deliveredFromStorage = 150
-        delivery.storedOffline = 300
-        delivery.discardedExpired = 150
-        delivery.reachedMs = .init(p50: 0.001, p90: 41_000, p99: 59_000, max: 60_000)
-        delivery.toDeviceMs = .init(p50: 0.001, p90: 41_000, p99: 59_000, max: 60_000)
-        delivery.deliveredPerSecond = 850 / 60
-        summary.delivery = delivery
+        summary.delivery = HTMLReportTests.delivery(
+            times: .init(p50: 0.001, p90: 41_000, p99: 59_000, max: 60_000),
+            curve: false
+        )
         let folder = NSTemporaryDirectory() + "fanout-delivery-gate-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try JSONDocument.data(summary).write(to: URL(fileURLWithPath: folder + "/summary.json"))

@@ -162,16 +162,20 @@ struct HTMLReportTests {
     }
 
     /// A fleet's delivery as `DeliveryReading` writes it: 1,000 received, 850 delivered (700 at
-    /// once, 150 from storage over 0–60 s), 150 expired.
-    static func delivery(curve: Bool = true) -> DeliverySummary {
+    /// once, 150 from storage over 0–60 s), 150 expired; `times` both the reach and the
+    /// to-device figures (DeliveryGateTests gives its own, on the thresholds' edges).
+    static func delivery(
+        times: DeliverySummary.Times = .init(p50: 1, p90: 24_000, p99: 57_600, max: 60_000),
+        curve: Bool = true
+    ) -> DeliverySummary {
         var delivery = DeliverySummary()
         delivery.received = 1000
         delivery.delivered = 700
         delivery.deliveredFromStorage = 150
         delivery.storedOffline = 300
         delivery.discardedExpired = 150
-        delivery.reachedMs = .init(p50: 1, p90: 24_000, p99: 57_600, max: 60_000)
-        delivery.toDeviceMs = .init(p50: 1, p90: 24_000, p99: 57_600, max: 60_000)
+        delivery.reachedMs = times
+        delivery.toDeviceMs = times
         delivery.deliveredPerSecond = 850.0 / 60
         if curve {
             // 70% at once (82.4% of the delivered), then from storage, uniformly over 60 s.

@@ -13,6 +13,17 @@ import Testing
 @Suite(.serialized) struct SummarySchemaTests {
     static let schema = repositoryRoot + "/docs/summary.schema.json"
 
+    /// A closed-model run of `count` notifications as two shards, into `folder/shard-1` and
+    /// `folder/shard-2`.
+    static func runTwoShards(of count: UInt64, into folder: String) throws {
+        for index in 1...2 {
+            var shard = RunJob()
+            shard.count = count
+            shard.shard = try TokenShard(index, of: 2)
+            try shard.run().write(to: folder + "/shard-\(index)")
+        }
+    }
+
     static func validate(_ files: [String]) throws -> PeerProcess.Result {
         try PeerProcess.run(
             "python3",
@@ -43,12 +54,7 @@ import Testing
     @Test func aMergeMatchesTheSchema() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        for index in 1...2 {
-            var shard = RunJob()
-            shard.count = 4000
-            shard.shard = try TokenShard(index, of: 2)
-            try shard.run().write(to: folder + "/shard-\(index)")
-        }
+        try Self.runTwoShards(of: 4000, into: folder)
         let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
         try merge.write(to: folder + "/merged")
         let sender = try #require(merge.document.harness).sender
@@ -70,12 +76,7 @@ import Testing
     @Test func aShardWithoutUnscheduledReasonsMergesAsScheduleOver() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        for index in 1...2 {
-            var shard = RunJob()
-            shard.count = 2000
-            shard.shard = try TokenShard(index, of: 2)
-            try shard.run().write(to: folder + "/shard-\(index)")
-        }
+        try Self.runTwoShards(of: 2000, into: folder)
         let old = URL(fileURLWithPath: folder + "/shard-1/summary.json")
         // An older shard's summary: no reasons for its unscheduled notifications.
         var summary = try JSONValue(Data(contentsOf: old))

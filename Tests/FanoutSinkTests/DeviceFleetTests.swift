@@ -24,6 +24,29 @@ import Testing
         return buffer.withUnsafeBytes { TokenList.hash($0) }
     }
 
+    /// Sends one notification to each of the first `total` tokens, all at `t0`; returns how many
+    /// the fleet accepted.
+    static func fanOut(_ total: Int, expiration: DeviceNotification.Expiration, to fleet: inout DeviceFleet) -> Int {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var accepted = 0
+        for index in 0..<total {
+            let notification = DeviceNotification(token: tokenHash(index, into: &buffer), expiration: expiration)
+            if fleet.accept(notification, now: t0) == .accepted { accepted += 1 }
+        }
+        return accepted
+    }
+
+    /// Whether `count` is `share` of `total`, give or take `within`.
+    static func isShare(_ count: Int, of total: Int, near share: Double, within: Double = 0.005) -> Bool {
+        abs(Double(count) / Double(total) - share) < within
+    }
+
+    /// 30% of the devices offline at the start, back uniformly over 0–120 s.
+    static let thirtyPercentOffline = settings {
+        $0.offline = 0.3
+        $0.returnAfter = .uniform(.zero, .seconds(120))
+    }
+
     static func settings(_ change: (inout DeviceFleetSettings) -> Void) -> DeviceFleetSettings {
         var settings = DeviceFleetSettings()
         change(&settings)
@@ -34,29 +57,19 @@ import Testing
     /// expiring 60 s after it was sent: 70% delivered at once, 15% from storage over 0–60 s,
     /// 15% expired (the offline devices back after 60 s).
     @Test func aMillionTokensWithThirtyPercentOffline() {
-        let settings = Self.settings {
-            $0.offline = 0.3
-            $0.returnAfter = .uniform(.zero, .seconds(120))
-        }
+        let settings = Self.thirtyPercentOffline
         var fleet = DeviceFleet(settings: settings, capacity: 400_000)
-        var buffer = [UInt8](repeating: 0, count: 64)
         let total = 1_000_000
-        for index in 0..<total {
-            let notification = DeviceNotification(
-                token: Self.tokenHash(index, into: &buffer),
-                expiration: .at(Self.t0 + 60 * Self.second)
-            )
-            #expect(fleet.accept(notification, now: Self.t0) == .accepted)
-        }
+        #expect(Self.fanOut(total, expiration: .at(Self.t0 + 60 * Self.second), to: &fleet) == total)
         #expect(fleet.counts.accountedFor == total)
         fleet.advance(to: Self.t0 + 200 * Self.second)
         let counts = fleet.counts
         #expect(counts.received == total)
         #expect(counts.accountedFor == total)
         #expect(counts.stored == 0)
-        #expect(abs(Double(counts.delivered) / Double(total) - 0.70) < 0.005)
-        #expect(abs(Double(counts.deliveredFromStorage) / Double(total) - 0.15) < 0.005)
-        #expect(abs(Double(counts.discardedExpired) / Double(total) - 0.15) < 0.005)
+        #expect(Self.isShare(counts.delivered, of: total, near: 0.70))
+        #expect(Self.isShare(counts.deliveredFromStorage, of: total, near: 0.15))
+        #expect(Self.isShare(counts.discardedExpired, of: total, near: 0.15))
         #expect(counts.storedOffline == counts.deliveredFromStorage + counts.discardedExpired)
         // From storage: uniform over 0–60 s.
         let fromStorage = fleet.times.fromStorage
@@ -73,21 +86,14 @@ import Testing
 
     /// The same fan-out with `apns-expiration: 0`: nothing is stored, the offline 30% is lost.
     @Test func expirationZeroLosesEveryOfflineDevice() {
-        let settings = Self.settings {
-            $0.offline = 0.3
-            $0.returnAfter = .uniform(.zero, .seconds(120))
-        }
+        let settings = Self.thirtyPercentOffline
         var fleet = DeviceFleet(settings: settings, capacity: 16)
-        var buffer = [UInt8](repeating: 0, count: 64)
         let total = 1_000_000
-        for index in 0..<total {
-            let token = Self.tokenHash(index, into: &buffer)
-            _ = fleet.accept(DeviceNotification(token: token, expiration: .immediately), now: Self.t0)
-        }
+        #expect(Self.fanOut(total, expiration: .immediately, to: &fleet) == total)
         fleet.advance(to: Self.t0 + 200 * Self.second)
         let counts = fleet.counts
-        #expect(abs(Double(counts.delivered) / Double(total) - 0.70) < 0.005)
-        #expect(abs(Double(counts.discardedExpired) / Double(total) - 0.30) < 0.005)
+        #expect(Self.isShare(counts.delivered, of: total, near: 0.70))
+        #expect(Self.isShare(counts.discardedExpired, of: total, near: 0.30))
         #expect(counts.delivered + counts.discardedExpired == total)
         #expect(counts.storedOffline == 0 && counts.forgotten == 0 && fleet.devicesKept == 0)
     }
@@ -359,10 +365,10 @@ import Testing
             if profile.app == .disabled { disabled += 1 }
             if profile.app == .uninstalled { uninstalled += 1 }
         }
-        #expect(abs(Double(offline) / Double(total) - 0.2) < 0.005)
-        #expect(abs(Double(lowPower) / Double(total) - 0.1) < 0.005)
-        #expect(abs(Double(disabled) / Double(total) - 0.05) < 0.003)
-        #expect(abs(Double(uninstalled) / Double(total) - 0.01) < 0.002)
+        #expect(Self.isShare(offline, of: total, near: 0.2))
+        #expect(Self.isShare(lowPower, of: total, near: 0.1))
+        #expect(Self.isShare(disabled, of: total, near: 0.05, within: 0.003))
+        #expect(Self.isShare(uninstalled, of: total, near: 0.01, within: 0.002))
         var reseeded = settings
         reseeded.seed = 2
         let moved = (0..<1000).filter { index in

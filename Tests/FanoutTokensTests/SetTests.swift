@@ -6,6 +6,18 @@ import Testing
 
 @testable import FanoutTokens
 
+/// A stream of ten million generated tokens in batches of 100, `batchCount` of them, nothing
+/// taken: returned once its reader has filled them all and waits for a free one.
+private func parkedStream(batchCount: Int) throws -> TokenStream {
+    let stream = try TokenStream(
+        .generated(TokenGenerator(count: 10_000_000, seed: 1)),
+        configuration: .init(batchTokens: 100, batchCount: batchCount)
+    )
+    let parked = poll(timeout: .seconds(10), every: .milliseconds(1)) { stream.free.parks > 0 }
+    #expect(parked, "the reader never waited for a free batch")
+    return stream
+}
+
 @Suite struct GeneratorAndBinaryTests {
     @Test func sameSeedSameFileByteForByte() throws {
         let folder = TemporaryFolder()
@@ -186,14 +198,9 @@ import Testing
     }
 
     @Test func aSlowConsumerHoldsTheReaderBack() throws {
-        let stream = try TokenStream(
-            .generated(TokenGenerator(count: 10_000_000, seed: 1)),
-            configuration: .init(batchTokens: 100, batchCount: 4)
-        )
         // Nothing is taken: the reader can fill at most the pool of batches, then must wait for
         // a free one (it parks on the free queue), and stays there.
-        let parked = poll(timeout: .seconds(10), every: .milliseconds(1)) { stream.free.parks > 0 }
-        #expect(parked, "the reader never waited for a free batch")
+        let stream = try parkedStream(batchCount: 4)
         #expect(stream.summary == nil)
         stream.cancel()
         while let batch = stream.next() { stream.recycle(batch) }
@@ -233,13 +240,8 @@ import Testing
 
 @Suite struct StreamLifetimeTests {
     @Test func cancellingWithoutDrainingStopsTheReader() throws {
-        let stream = try TokenStream(
-            .generated(TokenGenerator(count: 10_000_000, seed: 1)),
-            configuration: .init(batchTokens: 100, batchCount: 2)
-        )
         // Cancelled once the reader has filled both batches and waits for a free one.
-        let parked = poll(timeout: .seconds(10), every: .milliseconds(1)) { stream.free.parks > 0 }
-        #expect(parked, "the reader never waited for a free batch")
+        let stream = try parkedStream(batchCount: 2)
         stream.cancel()
         let summary = try #require(stream.waitForSummary(timeout: .seconds(10)))
         #expect(summary.cancelled)

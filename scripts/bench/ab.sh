@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 2 ] || { echo "usage: scripts/bench/ab.sh BASELINE CANDIDATE [TRIALS] [PAIRS] [COUNT]" >&2; exit 2; }
 baseline=$1 candidate=$2 trials=${3:-10} pairs=${4:-5} count=${5:-300000}
-out=results/bench-ab-$(date -u +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+. scripts/lib/build.sh
+results_folder ab
 within=0 worse=0 better=0
 for trial in $(seq "$trials"); do
     status=0

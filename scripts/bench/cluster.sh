@@ -12,8 +12,7 @@ pairs=${1:-5}
 rate=${2:-20000}
 . scripts/lib/build.sh
 release_fanout
-out=results/bench-cluster-$(date -u +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+results_folder cluster
 send=(--generate 1000000 --template fixtures/poll.json --topic com.example.app --rate "$rate" --duration 10s)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -17,8 +17,7 @@ cd "$(dirname "$0")/../.."
 tries=${TRIES:-3}
 . scripts/lib/build.sh
 release_fanout
-out=results/bench-harness-$(date -u +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+results_folder harness
 run=(run --sink-latency fixed:10ms --connections 4 --streams 1000)
 
 best=0

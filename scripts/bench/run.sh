@@ -13,53 +13,50 @@
 #   [FANOUT=BINARY] scripts/bench/run.sh [RUNS=3] [REQUESTS=1000000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=${1:-3}
-requests=${2:-1000000}
 . scripts/lib/peers.sh
-
-release_fanout
-body=$PWD/fixtures/poll.json
+. scripts/lib/ratios.sh
+paired_start "${1:-3}" "${2:-1000000}"
 start_nghttpd
 
-printf '%-4s %16s %16s %8s\n' run "h2load→nghttpd" "fanout run" ratio
-: >"$work/ratios"
-for run in $(seq "$runs"); do
-    out=$(h2load -n "$requests" -c 4 -m 1000 -t 1 -d "$body" "http://127.0.0.1:$nghttpd_port/index.html")
-    grep -q "$requests succeeded, 0 failed" <<<"$out" || { echo "h2load: not every request succeeded:" >&2; echo "$out" >&2; exit 1; }
-    a=$(awk '/^finished in/ {print $4}' <<<"$out")
-    "$fanout" run --count "$requests" --output "$work/run-$run" >"$work/run.out"
-    b=$(python3 -c "import json; print(json.load(open('$work/run-$run/summary.json'))['throughput_per_second'])")
-    printf '%-4s %16.0f %16.0f %8.2f\n' "$run" "$a" "$b" "$(python3 -c "print($b / $a)")"
-    python3 -c "print($b / $a)" >>"$work/ratios"
-done
-python3 - "$work/ratios" <<'PY'
-import statistics, sys
-ratios = [float(line) for line in open(sys.argv[1])]
-print(f"\nfanout run / h2load→nghttpd = {statistics.median(ratios):.2f} (median; target >= 0.50)")
+# summary_rate FOLDER: the throughput a run's summary.json in FOLDER says; with a second
+# argument, the number of tokens it must have had accepted.
+summary_rate() {
+    python3 - "$1/summary.json" "${2:-}" <<'PY'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+assert not sys.argv[2] or summary["accepted"] == int(sys.argv[2]), summary
+print(summary["throughput_per_second"])
 PY
+}
+nghttpd_rate() { h2load_rate "$requests" "$body" "http://127.0.0.1:$nghttpd_port/$1" -c 4 -m "$2"; }
+fanout_run_rate() {
+    local output
+    output=$(mktemp -d -p "$work")
+    "$fanout" run --count "$requests" --output "$output" >"$work/run.out"
+    summary_rate "$output"
+}
+fanout_send_rate() {
+    local output
+    output=$(mktemp -d -p "$work")
+    "$fanout" send --endpoint "http://127.0.0.1:$nghttpd_port" --tokens "$work/one-device.txt" --template "$body" \
+        --topic com.example.app --connections 4 --streams 100 --output "$output" >/dev/null
+    summary_rate "$output" "$requests"
+}
+
+h2load_index=(nghttpd_rate index.html 1000) fanout_run=(fanout_run_rate)
+paired_runs "$runs" 16 2 "h2load→nghttpd" "fanout run" h2load_index fanout_run
+read -r median _ <<<"$paired"
+printf '\nfanout run / h2load→nghttpd = %s (median; target >= 0.50)\n' "$median"
 
 echo
 echo "fanout send → nghttpd vs h2load → nghttpd, -c 4 -m 100, $requests requests"
 device=$(printf 'ab%.0s' $(seq 32))
 mkdir -p "$work/www/3/device" && printf '{}' >"$work/www/3/device/$device"
 python3 -c "import sys; sys.stdout.write(\"$device\\n\" * $requests)" >"$work/one-device.txt"
-printf '%-4s %16s %16s %8s\n' run "h2load→nghttpd" "fanout send" ratio
-: >"$work/send-ratios"
-for run in $(seq "$runs"); do
-    out=$(h2load -n "$requests" -c 4 -m 100 -t 1 -d "$body" "http://127.0.0.1:$nghttpd_port/3/device/$device")
-    grep -q "$requests succeeded, 0 failed" <<<"$out" || { echo "h2load: not every request succeeded:" >&2; echo "$out" >&2; exit 1; }
-    a=$(awk '/^finished in/ {print $4}' <<<"$out")
-    "$fanout" send --endpoint "http://127.0.0.1:$nghttpd_port" --tokens "$work/one-device.txt" --template "$body" \
-        --topic com.example.app --connections 4 --streams 100 --output "$work/send-$run" >/dev/null
-    b=$(python3 -c "import json; s = json.load(open('$work/send-$run/summary.json')); assert s['accepted'] == $requests, s; print(s['throughput_per_second'])")
-    printf '%-4s %16.0f %16.0f %8.2f\n' "$run" "$a" "$b" "$(python3 -c "print($b / $a)")"
-    python3 -c "print($b / $a)" >>"$work/send-ratios"
-done
-python3 - "$work/send-ratios" <<'PY'
-import statistics, sys
-ratios = [float(line) for line in open(sys.argv[1])]
-print(f"\nfanout send / h2load (→ nghttpd) = {statistics.median(ratios):.2f} (median; target >= 0.80)")
-PY
+h2load_device=(nghttpd_rate "3/device/$device" 100) fanout_send=(fanout_send_rate)
+paired_runs "$runs" 16 2 "h2load→nghttpd" "fanout send" h2load_device fanout_send
+read -r median _ <<<"$paired"
+printf '\nfanout send / h2load (→ nghttpd) = %s (median; target >= 0.80)\n' "$median"
 
 echo
 echo "peak RSS of fanout run (maximum resident set)"

@@ -17,9 +17,7 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 
 release_fanout
-stamp=$(date -u +%Y%m%d-%H%M%S)
-out=results/bench-search-$stamp
-mkdir -p "$out"
+results_folder search
 
 sink_port=$(free_port)
 "$fanout" sink --listen "127.0.0.1:$sink_port" --connection-rate 5000/s >"$work/sink.out" 2>&1 &

@@ -21,9 +21,7 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 
 release_fanout
-stamp=$(date -u +%Y%m%d-%H%M%S)
-out=results/bench-shapes-$stamp
-mkdir -p "$out"
+results_folder shapes
 only=${1:-}
 
 sink_port=$(free_port)

@@ -6,6 +6,8 @@
 #                                     `fanout`; options go to `swift build` (a build path, traits)
 #   release_h2bench                   sets `h2bench`: $H2BENCH, else a release build of
 #                                     Benchmarks/Tools/H2Bench
+#   results_folder NAME               makes results/bench-NAME-<UTC time>/, the folder a
+#                                     benchmark keeps its runs in, and sets `out` to it
 release_fanout() {
     if [ -n "${FANOUT:-}" ]; then
         fanout=$FANOUT
@@ -23,4 +25,9 @@ release_h2bench() {
         (cd Benchmarks && swift build -c release --product h2bench >/dev/null)
         h2bench=$PWD/Benchmarks/.build/release/h2bench
     fi
+}
+
+results_folder() {
+    out=results/bench-$1-$(date -u +%Y%m%d-%H%M%S)
+    mkdir -p "$out"
 }

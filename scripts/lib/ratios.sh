@@ -1,5 +1,5 @@
 # Paired ratios, as the side-by-side benchmarks keep them (bench/provider.sh, bench/sink.sh,
-# bench/sink-devices.sh, bench/sink-builds.sh): each run's B ÷ A is kept as it is printed,
+# bench/sink-devices.sh, bench/sink-builds.sh, bench/run.sh): each run's B ÷ A is kept as it is printed,
 # rounded, and the verdict is their median. Source it after `cd` to the repository (and after
 # lib/peers.sh, for paired_start).
 

@@ -94,24 +94,21 @@ extension HTMLReport {
 
     /// Apple's categories (and ours), a bar each with its count and share of received.
     func categoriesChart(_ delivery: DeliverySummary) -> String {
-        let rows: [(String, Int, String)] = [
-            ("Received by APNs", delivery.received, DeliveryColour.ours),
-            ("Delivered to Device", delivery.delivered, DeliveryColour.delivered),
-            ("Delivered to Device (From Storage)", delivery.deliveredFromStorage, DeliveryColour.delivered),
-            ("Stored – Device Offline", delivery.storedOffline, DeliveryColour.stored),
-            ("Stored – Power Considerations", delivery.storedPower, DeliveryColour.stored),
-            ("Discarded – Token Unregistered", delivery.discardedUnregistered, DeliveryColour.discarded),
-            (
-                "Discarded – Token Unregistered (From Storage)", delivery.discardedUnregisteredFromStorage,
-                DeliveryColour.discarded
-            ),
-            ("Discarded – Expired", delivery.discardedExpired, DeliveryColour.discarded),
-            ("Discarded – Disabled", delivery.discardedDisabled, DeliveryColour.discarded),
-            ("Discarded – Disabled (From Storage)", delivery.discardedDisabledFromStorage, DeliveryColour.discarded),
-            ("ours: replaced by a newer one", delivery.discardedReplaced, DeliveryColour.ours),
-            ("ours: forgotten (store full)", delivery.forgotten, DeliveryColour.ours),
-            ("ours: still stored at the end", delivery.stored, DeliveryColour.ours),
-        ]
+        func colour(_ fate: DeliverySummary.Fate) -> String {
+            switch fate {
+            case .received: DeliveryColour.ours
+            case .delivered: DeliveryColour.delivered
+            case .stored: DeliveryColour.stored
+            case .discarded: DeliveryColour.discarded
+            }
+        }
+        let apple = DeliverySummary.appleCategories.map { ($0.name, delivery[keyPath: $0.count], colour($0.fate)) }
+        let rows: [(String, Int, String)] =
+            apple + [
+                ("ours: replaced by a newer one", delivery.discardedReplaced, DeliveryColour.ours),
+                ("ours: forgotten (store full)", delivery.forgotten, DeliveryColour.ours),
+                ("ours: still stored at the end", delivery.stored, DeliveryColour.ours),
+            ]
         let largest = Double(max(1, rows.map(\.1).max() ?? 1))
         let height = 26.0 * Double(rows.count) + 10
         var svg =

@@ -21,11 +21,11 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.settings
+from apns_request import send
 
 port = int(sys.argv[1])
 unregistered = sys.argv[2]
 good = sys.argv[3:]
-BODY = b'{"aps":{"alert":"hello"}}'
 
 
 def connect():
@@ -34,19 +34,6 @@ def connect():
     conn.initiate_connection()
     sock.sendall(conn.data_to_send())
     return sock, conn
-
-
-def headers(token):
-    return [(":method", "POST"), (":scheme", "http"), (":authority", "localhost"),
-            (":path", "/3/device/" + token), ("apns-topic", "com.example.app"),
-            ("apns-push-type", "alert"), ("content-length", str(len(BODY)))]
-
-
-def send(conn, token):
-    stream = conn.get_next_available_stream_id()
-    conn.send_headers(stream, headers(token))
-    conn.send_data(stream, BODY, end_stream=True)
-    return stream
 
 
 def answers(sock, conn, streams):

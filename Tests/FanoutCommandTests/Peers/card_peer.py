@@ -36,12 +36,12 @@ import h2.events
 import h2.exceptions
 import h2.settings
 import hyperframe.frame
+from apns_request import BODY, headers, send as send_to
 
 mode = sys.argv[1]
 port = int(sys.argv[2])
 count = int(sys.argv[3]) if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else 1
 tls = sys.argv[sys.argv.index("--tls") + 1:sys.argv.index("--tls") + 4] if "--tls" in sys.argv else None
-BODY = b'{"aps":{"alert":"hello"}}'
 DEADLINE = time.monotonic() + 30
 
 
@@ -62,17 +62,11 @@ def connect():
     return raw, conn
 
 
-def headers(i):
-    return [(":method", "POST"), (":scheme", "https" if tls else "http"), (":authority", "localhost"),
-            (":path", "/3/device/" + token(i)), ("apns-topic", "com.example.app"),
-            ("apns-push-type", "alert"), ("content-length", str(len(BODY)))]
+SCHEME = "https" if tls else "http"
 
 
 def send(conn, i):
-    stream = conn.get_next_available_stream_id()
-    conn.send_headers(stream, headers(i))
-    conn.send_data(stream, BODY, end_stream=True)
-    return stream
+    return send_to(conn, token(i), SCHEME)
 
 
 class Reader:
@@ -138,7 +132,7 @@ def raw_streams(sock, conn, first_id, n):
     data = b""
     for k in range(n):
         stream = first_id + 2 * k
-        block = conn.encoder.encode(headers(1000 + k))
+        block = conn.encoder.encode(headers(token(1000 + k), SCHEME))
         data += hyperframe.frame.HeadersFrame(stream, data=block, flags=["END_HEADERS"]).serialize()
         data += hyperframe.frame.DataFrame(stream, data=BODY, flags=["END_STREAM"]).serialize()
     sock.sendall(data)
