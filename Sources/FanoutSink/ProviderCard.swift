@@ -212,6 +212,12 @@ public final class ProviderCard: Sendable {
         }
     }
 
+    /// A broadcast channels' rule broken (`BroadcastFindings` decides; the card counts and keeps
+    /// the first examples).
+    func broadcastViolated(_ rule: ProviderRule, connection: Int, at now: UInt64, _ detail: () -> String) {
+        violated(rule, token: nil, connection: connection, at: now, detail)
+    }
+
     // MARK: Counting
 
     private func violated(
