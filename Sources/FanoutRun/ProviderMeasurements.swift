@@ -170,7 +170,7 @@ enum ProviderMeasurements {
             initialStreams: Int(job.configuration.initialMaxConcurrentStreams),
             connections: connections,
             connectionsNotListed: sink.statistics.closedConnectionsDropped,
-            card: .init(checks: checks, forgotten: card.forgotten),
+            card: .init(checks: checks, forgotten: card.forgotten + instrument.broadcasts.forgotten),
             sinkOwn: own.figures,
             sinkCPUSeconds: own.loopUtilisation.isEmpty ? nil : own.loopUtilisation.reduce(0, +) * wall,
             expected: .init(
@@ -239,7 +239,12 @@ enum ProviderMeasurements {
             if rule == .channelsLeftOpen {
                 count = leftOpen.count
                 examples = leftOpen.prefix(ProviderCard.examplesPerRule).map {
-                    .init(token: "", connection: $0.connection, at: $0.createdAt, detail: "channel \($0.id) never deleted")
+                    .init(
+                        token: "",
+                        connection: $0.connection,
+                        at: $0.createdAt,
+                        detail: "channel \($0.id) never deleted"
+                    )
                 }
             }
             return SummaryDocument.Provider.Card.Check(

@@ -30,7 +30,9 @@ struct PlanCommand: ParsableCommand {
     )
     var broadcast = false
 
-    @Option(help: ArgumentHelp("With --broadcast: the broadcast channels, each updated every interval.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp("With --broadcast: the broadcast channels, each updated every interval.", valueName: "n")
+    )
     var channels: Count?
 
     @Option(help: ArgumentHelp("With --broadcast: the devices subscribed to each channel.", valueName: "n"))
@@ -287,8 +289,14 @@ struct PlanCommand: ParsableCommand {
         job.devices = try devicesBehind()
         if broadcast, let channels, let subscribers {
             if verify { throw ValidationError("--verify does not rehearse a broadcast plan yet.") }
-            if job.devices != nil { throw ValidationError("--device-… options are for per-token plans, not --broadcast.") }
-            job.broadcast = .init(channels: channels.value, subscribers: subscribers.value, updateEvery: fanOut.deadline)
+            if job.devices != nil {
+                throw ValidationError("--device-… options are for per-token plans, not --broadcast.")
+            }
+            job.broadcast = .init(
+                channels: channels.value,
+                subscribers: subscribers.value,
+                updateEvery: fanOut.deadline
+            )
         }
         return job
     }

@@ -110,7 +110,7 @@ public struct BroadcastPlan: Sendable {
         let share = String(format: "%.2g", connectionShare * 100)
         var lines = [
             "\(grouped(Int(question.channels))) broadcast channels × \(grouped(Int(question.subscribers))) subscribers, an update every \(every):",
-            "                          broadcast              per-token (the same audience)",
+            "                         broadcast              per-token (the same audience)",
             "  requests an update     \(pad(grouped(Int(question.channels))))\(grouped(Int(saturating: perToken.question.devices)))",
             "  request rate           \(pad(rate(requestRate)))\(rate(perToken.requiredRate))",
             "  connections            \(pad(String(connections)))\(perToken.connections)",

@@ -104,7 +104,11 @@ package final class BroadcastFindings: Sendable {
             case .delete:
                 guard request.status == 204, let id = request.channel else { return }
                 if let channel = state.open.removeValue(forKey: id) { state.appOpen[channel.app] -= 1 }
-                if state.deleted.count < Self.idMemory { state.deleted.insert(request.idHash) } else { state.forgotten += 1 }
+                if state.deleted.count < Self.idMemory {
+                    state.deleted.insert(request.idHash)
+                } else {
+                    state.forgotten += 1
+                }
             case .broadcast: broadcast(request, &state, connection: connection, now: now)
             case .read, .list: break
             }

@@ -150,10 +150,14 @@ struct ProviderObserver {
             request.idHash = BroadcastFindings.hash(text)
             if case .id(let id) = ChannelID.parse(text) { request.channel = id }
         }
-        if fields.priority.isPresent, let priority = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.priority, bytes)) {
+        if fields.priority.isPresent,
+            let priority = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.priority, bytes))
+        {
             request.priority = Int(priority)
         }
-        if operation == .broadcast && answer.status == 200 { request.timestamp = LiveActivityPayload.timestamp(in: body) }
+        if operation == .broadcast && answer.status == 200 {
+            request.timestamp = LiveActivityPayload.timestamp(in: body)
+        }
         let bundle = APNsRequestCheck.view(route.bundle, bytes)
         instrument.broadcasts.decided(request, bundle: bundle, connection: record.id, now: now)
     }
