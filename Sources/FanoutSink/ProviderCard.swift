@@ -32,6 +32,14 @@ public final class ProviderCard: Sendable {
         /// The apns-id the sink answered, on the device fleet's examples (its history at
         /// `/deliveries/ID` while it is among the recent ones).
         public var apnsID: String? = nil
+
+        package init(token: String, connection: Int, at: UInt64, detail: String, apnsID: String? = nil) {
+            self.token = token
+            self.connection = connection
+            self.at = at
+            self.detail = detail
+            self.apnsID = apnsID
+        }
     }
 
     /// Examples kept per rule.

@@ -109,24 +109,27 @@ public struct BroadcastPlan: Sendable {
         let headroom = Int((question.base.headroom * 100).rounded())
         let share = String(format: "%.2g", connectionShare * 100)
         var lines = [
-            "\(grouped(Int(question.channels))) broadcast channels × \(grouped(Int(question.subscribers))) subscribers, an update every \(every):",
+            "\(grouped(Int(clamping: question.channels))) broadcast channels × \(grouped(Int(clamping: question.subscribers))) subscribers, an update every \(every):",
             "                         broadcast              per-token (the same audience)",
-            "  requests an update     \(pad(grouped(Int(question.channels))))\(grouped(Int(saturating: perToken.question.devices)))",
+            "  requests an update     \(pad(grouped(Int(question.channels))))\(grouped(Int(clamping: perToken.question.devices)))",
             "  request rate           \(pad(rate(requestRate)))\(rate(perToken.requiredRate))",
             "  connections            \(pad(String(connections)))\(perToken.connections)",
         ]
         if let machines = perToken.machines {
             lines.append("  machines               \(pad(requests.machines.map(String.init) ?? "1"))\(machines)")
         }
-        lines += [
-            "  device deliveries      \(rate(deliveriesPerSecond)) asked of APNs either way",
-            "  a connection carries   \(rate(requests.connectionCeiling)) at most (\(requests.binding.rawValue)): the broadcast uses \(share)% of one, "
-                + (connections == 1 ? "so one connection carries it" : "at \(headroom)% of each"),
-            "  per-token on the broadcast's \(connections) connection\(connections == 1 ? "" : "s"): "
-                + "\(String(format: "%.1f", perTokenSecondsOnBroadcastConnections)) s an update, "
-                + (perTokenFits ? "fits in \(every)" : "does not fit in \(every)"),
-            "assuming:",
-        ]
+        let carried: String = connections == 1 ? "so one connection carries it" : "at \(headroom)% of each"
+        let plural: String = connections == 1 ? "" : "s"
+        let seconds = String(format: "%.1f", perTokenSecondsOnBroadcastConnections)
+        let fits: String = perTokenFits ? "fits in \(every)" : "does not fit in \(every)"
+        let ceiling: String = rate(requests.connectionCeiling)
+        lines.append("  device deliveries      \(rate(deliveriesPerSecond)) asked of APNs either way")
+        lines.append(
+            "  a connection carries   \(ceiling) at most (\(requests.binding.rawValue)): "
+                + "the broadcast uses \(share)% of one, \(carried)"
+        )
+        lines.append("  per-token on the broadcast's \(connections) connection\(plural): \(seconds) s an update, \(fits)")
+        lines.append("assuming:")
         lines += requests.assumptions.map { "  - \($0)" }
         lines.append(
             "  - one broadcast request an update a channel, every subscriber reached by APNs; the per-token fan-out sends one notification a subscriber with the same body"
