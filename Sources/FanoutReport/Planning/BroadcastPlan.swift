@@ -128,7 +128,9 @@ public struct BroadcastPlan: Sendable {
             "  a connection carries   \(ceiling) at most (\(requests.binding.rawValue)): "
                 + "the broadcast uses \(share)% of one, \(carried)"
         )
-        lines.append("  per-token on the broadcast's \(connections) connection\(plural): \(seconds) s an update, \(fits)")
+        lines.append(
+            "  per-token on the broadcast's \(connections) connection\(plural): \(seconds) s an update, \(fits)"
+        )
         lines.append("assuming:")
         lines += requests.assumptions.map { "  - \($0)" }
         lines.append(
