@@ -63,6 +63,26 @@ import Testing
         #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
     }
 
+    @Test(arguments: [
+        (
+            ["--liveactivity-priority-budget", "3/h"],
+            "--liveactivity-priority-budget measures the provider: add --output DIR."
+        ),
+        (
+            ["--output", "/tmp/unused", "--liveactivity-priority-budget", "2.5/h"],
+            "--liveactivity-priority-budget takes a whole number of broadcasts per window, like 12/h; got 2.5/h.",
+        ),
+        (
+            ["--output", "/tmp/unused", "--liveactivity-priority-budget", "0/h"],
+            "--liveactivity-priority-budget takes a whole number of broadcasts per window, like 12/h; got 0/h.",
+        ),
+    ])
+    func theBudgetOptionIsCheckedClearly(options: [String], message: String) throws {
+        let result = try CommandRunner.run(["sink", "--listen", "127.0.0.1:0"] + options)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
     /// A sink that saw no channel request has no broadcast rules on its card.
     @Test func noBroadcastsNoBroadcastRules() throws {
         let folder = NSTemporaryDirectory() + "fanout-bcard-none-\(UUID().uuidString)"
