@@ -21,9 +21,12 @@ import Testing
 
     /// Runs the sink with a budget of 3 priority-10 broadcasts an hour and the peer as its
     /// trigger; the card from summary.json and what the peer said.
-    static func run(_ mode: String) throws -> (card: [String: Int], said: Said, summary: SummaryDocument) {
-        let folder = NSTemporaryDirectory() + "fanout-bcard-\(mode)-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    static func run(
+        _ mode: String,
+        into folder: String
+    ) throws -> (
+        card: [String: Int], said: Said, summary: SummaryDocument
+    ) {
         let trigger = ["python3", Self.peer, mode, "\"$FANOUT_SINK_PORT\"", "3"].joined(separator: " ")
         let result = try CommandRunner.run(
             [
@@ -41,7 +44,9 @@ import Testing
     }
 
     @Test func aBadBroadcasterGetsExactlyWhatItPlanted() throws {
-        let (card, said, summary) = try Self.run("bad")
+        let folder = NSTemporaryDirectory() + "fanout-bcard-bad-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (card, said, summary) = try Self.run("bad", into: folder)
         // 3 creates, 5 updates, 2 updates, a delete, 2 broadcasts to the deleted channel.
         #expect(said.statuses == [201, 201, 201, 200, 200, 200, 200, 200, 200, 200, 204, 400, 400])
         for rule in Self.broadcastRules {
@@ -54,10 +59,17 @@ import Testing
         let retried = try #require(checks.first { $0.rule == "deleted-channel-retried" })
         #expect(retried.examples.first?.detail.contains("deleted by the provider") == true)
         #expect(try #require(checks.first { $0.rule == "channels-left-open" }).examples.count == 2)
+        // Each rule is gateable by its name.
+        let gate = try CommandRunner.run(["gate", folder, "--threshold", "violations.timestamp-backwards == 0"])
+        #expect(gate.status == 1, "\(gate.standardOutput)")
+        let held = try CommandRunner.run(["gate", folder, "--threshold", "violations.channels-near-limit == 0"])
+        #expect(held.status == 0, "\(held.standardOutput)")
     }
 
     @Test func aGoodBroadcasterPassesEveryBroadcastRule() throws {
-        let (card, said, _) = try Self.run("good")
+        let folder = NSTemporaryDirectory() + "fanout-bcard-good-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (card, said, _) = try Self.run("good", into: folder)
         #expect(said.statuses.filter { $0 == 400 }.count == 1, "\(said.statuses)")
         for rule in Self.broadcastRules { #expect(card[rule] == 0, "\(rule): \(card)") }
         #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
