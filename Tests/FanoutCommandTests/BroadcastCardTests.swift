@@ -19,14 +19,11 @@ import Testing
         var planted: [String: Int]
     }
 
+    typealias Outcome = (card: [String: Int], said: Said, summary: SummaryDocument)
+
     /// Runs the sink with a budget of 3 priority-10 broadcasts an hour and the peer as its
     /// trigger; the card from summary.json and what the peer said.
-    static func run(
-        _ mode: String,
-        into folder: String
-    ) throws -> (
-        card: [String: Int], said: Said, summary: SummaryDocument
-    ) {
+    static func run(_ mode: String, into folder: String) throws -> Outcome {
         let trigger = ["python3", Self.peer, mode, "\"$FANOUT_SINK_PORT\"", "3"].joined(separator: " ")
         let result = try CommandRunner.run(
             [
