@@ -145,7 +145,7 @@ struct ProviderObserver {
             priority: 10,
             timestamp: nil
         )
-        if extra.channelID.isPresent {
+        if operation != .create, extra.channelID.isPresent {
             let text = APNsRequestCheck.view(extra.channelID, bytes)
             request.idHash = BroadcastFindings.hash(text)
             if case .id(let id) = ChannelID.parse(text) { request.channel = id }
