@@ -72,6 +72,21 @@ import Testing
         #expect(card.values.allSatisfy { $0 == 0 }, "\(card)")
     }
 
+    /// Two sinks behind one broadcaster (`fanout merge`): the cards add rule by rule, the
+    /// broadcast rules with them.
+    @Test func mergedCardsAddTheBroadcastRules() throws {
+        let folder = NSTemporaryDirectory() + "fanout-bcard-merge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let bad = try Self.run("bad", into: folder + "/bad")
+        _ = try Self.run("good", into: folder + "/good")
+        let merged = try CommandRunner.run(
+            ["merge", folder + "/bad", folder + "/good", "--output", folder + "/all", "--max-skew", "1h"]
+        )
+        #expect(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
+        let card = try ProviderUnderTestTests.card(try CommandRunner.summary(in: folder + "/all"))
+        for rule in Self.broadcastRules { #expect(card[rule] == bad.card[rule], "\(rule): \(card)") }
+    }
+
     @Test(arguments: [
         (
             ["--liveactivity-priority-budget", "3/h"],
