@@ -61,6 +61,9 @@ import Testing
         #expect(gate.status == 1, "\(gate.standardOutput)")
         let held = try CommandRunner.run(["gate", folder, "--threshold", "violations.channels-near-limit == 0"])
         #expect(held.status == 0, "\(held.standardOutput)")
+        // The rules' names are summary.schema.json's.
+        let schema = try SummarySchemaCheck.validate([folder + "/summary.json"])
+        #expect(schema.status == 0, "\(schema.output)")
     }
 
     @Test func aGoodBroadcasterPassesEveryBroadcastRule() throws {
