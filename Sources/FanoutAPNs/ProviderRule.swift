@@ -38,6 +38,26 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// The fleet's: a background push past the device's budget (`--device-background-budget`),
     /// stored for power considerations. Apple: "don't try to send more than two or three per hour".
     case backgroundOverBudget = "background-over-budget"
+    /// Broadcast channels' (issue #45; on the card only when the sink saw a channel or broadcast
+    /// request): a channel this provider created during the run and had not deleted when the
+    /// sink wrote its folder. Apple: a channel lives until it is deleted, and an app has at
+    /// most 10,000 (docs/apns.md, "Broadcast channels").
+    case channelsLeftOpen = "channels-left-open"
+    /// Broadcast channels': an app's open channels reaching `Broadcast.nearLimit` of the
+    /// 10,000 APNs allows (once each time they rise to it), or a creation refused with
+    /// CannotCreateChannelConfig.
+    case channelsNearLimit = "channels-near-limit"
+    /// Broadcast channels': a broadcast to a channel id whose earlier broadcast was answered
+    /// ChannelNotRegistered (deleted or never created): the answer says the channel is gone.
+    case deletedChannelRetried = "deleted-channel-retried"
+    /// Broadcast channels': a broadcast at priority 10 on a channel past the budget of
+    /// priority-10 updates per channel per window (`--liveactivity-priority-budget`; Apple
+    /// gives no number: `Broadcast.priorityBudget` is Fanout's).
+    case liveActivityOverBudget = "liveactivity-over-budget"
+    /// Broadcast channels': an accepted broadcast whose `aps.timestamp` is lower than the
+    /// highest accepted before it on its channel (a device ignores an update older than the one
+    /// it shows: docs/apns.md, "Live Activity payloads").
+    case timestampBackwards = "timestamp-backwards"
 
     /// Whether the device fleet checks it: such a rule is on the card only when the sink has
     /// devices (without them there is nothing to check, and a check that saw nothing claims no pass).
@@ -46,6 +66,23 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .expirationZeroOffline, .staleDelivery, .backgroundOverBudget: true
         default: false
         }
+    }
+
+    /// Whether it is a broadcast channels' rule: on the card only when the sink saw a channel or
+    /// broadcast request (a provider that sent none has nothing to pass).
+    public var isBroadcast: Bool {
+        switch self {
+        case .channelsLeftOpen, .channelsNearLimit, .deletedChannelRetried, .liveActivityOverBudget,
+            .timestampBackwards:
+            true
+        default: false
+        }
+    }
+
+    /// Whether the card shows it: the fleet's rules with devices, the broadcast rules once a
+    /// channel or broadcast request came, the rest always.
+    public func isShown(devices: Bool, broadcasts: Bool) -> Bool {
+        (!isFleet || devices) && (!isBroadcast || broadcasts)
     }
 
     /// This rule's position in `allCases`, the subscript of its count: a switch, so that counting
@@ -63,6 +100,11 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .expirationZeroOffline: 8
         case .staleDelivery: 9
         case .backgroundOverBudget: 10
+        case .channelsLeftOpen: 11
+        case .channelsNearLimit: 12
+        case .deletedChannelRetried: 13
+        case .liveActivityOverBudget: 14
+        case .timestampBackwards: 15
         }
     }
 
@@ -80,6 +122,11 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .expirationZeroOffline: "apns-expiration 0 only for what may be lost: none reached an offline device"
         case .staleDelivery: "alerts expire before they go stale: none delivered from storage past the bound"
         case .backgroundOverBudget: "background pushes within the device's budget (two or three an hour)"
+        case .channelsLeftOpen: "delete the broadcast channels a run created"
+        case .channelsNearLimit: "stay under 90% of the app's 10,000 channels"
+        case .deletedChannelRetried: "no broadcast again to a channel answered ChannelNotRegistered"
+        case .liveActivityOverBudget: "priority-10 Live Activity updates within the budget per channel"
+        case .timestampBackwards: "Live Activity timestamps never go backwards on a channel"
         }
     }
 
@@ -100,6 +147,18 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         /// Seconds between renewals, at least and at most.
         public static let shortestRenewal: Int64 = 20 * 60
         public static let longestUse: Int64 = 60 * 60
+    }
+
+    public enum Broadcast {
+        /// APNs's channels per app and environment (docs/apns.md, "Broadcast channels").
+        public static let channelLimit = 10_000
+        /// An app holding this many channels is near the limit: 90% of it (Fanout's choice).
+        public static let nearLimit = channelLimit * 9 / 10
+        /// Priority-10 broadcasts a channel may carry per `priorityWindow` (Fanout's choice:
+        /// Apple says high priority "counts against" a Live Activity's budget and gives no number;
+        /// 12 an hour is one every five minutes on average).
+        public static let priorityBudget = 12
+        public static let priorityWindow: Duration = .seconds(3600)
     }
 
     /// A payload this close to its limit (a share of it) is near it.

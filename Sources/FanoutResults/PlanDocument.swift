@@ -38,6 +38,10 @@ public struct PlanDocument: Codable, Sendable, Equatable {
     /// With `fanout plan --device-…`: when the fan-out reaches the devices (`Reach`); absent
     /// otherwise and in older plans.
     public var reach: Reach?
+    /// With `fanout plan --broadcast`: the broadcast's figures and the per-token fan-out of the
+    /// same audience (`Broadcast`); absent otherwise and in older plans. The top-level figures
+    /// are then the broadcast requests' (`devices` the channels, the deadline the interval).
+    public var broadcast: Broadcast?
 
     enum CodingKeys: String, CodingKey {
         case devices
@@ -65,7 +69,7 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         case wireBytesPerNotification = "wire_bytes_per_notification"
         case bandwidth = "bandwidth_bytes_per_second"
         case networkInterface = "network_interface_bytes_per_second"
-        case assumptions, reach
+        case assumptions, reach, broadcast
     }
 
     /// When the receiver gives back the window (the words of FanoutHTTP2's `WindowRefill`).

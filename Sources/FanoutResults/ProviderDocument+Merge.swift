@@ -82,11 +82,12 @@ extension SummaryDocument.Provider {
     }
 
     /// The cards added rule by rule, the first five examples of each; a rule is on the merged
-    /// card when it is on any sink's (the device fleet's only with devices).
+    /// card when it is on any sink's (the device fleet's only with devices, the broadcast rules
+    /// only with channel requests).
     static func mergedChecks(_ providers: [Self]) -> [Card.Check] {
         ProviderRule.allCases.compactMap { rule -> Card.Check? in
             let all = providers.flatMap { $0.card.checks.filter { $0.rule == rule } }
-            if rule.isFleet && all.isEmpty { return nil }
+            if (rule.isFleet || rule.isBroadcast) && all.isEmpty { return nil }
             return Card.Check(
                 rule: rule,
                 count: all.map(\.count).reduce(0, +),

@@ -27,6 +27,9 @@ public struct PlanJob: Sendable {
     /// The devices behind APNs (`--device-…`): the plan then says when the fan-out reaches
     /// them (`DeviceReach`), not only when APNs has accepted it.
     public var devices: DeviceReach.Question?
+    /// `--broadcast`: channels, their subscribers and the update interval; `question`'s devices
+    /// and deadline are then the per-token fan-out of the same audience.
+    public var broadcast: Broadcast?
 
     public init(question: CapacityPlan.Question) {
         self.question = question
@@ -97,6 +100,26 @@ public struct PlanJob: Sendable {
     }
 
     public func run(log: (String) -> Void = { _ in }) throws -> CapacityPlan {
+        let plan = CapacityPlan(try costed(log: log))
+        if let output {
+            var document = plan.document
+            document.reach = reach(for: plan)?.document
+            try Self.write(document, to: output)
+        }
+        return plan
+    }
+
+    static func write(_ document: PlanDocument, to output: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            try JSONDocument.data(document).write(to: URL(fileURLWithPath: output + "/plan.json"))
+        } catch {
+            throw JobError.output("cannot write \(output)/plan.json: \(error.reason)")
+        }
+    }
+
+    /// The question with the sender's CPU cost from `cost` (a run folder's, or calibrated here).
+    func costed(log: (String) -> Void) throws -> CapacityPlan.Question {
         var question = question
         switch cost {
         case .unknown:
@@ -123,18 +146,7 @@ public struct PlanJob: Sendable {
                 "calibrated here over TLS with token auth, \(job.tokenCount) notifications over "
                 + "\(job.shape.connections) × \(question.streams) streams, \(Self.spokenWire(question))"
         }
-        let plan = CapacityPlan(question)
-        if let output {
-            var document = plan.document
-            document.reach = reach(for: plan)?.document
-            do {
-                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-                try JSONDocument.data(document).write(to: URL(fileURLWithPath: output + "/plan.json"))
-            } catch {
-                throw JobError.output("cannot write \(output)/plan.json: \(error.reason)")
-            }
-        }
-        return plan
+        return question
     }
 
     /// When `plan`'s fan-out reaches the devices, if the job has them: APNs accepts it over the

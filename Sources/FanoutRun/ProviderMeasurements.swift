@@ -143,7 +143,7 @@ enum ProviderMeasurements {
         }
         let connections = connections(sink.statistics.connections, sinceMark: sinceMark)
         let card = instrument.card
-        let checks = Self.checks(card, fleet: sink.fleet, sinceMark: sinceMark)
+        let checks = Self.checks(instrument, fleet: sink.fleet, sinceMark: sinceMark)
         let expected = instrument.expected
         let expect = job.ending.expect
         let reached =
@@ -170,7 +170,7 @@ enum ProviderMeasurements {
             initialStreams: Int(job.configuration.initialMaxConcurrentStreams),
             connections: connections,
             connectionsNotListed: sink.statistics.closedConnectionsDropped,
-            card: .init(checks: checks, forgotten: card.forgotten),
+            card: .init(checks: checks, forgotten: card.forgotten + instrument.broadcasts.forgotten),
             sinkOwn: own.figures,
             sinkCPUSeconds: own.loopUtilisation.isEmpty ? nil : own.loopUtilisation.reduce(0, +) * wall,
             expected: .init(
@@ -219,18 +219,37 @@ enum ProviderMeasurements {
 
     /// The card's checks, each with its examples (times since the mark). The fleet's rules are
     /// on the card when the sink has devices: the fleet counted them as it decided each
-    /// outcome, and is read now.
+    /// outcome, and is read now. The broadcast rules are on it once a channel or broadcast
+    /// request came; the channels left open are those still open now.
     static func checks(
-        _ card: ProviderCard,
+        _ instrument: ProviderInstrument,
         fleet: DeviceFleetShards?,
         sinceMark: (UInt64) -> Double
     ) -> [SummaryDocument.Provider.Card.Check] {
+        let card = instrument.card
         let findings = fleet?.findings()
-        return ProviderRule.allCases.filter { !$0.isFleet || findings != nil }.map { rule in
-            let examples = rule.isFleet ? findings?.examples[rule] ?? [] : card.examples(rule)
+        let broadcasts = instrument.broadcasts
+        let leftOpen = broadcasts.sawRequests ? broadcasts.leftOpen() : []
+        let shown = ProviderRule.allCases.filter {
+            $0.isShown(devices: findings != nil, broadcasts: broadcasts.sawRequests)
+        }
+        return shown.map { rule in
+            var examples = rule.isFleet ? findings?.examples[rule] ?? [] : card.examples(rule)
+            var count = rule.isFleet ? findings?.counts[rule] ?? 0 : card.count(rule)
+            if rule == .channelsLeftOpen {
+                count = leftOpen.count
+                examples = leftOpen.prefix(ProviderCard.examplesPerRule).map {
+                    .init(
+                        token: "",
+                        connection: $0.connection,
+                        at: $0.createdAt,
+                        detail: "channel \($0.id) never deleted"
+                    )
+                }
+            }
             return SummaryDocument.Provider.Card.Check(
                 rule: rule,
-                count: rule.isFleet ? findings?.counts[rule] ?? 0 : card.count(rule),
+                count: count,
                 examples: examples.map {
                     .init(
                         token: $0.token,

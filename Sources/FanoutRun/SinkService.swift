@@ -88,6 +88,10 @@ public struct SinkJob: Sendable {
         public var trigger: String?
         /// `--plan-rtt`: the round trip the capacity line speaks of.
         public var planRTT: Duration = .milliseconds(80)
+        /// `--liveactivity-priority-budget`: priority-10 broadcasts a channel may carry per
+        /// window before the card counts them (`liveactivity-over-budget`).
+        public var priorityBudget = ProviderRule.Broadcast.priorityBudget
+        public var priorityWindow = ProviderRule.Broadcast.priorityWindow
 
         public init(output: String) {
             self.output = output
@@ -109,7 +113,12 @@ public struct SinkService: Service {
         let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
         let expected = try job.instrument?.expectTokens.map(Self.expectedTokens)
         let instrument = job.instrument.map { settings in
-            ProviderInstrument(startMark: settings.trigger == nil ? .firstRequest : .explicit, expected: expected)
+            ProviderInstrument(
+                startMark: settings.trigger == nil ? .firstRequest : .explicit,
+                expected: expected,
+                priorityBudget: settings.priorityBudget,
+                priorityWindow: settings.priorityWindow
+            )
         }
         let running: Running
         do {

@@ -32,6 +32,14 @@ public final class ProviderCard: Sendable {
         /// The apns-id the sink answered, on the device fleet's examples (its history at
         /// `/deliveries/ID` while it is among the recent ones).
         public var apnsID: String? = nil
+
+        package init(token: String, connection: Int, at: UInt64, detail: String, apnsID: String? = nil) {
+            self.token = token
+            self.connection = connection
+            self.at = at
+            self.detail = detail
+            self.apnsID = apnsID
+        }
     }
 
     /// Examples kept per rule.
@@ -210,6 +218,12 @@ public final class ProviderCard: Sendable {
         violated(.providerToken, token: nil, connection: connection, at: now) {
             "\(reason.status) \(reason.rawValue)"
         }
+    }
+
+    /// A broadcast channels' rule broken (`BroadcastFindings` decides; the card counts and keeps
+    /// the first examples).
+    func broadcastViolated(_ rule: ProviderRule, connection: Int, at now: UInt64, _ detail: () -> String) {
+        violated(rule, token: nil, connection: connection, at: now, detail)
     }
 
     // MARK: Counting

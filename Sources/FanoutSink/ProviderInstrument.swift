@@ -1,4 +1,5 @@
 import Atomics
+import FanoutAPNs
 import FanoutMeasure
 import Histogram
 import NIOConcurrencyHelpers
@@ -27,7 +28,9 @@ public final class ProviderInstrument: Sendable {
     }
 
     public let startMark: StartMark
-    public let card = ProviderCard()
+    public let card: ProviderCard
+    /// What the broadcast rules remember (channels created, deleted, timestamps, budgets).
+    package let broadcasts: BroadcastFindings
     /// Every accepted notification's and every request's arrival since the mark, all loops.
     public let totals = FanOutTotals()
     /// `--expect-tokens`: the set whose every token ends the run once seen.
@@ -35,9 +38,19 @@ public final class ProviderInstrument: Sendable {
     /// The mark in uptime nanoseconds; 0 until set.
     private let mark = ManagedAtomic<UInt64>(0)
 
-    public init(startMark: StartMark = .firstRequest, expected: ExpectedTokens? = nil) {
+    /// `priorityBudget` priority-10 broadcasts a channel may carry per `priorityWindow`
+    /// (`--liveactivity-priority-budget`).
+    public init(
+        startMark: StartMark = .firstRequest,
+        expected: ExpectedTokens? = nil,
+        priorityBudget: Int = ProviderRule.Broadcast.priorityBudget,
+        priorityWindow: Duration = ProviderRule.Broadcast.priorityWindow
+    ) {
         self.startMark = startMark
         self.expected = expected
+        let card = ProviderCard()
+        self.card = card
+        broadcasts = BroadcastFindings(card: card, budget: priorityBudget, window: priorityWindow)
     }
 
     /// The mark (uptime nanoseconds), if set.

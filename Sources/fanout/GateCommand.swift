@@ -20,8 +20,9 @@ struct GateCommand: ParsableCommand {
             sink's folder (fanout sink --output) also fanout (the fan-out time, ms), unread \
             (answers accepted that the provider never acknowledged reading before its connection \
             broke), violations and violations.RULE for each rule of the card \
-            (\(ProviderRule.allCases.map(\.rawValue).joined(separator: ", ")); the last three on the \
-            card only when the sink has devices); with the sink's device \
+            (\(ProviderRule.allCases.map(\.rawValue).joined(separator: ", ")); the fleet's three on \
+            the card only when the sink has devices, the five broadcast ones only when it saw a \
+            channel request); with the sink's device \
             fleet (--device-… or fanout run --sink-device-…) delivered, discarded.expired, \
             discarded.unregistered, discarded.disabled, forgotten (counts, or a share of those \
             received by APNs with %) and delivered.p50, delivered.p90, delivered.p99, delivered.last \

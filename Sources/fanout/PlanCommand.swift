@@ -19,10 +19,27 @@ struct PlanCommand: ParsableCommand {
     )
 
     @Option(help: ArgumentHelp("Devices to reach: 600000, 2.5M, 1B.", valueName: "n"))
-    var devices: Count
+    var devices: Count?
 
     @Option(help: ArgumentHelp("By when: 5m, 60s.", valueName: "duration"))
-    var deadline: Duration
+    var deadline: Duration?
+
+    @Flag(
+        help:
+            "Plan Live Activity updates over broadcast channels (--channels, --subscribers, --update-every) beside the per-token fan-out of the same audience."
+    )
+    var broadcast = false
+
+    @Option(
+        help: ArgumentHelp("With --broadcast: the broadcast channels, each updated every interval.", valueName: "n")
+    )
+    var channels: Count?
+
+    @Option(help: ArgumentHelp("With --broadcast: the devices subscribed to each channel.", valueName: "n"))
+    var subscribers: Count?
+
+    @Option(help: ArgumentHelp("With --broadcast: how often each channel is updated: 10s.", valueName: "duration"))
+    var updateEvery: Duration?
 
     @Option(help: ArgumentHelp("The round trip to APNs from where the senders run: 80ms.", valueName: "duration"))
     var rtt: Duration?
@@ -191,7 +208,36 @@ struct PlanCommand: ParsableCommand {
         return question
     }
 
+    /// The fan-out the plan is for: `--devices` by `--deadline`, or with `--broadcast` the
+    /// per-token fan-out of the channels' audience every `--update-every` (the broadcast's own
+    /// figures come from `PlanJob.broadcast`).
+    func fanOut() throws -> (devices: UInt64, deadline: Duration) {
+        guard broadcast else {
+            if channels != nil || subscribers != nil || updateEvery != nil {
+                throw ValidationError("--channels, --subscribers and --update-every plan a broadcast: add --broadcast.")
+            }
+            guard let devices, let deadline else {
+                throw ValidationError(
+                    "Give --devices and --deadline (or --broadcast with --channels, --subscribers and --update-every)."
+                )
+            }
+            return (devices.value, try deadline.positive("--deadline"))
+        }
+        guard devices == nil && deadline == nil else {
+            throw ValidationError(
+                "--broadcast plans --channels × --subscribers every --update-every: leave out --devices and --deadline."
+            )
+        }
+        guard let channels, let subscribers, let updateEvery else {
+            throw ValidationError("--broadcast needs --channels, --subscribers and --update-every.")
+        }
+        let (audience, overflow) = channels.value.multipliedReportingOverflow(by: subscribers.value)
+        guard !overflow else { throw ValidationError("--channels × --subscribers is past 2^64 devices.") }
+        return (audience, try updateEvery.positive("--update-every"))
+    }
+
     func job() throws -> PlanJob {
+        let fanOut = try fanOut()
         var question: CapacityPlan.Question
         if let probe {
             if rtt != nil || processing != nil || streams != nil {
@@ -202,8 +248,8 @@ struct PlanCommand: ParsableCommand {
             let measured: PlanJob.ProbeFigures
             do { measured = try PlanJob.probeFigures(probe) } catch { throw ValidationError("\(error).") }
             question = CapacityPlan.Question(
-                devices: devices.value,
-                deadline: try deadline.positive("--deadline"),
+                devices: fanOut.devices,
+                deadline: fanOut.deadline,
                 roundTrip: measured.roundTrip,
                 coresPerMachine: cores
             )
@@ -214,8 +260,8 @@ struct PlanCommand: ParsableCommand {
         } else {
             guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs), or --probe probe.json.") }
             question = CapacityPlan.Question(
-                devices: devices.value,
-                deadline: try deadline.positive("--deadline"),
+                devices: fanOut.devices,
+                deadline: fanOut.deadline,
                 roundTrip: try rtt.positive("--rtt"),
                 coresPerMachine: cores
             )
@@ -241,6 +287,17 @@ struct PlanCommand: ParsableCommand {
         job.output = output
         job.verify = verify
         job.devices = try devicesBehind()
+        if broadcast, let channels, let subscribers {
+            if verify { throw ValidationError("--verify does not rehearse a broadcast plan yet.") }
+            if job.devices != nil {
+                throw ValidationError("--device-… options are for per-token plans, not --broadcast.")
+            }
+            job.broadcast = .init(
+                channels: channels.value,
+                subscribers: subscribers.value,
+                updateEvery: fanOut.deadline
+            )
+        }
         return job
     }
 
@@ -303,6 +360,16 @@ struct PlanCommand: ParsableCommand {
 
     func run() throws {
         let job = try job()
+        if job.broadcast != nil {
+            do {
+                print(try job.runBroadcast(log: { printError($0) }).text)
+            } catch let error as JobError {
+                reportError("\(error)")
+                throw ExitCode.failure
+            }
+            if let output { print("plan: \(output)/plan.json") }
+            return
+        }
         let plan: CapacityPlan
         do {
             plan = try job.run(log: { printError($0) })

@@ -195,6 +195,15 @@ struct SinkCommand: AsyncParsableCommand {
     )
     var planRtt: Duration?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Priority-10 broadcasts a channel may carry per window before the card counts them (default: 12/h, Fanout's: Apple gives no number); needs --output.",
+            valueName: "n/window"
+        )
+    )
+    var liveactivityPriorityBudget: EventRate?
+
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if tlsCert != nil && tlsSelfSigned != nil {
@@ -231,6 +240,7 @@ struct SinkCommand: AsyncParsableCommand {
         if output == nil {
             for (name, given) in [
                 ("--expect-tokens", expectTokens != nil), ("--trigger", trigger != nil), ("--plan-rtt", planRtt != nil),
+                ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ]
             where given {
                 throw ValidationError("\(name) measures the provider: add --output DIR.")
@@ -238,6 +248,11 @@ struct SinkCommand: AsyncParsableCommand {
         }
         for (name, value) in [("--duration", duration), ("--idle-exit", idleExit), ("--plan-rtt", planRtt)] {
             if let value, value <= .zero { throw ValidationError("\(name) must be longer than 0; got \(value).") }
+        }
+        if let budget = liveactivityPriorityBudget, budget.count != budget.count.rounded() || budget.count < 1 {
+            throw ValidationError(
+                "--liveactivity-priority-budget takes a whole number of broadcasts per window, like 12/h; got \(budget)."
+            )
         }
         if let trigger, trigger.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--trigger needs a command.")
@@ -305,6 +320,10 @@ struct SinkCommand: AsyncParsableCommand {
             instrument.expectTokens = expectTokens
             instrument.trigger = trigger
             if let planRtt { instrument.planRTT = planRtt }
+            if let budget = liveactivityPriorityBudget {
+                instrument.priorityBudget = Int(budget.count)
+                instrument.priorityWindow = budget.windowOrSecond
+            }
             job.instrument = instrument
         }
         return job

@@ -31,6 +31,52 @@ import Testing
         )
     }
 
+    /// `--broadcast`: the broadcast's figures beside the per-token fan-out's, printed and in
+    /// plan.json's `broadcast` (the arithmetic: BroadcastPlanTests).
+    @Test func aBroadcastPlanIsPrintedAndWritten() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "plan", "--broadcast", "--channels", "100", "--subscribers", "10000", "--update-every", "10s", "--rtt",
+            "80ms", "--cost", Self.runFolder, "--cores", "2", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        for line in [
+            "  request rate           10/s                   100,000/s",
+            "  connections            1                      13",
+            "  device deliveries      100,000/s asked of APNs either way",
+        ] {
+            #expect(result.standardOutput.contains(line), "\(line) in \(result.standardOutput)")
+        }
+        let plan = try CommandRunner.plan(in: folder)
+        let broadcast = try #require(plan.broadcast)
+        #expect(plan.requiredRate == broadcast.requestRate)
+        #expect((broadcast.channels, broadcast.subscribers, broadcast.updateEverySeconds) == (100, 10_000, 10))
+        #expect((broadcast.connections, broadcast.perToken.connections, broadcast.perToken.fits) == (1, 13, false))
+    }
+
+    @Test(arguments: [
+        (
+            ["--broadcast", "--channels", "100", "--subscribers", "10"],
+            "--broadcast needs --channels, --subscribers and --update-every."
+        ),
+        (
+            ["--broadcast", "--channels", "1", "--subscribers", "1", "--update-every", "1s", "--devices", "5"],
+            "leave out --devices and --deadline"
+        ),
+        (["--channels", "100", "--devices", "5", "--deadline", "1m"], "add --broadcast"),
+        (
+            ["--broadcast", "--channels", "1", "--subscribers", "1", "--update-every", "1s", "--verify"],
+            "--verify does not rehearse a broadcast plan yet"
+        ),
+        ([] as [String], "Give --devices and --deadline"),
+    ])
+    func broadcastOptionsAreCheckedClearly(options: [String], message: String) throws {
+        let result = try CommandRunner.run(["plan", "--rtt", "80ms"] + options)
+        #expect(result.status != 0)
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
     /// The second question: with the fleet's shares, the plan says when the fan-out reaches the
     /// devices, printed and in plan.json's `reach` (the figures against physics: DeviceReachTests).
     @Test func aPlanWithDevicesSaysWhenTheyHaveIt() throws {

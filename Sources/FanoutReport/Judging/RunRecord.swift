@@ -38,6 +38,12 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case expirationZeroOffline = "violations.expiration-zero-offline"
     case staleDelivery = "violations.stale-delivery"
     case backgroundOverBudget = "violations.background-over-budget"
+    /// The broadcast channels' rules (on the card of a sink that saw channel requests).
+    case channelsLeftOpen = "violations.channels-left-open"
+    case channelsNearLimit = "violations.channels-near-limit"
+    case deletedChannelRetried = "violations.deleted-channel-retried"
+    case liveActivityOverBudget = "violations.liveactivity-over-budget"
+    case timestampBackwards = "violations.timestamp-backwards"
     /// With the sink's device fleet (`summary.json`'s `delivery`): notifications delivered to
     /// their devices, at once or from storage (a count, or with `%` a share of those received
     /// by APNs); how long after the fan-out's first request 50, 90, 99% of them, and the last,

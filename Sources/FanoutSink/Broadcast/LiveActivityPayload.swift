@@ -57,6 +57,27 @@ enum LiveActivityPayload {
         return nil
     }
 
+    /// The payload's `aps.timestamp` when it is a number (a fraction dropped), for the card's
+    /// `timestamp-backwards`; `nil` otherwise. In place, no allocation.
+    static func timestamp(in body: UnsafeRawBufferPointer) -> Int64? {
+        let scanner = Scanner(bytes: body)
+        guard let aps = scanner.member(named: "aps", ofObjectAt: scanner.firstNonSpace()),
+            let value = scanner.member(named: "timestamp", ofObjectAt: aps)
+        else { return nil }
+        var index = value
+        let negative = body[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var number: Int64 = 0
+        var digits = 0
+        while index < body.count, body[index] >= UInt8(ascii: "0"), body[index] <= UInt8(ascii: "9"), digits < 18 {
+            number = number * 10 + Int64(body[index] - UInt8(ascii: "0"))
+            index += 1
+            digits += 1
+        }
+        guard digits > 0 else { return nil }
+        return negative ? -number : number
+    }
+
     /// Whether the key's bytes (between its quotes) are `text`.
     @inline(__always)
     private static func same(_ key: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {

@@ -123,6 +123,45 @@ struct ProviderObserver {
         if accepted { instrument.expected?.accepted(hash: tokenHash) }
     }
 
+    /// A channel or broadcast request was decided (`answer`): the card's broadcast rules judge
+    /// it (`BroadcastFindings`). Channel requests are rare: reading the id and the payload's
+    /// timestamp here costs notifications nothing.
+    func broadcastDecided(
+        _ route: BroadcastRoute,
+        _ fields: APNsRequestCheck.Fields,
+        _ extra: BroadcastFields,
+        _ answer: SinkConnection.BroadcastAnswer,
+        body: UnsafeRawBufferPointer,
+        in bytes: UnsafeRawBufferPointer,
+        now: UInt64
+    ) {
+        guard let operation = route.operation else { return }
+        var request = BroadcastFindings.Request(
+            operation: operation,
+            status: answer.status,
+            rejection: answer.rejection,
+            channel: answer.channelID,
+            idHash: 0,
+            priority: 10,
+            timestamp: nil
+        )
+        if operation != .create, extra.channelID.isPresent {
+            let text = APNsRequestCheck.view(extra.channelID, bytes)
+            request.idHash = BroadcastFindings.hash(text)
+            if case .id(let id) = ChannelID.parse(text) { request.channel = id }
+        }
+        if fields.priority.isPresent,
+            let priority = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.priority, bytes))
+        {
+            request.priority = Int(priority)
+        }
+        if operation == .broadcast && answer.status == 200 {
+            request.timestamp = LiveActivityPayload.timestamp(in: body)
+        }
+        let bundle = APNsRequestCheck.view(route.bundle, bytes)
+        instrument.broadcasts.decided(request, bundle: bundle, connection: record.id, now: now)
+    }
+
     /// An answer went into the connection's bytes.
     mutating func answerWritten() {
         answersWritten &+= 1

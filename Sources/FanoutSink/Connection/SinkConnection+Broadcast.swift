@@ -55,7 +55,9 @@ extension SinkConnection {
         let extra = BroadcastFields(request.headers)
         let answer = request.headers.withUnsafeBytes { bytes in
             writer.takeID(APNsRequestCheck.view(extra.requestID, bytes))
-            return decideBroadcast(request, fields, extra, route, in: bytes)
+            let answer = decideBroadcast(request, fields, extra, route, in: bytes)
+            observer?.broadcastDecided(route, fields, extra, answer, body: request.body, in: bytes, now: now)
+            return answer
         }
         var headers: [(name: String, value: String)] = [
             (":status", String(answer.status)),

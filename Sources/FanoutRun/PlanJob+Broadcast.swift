@@ -1,0 +1,31 @@
+import FanoutReport
+
+extension PlanJob {
+    /// What `fanout plan --broadcast` asks about.
+    public struct Broadcast: Sendable, Hashable {
+        public var channels: UInt64
+        public var subscribers: UInt64
+        public var updateEvery: Duration
+
+        public init(channels: UInt64, subscribers: UInt64, updateEvery: Duration) {
+            self.channels = channels
+            self.subscribers = subscribers
+            self.updateEvery = updateEvery
+        }
+    }
+
+    /// `--broadcast`'s plan (`broadcast` must be set), written as `plan.json` with `--output`.
+    public func runBroadcast(log: (String) -> Void = { _ in }) throws -> BroadcastPlan {
+        guard let broadcast else { throw JobError.option("fanout plan: a broadcast plan needs --broadcast") }
+        let plan = BroadcastPlan(
+            .init(
+                channels: broadcast.channels,
+                subscribers: broadcast.subscribers,
+                updateEvery: broadcast.updateEvery,
+                base: try costed(log: log)
+            )
+        )
+        if let output { try Self.write(plan.document, to: output) }
+        return plan
+    }
+}
