@@ -78,6 +78,14 @@ public struct PackedHistogram: Sendable, Hashable {
     /// The histogram again, count for count.
     public func unpacked() -> Histogram<UInt64> {
         var histogram = makeMicrosecondHistogram()
+        forEachCount { _ = histogram.record(Self.value(atIndex: $0), count: $1) }
+        return histogram
+    }
+
+    /// Calls `body` with each non-zero count and its counts-array index, in order: a
+    /// second's few hundred buckets, without the 190 KB array (`value(atIndex:)` is the
+    /// bucket's lowest value).
+    public func forEachCount(_ body: (_ index: Int, _ count: UInt64) -> Void) {
         var index = 0
         var position = 0
         while position < counts.count {
@@ -85,11 +93,10 @@ public struct PackedHistogram: Sendable, Hashable {
             if value < 0 {
                 index += Int(-value)
             } else {
-                if value > 0 { _ = histogram.record(Self.value(atIndex: index), count: UInt64(value)) }
+                if value > 0 { body(index, UInt64(value)) }
                 index += 1
             }
         }
-        return histogram
     }
 
     /// Entries in the counts array up to the last non-zero one (V2's payload covers these).
@@ -117,7 +124,7 @@ public struct PackedHistogram: Sendable, Hashable {
         return ((bucket + 1) << subBucketHalfCountMagnitude) + subBucket - subBucketHalfCount
     }
 
-    static func value(atIndex index: Int) -> UInt64 {
+    public static func value(atIndex index: Int) -> UInt64 {
         var bucket = (index >> subBucketHalfCountMagnitude) - 1
         var subBucket = (index & (subBucketHalfCount - 1)) + subBucketHalfCount
         if bucket < 0 {

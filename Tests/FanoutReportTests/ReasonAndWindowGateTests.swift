@@ -17,25 +17,32 @@ import Testing
     /// The whole run after the warm-up: 300 of 50,300 at 300 ms (0.6%): its p99 is 10 ms; the
     /// worst 10 s window holds only the stall: its p50 and p99 are 300 ms. summary.json's p99
     /// says 10 ms, as the log does.
-    static func folder(intervalSeconds: Double = 1) throws -> String {
+    /// The three seconds the logs are made of, packed once (a histogram's 190 KB counts array
+    /// is slow to fill in a debug build).
+    static let histograms: (warmUp: PackedHistogram, stall: PackedHistogram, calm: PackedHistogram) = {
+        func packed(_ count: UInt64, at microseconds: UInt64) -> PackedHistogram {
+            var histogram = makeMicrosecondHistogram()
+            histogram.record(microseconds, count: count)
+            return PackedHistogram(histogram)
+        }
+        return (packed(1000, at: 900_000), packed(30, at: 300_000), packed(1000, at: 10_000))
+    }()
+
+    static func folder(intervalSeconds: Double = 1, stall: Bool = true) throws -> String {
         var summary = try SummaryDocument.read(GoldenFilesTests.golden + "/summary.json")
         summary.sent = 10_000
         summary.rejected = [.tooManyRequests: 30, .unregistered: 20]
         summary.failed = [.connectionLost: 5]
         summary.warmUpSeconds = 1
         summary.latency?.p99 = 10  // as the log says: the whole run hides the stall
-        var entries: [IntervalLog.Entry] = []
-        for second in 0...60 {
-            var histogram = makeMicrosecondHistogram()
-            let (count, microseconds): (UInt64, UInt64) =
-                second == 0 ? (1000, 900_000) : (31...40).contains(second) ? (30, 300_000) : (1000, 10_000)
-            histogram.record(microseconds, count: count)
-            entries.append(
-                IntervalLog.Entry(
-                    start: Double(second) * intervalSeconds,
-                    length: intervalSeconds,
-                    histogram: PackedHistogram(histogram)
-                )
+        let entries = (0...60).map { second in
+            let histogram =
+                second == 0
+                ? histograms.warmUp : stall && (31...40).contains(second) ? histograms.stall : histograms.calm
+            return IntervalLog.Entry(
+                start: Double(second) * intervalSeconds,
+                length: intervalSeconds,
+                histogram: histogram
             )
         }
         let folder = NSTemporaryDirectory() + "fanout-window-gate-\(UUID().uuidString)"
@@ -78,6 +85,27 @@ import Testing
         #expect(worst.map { abs($0 - 300) < 1 } == true, "\(String(describing: worst))")
         let withWarmUp = try RunRecord.worstWindow(in: folder, seconds: 10, metric: .max, warmUp: 0)
         #expect(withWarmUp.map { abs($0 - 900) < 1 } == true, "\(String(describing: withWarmUp))")
+    }
+
+    /// `fanout compare` shows each side's worst window beside the whole run's p99: equal whole
+    /// runs, a stall on one side.
+    @Test func aComparisonShowsTheWorstWindowBesideTheWholeRun() throws {
+        let calm = try Self.folder(stall: false)
+        let stalled = try Self.folder()
+        defer {
+            try? FileManager.default.removeItem(atPath: calm)
+            try? FileManager.default.removeItem(atPath: stalled)
+        }
+        let comparison = RunComparison(baseline: try RunSet.load(calm), current: try RunSet.load(stalled))
+        let before = try #require(comparison.worstWindowP99.baseline)
+        let after = try #require(comparison.worstWindowP99.current)
+        #expect(abs(before - 10) < 0.1 && abs(after - 300) < 1, "\(before) \(after)")
+        #expect(
+            comparison.text.contains(
+                /worst 10 s window's p99 \(window\(10s\).p99\): 10.\d\d ms → [23]\d\d.\d\d ms \(\+\d+.\d%\); the whole run's p99 10.00 ms → 10.00 ms/
+            ),
+            "\(comparison.text)"
+        )
     }
 
     /// A window is whole intervals: 3 s over a log of 2 s intervals cannot be measured.

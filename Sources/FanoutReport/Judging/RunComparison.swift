@@ -33,6 +33,12 @@ public struct RunComparison: Sendable {
     public var minimumEffect: Double
 
     public static let defaultMinimumEffect = 0.05
+    /// The window `text` shows each side's worst p99 over (`window(10s).p99`), beside the whole
+    /// run's: a stall the whole run's p99 hides shows there.
+    public static let windowSeconds = 10
+    /// Each side's worst window's p99 (ms; the median over repeats), `nil` where its
+    /// latency.hlog cannot be read.
+    public var worstWindowP99: (baseline: Double?, current: Double?)
 
     public init(
         baseline: RunSet,
@@ -44,6 +50,10 @@ public struct RunComparison: Sendable {
         self.current = current
         self.metrics = metrics
         self.minimumEffect = minimumEffect
+        worstWindowP99 = (
+            baseline.worstWindow(seconds: Self.windowSeconds, metric: .p99),
+            current.worstWindow(seconds: Self.windowSeconds, metric: .p99)
+        )
     }
 
     public struct Row: Sendable {
@@ -204,6 +214,14 @@ public struct RunComparison: Sendable {
                 pad(row.metric.rawValue, 12) + pad(format(row.baseline, row.metric), 14)
                     + pad(format(row.current, row.metric), 14) + pad(change, 10) + pad(noise, 9) + pad(interval, 20)
                     + row.verdictText
+            )
+        }
+        if let before = worstWindowP99.baseline, let after = worstWindowP99.current {
+            let change = before > 0 ? String(format: " (%+.1f%%)", (after / before - 1) * 100) : ""
+            lines.append(
+                "worst \(Self.windowSeconds) s window's p99 (window(\(Self.windowSeconds)s).p99): "
+                    + "\(format(before, .p99)) → \(format(after, .p99))\(change); the whole run's p99 "
+                    + "\(format(baseline.median(.p99), .p99)) → \(format(current.median(.p99), .p99))"
             )
         }
         lines += differences.map { "WARNING the sides differ in \($0)" }

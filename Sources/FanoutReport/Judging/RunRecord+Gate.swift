@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutMeasure
 import FanoutResults
 import FanoutSettings
 import Foundation
@@ -61,11 +62,26 @@ extension RunRecord {
         let width = min(Int(per.rounded()), entries.count)
         let percentile = Self.percentiles[metric] ?? 100
         var worst: Double?
-        let histograms = entries.map { $0.histogram.unpacked() }
-        for first in 0...(histograms.count - width) {
-            var histogram = histograms[first]
-            for next in histograms[(first + 1)..<(first + width)] { histogram.add(next) }
-            guard histogram.totalCount > 0 else { continue }
+        // The window's counts by bucket, slid: each interval's non-zero buckets added as it
+        // enters and taken away as it leaves (a second holds a few hundred; the counts array
+        // 24,000), and a histogram built from the sum for each window's percentile.
+        let buckets = entries.map { entry in
+            var counts: [(index: Int, count: UInt64)] = []
+            entry.histogram.forEachCount { counts.append(($0, $1)) }
+            return counts
+        }
+        var sum: [Int: UInt64] = [:]
+        for last in buckets.indices {
+            for (index, count) in buckets[last] { sum[index, default: 0] += count }
+            if last >= width {
+                for (index, count) in buckets[last - width] {
+                    let left = sum[index]! - count
+                    sum[index] = left == 0 ? nil : left
+                }
+            }
+            guard last >= width - 1, !sum.isEmpty else { continue }
+            var histogram = makeMicrosecondHistogram()
+            for (index, count) in sum { _ = histogram.record(PackedHistogram.value(atIndex: index), count: count) }
             let value = histogram.milliseconds(at: percentile)
             worst = Swift.max(worst ?? value, value)
         }
@@ -84,6 +100,23 @@ extension RunSet {
     /// The median of `metric` over the repeats.
     public func median(_ metric: GateMetric, share: Bool = false) -> Double {
         Self.median(runs.map { $0.value(metric, share: share) ?? 0 })
+    }
+
+    /// The median over the repeats of each one's worst `seconds`-long window's `metric` (ms);
+    /// `nil` when a repeat's latency.hlog cannot be read or logged nothing after the warm-up.
+    public func worstWindow(seconds: Int, metric: RunMetric) -> Double? {
+        var values: [Double] = []
+        for run in runs {
+            let value = try? RunRecord.worstWindow(
+                in: run.directory,
+                seconds: seconds,
+                metric: metric,
+                warmUp: run.warmUpSeconds
+            )
+            guard let value else { return nil }
+            values.append(value)
+        }
+        return values.isEmpty ? nil : Self.median(values)
     }
 
     /// The set with each run's worst windows that `thresholds` ask for read from its
