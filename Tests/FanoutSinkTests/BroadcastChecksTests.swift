@@ -14,17 +14,10 @@ import Testing
 
     /// A channel request: `:method`, `:path` and any other fields (a `nil` value removes one).
     static func fields(_ method: String, _ path: String, _ changes: [(String, String?)] = []) -> [(String, String)] {
-        var fields: [(String, String)] = [
-            (":method", method), (":scheme", "https"), (":path", path), (":authority", "api.push.apple.com"),
-        ]
-        for (name, value) in changes {
-            if let index = fields.firstIndex(where: { $0.0 == name }) {
-                if let value { fields[index].1 = value } else { fields.remove(at: index) }
-            } else if let value {
-                fields.append((name, value))
-            }
-        }
-        return fields
+        SinkHarness.changed(
+            [(":method", method), (":scheme", "https"), (":path", path), (":authority", "api.push.apple.com")],
+            changes
+        )
     }
 
     static let channels = "/1/apps/\(app)/channels"

@@ -63,10 +63,19 @@ struct SinkHarness: ~Copyable {
         token: String = String(repeating: "ab", count: 32),
         _ changes: [(String, String?)] = []
     ) -> [(String, String)] {
-        var fields: [(String, String)] = [
-            (":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(token)"),
-            (":authority", "api.push.apple.com"), ("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
-        ]
+        changed(
+            [
+                (":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(token)"),
+                (":authority", "api.push.apple.com"), ("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
+            ],
+            changes
+        )
+    }
+
+    /// `fields` with each of `changes` made: a field's value replaced, or (`nil`) the field
+    /// removed; a field not there added.
+    static func changed(_ fields: [(String, String)], _ changes: [(String, String?)]) -> [(String, String)] {
+        var fields = fields
         for (name, value) in changes {
             if let index = fields.firstIndex(where: { $0.0 == name }) {
                 if let value { fields[index].1 = value } else { fields.remove(at: index) }
