@@ -1,3 +1,4 @@
+import FanoutAPNs
 import Foundation
 
 /// `summary.json`'s `delivery`: what became of the notifications the sink accepted, with the
@@ -6,35 +7,20 @@ import Foundation
 /// notifications using Metrics and APNs") and three of ours (`discarded_replaced`, `forgotten`,
 /// `stored`); times are milliseconds. Absent when the fleet is off, and in older folders: an
 /// added, optional field, so the schema's number stays.
+@dynamicMemberLookup
 public struct DeliverySummary: Codable, Sendable, Equatable {
-    /// Received by APNs.
-    public var received = 0
-    /// Delivered to Device, and (From Storage).
-    public var delivered = 0
-    public var deliveredFromStorage = 0
-    /// Stored – Device Offline, Stored – Power Considerations (went into storage).
-    public var storedOffline = 0
-    public var storedPower = 0
-    /// Discarded – Token Unregistered, and (From Storage).
-    public var discardedUnregistered = 0
-    public var discardedUnregisteredFromStorage = 0
-    /// Discarded – Disabled, and (From Storage).
-    public var discardedDisabled = 0
-    public var discardedDisabledFromStorage = 0
-    /// Discarded – Expired.
-    public var discardedExpired = 0
-    /// Ours: discarded when a newer notification for the device arrived; of them, `collapsed`
-    /// had the newer one's collapse id.
-    public var discardedReplaced = 0
-    public var collapsed = 0
-    /// Ours: the sink's store had no room (`--device-store-cap`).
-    public var forgotten = 0
-    /// Still stored when the run ended, and the first and last of their expirations (RFC 3339).
-    public var stored = 0
+    /// The counts (FanoutAPNs's `DeliveryCounts`: Apple's categories and ours), written flat
+    /// in `delivery` beside the times, and read as the summary's own (`summary.delivered`).
+    public var counts = DeliveryCounts()
+
+    public subscript<Value>(dynamicMember path: WritableKeyPath<DeliveryCounts, Value>) -> Value {
+        get { counts[keyPath: path] }
+        set { counts[keyPath: path] = newValue }
+    }
+
+    /// The first and last expirations of what was still stored when the run ended (RFC 3339).
     public var storedExpireFrom: String?
     public var storedExpireUntil: String?
-    /// Requests answered 410 because an earlier attempt found the app uninstalled.
-    public var unregisteredAnswers = 0
     /// Arrival at APNs → device, over everything delivered.
     public var toDeviceMs: Times?
     /// The fan-out's first request → device: when 50, 90, 99% of the delivered had it, and the last.
@@ -78,29 +64,40 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
 
     public init() {}
 
+    /// The fields beside the counts (which `DeliveryCounts` names).
     enum CodingKeys: String, CodingKey {
-        case received, delivered
-        case deliveredFromStorage = "delivered_from_storage"
-        case storedOffline = "stored_offline"
-        case storedPower = "stored_power"
-        case discardedUnregistered = "discarded_unregistered"
-        case discardedUnregisteredFromStorage = "discarded_unregistered_from_storage"
-        case discardedDisabled = "discarded_disabled"
-        case discardedDisabledFromStorage = "discarded_disabled_from_storage"
-        case discardedExpired = "discarded_expired"
-        case discardedReplaced = "discarded_replaced"
-        case collapsed, forgotten, stored
         case storedExpireFrom = "stored_expire_from"
         case storedExpireUntil = "stored_expire_until"
-        case unregisteredAnswers = "unregistered_answers"
         case toDeviceMs = "to_device_ms"
         case reachedMs = "reached_ms"
         case deliveredPerSecond = "delivered_per_second"
         case reachedCurve = "reached_curve"
     }
 
+    public init(from decoder: any Decoder) throws {
+        counts = try DeliveryCounts(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        storedExpireFrom = try container.decodeIfPresent(String.self, forKey: .storedExpireFrom)
+        storedExpireUntil = try container.decodeIfPresent(String.self, forKey: .storedExpireUntil)
+        toDeviceMs = try container.decodeIfPresent(Times.self, forKey: .toDeviceMs)
+        reachedMs = try container.decodeIfPresent(Times.self, forKey: .reachedMs)
+        deliveredPerSecond = try container.decodeIfPresent(Double.self, forKey: .deliveredPerSecond)
+        reachedCurve = try container.decodeIfPresent([CurvePoint].self, forKey: .reachedCurve)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try counts.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(storedExpireFrom, forKey: .storedExpireFrom)
+        try container.encodeIfPresent(storedExpireUntil, forKey: .storedExpireUntil)
+        try container.encodeIfPresent(toDeviceMs, forKey: .toDeviceMs)
+        try container.encodeIfPresent(reachedMs, forKey: .reachedMs)
+        try container.encodeIfPresent(deliveredPerSecond, forKey: .deliveredPerSecond)
+        try container.encodeIfPresent(reachedCurve, forKey: .reachedCurve)
+    }
+
     /// Delivered at once or from storage.
-    public var allDelivered: Int { delivered + deliveredFromStorage }
+    public var allDelivered: Int { counts.allDelivered }
 
     /// What became of the notifications a category counts: report.html colours its bar by it.
     public enum Fate: Sendable {
@@ -124,7 +121,7 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     }
 
     /// `count` as a share of `received` (0 with nothing received).
-    public func share(_ count: Int) -> Double { received > 0 ? Double(count) / Double(received) : 0 }
+    public func share(_ count: Int) -> Double { counts.received > 0 ? Double(count) / Double(counts.received) : 0 }
 
     /// The lines summary.md and the terminal show:
     ///
@@ -138,7 +135,7 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
         func percent(_ count: Int) -> String { String(format: "%.1f%%", share(count) * 100) }
         func seconds(_ ms: Double) -> String { String(format: ms < 10_000 ? "%.2f s" : "%.1f s", ms / 1000) }
         var lines = [
-            "devices: \(received) received by APNs; delivered \(allDelivered) (\(percent(allDelivered)): \(delivered) at once, \(deliveredFromStorage) from storage)"
+            "devices: \(counts.received) received by APNs; delivered \(allDelivered) (\(percent(allDelivered)): \(counts.delivered) at once, \(counts.deliveredFromStorage) from storage)"
         ]
         if let reachedMs {
             lines.append(
@@ -147,16 +144,18 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
             )
         }
         lines.append(
-            "  stored: offline \(storedOffline), power \(storedPower); discarded: expired \(discardedExpired) (\(percent(discardedExpired))), unregistered \(discardedUnregistered) (\(discardedUnregisteredFromStorage) from storage), disabled \(discardedDisabled) (\(discardedDisabledFromStorage) from storage), replaced by a newer one \(discardedReplaced) (\(collapsed) with its collapse id)"
+            "  stored: offline \(counts.storedOffline), power \(counts.storedPower); discarded: expired \(counts.discardedExpired) (\(percent(counts.discardedExpired))), unregistered \(counts.discardedUnregistered) (\(counts.discardedUnregisteredFromStorage) from storage), disabled \(counts.discardedDisabled) (\(counts.discardedDisabledFromStorage) from storage), replaced by a newer one \(counts.discardedReplaced) (\(counts.collapsed) with its collapse id)"
         )
-        if forgotten > 0 { lines.append("  forgotten (the store was full, --device-store-cap): \(forgotten)") }
-        if stored > 0 {
+        if counts.forgotten > 0 {
+            lines.append("  forgotten (the store was full, --device-store-cap): \(counts.forgotten)")
+        }
+        if counts.stored > 0 {
             lines.append(
-                "  still stored at the end: \(stored), expiring \(storedExpireFrom ?? "?") … \(storedExpireUntil ?? "?")"
+                "  still stored at the end: \(counts.stored), expiring \(storedExpireFrom ?? "?") … \(storedExpireUntil ?? "?")"
             )
         }
-        if unregisteredAnswers > 0 {
-            lines.append("  answered 410 after the app was found uninstalled: \(unregisteredAnswers)")
+        if counts.unregisteredAnswers > 0 {
+            lines.append("  answered 410 after the app was found uninstalled: \(counts.unregisteredAnswers)")
         }
         return lines
     }
@@ -172,8 +171,8 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
         ]
         lines += Self.appleCategories.map { row($0.name, self[keyPath: $0.count]) }
         lines += [
-            row("ours: discarded, replaced by a newer one", discardedReplaced),
-            row("ours: forgotten (store full)", forgotten), row("ours: still stored at the end", stored),
+            row("ours: discarded, replaced by a newer one", counts.discardedReplaced),
+            row("ours: forgotten (store full)", counts.forgotten), row("ours: still stored at the end", counts.stored),
         ]
         lines.append("")
         lines += self.lines.dropFirst().map { "- " + $0.trimmingCharacters(in: .whitespaces) }

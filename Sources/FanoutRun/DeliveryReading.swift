@@ -11,22 +11,7 @@ extension DeliverySummary {
     /// expirations of what is still stored turned from the uptime clock to the wall's.
     init(_ snapshot: DeliverySnapshot, now: Date = Date(), uptime: UInt64 = NIODeadline.now().uptimeNanoseconds) {
         self.init()
-        let counts = snapshot.counts
-        received = counts.received
-        delivered = counts.delivered
-        deliveredFromStorage = counts.deliveredFromStorage
-        storedOffline = counts.storedOffline
-        storedPower = counts.storedPower
-        discardedUnregistered = counts.discardedUnregistered
-        discardedUnregisteredFromStorage = counts.discardedUnregisteredFromStorage
-        discardedDisabled = counts.discardedDisabled
-        discardedDisabledFromStorage = counts.discardedDisabledFromStorage
-        discardedExpired = counts.discardedExpired
-        discardedReplaced = counts.discardedReplaced
-        collapsed = counts.collapsed
-        forgotten = counts.forgotten
-        stored = counts.stored
-        unregisteredAnswers = counts.unregisteredAnswers
+        counts = snapshot.counts
         func wall(_ time: UInt64) -> String {
             let seconds = time >= uptime ? Double(time - uptime) / 1e9 : -Double(uptime - time) / 1e9
             return TimeNotation.format(now.addingTimeInterval(seconds))

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutSettings
 
 /// A notification APNs accepted, as the fleet needs it.

@@ -1,4 +1,5 @@
 import Atomics
+import FanoutAPNs
 import NIOConcurrencyHelpers
 
 /// The sink's device fleet, shared by its event loops: a device can get requests on several

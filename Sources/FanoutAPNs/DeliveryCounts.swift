@@ -48,6 +48,22 @@ public struct DeliveryCounts: Sendable, Hashable, Codable {
 
     public init() {}
 
+    /// summary.json's names (its `delivery` holds them flat, beside the times).
+    enum CodingKeys: String, CodingKey {
+        case received, delivered
+        case deliveredFromStorage = "delivered_from_storage"
+        case storedOffline = "stored_offline"
+        case storedPower = "stored_power"
+        case discardedUnregistered = "discarded_unregistered"
+        case discardedUnregisteredFromStorage = "discarded_unregistered_from_storage"
+        case discardedDisabled = "discarded_disabled"
+        case discardedDisabledFromStorage = "discarded_disabled_from_storage"
+        case discardedExpired = "discarded_expired"
+        case discardedReplaced = "discarded_replaced"
+        case collapsed, forgotten, stored
+        case unregisteredAnswers = "unregistered_answers"
+    }
+
     /// Every accepted notification's final place so far, which must equal `received`.
     public var accountedFor: Int {
         stored + delivered + deliveredFromStorage + discardedUnregistered + discardedUnregisteredFromStorage
