@@ -56,6 +56,13 @@ public struct Gate: Sendable {
                 "\(needing.text): \(needing.metric.rawValue) is measured with the sink's device fleet (--device-… or --sink-device-…); \(folder.directory) has no delivery section"
             )
         }
+        if let needing = parsed.first(where: \.metric.needsBroadcast),
+            let folder = folders.first(where: { $0.runs.contains { $0.metrics[needing.metric] == nil } })
+        {
+            throw GateError(
+                "\(needing.text): \(needing.metric.rawValue) is measured with broadcasts (the devices and times by fanout sink --output); \(folder.directory) has no such figure in its broadcast section"
+            )
+        }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
             throw GateError("\(needing.text) compares with a baseline: give --baseline RUN_DIR")
         }
