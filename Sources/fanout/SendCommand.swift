@@ -115,8 +115,8 @@ struct SendCommand: ParsableCommand {
         var target = self.target
         var pushType = templateOptions.pushType
         var templateSettings = templateOptions.options
-        var tokens = tokenOptions.input
         let app = broadcasting.broadcast ? try broadcastApp() : nil
+        let tokens = app == nil ? tokenOptions.input : TokenSet(.channels(ChannelRounds(channels: [], rounds: 0, firstTimestamp: 0)))
         if let app {
             // A broadcast is a Live Activity update (docs/apns.md, "Broadcast channels"); its
             // channels stand where tokens do, read when the run starts (`SendJob.broadcastOnce`).
@@ -124,7 +124,6 @@ struct SendCommand: ParsableCommand {
             if target.expiration == nil && target.scenario == nil { target.expiration = 0 }
             pushType = .liveactivity
             templateSettings = templateOptions.options(pushType: .liveactivity)
-            tokens = TokenSet(.channels(ChannelRounds(channels: [], rounds: 0, firstTimestamp: 0)))
         }
         var job = try target.job(
             endpoint: endpoint,

@@ -31,7 +31,7 @@ import Testing
             ],
             timeout: .seconds(120)
         )
-        #expect(send.status == 0, "\(send.standardError)")
+        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
         #expect(send.standardOutput.contains("broadcast channels: 100 created, 100 deleted, 0 kept"), "\(send.standardOutput)")
         let run = try CommandRunner.summary(in: folder + "/run")
         let sent = try #require(run.broadcast, "no broadcast section in the sender's summary.json")
@@ -89,7 +89,7 @@ import Testing
             ],
             timeout: .seconds(120)
         )
-        #expect(send.status == 0, "\(send.standardError)")
+        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
         let run = try CommandRunner.summary(in: folder + "/run")
         #expect(run.broadcast?.channels == .init(created: 4, deleted: 0, kept: 4, given: 0))
         let ended = try sink.wait(timeout: .seconds(60))
