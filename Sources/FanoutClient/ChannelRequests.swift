@@ -89,7 +89,10 @@ package struct ChannelRequests: HTTP2ConnectionDelegate {
 
     package mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
         guard answered < requests.count else { return report(failure: nil) }
-        report(failure: error.map { "\($0)" } ?? "the connection ended with \(requests.count - answered) requests unanswered")
+        report(
+            failure: error.map { "\($0)" }
+                ?? "the connection ended with \(requests.count - answered) requests unanswered"
+        )
     }
 
     private mutating func report(failure: String?) {
@@ -113,7 +116,11 @@ package struct ChannelRequests: HTTP2ConnectionDelegate {
             }
             if let authorization { fields.append(("\(APNsRequest.Header.authorization)", authorization)) }
             do {
-                try connection.sendRequest(HTTP2Fields(fields, indexing: .withoutIndexing), body: body, tag: UInt64(next))
+                try connection.sendRequest(
+                    HTTP2Fields(fields, indexing: .withoutIndexing),
+                    body: body,
+                    tag: UInt64(next)
+                )
             } catch {
                 break
             }

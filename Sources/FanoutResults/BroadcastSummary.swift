@@ -58,7 +58,14 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
         public var open: Int?
         public var refused: Int?
 
-        public init(created: Int = 0, deleted: Int = 0, kept: Int = 0, given: Int = 0, open: Int? = nil, refused: Int? = nil) {
+        public init(
+            created: Int = 0,
+            deleted: Int = 0,
+            kept: Int = 0,
+            given: Int = 0,
+            open: Int? = nil,
+            refused: Int? = nil
+        ) {
             self.created = created
             self.deleted = deleted
             self.kept = kept
@@ -160,7 +167,11 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
                 ),
             lastSubscriberMs: lasts.isEmpty
                 ? nil
-                : LastSubscriber(p50: worst(lasts.map(\.p50)), p99: worst(lasts.map(\.p99)), max: worst(lasts.map(\.max))),
+                : LastSubscriber(
+                    p50: worst(lasts.map(\.p50)),
+                    p99: worst(lasts.map(\.p99)),
+                    max: worst(lasts.map(\.max))
+                ),
             // Each input's file stays in its own folder.
             broadcastsFile: nil,
             broadcastsLeftOut: total(parts.map(\.broadcastsLeftOut))
@@ -270,7 +281,8 @@ public struct BroadcastRow: Sendable, Equatable {
 
     public var line: String {
         func ms(_ value: Double) -> String { String(format: "%.3f", value) }
-        return "\(broadcast),\(ms(acceptedMs)),\(channel),\(devices.subscribers),\(devices.delivered),\(devices.stored),"
+        return
+            "\(broadcast),\(ms(acceptedMs)),\(channel),\(devices.subscribers),\(devices.delivered),\(devices.stored),"
             + "\(devices.missed),\(devices.unreachable),\(ms(p50Ms)),\(ms(p99Ms)),\(ms(lastMs))"
     }
 

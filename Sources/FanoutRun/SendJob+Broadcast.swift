@@ -67,7 +67,11 @@ extension SendJob {
         var job = self
         job.tokens = TokenSet(
             .channels(
-                ChannelRounds(channels: ids, rounds: broadcast.updates, firstTimestamp: Int(Date().timeIntervalSince1970))
+                ChannelRounds(
+                    channels: ids,
+                    rounds: broadcast.updates,
+                    firstTimestamp: Int(Date().timeIntervalSince1970)
+                )
             ),
             reader: tokens.reader
         )
@@ -80,7 +84,9 @@ extension SendJob {
                 progress: progress
             )
         } catch {
-            if case .create = broadcast.channels, !broadcast.keepChannels { _ = management.perform(ids.map { .delete(channel: $0) }) }
+            if case .create = broadcast.channels, !broadcast.keepChannels {
+                _ = management.perform(ids.map { .delete(channel: $0) })
+            }
             throw error
         }
         let snapshot = summary.report.snapshot
@@ -96,7 +102,9 @@ extension SendJob {
                 section.channels.deleted = deleted
                 section.channels.kept = ids.count - deleted
                 if deleted < ids.count {
-                    let reasons = Set(outcome.answers.filter { !$0.succeeded }.map { $0.reason ?? "status \($0.status)" })
+                    let reasons = Set(
+                        outcome.answers.filter { !$0.succeeded }.map { $0.reason ?? "status \($0.status)" }
+                    )
                     StandardStream.error.write(
                         Array(
                             ("fanout: \(ids.count - deleted) of \(ids.count) channels were not deleted at "

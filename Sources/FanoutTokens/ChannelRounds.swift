@@ -56,8 +56,12 @@ extension ChannelRounds {
     /// `=` padding at the end, a multiple of 4 characters), at most `maxIDLength` characters.
     public static func problem(with id: String) -> String? {
         let bytes = Array(id.utf8)
-        if bytes.count > maxIDLength { return "a channel id is at most \(maxIDLength) characters, this one \(bytes.count)" }
-        guard bytes.count % 4 == 0 else { return "a channel id is base64, a multiple of 4 characters, not \(bytes.count)" }
+        if bytes.count > maxIDLength {
+            return "a channel id is at most \(maxIDLength) characters, this one \(bytes.count)"
+        }
+        guard bytes.count % 4 == 0 else {
+            return "a channel id is base64, a multiple of 4 characters, not \(bytes.count)"
+        }
         let body = bytes.prefix { $0 != UInt8(ascii: "=") }
         let padding = bytes.count - body.count
         guard padding <= 2, bytes[body.count...].allSatisfy({ $0 == UInt8(ascii: "=") }) else {
@@ -71,7 +75,8 @@ extension ChannelRounds {
 
     private static func isBase64(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "+"), UInt8(ascii: "/"):
             true
         default: false

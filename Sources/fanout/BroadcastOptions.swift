@@ -6,7 +6,8 @@ import FanoutRun
 struct BroadcastOptions: ParsableArguments {
     @Flag(
         name: .long,
-        help: "Broadcast Live Activity updates to channels (docs/load-engine.md, Broadcasts) instead of notifications to tokens."
+        help:
+            "Broadcast Live Activity updates to channels (docs/load-engine.md, Broadcasts) instead of notifications to tokens."
     )
     var broadcast = false
 
@@ -61,10 +62,14 @@ struct BroadcastOptions: ParsableArguments {
             )
         }
         if ![0, 1].contains(storagePolicy) {
-            throw ValidationError("--storage-policy is 0 (no message stored) or 1 (the most recent), not \(storagePolicy).")
+            throw ValidationError(
+                "--storage-policy is 0 (no message stored) or 1 (the most recent), not \(storagePolicy)."
+            )
         }
         if channelIds != nil && (keepChannels || storagePolicy != 1) {
-            throw ValidationError("--keep-channels and --storage-policy are for created channels (--channels), not --channel-ids.")
+            throw ValidationError(
+                "--keep-channels and --storage-policy are for created channels (--channels), not --channel-ids."
+            )
         }
         if updates < 1 { throw ValidationError("--updates must be at least 1, not \(updates).") }
     }

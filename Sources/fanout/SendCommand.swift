@@ -83,10 +83,14 @@ struct SendCommand: ParsableCommand {
     /// channel-management host too.
     private func validateBroadcast() throws {
         if tokenOptions.tokens != nil || tokenOptions.generate != nil {
-            throw ValidationError("--broadcast sends to channels, not tokens: --tokens and --generate do not go with it.")
+            throw ValidationError(
+                "--broadcast sends to channels, not tokens: --tokens and --generate do not go with it."
+            )
         }
         guard let app = try broadcastApp() else {
-            throw ValidationError("--broadcast needs the app's bundle id: --topic com.example.app (or topic in --scenario).")
+            throw ValidationError(
+                "--broadcast needs the app's bundle id: --topic com.example.app (or topic in --scenario)."
+            )
         }
         if broadcasting.storagePolicy == 0, let expiration = target.expiration, expiration != 0 {
             throw ValidationError(
@@ -102,7 +106,9 @@ struct SendCommand: ParsableCommand {
     private func broadcastApp() throws -> String? {
         var topic = target.topic
         if topic == nil, let scenario = target.scenario {
-            do { topic = try HeaderSettings(contentsOfFile: scenario).topic } catch { throw ValidationError("\(error).") }
+            do { topic = try HeaderSettings(contentsOfFile: scenario).topic } catch {
+                throw ValidationError("\(error).")
+            }
         }
         guard var app = topic, !app.isEmpty else { return nil }
         let suffix = "\(APNsPushType.liveactivity.topicSuffix)"
@@ -116,7 +122,9 @@ struct SendCommand: ParsableCommand {
         var pushType = templateOptions.pushType
         var templateSettings = templateOptions.options
         let app = broadcasting.broadcast ? try broadcastApp() : nil
-        let tokens = app == nil ? tokenOptions.input : TokenSet(.channels(ChannelRounds(channels: [], rounds: 0, firstTimestamp: 0)))
+        let tokens =
+            app == nil
+            ? tokenOptions.input : TokenSet(.channels(ChannelRounds(channels: [], rounds: 0, firstTimestamp: 0)))
         if let app {
             // A broadcast is a Live Activity update (docs/apns.md, "Broadcast channels"); its
             // channels stand where tokens do, read when the run starts (`SendJob.broadcastOnce`).

@@ -32,7 +32,10 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
-        #expect(send.standardOutput.contains("broadcast channels: 100 created, 100 deleted, 0 kept"), "\(send.standardOutput)")
+        #expect(
+            send.standardOutput.contains("broadcast channels: 100 created, 100 deleted, 0 kept"),
+            "\(send.standardOutput)"
+        )
         let run = try CommandRunner.summary(in: folder + "/run")
         let sent = try #require(run.broadcast, "no broadcast section in the sender's summary.json")
         #expect(sent.channels == .init(created: 100, deleted: 100, kept: 0, given: 0))
@@ -62,7 +65,10 @@ import Testing
         #expect(Set(rows.map(\.channel)).count == 100)
 
         let passes = try CommandRunner.run(
-            ["gate", folder + "/sink", "--threshold", "broadcast.delivered >= 10000000", "--threshold", "broadcast.open == 0"]
+            [
+                "gate", folder + "/sink", "--threshold", "broadcast.delivered >= 10000000", "--threshold",
+                "broadcast.open == 0",
+            ]
         )
         #expect(passes.status == 0, "\(passes.standardOutput)\(passes.standardError)")
         let fails = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "broadcast.delivered > 10000000"])
@@ -151,6 +157,9 @@ import Testing
             "--template", "fixtures/liveactivity-update.json",
         ])
         #expect(result.status == 64, "\(result.standardError)")
-        #expect(result.standardError.contains("api-manage-broadcast.push.apple.com is Apple's production"), "\(result.standardError)")
+        #expect(
+            result.standardError.contains("api-manage-broadcast.push.apple.com is Apple's production"),
+            "\(result.standardError)"
+        )
     }
 }

@@ -50,7 +50,10 @@ import Testing
         sender.accepted = 30
         let folder = try Self.folder(sender)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        #expect(try Gate(run: folder, baseline: nil, thresholds: ["broadcast.accepted == 30"], file: nil).evaluate().status == .passed)
+        #expect(
+            try Gate(run: folder, baseline: nil, thresholds: ["broadcast.accepted == 30"], file: nil).evaluate().status
+                == .passed
+        )
         let error = #expect(throws: GateError.self) {
             try Gate(run: folder, baseline: nil, thresholds: ["broadcast.delivered > 0"], file: nil)
         }
@@ -69,11 +72,14 @@ import Testing
         other.rejected = ["ChannelNotRegistered": 3]
         other.deliveryMs?.p99 = 70
         let merged = try #require(BroadcastSummary.merged([Self.section(), nil, other]))
-        #expect(merged.channels == {
-            var channels = BroadcastSummary.Channels(created: 200, deleted: 196, kept: 0, given: 0)
-            channels.open = 4
-            return channels
-        }())
+        #expect(
+            merged.channels
+                == {
+                    var channels = BroadcastSummary.Channels(created: 200, deleted: 196, kept: 0, given: 0)
+                    channels.open = 4
+                    return channels
+                }()
+        )
         #expect(merged.broadcasts == 2000)
         #expect(merged.rejected == ["ChannelNotRegistered": 3])
         #expect(merged.devices?.delivered == 18_000_000)

@@ -64,7 +64,9 @@ struct BroadcastTimesTests {
         let store = ChannelStore(subscribers: .fixed(9), seed: 1, listed: 3)
         let id = try #require(ChannelStoreTests.create(store, "com.example.app"))
         for step in 0..<5 {
-            #expect(ChannelStoreTests.bytes("com.example.app") { store.broadcast(id, bundle: $0, now: UInt64(step)) } != nil)
+            #expect(
+                ChannelStoreTests.bytes("com.example.app") { store.broadcast(id, bundle: $0, now: UInt64(step)) } != nil
+            )
         }
         let records = store.records
         #expect(records.broadcasts.map(\.acceptedAt) == [0, 1, 2])
