@@ -73,18 +73,21 @@ struct APNsRequestFields: HTTP2HeaderFields {
     /// Points `:path` at `token`'s device, or, for a broadcast, `apns-channel-id` at the
     /// channel whose id `token` holds.
     mutating func select(token: UnsafeRawBufferPointer) {
-        if channel != nil {
-            if channel!.count < token.count { channel! += [UInt8](repeating: 0, count: token.count - channel!.count) }
-            channel!.withUnsafeMutableBytes { $0.copyMemory(from: token) }
-            channelLength = token.count
-            return
-        }
+        if channel != nil { return select(channel: token) }
         let count = Self.prefixLength + token.count
         if path.count < count { path += [UInt8](repeating: 0, count: count - path.count) }
         path.withUnsafeMutableBytes { bytes in
             UnsafeMutableRawBufferPointer(rebasing: bytes[Self.prefixLength...]).copyMemory(from: token)
         }
         pathLength = count
+    }
+
+    /// Points `apns-channel-id` at the channel whose base64 id `token` holds.
+    @inline(never)
+    private mutating func select(channel id: UnsafeRawBufferPointer) {
+        if channel!.count < id.count { channel! += [UInt8](repeating: 0, count: id.count - channel!.count) }
+        channel!.withUnsafeMutableBytes { $0.copyMemory(from: id) }
+        channelLength = id.count
     }
 
     func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
@@ -99,21 +102,12 @@ struct APNsRequestFields: HTTP2HeaderFields {
             )
         }
         shared.encode(with: &encoder, into: &block)
-        if let channel {
-            channel.withUnsafeBytes { channel in
-                let name = APNsRequest.Header.channelID
-                encoder.encode(
-                    name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
-                    value: UnsafeRawBufferPointer(rebasing: channel[..<channelLength]),
-                    indexing: .withoutIndexing,
-                    huffman: .never,
-                    into: &block
-                )
-            }
-        }
+        // A broadcast's fields apart, so that a notification's path stays as it was (its
+        // apns-id's name a constant: scripts/cost.sh counted +3% in HPACK encoding otherwise).
+        if channel != nil { return encodeBroadcastFields(with: &encoder, into: &block) }
         if let id, sendsID {
             id.withUnsafeBytes { id in
-                let name = channel == nil ? APNsRequest.Header.apnsID : APNsRequest.Header.requestID
+                let name = APNsRequest.Header.apnsID
                 encoder.encode(
                     name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
                     value: id,
@@ -122,6 +116,32 @@ struct APNsRequestFields: HTTP2HeaderFields {
                     into: &block
                 )
             }
+        }
+    }
+
+    /// `apns-channel-id`, then `apns-request-id` when the run generates ids.
+    @inline(never)
+    private func encodeBroadcastFields(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
+        channel!.withUnsafeBytes { channel in
+            let name = APNsRequest.Header.channelID
+            encoder.encode(
+                name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
+                value: UnsafeRawBufferPointer(rebasing: channel[..<channelLength]),
+                indexing: .withoutIndexing,
+                huffman: .never,
+                into: &block
+            )
+        }
+        guard let id, sendsID else { return }
+        id.withUnsafeBytes { id in
+            let name = APNsRequest.Header.requestID
+            encoder.encode(
+                name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
+                value: id,
+                indexing: .withoutIndexing,
+                huffman: .never,
+                into: &block
+            )
         }
     }
 }
