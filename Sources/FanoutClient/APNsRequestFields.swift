@@ -102,8 +102,8 @@ struct APNsRequestFields: HTTP2HeaderFields {
             )
         }
         shared.encode(with: &encoder, into: &block)
-        // A broadcast's fields apart, so that a notification's path stays as it was (its
-        // apns-id's name a constant: scripts/cost.sh counted +3% in HPACK encoding otherwise).
+        // A broadcast's fields apart, so that a notification's fields are encoded as before,
+        // behind one branch.
         if channel != nil { return encodeBroadcastFields(with: &encoder, into: &block) }
         if let id, sendsID {
             id.withUnsafeBytes { id in
