@@ -7,6 +7,9 @@ public enum APNsHost: String, CaseIterable, Sendable {
     case sandbox = "api.sandbox.push.apple.com"
     /// An alias of the sandbox some clients use.
     case development = "api.development.push.apple.com"
+    /// The channel-management hosts of broadcast channels (docs/apns.md, "Broadcast channels").
+    case manageProduction = "api-manage-broadcast.push.apple.com"
+    case manageSandbox = "api-manage-broadcast.sandbox.push.apple.com"
 
     /// The host named by `name` (any case, a trailing dot allowed), if it is one of Apple's.
     public init?(host name: String) {
@@ -16,7 +19,13 @@ public enum APNsHost: String, CaseIterable, Sendable {
     }
 
     /// Production APNs delivers to real devices of released apps.
-    public var isProduction: Bool { self == .production }
+    public var isProduction: Bool { self == .production || self == .manageProduction }
+
+    /// The channel-management host and port of this host's environment (docs/apns.md,
+    /// "Broadcast channels": 2196 for production, 2195 for the sandbox).
+    public var management: (host: APNsHost, port: Int) {
+        isProduction ? (.manageProduction, 2196) : (.manageSandbox, 2195)
+    }
 
     /// The rate, a second, of a send to Apple's hosts that gives no `--rate` of its own: a
     /// campaign's pace, not a flood's, until the user says otherwise.

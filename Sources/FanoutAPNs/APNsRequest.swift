@@ -18,6 +18,8 @@
 public enum APNsRequest {
     /// `:path` is this prefix followed by the device token in hex.
     @inlinable public static var devicePathPrefix: StaticString { "/3/device/" }
+    /// A broadcast's path before its bundle id (docs/apns.md, "Broadcast channels").
+    @inlinable public static var broadcastPathPrefix: StaticString { "/4/broadcasts/apps/" }
 
     /// The header names APNs reads.
     public enum Header {
@@ -28,6 +30,10 @@ public enum APNsRequest {
         @inlinable public static var expiration: StaticString { "apns-expiration" }
         @inlinable public static var collapseID: StaticString { "apns-collapse-id" }
         @inlinable public static var apnsID: StaticString { "apns-id" }
+        /// A broadcast's channel (docs/apns.md, "Broadcast channels").
+        @inlinable public static var channelID: StaticString { "apns-channel-id" }
+        /// A broadcast's or channel request's id, which APNs echoes.
+        @inlinable public static var requestID: StaticString { "apns-request-id" }
     }
 
     /// The MAX_CONCURRENT_STREAMS APNs advertises once a connection has been accepted (1 before

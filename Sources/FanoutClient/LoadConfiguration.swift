@@ -180,6 +180,9 @@ public struct LoadConfiguration: Sendable {
     /// refused and timed-out connects are tried again before the run ends unreachable.
     public var connectTimeout: Duration = Self.defaultConnectTimeout
     public static let defaultConnectTimeout: Duration = .seconds(10)
+    /// The bundle id whose channels the run broadcasts to (`fanout send --broadcast`): each
+    /// "token" is then a channel id (`APNsRequestFields`); `nil` sends to devices.
+    public var broadcastApp: String?
 
     public init(
         host: String,
@@ -229,8 +232,10 @@ public struct LoadConfiguration: Sendable {
         typealias Header = APNsRequest.Header
         var fields: [(name: String, value: String)] = [
             (":method", "POST"), (":scheme", "https"), (":authority", authority ?? host),
-            ("\(Header.topic)", headers.topic), ("\(Header.pushType)", headers.pushType.rawValue),
         ]
+        // A broadcast names its app in the path (docs/apns.md, "Broadcast channels").
+        if broadcastApp == nil { fields.append(("\(Header.topic)", headers.topic)) }
+        fields.append(("\(Header.pushType)", headers.pushType.rawValue))
         if let priority = headers.priority { fields.append(("\(Header.priority)", priority.description)) }
         if let expiration = headers.expiration { fields.append(("\(Header.expiration)", String(expiration))) }
         if let collapseID = headers.collapseID { fields.append(("\(Header.collapseID)", collapseID.text)) }

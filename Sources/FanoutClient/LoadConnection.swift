@@ -89,7 +89,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         )
         fields = APNsRequestFields(
             shared: configuration.sharedFields(authorization: authorization?.value),
-            generatesID: configuration.headers.generatesAPNsID || configuration.headers.timedAPNsIDs > 0
+            generatesID: configuration.headers.generatesAPNsID || configuration.headers.timedAPNsIDs > 0,
+            broadcastApp: configuration.broadcastApp
         )
         generatesAPNsID = configuration.headers.generatesAPNsID
         timedAPNsIDs = configuration.headers.timedAPNsIDs

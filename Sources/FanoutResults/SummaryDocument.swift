@@ -106,6 +106,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// With the sink's device fleet on: what became of the accepted notifications (an added,
     /// optional field); absent otherwise and in older folders.
     public var delivery: DeliverySummary? = nil
+    /// A broadcast run's channels and broadcasts, or what a sink's broadcasts reached (an
+    /// added, optional field); absent without broadcasts and in older folders.
+    public var broadcast: BroadcastSummary? = nil
 
     /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
     /// merge it before it compiles.
@@ -134,6 +137,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case unsent
         case openModel = "open_model"
         case delivery
+        case broadcast
     }
 
     /// `fanout sink --output`'s folder.
@@ -199,7 +203,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         provider: Provider? = nil,
         unsent: Int? = nil,
         openModel: OpenModel? = nil,
-        delivery: DeliverySummary? = nil
+        delivery: DeliverySummary? = nil,
+        broadcast: BroadcastSummary? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.configuration = configuration
@@ -247,6 +252,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.unsent = unsent
         self.openModel = openModel
         self.delivery = delivery
+        self.broadcast = broadcast
     }
 }
 

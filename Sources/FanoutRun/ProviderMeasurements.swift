@@ -188,6 +188,9 @@ enum ProviderMeasurements {
         )
         measurements.scenarioFile = job.configuration.scenario.file
         measurements.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
+        if let records = sink.broadcastRecords {
+            (measurements.broadcast, measurements.broadcastRows) = BroadcastReading.read(records)
+        }
         return measurements
     }
 

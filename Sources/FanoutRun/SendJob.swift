@@ -110,6 +110,8 @@ public struct SendJob: Sendable {
     public var metrics: MetricsAddress?
     /// How long the endpoint may take to be reached (`--connect-timeout`).
     public var connectTimeout = LoadConfiguration.defaultConnectTimeout
+    /// Broadcasts to channels instead of notifications to tokens (`--broadcast`).
+    public var broadcast: Broadcast?
 
     public init(endpoint: Endpoint, template: String, headers: NotificationHeaders, tokens: TokenSet) {
         self.endpoint = endpoint
@@ -141,6 +143,7 @@ public struct SendJob: Sendable {
         if inlineTemplate == nil { paths.append(template) }
         if let path = tokens.reader.rejectsPath { paths.append(path) }
         if let goneTokens { paths.append(goneTokens) }
+        if case .file(let path) = broadcast?.channels { paths.append(path) }
         return paths
     }
 
@@ -167,6 +170,7 @@ public struct SendJob: Sendable {
             shape: shardShape
         )
         configuration.connectTimeout = connectTimeout
+        configuration.broadcastApp = broadcast?.app
         if let tokenAuth {
             do {
                 configuration.providerTokens = try ProviderTokens(
@@ -217,6 +221,7 @@ public struct SendJob: Sendable {
         into directory: String,
         signals: StopSignals
     ) throws -> RunStatus {
+        if let broadcast { return try broadcastOnce(broadcast, configuration, into: directory, signals: signals) }
         let progress = ProgressDisplay.make(
             total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
         )

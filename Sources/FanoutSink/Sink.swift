@@ -33,6 +33,7 @@ package final class SinkState: Sendable {
         channels = ChannelStore(
             subscribers: scenario.channelSubscribers,
             shares: DeliveryShares(devices.isEnabled ? devices : nil),
+            delay: devices.isEnabled ? devices.delay : nil,
             seed: scenario.seed
         )
     }
@@ -72,6 +73,11 @@ public final class Sink: Sendable {
     public var broadcastCounts: BroadcastCounts? {
         let counts = state.channels.counts
         return counts.created + counts.refusedCreations == 0 ? nil : counts
+    }
+
+    /// What the broadcasts reached, one by one, once a channel was asked for (`nil` before).
+    public var broadcastRecords: BroadcastRecords? {
+        broadcastCounts == nil ? nil : state.channels.records
     }
 
     /// Refusals and limits reached, logged with the peer (`SinkConfiguration.limitLog`).

@@ -9,6 +9,7 @@ enum TokenInput: ~Copyable {
     case text(TokenFile, prefix: [UInt8])
     case binary(TokenFile, BinaryTokenFormat.Header)
     case generated(TokenGenerator)
+    case channels(ChannelRounds)
 
     static func open(_ source: TokenSource, configuration: TokenReaderConfiguration) throws(TokenSetError) -> TokenInput
     {
@@ -24,6 +25,15 @@ enum TokenInput: ~Copyable {
                 )
             }
             return .generated(generator)
+        case .channels(let rounds):
+            for (index, id) in rounds.channels.enumerated()
+            where id.isEmpty || id.utf8.count > ChannelRounds.maxIDLength || id.utf8.contains(where: { $0 <= 0x20 }) {
+                throw TokenSetError(
+                    "channel \(index + 1) is not an APNs channel id (base64, 1 to \(ChannelRounds.maxIDLength) characters): \(id)",
+                    source: source.name
+                )
+            }
+            return .channels(rounds)
         case .file(let path):
             return try sniffed(try TokenFile.open(reading: path), configuration: configuration)
         }
@@ -85,6 +95,7 @@ final class TokenReader: @unchecked Sendable {
             case .text(let file, let prefix): try readText(file, prefix: prefix, &summary)
             case .binary(let file, let header): try readBinary(file, header, &summary)
             case .generated(let generator): try readGenerated(generator, &summary)
+            case .channels(let rounds): readChannels(rounds, &summary)
             }
         } catch {
             summary.error = error
@@ -244,6 +255,57 @@ final class TokenReader: @unchecked Sendable {
             }
             deliver(batch, &summary)
         }
+    }
+}
+
+extension TokenReader {
+    /// Fills batches with `rounds`' records (`ChannelRounds`): the channel id's bytes, a tab and
+    /// the round's timestamp in decimal; this shard's records only, as `readGenerated` does.
+    func readChannels(_ rounds: ChannelRounds, _ summary: inout TokenStreamSummary) {
+        let ids = rounds.channels.map { Array($0.utf8) }
+        let recordBytes = ChannelRounds.maxIDLength + 1 + 20
+        let perBatch = max(1, min(configuration.batchTokens, configuration.batchBytes / recordBytes))
+        let shard = configuration.shard
+        var number = UInt64(shard.index - 1)
+        let step = UInt64(shard.count)
+        defer {
+            summary.validTokens = rounds.count
+            summary.lines = Int(rounds.count)
+        }
+        guard !ids.isEmpty else { return }
+        while number < rounds.count {
+            guard let batch = freeBatch() else { return }
+            var offset = 0
+            while batch.count < perBatch && number < rounds.count {
+                let id = ids[Int(number % UInt64(ids.count))]
+                let round = Int(number / UInt64(ids.count))
+                let base = batch.bytes.baseAddress! + offset
+                id.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                let tokenEnd = offset + id.count
+                base.storeBytes(of: UInt8(ascii: "\t"), toByteOffset: id.count, as: UInt8.self)
+                let end = tokenEnd + 1 + Self.writeDecimal(rounds.firstTimestamp + round, to: base + id.count + 1)
+                batch.append(token: offset..<tokenEnd, fields: tokenEnd..<end, line: Int(number) + 1, sequence: number)
+                offset = end
+                number &+= step
+            }
+            deliver(batch, &summary)
+        }
+    }
+
+    /// Writes `value` (not negative) in decimal at `out`; returns the digits written.
+    static func writeDecimal(_ value: Int, to out: UnsafeMutableRawPointer) -> Int {
+        var count = 1
+        var rest = value / 10
+        while rest > 0 {
+            count += 1
+            rest /= 10
+        }
+        rest = value
+        for place in stride(from: count - 1, through: 0, by: -1) {
+            out.storeBytes(of: UInt8(ascii: "0") + UInt8(rest % 10), toByteOffset: place, as: UInt8.self)
+            rest /= 10
+        }
+        return count
     }
 }
 

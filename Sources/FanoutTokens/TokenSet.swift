@@ -16,6 +16,7 @@ public struct TokenSet: Sendable, Hashable, CustomStringConvertible {
         case .file(let path): text = "file: \(path)"
         case .standardInput: text = "file: -"
         case .generated(let generator): text = "generated: \(generator.count), seed \(generator.seed)"
+        case .channels(let rounds): text = "channels: \(rounds.channels.count) × \(rounds.rounds) updates"
         }
         if reader.shard != .all { text += ", shard \(reader.shard)" }
         return text
@@ -26,6 +27,7 @@ public struct TokenSet: Sendable, Hashable, CustomStringConvertible {
     public func expectedCount(planned: UInt64?) -> UInt64? {
         var known: UInt64?
         if case .generated(let generator) = source, reader.shard == .all { known = generator.count }
+        if case .channels(let rounds) = source, reader.shard == .all { known = rounds.count }
         guard let planned else { return known }
         return known.map { min($0, planned) } ?? planned
     }

@@ -8,6 +8,8 @@ public enum TokenSource: Sendable, Hashable {
     case standardInput
     /// A synthetic set, generated as it is read.
     case generated(TokenGenerator)
+    /// Broadcast updates to channels (`ChannelRounds`): their ids stand where tokens do.
+    case channels(ChannelRounds)
 
     /// How error messages name it.
     public var name: String {
@@ -15,6 +17,7 @@ public enum TokenSource: Sendable, Hashable {
         case .file(let path): path
         case .standardInput: "<stdin>"
         case .generated: "<generated>"
+        case .channels: "<channels>"
         }
     }
 }

@@ -27,7 +27,12 @@ struct GateCommand: ParsableCommand {
             discarded.unregistered, discarded.disabled, forgotten (counts, or a share of those \
             received by APNs with %) and delivered.p50, delivered.p90, delivered.p99, delivered.last \
             (from the fan-out's first request until that share of the delivered, or the last, had \
-            reached its device; us/ms/s/m). Comparisons: < <= \
+            reached its device; us/ms/s/m); with broadcasts (fanout send --broadcast, a sink's \
+            folder) broadcast.accepted (broadcasts accepted), and on a sink's folder \
+            broadcast.delivered (device deliveries at once), broadcast.open (channels left open), \
+            broadcast.p99 and broadcast.last (ms from a broadcast's acceptance to its subscribers' \
+            delivery, p99 and the last) and broadcast.last.p99 (each broadcast's time to its last \
+            subscriber, p99 over the broadcasts). Comparisons: < <= \
             > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
             gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \

@@ -43,6 +43,8 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var tokenOptions: TokenInputOptions
 
+    @OptionGroup var broadcasting: BroadcastOptions
+
     @OptionGroup var templateOptions: TemplateOptions
 
     @OptionGroup var target: EndpointOptions
@@ -62,6 +64,11 @@ struct SendCommand: ParsableCommand {
     var output: String?
 
     func validate() throws {
+        if broadcasting.broadcast {
+            try validateBroadcast()
+        } else {
+            try tokenOptions.requireSet()
+        }
         try target.checkApple(endpoint, generatedTokens: tokenOptions.generate != nil)
         try shape.connection.checkRanges(threads: threads.threads)
         if repeating.repeats > 1 && shape.load.startAt != nil {
@@ -72,15 +79,68 @@ struct SendCommand: ParsableCommand {
         }
     }
 
+    /// `--broadcast`'s rules: channels, not tokens; the app's bundle id; Apple's guard on the
+    /// channel-management host too.
+    private func validateBroadcast() throws {
+        if tokenOptions.tokens != nil || tokenOptions.generate != nil {
+            throw ValidationError(
+                "--broadcast sends to channels, not tokens: --tokens and --generate do not go with it."
+            )
+        }
+        guard let app = try broadcastApp() else {
+            throw ValidationError(
+                "--broadcast needs the app's bundle id: --topic com.example.app (or topic in --scenario)."
+            )
+        }
+        if broadcasting.storagePolicy == 0, let expiration = target.expiration, expiration != 0 {
+            throw ValidationError(
+                "--expiration of a broadcast to channels that store nothing (--storage-policy 0) is 0, not \(expiration) (docs/apns.md)."
+            )
+        }
+        guard let parsed = try? SendJob.Endpoint(parsing: endpoint) else { return }
+        let management = try broadcasting.job(app: app, endpoint: parsed).management
+        try target.checkApple(management.description, generatedTokens: false)
+    }
+
+    /// The bundle id a broadcast goes to: the topic without a Live Activity suffix.
+    private func broadcastApp() throws -> String? {
+        var topic = target.topic
+        if topic == nil, let scenario = target.scenario {
+            do { topic = try HeaderSettings(contentsOfFile: scenario).topic } catch {
+                throw ValidationError("\(error).")
+            }
+        }
+        guard var app = topic, !app.isEmpty else { return nil }
+        let suffix = "\(APNsPushType.liveactivity.topicSuffix)"
+        if app.hasSuffix(suffix) { app.removeLast(suffix.count) }
+        return app
+    }
+
     /// The job the options describe.
     func job() throws -> SendJob {
+        var target = self.target
+        var pushType = templateOptions.pushType
+        var templateSettings = templateOptions.options
+        let app = broadcasting.broadcast ? try broadcastApp() : nil
+        let tokens =
+            app == nil
+            ? tokenOptions.input : TokenSet(.channels(ChannelRounds(channels: [], rounds: 0, firstTimestamp: 0)))
+        if let app {
+            // A broadcast is a Live Activity update (docs/apns.md, "Broadcast channels"); its
+            // channels stand where tokens do, read when the run starts (`SendJob.broadcastOnce`).
+            target.topic = app + "\(APNsPushType.liveactivity.topicSuffix)"
+            if target.expiration == nil && target.scenario == nil { target.expiration = 0 }
+            pushType = .liveactivity
+            templateSettings = templateOptions.options(pushType: .liveactivity)
+        }
         var job = try target.job(
             endpoint: endpoint,
             template: templateOptions.template,
-            templateOptions: templateOptions.options,
-            pushType: templateOptions.pushType,
-            tokens: tokenOptions.input
+            templateOptions: templateSettings,
+            pushType: pushType,
+            tokens: tokens
         )
+        if let app { job.broadcast = try broadcasting.job(app: app, endpoint: job.endpoint) }
         job.shape = try shape.shape()
         // Apple's hosts without a rate of the user's: a campaign's pace, said in the summary.
         if job.endpoint.apple != nil && job.shape.model.schedule == nil {

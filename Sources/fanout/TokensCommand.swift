@@ -36,12 +36,18 @@ struct TokenInputOptions: ParsableArguments {
     var rejects: String?
 
     func validate() throws {
-        if (tokens == nil) == (generate == nil) {
+        if tokens != nil && generate != nil {
             throw ValidationError("Give either --tokens FILE or --generate N.")
         }
         if rejects != nil && !skipInvalid { throw ValidationError("--rejects goes with --skip-invalid.") }
         if length < 1 { throw ValidationError("--length must be at least 1 byte.") }
         if let generate { try MachineLimits.tokenCount("--generate").validate(generate) }
+    }
+
+    /// One of --tokens and --generate is given (each command that reads a set asks: `fanout
+    /// send --broadcast` reads none).
+    func requireSet() throws {
+        if tokens == nil && generate == nil { throw ValidationError("Give either --tokens FILE or --generate N.") }
     }
 
     var source: TokenSource {
@@ -109,6 +115,8 @@ extension TokensCommand {
 
         @OptionGroup var input: TokenInputOptions
 
+        func validate() throws { try input.requireSet() }
+
         @Option(name: .long, help: ArgumentHelp("The file to write.", valueName: "file"))
         var output: String
 
@@ -130,6 +138,8 @@ extension TokensCommand {
         )
 
         @OptionGroup var input: TokenInputOptions
+
+        func validate() throws { try input.requireSet() }
 
         func run() throws {
             let summary = try reportingErrors { () throws(TokenSetError) in

@@ -57,7 +57,8 @@ extension RunSummary {
             sink: reconciliation.map(Self.sinkDocument),
             unsent: snapshot.unsent > 0 ? snapshot.unsent : nil,
             openModel: openModelDocument,
-            delivery: delivery
+            delivery: delivery,
+            broadcast: broadcast
         )
     }
 

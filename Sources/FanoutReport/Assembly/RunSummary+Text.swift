@@ -22,6 +22,7 @@ extension RunSummary {
         if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
         if let scenario { lines.append("scenario: \(scenario)") }
         lines += delivery?.lines ?? []
+        lines += broadcast?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }

@@ -57,6 +57,9 @@ public struct RunSummary: Sendable {
     /// With the embedded sink's device fleet on: what became of the accepted notifications.
     public var delivery: DeliverySummary?
 
+    /// A broadcast run's channels and broadcasts (`fanout send --broadcast`).
+    public var broadcast: BroadcastSummary?
+
     /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
     public var sinkAnswersAtOnce = false
 

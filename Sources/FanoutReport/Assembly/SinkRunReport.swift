@@ -56,6 +56,9 @@ public struct SinkRunReport: Sendable {
         public var scenarioFile: FileUse?
         /// With the device fleet on: what became of the accepted notifications.
         public var delivery: DeliverySummary?
+        /// With broadcasts: what they reached, and a row per broadcast (`broadcasts.csv`).
+        public var broadcast: BroadcastSummary?
+        public var broadcastRows: [BroadcastRow] = []
 
         public init(
             listen: String,
@@ -270,7 +273,8 @@ public struct SinkRunReport: Sendable {
             sink: nil,
             kind: .sink,
             provider: provider,
-            delivery: m.delivery
+            delivery: m.delivery,
+            broadcast: m.broadcast
         )
     }
 
@@ -356,6 +360,7 @@ public struct SinkRunReport: Sendable {
             )
         }
         lines += measurements.delivery?.lines ?? []
+        lines += measurements.broadcast?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }
@@ -378,5 +383,9 @@ public struct SinkRunReport: Sendable {
     /// for a finished one.
     public func write(to directory: String) throws {
         try RunFiles.write(to: directory, summary: document, latency: measurements.deliveries, hlog: hlog)
+        if measurements.broadcast != nil {
+            let text = ([BroadcastRow.header] + measurements.broadcastRows.map(\.line)).joined(separator: "\n") + "\n"
+            try text.write(toFile: directory + "/" + BroadcastRow.fileName, atomically: true, encoding: .utf8)
+        }
     }
 }

@@ -60,6 +60,14 @@ public struct Gate: Sendable {
                 "\(needing.text): \(needing.metric) is measured with the sink's device fleet (--device-… or --sink-device-…); \(folder.directory) has no delivery section"
             )
         }
+        if let needing = parsed.first(where: \.metric.needsBroadcast),
+            let folder = folders.first(where: { !$0.measures(needing.metric) })
+        {
+            throw GateError(
+                .needsBroadcast,
+                "\(needing.text): \(needing.metric) is measured with broadcasts (the devices and times by fanout sink --output); \(folder.directory) has no such figure in its broadcast section"
+            )
+        }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
             throw GateError(.needsBaseline, "\(needing.text) compares with a baseline: give --baseline RUN_DIR")
         }
@@ -132,6 +140,8 @@ public struct GateError: Error, Sendable, CustomStringConvertible, Equatable {
         case needsSinkFolder
         /// A threshold on the device fleet's deliveries, on a folder without them.
         case needsDelivery
+        /// A threshold on broadcasts' figures, on a folder without them.
+        case needsBroadcast
         /// A threshold relative to a baseline, without `--baseline`.
         case needsBaseline
     }

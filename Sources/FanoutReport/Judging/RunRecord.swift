@@ -57,6 +57,16 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case discardedUnregistered = "discarded.unregistered"
     case discardedDisabled = "discarded.disabled"
     case forgotten
+    /// With broadcasts (`summary.json`'s `broadcast`; a sink's folder has the devices and
+    /// times): broadcast requests accepted, device deliveries at once, their delivery time at
+    /// p99 and the last (ms from each broadcast's acceptance), each broadcast's time to its last
+    /// subscriber at p99 over the broadcasts, and the channels left open.
+    case broadcasts = "broadcast.accepted"
+    case broadcastDelivered = "broadcast.delivered"
+    case broadcastP99 = "broadcast.p99"
+    case broadcastLast = "broadcast.last"
+    case broadcastLastP99 = "broadcast.last.p99"
+    case broadcastOpen = "broadcast.open"
 
     /// The card's rule a metric counts, for `violations.RULE`.
     public var rule: ProviderRule? {
@@ -77,6 +87,9 @@ public enum RunMetric: String, Sendable, CaseIterable {
         }
     }
 
+    /// Whether only a folder with a `broadcast` section has it.
+    public var needsBroadcast: Bool { rawValue.hasPrefix("broadcast.") }
+
     /// Whether a limit with `%` reads it as a share: `errors` of `sent`, the fleet's counts of
     /// the notifications received by APNs.
     public var takesShare: Bool { self == .errors || (needsDelivery && !isTime) }
@@ -86,13 +99,14 @@ public enum RunMetric: String, Sendable, CaseIterable {
         switch self {
         case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness, .fanout: true
         case .deliveredP50, .deliveredP90, .deliveredP99, .deliveredLast: true
+        case .broadcastP99, .broadcastLast, .broadcastLastP99: true
         default: false
         }
     }
 
     /// Whether a larger value is better (throughput) rather than worse (latency, errors).
     public var higherIsBetter: Bool {
-        self == .throughput || self == .sent || self == .accepted || self == .delivered
+        [.throughput, .sent, .accepted, .delivered, .broadcasts, .broadcastDelivered].contains(self)
     }
 
     public var unit: String {
@@ -179,6 +193,16 @@ public struct RunRecord: Sendable {
                 metrics[.deliveredP99] = reached.p99
                 metrics[.deliveredLast] = reached.max
             }
+        }
+        if let broadcast = summary.broadcast {
+            metrics[.broadcasts] = Double(broadcast.accepted)
+            if let devices = broadcast.devices { metrics[.broadcastDelivered] = Double(devices.delivered) }
+            if let open = broadcast.channels.open { metrics[.broadcastOpen] = Double(open) }
+            if let times = broadcast.deliveryMs {
+                metrics[.broadcastP99] = times.p99
+                metrics[.broadcastLast] = times.last
+            }
+            if let last = broadcast.lastSubscriberMs { metrics[.broadcastLastP99] = last.p99 }
         }
         var reasons = summary.invalidity
         // An interrupted run says so, by which signal and when, among its reasons already.

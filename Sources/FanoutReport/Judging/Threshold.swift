@@ -12,6 +12,8 @@ import Foundation
 ///              | delivered | discarded.expired | discarded.unregistered | discarded.disabled | forgotten
 ///                                           (the device fleet's counts; also N% of received)
 ///              | delivered.p50 | delivered.p90 | delivered.p99 | delivered.last   (from the fan-out's start)
+///              | broadcast.accepted | broadcast.delivered | broadcast.open          (broadcasts: counts)
+///              | broadcast.p99 | broadcast.last | broadcast.last.p99             (from each acceptance)
 ///              | rejected.REASON | failed.CAUSE                   (counts by reason; also N% of sent)
 ///              | window(LENGTH).PERCENTILE                      (the worst window: GateMetric)
 ///   comparison:= < | <= | > | >= | == | !=

@@ -137,6 +137,7 @@ struct SummaryMerge {
         case .shardEnvironments: merged.shardEnvironments = summaries.map(\.environment)
         case .provider: merged.provider = provider
         case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
+        case .broadcast: merged.broadcast = BroadcastSummary.merged(summaries.map(\.broadcast))
         case .kind: merged.kind = provider == nil ? nil : .sink
         }
     }

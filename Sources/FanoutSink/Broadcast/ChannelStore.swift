@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// The broadcast channels of one sink (one APNs environment), shared by all its connections:
 /// created, read, listed and deleted per app (bundle id), at most `limitPerApp` per app as
@@ -49,17 +50,32 @@ package final class ChannelStore: Sendable {
         var byApp: [[UInt8]: [ChannelID]] = [:]
         var random: SinkRandom
         var counts = BroadcastCounts()
+        var log: BroadcastLog
     }
 
     private let state: NIOLockedValueBox<State>
     private let subscribers: ChannelSubscribers
     private let shares: DeliveryShares
+    private let times: BroadcastTimes
 
-    /// A store whose channels get `subscribers` (drawn from `seed`), reached as `shares` say.
-    init(subscribers: ChannelSubscribers, shares: DeliveryShares = .init(), seed: UInt64) {
+    /// How many broadcasts the run folder lists one by one (`BroadcastLog`).
+    static let listedBroadcasts = 100_000
+
+    /// A store whose channels get `subscribers` (drawn from `seed`), reached as `shares` say,
+    /// delivered after `delay` (`nil`: at once).
+    init(
+        subscribers: ChannelSubscribers,
+        shares: DeliveryShares = .init(),
+        delay: LatencyDistribution? = nil,
+        seed: UInt64,
+        listed: Int = listedBroadcasts
+    ) {
         self.subscribers = subscribers
         self.shares = shares
-        state = NIOLockedValueBox(State(random: SinkRandom(seed: seed ^ 0xC4A7_7E15)))
+        times = BroadcastTimes(delay: delay)
+        state = NIOLockedValueBox(
+            State(random: SinkRandom(seed: seed ^ 0xC4A7_7E15), log: BroadcastLog(limit: listed))
+        )
     }
 
     /// Creates a channel for `bundle`, unless it has `limitPerApp` already.
@@ -108,13 +124,44 @@ package final class ChannelStore: Sendable {
 
     /// Counts one accepted broadcast on channel `id` of `bundle` and the deliveries it stands
     /// for; `nil` (nothing counted) when the channel does not exist.
-    func broadcast(_ id: ChannelID, bundle: UnsafeRawBufferPointer) -> Reach? {
+    func broadcast(
+        _ id: ChannelID,
+        bundle: UnsafeRawBufferPointer,
+        now: UInt64 = NIODeadline.now().uptimeNanoseconds
+    ) -> Reach? {
         state.withLockedValue { state in
             guard let channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return nil }
             let reach = shares.reach(subscribers: channel.subscribers, storagePolicy: channel.storagePolicy)
             state.counts.add(reach)
+            state.log.add(BroadcastLog.Entry(acceptedAt: now, channel: id, reach: reach))
             return reach
         }
+    }
+
+    /// The broadcasts so far, for the run folder.
+    var records: BroadcastRecords {
+        let (counts, log) = state.withLockedValue { state in
+            var counts = state.counts
+            counts.open = state.channels.count
+            return (counts, state.log)
+        }
+        return BroadcastRecords(
+            counts: counts,
+            broadcasts: log.entries.map {
+                BroadcastRecords.Broadcast(
+                    acceptedAt: $0.acceptedAt,
+                    channel: $0.channel.text,
+                    subscribers: $0.reach.subscribers,
+                    delivered: $0.reach.delivered,
+                    stored: $0.reach.stored,
+                    missed: $0.reach.missed,
+                    unreachable: $0.reach.unreachable
+                )
+            },
+            leftOut: log.leftOut,
+            mostDelivered: log.mostDelivered,
+            times: times
+        )
     }
 
     /// What was counted so far.

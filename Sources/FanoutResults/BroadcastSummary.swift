@@ -1,0 +1,313 @@
+import Foundation
+
+/// `summary.json`'s `broadcast`: a broadcast run's channels and broadcasts (`fanout send
+/// --broadcast`), or what a sink's broadcasts reached (`fanout sink --output`; docs/sink.md,
+/// "Broadcast channels"). Absent when there were no broadcasts, and in older folders: an added,
+/// optional field. Times are milliseconds.
+///
+/// ```
+///   "broadcast": {"channels": {"created": 100, "deleted": 100, "kept": 0, ...},
+///                 "broadcasts": 1000, "accepted": 1000, "rejected": {},
+///                 "devices": {"subscribers": 10000000, "delivered": 10000000, ...},   (the sink's)
+///                 "delivery_ms": {"p50": 0, "p90": 0, "p99": 0, "last": 0},            (the sink's)
+///                 "last_subscriber_ms": {"p50": 0, "p99": 0, "max": 0}}                (the sink's)
+/// ```
+public struct BroadcastSummary: Codable, Sendable, Equatable {
+    public var channels: Channels
+    /// Broadcast requests: sent (the sender) or answered 200 (the sink); accepted and rejected
+    /// by reason as the rest of the summary counts notifications.
+    public var broadcasts = 0
+    public var accepted = 0
+    public var rejected: [String: Int] = [:]
+    /// The device deliveries the accepted broadcasts stand for: the sink counts them; a
+    /// sender knows them only with its own sink (`fanout run`).
+    public var devices: Devices?
+    /// From a broadcast's acceptance to each subscriber's delivery, over every device delivered
+    /// (the sink's; how it is drawn: docs/sink.md, "Broadcast channels").
+    public var deliveryMs: Times?
+    /// Each broadcast's time to its last delivered subscriber, over the broadcasts.
+    public var lastSubscriberMs: LastSubscriber?
+    /// The file with a line per broadcast (the sink's folder), and how many broadcasts it
+    /// leaves out (it keeps the first `BroadcastSummary.fileLimit`).
+    public var broadcastsFile: String?
+    public var broadcastsLeftOut: Int?
+
+    /// The most broadcasts the sink's per-broadcast file holds: bounded memory whatever the run.
+    public static let fileLimit = 100_000
+
+    public init(channels: Channels = Channels()) {
+        self.channels = channels
+    }
+
+    public enum CodingKeys: String, CodingKey {
+        case channels, broadcasts, accepted, rejected, devices
+        case deliveryMs = "delivery_ms"
+        case lastSubscriberMs = "last_subscriber_ms"
+        case broadcastsFile = "broadcasts_file"
+        case broadcastsLeftOut = "broadcasts_left_out"
+    }
+
+    /// Channels created, deleted at the end, kept (`--keep-channels`, or a deletion that
+    /// failed), taken from a file (not created nor deleted by the run), and, in a sink's
+    /// folder, still open and refused creations.
+    public struct Channels: Codable, Sendable, Equatable {
+        public var created = 0
+        public var deleted = 0
+        public var kept = 0
+        public var given = 0
+        public var open: Int?
+        public var refused: Int?
+
+        public init(
+            created: Int = 0,
+            deleted: Int = 0,
+            kept: Int = 0,
+            given: Int = 0,
+            open: Int? = nil,
+            refused: Int? = nil
+        ) {
+            self.created = created
+            self.deleted = deleted
+            self.kept = kept
+            self.given = given
+            self.open = open
+            self.refused = refused
+        }
+    }
+
+    /// A broadcast's subscribers: delivered at once, stored for an offline device (storage
+    /// policy 1), missed by an offline one (policy 0), unreachable (app disabled or gone).
+    public struct Devices: Codable, Sendable, Equatable {
+        public var subscribers = 0
+        public var delivered = 0
+        public var stored = 0
+        public var missed = 0
+        public var unreachable = 0
+
+        public init(subscribers: Int = 0, delivered: Int = 0, stored: Int = 0, missed: Int = 0, unreachable: Int = 0) {
+            self.subscribers = subscribers
+            self.delivered = delivered
+            self.stored = stored
+            self.missed = missed
+            self.unreachable = unreachable
+        }
+    }
+
+    /// Delivery-time percentiles and the last.
+    public struct Times: Codable, Sendable, Equatable {
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var last: Double
+
+        public init(p50: Double, p90: Double, p99: Double, last: Double) {
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+            self.last = last
+        }
+    }
+
+    /// The time to a broadcast's last subscriber, over the broadcasts.
+    public struct LastSubscriber: Codable, Sendable, Equatable {
+        public var p50: Double
+        public var p99: Double
+        public var max: Double
+
+        public init(p50: Double, p99: Double, max: Double) {
+            self.p50 = p50
+            self.p99 = p99
+            self.max = max
+        }
+    }
+
+    /// Shards' or sinks' sections as one: counts add up; the times are the worst of each
+    /// (each input's percentiles are kept, not its draws, so the merge cannot recompute them).
+    /// Every field is constructed here (`init(merging…)`), so a new one says how it merges.
+    public static func merged(_ parts: [BroadcastSummary?]) -> BroadcastSummary? {
+        let parts = parts.compactMap { $0 }
+        guard !parts.isEmpty else { return nil }
+        func total(_ values: [Int?]) -> Int? {
+            values.allSatisfy { $0 == nil } ? nil : values.reduce(0) { $0 + ($1 ?? 0) }
+        }
+        func worst(_ values: [Double]) -> Double { values.max() ?? 0 }
+        let channels = parts.map(\.channels)
+        let devices = parts.compactMap(\.devices)
+        let times = parts.compactMap(\.deliveryMs)
+        let lasts = parts.compactMap(\.lastSubscriberMs)
+        return BroadcastSummary(
+            channels: Channels(
+                created: channels.map(\.created).reduce(0, +),
+                deleted: channels.map(\.deleted).reduce(0, +),
+                kept: channels.map(\.kept).reduce(0, +),
+                // Shards of one run read the same file.
+                given: channels.map(\.given).max() ?? 0,
+                open: total(channels.map(\.open)),
+                refused: total(channels.map(\.refused))
+            ),
+            broadcasts: parts.map(\.broadcasts).reduce(0, +),
+            accepted: parts.map(\.accepted).reduce(0, +),
+            rejected: parts.map(\.rejected).reduce(into: [:]) { total, part in total.merge(part, uniquingKeysWith: +) },
+            devices: devices.isEmpty
+                ? nil
+                : Devices(
+                    subscribers: devices.map(\.subscribers).reduce(0, +),
+                    delivered: devices.map(\.delivered).reduce(0, +),
+                    stored: devices.map(\.stored).reduce(0, +),
+                    missed: devices.map(\.missed).reduce(0, +),
+                    unreachable: devices.map(\.unreachable).reduce(0, +)
+                ),
+            deliveryMs: times.isEmpty
+                ? nil
+                : Times(
+                    p50: worst(times.map(\.p50)),
+                    p90: worst(times.map(\.p90)),
+                    p99: worst(times.map(\.p99)),
+                    last: worst(times.map(\.last))
+                ),
+            lastSubscriberMs: lasts.isEmpty
+                ? nil
+                : LastSubscriber(
+                    p50: worst(lasts.map(\.p50)),
+                    p99: worst(lasts.map(\.p99)),
+                    max: worst(lasts.map(\.max))
+                ),
+            // Each input's file stays in its own folder.
+            broadcastsFile: nil,
+            broadcastsLeftOut: total(parts.map(\.broadcastsLeftOut))
+        )
+    }
+
+    /// Every field given (the merge's constructor).
+    public init(
+        channels: Channels,
+        broadcasts: Int,
+        accepted: Int,
+        rejected: [String: Int],
+        devices: Devices?,
+        deliveryMs: Times?,
+        lastSubscriberMs: LastSubscriber?,
+        broadcastsFile: String?,
+        broadcastsLeftOut: Int?
+    ) {
+        self.channels = channels
+        self.broadcasts = broadcasts
+        self.accepted = accepted
+        self.rejected = rejected
+        self.devices = devices
+        self.deliveryMs = deliveryMs
+        self.lastSubscriberMs = lastSubscriberMs
+        self.broadcastsFile = broadcastsFile
+        self.broadcastsLeftOut = broadcastsLeftOut
+    }
+}
+
+extension BroadcastSummary {
+    /// What a person reads of it at the end of a run.
+    public var lines: [String] {
+        var channelText = "\(channels.created) created, \(channels.deleted) deleted, \(channels.kept) kept"
+        if channels.given > 0 { channelText += ", \(channels.given) from a file" }
+        if let open = channels.open { channelText += ", \(open) open" }
+        if let refused = channels.refused, refused > 0 { channelText += ", \(refused) refused" }
+        let rejectedCount = rejected.values.reduce(0, +)
+        var broadcastText = "broadcasts: \(broadcasts) sent, \(accepted) accepted, \(rejectedCount) rejected"
+        if rejectedCount > 0 {
+            broadcastText +=
+                " (" + rejected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+        }
+        var lines = ["broadcast channels: " + channelText, broadcastText]
+        if let devices {
+            lines.append(
+                "devices reached: \(devices.delivered) delivered of \(devices.subscribers) subscribers, "
+                    + "\(devices.stored) stored for offline devices, \(devices.missed) missed, \(devices.unreachable) unreachable"
+            )
+        } else {
+            lines.append("devices reached: APNs does not tell a sender; a sink's folder counts them")
+        }
+        if let deliveryMs {
+            lines.append(
+                "broadcast delivery ms: p50 \(deliveryMs.p50)  p90 \(deliveryMs.p90)  p99 \(deliveryMs.p99)  last \(deliveryMs.last)"
+            )
+        }
+        if let lastSubscriberMs {
+            lines.append(
+                "time to the last subscriber ms: p50 \(lastSubscriberMs.p50)  p99 \(lastSubscriberMs.p99)  max \(lastSubscriberMs.max)"
+            )
+        }
+        return lines
+    }
+}
+
+/// One line of a sink folder's `broadcasts.csv`: a broadcast, when it was accepted (ms since the
+/// first), its channel, its subscribers' split, and its delivery times (ms from its acceptance:
+/// p50, p99 of its delivered subscribers, and the last of them).
+///
+/// ```
+///   broadcast,accepted_ms,channel,subscribers,delivered,stored,missed,unreachable,p50_ms,p99_ms,last_ms
+///   1,0.000,q7nE0wM1pS2o3Lr9Yx2bUg==,10000,10000,0,0,0,0.000,0.000,0.000
+/// ```
+public struct BroadcastRow: Sendable, Equatable {
+    public var broadcast: Int
+    public var acceptedMs: Double
+    public var channel: String
+    public var devices: BroadcastSummary.Devices
+    public var p50Ms: Double
+    public var p99Ms: Double
+    public var lastMs: Double
+
+    public init(
+        broadcast: Int,
+        acceptedMs: Double,
+        channel: String,
+        devices: BroadcastSummary.Devices,
+        p50Ms: Double,
+        p99Ms: Double,
+        lastMs: Double
+    ) {
+        self.broadcast = broadcast
+        self.acceptedMs = acceptedMs
+        self.channel = channel
+        self.devices = devices
+        self.p50Ms = p50Ms
+        self.p99Ms = p99Ms
+        self.lastMs = lastMs
+    }
+
+    /// The file's name in the sink's folder.
+    public static let fileName = "broadcasts.csv"
+
+    public static let header =
+        "broadcast,accepted_ms,channel,subscribers,delivered,stored,missed,unreachable,p50_ms,p99_ms,last_ms"
+
+    public var line: String {
+        func ms(_ value: Double) -> String { String(format: "%.3f", value) }
+        return
+            "\(broadcast),\(ms(acceptedMs)),\(channel),\(devices.subscribers),\(devices.delivered),\(devices.stored),"
+            + "\(devices.missed),\(devices.unreachable),\(ms(p50Ms)),\(ms(p99Ms)),\(ms(lastMs))"
+    }
+
+    /// A line of the file back (tests, tools); `nil` when it is not one.
+    public init?(line: String) {
+        let parts = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 11, let broadcast = Int(parts[0]), let accepted = Double(parts[1]),
+            let subscribers = Int(parts[3]), let delivered = Int(parts[4]), let stored = Int(parts[5]),
+            let missed = Int(parts[6]), let unreachable = Int(parts[7]), let p50 = Double(parts[8]),
+            let p99 = Double(parts[9]), let last = Double(parts[10])
+        else { return nil }
+        self.init(
+            broadcast: broadcast,
+            acceptedMs: accepted,
+            channel: parts[2],
+            devices: .init(
+                subscribers: subscribers,
+                delivered: delivered,
+                stored: stored,
+                missed: missed,
+                unreachable: unreachable
+            ),
+            p50Ms: p50,
+            p99Ms: p99,
+            lastMs: last
+        )
+    }
+}

@@ -1,0 +1,165 @@
+import FanoutResults
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout send --broadcast` against `fanout sink`: channels created, updates broadcast, the
+/// channels deleted, the deliveries counted in the sink's folder and gated.
+@Suite(.serialized) struct BroadcastSendCommandTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-broadcast-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// 100 channels × 10 updates to a sink whose channels have 10,000 subscribers each: 1,000
+    /// broadcasts, 10,000,000 device deliveries in the sink's folder with a row per broadcast,
+    /// no channel left open, and the gate on the deliveries passes one threshold and fails
+    /// another.
+    @Test func hundredChannelsTenUpdatesReachTenMillionDevices() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(
+            ["--channel-subscribers", "10000", "--output", folder + "/sink", "--idle-exit", "3s"]
+        )
+        defer { sink.stop() }
+        let send = try CommandRunner.run(
+            [
+                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
+                "--channels", "100", "--updates", "10", "--template", "fixtures/liveactivity-update.json",
+                "--priority", "5", "--apns-id", "random", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
+        #expect(
+            send.standardOutput.contains("broadcast channels: 100 created, 100 deleted, 0 kept"),
+            "\(send.standardOutput)"
+        )
+        let run = try CommandRunner.summary(in: folder + "/run")
+        let sent = try #require(run.broadcast, "no broadcast section in the sender's summary.json")
+        #expect(sent.channels == .init(created: 100, deleted: 100, kept: 0, given: 0))
+        #expect(sent.broadcasts == 1000)
+        #expect(sent.accepted == 1000)
+        #expect(sent.rejected.isEmpty, "\(sent.rejected)")
+        #expect(run.accepted == 1000)
+
+        let ended = try sink.wait(timeout: .seconds(60))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/sink")
+        let reached = try #require(summary.broadcast, "no broadcast section in the sink's summary.json")
+        #expect(reached.broadcasts == 1000)
+        #expect(reached.devices?.delivered == 10_000_000)
+        #expect(reached.devices?.subscribers == 10_000_000)
+        #expect(reached.channels.created == 100)
+        #expect(reached.channels.deleted == 100)
+        #expect(reached.channels.open == 0)
+        #expect(reached.deliveryMs == .init(p50: 0, p90: 0, p99: 0, last: 0))
+        #expect(reached.broadcastsLeftOut == 0)
+        let lines = try String(contentsOfFile: folder + "/sink/broadcasts.csv", encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        #expect(lines.first == BroadcastRow.header)
+        let rows = lines.dropFirst().compactMap(BroadcastRow.init(line:))
+        #expect(rows.count == 1000)
+        #expect(rows.allSatisfy { $0.devices.delivered == 10_000 && $0.lastMs == 0 })
+        #expect(Set(rows.map(\.channel)).count == 100)
+
+        let passes = try CommandRunner.run(
+            [
+                "gate", folder + "/sink", "--threshold", "broadcast.delivered >= 10000000", "--threshold",
+                "broadcast.open == 0",
+            ]
+        )
+        #expect(passes.status == 0, "\(passes.standardOutput)\(passes.standardError)")
+        let fails = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "broadcast.delivered > 10000000"])
+        #expect(fails.status == 1, "\(fails.standardOutput)\(fails.standardError)")
+    }
+
+    /// With the device fleet's delay, each broadcast's times are the delay's quantiles: a fixed
+    /// 40 ms delay puts every percentile and the last at 40 ms, and the gate reads them.
+    @Test func aFleetDelayGivesEachBroadcastItsTimes() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--channel-subscribers", "500", "--device-delay", "fixed:40ms", "--device-offline", "10%",
+                "--output", folder + "/sink", "--idle-exit", "3s",
+            ]
+        )
+        defer { sink.stop() }
+        let send = try CommandRunner.run(
+            [
+                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
+                "--channels", "4", "--updates", "3", "--storage-policy", "0", "--template",
+                "fixtures/liveactivity-update.json", "--keep-channels", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
+        let run = try CommandRunner.summary(in: folder + "/run")
+        #expect(run.broadcast?.channels == .init(created: 4, deleted: 0, kept: 4, given: 0))
+        let ended = try sink.wait(timeout: .seconds(60))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let reached = try #require(try CommandRunner.summary(in: folder + "/sink").broadcast)
+        #expect(reached.channels.open == 4)
+        #expect(reached.devices == .init(subscribers: 6000, delivered: 5400, stored: 0, missed: 600, unreachable: 0))
+        #expect(reached.deliveryMs == .init(p50: 40, p90: 40, p99: 40, last: 40))
+        #expect(reached.lastSubscriberMs == .init(p50: 40, p99: 40, max: 40))
+        let passes = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "broadcast.last.p99 <= 40ms"])
+        #expect(passes.status == 0, "\(passes.standardOutput)\(passes.standardError)")
+        let fails = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "broadcast.open == 0"])
+        #expect(fails.status == 1, "\(fails.standardOutput)\(fails.standardError)")
+    }
+
+    /// A channel-ids file with a bad line is refused with its place and what is wrong, before
+    /// anything is sent.
+    @Test func aBadChannelIDLineIsRefusedWithItsPlace() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "q7nE0wM1pS2o3Lr9Yx2bUg==\n\nnot*base64!\n".write(
+            toFile: folder + "/ids.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let result = try CommandRunner.run([
+            "send", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--topic", "com.example.app",
+            "--channel-ids", folder + "/ids.txt", "--template", "fixtures/liveactivity-update.json",
+            "--output", folder + "/run",
+        ])
+        #expect(result.status != 0)
+        #expect(result.standardError.contains(folder + "/ids.txt:3: a channel id is base64"), "\(result.standardError)")
+    }
+
+    @Test func broadcastNeedsABundleID() throws {
+        let result = try CommandRunner.run([
+            "send", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--channels", "3", "--template",
+            "fixtures/liveactivity-update.json",
+        ])
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("--broadcast needs the app's bundle id"), "\(result.standardError)")
+    }
+
+    @Test func broadcastDoesNotTakeTokens() throws {
+        let result = try CommandRunner.run([
+            "send", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--channels", "3", "--topic", "com.example.app",
+            "--tokens", "fixtures/poll.json", "--template", "fixtures/liveactivity-update.json",
+        ])
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("--tokens and --generate do not go with it"), "\(result.standardError)")
+    }
+
+    /// Synthetic channels are not created on Apple's production management host without
+    /// --production, whichever endpoint names it.
+    @Test func applesProductionManagementHostNeedsProduction() throws {
+        let result = try CommandRunner.run([
+            "send", "--broadcast", "--endpoint", "https://api.sandbox.push.apple.com", "--channels-endpoint",
+            "https://api-manage-broadcast.push.apple.com:2196", "--channels", "3", "--topic", "com.example.app",
+            "--template", "fixtures/liveactivity-update.json",
+        ])
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("api-manage-broadcast.push.apple.com is Apple's production"),
+            "\(result.standardError)"
+        )
+    }
+}
