@@ -3,7 +3,7 @@
 /// and the memory grows, rarely, only when a notification needs more. No `ByteBuffer`, so the
 /// hot path reads no class property and pays no runtime exclusivity check.
 public struct PayloadBuffer {
-    /// The allocation; replaced whole to grow or when shared with a copy.
+    /// The allocation; replaced whole to grow, so a copy of the buffer never sees it change.
     final class Storage {
         let bytes: UnsafeMutableRawBufferPointer
 
@@ -23,14 +23,9 @@ public struct PayloadBuffer {
         storage = Storage(byteCount: max(1, byteCount))
     }
 
-    /// Memory of at least `byteCount` bytes, grown if need be (what it held is not kept).
-    /// Copy-on-write: a copy of the buffer (a value) gets memory of its own at its first
-    /// encoding, so two copies never write into each other's bytes. One uniqueness check a
-    /// notification; the owner's buffer is never copied in practice.
+    /// Memory of at least `byteCount` bytes, grown if need be.
     mutating func memory(atLeast byteCount: Int) -> UnsafeMutableRawBufferPointer {
-        if byteCount > storage.bytes.count || !isKnownUniquelyReferenced(&storage) {
-            storage = Storage(byteCount: max(byteCount, storage.bytes.count))
-        }
+        if byteCount > storage.bytes.count { storage = Storage(byteCount: byteCount) }
         return storage.bytes
     }
 }
