@@ -103,7 +103,14 @@ final class SinkMetrics: Sendable {
         let delivery = fleet?.snapshot()
         return metrics.exposition { metrics in
             if let delivery { metrics.deviceFleet(delivery) }
-            // The sink's own delays, as quantile-labelled gauges in seconds.
+            let histograms = statistics.timing.histograms
+            metrics.ownDelayHistograms(
+                lateness: histograms.lateness,
+                fromSend: histograms.fromSend,
+                injected: histograms.injected
+            )
+            // The sink's own delays, as quantile-labelled gauges in seconds (kept for one
+            // release beside the histograms above).
             let delays = summary.ownDelays
             for (metric, delay, help) in [
                 ("lateness", delays.lateness, "How long after its due time the sink wrote an answer: its own delay."),
