@@ -63,7 +63,7 @@ import Testing
                 """
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try config.write(toFile: folder + "/prometheus.yml", atomically: true, encoding: .utf8)
-            process = try PeerProcess(
+            let process = try PeerProcess(
                 "prometheus",
                 [
                     "--config.file", folder + "/prometheus.yml", "--storage.tsdb.path", folder + "/data",
@@ -73,13 +73,14 @@ import Testing
             // Port 0: the port it bound is read from the kernel's table of its listening sockets.
             var found: Int?
             poll(timeout: .seconds(20), every: .milliseconds(50)) {
-                found = Self.listeningPort(of: process.processIdentifier)
+                found = PrometheusServer.listeningPort(of: process.processIdentifier)
                 return found != nil || !process.isRunning
             }
             guard let found else {
                 let said = process.stop()
                 throw PeerProcess.TimedOut(command: "prometheus, waiting for it to listen: \(said.errors)")
             }
+            self.process = process
             port = found
         }
 
@@ -151,7 +152,8 @@ import Testing
         let upTargets = try poll(timeout: .seconds(20), every: .milliseconds(250)) {
             try prometheus.query("up == 1").count == 4
         }
-        try #require(upTargets, "targets up: \(try prometheus.query("up"))")
+        let up = try prometheus.query("up").map { "\($0.metric["instance"] ?? "?") \($0.value)" }
+        try #require(upTargets, "targets up: \(up)")
         let dashboard = try JSONDecoder().decode(
             Dashboard.self,
             from: Data(contentsOf: URL(fileURLWithPath: CommandRunner.repositoryRoot + "/dashboards/fanout.json"))
@@ -185,7 +187,8 @@ import Testing
         let sent = "sum(max_over_time(fanout_sender_sent_total[10m]))"
         let counted = "sum(max_over_time(fanout_sender_notification_latency_seconds_count[10m]))"
         try poll(timeout: .seconds(10), every: .milliseconds(250)) {
-            try total(sent) == Double(summary.sent) && total(counted) == Double(summary.sent)
+            let (sentNow, countedNow) = (try total(sent), try total(counted))
+            return sentNow == Double(summary.sent) && countedNow == Double(summary.sent)
         }
         #expect(summary.sent == 9000, "\(summary.sent) of 9,000 sent")
         #expect(try total(sent) == Double(summary.sent))

@@ -12,7 +12,9 @@ import Testing
         "fanout_sink_answer_lateness_seconds", "fanout_sink_answer_lateness_from_send_seconds",
         "fanout_sink_answer_injected_delay_seconds",
     ]
-    static let fleetFamilies = ["fanout_sink_device_delivery_latency_seconds", "fanout_sink_device_fanout_time_seconds"]
+    static let fleetFamilies = [
+        "fanout_sink_device_delivery_latency_seconds", "fanout_sink_device_fanout_time_seconds",
+    ]
 
     /// The value of the sample line `series` (name and labels as written) in `text`.
     static func sample(_ series: String, in text: String) -> Double? {
