@@ -46,16 +46,18 @@ extension PrometheusMetrics.Scrape {
             help: "From the fan-out's first request to each delivered notification reaching its device."
         )
         if times.toDevice.totalCount > 0 {
-            quantiles(
+            summary(
                 "device_delivery",
+                of: times.toDevice,
                 [
                     ("0.5", times.toDevice.valueAtPercentile(50)), ("0.99", times.toDevice.valueAtPercentile(99)),
                     ("1", times.toDevice.max),
                 ],
                 help: "From a request's arrival at APNs to its device."
             )
-            quantiles(
+            summary(
                 "device_reached",
+                of: times.sinceStart,
                 [
                     ("0.5", times.reached(percent: 50)), ("0.9", times.reached(percent: 90)),
                     ("0.99", times.reached(percent: 99)), ("1", times.last / 1000),
@@ -94,6 +96,27 @@ extension PrometheusMetrics.Scrape {
             "answer_injected_delay",
             LatencyBuckets.counts(of: injected),
             help: "How long the scenario held each answer (latency, pacing, stalls): not the sink's own."
+        )
+    }
+}
+
+extension PrometheusMetrics.Scrape {
+    /// Quantiles already read from `histogram` (microseconds; "1" its maximum) as a summary in
+    /// seconds, with the histogram's `_sum` and `_count`: the quantile series kept for one
+    /// release, typed as what they are so that `promtool check metrics` reads them clean.
+    mutating func summary(
+        _ metric: String,
+        of histogram: Histogram<UInt64>,
+        _ quantiles: [(String, UInt64)],
+        help: String
+    ) {
+        let count = histogram.totalCount
+        summary(
+            metric,
+            quantiles: quantiles.map { ($0.0, Double($0.1) / 1e6) },
+            sumSeconds: count == 0 ? 0 : histogram.mean * Double(count) / 1e6,
+            count: count,
+            help: help
         )
     }
 }

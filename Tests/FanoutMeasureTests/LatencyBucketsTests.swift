@@ -55,7 +55,7 @@ import Testing
     /// `histogram_quantile`'s error against the HDR figure, in percent, at p50 and p99, as
     /// measured on the shapes below.
     static let documentedError: [String: [Double]] = [
-        "narrow": [0, 0], "lognormal": [0, 0], "bimodal": [0, 0],
+        "narrow": [3.17, 6.61], "lognormal": [0.12, 0.41], "bimodal": [0.01, 2.35],
     ]
 
     @Test(arguments: ["narrow", "lognormal", "bimodal"])
