@@ -33,6 +33,12 @@ import Testing
         var error: String?
     }
 
+    struct NotAnAnswer: Error, CustomStringConvertible {
+        var query: String
+        var said: String
+        var description: String { "Prometheus's /api/v1/query of \(query) did not answer in JSON: \(said)" }
+    }
+
     /// The panels' queries as dashboards/fanout.json holds them.
     struct Dashboard: Decodable {
         struct Panel: Decodable {
@@ -80,6 +86,14 @@ import Testing
                 let said = process.stop()
                 throw PeerProcess.TimedOut(command: "prometheus, waiting for it to listen: \(said.errors)")
             }
+            // Listening is not ready: until its storage is open the API answers 503 in words.
+            let ready = try poll(timeout: .seconds(20), every: .milliseconds(100)) {
+                try PeerProcess.run("curl", ["-sf", "--max-time", "2", "http://127.0.0.1:\(found)/-/ready"]).status == 0
+            }
+            guard ready else {
+                let said = process.stop()
+                throw PeerProcess.TimedOut(command: "prometheus, waiting for /-/ready: \(said.errors)")
+            }
             self.process = process
             port = found
         }
@@ -111,7 +125,9 @@ import Testing
                     "query=\(expr)",
                 ]
             )
-            let answer = try JSONDecoder().decode(QueryAnswer.self, from: Data(result.output.utf8))
+            guard let answer = try? JSONDecoder().decode(QueryAnswer.self, from: Data(result.output.utf8)) else {
+                throw NotAnAnswer(query: expr, said: result.output + result.errors)
+            }
             try #require(answer.status == "success", "\(expr): \(answer.error ?? result.output)")
             return answer.data?.result ?? []
         }
