@@ -135,6 +135,19 @@ import Testing
         func stop() { process.stop() }
     }
 
+    @Test(arguments: [
+        (["run", "--count", "10", "--metrics-linger", "30s"], "--metrics-linger needs --metrics"),
+        (
+            ["run", "--count", "10", "--metrics", "127.0.0.1:0", "--metrics-linger", "soon"],
+            "--metrics-linger soon: not a duration"
+        ),
+    ])
+    func metricsLingerIsAUsageErrorAlone(arguments: [String], message: String) throws {
+        let result = try CommandRunner.run(arguments, timeout: .seconds(20))
+        #expect(result.status == 64, "\(arguments): exit \(result.status)")
+        #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+    }
+
     @Test func prometheusSumsTheShardsHistogramsToTheMergedP99AndCounts() throws {
         let folder = NSTemporaryDirectory() + "fanout-prometheus-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
