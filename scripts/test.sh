@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 step() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
 
-step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter); prometheus (promtool checks /metrics)"
+step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter); prometheus (promtool checks /metrics; a real Prometheus scrapes a sharded run in PrometheusFleetTests)"
 . scripts/lib/apt.sh
 debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind prometheus
 

@@ -10,10 +10,48 @@ import NIOPosix
 public struct MetricsAddress: Sendable, Hashable {
     public var host: String
     public var port: Int
+    /// `--metrics-linger D`: after the run, serve on until one scrape has read the final
+    /// figures, or `D` has passed (a scraper polling every 15 s needs up to 15 s). Zero: close
+    /// with the run, and the last second's figures may never be scraped.
+    public var linger: Duration
 
-    public init(host: String, port: Int) {
+    public init(host: String, port: Int, linger: Duration = .zero) {
         self.host = host
         self.port = port
+        self.linger = linger
+    }
+}
+
+/// How many scrapes the endpoint has served, for `close()` to wait for the first after the run.
+final class ScrapeCount: @unchecked Sendable {
+    // NSCondition guards `served`; @unchecked because the compiler cannot see that.
+    private let condition = NSCondition()
+    private var served = 0
+
+    var now: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return served
+    }
+
+    func add() {
+        condition.lock()
+        served += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until more than `count` scrapes were served or `timeout` passed; whether they were.
+    @discardableResult
+    func wait(beyond count: Int, timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while served <= count {
+            if !condition.wait(until: deadline) { return served > count }
+        }
+        return true
     }
 }
 
@@ -37,6 +75,8 @@ public struct MetricsAddress: Sendable, Hashable {
 final class SenderMetrics: Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let endpoint: TextEndpoint
+    private let scrapes = ScrapeCount()
+    private let linger: Duration
 
     /// Where it listens, `HOST:PORT`: printed as "metrics on HOST:PORT" once it does, so that
     /// `--metrics HOST:0` can be found.
@@ -48,17 +88,17 @@ final class SenderMetrics: Sendable {
         let part = engine.configuration.shape.model.shard
         let shard = part == .all ? nil : part.description
         let statistics = engine.statistics
+        let scrapes = scrapes
+        linger = address.linger
         do {
             let metrics = PrometheusMetrics(subsystem: "sender")
             endpoint = try TextEndpoint(host: host, port: port, group: group) { path in
                 guard path == "/metrics" else {
                     return .init(status: .notFound, type: TextEndpoint.plainType, body: "not found: try /metrics\n")
                 }
-                return .init(
-                    status: .ok,
-                    type: TextEndpoint.prometheusType,
-                    body: Self.exposition(of: statistics.snapshot, shard: shard, into: metrics)
-                )
+                let body = Self.exposition(of: statistics.snapshot, shard: shard, into: metrics)
+                scrapes.add()
+                return .init(status: .ok, type: TextEndpoint.prometheusType, body: body)
             }
         } catch {
             try? group.syncShutdownGracefully()
@@ -66,7 +106,10 @@ final class SenderMetrics: Sendable {
         }
     }
 
+    /// Stops serving: at once, or with a linger once a scrape has read the figures as they are
+    /// now (the run's final ones), or the linger has passed.
     func close() {
+        if linger > .zero { scrapes.wait(beyond: scrapes.now, timeout: linger) }
         endpoint.close()
         try? group.syncShutdownGracefully()
     }

@@ -1,4 +1,5 @@
 import FanoutMeasure
+import Histogram
 
 extension PrometheusMetrics.Scrape {
     /// The device fleet's state as `fanout_sink_device_…` metrics: notifications by Apple's
@@ -32,17 +33,31 @@ extension PrometheusMetrics.Scrape {
             help: "Stored notifications replaced by one with the same collapse id."
         )
         let times = snapshot.times
+        // Histograms that add up across sinks (`sum by (le)`); the quantile gauges below are
+        // kept for one release (docs/reports.md, "Prometheus and Grafana").
+        histogram(
+            "device_delivery_latency",
+            LatencyBuckets.counts(of: times.toDevice),
+            help: "From a request's arrival at APNs to its device (delivered notifications)."
+        )
+        histogram(
+            "device_fanout_time",
+            LatencyBuckets.counts(of: times.sinceStart),
+            help: "From the fan-out's first request to each delivered notification reaching its device."
+        )
         if times.toDevice.totalCount > 0 {
-            quantiles(
+            summary(
                 "device_delivery",
+                of: times.toDevice,
                 [
                     ("0.5", times.toDevice.valueAtPercentile(50)), ("0.99", times.toDevice.valueAtPercentile(99)),
                     ("1", times.toDevice.max),
                 ],
                 help: "From a request's arrival at APNs to its device."
             )
-            quantiles(
+            summary(
                 "device_reached",
+                of: times.sinceStart,
                 [
                     ("0.5", times.reached(percent: 50)), ("0.9", times.reached(percent: 90)),
                     ("0.99", times.reached(percent: 99)), ("1", times.last / 1000),
@@ -50,5 +65,58 @@ extension PrometheusMetrics.Scrape {
                 help: "From the fan-out's first request until this share of the delivered had reached their devices."
             )
         }
+    }
+}
+
+extension PrometheusMetrics.Scrape {
+    /// The sink's own delays as Prometheus histograms in seconds, at `LatencyBuckets`' bounds,
+    /// counted at scrape time from the loops' HDR histograms:
+    ///
+    ///     fanout_sink_answer_lateness_seconds_bucket{le="0.0001"} 118
+    ///     …
+    ///     fanout_sink_answer_lateness_seconds_bucket{le="+Inf"} 120000
+    ///     fanout_sink_answer_lateness_seconds_sum 3.1
+    ///     fanout_sink_answer_lateness_seconds_count 120000
+    mutating func ownDelayHistograms(
+        lateness: Histogram<UInt64>,
+        fromSend: Histogram<UInt64>,
+        injected: Histogram<UInt64>
+    ) {
+        histogram(
+            "answer_lateness",
+            LatencyBuckets.counts(of: lateness),
+            help: "How long after its due time the sink wrote each answer: its own delay."
+        )
+        histogram(
+            "answer_lateness_from_send",
+            LatencyBuckets.counts(of: fromSend),
+            help: "Each answer's lateness counted from the client's send (timed apns-ids only)."
+        )
+        histogram(
+            "answer_injected_delay",
+            LatencyBuckets.counts(of: injected),
+            help: "How long the scenario held each answer (latency, pacing, stalls): not the sink's own."
+        )
+    }
+}
+
+extension PrometheusMetrics.Scrape {
+    /// Quantiles already read from `histogram` (microseconds; "1" its maximum) as a summary in
+    /// seconds, with the histogram's `_sum` and `_count`: the quantile series kept for one
+    /// release, typed as what they are so that `promtool check metrics` reads them clean.
+    mutating func summary(
+        _ metric: String,
+        of histogram: Histogram<UInt64>,
+        _ quantiles: [(String, UInt64)],
+        help: String
+    ) {
+        let count = histogram.totalCount
+        summary(
+            metric,
+            quantiles: quantiles.map { ($0.0, Double($0.1) / 1e6) },
+            sumSeconds: count == 0 ? 0 : histogram.mean * Double(count) / 1e6,
+            count: count,
+            help: help
+        )
     }
 }

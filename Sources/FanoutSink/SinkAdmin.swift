@@ -103,23 +103,38 @@ final class SinkMetrics: Sendable {
         let delivery = fleet?.snapshot()
         return metrics.exposition { metrics in
             if let delivery { metrics.deviceFleet(delivery) }
-            // The sink's own delays, as quantile-labelled gauges in seconds.
-            let delays = summary.ownDelays
-            for (metric, delay, help) in [
-                ("lateness", delays.lateness, "How long after its due time the sink wrote an answer: its own delay."),
+            let histograms = statistics.timing.histograms
+            metrics.ownDelayHistograms(
+                lateness: histograms.lateness,
+                fromSend: histograms.fromSend,
+                injected: histograms.injected
+            )
+            // The sink's own delays as summaries (p50, p99, "1" the maximum; kept for one
+            // release beside the histograms above, docs/reports.md).
+            for (metric, histogram, help) in [
                 (
-                    "lateness_from_send", delays.fromSend,
+                    "lateness", histograms.lateness,
+                    "How long after its due time the sink wrote an answer: its own delay."
+                ),
+                (
+                    "lateness_from_send", histograms.fromSend,
                     "Lateness counted from the client's send (timed apns-ids): the queues on the way in too."
                 ),
                 (
-                    "injected", delays.injected,
+                    "injected", histograms.injected,
                     "How long the scenario held answers (latency, pacing, stalls): not the sink's own."
                 ),
-                ("loop_lag", delays.loopLag, "How late the sink's event loops ran what fell due."),
+                ("loop_lag", histograms.loopLag, "How late the sink's event loops ran what fell due."),
             ] {
-                metrics.quantiles(metric, [("0.5", delay.p50), ("0.99", delay.p99), ("1", delay.max)], help: help)
+                let delay = DelayPercentiles(histogram)
+                metrics.summary(
+                    metric,
+                    of: histogram,
+                    [("0.5", delay.p50), ("0.99", delay.p99), ("1", delay.max)],
+                    help: help
+                )
             }
-            for (loop, share) in delays.loopUtilisation.enumerated() {
+            for (loop, share) in summary.ownDelays.loopUtilisation.enumerated() {
                 metrics.gauge(
                     "loop_cpu_utilisation",
                     labels: [("loop", String(loop))],

@@ -189,6 +189,29 @@ final class SinkTimingTotals: Sendable {
         }
     }
 
+    /// Every loop's records merged, as histograms in microseconds: what `/metrics` shows as
+    /// Prometheus histograms (counted from these at scrape time, never on the hot path).
+    var histograms:
+        (
+            lateness: Histogram<UInt64>, fromSend: Histogram<UInt64>, injected: Histogram<UInt64>,
+            loopLag: Histogram<UInt64>
+        )
+    {
+        loops.withLockedValue { loops in
+            var lateness = SinkTiming.makeHistogram()
+            var fromSend = SinkTiming.makeHistogram()
+            var injected = SinkTiming.makeHistogram()
+            var loopLag = SinkTiming.makeHistogram()
+            for loop in loops.values {
+                lateness.add(loop.lateness)
+                fromSend.add(loop.fromSend)
+                injected.add(loop.injected)
+                loopLag.add(loop.loopLag)
+            }
+            return (lateness, fromSend, injected, loopLag)
+        }
+    }
+
     /// Every loop's records merged; each loop's CPU share since the sink started.
     var summary: SinkOwnDelays {
         loops.withLockedValue { loops in

@@ -152,9 +152,28 @@ struct MetricsOption: ParsableArguments {
     )
     var metrics: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "After the run, keep serving --metrics until one scrape has read the final figures, or this long (e.g. 30s).",
+            valueName: "duration"
+        )
+    )
+    var metricsLinger: String?
+
     func address() throws -> MetricsAddress? {
-        guard let metrics else { return nil }
+        guard let metrics else {
+            if metricsLinger != nil { throw ValidationError("--metrics-linger needs --metrics") }
+            return nil
+        }
         let (host, port) = try SinkCommand.address(metrics, option: "--metrics")
-        return MetricsAddress(host: host, port: port)
+        var linger = Duration.zero
+        if let metricsLinger {
+            guard let parsed = DurationNotation.parse(metricsLinger) else {
+                throw ValidationError("--metrics-linger \(metricsLinger): not a duration (e.g. 30s, 500ms)")
+            }
+            linger = parsed
+        }
+        return MetricsAddress(host: host, port: port, linger: linger)
     }
 }

@@ -52,6 +52,12 @@ import Testing
 
     /// Narrow (an 80 ms sink with little spread), wide (lognormal) and two-humped latencies:
     /// p50 and p99 from the buckets lie within one bucket's width (9.05%) of the HDR figures.
+    /// `histogram_quantile`'s error against the HDR figure, in percent, at p50 and p99, as
+    /// measured on the shapes below.
+    static let documentedError: [String: [Double]] = [
+        "narrow": [3.17, 6.61], "lognormal": [0.12, 0.41], "bimodal": [0.01, 2.35],
+    ]
+
     @Test(arguments: ["narrow", "lognormal", "bimodal"])
     func histogramQuantileIsWithinABucketOfTheHDRFigures(shape: String) {
         var random = SeededRandom(seed: 7)
@@ -71,9 +77,13 @@ import Testing
         for percentile in [50.0, 99.0] {
             let hdr = Double(histogram.valueAtPercentile(percentile))
             let prometheus = Self.histogramQuantile(percentile / 100, counts)
+            let error = abs(prometheus - hdr) / hdr
+            #expect(error <= 0.0905, "\(shape) p\(percentile): \(prometheus) µs against \(hdr) µs")
+            // The errors docs/reports.md reports ("Prometheus and Grafana"), to 0.1 point.
+            let documented = Self.documentedError[shape]![percentile == 50 ? 0 : 1]
             #expect(
-                abs(prometheus - hdr) / hdr <= 0.0905,
-                "\(shape) p\(percentile): \(prometheus) µs against \(hdr) µs"
+                abs(error * 100 - documented) < 0.1,
+                "\(shape) p\(percentile): \(prometheus) µs against \(hdr) µs, \(error * 100)% (documented \(documented)%)"
             )
         }
     }
