@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
 import Histogram
@@ -154,6 +155,9 @@ public struct LoadInterval: Sendable {
     public var readDelayP99: UInt64 = 0
     /// Notifications due in it (outside the warm-up) that waited for a stream.
     public var streamWaits = StreamWaits()
+    /// The rejections and failures by reason counted in it (`LoadStatistics.markSecond(_:)`).
+    public var rejected: [APNsReason: Int] = [:]
+    public var failed: [FailureCause: Int] = [:]
 }
 
 /// Notifications of the open model that fell due while every stream their connection could

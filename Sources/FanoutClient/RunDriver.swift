@@ -116,6 +116,7 @@ final class RunDriver {
     /// `progress`.
     private func closeSecond(at elapsed: Duration) {
         recording.collector.drain()
+        engine.statistics.markSecond(Int(elapsed.components.seconds) - 1)
         if let progress, elapsed >= .zero {
             let now = Self.now()
             let finished = engine.statistics.finished

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutResults
 import Foundation
 import Histogram
@@ -221,5 +222,62 @@ struct HTMLReportTests {
         none.discardedExpired = 10
         summary.delivery = none
         #expect(Self.html(summary).contains("<p>Nothing was delivered to a device.</p>"))
+    }
+
+    /// Each second's rejections and failures are stacked by reason, each segment as tall as its
+    /// count on the chart's axis, with the counts on hover.
+    @Test func rejectionsAndFailuresPerSecondAreStackedByReason() throws {
+        var summary = try Self.summary()
+        summary.intervals[0].rejected = [.unregistered: 3]
+        summary.intervals[0].failed = [:]
+        summary.intervals[1].rejected = [.unregistered: 14, .badDeviceToken: 2]
+        summary.intervals[1].failed = [.timeout: 10]
+        summary.intervals[2].rejected = [:]
+        summary.intervals[2].failed = [:]
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Rejected and failed per second, by reason</h2>"))
+        let segment =
+            #"<rect class="outcome" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)" fill="[^"]+">"#
+            + #"<title>([^<]*)</title>"#
+        let segments = html.matches(of: try Regex(segment)).map {
+            (height: Double($0.output[1].substring!)!, title: String($0.output[2].substring!))
+        }
+        #expect(
+            segments.map(\.title) == [
+                "second 0: rejected Unregistered 3", "second 1: rejected BadDeviceToken 2",
+                "second 1: rejected Unregistered 14", "second 1: failed Timeout 10",
+            ]
+        )
+        // Second 1's 26 set the axis at 50: a count of 10 is a fifth of the plot.
+        for segment in segments {
+            let count = Double(segment.title.split(separator: " ").last!)!
+            #expect(abs(segment.height - ChartFrame.plotHeight * count / 50) < 0.05, "\(segment)")
+        }
+        #expect(
+            html.contains(
+                "<title>second 1: 26 rejected or failed (rejected BadDeviceToken 2, rejected Unregistered 14, failed Timeout 10)</title>"
+            )
+        )
+        #expect(html.contains("<title>second 2: none rejected or failed</title>"))
+    }
+
+    /// A summary that keeps no reasons per second (before schema 8) says so instead of a chart;
+    /// one that does, with nothing rejected or failed, says that.
+    @Test func withoutReasonsPerSecondThereIsANoteNotAChart() throws {
+        var summary = try Self.summary()
+        for index in summary.intervals.indices {
+            summary.intervals[index].rejected = nil
+            summary.intervals[index].failed = nil
+        }
+        var html = Self.html(summary)
+        #expect(!html.contains("class=\"outcome\""))
+        #expect(html.contains("keeps no count by reason per second"))
+        for index in summary.intervals.indices {
+            summary.intervals[index].rejected = [:]
+            summary.intervals[index].failed = [:]
+        }
+        html = Self.html(summary)
+        #expect(!html.contains("class=\"outcome\""))
+        #expect(html.contains("No notification was rejected or failed in any second."))
     }
 }

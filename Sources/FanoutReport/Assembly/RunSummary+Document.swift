@@ -112,7 +112,9 @@ extension RunSummary {
                 maxLag: interval.maxLag.microsecondsInMilliseconds,
                 maxLoopLag: interval.maxLoopLag.microsecondsInMilliseconds,
                 readDelayP99: interval.readDelayP99.microsecondsInMilliseconds,
-                streamWaits: report.schedule == nil ? nil : interval.streamWaits.count
+                streamWaits: report.schedule == nil ? nil : interval.streamWaits.count,
+                rejected: interval.rejected,
+                failed: interval.failed
             )
         }
     }

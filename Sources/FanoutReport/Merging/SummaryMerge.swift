@@ -188,7 +188,13 @@ struct SummaryMerge {
         var completed: [Int: Int] = [:]
         var lag: [Int: Double] = [:]
         var waits: [Int: Int] = [:]
+        // By reason, where every shard kept them (schema 8); a shard that did not leaves them out.
+        let byReason = summaries.allSatisfy { $0.intervals.allSatisfy { $0.rejected != nil && $0.failed != nil } }
+        var rejected: [Int: [APNsReason: Int]] = [:]
+        var failed: [Int: [FailureCause: Int]] = [:]
         for interval in summaries.flatMap(\.intervals) {
+            rejected[interval.second, default: [:]].merge(interval.rejected ?? [:], uniquingKeysWith: +)
+            failed[interval.second, default: [:]].merge(interval.failed ?? [:], uniquingKeysWith: +)
             completed[interval.second, default: 0] += interval.completed
             if let streamWaits = interval.streamWaits { waits[interval.second, default: 0] += streamWaits }
             lag[interval.second] = max(lag[interval.second] ?? 0, interval.maxLag)
@@ -205,7 +211,9 @@ struct SummaryMerge {
                 p99: histogram.milliseconds(at: 99),
                 max: histogram.milliseconds(at: 100),
                 maxLag: lag[second] ?? 0,
-                streamWaits: waits[second]
+                streamWaits: waits[second],
+                rejected: byReason ? rejected[second] ?? [:] : nil,
+                failed: byReason ? failed[second] ?? [:] : nil
             )
         }
     }

@@ -9,7 +9,7 @@ import Histogram
 /// - achieved per second beside the open model's offered rate, and p50, p90, p99 and max per
 ///   second, the warm-up and the seconds with stream waits shaded, each second's exact figures on
 ///   hover (SVG `<title>`s: no script);
-/// - outcomes by status and reason;
+/// - outcomes by status and reason, over the run and per second (stacked by reason);
 /// - the configuration and the environment.
 public struct HTMLReport {
     public var summary: SummaryDocument
@@ -74,8 +74,7 @@ public struct HTMLReport {
             + rateChart(intervals, offered: offered, noun: "finished")
         body += "<h2>Latency percentiles per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
-        body +=
-            "<p class=\"note\">Outcomes are counted over the whole run: summary.json keeps no count by reason per second, so there is no chart of errors over time.</p>\n"
+        body += outcomesPerSecondSection()
         if let devices = summary.delivery { body += deliverySection(devices) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
@@ -368,7 +367,7 @@ public struct HTMLReport {
         return lines.map { "<p class=\"note\">\(ChartFrame.escape($0))</p>\n" }.joined()
     }
 
-    private func secondsAxis(count: Int) -> String {
+    func secondsAxis(count: Int) -> String {
         var svg = ""
         let step = max(1, count / 10)
         let slot = ChartFrame.plotWidth / Double(count)
