@@ -158,6 +158,11 @@ public struct LoadInterval: Sendable {
     /// The rejections and failures by reason counted in it (`LoadStatistics.markSecond(_:)`).
     public var rejected: [APNsReason: Int] = [:]
     public var failed: [FailureCause: Int] = [:]
+    /// At its end: connections open or opening, and notifications sent without a final outcome
+    /// (as the connections last handed their counts over); `nil` for a second the run did not
+    /// mark (its last).
+    public var connections: Int? = nil
+    public var inFlight: Int? = nil
 }
 
 /// Notifications of the open model that fell due while every stream their connection could

@@ -94,7 +94,8 @@ public final class LoadStatistics: Sendable {
     let connectionFailures = ManagedAtomic<Int>(0)
     private let largestPacingWindow = ManagedAtomic<UInt64>(0)
     private let firstSendUptime = ManagedAtomic<UInt64>(.max)
-    /// The rejections and failures counted by the end of each second (`markSecond(_:)`).
+    /// The rejections and failures counted by the end of each second, and what was in flight
+    /// then (`markSecond(_:connections:)`).
     private let marks = NIOLockedValueBox<[OutcomeMark]>([])
     /// A bounded sample of the answers' `apns-unique-id`s (`fanout send`'s answer-ids.json).
     public let answerIDs = AnswerIDSample()
@@ -157,13 +158,24 @@ public final class LoadStatistics: Sendable {
         self.collector.withLockedValue { $0 = collector }
     }
 
-    /// Notes the rejections and failures counted so far as those of `second` and before: the
-    /// run calls it once a second, on its own thread, so that summary.json can say each
-    /// second's outcomes by reason without a counter more on the notifications' path. What a
-    /// connection has not handed over yet (it does every `LoadCounts.flushInterval` outcomes and
-    /// at least once a second) falls in the next second.
-    func markSecond(_ second: Int) {
-        let mark = counts.withLockedValue { OutcomeMark(second: second, rejected: $0.rejected, failed: $0.failed) }
+    /// Notes the rejections and failures counted so far as those of `second` and before, and
+    /// what was in flight at its end: `connections` open or opening, and the notifications sent
+    /// without a final outcome. The run calls it once a second, on its own thread, so that
+    /// summary.json can say each second's outcomes by reason without a counter more on the
+    /// notifications' path. What a connection has not handed over yet (it does every
+    /// `LoadCounts.flushInterval` outcomes and at least once a second) falls in the next second;
+    /// its notifications in flight are those of its last hand-over.
+    func markSecond(_ second: Int, connections: Int) {
+        let finished = finished
+        let mark = counts.withLockedValue {
+            OutcomeMark(
+                second: second,
+                rejected: $0.rejected,
+                failed: $0.failed,
+                connections: connections,
+                inFlight: max(0, $0.requests - $0.retries - finished)
+            )
+        }
         marks.withLockedValue { $0.append(mark) }
     }
 
@@ -214,11 +226,13 @@ public final class LoadStatistics: Sendable {
 }
 
 /// The rejections and failures by reason counted by the end of a second (cumulative, indexed
-/// as `LoadCounts`' arrays).
+/// as `LoadCounts`' arrays), and what was in flight then (`nil` for the run's totals).
 struct OutcomeMark {
     var second: Int
     var rejected: [Int]
     var failed: [Int]
+    var connections: Int? = nil
+    var inFlight: Int? = nil
 
     /// Gives each interval the outcomes counted between the previous mark and its own; what was
     /// counted after the last mark (`final`: the run's totals) goes to the last interval.
@@ -232,6 +246,10 @@ struct OutcomeMark {
         )
         for mark in marks + [final] {
             let target = mark.second == .max ? last : index[mark.second] ?? last
+            if mark.connections != nil {
+                intervals[target].connections = mark.connections
+                intervals[target].inFlight = mark.inFlight
+            }
             for (reason, count) in zip(APNsReason.all, zip(mark.rejected, previous.rejected)) where count.0 > count.1 {
                 intervals[target].rejected[reason, default: 0] += count.0 - count.1
             }

@@ -116,7 +116,10 @@ final class RunDriver {
     /// `progress`.
     private func closeSecond(at elapsed: Duration) {
         recording.collector.drain()
-        engine.statistics.markSecond(Int(elapsed.components.seconds) - 1)
+        engine.statistics.markSecond(
+            Int(elapsed.components.seconds) - 1,
+            connections: pool.slots.count { $0 == .connecting }
+        )
         if let progress, elapsed >= .zero {
             let now = Self.now()
             let finished = engine.statistics.finished

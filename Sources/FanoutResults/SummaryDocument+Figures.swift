@@ -180,6 +180,11 @@ extension SummaryDocument {
         /// over (at least once a second), so one may fall in the second after its answer.
         public var rejected: [APNsReason: Int]? = nil
         public var failed: [FailureCause: Int]? = nil
+        /// Schema 8: at the second's end, the connections open or opening and the notifications
+        /// sent without a final outcome (as the connections last handed their counts over, at
+        /// least once a second); `nil` for the run's last second and in older folders.
+        public var connections: Int? = nil
+        public var inFlight: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case second, completed
@@ -192,7 +197,8 @@ extension SummaryDocument {
             case maxLoopLag = "max_loop_lag_ms"
             case readDelayP99 = "read_delay_p99_ms"
             case streamWaits = "stream_waits"
-            case rejected, failed
+            case rejected, failed, connections
+            case inFlight = "in_flight"
         }
         public init(
             second: Int,
@@ -207,7 +213,9 @@ extension SummaryDocument {
             readDelayP99: Double? = nil,
             streamWaits: Int? = nil,
             rejected: [APNsReason: Int]? = nil,
-            failed: [FailureCause: Int]? = nil
+            failed: [FailureCause: Int]? = nil,
+            connections: Int? = nil,
+            inFlight: Int? = nil
         ) {
             self.second = second
             self.completed = completed
@@ -222,6 +230,8 @@ extension SummaryDocument {
             self.streamWaits = streamWaits
             self.rejected = rejected
             self.failed = failed
+            self.connections = connections
+            self.inFlight = inFlight
         }
     }
     public struct Tokens: Codable, Sendable, Equatable {

@@ -19,7 +19,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
     /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
     /// `provider` (the sink's folder), 7 `null` latency and throughput when nothing was
-    /// measured and `configuration.scenario`, 8 the intervals' `rejected` and `failed` by reason.
+    /// measured and `configuration.scenario`, 8 the intervals' `rejected` and `failed` by reason,
+    /// `connections` and `in_flight`.
     public static let readableSchemaVersions: ClosedRange<Int> = 2...8
 
     public var schemaVersion: Int

@@ -25,7 +25,7 @@ import Testing
             recorder.complete(startedAt: UInt64(index) * Self.second, now: UInt64(index) * Self.second + 1)
             statistics.add(local)
             // The run marks second `index` once it is over; the last is left to the totals.
-            if index < marked { statistics.markSecond(index) }
+            if index < marked { statistics.markSecond(index, connections: 1) }
         }
         recorder.finish()
         collector.closeAll()
@@ -56,5 +56,27 @@ import Testing
         let intervals = Self.run([([.unregistered], []), ([.unregistered], [.timeout])], markAfter: 0)
         #expect(intervals.map(\.rejected) == [[:], [.unregistered: 2]])
         #expect(intervals.map(\.failed) == [[:], [.timeout: 1]])
+    }
+
+    /// A mark keeps the connections the run had and the notifications sent without a final
+    /// outcome (first sends: requests less retries), as the connections handed them over.
+    @Test func aMarkKeepsWhatWasInFlight() {
+        let statistics = LoadStatistics()
+        let collector = IntervalCollector(start: 0, warmUp: 0, loops: 1)
+        statistics.record(into: collector)
+        let recorder = LoopRecorder(collector: collector)
+        var local = LoadCounts()
+        local.requests = 120
+        local.retries = 20
+        for _ in 0..<30 { local.accept(digestHash: 1) }
+        recorder.complete(startedAt: 0, now: 1)
+        statistics.add(local)
+        statistics.markSecond(0, connections: 4)
+        recorder.complete(startedAt: Self.second, now: Self.second + 1)
+        recorder.finish()
+        collector.closeAll()
+        let intervals = statistics.snapshot.intervals
+        #expect(intervals.map(\.inFlight) == [70, nil])
+        #expect(intervals.map(\.connections) == [4, nil])
     }
 }

@@ -280,4 +280,36 @@ struct HTMLReportTests {
         #expect(!html.contains("class=\"outcome\""))
         #expect(html.contains("No notification was rejected or failed in any second."))
     }
+
+    /// What was in flight at each second's end: a point at the end of the second, on its own axis
+    /// for each line, with the figures on hover; the run's last second, not marked, breaks them.
+    @Test func connectionsAndNotificationsInFlightAreDrawnAtEachSecondsEnd() throws {
+        var summary = try Self.summary()
+        summary.intervals[0].inFlight = 400
+        summary.intervals[0].connections = 4
+        summary.intervals[1].inFlight = 1000
+        summary.intervals[1].connections = 3
+        summary.intervals[2].inFlight = nil
+        summary.intervals[2].connections = nil
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Connections and notifications in flight</h2>"))
+        let slot = ChartFrame.plotWidth / 3
+        func points(_ name: String) -> [String] {
+            html.matches(of: try! Regex("<polyline class=\"\(name)\"[^>]* points=\"([^\"]*)\"")).map {
+                String($0.output[1].substring!)
+            }
+        }
+        // In flight on an axis to 1,000; connections on one to 5.
+        func expected(_ shares: [(Int, Double)]) -> [String] {
+            let coordinates = shares.map { index, share in
+                let y = ChartFrame.top + ChartFrame.plotHeight * (1 - share)
+                return String(format: "%.1f,%.1f", ChartFrame.left + slot * Double(index), y)
+            }
+            return [coordinates.joined(separator: " ")]
+        }
+        #expect(points("in-flight") == expected([(1, 400.0 / 1000), (2, 1.0)]))
+        #expect(points("connections") == expected([(1, 4.0 / 5), (2, 3.0 / 5)]))
+        #expect(html.contains("<title>end of second 1: 1,000 in flight on 3 connections</title>"))
+        #expect(html.contains("<title>end of second 2: not recorded (the run's last second)</title>"))
+    }
 }

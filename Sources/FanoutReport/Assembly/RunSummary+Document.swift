@@ -114,7 +114,9 @@ extension RunSummary {
                 readDelayP99: interval.readDelayP99.microsecondsInMilliseconds,
                 streamWaits: report.schedule == nil ? nil : interval.streamWaits.count,
                 rejected: interval.rejected,
-                failed: interval.failed
+                failed: interval.failed,
+                connections: interval.connections,
+                inFlight: interval.inFlight
             )
         }
     }

@@ -192,7 +192,12 @@ struct SummaryMerge {
         let byReason = summaries.allSatisfy { $0.intervals.allSatisfy { $0.rejected != nil && $0.failed != nil } }
         var rejected: [Int: [APNsReason: Int]] = [:]
         var failed: [Int: [FailureCause: Int]] = [:]
+        // In flight: the shards' sum, where each shard marked the second.
+        var connections: [Int: [Int?]] = [:]
+        var inFlight: [Int: [Int?]] = [:]
         for interval in summaries.flatMap(\.intervals) {
+            connections[interval.second, default: []].append(interval.connections)
+            inFlight[interval.second, default: []].append(interval.inFlight)
             rejected[interval.second, default: [:]].merge(interval.rejected ?? [:], uniquingKeysWith: +)
             failed[interval.second, default: [:]].merge(interval.failed ?? [:], uniquingKeysWith: +)
             completed[interval.second, default: 0] += interval.completed
@@ -213,8 +218,17 @@ struct SummaryMerge {
                 maxLag: lag[second] ?? 0,
                 streamWaits: waits[second],
                 rejected: byReason ? rejected[second] ?? [:] : nil,
-                failed: byReason ? failed[second] ?? [:] : nil
+                failed: byReason ? failed[second] ?? [:] : nil,
+                connections: Self.sum(connections[second], over: summaries.count),
+                inFlight: Self.sum(inFlight[second], over: summaries.count)
             )
         }
+    }
+
+    /// The shards' sum of a gauge of one second, when every shard has it (`nil` otherwise: a
+    /// shard that ended earlier, or wrote a folder before it was kept).
+    private static func sum(_ values: [Int?]?, over shards: Int) -> Int? {
+        guard let values, values.count == shards, values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.reduce(0) { $0 + $1! }
     }
 }

@@ -10,6 +10,7 @@ import Histogram
 ///   second, the warm-up and the seconds with stream waits shaded, each second's exact figures on
 ///   hover (SVG `<title>`s: no script);
 /// - outcomes by status and reason, over the run and per second (stacked by reason);
+/// - connections and notifications in flight at each second's end;
 /// - the configuration and the environment.
 public struct HTMLReport {
     public var summary: SummaryDocument
@@ -35,6 +36,8 @@ public struct HTMLReport {
         public static let max = "#8c564b"
         public static let offered = "#7f7f7f"
         public static let warmUp = "#1f77b4"
+        public static let inFlight = "#17becf"
+        public static let connections = "#bcbd22"
     }
 
     public var html: String {
@@ -75,6 +78,7 @@ public struct HTMLReport {
         body += "<h2>Latency percentiles per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body += outcomesPerSecondSection()
+        body += inFlightSection()
         if let devices = summary.delivery { body += deliverySection(devices) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
