@@ -231,7 +231,10 @@ final class Recording {
                 },
                 eventLoop: loop
             )
-            loop.execute { probe.value.start() }
+            loop.execute {
+                recorder.value.startCPU()
+                probe.value.start()
+            }
             return probe
         }
         rollers = self.loops.map { loop, recorder in

@@ -185,6 +185,9 @@ extension SummaryDocument {
         /// least once a second); `nil` for the run's last second and in older folders.
         public var connections: Int? = nil
         public var inFlight: Int? = nil
+        /// Schema 8: the CPU time the sender's event-loop threads used in the second (ms, summed
+        /// over the loops); `nil` where not measured (a merge of shards one of which did not).
+        public var cpu: Double? = nil
 
         enum CodingKeys: String, CodingKey {
             case second, completed
@@ -199,6 +202,7 @@ extension SummaryDocument {
             case streamWaits = "stream_waits"
             case rejected, failed, connections
             case inFlight = "in_flight"
+            case cpu = "cpu_ms"
         }
         public init(
             second: Int,
@@ -215,7 +219,8 @@ extension SummaryDocument {
             rejected: [APNsReason: Int]? = nil,
             failed: [FailureCause: Int]? = nil,
             connections: Int? = nil,
-            inFlight: Int? = nil
+            inFlight: Int? = nil,
+            cpu: Double? = nil
         ) {
             self.second = second
             self.completed = completed
@@ -232,6 +237,7 @@ extension SummaryDocument {
             self.failed = failed
             self.connections = connections
             self.inFlight = inFlight
+            self.cpu = cpu
         }
     }
     public struct Tokens: Codable, Sendable, Equatable {

@@ -20,7 +20,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
     /// `provider` (the sink's folder), 7 `null` latency and throughput when nothing was
     /// measured and `configuration.scenario`, 8 the intervals' `rejected` and `failed` by reason,
-    /// `connections` and `in_flight`.
+    /// `connections`, `in_flight` and `cpu_ms`.
     public static let readableSchemaVersions: ClosedRange<Int> = 2...8
 
     public var schemaVersion: Int

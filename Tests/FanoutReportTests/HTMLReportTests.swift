@@ -312,4 +312,25 @@ struct HTMLReportTests {
         #expect(html.contains("<title>end of second 1: 1,000 in flight on 3 connections</title>"))
         #expect(html.contains("<title>end of second 2: not recorded (the run's last second)</title>"))
     }
+
+    /// The sender's CPU a second, as cores busy, with the CPU a notification on hover; a second
+    /// not measured has no bar.
+    @Test func theSendersCPUIsDrawnASecond() throws {
+        var summary = try Self.summary()
+        summary.elapsedSeconds = 3
+        summary.intervals[0].cpu = 500
+        summary.intervals[1].cpu = 1500
+        summary.intervals[2].cpu = nil
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Sender CPU per second</h2>"))
+        let bar = /<rect class="cpu" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)"/
+        let bars = html.matches(of: bar).map { Double($0.output.1)! }
+        // 0.5 and 1.5 cores on an axis to 2.
+        try #require(bars.count == 2, "\(bars)")
+        #expect(abs(bars[0] - ChartFrame.plotHeight * 0.25) < 0.051, "\(bars)")
+        #expect(abs(bars[1] - ChartFrame.plotHeight * 0.75) < 0.051, "\(bars)")
+        let second1 = "second 1: 1500.0 ms of CPU (1.50 cores), 750.00 µs a notification finished"
+        #expect(html.contains("<title>\(second1)</title>"))
+        #expect(html.contains("<title>second 2: CPU not measured</title>"))
+    }
 }

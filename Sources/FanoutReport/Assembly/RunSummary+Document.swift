@@ -116,7 +116,8 @@ extension RunSummary {
                 rejected: interval.rejected,
                 failed: interval.failed,
                 connections: interval.connections,
-                inFlight: interval.inFlight
+                inFlight: interval.inFlight,
+                cpu: interval.cpuNanoseconds.map { Double($0) / 1e6 }
             )
         }
     }

@@ -195,9 +195,11 @@ struct SummaryMerge {
         // In flight: the shards' sum, where each shard marked the second.
         var connections: [Int: [Int?]] = [:]
         var inFlight: [Int: [Int?]] = [:]
+        var cpu: [Int: [Double?]] = [:]
         for interval in summaries.flatMap(\.intervals) {
             connections[interval.second, default: []].append(interval.connections)
             inFlight[interval.second, default: []].append(interval.inFlight)
+            cpu[interval.second, default: []].append(interval.cpu)
             rejected[interval.second, default: [:]].merge(interval.rejected ?? [:], uniquingKeysWith: +)
             failed[interval.second, default: [:]].merge(interval.failed ?? [:], uniquingKeysWith: +)
             completed[interval.second, default: 0] += interval.completed
@@ -220,15 +222,16 @@ struct SummaryMerge {
                 rejected: byReason ? rejected[second] ?? [:] : nil,
                 failed: byReason ? failed[second] ?? [:] : nil,
                 connections: Self.sum(connections[second], over: summaries.count),
-                inFlight: Self.sum(inFlight[second], over: summaries.count)
+                inFlight: Self.sum(inFlight[second], over: summaries.count),
+                cpu: Self.sum(cpu[second], over: summaries.count)
             )
         }
     }
 
     /// The shards' sum of a gauge of one second, when every shard has it (`nil` otherwise: a
     /// shard that ended earlier, or wrote a folder before it was kept).
-    private static func sum(_ values: [Int?]?, over shards: Int) -> Int? {
+    private static func sum<Value: AdditiveArithmetic>(_ values: [Value?]?, over shards: Int) -> Value? {
         guard let values, values.count == shards, values.allSatisfy({ $0 != nil }) else { return nil }
-        return values.reduce(0) { $0 + $1! }
+        return values.reduce(.zero) { $0 + $1! }
     }
 }

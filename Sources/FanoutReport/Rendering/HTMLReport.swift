@@ -10,7 +10,7 @@ import Histogram
 ///   second, the warm-up and the seconds with stream waits shaded, each second's exact figures on
 ///   hover (SVG `<title>`s: no script);
 /// - outcomes by status and reason, over the run and per second (stacked by reason);
-/// - connections and notifications in flight at each second's end;
+/// - connections and notifications in flight at each second's end; the sender's CPU a second;
 /// - the configuration and the environment.
 public struct HTMLReport {
     public var summary: SummaryDocument
@@ -38,6 +38,7 @@ public struct HTMLReport {
         public static let warmUp = "#1f77b4"
         public static let inFlight = "#17becf"
         public static let connections = "#bcbd22"
+        public static let cpu = "#1f77b4"
     }
 
     public var html: String {
@@ -79,6 +80,7 @@ public struct HTMLReport {
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body += outcomesPerSecondSection()
         body += inFlightSection()
+        body += cpuSection()
         if let devices = summary.delivery { body += deliverySection(devices) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
@@ -169,7 +171,7 @@ public struct HTMLReport {
     }
 
     /// Each second's length: 1, but the last one ends with the run (`elapsed_seconds`).
-    private func length(of interval: SummaryDocument.Interval) -> Double {
+    func length(of interval: SummaryDocument.Interval) -> Double {
         let left = summary.elapsedSeconds - Double(interval.second)
         return left > 0 && left < 1 ? left : 1
     }
