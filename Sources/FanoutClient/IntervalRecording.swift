@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
 import Histogram
@@ -30,6 +31,9 @@ package final class LoopRecorder {
     @exclusivity(unchecked) private var own = LoadStatistics.makeHistogram()
     @exclusivity(unchecked) private var completed = 0
     @exclusivity(unchecked) private var streamWaits = StreamWaits()
+    /// The loop thread's CPU clock at the last hand-over (`nil` until `startCPU()`): a second's
+    /// CPU is read once, when it is handed over, not per notification.
+    @exclusivity(unchecked) private var cpuAtHandOver: UInt64? = nil
     /// Which of the run's loops this is (the collector keeps each loop's delays apart).
     private let loop: Int
 
@@ -99,6 +103,11 @@ package final class LoopRecorder {
         }
     }
 
+    /// Starts the loop's CPU clock for the seconds' CPU; on the loop's thread, at the run's start.
+    package func startCPU() {
+        cpuAtHandOver = ThreadCPUClock.now()
+    }
+
     /// Hands over the second in progress (at the end of the run); nothing is recorded after.
     package func finish() {
         handOver()
@@ -106,6 +115,12 @@ package final class LoopRecorder {
     }
 
     private func handOver() {
+        var cpu: UInt64? = nil
+        if let last = cpuAtHandOver {
+            let now = ThreadCPUClock.now()
+            cpu = now &- last
+            cpuAtHandOver = now
+        }
         collector.add(
             IntervalCollector.Part(
                 second: second,
@@ -118,7 +133,8 @@ package final class LoopRecorder {
                 senderShare: senderShare,
                 own: own,
                 completed: completed,
-                streamWaits: streamWaits
+                streamWaits: streamWaits,
+                cpuNanoseconds: cpu
             )
         )
         streamWaits = StreamWaits()
@@ -154,6 +170,17 @@ public struct LoadInterval: Sendable {
     public var readDelayP99: UInt64 = 0
     /// Notifications due in it (outside the warm-up) that waited for a stream.
     public var streamWaits = StreamWaits()
+    /// The CPU time the sender's loop threads used in it (nanoseconds, summed over the loops,
+    /// each read when it handed the second over); `nil` where not measured.
+    public var cpuNanoseconds: UInt64? = nil
+    /// The rejections and failures by reason counted in it (`LoadStatistics.markSecond(_:)`).
+    public var rejected: [APNsReason: Int] = [:]
+    public var failed: [FailureCause: Int] = [:]
+    /// At its end: connections open or opening, and notifications sent without a final outcome
+    /// (as the connections last handed their counts over); `nil` for a second the run did not
+    /// mark (its last).
+    public var connections: Int? = nil
+    public var inFlight: Int? = nil
 }
 
 /// Notifications of the open model that fell due while every stream their connection could
@@ -246,6 +273,8 @@ package final class IntervalCollector: Sendable {
         var own: Histogram<UInt64>?
         var completed = 0
         var streamWaits = StreamWaits()
+        /// The loop's CPU since its last hand-over; 0 for a second it skipped while idle.
+        var cpuNanoseconds: UInt64? = 0
     }
 
     private struct Pending {
@@ -255,6 +284,7 @@ package final class IntervalCollector: Sendable {
         var maxLoopLag: UInt64 = 0
         var completed = 0
         var streamWaits = StreamWaits()
+        var cpuNanoseconds: UInt64? = 0
         var parts = 0
     }
 
@@ -328,6 +358,7 @@ package final class IntervalCollector: Sendable {
             state.loops[part.loop].senderShare.add(senderShare)
         }
         pending.completed += part.completed
+        pending.cpuNanoseconds = part.cpuNanoseconds.flatMap { cpu in pending.cpuNanoseconds.map { $0 + cpu } }
         pending.streamWaits.add(part.streamWaits)
         state.streamWaits.add(part.streamWaits)
         pending.parts += 1
@@ -366,7 +397,8 @@ package final class IntervalCollector: Sendable {
                 maxLag: pending.maxLag,
                 maxLoopLag: pending.maxLoopLag,
                 readDelayP99: pending.readDelay.totalCount == 0 ? 0 : pending.readDelay.valueAtPercentile(99),
-                streamWaits: pending.streamWaits
+                streamWaits: pending.streamWaits,
+                cpuNanoseconds: pending.cpuNanoseconds
             )
         )
     }

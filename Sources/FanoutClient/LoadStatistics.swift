@@ -94,6 +94,9 @@ public final class LoadStatistics: Sendable {
     let connectionFailures = ManagedAtomic<Int>(0)
     private let largestPacingWindow = ManagedAtomic<UInt64>(0)
     private let firstSendUptime = ManagedAtomic<UInt64>(.max)
+    /// The rejections and failures counted by the end of each second, and what was in flight
+    /// then (`markSecond(_:connections:)`).
+    private let marks = NIOLockedValueBox<[OutcomeMark]>([])
     /// A bounded sample of the answers' `apns-unique-id`s (`fanout send`'s answer-ids.json).
     public let answerIDs = AnswerIDSample()
 
@@ -155,6 +158,27 @@ public final class LoadStatistics: Sendable {
         self.collector.withLockedValue { $0 = collector }
     }
 
+    /// Notes the rejections and failures counted so far as those of `second` and before, and
+    /// what was in flight at its end: `connections` open or opening, and the notifications sent
+    /// without a final outcome. The run calls it once a second, on its own thread, so that
+    /// summary.json can say each second's outcomes by reason without a counter more on the
+    /// notifications' path. What a connection has not handed over yet (it does every
+    /// `LoadCounts.flushInterval` outcomes and at least once a second) falls in the next second;
+    /// its notifications in flight are those of its last hand-over.
+    func markSecond(_ second: Int, connections: Int) {
+        let finished = finished
+        let mark = counts.withLockedValue {
+            OutcomeMark(
+                second: second,
+                rejected: $0.rejected,
+                failed: $0.failed,
+                connections: connections,
+                inFlight: max(0, $0.requests - $0.retries - finished)
+            )
+        }
+        marks.withLockedValue { $0.append(mark) }
+    }
+
     /// Notifications with a final outcome so far.
     public var finished: Int { finals.load(ordering: .relaxed) }
 
@@ -172,6 +196,12 @@ public final class LoadStatistics: Sendable {
         var answers: [APNsReason: Int] = [:]
         for (index, count) in counts.answers.enumerated() where count > 0 { answers[APNsReason.all[index]] = count }
         let collector = collector.withLockedValue { $0 }
+        var intervals = collector?.intervals ?? []
+        OutcomeMark.attribute(
+            marks.withLockedValue { $0 },
+            final: OutcomeMark(second: .max, rejected: counts.rejected, failed: counts.failed),
+            to: &intervals
+        )
         return LoadSnapshot(
             requests: counts.requests,
             accepted: counts.accepted,
@@ -188,10 +218,46 @@ public final class LoadStatistics: Sendable {
             unsent: counts.unsent,
             latency: collector?.latency ?? Self.makeHistogram(),
             lag: collector?.lag ?? Self.makeHistogram(),
-            intervals: collector?.intervals ?? [],
+            intervals: intervals,
             largestPacingWindow: largestPacingWindow.load(ordering: .relaxed),
             streamWaits: collector?.streamWaits ?? StreamWaits()
         )
+    }
+}
+
+/// The rejections and failures by reason counted by the end of a second (cumulative, indexed
+/// as `LoadCounts`' arrays), and what was in flight then (`nil` for the run's totals).
+struct OutcomeMark {
+    var second: Int
+    var rejected: [Int]
+    var failed: [Int]
+    var connections: Int? = nil
+    var inFlight: Int? = nil
+
+    /// Gives each interval the outcomes counted between the previous mark and its own; what was
+    /// counted after the last mark (`final`: the run's totals) goes to the last interval.
+    static func attribute(_ marks: [OutcomeMark], final: OutcomeMark, to intervals: inout [LoadInterval]) {
+        guard let last = intervals.indices.last else { return }
+        let index = Dictionary(intervals.indices.map { (intervals[$0].second, $0) }) { first, _ in first }
+        var previous = OutcomeMark(
+            second: -1,
+            rejected: Array(repeating: 0, count: final.rejected.count),
+            failed: Array(repeating: 0, count: final.failed.count)
+        )
+        for mark in marks + [final] {
+            let target = mark.second == .max ? last : index[mark.second] ?? last
+            if mark.connections != nil {
+                intervals[target].connections = mark.connections
+                intervals[target].inFlight = mark.inFlight
+            }
+            for (reason, count) in zip(APNsReason.all, zip(mark.rejected, previous.rejected)) where count.0 > count.1 {
+                intervals[target].rejected[reason, default: 0] += count.0 - count.1
+            }
+            for (cause, count) in zip(FailureCause.all, zip(mark.failed, previous.failed)) where count.0 > count.1 {
+                intervals[target].failed[cause, default: 0] += count.0 - count.1
+            }
+            previous = mark
+        }
     }
 }
 

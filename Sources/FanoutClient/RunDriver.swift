@@ -116,6 +116,10 @@ final class RunDriver {
     /// `progress`.
     private func closeSecond(at elapsed: Duration) {
         recording.collector.drain()
+        engine.statistics.markSecond(
+            Int(elapsed.components.seconds) - 1,
+            connections: pool.slots.count { $0 == .connecting }
+        )
         if let progress, elapsed >= .zero {
             let now = Self.now()
             let finished = engine.statistics.finished
@@ -227,7 +231,10 @@ final class Recording {
                 },
                 eventLoop: loop
             )
-            loop.execute { probe.value.start() }
+            loop.execute {
+                recorder.value.startCPU()
+                probe.value.start()
+            }
             return probe
         }
         rollers = self.loops.map { loop, recorder in

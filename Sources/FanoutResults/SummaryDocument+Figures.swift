@@ -174,6 +174,20 @@ extension SummaryDocument {
         public var readDelayP99: Double?
         /// Schema 8: notifications due in it that waited for a stream (the open model).
         public var streamWaits: Int? = nil
+        /// Schema 8: the rejections and failures counted in the second, by reason, written as
+        /// objects keyed by name (`{"Unregistered": 3}`) as the run's totals are; `nil` in a
+        /// folder written before they were kept. Counted when the connections hand their counts
+        /// over (at least once a second), so one may fall in the second after its answer.
+        public var rejected: [APNsReason: Int]? = nil
+        public var failed: [FailureCause: Int]? = nil
+        /// Schema 8: at the second's end, the connections open or opening and the notifications
+        /// sent without a final outcome (as the connections last handed their counts over, at
+        /// least once a second); `nil` for the run's last second and in older folders.
+        public var connections: Int? = nil
+        public var inFlight: Int? = nil
+        /// Schema 8: the CPU time the sender's event-loop threads used in the second (ms, summed
+        /// over the loops); `nil` where not measured (a merge of shards one of which did not).
+        public var cpu: Double? = nil
 
         enum CodingKeys: String, CodingKey {
             case second, completed
@@ -186,6 +200,9 @@ extension SummaryDocument {
             case maxLoopLag = "max_loop_lag_ms"
             case readDelayP99 = "read_delay_p99_ms"
             case streamWaits = "stream_waits"
+            case rejected, failed, connections
+            case inFlight = "in_flight"
+            case cpu = "cpu_ms"
         }
         public init(
             second: Int,
@@ -198,7 +215,12 @@ extension SummaryDocument {
             maxLag: Double,
             maxLoopLag: Double? = nil,
             readDelayP99: Double? = nil,
-            streamWaits: Int? = nil
+            streamWaits: Int? = nil,
+            rejected: [APNsReason: Int]? = nil,
+            failed: [FailureCause: Int]? = nil,
+            connections: Int? = nil,
+            inFlight: Int? = nil,
+            cpu: Double? = nil
         ) {
             self.second = second
             self.completed = completed
@@ -211,6 +233,11 @@ extension SummaryDocument {
             self.maxLoopLag = maxLoopLag
             self.readDelayP99 = readDelayP99
             self.streamWaits = streamWaits
+            self.rejected = rejected
+            self.failed = failed
+            self.connections = connections
+            self.inFlight = inFlight
+            self.cpu = cpu
         }
     }
     public struct Tokens: Codable, Sendable, Equatable {

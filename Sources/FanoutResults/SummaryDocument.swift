@@ -15,12 +15,13 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// The version of `summary.json`'s layout (`docs/summary.schema.json`); it changes when a
     /// field changes meaning or goes away. 2: `configuration`, `environment`, the load model,
     /// validity and intervals.
-    public static let schemaVersion = 7
+    public static let schemaVersion = 8
     /// The versions this Fanout reads: 3 added `cpu` to what 2 had, 4 `start` and `shard`,
     /// 5 `harness` and the intervals' `max_loop_lag_ms` and `read_delay_p99_ms`, 6 `kind` and
     /// `provider` (the sink's folder), 7 `null` latency and throughput when nothing was
-    /// measured and `configuration.scenario`.
-    public static let readableSchemaVersions: ClosedRange<Int> = 2...7
+    /// measured and `configuration.scenario`, 8 the intervals' `rejected` and `failed` by reason,
+    /// `connections`, `in_flight` and `cpu_ms`.
+    public static let readableSchemaVersions: ClosedRange<Int> = 2...8
 
     public var schemaVersion: Int
     public var configuration: Configuration

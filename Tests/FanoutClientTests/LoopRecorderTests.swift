@@ -1,3 +1,4 @@
+import FanoutMeasure
 import Testing
 
 @testable import FanoutClient
@@ -72,5 +73,28 @@ import Testing
         #expect(delays[1].returnPath.totalCount == 2)
         #expect(delays[1].own.totalCount == 1, "a retry's latency holds earlier tries: not the harness's share")
         #expect(delays[1].loopLag.totalCount == 1)
+    }
+
+    /// A loop started on its CPU clock hands each second over with the CPU its thread used since
+    /// the last hand-over; one never started has none.
+    @Test func aSecondCarriesItsLoopsCPUOnceStarted() {
+        let collector = IntervalCollector(start: 0, warmUp: 0, loops: 1)
+        let recorder = LoopRecorder(collector: collector)
+        recorder.startCPU()
+        let before = ThreadCPUClock.now()
+        var sum: UInt64 = 0
+        for value in 0..<2_000_000 { sum &+= UInt64(value) &* 2_654_435_761 }
+        let used = ThreadCPUClock.now() - before
+        recorder.finish()
+        collector.closeAll()
+        let cpu = collector.intervals.first?.cpuNanoseconds
+        #expect(sum != 0)
+        #expect(cpu.map { $0 >= used } == true, "\(String(describing: cpu)) ns against \(used) ns used")
+
+        let unstarted = IntervalCollector(start: 0, warmUp: 0, loops: 1)
+        let other = LoopRecorder(collector: unstarted)
+        other.finish()
+        unstarted.closeAll()
+        #expect(unstarted.intervals.map(\.cpuNanoseconds) == [nil])
     }
 }

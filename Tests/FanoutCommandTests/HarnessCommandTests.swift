@@ -33,7 +33,7 @@ import Testing
         #expect(result.standardOutput.contains("or offer a lower rate (--rate)"), "\(result.standardOutput)")
 
         let summary = try SummaryDocument.read(folder + "/summary.json")
-        #expect(summary.schemaVersion == 7)
+        #expect(summary.schemaVersion == 8)
         let harness = try #require(summary.harness)
         #expect(harness.bound)
         #expect(harness.maxShare == 0.00001)

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutSettings
 import FanoutTestSupport
 import Foundation
@@ -53,6 +54,20 @@ import Testing
         #expect(sink.requests == 6000)
         #expect(sink.digest == alone.digest)
         #expect(whole.mergedFrom == shards)
+        // Each second's rejections and failures by reason are the shards' summed; over the
+        // seconds, the run's.
+        let parts = try shards.map { try CommandRunner.summary(in: $0) }.flatMap(\.intervals)
+        for interval in whole.intervals {
+            let same = parts.filter { $0.second == interval.second }
+            let rejected = same.reduce(into: [APNsReason: Int]()) { $0.merge($1.rejected ?? [:], uniquingKeysWith: +) }
+            let failed = same.reduce(into: [FailureCause: Int]()) { $0.merge($1.failed ?? [:], uniquingKeysWith: +) }
+            #expect(interval.rejected == rejected, "second \(interval.second)")
+            #expect(interval.failed == failed, "second \(interval.second)")
+        }
+        let rejected = whole.intervals.reduce(into: [APNsReason: Int]()) {
+            $0.merge($1.rejected ?? [:], uniquingKeysWith: +)
+        }
+        #expect(rejected == whole.rejected)
 
         // The merged log is the sum of the shards' logs, second by second, value by value.
         let check = try PeerProcess.run(

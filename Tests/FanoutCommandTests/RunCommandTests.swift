@@ -39,7 +39,7 @@ import Testing
         #expect(result.standardOutput.contains("reconciled: the sink counted 20,000 requests"))
 
         let summary = try CommandRunner.summary(in: folder)
-        #expect(summary.schemaVersion == 7)
+        #expect(summary.schemaVersion == 8)
         #expect(summary.sent == 20_000)
         #expect(summary.accepted == 20_000)
         #expect(summary.rejected.isEmpty)

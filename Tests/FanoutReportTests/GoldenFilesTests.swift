@@ -68,7 +68,11 @@ struct GoldenFilesTests {
                 max: histogram.max,
                 maxLag: second == 1 ? 12_000 : 900,
                 maxLoopLag: second == 1 ? 2_500 : 60,
-                readDelayP99: second == 1 ? 900 : 20
+                readDelayP99: second == 1 ? 900 : 20,
+                rejected: [.unregistered: second == 1 ? 14 : 3],
+                failed: second == 1 ? [.timeout: 10] : [:],
+                connections: second < 2 ? 4 : nil,
+                inFlight: second < 2 ? [60, 900][second] : nil
             )
         }
         var digest = NotificationDigest()

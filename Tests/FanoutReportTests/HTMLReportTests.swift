@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutResults
 import Foundation
 import Histogram
@@ -221,5 +222,115 @@ struct HTMLReportTests {
         none.discardedExpired = 10
         summary.delivery = none
         #expect(Self.html(summary).contains("<p>Nothing was delivered to a device.</p>"))
+    }
+
+    /// Each second's rejections and failures are stacked by reason, each segment as tall as its
+    /// count on the chart's axis, with the counts on hover.
+    @Test func rejectionsAndFailuresPerSecondAreStackedByReason() throws {
+        var summary = try Self.summary()
+        summary.intervals[0].rejected = [.unregistered: 3]
+        summary.intervals[0].failed = [:]
+        summary.intervals[1].rejected = [.unregistered: 14, .badDeviceToken: 2]
+        summary.intervals[1].failed = [.timeout: 10]
+        summary.intervals[2].rejected = [:]
+        summary.intervals[2].failed = [:]
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Rejected and failed per second, by reason</h2>"))
+        let segment =
+            #"<rect class="outcome" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)" fill="[^"]+">"#
+            + #"<title>([^<]*)</title>"#
+        let segments = html.matches(of: try Regex(segment)).map {
+            (height: Double($0.output[1].substring!)!, title: String($0.output[2].substring!))
+        }
+        #expect(
+            segments.map(\.title) == [
+                "second 0: rejected Unregistered 3", "second 1: rejected BadDeviceToken 2",
+                "second 1: rejected Unregistered 14", "second 1: failed Timeout 10",
+            ]
+        )
+        // Second 1's 26 set the axis at 50: a count of 10 is a fifth of the plot.
+        for segment in segments {
+            let count = Double(segment.title.split(separator: " ").last!)!
+            #expect(abs(segment.height - ChartFrame.plotHeight * count / 50) < 0.05, "\(segment)")
+        }
+        #expect(
+            html.contains(
+                "<title>second 1: 26 rejected or failed (rejected BadDeviceToken 2, rejected Unregistered 14, failed Timeout 10)</title>"
+            )
+        )
+        #expect(html.contains("<title>second 2: none rejected or failed</title>"))
+    }
+
+    /// A summary that keeps no reasons per second (before schema 8) says so instead of a chart;
+    /// one that does, with nothing rejected or failed, says that.
+    @Test func withoutReasonsPerSecondThereIsANoteNotAChart() throws {
+        var summary = try Self.summary()
+        for index in summary.intervals.indices {
+            summary.intervals[index].rejected = nil
+            summary.intervals[index].failed = nil
+        }
+        var html = Self.html(summary)
+        #expect(!html.contains("class=\"outcome\""))
+        #expect(html.contains("keeps no count by reason per second"))
+        for index in summary.intervals.indices {
+            summary.intervals[index].rejected = [:]
+            summary.intervals[index].failed = [:]
+        }
+        html = Self.html(summary)
+        #expect(!html.contains("class=\"outcome\""))
+        #expect(html.contains("No notification was rejected or failed in any second."))
+    }
+
+    /// What was in flight at each second's end: a point at the end of the second, on its own axis
+    /// for each line, with the figures on hover; the run's last second, not marked, breaks them.
+    @Test func connectionsAndNotificationsInFlightAreDrawnAtEachSecondsEnd() throws {
+        var summary = try Self.summary()
+        summary.intervals[0].inFlight = 400
+        summary.intervals[0].connections = 4
+        summary.intervals[1].inFlight = 1000
+        summary.intervals[1].connections = 3
+        summary.intervals[2].inFlight = nil
+        summary.intervals[2].connections = nil
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Connections and notifications in flight</h2>"))
+        let slot = ChartFrame.plotWidth / 3
+        func points(_ name: String) -> [String] {
+            html.matches(of: try! Regex("<polyline class=\"\(name)\"[^>]* points=\"([^\"]*)\"")).map {
+                String($0.output[1].substring!)
+            }
+        }
+        // In flight on an axis to 1,000; connections on one to 5.
+        func expected(_ shares: [(Int, Double)]) -> [String] {
+            let coordinates = shares.map { index, share in
+                let y = ChartFrame.top + ChartFrame.plotHeight * (1 - share)
+                return String(format: "%.1f,%.1f", ChartFrame.left + slot * Double(index), y)
+            }
+            return [coordinates.joined(separator: " ")]
+        }
+        #expect(points("in-flight") == expected([(1, 400.0 / 1000), (2, 1.0)]))
+        #expect(points("connections") == expected([(1, 4.0 / 5), (2, 3.0 / 5)]))
+        #expect(html.contains("<title>end of second 1: 1,000 in flight on 3 connections</title>"))
+        #expect(html.contains("<title>end of second 2: not recorded (the run's last second)</title>"))
+    }
+
+    /// The sender's CPU a second, as cores busy, with the CPU a notification on hover; a second
+    /// not measured has no bar.
+    @Test func theSendersCPUIsDrawnASecond() throws {
+        var summary = try Self.summary()
+        summary.elapsedSeconds = 3
+        summary.intervals[0].cpu = 500
+        summary.intervals[1].cpu = 1500
+        summary.intervals[2].cpu = nil
+        let html = Self.html(summary)
+        #expect(html.contains("<h2>Sender CPU per second</h2>"))
+        let bar = /<rect class="cpu" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)"/
+        let bars = html.matches(of: bar).map { Double($0.output.1)! }
+        // 0.5 and 1.5 cores on an axis to 2.
+        try #require(bars.count == 2, "\(bars)")
+        #expect(abs(bars[0] - ChartFrame.plotHeight * 0.25) < 0.051, "\(bars)")
+        #expect(abs(bars[1] - ChartFrame.plotHeight * 0.75) < 0.051, "\(bars)")
+        let second1 = "second 1: 1500.0 ms of CPU (1.50 cores), 750.00 µs a notification finished"
+        #expect(html.contains("<title>\(second1)</title>"))
+        #expect(html.contains("<title>second 2: CPU not measured</title>"))
     }
 }

@@ -113,7 +113,12 @@ extension RunSummary {
                 maxLag: interval.maxLag.microsecondsInMilliseconds,
                 maxLoopLag: interval.maxLoopLag.microsecondsInMilliseconds,
                 readDelayP99: interval.readDelayP99.microsecondsInMilliseconds,
-                streamWaits: report.schedule == nil ? nil : interval.streamWaits.count
+                streamWaits: report.schedule == nil ? nil : interval.streamWaits.count,
+                rejected: interval.rejected,
+                failed: interval.failed,
+                connections: interval.connections,
+                inFlight: interval.inFlight,
+                cpu: interval.cpuNanoseconds.map { Double($0) / 1e6 }
             )
         }
     }

@@ -189,7 +189,20 @@ struct SummaryMerge {
         var completed: [Int: Int] = [:]
         var lag: [Int: Double] = [:]
         var waits: [Int: Int] = [:]
+        // By reason, where every shard kept them (schema 8); a shard that did not leaves them out.
+        let byReason = summaries.allSatisfy { $0.intervals.allSatisfy { $0.rejected != nil && $0.failed != nil } }
+        var rejected: [Int: [APNsReason: Int]] = [:]
+        var failed: [Int: [FailureCause: Int]] = [:]
+        // In flight: the shards' sum, where each shard marked the second.
+        var connections: [Int: [Int?]] = [:]
+        var inFlight: [Int: [Int?]] = [:]
+        var cpu: [Int: [Double?]] = [:]
         for interval in summaries.flatMap(\.intervals) {
+            connections[interval.second, default: []].append(interval.connections)
+            inFlight[interval.second, default: []].append(interval.inFlight)
+            cpu[interval.second, default: []].append(interval.cpu)
+            rejected[interval.second, default: [:]].merge(interval.rejected ?? [:], uniquingKeysWith: +)
+            failed[interval.second, default: [:]].merge(interval.failed ?? [:], uniquingKeysWith: +)
             completed[interval.second, default: 0] += interval.completed
             if let streamWaits = interval.streamWaits { waits[interval.second, default: 0] += streamWaits }
             lag[interval.second] = max(lag[interval.second] ?? 0, interval.maxLag)
@@ -206,8 +219,20 @@ struct SummaryMerge {
                 p99: histogram.milliseconds(at: 99),
                 max: histogram.milliseconds(at: 100),
                 maxLag: lag[second] ?? 0,
-                streamWaits: waits[second]
+                streamWaits: waits[second],
+                rejected: byReason ? rejected[second] ?? [:] : nil,
+                failed: byReason ? failed[second] ?? [:] : nil,
+                connections: Self.sum(connections[second], over: summaries.count),
+                inFlight: Self.sum(inFlight[second], over: summaries.count),
+                cpu: Self.sum(cpu[second], over: summaries.count)
             )
         }
+    }
+
+    /// The shards' sum of a gauge of one second, when every shard has it (`nil` otherwise: a
+    /// shard that ended earlier, or wrote a folder before it was kept).
+    private static func sum<Value: AdditiveArithmetic>(_ values: [Value?]?, over shards: Int) -> Value? {
+        guard let values, values.count == shards, values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.reduce(.zero) { $0 + $1! }
     }
 }

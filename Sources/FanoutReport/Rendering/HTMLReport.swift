@@ -9,7 +9,8 @@ import Histogram
 /// - achieved per second beside the open model's offered rate, and p50, p90, p99 and max per
 ///   second, the warm-up and the seconds with stream waits shaded, each second's exact figures on
 ///   hover (SVG `<title>`s: no script);
-/// - outcomes by status and reason;
+/// - outcomes by status and reason, over the run and per second (stacked by reason);
+/// - connections and notifications in flight at each second's end; the sender's CPU a second;
 /// - the configuration and the environment.
 public struct HTMLReport {
     public var summary: SummaryDocument
@@ -35,6 +36,9 @@ public struct HTMLReport {
         public static let max = "#8c564b"
         public static let offered = "#7f7f7f"
         public static let warmUp = "#1f77b4"
+        public static let inFlight = "#17becf"
+        public static let connections = "#bcbd22"
+        public static let cpu = "#1f77b4"
     }
 
     public var html: String {
@@ -74,8 +78,9 @@ public struct HTMLReport {
             + rateChart(intervals, offered: offered, noun: "finished")
         body += "<h2>Latency percentiles per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
-        body +=
-            "<p class=\"note\">Outcomes are counted over the whole run: summary.json keeps no count by reason per second, so there is no chart of errors over time.</p>\n"
+        body += outcomesPerSecondSection()
+        body += inFlightSection()
+        body += cpuSection()
         if let devices = summary.delivery { body += deliverySection(devices) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
@@ -166,7 +171,7 @@ public struct HTMLReport {
     }
 
     /// Each second's length: 1, but the last one ends with the run (`elapsed_seconds`).
-    private func length(of interval: SummaryDocument.Interval) -> Double {
+    func length(of interval: SummaryDocument.Interval) -> Double {
         let left = summary.elapsedSeconds - Double(interval.second)
         return left > 0 && left < 1 ? left : 1
     }
@@ -368,7 +373,7 @@ public struct HTMLReport {
         return lines.map { "<p class=\"note\">\(ChartFrame.escape($0))</p>\n" }.joined()
     }
 
-    private func secondsAxis(count: Int) -> String {
+    func secondsAxis(count: Int) -> String {
         var svg = ""
         let step = max(1, count / 10)
         let slot = ChartFrame.plotWidth / Double(count)
