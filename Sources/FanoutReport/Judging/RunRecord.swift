@@ -146,6 +146,32 @@ public struct RunRecord: Sendable {
     public func share(_ metric: RunMetric) -> Double { metric == .errors ? errorShare : shares[metric] ?? 0 }
 
     /// Reads `directory/summary.json`.
+    /// The device fleet's metrics into `metrics`; returns its counts as shares of those
+    /// received by APNs.
+    private static func deliveryMetrics(
+        _ delivery: DeliverySummary,
+        into metrics: inout [RunMetric: Double]
+    ) -> [RunMetric: Double] {
+        var shares: [RunMetric: Double] = [:]
+        for (metric, count) in [
+            (RunMetric.delivered, delivery.allDelivered), (.discardedExpired, delivery.discardedExpired),
+            (.discardedUnregistered, delivery.discardedUnregistered + delivery.discardedUnregisteredFromStorage),
+            (.discardedDisabled, delivery.discardedDisabled + delivery.discardedDisabledFromStorage),
+            (.forgotten, delivery.forgotten),
+        ] {
+            metrics[metric] = Double(count)
+            shares[metric] = delivery.share(count)
+        }
+        // Nothing delivered: no time to reach anyone, and such a threshold is not measured.
+        if let reached = delivery.reachedMs {
+            metrics[.deliveredP50] = reached.p50
+            metrics[.deliveredP90] = reached.p90
+            metrics[.deliveredP99] = reached.p99
+            metrics[.deliveredLast] = reached.max
+        }
+        return shares
+    }
+
     public static func load(_ directory: String) throws(ResultsError) -> RunRecord {
         let summary = try SummaryDocument.read(directory + "/summary.json")
         var metrics: [RunMetric: Double] = [:]
@@ -175,25 +201,7 @@ public struct RunRecord: Sendable {
                 if let rule = metric.rule { metrics[metric] = Double(provider.card.count(rule)) }
             }
         }
-        var shares: [RunMetric: Double] = [:]
-        if let delivery = summary.delivery {
-            for (metric, count) in [
-                (RunMetric.delivered, delivery.allDelivered), (.discardedExpired, delivery.discardedExpired),
-                (.discardedUnregistered, delivery.discardedUnregistered + delivery.discardedUnregisteredFromStorage),
-                (.discardedDisabled, delivery.discardedDisabled + delivery.discardedDisabledFromStorage),
-                (.forgotten, delivery.forgotten),
-            ] {
-                metrics[metric] = Double(count)
-                shares[metric] = delivery.share(count)
-            }
-            // Nothing delivered: no time to reach anyone, and such a threshold is not measured.
-            if let reached = delivery.reachedMs {
-                metrics[.deliveredP50] = reached.p50
-                metrics[.deliveredP90] = reached.p90
-                metrics[.deliveredP99] = reached.p99
-                metrics[.deliveredLast] = reached.max
-            }
-        }
+        let shares = summary.delivery.map { Self.deliveryMetrics($0, into: &metrics) } ?? [:]
         if let broadcast = summary.broadcast {
             metrics[.broadcasts] = Double(broadcast.accepted)
             if let devices = broadcast.devices { metrics[.broadcastDelivered] = Double(devices.delivered) }
