@@ -66,6 +66,11 @@ struct SendCommand: ParsableCommand {
     func validate() throws {
         if broadcasting.broadcast {
             try validateBroadcast()
+            if let connections = shape.connection.connections, connections > 1 {
+                reportWarning(
+                    "--broadcast over \(connections) connections: a channel's later update can overtake an earlier one (one connection, the default, keeps their order)"
+                )
+            }
         } else {
             try tokenOptions.requireSet()
         }
@@ -142,6 +147,10 @@ struct SendCommand: ParsableCommand {
         )
         if let app { job.broadcast = try broadcasting.job(app: app, endpoint: job.endpoint) }
         job.shape = try shape.shape()
+        // One connection unless told: a channel's updates then reach APNs in the order they were
+        // sent; spread over connections, a later update can overtake an earlier one, which the
+        // device takes as a timestamp going backwards (docs/load-engine.md, "Broadcasts").
+        if app != nil && shape.connection.connections == nil { job.shape.connections = 1 }
         // Apple's hosts without a rate of the user's: a campaign's pace, said in the summary.
         if job.endpoint.apple != nil && job.shape.model.schedule == nil {
             job.shape.model.schedule = try ArrivalSchedule(

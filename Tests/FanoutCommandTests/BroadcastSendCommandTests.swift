@@ -56,6 +56,10 @@ import Testing
         #expect(reached.channels.open == 0)
         #expect(reached.deliveryMs == .init(p50: 0, p90: 0, p99: 0, last: 0))
         #expect(reached.broadcastsLeftOut == 0)
+        // A well-behaved broadcaster: one connection (each channel's updates in order), its
+        // channels deleted, creations and deletions on connections of 100 requests each.
+        let card = try #require(summary.provider?.card)
+        #expect(card.passed, "\(card.checks.filter { !$0.passed }.map { "\($0.rule.rawValue) \($0.count)" })")
         let lines = try String(contentsOfFile: folder + "/sink/broadcasts.csv", encoding: .utf8)
             .split(separator: "\n").map(String.init)
         #expect(lines.first == BroadcastRow.header)
