@@ -1,3 +1,4 @@
+import FanoutAPNs
 import Foundation
 
 /// `summary.json`'s `broadcast`: a broadcast run's channels and broadcasts (`fanout send
@@ -77,21 +78,7 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
 
     /// A broadcast's subscribers: delivered at once, stored for an offline device (storage
     /// policy 1), missed by an offline one (policy 0), unreachable (app disabled or gone).
-    public struct Devices: Codable, Sendable, Equatable {
-        public var subscribers = 0
-        public var delivered = 0
-        public var stored = 0
-        public var missed = 0
-        public var unreachable = 0
-
-        public init(subscribers: Int = 0, delivered: Int = 0, stored: Int = 0, missed: Int = 0, unreachable: Int = 0) {
-            self.subscribers = subscribers
-            self.delivered = delivered
-            self.stored = stored
-            self.missed = missed
-            self.unreachable = unreachable
-        }
-    }
+    public typealias Devices = BroadcastReach
 
     /// Delivery-time percentiles and the last.
     public struct Times: Codable, Sendable, Equatable {
@@ -150,13 +137,7 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
             rejected: parts.map(\.rejected).reduce(into: [:]) { total, part in total.merge(part, uniquingKeysWith: +) },
             devices: devices.isEmpty
                 ? nil
-                : Devices(
-                    subscribers: devices.map(\.subscribers).reduce(0, +),
-                    delivered: devices.map(\.delivered).reduce(0, +),
-                    stored: devices.map(\.stored).reduce(0, +),
-                    missed: devices.map(\.missed).reduce(0, +),
-                    unreachable: devices.map(\.unreachable).reduce(0, +)
-                ),
+                : devices.reduce(Devices(), +),
             deliveryMs: times.isEmpty
                 ? nil
                 : Times(

@@ -13,33 +13,21 @@ enum BroadcastReading {
         summary.channels.refused = counts.refusedCreations
         summary.broadcasts = counts.broadcasts
         summary.accepted = counts.broadcasts
-        summary.devices = .init(
-            subscribers: counts.subscribers,
-            delivered: counts.delivered,
-            stored: counts.stored,
-            missed: counts.missed,
-            unreachable: counts.unreachable
-        )
+        summary.devices = counts.reach
         let times = records.times
         func ms(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e6 }
         let first = records.broadcasts.first?.acceptedAt ?? 0
         var lasts: [Double] = []
         lasts.reserveCapacity(records.broadcasts.count)
         let rows = records.broadcasts.enumerated().map { index, broadcast in
-            let delivered = broadcast.delivered > 0
-            let last = ms(times.last(of: broadcast.delivered))
+            let delivered = broadcast.reach.delivered > 0
+            let last = ms(times.last(of: broadcast.reach.delivered))
             if delivered { lasts.append(last) }
             return BroadcastRow(
                 broadcast: index + 1,
                 acceptedMs: ms(broadcast.acceptedAt - min(first, broadcast.acceptedAt)),
                 channel: broadcast.channel,
-                devices: .init(
-                    subscribers: broadcast.subscribers,
-                    delivered: broadcast.delivered,
-                    stored: broadcast.stored,
-                    missed: broadcast.missed,
-                    unreachable: broadcast.unreachable
-                ),
+                devices: broadcast.reach,
                 p50Ms: delivered ? ms(times.quantile(0.5)) : 0,
                 p99Ms: delivered ? ms(times.quantile(0.99)) : 0,
                 lastMs: last

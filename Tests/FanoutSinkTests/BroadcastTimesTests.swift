@@ -70,7 +70,7 @@ struct BroadcastTimesTests {
         }
         let records = store.records
         #expect(records.broadcasts.map(\.acceptedAt) == [0, 1, 2])
-        #expect(records.broadcasts.allSatisfy { $0.delivered == 9 && $0.channel == id.text })
+        #expect(records.broadcasts.allSatisfy { $0.reach.delivered == 9 && $0.channel == id.text })
         #expect(records.leftOut == 2)
         #expect(records.counts.broadcasts == 5)
         #expect(records.mostDelivered == 9)

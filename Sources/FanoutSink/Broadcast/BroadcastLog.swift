@@ -1,3 +1,5 @@
+import FanoutAPNs
+
 /// The sink's record of its accepted broadcasts, for its run folder (`summary.json`'s
 /// `broadcast`, `broadcasts.csv`; docs/sink.md, "Broadcast channels"): one fixed-size entry per
 /// broadcast, the first `limit` kept, so memory stays bounded whatever the run (64 bytes an
@@ -43,11 +45,7 @@ public struct BroadcastRecords: Sendable {
     public struct Broadcast: Sendable, Equatable {
         public var acceptedAt: UInt64
         public var channel: String
-        public var subscribers: Int
-        public var delivered: Int
-        public var stored: Int
-        public var missed: Int
-        public var unreachable: Int
+        public var reach: BroadcastReach
     }
 
     public var counts: BroadcastCounts

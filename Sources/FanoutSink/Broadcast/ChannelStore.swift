@@ -1,3 +1,4 @@
+import FanoutAPNs
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -23,20 +24,8 @@ package final class ChannelStore: Sendable {
         case limitReached
     }
 
-    /// What a broadcast on a channel reached: its subscribers, split as the device fleet's
-    /// shares split them (without a fleet every subscriber is online and takes it).
-    struct Reach: Equatable {
-        var subscribers = 0
-        /// Delivered at once.
-        var delivered = 0
-        /// Offline subscribers of a channel that stores the most recent message: they get it
-        /// when they come back (or a later one).
-        var stored = 0
-        /// Offline subscribers of a channel that stores nothing: they miss it.
-        var missed = 0
-        /// Subscribers whose app has notifications disabled or is uninstalled.
-        var unreachable = 0
-    }
+    /// What a broadcast on a channel reached (FanoutAPNs's `BroadcastReach`).
+    typealias Reach = BroadcastReach
 
     /// APNs: "up to 10,000 channels for your app in the development and production
     /// environment, respectively" (docs/apns.md, "Broadcast channels").
@@ -151,11 +140,7 @@ package final class ChannelStore: Sendable {
                 BroadcastRecords.Broadcast(
                     acceptedAt: $0.acceptedAt,
                     channel: $0.channel.text,
-                    subscribers: $0.reach.subscribers,
-                    delivered: $0.reach.delivered,
-                    stored: $0.reach.stored,
-                    missed: $0.reach.missed,
-                    unreachable: $0.reach.unreachable
+                    reach: $0.reach
                 )
             },
             leftOut: log.leftOut,
@@ -207,7 +192,10 @@ struct DeliveryShares: Equatable, Sendable {
     }
 }
 
-/// The sink's broadcast counts (`/stats`, summary.json's `broadcast`).
+/// The sink's broadcast counts (`/stats`, summary.json's `broadcast`): the channels, and the
+/// broadcasts accepted with the device deliveries they stand for (`reach`, written flat beside
+/// the channels' counts and read as this type's own: `counts.delivered`).
+@dynamicMemberLookup
 public struct BroadcastCounts: Codable, Sendable, Equatable {
     /// Channels created, deleted, and open now.
     public var created = 0
@@ -215,34 +203,52 @@ public struct BroadcastCounts: Codable, Sendable, Equatable {
     public var open = 0
     /// Creations refused with CannotCreateChannelConfig.
     public var refusedCreations = 0
-    /// Broadcasts accepted (200), and the device deliveries they stand for (`ChannelStore.Reach`).
+    /// Broadcasts accepted (200), and what they reached, added up.
     public var broadcasts = 0
-    public var subscribers = 0
-    public var delivered = 0
-    public var stored = 0
-    public var missed = 0
-    public var unreachable = 0
+    public var reach = BroadcastReach()
 
     public init() {}
 
+    public subscript<Value>(dynamicMember path: WritableKeyPath<BroadcastReach, Value>) -> Value {
+        get { reach[keyPath: path] }
+        set { reach[keyPath: path] = newValue }
+    }
+
+    /// The fields beside `reach`'s (which `BroadcastReach` names).
     enum CodingKeys: String, CodingKey {
-        case created, deleted, open, broadcasts, subscribers, delivered, stored, missed, unreachable
+        case created, deleted, open, broadcasts
         case refusedCreations = "refused_creations"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        reach = try BroadcastReach(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        created = try container.decode(Int.self, forKey: .created)
+        deleted = try container.decode(Int.self, forKey: .deleted)
+        open = try container.decode(Int.self, forKey: .open)
+        refusedCreations = try container.decode(Int.self, forKey: .refusedCreations)
+        broadcasts = try container.decode(Int.self, forKey: .broadcasts)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try reach.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(created, forKey: .created)
+        try container.encode(deleted, forKey: .deleted)
+        try container.encode(open, forKey: .open)
+        try container.encode(refusedCreations, forKey: .refusedCreations)
+        try container.encode(broadcasts, forKey: .broadcasts)
     }
 
     /// One line for the sink's summary.
     public var line: String {
         "broadcast channels: \(created) created, \(deleted) deleted, \(open) open, \(refusedCreations) refused; "
-            + "\(broadcasts) broadcasts to \(subscribers) subscribers: \(delivered) delivered, "
-            + "\(stored) stored for offline devices, \(missed) missed offline, \(unreachable) unreachable"
+            + "\(broadcasts) broadcasts to \(reach.subscribers) subscribers: \(reach.delivered) delivered, "
+            + "\(reach.stored) stored for offline devices, \(reach.missed) missed offline, \(reach.unreachable) unreachable"
     }
 
-    mutating func add(_ reach: ChannelStore.Reach) {
+    mutating func add(_ reach: BroadcastReach) {
         broadcasts += 1
-        subscribers += reach.subscribers
-        delivered += reach.delivered
-        stored += reach.stored
-        missed += reach.missed
-        unreachable += reach.unreachable
+        self.reach = self.reach + reach
     }
 }
