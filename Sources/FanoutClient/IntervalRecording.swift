@@ -423,6 +423,15 @@ package final class IntervalCollector: Sendable {
         drain()
         return state.withLockedValue { $0.intervals }
     }
+
+    /// The seconds closed so far from `second` on (`drain()` first): read from the end, so
+    /// that a long run's judging once a second does not copy all of its seconds.
+    func intervals(from second: Int) -> [LoadInterval] {
+        state.withLockedValue { state in
+            guard let first = state.intervals.lastIndex(where: { $0.second < second }) else { return state.intervals }
+            return state.intervals[(first + 1)...].filter { $0.second >= second }
+        }
+    }
     /// Each loop's own delays so far.
     var loopDelays: [LoopDelays] {
         drain()

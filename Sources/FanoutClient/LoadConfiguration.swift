@@ -82,6 +82,8 @@ public struct LoadModel: Sendable {
     public var startAt: Date?
     /// Why the schedule's rate was not the user's own (Apple's hosts' cap), said in the summary.
     public var rateNote: String?
+    /// `--abort-on`: conditions that stop the run while it goes (`AbortCondition`).
+    public var abort: AbortPolicy?
 
     public init(schedule: ArrivalSchedule? = nil, duration: Duration? = nil, warmUp: Duration = .zero) {
         self.schedule = schedule

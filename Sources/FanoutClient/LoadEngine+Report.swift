@@ -12,7 +12,7 @@ extension LoadEngine {
         public var elapsed: Duration
         /// What the token reader saw (tokens read, lines turned down, its error if any).
         public var tokens: TokenStreamSummary?
-        /// Whether it was stopped (by `cancel()`, the deadline or `interrupt(by:)`) before the end.
+        /// Whether it was stopped (by `cancel()`, the deadline, `interrupt(by:)` or an abort) before the end.
         public var cancelled: Bool
         /// Why it gave up early, if it did.
         public var gaveUp: GiveUp?
@@ -40,6 +40,8 @@ extension LoadEngine {
 
         /// The signal that stopped the run, and how long after its start, if one did.
         public var interruption: Interruption? = nil
+        /// The `--abort-on` condition that stopped it, if one did.
+        public var abort: Abort? = nil
         /// Files written on the side (`--gone-tokens`) that lost lines: the path and the
         /// system's reason, one a line.
         public var lostWrites: [String] = []

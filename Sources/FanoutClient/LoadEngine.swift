@@ -33,6 +33,8 @@ public final class LoadEngine: Sendable {
     private let cancelled = ManagedAtomic(false)
     /// The signal that interrupted the run and when (uptime ns; `interrupt(by:)`), if one did.
     private let interruption = NIOLockedValueBox<(signal: StopSignal, at: UInt64)?>(nil)
+    /// The `--abort-on` condition that stopped the run and when (uptime ns; `abort(_:)`).
+    private let aborted = NIOLockedValueBox<(abort: Abort, at: UInt64)?>(nil)
     let feed: NotificationFeed
     private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
     /// What the run waits on: its connections' reports, and `cancel()`.
@@ -76,6 +78,24 @@ public final class LoadEngine: Sendable {
         endings.wake()
     }
 
+    /// Stops the run because an `--abort-on` condition was met (`AbortWatch`): as
+    /// `interrupt(by:)`, what is in flight has `interruptionGrace` to be answered, and the
+    /// report says which condition, over which window, when. Only the first stop counts.
+    func abort(_ abort: Abort) {
+        guard interruption.withLockedValue({ $0 }) == nil else { return }
+        let first = aborted.withLockedValue { aborted in
+            guard aborted == nil else { return false }
+            aborted = (abort, NIODeadline.now().uptimeNanoseconds)
+            return true
+        }
+        guard first else { return }
+        feed.interrupt()
+        endings.wake()
+    }
+
+    /// Whether a signal or an abort is stopping the run.
+    var isStopping: Bool { interruption.withLockedValue { $0 } != nil || aborted.withLockedValue { $0 } != nil }
+
     /// How far a run has come, given to `run(progress:)` about once a second.
     public struct Progress: Sendable {
         public var elapsed: Duration
@@ -115,6 +135,7 @@ public final class LoadEngine: Sendable {
         }
         recording.finish()
         let interrupted = interruption.withLockedValue { $0 }
+        let abort = aborted.withLockedValue { $0 }?.abort
         let end = NIODeadline.now().uptimeNanoseconds
         let cpuAtEnd = ThreadCPUClock.perLoop(of: group)
         var loopDelays = recording.collector.loopDelays
@@ -125,7 +146,7 @@ public final class LoadEngine: Sendable {
             snapshot: statistics.snapshot,
             elapsed: max(.zero, start.elapsed(at: end)),
             tokens: stream.waitForSummary(timeout: readerWait),
-            cancelled: isCancelled || interrupted != nil,
+            cancelled: isCancelled || interrupted != nil || abort != nil,
             gaveUp: gaveUp,
             started: start.date,
             scheduledStart: model.startAt,
@@ -133,10 +154,11 @@ public final class LoadEngine: Sendable {
             schedule: model.shardSchedule,
             warmUp: model.warmUp,
             maxLag: model.maxLag,
-            tokensRanOut: interrupted == nil && !isCancelled ? tickets?.ranOut : nil,
+            tokensRanOut: interrupted == nil && abort == nil && !isCancelled ? tickets?.ranOut : nil,
             senderCPU: .nanoseconds(Int64(cpuAtEnd.reduce(0, +) &- cpuAtStart.reduce(0, +))),
             loopDelays: loopDelays,
             interruption: interrupted.map { .init(signal: $0.signal, after: max(.zero, start.elapsed(at: $0.at))) },
+            abort: abort,
             lostWrites: configuration.goneTokens?.failure.map { ["--gone-tokens \($0): the list is incomplete"] } ?? []
         )
     }
@@ -161,9 +183,10 @@ public final class LoadEngine: Sendable {
         return counts
     }
 
-    /// When an interrupted run's grace ends (uptime ns), if it was interrupted.
+    /// When an interrupted or aborted run's grace ends (uptime ns), if it was stopped.
     var graceEnds: UInt64? {
-        interruption.withLockedValue { $0 }.map { $0.at + UInt64(Self.interruptionGrace.wholeNanoseconds) }
+        let stopped = interruption.withLockedValue { $0 }?.at ?? aborted.withLockedValue { $0 }?.at
+        return stopped.map { $0 + UInt64(Self.interruptionGrace.wholeNanoseconds) }
     }
 
     /// Opens `slot`'s connection on `loop` after `delay`, unless `timer` has been superseded

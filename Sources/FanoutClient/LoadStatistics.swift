@@ -182,6 +182,20 @@ public final class LoadStatistics: Sendable {
     /// Notifications with a final outcome so far.
     public var finished: Int { finals.load(ordering: .relaxed) }
 
+    /// The counts `AbortWatch` judges, at the run's whole `second`.
+    func tally(at second: Int) -> AbortWatch.Tally {
+        let finished = finished
+        return counts.withLockedValue {
+            AbortWatch.Tally(
+                second: second,
+                started: $0.requests - $0.retries,
+                finished: finished,
+                rejected: $0.rejected,
+                failed: $0.failed
+            )
+        }
+    }
+
     /// Every count now, with the latencies recorded so far.
     public var snapshot: LoadSnapshot {
         let counts = counts.withLockedValue { $0 }

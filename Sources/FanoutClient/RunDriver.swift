@@ -55,6 +55,8 @@ final class RunDriver {
     private var lastProgress: (at: UInt64, finished: Int)
     /// The run's next whole second: a progress line, and the loops' seconds merged.
     private var nextSecond = Duration.seconds(1)
+    /// `--abort-on`'s conditions, judged at each whole second.
+    private let abortWatch: AbortWatch?
 
     init(
         engine: LoadEngine,
@@ -72,6 +74,7 @@ final class RunDriver {
         pool = ConnectionPool(slots: shape.connections, connectTimeout: engine.configuration.connectTimeout)
         timers = SlotTimers(slots: shape.connections)
         lastProgress = (start.uptime, 0)
+        abortWatch = shape.model.abort.flatMap { $0.conditions.isEmpty ? nil : AbortWatch(policy: $0) }
     }
 
     /// Whether the run stopped taking new tokens (its schedule or duration is over).
@@ -112,14 +115,20 @@ final class RunDriver {
         return due
     }
 
-    /// Merges the loops' closed seconds (off the loops: `IntervalCollector`) and tells
-    /// `progress`.
+    /// Merges the loops' closed seconds (off the loops: `IntervalCollector`), judges
+    /// `--abort-on`'s conditions and tells `progress`.
     private func closeSecond(at elapsed: Duration) {
         recording.collector.drain()
-        engine.statistics.markSecond(
-            Int(elapsed.components.seconds) - 1,
-            connections: pool.slots.count { $0 == .connecting }
-        )
+        let second = Int(elapsed.components.seconds)
+        engine.statistics.markSecond(second - 1, connections: pool.slots.count { $0 == .connecting })
+        if let abortWatch, second > 0, !engine.isStopping, !engine.isCancelled,
+            let abort = abortWatch.check(
+                engine.statistics.tally(at: second),
+                intervals: { self.recording.collector.intervals(from: $0) }
+            )
+        {
+            engine.abort(abort)
+        }
         if let progress, elapsed >= .zero {
             let now = Self.now()
             let finished = engine.statistics.finished

@@ -264,3 +264,71 @@ extension SummaryDocument {
         }
     }
 }
+
+extension SummaryDocument {
+    /// `"aborted"`: the `--abort-on` condition that stopped the run.
+    ///
+    /// ```
+    /// "aborted": {"condition": "p99 > 200ms", "window_seconds": 10, "after_seconds": 13,
+    ///             "measured": 1000.001, "unit": "ms"}
+    /// ```
+    ///
+    /// A merge keeps the shard that aborted first, named by `shard` (its `--shard`, or its folder).
+    public struct Aborted: Codable, Sendable, Equatable {
+        /// As written: `p99 > 200ms`, `window(5s).p99 > 1s`, `errors > 1%`.
+        public var condition: String
+        public var windowSeconds: Int
+        /// From the run's start to the second it was judged.
+        public var afterSeconds: Double
+        /// The window's figure, in `unit` (`%` for a share).
+        public var measured: Double
+        public var unit: String
+        /// A latency's lower bound: how many were still unanswered `unansweredAfterSeconds`
+        /// after they were sent, counted just over the limit.
+        public var unanswered: Int?
+        public var unansweredAfterSeconds: Int?
+        public var shard: String?
+
+        public init(
+            condition: String,
+            windowSeconds: Int,
+            afterSeconds: Double,
+            measured: Double,
+            unit: String,
+            unanswered: Int? = nil,
+            unansweredAfterSeconds: Int? = nil,
+            shard: String? = nil
+        ) {
+            self.condition = condition
+            self.windowSeconds = windowSeconds
+            self.afterSeconds = afterSeconds
+            self.measured = measured
+            self.unit = unit
+            self.unanswered = unanswered
+            self.unansweredAfterSeconds = unansweredAfterSeconds
+            self.shard = shard
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case condition
+            case windowSeconds = "window_seconds"
+            case afterSeconds = "after_seconds"
+            case measured, unit, unanswered
+            case unansweredAfterSeconds = "unanswered_after_seconds"
+            case shard
+        }
+
+        /// `aborted after 13.0 s: p99 > 200ms over the last 10 s (measured 1000.001 ms)`, with
+        /// the shard first in a merge.
+        public var line: String {
+            let value = measured == measured.rounded() ? String(Int(measured)) : String(format: "%.3f", measured)
+            let figure = unit.isEmpty ? value : unit == "%" || unit == "/s" ? value + unit : "\(value) \(unit)"
+            let bound = unanswered.map { count in
+                ", at least: \(count.grouped) notifications unanswered \(unansweredAfterSeconds ?? 0) s after they were sent"
+            }
+            return (shard.map { "shard \($0) " } ?? "")
+                + "aborted after \(String(format: "%.1f", afterSeconds)) s: \(condition) over the last "
+                + "\(windowSeconds) s (measured \(figure)\(bound ?? ""))"
+        }
+    }
+}

@@ -110,6 +110,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// A broadcast run's channels and broadcasts, or what a sink's broadcasts reached (an
     /// added, optional field); absent without broadcasts and in older folders.
     public var broadcast: BroadcastSummary? = nil
+    /// `--abort-on` stopped the run (an added, optional field): which condition, over which
+    /// window, when; absent otherwise and in older folders.
+    public var aborted: Aborted? = nil
 
     /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
     /// merge it before it compiles.
@@ -139,6 +142,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case openModel = "open_model"
         case delivery
         case broadcast
+        case aborted
     }
 
     /// `fanout sink --output`'s folder.
@@ -205,7 +209,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         unsent: Int? = nil,
         openModel: OpenModel? = nil,
         delivery: DeliverySummary? = nil,
-        broadcast: BroadcastSummary? = nil
+        broadcast: BroadcastSummary? = nil,
+        aborted: Aborted? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.configuration = configuration
@@ -254,6 +259,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.openModel = openModel
         self.delivery = delivery
         self.broadcast = broadcast
+        self.aborted = aborted
     }
 }
 

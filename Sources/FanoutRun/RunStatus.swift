@@ -19,6 +19,8 @@ public enum RunStatus: Int32, Sendable, Comparable {
     /// Could not reach the endpoint: no connection got as far as an answer (a name not
     /// resolved, refused or timed-out connects, TLS, not HTTP/2, credentials refused).
     case unreachable = 5
+    /// Stopped by an `--abort-on` condition; the folder says which, over which window, when.
+    case aborted = 6
     /// Stopped by SIGHUP (128 + its number, as shells report it); the folder says so.
     case hungUp = 129
     /// Stopped by SIGINT, Ctrl-C.
@@ -40,6 +42,8 @@ public enum RunStatus: Int32, Sendable, Comparable {
         let report = summary.report
         if let interruption = report.interruption {
             self = RunStatus(interruption.signal)
+        } else if report.abort != nil {
+            self = .aborted
         } else if report.unreachable != nil {
             self = .unreachable
         } else if report.cancelled && report.abandoned == nil {

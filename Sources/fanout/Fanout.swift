@@ -23,6 +23,8 @@ struct Fanout: AsyncParsableCommand {
               4    run, send, search: invalid (the generator fell behind its schedule);
                    ab: a metric BETTER
               5    the endpoint could not be reached (the cause on standard error)
+              6    run, send: an --abort-on condition stopped the run (its folder says
+                   which, over which window, when)
               64   a usage error: an option, a threshold, a folder that is not a run
               129, 130, 143
                    stopped by SIGHUP, SIGINT or SIGTERM (a run's folder is written,

@@ -76,6 +76,27 @@ struct LoadModelOptions: ParsableArguments {
     )
     var startAt: Moment?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Stop the run when this holds over its last --abort-window (repeat it; the gate's grammar, like 'p99 > 500ms', 'errors > 1%', 'window(5s).p99 > 1s'): it drains, writes its folder marked aborted and exits 6.",
+            valueName: "condition"
+        )
+    )
+    var abortOn: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The window --abort-on judges over, whole seconds.", valueName: "duration")
+    )
+    var abortWindow: Duration = AbortCondition.defaultWindow
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Judge --abort-on only from this long after the start on.", valueName: "duration")
+    )
+    var abortAfter: Duration = .zero
+
     /// The longest wait `--start-at` may ask for: a time further ahead is taken for a mistake.
     static let longestWait: TimeInterval = 24 * 3600
 
@@ -113,6 +134,26 @@ struct LoadModelOptions: ParsableArguments {
         model.maxLag = maxLag
         model.startAt = try start()
         model.maxHarnessShare = maxHarnessShare.fraction
+        model.abort = try abortPolicy()
         return model
+    }
+
+    /// `--abort-on`'s conditions, checked (`nil` without one).
+    func abortPolicy() throws -> AbortPolicy? {
+        guard !abortOn.isEmpty else {
+            if abortWindow != AbortCondition.defaultWindow || abortAfter != .zero {
+                throw ValidationError("--abort-window and --abort-after need --abort-on.")
+            }
+            return nil
+        }
+        var conditions: [AbortCondition] = []
+        for text in abortOn {
+            do {
+                conditions.append(try AbortCondition(parsing: text, window: abortWindow))
+            } catch {
+                throw ValidationError("--abort-on \(TextLines.quoted(text)): \(error.description)")
+            }
+        }
+        return AbortPolicy(conditions: conditions, after: abortAfter)
     }
 }

@@ -30,8 +30,9 @@ struct SendCommand: ParsableCommand {
             4 when the run is invalid (the generator fell behind its schedule by more than \
             --max-lag, a bad token part-way, a --gone-tokens file that could not be written), 5 \
             when it could not reach the endpoint (no connection got as far as an answer: the \
-            cause is on standard error and in summary.json's failed reasons), 130, 143 or 129 \
-            when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
+            cause is on standard error and in summary.json's failed reasons), 6 when an \
+            --abort-on condition stopped it (the folder says which, over which window, when), \
+            130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
             """
     )
 

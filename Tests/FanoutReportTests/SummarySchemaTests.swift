@@ -91,6 +91,33 @@ import Testing
         #expect(result.status == 0, "\(result.output)\(result.errors)")
     }
 
+    /// Two shards aborted by `--abort-on`: the merge keeps the one that aborted first, named.
+    @Test func aMergeKeepsTheShardThatAbortedFirst() throws {
+        let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.runTwoShards(of: 2000, into: folder)
+        for (index, after) in [(1, 14.0), (2, 12.0)] {
+            let file = URL(fileURLWithPath: folder + "/shard-\(index)/summary.json")
+            var summary = try JSONValue(Data(contentsOf: file))
+            summary["aborted"] = .object([
+                "condition": .string("p99 > 200ms"), "window_seconds": .number(10), "after_seconds": .number(after),
+                "measured": .number(250), "unit": .string("ms"),
+            ])
+            try summary.data().write(to: file)
+        }
+        let merge = try RunMerge(directories: [folder + "/shard-1", folder + "/shard-2"])
+        let aborted = try #require(merge.document.aborted)
+        #expect(aborted.afterSeconds == 12)
+        #expect(aborted.shard == "2/2", "\(aborted)")
+        #expect(
+            aborted.line.hasPrefix("shard 2/2 aborted after 12.0 s: p99 > 200ms over the last 10 s"),
+            "\(aborted.line)"
+        )
+        try merge.write(to: folder + "/merged")
+        let result = try Self.validate([folder + "/merged/summary.json"])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+    }
+
     @Test func theSchemaIsTheVersionTheCodeWrites() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: Self.schema))
         /// What the test reads of the JSON Schema: `properties.schema_version.const`.

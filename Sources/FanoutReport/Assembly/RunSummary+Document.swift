@@ -58,8 +58,24 @@ extension RunSummary {
             unsent: snapshot.unsent > 0 ? snapshot.unsent : nil,
             openModel: openModelDocument,
             delivery: delivery,
-            broadcast: broadcast
+            broadcast: broadcast,
+            aborted: abortedDocument
         )
+    }
+
+    /// The `--abort-on` condition that stopped the run, if one did.
+    var abortedDocument: SummaryDocument.Aborted? {
+        report.abort.map {
+            .init(
+                condition: $0.condition,
+                windowSeconds: $0.windowSeconds,
+                afterSeconds: $0.after.seconds,
+                measured: $0.measured,
+                unit: $0.unit,
+                unanswered: $0.unanswered?.count,
+                unansweredAfterSeconds: $0.unanswered?.lookBack
+            )
+        }
     }
 
     /// The CPU the sender (and the sink, when it said) spent, in all and per notification.

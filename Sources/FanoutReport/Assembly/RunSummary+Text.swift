@@ -19,7 +19,11 @@ extension RunSummary {
                     : "NOT reconciled: " + reconciliation.differences.joined(separator: "; ")
             )
         }
-        if report.cancelled { lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end") }
+        if let aborted = abortedDocument {
+            lines.append("ABORTED: " + aborted.line)
+        } else if report.cancelled {
+            lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end")
+        }
         if let scenario { lines.append("scenario: \(scenario)") }
         lines += delivery?.lines ?? []
         lines += broadcast?.lines ?? []

@@ -104,11 +104,17 @@ public struct Gate: Sendable {
         lines += run.runs.flatMap(\.partialReasons).map { "PARTIAL \($0)" }
         // Not a failure by itself (threshold `harness` for that), but the figures are Fanout's.
         lines += run.runs.flatMap(\.harnessBound).map { "HARNESS-BOUND \($0)" }
+        // A run its own --abort-on stopped fails, whatever the thresholds say of what it did.
+        let aborts = run.runs.compactMap(\.aborted).map(\.line)
+        lines += aborts.map { "ABORTED \($0)" }
         let status: Status
         if !invalid.isEmpty {
             status = .invalid
             lines += invalid.map { "INVALID \($0)" }
             lines.append("gate: the run is invalid and cannot pass")
+        } else if !aborts.isEmpty {
+            status = .failed
+            lines.append("gate: FAILED (the run was aborted)")
         } else if verdicts.allSatisfy(\.passed) {
             status = .passed
             lines.append("gate: passed (\(verdicts.count) of \(verdicts.count))")

@@ -140,6 +140,8 @@ public struct RunRecord: Sendable {
     public var warmUpSeconds: Double = 0
     /// The worst windows a gate asked for (`window(10s).p99`), read from latency.hlog.
     public var windows: [GateMetric: Double] = [:]
+    /// The `--abort-on` condition that stopped the run: a gate fails it, naming the abort.
+    public var aborted: SummaryDocument.Aborted? = nil
 
     /// `metric` as a share: `errors` of `sent`, a fleet's count of those received by APNs (0
     /// when the folder has none).
@@ -214,7 +216,9 @@ public struct RunRecord: Sendable {
         }
         var reasons = summary.invalidity
         // An interrupted run says so, by which signal and when, among its reasons already.
-        if summary.cancelled && !reasons.contains(where: { $0.hasPrefix("interrupted by ") }) {
+        // An aborted run fails the gate (`aborted`), it is not invalid for having stopped.
+        if summary.cancelled && summary.aborted == nil && !reasons.contains(where: { $0.hasPrefix("interrupted by ") })
+        {
             reasons.append("it was stopped before the end")
         }
         if summary.reconciled == false, !reasons.contains("sender and sink disagree") {
@@ -232,7 +236,9 @@ public struct RunRecord: Sendable {
             configuration: summary.configuration,
             rejectedByReason: summary.rejected,
             failedByCause: summary.failed,
-            warmUpSeconds: summary.warmUpSeconds
+            warmUpSeconds: summary.warmUpSeconds,
+            windows: [:],
+            aborted: summary.aborted
         )
     }
 }

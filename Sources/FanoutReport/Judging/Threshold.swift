@@ -25,25 +25,8 @@ import Foundation
 /// `p99 < baseline + 10%` (10% above the baseline's p99), `throughput >= baseline - 5%`,
 /// `p50 <= baseline + 2ms`.
 public struct Threshold: Sendable, Hashable, CustomStringConvertible {
-    public enum Comparison: String, Sendable, CaseIterable {
-        case lessOrEqual = "<="
-        case greaterOrEqual = ">="
-        case equal = "=="
-        case notEqual = "!="
-        case less = "<"
-        case greater = ">"
-
-        func holds(_ left: Double, _ right: Double) -> Bool {
-            switch self {
-            case .less: left < right
-            case .lessOrEqual: left <= right
-            case .greater: left > right
-            case .greaterOrEqual: left >= right
-            case .equal: left == right
-            case .notEqual: left != right
-            }
-        }
-    }
+    /// `<`, `<=`, `>`, `>=`, `==`, `!=`.
+    public typealias Comparison = FanoutSettings.Comparison
 
     public enum Limit: Sendable, Hashable {
         /// A value in the metric's unit (ms, per second, a count, or a share of `sent`).

@@ -138,6 +138,7 @@ struct SummaryMerge {
         case .provider: merged.provider = provider
         case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
         case .broadcast: merged.broadcast = BroadcastSummary.merged(summaries.map(\.broadcast))
+        case .aborted: merged.aborted = firstAbort
         case .kind: merged.kind = provider == nil ? nil : .sink
         }
     }
@@ -234,5 +235,18 @@ struct SummaryMerge {
     private static func sum<Value: AdditiveArithmetic>(_ values: [Value?]?, over shards: Int) -> Value? {
         guard let values, values.count == shards, values.allSatisfy({ $0 != nil }) else { return nil }
         return values.reduce(.zero) { $0 + $1! }
+    }
+}
+
+extension SummaryMerge {
+    /// The shard that `--abort-on` stopped first, named by its `--shard` (or its folder).
+    var firstAbort: SummaryDocument.Aborted? {
+        shards.compactMap { shard in
+            shard.summary.aborted.map { aborted in
+                var aborted = aborted
+                aborted.shard = aborted.shard ?? shard.summary.shard ?? shard.directory
+                return aborted
+            }
+        }.min { $0.afterSeconds < $1.afterSeconds }
     }
 }

@@ -34,6 +34,7 @@ public struct MarkdownSummary {
                 + " · \(summary.configuration.model) model"
         )
         for reason in summary.invalidity { lines.append("- \(reason)") }
+        if let aborted = summary.aborted { lines.append("- ⛔ **\(aborted.line)**") }
         let nothing = summary.answered == 0 ? "no answers" : "nothing measured"
         let throughput = summary.throughputPerSecond.map { "\(grouped(Int($0.rounded())))/s" } ?? nothing
         lines += [

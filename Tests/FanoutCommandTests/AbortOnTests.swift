@@ -1,0 +1,98 @@
+import FanoutResults
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `--abort-on`: a send against a sink that stalls stops within seconds of the stall, writes its
+/// folder marked aborted and exits 6; `fanout gate` fails it naming the abort; the same run
+/// without `--abort-on` runs its whole duration.
+@Suite struct AbortOnTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-abort-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// A sink that holds every answer due 10 s to 19 s after a connection opens until 19 s:
+    /// the first 10 s are answered at once, then nothing is for 9 s.
+    static func stallingSink() throws -> (sink: PeerProcess, port: Int) {
+        try CommandRunner.sink(["--no-auth", "--stall", "10s/9s"])
+    }
+
+    /// The case: 5,000/s for 60 s, `--abort-on 'p99 > 200ms' --abort-after 5s`. The
+    /// stall begins at 10 s; the notifications sent from 10 s on are unanswered 2 s later (the
+    /// look-back of a 200 ms limit, ⌈0.2⌉ + 1 s), so the run is judged over the limit at 12 or
+    /// 13 s and has ended within half a second more — long before its 60 s.
+    @Test func aStalledSinkAbortsTheRunWithinSecondsAndTheGateNamesIt() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try Self.stallingSink()
+        defer { sink.stop() }
+        let result = try CommandRunner.send(
+            to: port,
+            [
+                "--generate", "400000", "--rate", "5000/s", "--duration", "60s", "--abort-on", "p99 > 200ms",
+                "--abort-after", "5s", "--output", folder + "/run",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 6, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        let aborted = try #require(summary.aborted, "\(result.standardOutput)")
+        #expect(aborted.condition == "p99 > 200ms")
+        #expect(aborted.windowSeconds == 10)
+        #expect(aborted.unit == "ms")
+        // Judged once the stall's first notifications had been unanswered for 2 s: after 12 s,
+        // and no later than 14 s (the counts the connections hand over lag a second at most).
+        #expect(aborted.afterSeconds >= 10 && aborted.afterSeconds <= 14, "\(aborted)")
+        #expect(aborted.measured > 200)
+        #expect((aborted.unanswered ?? 0) > 0 && aborted.unansweredAfterSeconds == 2, "\(aborted)")
+        // It drained for half a second at most and stopped: not the 60 s asked for.
+        #expect(summary.elapsedSeconds < aborted.afterSeconds + 1.5, "elapsed \(summary.elapsedSeconds)")
+        #expect(summary.cancelled)
+        #expect(result.standardOutput.contains("ABORTED: aborted after "), "\(result.standardOutput)")
+        let markdown = try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)
+        #expect(markdown.contains("aborted after"), "\(markdown)")
+        let schema = try SummarySchemaCheck.validate([folder + "/run/summary.json"])
+        #expect(schema.status == 0, "\(schema.output)")
+
+        // The gate fails it (1, not invalid's 2) and says why, whatever its thresholds.
+        let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "p99 < 1s"])
+        #expect(gate.status == 1, "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains("ABORTED aborted after "), "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains("p99 > 200ms over the last 10 s"), "\(gate.standardOutput)")
+        #expect(!gate.standardOutput.contains("INVALID"), "\(gate.standardOutput)")
+    }
+
+    /// The same stall without `--abort-on` (shortened to 13 s): the run goes to its end and is
+    /// not marked aborted; its stalled notifications are answered late, at 19 s.
+    @Test func withoutAbortOnTheSameStallRunsItsWholeDuration() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try Self.stallingSink()
+        defer { sink.stop() }
+        let result = try CommandRunner.send(
+            to: port,
+            ["--generate", "100000", "--rate", "5000/s", "--duration", "13s", "--output", folder + "/run"],
+            timeout: .seconds(60)
+        )
+        #expect(result.status != 6, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.aborted == nil)
+        #expect(summary.elapsedSeconds >= 13, "elapsed \(summary.elapsedSeconds)")
+        #expect(summary.sent >= 60_000, "sent \(summary.sent)")
+    }
+
+    /// A condition the run cannot judge while it goes is refused before it starts, saying why.
+    @Test(arguments: [
+        ("delivered > 1", "known only when the run has ended"),
+        ("p99 > baseline + 10%", "no baseline"),
+        ("p99 > soon", "is not a number with a unit"),
+    ])
+    func conditionsARunCannotJudgeAreRefused(condition: String, words: String) throws {
+        let result = try CommandRunner.run(["run", "--rate", "100", "--duration", "1s", "--abort-on", condition])
+        #expect(result.status == 64, "\(result.standardOutput)")
+        #expect(result.standardError.contains("--abort-on"), "\(result.standardError)")
+        #expect(result.standardError.contains(words), "\(result.standardError)")
+    }
+}
