@@ -11,7 +11,12 @@ import Testing
     /// A plan small enough for a debug build: 100 channels of 1,000 subscribers updated every
     /// second, 20 ms from APNs — 100 broadcasts a second, 100,000 deliveries a second.
     static func plan(channels: UInt64 = 100, every: Duration = .seconds(1)) -> BroadcastPlan {
-        var base = CapacityPlan.Question(devices: 1, deadline: .seconds(1), roundTrip: .milliseconds(20), coresPerMachine: 1)
+        var base = CapacityPlan.Question(
+            devices: 1,
+            deadline: .seconds(1),
+            roundTrip: .milliseconds(20),
+            coresPerMachine: 1
+        )
         base.streams = 100
         return BroadcastPlan(.init(channels: channels, subscribers: 1000, updateEvery: every, base: base))
     }
