@@ -123,4 +123,27 @@ import Testing
         #expect(verification.text.contains("over 10%"), "\(verification.text)")
         #expect(verification.text.hasSuffix("NOT verified: a measurement is more than 10% from its prediction"))
     }
+
+    /// A plan whose `--template` is not a Live Activity update (an alert): the sink refuses every
+    /// broadcast, and the rehearsal says so with the counts and fails, whatever the rates.
+    @Test func aRehearsalWithRefusedBroadcastsFails() throws {
+        let template = NSTemporaryDirectory() + "fanout-alert-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: template) }
+        try #"{"aps":{"alert":{"title":"Poll","body":"Do you like the new design?"}}}"#
+            .write(toFile: template, atomically: true, encoding: .utf8)
+        var plan = Self.plan()
+        var question = plan.question
+        question.base.flow.templatePath = template
+        question.base.flow.bodyBytes = try PlanJob.bodyBytes(template: template)  // as `--template` sets it
+        plan = BroadcastPlan(question)
+        let verification = try PlanJob(question: question.base).rehearseBroadcast(plan)
+        #expect(!verification.passed)
+        #expect(
+            verification.problems.contains { $0.hasPrefix("the sender had 0 of 300 broadcasts accepted (rejected: ") },
+            "\(verification.problems)"
+        )
+        #expect(verification.problems.contains("the sink accepted 0 broadcasts, not 300"), "\(verification.problems)")
+        #expect(verification.text.contains("NOT accounted for: the sender had 0 of 300"), "\(verification.text)")
+        #expect(verification.text.hasSuffix("NOT verified: something was refused, failed or is unaccounted for"))
+    }
 }
