@@ -50,6 +50,26 @@ extension SendJob {
         into directory: String,
         signals: StopSignals
     ) throws -> RunStatus {
+        let summary = try broadcastRun(
+            broadcast,
+            configuration,
+            started: { started in signals.onStop { started.interrupt(by: $0) } },
+            showsProgress: true
+        )
+        return try summary.finish(into: directory)
+    }
+
+    /// One broadcast run, blocking: the channels created (or read), the updates sent with
+    /// `configuration` (its load model paces them: `--rate` or as fast as allowed), the channels
+    /// created deleted unless kept; the summary holds the `broadcast` section. `started` gets
+    /// the engine (to cancel it) before it runs; `showsProgress` puts the progress line on a
+    /// terminal.
+    func broadcastRun(
+        _ broadcast: Broadcast,
+        _ configuration: LoadConfiguration,
+        started: (LoadEngine) -> Void = { _ in },
+        showsProgress: Bool = false
+    ) throws -> RunSummary {
         var management = ChannelManagement(connection: configuration, app: broadcast.app)
         management.connection.host = broadcast.management.host
         management.connection.port = broadcast.management.port
@@ -75,14 +95,10 @@ extension SendJob {
             ),
             reader: tokens.reader
         )
-        let progress = ProgressDisplay.make(total: job.tokens.expectedCount(planned: nil))
+        let progress = showsProgress ? ProgressDisplay.make(total: job.tokens.expectedCount(planned: nil)) : nil
         var summary: RunSummary
         do {
-            summary = try job.run(
-                configuration,
-                started: { started in signals.onStop { started.interrupt(by: $0) } },
-                progress: progress
-            )
+            summary = try job.run(configuration, started: started, progress: progress)
         } catch {
             if case .create = broadcast.channels, !broadcast.keepChannels {
                 _ = management.perform(ids.map { .delete(channel: $0) })
@@ -116,7 +132,7 @@ extension SendJob {
             }
         }
         summary.broadcast = section
-        return try summary.finish(into: directory)
+        return summary
     }
 
     /// The ids of a `--channel-ids` file (`ChannelRounds.ids(in:source:)`).

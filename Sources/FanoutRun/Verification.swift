@@ -35,20 +35,26 @@ public struct Verification: Sendable {
             && predictedCores.map { Self.gap($0, measuredCores) <= Self.tolerance } ?? true
     }
 
+    /// The table's header line, above `row`'s columns.
+    static let header = "                             predicted          measured       gap"
+
+    /// A row of the side-by-side table: the figures as `figure` writes them (a rate grouped
+    /// with `/s`, 1,816/s; seconds; cores), the gap in percent, and "over 10%" past `tolerance`.
+    static func row(_ name: String, _ predicted: Double, _ measured: Double, _ figure: (Double) -> String) -> String {
+        let gap = Self.gap(predicted, measured) * 100
+        func column(_ text: String) -> String { String(repeating: " ", count: max(0, 14 - text.count)) + text }
+        return name.padding(toLength: 24, withPad: " ", startingAt: 0)
+            + column(figure(predicted)) + "    " + column(figure(measured))
+            + String(format: "  %+7.1f%%", (measured - predicted) / predicted * 100)
+            + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
+    }
+
     /// The side-by-side table.
     public var text: String {
-        /// A figure as every report writes it: a rate grouped with `/s` (1,816/s), seconds, cores.
-        func row(_ name: String, _ predicted: Double, _ measured: Double, _ figure: (Double) -> String) -> String {
-            let gap = Self.gap(predicted, measured) * 100
-            func column(_ text: String) -> String { String(repeating: " ", count: max(0, 14 - text.count)) + text }
-            return name.padding(toLength: 24, withPad: " ", startingAt: 0)
-                + column(figure(predicted)) + "    " + column(figure(measured))
-                + String(format: "  %+7.1f%%", (measured - predicted) / predicted * 100)
-                + (gap <= Self.tolerance * 100 ? "" : "   over 10%")
-        }
+        let row = Self.row
         var rows: [String] = [
             "rehearsal: \(devices.grouped) devices over \(connections) connections (one machine's share), the planned round trip on the wire",
-            "                             predicted          measured       gap",
+            Self.header,
             row("a connection carries", predictedPerConnection, measuredPerConnection) {
                 Int(saturating: $0.rounded()).grouped + "/s"
             },

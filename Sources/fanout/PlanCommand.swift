@@ -140,7 +140,7 @@ struct PlanCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Rehearse one machine's share here: a sink answering after the planned round trip, the planned connections and streams; exit 1 when a measurement is more than 10% from its prediction."
+            "Rehearse one machine's share here (with --broadcast: the broadcasts at the plan's request rate): a sink answering after the planned round trip, the planned connections and streams; exit 1 when a measurement is more than 10% from its prediction."
     )
     var verify = false
 
@@ -288,9 +288,11 @@ struct PlanCommand: ParsableCommand {
         job.verify = verify
         job.devices = try devicesBehind()
         if broadcast, let channels, let subscribers {
-            if verify { throw ValidationError("--verify does not rehearse a broadcast plan yet.") }
             if job.devices != nil {
                 throw ValidationError("--device-… options are for per-token plans, not --broadcast.")
+            }
+            if verify, let refusal = PlanJob.broadcastRehearsalRefusal(channels: channels.value) {
+                throw ValidationError(refusal + ".")
             }
             job.broadcast = .init(
                 channels: channels.value,
@@ -361,13 +363,7 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let job = try job()
         if job.broadcast != nil {
-            do {
-                print(try job.runBroadcast(log: { printError($0) }).text)
-            } catch let error as JobError {
-                reportError("\(error)")
-                throw ExitCode.failure
-            }
-            if let output { print("plan: \(output)/plan.json") }
+            try runBroadcast(job)
             return
         }
         let plan: CapacityPlan
@@ -384,6 +380,30 @@ struct PlanCommand: ParsableCommand {
         let verification: Verification
         do {
             verification = try job.rehearse(plan)
+        } catch {
+            reportError("the rehearsal could not run: \(error)")
+            throw ExitCode.failure
+        }
+        print("")
+        print(verification.text)
+        if !verification.passed { throw ExitCode.failure }
+    }
+
+    /// `--broadcast`: the plan, and with `--verify` its rehearsal (`BroadcastVerification`).
+    private func runBroadcast(_ job: PlanJob) throws {
+        let plan: BroadcastPlan
+        do {
+            plan = try job.runBroadcast(log: { printError($0) })
+        } catch let error as JobError {
+            reportError("\(error)")
+            throw ExitCode.failure
+        }
+        print(plan.text)
+        if let output { print("plan: \(output)/plan.json") }
+        guard verify else { return }
+        let verification: BroadcastVerification
+        do {
+            verification = try job.rehearseBroadcast(plan)
         } catch {
             reportError("the rehearsal could not run: \(error)")
             throw ExitCode.failure

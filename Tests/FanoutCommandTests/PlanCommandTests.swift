@@ -66,8 +66,8 @@ import Testing
         ),
         (["--channels", "100", "--devices", "5", "--deadline", "1m"], "add --broadcast"),
         (
-            ["--broadcast", "--channels", "1", "--subscribers", "1", "--update-every", "1s", "--verify"],
-            "--verify does not rehearse a broadcast plan yet"
+            ["--broadcast", "--channels", "10001", "--subscribers", "1", "--update-every", "1s", "--verify"],
+            "--verify: a rehearsal creates the plan's 10,001 channels, and APNs keeps at most 10,000 an app"
         ),
         ([] as [String], "Give --devices and --deadline"),
     ])
@@ -164,6 +164,45 @@ import Testing
             output.contains("sender cores: ") && output.contains(" measured (no CPU cost to predict them)"),
             "\(output)"
         )
+        let verified = output.contains("verified: within 10%")
+        #expect(verified != output.contains("NOT verified"), "\(output)")
+        #expect(result.status == (verified ? 0 : 1), "\(output)\(result.standardError)")
+    }
+
+    /// `--broadcast --verify`: the plan, then its rehearsal — 100 channels of 1,000 subscribers
+    /// every second, 3 updates each sent by the broadcast sender at 100 a second to the embedded
+    /// sink behind a 20 ms wire — predicted beside measured; the rehearsal's run folder holds the
+    /// channels, broadcasts and the devices the sink counted. The exit status follows the verdict
+    /// (that it passes is BroadcastVerificationTests').
+    @Test func verifyRehearsesABroadcastPlan() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "plan", "--broadcast", "--channels", "100", "--subscribers", "1000", "--update-every", "1s", "--rtt",
+                "20ms", "--streams", "100", "--verify", "--output", folder,
+            ],
+            timeout: .seconds(120)
+        )
+        let output = result.standardOutput
+        for line in [
+            "  request rate           100/s",
+            "rehearsal: 100 channels × 1,000 subscribers, 3 updates a channel every 1 s over 1 connection",
+            "every channel created and deleted, every broadcast accepted and counted by the sink with its subscribers",
+        ] {
+            #expect(output.contains(line), "\(line) in \(output)\(result.standardError)")
+        }
+        let rows = output.split(separator: "\n")
+        let requests = try #require(rows.first { $0.hasPrefix("broadcast requests") })
+        #expect(requests.contains(" 100/s "), "\(requests)")
+        let deliveries = try #require(rows.first { $0.hasPrefix("device deliveries") })
+        #expect(deliveries.contains("100,000/s "), "\(deliveries)")
+        let connections = try #require(rows.first { $0.hasPrefix("connections") })
+        #expect(!connections.contains("not the plan's"), "\(connections)")
+        let summary = try CommandRunner.summary(in: folder + "/verify")
+        let broadcast = try #require(summary.broadcast)
+        #expect((broadcast.channels.created, broadcast.channels.deleted, broadcast.accepted) == (100, 100, 300))
+        #expect(broadcast.devices?.delivered == 300_000)
         let verified = output.contains("verified: within 10%")
         #expect(verified != output.contains("NOT verified"), "\(output)")
         #expect(result.status == (verified ? 0 : 1), "\(output)\(result.standardError)")

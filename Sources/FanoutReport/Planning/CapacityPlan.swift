@@ -256,7 +256,7 @@ public struct CapacityPlan: Sendable {
     }
 
     /// `85 ms`, `300 s`, `1.5 s`.
-    static func spoken(_ duration: Duration) -> String {
+    public static func spoken(_ duration: Duration) -> String {
         let seconds = duration.seconds
         if seconds < 1 { return "\(String(format: "%g", (seconds * 1e6).rounded() / 1e3)) ms" }
         return "\(String(format: "%g", (seconds * 1e3).rounded() / 1e3)) s"
