@@ -22,7 +22,8 @@ public struct PlanJob: Sendable {
     public var cost = Cost.unknown
     /// Where `plan.json` (and the rehearsal's run folder, `verify/`) go, if anywhere.
     public var output: String?
-    /// Whether to rehearse one machine's share of the plan here (`Verification`).
+    /// Whether to rehearse the plan here: one machine's share of a per-token plan (`Verification`),
+    /// or a broadcast plan's updates (`BroadcastVerification`).
     public var verify = false
     /// The devices behind APNs (`--device-…`): the plan then says when the fan-out reaches
     /// them (`DeviceReach`), not only when APNs has accepted it.
