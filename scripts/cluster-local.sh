@@ -19,6 +19,9 @@
 #   OUTPUT=DIR              where the folders go
 #   TIMEOUT=SECONDS         the longest a shard may run before it is killed (default 3600)
 #
+# A shard stopped by its --abort-on (exit status 6) stops the others (SIGTERM); the merge keeps
+# the abort, and the gate fails naming it.
+#
 # Besides the merge and the gate, the sink's own counts (GET /stats) are checked against the
 # merged ones: the fleet sent what the sink received, each notification once. Exit status: the
 # gate's (0 passed, 1 a threshold failed, 2 the merge was refused or is invalid), or 1 when the
@@ -66,10 +69,29 @@ for i in $(seq "$shards"); do
         --shard "$i/$shards" --start-at "$start" --output "$out/shard-$i" >"$out/shard-$i.log" 2>&1 &
     senders+=($!)
 done
-for i in $(seq "$shards"); do
+# As each shard ends, in the order they end. A shard its --abort-on stopped (exit status 6) ends
+# the others with SIGTERM, as Kubernetes's podFailurePolicy FailJob does to the Job's pods
+# (`fanout cluster render`): each writes its folder marked interrupted, and the merge says
+# which shard aborted and why.
+declare -A index_of
+for i in $(seq "$shards"); do index_of[${senders[$((i - 1))]}]=$i; done
+running=$shards
+aborted=""
+while [ "$running" -gt 0 ]; do
     status=0
-    wait "${senders[$((i - 1))]}" || status=$?
+    wait -n -p ended "${senders[@]}" || status=$?
+    [ -n "${ended:-}" ] || break
+    running=$((running - 1))
+    i=${index_of[$ended]}
     echo "shard $i/$shards: exit status $status ($out/shard-$i.log)"
+    if [ "$status" -eq 6 ] && [ -z "$aborted" ]; then
+        aborted=$i
+        echo "shard $i/$shards aborted (--abort-on): stopping the others"
+        for pid in "${senders[@]}"; do if [ "$pid" != "$ended" ]; then kill -TERM "$pid" 2>/dev/null || true; fi; done
+    fi
+    remaining=()
+    for pid in "${senders[@]}"; do if [ "$pid" != "$ended" ]; then remaining+=("$pid"); fi; done
+    senders=("${remaining[@]}")
 done
 
 echo "== fanout merge"

@@ -10,7 +10,9 @@ extension ClusterManifests {
     }
 
     /// What each shard's pod runs: `fanout send` with its shard, beating a file while it runs
-    /// so the merge can tell a running shard from a lost one, and leaving its exit status.
+    /// so the merge can tell a running shard from a lost one, and leaving its exit status. The
+    /// shell is the pod's first process: it hands SIGTERM (the Job failed, a pod deleted) to
+    /// `fanout send`, which writes its folder marked interrupted, and waits for it.
     func shardScript(options: [String]) -> String {
         let folder = "/results/\(name)"
         let send = (["fanout", "send"] + options).map(Self.shellQuoted).joined(separator: " ")
@@ -21,8 +23,11 @@ extension ClusterManifests {
             (while :; do touch \(folder)/shard-$i.alive; sleep 5; done) &
             beat=$!
             \(send) --shard "$i/\(shards)" --start-at \(TimeNotation.format(startAt)) \
-            --output \(folder)/shard-$i --metrics 0.0.0.0:\(Self.metricsPort)
-            status=$?
+            --output \(folder)/shard-$i --metrics 0.0.0.0:\(Self.metricsPort) &
+            pid=$!
+            trap 'kill -TERM $pid 2>/dev/null' TERM INT
+            status=0
+            while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done
             kill $beat
             echo $status > \(folder)/shard-$i.exit
             exit $status
@@ -94,6 +99,29 @@ extension ClusterManifests {
                     // others go on, and the merge says which is missing.
                     ("backoffLimitPerIndex", 0), ("maxFailedIndexes", .integer(shards)),
                     ("podReplacementPolicy", "Failed"),
+                    // But a shard its --abort-on stopped (exit status 6) fails the Job, which
+                    // ends the other shards' pods (SIGTERM: each writes its folder marked
+                    // interrupted); the merge keeps the abort and names the shard.
+                    (
+                        "podFailurePolicy",
+                        .mapping([
+                            (
+                                "rules",
+                                .sequence([
+                                    .mapping([
+                                        ("action", "FailJob"),
+                                        (
+                                            "onExitCodes",
+                                            .mapping([
+                                                ("containerName", "fanout"), ("operator", "In"),
+                                                ("values", .sequence([.integer(Int(RunStatus.aborted.rawValue))])),
+                                            ])
+                                        ),
+                                    ])
+                                ])
+                            )
+                        ])
+                    ),
                     (
                         "template",
                         .mapping([

@@ -22,7 +22,8 @@ extension ClusterCommand {
                 scenario and thresholds), a Secret (token-auth key, certificates) when any is \
                 given, an Indexed Job of N pods — pod k runs fanout send --shard (k+1)/N \
                 --start-at T --output /results/NAME/shard-(k+1) --metrics 0.0.0.0:9464, never \
-                re-run — and a merge Job that waits for the shards, runs fanout merge and \
+                re-run; a shard its --abort-on stopped (exit status 6) fails the Job, which ends \
+                the others (each writes its folder marked interrupted) — and a merge Job that waits for the shards, runs fanout merge and \
                 fanout gate, and exits with the verdict. Results go to a ReadWriteMany claim \
                 mounted at /results. --with-sink adds fanout sink as a Deployment and Service \
                 (the shards send to it unless --endpoint is given). The start time is fixed \

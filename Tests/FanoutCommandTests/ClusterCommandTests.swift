@@ -27,6 +27,8 @@ import Testing
             var parallelism: Int
             var backoffLimitPerIndex: Int
             var podReplacementPolicy: String
+            /// The exit statuses that fail the whole Job (its other pods ended).
+            var failJobOnExitCodes: [Int]
             var restartPolicy: String
             var spreadKey: String
             /// The limits, when the requests are the same (`null` otherwise).
@@ -79,6 +81,8 @@ import Testing
         #expect(job.parallelism == shards)
         #expect(job.backoffLimitPerIndex == 0)
         #expect(job.podReplacementPolicy == "Failed")
+        // A shard its --abort-on stopped (exit status 6) ends the others.
+        #expect(job.failJobOnExitCodes == [6])
         #expect(job.restartPolicy == "Never")
         #expect(job.spreadKey == "kubernetes.io/hostname")
         #expect(job.resources == ["cpu": "3", "memory": "2Gi"])

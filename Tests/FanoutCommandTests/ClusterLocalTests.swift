@@ -65,6 +65,37 @@ import Testing
         #expect(result.total == 40000)
     }
 
+    /// A shard's `--abort-on` ends the fleet: against a sink that answers nothing from 10 s to
+    /// 19 s of each connection, the first shard judged over `p99 > 200ms` exits 6, the script
+    /// stops the others (SIGTERM, 143) unless they aborted too, and the merge — not refused for the shards stopped —
+    /// says which shard aborted and why; the gate fails (1) naming it.
+    @Test func aShardsAbortStopsTheOthersAndTheMergeNamesIt() throws {
+        let outcome = try Self.cluster(
+            3,
+            ["--generate", "300000", "--rate", "3000/s", "--duration", "60s", "--abort-on", "p99 > 200ms"]
+                + Self.notification,
+            environment: ["SINK_OPTIONS": "--stall 10s/9s"]
+        )
+        defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
+        let output = outcome.result.output
+        #expect(outcome.result.status == 1, "\(output)\(outcome.result.errors)")
+        #expect(output.contains("aborted (--abort-on): stopping the others"), "\(output)")
+        // The shards share the sink's stall, so others may judge it in the same second as the
+        // first: each ends aborted (6) or stopped by the script (143).
+        let aborts = output.components(separatedBy: ": exit status 6 ").count - 1
+        let stopped = output.components(separatedBy: ": exit status 143 ").count - 1
+        #expect(aborts >= 1 && aborts + stopped == 3, "\(output)")
+        let merged = try #require(outcome.merged, "\(output)")
+        let aborted = try #require(merged.aborted)
+        #expect(aborted.condition == "p99 > 200ms")
+        #expect(["1/3", "2/3", "3/3"].contains(aborted.shard ?? ""), "\(aborted)")
+        // Well before the 60 s asked for.
+        #expect(merged.elapsedSeconds < 25, "\(merged.elapsedSeconds)")
+        #expect(merged.invalidReasons.isEmpty, "\(merged.invalidReasons)")
+        #expect(output.contains("ABORTED shard "), "\(output)")
+        #expect(output.contains("gate: FAILED (the run was aborted)"), "\(output)")
+    }
+
     /// The open model: 3 shards at a total of 6,000/s for 2 s send the schedule's 12,000
     /// arrivals between them, 4,000 each, each shard its own share of the whole schedule.
     ///

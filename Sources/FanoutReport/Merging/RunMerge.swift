@@ -189,11 +189,14 @@ public struct RunMerge {
                 )
             }
         }
+        // A shard's --abort-on stops the fleet (cluster-local.sh, Kubernetes's FailJob): the
+        // shards stopped are the abort's doing, not gaps (`SummaryMerge.firstAbort`).
+        let aborted = shards.contains { $0.summary.aborted != nil }
         for shard in shards {
             let name = shard.part.map { "\(shard.directory) (shard \($0))" } ?? shard.directory
             if let abandoned = shard.summary.abandoned {
                 incomplete.append("\(name) did not finish: \(abandoned)")
-            } else if shard.summary.cancelled {
+            } else if shard.summary.cancelled && !aborted {
                 incomplete.append("\(name) did not finish: it was stopped before the end")
             }
             // An invalid shard's own reasons are the merge's already (`json(of:)`, by folder).
@@ -274,6 +277,7 @@ public struct RunMerge {
                 + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
                 + (skew.map { ", start skew \(Self.skewText($0)) ms" } ?? "")
         ]
+        if let aborted = document.aborted { lines.append("ABORTED: " + aborted.line) }
         lines += gaps.map { "PARTIAL: \($0)" }
         lines += document.invalidReasons.map { "REFUSED: \($0)" }
         return lines.joined(separator: "\n")

@@ -181,8 +181,14 @@ struct SummaryMerge {
     }
 
     /// Each invalid shard's reasons by its folder, then why the shards are not one run.
+    /// The shards' reasons, each by its folder, and the merge's refusals. With a shard aborted,
+    /// the others' interruptions are the abort's doing (the fleet stops them) and are left out.
     private var invalidReasons: [String] {
-        shards.flatMap { shard in shard.summary.invalidity.map { "\(shard.directory): \($0)" } } + refusals
+        let aborted = shards.contains { $0.summary.aborted != nil }
+        return shards.flatMap { shard in
+            shard.summary.invalidity.filter { !aborted || !$0.hasPrefix("interrupted by ") }
+                .map { "\(shard.directory): \($0)" }
+        } + refusals
     }
 
     /// Each second's completions and lag over the shards, with its summed histogram's figures.

@@ -45,6 +45,12 @@ for d in documents:
             "parallelism": spec["parallelism"],
             "backoffLimitPerIndex": spec["backoffLimitPerIndex"],
             "podReplacementPolicy": spec["podReplacementPolicy"],
+            "failJobOnExitCodes": [
+                code
+                for rule in spec.get("podFailurePolicy", {}).get("rules", [])
+                if rule["action"] == "FailJob" and rule["onExitCodes"]["operator"] == "In"
+                for code in rule["onExitCodes"]["values"]
+            ],
             "restartPolicy": pod["restartPolicy"],
             "spreadKey": pod["topologySpreadConstraints"][0]["topologyKey"],
             "resources": container["resources"]["limits"]
