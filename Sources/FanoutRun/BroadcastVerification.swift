@@ -18,7 +18,7 @@ import Foundation
 ///                 measured   deliveries of broadcasts 2…n ÷ (last − first), ÷ the scale
 ///   connections   predicted  the plan's; measured: the connections the sender opened
 /// ```
-public struct BroadcastVerification: Sendable {
+public struct BroadcastVerification: Sendable, RehearsalVerdict {
     public var channels: UInt64
     public var subscribers: UInt64
     /// The plan's update interval, the rehearsal's, and the updates sent to each channel.

@@ -2,13 +2,20 @@ import FanoutReport
 import FanoutSettings
 import Foundation
 
+/// What `fanout plan --verify` prints and exits by: a rehearsal's predicted and measured figures
+/// side by side, and whether every one is within `Verification.tolerance`.
+public protocol RehearsalVerdict: Sendable {
+    var text: String { get }
+    var passed: Bool { get }
+}
+
 /// One machine's share of a plan rehearsed here: the embedded sink sits behind a wire of the
 /// planned round trip with the windows the plan assumed and answers after APNs' processing
 /// (`PlanJob.putOnTheWire`), over TLS with token auth; the share's connections and streams send the share's devices as fast as
 /// they go (the closed model, as the plan's expected duration assumes). Predicted and measured
 /// figures side by side: throughput, duration, and — when the CPU cost is known — the sender
 /// cores the share keeps busy.
-public struct Verification: Sendable {
+public struct Verification: Sendable, RehearsalVerdict {
     /// The share rehearsed: devices and connections of one machine.
     public var devices: UInt64
     public var connections: Int

@@ -376,17 +376,7 @@ struct PlanCommand: ParsableCommand {
         print(plan.text)
         if let reach = job.reach(for: plan) { print(reach.text) }
         if let output { print("plan: \(output)/plan.json") }
-        guard verify else { return }
-        let verification: Verification
-        do {
-            verification = try job.rehearse(plan)
-        } catch {
-            reportError("the rehearsal could not run: \(error)")
-            throw ExitCode.failure
-        }
-        print("")
-        print(verification.text)
-        if !verification.passed { throw ExitCode.failure }
+        try rehearse { try job.rehearse(plan) }
     }
 
     /// `--broadcast`: the plan, and with `--verify` its rehearsal (`BroadcastVerification`).
@@ -400,16 +390,21 @@ struct PlanCommand: ParsableCommand {
         }
         print(plan.text)
         if let output { print("plan: \(output)/plan.json") }
+        try rehearse { try job.rehearseBroadcast(plan) }
+    }
+
+    /// With `--verify`, the plan's rehearsal printed; exit 1 when a figure is off its prediction.
+    private func rehearse(_ rehearsal: () throws -> any RehearsalVerdict) throws {
         guard verify else { return }
-        let verification: BroadcastVerification
+        let verdict: any RehearsalVerdict
         do {
-            verification = try job.rehearseBroadcast(plan)
+            verdict = try rehearsal()
         } catch {
             reportError("the rehearsal could not run: \(error)")
             throw ExitCode.failure
         }
         print("")
-        print(verification.text)
-        if !verification.passed { throw ExitCode.failure }
+        print(verdict.text)
+        if !verdict.passed { throw ExitCode.failure }
     }
 }
