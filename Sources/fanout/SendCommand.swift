@@ -56,6 +56,8 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var metricsOption: MetricsOption
 
+    @OptionGroup var serveOption: ServeOption
+
     @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
     var goneTokens: String?
 
@@ -165,6 +167,7 @@ struct SendCommand: ParsableCommand {
         job.threads = threads.threads
         job.goneTokens = goneTokens
         job.metrics = try metricsOption.address()
+        job.serve = try serveOption.address()
         return job
     }
 
