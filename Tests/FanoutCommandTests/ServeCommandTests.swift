@@ -134,10 +134,15 @@ import Testing
         try checkFinal(port: port, folder: folder, process: send)
     }
 
-    /// Without `--serve-linger` the server closes with the run; the linger needs `--serve`.
+    /// The linger needs `--serve`; a broadcast has no page.
     @Test func theLingerNeedsServe() throws {
         let refused = try CommandRunner.run(["run", "--count", "10", "--serve-linger", "5s"])
         #expect(refused.status == 64)
         #expect(refused.standardError.contains("--serve-linger needs --serve"), "\(refused.standardError)")
+        let broadcast = try CommandRunner.run(
+            CommandRunner.sendArguments(to: 1) + ["--broadcast", "--serve", "127.0.0.1:0"]
+        )
+        #expect(broadcast.status == 64)
+        #expect(broadcast.standardError.contains("--serve follows a send to tokens"), "\(broadcast.standardError)")
     }
 }
