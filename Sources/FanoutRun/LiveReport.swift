@@ -21,7 +21,7 @@ public struct ServeAddress: Sendable, Hashable {
     }
 }
 
-/// `--serve HOST:PORT` on `fanout run` and `fanout send`: the run's live page (`LivePage`) at
+/// `--serve HOST:PORT` on `fanout run`, `fanout send` and `fanout sink`: the run's live page (`LivePage`) at
 /// `/`, its `LiveDocument` at `/live.json`, rebuilt once a second on the run's own thread (the
 /// progress callback's), never on the sender's event loops; at the end, the folder's
 /// report.html, byte for byte, at `/` and `/report.html`. It listens on a thread of its own.
@@ -41,6 +41,8 @@ public final class LiveReport: Sendable {
     /// Requests that read the final report, for `close()` to wait for the first.
     private let finalReads = ScrapeCount()
     private let linger: Duration
+    /// `close()` was called: a second call does nothing.
+    private let closing = NIOLockedValueBox(false)
 
     /// Where it listens, `http://HOST:PORT/`.
     public var url: String { "http://\(Sink.describe(endpoint.localAddress))/" }
@@ -120,9 +122,19 @@ public final class LiveReport: Sendable {
         }
     }
 
+    /// The document of the moment, built by the owner (the sink's once-a-second sampler).
+    public func update(_ document: LiveDocument) {
+        state.withLockedValue { $0.document = document }
+    }
+
     /// The run has written its folder: `/` and `/report.html` answer its report.html from now
-    /// on, and `/live.json` says it is done.
-    public func finish(folder: String) throws {
+    /// on, and `/live.json` says it is done. Without a folder (a sink without `--output`), `/`
+    /// answers the last live page, done.
+    public func finish(folder: String?) throws {
+        guard let folder else {
+            state.withLockedValue { $0.document.done = true }
+            return
+        }
         let path = folder + "/report.html"
         guard let data = FileManager.default.contents(atPath: path) else {
             throw JobError.output("--serve: cannot read \(path), written by the run")
@@ -137,8 +149,9 @@ public final class LiveReport: Sendable {
     }
 
     /// Stops serving: at once, or after the linger, once a request has read the final report or
-    /// the linger has passed.
+    /// the linger has passed. Once: a second call does nothing.
     public func close() {
+        guard closing.withLockedValue({ closed in defer { closed = true }; return !closed }) else { return }
         if linger > .zero, let reads = state.withLockedValue({ $0.final == nil ? nil : $0.readsBefore }) {
             finalReads.wait(beyond: reads, timeout: linger)
         }

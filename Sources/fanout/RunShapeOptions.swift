@@ -178,7 +178,7 @@ struct MetricsOption: ParsableArguments {
     }
 }
 
-/// `--serve HOST:PORT`, shared by `fanout run` and `fanout send`.
+/// `--serve HOST:PORT`, shared by `fanout run`, `fanout send` and `fanout sink`.
 struct ServeOption: ParsableArguments {
     @Option(
         name: .long,

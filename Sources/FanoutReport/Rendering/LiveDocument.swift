@@ -17,18 +17,45 @@ public struct LiveDocument: Codable, Sendable, Equatable {
         public var second: Int
         /// Notifications that reached a final outcome in it.
         public var completed: Int
-        /// Latency percentiles of its answers, milliseconds (0 when it had none).
-        public var p50Ms: Double
-        public var p99Ms: Double
+        /// Latency percentiles of its answers, milliseconds (0 when it had none; `nil` from the
+        /// sink, which holds no per-second latency of its own).
+        public var p50Ms: Double?
+        public var p99Ms: Double?
         /// Rejections by APNs reason and failures by cause counted in it.
         public var rejected: [String: Int]
         public var failed: [String: Int]
         /// The harness's share: the sender's event loops' worst lag and the p99 of how long
         /// answers waited in their read bursts (milliseconds), and the CPU its loops used
-        /// (cores; `nil` where not measured).
-        public var loopLagMaxMs: Double
-        public var readDelayP99Ms: Double
+        /// (cores); `nil` where not measured (the sink).
+        public var loopLagMaxMs: Double?
+        public var readDelayP99Ms: Double?
         public var senderCores: Double?
+        /// Connections open at its end (the sink's; `nil` from a sender).
+        public var connections: Int?
+
+        public init(
+            second: Int,
+            completed: Int,
+            p50Ms: Double? = nil,
+            p99Ms: Double? = nil,
+            rejected: [String: Int] = [:],
+            failed: [String: Int] = [:],
+            loopLagMaxMs: Double? = nil,
+            readDelayP99Ms: Double? = nil,
+            senderCores: Double? = nil,
+            connections: Int? = nil
+        ) {
+            self.second = second
+            self.completed = completed
+            self.p50Ms = p50Ms
+            self.p99Ms = p99Ms
+            self.rejected = rejected
+            self.failed = failed
+            self.loopLagMaxMs = loopLagMaxMs
+            self.readDelayP99Ms = readDelayP99Ms
+            self.senderCores = senderCores
+            self.connections = connections
+        }
     }
 
     /// The layout's version: 1.
@@ -99,7 +126,7 @@ public struct LiveDocument: Codable, Sendable, Equatable {
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
+    public static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
         Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
     }
 }

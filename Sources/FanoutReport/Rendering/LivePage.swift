@@ -1,7 +1,8 @@
 /// The page `--serve` answers at `/` while a run goes: self-contained (its style and script
 /// inline, nothing fetched from elsewhere), it shows the `LiveDocument` it was served with at
 /// once and fetches `/live.json` from the same server every second; when the document says the
-/// run is done it reloads, and `/` then answers the run's final report.html.
+/// run is done it reloads, and `/` then answers the run's final report.html (or, from a sink
+/// without `--output`, this page once more, done, which polls no more).
 ///
 /// ```
 ///   GET /           ──► this page, with the document of the moment inline
@@ -46,7 +47,7 @@ public enum LivePage {
         <h2>The latest seconds</h2>
         <table><thead><tr><th>second</th><th>completed</th><th>p50 ms</th><th>p99 ms</th>\
         <th>rejected</th><th>failed</th><th>harness: loop lag ms</th><th>read delay p99 ms</th>\
-        <th>sender cores</th></tr></thead><tbody id="latest"></tbody></table>
+        <th>sender cores</th><th>connections</th></tr></thead><tbody id="latest"></tbody></table>
         <h2>Outcomes so far</h2>
         <table><tbody id="outcomes"></tbody></table>
 
@@ -62,9 +63,11 @@ public enum LivePage {
           const names = Object.keys(map).sort();
           return names.length === 0 ? "0" : names.map(name => name + " " + grouped(map[name])).join(", ");
         }
+        function fixed(n) { return n === undefined || n === null ? "" : n.toFixed(2); }
         function total(map) { return Object.values(map).reduce((a, b) => a + b, 0); }
         function cell(row, text) { const td = document.createElement("td"); td.textContent = text; row.appendChild(td); }
         function line(svg, seconds, value, colour, top) {
+          seconds = seconds.filter(s => value(s) !== undefined && value(s) !== null);
           if (seconds.length === 0) { return; }
           const first = seconds[0].second, span = Math.max(1, seconds[seconds.length - 1].second - first);
           const points = seconds.map(s => (40 + 850 * (s.second - first) / span).toFixed(1) + ","
@@ -79,7 +82,7 @@ public enum LivePage {
         function chart(id, seconds, series, unit) {
           const svg = document.getElementById(id);
           while (svg.firstChild) { svg.removeChild(svg.firstChild); }
-          const top = Math.max(1e-9, ...seconds.flatMap(s => series.map(([value]) => value(s))));
+          const top = Math.max(1e-9, ...seconds.flatMap(s => series.map(([value]) => value(s) || 0)));
           const label = document.createElementNS("http://www.w3.org/2000/svg", "text");
           label.setAttribute("x", "4"); label.setAttribute("y", "14");
           label.textContent = "max " + (top < 10 ? top.toFixed(2) : grouped(top)) + " " + unit;
@@ -98,9 +101,9 @@ public enum LivePage {
           latest.textContent = "";
           for (const s of d.seconds.slice(-10).reverse()) {
             const row = document.createElement("tr");
-            for (const text of [s.second, grouped(s.completed), s.p50Ms.toFixed(2), s.p99Ms.toFixed(2),
-              grouped(total(s.rejected)), grouped(total(s.failed)), s.loopLagMaxMs.toFixed(2),
-              s.readDelayP99Ms.toFixed(2), s.senderCores === undefined ? "" : s.senderCores.toFixed(2)]) {
+            for (const text of [s.second, grouped(s.completed), fixed(s.p50Ms), fixed(s.p99Ms),
+              grouped(total(s.rejected)), grouped(total(s.failed)), fixed(s.loopLagMaxMs),
+              fixed(s.readDelayP99Ms), fixed(s.senderCores), s.connections === undefined ? "" : s.connections]) {
               cell(row, String(text));
             }
             latest.appendChild(row);
@@ -117,10 +120,12 @@ public enum LivePage {
           }
         }
         let gone = false;
-        show(JSON.parse(document.getElementById("live-data").textContent));
-        setInterval(() => {
+        const inline = JSON.parse(document.getElementById("live-data").textContent);
+        show(inline);
+        // A page served once the run is done (a sink without a folder) polls no more.
+        const polling = inline.done ? null : setInterval(() => {
           fetch("/live.json", { cache: "no-store" }).then(r => r.json()).then(d => {
-            if (d.done) { location.reload(); return; }
+            if (d.done) { clearInterval(polling); location.reload(); return; }
             show(d);
           }).catch(() => {
             if (!gone) { document.getElementById("now").textContent += " (the server has gone: the run ended)"; }
