@@ -151,7 +151,11 @@ public final class LiveReport: Sendable {
     /// Stops serving: at once, or after the linger, once a request has read the final report or
     /// the linger has passed. Once: a second call does nothing.
     public func close() {
-        guard closing.withLockedValue({ closed in defer { closed = true }; return !closed }) else { return }
+        let first = closing.withLockedValue { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
         if linger > .zero, let reads = state.withLockedValue({ $0.final == nil ? nil : $0.readsBefore }) {
             finalReads.wait(beyond: reads, timeout: linger)
         }

@@ -11,11 +11,12 @@ import Testing
     static func servedPort(_ process: PeerProcess) throws -> Int {
         var port: Int?
         poll(timeout: .seconds(30)) {
-            port = process.outputSoFar.split(separator: "\n").lazy.compactMap { line -> Int? in
-                guard line.hasPrefix("serving on http://"), line.hasSuffix("/") else { return nil }
-                let address = line.dropFirst("serving on http://".count).dropLast()
-                return address.lastIndex(of: ":").flatMap { Int(address[address.index(after: $0)...]) }
-            }.first
+            port =
+                process.outputSoFar.split(separator: "\n").lazy.compactMap { line -> Int? in
+                    guard line.hasPrefix("serving on http://"), line.hasSuffix("/") else { return nil }
+                    let address = line.dropFirst("serving on http://".count).dropLast()
+                    return address.lastIndex(of: ":").flatMap { Int(address[address.index(after: $0)...]) }
+                }.first
             return port != nil
         }
         return try #require(port, "no \"serving on\" line: \(process.outputSoFar)")
@@ -23,7 +24,11 @@ import Testing
 
     /// `/live.json` now, or `nil` when it cannot be read.
     static func live(_ port: Int) -> LiveDocument? {
-        guard let result = try? PeerProcess.run("curl", ["-sf", "--max-time", "5", "http://127.0.0.1:\(port)/live.json"]),
+        guard
+            let result = try? PeerProcess.run(
+                "curl",
+                ["-sf", "--max-time", "5", "http://127.0.0.1:\(port)/live.json"]
+            ),
             result.status == 0
         else { return nil }
         return try? JSONDecoder().decode(LiveDocument.self, from: Data(result.output.utf8))
@@ -84,7 +89,10 @@ import Testing
         }
         // The one address in it is SVG's namespace, a name and never fetched.
         #expect(page.output.ranges(of: "http://").count == page.output.ranges(of: "http://www.w3.org/2000/svg").count)
-        let early = try PeerProcess.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", url(port, "report.html")])
+        let early = try PeerProcess.run(
+            "curl",
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", url(port, "report.html")]
+        )
         #expect(early.output == "404" || Self.live(port)?.done == true, "\(early.output)")
     }
 

@@ -20,7 +20,12 @@ import Testing
         #expect(second.accepted == 1_900 && second.ratePerSecond == 1_006)
         #expect(
             second.seconds.last
-                == .init(second: 1, completed: 1_006, rejected: ["Unregistered": 5, "BadDeviceToken": 1], connections: 3)
+                == .init(
+                    second: 1,
+                    completed: 1_006,
+                    rejected: ["Unregistered": 5, "BadDeviceToken": 1],
+                    connections: 3
+                )
         )
         #expect(second.seconds.allSatisfy { $0.p99Ms == nil && $0.loopLagMaxMs == nil })
     }

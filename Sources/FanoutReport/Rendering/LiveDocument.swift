@@ -105,7 +105,8 @@ public struct LiveDocument: Codable, Sendable, Equatable {
     /// A sender's document (`fanout run`, `fanout send`) from its progress and its statistics'
     /// snapshot.
     public init(command: String, progress: LoadEngine.Progress, snapshot: LoadSnapshot) {
-        let elapsed = Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18
+        let elapsed =
+            Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18
         self.init(
             command: command,
             elapsedSeconds: elapsed,
@@ -122,11 +123,13 @@ public struct LiveDocument: Codable, Sendable, Equatable {
     public var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Every field is a number, a string or a map of them: encoding cannot fail.
+        // Every field is a finite number, a string or a map of them: encoding cannot fail.
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    public static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int] where Key.RawValue == String {
+    /// Counts by name (an APNs reason, a failure's cause), as the document holds them.
+    public static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int]
+    where Key.RawValue == String {
         Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
     }
 }
