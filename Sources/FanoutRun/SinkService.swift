@@ -141,7 +141,10 @@ public struct SinkService: Service {
                 )
             }
         } catch {
-            try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop(printing: false)
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }
@@ -161,7 +164,10 @@ public struct SinkService: Service {
             }
         } catch {
             trigger?.stop()
-            try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop(printing: false)
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }

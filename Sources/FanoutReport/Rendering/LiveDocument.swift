@@ -115,7 +115,7 @@ public struct LiveDocument: Codable, Sendable, Equatable {
             accepted: snapshot.accepted,
             rejected: Self.named(snapshot.rejected),
             failed: Self.named(snapshot.failed),
-            seconds: snapshot.intervals.suffix(Self.secondsKept).map(Second.init)
+            seconds: snapshot.intervals.suffix(Self.secondsKept).map { Second($0) }
         )
     }
 
