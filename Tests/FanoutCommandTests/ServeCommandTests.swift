@@ -37,14 +37,30 @@ import Testing
     /// The DOM headless Chromium builds of the page at `/`, scripts run, with every address
     /// but loopback sent to a proxy that refuses: a page that needs the outside world fails.
     static func dumpDOM(_ port: Int) throws -> String {
+        try chromium(port, ["--dump-dom"])
+    }
+
+    /// Headless Chromium's screenshot of the page at `/` checked by the report's render check
+    /// (Tests/FanoutReportTests/Peers/check_render.py): not blank, each of `colours` drawn.
+    static func screenshotShows(_ port: Int, colours: [String]) throws -> PeerProcess.Result {
+        let screenshot = NSTemporaryDirectory() + "fanout-live-\(UUID().uuidString).png"
+        defer { try? FileManager.default.removeItem(atPath: screenshot) }
+        _ = try chromium(port, ["--screenshot=" + screenshot, "--window-size=1000,1100", "--hide-scrollbars"])
+        return try PeerProcess.run(
+            "python3",
+            [CommandRunner.repositoryRoot + "/Tests/FanoutReportTests/Peers/check_render.py", screenshot] + colours
+        )
+    }
+
+    static func chromium(_ port: Int, _ options: [String]) throws -> String {
         let profile = NSTemporaryDirectory() + "fanout-chromium-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: profile) }
         let result = try PeerProcess.run(
             "chromium",
             [
                 "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
-                "--proxy-server=http://127.0.0.1:9", "--dump-dom", "http://127.0.0.1:\(port)/",
-            ],
+                "--proxy-server=http://127.0.0.1:9",
+            ] + options + ["http://127.0.0.1:\(port)/"],
             timeout: .seconds(90)
         )
         try #require(result.status == 0, "\(result.errors)")
@@ -62,7 +78,8 @@ import Testing
     func checkMidRun(
         port: Int,
         command: String,
-        measured: (LiveDocument.Second) -> Bool = { $0.completed > 0 && ($0.p99Ms ?? 0) > 0 }
+        measured: (LiveDocument.Second) -> Bool = { $0.completed > 0 && ($0.p99Ms ?? 0) > 0 },
+        colours: [String] = [HTMLReport.Colour.throughput, HTMLReport.Colour.p50, HTMLReport.Colour.p99]
     ) throws {
         var before: LiveDocument?
         let going = poll(timeout: .seconds(60), every: .milliseconds(200)) {
@@ -81,6 +98,8 @@ import Testing
         let shown = try #require(Self.shownSecond(in: dom), "\(dom)")
         #expect(shown >= first.second && shown <= after.second, "page \(shown), live \(first.second)…\(after.second)")
         #expect(dom.contains("<polyline") && dom.contains("<td>accepted</td>"), "\(dom)")
+        let seen = try Self.screenshotShows(port, colours: colours)
+        #expect(seen.status == 0, "\(seen.output)\(seen.errors)")
 
         let page = try PeerProcess.run("curl", ["-sf", "http://127.0.0.1:\(port)/"])
         try #require(page.status == 0)
@@ -169,7 +188,12 @@ import Testing
             send.stop()
             try? FileManager.default.removeItem(atPath: folder + "-send")
         }
-        try checkMidRun(port: port, command: "sink") { $0.completed > 0 && ($0.connections ?? 0) > 0 }
+        try checkMidRun(
+            port: port,
+            command: "sink",
+            measured: { $0.completed > 0 && ($0.connections ?? 0) > 0 },
+            colours: [HTMLReport.Colour.throughput]
+        )
         #expect(try send.wait(timeout: .seconds(120)).status == 0)
         try checkFinal(port: port, folder: folder, process: sink)
     }
