@@ -45,6 +45,8 @@ public struct RunJob: Sendable {
     public var apnsSecurity = false
     /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
     public var metrics: MetricsAddress?
+    /// Serve the live report here while the run goes, and the final one after (`--serve`).
+    public var serve: ServeAddress?
 
     /// One request in this many carries a timed apns-id: enough for the sink's lateness from the
     /// send (1/8 of a run's answers), at an eighth of the ids' cost (measured: all of them cost
@@ -66,20 +68,28 @@ public struct RunJob: Sendable {
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
         try StopSignals.watch { signals in
             let output = try RunOutput(preparing: directory)
+            let live = try serve.map { try LiveReport(at: $0, command: "run") }
+            defer { live?.close() }
             return try withExtendedLifetime(output) {
                 try repeatRuns(repeats, into: directory, signals: signals) { folder in
-                    try runOnce(into: folder, signals: signals)
+                    try runOnce(into: folder, signals: signals, live: live)
                 }
             }
         }
     }
 
-    private func runOnce(into directory: String, signals: StopSignals) throws -> RunStatus {
+    private func runOnce(into directory: String, signals: StopSignals, live: LiveReport?) throws -> RunStatus {
+        let display = ProgressDisplay.make(total: tokenCount)
         let summary = try run(
-            started: { engine in signals.onStop { engine.interrupt(by: $0) } },
-            progress: ProgressDisplay.make(total: tokenCount)
+            started: { engine in
+                live?.follow(engine)
+                signals.onStop { engine.interrupt(by: $0) }
+            },
+            progress: live.map { $0.progress(also: display) } ?? display
         )
-        return try summary.finish(into: directory)
+        let status = try summary.finish(into: directory)
+        try live?.finish(folder: directory)
+        return status
     }
 
     /// Runs the job, blocking; the summary holds the reconciliation. `started` gets the engine

@@ -108,6 +108,8 @@ public struct SendJob: Sendable {
     public var goneTokens: String?
     /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
     public var metrics: MetricsAddress?
+    /// Serve the live report here while the run goes, and the final one after (`--serve`).
+    public var serve: ServeAddress?
     /// How long the endpoint may take to be reached (`--connect-timeout`).
     public var connectTimeout = LoadConfiguration.defaultConnectTimeout
     /// Broadcasts to channels instead of notifications to tokens (`--broadcast`).
@@ -128,9 +130,11 @@ public struct SendJob: Sendable {
             let output = try RunOutput(preparing: directory, inputs: files)
             let configuration = try loadConfiguration()
             defer { configuration.goneTokens?.close() }
+            let live = try serve.map { try LiveReport(at: $0, command: "send") }
+            defer { live?.close() }
             return try withExtendedLifetime(output) {
                 try repeatRuns(repeats, into: directory, signals: signals) { folder in
-                    try runOnce(configuration, into: folder, signals: signals)
+                    try runOnce(configuration, into: folder, signals: signals, live: live)
                 }
             }
         }
@@ -219,10 +223,11 @@ public struct SendJob: Sendable {
     private func runOnce(
         _ configuration: LoadConfiguration,
         into directory: String,
-        signals: StopSignals
+        signals: StopSignals,
+        live: LiveReport?
     ) throws -> RunStatus {
         if let broadcast { return try broadcastOnce(broadcast, configuration, into: directory, signals: signals) }
-        let progress = ProgressDisplay.make(
+        let display = ProgressDisplay.make(
             total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
         )
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
@@ -230,11 +235,13 @@ public struct SendJob: Sendable {
             configuration,
             started: { started in
                 engine.withLockedValue { $0 = started }
+                live?.follow(started)
                 signals.onStop { started.interrupt(by: $0) }
             },
-            progress: progress
+            progress: live.map { $0.progress(also: display) } ?? display
         )
         let status = try summary.finish(into: directory)
+        try live?.finish(folder: directory)
         if let sample = engine.withLockedValue({ $0?.statistics.answerIDs }) {
             try Self.write(sample, into: directory)
         }

@@ -46,6 +46,8 @@ public struct SinkJob: Sendable {
     public var tokenKey: TokenKey?
     /// Where `/stats` and `/metrics` are served, if anywhere.
     public var admin: (host: String, port: Int)?
+    /// Where the live report is served (`--serve`), if anywhere.
+    public var serve: ServeAddress?
     /// Where received notifications are written, and which.
     public var capture: (path: String, selection: SinkCapture.Selection)?
     /// The APNs rules, limits and scenario.
@@ -139,7 +141,10 @@ public struct SinkService: Service {
                 )
             }
         } catch {
-            try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop(printing: false)
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }
@@ -150,21 +155,28 @@ public struct SinkService: Service {
                     try? await gracefulShutdown()
                     return .signal
                 }
-                group.addTask { try await watch(running.sink, instrument: instrument, trigger: trigger) }
+                group.addTask {
+                    try await watch(running.sink, instrument: instrument, trigger: trigger, live: running.live)
+                }
                 let first = try await group.next()!
                 group.cancelAll()
                 return first
             }
         } catch {
             trigger?.stop()
-            try await NIOThreadPool.singleton.runIfActive { running.stop(printing: false) }
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop(printing: false)
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }
         try await NIOThreadPool.singleton.runIfActive {
+            defer { running.live?.close() }
             running.stop(printing: true)
             trigger?.stop()
             if let output, let instrument { try write(output, running, instrument, endedBy: endedBy, trigger: trigger) }
+            try running.live?.finish(folder: output?.path)
         }
     }
 
@@ -199,19 +211,33 @@ public struct SinkService: Service {
 
     /// Waits for the first of the job's ends: the expected notifications or tokens, its
     /// duration, idleness after the last request. Checks every 20 ms; a trigger that could not
-    /// start ends the wait with an error.
+    /// start ends the wait with an error. Once a second it gives `live` the second's figures.
     private func watch(
         _ sink: Sink,
         instrument: ProviderInstrument?,
-        trigger: TriggerProcess?
+        trigger: TriggerProcess?,
+        live: LiveReport?
     ) async throws -> SinkJob.Ending.Reason {
         let ending = job.ending
         let started = ContinuousClock.now
         var lastCount = 0
         var lastChange = started
+        var seconds = SinkLiveSeconds()
         while true {
             try await Task.sleep(for: .milliseconds(20))
             let now = ContinuousClock.now
+            if let live, now - started >= .seconds(seconds.closed + 1) {
+                let summary = sink.statistics.summary
+                let elapsed = (now - started).components
+                live.update(
+                    seconds.close(
+                        elapsed: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18,
+                        accepted: summary.accepted,
+                        rejected: LiveDocument.named(summary.rejected),
+                        connections: sink.statistics.openConnections.count
+                    )
+                )
+            }
             if let trigger, let failure = trigger.startFailure { throw JobError.resource(failure) }
             if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return .expect }
             if let expected = instrument?.expected, expected.isComplete { return .expectTokens }
@@ -242,6 +268,7 @@ public struct SinkService: Service {
         var group: MultiThreadedEventLoopGroup
         var sink: Sink
         var admin: SinkAdmin?
+        var live: LiveReport?
         /// Where it listened (`host:port`), kept: the address goes with the listening socket.
         var address: String
 
@@ -317,6 +344,15 @@ public struct SinkService: Service {
                 throw JobError.resource("cannot serve --admin on \(address.host):\(address.port): \(error)")
             }
         }
+        let live: LiveReport?
+        do {
+            live = try job.serve.map { try LiveReport(at: $0, command: "sink") }
+        } catch {
+            admin?.close()
+            sink.drain(grace: .zero)
+            try? group.syncShutdownGracefully()
+            throw error
+        }
         StandardStream.output.write("listening on \(Sink.describe(sink.localAddress))\n".utf8)
         if let admin { StandardStream.output.write("admin on \(Sink.describe(admin.localAddress))\n".utf8) }
         if case .selfSigned(let directory) = job.tls {
@@ -328,7 +364,7 @@ public struct SinkService: Service {
                 "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
             )
         }
-        return Running(group: group, sink: sink, admin: admin, address: Sink.describe(sink.localAddress))
+        return Running(group: group, sink: sink, admin: admin, live: live, address: Sink.describe(sink.localAddress))
     }
 
     private func transport() throws -> HTTP2Transport {

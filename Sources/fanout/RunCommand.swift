@@ -46,6 +46,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var metricsOption: MetricsOption
 
+    @OptionGroup var serveOption: ServeOption
+
     @OptionGroup var sink: EmbeddedSinkOptions
 
     @OptionGroup var repeating: RepeatOptions
@@ -72,6 +74,7 @@ struct RunCommand: ParsableCommand {
         job.shape = try shape.shape()
         job.senderThreads = threads.threads
         job.metrics = try metricsOption.address()
+        job.serve = try serveOption.address()
         try sink.apply(to: &job)
         return job
     }

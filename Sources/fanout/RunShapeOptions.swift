@@ -177,3 +177,40 @@ struct MetricsOption: ParsableArguments {
         return MetricsAddress(host: host, port: port, linger: linger)
     }
 }
+
+/// `--serve HOST:PORT`, shared by `fanout run`, `fanout send` and `fanout sink`.
+struct ServeOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a live report at http://HOST:PORT/ while the run goes (port 0: any free one), the final report after.",
+            valueName: "host:port"
+        )
+    )
+    var serve: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "After the run, keep serving --serve until one request has read the final report, or this long (e.g. 30s).",
+            valueName: "duration"
+        )
+    )
+    var serveLinger: String?
+
+    func address() throws -> ServeAddress? {
+        guard let serve else {
+            if serveLinger != nil { throw ValidationError("--serve-linger needs --serve") }
+            return nil
+        }
+        let (host, port) = try SinkCommand.address(serve, option: "--serve")
+        var linger = Duration.zero
+        if let serveLinger {
+            guard let parsed = DurationNotation.parse(serveLinger) else {
+                throw ValidationError("--serve-linger \(serveLinger): not a duration (e.g. 30s, 500ms)")
+            }
+            linger = parsed
+        }
+        return ServeAddress(host: host, port: port, linger: linger)
+    }
+}

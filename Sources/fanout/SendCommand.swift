@@ -56,6 +56,8 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var metricsOption: MetricsOption
 
+    @OptionGroup var serveOption: ServeOption
+
     @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
     var goneTokens: String?
 
@@ -88,6 +90,9 @@ struct SendCommand: ParsableCommand {
     /// `--broadcast`'s rules: channels, not tokens; the app's bundle id; Apple's guard on the
     /// channel-management host too.
     private func validateBroadcast() throws {
+        if serveOption.serve != nil {
+            throw ValidationError("--serve follows a send to tokens, not a --broadcast: leave one out.")
+        }
         if tokenOptions.tokens != nil || tokenOptions.generate != nil {
             throw ValidationError(
                 "--broadcast sends to channels, not tokens: --tokens and --generate do not go with it."
@@ -165,6 +170,7 @@ struct SendCommand: ParsableCommand {
         job.threads = threads.threads
         job.goneTokens = goneTokens
         job.metrics = try metricsOption.address()
+        job.serve = try serveOption.address()
         return job
     }
 

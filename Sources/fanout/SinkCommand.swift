@@ -59,6 +59,8 @@ struct SinkCommand: AsyncParsableCommand {
     )
     var admin: String?
 
+    @OptionGroup var serveOption: ServeOption
+
     @Option(
         name: .long,
         help: ArgumentHelp("Write received notifications to FILE, one JSON object a line.", valueName: "file")
@@ -300,6 +302,7 @@ struct SinkCommand: AsyncParsableCommand {
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         job.clientCertificateAuthorities = clientCa
         if let admin { job.admin = try Self.address(admin, option: "--admin") }
+        job.serve = try serveOption.address()
         if let capture {
             if let captureSample {
                 guard (0...1).contains(captureSample.fraction) else {
