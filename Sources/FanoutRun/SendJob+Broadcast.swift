@@ -48,27 +48,35 @@ extension SendJob {
         _ broadcast: Broadcast,
         _ configuration: LoadConfiguration,
         into directory: String,
-        signals: StopSignals
+        signals: StopSignals,
+        live: LiveReport? = nil
     ) throws -> RunStatus {
         let summary = try broadcastRun(
             broadcast,
             configuration,
-            started: { started in signals.onStop { started.interrupt(by: $0) } },
-            showsProgress: true
+            started: { started in
+                live?.follow(started)
+                signals.onStop { started.interrupt(by: $0) }
+            },
+            showsProgress: true,
+            live: live
         )
-        return try summary.finish(into: directory)
+        let status = try summary.finish(into: directory)
+        try live?.finish(folder: directory)
+        return status
     }
 
     /// One broadcast run, blocking: the channels created (or read), the updates sent with
     /// `configuration` (its load model paces them: `--rate` or as fast as allowed), the channels
     /// created deleted unless kept; the summary holds the `broadcast` section. `started` gets
     /// the engine (to cancel it) before it runs; `showsProgress` puts the progress line on a
-    /// terminal.
+    /// terminal; `live` (`--serve`) follows the updates' seconds.
     func broadcastRun(
         _ broadcast: Broadcast,
         _ configuration: LoadConfiguration,
         started: (LoadEngine) -> Void = { _ in },
-        showsProgress: Bool = false
+        showsProgress: Bool = false,
+        live: LiveReport? = nil
     ) throws -> RunSummary {
         var management = ChannelManagement(connection: configuration, app: broadcast.app)
         management.connection.host = broadcast.management.host
@@ -95,7 +103,8 @@ extension SendJob {
             ),
             reader: tokens.reader
         )
-        let progress = showsProgress ? ProgressDisplay.make(total: job.tokens.expectedCount(planned: nil)) : nil
+        let display = showsProgress ? ProgressDisplay.make(total: job.tokens.expectedCount(planned: nil)) : nil
+        let progress = live.map { $0.progress(also: display) } ?? display
         var summary: RunSummary
         do {
             summary = try job.run(configuration, started: started, progress: progress)

@@ -226,7 +226,9 @@ public struct SendJob: Sendable {
         signals: StopSignals,
         live: LiveReport?
     ) throws -> RunStatus {
-        if let broadcast { return try broadcastOnce(broadcast, configuration, into: directory, signals: signals) }
+        if let broadcast {
+            return try broadcastOnce(broadcast, configuration, into: directory, signals: signals, live: live)
+        }
         let display = ProgressDisplay.make(
             total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
         )

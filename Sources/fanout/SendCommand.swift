@@ -90,9 +90,6 @@ struct SendCommand: ParsableCommand {
     /// `--broadcast`'s rules: channels, not tokens; the app's bundle id; Apple's guard on the
     /// channel-management host too.
     private func validateBroadcast() throws {
-        if serveOption.serve != nil {
-            throw ValidationError("--serve follows a send to tokens, not a --broadcast: leave one out.")
-        }
         if tokenOptions.tokens != nil || tokenOptions.generate != nil {
             throw ValidationError(
                 "--broadcast sends to channels, not tokens: --tokens and --generate do not go with it."

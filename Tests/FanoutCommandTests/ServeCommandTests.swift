@@ -198,15 +198,33 @@ import Testing
         try checkFinal(port: port, folder: folder, process: sink)
     }
 
-    /// The linger needs `--serve`; a broadcast has no page.
+    /// The linger needs `--serve`.
     @Test func theLingerNeedsServe() throws {
         let refused = try CommandRunner.run(["run", "--count", "10", "--serve-linger", "5s"])
         #expect(refused.status == 64)
         #expect(refused.standardError.contains("--serve-linger needs --serve"), "\(refused.standardError)")
-        let broadcast = try CommandRunner.run(
-            CommandRunner.sendArguments(to: 1) + ["--broadcast", "--channels", "1", "--serve", "127.0.0.1:0"]
+    }
+
+    /// A broadcast send serves its updates' seconds, then its folder's report.html.
+    @Test func aBroadcastSendServesItsPageAndThenItsReport() throws {
+        let (sink, sinkPort) = try CommandRunner.sink(["--channel-subscribers", "100"])
+        defer { sink.stop() }
+        let folder = NSTemporaryDirectory() + "fanout-live-broadcast-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let send = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(sinkPort)", "--topic", "com.example.app",
+                "--channels", "10", "--updates", "30", "--rate", "100", "--template",
+                "fixtures/liveactivity-update.json", "--serve", "127.0.0.1:0", "--serve-linger", "300s",
+                "--output", folder,
+            ],
+            directory: CommandRunner.repositoryRoot
         )
-        #expect(broadcast.status == 64)
-        #expect(broadcast.standardError.contains("--serve follows a send to tokens"), "\(broadcast.standardError)")
+        defer { send.stop() }
+        let port = try Self.servedPort(send)
+        let seen = poll(timeout: .seconds(30), every: .milliseconds(200)) { (Self.live(port)?.finished ?? 0) > 0 }
+        #expect(seen, "the live document never counted an update")
+        try checkFinal(port: port, folder: folder, process: send)
     }
 }
