@@ -31,10 +31,14 @@ public final class LoadEngine: Sendable {
     private let stream: TokenStream
     private let group: any EventLoopGroup
     private let cancelled = ManagedAtomic(false)
-    /// The signal that interrupted the run and when (uptime ns; `interrupt(by:)`), if one did.
-    private let interruption = NIOLockedValueBox<(signal: StopSignal, at: UInt64)?>(nil)
-    /// The `--abort-on` condition that stopped the run and when (uptime ns; `abort(_:)`).
-    private let aborted = NIOLockedValueBox<(abort: Abort, at: UInt64)?>(nil)
+    /// What stopped the run before its end and when (uptime ns): a signal (`interrupt(by:)`) or
+    /// an `--abort-on` condition (`abort(_:)`); the first only.
+    private let stopped = NIOLockedValueBox<(cause: StopCause, at: UInt64)?>(nil)
+
+    private enum StopCause {
+        case signal(StopSignal)
+        case abort(Abort)
+    }
     let feed: NotificationFeed
     private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
     /// What the run waits on: its connections' reports, and `cancel()`.
@@ -68,24 +72,20 @@ public final class LoadEngine: Sendable {
     /// ahead and never sent are counted apart (`LoadSnapshot.unsent`), neither sent nor failed.
     /// Only the first call counts.
     public func interrupt(by signal: StopSignal) {
-        let first = interruption.withLockedValue { interruption in
-            guard interruption == nil else { return false }
-            interruption = (signal, NIODeadline.now().uptimeNanoseconds)
-            return true
-        }
-        guard first else { return }
-        feed.interrupt()
-        endings.wake()
+        stop(.signal(signal))
     }
 
     /// Stops the run because an `--abort-on` condition was met (`AbortWatch`): as
     /// `interrupt(by:)`, what is in flight has `interruptionGrace` to be answered, and the
     /// report says which condition, over which window, when. Only the first stop counts.
     func abort(_ abort: Abort) {
-        guard interruption.withLockedValue({ $0 }) == nil else { return }
-        let first = aborted.withLockedValue { aborted in
-            guard aborted == nil else { return false }
-            aborted = (abort, NIODeadline.now().uptimeNanoseconds)
+        stop(.abort(abort))
+    }
+
+    private func stop(_ cause: StopCause) {
+        let first = stopped.withLockedValue { stopped in
+            guard stopped == nil else { return false }
+            stopped = (cause, NIODeadline.now().uptimeNanoseconds)
             return true
         }
         guard first else { return }
@@ -94,7 +94,7 @@ public final class LoadEngine: Sendable {
     }
 
     /// Whether a signal or an abort is stopping the run.
-    var isStopping: Bool { interruption.withLockedValue { $0 } != nil || aborted.withLockedValue { $0 } != nil }
+    var isStopping: Bool { stopped.withLockedValue { $0 } != nil }
 
     /// How far a run has come, given to `run(progress:)` about once a second.
     public struct Progress: Sendable {
@@ -134,8 +134,16 @@ public final class LoadEngine: Sendable {
             statistics.add(settleUnfinished(gaveUp: gaveUp))
         }
         recording.finish()
-        let interrupted = interruption.withLockedValue { $0 }
-        let abort = aborted.withLockedValue { $0 }?.abort
+        let stop = stopped.withLockedValue { $0 }
+        var interruption: Report.Interruption? = nil
+        var abort: Abort? = nil
+        if let stop {
+            switch stop.cause {
+            case .signal(let signal):
+                interruption = .init(signal: signal, after: max(.zero, start.elapsed(at: stop.at)))
+            case .abort(let reason): abort = reason
+            }
+        }
         let end = NIODeadline.now().uptimeNanoseconds
         let cpuAtEnd = ThreadCPUClock.perLoop(of: group)
         var loopDelays = recording.collector.loopDelays
@@ -146,7 +154,7 @@ public final class LoadEngine: Sendable {
             snapshot: statistics.snapshot,
             elapsed: max(.zero, start.elapsed(at: end)),
             tokens: stream.waitForSummary(timeout: readerWait),
-            cancelled: isCancelled || interrupted != nil || abort != nil,
+            cancelled: isCancelled || stop != nil,
             gaveUp: gaveUp,
             started: start.date,
             scheduledStart: model.startAt,
@@ -154,10 +162,10 @@ public final class LoadEngine: Sendable {
             schedule: model.shardSchedule,
             warmUp: model.warmUp,
             maxLag: model.maxLag,
-            tokensRanOut: interrupted == nil && abort == nil && !isCancelled ? tickets?.ranOut : nil,
+            tokensRanOut: stop == nil && !isCancelled ? tickets?.ranOut : nil,
             senderCPU: .nanoseconds(Int64(cpuAtEnd.reduce(0, +) &- cpuAtStart.reduce(0, +))),
             loopDelays: loopDelays,
-            interruption: interrupted.map { .init(signal: $0.signal, after: max(.zero, start.elapsed(at: $0.at))) },
+            interruption: interruption,
             abort: abort,
             lostWrites: configuration.goneTokens?.failure.map { ["--gone-tokens \($0): the list is incomplete"] } ?? []
         )
@@ -185,8 +193,7 @@ public final class LoadEngine: Sendable {
 
     /// When an interrupted or aborted run's grace ends (uptime ns), if it was stopped.
     var graceEnds: UInt64? {
-        let stopped = interruption.withLockedValue { $0 }?.at ?? aborted.withLockedValue { $0 }?.at
-        return stopped.map { $0 + UInt64(Self.interruptionGrace.wholeNanoseconds) }
+        stopped.withLockedValue { $0 }.map { $0.at + UInt64(Self.interruptionGrace.wholeNanoseconds) }
     }
 
     /// Opens `slot`'s connection on `loop` after `delay`, unless `timer` has been superseded

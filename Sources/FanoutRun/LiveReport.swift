@@ -6,21 +6,6 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOPosix
 
-/// Where `--serve` listens, and how long it stays after the run.
-public struct ServeAddress: Sendable, Hashable {
-    public var host: String
-    public var port: Int
-    /// `--serve-linger D`: after the run, serve on until one request has read the final
-    /// report, or `D` has passed. Zero: close with the run (the final report is in the folder).
-    public var linger: Duration
-
-    public init(host: String, port: Int, linger: Duration = .zero) {
-        self.host = host
-        self.port = port
-        self.linger = linger
-    }
-}
-
 /// `--serve HOST:PORT` on `fanout run`, `fanout send` and `fanout sink`: the run's live page (`LivePage`) at
 /// `/`, its `LiveDocument` at `/live.json`, rebuilt once a second on the run's own thread (the
 /// progress callback's), never on the sender's event loops; at the end, the folder's
@@ -48,7 +33,7 @@ public final class LiveReport: Sendable {
     public var url: String { "http://\(Sink.describe(endpoint.localAddress))/" }
 
     /// Listens at `address` for `command`'s run (`run`, `send`) and prints "serving on URL".
-    public init(at address: ServeAddress, command: String) throws {
+    public init(at address: ServedAddress, command: String) throws {
         let empty = LiveDocument(
             command: command,
             elapsedSeconds: 0,

@@ -44,9 +44,9 @@ public struct RunJob: Sendable {
     /// presents a signed JWT, the sink verifies it). Otherwise h2c without auth.
     public var apnsSecurity = false
     /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
-    public var metrics: MetricsAddress?
+    public var metrics: ServedAddress?
     /// Serve the live report here while the run goes, and the final one after (`--serve`).
-    public var serve: ServeAddress?
+    public var serve: ServedAddress?
 
     /// One request in this many carries a timed apns-id: enough for the sink's lateness from the
     /// send (1/8 of a run's answers), at an eighth of the ids' cost (measured: all of them cost

@@ -107,9 +107,9 @@ public struct SendJob: Sendable {
     /// Where tokens answered 410 are written, one per line.
     public var goneTokens: String?
     /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
-    public var metrics: MetricsAddress?
+    public var metrics: ServedAddress?
     /// Serve the live report here while the run goes, and the final one after (`--serve`).
-    public var serve: ServeAddress?
+    public var serve: ServedAddress?
     /// How long the endpoint may take to be reached (`--connect-timeout`).
     public var connectTimeout = LoadConfiguration.defaultConnectTimeout
     /// Broadcasts to channels instead of notifications to tokens (`--broadcast`).

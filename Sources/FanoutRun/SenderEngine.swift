@@ -16,7 +16,7 @@ final class SenderEngine {
         configuration: LoadConfiguration,
         tokens: TokenStream,
         threads: Int,
-        metrics address: MetricsAddress?,
+        metrics address: ServedAddress?,
         started: (LoadEngine) -> Void
     ) throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)

@@ -6,13 +6,13 @@ import FanoutTokens
 import Foundation
 import NIOPosix
 
-/// Where `--metrics` listens.
-public struct MetricsAddress: Sendable, Hashable {
+/// Where `--metrics` or `--serve` listens, and how long it stays after the run.
+public struct ServedAddress: Sendable, Hashable {
     public var host: String
     public var port: Int
-    /// `--metrics-linger D`: after the run, serve on until one scrape has read the final
-    /// figures, or `D` has passed (a scraper polling every 15 s needs up to 15 s). Zero: close
-    /// with the run, and the last second's figures may never be scraped.
+    /// `--metrics-linger D` / `--serve-linger D`: after the run, serve on until one request has
+    /// read the final figures (or report), or `D` has passed (a scraper polling every 15 s needs
+    /// up to 15 s). Zero: close with the run, and the last second's figures may never be read.
     public var linger: Duration
 
     public init(host: String, port: Int, linger: Duration = .zero) {
@@ -83,7 +83,7 @@ final class SenderMetrics: Sendable {
     var address: String { Sink.describe(endpoint.localAddress) }
 
     /// Serves `engine`'s statistics at `address`, labelled with its shard when it is one.
-    init(at address: MetricsAddress, engine: LoadEngine) throws {
+    init(at address: ServedAddress, engine: LoadEngine) throws {
         let (host, port) = (address.host, address.port)
         let part = engine.configuration.shape.model.shard
         let shard = part == .all ? nil : part.description

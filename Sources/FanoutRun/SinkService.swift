@@ -47,7 +47,7 @@ public struct SinkJob: Sendable {
     /// Where `/stats` and `/metrics` are served, if anywhere.
     public var admin: (host: String, port: Int)?
     /// Where the live report is served (`--serve`), if anywhere.
-    public var serve: ServeAddress?
+    public var serve: ServedAddress?
     /// Where received notifications are written, and which.
     public var capture: (path: String, selection: SinkCapture.Selection)?
     /// The APNs rules, limits and scenario.

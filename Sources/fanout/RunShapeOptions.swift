@@ -161,20 +161,8 @@ struct MetricsOption: ParsableArguments {
     )
     var metricsLinger: String?
 
-    func address() throws -> MetricsAddress? {
-        guard let metrics else {
-            if metricsLinger != nil { throw ValidationError("--metrics-linger needs --metrics") }
-            return nil
-        }
-        let (host, port) = try SinkCommand.address(metrics, option: "--metrics")
-        var linger = Duration.zero
-        if let metricsLinger {
-            guard let parsed = DurationNotation.parse(metricsLinger) else {
-                throw ValidationError("--metrics-linger \(metricsLinger): not a duration (e.g. 30s, 500ms)")
-            }
-            linger = parsed
-        }
-        return MetricsAddress(host: host, port: port, linger: linger)
+    func address() throws -> ServedAddress? {
+        try ServedAddress(option: "--metrics", metrics, linger: metricsLinger)
     }
 }
 
@@ -198,19 +186,27 @@ struct ServeOption: ParsableArguments {
     )
     var serveLinger: String?
 
-    func address() throws -> ServeAddress? {
-        guard let serve else {
-            if serveLinger != nil { throw ValidationError("--serve-linger needs --serve") }
+    func address() throws -> ServedAddress? {
+        try ServedAddress(option: "--serve", serve, linger: serveLinger)
+    }
+}
+
+extension ServedAddress {
+    /// `OPTION HOST:PORT` and `OPTION-linger D`, checked (`nil` without the address; the linger
+    /// alone is refused).
+    init?(option: String, _ address: String?, linger: String?) throws {
+        guard let address else {
+            if linger != nil { throw ValidationError("\(option)-linger needs \(option)") }
             return nil
         }
-        let (host, port) = try SinkCommand.address(serve, option: "--serve")
-        var linger = Duration.zero
-        if let serveLinger {
-            guard let parsed = DurationNotation.parse(serveLinger) else {
-                throw ValidationError("--serve-linger \(serveLinger): not a duration (e.g. 30s, 500ms)")
+        let (host, port) = try SinkCommand.address(address, option: option)
+        var duration = Duration.zero
+        if let linger {
+            guard let parsed = DurationNotation.parse(linger) else {
+                throw ValidationError("\(option)-linger \(linger): not a duration (e.g. 30s, 500ms)")
             }
-            linger = parsed
+            duration = parsed
         }
-        return ServeAddress(host: host, port: port, linger: linger)
+        self.init(host: host, port: port, linger: duration)
     }
 }

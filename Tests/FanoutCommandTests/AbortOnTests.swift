@@ -19,6 +19,13 @@ import Testing
         try CommandRunner.sink(["--no-auth", "--stall", "10s/9s"])
     }
 
+    /// `fanout send` with `arguments` to a stalling sink of its own, into `folder/run`.
+    static func sendToAStallingSink(_ arguments: [String], into folder: String) throws -> CommandRunner.Result {
+        let (sink, port) = try stallingSink()
+        defer { sink.stop() }
+        return try CommandRunner.send(to: port, arguments + ["--output", folder + "/run"], timeout: .seconds(60))
+    }
+
     /// The case: 5,000/s for 60 s, `--abort-on 'p99 > 200ms' --abort-after 5s`. The
     /// stall begins at 10 s; the notifications sent from 10 s on are unanswered 2 s later (the
     /// look-back of a 200 ms limit, ⌈0.2⌉ + 1 s), so the run is judged over the limit at 12 or
@@ -26,15 +33,12 @@ import Testing
     @Test func aStalledSinkAbortsTheRunWithinSecondsAndTheGateNamesIt() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, port) = try Self.stallingSink()
-        defer { sink.stop() }
-        let result = try CommandRunner.send(
-            to: port,
+        let result = try Self.sendToAStallingSink(
             [
                 "--generate", "400000", "--rate", "5000/s", "--duration", "60s", "--abort-on", "p99 > 200ms",
-                "--abort-after", "5s", "--output", folder + "/run",
+                "--abort-after", "5s",
             ],
-            timeout: .seconds(60)
+            into: folder
         )
         #expect(result.status == 6, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
@@ -69,12 +73,9 @@ import Testing
     @Test func withoutAbortOnTheSameStallRunsItsWholeDuration() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, port) = try Self.stallingSink()
-        defer { sink.stop() }
-        let result = try CommandRunner.send(
-            to: port,
-            ["--generate", "100000", "--rate", "5000/s", "--duration", "13s", "--output", folder + "/run"],
-            timeout: .seconds(60)
+        let result = try Self.sendToAStallingSink(
+            ["--generate", "100000", "--rate", "5000/s", "--duration", "13s"],
+            into: folder
         )
         #expect(result.status != 6, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")

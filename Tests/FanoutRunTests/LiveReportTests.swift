@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func itServesTheLivePageThenTheFolderReportByteForByte() throws {
-        let report = try LiveReport(at: ServeAddress(host: "127.0.0.1", port: 0), command: "send")
+        let report = try LiveReport(at: ServedAddress(host: "127.0.0.1", port: 0), command: "send")
         defer { report.close() }
         #expect(report.url.hasPrefix("http://127.0.0.1:") && !report.url.hasSuffix(":0/"))
         let live = try Self.get(report, "/live.json")
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func aFolderWithoutItsReportIsAnErrorNamingIt() throws {
-        let report = try LiveReport(at: ServeAddress(host: "127.0.0.1", port: 0), command: "run")
+        let report = try LiveReport(at: ServedAddress(host: "127.0.0.1", port: 0), command: "run")
         defer { report.close() }
         let folder = NSTemporaryDirectory() + "fanout-live-missing-\(UUID().uuidString)"
         #expect {
@@ -74,7 +74,7 @@ import Testing
     @Test func theLingerEndsAtTheFirstReadOfTheFinalReport() throws {
         let folder = try Self.folder(holding: Data("<p>final</p>\n".utf8))
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let read = try LiveReport(at: ServeAddress(host: "127.0.0.1", port: 0, linger: .seconds(60)), command: "run")
+        let read = try LiveReport(at: ServedAddress(host: "127.0.0.1", port: 0, linger: .seconds(60)), command: "run")
         try read.finish(folder: folder)
         #expect(try Self.get(read, "/").status == "200")
         let start = ContinuousClock.now
@@ -82,7 +82,7 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(30))
 
         let unread = try LiveReport(
-            at: ServeAddress(host: "127.0.0.1", port: 0, linger: .milliseconds(300)),
+            at: ServedAddress(host: "127.0.0.1", port: 0, linger: .milliseconds(300)),
             command: "run"
         )
         try unread.finish(folder: folder)
@@ -92,11 +92,11 @@ import Testing
     }
 
     @Test func aTakenPortIsAnErrorNamingTheOption() throws {
-        let first = try LiveReport(at: ServeAddress(host: "127.0.0.1", port: 0), command: "run")
+        let first = try LiveReport(at: ServedAddress(host: "127.0.0.1", port: 0), command: "run")
         defer { first.close() }
         let port = Int(first.url.split(separator: ":").last!.dropLast())!
         #expect {
-            try LiveReport(at: ServeAddress(host: "127.0.0.1", port: port), command: "run")
+            try LiveReport(at: ServedAddress(host: "127.0.0.1", port: port), command: "run")
         } throws: { error in
             "\(error)".contains("--serve 127.0.0.1:\(port): cannot listen there")
         }
