@@ -159,6 +159,7 @@ let package = Package(
                 "FanoutReport",
                 "FanoutResults",
                 crypto,
+                histogram,
             ] + nio("NIOConcurrencyHelpers", "NIOCore", "NIOPosix")
         ),
         // The command line: options in, library calls out; no logic of its own.

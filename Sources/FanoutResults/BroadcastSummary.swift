@@ -11,6 +11,7 @@ import Foundation
 ///                 "broadcasts": 1000, "accepted": 1000, "rejected": {},
 ///                 "devices": {"subscribers": 10000000, "delivered": 10000000, ...},   (the sink's)
 ///                 "delivery_ms": {"p50": 0, "p90": 0, "p99": 0, "last": 0},            (the sink's)
+///                 "storage_ms": {"p50": 0, "p90": 0, "p99": 0, "last": 0},             (the sink's)
 ///                 "last_subscriber_ms": {"p50": 0, "p99": 0, "max": 0}}                (the sink's)
 /// ```
 public struct BroadcastSummary: Codable, Sendable, Equatable {
@@ -24,8 +25,11 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
     /// sender knows them only with its own sink (`fanout run`).
     public var devices: Devices?
     /// From a broadcast's acceptance to each subscriber's delivery, over every device delivered
-    /// (the sink's; how it is drawn: docs/sink.md, "Broadcast channels").
+    /// at once (the sink's; how it is drawn: docs/sink.md, "Broadcast channels").
     public var deliveryMs: Times?
+    /// From a broadcast's acceptance to each delivery from storage, when an offline subscriber
+    /// came back (the sink's, with a device fleet whose devices return); nil without any.
+    public var storageMs: Times?
     /// Each broadcast's time to its last delivered subscriber, over the broadcasts.
     public var lastSubscriberMs: LastSubscriber?
     /// The file with a line per broadcast (the sink's folder), and how many broadcasts it
@@ -43,6 +47,7 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
     public enum CodingKeys: String, CodingKey {
         case channels, broadcasts, accepted, rejected, devices
         case deliveryMs = "delivery_ms"
+        case storageMs = "storage_ms"
         case lastSubscriberMs = "last_subscriber_ms"
         case broadcastsFile = "broadcasts_file"
         case broadcastsLeftOut = "broadcasts_left_out"
@@ -93,6 +98,18 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
             self.p99 = p99
             self.last = last
         }
+
+        /// The worst of each figure (nil without any).
+        static func worst(_ all: [Times]) -> Times? {
+            guard !all.isEmpty else { return nil }
+            func worst(_ values: [Double]) -> Double { values.max() ?? 0 }
+            return Times(
+                p50: worst(all.map(\.p50)),
+                p90: worst(all.map(\.p90)),
+                p99: worst(all.map(\.p99)),
+                last: worst(all.map(\.last))
+            )
+        }
     }
 
     /// The time to a broadcast's last subscriber, over the broadcasts.
@@ -121,6 +138,7 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
         let channels = parts.map(\.channels)
         let devices = parts.compactMap(\.devices)
         let times = parts.compactMap(\.deliveryMs)
+        let storage = parts.compactMap(\.storageMs)
         let lasts = parts.compactMap(\.lastSubscriberMs)
         return BroadcastSummary(
             channels: Channels(
@@ -138,14 +156,8 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
             devices: devices.isEmpty
                 ? nil
                 : devices.reduce(Devices(), +),
-            deliveryMs: times.isEmpty
-                ? nil
-                : Times(
-                    p50: worst(times.map(\.p50)),
-                    p90: worst(times.map(\.p90)),
-                    p99: worst(times.map(\.p99)),
-                    last: worst(times.map(\.last))
-                ),
+            deliveryMs: Times.worst(times),
+            storageMs: Times.worst(storage),
             lastSubscriberMs: lasts.isEmpty
                 ? nil
                 : LastSubscriber(
@@ -167,6 +179,7 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
         rejected: [String: Int],
         devices: Devices?,
         deliveryMs: Times?,
+        storageMs: Times?,
         lastSubscriberMs: LastSubscriber?,
         broadcastsFile: String?,
         broadcastsLeftOut: Int?
@@ -177,6 +190,7 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
         self.rejected = rejected
         self.devices = devices
         self.deliveryMs = deliveryMs
+        self.storageMs = storageMs
         self.lastSubscriberMs = lastSubscriberMs
         self.broadcastsFile = broadcastsFile
         self.broadcastsLeftOut = broadcastsLeftOut
@@ -202,12 +216,23 @@ extension BroadcastSummary {
                 "devices reached: \(devices.delivered) delivered of \(devices.subscribers) subscribers, "
                     + "\(devices.stored) stored for offline devices, \(devices.missed) missed, \(devices.unreachable) unreachable"
             )
+            if devices.stored > 0 {
+                lines.append(
+                    "stored updates: \(devices.fromStorage) delivered from storage, \(devices.discarded) replaced or "
+                        + "deleted, \(devices.expired) expired, \(devices.stillStored) still stored"
+                )
+            }
         } else {
             lines.append("devices reached: APNs does not tell a sender; a sink's folder counts them")
         }
         if let deliveryMs {
             lines.append(
                 "broadcast delivery ms: p50 \(deliveryMs.p50)  p90 \(deliveryMs.p90)  p99 \(deliveryMs.p99)  last \(deliveryMs.last)"
+            )
+        }
+        if let storageMs {
+            lines.append(
+                "delivery from storage ms: p50 \(storageMs.p50)  p90 \(storageMs.p90)  p99 \(storageMs.p99)  last \(storageMs.last)"
             )
         }
         if let lastSubscriberMs {
@@ -220,13 +245,15 @@ extension BroadcastSummary {
 }
 
 /// One line of a sink folder's `broadcasts.csv`: a broadcast, when it was accepted (ms since the
-/// first), its channel, its subscribers' split, and its delivery times (ms from its acceptance:
-/// p50, p99 of its delivered subscribers, and the last of them).
+/// first), its channel, its subscribers' split with its stored update's fate, and its delivery
+/// times (ms from its acceptance: p50, p99 of its subscribers delivered at once, and of those
+/// delivered from storage, and the last of them all).
 ///
 /// ```
-///   broadcast,accepted_ms,channel,subscribers,delivered,stored,missed,unreachable,p50_ms,p99_ms,last_ms
-///   1,0.000,q7nE0wM1pS2o3Lr9Yx2bUg==,10000,10000,0,0,0,0.000,0.000,0.000
+///   broadcast,accepted_ms,channel,subscribers,delivered,stored,missed,unreachable,from_storage,discarded,expired,still_stored,p50_ms,p99_ms,storage_p50_ms,storage_p99_ms,last_ms
+///   1,0.000,q7nE0wM1pS2o3Lr9Yx2bUg==,10000,9000,1000,0,0,600,400,0,0,0.000,0.000,2500.000,4950.000,4999.600
 /// ```
+/// Files written before stored updates were timed have 11 columns (no fate, no storage times).
 public struct BroadcastRow: Sendable, Equatable {
     public var broadcast: Int
     public var acceptedMs: Double
@@ -234,6 +261,8 @@ public struct BroadcastRow: Sendable, Equatable {
     public var devices: BroadcastSummary.Devices
     public var p50Ms: Double
     public var p99Ms: Double
+    public var storageP50Ms: Double
+    public var storageP99Ms: Double
     public var lastMs: Double
 
     public init(
@@ -243,6 +272,8 @@ public struct BroadcastRow: Sendable, Equatable {
         devices: BroadcastSummary.Devices,
         p50Ms: Double,
         p99Ms: Double,
+        storageP50Ms: Double = 0,
+        storageP99Ms: Double = 0,
         lastMs: Double
     ) {
         self.broadcast = broadcast
@@ -251,6 +282,8 @@ public struct BroadcastRow: Sendable, Equatable {
         self.devices = devices
         self.p50Ms = p50Ms
         self.p99Ms = p99Ms
+        self.storageP50Ms = storageP50Ms
+        self.storageP99Ms = storageP99Ms
         self.lastMs = lastMs
     }
 
@@ -258,37 +291,53 @@ public struct BroadcastRow: Sendable, Equatable {
     public static let fileName = "broadcasts.csv"
 
     public static let header =
-        "broadcast,accepted_ms,channel,subscribers,delivered,stored,missed,unreachable,p50_ms,p99_ms,last_ms"
+        "broadcast,accepted_ms,channel,subscribers,delivered,stored,missed,unreachable,"
+        + "from_storage,discarded,expired,still_stored,p50_ms,p99_ms,storage_p50_ms,storage_p99_ms,last_ms"
 
     public var line: String {
         func ms(_ value: Double) -> String { String(format: "%.3f", value) }
-        return
-            "\(broadcast),\(ms(acceptedMs)),\(channel),\(devices.subscribers),\(devices.delivered),\(devices.stored),"
-            + "\(devices.missed),\(devices.unreachable),\(ms(p50Ms)),\(ms(p99Ms)),\(ms(lastMs))"
+        let counts = [
+            devices.subscribers, devices.delivered, devices.stored, devices.missed, devices.unreachable,
+            devices.fromStorage, devices.discarded, devices.expired, devices.stillStored,
+        ]
+        let times = [p50Ms, p99Ms, storageP50Ms, storageP99Ms, lastMs]
+        return ([String(broadcast), ms(acceptedMs), channel] + counts.map(String.init) + times.map(ms))
+            .joined(separator: ",")
     }
 
-    /// A line of the file back (tests, tools); `nil` when it is not one.
+    /// A line of the file back (tests, tools), 17 columns or the older 11; `nil` when it is not one.
     public init?(line: String) {
         let parts = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 11, let broadcast = Int(parts[0]), let accepted = Double(parts[1]),
-            let subscribers = Int(parts[3]), let delivered = Int(parts[4]), let stored = Int(parts[5]),
-            let missed = Int(parts[6]), let unreachable = Int(parts[7]), let p50 = Double(parts[8]),
-            let p99 = Double(parts[9]), let last = Double(parts[10])
+        let counts = parts.count == 17 ? 9 : 5
+        guard parts.count == 17 || parts.count == 11, let broadcast = Int(parts[0]),
+            let accepted = Double(parts[1])
         else { return nil }
+        let numbers = parts[3..<(3 + counts)].compactMap { Int($0) }
+        let times = parts[(3 + counts)...].compactMap { Double($0) }
+        guard numbers.count == counts, times.count == parts.count - 3 - counts else { return nil }
+        var devices = BroadcastSummary.Devices(
+            subscribers: numbers[0],
+            delivered: numbers[1],
+            stored: numbers[2],
+            missed: numbers[3],
+            unreachable: numbers[4]
+        )
+        if counts == 9 {
+            (devices.fromStorage, devices.discarded, devices.expired) = (numbers[5], numbers[6], numbers[7])
+            devices.stillStored = numbers[8]
+        } else {
+            devices.stillStored = devices.stored
+        }
         self.init(
             broadcast: broadcast,
             acceptedMs: accepted,
             channel: parts[2],
-            devices: .init(
-                subscribers: subscribers,
-                delivered: delivered,
-                stored: stored,
-                missed: missed,
-                unreachable: unreachable
-            ),
-            p50Ms: p50,
-            p99Ms: p99,
-            lastMs: last
+            devices: devices,
+            p50Ms: times[0],
+            p99Ms: times[1],
+            storageP50Ms: counts == 9 ? times[2] : 0,
+            storageP99Ms: counts == 9 ? times[3] : 0,
+            lastMs: times[times.count - 1]
         )
     }
 }

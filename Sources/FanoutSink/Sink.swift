@@ -34,6 +34,7 @@ package final class SinkState: Sendable {
             subscribers: scenario.channelSubscribers,
             shares: DeliveryShares(devices.isEnabled ? devices : nil),
             delay: devices.isEnabled ? devices.delay : nil,
+            returnAfter: devices.isEnabled ? devices.returnAfter : nil,
             seed: scenario.seed
         )
     }
@@ -77,7 +78,7 @@ public final class Sink: Sendable {
 
     /// What the broadcasts reached, one by one, once a channel was asked for (`nil` before).
     public var broadcastRecords: BroadcastRecords? {
-        broadcastCounts == nil ? nil : state.channels.records
+        broadcastCounts == nil ? nil : state.channels.records()
     }
 
     /// Refusals and limits reached, logged with the peer (`SinkConfiguration.limitLog`).

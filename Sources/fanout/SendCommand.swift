@@ -137,7 +137,10 @@ struct SendCommand: ParsableCommand {
             // A broadcast is a Live Activity update (docs/apns.md, "Broadcast channels"); its
             // channels stand where tokens do, read when the run starts (`SendJob.broadcastOnce`).
             target.topic = app + "\(APNsPushType.liveactivity.topicSuffix)"
-            if target.expiration == nil && target.scenario == nil { target.expiration = 0 }
+            // APNs stores a policy-1 channel's update unless told 0 ("deliver once"): left out
+            // there; 0 for channels that store nothing and for given ids (their policy unknown).
+            let stores = broadcasting.storagePolicy == 1 && broadcasting.channelIds == nil
+            if target.expiration == nil && target.scenario == nil && !stores { target.expiration = 0 }
             pushType = .liveactivity
             templateSettings = templateOptions.options(pushType: .liveactivity)
         }

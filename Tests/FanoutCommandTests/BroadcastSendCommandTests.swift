@@ -115,6 +115,49 @@ import Testing
         #expect(fails.status == 1, "\(fails.standardOutput)\(fails.standardError)")
     }
 
+    /// Offline subscribers come back (`--device-return`): each channel's last update, kept
+    /// stored, reaches every one of them from storage before the sink's folder is written
+    /// (returns within 1 s, the folder 3 s after the last request), timed within that second;
+    /// the earlier updates' stored, replaced within milliseconds, are mostly discarded; every
+    /// stored update's fate adds up.
+    @Test func storedUpdatesReachTheSubscribersWhoComeBack() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--channel-subscribers", "1000", "--device-offline", "50%", "--device-return", "uniform:0s-1s",
+                "--output", folder + "/sink", "--idle-exit", "3s",
+            ]
+        )
+        defer { sink.stop() }
+        let send = try CommandRunner.run(
+            [
+                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
+                "--channels", "2", "--updates", "3", "--template", "fixtures/liveactivity-update.json",
+                "--keep-channels", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
+        let ended = try sink.wait(timeout: .seconds(60))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let reached = try #require(try CommandRunner.summary(in: folder + "/sink").broadcast)
+        let devices = try #require(reached.devices)
+        #expect(devices.stored > 0 && devices.missed == 0)
+        #expect(devices.stored == devices.fromStorage + devices.discarded + devices.expired + devices.stillStored)
+        #expect(devices.stillStored == 0 && devices.expired == 0)
+        let text = try String(contentsOfFile: folder + "/sink/" + BroadcastRow.fileName, encoding: .utf8)
+        let rows = text.split(separator: "\n").dropFirst().compactMap { BroadcastRow(line: String($0)) }
+        #expect(rows.count == 6)
+        for channel in Set(rows.map(\.channel)) {
+            let last = try #require(rows.last { $0.channel == channel })
+            #expect(last.devices.stored > 0 && last.devices.fromStorage == last.devices.stored, "\(last)")
+            #expect(last.storageP50Ms > 0 && last.lastMs <= 1000, "\(last)")
+        }
+        let storage = try #require(reached.storageMs)
+        #expect(storage.p50 > 0 && storage.last <= 1000, "\(storage)")
+    }
+
     /// A channel-ids file with a bad line is refused with its place and what is wrong, before
     /// anything is sent.
     @Test func aBadChannelIDLineIsRefusedWithItsPlace() throws {

@@ -92,12 +92,14 @@ import Testing
             broadcast: 7,
             acceptedMs: 12.5,
             channel: "q7nE0wM1pS2o3Lr9Yx2bUg==",
-            devices: .init(subscribers: 10, delivered: 8, stored: 1, missed: 0, unreachable: 1),
+            devices: .init(subscribers: 10, delivered: 8, stored: 1, missed: 0, unreachable: 1, fromStorage: 1),
             p50Ms: 1,
             p99Ms: 2,
+            storageP50Ms: 2.5,
+            storageP99Ms: 3,
             lastMs: 3.25
         )
-        #expect(row.line == "7,12.500,q7nE0wM1pS2o3Lr9Yx2bUg==,10,8,1,0,1,1.000,2.000,3.250")
+        #expect(row.line == "7,12.500,q7nE0wM1pS2o3Lr9Yx2bUg==,10,8,1,0,1,1,0,0,0,1.000,2.000,2.500,3.000,3.250")
         #expect(BroadcastRow(line: row.line) == row)
         #expect(BroadcastRow(line: BroadcastRow.header) == nil)
     }

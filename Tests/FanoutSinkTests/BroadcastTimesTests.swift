@@ -68,7 +68,7 @@ struct BroadcastTimesTests {
                 ChannelStoreTests.bytes("com.example.app") { store.broadcast(id, bundle: $0, now: UInt64(step)) } != nil
             )
         }
-        let records = store.records
+        let records = store.records()
         #expect(records.broadcasts.map(\.acceptedAt) == [0, 1, 2])
         #expect(records.broadcasts.allSatisfy { $0.reach.delivered == 9 && $0.channel == id.text })
         #expect(records.leftOut == 2)

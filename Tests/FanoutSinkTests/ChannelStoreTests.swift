@@ -61,7 +61,10 @@ import Testing
         let stored = try #require(Self.create(store, "com.example.app", policy: 1))
         let unstored = try #require(Self.create(store, "com.example.app", policy: 0))
         let reach = Self.bytes("com.example.app") { store.broadcast(stored, bundle: $0) }
-        #expect(reach == .init(subscribers: 1000, delivered: 600, stored: 200, missed: 0, unreachable: 200))
+        #expect(
+            reach
+                == .init(subscribers: 1000, delivered: 600, stored: 200, missed: 0, unreachable: 200, stillStored: 200)
+        )
         let missed = Self.bytes("com.example.app") { store.broadcast(unstored, bundle: $0) }
         #expect(missed == .init(subscribers: 1000, delivered: 600, stored: 0, missed: 200, unreachable: 200))
         #expect(Self.bytes("com.example.other") { store.broadcast(stored, bundle: $0) } == nil)

@@ -6,8 +6,9 @@ import FanoutAPNs
 /// entry: 6.4 MB at the default limit); beyond it only counts and the largest reach are kept.
 ///
 /// Device deliveries are never drawn one by one: a broadcast keeps how many subscribers it
-/// reached at once, and its delivery times are the fleet's delay distribution's quantiles
-/// (`BroadcastTimes`), worked out when the folder is written.
+/// reached at once and what became of its stored update (`StoredUpdate`), and its delivery
+/// times are the fleet's delay and return distributions' quantiles (`BroadcastTimes`,
+/// `SubscriberReturns`), worked out when the folder is written.
 struct BroadcastLog: Sendable {
     /// One accepted broadcast.
     struct Entry: Equatable, Sendable {
@@ -15,6 +16,8 @@ struct BroadcastLog: Sendable {
         var acceptedAt: UInt64
         var channel: ChannelID
         var reach: ChannelStore.Reach
+        /// Where its deliveries from storage fall, once its stored update's fate is known.
+        var storage: StorageSpan?
     }
 
     private(set) var entries: [Entry] = []
@@ -28,13 +31,25 @@ struct BroadcastLog: Sendable {
         self.limit = limit
     }
 
-    mutating func add(_ entry: Entry) {
+    /// Lists `entry` unless `limit` are listed; its index when listed.
+    @discardableResult
+    mutating func add(_ entry: Entry) -> Int? {
         mostDelivered = max(mostDelivered, entry.reach.delivered)
         guard entries.count < limit else {
             leftOut += 1
-            return
+            return nil
         }
         entries.append(entry)
+        return entries.count - 1
+    }
+
+    /// Entry `index`'s stored update came to `fate` (`StoredUpdate.fate`) within `span`.
+    mutating func settle(_ index: Int, _ fate: BroadcastReach, span: StorageSpan) {
+        entries[index].reach.fromStorage = fate.fromStorage
+        entries[index].reach.discarded = fate.discarded
+        entries[index].reach.expired = fate.expired
+        entries[index].reach.stillStored = fate.stillStored
+        entries[index].storage = span
     }
 }
 
@@ -46,6 +61,9 @@ public struct BroadcastRecords: Sendable {
         public var acceptedAt: UInt64
         public var channel: String
         public var reach: BroadcastReach
+        /// Where its deliveries from storage fall (ns after the first broadcast); `nil`: nothing
+        /// was stored.
+        public var storage: StorageSpan?
     }
 
     public var counts: BroadcastCounts
@@ -57,4 +75,8 @@ public struct BroadcastRecords: Sendable {
     public var mostDelivered: Int
     /// How delivery times are drawn: the fleet's delay, or at once.
     public var times: BroadcastTimes
+    /// When offline subscribers come back, from `start`.
+    public var returns: SubscriberReturns
+    /// The first broadcast's acceptance (uptime ns).
+    public var start: UInt64
 }

@@ -15,6 +15,8 @@ package final class ChannelStore: Sendable {
         /// `message-storage-policy`: 0 no message stored, 1 the most recent stored.
         var storagePolicy: Int
         var subscribers: Int
+        /// Its last broadcast's update, stored for offline subscribers, while its fate is open.
+        var pending: StoredUpdate?
     }
 
     /// What `create` did.
@@ -40,28 +42,35 @@ package final class ChannelStore: Sendable {
         var random: SinkRandom
         var counts = BroadcastCounts()
         var log: BroadcastLog
+        /// The first broadcast's acceptance (uptime ns): offline subscribers come back counted
+        /// from it.
+        var start: UInt64?
     }
 
     private let state: NIOLockedValueBox<State>
     private let subscribers: ChannelSubscribers
     private let shares: DeliveryShares
     private let times: BroadcastTimes
+    private let returns: SubscriberReturns
 
     /// How many broadcasts the run folder lists one by one (`BroadcastLog`).
     static let listedBroadcasts = 100_000
 
     /// A store whose channels get `subscribers` (drawn from `seed`), reached as `shares` say,
-    /// delivered after `delay` (`nil`: at once).
+    /// delivered after `delay` (`nil`: at once); offline subscribers come back after
+    /// `returnAfter` from the first broadcast (`nil`: not within the run).
     init(
         subscribers: ChannelSubscribers,
         shares: DeliveryShares = .init(),
         delay: LatencyDistribution? = nil,
+        returnAfter: LatencyDistribution? = nil,
         seed: UInt64,
         listed: Int = listedBroadcasts
     ) {
         self.subscribers = subscribers
         self.shares = shares
         times = BroadcastTimes(delay: delay)
+        returns = SubscriberReturns(returnAfter)
         state = NIOLockedValueBox(
             State(random: SinkRandom(seed: seed ^ 0xC4A7_7E15), log: BroadcastLog(limit: listed))
         )
@@ -99,10 +108,16 @@ package final class ChannelStore: Sendable {
         state.withLockedValue { $0.byApp[Array(bundle)] ?? [] }
     }
 
-    /// Deletes channel `id` of `bundle`; false when it does not exist.
-    func delete(_ id: ChannelID, bundle: UnsafeRawBufferPointer) -> Bool {
+    /// Deletes channel `id` of `bundle`; false when it does not exist. Its stored update goes
+    /// with it.
+    func delete(
+        _ id: ChannelID,
+        bundle: UnsafeRawBufferPointer,
+        now: UInt64 = NIODeadline.now().uptimeNanoseconds
+    ) -> Bool {
         state.withLockedValue { state in
             guard let channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return false }
+            if let pending = channel.pending { settle(pending, at: now, closed: true, in: &state) }
             state.channels[id] = nil
             state.byApp[channel.bundle]?.removeAll { $0 == id }
             if state.byApp[channel.bundle]?.isEmpty == true { state.byApp[channel.bundle] = nil }
@@ -112,27 +127,65 @@ package final class ChannelStore: Sendable {
     }
 
     /// Counts one accepted broadcast on channel `id` of `bundle` and the deliveries it stands
-    /// for; `nil` (nothing counted) when the channel does not exist.
+    /// for; `nil` (nothing counted) when the channel does not exist. Its update replaces the
+    /// channel's stored one, and is stored for the subscribers away now unless `expiration` is 0.
     func broadcast(
         _ id: ChannelID,
         bundle: UnsafeRawBufferPointer,
+        expiration: DeviceNotification.Expiration = .unset,
         now: UInt64 = NIODeadline.now().uptimeNanoseconds
     ) -> Reach? {
         state.withLockedValue { state in
-            guard let channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return nil }
-            let reach = shares.reach(subscribers: channel.subscribers, storagePolicy: channel.storagePolicy)
+            guard var channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return nil }
+            let start = state.start ?? now
+            state.start = start
+            if let pending = channel.pending { settle(pending, at: now, closed: true, in: &state) }
+            let elapsed = now &- start
+            let storable = channel.storagePolicy == 1 && expiration != .immediately
+            var (reach, offline) = shares.reach(
+                subscribers: channel.subscribers,
+                stillAway: 1 - returns.back(by: elapsed),
+                storable: storable
+            )
+            reach.stillStored = reach.stored
             state.counts.add(reach)
-            state.log.add(BroadcastLog.Entry(acceptedAt: now, channel: id, reach: reach))
+            let entry = state.log.add(BroadcastLog.Entry(acceptedAt: now, channel: id, reach: reach))
+            channel.pending = nil
+            if reach.stored > 0 {
+                var expires: UInt64?
+                if case .at(let time) = expiration { expires = time > start ? time - start : 0 }
+                channel.pending = StoredUpdate(
+                    accepted: elapsed,
+                    offline: offline,
+                    stored: reach.stored,
+                    expires: expires,
+                    entry: entry
+                )
+            }
+            state.channels[id] = channel
             return reach
         }
     }
 
-    /// The broadcasts so far, for the run folder.
-    var records: BroadcastRecords {
-        let (counts, log) = state.withLockedValue { state in
-            var counts = state.counts
-            counts.open = state.channels.count
-            return (counts, state.log)
+    /// Closes or looks at a stored update's fate at `now` (uptime ns): counted, and its log
+    /// entry told, when `closed`; on a copy of the state when the folder is written.
+    private func settle(_ pending: StoredUpdate, at now: UInt64, closed: Bool, in state: inout State) {
+        let start = state.start ?? now
+        let (fate, span) = pending.fate(at: now &- start, closed: closed, returns: returns)
+        state.counts.settle(fate)
+        if let entry = pending.entry { state.log.settle(entry, fate, span: span) }
+    }
+
+    /// The broadcasts so far, for the run folder: the stored updates still open are looked at
+    /// as of `now` (their subscribers back by now from storage, the rest still stored).
+    func records(now: UInt64 = NIODeadline.now().uptimeNanoseconds) -> BroadcastRecords {
+        let (counts, log, start) = state.withLockedValue { state in
+            var copy = state
+            for channel in state.channels.values {
+                if let pending = channel.pending { settle(pending, at: now, closed: false, in: &copy) }
+            }
+            copy.counts.open = state.channels.count
+            return (copy.counts, copy.log, state.start ?? now)
         }
         return BroadcastRecords(
             counts: counts,
@@ -140,16 +193,20 @@ package final class ChannelStore: Sendable {
                 BroadcastRecords.Broadcast(
                     acceptedAt: $0.acceptedAt,
                     channel: $0.channel.text,
-                    reach: $0.reach
+                    reach: $0.reach,
+                    storage: $0.storage
                 )
             },
             leftOut: log.leftOut,
             mostDelivered: log.mostDelivered,
-            times: times
+            times: times,
+            returns: returns,
+            start: start
         )
     }
 
-    /// What was counted so far.
+    /// What was counted so far (an update's stored subscribers count as still stored until
+    /// its fate is closed).
     var counts: BroadcastCounts {
         state.withLockedValue { state in
             var counts = state.counts
@@ -181,14 +238,18 @@ struct DeliveryShares: Equatable, Sendable {
         )
     }
 
-    /// How `subscribers` split, rounded to whole devices (the remainder goes to the delivered).
-    func reach(subscribers: Int, storagePolicy: Int) -> ChannelStore.Reach {
+    /// How `subscribers` split, rounded to whole devices (the remainder goes to the delivered),
+    /// when the share `stillAway` of the offline devices has not come back yet: those away are
+    /// stored when `storable` (storage policy 1, `apns-expiration` not 0), else they miss it.
+    /// Also the offline devices before returns (reachable × offline), unrounded.
+    func reach(subscribers: Int, stillAway: Double, storable: Bool) -> (ChannelStore.Reach, offline: Double) {
         let unreachable = Int((Double(subscribers) * unreachable).rounded())
-        let offline = Int((Double(subscribers - unreachable) * offline).rounded())
+        let offline = Double(subscribers - unreachable) * offline
+        let away = min(subscribers - unreachable, Int((offline * min(max(stillAway, 0), 1)).rounded()))
         var reach = ChannelStore.Reach(subscribers: subscribers, unreachable: unreachable)
-        reach.delivered = subscribers - unreachable - offline
-        if storagePolicy == 1 { reach.stored = offline } else { reach.missed = offline }
-        return reach
+        reach.delivered = subscribers - unreachable - away
+        if storable { reach.stored = away } else { reach.missed = away }
+        return (reach, offline)
     }
 }
 
@@ -244,11 +305,20 @@ public struct BroadcastCounts: Codable, Sendable, Equatable {
     public var line: String {
         "broadcast channels: \(created) created, \(deleted) deleted, \(open) open, \(refusedCreations) refused; "
             + "\(broadcasts) broadcasts to \(reach.subscribers) subscribers: \(reach.delivered) delivered, "
-            + "\(reach.stored) stored for offline devices, \(reach.missed) missed offline, \(reach.unreachable) unreachable"
+            + "\(reach.stored) stored for offline devices (\(reach.fromStorage) delivered from storage), "
+            + "\(reach.missed) missed offline, \(reach.unreachable) unreachable"
     }
 
     mutating func add(_ reach: BroadcastReach) {
         broadcasts += 1
         self.reach = self.reach + reach
+    }
+
+    /// A stored update's fate (`StoredUpdate.fate`) taken out of the still stored.
+    mutating func settle(_ fate: BroadcastReach) {
+        reach.fromStorage += fate.fromStorage
+        reach.discarded += fate.discarded
+        reach.expired += fate.expired
+        reach.stillStored -= fate.fromStorage + fate.discarded + fate.expired
     }
 }

@@ -62,17 +62,7 @@ extension DeviceNotification {
         {
             self.priority = Int(priority)
         }
-        if fields.expiration.isPresent,
-            let seconds = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.expiration, bytes))
-        {
-            if seconds == 0 {
-                expiration = .immediately
-            } else {
-                let (wall, overflow) = Int64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-                let uptime = overflow ? Int64.max : wall - wallOffset
-                expiration = .at(uptime <= 0 ? 1 : UInt64(uptime))
-            }
-        }
+        expiration = Expiration(fields, in: bytes, wallOffset: wallOffset)
         if fields.collapseID.count > 0 {
             collapse = UInt32(truncatingIfNeeded: TokenList.hash(APNsRequestCheck.view(fields.collapseID, bytes)))
         }
@@ -81,5 +71,25 @@ extension DeviceNotification {
         isBackground = pushType == .background
         isAlert = pushType == .alert
         self.id = id
+    }
+}
+
+extension DeviceNotification.Expiration {
+    /// A request's `apns-expiration` (UNIX seconds, checked decimal by `APNsRequestCheck`) on
+    /// the fleet's uptime clock: `wallOffset` is the wall clock minus the uptime clock (ns).
+    init(_ fields: APNsRequestCheck.Fields, in bytes: UnsafeRawBufferPointer, wallOffset: Int64) {
+        guard fields.expiration.isPresent,
+            let seconds = HTTP2HeaderList.decimal(APNsRequestCheck.view(fields.expiration, bytes))
+        else {
+            self = .unset
+            return
+        }
+        if seconds == 0 {
+            self = .immediately
+        } else {
+            let (wall, overflow) = Int64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+            let uptime = overflow ? Int64.max : wall - wallOffset
+            self = .at(uptime <= 0 ? 1 : UInt64(uptime))
+        }
     }
 }

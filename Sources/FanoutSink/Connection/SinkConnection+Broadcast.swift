@@ -147,7 +147,8 @@ extension SinkConnection {
                 ) {
                     return .rejected(reason)
                 }
-                return store.broadcast(id, bundle: bundle) == nil
+                let expiration = DeviceNotification.Expiration(fields, in: bytes, wallOffset: wallOffset)
+                return store.broadcast(id, bundle: bundle, expiration: expiration) == nil
                     ? .rejected(.channelNotRegistered) : BroadcastAnswer(status: 200)
             }
         }
