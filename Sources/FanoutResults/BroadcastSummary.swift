@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 import Foundation
 
 /// `summary.json`'s `broadcast`: a broadcast run's channels and broadcasts (`fanout send
@@ -200,44 +201,48 @@ public struct BroadcastSummary: Codable, Sendable, Equatable {
 extension BroadcastSummary {
     /// What a person reads of it at the end of a run.
     public var lines: [String] {
-        var channelText = "\(channels.created) created, \(channels.deleted) deleted, \(channels.kept) kept"
-        if channels.given > 0 { channelText += ", \(channels.given) from a file" }
-        if let open = channels.open { channelText += ", \(open) open" }
-        if let refused = channels.refused, refused > 0 { channelText += ", \(refused) refused" }
+        var channelText = "\(channels.created.grouped) created, \(channels.deleted.grouped) deleted, "
+        channelText += "\(channels.kept.grouped) kept"
+        if channels.given > 0 { channelText += ", \(channels.given.grouped) from a file" }
+        if let open = channels.open { channelText += ", \(open.grouped) open" }
+        if let refused = channels.refused, refused > 0 { channelText += ", \(refused.grouped) refused" }
         let rejectedCount = rejected.values.reduce(0, +)
-        var broadcastText = "broadcasts: \(broadcasts) sent, \(accepted) accepted, \(rejectedCount) rejected"
+        var broadcastText =
+            "broadcasts: \(broadcasts.grouped) sent, \(accepted.grouped) accepted, \(rejectedCount.grouped) rejected"
         if rejectedCount > 0 {
             broadcastText +=
-                " (" + rejected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+                " ("
+                + rejected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.grouped)" }.joined(separator: ", ")
+                + ")"
         }
         var lines = ["broadcast channels: " + channelText, broadcastText]
         if let devices {
             lines.append(
-                "devices reached: \(devices.delivered) delivered of \(devices.subscribers) subscribers, "
-                    + "\(devices.stored) stored for offline devices, \(devices.missed) missed, \(devices.unreachable) unreachable"
+                "devices reached: \(devices.delivered.grouped) delivered of \(devices.subscribers.grouped) subscribers, "
+                    + "\(devices.stored.grouped) stored for offline devices, \(devices.missed.grouped) missed, "
+                    + "\(devices.unreachable.grouped) unreachable"
             )
             if devices.stored > 0 {
                 lines.append(
-                    "stored updates: \(devices.fromStorage) delivered from storage, \(devices.discarded) replaced or "
-                        + "deleted, \(devices.expired) expired, \(devices.stillStored) still stored"
+                    "stored updates: \(devices.fromStorage.grouped) delivered from storage, "
+                        + "\(devices.discarded.grouped) replaced or deleted, \(devices.expired.grouped) expired, "
+                        + "\(devices.stillStored.grouped) still stored"
                 )
             }
         } else {
             lines.append("devices reached: APNs does not tell a sender; a sink's folder counts them")
         }
-        if let deliveryMs {
+        func ms(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
+        for (name, times) in [("broadcast delivery ms", deliveryMs), ("delivery from storage ms", storageMs)] {
+            guard let times else { continue }
             lines.append(
-                "broadcast delivery ms: p50 \(deliveryMs.p50)  p90 \(deliveryMs.p90)  p99 \(deliveryMs.p99)  last \(deliveryMs.last)"
-            )
-        }
-        if let storageMs {
-            lines.append(
-                "delivery from storage ms: p50 \(storageMs.p50)  p90 \(storageMs.p90)  p99 \(storageMs.p99)  last \(storageMs.last)"
+                "\(name): p50 \(ms(times.p50))  p90 \(ms(times.p90))  p99 \(ms(times.p99))  last \(ms(times.last))"
             )
         }
         if let lastSubscriberMs {
             lines.append(
-                "time to the last subscriber ms: p50 \(lastSubscriberMs.p50)  p99 \(lastSubscriberMs.p99)  max \(lastSubscriberMs.max)"
+                "time to the last subscriber ms: p50 \(ms(lastSubscriberMs.p50))  p99 \(ms(lastSubscriberMs.p99))  "
+                    + "max \(ms(lastSubscriberMs.max))"
             )
         }
         return lines

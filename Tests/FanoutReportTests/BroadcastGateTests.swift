@@ -107,7 +107,7 @@ import Testing
     @Test func theTextSpeaksOfChannelsBroadcastsAndDevices() {
         let lines = Self.section().lines
         #expect(lines[0] == "broadcast channels: 100 created, 98 deleted, 0 kept, 2 open")
-        #expect(lines[1] == "broadcasts: 1000 sent, 1000 accepted, 0 rejected")
-        #expect(lines[2].hasPrefix("devices reached: 9000000 delivered of 10000000 subscribers"))
+        #expect(lines[1] == "broadcasts: 1,000 sent, 1,000 accepted, 0 rejected")
+        #expect(lines[2].hasPrefix("devices reached: 9,000,000 delivered of 10,000,000 subscribers"))
     }
 }

@@ -56,7 +56,7 @@ import Testing
         #expect(summary.devices?.fromStorage == 5000 && summary.devices?.discarded == 2500)
         #expect(
             summary.lines.contains(
-                "stored updates: 5000 delivered from storage, 2500 replaced or deleted, 0 expired, 0 still stored"
+                "stored updates: 5,000 delivered from storage, 2,500 replaced or deleted, 0 expired, 0 still stored"
             )
         )
     }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutSettings
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -303,10 +304,11 @@ public struct BroadcastCounts: Codable, Sendable, Equatable {
 
     /// One line for the sink's summary.
     public var line: String {
-        "broadcast channels: \(created) created, \(deleted) deleted, \(open) open, \(refusedCreations) refused; "
-            + "\(broadcasts) broadcasts to \(reach.subscribers) subscribers: \(reach.delivered) delivered, "
-            + "\(reach.stored) stored for offline devices (\(reach.fromStorage) delivered from storage), "
-            + "\(reach.missed) missed offline, \(reach.unreachable) unreachable"
+        "broadcast channels: \(created.grouped) created, \(deleted.grouped) deleted, \(open.grouped) open, "
+            + "\(refusedCreations.grouped) refused; \(broadcasts.grouped) broadcasts to \(reach.subscribers.grouped) "
+            + "subscribers: \(reach.delivered.grouped) delivered, \(reach.stored.grouped) stored for offline devices "
+            + "(\(reach.fromStorage.grouped) delivered from storage), \(reach.missed.grouped) missed offline, "
+            + "\(reach.unreachable.grouped) unreachable"
     }
 
     mutating func add(_ reach: BroadcastReach) {
