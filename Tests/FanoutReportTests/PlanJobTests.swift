@@ -20,7 +20,7 @@ import Testing
     }
 
     /// The calibration runs in the plan's regime: its streams, the connections it needs before
-    /// the CPU is known (at most 64), its round trips with APNs-like jitter, about ten seconds'
+    /// the CPU is known (at most 64), its round trips with APNs-like jitter, about twenty seconds'
     /// worth at the connections' ceilings (at least 20,000, at most what was asked).
     @Test func aCalibrationRunsInThePlansRegime() throws {
         var question = CapacityPlan.Question(
@@ -35,14 +35,16 @@ import Testing
         #expect(job.shape.connections == 8)
         #expect(job.shape.streamsPerConnection == 100)
         #expect(job.sink.maxConcurrentStreams == 100)
-        #expect(job.count == 145_454)
+        #expect(job.count == 290_909)
         // The rehearsal's regime: the round trip on the wire, APNs' processing held.
         #expect(job.sink.scenario.wire?.roundTrip == .fixed(.milliseconds(50)))
         #expect(job.sink.scenario.latency == PlanJob.processing(question))
         question.devices = 50_000_000  // 834 connections: capped
         #expect(try PlanJob.calibration(for: question, notifications: 300_000).shape.connections == 64)
         #expect(try PlanJob.calibration(for: question, notifications: 300_000).count == 300_000)
-        question.devices = 1000
+        question.devices = 1000  // one connection's 20 s: 1,818/s × 20
+        #expect(try PlanJob.calibration(for: question, notifications: 300_000).count == 36_363)
+        question.streams = 1  // 18/s a connection: the fewest
         #expect(try PlanJob.calibration(for: question, notifications: 300_000).count == 20_000)
     }
 
