@@ -31,6 +31,12 @@ package final class LoopRecorder {
     @exclusivity(unchecked) private var own = LoadStatistics.makeHistogram()
     @exclusivity(unchecked) private var completed = 0
     @exclusivity(unchecked) private var streamWaits = StreamWaits()
+    /// The run's first 10 s in 100 ms bins, handed over once, by `finish()`.
+    @exclusivity(unchecked) private var fine: FineBinRecorder
+    /// Completed in earlier seconds (with `completed`, the running total the bins are cut from).
+    @exclusivity(unchecked) private var completedBefore = 0
+    /// The earlier of `second`'s end and the next bin's: `roll(to:)` before it is one compare.
+    @exclusivity(unchecked) private var nextEvent: UInt64 = 0
     /// The loop thread's CPU clock at the last hand-over (`nil` until `startCPU()`): a second's
     /// CPU is read once, when it is handed over, not per notification.
     @exclusivity(unchecked) private var cpuAtHandOver: UInt64? = nil
@@ -43,6 +49,8 @@ package final class LoopRecorder {
         start = collector.start
         warmUpEnd = collector.start + collector.warmUp
         interval = collector.interval
+        fine = FineBinRecorder(start: collector.start)
+        nextEvent = min(fine.next, secondEnd)
     }
 
     /// A notification reached its final outcome at `now`; it started (its intended or first
@@ -91,16 +99,34 @@ package final class LoopRecorder {
         senderShare.record(nanoseconds: firstTry.senderShare)
     }
 
-    /// Hands over every finished second up to `now`.
+    /// Hands over every finished second up to `now`, and closes the bins that ended by it.
+    @inline(__always)
     func roll(to now: UInt64) {
+        guard now >= nextEvent else { return }
+        pass(now)
+    }
+
+    @inline(never)
+    private func pass(_ now: UInt64) {
+        fine.advance(to: now, total: completedBefore + completed)
         let current = Int((now - min(now, start)) / interval)
-        guard current > second else { return }
-        handOver()
-        second += 1
-        while second < current {
-            collector.add(IntervalCollector.Part(second: second, loop: loop))
+        if current > second {
+            handOver()
             second += 1
+            while second < current {
+                collector.add(IntervalCollector.Part(second: second, loop: loop))
+                second += 1
+            }
         }
+        nextEvent = min(fine.next, secondEnd)
+    }
+
+    /// When `second` ends (`.max` once finished, or past what a `UInt64` holds).
+    private var secondEnd: UInt64 {
+        guard second < .max else { return .max }
+        let (length, overflow) = UInt64(second + 1).multipliedReportingOverflow(by: interval)
+        let (end, past) = start.addingReportingOverflow(length)
+        return overflow || past ? .max : end
     }
 
     /// Starts the loop's CPU clock for the seconds' CPU; on the loop's thread, at the run's start.
@@ -110,11 +136,13 @@ package final class LoopRecorder {
 
     /// Hands over the second in progress (at the end of the run); nothing is recorded after.
     package func finish() {
-        handOver()
+        fine.finish(total: completedBefore + completed)
+        handOver(fine: fine.counts)
         second = .max
+        nextEvent = .max
     }
 
-    private func handOver() {
+    private func handOver(fine: [Int]? = nil) {
         var cpu: UInt64? = nil
         if let last = cpuAtHandOver {
             let now = ThreadCPUClock.now()
@@ -134,7 +162,8 @@ package final class LoopRecorder {
                 own: own,
                 completed: completed,
                 streamWaits: streamWaits,
-                cpuNanoseconds: cpu
+                cpuNanoseconds: cpu,
+                fine: fine
             )
         )
         streamWaits = StreamWaits()
@@ -145,6 +174,7 @@ package final class LoopRecorder {
         returnPath.clear()
         senderShare.clear()
         own.clear()
+        completedBefore += completed
         completed = 0
     }
 }
@@ -181,36 +211,6 @@ public struct LoadInterval: Sendable {
     /// mark (its last).
     public var connections: Int? = nil
     public var inFlight: Int? = nil
-}
-
-/// Notifications of the open model that fell due while every stream their connection could
-/// open was busy, so that they waited for the server, not for the generator: the ramp at a
-/// connection's start (APNs allows 1 stream until the connection's first request is accepted,
-/// so arrivals in the first round trip queue behind it), or a stream limit reached later.
-/// Their latency counts from their due time all the same; this says what part of it was that.
-public struct StreamWaits: Sendable, Equatable {
-    public var count = 0
-    /// The longest wait, nanoseconds.
-    public var longest: UInt64 = 0
-    /// The fewest streams that were busy while one waited: the tightest limit met (0: none
-    /// waited, or only for a connection that could not take writes).
-    public var fewestStreams = 0
-
-    public init() {}
-
-    mutating func add(_ nanoseconds: UInt64, streams: Int) {
-        count += 1
-        longest = max(longest, nanoseconds)
-        if streams > 0 { fewestStreams = fewestStreams == 0 ? streams : min(fewestStreams, streams) }
-    }
-
-    mutating func add(_ other: StreamWaits) {
-        count += other.count
-        longest = max(longest, other.longest)
-        if other.fewestStreams > 0 {
-            fewestStreams = fewestStreams == 0 ? other.fewestStreams : min(fewestStreams, other.fewestStreams)
-        }
-    }
 }
 
 /// The sender's own delays on one event loop over the run (µs), outside the warm-up and in
@@ -275,6 +275,8 @@ package final class IntervalCollector: Sendable {
         var streamWaits = StreamWaits()
         /// The loop's CPU since its last hand-over; 0 for a second it skipped while idle.
         var cpuNanoseconds: UInt64? = 0
+        /// The loop's `FineBins`, in its last part only.
+        var fine: [Int]? = nil
     }
 
     private struct Pending {
@@ -295,6 +297,7 @@ package final class IntervalCollector: Sendable {
         var lag = LoadStatistics.makeHistogram()
         var streamWaits = StreamWaits()
         var loops: [LoopDelays]
+        var fine = [Int](repeating: 0, count: FineBins.count)
     }
 
     let start: UInt64
@@ -358,6 +361,7 @@ package final class IntervalCollector: Sendable {
             state.loops[part.loop].senderShare.add(senderShare)
         }
         pending.completed += part.completed
+        for (bin, count) in (part.fine ?? []).enumerated() { state.fine[bin] += count }
         pending.cpuNanoseconds = part.cpuNanoseconds.flatMap { cpu in pending.cpuNanoseconds.map { $0 + cpu } }
         pending.streamWaits.add(part.streamWaits)
         state.streamWaits.add(part.streamWaits)
@@ -431,6 +435,12 @@ package final class IntervalCollector: Sendable {
             guard let first = state.intervals.lastIndex(where: { $0.second < second }) else { return state.intervals }
             return state.intervals[(first + 1)...].filter { $0.second >= second }
         }
+    }
+    /// Completions in each of the run's first `FineBins.count` 100 ms bins, every loop's
+    /// added up once it finished (zeros before).
+    var fineCompleted: [Int] {
+        drain()
+        return state.withLockedValue { $0.fine }
     }
     /// Each loop's own delays so far.
     var loopDelays: [LoopDelays] {

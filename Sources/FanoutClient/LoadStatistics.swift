@@ -234,7 +234,8 @@ public final class LoadStatistics: Sendable {
             lag: collector?.lag ?? Self.makeHistogram(),
             intervals: intervals,
             largestPacingWindow: largestPacingWindow.load(ordering: .relaxed),
-            streamWaits: collector?.streamWaits ?? StreamWaits()
+            streamWaits: collector?.streamWaits ?? StreamWaits(),
+            fineCompleted: collector?.fineCompleted ?? []
         )
     }
 }
@@ -311,6 +312,10 @@ public struct LoadSnapshot: Sendable {
     public var largestPacingWindow: UInt64 = 0
     /// Notifications (outside the warm-up) that waited for a stream.
     public var streamWaits = StreamWaits()
+    /// Notifications that reached a final outcome in each 100 ms of the run's first 10 s
+    /// (`FineBins`; warm-up included, as `intervals`' `completed`): zeros until the run has
+    /// finished, empty without a recording.
+    public var fineCompleted: [Int] = []
 
     /// Notifications sent (at least once): each ends accepted, rejected or failed.
     public var sent: Int { accepted + rejected.values.reduce(0, +) + failed.values.reduce(0, +) }

@@ -113,6 +113,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// `--abort-on` stopped the run (an added, optional field): which condition, over which
     /// window, when; absent otherwise and in older folders.
     public var aborted: Aborted? = nil
+    /// A run of 10 s or less: what finished in each 100 ms (an added, optional field); absent
+    /// for longer runs and in older folders.
+    public var fineIntervals: FineIntervals? = nil
 
     /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
     /// merge it before it compiles.
@@ -143,6 +146,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case delivery
         case broadcast
         case aborted
+        case fineIntervals = "fine_intervals"
     }
 
     /// `fanout sink --output`'s folder.
@@ -210,7 +214,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         openModel: OpenModel? = nil,
         delivery: DeliverySummary? = nil,
         broadcast: BroadcastSummary? = nil,
-        aborted: Aborted? = nil
+        aborted: Aborted? = nil,
+        fineIntervals: FineIntervals? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.configuration = configuration
@@ -260,6 +265,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.delivery = delivery
         self.broadcast = broadcast
         self.aborted = aborted
+        self.fineIntervals = fineIntervals
     }
 }
 

@@ -37,6 +37,33 @@ import Testing
         #expect(collector.lag.totalCount == 1)
     }
 
+    /// Each completion is filed in the 100 ms bin its offset from the run's start falls in, on
+    /// either side of each boundary; none before the start or from 10 s on. A loop hands its bins
+    /// over when it finishes, and the collector adds the loops' up.
+    @Test func completionsAreFiledInTheirHundredMilliseconds() {
+        let start = 5 * Self.second
+        let collector = IntervalCollector(start: start, warmUp: 0, loops: 2)
+        let first = LoopRecorder(collector: collector, loop: 0)
+        let second = LoopRecorder(collector: collector, loop: 1)
+        first.complete(startedAt: start - 2, now: start - 1)  // before the start: not filed
+        for offset: UInt64 in [0, 99_999_999, 100_000_000, 9_999_999_999, 10_000_000_000, 12 * Self.second] {
+            first.complete(startedAt: start, now: start + offset)
+        }
+        second.complete(startedAt: start, now: start + 199_999_999)
+        second.complete(startedAt: start, now: start + 200_000_000)
+        #expect(collector.fineCompleted.allSatisfy { $0 == 0 }, "handed over only when the loops finish")
+        first.finish()
+        second.finish()
+        collector.closeAll()
+        var expected = [Int](repeating: 0, count: FineBins.count)
+        expected[0] = 2
+        expected[1] = 2
+        expected[2] = 1
+        expected[99] = 1
+        #expect(collector.fineCompleted == expected)
+        #expect(collector.intervals.map(\.completed).reduce(0, +) == 9, "every completion counts in its second")
+    }
+
     /// A second closes once every loop has handed it over, its counts summed.
     @Test func aSecondClosesWhenEveryLoopHasHandedItOver() {
         let collector = IntervalCollector(start: 0, warmUp: 0, loops: 2)

@@ -97,6 +97,32 @@ import Testing
 
 /// The open model, validity and the progress line through `fanout run`.
 @Suite(.serialized) struct RunLoadModelCommandTests {
+    /// A run of 1.5 s (3,000 at 2,000/s) writes its completions in 100 ms bins, and report.html
+    /// draws them: a bar a bin, whose figures on hover add up to every notification, as the
+    /// bins in summary.json do.
+    @Test func aShortRunsReportDrawsHundredMillisecondBins() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fine-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            ["run", "--count", "3000", "--rate", "2000/s", "--output", folder],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder)
+        #expect(summary.sent == 3000)
+        let fine = try #require(summary.fineIntervals, "a run of \(summary.elapsedSeconds) s")
+        #expect(fine.binMilliseconds == 100)
+        #expect(fine.completed.reduce(0, +) == 3000, "\(fine.completed)")
+        #expect(fine.completed.count >= Int((summary.elapsedSeconds * 10).rounded(.up)), "\(summary.elapsedSeconds) s")
+        let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
+        #expect(html.contains("Offered and achieved per second, in 100 ms bins</h2>"))
+        #expect(html.components(separatedBy: "<rect class=\"achieved fine\"").count - 1 == fine.completed.count)
+        let hovered = html.matches(of: /<title>[0-9.]+–[0-9.]+ s(?: \(the last bin\))?: ([0-9,]+) finished/).map {
+            Int($0.output.1.replacingOccurrences(of: ",", with: ""))!
+        }
+        #expect(hovered == fine.completed)
+    }
+
     @Test func anOpenModelRunRecordsItsScheduleLagAndSeconds() throws {
         let folder = NSTemporaryDirectory() + "fanout-open-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }

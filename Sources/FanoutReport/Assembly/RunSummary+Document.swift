@@ -59,7 +59,13 @@ extension RunSummary {
             openModel: openModelDocument,
             delivery: delivery,
             broadcast: broadcast,
-            aborted: abortedDocument
+            aborted: abortedDocument,
+            fineIntervals: .init(
+                counts: snapshot.fineCompleted,
+                binMilliseconds: Int(FineBins.width / 1_000_000),
+                elapsedSeconds: seconds,
+                completed: snapshot.intervals.map(\.completed).reduce(0, +)
+            )
         )
     }
 

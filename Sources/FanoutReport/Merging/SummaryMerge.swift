@@ -139,6 +139,7 @@ struct SummaryMerge {
         case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
         case .broadcast: merged.broadcast = BroadcastSummary.merged(summaries.map(\.broadcast))
         case .aborted: merged.aborted = firstAbort
+        case .fineIntervals: merged.fineIntervals = SummaryDocument.FineIntervals.merged(summaries.map(\.fineIntervals))
         case .kind: merged.kind = provider == nil ? nil : .sink
         }
     }

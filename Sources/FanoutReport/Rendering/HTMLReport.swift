@@ -8,7 +8,8 @@ import Histogram
 ///   so 90%, 99%, 99.9% … sit at equal steps);
 /// - achieved per second beside the open model's offered rate, and p50, p90, p99 and max per
 ///   second, the warm-up and the seconds with stream waits shaded, each second's exact figures on
-///   hover (SVG `<title>`s: no script);
+///   hover (SVG `<title>`s: no script); a run of 10 s or less has its achieved rate in 100 ms
+///   bins (`HTMLReport+FineBins.swift`);
 /// - outcomes by status and reason, over the run and per second (stacked by reason);
 /// - connections and notifications in flight at each second's end; the sender's CPU a second;
 /// - the configuration and the environment.
@@ -72,10 +73,7 @@ public struct HTMLReport {
                 "<p class=\"note\">Stream waits: \(ChartFrame.escape(waited)) (shaded in the chart of seconds below).</p>\n"
         }
         body += resolutionNote()
-        let offered = offeredPerSecond()
-        body +=
-            "<h2>\(offered == nil ? "Achieved" : "Offered and achieved") per second</h2>\n"
-            + rateChart(intervals, offered: offered, noun: "finished")
+        body += throughputSection(intervals)
         body += "<h2>Latency percentiles per second</h2>\n" + percentilesChart(intervals)
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body += outcomesPerSecondSection()
@@ -180,6 +178,12 @@ public struct HTMLReport {
     /// rate integrated over the second), per second of the second's length; `nil` in the closed
     /// model, which offers no rate. A shard offers its share of the whole schedule.
     func offeredPerSecond() -> [Double]? {
+        offered(over: summary.intervals.map { (from: Double($0.second), length: length(of: $0)) })
+    }
+
+    /// The open model's offered rate over each window (from, length; seconds from the start),
+    /// per second; `nil` in the closed model.
+    func offered(over windows: [(from: Double, length: Double)]) -> [Double]? {
         guard let schedule = summary.schedule else { return nil }
         var share = 1.0
         if let shard = summary.shard, let count = shard.split(separator: "/").last.flatMap({ Double($0) }), count > 0 {
@@ -215,11 +219,7 @@ public struct HTMLReport {
         // run only drains.
         let most = Double(schedule.planned ?? summary.sent)
         func offeredBy(_ time: Double) -> Double { min(arrivals(from: 0, to: time) * share, most) }
-        return summary.intervals.map { interval in
-            let from = Double(interval.second)
-            let length = length(of: interval)
-            return (offeredBy(from + length) - offeredBy(from)) / length
-        }
+        return windows.map { (offeredBy($0.from + $0.length) - offeredBy($0.from)) / $0.length }
     }
 
     /// Bars: what finished each second (per second: the last, partial second is drawn as
@@ -351,11 +351,15 @@ public struct HTMLReport {
     static func seconds(_ value: Double) -> String { String(format: "%g s", value) }
 
     /// What the charts of seconds cannot show, said under them: a run of a few seconds has as
-    /// many points (Fanout keeps whole seconds, no finer bins), and outcomes by reason are kept
-    /// for the whole run, not per second.
+    /// many points (latencies are kept by whole seconds; only a run of 10 s or less has its
+    /// throughput in 100 ms bins), and the closed model offers no rate.
     private func resolutionNote() -> String {
         var lines: [String] = []
-        if summary.elapsedSeconds < 5 {
+        if let fine = drawnFineBins {
+            lines.append(
+                "The run lasted \(String(format: "%.2f", summary.elapsedSeconds)) s: what finished is drawn in \(fine.binMilliseconds) ms bins (summary.json's fine_intervals); latencies are kept by whole seconds (intervals, latency.hlog), so their charts have \(summary.intervals.count) point\(summary.intervals.count == 1 ? "" : "s")."
+            )
+        } else if summary.elapsedSeconds < 5 {
             lines.append(
                 "The run lasted \(String(format: "%.2f", summary.elapsedSeconds)) s: Fanout records whole seconds (summary.json's intervals, latency.hlog), so the charts below have \(summary.intervals.count) point\(summary.intervals.count == 1 ? "" : "s"); finer bins are not recorded."
             )

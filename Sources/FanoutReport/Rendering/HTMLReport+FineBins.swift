@@ -1,0 +1,108 @@
+import FanoutResults
+import Foundation
+
+// MARK: What finished, in 100 ms bins for a short run
+
+extension HTMLReport {
+    /// The run's `fine_intervals` when the throughput chart draws them: a run of 10 s or less
+    /// (a longer one has enough seconds, and no bins).
+    var drawnFineBins: SummaryDocument.FineIntervals? {
+        guard let fine = summary.fineIntervals, !fine.completed.isEmpty, fine.binMilliseconds > 0,
+            summary.elapsedSeconds <= SummaryDocument.FineIntervals.longestRun
+        else { return nil }
+        return fine
+    }
+
+    /// "Achieved per second" (beside the offered rate in the open model): in 100 ms bins for a
+    /// short run that has them, else a bar a second.
+    func throughputSection(_ intervals: [SummaryDocument.Interval]) -> String {
+        let open = summary.schedule != nil
+        let heading = "\(open ? "Offered and achieved" : "Achieved") per second"
+        guard let fine = drawnFineBins else {
+            return "<h2>\(heading)</h2>\n" + rateChart(intervals, offered: offeredPerSecond(), noun: "finished")
+        }
+        return "<h2>\(heading), in \(fine.binMilliseconds) ms bins</h2>\n" + fineRateChart(fine)
+    }
+
+    /// Each bin's length, seconds: the bin's, but the last one ends with the run.
+    func length(ofBin bin: Int, in fine: SummaryDocument.FineIntervals) -> Double {
+        let left = summary.elapsedSeconds - Double(bin) * fine.binSeconds
+        return left > 0 && left < fine.binSeconds ? left : fine.binSeconds
+    }
+
+    /// Bars: what finished in each bin, as a rate per second (count ÷ the bin's length, so 100
+    /// in 100 ms reads 1,000/s and the axis is the per-second chart's); the last, partial bin as
+    /// narrow as it was long. A line: what the schedule offered over each bin, when it did.
+    ///
+    /// ```
+    ///   /s │      ▆▆ ▇▇ ▇▇ ▆▆
+    ///      │   ▃▃ ██ ██ ██ ██ ▅▅ ▂
+    ///      └──────────────────────── second of the run (a bar each 100 ms)
+    ///       0              1
+    /// ```
+    func fineRateChart(_ fine: SummaryDocument.FineIntervals) -> String {
+        let bins = fine.completed.indices
+        let lengths = bins.map { length(ofBin: $0, in: fine) }
+        let rates = bins.map { Double(fine.completed[$0]) / lengths[$0] }
+        let offered = offered(over: bins.map { (from: Double($0) * fine.binSeconds, length: lengths[$0]) })
+        // A last bin a few milliseconds long has a rate of little weight: it does not set the axis.
+        let weighty = bins.filter { lengths[$0] >= fine.binSeconds / 10 }.map { rates[$0] }
+        let top = ChartFrame.niceCeiling(max((weighty.isEmpty ? rates : weighty).max() ?? 1, offered?.max() ?? 0))
+        var svg =
+            ChartFrame.open("finished per second, in \(fine.binMilliseconds) ms bins")
+            + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
+        let slot = ChartFrame.plotWidth / Double(fine.completed.count)
+        for bin in bins {
+            let share = lengths[bin] / fine.binSeconds
+            let height = ChartFrame.plotHeight * min(1, rates[bin] / top)
+            let x = ChartFrame.left + slot * Double(bin)
+            let from = Double(bin) * fine.binSeconds
+            var tip =
+                share < 1
+                ? String(format: "%.1f–%.3f s (the last bin): ", from, from + lengths[bin])
+                : String(format: "%.1f–%.1f s: ", from, from + lengths[bin])
+            tip += "\(grouped(fine.completed[bin])) finished (\(grouped(Int(rates[bin].rounded())))/s)"
+            if let offered { tip += "; offered \(grouped(Int(offered[bin].rounded())))/s" }
+            svg += String(
+                format:
+                    "<rect class=\"achieved fine\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
+                x + slot * 0.1 * share,
+                ChartFrame.top + ChartFrame.plotHeight - height,
+                slot * 0.8 * share,
+                height,
+                Colour.throughput
+            )
+            svg += ChartFrame.hover(x: x, width: slot * share, text: tip)
+        }
+        var legend = [(name: "finished (\(fine.binMilliseconds) ms bins)", colour: Colour.throughput)]
+        if let offered {
+            var points: [String] = []
+            for bin in bins {
+                let y = ChartFrame.top + ChartFrame.plotHeight * (1 - offered[bin] / top)
+                let x = ChartFrame.left + slot * Double(bin)
+                points.append(String(format: "%.1f,%.1f %.1f,%.1f", x, y, x + slot * lengths[bin] / fine.binSeconds, y))
+            }
+            svg +=
+                "<polyline class=\"offered\" fill=\"none\" stroke=\"\(Colour.offered)\" stroke-width=\"2.5\" stroke-dasharray=\"6 4\" points=\"\(points.joined(separator: " "))\"/>"
+            legend.append((name: "offered (the schedule)", colour: Colour.offered))
+        }
+        svg += ChartFrame.legend(legend) + binsAxis(fine)
+        return svg + "</svg>\n"
+    }
+
+    /// Ticks at bin boundaries, labelled in seconds: every 0.1, 0.2, 0.5 or 1 s, ten at most.
+    private func binsAxis(_ fine: SummaryDocument.FineIntervals) -> String {
+        let count = fine.completed.count
+        let step = [1, 2, 5, 10, 20, 50].first { count / $0 <= 10 } ?? 100
+        let slot = ChartFrame.plotWidth / Double(count)
+        var svg = ""
+        for bin in stride(from: 0, through: count, by: step) {
+            let x = ChartFrame.left + slot * Double(bin)
+            let label = Self.seconds(Double(bin) * fine.binSeconds)
+            svg += "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(label)</text>"
+        }
+        svg +=
+            "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">time from the run's start (a bar each \(fine.binMilliseconds) ms)</text>"
+        return svg
+    }
+}
