@@ -98,7 +98,8 @@ struct StorageDeliveries {
     mutating func add(_ broadcast: BroadcastRecords.Broadcast) -> (p50: Double, p99: Double, last: Double)? {
         let count = broadcast.reach.fromStorage
         guard count > 0, let span = broadcast.storage else { return nil }
-        func after(_ q: Double) -> UInt64 { returns.returnTime(q, within: span) - span.from + delay }
+        let within = returns.within(span)
+        func after(_ q: Double) -> UInt64 { within.returnTime(q) - span.from + delay }
         let points = min(count, Self.points)
         for point in 0..<points {
             let share = count * (point + 1) / points - count * point / points

@@ -14,12 +14,28 @@ public struct SubscriberReturns: Sendable, Equatable {
     /// F(t): the share of offline subscribers back by `elapsed` ns after the start.
     public func back(by elapsed: UInt64) -> Double { returns?.fraction(atMost: elapsed) ?? 0 }
 
+    /// The returns within `span`: F(from) and F(to) worked out once (each a bisection), for the
+    /// quantiles a broadcast's deliveries from storage are read at.
+    public func within(_ span: StorageSpan) -> Within {
+        Within(returns: returns, span: span, low: back(by: span.from), high: back(by: span.to))
+    }
+
     /// The return, ns after the start, below which the share `q` of the subscribers back within
     /// `span` came back: F⁻¹(F(from) + q·(F(to) − F(from))).
-    public func returnTime(_ q: Double, within span: StorageSpan) -> UInt64 {
-        guard let returns else { return span.to }
-        let (low, high) = (back(by: span.from), back(by: span.to))
-        return min(span.to, max(span.from, returns.quantile(low + min(max(q, 0), 1) * (high - low))))
+    public func returnTime(_ q: Double, within span: StorageSpan) -> UInt64 { within(span).returnTime(q) }
+
+    /// The return distribution conditioned on a span.
+    public struct Within: Sendable {
+        fileprivate let returns: BroadcastTimes?
+        public let span: StorageSpan
+        fileprivate let low: Double
+        fileprivate let high: Double
+
+        /// F⁻¹(F(from) + q·(F(to) − F(from))), within the span.
+        public func returnTime(_ q: Double) -> UInt64 {
+            guard let returns else { return span.to }
+            return min(span.to, max(span.from, returns.quantile(low + min(max(q, 0), 1) * (high - low))))
+        }
     }
 }
 
