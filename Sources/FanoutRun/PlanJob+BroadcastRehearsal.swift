@@ -93,7 +93,7 @@ extension PlanJob {
         configuration.providerTokens = security.providerTokens
         var summary = try job.broadcastRun(broadcast, configuration)
         // The devices the broadcasts reached are the sink's to count (a sender is not told).
-        summary.broadcast?.devices = sink.broadcastCounts?.reach
+        summary.broadcast?.devices = sink.broadcastRecords?.counts.reach
         if let output { _ = try summary.finish(into: output + "/verify") }
         let scale = question.updateEvery.seconds / rehearsal.every.seconds
         let measured = BroadcastMeasurement(sink: sink, summary: summary, expected: (channels, rehearsal.updates))

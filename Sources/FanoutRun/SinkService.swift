@@ -277,7 +277,7 @@ public struct SinkService: Service {
             admin?.close()
             if printing {
                 let delivery = sink.fleet.map { DeliverySummary($0.snapshot()).lines } ?? []
-                let broadcast = sink.broadcastCounts.map { [$0.line] } ?? []
+                let broadcast = sink.broadcastRecords.map { [$0.counts.line] } ?? []
                 StandardStream.output.write(
                     ([sink.statistics.summary.text] + delivery + broadcast).joined(separator: "\n").utf8
                 )

@@ -31,8 +31,10 @@ struct GateCommand: ParsableCommand {
             folder) broadcast.accepted (broadcasts accepted), and on a sink's folder \
             broadcast.delivered (device deliveries at once), broadcast.open (channels left open), \
             broadcast.p99 and broadcast.last (ms from a broadcast's acceptance to its subscribers' \
-            delivery, p99 and the last) and broadcast.last.p99 (each broadcast's time to its last \
-            subscriber, p99 over the broadcasts). Comparisons: < <= \
+            delivery at once, p99 and the last), broadcast.last.p99 (each broadcast's time to its \
+            last subscriber, at once or from storage, p99 over the broadcasts), \
+            broadcast.from_storage (stored updates delivered when their device came back) and \
+            broadcast.storage.p99 (ms from a broadcast to those deliveries). Comparisons: < <= \
             > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
             gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \

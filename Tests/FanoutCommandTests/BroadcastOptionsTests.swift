@@ -43,6 +43,23 @@ struct BroadcastOptionsTests {
         // A sink answers both: the management endpoint is the endpoint itself.
         #expect(broadcast.management == job.endpoint)
         #expect(job.headers.priority == .powerConsidered)
+        // Given ids' storage policy is not known: deliver once, which either policy takes.
+        #expect(job.headers.expiration == 0)
+    }
+
+    /// Channels the run creates with storage policy 1 (the default) get no apns-expiration, so
+    /// APNs stores each update for subscribers who are away; policy 0 takes 0 only.
+    @Test func createdChannelsThatStoreGetNoExpiration() throws {
+        let stores = try SendCommand.parse(Self.base + ["--endpoint", "http://127.0.0.1:2197", "--channels", "2"]).job()
+        #expect(stores.headers.expiration == nil)
+        let once = try SendCommand.parse(
+            Self.base + ["--endpoint", "http://127.0.0.1:2197", "--channels", "2", "--storage-policy", "0"]
+        ).job()
+        #expect(once.headers.expiration == 0)
+        let told = try SendCommand.parse(
+            Self.base + ["--endpoint", "http://127.0.0.1:2197", "--channels", "2", "--expiration", "1900000000"]
+        ).job()
+        #expect(told.headers.expiration == 1_900_000_000)
     }
 
     @Test(arguments: [

@@ -156,6 +156,13 @@ import Testing
         }
         let storage = try #require(reached.storageMs)
         #expect(storage.p50 > 0 && storage.last <= 1000, "\(storage)")
+        let gate = try CommandRunner.run([
+            "gate", folder + "/sink", "--threshold", "broadcast.from_storage > 0", "--threshold",
+            "broadcast.storage.p99 <= 1s",
+        ])
+        #expect(gate.status == 0, "\(gate.standardOutput)\(gate.standardError)")
+        let fails = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "broadcast.storage.p99 < 1ms"])
+        #expect(fails.status == 1, "\(fails.standardOutput)\(fails.standardError)")
     }
 
     /// A channel-ids file with a bad line is refused with its place and what is wrong, before

@@ -25,6 +25,8 @@ import Testing
     }
 
     @Test func tooFewSettledSecondsGiveNoFigure() {
+        // Seconds 0–10: 5 to 9 settled and whole (10 the last, partial): a figure; 0–9: not.
+        #expect(SteadyCost(seconds: Array(Self.seconds().prefix(11)), settle: 5)?.last == 9)
         #expect(SteadyCost(seconds: Array(Self.seconds().prefix(10)), settle: 5) == nil)
         #expect(SteadyCost(seconds: [], settle: 5) == nil)
         var unmeasured = Self.seconds()

@@ -74,5 +74,7 @@ struct BroadcastTimesTests {
         #expect(records.leftOut == 2)
         #expect(records.counts.broadcasts == 5)
         #expect(records.mostDelivered == 9)
+        // The memory the docs promise: at most `entryBytes` an entry.
+        #expect(MemoryLayout<BroadcastLog.Entry>.stride <= BroadcastLog.entryBytes)
     }
 }

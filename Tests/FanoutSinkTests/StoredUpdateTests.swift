@@ -97,6 +97,35 @@ import Testing
         #expect(store.records(now: Self.start + 30 * Self.second).counts.fromStorage == 0)
     }
 
+    /// A deliver-once broadcast is not stored, and leaves the channel's stored update as it was:
+    /// those coming back still get the earlier one.
+    @Test func aDeliverOnceBroadcastLeavesTheStoredUpdate() throws {
+        let (store, id) = try Self.store()
+        _ = try #require(Self.broadcast(store, id, at: 0))
+        let once = try #require(Self.broadcast(store, id, at: 5, expiration: .immediately))
+        #expect((once.delivered, once.stored, once.missed) == (6250, 0, 3750))
+        let fates = store.records(now: Self.start + 10 * Self.second).broadcasts.map(\.reach)
+        #expect((fates[0].fromStorage, fates[0].discarded, fates[0].stillStored) == (2500, 0, 2500))
+    }
+
+    /// `now` is read before the store's lock: a broadcast whose clock reading is older than
+    /// the first broadcast's (another loop took the lock first) counts as at the start, never
+    /// as 2⁶⁴ ns after it.
+    @Test func aClockReadingBeforeTheStartIsTheStart() throws {
+        let (store, id) = try Self.store()
+        _ = try #require(Self.broadcast(store, id, at: 10))
+        let early = try #require(
+            ChannelStoreTests.bytes("com.example.app") {
+                store.broadcast(id, bundle: $0, now: Self.start + 9 * Self.second)
+            }
+        )
+        #expect((early.delivered, early.stored) == (5000, 5000))
+        let fates = store.records(now: Self.start).broadcasts.map(\.reach)
+        #expect((fates[0].fromStorage, fates[0].discarded) == (0, 5000))
+        #expect((fates[1].fromStorage, fates[1].stillStored) == (0, 5000))
+        #expect(store.records(now: Self.start).broadcasts.map(\.storage?.to) == [0, 0])
+    }
+
     @Test func withoutReturnsNothingIsDeliveredFromStorage() throws {
         let (store, id) = try Self.store(returns: nil)
         _ = try #require(Self.broadcast(store, id, at: 0))
@@ -125,7 +154,14 @@ import Testing
                 "q \(q): worked out \(fromModel), drawn \(fromDraws)"
             )
         }
-        let update = StoredUpdate(accepted: span.from, offline: 100_000, stored: 80_000, expires: nil, entry: nil)
+        let update = StoredUpdate(
+            accepted: span.from,
+            backAtAcceptance: returns.back(by: span.from),
+            offline: 100_000,
+            stored: 80_000,
+            expires: nil,
+            entry: nil
+        )
         let fate = update.fate(at: span.to, closed: true, returns: returns).reach
         #expect(abs(Double(fate.fromStorage) - 100_000 * share) < 500, "\(fate.fromStorage) against \(100_000 * share)")
         #expect(fate.fromStorage + fate.discarded == 80_000)

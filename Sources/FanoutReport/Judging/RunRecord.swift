@@ -60,12 +60,15 @@ public enum RunMetric: String, Sendable, CaseIterable {
     /// With broadcasts (`summary.json`'s `broadcast`; a sink's folder has the devices and
     /// times): broadcast requests accepted, device deliveries at once, their delivery time at
     /// p99 and the last (ms from each broadcast's acceptance), each broadcast's time to its last
-    /// subscriber at p99 over the broadcasts, and the channels left open.
+    /// subscriber (at once or from storage) at p99 over the broadcasts, the deliveries from
+    /// storage and their p99, and the channels left open.
     case broadcasts = "broadcast.accepted"
     case broadcastDelivered = "broadcast.delivered"
     case broadcastP99 = "broadcast.p99"
     case broadcastLast = "broadcast.last"
     case broadcastLastP99 = "broadcast.last.p99"
+    case broadcastFromStorage = "broadcast.from_storage"
+    case broadcastStorageP99 = "broadcast.storage.p99"
     case broadcastOpen = "broadcast.open"
 
     /// The card's rule a metric counts, for `violations.RULE`.
@@ -99,7 +102,7 @@ public enum RunMetric: String, Sendable, CaseIterable {
         switch self {
         case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness, .fanout: true
         case .deliveredP50, .deliveredP90, .deliveredP99, .deliveredLast: true
-        case .broadcastP99, .broadcastLast, .broadcastLastP99: true
+        case .broadcastP99, .broadcastLast, .broadcastLastP99, .broadcastStorageP99: true
         default: false
         }
     }
@@ -206,7 +209,11 @@ public struct RunRecord: Sendable {
         let shares = summary.delivery.map { Self.deliveryMetrics($0, into: &metrics) } ?? [:]
         if let broadcast = summary.broadcast {
             metrics[.broadcasts] = Double(broadcast.accepted)
-            if let devices = broadcast.devices { metrics[.broadcastDelivered] = Double(devices.delivered) }
+            if let devices = broadcast.devices {
+                metrics[.broadcastDelivered] = Double(devices.delivered)
+                metrics[.broadcastFromStorage] = Double(devices.fromStorage)
+            }
+            if let storage = broadcast.storageMs { metrics[.broadcastStorageP99] = storage.p99 }
             if let open = broadcast.channels.open { metrics[.broadcastOpen] = Double(open) }
             if let times = broadcast.deliveryMs {
                 metrics[.broadcastP99] = times.p99

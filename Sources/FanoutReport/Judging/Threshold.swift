@@ -13,7 +13,9 @@ import Foundation
 ///                                           (the device fleet's counts; also N% of received)
 ///              | delivered.p50 | delivered.p90 | delivered.p99 | delivered.last   (from the fan-out's start)
 ///              | broadcast.accepted | broadcast.delivered | broadcast.open          (broadcasts: counts)
+///              | broadcast.from_storage                                          (a count)
 ///              | broadcast.p99 | broadcast.last | broadcast.last.p99             (from each acceptance)
+///              | broadcast.storage.p99                                           (from each acceptance)
 ///              | rejected.REASON | failed.CAUSE                   (counts by reason; also N% of sent)
 ///              | window(LENGTH).PERCENTILE                      (the worst window: GateMetric)
 ///   comparison:= < | <= | > | >= | == | !=

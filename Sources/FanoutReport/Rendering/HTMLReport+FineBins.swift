@@ -24,8 +24,10 @@ extension HTMLReport {
         return "<h2>\(heading), in \(fine.binMilliseconds) ms bins</h2>\n" + fineRateChart(fine)
     }
 
-    /// Each bin's length, seconds: the bin's, but the last one ends with the run.
+    /// Each bin's length, seconds: the bin's, but the last one ends with the run (a bin filed
+    /// after the run's end, which the bins keep, leaves the one before it whole).
     func length(ofBin bin: Int, in fine: SummaryDocument.FineIntervals) -> Double {
+        guard bin == fine.completed.count - 1 else { return fine.binSeconds }
         let left = summary.elapsedSeconds - Double(bin) * fine.binSeconds
         return left > 0 && left < fine.binSeconds ? left : fine.binSeconds
     }

@@ -2,8 +2,9 @@ import FanoutAPNs
 
 /// The sink's record of its accepted broadcasts, for its run folder (`summary.json`'s
 /// `broadcast`, `broadcasts.csv`; docs/sink.md, "Broadcast channels"): one fixed-size entry per
-/// broadcast, the first `limit` kept, so memory stays bounded whatever the run (64 bytes an
-/// entry: 6.4 MB at the default limit); beyond it only counts and the largest reach are kept.
+/// broadcast, the first `limit` kept, so memory stays bounded whatever the run (at most 128
+/// bytes an entry, `entryBytes`: 12.8 MB at the default limit); beyond it only counts and the
+/// largest reach are kept.
 ///
 /// Device deliveries are never drawn one by one: a broadcast keeps how many subscribers it
 /// reached at once and what became of its stored update (`StoredUpdate`), and its delivery
@@ -19,6 +20,9 @@ struct BroadcastLog: Sendable {
         /// Where its deliveries from storage fall, once its stored update's fate is known.
         var storage: StorageSpan?
     }
+
+    /// What an entry takes at most (`BroadcastLogTests` holds `Entry` to it).
+    static let entryBytes = 128
 
     private(set) var entries: [Entry] = []
     /// Broadcasts accepted past `limit`: counted, not listed.

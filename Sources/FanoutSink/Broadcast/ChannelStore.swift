@@ -128,8 +128,11 @@ package final class ChannelStore: Sendable {
     }
 
     /// Counts one accepted broadcast on channel `id` of `bundle` and the deliveries it stands
-    /// for; `nil` (nothing counted) when the channel does not exist. Its update replaces the
-    /// channel's stored one, and is stored for the subscribers away now unless `expiration` is 0.
+    /// for; `nil` (nothing counted) when the channel does not exist. Unless `expiration` is 0
+    /// (deliver once, never stored), its update replaces the channel's stored one and is stored
+    /// for the subscribers away now; a deliver-once update leaves the stored one as it was.
+    /// One bisection of the return distribution a broadcast (F(now), shared by the update it
+    /// replaces), under the store's lock.
     func broadcast(
         _ id: ChannelID,
         bundle: UnsafeRawBufferPointer,
@@ -138,41 +141,61 @@ package final class ChannelStore: Sendable {
     ) -> Reach? {
         state.withLockedValue { state in
             guard var channel = state.channels[id], channel.bundle.elementsEqual(bundle) else { return nil }
+            // `now` is read before the lock: another loop's first broadcast may have set a later
+            // start meanwhile, and time before the start is the start.
             let start = state.start ?? now
             state.start = start
-            if let pending = channel.pending { settle(pending, at: now, closed: true, in: &state) }
-            let elapsed = now &- start
+            let elapsed = max(now, start) - start
+            let back = returns.back(by: elapsed)
             let storable = channel.storagePolicy == 1 && expiration != .immediately
+            if storable, let pending = channel.pending {
+                settle(pending, at: now, closed: true, backByThen: back, in: &state)
+            }
             var (reach, offline) = shares.reach(
                 subscribers: channel.subscribers,
-                stillAway: 1 - returns.back(by: elapsed),
+                stillAway: 1 - back,
                 storable: storable
             )
             reach.stillStored = reach.stored
             state.counts.add(reach)
             let entry = state.log.add(BroadcastLog.Entry(acceptedAt: now, channel: id, reach: reach))
-            channel.pending = nil
-            if reach.stored > 0 {
-                var expires: UInt64?
-                if case .at(let time) = expiration { expires = time > start ? time - start : 0 }
-                channel.pending = StoredUpdate(
-                    accepted: elapsed,
-                    offline: offline,
-                    stored: reach.stored,
-                    expires: expires,
-                    entry: entry
-                )
+            if storable {
+                channel.pending = nil
+                if reach.stored > 0 {
+                    var expires: UInt64?
+                    if case .at(let time) = expiration { expires = time > start ? time - start : 0 }
+                    channel.pending = StoredUpdate(
+                        accepted: elapsed,
+                        backAtAcceptance: back,
+                        offline: offline,
+                        stored: reach.stored,
+                        expires: expires,
+                        entry: entry
+                    )
+                }
             }
             state.channels[id] = channel
             return reach
         }
     }
 
-    /// Closes or looks at a stored update's fate at `now` (uptime ns): counted, and its log
-    /// entry told, when `closed`; on a copy of the state when the folder is written.
-    private func settle(_ pending: StoredUpdate, at now: UInt64, closed: Bool, in state: inout State) {
+    /// Closes or looks at a stored update's fate at `now` (uptime ns; no earlier than the first
+    /// broadcast): counted, and its log entry told, when `closed`; on a copy of the state when
+    /// the folder is written. `backByThen`: F at `now`, when the caller has it.
+    private func settle(
+        _ pending: StoredUpdate,
+        at now: UInt64,
+        closed: Bool,
+        backByThen: Double? = nil,
+        in state: inout State
+    ) {
         let start = state.start ?? now
-        let (fate, span) = pending.fate(at: now &- start, closed: closed, returns: returns)
+        let (fate, span) = pending.fate(
+            at: max(now, start) - start,
+            closed: closed,
+            returns: returns,
+            backByEnd: backByThen
+        )
         state.counts.settle(fate)
         if let entry = pending.entry { state.log.settle(entry, fate, span: span) }
     }

@@ -61,6 +61,8 @@ public struct StorageSpan: Sendable, Equatable {
 struct StoredUpdate: Equatable, Sendable {
     /// Accepted, ns after the channels' first broadcast.
     var accepted: UInt64
+    /// F(accepted): the share of the offline back by then (worked out once, when it was accepted).
+    var backAtAcceptance: Double
     /// The channel's reachable subscribers times the offline share: whose share still away at
     /// any time is how many of them are away then.
     var offline: Double
@@ -74,9 +76,16 @@ struct StoredUpdate: Equatable, Sendable {
     /// What became of it by `end` (ns after the start): the stored split into from storage,
     /// discarded, expired and still stored (`closed`: the channel's next broadcast or deletion
     /// ends it here, so those still away are discarded), and the span its deliveries fall in.
-    func fate(at end: UInt64, closed: Bool, returns: SubscriberReturns) -> (reach: BroadcastReach, span: StorageSpan) {
+    /// `backByEnd`: F(end), when the caller worked it out already.
+    func fate(
+        at end: UInt64,
+        closed: Bool,
+        returns: SubscriberReturns,
+        backByEnd: Double? = nil
+    ) -> (reach: BroadcastReach, span: StorageSpan) {
         let until = max(accepted, min(end, expires ?? .max))
-        let back = returns.back(by: until) - returns.back(by: accepted)
+        let backByThen = until == end ? backByEnd ?? returns.back(by: until) : returns.back(by: until)
+        let back = backByThen - backAtAcceptance
         let fromStorage = min(stored, max(0, Int((offline * back).rounded())))
         let rest = stored - fromStorage
         var reach = BroadcastReach(fromStorage: fromStorage)
