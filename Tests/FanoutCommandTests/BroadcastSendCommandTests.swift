@@ -12,6 +12,25 @@ import Testing
         return folder
     }
 
+    /// A `fanout send --broadcast` that keeps its channels (`send`'s options added), to a sink
+    /// started with `sink`'s options that writes `FOLDER/sink` 3 s after the last request; the
+    /// sender's folder is `FOLDER/run`. Both end with status 0; the sink's `broadcast` section.
+    static func keptChannels(in folder: String, sink options: [String], send: [String]) throws -> BroadcastSummary {
+        let (sink, port) = try CommandRunner.sink(options + ["--output", folder + "/sink", "--idle-exit", "3s"])
+        defer { sink.stop() }
+        let sent = try CommandRunner.run(
+            [
+                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
+                "--template", "fixtures/liveactivity-update.json", "--keep-channels", "--output", folder + "/run",
+            ] + send,
+            timeout: .seconds(120)
+        )
+        #expect(sent.status == 0, "\(sent.standardOutput)\(sent.standardError)")
+        let ended = try sink.wait(timeout: .seconds(60))
+        #expect(ended.status == 0, "\(ended.errors)")
+        return try #require(try CommandRunner.summary(in: folder + "/sink").broadcast)
+    }
+
     /// 100 channels × 10 updates to a sink whose channels have 10,000 subscribers each: 1,000
     /// broadcasts, 10,000,000 device deliveries in the sink's folder with a row per broadcast,
     /// no channel left open, and the gate on the deliveries passes one threshold and fails
@@ -84,27 +103,13 @@ import Testing
     @Test func aFleetDelayGivesEachBroadcastItsTimes() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, port) = try CommandRunner.sink(
-            [
-                "--channel-subscribers", "500", "--device-delay", "fixed:40ms", "--device-offline", "10%",
-                "--output", folder + "/sink", "--idle-exit", "3s",
-            ]
+        let reached = try Self.keptChannels(
+            in: folder,
+            sink: ["--channel-subscribers", "500", "--device-delay", "fixed:40ms", "--device-offline", "10%"],
+            send: ["--channels", "4", "--updates", "3", "--storage-policy", "0"]
         )
-        defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
-                "--channels", "4", "--updates", "3", "--storage-policy", "0", "--template",
-                "fixtures/liveactivity-update.json", "--keep-channels", "--output", folder + "/run",
-            ],
-            timeout: .seconds(120)
-        )
-        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
         let run = try CommandRunner.summary(in: folder + "/run")
         #expect(run.broadcast?.channels == .init(created: 4, deleted: 0, kept: 4, given: 0))
-        let ended = try sink.wait(timeout: .seconds(60))
-        #expect(ended.status == 0, "\(ended.errors)")
-        let reached = try #require(try CommandRunner.summary(in: folder + "/sink").broadcast)
         #expect(reached.channels.open == 4)
         #expect(reached.devices == .init(subscribers: 6000, delivered: 5400, stored: 0, missed: 600, unreachable: 0))
         #expect(reached.deliveryMs == .init(p50: 40, p90: 40, p99: 40, last: 40))
@@ -123,25 +128,11 @@ import Testing
     @Test func storedUpdatesReachTheSubscribersWhoComeBack() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, port) = try CommandRunner.sink(
-            [
-                "--channel-subscribers", "1000", "--device-offline", "50%", "--device-return", "uniform:0s-1s",
-                "--output", folder + "/sink", "--idle-exit", "3s",
-            ]
+        let reached = try Self.keptChannels(
+            in: folder,
+            sink: ["--channel-subscribers", "1000", "--device-offline", "50%", "--device-return", "uniform:0s-1s"],
+            send: ["--channels", "2", "--updates", "3"]
         )
-        defer { sink.stop() }
-        let send = try CommandRunner.run(
-            [
-                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
-                "--channels", "2", "--updates", "3", "--template", "fixtures/liveactivity-update.json",
-                "--keep-channels", "--output", folder + "/run",
-            ],
-            timeout: .seconds(120)
-        )
-        #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
-        let ended = try sink.wait(timeout: .seconds(60))
-        #expect(ended.status == 0, "\(ended.errors)")
-        let reached = try #require(try CommandRunner.summary(in: folder + "/sink").broadcast)
         let devices = try #require(reached.devices)
         #expect(devices.stored > 0 && devices.missed == 0)
         #expect(devices.stored == devices.fromStorage + devices.discarded + devices.expired + devices.stillStored)

@@ -148,7 +148,7 @@ import Testing
         #expect(abs(worked - share) < 0.005, "worked out \(worked), drawn \(share)")
         for q in [0.1, 0.5, 0.9, 0.99] {
             let fromDraws = Double(within[Int(q * Double(within.count))])
-            let fromModel = Double(returns.returnTime(q, within: span))
+            let fromModel = Double(returns.within(span).returnTime(q))
             #expect(
                 abs(fromModel - fromDraws) / fromDraws < 0.02,
                 "q \(q): worked out \(fromModel), drawn \(fromDraws)"

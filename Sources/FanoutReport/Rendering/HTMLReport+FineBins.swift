@@ -45,49 +45,26 @@ extension HTMLReport {
     func fineRateChart(_ fine: SummaryDocument.FineIntervals) -> String {
         let bins = fine.completed.indices
         let lengths = bins.map { length(ofBin: $0, in: fine) }
+        let shares = lengths.map { $0 / fine.binSeconds }
         let rates = bins.map { Double(fine.completed[$0]) / lengths[$0] }
         let offered = offered(over: bins.map { (from: Double($0) * fine.binSeconds, length: lengths[$0]) })
-        // A last bin a few milliseconds long has a rate of little weight: it does not set the axis.
-        let weighty = bins.filter { lengths[$0] >= fine.binSeconds / 10 }.map { rates[$0] }
-        let top = ChartFrame.niceCeiling(max((weighty.isEmpty ? rates : weighty).max() ?? 1, offered?.max() ?? 0))
-        var svg =
-            ChartFrame.open("finished per second, in \(fine.binMilliseconds) ms bins")
-            + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
-        let slot = ChartFrame.plotWidth / Double(fine.completed.count)
-        for bin in bins {
-            let share = lengths[bin] / fine.binSeconds
-            let height = ChartFrame.plotHeight * min(1, rates[bin] / top)
-            let x = ChartFrame.left + slot * Double(bin)
+        let tips = bins.map { bin in
             let from = Double(bin) * fine.binSeconds
             var tip =
-                share < 1
+                shares[bin] < 1
                 ? String(format: "%.1f–%.3f s (the last bin): ", from, from + lengths[bin])
                 : String(format: "%.1f–%.1f s: ", from, from + lengths[bin])
             tip += "\(grouped(fine.completed[bin])) finished (\(grouped(Int(rates[bin].rounded())))/s)"
             if let offered { tip += "; offered \(grouped(Int(offered[bin].rounded())))/s" }
-            svg += String(
-                format:
-                    "<rect class=\"achieved fine\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
-                x + slot * 0.1 * share,
-                ChartFrame.top + ChartFrame.plotHeight - height,
-                slot * 0.8 * share,
-                height,
-                Colour.throughput
-            )
-            svg += ChartFrame.hover(x: x, width: slot * share, text: tip)
+            return tip
         }
+        let top = Self.rateTop(rates, shares: shares, offered: offered)
+        var svg =
+            ChartFrame.open("finished per second, in \(fine.binMilliseconds) ms bins")
+            + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
+        svg += rateBars(rates, shares: shares, tips: tips, offered: offered, top: top, barClass: "achieved fine")
         var legend = [(name: "finished (\(fine.binMilliseconds) ms bins)", colour: Colour.throughput)]
-        if let offered {
-            var points: [String] = []
-            for bin in bins {
-                let y = ChartFrame.top + ChartFrame.plotHeight * (1 - offered[bin] / top)
-                let x = ChartFrame.left + slot * Double(bin)
-                points.append(String(format: "%.1f,%.1f %.1f,%.1f", x, y, x + slot * lengths[bin] / fine.binSeconds, y))
-            }
-            svg +=
-                "<polyline class=\"offered\" fill=\"none\" stroke=\"\(Colour.offered)\" stroke-width=\"2.5\" stroke-dasharray=\"6 4\" points=\"\(points.joined(separator: " "))\"/>"
-            legend.append((name: "offered (the schedule)", colour: Colour.offered))
-        }
+        if offered != nil { legend.append((name: "offered (the schedule)", colour: Colour.offered)) }
         svg += ChartFrame.legend(legend) + binsAxis(fine)
         return svg + "</svg>\n"
     }

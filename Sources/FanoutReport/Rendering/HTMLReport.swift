@@ -226,44 +226,21 @@ public struct HTMLReport {
     /// narrow as it was long, at its rate); a line: what the schedule offered, when it did.
     func rateChart(_ intervals: [SummaryDocument.Interval], offered: [Double]?, noun: String) -> String {
         guard !intervals.isEmpty else { return "<p>No seconds were recorded.</p>" }
-        let rates = intervals.map { Double($0.completed) / length(of: $0) }
-        // A last second a few milliseconds long has a rate of little weight (10 answers in
-        // 2 ms: 5,000/s): it does not set the axis, and its bar is cut at the top.
-        let weighty = zip(intervals, rates).filter { length(of: $0.0) >= 0.1 }.map(\.1)
-        let top = ChartFrame.niceCeiling(max((weighty.isEmpty ? rates : weighty).max() ?? 1, offered?.max() ?? 0))
-        var svg = ChartFrame.open("\(noun) per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
-        let slot = ChartFrame.plotWidth / Double(intervals.count)
-        for (index, interval) in intervals.enumerated() {
-            let length = length(of: interval)
-            let height = ChartFrame.plotHeight * min(1, rates[index] / top)
-            let x = ChartFrame.left + slot * Double(index)
+        let shares = intervals.map { length(of: $0) }
+        let rates = intervals.indices.map { Double(intervals[$0].completed) / shares[$0] }
+        let tips = intervals.indices.map { index in
+            let interval = intervals[index]
             var tip = "second \(interval.second)"
-            if length < 1 { tip += String(format: " (the last %.3f s)", length) }
+            if shares[index] < 1 { tip += String(format: " (the last %.3f s)", shares[index]) }
             tip += ": \(grouped(interval.completed)) \(noun) (\(grouped(Int(rates[index].rounded())))/s)"
             if let offered { tip += "; offered \(grouped(Int(offered[index].rounded())))/s" }
-            svg += String(
-                format: "<rect class=\"achieved\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
-                x + slot * 0.1 * length,
-                ChartFrame.top + ChartFrame.plotHeight - height,
-                slot * 0.8 * length,
-                height,
-                Colour.throughput
-            )
-            svg += ChartFrame.hover(x: x, width: slot * length, text: tip)
+            return tip
         }
+        let top = Self.rateTop(rates, shares: shares, offered: offered)
+        var svg = ChartFrame.open("\(noun) per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
+        svg += rateBars(rates, shares: shares, tips: tips, offered: offered, top: top, barClass: "achieved")
         var legend = [(name: noun, colour: Colour.throughput)]
-        if let offered {
-            // A step a second: the schedule's rate over that second.
-            var points: [String] = []
-            for (index, interval) in intervals.enumerated() {
-                let y = ChartFrame.top + ChartFrame.plotHeight * (1 - offered[index] / top)
-                let x = ChartFrame.left + slot * Double(index)
-                points.append(String(format: "%.1f,%.1f %.1f,%.1f", x, y, x + slot * length(of: interval), y))
-            }
-            svg +=
-                "<polyline class=\"offered\" fill=\"none\" stroke=\"\(Colour.offered)\" stroke-width=\"2.5\" stroke-dasharray=\"6 4\" points=\"\(points.joined(separator: " "))\"/>"
-            legend.append((name: "offered (the schedule)", colour: Colour.offered))
-        }
+        if offered != nil { legend.append((name: "offered (the schedule)", colour: Colour.offered)) }
         svg += ChartFrame.legend(legend)
         svg += secondsAxis(count: intervals.count)
         return svg + "</svg>\n"

@@ -20,10 +20,6 @@ public struct SubscriberReturns: Sendable, Equatable {
         Within(returns: returns, span: span, low: back(by: span.from), high: back(by: span.to))
     }
 
-    /// The return, ns after the start, below which the share `q` of the subscribers back within
-    /// `span` came back: F⁻¹(F(from) + q·(F(to) − F(from))).
-    public func returnTime(_ q: Double, within span: StorageSpan) -> UInt64 { within(span).returnTime(q) }
-
     /// The return distribution conditioned on a span.
     public struct Within: Sendable {
         fileprivate let returns: BroadcastTimes?
@@ -31,7 +27,8 @@ public struct SubscriberReturns: Sendable, Equatable {
         fileprivate let low: Double
         fileprivate let high: Double
 
-        /// F⁻¹(F(from) + q·(F(to) − F(from))), within the span.
+        /// The return, ns after the start, below which the share `q` of the subscribers back
+        /// within the span came back: F⁻¹(F(from) + q·(F(to) − F(from))).
         public func returnTime(_ q: Double) -> UInt64 {
             guard let returns else { return span.to }
             return min(span.to, max(span.from, returns.quantile(low + min(max(q, 0), 1) * (high - low))))
