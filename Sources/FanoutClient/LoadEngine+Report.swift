@@ -42,9 +42,20 @@ extension LoadEngine {
         public var interruption: Interruption? = nil
         /// The `--abort-on` condition that stopped it, if one did.
         public var abort: Abort? = nil
-        /// Files written on the side (`--gone-tokens`) that lost lines: the path and the
-        /// system's reason, one a line.
-        public var lostWrites: [String] = []
+        /// Files written on the side (`--gone-tokens`) that lost lines.
+        public var lostWrites: [LostWrite] = []
+
+        /// A file written on the side that lost lines: the option that named it, and the
+        /// path with the system's reason.
+        public struct LostWrite: Sendable, Hashable {
+            public var option: String
+            public var failure: String
+
+            public init(option: String, failure: String) {
+                self.option = option
+                self.failure = failure
+            }
+        }
 
         /// A run stopped by a signal (`LoadEngine.interrupt(by:)`).
         public struct Interruption: Sendable, Hashable {
@@ -71,35 +82,6 @@ extension LoadEngine {
         /// The generator's worst lag behind its schedule (the open model).
         public var worstLag: Duration {
             .microseconds(snapshot.lag.totalCount == 0 ? 0 : Int64(snapshot.lag.max))
-        }
-
-        /// Why the numbers cannot be trusted, if they cannot: the run was interrupted, the token
-        /// set stopped it part-way, a file written on the side lost lines, or the generator could
-        /// not keep the schedule (the load the server saw was not the load asked for).
-        public var invalidReasons: [String] {
-            var reasons: [String] = []
-            if let interruption {
-                let seconds = String(format: "%.2f", interruption.after.seconds)
-                reasons.append(
-                    "interrupted by \(interruption.signal.name) after \(seconds) s: \(snapshot.unsent.grouped) tokens read "
-                        + "ahead were never sent"
-                )
-            }
-            if let error = tokens?.error {
-                reasons.append(
-                    "the token set stopped the run at \(error) (the tokens before it were sent and are counted)"
-                )
-            }
-            if let lost = tokens?.lostRejects { reasons.append("--rejects \(lost): the list is incomplete") }
-            reasons += lostWrites
-            guard schedule != nil, worstLag > maxLag else { return reasons }
-            func words(_ duration: Duration) -> String {
-                let value = duration.milliseconds
-                return value < 1 ? "\(Int((value * 1000).rounded())) µs" : "\(Int(value.rounded())) ms"
-            }
-            return reasons + [
-                "the generator fell \(words(worstLag)) behind its schedule (limit \(words(maxLag)))"
-            ]
         }
     }
 }

@@ -167,7 +167,10 @@ public final class LoadEngine: Sendable {
             loopDelays: loopDelays,
             interruption: interruption,
             abort: abort,
-            lostWrites: configuration.goneTokens?.failure.map { ["--gone-tokens \($0): the list is incomplete"] } ?? []
+            lostWrites: configuration.goneTokens?.failure.map {
+                [Report.LostWrite(option: "--gone-tokens", failure: "\($0)")]
+            }
+                ?? []
         )
     }
 

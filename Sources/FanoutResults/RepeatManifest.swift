@@ -28,10 +28,10 @@ public struct RepeatManifest: Codable, Sendable, Equatable {
 
     /// Why the set cannot stand for `asked` repeats, given the `repeat-N/` folders found; empty
     /// when it can.
-    public func invalidReasons(foldersFound: Int) -> [String] {
-        if interrupted != nil { return ["interrupted after \(finished) of \(asked) repeats"] }
+    public func invalidReasons(foldersFound: Int) -> [InvalidReason] {
+        if interrupted != nil { return [.repeatsInterrupted(finished: finished, asked: asked)] }
         if foldersFound < asked || finished < asked {
-            return ["partial: \(min(foldersFound, finished)) of \(asked) repeats finished"]
+            return [.repeatsPartial(finished: min(foldersFound, finished), asked: asked)]
         }
         return []
     }

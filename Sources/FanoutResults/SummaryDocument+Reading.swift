@@ -14,6 +14,12 @@ extension SummaryDocument {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw ResultsError(.unreadable, "cannot read \(path): \(error.reason)")
         }
+        if let key = DuplicateKeyScan.firstDuplicate(in: data) {
+            throw ResultsError(
+                .malformed,
+                "\(path): the key \(key) is written twice in one object: readers disagree on which stands (Foundation keeps the first, Python the last), so the file is refused"
+            )
+        }
         struct Version: Decodable {
             var schemaVersion: Int?
             enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }

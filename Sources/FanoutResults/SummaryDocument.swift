@@ -67,17 +67,21 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// Absent before the reasons were kept: then all of `unscheduled` was `scheduleOver`.
     public var unscheduledReasons: UnscheduledReasons?
     public var valid: Bool
+    /// Why the run cannot be trusted, in words for people (`invalid_reasons`).
     public var invalidReasons: [String]
+    /// The same reasons as cases, for Fanout's readers to judge (`invalid_causes`, an added,
+    /// optional field); absent for a valid run and in folders written before it was kept.
+    public var invalidCauses: [InvalidReason]? = nil
 
     /// Why the run cannot be trusted, as every reader takes it: `valid` is authoritative, so a
     /// summary saying `false` without a reason is invalid still, and a reason makes it invalid
-    /// whatever `valid` says. Empty for a valid run.
-    public var invalidity: [String] {
-        if !valid && invalidReasons.isEmpty { return [Self.invalidWithoutReason] }
-        return invalidReasons
+    /// whatever `valid` says. The cases where the folder keeps them, else its words as
+    /// `.stated`. Empty for a valid run.
+    public var invalidity: [InvalidReason] {
+        let reasons = invalidCauses ?? invalidReasons.map(InvalidReason.stated)
+        if !valid && reasons.isEmpty { return [.validWithoutReason] }
+        return reasons
     }
-
-    public static let invalidWithoutReason = "summary.json says \"valid\": false and gives no reason"
 
     /// Notifications the server answered (accepted, rejected, or answered without an APNs
     /// reason): with none, no rate, CPU per notification or percentile stands for anything, and
@@ -134,6 +138,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case unscheduledReasons = "unscheduled_reasons"
         case valid
         case invalidReasons = "invalid_reasons"
+        case invalidCauses = "invalid_causes"
         case intervals, tokens, abandoned, sink
         case mergedFrom = "merged_from"
         case partial
@@ -198,7 +203,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         unscheduled: Int,
         unscheduledReasons: UnscheduledReasons? = nil,
         valid: Bool,
-        invalidReasons: [String],
+        invalidReasons: [InvalidReason],
         intervals: [Interval],
         tokens: Tokens? = nil,
         abandoned: String? = nil,
@@ -248,7 +253,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.unscheduled = unscheduled
         self.unscheduledReasons = unscheduledReasons
         self.valid = valid
-        self.invalidReasons = invalidReasons
+        self.invalidReasons = invalidReasons.map(\.description)
+        self.invalidCauses = invalidReasons.isEmpty ? nil : invalidReasons
         self.intervals = intervals
         self.tokens = tokens
         self.abandoned = abandoned

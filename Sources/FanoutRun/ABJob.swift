@@ -53,7 +53,7 @@ public struct ABJob: Sendable {
                 // Its exit status said clean, but the folder is what is compared.
                 guard record.valid else {
                     throw JobError.outcome(
-                        "the run in \(folder) is invalid (\(record.invalidReasons.joined(separator: "; "))): its pair cannot be compared"
+                        "the run in \(folder) is invalid (\(record.invalidReasons.map(\.description).joined(separator: "; "))): its pair cannot be compared"
                     )
                 }
                 records[side] = record
@@ -91,14 +91,13 @@ public struct ABJob: Sendable {
         process.standardOutput = logFile
         process.standardError = logFile
         defer { try? logFile?.close() }
+        let end = ProcessEnd(of: process)
         do {
             try process.run()
         } catch {
             throw JobError.resource("cannot start \(binary): \(error.reason)")
         }
-        let deadline = ContinuousClock.now + runTimeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning {
+        if !end.wait(upTo: runTimeout) {
             process.terminate()
             process.waitUntilExit()
             throw JobError.resource("\(binary) took longer than \(runTimeout) (\(logPath))")

@@ -195,7 +195,7 @@ struct BroadcastMeasurement {
     func problems(subscribers: UInt64) -> [String] {
         let requests = expected.channels * expected.updates
         let snapshot = summary.report.snapshot
-        var problems = summary.report.invalidReasons.map { "the sender's run is invalid: \($0)" }
+        var problems = summary.report.engineReasons.map { "the sender's run is invalid: \($0)" }
         if snapshot.accepted != requests {
             let rejected = snapshot.rejected.map { "\($0.key.rawValue) \($0.value)" }.sorted()
             let failed = snapshot.failed.map { "\($0.key) \($0.value)" }.sorted()

@@ -148,7 +148,11 @@ public struct PlanJob: Sendable {
                     summary.report.senderCPU,
                     sent: summary.report.snapshot.sent
                 )
-            else { throw JobError.outcome("the calibration run did not complete cleanly: \(summary.invalidReasons)") }
+            else {
+                throw JobError.outcome(
+                    "the calibration run did not complete cleanly: \(summary.invalidReasons.map(\.description))"
+                )
+            }
             let steady = SteadyCost(summary.report.snapshot.intervals, settle: Self.calibrationSettle)
             question.cpuMicroseconds = steady?.microseconds ?? whole
             question.cpuSource =
@@ -214,7 +218,7 @@ public struct PlanJob: Sendable {
         do { run = try RunSet.load(folder) } catch { throw JobError.input("--cost: \(error)") }
         guard run.valid else {
             throw JobError.input(
-                "--cost: \(folder) is an invalid run (\(run.invalidReasons.joined(separator: "; "))): its CPU per notification stands for nothing; measure a valid run, or --calibrate"
+                "--cost: \(folder) is an invalid run (\(run.invalidReasons.map(\.description).joined(separator: "; "))): its CPU per notification stands for nothing; measure a valid run, or --calibrate"
             )
         }
         let manager = FileManager.default

@@ -56,6 +56,7 @@ final class TriggerProcess: Sendable {
     let command: String
     let logPath: String
     private let process: NIOLockedValueBox<Process>
+    private let end: ProcessEnd
     /// Whether it was still running when the sink stopped it.
     private let stopped = NIOLockedValueBox(false)
 
@@ -76,6 +77,7 @@ final class TriggerProcess: Sendable {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
+        end = ProcessEnd(of: process)
         do {
             try process.run()
         } catch {
@@ -102,18 +104,12 @@ final class TriggerProcess: Sendable {
 
     /// Lets it finish for up to `grace` (a provider run as the trigger reports its own figures
     /// as it ends), then stops it: SIGTERM, and SIGKILL 2 s later.
-    func stop(grace: TimeInterval = 5) {
+    func stop(grace: Duration = .seconds(5)) {
         process.withLockedValue { process in
-            func wait(_ seconds: TimeInterval) {
-                let deadline = Date().addingTimeInterval(seconds)
-                while process.isRunning && Date() < deadline { usleep(10_000) }
-            }
-            wait(grace)
-            guard process.isRunning else { return }
+            guard !end.wait(upTo: grace) else { return }
             stopped.withLockedValue { $0 = true }
             process.terminate()
-            wait(2)
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if !end.wait(upTo: .seconds(2)) { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
     }

@@ -48,7 +48,7 @@ public enum RunStatus: Int32, Sendable, Comparable {
             self = .unreachable
         } else if report.cancelled && report.abandoned == nil {
             self = .interrupted
-        } else if !report.invalidReasons.isEmpty || !summary.measured || summary.credentialsRefused != nil {
+        } else if !report.engineReasons.isEmpty || !summary.measured || summary.credentialsRefused != nil {
             self = .invalid
         } else if report.snapshot.failed.isEmpty && summary.reconciliation?.agrees != false {
             self = .clean

@@ -14,9 +14,10 @@ struct ABCommand: ParsableCommand {
             `--` (`run …` or `send …`) into --output/pair-N/a and …/b. Each metric's ratio B ÷ A \
             is taken pair by pair; the table shows the medians, the median ratio and its 95% \
             interval (bootstrap over the pairs), and a verdict: WORSE or BETTER when the whole \
-            interval lies beyond 1 ± --min-effect, else within noise. Pairs cancel what the \
+            interval lies beyond 1 ± --min-effect, else within noise; under 3 pairs, noise \
+            unknown (no verdict: one or two pairs cannot measure the noise). Pairs cancel what the \
             machine did meanwhile. \
-            Exit status, as package-benchmark's: 0 within noise, 2 a metric WORSE, 4 BETTER and \
+            Exit status, as package-benchmark's: 0 within noise or noise unknown, 2 a metric WORSE, 4 BETTER and \
             none worse, 1 a run that did not end cleanly, 64 a usage error.
             """
     )

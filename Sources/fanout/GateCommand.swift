@@ -39,8 +39,9 @@ struct GateCommand: ParsableCommand {
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
             gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \
             the run or the baseline is invalid (generator lag, sender and sink disagree, stopped \
-            early or interrupted, nothing measured, credentials refused, "valid": false; it never \
-            passes), 64 a usage error (bad option, threshold or folder).
+            early or interrupted, nothing measured, credentials refused, "valid": false, figures \
+            that contradict each other, a key written twice; it never passes), 64 a usage error \
+            (bad option, threshold or folder).
             """
     )
 
@@ -81,6 +82,11 @@ struct GateCommand: ParsableCommand {
         let gate: Gate
         do {
             gate = try Gate(run: runDirectory, baseline: baseline, thresholds: thresholds, file: thresholdsFile)
+        } catch let error where error.kind == .results(.malformed) {
+            // A run's summary.json that cannot be taken at its word (a key written twice, a
+            // field missing or mistyped) is refused: it never passes, as an invalid run does not.
+            reportError("\(error)")
+            throw ExitCode(Gate.Status.invalid.rawValue)
         } catch {
             reportError("\(error)")
             throw ExitCode(Gate.Status.usage.rawValue)

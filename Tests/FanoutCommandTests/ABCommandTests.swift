@@ -15,9 +15,10 @@ import Testing
             ["ab", fanout, fanout, "--repeat", "2", "--output", folder, "--", "run", "--count", "2000"],
             timeout: .seconds(240)
         )
-        let verdicts: [Int32: String] = [0: "ab: within noise", 2: "ab: B is WORSE", 4: "ab: B is BETTER"]
-        let expected = try #require(verdicts[result.status], "\(result.status): \(result.standardError)")
-        #expect(result.standardOutput.contains(expected))
+        // Two pairs cannot measure the noise: no verdict, whatever the runs measured.
+        #expect(result.status == 0, "\(result.standardError)")
+        let expected = "ab: noise unknown: 2 pairs cannot tell a difference from the noise"
+        #expect(result.standardOutput.contains(expected), "\(result.standardOutput)")
         for metric in ["throughput", "p50", "p99", "errors"] {
             #expect(result.standardOutput.contains("\n\(metric) "), "\(metric) in \(result.standardOutput)")
         }

@@ -43,6 +43,7 @@ import Testing
         var summary = try Self.baseline()
         summary.valid = false
         summary.invalidReasons = ["the sink was not reached"]
+        summary.invalidCauses = nil
         summary.accepted = 0
         summary.rejected = [:]
         summary.latency = nil
@@ -64,7 +65,9 @@ import Testing
         var summary = try Self.baseline()
         summary.valid = false
         summary.invalidReasons = []
+        summary.invalidCauses = []
+        #expect(summary.invalidity == [.validWithoutReason])
         let text = MarkdownSummary(summary: summary).text
-        #expect(text.contains("\n- \(SummaryDocument.invalidWithoutReason)\n"))
+        #expect(text.contains("\n- \(InvalidReason.validWithoutReason)\n"))
     }
 }

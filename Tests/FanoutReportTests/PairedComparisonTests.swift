@@ -70,3 +70,25 @@ import Testing
         #expect(first.rows[0].interval == second.rows[0].interval)
     }
 }
+
+/// Fewer pairs than measure the noise give no verdict, however far apart they lie.
+@Suite struct PairedComparisonMinimumTests {
+    @Test(arguments: [1, 2])
+    func underThreePairsTheNoiseIsUnknown(pairs: Int) {
+        // The same build on both sides, its first pair on a cold machine: ×1.56.
+        let values: [RunMetric: [(a: Double, b: Double)]] = [
+            .throughput: Array([(150_000, 234_000), (180_000, 206_000)].prefix(pairs))
+        ]
+        let comparison = PairedComparison(metrics: [.throughput], values: values)
+        #expect(comparison.rows[0].verdict == .noiseUnknown)
+        #expect(!comparison.regressed && !comparison.improved)
+        #expect(comparison.text.hasSuffix("(at least 3 can; 5 or more narrow the interval)"))
+    }
+
+    @Test func threePairsGiveAVerdict() {
+        let values: [RunMetric: [(a: Double, b: Double)]] = [
+            .throughput: [(150_000, 100_000), (180_000, 120_000), (160_000, 110_000)]
+        ]
+        #expect(PairedComparison(metrics: [.throughput], values: values).rows[0].verdict == .worse)
+    }
+}

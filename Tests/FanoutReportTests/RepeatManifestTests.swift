@@ -10,11 +10,11 @@ struct RepeatManifestTests {
         var manifest = RepeatManifest(asked: 5)
         manifest.finished = 5
         #expect(manifest.invalidReasons(foldersFound: 5).isEmpty)
-        #expect(manifest.invalidReasons(foldersFound: 3) == ["partial: 3 of 5 repeats finished"])
+        #expect(manifest.invalidReasons(foldersFound: 3) == [.repeatsPartial(finished: 3, asked: 5)])
         manifest.finished = 2
-        #expect(manifest.invalidReasons(foldersFound: 3) == ["partial: 2 of 5 repeats finished"])
+        #expect(manifest.invalidReasons(foldersFound: 3) == [.repeatsPartial(finished: 2, asked: 5)])
         manifest.interrupted = "SIGTERM"
-        #expect(manifest.invalidReasons(foldersFound: 3) == ["interrupted after 2 of 5 repeats"])
+        #expect(manifest.invalidReasons(foldersFound: 3) == [.repeatsInterrupted(finished: 2, asked: 5)])
     }
 
     @Test func itIsWrittenAndReadBackAndAnotherVersionIsRefused() throws {

@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// The report of a folder of repeats: a bar a repeat at its value, the median across, an
 /// invalid repeat marked.
 struct RepeatReportTests {
-    static func run(_ name: String, throughput: Double, p99: Double, invalid: [String] = []) -> RunRecord {
+    static func run(_ name: String, throughput: Double, p99: Double, invalid: [InvalidReason] = []) -> RunRecord {
         RunRecord(
             directory: "results/set/" + name,
             metrics: [
@@ -22,7 +23,7 @@ struct RepeatReportTests {
         directory: "results/set",
         runs: [
             run("repeat-1", throughput: 1000, p99: 10), run("repeat-2", throughput: 2000, p99: 20),
-            run("repeat-3", throughput: 4000, p99: 40, invalid: ["sender and sink disagree"]),
+            run("repeat-3", throughput: 4000, p99: 40, invalid: [.senderAndSinkDisagree]),
         ]
     )
 

@@ -170,7 +170,7 @@ import Testing
         let report = SinkRunReport(measurements)
         #expect(
             report.invalidReasons == [
-                "4 of the 10 notifications expected were accepted before the sink stopped (idle-exit)"
+                .expectedNotReached(unit: .notifications, reached: 4, expected: 10, endedBy: "idle-exit")
             ]
         )
         let folder = NSTemporaryDirectory() + "fanout-sink-report-\(UUID().uuidString)"

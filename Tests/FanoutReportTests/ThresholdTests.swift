@@ -1,3 +1,4 @@
+import FanoutResults
 import Foundation
 import Testing
 
@@ -5,7 +6,11 @@ import Testing
 
 /// The gate's expression language: every form it reads, what it rejects, and how it judges.
 struct ThresholdTests {
-    static func run(_ metrics: [RunMetric: Double], invalid: [String] = [], directory: String = "run") -> RunRecord {
+    static func run(
+        _ metrics: [RunMetric: Double],
+        invalid: [InvalidReason] = [],
+        directory: String = "run"
+    ) -> RunRecord {
         var all = metrics
         all[.errors] = (metrics[.rejected] ?? 0) + (metrics[.failed] ?? 0)
         let sent = metrics[.sent] ?? 0
@@ -234,7 +239,7 @@ struct ThresholdTests {
         let valid = Self.set("a", [10])
         let invalid = RunSet(
             directory: "b",
-            runs: [ThresholdTests.run([.p90: 10, .sent: 1000], invalid: ["interrupted"])]
+            runs: [ThresholdTests.run([.p90: 10, .sent: 1000], invalid: [.stoppedBeforeTheEnd])]
         )
         #expect(RunComparison(baseline: valid, current: valid).valid)
         #expect(!RunComparison(baseline: valid, current: invalid).valid)

@@ -91,15 +91,18 @@ public struct RunSummary: Sendable {
     /// agree (when a sink was asked), and something was measured at all.
     public var valid: Bool { invalidReasons.isEmpty }
 
-    public var invalidReasons: [String] {
-        var reasons = report.invalidReasons
-        if let reconciliation, !reconciliation.agrees { reasons.append("sender and sink disagree") }
+    /// Why the numbers cannot be trusted: the engine's own reasons (`engineReasons`), sender
+    /// and sink disagreeing, and nothing measured (no answers, every answer refusing the
+    /// credentials, or none after the warm-up).
+    public var invalidReasons: [InvalidReason] {
+        var reasons = report.engineReasons
+        if let reconciliation, !reconciliation.agrees { reasons.append(.senderAndSinkDisagree) }
         if answered == 0 {
-            reasons.append(Self.noAnswers)
+            reasons.append(.noAnswers)
         } else if let refused = credentialsRefused {
             reasons.append(refused)
         } else if !measured {
-            reasons.append(warmUpTookAll)
+            reasons.append(.warmUpTookAll(warmUpSeconds: report.warmUp.seconds))
         }
         return reasons
     }
@@ -108,21 +111,14 @@ public struct RunSummary: Sendable {
     /// latency percentiles and the throughput stand on.
     public var measured: Bool { answered > 0 && report.snapshot.latency.totalCount > 0 }
 
-    /// Why a run with answers but none after the warm-up measured nothing.
-    var warmUpTookAll: String {
-        "the warm-up (\(DurationNotation.format(report.warmUp))) took the whole run: no notification started after it, so no rate or latency was measured (a shorter --warm-up, or more notifications)"
-    }
-
     /// Why a run is no measure of delivery when every answer refused its credentials (403:
     /// the provider token or certificate), `nil` otherwise: then what was timed is the refusal.
-    public var credentialsRefused: String? {
+    public var credentialsRefused: InvalidReason? {
         let snapshot = report.snapshot
         guard snapshot.accepted == 0 else { return nil }
         let refusals = snapshot.rejected.filter { $0.key.status == 403 }
         guard !refusals.isEmpty else { return nil }
-        let reasons = refusals.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
-        return
-            "credentials refused: no notification was accepted and the server refused the credentials (403 \(reasons.joined(separator: ", "))): check the certificate or the provider token's key, key id and team id"
+        return .credentialsRefused(refusals: refusals)
     }
 
     /// Notifications the server answered: accepted, rejected, or answered without an APNs reason.
@@ -130,9 +126,6 @@ public struct RunSummary: Sendable {
         let snapshot = report.snapshot
         return snapshot.accepted + snapshot.rejected.values.reduce(0, +) + (snapshot.failed[.unexpectedResponse] ?? 0)
     }
-
-    /// Why a run without a single answer measures nothing.
-    public static let noAnswers = "no answers: the server answered no notification, so no rate or latency was measured"
 
     /// Milliseconds at `percentile` (0...100).
     public func latency(at percentile: Double) -> Double {

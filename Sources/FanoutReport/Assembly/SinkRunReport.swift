@@ -129,26 +129,35 @@ public struct SinkRunReport: Sendable {
     /// The fan-out time: the mark to the last accepted arrival (0 before any).
     public var fanoutSeconds: Double { Double(measurements.lastAccepted ?? 0) / 1e9 }
 
-    public var invalidReasons: [String] {
-        var reasons: [String] = []
+    /// Why the sink's folder cannot stand for the run it expected: less arrived than
+    /// expected before it stopped, or the trigger failed.
+    public var invalidReasons: [InvalidReason] {
+        var reasons: [InvalidReason] = []
         let expected = measurements.expected
         if !expected.reached {
             if let notifications = expected.notifications {
                 reasons.append(
-                    "\(grouped(measurements.accepted)) of the \(grouped(notifications)) notifications expected were accepted before the sink stopped (\(measurements.endedBy))"
+                    .expectedNotReached(
+                        unit: .notifications,
+                        reached: measurements.accepted,
+                        expected: notifications,
+                        endedBy: measurements.endedBy
+                    )
                 )
             }
             if let tokens = expected.tokens {
                 reasons.append(
-                    "\(grouped(expected.tokensSeen ?? 0)) of the \(grouped(tokens)) tokens expected were accepted before the sink stopped (\(measurements.endedBy))"
+                    .expectedNotReached(
+                        unit: .tokens,
+                        reached: expected.tokensSeen ?? 0,
+                        expected: tokens,
+                        endedBy: measurements.endedBy
+                    )
                 )
             }
         }
         if let trigger = measurements.trigger, trigger.exitStatus != 0 {
-            reasons.append(
-                trigger.exitStatus.map { "the trigger exited with status \($0) (see \(trigger.output))" }
-                    ?? "the trigger was still running when the sink stopped"
-            )
+            reasons.append(.triggerFailed(exitStatus: trigger.exitStatus, output: trigger.output))
         }
         return reasons
     }

@@ -80,10 +80,21 @@ public struct Gate: Sendable {
         self.thresholds = parsed
     }
 
+    /// Why the run or its baseline cannot be judged: which of the two, and the reason.
+    public struct Invalidity: Sendable, Hashable, CustomStringConvertible {
+        public enum Side: String, Sendable, Hashable {
+            case run, baseline
+        }
+        public var side: Side
+        public var reason: InvalidReason
+
+        public var description: String { "\(side.rawValue): \(reason)" }
+    }
+
     public struct Outcome: Sendable {
         public var status: Status
         public var verdicts: [Threshold.Verdict]
-        public var invalidReasons: [String]
+        public var invalidReasons: [Invalidity]
         public var text: String
         /// The thresholds file that applied, for the reports to name.
         public var thresholdsFile: FileUse? = nil
@@ -91,8 +102,8 @@ public struct Gate: Sendable {
 
     public func evaluate() -> Outcome {
         let verdicts = thresholds.map { $0.evaluate(run, baseline: baseline) }
-        var invalid = run.invalidReasons.map { "run: \($0)" }
-        if let baseline { invalid += baseline.invalidReasons.map { "baseline: \($0)" } }
+        var invalid = run.invalidReasons.map { Invalidity(side: .run, reason: $0) }
+        if let baseline { invalid += baseline.invalidReasons.map { Invalidity(side: .baseline, reason: $0) } }
         let width = thresholds.map(\.text.count).max() ?? 0
         var lines: [String] = []
         if let thresholdsFile {

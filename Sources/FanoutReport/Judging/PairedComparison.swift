@@ -15,13 +15,20 @@ import Foundation
 /// A metric is WORSE when its whole interval lies beyond 1 ± `minimumEffect` on its worse side
 /// (below 0.95 for throughput, above 1.05 for latencies and errors, with the default 5%),
 /// BETTER when beyond it on its better side, else within noise: a difference must be both
-/// outside the pairs' noise and large enough to matter.
+/// outside the pairs' noise and large enough to matter. Under `minimumPairs` pairs there is no
+/// verdict: one or two pairs say nothing of the noise (the same build on both sides came out
+/// ×1.56 "BETTER" from one pair, the first run of a machine slower than the rest), so every
+/// metric reads "noise unknown".
 public struct PairedComparison: Sendable {
     public enum Verdict: String, Sendable {
         case worse = "WORSE"
         case better = "BETTER"
         case withinNoise = "within noise"
+        case noiseUnknown = "noise unknown"
     }
+
+    /// The fewest pairs whose spread stands for the noise: under it, no verdict.
+    public static let minimumPairs = 3
 
     public struct Row: Sendable {
         public var metric: RunMetric
@@ -60,7 +67,9 @@ public struct PairedComparison: Sendable {
             let ratios = pairs.map { $0.b / $0.a }
             let interval = Self.bootstrap(ratios, &random)
             let verdict: Verdict
-            if interval.lowerBound > 1 + minimumEffect {
+            if pairs.count < Self.minimumPairs {
+                verdict = .noiseUnknown
+            } else if interval.lowerBound > 1 + minimumEffect {
                 verdict = metric.higherIsBetter ? .better : .worse
             } else if interval.upperBound < 1 - minimumEffect {
                 verdict = metric.higherIsBetter ? .worse : .better
@@ -143,9 +152,14 @@ public struct PairedComparison: Sendable {
                     + cell(interval, 16, right: false) + " " + row.verdict.rawValue
             )
         }
-        lines.append(
-            regressed ? "ab: B is WORSE" : improved ? "ab: B is BETTER" : "ab: within noise"
-        )
+        if pairs < Self.minimumPairs {
+            lines.append(
+                "ab: noise unknown: \(pairs) pair\(pairs == 1 ? "" : "s") cannot tell a difference from the noise "
+                    + "(at least \(Self.minimumPairs) can; 5 or more narrow the interval)"
+            )
+        } else {
+            lines.append(regressed ? "ab: B is WORSE" : improved ? "ab: B is BETTER" : "ab: within noise")
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -128,7 +128,7 @@ public struct RunRecord: Sendable {
     /// The fleet's counts as shares of the notifications received by APNs (0...1), when the
     /// folder has a `delivery`.
     public var shares: [RunMetric: Double] = [:]
-    public var invalidReasons: [String]
+    public var invalidReasons: [InvalidReason]
     public var valid: Bool { invalidReasons.isEmpty }
     /// What a partial merge (`fanout merge --allow-partial`) lacks; empty for a whole run.
     public var partialReasons: [String] = []
@@ -222,14 +222,17 @@ public struct RunRecord: Sendable {
             if let last = broadcast.lastSubscriberMs { metrics[.broadcastLastP99] = last.p99 }
         }
         var reasons = summary.invalidity
+        // What the figures contradict is invalid whatever the flags say (a file edited by hand).
+        for contradiction in summary.contradictions where !reasons.contains(contradiction) {
+            reasons.append(contradiction)
+        }
         // An interrupted run says so, by which signal and when, among its reasons already.
         // An aborted run fails the gate (`aborted`), it is not invalid for having stopped.
-        if summary.cancelled && summary.aborted == nil && !reasons.contains(where: { $0.hasPrefix("interrupted by ") })
-        {
-            reasons.append("it was stopped before the end")
+        if summary.cancelled && summary.aborted == nil && !reasons.contains(where: \.isInterruption) {
+            reasons.append(.stoppedBeforeTheEnd)
         }
-        if summary.reconciled == false, !reasons.contains("sender and sink disagree") {
-            reasons.append("sender and sink disagree")
+        if summary.reconciled == false, !reasons.contains(.senderAndSinkDisagree) {
+            reasons.append(.senderAndSinkDisagree)
         }
         let sent = metrics[.sent]!
         return RunRecord(
@@ -256,7 +259,7 @@ public struct RunSet: Sendable {
     public var directory: String
     public var runs: [RunRecord]
     /// Why the set as a whole cannot be trusted: repeats cut short (`RepeatManifest`).
-    public var setReasons: [String] = []
+    public var setReasons: [InvalidReason] = []
 
     /// A run folder (with `summary.json`) or a folder of repeats (`repeat-*/summary.json`, and
     /// `repeats.json` saying how many were asked). A folder holding both is refused: one of
@@ -296,15 +299,17 @@ public struct RunSet: Sendable {
             // Interrupted before any repeat wrote its folder: nothing to measure, and said so.
             throw ResultsError(
                 .inconsistent,
-                "\(directory): \(setReasons.first ?? "no repeat finished"); no repeat-*/ folder holds a run"
+                "\(directory): \(setReasons.first.map(\.description) ?? "no repeat finished"); no repeat-*/ folder holds a run"
             )
         }
         return RunSet(directory: directory, runs: runs, setReasons: setReasons)
     }
 
-    public var invalidReasons: [String] {
+    public var invalidReasons: [InvalidReason] {
         setReasons
-            + runs.flatMap { run in run.invalidReasons.map { runs.count > 1 ? "\(run.directory): \($0)" : $0 } }
+            + runs.flatMap { run in
+                run.invalidReasons.map { runs.count > 1 ? .inFolder(directory: run.directory, reason: $0) : $0 }
+            }
     }
 
     public var valid: Bool { invalidReasons.isEmpty }

@@ -53,9 +53,9 @@ public struct RunMerge {
     /// How far apart the shards' first sends lie, in seconds (`nil`: fewer than two sent).
     public let skew: Double?
     /// Why the shards do not make one run's result; empty when they do.
-    public let refusals: [String]
+    public let refusals: [InvalidReason]
     /// What is missing from a partial merge (`allowPartial`); empty when nothing is.
-    public let gaps: [String]
+    public let gaps: [InvalidReason]
     /// The merged `summary.json`.
     public let document: SummaryDocument
 
@@ -90,7 +90,7 @@ public struct RunMerge {
         var refusals = wrong
         if let skew, skew > rules.maxSkew.seconds {
             refusals.append(
-                "the shards began \(Self.skewText(skew)) ms apart (their first sends), more than --max-skew allows (\(Self.skewText(rules.maxSkew.seconds)) ms)"
+                .startSkew(skewMs: Self.tenths(skew * 1000), limitMs: Self.tenths(rules.maxSkew.milliseconds))
             )
         }
         if !rules.allowPartial { refusals += incomplete }
@@ -155,38 +155,31 @@ public struct RunMerge {
         _ shards: [Shard],
         unfinished: [String],
         rules: Rules
-    ) -> (incomplete: [String], wrong: [String]) {
-        var incomplete = unfinished.map { "\($0) holds no summary.json: its shard did not finish" }
-        var wrong: [String] = []
+    ) -> (incomplete: [InvalidReason], wrong: [InvalidReason]) {
+        var incomplete = unfinished.map { InvalidReason.noSummary(folder: $0) }
+        var wrong: [InvalidReason] = []
         // Sinks behind one provider are not shards of a run: each listened on its own address,
         // took the connections that came, and expected its own share.
         let sinks = shards.filter(\.summary.isSink).map(\.directory)
         if !sinks.isEmpty && sinks.count < shards.count {
-            wrong.append("\(sinks.joined(separator: ", ")): a sink's folder merges only with other sinks' folders")
+            wrong.append(.sinkAmongRuns(folders: sinks))
         }
         let allSinks = sinks.count == shards.count
         let unsharded = shards.filter { $0.part == nil && !$0.summary.isSink }.map(\.directory)
         if !unsharded.isEmpty {
-            wrong.append("\(unsharded.joined(separator: ", ")): not a shard (run without --shard i/N)")
+            wrong.append(.notAShard(folders: unsharded))
         }
         let counts = Set(shards.compactMap(\.part?.count))
         if counts.count > 1 {
-            wrong.append(
-                "the shards disagree on how many there are: \(counts.sorted().map(String.init).joined(separator: ", "))"
-            )
+            wrong.append(.shardCountsDisagree(counts: counts.sorted()))
         } else if let count = counts.first {
             let byIndex = Dictionary(grouping: shards.filter { $0.part != nil }, by: { $0.part!.index })
             for (index, list) in byIndex.sorted(by: { $0.key < $1.key }) where list.count > 1 {
-                wrong.append(
-                    "shard \(index)/\(count) is there \(list.count) times: \(list.map(\.directory).joined(separator: ", "))"
-                )
+                wrong.append(.shardTwice(index: index, count: count, folders: list.map(\.directory)))
             }
             let missing = (1...count).filter { byIndex[$0] == nil }
             if !missing.isEmpty {
-                let names = missing.map { "\($0)/\(count)" }
-                incomplete.append(
-                    "\(names.count == 1 ? "shard" : "shards") \(Self.list(names)) \(names.count == 1 ? "is" : "are") missing"
-                )
+                incomplete.append(.shardsMissing(names: missing.map { "\($0)/\(count)" }))
             }
         }
         // A shard's --abort-on stops the fleet (cluster-local.sh, Kubernetes's FailJob): the
@@ -195,9 +188,9 @@ public struct RunMerge {
         for shard in shards {
             let name = shard.part.map { "\(shard.directory) (shard \($0))" } ?? shard.directory
             if let abandoned = shard.summary.abandoned {
-                incomplete.append("\(name) did not finish: \(abandoned)")
+                incomplete.append(.shardGaveUp(shard: name, abandoned: abandoned))
             } else if shard.summary.cancelled && !aborted {
-                incomplete.append("\(name) did not finish: it was stopped before the end")
+                incomplete.append(.shardStopped(shard: name))
             }
             // An invalid shard's own reasons are the merge's already (`json(of:)`, by folder).
         }
@@ -208,9 +201,14 @@ public struct RunMerge {
             let other = configuration(of: shard).filter { !allSinks || !ownToEachSink.contains($0.key) }
             let differences = Set(reference.keys).union(other.keys).sorted().filter { reference[$0] != other[$0] }
             if !differences.isEmpty {
-                let described = differences.map { "\($0) \(other[$0] ?? "-") (not \(reference[$0] ?? "-"))" }
                 wrong.append(
-                    "\(shard.directory) was configured unlike \(first.directory): \(described.joined(separator: ", "))"
+                    .configuredUnlike(
+                        folder: shard.directory,
+                        reference: first.directory,
+                        differences: differences.map {
+                            .init(field: $0, value: other[$0], reference: reference[$0])
+                        }
+                    )
                 )
             }
         }
@@ -229,13 +227,8 @@ public struct RunMerge {
         return values
     }
 
-    private static func list(_ names: [String]) -> String {
-        names.count <= 8
-            ? names.joined(separator: ", ") : names.prefix(8).joined(separator: ", ") + " and \(names.count - 8) more"
-    }
-
-    /// `seconds` in milliseconds to a tenth, as the merge writes its shards' start skew.
-    private static func skewText(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
+    /// `milliseconds` to a tenth, as the merge writes its shards' start skew.
+    private static func tenths(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
 
     private static func entries(of shards: [Shard]) -> [IntervalLog.Entry] {
         var seconds: [Int: (length: Double, histogram: Histogram<UInt64>)] = [:]
@@ -275,7 +268,7 @@ public struct RunMerge {
             "merged \(shards.count) \(shards.count == 1 ? "shard" : "shards"): "
                 + (NotificationDigest(parsing: document.digest)?.text ?? document.digest)
                 + (reconciled == true ? ", reconciled" : reconciled == false ? ", NOT reconciled" : "")
-                + (skew.map { ", start skew \(Self.skewText($0)) ms" } ?? "")
+                + (skew.map { ", start skew \(String(format: "%.1f", $0 * 1000)) ms" } ?? "")
         ]
         if let aborted = document.aborted { lines.append("ABORTED: " + aborted.line) }
         lines += gaps.map { "PARTIAL: \($0)" }

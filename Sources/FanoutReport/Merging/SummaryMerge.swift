@@ -21,9 +21,9 @@ struct SummaryMerge {
     /// Each second's histogram summed over the shards, and all of them summed.
     let entries: [IntervalLog.Entry]
     let latency: Histogram<UInt64>
-    let refusals: [String]
+    let refusals: [InvalidReason]
     /// What a partial merge lacks; empty unless `allowPartial`.
-    let gaps: [String]
+    let gaps: [InvalidReason]
     let allowPartial: Bool
     /// How far apart the shards' first sends lay, in seconds.
     let skew: Double?
@@ -34,8 +34,8 @@ struct SummaryMerge {
         shards: [RunMerge.Shard],
         entries: [IntervalLog.Entry],
         latency: Histogram<UInt64>,
-        refusals: [String],
-        gaps: [String],
+        refusals: [InvalidReason],
+        gaps: [InvalidReason],
         allowPartial: Bool,
         skew: Double?
     ) {
@@ -125,14 +125,15 @@ struct SummaryMerge {
                 summaries.map(\.openModel),
                 measured: Int(latency.totalCount)
             )
-        case .invalidReasons: merged.invalidReasons = invalidReasons
+        case .invalidReasons: merged.invalidReasons = invalidReasons.map(\.description)
+        case .invalidCauses: merged.invalidCauses = invalidReasons.isEmpty ? nil : invalidReasons
         case .valid: merged.valid = invalidReasons.isEmpty
         case .intervals: merged.intervals = intervals
         case .mergedFrom: merged.mergedFrom = shards.map(\.directory)
         case .shard: merged.shard = nil
         case .start: merged.start = start
         case .partial: merged.partial = !gaps.isEmpty
-        case .partialReasons: merged.partialReasons = gaps
+        case .partialReasons: merged.partialReasons = gaps.map(\.description)
         case .startSkew: merged.startSkew = skew.map { $0 * 1000 }
         case .shardEnvironments: merged.shardEnvironments = summaries.map(\.environment)
         case .provider: merged.provider = provider
@@ -184,11 +185,11 @@ struct SummaryMerge {
     /// Each invalid shard's reasons by its folder, then why the shards are not one run.
     /// The shards' reasons, each by its folder, and the merge's refusals. With a shard aborted,
     /// the others' interruptions are the abort's doing (the fleet stops them) and are left out.
-    private var invalidReasons: [String] {
+    private var invalidReasons: [InvalidReason] {
         let aborted = shards.contains { $0.summary.aborted != nil }
         return shards.flatMap { shard in
-            shard.summary.invalidity.filter { !aborted || !$0.hasPrefix("interrupted by ") }
-                .map { "\(shard.directory): \($0)" }
+            shard.summary.invalidity.filter { !aborted || !$0.isInterruption }
+                .map { InvalidReason.inFolder(directory: shard.directory, reason: $0) }
         } + refusals
     }
 

@@ -141,7 +141,7 @@ extension Gate.Outcome {
             }
         }
         if !invalidReasons.isEmpty {
-            let reasons = invalidReasons.joined(separator: "; ")
+            let reasons = invalidReasons.map(\.description).joined(separator: "; ")
             xml += "    <testcase classname=\"fanout.gate\" name=\"the run is valid\">\n"
             xml += "      <error message=\"\(escape(reasons))\" type=\"invalid\">\(escape(reasons))</error>\n"
             xml += "    </testcase>\n"

@@ -45,7 +45,7 @@ public struct ComparisonReport: Sendable {
             "<p>baseline: \(ChartFrame.escape(comparison.baseline.directory)) (\(comparison.baseline.runs.count) run\(comparison.baseline.runs.count == 1 ? "" : "s")); current: \(ChartFrame.escape(comparison.current.directory)) (\(comparison.current.runs.count) run\(comparison.current.runs.count == 1 ? "" : "s"))</p>\n"
         for (name, set) in [("baseline", comparison.baseline), ("current", comparison.current)] where !set.valid {
             body += set.invalidReasons.map {
-                "<p class=\"invalid\">INVALID \(name): \(ChartFrame.escape($0)) (no verdict stands)</p>\n"
+                "<p class=\"invalid\">INVALID \(name): \(ChartFrame.escape($0.description)) (no verdict stands)</p>\n"
             }.joined()
         }
         body += comparison.differences.map {

@@ -18,7 +18,8 @@ extension Gate.Outcome {
         if let thresholdsFile {
             body += "<p>thresholds: \(ChartFrame.escape(thresholdsFile.description))</p>\n"
         }
-        body += invalidReasons.map { "<p class=\"invalid\">INVALID \(ChartFrame.escape($0))</p>\n" }.joined()
+        body += invalidReasons.map { "<p class=\"invalid\">INVALID \(ChartFrame.escape($0.description))</p>\n" }
+            .joined()
         let rowHeight = 30.0
         let height = rowHeight * Double(verdicts.count) + 10
         let left = 260.0

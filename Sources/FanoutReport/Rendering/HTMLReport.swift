@@ -128,7 +128,7 @@ public struct HTMLReport {
 
     /// Why the run cannot be trusted, a line a reason.
     func invalidLines() -> String {
-        summary.invalidity.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0))</p>\n" }.joined()
+        summary.invalidity.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0.description))</p>\n" }.joined()
     }
 
     // MARK: Charts

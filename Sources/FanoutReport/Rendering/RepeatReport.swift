@@ -45,7 +45,8 @@ public struct RepeatReport: Sendable {
         let runs = set.runs
         var body = "<h1>Fanout repeats: \(runs.count) runs side by side</h1>\n"
         body += "<p>\(ChartFrame.escape(set.directory))</p>\n"
-        body += set.invalidReasons.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0))</p>\n" }.joined()
+        body += set.invalidReasons.map { "<p class=\"invalid\">INVALID: \(ChartFrame.escape($0.description))</p>\n" }
+            .joined()
         body += "<pre>\(ChartFrame.escape(set.spreadText))</pre>\n"
         for (metric, title) in Self.metrics where set.measures(metric) {
             body += "<h2>\(title) by repeat</h2>\n" + chart(metric)
@@ -57,7 +58,10 @@ public struct RepeatReport: Sendable {
             let cells =
                 [(run.directory as NSString).lastPathComponent, run.valid ? "yes" : "NO"]
                 + columns.map { metric in run.metrics[metric].map { Self.format($0, metric) } ?? "—" }
-                + [grouped(Int(run.metrics[.errors] ?? 0)), run.invalidReasons.joined(separator: "; ")]
+                + [
+                    grouped(Int(run.metrics[.errors] ?? 0)),
+                    run.invalidReasons.map(\.description).joined(separator: "; "),
+                ]
             body += "<tr>" + cells.map { "<td>\(ChartFrame.escape($0))</td>" }.joined() + "</tr>"
         }
         body += "</table>\n"

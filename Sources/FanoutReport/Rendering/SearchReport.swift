@@ -64,10 +64,10 @@ extension SearchStep {
         p50 = summary.latency(at: 50)
         p99 = summary.latency(at: 99)
         errorShare = run.median(.errors, share: true)
-        let lag = summary.report.invalidReasons
-        guard lag.isEmpty else {
+        let engine = summary.report.engineReasons
+        guard engine.isEmpty else {
             outcome = .generatorLimit
-            reasons = lag
+            reasons = engine.map(\.description)
             return
         }
         var reasons = summary.invalidReasons.map { "invalid: \($0)" }

@@ -1,0 +1,73 @@
+import FanoutAPNs
+import Foundation
+
+extension SummaryDocument {
+    /// What the document's own figures contradict, whatever its `valid` says: the identities
+    /// every summary Fanout writes holds. A run's outcomes add up to what it sent; no count,
+    /// time or rate is negative; percentiles are in order; `reconciled: true` agrees with its
+    /// sink section; a run that answered nothing (or a sink that received nothing) measured
+    /// nothing; an older schema's all-zero latencies mean nothing was measured. Empty for
+    /// every folder a run, a sink or a merge writes; a file edited by hand or by another tool
+    /// may not be.
+    public var contradictions: [InvalidReason] {
+        var reasons = negativeFigures
+        let rejectedCount = rejected.values.reduce(0, +)
+        let failedCount = failed.values.reduce(0, +)
+        if isSink {
+            if requests == 0 { reasons.append(.noRequests) }
+        } else {
+            if sent != accepted + rejectedCount + failedCount {
+                reasons.append(
+                    .outcomesDoNotAddUp(sent: sent, accepted: accepted, rejected: rejectedCount, failed: failedCount)
+                )
+            }
+            if answered == 0 { reasons.append(.noAnswers) }
+        }
+        if let latency {
+            let values = Latency.percentiles.map { latency[keyPath: $0.value] }
+            if zip(values, values.dropFirst()).contains(where: { $0 > $1 }) { reasons.append(.percentilesOutOfOrder) }
+            if schemaVersion < 7 && values.allSatisfy({ $0 == 0 }) {
+                reasons.append(.zeroLatencies(schema: schemaVersion))
+            }
+        }
+        if reconciled == true, let sink {
+            if !sink.differences.isEmpty {
+                reasons.append(.senderAndSinkDisagree)
+            }
+            if sink.accepted != accepted {
+                reasons.append(.reconciledButDisagrees(field: "accepted", sender: accepted, sink: sink.accepted))
+            }
+            if sink.requests > requests {
+                reasons.append(.reconciledButDisagrees(field: "requests", sender: requests, sink: sink.requests))
+            }
+        }
+        return reasons
+    }
+
+    /// Every count, time and rate below zero, by its key in the document.
+    private var negativeFigures: [InvalidReason] {
+        var figures: [(String, Double)] = [
+            ("sent", Double(sent)), ("accepted", Double(accepted)), ("requests", Double(requests)),
+            ("retries", Double(retries)), ("unscheduled", Double(unscheduled)), ("elapsed_seconds", elapsedSeconds),
+            ("warm_up_seconds", warmUpSeconds), ("connections", Double(connections)),
+        ]
+        figures += rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            ("rejected.\($0.key.rawValue)", Double($0.value))
+        }
+        figures += failed.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            ("failed.\($0.key.rawValue)", Double($0.value))
+        }
+        figures += skipped.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            ("skipped.\($0.key.rawValue)", Double($0.value))
+        }
+        if let throughputPerSecond { figures.append(("throughput_per_second", throughputPerSecond)) }
+        if let latency {
+            figures += Latency.percentiles.map { ("latency_ms.\($0.label)", latency[keyPath: $0.value]) }
+        }
+        if let sink {
+            figures += [("sink.requests", Double(sink.requests)), ("sink.accepted", Double(sink.accepted))]
+        }
+        if let unsent { figures.append(("unsent", Double(unsent))) }
+        return figures.filter { $0.1 < 0 || $0.1.isNaN }.map { .negativeFigure(field: $0.0, value: $0.1) }
+    }
+}

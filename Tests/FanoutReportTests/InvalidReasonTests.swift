@@ -1,0 +1,119 @@
+import FanoutAPNs
+import FanoutResults
+import Foundation
+import Testing
+
+/// Why a run is invalid, as cases: each reads back from summary.json as it was written, old
+/// folders' words read back as `.stated`, and readers judge the cases, never the words.
+struct InvalidReasonTests {
+    static let every: [InvalidReason] = [
+        .interrupted(signal: "SIGTERM", afterSeconds: 1.25, unsent: 4096),
+        .tokenSetStopped(at: "tokens.txt:3"),
+        .listIncomplete(option: "--rejects", failure: "rej.txt: No space left on device"),
+        .generatorBehind(worstLagMs: 148.2, limitMs: 100),
+        .senderAndSinkDisagree,
+        .noAnswers,
+        .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),
+        .warmUpTookAll(warmUpSeconds: 0.99),
+        .stoppedBeforeTheEnd,
+        .validWithoutReason,
+        .expectedNotReached(unit: .tokens, reached: 4, expected: 10, endedBy: "idle-exit"),
+        .triggerFailed(exitStatus: 3, output: "trigger.log"),
+        .triggerFailed(exitStatus: nil, output: "trigger.log"),
+        .inFolder(directory: "shard-2", reason: .inFolder(directory: "repeat-1", reason: .noAnswers)),
+        .sinkAmongRuns(folders: ["sink-a"]),
+        .notAShard(folders: ["run-1", "run-2"]),
+        .shardCountsDisagree(counts: [2, 3]),
+        .shardTwice(index: 1, count: 2, folders: ["a", "b"]),
+        .shardsMissing(names: ["2/4", "3/4"]),
+        .noSummary(folder: "shard-3"),
+        .shardGaveUp(shard: "shard-1 (shard 1/2)", abandoned: "the endpoint refused every connection"),
+        .shardStopped(shard: "shard-2 (shard 2/2)"),
+        .configuredUnlike(
+            folder: "b",
+            reference: "a",
+            differences: [.init(field: "rate", value: "2000", reference: nil)]
+        ),
+        .startSkew(skewMs: 240.5, limitMs: 100),
+        .repeatsInterrupted(finished: 2, asked: 5),
+        .repeatsPartial(finished: 3, asked: 5),
+        .stated("an older Fanout's words"),
+    ]
+
+    @Test func everyCaseReadsBackAsItWasWritten() throws {
+        let data = try JSONEncoder().encode(Self.every)
+        #expect(try JSONDecoder().decode([InvalidReason].self, from: data) == Self.every)
+    }
+
+    /// The shape tools read: one key, the case's snake-case name, over its named fields.
+    @Test func aCaseIsWrittenAsItsNameOverItsFields() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let lag = String(
+            decoding: try encoder.encode(InvalidReason.generatorBehind(worstLagMs: 148, limitMs: 100)),
+            as: UTF8.self
+        )
+        #expect(lag == #"{"generator_behind":{"limit_ms":100,"worst_lag_ms":148}}"#)
+        let nested = String(
+            decoding: try encoder.encode(InvalidReason.inFolder(directory: "s", reason: .senderAndSinkDisagree)),
+            as: UTF8.self
+        )
+        #expect(nested == #"{"in_folder":{"directory":"s","reason":{"sender_and_sink_disagree":{}}}}"#)
+        let refused = String(
+            decoding: try encoder.encode(InvalidReason.credentialsRefused(refusals: [.badDeviceToken: 2])),
+            as: UTF8.self
+        )
+        #expect(refused == #"{"credentials_refused":{"refusals":{"BadDeviceToken":2}}}"#)
+    }
+
+    /// The judgements readers make look through folders to the cause.
+    @Test func judgementsSeeThroughFolders() {
+        let interrupted = InvalidReason.interrupted(signal: "SIGINT", afterSeconds: 1, unsent: 0)
+        #expect(
+            InvalidReason.inFolder(directory: "a", reason: .inFolder(directory: "b", reason: interrupted))
+                .isInterruption
+        )
+        #expect(!InvalidReason.stoppedBeforeTheEnd.isInterruption)
+        #expect(
+            InvalidReason.inFolder(directory: "a", reason: .generatorBehind(worstLagMs: 1, limitMs: 0.5))
+                .isGeneratorBehind
+        )
+        // Words that merely mention an interruption are not one.
+        #expect(!InvalidReason.stated("interrupted by SIGINT after 1.00 s").isInterruption)
+        #expect(Self.every.filter(\.isGap).count == 4)
+    }
+
+    /// Every case has words of its own (no two alike), and the words carry its figures.
+    @Test func eachCaseIsRenderedOnce() {
+        let words = Self.every.map(\.description)
+        #expect(Set(words).count == words.count)
+        #expect(
+            InvalidReason.generatorBehind(worstLagMs: 0.4, limitMs: 100).description
+                == "the generator fell 400 µs behind its schedule (limit 100 ms)"
+        )
+        #expect(
+            InvalidReason.inFolder(directory: "shard-2", reason: .senderAndSinkDisagree).description
+                == "shard-2: sender and sink disagree"
+        )
+    }
+
+    /// summary.json without `invalid_causes` (an older Fanout's) is judged by its words, and
+    /// `valid: false` without any reason is invalid still.
+    @Test func anOlderFoldersWordsReadAsStated() throws {
+        let path = GoldenFilesTests.repositoryRootFromHere + "/results/baselines/default/repeat-1/summary.json"
+        var json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+        )
+        #expect(json["invalid_causes"] == nil)
+        json["valid"] = false
+        json["invalid_reasons"] = ["sender and sink disagree"]
+        let folder = NSTemporaryDirectory() + "fanout-invalid-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: folder + "/summary.json"))
+        var read = try SummaryDocument.read(folder + "/summary.json")
+        #expect(read.invalidity == [.stated("sender and sink disagree")])
+        read.invalidReasons = []
+        #expect(read.invalidity == [.validWithoutReason])
+    }
+}

@@ -1,0 +1,125 @@
+import FanoutReport
+import FanoutResults
+import Foundation
+import Testing
+
+/// The gate checks the figures it reads, not only the flags: each edit a hostile user made to a
+/// valid summary.json (and that passed the gate before) makes the run invalid, the cause named.
+@Suite struct SummaryContradictionTests {
+    /// A valid open-model run without a sink section (the golden files' run).
+    static let golden = GoldenFilesTests.golden + "/summary.json"
+    /// A valid run reconciled with its sink (the committed baseline's first repeat).
+    static let reconciled = GoldenFilesTests.repositoryRootFromHere + "/results/baselines/default/repeat-1/summary.json"
+
+    /// `edit` applied to the JSON object of `source`, written as a run folder, then gated on
+    /// thresholds the untouched run passes.
+    static func gate(
+        _ source: String = golden,
+        _ edit: (inout [String: Any]) -> Void
+    ) throws -> (Gate.Outcome, [InvalidReason]) {
+        var json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: source))) as? [String: Any]
+        )
+        edit(&json)
+        let folder = NSTemporaryDirectory() + "fanout-contradiction-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: folder + "/summary.json"))
+        let outcome = try Gate(run: folder, baseline: nil, thresholds: ["failed < 1000"], file: nil).evaluate()
+        return (outcome, outcome.invalidReasons.map(\.reason))
+    }
+
+    @Test(arguments: [golden, reconciled])
+    func theUntouchedRunsPass(source: String) throws {
+        let (outcome, reasons) = try Self.gate(source) { _ in }
+        #expect(reasons == [])
+        #expect(outcome.status == .passed)
+    }
+
+    @Test func moreAcceptedThanSentIsInvalid() throws {
+        let (outcome, reasons) = try Self.gate { $0["accepted"] = 40_000 }
+        #expect(outcome.status == .invalid)
+        #expect(reasons == [.outcomesDoNotAddUp(sent: 6000, accepted: 40_000, rejected: 20, failed: 10)])
+    }
+
+    @Test func aNegativeCountOrPercentileIsInvalid() throws {
+        let (_, accepted) = try Self.gate {
+            $0["accepted"] = -1
+            $0["sent"] = 29
+        }
+        #expect(accepted == [.negativeFigure(field: "accepted", value: -1)])
+        let (outcome, latency) = try Self.gate {
+            var latency = $0["latency_ms"] as! [String: Any]
+            latency["p99"] = -5
+            $0["latency_ms"] = latency
+        }
+        #expect(outcome.status == .invalid)
+        #expect(latency == [.negativeFigure(field: "latency_ms.p99", value: -5), .percentilesOutOfOrder])
+    }
+
+    @Test func aSinkSectionThatDisagreesWithReconciledTrueIsInvalid() throws {
+        let (outcome, requests) = try Self.gate(Self.reconciled) {
+            var sink = $0["sink"] as! [String: Any]
+            sink["accepted"] = 999_000
+            $0["sink"] = sink
+        }
+        #expect(outcome.status == .invalid)
+        #expect(requests == [.reconciledButDisagrees(field: "accepted", sender: 1_000_000, sink: 999_000)])
+        let (_, differences) = try Self.gate(Self.reconciled) {
+            var sink = $0["sink"] as! [String: Any]
+            sink["differences"] = ["digest of accepted notifications: sink …, sender …"]
+            $0["sink"] = sink
+        }
+        #expect(differences == [.senderAndSinkDisagree])
+    }
+
+    /// The docs say a run with no answers never passes, whatever `valid` says.
+    @Test func noAnswersWithValidTrueIsInvalid() throws {
+        let (outcome, reasons) = try Self.gate {
+            $0["sent"] = 0
+            $0["accepted"] = 0
+            $0["rejected"] = [String: Int]()
+            $0["failed"] = [String: Int]()
+            $0["latency_ms"] = NSNull()
+            $0["throughput_per_second"] = NSNull()
+        }
+        #expect(outcome.status == .invalid)
+        #expect(reasons == [.noAnswers])
+    }
+
+    /// Before schema 7 nothing measured was written as zeros: "measured 0 ms" passes nothing.
+    @Test func anOldSchemasZeroLatenciesAreNothingMeasured() throws {
+        let (outcome, reasons) = try Self.gate {
+            $0["schema_version"] = 6
+            $0["latency_ms"] = ["p50": 0, "p90": 0, "p99": 0, "p99_9": 0, "p99_99": 0, "max": 0]
+        }
+        #expect(outcome.status == .invalid)
+        #expect(reasons == [.zeroLatencies(schema: 6)])
+    }
+
+    /// `"valid": true, "valid": false`: Foundation keeps the first, Python the last. Refused.
+    @Test func aKeyWrittenTwiceIsRefused() throws {
+        let text = try String(contentsOfFile: Self.golden, encoding: .utf8)
+        let doubled = text.replacingOccurrences(of: "\"valid\" : true,", with: "\"valid\" : true, \"valid\" : false,")
+        #expect(doubled != text)
+        let folder = NSTemporaryDirectory() + "fanout-duplicate-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try doubled.write(toFile: folder + "/summary.json", atomically: true, encoding: .utf8)
+        let error = #expect(throws: ResultsError.self) { try SummaryDocument.read(folder + "/summary.json") }
+        #expect(error?.kind == .malformed)
+        // Escapes name the same key: "\u0076alid" is "valid".
+        let escaped = text.replacingOccurrences(
+            of: "\"valid\" : true,",
+            with: "\"valid\" : true, \"\\u0076alid\" : false,"
+        )
+        try escaped.write(toFile: folder + "/summary.json", atomically: true, encoding: .utf8)
+        #expect(throws: ResultsError.self) { try SummaryDocument.read(folder + "/summary.json") }
+        // Nested objects are checked too, and the same key in two objects is no duplicate.
+        let nested = text.replacingOccurrences(of: "\"p50\" :", with: "\"p50\" : 1, \"p50\" :")
+        try nested.write(toFile: folder + "/summary.json", atomically: true, encoding: .utf8)
+        #expect(throws: ResultsError.self) { try SummaryDocument.read(folder + "/summary.json") }
+        try text.write(toFile: folder + "/summary.json", atomically: true, encoding: .utf8)
+        #expect(try SummaryDocument.read(folder + "/summary.json").valid)
+    }
+}
