@@ -239,6 +239,7 @@ struct LoadConnectionState {
             notification.finish()
             return notification.firstSentAt
         case .resend:
+            counts.resent += 1
             notification.wasSent = true
             resend.append(notification)
             return nil

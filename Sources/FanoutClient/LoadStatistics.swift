@@ -18,6 +18,9 @@ struct LoadCounts {
     var skipped = [Int](repeating: 0, count: SkipCause.all.count)
     /// Requests sent again: after a retryable answer, a reset, a timeout or a lost connection.
     var retries = 0
+    /// Requests the server never processed and that were sent again without a try used:
+    /// above a GOAWAY's last stream, or refused (REFUSED_STREAM).
+    var resent = 0
     /// Every answer received, final or not: 200s, and errors by reason (what a server counts).
     var answeredOK = 0
     var answers = [Int](repeating: 0, count: APNsReason.all.count)
@@ -72,6 +75,7 @@ struct LoadCounts {
         for index in failed.indices { failed[index] = 0 }
         for index in skipped.indices { skipped[index] = 0 }
         retries = 0
+        resent = 0
         answeredOK = 0
         for index in answers.indices { answers[index] = 0 }
         digest = NotificationDigest()
@@ -139,6 +143,7 @@ public final class LoadStatistics: Sendable {
             for index in local.failed.indices { total.failed[index] += local.failed[index] }
             for index in local.skipped.indices { total.skipped[index] += local.skipped[index] }
             total.retries += local.retries
+            total.resent += local.resent
             total.answeredOK += local.answeredOK
             for index in local.answers.indices { total.answers[index] += local.answers[index] }
             total.digest.combine(local.digest)
@@ -223,6 +228,7 @@ public final class LoadStatistics: Sendable {
             failed: failed,
             skipped: skipped,
             retries: counts.retries,
+            resent: counts.resent,
             answeredOK: counts.answeredOK,
             answers: answers,
             digest: counts.digest,
@@ -285,6 +291,9 @@ public struct LoadSnapshot: Sendable {
     public var failed: [FailureCause: Int]
     public var skipped: [SkipCause: Int]
     public var retries: Int
+    /// Requests the server never processed (above a GOAWAY's last stream, or refused) and
+    /// that were sent again without a try used: `requests` counts them each time.
+    public var resent: Int = 0
     /// Every answer received, retried ones included: 200s, and errors by reason.
     public var answeredOK: Int
     public var answers: [APNsReason: Int]

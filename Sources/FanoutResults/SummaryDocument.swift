@@ -41,6 +41,10 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var skipped: [SkipCause: Int]
     public var requests: Int
     public var retries: Int
+    /// Requests the server never processed (above a GOAWAY's last stream, or refused with
+    /// REFUSED_STREAM) and that were sent again without a try used; `requests` counts each
+    /// sending (an added, optional field; absent when none were, and in older folders).
+    public var resent: Int? = nil
     /// `null` when nothing was measured: no answers, or none after the warm-up (schema 7).
     @Nullable public var throughputPerSecond: Double?
     /// `null` when no latency was measured (schema 7; before, zeros).
@@ -128,7 +132,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case configuration, environment, started, endpoint, connections
         case streamsPerConnection = "streams_per_connection"
         case elapsedSeconds = "elapsed_seconds"
-        case sent, accepted, rejected, failed, skipped, requests, retries
+        case sent, accepted, rejected, failed, skipped, requests, retries, resent
         case throughputPerSecond = "throughput_per_second"
         case latency = "latency_ms"
         case digest, cancelled, reconciled, cpu, harness, start, shard, model, schedule
@@ -220,7 +224,8 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         delivery: DeliverySummary? = nil,
         broadcast: BroadcastSummary? = nil,
         aborted: Aborted? = nil,
-        fineIntervals: FineIntervals? = nil
+        fineIntervals: FineIntervals? = nil,
+        resent: Int? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.configuration = configuration
@@ -272,6 +277,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.broadcast = broadcast
         self.aborted = aborted
         self.fineIntervals = fineIntervals
+        self.resent = resent
     }
 }
 

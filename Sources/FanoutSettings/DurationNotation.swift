@@ -2,13 +2,20 @@
 /// `250us`, `5ms`, `1.5s`, `2m` or `1h`.
 public enum DurationNotation {
     /// The duration `text` writes, or `nil` when it is not one: negative, infinite, not a
-    /// number, or longer than `longest`.
+    /// number, longer than `longest`, or above zero but under half a nanosecond (`1e-400s`
+    /// would round to zero and pass every check that a duration is not zero).
     public static func parse(_ text: some StringProtocol) -> Duration? {
         let text = text.trimmingBlanks
         let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             if let value = Double(text.dropLast(suffix.count)), value >= 0, value * scale <= longestSeconds {
-                return .nanoseconds(Int64((value * scale * 1e9).rounded()))
+                let nanoseconds = (value * scale * 1e9).rounded()
+                // A written number that is not zero (its digits say so, whatever Double made of
+                // them) must not become zero.
+                let mantissa = text.dropLast(suffix.count).prefix { $0 != "e" && $0 != "E" }
+                let writtenZero = mantissa.allSatisfy { "0.+-".contains($0) }
+                guard nanoseconds > 0 || writtenZero else { return nil }
+                return .nanoseconds(Int64(nanoseconds))
             }
         }
         return nil

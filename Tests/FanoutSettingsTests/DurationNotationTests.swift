@@ -19,6 +19,18 @@ import Testing
         #expect(DurationNotation.parse(text) == nil)
     }
 
+    /// A duration written above zero that would round to zero nanoseconds is refused: it would
+    /// pass every check that a duration is not zero (`--warm-up 1e-400s`, `--coalesce 1e-12s`).
+    @Test(arguments: ["1e-400s", "0.0000000001s", "1e-13ms", "0.0004us"])
+    func aDurationThatRoundsToZeroIsRefused(text: String) {
+        #expect(DurationNotation.parse(text) == nil, "\(text)")
+    }
+
+    @Test(arguments: ["0s", "0ms", "0.0s", "0e5us", "00h"])
+    func zeroWrittenAsZeroIsZero(text: String) {
+        #expect(DurationNotation.parse(text) == .zero, "\(text)")
+    }
+
     @Test func wholeNanosecondsSaturates() {
         #expect(Duration.seconds(2).wholeNanoseconds == 2_000_000_000)
         #expect(Duration.seconds(-2).wholeNanoseconds == 0)

@@ -65,7 +65,8 @@ extension RunSummary {
                 binMilliseconds: Int(FineBins.width / 1_000_000),
                 elapsedSeconds: seconds,
                 completed: snapshot.intervals.map(\.completed).reduce(0, +)
-            )
+            ),
+            resent: snapshot.resent > 0 ? snapshot.resent : nil
         )
     }
 

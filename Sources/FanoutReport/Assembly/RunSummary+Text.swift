@@ -42,7 +42,7 @@ extension RunSummary {
             ? "no answers" : measured ? "\(grouped(Int(throughput.rounded()))) notifications/s" : "nothing measured"
         var lines = [
             "\(grouped(snapshot.sent)) notifications to \(endpoint) in \(String(format: "%.2f", seconds)) s over \(connections) connection\(connections == 1 ? "" : "s") × \(streamsPerConnection) streams: \(rate)",
-            "accepted \(grouped(snapshot.accepted))   rejected \(grouped(rejected))   failed \(grouped(failed))   skipped \(grouped(skipped))   (requests \(grouped(snapshot.requests)), retries \(grouped(snapshot.retries)))",
+            "accepted \(grouped(snapshot.accepted))   rejected \(grouped(rejected))   failed \(grouped(failed))   skipped \(grouped(skipped))   (requests \(grouped(snapshot.requests)), retries \(grouped(snapshot.retries))\(snapshot.resent > 0 ? ", resent \(grouped(snapshot.resent))" : ""))",
         ]
         for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  rejected \(reason.status) \(reason.rawValue): \(grouped(count))")

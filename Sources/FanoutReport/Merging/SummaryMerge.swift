@@ -85,6 +85,9 @@ struct SummaryMerge {
         case .accepted: merged.accepted = sum(\.accepted)
         case .requests: merged.requests = sum(\.requests)
         case .retries: merged.retries = sum(\.retries)
+        case .resent:
+            let resent = sum { $0.resent ?? 0 }
+            merged.resent = resent > 0 ? resent : nil
         case .unscheduled: merged.unscheduled = sum(\.unscheduled)
         case .unsent:
             let unsent = sum { $0.unsent ?? 0 }
