@@ -79,10 +79,13 @@ public struct TokenAuthentication: Sendable {
         guard let authorization, !authorization.isEmpty else { return .missingProviderToken }
         let bearer: StaticString = "bearer "
         let prefix = bearer.utf8CodeUnitCount
-        // The scheme in any case, compared in place: this runs for every request.
+        // The scheme in any case, compared in place: this runs for every request. Only letters
+        // fold (a byte's 0x20 bit set is its lower case); the space must be a space, or NUL
+        // (0x00 | 0x20) would pass for it, and a NUL in a field value is malformed (RFC 9113
+        // §8.2.1).
         guard authorization.count > prefix,
             zip(authorization, UnsafeRawBufferPointer(start: bearer.utf8Start, count: prefix))
-                .allSatisfy({ $0 | 0x20 == $1 })
+                .allSatisfy({ $0 == $1 || ($1 != UInt8(ascii: " ") && $0 | 0x20 == $1) })
         else { return .invalidProviderToken }
         let jwt = UnsafeRawBufferPointer(rebasing: authorization[prefix...])
         let time = now()
@@ -168,6 +171,13 @@ struct ProviderToken {
         }
         guard let keyID = header["kid"] as? String else {
             throw ProviderTokenFault("its header's kid is \(Self.describe(header["kid"])), not a key id string")
+        }
+        // RFC 7515 §4.1.11: extensions named critical must be understood, or the JWS refused;
+        // the sink understands none (APNs' tokens carry alg and kid only).
+        if let critical = header["crit"] {
+            throw ProviderTokenFault(
+                "its header names \(Self.describe(critical)) as crit: extensions the sink does not understand, so it must refuse the token (RFC 7515 §4.1.11)"
+            )
         }
         guard let teamID = claims["iss"] as? String else {
             throw ProviderTokenFault("its iss claim is \(Self.describe(claims["iss"])), not a team id string")

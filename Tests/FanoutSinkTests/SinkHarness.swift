@@ -165,8 +165,10 @@ struct TestKey {
     }
 
     /// A token whose `iat` is `iat` as written in the claims' JSON (`1764140000.25`, `"17…"`).
-    func token(iat: String, issuer: String? = nil, algorithm: String = "ES256") -> String {
-        let header = Self.base64URL(Data(#"{"alg":"\#(algorithm)","kid":"\#(keyID)"}"#.utf8))
+    /// `header` adds members to the header's JSON (`"crit":["exp"]`).
+    func token(iat: String, issuer: String? = nil, algorithm: String = "ES256", header extra: String = "") -> String {
+        let members = #""alg":"\#(algorithm)","kid":"\#(keyID)""# + (extra.isEmpty ? "" : "," + extra)
+        let header = Self.base64URL(Data("{\(members)}".utf8))
         let claims = Self.base64URL(Data(#"{"iss":"\#(issuer ?? teamID)","iat":\#(iat)}"#.utf8))
         let signature = try! privateKey.signature(for: Data("\(header).\(claims)".utf8))
         return "\(header).\(claims).\(Self.base64URL(signature.rawRepresentation))"

@@ -180,6 +180,22 @@ import Testing
         }
     }
 
+    /// RFC 7515 §4.1.11: a critical extension the sink does not understand refuses the token;
+    /// a NUL where the scheme's space goes is no space (RFC 9113 §8.2.1: malformed).
+    @Test func aCriticalExtensionOrANulInTheSchemeIsRefused() {
+        let said = NIOLockedBox<[String]>([])
+        var sink = harness(faults: TokenFaults { line in said.append(line) })
+        let critical = key.token(iat: "1700000000", header: #""crit":["exp"],"exp":1700003600"#)
+        let answer = sink.send(TokenAuthenticationTests.request(critical))
+        #expect(answer?.reason == "InvalidProviderToken")
+        #expect(said.value.count == 1 && said.value[0].contains("as crit: extensions the sink does not understand"))
+        let token = key.token(iat: "1700000000")
+        let nul = sink.send(SinkHarness.fields([("authorization", "bearer\u{0}\(token)")]))
+        #expect(nul?.reason == "InvalidProviderToken")
+        // The same token with a space, and the scheme in capitals, is accepted.
+        #expect(sink.send(SinkHarness.fields([("authorization", "BEARER \(token)")]))?.status == 200)
+    }
+
     /// Each distinct fault is said once, however often it comes, and counted.
     @Test func aFaultIsSaidOnceAndCounted() {
         let said = NIOLockedBox<[String]>([])
