@@ -10,7 +10,8 @@ extension SummaryDocument {
     /// ends in `_ms`; "since the mark" is since `start.at`.
     public struct Provider: Codable, Sendable, Equatable {
         public var start: Start
-        /// How the run ended: `expect`, `expect-tokens`, `duration`, `idle-exit` or `signal`.
+        /// How the run ended: `expect`, `expect-tokens`, `duration`, `idle-exit`, `no-request` or
+        /// `signal`.
         public var endedBy: String
         public var expected: Expected
         public var delivery: Delivery

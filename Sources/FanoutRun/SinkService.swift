@@ -67,6 +67,9 @@ public struct SinkJob: Sendable {
         /// This long after the last request (within a second: counts reach the statistics
         /// at least once a second).
         public var idleExit: Duration?
+        /// With `idleExit`: how long it waits for a first request before it stops, never less
+        /// than `idleExit` (a provider started after the sink needs the time to come).
+        public var firstRequestWithin: Duration = .seconds(60)
 
         public init() {}
 
@@ -76,6 +79,8 @@ public struct SinkJob: Sendable {
             case expectTokens = "expect-tokens"
             case duration
             case idleExit = "idle-exit"
+            /// `--idle-exit` given and no request within `--first-request-within`.
+            case noRequest = "no-request"
             /// SIGINT or SIGTERM.
             case signal
         }
@@ -210,7 +215,8 @@ public struct SinkService: Service {
     }
 
     /// Waits for the first of the job's ends: the expected notifications or tokens, its
-    /// duration, idleness after the last request. Checks every 20 ms; a trigger that could not
+    /// duration, idleness after the last request (or, before any, no request within
+    /// `firstRequestWithin`). Checks every 20 ms; a trigger that could not
     /// start ends the wait with an error. Once a second it gives `live` the second's figures.
     private func watch(
         _ sink: Sink,
@@ -247,7 +253,10 @@ public struct SinkService: Service {
                 lastCount = count
                 lastChange = now
             }
-            if let idle = ending.idleExit, count > 0, now - lastChange >= idle { return .idleExit }
+            if let idle = ending.idleExit {
+                if count > 0, now - lastChange >= idle { return .idleExit }
+                if count == 0, now - started >= max(idle, ending.firstRequestWithin) { return .noRequest }
+            }
         }
     }
 

@@ -182,6 +182,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "With --idle-exit: stop if no request came this long after listening (never sooner than --idle-exit). Default: 60s.",
+            valueName: "duration"
+        )
+    )
+    var firstRequestWithin: Duration?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Run CMD with /bin/sh -c once listening (the provider, or a curl to its broadcast API); the fan-out counts from its launch. Needs --output; its output goes to DIR/trigger.log.",
             valueName: "cmd"
         )
@@ -248,7 +257,13 @@ struct SinkCommand: AsyncParsableCommand {
                 throw ValidationError("\(name) measures the provider: add --output DIR.")
             }
         }
-        for (name, value) in [("--duration", duration), ("--idle-exit", idleExit), ("--plan-rtt", planRtt)] {
+        if firstRequestWithin != nil && idleExit == nil {
+            throw ValidationError("--first-request-within bounds --idle-exit's wait for a first request: add --idle-exit.")
+        }
+        for (name, value) in [
+            ("--duration", duration), ("--idle-exit", idleExit), ("--first-request-within", firstRequestWithin),
+            ("--plan-rtt", planRtt),
+        ] {
             if let value, value <= .zero { throw ValidationError("\(name) must be longer than 0; got \(value).") }
         }
         if let budget = liveactivityPriorityBudget, budget.count != budget.count.rounded() || budget.count < 1 {
@@ -318,6 +333,7 @@ struct SinkCommand: AsyncParsableCommand {
         job.ending.expect = expect.map { Int($0.value) }
         job.ending.duration = duration
         job.ending.idleExit = idleExit
+        if let firstRequestWithin { job.ending.firstRequestWithin = firstRequestWithin }
         if let output {
             var instrument = SinkJob.Instrument(output: output)
             instrument.expectTokens = expectTokens

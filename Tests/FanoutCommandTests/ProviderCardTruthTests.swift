@@ -1,3 +1,4 @@
+import FanoutReport
 import FanoutResults
 import FanoutTestSupport
 import Foundation
@@ -178,5 +179,29 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         #expect(outcome.statuses == ["200": 100], "\(outcome.said)")
         #expect(outcome.card.values.allSatisfy { $0 == 0 }, "\(outcome.card)")
+    }
+}
+
+/// A sink no provider ever reaches: it stops by itself, and its folder never passes a gate.
+@Suite struct EmptyProviderRunTests {
+    @Test func aSinkNoRequestReachesStopsAndItsFolderIsInvalid() throws {
+        let folder = NSTemporaryDirectory() + "fanout-empty-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder, "--idle-exit", "1s",
+                "--first-request-within", "2s",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder)
+        #expect(summary.provider?.endedBy == "no-request")
+        #expect(summary.requests == 0)
+        let gate = try CommandRunner.run(
+            ["gate", folder, "--threshold", "violations == 0", "--threshold", "fanout < 60s"]
+        )
+        #expect(gate.status == 2, "\(gate.standardOutput)")
+        #expect(try RunRecord.load(folder).invalidReasons.contains(.noRequests))
     }
 }

@@ -280,7 +280,8 @@ import Testing
     }
 
     /// `--duration` ends a run that nothing reached: a folder with nothing accepted, no start
-    /// mark, valid (nothing was expected), ended by duration.
+    /// mark, ended by duration — and invalid: no request arrived, so it measured nothing (a
+    /// gate on `violations == 0` passed such a folder before).
     @Test func aDurationEndsARunNothingReached() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -291,7 +292,8 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.accepted == 0)
-        #expect(summary.valid == true)
+        #expect(summary.valid == false)
+        #expect(summary.invalidity == [.noRequests])
         let provider = try #require(summary.provider)
         #expect(provider.endedBy == "duration")
         #expect(provider.start.at == nil)

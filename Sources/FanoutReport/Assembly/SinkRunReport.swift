@@ -129,10 +129,11 @@ public struct SinkRunReport: Sendable {
     /// The fan-out time: the mark to the last accepted arrival (0 before any).
     public var fanoutSeconds: Double { Double(measurements.lastAccepted ?? 0) / 1e9 }
 
-    /// Why the sink's folder cannot stand for the run it expected: less arrived than
-    /// expected before it stopped, or the trigger failed.
+    /// Why the sink's folder cannot stand for the run it expected: no request arrived, less
+    /// arrived than expected before it stopped, or the trigger failed.
     public var invalidReasons: [InvalidReason] {
         var reasons: [InvalidReason] = []
+        if measurements.requests == 0 { reasons.append(.noRequests) }
         let expected = measurements.expected
         if !expected.reached {
             if let notifications = expected.notifications {
