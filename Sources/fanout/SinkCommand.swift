@@ -258,7 +258,9 @@ struct SinkCommand: AsyncParsableCommand {
             }
         }
         if firstRequestWithin != nil && idleExit == nil {
-            throw ValidationError("--first-request-within bounds --idle-exit's wait for a first request: add --idle-exit.")
+            throw ValidationError(
+                "--first-request-within bounds --idle-exit's wait for a first request: add --idle-exit."
+            )
         }
         for (name, value) in [
             ("--duration", duration), ("--idle-exit", idleExit), ("--first-request-within", firstRequestWithin),
