@@ -16,6 +16,9 @@ public struct SearchDocument: Codable, Sendable, Equatable {
     /// `null` while the search runs, or when it was stopped.
     @Nullable public var answer: Answer?
     public var answerText: String
+    /// The signal that stopped the search (`SIGINT`, `SIGTERM`, `SIGHUP`); absent when none did
+    /// (an added, optional field).
+    public var stoppedBy: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case version, target, objectives
@@ -27,6 +30,7 @@ public struct SearchDocument: Codable, Sendable, Equatable {
         case warmUpSeconds = "warm_up_seconds"
         case steps, answer
         case answerText = "answer_text"
+        case stoppedBy = "stopped_by"
     }
 
     public struct Step: Codable, Sendable, Equatable {
@@ -113,7 +117,8 @@ public struct SearchDocument: Codable, Sendable, Equatable {
         warmUpSeconds: Double,
         steps: [Step],
         answer: Answer? = nil,
-        answerText: String
+        answerText: String,
+        stoppedBy: String? = nil
     ) {
         self.version = version
         self.target = target
@@ -127,5 +132,6 @@ public struct SearchDocument: Codable, Sendable, Equatable {
         self.steps = steps
         self.answer = answer
         self.answerText = answerText
+        self.stoppedBy = stoppedBy
     }
 }

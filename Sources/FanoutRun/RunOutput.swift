@@ -30,6 +30,14 @@ public final class RunOutput: Sendable {
     /// The lock file's name in the folder.
     public static let lockName = ".lock"
 
+    /// Which command's results the folder would hold: what counts as earlier results in it.
+    public enum Results: Sendable {
+        /// A run's files, and a repeat set's (`fanout run`, `send`, `merge`).
+        case run
+        /// A search's `search.json` and `report.html` and its `step-NN/` runs, or a run's.
+        case search
+    }
+
     /// What to do with an earlier run's results in the folder.
     public enum EarlierResults: Sendable {
         /// Refuse the folder (`fanout run`, `fanout send`).
@@ -44,7 +52,8 @@ public final class RunOutput: Sendable {
         preparing path: String,
         option: String = "--output",
         inputs: [String] = [],
-        earlierResults: EarlierResults = .refuse
+        earlierResults: EarlierResults = .refuse,
+        results: Results = .run
     ) throws(JobError) {
         let files = FileManager.default
         var isFolder: ObjCBool = false
@@ -83,7 +92,7 @@ public final class RunOutput: Sendable {
             close(descriptor)
             throw JobError.output("cannot write in the \(option) folder \(path): \(reason)")
         }
-        let earlier = Self.earlierResults(in: path)
+        let earlier = Self.earlierResults(in: path, results: results)
         guard earlier.isEmpty || earlierResults == .replace else {
             close(descriptor)
             throw JobError.option(
@@ -99,12 +108,19 @@ public final class RunOutput: Sendable {
         close(lock)
     }
 
-    /// What a run writes, found in `path`: its files, the repeats' manifest and folders.
-    static func earlierResults(in path: String) -> [String] {
+    /// What a run (or a search) writes, found in `path`: its files, the repeats' manifest and
+    /// folders (a search's steps).
+    static func earlierResults(in path: String, results: Results = .run) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        let ours = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+        var ours = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+        var numbered = ["repeat-"]
+        if case .search = results {
+            ours.formUnion(SearchReport.files)
+            numbered.append("step-")
+        }
         return names.filter { name in
-            ours.contains(name) || (name.hasPrefix("repeat-") && Int(name.dropFirst("repeat-".count)) != nil)
+            ours.contains(name)
+                || numbered.contains { name.hasPrefix($0) && Int(name.dropFirst($0.count)) != nil }
         }
         .sorted()
         .map { name in ours.contains(name) ? name : name + "/" }

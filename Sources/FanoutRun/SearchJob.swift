@@ -37,12 +37,18 @@ public struct SearchJob: Sendable {
     /// What a step may fall short of its offered rate by and still pass: the search's precision.
     var shortfall: Double { bounds.precision }
 
-    /// Runs the search, blocking; each step's line goes to `log` as it ends. Ctrl-C stops the
-    /// step under way and the search with it (`answer` stays `nil`).
+    /// Runs the search, blocking; each step's line goes to `log` as it ends. `output` is
+    /// checked and locked before the first step sends anything (`RunOutput`: not a file, none
+    /// of the inputs, no other command writing it, no earlier run's or search's results in it).
+    /// SIGINT, SIGTERM or SIGHUP (a CI runner's cancel) stops the step under way and the search
+    /// with it: search.json and report.html say how far it got (`answer` stays `nil`, the
+    /// signal named), as they do after every step.
     public func run(log: (String) -> Void = { _ in }) throws -> SearchReport {
         for objective in objectives where objective.needsBaseline {
             throw JobError.option("--slo \(objective.text): a search has no baseline; give a limit, like p99 < 50ms")
         }
+        let taken = try RunOutput(preparing: output, earlierResults: .refuse, results: .search)
+        defer { withExtendedLifetime(taken) {} }
         var report = SearchReport(
             target: targetDescription,
             objectives: objectives,
@@ -51,58 +57,58 @@ public struct SearchJob: Sendable {
             warmUp: warmUp
         )
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
-        let stopped = NIOLockedValueBox(false)
-        try onInterrupt(
-            {
-                stopped.withLockedValue { $0 = true }
-                engine.withLockedValue { $0?.cancel() }
-            },
-            during: {
-                log(SearchReport.tableHeader)
-                var search = RateSearch(bounds)
-                var action = search.start()
-                while case .measure(let rate, let purpose) = action {
-                    let number = report.steps.count + 1
-                    let folder = output + String(format: "/step-%02d", number)
-                    let summary = try measure(rate, into: folder) { started in
-                        engine.withLockedValue { $0 = started }
-                        if stopped.withLockedValue({ $0 }) { started.cancel() }
-                    }
-                    if summary.report.cancelled && summary.report.abandoned == nil { break }
-                    // No step can measure an endpoint that cannot be reached.
-                    if let failure = summary.report.unreachable {
-                        throw Unreachable(
-                            line: RunSummary.unreachableLine(
-                                failure,
-                                host: summary.configuration.host,
-                                port: summary.configuration.port
-                            )
-                        )
-                    }
-                    let run: RunSet
-                    do {
-                        run = try RunSet.load(folder)
-                    } catch {
-                        throw JobError.input("cannot read back step \(number): \(error)")
-                    }
-                    let step = SearchStep(
-                        number: number,
-                        offered: rate,
-                        purpose: purpose,
-                        folder: folder,
-                        summary: summary,
-                        run: run,
-                        objectives: objectives,
-                        shortfall: shortfall
-                    )
-                    report.steps.append(step)
-                    log(SearchReport.tableRow(step))
-                    try write(report)
-                    action = search.finished(step.outcome)
-                }
-                if case .finished(let answer) = action { report.answer = answer }
+        let stopped = NIOLockedValueBox<StopSignal?>(nil)
+        try StopSignals.watch { signals in
+            signals.onStop { signal in
+                stopped.withLockedValue { $0 = signal }
+                // The step under way drains and is written marked interrupted, as a run is.
+                engine.withLockedValue { $0?.interrupt(by: signal) }
             }
-        )
+            log(SearchReport.tableHeader)
+            var search = RateSearch(bounds)
+            var action = search.start()
+            while case .measure(let rate, let purpose) = action {
+                let number = report.steps.count + 1
+                let folder = output + String(format: "/step-%02d", number)
+                let summary = try measure(rate, into: folder) { started in
+                    engine.withLockedValue { $0 = started }
+                    if let signal = stopped.withLockedValue({ $0 }) { started.interrupt(by: signal) }
+                }
+                if summary.report.cancelled && summary.report.abandoned == nil { break }
+                // No step can measure an endpoint that cannot be reached.
+                if let failure = summary.report.unreachable {
+                    throw Unreachable(
+                        line: RunSummary.unreachableLine(
+                            failure,
+                            host: summary.configuration.host,
+                            port: summary.configuration.port
+                        )
+                    )
+                }
+                let run: RunSet
+                do {
+                    run = try RunSet.load(folder)
+                } catch {
+                    throw JobError.input("cannot read back step \(number): \(error)")
+                }
+                let step = SearchStep(
+                    number: number,
+                    offered: rate,
+                    purpose: purpose,
+                    folder: folder,
+                    summary: summary,
+                    run: run,
+                    objectives: objectives,
+                    shortfall: shortfall
+                )
+                report.steps.append(step)
+                log(SearchReport.tableRow(step))
+                try write(report)
+                action = search.finished(step.outcome)
+            }
+            if case .finished(let answer) = action { report.answer = answer }
+        }
+        report.stoppedBy = stopped.withLockedValue { $0 }?.name
         try write(report)
         log(report.answerText)
         return report

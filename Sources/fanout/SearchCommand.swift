@@ -21,12 +21,15 @@ struct SearchCommand: ParsableCommand {
             max, errors, failed, rejected; no baseline). A step whose generator fell behind its \
             schedule by more than --max-lag measured the generator, not the endpoint: the search \
             says so. Each step is a run folder (step-01/ …) under --output (default: a new \
-            results/search-… folder), with search.json and report.html (achieved against \
+            results/search-… folder; one holding an earlier run's or search's results, or in use \
+            by another command, is refused before any traffic), with search.json and report.html \
+            (written after each step; achieved against \
             offered rate; p50 and p99 against offered rate, the knee, with each latency --slo \
             as a line). Exit status: 0 with an \
             answer, 3 when no rate kept the SLO or --max-steps ran out, 4 when the answer is the \
             generator's limit, 5 when the endpoint could not be reached (the search stops at that \
-            step; the cause on standard error), 130 after Ctrl-C, 1 on an error.
+            step; the cause on standard error), 129, 130 or 143 after SIGHUP, SIGINT or SIGTERM \
+            (search.json says how far it got and which signal stopped it), 1 on an error.
             """
     )
 
@@ -233,7 +236,9 @@ struct SearchCommand: ParsableCommand {
         }
         say("results: \(output)/ (\(SearchReport.files.joined(separator: ", ")), step-NN/)")
         switch report.answer {
-        case nil: throw ExitCode(RunStatus.interrupted.rawValue)
+        case nil:
+            let signal = report.stoppedBy.flatMap { name in StopSignal.allCases.first { $0.name == name } }
+            throw ExitCode(RunStatus(signal ?? .interrupt).rawValue)
         case .found, .atLeast: break
         case .generatorLimit: throw ExitCode(RunStatus.invalid.rawValue)
         case .noRate, .stepsExhausted: throw ExitCode(RunStatus.failed.rawValue)

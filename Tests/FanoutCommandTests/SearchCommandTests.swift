@@ -115,4 +115,69 @@ import Testing
         #expect(result.status == 64, "\(arguments): \(result.standardError)")
         #expect(result.standardError.contains(message), "\(result.standardError)")
     }
+
+    /// `--output` is checked and taken before any traffic (#61 case 5): a run's folder, a
+    /// search's, a folder another search holds and one that cannot be made are refused, each
+    /// with nothing sent and nothing of theirs touched.
+    @Test func anOutputThatHoldsResultsOrCannotBeMadeIsRefusedBeforeAnyTraffic() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let arguments = [
+            "search", "--slo", "errors < 1%", "--from", "200/s", "--to", "200/s", "--step-duration", "1s",
+            "--warm-up", "0s", "--connections", "1",
+        ]
+        let run = try CommandRunner.run(["run", "--count", "200", "--output", folder + "/run"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let summary = try Data(contentsOf: URL(fileURLWithPath: folder + "/run/summary.json"))
+        let report = try Data(contentsOf: URL(fileURLWithPath: folder + "/run/report.html"))
+        let intoRun = try CommandRunner.run(arguments + ["--output", folder + "/run"], timeout: .seconds(60))
+        #expect(intoRun.status == 1, "\(intoRun.standardError)")
+        #expect(intoRun.standardError.contains("holds an earlier run's results"), "\(intoRun.standardError)")
+        #expect(!intoRun.standardOutput.contains("explore"), "no step ran: \(intoRun.standardOutput)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/run/summary.json")) == summary)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/run/report.html")) == report)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/run/step-01"))
+
+        // A search's folder: its step-NN/ and search.json are earlier results too.
+        let first = try CommandRunner.run(arguments + ["--output", folder + "/search"], timeout: .seconds(120))
+        #expect(first.status == 0, "\(first.standardOutput)\(first.standardError)")
+        let again = try CommandRunner.run(arguments + ["--output", folder + "/search"], timeout: .seconds(60))
+        #expect(again.status == 1 && again.standardError.contains("search.json"), "\(again.standardError)")
+
+        // A folder that cannot be made: refused before step 1, not after it sent.
+        let nowhere = try CommandRunner.run(arguments + ["--output", "/proc/fanout-nope"], timeout: .seconds(60))
+        #expect(nowhere.status == 1, "\(nowhere.standardError)")
+        #expect(nowhere.standardError.contains("/proc/fanout-nope"), "\(nowhere.standardError)")
+        #expect(!nowhere.standardOutput.contains("explore"), "no step ran: \(nowhere.standardOutput)")
+    }
+
+    /// SIGTERM and SIGHUP (a CI runner's cancel) stop a search as Ctrl-C does: the step under
+    /// way is written marked interrupted, search.json says which signal stopped it after how
+    /// many steps, and the exit status is 128 + the signal's number (#61 case 6).
+    @Test(arguments: [("SIGTERM", SIGTERM, Int32(143)), ("SIGHUP", SIGHUP, 129)])
+    func aSignalLeavesASearchThatSaysHowFarItGot(name: String, signal: Int32, status: Int32) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let search = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "search", "--slo", "errors < 1%", "--from", "500/s", "--to", "1000/s", "--step-duration", "60s",
+                "--warm-up", "0s", "--connections", "1", "--output", folder,
+            ]
+        )
+        defer { search.stop() }
+        let sending = poll(timeout: .seconds(60), every: .milliseconds(50)) {
+            FileManager.default.fileExists(atPath: folder + "/.lock") && search.bytesWritten > 10_000
+        }
+        try #require(sending, "the search never began its first step")
+        search.signal(signal)
+        let result = try search.wait(timeout: .seconds(30))
+        #expect(result.status == status, "\(result.errors)")
+        let document = try Self.search(in: folder)
+        #expect(document.stoppedBy == name)
+        #expect(document.answer == nil)
+        #expect(document.answerText.hasPrefix("stopped by \(name) after 0 steps"), "\(document.answerText)")
+        let step = try CommandRunner.summary(in: folder + "/step-01")
+        #expect(step.invalidity.contains { $0.isInterruption })
+    }
 }

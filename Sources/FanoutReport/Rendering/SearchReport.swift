@@ -97,6 +97,8 @@ public struct SearchReport: Sendable {
     public var steps: [SearchStep] = []
     /// `nil` while the search runs, or when it was stopped.
     public var answer: RateSearch.Answer?
+    /// The signal that stopped it (`SIGTERM`), if one did.
+    public var stoppedBy: String?
 
     public static let version = 1
     public static let files = ["search.json", "report.html"]
@@ -148,7 +150,9 @@ public struct SearchReport: Sendable {
         func rate(_ value: Double) -> String { grouped(Int(value.rounded())) + "/s" }
         switch answer {
         case nil:
-            return "stopped before an answer"
+            let steps = "\(steps.count) step\(steps.count == 1 ? "" : "s")"
+            return stoppedBy.map { "stopped by \($0) after \(steps), before an answer" }
+                ?? "stopped before an answer (\(steps) so far)"
         case .found(let found, let ceiling):
             return "answer: \(rate(found)) keeps \(slo) (confirmed by a repeat); \(rate(ceiling)) did not"
         case .atLeast(let found):
@@ -184,7 +188,8 @@ public struct SearchReport: Sendable {
             warmUpSeconds: warmUp.seconds,
             steps: steps.map(\.document),
             answer: answer.map(SearchDocument.Answer.init),
-            answerText: answerText
+            answerText: answerText,
+            stoppedBy: stoppedBy
         )
     }
 
