@@ -17,8 +17,8 @@ extension TokenSet {
 
 /// The batches a run's tokens are read in (`TokenSet.openForRun(connections:)`).
 public enum RunBatching {
-    /// Bytes a batch is read into: the longest token line a run accepts.
-    public static let bytes = 64 * 1024
+    /// Bytes a batch is read into: the longest token line any reader accepts.
+    public static let bytes = TokenReaderConfiguration.longestLine
     /// Tokens a batch holds at most.
     public static let tokens = 1024
 

@@ -26,6 +26,11 @@ public enum InvalidTokenPolicy: Sendable, Hashable {
 /// lack its newline. The parser keeps its place (line number, sequence) across calls, so a reader
 /// can feed it a file chunk by chunk.
 struct TextTokenParser {
+    /// The longest token line any reader accepts, its newline included: a run's batch
+    /// (`RunBatching.bytes`), and so the limit of `fanout tokens` and every other reader too,
+    /// whatever its batch (a reader whose batch is smaller has the batch's limit).
+    static let longestLine = 64 * 1024
+
     let source: String
     let format: DeviceTokenFormat
     let shard: TokenShard
@@ -94,9 +99,12 @@ struct TextTokenParser {
             } else if let newline = memchr(base + stop, Int32(UInt8(ascii: "\n")), end &- stop) {
                 contentEnd = newline - base
                 next = contentEnd &+ 1
+                // Off the common path (a line that is its token): the limit costs that one nothing.
+                if next &- lineStart > Self.longestLine { throw tooLong(line &+ 1) }
             } else if isLast {
                 contentEnd = end
                 next = end
+                if next &- lineStart >= Self.longestLine { throw tooLong(line &+ 1) }
             } else {
                 return position
             }
@@ -135,12 +143,25 @@ struct TextTokenParser {
         return position
     }
 
+    /// A line over `longestLine`, whatever the policy: no token line is that long.
+    @inline(never)
+    private func tooLong(_ line: Int) -> TokenSetError {
+        TokenSetError(
+            "line \(line) is longer than \(Self.longestLine.grouped) bytes; no token line is that long",
+            source: source,
+            line: line
+        )
+    }
+
     @inline(never)
     private mutating func reject(
         _ content: UnsafeRawBufferPointer,
         column: Int,
         _ reason: String
     ) throws(TokenSetError) {
+        // A line that is all token (no newline found apart from the hex scan's stop) and over
+        // the limit is turned down here, off the parsing loop, as every reader's limit says.
+        if content.count >= Self.longestLine { throw tooLong(line) }
         // A CR where the token stops, not followed by LF: a file with old Mac line ends, read
         // as one line. Said here, off the parsing loop (a test there cost 6 instructions a token).
         let reason =

@@ -1,5 +1,6 @@
 import Atomics
 import FanoutAPNs
+import FanoutSettings
 
 /// An opened token source, ready to be read. A file is opened once and read once, front to
 /// back: the bytes read to tell text from binary are kept (`prefix`), so a pipe, a FIFO or a
@@ -124,6 +125,11 @@ final class TokenReader: @unchecked Sendable {
         _ summary: inout TokenStreamSummary
     ) throws(TokenSetError) {
         let rejects = try RejectWriter(path: configuration.invalidTokens == .skip ? configuration.rejectsPath : nil)
+        // Every way out writes the lines turned down so far, a line that stops the read among
+        // them: `--rejects` came back empty when a later line stopped the run.
+        defer {
+            do { try rejects.finish() } catch { summary.lostRejects = error }
+        }
         var parser = TextTokenParser(
             source: file.name,
             format: configuration.format,
@@ -159,12 +165,11 @@ final class TokenReader: @unchecked Sendable {
             let rest = filled - parsed
             if atEnd && rest == 0 {
                 deliver(batch, &summary)
-                do { try rejects.finish() } catch { summary.lostRejects = error }
                 return
             }
             if parsed == 0 && batch.hasRoom {
                 throw TokenSetError(
-                    "line \(parser.line + 1) is longer than \(batch.bytes.count) bytes; no token line is that long",
+                    "line \(parser.line + 1) is longer than \(batch.bytes.count.grouped) bytes; no token line is that long",
                     source: file.name,
                     line: parser.line + 1
                 )

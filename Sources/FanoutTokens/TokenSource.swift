@@ -33,8 +33,11 @@ public struct TokenReaderConfiguration: Sendable, Hashable {
     /// Where lines turned down under `.skip` are written, one per line:
     /// `line<TAB>column<TAB>reason<TAB>the line as it was`.
     public var rejectsPath: String?
-    /// Bytes per batch: the read size, and the longest line accepted.
+    /// Bytes per batch: the read size, and the longest line accepted when under
+    /// `longestLine`.
     public var batchBytes: Int
+    /// The longest token line any reader accepts (64 KiB, its newline included).
+    public static let longestLine = TextTokenParser.longestLine
     /// Most tokens per batch.
     public var batchTokens: Int
     /// Batches in circulation between the reader and the consumers: with `batchBytes`, the

@@ -93,6 +93,36 @@ import Testing
         )
     }
 
+    /// A line that stops the read (too long, under `.skip`) still leaves the lines turned down
+    /// before it in the rejects file: it came back empty (#61 case 7).
+    @Test func aLineThatStopsTheReadLeavesTheRejectsWritten() throws {
+        let folder = TemporaryFolder()
+        let long = String(repeating: "a", count: 70_000)
+        let path = folder.file("t.txt", "\(token64)\nxyz\n\(token64)\n\(long)\n\(token64)\n")
+        let rejects = "\(folder.path)/rejects.tsv"
+        let (tokens, summary) = try readAll(.file(path), .init(invalidTokens: .skip, rejectsPath: rejects))
+        #expect(tokens.map(\.line) == [1, 3])
+        #expect(summary.error?.line == 4)
+        #expect(try String(contentsOfFile: rejects, encoding: .utf8) == "2\t1\t'x' is not a hex digit\txyz\n")
+    }
+
+    /// One limit on a token line whatever the reader's batch: a run's (64 KiB) and the default
+    /// (256 KiB, `fanout tokens`) refuse the same 65,537-byte line and take the 65,536-byte one.
+    @Test(arguments: [64 * 1024, 256 * 1024])
+    func everyReaderHasTheSameLongestLine(batchBytes: Int) throws {
+        let folder = TemporaryFolder()
+        let longest = token64 + "\t" + String(repeating: "f", count: TokenReaderConfiguration.longestLine - 66)
+        #expect(longest.utf8.count + 1 == TokenReaderConfiguration.longestLine)
+        let fits = try readAll(.file(folder.file("a.txt", longest + "\n")), .init(batchBytes: batchBytes))
+        #expect(fits.1.error == nil && fits.0.count == 1, "\(String(describing: fits.1.error))")
+        let over = try readAll(.file(folder.file("b.txt", longest + "f\n")), .init(batchBytes: batchBytes))
+        #expect(over.1.error?.line == 1)
+        #expect(
+            over.1.error?.message.contains("longer than 65,536 bytes") == true,
+            "\(String(describing: over.1.error))"
+        )
+    }
+
     @Test func linesStraddlingBatchesAreReadWhole() throws {
         let folder = TemporaryFolder()
         var text = ""
