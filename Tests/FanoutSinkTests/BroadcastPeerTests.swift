@@ -1,3 +1,4 @@
+import FanoutChannels
 import FanoutTestSupport
 import Foundation
 import Testing

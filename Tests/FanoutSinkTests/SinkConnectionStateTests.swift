@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutScenarioTerms
 import Testing
 
 @testable import FanoutSink

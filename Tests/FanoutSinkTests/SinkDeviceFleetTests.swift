@@ -1,3 +1,5 @@
+import FanoutDevices
+import FanoutScenarioTerms
 import Foundation
 import NIOCore
 import Testing

@@ -1,3 +1,4 @@
+import FanoutScenarioTerms
 import NIOCore
 import NIOEmbedded
 import Testing

@@ -1,3 +1,4 @@
+import FanoutScenarioTerms
 import Testing
 
 @testable import FanoutSink
