@@ -28,11 +28,26 @@ package struct DeviceNotification {
     @usableFromInline
     package var isAlert = true
 
-    /// A notification for the token whose `TokenList.hash` is `token`, with APNs' defaults
-    /// (made per accepted request: inlinable).
+    /// A notification for the token whose `TokenList.hash` is `token`, APNs' defaults for what
+    /// is not given (the memberwise initialiser, spelt out for other modules; made per accepted
+    /// request: inlinable).
     @inlinable
-    package init(token: UInt64) {
+    package init(
+        token: UInt64,
+        priority: Int = 10,
+        expiration: Expiration = .unset,
+        collapse: UInt32 = 0,
+        id: UnsafeRawBufferPointer? = nil,
+        isBackground: Bool = false,
+        isAlert: Bool = true
+    ) {
         self.token = token
+        self.priority = priority
+        self.expiration = expiration
+        self.collapse = collapse
+        self.id = id
+        self.isBackground = isBackground
+        self.isAlert = isAlert
     }
 
     /// `apns-expiration`, on the model's clock.

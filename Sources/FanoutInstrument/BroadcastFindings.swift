@@ -55,11 +55,11 @@ package final class BroadcastFindings: Sendable {
         package init(
             operation: BroadcastOperation,
             status: Int,
-            rejection: APNsReason?,
-            channel: ChannelID?,
+            rejection: APNsReason? = nil,
+            channel: ChannelID? = nil,
             idHash: UInt64,
             priority: Int,
-            timestamp: Int64?
+            timestamp: Int64? = nil
         ) {
             self.operation = operation
             self.status = status

@@ -154,15 +154,4 @@ import Testing
         #expect(judge.findings.leftOpen().map(\.id) == [first.text, third.text])
         #expect(judge.findings.leftOpen().map(\.createdAt) == [5, 9])
     }
-
-    @Test func aPayloadsTimestampIsReadInPlace() {
-        func timestamp(_ text: String) -> Int64? {
-            Array(text.utf8).withUnsafeBytes { LiveActivityPayload.timestamp(in: $0) }
-        }
-        #expect(timestamp(#"{"aps":{"event":"update","timestamp":1732000000,"content-state":{}}}"#) == 1_732_000_000)
-        #expect(timestamp(#"{"aps":{"timestamp": 12.75}}"#) == 12)
-        #expect(timestamp(#"{"aps":{"timestamp":-3}}"#) == -3)
-        #expect(timestamp(#"{"aps":{"timestamp":"12"}}"#) == nil)
-        #expect(timestamp(#"{"timestamp":12,"aps":{}}"#) == nil)
-    }
 }

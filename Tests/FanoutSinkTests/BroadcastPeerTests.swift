@@ -1,8 +1,8 @@
-import FanoutChannels
 import FanoutTestSupport
 import Foundation
 import Testing
 
+@testable import FanoutChannels
 @testable import FanoutSink
 
 /// Broadcast channels on a real socket, asked by clients nobody here wrote: curl

@@ -1,12 +1,12 @@
 import FanoutAPNs
-import FanoutDevices
 import FanoutRandom
-import FanoutScenarioTerms
 import FanoutTestSupport
 import Foundation
 import NIOCore
 import Testing
 
+@testable import FanoutDevices
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// Scenario files say what the options say; rate limits per token and per connection.

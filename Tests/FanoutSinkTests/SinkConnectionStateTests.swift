@@ -1,7 +1,7 @@
 import FanoutAPNs
-import FanoutScenarioTerms
 import Testing
 
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The sink connection's state machines driven alone: no socket, no HTTP/2, a made-up clock

@@ -1,9 +1,9 @@
-import FanoutDevices
-import FanoutScenarioTerms
 import Foundation
 import NIOCore
 import Testing
 
+@testable import FanoutDevices
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The device fleet behind a sink connection's answers: what a request's fields tell it, and

@@ -1,8 +1,8 @@
 import FanoutAPNs
-import FanoutInstrument
-import FanoutScenarioTerms
 import Testing
 
+@testable import FanoutInstrument
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The conformance card as the sink fills it, one connection in memory at a time (the card's

@@ -1,10 +1,10 @@
 import FanoutAPNs
 import FanoutRandom
-import FanoutScenarioTerms
 import FanoutTestSupport
 import NIOCore
 import Testing
 
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// Latency, stalls and error mixes: seeded, reproducible, and as the options say.

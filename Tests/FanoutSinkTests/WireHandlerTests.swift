@@ -1,8 +1,8 @@
-import FanoutScenarioTerms
 import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The wire in front of a channel: bytes each way are held half a round trip, in order, and a
