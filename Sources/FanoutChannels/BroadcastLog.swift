@@ -62,14 +62,18 @@ public struct BroadcastRecords: Sendable {
     /// One accepted broadcast: when (uptime nanoseconds), on which channel (base64), and its
     /// subscribers' split.
     public struct Broadcast: Sendable, Equatable {
+        /// When it was accepted, uptime nanoseconds.
         public var acceptedAt: UInt64
+        /// Its channel's id, base64.
         public var channel: String
+        /// Its subscribers' split.
         public var reach: BroadcastReach
         /// Where its deliveries from storage fall (ns after the first broadcast); `nil`: nothing
         /// was stored.
         public var storage: StorageSpan?
     }
 
+    /// The channels' and broadcasts' counts.
     public var counts: BroadcastCounts
     /// The first `BroadcastLog.limit` broadcasts, in the order accepted.
     public var broadcasts: [Broadcast]

@@ -14,6 +14,7 @@ public struct BroadcastTimes: Sendable, Equatable {
     public var delay: LatencyDistribution?
     private var sortedEmpirical: [UInt64] = []
 
+    /// Times drawn from `delay` (`nil`: at once).
     public init(delay: LatencyDistribution?) {
         self.delay = delay
         if case .empirical(let values) = delay { sortedEmpirical = values.map(\.wholeNanoseconds).sorted() }

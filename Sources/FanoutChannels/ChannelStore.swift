@@ -286,15 +286,21 @@ package struct DeliveryShares: Equatable, Sendable {
 public struct BroadcastCounts: Codable, Sendable, Equatable {
     /// Channels created, deleted, and open now.
     public var created = 0
+    /// Channels deleted.
     public var deleted = 0
+    /// Channels open now.
     public var open = 0
     /// Creations refused with CannotCreateChannelConfig.
     public var refusedCreations = 0
     /// Broadcasts accepted (200), and what they reached, added up.
     public var broadcasts = 0
+    /// What the accepted broadcasts reached, added up.
     public var reach = BroadcastReach()
 
+    /// No channel, no broadcast.
     public init() {}
+
+    /// `reach`'s counts, read as the counts' own (`counts.delivered`).
 
     public subscript<Value>(dynamicMember path: WritableKeyPath<BroadcastReach, Value>) -> Value {
         get { reach[keyPath: path] }
@@ -307,6 +313,7 @@ public struct BroadcastCounts: Codable, Sendable, Equatable {
         case refusedCreations = "refused_creations"
     }
 
+    /// Reads the counts written flat: `reach`'s fields beside the channels'.
     public init(from decoder: any Decoder) throws {
         reach = try BroadcastReach(from: decoder)
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -317,6 +324,7 @@ public struct BroadcastCounts: Codable, Sendable, Equatable {
         broadcasts = try container.decode(Int.self, forKey: .broadcasts)
     }
 
+    /// Writes `reach`'s fields flat beside the channels'.
     public func encode(to encoder: any Encoder) throws {
         try reach.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)

@@ -11,8 +11,11 @@ import Foundation
 ///   lognormal:50000,1      median 50,000, σ 1 of the underlying normal
 /// ```
 public enum ChannelSubscribers: Sendable, Hashable, CustomStringConvertible {
+    /// Every channel has this many.
     case fixed(Int)
+    /// Each channel's count uniform from the first to the second.
     case uniform(Int, Int)
+    /// Each channel's count log-normal: its median, and the σ of the underlying normal.
     case logNormal(median: Int, sigma: Double)
 
     /// The most subscribers one channel may have: 100 million (a draw beyond it is it), so that
@@ -52,6 +55,7 @@ public enum ChannelSubscribers: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The grammar's text for it.
     public var description: String {
         switch self {
         case .fixed(let count): "\(count)"

@@ -8,6 +8,7 @@ public struct SubscriberReturns: Sendable, Equatable {
     /// `nil`: an offline subscriber does not come back within the run.
     private let returns: BroadcastTimes?
 
+    /// Returns after `returnAfter` (`nil`: none within the run).
     public init(_ returnAfter: LatencyDistribution?) {
         returns = returnAfter.map { BroadcastTimes(delay: $0) }
     }
@@ -24,6 +25,7 @@ public struct SubscriberReturns: Sendable, Equatable {
     /// The return distribution conditioned on a span.
     public struct Within: Sendable {
         fileprivate let returns: BroadcastTimes?
+        /// The span the returns are conditioned on.
         public let span: StorageSpan
         fileprivate let low: Double
         fileprivate let high: Double
@@ -41,7 +43,9 @@ public struct SubscriberReturns: Sendable, Equatable {
 /// to the channel's next broadcast, its deletion, its `apns-expiration` or the folder's writing,
 /// whichever came first (ns after the channels' first broadcast).
 public struct StorageSpan: Sendable, Equatable {
+    /// Its start: the update's acceptance.
     public var from: UInt64
+    /// Its end.
     public var to: UInt64
 }
 

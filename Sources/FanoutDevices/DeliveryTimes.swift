@@ -18,6 +18,7 @@ public struct DeliveryTimes: Sendable {
     /// The latest delivery, nanoseconds after the fan-out's first request (exact, not bucketed).
     public private(set) var last: UInt64 = 0
 
+    /// No delivery yet.
     public init() {}
 
     static let longest = LatencyDistribution.longest / 1000

@@ -35,6 +35,7 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     /// How many devices the store keeps something for (a stored notification, an unregistered
     /// token): the store's memory is allocated for this many up front (`DeviceStore`).
     public var storeCapacity = Self.defaultStoreCapacity
+    /// A million devices (`DeviceStore.bytesPerDevice` each, reserved up front).
     public static let defaultStoreCapacity = 1_000_000
     /// How long a notification without `apns-expiration` is stored. Apple documents no such
     /// time; providers report APNs storing such notifications for days to weeks (issue #51), so
@@ -60,6 +61,7 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     /// Mixed with each token's hash for its draws.
     public var seed: UInt64 = 1
 
+    /// The fleet off: every share 0, no delay, no budget.
     public init() {}
 
     /// Whether the fleet is on: a share, a delivery delay or a background budget was set.

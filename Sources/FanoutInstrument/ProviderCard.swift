@@ -66,6 +66,7 @@ public final class ProviderCard: Sendable {
     private let shortClosed = ManagedAtomic(0)
     private let newestConnection = ManagedAtomic(0)
 
+    /// An empty card.
     public init() {
         counts = ProviderRule.allCases.map { _ in ManagedAtomic(0) }
     }

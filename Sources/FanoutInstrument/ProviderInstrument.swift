@@ -89,6 +89,7 @@ public final class FanOutTotals: Sendable {
         public var arrivals: Histogram<UInt64>
         /// The first and last accepted arrival since the mark (ns, exact); `nil` before any.
         public var firstAccepted: UInt64?
+        /// The last accepted arrival since the mark (ns, exact); `nil` before any.
         public var lastAccepted: UInt64?
         /// The last arrival of any request since the mark (ns, exact); `nil` before any.
         public var lastArrival: UInt64?
