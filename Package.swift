@@ -4,7 +4,8 @@ import PackageDescription
 /// The modules another project can depend on: each a library product of its own name.
 let libraries = [
     "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutHTTP2",
-    "FanoutMeasure", "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport",
+    "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels", "FanoutSink",
+    "FanoutClient", "FanoutResults", "FanoutReport",
 ]
 
 /// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
@@ -66,7 +67,7 @@ let package = Package(
         // The seeded generator behind everything a run draws reproducibly.
         .target(name: "FanoutRandom"),
         // APNs' wire vocabulary, shared by the sender and the sink: request path and header
-        // names, push types, reasons and error bodies, device token formats, the digest.
+        // names, push types, reasons and error bodies, device token formats, channel ids, the digest.
         .target(
             name: "FanoutAPNs",
             dependencies: ["FanoutSettings"] + nio("NIOCore")
@@ -100,10 +101,42 @@ let package = Package(
             dependencies: [histogram, .product(name: "Prometheus", package: "swift-prometheus")]
                 + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
-        // The mock APNs: validation, token auth, APNs' stream limits, statistics.
+        // The terms a sink's scenario is written in, shared by the mock and what stands behind
+        // it: spreads (`LatencyDistribution`, drawn through `SinkRandom`), rates, token sets, and
+        // their notation and error.
+        .target(
+            name: "FanoutScenarioTerms",
+            dependencies: ["FanoutSettings", "FanoutRandom", "FanoutTokens"]
+        ),
+        // The sink as the provider's instrument: the conformance card (its rules' counts and
+        // examples, the broadcast rules' memory), arrivals since the start mark, expected tokens.
+        .target(
+            name: "FanoutInstrument",
+            dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms", atomics, histogram]
+                + nio("NIOConcurrencyHelpers")
+        ),
+        // The device fleet behind a push service: store-and-forward as a state machine, devices
+        // drawn from their tokens, delivery histories and times, what the fleet finds of the provider.
+        .target(
+            name: "FanoutDevices",
+            dependencies: [
+                "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms",
+                "FanoutInstrument", atomics, histogram,
+            ] + nio("NIOConcurrencyHelpers")
+        ),
+        // Broadcast channels: the store of channels and subscribers, what each broadcast
+        // reached, stored updates and their fates, delivery times worked out from distributions.
+        .target(
+            name: "FanoutChannels",
+            dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutScenarioTerms", "FanoutDevices"]
+                + nio("NIOConcurrencyHelpers", "NIOCore")
+        ),
+        // The mock APNs: validation, token auth, APNs' stream limits, statistics; the fleet,
+        // the channels and the instrument stand behind it.
         .target(
             name: "FanoutSink",
             dependencies: wireEnd + [
+                "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -154,6 +187,10 @@ let package = Package(
                 "FanoutTokens",
                 "FanoutHTTP2",
                 "FanoutMeasure",
+                "FanoutScenarioTerms",
+                "FanoutInstrument",
+                "FanoutDevices",
+                "FanoutChannels",
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
@@ -171,6 +208,9 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",
+                "FanoutScenarioTerms",
+                "FanoutDevices",
+                "FanoutChannels",
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
@@ -224,9 +264,29 @@ let package = Package(
             dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload", "FanoutRandom", "FanoutTestSupport"]
         ),
         .testTarget(
+            name: "FanoutScenarioTermsTests",
+            dependencies: ["FanoutScenarioTerms"]
+        ),
+        .testTarget(
+            name: "FanoutInstrumentTests",
+            dependencies: ["FanoutInstrument", "FanoutAPNs", "FanoutScenarioTerms"]
+        ),
+        .testTarget(
+            name: "FanoutDevicesTests",
+            dependencies: ["FanoutDevices", "FanoutInstrument", "FanoutScenarioTerms", "FanoutRandom", "FanoutAPNs"]
+        ),
+        .testTarget(
+            name: "FanoutChannelsTests",
+            dependencies: ["FanoutChannels", "FanoutDevices", "FanoutScenarioTerms", "FanoutAPNs"]
+        ),
+        .testTarget(
             name: "FanoutSinkTests",
             dependencies: [
                 "FanoutRandom",
+                "FanoutScenarioTerms",
+                "FanoutInstrument",
+                "FanoutDevices",
+                "FanoutChannels",
                 "FanoutSink",
                 "FanoutHTTP2",
                 "FanoutAPNs",
@@ -274,6 +334,7 @@ let package = Package(
             name: "FanoutRunTests",
             dependencies: [
                 "FanoutRun",
+                "FanoutChannels",
                 "FanoutClient",
                 "FanoutMeasure",
                 "FanoutAPNs",
@@ -288,6 +349,8 @@ let package = Package(
                 "fanout",
                 "fanout-cost",
                 "FanoutRun",
+                "FanoutScenarioTerms",
+                "FanoutDevices",
                 "FanoutReport",
                 "FanoutMeasure",
                 "FanoutSettings",

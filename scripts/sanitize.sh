@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer=${1:-}
 [[ $sanitizer == address || $sanitizer == thread ]] || { echo "usage: scripts/sanitize.sh address|thread [FILTER]" >&2; exit 2; }
-filter=${2:-'FanoutHTTP2Tests|FanoutSinkTests|FanoutClientTests|FanoutTokensTests'}
+filter=${2:-'FanoutHTTP2Tests|FanoutSinkTests|FanoutDevicesTests|FanoutChannelsTests|FanoutInstrumentTests|FanoutClientTests|FanoutTokensTests'}
 skip=(--skip 'aStallShowsInThePercentilesAsTheoryPredicts|aGeneratorThatFallsBehindMakesTheRunInvalid|tokensAreSharedToTheLastWhateverTheBatchSize|statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse|theStreamCapReachesTheConnection')
 scratch=.build-${sanitizer:0:1}san
 started=$SECONDS

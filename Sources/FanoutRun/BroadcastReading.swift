@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutChannels
 import FanoutMeasure
 import FanoutResults
 import FanoutSink

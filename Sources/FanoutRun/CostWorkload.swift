@@ -1,6 +1,8 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutDevices
 import FanoutHTTP2
+import FanoutInstrument
 import FanoutPayload
 import FanoutSink
 import FanoutTokens

@@ -1,3 +1,4 @@
+import FanoutDevices
 import FanoutReport
 import FanoutResults
 import FanoutSettings

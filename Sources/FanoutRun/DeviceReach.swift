@@ -1,5 +1,7 @@
+import FanoutDevices
 import FanoutRandom
 import FanoutResults
+import FanoutScenarioTerms
 import FanoutSettings
 import FanoutSink
 import Foundation

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutChannels
 import FanoutClient
 import FanoutReport
 import FanoutSettings

@@ -2,6 +2,7 @@ import FanoutClient
 import FanoutPayload
 import FanoutReport
 import FanoutResults
+import FanoutScenarioTerms
 import FanoutSettings
 import FanoutSink
 import Foundation

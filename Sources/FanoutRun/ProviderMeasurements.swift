@@ -1,4 +1,6 @@
 import FanoutAPNs
+import FanoutDevices
+import FanoutInstrument
 import FanoutReport
 import FanoutResults
 import FanoutSettings

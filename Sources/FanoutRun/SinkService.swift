@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutInstrument
 import FanoutReport
 import FanoutResults
 import FanoutSettings

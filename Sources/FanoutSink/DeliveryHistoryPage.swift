@@ -1,3 +1,4 @@
+import FanoutDevices
 import FanoutSettings
 import Foundation
 import NIOCore

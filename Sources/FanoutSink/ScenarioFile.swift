@@ -1,5 +1,7 @@
 import FanoutAPNs
+import FanoutDevices
 import FanoutHTTP2
+import FanoutScenarioTerms
 import FanoutSettings
 import Foundation
 

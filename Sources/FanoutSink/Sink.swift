@@ -1,4 +1,6 @@
 import Atomics
+import FanoutChannels
+import FanoutDevices
 import FanoutHTTP2
 import FanoutSettings
 import NIOConcurrencyHelpers

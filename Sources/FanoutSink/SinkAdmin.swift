@@ -1,4 +1,6 @@
 import FanoutAPNs
+import FanoutChannels
+import FanoutDevices
 import FanoutMeasure
 import Foundation
 import NIOCore

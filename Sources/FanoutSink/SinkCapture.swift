@@ -1,5 +1,6 @@
 import Atomics
 import FanoutAPNs
+import FanoutScenarioTerms
 import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers

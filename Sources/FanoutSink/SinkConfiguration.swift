@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutInstrument
 import FanoutSettings
 
 /// How the sink behaves: the APNs rules it enforces and the limits it announces.

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHPACK
 import FanoutHTTP2
+import FanoutScenarioTerms
 import NIOCore
 
 /// A response's header fields (`:status`, `apns-id`, and for errors `content-type`), encoded

@@ -1,6 +1,9 @@
 import FanoutAPNs
+import FanoutChannels
+import FanoutDevices
 import FanoutHTTP2
 import FanoutRandom
+import FanoutScenarioTerms
 import FanoutSettings
 import FanoutTokens
 import Foundation
@@ -11,7 +14,7 @@ import Foundation
 public struct SinkScenario: Sendable {
     /// The longest latency a sample takes, in nanoseconds: the far tail of a distribution is cut
     /// here (a year, the longest duration Fanout reads) rather than overflowing.
-    public static let longestLatency = DurationNotation.longest.wholeNanoseconds
+    public static let longestLatency = LatencyDistribution.longest
 
     /// The scenario file the settings came from (`--scenario`), `nil` for options alone.
     public var file: FileUse?
@@ -105,22 +108,6 @@ public struct SinkWindows: Sendable, Hashable {
     }
 }
 
-/// `limit` events per `window`, written `LIMIT/WINDOW` (`100/s`, `10/1m`, `5000/1.5s`).
-public struct Rate: Sendable, Hashable, CustomStringConvertible {
-    public var limit: Int
-    public var window: Duration
-
-    public init(limit: Int, window: Duration) {
-        self.limit = limit
-        self.window = window
-    }
-
-    /// Events per second.
-    public var perSecond: Double { Double(limit) * 1e9 / Double(window.wholeNanoseconds) }
-
-    public var description: String { "\(limit)/\(window)" }
-}
-
 /// Faults a connection meets, to test a client's recovery.
 public struct ConnectionFaults: Sendable, Hashable {
     /// GOAWAY (with `goAwayReason` as APNs' JSON debug data) after this many requests on a connection.
@@ -140,140 +127,4 @@ public struct ConnectionFaults: Sendable, Hashable {
     public static let defaultMaxConnections = 1024
 
     public init() {}
-}
-
-/// A set of device tokens, held as 64-bit hashes of their lowercase hex so that a lookup needs
-/// no allocation (a false match needs a 64-bit collision).
-public struct TokenList: Sendable {
-    private var hashes: Set<UInt64> = []
-
-    public init() {}
-
-    /// Every token in a text file, in the lines `fanout send` reads (`TokenListFile`).
-    public init(contentsOf path: String) throws(SinkScenarioError) {
-        do {
-            for token in try TokenListFile.tokens(at: path) { insert(token) }
-        } catch {
-            throw SinkScenarioError(
-                error.line == nil ? "cannot read the token list \(path): \(error.message)" : error.description
-            )
-        }
-    }
-
-    public mutating func insert(_ token: String) {
-        let hash = Array(token.utf8).withUnsafeBytes { Self.hash($0) }
-        hashes.insert(hash)
-    }
-
-    public var count: Int { hashes.count }
-
-    func contains(_ token: UnsafeRawBufferPointer) -> Bool {
-        !hashes.isEmpty && hashes.contains(Self.hash(token))
-    }
-
-    var isEmpty: Bool { hashes.isEmpty }
-
-    /// Whether the token whose `hash(_:)` is `hash` is in the list.
-    func contains(hash: UInt64) -> Bool { hashes.contains(hash) }
-
-    /// FNV-1a over the lowercased hex digits.
-    static func hash(_ token: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in token {
-            hash = (hash ^ UInt64(byte | 0x20)) &* 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
-}
-
-/// A distribution of response latencies.
-public enum LatencyDistribution: Sendable, Hashable {
-    case fixed(Duration)
-    case uniform(Duration, Duration)
-    /// Mean and standard deviation; samples below zero are zero.
-    case normal(mean: Duration, deviation: Duration)
-    /// The median and the σ of the underlying normal distribution.
-    case logNormal(median: Duration, sigma: Double)
-    /// Latencies drawn uniformly from observed values.
-    case empirical([Duration])
-
-    /// Whether its draws differ: every distribution but a fixed one (or one of no width).
-    var hasSpread: Bool {
-        switch self {
-        case .fixed: false
-        case .uniform(let low, let high): low != high
-        case .normal(_, let deviation): deviation > .zero
-        case .logNormal(_, let sigma): sigma > 0
-        case .empirical(let values): Set(values).count > 1
-        }
-    }
-
-    /// Its median in nanoseconds: half its draws are shorter (a normal one's mean, a uniform
-    /// one's middle, an empirical one's middle value).
-    var median: UInt64 {
-        switch self {
-        case .fixed(let value): return value.wholeNanoseconds
-        case .uniform(let low, let high): return (low.wholeNanoseconds + high.wholeNanoseconds) / 2
-        case .normal(let mean, _): return mean.wholeNanoseconds
-        case .logNormal(let median, _): return median.wholeNanoseconds
-        case .empirical(let values):
-            return values.isEmpty ? 0 : values.map(\.wholeNanoseconds).sorted()[values.count / 2]
-        }
-    }
-
-    /// A drawn value as nanoseconds: below zero (or not a number) is zero, beyond a year is a year
-    /// (log-normal's far tail with a large σ reaches infinity).
-    static func nanoseconds(_ value: Double) -> UInt64 {
-        guard value > 0 else { return 0 }
-        guard value < Double(SinkScenario.longestLatency) else { return SinkScenario.longestLatency }
-        return UInt64(value)
-    }
-
-    /// One sample in nanoseconds, using `random` for its uniform draws.
-    func sample(_ random: inout SinkRandom) -> UInt64 {
-        switch self {
-        case .fixed(let value):
-            return value.wholeNanoseconds
-        case .uniform(let low, let high):
-            let span = high.wholeNanoseconds - low.wholeNanoseconds
-            return low.wholeNanoseconds + (span == 0 ? 0 : random.next() % (span + 1))
-        case .normal(let mean, let deviation):
-            return Self.nanoseconds(
-                Double(mean.wholeNanoseconds) + Double(deviation.wholeNanoseconds) * random.normal()
-            )
-        case .logNormal(let median, let sigma):
-            return Self.nanoseconds(Double(median.wholeNanoseconds) * Foundation.exp(sigma * random.normal()))
-        case .empirical(let values):
-            return values.isEmpty ? 0 : values[Int(random.next() % UInt64(values.count))].wholeNanoseconds
-        }
-    }
-}
-
-/// The sink's draws: uniform and normal, from a `SeededRandom`.
-struct SinkRandom {
-    private var generator: SeededRandom
-
-    init(seed: UInt64) {
-        generator = SeededRandom(seed: seed)
-    }
-
-    mutating func next() -> UInt64 { generator.next() }
-
-    /// A uniform draw from [0, 1).
-    mutating func unit() -> Double { generator.unit() }
-
-    /// A standard normal draw (Box–Muller).
-    mutating func normal() -> Double {
-        let u = max(unit(), 0x1p-53)
-        return (-2 * Foundation.log(u)).squareRoot() * Foundation.cos(2 * Double.pi * unit())
-    }
-}
-
-/// A scenario that cannot be run, said in one line.
-public struct SinkScenarioError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-
-    public init(_ description: String) {
-        self.description = description
-    }
 }

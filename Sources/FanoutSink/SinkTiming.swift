@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FanoutInstrument
 import FanoutMeasure
 import Histogram
 import NIOConcurrencyHelpers

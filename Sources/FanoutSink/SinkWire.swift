@@ -1,4 +1,5 @@
 import Atomics
+import FanoutScenarioTerms
 import FanoutSettings
 import Foundation
 

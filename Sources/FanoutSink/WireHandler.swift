@@ -1,3 +1,4 @@
+import FanoutScenarioTerms
 import NIOCore
 
 /// Puts a `SinkWire` between a connection's socket and everything above it (TLS, HTTP/2): each

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutDevices
 import FanoutSink
 
 /// `fanout sink`'s device-fleet options (`DeviceFleetSettings`; docs/sink.md, "Devices behind

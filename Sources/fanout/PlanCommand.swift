@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutDevices
 import FanoutReport
 import FanoutRun
 import FanoutSettings

@@ -1,5 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutChannels
+import FanoutScenarioTerms
 import FanoutSettings
 import FanoutSink
 

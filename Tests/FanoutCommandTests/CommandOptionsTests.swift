@@ -1,7 +1,9 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutDevices
 import FanoutReport
 import FanoutRun
+import FanoutScenarioTerms
 import FanoutSettings
 import FanoutSink
 import FanoutTokens

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutChannels
 import FanoutResults
 import Foundation
 import Testing

@@ -2,6 +2,7 @@ import FanoutTestSupport
 import Foundation
 import Testing
 
+@testable import FanoutChannels
 @testable import FanoutSink
 
 /// Broadcast channels on a real socket, asked by clients nobody here wrote: curl

@@ -31,4 +31,15 @@ import Testing
     func eachEventNeedsItsKeys(_ payload: String, _ problem: LiveActivityPayload.Problem?) {
         #expect(Array(payload.utf8).withUnsafeBytes { LiveActivityPayload.problem(in: $0) } == problem)
     }
+
+    @Test func aPayloadsTimestampIsReadInPlace() {
+        func timestamp(_ text: String) -> Int64? {
+            Array(text.utf8).withUnsafeBytes { LiveActivityPayload.timestamp(in: $0) }
+        }
+        #expect(timestamp(#"{"aps":{"event":"update","timestamp":1732000000,"content-state":{}}}"#) == 1_732_000_000)
+        #expect(timestamp(#"{"aps":{"timestamp": 12.75}}"#) == 12)
+        #expect(timestamp(#"{"aps":{"timestamp":-3}}"#) == -3)
+        #expect(timestamp(#"{"aps":{"timestamp":"12"}}"#) == nil)
+        #expect(timestamp(#"{"timestamp":12,"aps":{}}"#) == nil)
+    }
 }

@@ -5,6 +5,8 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import FanoutDevices
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// Scenario files say what the options say; rate limits per token and per connection.
@@ -229,5 +231,59 @@ import Testing
         #expect(open.byReason == ["BadDeviceToken": 1])
         #expect(open.byStatus == ["200": 1, "400": 1])
         #expect(open.peer == "in-memory")
+    }
+
+    /// The fleet's settings in a scenario file: problems name the file and its line, and the
+    /// settings (`DeviceFleetTests.badSettingsNameTheirOption` checks them as options).
+    @Test func badDeviceSettingsNameTheFileAndLine() {
+        var scenario = SinkScenario()
+        do {
+            try scenario.apply(file: "device-offline = 80%\ndevice-low-power = 30%\n", source: "fleet.conf")
+            Issue.record("shares over 100% were taken")
+        } catch {
+            #expect(error.description.hasPrefix("fleet.conf: --device-offline (80%) and --device-low-power (30%)"))
+        }
+        do {
+            try scenario.apply(file: "device-delay = lognormal:300ms\n", source: "fleet.conf")
+            Issue.record("an unreadable spread was taken")
+        } catch {
+            #expect(error.description.hasPrefix("fleet.conf:1: "))
+        }
+    }
+
+    /// Each setting of a scenario file (and so of `--device-…`) reaches its property.
+    @Test func everyDeviceSettingReachesItsProperty() throws {
+        var scenario = SinkScenario()
+        try scenario.apply(
+            file: """
+                device-offline = 30%
+                device-low-power = 10%
+                device-disabled = 2%
+                device-uninstalled = 1%
+                device-return = uniform:0s-120s
+                device-delay = lognormal:300ms,0.5
+                device-store-cap = 5000
+                device-default-expiry = 2h
+                device-burst-interval = 5m
+                device-background-budget = 3/1h
+                device-stale-after = 30m
+                """,
+            source: "fleet.conf"
+        )
+        let devices = scenario.devices
+        #expect(devices.offline == 0.3 && devices.lowPower == 0.1)
+        #expect(devices.disabled == 0.02 && devices.uninstalled == 0.01)
+        #expect(devices.returnAfter == .uniform(.zero, .seconds(120)))
+        #expect(devices.delay == .logNormal(median: .milliseconds(300), sigma: 0.5))
+        #expect(devices.storeCapacity == 5000)
+        #expect(devices.defaultExpiry == .seconds(7200) && devices.burstInterval == .seconds(300))
+        #expect(devices.isEnabled)
+        #expect(devices.backgroundBudget == Rate(limit: 3, window: .seconds(3600)))
+        #expect(devices.staleAfter == .seconds(1800))
+        #expect(DeviceFleetSettings.settingNames.count == 11)
+        var never = DeviceFleetSettings()
+        never.returnAfter = .fixed(.seconds(1))
+        try never.set("device-return", "never")
+        #expect(never.returnAfter == nil)
     }
 }

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import Testing
 
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The sink connection's state machines driven alone: no socket, no HTTP/2, a made-up clock

@@ -2,6 +2,8 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import FanoutDevices
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The device fleet behind a sink connection's answers: what a request's fields tell it, and

@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The wire in front of a channel: bytes each way are held half a round trip, in order, and a

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 /// The wire's arithmetic: a chunk's arrival from its size, when it was handed over and its

@@ -7,6 +7,7 @@ import FuzzSupport
 // draw may exceed the longest latency the sink holds an answer for. Settings that name files
 // (`empirical:`, `unregistered-tokens`, `bad-tokens`) are left out: reading whatever path
 // the fuzzer makes up would test the file system, not the parser.
+@testable import FanoutScenarioTerms
 @testable import FanoutSink
 
 runFuzzer(

@@ -14,7 +14,7 @@ import Foundation
 ///   POST   /4/broadcasts/apps/<bundle-id>      broadcast → 200
 /// ```
 struct BroadcastRoute {
-    enum Operation: Equatable { case create, read, delete, list, broadcast }
+    typealias Operation = BroadcastOperation
 
     /// The operation, or `nil` when the path is one of them but the method is not: 405.
     var operation: Operation?

@@ -1,5 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutInstrument
+import FanoutScenarioTerms
 import Foundation
 import NIOCore
 

@@ -1,6 +1,8 @@
 import FanoutAPNs
+import FanoutDevices
 import FanoutHTTP2
 import FanoutRandom
+import FanoutScenarioTerms
 
 /// What the scenario says of a request that passed every APNs rule: the token lists first, then
 /// the per-token rate limit, then the error mix (permanent errors drawn from the seed and the

@@ -1,6 +1,8 @@
 import FanoutAPNs
+import FanoutDevices
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutScenarioTerms
 import NIOCore
 
 /// One request's way through the connection: decided (`decide`), then answered at once or held

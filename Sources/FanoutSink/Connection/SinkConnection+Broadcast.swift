@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutDevices
 import FanoutHTTP2
 import NIOCore
 

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutScenarioTerms
 import FanoutSettings
 import NIOCore
 import NIOSSL

@@ -1,0 +1,381 @@
+import FanoutAPNs
+import FanoutInstrument
+import FanoutScenarioTerms
+import FanoutSettings
+
+/// A notification APNs accepted, as the fleet needs it.
+@usableFromInline
+package struct DeviceNotification {
+    /// The device token's `TokenList.hash`.
+    @usableFromInline
+    package var token: UInt64
+    /// `apns-priority`: 10 (the default), 5 or 1.
+    @usableFromInline
+    package var priority = 10
+    @usableFromInline
+    package var expiration = Expiration.unset
+    /// The `apns-collapse-id`'s hash (0: none).
+    @usableFromInline
+    package var collapse: UInt32 = 0
+    /// The apns-id answered, 36 bytes of text, for its history (`nil`: none kept); read only
+    /// while `accept` runs.
+    @usableFromInline
+    package var id: UnsafeRawBufferPointer?
+    /// `apns-push-type: background`: counted against the device's budget when there is one.
+    @usableFromInline
+    package var isBackground = false
+    /// An alert (`apns-push-type: alert`, or none): only an alert is stale when delivered late.
+    @usableFromInline
+    package var isAlert = true
+
+    /// A notification for the token whose `TokenList.hash` is `token`, APNs' defaults for what
+    /// is not given (the memberwise initialiser, spelt out for other modules; made per accepted
+    /// request: inlinable).
+    @inlinable
+    package init(
+        token: UInt64,
+        priority: Int = 10,
+        expiration: Expiration = .unset,
+        collapse: UInt32 = 0,
+        id: UnsafeRawBufferPointer? = nil,
+        isBackground: Bool = false,
+        isAlert: Bool = true
+    ) {
+        self.token = token
+        self.priority = priority
+        self.expiration = expiration
+        self.collapse = collapse
+        self.id = id
+        self.isBackground = isBackground
+        self.isAlert = isAlert
+    }
+
+    /// `apns-expiration`, on the model's clock.
+    @usableFromInline
+    package enum Expiration: Equatable {
+        /// Absent: stored for `DeviceFleetSettings.defaultExpiry`.
+        case unset
+        /// 0: delivered at once or discarded, never stored.
+        case immediately
+        /// A date: stored until then (nanoseconds on the model's clock).
+        case at(UInt64)
+    }
+}
+
+/// APNs' store-and-forward in front of a fleet of devices (issue #51), as a state machine told
+/// each accepted notification and the time, never reading a clock: the sink's loops and a
+/// test's made-up clock drive it alike. Times are nanoseconds on the caller's monotonic clock.
+///
+/// ```
+///   accept(n, now) ─► device can take it now? ── yes ─► at now + delay: Delivered to Device
+///        │                                               (Discarded – Disabled / – Token Unregistered)
+///        │ no (offline; low power and priority 5)
+///        ▼
+///   apns-expiration 0 or past ─► Discarded – Expired
+///   else Stored – Device Offline / – Power Considerations, replacing any older one
+///        (Discarded – Replaced, once), until the device is back (dueAt) or it expires:
+///   advance(now) ─► dueAt ≤ expiry: Delivered to Device (From Storage) … ; else Discarded – Expired
+/// ```
+/// An uninstalled device's token is unregistered from APNs' first delivery attempt on: a later
+/// request for it is answered 410 with that attempt's time (`Answer.unregistered`).
+///
+/// Online devices take no memory; a device with a notification stored or an unregistered token
+/// takes one `DeviceStore` entry, and when the store is full the notification is counted
+/// `forgotten` (so `counts.accountedFor == counts.received` always).
+package struct DeviceFleet: ~Copyable {
+    let settings: DeviceFleetSettings
+    private var store: DeviceStore
+    private(set) var counts = DeliveryCounts()
+    private(set) var times = DeliveryTimes()
+    /// What the outcomes say of the provider, for its card (`FleetFindings`).
+    private(set) var findings = FleetFindings()
+    /// The fan-out's first request: offline devices come back, low-power ones burst, from here.
+    private(set) var fanOutStart: UInt64?
+    /// Draws of the delivery delay, per notification.
+    private var random: SinkRandom
+    /// The recent notifications' histories (`/deliveries/ID`).
+    private var history: DeliveryHistory
+    /// Records kept per fleet (per shard in the sink).
+    package static let historyCapacity = 4096
+
+    /// What to answer a request for a notification.
+    package enum Answer: Equatable {
+        case accepted
+        /// 410 Unregistered: APNs learnt at `since` that the app is gone.
+        case unregistered(since: UInt64)
+    }
+
+    init(settings: DeviceFleetSettings, capacity: Int? = nil, historyCapacity: Int = Self.historyCapacity) {
+        self.settings = settings
+        store = DeviceStore(capacity: capacity ?? settings.storeCapacity)
+        history = DeliveryHistory(capacity: historyCapacity)
+        random = SinkRandom(seed: settings.seed ^ 0xD1B5_4A32_D192_ED03)
+    }
+
+    /// Sets the fan-out's start (a sharded fleet gives every shard the same one); by default it
+    /// is the first notification's arrival.
+    mutating func start(at time: UInt64) {
+        if fanOutStart == nil { fanOutStart = time }
+    }
+
+    /// When the fleet must be advanced next: a stored notification falls due or expires.
+    var nextEvent: UInt64? { store.earliest?.time }
+
+    /// Devices the store holds something for.
+    var devicesKept: Int { store.count }
+
+    /// A notification for `notification.token` arrived at `now`.
+    mutating func accept(_ notification: DeviceNotification, now: UInt64) -> Answer {
+        advance(to: now)
+        start(at: now)
+        let start = fanOutStart ?? now
+        let profile = DeviceProfile(token: notification.token, settings: settings)
+        if profile.app == .uninstalled, let slot = store.find(notification.token) {
+            let since = store[slot].unregisteredSince
+            if since != 0 && since <= now {
+                counts.unregisteredAnswers += 1
+                return .unregistered(since: since)
+            }
+        }
+        counts.received += 1
+        let token = DeviceStore.key(notification.token)
+        var place = -1
+        if let id = notification.id, id.count == DeliveryHistory.idLength {
+            place = history.start(id: id, token: token, .init(kind: .received, time: now))
+        }
+        var reachableAt: UInt64? = now
+        var storedFor: UInt8 = 0
+        switch profile.reach {
+        case .online: break
+        case .offline(let returnsAfter):
+            reachableAt = returnsAfter.map { max(now, start &+ $0) }
+        case .lowPower(let phase) where notification.priority == 5:
+            reachableAt = Self.nextBurst(after: now, start: start, phase: phase, interval: settings.burstInterval)
+            storedFor = DeviceStoreEntry.forPower
+        case .lowPower: break
+        }
+        if reachableAt == now, notification.isBackground, let budget = settings.backgroundBudget {
+            switch charge(budget, token: token, now: now) {
+            case .within: break
+            case .over(let until):
+                reachableAt = until
+                storedFor = DeviceStoreEntry.forPower
+                findings.record(.backgroundOverBudget, id: notification.id, at: now) {
+                    "a background push past its device's budget of \(budget.limit) per \(DurationNotation.format(budget.window)): stored for power considerations for \(FleetFindings.seconds(until - now))"
+                }
+            case .untracked:
+                counts.forgotten += 1
+                note(.forgotten, at: now, place, token)
+                return .accepted
+            }
+        }
+        if reachableAt == now {
+            deliver(token: token, app: profile.app, arrival: now, at: now, fromStorage: false, history: place)
+            return .accepted
+        }
+        keep(notification, token: token, history: place, until: reachableAt, for: storedFor, app: profile.app, now: now)
+        return .accepted
+    }
+
+    /// A notification its device cannot take now: discarded when it may not be stored
+    /// (`apns-expiration` 0 or past), forgotten when the store is full, else stored (replacing
+    /// any older one) until the device can take it (`reachableAt`, `nil`: not within the run).
+    private mutating func keep(
+        _ notification: DeviceNotification,
+        token: UInt64,
+        history place: Int,
+        until reachableAt: UInt64?,
+        for storedFor: UInt8,
+        app: DeviceProfile.App,
+        now: UInt64
+    ) {
+        let expiresAt: UInt64
+        switch notification.expiration {
+        case .immediately: expiresAt = now
+        case .at(let time): expiresAt = time
+        case .unset: expiresAt = now &+ settings.defaultExpiry.wholeNanoseconds
+        }
+        // APNs tries once; a device that cannot take it loses it (expiration 0, or a past date).
+        guard expiresAt > now else {
+            counts.discardedExpired += 1
+            note(.discardedExpired, at: now, place, token)
+            // What the provider chose to lose: it said "once, or never" to a device that was away.
+            if notification.expiration == .immediately && storedFor == 0 {
+                findings.record(.expirationZeroOffline, id: notification.id, at: now) {
+                    let back =
+                        reachableAt.map { "back \(FleetFindings.seconds($0 - now)) later" } ?? "not back within the run"
+                    return "sent with apns-expiration 0 while its device was offline (\(back)): discarded"
+                }
+            }
+            return
+        }
+        guard let slot = store.findOrInsert(token) else {
+            counts.forgotten += 1
+            note(.forgotten, at: now, place, token)
+            return
+        }
+        if store[slot].isStored {
+            counts.discardedReplaced += 1
+            counts.stored -= 1
+            if notification.collapse != 0 && store[slot].collapse == notification.collapse { counts.collapsed += 1 }
+            note(.discardedReplaced, at: now, Int(store[slot].history) - 1, store[slot].key)
+        }
+        store.store(
+            in: slot,
+            arrivedAt: now,
+            dueAt: reachableAt ?? .max,
+            expiresAt: expiresAt,
+            collapse: notification.collapse,
+            history: UInt32(place + 1),
+            flags: storedFor | Self.flags(of: app) | (notification.isAlert ? 0 : DeviceStoreEntry.notAlert)
+        )
+        counts.stored += 1
+        if storedFor == DeviceStoreEntry.forPower {
+            counts.storedPower += 1
+            note(.storedPower, at: now, place, token)
+        } else {
+            counts.storedOffline += 1
+            note(.storedOffline, at: now, place, token)
+        }
+    }
+
+    /// Delivers or discards every stored notification whose device came back, or whose
+    /// expiration went by, at or before `now`.
+    mutating func advance(to now: UInt64) {
+        while let (slot, time) = store.earliest, time <= now {
+            let entry = store[slot]
+            guard entry.isStored else {
+                store.endBudget(slot)
+                continue
+            }
+            counts.stored -= 1
+            if entry.dueAt <= entry.expiresAt {
+                let app: DeviceProfile.App =
+                    entry.flags & DeviceStoreEntry.uninstalled != 0
+                    ? .uninstalled : entry.flags & DeviceStoreEntry.disabled != 0 ? .disabled : .enabled
+                deliver(
+                    token: entry.key,
+                    app: app,
+                    arrival: entry.arrivedAt,
+                    at: entry.dueAt,
+                    fromStorage: true,
+                    history: Int(entry.history) - 1,
+                    alert: entry.flags & DeviceStoreEntry.notAlert == 0
+                )
+            } else {
+                counts.discardedExpired += 1
+                note(.discardedExpired, at: entry.expiresAt, Int(entry.history) - 1, entry.key)
+            }
+            store.unstore(slot)
+        }
+    }
+
+    /// The notifications stored now, and the earliest and latest of their expirations.
+    var storedExpiries: (count: Int, earliest: UInt64, latest: UInt64)? {
+        var count = 0
+        var earliest = UInt64.max
+        var latest: UInt64 = 0
+        store.forEachStored { entry in
+            count += 1
+            earliest = min(earliest, entry.expiresAt)
+            latest = max(latest, entry.expiresAt)
+        }
+        return count == 0 ? nil : (count, earliest, latest)
+    }
+
+    /// What a background push does to its device's budget.
+    enum BudgetCharge: Equatable {
+        /// Within the budget: counted, delivered.
+        case within
+        /// Over it: stored for power considerations until the window ends.
+        case over(until: UInt64)
+        /// No room in the store to count it.
+        case untracked
+    }
+
+    /// Counts a background push to `token` at `now` against `budget` pushes per window (the
+    /// window opens at the device's first background push and lasts `budget.window`).
+    private mutating func charge(_ budget: Rate, token: UInt64, now: UInt64) -> BudgetCharge {
+        guard let slot = store.findOrInsert(token) else { return .untracked }
+        let entry = store[slot]
+        let open = entry.budgetUntil > now
+        let used = open ? Int(entry.budgetUsed) : 0
+        let until = open ? entry.budgetUntil : now &+ budget.window.wholeNanoseconds
+        guard used < budget.limit else { return .over(until: until) }
+        store.setBudget(slot, until: until, used: UInt16(clamping: used + 1))
+        return .within
+    }
+
+    /// APNs hands a notification that arrived at `arrival` to a device that can take it from
+    /// `time`; it reaches the device after the drawn delay.
+    private mutating func deliver(
+        token: UInt64,
+        app: DeviceProfile.App,
+        arrival: UInt64,
+        at time: UInt64,
+        fromStorage: Bool,
+        history place: Int,
+        alert: Bool = true
+    ) {
+        switch app {
+        case .enabled:
+            let reached = time &+ (settings.delay?.sample(&random) ?? 0)
+            times.record(arrival: arrival, delivered: reached, start: fanOutStart ?? arrival, stored: fromStorage)
+            if fromStorage { counts.deliveredFromStorage += 1 } else { counts.delivered += 1 }
+            note(fromStorage ? .deliveredFromStorage : .delivered, at: reached, place, token)
+            let age = reached &- arrival
+            let bound = settings.staleAfter
+            if fromStorage && alert && age > bound.wholeNanoseconds {
+                let id = findings.keepsExample(.staleDelivery) ? history.id(at: place, token: token) : nil
+                findings.record(.staleDelivery, idText: id, at: reached) {
+                    "an alert delivered from storage \(FleetFindings.seconds(age)) after APNs received it (stale after \(DurationNotation.format(bound)))"
+                }
+            }
+        case .disabled:
+            if fromStorage { counts.discardedDisabledFromStorage += 1 } else { counts.discardedDisabled += 1 }
+            note(fromStorage ? .discardedDisabledFromStorage : .discardedDisabled, at: time, place, token)
+        case .uninstalled:
+            if fromStorage {
+                counts.discardedUnregisteredFromStorage += 1
+            } else {
+                counts.discardedUnregistered += 1
+            }
+            note(fromStorage ? .discardedUnregisteredFromStorage : .discardedUnregistered, at: time, place, token)
+            // The attempt tells APNs the token is gone; with no room to remember it, a later
+            // request is accepted (and discarded) again rather than answered 410.
+            if let slot = store.findOrInsert(token) {
+                let known = store[slot].unregisteredSince
+                store.markUnregistered(slot, since: known == 0 ? time : min(known, time))
+            }
+        }
+    }
+
+    /// Adds an event to the history record at `place` (-1: none kept), if it is still `token`'s.
+    private mutating func note(_ kind: DeliveryEvent.Kind, at time: UInt64, _ place: Int, _ token: UInt64) {
+        guard place >= 0 else { return }
+        history.add(.init(kind: kind, time: time), at: place, token: token)
+    }
+
+    /// The history of the notification whose apns-id is `id` (its text, either case), if it is
+    /// among the recent ones.
+    func events(of id: UnsafeRawBufferPointer) -> [DeliveryEvent]? {
+        history.events(of: id)
+    }
+
+    private static func flags(of app: DeviceProfile.App) -> UInt8 {
+        switch app {
+        case .enabled: 0
+        case .disabled: DeviceStoreEntry.disabled
+        case .uninstalled: DeviceStoreEntry.uninstalled
+        }
+    }
+
+    /// The first burst of a low-power device at or after `now`: `start + phase + k · interval`.
+    static func nextBurst(after now: UInt64, start: UInt64, phase: UInt64, interval: Duration) -> UInt64 {
+        let period = max(1, interval.wholeNanoseconds)
+        let first = start &+ phase
+        guard now > first else { return first }
+        let periods = (now - first + period - 1) / period
+        return first &+ periods &* period
+    }
+}

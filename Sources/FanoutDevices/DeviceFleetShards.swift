@@ -1,0 +1,113 @@
+import Atomics
+import FanoutAPNs
+import FanoutInstrument
+import NIOConcurrencyHelpers
+
+/// The sink's device fleet, shared by its event loops: a device can get requests on several
+/// connections, so its state lives in one of `shardCount` `DeviceFleet`s chosen by its token's
+/// hash, each behind its own lock (requests for different devices rarely meet on one). The
+/// fan-out's start is the first request any loop saw, given to every shard.
+package final class DeviceFleetShards: Sendable {
+    /// One shard: its fleet is read and changed only with `lock` held.
+    private final class Shard: @unchecked Sendable {
+        let lock = NIOLock()
+        var fleet: DeviceFleet
+
+        init(settings: DeviceFleetSettings, capacity: Int) {
+            fleet = DeviceFleet(settings: settings, capacity: capacity)
+        }
+    }
+
+    /// 16: a few times the event loops a sink runs, so two loops seldom wait for one lock.
+    package static let shardCount = 16
+    private let shards: [Shard]
+    /// The fan-out's first request (uptime nanoseconds; 0: none yet).
+    private let fanOutStart = ManagedAtomic<UInt64>(0)
+    package let settings: DeviceFleetSettings
+
+    package init(settings: DeviceFleetSettings) {
+        self.settings = settings
+        let perShard = (settings.storeCapacity + Self.shardCount - 1) / Self.shardCount
+        shards = (0..<Self.shardCount).map { _ in Shard(settings: settings, capacity: perShard) }
+    }
+
+    private func shard(_ token: UInt64) -> Shard {
+        shards[Int(truncatingIfNeeded: (token >> 32) ^ token) & (Self.shardCount - 1)]
+    }
+
+    /// A notification APNs accepted arrived at `now` (uptime nanoseconds).
+    package func accept(_ notification: DeviceNotification, now: UInt64) -> DeviceFleet.Answer {
+        var start = fanOutStart.load(ordering: .relaxed)
+        if start == 0 {
+            start =
+                fanOutStart.compareExchange(expected: 0, desired: now, ordering: .relaxed).exchanged
+                ? now : fanOutStart.load(ordering: .relaxed)
+        }
+        let shard = shard(notification.token)
+        return shard.lock.withLock {
+            shard.fleet.start(at: start)
+            return shard.fleet.accept(notification, now: now)
+        }
+    }
+
+    /// Delivers or discards what fell due by `now` in every shard (the sink's timer).
+    package func advance(now: UInt64) {
+        for shard in shards {
+            shard.lock.withLock { shard.fleet.advance(to: now) }
+        }
+    }
+
+    /// The history of the notification whose apns-id is `id`, if it is among the recent ones
+    /// (the shard is not known from the id: each is asked).
+    package func events(of id: UnsafeRawBufferPointer) -> [DeliveryEvent]? {
+        for shard in shards {
+            if let events = shard.lock.withLock({ shard.fleet.events(of: id) }) { return events }
+        }
+        return nil
+    }
+
+    /// What every shard's outcomes said of the provider, for its card: the fleet's rules'
+    /// counts and their earliest examples (times on the uptime clock).
+    package func findings() -> FleetFindingsSnapshot {
+        var snapshot = FleetFindingsSnapshot()
+        for shard in shards {
+            shard.lock.withLock { snapshot.add(shard.fleet.findings) }
+        }
+        snapshot.trim()
+        return snapshot
+    }
+
+    /// Every shard's counts and times now.
+    package func snapshot() -> DeliverySnapshot {
+        var snapshot = DeliverySnapshot()
+        let start = fanOutStart.load(ordering: .relaxed)
+        snapshot.fanOutStart = start == 0 ? nil : start
+        for shard in shards {
+            shard.lock.withLock {
+                snapshot.counts = snapshot.counts + shard.fleet.counts
+                snapshot.times = snapshot.times + shard.fleet.times
+                snapshot.devicesKept += shard.fleet.devicesKept
+                if let stored = shard.fleet.storedExpiries {
+                    snapshot.earliestExpiry = min(snapshot.earliestExpiry ?? .max, stored.earliest)
+                    snapshot.latestExpiry = max(snapshot.latestExpiry ?? 0, stored.latest)
+                }
+            }
+        }
+        return snapshot
+    }
+}
+
+/// The fleet's state at one moment, summed over its shards.
+package struct DeliverySnapshot: Sendable {
+    package var counts = DeliveryCounts()
+    package var times = DeliveryTimes()
+    /// The fan-out's first request (uptime nanoseconds), when one came.
+    package var fanOutStart: UInt64?
+    /// Devices the store holds something for, and when the notifications still stored expire
+    /// (uptime nanoseconds).
+    package var devicesKept = 0
+    package var earliestExpiry: UInt64?
+    package var latestExpiry: UInt64?
+
+    package init() {}
+}
