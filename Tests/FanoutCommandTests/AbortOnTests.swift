@@ -30,7 +30,7 @@ import Testing
     /// stall begins at 10 s; the notifications sent from 10 s on are unanswered 2 s later (the
     /// look-back of a 200 ms limit, ⌈0.2⌉ + 1 s), so the run is judged over the limit at 12 or
     /// 13 s and has ended within half a second more — long before its 60 s.
-    @Test func aStalledSinkAbortsTheRunWithinSecondsAndTheGateNamesIt() throws {
+    @Test(.requires(.jsonschema)) func aStalledSinkAbortsTheRunWithinSecondsAndTheGateNamesIt() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try Self.sendToAStallingSink(
@@ -60,12 +60,19 @@ import Testing
         let schema = try SummarySchemaCheck.validate([folder + "/run/summary.json"])
         #expect(schema.status == 0, "\(schema.output)")
 
-        // The gate fails it (1, not invalid's 2) and says why, whatever its thresholds.
+        // The gate fails it (1, not invalid's 2) and says why, whatever its thresholds — unless
+        // a loaded machine made the generator fall behind its 5,000/s, when the run says it is
+        // invalid for that alone and the gate calls it invalid (2), the abort still named.
         let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "p99 < 1s"])
-        #expect(gate.status == 1, "\(gate.standardOutput)")
         #expect(gate.standardOutput.contains("ABORTED aborted after "), "\(gate.standardOutput)")
         #expect(gate.standardOutput.contains("p99 > 200ms over the last 10 s"), "\(gate.standardOutput)")
-        #expect(!gate.standardOutput.contains("INVALID"), "\(gate.standardOutput)")
+        if summary.valid {
+            #expect(gate.status == 1, "\(gate.standardOutput)")
+            #expect(!gate.standardOutput.contains("INVALID"), "\(gate.standardOutput)")
+        } else {
+            #expect(summary.isInvalidOnlyByGeneratorLag, "\(summary.invalidity)")
+            #expect(gate.status == 2, "\(gate.standardOutput)")
+        }
     }
 
     /// The same stall without `--abort-on` (shortened to 13 s): the run goes to its end and is

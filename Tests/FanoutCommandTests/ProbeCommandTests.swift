@@ -136,7 +136,7 @@ import Testing
     }
 
     /// nghttpd as it comes, no delay: nghttp2's 65,535-byte window, refilled half at a time.
-    @Test func nghttpdRefillsHalfItsWindow() throws {
+    @Test(.requires(.nghttpd)) func nghttpdRefillsHalfItsWindow() throws {
         let folder = try RealEndpointTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (server, port) = try PeerProcess.cleartextNghttpd(serving: folder, ["--max-concurrent-streams=1000"])
@@ -152,7 +152,7 @@ import Testing
     }
 
     /// Over TLS a notification carries a TLS 1.3 record's 22 bytes too (one record assumed).
-    @Test func overTLSARecordIsCounted() throws {
+    @Test(.requires(.nghttpd)) func overTLSARecordIsCounted() throws {
         let folder = try RealEndpointTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])

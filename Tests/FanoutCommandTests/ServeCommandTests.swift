@@ -125,8 +125,9 @@ import Testing
 
     /// After the run, `/` answers the folder's report.html, byte for byte (as an open page
     /// reloads it); that read ends `--serve-linger` (300 s, far longer than the wait for the
-    /// exit) and the command exits.
-    func checkFinal(port: Int, folder: String, process: PeerProcess) throws {
+    /// exit) and the command exits: 0, or for a run or send at a rate 4 when a loaded machine
+    /// made its generator fall behind (`atARate`: the page is the subject, not the pace).
+    func checkFinal(port: Int, folder: String, process: PeerProcess, atARate: Bool = false) throws {
         let done = poll(timeout: .seconds(120), every: .milliseconds(200)) { Self.live(port)?.done == true }
         try #require(done, "the live document never said done")
         let written = try Data(contentsOf: URL(fileURLWithPath: folder + "/report.html"))
@@ -136,10 +137,14 @@ import Testing
         try #require(fetched.status == 0, "\(fetched.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == written, "/ differs from report.html")
         let finished = try process.wait(timeout: .seconds(60))
-        #expect(finished.status == 0, "\(finished.output)\(finished.errors)")
+        if atARate {
+            try expectValidOrLagged(status: finished.status, folder: folder, "\(finished.output)\(finished.errors)")
+        } else {
+            #expect(finished.status == 0, "\(finished.output)\(finished.errors)")
+        }
     }
 
-    @Test func aRunServesItsLivePageAndThenItsReport() throws {
+    @Test(.requires(.chromium, .curl, .pillow)) func aRunServesItsLivePageAndThenItsReport() throws {
         let folder = NSTemporaryDirectory() + "fanout-live-run-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try PeerProcess(
@@ -152,10 +157,10 @@ import Testing
         defer { run.stop() }
         let port = try Self.servedPort(run)
         try checkMidRun(port: port, command: "run")
-        try checkFinal(port: port, folder: folder, process: run)
+        try checkFinal(port: port, folder: folder, process: run, atARate: true)
     }
 
-    @Test func aSendServesItsLivePageAndThenItsReport() throws {
+    @Test(.requires(.chromium, .curl, .pillow)) func aSendServesItsLivePageAndThenItsReport() throws {
         let (sink, sinkPort) = try CommandRunner.sink([])
         defer { sink.stop() }
         let folder = NSTemporaryDirectory() + "fanout-live-send-\(UUID().uuidString)"
@@ -170,12 +175,12 @@ import Testing
         defer { send.stop() }
         let port = try Self.servedPort(send)
         try checkMidRun(port: port, command: "send")
-        try checkFinal(port: port, folder: folder, process: send)
+        try checkFinal(port: port, folder: folder, process: send, atARate: true)
     }
 
     /// The sink's page: what it accepted each second and its connections, then its `--output`
     /// folder's report.html once it ends (here, idle after the send).
-    @Test func aSinkServesItsLivePageAndThenItsFolderReport() throws {
+    @Test(.requires(.chromium, .curl, .pillow)) func aSinkServesItsLivePageAndThenItsFolderReport() throws {
         let folder = NSTemporaryDirectory() + "fanout-live-sink-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, sinkPort) = try CommandRunner.sink([
@@ -200,7 +205,10 @@ import Testing
             measured: { $0.completed > 0 && ($0.connections ?? 0) > 0 },
             colours: [HTMLReport.Colour.throughput]
         )
-        #expect(try send.wait(timeout: .seconds(120)).status == 0)
+        // The sink's page is the subject: the send at 1,000/s is its load, valid or (its
+        // generator fallen behind on a loaded machine) invalid for that alone.
+        let sent = try send.wait(timeout: .seconds(120))
+        try expectValidOrLagged(status: sent.status, folder: folder + "-send", "\(sent.output)\(sent.errors)")
         try checkFinal(port: port, folder: folder, process: sink)
     }
 
@@ -212,7 +220,7 @@ import Testing
     }
 
     /// A broadcast send serves its updates' seconds, then its folder's report.html.
-    @Test func aBroadcastSendServesItsPageAndThenItsReport() throws {
+    @Test(.requires(.curl)) func aBroadcastSendServesItsPageAndThenItsReport() throws {
         let (sink, sinkPort) = try CommandRunner.sink(["--channel-subscribers", "100"])
         defer { sink.stop() }
         let folder = NSTemporaryDirectory() + "fanout-live-broadcast-\(UUID().uuidString)"
@@ -231,6 +239,6 @@ import Testing
         let port = try Self.servedPort(send)
         let seen = poll(timeout: .seconds(30), every: .milliseconds(200)) { (Self.live(port)?.finished ?? 0) > 0 }
         #expect(seen, "the live document never counted an update")
-        try checkFinal(port: port, folder: folder, process: send)
+        try checkFinal(port: port, folder: folder, process: send, atARate: true)
     }
 }

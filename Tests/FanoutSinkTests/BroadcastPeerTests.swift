@@ -30,7 +30,7 @@ import Testing
         return nil
     }
 
-    @Test func curlCreatesReadsListsBroadcastsAndDeletes() throws {
+    @Test(.requires(.curl)) func curlCreatesReadsListsBroadcastsAndDeletes() throws {
         var configuration = SinkConfiguration()
         configuration.scenario.channelSubscribers = .fixed(10_000)
         let running = try SinkPeerTests.RunningSink(configuration)
@@ -71,7 +71,7 @@ import Testing
         #expect(running.sink.statistics.json(broadcast: counts).contains(#""broadcast":{"#))
     }
 
-    @Test func pythonH2CreatesReadsListsBroadcastsAndDeletes() throws {
+    @Test(.requires(.h2)) func pythonH2CreatesReadsListsBroadcastsAndDeletes() throws {
         let running = try SinkPeerTests.RunningSink()
         defer { running.stop() }
         let create: (headers: [(String, String)], body: String) = (
@@ -102,7 +102,7 @@ import Testing
         )
     }
 
-    @Test func theTenThousandAndFirstChannelIsRefused() throws {
+    @Test(.requires(.h2)) func theTenThousandAndFirstChannelIsRefused() throws {
         let running = try SinkPeerTests.RunningSink()
         defer { running.stop() }
         let create: (headers: [(String, String)], body: String) = (
