@@ -12,9 +12,11 @@ import Testing
 @Suite(.serialized) struct RealEndpointTests {
     static let send = ["send", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app"]
 
-    /// Far below `--connect-timeout`'s default 10 s: the run ended on the cause, not by waiting
-    /// (the 1.5 s target is measured by `scripts/bench/endpoints.sh` on a release build).
-    static let fast: Duration = .seconds(3)
+    /// Below `--connect-timeout`'s default 10 s: the run ended on the cause, not by waiting it
+    /// out. How far below is the machine's (a debug build's start and its folder's writing took
+    /// 3.7 s on a loaded one); the 1.5 s target is measured by `scripts/bench/endpoints.sh` on a
+    /// release build.
+    static let fast: Duration = .seconds(10)
 
     /// A folder for one case's files, removed by the caller.
     static func folder() throws -> String {
