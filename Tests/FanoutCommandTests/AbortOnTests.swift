@@ -26,16 +26,18 @@ import Testing
         return try CommandRunner.send(to: port, arguments + ["--output", folder + "/run"], timeout: .seconds(60))
     }
 
-    /// The case: 5,000/s for 60 s, `--abort-on 'p99 > 200ms' --abort-after 5s`. The
-    /// stall begins at 10 s; the notifications sent from 10 s on are unanswered 2 s later (the
-    /// look-back of a 200 ms limit, ⌈0.2⌉ + 1 s), so the run is judged over the limit at 12 or
-    /// 13 s and has ended within half a second more — long before its 60 s.
-    @Test func aStalledSinkAbortsTheRunWithinSecondsAndTheGateNamesIt() throws {
+    /// The case, 5,000/s for 60 s with `--abort-after 5s`, on a limit only the stall
+    /// can reach: `--abort-on 'p99 > 2s'` (the 200 ms is within what a loaded machine's
+    /// scheduling adds to a debug build's latency, and once aborted such a run 3 s in, before
+    /// the stall). The stall begins at 10 s; the notifications sent from 10 s on are unanswered
+    /// 3 s later (the look-back of a 2 s limit, ⌈2⌉ + 1 s), so the run is judged over the limit
+    /// at 13 or 14 s and ends soon after — long before its 60 s.
+    @Test(.requires(.jsonschema)) func aStalledSinkAbortsTheRunWithinSecondsAndTheGateNamesIt() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try Self.sendToAStallingSink(
             [
-                "--generate", "400000", "--rate", "5000/s", "--duration", "60s", "--abort-on", "p99 > 200ms",
+                "--generate", "400000", "--rate", "5000/s", "--duration", "60s", "--abort-on", "p99 > 2s",
                 "--abort-after", "5s",
             ],
             into: folder
@@ -43,16 +45,17 @@ import Testing
         #expect(result.status == 6, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         let aborted = try #require(summary.aborted, "\(result.standardOutput)")
-        #expect(aborted.condition == "p99 > 200ms")
+        #expect(aborted.condition == "p99 > 2s")
         #expect(aborted.windowSeconds == 10)
         #expect(aborted.unit == "ms")
-        // Judged once the stall's first notifications had been unanswered for 2 s: after 12 s,
-        // and no later than 14 s (the counts the connections hand over lag a second at most).
-        #expect(aborted.afterSeconds >= 10 && aborted.afterSeconds <= 14, "\(aborted)")
-        #expect(aborted.measured > 200)
-        #expect((aborted.unanswered ?? 0) > 0 && aborted.unansweredAfterSeconds == 2, "\(aborted)")
-        // It drained for half a second at most and stopped: not the 60 s asked for.
-        #expect(summary.elapsedSeconds < aborted.afterSeconds + 1.5, "elapsed \(summary.elapsedSeconds)")
+        // Judged once the stall's first notifications had been unanswered for 3 s: after 13 s,
+        // and within the stall (the counts the connections hand over lag a second at most; a
+        // loaded machine's judging, a few more).
+        #expect(aborted.afterSeconds >= 10 && aborted.afterSeconds <= 19, "\(aborted)")
+        #expect(aborted.measured > 2000)
+        #expect((aborted.unanswered ?? 0) > 0 && aborted.unansweredAfterSeconds == 3, "\(aborted)")
+        // It drained (half a second on an idle machine) and stopped: not the 60 s asked for.
+        #expect(summary.elapsedSeconds < aborted.afterSeconds + 5, "elapsed \(summary.elapsedSeconds)")
         #expect(summary.cancelled)
         #expect(result.standardOutput.contains("ABORTED: aborted after "), "\(result.standardOutput)")
         let markdown = try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)
@@ -60,12 +63,19 @@ import Testing
         let schema = try SummarySchemaCheck.validate([folder + "/run/summary.json"])
         #expect(schema.status == 0, "\(schema.output)")
 
-        // The gate fails it (1, not invalid's 2) and says why, whatever its thresholds.
+        // The gate fails it (1, not invalid's 2) and says why, whatever its thresholds — unless
+        // a loaded machine made the generator fall behind its 5,000/s, when the run says it is
+        // invalid for that alone and the gate calls it invalid (2), the abort still named.
         let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "p99 < 1s"])
-        #expect(gate.status == 1, "\(gate.standardOutput)")
         #expect(gate.standardOutput.contains("ABORTED aborted after "), "\(gate.standardOutput)")
-        #expect(gate.standardOutput.contains("p99 > 200ms over the last 10 s"), "\(gate.standardOutput)")
-        #expect(!gate.standardOutput.contains("INVALID"), "\(gate.standardOutput)")
+        #expect(gate.standardOutput.contains("p99 > 2s over the last 10 s"), "\(gate.standardOutput)")
+        if summary.valid {
+            #expect(gate.status == 1, "\(gate.standardOutput)")
+            #expect(!gate.standardOutput.contains("INVALID"), "\(gate.standardOutput)")
+        } else {
+            #expect(summary.isInvalidOnlyByGeneratorLag, "\(summary.invalidity)")
+            #expect(gate.status == 2, "\(gate.standardOutput)")
+        }
     }
 
     /// The same stall without `--abort-on` (shortened to 13 s): the run goes to its end and is

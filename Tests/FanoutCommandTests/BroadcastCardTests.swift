@@ -40,7 +40,7 @@ import Testing
         return (try ProviderUnderTestTests.card(summary), said, summary)
     }
 
-    @Test func aBadBroadcasterGetsExactlyWhatItPlanted() throws {
+    @Test(.requires(.h2, .jsonschema)) func aBadBroadcasterGetsExactlyWhatItPlanted() throws {
         let folder = NSTemporaryDirectory() + "fanout-bcard-bad-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (card, said, summary) = try Self.run("bad", into: folder)
@@ -66,7 +66,7 @@ import Testing
         #expect(schema.status == 0, "\(schema.output)")
     }
 
-    @Test func aGoodBroadcasterPassesEveryBroadcastRule() throws {
+    @Test(.requires(.h2)) func aGoodBroadcasterPassesEveryBroadcastRule() throws {
         let folder = NSTemporaryDirectory() + "fanout-bcard-good-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (card, said, _) = try Self.run("good", into: folder)
@@ -77,7 +77,7 @@ import Testing
 
     /// Two sinks behind one broadcaster (`fanout merge`): the cards add rule by rule, the
     /// broadcast rules with them.
-    @Test func mergedCardsAddTheBroadcastRules() throws {
+    @Test(.requires(.h2)) func mergedCardsAddTheBroadcastRules() throws {
         let folder = NSTemporaryDirectory() + "fanout-bcard-merge-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let bad = try Self.run("bad", into: folder + "/bad")

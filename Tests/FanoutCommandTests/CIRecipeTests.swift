@@ -5,7 +5,7 @@ import Testing
 /// docs/ci: the CI recipes users copy. Each must pass its platform's schema (PyPI's
 /// check-jsonschema and the GitHub-workflow and GitLab-CI schemas it vendors) and run the three
 /// gates the README promises.
-@Suite struct CIRecipeTests {
+@Suite(.requires(.checkJSONSchema)) struct CIRecipeTests {
     static let recipes = [
         ("docs/ci/github-actions.yml", "vendor.github-workflows"),
         ("docs/ci/gitlab-ci.yml", "vendor.gitlab-ci"),

@@ -65,7 +65,7 @@ import Testing
         return try JSONDecoder().decode(Found.self, from: Data(checked.output.utf8))
     }
 
-    @Test(arguments: [1, 8, 1000])
+    @Test(.requires(.kubernetesValidate, .yaml), arguments: [1, 8, 1000])
     func theManifestsAreValidKubernetesAndRunEachShardOnce(shards: Int) throws {
         let found = try Self.renderAndCheck(
             [
@@ -113,7 +113,7 @@ import Testing
         #expect(script.contains("while [ $i -le \(shards) ]"))
     }
 
-    @Test func withASinkTheShardsSendToItsServiceAndKeysGoInASecret() throws {
+    @Test(.requires(.kubernetesValidate, .yaml)) func withASinkTheShardsSendToItsServiceAndKeysGoInASecret() throws {
         let folder = NSTemporaryDirectory() + "fanout-cluster-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -197,12 +197,14 @@ import Testing
 
     /// `--metrics`: while a run lasts its counts are served in Prometheus' format, labelled
     /// with the shard, and prometheus_client parses them.
-    @Test func aRunServesItsCountsToPrometheusWhileItLasts() throws {
+    @Test(.requires(.curl, .prometheusClient)) func aRunServesItsCountsToPrometheusWhileItLasts() throws {
+        let output = NSTemporaryDirectory() + "fanout-metrics-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: output) }
         let run = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "run", "--rate", "2000", "--duration", "4s", "--shard", "2/3", "--metrics", "127.0.0.1:0",
-                "--output", NSTemporaryDirectory() + "fanout-metrics-\(UUID().uuidString)",
+                "run", "--rate", "2000", "--duration", "4s", "--shard", "2/3", "--metrics", "127.0.0.1:0", "--output",
+                output,
             ]
         )
         defer { run.stop() }
@@ -235,7 +237,9 @@ import Testing
         #expect(value("fanout_sender_in_flight") != nil)
         #expect(value("fanout_sender_latency_seconds", ["quantile": "0.99"]) != nil)
         #expect(value("fanout_sender_latency_seconds_count") != nil)
+        // The metrics are the subject, not the pace: 0, or 4 for a generator that a loaded
+        // machine held back.
         let finished = try run.wait(timeout: .seconds(60))
-        #expect(finished.status == 0, "\(finished.output)\(finished.errors)")
+        try expectValidOrLagged(status: finished.status, folder: output, "\(finished.output)\(finished.errors)")
     }
 }

@@ -33,7 +33,7 @@ import Testing
     /// The closed model: 4 shards of 40,000 tokens are the 40,000, each once — the sink
     /// received what the merge counts, with the same digest — and the merged log is the sum
     /// of the shards' (HdrHistogram's Python reader).
-    @Test func fourShardsSendTheWholeSetOnceAndMergeIntoOneVerdict() throws {
+    @Test(.requires(.python3, .curl, .hdrh)) func fourShardsSendTheWholeSetOnceAndMergeIntoOneVerdict() throws {
         let outcome = try Self.cluster(4, ["--generate", "40000"] + Self.notification)
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
@@ -69,7 +69,11 @@ import Testing
     /// 19 s of each connection, the first shard judged over `p99 > 200ms` exits 6, the script
     /// stops the others (SIGTERM, 143) unless they aborted too, and the merge — not refused for the shards stopped —
     /// says which shard aborted and why; the gate fails (1) naming it.
-    @Test func aShardsAbortStopsTheOthersAndTheMergeNamesIt() throws {
+    ///
+    /// The abort is the subject, not the generators' pace: on a loaded machine 3 shards at
+    /// 1,000/s each can fall more than `--max-lag` behind (once 148 ms), and the merge is then
+    /// invalid for that alone and the gate says so (2), the abort still named.
+    @Test(.requires(.python3, .curl)) func aShardsAbortStopsTheOthersAndTheMergeNamesIt() throws {
         let outcome = try Self.cluster(
             3,
             ["--generate", "300000", "--rate", "3000/s", "--duration", "60s", "--abort-on", "p99 > 200ms"]
@@ -78,7 +82,6 @@ import Testing
         )
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         let output = outcome.result.output
-        #expect(outcome.result.status == 1, "\(output)\(outcome.result.errors)")
         #expect(output.contains("aborted (--abort-on): stopping the others"), "\(output)")
         // The shards share the sink's stall, so others may judge it in the same second as the
         // first: each ends aborted (6) or stopped by the script (143).
@@ -89,11 +92,17 @@ import Testing
         let aborted = try #require(merged.aborted)
         #expect(aborted.condition == "p99 > 200ms")
         #expect(["1/3", "2/3", "3/3"].contains(aborted.shard ?? ""), "\(aborted)")
-        // Well before the 60 s asked for.
-        #expect(merged.elapsedSeconds < 25, "\(merged.elapsedSeconds)")
-        #expect(merged.invalidReasons.isEmpty, "\(merged.invalidReasons)")
+        // Before the 60 s asked for (the stall begins 10 s in; what the rest takes is the machine's).
+        #expect(merged.elapsedSeconds < 50, "\(merged.elapsedSeconds)")
         #expect(output.contains("ABORTED shard "), "\(output)")
-        #expect(output.contains("gate: FAILED (the run was aborted)"), "\(output)")
+        if merged.valid {
+            #expect(outcome.result.status == 1, "\(output)\(outcome.result.errors)")
+            #expect(output.contains("gate: FAILED (the run was aborted)"), "\(output)")
+        } else {
+            #expect(merged.isInvalidOnlyByGeneratorLag, "\(merged.invalidity)")
+            #expect(outcome.result.status == 2, "\(output)\(outcome.result.errors)")
+            #expect(output.contains("gate: the run is invalid and cannot pass"), "\(output)")
+        }
     }
 
     /// The open model: 3 shards at a total of 6,000/s for 2 s send the schedule's 12,000
@@ -104,7 +113,7 @@ import Testing
     /// (CI saw shard 2 fall 195 ms behind). That the lag limit refuses a run is tested by
     /// `aRunWhoseGeneratorFellBehindIsInvalidWithExitStatus4`, and the merge's refusal of an
     /// invalid shard by `anInvalidShardMakesTheMergeInvalid`.
-    @Test func theShardsOfAnOpenModelRunSendTheWholeScheduleBetweenThem() throws {
+    @Test(.requires(.python3, .curl)) func theShardsOfAnOpenModelRunSendTheWholeScheduleBetweenThem() throws {
         let outcome = try Self.cluster(
             3,
             ["--generate", "100000", "--rate", "6000", "--duration", "2s", "--max-lag", "1s"] + Self.notification

@@ -37,7 +37,7 @@ import Testing
     /// SIGTERM to the shell reaches `fanout send`: it writes its folder marked interrupted, and
     /// the shell leaves 143 as the shard's exit status and exits with it — not killed 30 s later
     /// with no folder, as a shell that is a pod's first process and ignores SIGTERM would be.
-    @Test func sigtermToTheShardsShellStopsFanoutSendCleanly() throws {
+    @Test(.requires(.yaml)) func sigtermToTheShardsShellStopsFanoutSendCleanly() throws {
         let folder = NSTemporaryDirectory() + "fanout-shard-script-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder + "/bin", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -28,7 +29,23 @@ import Testing
         }
     }
 
-    @Test(arguments: pages) func commandsRunAsDocumented(page: String) throws {
+    /// Whether a block of `page` that runs sets up with openssl (a key or a certificate for the
+    /// sink): those pages are tested apart, skipped without openssl.
+    static func setsUpWithOpenSSL(_ page: String) -> Bool {
+        let blocks = (try? Self.blocks(page)) ?? []
+        return blocks.contains { block in block.setup.contains { $0.hasPrefix("openssl ") } }
+    }
+
+    @Test(arguments: pages.filter { !setsUpWithOpenSSL($0) }) func commandsRunAsDocumented(page: String) throws {
+        try Self.runCommands(of: page)
+    }
+
+    @Test(.requires(.openssl), arguments: pages.filter(setsUpWithOpenSSL))
+    func commandsSetUpWithOpenSSLRunAsDocumented(page: String) throws {
+        try Self.runCommands(of: page)
+    }
+
+    static func runCommands(of page: String) throws {
         let regenerate = ProcessInfo.processInfo.environment["FANOUT_DOCS_REGENERATE"] == "1"
         var lines = try String(contentsOfFile: CommandRunner.repositoryRoot + "/" + page, encoding: .utf8)
             .components(separatedBy: "\n")

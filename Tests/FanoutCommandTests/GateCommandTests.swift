@@ -190,7 +190,7 @@ import Testing
         return try JSONDecoder().decode(JUnitReport.self, from: data)
     }
 
-    @Test func junitHasOneCasePerThresholdWithTheMeasuredValueAndLimit() throws {
+    @Test(.requires(.python3)) func junitHasOneCasePerThresholdWithTheMeasuredValueAndLimit() throws {
         let file = Self.folder + "/junit-\(UUID().uuidString).xml"
         let result = try Self.gate([
             Self.runs.valid, "--threshold", "sent == 3000", "--threshold", "p99 < 1us", "--threshold",
@@ -236,7 +236,7 @@ import Testing
         #expect(invalidPage.contains("<h1>Fanout gate: INVALID</h1>") && invalidPage.contains("generator fell"))
     }
 
-    @Test func junitOfAnInvalidRunHasTheInvalidityAsAnError() throws {
+    @Test(.requires(.python3)) func junitOfAnInvalidRunHasTheInvalidityAsAnError() throws {
         let file = Self.folder + "/junit-\(UUID().uuidString).xml"
         let result = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--junit", file])
         #expect(result.status == 2)

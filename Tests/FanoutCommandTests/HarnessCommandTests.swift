@@ -114,7 +114,7 @@ import Testing
 
     /// `fanout send --apns-id timed` to a `fanout sink` on this host: the sink times its answers
     /// from each request's send, and says so in /stats, /metrics and its summary.
-    @Test func aSinkTimesTimedRequestsFromTheirSend() throws {
+    @Test(.requires(.curl)) func aSinkTimesTimedRequestsFromTheirSend() throws {
         let sink = try PeerProcess(
             CommandRunner.executable.path,
             ["sink", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--latency", "fixed:2ms"]

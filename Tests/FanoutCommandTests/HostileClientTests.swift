@@ -62,7 +62,7 @@ import Testing
 
     static let enhanceYourCalm = 0xB
 
-    @Test func everyAttackEndsWithItsGoAwayWhileANeighbourIsServed() throws {
+    @Test(.requires(.curl, .h2load, .hpack)) func everyAttackEndsWithItsGoAwayWhileANeighbourIsServed() throws {
         let sink = try Sink(["--idle-timeout", "1s", "--frame-timeout", "1s"])
         defer { sink.process.stop() }
         let log = NSTemporaryDirectory() + "fanout-neighbour-\(UUID().uuidString).log"
@@ -105,7 +105,7 @@ import Testing
 
     /// Resets of streams whose answers the sink holds (`--latency fixed:60s`): the answers go
     /// with the streams and the resets meet the rapid-reset limit.
-    @Test func resetsOfHeldAnswersLeaveNothingBehind() throws {
+    @Test(.requires(.curl, .hpack)) func resetsOfHeldAnswersLeaveNothingBehind() throws {
         let sink = try Sink(["--latency", "fixed:60s"])
         defer { sink.process.stop() }
         for _ in 0..<3 {
@@ -117,7 +117,7 @@ import Testing
 
     /// A validly signed provider token whose `iat` is Int64.min (once a trap that took the sink
     /// down) or the year 2100 is answered 403; the sink lives and serves the next, honest, token.
-    @Test func extremeTokenTimesAreRefusedAndTheSinkLives() throws {
+    @Test(.requires(.curl, .openssl, .jwt, .cryptography)) func extremeTokenTimesAreRefusedAndTheSinkLives() throws {
         let folder = NSTemporaryDirectory() + "fanout-hostile-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

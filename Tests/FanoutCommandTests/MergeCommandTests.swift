@@ -7,7 +7,7 @@ import Testing
 /// `fanout merge` on the shards of a run: histograms add exactly (checked by HdrHistogram's
 /// Python reader), counts sum, and the digest and reconciliation are a single run's.
 @Suite(.serialized) struct MergeCommandTests {
-    @Test func theShardsOfARunMergeIntoTheRun() throws {
+    @Test(.requires(.hdrh)) func theShardsOfARunMergeIntoTheRun() throws {
         let folder = NSTemporaryDirectory() + "fanout-merge-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for index in 1...3 {

@@ -148,7 +148,7 @@ import Testing
         #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
     }
 
-    @Test func prometheusSumsTheShardsHistogramsToTheMergedP99AndCounts() throws {
+    @Test(.requires(.prometheus, .curl)) func prometheusSumsTheShardsHistogramsToTheMergedP99AndCounts() throws {
         let folder = NSTemporaryDirectory() + "fanout-prometheus-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--latency", "fixed:20ms", "--admin", "127.0.0.1:0"])
@@ -202,15 +202,26 @@ import Testing
         }
         #expect(empty.isEmpty, "panels without data: \(empty)")
 
+        // The sums are the subject, not the pace: each shard exits 0, or 4 when a loaded machine
+        // held its generator back, and the merge of such shards is invalid for that alone (2).
         for (index, shard) in shards.enumerated() {
             let finished = try shard.wait(timeout: .seconds(60))
-            try #require(finished.status == 0, "shard \(index + 1): \(finished.output)\(finished.errors)")
+            try expectValidOrLagged(
+                status: finished.status,
+                folder: "\(folder)/shard-\(index + 1)",
+                "shard \(index + 1): \(finished.output)\(finished.errors)"
+            )
         }
         let merged = try CommandRunner.run(
             ["merge"] + (1...3).map { "\(folder)/shard-\($0)" } + ["--output", folder + "/merged", "--max-skew", "1h"]
         )
-        try #require(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/merged")
+        if summary.valid {
+            #expect(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
+        } else {
+            #expect(summary.isInvalidOnlyByGeneratorLag, "\(summary.invalidity)")
+            #expect(merged.status == 2, "\(merged.standardOutput)\(merged.standardError)")
+        }
         let p99 = try #require(summary.latency?.p99)
 
         // The shards' last figures (each served one scrape after its run before it closed):

@@ -10,7 +10,7 @@ import Testing
 /// streams before the SETTINGS was read, streams in flight when the GOAWAY left, a certificate
 /// connection's burst), faults are counted exactly (streams opened after reading the GOAWAY,
 /// answers a provider died without reading).
-@Suite(.serialized) struct ProviderCardTruthTests {
+@Suite(.requires(.h2, .hyperframe), .serialized) struct ProviderCardTruthTests {
     static let peer = CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/card_peer.py"
 
     /// The last line `card_peer.py` writes: what the provider saw (each key only in the modes
@@ -158,7 +158,7 @@ import Testing
     /// "one stream until a valid authentication token" is a token connection's rule; the sink
     /// raises a certificate connection's limit at the handshake, and the card is clean (271
     /// stream-limit counts before).
-    @Test func aCertificateConnectionIsNotHeldToOneStream() throws {
+    @Test(.requires(.openssl)) func aCertificateConnectionIsNotHeldToOneStream() throws {
         let folder = try SinkSecurityCommandTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try SinkSecurityCommandTests.certificate("ca", subject: "/CN=Fanout test push CA", in: folder)

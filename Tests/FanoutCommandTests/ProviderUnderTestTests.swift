@@ -54,7 +54,7 @@ import Testing
     /// `fanout send` as the provider: the sink ends by itself at --expect, and what it measured
     /// agrees with the sender — every notification, the fan-out time within 2% of the sender's
     /// elapsed time, its connections, no violation; the gate passes.
-    @Test func aSendIsMeasuredFromBothEnds() throws {
+    @Test(.requires(.jsonschema)) func aSendIsMeasuredFromBothEnds() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let count = 100_000
@@ -106,7 +106,7 @@ import Testing
     /// three streams before the first answer. Its card lists those faults, each as many times as
     /// it made them, and nothing else; the gate fails. The trigger starts it and the fan-out
     /// counts from its launch.
-    @Test func theBadProvidersCardListsExactlyItsFaults() throws {
+    @Test(.requires(.h2)) func theBadProvidersCardListsExactlyItsFaults() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -146,7 +146,7 @@ import Testing
 
     /// aioapns (PyPI) fanning out over TLS with token auth: the sink's fan-out time is within 5%
     /// of the time aioapns measured for itself, with every notification accepted and no fault.
-    @Test func aioapnsMeasuredFromBothEnds() throws {
+    @Test(.requires(.openssl, .aioapns, .jsonschema)) func aioapnsMeasuredFromBothEnds() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -185,7 +185,7 @@ import Testing
     /// flight, and the sink counts every notification. (Whether h2load's first flight goes out
     /// before it reads the sink's SETTINGS of 1 is a race, so the card's stream-limit is not
     /// asserted here: the bad provider's test plants that fault.)
-    @Test func h2loadAsTheProvider() throws {
+    @Test(.requires(.h2load)) func h2loadAsTheProvider() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -251,7 +251,7 @@ import Testing
     }
 
     /// SIGINT ends the run as --expect does: the folder is written with what arrived.
-    @Test func anInterruptWritesTheFolder() throws {
+    @Test(.requires(.curl)) func anInterruptWritesTheFolder() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--output", folder])

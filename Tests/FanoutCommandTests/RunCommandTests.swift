@@ -107,7 +107,12 @@ import Testing
             ["run", "--count", "3000", "--rate", "2000/s", "--output", folder],
             timeout: .seconds(120)
         )
-        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        // The bins are the subject, not the pace: 0, or 4 for a generator a loaded machine held back.
+        try expectValidOrLagged(
+            status: result.status,
+            folder: folder,
+            "\(result.standardOutput)\(result.standardError)"
+        )
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.sent == 3000)
         let fine = try #require(summary.fineIntervals, "a run of \(summary.elapsedSeconds) s")
@@ -177,7 +182,7 @@ import Testing
         #expect(summary.invalidReasons.first?.contains("behind its schedule") == true)
     }
 
-    @Test func aTerminalShowsTheProgressLine() throws {
+    @Test(.requires(.python3)) func aTerminalShowsTheProgressLine() throws {
         let folder = NSTemporaryDirectory() + "fanout-progress-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let process = Process()

@@ -29,7 +29,7 @@ import Testing
         )
     }
 
-    @Test func toTheSinkOverTLSWithTokenAuthAndGoneTokensWrittenOut() throws {
+    @Test(.requires(.openssl)) func toTheSinkOverTLSWithTokenAuthAndGoneTokensWrittenOut() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let key = folder + "/AuthKey_ABC123DEFG.p8"
@@ -73,7 +73,7 @@ import Testing
         #expect(stopped.output.contains("accepted: 2,994\n"), "\(stopped.output)")
     }
 
-    @Test func toNghttpdAPeerNobodyHereWrote() throws {
+    @Test(.requires(.nghttpd)) func toNghttpdAPeerNobodyHereWrote() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try Self.sendToNghttpd(
@@ -87,7 +87,7 @@ import Testing
         #expect(summary.requests == 5000)
     }
 
-    @Test func headersComeFromAScenarioFileAndOptionsWin() throws {
+    @Test(.requires(.nghttpd)) func headersComeFromAScenarioFileAndOptionsWin() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try """
@@ -192,7 +192,7 @@ import Testing
         #expect(Set(ids.values.flatMap { $0 }).count == 2000)
     }
 
-    @Test func repeatsWriteAFolderEachAndTheGateReadsTheirMedians() throws {
+    @Test(.requires(.nghttpd)) func repeatsWriteAFolderEachAndTheGateReadsTheirMedians() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try Self.sendToNghttpd(
@@ -212,7 +212,7 @@ import Testing
         #expect(gate.standardOutput.contains("medians of 3 repeats"))
     }
 
-    @Test func theOpenModelToNghttpd() throws {
+    @Test(.requires(.nghttpd)) func theOpenModelToNghttpd() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try Self.sendToNghttpd(
@@ -251,7 +251,8 @@ import Testing
             ],
             timeout: .seconds(60)
         )
-        #expect(result.status == 0, "\(result.standardError)")
+        // The tokens' end is the subject, not the pace: 0, or 4 for a generator a loaded machine held back.
+        try expectValidOrLagged(status: result.status, folder: folder + "/run", result.standardError)
         #expect(
             result.standardOutput.contains(
                 "unscheduled: 1,000 of 1,500 arrivals had no token (the tokens ran out 0.50 s"
@@ -267,7 +268,7 @@ import Testing
         #expect(summary.intervals.map(\.latencyCount).reduce(0, +) == 500)
     }
 
-    @Test func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
+    @Test(.requires(.curl)) func ctrlCStopsTheRunAndStillWritesWhatWasDone() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // A slow sink: 200 ms an answer, 10 streams, so 100,000 notifications would take hours.

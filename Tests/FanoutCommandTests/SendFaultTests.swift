@@ -132,7 +132,7 @@ import Testing
     /// one outcome and is accepted. The sink may count more than the sender (an answer lost in
     /// a reset is sent again) and may have received fewer requests than were sent (a request
     /// lost in a reset never arrived), never the other way round.
-    @Test func connectionsResetByAProxyLoseNothing() throws {
+    @Test(.requires(.python3)) func connectionsResetByAProxyLoseNothing() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, sinkPort) = try CommandRunner.sink([])

@@ -159,7 +159,7 @@ import Testing
         )
     }
 
-    @Test func connectionsPastAPeersLimitAreRefusedInWordsAndTheOtherPeerIsServed() throws {
+    @Test(.requires(.hpack)) func connectionsPastAPeersLimitAreRefusedInWordsAndTheOtherPeerIsServed() throws {
         let sink = try SinkProcess(["--max-connections-per-peer", "8", "--max-connections", "64"])
         var stopped = false
         defer { if !stopped { _ = sink.stop() } }
@@ -189,7 +189,7 @@ import Testing
         #expect(log.contains("8 connections from 127.0.0.1, the per-peer limit"), "\(log)")
     }
 
-    @Test func connectionsPastTheTotalAreRefusedInWords() throws {
+    @Test(.requires(.hpack)) func connectionsPastTheTotalAreRefusedInWords() throws {
         let sink = try SinkProcess(["--max-connections", "6", "--max-connections-per-peer", "8"])
         defer { _ = sink.stop() }
         let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 8)
@@ -208,7 +208,7 @@ import Testing
     /// 10 connections × 10 streams whose requests never end: each stream is reset (CANCEL)
     /// after --request-timeout, each connection then gets GOAWAY IdleTimeout, while the
     /// neighbour's notifications are all accepted.
-    @Test func streamsThatNeverEndAreResetAndTheirConnectionsFreed() throws {
+    @Test(.requires(.hpack)) func streamsThatNeverEndAreResetAndTheirConnectionsFreed() throws {
         let sink = try SinkProcess(["--request-timeout", "1s", "--idle-timeout", "1s"])
         var stopped = false
         defer { if !stopped { _ = sink.stop() } }
@@ -231,7 +231,7 @@ import Testing
 
     /// Timed apns-ids an hour old (the right host tag) are taken as untimed: the sink's own
     /// "lateness from the send" counts only the honest sender's, in /stats and in its summary.
-    @Test func forgedTimedIDsStayOutOfTheSinksOwnFigures() throws {
+    @Test(.requires(.h2, .curl)) func forgedTimedIDsStayOutOfTheSinksOwnFigures() throws {
         let sink = try SinkProcess([], admin: true)
         var stopped = false
         defer { if !stopped { _ = sink.stop() } }
@@ -284,7 +284,7 @@ import Testing
     /// 300 connections to --admin under `ulimit -n 256`, a third of them with half a request
     /// line: past 64 they are answered 503, the rest closed by the admin's 10 s request timeout,
     /// and APNs clients keep connecting and are served throughout.
-    @Test func manyAdminConnectionsUnderALowFileLimitLeaveTheAPNsPortServing() throws {
+    @Test(.requires(.hpack)) func manyAdminConnectionsUnderALowFileLimitLeaveTheAPNsPortServing() throws {
         let sink = try SinkProcess(["--max-connections", "100"], admin: true, openFiles: 256)
         var stopped = false
         defer { if !stopped { _ = sink.stop() } }

@@ -4,7 +4,7 @@ import Testing
 
 /// `fanout sink` as a user runs it: the line scripts wait for, requests, and the summary on SIGTERM.
 @Suite(.serialized) struct SinkCommandTests {
-    @Test func servesPrintsItsAddressAndSummarisesOnSigterm() throws {
+    @Test(.requires(.curl)) func servesPrintsItsAddressAndSummarisesOnSigterm() throws {
         let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:0"])
         defer { sink.stop() }
         let port = try sink.announcedPort()

@@ -33,7 +33,7 @@ import Testing
     /// `apns-expiration: 0` to a fleet 30% offline: the card counts every notification an offline
     /// device lost (all of Discarded – Expired here), with examples naming their apns-id, and a
     /// gate on it fails; the same fan-out with an expiration date has a clean card and passes.
-    @Test func theCardCountsExpirationZeroToOfflineDevices() throws {
+    @Test(.requires(.jsonschema)) func theCardCountsExpirationZeroToOfflineDevices() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let count = 2_000
@@ -77,7 +77,7 @@ import Testing
     /// `fanout send --apns-id timed` against a sink with the fleet on (every device offline):
     /// answer-ids.json holds one answer in 16 per connection, each with its apns-unique-id and
     /// its apns-id, and the sink shows each sampled notification's history under that apns-id.
-    @Test func sendKeepsASampleOfTheIDsItWasAnsweredWith() throws {
+    @Test(.requires(.curl)) func sendKeepsASampleOfTheIDsItWasAnsweredWith() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let sink = try PeerProcess(

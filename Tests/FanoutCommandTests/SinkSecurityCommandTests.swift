@@ -63,7 +63,7 @@ import Testing
         try CommandRunner.sink(["--tls-self-signed", folder + "/tls"])
     }
 
-    @Test func aSelfSignedCertificateIsWrittenOutAndVerifiedByCurlAndOpenSSL() throws {
+    @Test(.requires(.curl, .openssl)) func aSelfSignedCertificateIsWrittenOutAndVerifiedByCurlAndOpenSSL() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try Self.selfSignedSink(in: folder)
@@ -85,7 +85,7 @@ import Testing
 
     /// RFC 9113 §9.2, checked with OpenSSL's client: TLS 1.0 and 1.1 are refused, and so are
     /// TLS 1.2 suites without ephemeral keys or without AEAD; ECDHE with GCM and TLS 1.3 are served.
-    @Test func onlyTLSThatHTTP2AllowsIsServed() throws {
+    @Test(.requires(.openssl)) func onlyTLSThatHTTP2AllowsIsServed() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try Self.selfSignedSink(in: folder)
@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test func clientCertificatesAuthenticateForTheirBundle() throws {
+    @Test(.requires(.curl, .openssl)) func clientCertificatesAuthenticateForTheirBundle() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.certificate("ca", subject: "/CN=Fanout test push CA", in: folder)
@@ -156,7 +156,7 @@ import Testing
         #expect(!result.errors.contains("auth is off"), "\(result.errors)")
     }
 
-    @Test func adminCaptureAndAScenarioFileFromTheCommandLine() throws {
+    @Test(.requires(.curl)) func adminCaptureAndAScenarioFileFromTheCommandLine() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "token-rate = 1/1h\nlatency = fixed:1ms\n".write(

@@ -129,9 +129,12 @@ struct WireGroundTruthTests {
     /// binding the first and the streams the second. Measured: plan 1,454 / send 1,439 a second
     /// (−1.0%), 12,327 / 11,841 (−3.9%); scripts/bench/wire.sh, 30,000 each with h2load beside:
     /// 1,452 / 1,440 / 1,434 and 12,349 / 11,849 / 11,838.
-    @Test(arguments: [
-        ([String](), "the connection window", 8000), (["-W", "20"], "round trips × streams", 60_000),
-    ])
+    @Test(
+        .requires(.nghttpd, .python3),
+        arguments: [
+            ([String](), "the connection window", 8000), (["-W", "20"], "round trips × streams", 60_000),
+        ]
+    )
     func aProbedPlanHoldsForNghttpdEightyMillisecondsAway(
         arguments: [String],
         binds expected: String,

@@ -136,7 +136,7 @@ import Testing
     /// or beside 3 busy loops and +1.6–2.2% beside 6, min 110.2–110.8 ms, 177–180 a second
     /// against 182. (With 50 ms, 5 ms and 100 streams the mean was +1.5–3.1% but +8–13% beside 6
     /// busy loops: a debug sink's bursts of 100 wait for the CPU, so this keeps them small.)
-    @Test func theSinksWireHoldsEveryRequestForItsRoundTrip() throws {
+    @Test(.requires(.h2load)) func theSinksWireHoldsEveryRequestForItsRoundTrip() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink(["--no-auth", "--rtt", "100ms", "--latency", "fixed:10ms"])
@@ -160,7 +160,7 @@ import Testing
     /// (−4%: a round is 80 ms and the time the three programs take), with -W 20 10,790–10,964
     /// (7.6–7.8×); it passed beside 2 to 6 busy loops too. 15% and 4× leave room for a busier
     /// machine.
-    @Test func nghttpdsWindowBindsAConnectionBehindTheRelay() throws {
+    @Test(.requires(.h2load, .nghttpd, .python3)) func nghttpdsWindowBindsAConnectionBehindTheRelay() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let delay = 40
@@ -185,7 +185,7 @@ import Testing
     /// used its window as well as nghttp2's client does carries as much (issue #42: 1,404 and
     /// 1,408 a second). Measured (debug build, 2 cores, 5 runs): fanout send 1,367–1,377 a
     /// second, h2load 1,412–1,418, ratio 0.966–0.974; it passed beside 2 to 6 busy loops too.
-    @Test func fanoutSendCarriesWhatH2LoadCarriesOnTheSameWire() throws {
+    @Test(.requires(.h2load, .nghttpd, .python3)) func fanoutSendCarriesWhatH2LoadCarriesOnTheSameWire() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let count = 6000

@@ -7,7 +7,7 @@ import Testing
 /// Fanout's HPACK against an implementation nobody here wrote: Python's `hpack` (installed by
 /// scripts/test.sh). Blocks go both ways through one encoder and one decoder each, so the
 /// dynamic tables must stay in step over many blocks.
-@Suite struct HPACKInteroperabilityTests {
+@Suite(.requires(.hpack)) struct HPACKInteroperabilityTests {
     typealias Block = [(name: [UInt8], value: [UInt8])]
 
     /// APNs-like requests: repeated headers, a fresh apns-id each time, a path per device, and

@@ -317,8 +317,13 @@ import Testing
         #expect(names == ["apns-topic=com.example.app", "apns-topic=com.example.app"])
     }
 
-    @Test func randomBlocksNeverCrash() {
+    /// Random blocks never crash the decoder, and each ends one of the two ways a block can: its
+    /// fields, within the header list limit (name + value + 32 each), or an `HPACKError`; the
+    /// dynamic table stays within its limit either way. Both ways occur, and more than one error.
+    @Test func randomBlocksEndInFieldsOrAnError() {
         var state: UInt64 = 0x1234_5678
+        var decoded = 0
+        var refused: [String: Int] = [:]
         for _ in 0..<20_000 {
             var bytes: [UInt8] = []
             let count = Int(state % 40)
@@ -328,7 +333,37 @@ import Testing
             }
             state = state &* 6_364_136_223_846_793_005 &+ 1
             var decoder = HPACKDecoder(maximumTableSize: 256, maximumHeaderListSize: 1024)
-            _ = try? decode(bytes, decoder: &decoder)
+            var listSize = 0
+            let outcome: Result<Void, HPACKError> = bytes.withUnsafeBytes { block in
+                do throws(HPACKError) {
+                    try decoder.decode(block) { name, value, _ in listSize += name.count + value.count + 32 }
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch outcome {
+            case .success:
+                decoded += 1
+                if listSize > 1024 { Issue.record("\(bytes): a header list of \(listSize) bytes, over 1024") }
+            case .failure(let error):
+                let kind =
+                    switch error {
+                    case .truncated: "truncated"
+                    case .integerOverflow: "integerOverflow"
+                    case .invalidIndex: "invalidIndex"
+                    case .invalidHuffman: "invalidHuffman"
+                    case .tableSizeTooLarge(_, let limit): limit == 256 ? "tableSizeTooLarge" : "a wrong limit"
+                    case .misplacedTableSizeUpdate: "misplacedTableSizeUpdate"
+                    case .headerListTooLarge(let limit): limit == 1024 ? "headerListTooLarge" : "a wrong limit"
+                    }
+                refused[kind, default: 0] += 1
+            }
+            if decoder.dynamicTableSize > 256 {
+                Issue.record("\(bytes): a dynamic table of \(decoder.dynamicTableSize) bytes, over 256")
+            }
         }
+        #expect(decoded > 0)
+        #expect(refused.count > 1 && refused["a wrong limit"] == nil, "\(refused)")
     }
 }

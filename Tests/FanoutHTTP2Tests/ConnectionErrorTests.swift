@@ -274,8 +274,34 @@ import Testing
         }
     }
 
-    @Test func randomBytesNeverCrash() {
+    /// What one end did with random frames: nothing went wrong, or a connection error, which
+    /// is then its last event and, on the wire, one GOAWAY with that code, the last frame it
+    /// wrote (RFC 9113 §5.4.1); no GOAWAY otherwise. A description of what broke that, if
+    /// anything did.
+    static func endsAsItSays(_ events: [Seen], _ written: [HTTP2Frame]) -> (failed: Bool, wrong: String?) {
+        let errors = events.compactMap { event -> HTTP2ErrorCode? in
+            if case .connectionError(let code) = event { code } else { nil }
+        }
+        let goAways = written.compactMap { frame -> HTTP2ErrorCode? in
+            if case .goAway(_, let code, _) = frame { code } else { nil }
+        }
+        guard let code = errors.first else {
+            return (false, goAways.isEmpty ? nil : "a GOAWAY \(goAways) without a connection error")
+        }
+        if errors.count > 1 || events.last != .connectionError(code) {
+            return (true, "the connection error is not its last event: \(events)")
+        }
+        guard goAways == [code], case .goAway = written.last else {
+            return (true, "a connection error \(code) with GOAWAY \(goAways) in \(written.map(describe))")
+        }
+        return (true, nil)
+    }
+
+    /// Random frames after a valid opening never crash either end, and each end's outcome is
+    /// the same in its events and on the wire (`endsAsItSays`). Both outcomes occur at the server.
+    @Test func randomFramesEndAsTheirEventsSay() {
         var random = SeededRandom(seed: 7)
+        var (served, failed) = (0, 0)
         for round in 0..<3000 {
             // Valid openings followed by random frames with plausible headers.
             var input = RawFrame.clientStart
@@ -290,11 +316,23 @@ import Testing
             if round % 3 == 0 {
                 input += (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             }
-            let (events, _) = feedServer(input)
-            _ = events
+            let (events, written) = feedServer(input)
+            let server = Self.endsAsItSays(events, written)
+            if server.failed { failed += 1 } else { served += 1 }
+            if let wrong = server.wrong { Issue.record("server, round \(round): \(wrong)") }
+            // The same frames, less the preface, to a client.
             var client = HTTP2Connection(role: .client)
             var buffer = ByteBuffer(bytes: input.dropFirst(24))
-            client.read(&buffer)
+            let clientEvents = client.read(&buffer)
+            var outbound = client.takeOutbound()
+            outbound.moveReaderIndex(forwardBy: 24)  // its connection preface
+            var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
+            var clientWritten: [HTTP2Frame] = []
+            while let frame = try? decoder.nextFrame(from: &outbound) { clientWritten.append(frame) }
+            if let wrong = Self.endsAsItSays(clientEvents, clientWritten).wrong {
+                Issue.record("client, round \(round): \(wrong)")
+            }
         }
+        #expect(served > 0 && failed > 0, "\(served) served, \(failed) failed")
     }
 }

@@ -42,7 +42,7 @@ func decodeAll(
     return frames
 }
 
-@Suite struct HTTP2FrameInteroperabilityTests {
+@Suite(.requires(.hyperframe)) struct HTTP2FrameInteroperabilityTests {
     @Test(arguments: [1, 7, 1000])
     func fanoutReadsWhatHyperframeWrites(chunk: Int) throws {
         let lines = try PythonPeer.run("frames_peer.py", ["make"]).split(
@@ -273,8 +273,24 @@ func decodeAll(
         #expect(settings.maxConcurrentStreams == 1000)
     }
 
-    @Test func randomBytesNeverCrash() {
+    /// Random bytes never crash the decoder, and what they come to does not depend on how
+    /// they arrive: fed a few bytes at a time, the same frames and bytes left waiting, or the
+    /// same error (code and stream), as fed at once. Both outcomes occur.
+    @Test func randomBytesDecodeAlikeInAnyChunks() {
+        /// The frames and what is left waiting, or the error.
+        func outcome(_ bytes: [UInt8], chunk: Int) -> Result<([String], Int), HTTP2FrameError> {
+            var decoder = HTTP2FrameDecoder()
+            var leftover = 0
+            do throws(HTTP2FrameError) {
+                return .success(
+                    (try decodeAll(bytes, decoder: &decoder, chunk: chunk, leftover: &leftover).map(describe), leftover)
+                )
+            } catch {
+                return .failure(error)
+            }
+        }
         var state: UInt64 = 99
+        var (decoded, refused) = (0, 0)
         for _ in 0..<20_000 {
             var bytes: [UInt8] = []
             for _ in 0..<Int(state % 64) {
@@ -282,8 +298,20 @@ func decodeAll(
                 bytes.append(UInt8(truncatingIfNeeded: state >> 56))
             }
             state = state &* 6_364_136_223_846_793_005 &+ 1
-            var decoder = HTTP2FrameDecoder()
-            _ = try? decodeAll(bytes, decoder: &decoder, chunk: Int(state % 9) + 1)
+            let chunk = Int(state % 9) + 1
+            switch (outcome(bytes, chunk: .max), outcome(bytes, chunk: chunk)) {
+            case (.success(let whole), .success(let chunked)):
+                decoded += 1
+                if whole != chunked { Issue.record("\(bytes) in \(chunk)-byte chunks: \(chunked), at once \(whole)") }
+            case (.failure(let whole), .failure(let chunked)):
+                refused += 1
+                if (whole.code, whole.stream) != (chunked.code, chunked.stream) {
+                    Issue.record("\(bytes) in \(chunk)-byte chunks: \(chunked), at once \(whole)")
+                }
+            case (let whole, let chunked):
+                Issue.record("\(bytes) in \(chunk)-byte chunks: \(chunked), at once \(whole)")
+            }
         }
+        #expect(decoded > 0 && refused > 0, "\(decoded) decoded, \(refused) refused")
     }
 }

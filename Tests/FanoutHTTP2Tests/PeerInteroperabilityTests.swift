@@ -11,7 +11,7 @@ import Testing
 @Suite(.serialized) struct PeerInteroperabilityTests {
     static let pollFile = repositoryRoot + "/fixtures/poll.json"
 
-    @Test func h2loadGetsEveryAnswerFromAFanoutServer() throws {
+    @Test(.requires(.h2load)) func h2loadGetsEveryAnswerFromAFanoutServer() throws {
         let server = try FanoutServer()
         defer { server.stop() }
         for (connections, streams) in [(4, 100), (1, 1000)] {
@@ -32,7 +32,7 @@ import Testing
         }
     }
 
-    @Test func h2loadOverTLSNegotiatesH2() throws {
+    @Test(.requires(.h2load, .openssl)) func h2loadOverTLSNegotiatesH2() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }
         let server = try FanoutServer(certificate: certificate)
@@ -48,7 +48,7 @@ import Testing
         #expect(result.output.contains("2000 succeeded, 0 failed"), "\(result.output)")
     }
 
-    @Test func curlWithPriorKnowledgeAndOverTLS() throws {
+    @Test(.requires(.curl, .openssl)) func curlWithPriorKnowledgeAndOverTLS() throws {
         let server = try FanoutServer()
         defer { server.stop() }
         let plain = try PeerProcess.run(
@@ -75,7 +75,7 @@ import Testing
         #expect(tls.output == "/3/device/abcd\n2 200", "\(tls.errors)")
     }
 
-    @Test func nghttpSeesSettingsAndAnswers() throws {
+    @Test(.requires(.nghttp)) func nghttpSeesSettingsAndAnswers() throws {
         let server = try FanoutServer()
         defer { server.stop() }
         let result = try PeerProcess.run(
@@ -89,7 +89,7 @@ import Testing
         #expect(result.output.contains("x-body-length: \(pollBody.utf8.count)"), "\(result.output)")
     }
 
-    @Test func pythonH2ClientFlowControlAndPing() throws {
+    @Test(.requires(.h2)) func pythonH2ClientFlowControlAndPing() throws {
         let server = try FanoutServer()
         defer { server.stop() }
         let output = try PythonPeer.run("h2_client.py", ["\(server.port)"])
@@ -106,7 +106,7 @@ import Testing
         #expect(report.max_concurrent_streams == 100)
     }
 
-    @Test func fanoutClientAgainstNghttpd() throws {
+    @Test(.requires(.nghttpd)) func fanoutClientAgainstNghttpd() throws {
         let nghttpd = try NghttpdServer()
         defer { nghttpd.stop() }
         let fields = HTTP2Fields([
@@ -127,7 +127,7 @@ import Testing
         #expect(responses.values.allSatisfy { $0 == .init(status: 200, body: NghttpdServer.document) })
     }
 
-    @Test func fanoutClientAgainstNghttpdOverTLS() throws {
+    @Test(.requires(.nghttpd, .openssl)) func fanoutClientAgainstNghttpdOverTLS() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }
         let nghttpd = try NghttpdServer(certificate: certificate)
@@ -148,7 +148,7 @@ import Testing
         #expect(responses.values.allSatisfy { $0 == .init(status: 200, body: NghttpdServer.document) })
     }
 
-    @Test func aTLSPeerThatDoesNotOfferH2IsRefused() throws {
+    @Test(.requires(.curl, .openssl)) func aTLSPeerThatDoesNotOfferH2IsRefused() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }
         let server = try FanoutServer(certificate: certificate)

@@ -90,7 +90,7 @@ import Testing
 
     /// `promtool check metrics` (Prometheus's own linter) on an exposition with the histogram
     /// beside counters and gauges, labelled by shard.
-    @Test func promtoolAcceptsTheExposition() throws {
+    @Test(.requires(.promtool)) func promtoolAcceptsTheExposition() throws {
         var histogram = makeMicrosecondHistogram()
         for value: UInt64 in [900, 81_000, 82_500, 120_000] { histogram.record(value) }
         let metrics = PrometheusMetrics(subsystem: "sender")

@@ -1,6 +1,7 @@
 import FanoutClient
 import FanoutReport
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -42,7 +43,7 @@ import Testing
 
     /// Written as `{"bin_ms": 100, "completed": [...]}` and read back equal; a summary without
     /// the key (an older folder) reads with none.
-    @Test func theFieldReadsBackAndAnOlderSummaryReadsWithout() throws {
+    @Test(.requires(.jsonschema)) func theFieldReadsBackAndAnOlderSummaryReadsWithout() throws {
         var summary = try HTMLReportTests.summary()
         #expect(summary.fineIntervals == nil, "the golden run has none")
         summary.fineIntervals = FineIntervals(binMilliseconds: 100, completed: [3, 0, 9])
@@ -61,7 +62,7 @@ import Testing
 
     /// Two shards run in-process: each writes bins adding up to what it completed, and the
     /// merge's bins are theirs added up, matching the schema.
-    @Test func aMergeAddsTheShardsBins() throws {
+    @Test(.requires(.jsonschema)) func aMergeAddsTheShardsBins() throws {
         let folder = NSTemporaryDirectory() + "fanout-fine-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try SummarySchemaTests.runTwoShards(of: 3000, into: folder)

@@ -11,7 +11,7 @@ import Testing
 /// `latency.hlog` is read by HdrHistogram's reference Python reader to the same counts, values
 /// and percentiles as the run's own histograms.
 @Suite(.serialized) struct IntervalLogTests {
-    @Test func pythonsReaderDecodesEverySecondOfARun() throws {
+    @Test(.requires(.hdrh)) func pythonsReaderDecodesEverySecondOfARun() throws {
         var job = RunJob()
         job.shape.model.schedule = try ArrivalSchedule(rate: 4000, duration: .milliseconds(2500))
         job.count = 10_000
@@ -83,7 +83,7 @@ import Testing
         #expect(lines[4] == #""StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram""#)
     }
 
-    @Test func zlibStreamsOfStoredBlocksInflate() throws {
+    @Test(.requires(.python3)) func zlibStreamsOfStoredBlocksInflate() throws {
         #expect(ZlibStored.adler32(Array("Wikipedia".utf8)) == 0x11E6_0398)
         // More than one stored block (65,535 bytes each), inflated by Python's zlib.
         var bytes: [UInt8] = []

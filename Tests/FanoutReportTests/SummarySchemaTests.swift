@@ -31,7 +31,7 @@ import Testing
         )
     }
 
-    @Test func summariesOfBothModelsMatchTheSchema() throws {
+    @Test(.requires(.jsonschema)) func summariesOfBothModelsMatchTheSchema() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var closed = RunJob()
@@ -51,7 +51,7 @@ import Testing
 
     /// Two closed-model shards merged: the merged harness (each delay the largest over the
     /// shards, no send lateness in the closed model) matches the schema as a run's does.
-    @Test func aMergeMatchesTheSchema() throws {
+    @Test(.requires(.jsonschema)) func aMergeMatchesTheSchema() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.runTwoShards(of: 4000, into: folder)
@@ -73,7 +73,7 @@ import Testing
 
     /// A shard written before `unscheduled_reasons` was kept (its tokens left unsent were all
     /// past the schedule's end) merges with one that has them: the reasons add up to the total.
-    @Test func aShardWithoutUnscheduledReasonsMergesAsScheduleOver() throws {
+    @Test(.requires(.jsonschema)) func aShardWithoutUnscheduledReasonsMergesAsScheduleOver() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.runTwoShards(of: 2000, into: folder)
@@ -92,7 +92,7 @@ import Testing
     }
 
     /// Two shards aborted by `--abort-on`: the merge keeps the one that aborted first, named.
-    @Test func aMergeKeepsTheShardThatAbortedFirst() throws {
+    @Test(.requires(.jsonschema)) func aMergeKeepsTheShardThatAbortedFirst() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.runTwoShards(of: 2000, into: folder)
@@ -133,7 +133,7 @@ import Testing
         #expect(schema.properties.schemaVersion.const == RunSummary.schemaVersion)
     }
 
-    @Test func aSummaryMissingAFieldOrWithAWrongTypeFails() throws {
+    @Test(.requires(.jsonschema)) func aSummaryMissingAFieldOrWithAWrongTypeFails() throws {
         let folder = NSTemporaryDirectory() + "fanout-schema-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var job = RunJob()

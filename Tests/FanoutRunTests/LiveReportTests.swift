@@ -33,7 +33,7 @@ import Testing
         return folder
     }
 
-    @Test func itServesTheLivePageThenTheFolderReportByteForByte() throws {
+    @Test(.requires(.curl)) func itServesTheLivePageThenTheFolderReportByteForByte() throws {
         let report = try LiveReport(at: ServedAddress(host: "127.0.0.1", port: 0), command: "send")
         defer { report.close() }
         #expect(report.url.hasPrefix("http://127.0.0.1:") && !report.url.hasSuffix(":0/"))
@@ -71,7 +71,7 @@ import Testing
 
     /// With a linger, `close()` returns once the final report has been read (here, before it is
     /// called), well before the linger; unread, it waits the linger out.
-    @Test func theLingerEndsAtTheFirstReadOfTheFinalReport() throws {
+    @Test(.requires(.curl)) func theLingerEndsAtTheFirstReadOfTheFinalReport() throws {
         let folder = try Self.folder(holding: Data("<p>final</p>\n".utf8))
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let read = try LiveReport(at: ServedAddress(host: "127.0.0.1", port: 0, linger: .seconds(60)), command: "run")

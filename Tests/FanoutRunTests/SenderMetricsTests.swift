@@ -33,7 +33,11 @@ import Testing
         )
     }
 
-    @Test(arguments: [[], [900, 81_000, 82_500, 120_000]] as [[UInt64]], [nil, "2/3"] as [String?])
+    @Test(
+        .requires(.promtool),
+        arguments: [[], [900, 81_000, 82_500, 120_000]] as [[UInt64]],
+        [nil, "2/3"] as [String?]
+    )
     func promtoolChecksTheExpositionClean(latencies: [UInt64], shard: String?) throws {
         let text = SenderMetrics.exposition(
             of: Self.snapshot(latencies: latencies),

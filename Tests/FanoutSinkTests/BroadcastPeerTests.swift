@@ -31,7 +31,7 @@ import Testing
         return nil
     }
 
-    @Test func curlCreatesReadsListsBroadcastsAndDeletes() throws {
+    @Test(.requires(.curl)) func curlCreatesReadsListsBroadcastsAndDeletes() throws {
         var configuration = SinkConfiguration()
         configuration.scenario.channelSubscribers = .fixed(10_000)
         let running = try SinkPeerTests.RunningSink(configuration)
@@ -72,7 +72,7 @@ import Testing
         #expect(running.sink.statistics.json(broadcast: counts).contains(#""broadcast":{"#))
     }
 
-    @Test func pythonH2CreatesReadsListsBroadcastsAndDeletes() throws {
+    @Test(.requires(.h2)) func pythonH2CreatesReadsListsBroadcastsAndDeletes() throws {
         let running = try SinkPeerTests.RunningSink()
         defer { running.stop() }
         let create: (headers: [(String, String)], body: String) = (
@@ -103,7 +103,7 @@ import Testing
         )
     }
 
-    @Test func theTenThousandAndFirstChannelIsRefused() throws {
+    @Test(.requires(.h2)) func theTenThousandAndFirstChannelIsRefused() throws {
         let running = try SinkPeerTests.RunningSink()
         defer { running.stop() }
         let create: (headers: [(String, String)], body: String) = (

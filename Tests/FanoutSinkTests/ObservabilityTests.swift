@@ -57,7 +57,8 @@ import Testing
         return try JSONDecoder().decode([PrometheusSample].self, from: Data(output.utf8))
     }
 
-    @Test func statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse() throws {
+    @Test(.requires(.h2load, .curl, .prometheusClient))
+    func statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse() throws {
         let running = try AdminSink()
         defer { running.stop() }
         // Two connections that stay open for 10 s, 40 requests a second each.
@@ -123,7 +124,7 @@ import Testing
         #expect(samples.first { $0.name == "fanout_sink_requests_total" }?.type == "counter")
     }
 
-    @Test func metricsCountRejectionsByStatusAndReasonAndOnlyGoUp() throws {
+    @Test(.requires(.curl, .prometheusClient)) func metricsCountRejectionsByStatusAndReasonAndOnlyGoUp() throws {
         let running = try AdminSink()
         defer { running.stop() }
         let requests = [(Self.token, 200), ("xyz", 400), ("", 400)]
@@ -151,7 +152,7 @@ import Testing
         #expect(stats.byStatus == ["200": 2, "400": 4])
     }
 
-    @Test func adminRefusesOtherPathsAndMethods() throws {
+    @Test(.requires(.curl)) func adminRefusesOtherPathsAndMethods() throws {
         let running = try AdminSink()
         defer { running.stop() }
         #expect(try Self.fetch(running.adminPort, "/nope").status == 404)
@@ -161,7 +162,7 @@ import Testing
 
     /// `/deliveries/ID` is routed: without a fleet, and for an id the fleet never saw, a 404 saying
     /// which (SinkDeviceFleetTests reads a stored-then-delivered history from the same page).
-    @Test func deliveriesAreServedByApnsID() throws {
+    @Test(.requires(.curl)) func deliveriesAreServedByApnsID() throws {
         let id = "6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b"
         let plain = try AdminSink()
         let without = try Self.fetch(plain.adminPort, "/deliveries/" + id)
@@ -200,7 +201,7 @@ import Testing
         }
     }
 
-    @Test func captureWritesTheFirstNotificationsAsJSONLines() throws {
+    @Test(.requires(.h2)) func captureWritesTheFirstNotificationsAsJSONLines() throws {
         let path = NSTemporaryDirectory() + "fanout-capture-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = SinkConfiguration()
@@ -233,7 +234,7 @@ import Testing
         }
     }
 
-    @Test func captureSamplesAShareOfNotifications() throws {
+    @Test(.requires(.h2load)) func captureSamplesAShareOfNotifications() throws {
         let path = NSTemporaryDirectory() + "fanout-capture-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = SinkConfiguration()

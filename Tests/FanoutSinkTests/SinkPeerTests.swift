@@ -66,7 +66,7 @@ import Testing
         return try JSONDecoder().decode([Answer].self, from: Data(output.utf8))
     }
 
-    @Test func pythonH2GetsEveryValidationAnswer() throws {
+    @Test(.requires(.h2)) func pythonH2GetsEveryValidationAnswer() throws {
         let running = try RunningSink()
         defer { running.stop() }
         let cases = APNsRequestCheckTests.cases
@@ -88,7 +88,7 @@ import Testing
         #expect(summary.rejected.values.reduce(0, +) == cases.count { $0.status != 200 })
     }
 
-    @Test func duplicateHeadersFromPythonH2() throws {
+    @Test(.requires(.h2)) func duplicateHeadersFromPythonH2() throws {
         let running = try RunningSink()
         defer { running.stop() }
         var fields = SinkHarness.fields()
@@ -98,7 +98,7 @@ import Testing
         #expect(answers.first?.reason == "DuplicateHeaders")
     }
 
-    @Test func pyjwtTokensAreAcceptedAndTamperedOnesRefused() throws {
+    @Test(.requires(.h2, .jwt, .cryptography)) func pyjwtTokensAreAcceptedAndTamperedOnesRefused() throws {
         let key = P256.Signing.PrivateKey()
         let folder = NSTemporaryDirectory() + "fanout-key-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -129,7 +129,7 @@ import Testing
         #expect(answers.map(\.status) == [200, 200])
     }
 
-    @Test func curlOverH2cAndTLS() throws {
+    @Test(.requires(.curl, .openssl, .h2)) func curlOverH2cAndTLS() throws {
         let running = try RunningSink()
         defer { running.stop() }
         let path = "/3/device/" + String(repeating: "ab", count: 32)
@@ -178,7 +178,7 @@ import Testing
         #expect(answers.map(\.status) == [200])
     }
 
-    @Test func h2loadLoadIsCountedWithoutLoss() throws {
+    @Test(.requires(.h2load)) func h2loadLoadIsCountedWithoutLoss() throws {
         let running = try RunningSink()
         defer { running.stop() }
         let token = String(repeating: "ab", count: 32)

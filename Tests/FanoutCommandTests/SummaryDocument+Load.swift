@@ -1,0 +1,41 @@
+import FanoutResults
+import Testing
+
+extension SummaryDocument {
+    /// Whether the run is invalid only because its generator fell behind its schedule by more
+    /// than `--max-lag`: what a loaded machine does to an open-model run (the CPU was elsewhere;
+    /// nothing under test went wrong). A test about something else accepts this outcome
+    /// explicitly, and still judges its subject; `RunCommandTests` and `MergeCommandTests` test
+    /// the lag limit itself.
+    ///
+    /// The lag figures must show it (the worst lag over the limit), and every reason must be
+    /// the generator's (a merge's reasons are each prefixed by the shard's folder).
+    var isInvalidOnlyByGeneratorLag: Bool {
+        guard !valid, let lag = generatorLag, lag.max > lag.limit else { return false }
+        let reasons = invalidity
+        return !reasons.isEmpty && reasons.allSatisfy { $0.contains(Self.generatorLagReason) }
+    }
+
+    /// The words `LoadEngine` gives a generator-lag reason (one place, so that the reasons' type
+    /// can change under it).
+    static let generatorLagReason = "the generator fell "
+}
+
+/// Checks how a `fanout run` or `fanout send` at a rate ended, for a test whose subject is not
+/// the generator's pace: exit status 0, or — where a loaded machine made the generator fall
+/// behind its schedule — 4 (invalid) with `folder`'s summary invalid for that alone. Either way
+/// the folder was written.
+func expectValidOrLagged(
+    status: Int32,
+    folder: String,
+    _ said: @autoclosure () -> String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let summary = try CommandRunner.summary(in: folder)
+    if summary.valid {
+        #expect(status == 0, "\(said())", sourceLocation: sourceLocation)
+    } else {
+        #expect(summary.isInvalidOnlyByGeneratorLag, "\(summary.invalidity)", sourceLocation: sourceLocation)
+        #expect(status == 4, "\(said())", sourceLocation: sourceLocation)
+    }
+}
