@@ -71,8 +71,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// Absent before the reasons were kept: then all of `unscheduled` was `scheduleOver`.
     public var unscheduledReasons: UnscheduledReasons?
     public var valid: Bool
-    /// Why the run cannot be trusted, in words for people (`invalid_reasons`).
-    public var invalidReasons: [String]
+    /// Why the run cannot be trusted, in words for people (`invalid_reasons`); Fanout's own
+    /// readers judge `invalidity`, never these.
+    public var invalidReasonWords: [String]
     /// The same reasons as cases, for Fanout's readers to judge (`invalid_causes`, an added,
     /// optional field); absent for a valid run and in folders written before it was kept.
     public var invalidCauses: [InvalidReason]? = nil
@@ -82,7 +83,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// whatever `valid` says. The cases where the folder keeps them, else its words as
     /// `.stated`. Empty for a valid run.
     public var invalidity: [InvalidReason] {
-        let reasons = invalidCauses ?? invalidReasons.map(InvalidReason.stated)
+        let reasons = invalidCauses ?? invalidReasonWords.map(InvalidReason.stated)
         if !valid && reasons.isEmpty { return [.validWithoutReason] }
         return reasons
     }
@@ -141,7 +142,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case unscheduled
         case unscheduledReasons = "unscheduled_reasons"
         case valid
-        case invalidReasons = "invalid_reasons"
+        case invalidReasonWords = "invalid_reasons"
         case invalidCauses = "invalid_causes"
         case intervals, tokens, abandoned, sink
         case mergedFrom = "merged_from"
@@ -258,7 +259,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         self.unscheduled = unscheduled
         self.unscheduledReasons = unscheduledReasons
         self.valid = valid
-        self.invalidReasons = invalidReasons.map(\.description)
+        self.invalidReasonWords = invalidReasons.map(\.description)
         self.invalidCauses = invalidReasons.isEmpty ? nil : invalidReasons
         self.intervals = intervals
         self.tokens = tokens

@@ -67,9 +67,6 @@ import Testing
         #expect(exit.trimmingCharacters(in: .whitespacesAndNewlines) == "143")
         let summary = try CommandRunner.summary(in: run)
         #expect(summary.shard == "1/2")
-        #expect(
-            summary.invalidReasons.contains { $0.hasPrefix("interrupted by SIGTERM after ") },
-            "\(summary.invalidReasons)"
-        )
+        #expect(summary.wasInterrupted(by: "SIGTERM"), "\(summary.invalidity)")
     }
 }

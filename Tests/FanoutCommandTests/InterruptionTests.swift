@@ -101,10 +101,7 @@ import Testing
         // At most the offered rate (1% for the first ticket, due at the start).
         #expect((summary.throughputPerSecond ?? .infinity) <= 1010)
         #expect(summary.valid == false)
-        #expect(
-            summary.invalidReasons.contains { $0.hasPrefix("interrupted by SIGINT after ") },
-            "\(summary.invalidReasons)"
-        )
+        #expect(summary.wasInterrupted(by: "SIGINT"), "\(summary.invalidity)")
         #expect(result.output.contains("never sent (interrupted): "), "\(result.output)")
         #expect(result.output.contains("INVALID: interrupted by SIGINT after "), "\(result.output)")
         let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "errors == 0"])
@@ -126,10 +123,7 @@ import Testing
         #expect(result.status == status, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.valid == false)
-        #expect(
-            summary.invalidReasons.contains { $0.hasPrefix("interrupted by \(name) after ") },
-            "\(summary.invalidReasons)"
-        )
+        #expect(summary.wasInterrupted(by: name), "\(summary.invalidity)")
         // What was in flight was answered: sender and sink still agree.
         #expect(summary.reconciled == true, "\(String(describing: summary.sink))")
         #expect((summary.throughputPerSecond ?? .infinity) <= 2020)
@@ -152,7 +146,7 @@ import Testing
         let result = try send.wait(timeout: .seconds(20))
         #expect(result.status == 143, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        #expect(summary.invalidReasons.contains { $0.hasPrefix("interrupted by SIGTERM after ") })
+        #expect(summary.wasInterrupted(by: "SIGTERM"), "\(summary.invalidity)")
         // The ten in flight were answered within the grace: none failed, none counted twice.
         #expect(summary.failed == [:], "\(summary.failed)")
         #expect(summary.sent == summary.accepted)

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutResults
 import FanoutSettings
 import FanoutTestSupport
 import Foundation
@@ -137,9 +138,9 @@ import Testing
 
         let refused = try CommandRunner.run(["merge"] + folders + ["--output", folder + "/refused"])
         #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
-        let reasons = try CommandRunner.summary(in: folder + "/refused").invalidReasons
+        let reasons = try CommandRunner.summary(in: folder + "/refused").invalidity
         #expect(
-            reasons.contains { $0 == "shard 2/2 is missing" || $0.hasSuffix("its shard did not finish") },
+            reasons.contains { $0 == .shardsMissing(names: ["2/2"]) || $0 == .noSummary(folder: "\(folder)/shard-2") },
             "\(reasons)"
         )
         let gate = try CommandRunner.run(["gate", folder + "/refused", "--threshold", "failed == 0"])
@@ -180,10 +181,13 @@ import Testing
         #expect(merged.status == 2, "\(merged.standardOutput)\(merged.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/merged")
         #expect(summary.valid == false)
-        let reasons = summary.invalidReasons
+        let reasons = summary.invalidity
         for shard in shards {
             #expect(
-                reasons.contains { $0.hasPrefix("\(shard): the generator fell") && $0.contains("behind its schedule") },
+                reasons.contains {
+                    if case .inFolder(shard, .generatorBehind) = $0 { return true }
+                    return false
+                },
                 "\(reasons)"
             )
         }
@@ -209,28 +213,35 @@ import Testing
         try run("b", ["--shard", "2/2", "--streams", "50"])
         try run("c", ["--shard", "1/2", "--streams", "100"])
         try run("whole", [])
-        func merge(_ names: [String]) throws -> (CommandRunner.Result, [String]) {
+        func merge(_ names: [String]) throws -> (CommandRunner.Result, [InvalidReason]) {
             let result = try CommandRunner.run(
                 ["merge"] + names.map { "\(folder)/\($0)" } + [
                     "--output", "\(folder)/out", "--max-skew", "1h", "--allow-partial",
                 ]
             )
             let summary = try CommandRunner.summary(in: folder + "/out")
-            return (result, summary.invalidReasons)
+            return (result, summary.invalidity)
         }
         let (unlike, unlikeReasons) = try merge(["a", "b"])
         #expect(unlike.status == 2)
         #expect(
             unlikeReasons.contains(
-                "\(folder)/b was configured unlike \(folder)/a: streams_per_connection 50 (not 100)"
+                .configuredUnlike(
+                    folder: "\(folder)/b",
+                    reference: "\(folder)/a",
+                    differences: [.init(field: "streams_per_connection", value: "50", reference: "100")]
+                )
             ),
             "\(unlikeReasons)"
         )
         let (twice, twiceReasons) = try merge(["a", "c"])
         #expect(twice.status == 2)
-        #expect(twiceReasons.contains("shard 1/2 is there 2 times: \(folder)/a, \(folder)/c"), "\(twiceReasons)")
+        #expect(
+            twiceReasons.contains(.shardTwice(index: 1, count: 2, folders: ["\(folder)/a", "\(folder)/c"])),
+            "\(twiceReasons)"
+        )
         let (whole, wholeReasons) = try merge(["a", "whole"])
         #expect(whole.status == 2)
-        #expect(wholeReasons.contains("\(folder)/whole: not a shard (run without --shard i/N)"), "\(wholeReasons)")
+        #expect(wholeReasons.contains(.notAShard(folders: ["\(folder)/whole"])), "\(wholeReasons)")
     }
 }

@@ -151,7 +151,7 @@ import Testing
         #expect(configuration.maxAttempts == 4)
         #expect(configuration.schedule == "2000/s for 2.0 seconds")
         #expect(summary.valid == true)
-        #expect(summary.invalidReasons.isEmpty)
+        #expect(summary.invalidity.isEmpty)
         let schedule = try #require(summary.schedule)
         #expect(schedule.planned == 4000)
         let lag = try #require(summary.generatorLag)
@@ -179,7 +179,7 @@ import Testing
         #expect(result.standardOutput.contains("INVALID: the generator fell"), "\(result.standardOutput)")
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.valid == false)
-        #expect(summary.invalidReasons.first?.contains("behind its schedule") == true)
+        #expect(summary.invalidity.first?.isGeneratorBehind == true, "\(summary.invalidity)")
     }
 
     @Test(.requires(.python3)) func aTerminalShowsTheProgressLine() throws {

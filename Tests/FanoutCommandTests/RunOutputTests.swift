@@ -145,9 +145,12 @@ import Testing
         )
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
-        let reasons = summary.invalidReasons
+        let reasons = summary.invalidity
         #expect(
-            reasons.contains { $0.hasPrefix("--gone-tokens /dev/full: cannot write: No space left on device") },
+            reasons.contains {
+                guard case .listIncomplete("--gone-tokens", let failure) = $0 else { return false }
+                return failure.hasPrefix("/dev/full: cannot write: No space left on device")
+            },
             "\(reasons)"
         )
         #expect(result.standardOutput.contains("INVALID: --gone-tokens /dev/full"), "\(result.standardOutput)")
@@ -174,9 +177,11 @@ import Testing
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.accepted == 2)
-        let reasons = summary.invalidReasons
+        let reasons = summary.invalidity
         #expect(
-            reasons.contains("--rejects /dev/full: cannot write: No space left on device: the list is incomplete"),
+            reasons.contains(
+                .listIncomplete(option: "--rejects", failure: "/dev/full: cannot write: No space left on device")
+            ),
             "\(reasons)"
         )
     }

@@ -334,9 +334,12 @@ import Testing
         #expect(result.status == 4, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.valid == false)
-        let reasons = summary.invalidReasons
+        let reasons = summary.invalidity
         #expect(
-            reasons.contains { $0.hasPrefix("the token set stopped the run at \(folder)/tokens.txt:6001:1: ") },
+            reasons.contains {
+                guard case .tokenSetStopped(let at) = $0 else { return false }
+                return at.hasPrefix("\(folder)/tokens.txt:6001:1: ")
+            },
             "\(reasons)"
         )
         // Every token before the bad line went out and was answered.

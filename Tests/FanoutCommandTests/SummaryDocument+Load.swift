@@ -9,16 +9,20 @@ extension SummaryDocument {
     /// the lag limit itself.
     ///
     /// The lag figures must show it (the worst lag over the limit), and every reason must be
-    /// the generator's (a merge's reasons are each prefixed by the shard's folder).
+    /// the generator's (a merge's are each filed under the shard's folder).
     var isInvalidOnlyByGeneratorLag: Bool {
         guard !valid, let lag = generatorLag, lag.max > lag.limit else { return false }
         let reasons = invalidity
-        return !reasons.isEmpty && reasons.allSatisfy { $0.contains(Self.generatorLagReason) }
+        return !reasons.isEmpty && reasons.allSatisfy(\.isGeneratorBehind)
     }
 
-    /// The words `LoadEngine` gives a generator-lag reason (one place, so that the reasons' type
-    /// can change under it).
-    static let generatorLagReason = "the generator fell "
+    /// Whether a signal named `signal` (`SIGTERM`) interrupted the run, as its reasons say.
+    func wasInterrupted(by signal: String) -> Bool {
+        invalidity.contains {
+            if case .interrupted(signal, _, _) = $0.root { return true }
+            return false
+        }
+    }
 }
 
 /// Checks how a `fanout run` or `fanout send` at a rate ended, for a test whose subject is not

@@ -113,7 +113,7 @@ struct InvalidReasonTests {
         try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: folder + "/summary.json"))
         var read = try SummaryDocument.read(folder + "/summary.json")
         #expect(read.invalidity == [.stated("sender and sink disagree")])
-        read.invalidReasons = []
+        read.invalidReasonWords = []
         #expect(read.invalidity == [.validWithoutReason])
     }
 }

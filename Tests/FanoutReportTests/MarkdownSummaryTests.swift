@@ -42,7 +42,7 @@ import Testing
     @Test func anInvalidRunWithoutAnswersSaysSoInsteadOfFigures() throws {
         var summary = try Self.baseline()
         summary.valid = false
-        summary.invalidReasons = ["the sink was not reached"]
+        summary.invalidReasonWords = ["the sink was not reached"]
         summary.invalidCauses = nil
         summary.accepted = 0
         summary.rejected = [:]
@@ -64,7 +64,7 @@ import Testing
     @Test func invalidWithoutAReasonIsSaid() throws {
         var summary = try Self.baseline()
         summary.valid = false
-        summary.invalidReasons = []
+        summary.invalidReasonWords = []
         summary.invalidCauses = []
         #expect(summary.invalidity == [.validWithoutReason])
         let text = MarkdownSummary(summary: summary).text

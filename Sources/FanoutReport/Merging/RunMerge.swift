@@ -272,7 +272,7 @@ public struct RunMerge {
         ]
         if let aborted = document.aborted { lines.append("ABORTED: " + aborted.line) }
         lines += gaps.map { "PARTIAL: \($0)" }
-        lines += document.invalidReasons.map { "REFUSED: \($0)" }
+        lines += document.invalidity.map { "REFUSED: \($0)" }
         return lines.joined(separator: "\n")
     }
 

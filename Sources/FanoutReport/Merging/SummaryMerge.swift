@@ -128,7 +128,7 @@ struct SummaryMerge {
                 summaries.map(\.openModel),
                 measured: Int(latency.totalCount)
             )
-        case .invalidReasons: merged.invalidReasons = invalidReasons.map(\.description)
+        case .invalidReasonWords: merged.invalidReasonWords = invalidReasons.map(\.description)
         case .invalidCauses: merged.invalidCauses = invalidReasons.isEmpty ? nil : invalidReasons
         case .valid: merged.valid = invalidReasons.isEmpty
         case .intervals: merged.intervals = intervals
