@@ -178,7 +178,7 @@ public final class LoadStatistics: Sendable {
                 rejected: $0.rejected,
                 failed: $0.failed,
                 connections: connections,
-                inFlight: max(0, $0.requests - $0.retries - finished)
+                inFlight: max(0, $0.requests - $0.retries - $0.resent - finished)
             )
         }
         marks.withLockedValue { $0.append(mark) }
@@ -193,7 +193,9 @@ public final class LoadStatistics: Sendable {
         return counts.withLockedValue {
             AbortWatch.Tally(
                 second: second,
-                started: $0.requests - $0.retries,
+                // A notification's first sending: neither a retry nor a request sent again
+                // because the server never processed it (`resent`).
+                started: $0.requests - $0.retries - $0.resent,
                 finished: finished,
                 rejected: $0.rejected,
                 failed: $0.failed

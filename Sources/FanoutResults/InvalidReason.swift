@@ -6,15 +6,15 @@ import Foundation
 ///
 /// Gate, merge, compare, export and search judge the cases; `description` renders the words a
 /// person reads (`invalid_reasons` in summary.json, `INVALID: …` on the console), once, here.
-/// summary.json keeps the cases too (`invalidity`, an added field), written by Swift's
+/// summary.json keeps the cases too (`invalid_causes`, an added field), written by Swift's
 /// synthesized coding with each case and field named in snake case:
 ///
-///     "invalidity": [
+///     "invalid_causes": [
 ///       {"generator_behind": {"worst_lag_ms": 148.2, "limit_ms": 100}},
 ///       {"in_folder": {"directory": "shard-2", "reason": {"interrupted": {…}}}}
 ///     ]
 ///
-/// A folder written before the cases were kept reads its words back as `.stated`.
+/// A folder written before the cases were kept reads its words back (`init(legacy:)`).
 public indirect enum InvalidReason: Hashable, Sendable, Codable {
     // A run's own.
     /// A signal stopped the run; the tokens read ahead were never sent.
@@ -111,6 +111,26 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         }
     }
 
+    /// A reason as a folder written before the cases were kept says it: the case whose words
+    /// they are where the words name one with nothing to read back (sender and sink disagree,
+    /// no answers, stopped before the end) or an interruption, else `.stated(words)`. So an
+    /// older shard's interruption is judged as one (a merge leaves it out when a shard
+    /// aborted) and a reason is not listed twice beside the gate's own.
+    public init(legacy words: String) {
+        for plain in [InvalidReason.senderAndSinkDisagree, .noAnswers, .stoppedBeforeTheEnd, .validWithoutReason]
+        where plain.description == words {
+            self = plain
+            return
+        }
+        let interruption = /interrupted by (SIG[A-Z]+) after ([0-9.]+) s: ([0-9,. ]+) tokens read ahead were never sent/
+        if let match = words.wholeMatch(of: interruption), let after = Double(match.2) {
+            let unsent = Int(match.3.filter(\.isNumber)) ?? 0
+            self = .interrupted(signal: String(match.1), afterSeconds: after, unsent: unsent)
+            return
+        }
+        self = .stated(words)
+    }
+
     /// The reason under any folders it is filed in.
     public var root: InvalidReason {
         if case .inFolder(_, let reason) = self { return reason.root }
@@ -127,14 +147,6 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     public var isGeneratorBehind: Bool {
         if case .generatorBehind = root { return true }
         return false
-    }
-
-    /// Whether a partial merge (`--allow-partial`) accepts it: a shard missing or unfinished.
-    public var isGap: Bool {
-        switch self {
-        case .shardsMissing, .noSummary, .shardGaveUp, .shardStopped: true
-        default: false
-        }
     }
 
     // Each case's coding keys, in summary.json's snake case.

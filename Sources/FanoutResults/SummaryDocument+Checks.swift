@@ -6,9 +6,9 @@ extension SummaryDocument {
     /// every summary Fanout writes holds. A run's outcomes add up to what it sent; no count,
     /// time or rate is negative; percentiles are in order; `reconciled: true` agrees with its
     /// sink section; a run that answered nothing (or a sink that received nothing) measured
-    /// nothing; an older schema's all-zero latencies mean nothing was measured. Empty for
-    /// every folder a run, a sink or a merge writes; a file edited by hand or by another tool
-    /// may not be.
+    /// nothing; an older schema's all-zero latencies mean nothing was measured. A folder a
+    /// run, a sink or a merge writes holds no contradiction but those two (its own reasons
+    /// say them already); a file edited by hand or by another tool may hold any.
     public var contradictions: [InvalidReason] {
         var reasons = negativeFigures
         let rejectedCount = rejected.values.reduce(0, +)

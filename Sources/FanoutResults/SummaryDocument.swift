@@ -80,10 +80,10 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
 
     /// Why the run cannot be trusted, as every reader takes it: `valid` is authoritative, so a
     /// summary saying `false` without a reason is invalid still, and a reason makes it invalid
-    /// whatever `valid` says. The cases where the folder keeps them, else its words as
-    /// `.stated`. Empty for a valid run.
+    /// whatever `valid` says. The cases where the folder keeps them, else its words read back
+    /// (`InvalidReason.init(legacy:)`). Empty for a valid run.
     public var invalidity: [InvalidReason] {
-        let reasons = invalidCauses ?? invalidReasonWords.map(InvalidReason.stated)
+        let reasons = invalidCauses ?? invalidReasonWords.map(InvalidReason.init(legacy:))
         if !valid && reasons.isEmpty { return [.validWithoutReason] }
         return reasons
     }

@@ -154,7 +154,7 @@ final class SenderMetrics: Sendable {
             metrics.gauge(
                 "in_flight",
                 labels: shardLabel,
-                Double(max(0, snapshot.requests - answered)),
+                Double(max(0, snapshot.requests - snapshot.resent - answered)),
                 help: "Requests sent and not yet answered or failed (as of the last counts)."
             )
             metrics.count(

@@ -175,7 +175,10 @@ struct SinkCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Stop this long after the last request (within a second).", valueName: "duration")
+        help: ArgumentHelp(
+            "Stop this long after the last request (within a second), or after --first-request-within if none came.",
+            valueName: "duration"
+        )
     )
     var idleExit: Duration?
 

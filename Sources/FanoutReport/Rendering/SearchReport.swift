@@ -64,10 +64,11 @@ extension SearchStep {
         p50 = summary.latency(at: 50)
         p99 = summary.latency(at: 99)
         errorShare = run.median(.errors, share: true)
-        let engine = summary.report.engineReasons
-        guard engine.isEmpty else {
+        // The generator falling behind is its own limit, not the endpoint's; any other reason
+        // (a lost --rejects write, a token set that stopped) makes the step invalid below.
+        guard !summary.report.generatorFellBehind else {
             outcome = .generatorLimit
-            reasons = engine.map(\.description)
+            reasons = summary.report.engineReasons.filter(\.isGeneratorBehind).map(\.description)
             return
         }
         var reasons = summary.invalidReasons.map { "invalid: \($0)" }
