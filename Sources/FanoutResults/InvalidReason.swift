@@ -239,7 +239,7 @@ extension InvalidReason: CustomStringConvertible {
     public var description: String {
         switch self {
         case .interrupted(let signal, let after, let unsent):
-            "interrupted by \(signal) after \(String(format: "%.2f", after)) s: \(Self.grouped(unsent)) tokens read ahead were never sent"
+            "interrupted by \(signal) after \(String(format: "%.2f", after)) s: \(unsent.grouped) tokens read ahead were never sent"
         case .tokenSetStopped(let at):
             "the token set stopped the run at \(at) (the tokens before it were sent and are counted)"
         case .listIncomplete(let option, let failure):
@@ -262,7 +262,7 @@ extension InvalidReason: CustomStringConvertible {
         case .validWithoutReason:
             "summary.json says \"valid\": false and gives no reason"
         case .expectedNotReached(let unit, let reached, let expected, let endedBy):
-            "\(Self.grouped(reached)) of the \(Self.grouped(expected)) \(unit.rawValue) expected were accepted before the sink stopped (\(endedBy))"
+            "\(reached.grouped) of the \(expected.grouped) \(unit.rawValue) expected were accepted before the sink stopped (\(endedBy))"
         case .triggerFailed(let status?, let output):
             "the trigger exited with status \(status) (see \(output))"
         case .triggerFailed(nil, _):
@@ -298,9 +298,9 @@ extension InvalidReason: CustomStringConvertible {
         case .negativeFigure(let field, let value):
             "\(field) is \(value.formatted()): a count, time or rate cannot be negative (the file was not written by a run)"
         case .outcomesDoNotAddUp(let sent, let accepted, let rejected, let failed):
-            "the outcomes do not add up: sent \(Self.grouped(sent)) but accepted \(Self.grouped(accepted)) + rejected \(Self.grouped(rejected)) + failed \(Self.grouped(failed)) = \(Self.grouped(accepted + rejected + failed))"
+            "the outcomes do not add up: sent \(sent.grouped) but accepted \(accepted.grouped) + rejected \(rejected.grouped) + failed \(failed.grouped) = \((accepted + rejected + failed).grouped)"
         case .reconciledButDisagrees(let field, let sender, let sink):
-            "reconciled says true but the sink's \(field) is \(Self.grouped(sink)) where the sender's is \(Self.grouped(sender))"
+            "reconciled says true but the sink's \(field) is \(sink.grouped) where the sender's is \(sender.grouped)"
         case .percentilesOutOfOrder:
             "the latency percentiles are out of order (each must be at least the one before it)"
         case .zeroLatencies(let schema):
@@ -316,8 +316,6 @@ extension InvalidReason: CustomStringConvertible {
     private static func lagWords(_ milliseconds: Double) -> String {
         milliseconds < 1 ? "\(Int((milliseconds * 1000).rounded())) µs" : "\(Int(milliseconds.rounded())) ms"
     }
-
-    private static func grouped(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
 
     /// At most eight names, then how many more.
     private static func list(_ names: [String]) -> String {
