@@ -208,6 +208,7 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",
+                "FanoutMeasure",
                 "FanoutScenarioTerms",
                 "FanoutDevices",
                 "FanoutChannels",

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHPACK
 import FanoutHTTP2
+import FanoutMeasure
 import FanoutPayload
 import FanoutSettings
 import FanoutTokens
@@ -72,6 +73,9 @@ public struct LoadModel: Sendable {
     /// A run whose harness (sender loops, answer reading, the embedded sink's lateness) accounts
     /// for more than this share of the measured p99 is flagged harness-bound (`--max-harness-share`).
     public var maxHarnessShare = 0.2
+    /// A run that measured fewer answers than this (after the warm-up) is invalid
+    /// (`--min-measured`): a p99 of 13 latencies is one of the slowest few, not a percentile.
+    public var minMeasured = MinimumMeasured.default
     /// Which part of a sharded run this is (`--shard i/N`): with a schedule, the run sends
     /// its arrivals k ≡ i − 1 (mod N) (`ArrivalSchedule.sharded(_:)`); the token reader takes
     /// the same part of the tokens.

@@ -33,6 +33,9 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case credentialsRefused(refusals: [APNsReason: Int])
     /// No notification started after the warm-up.
     case warmUpTookAll(warmUpSeconds: Double)
+    /// Fewer answers were measured (after the warm-up; a sink: requests) than the run's
+    /// stated minimum (`--min-measured`): too few for its percentiles and rate to mean much.
+    case tooFewMeasured(measured: Int, minimum: Int, unit: MeasuredUnit)
     /// The run was stopped before its end (no signal named).
     case stoppedBeforeTheEnd
     /// summary.json says `"valid": false` and gives no reason.
@@ -90,6 +93,11 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
 
     /// A reason read from a folder written before the cases were kept: its words alone.
     case stated(String)
+
+    /// What `tooFewMeasured` counts: a run's answers after the warm-up, a sink's requests.
+    public enum MeasuredUnit: String, Hashable, Sendable, Codable {
+        case answers, requests
+    }
 
     /// What a sink expected: notifications or tokens.
     public enum ExpectedUnit: String, Hashable, Sendable, Codable {
@@ -159,6 +167,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case noAnswers = "no_answers"
         case credentialsRefused = "credentials_refused"
         case warmUpTookAll = "warm_up_took_all"
+        case tooFewMeasured = "too_few_measured"
         case stoppedBeforeTheEnd = "stopped_before_the_end"
         case validWithoutReason = "valid_without_reason"
         case expectedNotReached = "expected_not_reached"
@@ -199,6 +208,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     enum NoAnswersCodingKeys: CodingKey {}
     enum CredentialsRefusedCodingKeys: String, CodingKey { case refusals }
     enum WarmUpTookAllCodingKeys: String, CodingKey { case warmUpSeconds = "warm_up_seconds" }
+    enum TooFewMeasuredCodingKeys: String, CodingKey { case measured, minimum, unit }
     enum StoppedBeforeTheEndCodingKeys: CodingKey {}
     enum ValidWithoutReasonCodingKeys: CodingKey {}
     enum ExpectedNotReachedCodingKeys: String, CodingKey {
@@ -257,6 +267,8 @@ extension InvalidReason: CustomStringConvertible {
                 + "): check the certificate or the provider token's key, key id and team id"
         case .warmUpTookAll(let warmUp):
             "the warm-up (\(DurationNotation.format(.nanoseconds(Int64((warmUp * 1e9).rounded()))))) took the whole run: no notification started after it, so no rate or latency was measured (a shorter --warm-up, or more notifications)"
+        case .tooFewMeasured(let measured, let minimum, let unit):
+            "too few measured: \(measured.grouped) \(unit == .answers ? "answers after the warm-up" : "requests"), fewer than the \(minimum.grouped) --min-measured asks for, so no percentile or rate stands on them (more notifications, a shorter --warm-up, or a lower --min-measured)"
         case .stoppedBeforeTheEnd:
             "it was stopped before the end"
         case .validWithoutReason:

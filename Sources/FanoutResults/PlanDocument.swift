@@ -42,6 +42,9 @@ public struct PlanDocument: Codable, Sendable, Equatable {
     /// same audience (`Broadcast`); absent otherwise and in older plans. The top-level figures
     /// are then the broadcast requests' (`devices` the channels, the deadline the interval).
     public var broadcast: Broadcast?
+    /// With `--verify`: how far the rehearsal got (`Verification`); absent without it and in
+    /// older plans.
+    public var verification: Verification?
 
     enum CodingKeys: String, CodingKey {
         case devices
@@ -69,7 +72,44 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         case wireBytesPerNotification = "wire_bytes_per_notification"
         case bandwidth = "bandwidth_bytes_per_second"
         case networkInterface = "network_interface_bytes_per_second"
-        case assumptions, reach, broadcast
+        case assumptions, reach, broadcast, verification
+    }
+
+    /// `plan --verify`'s progress and verdict, written before the rehearsal sends anything and
+    /// again when it ends, so a plan.json whose rehearsal was stopped or killed says so:
+    ///
+    ///     "verification": {"status": "running"}                 (killed outright: it stays so)
+    ///     "verification": {"status": "interrupted", "signal": "SIGTERM", "folder": "verify"}
+    ///     "verification": {"status": "not_verified", "folder": "verify",
+    ///                      "detail": "NOT verified: a measurement is more than 10% from its prediction"}
+    public struct Verification: Codable, Sendable, Equatable {
+        public enum Status: String, Codable, Sendable {
+            /// The rehearsal began and has not ended (a plan.json left so was killed outright).
+            case running
+            /// Every figure within the tolerance.
+            case verified
+            /// A figure off its prediction, or not every notification accepted.
+            case notVerified = "not_verified"
+            /// A stop signal ended the rehearsal part-way; its folder holds what it sent.
+            case interrupted
+            /// The rehearsal could not run (`detail` says why).
+            case failed
+        }
+
+        public var status: Status
+        /// The stop signal's name (`SIGTERM`), with `interrupted`.
+        public var signal: String?
+        /// The rehearsal's run folder, relative to plan.json's, once written.
+        public var folder: String?
+        /// The verdict's last line, or why it could not run.
+        public var detail: String?
+
+        public init(status: Status, signal: String? = nil, folder: String? = nil, detail: String? = nil) {
+            self.status = status
+            self.signal = signal
+            self.folder = folder
+            self.detail = detail
+        }
     }
 
     /// When the receiver gives back the window (the words of FanoutHTTP2's `WindowRefill`).

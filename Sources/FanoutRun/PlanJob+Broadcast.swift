@@ -1,4 +1,5 @@
 import FanoutReport
+import FanoutResults
 
 extension PlanJob {
     /// What `fanout plan --broadcast` asks about.
@@ -25,7 +26,16 @@ extension PlanJob {
                 base: try costed(log: log)
             )
         )
-        if let output { try Self.write(plan.document, to: output) }
+        if let output {
+            try Self.write(document(plan, verification: verify ? .init(status: .running) : nil), to: output)
+        }
         return plan
+    }
+
+    /// plan.json's document for a broadcast `plan`, with `verification`.
+    public func document(_ plan: BroadcastPlan, verification: PlanDocument.Verification?) -> PlanDocument {
+        var document = plan.document
+        document.verification = verification
+        return document
     }
 }

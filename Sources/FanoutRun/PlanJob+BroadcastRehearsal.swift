@@ -92,10 +92,10 @@ extension PlanJob {
         var configuration = try job.loadConfiguration()
         configuration.transport = security.clientTransport
         configuration.providerTokens = security.providerTokens
-        var summary = try job.broadcastRun(broadcast, configuration)
+        var summary = try job.broadcastRun(broadcast, configuration, started: following)
         // The devices the broadcasts reached are the sink's to count (a sender is not told).
         summary.broadcast?.devices = sink.broadcastRecords?.counts.reach
-        if let output { _ = try summary.finish(into: output + "/verify") }
+        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder) }
         let scale = question.updateEvery.seconds / rehearsal.every.seconds
         let measured = BroadcastMeasurement(sink: sink, summary: summary, expected: (channels, rehearsal.updates))
         return BroadcastVerification(

@@ -32,6 +32,9 @@ public struct PlanJob: Sendable {
     /// `--broadcast`: channels, their subscribers and the update interval; `question`'s devices
     /// and deadline are then the per-token fan-out of the same audience.
     public var broadcast: Broadcast?
+    /// SIGINT, SIGTERM and SIGHUP while the job sends (a calibration, a rehearsal): the run
+    /// going stops taking tokens, drains, and is written marked interrupted.
+    public var stopSignals: StopSignals?
 
     public init(question: CapacityPlan.Question) {
         self.question = question
@@ -111,20 +114,67 @@ public struct PlanJob: Sendable {
     public func run(log: (String) -> Void = { _ in }) throws -> CapacityPlan {
         let plan = CapacityPlan(try costed(log: log))
         if let output {
-            var document = plan.document
-            document.reach = reach(for: plan)?.document
-            try Self.write(document, to: output)
+            try Self.write(document(plan, verification: verify ? .init(status: .running) : nil), to: output)
         }
         return plan
+    }
+
+    /// plan.json's document for `plan`, with its reach and `verification`.
+    public func document(_ plan: CapacityPlan, verification: PlanDocument.Verification?) -> PlanDocument {
+        var document = plan.document
+        document.reach = reach(for: plan)?.document
+        document.verification = verification
+        return document
+    }
+
+    /// The plan's file, under `output`.
+    public static let fileName = "plan.json"
+
+    /// The rehearsal's run folder, under `output`.
+    static let rehearsalFolder = "verify"
+
+    /// Writes `document` again as plan.json with how its rehearsal ended: `nil` when it was
+    /// verified or not (`verdict`), a signal when one stopped it, an error when it could not run.
+    public func record(
+        _ document: PlanDocument,
+        verdict: (any RehearsalVerdict)?,
+        stoppedBy signal: StopSignal?,
+        error: (any Error)? = nil
+    ) throws {
+        guard let output else { return }
+        var document = document
+        let folder =
+            FileManager.default.fileExists(atPath: output + "/" + Self.rehearsalFolder)
+            ? Self.rehearsalFolder : nil
+        document.verification =
+            if let signal {
+                .init(status: .interrupted, signal: signal.name, folder: folder)
+            } else if let verdict {
+                .init(
+                    status: verdict.passed ? .verified : .notVerified,
+                    folder: folder,
+                    detail: verdict.text.split(separator: "\n").last.map(String.init)
+                )
+            } else {
+                .init(status: .failed, folder: folder, detail: error.map { "\($0)" })
+            }
+        try Self.write(document, to: output)
     }
 
     static func write(_ document: PlanDocument, to output: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-            try JSONDocument.data(document).write(to: URL(fileURLWithPath: output + "/plan.json"))
+            // Atomically: plan.json is written again when a rehearsal ends, and a reader (a gate, a
+            // person) never sees half of it.
+            try JSONDocument.data(document).write(to: URL(fileURLWithPath: output + "/" + fileName), options: .atomic)
         } catch {
-            throw JobError.output("cannot write \(output)/plan.json: \(error.reason)")
+            throw JobError.output("cannot write \(output)/\(fileName): \(error.reason)")
         }
+    }
+
+    /// Hands an engine the job started to `stopSignals`.
+    func following(_ engine: LoadEngine) {
+        stopSignals?.onStop { engine.interrupt(by: $0) }
     }
 
     /// The question with the sender's CPU cost from `cost` (a run folder's, or calibrated here).
@@ -143,7 +193,10 @@ public struct PlanJob: Sendable {
                 "calibrating: \(job.tokenCount) notifications to the embedded sink over TLS with token auth, "
                     + "\(job.shape.connections) connections × \(question.streams) streams, \(Self.spokenWire(question))…"
             )
-            let summary = try job.run()
+            let summary = try job.run(started: following)
+            if let signal = stopSignals?.received {
+                throw JobError.outcome("the calibration was interrupted by \(signal.name): no plan was made")
+            }
             guard summary.reconciliation?.agrees == true, summary.report.snapshot.failed.isEmpty,
                 let whole = RunSummary.microsecondsPerNotification(
                     summary.report.senderCPU,
@@ -310,8 +363,8 @@ extension PlanJob {
         let predictedSeconds = Double(devices) / (Double(connections) * ceiling) + roundTrip
         // A bound on the rehearsal: three times the prediction.
         job.shape.deadline = .nanoseconds(Int(saturating: predictedSeconds * 3e9 + 1e10))
-        let summary = try job.run()
-        if let output { _ = try summary.finish(into: output + "/verify") }
+        let summary = try job.run(started: following)
+        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder) }
         let snapshot = summary.report.snapshot
         let elapsed = summary.report.elapsed.seconds
         return Verification(

@@ -185,6 +185,7 @@ enum ProviderMeasurements {
             scenario: describe(job.configuration.scenario)
         )
         measurements.scenarioFile = job.configuration.scenario.file
+        measurements.minMeasured = settings.minMeasured
         measurements.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         if let records = sink.broadcastRecords {
             (measurements.broadcast, measurements.broadcastRows) = BroadcastReading.read(records)

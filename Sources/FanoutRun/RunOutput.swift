@@ -36,6 +36,8 @@ public final class RunOutput: Sendable {
         case run
         /// A search's `search.json` and `report.html` and its `step-NN/` runs, or a run's.
         case search
+        /// A plan's `plan.json` and its rehearsal's `verify/` folder, or a run's.
+        case plan
     }
 
     /// What to do with an earlier run's results in the folder.
@@ -114,9 +116,12 @@ public final class RunOutput: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         var ours = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
         var numbered = ["repeat-"]
-        if case .search = results {
+        switch results {
+        case .run: break
+        case .search:
             ours.formUnion(SearchReport.files)
             numbered.append("step-")
+        case .plan: ours.formUnion([PlanJob.fileName, PlanJob.rehearsalFolder])
         }
         return names.filter { name in
             ours.contains(name)

@@ -12,9 +12,10 @@ public enum RunStatus: Int32, Sendable, Comparable {
     /// Notifications failed (no answer after every try), or sender and sink disagree.
     case failed = 3
     /// The numbers cannot be trusted: the open model's generator fell further behind its
-    /// schedule than the lag limit, nothing was measured (no answers, or none after the
-    /// warm-up), or every answer refused the credentials. (Sender and sink disagreeing is
-    /// `failed`; the summary calls it invalid too.)
+    /// schedule than the lag limit, nothing or too little was measured (no answers, none after
+    /// the warm-up, fewer than `--min-measured`), every answer refused the credentials, a list
+    /// written on the side lost lines. (Sender and sink disagreeing is `failed`; the summary
+    /// calls it invalid too.)
     case invalid = 4
     /// Could not reach the endpoint: no connection got as far as an answer (a name not
     /// resolved, refused or timed-out connects, TLS, not HTTP/2, credentials refused).
@@ -48,7 +49,7 @@ public enum RunStatus: Int32, Sendable, Comparable {
             self = .unreachable
         } else if report.cancelled && report.abandoned == nil {
             self = .interrupted
-        } else if !report.engineReasons.isEmpty || !summary.measured || summary.credentialsRefused != nil {
+        } else if summary.invalidReasons.contains(where: { $0 != .senderAndSinkDisagree }) {
             self = .invalid
         } else if report.snapshot.failed.isEmpty && summary.reconciliation?.agrees != false {
             self = .clean

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutInstrument
+import FanoutMeasure
 import FanoutReport
 import FanoutResults
 import FanoutSettings
@@ -96,6 +97,8 @@ public struct SinkJob: Sendable {
         public var trigger: String?
         /// `--plan-rtt`: the round trip the capacity line speaks of.
         public var planRTT: Duration = .milliseconds(80)
+        /// `--min-measured`: a folder whose sink received fewer requests is invalid.
+        public var minMeasured = MinimumMeasured.default
         /// `--liveactivity-priority-budget`: priority-10 broadcasts a channel may carry per
         /// window before the card counts them (`liveactivity-over-budget`).
         public var priorityBudget = ProviderRule.Broadcast.priorityBudget

@@ -10,11 +10,15 @@ struct TokenFile: ~Copyable {
     let name: String
     private let owned: Bool
 
+    /// Opens `path` for reading. A FIFO is opened without waiting for its writer (O_NONBLOCK,
+    /// cleared once open): the wait for bytes is the reader's, which a cancel can end
+    /// (`TokenWake`), not `open`'s, which nothing can.
     static func open(reading path: String) throws(TokenSetError) -> TokenFile {
-        let descriptor = systemOpen(path, O_RDONLY, 0)
+        let descriptor = systemOpen(path, O_RDONLY | O_NONBLOCK, 0)
         guard descriptor >= 0 else {
             throw TokenSetError("cannot open: \(String(cString: strerror(errno)))", source: path)
         }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         var status = stat()
         if fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR {
             systemClose(descriptor)
@@ -57,10 +61,17 @@ struct TokenFile: ~Copyable {
     /// Whether it is the process's standard input (read from its start, with no prefix taken).
     var isStandardInput: Bool { !owned && descriptor == 0 }
 
+    /// Whether a read may wait for a writer: anything but a regular file (a pipe, a FIFO, a
+    /// terminal, a socket).
+    var waits: Bool { (try? regularSize()) == nil }
+
     /// Reads until `buffer` is full or the file ends; returns the bytes read (0 at the end).
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(TokenSetError) -> Int {
+    /// With `wake`, each read waits for bytes in `TokenWake.waitReadable` first, and a wake
+    /// ends the reading early: what was read so far is returned (the caller, cancelled, stops).
+    func read(into buffer: UnsafeMutableRawBufferPointer, wake: TokenWake? = nil) throws(TokenSetError) -> Int {
         var filled = 0
         while filled < buffer.count {
+            if let wake, !wake.waitReadable(descriptor) { break }
             let count = systemRead(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
             if count == 0 { break }
             if count < 0 {

@@ -9,14 +9,30 @@ enum TokenInput: ~Copyable {
     /// Text; `prefix` holds the file's first bytes, already read.
     case text(TokenFile, prefix: [UInt8])
     case binary(TokenFile, BinaryTokenFormat.Header)
+    /// A file whose first bytes may be long in coming (a pipe, a FIFO, a terminal): told text
+    /// or binary by the reader, on its queue, where a cancel can end the wait (`TokenWake`),
+    /// not by the caller of `open`, which would block.
+    case waiting(TokenFile)
     case generated(TokenGenerator)
     case channels(ChannelRounds)
+
+    /// Whether the reader waits for the file's first bytes (`waiting`).
+    var waits: Bool {
+        switch self {
+        case .waiting: true
+        case .text: false
+        case .binary: false
+        case .generated: false
+        case .channels: false
+        }
+    }
 
     static func open(_ source: TokenSource, configuration: TokenReaderConfiguration) throws(TokenSetError) -> TokenInput
     {
         switch source {
         case .standardInput:
-            return try sniffed(.standardInput, configuration: configuration)
+            let file = TokenFile.standardInput
+            return file.waits ? .waiting(file) : try sniffed(file, configuration: configuration)
         case .generated(let generator):
             guard configuration.format.hexLengths.contains(2 * generator.length) else {
                 throw TokenSetError(
@@ -36,19 +52,21 @@ enum TokenInput: ~Copyable {
             }
             return .channels(rounds)
         case .file(let path):
-            return try sniffed(try TokenFile.open(reading: path), configuration: configuration)
+            let file = try TokenFile.open(reading: path)
+            return file.waits ? .waiting(file) : try sniffed(file, configuration: configuration)
         }
     }
 
     /// `file` as text or binary, told by its first bytes (standard input too: `tokens convert`'s
     /// binary set piped into `fanout send --tokens -`).
-    private static func sniffed(
+    static func sniffed(
         _ file: consuming TokenFile,
-        configuration: TokenReaderConfiguration
+        configuration: TokenReaderConfiguration,
+        wake: TokenWake? = nil
     ) throws(TokenSetError) -> TokenInput {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BinaryTokenFormat.headerSize, alignment: 8)
         defer { buffer.deallocate() }
-        let prefix = Array(buffer[0..<(try file.read(into: buffer))])
+        let prefix = Array(buffer[0..<(try file.read(into: buffer, wake: wake))])
         if BinaryTokenFormat.looksBinary(prefix) {
             let header = try BinaryTokenFormat.header(
                 prefix,
@@ -73,36 +91,45 @@ final class TokenReader: @unchecked Sendable {
     private let ready: BatchQueue
     private let free: BatchQueue
     private let cancelled: ManagedAtomic<Bool>
+    /// With a file that waits for its writer: what ends a wait when the stream is cancelled.
+    private let wake: TokenWake?
 
     init(
         input: consuming TokenInput,
         configuration: TokenReaderConfiguration,
         ready: BatchQueue,
         free: BatchQueue,
-        cancelled: ManagedAtomic<Bool>
+        cancelled: ManagedAtomic<Bool>,
+        wake: TokenWake?
     ) {
         self.input = consume input
         self.configuration = configuration
         self.ready = ready
         self.free = free
         self.cancelled = cancelled
+        self.wake = wake
     }
 
     func run() -> TokenStreamSummary {
         var summary = TokenStreamSummary()
         guard let input = input.take() else { return summary }
         do {
-            switch consume input {
-            case .text(let file, let prefix): try readText(file, prefix: prefix, &summary)
-            case .binary(let file, let header): try readBinary(file, header, &summary)
-            case .generated(let generator): try readGenerated(generator, &summary)
-            case .channels(let rounds): readChannels(rounds, &summary)
-            }
+            try read(input, &summary)
         } catch {
             summary.error = error
         }
         summary.cancelled = cancelled.load(ordering: .acquiring)
         return summary
+    }
+
+    private func read(_ input: consuming TokenInput, _ summary: inout TokenStreamSummary) throws(TokenSetError) {
+        switch consume input {
+        case .text(let file, let prefix): try readText(file, prefix: prefix, &summary)
+        case .binary(let file, let header): try readBinary(file, header, &summary)
+        case .generated(let generator): try readGenerated(generator, &summary)
+        case .channels(let rounds): readChannels(rounds, &summary)
+        case .waiting(let file): try read(TokenInput.sniffed(file, configuration: configuration, wake: wake), &summary)
+        }
     }
 
     /// A free batch, or `nil` when the stream was cancelled.
@@ -150,7 +177,12 @@ final class TokenReader: @unchecked Sendable {
         var atEnd = prefix.count < BinaryTokenFormat.headerSize && !file.isStandardInput
         while true {
             if !atEnd {
-                let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: batch.bytes[filled...]))
+                let read = try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: batch.bytes[filled...]),
+                    wake: wake
+                )
+                // Woken: the run is over; a partial line is not a line.
+                if cancelled.load(ordering: .acquiring) { return }
                 atEnd = read == 0 || filled + read < batch.bytes.count
                 filled += read
             }
@@ -201,7 +233,11 @@ final class TokenReader: @unchecked Sendable {
         while record < header.count {
             guard let batch = freeBatch() else { return }
             let wanted = Int(min(UInt64(recordsPerRead), header.count - record))
-            let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(wanted * length)]))
+            let read = try file.read(
+                into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(wanted * length)]),
+                wake: wake
+            )
+            if cancelled.load(ordering: .acquiring) { return }
             guard read == wanted * length else {
                 throw TokenSetError(
                     "truncated while reading: record \(record + UInt64(read / length) + 1) ends early",
@@ -225,7 +261,9 @@ final class TokenReader: @unchecked Sendable {
         // found here (a regular file's size was checked against the header).
         let extra = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
         defer { extra.deallocate() }
-        if !cancelled.load(ordering: .acquiring), try file.read(into: extra) > 0 {
+        if !cancelled.load(ordering: .acquiring), try file.read(into: extra, wake: wake) > 0,
+            !cancelled.load(ordering: .acquiring)
+        {
             throw TokenSetError(
                 "the stream has bytes after the \(header.count) records its header promises",
                 source: file.name

@@ -18,11 +18,15 @@ public final class TokenStream: Sendable {
     /// Batches waiting for the reader (internal: a test sees the reader park on it).
     let free: BatchQueue
     private let cancelled = ManagedAtomic<Bool>(false)
+    /// Wakes a reader waiting on a quiet pipe or FIFO when the stream is cancelled.
+    private let wake: TokenWake?
     private let finished = DispatchSemaphore(value: 0)
     private let result = NIOLockedValueBox<TokenStreamSummary?>(nil)
 
-    /// Opens `source` and starts reading it. A file that cannot be opened, or a binary file whose
-    /// header is wrong, fails here rather than at the first `next()`.
+    /// Opens `source` and starts reading it. A file that cannot be opened, or a regular binary
+    /// file whose header is wrong, fails here rather than at the first `next()`; a pipe or FIFO
+    /// is told text or binary by the reader (its first bytes may be long in coming), whose
+    /// summary then holds a wrong header.
     public init(_ source: TokenSource, configuration: TokenReaderConfiguration = .init()) throws(TokenSetError) {
         let count = max(2, configuration.batchCount)
         ready = BatchQueue(capacity: count)
@@ -33,12 +37,14 @@ public final class TokenStream: Sendable {
             )
         }
         let input = try TokenInput.open(source, configuration: configuration)
+        wake = input.waits ? try TokenWake() : nil
         let reader = TokenReader(
             input: input,
             configuration: configuration,
             ready: ready,
             free: free,
-            cancelled: cancelled
+            cancelled: cancelled,
+            wake: wake
         )
         let result = self.result
         let finished = self.finished
@@ -68,6 +74,7 @@ public final class TokenStream: Sendable {
     /// whether or not anyone drains: closing both queues ends its waits.
     public func cancel() {
         cancelled.store(true, ordering: .releasing)
+        wake?.wake()
         free.close()
         ready.close()
     }

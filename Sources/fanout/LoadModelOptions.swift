@@ -61,6 +61,15 @@ struct LoadModelOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "A run that measured fewer answers than this (after --warm-up) is invalid (exit status 4): too few for a percentile or a rate.",
+            valueName: "count"
+        )
+    )
+    var minMeasured = LoadModel().minMeasured
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Flag the run harness-bound when Fanout's own delay at p99 (its loops' lag, its answer reading, the embedded sink's lateness) exceeds this share of the measured p99 (N% or 0.N).",
             valueName: "share"
         )
@@ -123,6 +132,11 @@ struct LoadModelOptions: ParsableArguments {
     func model() throws -> LoadModel {
         let duration = try duration?.positive("--duration")
         let maxLag = try maxLag.positive("--max-lag")
+        if minMeasured < 1 {
+            throw ValidationError(
+                "--min-measured must be at least 1 (every run needs an answer to measure); got \(minMeasured)."
+            )
+        }
         if maxHarnessShare.fraction <= 0 {
             throw ValidationError(
                 "--max-harness-share: \(maxHarnessShare.defaultValueDescription) is not a share above 0, like 20% or 0.2."
@@ -132,6 +146,7 @@ struct LoadModelOptions: ParsableArguments {
         if model.schedule == nil { model.duration = duration }
         model.warmUp = warmUp
         model.maxLag = maxLag
+        model.minMeasured = minMeasured
         model.startAt = try start()
         model.maxHarnessShare = maxHarnessShare.fraction
         model.abort = try abortPolicy()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutDevices
 import FanoutReport
+import FanoutResults
 import FanoutRun
 import FanoutSettings
 import FanoutSink
@@ -361,48 +362,85 @@ struct PlanCommand: ParsableCommand {
         if cleartext { flow.tls = false }
     }
 
+    /// With `--output`, the folder is checked and taken before anything is sent (a calibration,
+    /// a rehearsal); while the job sends, SIGINT, SIGTERM and SIGHUP stop it cleanly: a
+    /// rehearsal's folder is written marked interrupted, plan.json says so, and the exit status is
+    /// 128 + the signal's number.
     func run() throws {
-        let job = try job()
-        if job.broadcast != nil {
-            try runBroadcast(job)
-            return
+        var job = try job()
+        let folder: RunOutput?
+        do {
+            folder = try output.map { try RunOutput(preparing: $0, results: .plan) }
+        } catch {
+            reportError("\(error)")
+            throw ExitCode.failure
         }
+        try withExtendedLifetime(folder) {
+            try StopSignals.watch { signals in
+                job.stopSignals = signals
+                if job.broadcast != nil {
+                    try runBroadcast(job, signals: signals)
+                } else {
+                    try run(job, signals: signals)
+                }
+            }
+        }
+    }
+
+    private func run(_ job: PlanJob, signals: StopSignals) throws {
         let plan: CapacityPlan
         do {
             plan = try job.run(log: { printError($0) })
         } catch let error as JobError {
             reportError("\(error)")
-            throw ExitCode.failure
+            throw ExitCode(signals.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
         }
         print(plan.text)
         if let reach = job.reach(for: plan) { print(reach.text) }
         if let output { print("plan: \(output)/plan.json") }
-        try rehearse { try job.rehearse(plan) }
+        try rehearse(job, job.document(plan, verification: nil), signals: signals) { try job.rehearse(plan) }
     }
 
     /// `--broadcast`: the plan, and with `--verify` its rehearsal (`BroadcastVerification`).
-    private func runBroadcast(_ job: PlanJob) throws {
+    private func runBroadcast(_ job: PlanJob, signals: StopSignals) throws {
         let plan: BroadcastPlan
         do {
             plan = try job.runBroadcast(log: { printError($0) })
         } catch let error as JobError {
             reportError("\(error)")
-            throw ExitCode.failure
+            throw ExitCode(signals.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
         }
         print(plan.text)
         if let output { print("plan: \(output)/plan.json") }
-        try rehearse { try job.rehearseBroadcast(plan) }
+        try rehearse(job, job.document(plan, verification: nil), signals: signals) { try job.rehearseBroadcast(plan) }
     }
 
-    /// With `--verify`, the plan's rehearsal printed; exit 1 when a figure is off its prediction.
-    private func rehearse(_ rehearsal: () throws -> any RehearsalVerdict) throws {
+    /// With `--verify`, the plan's rehearsal printed and recorded in plan.json (`verification`);
+    /// exit 1 when a figure is off its prediction, 128 + n when signal n stopped it.
+    private func rehearse(
+        _ job: PlanJob,
+        _ document: PlanDocument,
+        signals: StopSignals,
+        _ rehearsal: () throws -> any RehearsalVerdict
+    ) throws {
         guard verify else { return }
         let verdict: any RehearsalVerdict
         do {
             verdict = try rehearsal()
         } catch {
+            try? job.record(document, verdict: nil, stoppedBy: signals.received, error: error)
             reportError("the rehearsal could not run: \(error)")
+            throw ExitCode(signals.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
+        }
+        do {
+            try job.record(document, verdict: verdict, stoppedBy: signals.received)
+        } catch {
+            reportError("\(error)")
             throw ExitCode.failure
+        }
+        if let signal = signals.received {
+            printError("the rehearsal was interrupted by \(signal.name): no verdict (its folder holds what it sent)")
+            throw ExitCode(RunStatus(signal).rawValue)
         }
         print("")
         print(verdict.text)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutMeasure
 import FanoutRun
 import FanoutSettings
 import FanoutSink
@@ -212,6 +213,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "A folder whose sink received fewer requests than this is invalid: too few for a fan-out time or a rate (default: \(MinimumMeasured.default)); needs --output.",
+            valueName: "count"
+        )
+    )
+    var minMeasured: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Priority-10 broadcasts a channel may carry per window before the card counts them (default: 12/h, Fanout's: Apple gives no number); needs --output.",
             valueName: "n/window"
         )
@@ -254,6 +264,7 @@ struct SinkCommand: AsyncParsableCommand {
         if output == nil {
             for (name, given) in [
                 ("--expect-tokens", expectTokens != nil), ("--trigger", trigger != nil), ("--plan-rtt", planRtt != nil),
+                ("--min-measured", minMeasured != nil),
                 ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ]
             where given {
@@ -270,6 +281,9 @@ struct SinkCommand: AsyncParsableCommand {
             ("--plan-rtt", planRtt),
         ] {
             if let value, value <= .zero { throw ValidationError("\(name) must be longer than 0; got \(value).") }
+        }
+        if let minMeasured, minMeasured < 1 {
+            throw ValidationError("--min-measured must be at least 1; got \(minMeasured).")
         }
         if let budget = liveactivityPriorityBudget, budget.count != budget.count.rounded() || budget.count < 1 {
             throw ValidationError(
@@ -344,6 +358,7 @@ struct SinkCommand: AsyncParsableCommand {
             instrument.expectTokens = expectTokens
             instrument.trigger = trigger
             if let planRtt { instrument.planRTT = planRtt }
+            if let minMeasured { instrument.minMeasured = minMeasured }
             if let budget = liveactivityPriorityBudget {
                 instrument.priorityBudget = Int(budget.count)
                 instrument.priorityWindow = budget.windowOrSecond

@@ -15,13 +15,18 @@ import Testing
     /// A `fanout send --broadcast` that keeps its channels (`send`'s options added), to a sink
     /// started with `sink`'s options that writes `FOLDER/sink` 3 s after the last request; the
     /// sender's folder is `FOLDER/run`. Both end with status 0; the sink's `broadcast` section.
+    /// A dozen broadcasts are what these measure (their devices are thousands): both ends are
+    /// told so (`--min-measured 1`).
     static func keptChannels(in folder: String, sink options: [String], send: [String]) throws -> BroadcastSummary {
-        let (sink, port) = try CommandRunner.sink(options + ["--output", folder + "/sink", "--idle-exit", "3s"])
+        let (sink, port) = try CommandRunner.sink(
+            options + ["--output", folder + "/sink", "--idle-exit", "3s", "--min-measured", "1"]
+        )
         defer { sink.stop() }
         let sent = try CommandRunner.run(
             [
                 "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
                 "--template", "fixtures/liveactivity-update.json", "--keep-channels", "--output", folder + "/run",
+                "--min-measured", "1",
             ] + send,
             timeout: .seconds(120)
         )

@@ -114,7 +114,7 @@ import Testing
                 -->
                 ```sh
                 fanout sink --listen 127.0.0.1:0 &
-                fanout send --endpoint http://127.0.0.1:2197 --generate 10 --template fixtures/poll.json --topic t
+                fanout send --endpoint http://127.0.0.1:2197 --generate 10 --min-measured 10 --template fixtures/poll.json --topic t
                 ```
                 """,
             file: "p.md"

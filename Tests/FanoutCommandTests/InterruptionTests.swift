@@ -168,27 +168,21 @@ import Testing
         #expect(summary.accepted == 100)
     }
 
-    /// A second signal ends the process at once: here the send waits in the open of a FIFO no
-    /// one writes, where the first signal has nothing to stop.
+    /// A second signal ends the process at once: here the first has the send drain what is in
+    /// flight for `LoadEngine.interruptionGrace` (500 ms) from a sink that holds every answer
+    /// 30 s, and the second comes within it.
     @Test func aSecondSignalExitsAtOnce() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let fifo = folder + "/tokens.fifo"
-        try #require(mkfifo(fifo, 0o600) == 0)
-        // The send never reaches the endpoint (it waits for its tokens first); a port that
-        // refuses stands in for one.
-        let send = try withRefusingPort { port in
-            try Self.start([
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--tokens", fifo, "--template",
-                "fixtures/poll.json", "--topic", "com.example.app", "--output", folder + "/run",
-            ])
-        }
+        // 100 streams from the start (not one until a first answer): some 40 KB go out at once.
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--latency", "fixed:30s", "--initial-streams", "100"])
+        defer { sink.stop() }
+        let send = try Self.startSending(to: port, ["--generate", "1000", "--connections", "1"], into: folder)
         defer { send.stop() }
-        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
         send.interrupt()
-        // Staying alive for a while is the behaviour under test: it ends the wait early if it fails.
-        let ended = poll(timeout: .milliseconds(300)) { !send.isRunning }
-        #expect(!ended, "the first signal asks the run to stop; it cannot, waiting in open(2)")
+        // Staying alive for a moment is the behaviour under test: it ends the wait early if it fails.
+        let ended = poll(timeout: .milliseconds(100)) { !send.isRunning }
+        #expect(!ended, "the first signal asks the run to drain; the sink holds every answer")
         send.interrupt()
         let result = try send.wait(timeout: .seconds(10))
         #expect(result.status == 130, "\(result.errors)")
@@ -196,6 +190,55 @@ import Testing
             result.errors.contains("fanout: a second SIGINT: stopped at once, nothing more written"),
             "\(result.errors)"
         )
+    }
+
+    /// Issue #61, case 9: a token FIFO whose writer writes nothing held `send` past its
+    /// `--duration` (it waited for the first bytes before the run began, where neither the
+    /// duration nor a signal reached it). The wait is the reader's now: the duration ends the
+    /// run, and the reader is woken and stops.
+    @Test func aSilentTokenFIFOEndsWithTheDuration() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/tokens.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // A writer that opens the FIFO and writes nothing for a minute.
+        let writer = try PeerProcess("sh", ["-c", "exec 3>'\(fifo)'; sleep 60"])
+        defer { writer.stop() }
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        let started = ContinuousClock.now
+        let send = try CommandRunner.send(
+            to: port,
+            ["--tokens", fifo, "--duration", "2s", "--output", folder + "/run"],
+            timeout: .seconds(40)
+        )
+        #expect(ContinuousClock.now - started < .seconds(30), "the writer's minute held the send")
+        // Nothing was sent: no answers, so the run is invalid (exit 4) and says so.
+        #expect(send.status == 4, "\(send.standardOutput)\(send.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.sent == 0)
+        #expect(summary.invalidity.contains(.noAnswers), "\(summary.invalidity)")
+    }
+
+    /// A FIFO with no writer at all: the send no longer blocks in open(2); SIGTERM stops it
+    /// and its folder is written.
+    @Test func aTokenFIFONobodyOpensYieldsToASignal() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/tokens.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        let send = try Self.start(
+            CommandRunner.sendArguments(to: port) + ["--tokens", fifo, "--output", folder + "/run"]
+        )
+        defer { send.stop() }
+        try Self.waitUntil("the send holding its folder") { Self.holdsLock(send, in: folder + "/run") }
+        send.signal(SIGTERM)
+        let result = try send.wait(timeout: .seconds(20))
+        #expect(result.status == 143, "\(result.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.wasInterrupted(by: "SIGTERM"), "\(summary.invalidity)")
     }
 
     /// Case 4 and the 'done when' check of issue #48: SIGINT during `--repeat` was ignored and
@@ -223,5 +266,32 @@ import Testing
         let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
         #expect(gate.standardOutput.contains("of 4 repeats finished"), "\(gate.standardOutput)")
+    }
+
+    /// Issue #61, case 9: `plan --verify` ignored the stop signals, and a plan.json whose
+    /// rehearsal was killed never said it had not run. plan.json now says `running` before the
+    /// rehearsal sends anything; SIGTERM or SIGHUP stops the rehearsal, whose folder is written
+    /// marked interrupted, and plan.json says by which signal; the exit status is 128 + n.
+    @Test(arguments: [("SIGTERM", SIGTERM, Int32(143)), ("SIGHUP", SIGHUP, 129)])
+    func aStoppedRehearsalSaysSoInItsPlan(name: String, signal: Int32, status: Int32) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // One connection of 20 streams 50 ms away: some 360 a second, 100,000 devices take minutes.
+        let plan = try Self.start([
+            "plan", "--devices", "100000", "--deadline", "600s", "--rtt", "50ms", "--streams", "20", "--verify",
+            "--output", folder + "/plan",
+        ])
+        defer { plan.stop() }
+        try Self.waitUntil("plan.json written") { FileManager.default.fileExists(atPath: folder + "/plan/plan.json") }
+        #expect(try CommandRunner.plan(in: folder + "/plan").verification?.status == .running)
+        try Self.waitUntilSending(plan)
+        plan.signal(signal)
+        let result = try plan.wait(timeout: .seconds(30))
+        #expect(result.status == status, "\(result.errors)")
+        let verification = try #require(try CommandRunner.plan(in: folder + "/plan").verification)
+        #expect(verification == .init(status: .interrupted, signal: name, folder: "verify"), "\(verification)")
+        let rehearsal = try CommandRunner.summary(in: folder + "/plan/verify")
+        #expect(rehearsal.wasInterrupted(by: name), "\(rehearsal.invalidity)")
+        #expect(rehearsal.accepted > 0 && rehearsal.accepted < 100_000)
     }
 }

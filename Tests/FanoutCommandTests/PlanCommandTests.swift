@@ -167,6 +167,25 @@ import Testing
         let verified = output.contains("verified: within 10%")
         #expect(verified != output.contains("NOT verified"), "\(output)")
         #expect(result.status == (verified ? 0 : 1), "\(output)\(result.standardError)")
+        // plan.json keeps the verdict beside the plan.
+        let verification = try #require(try CommandRunner.plan(in: folder).verification)
+        #expect(verification.status == (verified ? .verified : .notVerified), "\(verification)")
+        #expect(verification.folder == "verify")
+    }
+
+    /// A plan's folder is checked and taken before a calibration or a rehearsal sends anything:
+    /// one that holds an earlier plan is refused, and the earlier plan.json is left as it was.
+    @Test func aFolderHoldingAPlanIsRefused() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let arguments = ["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--output", folder]
+        #expect(try CommandRunner.run(arguments).status == 0)
+        let first = try Data(contentsOf: URL(fileURLWithPath: folder + "/plan.json"))
+        #expect(try CommandRunner.plan(in: folder).verification == nil)
+        let again = try CommandRunner.run(arguments + ["--verify"])
+        #expect(again.status == 1, "\(again.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/plan.json")) == first)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/verify"))
     }
 
     /// `--broadcast --verify`: the plan, then its rehearsal — 100 channels of 1,000 subscribers
@@ -206,6 +225,7 @@ import Testing
         let verified = output.contains("verified: within 10%")
         #expect(verified != output.contains("NOT verified"), "\(output)")
         #expect(result.status == (verified ? 0 : 1), "\(output)\(result.standardError)")
+        #expect(try CommandRunner.plan(in: folder).verification?.status == (verified ? .verified : .notVerified))
     }
 
     @Test func aFolderWithoutACostSaysSo() throws {

@@ -119,7 +119,7 @@ import Testing
             [
                 "sink", "--listen", "127.0.0.1:0", "--no-auth", "--latency", "fixed:50ms",
                 "--unregistered-tokens", folder + "/unregistered.txt", "--output", folder + "/out", "--idle-exit", "1s",
-                "--duration", "60s", "--trigger", provider.joined(separator: " "),
+                "--duration", "60s", "--trigger", provider.joined(separator: " "), "--min-measured", "1",
             ],
             timeout: .seconds(90)
         )
@@ -254,7 +254,7 @@ import Testing
     @Test(.requires(.curl)) func anInterruptWritesTheFolder() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, port) = try CommandRunner.sink(["--no-auth", "--output", folder])
+        let (sink, port) = try CommandRunner.sink(["--no-auth", "--output", folder, "--min-measured", "3"])
         defer { sink.stop() }
         let token = String(repeating: "ab", count: 32)
         for _ in 0..<3 {

@@ -160,7 +160,10 @@ import Testing
         // run ends as any answered run does.
         let output = folder + "/trusted"
         let trusted = try CommandRunner.run(
-            Self.send + ["--endpoint", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", output]
+            Self.send + [
+                "--endpoint", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", output,
+                "--min-measured", "10",
+            ]
         )
         #expect(trusted.status == 3, "\(trusted.standardError)")
         #expect(!trusted.standardError.contains("could not reach"))

@@ -107,7 +107,7 @@ import Testing
             [
                 "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3", "--template", "fixtures/poll.json",
                 "--scenario", folder + "/headers.scenario", "--priority", "10", "--connections", "1", "--output",
-                folder + "/run",
+                folder + "/run", "--min-measured", "3",
             ],
             timeout: .seconds(60)
         )

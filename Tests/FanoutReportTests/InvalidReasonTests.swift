@@ -16,6 +16,8 @@ struct InvalidReasonTests {
         .noAnswers,
         .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),
         .warmUpTookAll(warmUpSeconds: 0.99),
+        .tooFewMeasured(measured: 13, minimum: 100, unit: .answers),
+        .tooFewMeasured(measured: 50, minimum: 100, unit: .requests),
         .stoppedBeforeTheEnd,
         .validWithoutReason,
         .expectedNotReached(unit: .tokens, reached: 4, expected: 10, endedBy: "idle-exit"),

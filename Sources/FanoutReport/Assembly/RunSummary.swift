@@ -92,8 +92,8 @@ public struct RunSummary: Sendable {
     public var valid: Bool { invalidReasons.isEmpty }
 
     /// Why the numbers cannot be trusted: the engine's own reasons (`engineReasons`), sender
-    /// and sink disagreeing, and nothing measured (no answers, every answer refusing the
-    /// credentials, or none after the warm-up).
+    /// and sink disagreeing, and nothing or too little measured (no answers, every answer
+    /// refusing the credentials, none after the warm-up, fewer than `--min-measured`).
     public var invalidReasons: [InvalidReason] {
         var reasons = report.engineReasons
         if let reconciliation, !reconciliation.agrees { reasons.append(.senderAndSinkDisagree) }
@@ -103,6 +103,14 @@ public struct RunSummary: Sendable {
             reasons.append(refused)
         } else if !measured {
             reasons.append(.warmUpTookAll(warmUpSeconds: report.warmUp.seconds))
+        } else if measuredCount < configuration.shape.model.minMeasured {
+            reasons.append(
+                .tooFewMeasured(
+                    measured: measuredCount,
+                    minimum: configuration.shape.model.minMeasured,
+                    unit: .answers
+                )
+            )
         }
         return reasons
     }
@@ -110,6 +118,10 @@ public struct RunSummary: Sendable {
     /// Whether any answer came in the measured part of the run (after the warm-up): what the
     /// latency percentiles and the throughput stand on.
     public var measured: Bool { answered > 0 && report.snapshot.latency.totalCount > 0 }
+
+    /// The answers the latency percentiles stand on: those to notifications started after the
+    /// warm-up.
+    public var measuredCount: Int { Int(report.snapshot.latency.totalCount) }
 
     /// Why a run is no measure of delivery when every answer refused its credentials (403:
     /// the provider token or certificate), `nil` otherwise: then what was timed is the refusal.

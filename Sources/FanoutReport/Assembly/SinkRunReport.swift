@@ -59,6 +59,8 @@ public struct SinkRunReport: Sendable {
         /// With broadcasts: what they reached, and a row per broadcast (`broadcasts.csv`).
         public var broadcast: BroadcastSummary?
         public var broadcastRows: [BroadcastRow] = []
+        /// Fewer requests than this make the folder invalid (`--min-measured`).
+        public var minMeasured = 1
 
         public init(
             listen: String,
@@ -129,11 +131,17 @@ public struct SinkRunReport: Sendable {
     /// The fan-out time: the mark to the last accepted arrival (0 before any).
     public var fanoutSeconds: Double { Double(measurements.lastAccepted ?? 0) / 1e9 }
 
-    /// Why the sink's folder cannot stand for the run it expected: no request arrived, less
-    /// arrived than expected before it stopped, or the trigger failed.
+    /// Why the sink's folder cannot stand for the run it expected: no request arrived, fewer
+    /// than `--min-measured`, less than expected before it stopped, or the trigger failed.
     public var invalidReasons: [InvalidReason] {
         var reasons: [InvalidReason] = []
-        if measurements.requests == 0 { reasons.append(.noRequests) }
+        if measurements.requests == 0 {
+            reasons.append(.noRequests)
+        } else if measurements.requests < measurements.minMeasured {
+            reasons.append(
+                .tooFewMeasured(measured: measurements.requests, minimum: measurements.minMeasured, unit: .requests)
+            )
+        }
         let expected = measurements.expected
         if !expected.reached {
             if let notifications = expected.notifications {

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import FanoutTokens
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A FIFO or pipe whose writer is slow or silent: opening the stream never waits for it (the
+/// first bytes are the reader's to wait for), and cancelling the stream ends the reader's wait
+/// (`TokenWake`) rather than leaving it blocked in read(2) (issue #61, case 9).
+@Suite struct WaitingFileTests {
+    /// A FIFO in a fresh folder.
+    static func fifo(in folder: TemporaryFolder) throws -> String {
+        let path = folder.path + "/tokens.fifo"
+        try #require(mkfifo(path, 0o600) == 0)
+        return path
+    }
+
+    /// No writer ever opens it: the stream opens at once, and a cancel ends its reader.
+    @Test func aFIFONobodyWritesOpensAtOnceAndACancelEndsTheReader() throws {
+        let folder = TemporaryFolder()
+        let path = try Self.fifo(in: folder)
+        // Before, this blocked in open(2) for as long as no writer came.
+        let stream = try TokenStream(.file(path))
+        #expect(stream.tryNext() == nil)
+        stream.cancel()
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(10)), "the reader stayed blocked")
+        #expect(summary.cancelled && summary.tokens == 0 && summary.error == nil)
+    }
+
+    /// A writer holds the FIFO open and writes part of a line, then nothing: the cancel wakes
+    /// the reader, and the partial line is not read as a token (nor turned down as a bad one).
+    @Test func aSilentWriterIsWokenOutOfAndAPartialLineIsNoToken() throws {
+        let folder = TemporaryFolder()
+        let path = try Self.fifo(in: folder)
+        let stream = try TokenStream(.file(path), configuration: .init(invalidTokens: .skip))
+        let writer = open(path, O_WRONLY)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let partial = Array("0123456789abcdef".utf8)
+        #expect(partial.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == partial.count)
+        stream.cancel()
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(10)), "the reader stayed blocked")
+        #expect(summary.cancelled)
+        #expect(summary.tokens == 0 && summary.skipped == 0 && summary.error == nil, "\(summary)")
+    }
+
+    /// A FIFO still reads as a file does, text and binary alike, its kind told by the reader:
+    /// the writer comes after the stream was opened.
+    @Test(arguments: [false, true]) func aFIFOWrittenLaterIsReadWhole(binary: Bool) throws {
+        let folder = TemporaryFolder()
+        let tokens = (0..<1000).map { String(format: "%064x", $0) }
+        let text = folder.file("tokens.txt", tokens.joined(separator: "\n") + "\n")
+        var source = text
+        if binary {
+            source = folder.path + "/tokens.bin"
+            let writer = try TokenSetWriter(path: source, format: .binary)
+            for (index, token) in tokens.enumerated() {
+                try Array(token.utf8).withUnsafeBytes { try writer.append(hex: $0, line: index + 1) }
+            }
+            try writer.finish()
+        }
+        let path = try Self.fifo(in: folder)
+        let stream = try TokenStream(.file(path))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let copy = Thread {
+            let writer = open(path, O_WRONLY)
+            _ = bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            close(writer)
+        }
+        copy.start()
+        var read: [String] = []
+        while let batch = stream.next() {
+            for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
+            stream.recycle(batch)
+        }
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(30)))
+        #expect(summary.error == nil, "\(String(describing: summary.error))")
+        #expect(read == tokens)
+    }
+}
