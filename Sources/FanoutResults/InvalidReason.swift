@@ -74,6 +74,9 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case repeatsInterrupted(finished: Int, asked: Int)
     /// A repeat set with fewer finished repeats than asked.
     case repeatsPartial(finished: Int, asked: Int)
+    /// Repeat folders without the manifest saying how many were asked (`repeats.json`, which
+    /// every set writes before its first repeat): a set cut short cannot be told from a whole one.
+    case repeatsWithoutManifest(found: Int)
 
     // What the document's own figures contradict (`SummaryDocument.contradictions`): a file
     // edited, truncated or written by something else.
@@ -185,6 +188,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case startSkew = "start_skew"
         case repeatsInterrupted = "repeats_interrupted"
         case repeatsPartial = "repeats_partial"
+        case repeatsWithoutManifest = "repeats_without_manifest"
         case negativeFigure = "negative_figure"
         case outcomesDoNotAddUp = "outcomes_do_not_add_up"
         case reconciledButDisagrees = "reconciled_but_disagrees"
@@ -235,6 +239,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     }
     enum RepeatsInterruptedCodingKeys: String, CodingKey { case finished, asked }
     enum RepeatsPartialCodingKeys: String, CodingKey { case finished, asked }
+    enum RepeatsWithoutManifestCodingKeys: String, CodingKey { case found }
     enum NegativeFigureCodingKeys: String, CodingKey { case field, value }
     enum OutcomesDoNotAddUpCodingKeys: String, CodingKey { case sent, accepted, rejected, failed }
     enum ReconciledButDisagreesCodingKeys: String, CodingKey { case field, sender, sink }
@@ -307,6 +312,8 @@ extension InvalidReason: CustomStringConvertible {
             "interrupted after \(finished) of \(asked) repeats"
         case .repeatsPartial(let finished, let asked):
             "partial: \(finished) of \(asked) repeats finished"
+        case .repeatsWithoutManifest(let found):
+            "\(found) repeat \(found == 1 ? "folder" : "folders") and no \(RepeatManifest.fileName): how many repeats were asked cannot be told (a set cut short, or its manifest removed)"
         case .negativeFigure(let field, let value):
             "\(field) is \(value.formatted()): a count, time or rate cannot be negative (the file was not written by a run)"
         case .outcomesDoNotAddUp(let sent, let accepted, let rejected, let failed):

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutReport
 import FanoutResults
 import FanoutTestSupport
 import Foundation
@@ -266,6 +267,11 @@ import Testing
         let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
         #expect(gate.standardOutput.contains("of 4 repeats finished"), "\(gate.standardOutput)")
+        // Issue #61, case 4: with repeats.json removed, the one repeat passed as the whole set.
+        try FileManager.default.removeItem(atPath: folder + "/set/" + RepeatManifest.fileName)
+        let without = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
+        #expect(without.status == 2, "\(without.standardOutput)\(without.standardError)")
+        #expect(try RunSet.load(folder + "/set").setReasons == [.repeatsWithoutManifest(found: 1)])
     }
 
     /// Issue #61, case 9: `plan --verify` ignored the stop signals, and a plan.json whose

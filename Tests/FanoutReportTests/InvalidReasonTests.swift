@@ -40,6 +40,7 @@ struct InvalidReasonTests {
         .startSkew(skewMs: 240.5, limitMs: 100),
         .repeatsInterrupted(finished: 2, asked: 5),
         .repeatsPartial(finished: 3, asked: 5),
+        .repeatsWithoutManifest(found: 1),
         .negativeFigure(field: "latency_ms.p99", value: -5),
         .outcomesDoNotAddUp(sent: 10, accepted: 40, rejected: 0, failed: 0),
         .reconciledButDisagrees(field: "accepted", sender: 10, sink: 9),

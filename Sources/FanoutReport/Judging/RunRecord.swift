@@ -262,8 +262,8 @@ public struct RunSet: Sendable {
     public var setReasons: [InvalidReason] = []
 
     /// A run folder (with `summary.json`) or a folder of repeats (`repeat-*/summary.json`, and
-    /// `repeats.json` saying how many were asked). A folder holding both is refused: one of
-    /// them is another run's.
+    /// `repeats.json` saying how many were asked: without it, the set is invalid). A folder
+    /// holding both is refused: one of them is another run's.
     public static func load(_ directory: String) throws(ResultsError) -> RunSet {
         let manager = FileManager.default
         let names = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
@@ -294,7 +294,8 @@ public struct RunSet: Sendable {
             if manifest != nil && !manager.fileExists(atPath: directory + "/" + name + "/summary.json") { continue }
             runs.append(try RunRecord.load(directory + "/" + name))
         }
-        let setReasons = manifest?.invalidReasons(foldersFound: runs.count) ?? []
+        let setReasons =
+            manifest?.invalidReasons(foldersFound: runs.count) ?? [.repeatsWithoutManifest(found: runs.count)]
         guard !runs.isEmpty else {
             // Interrupted before any repeat wrote its folder: nothing to measure, and said so.
             throw ResultsError(
