@@ -142,7 +142,8 @@ import Testing
             "--key-id", "ABC123DEFG", "--team-id", "TEAM", "--topic", "com.example.a", "--topic", "com.example.b",
             "--token-lengths", "64-64", "--initial-streams", "3", "--max-streams", "1500", "--throttle-after-rejection",
             "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10", "--idle-timeout", "off",
-            "--frame-timeout", "5s", "--request-timeout", "2s", "--max-connections-per-peer", "3", "--max-idle-connections-per-peer", "2",
+            "--frame-timeout", "5s", "--request-timeout", "2s", "--max-connections-per-peer", "3",
+            "--max-idle-connections-per-peer", "2",
         ]).job()
         #expect(job.host == "0.0.0.0" && job.port == 9000)
         #expect(job.threads == 2)
