@@ -53,8 +53,9 @@ public struct AcceptBackoff: Sendable, Hashable {
 
 /// Carries out `AcceptBackoff` on a listening channel: an I/O error from accepting (NIO's
 /// `ServerBootstrap.bind` adds no back-off of its own) holds the channel's reads for the
-/// pause, and each event goes to `report`.
-final class AcceptBackoffHandler: ChannelDuplexHandler {
+/// pause, and each event goes to `report`. It reads the time from its loop (`EventLoop.now`:
+/// an embedded loop's made-up clock in tests).
+final class AcceptPauseHandler: ChannelDuplexHandler {
     typealias InboundIn = any Channel
     typealias InboundOut = any Channel
     typealias OutboundIn = any Channel
@@ -70,7 +71,7 @@ final class AcceptBackoffHandler: ChannelDuplexHandler {
 
     func read(context: ChannelHandlerContext) {
         guard scheduledRead == nil else { return }
-        if let resumeAt, NIODeadline.now() < resumeAt {
+        if let resumeAt, context.eventLoop.now < resumeAt {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             scheduledRead = context.eventLoop.scheduleTask(deadline: resumeAt) {
                 let (handler, context) = bound.value
@@ -85,7 +86,7 @@ final class AcceptBackoffHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if backoff.failures > 0, let event = backoff.accepted(now: NIODeadline.now().uptimeNanoseconds) {
+        if backoff.failures > 0, let event = backoff.accepted(now: context.eventLoop.now.uptimeNanoseconds) {
             report?(event)
         }
         context.fireChannelRead(data)
@@ -96,7 +97,7 @@ final class AcceptBackoffHandler: ChannelDuplexHandler {
             context.fireErrorCaught(error)
             return
         }
-        let now = NIODeadline.now()
+        let now = context.eventLoop.now
         let event = backoff.failed(String(describing: error), now: now.uptimeNanoseconds)
         if case .failed(_, let pause, _) = event { resumeAt = now + .nanoseconds(Int64(pause)) }
         report?(event)

@@ -95,7 +95,7 @@ public enum HTTP2Channels {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(report: acceptEvents))
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: acceptEvents))
                 }
             }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)

@@ -97,8 +97,10 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
             idleNow -= 1
             byPeer[entry.peer]?.idle -= 1
         }
-        if let fromPeer = byPeer[entry.peer] {
-            byPeer[entry.peer] = fromPeer.open > 1 ? (fromPeer.open - 1, fromPeer.idle) : nil
+        if let fromPeer = byPeer[entry.peer], fromPeer.open > 1 {
+            byPeer[entry.peer]?.open -= 1
+        } else {
+            byPeer[entry.peer] = nil
         }
         compactIfStale()
     }
@@ -124,7 +126,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 
     /// How a refusal's debug data starts: a client that knows it (`EndpointFailure`) says the
     /// sink refused it; any other reads it as it is.
-    static let prefix = "fanout sink: "
+    static var prefix: String { "fanout sink: " }
 
     /// The idle connection admitted longest ago (skipping stale entries); `nil` when none is.
     private mutating func oldestIdle() -> (id: ID, peer: String)? {
