@@ -189,18 +189,34 @@ import Testing
         #expect(log.contains("8 connections from 127.0.0.1, the per-peer limit"), "\(log)")
     }
 
-    @Test(.requires(.hpack)) func connectionsPastTheTotalAreRefusedInWords() throws {
-        let sink = try SinkProcess(["--max-connections", "6", "--max-connections-per-peer", "8"])
+    /// At the total with every connection busy (each has sent a request, so none is left to
+    /// evict), the next is refused in words.
+    @Test(.requires(.hpack, .curl)) func connectionsPastTheTotalAreRefusedInWords() throws {
+        let sink = try SinkProcess(["--max-connections", "4"], admin: true)
         defer { _ = sink.stop() }
-        let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 8)
-        defer { hostile.stop() }
-        #expect(hostile.opening.served == 6)
-        #expect(hostile.opening.refused == 2)
-        #expect(hostile.opening.refusal == "fanout sink: 6 connections, its limit")
+        let folder = NSTemporaryDirectory() + "fanout-shared-busy-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let busy = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(sink.port)", "--generate", "6000", "--rate", "100/s",
+                "--duration", "60s", "--template", CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic",
+                "com.example.app", "--connections", "4", "--output", folder,
+            ]
+        )
+        defer {
+            busy.signal(SIGKILL)
+            busy.stop()
+        }
+        // Every one of its 4 connections has sent a request.
+        let stats = try Self.stats(admin: sink.admin!) { stats in
+            stats.openConnections.count == 4 && stats.openConnections.allSatisfy { $0.requests > 0 }
+        }
+        #expect(stats?.openConnections.count == 4, "\(String(describing: stats))")
         let refused = try Self.send(to: sink.port, count: 100, ["--connect-timeout", "2s"])
         #expect(refused.status == 5)
         #expect(
-            refused.standardError.contains("the sink refused the connection: 6 connections, its limit"),
+            refused.standardError.contains("the sink refused the connection: 4 connections, its limit"),
             "\(refused.standardError)"
         )
     }
@@ -310,6 +326,16 @@ import Testing
         var requests: Int
         var accepted: Int
         var connections: Connections
+        var openConnections: [Open]
+
+        struct Open: Decodable {
+            var requests: Int
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case requests, accepted, connections
+            case openConnections = "open_connections"
+        }
 
         struct Connections: Decodable {
             var refused: Int
