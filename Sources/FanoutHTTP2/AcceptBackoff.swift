@@ -52,17 +52,24 @@ public struct AcceptBackoff: Sendable, Hashable {
 }
 
 /// Carries out `AcceptBackoff` on a listening channel: an I/O error from accepting (NIO's
-/// `ServerBootstrap.bind` adds no back-off of its own) holds the channel's reads for the
-/// pause, and each event goes to `report`. It reads the time from its loop (`EventLoop.now`:
-/// an embedded loop's made-up clock in tests).
+/// `ServerBootstrap.bind` adds no back-off of its own) stops the channel reading for the pause,
+/// and each event goes to `report`. It reads the time from its loop (`EventLoop.now`: an
+/// embedded loop's made-up clock in tests).
+///
+/// NIO's server channel keeps its read pending after a failed accept, so it stays registered
+/// for reading and is woken again at once: holding back `read` alone (NIO's own
+/// `AcceptBackoffHandler`) does not stop it. Turning `autoRead` off unregisters it; turning it
+/// back on when the pause is over registers it again.
 final class AcceptPauseHandler: ChannelDuplexHandler {
     typealias InboundIn = any Channel
     typealias InboundOut = any Channel
     typealias OutboundIn = any Channel
 
     private var backoff = AcceptBackoff()
-    private var resumeAt: NIODeadline?
-    private var scheduledRead: Scheduled<Void>?
+    /// The end of the pause, while one runs.
+    private var resume: Scheduled<Void>?
+    /// A read asked for during the pause: done when it ends.
+    private var readWithheld = false
     private let report: (@Sendable (AcceptBackoff.Event) -> Void)?
 
     init(report: (@Sendable (AcceptBackoff.Event) -> Void)?) {
@@ -70,18 +77,10 @@ final class AcceptPauseHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        guard scheduledRead == nil else { return }
-        if let resumeAt, context.eventLoop.now < resumeAt {
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            scheduledRead = context.eventLoop.scheduleTask(deadline: resumeAt) {
-                let (handler, context) = bound.value
-                handler.scheduledRead = nil
-                handler.resumeAt = nil
-                context.read()
-            }
-        } else {
-            resumeAt = nil
+        if resume == nil {
             context.read()
+        } else {
+            readWithheld = true
         }
     }
 
@@ -99,18 +98,30 @@ final class AcceptPauseHandler: ChannelDuplexHandler {
         }
         let now = context.eventLoop.now
         let event = backoff.failed(String(describing: error), now: now.uptimeNanoseconds)
-        if case .failed(_, let pause, _) = event { resumeAt = now + .nanoseconds(Int64(pause)) }
         report?(event)
+        guard case .failed(_, let pause, _) = event else { return }
+        resume?.cancel()
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        resume = context.eventLoop.scheduleTask(deadline: now + .nanoseconds(Int64(pause))) {
+            let (handler, context) = bound.value
+            handler.resume = nil
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+            if handler.readWithheld {
+                handler.readWithheld = false
+                context.read()
+            }
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        scheduledRead?.cancel()
-        scheduledRead = nil
+        resume?.cancel()
+        resume = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        scheduledRead?.cancel()
-        scheduledRead = nil
+        resume?.cancel()
+        resume = nil
     }
 }
