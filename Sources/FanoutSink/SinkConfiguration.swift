@@ -48,6 +48,15 @@ public struct SinkConfiguration: Sendable {
     /// on each within a round trip (`fanout send` opens 4), while four addresses holding idle
     /// connections take at most a quarter of the default total between them.
     public static let defaultMaxIdleConnectionsPerPeer = 64
+
+    /// The configuration for a sink a run starts for itself (`fanout run`, a plan's rehearsal):
+    /// no neighbour shares it, and the run's own pool opens all its connections at once, before
+    /// any sends a request, so the idle limit is the per-peer one.
+    public var embedded: SinkConfiguration {
+        var configuration = self
+        configuration.maxIdleConnectionsPerPeer = max(maxIdleConnectionsPerPeer, maxConnectionsPerPeer)
+        return configuration
+    }
     /// Where the sink's lines about refusals and limits reached go (`LimitLog`: at most one a
     /// second of each kind, with the peer); `nil` drops them.
     public var limitLog: (@Sendable (String) -> Void)?
