@@ -123,6 +123,17 @@ import Testing
         #expect(admission.admit(300_000, peer: "10.0.0.4") == .admitted(evicting: -1, peer: "10.0.0.2"))
     }
 
+    /// A sink a run starts for itself has no neighbour: its idle limit is the per-peer one, so
+    /// a pool that opens all its connections at once is not held to 64.
+    @Test func aRunsOwnSinkHoldsItsPoolToThePerPeerLimitOnly() {
+        var configuration = SinkConfiguration()
+        #expect(configuration.maxIdleConnectionsPerPeer == 64)
+        #expect(configuration.embedded.maxIdleConnectionsPerPeer == 256)
+        configuration.maxConnectionsPerPeer = 8
+        #expect(configuration.embedded.maxIdleConnectionsPerPeer == 64)
+        #expect(configuration.embedded.maxConnectionsPerPeer == 8)
+    }
+
     @Test func aRefusalSaysWhichLimit() {
         let admission = Admission(total: 1024, perPeer: 256, idlePerPeer: 64)
         #expect(admission.reason(.total, peer: "10.0.0.1") == "fanout sink: 1024 connections, its limit")
