@@ -75,6 +75,8 @@ public enum HTTP2Channels {
     /// `onAccept` has seen its channel; `beforeTransport` may add handlers nearest the socket,
     /// under TLS and HTTP/2 (a wire with a length: `FanoutSink`'s `SinkWire`). A connection
     /// `admit` gives a reason for is refused with it (`HTTP2Refusal`): no delegate is made.
+    /// Accepting pauses after a failure (`AcceptBackoff`: out of descriptors, it would fail
+    /// again at once), and `acceptEvents` hears of each failure and of the recovery.
     public static func listen<Delegate: HTTP2ConnectionDelegate>(
         host: String,
         port: Int,
@@ -85,11 +87,17 @@ public enum HTTP2Channels {
         makeDelegate: @escaping @Sendable (any Channel) -> Delegate,
         onAccept: (@Sendable (any Channel) -> Void)? = nil,
         admit: (@Sendable (any Channel) -> String?)? = nil,
-        beforeTransport: (@Sendable (any Channel) throws -> Void)? = nil
+        beforeTransport: (@Sendable (any Channel) throws -> Void)? = nil,
+        acceptEvents: (@Sendable (AcceptBackoff.Event) -> Void)? = nil
     ) -> EventLoopFuture<any Channel> {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: acceptEvents))
+                }
+            }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in

@@ -68,12 +68,18 @@ extension HTTP2Connection {
     }
 
     private mutating func handle(_ frame: HTTP2FrameView) -> HTTP2Event? {
+        // One add and one compare a frame; a request arriving whole sets the count to 0.
+        framesWithoutRequest &+= 1
+        if framesWithoutRequest > framesWithoutRequestLimit, let calm = tooManyFramesWithoutRequest() { return calm }
         if !settingsReceived {
             guard case .settings = frame else {
+                if case .unknown = frame { return nil }
                 return fail(.protocolError, "the peer's first frame is not SETTINGS")
             }
         }
         switch frame {
+        case .unknown:
+            return nil
         case .data(let stream, let payload, let endStream, let flowControlledLength):
             return receiveData(stream, payload, endStream, flowControlledLength)
         case .headers(let stream, let block, let endStream):
@@ -122,6 +128,22 @@ extension HTTP2Connection {
         return fail(
             .enhanceYourCalm,
             "more than \(configuration.maxQueuedControlReplies) PING and SETTINGS acknowledgements queued unread"
+        )
+    }
+
+    /// Past `maxFramesWithoutRequest` frames since the count last started: it starts again
+    /// when that was `framesWithoutRequestWindow` or longer ago, and the connection ends with
+    /// GOAWAY ENHANCE_YOUR_CALM when it was not.
+    @inline(never)
+    private mutating func tooManyFramesWithoutRequest() -> HTTP2Event? {
+        if now >= framesWithoutRequestSince &+ framesWithoutRequestWindow {
+            framesWithoutRequest = 1
+            framesWithoutRequestSince = now
+            return nil
+        }
+        return fail(
+            .enhanceYourCalm,
+            "more than \(configuration.maxFramesWithoutRequest) frames within \(configuration.framesWithoutRequestWindow) with no request arriving whole (empty DATA, PRIORITY, WINDOW_UPDATE, PING, SETTINGS, RST_STREAM or unknown frames)"
         )
     }
 

@@ -175,6 +175,7 @@ extension HTTP2Connection {
             return streamError(stream, .protocolError)
         }
         streams[slot].remoteOpen = false
+        framesWithoutRequest = 0
         let message = HTTP2Message(
             stream: stream,
             tag: streams[slot].tag,

@@ -70,6 +70,22 @@ public struct HTTP2Connection: ~Copyable {
         /// rapid reset (CVE-2023-44487). Servers only.
         public var streamResetBurst: Int = 1000
         public var streamResetsPerSecond: Int = 33
+        /// Frames a client may send in a row without a request arriving whole (the frame that
+        /// completes one counts among them), per `framesWithoutRequestWindow`: empty DATA,
+        /// PRIORITY, WINDOW_UPDATE, PING, SETTINGS, RST_STREAM and unknown types cost us a
+        /// frame's work each and bring no request closer. The count starts again at each
+        /// request that arrives whole; when it passes this limit it starts again only if its
+        /// last start is a window old, and otherwise the connection ends with GOAWAY
+        /// ENHANCE_YOUR_CALM. So a flood of cheap frames (CVE-2019-9518's family) ends after at
+        /// most twice this many, and a connection without requests costs at most this many
+        /// frames a window. Servers only.
+        ///
+        /// 10,000 a 10 s window: a client at a server's 1000 streams that acknowledges every
+        /// DATA frame of 1000 answers sends 2000 WINDOW_UPDATEs between two requests, and a
+        /// PING every 10 ms is 1000 a window. swift-nio-http2 is stricter (one empty DATA frame
+        /// in a row; 200 PING, SETTINGS and PRIORITY frames in 30 s).
+        public var maxFramesWithoutRequest: Int = 10_000
+        public var framesWithoutRequestWindow: Duration = .seconds(10)
         /// How long the start of a frame may wait for its rest (a peer that sends half a frame
         /// and stalls, or dribbles it a byte at a time, holds a connection and its buffer);
         /// `nil` waits forever. nghttp2 has no such limit of its own; nginx's
@@ -151,6 +167,13 @@ public struct HTTP2Connection: ~Copyable {
     var staleBlocked = 0
     /// Control replies written since the owner last saw them delivered (`controlRepliesDelivered`).
     var queuedControlReplies = 0
+    /// Frames received since a request last arrived whole or the count last started again
+    /// (`Configuration.maxFramesWithoutRequest`), that limit (`Int.max` for a client), and
+    /// when the count last started again.
+    var framesWithoutRequest = 0
+    let framesWithoutRequestLimit: Int
+    let framesWithoutRequestWindow: UInt64
+    var framesWithoutRequestSince: UInt64 = 0
     /// The reset budget (a token bucket, in resets) and when it was last refilled.
     var resetBudget: Double
     var resetBudgetRefilledAt: UInt64 = 0
@@ -257,6 +280,8 @@ public struct HTTP2Connection: ~Copyable {
         connectionReceiveWindow = Int(configuration.connectionWindowSize)
         prefaceReceived = role == .client
         resetBudget = Double(configuration.streamResetBurst)
+        framesWithoutRequestLimit = role == .server ? max(1, configuration.maxFramesWithoutRequest) : .max
+        framesWithoutRequestWindow = UInt64(max(0, TimeAmount(configuration.framesWithoutRequestWindow).nanoseconds))
 
         if role == .client { http2ConnectionPreface.withUnsafeBytes { outbound.write($0) } }
         var settings = [HTTP2Setting]()

@@ -17,6 +17,9 @@ enum HTTP2FrameView {
     case ping(opaque: UInt64, ack: Bool)
     case goAway(lastStream: UInt32, code: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer)
     case windowUpdate(stream: UInt32, increment: UInt32)
+    /// A frame of a type RFC 9113 does not define: ignored (§4.1), but still a frame the peer
+    /// made us read (`HTTP2Connection.Configuration.maxFramesWithoutRequest`).
+    case unknown
 }
 
 /// An HTTP/2 frame as received (RFC 9113 §6), owning its payload: what
@@ -35,8 +38,8 @@ public enum HTTP2Frame: Sendable, Equatable {
     case goAway(lastStream: UInt32, code: HTTP2ErrorCode, debugData: ByteBuffer)
     case windowUpdate(stream: UInt32, increment: UInt32)
 
-    /// The frame `view` shows, its payload copied.
-    init(copying view: HTTP2FrameView) {
+    /// The frame `view` shows, its payload copied; `nil` for a frame of an unknown type.
+    init?(copying view: HTTP2FrameView) {
         switch view {
         case .data(let stream, let payload, let endStream, let flowControlledLength):
             self = .data(
@@ -58,6 +61,7 @@ public enum HTTP2Frame: Sendable, Equatable {
         case .goAway(let lastStream, let code, let debugData):
             self = .goAway(lastStream: lastStream, code: code, debugData: ByteBuffer(bytes: debugData))
         case .windowUpdate(let stream, let increment): self = .windowUpdate(stream: stream, increment: increment)
+        case .unknown: return nil
         }
     }
 }

@@ -16,7 +16,8 @@ import NIOCore
 /// ```
 /// A frame over our SETTINGS_MAX_FRAME_SIZE, a frame on the wrong stream, a wrong length or
 /// padding, or a frame between HEADERS and its CONTINUATION is an error with the code the RFC
-/// names. Frames of unknown types are skipped, as the RFC requires.
+/// names. Frames of unknown types are handed on as `.unknown`, to be ignored as the RFC
+/// requires (the connection still counts them: a flood of them costs as much as any other).
 ///
 /// Frames are read in place from a view of the received bytes (`nextFrame(in:consumed:)`), as
 /// the connection does; `nextFrame(from:)` gives owned copies, for tools and tests. The one
@@ -49,7 +50,11 @@ public struct HTTP2FrameDecoder: ~Copyable {
         var consumed = 0
         let result: Result<HTTP2Frame?, HTTP2FrameError> = buffer.withUnsafeReadableBytes { bytes in
             do throws(HTTP2FrameError) {
-                return .success(try nextFrame(in: bytes, consumed: &consumed).map(HTTP2Frame.init(copying:)))
+                // Frames of unknown types are skipped here: tools and tests see the others.
+                while let view = try nextFrame(in: bytes, consumed: &consumed) {
+                    if let frame = HTTP2Frame(copying: view) { return .success(frame) }
+                }
+                return .success(nil)
             } catch {
                 return .failure(error)
             }
@@ -59,7 +64,8 @@ public struct HTTP2FrameDecoder: ~Copyable {
     }
 
     /// The next complete frame in `bytes[consumed...]`, moving `consumed` past it, or `nil` when
-    /// more bytes are needed. A frame that breaks a rule is consumed, then thrown.
+    /// more bytes are needed (a HEADERS or CONTINUATION frame whose block goes on is taken in
+    /// without a frame out). A frame that breaks a rule is consumed, then thrown.
     mutating func nextFrame(
         in bytes: UnsafeRawBufferPointer,
         consumed: inout Int
@@ -155,7 +161,7 @@ public struct HTTP2FrameDecoder: ~Copyable {
             }
             return .windowUpdate(stream: stream, increment: increment)
         case nil:
-            return nil  // Unknown frame types are ignored (RFC 9113 §4.1).
+            return .unknown  // Ignored (RFC 9113 §4.1) by the connection, which counts it.
         }
     }
 

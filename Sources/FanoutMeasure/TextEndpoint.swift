@@ -84,6 +84,15 @@ public final class TextEndpoint: Sendable {
         let open = open
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Out of descriptors, accepting again at once fails again at once: NIO's back-off
+            // waits 100 ms first (`ServerBootstrap.bind` adds none of its own).
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in .milliseconds(100) }
+                    )
+                }
+            }
             .childChannelInitializer { channel in
                 let peer = channel.remoteAddress.map(TextEndpoint.describe) ?? "unknown"
                 let admitted = open.withLockedValue { count in

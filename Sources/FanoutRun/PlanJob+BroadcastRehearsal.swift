@@ -72,7 +72,7 @@ extension PlanJob {
         // The sink as the plan has APNs (`putOnTheWire`), its channels' subscribers the plan's.
         var wire = RunJob()
         try Self.putOnTheWire(&wire, plan: plan.requests)
-        var sinkConfiguration = wire.sink
+        var sinkConfiguration = wire.sink.embedded
         sinkConfiguration.scenario.channelSubscribers = .fixed(Int(clamping: question.subscribers))
         let security = try RunSecurity()
         defer { security.remove() }

@@ -103,7 +103,7 @@ public struct RunJob: Sendable {
         defer { try? sinkGroup.syncShutdownGracefully() }
         let security = try apnsSecurity ? RunSecurity() : nil
         defer { security?.remove() }
-        var sinkConfiguration = self.sink
+        var sinkConfiguration = self.sink.embedded
         if let security { sinkConfiguration.tokenAuthentication = security.sinkAuthentication }
         let sink = try Sink(
             host: "127.0.0.1",

@@ -372,6 +372,13 @@ public struct SinkService: Service {
             printError("fanout sink: TLS with a self-signed certificate; clients trust it with \(directory)/cert.pem")
         }
         if let wire = configuration.scenario.wire { printError("fanout sink: \(wire.description)") }
+        if configuration.scenario.faults.maxConnections == nil
+            && sink.maxConnections < ConnectionFaults.mostConnectionsByDefault
+        {
+            printError(
+                "fanout sink: at most \(sink.maxConnections.grouped) connections: what the open-file limit, \(MachineLimits.current().openFiles.grouped), leaves with headroom (--max-connections sets it)"
+            )
+        }
         if configuration.tokenAuthentication == nil && !configuration.certificateAuthentication {
             printError(
                 "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"

@@ -71,6 +71,10 @@ public final class Sink: Sendable {
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
 
+    /// Connections served at once: `scenario.faults.maxConnections`, or by default what the
+    /// open-file limit allows (`ConnectionFaults.defaultMaxConnections`).
+    public let maxConnections: Int
+
     /// The broadcast channels' counts, once a channel was asked for (`nil` before: `/stats`
     /// and summaries stay as they were for runs without broadcasts).
     public var broadcastCounts: BroadcastCounts? {
@@ -101,12 +105,17 @@ public final class Sink: Sendable {
         let statistics = statistics
         let state = SinkState(scenario: configuration.scenario, limitLog: configuration.limitLog)
         self.state = state
+        let maxConnections =
+            configuration.scenario.faults.maxConnections
+            ?? ConnectionFaults.defaultMaxConnections(.current(), eventLoops: Array(group.makeIterator()).count)
+        self.maxConnections = maxConnections
         let connections = NIOLockedValueBox(
             (
                 open: [ObjectIdentifier: any Channel](),
-                admission: ConnectionAdmission(
-                    total: configuration.scenario.faults.maxConnections,
-                    perPeer: configuration.maxConnectionsPerPeer
+                admission: ConnectionAdmission<ObjectIdentifier>(
+                    total: maxConnections,
+                    perPeer: configuration.maxConnectionsPerPeer,
+                    idlePerPeer: configuration.maxIdleConnectionsPerPeer
                 )
             )
         )
@@ -126,52 +135,118 @@ public final class Sink: Sendable {
             transport: transport,
             configuration: http2,
             makeDelegate: { channel in
-                SinkConnection(
+                let key = ObjectIdentifier(channel)
+                return SinkConnection(
                     configuration: configuration,
                     statistics: statistics,
                     state: state,
                     seed: state.nextSeed(),
                     peer: channel.remoteAddress.map(Self.describe) ?? "unknown",
-                    recorder: timing.recorder(on: channel.eventLoop) ?? SinkLoopRecorder()
+                    recorder: timing.recorder(on: channel.eventLoop) ?? SinkLoopRecorder(),
+                    firstRequest: {
+                        connections.withLockedValue { $0.admission.requestArrived(key) }
+                    }
                 )
             },
-            admit: Self.admission(connections, limits: state.limits),
-            beforeTransport: Self.wire(configuration.scenario.wire, state: state)
+            admit: Self.admission(connections, limits: state.limits, statistics: statistics),
+            beforeTransport: Self.wire(configuration.scenario.wire, state: state),
+            acceptEvents: Self.acceptEvents(host: host, limits: state.limits, statistics: statistics)
         ).wait()
     }
 
     /// The open connections and who may open the next.
-    typealias Connections = NIOLockedValueBox<(open: [ObjectIdentifier: any Channel], admission: ConnectionAdmission)>
+    typealias Connections = NIOLockedValueBox<
+        (open: [ObjectIdentifier: any Channel], admission: ConnectionAdmission<ObjectIdentifier>)
+    >
 
     /// Admits a connection (`nil`) or says why not (`ConnectionAdmission`'s limits, logged with
-    /// the peer); an admitted one is counted until it closes.
+    /// the peer and counted); an admitted one is counted until it closes, and one evicted for
+    /// it is sent GOAWAY and closed.
     private static func admission(
         _ connections: Connections,
-        limits: LimitLog
+        limits: LimitLog,
+        statistics: SinkStatistics
     ) -> @Sendable (any Channel) -> String? {
         { child in
             let key = ObjectIdentifier(child)
             let peer = child.remoteAddress?.ipAddress ?? "unknown"
-            let refusal: String? = connections.withLockedValue { connections in
-                if let limit = connections.admission.admit(peer: peer) {
-                    return connections.admission.reason(limit, peer: peer)
+            let (refusal, evicted, total): (String?, (any Channel)?, Int) = connections.withLockedValue { connections in
+                let total = connections.admission.total
+                switch connections.admission.admit(key, peer: peer) {
+                case .refused(let limit):
+                    return (connections.admission.reason(limit, peer: peer), nil, total)
+                case .admitted(let victim, _):
+                    connections.open[key] = child
+                    return (nil, victim.flatMap { connections.open[$0] }, total)
                 }
-                connections.open[key] = child
-                return nil
             }
+            let address = child.remoteAddress.map(Self.describe) ?? peer
             if let refusal {
-                let address = child.remoteAddress.map(Self.describe) ?? peer
-                let detail = refusal.dropFirst(ConnectionAdmission.prefix.count)
+                statistics.connectionRefused()
+                let detail = refusal.dropFirst(ConnectionAdmission<ObjectIdentifier>.prefix.count)
                 limits.note("refused", peer: address, String(detail))
                 return refusal
+            }
+            if let evicted {
+                statistics.connectionEvicted()
+                let victim = evicted.remoteAddress.map(Self.describe) ?? "unknown"
+                limits.note(
+                    "evicted",
+                    peer: victim,
+                    "it sent no request, and \(address) came to a sink at its \(total) connections"
+                )
+                Self.evict(evicted)
             }
             child.closeFuture.whenComplete { _ in
                 connections.withLockedValue { connections in
                     connections.open.removeValue(forKey: key)
-                    connections.admission.closed(peer: peer)
+                    connections.admission.closed(key)
                 }
             }
             return nil
+        }
+    }
+
+    /// Counts each failed accept and logs a burst's first failure and its end, with the host
+    /// listened on.
+    private static func acceptEvents(
+        host: String,
+        limits: LimitLog,
+        statistics: SinkStatistics
+    ) -> @Sendable (AcceptBackoff.Event) -> Void {
+        { event in
+            switch event {
+            case .failed(let error, let pause, let first):
+                statistics.acceptFailed()
+                guard first else { return }
+                limits.note(
+                    "accept failed",
+                    peer: host,
+                    "\(error); accepting again in \(pause / 1_000_000) ms, the pause doubling up to \(AcceptBackoff.longestPause / 1_000_000) ms while it fails"
+                )
+            case .recovered(let failures, let nanoseconds):
+                limits.note(
+                    "accepting again",
+                    peer: host,
+                    "after \(failures) failed accepts over \(nanoseconds / 1_000_000) ms"
+                )
+            }
+        }
+    }
+
+    /// Sends an evicted connection GOAWAY (APNs' IdleTimeout: it had sent no request) and
+    /// closes it, on its loop.
+    private static func evict(_ channel: any Channel) {
+        channel.eventLoop.execute {
+            guard
+                let handler = try? channel.pipeline.syncOperations.handler(
+                    type: HTTP2ConnectionHandler<SinkConnection>.self
+                )
+            else {
+                channel.close(promise: nil)
+                return
+            }
+            handler.withConnection { connection, delegate in delegate.evict(&connection) }
         }
     }
 

@@ -167,6 +167,26 @@ final class SinkMetrics: Sendable {
                 help: "The most streams open at once on one connection."
             )
             metrics.count("connections_opened", summary.connectionsOpened, help: "Connections accepted.")
+            metrics.count(
+                "connections_refused",
+                summary.defences.refused,
+                help: "Connections refused at a limit (in all, from one address, idle from one address)."
+            )
+            metrics.count(
+                "connections_evicted",
+                summary.defences.evicted,
+                help: "Connections that had sent no request, closed to make room for a new one."
+            )
+            metrics.count(
+                "connections_enhance_your_calm",
+                summary.defences.enhanceYourCalm,
+                help: "Connections ended with GOAWAY ENHANCE_YOUR_CALM (a flood limit)."
+            )
+            metrics.count(
+                "accept_errors",
+                summary.defences.acceptErrors,
+                help: "Accepts that failed (EMFILE, ENFILE), each followed by a pause."
+            )
             metrics.gauge(
                 "connections_open",
                 Double(summary.connectionsOpened - summary.connectionsClosed),
@@ -187,7 +207,8 @@ extension SinkStatistics {
     ///
     ///     {"uptime_seconds":12.5,"draining":false,"requests":…,"accepted":…,"rejected":…,
     ///      "by_status":{"200":…,"410":…},"by_reason":{"Unregistered":…},"payload_bytes":…,
-    ///      "streams_reset":…,"peak_streams":…,"connections":{"opened":…,"closed":…,"open":…},
+    ///      "streams_reset":…,"peak_streams":…,"connections":{"opened":…,"closed":…,"open":…,
+    ///          "refused":…,"evicted":…,"enhance_your_calm":…,"accept_errors":…},
     ///      "digest":{"count":…,"sum":"…","squares":"…"},
     ///      "own_delays":{"lateness_ms":{"p50":…,"p99":…,"max":…,"count":…},"injected_ms":{…},
     ///          "loop_lag_ms":{…},"loop_utilisation":[0.42]},"untimed_ids":0,
@@ -227,7 +248,11 @@ extension SinkStatistics {
             connections: .init(
                 opened: summary.connectionsOpened,
                 closed: summary.connectionsClosed,
-                open: summary.connectionsOpened - summary.connectionsClosed
+                open: summary.connectionsOpened - summary.connectionsClosed,
+                refused: summary.defences.refused,
+                evicted: summary.defences.evicted,
+                enhanceYourCalm: summary.defences.enhanceYourCalm,
+                acceptErrors: summary.defences.acceptErrors
             ),
             digest: .init(
                 count: summary.digest.count,
@@ -310,10 +335,22 @@ public struct SinkFigures: Encodable, Sendable {
         }
     }
 
+    /// `"connections": {"opened", "closed", "open", "refused", "evicted", "enhance_your_calm",
+    /// "accept_errors"}` (`SinkDefences`).
     public struct Connections: Encodable, Sendable {
         public var opened: Int
         public var closed: Int
         public var open: Int
+        public var refused: Int
+        public var evicted: Int
+        public var enhanceYourCalm: Int
+        public var acceptErrors: Int
+
+        enum CodingKeys: String, CodingKey {
+            case opened, closed, open, refused, evicted
+            case enhanceYourCalm = "enhance_your_calm"
+            case acceptErrors = "accept_errors"
+        }
     }
 
     public struct Digest: Encodable, Sendable {

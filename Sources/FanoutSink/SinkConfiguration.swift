@@ -41,6 +41,22 @@ public struct SinkConfiguration: Sendable {
     /// shared sink, so at least four clients always get in, and it is far above what one sender
     /// needs (`fanout send` opens 4 connections by default; APNs asks providers to keep few).
     public static let defaultMaxConnectionsPerPeer = 256
+    /// Connections one peer address may hold at once that have not sent a request yet (a
+    /// connection stops counting at its first request); the next is refused in words.
+    public var maxIdleConnectionsPerPeer = Self.defaultMaxIdleConnectionsPerPeer
+    /// 64, a quarter of the per-peer limit: a provider's pool opens a few connections and sends
+    /// on each within a round trip (`fanout send` opens 4), while four addresses holding idle
+    /// connections take at most a quarter of the default total between them.
+    public static let defaultMaxIdleConnectionsPerPeer = 64
+
+    /// The configuration for a sink a run starts for itself (`fanout run`, a plan's rehearsal):
+    /// no neighbour shares it, and the run's own pool opens all its connections at once, before
+    /// any sends a request, so the idle limit is the per-peer one.
+    public var embedded: SinkConfiguration {
+        var configuration = self
+        configuration.maxIdleConnectionsPerPeer = max(maxIdleConnectionsPerPeer, maxConnectionsPerPeer)
+        return configuration
+    }
     /// Where the sink's lines about refusals and limits reached go (`LimitLog`: at most one a
     /// second of each kind, with the peer); `nil` drops them.
     public var limitLog: (@Sendable (String) -> Void)?

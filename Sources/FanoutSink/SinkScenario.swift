@@ -120,11 +120,27 @@ public struct ConnectionFaults: Sendable, Hashable {
     /// This share of requests (0...1) is never answered.
     public var unansweredShare: Double = 0
     /// Connections beyond this many at once are refused as soon as they are accepted (SETTINGS,
-    /// then GOAWAY ENHANCE_YOUR_CALM saying so: `HTTP2Refusal`): a bound
-    /// on the sink's memory by default (each connection may hold MAX_CONCURRENT_STREAMS
-    /// streams; docs/sink.md has the figures), a fault to test a client's recovery when low.
-    public var maxConnections = Self.defaultMaxConnections
-    public static let defaultMaxConnections = 1024
+    /// then GOAWAY ENHANCE_YOUR_CALM saying so: `HTTP2Refusal`), unless one that never sent a
+    /// request can be evicted for them (`ConnectionAdmission`): a bound on the sink's memory
+    /// and descriptors by default (each connection may hold MAX_CONCURRENT_STREAMS streams;
+    /// docs/sink.md has the figures), a fault to test a client's recovery when low. `nil`: what
+    /// the open-file limit allows (`defaultMaxConnections(_:eventLoops:)`).
+    public var maxConnections: Int?
+    /// The most connections the sink takes when not told: 1024.
+    public static let mostConnectionsByDefault = 1024
+    /// Descriptors the sink keeps for its admin endpoint's connections (`TextEndpoint.Limits`).
+    public static let adminFiles = 64
+
+    /// The total when none is given: three quarters of the descriptors the open-file limit
+    /// leaves beside `eventLoops` loops, the reserve (`MachineLimits.reservedFiles`) and the
+    /// admin endpoint, at most `mostConnectionsByDefault`. The last quarter is headroom for
+    /// connections being refused (each holds its socket for up to a second) and accepted
+    /// before they are counted, so admitted connections alone never exhaust the descriptors
+    /// (`ulimit -n 256`, one loop: 93; 1024: 669; 4096 or more: 1024).
+    public static func defaultMaxConnections(_ limits: MachineLimits, eventLoops: Int) -> Int {
+        let left = limits.connections("", eventLoops: eventLoops).values.upperBound - adminFiles
+        return min(mostConnectionsByDefault, max(1, left * 3 / 4))
+    }
 
     public init() {}
 }

@@ -23,6 +23,11 @@ public final class SinkStatistics: Sendable {
     private let digestSquares = ManagedAtomic<UInt64>(0)
     private let connectionsOpened = ManagedAtomic<Int>(0)
     private let connectionsClosed = ManagedAtomic<Int>(0)
+    /// How the sink defended itself (`SinkDefences`): rare events, counted where they happen.
+    private let refused = ManagedAtomic<Int>(0)
+    private let evicted = ManagedAtomic<Int>(0)
+    private let enhanceYourCalm = ManagedAtomic<Int>(0)
+    private let acceptErrors = ManagedAtomic<Int>(0)
     private let open = NIOLockedValueBox<[Int: SinkConnectionRecord]>([:])
     /// When the statistics started, as a wall-clock time.
     public let startedAt = Date()
@@ -53,6 +58,15 @@ public final class SinkStatistics: Sendable {
         }
         connectionsClosed.wrappingIncrement(ordering: .relaxed)
     }
+
+    /// A connection was refused (a limit: `ConnectionAdmission`).
+    func connectionRefused() { refused.wrappingIncrement(ordering: .relaxed) }
+    /// A connection that had sent no request was closed to make room for a new one.
+    func connectionEvicted() { evicted.wrappingIncrement(ordering: .relaxed) }
+    /// A connection was ended with GOAWAY ENHANCE_YOUR_CALM (a flood limit).
+    func connectionCalmed() { enhanceYourCalm.wrappingIncrement(ordering: .relaxed) }
+    /// Accepting a connection failed (EMFILE, ENFILE: `AcceptBackoff`).
+    func acceptFailed() { acceptErrors.wrappingIncrement(ordering: .relaxed) }
 
     /// The connections open now, oldest first, with their counts.
     public var openConnections: [SinkConnectionSummary] {
@@ -123,7 +137,13 @@ public final class SinkStatistics: Sendable {
                 squares: digestSquares.load(ordering: .relaxed)
             ),
             ownDelays: timing.summary,
-            untimedIDs: untimedIDs.load(ordering: .relaxed)
+            untimedIDs: untimedIDs.load(ordering: .relaxed),
+            defences: SinkDefences(
+                refused: refused.load(ordering: .relaxed),
+                evicted: evicted.load(ordering: .relaxed),
+                enhanceYourCalm: enhanceYourCalm.load(ordering: .relaxed),
+                acceptErrors: acceptErrors.load(ordering: .relaxed)
+            )
         )
     }
 }
@@ -312,6 +332,8 @@ public struct SinkSummary: Sendable, Hashable {
     /// the sink's clock than it can believe (`AnswerWriter.timedIDBound`): taken as untimed,
     /// and kept out of `ownDelays.fromSend`.
     public var untimedIDs = 0
+    /// Connections refused, evicted and ended for flooding; accepts that failed.
+    public var defences = SinkDefences()
 
     /// The summary as text, one line a counter (grouped: 240,000), rejections by reason.
     public var text: String {
@@ -327,7 +349,8 @@ public struct SinkSummary: Sendable, Hashable {
             "payload bytes: \(bodyBytes.grouped)",
             "streams reset: \(streamsReset.grouped)",
             "peak streams on a connection: \(peakConcurrentStreams.grouped)",
-            "connections: \(connectionsOpened.grouped) opened, \(connectionsClosed.grouped) closed",
+            "connections: \(connectionsOpened.grouped) opened, \(connectionsClosed.grouped) closed"
+                + (defences.isEmpty ? "" : ", \(defences.text)"),
             "digest: \(digest.text)",
             "own lateness (answers written after their due time): \(ownDelays.lateness.text)",
             "own lateness from the send (timed apns-ids: the queues on the way in too): \(ownDelays.fromSend.text)",
@@ -346,5 +369,34 @@ public struct SinkSummary: Sendable, Hashable {
             lines.append("event-loop CPU: \(shares.joined(separator: ", "))")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// How a shared sink defended itself against its clients, counted since it started.
+public struct SinkDefences: Sendable, Hashable {
+    /// Connections refused at a limit (in all, from one address, idle from one address).
+    public var refused = 0
+    /// Connections that had sent no request, closed to make room for a new one at the total.
+    public var evicted = 0
+    /// Connections ended with GOAWAY ENHANCE_YOUR_CALM: a flood limit (cheap frames, rapid
+    /// reset, CONTINUATION, unread acknowledgements, a frame that never completes).
+    public var enhanceYourCalm = 0
+    /// Accepts that failed (out of descriptors: EMFILE, ENFILE), each followed by a pause.
+    public var acceptErrors = 0
+
+    public init(refused: Int = 0, evicted: Int = 0, enhanceYourCalm: Int = 0, acceptErrors: Int = 0) {
+        self.refused = refused
+        self.evicted = evicted
+        self.enhanceYourCalm = enhanceYourCalm
+        self.acceptErrors = acceptErrors
+    }
+
+    /// None of them happened.
+    public var isEmpty: Bool { self == SinkDefences() }
+
+    /// `3 refused, 1 evicted, 2 ended with ENHANCE_YOUR_CALM, 0 accepts failed`.
+    public var text: String {
+        "\(refused.grouped) refused, \(evicted.grouped) evicted, \(enhanceYourCalm.grouped) ended with ENHANCE_YOUR_CALM, "
+            + "\(acceptErrors.grouped) accepts failed"
     }
 }

@@ -153,6 +153,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Refuse connections from one address beyond this many at once that have not sent a request.",
+            valueName: "n"
+        )
+    )
+    var maxIdleConnectionsPerPeer = SinkConfiguration.defaultMaxIdleConnectionsPerPeer
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Measure the provider under test and write a run folder to DIR when the sink stops: delivery times, stream use, the conformance card.",
             valueName: "dir"
         )
@@ -256,6 +265,11 @@ struct SinkCommand: AsyncParsableCommand {
         if maxConnectionsPerPeer < 1 {
             throw ValidationError("--max-connections-per-peer must be at least 1; got \(maxConnectionsPerPeer).")
         }
+        if maxIdleConnectionsPerPeer < 1 {
+            throw ValidationError(
+                "--max-idle-connections-per-peer must be at least 1; got \(maxIdleConnectionsPerPeer)."
+            )
+        }
         if initialStreams < 1 || maxStreams < initialStreams {
             throw ValidationError("Need 1 ≤ --initial-streams ≤ --max-streams.")
         }
@@ -329,6 +343,7 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
         job.configuration.requestTimeout = try requestTimeout.checked(option: "--request-timeout")
         job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
+        job.configuration.maxIdleConnectionsPerPeer = maxIdleConnectionsPerPeer
         job.configuration.coalescing.share = try coalesce.checked("--coalesce")
         job.configuration.scenario = try scenario.scenario(devices: devices)
         if let (file, id, team) = tokenKey.key { job.tokenKey = SinkJob.TokenKey(file: file, keyID: id, teamID: team) }

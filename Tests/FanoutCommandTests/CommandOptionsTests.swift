@@ -143,6 +143,7 @@ import Testing
             "--token-lengths", "64-64", "--initial-streams", "3", "--max-streams", "1500", "--throttle-after-rejection",
             "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10", "--idle-timeout", "off",
             "--frame-timeout", "5s", "--request-timeout", "2s", "--max-connections-per-peer", "3",
+            "--max-idle-connections-per-peer", "2",
         ]).job()
         #expect(job.host == "0.0.0.0" && job.port == 9000)
         #expect(job.threads == 2)
@@ -163,6 +164,7 @@ import Testing
         #expect(job.configuration.incompleteFrameTimeout == .seconds(5))
         #expect(job.configuration.requestTimeout == .seconds(2))
         #expect(job.configuration.maxConnectionsPerPeer == 3)
+        #expect(job.configuration.maxIdleConnectionsPerPeer == 2)
     }
 
     /// Each `--device-…` option of `fanout sink`, and each `--sink-device-…` of `fanout run`,
@@ -206,7 +208,9 @@ import Testing
         #expect(job.configuration.incompleteFrameTimeout == .seconds(30))
         #expect(job.configuration.requestTimeout == SinkConfiguration.defaultRequestTimeout)
         #expect(job.configuration.maxConnectionsPerPeer == SinkConfiguration.defaultMaxConnectionsPerPeer)
-        #expect(job.configuration.scenario.faults.maxConnections == 1024)
+        #expect(job.configuration.maxIdleConnectionsPerPeer == SinkConfiguration.defaultMaxIdleConnectionsPerPeer)
+        // No total given: the sink takes what the open-file limit allows (`Sink.maxConnections`).
+        #expect(job.configuration.scenario.faults.maxConnections == nil)
     }
 
     /// A negative number is read as the option's value and refused for what it is, not taken

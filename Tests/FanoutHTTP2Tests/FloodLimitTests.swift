@@ -125,3 +125,125 @@ import Testing
         #expect(pair.clientSeen.filter { if case .reset = $0 { true } else { false } }.count == 1500)
     }
 }
+
+/// Issue 61, case 12: frames that bring no request closer (the CVE-2019-9518 family) are capped
+/// per connection; requests arriving whole, or time, start the count again.
+@Suite struct CheapFrameLimitTests {
+    /// The kinds of frame a flood is made of, each valid on its own.
+    enum Kind: String, CaseIterable, Sendable {
+        case emptyData, priority, windowUpdate, unknownType, ping, settings
+
+        var frame: [UInt8] {
+            switch self {
+            case .emptyData: RawFrame.data(stream: 1, [], endStream: false)
+            case .priority: RawFrame.frame(type: 2, flags: 0, stream: 1, payload: [0, 0, 0, 0, 16])
+            case .windowUpdate: RawFrame.windowUpdate(stream: 0, increment: 1)
+            case .unknownType: RawFrame.frame(type: 0x20, flags: 0, stream: 0, payload: [1, 2, 3])
+            case .ping: FloodLimitTests.ping(1)
+            case .settings: RawFrame.settings()
+            }
+        }
+    }
+
+    /// A server fed the client's start, a request whose body never comes (stream 1), then
+    /// `count` frames of `kind` at `now`, in batches whose acknowledgements the client reads.
+    static func flood(
+        _ kind: Kind,
+        count: Int,
+        server: inout HTTP2Connection,
+        now: UInt64 = 0
+    ) -> [HTTP2Frame] {
+        server.now = now
+        var written: [HTTP2Frame] = []
+        var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
+        var left = count
+        while left > 0 {
+            let batch = min(left, 500)
+            left -= batch
+            var bytes = ByteBuffer(bytes: (0..<batch).flatMap { _ in kind.frame })
+            _ = server.read(&bytes)
+            var out = server.takeOutbound()
+            while let frame = try? decoder.nextFrame(from: &out) { written.append(frame) }
+            server.controlRepliesDelivered()
+        }
+        return written
+    }
+
+    static func started(_ configuration: HTTP2Connection.Configuration = .init()) -> HTTP2Connection {
+        var server = HTTP2Connection(role: .server, configuration: configuration)
+        var start = ByteBuffer(bytes: RawFrame.clientStart + FloodLimitTests.headers(1, endStream: false))
+        _ = server.read(&start)
+        _ = server.takeOutbound()
+        return server
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aFloodPastTheLimitIsEndedWithEnhanceYourCalm(kind: Kind) {
+        var server = Self.started()
+        let limit = HTTP2Connection.Configuration().maxFramesWithoutRequest
+        // The start's SETTINGS and HEADERS count: the limit is reached within the flood.
+        let written = Self.flood(kind, count: limit, server: &server)
+        let calm = FloodLimitTests.goAway(in: written)
+        #expect(calm?.code == .enhanceYourCalm, "\(kind)")
+        #expect(calm?.reason.contains("with no request arriving whole") == true, "\(String(describing: calm))")
+        #expect(server.error?.code == .enhanceYourCalm)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func framesBelowTheLimitAreServed(kind: Kind) {
+        var server = Self.started()
+        let limit = HTTP2Connection.Configuration().maxFramesWithoutRequest
+        let written = Self.flood(kind, count: limit - 2, server: &server)
+        #expect(FloodLimitTests.goAway(in: written) == nil, "\(kind)")
+        #expect(server.error == nil)
+    }
+
+    /// A request arriving whole starts the count again: cheap frames between requests never
+    /// add up.
+    @Test func requestsBetweenStartTheCountAgain() {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxFramesWithoutRequest = 100
+        var server = Self.started(configuration)
+        var stream: UInt32 = 3
+        for _ in 0..<50 {
+            // With the start's 2 frames (the first time) and the request's own: 100 at most.
+            _ = Self.flood(.emptyData, count: 97, server: &server)
+            var request = ByteBuffer(bytes: FloodLimitTests.headers(stream))
+            let seen = server.read(&request)
+            #expect(seen.contains { if case .message = $0 { true } else { false } })
+            stream += 2
+        }
+        #expect(server.error == nil)
+        #expect(server.sentGoAway == nil)
+        // Without the request, the same frames pass it.
+        _ = Self.flood(.emptyData, count: 101, server: &server)
+        #expect(server.error?.code == .enhanceYourCalm)
+    }
+
+    /// Time starts the count again too, once a window: a connection without requests costs at
+    /// most the limit's frames a window.
+    @Test func aWindowLaterTheCountStartsAgain() {
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxFramesWithoutRequest = 100
+        configuration.framesWithoutRequestWindow = .seconds(1)
+        var server = Self.started(configuration)
+        // The start's 2 frames and 98: 100, the limit.
+        _ = Self.flood(.priority, count: 98, server: &server, now: 0)
+        #expect(server.error == nil)
+        _ = Self.flood(.priority, count: 100, server: &server, now: 1_000_000_000)
+        #expect(server.error == nil)
+        _ = Self.flood(.priority, count: 1, server: &server, now: 1_500_000_000)
+        #expect(server.error?.code == .enhanceYourCalm)
+    }
+
+    /// A client is not held to it (a server's windows and PINGs are not a client's to judge).
+    @Test func aClientIsNotLimited() {
+        var client = HTTP2Connection(role: .client)
+        _ = client.takeOutbound()
+        var frames = ByteBuffer(
+            bytes: RawFrame.settings() + (0..<20_000).flatMap { _ in Kind.priority.frame }
+        )
+        _ = client.read(&frames)
+        #expect(client.error == nil)
+    }
+}

@@ -2,34 +2,148 @@ import Testing
 
 @testable import FanoutSink
 
-/// `ConnectionAdmission`: the total and per-peer connection limits, and the words of a refusal.
+/// `ConnectionAdmission`: the total, per-peer and per-peer idle connection limits, eviction of
+/// the connections that never sent a request, and the words of a refusal.
 @Suite struct ConnectionAdmissionTests {
+    typealias Admission = ConnectionAdmission<Int>
+
+    /// Admits connections `ids` from `peer` and has each send a request (so none is evictable).
+    static func busy(_ admission: inout Admission, _ ids: Range<Int>, from peer: String) {
+        for id in ids {
+            #expect(admission.admit(id, peer: peer) == .admitted(evicting: nil, peer: nil))
+            admission.requestArrived(id)
+        }
+    }
+
     @Test func onePeerIsHeldToItsShareAndOthersStillGetIn() {
-        var admission = ConnectionAdmission(total: 5, perPeer: 2)
-        #expect(admission.admit(peer: "10.0.0.1") == nil)
-        #expect(admission.admit(peer: "10.0.0.1") == nil)
-        #expect(admission.admit(peer: "10.0.0.1") == .perPeer)
+        var admission = Admission(total: 5, perPeer: 2, idlePerPeer: 2)
+        Self.busy(&admission, 0..<2, from: "10.0.0.1")
+        #expect(admission.admit(2, peer: "10.0.0.1") == .refused(.perPeer))
         #expect(admission.count(from: "10.0.0.1") == 2)
-        #expect(admission.admit(peer: "10.0.0.2") == nil)
-        #expect(admission.admit(peer: "10.0.0.3") == nil)
-        #expect(admission.admit(peer: "10.0.0.4") == nil)
+        Self.busy(&admission, 3..<4, from: "10.0.0.2")
+        Self.busy(&admission, 4..<5, from: "10.0.0.3")
+        Self.busy(&admission, 5..<6, from: "10.0.0.4")
         #expect(admission.open == 5)
-        // The total first: a sixth from anyone is past it.
-        #expect(admission.admit(peer: "10.0.0.5") == .total)
-        admission.closed(peer: "10.0.0.1")
+        // The total first: a sixth from anyone is past it when every connection sent a request.
+        #expect(admission.admit(6, peer: "10.0.0.5") == .refused(.total))
+        admission.closed(0)
         #expect(admission.count(from: "10.0.0.1") == 1)
-        #expect(admission.admit(peer: "10.0.0.1") == nil)
-        for _ in 0..<2 { admission.closed(peer: "10.0.0.1") }
+        Self.busy(&admission, 7..<8, from: "10.0.0.1")
+        for id in [1, 7] { admission.closed(id) }
         #expect(admission.count(from: "10.0.0.1") == 0)
+        #expect(admission.open == 3)
+        // One never counted, or closed twice, changes nothing.
+        admission.closed(99)
+        admission.closed(1)
         #expect(admission.open == 3)
     }
 
+    /// Issue 61, case 10: at the total, the connection that has waited longest without a
+    /// request is evicted for the new one, whoever it is from; busy ones never are.
+    @Test func atTheTotalTheOldestIdleConnectionMakesRoom() {
+        var admission = Admission(total: 4, perPeer: 4, idlePerPeer: 4)
+        #expect(admission.admit(1, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
+        Self.busy(&admission, 2..<3, from: "10.0.0.3")
+        #expect(admission.admit(3, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.admit(4, peer: "10.0.0.4") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.idle == 3)
+        // Full: 1 is the oldest idle one, then 3, then 4 (2 sent a request).
+        #expect(admission.admit(5, peer: "10.0.0.1") == .admitted(evicting: 1, peer: "10.0.0.2"))
+        admission.requestArrived(5)
+        #expect(admission.open == 4)
+        #expect(admission.count(from: "10.0.0.2") == 1)
+        // Connection 3 sends a request: 4 is the oldest idle one now.
+        admission.requestArrived(3)
+        #expect(admission.admit(6, peer: "10.0.0.1") == .admitted(evicting: 4, peer: "10.0.0.4"))
+        // The evicted connection's close, when it comes, is not counted twice.
+        admission.closed(1)
+        admission.closed(4)
+        #expect(admission.open == 4)
+        // 6 is idle and the only one: the next evicts it; after that all are busy.
+        #expect(admission.admit(7, peer: "10.0.0.5") == .admitted(evicting: 6, peer: "10.0.0.1"))
+        admission.requestArrived(7)
+        #expect(admission.admit(8, peer: "10.0.0.5") == .refused(.total))
+    }
+
+    /// The four-address attack in small: four peers fill the sink with idle connections; a
+    /// client that sends requests still gets every connection it opens.
+    @Test func idleConnectionsFromManyPeersCannotLockAClientOut() {
+        var admission = Admission(total: 16, perPeer: 4, idlePerPeer: 4)
+        var id = 0
+        for peer in ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] {
+            for _ in 0..<4 {
+                #expect(admission.admit(id, peer: peer) == .admitted(evicting: nil, peer: nil))
+                id += 1
+            }
+        }
+        var evicted: [Int] = []
+        for _ in 0..<4 {
+            guard case .admitted(let victim?, _) = admission.admit(id, peer: "127.0.0.1") else {
+                Issue.record("refused")
+                return
+            }
+            evicted.append(victim)
+            admission.requestArrived(id)
+            id += 1
+        }
+        #expect(evicted == [0, 1, 2, 3], "oldest first")
+        #expect(admission.count(from: "127.0.0.1") == 4)
+    }
+
+    @Test func aPeerIsHeldToItsIdleConnections() {
+        var admission = Admission(total: 100, perPeer: 10, idlePerPeer: 2)
+        #expect(admission.admit(1, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.admit(2, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.admit(3, peer: "10.0.0.2") == .refused(.idlePerPeer))
+        #expect(admission.idleCount(from: "10.0.0.2") == 2)
+        // Others are not held to that peer's idle connections.
+        #expect(admission.admit(4, peer: "10.0.0.3") == .admitted(evicting: nil, peer: nil))
+        // Once one sends a request, the peer may open another.
+        admission.requestArrived(1)
+        #expect(admission.idleCount(from: "10.0.0.2") == 1)
+        #expect(admission.admit(5, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
+        admission.closed(2)
+        #expect(admission.idleCount(from: "10.0.0.2") == 1)
+        #expect(admission.count(from: "10.0.0.2") == 2)
+    }
+
+    /// Connections that come, send a request and go leave nothing behind in the idle queue:
+    /// its stale entries are dropped, and the order of those left holds.
+    @Test func theIdleQueueStaysSmallAndInOrder() {
+        var admission = Admission(total: 8, perPeer: 8, idlePerPeer: 8)
+        #expect(admission.admit(-1, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
+        for id in 0..<100_000 {
+            #expect(admission.admit(id, peer: "10.0.0.1") == .admitted(evicting: nil, peer: nil))
+            admission.requestArrived(id)
+            admission.closed(id)
+        }
+        #expect(admission.open == 1)
+        #expect(admission.idleQueueLength <= 64)
+        Self.busy(&admission, 200_000..<200_007, from: "10.0.0.3")
+        #expect(admission.admit(300_000, peer: "10.0.0.4") == .admitted(evicting: -1, peer: "10.0.0.2"))
+    }
+
+    /// A sink a run starts for itself has no neighbour: its idle limit is the per-peer one, so
+    /// a pool that opens all its connections at once is not held to 64.
+    @Test func aRunsOwnSinkHoldsItsPoolToThePerPeerLimitOnly() {
+        var configuration = SinkConfiguration()
+        #expect(configuration.maxIdleConnectionsPerPeer == 64)
+        #expect(configuration.embedded.maxIdleConnectionsPerPeer == 256)
+        configuration.maxConnectionsPerPeer = 8
+        #expect(configuration.embedded.maxIdleConnectionsPerPeer == 64)
+        #expect(configuration.embedded.maxConnectionsPerPeer == 8)
+    }
+
     @Test func aRefusalSaysWhichLimit() {
-        let admission = ConnectionAdmission(total: 1024, perPeer: 256)
+        let admission = Admission(total: 1024, perPeer: 256, idlePerPeer: 64)
         #expect(admission.reason(.total, peer: "10.0.0.1") == "fanout sink: 1024 connections, its limit")
         #expect(
             admission.reason(.perPeer, peer: "10.0.0.1")
                 == "fanout sink: 256 connections from 10.0.0.1, the per-peer limit"
+        )
+        #expect(
+            admission.reason(.idlePerPeer, peer: "10.0.0.1")
+                == "fanout sink: 64 connections from 10.0.0.1 that sent no request, the per-peer idle limit"
         )
     }
 }

@@ -90,11 +90,28 @@ import Testing
         #expect(harness.client.openStreams == 1)
     }
 
-    /// Past the limit a connection hears why: the server preface, then GOAWAY ENHANCE_YOUR_CALM
+    /// What each of `sockets` hears: up to 4 reads of at most 5 s each, until `enough` holds of
+    /// what came.
+    static func heard(_ sockets: [Int32], enough: ([UInt8]) -> Bool = { !$0.isEmpty }) -> [[UInt8]] {
+        sockets.map { fd in
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var bytes: [UInt8] = []
+            for _ in 0..<4 where !enough(bytes) {
+                var chunk = [UInt8](repeating: 0, count: 1024)
+                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                bytes += chunk.prefix(count)
+            }
+            return bytes
+        }
+    }
+
+    /// Past a limit a connection hears why: the server preface, then GOAWAY ENHANCE_YOUR_CALM
     /// with the limit in its debug data (`HTTP2Refusal`), not a close it would have to guess at.
-    @Test func connectionsBeyondTheLimitAreRefusedInWords() throws {
+    @Test func connectionsBeyondTheIdleLimitAreRefusedInWords() throws {
         var configuration = SinkConfiguration()
-        configuration.scenario.faults.maxConnections = 2
+        configuration.maxIdleConnectionsPerPeer = 2
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let sink = try Sink(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
@@ -104,19 +121,42 @@ import Testing
         defer { for fd in sockets { close(fd) } }
         for _ in 0..<3 { sockets.append(try #require(connectLoopback(port: port))) }
         // Each admitted connection hears the sink's SETTINGS; the third hears the refusal.
-        var heard: [[UInt8]] = []
-        for fd in sockets {
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var chunk = [UInt8](repeating: 0, count: 1024)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            heard.append(Array(chunk.prefix(max(0, count))))
-        }
-        let refusal = HTTP2Refusal.frames(reason: "fanout sink: 2 connections, its limit")
+        let heard = Self.heard(sockets)
+        let refusal = HTTP2Refusal.frames(
+            reason: "fanout sink: 2 connections from 127.0.0.1 that sent no request, the per-peer idle limit"
+        )
         #expect(heard[0].count > 0 && heard[0] != refusal)
         #expect(heard[1].count > 0 && heard[1] != refusal)
         #expect(heard[2] == refusal)
         #expect(sink.limits.noted == 1)
+        #expect(sink.statistics.summary.defences.refused == 1)
+    }
+
+    /// Issue 61, case 10: at the total, the connection that waited longest without a request is
+    /// evicted for the new one (GOAWAY with APNs' IdleTimeout, then closed); the new one is
+    /// served.
+    @Test func atTheTotalTheOldestIdleConnectionIsEvicted() throws {
+        var configuration = SinkConfiguration()
+        configuration.scenario.faults.maxConnections = 2
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let sink = try Sink(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
+        defer { sink.drain(grace: .seconds(1)) }
+        #expect(sink.maxConnections == 2)
+        let port = sink.localAddress.port!
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for _ in 0..<2 { sockets.append(try #require(connectLoopback(port: port))) }
+        // Both admitted (their SETTINGS heard) before the third comes.
+        _ = Self.heard(sockets)
+        sockets.append(try #require(connectLoopback(port: port)))
+        let idleTimeout = Array(#"{"reason":"IdleTimeout"}"#.utf8)
+        let newcomer = Self.heard([sockets[2]])[0]
+        #expect(newcomer.count > 0 && newcomer.firstRange(of: idleTimeout) == nil, "the newcomer is served")
+        let oldest = Self.heard([sockets[0]]) { $0.firstRange(of: idleTimeout) != nil }[0]
+        #expect(oldest.firstRange(of: idleTimeout) != nil, "the oldest is evicted: \(oldest)")
+        #expect(sink.statistics.summary.defences.evicted == 1)
+        #expect(sink.statistics.summary.defences.refused == 0)
     }
 
     /// A timed apns-id is believed only from at most 10 s before the sink handles its request,

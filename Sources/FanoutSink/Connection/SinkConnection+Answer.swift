@@ -36,6 +36,11 @@ extension SinkConnection {
         let openStreams = connection.openStreams
         counts.peakStreams = max(counts.peakStreams, openStreams)
         unregisteredSince = 0
+        // A flag, not the optional closure: binding that would retain it every request.
+        if !sentRequest {
+            sentRequest = true
+            firstRequest?()
+        }
         if let action = lifecycle.requestArrived(total: counts.requests + handled) {
             return perform(action, now: clock.uptime(), &connection)
         }

@@ -51,6 +51,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// lateness is timed when it is really written (`outboundWritten`). Keeps its capacity: at
     /// most the answers of one read burst or one wake-up.
     let unwritten = UnwrittenAnswers(capacity: 256)
+    /// Tells the sink's admission of this connection's first request (`ConnectionAdmission`:
+    /// it is no longer idle), once `sentRequest` turns true.
+    let firstRequest: (@Sendable () -> Void)?
+    var sentRequest = false
     /// With the device fleet: when the request being answered found its token unregistered
     /// (uptime nanoseconds, 0: it did not), the time its 410's body gives.
     var unregisteredSince: UInt64 = 0
@@ -72,9 +76,11 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         state: SinkState,
         seed: UInt64,
         peer: String = "in-memory",
-        recorder: SinkLoopRecorder = SinkLoopRecorder()
+        recorder: SinkLoopRecorder = SinkLoopRecorder(),
+        firstRequest: (@Sendable () -> Void)? = nil
     ) {
         self.configuration = configuration
+        self.firstRequest = firstRequest
         self.statistics = statistics
         self.state = state
         self.recorder = recorder
@@ -184,8 +190,18 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             scheduler.streamReset { connection.isOpen($0) }
         case .pingAcknowledged(let opaque):
             observer?.pingAcknowledged(opaque: opaque)
+        case .connectionError(let error):
+            connectionFailed(error)
         default: break
         }
+    }
+
+    /// The connection broke a rule or a flood limit and is ending with GOAWAY: logged with the
+    /// peer (a flood's GOAWAY is the one trace it leaves) and, for ENHANCE_YOUR_CALM, counted.
+    @inline(never)
+    private func connectionFailed(_ error: HTTP2FrameError) {
+        if error.code == .enhanceYourCalm { statistics.connectionCalmed() }
+        state.limits.note("ended", peer: record.peer, "GOAWAY \(error.code): \(error.reason)")
     }
 
     package mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
@@ -232,6 +248,14 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         counts.clear()
         if let capture = configuration.capture { captured.flush(to: capture) }
         lastFlush = now
+    }
+
+    /// Closes a connection evicted to make room for a new one (`ConnectionAdmission`): GOAWAY
+    /// with APNs' `{"reason":"IdleTimeout"}` (it sent no request, as an idle connection) and the
+    /// close right behind it, streams whose requests never arrived whole and all.
+    mutating func evict(_ connection: inout HTTP2Connection) {
+        goAway(&connection, reason: .idleTimeout)
+        if connection.openStreams > 0 { connection.abort() }
     }
 
     /// Sends GOAWAY with APNs' `{"reason":"Shutdown"}`: open streams finish, no new ones start.

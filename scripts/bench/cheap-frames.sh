@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A neighbour's latency beside a flood of empty DATA frames (issue #61, case 12): does the cap on
+# frames that bring no request closer keep a flooding client from slowing the others?
+#
+# RUNS alternating pairs, each side on a fresh `fanout sink --admin`:
+#   with     Tests/FanoutCommandTests/Peers/frame_flood.py PORT 127.0.0.2 empty-data, started
+#            again each time the sink ends it (GOAWAY ENHANCE_YOUR_CALM), for as long as
+#   the send `fanout send --generate COUNT --rate RATE` from 127.0.0.1 runs
+#   without  the same send alone
+# and from each send's summary.json its p99, and from the sink's /stats the connections it
+# ended with ENHANCE_YOUR_CALM. The target (the issue's): the median p99 with the flood within
+# 2x of the median without. A timing: a benchmark's matter on a quiet machine, not a test's.
+#
+#   [FANOUT=BINARY] scripts/bench/cheap-frames.sh [RUNS=5] [COUNT=80000] [RATE=10000]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-5}
+count=${2:-80000}
+rate=${3:-10000}
+. scripts/lib/peers.sh
+
+release_fanout
+body=$PWD/fixtures/poll.json
+flooder=$PWD/Tests/FanoutCommandTests/Peers/frame_flood.py
+
+# side NAME FLOOD: one run on a fresh sink; appends "p99 accepted calmed floods" to $work/NAME.
+side() {
+    local name=$1 flood=$2 out=$work/sink.out port="" admin="" floods=0
+    "$fanout" sink --listen 127.0.0.1:0 --admin 127.0.0.1:0 --no-auth >"$out" 2>/dev/null &
+    local pid=$!
+    pids+=("$pid")
+    for _ in $(seq 100); do
+        port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
+        admin=$(sed -n 's/^admin on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
+        [ -n "$port" ] && [ -n "$admin" ] && break
+        sleep 0.1
+    done
+    [ -n "$port" ] && [ -n "$admin" ] || { echo "the sink printed no ports:" >&2; cat "$out" >&2; exit 1; }
+    rm -rf "$work/send"
+    "$fanout" send --endpoint "http://127.0.0.1:$port" --template "$body" --topic com.example.app \
+        --generate "$count" --rate "$rate/s" --duration "$((count / rate))s" --output "$work/send" >/dev/null &
+    local send=$!
+    pids+=("$send")
+    if [ "$flood" = yes ]; then
+        # Each flood connection lasts until the sink ends it; a new one follows at once.
+        while kill -0 "$send" 2>/dev/null; do
+            python3 "$flooder" "$port" 127.0.0.2 empty-data 5 >/dev/null
+            floods=$((floods + 1))
+        done
+    fi
+    wait "$send"
+    local stats
+    stats=$(curl -s --max-time 5 "http://127.0.0.1:$admin/stats")
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); d=json.loads(sys.argv[2]); print(s["latency_ms"]["p99"], d["accepted"], d["connections"]["enhance_your_calm"], sys.argv[3])' \
+        "$work/send/summary.json" "$stats" "$floods" >>"$work/$name"
+    kill -TERM "$pid"
+    wait "$pid" 2>/dev/null || true
+}
+
+printf '%-4s %-8s %10s %9s %7s %7s\n' run side "p99 ms" accepted calmed floods
+: >"$work/with"
+: >"$work/without"
+for run in $(seq "$runs"); do
+    side with yes
+    side without no
+    for name in with without; do
+        read -r p99 accepted calmed floods < <(tail -1 "$work/$name")
+        printf '%-4s %-8s %10.3f %9s %7s %7s\n' "$run" "$name" "$p99" "$accepted" "$calmed" "$floods"
+    done
+done
+python3 - "$work/with" "$work/without" <<'PY'
+import statistics, sys
+rows = [[list(map(float, line.split())) for line in open(path)] for path in sys.argv[1:3]]
+with_, without = (statistics.median(row[0] for row in side) for side in rows)
+print(f"p99: median {with_:.3f} ms beside the flood, {without:.3f} ms without: x{with_ / without:.2f} (target within 2x)")
+PY
