@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutAssembly
 import FanoutPayload
 import FanoutReport
 import FanoutRun
