@@ -2,7 +2,6 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutAssembly
 import FanoutPayload
-import FanoutReport
 import FanoutRun
 import FanoutSettings
 import FanoutTokens
