@@ -132,6 +132,7 @@ extension IntervalLog {
         public var length: Double
         public var histogram: PackedHistogram
 
+        /// An interval of `length` seconds from `start` (seconds from the log's base time).
         public init(start: Double, length: Double, histogram: PackedHistogram) {
             self.start = start
             self.length = length
