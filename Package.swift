@@ -5,7 +5,7 @@ import PackageDescription
 let libraries = [
     "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutHTTP2",
     "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels", "FanoutSink",
-    "FanoutClient", "FanoutResults", "FanoutReport",
+    "FanoutClient", "FanoutResults", "FanoutReport", "FanoutAssembly",
 ]
 
 /// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
@@ -148,19 +148,19 @@ let package = Package(
             dependencies: wireEnd
         ),
         // The documents a run leaves, and nothing of the engine: summary.json (with the sink's
-        // provider section), probe.json, search.json, plan.json, the repeat manifest, their
-        // schema versions and reading. It imports neither NIO nor FanoutClient, so a tool that
+        // provider section), probe.json, search.json, plan.json, the repeat manifest, the
+        // interval log (latency.hlog), their schema versions and reading. It imports neither NIO nor FanoutClient, so a tool that
         // reads results links neither.
         .target(
             name: "FanoutResults",
             dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutMeasure", histogram]
         ),
-        // Results, from making them to judging them, a folder a room: Assembly (the engine's and
-        // the sink's outcomes into documents: run and sink summaries, the harness account,
-        // interval logs, probe records), Rendering (report.html, summary.md, CI formats, the
-        // progress line, the search's and comparisons' pages), Judging (gate, thresholds, run
-        // records, compare, A/B pairs), Merging (`fanout merge`: every field's rule) and
-        // Planning (the rate search, the capacity plan).
+        // What is made of the documents, and of nothing else: Rendering (report.html,
+        // summary.md, CI formats, the progress line, the live page, the search's and
+        // comparisons' pages, a run folder's files), Judging (gate, thresholds, run records,
+        // compare, A/B pairs), Merging (`fanout merge`: every field's rule) and Planning (the
+        // rate search, the capacity plan). It cannot import the engine: FanoutAssembly turns
+        // the engine's outcomes into documents.
         .target(
             name: "FanoutReport",
             dependencies: [
@@ -168,7 +168,25 @@ let package = Package(
                 "FanoutSettings",
                 "FanoutRandom",
                 "FanoutAPNs",
+                "FanoutTokens",
+                "FanoutMeasure",
+                histogram,
+            ]
+        ),
+        // A run's documents assembled from the engine's and the sink's outcomes, the one
+        // reporting module that imports the engine: the run summary (summary.json, the printed
+        // summary, the run folder), the sink's folder summary, the harness account, the
+        // sender and sink reconciliation, the engine's invalid reasons, probe records, the
+        // interval log of a run's seconds and the live page's document.
+        .target(
+            name: "FanoutAssembly",
+            dependencies: [
                 "FanoutClient",
+                "FanoutReport",
+                "FanoutResults",
+                "FanoutSettings",
+                "FanoutAPNs",
+                "FanoutHTTP2",
                 "FanoutTokens",
                 "FanoutMeasure",
                 histogram,
@@ -194,6 +212,7 @@ let package = Package(
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
+                "FanoutAssembly",
                 "FanoutResults",
                 crypto,
                 histogram,
@@ -215,6 +234,7 @@ let package = Package(
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutReport",
+                "FanoutAssembly",
                 "FanoutResults",
                 "FanoutRun",
                 argumentParser,
@@ -302,6 +322,7 @@ let package = Package(
                 "FanoutRandom",
                 "FanoutClient",
                 "FanoutReport",
+                "FanoutAssembly",
                 "FanoutResults",
                 "FanoutSink",
                 "FanoutTokens",
@@ -314,9 +335,24 @@ let package = Package(
             ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix")
         ),
         .testTarget(
+            name: "FanoutAssemblyTests",
+            dependencies: [
+                "FanoutAssembly",
+                "FanoutClient",
+                "FanoutReport",
+                "FanoutResults",
+                "FanoutHTTP2",
+                "FanoutAPNs",
+                "FanoutMeasure",
+                "FanoutTestSupport",
+                histogram,
+            ]
+        ),
+        .testTarget(
             name: "FanoutReportTests",
             dependencies: [
                 "FanoutReport",
+                "FanoutAssembly",
                 "FanoutResults",
                 "FanoutSettings",
                 "FanoutHTTP2",
@@ -335,6 +371,7 @@ let package = Package(
             name: "FanoutRunTests",
             dependencies: [
                 "FanoutRun",
+                "FanoutReport",
                 "FanoutChannels",
                 "FanoutClient",
                 "FanoutMeasure",

@@ -96,21 +96,10 @@ public final class LoadEngine: Sendable {
     /// Whether a signal or an abort is stopping the run.
     var isStopping: Bool { stopped.withLockedValue { $0 } != nil }
 
-    /// How far a run has come, given to `run(progress:)` about once a second.
-    public struct Progress: Sendable {
-        public var elapsed: Duration
-        /// Notifications with a final outcome.
-        public var finished: Int
-        /// Finished in the last second or so, per second.
-        public var ratePerSecond: Double
-        /// The latencies of the seconds closed so far.
-        public var latency: Histogram<UInt64>
-    }
-
     /// Runs to the end (or the deadline, or `cancel()`), blocking the calling thread, which must
     /// not be one of the group's event loops. `progress` is called on that thread about once a
     /// second.
-    public func run(progress: ((Progress) -> Void)? = nil) -> Report {
+    public func run(progress: ((RunProgress) -> Void)? = nil) -> Report {
         let model = configuration.shape.model
         let start = RunStart(startAt: model.startAt)
         let cpuAtStart = ThreadCPUClock.perLoop(of: group)

@@ -47,7 +47,7 @@ final class RunDriver {
     private let start: RunStart
     private let tickets: ArrivalTickets?
     private let recording: Recording
-    private let progress: ((LoadEngine.Progress) -> Void)?
+    private let progress: ((RunProgress) -> Void)?
     private var pool: ConnectionPool
     private let timers: SlotTimers
     /// Why the pool gave up, if it did.
@@ -63,7 +63,7 @@ final class RunDriver {
         start: RunStart,
         tickets: ArrivalTickets?,
         recording: Recording,
-        progress: ((LoadEngine.Progress) -> Void)?
+        progress: ((RunProgress) -> Void)?
     ) {
         self.engine = engine
         self.start = start
@@ -134,7 +134,7 @@ final class RunDriver {
             let finished = engine.statistics.finished
             let seconds = Double(now &- lastProgress.at) / 1e9
             progress(
-                LoadEngine.Progress(
+                RunProgress(
                     elapsed: elapsed,
                     finished: finished,
                     ratePerSecond: seconds > 0 ? Double(finished - lastProgress.finished) / seconds : 0,

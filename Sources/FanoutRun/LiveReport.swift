@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutClient
 import FanoutMeasure
 import FanoutReport
@@ -96,8 +97,8 @@ public final class LiveReport: Sendable {
     /// The progress callback for `LoadEngine.run(progress:)`, calling `also` too (the terminal's
     /// progress line): once a second, on the run's thread, the document is rebuilt.
     public func progress(
-        also: ((LoadEngine.Progress) -> Void)?
-    ) -> (LoadEngine.Progress) -> Void {
+        also: ((RunProgress) -> Void)?
+    ) -> (RunProgress) -> Void {
         { [state] progress in
             also?(progress)
             guard let statistics = state.withLockedValue({ $0.statistics }) else { return }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutAssembly
 import FanoutChannels
 import FanoutClient
 import FanoutReport

@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutClient
 import FanoutPayload
 import FanoutReport

@@ -1,7 +1,7 @@
 import FanoutAPNs
+import FanoutAssembly
 import FanoutClient
 import FanoutHTTP2
-import FanoutReport
 import FanoutResults
 import FanoutSettings
 import Foundation

@@ -1,4 +1,4 @@
-import FanoutClient
+import FanoutMeasure
 import FanoutReport
 
 #if canImport(Glibc)
@@ -11,7 +11,7 @@ import Darwin
 public enum ProgressDisplay {
     /// A callback for `LoadEngine.run(progress:)`, or `nil` when standard error is not a
     /// terminal.
-    public static func make(total: UInt64?) -> ((LoadEngine.Progress) -> Void)? {
+    public static func make(total: UInt64?) -> ((RunProgress) -> Void)? {
         guard isatty(2) == 1 else { return nil }
         return { progress in
             StandardStream.error.write(("\r\u{1B}[K" + ProgressLine(progress, total: total).text).utf8)

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutAssembly
 import FanoutDevices
 import FanoutInstrument
 import FanoutReport

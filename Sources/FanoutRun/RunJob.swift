@@ -1,5 +1,6 @@
 import Crypto
 import FanoutAPNs
+import FanoutAssembly
 import FanoutClient
 import FanoutHTTP2
 import FanoutMeasure
@@ -96,7 +97,7 @@ public struct RunJob: Sendable {
     /// (to cancel it) before it runs.
     public func run(
         started: (LoadEngine) -> Void = { _ in },
-        progress: ((LoadEngine.Progress) -> Void)? = nil
+        progress: ((RunProgress) -> Void)? = nil
     ) throws -> RunSummary {
         let template = try self.template ?? PayloadTemplate(json: Array(Self.poll.utf8), file: "poll")
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: sinkThreads)

@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutReport
 import FanoutResults
 import FanoutSettings

@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutClient
 import FanoutReport
 import FanoutResults

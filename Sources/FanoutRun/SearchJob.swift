@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutClient
 import FanoutReport
 import FanoutTokens
@@ -96,7 +97,10 @@ public struct SearchJob: Sendable {
                     offered: rate,
                     purpose: purpose,
                     folder: folder,
-                    summary: summary,
+                    achieved: summary.throughput,
+                    p50: summary.latency(at: 50),
+                    p99: summary.latency(at: 99),
+                    invalidReasons: summary.invalidReasons,
                     run: run,
                     objectives: objectives,
                     shortfall: shortfall

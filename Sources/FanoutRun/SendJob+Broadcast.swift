@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutAssembly
 import FanoutClient
 import FanoutReport
 import FanoutResults

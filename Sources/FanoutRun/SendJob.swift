@@ -1,6 +1,8 @@
 import FanoutAPNs
+import FanoutAssembly
 import FanoutClient
 import FanoutHTTP2
+import FanoutMeasure
 import FanoutPayload
 import FanoutReport
 import FanoutResults
@@ -270,7 +272,7 @@ public struct SendJob: Sendable {
     public func run(
         _ configuration: LoadConfiguration,
         started: (LoadEngine) -> Void = { _ in },
-        progress: ((LoadEngine.Progress) -> Void)? = nil
+        progress: ((RunProgress) -> Void)? = nil
     ) throws -> RunSummary {
         let stream: TokenStream
         do {

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutAssembly
 import FanoutHTTP2
 import FanoutInstrument
 import FanoutMeasure

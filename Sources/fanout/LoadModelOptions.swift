@@ -1,7 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
-import FanoutReport
+import FanoutRun
 import FanoutSettings
 import Foundation
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutAssembly
 import FanoutPayload
-import FanoutReport
 import FanoutRun
 import FanoutSettings
 import FanoutTokens

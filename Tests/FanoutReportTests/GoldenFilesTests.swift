@@ -7,6 +7,7 @@ import Foundation
 import Histogram
 import Testing
 
+@testable import FanoutAssembly
 @testable import FanoutClient
 @testable import FanoutReport
 

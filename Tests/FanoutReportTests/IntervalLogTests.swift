@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutClient
 import FanoutMeasure
 import FanoutRun
@@ -6,7 +7,7 @@ import Foundation
 import Histogram
 import Testing
 
-@testable import FanoutReport
+@testable import FanoutResults
 
 /// `latency.hlog` is read by HdrHistogram's reference Python reader to the same counts, values
 /// and percentiles as the run's own histograms.
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func theLogStartsWithHdrHistogramsHeaderLines() throws {
-        let log = IntervalLog(intervals: [], start: 1_795_330_800, length: 1).text
+        let log = IntervalLog(entries: [], start: 1_795_330_800).text
         let lines = log.split(separator: "\n")
         #expect(lines[1] == "#[Histogram log format version 1.3]")
         #expect(lines[2] == "#[StartTime: 1795330800.000 (seconds since epoch), 2026-11-22T07:00:00Z]")

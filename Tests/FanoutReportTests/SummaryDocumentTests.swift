@@ -36,7 +36,7 @@ struct SummaryDocumentTests {
 
     @Test func theGoldenSummaryReadsBackToTheSameBytes() throws {
         let document = try SummaryDocument.read(Self.golden)
-        #expect(document.schemaVersion == RunSummary.schemaVersion)
+        #expect(document.schemaVersion == SummaryDocument.schemaVersion)
         #expect(document.reconciled == nil && document.shard == nil)
         #expect(document.harness?.sink?.injected.p99 == 10)
         let written = try document.data()
@@ -65,7 +65,7 @@ struct SummaryDocumentTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let error = Self.readError(path)
         #expect(error.hasPrefix(path + ": " + said), "\(error)")
-        #expect(error.contains("reads schemas 2 to \(RunSummary.schemaVersion)"), "\(error)")
+        #expect(error.contains("reads schemas 2 to \(SummaryDocument.schemaVersion)"), "\(error)")
         #expect(Self.readFailure(path)?.kind == .version)
     }
 

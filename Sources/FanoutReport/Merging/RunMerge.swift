@@ -1,5 +1,4 @@
 import FanoutAPNs
-import FanoutClient
 import FanoutMeasure
 import FanoutResults
 import FanoutSettings
@@ -98,7 +97,7 @@ public struct RunMerge {
         gaps = rules.allowPartial ? incomplete : []
         self.shards = shards
         entries = Self.entries(of: shards)
-        var total = LoadStatistics.makeHistogram()
+        var total = makeMicrosecondHistogram()
         for entry in entries { total.add(entry.histogram.unpacked()) }
         latency = total
         document =
@@ -235,7 +234,7 @@ public struct RunMerge {
         for shard in shards {
             for entry in shard.entries {
                 let second = Int(entry.start.rounded(.down))
-                var slot = seconds[second] ?? (0, LoadStatistics.makeHistogram())
+                var slot = seconds[second] ?? (0, makeMicrosecondHistogram())
                 slot.histogram.add(entry.histogram.unpacked())
                 slot.length = max(slot.length, entry.length)
                 seconds[second] = slot

@@ -1,5 +1,4 @@
 import FanoutAPNs
-import FanoutClient
 import FanoutMeasure
 import FanoutResults
 import FanoutSettings
@@ -70,7 +69,7 @@ struct SummaryMerge {
         // Alike on every shard (`RunMerge.check` compared their configuration), or each shard's
         // kept in `shard_environments`: the first shard's stands.
         case .streamsPerConnection, .model, .schedule, .warmUpSeconds, .environment: break
-        case .schemaVersion: merged.schemaVersion = RunSummary.schemaVersion
+        case .schemaVersion: merged.schemaVersion = SummaryDocument.schemaVersion
         case .configuration: merged.configuration = configuration
         case .started:
             merged.started = summaries.map(\.started).min()!  // the earliest
@@ -221,7 +220,7 @@ struct SummaryMerge {
         }
         let histograms = Dictionary(uniqueKeysWithValues: entries.map { (Int($0.start), $0.histogram.unpacked()) })
         return Set(completed.keys).union(histograms.keys).sorted().map { second in
-            let histogram = histograms[second] ?? LoadStatistics.makeHistogram()
+            let histogram = histograms[second] ?? makeMicrosecondHistogram()
             return SummaryDocument.Interval(
                 second: second,
                 completed: completed[second] ?? 0,

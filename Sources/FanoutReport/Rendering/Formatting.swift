@@ -5,7 +5,7 @@ import Histogram
 extension Histogram<UInt64> {
     /// Milliseconds at `percentile` (0...100) of latencies recorded in microseconds; 100 is the
     /// largest, and an empty histogram gives 0.
-    func milliseconds(at percentile: Double) -> Double {
+    package func milliseconds(at percentile: Double) -> Double {
         guard totalCount > 0 else { return 0 }
         return Double(percentile >= 100 ? max : valueAtPercentile(percentile)) / 1000
     }
@@ -13,7 +13,10 @@ extension Histogram<UInt64> {
 
 /// `value` milliseconds as the reports' words write them: two decimals under 10 ms, one from
 /// there (`4.25`, `86.9`); the caller adds the unit.
-func millisecondsText(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
+package func millisecondsText(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
 
 /// A count with thousands separators, as every report writes them: 1,000,000.
-func grouped(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
+package func grouped(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
+
+/// A share (0...1) as a whole percentage, as the harness's lines write it: `0.314` is `31%`.
+package func percentText(_ share: Double) -> String { String(format: "%.0f%%", share * 100) }

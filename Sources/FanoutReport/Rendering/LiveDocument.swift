@@ -1,5 +1,3 @@
-import FanoutAPNs
-import FanoutClient
 import Foundation
 
 /// What `--serve`'s page shows while a run goes, served as `/live.json` and built once a second
@@ -102,23 +100,6 @@ public struct LiveDocument: Codable, Sendable, Equatable {
         self.seconds = seconds
     }
 
-    /// A sender's document (`fanout run`, `fanout send`) from its progress and its statistics'
-    /// snapshot.
-    public init(command: String, progress: LoadEngine.Progress, snapshot: LoadSnapshot) {
-        let elapsed =
-            Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18
-        self.init(
-            command: command,
-            elapsedSeconds: elapsed,
-            finished: progress.finished,
-            ratePerSecond: progress.ratePerSecond,
-            accepted: snapshot.accepted,
-            rejected: Self.named(snapshot.rejected),
-            failed: Self.named(snapshot.failed),
-            seconds: snapshot.intervals.suffix(Self.secondsKept).map { Second($0) }
-        )
-    }
-
     /// The document as JSON (keys sorted).
     public var json: String {
         let encoder = JSONEncoder()
@@ -131,22 +112,5 @@ public struct LiveDocument: Codable, Sendable, Equatable {
     public static func named<Key: RawRepresentable>(_ counts: [Key: Int]) -> [String: Int]
     where Key.RawValue == String {
         Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
-    }
-}
-
-extension LiveDocument.Second {
-    /// The second of `interval`, in milliseconds and named outcomes.
-    public init(_ interval: LoadInterval) {
-        self.init(
-            second: interval.second,
-            completed: interval.completed,
-            p50Ms: Double(interval.p50) / 1000,
-            p99Ms: Double(interval.p99) / 1000,
-            rejected: LiveDocument.named(interval.rejected),
-            failed: LiveDocument.named(interval.failed),
-            loopLagMaxMs: Double(interval.maxLoopLag) / 1000,
-            readDelayP99Ms: Double(interval.readDelayP99) / 1000,
-            senderCores: interval.cpuNanoseconds.map { Double($0) / 1e9 }
-        )
     }
 }

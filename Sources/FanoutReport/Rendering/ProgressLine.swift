@@ -1,4 +1,4 @@
-import FanoutClient
+import FanoutMeasure
 import FanoutResults
 import FanoutSettings
 import Foundation
@@ -11,10 +11,10 @@ import Foundation
 ///
 /// The ETA assumes the current rate holds; without a known total it shows what is done.
 public struct ProgressLine: Sendable {
-    public var progress: LoadEngine.Progress
+    public var progress: RunProgress
     public var total: UInt64?
 
-    public init(_ progress: LoadEngine.Progress, total: UInt64?) {
+    public init(_ progress: RunProgress, total: UInt64?) {
         self.progress = progress
         self.total = total
     }

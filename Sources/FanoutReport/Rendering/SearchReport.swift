@@ -23,7 +23,7 @@ public struct SearchStep: Sendable {
     public var reasons: [String]
 
     // A step from its figures, as judged already (a test's, or one read back), is made with
-    // the memberwise initializer; `init(number:offered:purpose:folder:summary:…)` judges one.
+    // the memberwise initializer; `init(…invalidReasons:run:objectives:shortfall:)` judges one.
 
     /// A step as `search.json` holds it.
     public var document: SearchDocument.Step {
@@ -43,15 +43,20 @@ public struct SearchStep: Sendable {
 }
 
 extension SearchStep {
-    /// Judges a finished step. The generator falling behind makes it the generator's limit
-    /// (it says nothing of the endpoint); otherwise it passes when the run is valid, achieved
-    /// at least `1 − shortfall` of what was offered, and every objective holds.
+    /// Judges a finished step from its run's figures: `achieved` per second after the warm-up,
+    /// `p50` and `p99` in milliseconds, and `invalidReasons`, why the run cannot be trusted. The
+    /// generator falling behind makes it the generator's limit (it says nothing of the
+    /// endpoint); otherwise it passes when the run is valid, achieved at least `1 − shortfall`
+    /// of what was offered, and every objective holds.
     public init(
         number: Int,
         offered: Double,
         purpose: RateSearch.Purpose,
         folder: String,
-        summary: RunSummary,
+        achieved: Double,
+        p50: Double,
+        p99: Double,
+        invalidReasons: [InvalidReason],
         run: RunSet,
         objectives: [Threshold],
         shortfall: Double
@@ -60,18 +65,19 @@ extension SearchStep {
         self.offered = offered
         self.purpose = purpose
         self.folder = folder
-        achieved = summary.throughput
-        p50 = summary.latency(at: 50)
-        p99 = summary.latency(at: 99)
+        self.achieved = achieved
+        self.p50 = p50
+        self.p99 = p99
         errorShare = run.median(.errors, share: true)
         // The generator falling behind is its own limit, not the endpoint's; any other reason
         // (a lost --rejects write, a token set that stopped) makes the step invalid below.
-        guard !summary.report.generatorFellBehind else {
+        let behind = invalidReasons.filter(\.isGeneratorBehind)
+        guard behind.isEmpty else {
             outcome = .generatorLimit
-            reasons = summary.report.engineReasons.filter(\.isGeneratorBehind).map(\.description)
+            reasons = behind.map(\.description)
             return
         }
-        var reasons = summary.invalidReasons.map { "invalid: \($0)" }
+        var reasons = invalidReasons.map { "invalid: \($0)" }
         if achieved < offered * (1 - shortfall) {
             reasons.append(
                 "achieved \(grouped(Int(achieved.rounded())))/s of \(grouped(Int(offered.rounded())))/s offered: the endpoint did not keep up"

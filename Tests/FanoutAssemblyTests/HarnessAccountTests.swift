@@ -3,8 +3,8 @@ import FanoutMeasure
 import Foundation
 import Testing
 
+@testable import FanoutAssembly
 @testable import FanoutClient
-@testable import FanoutReport
 
 /// `HarnessAccount` alone, with its delays set by hand: which part is the largest, the harness's
 /// own p99 (measured or a lower bound), its share of the measured p99, when the run is

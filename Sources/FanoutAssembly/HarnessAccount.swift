@@ -1,5 +1,6 @@
 import FanoutClient
 import FanoutMeasure
+import FanoutReport
 import FanoutResults
 import FanoutSettings
 import Foundation
@@ -145,20 +146,20 @@ public struct HarnessAccount: Sendable {
             .returnPath where busiestSender >= Self.saturated,
             .senderShare where busiestSender >= Self.saturated:
             advice.append(
-                "the sender's loops are behind (busiest at \(Self.percent(busiestSender)) of a core): give it more --threads"
+                "the sender's loops are behind (busiest at \(percentText(busiestSender)) of a core): give it more --threads"
                     + (senderThreads + sinkThreads >= cores ? " on a machine with cores to spare" : "")
                     + ", or split the run over machines with --shard i/N"
             )
         case .sinkLateness where busiestSink >= Self.saturated,
             .sinkFromSend where busiestSink >= Self.saturated:
             advice.append(
-                "the sink answers late (busiest loop at \(Self.percent(busiestSink)) of a core): "
+                "the sink answers late (busiest loop at \(percentText(busiestSink)) of a core): "
                     + "give it more --sink-threads, or run `fanout sink` on another machine"
             )
         default:
             advice.append(
-                "no loop is saturated (the sender's busiest at \(Self.percent(busiestSender))"
-                    + (sink == nil ? "" : ", the sink's at \(Self.percent(busiestSink))")
+                "no loop is saturated (the sender's busiest at \(percentText(busiestSender))"
+                    + (sink == nil ? "" : ", the sink's at \(percentText(busiestSink))")
                     + " of a core): the delay is requests waiting their turn in the harness; "
                     + "fewer in flight (--streams, --connections) shorten the wait"
             )
@@ -171,8 +172,6 @@ public struct HarnessAccount: Sendable {
         advice.append("or offer a lower rate (--rate), which the harness can serve without queueing")
         return advice
     }
-
-    static func percent(_ share: Double) -> String { String(format: "%.0f%%", share * 100) }
 
     /// `summary.json`'s `harness` object.
     var document: SummaryDocument.Harness {
@@ -200,10 +199,10 @@ public struct HarnessAccount: Sendable {
 
     /// The printed summary's lines.
     var lines: [String] {
-        func utilisation(_ shares: [Double]) -> String { shares.map(Self.percent).joined(separator: ", ") }
+        func utilisation(_ shares: [Double]) -> String { shares.map(percentText).joined(separator: ", ") }
         let parts = self.parts.map { "\($0.part.rawValue.replacingOccurrences(of: "the ", with: "")) \($0.delay.text)" }
         var lines = [
-            "harness: its own delay at p99 is \(ownIsMeasured ? "" : "at least ")\(String(format: "%.2f", ownP99.microsecondsInMilliseconds)) ms, \(measuredP99 == 0 ? "no p99 measured to share" : "\(Self.percent(share)) of the measured p99") "
+            "harness: its own delay at p99 is \(ownIsMeasured ? "" : "at least ")\(String(format: "%.2f", ownP99.microsecondsInMilliseconds)) ms, \(measuredP99 == 0 ? "no p99 measured to share" : "\(percentText(share)) of the measured p99") "
                 + (ownIsMeasured
                     ? "(\(grouped(Int(measuredOwn.count))) timed answers' latency less the sink's hold; the largest part is \(largest.part.rawValue))"
                     : "(\(largest.part.rawValue), a lower bound)"),
@@ -221,63 +220,10 @@ public struct HarnessAccount: Sendable {
         }
         if isBound {
             lines.append(
-                "HARNESS-BOUND: Fanout's own delay is \(Self.percent(share)) of the measured p99, above --max-harness-share \(Self.percent(maxShare)): these figures measure the harness more than the endpoint"
+                "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99, above --max-harness-share \(percentText(maxShare)): these figures measure the harness more than the endpoint"
             )
             lines += guidance.map { "  - \($0)" }
         }
         return lines
-    }
-}
-
-/// `summary.json`'s `harness` object read back, for the files drawn from it (summary.md,
-/// report.html) and for `fanout gate`.
-struct HarnessRecord {
-    /// Each delay the harness measured: its name and p50, p99, max (ms).
-    var rows: [(name: String, p50: Double, p99: Double, max: Double)]
-    var ownP99: Double
-    var ownIsMeasured: Bool
-    var measuredP99: Double
-    var share: Double
-    var maxShare: Double
-    var bound: Bool
-    var guidance: [String]
-
-    /// The record in `summary`, `nil` before schema 5.
-    init?(summary: SummaryDocument) {
-        guard let harness = summary.harness else { return nil }
-        let sender = harness.sender
-        let sink = harness.sink
-        let rows: [(String, DelayFigures?)] = [
-            ("sender send lateness", sender.sendLateness),
-            ("sender event-loop lag", sender.loopLag),
-            ("sender answer reading", sender.readDelay),
-            ("the way back, sink's write to handling (timed answers)", sender.returnPath),
-            ("the sender's share of each timed answer (send lateness + the way back)", sender.perAnswer),
-            ("sink lateness", sink?.lateness),
-            ("sink lateness from the send (transit included)", sink?.fromSend),
-            ("sink event-loop lag", sink?.loopLag),
-            ("sink hold as told (injected, not the harness's)", sink?.injected),
-            ("the harness's whole share (timed answers: latency less the hold)", harness.own),
-        ]
-        self.rows = rows.compactMap { name, delay in delay.map { (name, $0.p50, $0.p99, $0.max) } }
-        ownP99 = harness.ownP99
-        ownIsMeasured = harness.ownMeasured
-        measuredP99 = harness.measuredP99
-        share = min(1, harness.shareOfP99)
-        maxShare = harness.maxShare
-        bound = harness.bound
-        guidance = harness.guidance
-    }
-
-    /// "the harness's own delay at p99: 0.31 ms, 3% of the measured p99 (limit 20%)".
-    var headline: String {
-        String(
-            format: "the harness's own delay at p99: %@%.2f ms, %@ of the measured p99 %.2f ms (limit %@)",
-            ownIsMeasured ? "" : "at least ",
-            ownP99,
-            HarnessAccount.percent(share),
-            measuredP99,
-            HarnessAccount.percent(maxShare)
-        )
     }
 }

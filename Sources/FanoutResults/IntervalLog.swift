@@ -1,6 +1,4 @@
-import FanoutClient
 import FanoutMeasure
-import FanoutResults
 import FanoutSettings
 import Foundation
 
@@ -34,15 +32,6 @@ public struct IntervalLog: Sendable {
     public var entries: [Entry]
     /// When the run started, seconds since the epoch.
     public var start: Double
-
-    /// A run's seconds; the last one ends at `length` seconds.
-    public init(intervals: [LoadInterval], start: Double, length: Double) {
-        self.start = start
-        entries = intervals.map { interval in
-            let from = Double(interval.second)
-            return Entry(start: from, length: max(0, min(length, from + 1) - from), histogram: interval.latencies)
-        }
-    }
 
     public init(entries: [Entry], start: Double) {
         self.entries = entries
@@ -142,6 +131,13 @@ extension IntervalLog {
         public var start: Double
         public var length: Double
         public var histogram: PackedHistogram
+
+        /// An interval of `length` seconds from `start` (seconds from the log's base time).
+        public init(start: Double, length: Double, histogram: PackedHistogram) {
+            self.start = start
+            self.length = length
+            self.histogram = histogram
+        }
     }
 
     /// The intervals of a log Fanout wrote, and its start time; errors say which line and what.

@@ -1,11 +1,13 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutReport
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Histogram
 import Testing
 
-@testable import FanoutReport
+@testable import FanoutAssembly
 
 /// The sink's folder from known figures: the fan-out, the seconds, the capacity line, the gate.
 @Suite struct SinkRunReportTests {
@@ -30,6 +32,27 @@ import Testing
             busySeconds: busy,
             refusedStreams: 0
         )
+    }
+
+    /// A run's folder (the golden one): not a sink's.
+    static let goldenRun = repositoryRoot + "/Tests/FanoutReportTests/Golden"
+
+    /// A fleet's outcomes with a delivery curve: 70% delivered at once, 15% from storage over 60 s.
+    static func delivery() -> DeliverySummary {
+        var delivery = DeliverySummary()
+        delivery.received = 1000
+        delivery.delivered = 700
+        delivery.deliveredFromStorage = 150
+        delivery.storedOffline = 300
+        delivery.discardedExpired = 150
+        delivery.reachedMs = DeliverySummary.Times(p50: 1, p90: 24_000, p99: 57_600, max: 60_000)
+        delivery.toDeviceMs = delivery.reachedMs
+        delivery.deliveredPerSecond = 850.0 / 60
+        delivery.reachedCurve = DeliverySummary.curvePercents.map { percent in
+            let share = 0.85 * percent / 100
+            return .init(ms: share <= 0.7 ? 1 : (share - 0.7) / 0.15 * 60_000, share: share)
+        }
+        return delivery
     }
 
     /// Accepted arrivals at 0.2 s, 0.7 s (twice) and 1.5 s since the mark; a rejected one at 1.9 s.
@@ -129,7 +152,7 @@ import Testing
             !HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html
                 .contains("Devices behind the sink")
         )
-        measurements.delivery = HTMLReportTests.delivery()
+        measurements.delivery = Self.delivery()
         let id = "6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b"
         let example = SummaryDocument.Provider.Card.Example(
             token: "",
@@ -183,7 +206,7 @@ import Testing
         #expect(gate.status == .invalid)
         // A run's folder has no card: gating on one is an error that says so.
         let error = #expect(throws: GateError.self) {
-            try Gate(run: GoldenFilesTests.golden, baseline: nil, thresholds: ["violations == 0"], file: nil)
+            try Gate(run: Self.goldenRun, baseline: nil, thresholds: ["violations == 0"], file: nil)
         }
         #expect(error?.description.contains("is not a sink's folder") == true, "\(String(describing: error))")
     }

@@ -3,8 +3,13 @@ import Foundation
 import Histogram
 
 /// The files of a run folder, from its summary and histograms.
-enum RunFiles {
-    static func write(to directory: String, summary: SummaryDocument, latency: Histogram<UInt64>, hlog: String) throws {
+package enum RunFiles {
+    package static func write(
+        to directory: String,
+        summary: SummaryDocument,
+        latency: Histogram<UInt64>,
+        hlog: String
+    ) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func file(_ name: String, _ data: Data) throws {
             try data.write(to: URL(fileURLWithPath: directory + "/" + name))

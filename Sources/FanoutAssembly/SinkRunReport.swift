@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutReport
 import FanoutResults
 import FanoutSettings
 import Foundation

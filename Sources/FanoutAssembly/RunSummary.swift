@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutMeasure
+import FanoutReport
 import FanoutResults
 import FanoutSettings
 import FanoutTokens

@@ -5,7 +5,7 @@ import FanoutTestSupport
 import Foundation
 import Testing
 
-@testable import FanoutReport
+@testable import FanoutAssembly
 
 /// probe.json: schema 2's flow-control fields under their names, a notification's wire bytes
 /// summed as documented, and schema 1 files still read (their new fields `nil`).

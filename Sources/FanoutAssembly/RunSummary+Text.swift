@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutReport
 import FanoutResults
 import FanoutSettings
 import Foundation

@@ -1,7 +1,7 @@
 import FanoutClient
+import FanoutReport
+import FanoutRun
 import Testing
-
-@testable import FanoutReport
 
 /// `--abort-on` read in the gate's grammar: what each condition measures, over which window,
 /// and the conditions a run cannot judge while it goes refused with the reason.

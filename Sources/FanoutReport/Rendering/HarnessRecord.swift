@@ -1,0 +1,56 @@
+import FanoutMeasure
+import FanoutResults
+import Foundation
+
+/// `summary.json`'s `harness` object read back, for the files drawn from it (summary.md,
+/// report.html) and for `fanout gate`.
+struct HarnessRecord {
+    /// Each delay the harness measured: its name and p50, p99, max (ms).
+    var rows: [(name: String, p50: Double, p99: Double, max: Double)]
+    var ownP99: Double
+    var ownIsMeasured: Bool
+    var measuredP99: Double
+    var share: Double
+    var maxShare: Double
+    var bound: Bool
+    var guidance: [String]
+
+    /// The record in `summary`, `nil` before schema 5.
+    init?(summary: SummaryDocument) {
+        guard let harness = summary.harness else { return nil }
+        let sender = harness.sender
+        let sink = harness.sink
+        let rows: [(String, DelayFigures?)] = [
+            ("sender send lateness", sender.sendLateness),
+            ("sender event-loop lag", sender.loopLag),
+            ("sender answer reading", sender.readDelay),
+            ("the way back, sink's write to handling (timed answers)", sender.returnPath),
+            ("the sender's share of each timed answer (send lateness + the way back)", sender.perAnswer),
+            ("sink lateness", sink?.lateness),
+            ("sink lateness from the send (transit included)", sink?.fromSend),
+            ("sink event-loop lag", sink?.loopLag),
+            ("sink hold as told (injected, not the harness's)", sink?.injected),
+            ("the harness's whole share (timed answers: latency less the hold)", harness.own),
+        ]
+        self.rows = rows.compactMap { name, delay in delay.map { (name, $0.p50, $0.p99, $0.max) } }
+        ownP99 = harness.ownP99
+        ownIsMeasured = harness.ownMeasured
+        measuredP99 = harness.measuredP99
+        share = min(1, harness.shareOfP99)
+        maxShare = harness.maxShare
+        bound = harness.bound
+        guidance = harness.guidance
+    }
+
+    /// "the harness's own delay at p99: 0.31 ms, 3% of the measured p99 (limit 20%)".
+    var headline: String {
+        String(
+            format: "the harness's own delay at p99: %@%.2f ms, %@ of the measured p99 %.2f ms (limit %@)",
+            ownIsMeasured ? "" : "at least ",
+            ownP99,
+            percentText(share),
+            measuredP99,
+            percentText(maxShare)
+        )
+    }
+}
