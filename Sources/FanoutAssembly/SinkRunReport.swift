@@ -61,7 +61,7 @@ public struct SinkRunReport: Sendable {
         public var broadcast: BroadcastSummary?
         public var broadcastRows: [BroadcastRow] = []
         /// Fewer requests than this make the folder invalid (`--min-measured`).
-        public var minMeasured = 1
+        public var minMeasured = MinimumMeasured.default
 
         public init(
             listen: String,

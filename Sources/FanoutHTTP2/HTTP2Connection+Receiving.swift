@@ -39,6 +39,7 @@ extension HTTP2Connection {
             guard available >= preface.count else { return nil }
             consumed += preface.count
             prefaceReceived = true
+            framesWithoutRequestSince = now
         }
         while true {
             let frame: HTTP2FrameView?
@@ -46,6 +47,13 @@ extension HTTP2Connection {
                 frame = try frameDecoder.nextFrame(in: bytes, consumed: &consumed)
             } catch {
                 if let stream = error.stream {
+                    // A frame refused on its stream (a PRIORITY of the wrong length, a zero
+                    // WINDOW_UPDATE) is a frame too: counted, or a flood of them would buy
+                    // RST_STREAMs beyond every cap.
+                    framesWithoutRequest &+= 1
+                    if framesWithoutRequest > framesWithoutRequestLimit, let calm = tooManyFramesWithoutRequest() {
+                        return calm
+                    }
                     if let event = streamError(stream, error.code) { return event }
                     continue
                 }

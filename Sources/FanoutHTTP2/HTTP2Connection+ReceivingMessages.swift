@@ -176,6 +176,7 @@ extension HTTP2Connection {
         }
         streams[slot].remoteOpen = false
         framesWithoutRequest = 0
+        framesWithoutRequestSince = now
         let message = HTTP2Message(
             stream: stream,
             tag: streams[slot].tag,

@@ -70,12 +70,13 @@ public struct HTTP2Connection: ~Copyable {
         /// rapid reset (CVE-2023-44487). Servers only.
         public var streamResetBurst: Int = 1000
         public var streamResetsPerSecond: Int = 33
-        /// Frames a client may send in a row without a request arriving whole (the frame that
-        /// completes one counts among them), per `framesWithoutRequestWindow`: empty DATA,
-        /// PRIORITY, WINDOW_UPDATE, PING, SETTINGS, RST_STREAM and unknown types cost us a
-        /// frame's work each and bring no request closer. The count starts again at each
-        /// request that arrives whole; when it passes this limit it starts again only if its
-        /// last start is a window old, and otherwise the connection ends with GOAWAY
+        /// Frames a client may send in a row without a request arriving whole (every frame counts,
+        /// the one that completes a request too, and those refused on their stream), per
+        /// `framesWithoutRequestWindow`: empty DATA, PRIORITY, WINDOW_UPDATE, PING, SETTINGS,
+        /// RST_STREAM and unknown types cost us a frame's work each and bring no request closer.
+        /// The count and its window start again at each request that arrives whole (the first
+        /// window at the preface); when the count passes this limit it starts again only if its
+        /// window is over, and otherwise the connection ends with GOAWAY
         /// ENHANCE_YOUR_CALM. So a flood of cheap frames (CVE-2019-9518's family) ends after at
         /// most twice this many, and a connection without requests costs at most this many
         /// frames a window. Servers only.

@@ -85,7 +85,10 @@ public final class TextEndpoint: Sendable {
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // Out of descriptors, accepting again at once fails again at once: NIO's back-off
-            // waits 100 ms first (`ServerBootstrap.bind` adds none of its own).
+            // withholds the next read 100 ms (`ServerBootstrap.bind` adds none of its own). It
+            // leaves the channel registered for reading, so it may still retry at once: the
+            // sink's listener turns autoRead off instead (FanoutHTTP2's `AcceptBackoff`), which
+            // this endpoint is to take too.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(

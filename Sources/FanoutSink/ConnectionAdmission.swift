@@ -40,7 +40,8 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     private(set) var open = 0
     /// Each peer's connections open, and how many of them have sent no request.
     private var byPeer: [String: (open: Int, idle: Int)] = [:]
-    /// Each connection's peer and, while it has sent no request, its place in `idleQueue`.
+    /// Each connection's peer and, while it has sent no request, the admission (a sequence
+    /// number, not a time) that is its place in `idleQueue`.
     private var connections: [ID: (peer: String, idleSince: UInt64?)] = [:]
     /// Connections that had sent no request when admitted, oldest first, from `idleHead` on;
     /// an entry whose connection has since sent a request or closed is stale (its `since` no
@@ -110,8 +111,9 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     func idleCount(from peer: String) -> Int { byPeer[peer]?.idle ?? 0 }
     /// Connections open now that have sent no request.
     var idle: Int { idleNow }
-    /// Entries in the idle queue, stale ones included (for tests: it stays small).
-    var idleQueueLength: Int { idleQueue.count - idleHead }
+    /// Entries in the idle queue's storage, those eviction has passed and stale ones included
+    /// (for tests: it stays small).
+    var idleQueueLength: Int { idleQueue.count }
 
     /// The reason a connection from `peer` past `limit` is given (GOAWAY's debug data), which
     /// the sender prints after "the sink refused the connection: ".
@@ -140,9 +142,14 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
         return nil
     }
 
-    /// Drops stale entries once they would be half of the queue (and at least 64), so the queue
-    /// stays within twice the idle connections whatever comes and goes.
+    /// Drops the entries eviction has passed once they are half of the storage, and stale ones
+    /// once they would be half of the rest (each at least 64), so the queue stays within about
+    /// four times the idle connections whatever comes, goes or is evicted.
     private mutating func compactIfStale() {
+        if idleHead >= 64 && 2 * idleHead >= idleQueue.count {
+            idleQueue.removeFirst(idleHead)
+            idleHead = 0
+        }
         let entries = idleQueue.count - idleHead
         guard entries >= 64, entries > 2 * idleNow else { return }
         idleQueue = idleQueue[idleHead...].filter { entry in connections[entry.id]?.idleSince == entry.since }

@@ -10,11 +10,12 @@ struct TokenFile: ~Copyable {
     let name: String
     private let owned: Bool
 
-    /// Opens `path` for reading. A FIFO is opened without waiting for its writer (O_NONBLOCK,
-    /// cleared once open): the wait for bytes is the reader's, which a cancel can end
-    /// (`TokenWake`), not `open`'s, which nothing can.
-    static func open(reading path: String) throws(TokenSetError) -> TokenFile {
-        let descriptor = systemOpen(path, O_RDONLY | O_NONBLOCK, 0)
+    /// Opens `path` for reading. `waitForWriter: false` opens a FIFO without waiting for its
+    /// writer (O_NONBLOCK, cleared once open): the wait for bytes is then the reader's, which a
+    /// cancel can end (`TokenWake`), not `open`'s, which nothing can — and every read must wait
+    /// in `TokenWake.waitReadable` first, since a FIFO no writer has opened reads as empty.
+    static func open(reading path: String, waitForWriter: Bool = true) throws(TokenSetError) -> TokenFile {
+        let descriptor = systemOpen(path, O_RDONLY | (waitForWriter ? 0 : O_NONBLOCK), 0)
         guard descriptor >= 0 else {
             throw TokenSetError("cannot open: \(String(cString: strerror(errno)))", source: path)
         }

@@ -52,7 +52,7 @@ enum TokenInput: ~Copyable {
             }
             return .channels(rounds)
         case .file(let path):
-            let file = try TokenFile.open(reading: path)
+            let file = try TokenFile.open(reading: path, waitForWriter: false)
             return file.waits ? .waiting(file) : try sniffed(file, configuration: configuration)
         }
     }
@@ -67,6 +67,9 @@ enum TokenInput: ~Copyable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BinaryTokenFormat.headerSize, alignment: 8)
         defer { buffer.deallocate() }
         let prefix = Array(buffer[0..<(try file.read(into: buffer, wake: wake))])
+        // Cut short by a cancel: no header to judge (a binary one's first bytes would read as
+        // truncated), and nothing more is read.
+        if wake?.hasWoken == true { return .text(file, prefix: []) }
         if BinaryTokenFormat.looksBinary(prefix) {
             let header = try BinaryTokenFormat.header(
                 prefix,

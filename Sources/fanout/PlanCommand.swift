@@ -376,24 +376,26 @@ struct PlanCommand: ParsableCommand {
             throw ExitCode.failure
         }
         try withExtendedLifetime(folder) {
+            // Only a job that sends has anything to stop cleanly: a plan of arithmetic alone ends
+            // on a signal as any process does.
+            guard verify || calibrate else {
+                try job.broadcast != nil ? runBroadcast(job, signals: nil) : run(job, signals: nil)
+                return
+            }
             try StopSignals.watch { signals in
                 job.stopSignals = signals
-                if job.broadcast != nil {
-                    try runBroadcast(job, signals: signals)
-                } else {
-                    try run(job, signals: signals)
-                }
+                try job.broadcast != nil ? runBroadcast(job, signals: signals) : run(job, signals: signals)
             }
         }
     }
 
-    private func run(_ job: PlanJob, signals: StopSignals) throws {
+    private func run(_ job: PlanJob, signals: StopSignals?) throws {
         let plan: CapacityPlan
         do {
             plan = try job.run(log: { printError($0) })
         } catch let error as JobError {
             reportError("\(error)")
-            throw ExitCode(signals.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
+            throw ExitCode(signals?.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
         }
         print(plan.text)
         if let reach = job.reach(for: plan) { print(reach.text) }
@@ -402,13 +404,13 @@ struct PlanCommand: ParsableCommand {
     }
 
     /// `--broadcast`: the plan, and with `--verify` its rehearsal (`BroadcastVerification`).
-    private func runBroadcast(_ job: PlanJob, signals: StopSignals) throws {
+    private func runBroadcast(_ job: PlanJob, signals: StopSignals?) throws {
         let plan: BroadcastPlan
         do {
             plan = try job.runBroadcast(log: { printError($0) })
         } catch let error as JobError {
             reportError("\(error)")
-            throw ExitCode(signals.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
+            throw ExitCode(signals?.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
         }
         print(plan.text)
         if let output { print("plan: \(output)/plan.json") }
@@ -420,7 +422,7 @@ struct PlanCommand: ParsableCommand {
     private func rehearse(
         _ job: PlanJob,
         _ document: PlanDocument,
-        signals: StopSignals,
+        signals: StopSignals?,
         _ rehearsal: () throws -> any RehearsalVerdict
     ) throws {
         guard verify else { return }
@@ -428,17 +430,17 @@ struct PlanCommand: ParsableCommand {
         do {
             verdict = try rehearsal()
         } catch {
-            try? job.record(document, verdict: nil, stoppedBy: signals.received, error: error)
+            try? job.record(document, verdict: nil, stoppedBy: signals?.received, error: error)
             reportError("the rehearsal could not run: \(error)")
-            throw ExitCode(signals.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
+            throw ExitCode(signals?.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
         }
         do {
-            try job.record(document, verdict: verdict, stoppedBy: signals.received)
+            try job.record(document, verdict: verdict, stoppedBy: signals?.received)
         } catch {
             reportError("\(error)")
             throw ExitCode.failure
         }
-        if let signal = signals.received {
+        if let signal = signals?.received {
             printError("the rehearsal was interrupted by \(signal.name): no verdict (its folder holds what it sent)")
             throw ExitCode(RunStatus(signal).rawValue)
         }

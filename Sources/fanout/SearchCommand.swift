@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutClient
+import FanoutMeasure
 import FanoutPayload
 import FanoutReport
 import FanoutRun
@@ -158,6 +159,16 @@ struct SearchCommand: ParsableCommand {
         var shape = try connection.shape()
         shape.model.maxLag = try maxLag.positive("--max-lag")
         let stepDuration = try stepDuration.positive("--step-duration")
+        // A step measures what starts after its warm-up: at --from, fewer than a run's minimum
+        // would make every step invalid, and the search read that as the endpoint failing.
+        let measured = bounds.from * stepDuration.seconds
+        guard measured >= Double(MinimumMeasured.default) else {
+            throw ValidationError(
+                "--from \(from) over a --step-duration of \(DurationNotation.format(stepDuration)) measures about "
+                    + "\(Int(measured.rounded())) answers a step, fewer than the \(MinimumMeasured.default) a run needs "
+                    + "(--min-measured's default): a higher --from or a longer --step-duration."
+            )
+        }
         var job = SearchJob(target: try target(shape: shape), objectives: parsed, output: output)
         job.bounds = bounds
         job.stepDuration = stepDuration

@@ -109,6 +109,8 @@ import Testing
             "are for the embedded sink, not --endpoint"
         ),
         (["--slo", "p99 < 50ms", "--endpoint", "http://127.0.0.1:1"], "--endpoint needs --template"),
+        // Every step at 5/s would measure some 50 answers: invalid, and read as the endpoint failing.
+        (["--slo", "p99 < 50ms", "--from", "5/s"], "measures about 50 answers a step, fewer than the 100 a run needs"),
     ])
     func badInputIsAUsageError(arguments: [String], message: String) throws {
         let result = try CommandRunner.run(["search"] + arguments)

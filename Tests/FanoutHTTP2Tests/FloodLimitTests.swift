@@ -132,6 +132,8 @@ import Testing
     /// The kinds of frame a flood is made of, each valid on its own.
     enum Kind: String, CaseIterable, Sendable {
         case emptyData, priority, windowUpdate, unknownType, ping, settings
+        /// Refused on their stream (RST_STREAM each): a PRIORITY of 4 bytes, a zero WINDOW_UPDATE.
+        case priorityOfWrongLength, zeroWindowUpdateOnAStream
 
         var frame: [UInt8] {
             switch self {
@@ -141,6 +143,8 @@ import Testing
             case .unknownType: RawFrame.frame(type: 0x20, flags: 0, stream: 0, payload: [1, 2, 3])
             case .ping: FloodLimitTests.ping(1)
             case .settings: RawFrame.settings()
+            case .priorityOfWrongLength: RawFrame.frame(type: 2, flags: 0, stream: 1, payload: [0, 0, 0, 0])
+            case .zeroWindowUpdateOnAStream: RawFrame.windowUpdate(stream: 1, increment: 0)
             }
         }
     }
@@ -169,8 +173,9 @@ import Testing
         return written
     }
 
-    static func started(_ configuration: HTTP2Connection.Configuration = .init()) -> HTTP2Connection {
+    static func started(_ configuration: HTTP2Connection.Configuration = .init(), now: UInt64 = 0) -> HTTP2Connection {
         var server = HTTP2Connection(role: .server, configuration: configuration)
+        server.now = now
         var start = ByteBuffer(bytes: RawFrame.clientStart + FloodLimitTests.headers(1, endStream: false))
         _ = server.read(&start)
         _ = server.takeOutbound()
@@ -187,6 +192,17 @@ import Testing
         #expect(calm?.code == .enhanceYourCalm, "\(kind)")
         #expect(calm?.reason.contains("with no request arriving whole") == true, "\(String(describing: calm))")
         #expect(server.error?.code == .enhanceYourCalm)
+    }
+
+    /// The window starts with the connection (and again with each request), not at the
+    /// uptime clock's zero: a connection hours into the machine's uptime flooding at once is
+    /// ended at the limit, not given the limit again when first past it.
+    @Test func theFirstWindowStartsWithTheConnection() {
+        let hours: UInt64 = 3 * 3600 * 1_000_000_000
+        var server = Self.started(now: hours)
+        let limit = HTTP2Connection.Configuration().maxFramesWithoutRequest
+        let written = Self.flood(.emptyData, count: limit, server: &server, now: hours + 1_000_000)
+        #expect(FloodLimitTests.goAway(in: written)?.code == .enhanceYourCalm)
     }
 
     @Test(arguments: Kind.allCases)

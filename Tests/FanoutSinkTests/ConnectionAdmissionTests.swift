@@ -123,6 +123,19 @@ import Testing
         #expect(admission.admit(300_000, peer: "10.0.0.4") == .admitted(evicting: -1, peer: "10.0.0.2"))
     }
 
+    /// A sink held full of idle connections, each newcomer evicting the oldest (the four-address
+    /// attack kept up): the queue's storage stays small. Eviction only moved its head on, so it
+    /// grew by an entry an eviction for the sink's life.
+    @Test func evictionsLeaveTheIdleQueueSmall() {
+        var admission = Admission(total: 4, perPeer: 200_000, idlePerPeer: 200_000)
+        for id in 0..<4 { _ = admission.admit(id, peer: "10.0.0.1") }
+        for id in 4..<100_004 {
+            #expect(admission.admit(id, peer: "10.0.0.1") == .admitted(evicting: id - 4, peer: "10.0.0.1"))
+        }
+        #expect(admission.open == 4 && admission.idle == 4)
+        #expect(admission.idleQueueLength <= 128, "\(admission.idleQueueLength) entries for 4 idle connections")
+    }
+
     /// A sink a run starts for itself has no neighbour: its idle limit is the per-peer one, so
     /// a pool that opens all its connections at once is not held to 64.
     @Test func aRunsOwnSinkHoldsItsPoolToThePerPeerLimitOnly() {

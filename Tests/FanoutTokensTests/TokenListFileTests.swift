@@ -4,6 +4,10 @@ import Testing
 
 @testable import FanoutTokens
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The sink's token lists (`--unregistered-tokens`, `--bad-tokens`, `--expect-tokens`) are read
 /// in the lines `fanout send` reads.
 @Suite struct TokenListFileTests {
@@ -19,6 +23,23 @@ import Testing
             "\u{FEFF}# devices\n\(Self.first)\t3\tAlice\n\n\(Self.second)\r\n# the last\r\n\(Self.third)\t\tx"
         let tokens = try TokenListFile.tokens(at: folder.file("list.txt", text))
         #expect(tokens == [Self.first, Self.second, Self.third])
+    }
+
+    /// A FIFO whose writer comes later is waited for, as before the reader's FIFOs were opened
+    /// without waiting (a sink's list read then as empty).
+    @Test func aFIFOIsWaitedForAndReadWhole() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/list.fifo"
+        try #require(mkfifo(path, 0o600) == 0)
+        let text = "\(Self.first)\n\(Self.second)\n"
+        let writer = Thread {
+            let descriptor = open(path, O_WRONLY)
+            guard descriptor >= 0 else { return }
+            _ = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+        }
+        writer.start()
+        #expect(try TokenListFile.tokens(at: path) == [Self.first, Self.second])
     }
 
     /// More tokens than a batch holds come out whole and in order.

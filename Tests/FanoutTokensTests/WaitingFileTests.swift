@@ -67,10 +67,14 @@ import Glibc
         let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
         let copy = Thread {
             let writer = open(path, O_WRONLY)
+            guard writer >= 0 else { return }
             _ = bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
             close(writer)
         }
         copy.start()
+        // Bounded: a writer that failed leaves the reader waiting; the cancel ends it, and the
+        // tokens read then are short of the set.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
         var read: [String] = []
         while let batch = stream.next() {
             for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
