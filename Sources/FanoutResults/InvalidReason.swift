@@ -142,6 +142,12 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         self = .stated(words)
     }
 
+    /// Whether the reason is too little measured (`tooFewMeasured`).
+    public var isTooFewMeasured: Bool {
+        if case .tooFewMeasured = self { return true }
+        return false
+    }
+
     /// The reason under any folders it is filed in.
     public var root: InvalidReason {
         if case .inFolder(_, let reason) = self { return reason.root }

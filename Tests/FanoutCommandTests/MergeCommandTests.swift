@@ -244,4 +244,34 @@ import Testing
         #expect(whole.status == 2)
         #expect(wholeReasons.contains(.notAShard(folders: ["\(folder)/whole"])), "\(wholeReasons)")
     }
+
+    /// Too little measured is judged on the merged run (issue #61, case 2): three shards of 50
+    /// answers are each too few, and their merge of 150 is not; three of 30 merge into 90, too
+    /// few, said once for the run rather than for each shard.
+    @Test(arguments: [(150, true), (90, false)]) func tooFewIsJudgedOnTheMergedRun(count: Int, enough: Bool) throws {
+        let folder = NSTemporaryDirectory() + "fanout-merge-few-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for index in 1...3 {
+            let shard = try CommandRunner.run([
+                "run", "--count", "\(count)", "--shard", "\(index)/3", "--output", "\(folder)/shard-\(index)",
+            ])
+            #expect(shard.status == 4, "\(shard.standardOutput)\(shard.standardError)")
+            #expect(
+                try CommandRunner.summary(in: "\(folder)/shard-\(index)").invalidity
+                    == [.tooFewMeasured(measured: count / 3, minimum: 100, unit: .answers)]
+            )
+        }
+        let merged = try CommandRunner.run(
+            ["merge"] + (1...3).map { "\(folder)/shard-\($0)" } + ["--output", folder + "/merged", "--max-skew", "1h"]
+        )
+        let summary = try CommandRunner.summary(in: folder + "/merged")
+        #expect(summary.sent == count)
+        if enough {
+            #expect(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
+            #expect(summary.valid && summary.invalidity.isEmpty, "\(summary.invalidity)")
+        } else {
+            #expect(merged.status == 2, "\(merged.standardOutput)\(merged.standardError)")
+            #expect(summary.invalidity == [.tooFewMeasured(measured: count, minimum: 100, unit: .answers)])
+        }
+    }
 }

@@ -187,12 +187,34 @@ struct SummaryMerge {
     /// Each invalid shard's reasons by its folder, then why the shards are not one run.
     /// The shards' reasons, each by its folder, and the merge's refusals. With a shard aborted,
     /// the others' interruptions are the abort's doing (the fleet stops them) and are left out.
+    ///
+    /// Too little measured is the run's to judge, not a shard's: 20 shards of 50 answers are
+    /// a run of 1,000. The shards' `tooFewMeasured` give way to one judgement of the merged
+    /// count against the largest minimum they state.
     private var invalidReasons: [InvalidReason] {
         let aborted = shards.contains { $0.summary.aborted != nil }
         return shards.flatMap { shard in
-            shard.summary.invalidity.filter { !aborted || !$0.isInterruption }
+            shard.summary.invalidity.filter { (!aborted || !$0.isInterruption) && !$0.isTooFewMeasured }
                 .map { InvalidReason.inFolder(directory: shard.directory, reason: $0) }
-        } + refusals
+        } + tooFewMeasured + refusals
+    }
+
+    /// The merged run measured too little, if its shards said they did and their sum is short of
+    /// the largest minimum they stated: answers after the warm-up (the shards' seconds' latency
+    /// counts), a sink's requests.
+    private var tooFewMeasured: [InvalidReason] {
+        var minimum = 0
+        var unit = InvalidReason.MeasuredUnit.answers
+        for reason in summaries.flatMap(\.invalidity) {
+            if case .tooFewMeasured(_, let stated, let statedUnit) = reason, stated > minimum {
+                (minimum, unit) = (stated, statedUnit)
+            }
+        }
+        guard minimum > 0 else { return [] }
+        let measured =
+            unit == .requests
+            ? sum(\.requests) : summaries.flatMap(\.intervals).map(\.latencyCount).reduce(0, +)
+        return measured < minimum ? [.tooFewMeasured(measured: measured, minimum: minimum, unit: unit)] : []
     }
 
     /// Each second's completions and lag over the shards, with its summed histogram's figures.
