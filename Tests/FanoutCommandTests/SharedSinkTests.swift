@@ -417,9 +417,9 @@ import Testing
         #expect(stats?.connections.refused == 0)
         stopped = true
         let log = sink.stop().errors
+        // The log says the first eviction of a burst only (one line a kind a second): the oldest.
         let evicted = log.split(separator: "\n").filter { $0.contains("evicted") }
         #expect(evicted.first?.contains("evicted 127.0.0.2:") == true, "\(log)")
-        #expect(!log.contains("evicted 127.0.0.3:"), "\(log)")
     }
 
     /// Issue 61, case 11: a default sink under `ulimit -n 256` takes what the limit allows with
