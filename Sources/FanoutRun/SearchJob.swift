@@ -1,5 +1,6 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutMeasure
 import FanoutReport
 import FanoutTokens
 import Foundation
@@ -38,6 +39,15 @@ public struct SearchJob: Sendable {
     /// What a step may fall short of its offered rate by and still pass: the search's precision.
     var shortfall: Double { bounds.precision }
 
+    /// `bounds`, with the search going no lower than the rate whose steps measure a run's
+    /// minimum of answers (`MinimumMeasured`): a step below it is invalid whatever the endpoint
+    /// does, so the search ends there saying no rate passed, rather than halving on.
+    var measurableBounds: RateSearch.Bounds {
+        var bounds = bounds
+        bounds.floor = max(bounds.floor, Double(MinimumMeasured.default) / stepDuration.seconds)
+        return bounds
+    }
+
     /// Runs the search, blocking; each step's line goes to `log` as it ends. `output` is
     /// checked and locked before the first step sends anything (`RunOutput`: not a file, none
     /// of the inputs, no other command writing it, no earlier run's or search's results in it).
@@ -66,7 +76,7 @@ public struct SearchJob: Sendable {
                 engine.withLockedValue { $0?.interrupt(by: signal) }
             }
             log(SearchReport.tableHeader)
-            var search = RateSearch(bounds)
+            var search = RateSearch(measurableBounds)
             var action = search.start()
             while case .measure(let rate, let purpose) = action {
                 let number = report.steps.count + 1

@@ -169,9 +169,6 @@ struct SearchCommand: ParsableCommand {
                     + "(--min-measured's default): a higher --from or a longer --step-duration."
             )
         }
-        // Nor does the search explore below the rate whose steps measure that many: a step there
-        // is invalid whatever the endpoint does, and the search ends saying no rate passed.
-        bounds.floor = max(bounds.floor, Double(MinimumMeasured.default) / stepDuration.seconds)
         var job = SearchJob(target: try target(shape: shape), objectives: parsed, output: output)
         job.bounds = bounds
         job.stepDuration = stepDuration
