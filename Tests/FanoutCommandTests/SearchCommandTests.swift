@@ -57,12 +57,9 @@ import Testing
         #expect(html.contains("<polyline") && html.contains("#2ca02c") && html.contains("#d62728"))
     }
 
-    /// A sink answering every request 500 fails every step on `errors < 1%`: the search halves
-    /// from --from and stops at --max-steps with nothing passed (exit status 3); the failed
-    /// objective is each step's reason.
-    @Test func aFailingEndpointIsSearchedDownwardsUntilTheStepsRunOut() throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    /// `fanout search` on `errors < 1%` from 400/s in steps of 1 s (`extra` added) against a sink
+    /// that answers every request 500, into `folder`; how it ended, and the sink's port.
+    static func searchAFailingSink(_ extra: [String], into folder: String) throws -> (CommandRunner.Result, Int) {
         let sink = try PeerProcess(
             CommandRunner.executable.path,
             ["sink", "--listen", "127.0.0.1:0", "--error", "InternalServerError:100%"]
@@ -73,14 +70,24 @@ import Testing
             [
                 "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
                 "com.example.app", "--slo", "errors < 1%", "--from", "400/s", "--step-duration", "1s", "--warm-up",
-                "0s", "--max-steps", "2", "--attempts", "1", "--output", folder,
-                // The generator's lag is not this test's subject: beside the other suites on 2
+                "0s", "--attempts", "1", "--output", folder,
+                // The generator's lag is not these tests' subject: beside the other suites on 2
                 // shared cores it fell 100 ms behind at 400/s and the step became a generator
                 // limit (`RateSearchTests.aGeneratorLimitIsNeverTheEndpointsAnswer` covers that).
                 "--max-lag", "1s",
-            ],
+            ] + extra,
             timeout: .seconds(120)
         )
+        return (result, port)
+    }
+
+    /// A sink answering every request 500 fails every step on `errors < 1%`: the search halves
+    /// from --from and stops at --max-steps with nothing passed (exit status 3); the failed
+    /// objective is each step's reason.
+    @Test func aFailingEndpointIsSearchedDownwardsUntilTheStepsRunOut() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (result, port) = try Self.searchAFailingSink(["--max-steps", "2"], into: folder)
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardOutput.contains("answer: none within --max-steps 2: nothing passed, 200/s did not"))
         let search = try Self.search(in: folder)
@@ -101,20 +108,7 @@ import Testing
     @Test func theSearchDownwardsStopsWhereAStepMeasuresTooFew() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let sink = try PeerProcess(
-            CommandRunner.executable.path,
-            ["sink", "--listen", "127.0.0.1:0", "--error", "InternalServerError:100%"]
-        )
-        defer { sink.stop() }
-        let port = try sink.announcedPort()
-        let result = try CommandRunner.run(
-            [
-                "search", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
-                "com.example.app", "--slo", "errors < 1%", "--from", "400/s", "--step-duration", "1s", "--warm-up",
-                "0s", "--attempts", "1", "--max-lag", "1s", "--output", folder,
-            ],
-            timeout: .seconds(120)
-        )
+        let (result, _) = try Self.searchAFailingSink([], into: folder)
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
         let steps = try Self.search(in: folder).steps
         #expect(steps.map(\.offered) == [400, 200, 100], "\(steps.map(\.offered))")
