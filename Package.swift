@@ -3,9 +3,9 @@ import PackageDescription
 
 /// The modules another project can depend on: each a library product of its own name.
 let libraries = [
-    "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutHTTP2",
-    "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels", "FanoutSink",
-    "FanoutClient", "FanoutResults", "FanoutReport", "FanoutAssembly",
+    "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutListening",
+    "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels",
+    "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport", "FanoutAssembly",
 ]
 
 /// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
@@ -24,8 +24,9 @@ let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", packa
 /// What both ends of the wire, the sink and the load engine, are built on.
 let wireEnd: [Target.Dependency] =
     [
-        "FanoutSettings", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHTTP2",
-        "FanoutMeasure", nioSSL, atomics, crypto, histogram,
+        "FanoutSettings", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload", "FanoutTokens",
+        "FanoutListening",
+        "FanoutHTTP2", "FanoutMeasure", nioSSL, atomics, crypto, histogram,
     ] + nio("NIOCore", "NIOPosix")
 
 // Fanout: fans one APNs notification out to millions of device tokens over HTTP/2 and
@@ -86,11 +87,14 @@ let package = Package(
         ),
         // HPACK (RFC 7541) on bytes in place: the encoder, the decoder, Huffman coding, tables.
         .target(name: "FanoutHPACK"),
+        // What every listener of Fanout's does when accepting fails (out of descriptors): it
+        // pauses, doubling, instead of spinning. The HTTP/2 ports and the text endpoints alike.
+        .target(name: "FanoutListening", dependencies: nio("NIOCore")),
         // HTTP/2 for the hot path, shared by the sender and the sink: frames, the connection
         // state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(
             name: "FanoutHTTP2",
-            dependencies: ["FanoutHPACK", nioSSL] + nio("NIOCore", "NIOPosix", "NIOTLS")
+            dependencies: ["FanoutHPACK", "FanoutListening", nioSSL] + nio("NIOCore", "NIOPosix", "NIOTLS")
         ),
         // What every figure is made of, for the sender and the sink alike: microsecond
         // histograms and their percentiles, packed seconds, lateness tallies, thread CPU clocks,
@@ -98,7 +102,7 @@ let package = Package(
         // HTTP/1.1 text server).
         .target(
             name: "FanoutMeasure",
-            dependencies: [histogram, .product(name: "Prometheus", package: "swift-prometheus")]
+            dependencies: ["FanoutListening", histogram, .product(name: "Prometheus", package: "swift-prometheus")]
                 + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
         // The terms a sink's scenario is written in, shared by the mock and what stands behind
@@ -259,6 +263,10 @@ let package = Package(
             name: "FanoutHPACKTests",
             dependencies: ["FanoutRandom", "FanoutHPACK", "FanoutTestSupport"] + nio("NIOCore"),
             exclude: ["Peers"]
+        ),
+        .testTarget(
+            name: "FanoutListeningTests",
+            dependencies: ["FanoutListening"] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOEmbedded")
         ),
         .testTarget(
             name: "FanoutHTTP2Tests",

@@ -38,7 +38,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     }
 
     package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
-        connection.recordsWindowUpdates = true
+        connection.recordWindowUpdates()
         turn(&connection)
     }
 

@@ -1,3 +1,4 @@
+import FanoutListening
 import NIOCore
 import NIOPosix
 import NIOSSL

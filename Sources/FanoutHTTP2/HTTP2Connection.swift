@@ -178,13 +178,13 @@ public struct HTTP2Connection: ~Copyable {
     /// The reset budget (a token bucket, in resets) and when it was last refilled.
     var resetBudget: Double
     var resetBudgetRefilledAt: UInt64 = 0
-    /// When the bytes being read arrived (uptime nanoseconds): set by the owner before
-    /// `receive(_:from:_:)`; it refills the reset budget.
-    public var now: UInt64 = 0
+    /// When the bytes being read arrived (uptime nanoseconds): told by the owner before
+    /// `receive(_:from:_:)` (`bytesArrived(at:beginningBurst:)`); it refills the reset budget.
+    public private(set) var now: UInt64 = 0
     /// When the read burst holding the bytes being read began (uptime nanoseconds): its first
     /// read's `now`. What an event waited between then and its handling is the reader's own
     /// delay (earlier frames of the burst were handled first), not the peer's.
-    public var readStartedAt: UInt64 = 0
+    public private(set) var readStartedAt: UInt64 = 0
     /// An empty buffer made once per connection: what a slot holds while its own buffer of
     /// bytes to send is taken out. (`ByteBuffer()` reaches NIO's shared empty
     /// storage through a lazily made global: a `swift_once` each time.)
@@ -222,13 +222,24 @@ public struct HTTP2Connection: ~Copyable {
     public internal(set) var acknowledgedMaxConcurrentStreams: UInt32?
     /// SETTINGS this side sent that the peer has not acknowledged yet (its initial one
     /// included): a server that changes its limits mid-connection bounds them by this.
+    /// The bytes about to be received (`receive(_:from:_:)`) arrived at `now` (uptime
+    /// nanoseconds); `beginningBurst`: they are a read burst's first, so `readStartedAt` is
+    /// `now` too.
+    public mutating func bytesArrived(at now: UInt64, beginningBurst: Bool = true) {
+        self.now = now
+        if beginningBurst { readStartedAt = now }
+    }
+
+    /// From now on, keeps the WINDOW_UPDATEs the peer sends (`windowUpdates`).
+    public mutating func recordWindowUpdates() { recordsWindowUpdates = true }
+
     public var unacknowledgedSettings: Int { unacknowledgedMaxConcurrentStreams.count }
     /// The WINDOW_UPDATEs the peer sent since the owner last took them (`takeWindowUpdates`),
     /// when `recordsWindowUpdates` (the probe's record of how a server refills its windows);
     /// empty otherwise.
     public internal(set) var windowUpdates: [WindowUpdate] = []
-    /// Whether to keep `windowUpdates`.
-    public var recordsWindowUpdates = false
+    /// Whether to keep `windowUpdates` (`recordWindowUpdates()`).
+    public private(set) var recordsWindowUpdates = false
     /// A WINDOW_UPDATE received: when (`now` as its read set it), on which stream (0: the
     /// connection), by how much, and what our send window on the connection was then.
     public struct WindowUpdate: Sendable, Hashable {

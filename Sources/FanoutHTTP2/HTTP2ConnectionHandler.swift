@@ -166,11 +166,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
                 return
             }
         }
-        connection.now = NIODeadline.now().uptimeNanoseconds
-        if !isReading {
-            isReading = true
-            connection.readStartedAt = connection.now
-        }
+        connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds, beginningBurst: !isReading)
+        isReading = true
         if partial.readableBytes == 0 {
             process(&bytes)
             if bytes.readableBytes > 0 { partial.writeBuffer(&bytes) }

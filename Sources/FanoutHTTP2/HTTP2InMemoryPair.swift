@@ -83,8 +83,7 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
         _ delegate: inout some HTTP2ConnectionDelegate
     ) -> Int {
         let bytes = wire.readableBytes
-        connection.now = NIODeadline.now().uptimeNanoseconds
-        connection.readStartedAt = connection.now
+        connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds)
         HTTP2Connection.receive(&connection, from: &wire) { event, connection in
             delegate.handle(event, connection: &connection)
         }

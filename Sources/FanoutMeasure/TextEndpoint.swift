@@ -1,3 +1,4 @@
+import FanoutListening
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -71,7 +72,7 @@ public final class TextEndpoint: Sendable {
 
     /// Listens on `host:port` (port 0: any free one); `answer` gets the path without its query,
     /// on an event loop of `group`; `limitReached` hears of every connection refused or closed
-    /// by a limit.
+    /// by a limit, and of accepting failing (a burst's first failure, and its end).
     public init(
         host: String,
         port: Int,
@@ -82,18 +83,17 @@ public final class TextEndpoint: Sendable {
     ) throws {
         self.limits = limits
         let open = open
+        let acceptEvents: @Sendable (AcceptBackoff.Event) -> Void = { event in
+            if let (kind, detail) = event.logged { limitReached?(kind, "\(host):\(port)", detail) }
+        }
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            // Out of descriptors, accepting again at once fails again at once: NIO's back-off
-            // withholds the next read 100 ms (`ServerBootstrap.bind` adds none of its own). It
-            // leaves the channel registered for reading, so it may still retry at once: the
-            // sink's listener turns autoRead off instead (FanoutHTTP2's `AcceptBackoff`), which
-            // this endpoint is to take too.
+            // Out of descriptors, accepting again at once fails again at once: the listener
+            // pauses, 10 ms doubling to 1 s, with autoRead off (`AcceptBackoff`; NIO's own
+            // `AcceptBackoffHandler` only withholds `read` and the channel spins on).
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in .milliseconds(100) }
-                    )
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: acceptEvents))
                 }
             }
             .childChannelInitializer { channel in

@@ -2,6 +2,7 @@ import Atomics
 import FanoutChannels
 import FanoutDevices
 import FanoutHTTP2
+import FanoutListening
 import FanoutSettings
 import NIOConcurrencyHelpers
 import NIOCore
@@ -215,22 +216,8 @@ public final class Sink: Sendable {
         statistics: SinkStatistics
     ) -> @Sendable (AcceptBackoff.Event) -> Void {
         { event in
-            switch event {
-            case .failed(let error, let pause, let first):
-                statistics.acceptFailed()
-                guard first else { return }
-                limits.note(
-                    "accept failed",
-                    peer: host,
-                    "\(error); accepting again in \(pause / 1_000_000) ms, the pause doubling up to \(AcceptBackoff.longestPause / 1_000_000) ms while it fails"
-                )
-            case .recovered(let failures, let nanoseconds):
-                limits.note(
-                    "accepting again",
-                    peer: host,
-                    "after \(failures) failed accepts over \(nanoseconds / 1_000_000) ms"
-                )
-            }
+            if case .failed = event { statistics.acceptFailed() }
+            if let (kind, detail) = event.logged { limits.note(kind, peer: host, detail) }
         }
     }
 

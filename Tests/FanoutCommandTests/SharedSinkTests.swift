@@ -321,6 +321,64 @@ import Testing
         #expect(log.contains("admin request timeout 127.0.0.1:"), "\(log)")
     }
 
+    /// Issue 61, case 11, the admin port: a sink out of descriptors with connections waiting on
+    /// its admin port pauses accepting there as on the APNs port: it logs the admin port's first
+    /// failure and spends next to no processor time. Under `ulimit -n 256` with one event loop,
+    /// the most connections the sink allows, 189 (256 less its reserve of 64 and the loop's 3),
+    /// are held by a neighbour; the admin port's 64 then find the reserve short. Before, the
+    /// admin port took NIO's `AcceptBackoffHandler`, which withholds `read` but leaves the
+    /// channel registered: accepting failed again at once, a core's worth while they waited.
+    @Test(.requires(.hpack)) func anAdminPortOutOfDescriptorsPausesInsteadOfSpinning() throws {
+        let most = ["--threads", "1", "--max-connections", "189", "--max-connections-per-peer", "189"]
+        let sink = try SinkProcess(most + ["--max-idle-connections-per-peer", "189"], admin: true, openFiles: 256)
+        var stopped = false
+        defer { if !stopped { _ = sink.stop() } }
+        let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 189, seconds: 60)
+        defer { hostile.stop() }
+        #expect(hostile.opening.opened == 189)
+        // Held for at most the admin port's 10 s request timeout: the window below is shorter.
+        let waiting = try Self.connect(count: 64, to: sink.admin!)
+        defer { for socket in waiting { close(socket) } }
+        let before = sink.process.processorSeconds ?? 0
+        let clock = ContinuousClock()
+        let start = clock.now
+        Thread.sleep(forTimeInterval: 3)  // the window measured, not a wait for something
+        let spent = (sink.process.processorSeconds ?? .infinity) - before
+        let elapsed = clock.now - start
+        // Paused accepts (10 ms doubling to 1 s) cost milliseconds; a spinning one a core, or
+        // whatever share of one a busy machine leaves it (a third with two others on two cores).
+        #expect(spent < 0.25 * Double(elapsed.components.seconds), "\(spent) s of processor in \(elapsed)")
+        stopped = true
+        let log = sink.stop().errors
+        // The descriptors did run out: the admin port's first failed accept is logged.
+        #expect(log.contains("admin accept failed"), "\(log)")
+    }
+
+    /// `count` connections to `port` on 127.0.0.1 that send nothing: their descriptors (the
+    /// caller closes them). The kernel completes each handshake whether or not the server
+    /// accepts it.
+    static func connect(count: Int, to port: Int) throws -> [Int32] {
+        var sockets: [Int32] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard fd >= 0, connected == 0 else {
+                for socket in sockets + [fd] where socket >= 0 { close(socket) }
+                throw PeerProcess.TimedOut(command: "connecting to 127.0.0.1:\(port) (errno \(errno))")
+            }
+            sockets.append(fd)
+        }
+        return sockets
+    }
+
     /// What the tests read of the sink's `/stats`: its totals and its defences.
     struct Defences: Decodable {
         var requests: Int

@@ -59,7 +59,7 @@ import Testing
         var pair = ConnectionPair(server: configuration)
         pair.respond = { _, _ in }
         pair.run()
-        pair.client.recordsWindowUpdates = true
+        pair.client.recordWindowUpdates()
         let payload = ByteBuffer(repeating: 0x61, count: 280)
         for _ in 0..<300 { _ = try? pair.client.sendRequest(apnsRequest(), body: payload) }
         #expect(pair.client.dataBytesSent == 65_535)

@@ -116,7 +116,7 @@ extension Exchange {
         while !input.isEmpty {
             buffer.writeBytes(input.take(chunk))
             now += 10_000_000
-            connection.now = now
+            connection.bytesArrived(at: now)
             let alive = converse(&connection, &buffer)
             invariant(connection)
             check.drain(&connection)

@@ -1,9 +1,8 @@
+import FanoutListening
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import Testing
-
-@testable import FanoutHTTP2
 
 /// Issue 61, case 11: a listener whose accepts fail (out of descriptors) pauses, longer while
 /// they keep failing, reports a burst once and its end once, and never asks the socket again

@@ -51,6 +51,25 @@ public struct AcceptBackoff: Sendable, Hashable {
     }
 }
 
+extension AcceptBackoff.Event {
+    /// What a listener's log says of the event: what happened ("accept failed", "accepting
+    /// again") and the detail; `nil` for a failure that is not its burst's first (counted, not
+    /// logged).
+    public var logged: (kind: String, detail: String)? {
+        switch self {
+        case .failed(let error, let pause, let first):
+            guard first else { return nil }
+            let longest = AcceptBackoff.longestPause / 1_000_000
+            return (
+                "accept failed",
+                "\(error); accepting again in \(pause / 1_000_000) ms, the pause doubling up to \(longest) ms while it fails"
+            )
+        case .recovered(let failures, let nanoseconds):
+            return ("accepting again", "after \(failures) failed accepts over \(nanoseconds / 1_000_000) ms")
+        }
+    }
+}
+
 /// Carries out `AcceptBackoff` on a listening channel: an I/O error from accepting (NIO's
 /// `ServerBootstrap.bind` adds no back-off of its own) stops the channel reading for the pause,
 /// and each event goes to `report`. It reads the time from its loop (`EventLoop.now`: an
@@ -60,10 +79,10 @@ public struct AcceptBackoff: Sendable, Hashable {
 /// for reading and is woken again at once: holding back `read` alone (NIO's own
 /// `AcceptBackoffHandler`) does not stop it. Turning `autoRead` off unregisters it; turning it
 /// back on when the pause is over registers it again.
-final class AcceptPauseHandler: ChannelDuplexHandler {
-    typealias InboundIn = any Channel
-    typealias InboundOut = any Channel
-    typealias OutboundIn = any Channel
+public final class AcceptPauseHandler: ChannelDuplexHandler {
+    public typealias InboundIn = any Channel
+    public typealias InboundOut = any Channel
+    public typealias OutboundIn = any Channel
 
     private var backoff = AcceptBackoff()
     /// The end of the pause, while one runs.
@@ -72,11 +91,11 @@ final class AcceptPauseHandler: ChannelDuplexHandler {
     private var readWithheld = false
     private let report: (@Sendable (AcceptBackoff.Event) -> Void)?
 
-    init(report: (@Sendable (AcceptBackoff.Event) -> Void)?) {
+    public init(report: (@Sendable (AcceptBackoff.Event) -> Void)?) {
         self.report = report
     }
 
-    func read(context: ChannelHandlerContext) {
+    public func read(context: ChannelHandlerContext) {
         if resume == nil {
             context.read()
         } else {
@@ -84,14 +103,14 @@ final class AcceptPauseHandler: ChannelDuplexHandler {
         }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if backoff.failures > 0, let event = backoff.accepted(now: context.eventLoop.now.uptimeNanoseconds) {
             report?(event)
         }
         context.fireChannelRead(data)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let error = error as? IOError else {
             context.fireErrorCaught(error)
             return
@@ -114,13 +133,13 @@ final class AcceptPauseHandler: ChannelDuplexHandler {
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         resume?.cancel()
         resume = nil
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    public func handlerRemoved(context: ChannelHandlerContext) {
         resume?.cancel()
         resume = nil
     }
