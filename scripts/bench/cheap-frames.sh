@@ -31,17 +31,9 @@ flooder=$PWD/Tests/FanoutCommandTests/Peers/frame_flood.py
 
 # side NAME FLOOD: one run on a fresh sink; appends "p99 accepted calmed floods" to $work/NAME.
 side() {
-    local name=$1 flood=$2 out=$work/sink.out port="" admin="" floods=0
-    "$fanout" sink --listen 127.0.0.1:0 --admin 127.0.0.1:0 --no-auth >"$out" 2>/dev/null &
-    local pid=$!
-    pids+=("$pid")
-    for _ in $(seq 100); do
-        port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
-        admin=$(sed -n 's/^admin on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
-        [ -n "$port" ] && [ -n "$admin" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] && [ -n "$admin" ] || { echo "the sink printed no ports:" >&2; cat "$out" >&2; exit 1; }
+    local name=$1 flood=$2 out=$work/sink.out floods=0
+    start_admin_sink "$out"
+    local pid=$sink_pid port=$sink_port admin=$admin_port
     rm -rf "$work/send"
     "$fanout" send --endpoint "http://127.0.0.1:$port" --template "$body" --topic com.example.app \
         --generate "$count" --rate "$rate/s" --duration "$((count / rate))s" --output "$work/send" >/dev/null &

@@ -24,17 +24,9 @@ forger=$PWD/Tests/FanoutCommandTests/Peers/forged_timing.py
 
 # side NAME FORGED: one run on a fresh sink; appends "count p50 p99 untimed" to $work/NAME.
 side() {
-    local name=$1 forged=$2 out=$work/sink.out port="" admin="" stats=""
-    "$fanout" sink --listen 127.0.0.1:0 --admin 127.0.0.1:0 --no-auth >"$out" 2>/dev/null &
-    local pid=$!
-    pids+=("$pid")
-    for _ in $(seq 100); do
-        port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
-        admin=$(sed -n 's/^admin on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
-        [ -n "$port" ] && [ -n "$admin" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] && [ -n "$admin" ] || { echo "the sink printed no ports:" >&2; cat "$out" >&2; exit 1; }
+    local name=$1 forged=$2 out=$work/sink.out stats=""
+    start_admin_sink "$out"
+    local pid=$sink_pid port=$sink_port admin=$admin_port
     if [ "$forged" = yes ]; then python3 "$forger" "$port" 1000 >/dev/null; fi
     "$fanout" send --endpoint "http://127.0.0.1:$port" --template "$body" --topic com.example.app \
         --generate "$count" --apns-id timed --rate "$rate" --duration "$((count / rate))s" >/dev/null

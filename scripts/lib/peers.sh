@@ -53,6 +53,27 @@ start_sink() {
     wait_port "$sink_port"
 }
 
+# start_admin_sink OUT [OPTION...]: `fanout sink --no-auth` with OPTIONS on port 0 and
+# `--admin` on port 0, its output in OUT; sets `sink_pid`, `sink_port` and `admin_port` once it
+# has printed both (within 10 s).
+start_admin_sink() {
+    local out=$1
+    shift
+    "$fanout" sink --listen 127.0.0.1:0 --admin 127.0.0.1:0 --no-auth "$@" >"$out" 2>/dev/null &
+    sink_pid=$!
+    pids+=("$sink_pid")
+    sink_port="" admin_port=""
+    for _ in $(seq 100); do
+        sink_port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
+        admin_port=$(sed -n 's/^admin on 127.0.0.1:\([0-9]*\).*/\1/p' "$out")
+        [ -n "$sink_port" ] && [ -n "$admin_port" ] && return 0
+        sleep 0.1
+    done
+    echo "the sink printed no ports:" >&2
+    cat "$out" >&2
+    exit 1
+}
+
 # h2load_rate REQUESTS BODY URL SHAPE...: h2load's requests a second, REQUESTS of them with
 # BODY, one thread, against URL (an APNs path: topic and push type set); every request must
 # succeed and be answered 2xx.
