@@ -1,14 +1,17 @@
 /// Which connections the sink serves: at most `total` open at once, at most `perPeer` of them
-/// from one address, and at most `idlePerPeer` from one address that have not sent a request
-/// yet, so that one client (a runaway pool, a hostile neighbour) cannot take every connection
-/// of a sink others share. A connection past a limit is refused in words (`HTTP2Refusal`), not
-/// closed in silence; at the total, the connection that has waited longest without sending a
-/// request makes room instead (it is evicted: GOAWAY), so connections that never send a request
-/// cannot lock clients that do out.
+/// from one address, and, once half the total is open, at most `idlePerPeer` from one address
+/// that have not sent a request yet, so that one client (a runaway pool, a hostile neighbour)
+/// cannot take every connection of a sink others share. A connection past a limit is refused in
+/// words (`HTTP2Refusal`), not closed in silence; at the total, the connection that has waited
+/// longest without sending a request makes room instead (it is evicted: GOAWAY), so connections
+/// that never send a request cannot lock clients that do out. Below half the total, a pool
+/// opening all its connections before it sends on any (h2load -c 200) is not held to
+/// `idlePerPeer`: nobody else is short of connections yet.
 ///
 /// ```
 ///   peer A ████████████████ 256 ── its 257th: "256 connections from A, the per-peer limit"
-///   peer B ░░░░░░░░ 64 idle ──────  its 65th idle: "64 connections from B that sent no request, …"
+///   peer B ░░░░░░░░ 64 idle ──────  past half the total, its 65th idle: "64 connections from B
+///                                   that sent no request, …"
 ///   peer C ███ 3
 ///   total  ████████████████████ 1024 ── a 1025th: the oldest idle one (░) is evicted for it;
 ///                                       none idle: "1024 connections, its limit"
@@ -64,7 +67,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
         if full && idleNow == 0 { return .refused(.total) }
         let fromPeer = byPeer[peer, default: (0, 0)]
         if fromPeer.open >= perPeer { return .refused(.perPeer) }
-        if fromPeer.idle >= idlePerPeer { return .refused(.idlePerPeer) }
+        if fromPeer.idle >= idlePerPeer && 2 * open >= total { return .refused(.idlePerPeer) }
         var evicted: (id: ID, peer: String)?
         if full {
             evicted = oldestIdle()

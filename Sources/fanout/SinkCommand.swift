@@ -153,7 +153,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Refuse connections from one address beyond this many at once that have not sent a request.",
+            "Once half of --max-connections is open, refuse connections from one address beyond this many at once that have not sent a request.",
             valueName: "n"
         )
     )

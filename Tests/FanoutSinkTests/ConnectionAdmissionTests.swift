@@ -91,7 +91,12 @@ import Testing
     }
 
     @Test func aPeerIsHeldToItsIdleConnections() {
-        var admission = Admission(total: 100, perPeer: 10, idlePerPeer: 2)
+        // Half the total (4 of 8) is open: the idle limit holds.
+        var admission = Admission(total: 8, perPeer: 10, idlePerPeer: 2)
+        #expect(admission.admit(10, peer: "10.0.0.9") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.admit(11, peer: "10.0.0.9") == .admitted(evicting: nil, peer: nil))
+        admission.requestArrived(10)
+        admission.requestArrived(11)
         #expect(admission.admit(1, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
         #expect(admission.admit(2, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil))
         #expect(admission.admit(3, peer: "10.0.0.2") == .refused(.idlePerPeer))
@@ -105,6 +110,24 @@ import Testing
         admission.closed(2)
         #expect(admission.idleCount(from: "10.0.0.2") == 1)
         #expect(admission.count(from: "10.0.0.2") == 2)
+    }
+
+    /// Below half the total, a pool that opens all its connections before sending on any is
+    /// not held to the idle limit; from half on, it is.
+    @Test func theIdleLimitHoldsFromHalfTheTotal() {
+        var admission = Admission(total: 8, perPeer: 8, idlePerPeer: 2)
+        for id in 1...4 {
+            #expect(admission.admit(id, peer: "10.0.0.2") == .admitted(evicting: nil, peer: nil), "\(id)")
+        }
+        #expect(admission.idleCount(from: "10.0.0.2") == 4)
+        #expect(admission.admit(5, peer: "10.0.0.2") == .refused(.idlePerPeer))
+        // Another peer's first two idle ones are admitted, its third is not.
+        #expect(admission.admit(6, peer: "10.0.0.3") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.admit(7, peer: "10.0.0.3") == .admitted(evicting: nil, peer: nil))
+        #expect(admission.admit(8, peer: "10.0.0.3") == .refused(.idlePerPeer))
+        // Below half again, the limit lets the pool go on opening.
+        for id in 1...4 { admission.closed(id) }
+        #expect(admission.admit(9, peer: "10.0.0.3") == .admitted(evicting: nil, peer: nil))
     }
 
     /// Connections that come, send a request and go leave nothing behind in the idle queue:
