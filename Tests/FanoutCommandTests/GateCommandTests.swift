@@ -1,3 +1,4 @@
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -83,7 +84,7 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.runs.repeats).sorted()
         #expect(names == [".lock", "repeat-1", "repeat-2", "repeat-3", "repeats.json", "report.html"])
         let report = try String(contentsOfFile: Self.runs.repeats + "/report.html", encoding: .utf8)
-        #expect(report.contains("<h1>Fanout repeats: 3 runs side by side</h1>"))
+        #expect(HTMLDocument(report).texts("h1") == ["Fanout repeats: 3 runs side by side"])
         // A bar a repeat in each of its four charts: throughput, p50, p99, max.
         #expect(report.matches(of: /<rect class="repeat"/).count == 3 * 4)
         let result = try Self.gate([
@@ -144,7 +145,7 @@ import Testing
         // Throughput and the six latencies at least; errors and lag only where not 0 (a change
         // from 0 has no size to draw).
         #expect((7...9).contains(html.matches(of: /<circle class="change"/).count), "\(html)")
-        #expect(html.contains("<td>same</td>"))
+        #expect(HTMLDocument(html).count("td", text: "same") >= 1)
         let unwritable = try CommandRunner.run([
             "compare", Self.runs.valid, Self.runs.valid, "--report", "/proc/x.html",
         ])
@@ -215,7 +216,7 @@ import Testing
         ])
         #expect(result.status == 1, "\(result.standardOutput)\(result.standardError)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
-        #expect(html.contains("<h1>Fanout gate: FAILED</h1>"))
+        #expect(HTMLDocument(html).texts("h1") == ["Fanout gate: FAILED"])
         let bars = html.matches(
             of:
                 /<rect class="measured" x="260.0" y="[0-9.]+" width="([0-9.]+)" height="14" fill="(#[0-9a-f]+)"><title>([^<]*)<\/title>/
@@ -232,8 +233,12 @@ import Testing
 
         let invalid = try Self.gate([Self.runs.invalid, "--threshold", "sent > 0", "--report", page])
         #expect(invalid.status == 2)
-        let invalidPage = try String(contentsOfFile: page, encoding: .utf8)
-        #expect(invalidPage.contains("<h1>Fanout gate: INVALID</h1>") && invalidPage.contains("generator fell"))
+        let invalidPage = HTMLDocument(try String(contentsOfFile: page, encoding: .utf8))
+        #expect(invalidPage.texts("h1") == ["Fanout gate: INVALID"])
+        // The run's own reasons, each said.
+        let reasons = try CommandRunner.summary(in: Self.runs.invalid).invalidity
+        #expect(reasons.count == 1 && reasons.allSatisfy { if case .generatorBehind = $0 { true } else { false } })
+        #expect(invalidPage.elements("p", class: "invalid").map(\.text) == reasons.map { "INVALID run: \($0)" })
     }
 
     @Test(.requires(.python3)) func junitOfAnInvalidRunHasTheInvalidityAsAnError() throws {
