@@ -128,21 +128,19 @@ import Testing
         var measurements = Self.measurements()
         measurements.scenario = "latency fixed(10 ms); errors Unregistered 3%"
         let document = SinkRunReport(measurements).document
-        let html = HTMLReport(summary: document, latency: measurements.deliveries).html
-        #expect(html.contains("<h2>The sink's configuration</h2>"))
-        #expect(
-            html.contains(
-                "<tr><td>scenario (latency, errors)</td><td>latency fixed(10 ms); errors Unregistered 3%</td></tr>"
-            )
+        let page = HTMLDocument(HTMLReport(summary: document, latency: measurements.deliveries).html)
+        #expect(page.count("h2", text: "The sink's configuration") == 1)
+        // Each table row's two cells, by the first.
+        let rows = Dictionary(
+            page.elements("tr").map(\.children).filter { $0.count == 2 && $0.allSatisfy { $0.name == "td" } }
+                .map { ($0[0].text, $0[1].text) },
+            uniquingKeysWith: { first, _ in first }
         )
-        #expect(
-            html.contains(
-                "<tr><td>streams a connection</td><td>1 until its first request is accepted, then 1000</td></tr>"
-            )
-        )
-        #expect(html.contains("<tr><td>listened on</td><td>http://127.0.0.1:2197</td></tr>"))
-        for runKey in ["max_attempts", "push_type", "<td>topic</td>", "stream_timeout_seconds"] {
-            #expect(!html.contains(runKey), "\(runKey)")
+        #expect(rows["scenario (latency, errors)"] == "latency fixed(10 ms); errors Unregistered 3%")
+        #expect(rows["streams a connection"] == "1 until its first request is accepted, then 1000")
+        #expect(rows["listened on"] == "http://127.0.0.1:2197")
+        for runKey in ["max_attempts", "push_type", "topic", "stream_timeout_seconds"] {
+            #expect(rows[runKey] == nil, "\(runKey)")
         }
     }
 
@@ -151,10 +149,8 @@ import Testing
     /// neither.
     @Test func theSinksPageDrawsItsDevices() throws {
         var measurements = Self.measurements()
-        #expect(
-            !HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html
-                .contains("Devices behind the sink")
-        )
+        let without = HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html
+        #expect(HTMLDocument(without).count("h2", text: "Devices behind the sink") == 0)
         measurements.delivery = Self.delivery()
         let id = "6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b"
         let example = SummaryDocument.Provider.Card.Example(
@@ -169,10 +165,12 @@ import Testing
             forgotten: 0
         )
         let html = HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html
-        let card = try #require(html.range(of: "<h2>Conformance card</h2>"))
-        let devices = try #require(html.range(of: "<h2>Devices behind the sink</h2>"))
-        #expect(card.upperBound < devices.lowerBound)
-        #expect(html.contains("aria-label=\"delivery curve\"") && html.contains("aria-label=\"delivery categories\""))
+        let page = HTMLDocument(html)
+        let headings = page.texts("h2")
+        let card = try #require(headings.firstIndex(of: "Conformance card"), "\(headings)")
+        let devices = try #require(headings.firstIndex(of: "Devices behind the sink"), "\(headings)")
+        #expect(card < devices)
+        #expect(page.chart("delivery curve") != nil && page.chart("delivery categories") != nil)
         #expect(html.contains("apns-id \(id) at 1.500 s: sent with apns-expiration 0"))
     }
 

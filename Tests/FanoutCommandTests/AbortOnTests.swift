@@ -58,8 +58,8 @@ import Testing
         #expect(summary.elapsedSeconds < aborted.afterSeconds + 5, "elapsed \(summary.elapsedSeconds)")
         #expect(summary.cancelled)
         #expect(result.standardOutput.contains("ABORTED: aborted after "), "\(result.standardOutput)")
-        let markdown = try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)
-        #expect(markdown.contains("aborted after"), "\(markdown)")
+        let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8))
+        #expect(markdown.items.count { $0 == "⛔ **\(aborted.line)**" } == 1, "\(markdown)")
         let schema = try SummarySchemaCheck.validate([folder + "/run/summary.json"])
         #expect(schema.status == 0, "\(schema.output)")
 

@@ -79,12 +79,23 @@ import Testing
             #expect(interval.maxLoopLag != nil && interval.readDelayP99 != nil, "\(interval)")
         }
 
-        let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
-        #expect(markdown.contains("⚠️ **harness-bound**"), "\(markdown)")
-        #expect(markdown.contains("| sink hold as told (injected, not the harness's) | 10.00 |"), "\(markdown)")
-        let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
-        #expect(html.contains("HARNESS-BOUND"))
-        #expect(html.contains("<h2>The harness's own share</h2>"))
+        let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/summary.md", encoding: .utf8))
+        // The verdict on the harness's line, before its words.
+        #expect(
+            markdown.lines.count { $0.components(separatedBy: ": ").first == "⚠️ **harness-bound**" } == 1,
+            "\(markdown)"
+        )
+        let hold = markdown.table("the harness's own delays, ms")?.row(
+            "sink hold as told (injected, not the harness's)"
+        )
+        #expect(hold?[1] == "10.00", "\(markdown)")
+        let html = HTMLDocument(try String(contentsOfFile: folder + "/report.html", encoding: .utf8))
+        #expect(
+            html.elements("p", class: "invalid").map { $0.text.components(separatedBy: ": ").first } == [
+                "HARNESS-BOUND"
+            ]
+        )
+        #expect(html.count("h2", text: "The harness's own share") == 1)
 
         // `fanout gate` says so too, and thresholds the harness's delay like `lag`.
         let loose = try CommandRunner.run(["gate", folder, "--threshold", "harness < 10s"])

@@ -128,8 +128,12 @@ import Testing
         // What was in flight was answered: sender and sink still agree.
         #expect(summary.reconciled == true, "\(String(describing: summary.sink))")
         #expect((summary.throughputPerSecond ?? .infinity) <= 2020)
-        let markdown = try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)
-        #expect(markdown.contains("interrupted by \(name)"), "\(markdown)")
+        // Each reason a list item under the verdict, the interruption among them.
+        let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8))
+        #expect(
+            Array(markdown.items.prefix(summary.invalidity.count)) == summary.invalidity.map(\.description),
+            "\(markdown)"
+        )
     }
 
     @Test func sigtermWritesTheFolderOfASend() throws {
@@ -251,11 +255,15 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try Self.interruptRepeats(5, in: folder, after: 2, with: signal)
         #expect(result.status == status, "\(result.errors)")
-        #expect(result.output.contains("interrupted after 2 of 5 repeats"), "\(result.output)")
+        let manifest = try #require(try RepeatManifest.read(in: folder + "/set"), "\(result.output)")
+        #expect(manifest.interrupted == name && manifest.finished == 2 && manifest.asked == 5, "\(manifest)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/set/repeat-4"))
+        let reasons = try RunSet.load(folder + "/set").setReasons
+        #expect(reasons == [.repeatsInterrupted(finished: 2, asked: 5)])
         let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
-        #expect(gate.standardOutput.contains("interrupted after 2 of 5 repeats"), "\(gate.standardOutput)")
+        let said = gate.standardOutput.split(separator: "\n").map(String.init)
+        #expect(said.count { $0 == "INVALID run: \(reasons[0])" } == 1, "\(gate.standardOutput)")
     }
 
     /// A set whose process was killed (SIGKILL: nothing can be written) has fewer repeats than
@@ -266,7 +274,15 @@ import Testing
         _ = try Self.interruptRepeats(4, in: folder, after: 1, with: SIGKILL)
         let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
-        #expect(gate.standardOutput.contains("of 4 repeats finished"), "\(gate.standardOutput)")
+        let reasons = try RunSet.load(folder + "/set").setReasons
+        let partial =
+            reasons.count == 1 && { if case .repeatsPartial(_, asked: 4) = reasons[0] { true } else { false } }()
+        #expect(partial, "\(reasons)")
+        let said = gate.standardOutput.split(separator: "\n").map(String.init)
+        #expect(
+            said.count { $0 == "INVALID run: \(reasons.first.map { "\($0)" } ?? "")" } == 1,
+            "\(gate.standardOutput)"
+        )
         // Issue #61, case 4: with repeats.json removed, the one repeat passed as the whole set.
         try FileManager.default.removeItem(atPath: folder + "/set/" + RepeatManifest.fileName)
         let without = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])

@@ -8,6 +8,15 @@ import Testing
 @Suite(.serialized) struct OpenModelRoundTripTests {
     static func folder() -> String { NSTemporaryDirectory() + "fanout-round-trip-\(UUID().uuidString)" }
 
+    /// The count the `Stream waits: N notifications …` lines among `lines` give, as `N notifications`.
+    static func streamWaits(_ lines: [String]) -> [String] {
+        lines.compactMap { line in
+            let parts = line.components(separatedBy: ": ")
+            guard parts.count > 1, parts[0] == "Stream waits" else { return nil }
+            return parts[1].split(separator: " ").prefix(2).joined(separator: " ")
+        }
+    }
+
     static func openModel(
         _ summary: SummaryDocument
     ) throws -> (model: SummaryDocument.OpenModel, waits: SummaryDocument.OpenModel.StreamWaits) {
@@ -51,11 +60,11 @@ import Testing
         let intervals = summary.intervals
         #expect(intervals.compactMap(\.streamWaits).reduce(0, +) == count)
         #expect(try #require(intervals.first?.streamWaits) > 0, "the first second holds the ramp")
-        let markdown = try String(contentsOfFile: folder + "/ramp/summary.md", encoding: .utf8)
-        #expect(markdown.contains("Stream waits: \(count) notifications"), "\(markdown)")
-        let html = try String(contentsOfFile: folder + "/ramp/report.html", encoding: .utf8)
-        #expect(html.contains("Stream waits: \(count) notifications"))
-        #expect(html.contains("class=\"stream-waits\""), "the chart of seconds shades them")
+        let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/ramp/summary.md", encoding: .utf8))
+        #expect(Self.streamWaits(markdown.lines) == ["\(count) notifications"], "\(markdown)")
+        let html = HTMLDocument(try String(contentsOfFile: folder + "/ramp/report.html", encoding: .utf8))
+        #expect(Self.streamWaits(html.elements("p", class: "note").map(\.text)) == ["\(count) notifications"])
+        #expect(!html.elements("rect", class: "stream-waits").isEmpty, "the chart of seconds shades them")
         // The waits are the endpoint's limit, not the harness's delay: its own p99 leaves them
         // out (it read 73 ms, about the longest wait, before). Bounded against the run's own
         // figures, so that a loaded machine, which adds to both sides, does not fail it: the
@@ -76,8 +85,8 @@ import Testing
         #expect(!warm.standardOutput.contains("stream waits"), "\(warm.standardOutput)")
         let (_, warmWaits) = try Self.openModel(try CommandRunner.summary(in: folder + "/warm"))
         #expect(warmWaits.count == 0, "\(warmWaits)")
-        let warmMarkdown = try String(contentsOfFile: folder + "/warm/summary.md", encoding: .utf8)
-        #expect(!warmMarkdown.contains("Stream waits"))
+        let warmMarkdown = MarkdownDocument(try String(contentsOfFile: folder + "/warm/summary.md", encoding: .utf8))
+        #expect(Self.streamWaits(warmMarkdown.lines).isEmpty, "\(warmMarkdown)")
     }
 
     /// A closed-model run has no open-model section; `--coalesce` takes auto or a window up to

@@ -136,8 +136,11 @@ import Testing
         #expect(unread == 50, "\(connections)")
         #expect(outcome.sinkOutput.contains("answered, maybe unread: 50"), "\(outcome.sinkOutput)")
         #expect(try outcome.gate("unread == 0").status == 1)
-        let markdown = try String(contentsOfFile: outcome.folder + "/summary.md", encoding: .utf8)
-        #expect(markdown.contains("50 answered, maybe unread"))
+        let markdown = MarkdownDocument(try String(contentsOfFile: outcome.folder + "/summary.md", encoding: .utf8))
+        #expect(
+            markdown.lines.count { $0.components(separatedBy: "**: ").first == "⚠️ **50 answered, maybe unread" } == 1,
+            "\(markdown)"
+        )
     }
 
     /// The control: a correct provider's answers are all acknowledged read, none counted.

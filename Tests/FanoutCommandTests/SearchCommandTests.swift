@@ -52,9 +52,18 @@ import Testing
             #expect(achieved <= offered * 1.01, "step \(index + 1) achieved \(achieved)/s of \(offered)/s")
             #expect(step.folder == folder + String(format: "/step-%02d", index + 1))
         }
-        let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
-        #expect(html.contains("Achieved against offered rate") && html.contains("the knee"))
-        #expect(html.contains("<polyline") && html.contains("#2ca02c") && html.contains("#d62728"))
+        let html = HTMLDocument(try String(contentsOfFile: folder + "/report.html", encoding: .utf8))
+        #expect(
+            Array(html.texts("h2").prefix(2)) == [
+                "Achieved against offered rate", "p50 and p99 against offered rate (the knee)",
+            ]
+        )
+        #expect(html.chart("achieved against offered rate")?.elements("polyline").isEmpty == false)
+        #expect(html.chart("p50 and p99 against offered rate")?.elements("polyline").isEmpty == false)
+        // Steps that passed and steps that did not, each in its colour.
+        for colour in ["#2ca02c", "#d62728"] {
+            #expect(html.elements().count { $0.attributes["fill"] == colour || $0.attributes["stroke"] == colour } > 0)
+        }
     }
 
     /// `fanout search` on `errors < 1%` from 400/s in steps of 1 s (`extra` added) against a sink

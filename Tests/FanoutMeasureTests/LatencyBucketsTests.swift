@@ -104,9 +104,11 @@ import Testing
                 help: "Latency."
             )
         }
-        #expect(text.contains("# TYPE fanout_sender_notification_latency_seconds histogram\n"))
-        #expect(text.contains("fanout_sender_notification_latency_seconds_bucket{shard=\"1/3\",le=\"+Inf\"} 4\n"))
-        #expect(text.contains("fanout_sender_notification_latency_seconds_count{shard=\"1/3\"} 4\n"))
+        let exposition = try #require(PrometheusExposition(text), "\(text)")
+        let family = "fanout_sender_notification_latency_seconds"
+        #expect(exposition.types[family] == "histogram")
+        #expect(exposition.value(family + "_bucket", ["shard": "1/3", "le": "+Inf"]) == 4)
+        #expect(exposition.value(family + "_count", ["shard": "1/3"]) == 4)
         let remarks = try promtoolRemarks(text)
         #expect(remarks == nil, "promtool's remarks: \(remarks ?? "")")
     }

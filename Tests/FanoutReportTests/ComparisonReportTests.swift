@@ -1,3 +1,5 @@
+import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -28,7 +30,12 @@ struct ComparisonReportTests {
         #expect(changes.count == 2, "\(changes)")
         #expect(changes.first?.hasPrefix("throughput: 2,000/s → 3,000/s, +50.0%") == true, "\(changes)")
         #expect(changes.last?.hasPrefix("p99: 20.0 ms → 20.0 ms, +0.0%; same") == true, "\(changes)")
-        #expect(html.contains("class=\"min-effect\""))
-        #expect(html.contains("INVALID baseline: results/set/repeat-3: sender and sink disagree"))
+        let page = HTMLDocument(html)
+        #expect(page.elements("rect", class: "min-effect").count == 1)
+        let reason = InvalidReason.inFolder(directory: "results/set/repeat-3", reason: .senderAndSinkDisagree)
+        #expect(comparison.baseline.invalidReasons == [reason])
+        #expect(
+            page.elements("p", class: "invalid").map(\.text) == ["INVALID baseline: \(reason) (no verdict stands)"]
+        )
     }
 }

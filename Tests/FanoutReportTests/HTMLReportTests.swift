@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Histogram
 import Testing
@@ -21,6 +22,16 @@ struct HTMLReportTests {
         return HTMLReport(summary: summary, latency: latency).html
     }
 
+    static func page(_ summary: SummaryDocument) -> HTMLDocument {
+        HTMLDocument(html(summary))
+    }
+
+    /// The tooltips (`<title>`s) of the chart labelled `label`, in the order drawn; none when
+    /// the page has no such chart.
+    static func tips(_ page: HTMLDocument, _ label: String) -> [String] {
+        page.chart(label)?.texts("title") ?? []
+    }
+
     /// The `x` and `width` of every rect of `class`.
     static func rects(_ html: String, class name: String) -> [(x: Double, width: Double)] {
         html.matches(of: try! Regex("<rect class=\"\(name)\" x=\"([0-9.]+)\" y=\"[0-9.]+\" width=\"([0-9.]+)\"")).map {
@@ -39,14 +50,20 @@ struct HTMLReportTests {
         try #require(bands.count == 1, "\(bands)")
         #expect(bands[0].x == ChartFrame.left)
         #expect(abs(bands[0].width - 2 * slot) < 0.05, "\(bands[0].width) for 2 seconds of \(slot)")
-        #expect(html.contains("second 0: no latency measured (warm-up)"))
-        #expect(html.contains("second 1: no latency measured (warm-up)"))
+        let tips = Self.tips(HTMLDocument(html), "latency percentiles per second")
+        #expect(
+            Array(tips.suffix(3).prefix(2)) == [
+                "second 0: no latency measured (warm-up)", "second 1: no latency measured (warm-up)",
+            ],
+            "\(tips)"
+        )
     }
 
     @Test func aRunWithoutWarmUpHasNoShade() throws {
         let html = Self.html(try Self.summary())
         #expect(Self.rects(html, class: "warm-up").isEmpty)
-        #expect(!html.contains("warm-up (not measured)"))
+        let legend = HTMLDocument(html).chart("latency percentiles per second")?.texts("text")
+        #expect(legend?.count { $0 == "warm-up (not measured)" } == 0, "\(legend ?? [])")
     }
 
     /// A second without latencies breaks the lines: it is not drawn as 0 ms.
@@ -58,19 +75,22 @@ struct HTMLReportTests {
         let p50Lines = html.matches(of: /<polyline class="p50"[^>]* points="([^"]*)"/).map { String($0.output.1) }
         // Seconds 0 and 2 alone: two dots, and no point at the bottom of the plot.
         #expect(p50Lines.count == 2, "\(p50Lines)")
-        let bottom = String(format: "%.1f", ChartFrame.top + ChartFrame.plotHeight)
-        #expect(!p50Lines.joined().contains("," + bottom), "\(p50Lines)")
+        let heights = p50Lines.flatMap { $0.split(separator: " ") }.compactMap { point in
+            point.split(separator: ",").last.flatMap { Double($0) }
+        }
+        #expect(heights.count == 4 && !heights.contains(ChartFrame.top + ChartFrame.plotHeight), "\(p50Lines)")
     }
 
     @Test func eachSecondShowsItsExactPercentilesOnHover() throws {
         let summary = try Self.summary()
-        let html = Self.html(summary)
-        for interval in summary.intervals {
-            let expected =
-                "second \(interval.second): p50 \(millisecondsWithUnit(interval.p50)), p90 \(millisecondsWithUnit(interval.p90)), p99 \(millisecondsWithUnit(interval.p99)), max \(millisecondsWithUnit(interval.max)) (\(grouped(interval.latencyCount)) measured)"
-            #expect(html.contains("<title>\(expected)</title>"), "\(expected)")
+        let page = Self.page(summary)
+        let expected = summary.intervals.map { interval in
+            "second \(interval.second): p50 \(millisecondsWithUnit(interval.p50)), p90 \(millisecondsWithUnit(interval.p90)), p99 \(millisecondsWithUnit(interval.p99)), max \(millisecondsWithUnit(interval.max)) (\(grouped(interval.latencyCount)) measured)"
         }
-        #expect(html.contains("<title>second 1: 2,000 finished (2,000/s); offered 2,000/s</title>"))
+        let tips = Self.tips(page, "latency percentiles per second")
+        #expect(Array(tips.suffix(expected.count)) == expected, "\(tips)")
+        let finished = Self.tips(page, "finished per second")
+        #expect(finished.count { $0 == "second 1: 2,000 finished (2,000/s); offered 2,000/s" } == 1, "\(finished)")
     }
 
     /// A ramp from 0 to 2,000/s over 2 s offers 500 in the first second and 1,500 in the second.
@@ -90,7 +110,7 @@ struct HTMLReportTests {
             HTMLReport(summary: summary, latency: LoadStatistics.makeHistogram()).offeredPerSecond()
         )
         #expect(offered == [500, 1500, 1000])
-        #expect(Self.html(summary).contains("<polyline class=\"offered\""))
+        #expect(Self.page(summary).elements("polyline", class: "offered").count == 1)
     }
 
     /// An endless rate over a token set (`--rate 2000 --count 3000`) offers no more than the
@@ -134,8 +154,8 @@ struct HTMLReportTests {
         )
         summary.schedule = nil
         #expect(HTMLReport(summary: summary, latency: LoadStatistics.makeHistogram()).offeredPerSecond() == nil)
-        let html = Self.html(summary)
-        #expect(!html.contains("class=\"offered\"") && html.contains("<h2>Achieved per second</h2>"))
+        let page = Self.page(summary)
+        #expect(page.elements(class: "offered").isEmpty && page.count("h2", text: "Achieved per second") == 1)
     }
 
     /// The last second of a 2.5 s run lasted half a second: drawn half as wide, at its rate.
@@ -147,19 +167,32 @@ struct HTMLReportTests {
         let bars = Self.rects(html, class: "achieved")
         try #require(bars.count == 3)
         #expect(abs(bars[2].width - bars[0].width / 2) < 0.1, "\(bars)")
-        #expect(html.contains("second 2 (the last 0.500 s): 600 finished (1,200/s)"))
+        let tips = Self.tips(HTMLDocument(html), "finished per second")
+        #expect(
+            tips.count { $0 == "second 2 (the last 0.500 s): 600 finished (1,200/s); offered 2,000/s" } == 1,
+            "\(tips)"
+        )
         #expect(html.contains("The run lasted 2.50 s"))
     }
 
     @Test func theSendersCPUIsACardWhenMeasured() throws {
         var summary = try Self.summary()
-        #expect(
-            Self.html(summary).contains(
-                "<div class=\"label\">sender CPU</div><div class=\"value\">5.17 µs/notification</div>"
-            )
-        )
+        #expect(Self.cards(Self.page(summary))["sender CPU"] == "5.17 µs/notification")
         summary.cpu = nil
-        #expect(!Self.html(summary).contains("sender CPU"))
+        #expect(Self.cards(Self.page(summary))["sender CPU"] == nil)
+    }
+
+    /// The page's cards: each label with its value.
+    static func cards(_ page: HTMLDocument) -> [String: String] {
+        Dictionary(
+            page.elements("div", class: "card").compactMap { card in
+                guard let label = card.elements("div", class: "label").first,
+                    let value = card.elements("div", class: "value").first
+                else { return nil }
+                return (label.text, value.text)
+            },
+            uniquingKeysWith: { first, _ in first }
+        )
     }
 
     /// A fleet's delivery as `DeliveryReading` writes it: 1,000 received, 850 delivered (700 at
@@ -194,24 +227,33 @@ struct HTMLReportTests {
     /// categories with their counts and shares; none without a fleet.
     @Test func theDeliveryCurveAndTheCategoriesAreDrawn() throws {
         var summary = try Self.summary()
-        #expect(!Self.html(summary).contains("Devices behind the sink"))
+        #expect(Self.page(summary).count("h2", text: "Devices behind the sink") == 0)
         summary.delivery = Self.delivery()
         let html = Self.html(summary)
-        #expect(html.contains("<h2>Devices behind the sink</h2>"))
-        #expect(html.contains("aria-label=\"delivery curve\""))
-        #expect(html.contains("stroke=\"\(HTMLReport.DeliveryColour.curve)\""))
+        let page = HTMLDocument(html)
+        #expect(page.count("h2", text: "Devices behind the sink") == 1)
+        let curve = try #require(page.chart("delivery curve"))
+        #expect(curve.elements("polyline").count { $0.attributes["stroke"] == HTMLReport.DeliveryColour.curve } == 1)
         let points = HTMLReport.curvePoints(Self.delivery())
         #expect(points.count == DeliverySummary.curvePercents.count)
         // The x axis reaches past the last delivery (60 s), the y axis 100% of received.
         let (x, y) = ChartFrame.position(60_000, 0.85, xTop: ChartFrame.niceCeiling(60_000), yTop: 1)
-        #expect(html.contains(String(format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"", x, y)))
-        #expect(html.contains("<title>85.00% of received reached by 60.0 s</title>"))
+        let last = try #require(curve.elements("circle").last)
+        #expect(
+            last.attributes["cx"] == String(format: "%.1f", x) && last.attributes["cy"] == String(format: "%.1f", y)
+        )
+        #expect(last.texts("title") == ["85.00% of received reached by 60.0 s"])
         #expect(HTMLReport.deliveryTime(250) == millisecondsWithUnit(250) && HTMLReport.deliveryTime(0) == "0 s")
         #expect(HTMLReport.deliveryTime(720_000) == "12.0 min" && HTMLReport.deliveryTime(3 * 86_400_000) == "3.0 d")
-        #expect(html.contains("<title>delivered in the end: 85.00% of received</title>"))
-        #expect(html.contains(">Discarded – Expired</text>"))
-        #expect(html.contains(">150 (15.00%)</text>"))
-        #expect(html.contains(">700 (70.00%)</text>"))
+        #expect(curve.elements("line", class: "delivered").map(\.text) == ["delivered in the end: 85.00% of received"])
+        // Each category's name, then its count and share.
+        let labels = page.chart("delivery categories")?.texts("text") ?? []
+        let categories = Dictionary(
+            stride(from: 0, to: labels.count - 1, by: 2).map { (labels[$0], labels[$0 + 1]) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        #expect(categories["Discarded – Expired"] == "150 (15.00%)", "\(labels)")
+        #expect(categories["Delivered to Device"] == "700 (70.00%)", "\(labels)")
         // A folder from before the curve: its four figures.
         let older = HTMLReport.curvePoints(Self.delivery(curve: false))
         #expect(older.map(\.ms) == [1, 24_000, 57_600, 60_000])
@@ -221,7 +263,9 @@ struct HTMLReportTests {
         none.received = 10
         none.discardedExpired = 10
         summary.delivery = none
-        #expect(Self.html(summary).contains("<p>Nothing was delivered to a device.</p>"))
+        let nothing = Self.page(summary)
+        #expect(nothing.chart("delivery curve") == nil)
+        #expect(nothing.count("p", text: "Nothing was delivered to a device.") == 1)
     }
 
     /// Each second's rejections and failures are stacked by reason, each segment as tall as its
@@ -235,7 +279,8 @@ struct HTMLReportTests {
         summary.intervals[2].rejected = [:]
         summary.intervals[2].failed = [:]
         let html = Self.html(summary)
-        #expect(html.contains("<h2>Rejected and failed per second, by reason</h2>"))
+        let page = HTMLDocument(html)
+        #expect(page.count("h2", text: "Rejected and failed per second, by reason") == 1)
         let segment =
             #"<rect class="outcome" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)" fill="[^"]+">"#
             + #"<title>([^<]*)</title>"#
@@ -253,12 +298,15 @@ struct HTMLReportTests {
             let count = Double(segment.title.split(separator: " ").last!)!
             #expect(abs(segment.height - ChartFrame.plotHeight * count / 50) < 0.05, "\(segment)")
         }
+        let tips = Self.tips(page, "rejected and failed per second")
         #expect(
-            html.contains(
-                "<title>second 1: 26 rejected or failed (rejected BadDeviceToken 2, rejected Unregistered 14, failed Timeout 10)</title>"
-            )
+            tips.count {
+                $0
+                    == "second 1: 26 rejected or failed (rejected BadDeviceToken 2, rejected Unregistered 14, failed Timeout 10)"
+            } == 1,
+            "\(tips)"
         )
-        #expect(html.contains("<title>second 2: none rejected or failed</title>"))
+        #expect(tips.count { $0 == "second 2: none rejected or failed" } == 1, "\(tips)")
     }
 
     /// A summary that keeps no reasons per second (before schema 8) says so instead of a chart;
@@ -269,16 +317,24 @@ struct HTMLReportTests {
             summary.intervals[index].rejected = nil
             summary.intervals[index].failed = nil
         }
-        var html = Self.html(summary)
-        #expect(!html.contains("class=\"outcome\""))
-        #expect(html.contains("keeps no count by reason per second"))
+        var page = Self.page(summary)
+        #expect(page.elements(class: "outcome").isEmpty && page.chart("rejected and failed per second") == nil)
+        #expect(page.count("h2", text: "Rejected and failed per second, by reason") == 0)
+        let notes = page.elements("p", class: "note").map(\.text)
+        #expect(
+            notes.count {
+                $0
+                    == "Outcomes are counted over the whole run: this summary.json (schema \(summary.schemaVersion)) keeps no count by reason per second, so there is no chart of errors over time."
+            } == 1,
+            "\(notes)"
+        )
         for index in summary.intervals.indices {
             summary.intervals[index].rejected = [:]
             summary.intervals[index].failed = [:]
         }
-        html = Self.html(summary)
-        #expect(!html.contains("class=\"outcome\""))
-        #expect(html.contains("No notification was rejected or failed in any second."))
+        page = Self.page(summary)
+        #expect(page.elements(class: "outcome").isEmpty && page.chart("rejected and failed per second") == nil)
+        #expect(page.count("p", text: "No notification was rejected or failed in any second.") == 1)
     }
 
     /// What was in flight at each second's end: a point at the end of the second, on its own axis
@@ -292,7 +348,8 @@ struct HTMLReportTests {
         summary.intervals[2].inFlight = nil
         summary.intervals[2].connections = nil
         let html = Self.html(summary)
-        #expect(html.contains("<h2>Connections and notifications in flight</h2>"))
+        let page = HTMLDocument(html)
+        #expect(page.count("h2", text: "Connections and notifications in flight") == 1)
         let slot = ChartFrame.plotWidth / 3
         func points(_ name: String) -> [String] {
             html.matches(of: try! Regex("<polyline class=\"\(name)\"[^>]* points=\"([^\"]*)\"")).map {
@@ -309,8 +366,14 @@ struct HTMLReportTests {
         }
         #expect(points("in-flight") == expected([(1, 400.0 / 1000), (2, 1.0)]))
         #expect(points("connections") == expected([(1, 4.0 / 5), (2, 3.0 / 5)]))
-        #expect(html.contains("<title>end of second 1: 1,000 in flight on 3 connections</title>"))
-        #expect(html.contains("<title>end of second 2: not recorded (the run's last second)</title>"))
+        let tips = Self.tips(page, "connections and notifications in flight")
+        #expect(
+            Array(tips.suffix(2)) == [
+                "end of second 1: 1,000 in flight on 3 connections",
+                "end of second 2: not recorded (the run's last second)",
+            ],
+            "\(tips)"
+        )
     }
 
     /// The sender's CPU a second, as cores busy, with the CPU a notification on hover; a second
@@ -322,7 +385,8 @@ struct HTMLReportTests {
         summary.intervals[1].cpu = 1500
         summary.intervals[2].cpu = nil
         let html = Self.html(summary)
-        #expect(html.contains("<h2>Sender CPU per second</h2>"))
+        let page = HTMLDocument(html)
+        #expect(page.count("h2", text: "Sender CPU per second") == 1)
         let bar = /<rect class="cpu" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="([0-9.]+)"/
         let bars = html.matches(of: bar).map { Double($0.output.1)! }
         // 0.5 and 1.5 cores on an axis to 2.
@@ -330,7 +394,7 @@ struct HTMLReportTests {
         #expect(abs(bars[0] - ChartFrame.plotHeight * 0.25) < 0.051, "\(bars)")
         #expect(abs(bars[1] - ChartFrame.plotHeight * 0.75) < 0.051, "\(bars)")
         let second1 = "second 1: 1500.0 ms of CPU (1.50 cores), 750.00 µs a notification finished"
-        #expect(html.contains("<title>\(second1)</title>"))
-        #expect(html.contains("<title>second 2: CPU not measured</title>"))
+        let tips = Self.tips(page, "sender CPU per second")
+        #expect(Array(tips.suffix(2)) == [second1, "second 2: CPU not measured"], "\(tips)")
     }
 }

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -33,9 +34,10 @@ import Testing
             row.hasPrefix("| ms | \(String(format: "%.2f", latency.p50)) | \(String(format: "%.2f", latency.p90)) |")
         )
         #expect(row.hasSuffix(" | \(String(format: "%.2f", latency.max)) |"))
-        #expect(lines.contains("| accepted | \(grouped(summary.accepted)) |"))
+        let document = MarkdownDocument(MarkdownSummary(summary: summary).text)
+        #expect(document.table("outcome")?.pairs["accepted"] == grouped(summary.accepted))
         // A schema-2 baseline has no CPU figures.
-        #expect(lines.contains("CPU per notification: not measured"))
+        #expect(document.lines.count { $0 == "CPU per notification: not measured" } == 1, "\(document.lines)")
         #expect(lines.last == "")
     }
 
@@ -49,15 +51,25 @@ import Testing
         summary.latency = nil
         summary.throughputPerSecond = nil
         summary.failed = [.unreachable(.connectionRefused): 7, .timeout: 2]
-        let text = MarkdownSummary(summary: summary).text
-        #expect(text.contains("\n❌ **invalid**"))
-        #expect(text.contains("\n- the sink was not reached\n"))
-        #expect(text.contains(" | no answers | "))
-        #expect(text.contains("\nLatency: no answers.\n"))
-        #expect(!text.contains("| latency |"))
-        #expect(text.contains("\nCPU per notification: none (no answers)\n"))
+        let document = MarkdownDocument(MarkdownSummary(summary: summary).text)
+        #expect(
+            document.lines.first == "❌ **invalid** · sender and sink agree · \(summary.configuration.model) model",
+            "\(document.lines)"
+        )
+        #expect(document.items == ["the sink was not reached"])
+        #expect(document.table("notifications")?.rows.first?[1] == "no answers", "\(document.tables)")
+        #expect(
+            Array(document.lines.dropFirst().prefix(2)) == [
+                "CPU per notification: none (no answers)", "Latency: no answers.",
+            ]
+        )
+        #expect(document.table("latency") == nil)
         // Outcomes by reason, in the order of their names.
-        #expect(text.contains("| accepted | 0 |\n| failed ConnectionRefused | 7 |\n| failed Timeout | 2 |\n"))
+        #expect(
+            document.table("outcome")?.rows == [
+                ["accepted", "0"], ["failed ConnectionRefused", "7"], ["failed Timeout", "2"],
+            ]
+        )
     }
 
     /// `valid: false` with no reason is invalid still, and says why it is.
@@ -67,7 +79,7 @@ import Testing
         summary.invalidReasonWords = []
         summary.invalidCauses = []
         #expect(summary.invalidity == [.validWithoutReason])
-        let text = MarkdownSummary(summary: summary).text
-        #expect(text.contains("\n- \(InvalidReason.validWithoutReason)\n"))
+        let document = MarkdownDocument(MarkdownSummary(summary: summary).text)
+        #expect(document.items == ["\(InvalidReason.validWithoutReason)"])
     }
 }

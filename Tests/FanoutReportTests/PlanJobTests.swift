@@ -1,4 +1,5 @@
 import FanoutSink
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -82,7 +83,7 @@ import Testing
             complete: true
         )
         #expect(verification.passed)
-        #expect(verification.text.contains("sender cores"))
+        #expect(RehearsalRow.rows(verification.text)["sender cores"]?.measured == "0.540")
         verification.measuredCores = 0.56
         #expect(!verification.passed)
         verification.predictedCores = nil  // no cost: nothing to compare
@@ -90,7 +91,7 @@ import Testing
         #expect(verification.text.contains("sender cores: 0.560 measured (no CPU cost to predict them)"))
         verification.measuredPerConnection = 890
         #expect(!verification.passed)
-        #expect(verification.text.contains("over 10%"))
+        #expect(RehearsalRow.rows(verification.text)["a connection carries"]?.remarks == ["over 10%"])
         verification.measuredPerConnection = 1000
         verification.measuredDuration = .milliseconds(11_100)
         #expect(!verification.passed)

@@ -1,4 +1,5 @@
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -42,11 +43,18 @@ struct RepeatReportTests {
         // Throughput to 5,000/s: bars at 1/5, 2/5 and 4/5 of the plot.
         let heights = try Self.bars(html, chart: "throughput by repeat")
         #expect(heights.map { ($0 / ChartFrame.plotHeight * 5).rounded() } == [1, 2, 4], "\(heights)")
-        #expect(html.contains("<title>median 2,000/s</title>"))
-        #expect(html.contains("<title>repeat-3: p99 40.0 ms</title>"))
+        let page = HTMLDocument(html)
+        let throughput = try #require(page.chart("throughput by repeat"))
+        #expect(throughput.elements("line", class: "median").map(\.text) == ["median 2,000/s"])
+        let p99 = page.chart("p99 by repeat")?.elements("rect", class: "repeat").map(\.text)
+        #expect(p99?.last == "repeat-3: p99 40.0 ms", "\(p99 ?? [])")
         // The invalid repeat is red, and said.
-        #expect(html.contains("fill=\"\(RepeatReport.Colour.invalid)\"><title>repeat-3: throughput 4,000/s</title>"))
-        #expect(html.contains("INVALID: results/set/repeat-3: sender and sink disagree"))
-        #expect(!html.contains("<script"))
+        let bars = throughput.elements("rect", class: "repeat")
+        #expect(bars.map { $0.attributes["fill"] == RepeatReport.Colour.invalid } == [false, false, true])
+        #expect(bars.last?.text == "repeat-3: throughput 4,000/s")
+        let reason = InvalidReason.inFolder(directory: "results/set/repeat-3", reason: .senderAndSinkDisagree)
+        #expect(Self.set.invalidReasons == [reason])
+        #expect(page.elements("p", class: "invalid").map(\.text) == ["INVALID: \(reason)"])
+        #expect(page.elements("script").isEmpty)
     }
 }

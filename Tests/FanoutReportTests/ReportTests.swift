@@ -54,10 +54,20 @@ import Testing
         for pattern in ["<script", "<link", "src=", "href=", "@import", "url("] {
             #expect(!html.contains(pattern), "report.html contains \(pattern)")
         }
-        #expect(html.contains("Latency by percentile") && html.contains("Offered and achieved per second"))
-        #expect(html.contains("Latency percentiles per second") && html.contains("<polyline class=\"offered\""))
-        #expect(html.contains("rejected Unregistered") && html.contains("rejected BadDeviceToken"))
-        #expect(html.contains("<svg"))
+        let page = HTMLDocument(html)
+        let headings = page.texts("h2")
+        for heading in ["Latency by percentile", "Latency percentiles per second"] {
+            #expect(headings.count { $0 == heading } == 1, "\(heading) in \(headings)")
+        }
+        // Whole seconds, or 100 ms bins for a short run.
+        let rates = ["Offered and achieved per second", "Offered and achieved per second, in 100 ms bins"]
+        #expect(headings.count { rates.firstIndex(of: $0) != nil } == 1, "\(headings)")
+        #expect(page.elements("polyline", class: "offered").count == 1)
+        let outcomes = page.chart("outcomes")?.texts("text") ?? []
+        for row in ["rejected Unregistered", "rejected BadDeviceToken"] {
+            #expect(outcomes.count { $0 == row } == 1, "\(row) in \(outcomes)")
+        }
+        #expect(page.elements("svg").count >= 5)
     }
 
     @Test(.requires(.chromium, .pillow)) func chromiumDrawsTheReportsCharts() throws {

@@ -1,4 +1,5 @@
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -144,7 +145,7 @@ struct ThresholdTests {
         #expect(single.rows[0].interval == nil)
         // p99 22 → 20 ms: −9.1%, beyond 5%.
         #expect(single.rows[0].verdict == .better)
-        #expect(single.text.contains("better beyond 5% (noise unknown: one run a side)"))
+        #expect(textRows(single.text)["p99"]?.last == "better beyond 5% (noise unknown: one run a side)")
     }
 
     /// With repeats on both sides, each change has a 95% interval (each side resampled on its
@@ -169,7 +170,11 @@ struct ThresholdTests {
         // Identical repeats: no spread, an interval of exactly no change.
         #expect(rows[1].interval == 0...0)
         #expect(RunComparison(baseline: steady, current: slower).rows[0].interval == throughput)
-        #expect(RunComparison(baseline: steady, current: slower).text.contains("95% interval"))
+        let text = RunComparison(baseline: steady, current: slower).text
+        #expect(
+            textRows(text)["metric"] == ["metric", "baseline", "current", "change", "noise", "95% interval", "verdict"]
+        )
+        #expect(textRows(text)["throughput"]?.count == 7, "\(text)")
     }
 }
 
@@ -219,7 +224,7 @@ struct ThresholdTests {
         let close = RunSet(directory: "c", runs: [ThresholdTests.run([.p99: 6.5, .throughput: 4900, .sent: 1000])])
         let near = RunComparison(baseline: baseline, current: close, metrics: [.p99, .throughput])
         #expect(near.rows.map(\.verdict) == [.withinNoise, .withinNoise])
-        #expect(near.text.contains("within 5% (noise unknown: repeat the runs)"))
+        #expect(textRows(near.text)["p99"]?.last == "within 5% (noise unknown: repeat the runs)", "\(near.text)")
         // A stricter bound names the same 3.3% rise.
         let strict = RunComparison(baseline: baseline, current: close, metrics: [.p99], minimumEffect: 0.01)
         #expect(strict.rows[0].verdict == .worse)

@@ -43,7 +43,10 @@ import Testing
         #expect(document.command == "send" && !document.done && document.second == 0)
         let page = try Self.get(report, "/")
         #expect(page.status == "200")
-        #expect(String(decoding: page.body, as: UTF8.self).contains("<script id=\"live-data\""))
+        let inline = HTMLDocument(String(decoding: page.body, as: UTF8.self)).element(where: "id", is: "live-data")
+        #expect(inline?.name == "script" && inline?.attributes["type"] == "application/json")
+        let inlined = try JSONDecoder().decode(Live.self, from: Data((inline?.text ?? "").utf8))
+        #expect(inlined.command == "send")
         #expect(try Self.get(report, "/report.html").status == "404")
         #expect(try Self.get(report, "/elsewhere").status == "404")
 

@@ -44,13 +44,12 @@ import Testing
             shard: shard,
             into: PrometheusMetrics(subsystem: "sender")
         )
-        #expect(text.contains("# TYPE fanout_sender_latency_seconds summary\n"))
-        #expect(text.contains("# TYPE fanout_sender_notification_latency_seconds histogram\n"))
-        let label = shard.map { "shard=\"\($0)\"," } ?? ""
+        let exposition = try #require(PrometheusExposition(text), "\(text)")
+        #expect(exposition.types["fanout_sender_latency_seconds"] == "summary")
+        #expect(exposition.types["fanout_sender_notification_latency_seconds"] == "histogram")
+        let labels = (shard.map { ["shard": $0] } ?? [:]).merging(["le": "+Inf"]) { $1 }
         #expect(
-            text.contains(
-                "fanout_sender_notification_latency_seconds_bucket{\(label)le=\"+Inf\"} \(latencies.count)\n"
-            ),
+            exposition.value("fanout_sender_notification_latency_seconds_bucket", labels) == Double(latencies.count),
             "\(text)"
         )
         let remarks = try promtoolRemarks(text)
