@@ -220,12 +220,11 @@ public struct HTTP2Connection: ~Copyable {
     /// The MAX_CONCURRENT_STREAMS of the last SETTINGS the peer acknowledged; `nil` before its
     /// first acknowledgement (until then it may not know any limit: RFC 9113 §6.5.3).
     public internal(set) var acknowledgedMaxConcurrentStreams: UInt32?
-    /// SETTINGS this side sent that the peer has not acknowledged yet (its initial one
-    /// included): a server that changes its limits mid-connection bounds them by this.
     /// The bytes about to be received (`receive(_:from:_:)`) arrived at `now` (uptime
     /// nanoseconds); `beginningBurst`: they are a read burst's first, so `readStartedAt` is
-    /// `now` too.
-    public mutating func bytesArrived(at now: UInt64, beginningBurst: Bool = true) {
+    /// `now` too (said each time: a read within a burst that reset it would hide the reader's
+    /// own delay).
+    public mutating func bytesArrived(at now: UInt64, beginningBurst: Bool) {
         self.now = now
         if beginningBurst { readStartedAt = now }
     }
@@ -233,6 +232,8 @@ public struct HTTP2Connection: ~Copyable {
     /// From now on, keeps the WINDOW_UPDATEs the peer sends (`windowUpdates`).
     public mutating func recordWindowUpdates() { recordsWindowUpdates = true }
 
+    /// SETTINGS this side sent that the peer has not acknowledged yet (its initial one
+    /// included): a server that changes its limits mid-connection bounds them by this.
     public var unacknowledgedSettings: Int { unacknowledgedMaxConcurrentStreams.count }
     /// The WINDOW_UPDATEs the peer sent since the owner last took them (`takeWindowUpdates`),
     /// when `recordsWindowUpdates` (the probe's record of how a server refills its windows);

@@ -83,7 +83,7 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
         _ delegate: inout some HTTP2ConnectionDelegate
     ) -> Int {
         let bytes = wire.readableBytes
-        connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds)
+        connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds, beginningBurst: true)
         HTTP2Connection.receive(&connection, from: &wire) { event, connection in
             delegate.handle(event, connection: &connection)
         }

@@ -83,17 +83,20 @@ public final class TextEndpoint: Sendable {
     ) throws {
         self.limits = limits
         let open = open
-        let acceptEvents: @Sendable (AcceptBackoff.Event) -> Void = { event in
-            if let (kind, detail) = event.logged { limitReached?(kind, "\(host):\(port)", detail) }
-        }
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // Out of descriptors, accepting again at once fails again at once: the listener
             // pauses, 10 ms doubling to 1 s, with autoRead off (`AcceptBackoff`; NIO's own
             // `AcceptBackoffHandler` only withholds `read` and the channel spins on).
             .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: acceptEvents))
+                // Logged with the address bound (`port` may be 0: any free one).
+                let report: @Sendable (AcceptBackoff.Event) -> Void = { [weak channel] event in
+                    guard let (kind, detail) = event.logged else { return }
+                    let address = channel?.localAddress.map(TextEndpoint.describe) ?? "\(host):\(port)"
+                    limitReached?(kind, address, detail)
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: report))
                 }
             }
             .childChannelInitializer { channel in

@@ -42,11 +42,13 @@ public struct SinkConfiguration: Sendable {
     /// needs (`fanout send` opens 4 connections by default; APNs asks providers to keep few).
     public static let defaultMaxConnectionsPerPeer = 256
     /// Connections one peer address may hold at once that have not sent a request yet (a
-    /// connection stops counting at its first request); the next is refused in words.
+    /// connection stops counting at its first request), once half the total is open
+    /// (`ConnectionAdmission`); the next is refused in words.
     public var maxIdleConnectionsPerPeer = Self.defaultMaxIdleConnectionsPerPeer
     /// 64, a quarter of the per-peer limit: a provider's pool opens a few connections and sends
-    /// on each within a round trip (`fanout send` opens 4), while four addresses holding idle
-    /// connections take at most a quarter of the default total between them.
+    /// on each within a round trip (`fanout send` opens 4). Idle connections fill half the
+    /// total unheld (two addresses of 256), then 64 an address; at the total the oldest idle
+    /// one is evicted for a newcomer.
     public static let defaultMaxIdleConnectionsPerPeer = 64
 
     /// The configuration for a sink a run starts for itself (`fanout run`, a plan's rehearsal):

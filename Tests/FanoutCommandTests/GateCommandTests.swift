@@ -94,7 +94,8 @@ import Testing
         #expect(result.status == 2, "\(result.standardOutput)\(result.standardError)")
         // The run's own reason, a line of its own; the threshold judged still.
         let reasons = try CommandRunner.summary(in: Self.runs.invalid).invalidity
-        #expect(reasons.count == 1 && reasons.allSatisfy { if case .generatorBehind = $0 { true } else { false } })
+        try #require(reasons.count == 1, "\(reasons)")
+        #expect(reasons.allSatisfy { if case .generatorBehind = $0 { true } else { false } })
         let said = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(said.count { $0 == "INVALID run: \(reasons[0])" } == 1, "\(result.standardOutput)")
         #expect(Array(Self.verdicts(result.standardOutput).keys) == ["sent > 0"], "\(result.standardOutput)")

@@ -259,7 +259,7 @@ import Testing
         #expect(manifest.interrupted == name && manifest.finished == 2 && manifest.asked == 5, "\(manifest)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/set/repeat-4"))
         let reasons = try RunSet.load(folder + "/set").setReasons
-        #expect(reasons == [.repeatsInterrupted(finished: 2, asked: 5)])
+        try #require(reasons == [.repeatsInterrupted(finished: 2, asked: 5)])
         let gate = try CommandRunner.run(["gate", folder + "/set", "--threshold", "errors == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)\(gate.standardError)")
         let said = gate.standardOutput.split(separator: "\n").map(String.init)

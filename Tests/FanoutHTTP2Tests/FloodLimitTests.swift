@@ -98,7 +98,7 @@ import Testing
         var stream: UInt32 = 1
         // The burst, then 33 a second for ten seconds.
         for second in 0..<11 {
-            server.bytesArrived(at: UInt64(second) * 1_000_000_000)
+            server.bytesArrived(at: UInt64(second) * 1_000_000_000, beginningBurst: true)
             for _ in 0..<(second == 0 ? 1000 : 33) {
                 var pair = ByteBuffer(bytes: Self.headers(stream, endStream: false) + Self.reset(stream))
                 server.read(&pair)
@@ -157,7 +157,7 @@ import Testing
         server: inout HTTP2Connection,
         now: UInt64 = 0
     ) -> [HTTP2Frame] {
-        server.bytesArrived(at: now)
+        server.bytesArrived(at: now, beginningBurst: true)
         var written: [HTTP2Frame] = []
         var decoder = HTTP2FrameDecoder(maxFrameSize: 1 << 24 - 1)
         var left = count
@@ -175,7 +175,7 @@ import Testing
 
     static func started(_ configuration: HTTP2Connection.Configuration = .init(), now: UInt64 = 0) -> HTTP2Connection {
         var server = HTTP2Connection(role: .server, configuration: configuration)
-        server.bytesArrived(at: now)
+        server.bytesArrived(at: now, beginningBurst: true)
         var start = ByteBuffer(bytes: RawFrame.clientStart + FloodLimitTests.headers(1, endStream: false))
         _ = server.read(&start)
         _ = server.takeOutbound()

@@ -38,7 +38,7 @@ import Testing
             input = input.dropFirst(chunk.count)
             buffer.writeBytes(chunk)
             now += 10_000_000
-            client.bytesArrived(at: now)
+            client.bytesArrived(at: now, beginningBurst: true)
             HTTP2Connection.receive(&client, from: &buffer) { event, client in
                 switch event {
                 case .message:

@@ -22,7 +22,7 @@ import Testing
                 endStream: endStream
             )
             var buffer = ByteBuffer(bytes: frames)
-            server.bytesArrived(at: now)
+            server.bytesArrived(at: now, beginningBurst: true)
             server.read(&buffer)
         }
         open(1, at: 1_000, endStream: false)  // never ends

@@ -47,6 +47,7 @@ side() {
         done
     fi
     wait "$send"
+    forget "$send"
     local stats cpu
     stats=$(curl -s --max-time 5 "http://127.0.0.1:$admin/stats")
     # utime and stime: the 14th and 15th fields of /proc/PID/stat, in clock ticks.
@@ -55,6 +56,7 @@ side() {
         "$work/send/summary.json" "$stats" "$floods" "$cpu" >>"$work/$name"
     kill -TERM "$pid"
     wait "$pid" 2>/dev/null || true
+    forget "$pid"
 }
 
 printf '%-4s %-8s %10s %9s %7s %7s %9s\n' run side "p99 ms" accepted calmed floods "sink cpu"

@@ -41,6 +41,7 @@ side() {
         "$stats" >>"$work/$name"
     kill -TERM "$pid"
     wait "$pid" 2>/dev/null || true
+    forget "$pid"
 }
 
 printf '%-4s %-8s %8s %10s %10s %8s\n' run side count "p50 ms" "p99 ms" untimed

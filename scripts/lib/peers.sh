@@ -53,6 +53,14 @@ start_sink() {
     wait_port "$sink_port"
 }
 
+# forget PID: a process stopped and waited for is not stopped again at exit (by then its
+# number may be another process's).
+forget() {
+    local kept=() pid
+    for pid in "${pids[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+    pids=("${kept[@]}")
+}
+
 # start_admin_sink OUT [OPTION...]: `fanout sink --no-auth` with OPTIONS on port 0 and
 # `--admin` on port 0, its output in OUT; sets `sink_pid`, `sink_port` and `admin_port` once it
 # has printed both (within 10 s).

@@ -116,7 +116,7 @@ extension Exchange {
         while !input.isEmpty {
             buffer.writeBytes(input.take(chunk))
             now += 10_000_000
-            connection.bytesArrived(at: now)
+            connection.bytesArrived(at: now, beginningBurst: true)
             let alive = converse(&connection, &buffer)
             invariant(connection)
             check.drain(&connection)
