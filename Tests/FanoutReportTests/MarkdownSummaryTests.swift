@@ -57,7 +57,10 @@ import Testing
             "\(document.lines)"
         )
         #expect(document.items == ["the sink was not reached"])
-        #expect(document.table("notifications")?.rows.first.map { $0.count > 1 ? $0[1] : "" } == "no answers", "\(document.tables)")
+        #expect(
+            document.table("notifications")?.rows.first.map { $0.count > 1 ? $0[1] : "" } == "no answers",
+            "\(document.tables)"
+        )
         #expect(
             Array(document.lines.dropFirst().prefix(2)) == [
                 "CPU per notification: none (no answers)", "Latency: no answers.",

@@ -112,6 +112,8 @@ import Testing
     @Test func connectionsBeyondTheIdleLimitAreRefusedInWords() throws {
         var configuration = SinkConfiguration()
         configuration.maxIdleConnectionsPerPeer = 2
+        // The idle limit holds once half the total is open: two of four.
+        configuration.scenario.faults.maxConnections = 4
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let sink = try Sink(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
