@@ -185,6 +185,9 @@ import Testing
     /// used its window as well as nghttp2's client does carries as much (issue #42: 1,404 and
     /// 1,408 a second). Measured (debug build, 2 cores, 5 runs): fanout send 1,367–1,377 a
     /// second, h2load 1,412–1,418, ratio 0.966–0.974; it passed beside 2 to 6 busy loops too.
+    /// Within the whole suite, the other tests' load slowed one side's single run by 13–15% now
+    /// and then (CI, twice in 2026-11/12): each side runs twice, alternating, and the faster of
+    /// its two is compared. A busy machine only slows a run; the faster is the nearer the wire's.
     @Test(.requires(.h2load, .nghttpd, .python3)) func fanoutSendCarriesWhatH2LoadCarriesOnTheSameWire() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -192,23 +195,30 @@ import Testing
         try Data(String(repeating: Self.token + "\n", count: count).utf8).write(
             to: URL(fileURLWithPath: folder + "/tokens.txt")
         )
-        let peer = try Self.behindRelay(serving: folder, delay: 40) {
-            try Self.h2load(port: $0, count: count, streams: 1000, in: folder)
+        var peerRates: [Double] = []
+        var sendRates: [Double] = []
+        for round in 1...2 {
+            let peer = try Self.behindRelay(serving: folder, delay: 40) {
+                try Self.h2load(port: $0, count: count, streams: 1000, in: folder)
+            }
+            peerRates.append(peer.rate)
+            let output = folder + "/send-\(round)"
+            let send = try Self.behindRelay(serving: folder, delay: 40) {
+                try CommandRunner.run(
+                    [
+                        "send", "--endpoint", "http://127.0.0.1:\($0)", "--tokens", folder + "/tokens.txt",
+                        "--template", "fixtures/poll.json", "--topic", "com.example.app", "--connections", "1",
+                        "--streams", "1000", "--output", output,
+                    ],
+                    timeout: .seconds(60)
+                )
+            }
+            #expect(send.status == 0, "\(send.standardError)")
+            let summary = try CommandRunner.summary(in: output)
+            #expect(summary.accepted == count)
+            sendRates.append(try #require(summary.throughputPerSecond))
         }
-        let send = try Self.behindRelay(serving: folder, delay: 40) {
-            try CommandRunner.run(
-                [
-                    "send", "--endpoint", "http://127.0.0.1:\($0)", "--tokens", folder + "/tokens.txt", "--template",
-                    "fixtures/poll.json", "--topic", "com.example.app", "--connections", "1", "--streams", "1000",
-                    "--output", folder + "/send",
-                ],
-                timeout: .seconds(60)
-            )
-        }
-        #expect(send.status == 0, "\(send.standardError)")
-        let summary = try CommandRunner.summary(in: folder + "/send")
-        #expect(summary.accepted == count)
-        let rate = try #require(summary.throughputPerSecond)
-        #expect(abs(rate / peer.rate - 1) <= 0.10, "fanout send \(rate)/s, h2load \(peer.rate)/s")
+        let (rate, peer) = (sendRates.max()!, peerRates.max()!)
+        #expect(abs(rate / peer - 1) <= 0.10, "fanout send \(sendRates)/s, h2load \(peerRates)/s")
     }
 }
