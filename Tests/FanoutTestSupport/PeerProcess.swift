@@ -135,21 +135,25 @@ public final class PeerProcess: @unchecked Sendable {
     /// The processor time the program has used, user and system (`utime` and `stime` of
     /// /proc/PID/stat), in seconds; `nil` when it cannot be read.
     public var processorSeconds: Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
-            let afterName = stat.range(of: ") ", options: .backwards)
-        else { return nil }
         // After the name: state, then 10 fields, then utime and stime (fields 14 and 15).
-        let fields = stat[afterName.upperBound...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        guard let fields = statFields, fields.count > 12, let user = Double(fields[11]),
+            let system = Double(fields[12])
+        else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Whether the program is stopped by a signal (SIGSTOP): state `T` in `/proc/PID/stat`.
     public var isStopped: Bool {
+        statFields?.first == "T"
+    }
+
+    /// The fields of /proc/PID/stat after the program's name (its state first); `nil` when the
+    /// process is gone. The name is in parentheses and may hold spaces: it ends at the last ") ".
+    private var statFields: [Substring]? {
         guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
             let afterName = stat.range(of: ") ", options: .backwards)
-        else { return false }
-        return stat[afterName.upperBound...].first == "T"
+        else { return nil }
+        return stat[afterName.upperBound...].split(separator: " ")
     }
 
     /// Sends SIGINT, as Ctrl-C in a terminal does.
