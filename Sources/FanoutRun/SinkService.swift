@@ -377,7 +377,7 @@ public struct SinkService: Service {
             && sink.maxConnections < ConnectionFaults.mostConnectionsByDefault
         {
             printError(
-                "fanout sink: at most \(sink.maxConnections.grouped) connections: what the open-file limit, \(MachineLimits.current().openFiles.grouped), leaves with headroom (--max-connections sets it)"
+                "fanout sink: at most \(sink.maxConnections.grouped) connections: what the open-file limit, \(MachineLimits.current().openFiles.grouped), leaves with headroom (--max-connections sets it); \(sink.maxConnectionsPerPeer.grouped) from one address"
             )
         }
         if configuration.tokenAuthentication == nil && !configuration.certificateAuthentication {

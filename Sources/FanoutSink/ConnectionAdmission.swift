@@ -17,6 +17,10 @@
 ///                                       none idle: "1024 connections, its limit"
 /// ```
 ///
+/// A connection stops being idle at its first request not refused for its authentication (403,
+/// `SinkConnection.becomeActive(unless:)`): a peer that cannot prove who it is keeps its
+/// connections idle, and evictable, however many requests it sends.
+///
 /// A state machine over connection identities (`ID`): the sink keys it by channel.
 struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     /// Which limit turned a connection away.

@@ -75,6 +75,8 @@ public final class Sink: Sendable {
     /// Connections served at once: `scenario.faults.maxConnections`, or by default what the
     /// open-file limit allows (`ConnectionFaults.defaultMaxConnections`).
     public let maxConnections: Int
+    /// Connections one address may hold at once (`SinkConfiguration.peerLimits(defaultTotal:)`).
+    public let maxConnectionsPerPeer: Int
 
     /// The broadcast channels' counts, once a channel was asked for (`nil` before: `/stats`
     /// and summaries stay as they were for runs without broadcasts).
@@ -106,17 +108,21 @@ public final class Sink: Sendable {
         let statistics = statistics
         let state = SinkState(scenario: configuration.scenario, limitLog: configuration.limitLog)
         self.state = state
-        let maxConnections =
-            configuration.scenario.faults.maxConnections
-            ?? ConnectionFaults.defaultMaxConnections(.current(), eventLoops: Array(group.makeIterator()).count)
+        let defaultTotal = ConnectionFaults.defaultMaxConnections(
+            .current(),
+            eventLoops: Array(group.makeIterator()).count
+        )
+        let maxConnections = configuration.scenario.faults.maxConnections ?? defaultTotal
         self.maxConnections = maxConnections
+        let peerLimits = configuration.peerLimits(defaultTotal: defaultTotal)
+        maxConnectionsPerPeer = peerLimits.perPeer
         let connections = NIOLockedValueBox(
             (
                 open: [ObjectIdentifier: any Channel](),
                 admission: ConnectionAdmission<ObjectIdentifier>(
                     total: maxConnections,
-                    perPeer: configuration.maxConnectionsPerPeer,
-                    idlePerPeer: configuration.maxIdleConnectionsPerPeer
+                    perPeer: peerLimits.perPeer,
+                    idlePerPeer: peerLimits.idlePerPeer
                 )
             )
         )

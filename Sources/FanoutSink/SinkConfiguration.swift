@@ -35,28 +35,35 @@ public struct SinkConfiguration: Sendable {
     /// `client_body_timeout` (60 s) is made for uploads from phones.
     public static let defaultRequestTimeout: Duration = .seconds(10)
     /// Connections one peer address may hold at once (the total is `scenario.faults.maxConnections`);
-    /// the next is refused with SETTINGS and GOAWAY ENHANCE_YOUR_CALM saying which limit.
-    public var maxConnectionsPerPeer = Self.defaultMaxConnectionsPerPeer
-    /// 256, a quarter of the default total: one address cannot hold more than a quarter of a
-    /// shared sink, so at least four clients always get in, and it is far above what one sender
-    /// needs (`fanout send` opens 4 connections by default; APNs asks providers to keep few).
-    public static let defaultMaxConnectionsPerPeer = 256
+    /// the next is refused with SETTINGS and GOAWAY ENHANCE_YOUR_CALM saying which limit. `nil`:
+    /// a quarter of the total the open-file limit allows by default (`peerLimits(defaultTotal:)`).
+    public var maxConnectionsPerPeer: Int?
     /// Connections one peer address may hold at once that have not sent a request yet (a
-    /// connection stops counting at its first request), once half the total is open
-    /// (`ConnectionAdmission`); the next is refused in words.
-    public var maxIdleConnectionsPerPeer = Self.defaultMaxIdleConnectionsPerPeer
-    /// 64, a quarter of the per-peer limit: a provider's pool opens a few connections and sends
-    /// on each within a round trip (`fanout send` opens 4). Idle connections fill half the
-    /// total unheld (two addresses of 256), then 64 an address; at the total the oldest idle
-    /// one is evicted for a newcomer.
-    public static let defaultMaxIdleConnectionsPerPeer = 64
+    /// connection stops counting at its first request not refused for its authentication), once
+    /// half the total is open (`ConnectionAdmission`); the next is refused in words. `nil`: a
+    /// quarter of the per-peer limit.
+    public var maxIdleConnectionsPerPeer: Int?
+
+    /// The per-peer limits, given or by default. One address may hold a quarter of the total
+    /// the open-file limit allows (`defaultTotal`: 1,024 with room to spare, 93 under `ulimit -n
+    /// 256`), so at least four clients always get in and one address cannot take a sink that a
+    /// low limit made small; 256 of the 1,024 is far above what one sender needs (`fanout send`
+    /// opens 4 connections by default; APNs asks providers to keep few). Idle ones a quarter of
+    /// that (64 of 256): a provider's pool opens a few connections and sends on each within a
+    /// round trip. Idle connections fill half the total unheld (two addresses of 256), then 64 an
+    /// address; at the total the oldest idle one is evicted for a newcomer. The default total,
+    /// not a `--max-connections` given: a low total given is a fault for one client to meet.
+    public func peerLimits(defaultTotal: Int) -> (perPeer: Int, idlePerPeer: Int) {
+        let perPeer = maxConnectionsPerPeer ?? max(1, defaultTotal / 4)
+        return (perPeer, maxIdleConnectionsPerPeer ?? max(1, perPeer / 4))
+    }
 
     /// The configuration for a sink a run starts for itself (`fanout run`, a plan's rehearsal):
     /// no neighbour shares it, and the run's own pool opens all its connections at once, before
-    /// any sends a request, so the idle limit is the per-peer one.
+    /// any sends a request, so the idle limit never binds (the per-peer one still does).
     public var embedded: SinkConfiguration {
         var configuration = self
-        configuration.maxIdleConnectionsPerPeer = max(maxIdleConnectionsPerPeer, maxConnectionsPerPeer)
+        configuration.maxIdleConnectionsPerPeer = .max
         return configuration
     }
     /// Where the sink's lines about refusals and limits reached go (`LimitLog`: at most one a

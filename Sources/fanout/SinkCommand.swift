@@ -144,20 +144,20 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Refuse connections from one address beyond this many at once.",
+            "Refuse connections from one address beyond this many at once (default: a quarter of the default --max-connections, 256 of 1024).",
             valueName: "n"
         )
     )
-    var maxConnectionsPerPeer = SinkConfiguration.defaultMaxConnectionsPerPeer
+    var maxConnectionsPerPeer: Int?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Once half of --max-connections is open, refuse connections from one address beyond this many at once that have not sent a request.",
+            "Once half of --max-connections is open, refuse connections from one address beyond this many at once that have not sent a request (one refused for its authentication counts as none; default: a quarter of --max-connections-per-peer, 64 of 256).",
             valueName: "n"
         )
     )
-    var maxIdleConnectionsPerPeer = SinkConfiguration.defaultMaxIdleConnectionsPerPeer
+    var maxIdleConnectionsPerPeer: Int?
 
     @Option(
         name: .long,
@@ -262,10 +262,10 @@ struct SinkCommand: AsyncParsableCommand {
         if let maxConnections = scenario.maxConnections {
             try limits.connections("--max-connections", eventLoops: threads).validate(maxConnections)
         }
-        if maxConnectionsPerPeer < 1 {
+        if let maxConnectionsPerPeer, maxConnectionsPerPeer < 1 {
             throw ValidationError("--max-connections-per-peer must be at least 1; got \(maxConnectionsPerPeer).")
         }
-        if maxIdleConnectionsPerPeer < 1 {
+        if let maxIdleConnectionsPerPeer, maxIdleConnectionsPerPeer < 1 {
             throw ValidationError(
                 "--max-idle-connections-per-peer must be at least 1; got \(maxIdleConnectionsPerPeer)."
             )

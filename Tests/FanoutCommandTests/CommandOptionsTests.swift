@@ -207,8 +207,8 @@ import Testing
         #expect(job.configuration.idleTimeout == SinkConfiguration.defaultIdleTimeout)
         #expect(job.configuration.incompleteFrameTimeout == .seconds(30))
         #expect(job.configuration.requestTimeout == SinkConfiguration.defaultRequestTimeout)
-        #expect(job.configuration.maxConnectionsPerPeer == SinkConfiguration.defaultMaxConnectionsPerPeer)
-        #expect(job.configuration.maxIdleConnectionsPerPeer == SinkConfiguration.defaultMaxIdleConnectionsPerPeer)
+        // Nor per-peer limits: a quarter of the default total, a quarter of that idle.
+        #expect(job.configuration.maxConnectionsPerPeer == nil && job.configuration.maxIdleConnectionsPerPeer == nil)
         // No total given: the sink takes what the open-file limit allows (`Sink.maxConnections`).
         #expect(job.configuration.scenario.faults.maxConnections == nil)
     }

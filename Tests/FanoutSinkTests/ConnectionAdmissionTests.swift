@@ -159,15 +159,30 @@ import Testing
         #expect(admission.idleQueueLength <= 128, "\(admission.idleQueueLength) entries for 4 idle connections")
     }
 
-    /// A sink a run starts for itself has no neighbour: its idle limit is the per-peer one, so
-    /// a pool that opens all its connections at once is not held to 64.
+    /// A sink a run starts for itself has no neighbour: the idle limit never binds, so a pool
+    /// that opens all its connections at once is held to the per-peer limit only.
     @Test func aRunsOwnSinkHoldsItsPoolToThePerPeerLimitOnly() {
         var configuration = SinkConfiguration()
-        #expect(configuration.maxIdleConnectionsPerPeer == 64)
-        #expect(configuration.embedded.maxIdleConnectionsPerPeer == 256)
+        #expect(configuration.peerLimits(defaultTotal: 1024) == (256, 64))
+        #expect(configuration.embedded.peerLimits(defaultTotal: 1024) == (256, .max))
         configuration.maxConnectionsPerPeer = 8
-        #expect(configuration.embedded.maxIdleConnectionsPerPeer == 64)
-        #expect(configuration.embedded.maxConnectionsPerPeer == 8)
+        #expect(configuration.embedded.peerLimits(defaultTotal: 1024) == (8, .max))
+    }
+
+    /// The per-peer limits follow the total the open-file limit allows: a quarter of it from one
+    /// address and a quarter of that idle, so four addresses always get in however low the limit
+    /// made the sink (review of issue 61: under `ulimit -n 256` the total was 93 and one address
+    /// could still hold all of it, the per-peer default staying at 256). A limit given is kept,
+    /// and an idle one follows the per-peer one given.
+    @Test func thePerPeerLimitsAreAQuarterOfTheDefaultTotal() {
+        var configuration = SinkConfiguration()
+        #expect(configuration.peerLimits(defaultTotal: 93) == (23, 5))
+        #expect(configuration.peerLimits(defaultTotal: 669) == (167, 41))
+        #expect(configuration.peerLimits(defaultTotal: 3) == (1, 1))
+        configuration.maxConnectionsPerPeer = 40
+        #expect(configuration.peerLimits(defaultTotal: 93) == (40, 10))
+        configuration.maxIdleConnectionsPerPeer = 2
+        #expect(configuration.peerLimits(defaultTotal: 93) == (40, 2))
     }
 
     @Test func aRefusalSaysWhichLimit() {

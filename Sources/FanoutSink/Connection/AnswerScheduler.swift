@@ -1,4 +1,5 @@
 import FanoutScenarioTerms
+
 /// When each answer goes out, and the answers waiting for their time: the scenario's latency
 /// (a draw when it has a spread), the connection's throughput ceiling (`--connection-rate`'s
 /// pacing), the stall windows, and the coalescing of drawn holds (`AnswerCoalescing`). Told the

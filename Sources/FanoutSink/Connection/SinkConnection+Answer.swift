@@ -36,11 +36,6 @@ extension SinkConnection {
         let openStreams = connection.openStreams
         counts.peakStreams = max(counts.peakStreams, openStreams)
         unregisteredSince = 0
-        // A flag, not the optional closure: binding that would retain it every request.
-        if !sentRequest {
-            sentRequest = true
-            firstRequest?()
-        }
         if let action = lifecycle.requestArrived(total: counts.requests + handled) {
             return perform(action, now: clock.uptime(), &connection)
         }
@@ -57,6 +52,7 @@ extension SinkConnection {
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
         let streams = StreamsSeen(open: openStreams, acknowledgedLimit: connection.acknowledgedMaxConcurrentStreams)
         let decision = decide(request, fields, unanswered: unanswered, received: received, now: now, streams)
+        if !isActive { becomeActive(unless: decision.rejection) }
         observer?.decided(
             received: received,
             rejection: decision.rejection,
@@ -103,6 +99,16 @@ extension SinkConnection {
         }
         if decision.rejection == .shutdown { shutdown(&connection) }
         turnEnded(now: now, &connection)
+    }
+
+    /// Tells the sink's admission (`ConnectionAdmission`) that this connection is no longer idle,
+    /// at its first request not refused for its authentication (403): a peer that cannot prove
+    /// who it is stays idle however many requests it sends, so its connections still make room
+    /// for clients that can. Without auth on, its first request.
+    mutating func becomeActive(unless rejection: APNsReason?) {
+        guard rejection?.status != 403 else { return }
+        isActive = true
+        firstRequest?()
     }
 
     /// The verdict on one request: APNs's rules (`RequestChecks`), then the scenario's errors

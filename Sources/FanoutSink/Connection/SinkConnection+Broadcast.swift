@@ -60,6 +60,7 @@ extension SinkConnection {
             observer?.broadcastDecided(route, fields, extra, answer, body: request.body, in: bytes, now: now)
             return answer
         }
+        if !isActive { becomeActive(unless: answer.rejection) }
         var headers: [(name: String, value: String)] = [
             (":status", String(answer.status)),
             (

@@ -51,10 +51,12 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// lateness is timed when it is really written (`outboundWritten`). Keeps its capacity: at
     /// most the answers of one read burst or one wake-up.
     let unwritten = UnwrittenAnswers(capacity: 256)
-    /// Tells the sink's admission of this connection's first request (`ConnectionAdmission`:
-    /// it is no longer idle), once `sentRequest` turns true.
+    /// Tells the sink's admission (`ConnectionAdmission`) that this connection is no longer
+    /// idle, once `isActive` turns true (`becomeActive(unless:)`).
     let firstRequest: (@Sendable () -> Void)?
-    var sentRequest = false
+    /// Whether the connection has sent a request not refused for its authentication. A flag,
+    /// not the optional closure: binding that would retain it every request.
+    var isActive = false
     /// With the device fleet: when the request being answered found its token unregistered
     /// (uptime nanoseconds, 0: it did not), the time its 410's body gives.
     var unregisteredSince: UInt64 = 0

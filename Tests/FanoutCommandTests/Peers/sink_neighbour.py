@@ -6,12 +6,16 @@ MODE is one of:
   h2      COUNT connections from address SOURCE to the sink's APNs port: the preface and
           SETTINGS, then STREAMS (default 0) requests each whose HEADERS never end (no
           END_STREAM, no DATA)
+  request COUNT connections from address SOURCE to the APNs port: the preface and SETTINGS,
+          then one whole request with no authorization (against a sink with auth on: 403),
+          then nothing
   admin   COUNT connections to the admin port; every third sends half a request line, the
           rest send nothing
 
 Once every connection has been opened and has answered or not within a second, one JSON line
 goes to REPORT ("opened"): how many connections were refused (h2: a GOAWAY whose last stream
-is 0 came with their first frames; admin: a 503 or a close) and the first refusal's text.
+is 0 came with their first frames; admin: a 503 or a close), how many were answered (request:
+a HEADERS frame came back on stream 1) and the first refusal's text.
 Then it watches until every connection has ended, or SECONDS (default 30) pass, and appends a
 second line ("ended"): for each connection still served, when the sink closed it (seconds since
 the report), the RST_STREAM codes and the GOAWAY it sent. Exits after that.
@@ -68,7 +72,15 @@ class Connection:
         self.closed_at = None
         self.received = b""
         self.acknowledged = False
-        if mode == "h2":
+        self.answered = False
+        if mode == "request":
+            block = encoder.encode([
+                (":method", "POST"), (":scheme", "http"), (":path", "/3/device/" + TOKEN),
+                (":authority", "127.0.0.1"), ("apns-topic", "com.example.app"),
+            ])
+            body = b'{"aps":{"alert":"x"}}'
+            self.sock.sendall(PREFACE + frame(4, 0, 0) + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, body))
+        elif mode == "h2":
             data = PREFACE + frame(4, 0, 0)
             for number in range(streams):
                 block = encoder.encode([
@@ -109,6 +121,8 @@ class Connection:
                     self.sock.sendall(frame(4, 0x1, 0))
                 except OSError:
                     pass
+            elif kind == 1 and stream == 1:
+                self.answered = True
             elif kind == 3 and len(payload) == 4:
                 self.resets.append(int.from_bytes(payload, "big"))
         return True
@@ -150,7 +164,7 @@ def main():
     with open(report, "a") as out:
         out.write(json.dumps({
             "opened": len(open_ones), "failed": count - len(open_ones), "refused": len(refused),
-            "served": len(served), "refusal": first,
+            "served": len(served), "answered": sum(1 for c in open_ones if c.answered), "refusal": first,
         }) + "\n")
     reported = time.monotonic()
     watch(served, reported + seconds)
