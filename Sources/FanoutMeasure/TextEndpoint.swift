@@ -72,13 +72,15 @@ public final class TextEndpoint: Sendable {
 
     /// Listens on `host:port` (port 0: any free one); `answer` gets the path without its query,
     /// on an event loop of `group`; `limitReached` hears of every connection refused or closed
-    /// by a limit, and of accepting failing (a burst's first failure, and its end).
+    /// by a limit, and of accepting failing (a burst's first failure, and its end);
+    /// `acceptFailed` of every failed accept (to count).
     public init(
         host: String,
         port: Int,
         group: any EventLoopGroup,
         limits: Limits = Limits(),
         limitReached: LimitReached? = nil,
+        acceptFailed: (@Sendable () -> Void)? = nil,
         answer: @escaping @Sendable (_ path: String) -> Answer
     ) throws {
         self.limits = limits
@@ -91,6 +93,7 @@ public final class TextEndpoint: Sendable {
             .serverChannelInitializer { channel in
                 // Logged with the address bound (`port` may be 0: any free one).
                 let report: @Sendable (AcceptBackoff.Event) -> Void = { [weak channel] event in
+                    if case .failed = event { acceptFailed?() }
                     guard let (kind, detail) = event.logged else { return }
                     let address = channel?.localAddress.map(TextEndpoint.describe) ?? "\(host):\(port)"
                     limitReached?(kind, address, detail)

@@ -11,15 +11,15 @@
 /// ```
 ///   peer A ████████████████ 256 ── its 257th: "256 connections from A, the per-peer limit"
 ///   peer B ░░░░░░░░ 64 idle ──────  past half the total, its 65th idle: "64 connections from B
-///                                   that sent no request, …"
+///                                   that sent no authenticated request, …"
 ///   peer C ███ 3
 ///   total  ████████████████████ 1024 ── a 1025th: the oldest idle one (░) is evicted for it;
 ///                                       none idle: "1024 connections, its limit"
 /// ```
 ///
-/// A connection stops being idle at its first request not refused for its authentication (403,
-/// `SinkConnection.becomeActive(unless:)`): a peer that cannot prove who it is keeps its
-/// connections idle, and evictable, however many requests it sends.
+/// A connection stops being idle at its first request whose provider proved who it is (APNs's
+/// rule 4, `SinkConnection.becomeActive()`; with auth off, its first well-formed request): a
+/// peer that cannot keeps its connections idle, and evictable, however many requests it sends.
 ///
 /// A state machine over connection identities (`ID`): the sink keys it by channel.
 struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
@@ -129,7 +129,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
         case .total: "\(Self.prefix)\(total) connections, its limit"
         case .perPeer: "\(Self.prefix)\(perPeer) connections from \(peer), the per-peer limit"
         case .idlePerPeer:
-            "\(Self.prefix)\(idlePerPeer) connections from \(peer) that sent no request, the per-peer idle limit"
+            "\(Self.prefix)\(idlePerPeer) connections from \(peer) that sent no authenticated request, the per-peer idle limit"
         }
     }
 

@@ -200,7 +200,7 @@ public final class Sink: Sendable {
                 limits.note(
                     "evicted",
                     peer: victim,
-                    "it sent no request, and \(address) came to a sink at its \(total) connections"
+                    "it sent no authenticated request, and \(address) came to a sink at its \(total) connections"
                 )
                 Self.evict(evicted)
             }
@@ -227,7 +227,7 @@ public final class Sink: Sendable {
         }
     }
 
-    /// Sends an evicted connection GOAWAY (APNs' IdleTimeout: it had sent no request) and
+    /// Sends an evicted connection GOAWAY (APNs' IdleTimeout: it had sent no authenticated request) and
     /// closes it, on its loop.
     private static func evict(_ channel: any Channel) {
         channel.eventLoop.execute {

@@ -81,6 +81,7 @@ public final class SinkAdmin: Sendable {
                 group: group ?? ownGroup!,
                 limits: limits,
                 limitReached: { kind, peer, detail in log.note("admin " + kind, peer: peer, detail) },
+                acceptFailed: { [statistics = sink.statistics] in statistics.adminAcceptFailed() },
                 answer: answer
             )
         } catch {
@@ -175,7 +176,7 @@ final class SinkMetrics: Sendable {
             metrics.count(
                 "connections_evicted",
                 summary.defences.evicted,
-                help: "Connections that had sent no request, closed to make room for a new one."
+                help: "Connections that had sent no authenticated request, closed to make room for a new one."
             )
             metrics.count(
                 "connections_enhance_your_calm",
@@ -186,6 +187,11 @@ final class SinkMetrics: Sendable {
                 "accept_errors",
                 summary.defences.acceptErrors,
                 help: "Accepts that failed (EMFILE, ENFILE), each followed by a pause."
+            )
+            metrics.count(
+                "admin_accept_errors",
+                summary.defences.adminAcceptErrors,
+                help: "Accepts on the admin port that failed (EMFILE, ENFILE), each followed by a pause."
             )
             metrics.gauge(
                 "connections_open",
@@ -252,7 +258,8 @@ extension SinkStatistics {
                 refused: summary.defences.refused,
                 evicted: summary.defences.evicted,
                 enhanceYourCalm: summary.defences.enhanceYourCalm,
-                acceptErrors: summary.defences.acceptErrors
+                acceptErrors: summary.defences.acceptErrors,
+                adminAcceptErrors: summary.defences.adminAcceptErrors
             ),
             digest: .init(
                 count: summary.digest.count,
@@ -336,7 +343,7 @@ public struct SinkFigures: Encodable, Sendable {
     }
 
     /// `"connections": {"opened", "closed", "open", "refused", "evicted", "enhance_your_calm",
-    /// "accept_errors"}` (`SinkDefences`).
+    /// "accept_errors", "admin_accept_errors"}` (`SinkDefences`).
     public struct Connections: Encodable, Sendable {
         public var opened: Int
         public var closed: Int
@@ -345,11 +352,13 @@ public struct SinkFigures: Encodable, Sendable {
         public var evicted: Int
         public var enhanceYourCalm: Int
         public var acceptErrors: Int
+        public var adminAcceptErrors: Int
 
         enum CodingKeys: String, CodingKey {
             case opened, closed, open, refused, evicted
             case enhanceYourCalm = "enhance_your_calm"
             case acceptErrors = "accept_errors"
+            case adminAcceptErrors = "admin_accept_errors"
         }
     }
 

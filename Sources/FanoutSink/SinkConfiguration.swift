@@ -60,9 +60,12 @@ public struct SinkConfiguration: Sendable {
 
     /// The configuration for a sink a run starts for itself (`fanout run`, a plan's rehearsal):
     /// no neighbour shares it, and the run's own pool opens all its connections at once, before
-    /// any sends a request, so the idle limit never binds (the per-peer one still does).
+    /// any sends a request, so neither per-peer limit binds: the run's pool is the only peer,
+    /// held to the total alone (a quarter of a total lowered by the open-file limit, 167 under
+    /// `ulimit -n 1024`, would refuse a run's own `--connections 200`).
     public var embedded: SinkConfiguration {
         var configuration = self
+        configuration.maxConnectionsPerPeer = .max
         configuration.maxIdleConnectionsPerPeer = .max
         return configuration
     }

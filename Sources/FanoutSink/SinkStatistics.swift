@@ -28,6 +28,7 @@ public final class SinkStatistics: Sendable {
     private let evicted = ManagedAtomic<Int>(0)
     private let enhanceYourCalm = ManagedAtomic<Int>(0)
     private let acceptErrors = ManagedAtomic<Int>(0)
+    private let adminAcceptErrors = ManagedAtomic<Int>(0)
     private let open = NIOLockedValueBox<[Int: SinkConnectionRecord]>([:])
     /// When the statistics started, as a wall-clock time.
     public let startedAt = Date()
@@ -61,12 +62,13 @@ public final class SinkStatistics: Sendable {
 
     /// A connection was refused (a limit: `ConnectionAdmission`).
     func connectionRefused() { refused.wrappingIncrement(ordering: .relaxed) }
-    /// A connection that had sent no request was closed to make room for a new one.
+    /// A connection that had sent no authenticated request was closed to make room for a new one.
     func connectionEvicted() { evicted.wrappingIncrement(ordering: .relaxed) }
     /// A connection was ended with GOAWAY ENHANCE_YOUR_CALM (a flood limit).
     func connectionCalmed() { enhanceYourCalm.wrappingIncrement(ordering: .relaxed) }
     /// Accepting a connection failed (EMFILE, ENFILE: `AcceptBackoff`).
     func acceptFailed() { acceptErrors.wrappingIncrement(ordering: .relaxed) }
+    func adminAcceptFailed() { adminAcceptErrors.wrappingIncrement(ordering: .relaxed) }
 
     /// The connections open now, oldest first, with their counts.
     public var openConnections: [SinkConnectionSummary] {
@@ -142,7 +144,8 @@ public final class SinkStatistics: Sendable {
                 refused: refused.load(ordering: .relaxed),
                 evicted: evicted.load(ordering: .relaxed),
                 enhanceYourCalm: enhanceYourCalm.load(ordering: .relaxed),
-                acceptErrors: acceptErrors.load(ordering: .relaxed)
+                acceptErrors: acceptErrors.load(ordering: .relaxed),
+                adminAcceptErrors: adminAcceptErrors.load(ordering: .relaxed)
             )
         )
     }
@@ -376,27 +379,38 @@ public struct SinkSummary: Sendable, Hashable {
 public struct SinkDefences: Sendable, Hashable {
     /// Connections refused at a limit (in all, from one address, idle from one address).
     public var refused = 0
-    /// Connections that had sent no request, closed to make room for a new one at the total.
+    /// Connections that had sent no authenticated request, closed to make room for a new one at the total.
     public var evicted = 0
     /// Connections ended with GOAWAY ENHANCE_YOUR_CALM: a flood limit (cheap frames, rapid
     /// reset, CONTINUATION, unread acknowledgements, a frame that never completes).
     public var enhanceYourCalm = 0
     /// Accepts that failed (out of descriptors: EMFILE, ENFILE), each followed by a pause.
     public var acceptErrors = 0
+    /// The same on the admin port (`/stats`, `/metrics`), which pauses the same way.
+    public var adminAcceptErrors = 0
 
-    public init(refused: Int = 0, evicted: Int = 0, enhanceYourCalm: Int = 0, acceptErrors: Int = 0) {
+    public init(
+        refused: Int = 0,
+        evicted: Int = 0,
+        enhanceYourCalm: Int = 0,
+        acceptErrors: Int = 0,
+        adminAcceptErrors: Int = 0
+    ) {
         self.refused = refused
         self.evicted = evicted
         self.enhanceYourCalm = enhanceYourCalm
         self.acceptErrors = acceptErrors
+        self.adminAcceptErrors = adminAcceptErrors
     }
 
     /// None of them happened.
     public var isEmpty: Bool { self == SinkDefences() }
 
-    /// `3 refused, 1 evicted, 2 ended with ENHANCE_YOUR_CALM, 0 accepts failed`.
+    /// `3 refused, 1 evicted, 2 ended with ENHANCE_YOUR_CALM, 0 accepts failed`, and when the
+    /// admin port's failed too `, 12 on the admin port`.
     public var text: String {
         "\(refused.grouped) refused, \(evicted.grouped) evicted, \(enhanceYourCalm.grouped) ended with ENHANCE_YOUR_CALM, "
             + "\(acceptErrors.grouped) accepts failed"
+            + (adminAcceptErrors == 0 ? "" : ", \(adminAcceptErrors.grouped) on the admin port")
     }
 }

@@ -153,7 +153,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Once half of --max-connections is open, refuse connections from one address beyond this many at once that have not sent a request (one refused for its authentication counts as none; default: a quarter of --max-connections-per-peer, 64 of 256).",
+            "Once half of --max-connections is open, refuse connections from one address beyond this many at once that have not sent an authenticated request (one refused before its provider proved who it is counts as none; default: a quarter of --max-connections-per-peer, 64 of 256).",
             valueName: "n"
         )
     )

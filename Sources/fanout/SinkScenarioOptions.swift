@@ -153,7 +153,7 @@ struct SinkScenarioOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Refuse connections beyond this many at once, after evicting those that sent no request, oldest first (default: three quarters of what the open-file limit leaves, at most \(ConnectionFaults.mostConnectionsByDefault); each may hold --max-streams streams).",
+            "Refuse connections beyond this many at once, after evicting those that sent no authenticated request, oldest first (default: three quarters of what the open-file limit leaves, at most \(ConnectionFaults.mostConnectionsByDefault); each may hold --max-streams streams).",
             valueName: "n"
         )
     )

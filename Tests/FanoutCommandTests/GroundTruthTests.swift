@@ -10,15 +10,19 @@ import Testing
 ///
 /// - Open-model runs at 50%, 75% and 90% of capacity, with exactly as many tokens as arrivals
 ///   (the case that once ended with connections starving for tokens: p99 601 ms at 75% in
-///   2 × 100). Nothing under 50 ms; the median within 1 ms of it and the run's p99 within 3 ms,
-///   each plus what the two processes say of themselves at that percentile, each by its own
-///   clock: the sender its share of each answer (send lateness and the way back from the sink's
-///   write, `--apns-id timed`) and the sink its answers' lateness past their hold (its `/stats`).
-///   Every second's p99 at most 53 ms plus the sender's account of that second (its send
-///   lateness, its loops' worst lag, its reading) and the sink's. The way in (the send to the
-///   sink's read) has no allowance, and neither has an error of the measurement itself.
+///   2 × 100). Nothing under 50 ms; the slowest answer at least 50 ms after the latest send's
+///   lateness (latency counts from the due time); the median within 1 ms of 50 and the run's
+///   p99 within 3 ms, each plus what the two processes say they added at that percentile: the
+///   sender its share of each answer (`--apns-id timed`: its send lateness and the way back from
+///   the sink's answer), the sink its answers' lateness past their hold (its `/stats`). At p99
+///   each share is capped by the longest that process's loops lagged (timers, apart from the
+///   requests' way: the host's delays) and half a millisecond: on a quiet host 54–56 ms.
+///   Every second's p99 at most 53 ms plus the sender's worst in that second (its send lateness
+///   or its loops' lag, and its reading) and the sink's worst, capped the same way. The way in
+///   (the send to the sink's read) has no allowance.
 /// - The search for `p99 < 100ms` and `p99 < 200ms`: an answer within 5% of 200 streams ÷ the
-///   time each is held (Little's law; the median latency at the answer): 4,000/s on a quiet host.
+///   time each is held (Little's law; the median latency at 3,000/s, where nothing queues, itself
+///   within 1 ms of 50 plus the sender's loops' lag): 4,000/s less a percent on a quiet host.
 ///
 /// The sink announces its streams from the start (`--initial-streams`), so the capacity is the
 /// same in every second. The steps are short (3 s after a 1 s warm-up) and the physics still
@@ -32,12 +36,14 @@ import Testing
 ///
 /// Why the bounds have the processes' accounts and not a flat 53 ms: with both cores busy with other
 /// work (two `yes` loops), the host delays every wake-up on the way — the sender's loops lagged
-/// 3.5–4 ms at p99 and the sink wrote its answers 3–5 ms past their hold — and the run's p99 was
-/// 54.3–56.2 ms in all four shapes (p50 up to 51.2 ms), against 50.9–51.6 ms on a quiet host (the
-/// first CI failure: 53.47 ms at 2,000/s over 1 × 200, the sender's send lateness and reading
-/// 0.3 ms). Each account is a process timing itself, not the latency less the hold: the sum of
-/// both at p99 is larger than the run's extra p99 under load, but the way in and an error in how
-/// latency is measured are in neither.
+/// 2.6–4.5 ms at p99, the sink's 2.2–4.1 ms, and the sink wrote its answers 3–7 ms past their
+/// hold — and the run's p99 was 53.9–56.3 ms in all four shapes, once 64.6 ms, against
+/// 50.9–51.6 ms on a quiet host (the first CI failure: 53.47 ms at 2,000/s over 1 × 200, the
+/// sender's send lateness and reading 0.3 ms). The two shares are not independent of the
+/// latency (together with the way in they are the latency less the hold), which is why each is
+/// capped by its loops' longest lag: a sender or sink that adds to every answer without the
+/// host's help exceeds the cap and fails. (Capped by the loops' lag at p99 instead, the bound
+/// failed the 64.6 ms run: 62.1 ms, each loop's p99 about 4 ms.)
 @Suite(
     .serialized,
     .enabled(
@@ -101,8 +107,10 @@ struct GroundTruthTests {
             #expect(summary.accepted == rate * seconds, "\(shape)")
             #expect(summary.unscheduled == 0, "\(shape)")
             let latency = try #require(summary.latency)
-            let sender = try #require(summary.harness?.sender.perAnswer, "\(shape): no timed answers")
+            let harness = try #require(summary.harness, "\(shape): no harness account")
+            let sender = try #require(harness.sender.perAnswer, "\(shape): no timed answers")
             #expect(sender.count == rate * seconds, "\(shape): \(sender.count) timed answers")
+            let sendLateness = try #require(harness.sender.sendLateness, "\(shape): no send lateness")
             // The sink hands its loops' records over once a second: read until all are in.
             var sinkOwn = try Self.sinkOwnDelays(admin: admin)
             try poll(timeout: .seconds(5), every: .milliseconds(200)) {
@@ -116,23 +124,31 @@ struct GroundTruthTests {
                 latency.p50 >= 50 && latency.p50 <= 51 + sender.p50 + sinkOwn.lateness.p50,
                 "\(shape): p50 \(latency.p50) ms; the sender's share \(sender.p50) ms at p50, the sink's lateness \(sinkOwn.lateness.p50) ms"
             )
-            let sinkLate = sinkOwn.lateness.p99
-            // The tail: the sink's 50 ms, 3 ms more, and what each process says it added.
+            // Counted from the due time, not the send: the notification sent latest took its
+            // 50 ms after that (a count from the send would hide the lateness).
             #expect(
-                latency.p99 <= 53 + sender.p99 + sinkLate,
-                "\(shape): p99 \(latency.p99) ms; the sender's share of each answer \(sender.p99) ms at p99, the sink's lateness \(sinkLate) ms"
+                latency.max >= 50 + sendLateness.max - 0.1,
+                "\(shape): the slowest answer \(latency.max) ms, the latest send \(sendLateness.max) ms late"
+            )
+            // The tail: the sink's 50 ms, 3 ms more, and what each process says it added at p99,
+            // each at most the longest its loops lagged (timers, apart from the requests' way:
+            // what the host took from it) and half a millisecond: on a quiet host 54–56 ms.
+            let senderPart = min(sender.p99, harness.sender.loopLag.max + 0.5)
+            let sinkPart = min(sinkOwn.lateness.p99, sinkOwn.loopLag.max + 0.5)
+            #expect(
+                latency.p99 <= 53 + senderPart + sinkPart,
+                "\(shape): p99 \(latency.p99) ms; the sender's share of each answer \(sender.p99) ms at p99 (its loops' lag \(harness.sender.loopLag.max) ms at most), the sink's lateness \(sinkOwn.lateness.p99) ms (its loops' \(sinkOwn.loopLag.max) ms)"
             )
             // Each second (the last a part of one, its p99 about its slowest answer): the same
             // 53 ms and the worst each process says it added — the sender's in that second (its
-            // send lateness: the open model counts from the due time, so a notification sent
-            // 5 ms late is measured 5 ms longer; its loops' lag: an answer waits in the socket
-            // about as long; its reading) and the sink's over the run.
+            // send lateness or its loops' lag, one stall showing in both; its reading) and the
+            // sink's over the run, at most its loops' worst lag and half a millisecond.
+            let sinkWorst = min(sinkOwn.lateness.max, sinkOwn.loopLag.max + 0.5)
             for interval in summary.intervals where interval.latencyCount > 0 {
-                let account =
-                    interval.maxLag + (interval.maxLoopLag ?? 0) + (interval.readDelayP99 ?? 0) + sinkOwn.lateness.max
+                let senderWorst = max(interval.maxLag, interval.maxLoopLag ?? 0) + (interval.readDelayP99 ?? 0)
                 #expect(
-                    interval.p99 <= 53 + account,
-                    "\(shape), second \(interval.second): p99 \(interval.p99) ms; the sender's send lateness \(interval.maxLag) ms, loop lag \(interval.maxLoopLag ?? 0) ms, reading \(interval.readDelayP99 ?? 0) ms; the sink's lateness \(sinkOwn.lateness.max) ms at most"
+                    interval.p99 <= 53 + senderWorst + sinkWorst,
+                    "\(shape), second \(interval.second): p99 \(interval.p99) ms; the sender's send lateness \(interval.maxLag) ms, loop lag \(interval.maxLoopLag ?? 0) ms, reading \(interval.readDelayP99 ?? 0) ms; the sink's worst \(sinkWorst) ms"
                 )
             }
         }
@@ -157,18 +173,28 @@ struct GroundTruthTests {
             let search = try SearchCommandTests.search(in: folder)
             let answer = try #require(search.answer, "\(what): no answer")
             let rate = try #require(answer.rate, "\(what): \(answer)")
-            // Little's law: 200 streams, each held from a send to its answer — the sink's 50 ms
-            // and what the host adds to it, the median latency of the steps at the answer —
-            // carry 200 ÷ that a second. On a quiet host 4,000/s less a percent; with both cores
-            // busy with other work each answer took 52–53 ms and the capacity was that much
-            // lower (3,750/s found over 8 × 25, 6.25% under 4,000/s: a step at 3,938/s queued).
-            let held = search.steps.filter { $0.offered == rate }.map(\.p50)
-            let hold = try #require(held.min(), "\(what): no step at \(rate)/s")
+            // 200 streams, each held from a send to its answer — the sink's 50 ms and what the
+            // host adds to it — carry 200 ÷ that a second (Little's law). The hold is the median
+            // latency of the search's first step, 3,000/s: three quarters of the capacity, where
+            // nothing waits for a stream (at the answer, near capacity, the median has the
+            // queue in it too). On a quiet host 4,000/s less a percent; with both cores busy with
+            // other work each answer took 52–53 ms and the capacity was that much lower
+            // (3,750/s found over 8 × 25, 6.25% under 4,000/s: a step at 3,938/s queued).
+            let first = try #require(search.steps.min { $0.offered < $1.offered }, "\(what): no step")
+            let hold = first.p50
             let capacity = Double(connections * streams) * 1000 / hold
-            #expect(hold >= 50, "\(what): p50 \(hold) ms at \(rate)/s")
+            // The hold itself: the sink's 50 ms and at most 1 ms more, and what the sender's
+            // loops lagged at p99 in that step (the host's delays), so that a sender adding to
+            // every answer cannot lower the capacity found and the capacity expected together.
+            // (The median stands for the mean Little's law asks: the holds are within a few ms.)
+            let loopLag = try CommandRunner.summary(in: first.folder).harness?.sender.loopLag.p99 ?? 0
+            #expect(
+                hold >= 50 && hold <= 51 + loopLag,
+                "\(what): p50 \(hold) ms at \(first.offered)/s, the sender's loops lagging \(loopLag) ms at p99"
+            )
             #expect(
                 abs(rate / capacity - 1) <= 0.05,
-                "\(what): answered \(rate)/s for a capacity of \(capacity)/s (p50 \(hold) ms)\n\(result.standardOutput)"
+                "\(what): answered \(rate)/s for a capacity of \(capacity)/s (p50 \(hold) ms at \(first.offered)/s)\n\(result.standardOutput)"
             )
         }
     }

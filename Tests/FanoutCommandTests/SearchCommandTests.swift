@@ -1,3 +1,4 @@
+import FanoutReport
 import FanoutResults
 import FanoutTestSupport
 import Foundation
@@ -60,10 +61,13 @@ import Testing
         )
         #expect(html.chart("achieved against offered rate")?.elements("polyline").isEmpty == false)
         #expect(html.chart("p50 and p99 against offered rate")?.elements("polyline").isEmpty == false)
-        // Steps that passed and steps that did not, each in its colour.
-        for colour in ["#2ca02c", "#d62728"] {
-            #expect(html.elements().count { $0.attributes["fill"] == colour || $0.attributes["stroke"] == colour } > 0)
-        }
+        // Every step passed: each of its points (achieved, p50, p99) filled in its line's colour.
+        let points = html.elements("circle")
+        #expect(points.count == 3 * steps.count, "\(points.map(\.attributes))")
+        #expect(
+            points.allSatisfy { $0.attributes["fill"] != "#fff" && $0.attributes["fill"] == $0.attributes["stroke"] },
+            "\(points.map(\.attributes))"
+        )
     }
 
     /// `fanout search` on `errors < 1%` from 400/s in steps of 1 s (`extra` added) against a sink
@@ -109,6 +113,16 @@ import Testing
             #expect(reasons.contains { $0.hasPrefix("errors < 1%") && $0.hasSuffix("FAIL") }, "\(reasons)")
         }
         #expect(search.target == "http://127.0.0.1:\(port), 4 connections × 1000 streams")
+        // No step passed: each of its points hollow, ringed in the failed colour.
+        let html = HTMLDocument(try String(contentsOfFile: folder + "/report.html", encoding: .utf8))
+        let points = html.elements("circle")
+        #expect(points.count == 3 * steps.count, "\(points.map(\.attributes))")
+        #expect(
+            points.allSatisfy {
+                $0.attributes["fill"] == "#fff" && $0.attributes["stroke"] == SearchReport.Colour.failed
+            },
+            "\(points.map(\.attributes))"
+        )
     }
 
     /// Downwards the search stops where a step would measure fewer answers than a run needs

@@ -125,7 +125,8 @@ import Testing
         // Each admitted connection hears the sink's SETTINGS; the third hears the refusal.
         let heard = Self.heard(sockets)
         let refusal = HTTP2Refusal.frames(
-            reason: "fanout sink: 2 connections from 127.0.0.1 that sent no request, the per-peer idle limit"
+            reason:
+                "fanout sink: 2 connections from 127.0.0.1 that sent no authenticated request, the per-peer idle limit"
         )
         #expect(heard[0].count > 0 && heard[0] != refusal)
         #expect(heard[1].count > 0 && heard[1] != refusal)

@@ -12,6 +12,9 @@ struct RequestVerdict {
     /// Whether the request brought a provider token issued later than the connection's last
     /// (the card notes each new one).
     var newProviderToken = false
+    /// Whether the provider proved who it is: rule 4 passed (its certificate or token, or auth
+    /// is off), whatever the rules after it or the scenario answer.
+    var authenticated = false
 }
 
 /// One connection's APNs checks, in Apple's order: the request line (rules 1–3), the provider's
@@ -96,20 +99,28 @@ struct RequestChecks {
                 allowedBundles: allowedTopics
             )
         }
-        return RequestVerdict(token: token, rejection: rejection?.reason, newProviderToken: newProviderToken)
+        return RequestVerdict(
+            token: token,
+            rejection: rejection?.reason,
+            newProviderToken: newProviderToken,
+            authenticated: true
+        )
     }
 
     /// Rule 4 for a channel or broadcast request (docs/apns.md, "Broadcast channels"): the
     /// provider's certificate or token as for a notification, and the app in the path one the
-    /// connection may name (400 TopicDisallowed otherwise, Fanout's choice).
+    /// connection may name (400 TopicDisallowed otherwise, Fanout's choice). `authenticated`:
+    /// the provider proved who it is, whether or not the app is one it may name.
     mutating func authenticateApp(
         _ fields: APNsRequestCheck.Fields,
         in bytes: UnsafeRawBufferPointer,
         bundle: UnsafeRawBufferPointer
-    ) -> APNsReason? {
-        if let reason = authenticate(fields, in: bytes) { return reason }
-        if let allowedTopics, !allowedTopics.contains(where: { $0.elementsEqual(bundle) }) { return .topicDisallowed }
-        return nil
+    ) -> (authenticated: Bool, rejection: APNsReason?) {
+        if let reason = authenticate(fields, in: bytes) { return (false, reason) }
+        if let allowedTopics, !allowedTopics.contains(where: { $0.elementsEqual(bundle) }) {
+            return (true, .topicDisallowed)
+        }
+        return (true, nil)
     }
 
     /// When the provider's token was issued (its `iat`, seconds), once one was accepted.

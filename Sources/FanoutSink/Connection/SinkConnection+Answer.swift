@@ -52,7 +52,6 @@ extension SinkConnection {
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
         let streams = StreamsSeen(open: openStreams, acknowledgedLimit: connection.acknowledgedMaxConcurrentStreams)
         let decision = decide(request, fields, unanswered: unanswered, received: received, now: now, streams)
-        if !isActive { becomeActive(unless: decision.rejection) }
         observer?.decided(
             received: received,
             rejection: decision.rejection,
@@ -102,11 +101,12 @@ extension SinkConnection {
     }
 
     /// Tells the sink's admission (`ConnectionAdmission`) that this connection is no longer idle,
-    /// at its first request not refused for its authentication (403): a peer that cannot prove
-    /// who it is stays idle however many requests it sends, so its connections still make room
-    /// for clients that can. Without auth on, its first request.
-    mutating func becomeActive(unless rejection: APNsReason?) {
-        guard rejection?.status != 403 else { return }
+    /// at its first request whose provider proved who it is (rule 4: its certificate or token;
+    /// with auth off, its first request that reaches the rule): a peer that cannot stays idle
+    /// however many requests it sends — refused for its authentication, a request line, a
+    /// method — so its connections still make room for clients that can. An error the scenario
+    /// answers a proven provider with does not keep it idle.
+    mutating func becomeActive() {
         isActive = true
         firstRequest?()
     }
@@ -138,6 +138,7 @@ extension SinkConnection {
                 bodyLength: request.bodyLength,
                 draining: state.isDraining
             )
+            if verdict.authenticated && !isActive { becomeActive() }
             decision.rejection = verdict.rejection
             guard let token = verdict.token else { return decision }
             let tokenBytes = APNsRequestCheck.view(token, bytes)

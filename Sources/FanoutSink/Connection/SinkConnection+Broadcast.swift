@@ -60,7 +60,6 @@ extension SinkConnection {
             observer?.broadcastDecided(route, fields, extra, answer, body: request.body, in: bytes, now: now)
             return answer
         }
-        if !isActive { becomeActive(unless: answer.rejection) }
         var headers: [(name: String, value: String)] = [
             (":status", String(answer.status)),
             (
@@ -105,7 +104,9 @@ extension SinkConnection {
         guard let operation = route.operation else { return .rejected(.methodNotAllowed) }
         guard !fields.duplicate && !extra.duplicate else { return .rejected(.duplicateHeaders) }
         let bundle = APNsRequestCheck.view(route.bundle, bytes)
-        if let reason = checks.authenticateApp(fields, in: bytes, bundle: bundle) { return .rejected(reason) }
+        let app = checks.authenticateApp(fields, in: bytes, bundle: bundle)
+        if app.authenticated && !isActive { becomeActive() }
+        if let reason = app.rejection { return .rejected(reason) }
         let store = state.channels
         if operation != .broadcast, let reason = BroadcastChecks.checkRequestID(extra, in: bytes) {
             return .rejected(reason)

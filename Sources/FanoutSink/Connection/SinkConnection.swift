@@ -54,8 +54,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// Tells the sink's admission (`ConnectionAdmission`) that this connection is no longer
     /// idle, once `isActive` turns true (`becomeActive(unless:)`).
     let firstRequest: (@Sendable () -> Void)?
-    /// Whether the connection has sent a request not refused for its authentication. A flag,
-    /// not the optional closure: binding that would retain it every request.
+    /// Whether the connection has sent a request whose provider proved who it is
+    /// (`becomeActive()`). A flag, not the optional closure: binding that would retain it every
+    /// request.
     var isActive = false
     /// With the device fleet: when the request being answered found its token unregistered
     /// (uptime nanoseconds, 0: it did not), the time its 410's body gives.
@@ -253,7 +254,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     /// Closes a connection evicted to make room for a new one (`ConnectionAdmission`): GOAWAY
-    /// with APNs' `{"reason":"IdleTimeout"}` (it sent no request, as an idle connection) and the
+    /// with APNs' `{"reason":"IdleTimeout"}` (it sent no authenticated request, as an idle connection) and the
     /// close right behind it, streams whose requests never arrived whole and all.
     mutating func evict(_ connection: inout HTTP2Connection) {
         goAway(&connection, reason: .idleTimeout)

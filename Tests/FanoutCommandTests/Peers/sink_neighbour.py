@@ -9,6 +9,7 @@ MODE is one of:
   request COUNT connections from address SOURCE to the APNs port: the preface and SETTINGS,
           then one whole request with no authorization (against a sink with auth on: 403),
           then nothing
+  bad-path the same with `:path /` (404 BadPath, refused before authentication)
   admin   COUNT connections to the admin port; every third sends half a request line, the
           rest send nothing
 
@@ -73,9 +74,10 @@ class Connection:
         self.received = b""
         self.acknowledged = False
         self.answered = False
-        if mode == "request":
+        if mode in ("request", "bad-path"):
+            path = "/3/device/" + TOKEN if mode == "request" else "/"
             block = encoder.encode([
-                (":method", "POST"), (":scheme", "http"), (":path", "/3/device/" + TOKEN),
+                (":method", "POST"), (":scheme", "http"), (":path", path),
                 (":authority", "127.0.0.1"), ("apns-topic", "com.example.app"),
             ])
             body = b'{"aps":{"alert":"x"}}'
