@@ -14,10 +14,14 @@
 # Each line also says the processor time the sink spent (user and system, from /proc): what the
 # flood costs the sink itself, beside what its client costs the machine. The flooding client
 # (a Python process started again for each connection) shares the machine's cores with the
-# send and the sink; FLOOD_NICE=N runs it under `nice -n N`, standing for a client on another
-# machine.
+# send and the sink, standing in for a client on another machine; two ways to keep its own
+# processor time from being counted as the sink's:
+#   FLOOD_NICE=N    runs it under `nice -n N`;
+#   FLOOD_IDLE=1    runs it in a cgroup (v1 `cpu`, root) with `cpu.idle` set: it gets a core only
+#                   when neither the send nor the sink wants one, as if it ran elsewhere. The
+#                   sink still reads and ends every flood connection: that cost stays measured.
 #
-#   [FANOUT=BINARY] [FLOOD_NICE=N] scripts/bench/cheap-frames.sh [RUNS=5] [COUNT=80000] [RATE=10000]
+#   [FANOUT=BINARY] [FLOOD_NICE=N] [FLOOD_IDLE=1] scripts/bench/cheap-frames.sh [RUNS=5] [COUNT=80000] [RATE=10000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
@@ -26,6 +30,13 @@ rate=${3:-10000}
 . scripts/lib/peers.sh
 
 release_fanout
+flood_group=
+if [ "${FLOOD_IDLE:-0}" = 1 ]; then
+    flood_group=/sys/fs/cgroup/cpu/fanout-flood-$$
+    mkdir "$flood_group" || { echo "FLOOD_IDLE=1: cannot make $flood_group (cgroup v1 cpu, as root)" >&2; exit 1; }
+    echo 1 >"$flood_group/cpu.idle"
+    trap 'cleanup; rmdir "$flood_group" 2>/dev/null || true' EXIT
+fi
 body=$PWD/fixtures/poll.json
 flooder=$PWD/Tests/FanoutCommandTests/Peers/frame_flood.py
 
@@ -42,7 +53,12 @@ side() {
     if [ "$flood" = yes ]; then
         # Each flood connection lasts until the sink ends it; a new one follows at once.
         while kill -0 "$send" 2>/dev/null; do
-            nice -n "${FLOOD_NICE:-0}" python3 "$flooder" "$port" 127.0.0.2 empty-data 5 >/dev/null
+            if [ -n "$flood_group" ]; then
+                sh -c 'echo $$ >"$1/cgroup.procs" && exec python3 "$2" "$3" 127.0.0.2 empty-data 5' \
+                    flood "$flood_group" "$flooder" "$port" >/dev/null
+            else
+                nice -n "${FLOOD_NICE:-0}" python3 "$flooder" "$port" 127.0.0.2 empty-data 5 >/dev/null
+            fi
             floods=$((floods + 1))
         done
     fi
