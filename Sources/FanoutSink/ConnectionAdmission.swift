@@ -18,7 +18,7 @@
 /// ```
 ///
 /// A connection stops being idle at its first request whose provider proved who it is (APNs's
-/// rule 4, `SinkConnection.becomeActive()`; with auth off, its first well-formed request): a
+/// rule 4, `SinkConnection.providerAuthenticated()`; with auth off, its first well-formed request): a
 /// peer that cannot keeps its connections idle, and evictable, however many requests it sends.
 ///
 /// A state machine over connection identities (`ID`): the sink keys it by channel.

@@ -38,8 +38,8 @@ public struct SinkConfiguration: Sendable {
     /// the next is refused with SETTINGS and GOAWAY ENHANCE_YOUR_CALM saying which limit. `nil`:
     /// a quarter of the total the open-file limit allows by default (`peerLimits(defaultTotal:)`).
     public var maxConnectionsPerPeer: Int?
-    /// Connections one peer address may hold at once that have not sent a request yet (a
-    /// connection stops counting at its first request not refused for its authentication), once
+    /// Connections one peer address may hold at once that have not sent an authenticated request
+    /// yet (a connection stops counting at its first request that passed APNs's rule 4), once
     /// half the total is open (`ConnectionAdmission`); the next is refused in words. `nil`: a
     /// quarter of the per-peer limit.
     public var maxIdleConnectionsPerPeer: Int?

@@ -105,8 +105,11 @@ extension SinkConnection {
     /// with auth off, its first request that reaches the rule): a peer that cannot stays idle
     /// however many requests it sends — refused for its authentication, a request line, a
     /// method — so its connections still make room for clients that can. An error the scenario
-    /// answers a proven provider with does not keep it idle.
-    mutating func becomeActive() {
+    /// answers a proven provider with does not keep it idle. Called at every authenticated
+    /// request; tells the admission once.
+    @inline(__always)
+    mutating func providerAuthenticated() {
+        guard !isActive else { return }
         isActive = true
         firstRequest?()
     }
@@ -138,7 +141,7 @@ extension SinkConnection {
                 bodyLength: request.bodyLength,
                 draining: state.isDraining
             )
-            if verdict.authenticated && !isActive { becomeActive() }
+            if verdict.authenticated { providerAuthenticated() }
             decision.rejection = verdict.rejection
             guard let token = verdict.token else { return decision }
             let tokenBytes = APNsRequestCheck.view(token, bytes)

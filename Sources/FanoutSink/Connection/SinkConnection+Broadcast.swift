@@ -105,7 +105,7 @@ extension SinkConnection {
         guard !fields.duplicate && !extra.duplicate else { return .rejected(.duplicateHeaders) }
         let bundle = APNsRequestCheck.view(route.bundle, bytes)
         let app = checks.authenticateApp(fields, in: bytes, bundle: bundle)
-        if app.authenticated && !isActive { becomeActive() }
+        if app.authenticated { providerAuthenticated() }
         if let reason = app.rejection { return .rejected(reason) }
         let store = state.channels
         if operation != .broadcast, let reason = BroadcastChecks.checkRequestID(extra, in: bytes) {

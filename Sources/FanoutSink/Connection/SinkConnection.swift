@@ -52,10 +52,10 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// most the answers of one read burst or one wake-up.
     let unwritten = UnwrittenAnswers(capacity: 256)
     /// Tells the sink's admission (`ConnectionAdmission`) that this connection is no longer
-    /// idle, once `isActive` turns true (`becomeActive(unless:)`).
+    /// idle, once `isActive` turns true (`providerAuthenticated()`).
     let firstRequest: (@Sendable () -> Void)?
     /// Whether the connection has sent a request whose provider proved who it is
-    /// (`becomeActive()`). A flag, not the optional closure: binding that would retain it every
+    /// (`providerAuthenticated()`). A flag, not the optional closure: binding that would retain it every
     /// request.
     var isActive = false
     /// With the device fleet: when the request being answered found its token unregistered
