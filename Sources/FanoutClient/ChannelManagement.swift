@@ -33,7 +33,11 @@ public struct ChannelManagement: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
-        let promise = loop.makePromise(of: Outcome.self)
+        // The delegate reports when its connection ends, and a connection that never connected
+        // ends too (its handlers are removed): which of the two comes first is NIO's to say. A
+        // failed connect is the outcome whenever there was one; the delegate's only after a
+        // connect that succeeded.
+        let ended = loop.makePromise(of: Outcome.self)
         let channel = NIOLockedValueBox<(any Channel)?>(nil)
         let timer = loop.scheduleTask(in: TimeAmount(timeout)) {
             channel.withLockedValue { $0?.close(promise: nil) }
@@ -41,26 +45,25 @@ public struct ChannelManagement: Sendable {
         let app = app
         let authority = connection.authority ?? connection.host
         let authorization = connection.providerTokens?.current().value
-        connection.connect(
+        let unanswered = Array(repeating: ChannelRequest.Answer(status: 0), count: requests.count)
+        let result = connection.connect(
             on: loop,
             delegate: {
                 ChannelRequests(requests: requests, app: app, authority: authority, authorization: authorization) {
-                    promise.succeed(Outcome(answers: $0, failure: $1))
+                    ended.succeed(Outcome(answers: $0, failure: $1))
                 }
             }
-        ).whenComplete { result in
-            switch result {
-            case .success(let (opened, _)): channel.withLockedValue { $0 = opened }
-            case .failure(let error):
-                promise.succeed(
-                    Outcome(
-                        answers: Array(repeating: ChannelRequest.Answer(status: 0), count: requests.count),
-                        failure: "cannot connect: \(error)"
-                    )
-                )
-            }
+        )
+        .flatMap { opened, _ in
+            channel.withLockedValue { $0 = opened }
+            return ended.futureResult
         }
-        let outcome = (try? promise.futureResult.wait()) ?? Outcome(answers: [], failure: "no outcome")
+        .recover { error in
+            let failed = Outcome(answers: unanswered, failure: "cannot connect: \(error)")
+            ended.succeed(failed)  // a promise no connection will fulfil is still fulfilled
+            return failed
+        }
+        let outcome = (try? result.wait()) ?? Outcome(answers: unanswered, failure: "no outcome")
         timer.cancel()
         channel.withLockedValue { $0?.close(promise: nil) }
         return outcome

@@ -57,6 +57,29 @@ import Testing
         return try JSONDecoder().decode([PrometheusSample].self, from: Data(output.utf8))
     }
 
+    /// A summary before its first observation has NaN quantiles, a histogram's last bucket is
+    /// `+Inf`: the bridge from prometheus_client carries both (JSON has no number for them), and
+    /// a value that is neither is refused.
+    @Test(.requires(.prometheusClient)) func theParserBridgeCarriesValuesJSONCannotHold() throws {
+        let exposition = """
+            # TYPE a summary
+            a{quantile="0.99"} NaN
+            a_count 0
+            a_sum 0
+            # TYPE b gauge
+            b -Inf
+            c +Inf
+
+            """
+        let output = try SinkPeerTests.python("prometheus_parse.py", [], input: Data(exposition.utf8))
+        let samples = try JSONDecoder().decode([PrometheusSample].self, from: Data(output.utf8))
+        #expect(samples.first { $0.name == "a" }?.value.isNaN == true, "\(output)")
+        #expect(samples.first { $0.name == "b" }?.value == -.infinity, "\(output)")
+        #expect(samples.first { $0.name == "c" }?.value == .infinity, "\(output)")
+        let odd = Data(#"[{"name":"a","type":"gauge","labels":{},"value":"many"}]"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([PrometheusSample].self, from: odd) }
+    }
+
     @Test(.requires(.h2load, .curl, .prometheusClient))
     func statsShowEachOpenConnectionWhileH2loadRunsAndMetricsParse() throws {
         let running = try AdminSink()

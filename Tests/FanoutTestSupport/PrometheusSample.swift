@@ -17,6 +17,33 @@ public struct PrometheusSample: Decodable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(name)\(labels) \(value)" }
+
+    private enum CodingKeys: String, CodingKey { case name, type, labels, value }
+
+    /// The value is a JSON number, or one of the strings `NaN`, `+Inf`, `-Inf` (JSON has no
+    /// number for them; the script writes them so).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        type = try container.decode(String.self, forKey: .type)
+        labels = try container.decode([String: String].self, forKey: .labels)
+        if let number = try? container.decode(Double.self, forKey: .value) {
+            value = number
+            return
+        }
+        let text = try container.decode(String.self, forKey: .value)
+        switch text {
+        case "NaN": value = .nan
+        case "+Inf": value = .infinity
+        case "-Inf": value = -.infinity
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .value,
+                in: container,
+                debugDescription: "\(name): \(text) is neither a number nor NaN, +Inf or -Inf"
+            )
+        }
+    }
 }
 
 /// `promtool check metrics` (Prometheus's own linter) on an exposition: `nil` when it reads it
