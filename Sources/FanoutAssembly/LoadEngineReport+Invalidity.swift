@@ -24,6 +24,16 @@ extension LoadEngine.Report {
         if schedule != nil, worstLag > maxLag {
             reasons.append(.generatorBehind(worstLagMs: worstLag.milliseconds, limitMs: maxLag.milliseconds))
         }
+        if let cut = backlogCut {
+            reasons.append(
+                .backlogExceeded(
+                    waitSeconds: cut.wait.seconds,
+                    limitSeconds: cut.limit.seconds,
+                    afterSeconds: cut.after.seconds,
+                    unsent: cut.arrivals.map { Int(min($0, UInt64(Int.max))) }
+                )
+            )
+        }
         return reasons
     }
 

@@ -170,9 +170,31 @@ extension RunSummary {
                 count: waits.count,
                 share: measured > 0 ? min(1, Double(waits.count) / Double(measured)) : 0,
                 longestMs: Double(waits.longest) / 1e6,
-                fewestStreams: waits.fewestStreams
-            )
+                fewestStreams: waits.fewestStreams,
+                mostStreams: waits.mostStreams
+            ),
+            scheduleSeconds: scheduleLength?.seconds,
+            sendsSeconds: report.sendsEnded?.seconds,
+            arrivals: report.schedule?.total.map { Int(min($0, UInt64(Int.max))) },
+            arrivalsSent: arrivalsSent
         )
+    }
+
+    /// From the schedule's first arrival to its last; `nil` for the closed model or a schedule
+    /// without an end.
+    var scheduleLength: Duration? {
+        guard let schedule = report.schedule, let total = schedule.total, total > 0,
+            let last = schedule.offset(of: total - 1)
+        else { return nil }
+        return .nanoseconds(Int64(min(last, UInt64(Int64.max))))
+    }
+
+    /// The schedule's arrivals that went out: all of them, less those after a cut or without a
+    /// token; `nil` when the sends did not end (the run was stopped first).
+    var arrivalsSent: Int? {
+        guard report.sendsEnded != nil, let total = report.schedule?.total else { return nil }
+        let left = report.backlogCut?.arrivals ?? report.tokensRanOut?.arrivals ?? 0
+        return Int(min(total - min(total, left), UInt64(Int.max)))
     }
 
     /// What was asked for: the settings that shape a run, to compare like with like.

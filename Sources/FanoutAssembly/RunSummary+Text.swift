@@ -73,6 +73,13 @@ extension RunSummary {
                     + "(tickets go out at their window's start, latency counted from the send when early)"
             )
             if let waited = open.streamWaitLine { lines.append("stream waits: \(waited)") }
+            if let kept = open.keptUpLine {
+                lines.append(
+                    "did not keep up: \(kept)"
+                        + (sinkAnswersAtOnce
+                            ? " (the embedded sink answers at once: this is Fanout's own ceiling here)" : "")
+                )
+            }
         }
         return lines
     }

@@ -230,6 +230,12 @@ public struct ScheduleError: Error, Sendable, CustomStringConvertible {
 /// (coordinated omission corrected, as wrk2 does). The schedule starts when the first
 /// connection asks for a ticket, so that connecting is not counted as the server's latency,
 /// or at a given time (`--start-at`), before which no connection asks.
+///
+/// Tickets are claimed only when a stream is free, so when the offered rate is above what the
+/// endpoint (or Fanout) carries, the overdue ones are the queue. A ticket claimed more than
+/// `backlogLimit` after it fell due (`--max-backlog`) cuts the schedule there: it is the last
+/// one handed out, and the arrivals after it are counted, not sent (`cut`). Without the cut,
+/// 100,000,000/s for 1 s at 400,000/s went on sending for four minutes.
 package final class ArrivalTickets: Sendable {
     let schedule: ArrivalSchedule
     /// Connection slots the tickets are dealt to.
@@ -244,6 +250,14 @@ package final class ArrivalTickets: Sendable {
     private let ended = ManagedAtomic(false)
     /// Slots whose tickets wait for no steal delay (their connections have no tokens left).
     private let retired: [ManagedAtomic<Bool>]
+    /// How late a ticket may be claimed before the schedule is cut (nanoseconds).
+    let backlogLimit: UInt64
+    /// When the schedule was cut, from its start (nanoseconds + 1; 0: it was not), and how
+    /// late the ticket that cut it was claimed.
+    private let cutAt = ManagedAtomic<UInt64>(0)
+    private let cutWait = ManagedAtomic<UInt64>(0)
+    /// When the last ticket was claimed, from the start (nanoseconds + 1; 0: not yet).
+    private let lastClaimAt = ManagedAtomic<UInt64>(0)
 
     /// How long past its due time a slot's ticket waits for its own connection before another
     /// takes it.
@@ -251,9 +265,10 @@ package final class ArrivalTickets: Sendable {
 
     /// `start`: when the schedule starts (uptime nanoseconds; `--start-at`), or 0 for when the
     /// first connection asks.
-    init(schedule: ArrivalSchedule, slots: Int = 1, start: UInt64 = 0) {
+    init(schedule: ArrivalSchedule, slots: Int = 1, start: UInt64 = 0, backlogLimit: Duration? = nil) {
         self.schedule = schedule
         self.slots = max(1, slots)
+        self.backlogLimit = backlogLimit.map { UInt64(max(0, $0.wholeNanoseconds)) } ?? .max
         self.start.store(start, ordering: .relaxed)
         taken = (0..<max(1, slots)).map { _ in ManagedAtomic(0) }
         retired = (0..<max(1, slots)).map { _ in ManagedAtomic(false) }
@@ -285,14 +300,51 @@ package final class ArrivalTickets: Sendable {
         }
         if ended.load(ordering: .relaxed) { return .exhausted }
         let own = takeOwn(slot % slots, start: start, now: max(now, until ?? now))
-        if case .taken(let due) = own { return .due(due) }
+        if case .taken(let due) = own { return handOut(due, now: now, start: start) }
         let oldest = takeOldest(start: start, now: now)
-        if case .taken(let due) = oldest { return .due(due) }
+        if case .taken(let due) = oldest { return handOut(due, now: now, start: start) }
         switch (own, oldest) {
         case (.later(let a), .later(let b)): return .notYet(min(a, b))
         case (.later(let at), _), (_, .later(let at)): return .notYet(at)
         default: return isExhausted ? .exhausted : .notYet(now + Self.stealDelay)
         }
+    }
+
+    /// A claimed ticket, which cuts the schedule when it is more than `backlogLimit` overdue:
+    /// it still goes out (it was claimed, and its latency says how late), no ticket after it.
+    @inline(__always)
+    private func handOut(_ due: UInt64, now: UInt64, start: UInt64) -> Claim {
+        if now > due, now - due > backlogLimit,
+            cutAt.compareExchange(expected: 0, desired: now - min(now, start) + 1, ordering: .relaxed).exchanged
+        {
+            cutWait.store(now - due, ordering: .relaxed)
+            ended.store(true, ordering: .relaxed)
+        }
+        return .due(due)
+    }
+
+    /// Counts a claimed ticket; the last of the schedule's notes when it went (`sendsEnded`).
+    @inline(__always)
+    private func count(now: UInt64, start: UInt64) {
+        let before = claimedCount.loadThenWrappingIncrement(ordering: .relaxed)
+        if let total = schedule.total, before + 1 == total {
+            lastClaimAt.store(now - min(now, start) + 1, ordering: .relaxed)
+        }
+    }
+
+    /// From the schedule's start to the claim of its last ticket (or the one that cut it): how
+    /// long the arrivals took to go out, against the schedule's own length. `nil` before then.
+    var sendsEnded: UInt64? {
+        let last = lastClaimAt.load(ordering: .relaxed)
+        if last > 0 { return last - 1 }
+        return cut?.at
+    }
+
+    /// The schedule was cut (`backlogLimit`): when, from its start, and how late the ticket
+    /// that cut it was claimed; `nil` when it was not.
+    var cut: (at: UInt64, wait: UInt64)? {
+        let at = cutAt.load(ordering: .relaxed)
+        return at == 0 ? nil : (at - 1, cutWait.load(ordering: .relaxed))
     }
 
     private enum Take {
@@ -309,7 +361,7 @@ package final class ArrivalTickets: Sendable {
             guard let offset = schedule.offset(of: UInt64(slot) + UInt64(slots) * k) else { return .none }
             if start + offset > now { return .later(start + offset) }
             if taken[slot].compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged {
-                claimedCount.wrappingIncrement(ordering: .relaxed)
+                count(now: now, start: start)
                 return .taken(start + offset)
             }
         }
@@ -332,7 +384,7 @@ package final class ArrivalTickets: Sendable {
             let free = due + (retired[owner].load(ordering: .relaxed) ? 0 : Self.stealDelay)
             if free > now { return .later(free) }
             if taken[owner].compareExchange(expected: k, desired: k + 1, ordering: .relaxed).exchanged {
-                claimedCount.wrappingIncrement(ordering: .relaxed)
+                count(now: now, start: start)
                 _ = sweep.compareExchange(expected: j, desired: j + 1, ordering: .relaxed)
                 return .taken(due)
             }

@@ -70,6 +70,10 @@ public struct LoadModel: Sendable {
     /// The open model: a run in which the generator fell further behind its schedule than this
     /// (with a stream free to send on) is invalid.
     public var maxLag: Duration = .milliseconds(100)
+    /// The open model: a notification that waited longer than this for a stream (the offered
+    /// rate above what the endpoint, or Fanout, carries) cuts the schedule there; the arrivals
+    /// after it are not sent and the run is invalid (`--max-backlog`).
+    public var maxBacklog: Duration = .seconds(10)
     /// A run whose harness (sender loops, answer reading, the embedded sink's lateness) accounts
     /// for more than this share of the measured p99 is flagged harness-bound (`--max-harness-share`).
     public var maxHarnessShare = 0.2

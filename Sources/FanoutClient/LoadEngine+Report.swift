@@ -33,6 +33,12 @@ extension LoadEngine {
         /// shorter than the schedule), and when the first of them was due (from the start).
         /// They were not sent, so no latency stands for them. `nil`: every arrival had a token.
         public var tokensRanOut: TokensRanOut?
+        /// The open model's queue for streams passed `--max-backlog` and the schedule was cut.
+        public var backlogCut: BacklogCut? = nil
+        /// The open model: from the schedule's start to the claim of its last arrival (or the
+        /// one that cut it); against the schedule's length it says whether the sends kept the
+        /// offered rate. `nil` for the closed model, or a run that ended before its last arrival.
+        public var sendsEnded: Duration? = nil
         /// The CPU time the sender's event-loop threads used over the run (thread clocks).
         public var senderCPU: Duration = .zero
         /// The sender's own delays, loop by loop, with each loop's CPU time.
@@ -62,6 +68,20 @@ extension LoadEngine {
             public var signal: StopSignal
             /// From the run's start to the signal.
             public var after: Duration
+        }
+
+        /// The open model's queue passed `--max-backlog`: the schedule was cut (`backlogCut`).
+        public struct BacklogCut: Sendable, Hashable {
+            /// From the schedule's start to the cut.
+            public var after: Duration
+            /// How late the ticket that cut it was claimed (the wait for a stream).
+            public var wait: Duration
+            /// `--max-backlog`.
+            public var limit: Duration
+            /// Arrivals left unsent (`nil`: a schedule without an end).
+            public var arrivals: UInt64?
+            /// The schedule's arrivals in all (this shard's; `nil`: no end).
+            public var planned: UInt64?
         }
 
         /// Arrivals without a token (`tokensRanOut`).

@@ -107,7 +107,8 @@ public final class LoadEngine: Sendable {
             ArrivalTickets(
                 schedule: $0,
                 slots: configuration.shape.connections,
-                start: start.wait > 0 ? start.uptime : 0
+                start: start.wait > 0 ? start.uptime : 0,
+                backlogLimit: model.maxBacklog
             )
         }
         let recording = Recording(group: group, statistics: statistics, start: start.uptime, warmUp: model.warmUp)
@@ -152,6 +153,8 @@ public final class LoadEngine: Sendable {
             warmUp: model.warmUp,
             maxLag: model.maxLag,
             tokensRanOut: stop == nil && !isCancelled ? tickets?.ranOut : nil,
+            backlogCut: tickets?.backlogCut,
+            sendsEnded: tickets?.sendsEnded.map { .nanoseconds(Int64(min($0, UInt64(Int64.max)))) },
             senderCPU: .nanoseconds(Int64(cpuAtEnd.reduce(0, +) &- cpuAtStart.reduce(0, +))),
             loopDelays: loopDelays,
             interruption: interruption,

@@ -203,11 +203,26 @@ extension ArrivalTickets {
     /// arrivals left unclaimed. They are counted, not served late or silently dropped. `nil`
     /// when every arrival had a token (or the schedule has no end).
     var ranOut: LoadEngine.Report.TokensRanOut? {
-        guard let planned = schedule.total, claimed < planned else { return nil }
+        guard cut == nil, let planned = schedule.total, claimed < planned else { return nil }
         return LoadEngine.Report.TokensRanOut(
             arrivals: planned - claimed,
             at: .nanoseconds(Int64(schedule.offset(of: claimed) ?? 0)),
             planned: planned
+        )
+    }
+}
+
+extension ArrivalTickets {
+    /// The queue passed `--max-backlog` and the schedule was cut: the arrivals after the
+    /// ticket that cut it were not sent. `nil` when it was not cut.
+    var backlogCut: LoadEngine.Report.BacklogCut? {
+        guard let cut else { return nil }
+        return LoadEngine.Report.BacklogCut(
+            after: .nanoseconds(Int64(min(cut.at, UInt64(Int64.max)))),
+            wait: .nanoseconds(Int64(min(cut.wait, UInt64(Int64.max)))),
+            limit: .nanoseconds(Int64(min(backlogLimit, UInt64(Int64.max)))),
+            arrivals: schedule.total.map { $0 - min($0, claimed) },
+            planned: schedule.total
         )
     }
 }

@@ -10,6 +10,9 @@ public struct StreamWaits: Sendable, Equatable {
     /// The fewest streams that were busy while one waited: the tightest limit met (0: none
     /// waited, or only for a connection that could not take writes).
     public var fewestStreams = 0
+    /// The most streams that were busy while one waited: the limit once a connection had its
+    /// full allowance (a connection's first round trip allows 1).
+    public var mostStreams = 0
 
     public init() {}
 
@@ -17,6 +20,7 @@ public struct StreamWaits: Sendable, Equatable {
         count += 1
         longest = max(longest, nanoseconds)
         if streams > 0 { fewestStreams = fewestStreams == 0 ? streams : min(fewestStreams, streams) }
+        mostStreams = max(mostStreams, streams)
     }
 
     mutating func add(_ other: StreamWaits) {
@@ -25,5 +29,6 @@ public struct StreamWaits: Sendable, Equatable {
         if other.fewestStreams > 0 {
             fewestStreams = fewestStreams == 0 ? other.fewestStreams : min(fewestStreams, other.fewestStreams)
         }
+        mostStreams = max(mostStreams, other.mostStreams)
     }
 }

@@ -25,6 +25,9 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case listIncomplete(option: String, failure: String)
     /// The open model's generator fell behind its schedule by more than the limit.
     case generatorBehind(worstLagMs: Double, limitMs: Double)
+    /// The open model's queue for streams passed `--max-backlog`: the schedule was cut after
+    /// `afterSeconds`, and its `unsent` arrivals left were not sent (`nil`: it had no end).
+    case backlogExceeded(waitSeconds: Double, limitSeconds: Double, afterSeconds: Double, unsent: Int?)
     /// The sender's counts and the sink's differ.
     case senderAndSinkDisagree
     /// The server answered no notification.
@@ -172,6 +175,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case tokenSetStopped = "token_set_stopped"
         case listIncomplete = "list_incomplete"
         case generatorBehind = "generator_behind"
+        case backlogExceeded = "backlog_exceeded"
         case senderAndSinkDisagree = "sender_and_sink_disagree"
         case noAnswers = "no_answers"
         case credentialsRefused = "credentials_refused"
@@ -213,6 +217,12 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     enum GeneratorBehindCodingKeys: String, CodingKey {
         case worstLagMs = "worst_lag_ms"
         case limitMs = "limit_ms"
+    }
+    enum BacklogExceededCodingKeys: String, CodingKey {
+        case waitSeconds = "wait_seconds"
+        case limitSeconds = "limit_seconds"
+        case afterSeconds = "after_seconds"
+        case unsent
     }
     enum SenderAndSinkDisagreeCodingKeys: CodingKey {}
     enum NoAnswersCodingKeys: CodingKey {}
@@ -267,6 +277,10 @@ extension InvalidReason: CustomStringConvertible {
             "\(option) \(failure): the list is incomplete"
         case .generatorBehind(let lag, let limit):
             "the generator fell \(Self.lagWords(lag)) behind its schedule (limit \(Self.lagWords(limit)))"
+        case .backlogExceeded(let wait, let limit, let after, let unsent):
+            "the offered rate was above what was carried: a notification waited \(String(format: "%.1f", wait)) s for a stream, "
+                + "past --max-backlog \(String(format: "%g", limit)) s, and the schedule was cut \(String(format: "%.2f", after)) s in "
+                + "(\(unsent.map { "\($0.grouped) arrivals" } ?? "the arrivals after it") not sent)"
         case .senderAndSinkDisagree:
             "sender and sink disagree"
         case .noAnswers:

@@ -61,6 +61,15 @@ struct LoadModelOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "The open model: when a notification has waited longer than this for a stream (the rate offered above what is carried), the schedule is cut there, the arrivals after it are not sent, and the run is invalid (exit status 4).",
+            valueName: "duration"
+        )
+    )
+    var maxBacklog: Duration = LoadModel().maxBacklog
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "A run that measured fewer answers than this (after --warm-up) is invalid (exit status 4): too few for a percentile or a rate.",
             valueName: "count"
         )
@@ -132,6 +141,7 @@ struct LoadModelOptions: ParsableArguments {
     func model() throws -> LoadModel {
         let duration = try duration?.positive("--duration")
         let maxLag = try maxLag.positive("--max-lag")
+        let maxBacklog = try maxBacklog.positive("--max-backlog")
         if minMeasured < 1 {
             throw ValidationError(
                 "--min-measured must be at least 1 (every run needs an answer to measure); got \(minMeasured)."
@@ -146,6 +156,7 @@ struct LoadModelOptions: ParsableArguments {
         if model.schedule == nil { model.duration = duration }
         model.warmUp = warmUp
         model.maxLag = maxLag
+        model.maxBacklog = maxBacklog
         model.minMeasured = minMeasured
         model.startAt = try start()
         model.maxHarnessShare = maxHarnessShare.fraction

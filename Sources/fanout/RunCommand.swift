@@ -22,7 +22,8 @@ struct RunCommand: ParsableCommand {
             --stage) switches to the open model. Exit status: 0 when sender and sink agree and \
             every notification was accepted or rejected by the sink, 3 when they disagree or \
             notifications failed, 4 when the run is invalid (the open model's generator fell \
-            behind by more than --max-lag), 6 when an --abort-on condition stopped it, 130, 143 \
+            behind by more than --max-lag, or a notification waited for a stream longer than \
+            --max-backlog and the schedule was cut), 6 when an --abort-on condition stopped it, 130, 143 \
             or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
             """
     )

@@ -89,6 +89,15 @@ struct SearchCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "A step in which a notification waited longer than this for a stream is cut there and fails (the endpoint did not keep up).",
+            valueName: "duration"
+        )
+    )
+    var maxBacklog = LoadModel().maxBacklog
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Search this endpoint, http://host:port or https://host[:port]; without it, the embedded sink.",
             valueName: "url"
         )
@@ -158,6 +167,7 @@ struct SearchCommand: ParsableCommand {
         )
         var shape = try connection.shape()
         shape.model.maxLag = try maxLag.positive("--max-lag")
+        shape.model.maxBacklog = try maxBacklog.positive("--max-backlog")
         let stepDuration = try stepDuration.positive("--step-duration")
         // A step measures what starts after its warm-up: at --from, fewer than a run's minimum
         // would make every step invalid, and the search read that as the endpoint failing.

@@ -203,6 +203,39 @@ struct ArrivalScheduleTests {
         #expect(tickets.isExhausted)
     }
 
+    /// The queue for streams is the overdue tickets: one claimed more than the backlog limit
+    /// after it fell due cuts the schedule. It still goes out (claimed, its latency says how
+    /// late); none after it does, the arrivals left are counted, and the sends end there.
+    @Test func aTicketClaimedPastTheBacklogLimitCutsTheSchedule() throws {
+        let tickets = ArrivalTickets(
+            schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(10)),
+            backlogLimit: .milliseconds(3)
+        )
+        #expect(tickets.claim(now: t) == .due(t))
+        // 3 ms late is at the limit, not past it.
+        #expect(tickets.claim(now: t + 4 * ms) == .due(t + 1 * ms))
+        #expect(tickets.cut == nil && tickets.sendsEnded == nil)
+        #expect(tickets.claim(now: t + 6 * ms) == .due(t + 2 * ms))
+        #expect(tickets.claim(now: t + 6 * ms) == .exhausted)
+        let cut = try #require(tickets.backlogCut)
+        #expect(cut.after == .milliseconds(6) && cut.wait == .milliseconds(4) && cut.limit == .milliseconds(3))
+        #expect(cut.arrivals == 7 && cut.planned == 10)
+        #expect(tickets.sendsEnded == 6 * ms)
+        // Not also "the tokens ran out".
+        #expect(tickets.ranOut == nil)
+    }
+
+    /// The last ticket's claim is when the sends ended: on time when the schedule was kept.
+    @Test func theLastTicketsClaimIsWhenTheSendsEnded() throws {
+        let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .milliseconds(3)))
+        #expect(tickets.claim(now: t) == .due(t))
+        #expect(tickets.claim(now: t + 1 * ms) == .due(t + 1 * ms))
+        #expect(tickets.sendsEnded == nil)
+        #expect(tickets.claim(now: t + 7 * ms) == .due(t + 2 * ms))
+        #expect(tickets.sendsEnded == 7 * ms)
+        #expect(tickets.backlogCut == nil)
+    }
+
     /// Ticket j is slot j mod 3's: each connection gets its share when it falls due; a ticket
     /// its owner leaves 2 ms overdue goes to the next connection that asks, oldest first.
     @Test func ticketsAreDealtToSlotsInTurnAndOverdueOnesTakenByNeighbours() throws {

@@ -111,6 +111,60 @@ import Testing
         #expect(outcome.report.elapsed < .seconds(30))
     }
 
+    /// Physics: a sink holding each answer 50 ms over 1 connection × 5 streams carries 100/s.
+    /// Offered half that, the sends end with the schedule; offered twice that, the 200 arrivals
+    /// take about 2 s to go out, at the streams' rate, never above it (a loaded machine only
+    /// slows them), and the queue is the latency.
+    @Test func theSendsKeepTheScheduleBelowCapacityAndTheStreamsRateAboveIt() throws {
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.milliseconds(50))
+        let below = try SinkRun.send(1_000, scenario: scenario, connections: 1, streams: 5, sinkStreams: 5) {
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 50, duration: .seconds(1))
+            $0.shape.model.maxLag = .seconds(1)
+        }
+        let kept = try #require(below.report.sendsEnded)
+        #expect(below.snapshot.sent == 50)
+        // The last arrival is due at 0.98 s and goes out then (a free stream waits for it).
+        #expect(kept >= .milliseconds(980) && kept < .milliseconds(1_030 + 100), "\(kept)")
+        let above = try SinkRun.send(1_000, scenario: scenario, connections: 1, streams: 5, sinkStreams: 5) {
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 200, duration: .seconds(1))
+            $0.shape.model.maxLag = .seconds(1)
+        }
+        #expect(above.snapshot.sent == 200)
+        #expect(above.report.backlogCut == nil)
+        let sends = try #require(above.report.sendsEnded)
+        let carried = 199 / sends.seconds
+        #expect(carried > 60 && carried <= 105, "\(carried)/s over \(sends)")
+        #expect(above.snapshot.streamWaits.mostStreams == 5)
+    }
+
+    /// Offered 1,000/s for 2 s against the same 100/s with --max-backlog 300 ms: each arrival
+    /// waits 9 ms longer than the one before, so about 0.35 s in one has waited past 300 ms and
+    /// the schedule is cut there. The run ends with what was in flight, long before the
+    /// schedule's 2 s; every arrival is sent or counted as cut, and the run is invalid.
+    @Test func aQueuePastTheBacklogLimitCutsTheScheduleAndEndsTheRun() throws {
+        var scenario = SinkScenario()
+        scenario.latency = .fixed(.milliseconds(50))
+        let outcome = try SinkRun.send(4_000, scenario: scenario, connections: 1, streams: 5, sinkStreams: 5) {
+            $0.shape.model.schedule = try! ArrivalSchedule(rate: 1000, duration: .seconds(2))
+            $0.shape.model.maxLag = .seconds(1)
+            $0.shape.model.maxBacklog = .milliseconds(300)
+        }
+        let cut = try #require(outcome.report.backlogCut)
+        #expect(cut.wait > .milliseconds(300) && cut.limit == .milliseconds(300))
+        #expect(cut.planned == 2000)
+        #expect(Int(cut.arrivals ?? 0) + outcome.snapshot.sent == 2000, "\(cut) sent \(outcome.snapshot.sent)")
+        #expect(outcome.snapshot.sent >= 5 && outcome.snapshot.sent < 200, "\(outcome.snapshot.sent)")
+        #expect(outcome.snapshot.accepted == outcome.snapshot.sent)
+        #expect(outcome.report.sendsEnded == cut.after)
+        #expect(outcome.report.tokensRanOut == nil)
+        #expect(outcome.report.elapsed < .milliseconds(1_900), "\(outcome.report.elapsed)")
+        #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
+        let reasons = outcome.report.engineReasons
+        #expect(reasons.contains { if case .backlogExceeded = $0 { true } else { false } }, "\(reasons)")
+        #expect(!outcome.report.generatorFellBehind)
+    }
+
     /// As many tokens as arrivals: none is without a token.
     @Test func exactlyAsManyTokensAsArrivalsLeaveNoneWithoutAToken() throws {
         let outcome = try SinkRun.send(600) {

@@ -12,6 +12,8 @@ struct InvalidReasonTests {
         .tokenSetStopped(at: "tokens.txt:3"),
         .listIncomplete(option: "--rejects", failure: "rej.txt: No space left on device"),
         .generatorBehind(worstLagMs: 148.2, limitMs: 100),
+        .backlogExceeded(waitSeconds: 10.02, limitSeconds: 10, afterSeconds: 10.04, unsent: 96_406_658),
+        .backlogExceeded(waitSeconds: 0.31, limitSeconds: 0.3, afterSeconds: 0.35, unsent: nil),
         .senderAndSinkDisagree,
         .noAnswers,
         .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),

@@ -45,6 +45,48 @@ struct SummaryDocumentTests {
 
     /// The committed baselines were written at schema 2, before `cpu`, `start`, `shard` and
     /// `harness`: they read, with those absent.
+    /// The open model's lines: the stream waits name the limit met once the connections had
+    /// their allowance (the first answer's one stream only when it was all), and sends that
+    /// ended well after the schedule say what rate went out against what was offered.
+    @Test func theOpenModelsLinesNameTheLimitAndTheRateThatWentOut() throws {
+        func waits(_ fewest: Int, _ most: Int?) -> SummaryDocument.OpenModel {
+            .init(
+                coalesce: "auto",
+                largestWindowMs: 0.2,
+                streamWaits: .init(count: 1600, share: 0.016, longestMs: 80, fewestStreams: fewest, mostStreams: most)
+            )
+        }
+        #expect(waits(1, 1).streamWaitLine?.contains("(1 stream a connection: APNs allows one") == true)
+        #expect(waits(1, nil).streamWaitLine?.contains("(1 stream a connection: APNs allows one") == true)
+        #expect(
+            waits(1, 1000).streamWaitLine?.contains(
+                "(all 1000 streams a connection busy, the server's limit; 1 before the first answer:"
+            ) == true
+        )
+        #expect(
+            waits(500, 1000).streamWaitLine?.contains("(all 1000 streams a connection busy, the server's limit)")
+                == true
+        )
+        #expect(waits(500, nil).streamWaitLine?.contains("(all 500 streams a connection busy") == true)
+        #expect(waits(0, 0).streamWaitLine?.contains("a connection") == false)
+
+        var open = waits(1, 1000)
+        open.arrivals = 1_000_001
+        open.scheduleSeconds = 1
+        open.arrivalsSent = 1_000_001
+        open.sendsSeconds = 2.5
+        #expect(
+            open.keptUpLine
+                == "the sends took 2.50 s for a 1.00 s schedule: 400,000/s of the 1,000,000/s offered went out; the notifications queued for streams meanwhile, and their latency counts it"
+        )
+        // Within 5% and 100 ms of the schedule: kept up.
+        open.sendsSeconds = 1.1
+        #expect(open.keptUpLine == nil)
+        // A folder without the figures says nothing.
+        open.sendsSeconds = nil
+        #expect(open.keptUpLine == nil)
+    }
+
     @Test func aSchemaTwoBaselineReads() throws {
         let root = GoldenFilesTests.repositoryRootFromHere
         let document = try SummaryDocument.read(root + "/results/baselines/default/repeat-1/summary.json")

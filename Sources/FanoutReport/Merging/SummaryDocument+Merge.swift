@@ -85,9 +85,22 @@ extension SummaryDocument.OpenModel {
                 count: count,
                 share: measured > 0 ? min(1, Double(count) / Double(measured)) : 0,
                 longestMs: present.map(\.streamWaits.longestMs).max() ?? 0,
-                fewestStreams: limits.min() ?? 0
-            )
+                fewestStreams: limits.min() ?? 0,
+                mostStreams: present.map { $0.streamWaits.mostStreams ?? $0.streamWaits.fewestStreams }.max()
+            ),
+            scheduleSeconds: Self.all(present.map(\.scheduleSeconds))?.max(),
+            sendsSeconds: Self.all(present.map(\.sendsSeconds))?.max(),
+            arrivals: Self.all(present.map(\.arrivals))?.reduce(0, +),
+            arrivalsSent: Self.all(present.map(\.arrivalsSent))?.reduce(0, +)
         )
+    }
+}
+
+extension SummaryDocument.OpenModel {
+    /// Every shard's value, or `nil` when one has none.
+    fileprivate static func all<Value>(_ values: [Value?]) -> [Value]? {
+        let present = values.compactMap { $0 }
+        return present.count == values.count ? present : nil
     }
 }
 

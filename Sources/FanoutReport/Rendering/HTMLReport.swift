@@ -72,6 +72,9 @@ public struct HTMLReport {
             body +=
                 "<p class=\"note\">Stream waits: \(ChartFrame.escape(waited)) (shaded in the chart of seconds below).</p>\n"
         }
+        if let kept = summary.openModel?.keptUpLine {
+            body += "<p class=\"invalid\">Did not keep up: \(ChartFrame.escape(kept)).</p>\n"
+        }
         body += resolutionNote()
         body += throughputSection(intervals)
         body += "<h2>Latency percentiles per second</h2>\n" + percentilesChart(intervals)

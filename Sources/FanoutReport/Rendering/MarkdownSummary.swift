@@ -60,6 +60,9 @@ public struct MarkdownSummary {
         if let waited = summary.openModel?.streamWaitLine {
             lines += ["", "Stream waits: \(waited)."]
         }
+        if let kept = summary.openModel?.keptUpLine {
+            lines += ["", "⚠️ **Did not keep up**: \(kept)."]
+        }
         lines += [
             "",
             "| outcome | count |",
