@@ -65,6 +65,8 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
             "the server (or a proxy before it) must offer HTTP/2 by ALPN h2, as APNs and `fanout sink --tls` do"
         case .notHTTP2:
             "the endpoint must speak HTTP/2: https:// with ALPN h2, or http:// for a server that takes HTTP/2 with prior knowledge (h2c)"
+        case .closedBeforeSettings where isSilent:
+            "the server accepted the connection and sent no HTTP/2 SETTINGS within --connect-timeout: a TLS server given http:// waits for a ClientHello (https://); else it does not speak HTTP/2 first, or is stalled"
         case .closedBeforeSettings:
             "the server closed the connection before speaking HTTP/2: a TLS server needs https://; a server turning connections away needs a while"
         case .goAwayBeforeAnswer:
@@ -73,6 +75,11 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
             "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic"
         }
     }
+
+    /// The detail of a connection the server kept open without a word (SETTINGS_TIMEOUT), as
+    /// against one it closed: the same cause, told apart in the words.
+    static let noSettings = "no HTTP/2 SETTINGS from the server in time"
+    private var isSilent: Bool { cause == .closedBeforeSettings && detail == Self.noSettings }
 
     /// `cause: detail`, in words.
     public var description: String { "\(phrase) (\(detail))" }
@@ -90,7 +97,7 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
         case .tlsHandshakeFailed: "TLS handshake failed"
         case .alpnNotH2: "ALPN did not choose h2"
         case .notHTTP2: "not HTTP/2"
-        case .closedBeforeSettings: "closed before HTTP/2 began"
+        case .closedBeforeSettings: isSilent ? "silent before HTTP/2 began" : "closed before HTTP/2 began"
         case .goAwayBeforeAnswer: "GOAWAY before any answer"
         case .forbidden: "403 on the first request"
         }
@@ -130,7 +137,7 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
             }
         case let error as HTTP2FrameError where error.stream == nil:
             if error.code == .settingsTimeout {
-                self.init(.closedBeforeSettings, "no HTTP/2 SETTINGS from the server in time")
+                self.init(.closedBeforeSettings, Self.noSettings)
             } else {
                 self.init(.notHTTP2, "the server broke HTTP/2: \(error.reason)")
             }

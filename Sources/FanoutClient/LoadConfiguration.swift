@@ -186,8 +186,9 @@ public struct LoadConfiguration: Sendable {
     /// Where tokens answered 410 (Unregistered, ExpiredToken) are written, one per line, as a
     /// provider prunes them.
     public var goneTokens: TokenLineWriter?
-    /// How long the endpoint may take to be reached: each TCP connect's limit, and how long
-    /// refused and timed-out connects are tried again before the run ends unreachable.
+    /// How long the endpoint may take to be reached: each TCP connect's limit, the limit for
+    /// the server's SETTINGS after it, and how long refused and timed-out connects are tried
+    /// again before the run ends unreachable.
     public var connectTimeout: Duration = Self.defaultConnectTimeout
     public static let defaultConnectTimeout: Duration = .seconds(10)
     /// The bundle id whose channels the run broadcasts to (`fanout send --broadcast`): each
@@ -223,6 +224,9 @@ public struct LoadConfiguration: Sendable {
             transport: transport,
             serverHostname: authority ?? host,
             configuration: shape.http2,
+            // Reaching an HTTP/2 endpoint is its SETTINGS too: a listener that accepts and
+            // says nothing is as unreachable as one that never accepts, in the same time.
+            settingsTimeout: TimeAmount(connectTimeout),
             connectTimeout: TimeAmount(connectTimeout),
             delegate: delegate
         )

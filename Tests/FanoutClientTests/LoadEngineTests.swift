@@ -109,4 +109,30 @@ import Testing
         // The timeout, not eight tries in a row, ended it: well under the deadline.
         #expect(report.elapsed >= .milliseconds(500) && report.elapsed < .seconds(5))
     }
+
+    /// A listener that accepts and never speaks: the connect timeout bounds its SETTINGS too
+    /// (it once took the fixed 10 s), and the cause says it stayed silent, not that it closed.
+    @Test func aSilentListenerIsUnreachableAtTheConnectTimeoutAndSaidSilent() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let tokens = try TokenStream(.generated(TokenGenerator(count: 100, seed: 1)))
+        let report = try withSilentListener { port in
+            var configuration = LoadConfiguration(
+                host: "127.0.0.1",
+                port: port,
+                headers: try NotificationHeaders(topic: "com.example.app"),
+                encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
+            )
+            configuration.shape.connections = 2
+            configuration.shape.deadline = .seconds(60)
+            configuration.connectTimeout = .milliseconds(700)
+            return LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+        }
+        let unreachable = try #require(report.unreachable)
+        #expect(unreachable.cause == .closedBeforeSettings)
+        #expect(unreachable.phrase == "silent before HTTP/2 began")
+        #expect(unreachable.advice.hasPrefix("the server accepted the connection and sent no HTTP/2 SETTINGS"))
+        #expect(report.snapshot.failed == [.unreachable(.closedBeforeSettings): 100])
+        #expect(report.elapsed >= .milliseconds(700) && report.elapsed < .seconds(5), "\(report.elapsed)")
+    }
 }

@@ -206,6 +206,18 @@ public let repositoryRoot: String = {
 /// never listening, so a connection to it is refused (RST) and no other test can bind the port
 /// while `body` runs. The socket is closed when `body` returns.
 public func withRefusingPort<T>(_ body: (Int) throws -> T) throws -> T {
+    try withBoundPort(listening: false, body)
+}
+
+/// Runs `body` with a loopback port whose listener never says a word: the socket listens and
+/// never accepts, so the kernel completes each TCP connect into its backlog and nothing is ever
+/// read or written (a stalled server, or a TLS server waiting for a ClientHello). Closed when
+/// `body` returns.
+public func withSilentListener<T>(_ body: (Int) throws -> T) throws -> T {
+    try withBoundPort(listening: true, body)
+}
+
+private func withBoundPort<T>(listening: Bool, _ body: (Int) throws -> T) throws -> T {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw RefusingPortError(call: "socket", code: errno) }
     defer { close(fd) }
@@ -222,6 +234,7 @@ public func withRefusingPort<T>(_ body: (Int) throws -> T) throws -> T {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
     guard named == 0 else { throw RefusingPortError(call: "getsockname", code: errno) }
+    if listening, listen(fd, 64) != 0 { throw RefusingPortError(call: "listen", code: errno) }
     return try body(Int(UInt16(bigEndian: address.sin_port)))
 }
 
