@@ -36,6 +36,12 @@ public struct ABJob: Sendable {
         for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
             throw JobError.option("\(binary) is not an executable (a fanout build)")
         }
+        let earlier = Self.earlierResults(in: output)
+        guard earlier.isEmpty else {
+            throw JobError.option(
+                "--output \(output) holds an earlier ab's results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
+            )
+        }
         var values: [RunMetric: [(a: Double, b: Double)]] = [:]
         for pair in 1...max(1, pairs) {
             var records: [String: RunRecord] = [:]
@@ -71,6 +77,16 @@ public struct ABJob: Sendable {
             throw JobError.output("cannot write \(output)/ab.txt: \(error.reason)")
         }
         return comparison
+    }
+
+    /// What an ab writes, found in `folder`: `ab.txt` and its `pair-N/` folders and logs. Refused
+    /// before the first run, not found by the first pair's runs one build in.
+    static func earlierResults(in folder: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { name in
+            name == "ab.txt" || (name.hasPrefix("pair-") && Int(name.dropFirst(5)) != nil)
+        }
+        .sorted()
     }
 
     private func runOnce(_ binary: String, into folder: String) throws {

@@ -21,18 +21,11 @@ struct OutputFolder: Sendable {
     let lock: RunOutput
 
     /// Makes `path` (and its parents) if missing, checks that a file can be written in it,
-    /// locks it, and removes a summary.json left by an earlier run: until this run writes its
-    /// own, the folder is not a finished one.
+    /// and locks it; a folder holding an earlier run's or sink's results is refused, as a run
+    /// refuses it (it once replaced a run's summary.json with the sink's).
     init(prepare path: String) throws {
-        let files = FileManager.default
-        let existed = files.fileExists(atPath: path)
-        lock = try RunOutput(preparing: path, earlierResults: .replace)
-        do {
-            let summary = path + "/summary.json"
-            if files.fileExists(atPath: summary) { try files.removeItem(atPath: summary) }
-        } catch {
-            throw JobError.output("cannot write the --output folder \(path): \(error.reason)")
-        }
+        let existed = FileManager.default.fileExists(atPath: path)
+        lock = try RunOutput(preparing: path, earlierResults: .refuse)
         self.path = path
         created = !existed
     }

@@ -129,6 +129,7 @@ public struct SendJob: Sendable {
     /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
         try StopSignals.watch { signals in
+            try OutputFile.check(sideOutputs, inputs: inputs, folders: [("--output", directory)])
             let output = try RunOutput(preparing: directory, inputs: files)
             let configuration = try loadConfiguration()
             defer { configuration.goneTokens?.close() }
@@ -151,6 +152,24 @@ public struct SendJob: Sendable {
         if let goneTokens { paths.append(goneTokens) }
         if case .file(let path) = broadcast?.channels { paths.append(path) }
         return paths
+    }
+
+    /// The files it reads, by option.
+    var inputs: [OutputFile.Named] {
+        var named: [OutputFile.Named] = []
+        if case .file(let path) = tokens.source { named.append(("--tokens", path)) }
+        if inlineTemplate == nil { named.append(("--template", template)) }
+        if case .file(let path) = broadcast?.channels { named.append(("--channel-ids", path)) }
+        if let tokenAuth { named.append(("--key-file", tokenAuth.keyFile)) }
+        return named
+    }
+
+    /// The files it writes beside its folder, by option.
+    var sideOutputs: [OutputFile.Named] {
+        var named: [OutputFile.Named] = []
+        if let path = tokens.reader.rejectsPath { named.append(("--rejects", path)) }
+        if let goneTokens { named.append(("--gone-tokens", goneTokens)) }
+        return named
     }
 
     /// The engine's configuration, with the files read.

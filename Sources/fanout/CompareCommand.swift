@@ -67,6 +67,7 @@ struct CompareCommand: ParsableCommand {
     func run() throws {
         let comparison: RunComparison
         do {
+            try OutputFile.check(report.map { [("--report", $0)] } ?? [])
             comparison = RunComparison(
                 baseline: try RunSet.load(baseline),
                 current: try RunSet.load(current),

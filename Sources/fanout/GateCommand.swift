@@ -80,6 +80,17 @@ struct GateCommand: ParsableCommand {
 
     func run() throws {
         let gate: Gate
+        // Before anything is written: neither file may go over the thresholds it reads, each
+        // other, or a run's own files.
+        do {
+            try OutputFile.check(
+                [junit.map { ("--junit", $0) }, report.map { ("--report", $0) }].compactMap { $0 },
+                inputs: thresholdsFile.map { [("--thresholds", $0)] } ?? []
+            )
+        } catch {
+            reportError("\(error)")
+            throw ExitCode(Gate.Status.usage.rawValue)
+        }
         do {
             gate = try Gate(run: runDirectory, baseline: baseline, thresholds: thresholds, file: thresholdsFile)
         } catch let error where error.kind == .results(.malformed) {

@@ -37,6 +37,17 @@ import Testing
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(zip(order, times).map { "\($0) \($1)" })")
         let table = try String(contentsOfFile: folder + "/ab.txt", encoding: .utf8)
         #expect(table.contains(expected))
+        // Into the same folder again: refused before either build runs, the pairs untouched.
+        let again = try CommandRunner.run(
+            ["ab", fanout, fanout, "--repeat", "2", "--output", folder, "--", "run", "--count", "2000"],
+            timeout: .seconds(60)
+        )
+        #expect(again.status == 1, "\(again.standardError)")
+        #expect(
+            again.standardError.contains("holds an earlier ab's results (ab.txt, pair-1, pair-2)"),
+            "\(again.standardError)"
+        )
+        #expect(try CommandRunner.summary(in: folder + "/pair-1/a").started == started["pair-1/a"])
     }
 
     @Test(arguments: [

@@ -237,6 +237,52 @@ import Testing
         #expect(messages.last?.hasSuffix(", limit 1000000000 /s") == true, "\(messages)")
     }
 
+    /// A file written besides a run never goes over one: gate's --junit or --report on the
+    /// run's own summary.json, compare's --report on its latency.hgrm, a sink's --output on the
+    /// run's folder and send's --gone-tokens on its --tokens are refused before anything is
+    /// written (gate and compare: usage, 64; sink and send: 1, as any folder they refuse), and
+    /// what they would have overwritten is as it was.
+    @Test func noOutputGoesOverARunsFilesOrTheTokensItReads() throws {
+        let run = Self.runs.valid
+        let summary = try Data(contentsOf: URL(fileURLWithPath: run + "/summary.json"))
+        let histogram = try Data(contentsOf: URL(fileURLWithPath: run + "/latency.hgrm"))
+        for option in ["--junit", "--report"] {
+            let gate = try Self.gate([run, "--threshold", "sent == 3000", option, run + "/summary.json"])
+            #expect(gate.status == 64, "\(gate.standardOutput)\(gate.standardError)")
+            #expect(gate.standardError.contains("is a run's own summary.json"), "\(gate.standardError)")
+        }
+        let compare = try CommandRunner.run(["compare", run, run, "--report", run + "/latency.hgrm"])
+        #expect(
+            compare.status == 64 && compare.standardError.contains("is a run's own latency.hgrm"),
+            "\(compare.standardError)"
+        )
+        let sink = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--output", run, "--duration", "1s"],
+            timeout: .seconds(30)
+        )
+        #expect(
+            sink.status == 1 && sink.standardError.contains("holds an earlier run's results"),
+            "\(sink.standardError)"
+        )
+        #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/summary.json")) == summary)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/latency.hgrm")) == histogram)
+
+        let tokens = Self.folder + "/tokens-\(UUID().uuidString).txt"
+        let token = String(repeating: "ab", count: 32) + "\n"
+        try token.write(toFile: tokens, atomically: true, encoding: .utf8)
+        let send = try CommandRunner.run([
+            "send", "--endpoint", "http://127.0.0.1:1", "--template",
+            CommandRunner.repositoryRoot + "/fixtures/poll.json",
+            "--topic", "com.example.app", "--tokens", tokens, "--gone-tokens", tokens, "--output",
+            Self.folder + "/send-\(UUID().uuidString)",
+        ])
+        #expect(
+            send.status == 1 && send.standardError.contains("--gone-tokens \(tokens) is also --tokens"),
+            "\(send.standardError)"
+        )
+        #expect(try String(contentsOfFile: tokens, encoding: .utf8) == token)
+    }
+
     /// `--report FILE`: a row a threshold, the measured value a bar and the limit a mark on one
     /// scale (0 to 5,000 for 3,000 sent against 1,500), green when it holds and red when not.
     @Test func theGatesReportDrawsEachMeasuredValueAgainstItsLimit() throws {

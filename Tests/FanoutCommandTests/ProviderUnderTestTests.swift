@@ -321,10 +321,21 @@ import Testing
         #expect(unwritable.status == 1)
         #expect(unwritable.standardError.contains("cannot write the --output folder /proc/fanout-cannot"))
 
-        // A trigger the shell cannot start: exit 1, its words, and no summary.json left behind
-        // (a summary from an earlier run there is gone too: it would pass for this one's).
-        try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
-        try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/out/summary.json"))
+        // A folder holding an earlier run's summary.json is refused, as a run refuses it, and
+        // the summary is left as it was (the sink once replaced it).
+        try FileManager.default.createDirectory(atPath: folder + "/earlier", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/earlier/summary.json"))
+        let earlier = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder + "/earlier", "--duration", "1s"]
+        )
+        #expect(earlier.status == 1)
+        #expect(
+            earlier.standardError.contains("holds an earlier run's results (summary.json)"),
+            "\(earlier.standardError)"
+        )
+        #expect(try String(contentsOfFile: folder + "/earlier/summary.json", encoding: .utf8) == "{}")
+
+        // A trigger the shell cannot start: exit 1, its words, and no summary.json left behind.
         let trigger = try CommandRunner.run(
             [
                 "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder + "/out", "--duration", "20s",
