@@ -1,5 +1,11 @@
 import FanoutAPNs
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a token set comes from.
 public enum TokenSource: Sendable, Hashable {
     /// A token file, text or Fanout's binary format (told apart by the binary magic).
@@ -10,6 +16,21 @@ public enum TokenSource: Sendable, Hashable {
     case generated(TokenGenerator)
     /// Broadcast updates to channels (`ChannelRounds`): their ids stand where tokens do.
     case channels(ChannelRounds)
+
+    /// Whether it can be read again from its start (`--repeat` reads it once a repeat): a
+    /// regular file or a generator, not standard input, a pipe, a FIFO or a device (followed
+    /// through links: /dev/stdin is a pipe or a terminal).
+    public var isRereadable: Bool {
+        switch self {
+        case .standardInput: return false
+        case .generated, .channels: return true
+        case .file(let path):
+            var status = stat()
+            // A file that cannot be looked at is reported when it is opened.
+            guard stat(path, &status) == 0 else { return true }
+            return status.st_mode & S_IFMT == S_IFREG
+        }
+    }
 
     /// How error messages name it.
     public var name: String {

@@ -28,8 +28,9 @@ struct Fanout: AsyncParsableCommand {
                    which, over which window, when)
               64   a usage error: an option, a threshold, a folder that is not a run
               129, 130, 143
-                   stopped by SIGHUP, SIGINT or SIGTERM (a run's folder is written,
-                   marked interrupted)
+                   run, send, search, plan: stopped by SIGHUP, SIGINT or SIGTERM (a
+                   run's folder is written, marked interrupted); the sink drains on
+                   them and exits 0, a server's normal stop
             """,
         version: FanoutVersion.current,
         subcommands: [

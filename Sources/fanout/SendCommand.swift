@@ -85,6 +85,11 @@ struct SendCommand: ParsableCommand {
         if repeating.repeats > 1 && tokenOptions.tokens == "-" {
             throw ValidationError("--repeat reads the tokens again each time: give a file, not standard input.")
         }
+        if repeating.repeats > 1, let path = tokenOptions.tokens, !TokenSource.file(path).isRereadable {
+            throw ValidationError(
+                "--repeat reads the tokens again each time: --tokens \(path) is a pipe or a device, read once; give a regular file."
+            )
+        }
     }
 
     /// `--broadcast`'s rules: channels, not tokens; the app's bundle id; Apple's guard on the

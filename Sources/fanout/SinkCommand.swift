@@ -16,7 +16,11 @@ struct SinkCommand: AsyncParsableCommand {
         discussion: """
             Prints "listening on HOST:PORT" when ready. SIGINT, SIGTERM or SIGHUP drains it: new \
             requests get 503 Shutdown, every connection gets GOAWAY, the summary is printed, and \
-            --output's folder is written.
+            --output's folder is written. Exit status: 0 once drained, whether a signal or its own \
+            end (--expect, --duration, --idle-exit) stopped it: a signal is a server's normal stop, \
+            and --output's folder says whether what was expected came (fanout gate judges it); 1 \
+            on an error (an address it cannot listen on, a folder it cannot write, a trigger that \
+            cannot start); 64 for options that cannot be used.
             """
     )
 

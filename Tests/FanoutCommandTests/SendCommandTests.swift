@@ -360,11 +360,24 @@ import Testing
             ["--endpoint", "https://h", "--rate", "100", "--duration", "1s", "--stage", "1s:50"],
             ["--endpoint", "https://h", "--warm-up", "soon"], ["--endpoint", "https://h", "--max-lag", "0s"],
             ["--endpoint", "https://h", "--duration", "-1s"], ["--endpoint", "https://h", "--apns-id", "sequential"],
-            ["--endpoint", "https://h", "--repeat", "0"],
+            ["--endpoint", "https://h", "--repeat", "0"], ["--endpoint", "https://h", "--max-backlog", "0s"],
         ] {
             let result = try CommandRunner.run(base + extra)
             #expect(result.status == 64, "\(extra): \(result.standardError)")
         }
+        // A pipe is read once: --repeat would find it empty from the second run on.
+        let fifo = NSTemporaryDirectory() + "fanout-fifo-\(UUID().uuidString)"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let piped = try CommandRunner.run([
+            "send", "--endpoint", "https://h", "--tokens", fifo, "--repeat", "3", "--template", "fixtures/poll.json",
+            "--topic", "com.example.app",
+        ])
+        #expect(piped.status == 64, "\(piped.standardError)")
+        #expect(
+            piped.standardError.contains("--tokens \(fifo) is a pipe or a device, read once"),
+            "\(piped.standardError)"
+        )
         // APNs's header rules are the library's; the command names the option that broke one.
         for (extra, said) in [
             (["--priority", "7"], "--priority: apns-priority is 10, 5 or 1, not 7."),

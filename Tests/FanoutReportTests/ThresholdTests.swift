@@ -146,6 +146,16 @@ struct ThresholdTests {
         // p99 22 → 20 ms: −9.1%, beyond 5%.
         #expect(single.rows[0].verdict == .better)
         #expect(textRows(single.text)["p99"]?.last == "better beyond 5% (noise unknown: one run a side)")
+        // Counts are counts, times milliseconds, the rate per second (counts were "ms").
+        let counts = RunComparison(
+            baseline: RunSet(directory: "a", runs: [Self.run([.sent: 1_000_000, .p99: 20, .throughput: 5000])]),
+            current: RunSet(directory: "b", runs: [Self.run([.sent: 999_000, .p99: 21, .throughput: 4990])]),
+            metrics: [.sent, .p99, .throughput]
+        )
+        let rows = textRows(counts.text)
+        #expect(rows["sent"]?.prefix(3) == ["sent", "1,000,000", "999,000"], "\(counts.text)")
+        #expect(rows["p99"]?.prefix(3) == ["p99", "20.00 ms", "21.00 ms"], "\(counts.text)")
+        #expect(rows["throughput"]?.prefix(3) == ["throughput", "5,000/s", "4,990/s"], "\(counts.text)")
     }
 
     /// With repeats on both sides, each change has a 95% interval (each side resampled on its

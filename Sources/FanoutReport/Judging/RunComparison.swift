@@ -188,11 +188,10 @@ public struct RunComparison: Sendable {
 
     public var text: String {
         func format(_ value: Double, _ metric: RunMetric) -> String {
-            switch metric {
-            case .throughput: return grouped(Int(value.rounded())) + "/s"
-            case .errors: return grouped(Int(value))
-            default: return String(format: "%.2f ms", value)
-            }
+            if metric.isTime { return String(format: "%.2f ms", value) }
+            if metric == .throughput { return grouped(Int(value.rounded())) + "/s" }
+            // A count (a median of repeats may fall between two).
+            return value == value.rounded() ? grouped(Int(value)) : String(format: "%.1f", value)
         }
         func pad(_ text: String, _ width: Int) -> String {
             text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)
