@@ -54,4 +54,26 @@ struct RepeatManifestTests {
             #expect(error.description.contains("interrupted after 0 of 3 repeats"), "\(error)")
         }
     }
+
+    /// A repeat folder past the manifest's count is another set's: refused, not taken into the
+    /// median unseen (one copied in beside a whole set of 2 read as a valid set of 3).
+    @Test func aRepeatBeyondTheManifestIsRefused() throws {
+        let folder = NSTemporaryDirectory() + "fanout-manifest-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in ["repeat-1", "repeat-2", "repeat-3"] {
+            try FileManager.default.createDirectory(atPath: folder + "/" + name, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: SummaryDocumentTests.golden, toPath: folder + "/" + name + "/summary.json")
+        }
+        var manifest = RepeatManifest(asked: 2)
+        manifest.finished = 2
+        try manifest.write(in: folder)
+        do {
+            _ = try RunSet.load(folder)
+            Issue.record("a set with a repeat beyond its manifest loaded")
+        } catch {
+            #expect(error.description.contains("holds repeat-3/ beyond the 2 repeats its repeats.json asked"), "\(error)")
+        }
+        try FileManager.default.removeItem(atPath: folder + "/repeat-3")
+        #expect(try RunSet.load(folder).runs.count == 2)
+    }
 }

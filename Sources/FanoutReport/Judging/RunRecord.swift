@@ -287,6 +287,18 @@ public struct RunSet: Sendable {
                 "\(directory) holds no summary.json and no repeat-*/ folders: not a Fanout run folder"
             )
         }
+        // A repeat-N/ past what the manifest asked is another set's (a folder copied in, an
+        // earlier set's left over): its run would move the median unseen.
+        if let manifest {
+            let beyond = repeats.filter { (Int($0.dropFirst(7)) ?? 0) > manifest.asked || Int($0.dropFirst(7)) == nil }
+            guard beyond.isEmpty else {
+                throw ResultsError(
+                    .inconsistent,
+                    "\(directory) holds \(beyond.map { $0 + "/" }.joined(separator: ", ")) beyond the \(manifest.asked) "
+                        + "repeats its repeats.json asked: another set's results, and which is which cannot be told"
+                )
+            }
+        }
         var runs: [RunRecord] = []
         for name in repeats {
             // A set that keeps a manifest says itself what is missing: a repeat cut short before
