@@ -91,6 +91,8 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case reconciledButDisagrees(field: String, sender: Int, sink: Int)
     /// The latency percentiles are not in order (p50 ≤ p90 ≤ … ≤ max).
     case percentilesOutOfOrder
+    /// A latency percentile outside what the folder's `latency.hgrm` allows.
+    case latencyFileDisagrees(percentile: String, summaryMs: Double, fileLowMs: Double, fileHighMs: Double)
     /// A summary of schema 6 or older with every latency zero: how those wrote "nothing
     /// measured".
     case zeroLatencies(schema: Int)
@@ -203,6 +205,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case outcomesDoNotAddUp = "outcomes_do_not_add_up"
         case reconciledButDisagrees = "reconciled_but_disagrees"
         case percentilesOutOfOrder = "percentiles_out_of_order"
+        case latencyFileDisagrees = "latency_file_disagrees"
         case zeroLatencies = "zero_latencies"
         case noRequests = "no_requests"
         case stated
@@ -260,6 +263,12 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     enum OutcomesDoNotAddUpCodingKeys: String, CodingKey { case sent, accepted, rejected, failed }
     enum ReconciledButDisagreesCodingKeys: String, CodingKey { case field, sender, sink }
     enum PercentilesOutOfOrderCodingKeys: CodingKey {}
+    enum LatencyFileDisagreesCodingKeys: String, CodingKey {
+        case percentile
+        case summaryMs = "summary_ms"
+        case fileLowMs = "file_low_ms"
+        case fileHighMs = "file_high_ms"
+    }
     enum ZeroLatenciesCodingKeys: String, CodingKey { case schema }
     enum NoRequestsCodingKeys: CodingKey {}
     enum StatedCodingKeys: String, CodingKey { case _0 = "words" }
@@ -342,6 +351,12 @@ extension InvalidReason: CustomStringConvertible {
             "reconciled says true but the sink's \(field) is \(sink.grouped) where the sender's is \(sender.grouped)"
         case .percentilesOutOfOrder:
             "the latency percentiles are out of order (each must be at least the one before it)"
+        case .latencyFileDisagrees(let percentile, let stated, let low, let high):
+            "summary.json's \(percentile) (\(Self.milliseconds(stated)) ms) is not what latency.hgrm holds ("
+                + (low == high
+                    ? "\(Self.milliseconds(low)) ms"
+                    : "between \(Self.milliseconds(low)) and \(Self.milliseconds(high)) ms")
+                + "): a file edited, or one run's summary beside another's histogram"
         case .zeroLatencies(let schema):
             "every latency is 0 in a schema-\(schema) summary: what Fanout wrote before schema 7 when nothing was measured"
         case .noRequests:
@@ -354,6 +369,12 @@ extension InvalidReason: CustomStringConvertible {
     /// A lag in µs under a millisecond, else in whole milliseconds.
     private static func lagWords(_ milliseconds: Double) -> String {
         milliseconds < 1 ? "\(Int((milliseconds * 1000).rounded())) µs" : "\(Int(milliseconds.rounded())) ms"
+    }
+
+    /// Milliseconds to 3 decimals, or in %g for a value too small or large for them (1e-300).
+    private static func milliseconds(_ value: Double) -> String {
+        value != 0 && (abs(value) < 0.001 || abs(value) >= 1e9)
+            ? String(format: "%g", value) : String(format: "%.3f", value)
     }
 
     /// At most eight names, then how many more.

@@ -14,6 +14,7 @@ struct InvalidReasonTests {
         .generatorBehind(worstLagMs: 148.2, limitMs: 100),
         .backlogExceeded(waitSeconds: 10.02, limitSeconds: 10, afterSeconds: 10.04, unsent: 96_406_658),
         .backlogExceeded(waitSeconds: 0.31, limitSeconds: 0.3, afterSeconds: 0.35, unsent: nil),
+        .latencyFileDisagrees(percentile: "p99", summaryMs: 1e-300, fileLowMs: 1124.351, fileHighMs: 1150.975),
         .senderAndSinkDisagree,
         .noAnswers,
         .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),

@@ -62,7 +62,10 @@ struct RepeatManifestTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for name in ["repeat-1", "repeat-2", "repeat-3"] {
             try FileManager.default.createDirectory(atPath: folder + "/" + name, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: SummaryDocumentTests.golden, toPath: folder + "/" + name + "/summary.json")
+            try FileManager.default.copyItem(
+                atPath: SummaryDocumentTests.golden,
+                toPath: folder + "/" + name + "/summary.json"
+            )
         }
         var manifest = RepeatManifest(asked: 2)
         manifest.finished = 2
@@ -71,7 +74,10 @@ struct RepeatManifestTests {
             _ = try RunSet.load(folder)
             Issue.record("a set with a repeat beyond its manifest loaded")
         } catch {
-            #expect(error.description.contains("holds repeat-3/ beyond the 2 repeats its repeats.json asked"), "\(error)")
+            #expect(
+                error.description.contains("holds repeat-3/ beyond the 2 repeats its repeats.json asked"),
+                "\(error)"
+            )
         }
         try FileManager.default.removeItem(atPath: folder + "/repeat-3")
         #expect(try RunSet.load(folder).runs.count == 2)

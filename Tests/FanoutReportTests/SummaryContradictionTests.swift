@@ -25,6 +25,11 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: folder + "/summary.json"))
+        // The run's histogram beside it, as the run wrote it.
+        let histogram = (source as NSString).deletingLastPathComponent + "/" + LatencyFile.fileName
+        if FileManager.default.fileExists(atPath: histogram) {
+            try FileManager.default.copyItem(atPath: histogram, toPath: folder + "/" + LatencyFile.fileName)
+        }
         let outcome = try Gate(run: folder, baseline: nil, thresholds: ["failed < 1000"], file: nil).evaluate()
         return (outcome, outcome.invalidReasons.map(\.reason))
     }
@@ -34,6 +39,36 @@ import Testing
         let (outcome, reasons) = try Self.gate(source) { _ in }
         #expect(reasons == [])
         #expect(outcome.status == .passed)
+    }
+
+    /// A percentile edited in order with the others but unlike the histogram beside it (p99
+    /// 300 ms where latency.hgrm's rows either side of 99% both say 404.479; a p50 of 1e-300 ms).
+    @Test func aPercentileUnlikeTheFoldersHistogramIsInvalid() throws {
+        let (outcome, reasons) = try Self.gate {
+            var latency = $0["latency_ms"] as! [String: Any]
+            latency["p99"] = 300.0
+            latency["p50"] = 1e-300
+            $0["latency_ms"] = latency
+        }
+        #expect(outcome.status == .invalid)
+        let file = try #require(LatencyFile.read(in: GoldenFilesTests.golden))
+        #expect(
+            reasons == [
+                .latencyFileDisagrees(
+                    percentile: "p50",
+                    summaryMs: 1e-300,
+                    fileLowMs: file.bounds(at: 50).lowerBound,
+                    fileHighMs: file.bounds(at: 50).upperBound
+                ),
+                .latencyFileDisagrees(percentile: "p99", summaryMs: 300, fileLowMs: 404.479, fileHighMs: 404.479),
+            ]
+        )
+        #expect(file.bounds(at: 100) == 404.991...404.991)
+        #expect(
+            reasons.last?.description
+                == "summary.json's p99 (300.000 ms) is not what latency.hgrm holds (404.479 ms): a file edited, or one run's summary beside another's histogram"
+        )
+        #expect(reasons.first?.description.contains("(1e-300 ms)") == true, "\(reasons)")
     }
 
     @Test func moreAcceptedThanSentIsInvalid() throws {
@@ -54,7 +89,12 @@ import Testing
             $0["latency_ms"] = latency
         }
         #expect(outcome.status == .invalid)
-        #expect(latency == [.negativeFigure(field: "latency_ms.p99", value: -5), .percentilesOutOfOrder])
+        #expect(
+            latency == [
+                .negativeFigure(field: "latency_ms.p99", value: -5), .percentilesOutOfOrder,
+                .latencyFileDisagrees(percentile: "p99", summaryMs: -5, fileLowMs: 404.479, fileHighMs: 404.479),
+            ]
+        )
     }
 
     @Test func aSinkSectionThatDisagreesWithReconciledTrueIsInvalid() throws {
@@ -94,7 +134,13 @@ import Testing
             $0["latency_ms"] = ["p50": 0, "p90": 0, "p99": 0, "p99_9": 0, "p99_99": 0, "max": 0]
         }
         #expect(outcome.status == .invalid)
-        #expect(reasons == [.zeroLatencies(schema: 6)])
+        // The histogram beside them says so too, percentile by percentile.
+        #expect(reasons.first == .zeroLatencies(schema: 6))
+        #expect(
+            reasons.dropFirst().map {
+                if case .latencyFileDisagrees(let percentile, 0, _, _) = $0 { percentile } else { "\($0)" }
+            } == ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+        )
     }
 
     /// `"valid": true, "valid": false`: Foundation keeps the first, Python the last. Refused.

@@ -226,6 +226,10 @@ public struct RunRecord: Sendable {
         for contradiction in summary.contradictions where !reasons.contains(contradiction) {
             reasons.append(contradiction)
         }
+        // And what the folder's histogram says of the percentiles.
+        if let latency = summary.latency, let file = LatencyFile.read(in: directory) {
+            reasons += file.disagreements(with: latency).filter { !reasons.contains($0) }
+        }
         // An interrupted run says so, by which signal and when, among its reasons already.
         // An aborted run fails the gate (`aborted`), it is not invalid for having stopped.
         if summary.cancelled && summary.aborted == nil && !reasons.contains(where: \.isInterruption) {
