@@ -28,9 +28,11 @@ struct SendCommand: ParsableCommand {
             folder marked invalid with the place. Exit status: 0 when every notification was \
             accepted or rejected by the server, 3 when some failed (no answer after every try), \
             4 when the run is invalid (the generator fell behind its schedule by more than \
-            --max-lag, a wait for a stream past --max-backlog, a bad token part-way, a --gone-tokens file that could not be written), 5 \
-            when it could not reach the endpoint (no connection got as far as an answer: the \
-            cause is on standard error and in summary.json's failed reasons), 6 when an \
+            --max-lag, a wait for a stream past --max-backlog, a bad token part-way, a \
+            --gone-tokens file that could not be written, no answer at all from a server that \
+            took the requests), 5 when it could not reach the endpoint (no connection got as far \
+            as HTTP/2, or each was closed, sent GOAWAY or answered 403 before any other answer: \
+            the cause is on standard error and in summary.json's failed reasons), 6 when an \
             --abort-on condition stopped it (the folder says which, over which window, when), \
             130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
             """

@@ -585,7 +585,14 @@ import Testing
             [PythonPeer.path("frame_flood.py"), "\(sink.port)", "127.0.0.2", "empty-data", "60"]
         )
         defer { flood.stop() }
-        let send = try Self.send(to: sink.port, count: count, ["--rate", "10000/s", "--duration", "8s"])
+        // Served is the subject, not the pace: a debug build's generator on a loaded host fell
+        // 256 ms behind its schedule once (the full suite beside another process), every one
+        // of the 80,000 accepted all the same.
+        let send = try Self.send(
+            to: sink.port,
+            count: count,
+            ["--rate", "10000/s", "--duration", "8s", "--max-lag", "10s"]
+        )
         Self.expectAllAccepted(send, count: count)
         let flooded = try flood.wait(timeout: .seconds(70))
         #expect(flooded.output.contains(#""closed": true"#), "\(flooded.output)\(flooded.errors)")
