@@ -91,6 +91,8 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case reconciledButDisagrees(field: String, sender: Int, sink: Int)
     /// The latency percentiles are not in order (p50 ≤ p90 ≤ … ≤ max).
     case percentilesOutOfOrder
+    /// A rate above every notification sent over the run's length (less its warm-up).
+    case throughputAboveSent(perSecond: Double, sent: Int, seconds: Double)
     /// A latency percentile outside what the folder's `latency.hgrm` allows.
     case latencyFileDisagrees(percentile: String, summaryMs: Double, fileLowMs: Double, fileHighMs: Double)
     /// A summary of schema 6 or older with every latency zero: how those wrote "nothing
@@ -206,6 +208,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case reconciledButDisagrees = "reconciled_but_disagrees"
         case percentilesOutOfOrder = "percentiles_out_of_order"
         case latencyFileDisagrees = "latency_file_disagrees"
+        case throughputAboveSent = "throughput_above_sent"
         case zeroLatencies = "zero_latencies"
         case noRequests = "no_requests"
         case stated
@@ -263,6 +266,10 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     enum OutcomesDoNotAddUpCodingKeys: String, CodingKey { case sent, accepted, rejected, failed }
     enum ReconciledButDisagreesCodingKeys: String, CodingKey { case field, sender, sink }
     enum PercentilesOutOfOrderCodingKeys: CodingKey {}
+    enum ThroughputAboveSentCodingKeys: String, CodingKey {
+        case perSecond = "per_second"
+        case sent, seconds
+    }
     enum LatencyFileDisagreesCodingKeys: String, CodingKey {
         case percentile
         case summaryMs = "summary_ms"
@@ -351,6 +358,8 @@ extension InvalidReason: CustomStringConvertible {
             "reconciled says true but the sink's \(field) is \(sink.grouped) where the sender's is \(sender.grouped)"
         case .percentilesOutOfOrder:
             "the latency percentiles are out of order (each must be at least the one before it)"
+        case .throughputAboveSent(let rate, let sent, let seconds):
+            "throughput_per_second is \(Self.rate(rate))/s, above all \(sent.grouped) sent over the run's \(String(format: "%.3f", seconds)) s: a figure no run wrote"
         case .latencyFileDisagrees(let percentile, let stated, let low, let high):
             "summary.json's \(percentile) (\(Self.milliseconds(stated)) ms) is not what latency.hgrm holds ("
                 + (low == high
@@ -375,6 +384,11 @@ extension InvalidReason: CustomStringConvertible {
     private static func milliseconds(_ value: Double) -> String {
         value != 0 && (abs(value) < 0.001 || abs(value) >= 1e9)
             ? String(format: "%g", value) : String(format: "%.3f", value)
+    }
+
+    /// A rate grouped when it is a sane one, else in %g (1e9, 1e300).
+    private static func rate(_ value: Double) -> String {
+        value < 1e15 ? Int(value.rounded()).grouped : String(format: "%g", value)
     }
 
     /// At most eight names, then how many more.

@@ -22,6 +22,15 @@ extension SummaryDocument {
                 )
             }
             if answered == 0 { reasons.append(.noAnswers) }
+            // A run's rate is what it sent (after its warm-up) over its length: more than all it
+            // sent over that length is a figure no run wrote (a merge adds its shards' up).
+            if mergedFrom == nil, let throughput = throughputPerSecond, throughput > 0 {
+                let length = elapsedSeconds - warmUpSeconds
+                let most = length > 0 ? Double(sent) / length : 0
+                if throughput > most * 1.001 + 0.001 {
+                    reasons.append(.throughputAboveSent(perSecond: throughput, sent: sent, seconds: length))
+                }
+            }
         }
         if let latency {
             let values = Latency.percentiles.map { latency[keyPath: $0.value] }

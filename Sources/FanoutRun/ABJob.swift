@@ -36,10 +36,11 @@ public struct ABJob: Sendable {
         for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
             throw JobError.option("\(binary) is not an executable (a fanout build)")
         }
-        let earlier = Self.earlierResults(in: output)
+        // An earlier ab's pairs, or a run's or a search's results: ab's own would go beside them.
+        let earlier = Self.earlierResults(in: output) + RunOutput.earlierResults(in: output, results: .search)
         guard earlier.isEmpty else {
             throw JobError.option(
-                "--output \(output) holds an earlier ab's results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
+                "--output \(output) holds earlier results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
             )
         }
         var values: [RunMetric: [(a: Double, b: Double)]] = [:]

@@ -2,6 +2,12 @@ import FanoutAssembly
 import FanoutResults
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A file a command writes besides its folder (`--gone-tokens`, `--rejects`, `gate --junit` and
 /// `--report`, `compare --report`), checked before anything is written, so that no output goes
 /// over what the command reads or what a run measured:
@@ -26,12 +32,12 @@ public enum OutputFile {
         let results = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
         for (index, output) in outputs.enumerated() {
             let resolved = Self.resolved(output.path)
-            for input in inputs where Self.resolved(input.path) == resolved {
+            for input in inputs where Self.same(output.path, input.path) {
                 throw JobError.option(
                     "\(output.option) \(output.path) is also \(input.option) (\(input.path)): writing it would overwrite what this command reads"
                 )
             }
-            for other in outputs[..<index] where Self.resolved(other.path) == resolved {
+            for other in outputs[..<index] where Self.same(output.path, other.path) {
                 throw JobError.option(
                     "\(output.option) \(output.path) is also \(other.option) (\(other.path)): give each its own file"
                 )
@@ -51,6 +57,40 @@ public enum OutputFile {
                 )
             }
         }
+    }
+
+    /// Whether two paths name one file: the same name once links and `.`/`..` are resolved, or
+    /// the same inode (a hard link has a name of its own).
+    static func same(_ a: String, _ b: String) -> Bool {
+        if resolved(a) == resolved(b) { return true }
+        guard let one = identity(a), let other = identity(b) else { return false }
+        return one == other
+    }
+
+    /// The results files of the run folder `folder` and of its repeats, as inputs named by
+    /// `option`: a command that reads them must not write over them under any name (a hard
+    /// link to a run's summary.json given as `--junit`).
+    public static func runFiles(in folder: String, option: String) -> [Named] {
+        let files = FileManager.default
+        let names = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+        var found: [Named] = []
+        var folders = [folder]
+        for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("repeat-") {
+            folders.append(folder + "/" + name)
+        }
+        for place in folders {
+            for name in (try? files.contentsOfDirectory(atPath: place)) ?? [] where names.contains(name) {
+                found.append((option, place + "/" + name))
+            }
+        }
+        return found
+    }
+
+    /// The device and inode of an existing file; `nil` when there is none.
+    private static func identity(_ path: String) -> [UInt64]? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return [UInt64(status.st_dev), UInt64(status.st_ino)]
     }
 
     /// `path` with symbolic links and `.`/`..` resolved, for comparing two names of one file.

@@ -81,15 +81,21 @@ public struct RunJob: Sendable {
 
     private func runOnce(into directory: String, signals: StopSignals, live: LiveReport?) throws -> RunStatus {
         let display = ProgressDisplay.make(total: tokenCount)
+        let linger = MetricsLinger()
+        // Whatever ends this run, the endpoint closes (a throw included).
+        defer { linger.finish() }
         let summary = try run(
             started: { engine in
                 live?.follow(engine)
                 signals.onStop { engine.interrupt(by: $0) }
             },
-            progress: live.map { $0.progress(also: display) } ?? display
+            progress: live.map { $0.progress(also: display) } ?? display,
+            linger: linger
         )
         let status = try summary.finish(into: directory)
         try live?.finish(folder: directory)
+        // The folder is written: the metrics linger now, and a stop signal ends that.
+        signals.onStop { _ in linger.end() }
         return status
     }
 
@@ -98,6 +104,15 @@ public struct RunJob: Sendable {
     public func run(
         started: (LoadEngine) -> Void = { _ in },
         progress: ((RunProgress) -> Void)? = nil
+    ) throws -> RunSummary {
+        try run(started: started, progress: progress, linger: nil)
+    }
+
+    /// `run(started:progress:)`, with the metrics endpoint left to `linger` when there is one.
+    func run(
+        started: (LoadEngine) -> Void,
+        progress: ((RunProgress) -> Void)?,
+        linger: MetricsLinger?
     ) throws -> RunSummary {
         let template = try self.template ?? PayloadTemplate(json: Array(Self.poll.utf8), file: "poll")
         let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: sinkThreads)
@@ -141,6 +156,7 @@ public struct RunJob: Sendable {
             tokens: tokens,
             threads: senderThreads,
             metrics: metrics,
+            linger: linger,
             started: started
         )
         defer { sender.close() }

@@ -254,6 +254,9 @@ public struct SendJob: Sendable {
             total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
         )
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
+        let linger = MetricsLinger()
+        // Whatever ends this run, the endpoint closes (a throw included).
+        defer { linger.finish() }
         let summary = try run(
             configuration,
             started: { started in
@@ -261,13 +264,16 @@ public struct SendJob: Sendable {
                 live?.follow(started)
                 signals.onStop { started.interrupt(by: $0) }
             },
-            progress: live.map { $0.progress(also: display) } ?? display
+            progress: live.map { $0.progress(also: display) } ?? display,
+            linger: linger
         )
         let status = try summary.finish(into: directory)
         try live?.finish(folder: directory)
         if let sample = engine.withLockedValue({ $0?.statistics.answerIDs }) {
             try Self.write(sample, into: directory)
         }
+        // The folder is written: the metrics linger now, and a stop signal ends that.
+        signals.onStop { _ in linger.end() }
         return status
     }
 
@@ -293,6 +299,16 @@ public struct SendJob: Sendable {
         started: (LoadEngine) -> Void = { _ in },
         progress: ((RunProgress) -> Void)? = nil
     ) throws -> RunSummary {
+        try run(configuration, started: started, progress: progress, linger: nil)
+    }
+
+    /// `run(_:started:progress:)`, with the metrics endpoint left to `linger` when there is one.
+    func run(
+        _ configuration: LoadConfiguration,
+        started: (LoadEngine) -> Void,
+        progress: ((RunProgress) -> Void)?,
+        linger: MetricsLinger?
+    ) throws -> RunSummary {
         let stream: TokenStream
         do {
             stream = try tokens.openForRun(connections: configuration.shape.connections)
@@ -304,6 +320,7 @@ public struct SendJob: Sendable {
             tokens: stream,
             threads: threads,
             metrics: metrics,
+            linger: linger,
             started: started
         )
         defer { sender.close() }

@@ -1,6 +1,36 @@
 import FanoutClient
 import FanoutTokens
+import NIOConcurrencyHelpers
 import NIOPosix
+
+/// Where a run's metrics endpoint waits out `--metrics-linger`: after the run's folder is
+/// written, not before (a linger cut short by a signal left the folder empty, and a run with
+/// an hour's linger ignored SIGTERM for the hour), and ended early by a stop signal.
+final class MetricsLinger: Sendable {
+    private let held = NIOLockedValueBox<SenderMetrics?>(nil)
+    private let ended = NIOLockedValueBox(false)
+
+    /// Keeps `metrics` serving until `finish()`.
+    func hold(_ metrics: SenderMetrics) {
+        held.withLockedValue { $0 = metrics }
+        if ended.withLockedValue({ $0 }) { metrics.endLinger() }
+    }
+
+    /// Ends the linger (a stop signal): `finish()` then closes at once.
+    func end() {
+        ended.withLockedValue { $0 = true }
+        held.withLockedValue { $0 }?.endLinger()
+    }
+
+    /// Lingers (a scrape of the final figures, the linger's time, or `end()`), then closes.
+    func finish() {
+        let metrics = held.withLockedValue { held in
+            defer { held = nil }
+            return held
+        }
+        metrics?.close()
+    }
+}
 
 /// A load engine on event loops of its own, with its metrics endpoint (`--metrics`) for as long
 /// as it lives: how `fanout send` and `fanout run` start their sender. `close()` stops the
@@ -9,6 +39,8 @@ final class SenderEngine {
     let engine: LoadEngine
     private let group: MultiThreadedEventLoopGroup
     private let metrics: SenderMetrics?
+    /// Where the metrics endpoint lingers after `close()` (`nil`: `close()` lingers itself).
+    private let linger: MetricsLinger?
 
     /// Starts `threads` event loops and the engine on them, hands the engine to `started` (to
     /// cancel it), then serves its metrics at `address` and prints "metrics on HOST:PORT".
@@ -17,8 +49,10 @@ final class SenderEngine {
         tokens: TokenStream,
         threads: Int,
         metrics address: ServedAddress?,
+        linger: MetricsLinger? = nil,
         started: (LoadEngine) -> Void
     ) throws {
+        self.linger = linger
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: group)
         started(engine)
@@ -33,8 +67,10 @@ final class SenderEngine {
         if let metrics { StandardStream.output.write("metrics on \(metrics.address)\n".utf8) }
     }
 
+    /// Stops the loops; the metrics endpoint closes too, lingering first, or is handed to
+    /// `linger` to linger once the run's folder is written.
     func close() {
-        metrics?.close()
+        if let metrics, let linger { linger.hold(metrics) } else { metrics?.close() }
         try? group.syncShutdownGracefully()
     }
 }

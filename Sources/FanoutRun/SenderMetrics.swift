@@ -27,6 +27,8 @@ final class ScrapeCount: @unchecked Sendable {
     // NSCondition guards `served`; @unchecked because the compiler cannot see that.
     private let condition = NSCondition()
     private var served = 0
+    /// A stop signal ended the wait (`cancel()`): every wait after returns at once.
+    private var cancelled = false
 
     var now: Int {
         condition.lock()
@@ -41,14 +43,23 @@ final class ScrapeCount: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits until more than `count` scrapes were served or `timeout` passed; whether they were.
+    /// Ends every wait, now and later (a stop signal during the linger).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until more than `count` scrapes were served, `timeout` passed or `cancel()` was
+    /// called; whether they were served.
     @discardableResult
     func wait(beyond count: Int, timeout: Duration) -> Bool {
         let (seconds, attoseconds) = timeout.components
         let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
         condition.lock()
         defer { condition.unlock() }
-        while served <= count {
+        while served <= count && !cancelled {
             if !condition.wait(until: deadline) { return served > count }
         }
         return true
@@ -106,8 +117,11 @@ final class SenderMetrics: Sendable {
         }
     }
 
+    /// Ends the linger of `close()` at once, and any that comes after (a stop signal).
+    func endLinger() { scrapes.cancel() }
+
     /// Stops serving: at once, or with a linger once a scrape has read the figures as they are
-    /// now (the run's final ones), or the linger has passed.
+    /// now (the run's final ones), or the linger has passed, or `endLinger()` was called.
     func close() {
         if linger > .zero { scrapes.wait(beyond: scrapes.now, timeout: linger) }
         endpoint.close()

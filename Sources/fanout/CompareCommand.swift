@@ -67,7 +67,11 @@ struct CompareCommand: ParsableCommand {
     func run() throws {
         let comparison: RunComparison
         do {
-            try OutputFile.check(report.map { [("--report", $0)] } ?? [])
+            try OutputFile.check(
+                report.map { [("--report", $0)] } ?? [],
+                inputs: OutputFile.runFiles(in: baseline, option: "the baseline's")
+                    + OutputFile.runFiles(in: current, option: "the current run's")
+            )
             comparison = RunComparison(
                 baseline: try RunSet.load(baseline),
                 current: try RunSet.load(current),

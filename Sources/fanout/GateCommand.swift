@@ -85,7 +85,9 @@ struct GateCommand: ParsableCommand {
         do {
             try OutputFile.check(
                 [junit.map { ("--junit", $0) }, report.map { ("--report", $0) }].compactMap { $0 },
-                inputs: thresholdsFile.map { [("--thresholds", $0)] } ?? []
+                inputs: (thresholdsFile.map { [("--thresholds", $0)] } ?? [])
+                    + OutputFile.runFiles(in: runDirectory, option: "the run's")
+                    + (baseline.map { OutputFile.runFiles(in: $0, option: "--baseline's") } ?? [])
             )
         } catch {
             reportError("\(error)")

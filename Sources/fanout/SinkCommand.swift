@@ -335,6 +335,20 @@ struct SinkCommand: AsyncParsableCommand {
 
     /// The job the options describe.
     func job() throws -> SinkJob {
+        // --capture is written as the sink runs: never over a file it reads, nor a run's.
+        if let capture {
+            let read: [(String, String?)] = [
+                ("--tls-cert", tlsCert), ("--tls-key", tlsKey), ("--client-ca", clientCa),
+                ("--scenario", scenario.scenarioFile), ("--unregistered-tokens", scenario.unregisteredTokens),
+                ("--bad-tokens", scenario.badTokens), ("--expect-tokens", expectTokens),
+                ("--key-file", tokenKey.keyFile),
+            ]
+            try OutputFile.check(
+                [("--capture", capture)],
+                inputs: read.compactMap { option, path in path.map { (option, $0) } },
+                folders: output.map { [("--output", $0)] } ?? []
+            )
+        }
         var job = SinkJob()
         (job.host, job.port) = try address()
         job.threads = threads

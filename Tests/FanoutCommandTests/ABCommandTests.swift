@@ -44,10 +44,16 @@ import Testing
         )
         #expect(again.status == 1, "\(again.standardError)")
         #expect(
-            again.standardError.contains("holds an earlier ab's results (ab.txt, pair-1, pair-2)"),
+            again.standardError.contains("holds earlier results (ab.txt, pair-1, pair-2)"),
             "\(again.standardError)"
         )
         #expect(try CommandRunner.summary(in: folder + "/pair-1/a").started == started["pair-1/a"])
+        // Into a run's folder: refused too (a search's or a run's files are not ab's to mix with).
+        let run = try CommandRunner.run(
+            ["ab", fanout, fanout, "--repeat", "2", "--output", folder + "/pair-1/a", "--", "run", "--count", "2000"],
+            timeout: .seconds(60)
+        )
+        #expect(run.status == 1 && run.standardError.contains("holds earlier results ("), "\(run.standardError)")
     }
 
     @Test(arguments: [

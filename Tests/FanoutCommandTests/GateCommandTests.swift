@@ -264,6 +264,11 @@ import Testing
             sink.status == 1 && sink.standardError.contains("holds an earlier run's results"),
             "\(sink.standardError)"
         )
+        let capture = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--capture", run + "/summary.json", "--duration", "1s"],
+            timeout: .seconds(30)
+        )
+        #expect(capture.status == 1 && capture.standardError.contains("is a run's own summary.json"), "\(capture.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/summary.json")) == summary)
         #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/latency.hgrm")) == histogram)
 
@@ -279,6 +284,15 @@ import Testing
         #expect(
             send.status == 1 && send.standardError.contains("--gone-tokens \(tokens) is also --tokens"),
             "\(send.standardError)"
+        )
+        #expect(try String(contentsOfFile: tokens, encoding: .utf8) == token)
+        let read = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--unregistered-tokens", tokens, "--capture", tokens, "--duration", "1s"],
+            timeout: .seconds(30)
+        )
+        #expect(
+            read.status == 1 && read.standardError.contains("--capture \(tokens) is also --unregistered-tokens"),
+            "\(read.standardError)"
         )
         #expect(try String(contentsOfFile: tokens, encoding: .utf8) == token)
     }

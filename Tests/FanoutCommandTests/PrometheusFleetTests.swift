@@ -148,6 +148,30 @@ import Testing
         #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
     }
 
+    /// The linger comes after the folder is written, and a stop signal ends it: a run with an
+    /// hour's linger once held SIGTERM off for the hour and, cut short, left its folder empty.
+    @Test func aLingerWaitsWithTheFolderWrittenAndASignalEndsIt() throws {
+        let folder = NSTemporaryDirectory() + "fanout-linger-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try PeerProcess(
+            CommandRunner.executable.path,
+            ["run", "--count", "2000", "--metrics", "127.0.0.1:0", "--metrics-linger", "1h", "--output", folder]
+        )
+        defer { run.stop() }
+        _ = try run.announcedPort(after: "metrics on ")
+        let written = try poll(timeout: .seconds(60), every: .milliseconds(100)) {
+            FileManager.default.fileExists(atPath: folder + "/summary.json")
+        }
+        try #require(written, "no summary.json while the metrics linger")
+        let signalled = ContinuousClock.now
+        run.signal(SIGTERM)
+        let finished = try run.wait(timeout: .seconds(20))
+        #expect(ContinuousClock.now - signalled < .seconds(5))
+        // The run had ended clean before the signal: its status, and its folder as written.
+        #expect(finished.status == 0, "\(finished.output)\(finished.errors)")
+        #expect(try CommandRunner.summary(in: folder).sent == 2000)
+    }
+
     @Test(.requires(.prometheus, .curl)) func prometheusSumsTheShardsHistogramsToTheMergedP99AndCounts() throws {
         let folder = NSTemporaryDirectory() + "fanout-prometheus-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }

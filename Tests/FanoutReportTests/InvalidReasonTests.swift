@@ -15,6 +15,7 @@ struct InvalidReasonTests {
         .backlogExceeded(waitSeconds: 10.02, limitSeconds: 10, afterSeconds: 10.04, unsent: 96_406_658),
         .backlogExceeded(waitSeconds: 0.31, limitSeconds: 0.3, afterSeconds: 0.35, unsent: nil),
         .latencyFileDisagrees(percentile: "p99", summaryMs: 1e-300, fileLowMs: 1124.351, fileHighMs: 1150.975),
+        .throughputAboveSent(perSecond: 1e9, sent: 20_000, seconds: 0.174),
         .senderAndSinkDisagree,
         .noAnswers,
         .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),

@@ -71,6 +71,19 @@ import Testing
         #expect(reasons.first?.description.contains("(1e-300 ms)") == true, "\(reasons)")
     }
 
+    /// A rate above everything sent over the run's length (1e9/s from 6,000 notifications in
+    /// about 3 s) is a figure no run wrote.
+    @Test func aThroughputAboveWhatWasSentIsInvalid() throws {
+        let (outcome, reasons) = try Self.gate { $0["throughput_per_second"] = 1e9 }
+        #expect(outcome.status == .invalid)
+        #expect(reasons.count == 1)
+        guard case .throughputAboveSent(1e9, 6000, _) = reasons.first else {
+            Issue.record("\(reasons)")
+            return
+        }
+        #expect(reasons.first?.description.hasPrefix("throughput_per_second is 1,000,000,000/s, above all 6,000 sent") == true)
+    }
+
     @Test func moreAcceptedThanSentIsInvalid() throws {
         let (outcome, reasons) = try Self.gate { $0["accepted"] = 40_000 }
         #expect(outcome.status == .invalid)

@@ -48,6 +48,12 @@ struct OutputFileTests {
             )
         }
         #expect(results?.contains("is a name the results take in --output \(folder)/out") == true, "\(results ?? "")")
+        // A hard link is the same file under a name of its own.
+        try FileManager.default.linkItem(atPath: tokens, toPath: folder + "/hard.txt")
+        let linked = Self.refusal {
+            try OutputFile.check([("--rejects", folder + "/hard.txt")], inputs: [("--tokens", tokens)])
+        }
+        #expect(linked?.contains("--rejects \(folder)/hard.txt is also --tokens") == true, "\(linked ?? "")")
         // Tokens and the run's file were left as they were.
         #expect(try String(contentsOfFile: tokens, encoding: .utf8) == "aa\n")
     }
@@ -60,6 +66,17 @@ struct OutputFileTests {
             let said = Self.refusal { try OutputFile.check([("--report", run + "/" + name)]) }
             #expect(said?.contains("is a run's own \(name) (its folder holds summary.json)") == true, "\(said ?? "")")
         }
+        // A hard link to a run's summary.json, named as a gate's --junit elsewhere.
+        let elsewhere = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        try FileManager.default.linkItem(atPath: run + "/summary.json", toPath: elsewhere + "/j.xml")
+        let hard = Self.refusal {
+            try OutputFile.check(
+                [("--junit", elsewhere + "/j.xml")],
+                inputs: OutputFile.runFiles(in: run, option: "the run's")
+            )
+        }
+        #expect(hard?.contains("is also the run's (\(run)/summary.json)") == true, "\(hard ?? "")")
         // A name of its own beside a run's files, or a results name where no run is, is fine.
         #expect(Self.refusal { try OutputFile.check([("--junit", run + "/gate.xml")]) } == nil)
         let empty = try Self.folder()
