@@ -21,6 +21,9 @@ public enum UnreachableCause: String, Sendable, Hashable, CaseIterable, Codable,
     /// one turning connections away.
     case closedBeforeSettings = "ClosedBeforeSettings"
     case goAwayBeforeAnswer = "GoAwayBeforeAnswer"
+    /// Its SETTINGS allowed no concurrent stream (0), and no more came within the stream
+    /// timeout: nothing could be sent on it.
+    case noStreamsAllowed = "NoStreamsAllowed"
     case forbidden = "Forbidden"
 }
 

@@ -13,6 +13,7 @@ import struct Foundation.Date
 ///   TCP ──► TLS ──► ALPN ──► HTTP/2 preface + SETTINGS ──► first answer
 ///    │       │       │         │                             │
 ///    │       │       │         ├─ "HTTP/1.1 …" back: notHTTP2 ├─ GOAWAY first: goAwayBeforeAnswer
+///    │       │       │         ├─ 0 streams allowed: noStreamsAllowed
 ///    │       │       │         └─ TLS bytes back:   notHTTP2 └─ 403 first:   forbidden
 ///    │       │       └─ not h2: alpnNotH2
 ///    │       └─ certificateNotTrusted, certificateExpired, certificateNameMismatch,
@@ -37,7 +38,9 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
     /// certificate, a protocol or a missing name does not change in the next second.
     public var isHealable: Bool {
         switch cause {
-        case .connectionRefused, .connectTimeout, .connectFailed, .closedBeforeSettings, .goAwayBeforeAnswer: true
+        case .connectionRefused, .connectTimeout, .connectFailed, .closedBeforeSettings, .goAwayBeforeAnswer,
+            .noStreamsAllowed:
+            true
         default: false
         }
     }
@@ -71,6 +74,8 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
             "the server closed the connection before speaking HTTP/2: a TLS server needs https://; a server turning connections away needs a while"
         case .goAwayBeforeAnswer:
             "the server closed every connection before answering: read its reason; an overloaded or draining server may need a while"
+        case .noStreamsAllowed:
+            "the server allowed no concurrent stream (SETTINGS_MAX_CONCURRENT_STREAMS 0) for --timeout: it takes no requests now (starting, draining or overloaded); --connect-timeout sets how long to try"
         case .forbidden:
             "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic"
         }
@@ -99,6 +104,7 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
         case .notHTTP2: "not HTTP/2"
         case .closedBeforeSettings: isSilent ? "silent before HTTP/2 began" : "closed before HTTP/2 began"
         case .goAwayBeforeAnswer: "GOAWAY before any answer"
+        case .noStreamsAllowed: "no stream allowed"
         case .forbidden: "403 on the first request"
         }
     }

@@ -161,7 +161,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         let madeProgress = state.connectionEnded(now: now) { recorder.complete(startedAt: $0, now: now) }
         flush(now: now)
         if error != nil { statistics.connectionFailures.wrappingIncrement(ordering: .relaxed) }
-        ended(madeProgress, EndpointFailure.ended(answered: hasAnswered, goAway: goAwayFirst, error: error, connection))
+        let refused =
+            state.allowsNoStream
+            ? EndpointFailure(.noStreamsAllowed, "SETTINGS_MAX_CONCURRENT_STREAMS 0 for the stream timeout") : goAwayFirst
+        ended(madeProgress, EndpointFailure.ended(answered: hasAnswered, goAway: refused, error: error, connection))
     }
 
     // MARK: Carrying out the state's steps

@@ -15,6 +15,7 @@ extension LoadConnectionState {
         let scanDue = inFlight > 0 && now >= lastTimeoutScan + Self.timeoutScanInterval
         if timeoutScanPosition > 0 || scanDue, let step = resetOverdue(now: now) { return step }
         if let epoch = proofNeeded(now: now) { return .ping(epoch) }
+        if noStreamSince > 0, now >= noStreamSince + streamTimeout { return endForWantOfStreams() }
         if atCapacity { capacityFreedAt = now }
         inTurnStart = false
         return nil

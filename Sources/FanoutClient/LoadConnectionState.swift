@@ -132,6 +132,13 @@ struct LoadConnectionState {
     var provenEpoch: UInt64 = 0
     /// The epoch and send time of the PING that is to show it, while unacknowledged.
     var proofPing: (epoch: UInt64, sentAt: UInt64)?
+    /// Since when the server has allowed no stream at all, nothing in flight (0: it allows
+    /// some). RFC 9113 lets SETTINGS_MAX_CONCURRENT_STREAMS be 0 and a client wait for more;
+    /// a connection that waits the stream timeout so ends (`allowsNoStream`), or a run against
+    /// such a server never ended.
+    var noStreamSince: UInt64 = 0
+    /// The connection ended because the server allowed it no stream for the stream timeout.
+    private(set) var allowsNoStream = false
     /// Whether the last turn stopped for want of a stream (or writability) rather than work:
     /// then only an answer (or a window) can let more go, and no timer is needed for retries or
     /// the feed.
@@ -303,12 +310,14 @@ struct LoadConnectionState {
         var lookedAgain = false
         while true {
             guard isWritable, !freeSlots.isEmpty, availableStreams > 0 else {
+                if availableStreams <= 0 && inFlight == 0 && noStreamSince == 0 { noStreamSince = now }
                 if !atCapacity { capacityStreams = isWritable ? inFlight : 0 }
                 if busySince == 0 { busySince = now }
                 atCapacity = true
                 return .wait
             }
             atCapacity = false
+            noStreamSince = 0
             if let (notification, lag, waited) = nextNotification(now: now) {
                 sendingStreamWait = waited.map { UInt32(min($0.nanoseconds / 1000, UInt64(UInt32.max))) } ?? 0
                 return .send(notification, tag: freeSlots.removeLast(), lag: lag, waited: waited)
@@ -332,6 +341,16 @@ struct LoadConnectionState {
             isDone = true
             return .goAway
         }
+    }
+
+    /// The server allowed no stream for the stream timeout with nothing in flight: the
+    /// connection says GOAWAY and ends, what waits here goes back to the feed, and the
+    /// connection's end names the cause (`allowsNoStream`).
+    mutating func endForWantOfStreams() -> Step {
+        noStreamSince = 0
+        allowsNoStream = true
+        isDone = true
+        return .goAway
     }
 
     /// `notification` went out on `stream` under `tag` (the slot `.send` reserved).
@@ -384,6 +403,7 @@ struct LoadConnectionState {
         }
         if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
         if let ping = proofPing { earliest = min(earliest, ping.sentAt + streamTimeout) }
+        if noStreamSince > 0 { earliest = min(earliest, noStreamSince + streamTimeout) }
         return earliest == .max ? nil : earliest
     }
 

@@ -62,6 +62,7 @@ import Testing
     @Test func whatRetryingCanHeal() {
         let healable: Set<EndpointFailure.Cause> = [
             .connectionRefused, .connectTimeout, .connectFailed, .closedBeforeSettings, .goAwayBeforeAnswer,
+            .noStreamsAllowed,
         ]
         for cause in EndpointFailure.Cause.allCases {
             let failure = EndpointFailure(cause, "detail")

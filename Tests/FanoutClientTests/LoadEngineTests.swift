@@ -110,6 +110,37 @@ import Testing
         #expect(report.elapsed >= .milliseconds(500) && report.elapsed < .seconds(5))
     }
 
+    /// A server whose SETTINGS allow no stream (RFC 9113 lets it, and lets a client wait): each
+    /// connection waits the stream timeout and ends; past the connect timeout the run ends
+    /// unreachable with the cause named. It once waited for ever (and `search` with it).
+    @Test func aServerAllowingNoStreamEndsTheRunUnreachable() throws {
+        let sinkGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? sinkGroup.syncShutdownGracefully() }
+        var sinkConfiguration = SinkConfiguration()
+        sinkConfiguration.initialMaxConcurrentStreams = 0
+        sinkConfiguration.maxConcurrentStreams = 0
+        let sink = try Sink(host: "127.0.0.1", port: 0, group: sinkGroup, configuration: sinkConfiguration)
+        defer { sink.drain(grace: .seconds(1)) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        var configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: sink.localAddress.port!,
+            headers: try NotificationHeaders(topic: "com.example.app"),
+            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
+        )
+        configuration.shape.connections = 2
+        configuration.shape.streamTimeout = .milliseconds(400)
+        configuration.shape.deadline = .seconds(60)
+        configuration.connectTimeout = .milliseconds(600)
+        let tokens = try TokenStream(.generated(TokenGenerator(count: 50, seed: 1)))
+        let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+        let unreachable = try #require(report.unreachable, "\(report.snapshot)")
+        #expect(unreachable.cause == .noStreamsAllowed)
+        #expect(report.snapshot.failed == [.unreachable(.noStreamsAllowed): 50])
+        #expect(report.elapsed < .seconds(10), "\(report.elapsed)")
+    }
+
     /// A listener that accepts and never speaks: the connect timeout bounds its SETTINGS too
     /// (it once took the fixed 10 s), and the cause says it stayed silent, not that it closed.
     @Test func aSilentListenerIsUnreachableAtTheConnectTimeoutAndSaidSilent() throws {
