@@ -163,7 +163,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         if error != nil { statistics.connectionFailures.wrappingIncrement(ordering: .relaxed) }
         let refused =
             state.allowsNoStream
-            ? EndpointFailure(.noStreamsAllowed, "SETTINGS_MAX_CONCURRENT_STREAMS 0 for the stream timeout") : goAwayFirst
+            ? EndpointFailure(.noStreamsAllowed, "SETTINGS_MAX_CONCURRENT_STREAMS 0 for the stream timeout")
+            : goAwayFirst
         ended(madeProgress, EndpointFailure.ended(answered: hasAnswered, goAway: refused, error: error, connection))
     }
 

@@ -23,12 +23,11 @@ final class MetricsLinger: Sendable {
     }
 
     /// Lingers (a scrape of the final figures, the linger's time, or `end()`), then closes.
+    /// The endpoint stays held while it lingers, for `end()` to reach it.
     func finish() {
-        let metrics = held.withLockedValue { held in
-            defer { held = nil }
-            return held
-        }
-        metrics?.close()
+        guard let metrics = held.withLockedValue({ $0 }) else { return }
+        metrics.close()
+        held.withLockedValue { $0 = nil }
     }
 }
 

@@ -115,7 +115,10 @@ struct SearchCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The notification template, a JSON file: needed with --endpoint; against the embedded sink, the poll by default.", valueName: "file")
+        help: ArgumentHelp(
+            "The notification template, a JSON file: needed with --endpoint; against the embedded sink, the poll by default.",
+            valueName: "file"
+        )
     )
     var template: String?
 

@@ -249,11 +249,14 @@ import Testing
         for option in ["--junit", "--report"] {
             let gate = try Self.gate([run, "--threshold", "sent == 3000", option, run + "/summary.json"])
             #expect(gate.status == 64, "\(gate.standardOutput)\(gate.standardError)")
-            #expect(gate.standardError.contains("is a run's own summary.json"), "\(gate.standardError)")
+            #expect(
+                gate.standardError.contains("\(option) \(run)/summary.json is also the run's (\(run)/summary.json)"),
+                "\(gate.standardError)"
+            )
         }
         let compare = try CommandRunner.run(["compare", run, run, "--report", run + "/latency.hgrm"])
         #expect(
-            compare.status == 64 && compare.standardError.contains("is a run's own latency.hgrm"),
+            compare.status == 64 && compare.standardError.contains("is also the baseline's (\(run)/latency.hgrm)"),
             "\(compare.standardError)"
         )
         let sink = try CommandRunner.run(
@@ -268,7 +271,10 @@ import Testing
             ["sink", "--listen", "127.0.0.1:0", "--capture", run + "/summary.json", "--duration", "1s"],
             timeout: .seconds(30)
         )
-        #expect(capture.status == 1 && capture.standardError.contains("is a run's own summary.json"), "\(capture.standardError)")
+        #expect(
+            capture.status == 1 && capture.standardError.contains("is a run's own summary.json"),
+            "\(capture.standardError)"
+        )
         #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/summary.json")) == summary)
         #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/latency.hgrm")) == histogram)
 
@@ -287,7 +293,10 @@ import Testing
         )
         #expect(try String(contentsOfFile: tokens, encoding: .utf8) == token)
         let read = try CommandRunner.run(
-            ["sink", "--listen", "127.0.0.1:0", "--unregistered-tokens", tokens, "--capture", tokens, "--duration", "1s"],
+            [
+                "sink", "--listen", "127.0.0.1:0", "--unregistered-tokens", tokens, "--capture", tokens, "--duration",
+                "1s",
+            ],
             timeout: .seconds(30)
         )
         #expect(

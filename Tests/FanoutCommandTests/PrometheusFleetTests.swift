@@ -159,7 +159,7 @@ import Testing
         )
         defer { run.stop() }
         _ = try run.announcedPort(after: "metrics on ")
-        let written = try poll(timeout: .seconds(60), every: .milliseconds(100)) {
+        let written = poll(timeout: .seconds(60), every: .milliseconds(100)) {
             FileManager.default.fileExists(atPath: folder + "/summary.json")
         }
         try #require(written, "no summary.json while the metrics linger")
