@@ -34,6 +34,25 @@ extension SummaryDocument {
             /// folders written before it was kept).
             public var mostStreams: Int?
 
+            /// Which limit the waits met: APNs's one stream before a connection's first answer, the
+            /// server's own once connections had it, or both.
+            public enum LimitMet: Sendable, Hashable {
+                case firstAnswer
+                case serverLimit(Int)
+                case serverLimitAfterFirstAnswer(Int)
+            }
+
+            /// `nil` when no wait met a stream limit (none waited, or only for writability).
+            public var limitMet: LimitMet? {
+                let most = max(fewestStreams, mostStreams ?? fewestStreams)
+                switch (fewestStreams, most) {
+                case (0, _): return nil
+                case (_, 1): return .firstAnswer
+                case (1, _): return .serverLimitAfterFirstAnswer(most)
+                default: return .serverLimit(most)
+                }
+            }
+
             public init(count: Int, share: Double, longestMs: Double, fewestStreams: Int, mostStreams: Int? = nil) {
                 self.count = count
                 self.share = share
@@ -102,16 +121,14 @@ extension SummaryDocument {
         /// APNs allows one until a connection's first request is accepted)"; `nil` when none did.
         public var streamWaitLine: String? {
             guard streamWaits.count > 0 else { return nil }
-            let fewest = streamWaits.fewestStreams
-            let most = max(fewest, streamWaits.mostStreams ?? fewest)
             let ramp = "APNs allows one until a connection's first request is accepted"
             let limit =
-                switch (fewest, most) {
-                case (0, _): ""
-                case (_, 1): " (1 stream a connection: \(ramp))"
-                case (1, _):
+                switch streamWaits.limitMet {
+                case nil: ""
+                case .firstAnswer: " (1 stream a connection: \(ramp))"
+                case .serverLimitAfterFirstAnswer(let most):
                     " (all \(most) streams a connection busy, the server's limit; 1 before the first answer: \(ramp))"
-                default: " (all \(most) streams a connection busy, the server's limit)"
+                case .serverLimit(let most): " (all \(most) streams a connection busy, the server's limit)"
                 }
             return
                 "\(streamWaits.count.grouped) notifications (\(String(format: "%.1f", streamWaits.share * 100))%) waited up to "

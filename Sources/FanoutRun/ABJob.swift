@@ -36,8 +36,7 @@ public struct ABJob: Sendable {
         for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
             throw JobError.option("\(binary) is not an executable (a fanout build)")
         }
-        // An earlier ab's pairs, or a run's or a search's results: ab's own would go beside them.
-        let earlier = Self.earlierResults(in: output) + RunOutput.earlierResults(in: output, results: .search)
+        let earlier = Self.earlierResults(in: output)
         guard earlier.isEmpty else {
             throw JobError.option(
                 "--output \(output) holds earlier results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
@@ -80,14 +79,15 @@ public struct ABJob: Sendable {
         return comparison
     }
 
-    /// What an ab writes, found in `folder`: `ab.txt` and its `pair-N/` folders and logs. Refused
-    /// before the first run, not found by the first pair's runs one build in.
-    static func earlierResults(in folder: String) -> [String] {
+    /// Earlier results found in `folder`, refused before the first run rather than found by the
+    /// first pair's runs one build in: an ab's `ab.txt` and `pair-N/`, or a run's or a search's
+    /// files (ab's own would go beside them).
+    public static func earlierResults(in folder: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.filter { name in
+        let ours = names.filter { name in
             name == "ab.txt" || (name.hasPrefix("pair-") && Int(name.dropFirst(5)) != nil)
         }
-        .sorted()
+        return (ours.sorted() + RunOutput.earlierResults(in: folder, results: .search)).sorted()
     }
 
     private func runOnce(_ binary: String, into folder: String) throws {

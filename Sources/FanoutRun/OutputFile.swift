@@ -26,43 +26,76 @@ public enum OutputFile {
     /// A file by the option that names it.
     public typealias Named = (option: String, path: String)
 
+    /// Why an output was refused: what it would have overwritten.
+    public enum Collision: Sendable, Hashable, CustomStringConvertible {
+        /// It is a file the command reads (`input`, by its option and path).
+        case input(output: String, path: String, input: String, inputPath: String)
+        /// It is another output of the same command.
+        case otherOutput(output: String, path: String, other: String, otherPath: String)
+        /// A name the results take in the command's own folder.
+        case resultsName(output: String, path: String, folder: String, folderPath: String)
+        /// A run's own file (its folder holds summary.json).
+        case runFile(output: String, path: String, name: String)
+
+        public var description: String {
+            switch self {
+            case .input(let option, let path, let input, let inputPath):
+                "\(option) \(path) is also \(input) (\(inputPath)): writing it would overwrite what this command reads"
+            case .otherOutput(let option, let path, let other, let otherPath):
+                "\(option) \(path) is also \(other) (\(otherPath)): give each its own file"
+            case .resultsName(let option, let path, let folder, let folderPath):
+                "\(option) \(path) is a name the results take in \(folder) \(folderPath): give another name or folder"
+            case .runFile(let option, let path, let name):
+                "\(option) \(path) is a run's own \(name) (its folder holds summary.json): writing it would replace what the run measured; give another name or folder"
+            }
+        }
+    }
+
     /// Checks each of `outputs` against `inputs`, the other outputs, run folders' files, and
     /// the names the results take in each of `folders` (the command's `--output`).
     public static func check(_ outputs: [Named], inputs: [Named] = [], folders: [Named] = []) throws(JobError) {
-        let results = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+        if let collision = collision(outputs, inputs: inputs, folders: folders) {
+            throw JobError.option(collision.description)
+        }
+    }
+
+    /// The first output that would overwrite something, and what; `nil` when none would.
+    public static func collision(_ outputs: [Named], inputs: [Named] = [], folders: [Named] = []) -> Collision? {
         for (index, output) in outputs.enumerated() {
-            let resolved = Self.resolved(output.path)
-            for input in inputs where Self.same(output.path, input.path) {
-                throw JobError.option(
-                    "\(output.option) \(output.path) is also \(input.option) (\(input.path)): writing it would overwrite what this command reads"
+            if let input = inputs.first(where: { same(output.path, $0.path) }) {
+                return .input(output: output.option, path: output.path, input: input.option, inputPath: input.path)
+            }
+            if let other = outputs[..<index].first(where: { same(output.path, $0.path) }) {
+                return .otherOutput(
+                    output: output.option,
+                    path: output.path,
+                    other: other.option,
+                    otherPath: other.path
                 )
             }
-            for other in outputs[..<index] where Self.same(output.path, other.path) {
-                throw JobError.option(
-                    "\(output.option) \(output.path) is also \(other.option) (\(other.path)): give each its own file"
-                )
-            }
-            let url = URL(fileURLWithPath: resolved)
+            let url = URL(fileURLWithPath: RunOutput.resolved(output.path))
             let name = url.lastPathComponent
             let parent = url.deletingLastPathComponent().path
-            guard results.contains(name) else { continue }
-            for folder in folders where Self.resolved(folder.path) == parent {
-                throw JobError.option(
-                    "\(output.option) \(output.path) is a name the results take in \(folder.option) \(folder.path): give another name or folder"
+            guard RunOutput.resultNames.contains(name) else { continue }
+            if let folder = folders.first(where: { RunOutput.resolved($0.path) == parent }) {
+                return .resultsName(
+                    output: output.option,
+                    path: output.path,
+                    folder: folder.option,
+                    folderPath: folder.path
                 )
             }
             if FileManager.default.fileExists(atPath: parent + "/summary.json") {
-                throw JobError.option(
-                    "\(output.option) \(output.path) is a run's own \(name) (its folder holds summary.json): writing it would replace what the run measured; give another name or folder"
-                )
+                return .runFile(output: output.option, path: output.path, name: name)
             }
         }
+        return nil
     }
 
     /// Whether two paths name one file: the same name once links and `.`/`..` are resolved, or
     /// the same inode (a hard link has a name of its own).
     static func same(_ a: String, _ b: String) -> Bool {
-        if resolved(a) == resolved(b) { return true }
+        if RunOutput.resolved(a) == RunOutput.resolved(b) { return true }
         guard let one = identity(a), let other = identity(b) else { return false }
         return one == other
     }
@@ -72,14 +105,14 @@ public enum OutputFile {
     /// link to a run's summary.json given as `--junit`).
     public static func runFiles(in folder: String, option: String) -> [Named] {
         let files = FileManager.default
-        let names = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
         var found: [Named] = []
         var folders = [folder]
         for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("repeat-") {
             folders.append(folder + "/" + name)
         }
         for place in folders {
-            for name in (try? files.contentsOfDirectory(atPath: place)) ?? [] where names.contains(name) {
+            for name in (try? files.contentsOfDirectory(atPath: place)) ?? [] where RunOutput.resultNames.contains(name)
+            {
                 found.append((option, place + "/" + name))
             }
         }
@@ -91,10 +124,5 @@ public enum OutputFile {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         return [UInt64(status.st_dev), UInt64(status.st_ino)]
-    }
-
-    /// `path` with symbolic links and `.`/`..` resolved, for comparing two names of one file.
-    static func resolved(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 }

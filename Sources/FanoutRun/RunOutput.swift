@@ -115,7 +115,7 @@ public final class RunOutput: Sendable {
     /// folders (a search's steps).
     static func earlierResults(in path: String, results: Results = .run) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        var ours = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+        var ours = resultNames
         var numbered = ["repeat-"]
         switch results {
         case .run: break
@@ -132,8 +132,11 @@ public final class RunOutput: Sendable {
         .map { name in ours.contains(name) ? name : name + "/" }
     }
 
+    /// The files a run writes in its folder (a repeat set's manifest and the answers' ids too).
+    static let resultNames = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+
     /// `path` with symbolic links and `.`/`..` resolved, for comparing two names of one file.
-    private static func resolved(_ path: String) -> String {
+    static func resolved(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 }

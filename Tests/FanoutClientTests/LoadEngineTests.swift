@@ -83,24 +83,38 @@ import Testing
         #expect(outcome.sink.peakConcurrentStreams == 500)
     }
 
+    /// `count` generated tokens sent to `port` on 127.0.0.1 over `connections`, the endpoint
+    /// given `connectTimeout` to be reached (and `streamTimeout` for each request): the runs
+    /// against endpoints that never answer.
+    static func unreachableRun(
+        port: Int,
+        count: UInt64,
+        connections: Int,
+        connectTimeout: Duration,
+        streamTimeout: Duration? = nil
+    ) throws -> LoadEngine.Report {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        var configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: port,
+            headers: try NotificationHeaders(topic: "com.example.app"),
+            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
+        )
+        configuration.shape.connections = connections
+        if let streamTimeout { configuration.shape.streamTimeout = streamTimeout }
+        configuration.shape.deadline = .seconds(60)
+        configuration.connectTimeout = connectTimeout
+        let tokens = try TokenStream(.generated(TokenGenerator(count: count, seed: 1)))
+        return LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+    }
+
     /// Refused connects are tried again until the connect timeout; then what was read fails
     /// with the cause, and the report says the endpoint was never reached.
     @Test func noServerMeansTheRunEndsUnreachableAtTheConnectTimeout() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let tokens = try TokenStream(.generated(TokenGenerator(count: 100, seed: 1)))
         // A port bound and held but not listening: connections to it are refused.
         let report = try withRefusingPort { port in
-            var configuration = LoadConfiguration(
-                host: "127.0.0.1",
-                port: port,
-                headers: try NotificationHeaders(topic: "com.example.app"),
-                encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
-            )
-            configuration.shape.connections = 1
-            configuration.shape.deadline = .seconds(60)
-            configuration.connectTimeout = .milliseconds(500)
-            return LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+            try Self.unreachableRun(port: port, count: 100, connections: 1, connectTimeout: .milliseconds(500))
         }
         #expect(report.unreachable?.cause == .connectionRefused)
         #expect(report.abandoned?.contains("could not reach the endpoint: connection refused") == true)
@@ -121,20 +135,13 @@ import Testing
         sinkConfiguration.maxConcurrentStreams = 0
         let sink = try Sink(host: "127.0.0.1", port: 0, group: sinkGroup, configuration: sinkConfiguration)
         defer { sink.drain(grace: .seconds(1)) }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        var configuration = LoadConfiguration(
-            host: "127.0.0.1",
+        let report = try Self.unreachableRun(
             port: sink.localAddress.port!,
-            headers: try NotificationHeaders(topic: "com.example.app"),
-            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
+            count: 50,
+            connections: 2,
+            connectTimeout: .milliseconds(600),
+            streamTimeout: .milliseconds(400)
         )
-        configuration.shape.connections = 2
-        configuration.shape.streamTimeout = .milliseconds(400)
-        configuration.shape.deadline = .seconds(60)
-        configuration.connectTimeout = .milliseconds(600)
-        let tokens = try TokenStream(.generated(TokenGenerator(count: 50, seed: 1)))
-        let report = LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
         let unreachable = try #require(report.unreachable, "\(report.snapshot)")
         #expect(unreachable.cause == .noStreamsAllowed)
         #expect(report.snapshot.failed == [.unreachable(.noStreamsAllowed): 50])
@@ -144,20 +151,8 @@ import Testing
     /// A listener that accepts and never speaks: the connect timeout bounds its SETTINGS too
     /// (it once took the fixed 10 s), and the cause says it stayed silent, not that it closed.
     @Test func aSilentListenerIsUnreachableAtTheConnectTimeoutAndSaidSilent() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let tokens = try TokenStream(.generated(TokenGenerator(count: 100, seed: 1)))
         let report = try withSilentListener { port in
-            var configuration = LoadConfiguration(
-                host: "127.0.0.1",
-                port: port,
-                headers: try NotificationHeaders(topic: "com.example.app"),
-                encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
-            )
-            configuration.shape.connections = 2
-            configuration.shape.deadline = .seconds(60)
-            configuration.connectTimeout = .milliseconds(700)
-            return LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
+            try Self.unreachableRun(port: port, count: 100, connections: 2, connectTimeout: .milliseconds(700))
         }
         let unreachable = try #require(report.unreachable)
         #expect(unreachable.cause == .closedBeforeSettings)

@@ -1,3 +1,4 @@
+import FanoutRun
 import FanoutSettings
 import FanoutTestSupport
 import Foundation
@@ -43,8 +44,10 @@ import Testing
             timeout: .seconds(60)
         )
         #expect(again.status == 1, "\(again.standardError)")
+        #expect(ABJob.earlierResults(in: folder) == ["ab.txt", "pair-1", "pair-2"])
         #expect(
-            again.standardError.contains("holds earlier results (ab.txt, pair-1, pair-2)"),
+            again.standardError
+                == "error: --output \(folder) holds earlier results (ab.txt, pair-1, pair-2): give a new folder, or remove them first\n",
             "\(again.standardError)"
         )
         #expect(try CommandRunner.summary(in: folder + "/pair-1/a").started == started["pair-1/a"])
@@ -53,7 +56,14 @@ import Testing
             ["ab", fanout, fanout, "--repeat", "2", "--output", folder + "/pair-1/a", "--", "run", "--count", "2000"],
             timeout: .seconds(60)
         )
-        #expect(run.status == 1 && run.standardError.contains("holds earlier results ("), "\(run.standardError)")
+        #expect(run.status == 1, "\(run.standardError)")
+        let found = ABJob.earlierResults(in: folder + "/pair-1/a")
+        #expect(!found.isEmpty)
+        #expect(
+            run.standardError
+                == "error: --output \(folder)/pair-1/a holds earlier results (\(found.joined(separator: ", "))): give a new folder, or remove them first\n",
+            "\(run.standardError)"
+        )
     }
 
     @Test(arguments: [

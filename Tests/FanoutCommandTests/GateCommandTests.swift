@@ -1,4 +1,6 @@
+import FanoutAssembly
 import FanoutResults
+import FanoutRun
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -243,38 +245,58 @@ import Testing
     /// written (gate and compare: usage, 64; sink and send: 1, as any folder they refuse), and
     /// what they would have overwritten is as it was.
     @Test func noOutputGoesOverARunsFilesOrTheTokensItReads() throws {
+        // The refusal each command printed (its `error:` line), to compare with the case.
+        func refusal(_ result: CommandRunner.Result) -> String? {
+            result.standardError.split(separator: "\n").first { $0.hasPrefix("error: ") }.map {
+                String($0.dropFirst(7))
+            }
+        }
         let run = Self.runs.valid
         let summary = try Data(contentsOf: URL(fileURLWithPath: run + "/summary.json"))
         let histogram = try Data(contentsOf: URL(fileURLWithPath: run + "/latency.hgrm"))
         for option in ["--junit", "--report"] {
             let gate = try Self.gate([run, "--threshold", "sent == 3000", option, run + "/summary.json"])
             #expect(gate.status == 64, "\(gate.standardOutput)\(gate.standardError)")
-            #expect(
-                gate.standardError.contains("\(option) \(run)/summary.json is also the run's (\(run)/summary.json)"),
-                "\(gate.standardError)"
+            let said = OutputFile.Collision.input(
+                output: option,
+                path: run + "/summary.json",
+                input: "the run's",
+                inputPath: run + "/summary.json"
             )
+            #expect(refusal(gate) == said.description, "\(gate.standardError)")
         }
         let compare = try CommandRunner.run(["compare", run, run, "--report", run + "/latency.hgrm"])
-        #expect(
-            compare.status == 64 && compare.standardError.contains("is also the baseline's (\(run)/latency.hgrm)"),
-            "\(compare.standardError)"
+        #expect(compare.status == 64)
+        let histogramRefused = OutputFile.Collision.input(
+            output: "--report",
+            path: run + "/latency.hgrm",
+            input: "the baseline's",
+            inputPath: run + "/latency.hgrm"
         )
+        #expect(refusal(compare) == histogramRefused.description, "\(compare.standardError)")
         let sink = try CommandRunner.run(
             ["sink", "--listen", "127.0.0.1:0", "--output", run, "--duration", "1s"],
             timeout: .seconds(30)
         )
+        #expect(sink.status == 1)
+        let earlier = try FileManager.default.contentsOfDirectory(atPath: run).filter(RunSummary.files.contains)
+            .sorted()
         #expect(
-            sink.status == 1 && sink.standardError.contains("holds an earlier run's results"),
+            refusal(sink)
+                == "--output \(run) holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first (a gate must never read them as this run's)",
             "\(sink.standardError)"
         )
         let capture = try CommandRunner.run(
             ["sink", "--listen", "127.0.0.1:0", "--capture", run + "/summary.json", "--duration", "1s"],
             timeout: .seconds(30)
         )
-        #expect(
-            capture.status == 1 && capture.standardError.contains("is a run's own summary.json"),
-            "\(capture.standardError)"
+        #expect(capture.status == 1)
+        let captureRefused = OutputFile.Collision.runFile(
+            output: "--capture",
+            path: run + "/summary.json",
+            name: "summary.json"
         )
+        #expect(refusal(capture) == captureRefused.description, "\(capture.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/summary.json")) == summary)
         #expect(try Data(contentsOf: URL(fileURLWithPath: run + "/latency.hgrm")) == histogram)
 
@@ -287,10 +309,14 @@ import Testing
             "--topic", "com.example.app", "--tokens", tokens, "--gone-tokens", tokens, "--output",
             Self.folder + "/send-\(UUID().uuidString)",
         ])
-        #expect(
-            send.status == 1 && send.standardError.contains("--gone-tokens \(tokens) is also --tokens"),
-            "\(send.standardError)"
+        #expect(send.status == 1)
+        let sendRefused = OutputFile.Collision.input(
+            output: "--gone-tokens",
+            path: tokens,
+            input: "--tokens",
+            inputPath: tokens
         )
+        #expect(refusal(send) == sendRefused.description, "\(send.standardError)")
         #expect(try String(contentsOfFile: tokens, encoding: .utf8) == token)
         let read = try CommandRunner.run(
             [
@@ -299,10 +325,14 @@ import Testing
             ],
             timeout: .seconds(30)
         )
-        #expect(
-            read.status == 1 && read.standardError.contains("--capture \(tokens) is also --unregistered-tokens"),
-            "\(read.standardError)"
+        #expect(read.status == 1)
+        let readRefused = OutputFile.Collision.input(
+            output: "--capture",
+            path: tokens,
+            input: "--unregistered-tokens",
+            inputPath: tokens
         )
+        #expect(refusal(read) == readRefused.description, "\(read.standardError)")
         #expect(try String(contentsOfFile: tokens, encoding: .utf8) == token)
     }
 

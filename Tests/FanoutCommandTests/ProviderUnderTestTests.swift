@@ -330,7 +330,8 @@ import Testing
         )
         #expect(earlier.status == 1)
         #expect(
-            earlier.standardError.contains("holds an earlier run's results (summary.json)"),
+            earlier.standardError
+                == "error: --output \(folder)/earlier holds an earlier run's results (summary.json): give a new folder, or remove them first (a gate must never read them as this run's)\n",
             "\(earlier.standardError)"
         )
         #expect(try String(contentsOfFile: folder + "/earlier/summary.json", encoding: .utf8) == "{}")

@@ -375,7 +375,8 @@ import Testing
         ])
         #expect(piped.status == 64, "\(piped.standardError)")
         #expect(
-            piped.standardError.contains("--tokens \(fifo) is a pipe or a device, read once"),
+            piped.standardError.split(separator: "\n").first
+                == "error: --repeat reads the tokens again each time: --tokens \(fifo) is a pipe or a device, read once; give a regular file.",
             "\(piped.standardError)"
         )
         // APNs's header rules are the library's; the command names the option that broke one.

@@ -11,14 +11,14 @@ struct OutputFileTests {
         return folder
     }
 
-    static func refusal(_ body: () throws -> Void) -> String? {
-        do {
-            try body()
-            return nil
-        } catch {
-            #expect((error as? JobError)?.kind == .option, "\(error)")
-            return "\(error)"
-        }
+    /// `check`'s refusal is a JobError of kind `.option` whose words are the collision's.
+    @Test func aCollisionIsRefusedAsAnOptionInItsOwnWords() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let outputs = [("--junit", folder + "/x.xml"), ("--report", folder + "/x.xml")]
+        let collision = try #require(OutputFile.collision(outputs))
+        #expect(throws: JobError.option(collision.description)) { try OutputFile.check(outputs) }
+        #expect(throws: Never.self) { try OutputFile.check([("--junit", folder + "/x.xml")]) }
     }
 
     @Test func anOutputOverWhatTheCommandReadsOrWritesIsRefused() throws {
@@ -28,32 +28,39 @@ struct OutputFileTests {
         try "aa\n".write(toFile: tokens, atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: folder + "/link.txt", withDestinationPath: tokens)
         // The tokens file under another name.
-        let input = Self.refusal {
-            try OutputFile.check([("--gone-tokens", folder + "/./link.txt")], inputs: [("--tokens", tokens)])
-        }
         #expect(
-            input?.contains("--gone-tokens \(folder)/./link.txt is also --tokens (\(tokens))") == true,
-            "\(input ?? "")"
+            OutputFile.collision([("--gone-tokens", folder + "/./link.txt")], inputs: [("--tokens", tokens)])
+                == .input(output: "--gone-tokens", path: folder + "/./link.txt", input: "--tokens", inputPath: tokens)
         )
         // Two outputs, one file.
-        let twice = Self.refusal {
-            try OutputFile.check([("--junit", folder + "/x.xml"), ("--report", folder + "/x.xml")])
-        }
-        #expect(twice?.contains("--report \(folder)/x.xml is also --junit") == true, "\(twice ?? "")")
+        #expect(
+            OutputFile.collision([("--junit", folder + "/x.xml"), ("--report", folder + "/x.xml")])
+                == .otherOutput(
+                    output: "--report",
+                    path: folder + "/x.xml",
+                    other: "--junit",
+                    otherPath: folder + "/x.xml"
+                )
+        )
         // A name the results take in --output's folder, before the folder holds anything.
-        let results = Self.refusal {
-            try OutputFile.check(
+        #expect(
+            OutputFile.collision(
                 [("--gone-tokens", folder + "/out/summary.json")],
                 folders: [("--output", folder + "/out")]
             )
-        }
-        #expect(results?.contains("is a name the results take in --output \(folder)/out") == true, "\(results ?? "")")
+                == .resultsName(
+                    output: "--gone-tokens",
+                    path: folder + "/out/summary.json",
+                    folder: "--output",
+                    folderPath: folder + "/out"
+                )
+        )
         // A hard link is the same file under a name of its own.
         try FileManager.default.linkItem(atPath: tokens, toPath: folder + "/hard.txt")
-        let linked = Self.refusal {
-            try OutputFile.check([("--rejects", folder + "/hard.txt")], inputs: [("--tokens", tokens)])
-        }
-        #expect(linked?.contains("--rejects \(folder)/hard.txt is also --tokens") == true, "\(linked ?? "")")
+        #expect(
+            OutputFile.collision([("--rejects", folder + "/hard.txt")], inputs: [("--tokens", tokens)])
+                == .input(output: "--rejects", path: folder + "/hard.txt", input: "--tokens", inputPath: tokens)
+        )
         // Tokens and the run's file were left as they were.
         #expect(try String(contentsOfFile: tokens, encoding: .utf8) == "aa\n")
     }
@@ -63,24 +70,31 @@ struct OutputFileTests {
         defer { try? FileManager.default.removeItem(atPath: run) }
         try "{}".write(toFile: run + "/summary.json", atomically: true, encoding: .utf8)
         for name in ["summary.json", "latency.hgrm", "report.html", "summary.md"] {
-            let said = Self.refusal { try OutputFile.check([("--report", run + "/" + name)]) }
-            #expect(said?.contains("is a run's own \(name) (its folder holds summary.json)") == true, "\(said ?? "")")
+            #expect(
+                OutputFile.collision([("--report", run + "/" + name)])
+                    == .runFile(output: "--report", path: run + "/" + name, name: name)
+            )
         }
         // A hard link to a run's summary.json, named as a gate's --junit elsewhere.
         let elsewhere = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: elsewhere) }
         try FileManager.default.linkItem(atPath: run + "/summary.json", toPath: elsewhere + "/j.xml")
-        let hard = Self.refusal {
-            try OutputFile.check(
+        #expect(
+            OutputFile.collision(
                 [("--junit", elsewhere + "/j.xml")],
                 inputs: OutputFile.runFiles(in: run, option: "the run's")
             )
-        }
-        #expect(hard?.contains("is also the run's (\(run)/summary.json)") == true, "\(hard ?? "")")
+                == .input(
+                    output: "--junit",
+                    path: elsewhere + "/j.xml",
+                    input: "the run's",
+                    inputPath: run + "/summary.json"
+                )
+        )
         // A name of its own beside a run's files, or a results name where no run is, is fine.
-        #expect(Self.refusal { try OutputFile.check([("--junit", run + "/gate.xml")]) } == nil)
+        #expect(OutputFile.collision([("--junit", run + "/gate.xml")]) == nil)
         let empty = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: empty) }
-        #expect(Self.refusal { try OutputFile.check([("--report", empty + "/report.html")]) } == nil)
+        #expect(OutputFile.collision([("--report", empty + "/report.html")]) == nil)
     }
 }
