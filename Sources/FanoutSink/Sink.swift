@@ -122,7 +122,8 @@ public final class Sink: Sendable {
                 admission: ConnectionAdmission<ObjectIdentifier>(
                     total: maxConnections,
                     perPeer: peerLimits.perPeer,
-                    idlePerPeer: peerLimits.idlePerPeer
+                    idlePerPeer: peerLimits.idlePerPeer,
+                    grace: configuration.idleGrace
                 )
             )
         )
@@ -155,7 +156,12 @@ public final class Sink: Sendable {
                     }
                 )
             },
-            admit: Self.admission(connections, limits: state.limits, statistics: statistics),
+            admit: Self.admission(
+                connections,
+                clock: configuration.clock,
+                limits: state.limits,
+                statistics: statistics
+            ),
             beforeTransport: Self.wire(configuration.scenario.wire, state: state),
             acceptEvents: Self.acceptEvents(host: host, limits: state.limits, statistics: statistics)
         ).wait()
@@ -171,23 +177,26 @@ public final class Sink: Sendable {
     /// it is sent GOAWAY and closed.
     private static func admission(
         _ connections: Connections,
+        clock: SinkClock,
         limits: LimitLog,
         statistics: SinkStatistics
     ) -> @Sendable (any Channel) -> String? {
         { child in
             let key = ObjectIdentifier(child)
             let peer = child.remoteAddress?.ipAddress ?? "unknown"
-            let (refusal, evicted, total): (String?, (any Channel)?, Int) = connections.withLockedValue { connections in
-                let total = connections.admission.total
-                switch connections.admission.admit(key, peer: peer) {
+            let address = child.remoteAddress.map(Self.describe) ?? peer
+            let now = clock.uptime()
+            let (refusal, evicted): (String?, (channel: any Channel, reason: String)?) = connections.withLockedValue {
+                connections in
+                switch connections.admission.admit(key, peer: peer, now: now) {
                 case .refused(let limit):
-                    return (connections.admission.reason(limit, peer: peer), nil, total)
-                case .admitted(let victim, _):
+                    return (connections.admission.reason(limit, peer: peer), nil)
+                case .admitted(let eviction):
                     connections.open[key] = child
-                    return (nil, victim.flatMap { connections.open[$0] }, total)
+                    guard let eviction, let victim = connections.open[eviction.id] else { return (nil, nil) }
+                    return (nil, (victim, connections.admission.reason(eviction, newcomer: address)))
                 }
             }
-            let address = child.remoteAddress.map(Self.describe) ?? peer
             if let refusal {
                 statistics.connectionRefused()
                 let detail = refusal.dropFirst(ConnectionAdmission<ObjectIdentifier>.prefix.count)
@@ -196,13 +205,9 @@ public final class Sink: Sendable {
             }
             if let evicted {
                 statistics.connectionEvicted()
-                let victim = evicted.remoteAddress.map(Self.describe) ?? "unknown"
-                limits.note(
-                    "evicted",
-                    peer: victim,
-                    "it sent no authenticated request, and \(address) came to a sink at its \(total) connections"
-                )
-                Self.evict(evicted)
+                let victim = evicted.channel.remoteAddress.map(Self.describe) ?? "unknown"
+                limits.note("evicted", peer: victim, evicted.reason)
+                Self.evict(evicted.channel)
             }
             child.closeFuture.whenComplete { _ in
                 connections.withLockedValue { connections in

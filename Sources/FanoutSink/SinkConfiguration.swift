@@ -43,6 +43,12 @@ public struct SinkConfiguration: Sendable {
     /// half the total is open (`ConnectionAdmission`); the next is refused in words. `nil`: a
     /// quarter of the per-peer limit.
     public var maxIdleConnectionsPerPeer: Int?
+    /// How long a connection may go without an authenticated request before a newcomer from
+    /// its own address, at one of the address's limits, has it evicted (`ConnectionAdmission`):
+    /// silent connections cannot lock out a client that sends from the same address. `nil`:
+    /// such a newcomer is refused in words.
+    public var idleGrace: Duration? = Self.defaultIdleGrace
+    public static var defaultIdleGrace: Duration { ConnectionAdmission<Int>.defaultGrace }
 
     /// The per-peer limits, given or by default. One address may hold a quarter of the total
     /// the open-file limit allows (`defaultTotal`: 1,024 with room to spare, 93 under `ulimit -n

@@ -166,6 +166,15 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Evict a connection that has sent no authenticated request this long for a newcomer from its own address, when the address is at --max-connections-per-peer or --max-idle-connections-per-peer; off refuses the newcomer instead.",
+            valueName: "duration"
+        )
+    )
+    var idleGrace = DurationOrOff(SinkConfiguration.defaultIdleGrace)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Measure the provider under test and write a run folder to DIR when the sink stops: delivery times, stream use, the conformance card.",
             valueName: "dir"
         )
@@ -362,6 +371,7 @@ struct SinkCommand: AsyncParsableCommand {
         job.configuration.requestTimeout = try requestTimeout.checked(option: "--request-timeout")
         job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
         job.configuration.maxIdleConnectionsPerPeer = maxIdleConnectionsPerPeer
+        job.configuration.idleGrace = try idleGrace.checked(option: "--idle-grace")
         job.configuration.coalescing.share = try coalesce.checked("--coalesce")
         job.configuration.scenario = try scenario.scenario(devices: devices)
         if let (file, id, team) = tokenKey.key { job.tokenKey = SinkJob.TokenKey(file: file, keyID: id, teamID: team) }

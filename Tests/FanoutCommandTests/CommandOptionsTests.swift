@@ -143,7 +143,7 @@ import Testing
             "--token-lengths", "64-64", "--initial-streams", "3", "--max-streams", "1500", "--throttle-after-rejection",
             "--latency", "fixed:5ms", "--seed", "4", "--max-connections", "10", "--idle-timeout", "off",
             "--frame-timeout", "5s", "--request-timeout", "2s", "--max-connections-per-peer", "3",
-            "--max-idle-connections-per-peer", "2",
+            "--max-idle-connections-per-peer", "2", "--idle-grace", "250ms",
         ]).job()
         #expect(job.host == "0.0.0.0" && job.port == 9000)
         #expect(job.threads == 2)
@@ -165,6 +165,9 @@ import Testing
         #expect(job.configuration.requestTimeout == .seconds(2))
         #expect(job.configuration.maxConnectionsPerPeer == 3)
         #expect(job.configuration.maxIdleConnectionsPerPeer == 2)
+        #expect(job.configuration.idleGrace == .milliseconds(250))
+        #expect(try SinkCommand.parse(["--idle-grace", "off"]).job().configuration.idleGrace == nil)
+        #expect(try SinkCommand.parse([]).job().configuration.idleGrace == .seconds(1))
     }
 
     /// Each `--device-…` option of `fanout sink`, and each `--sink-device-…` of `fanout run`,

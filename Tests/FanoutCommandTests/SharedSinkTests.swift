@@ -164,8 +164,12 @@ import Testing
         )
     }
 
+    /// With `--idle-grace off`, an address's silent connections are never evicted for its own
+    /// newcomers (the grace is the next test's).
     @Test(.requires(.hpack)) func connectionsPastAPeersLimitAreRefusedInWordsAndTheOtherPeerIsServed() throws {
-        let sink = try SinkProcess(["--max-connections-per-peer", "8", "--max-connections", "64"])
+        let sink = try SinkProcess([
+            "--max-connections-per-peer", "8", "--max-connections", "64", "--idle-grace", "off",
+        ])
         var stopped = false
         defer { if !stopped { _ = sink.stop() } }
         let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 20)
@@ -192,6 +196,22 @@ import Testing
         let log = sink.stop().errors
         #expect(log.contains("fanout sink: refused 127.0.0.2:"), "\(log)")
         #expect(log.contains("8 connections from 127.0.0.1, the per-peer limit"), "\(log)")
+    }
+
+    /// Review of issue 61: 1,100 silent connections from 127.0.0.1 held its per-peer limit and
+    /// a `fanout send` from that address delivered nothing. Once they have waited the grace
+    /// without a request, the sender's connections evict them, oldest first, and it is served;
+    /// connections that sent requests are not evicted (the test above: refused in words).
+    @Test(.requires(.hpack, .curl)) func silentConnectionsFromTheSendersAddressMakeRoomForIt() throws {
+        let sink = try SinkProcess(["--max-connections-per-peer", "8", "--max-connections", "64"], admin: true)
+        defer { _ = sink.stop() }
+        let silent = try Neighbour("h2", port: sink.port, from: "127.0.0.1", count: 40)
+        defer { silent.stop() }
+        #expect(silent.opening.served >= 8)
+        Self.expectAllAccepted(try Self.send(to: sink.port, ["--connect-timeout", "20s"]))
+        let stats = try Self.stats(admin: sink.admin!) { $0.accepted == Self.notifications }
+        #expect(stats?.connections.evicted ?? 0 >= 4, "/stats: \(String(describing: stats))")
+        #expect(stats?.openConnections.count ?? 0 <= 8)
     }
 
     /// At the total with every connection busy (each has sent a request, so none is left to
@@ -442,8 +462,10 @@ import Testing
     /// so 640 of 1,024 are held; a `fanout send` of 20,000 beside them has every
     /// notification accepted, and /stats answers throughout. Before, the 1,024 held every
     /// connection and the send got "1024 connections, its limit".
+    /// (`--idle-grace off`: an address's later connections are refused, not evicting its
+    /// earlier ones, however long the opening takes; the next tests have the grace.)
     @Test(.requires(.hpack, .curl)) func fourAddressesOfIdleConnectionsCannotLockAClientOut() throws {
-        let sink = try SinkProcess([], admin: true)
+        let sink = try SinkProcess(["--idle-grace", "off"], admin: true)
         var stopped = false
         defer { if !stopped { _ = sink.stop() } }
         var hostile: [Neighbour] = []
@@ -560,9 +582,12 @@ import Testing
         // A quarter of the 93 from the neighbour's address: its connections open with no request
         // (the sender's have sent thousands). Before, the per-peer default stayed at 256 and the
         // address held 64, the idle limit from half the total on. (Its opening report cannot say:
-        // connections the sink had no descriptor to accept yet look served to it.)
-        let idle = stats?.openConnections.filter { $0.requests == 0 }.count
-        #expect(idle == 23, "\(String(describing: stats))\n\(said)")
+        // connections the sink had no descriptor to accept yet look served to it.) Those still
+        // waiting in the backlog when the first 23 have waited the --idle-grace evict them, and
+        // an evicted one lingers up to a second for its peer to close (it never does here):
+        // between 23 and 46, never the 64 of before.
+        let idle = stats?.openConnections.filter { $0.requests == 0 }.count ?? 0
+        #expect((23...46).contains(idle), "\(idle) idle: \(String(describing: stats))\n\(said)")
         #expect(
             log.contains(
                 "at most 93 connections: what the open-file limit, 256, leaves with headroom (--max-connections sets it); 23 from one address"
