@@ -1,3 +1,4 @@
+import FanoutClient
 import FanoutReport
 import Foundation
 
@@ -17,6 +18,9 @@ public struct ABJob: Sendable {
     public var output: String
     /// The longest one run may take.
     public var runTimeout = Self.defaultRunTimeout
+    /// Stop signals to pass on to the run going on (in a process group of its own, it does not
+    /// get a terminal's Ctrl-C itself); after one, no further run starts (`ABJob.Stopped`).
+    public var stopSignals: StopSignals?
     public static let defaultPairs = 5
     public static let defaultMinimumEffect = 0.05
     public static let defaultRunTimeout: Duration = .seconds(3600)
@@ -48,8 +52,14 @@ public struct ABJob: Sendable {
             let order = pair % 2 == 1 ? [("a", baseline), ("b", candidate)] : [("b", candidate), ("a", baseline)]
             for (side, binary) in order {
                 let folder = "\(output)/pair-\(pair)/\(side)"
+                if let signal = stopSignals?.received {
+                    throw Stopped(signal: signal, pair: pair, side: side, folder: nil)
+                }
                 log("pair \(pair) of \(pairs): \(side.uppercased()) (\(binary))")
                 try runOnce(binary, into: folder)
+                if let signal = stopSignals?.received {
+                    throw Stopped(signal: signal, pair: pair, side: side, folder: folder)
+                }
                 let record: RunRecord
                 do {
                     record = try RunRecord.load(folder)
@@ -101,29 +111,48 @@ public struct ABJob: Sendable {
         } catch {
             throw JobError.output("cannot make \(folder): \(error.reason)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments + ["--output", folder]
-        let logFile = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = logFile
-        process.standardError = logFile
-        defer { try? logFile?.close() }
-        let end = ProcessEnd(of: process)
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess(binary, arguments + ["--output", folder], output: logPath)
         } catch {
-            throw JobError.resource("cannot start \(binary): \(error.reason)")
+            throw JobError.resource(error.description)
         }
-        if !end.wait(upTo: runTimeout) {
-            process.terminate()
-            process.waitUntilExit()
+        stopSignals?.onStop { signal in
+            child.signal(signal.rawValue)
+            // A run stops within a second of a stop signal; one that has not in 10 s is ended.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+                if child.termination == nil { child.signal(SIGKILL) }
+            }
+        }
+        defer { stopSignals?.onStop { _ in } }
+        guard let termination = child.wait(upTo: runTimeout) else {
+            child.stop(grace: .seconds(5))
             throw JobError.resource("\(binary) took longer than \(runTimeout) (\(logPath))")
         }
-        guard process.terminationStatus == 0 else {
+        if stopSignals?.received != nil { return }
+        guard termination == .exited(0) else {
             throw JobError.resource(
-                "\(binary) \(arguments.joined(separator: " ")) ended with status \(process.terminationStatus): "
+                "\(binary) \(arguments.joined(separator: " ")) ended with \(termination): "
                     + "its run cannot be compared (\(logPath))"
             )
+        }
+    }
+}
+
+extension ABJob {
+    /// A stop signal ended the job before its last run: no verdict. `folder` is the run it
+    /// stopped (marked interrupted by that run), `nil` when it came between runs.
+    public struct Stopped: Error, Sendable {
+        public var signal: StopSignal
+        public var pair: Int
+        public var side: String
+        public var folder: String?
+
+        /// The line `fanout ab` ends with.
+        public var line: String {
+            let place = "pair \(pair), \(side.uppercased())"
+            guard let folder else { return "stopped by \(signal.name) before \(place): no verdict" }
+            return "stopped by \(signal.name) during \(place) (its run: \(folder)): no verdict"
         }
     }
 }

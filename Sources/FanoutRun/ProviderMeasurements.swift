@@ -43,49 +43,42 @@ struct OutputFolder: Sendable {
 
 /// `--trigger CMD`: a command run with `/bin/sh -c` once the sink listens — a `curl` to the
 /// provider's broadcast API, or the provider itself. Its standard output and error go to
-/// `trigger.log` in the folder; the sink stops it (SIGTERM, then SIGKILL after 2 s) if it is
-/// still running when the sink stops. Its environment names the port the sink listens on,
+/// `trigger.log` in the folder; the sink stops it if it is still running when the sink stops:
+/// SIGTERM, then SIGKILL after 2 s, to its process group (`ChildProcess`), so a provider the
+/// shell started stops with it. Its environment names the port the sink listens on,
 /// `FANOUT_SINK_PORT`, so a sink told `--listen HOST:0` can still be found.
 final class TriggerProcess: Sendable {
     static let logName = "trigger.log"
 
     let command: String
     let logPath: String
-    private let process: NIOLockedValueBox<Process>
-    private let end: ProcessEnd
+    private let child: ChildProcess
     /// Whether it was still running when the sink stopped it.
     private let stopped = NIOLockedValueBox(false)
 
     init(command: String, log path: String, sinkPort: Int?) throws {
         self.command = command
         logPath = path
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let log = FileHandle(forWritingAtPath: path)
-        else { throw JobError.output("--trigger: cannot write its output to \(path)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        if let sinkPort {
-            var environment = ProcessInfo.processInfo.environment
-            environment["FANOUT_SINK_PORT"] = String(sinkPort)
-            process.environment = environment
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw JobError.output("--trigger: cannot write its output to \(path)")
         }
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        end = ProcessEnd(of: process)
+        var environment: [String: String]?
+        if let sinkPort {
+            environment = ProcessInfo.processInfo.environment
+            environment?["FANOUT_SINK_PORT"] = String(sinkPort)
+        }
         do {
-            try process.run()
+            child = try ChildProcess("/bin/sh", ["-c", command], output: path, environment: environment)
         } catch {
             throw JobError.resource("--trigger \(command) could not start: \(error.reason)")
         }
-        self.process = NIOLockedValueBox(process)
     }
 
-    /// Its exit status; `nil` while it runs, and when the sink had to stop it.
+    /// Its exit status (128 + the signal's number when a signal ended it); `nil` while it
+    /// runs, and when the sink had to stop it.
     var exitStatus: Int? {
         if stopped.withLockedValue({ $0 }) { return nil }
-        return process.withLockedValue { $0.isRunning ? nil : Int($0.terminationStatus) }
+        return child.termination.map { Int($0.status) }
     }
 
     /// Why the command could not start, once the shell said so (status 126: not executable;
@@ -99,15 +92,11 @@ final class TriggerProcess: Sendable {
     }
 
     /// Lets it finish for up to `grace` (a provider run as the trigger reports its own figures
-    /// as it ends), then stops it: SIGTERM, and SIGKILL 2 s later.
+    /// as it ends), then stops its group: SIGTERM, and SIGKILL 2 s later.
     func stop(grace: Duration = .seconds(5)) {
-        process.withLockedValue { process in
-            guard !end.wait(upTo: grace) else { return }
-            stopped.withLockedValue { $0 = true }
-            process.terminate()
-            if !end.wait(upTo: .seconds(2)) { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        guard child.wait(upTo: grace) == nil else { return }
+        stopped.withLockedValue { $0 = true }
+        child.stop(grace: .seconds(2))
     }
 }
 

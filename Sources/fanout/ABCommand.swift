@@ -18,7 +18,10 @@ struct ABCommand: ParsableCommand {
             unknown (no verdict: one or two pairs cannot measure the noise). Pairs cancel what the \
             machine did meanwhile. \
             Exit status, as package-benchmark's: 0 within noise or noise unknown, 2 a metric WORSE, 4 BETTER and \
-            none worse, 1 a run that did not end cleanly, 64 a usage error.
+            none worse, 1 a run that did not end cleanly, 64 a usage error; 129, 130 or 143 when \
+            SIGHUP, SIGINT or SIGTERM stopped it (passed on to the run going on, which writes its \
+            folder marked interrupted). Each run is in a process group of its own, which \
+            --run-timeout stops whole (a wrapper script and what it started).
             """
     )
 
@@ -90,7 +93,17 @@ struct ABCommand: ParsableCommand {
 
     func run() throws {
         let output = output ?? RunFolder.new(kind: "ab")
-        let comparison = try job(output: output).run { StandardStream.output.write(($0 + "\n").utf8) }
+        var job = try job(output: output)
+        let comparison: PairedComparison
+        do {
+            comparison = try StopSignals.watch { signals in
+                job.stopSignals = signals
+                return try job.run { StandardStream.output.write(($0 + "\n").utf8) }
+            }
+        } catch let stopped as ABJob.Stopped {
+            printError(stopped.line)
+            throw ExitCode(stopped.signal.exitStatus)
+        }
         StandardStream.output.write((comparison.text + "\nresults: \(output)/ (ab.txt, pair-N/a, pair-N/b)\n").utf8)
         if comparison.regressed { throw ExitCode(2) }
         if comparison.improved { throw ExitCode(4) }

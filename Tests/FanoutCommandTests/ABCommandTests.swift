@@ -84,4 +84,96 @@ import Testing
         #expect(result.status == 1)
         #expect(result.standardError.contains("/nonexistent/fanout is not an executable"), "\(result.standardError)")
     }
+
+    /// Review of issue 61: a build that is a wrapper script (`sleep 1000` after `#!/bin/sh`)
+    /// outliving --run-timeout was stopped and its `sleep` not, and ab never returned. Now the
+    /// run's process group is stopped whole and ab says so.
+    @Test func aRunPastItsTimeoutIsStoppedWithWhatItStarted() throws {
+        let folder = NSTemporaryDirectory() + "fanout-ab-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let wrapper = folder + "/w.sh"
+        try Data("#!/bin/sh\nsleep 1000 &\necho $! > \(folder)/sleep.pid\nwait\n".utf8)
+            .write(to: URL(fileURLWithPath: wrapper))
+        chmod(wrapper, 0o755)
+        let result = try CommandRunner.run(
+            ["ab", wrapper, wrapper, "--repeat", "3", "--run-timeout", "1s", "--output", folder + "/ab", "--", "run"],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(
+            result.standardError == "error: \(wrapper) took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
+        )
+        let sleeper = try #require(
+            pid_t(
+                try String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
+            )
+        )
+        poll(timeout: .seconds(10), every: .milliseconds(10)) { Self.ended(sleeper) }
+        #expect(Self.ended(sleeper), "the wrapper's sleep \(sleeper) outlived ab")
+    }
+
+    /// A stop signal reaches the run going on (in a group of its own, it would not get a
+    /// terminal's Ctrl-C): it writes its folder marked interrupted, and ab ends 130 with no
+    /// verdict, no run left behind.
+    @Test func aStopSignalIsPassedToTheRunAndEndsWithoutAVerdict() throws {
+        let folder = NSTemporaryDirectory() + "fanout-ab-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fanout = CommandRunner.executable.path
+        let ab = try PeerProcess(
+            fanout,
+            [
+                "ab", fanout, fanout, "--repeat", "3", "--output", folder, "--", "run", "--rate", "200", "--duration",
+                "120s",
+            ]
+        )
+        defer { ab.stop() }
+        // The run watches its stop signals once it catches SIGINT (its dispatch source does).
+        var run: pid_t?
+        poll(timeout: .seconds(60), every: .milliseconds(20)) {
+            run = Self.process(withArgument: folder + "/pair-1/a")
+            return run.map(Self.catchesSIGINT) ?? false
+        }
+        let child = try #require(run)
+        ab.interrupt()
+        let result = try ab.wait(timeout: .seconds(60))
+        #expect(result.status == 130, "\(result.errors)")
+        #expect(
+            result.errors == "stopped by SIGINT during pair 1, A (its run: \(folder)/pair-1/a): no verdict\n",
+            "\(result.errors)"
+        )
+        #expect(Self.ended(child))
+        let summary = try CommandRunner.summary(in: folder + "/pair-1/a")
+        #expect(summary.valid == false)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/pair-1/b"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/ab.txt"))
+    }
+
+    /// Whether process `id` has ended: gone, or a zombie nobody reaped yet.
+    static func ended(_ id: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(id)/stat", encoding: .utf8),
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return true }
+        return stat[afterName.upperBound...].hasPrefix("Z")
+    }
+
+    /// A process one of whose arguments is `argument`.
+    static func process(withArgument argument: String) -> pid_t? {
+        let ids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
+        return ids.first { id in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(id)/cmdline") else { return false }
+            return line.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == argument }
+        }
+    }
+
+    /// Whether process `id` catches SIGINT (`SigCgt` in /proc/ID/status, bit 1).
+    static func catchesSIGINT(_ id: pid_t) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(id)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+            let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return mask & (1 << (SIGINT - 1)) != 0
+    }
 }

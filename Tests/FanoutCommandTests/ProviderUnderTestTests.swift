@@ -303,6 +303,32 @@ import Testing
         #expect(try CommandRunner.summaryHoldsNull(in: folder, at: ["provider", "start", "at"]))
     }
 
+    /// A trigger whose shell started something that outlives it (a provider in the background,
+    /// `sleep` here) is stopped whole when the sink stops: its process group. Before, the shell
+    /// alone got SIGTERM, and the sink waited for ever on the end of a shell its child kept
+    /// from being reaped (Foundation learns of an end when every holder of the child's pipe has
+    /// closed it).
+    @Test func aTriggerIsStoppedWithWhatItStarted() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let result = try CommandRunner.run(
+            [
+                "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder + "/out", "--duration", "1s",
+                "--trigger", "sleep 1000 & echo $! > \(folder)/sleep.pid; wait",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/out")
+        #expect(summary.provider?.trigger?.exitStatus == nil, "stopped by the sink: no status of its own")
+        let sleeper = try #require(
+            pid_t(try String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        )
+        poll(timeout: .seconds(10), every: .milliseconds(10)) { ABCommandTests.ended(sleeper) }
+        #expect(ABCommandTests.ended(sleeper), "the trigger's sleep \(sleeper) outlived the sink")
+    }
+
     /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
     @Test func badInputIsRefusedAndLeavesNoFolder() throws {
         let folder = Self.folder()
