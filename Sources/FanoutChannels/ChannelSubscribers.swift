@@ -1,4 +1,5 @@
 import FanoutScenarioTerms
+import FanoutSettings
 import Foundation
 
 /// How many devices subscribe to each broadcast channel (`--channel-subscribers`): one count
@@ -44,7 +45,7 @@ public enum ChannelSubscribers: Sendable, Hashable, CustomStringConvertible {
             self = .uniform(low, high)
         } else if text.hasPrefix("lognormal:") {
             let parts = text.dropFirst("lognormal:".count).split(separator: ",", omittingEmptySubsequences: false)
-            guard parts.count == 2, let sigma = Double(parts[1]), sigma >= 0, sigma <= 4 else {
+            guard parts.count == 2, let sigma = DecimalNotation.parse(parts[1]), sigma >= 0, sigma <= 4 else {
                 throw SinkScenarioError(
                     "--channel-subscribers: log-normal is lognormal:MEDIAN,SIGMA with 0 ≤ σ ≤ 4; got '\(text)'"
                 )

@@ -35,7 +35,8 @@ extension LatencyDistribution {
             )
         case "lognormal":
             let parameters = values.split(separator: ",")
-            guard parameters.count == 2, let sigma = Double(parameters[1]), sigma >= 0, sigma <= Self.largestSigma
+            guard parameters.count == 2, let sigma = DecimalNotation.parse(parameters[1]), sigma >= 0,
+                sigma <= Self.largestSigma
             else {
                 throw SinkScenarioError(
                     "log-normal latency is lognormal:MEDIAN,SIGMA with 0 ≤ σ ≤ \(Int(Self.largestSigma)); got \(text)"

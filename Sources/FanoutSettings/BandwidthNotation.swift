@@ -27,7 +27,9 @@ public enum BandwidthNotation {
         var text = Substring(text.trimmingBlanks)
         if text.hasSuffix("/s") { text = text.dropLast(2) }
         for unit in units where text.hasSuffix(unit.suffix) {
-            guard let number = Double(text.dropLast(unit.suffix.count)), range.contains(number * unit.bytes) else {
+            guard let number = DecimalNotation.parse(text.dropLast(unit.suffix.count)),
+                range.contains(number * unit.bytes)
+            else {
                 return nil
             }
             return number * unit.bytes

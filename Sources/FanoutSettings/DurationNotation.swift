@@ -8,7 +8,9 @@ public enum DurationNotation {
         let text = text.trimmingBlanks
         let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value >= 0, value * scale <= longestSeconds {
+            if let value = DecimalNotation.parse(text.dropLast(suffix.count)), value >= 0,
+                value * scale <= longestSeconds
+            {
                 let nanoseconds = (value * scale * 1e9).rounded()
                 // A written number that is not zero (its digits say so, whatever Double made of
                 // them) must not become zero.

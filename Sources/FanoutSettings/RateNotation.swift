@@ -27,7 +27,8 @@ public struct EventRate: Sendable, Hashable, CustomStringConvertible {
     public init?(parsing text: some StringProtocol) {
         let text = text.trimmingBlanks
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let count = Double(parts[0]), count.isFinite, count >= 0 else {
+        guard (1...2).contains(parts.count), let count = DecimalNotation.parse(parts[0]), count.isFinite, count >= 0
+        else {
             return nil
         }
         var window: Duration?

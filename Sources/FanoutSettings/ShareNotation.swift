@@ -5,7 +5,7 @@ public enum ShareNotation {
     public static func parse(_ text: some StringProtocol) -> Double? {
         let text = text.trimmingBlanks
         let percent = text.hasSuffix("%")
-        guard let number = Double(percent ? String(text.dropLast()) : String(text)), number.isFinite else {
+        guard let number = DecimalNotation.parse(percent ? text.dropLast() : text.dropLast(0)), number.isFinite else {
             return nil
         }
         return percent ? number / 100 : number

@@ -139,7 +139,7 @@ struct Count: ExpressibleByArgument, Sendable, Hashable {
             multiplier = factor
             digits = digits.dropLast()
         }
-        guard let number = Double(digits), number.isFinite, number > 0 else { return nil }
+        guard let number = DecimalNotation.parse(digits), number.isFinite, number > 0 else { return nil }
         let value = (number * multiplier).rounded()
         guard value >= 1 && value <= 1e15 else { return nil }
         self.value = UInt64(value)

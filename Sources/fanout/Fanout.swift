@@ -81,8 +81,22 @@ struct Fanout: AsyncParsableCommand {
         guard code != .success, !message.isEmpty else { exit(withError: error) }
         // ArgumentParser's own errors arrive as "Error: …"; a job's error as its bare message.
         let text = message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message
-        reportError(withHint(text))
+        reportError(withHint(negativeValue(text, arguments: CommandLine.arguments) ?? text))
         exit(withError: code)
+    }
+
+    /// ArgumentParser takes `-5` after an option for another option, and says "Missing value for
+    /// '--rate <rate>'" when it was the value, below zero (issue 61, review): said as what it is,
+    /// "--rate: '-5' is below zero", with how to write one. `nil` when the option was not
+    /// followed by a negative number.
+    static func negativeValue(_ message: String, arguments: [String]) -> String? {
+        guard let found = message.firstMatch(of: /Missing value for '(--[a-z0-9-]+) <([a-z-]+)>'/),
+            let at = arguments.firstIndex(of: String(found.1)), at + 1 < arguments.count,
+            arguments[at + 1].wholeMatch(of: /-[0-9.].*/) != nil
+        else { return nil }
+        let value = arguments[at + 1]
+        let hint = hints[String(found.2)].map { "; \($0)" } ?? ""
+        return message.replacingCharacters(in: found.range, with: "\(found.1): '\(value)' is below zero\(hint)")
     }
 
     /// How to write a value of each grammar, by the value name its options show (`<duration>`).

@@ -186,4 +186,30 @@ import Testing
             "\(result.standardError)"
         )
     }
+
+    /// Issue 61, review: `--rate -5` said "Missing value for '--rate <rate>'" (ArgumentParser
+    /// took -5 for an option), and hexadecimal numbers were taken (`--rate 0x10` ran at 16/s).
+    @Test(arguments: [
+        (
+            ["--rate", "-5", "--duration", "1s"],
+            "error: --rate: '-5' is below zero; write N or N/WINDOW, like 5000/s or 300/1m"
+        ),
+        (
+            ["--rate", "10", "--duration", "-1s"],
+            "error: --duration: '-1s' is below zero; write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
+        ),
+        (
+            ["--rate", "0x10", "--duration", "1s"],
+            "error: --rate: '0x10' is not a rate; write N or N/WINDOW, like 5000/s or 300/1m"
+        ),
+        (
+            ["--rate", "10", "--duration", "0x1p1s"],
+            "error: --duration: '0x1p1s' is not a duration; write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
+        ),
+    ])
+    func negativeAndHexadecimalValuesAreSaidAsSuch(arguments: [String], line: String) throws {
+        let result = try CommandRunner.run(["run"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError.split(separator: "\n").first.map(String.init) == line, "\(result.standardError)")
+    }
 }

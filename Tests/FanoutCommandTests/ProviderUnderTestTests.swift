@@ -323,7 +323,11 @@ import Testing
         let summary = try CommandRunner.summary(in: folder + "/out")
         #expect(summary.provider?.trigger?.exitStatus == nil, "stopped by the sink: no status of its own")
         let sleeper = try #require(
-            pid_t(try String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+            pid_t(
+                try String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
+            )
         )
         poll(timeout: .seconds(10), every: .milliseconds(10)) { ABCommandTests.ended(sleeper) }
         #expect(ABCommandTests.ended(sleeper), "the trigger's sleep \(sleeper) outlived the sink")

@@ -75,6 +75,27 @@ struct ThresholdTests {
             ),
             ("failed < 5/s", "/s is not a unit of failed (use none)", .unit),
             ("p99 < baseline * 2", "after baseline comes + or - and an amount, like baseline + 10%; got * 2", .limit),
+            // Issue 61, review: thresholds no run can fail, refused.
+            ("errors < 101%", "errors < 101% cannot fail: no share is above 100%", .cannotFail),
+            ("errors <= 100%", "errors <= 100% cannot fail: no share is above 100%", .cannotFail),
+            (
+                "rejected.BadDeviceToken != 150%",
+                "rejected.BadDeviceToken != 150% cannot fail: no share is above 100%", .cannotFail
+            ),
+            ("p99 >= 0", "p99 >= 0 cannot fail: no metric is below 0", .cannotFail),
+            ("failed >= 0", "failed >= 0 cannot fail: no metric is below 0", .cannotFail),
+            (
+                "throughput > baseline - 200%",
+                "throughput > baseline - 200% cannot fail: no metric is below 0, and baseline - 200% is below 0",
+                .cannotFail
+            ),
+            (
+                "throughput >= baseline - 100%",
+                "throughput >= baseline - 100% cannot fail: no metric is below 0, and baseline - 100% is 0",
+                .cannotFail
+            ),
+            // Numbers are decimal: Swift's Double reads 0x10 as 16 and inf as infinity.
+            ("p99 < 0x10ms", "x10ms is not a unit of p99 (use us, ms, s or m)", .unit),
         ] as [(String, String, ThresholdError.Kind)]
     )
     func badThresholdsSayWhatIsWrong(text: String, message: String, kind: ThresholdError.Kind) {
@@ -268,5 +289,12 @@ struct ThresholdTests {
         let comparison = RunComparison(baseline: big, current: small, metrics: [.p90])
         #expect(comparison.differences == ["notifications sent: 1,000 vs 20"])
         #expect(comparison.text.contains("WARNING the sides differ in notifications sent: 1,000 vs 20"))
+    }
+
+    /// The edges of "cannot fail": each of these fails some run.
+    @Test(arguments: ["errors < 100%", "errors <= 99.9%", "p99 > 0", "throughput > baseline - 100%", "failed != 0"])
+    func thresholdsSomeRunFailsAreTaken(text: String) throws {
+        let threshold = try Threshold(parsing: text)
+        #expect(Threshold.whyItCannotFail(threshold.comparison, threshold.limit, isShare: threshold.isShare) == nil)
     }
 }

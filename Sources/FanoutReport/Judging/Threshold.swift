@@ -87,42 +87,69 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         if rest.hasPrefix("baseline") {
             rest = rest.dropFirst("baseline".count).drop { $0 == " " }
             isShare = false
-            guard let sign = rest.first else {
+            if let sign = rest.first {
+                guard sign == "+" || sign == "-" else {
+                    throw ThresholdError(
+                        .limit,
+                        "after baseline comes + or - and an amount, like baseline + 10%; got \(TextLines.quoted(rest))"
+                    )
+                }
+                let (amount, unit) = try Self.quantity(rest.dropFirst().drop { $0 == " " }, for: metric)
+                let signed = sign == "+" ? amount : -amount
+                limit = unit == "%" ? .baselineRelative(signed / 100) : .baselineAbsolute(signed)
+            } else {
                 limit = .baselineRelative(0)
-                return
             }
-            guard sign == "+" || sign == "-" else {
-                throw ThresholdError(
-                    .limit,
-                    "after baseline comes + or - and an amount, like baseline + 10%; got \(TextLines.quoted(rest))"
-                )
-            }
-            let (amount, unit) = try Self.quantity(rest.dropFirst().drop { $0 == " " }, for: metric)
-            let signed = sign == "+" ? amount : -amount
-            limit = unit == "%" ? .baselineRelative(signed / 100) : .baselineAbsolute(signed)
-            return
-        }
-        let (amount, unit) = try Self.quantity(rest, for: metric)
-        if unit == "%" {
-            guard metric.takesShare else {
-                throw ThresholdError(
-                    .unit,
-                    "only errors, rejected.REASON and failed.CAUSE (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; \(metric) does not"
-                )
-            }
-            isShare = true
-            limit = .value(amount / 100)
         } else {
-            isShare = false
-            limit = .value(amount)
+            let (amount, unit) = try Self.quantity(rest, for: metric)
+            if unit == "%" {
+                guard metric.takesShare else {
+                    throw ThresholdError(
+                        .unit,
+                        "only errors, rejected.REASON and failed.CAUSE (a share of sent) and the devices' counts (delivered, discarded.expired, discarded.unregistered, discarded.disabled, forgotten: a share of received) take a percentage; \(metric) does not"
+                    )
+                }
+                isShare = true
+                limit = .value(amount / 100)
+            } else {
+                isShare = false
+                limit = .value(amount)
+            }
         }
+        if let why = Self.whyItCannotFail(comparison, limit, isShare: isShare) {
+            throw ThresholdError(.cannotFail, "\(TextLines.quoted(self.text)) cannot fail: \(why)")
+        }
+    }
+
+    /// Why a threshold holds of every value its metric can take, if it does: every metric is 0
+    /// or more, and a share at most 100% (issue 61, review: `errors < 101%` and `throughput >
+    /// baseline - 200%` passed whatever the run measured). `nil` when a value can fail it.
+    static func whyItCannotFail(_ comparison: Comparison, _ limit: Limit, isShare: Bool) -> String? {
+        let never = "no metric is below 0"
+        switch (limit, comparison) {
+        case (.value(let bound), .greaterOrEqual) where bound <= 0: return never
+        case (.value(let bound), .notEqual) where bound < 0: return never
+        case (.value(let bound), .less) where isShare && bound > 1,
+            (.value(let bound), .lessOrEqual) where isShare && bound >= 1,
+            (.value(let bound), .notEqual) where isShare && bound > 1:
+            return "no share is above 100%"
+        case (.baselineRelative(let share), .greater) where share < -1,
+            (.baselineRelative(let share), .greaterOrEqual) where share <= -1:
+            return "\(never), and baseline - \(Self.percent(-share)) is \(share < -1 ? "below 0" : "0")"
+        default: return nil
+        }
+    }
+
+    private static func percent(_ share: Double) -> String {
+        let value = share * 100
+        return value == value.rounded() ? "\(Int(value))%" : "\(value)%"
     }
 
     /// A number and its unit, in the metric's unit (milliseconds for times).
     private static func quantity(_ text: Substring, for metric: GateMetric) throws(ThresholdError) -> (Double, String) {
         let numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
         let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
-        guard let number = Double(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
+        guard let number = DecimalNotation.parse(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
             throw ThresholdError(
                 .limit,
                 "\(TextLines.quoted(text)) is not a number with a unit, like 25ms, 100000/s or 0.1%"
@@ -239,6 +266,8 @@ public struct ThresholdError: Error, Sendable, CustomStringConvertible, Equatabl
         case limit
         /// A unit the metric does not take.
         case unit
+        /// A threshold every value its metric can take passes (`errors < 101%`).
+        case cannotFail
         /// The thresholds file cannot be read.
         case file
     }

@@ -1,0 +1,35 @@
+import FanoutSettings
+import Testing
+
+/// `DecimalNotation`: numbers as people write them, and nothing Swift's `Double(String)` reads
+/// besides (hexadecimal, `inf`, `nan`).
+@Suite struct DecimalNotationTests {
+    @Test(arguments: [
+        ("5", 5.0), ("0.05", 0.05), (".5", 0.5), ("2.", 2.0), ("1e6", 1e6), ("1.5E-3", 1.5e-3), ("+3", 3.0),
+        ("-2.5", -2.5), ("007", 7.0),
+    ])
+    func decimalsAreRead(text: String, value: Double) {
+        #expect(DecimalNotation.parse(text) == value)
+    }
+
+    @Test(arguments: [
+        "0x10", "0x1p1", "inf", "-inf", "nan", "infinity", "1_000", " 5", "5 ", ".", "e5", "+", "1e", "1e+", "", "--5",
+        "5..1", "١٢",
+    ])
+    func anythingElseIsNot(text: String) {
+        #expect(DecimalNotation.parse(text) == nil, "\(text)")
+    }
+
+    /// The notations built on it refuse what it refuses (issue 61, review: `--rate 0x10` ran
+    /// at 16 a second, `--duration 0x1p1s` for 2 s).
+    @Test func theNotationsTakeDecimalsOnly() {
+        #expect(DurationNotation.parse("0x1p1s") == nil)
+        #expect(DurationNotation.parse("1.5s") == .milliseconds(1500))
+        #expect(EventRate(parsing: "0x10/s") == nil)
+        #expect(EventRate(parsing: "16/s") != nil)
+        #expect(ShareNotation.parse("0x1p-1") == nil)
+        #expect(ShareNotation.parse("50%") == 0.5)
+        #expect(BandwidthNotation.parse("0x10Mbit") == nil)
+        #expect(BandwidthNotation.parse("10Mbit") != nil)
+    }
+}
