@@ -28,9 +28,10 @@ struct Fanout: AsyncParsableCommand {
                    which, over which window, when)
               64   a usage error: an option, a threshold, a folder that is not a run
               129, 130, 143
-                   run, send, search, plan: stopped by SIGHUP, SIGINT or SIGTERM (a
-                   run's folder is written, marked interrupted); the sink drains on
-                   them and exits 0, a server's normal stop
+                   run, send, search, plan, ab: stopped by SIGHUP, SIGINT or SIGTERM
+                   (a run's folder is written, marked interrupted; ab passes the
+                   signal to its run); the sink drains on them and exits 0, a
+                   server's normal stop
             """,
         version: FanoutVersion.current,
         subcommands: [

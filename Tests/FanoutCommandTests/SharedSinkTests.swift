@@ -440,6 +440,19 @@ import Testing
         }
     }
 
+    /// The sink held by idle connections spends under a quarter of a core over 3 s (a spinning
+    /// accept, or a loop busy with connections that send nothing, spends a core, or whatever
+    /// share a busy machine leaves it: a third with two others on two cores).
+    static func expectIdleSinkCool(_ sink: SinkProcess, sourceLocation: SourceLocation = #_sourceLocation) {
+        let before = sink.process.processorSeconds ?? 0
+        var spent = 0.0
+        let held = hold(for: .seconds(3), every: .milliseconds(100)) {
+            spent = (sink.process.processorSeconds ?? .infinity) - before
+            return spent < 0.75
+        }
+        #expect(held, "\(spent) s of processor within 3 s", sourceLocation: sourceLocation)
+    }
+
     /// The sink's `/stats` once `done` holds of it (polled: the loops hand their counts over
     /// once a second), or the last one read; each read bounded by curl's 5 s.
     static func stats(admin: Int, until done: (Defences) -> Bool) throws -> Defences? {
@@ -485,6 +498,7 @@ import Testing
                     == "fanout sink: 64 connections from \(source) that sent no authenticated request, the per-peer idle limit"
             )
         }
+        Self.expectIdleSinkCool(sink)
         Self.expectAllAccepted(try Self.send(to: sink.port))
         let stats = try Self.stats(admin: sink.admin!) { $0.accepted == Self.notifications }
         #expect(stats?.accepted == Self.notifications, "/stats: \(String(describing: stats))")
@@ -567,6 +581,7 @@ import Testing
         let hostile = try Neighbour("h2", port: sink.port, from: "127.0.0.2", count: 300, seconds: 60)
         defer { hostile.stop() }
         #expect(hostile.opening.opened == 300)
+        Self.expectIdleSinkCool(sink)
         let send = try Self.send(to: sink.port)
         let stats = try Self.stats(admin: sink.admin!) { $0.accepted == Self.notifications }
         // Whether the sink still runs, and what it said, for a failure's message.
