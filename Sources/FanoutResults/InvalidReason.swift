@@ -95,6 +95,9 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case throughputAboveSent(perSecond: Double, sent: Int, seconds: Double)
     /// A latency percentile outside what the folder's `latency.hgrm` allows.
     case latencyFileDisagrees(percentile: String, summaryMs: Double, fileLowMs: Double, fileHighMs: Double)
+    /// A folder holding its interval log (`latency.hlog`) but not the `latency.hgrm` written
+    /// beside it: the file the percentiles are checked against was taken away.
+    case latencyFileMissing
     /// A summary of schema 6 or older with every latency zero: how those wrote "nothing
     /// measured".
     case zeroLatencies(schema: Int)
@@ -208,6 +211,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case reconciledButDisagrees = "reconciled_but_disagrees"
         case percentilesOutOfOrder = "percentiles_out_of_order"
         case latencyFileDisagrees = "latency_file_disagrees"
+        case latencyFileMissing = "latency_file_missing"
         case throughputAboveSent = "throughput_above_sent"
         case zeroLatencies = "zero_latencies"
         case noRequests = "no_requests"
@@ -366,6 +370,8 @@ extension InvalidReason: CustomStringConvertible {
                     ? "\(Self.milliseconds(low)) ms"
                     : "between \(Self.milliseconds(low)) and \(Self.milliseconds(high)) ms")
                 + "): a file edited, or one run's summary beside another's histogram"
+        case .latencyFileMissing:
+            "latency.hlog is here and latency.hgrm, written beside it, is not: summary.json's percentiles cannot be checked"
         case .zeroLatencies(let schema):
             "every latency is 0 in a schema-\(schema) summary: what Fanout wrote before schema 7 when nothing was measured"
         case .noRequests:

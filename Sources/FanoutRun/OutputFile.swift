@@ -36,6 +36,8 @@ public enum OutputFile {
         case resultsName(output: String, path: String, folder: String, folderPath: String)
         /// A run's own file (its folder holds summary.json).
         case runFile(output: String, path: String, name: String)
+        /// An existing file with other names (hard links): another run's summary.json, say.
+        case otherNames(output: String, path: String, links: Int)
 
         public var description: String {
             switch self {
@@ -47,6 +49,8 @@ public enum OutputFile {
                 "\(option) \(path) is a name the results take in \(folder) \(folderPath): give another name or folder"
             case .runFile(let option, let path, let name):
                 "\(option) \(path) is a run's own \(name) (its folder holds summary.json): writing it would replace what the run measured; give another name or folder"
+            case .otherNames(let option, let path, let links):
+                "\(option) \(path) has \(links - 1) other name\(links == 2 ? "" : "s") (hard links): writing it would change it under them too; give another name"
             }
         }
     }
@@ -72,6 +76,11 @@ public enum OutputFile {
                     other: other.option,
                     otherPath: other.path
                 )
+            }
+            if let status = status(output.path) {
+                if status.st_mode & S_IFMT == S_IFREG && status.st_nlink > 1 {
+                    return .otherNames(output: output.option, path: output.path, links: Int(status.st_nlink))
+                }
             }
             let url = URL(fileURLWithPath: RunOutput.resolved(output.path))
             let name = url.lastPathComponent
@@ -121,8 +130,13 @@ public enum OutputFile {
 
     /// The device and inode of an existing file; `nil` when there is none.
     private static func identity(_ path: String) -> [UInt64]? {
+        status(path).map { [UInt64($0.st_dev), UInt64($0.st_ino)] }
+    }
+
+    /// What `stat` says of an existing file (links followed); `nil` when there is none.
+    private static func status(_ path: String) -> stat? {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
-        return [UInt64(status.st_dev), UInt64(status.st_ino)]
+        return status
     }
 }

@@ -1,5 +1,9 @@
 import FanoutAPNs
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A token list read whole into memory: the sink's `--unregistered-tokens`, `--bad-tokens` and
 /// `--expect-tokens` files, in the lines `fanout send --tokens` reads.
 ///
@@ -38,13 +42,29 @@ public enum TokenListFile {
         return tokens
     }
 
+    /// The most a list may hold: 1 GiB.
+    static let largest = 1 << 30
+
+    /// The file's bytes, read whole, at most `largest` (issue 61, review: `--expect-tokens
+    /// /dev/zero` grew the sink to 24 GB until the kernel killed it). A device is refused; a
+    /// FIFO is read (`<(grep … tokens.txt)`), within the same bound.
     private static func contents(of path: String) throws(TokenSetError) -> [UInt8] {
+        var status = stat()
+        if stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFCHR || (status.st_mode & S_IFMT) == S_IFBLK {
+            throw TokenSetError("cannot read: a device, not a token list", source: path)
+        }
         let file = try TokenFile.open(reading: path)
         var bytes: [UInt8] = []
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
         defer { chunk.deallocate() }
         while true {
             let count = try file.read(into: chunk)
+            guard bytes.count + count <= largest else {
+                throw TokenSetError(
+                    "cannot read: longer than \(largest / (1 << 30)) GiB (about 15 million tokens), the most a list is read into memory",
+                    source: path
+                )
+            }
             bytes += UnsafeRawBufferPointer(rebasing: chunk[..<count])
             if count < chunk.count { return bytes }
         }

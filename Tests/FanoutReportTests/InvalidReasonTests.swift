@@ -16,6 +16,7 @@ struct InvalidReasonTests {
         .backlogExceeded(waitSeconds: 0.31, limitSeconds: 0.3, afterSeconds: 0.35, unsent: nil),
         .latencyFileDisagrees(percentile: "p99", summaryMs: 1e-300, fileLowMs: 1124.351, fileHighMs: 1150.975),
         .throughputAboveSent(perSecond: 1e9, sent: 20_000, seconds: 0.174),
+        .latencyFileMissing,
         .senderAndSinkDisagree,
         .noAnswers,
         .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),

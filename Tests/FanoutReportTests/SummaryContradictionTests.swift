@@ -74,6 +74,21 @@ import Testing
         )
     }
 
+    /// Review of issue 61: percentiles edited and latency.hgrm deleted passed the gate, the
+    /// run's latency.hlog still beside them. A folder with its interval log and without the
+    /// histogram written beside it is invalid.
+    @Test func aHistogramTakenFromBesideItsIntervalLogIsInvalid() throws {
+        let folder = NSTemporaryDirectory() + "fanout-contradiction-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in ["summary.json", "latency.hlog"] {
+            try FileManager.default.copyItem(atPath: GoldenFilesTests.golden + "/" + name, toPath: folder + "/" + name)
+        }
+        let outcome = try Gate(run: folder, baseline: nil, thresholds: ["failed < 1000"], file: nil).evaluate()
+        #expect(outcome.status == .invalid)
+        #expect(outcome.invalidReasons.map(\.reason) == [.latencyFileMissing])
+    }
+
     /// A rate above everything sent over the run's length (1e9/s from 6,000 notifications in
     /// about 3 s) is a figure no run wrote.
     @Test func aThroughputAboveWhatWasSentIsInvalid() throws {

@@ -42,6 +42,7 @@ struct ThresholdTests {
             ("p99 < baseline + 5%", false, 21),
             ("p99 <= baseline + 2ms", true, 22), ("throughput >= baseline - 5%", false, 152_000),
             ("throughput >= baseline - 10%", true, 144_000), ("p50 == baseline", false, 2),
+            ("sent == 1e6", true, 1_000_000), ("p99 < 2.5e1ms", true, 25),
         ] as [(String, Bool, Double)]
     )
     func thresholdsReadAndJudge(text: String, passes: Bool, limit: Double) throws {
@@ -96,6 +97,7 @@ struct ThresholdTests {
             ),
             // Numbers are decimal: Swift's Double reads 0x10 as 16 and inf as infinity.
             ("p99 < 0x10ms", "x10ms is not a unit of p99 (use us, ms, s or m)", .unit),
+            ("p99 < 1e400ms", "1e400ms is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),
         ] as [(String, String, ThresholdError.Kind)]
     )
     func badThresholdsSayWhatIsWrong(text: String, message: String, kind: ThresholdError.Kind) {

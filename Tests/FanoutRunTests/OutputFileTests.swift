@@ -97,4 +97,26 @@ struct OutputFileTests {
         defer { try? FileManager.default.removeItem(atPath: empty) }
         #expect(OutputFile.collision([("--report", empty + "/report.html")]) == nil)
     }
+
+    /// Review of issue 61: `gate c1 --junit hl.xml` where hl.xml was a hard link to another
+    /// run's summary.json turned that run's summary into JUnit XML (only the command's own
+    /// inputs were compared by inode). A file with other names is refused as an output.
+    @Test func aFileWithOtherNamesIsRefused() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let original = folder + "/summary-elsewhere.json"
+        try "{}".write(toFile: original, atomically: true, encoding: .utf8)
+        try FileManager.default.linkItem(atPath: original, toPath: folder + "/hl.xml")
+        #expect(
+            OutputFile.collision([("--junit", folder + "/hl.xml")])
+                == .otherNames(output: "--junit", path: folder + "/hl.xml", links: 2)
+        )
+        #expect(
+            OutputFile.Collision.otherNames(output: "--junit", path: "hl.xml", links: 2).description
+                == "--junit hl.xml has 1 other name (hard links): writing it would change it under them too; give another name"
+        )
+        // A file of one name is written over as before.
+        try FileManager.default.removeItem(atPath: original)
+        #expect(OutputFile.collision([("--junit", folder + "/hl.xml")]) == nil)
+    }
 }

@@ -82,4 +82,12 @@ import Glibc
             return error.source == path && error.line == nil && error.message.hasPrefix("cannot open")
         }
     }
+
+    /// Review of issue 61: `sink --expect-tokens /dev/zero` read without end, 24 GB, until the
+    /// kernel killed it. A device is refused, with the file named.
+    @Test func aDeviceIsRefused() {
+        #expect(throws: TokenSetError("cannot read: a device, not a token list", source: "/dev/zero")) {
+            try TokenListFile.tokens(at: "/dev/zero")
+        }
+    }
 }

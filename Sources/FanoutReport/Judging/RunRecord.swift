@@ -229,6 +229,8 @@ public struct RunRecord: Sendable {
         // And what the folder's histogram says of the percentiles.
         if let latency = summary.latency, let file = LatencyFile.read(in: directory) {
             reasons += file.disagreements(with: latency).filter { !reasons.contains($0) }
+        } else if summary.latency != nil, FileManager.default.fileExists(atPath: directory + "/latency.hlog") {
+            reasons.append(.latencyFileMissing)
         }
         // An interrupted run says so, by which signal and when, among its reasons already.
         // An aborted run fails the gate (`aborted`), it is not invalid for having stopped.

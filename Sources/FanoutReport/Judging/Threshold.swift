@@ -147,7 +147,11 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
 
     /// A number and its unit, in the metric's unit (milliseconds for times).
     private static func quantity(_ text: Substring, for metric: GateMetric) throws(ThresholdError) -> (Double, String) {
-        let numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
+        var numberText = text.prefix { $0.isNumber || $0 == "." || $0 == "_" || $0 == "," }
+        // An exponent is the number's (`5e3`, `1e-400ms`), not a unit.
+        if let exponent = text.dropFirst(numberText.count).prefixMatch(of: /[eE][+-]?[0-9]+/) {
+            numberText = text.prefix(numberText.count + exponent.output.count)
+        }
         let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
         guard let number = DecimalNotation.parse(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
             throw ThresholdError(
