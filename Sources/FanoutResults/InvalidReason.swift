@@ -89,6 +89,10 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case outcomesDoNotAddUp(sent: Int, accepted: Int, rejected: Int, failed: Int)
     /// `reconciled: true` beside a sink section that disagrees with the sender's figures.
     case reconciledButDisagrees(field: String, sender: Int, sink: Int)
+    /// The provider card's violations are not the sum of its checks' counts.
+    case cardDoesNotAddUp(violations: Int, counted: Int)
+    /// A card's check (or the card) says passed where its count says otherwise.
+    case cardFlagWrong(rule: String, count: Int, passed: Bool)
     /// The latency percentiles are not in order (p50 ≤ p90 ≤ … ≤ max).
     case percentilesOutOfOrder
     /// A rate above every notification sent over the run's length (less its warm-up).
@@ -209,6 +213,8 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case negativeFigure = "negative_figure"
         case outcomesDoNotAddUp = "outcomes_do_not_add_up"
         case reconciledButDisagrees = "reconciled_but_disagrees"
+        case cardDoesNotAddUp = "card_does_not_add_up"
+        case cardFlagWrong = "card_flag_wrong"
         case percentilesOutOfOrder = "percentiles_out_of_order"
         case latencyFileDisagrees = "latency_file_disagrees"
         case latencyFileMissing = "latency_file_missing"
@@ -360,6 +366,10 @@ extension InvalidReason: CustomStringConvertible {
             "the outcomes do not add up: sent \(sent.grouped) but accepted \(accepted.grouped) + rejected \(rejected.grouped) + failed \(failed.grouped) = \((accepted + rejected + failed).grouped)"
         case .reconciledButDisagrees(let field, let sender, let sink):
             "reconciled says true but the sink's \(field) is \(sink.grouped) where the sender's is \(sender.grouped)"
+        case .cardDoesNotAddUp(let violations, let counted):
+            "the provider card says \(violations.grouped) violations where its checks count \(counted.grouped)"
+        case .cardFlagWrong(let rule, let count, let passed):
+            "the provider card's \(rule) says \(passed ? "passed" : "failed") with \(count.grouped) violations"
         case .percentilesOutOfOrder:
             "the latency percentiles are out of order (each must be at least the one before it)"
         case .throughputAboveSent(let rate, let sent, let seconds):

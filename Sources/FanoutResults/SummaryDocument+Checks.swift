@@ -39,6 +39,18 @@ extension SummaryDocument {
                 reasons.append(.zeroLatencies(schema: schemaVersion))
             }
         }
+        if let card = provider?.card {
+            let counted = card.checks.map(\.count).reduce(0, +)
+            if card.violations != counted {
+                reasons.append(.cardDoesNotAddUp(violations: card.violations, counted: counted))
+            }
+            for check in card.checks where check.passed != (check.count == 0) {
+                reasons.append(.cardFlagWrong(rule: check.rule.rawValue, count: check.count, passed: check.passed))
+            }
+            if card.passed != (card.violations == 0) {
+                reasons.append(.cardFlagWrong(rule: "card", count: card.violations, passed: card.passed))
+            }
+        }
         if reconciled == true, let sink {
             if !sink.differences.isEmpty {
                 reasons.append(.senderAndSinkDisagree)

@@ -1,3 +1,4 @@
+import FanoutReport
 import FanoutResults
 import FanoutSettings
 import FanoutTestSupport
@@ -98,6 +99,7 @@ import Testing
 
         let gate = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "violations == 0"])
         #expect(gate.status == 0, "\(gate.standardOutput)")
+        try Self.expectEditedCardsInvalid(folder + "/sink")
         for file in ["summary.md", "report.html", "latency.hgrm", "latency.hlog"] {
             #expect(FileManager.default.fileExists(atPath: folder + "/sink/" + file), "\(file)")
         }
@@ -331,6 +333,38 @@ import Testing
         )
         poll(timeout: .seconds(10), every: .milliseconds(10)) { ABCommandTests.ended(sleeper) }
         #expect(ABCommandTests.ended(sleeper), "the trigger's sleep \(sleeper) outlived the sink")
+    }
+
+    /// Review of issue 61: a card whose check counted 5 beside its total of 0 passed
+    /// `violations == 0`. Each edit that breaks the card's identities makes the folder invalid,
+    /// the cause named.
+    static func expectEditedCardsInvalid(_ sink: String) throws {
+        let original = try Data(contentsOf: URL(fileURLWithPath: sink + "/summary.json"))
+        let edits: [(String, (inout [String: Any]) -> Void, InvalidReason)] = [
+            ("a check's count", { $0["count"] = 5 }, .cardDoesNotAddUp(violations: 0, counted: 5)),
+            (
+                "a check's flag", { $0["passed"] = false },
+                .cardFlagWrong(rule: "permanent-retried", count: 0, passed: false)
+            ),
+        ]
+        for (what, edit, reason) in edits {
+            let folder = NSTemporaryDirectory() + "fanout-card-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            var json = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+            var provider = try #require(json["provider"] as? [String: Any])
+            var card = try #require(provider["card"] as? [String: Any])
+            var checks = try #require(card["checks"] as? [[String: Any]])
+            try #require(checks.first?["rule"] as? String == "permanent-retried")
+            edit(&checks[0])
+            card["checks"] = checks
+            provider["card"] = card
+            json["provider"] = provider
+            try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: folder + "/summary.json"))
+            let outcome = try Gate(run: folder, baseline: nil, thresholds: ["violations == 0"], file: nil).evaluate()
+            #expect(outcome.status == .invalid, "\(what)")
+            #expect(outcome.invalidReasons.map(\.reason).contains(reason), "\(what): \(outcome.invalidReasons)")
+        }
     }
 
     /// Bad input is said, with where and what, and leaves no folder that passes for a finished one.
