@@ -77,6 +77,8 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case repeatsInterrupted(finished: Int, asked: Int)
     /// A repeat set with fewer finished repeats than asked.
     case repeatsPartial(finished: Int, asked: Int)
+    /// Two repeats of a set that are one run: one folder under two names, or two copies.
+    case sameRunTwice(folders: [String])
     /// Repeat folders without the manifest saying how many were asked (`repeats.json`, which
     /// every set writes before its first repeat): a set cut short cannot be told from a whole one.
     case repeatsWithoutManifest(found: Int)
@@ -209,6 +211,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case startSkew = "start_skew"
         case repeatsInterrupted = "repeats_interrupted"
         case repeatsPartial = "repeats_partial"
+        case sameRunTwice = "same_run_twice"
         case repeatsWithoutManifest = "repeats_without_manifest"
         case negativeFigure = "negative_figure"
         case outcomesDoNotAddUp = "outcomes_do_not_add_up"
@@ -356,6 +359,8 @@ extension InvalidReason: CustomStringConvertible {
             "the shards began \(String(format: "%.1f", skew)) ms apart (their first sends), more than --max-skew allows (\(String(format: "%.1f", limit)) ms)"
         case .repeatsInterrupted(let finished, let asked):
             "interrupted after \(finished) of \(asked) repeats"
+        case .sameRunTwice(let folders):
+            "\(folders.joined(separator: " and ")) are one run (one folder, or the same start): a repeat counted twice"
         case .repeatsPartial(let finished, let asked):
             "partial: \(finished) of \(asked) repeats finished"
         case .repeatsWithoutManifest(let found):

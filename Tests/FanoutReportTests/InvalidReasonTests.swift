@@ -17,6 +17,7 @@ struct InvalidReasonTests {
         .latencyFileDisagrees(percentile: "p99", summaryMs: 1e-300, fileLowMs: 1124.351, fileHighMs: 1150.975),
         .throughputAboveSent(perSecond: 1e9, sent: 20_000, seconds: 0.174),
         .latencyFileMissing,
+        .sameRunTwice(folders: ["rep/repeat-1", "rep/repeat-3"]),
         .cardDoesNotAddUp(violations: 0, counted: 5),
         .cardFlagWrong(rule: "permanent-retried", count: 0, passed: false),
         .senderAndSinkDisagree,

@@ -89,6 +89,33 @@ import Testing
         #expect(outcome.invalidReasons.map(\.reason) == [.latencyFileMissing])
     }
 
+    /// Review of issue 61: a repeat set whose repeat-2 is a link to repeat-1 and whose repeat-3
+    /// a copy of it gated as three repeats, and two such sets compared "beyond noise". Each
+    /// repeat that is another under a second name makes the set invalid.
+    @Test func aRepeatCountedTwiceIsInvalid() throws {
+        let folder = NSTemporaryDirectory() + "fanout-twice-\(UUID().uuidString)"
+        let files = FileManager.default
+        try files.createDirectory(atPath: folder + "/repeat-1", withIntermediateDirectories: true)
+        defer { try? files.removeItem(atPath: folder) }
+        for name in ["summary.json", "latency.hgrm", "latency.hlog"] {
+            try files.copyItem(atPath: GoldenFilesTests.golden + "/" + name, toPath: folder + "/repeat-1/" + name)
+        }
+        try files.createSymbolicLink(atPath: folder + "/repeat-2", withDestinationPath: folder + "/repeat-1")
+        try files.copyItem(atPath: folder + "/repeat-1", toPath: folder + "/repeat-3")
+        try #"{"asked": 3, "finished": 3, "version": 1}"#.write(
+            toFile: folder + "/repeats.json",
+            atomically: true,
+            encoding: .utf8
+        )
+        let set = try RunSet.load(folder)
+        #expect(
+            set.invalidReasons == [
+                .sameRunTwice(folders: [folder + "/repeat-1", folder + "/repeat-2"]),
+                .sameRunTwice(folders: [folder + "/repeat-1", folder + "/repeat-3"]),
+            ]
+        )
+    }
+
     /// A rate above everything sent over the run's length (1e9/s from 6,000 notifications in
     /// about 3 s) is a figure no run wrote.
     @Test func aThroughputAboveWhatWasSentIsInvalid() throws {

@@ -130,6 +130,8 @@ public struct RunRecord: Sendable {
     public var shares: [RunMetric: Double] = [:]
     public var invalidReasons: [InvalidReason]
     public var valid: Bool { invalidReasons.isEmpty }
+    /// When it started (summary.json's `started`): no two runs of a set start at one instant.
+    public var started: Date? = nil
     /// What a partial merge (`fanout merge --allow-partial`) lacks; empty for a whole run.
     public var partialReasons: [String] = []
     /// Why the run is harness-bound (`harness.bound`), empty when it is not.
@@ -241,7 +243,7 @@ public struct RunRecord: Sendable {
             reasons.append(.senderAndSinkDisagree)
         }
         let sent = metrics[.sent]!
-        return RunRecord(
+        var record = RunRecord(
             directory: directory,
             metrics: metrics,
             errorShare: sent > 0 ? metrics[.errors]! / sent : 0,
@@ -256,6 +258,8 @@ public struct RunRecord: Sendable {
             windows: [:],
             aborted: summary.aborted
         )
+        record.started = summary.started
+        return record
     }
 }
 
@@ -312,8 +316,9 @@ public struct RunSet: Sendable {
             if manifest != nil && !manager.fileExists(atPath: directory + "/" + name + "/summary.json") { continue }
             runs.append(try RunRecord.load(directory + "/" + name))
         }
-        let setReasons =
+        var setReasons =
             manifest?.invalidReasons(foldersFound: runs.count) ?? [.repeatsWithoutManifest(found: runs.count)]
+        setReasons += Self.sameRunTwice(runs)
         guard !runs.isEmpty else {
             // Interrupted before any repeat wrote its folder: nothing to measure, and said so.
             throw ResultsError(
@@ -322,6 +327,27 @@ public struct RunSet: Sendable {
             )
         }
         return RunSet(directory: directory, runs: runs, setReasons: setReasons)
+    }
+
+    /// Repeats that are one run under two names (issue 61, review: a repeat-3 linked to
+    /// repeat-1, or copied from it, counted as a third measurement and narrowed the noise to
+    /// nothing): the same folder once links are followed, or the same start to the
+    /// millisecond.
+    static func sameRunTwice(_ runs: [RunRecord]) -> [InvalidReason] {
+        var seen: [String: String] = [:]
+        var reasons: [InvalidReason] = []
+        for run in runs {
+            let place = URL(fileURLWithPath: run.directory).resolvingSymlinksInPath().path
+            let start = run.started.map { String(Int(($0.timeIntervalSince1970 * 1000).rounded())) }
+            for key in ["folder " + place, start.map { "start " + $0 }].compactMap({ $0 }) {
+                if let first = seen[key] {
+                    reasons.append(.sameRunTwice(folders: [first, run.directory]))
+                    break
+                }
+                seen[key] = run.directory
+            }
+        }
+        return reasons
     }
 
     public var invalidReasons: [InvalidReason] {
