@@ -47,10 +47,36 @@ public struct ABJob: Sendable {
             )
         }
         var values: [RunMetric: [(a: Double, b: Double)]] = [:]
+        var place = (pair: 1, side: "a")
+        do {
+            try runPairs(into: &values, place: &place, log: log)
+        } catch {
+            // The folder says how far the job got and why it stopped, as the terminal did.
+            let why = (error as? Stopped)?.line ?? "\(error)"
+            let line = "ab: no verdict: stopped at pair \(place.pair) of \(pairs), \(place.side.uppercased()): \(why)\n"
+            try? Data(line.utf8).write(to: URL(fileURLWithPath: output + "/ab.txt"))
+            throw error
+        }
+        let comparison = PairedComparison(metrics: metrics, values: values, minimumEffect: minimumEffect)
+        do {
+            try Data((comparison.text + "\n").utf8).write(to: URL(fileURLWithPath: output + "/ab.txt"))
+        } catch {
+            throw JobError.output("cannot write \(output)/ab.txt: \(error.reason)")
+        }
+        return comparison
+    }
+
+    /// Runs the pairs, each run's metrics into `values`; `place` is the run going on.
+    private func runPairs(
+        into values: inout [RunMetric: [(a: Double, b: Double)]],
+        place: inout (pair: Int, side: String),
+        log: (String) -> Void
+    ) throws {
         for pair in 1...max(1, pairs) {
             var records: [String: RunRecord] = [:]
             let order = pair % 2 == 1 ? [("a", baseline), ("b", candidate)] : [("b", candidate), ("a", baseline)]
             for (side, binary) in order {
+                place = (pair, side)
                 let folder = "\(output)/pair-\(pair)/\(side)"
                 if let signal = stopSignals?.received {
                     throw Stopped(signal: signal, pair: pair, side: side, folder: nil)
@@ -80,13 +106,6 @@ public struct ABJob: Sendable {
                 )
             }
         }
-        let comparison = PairedComparison(metrics: metrics, values: values, minimumEffect: minimumEffect)
-        do {
-            try Data((comparison.text + "\n").utf8).write(to: URL(fileURLWithPath: output + "/ab.txt"))
-        } catch {
-            throw JobError.output("cannot write \(output)/ab.txt: \(error.reason)")
-        }
-        return comparison
     }
 
     /// Earlier results found in `folder`, refused before the first run rather than found by the

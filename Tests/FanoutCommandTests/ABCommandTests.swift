@@ -113,6 +113,10 @@ import Testing
         )
         poll(timeout: .seconds(10), every: .milliseconds(10)) { Self.ended(sleeper) }
         #expect(Self.ended(sleeper), "the wrapper's sleep \(sleeper) outlived ab")
+        #expect(
+            try String(contentsOfFile: folder + "/ab/ab.txt", encoding: .utf8)
+                == "ab: no verdict: stopped at pair 1 of 3, A: \(wrapper) took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
+        )
     }
 
     /// A stop signal reaches the run going on (in a group of its own, it would not get a
@@ -148,7 +152,11 @@ import Testing
         let summary = try CommandRunner.summary(in: folder + "/pair-1/a")
         #expect(summary.valid == false)
         #expect(!FileManager.default.fileExists(atPath: folder + "/pair-1/b"))
-        #expect(!FileManager.default.fileExists(atPath: folder + "/ab.txt"))
+        // The folder says it too (review of issue 61: a job stopped early left no ab.txt).
+        #expect(
+            try String(contentsOfFile: folder + "/ab.txt", encoding: .utf8)
+                == "ab: no verdict: stopped at pair 1 of 3, A: stopped by SIGINT during pair 1, A (its run: \(folder)/pair-1/a): no verdict\n"
+        )
     }
 
     /// Whether process `id` has ended: gone, or a zombie nobody reaped yet.
