@@ -101,8 +101,8 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case throughputAboveSent(perSecond: Double, sent: Int, seconds: Double)
     /// A latency percentile outside what the folder's `latency.hgrm` allows.
     case latencyFileDisagrees(percentile: String, summaryMs: Double, fileLowMs: Double, fileHighMs: Double)
-    /// A folder holding its interval log (`latency.hlog`) but not the `latency.hgrm` written
-    /// beside it: the file the percentiles are checked against was taken away.
+    /// A run's folder holding its interval log (`latency.hlog`) but not the `latency.hgrm`
+    /// written beside it: the file the percentiles are checked against was taken away.
     case latencyFileMissing
     /// A summary of schema 6 or older with every latency zero: how those wrote "nothing
     /// measured".

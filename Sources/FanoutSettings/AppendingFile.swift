@@ -22,10 +22,14 @@ public final class AppendingFile: Sendable {
     /// over the path).
     public init(path: String) throws(CannotCreate) {
         self.path = path
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Without waiting: a FIFO nobody reads fails at once (ENXIO) instead of holding the
+        // command in open() past every stop signal (issue 61, review); one with a reader
+        // (`>(gzip > capture.gz)`) opens, and is written blocking as a file is.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard descriptor >= 0 else {
             throw CannotCreate(path: path, reason: Self.reason(creating: path, error: errno))
         }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         file = NIOLockedValueBox(FileHandle(fileDescriptor: descriptor, closeOnDealloc: true))
     }
 
@@ -89,6 +93,7 @@ public final class AppendingFile: Sendable {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             return "it is a folder"
         }
+        if error == ENXIO { return "a FIFO nobody reads: start its reader first" }
         return String(cString: strerror(error))
     }
 }

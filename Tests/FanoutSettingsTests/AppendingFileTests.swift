@@ -59,4 +59,27 @@ import Testing
             #expect(error.description.hasSuffix("it is a folder"), "\(error)")
         }
     }
+
+    /// Review of issue 61: `sink --capture FIFO` and `send --gone-tokens FIFO` with no reader
+    /// sat in open() past SIGTERM (SIGKILL ended them). A FIFO nobody reads is refused at once;
+    /// one with a reader is written.
+    @Test func aFIFONobodyReadsIsRefusedAndOneReadIsWritten() throws {
+        let path = NSTemporaryDirectory() + "fanout-appending-\(UUID().uuidString).fifo"
+        try #require(mkfifo(path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try AppendingFile(path: path)
+            Issue.record("a FIFO nobody reads was opened")
+        } catch {
+            #expect(error.description == "cannot create \(path): a FIFO nobody reads: start its reader first")
+        }
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let file = try AppendingFile(path: path)
+        #expect(file.append(Data("a\n".utf8)))
+        file.close()
+        var byte: [UInt8] = [0, 0]
+        #expect(read(reader, &byte, 2) == 2 && byte == Array("a\n".utf8))
+    }
 }

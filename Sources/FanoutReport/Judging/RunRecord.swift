@@ -231,7 +231,10 @@ public struct RunRecord: Sendable {
         // And what the folder's histogram says of the percentiles.
         if let latency = summary.latency, let file = LatencyFile.read(in: directory) {
             reasons += file.disagreements(with: latency).filter { !reasons.contains($0) }
-        } else if summary.latency != nil, FileManager.default.fileExists(atPath: directory + "/latency.hlog") {
+        } else if summary.latency != nil, !summary.isSink,
+            FileManager.default.fileExists(atPath: directory + "/latency.hlog")
+        {
+            // A run's folder (and a merge's) writes both; a broadcast sink's its hlog alone.
             reasons.append(.latencyFileMissing)
         }
         // An interrupted run says so, by which signal and when, among its reasons already.
