@@ -1,3 +1,4 @@
+import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -124,9 +125,7 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func wait(upTo bound: Duration) -> Termination? {
         if let termination { return termination }
-        let (seconds, attoseconds) = bound.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        _ = endSignal.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+        _ = endSignal.wait(timeout: .now() + .nanoseconds(Int(clamping: max(0, bound.wholeNanoseconds))))
         return termination
     }
 

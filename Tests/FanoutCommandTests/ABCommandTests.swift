@@ -104,15 +104,9 @@ import Testing
         #expect(
             result.standardError == "error: \(wrapper) took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
         )
-        let sleeper = try #require(
-            pid_t(
-                try String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8).trimmingCharacters(
-                    in: .whitespacesAndNewlines
-                )
-            )
-        )
-        poll(timeout: .seconds(10), every: .milliseconds(10)) { Self.ended(sleeper) }
-        #expect(Self.ended(sleeper), "the wrapper's sleep \(sleeper) outlived ab")
+        let sleeper = try #require(processID(writtenTo: folder + "/sleep.pid"))
+        poll(timeout: .seconds(10)) { processEnded(sleeper) }
+        #expect(processEnded(sleeper), "the wrapper's sleep \(sleeper) outlived ab")
         #expect(
             try String(contentsOfFile: folder + "/ab/ab.txt", encoding: .utf8)
                 == "ab: no verdict: stopped at pair 1 of 3, A: \(wrapper) took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
@@ -148,7 +142,7 @@ import Testing
             result.errors == "stopped by SIGINT during pair 1, A (its run: \(folder)/pair-1/a): no verdict\n",
             "\(result.errors)"
         )
-        #expect(Self.ended(child))
+        #expect(processEnded(child))
         let summary = try CommandRunner.summary(in: folder + "/pair-1/a")
         #expect(summary.valid == false)
         #expect(!FileManager.default.fileExists(atPath: folder + "/pair-1/b"))
@@ -157,14 +151,6 @@ import Testing
             try String(contentsOfFile: folder + "/ab.txt", encoding: .utf8)
                 == "ab: no verdict: stopped at pair 1 of 3, A: stopped by SIGINT during pair 1, A (its run: \(folder)/pair-1/a): no verdict\n"
         )
-    }
-
-    /// Whether process `id` has ended: gone, or a zombie nobody reaped yet.
-    static func ended(_ id: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(id)/stat", encoding: .utf8),
-            let afterName = stat.range(of: ") ", options: .backwards)
-        else { return true }
-        return stat[afterName.upperBound...].hasPrefix("Z")
     }
 
     /// A process one of whose arguments is `argument`.

@@ -324,15 +324,9 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/out")
         #expect(summary.provider?.trigger?.exitStatus == nil, "stopped by the sink: no status of its own")
-        let sleeper = try #require(
-            pid_t(
-                try String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8).trimmingCharacters(
-                    in: .whitespacesAndNewlines
-                )
-            )
-        )
-        poll(timeout: .seconds(10), every: .milliseconds(10)) { ABCommandTests.ended(sleeper) }
-        #expect(ABCommandTests.ended(sleeper), "the trigger's sleep \(sleeper) outlived the sink")
+        let sleeper = try #require(processID(writtenTo: folder + "/sleep.pid"))
+        poll(timeout: .seconds(10)) { processEnded(sleeper) }
+        #expect(processEnded(sleeper), "the trigger's sleep \(sleeper) outlived the sink")
     }
 
     /// Review of issue 61: a card whose check counted 5 beside its total of 0 passed

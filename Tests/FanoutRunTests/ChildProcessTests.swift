@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -15,14 +16,6 @@ import Testing
         return path
     }
 
-    /// Whether process `id` has ended: gone, or a zombie nobody reaped yet.
-    static func ended(_ id: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(id)/stat", encoding: .utf8),
-            let afterName = stat.range(of: ") ", options: .backwards)
-        else { return true }
-        return stat[afterName.upperBound...].hasPrefix("Z")
-    }
-
     /// Review of issue 61: `ab --run-timeout` stopped a wrapper script and not the `sleep` it
     /// started, and never learned the script had ended (the `sleep` held the descriptor
     /// Foundation's Process watches), so ab hung. Both end now, within the grace.
@@ -31,22 +24,17 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let wrapper = try Self.script("sleep 1000 &\necho $! > \(folder)/sleep.pid\nwait", in: folder)
         let child = try ChildProcess(wrapper, [], output: folder + "/log")
-        var sleeper: pid_t?
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
-        while sleeper == nil && clock.now < deadline {
-            sleeper = (try? String(contentsOfFile: folder + "/sleep.pid", encoding: .utf8))
-                .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if sleeper == nil { Thread.sleep(forTimeInterval: 0.01) }
-        }
-        let grandchild = try #require(sleeper)
+        let pidFile = folder + "/sleep.pid"
+        poll(timeout: .seconds(20)) { processID(writtenTo: pidFile) != nil }
+        let grandchild = try #require(processID(writtenTo: pidFile))
         #expect(child.wait(upTo: .milliseconds(50)) == nil)
+        let clock = ContinuousClock()
         let started = clock.now
         let termination = child.stop(grace: .seconds(5))
         #expect(termination == .signaled(SIGTERM))
         #expect(clock.now - started < .seconds(5), "SIGTERM, not the SIGKILL after the grace")
-        while !Self.ended(grandchild) && clock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(Self.ended(grandchild), "the wrapper's sleep \(grandchild) outlived it")
+        poll(timeout: .seconds(10)) { processEnded(grandchild) }
+        #expect(processEnded(grandchild), "the wrapper's sleep \(grandchild) outlived it")
     }
 
     /// A child that ignores SIGTERM is killed after the grace.
@@ -56,11 +44,8 @@ import Testing
         let stubborn = try Self.script("trap '' TERM\necho ready\nwhile :; do sleep 1; done", in: folder)
         let child = try ChildProcess(stubborn, [], output: folder + "/log")
         // Its trap is set once it says so.
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
-        while (try? String(contentsOfFile: folder + "/log", encoding: .utf8)) != "ready\n" && clock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        let log = folder + "/log"
+        poll(timeout: .seconds(20)) { (try? String(contentsOfFile: log, encoding: .utf8)) == "ready\n" }
         #expect(child.stop(grace: .milliseconds(300)) == .signaled(SIGKILL))
     }
 

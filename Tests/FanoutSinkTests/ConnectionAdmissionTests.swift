@@ -155,22 +155,6 @@ import Testing
         #expect(admission.open == 4)
     }
 
-    /// One address held at its limit by silent connections that keep coming, each evicting its
-    /// oldest: that address's order stays small, as the sink's does.
-    @Test func evictionsAtAnAddresssLimitLeaveItsOrderSmall() {
-        var admission = Admission(total: 1024, perPeer: 4, idlePerPeer: 4, grace: .zero)
-        for id in 0..<4 { _ = admission.admit(id, peer: "10.0.0.1", now: 1) }
-        for id in 4..<100_004 {
-            #expect(
-                admission.admit(id, peer: "10.0.0.1", now: 1)
-                    == .admitted(evicting: .init(id: id - 4, peer: "10.0.0.1", limit: .perPeer))
-            )
-        }
-        #expect(admission.open == 4 && admission.idle == 4)
-        #expect(admission.idleQueueLength(of: "10.0.0.1") <= 128, "\(admission.idleQueueLength(of: "10.0.0.1"))")
-        #expect(admission.idleQueueLength <= 128, "\(admission.idleQueueLength)")
-    }
-
     @Test func aPeerIsHeldToItsIdleConnections() {
         // Half the total (4 of 8) is open: the idle limit holds.
         var admission = Admission(total: 8, perPeer: 10, idlePerPeer: 2)
@@ -233,17 +217,25 @@ import Testing
     /// A sink held full of idle connections, each newcomer evicting the oldest (the four-address
     /// attack kept up): the queue's storage stays small. Eviction only moved its head on, so it
     /// grew by an entry an eviction for the sink's life.
-    @Test func evictionsLeaveTheIdleQueueSmall() {
-        var admission = Admission(total: 4, perPeer: 200_000, idlePerPeer: 200_000)
-        for id in 0..<4 { _ = admission.admit(id, peer: "10.0.0.1", now: 0) }
+    ///
+    /// The same at one address's limit, each silent newcomer evicting that address's oldest:
+    /// its own order stays small too.
+    @Test(arguments: [ConnectionAdmission<Int>.Limit.total, .perPeer])
+    func evictionsLeaveTheIdleQueueSmall(at limit: ConnectionAdmission<Int>.Limit) {
+        var admission =
+            limit == .total
+            ? Admission(total: 4, perPeer: 200_000, idlePerPeer: 200_000)
+            : Admission(total: 1024, perPeer: 4, idlePerPeer: 4, grace: .zero)
+        for id in 0..<4 { _ = admission.admit(id, peer: "10.0.0.1", now: 1) }
         for id in 4..<100_004 {
             #expect(
-                admission.admit(id, peer: "10.0.0.1", now: 0)
-                    == .admitted(evicting: .init(id: id - 4, peer: "10.0.0.1", limit: .total))
+                admission.admit(id, peer: "10.0.0.1", now: 1)
+                    == .admitted(evicting: .init(id: id - 4, peer: "10.0.0.1", limit: limit))
             )
         }
         #expect(admission.open == 4 && admission.idle == 4)
         #expect(admission.idleQueueLength <= 128, "\(admission.idleQueueLength) entries for 4 idle connections")
+        #expect(admission.idleQueueLength(of: "10.0.0.1") <= 128, "\(admission.idleQueueLength(of: "10.0.0.1"))")
     }
 
     /// A sink a run starts for itself has no neighbour: neither per-peer limit binds, so a pool
