@@ -95,6 +95,12 @@ struct ThresholdTests {
                 "throughput >= baseline - 100% cannot fail: no metric is below 0, and baseline - 100% is 0",
                 .cannotFail
             ),
+            // The gate's fuzzer (CI, stop 69): a percentage past Int's range trapped in Int(_:).
+            (
+                "throughput >= baseline - 58888888888888888888888888888888888888888888888%",
+                "throughput >= baseline - 58888888888888888888888888888888888888888888888% cannot fail: no metric is below 0, and baseline - 5.888888888888889e+46% is below 0",
+                .cannotFail
+            ),
             // Numbers are decimal: Swift's Double reads 0x10 as 16 and inf as infinity.
             ("p99 < 0x10ms", "x10ms is not a unit of p99 (use us, ms, s or m)", .unit),
             ("p99 < 1e400ms", "1e400ms is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),

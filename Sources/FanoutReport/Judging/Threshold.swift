@@ -141,8 +141,10 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func percent(_ share: Double) -> String {
+        // `Int(value)` traps past Int's range: `baseline - 5888…8%` (48 digits) crashed the
+        // gate's fuzzer. A whole number that large is written as Double writes it.
         let value = share * 100
-        return value == value.rounded() ? "\(Int(value))%" : "\(value)%"
+        return value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))%" : "\(value)%"
     }
 
     /// A number and its unit, in the metric's unit (milliseconds for times).
