@@ -92,8 +92,9 @@ public struct SinkJob: Sendable {
     /// `--output DIR`: the provider under test measured, written to DIR when the sink stops.
     public struct Instrument: Sendable, Hashable {
         public var output: String
-        /// `--expect-tokens FILE`: stop once every token of it was accepted.
-        public var expectTokens: String?
+        /// `--expect-tokens FILE`: stop once every token of it was accepted. Read when the
+        /// job is made (`TokenList(expecting:)`), before the sink watches for signals.
+        public var expectTokens: TokenList?
         /// `--trigger CMD`: run with `/bin/sh -c` once listening; the start mark.
         public var trigger: String?
         /// `--plan-rtt`: the round trip the capacity line speaks of.
@@ -107,6 +108,26 @@ public struct SinkJob: Sendable {
 
         public init(output: String) {
             self.output = output
+        }
+    }
+
+    /// `--expect-tokens FILE`'s tokens, read whole when the job is made: before the sink's
+    /// `ServiceGroup` takes SIGINT and SIGTERM for its drain. Read inside the service, a FIFO
+    /// with no writer held it in open() with both signals caught and unanswered (issue 61,
+    /// review); read here, the signal ends the command as it would any other.
+    public struct TokenList: Sendable, Hashable {
+        public var path: String
+        public var tokens: [String]
+
+        public init(expecting path: String) throws(JobError) {
+            self.path = path
+            do { tokens = try TokenListFile.tokens(at: path) } catch {
+                throw JobError.input(
+                    error.line == nil
+                        ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
+                )
+            }
+            guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
         }
     }
 }
@@ -123,7 +144,7 @@ public struct SinkService: Service {
 
     public func run() async throws {
         let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
-        let expected = try job.instrument?.expectTokens.map(Self.expectedTokens)
+        let expected = job.instrument?.expectTokens.map { ExpectedTokens($0.tokens) }
         let instrument = job.instrument.map { settings in
             ProviderInstrument(
                 startMark: settings.trigger == nil ? .firstRequest : .explicit,
@@ -263,18 +284,6 @@ public struct SinkService: Service {
                 if count == 0, now - started >= max(idle, ending.firstRequestWithin) { return .noRequest }
             }
         }
-    }
-
-    /// `--expect-tokens FILE`: a token list (`TokenListFile`), as `TokenList` reads them.
-    private static func expectedTokens(_ path: String) throws -> ExpectedTokens {
-        let tokens: [String]
-        do { tokens = try TokenListFile.tokens(at: path) } catch {
-            throw JobError.input(
-                error.line == nil ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
-            )
-        }
-        guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
-        return ExpectedTokens(tokens)
     }
 
     /// A started sink and what serves beside it.

@@ -59,9 +59,6 @@ struct TokenFile: ~Copyable {
         return Int(status.st_size)
     }
 
-    /// Whether it is the process's standard input (read from its start, with no prefix taken).
-    var isStandardInput: Bool { !owned && descriptor == 0 }
-
     /// Whether a read may wait for a writer: anything but a regular file (a pipe, a FIFO, a
     /// terminal, a socket).
     var waits: Bool { (try? regularSize()) == nil }
@@ -82,6 +79,48 @@ struct TokenFile: ~Copyable {
             filled += count
         }
         return filled
+    }
+
+    /// Reads what the file has now, waiting only for its first bytes: until `buffer` is full,
+    /// the file ends, or a pipe, FIFO or terminal has nothing more at once. A regular file
+    /// always has its next bytes, so it fills `buffer` as `read` does. (Issue 61, review: read
+    /// to a full 64 KiB, five tokens from a writer that stays open were never sent.)
+    ///
+    /// ```
+    ///   wait (TokenWake) ─► read ─► full? ──────────────► (filled, ended: false)
+    ///                         │      └─ more at once? ─ no ─► (filled, ended: false)
+    ///                         │                       └ yes ─► read again
+    ///                         └─ 0 bytes ─► (filled, ended: true)
+    /// ```
+    /// A wake returns what was read (`ended: false`; the caller, cancelled, stops).
+    func readAvailable(
+        into buffer: UnsafeMutableRawBufferPointer,
+        wake: TokenWake? = nil
+    ) throws(TokenSetError) -> (count: Int, ended: Bool) {
+        var filled = 0
+        while filled < buffer.count {
+            if filled > 0 && !hasBytesNow { break }
+            if let wake, !wake.waitReadable(descriptor) { break }
+            let count = systemRead(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+            if count == 0 { return (filled, true) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw TokenSetError("cannot read: \(String(cString: strerror(errno)))", source: name)
+            }
+            filled += count
+        }
+        return (filled, false)
+    }
+
+    /// Whether a read would return at once: bytes, or the end (poll with no wait).
+    private var hasBytesNow: Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&entry, 1, 0)
+            if ready < 0 && errno == EINTR { continue }
+            // An error of poll itself: let the read say what is wrong.
+            return ready != 0
+        }
     }
 
     /// Writes all of `bytes`.

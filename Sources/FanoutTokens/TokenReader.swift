@@ -6,8 +6,8 @@ import FanoutSettings
 /// back: the bytes read to tell text from binary are kept (`prefix`), so a pipe, a FIFO or a
 /// process substitution (`<(…)`) reads exactly as a regular file does.
 enum TokenInput: ~Copyable {
-    /// Text; `prefix` holds the file's first bytes, already read.
-    case text(TokenFile, prefix: [UInt8])
+    /// Text; `prefix` holds the file's first bytes, already read; `ended` when they were all.
+    case text(TokenFile, prefix: [UInt8], ended: Bool)
     case binary(TokenFile, BinaryTokenFormat.Header)
     /// A file whose first bytes may be long in coming (a pipe, a FIFO, a terminal): told text
     /// or binary by the reader, on its queue, where a cancel can end the wait (`TokenWake`),
@@ -66,10 +66,25 @@ enum TokenInput: ~Copyable {
     ) throws(TokenSetError) -> TokenInput {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BinaryTokenFormat.headerSize, alignment: 8)
         defer { buffer.deallocate() }
-        let prefix = Array(buffer[0..<(try file.read(into: buffer, wake: wake))])
+        // What the writer has written, and more only while it could still be a header: a
+        // writer that sends one token and waits is read as text at once.
+        var (count, ended) = try file.readAvailable(into: buffer, wake: wake)
+        func couldBeHeader() -> Bool {
+            let prefix = buffer[0..<count]
+            return BinaryTokenFormat.magic.starts(with: prefix) || BinaryTokenFormat.looksBinary(prefix)
+        }
+        while !ended && count < buffer.count && couldBeHeader() && wake?.hasWoken != true {
+            let more = try file.readAvailable(
+                into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]),
+                wake: wake
+            )
+            count += more.count
+            ended = more.ended
+        }
+        let prefix = Array(buffer[0..<count])
         // Cut short by a cancel: no header to judge (a binary one's first bytes would read as
         // truncated), and nothing more is read.
-        if wake?.hasWoken == true { return .text(file, prefix: []) }
+        if wake?.hasWoken == true { return .text(file, prefix: [], ended: true) }
         if BinaryTokenFormat.looksBinary(prefix) {
             let header = try BinaryTokenFormat.header(
                 prefix,
@@ -80,7 +95,7 @@ enum TokenInput: ~Copyable {
             return .binary(file, header)
         }
         // Text: the prefix is its first bytes (never opened again: a pipe cannot be).
-        return .text(file, prefix: prefix)
+        return .text(file, prefix: prefix, ended: ended)
     }
 }
 
@@ -127,7 +142,7 @@ final class TokenReader: @unchecked Sendable {
 
     private func read(_ input: consuming TokenInput, _ summary: inout TokenStreamSummary) throws(TokenSetError) {
         switch consume input {
-        case .text(let file, let prefix): try readText(file, prefix: prefix, &summary)
+        case .text(let file, let prefix, let ended): try readText(file, prefix: prefix, ended: ended, &summary)
         case .binary(let file, let header): try readBinary(file, header, &summary)
         case .generated(let generator): try readGenerated(generator, &summary)
         case .channels(let rounds): readChannels(rounds, &summary)
@@ -152,6 +167,7 @@ final class TokenReader: @unchecked Sendable {
     private func readText(
         _ file: borrowing TokenFile,
         prefix: [UInt8],
+        ended: Bool,
         _ summary: inout TokenStreamSummary
     ) throws(TokenSetError) {
         let rejects = try RejectWriter(path: configuration.invalidTokens == .skip ? configuration.rejectsPath : nil)
@@ -176,18 +192,19 @@ final class TokenReader: @unchecked Sendable {
         // A batch holds at least a header's bytes (`TokenReaderConfiguration.batchBytes`).
         batch.bytes.copyBytes(from: prefix)
         var filled = prefix.count
-        // A prefix shorter than asked for is the whole file.
-        var atEnd = prefix.count < BinaryTokenFormat.headerSize && !file.isStandardInput
+        var atEnd = ended
+        // Each turn parses what the file had (`readAvailable`), so a writer's lines go out as
+        // they come, not once a batch is full; a partial line waits in the batch for its end.
         while true {
             if !atEnd {
-                let read = try file.read(
+                let read = try file.readAvailable(
                     into: UnsafeMutableRawBufferPointer(rebasing: batch.bytes[filled...]),
                     wake: wake
                 )
                 // Woken: the run is over; a partial line is not a line.
                 if cancelled.load(ordering: .acquiring) { return }
-                atEnd = read == 0 || filled + read < batch.bytes.count
-                filled += read
+                atEnd = read.ended
+                filled += read.count
             }
             let parsed: Int
             do {
@@ -202,6 +219,8 @@ final class TokenReader: @unchecked Sendable {
                 deliver(batch, &summary)
                 return
             }
+            // Only a partial line so far, with room for more of it: read on into this batch.
+            if parsed == 0 && !atEnd && filled < batch.bytes.count { continue }
             if parsed == 0 && batch.hasRoom {
                 throw TokenSetError(
                     "line \(parser.line + 1) is longer than \(batch.bytes.count.grouped) bytes; no token line is that long",

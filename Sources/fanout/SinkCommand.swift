@@ -398,7 +398,7 @@ struct SinkCommand: AsyncParsableCommand {
         if let firstRequestWithin { job.ending.firstRequestWithin = firstRequestWithin }
         if let output {
             var instrument = SinkJob.Instrument(output: output)
-            instrument.expectTokens = expectTokens
+            instrument.expectTokens = try expectTokens.map(SinkJob.TokenList.init(expecting:))
             instrument.trigger = trigger
             if let planRtt { instrument.planRTT = planRtt }
             if let minMeasured { instrument.minMeasured = minMeasured }

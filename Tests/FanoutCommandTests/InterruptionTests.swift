@@ -206,9 +206,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let fifo = folder + "/tokens.fifo"
         try #require(mkfifo(fifo, 0o600) == 0)
-        // A writer that opens the FIFO and writes nothing for a minute.
-        let writer = try PeerProcess("sh", ["-c", "exec 3>'\(fifo)'; sleep 60"])
-        defer { writer.stop() }
+        // A writer that holds the FIFO open and writes nothing: the test, open for reading and
+        // writing (Linux never blocks that open). (A `sleep 60` writer cost the suite a minute
+        // in its stop: the runner's SIGTERM reached neither it nor its shell.)
+        let writer = open(fifo, O_RDWR)
+        try #require(writer >= 0)
+        defer { close(writer) }
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
         let started = ContinuousClock.now
@@ -217,7 +220,7 @@ import Testing
             ["--tokens", fifo, "--duration", "2s", "--output", folder + "/run"],
             timeout: .seconds(40)
         )
-        #expect(ContinuousClock.now - started < .seconds(30), "the writer's minute held the send")
+        #expect(ContinuousClock.now - started < .seconds(30), "the silent writer held the send")
         // Nothing was sent: no answers, so the run is invalid (exit 4) and says so.
         #expect(send.status == 4, "\(send.standardOutput)\(send.standardError)")
         let summary = try CommandRunner.summary(in: folder + "/run")
@@ -244,6 +247,58 @@ import Testing
         #expect(result.status == 143, "\(result.errors)")
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.wasInterrupted(by: "SIGTERM"), "\(summary.invalidity)")
+    }
+
+    /// Issue 61, review: `send --tokens -` from a writer that wrote five tokens and stayed open
+    /// sent none of them (the reader waited for a full 64 KiB), and its summary said "tokens
+    /// read 0". The five go out as they come; the duration ends the run.
+    @Test func tokensFromAStandardInputThatStaysOpenAreSent() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/tokens.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // The test is the writer: open for reading and writing (Linux never blocks that open),
+        // five lines written, held open until the test ends.
+        let writer = open(fifo, O_RDWR)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let tokens = Array(((1...5).map { String(format: "%064x", $0) }.joined(separator: "\n") + "\n").utf8)
+        #expect(tokens.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == tokens.count)
+        let (sink, port) = try CommandRunner.sink(["--no-auth"])
+        defer { sink.stop() }
+        // The FIFO is the send's standard input (`exec`: the signal and status are fanout's).
+        let arguments =
+            CommandRunner.sendArguments(to: port) + [
+                "--tokens", "-", "--duration", "3s", "--min-measured", "1", "--output", folder + "/run",
+            ]
+        let command =
+            "exec '\(CommandRunner.executable.path)' \(arguments.map { "'\($0)'" }.joined(separator: " ")) <'\(fifo)'"
+        let send = try PeerProcess("sh", ["-c", command], directory: CommandRunner.repositoryRoot)
+        defer { send.stop() }
+        let result = try send.wait(timeout: .seconds(40))
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.sent == 5 && summary.accepted == 5, "sent \(summary.sent), accepted \(summary.accepted)")
+    }
+
+    /// Issue 61, review: `sink --expect-tokens FIFO` with no writer waited in open(2) with
+    /// SIGINT and SIGTERM caught by its drain and never answered. The list is read before the
+    /// drain takes the signals now: SIGTERM ends the wait as it ends any command.
+    @Test func aSinkExpectingTokensFromAFIFONobodyOpensYieldsToASignal() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/expected.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let sink = try Self.start([
+            "sink", "--listen", "127.0.0.1:0", "--expect-tokens", fifo, "--output", folder + "/sink",
+        ])
+        defer { sink.stop() }
+        // Nothing says "waiting in open": the sink is given time to get there, then signalled.
+        hold(for: .milliseconds(500)) { true }
+        sink.signal(SIGTERM)
+        let result = try sink.wait(timeout: .seconds(10))
+        #expect(result.status == 15 || result.status == 143, "\(result.errors)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/sink"))
     }
 
     /// Case 4 and the 'done when' check of issue #48: SIGINT during `--repeat` was ignored and

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -74,6 +75,66 @@ import Glibc
         copy.start()
         // Bounded: a writer that failed leaves the reader waiting; the cancel ends it, and the
         // tokens read then are short of the set.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
+        var read: [String] = []
+        while let batch = stream.next() {
+            for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
+            stream.recycle(batch)
+        }
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(30)))
+        #expect(summary.error == nil, "\(String(describing: summary.error))")
+        #expect(read == tokens)
+    }
+
+    /// Issue 61, review: a writer that sends a few lines and stays open. The reader read until
+    /// its 64 KiB batch was full, so `send --tokens -` sent nothing of the five tokens written
+    /// and, interrupted, counted them nowhere. Its lines go out as they come now; the partial
+    /// line after them waits for its end.
+    @Test func linesFromAWriterThatStaysOpenAreHandedOnAtOnce() throws {
+        let folder = TemporaryFolder()
+        let path = try Self.fifo(in: folder)
+        let stream = try TokenStream(.file(path))
+        let writer = open(path, O_WRONLY)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let tokens = (0..<5).map { String(format: "%064x", $0) }
+        let text = Array((tokens.joined(separator: "\n") + "\n0123").utf8)
+        #expect(text.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == text.count)
+        // Bounded: before the fix the batch never came and `next()` would wait for ever.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
+        var read: [String] = []
+        while read.count < tokens.count, let batch = stream.next() {
+            for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
+            stream.recycle(batch)
+        }
+        #expect(read == tokens)
+        stream.cancel()
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(10)), "the reader stayed blocked")
+        #expect(summary.cancelled && summary.tokens == 5 && summary.error == nil, "\(summary)")
+    }
+
+    /// A binary set's header written in pieces (a writer's first write shorter than the
+    /// magic) is still read as binary: the reader reads on while the bytes could be a header,
+    /// and no further once they cannot (a text line is told at its first byte).
+    @Test func aHeaderWrittenInPiecesIsStillBinary() throws {
+        let folder = TemporaryFolder()
+        let tokens = (0..<100).map { String(format: "%064x", $0) }
+        let source = folder.path + "/tokens.bin"
+        let setWriter = try TokenSetWriter(path: source, format: .binary)
+        for (index, token) in tokens.enumerated() {
+            try Array(token.utf8).withUnsafeBytes { try setWriter.append(hex: $0, line: index + 1) }
+        }
+        try setWriter.finish()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let path = try Self.fifo(in: folder)
+        let stream = try TokenStream(.file(path))
+        let writer = open(path, O_WRONLY)
+        try #require(writer >= 0)
+        // FANOU, a pause the reader can wake in, then the rest.
+        #expect(bytes.prefix(5).withUnsafeBytes { write(writer, $0.baseAddress, 5) } == 5)
+        hold(for: .milliseconds(200)) { true }
+        #expect(bytes.dropFirst(5).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == bytes.count - 5)
+        close(writer)
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
         var read: [String] = []
         while let batch = stream.next() {
