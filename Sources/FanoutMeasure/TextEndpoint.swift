@@ -16,8 +16,10 @@ public final class TextEndpoint: Sendable {
     ///               └──────────── requestTimeout ───────────┘           └─ idleTimeout ─┘
     /// ```
     public struct Limits: Sendable, Hashable {
-        /// Connections served at once; the next is answered 503 and closed (a scraper polls
-        /// with one or two; Prometheus keeps one alive per target).
+        /// Connections served at once, one address holding at most half (rounded up); a
+        /// newcomer past either closes the least recently active connection of the address the
+        /// limit is about (`TextAdmission`). A scraper polls with one or two; Prometheus keeps
+        /// one alive per target.
         public var maxConnections: Int
         /// How long a request may take to arrive whole (head and body), from its first byte or,
         /// before any, from the connect (slowloris: a request line dribbled, or never ended).
@@ -38,7 +40,7 @@ public final class TextEndpoint: Sendable {
         }
     }
 
-    /// A limit reached, for the owner's log: which ("refused", "request timeout", "idle
+    /// A limit reached, for the owner's log: which ("evicted", "request timeout", "idle
     /// timeout"), the peer (`host:port`), and what happened.
     public typealias LimitReached = @Sendable (_ kind: String, _ peer: String, _ detail: String) -> Void
 
@@ -59,19 +61,25 @@ public final class TextEndpoint: Sendable {
     public static let prometheusType = "text/plain; version=0.0.4; charset=utf-8"
     public static let plainType = "text/plain; charset=utf-8"
 
+    /// The connections open now: who holds them, and each one's channel and `host:port`.
+    private struct Connections {
+        var admission: TextAdmission
+        var open: [Int: (channel: any Channel, peer: String)] = [:]
+        var lastID = 0
+    }
+
     private let channel: any Channel
-    /// Connections open now.
-    private let open = NIOLockedValueBox(0)
+    private let connections: NIOLockedValueBox<Connections>
     public let limits: Limits
 
     /// Connections open now (for tests).
-    public var openConnections: Int { open.withLockedValue { $0 } }
+    public var openConnections: Int { connections.withLockedValue { $0.admission.count } }
 
     /// Where it listens.
     public var localAddress: SocketAddress { channel.localAddress! }
 
     /// Listens on `host:port` (port 0: any free one); `answer` gets the path without its query,
-    /// on an event loop of `group`; `limitReached` hears of every connection refused or closed
+    /// on an event loop of `group`; `limitReached` hears of every connection evicted or closed
     /// by a limit, and of accepting failing (a burst's first failure, and its end);
     /// `acceptFailed` of every failed accept (to count).
     public init(
@@ -84,7 +92,10 @@ public final class TextEndpoint: Sendable {
         answer: @escaping @Sendable (_ path: String) -> Answer
     ) throws {
         self.limits = limits
-        let open = open
+        let connections = NIOLockedValueBox(
+            Connections(admission: TextAdmission(maxConnections: limits.maxConnections))
+        )
+        self.connections = connections
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // Out of descriptors, accepting again at once fails again at once: the listener
@@ -104,25 +115,42 @@ public final class TextEndpoint: Sendable {
             }
             .childChannelInitializer { channel in
                 let peer = channel.remoteAddress.map(TextEndpoint.describe) ?? "unknown"
-                let admitted = open.withLockedValue { count in
-                    guard count < limits.maxConnections else { return false }
-                    count += 1
-                    return true
+                let address = channel.remoteAddress?.ipAddress ?? "unknown"
+                let (id, outcome, victim) = connections.withLockedValue { connections in
+                    connections.lastID += 1
+                    let id = connections.lastID
+                    let outcome = connections.admission.admit(id, from: address)
+                    var victim: (channel: any Channel, peer: String)?
+                    if case .evicted(let holder, _) = outcome {
+                        victim = connections.open.removeValue(forKey: holder.id)
+                    }
+                    connections.open[id] = (channel, peer)
+                    return (id, outcome, victim)
                 }
-                guard admitted else {
-                    limitReached?("refused", peer, "\(limits.maxConnections) connections, the admin endpoint's limit")
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            TextRefusal(maxConnections: limits.maxConnections)
-                        )
+                if case .evicted(let holder, let limit) = outcome, let victim {
+                    limitReached?("evicted", victim.peer, Self.eviction(of: holder, limit, newcomer: address, limits))
+                    victim.channel.close(promise: nil)
+                }
+                channel.closeFuture.whenComplete { _ in
+                    connections.withLockedValue { connections in
+                        connections.admission.closed(id, from: address)
+                        connections.open[id] = nil
                     }
                 }
-                channel.closeFuture.whenComplete { _ in open.withLockedValue { $0 -= 1 } }
+                let answered: @Sendable () -> Void = {
+                    connections.withLockedValue { $0.admission.answered(id, from: address) }
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(BytesArrivedSignal())
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
-                        TextHandler(answer: answer, limits: limits, peer: peer, limitReached: limitReached)
+                        TextHandler(
+                            answer: answer,
+                            limits: limits,
+                            peer: peer,
+                            limitReached: limitReached,
+                            answered: answered
+                        )
                     )
                 }
             }
@@ -134,39 +162,29 @@ public final class TextEndpoint: Sendable {
         try? channel.close().wait()
     }
 
+    /// The log's words for an eviction: which limit, and why this connection.
+    static func eviction(
+        of victim: TextAdmission.Holder,
+        _ limit: TextAdmission.Limit,
+        newcomer: String,
+        _ limits: Limits
+    ) -> String {
+        let share = TextAdmission(maxConnections: limits.maxConnections).share
+        switch limit {
+        case .share:
+            return "\(share) connections from \(victim.address), its share of \(limits.maxConnections): "
+                + "its least recently active closed for a newcomer"
+        case .total:
+            return "\(limits.maxConnections) connections, the admin endpoint's limit: the least recently active "
+                + "of the address holding the most closed for a newcomer from \(newcomer)"
+        }
+    }
+
     /// `host:port`, with IPv6 hosts in brackets.
     static func describe(_ address: SocketAddress) -> String {
         let host = address.ipAddress ?? "?"
         let port = address.port.map(String.init) ?? "?"
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
-}
-
-/// Answers a connection past `TextEndpoint.Limits.maxConnections` with 503 and closes it.
-private final class TextRefusal: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-    private let response: String
-
-    init(maxConnections: Int) {
-        let body = "\(maxConnections) connections, the admin endpoint's limit: try again later\n"
-        response =
-            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
-            + "content-length: \(body.utf8.count)\r\nretry-after: 1\r\nconnection: close\r\n\r\n" + body
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).whenComplete { _ in
-            bound.value.close(promise: nil)
-        }
-        context.fireChannelActive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
     }
 }
 
@@ -190,6 +208,8 @@ private final class TextHandler: ChannelInboundHandler {
     private let limits: TextEndpoint.Limits
     private let peer: String
     private let limitReached: TextEndpoint.LimitReached?
+    /// Tells the admission the connection was answered: the last of its address to evict.
+    private let answered: @Sendable () -> Void
     private var head: HTTPRequestHead?
     /// Between an answer and the next request's first byte.
     private var idle = false
@@ -199,12 +219,14 @@ private final class TextHandler: ChannelInboundHandler {
         answer: @escaping @Sendable (String) -> TextEndpoint.Answer,
         limits: TextEndpoint.Limits,
         peer: String,
-        limitReached: TextEndpoint.LimitReached?
+        limitReached: TextEndpoint.LimitReached?,
+        answered: @escaping @Sendable () -> Void
     ) {
         self.answer = answer
         self.limits = limits
         self.peer = peer
         self.limitReached = limitReached
+        self.answered = answered
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -269,6 +291,7 @@ private final class TextHandler: ChannelInboundHandler {
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: reply.body)))), promise: nil)
             }
             let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            answered()
             if !head.isKeepAlive {
                 let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
                 written.whenComplete { _ in bound.value.close(promise: nil) }

@@ -6,12 +6,13 @@ import NIOCore
 import NIOPosix
 import Testing
 
-/// `TextEndpoint`'s limits: connections past the cap are answered 503, a request that never
-/// arrives whole and a kept-alive connection left idle are closed, each limit reported.
+/// `TextEndpoint`'s limits: a newcomer past an address's share or the total closes the least
+/// recently active connection of the address the limit is about; a request that never arrives
+/// whole and a kept-alive connection left idle are closed; each limit reported.
 @Suite struct TextEndpointTests {
-    /// A loopback socket to `port`, reads bounded by 5 s.
-    static func connect(_ port: Int) throws -> Int32 {
-        let fd = try #require(connectLoopback(port: port))
+    /// A loopback socket to `port` (from `source`: `connectLoopback`), reads bounded by 5 s.
+    static func connect(_ port: Int, from source: String? = nil) throws -> Int32 {
+        let fd = try #require(connectLoopback(port: port, from: source))
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         return fd
@@ -33,18 +34,33 @@ import Testing
         _ = Array(text.utf8).withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, 0) }
     }
 
-    @Test func eachLimitClosesWhatItBoundsAndSaysSo() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let reports = NIOLockedValueBox<[String]>([])
-        let endpoint = try TextEndpoint(
+    /// An endpoint on loopback port 0 with `limits`, each limit reached noted as
+    /// "KIND HOST: DETAIL" in `reports`.
+    static func endpoint(
+        _ group: any EventLoopGroup,
+        _ limits: TextEndpoint.Limits,
+        _ reports: NIOLockedValueBox<[String]>
+    ) throws -> TextEndpoint {
+        try TextEndpoint(
             host: "127.0.0.1",
             port: 0,
             group: group,
-            limits: .init(maxConnections: 2, requestTimeout: .milliseconds(300), idleTimeout: .milliseconds(300)),
-            limitReached: { kind, _, detail in reports.withLockedValue { $0.append("\(kind): \(detail)") } },
+            limits: limits,
+            limitReached: { kind, peer, detail in
+                let host = peer.split(separator: ":").first.map(String.init) ?? peer
+                reports.withLockedValue { $0.append("\(kind) \(host): \(detail)") }
+            },
             answer: { _ in .init(status: .ok, type: TextEndpoint.plainType, body: "ok\n") }
         )
+    }
+
+    /// The request timeout and the idle timeout close what they bound, and say so.
+    @Test func eachTimeoutClosesWhatItBoundsAndSaysSo() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let reports = NIOLockedValueBox<[String]>([])
+        let limits = TextEndpoint.Limits(requestTimeout: .milliseconds(300), idleTimeout: .milliseconds(300))
+        let endpoint = try Self.endpoint(group, limits, reports)
         defer { endpoint.close() }
         let port = endpoint.localAddress.port!
         let slow = try Self.connect(port)
@@ -53,14 +69,6 @@ import Testing
         let kept = try Self.connect(port)
         defer { close(kept) }
         Self.send(kept, "GET /stats HTTP/1.1\r\nhost: x\r\n\r\n")
-        // Both admitted before the third: polled, with a bound.
-        poll(timeout: .seconds(5), every: .milliseconds(5)) { endpoint.openConnections >= 2 }
-        let third = try Self.connect(port)
-        defer { close(third) }
-        let refused = Self.readToClose(third)
-        #expect(refused.text.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(refused.text)")
-        #expect(refused.text.hasSuffix("2 connections, the admin endpoint's limit: try again later\n"))
-        #expect(refused.closed)
         // Half a request line: closed by the request timeout; an answered one, by idleness.
         let slowEnd = Self.readToClose(slow)
         #expect(slowEnd.text.isEmpty && slowEnd.closed)
@@ -70,9 +78,62 @@ import Testing
         #expect(endpoint.openConnections == 0)
         #expect(
             Set(reports.withLockedValue { $0 }) == [
-                "refused: 2 connections, the admin endpoint's limit",
-                "request timeout: no whole request within 300 ms: closed",
-                "idle timeout: no request within 300 ms: closed",
+                "request timeout 127.0.0.1: no whole request within 300 ms: closed",
+                "idle timeout 127.0.0.1: no request within 300 ms: closed",
+            ]
+        )
+    }
+
+    /// Issue 61, review: 64 silent connections from one address kept every scraper's `/stats`
+    /// answered 503. Now an address holds at most half the connections, and a newcomer past a
+    /// limit closes the least recently active connection of the address the limit is about: a
+    /// scraper from another address is answered, and one from the same address too.
+    @Test func silentConnectionsFromOneAddressGiveWayToAScraper() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let reports = NIOLockedValueBox<[String]>([])
+        let endpoint = try Self.endpoint(group, .init(maxConnections: 4), reports)
+        defer { endpoint.close() }
+        let port = endpoint.localAddress.port!
+        // Three silent connections from 127.0.0.2: the third closes the first (a share of 2).
+        var silent: [Int32] = []
+        defer { for fd in silent { close(fd) } }
+        for count in 1...3 {
+            silent.append(try Self.connect(port, from: "127.0.0.2"))
+            try #require(
+                poll(timeout: .seconds(5), every: .milliseconds(5)) { endpoint.openConnections == min(count, 2) }
+            )
+        }
+        let first = Self.readToClose(silent[0])
+        #expect(first.text.isEmpty && first.closed, "\(first.text)")
+        // A scraper from 127.0.0.3 and one from 127.0.0.4: all four held, none evicted.
+        var scrapers: [Int32] = []
+        defer { for fd in scrapers { close(fd) } }
+        for source in ["127.0.0.3", "127.0.0.4"] {
+            let scraper = try Self.connect(port, from: source)
+            scrapers.append(scraper)
+            Self.send(scraper, "GET /stats HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            let answer = Self.readToClose(scraper)
+            #expect(
+                answer.text.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.text.hasSuffix("\r\n\r\nok\n"),
+                "\(answer.text)"
+            )
+        }
+        // Both scrapers closed; 127.0.0.2's two and a third address's two fill the four, then a
+        // fifth from 127.0.0.5: the busiest address is 127.0.0.2 (2, older than 127.0.0.6's).
+        try #require(poll(timeout: .seconds(5), every: .milliseconds(5)) { endpoint.openConnections == 2 })
+        for _ in 1...2 { silent.append(try Self.connect(port, from: "127.0.0.6")) }
+        try #require(poll(timeout: .seconds(5), every: .milliseconds(5)) { endpoint.openConnections == 4 })
+        let newcomer = try Self.connect(port, from: "127.0.0.5")
+        scrapers.append(newcomer)
+        Self.send(newcomer, "GET /stats HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        #expect(Self.readToClose(newcomer).text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        let second = Self.readToClose(silent[1])
+        #expect(second.text.isEmpty && second.closed, "127.0.0.2's oldest left open: \(second.text)")
+        #expect(
+            reports.withLockedValue { $0 } == [
+                "evicted 127.0.0.2: 2 connections from 127.0.0.2, its share of 4: its least recently active closed for a newcomer",
+                "evicted 127.0.0.2: 4 connections, the admin endpoint's limit: the least recently active of the address holding the most closed for a newcomer from 127.0.0.5",
             ]
         )
     }

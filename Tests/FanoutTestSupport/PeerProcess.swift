@@ -259,14 +259,32 @@ public struct RefusingPortError: Error, CustomStringConvertible {
     public var description: String { "\(call) failed for a refusing port: \(String(cString: strerror(code)))" }
 }
 
-/// A TCP socket connected to `port` on loopback, or `nil`; the caller closes it.
-public func connectLoopback(port: Int) -> Int32? {
+/// A TCP socket connected to `port` on 127.0.0.1 from `source` (any 127.0.0.0/8 address: a
+/// client the server tells apart by address), or `nil`; the caller closes it.
+public func connectLoopback(port: Int, from source: String? = nil) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    let connected = withUnsafePointer(to: &address) {
+    guard fd >= 0 else { return nil }
+    func address(_ host: String, _ port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr(host)
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+    if let source {
+        var local = address(source, 0)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(fd)
+            return nil
+        }
+    }
+    var remote = address("127.0.0.1", port)
+    let connected = withUnsafePointer(to: &remote) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
