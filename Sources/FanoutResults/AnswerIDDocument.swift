@@ -57,6 +57,7 @@ public struct AnswerIDDocument: Codable, Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ResultsError(.unreadable, "\(path): cannot be read")
         }
+        try DuplicateKeyScan.refuse(data, at: path)
         do {
             let document = try JSONDecoder().decode(AnswerIDDocument.self, from: data)
             guard document.version == currentVersion else {

@@ -24,6 +24,16 @@ enum DuplicateKeyScan {
         }
     }
 
+    /// Throws `.malformed` naming `path` and the key when `data` writes a key twice in one
+    /// object: what every reader of Fanout's documents calls before decoding.
+    static func refuse(_ data: Data, at path: String) throws(ResultsError) {
+        guard let key = firstDuplicate(in: data) else { return }
+        throw ResultsError(
+            .malformed,
+            "\(path): the key \(key) is written twice in one object: readers disagree on which stands (Foundation keeps the first, Python the last), so the file is refused"
+        )
+    }
+
     private enum Stop: Error {
         case duplicate(String)
         /// Text the scan does not follow (malformed, or nested deeper than it goes).

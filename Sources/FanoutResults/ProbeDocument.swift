@@ -197,6 +197,7 @@ public struct ProbeDocument: Codable, Sendable, Equatable {
         } catch {
             throw ResultsError(.unreadable, "cannot read \(path): \(error.reason)")
         }
+        try DuplicateKeyScan.refuse(data, at: path)
         let document: ProbeDocument
         do {
             document = try JSONDecoder().decode(ProbeDocument.self, from: data)

@@ -40,6 +40,9 @@ public struct RepeatManifest: Codable, Sendable, Equatable {
     public static func read(in directory: String) throws(ResultsError) -> RepeatManifest? {
         let path = directory + "/" + fileName
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        // A set's manifest is a count the gate trusts: `"finished": 1, "finished": 3` read as
+        // 1 here and 3 in Python (issue 61, review).
+        try DuplicateKeyScan.refuse(data, at: path)
         do {
             let manifest = try JSONDecoder().decode(RepeatManifest.self, from: data)
             guard manifest.version == currentVersion else {

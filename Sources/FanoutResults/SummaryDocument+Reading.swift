@@ -14,12 +14,7 @@ extension SummaryDocument {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw ResultsError(.unreadable, "cannot read \(path): \(error.reason)")
         }
-        if let key = DuplicateKeyScan.firstDuplicate(in: data) {
-            throw ResultsError(
-                .malformed,
-                "\(path): the key \(key) is written twice in one object: readers disagree on which stands (Foundation keeps the first, Python the last), so the file is refused"
-            )
-        }
+        try DuplicateKeyScan.refuse(data, at: path)
         struct Version: Decodable {
             var schemaVersion: Int?
             enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }

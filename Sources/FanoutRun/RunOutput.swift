@@ -58,6 +58,10 @@ public final class RunOutput: Sendable {
         earlierResults: EarlierResults = .refuse,
         results: Results = .run
     ) throws(JobError) {
+        // `--output ''` said "cannot write the --output folder : no such file" (issue 61, review).
+        guard path.contains(where: { !$0.isWhitespace }) else {
+            throw JobError.option("\(option) is empty: name the folder for the results")
+        }
         let files = FileManager.default
         var isFolder: ObjCBool = false
         let existed = files.fileExists(atPath: path, isDirectory: &isFolder)

@@ -147,9 +147,11 @@ struct LoadModelOptions: ParsableArguments {
                 "--min-measured must be at least 1 (every run needs an answer to measure); got \(minMeasured)."
             )
         }
-        if maxHarnessShare.fraction <= 0 {
+        // Above 100% it could never be exceeded (the harness's delay is a part of the p99 it is
+        // a share of): `--max-harness-share 1e9` switched the check off unsaid (issue 61, review).
+        if !(maxHarnessShare.fraction > 0 && maxHarnessShare.fraction <= 1) {
             throw ValidationError(
-                "--max-harness-share: \(maxHarnessShare.defaultValueDescription) is not a share above 0, like 20% or 0.2."
+                "--max-harness-share: \(maxHarnessShare.defaultValueDescription) is not a share above 0 and at most 100%, like 20% or 0.2."
             )
         }
         var model = LoadModel(schedule: try schedule())

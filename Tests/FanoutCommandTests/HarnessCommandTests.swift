@@ -110,16 +110,20 @@ import Testing
     }
 
     @Test func aShareThatIsNotOneIsAUsageError() throws {
-        // What is not a share is refused as the option is read; a share of 0 or below by the run.
+        // What is not a share is refused as the option is read; a share of 0 or below, or
+        // above 100% (which no run could exceed: issue 61, review), by the run.
+        let range = "is not a share above 0 and at most 100%, like 20% or 0.2."
         let cases = [
             ("abc", "error: --max-harness-share: 'abc' is not a share; write it like 5% or 0.05"),
-            ("0", "--max-harness-share: 0% is not a share above 0"),
-            ("-5%", "--max-harness-share: -5% is not a share above 0"),
+            ("0", "error: --max-harness-share: 0% \(range)"),
+            ("-5%", "error: --max-harness-share: -5% \(range)"),
+            ("101%", "error: --max-harness-share: 101% \(range)"),
+            ("1e9", "error: --max-harness-share: 100000000000% \(range)"),
         ]
         for (share, message) in cases {
             let result = try CommandRunner.run(["run", "--count", "10", "--max-harness-share=\(share)"])
             #expect(result.status == 64, "\(share)")
-            #expect(result.standardError.contains(message), "\(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").first.map(String.init) == message, "\(result.standardError)")
         }
     }
 

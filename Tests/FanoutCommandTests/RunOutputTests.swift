@@ -60,6 +60,13 @@ import Testing
             #expect(!result.standardOutput.contains("notifications to"), "no traffic: \(result.standardOutput)")
         }
         #expect(try String(contentsOfFile: folder + "/file", encoding: .utf8) == "notes\n")
+        // Issue 61, review: an empty --output said "cannot write the --output folder : no such file".
+        for command in [["run", "--count", "100"], ["sink", "--duration", "1s"]] {
+            let empty = try CommandRunner.run(command + ["--output", ""])
+            #expect(empty.status == 1, "\(command)")
+            #expect(empty.standardError == "error: --output is empty: name the folder for the results\n", "\(empty.standardError)")
+            #expect(empty.standardOutput.isEmpty, "no traffic: \(empty.standardOutput)")
+        }
     }
 
     /// Case 12: two runs into one --output both exited 0, the last writer winning. The second

@@ -33,6 +33,16 @@ struct RepeatManifestTests {
             to: URL(fileURLWithPath: folder + "/repeats.json")
         )
         #expect(throws: ResultsError.self) { try RepeatManifest.read(in: folder) }
+        // Issue 61, review: a key written twice read as its first here and its last in Python.
+        try Data(#"{"asked":4,"finished":1,"finished":4,"version":1}"#.utf8).write(
+            to: URL(fileURLWithPath: folder + "/repeats.json")
+        )
+        #expect {
+            try RepeatManifest.read(in: folder)
+        } throws: { error in
+            "\(error)"
+                == "\(folder)/repeats.json: the key finished is written twice in one object: readers disagree on which stands (Foundation keeps the first, Python the last), so the file is refused"
+        }
     }
 
     /// A set whose manifest asked more repeats than have a summary is invalid with the count,
