@@ -95,6 +95,12 @@ struct ThresholdTests {
                 "throughput >= baseline - 100% cannot fail: no metric is below 0, and baseline - 100% is 0",
                 .cannotFail
             ),
+            // A count is whole (issue 61, review).
+            ("sent == 5000.5", "sent == 5000.5 cannot pass: sent is a count, never 5000.5", .cannotPass),
+            (
+                "rejected.BadDeviceToken != 0.5",
+                "rejected.BadDeviceToken != 0.5 cannot fail: rejected.BadDeviceToken is a count, never 0.5", .cannotFail
+            ),
             // The gate's fuzzer (CI, stop 69): a percentage past Int's range trapped in Int(_:).
             (
                 "throughput >= baseline - 58888888888888888888888888888888888888888888888%",
@@ -304,5 +310,12 @@ struct ThresholdTests {
     func thresholdsSomeRunFailsAreTaken(text: String) throws {
         let threshold = try Threshold(parsing: text)
         #expect(Threshold.whyItCannotFail(threshold.comparison, threshold.limit, isShare: threshold.isShare) == nil)
+    }
+
+    /// The edges of "a count is whole": a fraction is a fine limit of an order, of a share, of
+    /// a time and of a rate.
+    @Test(arguments: ["sent > 4999.5", "failed < 0.5", "errors == 0.5%", "p99 == 2.5", "throughput != 5000.5"])
+    func fractionsSomeRunMeetsAreTaken(text: String) throws {
+        _ = try Threshold(parsing: text)
     }
 }
