@@ -73,7 +73,9 @@ struct ABCommand: ParsableCommand {
         guard let command = runOptions.first, ["run", "send"].contains(command) else {
             throw ValidationError("After -- comes what both builds run: run … or send ….")
         }
-        if runOptions.contains("--output") || runOptions.contains("--repeat") {
+        // Written `--repeat 2` or `--repeat=2` (issue 61, review: the second form got through).
+        let given = { (name: String) in runOptions.contains { $0 == name || $0.hasPrefix(name + "=") } }
+        if given("--output") || given("--repeat") {
             throw ValidationError(
                 "ab gives each run its --output and runs the pairs itself: leave out --output and --repeat."
             )

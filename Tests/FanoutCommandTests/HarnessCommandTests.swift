@@ -123,7 +123,10 @@ import Testing
         for (share, message) in cases {
             let result = try CommandRunner.run(["run", "--count", "10", "--max-harness-share=\(share)"])
             #expect(result.status == 64, "\(share)")
-            #expect(result.standardError.split(separator: "\n").first.map(String.init) == message, "\(result.standardError)")
+            #expect(
+                result.standardError.split(separator: "\n").first.map(String.init) == message,
+                "\(result.standardError)"
+            )
         }
     }
 

@@ -64,7 +64,10 @@ import Testing
         for command in [["run", "--count", "100"], ["sink", "--duration", "1s"]] {
             let empty = try CommandRunner.run(command + ["--output", ""])
             #expect(empty.status == 1, "\(command)")
-            #expect(empty.standardError == "error: --output is empty: name the folder for the results\n", "\(empty.standardError)")
+            #expect(
+                empty.standardError == "error: --output is empty: name the folder for the results\n",
+                "\(empty.standardError)"
+            )
             #expect(empty.standardOutput.isEmpty, "no traffic: \(empty.standardOutput)")
         }
     }
