@@ -26,12 +26,14 @@ public enum ChannelSubscribers: Sendable, Hashable, CustomStringConvertible {
     /// Reads the grammar above; the error names the option and what was wrong.
     public init(parsing text: String) throws {
         func count(_ part: Substring) throws -> Int {
-            guard let value = Int(part.filter { $0 != "_" && $0 != "," }), value >= 0, value <= Self.largest else {
+            guard let number = DecimalNotation.parseGrouped(part), number == number.rounded(), number >= 0,
+                number <= Double(Self.largest)
+            else {
                 throw SinkScenarioError(
                     "--channel-subscribers: '\(part)' is not a count from 0 to \(Self.largest) in '\(text)'"
                 )
             }
-            return value
+            return Int(number)
         }
         if text.hasPrefix("uniform:") {
             let bounds = text.dropFirst("uniform:".count).split(separator: "-", omittingEmptySubsequences: false)

@@ -95,6 +95,9 @@ struct ThresholdTests {
                 "throughput >= baseline - 100% cannot fail: no metric is below 0, and baseline - 100% is 0",
                 .cannotFail
             ),
+            // A decimal comma is no thousands separator (issue 61, review: 2,5ms was 25 ms).
+            ("p99 < 2,5ms", "2,5ms is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),
+            ("sent == 10,00", "10,00 is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),
             // A count is whole (issue 61, review).
             ("sent == 5000.5", "sent == 5000.5 cannot pass: sent is a count, never 5000.5", .cannotPass),
             (

@@ -20,6 +20,20 @@ import Testing
         #expect(DecimalNotation.parse(text) == nil, "\(text)")
     }
 
+    /// Thousands grouped by `,` or `_` in the whole part are read; anything a decimal comma
+    /// could mean is refused (issue 61, review: `2,5ms` read as 25 ms, `10,00` as 1000).
+    @Test(arguments: [
+        ("100,000", 100_000.0), ("1_000_000.5", 1_000_000.5), ("-12,345", -12_345.0), ("1,000e3", 1e6), ("25", 25.0),
+    ])
+    func groupedThousandsAreRead(text: String, value: Double) {
+        #expect(DecimalNotation.parseGrouped(text) == value)
+    }
+
+    @Test(arguments: ["2,5", "10,00", "1,0,0,0", ",100", "100,", "1,0000", "0.1,5", "1e1,000", "1,,000", "0,009"])
+    func aGroupNotOfThreeIsRefused(text: String) {
+        #expect(DecimalNotation.parseGrouped(text) == nil, "\(text)")
+    }
+
     /// The notations built on it refuse what it refuses (issue 61, review: `--rate 0x10` ran
     /// at 16 a second, `--duration 0x1p1s` for 2 s).
     @Test func theNotationsTakeDecimalsOnly() {

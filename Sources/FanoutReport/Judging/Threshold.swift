@@ -165,7 +165,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             numberText = text.prefix(numberText.count + exponent.output.count)
         }
         let unit = text.dropFirst(numberText.count).trimmingCharacters(in: .whitespaces)
-        guard let number = DecimalNotation.parse(numberText.filter { $0 != "_" && $0 != "," }), number.isFinite else {
+        guard let number = DecimalNotation.parseGrouped(numberText), number.isFinite else {
             throw ThresholdError(
                 .limit,
                 "\(TextLines.quoted(text)) is not a number with a unit, like 25ms, 100000/s or 0.1%"
