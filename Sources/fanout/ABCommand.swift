@@ -80,6 +80,15 @@ struct ABCommand: ParsableCommand {
                 "ab gives each run its --output and runs the pairs itself: leave out --output and --repeat."
             )
         }
+        // Standard input is one stream: the first run would read it all and each other none
+        // (issue 61, review: 300 piped tokens went to no run's count).
+        if let index = runOptions.firstIndex(where: { $0 == "--tokens" || $0 == "--tokens=-" }),
+            runOptions[index] == "--tokens=-" || runOptions.dropFirst(index + 1).first == "-"
+        {
+            throw ValidationError(
+                "--tokens - reads standard input, which only the first of ab's runs would see: give a token file."
+            )
+        }
         var job = ABJob(baseline: baseline, candidate: candidate, arguments: runOptions, output: output)
         job.pairs = pairs
         if !metrics.isEmpty { job.metrics = metrics }

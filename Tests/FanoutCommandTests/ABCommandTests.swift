@@ -66,11 +66,14 @@ import Testing
         )
     }
 
+    static let stdinTokens =
+        "error: --tokens - reads standard input, which only the first of ab's runs would see: give a token file."
     static let ownOptions =
         "error: ab gives each run its --output and runs the pairs itself: leave out --output and --repeat."
 
     /// Each refused before any run, its first line whole. `--repeat=2` and `--output=x` got
-    /// through the check for `--repeat 2` (issue 61, review).
+    /// through the check for `--repeat 2`, and `--tokens -` fed the first run only (issue 61,
+    /// review).
     @Test(arguments: [
         (["--", "gate", "x"], "error: After -- comes what both builds run: run … or send …."),
         (["--", "run", "--output", "x"], ownOptions),
@@ -85,6 +88,8 @@ import Testing
             ["--min-effect", "150%", "--", "run"],
             "error: --min-effect is a share from 0% to below 100%, like 5%; not 150%."
         ),
+        (["--", "send", "--tokens", "-"], stdinTokens),
+        (["--", "send", "--tokens=-"], stdinTokens),
     ])
     func badInputIsAUsageError(arguments: [String], message: String) throws {
         let fanout = CommandRunner.executable.path
