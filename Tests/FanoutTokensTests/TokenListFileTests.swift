@@ -90,4 +90,36 @@ import Glibc
             try TokenListFile.tokens(at: "/dev/zero")
         }
     }
+
+    /// A regular file past the bound is refused by its size, before a byte is read: a sparse
+    /// 3 GB file was read to 1 GiB, 1.35 GB resident, first (issue 61, session 37's pass).
+    /// Sparse: it takes no disk, and reading it would take seconds and a gigabyte of memory.
+    @Test func aRegularFilePastTheBoundIsRefusedByItsSize() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/sparse.txt"
+        let descriptor = open(path, O_WRONLY | O_CREAT, 0o644)
+        try #require(descriptor >= 0)
+        try #require(ftruncate(descriptor, off_t(TokenListFile.largest) + 1) == 0)
+        close(descriptor)
+        let peakBefore = Self.peakResidentBytes()
+        #expect(
+            throws: TokenSetError(
+                "cannot read: longer than 1 GiB (about 15 million tokens), the most a list is read into memory",
+                source: path
+            )
+        ) {
+            try TokenListFile.tokens(at: path)
+        }
+        // Read first, the process's peak grew by the gigabyte; refused by its size, by nothing
+        // (half of it is room for whatever other suites of this process hold meanwhile).
+        let grown = Self.peakResidentBytes() - peakBefore
+        #expect(grown < TokenListFile.largest / 2, "the peak grew \(grown) bytes")
+    }
+
+    /// This process's peak resident set (`VmHWM` of /proc/self/status), in bytes.
+    static func peakResidentBytes() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
 }
