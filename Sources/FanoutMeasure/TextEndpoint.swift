@@ -113,6 +113,8 @@ public final class TextEndpoint: Sendable {
                     try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: report))
                 }
             }
+            // Answers wait in at most 64 KiB before reading stops (`ReadWhileAnswersLeave`).
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 16 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in
                 let peer = channel.remoteAddress.map(TextEndpoint.describe) ?? "unknown"
                 let address = channel.remoteAddress?.ipAddress ?? "unknown"
@@ -141,6 +143,7 @@ public final class TextEndpoint: Sendable {
                     connections.withLockedValue { $0.admission.answered(id, from: address) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ReadWhileAnswersLeave())
                     try channel.pipeline.syncOperations.addHandler(BytesArrivedSignal())
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
@@ -185,6 +188,39 @@ public final class TextEndpoint: Sendable {
         let host = address.ipAddress ?? "?"
         let port = address.port.map(String.init) ?? "?"
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+/// Reads a connection only while its answers leave: a client that pipelines requests and never
+/// reads the answers (issue 61, session 37's pass: `GET /stats` ×1000 a write, nothing read)
+/// had the endpoint answer on at a full core, its answers queued without end (57 to 175 MB in
+/// 30 s), and other addresses' scrapes waiting seconds. Once the answers waiting to be sent pass
+/// the channel's high water mark, no read is asked for until they fall below the low one.
+///
+/// ```
+///   read() ──► writable? ── yes ──► read
+///                  └ no ──► held ──► writability back ──► read
+/// ```
+private final class ReadWhileAnswersLeave: ChannelDuplexHandler {
+    typealias InboundIn = NIOAny
+    typealias OutboundIn = NIOAny
+
+    private var readHeld = false
+
+    func read(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            context.read()
+        } else {
+            readHeld = true
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable && readHeld {
+            readHeld = false
+            context.read()
+        }
+        context.fireChannelWritabilityChanged()
     }
 }
 

@@ -137,4 +137,57 @@ import Testing
             ]
         )
     }
+
+    /// Issue 61, session 37's pass: a client pipelining `GET`s and never reading the answers
+    /// kept the endpoint answering at a full core, its answers queued without end. Reading
+    /// stops while answers wait: the client's writes stall (the kernel's buffers fill, nothing
+    /// drains them), the answers made stay bounded, and a scraper from another address is
+    /// answered meanwhile.
+    @Test func aClientThatNeverReadsIsNoLongerRead() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let answers = NIOLockedValueBox(0)
+        let page = String(repeating: "x", count: 4096)
+        let endpoint = try TextEndpoint(host: "127.0.0.1", port: 0, group: group) { _ in
+            answers.withLockedValue { $0 += 1 }
+            return .init(status: .ok, type: TextEndpoint.plainType, body: page)
+        }
+        defer { endpoint.close() }
+        let port = endpoint.localAddress.port!
+        let greedy = try Self.connect(port, from: "127.0.0.2")
+        defer { close(greedy) }
+        _ = fcntl(greedy, F_SETFL, fcntl(greedy, F_GETFL) | O_NONBLOCK)
+        let requests = Array(String(repeating: "GET /stats HTTP/1.1\r\nhost: x\r\n\r\n", count: 100).utf8)
+        // Written until no byte has been taken for 300 ms (stalled), within 20 s.
+        let deadline = ContinuousClock.now + .seconds(20)
+        var lastTaken = ContinuousClock.now
+        var stalled = false
+        while ContinuousClock.now < deadline {
+            let sent = requests.withUnsafeBytes { Foundation.send(greedy, $0.baseAddress, $0.count, 0) }
+            if sent > 0 {
+                lastTaken = ContinuousClock.now
+            } else if ContinuousClock.now - lastTaken > .milliseconds(300) {
+                stalled = true
+                break
+            } else {
+                poll(timeout: .milliseconds(5), every: .milliseconds(5)) { false }
+            }
+        }
+        #expect(stalled, "the endpoint read on: \(answers.withLockedValue { $0 }) answers queued")
+        // The requests read before reading stopped are answered still: until the count holds.
+        var made = -1
+        poll(timeout: .seconds(20), every: .seconds(1)) {
+            let now = answers.withLockedValue { $0 }
+            defer { made = now }
+            return now == made
+        }
+        // The kernel's buffers on both sides (a few MB) and one read's worth of requests.
+        #expect(made < 20_000, "\(made) answers made for a client that reads none")
+        let scraper = try Self.connect(port, from: "127.0.0.3")
+        defer { close(scraper) }
+        Self.send(scraper, "GET /stats HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        #expect(Self.readToClose(scraper).text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        // Still bounded: nothing more was read from the greedy one while the scraper was served.
+        #expect(answers.withLockedValue { $0 } == made + 1)
+    }
 }
