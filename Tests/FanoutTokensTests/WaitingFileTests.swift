@@ -145,4 +145,71 @@ import Glibc
         #expect(summary.error == nil, "\(String(describing: summary.error))")
         #expect(read == tokens)
     }
+
+    /// A binary set of `count` tokens (`%064x` of 0, 1, …) written to `folder`: its bytes.
+    static func binarySet(_ count: Int, in folder: TemporaryFolder) throws -> (tokens: [String], bytes: Data) {
+        let tokens = (0..<count).map { String(format: "%064x", $0) }
+        let path = folder.path + "/set-\(count).bin"
+        let writer = try TokenSetWriter(path: path, format: .binary)
+        for (index, token) in tokens.enumerated() {
+            try Array(token.utf8).withUnsafeBytes { try writer.append(hex: $0, line: index + 1) }
+        }
+        try writer.finish()
+        return (tokens, try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// The tokens of every batch until the stream ends or `enough` are read (a cancel 30 s on
+    /// bounds the wait).
+    static func drain(_ stream: TokenStream, until enough: Int = .max) -> [String] {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
+        var read: [String] = []
+        while read.count < enough, let batch = stream.next() {
+            for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
+            stream.recycle(batch)
+        }
+        return read
+    }
+
+    /// Issue 61, session 37's pass: binary records were read 1,024 at a time, so ten from a
+    /// writer that stays open were never sent, as text lines once were. They go out as they
+    /// come; half a record after them waits for the rest.
+    @Test func binaryRecordsFromAWriterThatStaysOpenAreHandedOnAtOnce() throws {
+        let folder = TemporaryFolder()
+        let (tokens, bytes) = try Self.binarySet(3000, in: folder)
+        let path = try Self.fifo(in: folder)
+        let stream = try TokenStream(.file(path))
+        let writer = open(path, O_WRONLY)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let written = BinaryTokenFormat.headerSize + 10 * 32 + 16
+        #expect(bytes.prefix(written).withUnsafeBytes { write(writer, $0.baseAddress, written) } == written)
+        let read = Self.drain(stream, until: 10)
+        #expect(read.elementsEqual(tokens.prefix(10)), "\(read.count) read")
+        stream.cancel()
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(10)), "the reader stayed blocked")
+        #expect(summary.cancelled && summary.tokens == 10 && summary.error == nil, "\(summary)")
+    }
+
+    /// A binary stream cut short: every whole record before the cut is handed on and counted,
+    /// and the error names the first record missing (1,500 of 3,000 read, then 5 bytes: before,
+    /// the 476 after the last full 1,024 were in no count).
+    @Test func aTruncatedBinaryStreamHandsOnEveryWholeRecord() throws {
+        let folder = TemporaryFolder()
+        let (tokens, bytes) = try Self.binarySet(3000, in: folder)
+        let path = try Self.fifo(in: folder)
+        let stream = try TokenStream(.file(path))
+        let cut = bytes.prefix(BinaryTokenFormat.headerSize + 1500 * 32 + 5)
+        let copy = Thread {
+            let writer = open(path, O_WRONLY)
+            guard writer >= 0 else { return }
+            _ = cut.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            close(writer)
+        }
+        copy.start()
+        let read = Self.drain(stream)
+        #expect(read.count == 1500 && read.elementsEqual(tokens.prefix(1500)), "\(read.count) read")
+        let summary = try #require(stream.waitForSummary(timeout: .seconds(30)))
+        #expect(summary.tokens == 1500)
+        #expect(summary.error == TokenSetError("truncated while reading: record 1501 ends early", source: path))
+    }
 }
