@@ -91,6 +91,9 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     case outcomesDoNotAddUp(sent: Int, accepted: Int, rejected: Int, failed: Int)
     /// `reconciled: true` beside a sink section that disagrees with the sender's figures.
     case reconciledButDisagrees(field: String, sender: Int, sink: Int)
+    /// A digest counts other than the accepted it digests (`where`: "" for the document's own,
+    /// "sink" for its sink section's).
+    case digestDisagrees(where: String, digested: Int, accepted: Int)
     /// The provider card's violations are not the sum of its checks' counts.
     case cardDoesNotAddUp(violations: Int, counted: Int)
     /// A card's check (or the card) says passed where its count says otherwise.
@@ -216,6 +219,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
         case negativeFigure = "negative_figure"
         case outcomesDoNotAddUp = "outcomes_do_not_add_up"
         case reconciledButDisagrees = "reconciled_but_disagrees"
+        case digestDisagrees = "digest_disagrees"
         case cardDoesNotAddUp = "card_does_not_add_up"
         case cardFlagWrong = "card_flag_wrong"
         case percentilesOutOfOrder = "percentiles_out_of_order"
@@ -371,6 +375,8 @@ extension InvalidReason: CustomStringConvertible {
             "the outcomes do not add up: sent \(sent.grouped) but accepted \(accepted.grouped) + rejected \(rejected.grouped) + failed \(failed.grouped) = \((accepted + rejected + failed).grouped)"
         case .reconciledButDisagrees(let field, let sender, let sink):
             "reconciled says true but the sink's \(field) is \(sink.grouped) where the sender's is \(sender.grouped)"
+        case .digestDisagrees(let place, let digested, let accepted):
+            "the \(place.isEmpty ? "" : place + "'s ")digest counts \(digested.grouped) notifications where \(place.isEmpty ? "" : "its ")accepted is \(accepted.grouped)"
         case .cardDoesNotAddUp(let violations, let counted):
             "the provider card says \(violations.grouped) violations where its checks count \(counted.grouped)"
         case .cardFlagWrong(let rule, let count, let passed):

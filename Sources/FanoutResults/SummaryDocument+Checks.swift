@@ -39,6 +39,16 @@ extension SummaryDocument {
                 reasons.append(.zeroLatencies(schema: schemaVersion))
             }
         }
+        // The digest sums what was accepted (the sender's of the answers it saw, the sink's of
+        // what it took): its count is the accepted count. Counts edited by hand beside it, as
+        // sent, accepted and requests of 2,000 beside "1,000 notifications", passed the gate
+        // (issue 61, session 37's pass).
+        if let digested = Self.digestedCount(digest), digested != accepted {
+            reasons.append(.digestDisagrees(where: "", digested: digested, accepted: accepted))
+        }
+        if let sink, let digested = Self.digestedCount(sink.digest), digested != sink.accepted {
+            reasons.append(.digestDisagrees(where: "sink", digested: digested, accepted: sink.accepted))
+        }
         if let card = provider?.card {
             let counted = card.checks.map(\.count).reduce(0, +)
             if card.violations != counted {
@@ -63,6 +73,15 @@ extension SummaryDocument {
             }
         }
         return reasons
+    }
+
+    /// The count a digest's text states (`1000 notifications, digest …`: `NotificationDigest`),
+    /// or `nil` when it states none.
+    static func digestedCount(_ digest: String) -> Int? {
+        guard let words = digest.split(separator: " ", maxSplits: 2).first.map(String.init),
+            digest.dropFirst(words.count).hasPrefix(" notifications")
+        else { return nil }
+        return Int(words)
     }
 
     /// Every count, time and rate below zero, by its key in the document.

@@ -18,6 +18,8 @@ struct InvalidReasonTests {
         .throughputAboveSent(perSecond: 1e9, sent: 20_000, seconds: 0.174),
         .latencyFileMissing,
         .sameRunTwice(folders: ["rep/repeat-1", "rep/repeat-3"]),
+        .digestDisagrees(where: "", digested: 1000, accepted: 2000),
+        .digestDisagrees(where: "sink", digested: 1000, accepted: 2000),
         .cardDoesNotAddUp(violations: 0, counted: 5),
         .cardFlagWrong(rule: "permanent-retried", count: 0, passed: false),
         .senderAndSinkDisagree,

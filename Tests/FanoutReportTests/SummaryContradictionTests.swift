@@ -135,13 +135,20 @@ import Testing
     @Test func moreAcceptedThanSentIsInvalid() throws {
         let (outcome, reasons) = try Self.gate { $0["accepted"] = 40_000 }
         #expect(outcome.status == .invalid)
-        #expect(reasons == [.outcomesDoNotAddUp(sent: 6000, accepted: 40_000, rejected: 20, failed: 10)])
+        #expect(
+            reasons == [
+                .outcomesDoNotAddUp(sent: 6000, accepted: 40_000, rejected: 20, failed: 10),
+                .digestDisagrees(where: "", digested: 5970, accepted: 40_000),
+            ]
+        )
     }
 
     @Test func aNegativeCountOrPercentileIsInvalid() throws {
         let (_, accepted) = try Self.gate {
             $0["accepted"] = -1
             $0["sent"] = 29
+            // The digest edited alike: this test is of the negative count.
+            $0["digest"] = "-1 notifications, digest 0000000000000000-0000000000000000"
         }
         // 29 sent cannot be its rate of thousands a second either.
         #expect(accepted.first == .negativeFigure(field: "accepted", value: -1))
@@ -171,13 +178,45 @@ import Testing
             $0["sink"] = sink
         }
         #expect(outcome.status == .invalid)
-        #expect(requests == [.reconciledButDisagrees(field: "accepted", sender: 1_000_000, sink: 999_000)])
+        #expect(
+            requests == [
+                .digestDisagrees(where: "sink", digested: 1_000_000, accepted: 999_000),
+                .reconciledButDisagrees(field: "accepted", sender: 1_000_000, sink: 999_000),
+            ]
+        )
         let (_, differences) = try Self.gate(Self.reconciled) {
             var sink = $0["sink"] as! [String: Any]
             sink["differences"] = ["digest of accepted notifications: sink …, sender …"]
             $0["sink"] = sink
         }
         #expect(differences == [.senderAndSinkDisagree])
+    }
+
+    /// Issue 61, session 37's pass: sent, accepted and requests all edited to 2,000 beside a
+    /// digest of 1,000 notifications passed `sent >= 2000`. The digest counts what was accepted,
+    /// the sender's and the sink's alike.
+    @Test func countsUnlikeTheirDigestAreInvalid() throws {
+        let (outcome, reasons) = try Self.gate(Self.reconciled) {
+            for key in ["sent", "accepted", "requests"] { $0[key] = 2_000_000 }
+            var sink = $0["sink"] as! [String: Any]
+            sink["accepted"] = 2_000_000
+            sink["requests"] = 2_000_000
+            $0["sink"] = sink
+            $0["throughput_per_second"] = 1.0
+        }
+        #expect(outcome.status == .invalid)
+        #expect(
+            reasons == [
+                .digestDisagrees(where: "", digested: 1_000_000, accepted: 2_000_000),
+                .digestDisagrees(where: "sink", digested: 1_000_000, accepted: 2_000_000),
+            ]
+        )
+        #expect(
+            reasons.map(\.description) == [
+                "the digest counts 1,000,000 notifications where accepted is 2,000,000",
+                "the sink's digest counts 1,000,000 notifications where its accepted is 2,000,000",
+            ]
+        )
     }
 
     /// The docs say a run with no answers never passes, whatever `valid` says.
@@ -189,6 +228,7 @@ import Testing
             $0["failed"] = [String: Int]()
             $0["latency_ms"] = NSNull()
             $0["throughput_per_second"] = NSNull()
+            $0["digest"] = "0 notifications, digest 0000000000000000-0000000000000000"
         }
         #expect(outcome.status == .invalid)
         #expect(reasons == [.noAnswers])
