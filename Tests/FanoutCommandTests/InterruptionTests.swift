@@ -53,6 +53,18 @@ import Testing
         return send
     }
 
+    /// A FIFO in `folder` that the test itself holds open as its writer (O_RDWR: Linux never
+    /// blocks that open): its path and the descriptor to write to and close. (A `sleep 60`
+    /// writer process cost the suite a minute in its stop: the runner's SIGTERM reached neither
+    /// it nor its shell.)
+    static func heldFIFO(in folder: String) throws -> (path: String, writer: Int32) {
+        let path = folder + "/tokens.fifo"
+        try #require(mkfifo(path, 0o600) == 0)
+        let writer = open(path, O_RDWR)
+        try #require(writer >= 0)
+        return (path, writer)
+    }
+
     /// Polls `condition` (`poll`) for at most `timeout`; throws saying `what` was not seen.
     static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
         guard poll(timeout: timeout, until: condition) else { throw NotSeen(what: what) }
@@ -204,13 +216,8 @@ import Testing
     @Test func aSilentTokenFIFOEndsWithTheDuration() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let fifo = folder + "/tokens.fifo"
-        try #require(mkfifo(fifo, 0o600) == 0)
-        // A writer that holds the FIFO open and writes nothing: the test, open for reading and
-        // writing (Linux never blocks that open). (A `sleep 60` writer cost the suite a minute
-        // in its stop: the runner's SIGTERM reached neither it nor its shell.)
-        let writer = open(fifo, O_RDWR)
-        try #require(writer >= 0)
+        // A writer that holds the FIFO open and writes nothing.
+        let (fifo, writer) = try Self.heldFIFO(in: folder)
         defer { close(writer) }
         let (sink, port) = try CommandRunner.sink(["--no-auth"])
         defer { sink.stop() }
@@ -255,12 +262,8 @@ import Testing
     @Test func tokensFromAStandardInputThatStaysOpenAreSent() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let fifo = folder + "/tokens.fifo"
-        try #require(mkfifo(fifo, 0o600) == 0)
-        // The test is the writer: open for reading and writing (Linux never blocks that open),
-        // five lines written, held open until the test ends.
-        let writer = open(fifo, O_RDWR)
-        try #require(writer >= 0)
+        // Five lines written, the FIFO held open until the test ends.
+        let (fifo, writer) = try Self.heldFIFO(in: folder)
         defer { close(writer) }
         let tokens = Array(((1...5).map { String(format: "%064x", $0) }.joined(separator: "\n") + "\n").utf8)
         #expect(tokens.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == tokens.count)

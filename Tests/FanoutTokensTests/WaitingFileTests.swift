@@ -75,12 +75,7 @@ import Glibc
         copy.start()
         // Bounded: a writer that failed leaves the reader waiting; the cancel ends it, and the
         // tokens read then are short of the set.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
-        var read: [String] = []
-        while let batch = stream.next() {
-            for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
-            stream.recycle(batch)
-        }
+        let read = Self.drain(stream)
         let summary = try #require(stream.waitForSummary(timeout: .seconds(30)))
         #expect(summary.error == nil, "\(String(describing: summary.error))")
         #expect(read == tokens)
@@ -118,14 +113,7 @@ import Glibc
     /// and no further once they cannot (a text line is told at its first byte).
     @Test func aHeaderWrittenInPiecesIsStillBinary() throws {
         let folder = TemporaryFolder()
-        let tokens = (0..<100).map { String(format: "%064x", $0) }
-        let source = folder.path + "/tokens.bin"
-        let setWriter = try TokenSetWriter(path: source, format: .binary)
-        for (index, token) in tokens.enumerated() {
-            try Array(token.utf8).withUnsafeBytes { try setWriter.append(hex: $0, line: index + 1) }
-        }
-        try setWriter.finish()
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let (tokens, bytes) = try Self.binarySet(100, in: folder)
         let path = try Self.fifo(in: folder)
         let stream = try TokenStream(.file(path))
         let writer = open(path, O_WRONLY)
@@ -135,12 +123,7 @@ import Glibc
         hold(for: .milliseconds(200)) { true }
         #expect(bytes.dropFirst(5).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == bytes.count - 5)
         close(writer)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { stream.cancel() }
-        var read: [String] = []
-        while let batch = stream.next() {
-            for index in 0..<batch.count { read.append(String(decoding: batch[index].token, as: UTF8.self)) }
-            stream.recycle(batch)
-        }
+        let read = Self.drain(stream)
         let summary = try #require(stream.waitForSummary(timeout: .seconds(30)))
         #expect(summary.error == nil, "\(String(describing: summary.error))")
         #expect(read == tokens)
