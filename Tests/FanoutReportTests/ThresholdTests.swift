@@ -98,6 +98,9 @@ struct ThresholdTests {
             // A decimal comma is no thousands separator (issue 61, review: 2,5ms was 25 ms).
             ("p99 < 2,5ms", "2,5ms is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),
             ("sent == 10,00", "10,00 is not a number with a unit, like 25ms, 100000/s or 0.1%", .limit),
+            // Too small for a Double: it read as 0 (issue 61, session 37's pass).
+            ("throughput > 1e-400", "1e-400 is too small to be told from 0", .limit),
+            ("p99 < 0.5e-330s", "0.5e-330s is too small to be told from 0", .limit),
             // A count is whole (issue 61, review).
             ("sent == 5000.5", "sent == 5000.5 cannot pass: sent is a count, never 5000.5", .cannotPass),
             (
@@ -317,7 +320,10 @@ struct ThresholdTests {
 
     /// The edges of "a count is whole": a fraction is a fine limit of an order, of a share, of
     /// a time and of a rate.
-    @Test(arguments: ["sent > 4999.5", "failed < 0.5", "errors == 0.5%", "p99 == 2.5", "throughput != 5000.5"])
+    @Test(arguments: [
+        "sent > 4999.5", "failed < 0.5", "errors == 0.5%", "p99 == 2.5", "throughput != 5000.5", "failed == 0e5",
+        "p99 > 0.0ms",
+    ])
     func fractionsSomeRunMeetsAreTaken(text: String) throws {
         _ = try Threshold(parsing: text)
     }

@@ -171,6 +171,12 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
                 "\(TextLines.quoted(text)) is not a number with a unit, like 25ms, 100000/s or 0.1%"
             )
         }
+        // A number too small for a Double reads as 0: `throughput > 1e-400` was `> 0` unsaid
+        // (issue 61, session 37's pass), as `1e-400s` once was a duration of nothing.
+        let mantissa = numberText.prefix { $0 != "e" && $0 != "E" }
+        if number == 0 && mantissa.contains(where: { ("1"..."9").contains($0) }) {
+            throw ThresholdError(.limit, "\(TextLines.quoted(text)) is too small to be told from 0")
+        }
         switch unit {
         case "%":
             return (number, "%")
