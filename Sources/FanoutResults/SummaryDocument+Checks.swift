@@ -75,13 +75,10 @@ extension SummaryDocument {
         return reasons
     }
 
-    /// The count a digest's text states (`1000 notifications, digest …`: `NotificationDigest`),
-    /// or `nil` when it states none.
+    /// The count a digest's text states (`NotificationDigest`'s own reading), or `nil` when
+    /// it is not a digest's text or its count is past Int's range.
     static func digestedCount(_ digest: String) -> Int? {
-        guard let words = digest.split(separator: " ", maxSplits: 2).first.map(String.init),
-            digest.dropFirst(words.count).hasPrefix(" notifications")
-        else { return nil }
-        return Int(words)
+        NotificationDigest(parsing: digest).flatMap { Int(exactly: $0.count) }
     }
 
     /// Every count, time and rate below zero, by its key in the document.

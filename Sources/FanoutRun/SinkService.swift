@@ -117,10 +117,13 @@ public struct SinkJob: Sendable {
     /// review); read here, the signal ends the command as it would any other.
     public struct TokenList: Sendable, Hashable {
         public var path: String
-        public var tokens: [String]
+        /// The set, hashed: the tokens' text is not kept (a list near 1 GiB would stay
+        /// resident for the whole run beside its index).
+        public let expected: ExpectedTokens
 
         public init(expecting path: String) throws(JobError) {
             self.path = path
+            let tokens: [String]
             do { tokens = try TokenListFile.tokens(at: path) } catch {
                 throw JobError.input(
                     error.line == nil
@@ -128,6 +131,18 @@ public struct SinkJob: Sendable {
                 )
             }
             guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
+            expected = ExpectedTokens(tokens)
+        }
+
+        /// One list is another when it read the same file into the same set (by identity: a
+        /// set counts what was accepted, so two readings are two sets).
+        public static func == (left: TokenList, right: TokenList) -> Bool {
+            left.path == right.path && left.expected === right.expected
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(path)
+            hasher.combine(ObjectIdentifier(expected))
         }
     }
 }
@@ -144,7 +159,7 @@ public struct SinkService: Service {
 
     public func run() async throws {
         let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
-        let expected = job.instrument?.expectTokens.map { ExpectedTokens($0.tokens) }
+        let expected = job.instrument?.expectTokens?.expected
         let instrument = job.instrument.map { settings in
             ProviderInstrument(
                 startMark: settings.trigger == nil ? .firstRequest : .explicit,

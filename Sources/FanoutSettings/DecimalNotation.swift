@@ -19,8 +19,10 @@ public enum DecimalNotation {
 
     /// The number `text` writes with its whole part perhaps grouped in thousands by `,` or `_`
     /// (`100,000`, `1_000_000.5`), or `nil`. A group is three digits after a first of one to
-    /// three that is not 0, so a decimal comma is refused, not read as a separator: `2,5ms` was 25 ms in a
-    /// threshold and passed a run of 8.6 ms (issue 61, review), `0,009s` 9 s and `10,00` 1000.
+    /// three that is not 0. So a comma is read as a thousands separator only where it can be
+    /// one: `2,5ms` was 25 ms in a threshold and passed a run of 8.6 ms, `0,009s` was 9 s and
+    /// `10,00` was 1000 (issue 61, review); all three are refused now. `2,500ms` is still
+    /// 2,500 ms, as an English reader means it.
     public static func parseGrouped(_ text: some StringProtocol) -> Double? {
         let separators: Set<Character> = [",", "_"]
         guard text.contains(where: separators.contains) else { return parse(text) }

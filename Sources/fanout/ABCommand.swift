@@ -82,9 +82,11 @@ struct ABCommand: ParsableCommand {
         }
         // Standard input is one stream: the first run would read it all and each other none
         // (issue 61, review: 300 piped tokens went to no run's count).
-        if let index = runOptions.firstIndex(where: { $0 == "--tokens" || $0 == "--tokens=-" }),
-            runOptions[index] == "--tokens=-" || runOptions.dropFirst(index + 1).first == "-"
-        {
+        let readsStandardInput = runOptions.indices.contains { index in
+            runOptions[index] == "--tokens=-"
+                || (runOptions[index] == "--tokens" && runOptions.dropFirst(index + 1).first == "-")
+        }
+        if readsStandardInput {
             throw ValidationError(
                 "--tokens - reads standard input, which only the first of ab's runs would see: give a token file."
             )

@@ -90,6 +90,7 @@ import Testing
         ),
         (["--", "send", "--tokens", "-"], stdinTokens),
         (["--", "send", "--tokens=-"], stdinTokens),
+        (["--", "send", "--tokens", "a.txt", "--tokens", "-"], stdinTokens),
     ])
     func badInputIsAUsageError(arguments: [String], message: String) throws {
         let fanout = CommandRunner.executable.path

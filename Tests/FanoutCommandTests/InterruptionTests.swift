@@ -296,8 +296,16 @@ import Testing
             "sink", "--listen", "127.0.0.1:0", "--expect-tokens", fifo, "--output", folder + "/sink",
         ])
         defer { sink.stop() }
-        // Nothing says "waiting in open": the sink is given time to get there, then signalled.
-        hold(for: .milliseconds(500)) { true }
+        // Signalled once one of its threads waits in the FIFO's open (the kernel's
+        // `wait_for_partner`): a signal before that would prove nothing.
+        let pid = sink.processIdentifier
+        let waiting = poll(timeout: .seconds(20)) {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.contains {
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/wchan", encoding: .utf8)) == "wait_for_partner"
+            }
+        }
+        try #require(waiting, "the sink never waited in the FIFO's open")
         sink.signal(SIGTERM)
         let result = try sink.wait(timeout: .seconds(10))
         #expect(result.status == 15 || result.status == 143, "\(result.errors)")

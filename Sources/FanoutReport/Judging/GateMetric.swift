@@ -102,8 +102,6 @@ public enum GateMetric: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var isTime: Bool { base?.isTime ?? false }
-    /// Whether its value is a number of things (sent, a reason's count, violations): whole.
-    public var isCount: Bool { !isTime && self != .run(.throughput) }
     /// Whether `%` reads the limit as a share: `errors` and the reasons' counts of `sent`, the
     /// fleet's counts of those received.
     public var takesShare: Bool { base?.takesShare ?? true }

@@ -119,16 +119,6 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         if let why = Self.whyItCannotFail(comparison, limit, isShare: isShare) {
             throw ThresholdError(.cannotFail, "\(TextLines.quoted(self.text)) cannot fail: \(why)")
         }
-        // A count is whole: `sent == 5000.5` failed every run and `sent != 5000.5` passed every
-        // one (issue 61, review).
-        if case .value(let bound) = limit, !isShare, metric.isCount, bound != bound.rounded() {
-            let why = "\(metric) is a count, never \(bound)"
-            switch comparison {
-            case .equal: throw ThresholdError(.cannotPass, "\(TextLines.quoted(self.text)) cannot pass: \(why)")
-            case .notEqual: throw ThresholdError(.cannotFail, "\(TextLines.quoted(self.text)) cannot fail: \(why)")
-            default: break
-            }
-        }
     }
 
     /// Why a threshold holds of every value its metric can take, if it does: every metric is 0
@@ -290,8 +280,6 @@ public struct ThresholdError: Error, Sendable, CustomStringConvertible, Equatabl
         case unit
         /// A threshold every value its metric can take passes (`errors < 101%`).
         case cannotFail
-        /// A threshold no value its metric can take passes (`sent == 5000.5`).
-        case cannotPass
         /// The thresholds file cannot be read.
         case file
     }
