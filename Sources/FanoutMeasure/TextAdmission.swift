@@ -49,8 +49,11 @@ struct TextAdmission {
 
     init(maxConnections: Int) {
         self.maxConnections = max(1, maxConnections)
-        share = (self.maxConnections + 1) / 2
+        share = Self.share(of: maxConnections)
     }
+
+    /// What one address may hold of `maxConnections`: half, rounded up, at least 1.
+    static func share(of maxConnections: Int) -> Int { (max(1, maxConnections) + 1) / 2 }
 
     /// Admits connection `id` from `address`, evicting one when a limit says so.
     mutating func admit(_ id: Int, from address: String) -> Outcome {

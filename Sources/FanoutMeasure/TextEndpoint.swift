@@ -172,7 +172,7 @@ public final class TextEndpoint: Sendable {
         newcomer: String,
         _ limits: Limits
     ) -> String {
-        let share = TextAdmission(maxConnections: limits.maxConnections).share
+        let share = TextAdmission.share(of: limits.maxConnections)
         switch limit {
         case .share:
             return "\(share) connections from \(victim.address), its share of \(limits.maxConnections): "

@@ -59,7 +59,7 @@ public final class RunOutput: Sendable {
         results: Results = .run
     ) throws(JobError) {
         // `--output ''` said "cannot write the --output folder : no such file" (issue 61, review).
-        guard path.contains(where: { !$0.isWhitespace }) else {
+        guard !path.trimmingBlanks.isEmpty else {
             throw JobError.option("\(option) is empty: name the folder for the results")
         }
         let files = FileManager.default

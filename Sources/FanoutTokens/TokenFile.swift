@@ -69,14 +69,10 @@ struct TokenFile: ~Copyable {
     func read(into buffer: UnsafeMutableRawBufferPointer, wake: TokenWake? = nil) throws(TokenSetError) -> Int {
         var filled = 0
         while filled < buffer.count {
-            if let wake, !wake.waitReadable(descriptor) { break }
-            let count = systemRead(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw TokenSetError("cannot read: \(String(cString: strerror(errno)))", source: name)
-            }
-            filled += count
+            let part = try readAvailable(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), wake: wake)
+            filled += part.count
+            // The end, or a wake (nothing read and no end).
+            if part.ended || part.count == 0 { break }
         }
         return filled
     }
