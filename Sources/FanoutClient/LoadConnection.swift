@@ -186,16 +186,16 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             case .reset(let stream, let started):
                 connection.resetStream(stream, code: .cancel)
                 if let started { recorder.complete(startedAt: started, now: now) }
-            case .send(let notification, let tag, let lag, let waited):
-                if let lag { recorder.lagged(lag, now: now) }
-                if let waited {
+            case .send(let send):
+                if let lag = send.lag { recorder.lagged(lag, now: now) }
+                if let waited = send.waited {
                     recorder.waitedForStream(
                         waited.nanoseconds,
                         streams: waited.streams,
-                        dueAt: notification.firstSentAt
+                        dueAt: send.notification.firstSentAt
                     )
                 }
-                guard send(notification, tag: tag, now: now, &connection) else { break steps }
+                guard self.send(send, now: now, &connection) else { break steps }
             case .goAway:
                 connection.goAway()
                 break steps
@@ -206,16 +206,15 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         if state.flushDue(now: now) { flush(now: now) }
     }
 
-    /// Encodes and sends `notification` on a stream tagged `tag`; `false` when the connection
-    /// could not open the stream (it goes back to the state to be sent again).
+    /// Encodes and sends `send`'s notification on a stream tagged with its slot; `false` when
+    /// the connection could not open the stream (it goes back to the state to be sent again).
     private mutating func send(
-        _ notification: PendingNotification,
-        tag: Int,
+        _ send: LoadConnectionState.Send,
         now: UInt64,
         _ connection: inout HTTP2Connection
     ) -> Bool {
-        var notification = notification
-        let record = notification.token
+        var send = send
+        let record = send.notification.token
         let input = NotificationInput(
             token: record.token,
             sequence: record.sequence,
@@ -227,11 +226,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             payload = try configuration.encoder.encode(input, into: &body)
         } catch {
             let cause: SkipCause = if case .tooLarge = error { .payloadTooLarge } else { .badFields }
-            state.skipped(notification, tag: tag, cause: cause)
+            state.skipped(send, cause: cause)
             return true
         }
         fields.select(token: record.token)
-        if notification.firstSentAt == 0 { notification.firstSentAt = now }
+        if send.notification.firstSentAt == 0 { send.notification.firstSentAt = now }
         var timed = false
         if timedAPNsIDs > 0 {
             fields.sendsID = untilTimedID == 0
@@ -242,18 +241,18 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             }
             untilTimedID -= 1
         } else if generatesAPNsID {
-            if notification.id == (0, 0) { notification.id = (random.next(), random.next()) }
-            fields.select(id: notification.id)
+            if send.notification.id == (0, 0) { send.notification.id = (random.next(), random.next()) }
+            fields.select(id: send.notification.id)
         }
         let digestHash = NotificationDigest.hash(token: record.token, payload: payload)
         let stream: UInt32
         do {
-            stream = try connection.sendRequest(fields, bodyBytes: payload, tag: UInt64(tag))
+            stream = try connection.sendRequest(fields, bodyBytes: payload, tag: UInt64(send.tag))
         } catch {
-            state.notSent(notification, tag: tag)
+            state.notSent(send)
             return false
         }
-        state.sent(notification, tag: tag, stream: stream, digestHash: digestHash, timed: timed, now: now)
+        state.sent(send, stream: stream, digestHash: digestHash, timed: timed, now: now)
         if isFirstSend {
             isFirstSend = false
             statistics.noteFirstSend(now)
@@ -310,7 +309,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         if let authorization = state.flush(now: now, counts: { statistics.add($0) }) {
             fields.shared = configuration.sharedFields(authorization: authorization)
         }
-        if state.gone.readableBytes > 0, let writer = configuration.goneTokens { writer.write(&state.gone) }
+        if state.ledger.gone.readableBytes > 0, let writer = configuration.goneTokens {
+            writer.write(&state.ledger.gone)
+        }
     }
 
     /// One answer in this many has its read delay recorded.

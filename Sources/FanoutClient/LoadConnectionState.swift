@@ -9,7 +9,7 @@ import NIOCore
 /// ```
 ///   glue: next(now:…) ──► .ping(epoch)            prove the peer alive since a loss elsewhere
 ///                    ──► .reset(stream, started?)  a stream unanswered past the timeout
-///                    ──► .send(notification, tag)  ──► sent(tag, stream, …) / notSent(tag, …)
+///                    ──► .send(Send)              ──► sent(send, stream, …) / notSent(send) / skipped(send, …)
 ///                    ──► .goAway                  every notification taken has its outcome
 ///                    ──► .wait                    until an event or `nextWakeUp`
 ///   events: release(tag:) + settle(…, after: answered / refused / reset), pingAcknowledged,
@@ -46,6 +46,63 @@ struct LoadConnectionState {
         var isFirstRequest: Bool { notification.attempts == 0 && !notification.wasSent }
     }
 
+    /// Where the connection is in its life. Only `taking` starts new work; every phase but
+    /// `closed` finishes what it holds.
+    ///
+    /// ```
+    ///   beforeStart(t) ──now ≥ t──► taking ──the feed has no more──► feedFinished
+    ///                                 ▲                                   │
+    ///                                 └──── another connection hands ─────┘
+    ///                                       work back
+    ///   taking / feedFinished ──the schedule is over, the feed closed──► scheduleEnded
+    ///   any ──GOAWAY said, or the connection ended──► closed(finished | noStreamAllowed | ended)
+    /// ```
+    enum Phase: Equatable {
+        /// Ready, but nothing goes out before this time (uptime nanoseconds; `--start-at`).
+        case beforeStart(UInt64)
+        /// New work is taken from the feed (and, in the open model, the schedule's tickets).
+        case taking
+        /// The feed had nothing more: what is held here finishes, and work another connection
+        /// hands back brings the connection back to `taking`.
+        case feedFinished
+        /// The schedule (or the closed model's duration) is over: no new token is started;
+        /// what is in flight, resent or retried still finishes.
+        case scheduleEnded
+        /// Nothing more is sent.
+        case closed(Closure)
+    }
+
+    /// Why nothing more is sent.
+    enum Closure: Equatable {
+        /// Every notification taken had its outcome and no work was left: GOAWAY was said.
+        case finished
+        /// The server allowed no stream for the stream timeout with nothing in flight: GOAWAY
+        /// was said, and what waited here went back to the feed.
+        case noStreamAllowed
+        /// The connection ended first.
+        case ended
+    }
+
+    /// A notification `next` hands out to send, on the stream slot it reserved: `sent`,
+    /// `notSent` or `skipped` takes it back.
+    struct Send {
+        var notification: PendingNotification
+        /// The stream slot reserved for it: its stream's tag.
+        let tag: Int
+        /// In the open model, how late the generator sends it beyond its due time and the
+        /// moment a stream came free for it (nanoseconds: the generator's own delay).
+        let lag: UInt64?
+        /// How long past its due time it waited for a stream, and how many streams the
+        /// connection then had busy (the server's limit: 1 before a connection's first request
+        /// is accepted, APNs's rule).
+        let waited: StreamWait?
+
+        /// `waited` in microseconds, as an `InFlight` keeps it (0: none).
+        var streamWaitMicroseconds: UInt32 {
+            waited.map { UInt32(min($0.nanoseconds / 1000, UInt64(UInt32.max))) } ?? 0
+        }
+    }
+
     /// What to do next on the connection.
     enum Step {
         /// Send a PING whose payload is this loss epoch: once acknowledged, the connection may
@@ -54,13 +111,9 @@ struct LoadConnectionState {
         /// Reset this stream: its request went unanswered for the stream timeout. `started`:
         /// the notification's start when that try was its last (its latency is recorded).
         case reset(stream: UInt32, started: UInt64?)
-        /// Send `notification` on a new stream tagged `tag`; then report `sent` or `notSent`
-        /// (or `skipped` when its payload cannot be made). `lag`: in the open model, how late
-        /// the generator sends it beyond its due time and the moment a stream came free for it
-        /// (nanoseconds: the generator's own delay). `waited`: how long past its due time it
-        /// waited for a stream, and how many streams the connection then had busy (the server's
-        /// limit: 1 before a connection's first request is accepted, APNs's rule).
-        case send(PendingNotification, tag: Int, lag: UInt64?, waited: StreamWait?)
+        /// Send this notification; then report `sent` or `notSent` (or `skipped` when its
+        /// payload cannot be made).
+        case send(Send)
         /// Every notification this connection took has its outcome and no work is left:
         /// say GOAWAY.
         case goAway
@@ -68,94 +121,23 @@ struct LoadConnectionState {
         case wait
     }
 
-    // Internal, not private: the state LoadConnectionState+Turn.swift and +Work.swift change
-    // (only `LoadConnection`, in this module, holds a state); the rest is private.
+    // Twelve stored properties: the phase, the feed and two settings, and the parts
+    // (LoadConnectionState+Parts.swift), each owning one concern. Internal where
+    // LoadConnectionState+Turn.swift and +Work.swift change them (only `LoadConnection`, in this
+    // module, holds a state); the phase changes only here.
+    private(set) var phase: Phase
     let feed: NotificationFeed
-    /// The open model's schedule, `nil` for the closed model.
-    let tickets: ArrivalTickets?
-    /// The connection slot it fills: whose share of the tickets it claims.
-    let slot: Int
     let streamTimeout: UInt64
     private var retryPolicy: RetryPolicy
-    /// Tokens answered 410 are kept for `--gone-tokens` when this is set.
-    private let collectsGone: Bool
-    private let providerTokens: ProviderTokens?
-
-    /// Nothing is sent before this time (uptime nanoseconds; `--start-at`), 0 once it passed
-    /// or when none was set.
-    var notBefore: UInt64
-    var slots: [InFlight?]
-    private var freeSlots: [Int]
-    private(set) var inFlight = 0
-    /// Sent again as soon as a stream is free (refused streams: the server never saw them).
-    var resend: [PendingNotification] = []
-    /// Waiting for their backoff to pass, earliest last.
-    var retries: [(due: UInt64, notification: PendingNotification)] = []
-    /// The batch this connection claims new tokens from, while it has unclaimed ones (other
-    /// connections may claim from it too: `FeedBatch`). Let go of once it is spent: from then
-    /// on in-flight notifications hold it, and the last to finish recycles it.
-    var batch: FeedBatch?
-    /// The feed had nothing ready: ask again at this time.
-    var starvedUntil: UInt64 = 0
-    var feedFinished = false
-    /// The schedule (or the closed model's duration) is over: no new token is started.
-    private(set) var scheduleEnded = false
-    /// The open model: a new token taken before its ticket fell due; it goes out with the
-    /// slot's next ticket. (A connection without a token claims no ticket: its slot's tickets
-    /// then go, overdue, to connections that have tokens.)
-    var waiting: PendingNotification?
-    /// When to ask for the next ticket: the start of its pacing window (0: none is waited for).
-    var nextTicketAt: UInt64 = 0
-    /// When a stream last came free after all were busy: a ticket due before then waited for
-    /// the server, not for the generator.
-    var capacityFreedAt: UInt64 = 0
-    /// The streams in flight when the last turn stopped for want of one (the server's limit).
-    var capacityStreams = 0
-    /// Since when every stream has been busy without a break (0: the last turn ended with a
-    /// stream to spare and nothing to send on it). A ticket due before then waited for
-    /// something else first (its connection, the generator): only the time after is a stream
-    /// wait. A turn that frees a stream and fills it again is no break.
-    var busySince: UInt64 = 0
-    /// The stream wait of the notification the last `.send` step handed out (microseconds),
-    /// kept here for `sent(…)` rather than carried through the connection.
-    private var sendingStreamWait: UInt32 = 0
-    /// The open model's tickets go out a window at a time (`PacingWindow`).
-    var pacing: PacingWindow
-    /// The largest pacing window it has used (nanoseconds).
-    var largestPacingWindow: UInt64 { pacing.largest }
-    private var isWritable = true
-    /// GOAWAY was said: nothing more is sent.
-    private(set) var isDone = false
-    /// The loss epoch (`NotificationFeed.lossEpoch`) this connection has shown its peer alive
-    /// through: it takes started notifications handed back after a loss only when this covers
-    /// the loss.
-    var provenEpoch: UInt64 = 0
-    /// The epoch and send time of the PING that is to show it, while unacknowledged.
-    var proofPing: (epoch: UInt64, sentAt: UInt64)?
-    /// Since when the server has allowed no stream at all, nothing in flight (0: it allows
-    /// some). RFC 9113 lets SETTINGS_MAX_CONCURRENT_STREAMS be 0 and a client wait for more;
-    /// a connection that waits the stream timeout so ends (`allowsNoStream`), or a run against
-    /// such a server never ended.
-    var noStreamSince: UInt64 = 0
-    /// The connection ended because the server allowed it no stream for the stream timeout.
-    private(set) var allowsNoStream = false
-    /// Whether the last turn stopped for want of a stream (or writability) rather than work:
-    /// then only an answer (or a window) can let more go, and no timer is needed for retries or
-    /// the feed.
-    var atCapacity = false
-    var lastTimeoutScan: UInt64
-    /// Where the timeout scan under way goes on (`resetOverdue`).
-    var timeoutScanPosition = 0
-    private var lastFlush: UInt64
-    /// Requests sent here and already added to the run's statistics.
-    private var flushedRequests = 0
-    /// The provider token's generation in the request fields.
-    private var authorizationGeneration: Int
-
-    /// Outcomes since the last flush.
-    private(set) var counts = LoadCounts()
-    /// Tokens answered 410, one a line, waiting to be written (`collectsGone`).
-    var gone = ByteBuffer()
+    var streams: StreamSlots
+    var held = HeldWork()
+    var openModel: OpenModelSlot
+    var capacity = Capacity()
+    var proof = PeerProof()
+    var ledger: Ledger
+    private var authorization: AuthorizationWatch
+    /// Whether the turn's start has steps left (a PING or a reset returned before the sends).
+    var inTurnStart = false
 
     init(
         feed: NotificationFeed,
@@ -170,126 +152,102 @@ struct LoadConnectionState {
         now: UInt64
     ) {
         self.feed = feed
-        self.tickets = tickets
-        self.slot = slot
-        self.notBefore = notBefore
-        self.collectsGone = collectsGone
-        self.providerTokens = providerTokens
-        self.authorizationGeneration = authorizationGeneration
+        phase = notBefore == 0 ? .taking : .beforeStart(notBefore)
         streamTimeout = shape.streamTimeout.wholeNanoseconds
         retryPolicy = RetryPolicy(shape, seed: retrySeed)
-        let cap = max(1, shape.streamsPerConnection)
-        slots = [InFlight?](repeating: nil, count: cap)
-        freeSlots = Array((0..<cap).reversed())
-        lastTimeoutScan = now
-        lastFlush = now
-        pacing = PacingWindow(shape.coalescing)
+        streams = StreamSlots(capacity: max(1, shape.streamsPerConnection), now: now)
+        openModel = OpenModelSlot(tickets: tickets, slot: slot, pacing: PacingWindow(shape.coalescing))
+        ledger = Ledger(collectsGone: collectsGone, now: now)
+        authorization = AuthorizationWatch(providerTokens: providerTokens, generation: authorizationGeneration)
     }
+
+    /// Notifications on the wire.
+    var inFlight: Int { streams.count }
+    /// Outcomes since the last flush.
+    var counts: LoadCounts { ledger.counts }
+    /// The largest pacing window it has used (nanoseconds).
+    var largestPacingWindow: UInt64 { openModel.pacing.largest }
+    /// The connection ended because the server allowed it no stream for the stream timeout.
+    var allowsNoStream: Bool { phase == .closed(.noStreamAllowed) }
 
     // MARK: Events
 
     /// The connection is up (its preface is queued).
     mutating func started(now: UInt64) {
-        capacityFreedAt = now
-        capacityStreams = 0
+        capacity.freedAt = now
+        capacity.busyStreams = 0
     }
 
     mutating func writabilityChanged(_ isWritable: Bool) {
-        self.isWritable = isWritable
+        capacity.isWritable = isWritable
     }
 
     /// The peer answered a PING sent after loss `opaque`: it is alive since.
     mutating func pingAcknowledged(_ opaque: UInt64) {
-        guard let ping = proofPing, ping.epoch == opaque else { return }
-        proofPing = nil
-        provenEpoch = max(provenEpoch, opaque)
+        proof.acknowledged(opaque)
     }
 
     /// The notification on the stream tagged `tag`, whose stream is now free; `nil` for a tag
     /// that is not in flight (answered already, or reset).
     mutating func release(tag: UInt64) -> InFlight? {
-        let slot = Int(tag)
-        guard slot < slots.count, let entry = slots[slot] else { return nil }
-        slots[slot] = nil
-        freeSlots.append(slot)
-        inFlight -= 1
-        return entry
+        streams.release(tag: tag)
     }
 
     /// Carries out the retry policy's decision for a try that ended with `result`. Returns the
     /// notification's start when this was its final outcome (its latency is to be recorded).
     mutating func settle(_ entry: InFlight, after result: RetryPolicy.Result, now: UInt64) -> UInt64? {
         if case .answered(let status, let reason) = result {
-            pacing.answered(sentAt: entry.sentAt, now: now)
+            openModel.pacing.answered(sentAt: entry.sentAt, now: now)
             if status == 200 {
-                counts.answeredOK += 1
+                ledger.counts.answeredOK += 1
             } else if let reason {
-                counts.answers[reason.index] += 1
+                ledger.counts.answers[reason.index] += 1
             }
         }
         var notification = entry.notification
         switch retryPolicy.next(after: result, attempts: Int(notification.attempts)) {
         case .accept:
-            counts.accept(digestHash: entry.digestHash)
+            ledger.counts.accept(digestHash: entry.digestHash)
             notification.finish()
             return notification.firstSentAt
         case .reject(let reason):
-            counts.reject(reason)
-            if reason.status == 410, collectsGone {
-                gone.writeBytes(notification.token.token)
-                gone.writeInteger(UInt8(ascii: "\n"))
-            }
+            ledger.counts.reject(reason)
+            if reason.status == 410, ledger.collectsGone { ledger.keepGone(notification.token.token) }
             notification.finish()
             return notification.firstSentAt
         case .fail(let cause):
-            counts.fail(cause)
+            ledger.counts.fail(cause)
             notification.finish()
             return notification.firstSentAt
         case .resend:
-            counts.resent += 1
+            ledger.counts.resent += 1
             notification.wasSent = true
-            resend.append(notification)
+            held.resend.append(notification)
             return nil
         case .retry(let delay):
             notification.attempts += 1
-            counts.retries += 1
-            let due = now + delay
-            let position = retries.firstIndex { $0.due < due } ?? retries.count
-            retries.insert((due, notification), at: position)
+            ledger.counts.retries += 1
+            held.retry(notification, at: now + delay)
             return nil
         }
     }
 
     /// The connection is gone. What was in flight is settled as lost (`started` gets the start
     /// of each that reached its final outcome), and everything waiting here goes back to the
-    /// feed for the connections still open — or, once the schedule is over, is left unsent.
-    /// Returns whether the connection made progress (sent anything).
+    /// feed for the connections still open. (Once the schedule is over nothing new waits here:
+    /// `endSchedule` left it unsent.) Returns whether the connection made progress (sent
+    /// anything).
     mutating func connectionEnded(now: UInt64, started: (UInt64) -> Void) -> Bool {
-        for index in slots.indices {
-            guard let entry = slots[index] else { continue }
-            slots[index] = nil
+        var lost: [InFlight] = []
+        streams.releaseAll { lost.append($0) }
+        for entry in lost {
             if let start = settle(entry, after: .connectionLost, now: now) { started(start) }
         }
-        freeSlots = Array((0..<slots.count).reversed())
-        inFlight = 0
-        var back: [PendingNotification] = resend
-        back += retries.map(\.notification)
-        if let waiting = waiting.take() {
-            if scheduleEnded { leaveUnsent(waiting) } else { back.append(waiting) }
-        }
-        if let batch, scheduleEnded {
-            leaveUnsent(batch)
-        } else if let batch {
-            for index in batch.claimRest() {
-                back.append(PendingNotification(batch: batch, index: Int32(index), attempts: 0, firstSentAt: 0))
-            }
-        }
-        resend.removeAll()
-        retries.removeAll()
-        batch = nil
-        isDone = true
+        var back = held.takeAll()
+        if let waiting = openModel.waiting.take() { back.append(waiting) }
+        if case .closed = phase {} else { phase = .closed(.ended) }
         feed.giveBack(back)
-        return counts.requests > 0 || flushedRequests > 0
+        return ledger.madeProgress
     }
 
     // MARK: Sending
@@ -302,43 +260,49 @@ struct LoadConnectionState {
     /// `availableStreams`: how many more streams the peer allows now.
     @inline(__always)
     mutating func next(now: UInt64, continuing: Bool, hasPeerSettings: Bool, availableStreams: Int) -> Step {
-        guard !isDone, hasPeerSettings else { return .wait }
-        if !continuing, tickets != nil { pacing.streamLimit(inFlight + min(availableStreams, freeSlots.count)) }
+        if case .closed = phase { return .wait }
+        guard hasPeerSettings else { return .wait }
+        if !continuing, openModel.tickets != nil {
+            openModel.pacing.streamLimit(streams.count + min(availableStreams, streams.freeCount))
+        }
         if !continuing || inTurnStart {
             if let step = startTurn(now: now) { return step }
         }
         var lookedAgain = false
         while true {
-            guard isWritable, !freeSlots.isEmpty, availableStreams > 0 else {
-                if availableStreams <= 0 && inFlight == 0 && noStreamSince == 0 { noStreamSince = now }
-                if !atCapacity { capacityStreams = isWritable ? inFlight : 0 }
-                if busySince == 0 { busySince = now }
-                atCapacity = true
+            guard capacity.isWritable, streams.freeCount > 0, availableStreams > 0 else {
+                if availableStreams <= 0 && streams.count == 0 && capacity.noStreamSince == 0 {
+                    capacity.noStreamSince = now
+                }
+                if !capacity.atCapacity { capacity.busyStreams = capacity.isWritable ? streams.count : 0 }
+                if capacity.busySince == 0 { capacity.busySince = now }
+                capacity.atCapacity = true
                 return .wait
             }
-            atCapacity = false
-            noStreamSince = 0
+            capacity.atCapacity = false
+            capacity.noStreamSince = 0
             if let (notification, lag, waited) = nextNotification(now: now) {
-                sendingStreamWait = waited.map { UInt32(min($0.nanoseconds / 1000, UInt64(UInt32.max))) } ?? 0
-                return .send(notification, tag: freeSlots.removeLast(), lag: lag, waited: waited)
+                return .send(Send(notification: notification, tag: streams.reserve(), lag: lag, waited: waited))
             }
             // No work now, a stream to spare: done once the feed is finished and nothing is
             // left here.
-            busySince = 0
-            guard feedFinished, inFlight == 0, resend.isEmpty, retries.isEmpty, batch == nil, waiting == nil else {
+            capacity.busySince = 0
+            guard phase == .feedFinished || phase == .scheduleEnded, streams.count == 0, held.isEmpty,
+                openModel.waiting == nil
+            else {
                 return .wait
             }
-            guard (scheduleEnded ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
+            guard (phase == .scheduleEnded ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
                 // Another connection handed work back after this one found the feed empty:
                 // look once more (it may be started work this connection must first prove
                 // its peer alive for).
-                feedFinished = false
+                if phase == .feedFinished { phase = .taking }
                 if lookedAgain { return .wait }
                 lookedAgain = true
-                if let epoch = proofNeeded(now: now) { return .ping(epoch) }
+                if let epoch = proof.needed(now: now, feed: feed, timeout: streamTimeout) { return .ping(epoch) }
                 continue
             }
-            isDone = true
+            phase = .closed(.finished)
             return .goAway
         }
     }
@@ -347,104 +311,95 @@ struct LoadConnectionState {
     /// connection says GOAWAY and ends, what waits here goes back to the feed, and the
     /// connection's end names the cause (`allowsNoStream`).
     mutating func endForWantOfStreams() -> Step {
-        noStreamSince = 0
-        allowsNoStream = true
-        isDone = true
+        capacity.noStreamSince = 0
+        phase = .closed(.noStreamAllowed)
         return .goAway
     }
 
-    /// `notification` went out on `stream` under `tag` (the slot `.send` reserved).
+    /// `send` went out on `stream`.
     @inline(__always)
-    mutating func sent(
-        _ notification: PendingNotification,
-        tag: Int,
-        stream: UInt32,
-        digestHash: UInt64,
-        timed: Bool,
-        now: UInt64
-    ) {
-        slots[tag] = InFlight(
-            notification: notification,
-            stream: stream,
-            streamWait: sendingStreamWait,
-            sentAt: now,
-            digestHash: digestHash,
-            timed: timed
+    mutating func sent(_ send: Send, stream: UInt32, digestHash: UInt64, timed: Bool, now: UInt64) {
+        streams.fill(
+            send.tag,
+            with: InFlight(
+                notification: send.notification,
+                stream: stream,
+                streamWait: send.streamWaitMicroseconds,
+                sentAt: now,
+                digestHash: digestHash,
+                timed: timed
+            )
         )
-        inFlight += 1
-        counts.requests += 1
+        ledger.counts.requests += 1
     }
 
-    /// The connection could not open a stream for `notification` (it is closing): it is sent
-    /// again at once, by this connection or, when it ends, another.
-    mutating func notSent(_ notification: PendingNotification, tag: Int) {
-        freeSlots.append(tag)
-        resend.append(notification)
+    /// The connection could not open a stream for `send` (it is closing): it is sent again at
+    /// once, by this connection or, when it ends, another.
+    mutating func notSent(_ send: Send) {
+        streams.unreserve(send.tag)
+        held.resend.append(send.notification)
     }
 
-    /// `notification`'s payload could not be made: it ends skipped, never sent.
-    mutating func skipped(_ notification: PendingNotification, tag: Int, cause: SkipCause) {
-        freeSlots.append(tag)
-        counts.skip(cause)
-        notification.finish()
+    /// `send`'s payload could not be made: it ends skipped, never sent.
+    mutating func skipped(_ send: Send, cause: SkipCause) {
+        streams.unreserve(send.tag)
+        ledger.counts.skip(cause)
+        send.notification.finish()
     }
 
     /// When `next` has something to do without an event: a stream's timeout, a retry's
     /// backoff, the feed asked again, a ticket falling due, the counts' flush, a PING's timeout,
     /// or the start time.
     var nextWakeUp: UInt64? {
-        guard !isDone else { return nil }
-        var earliest = notBefore == 0 ? UInt64.max : notBefore
-        if inFlight > 0 { earliest = lastTimeoutScan + Self.timeoutScanInterval }
-        if !atCapacity {
-            if let retry = retries.last { earliest = min(earliest, retry.due) }
-            if starvedUntil > 0 { earliest = min(earliest, starvedUntil) }
-            if nextTicketAt > 0 && !scheduleEnded { earliest = min(earliest, nextTicketAt) }
+        var earliest = UInt64.max
+        switch phase {
+        case .closed: return nil
+        case .beforeStart(let notBefore): earliest = notBefore
+        case .taking, .feedFinished, .scheduleEnded: break
         }
-        if counts.finals > 0 || counts.requests > 0 { earliest = min(earliest, lastFlush + Self.flushDelay) }
-        if let ping = proofPing { earliest = min(earliest, ping.sentAt + streamTimeout) }
-        if noStreamSince > 0 { earliest = min(earliest, noStreamSince + streamTimeout) }
+        if streams.count > 0 { earliest = streams.lastScan + Self.timeoutScanInterval }
+        if !capacity.atCapacity {
+            if let retry = held.nextRetry { earliest = min(earliest, retry) }
+            if held.starvedUntil > 0 { earliest = min(earliest, held.starvedUntil) }
+            if openModel.nextTicketAt > 0 && phase != .scheduleEnded {
+                earliest = min(earliest, openModel.nextTicketAt)
+            }
+        }
+        if let flush = ledger.nextFlush { earliest = min(earliest, flush) }
+        if let ping = proof.ping { earliest = min(earliest, ping.sentAt + streamTimeout) }
+        if capacity.noStreamSince > 0 { earliest = min(earliest, capacity.noStreamSince + streamTimeout) }
         return earliest == .max ? nil : earliest
     }
 
     // MARK: Flushing
 
-    /// Whether the counts are due to go to the run's statistics: every `LoadCounts.flushInterval`
-    /// outcomes, and at least every `flushDelay`.
-    func flushDue(now: UInt64) -> Bool {
-        counts.finals >= LoadCounts.flushInterval || now >= lastFlush + Self.flushDelay
-    }
+    /// Whether the counts are due to go to the run's statistics.
+    func flushDue(now: UInt64) -> Bool { ledger.flushDue(now: now) }
 
-    /// Hands the counts since the last flush to `deliver` (read in place: a copy kept past
-    /// the call would make clearing them reallocate their arrays) and returns the provider
-    /// token's new `authorization` when it was renewed since this connection's fields were made.
+    /// Hands the counts since the last flush to `deliver` and returns the provider token's new
+    /// `authorization` when it was renewed since this connection's fields were made.
     mutating func flush(now: UInt64, counts deliver: (LoadCounts) -> Void) -> String? {
-        lastFlush = now
-        var authorization: String?
-        if let providerTokens {
-            let current = providerTokens.current()
-            if current.generation != authorizationGeneration {
-                authorizationGeneration = current.generation
-                authorization = current.value
-            }
-        }
-        flushedRequests += counts.requests
-        deliver(counts)
-        counts.clear()
+        let authorization = authorization.renewed()
+        ledger.flush(now: now, deliver)
         return authorization
     }
 
     // MARK: Deciding (the turn's start: +Turn.swift; the next notification: +Work.swift)
 
-    /// Whether the turn's start has steps left (a PING or a reset returned before the sends).
-    var inTurnStart = false
-
     /// The schedule is over: the rest of the batch is not sent.
     mutating func endSchedule() {
-        scheduleEnded = true
-        if let waiting = waiting.take() { leaveUnsent(waiting) }
-        if let batch { leaveUnsent(batch) }
-        batch = nil
+        phase = .scheduleEnded
+        if let waiting = openModel.waiting.take() { leaveUnsent(waiting) }
+        if let batch = held.batch { leaveUnsent(batch) }
+        held.batch = nil
+    }
+
+    /// The start time came: new work is taken.
+    mutating func begin() { phase = .taking }
+
+    /// The feed had nothing more for this connection.
+    mutating func feedRanOut() {
+        if phase == .taking { phase = .feedFinished }
     }
 
     private mutating func leaveUnsent(_ notification: PendingNotification) {
@@ -462,7 +417,7 @@ struct LoadConnectionState {
 
     /// A token left unsent: past the schedule, or never sent because the run was interrupted.
     private mutating func countUnsent() {
-        if feed.isInterrupted { counts.unsent += 1 } else { counts.unscheduled += 1 }
+        if feed.isInterrupted { ledger.counts.unsent += 1 } else { ledger.counts.unscheduled += 1 }
     }
 
     static let timeoutScanInterval: UInt64 = 250_000_000

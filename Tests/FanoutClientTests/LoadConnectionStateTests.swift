@@ -88,18 +88,18 @@ struct LoadConnectionStateTests {
                 seen.append(.ping(epoch))
             case .reset(let stream, let started):
                 seen.append(.reset(stream: stream, started: started))
-            case .send(var notification, let tag, let lag, let wait):
-                if let wait { waited?(wait) }
-                if notification.firstSentAt == 0 { notification.firstSentAt = now }
+            case .send(var send):
+                if let wait = send.waited { waited?(wait) }
+                if send.notification.firstSentAt == 0 { send.notification.firstSentAt = now }
                 seen.append(
                     .send(
-                        index: notification.index,
-                        attempts: notification.attempts,
-                        firstSentAt: notification.firstSentAt,
-                        lag: lag
+                        index: send.notification.index,
+                        attempts: send.notification.attempts,
+                        firstSentAt: send.notification.firstSentAt,
+                        lag: send.lag
                     )
                 )
-                state.sent(notification, tag: tag, stream: UInt32(2 * tag + 1), digestHash: 0, timed: false, now: now)
+                state.sent(send, stream: UInt32(2 * send.tag + 1), digestHash: 0, timed: false, now: now)
                 available -= 1
             case .goAway:
                 seen.append(.goAway)
@@ -270,7 +270,7 @@ struct LoadConnectionStateTests {
                 .send(index: 0, attempts: 1, firstSentAt: 1, lag: nil), .wait,
             ]
         )
-        #expect(second.provenEpoch == 1)
+        #expect(second.proof.provenEpoch == 1)
     }
 
     /// GOAWAY mid-run: the server answers the streams up to its last stream id; those past it
@@ -400,7 +400,7 @@ struct LoadConnectionStateTests {
         var state = Self.machine(feed, tickets: tickets)
         let steps = Self.turn(&state, now: Self.second + 5 * Self.ms)
         #expect(Self.sends(steps) == [0, 1, 2] && steps.last == .wait)
-        #expect(state.scheduleEnded)
+        #expect(state.phase == .scheduleEnded)
         #expect(state.counts.unscheduled == 7)
         for tag in 0..<3 { try Self.answer(&state, tag: tag, now: Self.second + 6 * Self.ms) }
         #expect(Self.turn(&state, now: Self.second + 6 * Self.ms) == [.goAway])
