@@ -69,12 +69,70 @@ struct SinkConnectionState {
     /// TCP retransmissions (1 + 2 + 4 s), as the request timeout does.
     static let settingsTimeout: UInt64 = 10_000_000_000
 
+    /// Where the connection is, as far as this state machine has said.
+    enum Phase: Equatable {
+        /// Taking requests.
+        case serving
+        /// This state machine ended the connection: no GOAWAY of its own is due after it. The
+        /// requests open when it was said still finish, their stream limit may still flip, and
+        /// those that never arrive whole are still reset.
+        case closing(Closing)
+    }
+
+    /// How this state machine ended the connection.
+    enum Closing: Equatable {
+        /// At once, without GOAWAY (`close-after-requests`).
+        case aborted
+        /// GOAWAY with this reason: the scenario's, or IdleTimeout.
+        case goAway(APNsReason)
+        /// GOAWAY SETTINGS_TIMEOUT.
+        case settingsTimeout
+    }
+
+    /// The stream limit this side announces, and the SETTINGS that carry it: the limit flips
+    /// only while the peer acknowledges them.
+    struct StreamLimit {
+        /// Whether the limit is the raised one (after a first acceptance, or a certificate).
+        var raised = false
+        /// Whether the provider authenticated with a TLS client certificate (not tokens).
+        var certificateAuthenticated = false
+        /// SETTINGS this state machine had sent (every `.setMaxConcurrentStreams`), the
+        /// acknowledgements seen at the last look, and since when a flip has been held back by
+        /// `unacknowledgedSettingsLimit` with no acknowledgement since (`nil`: none is).
+        var settingsSent = 0
+        var acknowledgementsSeen = 0
+        var flipsBlockedSince: UInt64?
+
+        /// Follows the peer's acknowledgements (the connection's initial SETTINGS and each one
+        /// sent here are all it can acknowledge): under the limit, flips are no longer held back;
+        /// an acknowledgement while they still are starts the wait again.
+        mutating func observe(unacknowledged: Int, now: UInt64) {
+            let acknowledged = 1 + settingsSent - unacknowledged
+            if unacknowledged < SinkConnectionState.unacknowledgedSettingsLimit {
+                flipsBlockedSince = nil
+            } else if acknowledged != acknowledgementsSeen, flipsBlockedSince != nil {
+                flipsBlockedSince = now
+            }
+            acknowledgementsSeen = acknowledged
+        }
+
+        /// Raises or lowers the limit, unless too many SETTINGS wait for their acknowledgement;
+        /// whether it flipped.
+        mutating func flip(raise: Bool, unacknowledged: Int, now: UInt64) -> Bool {
+            guard unacknowledged < SinkConnectionState.unacknowledgedSettingsLimit else {
+                if flipsBlockedSince == nil { flipsBlockedSince = now }
+                return false
+            }
+            raised = raise
+            settingsSent += 1
+            return true
+        }
+    }
+
     let settings: Settings
     let openedAt: UInt64
-    /// Whether the stream limit is the raised one (after a first acceptance, or a certificate).
-    private(set) var streamsRaised = false
-    /// Whether the provider authenticated with a TLS client certificate (not tokens).
-    private(set) var certificateAuthenticated = false
+    private(set) var phase = Phase.serving
+    private(set) var streams = StreamLimit()
     /// Requests seen: a connection whose count has not moved over a whole idle timeout, with
     /// nothing open or held, is idle. Only requests count: idle means no progress, not no
     /// frames (PINGs, SETTINGS or a stream that never ends keep nothing alive).
@@ -83,15 +141,6 @@ struct SinkConnectionState {
     private var idleCheck: (at: UInt64, activity: Int)?
     /// When streams whose requests are still arriving are looked at next.
     private var requestCheck: UInt64?
-    private var timedGoAwayDone = false
-    private var countedGoAwayDone = false
-    private var settingsTimeoutDone = false
-    /// SETTINGS this state machine had sent (every `.setMaxConcurrentStreams`), the
-    /// acknowledgements seen at the last look, and since when a flip has been held back by
-    /// `unacknowledgedSettingsLimit` with no acknowledgement since (`nil`: none is).
-    private var settingsSent = 0
-    private var acknowledgementsSeen = 0
-    private var flipsBlockedSince: UInt64?
 
     init(_ settings: Settings, openedAt: UInt64) {
         self.settings = settings
@@ -100,56 +149,65 @@ struct SinkConnectionState {
         requestCheck = settings.requestTimeout.map { openedAt + $0 }
     }
 
+    /// Whether the stream limit is the raised one.
+    var streamsRaised: Bool { streams.raised }
+    /// Whether the provider authenticated with its certificate.
+    var certificateAuthenticated: Bool { streams.certificateAuthenticated }
+
     /// A request arrived; `total` requests have on this connection, it included.
     mutating func requestArrived(total: Int) -> Action? {
         activity &+= 1
-        if let limit = settings.faults.closeAfterRequests, total >= limit { return .abort }
+        if let limit = settings.faults.closeAfterRequests, total >= limit { return close(.aborted) }
         return nil
     }
 
     /// A request was answered or held (`total` on this connection).
     mutating func requestHandled(total: Int) -> Action? {
-        guard !countedGoAwayDone, let limit = settings.faults.goAwayAfterRequests, total >= limit else { return nil }
-        countedGoAwayDone = true
-        return .goAway(settings.faults.goAwayReason)
+        guard phase == .serving, let limit = settings.faults.goAwayAfterRequests, total >= limit else { return nil }
+        return close(.goAway(settings.faults.goAwayReason))
     }
 
     /// Whether an answer with this verdict may change the stream limit (`answered` has nothing
     /// to say otherwise): the first acceptance, or a verdict that flips a throttled limit.
     func mayChangeStreams(accepted: Bool) -> Bool {
-        accepted ? !streamsRaised : settings.throttleAfterRejection && streamsRaised
+        accepted ? !streams.raised : settings.throttleAfterRejection && streams.raised
     }
 
     /// An answer went out: accepted (200) or rejected. `unacknowledged`: the SETTINGS this
     /// side has sent that the peer has not acknowledged.
     mutating func answered(accepted: Bool, unacknowledged: Int, now: UInt64) -> Action? {
-        observe(unacknowledged: unacknowledged, now: now)
+        streams.observe(unacknowledged: unacknowledged, now: now)
         if accepted {
-            guard !streamsRaised else { return nil }
+            guard !streams.raised else { return nil }
             return flip(raise: true, unacknowledged: unacknowledged, now: now)
         }
-        guard settings.throttleAfterRejection, streamsRaised else { return nil }
+        guard settings.throttleAfterRejection, streams.raised else { return nil }
         return flip(raise: false, unacknowledged: unacknowledged, now: now)
     }
 
     /// The provider authenticated with its certificate: Apple's one stream until a valid token
     /// is a token connection's rule, so its streams are raised now, not at the first acceptance.
     mutating func certificateVerified(now: UInt64) -> Action? {
-        certificateAuthenticated = true
-        guard !streamsRaised else { return nil }
-        streamsRaised = true
-        settingsSent += 1
+        streams.certificateAuthenticated = true
+        guard !streams.raised else { return nil }
+        streams.raised = true
+        streams.settingsSent += 1
         return .setMaxConcurrentStreams(settings.maxConcurrentStreams)
     }
 
     private mutating func flip(raise: Bool, unacknowledged: Int, now: UInt64) -> Action? {
-        guard unacknowledged < Self.unacknowledgedSettingsLimit else {
-            if flipsBlockedSince == nil { flipsBlockedSince = now }
-            return nil
-        }
-        streamsRaised = raise
-        settingsSent += 1
+        guard streams.flip(raise: raise, unacknowledged: unacknowledged, now: now) else { return nil }
         return .setMaxConcurrentStreams(raise ? settings.maxConcurrentStreams : settings.initialMaxConcurrentStreams)
+    }
+
+    /// Ends the connection this way: the action that says so.
+    private mutating func close(_ closing: Closing) -> Action {
+        phase = .closing(closing)
+        switch closing {
+        case .aborted: return .abort
+        case .goAway(let reason): return .goAway(reason)
+        case .settingsTimeout: return .goAwaySettingsTimeout
+        }
     }
 
     /// The connection's state at a wake-up, for the checks that need it.
@@ -166,37 +224,23 @@ struct SinkConnectionState {
             requestCheck = nil
             return .resetIncompleteRequests(openedBy: now - min(now, timeout))
         }
+        guard phase == .serving else { return nil }
         if let check = idleCheck, now >= check.at, let timeout = settings.idleTimeout {
             if check.activity == activity && load.openStreams == 0 && load.heldAnswers == 0 {
                 // APNs closes idle connections too; a shared sink must not keep them forever.
                 idleCheck = nil
-                return .goAway(.idleTimeout)
+                return close(.goAway(.idleTimeout))
             }
             idleCheck = (now + timeout, activity)
         }
-        if !timedGoAwayDone, let after = settings.faults.goAwayAfter, now >= openedAt + after.wholeNanoseconds {
-            timedGoAwayDone = true
-            return .goAway(settings.faults.goAwayReason)
+        if let after = settings.faults.goAwayAfter, now >= openedAt + after.wholeNanoseconds {
+            return close(.goAway(settings.faults.goAwayReason))
         }
-        observe(unacknowledged: load.unacknowledgedSettings, now: now)
-        if !settingsTimeoutDone, let since = flipsBlockedSince, now >= since + Self.settingsTimeout {
-            settingsTimeoutDone = true
-            return .goAwaySettingsTimeout
+        streams.observe(unacknowledged: load.unacknowledgedSettings, now: now)
+        if let since = streams.flipsBlockedSince, now >= since + Self.settingsTimeout {
+            return close(.settingsTimeout)
         }
         return nil
-    }
-
-    /// Follows the peer's acknowledgements (the connection's initial SETTINGS and each one sent
-    /// here are all it can acknowledge): under the limit, flips are no longer held back; an
-    /// acknowledgement while they still are starts the wait again.
-    private mutating func observe(unacknowledged: Int, now: UInt64) {
-        let acknowledged = 1 + settingsSent - unacknowledged
-        if unacknowledged < Self.unacknowledgedSettingsLimit {
-            flipsBlockedSince = nil
-        } else if acknowledged != acknowledgementsSeen, flipsBlockedSince != nil {
-            flipsBlockedSince = now
-        }
-        acknowledgementsSeen = acknowledged
     }
 
     /// After `.resetIncompleteRequests`: the oldest request still arriving (its HEADERS'
@@ -208,15 +252,15 @@ struct SinkConnectionState {
 
     /// When `timeAction` has something to look at next (`nil`: nothing timed).
     var nextDeadline: UInt64? {
-        var earliest: UInt64?
+        var earliest = requestCheck
         func consider(_ time: UInt64?) {
             guard let time else { return }
             earliest = earliest.map { min($0, time) } ?? time
         }
-        if !timedGoAwayDone, let after = settings.faults.goAwayAfter { consider(openedAt + after.wholeNanoseconds) }
+        guard phase == .serving else { return earliest }
+        if let after = settings.faults.goAwayAfter { consider(openedAt + after.wholeNanoseconds) }
         consider(idleCheck?.at)
-        consider(requestCheck)
-        if !settingsTimeoutDone, let since = flipsBlockedSince { consider(since + Self.settingsTimeout) }
+        if let since = streams.flipsBlockedSince { consider(since + Self.settingsTimeout) }
         return earliest
     }
 }
