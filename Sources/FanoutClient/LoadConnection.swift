@@ -209,11 +209,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// Encodes and sends `send`'s notification on a stream tagged with its slot; `false` when
     /// the connection could not open the stream (it goes back to the state to be sent again).
     private mutating func send(
-        _ send: LoadConnectionState.Send,
+        _ send: consuming LoadConnectionState.Send,
         now: UInt64,
         _ connection: inout HTTP2Connection
     ) -> Bool {
-        var send = send
         let record = send.notification.token
         let input = NotificationInput(
             token: record.token,

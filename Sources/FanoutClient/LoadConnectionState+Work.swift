@@ -8,8 +8,11 @@ extension LoadConnectionState {
         if let notification = held.resend.popLast() { return (notification, nil, nil) }
         if let retry = held.dueRetry(now: now) { return (retry, nil, nil) }
         if let started = feed.takeStarted(proven: proof.provenEpoch) { return (started, nil, nil) }
-        if phase != .scheduleEnded && feed.isClosed { endSchedule() }
-        if phase == .scheduleEnded { return nil }
+        if case .scheduleEnded = phase { return nil }
+        if feed.isClosed {
+            endSchedule()
+            return nil
+        }
         guard let tickets = openModel.tickets else { return nextToken(now: now).map { ($0, nil, nil) } }
         let horizon = openModel.pacing.horizon(now: now)
         // Its ticket is known to fall in a later window: no need to ask (an answer's turn).

@@ -70,7 +70,23 @@ struct LoadConnectionState {
         case scheduleEnded
         /// Nothing more is sent.
         case closed(Closure)
+
+        /// The feed is done with, or the schedule over: the connection ends once what it holds
+        /// has finished.
+        var isFinishing: Bool {
+            switch self {
+            case .feedFinished, .scheduleEnded: true
+            case .beforeStart, .taking, .closed: false
+            }
+        }
+
+        /// Past the schedule: only notifications already started are sent.
+        var isPastSchedule: Bool {
+            if case .scheduleEnded = self { true } else { false }
+        }
     }
+
+    // Read with `case` patterns: `==` on an enum with payloads is a call (scripts/cost.sh).
 
     /// Why nothing more is sent.
     enum Closure: Equatable {
@@ -287,16 +303,16 @@ struct LoadConnectionState {
             // No work now, a stream to spare: done once the feed is finished and nothing is
             // left here.
             capacity.busySince = 0
-            guard phase == .feedFinished || phase == .scheduleEnded, streams.count == 0, held.isEmpty,
+            guard phase.isFinishing, streams.count == 0, held.isEmpty,
                 openModel.waiting == nil
             else {
                 return .wait
             }
-            guard (phase == .scheduleEnded ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
+            guard (phase.isPastSchedule ? feed.startedWaiting : feed.returnedWaiting) == 0 else {
                 // Another connection handed work back after this one found the feed empty:
                 // look once more (it may be started work this connection must first prove
                 // its peer alive for).
-                if phase == .feedFinished { phase = .taking }
+                if case .feedFinished = phase { phase = .taking }
                 if lookedAgain { return .wait }
                 lookedAgain = true
                 if let epoch = proof.needed(now: now, feed: feed, timeout: streamTimeout) { return .ping(epoch) }
@@ -318,7 +334,7 @@ struct LoadConnectionState {
 
     /// `send` went out on `stream`.
     @inline(__always)
-    mutating func sent(_ send: Send, stream: UInt32, digestHash: UInt64, timed: Bool, now: UInt64) {
+    mutating func sent(_ send: consuming Send, stream: UInt32, digestHash: UInt64, timed: Bool, now: UInt64) {
         streams.fill(
             send.tag,
             with: InFlight(
@@ -335,7 +351,7 @@ struct LoadConnectionState {
 
     /// The connection could not open a stream for `send` (it is closing): it is sent again at
     /// once, by this connection or, when it ends, another.
-    mutating func notSent(_ send: Send) {
+    mutating func notSent(_ send: consuming Send) {
         streams.unreserve(send.tag)
         held.resend.append(send.notification)
     }
@@ -361,7 +377,7 @@ struct LoadConnectionState {
         if !capacity.atCapacity {
             if let retry = held.nextRetry { earliest = min(earliest, retry) }
             if held.starvedUntil > 0 { earliest = min(earliest, held.starvedUntil) }
-            if openModel.nextTicketAt > 0 && phase != .scheduleEnded {
+            if openModel.nextTicketAt > 0 && !phase.isPastSchedule {
                 earliest = min(earliest, openModel.nextTicketAt)
             }
         }
@@ -399,7 +415,7 @@ struct LoadConnectionState {
 
     /// The feed had nothing more for this connection.
     mutating func feedRanOut() {
-        if phase == .taking { phase = .feedFinished }
+        if case .taking = phase { phase = .feedFinished }
     }
 
     private mutating func leaveUnsent(_ notification: PendingNotification) {

@@ -163,7 +163,7 @@ struct SinkConnectionState {
 
     /// A request was answered or held (`total` on this connection).
     mutating func requestHandled(total: Int) -> Action? {
-        guard phase == .serving, let limit = settings.faults.goAwayAfterRequests, total >= limit else { return nil }
+        guard case .serving = phase, let limit = settings.faults.goAwayAfterRequests, total >= limit else { return nil }
         return close(.goAway(settings.faults.goAwayReason))
     }
 
@@ -224,7 +224,7 @@ struct SinkConnectionState {
             requestCheck = nil
             return .resetIncompleteRequests(openedBy: now - min(now, timeout))
         }
-        guard phase == .serving else { return nil }
+        guard case .serving = phase else { return nil }
         if let check = idleCheck, now >= check.at, let timeout = settings.idleTimeout {
             if check.activity == activity && load.openStreams == 0 && load.heldAnswers == 0 {
                 // APNs closes idle connections too; a shared sink must not keep them forever.
@@ -257,7 +257,7 @@ struct SinkConnectionState {
             guard let time else { return }
             earliest = earliest.map { min($0, time) } ?? time
         }
-        guard phase == .serving else { return earliest }
+        guard case .serving = phase else { return earliest }
         if let after = settings.faults.goAwayAfter { consider(openedAt + after.wholeNanoseconds) }
         consider(idleCheck?.at)
         if let since = streams.flipsBlockedSince { consider(since + Self.settingsTimeout) }
