@@ -321,7 +321,7 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutTestSupport",
                 crypto,
-            ] + nio("NIOCore", "NIOEmbedded", "NIOPosix"),
+            ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOEmbedded", "NIOPosix"),
             exclude: ["Peers"]
         ),
         .testTarget(

@@ -57,12 +57,14 @@ public final class ChildProcess: Sendable {
 
     /// Starts `executable` (a path; a relative one from the working directory) with
     /// `arguments`, standard output and error appended to the file at `output` (made if
-    /// missing), standard input empty, and `environment` (`nil`: this process's).
+    /// missing), standard input empty, and `environment` (`nil`: this process's). `ended` is
+    /// told how it ended, once it has (on the thread that waits for it).
     public init(
         _ executable: String,
         _ arguments: [String],
         output: String,
-        environment: [String: String]? = nil
+        environment: [String: String]? = nil,
+        ended whenEnded: (@Sendable (Termination) -> Void)? = nil
     ) throws(ChildProcessError) {
         let log = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard log >= 0 else { throw ChildProcessError(executable, "cannot open \(output): \(Self.errnoText())") }
@@ -113,8 +115,10 @@ public final class ChildProcess: Sendable {
             // The status word: the low 7 bits the signal that ended it (0: it exited), the next
             // byte its exit status.
             let signal = status & 0x7F
-            ended.withLockedValue { $0 = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal) }
+            let termination: Termination = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+            ended.withLockedValue { $0 = termination }
             endSignal.signal()
+            whenEnded?(termination)
         }
     }
 

@@ -56,7 +56,8 @@ final class TriggerProcess: Sendable {
     /// Whether it was still running when the sink stopped it.
     private let stopped = NIOLockedValueBox(false)
 
-    init(command: String, log path: String, sinkPort: Int?) throws {
+    /// `ended`: told once the command has ended (on another thread).
+    init(command: String, log path: String, sinkPort: Int?, ended: (@Sendable () -> Void)? = nil) throws {
         self.command = command
         logPath = path
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
@@ -68,7 +69,13 @@ final class TriggerProcess: Sendable {
             environment?["FANOUT_SINK_PORT"] = String(sinkPort)
         }
         do {
-            child = try ChildProcess("/bin/sh", ["-c", command], output: path, environment: environment)
+            child = try ChildProcess(
+                "/bin/sh",
+                ["-c", command],
+                output: path,
+                environment: environment,
+                ended: { _ in ended?() }
+            )
         } catch {
             throw JobError.resource("--trigger \(command) could not start: \(error.reason)")
         }

@@ -180,10 +180,12 @@ public struct SinkService: Service {
             trigger = try job.instrument?.trigger.flatMap { command in
                 guard let output, let instrument else { return nil }
                 instrument.markStart(at: NIODeadline.now().uptimeNanoseconds)
+                let changes = running.sink.statistics.changes
                 return try TriggerProcess(
                     command: command,
                     log: output.path + "/" + TriggerProcess.logName,
-                    sinkPort: running.sink.localAddress.port
+                    sinkPort: running.sink.localAddress.port,
+                    ended: { changes.signal() }
                 )
             }
         } catch {
@@ -202,7 +204,13 @@ public struct SinkService: Service {
                     return .signal
                 }
                 group.addTask {
-                    try await watch(running.sink, instrument: instrument, trigger: trigger, live: running.live)
+                    try await watch(
+                        running.sink,
+                        on: running.group.next(),
+                        instrument: instrument,
+                        trigger: trigger,
+                        live: running.live
+                    )
                 }
                 let first = try await group.next()!
                 group.cancelAll()
@@ -257,28 +265,31 @@ public struct SinkService: Service {
 
     /// Waits for the first of the job's ends: the expected notifications or tokens, its
     /// duration, idleness after the last request (or, before any, no request within
-    /// `firstRequestWithin`). Checks every 20 ms; a trigger that could not
-    /// start ends the wait with an error. Once a second it gives `live` the second's figures.
+    /// `firstRequestWithin`); a trigger that could not start ends the wait with an error. Once
+    /// a second it gives `live` the second's figures. It looks when the sink's counts move
+    /// (`SinkStatistics.changes`), when the trigger ends, and at the next of those times (timed
+    /// on `loop`), never by polling.
     private func watch(
         _ sink: Sink,
+        on loop: any EventLoop,
         instrument: ProviderInstrument?,
         trigger: TriggerProcess?,
         live: LiveReport?
     ) async throws -> SinkJob.Ending.Reason {
         let ending = job.ending
-        let started = ContinuousClock.now
+        let second: UInt64 = 1_000_000_000
+        let started = NIODeadline.now().uptimeNanoseconds
         var lastCount = 0
         var lastChange = started
         var seconds = SinkLiveSeconds()
         while true {
-            try await Task.sleep(for: .milliseconds(20))
-            let now = ContinuousClock.now
-            if let live, now - started >= .seconds(seconds.closed + 1) {
+            try Task.checkCancellation()
+            let now = NIODeadline.now().uptimeNanoseconds
+            if let live, now - started >= UInt64(seconds.closed + 1) * second {
                 let summary = sink.statistics.summary
-                let elapsed = (now - started).components
                 live.update(
                     seconds.close(
-                        elapsed: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18,
+                        elapsed: Double(now - started) / 1e9,
                         accepted: summary.accepted,
                         rejected: LiveDocument.named(summary.rejected),
                         connections: sink.statistics.openConnections.count
@@ -288,16 +299,32 @@ public struct SinkService: Service {
             if let trigger, let failure = trigger.startFailure { throw JobError.resource(failure) }
             if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return .expect }
             if let expected = instrument?.expected, expected.isComplete { return .expectTokens }
-            if let duration = ending.duration, now - started >= duration { return .duration }
             let count = sink.statistics.requestCount
             if count != lastCount {
                 lastCount = count
                 lastChange = now
             }
-            if let idle = ending.idleExit {
-                if count > 0, now - lastChange >= idle { return .idleExit }
-                if count == 0, now - started >= max(idle, ending.firstRequestWithin) { return .noRequest }
+            // The times at which an end falls due, or the live page's next second.
+            var due = UInt64.max
+            if let duration = ending.duration {
+                if now - started >= duration.wholeNanoseconds { return .duration }
+                due = min(due, started + duration.wholeNanoseconds)
             }
+            if let idle = ending.idleExit {
+                if count > 0 {
+                    if now - lastChange >= idle.wholeNanoseconds { return .idleExit }
+                    due = min(due, lastChange + idle.wholeNanoseconds)
+                } else {
+                    let within = max(idle, ending.firstRequestWithin).wholeNanoseconds
+                    if now - started >= within { return .noRequest }
+                    due = min(due, started + within)
+                }
+            }
+            if live != nil { due = min(due, started + UInt64(seconds.closed + 1) * second) }
+            await sink.statistics.changes.wait(
+                until: due == .max ? .distantFuture : .uptimeNanoseconds(due),
+                on: loop
+            )
         }
     }
 

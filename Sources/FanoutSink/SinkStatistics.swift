@@ -93,6 +93,8 @@ public final class SinkStatistics: Sendable {
     public var requestCount: Int { requests.load(ordering: .relaxed) }
     /// Accepted notifications counted so far (as `requestCount`).
     public var acceptedCount: Int { accepted.load(ordering: .relaxed) }
+    /// Signalled whenever a connection's counts are added: what a job watching them waits on.
+    public let changes = Wakeup()
 
     func add(_ counts: SinkCounts, to record: SinkConnectionRecord) {
         record.add(counts)
@@ -100,6 +102,7 @@ public final class SinkStatistics: Sendable {
     }
 
     func add(_ counts: SinkCounts) {
+        defer { changes.signal() }
         requests.wrappingIncrement(by: counts.requests, ordering: .relaxed)
         accepted.wrappingIncrement(by: counts.accepted, ordering: .relaxed)
         bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)

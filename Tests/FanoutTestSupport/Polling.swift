@@ -45,3 +45,34 @@ public func blockThread(for duration: Duration) {
     let end = ContinuousClock.now + duration
     while ContinuousClock.now < end {}
 }
+
+/// `poll` for async tests: suspends between looks instead of blocking the thread, so the tasks
+/// it waits for can run on the cooperative pool (two threads on two cores: a blocked one is
+/// half of it).
+public func pollSuspending(
+    timeout: Duration,
+    every interval: Duration = .milliseconds(10),
+    until condition: () throws -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: interval)
+    }
+    return true
+}
+
+/// `hold` for async tests (as `pollSuspending`).
+public func holdSuspending(
+    for duration: Duration,
+    every interval: Duration = .milliseconds(10),
+    while inForce: () throws -> Bool
+) async throws -> Bool {
+    let end = ContinuousClock.now + duration
+    var held = true
+    _ = try await pollSuspending(timeout: duration + .seconds(1), every: interval) {
+        held = try inForce()
+        return !held || ContinuousClock.now >= end
+    }
+    return held
+}
