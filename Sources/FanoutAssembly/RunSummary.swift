@@ -80,11 +80,11 @@ public struct RunSummary: Sendable {
 
     /// Notifications with a final outcome per second of the run; with a warm-up, those that
     /// started after it (the ones latency counts, and the ones an offered rate counts), per
-    /// second from its end to the run's. Counting every completion after the warm-up instead
+    /// second from its end (`warmUpStart` + `warmUp`) to the run's. Counting every completion after the warm-up instead
     /// counted the backlog the warm-up left too: a search step offered 1,000/s "achieved" 1,056/s.
     public var throughput: Double {
         guard report.warmUp > .zero else { return seconds > 0 ? Double(report.snapshot.sent) / seconds : 0 }
-        let length = seconds - report.warmUp.seconds
+        let length = seconds - report.warmUpStart.seconds - report.warmUp.seconds
         return length > 0 ? Double(report.snapshot.latency.totalCount) / length : 0
     }
 

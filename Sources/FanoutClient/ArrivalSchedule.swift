@@ -274,6 +274,12 @@ package final class ArrivalTickets: Sendable {
         retired = (0..<max(1, slots)).map { _ in ManagedAtomic(false) }
     }
 
+    /// When the schedule started (uptime nanoseconds), `nil` before the first claim.
+    var startedAt: UInt64? {
+        let start = start.load(ordering: .relaxed)
+        return start == 0 ? nil : start
+    }
+
     /// `slot`'s connection will ask for no more tickets of its own (it has no tokens left):
     /// its tickets go to whichever connection asks once they are due.
     func retire(slot: Int) {

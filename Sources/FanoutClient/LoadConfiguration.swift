@@ -64,8 +64,9 @@ public struct LoadModel: Sendable {
     public var schedule: ArrivalSchedule?
     /// The closed model: after this long no new token is started; what is in flight finishes.
     public var duration: Duration?
-    /// Notifications started in the run's first `warmUp` count in every outcome but not in
-    /// the latency histograms or the throughput.
+    /// Notifications started in the first `warmUp` of sending (from the schedule's start, or
+    /// the first request: `WarmUpOrigin`) count in every outcome but not in the latency
+    /// histograms or the throughput.
     public var warmUp: Duration = .zero
     /// The open model: a run in which the generator fell further behind its schedule than this
     /// (with a stream free to send on) is invalid.

@@ -27,6 +27,9 @@ extension LoadEngine {
         /// The open model's schedule, this run's shard of it (`nil`: the closed model).
         public var schedule: ArrivalSchedule?
         public var warmUp: Duration
+        /// When the warm-up began, from the run's start: where sending began (the schedule's
+        /// start, or the first request), after connecting (`WarmUpOrigin`).
+        public var warmUpStart: Duration = .zero
         /// The lag beyond which the run is invalid.
         public var maxLag: Duration
         /// The open model: arrivals the schedule held for which no token was left (the set was

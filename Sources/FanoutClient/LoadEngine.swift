@@ -111,7 +111,13 @@ public final class LoadEngine: Sendable {
                 backlogLimit: model.maxBacklog
             )
         }
-        let recording = Recording(group: group, statistics: statistics, start: start.uptime, warmUp: model.warmUp)
+        let recording = Recording(
+            group: group,
+            statistics: statistics,
+            start: start.uptime,
+            warmUp: model.warmUp,
+            tickets: tickets
+        )
         let driver = RunDriver(engine: self, start: start, tickets: tickets, recording: recording, progress: progress)
         driver.drive()
         let gaveUp = driver.gaveUp.map { GiveUp(endpoint: "\(configuration.host):\(configuration.port)", why: $0) }
@@ -151,6 +157,7 @@ public final class LoadEngine: Sendable {
             firstSend: statistics.firstSend == 0 ? nil : start.date(ofUptime: statistics.firstSend),
             schedule: model.shardSchedule,
             warmUp: model.warmUp,
+            warmUpStart: recording.collector.warmUpStart.map { max(.zero, start.elapsed(at: $0)) } ?? .zero,
             maxLag: model.maxLag,
             tokensRanOut: stop == nil && !isCancelled ? tickets?.ranOut : nil,
             backlogCut: tickets?.backlogCut,

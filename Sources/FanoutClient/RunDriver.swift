@@ -235,10 +235,21 @@ final class Recording {
     private let rollers: [RepeatedTask]
     private let probes: [NIOLoopBoundBox<EventLoopLagProbe>]
 
-    init(group: any EventLoopGroup, statistics: LoadStatistics, start: UInt64, warmUp: Duration) {
+    init(
+        group: any EventLoopGroup,
+        statistics: LoadStatistics,
+        start: UInt64,
+        warmUp: Duration,
+        tickets: ArrivalTickets?
+    ) {
         var loops: [any EventLoop] = []
         for loop in group.makeIterator() { loops.append(loop) }
-        let collector = IntervalCollector(start: start, warmUp: warmUp.wholeNanoseconds, loops: loops.count)
+        let collector = IntervalCollector(
+            start: start,
+            warmUp: warmUp.wholeNanoseconds,
+            from: tickets.map { .schedule($0) } ?? .firstSend(statistics),
+            loops: loops.count
+        )
         statistics.record(into: collector)
         self.collector = collector
         // Made here and handed to their loops whole: nothing else holds them.

@@ -37,6 +37,35 @@ import Testing
         #expect(collector.lag.totalCount == 1)
     }
 
+    /// The warm-up counts from where sending starts, not from the run's start: connecting took
+    /// 300 ms here, and a 500 ms warm-up keeps out what started before 800 ms, not 500 ms. The
+    /// open model's origin is the schedule's first claim; the closed model's, the first send.
+    @Test func theWarmUpCountsFromWhereSendingStarts() throws {
+        let ms = Self.millisecond
+        for open in [true, false] {
+            let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .seconds(5)))
+            let statistics = LoadStatistics()
+            let origin: WarmUpOrigin = open ? .schedule(tickets) : .firstSend(statistics)
+            let collector = IntervalCollector(start: 0, warmUp: 500 * ms, from: origin, loops: 1)
+            let recorder = LoopRecorder(collector: collector)
+            #expect(collector.warmUpEnd == nil, "nothing sent yet")
+            _ = tickets.claim(now: 300 * ms)
+            statistics.noteFirstSend(300 * ms)
+            #expect(collector.warmUpEnd == 800 * ms)
+            recorder.complete(startedAt: 600 * ms, now: 650 * ms)
+            recorder.complete(startedAt: 799 * ms, now: 850 * ms)
+            recorder.complete(startedAt: 800 * ms, now: 820 * ms)
+            recorder.complete(startedAt: 900 * ms, now: 930 * ms)
+            recorder.finish()
+            collector.closeAll()
+            #expect(collector.latency.totalCount == 2, "\(origin)")
+            #expect(collector.intervals.map(\.completed).reduce(0, +) == 4)
+        }
+        // Without a warm-up nothing waits for the origin.
+        let none = IntervalCollector(start: 0, warmUp: 0, from: .firstSend(LoadStatistics()), loops: 1)
+        #expect(none.warmUpEnd == 0)
+    }
+
     /// Each completion is filed in the 100 ms bin its offset from the run's start falls in, on
     /// either side of each boundary; none before the start or from 10 s on. A loop hands its bins
     /// over when it finishes, and the collector adds the loops' up.
