@@ -31,7 +31,7 @@ extension ProbeDocument {
                 afterFirstAccepted: after?.maxConcurrentStreams,
                 peakInFlight: record.peakInFlight
             ),
-            answers: record.answers,
+            answers: ProbeAnswer.named(record.answers),
             resets: record.resets,
             window: outcome.settingsLast.map {
                 Window(record.window, origin: origin, streamWindow: $0.initialWindowSize)
@@ -123,7 +123,7 @@ extension ProbeDocument.Flow {
             sent: record.sent,
             answered: record.answered,
             resets: record.resets,
-            answers: record.answers,
+            answers: ProbeAnswer.named(record.answers),
             seconds: Double(end - record.started) / 1e9,
             steadySeconds: record.steadySpan.map { Double($0.to - $0.from) / 1e9 } ?? 0,
             ratePerSecond: record.rate,

@@ -71,7 +71,7 @@ extension ProbeState {
         public var sent = 0
         public var answered = 0
         public var resets = 0
-        public var answers: [String: Int] = [:]
+        public var answers: [ProbeAnswer: Int] = [:]
         /// Answers in the steady part, and what the server credited back on the connection then.
         public var steadyAnswered = 0
         public var steadyCredited = 0
@@ -185,7 +185,7 @@ extension ProbeState {
             stoppedByCount = byCount
         }
 
-        mutating func answered(_ key: String, at now: UInt64) {
+        mutating func answered(_ key: ProbeAnswer, at now: UInt64) {
             answered += 1
             answers[key, default: 0] += 1
             ended = now

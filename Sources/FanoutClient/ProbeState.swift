@@ -50,7 +50,7 @@ public struct ProbeState: Sendable {
         public var peakInFlight = 0
         /// Answers by `status` or `status reason`, one at a time and in parallel (the flow
         /// test's are its own).
-        public var answers: [String: Int] = [:]
+        public var answers: [ProbeAnswer: Int] = [:]
         /// Requests reset (REFUSED_STREAM, or the server's RST_STREAM) rather than answered.
         public var resets = 0
         public var accepted = 0
@@ -190,7 +190,7 @@ public struct ProbeState: Sendable {
     public mutating func answered(tag: UInt64, status: Int, reason: APNsReason?, now: UInt64) {
         guard let sent = sentAt.removeValue(forKey: tag) else { return }
         let roundTrip = now - min(now, sent)
-        let key = reason.map { "\(status) \($0.rawValue)" } ?? "\(status)"
+        let key = ProbeAnswer(status: status, reason: reason)
         switch phase {
         case .flowing, .draining:
             record.flow?.answered(key, at: now)
@@ -276,5 +276,24 @@ public struct ProbeState: Sendable {
     static func median(_ values: [UInt64]) -> UInt64 {
         guard !values.isEmpty else { return 0 }
         return values.sorted()[(values.count - 1) / 2]
+    }
+}
+
+/// What an answer said, as the probe counts answers: its status and, for an error, APNs's
+/// reason. Written "200" or "400 BadDeviceToken" in probe.json (`name`).
+public struct ProbeAnswer: Hashable, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var reason: APNsReason?
+
+    public init(status: Int, reason: APNsReason? = nil) {
+        self.status = status
+        self.reason = reason
+    }
+
+    public var description: String { reason.map { "\(status) \($0.rawValue)" } ?? "\(status)" }
+
+    /// Counts by answer, keyed by their words: probe.json's `answers`.
+    public static func named(_ counts: [ProbeAnswer: Int]) -> [String: Int] {
+        Dictionary(counts.map { ($0.key.description, $0.value) }, uniquingKeysWith: +)
     }
 }

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutReport
 import FanoutSink
 
@@ -7,7 +8,7 @@ import FanoutSink
 /// its seconds carry none.
 struct SinkLiveSeconds {
     private var seconds: [LiveDocument.Second] = []
-    private var last = (accepted: 0, rejected: [String: Int]())
+    private var last = (accepted: 0, rejected: [APNsReason: Int]())
     /// Seconds closed so far: the next to close is this one.
     private(set) var closed = 0
 
@@ -15,17 +16,24 @@ struct SinkLiveSeconds {
     mutating func close(
         elapsed: Double,
         accepted: Int,
-        rejected: [String: Int],
+        rejected: [APNsReason: Int],
         connections: Int
     ) -> LiveDocument {
         let second = closed
         closed += 1
-        var inSecond: [String: Int] = [:]
+        var inSecond: [APNsReason: Int] = [:]
         for (reason, count) in rejected where count > last.rejected[reason, default: 0] {
             inSecond[reason] = count - last.rejected[reason, default: 0]
         }
         let completed = accepted - last.accepted + inSecond.values.reduce(0, +)
-        seconds.append(.init(second: second, completed: completed, rejected: inSecond, connections: connections))
+        seconds.append(
+            .init(
+                second: second,
+                completed: completed,
+                rejected: LiveDocument.named(inSecond),
+                connections: connections
+            )
+        )
         if seconds.count > LiveDocument.secondsKept { seconds.removeFirst(seconds.count - LiveDocument.secondsKept) }
         last = (accepted, rejected)
         return LiveDocument(
@@ -34,7 +42,7 @@ struct SinkLiveSeconds {
             finished: accepted + rejected.values.reduce(0, +),
             ratePerSecond: Double(completed),
             accepted: accepted,
-            rejected: rejected,
+            rejected: LiveDocument.named(rejected),
             failed: [:],
             seconds: seconds
         )

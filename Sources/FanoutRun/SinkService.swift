@@ -291,7 +291,7 @@ public struct SinkService: Service {
                     seconds.close(
                         elapsed: Double(now - started) / 1e9,
                         accepted: summary.accepted,
-                        rejected: LiveDocument.named(summary.rejected),
+                        rejected: summary.rejected,
                         connections: sink.statistics.openConnections.count
                     )
                 )

@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutReport
 import Testing
 
@@ -8,13 +9,13 @@ import Testing
 @Suite struct SinkLiveSecondsTests {
     @Test func eachSecondHoldsWhatChangedInIt() {
         var seconds = SinkLiveSeconds()
-        let first = seconds.close(elapsed: 1.02, accepted: 900, rejected: ["Unregistered": 10], connections: 2)
+        let first = seconds.close(elapsed: 1.02, accepted: 900, rejected: [.unregistered: 10], connections: 2)
         #expect(first.second == 1 && first.command == "sink" && first.finished == 910)
         #expect(first.seconds == [.init(second: 0, completed: 910, rejected: ["Unregistered": 10], connections: 2)])
         let second = seconds.close(
             elapsed: 2.01,
             accepted: 1_900,
-            rejected: ["Unregistered": 15, "BadDeviceToken": 1],
+            rejected: [.unregistered: 15, .badDeviceToken: 1],
             connections: 3
         )
         #expect(second.accepted == 1_900 && second.ratePerSecond == 1_006)
