@@ -90,14 +90,16 @@ package final class LoopRecorder {
     /// An answer was handled at `now`, in a read burst that began at `readStartedAt`: what it
     /// waited while the answers before it in the burst were handled.
     func answerRead(startedAt readStartedAt: UInt64, now: UInt64) {
+        roll(to: now)
         readDelay.record(nanoseconds: now - min(now, readStartedAt))
     }
 
     /// A timed answer came `returnPath` after the sink wrote it. On a first try, the harness's
     /// share of its latency (the latency less the sink's hold) was `own`, and the sender's part
     /// of that `senderShare` (its send lateness and the way back); `nil` on a retry, whose
-    /// latency holds earlier tries too.
-    func timedAnswer(returnPath: UInt64, firstTry: (own: UInt64, senderShare: UInt64)?) {
+    /// latency holds earlier tries too. `now`: when it was handled, the second it falls in.
+    func timedAnswer(returnPath: UInt64, firstTry: (own: UInt64, senderShare: UInt64)?, now: UInt64) {
+        roll(to: now)
         self.returnPath.record(nanoseconds: returnPath)
         guard let firstTry else { return }
         own.record(nanoseconds: firstTry.own)

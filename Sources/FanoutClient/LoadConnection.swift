@@ -297,7 +297,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 own: now - min(now, notification.firstSentAt + streamWait + answer.held),
                 senderShare: entry.sentAt - min(entry.sentAt, notification.firstSentAt + streamWait) + returnPath
             ) : nil
-        recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry)
+        recorder.timedAnswer(returnPath: returnPath, firstTry: firstTry, now: now)
     }
 
     /// The counts go to the run's statistics; a renewed provider token goes into the fields;

@@ -3,7 +3,8 @@
 /// and the memory grows, rarely, only when a notification needs more. No `ByteBuffer`, so the
 /// hot path reads no class property and pays no runtime exclusivity check.
 public struct PayloadBuffer {
-    /// The allocation; replaced whole to grow, so a copy of the buffer never sees it change.
+    /// The allocation; replaced whole to grow. Copies of the buffer share it until one grows
+    /// (no copy on write): each sender owns one buffer and encodes into it alone.
     final class Storage {
         let bytes: UnsafeMutableRawBufferPointer
 

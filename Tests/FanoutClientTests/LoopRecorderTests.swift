@@ -108,6 +108,24 @@ import Testing
         #expect(collector.intervals.first?.completed == 3)
     }
 
+    /// A read delay goes into the second the answer was read in: read 2.5 s into the run after
+    /// a completion in second 0, it is second 2's, not second 0's (the recorder rolls first).
+    @Test func aReadDelayIsFiledInTheSecondOfItsRead() {
+        let collector = IntervalCollector(start: 0, warmUp: 0, loops: 1)
+        let recorder = LoopRecorder(collector: collector)
+        recorder.complete(startedAt: 0, now: 100 * Self.millisecond)
+        recorder.answerRead(startedAt: 2497 * Self.millisecond, now: 2500 * Self.millisecond)
+        recorder.finish()
+        collector.closeAll()
+        let intervals = collector.intervals
+        #expect(intervals.map(\.second) == [0, 1, 2])
+        #expect(intervals[0].readDelayP99 == 0 && intervals[1].readDelayP99 == 0)
+        #expect(
+            intervals[2].readDelayP99 >= 2_970 && intervals[2].readDelayP99 <= 3_030,
+            "\(intervals[2].readDelayP99) µs"
+        )
+    }
+
     /// Stream waits count outside the warm-up only; the sender's own delays go to its loop.
     @Test func streamWaitsAndOwnDelaysGoWhereTheyBelong() {
         let collector = IntervalCollector(start: 0, warmUp: Self.second, loops: 2)
@@ -115,8 +133,12 @@ import Testing
         recorder.waitedForStream(5 * Self.millisecond, streams: 1, dueAt: 500 * Self.millisecond)
         recorder.waitedForStream(7 * Self.millisecond, streams: 4, dueAt: 1500 * Self.millisecond)
         recorder.waitedForStream(2 * Self.millisecond, streams: 2, dueAt: 1600 * Self.millisecond)
-        recorder.timedAnswer(returnPath: 1 * Self.millisecond, firstTry: (own: 4 * Self.millisecond, senderShare: 0))
-        recorder.timedAnswer(returnPath: 2 * Self.millisecond, firstTry: nil)
+        recorder.timedAnswer(
+            returnPath: 1 * Self.millisecond,
+            firstTry: (own: 4 * Self.millisecond, senderShare: 0),
+            now: 1600 * Self.millisecond
+        )
+        recorder.timedAnswer(returnPath: 2 * Self.millisecond, firstTry: nil, now: 1600 * Self.millisecond)
         recorder.loopLagged(6 * Self.millisecond, now: 1700 * Self.millisecond)
         recorder.finish()
         collector.closeAll()
