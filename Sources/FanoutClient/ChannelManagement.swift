@@ -44,14 +44,19 @@ public struct ChannelManagement: Sendable {
         }
         let app = app
         let authority = connection.authority ?? connection.host
+        let scheme = connection.scheme
         let authorization = connection.providerTokens?.current().value
         let unanswered = Array(repeating: ChannelRequest.Answer(status: 0), count: requests.count)
         let result = connection.connect(
             on: loop,
             delegate: {
-                ChannelRequests(requests: requests, app: app, authority: authority, authorization: authorization) {
-                    ended.succeed(Outcome(answers: $0, failure: $1))
-                }
+                ChannelRequests(
+                    requests: requests,
+                    app: app,
+                    authority: authority,
+                    scheme: scheme,
+                    authorization: authorization
+                ) { ended.succeed(Outcome(answers: $0, failure: $1)) }
             }
         )
         .flatMap { opened, _ in

@@ -51,12 +51,13 @@ package struct ChannelRequests: HTTP2ConnectionDelegate {
         requests: [ChannelRequest],
         app: String,
         authority: String,
+        scheme: String = "https",
         authorization: String?,
         inFlight: Int = 100,
         done: @escaping @Sendable ([ChannelRequest.Answer], String?) -> Void
     ) {
         self.requests = requests
-        common = [(":scheme", "https"), (":authority", authority), (":path", "/1/apps/\(app)/channels")]
+        common = [(":scheme", scheme), (":authority", authority), (":path", "/1/apps/\(app)/channels")]
         self.authorization = authorization
         answers = Array(repeating: ChannelRequest.Answer(status: 0), count: requests.count)
         self.inFlight = max(1, inFlight)

@@ -242,11 +242,16 @@ public struct LoadConfiguration: Sendable {
             .recover { _ in failure }
     }
 
+    /// `:scheme`: the target URI's (RFC 9113 §8.3.1), http over h2c; APNs itself is https only.
+    var scheme: String {
+        if case .cleartext = transport { "http" } else { "https" }
+    }
+
     /// The header fields every request shares, in the order they are sent after `:path`.
     func sharedFields(authorization: String?) -> HTTP2Fields {
         typealias Header = APNsRequest.Header
         var fields: [(name: String, value: String)] = [
-            (":method", "POST"), (":scheme", "https"), (":authority", authority ?? host),
+            (":method", "POST"), (":scheme", scheme), (":authority", authority ?? host),
         ]
         // A broadcast names its app in the path (docs/apns.md, "Broadcast channels").
         if broadcastApp == nil { fields.append(("\(Header.topic)", headers.topic)) }
