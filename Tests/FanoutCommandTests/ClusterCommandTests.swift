@@ -107,10 +107,17 @@ import Testing
         #expect(files["thresholds"] == "failed == 0\n")
         let merge = try #require(found.merge)
         #expect(merge.backoffLimit == 0)
-        let script = merge.script
-        #expect(script.contains("fanout merge $(ls -d $dir/shard-*/"))
-        #expect(script.contains("fanout gate $dir/merged --thresholds /etc/fanout/files/thresholds"))
-        #expect(script.contains("while [ $i -le \(shards) ]"))
+        // The script's lines, each whole (indentation aside).
+        let script = merge.script.split(separator: "\n").map { $0.drop { $0 == " " } }.joined(separator: "\n")
+        #expect(
+            lines(of: script, keyed: "fanout ")
+                == [
+                    "fanout merge $(ls -d $dir/shard-*/ 2>/dev/null | sed 's:/$::') --output $dir/merged",
+                    "fanout gate $dir/merged --thresholds /etc/fanout/files/thresholds --junit $dir/merged/junit.xml",
+                ],
+            "\(merge.script)"
+        )
+        #expect(lines(of: script, keyed: "while [ $i") == ["while [ $i -le \(shards) ]; do"], "\(merge.script)")
     }
 
     @Test(.requires(.kubernetesValidate, .yaml)) func withASinkTheShardsSendToItsServiceAndKeysGoInASecret() throws {
