@@ -133,7 +133,7 @@ import Testing
         ])
         #expect(bad.status == 64)
         #expect(
-            errorLine(of: bad.standardError) == "error: --scenario \(folder)/bad.scenario:3: priority is 10, 5 or 1, not 7",
+            errorLine(of: bad.standardError) == "error: \(folder)/bad.scenario:3: priority is 10, 5 or 1, not 7.",
             "\(bad.standardError)"
         )
         let unknown = try CommandRunner.run([
@@ -143,7 +143,7 @@ import Testing
         #expect(unknown.status == 64)
         #expect(
             errorLine(of: unknown.standardError)
-                == "error: cannot read the scenario file \(folder)/none.scenario: No such file or directory",
+                == "error: cannot read the scenario file \(folder)/none.scenario: no such file.",
             "\(unknown.standardError)"
         )
     }
