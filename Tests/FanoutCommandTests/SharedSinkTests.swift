@@ -245,13 +245,13 @@ import Testing
                 == LimitLine(
                     kind: "refused",
                     address: "127.0.0.2",
-                    detail: "fanout sink: 8 connections from 127.0.0.2, the per-peer limit"
+                    detail: "8 connections from 127.0.0.2, the per-peer limit"
                 ),
             "\(log)"
         )
         #expect(
             refusals.contains {
-                $0.address == "127.0.0.1" && $0.detail == "fanout sink: 8 connections from 127.0.0.1, the per-peer limit"
+                $0.address == "127.0.0.1" && $0.detail == "8 connections from 127.0.0.1, the per-peer limit"
             },
             "\(log)"
         )
@@ -601,7 +601,7 @@ import Testing
             !idleRefusals.isEmpty
                 && idleRefusals.allSatisfy {
                     $0.detail
-                        == "fanout sink: 64 connections from \($0.address) that sent no authenticated request, the per-peer idle limit"
+                        == "64 connections from \($0.address) that sent no authenticated request, the per-peer idle limit"
                 },
             "\(log)"
         )
@@ -753,7 +753,12 @@ import Testing
         let log = sink.stop().errors
         #expect(
             LimitLine.all("ended", in: log).first
-                == LimitLine(kind: "ended", address: "127.0.0.2", detail: "GOAWAY ENHANCE_YOUR_CALM: more than 10000 frames"),
+                == LimitLine(
+                    kind: "ended",
+                    address: "127.0.0.2",
+                    detail: "GOAWAY ENHANCE_YOUR_CALM: more than 10000 frames within 10.0 seconds with no request arriving "
+                        + "whole (empty DATA, PRIORITY, WINDOW_UPDATE, PING, SETTINGS, RST_STREAM or unknown frames)"
+                ),
             "\(log)"
         )
     }
