@@ -3,7 +3,9 @@
 /// fragment of its wording.
 public func lines(of text: some StringProtocol, keyed key: String) -> [String] {
     var found: [String] = []
-    for line in String(text).split(separator: "\n", omittingEmptySubsequences: false) where line.hasPrefix(key) {
+    // Any line end: "\r\n" (curl's headers, a terminal's lines) is one Character, not "\n".
+    for line in String(text).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+    where line.hasPrefix(key) {
         found.append(String(line))
     }
     return found
