@@ -1,4 +1,5 @@
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -74,6 +75,9 @@ import Testing
         #expect(read.delivery?.allDelivered == 850 && read.delivery?.reachedMs?.p99 == 59_000)
         let record = try RunRecord.load(folder)
         #expect(record.share(.delivered) == 0.85 && record.metrics[.deliveredP99] == 59_000)
-        #expect(MarkdownSummary(summary: read).text.contains("| Discarded – Expired | 150 | 15.00% |"))
+        #expect(
+            lines(of: MarkdownSummary(summary: read).text, keyed: "| Discarded – Expired |")
+                == ["| Discarded – Expired | 150 | 15.00% |"]
+        )
     }
 }
