@@ -109,7 +109,10 @@ import Testing
     @Test func aBuildThatIsNotThereIsSaid() throws {
         let result = try CommandRunner.run(["ab", "/nonexistent/fanout", CommandRunner.executable.path, "--", "run"])
         #expect(result.status == 1)
-        #expect(errorLine(of: result.standardError) == "error: /nonexistent/fanout is not an executable (a fanout build)", "\(result.standardError)")
+        #expect(
+            errorLine(of: result.standardError) == "error: /nonexistent/fanout is not an executable (a fanout build)",
+            "\(result.standardError)"
+        )
     }
 
     /// Review of issue 61: a build that is a wrapper script (`sleep 1000` after `#!/bin/sh`)

@@ -60,7 +60,10 @@ import Testing
         // It drained (half a second on an idle machine) and stopped: not the 60 s asked for.
         #expect(summary.elapsedSeconds < aborted.afterSeconds + 5, "elapsed \(summary.elapsedSeconds)")
         #expect(summary.cancelled)
-        #expect(lines(of: result.standardOutput, keyed: "ABORTED") == ["ABORTED: " + aborted.line], "\(result.standardOutput)")
+        #expect(
+            lines(of: result.standardOutput, keyed: "ABORTED") == ["ABORTED: " + aborted.line],
+            "\(result.standardOutput)"
+        )
         let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8))
         #expect(markdown.items.count { $0 == "⛔ **\(aborted.line)**" } == 1, "\(markdown)")
         let schema = try SummarySchemaCheck.validate([folder + "/run/summary.json"])
@@ -70,7 +73,10 @@ import Testing
         // a loaded machine made the generator fall behind its 5,000/s, when the run says it is
         // invalid for that alone and the gate calls it invalid (2), the abort still named.
         let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "p99 < 1s"])
-        #expect(lines(of: gate.standardOutput, keyed: "ABORTED") == ["ABORTED " + aborted.line], "\(gate.standardOutput)")
+        #expect(
+            lines(of: gate.standardOutput, keyed: "ABORTED") == ["ABORTED " + aborted.line],
+            "\(gate.standardOutput)"
+        )
         if summary.valid {
             #expect(gate.status == 1, "\(gate.standardOutput)")
             #expect(lines(of: gate.standardOutput, keyed: "INVALID").isEmpty, "\(gate.standardOutput)")

@@ -97,7 +97,8 @@ struct BroadcastOptionsTests {
             Issue.record("--channels without --broadcast was taken")
         } catch {
             #expect(
-                SendCommand.message(for: error) == "--channels, --channel-ids, --updates, --storage-policy, --keep-channels and --channels-endpoint "
+                SendCommand.message(for: error)
+                    == "--channels, --channel-ids, --updates, --storage-policy, --keep-channels and --channels-endpoint "
                     + "go with --broadcast.",
                 "\(SendCommand.message(for: error))"
             )

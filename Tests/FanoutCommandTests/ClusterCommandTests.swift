@@ -166,18 +166,31 @@ import Testing
         let shard = try CommandRunner.run(base + Self.send + ["--endpoint", "http://x:1", "--shard", "1/2"])
         #expect(shard.status == 64)
         #expect(
-            errorLine(of: shard.standardError) == "error: --shard is set for each shard by the manifests: leave it out of the send options",
+            errorLine(of: shard.standardError)
+                == "error: --shard is set for each shard by the manifests: leave it out of the send options",
             "\(shard.standardError)"
         )
         let noEndpoint = try CommandRunner.run(base + Self.send)
         #expect(noEndpoint.status == 64)
-        #expect(errorLine(of: noEndpoint.standardError) == "error: the send options need --endpoint URL (or --with-sink, to send to a sink in the cluster).", "\(noEndpoint.standardError)")
+        #expect(
+            errorLine(of: noEndpoint.standardError)
+                == "error: the send options need --endpoint URL (or --with-sink, to send to a sink in the cluster).",
+            "\(noEndpoint.standardError)"
+        )
         let badSend = try CommandRunner.run(base + ["--", "--endpoint", "http://x:1", "--topic", "t"])
         #expect(badSend.status == 64)
-        #expect(errorLine(of: badSend.standardError) == "error: the send options after --: Missing expected argument '--template <file>'", "\(badSend.standardError)")
+        #expect(
+            errorLine(of: badSend.standardError)
+                == "error: the send options after --: Missing expected argument '--template <file>'",
+            "\(badSend.standardError)"
+        )
         let badName = try CommandRunner.run(base + ["--name", "Fan_Out"] + Self.send + ["--endpoint", "http://x:1"])
         #expect(badName.status == 64)
-        #expect(errorLine(of: badName.standardError) == "error: --name Fan_Out: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 40", "\(badName.standardError)")
+        #expect(
+            errorLine(of: badName.standardError)
+                == "error: --name Fan_Out: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 40",
+            "\(badName.standardError)"
+        )
         let missingFile = try CommandRunner.run(
             base + [
                 "--", "--endpoint", "http://x:1", "--generate", "10", "--template", "/nonexistent.json", "--topic", "t",
@@ -198,11 +211,18 @@ import Testing
         )
         let unknown = try CommandRunner.run(base + ["--with-sink", "--sink-option=--bogus"] + Self.send)
         #expect(unknown.status == 64)
-        #expect(errorLine(of: unknown.standardError) == "error: the --sink-option values: Unknown option '--bogus'", "\(unknown.standardError)")
+        #expect(
+            errorLine(of: unknown.standardError) == "error: the --sink-option values: Unknown option '--bogus'",
+            "\(unknown.standardError)"
+        )
         // A loopback endpoint renders, with a word: in a pod it is the pod.
         let loopback = try CommandRunner.run(base + Self.send + ["--endpoint", "http://127.0.0.1:2197"])
         #expect(loopback.status == 0, "\(loopback.standardError)")
-        #expect(loopback.standardError == "warning: --endpoint http://127.0.0.1:2197 is each pod's own loopback, not a service in the cluster\n", "\(loopback.standardError)")
+        #expect(
+            loopback.standardError
+                == "warning: --endpoint http://127.0.0.1:2197 is each pod's own loopback, not a service in the cluster\n",
+            "\(loopback.standardError)"
+        )
     }
 
     static func value(after option: String, in words: [String]) -> String? {

@@ -41,7 +41,10 @@ import Testing
             lines(of: outcome.result.output, keyed: "sink and merge ") == ["sink and merge agree"],
             "\(outcome.result.output)"
         )
-        #expect(lines(of: outcome.result.output, keyed: "gate: ") == ["gate: passed (1 of 1)"], "\(outcome.result.output)")
+        #expect(
+            lines(of: outcome.result.output, keyed: "gate: ") == ["gate: passed (1 of 1)"],
+            "\(outcome.result.output)"
+        )
         #expect(outcome.merged?.sent == 40000)
         #expect(outcome.merged?.accepted == 40000)
         #expect(outcome.merged?.valid == true)

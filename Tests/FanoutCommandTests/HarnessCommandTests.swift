@@ -216,7 +216,9 @@ import Testing
         }
         #expect(
             lines(of: result.output, keyed: "own lateness from the send ")
-                == ["own lateness from the send (timed apns-ids: the queues on the way in too): \(said(delays.fromSend))"],
+                == [
+                    "own lateness from the send (timed apns-ids: the queues on the way in too): \(said(delays.fromSend))"
+                ],
             "\(result.output)"
         )
         #expect(abs(delays.injected.p50 - 2) < 0.005, "\(delays)")

@@ -211,7 +211,9 @@ import Testing
         let result = try send.wait(timeout: .seconds(10))
         #expect(result.status == 130, "\(result.errors)")
         #expect(
-            lines(of: result.errors, keyed: "fanout: ") == ["fanout: a second SIGINT: stopped at once, nothing more written"],
+            lines(of: result.errors, keyed: "fanout: ") == [
+                "fanout: a second SIGINT: stopped at once, nothing more written"
+            ],
             "\(result.errors)"
         )
     }

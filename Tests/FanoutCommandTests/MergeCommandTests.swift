@@ -42,10 +42,12 @@ import Testing
         let digest = try #require(NotificationDigest(parsing: mergedSummary.digest))
         #expect(digest.count == 6000)
         let said = lines(of: merged.standardOutput, keyed: "merged ")
-        let skew = said.count == 1
+        let skew =
+            said.count == 1
             ? middle(
                 of: said[0],
-                between: "merged 3 shards: \(digest.text)\(mergedSummary.reconciled == true ? ", reconciled" : ""), start skew ",
+                between:
+                    "merged 3 shards: \(digest.text)\(mergedSummary.reconciled == true ? ", reconciled" : ""), start skew ",
                 and: " ms"
             ) : nil
         #expect(skew.flatMap(Double.init).map { $0 >= 0 } == true, "\(merged.standardOutput)")

@@ -53,7 +53,8 @@ import Testing
         )
         #expect(waits.limitMet == .firstAnswer, "\(waits)")
         #expect(
-            lines(of: run.standardOutput, keyed: "stream waits: ") == model.streamWaitLine.map { ["stream waits: " + $0] },
+            lines(of: run.standardOutput, keyed: "stream waits: ")
+                == model.streamWaitLine.map { ["stream waits: " + $0] },
             "\(run.standardOutput)"
         )
         #expect(model.coalesce == "auto")

@@ -69,7 +69,8 @@ import Testing
         // The whole line: the range, this machine's limit, what it allows beside the event loops.
         let said = errorLine(of: result.standardError).flatMap {
             $0.wholeMatch(
-                of: #/error: --connections must be 1…([0-9,]+) \(this machine's open-file limit, ([0-9,]+), allows ([0-9,]+) beside ([0-9]+) event loops?\); got 100,000,000\./#
+                of:
+                    #/error: --connections must be 1…([0-9,]+) \(this machine's open-file limit, ([0-9,]+), allows ([0-9,]+) beside ([0-9]+) event loops?\); got 100,000,000\./#
             )
         }
         #expect(said.map { String($0.2) } == Int(limit.rlim_cur).grouped, "\(result.standardError)")

@@ -86,7 +86,8 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.standardOutput.isEmpty)
         #expect(
-            errorLine(of: refused.standardError) == "error: token 1 (abababababababab…): the payload is 424 bytes, over the 300-byte limit",
+            errorLine(of: refused.standardError)
+                == "error: token 1 (abababababababab…): the payload is 424 bytes, over the 300-byte limit",
             "\(refused.standardError)"
         )
         let allowed = try CommandRunner.run(arguments + ["--allow-oversize", "--size"])

@@ -182,7 +182,10 @@ import Testing
         let wire = try probe.wire
         #expect(wire.tlsBytes == 22)
         #expect(wire.wireBytesPerNotification == wire.headersBytes + wire.dataBytes + wire.frameBytes + wire.tlsBytes)
-        #expect(wire.note == "TCP/IP headers excluded; one TLSv1.3 record a notification assumed (one record a write)", "\(wire)")
+        #expect(
+            wire.note == "TCP/IP headers excluded; one TLSv1.3 record a notification assumed (one record a write)",
+            "\(wire)"
+        )
         #expect(try probe.refill.kind == "half")
     }
 

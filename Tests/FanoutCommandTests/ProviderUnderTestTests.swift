@@ -26,9 +26,11 @@ import Testing
         #expect(ended.status == 0, "\(ended.errors)")
         // The fan-out line, whole: its figures numbers, ended by `reason`.
         let fanOut = lines(of: ended.output, keyed: "fan-out: ")
-        let said = fanOut.count == 1
+        let said =
+            fanOut.count == 1
             ? fanOut[0].wholeMatch(
-                of: #/fan-out: ([0-9,]+) accepted in ([0-9]+\.[0-9]{3}) s from the first request \(([0-9,]+)\/s\); ended by (.+)/#
+                of:
+                    #/fan-out: ([0-9,]+) accepted in ([0-9]+\.[0-9]{3}) s from the first request \(([0-9,]+)\/s\); ended by (.+)/#
             ) : nil
         #expect(said.map { String($0.4) } == reason, "\(ended.output)")
         #expect(said.flatMap { Int($0.1.replacing(",", with: "")) }.map { $0 > 0 } == true, "\(ended.output)")

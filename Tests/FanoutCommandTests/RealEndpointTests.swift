@@ -100,7 +100,11 @@ import Testing
         // Nothing was answered: the summaries say so instead of a rate or percentiles.
         let counts = result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
         let shape = #/(\d+) notifications to (\S+) in ([0-9.]+) s over (\d+) connections? × (\d+) streams: no answers/#
-        let said = try #require(counts.wholeMatch(of: shape), "\(result.standardOutput)", sourceLocation: sourceLocation)
+        let said = try #require(
+            counts.wholeMatch(of: shape),
+            "\(result.standardOutput)",
+            sourceLocation: sourceLocation
+        )
         #expect(said.1 == "10", "\(counts)", sourceLocation: sourceLocation)
         #expect(said.2 == (try SendJob.Endpoint(parsing: endpoint)).description, sourceLocation: sourceLocation)
         #expect(Double(said.3) != nil && Int(said.4) != nil && Int(said.5) != nil, sourceLocation: sourceLocation)
@@ -111,7 +115,9 @@ import Testing
         )
         // No figure per notification: the CPU line says the seconds alone.
         let cpu = lines(of: result.standardOutput, keyed: "cpu")
-        let seconds = cpu.count == 1 ? middle(of: cpu[0], between: "cpu: sender ", and: " s, none per notification (no answers)") : nil
+        let seconds =
+            cpu.count == 1
+            ? middle(of: cpu[0], between: "cpu: sender ", and: " s, none per notification (no answers)") : nil
         #expect(seconds.flatMap { Double($0) } != nil, "\(result.standardOutput)", sourceLocation: sourceLocation)
         let markdown = MarkdownDocument(try String(contentsOfFile: output + "/summary.md", encoding: .utf8))
         #expect(
@@ -360,7 +366,8 @@ import Testing
         #expect(refused.status == 64, "\(refused.errors)")
         let apple = SendJob.Endpoint(tls: true, host: "api.push.apple.com", port: port)
         #expect(
-            errorLine(of: refused.errors) == "error: " + (apple.refusal(generatedTokens: true, production: false) ?? ""),
+            errorLine(of: refused.errors) == "error: "
+                + (apple.refusal(generatedTokens: true, production: false) ?? ""),
             "\(refused.errors)"
         )
         let production = try send(
@@ -371,7 +378,8 @@ import Testing
         )
         #expect(production.status == 64, "\(production.errors)")
         #expect(
-            errorLine(of: production.errors) == "error: " + (apple.refusal(generatedTokens: false, production: false) ?? ""),
+            errorLine(of: production.errors) == "error: "
+                + (apple.refusal(generatedTokens: false, production: false) ?? ""),
             "\(production.errors)"
         )
         #expect(connections() == before, "a refused send opened a connection")
@@ -400,7 +408,8 @@ import Testing
         let sandbox = SendJob.Endpoint(tls: true, host: "api.sandbox.push.apple.com", port: 443)
         #expect(
             errorLine(of: render.standardError)
-                == "error: the send options after --: " + (sandbox.refusal(generatedTokens: true, production: false) ?? ""),
+                == "error: the send options after --: "
+                + (sandbox.refusal(generatedTokens: true, production: false) ?? ""),
             "\(render.standardError)"
         )
     }
@@ -467,8 +476,11 @@ import Testing
             ["probe", "http://127.0.0.1:\(port)", "--tokens", bad, "--topic", "com.example.app"]
         )
         #expect(badTokens.status == 1)
-        #expect(errorLine(of: badTokens.standardError)
-                == "error: --tokens \(bad):2: character 1 of the device token is 'n', not a hex digit", "\(badTokens.standardError)")
+        #expect(
+            errorLine(of: badTokens.standardError)
+                == "error: --tokens \(bad):2: character 1 of the device token is 'n', not a hex digit",
+            "\(badTokens.standardError)"
+        )
         for count in ["0", "1001"] {
             let result = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)", "--count", count])
             #expect(result.status == 64, "--count \(count): \(result.standardError)")
@@ -502,7 +514,10 @@ import Testing
             "probe", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", folder + "/tls",
         ])
         #expect(probe.status == 0, "\(probe.standardError)")
-        #expect(lines(of: probe.standardOutput, keyed: "  TLS: ") == ["  TLS: TLSv1.3, ALPN h2"], "\(probe.standardOutput)")
+        #expect(
+            lines(of: probe.standardOutput, keyed: "  TLS: ") == ["  TLS: TLSv1.3, ALPN h2"],
+            "\(probe.standardOutput)"
+        )
         let document = try ProbeDocument.load(folder + "/tls/probe.json")
         let ping = try #require(document.pingRoundTrip)
         let milliseconds = { (value: Double) in String(format: value < 10 ? "%.2f ms" : "%.1f ms", value) }
@@ -520,7 +535,14 @@ import Testing
             and: "): " + EndpointFailure(.certificateNotTrusted, "").advice
         )
         #expect(
-            why.map { untrustedLine == RunSummary.unreachableLine(EndpointFailure(.certificateNotTrusted, $0), host: "localhost", port: port) } == true,
+            why.map {
+                untrustedLine
+                    == RunSummary.unreachableLine(
+                        EndpointFailure(.certificateNotTrusted, $0),
+                        host: "localhost",
+                        port: port
+                    )
+            } == true,
             "\(untrusted.standardError)"
         )
     }

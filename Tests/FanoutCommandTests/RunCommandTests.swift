@@ -169,12 +169,14 @@ import Testing
         let summary = try CommandRunner.summary(in: folder)
         let counts = result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
         let said = counts.wholeMatch(
-            of: #/([0-9,]+) notifications to (.+) in ([0-9.]+) s over ([0-9]+) connections? × ([0-9]+) streams: ([0-9,]+) notifications\/s/#
+            of:
+                #/([0-9,]+) notifications to (.+) in ([0-9.]+) s over ([0-9]+) connections? × ([0-9]+) streams: ([0-9,]+) notifications\/s/#
         )
         #expect(said?.1 == "4,000" && said?.2 == summary.endpoint[...], "\(counts)")
         #expect(said.flatMap { Double($0.3) }.map { abs($0 - summary.elapsedSeconds) <= 0.005 } == true, "\(counts)")
         #expect(
-            said.flatMap { Int($0.6.replacing(",", with: "")) } == summary.throughputPerSecond.map { Int($0.rounded()) },
+            said.flatMap { Int($0.6.replacing(",", with: "")) }
+                == summary.throughputPerSecond.map { Int($0.rounded()) },
             "\(counts)"
         )
         let lagSaid = openModelLag(in: result.standardOutput, schedule: "2000/s for 2.0 seconds", limit: "1000.0")
@@ -246,7 +248,8 @@ import Testing
         #expect(lines.count >= 2, "\(written.debugDescription)")
         let first = try #require(lines.first)
         // The whole line, its figures as numbers: the ETA is the time left at the rate so far.
-        let shape = #/(\d+\.\d) s  ([\d,]+)\/s  ([\d,]+) \/ 6,000 \((\d+\.\d)%\)(?:  p99 \d+\.\d\d ms)?  ETA (\d+\.\d) s/#
+        let shape =
+            #/(\d+\.\d) s  ([\d,]+)\/s  ([\d,]+) \/ 6,000 \((\d+\.\d)%\)(?:  p99 \d+\.\d\d ms)?  ETA (\d+\.\d) s/#
         let progress = try #require(first.wholeMatch(of: shape), "\(first.debugDescription)")
         let rate = Double(progress.2.replacing(",", with: ""))!
         let done = Double(progress.3.replacing(",", with: ""))!
@@ -256,7 +259,8 @@ import Testing
         let summaryLine = lines.last?.components(separatedBy: "\r\n").first ?? ""
         #expect(
             summaryLine.wholeMatch(
-                of: #/6,000 notifications to the embedded sink at http:\/\/127\.0\.0\.1:\d+ in [0-9.]+ s over \d+ connections? × \d+ streams: [0-9,]+ notifications\/s/#
+                of:
+                    #/6,000 notifications to the embedded sink at http:\/\/127\.0\.0\.1:\d+ in [0-9.]+ s over \d+ connections? × \d+ streams: [0-9,]+ notifications\/s/#
             ) != nil,
             "\(written.debugDescription)"
         )
@@ -281,7 +285,8 @@ import Testing
         let error = try #require(errorLine(of: result.standardError), "\(result.standardError)")
         #expect(
             result.standardError
-                == error + "\nUsage: \(Fanout.usageString(for: command))\n  See '\(path) --help' for more information.\n",
+                == error
+                + "\nUsage: \(Fanout.usageString(for: command))\n  See '\(path) --help' for more information.\n",
             "\(result.standardError)"
         )
     }

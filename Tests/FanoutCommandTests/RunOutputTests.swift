@@ -24,7 +24,8 @@ import Testing
         let again = try CommandRunner.run(["run", "--count", "200", "--repeat", "2", "--output", folder + "/a"])
         #expect(again.status == 1)
         #expect(
-            errorLine(of: again.standardError) == "error: --output \(folder)/a holds an earlier run's results (latency.hgrm, latency.hlog, report.html, "
+            errorLine(of: again.standardError)
+                == "error: --output \(folder)/a holds an earlier run's results (latency.hgrm, latency.hlog, report.html, "
                 + "summary.json, summary.md): give a new folder, or remove them first (a gate must never read them as "
                 + "this run's)",
             "\(again.standardError)"
@@ -43,8 +44,12 @@ import Testing
         try FileManager.default.copyItem(atPath: folder + "/b", toPath: folder + "/a/repeat-1")
         let gate = try CommandRunner.run(["gate", folder + "/a", "--threshold", "errors == 0"])
         #expect(gate.status == 64, "\(gate.standardOutput)")
-        #expect(errorLine(of: gate.standardError) == "error: \(folder)/a holds both a summary.json and repeats (repeat-*/ or repeats.json): the results of two "
-                + "runs, and which is which cannot be told; give the folder of one", "\(gate.standardError)")
+        #expect(
+            errorLine(of: gate.standardError)
+                == "error: \(folder)/a holds both a summary.json and repeats (repeat-*/ or repeats.json): the results of two "
+                + "runs, and which is which cannot be told; give the folder of one",
+            "\(gate.standardError)"
+        )
     }
 
     /// Case 12: an --output that is a file or cannot be made was found out after the whole send.
@@ -140,8 +145,12 @@ import Testing
             "merge", folder + "/s1", folder + "/s2", "--output", folder + "/s1/../s1", "--max-skew", "1h",
         ])
         #expect(merge.status == 64, "\(merge.standardOutput)")
-        #expect(errorLine(of: merge.standardError) == "error: --output \(folder)/s1/../s1 is also an input of this command (\(folder)/s1): the results would "
-                + "overwrite it", "\(merge.standardError)")
+        #expect(
+            errorLine(of: merge.standardError)
+                == "error: --output \(folder)/s1/../s1 is also an input of this command (\(folder)/s1): the results would "
+                + "overwrite it",
+            "\(merge.standardError)"
+        )
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/s1/summary.json")) == before)
     }
 

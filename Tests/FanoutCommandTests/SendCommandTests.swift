@@ -129,7 +129,8 @@ import Testing
         #expect(
             ids.count == 3
                 && ids.allSatisfy {
-                    $0.wholeMatch(of: /apns-id: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil
+                    $0.wholeMatch(of: /apns-id: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/)
+                        != nil
                 },
             "\(log)"
         )

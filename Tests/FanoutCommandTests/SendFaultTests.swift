@@ -81,7 +81,10 @@ import Testing
         _ = try Self.everyNotificationAccepted(in: folder)
         let lives = second.stop()
         // All four connections came back to the sink's second life.
-        #expect(lines(of: lives.output, keyed: "connections: ") == ["connections: 4 opened, 4 closed"], "\(lives.output)")
+        #expect(
+            lines(of: lives.output, keyed: "connections: ") == ["connections: 4 opened, 4 closed"],
+            "\(lives.output)"
+        )
     }
 
     /// A sink frozen (SIGSTOP) for longer than the stream timeout and then thawed: the streams

@@ -166,8 +166,12 @@ import Testing
     ) {
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)", sourceLocation: sourceLocation)
         let counts = lines(of: result.standardOutput, keyed: "accepted ")
-        let said = counts.count == 1
-            ? counts[0].wholeMatch(of: #/accepted ([0-9,]+)   rejected 0   failed 0   skipped 0   \(requests ([0-9,]+), retries ([0-9,]+)\)/#)
+        let said =
+            counts.count == 1
+            ? counts[0].wholeMatch(
+                of:
+                    #/accepted ([0-9,]+)   rejected 0   failed 0   skipped 0   \(requests ([0-9,]+), retries ([0-9,]+)\)/#
+            )
             : nil
         func number(_ text: Substring?) -> Int? { text.flatMap { Int($0.replacing(",", with: "")) } }
         #expect(number(said?.1) == count, "\(result.standardOutput)", sourceLocation: sourceLocation)
@@ -395,7 +399,8 @@ import Testing
         )
         let lateness = line(of: summary, keyed: "own lateness from the send") ?? ""
         let figures = lateness.wholeMatch(
-            of: #/own lateness from the send \(timed apns-ids: the queues on the way in too\): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms/#
+            of:
+                #/own lateness from the send \(timed apns-ids: the queues on the way in too\): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms/#
         )
         #expect(figures.flatMap { Double($0.3) }.map { $0 < 10_000 } == true, "\(lateness)")
     }
@@ -480,7 +485,11 @@ import Testing
         // one counted apart from the APNs port's (the summary's "N on the admin port").
         let acceptFailed = LimitLine.all("admin accept failed", in: log)
         let why = acceptFailed.first.flatMap {
-            middle(of: $0.detail, between: "", and: "; accepting again in 10 ms, the pause doubling up to 1000 ms while it fails")
+            middle(
+                of: $0.detail,
+                between: "",
+                and: "; accepting again in 10 ms, the pause doubling up to 1000 ms while it fails"
+            )
         }
         #expect(acceptFailed.count == 1 && why?.isEmpty == false, "\(log)")
         let connections = output.split(separator: "\n").first { $0.hasPrefix("connections: ") } ?? ""
@@ -759,7 +768,8 @@ import Testing
                 == LimitLine(
                     kind: "ended",
                     address: "127.0.0.2",
-                    detail: "GOAWAY ENHANCE_YOUR_CALM: more than 10000 frames within 10.0 seconds with no request arriving "
+                    detail:
+                        "GOAWAY ENHANCE_YOUR_CALM: more than 10000 frames within 10.0 seconds with no request arriving "
                         + "whole (empty DATA, PRIORITY, WINDOW_UPDATE, PING, SETTINGS, RST_STREAM or unknown frames)"
                 ),
             "\(log)"

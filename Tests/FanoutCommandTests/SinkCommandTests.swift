@@ -25,7 +25,9 @@ import Testing
         #expect(counts["accepted"] == 1 && counts["400 BadDeviceToken"] == 1, "\(result.output)")
         #expect(
             lines(of: result.errors, keyed: "fanout sink: auth ")
-                == ["fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"],
+                == [
+                    "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
+                ],
             "\(result.errors)"
         )
     }
@@ -43,7 +45,10 @@ import Testing
             ["sink", "--key-file", "/nonexistent.p8", "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"]
         )
         #expect(missing.status == 1)
-        #expect(errorLine(of: missing.standardError) == "error: cannot read --key-file /nonexistent.p8: no such file", "\(missing.standardError)")
+        #expect(
+            errorLine(of: missing.standardError) == "error: cannot read --key-file /nonexistent.p8: no such file",
+            "\(missing.standardError)"
+        )
         // A capture file that cannot be made says where and why, not a Foundation error code.
         let capture = try CommandRunner.run(["sink", "--listen", "127.0.0.1:0", "--capture", "/nonexistent/x.jsonl"])
         #expect(capture.status == 1)

@@ -117,7 +117,8 @@ import Testing
             // one line, whole, its error code, source file and line aside.
             let said = outcome.text.split(whereSeparator: \.isNewline).compactMap {
                 $0.wholeMatch(
-                    of: #/[0-9A-F]+:error:[0-9A-F]+:SSL routines:ssl3_read_bytes:([a-z0-9 ]+):\S+:[0-9]+:SSL alert number ([0-9]+)/#
+                    of:
+                        #/[0-9A-F]+:error:[0-9A-F]+:SSL routines:ssl3_read_bytes:([a-z0-9 ]+):\S+:[0-9]+:SSL alert number ([0-9]+)/#
                 )
             }.map { "\($0.1) \($0.2)" }
             #expect(said == [alert], "\(refused): \(outcome.text)")
@@ -217,7 +218,11 @@ import Testing
         try "seed = 1\nstall = 1s\n".write(toFile: folder + "/bad.scenario", atomically: true, encoding: .utf8)
         let bad = try CommandRunner.run(["sink", "--scenario", folder + "/bad.scenario"])
         #expect(bad.status == 64)
-        #expect(errorLine(of: bad.standardError) == "error: \(folder)/bad.scenario:2: a stall is EVERY/LENGTH, like 10s/1s; got 1s.", "\(bad.standardError)")
+        #expect(
+            errorLine(of: bad.standardError)
+                == "error: \(folder)/bad.scenario:2: a stall is EVERY/LENGTH, like 10s/1s; got 1s.",
+            "\(bad.standardError)"
+        )
         for arguments in [
             ["sink", "--client-ca", "ca.pem"],
             ["sink", "--tls-self-signed", folder, "--tls-cert", "a", "--tls-key", "b"],

@@ -265,7 +265,9 @@ import Testing
         do {
             try settings.validate()
         } catch {
-            #expect(error.description == "--device-offline (80%) and --device-low-power (30%) add up to 110%, over 100%")
+            #expect(
+                error.description == "--device-offline (80%) and --device-low-power (30%) add up to 110%, over 100%"
+            )
         }
         settings = DeviceFleetSettings()
         settings.disabled = 0.6

@@ -90,7 +90,10 @@ import Testing
         let (_, written) = feedServer(flood)
         let calm = Self.goAway(in: written)
         #expect(calm?.code == .enhanceYourCalm)
-        #expect(calm?.reason == "more than 1000 streams reset at once, or over 33 a second after (rapid reset)", "\(String(describing: calm))")
+        #expect(
+            calm?.reason == "more than 1000 streams reset at once, or over 33 a second after (rapid reset)",
+            "\(String(describing: calm))"
+        )
 
         var server = HTTP2Connection(role: .server)
         var bytes = ByteBuffer(bytes: RawFrame.clientStart)
@@ -190,8 +193,12 @@ import Testing
         let written = Self.flood(kind, count: limit, server: &server)
         let calm = FloodLimitTests.goAway(in: written)
         #expect(calm?.code == .enhanceYourCalm, "\(kind)")
-        #expect(calm?.reason == "more than 10000 frames within 10.0 seconds with no request arriving whole (empty DATA, PRIORITY, "
-                    + "WINDOW_UPDATE, PING, SETTINGS, RST_STREAM or unknown frames)", "\(String(describing: calm))")
+        #expect(
+            calm?.reason
+                == "more than 10000 frames within 10.0 seconds with no request arriving whole (empty DATA, PRIORITY, "
+                + "WINDOW_UPDATE, PING, SETTINGS, RST_STREAM or unknown frames)",
+            "\(String(describing: calm))"
+        )
         #expect(server.error?.code == .enhanceYourCalm)
     }
 

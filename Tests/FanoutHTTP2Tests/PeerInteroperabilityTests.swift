@@ -40,7 +40,10 @@ import Testing
                 "https://127.0.0.1:\(server.port)/3/device/ab",
             ]
         )
-        #expect(lines(of: result.output, keyed: "Application protocol: ") == ["Application protocol: h2"], "\(result.output)")
+        #expect(
+            lines(of: result.output, keyed: "Application protocol: ") == ["Application protocol: h2"],
+            "\(result.output)"
+        )
         #expect(H2loadReport(result.output) == .allSucceeded(2000), "\(result.output)")
     }
 
@@ -90,12 +93,16 @@ import Testing
         #expect(
             settings.map { Array(saidLines[($0 + 1)...].prefix(4)) }
                 == [
-                    "(niv=3)", "[SETTINGS_MAX_CONCURRENT_STREAMS(0x03):100]", "[SETTINGS_INITIAL_WINDOW_SIZE(0x04):1048576]",
+                    "(niv=3)", "[SETTINGS_MAX_CONCURRENT_STREAMS(0x03):100]",
+                    "[SETTINGS_INITIAL_WINDOW_SIZE(0x04):1048576]",
                     "[SETTINGS_MAX_HEADER_LIST_SIZE(0x06):16384]",
                 ],
             "\(result.output)"
         )
-        #expect(lines(of: said, keyed: "recv (stream_id=13) :status") == ["recv (stream_id=13) :status: 200"], "\(said)")
+        #expect(
+            lines(of: said, keyed: "recv (stream_id=13) :status") == ["recv (stream_id=13) :status: 200"],
+            "\(said)"
+        )
         #expect(
             lines(of: said, keyed: "recv (stream_id=13) x-body-length")
                 == ["recv (stream_id=13) x-body-length: \(pollBody.utf8.count)"],

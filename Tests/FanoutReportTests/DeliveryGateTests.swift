@@ -44,8 +44,12 @@ import Testing
         let error = #expect(throws: GateError.self) {
             try Gate(run: GoldenFilesTests.golden, baseline: nil, thresholds: ["delivered > 90%"], file: nil)
         }
-        #expect(error?.description == "delivered > 90%: delivered is measured with the sink's device fleet (--device-… or --sink-device-…); "
-                + "\(GoldenFilesTests.golden) has no delivery section", "\(String(describing: error))")
+        #expect(
+            error?.description
+                == "delivered > 90%: delivered is measured with the sink's device fleet (--device-… or --sink-device-…); "
+                + "\(GoldenFilesTests.golden) has no delivery section",
+            "\(String(describing: error))"
+        )
         #expect(error?.kind == .needsDelivery)
     }
 

@@ -100,7 +100,8 @@ import Testing
         #expect(markdown.hasPrefix("## Fanout run\n\n✅ valid · sender and sink agree · open model\n"), "\(markdown)")
         // The run's row, whole: what was sent and the shape, with the rate and seconds as numbers.
         let row = lines(of: markdown, keyed: "| 7,500 |")
-        let figures = row.count == 1 ? row[0].wholeMatch(of: #/\| 7,500 \| ([0-9,]+)\/s \| 4 × 1000 \| ([0-9.]+) s \|/#) : nil
+        let figures =
+            row.count == 1 ? row[0].wholeMatch(of: #/\| 7,500 \| ([0-9,]+)\/s \| 4 × 1000 \| ([0-9.]+) s \|/#) : nil
         #expect(
             figures.map { Int($0.1.replacing(",", with: "")) ?? 0 > 0 && Double($0.2) ?? 0 > 0 } == true,
             "\(markdown)"

@@ -147,6 +147,10 @@ struct SummaryDocumentTests {
         document.harness?.shareOfP99 = 1.32
         let record = try #require(HarnessRecord(summary: document))
         #expect(record.share == 1)
-        #expect(record.headline == "the harness's own delay at p99: 2.00 ms, 100% of the measured p99 404.48 ms (limit 20%)", "\(record.headline)")
+        #expect(
+            record.headline
+                == "the harness's own delay at p99: 2.00 ms, 100% of the measured p99 404.48 ms (limit 20%)",
+            "\(record.headline)"
+        )
     }
 }

@@ -38,7 +38,10 @@ import Testing
                 == "--shard is set for each shard by the manifests: leave it out of the send options"
         )
         #expect(Self.refusal(Self.manifests(endpoint + ["--output", "x"]))?.hasPrefix("--output is set") == true)
-        #expect(Self.refusal(Self.manifests(["--generate", "10"])) == "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)")
+        #expect(
+            Self.refusal(Self.manifests(["--generate", "10"]))
+                == "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)"
+        )
         var many = Self.manifests(endpoint)
         many.shards = 10_001
         #expect(Self.refusal(many) == "--shards is from 1 to 10000, not 10001")

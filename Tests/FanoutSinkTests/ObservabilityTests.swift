@@ -192,7 +192,8 @@ import Testing
         plain.stop()
         #expect(
             without.status == 404
-                && without.body == "not found: the sink has no device fleet (fanout sink --device-offline and the like)\n",
+                && without.body
+                    == "not found: the sink has no device fleet (fanout sink --device-offline and the like)\n",
             "\(without)"
         )
         var configuration = SinkConfiguration()

@@ -145,7 +145,8 @@ import Testing
         let ids = lines(of: plain.output, keyed: "apns-id: ")
         #expect(
             ids.count == 1
-                && ids[0].wholeMatch(of: #/apns-id: [0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}/#) != nil,
+                && ids[0].wholeMatch(of: #/apns-id: [0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}/#)
+                    != nil,
             "\(plain.output)"
         )
         #expect(plain.output.hasSuffix("2 200"), "\(plain.output)")

@@ -41,7 +41,8 @@ public struct H2loadReport: Equatable, Sendable, CustomStringConvertible {
         let codes = lines(of: output, keyed: "status codes: ")
         guard requests.count == 1, codes.count == 1,
             let counts = requests[0].wholeMatch(
-                of: #/requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/#
+                of:
+                    #/requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/#
             ),
             let classes = codes[0].wholeMatch(of: #/status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/#)
         else { return nil }
