@@ -113,11 +113,16 @@ import Testing
     /// with the cause, and the report says the endpoint was never reached.
     @Test func noServerMeansTheRunEndsUnreachableAtTheConnectTimeout() throws {
         // A port bound and held but not listening: connections to it are refused.
+        var refusing = 0
         let report = try withRefusingPort { port in
-            try Self.unreachableRun(port: port, count: 100, connections: 1, connectTimeout: .milliseconds(500))
+            refusing = port
+            return try Self.unreachableRun(port: port, count: 100, connections: 1, connectTimeout: .milliseconds(500))
         }
         #expect(report.unreachable?.cause == .connectionRefused)
-        #expect(report.abandoned?.contains("could not reach the endpoint: connection refused") == true)
+        #expect(
+            report.abandoned
+                == "gave up on 127.0.0.1:\(refusing): could not reach the endpoint: connection refused (ECONNREFUSED)"
+        )
         #expect(report.snapshot.failed == [.unreachable(.connectionRefused): 100])
         #expect(report.snapshot.accepted == 0)
         // The timeout, not eight tries in a row, ended it: well under the deadline.

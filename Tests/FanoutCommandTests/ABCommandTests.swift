@@ -18,11 +18,15 @@ import Testing
         )
         // Two pairs cannot measure the noise: no verdict, whatever the runs measured.
         #expect(result.status == 0, "\(result.standardError)")
-        let expected = "ab: noise unknown: 2 pairs cannot tell a difference from the noise"
-        #expect(result.standardOutput.contains(expected), "\(result.standardOutput)")
-        for metric in ["throughput", "p50", "p99", "errors"] {
-            #expect(result.standardOutput.contains("\n\(metric) "), "\(metric) in \(result.standardOutput)")
+        let expected =
+            "ab: noise unknown: 2 pairs cannot tell a difference from the noise (at least 3 can; 5 or more narrow the interval)"
+        #expect(lines(of: result.standardOutput, keyed: "ab: ") == [expected], "\(result.standardOutput)")
+        // A row a metric: the medians, their ratio and interval, and no verdict but the noise's.
+        let rows = textRows(result.standardOutput)
+        for metric in ["throughput", "p50", "p99"] {
+            #expect(rows[metric]?.count == 6 && rows[metric]?.last == "noise unknown", "\(result.standardOutput)")
         }
+        #expect(rows["errors"] == ["errors", "0", "0", "—", "—", "within noise"], "\(result.standardOutput)")
         var started: [String: Date] = [:]
         for run in ["pair-1/a", "pair-1/b", "pair-2/a", "pair-2/b"] {
             let summary = try CommandRunner.summary(in: folder + "/" + run)
@@ -37,7 +41,7 @@ import Testing
         let times = order.map { started[$0] ?? .distantFuture }
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(zip(order, times).map { "\($0) \($1)" })")
         let table = try String(contentsOfFile: folder + "/ab.txt", encoding: .utf8)
-        #expect(table.contains(expected))
+        #expect(lines(of: table, keyed: "ab: ") == [expected], "\(table)")
         // Into the same folder again: refused before either build runs, the pairs untouched.
         let again = try CommandRunner.run(
             ["ab", fanout, fanout, "--repeat", "2", "--output", folder, "--", "run", "--count", "2000"],
@@ -105,7 +109,10 @@ import Testing
     @Test func aBuildThatIsNotThereIsSaid() throws {
         let result = try CommandRunner.run(["ab", "/nonexistent/fanout", CommandRunner.executable.path, "--", "run"])
         #expect(result.status == 1)
-        #expect(result.standardError.contains("/nonexistent/fanout is not an executable"), "\(result.standardError)")
+        #expect(
+            errorLine(of: result.standardError) == "error: /nonexistent/fanout is not an executable (a fanout build)",
+            "\(result.standardError)"
+        )
     }
 
     /// Review of issue 61: a build that is a wrapper script (`sleep 1000` after `#!/bin/sh`)

@@ -1,4 +1,7 @@
+import FanoutClient
 import FanoutResults
+import FanoutRun
+import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -57,7 +60,10 @@ import Testing
         // It drained (half a second on an idle machine) and stopped: not the 60 s asked for.
         #expect(summary.elapsedSeconds < aborted.afterSeconds + 5, "elapsed \(summary.elapsedSeconds)")
         #expect(summary.cancelled)
-        #expect(result.standardOutput.contains("ABORTED: aborted after "), "\(result.standardOutput)")
+        #expect(
+            lines(of: result.standardOutput, keyed: "ABORTED") == ["ABORTED: " + aborted.line],
+            "\(result.standardOutput)"
+        )
         let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8))
         #expect(markdown.items.count { $0 == "⛔ **\(aborted.line)**" } == 1, "\(markdown)")
         let schema = try SummarySchemaCheck.validate([folder + "/run/summary.json"])
@@ -67,11 +73,17 @@ import Testing
         // a loaded machine made the generator fall behind its 5,000/s, when the run says it is
         // invalid for that alone and the gate calls it invalid (2), the abort still named.
         let gate = try CommandRunner.run(["gate", folder + "/run", "--threshold", "p99 < 1s"])
-        #expect(gate.standardOutput.contains("ABORTED aborted after "), "\(gate.standardOutput)")
-        #expect(gate.standardOutput.contains("p99 > 2s over the last 10 s"), "\(gate.standardOutput)")
+        #expect(
+            lines(of: gate.standardOutput, keyed: "ABORTED") == ["ABORTED " + aborted.line],
+            "\(gate.standardOutput)"
+        )
         if summary.valid {
             #expect(gate.status == 1, "\(gate.standardOutput)")
-            #expect(!gate.standardOutput.contains("INVALID"), "\(gate.standardOutput)")
+            #expect(lines(of: gate.standardOutput, keyed: "INVALID").isEmpty, "\(gate.standardOutput)")
+            #expect(
+                lines(of: gate.standardOutput, keyed: "gate: ") == ["gate: FAILED (the run was aborted)"],
+                "\(gate.standardOutput)"
+            )
         } else {
             #expect(summary.isInvalidOnlyByGeneratorLag, "\(summary.invalidity)")
             #expect(gate.status == 2, "\(gate.standardOutput)")
@@ -103,7 +115,13 @@ import Testing
     func conditionsARunCannotJudgeAreRefused(condition: String, words: String) throws {
         let result = try CommandRunner.run(["run", "--rate", "100", "--duration", "1s", "--abort-on", condition])
         #expect(result.status == 64, "\(result.standardOutput)")
-        #expect(result.standardError.contains("--abort-on"), "\(result.standardError)")
+        // The whole line: the option, the condition, and the condition's own refusal.
+        var refusal = ""
+        do { _ = try AbortCondition(parsing: condition) } catch { refusal = error.description }
+        #expect(
+            errorLine(of: result.standardError) == "error: --abort-on \(TextLines.quoted(condition)): \(refusal)",
+            "\(result.standardError)"
+        )
         #expect(result.standardError.contains(words), "\(result.standardError)")
     }
 }

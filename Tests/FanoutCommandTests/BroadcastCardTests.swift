@@ -56,7 +56,10 @@ import Testing
         let backwards = try #require(checks.first { $0.rule == .timestampBackwards })
         #expect(backwards.examples.first?.detail.hasSuffix("after 2000") == true, "\(backwards.examples)")
         let retried = try #require(checks.first { $0.rule == .deletedChannelRetried })
-        #expect(retried.examples.first?.detail.contains("deleted by the provider") == true)
+        #expect(
+            retried.examples.first?.detail
+                == "a broadcast again to a channel answered ChannelNotRegistered (deleted by the provider)"
+        )
         #expect(try #require(checks.first { $0.rule == .channelsLeftOpen }).examples.count == 2)
         // Each rule is gateable by its name.
         let gate = try CommandRunner.run(["gate", folder, "--threshold", "violations.timestamp-backwards == 0"])

@@ -97,7 +97,9 @@ struct BroadcastOptionsTests {
             Issue.record("--channels without --broadcast was taken")
         } catch {
             #expect(
-                SendCommand.message(for: error).contains("go with --broadcast"),
+                SendCommand.message(for: error)
+                    == "--channels, --channel-ids, --updates, --storage-policy, --keep-channels and --channels-endpoint "
+                    + "go with --broadcast.",
                 "\(SendCommand.message(for: error))"
             )
         }

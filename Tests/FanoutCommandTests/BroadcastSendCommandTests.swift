@@ -1,4 +1,5 @@
 import FanoutResults
+import FanoutRun
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -57,7 +58,9 @@ import Testing
         )
         #expect(send.status == 0, "\(send.standardOutput)\(send.standardError)")
         #expect(
-            send.standardOutput.contains("broadcast channels: 100 created, 100 deleted, 0 kept"),
+            lines(of: send.standardOutput, keyed: "broadcast channels: ") == [
+                "broadcast channels: 100 created, 100 deleted, 0 kept"
+            ],
             "\(send.standardOutput)"
         )
         let run = try CommandRunner.summary(in: folder + "/run")
@@ -186,7 +189,11 @@ import Testing
             "fixtures/liveactivity-update.json",
         ])
         #expect(result.status == 64, "\(result.standardError)")
-        #expect(result.standardError.contains("--broadcast needs the app's bundle id"), "\(result.standardError)")
+        #expect(
+            errorLine(of: result.standardError)
+                == "error: --broadcast needs the app's bundle id: --topic com.example.app (or topic in --scenario).",
+            "\(result.standardError)"
+        )
     }
 
     @Test func broadcastDoesNotTakeTokens() throws {
@@ -195,7 +202,11 @@ import Testing
             "--tokens", "fixtures/poll.json", "--template", "fixtures/liveactivity-update.json",
         ])
         #expect(result.status == 64, "\(result.standardError)")
-        #expect(result.standardError.contains("--tokens and --generate do not go with it"), "\(result.standardError)")
+        #expect(
+            errorLine(of: result.standardError)
+                == "error: --broadcast sends to channels, not tokens: --tokens and --generate do not go with it.",
+            "\(result.standardError)"
+        )
     }
 
     /// Synthetic channels are not created on Apple's production management host without
@@ -208,7 +219,9 @@ import Testing
         ])
         #expect(result.status == 64, "\(result.standardError)")
         #expect(
-            result.standardError.contains("api-manage-broadcast.push.apple.com is Apple's production"),
+            errorLine(of: result.standardError) == "error: "
+                + (SendJob.Endpoint(tls: true, host: "api-manage-broadcast.push.apple.com", port: 443)
+                    .refusal(generatedTokens: false, production: false) ?? ""),
             "\(result.standardError)"
         )
     }

@@ -56,7 +56,15 @@ import Testing
         try Data(rendered.standardOutput.utf8).write(to: URL(fileURLWithPath: file))
         let validated = try PeerProcess.run("kubernetes-validate", ["--strict", "-k", "1.33.0", file])
         #expect(validated.status == 0, "\(validated.output)\(validated.errors)")
-        #expect(!validated.output.contains("ERROR"), "\(validated.output)")
+        // A line a resource, each passed (none "ERROR"), whole.
+        let verdicts = validated.output.split(separator: "\n")
+        #expect(
+            !verdicts.isEmpty
+                && verdicts.allSatisfy {
+                    $0.wholeMatch(of: #/INFO \S+ passed for resource [a-z]+\/[a-z0-9-]+ against version 1\.33/#) != nil
+                },
+            "\(validated.output)"
+        )
         let checked = try PeerProcess.run(
             "python3",
             [CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/check_manifests.py", file]
@@ -107,10 +115,17 @@ import Testing
         #expect(files["thresholds"] == "failed == 0\n")
         let merge = try #require(found.merge)
         #expect(merge.backoffLimit == 0)
-        let script = merge.script
-        #expect(script.contains("fanout merge $(ls -d $dir/shard-*/"))
-        #expect(script.contains("fanout gate $dir/merged --thresholds /etc/fanout/files/thresholds"))
-        #expect(script.contains("while [ $i -le \(shards) ]"))
+        // The script's lines, each whole (indentation aside).
+        let script = merge.script.split(separator: "\n").map { $0.drop { $0 == " " } }.joined(separator: "\n")
+        #expect(
+            lines(of: script, keyed: "fanout ")
+                == [
+                    "fanout merge $(ls -d $dir/shard-*/ 2>/dev/null | sed 's:/$::') --output $dir/merged",
+                    "fanout gate $dir/merged --thresholds /etc/fanout/files/thresholds --junit $dir/merged/junit.xml",
+                ],
+            "\(merge.script)"
+        )
+        #expect(lines(of: script, keyed: "while [ $i") == ["while [ $i -le \(shards) ]; do"], "\(merge.script)")
     }
 
     @Test(.requires(.kubernetesValidate, .yaml)) func withASinkTheShardsSendToItsServiceAndKeysGoInASecret() throws {
@@ -151,18 +166,31 @@ import Testing
         let shard = try CommandRunner.run(base + Self.send + ["--endpoint", "http://x:1", "--shard", "1/2"])
         #expect(shard.status == 64)
         #expect(
-            shard.standardError.contains("--shard is set for each shard by the manifests"),
+            errorLine(of: shard.standardError)
+                == "error: --shard is set for each shard by the manifests: leave it out of the send options",
             "\(shard.standardError)"
         )
         let noEndpoint = try CommandRunner.run(base + Self.send)
         #expect(noEndpoint.status == 64)
-        #expect(noEndpoint.standardError.contains("need --endpoint URL"), "\(noEndpoint.standardError)")
+        #expect(
+            errorLine(of: noEndpoint.standardError)
+                == "error: the send options need --endpoint URL (or --with-sink, to send to a sink in the cluster).",
+            "\(noEndpoint.standardError)"
+        )
         let badSend = try CommandRunner.run(base + ["--", "--endpoint", "http://x:1", "--topic", "t"])
         #expect(badSend.status == 64)
-        #expect(badSend.standardError.contains("the send options after --"), "\(badSend.standardError)")
+        #expect(
+            errorLine(of: badSend.standardError)
+                == "error: the send options after --: Missing expected argument '--template <file>'",
+            "\(badSend.standardError)"
+        )
         let badName = try CommandRunner.run(base + ["--name", "Fan_Out"] + Self.send + ["--endpoint", "http://x:1"])
         #expect(badName.status == 64)
-        #expect(badName.standardError.contains("--name Fan_Out"), "\(badName.standardError)")
+        #expect(
+            errorLine(of: badName.standardError)
+                == "error: --name Fan_Out: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 40",
+            "\(badName.standardError)"
+        )
         let missingFile = try CommandRunner.run(
             base + [
                 "--", "--endpoint", "http://x:1", "--generate", "10", "--template", "/nonexistent.json", "--topic", "t",
@@ -183,11 +211,18 @@ import Testing
         )
         let unknown = try CommandRunner.run(base + ["--with-sink", "--sink-option=--bogus"] + Self.send)
         #expect(unknown.status == 64)
-        #expect(unknown.standardError.contains("Unknown option '--bogus'"), "\(unknown.standardError)")
+        #expect(
+            errorLine(of: unknown.standardError) == "error: the --sink-option values: Unknown option '--bogus'",
+            "\(unknown.standardError)"
+        )
         // A loopback endpoint renders, with a word: in a pod it is the pod.
         let loopback = try CommandRunner.run(base + Self.send + ["--endpoint", "http://127.0.0.1:2197"])
         #expect(loopback.status == 0, "\(loopback.standardError)")
-        #expect(loopback.standardError.contains("is each pod's own loopback"), "\(loopback.standardError)")
+        #expect(
+            loopback.standardError
+                == "warning: --endpoint http://127.0.0.1:2197 is each pod's own loopback, not a service in the cluster\n",
+            "\(loopback.standardError)"
+        )
     }
 
     static func value(after option: String, in words: [String]) -> String? {

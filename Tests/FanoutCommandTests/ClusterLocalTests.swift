@@ -37,8 +37,14 @@ import Testing
         let outcome = try Self.cluster(4, ["--generate", "40000"] + Self.notification)
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
-        #expect(outcome.result.output.contains("sink and merge agree"), "\(outcome.result.output)")
-        #expect(outcome.result.output.contains("gate: passed"), "\(outcome.result.output)")
+        #expect(
+            lines(of: outcome.result.output, keyed: "sink and merge ") == ["sink and merge agree"],
+            "\(outcome.result.output)"
+        )
+        #expect(
+            lines(of: outcome.result.output, keyed: "gate: ") == ["gate: passed (1 of 1)"],
+            "\(outcome.result.output)"
+        )
         #expect(outcome.merged?.sent == 40000)
         #expect(outcome.merged?.accepted == 40000)
         #expect(outcome.merged?.valid == true)
@@ -82,7 +88,11 @@ import Testing
         )
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
         let output = outcome.result.output
-        #expect(output.contains("aborted (--abort-on): stopping the others"), "\(output)")
+        // The first shard to exit 6 is said to stop the others, once.
+        let stopping = lines(of: output, keyed: "shard ").filter {
+            $0.wholeMatch(of: #/shard [1-3]\/3 aborted \(--abort-on\): stopping the others/#) != nil
+        }
+        #expect(stopping.count == 1, "\(output)")
         // The shards share the sink's stall, so others may judge it in the same second as the
         // first: each ends aborted (6) or stopped by the script (143).
         let aborts = output.components(separatedBy: ": exit status 6 ").count - 1
@@ -94,14 +104,14 @@ import Testing
         #expect(["1/3", "2/3", "3/3"].contains(aborted.shard ?? ""), "\(aborted)")
         // Before the 60 s asked for (the stall begins 10 s in; what the rest takes is the machine's).
         #expect(merged.elapsedSeconds < 50, "\(merged.elapsedSeconds)")
-        #expect(output.contains("ABORTED shard "), "\(output)")
+        #expect(lines(of: output, keyed: "ABORTED ") == ["ABORTED " + aborted.line], "\(output)")
         if merged.valid {
             #expect(outcome.result.status == 1, "\(output)\(outcome.result.errors)")
-            #expect(output.contains("gate: FAILED (the run was aborted)"), "\(output)")
+            #expect(lines(of: output, keyed: "gate: ") == ["gate: FAILED (the run was aborted)"], "\(output)")
         } else {
             #expect(merged.isInvalidOnlyByGeneratorLag, "\(merged.invalidity)")
             #expect(outcome.result.status == 2, "\(output)\(outcome.result.errors)")
-            #expect(output.contains("gate: the run is invalid and cannot pass"), "\(output)")
+            #expect(lines(of: output, keyed: "gate: ") == ["gate: the run is invalid and cannot pass"], "\(output)")
         }
     }
 
@@ -133,6 +143,9 @@ import Testing
     @Test func aBadShardCountIsAUsageError() throws {
         let result = try PeerProcess.run("bash", [CommandRunner.repositoryRoot + "/scripts/cluster-local.sh", "0"])
         #expect(result.status == 64)
-        #expect(result.errors.contains("usage: scripts/cluster-local.sh N"), "\(result.errors)")
+        #expect(
+            result.errors == "usage: scripts/cluster-local.sh N [SEND-OPTIONS...]  (N shards, at least 1)\n",
+            "\(result.errors)"
+        )
     }
 }

@@ -1,4 +1,5 @@
 import FanoutRun
+import FanoutTestSupport
 import FanoutTokens
 import Foundation
 import Testing
@@ -59,12 +60,23 @@ import Testing
 
         let short = try CommandRunner.run([tokens, "3001"], program: "fanout-cost")
         #expect(short.status == 1)
-        #expect(short.standardError.contains("\(tokens) holds 3000 tokens, not the 3001 the cost workload was given"))
+        #expect(
+            line(of: short.standardError, keyed: "Error: ")
+                == "Error: \(tokens) holds 3000 tokens, not the 3001 the cost workload was given",
+            "\(short.standardError)"
+        )
         let bad = try CommandRunner.run([tokens, "0"], program: "fanout-cost")
         #expect(bad.status == 64)
-        #expect(bad.standardError.contains("COUNT is at least 1, not 0"))
+        #expect(
+            line(of: bad.standardError, keyed: "Error: ") == "Error: COUNT is at least 1, not 0",
+            "\(bad.standardError)"
+        )
         let missing = try CommandRunner.run(["\(folder)/none.txt", "10"], program: "fanout-cost")
         #expect(missing.status == 1)
-        #expect(missing.standardError.contains("\(folder)/none.txt"))
+        #expect(
+            line(of: missing.standardError, keyed: "Error: ")
+                == "Error: \(folder)/none.txt: cannot open: No such file or directory",
+            "\(missing.standardError)"
+        )
     }
 }

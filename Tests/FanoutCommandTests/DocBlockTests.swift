@@ -41,8 +41,13 @@ import Testing
         )
         #expect(blocks[0].commands.map(\.expectedStatus) == [[0], [0], [1]])
         #expect(blocks[0].skipReason(blocks[0].commands[1].text) == "needs Apple")
-        #expect(blocks[0].substituted(blocks[0].commands[0].text).contains("--count 100 "))
-        #expect(blocks[0].substituted(blocks[0].commands[0].text, full: true).contains("--count 1000000 "))
+        #expect(
+            blocks[0].substituted(blocks[0].commands[0].text) == "fanout tokens generate --count 100 --output t.txt"
+        )
+        #expect(
+            blocks[0].substituted(blocks[0].commands[0].text, full: true)
+                == "fanout tokens generate --count 1000000 --output t.txt"
+        )
         #expect(blocks[1].kind == .outputOf("fanout tokens count --tokens t.txt"))
         #expect(blocks[1].commands.first?.expected == ["100 tokens"])
         #expect(blocks[2].kind == nil)
@@ -97,12 +102,24 @@ import Testing
         misspelt.commands[0].text = "fanout tokens count --tokenz t.txt"
         let failed = try DocRun(misspelt)
         #expect(failed.failures.count == 1)
-        #expect(failed.failures.first?.contains("exited 64, the page says 0:") == true, "\(failed.failures)")
+        #expect(
+            failed.failures.first
+                == "p.md:2: `fanout tokens count --tokenz t.txt` exited 64, the page says 0: error: Give either --tokens FILE or "
+                + "--generate N.\nUsage: fanout tokens count [--tokens <file>] [--generate <n>] [--seed <seed>] "
+                + "[--length <bytes>] [--shard <i/N>] [--skip-invalid] [--rejects <file>]\n"
+                + "  See 'fanout tokens count --help' for more information.\n",
+            "\(failed.failures)"
+        )
 
         var drifted = withSetup
         drifted.commands[0].expected = ["100 tokens, all valid"]
         let drift = try DocRun(drifted)
-        #expect(drift.failures.first?.contains("printed, unlike the page") == true, "\(drift.failures)")
+        #expect(
+            drift.failures.first
+                == "p.md:2: `fanout tokens count --tokens t.txt` printed, unlike the page:\ntokens: 100\nlines: 100\nskipped: 0\n\n"
+                + "the page shows:\n100 tokens, all valid",
+            "\(drift.failures)"
+        )
     }
 
     /// A server a block starts is stopped with it, and `$PORT` is the port it printed.

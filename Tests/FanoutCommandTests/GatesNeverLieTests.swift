@@ -1,4 +1,6 @@
 import FanoutResults
+import FanoutRun
+import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -17,6 +19,12 @@ import Testing
         return path
     }
 
+    /// The use of the file at `path` as a run's files name it, its digest sha256sum's.
+    static func use(of path: String) throws -> FileUse {
+        let sha = try PeerProcess.run("/usr/bin/sha256sum", [path])
+        return FileUse(path: path, sha256: String(sha.output.prefix(64)))
+    }
+
     /// `printf '# t\r\np99 < 0.001ms\r\n' > th; fanout gate D --threshold 'p99 < 25ms' --thresholds th`
     /// passed "1 of 1": the file was one comment.
     @Test func aCRLFThresholdsFileIsReadWhole() throws {
@@ -30,7 +38,11 @@ import Testing
             "\(result.standardOutput)"
         )
         // The file that applied, by path and content hash.
-        #expect(result.standardOutput.contains("thresholds: \(thresholds) (sha256 "), "\(result.standardOutput)")
+        #expect(
+            lines(of: result.standardOutput, keyed: "thresholds: ")
+                == ["thresholds: \(try Self.use(of: thresholds)), 2 in all"],
+            "\(result.standardOutput)"
+        )
     }
 
     /// A CRLF copy of a scenario applies every line, and the summary says which file ran.
@@ -51,7 +63,10 @@ import Testing
         // sha256sum's answer for the same bytes.
         let sha = try PeerProcess.run("/usr/bin/sha256sum", [scenario])
         #expect(sha.output.hasPrefix(recorded.sha256), "\(sha.output)")
-        #expect(result.standardOutput.contains("scenario: \(scenario) (sha256 "))
+        #expect(
+            lines(of: result.standardOutput, keyed: "scenario: ") == ["scenario: \(try Self.use(of: scenario))"],
+            "\(result.standardOutput)"
+        )
     }
 
     /// `fanout run --count 2000 --warm-up 2s --sink-latency fixed:100ms`: every latency was 0,
@@ -63,11 +78,24 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(run.status == 4, "\(run.standardOutput)\(run.standardError)")
-        #expect(run.standardOutput.contains("INVALID: the warm-up (2s) took the whole run"), "\(run.standardOutput)")
-        // No latency, so the harness's delay is no share of one (it printed "0% of the measured p99").
-        #expect(run.standardOutput.contains("no p99 measured to share"), "\(run.standardOutput)")
-        #expect(!run.standardOutput.contains("of the measured p99"), "\(run.standardOutput)")
         let summary = try CommandRunner.summary(in: output)
+        #expect(
+            lines(of: run.standardOutput, keyed: "INVALID: ")
+                == ["INVALID: " + InvalidReason.warmUpTookAll(warmUpSeconds: 2).description],
+            "\(run.standardOutput)"
+        )
+        // No latency, so the harness's delay is no share of one (it printed "0% of the measured p99").
+        let harness = lines(of: run.standardOutput, keyed: "harness: its own delay at p99 is ")
+        let account = try #require(try CommandRunner.summary(in: output).harness)
+        #expect(
+            harness
+                == [
+                    "harness: its own delay at p99 is \(String(format: "%.2f", account.ownP99)) ms, no p99 measured to share "
+                        + "(\((account.own?.count ?? -1).formatted()) timed answers' latency less the sink's hold; "
+                        + "the largest part is \(account.largest))"
+                ],
+            "\(run.standardOutput)"
+        )
         #expect(summary.latency == nil && summary.throughputPerSecond == nil)
         #expect(try CommandRunner.summaryHoldsNull(in: output, at: ["latency_ms"]))
         #expect(try CommandRunner.summaryHoldsNull(in: output, at: ["throughput_per_second"]))
@@ -96,7 +124,11 @@ import Testing
         try document.data().write(to: URL(fileURLWithPath: path))
         let gate = try CommandRunner.run(["gate", copy, "--threshold", "sent > 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)")
-        #expect(gate.standardOutput.contains("says \"valid\": false and gives no reason"), "\(gate.standardOutput)")
+        #expect(
+            lines(of: gate.standardOutput, keyed: "INVALID ")
+                == ["INVALID run: " + InvalidReason.validWithoutReason.description],
+            "\(gate.standardOutput)"
+        )
     }
 
     /// `compare A B --fail-on-regression` with p99 6 → 600 ms, or one side invalid, exited 0
@@ -115,10 +147,17 @@ import Testing
             "compare", GateCommandTests.runs.valid, GateCommandTests.runs.invalid, "--fail-on-regression",
         ])
         #expect(invalid.status == 2, "\(invalid.standardOutput)")
-        #expect(invalid.standardOutput.contains("compare: a side is invalid"))
+        #expect(
+            lines(of: invalid.standardOutput, keyed: "compare: ") == ["compare: a side is invalid: no verdict stands"],
+            "\(invalid.standardOutput)"
+        )
         // 3,000 notifications against 2,000 a repeat, closed against open: said.
         let unlike = try CommandRunner.run(["compare", GateCommandTests.runs.valid, GateCommandTests.runs.invalid])
-        #expect(unlike.standardOutput.contains("WARNING the sides differ in model: closed vs open"))
+        #expect(
+            lines(of: unlike.standardOutput, keyed: "WARNING the sides differ in model: ")
+                == ["WARNING the sides differ in model: closed vs open"],
+            "\(unlike.standardOutput)"
+        )
     }
 
     /// `fanout plan --cost RUN` from a run with no answers planned 4 machines from 562 µs a
@@ -128,9 +167,15 @@ import Testing
             "plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--cost", GateCommandTests.runs.invalid,
         ])
         #expect(result.status != 0, "\(result.standardOutput)")
-        #expect(result.standardError.contains("is an invalid run"), "\(result.standardError)")
         // A job's own error, thrown from run(): once written "Error: " by ArgumentParser.
-        #expect(result.standardError.hasPrefix("error: --cost: "), "\(result.standardError)")
+        let reasons = try CommandRunner.summary(in: GateCommandTests.runs.invalid).invalidity
+        #expect(
+            errorLine(of: result.standardError)
+                == "error: --cost: \(GateCommandTests.runs.invalid) is an invalid run "
+                + "(\(reasons.map(\.description).joined(separator: "; "))): its CPU per notification stands for "
+                + "nothing; measure a valid run, or --calibrate",
+            "\(result.standardError)"
+        )
     }
 
     /// 403 on every answer: the run printed a rate and percentiles, "✅ valid", with 0 accepted.
@@ -142,9 +187,19 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(run.status != 0, "\(run.standardOutput)")
-        #expect(run.standardOutput.contains("INVALID: credentials refused"), "\(run.standardOutput)")
         let summary = try CommandRunner.summary(in: output)
         #expect(summary.valid == false)
+        #expect(
+            summary.invalidity.contains {
+                guard case .credentialsRefused(let refusals) = $0 else { return false }
+                return Array(refusals.keys) == [.invalidProviderToken]
+            },
+            "\(summary.invalidity)"
+        )
+        #expect(
+            lines(of: run.standardOutput, keyed: "INVALID: ") == summary.invalidity.map { "INVALID: \($0)" },
+            "\(run.standardOutput)"
+        )
         let gate = try CommandRunner.run(["gate", output, "--threshold", "sent > 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)")
     }
@@ -156,7 +211,14 @@ extension GatesNeverLieTests {
         let result = try CommandRunner.run(["export", GateCommandTests.runs.invalid, "--format", "bencher"])
         #expect(result.status == 2, "\(result.standardOutput)")
         #expect(result.standardOutput.isEmpty)
-        #expect(result.standardError.contains("error: the run is invalid: the generator fell"))
+        let reasons = try CommandRunner.summary(in: GateCommandTests.runs.invalid).invalidity
+        #expect(reasons.contains { $0.isGeneratorBehind }, "\(reasons)")
+        #expect(
+            lines(of: result.standardError, keyed: "error: ")
+                == reasons.map { "error: the run is invalid: \($0)" }
+                + ["error: nothing exported (an invalid run's figures stand for nothing)"],
+            "\(result.standardError)"
+        )
     }
 }
 
@@ -172,14 +234,18 @@ extension GatesNeverLieTests {
         let named = try CommandRunner.run(["sink", "--latency", "empirical:\(crlf)", "--duration", "1s"])
         #expect(named.status == 64, "\(named.standardError.prefix(300))")
         #expect(
-            named.standardError.contains("\(crlf):100001: bogus is not a duration"),
+            errorLine(of: named.standardError)
+                == "error: The value 'empirical:\(crlf)' is invalid for '--latency <kind:values>': "
+                + "\(crlf):100001: bogus is not a duration; \(DurationNotation.hint)",
             "\(named.standardError.prefix(300))"
         )
         let long = try Self.file("long.txt", String(repeating: "x", count: 500_000) + "\n")
         let quoted = try CommandRunner.run(["sink", "--latency", "empirical:\(long)", "--duration", "1s"])
         #expect(quoted.status == 64)
         #expect(
-            quoted.standardError.contains("… (500000 bytes) is not a duration"),
+            errorLine(of: quoted.standardError)
+                == "error: The value 'empirical:\(long)' is invalid for '--latency <kind:values>': "
+                + "\(long):1: \(String(repeating: "x", count: 80))… (500000 bytes) is not a duration; \(DurationNotation.hint)",
             "\(quoted.standardError.prefix(300))"
         )
         #expect(quoted.standardError.utf8.count < 2_000)

@@ -38,10 +38,19 @@ import Testing
         // …unless the skew allowed is wider.
         let merged = try CommandRunner.run(["merge"] + shards + ["--output", folder + "/merged", "--max-skew", "1h"])
         #expect(merged.status == 0, "\(merged.standardOutput)\(merged.standardError)")
-        #expect(
-            merged.standardOutput.contains("merged 3 shards: 6,000 notifications, digest"),
-            "\(merged.standardOutput)"
-        )
+        let mergedSummary = try CommandRunner.summary(in: folder + "/merged")
+        let digest = try #require(NotificationDigest(parsing: mergedSummary.digest))
+        #expect(digest.count == 6000)
+        let said = lines(of: merged.standardOutput, keyed: "merged ")
+        let skew =
+            said.count == 1
+            ? middle(
+                of: said[0],
+                between:
+                    "merged 3 shards: \(digest.text)\(mergedSummary.reconciled == true ? ", reconciled" : ""), start skew ",
+                and: " ms"
+            ) : nil
+        #expect(skew.flatMap(Double.init).map { $0 >= 0 } == true, "\(merged.standardOutput)")
 
         let whole = try CommandRunner.summary(in: folder + "/merged")
         let alone = try CommandRunner.summary(in: folder + "/single")
@@ -93,13 +102,16 @@ import Testing
         let missing = try CommandRunner.run(["merge", folder + "/a", folder + "/b", "--output", folder + "/out"])
         #expect(missing.status == 64)
         #expect(
-            missing.standardError.contains("cannot read \(folder)/a: there is no such folder"),
+            errorLine(of: missing.standardError) == "error: cannot read \(folder)/a: there is no such folder",
             "\(missing.standardError)"
         )
         try FileManager.default.createDirectory(atPath: folder + "/empty", withIntermediateDirectories: true)
         let nothing = try CommandRunner.run(["merge", folder + "/empty", "--output", folder + "/out"])
         #expect(nothing.status == 64)
-        #expect(nothing.standardError.contains("no shard finished"), "\(nothing.standardError)")
+        #expect(
+            errorLine(of: nothing.standardError) == "error: no shard finished: \(folder)/empty hold no summary.json",
+            "\(nothing.standardError)"
+        )
     }
 
     /// Two shards started together (`--start-at`); the second is killed (SIGKILL) mid-run, as
@@ -145,18 +157,32 @@ import Testing
         )
         let gate = try CommandRunner.run(["gate", folder + "/refused", "--threshold", "failed == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)")
-        #expect(gate.standardOutput.contains("gate: the run is invalid and cannot pass"), "\(gate.standardOutput)")
+        #expect(
+            lines(of: gate.standardOutput, keyed: "INVALID ") == reasons.map { "INVALID run: \($0)" }
+                && lines(of: gate.standardOutput, keyed: "gate: ") == ["gate: the run is invalid and cannot pass"],
+            "\(gate.standardOutput)"
+        )
 
         let partial = try CommandRunner.run(["merge"] + folders + ["--output", folder + "/partial", "--allow-partial"])
         #expect(partial.status == 0, "\(partial.standardOutput)\(partial.standardError)")
-        #expect(partial.standardOutput.contains("PARTIAL: "), "\(partial.standardOutput)")
         let summary = try CommandRunner.summary(in: folder + "/partial")
         #expect(summary.partial == true)
+        let gaps = summary.partialReasons ?? []
+        // The killed shard's folder, when it got as far as making one, and the shard missing.
+        let missing = InvalidReason.shardsMissing(names: ["2/2"]).description
+        #expect(
+            gaps == [InvalidReason.noSummary(folder: "\(folder)/shard-2").description, missing] || gaps == [missing],
+            "\(gaps)"
+        )
+        #expect(lines(of: partial.standardOutput, keyed: "PARTIAL") == gaps.map { "PARTIAL: \($0)" })
         #expect(summary.valid == true)
         #expect(summary.sent == 3000)
         let partialGate = try CommandRunner.run(["gate", folder + "/partial", "--threshold", "failed == 0"])
         #expect(partialGate.status == 0, "\(partialGate.standardOutput)")
-        #expect(partialGate.standardOutput.contains("PARTIAL "), "\(partialGate.standardOutput)")
+        #expect(
+            lines(of: partialGate.standardOutput, keyed: "PARTIAL") == gaps.map { "PARTIAL \($0)" },
+            "\(partialGate.standardOutput)"
+        )
     }
 
     /// A shard whose generator fell behind its schedule is invalid, and so is the merge: its
@@ -191,10 +217,17 @@ import Testing
                 "\(reasons)"
             )
         }
-        #expect(merged.standardOutput.contains("REFUSED: \(shards[0]): the generator fell"), "\(merged.standardOutput)")
+        #expect(
+            lines(of: merged.standardOutput, keyed: "REFUSED") == reasons.map { "REFUSED: \($0)" },
+            "\(merged.standardOutput)"
+        )
         let gate = try CommandRunner.run(["gate", folder + "/merged", "--threshold", "failed == 0"])
         #expect(gate.status == 2, "\(gate.standardOutput)")
-        #expect(gate.standardOutput.contains("gate: the run is invalid and cannot pass"), "\(gate.standardOutput)")
+        #expect(
+            lines(of: gate.standardOutput, keyed: "INVALID ") == reasons.map { "INVALID run: \($0)" }
+                && lines(of: gate.standardOutput, keyed: "gate: ") == ["gate: the run is invalid and cannot pass"],
+            "\(gate.standardOutput)"
+        )
     }
 
     /// Shards that were configured differently, or are the same shard twice, or not shards at

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -22,7 +23,12 @@ import Testing
         let rendered = try CommandRunner.run(arguments + ["--token", token + "\t12"])
         #expect(rendered.status == 0)
         #expect(rendered.standardOutput.contains(#""badge":12,"#))
-        #expect(rendered.standardOutput.contains("device=\(token)\""))
+        let document = try JSONValue(Data(rendered.standardOutput.utf8))
+        #expect(
+            document["category-actions"]?[0]?["value"] == .string("https://example.com/ok?device=\(token)")
+                && document["category-actions"]?[1]?["value"] == .string("https://example.com/nok?device=\(token)"),
+            "\(rendered.standardOutput)"
+        )
         let sized = try CommandRunner.run(arguments + ["--token", token + "\t12", "--token", token + "\t3", "--size"])
         #expect(sized.status == 0)
         let lengths = rendered.standardOutput.utf8.count - 1
@@ -50,10 +56,12 @@ import Testing
         #expect(result.status == 1)
         #expect(result.standardOutput.split(separator: "\n").count == 1)
         #expect(
-            result.standardError.contains("error: token 1: character 1 of the device token is 'x', not a hex digit")
-        )
-        #expect(
-            result.standardError.contains("error: token 2 (abababababababab…): the value of {{field.1}} is not an int")
+            lines(of: result.standardError, keyed: "error: ")
+                == [
+                    "error: token 1: character 1 of the device token is 'x', not a hex digit",
+                    "error: token 2 (abababababababab…): the value of {{field.1}} is not an int",
+                ],
+            "\(result.standardError)"
         )
     }
 
@@ -77,7 +85,11 @@ import Testing
         let refused = try CommandRunner.run(arguments)
         #expect(refused.status == 1)
         #expect(refused.standardOutput.isEmpty)
-        #expect(refused.standardError.contains("the payload is 424 bytes, over the 300-byte limit"))
+        #expect(
+            errorLine(of: refused.standardError)
+                == "error: token 1 (abababababababab…): the payload is 424 bytes, over the 300-byte limit",
+            "\(refused.standardError)"
+        )
         let allowed = try CommandRunner.run(arguments + ["--allow-oversize", "--size"])
         #expect(allowed.status == 0)
         #expect(allowed.standardOutput == "424\n")
@@ -86,7 +98,10 @@ import Testing
     @Test func usageErrorsExitSixtyFour() throws {
         let noToken = try CommandRunner.run(["payload", "render", "--template", "fixtures/poll.json"])
         #expect(noToken.status == 64)
-        #expect(noToken.standardError.contains("Give at least one --token"))
+        #expect(
+            errorLine(of: noToken.standardError) == "error: Give at least one --token to render the template for.",
+            "\(noToken.standardError)"
+        )
         let badType = try CommandRunner.run([
             "payload", "render", "--template", "fixtures/poll.json", "--token", token, "--push-type", "fax",
         ])

@@ -1,3 +1,4 @@
+import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -87,13 +88,31 @@ import Testing
             "--device-return", "uniform:0s-120s", "--device-expiration", "0", "--output", folder,
         ])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(
-            result.standardOutput.contains("reached when APNs has accepted the fan-out"),
-            "\(result.standardOutput)"
-        )
-        #expect(result.standardOutput.contains("99% never"), "\(result.standardOutput)")
         let plan = try CommandRunner.plan(in: folder)
         let reach = try #require(plan.reach)
+        // The two lines printed, whole, from plan.json's figures.
+        func percent(_ share: Double) -> String { String(format: "%.1f%%", share * 100) }
+        let later = reach.after.map { "\(percent($0.share)) by +\(DurationNotation.format(.seconds($0.seconds)))" }
+        let times = reach.targets.map { target in
+            "\(Int(target.share * 100))%" + (target.seconds.map { String(format: " at %.1f s", $0) } ?? " never")
+        }
+        #expect(times.last == "99% never", "\(times)")
+        #expect(
+            lines(of: result.standardOutput, keyed: "devices: ")
+                == [
+                    "devices: \(percent(reach.atAcceptance)) reached when APNs has accepted the fan-out "
+                        + String(format: "(%.1f s); ", reach.acceptedSeconds) + later.joined(separator: ", ")
+                ],
+            "\(result.standardOutput)"
+        )
+        #expect(
+            lines(of: result.standardOutput, keyed: "  \(times.first ?? "")")
+                == [
+                    "  " + times.joined(separator: ", ") + "; in the end \(percent(reach.finalShare)) (lost: "
+                        + "\(percent(1 - reach.finalShare)): offline past their expiration or never back)"
+                ],
+            "\(result.standardOutput)"
+        )
         #expect(reach.offline == 0.3 && reach.expirationSeconds == 0 && reach.returnAfter.hasPrefix("uniform"))
         #expect(abs(reach.acceptedSeconds - plan.expectedDurationSeconds) < 1e-9)
         // Accepted over D seconds, expiration 0: the offline ones back before their send,
@@ -103,7 +122,7 @@ import Testing
         #expect(abs(reach.finalShare - expected) < 0.01, "\(reach.finalShare) against \(expected)")
         #expect(reach.targets.last?.seconds == nil)
         let without = try CommandRunner.run(["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms"])
-        #expect(!without.standardOutput.contains("devices:"))
+        #expect(lines(of: without.standardOutput, keyed: "devices: ").isEmpty, "\(without.standardOutput)")
     }
 
     @Test(arguments: [
@@ -146,8 +165,17 @@ import Testing
             timeout: .seconds(120)
         )
         let output = result.standardOutput
-        #expect(output.contains("rehearsal: 4,000 devices over 1 connections"), "\(output)")
-        #expect(output.contains("every notification accepted; sender and sink agree"), "\(output)")
+        #expect(
+            lines(of: output, keyed: "rehearsal: ")
+                == [
+                    "rehearsal: 4,000 devices over 1 connections (one machine's share), the planned round trip on the wire"
+                ],
+            "\(output)"
+        )
+        #expect(
+            lines(of: output, keyed: "every notification ") == ["every notification accepted; sender and sink agree"],
+            "\(output)"
+        )
         let summary = try CommandRunner.summary(in: folder + "/verify")
         #expect(summary.accepted == 4000)
         #expect(summary.endpoint.hasPrefix("the embedded sink at https://"))
@@ -160,10 +188,10 @@ import Testing
         #expect(row.predicted == "\(Int(predicted.rounded()))/s", "\(row)")
         #expect(row.measured == "\(Int(measured.rounded()).formatted())/s", "\(row) against \(elapsed) s")
         // No cost was given: the cores are measured, not compared.
-        #expect(
-            output.contains("sender cores: ") && output.contains(" measured (no CPU cost to predict them)"),
-            "\(output)"
-        )
+        let cores = lines(of: output, keyed: "sender cores").first.flatMap {
+            middle(of: $0, between: "sender cores: ", and: " measured (no CPU cost to predict them)")
+        }
+        #expect(cores.flatMap(Double.init).map { $0 > 0 } == true, "\(output)")
         // plan.json keeps the verdict beside the plan; the exit status and the last line follow it.
         let verification = try #require(try CommandRunner.plan(in: folder).verification)
         let verified = verification.status == .verified

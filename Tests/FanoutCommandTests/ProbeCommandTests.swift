@@ -45,6 +45,14 @@ import Testing
         return Probe(document: document, data: data, output: result.standardOutput)
     }
 
+    /// What the probe printed is probe.json's text, whole, line by line, then where the file went.
+    static func expectPrintedWhole(_ probe: Probe, sourceLocation: SourceLocation = #_sourceLocation) {
+        let printed = probe.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let text = probe.document.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(Array(printed.dropLast(2)) == text, "\(probe.output)", sourceLocation: sourceLocation)
+        #expect(lines(of: probe.output, keyed: "probe.json: ").count == 1, sourceLocation: sourceLocation)
+    }
+
     /// The body the probe sends: the poll template's bytes, as `fanout payload render` says.
     static func bodyBytes() throws -> Int {
         let result = try CommandRunner.run([
@@ -104,8 +112,9 @@ import Testing
         // Nothing beats the window at the PING's round trip (how far below it the ends' time
         // takes the rate is the machine's, a benchmark's business, not this test's).
         #expect(rate / formula(ping) <= 1.05, "\(rate)/s against \(formula(ping))/s at the PING's")
-        #expect(probe.output.contains("refill: half"), "\(probe.output)")
-        #expect(probe.output.contains("bound: window"))
+        #expect(try probe.refill.kind == "half")
+        #expect(try probe.flow.bound == "window")
+        Self.expectPrintedWhole(probe)
     }
 
     /// A sink told to refill after each DATA frame: each-frame, and the window still binds.
@@ -173,7 +182,10 @@ import Testing
         let wire = try probe.wire
         #expect(wire.tlsBytes == 22)
         #expect(wire.wireBytesPerNotification == wire.headersBytes + wire.dataBytes + wire.frameBytes + wire.tlsBytes)
-        #expect(wire.note.contains("one TLSv1.3 record a notification"), "\(wire)")
+        #expect(
+            wire.note == "TCP/IP headers excluded; one TLSv1.3 record a notification assumed (one record a write)",
+            "\(wire)"
+        )
         #expect(try probe.refill.kind == "half")
     }
 
@@ -185,7 +197,8 @@ import Testing
         #expect(probe.document.flow == nil)
         #expect(try holdsNull(probe.data, at: ["flow"]))
         #expect(try probe.refill.kind == "none-needed")
-        #expect(!probe.output.contains("flow test"))
+        // What it printed is probe.json's text, which has no flow test.
+        Self.expectPrintedWhole(probe)
         for bad in [["--flow-count", "0"], ["--flow-duration", "0s"], ["--flow-duration", "2m", "--timeout", "1m"]] {
             let result = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)"] + bad)
             #expect(result.status == 64, "\(bad): \(result.standardError)")

@@ -134,7 +134,13 @@ import Testing
         let connections = try #require(outcome.provider?.connections)
         let unread = connections.compactMap(\.maybeUnread).reduce(0, +)
         #expect(unread == 50, "\(connections)")
-        #expect(outcome.sinkOutput.contains("answered, maybe unread: 50"), "\(outcome.sinkOutput)")
+        #expect(
+            lines(of: outcome.sinkOutput, keyed: "answered, maybe unread: ") == [
+                "answered, maybe unread: 50 answers the provider never acknowledged reading before its connection broke "
+                    + "(connection 1): the sink's counts are ahead of the provider's"
+            ],
+            "\(outcome.sinkOutput)"
+        )
         #expect(try outcome.gate("unread == 0").status == 1)
         let markdown = MarkdownDocument(try String(contentsOfFile: outcome.folder + "/summary.md", encoding: .utf8))
         #expect(

@@ -24,7 +24,16 @@ import Testing
         #expect(send.status == 0, "\(send.standardError)")
         let ended = try sink.wait(timeout: .seconds(30))
         #expect(ended.status == 0, "\(ended.errors)")
-        #expect(ended.output.contains("ended by \(reason)"), "\(ended.output)")
+        // The fan-out line, whole: its figures numbers, ended by `reason`.
+        let fanOut = lines(of: ended.output, keyed: "fan-out: ")
+        let said =
+            fanOut.count == 1
+            ? fanOut[0].wholeMatch(
+                of:
+                    #/fan-out: ([0-9,]+) accepted in ([0-9]+\.[0-9]{3}) s from the first request \(([0-9,]+)\/s\); ended by (.+)/#
+            ) : nil
+        #expect(said.map { String($0.4) } == reason, "\(ended.output)")
+        #expect(said.flatMap { Int($0.1.replacing(",", with: "")) }.map { $0 > 0 } == true, "\(ended.output)")
     }
 
     static func folder() -> String { NSTemporaryDirectory() + "fanout-provider-\(UUID().uuidString)" }
@@ -252,7 +261,14 @@ import Testing
         #expect(expected.reached == true)
         let export = try CommandRunner.run(["export", folder + "/out", "--format", "bencher"])
         #expect(export.status == 0, "\(export.standardError)")
-        #expect(export.standardOutput.contains("throughput"), "\(export.standardOutput)")
+        let measures = try JSONDecoder().decode(
+            [String: [String: [String: Double]]].self,
+            from: Data(export.standardOutput.utf8)
+        )
+        #expect(
+            measures.count == 1 && (measures.values.first?["throughput"]?["value"] ?? 0) > 0,
+            "\(export.standardOutput)"
+        )
     }
 
     /// SIGINT ends the run as --expect does: the folder is written with what arrived.
@@ -377,7 +393,11 @@ import Testing
             ["sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", "/proc/fanout-cannot", "--duration", "1s"]
         )
         #expect(unwritable.status == 1)
-        #expect(unwritable.standardError.contains("cannot write the --output folder /proc/fanout-cannot"))
+        #expect(
+            errorLine(of: unwritable.standardError)
+                == "error: cannot write the --output folder /proc/fanout-cannot: no such file",
+            "\(unwritable.standardError)"
+        )
 
         // A folder holding an earlier run's summary.json is refused, as a run refuses it, and
         // the summary is left as it was (the sink once replaced it).
@@ -402,8 +422,13 @@ import Testing
             ]
         )
         #expect(trigger.status == 1)
-        #expect(trigger.standardError.contains("--trigger fanout-no-such-command --now could not start"))
-        #expect(trigger.standardError.contains("not found"), "\(trigger.standardError)")
+        // The shell's own words, whole: command not found.
+        #expect(
+            errorLine(of: trigger.standardError)
+                == "error: --trigger fanout-no-such-command --now could not start (exit 127): "
+                + "/bin/sh: 1: fanout-no-such-command: not found",
+            "\(trigger.standardError)"
+        )
         #expect(!FileManager.default.fileExists(atPath: folder + "/out/summary.json"))
         #expect(!FileManager.default.fileExists(atPath: folder + "/out/trigger.log"))
     }
@@ -441,7 +466,12 @@ import Testing
         let mixed = try CommandRunner.run(
             ["merge", folder + "/a", folder + "/send-\(sinks[0].1)", "--output", folder + "/mixed"]
         )
-        #expect(mixed.standardOutput.contains("merges only with other sinks' folders"), "\(mixed.standardOutput)")
+        let refusals = try CommandRunner.summary(in: folder + "/mixed").invalidity
+        #expect(refusals.first == .sinkAmongRuns(folders: [folder + "/a"]), "\(refusals)")
+        #expect(
+            lines(of: mixed.standardOutput, keyed: "REFUSED") == refusals.map { "REFUSED: \($0)" },
+            "\(mixed.standardOutput)"
+        )
     }
 }
 

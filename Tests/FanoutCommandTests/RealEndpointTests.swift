@@ -1,5 +1,9 @@
 import FanoutAPNs
+import FanoutAssembly
+import FanoutClient
+import FanoutReport
 import FanoutResults
+import FanoutRun
 import FanoutSink
 import FanoutTestSupport
 import Foundation
@@ -45,15 +49,16 @@ import Testing
         return path
     }
 
-    /// `fanout send` to `endpoint`: exit 5 within `within`, one stderr line naming
-    /// `address`, `phrase` and what to do, and summary.json's failed reasons holding `cause`.
+    /// `fanout send` to `endpoint`: exit 5 within `within`, one stderr line naming `address`,
+    /// `cause`'s phrase, the detail found (`detail`, when given) and `cause`'s advice, whole as
+    /// `RunSummary.unreachableLine` writes it, and summary.json's failed reasons holding `cause`.
     static func expectUnreachable(
         _ endpoint: String,
         _ extra: [String] = [],
         address: String,
         phrase: String,
         cause: UnreachableCause,
-        advice: String,
+        detail expectedDetail: String? = nil,
         within: Duration = fast,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
@@ -67,11 +72,24 @@ import Testing
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 5, "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(elapsed < within, "took \(elapsed)", sourceLocation: sourceLocation)
-        let lines = result.standardError.split(separator: "\n").filter { $0.hasPrefix("error: could not reach") }
-        #expect(lines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
-        let line = String(lines.first ?? "")
-        #expect(line.contains("could not reach \(address): \(phrase)"), "\(line)", sourceLocation: sourceLocation)
-        #expect(line.contains(advice), "\(line)", sourceLocation: sourceLocation)
+        let errorLines = lines(of: result.standardError, keyed: "error: ")
+        #expect(errorLines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
+        let line = errorLines.first ?? ""
+        // The detail is the system's or the peer's wording (an errno, a resolver's message): the
+        // rest of the line is Fanout's, whole.
+        let head = "error: could not reach \(address): \(phrase) ("
+        let detail = middle(of: line, between: head, and: ")" + ": " + EndpointFailure(cause, "").advice)
+        #expect(detail?.isEmpty == false, "\(line)", sourceLocation: sourceLocation)
+        if let expectedDetail { #expect(detail == expectedDetail, "\(line)", sourceLocation: sourceLocation) }
+        let failure = EndpointFailure(cause, detail ?? "")
+        #expect(failure.phrase == phrase, sourceLocation: sourceLocation)
+        let host = String(address[..<address.lastIndex(of: ":")!])
+        let port = Int(address[address.index(after: address.lastIndex(of: ":")!)...])!
+        #expect(
+            line == RunSummary.unreachableLine(failure, host: host, port: port),
+            "\(line)",
+            sourceLocation: sourceLocation
+        )
         let summary = try CommandRunner.summary(in: output)
         #expect(
             summary.failed == [.unreachable(cause): 10],
@@ -80,13 +98,27 @@ import Testing
         )
         #expect(summary.valid == false, sourceLocation: sourceLocation)
         // Nothing was answered: the summaries say so instead of a rate or percentiles.
-        #expect(
-            result.standardOutput.contains(": no answers"),
+        let counts = result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
+        let shape = #/(\d+) notifications to (\S+) in ([0-9.]+) s over (\d+) connections? × (\d+) streams: no answers/#
+        let said = try #require(
+            counts.wholeMatch(of: shape),
             "\(result.standardOutput)",
             sourceLocation: sourceLocation
         )
-        #expect(result.standardOutput.contains("latency: no answers"), sourceLocation: sourceLocation)
-        #expect(!result.standardOutput.contains("cpu µs per notification"), sourceLocation: sourceLocation)
+        #expect(said.1 == "10", "\(counts)", sourceLocation: sourceLocation)
+        #expect(said.2 == (try SendJob.Endpoint(parsing: endpoint)).description, sourceLocation: sourceLocation)
+        #expect(Double(said.3) != nil && Int(said.4) != nil && Int(said.5) != nil, sourceLocation: sourceLocation)
+        #expect(
+            lines(of: result.standardOutput, keyed: "latency") == ["latency: no answers"],
+            "\(result.standardOutput)",
+            sourceLocation: sourceLocation
+        )
+        // No figure per notification: the CPU line says the seconds alone.
+        let cpu = lines(of: result.standardOutput, keyed: "cpu")
+        let seconds =
+            cpu.count == 1
+            ? middle(of: cpu[0], between: "cpu: sender ", and: " s, none per notification (no answers)") : nil
+        #expect(seconds.flatMap { Double($0) } != nil, "\(result.standardOutput)", sourceLocation: sourceLocation)
         let markdown = MarkdownDocument(try String(contentsOfFile: output + "/summary.md", encoding: .utf8))
         #expect(
             markdown.lines.count { $0 == "Latency: no answers." } == 1 && markdown.table("latency") == nil,
@@ -110,8 +142,7 @@ import Testing
                 ["--connect-timeout", "1s"],
                 address: "127.0.0.1:\(port)",
                 phrase: "connection refused",
-                cause: .connectionRefused,
-                advice: "nothing is listening on that port"
+                cause: .connectionRefused
             )
         }
         // Tried for the whole second, not given up on at the first refusal.
@@ -131,7 +162,15 @@ import Testing
                 timeout: .seconds(60)
             )
             #expect(result.status == 5, "\(result.standardError)")
-            #expect(result.standardError.contains("could not reach 127.0.0.1:\(port): connection refused"))
+            #expect(
+                errorLine(of: result.standardError)
+                    == RunSummary.unreachableLine(
+                        EndpointFailure(.connectionRefused, "ECONNREFUSED"),
+                        host: "127.0.0.1",
+                        port: port
+                    ),
+                "\(result.standardError)"
+            )
         }
         #expect(!FileManager.default.fileExists(atPath: output + "/step-02"))
     }
@@ -141,8 +180,7 @@ import Testing
             "https://fanout-test.invalid",
             address: "fanout-test.invalid:443",
             phrase: "name not resolved",
-            cause: .nameNotResolved,
-            advice: "check the host name in --endpoint"
+            cause: .nameNotResolved
         )
     }
 
@@ -156,8 +194,7 @@ import Testing
             "https://localhost:\(port)",
             address: "localhost:\(port)",
             phrase: "certificate not trusted",
-            cause: .certificateNotTrusted,
-            advice: "--ca-file"
+            cause: .certificateNotTrusted
         )
         // With its CA the same server is reached: nghttpd answers (404, no APNs reason) and the
         // run ends as any answered run does.
@@ -169,7 +206,7 @@ import Testing
             ]
         )
         #expect(trusted.status == 3, "\(trusted.standardError)")
-        #expect(!trusted.standardError.contains("could not reach"))
+        #expect(errorLine(of: trusted.standardError) == nil, "\(trusted.standardError)")
         #expect(try CommandRunner.summary(in: output).failed == [.unexpectedResponse: 10])
     }
 
@@ -178,7 +215,7 @@ import Testing
     static func expectCertificateRefused(
         phrase: String,
         cause: UnreachableCause,
-        advice: String,
+        detail: String? = nil,
         _ write: (_ folder: String) throws -> (key: String, certificate: String)
     ) throws {
         let folder = try folder()
@@ -192,15 +229,15 @@ import Testing
             address: "localhost:\(port)",
             phrase: phrase,
             cause: cause,
-            advice: advice
+            detail: detail
         )
     }
 
     @Test(.requires(.nghttpd)) func anExpiredCertificateIsSaidToBeExpired() throws {
         try Self.expectCertificateRefused(
-            phrase: "certificate expired (expired 2020-10-13)",
+            phrase: "certificate expired",
             cause: .certificateExpired,
-            advice: "renewed"
+            detail: "expired 2020-10-13"
         ) { folder in
             let issued = Date(timeIntervalSince1970: 1_600_000_000)
             let files = try SinkCertificates.writeSelfSigned(
@@ -215,8 +252,7 @@ import Testing
     @Test(.requires(.nghttpd, .openssl)) func aCertificateForAnotherNameIsAMismatch() throws {
         try Self.expectCertificateRefused(
             phrase: "certificate name mismatch",
-            cause: .certificateNameMismatch,
-            advice: "use the name the certificate was issued for"
+            cause: .certificateNameMismatch
         ) { folder in
             try OpenSSL.run([
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
@@ -235,8 +271,7 @@ import Testing
             "http://127.0.0.1:\(port)",
             address: "127.0.0.1:\(port)",
             phrase: "not HTTP/2",
-            cause: .notHTTP2,
-            advice: "the endpoint must speak HTTP/2"
+            cause: .notHTTP2
         )
     }
 
@@ -257,8 +292,7 @@ import Testing
             ["--ca-file", files.certificate],
             address: "localhost:\(port)",
             phrase: "ALPN did not choose h2",
-            cause: .alpnNotH2,
-            advice: "must offer HTTP/2 by ALPN h2"
+            cause: .alpnNotH2
         )
     }
 
@@ -280,8 +314,10 @@ import Testing
             timeout: .seconds(60)
         )
         #expect(result.status == 5, "\(result.standardError)")
+        let forbidden = try #require(EndpointFailure.forbidden(status: 403, reason: .missingProviderToken))
         #expect(
-            result.standardError.contains("403 on the first request (403 MissingProviderToken)"),
+            errorLine(of: result.standardError)
+                == RunSummary.unreachableLine(forbidden, host: "127.0.0.1", port: port),
             "\(result.standardError)"
         )
         let summary = try CommandRunner.summary(in: output)
@@ -328,8 +364,12 @@ import Testing
             Self.send + ["--endpoint", "https://api.push.apple.com:\(port)", "--output", folder + "/refused"]
         )
         #expect(refused.status == 64, "\(refused.errors)")
-        #expect(refused.errors.contains("--generate makes synthetic device tokens"))
-        #expect(refused.errors.contains("`fanout sink`") && refused.errors.contains("--tokens FILE"))
+        let apple = SendJob.Endpoint(tls: true, host: "api.push.apple.com", port: port)
+        #expect(
+            errorLine(of: refused.errors) == "error: "
+                + (apple.refusal(generatedTokens: true, production: false) ?? ""),
+            "\(refused.errors)"
+        )
         let production = try send(
             [
                 "send", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
@@ -337,7 +377,11 @@ import Testing
             ]
         )
         #expect(production.status == 64, "\(production.errors)")
-        #expect(production.errors.contains("add --production"))
+        #expect(
+            errorLine(of: production.errors) == "error: "
+                + (apple.refusal(generatedTokens: false, production: false) ?? ""),
+            "\(production.errors)"
+        )
         #expect(connections() == before, "a refused send opened a connection")
         // The control: real tokens, --production: the name leads to the listener (which does not
         // speak TLS, so the run ends unreachable), and the rate cap is said.
@@ -349,7 +393,11 @@ import Testing
             ]
         )
         #expect(allowed.status == 5, "\(allowed.errors)")
-        #expect(allowed.output.contains("rate capped at 1000/s"), "\(allowed.output)")
+        #expect(
+            try CommandRunner.summary(in: folder + "/allowed").schedule?.capped
+                == "capped at 1000/s: Apple's APNs without --rate or --stage (give one to choose the pace)",
+            "\(allowed.output)"
+        )
         #expect(connections() > before, "the name did not lead to the listener")
         // cluster render applies the same rules to the options it carries.
         let render = try CommandRunner.run(
@@ -357,7 +405,13 @@ import Testing
                 + ["--endpoint", "https://api.sandbox.push.apple.com"]
         )
         #expect(render.status == 64, "\(render.standardError)")
-        #expect(render.standardError.contains("synthetic device tokens"))
+        let sandbox = SendJob.Endpoint(tls: true, host: "api.sandbox.push.apple.com", port: 443)
+        #expect(
+            errorLine(of: render.standardError)
+                == "error: the send options after --: "
+                + (sandbox.refusal(generatedTokens: true, production: false) ?? ""),
+            "\(render.standardError)"
+        )
     }
 
     /// The probe against a sink holding each answer 80 ms, allowing 1 stream until the first
@@ -390,14 +444,25 @@ import Testing
         let ping = try #require(document.pingRoundTrip?.p50)
         #expect(ping < 5, "PING p50 \(ping) ms on loopback")
         #expect(
-            probe.standardOutput.contains("streams a connection gets: 1 at first, 500 after the first accepted request")
+            lines(of: probe.standardOutput, keyed: "  streams a connection gets: ")
+                == ["  streams a connection gets: 1 at first, 500 after the first accepted request"],
+            "\(probe.standardOutput)"
         )
         let plan = try CommandRunner.run([
-            "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/probe.json",
+            "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/probe.json", "--output",
+            output + "/plan",
         ])
         #expect(plan.status == 0, "\(plan.standardError)")
-        #expect(plan.standardOutput.contains("500 streams ÷"), "\(plan.standardOutput)")
-        #expect(plan.standardOutput.contains("measured by fanout probe of http://127.0.0.1:\(port)"))
+        let planned = try CommandRunner.plan(in: output + "/plan")
+        #expect(planned.streamsPerConnection == 500)
+        let figures = try PlanJob.probeFigures(output + "/probe.json")
+        #expect(document.endpoint == "http://127.0.0.1:\(port)")
+        #expect(
+            planned.assumptions.first
+                == "500 concurrent streams a connection, a round trip of \(CapacityPlan.spoken(figures.roundTrip)) and "
+                + "\(CapacityPlan.spoken(figures.processing)) of processing per request: measured by \(figures.source)",
+            "\(planned.assumptions)"
+        )
         // --probe gives those figures: giving them too is a mistake, and a probe without
         // requests cannot plan.
         let both = try CommandRunner.run([
@@ -411,7 +476,11 @@ import Testing
             ["probe", "http://127.0.0.1:\(port)", "--tokens", bad, "--topic", "com.example.app"]
         )
         #expect(badTokens.status == 1)
-        #expect(badTokens.standardError.contains("--tokens \(bad):2:"), "\(badTokens.standardError)")
+        #expect(
+            errorLine(of: badTokens.standardError)
+                == "error: --tokens \(bad):2: character 1 of the device token is 'n', not a hex digit",
+            "\(badTokens.standardError)"
+        )
         for count in ["0", "1001"] {
             let result = try CommandRunner.run(["probe", "http://127.0.0.1:\(port)", "--count", count])
             #expect(result.status == 64, "--count \(count): \(result.standardError)")
@@ -422,7 +491,15 @@ import Testing
             "plan", "--devices", "1M", "--deadline", "60s", "--probe", output + "/bare/probe.json",
         ])
         #expect(unplanned.status == 64)
-        #expect(unplanned.standardError.contains("holds no request round trips"), "\(unplanned.standardError)")
+        let bareProbe = output + "/bare/probe.json"
+        #expect(
+            errorLine(of: unplanned.standardError)
+                == "error: "
+                + JobError.input(
+                    "--probe \(bareProbe) holds no request round trips: probe with --tokens FILE of real device tokens"
+                ).description + ".",
+            "\(unplanned.standardError)"
+        )
     }
 
     /// Over TLS the probe says the version and ALPN, and a probe that cannot connect exits 5
@@ -437,10 +514,36 @@ import Testing
             "probe", "https://localhost:\(port)", "--ca-file", files.certificate, "--output", folder + "/tls",
         ])
         #expect(probe.status == 0, "\(probe.standardError)")
-        #expect(probe.standardOutput.contains("TLS: TLSv1.3, ALPN h2"), "\(probe.standardOutput)")
-        #expect(probe.standardOutput.contains("PING round trip: p50"))
+        #expect(
+            lines(of: probe.standardOutput, keyed: "  TLS: ") == ["  TLS: TLSv1.3, ALPN h2"],
+            "\(probe.standardOutput)"
+        )
+        let document = try ProbeDocument.load(folder + "/tls/probe.json")
+        let ping = try #require(document.pingRoundTrip)
+        let milliseconds = { (value: Double) in String(format: value < 10 ? "%.2f ms" : "%.1f ms", value) }
+        #expect(
+            lines(of: probe.standardOutput, keyed: "  PING round trip: ")
+                == ["  PING round trip: p50 \(milliseconds(ping.p50)), p99 \(milliseconds(ping.p99)) (\(ping.count))"],
+            "\(probe.standardOutput)"
+        )
         let untrusted = try CommandRunner.run(["probe", "https://localhost:\(port)", "--output", folder + "/untrusted"])
         #expect(untrusted.status == 5)
-        #expect(untrusted.standardError.contains("could not reach localhost:\(port): certificate not trusted"))
+        let untrustedLine = errorLine(of: untrusted.standardError) ?? ""
+        let why = middle(
+            of: untrustedLine,
+            between: "error: could not reach localhost:\(port): certificate not trusted (",
+            and: "): " + EndpointFailure(.certificateNotTrusted, "").advice
+        )
+        #expect(
+            why.map {
+                untrustedLine
+                    == RunSummary.unreachableLine(
+                        EndpointFailure(.certificateNotTrusted, $0),
+                        host: "localhost",
+                        port: port
+                    )
+            } == true,
+            "\(untrusted.standardError)"
+        )
     }
 }

@@ -1,8 +1,11 @@
+import ArgumentParser
 import FanoutResults
 import FanoutRun
 import FanoutTestSupport
 import Foundation
 import Testing
+
+@testable import fanout
 
 /// `fanout run`, the main job, as a user runs it: the summary, the files, the exit status.
 @Suite(.serialized) struct RunCommandTests {
@@ -64,19 +67,40 @@ import Testing
             let perNotification = try #require(perNotification, "\(role)")
             #expect(abs(perNotification - seconds * 1e6 / 20_000) < 1e-6 * perNotification + 1e-9)
         }
-        #expect(result.standardOutput.contains("cpu µs per notification: sender "))
+        func part(_ role: String, _ seconds: Double?, _ perNotification: Double?) -> String {
+            "\(role) \(String(format: "%.2f", perNotification ?? -1)) (\(String(format: "%.2f", seconds ?? -1)) s)"
+        }
+        #expect(
+            lines(of: result.standardOutput, keyed: "cpu")
+                == [
+                    "cpu µs per notification: " + part("sender", cpu.senderSeconds, cpu.senderPerNotification) + "  "
+                        + part("sink", cpu.sinkSeconds, cpu.sinkPerNotification)
+                ],
+            "\(result.standardOutput)"
+        )
 
         // HdrHistogram's percentile distribution: a header, rows of value/percentile/count, and
         // the total count in its footer.
         let hgrm = try String(contentsOfFile: folder + "/latency.hgrm", encoding: .utf8)
-        #expect(hgrm.contains("Value     Percentile TotalCount 1/(1-Percentile)"))
+        #expect(
+            hgrm.split(separator: "\n").first?.trimmingCharacters(in: .whitespaces)
+                == "Value     Percentile TotalCount 1/(1-Percentile)",
+            "\(hgrm.prefix(400))"
+        )
         #expect(hgrm.contains(/Total count\s+=\s+20000\]/), "\(hgrm.suffix(400))")
         // The interval log: HdrHistogram's header lines, then one histogram per second, the first
         // from 0 (shorter than a second when the whole run is: 20,000 notifications can be).
         let hlog = try String(contentsOfFile: folder + "/latency.hlog", encoding: .utf8)
-        #expect(hlog.contains("#[Histogram log format version 1.3]\n"))
+        #expect(
+            lines(of: hlog, keyed: "#[Histogram log format version") == ["#[Histogram log format version 1.3]"],
+            "\(hlog.prefix(600))"
+        )
         #expect(hlog.contains(/\n0\.000,(1\.000|0\.\d{3}),[\d.]+,HISTF/), "\(hlog.prefix(600))")
-        #expect(result.standardOutput.contains("(summary.json, summary.md, report.html, latency.hgrm, latency.hlog)"))
+        #expect(
+            lines(of: result.standardOutput, keyed: "results: ")
+                == ["results: \(folder)/ (summary.json, summary.md, report.html, latency.hgrm, latency.hlog)"],
+            "\(result.standardOutput)"
+        )
     }
 
     @Test func theEmbeddedPollIsTheFixture() throws {
@@ -140,11 +164,26 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
-        #expect(result.standardOutput.contains("4,000 notifications to the embedded sink"), "\(result.standardOutput)")
-        #expect(result.standardOutput.contains("open model, 2000/s for 2.0 seconds"))
-        // Standard error is not a terminal here: no progress line.
-        #expect(!result.standardError.contains("\r"), "\(result.standardError)")
+        // Standard error is not a terminal here: no progress line, nothing at all.
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder)
+        let counts = result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
+        let said = counts.wholeMatch(
+            of:
+                #/([0-9,]+) notifications to (.+) in ([0-9.]+) s over ([0-9]+) connections? × ([0-9]+) streams: ([0-9,]+) notifications\/s/#
+        )
+        #expect(said?.1 == "4,000" && said?.2 == summary.endpoint[...], "\(counts)")
+        #expect(said.flatMap { Double($0.3) }.map { abs($0 - summary.elapsedSeconds) <= 0.005 } == true, "\(counts)")
+        #expect(
+            said.flatMap { Int($0.6.replacing(",", with: "")) }
+                == summary.throughputPerSecond.map { Int($0.rounded()) },
+            "\(counts)"
+        )
+        let lagSaid = openModelLag(in: result.standardOutput, schedule: "2000/s for 2.0 seconds", limit: "1000.0")
+        #expect(
+            lagSaid.map { abs($0 - (summary.generatorLag?.max ?? -1)) <= 0.05 + 1e-9 } == true,
+            "\(result.standardOutput)"
+        )
         #expect(summary.model == .open)
         #expect(summary.sent == 4000)
         let configuration = summary.configuration
@@ -177,10 +216,13 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(result.status == 4, "\(result.standardOutput)\(result.standardError)")
-        #expect(result.standardOutput.contains("INVALID: the generator fell"), "\(result.standardOutput)")
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.valid == false)
         #expect(summary.invalidity.first?.isGeneratorBehind == true, "\(summary.invalidity)")
+        #expect(
+            lines(of: result.standardOutput, keyed: "INVALID: ") == summary.invalidity.map { "INVALID: \($0)" },
+            "\(result.standardOutput)"
+        )
     }
 
     @Test(.requires(.python3)) func aTerminalShowsTheProgressLine() throws {
@@ -205,14 +247,31 @@ import Testing
         let lines = written.components(separatedBy: "\r\u{1B}[K").dropFirst()
         #expect(lines.count >= 2, "\(written.debugDescription)")
         let first = try #require(lines.first)
-        #expect(first.contains(/^\d+\.\d s  [\d,]+\/s  [\d,]+ \/ 6,000 \(\d+\.\d%\)/), "\(first.debugDescription)")
-        #expect(first.contains("ETA "), "\(first.debugDescription)")
-        // The line is cleared before the summary.
-        #expect(written.contains("\r\u{1B}[K6,000 notifications to the embedded sink"), "\(written.debugDescription)")
+        // The whole line, its figures as numbers: the ETA is the time left at the rate so far.
+        let shape =
+            #/(\d+\.\d) s  ([\d,]+)\/s  ([\d,]+) \/ 6,000 \((\d+\.\d)%\)(?:  p99 \d+\.\d\d ms)?  ETA (\d+\.\d) s/#
+        let progress = try #require(first.wholeMatch(of: shape), "\(first.debugDescription)")
+        let rate = Double(progress.2.replacing(",", with: ""))!
+        let done = Double(progress.3.replacing(",", with: ""))!
+        #expect(rate > 0 && done < 6000, "\(first.debugDescription)")
+        #expect(abs(Double(progress.5)! - (6000 - done) / rate) <= 0.05 + 1e-9, "\(first.debugDescription)")
+        // The line is cleared before the summary: the last redraw's text is the summary's first line.
+        let summaryLine = lines.last?.components(separatedBy: "\r\n").first ?? ""
+        #expect(
+            summaryLine.wholeMatch(
+                of:
+                    #/6,000 notifications to the embedded sink at http:\/\/127\.0\.0\.1:\d+ in [0-9.]+ s over \d+ connections? × \d+ streams: [0-9,]+ notifications\/s/#
+            ) != nil,
+            "\(written.debugDescription)"
+        )
     }
 
     /// A job is built once, in `run()`; what it refuses there is a usage error with the
     /// subcommand's own usage, as one `validate()` refuses is.
+    static let subcommands: [String: any ParsableCommand.Type] = [
+        "fanout run": RunCommand.self, "fanout plan": PlanCommand.self, "fanout search": SearchCommand.self,
+    ]
+
     @Test(arguments: [
         (["run", "--timeout", "0s"], "fanout run"),
         (["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--headroom", "150%"], "fanout plan"),
@@ -221,9 +280,15 @@ import Testing
     func aJobRefusedInRunShowsItsSubcommandsUsage(arguments: [String], path: String) throws {
         let result = try CommandRunner.run(arguments)
         #expect(result.status == 64, "\(result.standardError)")
-        #expect(result.standardError.hasPrefix("error: "), "\(result.standardError)")
-        #expect(result.standardError.contains("Usage: \(path) "), "\(result.standardError)")
-        #expect(result.standardError.contains("See '\(path) --help'"), "\(result.standardError)")
+        // The error line, then the subcommand's own usage and where its help is: nothing else.
+        let command = try #require(Self.subcommands[path])
+        let error = try #require(errorLine(of: result.standardError), "\(result.standardError)")
+        #expect(
+            result.standardError
+                == error
+                + "\nUsage: \(Fanout.usageString(for: command))\n  See '\(path) --help' for more information.\n",
+            "\(result.standardError)"
+        )
     }
 }
 

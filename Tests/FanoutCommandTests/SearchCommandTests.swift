@@ -34,7 +34,12 @@ import Testing
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
-        #expect(result.standardOutput.contains("answer: at least 400/s keeps errors < 1%, failed == 0"))
+        #expect(
+            lines(of: result.standardOutput, keyed: "answer: ") == [
+                "answer: at least 400/s keeps errors < 1%, failed == 0: the highest rate searched (--to) passed twice"
+            ],
+            "\(result.standardOutput)"
+        )
         let search = try Self.search(in: folder)
         let steps = search.steps
         #expect(steps.map(\.offered) == [200, 400, 400])
@@ -102,7 +107,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (result, port) = try Self.searchAFailingSink(["--max-steps", "2"], into: folder)
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
-        #expect(result.standardOutput.contains("answer: none within --max-steps 2: nothing passed, 200/s did not"))
+        #expect(
+            lines(of: result.standardOutput, keyed: "answer: ") == [
+                "answer: none within --max-steps 2: nothing passed, 200/s did not"
+            ],
+            "\(result.standardOutput)"
+        )
         let search = try Self.search(in: folder)
         let steps = search.steps
         #expect(steps.map(\.offered) == [400, 200])

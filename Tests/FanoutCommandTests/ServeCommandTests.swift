@@ -232,7 +232,10 @@ import Testing
     @Test func theLingerNeedsServe() throws {
         let refused = try CommandRunner.run(["run", "--count", "10", "--serve-linger", "5s"])
         #expect(refused.status == 64)
-        #expect(refused.standardError.contains("--serve-linger needs --serve"), "\(refused.standardError)")
+        #expect(
+            errorLine(of: refused.standardError) == "error: --serve-linger needs --serve",
+            "\(refused.standardError)"
+        )
     }
 
     /// A broadcast send serves its updates' seconds, then its folder's report.html.

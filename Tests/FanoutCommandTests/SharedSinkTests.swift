@@ -1,3 +1,6 @@
+import FanoutAssembly
+import FanoutClient
+import FanoutRun
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -154,14 +157,57 @@ import Testing
         )
     }
 
-    /// Every notification accepted: exit 0 and "accepted N" with none failed.
-    static func expectAllAccepted(_ result: CommandRunner.Result, count: Int = notifications) {
-        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
-        let figure = count >= 1000 ? "\(count / 1000),\(String(count % 1000 + 1000).dropFirst())" : "\(count)"
-        #expect(
-            result.standardOutput.contains("accepted \(figure)   rejected 0   failed 0"),
-            "\(result.standardOutput)"
-        )
+    /// Every notification accepted: exit 0 and the whole counts line, "accepted N   rejected 0
+    /// failed 0   skipped 0   (requests R, retries T)", with at least N requests.
+    static func expectAllAccepted(
+        _ result: CommandRunner.Result,
+        count: Int = notifications,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)", sourceLocation: sourceLocation)
+        let counts = lines(of: result.standardOutput, keyed: "accepted ")
+        let said =
+            counts.count == 1
+            ? counts[0].wholeMatch(
+                of:
+                    #/accepted ([0-9,]+)   rejected 0   failed 0   skipped 0   \(requests ([0-9,]+), retries ([0-9,]+)\)/#
+            )
+            : nil
+        func number(_ text: Substring?) -> Int? { text.flatMap { Int($0.replacing(",", with: "")) } }
+        #expect(number(said?.1) == count, "\(result.standardOutput)", sourceLocation: sourceLocation)
+        #expect((number(said?.2) ?? 0) >= count, "\(result.standardOutput)", sourceLocation: sourceLocation)
+        #expect(number(said?.3) != nil, "\(result.standardOutput)", sourceLocation: sourceLocation)
+    }
+
+    /// A line of the sink's log of refusals and limits (`LimitLog`): `fanout sink: KIND
+    /// ADDRESS:PORT: DETAIL`, with the peer's port (which varies) parsed out and checked as a
+    /// number, and the count of lines left out since the last, when the line says one.
+    struct LimitLine: Equatable, CustomStringConvertible {
+        var kind: String
+        var address: String
+        var detail: String
+        var more = 0
+
+        var description: String { "\(kind) \(address):_: \(detail) (+\(more))" }
+
+        /// The lines of `kind` in `log`, in order.
+        static func all(_ kind: String, in log: String) -> [LimitLine] {
+            lines(of: log, keyed: "fanout sink: \(kind) ").compactMap { line in
+                let rest = line.dropFirst("fanout sink: \(kind) ".count)
+                guard let colon = rest.firstIndex(of: ":"),
+                    let end = rest[colon...].firstIndex(of: " "),
+                    rest[rest.index(before: end)] == ":",
+                    Int(rest[rest.index(after: colon)..<rest.index(before: end)]) != nil
+                else { return nil }
+                var detail = String(rest[rest.index(after: end)...])
+                var more = 0
+                if let found = detail.wholeMatch(of: #/(.*) \(and ([0-9]+) more since the last line\)/#) {
+                    more = Int(found.2)!
+                    detail = String(found.1)
+                }
+                return LimitLine(kind: kind, address: String(rest[..<colon]), detail: detail, more: more)
+            }
+        }
     }
 
     /// With `--idle-grace off`, an address's silent connections are never evicted for its own
@@ -185,17 +231,34 @@ import Testing
         #expect(sameAddress.opening.served == 8)
         let refused = try Self.send(to: sink.port, count: 100, ["--connect-timeout", "2s"])
         #expect(refused.status == 5, "\(refused.standardOutput)\(refused.standardError)")
+        // Said as the sink's refusal, whole, and nothing else (not "TLS", not "use https://").
+        let refusal = EndpointFailure(
+            .goAwayBeforeAnswer,
+            "the sink refused the connection: 8 connections from 127.0.0.1, the per-peer limit"
+        )
         #expect(
-            refused.standardError.contains(
-                "the sink refused the connection: 8 connections from 127.0.0.1, the per-peer limit"
-            ),
+            refused.standardError.split(separator: "\n")
+                == [Substring(RunSummary.unreachableLine(refusal, host: "127.0.0.1", port: sink.port))],
             "\(refused.standardError)"
         )
-        #expect(!refused.standardError.contains("https://"), "\(refused.standardError)")
         stopped = true
         let log = sink.stop().errors
-        #expect(log.contains("fanout sink: refused 127.0.0.2:"), "\(log)")
-        #expect(log.contains("8 connections from 127.0.0.1, the per-peer limit"), "\(log)")
+        let refusals = LimitLine.all("refused", in: log)
+        #expect(
+            refusals.first
+                == LimitLine(
+                    kind: "refused",
+                    address: "127.0.0.2",
+                    detail: "8 connections from 127.0.0.2, the per-peer limit"
+                ),
+            "\(log)"
+        )
+        #expect(
+            refusals.contains {
+                $0.address == "127.0.0.1" && $0.detail == "8 connections from 127.0.0.1, the per-peer limit"
+            },
+            "\(log)"
+        )
     }
 
     /// Review of issue 61: 1,100 silent connections from 127.0.0.1 held its per-peer limit and
@@ -240,8 +303,10 @@ import Testing
         #expect(stats?.openConnections.count == 4, "\(String(describing: stats))")
         let refused = try Self.send(to: sink.port, count: 100, ["--connect-timeout", "2s"])
         #expect(refused.status == 5)
+        let refusal = EndpointFailure(.goAwayBeforeAnswer, "the sink refused the connection: 4 connections, its limit")
         #expect(
-            refused.standardError.contains("the sink refused the connection: 4 connections, its limit"),
+            errorLine(of: refused.standardError)
+                == RunSummary.unreachableLine(refusal, host: "127.0.0.1", port: sink.port),
             "\(refused.standardError)"
         )
     }
@@ -266,8 +331,15 @@ import Testing
         }
         stopped = true
         let log = sink.stop().errors
-        #expect(log.contains("request timeout 127.0.0.2:"), "\(log)")
-        #expect(log.contains("reset 10 streams whose request did not arrive whole within 1s"), "\(log)")
+        #expect(
+            LimitLine.all("request timeout", in: log).first
+                == LimitLine(
+                    kind: "request timeout",
+                    address: "127.0.0.2",
+                    detail: "reset 10 streams whose request did not arrive whole within 1s"
+                ),
+            "\(log)"
+        )
     }
 
     /// Timed apns-ids an hour old (the right host tag) are taken as untimed: the sink's own
@@ -317,9 +389,20 @@ import Testing
         #expect(fromSend.max < 10_000, "\(fromSend)")
         stopped = true
         let summary = sink.stop().output
-        #expect(summary.contains("taken as untimed: 1000"), "\(summary)")
-        let line = summary.split(separator: "\n").first { $0.hasPrefix("own lateness from the send") } ?? ""
-        #expect(!line.contains("3600") && !line.contains("3,600,"), "\(line)")
+        #expect(
+            lines(of: summary, keyed: "timed apns-ids not believed")
+                == [
+                    "timed apns-ids not believed (sent more than 10 s before they arrived, "
+                        + "or after), taken as untimed: 1000"
+                ],
+            "\(summary)"
+        )
+        let lateness = line(of: summary, keyed: "own lateness from the send") ?? ""
+        let figures = lateness.wholeMatch(
+            of:
+                #/own lateness from the send \(timed apns-ids: the queues on the way in too\): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms/#
+        )
+        #expect(figures.flatMap { Double($0.3) }.map { $0 < 10_000 } == true, "\(lateness)")
     }
 
     /// 300 connections to --admin from 127.0.0.2 under `ulimit -n 256`, a third of them with
@@ -400,7 +483,15 @@ import Testing
         let (output, log) = sink.stop()
         // The descriptors did run out: the admin port's first failed accept is logged, and every
         // one counted apart from the APNs port's (the summary's "N on the admin port").
-        #expect(log.contains("admin accept failed"), "\(log)")
+        let acceptFailed = LimitLine.all("admin accept failed", in: log)
+        let why = acceptFailed.first.flatMap {
+            middle(
+                of: $0.detail,
+                between: "",
+                and: "; accepting again in 10 ms, the pause doubling up to 1000 ms while it fails"
+            )
+        }
+        #expect(acceptFailed.count == 1 && why?.isEmpty == false, "\(log)")
         let connections = output.split(separator: "\n").first { $0.hasPrefix("connections: ") } ?? ""
         let admin = connections.split(separator: ", ").last { $0.hasSuffix(" on the admin port") }
         let failed = admin.flatMap { Int($0.split(separator: " ")[0].replacing(",", with: "")) } ?? 0
@@ -517,7 +608,15 @@ import Testing
         #expect(stats?.connections.refused == 2 * (256 - SinkDefaults.idlePerPeer))
         stopped = true
         let log = sink.stop().errors
-        #expect(log.contains("that sent no authenticated request, the per-peer idle limit"), "\(log)")
+        let idleRefusals = LimitLine.all("refused", in: log)
+        #expect(
+            !idleRefusals.isEmpty
+                && idleRefusals.allSatisfy {
+                    $0.detail
+                        == "64 connections from \($0.address) that sent no authenticated request, the per-peer idle limit"
+                },
+            "\(log)"
+        )
     }
 
     /// Issue 61, case 10, the total: four addresses fill a sink's 64 connections with idle ones
@@ -541,8 +640,8 @@ import Testing
         stopped = true
         let log = sink.stop().errors
         // The log says the first eviction of a burst only (one line a kind a second): the oldest.
-        let evicted = log.split(separator: "\n").filter { $0.contains("evicted") }
-        #expect(evicted.first?.contains("evicted 127.0.0.2:") == true, "\(log)")
+        let evicted = LimitLine.all("evicted", in: log)
+        #expect(evicted.first?.address == "127.0.0.2", "\(log)")
     }
 
     /// Issue 61, review: a connection whose requests are refused before its provider proved who
@@ -577,7 +676,7 @@ import Testing
         #expect(stats.map { $0.requests - $0.accepted } == 16, "the neighbour's 16 requests, refused")
         stopped = true
         let log = sink.stop().errors
-        #expect(log.contains("evicted 127.0.0.2:"), "\(log)")
+        #expect(LimitLine.all("evicted", in: log).first?.address == "127.0.0.2", "\(log)")
     }
 
     /// Issue 61, case 11: a default sink under `ulimit -n 256` takes what the limit allows with
@@ -664,8 +763,17 @@ import Testing
         #expect(stats?.accepted == count)
         stopped = true
         let log = sink.stop().errors
-        #expect(log.contains("ended 127.0.0.2:"), "\(log)")
-        #expect(log.contains("GOAWAY ENHANCE_YOUR_CALM: more than 10000 frames"), "\(log)")
+        #expect(
+            LimitLine.all("ended", in: log).first
+                == LimitLine(
+                    kind: "ended",
+                    address: "127.0.0.2",
+                    detail:
+                        "GOAWAY ENHANCE_YOUR_CALM: more than 10000 frames within 10.0 seconds with no request arriving "
+                        + "whole (empty DATA, PRIORITY, WINDOW_UPDATE, PING, SETTINGS, RST_STREAM or unknown frames)"
+                ),
+            "\(log)"
+        )
     }
 
     /// The sink's defaults the tests count with.

@@ -265,9 +265,9 @@ import Testing
         do {
             try settings.validate()
         } catch {
-            #expect(error.description.contains("--device-offline (80%)"))
-            #expect(error.description.contains("--device-low-power (30%)"))
-            #expect(error.description.contains("110%, over 100%"))
+            #expect(
+                error.description == "--device-offline (80%) and --device-low-power (30%) add up to 110%, over 100%"
+            )
         }
         settings = DeviceFleetSettings()
         settings.disabled = 0.6
@@ -277,13 +277,13 @@ import Testing
             try settings.set("device-return", "uniform:0s")
             Issue.record("an unreadable spread was taken")
         } catch {
-            #expect(error.description.contains("uniform:LOW-HIGH"))
+            #expect(error.description == "uniform latency is uniform:LOW-HIGH; got uniform:0s")
         }
         do {
             try settings.set("device-offline", "120%")
             Issue.record("a share over 100% was taken")
         } catch {
-            #expect(error.description.contains("120%"))
+            #expect(error.description == "a share is from 0% to 100% (or 0 to 1), like 0.5%; got 120%")
         }
         settings = DeviceFleetSettings()
         settings.offline = 0.3

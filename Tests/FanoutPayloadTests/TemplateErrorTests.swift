@@ -414,7 +414,7 @@ import Testing
             Issue.record("expected an error")
         } catch {
             #expect(error.code == .unreadableFile)
-            #expect(error.message.contains("cannot open /nonexistent/template.json: No such file or directory"))
+            #expect(error.message == "cannot open /nonexistent/template.json: No such file or directory")
         }
     }
 

@@ -57,7 +57,11 @@ import Testing
         let error = #expect(throws: GateError.self) {
             try Gate(run: folder, baseline: nil, thresholds: ["broadcast.delivered > 0"], file: nil)
         }
-        #expect(error?.description.contains("broadcast.delivered is measured with broadcasts") == true)
+        #expect(
+            error?.description
+                == "broadcast.delivered > 0: broadcast.delivered is measured with broadcasts (the devices and times by "
+                + "fanout sink --output); \(folder) has no such figure in its broadcast section"
+        )
         let none = #expect(throws: GateError.self) {
             try Gate(run: GoldenFilesTests.golden, baseline: nil, thresholds: ["broadcast.accepted > 0"], file: nil)
         }

@@ -1,4 +1,5 @@
 import FanoutResults
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -43,7 +44,12 @@ import Testing
         let error = #expect(throws: GateError.self) {
             try Gate(run: GoldenFilesTests.golden, baseline: nil, thresholds: ["delivered > 90%"], file: nil)
         }
-        #expect(error?.description.contains("has no delivery section") == true, "\(String(describing: error))")
+        #expect(
+            error?.description
+                == "delivered > 90%: delivered is measured with the sink's device fleet (--device-… or --sink-device-…); "
+                + "\(GoldenFilesTests.golden) has no delivery section",
+            "\(String(describing: error))"
+        )
         #expect(error?.kind == .needsDelivery)
     }
 
@@ -73,6 +79,9 @@ import Testing
         #expect(read.delivery?.allDelivered == 850 && read.delivery?.reachedMs?.p99 == 59_000)
         let record = try RunRecord.load(folder)
         #expect(record.share(.delivered) == 0.85 && record.metrics[.deliveredP99] == 59_000)
-        #expect(MarkdownSummary(summary: read).text.contains("| Discarded – Expired | 150 | 15.00% |"))
+        #expect(
+            lines(of: MarkdownSummary(summary: read).text, keyed: "| Discarded – Expired |")
+                == ["| Discarded – Expired | 150 | 15.00% |"]
+        )
     }
 }

@@ -49,7 +49,11 @@ import Testing
         summary.fineIntervals = FineIntervals(binMilliseconds: 100, completed: [3, 0, 9])
         let data = try summary.data()
         let text = String(decoding: data, as: UTF8.self)
-        #expect(text.contains("\"fine_intervals\""), "\(text.prefix(200))")
+        #expect(
+            try JSONValue(data)["fine_intervals"]
+                == .object(["bin_ms": .number(100), "completed": .array([.number(3), .number(0), .number(9)])]),
+            "\(text.prefix(200))"
+        )
         let file = NSTemporaryDirectory() + "fanout-fine-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: file) }
         try data.write(to: URL(fileURLWithPath: file))

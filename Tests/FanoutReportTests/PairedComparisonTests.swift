@@ -1,4 +1,5 @@
 import FanoutReport
+import FanoutTestSupport
 import Testing
 
 /// The pair-by-pair verdicts on made-up pairs whose truth is known.
@@ -21,7 +22,12 @@ import Testing
         let interval = try #require(row.interval)
         #expect(interval.lowerBound >= 0.8 * 0.97 - 1e-9 && interval.upperBound <= 0.8 * 1.03 + 1e-9)
         #expect(abs((row.ratio ?? 0) - 0.8 * 1.01) < 1e-9)
-        #expect(comparison.text.contains("throughput") && comparison.text.hasSuffix("ab: B is WORSE"))
+        #expect(
+            lines(of: comparison.text, keyed: "throughput ").map(textColumns)
+                == [["throughput", "231,000/s", "190,344/s", "0.808", "0.776 … 0.824", "WORSE"]],
+            "\(comparison.text)"
+        )
+        #expect(lines(of: comparison.text, keyed: "ab: ") == ["ab: B is WORSE"], "\(comparison.text)")
     }
 
     @Test func theSameBuildIsWithinNoise() {

@@ -61,7 +61,10 @@ struct RepeatManifestTests {
             _ = try RunSet.load(folder)
             Issue.record("a set with no finished repeat loaded")
         } catch {
-            #expect(error.description.contains("interrupted after 0 of 3 repeats"), "\(error)")
+            #expect(
+                error.description == "\(folder): interrupted after 0 of 3 repeats; no repeat-*/ folder holds a run",
+                "\(error)"
+            )
         }
     }
 

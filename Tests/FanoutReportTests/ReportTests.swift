@@ -98,8 +98,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
         #expect(markdown.hasPrefix("## Fanout run\n\n✅ valid · sender and sink agree · open model\n"), "\(markdown)")
-        #expect(markdown.contains("| 7,500 | "), "\(markdown)")
-        #expect(markdown.contains("| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |"))
+        // The run's row, whole: what was sent and the shape, with the rate and seconds as numbers.
+        let row = lines(of: markdown, keyed: "| 7,500 |")
+        let figures =
+            row.count == 1 ? row[0].wholeMatch(of: #/\| 7,500 \| ([0-9,]+)\/s \| 4 × 1000 \| ([0-9.]+) s \|/#) : nil
+        #expect(
+            figures.map { Int($0.1.replacing(",", with: "")) ?? 0 > 0 && Double($0.2) ?? 0 > 0 } == true,
+            "\(markdown)"
+        )
+        #expect(
+            lines(of: markdown, keyed: "| latency |") == ["| latency | p50 | p90 | p99 | p99.9 | p99.99 | max |"],
+            "\(markdown)"
+        )
         #expect(markdown.contains(/\| ms \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|/))
         #expect(markdown.contains(/\| rejected Unregistered \| [\d,]+ \|/))
     }

@@ -152,7 +152,12 @@ import Testing
         }
         let result = try Self.validate([folder + "/missing.json", folder + "/wrong.json"])
         #expect(result.status == 1)
-        #expect(result.output.contains("missing.json: (top): 'sent' is a required property"), "\(result.output)")
-        #expect(result.output.contains("wrong.json: latency_ms"), "\(result.output)")
+        // Each file's first problem, whole.
+        #expect(
+            result.output
+                == "\(folder)/missing.json: (top): 'sent' is a required property\n"
+                + "\(folder)/wrong.json: latency_ms: 'p90' is a required property\n",
+            "\(result.output)"
+        )
     }
 }

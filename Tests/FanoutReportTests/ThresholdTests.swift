@@ -302,7 +302,12 @@ struct ThresholdTests {
         let small = RunSet(directory: "b", runs: [ThresholdTests.run([.p90: 10, .sent: 20])])
         let comparison = RunComparison(baseline: big, current: small, metrics: [.p90])
         #expect(comparison.differences == ["notifications sent: 1,000 vs 20"])
-        #expect(comparison.text.contains("WARNING the sides differ in notifications sent: 1,000 vs 20"))
+        #expect(
+            lines(of: comparison.text, keyed: "WARNING") == [
+                "WARNING the sides differ in notifications sent: 1,000 vs 20"
+            ],
+            "\(comparison.text)"
+        )
     }
 
     /// The edges of "cannot fail": each of these fails some run.

@@ -38,7 +38,10 @@ import Testing
                 == "--shard is set for each shard by the manifests: leave it out of the send options"
         )
         #expect(Self.refusal(Self.manifests(endpoint + ["--output", "x"]))?.hasPrefix("--output is set") == true)
-        #expect(Self.refusal(Self.manifests(["--generate", "10"]))?.contains("need --endpoint URL") == true)
+        #expect(
+            Self.refusal(Self.manifests(["--generate", "10"]))
+                == "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)"
+        )
         var many = Self.manifests(endpoint)
         many.shards = 10_001
         #expect(Self.refusal(many) == "--shards is from 1 to 10000, not 10001")
@@ -95,15 +98,40 @@ import Testing
         let yaml = try Self.manifests([
             "--endpoint", "https://push.example.com", "--template=\(template)", "--key-file", key,
         ]).render()
-        #expect(yaml.contains("from the config map"), "\(yaml)")
+        // The template's text in the config map, whole.
+        #expect(
+            lines(of: yaml, keyed: "  template: ") == [#"  template: "{\"aps\":{\"alert\":\"from the config map\"}}""#],
+            "\(yaml)"
+        )
         #expect(yaml.contains(#"kind: "Secret""#))
         #expect(yaml.contains(Data("not really a key\n".utf8).base64EncodedString()), "\(yaml)")
-        #expect(yaml.contains("'--template' '/etc/fanout/files/template'"), "\(yaml)")
-        #expect(yaml.contains("'--key-file' '/etc/fanout/keys/key-file'"), "\(yaml)")
+        // The shard's command, whole: the files by their paths in the pod.
+        let start = TimeNotation.format(Self.start)
+        #expect(
+            lines(of: yaml, keyed: #"        - "set -u\ni=$((JOB_COMPLETION_INDEX"#)
+                == [
+                    #"        - "set -u\ni=$((JOB_COMPLETION_INDEX + 1))\nmkdir -p /results/fanout\n"#
+                        + #"(while :; do touch /results/fanout/shard-$i.alive; sleep 5; done) &\nbeat=$!\n"#
+                        + #"'fanout' 'send' '--endpoint' 'https://push.example.com' "#
+                        + #"'--template' '/etc/fanout/files/template' '--key-file' '/etc/fanout/keys/key-file' "#
+                        + #"--shard \"$i/3\" --start-at \#(start) --output /results/fanout/shard-$i "#
+                        + #"--metrics 0.0.0.0:9464 &\npid=$!\ntrap 'kill -TERM $pid 2>/dev/null' TERM INT\nstatus=0\n"#
+                        + #"while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done\nkill $beat\n"#
+                        + #"echo $status > /results/fanout/shard-$i.exit\nexit $status""#
+                ],
+            "\(yaml)"
+        )
         #expect(!yaml.contains(folder), "a path on this machine reached the manifests")
         // No thresholds file: the gate asks that nothing failed.
-        #expect(yaml.contains("failed == 0"))
-        #expect(yaml.contains("starting at \(TimeNotation.format(Self.start))"))
+        #expect(lines(of: yaml, keyed: "  thresholds: ") == [#"  thresholds: "failed == 0\n""#], "\(yaml)")
+        #expect(
+            lines(of: yaml, keyed: "# fanout cluster render: ")
+                == [
+                    "# fanout cluster render: 3 shards of `fanout send`, starting at \(start); "
+                        + "apply with `kubectl apply -f -`."
+                ],
+            "\(yaml)"
+        )
     }
 
     /// With a sink in the cluster and no endpoint given, the shards send to the sink's service.
@@ -113,7 +141,20 @@ import Testing
         manifests.name = "load"
         manifests.namespace = "bench"
         let yaml = try manifests.render()
-        #expect(yaml.contains("'--endpoint' 'http://load-sink.bench.svc:\(ClusterManifests.sinkPort)'"), "\(yaml)")
+        #expect(
+            lines(of: yaml, keyed: #"        - "set -u\ni=$((JOB_COMPLETION_INDEX"#)
+                == [
+                    #"        - "set -u\ni=$((JOB_COMPLETION_INDEX + 1))\nmkdir -p /results/load\n"#
+                        + #"(while :; do touch /results/load/shard-$i.alive; sleep 5; done) &\nbeat=$!\n"#
+                        + #"'fanout' 'send' '--generate' '1000' "#
+                        + #"'--endpoint' 'http://load-sink.bench.svc:\#(ClusterManifests.sinkPort)' "#
+                        + #"--shard \"$i/3\" --start-at \#(TimeNotation.format(Self.start)) --output /results/load/shard-$i "#
+                        + #"--metrics 0.0.0.0:9464 &\npid=$!\ntrap 'kill -TERM $pid 2>/dev/null' TERM INT\nstatus=0\n"#
+                        + #"while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done\nkill $beat\n"#
+                        + #"echo $status > /results/load/shard-$i.exit\nexit $status""#
+                ],
+            "\(yaml)"
+        )
         #expect(yaml.contains(#"kind: "Deployment""#) && yaml.contains(#"kind: "Service""#))
     }
 

@@ -101,7 +101,10 @@ import Testing
         #expect {
             try LiveReport(at: ServedAddress(host: "127.0.0.1", port: port), command: "run")
         } throws: { error in
-            "\(error)".contains("--serve 127.0.0.1:\(port): cannot listen there")
+            // The option and address, then the system's refusal as NIO words it.
+            "\(error)"
+                == "--serve 127.0.0.1:\(port): cannot listen there: bind(descriptor:ptr:bytes:): "
+                + "\(String(cString: strerror(EADDRINUSE)))) (errno: \(EADDRINUSE))"
         }
     }
 }

@@ -18,7 +18,7 @@ import Testing
         let steady = try #require(SteadyCost(seconds: Self.seconds(), settle: 5))
         #expect(steady.microseconds == 16)
         #expect((steady.first, steady.last) == (5, 18))
-        #expect(steady.spoken.contains("seconds 5–18"))
+        #expect(steady.spoken == "measured over seconds 5–18, once the connections' answers had spread")
         // Counting from the start would have read it cheaper.
         let whole = try #require(SteadyCost(seconds: Self.seconds(), settle: 0))
         #expect(whole.microseconds < 14)

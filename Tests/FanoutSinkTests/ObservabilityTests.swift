@@ -190,13 +190,24 @@ import Testing
         let plain = try AdminSink()
         let without = try Self.fetch(plain.adminPort, "/deliveries/" + id)
         plain.stop()
-        #expect(without.status == 404 && without.body.contains("has no device fleet"), "\(without)")
+        #expect(
+            without.status == 404
+                && without.body
+                    == "not found: the sink has no device fleet (fanout sink --device-offline and the like)\n",
+            "\(without)"
+        )
         var configuration = SinkConfiguration()
         configuration.scenario.devices.offline = 0.3
         let running = try AdminSink(configuration)
         defer { running.stop() }
         let unknown = try Self.fetch(running.adminPort, "/deliveries/" + id)
-        #expect(unknown.status == 404 && unknown.body.contains("is not among the last"), "\(unknown)")
+        #expect(
+            unknown.status == 404
+                && unknown.body
+                    == "not found: \(id) is not among the last 65536 "
+                    + "notifications the sink accepted\n",
+            "\(unknown)"
+        )
     }
 
     /// A line of the capture file.
@@ -271,7 +282,7 @@ import Testing
             ]
         )
         running.stop()
-        #expect(result.output.contains("4000 succeeded"), "\(result.output)")
+        #expect(H2loadReport(result.output) == .allSucceeded(4000), "\(result.output)")
         let count = try Self.capturedLines(path).count
         // Binomial(4000, 0.25): mean 1000, σ ≈ 27; ±6σ never fails by chance.
         #expect((840...1160).contains(count), "\(count) captured")

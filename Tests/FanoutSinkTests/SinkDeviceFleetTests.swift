@@ -186,13 +186,21 @@ import Testing
         #expect(times.count == 3 && times[0] <= times[1])
         #expect(abs(times[2].timeIntervalSince(times[0]) - 30) < 1)
         #expect(document.apnsID == id.lowercased())
-        let unknown = DeliveryHistoryPage.answer(
-            "/deliveries/" + id.replacingOccurrences(of: "6F", with: "7F"),
-            fleet: fleet
+        let other = id.replacingOccurrences(of: "6F", with: "7F")
+        let unknown = DeliveryHistoryPage.answer("/deliveries/" + other, fleet: fleet)
+        #expect(!unknown.found)
+        #expect(
+            unknown.body == "not found: \(other) is not among the last 65536 notifications the sink accepted\n",
+            "\(unknown.body)"
         )
-        #expect(!unknown.found && unknown.body.contains("is not among the last 65536"))
-        #expect(DeliveryHistoryPage.answer("/deliveries/nope", fleet: fleet).body.contains("is not an apns-id"))
-        #expect(DeliveryHistoryPage.answer("/deliveries/" + id, fleet: nil).body.contains("has no device fleet"))
+        #expect(
+            DeliveryHistoryPage.answer("/deliveries/nope", fleet: fleet).body
+                == "not found: nope is not an apns-id (8-4-4-4-12 hex digits)\n"
+        )
+        #expect(
+            DeliveryHistoryPage.answer("/deliveries/" + id, fleet: nil).body
+                == "not found: the sink has no device fleet (fanout sink --device-offline and the like)\n"
+        )
     }
 }
 

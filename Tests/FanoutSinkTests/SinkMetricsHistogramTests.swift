@@ -54,7 +54,7 @@ import Testing
     func histogramsAddUp(delivered: Int) throws {
         let (text, bare) = try Self.expositions(delivered: delivered)
         for family in Self.families + Self.fleetFamilies {
-            #expect(text.contains("# TYPE \(family) histogram\n"), "\(text)")
+            #expect(lines(of: text, keyed: "# TYPE \(family) ") == ["# TYPE \(family) histogram"], "\(text)")
             let count = try #require(Self.sample(family + "_count", in: text), "\(family) in \(text)")
             #expect(Self.sample(family + "_bucket{le=\"+Inf\"}", in: text) == count)
         }
@@ -63,7 +63,9 @@ import Testing
         }
         // Without a fleet, no delivery histograms.
         for family in Self.fleetFamilies { #expect(!bare.contains(family)) }
-        for family in Self.families { #expect(bare.contains("# TYPE \(family) histogram\n")) }
+        for family in Self.families {
+            #expect(lines(of: bare, keyed: "# TYPE \(family) ") == ["# TYPE \(family) histogram"], "\(bare)")
+        }
     }
 
     @Test(.requires(.promtool), arguments: [0, 5])

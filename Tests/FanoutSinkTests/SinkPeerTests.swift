@@ -141,7 +141,14 @@ import Testing
                 "-w", "%{http_version} %{http_code}", "http://127.0.0.1:\(running.port)\(path)",
             ]
         )
-        #expect(plain.output.contains("apns-id: "), "\(plain.output)")
+        // The answer's apns-id header, whole: a canonical UUID.
+        let ids = lines(of: plain.output, keyed: "apns-id: ")
+        #expect(
+            ids.count == 1
+                && ids[0].wholeMatch(of: #/apns-id: [0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}/#)
+                    != nil,
+            "\(plain.output)"
+        )
         #expect(plain.output.hasSuffix("2 200"), "\(plain.output)")
 
         let folder = NSTemporaryDirectory() + "fanout-tls-\(UUID().uuidString)"
@@ -190,7 +197,7 @@ import Testing
                 "http://127.0.0.1:\(running.port)/3/device/\(token)",
             ]
         )
-        #expect(result.output.contains("20000 succeeded, 0 failed"), "\(result.output)")
+        #expect(H2loadReport(result.output) == .allSucceeded(20000), "\(result.output)")
         running.sink.drain(grace: .seconds(2))
         let summary = running.sink.statistics.summary
         #expect(summary.requests == 20000)

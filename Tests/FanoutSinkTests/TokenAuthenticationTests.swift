@@ -188,7 +188,13 @@ import Testing
         let critical = key.token(iat: "1700000000", header: #""crit":["exp"],"exp":1700003600"#)
         let answer = sink.send(TokenAuthenticationTests.request(critical))
         #expect(answer?.reason == "InvalidProviderToken")
-        #expect(said.value.count == 1 && said.value[0].contains("as crit: extensions the sink does not understand"))
+        #expect(
+            said.value == [
+                "403 InvalidProviderToken: the provider token is refused: its header names [\"exp\"] as crit: "
+                    + "extensions the sink does not understand, so it must refuse the token (RFC 7515 §4.1.11)"
+            ],
+            "\(said.value)"
+        )
         let token = key.token(iat: "1700000000")
         let nul = sink.send(SinkHarness.fields([("authorization", "bearer\u{0}\(token)")]))
         #expect(nul?.reason == "InvalidProviderToken")
@@ -204,7 +210,12 @@ import Testing
         for _ in 0..<5 { _ = sink.send(TokenAuthenticationTests.request(key.token(iat: #""soon""#))) }
         _ = sink.send(TokenAuthenticationTests.request(key.token(iat: "1700000000", issuer: "OTHERTEAM0")))
         #expect(said.value.count == 2, "\(said.value)")
-        #expect(said.value[1].contains("its iss OTHERTEAM0 is not key ABC123DEFG's team (DEF123GHIJ)"))
+        #expect(
+            said.value.last
+                == "403 InvalidProviderToken: the provider token is refused: "
+                + "its iss OTHERTEAM0 is not key ABC123DEFG's team (DEF123GHIJ)",
+            "\(said.value)"
+        )
         #expect(faults.counts.values.sorted() == [1, 5])
     }
 }

@@ -46,7 +46,11 @@ import Testing
         do {
             try scenario.validate()
         } catch {
-            #expect(error.description.contains("on the wire each way, over the cap"))
+            #expect(
+                error.description
+                    == "rtt and bandwidth put 596 MiB on the wire each way, over the cap of 64 MiB a connection: lower the "
+                    + "bandwidth or the round trip"
+            )
         }
         try scenario.set("bandwidth", "100Mbit")
         try scenario.validate()
