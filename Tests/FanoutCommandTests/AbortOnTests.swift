@@ -51,12 +51,20 @@ import Testing
         #expect(aborted.condition == "p99 > 2s")
         #expect(aborted.windowSeconds == 10)
         #expect(aborted.unit == "ms")
-        // Judged once the stall's first notifications had been unanswered for 3 s: after 13 s,
-        // and within the stall (the counts the connections hand over lag a second at most; a
-        // loaded machine's judging, a few more).
-        #expect(aborted.afterSeconds >= 10 && aborted.afterSeconds <= 19, "\(aborted)")
+        if summary.valid {
+            // Judged once the stall's first notifications had been unanswered for 3 s: after
+            // 13 s, and within the stall (the counts the connections hand over lag a second at
+            // most; a loaded machine's judging, a few more).
+            #expect(aborted.afterSeconds >= 10 && aborted.afterSeconds <= 19, "\(aborted)")
+            #expect((aborted.unanswered ?? 0) > 0 && aborted.unansweredAfterSeconds == 3, "\(aborted)")
+        } else {
+            // Two busy loops beside a debug build: the generator fell behind its 5,000/s, and
+            // its lateness, which the latencies count, can pass 2 s before the stall does. The
+            // run says so, and the abort is the load's (seen under `yes` twice: at 8 s, nothing
+            // unanswered).
+            #expect(summary.isInvalidOnlyByGeneratorLag, "\(summary.invalidity)")
+        }
         #expect(aborted.measured > 2000)
-        #expect((aborted.unanswered ?? 0) > 0 && aborted.unansweredAfterSeconds == 3, "\(aborted)")
         // It drained (half a second on an idle machine) and stopped: not the 60 s asked for.
         #expect(summary.elapsedSeconds < aborted.afterSeconds + 5, "elapsed \(summary.elapsedSeconds)")
         #expect(summary.cancelled)
@@ -103,7 +111,13 @@ import Testing
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.aborted == nil)
         #expect(summary.elapsedSeconds >= 13, "elapsed \(summary.elapsedSeconds)")
-        #expect(summary.sent >= 60_000, "sent \(summary.sent)")
+        if summary.valid {
+            #expect(summary.sent >= 60_000, "sent \(summary.sent)")
+        } else {
+            // A loaded machine's debug sender could not keep 5,000/s (54,705 sent under two busy
+            // loops) or drain the stall's backlog within --max-backlog: the run says so.
+            #expect(summary.isInvalidOnlyByThePace, "\(summary.invalidity)")
+        }
     }
 
     /// A condition the run cannot judge while it goes is refused before it starts, saying why.

@@ -24,7 +24,10 @@ import Testing
         }
 
         var hasReturned: Bool { returned.withLockedValue { $0 } }
-        func returns(within bound: Duration = .seconds(10)) async throws -> Bool {
+        /// The bound is long: in a full suite on a loaded machine the waiting task can wait
+        /// seconds for a thread of the cooperative pool, which blocking tests hold (10 s was
+        /// missed once under two busy loops). A wait that works returns in milliseconds.
+        func returns(within bound: Duration = .seconds(60)) async throws -> Bool {
             try await pollSuspending(timeout: bound) { hasReturned }
         }
     }
