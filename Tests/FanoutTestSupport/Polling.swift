@@ -48,18 +48,21 @@ public func blockThread(for duration: Duration) {
 
 /// `poll` for async tests: suspends between looks instead of blocking the thread, so the tasks
 /// it waits for can run on the cooperative pool (two threads on two cores: a blocked one is
-/// half of it).
+/// half of it). It looks `timeout / interval` times, at least `interval` apart, rather than
+/// until a time: in a full suite the pool's threads are held by blocking tests for minutes
+/// (a 10 s wait was seen to end 300 s after it began), and a poller resumed past its deadline
+/// before the task it waits for had run would fail what would have held.
 public func pollSuspending(
     timeout: Duration,
     every interval: Duration = .milliseconds(10),
     until condition: () throws -> Bool
 ) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while try !condition() {
-        guard ContinuousClock.now < deadline else { return false }
+    let looks = max(1, Int(timeout / interval))
+    for _ in 0..<looks {
+        if try condition() { return true }
         try await Task.sleep(for: interval)
     }
-    return true
+    return try condition()
 }
 
 /// `hold` for async tests (as `pollSuspending`).
@@ -68,11 +71,9 @@ public func holdSuspending(
     every interval: Duration = .milliseconds(10),
     while inForce: () throws -> Bool
 ) async throws -> Bool {
-    let end = ContinuousClock.now + duration
-    var held = true
-    _ = try await pollSuspending(timeout: duration + .seconds(1), every: interval) {
-        held = try inForce()
-        return !held || ContinuousClock.now >= end
+    for _ in 0..<max(1, Int(duration / interval)) {
+        guard try inForce() else { return false }
+        try await Task.sleep(for: interval)
     }
-    return held
+    return try inForce()
 }
