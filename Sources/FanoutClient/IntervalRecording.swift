@@ -61,8 +61,9 @@ package final class LoopRecorder {
     func complete(startedAt: UInt64, now: UInt64) {
         roll(to: now)
         completed += 1
-        if warmUpEnd == .max { warmUpEnd = collector.warmUpEnd ?? .max }
-        guard startedAt >= warmUpEnd else { return }
+        // Unknown (`.max`) fails the compare too, and is looked up only then: the common path
+        // pays one compare, as before the warm-up had an origin to wait for (scripts/cost.sh).
+        guard startedAt >= warmUpEnd || startedAt >= resolveWarmUpEnd() else { return }
         latencies.record(nanoseconds: now - min(now, startedAt))
     }
 
@@ -76,8 +77,7 @@ package final class LoopRecorder {
     /// A notification due at `dueAt` waited `nanoseconds` for a stream while `streams` were busy
     /// (outside the warm-up only: a warm-up past the ramp names none).
     func waitedForStream(_ nanoseconds: UInt64, streams: Int, dueAt: UInt64) {
-        if warmUpEnd == .max { warmUpEnd = collector.warmUpEnd ?? .max }
-        guard dueAt >= warmUpEnd else { return }
+        guard dueAt >= warmUpEnd || dueAt >= resolveWarmUpEnd() else { return }
         streamWaits.add(nanoseconds, streams: streams)
     }
 
@@ -104,6 +104,14 @@ package final class LoopRecorder {
         guard let firstTry else { return }
         own.record(nanoseconds: firstTry.own)
         senderShare.record(nanoseconds: firstTry.senderShare)
+    }
+
+    /// The warm-up's end, looked up again while its origin was not known; `.max` while it
+    /// still is not.
+    @inline(never)
+    private func resolveWarmUpEnd() -> UInt64 {
+        if warmUpEnd == .max { warmUpEnd = collector.warmUpEnd ?? .max }
+        return warmUpEnd
     }
 
     /// Hands over every finished second up to `now`, and closes the bins that ended by it.
