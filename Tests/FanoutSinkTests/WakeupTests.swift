@@ -1,4 +1,3 @@
-import FanoutTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -8,27 +7,56 @@ import Testing
 
 /// The job watching a sink waits on a `Wakeup`: each way a wait ends, and the two ways it must
 /// not (a timer left from an earlier wait, a signal taken twice). Deadlines are on a real loop;
-/// the tests assert which wait returned, never how fast.
+/// the tests assert which wait returned, never how fast. Nothing here sleeps: a wait's return
+/// completes a promise, and each bound is a timer on the loop.
 @Suite struct WakeupTests {
-    /// A wait running in a task of its own, and whether it has returned.
+    /// A wait running in a task of its own: `outcome` is true once it returns, false if the
+    /// bound `returns(within:)` set passed first.
     final class Waiting: Sendable {
-        let returned = NIOLockedValueBox(false)
+        let loop: any EventLoop
         let task: Task<Void, Never>
+        private let outcome: EventLoopPromise<Bool>
+        private let settled = NIOLockedValueBox<Bool?>(nil)
 
         init(_ wakeup: Wakeup, until deadline: NIODeadline, on loop: any EventLoop) {
-            let returned = returned
+            self.loop = loop
+            let outcome = loop.makePromise(of: Bool.self)
+            self.outcome = outcome
+            let settled = settled
             task = Task {
                 await wakeup.wait(until: deadline, on: loop)
-                returned.withLockedValue { $0 = true }
+                Self.settle(true, settled, outcome)
             }
         }
 
-        var hasReturned: Bool { returned.withLockedValue { $0 } }
-        /// The bound is long: in a full suite on a loaded machine the waiting task can wait
-        /// seconds for a thread of the cooperative pool, which blocking tests hold (10 s was
-        /// missed once under two busy loops). A wait that works returns in milliseconds.
-        func returns(within bound: Duration = .seconds(60)) async throws -> Bool {
-            try await pollSuspending(timeout: bound) { hasReturned }
+        private static func settle(
+            _ value: Bool,
+            _ settled: NIOLockedValueBox<Bool?>,
+            _ outcome: EventLoopPromise<Bool>
+        ) {
+            let first = settled.withLockedValue { settled in
+                guard settled == nil else { return false }
+                settled = value
+                return true
+            }
+            if first { outcome.succeed(value) }
+        }
+
+        var hasReturned: Bool { settled.withLockedValue { $0 } == true }
+
+        /// Whether the wait returns within `bound`. The bound is long: in a full suite on a
+        /// loaded machine the waiting task can wait many seconds for a thread of the cooperative
+        /// pool, which blocking tests hold (20.5 s was seen beside five suites and two busy
+        /// loops). A wait that works returns in milliseconds.
+        func returns(within bound: TimeAmount = .seconds(60)) async throws -> Bool {
+            let (settled, outcome) = (settled, outcome)
+            loop.scheduleTask(in: bound) { Self.settle(false, settled, outcome) }
+            return try await outcome.futureResult.get()
+        }
+
+        /// Whether the wait is still waiting `span` from now (the loop's timer says).
+        func stillWaits(after span: TimeAmount) async throws -> Bool {
+            try await loop.scheduleTask(in: span) { !self.hasReturned }.futureResult.get()
         }
     }
 
@@ -57,10 +85,11 @@ import Testing
             let wakeup = Wakeup()
             wakeup.signal()
             wakeup.signal()
-            await wakeup.wait(until: .now() + .hours(1), on: loop)
+            let first = Waiting(wakeup, until: .now() + .hours(1), on: loop)
+            #expect(try await first.returns())
             // Two signals before it are one: the next wait waits.
             let second = Waiting(wakeup, until: .now() + .hours(1), on: loop)
-            #expect(try await holdSuspending(for: .milliseconds(200)) { !second.hasReturned })
+            #expect(try await second.stillWaits(after: .milliseconds(200)))
             wakeup.signal()
             #expect(try await second.returns())
         }
@@ -81,7 +110,7 @@ import Testing
             wakeup.signal()
             #expect(try await first.returns())
             let second = Waiting(wakeup, until: .now() + .hours(1), on: loop)
-            #expect(try await holdSuspending(for: .milliseconds(400)) { !second.hasReturned })
+            #expect(try await second.stillWaits(after: .milliseconds(400)))
             second.task.cancel()
             #expect(try await second.returns())
         }

@@ -45,35 +45,3 @@ public func blockThread(for duration: Duration) {
     let end = ContinuousClock.now + duration
     while ContinuousClock.now < end {}
 }
-
-/// `poll` for async tests: suspends between looks instead of blocking the thread, so the tasks
-/// it waits for can run on the cooperative pool (two threads on two cores: a blocked one is
-/// half of it). It looks `timeout / interval` times, at least `interval` apart, rather than
-/// until a time: in a full suite the pool's threads are held by blocking tests for minutes
-/// (a 10 s wait was seen to end 300 s after it began), and a poller resumed past its deadline
-/// before the task it waits for had run would fail what would have held.
-public func pollSuspending(
-    timeout: Duration,
-    every interval: Duration = .milliseconds(10),
-    until condition: () throws -> Bool
-) async throws -> Bool {
-    let looks = max(1, Int(timeout / interval))
-    for _ in 0..<looks {
-        if try condition() { return true }
-        try await Task.sleep(for: interval)
-    }
-    return try condition()
-}
-
-/// `hold` for async tests (as `pollSuspending`).
-public func holdSuspending(
-    for duration: Duration,
-    every interval: Duration = .milliseconds(10),
-    while inForce: () throws -> Bool
-) async throws -> Bool {
-    for _ in 0..<max(1, Int(duration / interval)) {
-        guard try inForce() else { return false }
-        try await Task.sleep(for: interval)
-    }
-    return try inForce()
-}
