@@ -308,24 +308,32 @@ public struct SinkService: Service {
             var due = UInt64.max
             if let duration = ending.duration {
                 if now - started >= duration.wholeNanoseconds { return .duration }
-                due = min(due, started + duration.wholeNanoseconds)
+                due = min(due, Self.after(started, duration.wholeNanoseconds))
             }
             if let idle = ending.idleExit {
                 if count > 0 {
                     if now - lastChange >= idle.wholeNanoseconds { return .idleExit }
-                    due = min(due, lastChange + idle.wholeNanoseconds)
+                    due = min(due, Self.after(lastChange, idle.wholeNanoseconds))
                 } else {
                     let within = max(idle, ending.firstRequestWithin).wholeNanoseconds
                     if now - started >= within { return .noRequest }
-                    due = min(due, started + within)
+                    due = min(due, Self.after(started, within))
                 }
             }
-            if live != nil { due = min(due, started + UInt64(seconds.closed + 1) * second) }
+            if live != nil { due = min(due, Self.after(started, UInt64(seconds.closed + 1) * second)) }
             await sink.statistics.changes.wait(
                 until: due == .max ? .distantFuture : .uptimeNanoseconds(due),
                 on: loop
             )
         }
+    }
+
+    /// `span` after `base` (uptime nanoseconds), `UInt64.max` past the clock's range. The
+    /// command line allows at most a year, but `SinkJob` is public and takes any `Duration`,
+    /// whose `wholeNanoseconds` is at most `UInt64.max`: a plain add would trap.
+    private static func after(_ base: UInt64, _ span: UInt64) -> UInt64 {
+        let (sum, overflow) = base.addingReportingOverflow(span)
+        return overflow ? .max : sum
     }
 
     /// A started sink and what serves beside it.
