@@ -31,12 +31,12 @@ import Testing
         var state = Self.state { $0.faults.goAwayAfterRequests = 3 }
         for total in 1...2 {
             #expect(state.requestArrived(total: total) == nil)
-            #expect(state.requestHandled(total: total) == nil)
+            #expect(state.requestHandled(total: total, rejection: nil) == nil)
         }
         #expect(state.requestArrived(total: 3) == nil)
-        #expect(state.requestHandled(total: 3) == .goAway(.shutdown))
+        #expect(state.requestHandled(total: 3, rejection: nil) == .goAway(.shutdown))
         // Requests the peer sent before reading it change nothing.
-        #expect(state.requestHandled(total: 4) == nil)
+        #expect(state.requestHandled(total: 4, rejection: nil) == nil)
     }
 
     @Test func goAwayAfterRequestsCarriesTheScenarioReason() {
@@ -44,7 +44,7 @@ import Testing
             $0.faults.goAwayAfterRequests = 1
             $0.faults.goAwayReason = .internalServerError
         }
-        #expect(state.requestHandled(total: 1) == .goAway(.internalServerError))
+        #expect(state.requestHandled(total: 1, rejection: nil) == .goAway(.internalServerError))
     }
 
     @Test func closeAfterRequestsAbortsAtTheCount() {
@@ -104,6 +104,120 @@ import Testing
         #expect(state.nextDeadline == first + 7 * Self.second)
         state.incompleteRequestsReset(oldestLeft: nil, now: first)
         #expect(state.nextDeadline == first + 10 * Self.second)
+    }
+
+    /// The sink is draining: a request it answered Shutdown is followed by GOAWAY Shutdown,
+    /// once; another verdict asks for nothing.
+    @Test func aShutdownVerdictEndsTheConnectionWithGoAwayShutdownOnce() {
+        var state = Self.state()
+        #expect(state.requestHandled(total: 1, rejection: .badDeviceToken) == nil)
+        #expect(state.requestHandled(total: 2, rejection: .shutdown) == .goAway(.shutdown))
+        #expect(state.phase == .closing(.goAway(.shutdown)))
+        #expect(state.requestHandled(total: 3, rejection: .shutdown) == nil)
+    }
+
+    /// Both at the same request: the scenario's GOAWAY goes out, and no second one.
+    @Test func goAwayAfterRequestsComesBeforeAShutdownVerdict() {
+        var state = Self.state {
+            $0.faults.goAwayAfterRequests = 1
+            $0.faults.goAwayReason = .internalServerError
+        }
+        #expect(state.requestHandled(total: 1, rejection: .shutdown) == .goAway(.internalServerError))
+        #expect(state.requestHandled(total: 2, rejection: .shutdown) == nil)
+    }
+
+    // MARK: a decided request's reply
+
+    static func decided(
+        rejection: APNsReason? = nil,
+        unanswered: Bool = false,
+        received: UInt64 = opened,
+        due: UInt64 = opened,
+        sentAt: UInt64 = 0
+    ) -> State.DecidedRequest {
+        State.DecidedRequest(
+            stream: 7,
+            rejection: rejection,
+            digestHash: 42,
+            unanswered: unanswered,
+            received: received,
+            due: due,
+            sentAt: sentAt,
+            unregisteredSince: 5
+        )
+    }
+
+    @Test func anUnansweredRequestHasNoReply() {
+        let state = Self.state()
+        guard case .none = state.reply(to: Self.decided(unanswered: true), now: Self.opened) else {
+            Issue.record("an unanswered request got a reply")
+            return
+        }
+    }
+
+    /// Due by now: written in this turn. A timed request read 3 ms after its send over a wire of
+    /// 2 ms each way spent 1 ms in queues (its transit), and its hold is the scenario's 4 ms
+    /// plus the wire's way back.
+    @Test func anAnswerDueNowIsWrittenWithItsTransitAndHold() {
+        let state = Self.state { $0.wireOneWay = 2_000_000 }
+        let received = Self.opened + 3_000_000
+        let request = Self.decided(
+            rejection: .badDeviceToken,
+            received: received,
+            due: received + 4_000_000,
+            sentAt: Self.opened
+        )
+        guard case .now(let answer) = state.reply(to: request, now: received + 4_000_000) else {
+            Issue.record("an answer due now was not written now")
+            return
+        }
+        #expect(answer.stream == 7)
+        #expect(answer.rejection == .badDeviceToken)
+        #expect(answer.digestHash == 42)
+        #expect(answer.due == received + 4_000_000)
+        #expect(answer.transit == 1_000_000)
+        #expect(answer.held == 6_000_000)
+        #expect(answer.unregisteredSince == 5)
+    }
+
+    /// Due later: held, its transit in µs and its verdict as `APNsReason.index` (-1: accepted).
+    @Test func anAnswerDueLaterIsHeldWithItsTransitInMicroseconds() {
+        let state = Self.state()
+        let received = Self.opened + 2_500_000
+        let request = Self.decided(received: received, due: received + 80_000_000, sentAt: Self.opened)
+        guard case .later(let entry) = state.reply(to: request, now: received) else {
+            Issue.record("an answer due later was not held")
+            return
+        }
+        #expect(entry.due == received + 80_000_000)
+        #expect(entry.stream == 7)
+        #expect(entry.transit == 2_500)
+        #expect(entry.digestHash == 42)
+        #expect(entry.reason == -1)
+        let rejected = Self.decided(rejection: .unregistered, received: received, due: received + 1)
+        guard case .later(let held) = state.reply(to: rejected, now: received) else {
+            Issue.record("a rejection due later was not held")
+            return
+        }
+        #expect(held.reason == Int16(APNsReason.unregistered.index))
+        #expect(held.transit == 0)
+    }
+
+    /// An untimed request has no transit; a timed one read before the wire could have brought
+    /// it still has 1 ns (it was timed); one sent longer ago than `AnswerWriter.longestTransit`
+    /// is held to it.
+    @Test func aTransitIsZeroOnlyForAnUntimedRequestAndIsBounded() {
+        let state = Self.state { $0.wireOneWay = 2_000_000 }
+        let received = Self.opened + 1_000_000
+        func transit(sentAt: UInt64, received: UInt64) -> UInt64? {
+            let request = Self.decided(received: received, due: received, sentAt: sentAt)
+            guard case .now(let answer) = state.reply(to: request, now: received) else { return nil }
+            return answer.transit
+        }
+        #expect(transit(sentAt: 0, received: received) == 0)
+        #expect(transit(sentAt: Self.opened, received: received) == 1)
+        let late = Self.opened + 2 * AnswerWriter.longestTransit
+        #expect(transit(sentAt: Self.opened, received: late) == AnswerWriter.longestTransit)
     }
 
     // MARK: the stream limit

@@ -5,8 +5,10 @@ import FanoutMeasure
 import FanoutScenarioTerms
 import NIOCore
 
-/// One request's way through the connection: decided (`decide`), then answered at once or held
-/// until its time (`AnswerScheduler`), then written (`respond`, by `AnswerWriter`).
+/// One request's way through the connection: decided (`decide`: APNs's rules, the scenario, the
+/// fleet), its reply chosen by the connection's state machine (`SinkConnectionState.reply`:
+/// none, now, or held until its time by `AnswerScheduler`), then written (`respond`, by
+/// `AnswerWriter`), and the state machine told (`requestHandled`: GOAWAY after N, Shutdown).
 extension SinkConnection {
     typealias Answer = AnswerWriter.Answer
 
@@ -60,43 +62,34 @@ extension SinkConnection {
             recorder: recorder,
             now: now
         )
-        if unanswered { return turnEnded(now: now, &connection) }
-        let due = scheduler.due(received: received, &random)
-        if due > received { recorder.held(due - received) }
-        // What lay between the send and this read: the client's and the kernel's queues, this
-        // sink's read backlog (`SinkLoopRecorder.fromSend`).
-        let sentAt = decision.sentAt
-        let transit: UInt64 =
-            sentAt == 0 ? 0 : max(1, min(received - min(received, sentAt + wireOneWay), AnswerWriter.longestTransit))
-        if due > now {
-            var entry = PendingResponses.Entry(
-                due: due,
-                stream: request.stream,
-                transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
-                digestHash: decision.digestHash,
-                reason: decision.rejection.map { Int16($0.index) } ?? -1
-            )
+        let due = unanswered ? received : scheduler.due(received: received, &random)
+        let decided = SinkConnectionState.DecidedRequest(
+            stream: request.stream,
+            rejection: decision.rejection,
+            digestHash: decision.digestHash,
+            unanswered: unanswered,
+            received: received,
+            due: due,
+            sentAt: decision.sentAt,
+            unregisteredSince: unregisteredSince
+        )
+        switch lifecycle.reply(to: decided, now: now) {
+        case .none:
+            return turnEnded(now: now, &connection)
+        case .now(let answer):
+            if due > received { recorder.held(due - received) }
+            respond(answer, now: now, &connection)
+        case .later(var entry):
+            recorder.held(due - received)
             writer.hold(into: &entry)
             scheduler.hold(entry)
-        } else {
-            let answer = Answer(
-                stream: request.stream,
-                rejection: decision.rejection,
-                digestHash: decision.digestHash,
-                due: due,
-                transit: transit,
-                held: due - min(due, received) + wireOneWay,
-                unregisteredSince: unregisteredSince
-            )
-            respond(answer, now: now, &connection)
         }
-        if let action = lifecycle.requestHandled(total: counts.requests + handled) {
+        if let action = lifecycle.requestHandled(total: counts.requests + handled, rejection: decision.rejection) {
             perform(action, now: now, &connection)
         }
         if counts.requests >= SinkCounts.flushInterval || captured.bytes.readableBytes >= CaptureBuffer.limit {
             flushCounts(now: now)
         }
-        if decision.rejection == .shutdown { shutdown(&connection) }
         turnEnded(now: now, &connection)
     }
 

@@ -84,11 +84,10 @@ extension SinkConnection {
         {
             perform(action, now: now, &connection)
         }
-        if let action = lifecycle.requestHandled(total: counts.requests + handled) {
+        if let action = lifecycle.requestHandled(total: counts.requests + handled, rejection: answer.rejection) {
             perform(action, now: now, &connection)
         }
         if counts.requests >= SinkCounts.flushInterval { flushCounts(now: now) }
-        if answer.rejection == .shutdown { shutdown(&connection) }
         turnEnded(now: now, &connection)
     }
 

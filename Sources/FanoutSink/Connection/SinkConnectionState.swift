@@ -10,7 +10,9 @@ import FanoutAPNs
 ///
 /// ```
 ///   request ──► total ≥ close-after-requests ──────────► abort (no GOAWAY)
+///   decided ──► reply: none · now(answer) · later(held entry)
 ///   answered ─► total ≥ goaway-after-requests ─────────► GOAWAY reason   (once)
+///            ─► verdict Shutdown (draining) ───────────► GOAWAY Shutdown (once)
 ///   accepted ─► streams not raised ────────────────────► SETTINGS MAX_CONCURRENT_STREAMS 1000
 ///   rejected ─► throttling and raised ─────────────────► SETTINGS MAX_CONCURRENT_STREAMS 1
 ///               (no flip while 8 SETTINGS wait unacknowledged: the list cannot grow)
@@ -46,6 +48,9 @@ struct SinkConnectionState {
         var throttleAfterRejection = false
         var initialMaxConcurrentStreams: UInt32 = 1
         var maxConcurrentStreams: UInt32 = 1000
+        /// Half the wire's round trip (`SinkWire`'s median; 0 without a wire): a timed request
+        /// spent it on the wire before its read, and its answer will spend it after its write.
+        var wireOneWay: UInt64 = 0
 
         init() {}
 
@@ -56,6 +61,7 @@ struct SinkConnectionState {
             throttleAfterRejection = configuration.throttleAfterRejection
             initialMaxConcurrentStreams = configuration.initialMaxConcurrentStreams
             maxConcurrentStreams = configuration.maxConcurrentStreams
+            wireOneWay = (configuration.scenario.wire?.roundTrip.median ?? 0) / 2
         }
     }
 
@@ -161,10 +167,84 @@ struct SinkConnectionState {
         return nil
     }
 
-    /// A request was answered or held (`total` on this connection).
-    mutating func requestHandled(total: Int) -> Action? {
-        guard case .serving = phase, let limit = settings.faults.goAwayAfterRequests, total >= limit else { return nil }
-        return close(.goAway(settings.faults.goAwayReason))
+    /// A request whose verdict is known (APNs's rules, the scenario, the fleet), with its times
+    /// in uptime nanoseconds.
+    struct DecidedRequest {
+        var stream: UInt32
+        var rejection: APNsReason?
+        /// The notification's digest hash, counted when it is accepted.
+        var digestHash: UInt64
+        /// The scenario's unanswered share drew it: it is never answered.
+        var unanswered: Bool
+        /// When its read burst began (the time spent on the requests before it in the burst is
+        /// the sink's, and shows as lateness), and when its answer is due (`AnswerScheduler`;
+        /// ignored for an unanswered one).
+        var received: UInt64
+        var due: UInt64
+        /// When the client sent it, if its apns-id says (`TimedAPNsID`; 0: not timed).
+        var sentAt: UInt64
+        /// With the device fleet, a 410's: when APNs learnt the app was gone (0: now).
+        var unregisteredSince: UInt64
+    }
+
+    /// What becomes of a decided request.
+    ///
+    /// ```
+    ///   unanswered share drew it ──► .none
+    ///   due ≤ now ─────────────────► .now(answer)     written in this turn
+    ///   due > now ─────────────────► .later(entry)    held (AnswerScheduler) until wake(due)
+    /// ```
+    enum Reply {
+        case none
+        case now(AnswerWriter.Answer)
+        case later(PendingResponses.Entry)
+    }
+
+    /// How a decided request is answered, and what its lateness is timed by: the transit, the
+    /// time between its send and its read that the wire does not explain (the client's and the
+    /// kernel's queues, this sink's read backlog: `SinkLoopRecorder.fromSend`), at least 1 ns
+    /// when the request was timed and at most `AnswerWriter.longestTransit` (a held entry keeps
+    /// it in 32 bits of µs); the hold, what the scenario added plus the wire's way back.
+    func reply(to request: DecidedRequest, now: UInt64) -> Reply {
+        guard !request.unanswered else { return .none }
+        let received = request.received
+        let transit: UInt64 =
+            request.sentAt == 0
+            ? 0
+            : max(1, min(received - min(received, request.sentAt + settings.wireOneWay), AnswerWriter.longestTransit))
+        guard request.due <= now else {
+            return .later(
+                PendingResponses.Entry(
+                    due: request.due,
+                    stream: request.stream,
+                    transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
+                    digestHash: request.digestHash,
+                    reason: request.rejection.map { Int16($0.index) } ?? -1
+                )
+            )
+        }
+        return .now(
+            AnswerWriter.Answer(
+                stream: request.stream,
+                rejection: request.rejection,
+                digestHash: request.digestHash,
+                due: request.due,
+                transit: transit,
+                held: request.due - min(request.due, received) + settings.wireOneWay,
+                unregisteredSince: request.unregisteredSince
+            )
+        )
+    }
+
+    /// A request was answered or held (`total` on this connection, `rejection` its verdict):
+    /// GOAWAY with the scenario's reason at `goaway-after-requests`, else GOAWAY Shutdown when
+    /// the verdict was Shutdown (the sink is draining).
+    mutating func requestHandled(total: Int, rejection: APNsReason?) -> Action? {
+        guard case .serving = phase else { return nil }
+        if let limit = settings.faults.goAwayAfterRequests, total >= limit {
+            return close(.goAway(settings.faults.goAwayReason))
+        }
+        return rejection == .shutdown ? close(.goAway(.shutdown)) : nil
     }
 
     /// Whether an answer with this verdict may change the stream limit (`answered` has nothing
