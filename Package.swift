@@ -54,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // YAML: `fanout cluster render`'s Kubernetes manifests.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // A test peer only: Fanout's HTTP/2 is checked against it in process.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
@@ -220,6 +222,7 @@ let package = Package(
                 "FanoutResults",
                 crypto,
                 histogram,
+                .product(name: "Yams", package: "Yams"),
             ] + nio("NIOConcurrencyHelpers", "NIOCore", "NIOPosix")
         ),
         // The command line: options in, library calls out; no logic of its own.
@@ -386,6 +389,7 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutSettings",
                 "FanoutTestSupport",
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         // Runs the built `fanout` executable as a user would.

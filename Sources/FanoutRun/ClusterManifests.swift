@@ -126,7 +126,7 @@ public struct ClusterManifests: Sendable {
             # Results: /results/\(name)/ on the claim \(resultsClaim); the Job \(name)-merge's exit status is the verdict.
 
             """
-        return header + documents.map { "---\n" + $0.text }.joined()
+        return try header + documents.map { document throws(JobError) in try "---\n" + document.text() }.joined()
     }
 
     private func check() throws(JobError) {
