@@ -321,6 +321,7 @@ let package = Package(
                 "FanoutChannels",
                 "FanoutSink",
                 "FanoutHTTP2",
+                "FanoutListening",
                 "FanoutAPNs",
                 "FanoutTestSupport",
                 crypto,

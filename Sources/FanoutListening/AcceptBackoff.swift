@@ -55,17 +55,17 @@ extension AcceptBackoff.Event {
     /// What a listener's log says of the event: what happened ("accept failed", "accepting
     /// again") and the detail; `nil` for a failure that is not its burst's first (counted, not
     /// logged).
-    public var logged: (kind: String, detail: String)? {
+    public var logged: (kind: LimitKind, detail: String)? {
         switch self {
         case .failed(let error, let pause, let first):
             guard first else { return nil }
             let longest = AcceptBackoff.longestPause / 1_000_000
             return (
-                "accept failed",
+                .acceptFailed,
                 "\(error); accepting again in \(pause / 1_000_000) ms, the pause doubling up to \(longest) ms while it fails"
             )
         case .recovered(let failures, let nanoseconds):
-            return ("accepting again", "after \(failures) failed accepts over \(nanoseconds / 1_000_000) ms")
+            return (.acceptingAgain, "after \(failures) failed accepts over \(nanoseconds / 1_000_000) ms")
         }
     }
 }

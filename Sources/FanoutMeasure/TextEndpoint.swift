@@ -40,9 +40,9 @@ public final class TextEndpoint: Sendable {
         }
     }
 
-    /// A limit reached, for the owner's log: which ("evicted", "request timeout", "idle
-    /// timeout"), the peer (`host:port`), and what happened.
-    public typealias LimitReached = @Sendable (_ kind: String, _ peer: String, _ detail: String) -> Void
+    /// A limit reached, for the owner's log: which (evicted, request timeout, idle timeout, an
+    /// accept's failure), the peer (`host:port`), and what happened.
+    public typealias LimitReached = @Sendable (_ kind: LimitKind, _ peer: String, _ detail: String) -> Void
 
     /// What a path answers.
     public struct Answer: Sendable {
@@ -130,7 +130,7 @@ public final class TextEndpoint: Sendable {
                     return (id, outcome, victim)
                 }
                 if case .evicted(let holder, let limit) = outcome, let victim {
-                    limitReached?("evicted", victim.peer, Self.eviction(of: holder, limit, newcomer: address, limits))
+                    limitReached?(.evicted, victim.peer, Self.eviction(of: holder, limit, newcomer: address, limits))
                     victim.channel.close(promise: nil)
                 }
                 channel.closeFuture.whenComplete { _ in
@@ -266,7 +266,7 @@ private final class TextHandler: ChannelInboundHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        arm(context, limits.requestTimeout, "request timeout", "no whole request within")
+        arm(context, limits.requestTimeout, .requestTimeout, "no whole request within")
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -279,7 +279,7 @@ private final class TextHandler: ChannelInboundHandler {
     }
 
     /// Closes the connection `after` from now unless disarmed first.
-    private func arm(_ context: ChannelHandlerContext, _ after: Duration, _ kind: String, _ what: String) {
+    private func arm(_ context: ChannelHandlerContext, _ after: Duration, _ kind: LimitKind, _ what: String) {
         deadline?.cancel()
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         let (limitReached, peer) = (limitReached, peer)
@@ -296,7 +296,7 @@ private final class TextHandler: ChannelInboundHandler {
         if event is BytesArrivedSignal.Event {
             if idle {
                 idle = false
-                arm(context, limits.requestTimeout, "request timeout", "no whole request within")
+                arm(context, limits.requestTimeout, .requestTimeout, "no whole request within")
             }
             return
         }
@@ -311,7 +311,7 @@ private final class TextHandler: ChannelInboundHandler {
             guard let head else { return }
             self.head = nil
             idle = true
-            arm(context, limits.idleTimeout, "idle timeout", "no request within")
+            arm(context, limits.idleTimeout, .idleTimeout, "no request within")
             let reply =
                 head.method == .GET || head.method == .HEAD
                 ? answer(head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "")

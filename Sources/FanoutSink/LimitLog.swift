@@ -1,3 +1,4 @@
+import FanoutListening
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -14,8 +15,25 @@ package final class LimitLog: Sendable {
     /// Where a line goes (`nil`: nowhere; the lines are still counted).
     private let write: (@Sendable (String) -> Void)?
     private let interval: UInt64
+    /// Where a limit was reached: the sink's HTTP/2 port, or its admin endpoint (whose lines
+    /// begin `admin`).
+    package enum Place: Hashable, Sendable {
+        case sink
+        case admin
+    }
+
+    /// What lines are thinned by: a kind of event at a place.
+    package struct Kind: Hashable, Sendable, Comparable, CustomStringConvertible {
+        package var kind: LimitKind
+        package var place: Place
+
+        package var description: String { place == .admin ? "admin " + kind.rawValue : kind.rawValue }
+
+        package static func < (lhs: Kind, rhs: Kind) -> Bool { lhs.description < rhs.description }
+    }
+
     /// For each kind: when its last line went out, and how many were left out since.
-    private let kinds = NIOLockedValueBox<[String: (last: UInt64, skipped: Int)]>([:])
+    private let kinds = NIOLockedValueBox<[Kind: (last: UInt64, skipped: Int)]>([:])
     /// Every event noted, written or not.
     private let total = NIOLockedValueBox(0)
 
@@ -42,7 +60,14 @@ package final class LimitLog: Sendable {
 
     /// Notes one event of `kind` with `peer`; writes "`kind` `peer`: `detail`" unless a line of
     /// that kind went out less than the interval ago.
-    package func note(_ kind: String, peer: String, _ detail: @autoclosure () -> String, now: UInt64 = 0) {
+    package func note(
+        _ limit: LimitKind,
+        on place: Place = .sink,
+        peer: String,
+        _ detail: @autoclosure () -> String,
+        now: UInt64 = 0
+    ) {
+        let kind = Kind(kind: limit, place: place)
         total.withLockedValue { $0 += 1 }
         guard let write else { return }
         let now = now == 0 ? NIODeadline.now().uptimeNanoseconds : now

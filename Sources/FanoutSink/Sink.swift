@@ -200,13 +200,13 @@ public final class Sink: Sendable {
             if let refusal {
                 statistics.connectionRefused()
                 let detail = refusal.dropFirst(ConnectionAdmission<ObjectIdentifier>.prefix.count)
-                limits.note("refused", peer: address, String(detail))
+                limits.note(.refused, peer: address, String(detail))
                 return refusal
             }
             if let evicted {
                 statistics.connectionEvicted()
                 let victim = evicted.channel.remoteAddress.map(Self.describe) ?? "unknown"
-                limits.note("evicted", peer: victim, evicted.reason)
+                limits.note(.evicted, peer: victim, evicted.reason)
                 Self.evict(evicted.channel)
             }
             child.closeFuture.whenComplete { _ in

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutChannels
 import FanoutDevices
+import FanoutListening
 import FanoutMeasure
 import Foundation
 import NIOCore
@@ -80,7 +81,7 @@ public final class SinkAdmin: Sendable {
                 port: port,
                 group: group ?? ownGroup!,
                 limits: limits,
-                limitReached: { kind, peer, detail in log.note("admin " + kind, peer: peer, detail) },
+                limitReached: { kind, peer, detail in log.note(kind, on: .admin, peer: peer, detail) },
                 acceptFailed: { [statistics = sink.statistics] in statistics.adminAcceptFailed() },
                 answer: answer
             )

@@ -94,27 +94,25 @@ public struct TokenAuthentication: Sendable {
         }
         let token: ProviderToken
         do { token = try ProviderToken(jwt) } catch {
-            faults.note(error.description)
+            faults.note(error)
             return .invalidProviderToken
         }
         guard let key = keys[token.keyID] else {
-            faults.note(
-                "its kid \(token.keyID) names no key the sink was given (\(keys.keys.sorted().joined(separator: ", ")))"
-            )
+            faults.note(.unknownKey(keyID: token.keyID, known: keys.keys.sorted()))
             return .invalidProviderToken
         }
         guard token.teamID == key.teamID else {
-            faults.note("its iss \(token.teamID) is not key \(token.keyID)'s team (\(key.teamID))")
+            faults.note(.teamMismatch(issuer: token.teamID, keyID: token.keyID, keyTeam: key.teamID))
             return .invalidProviderToken
         }
         guard key.publicKey?.isValidSignature(token.signature, for: SHA256.hash(data: token.signedBytes)) == true else {
-            faults.note("its signature is not key \(token.keyID)'s over its header and claims")
+            faults.note(.signature(keyID: token.keyID))
             return .invalidProviderToken
         }
         if let bound = state.boundKeyID, bound != token.keyID { return .unrelatedKeyIdInToken }
         let age = Self.age(of: token.issuedAt, at: time)
         if age < -Self.maximumClockSkew {
-            faults.note("its iat is \(-age) s in the future (the sink allows \(Self.maximumClockSkew) s of clock skew)")
+            faults.note(.issuedInFuture(seconds: -age, allowedSkew: Self.maximumClockSkew))
             return .invalidProviderToken
         }
         if age > Self.maximumTokenAge { return .expiredProviderToken }
@@ -153,34 +151,30 @@ struct ProviderToken {
     init(_ jwt: UnsafeRawBufferPointer) throws(ProviderTokenFault) {
         let parts = jwt.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else {
-            throw ProviderTokenFault(
-                "it is \(parts.count) part\(parts.count == 1 ? "" : "s"), not a JWT's three (header.claims.signature)"
-            )
+            throw .parts(parts.count)
         }
         guard let headerData = Self.base64URL(parts[0]), let header = Self.object(headerData) else {
-            throw ProviderTokenFault("its header is not base64url of a JSON object")
+            throw .headerNotJSON
         }
         guard let claimsData = Self.base64URL(parts[1]), let claims = Self.object(claimsData) else {
-            throw ProviderTokenFault("its claims are not base64url of a JSON object")
+            throw .claimsNotJSON
         }
         guard let signatureBytes = Self.base64URL(parts[2]), signatureBytes.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
-        else { throw ProviderTokenFault("its signature is not a 64-byte ES256 signature (r ‖ s)") }
+        else { throw .signatureNotES256 }
         guard header["alg"] as? String == "ES256" else {
-            throw ProviderTokenFault("its header's alg is \(Self.describe(header["alg"])), not \"ES256\"")
+            throw .algorithm(Self.describe(header["alg"]))
         }
         guard let keyID = header["kid"] as? String else {
-            throw ProviderTokenFault("its header's kid is \(Self.describe(header["kid"])), not a key id string")
+            throw .keyID(Self.describe(header["kid"]))
         }
         // RFC 7515 §4.1.11: extensions named critical must be understood, or the JWS refused;
         // the sink understands none (APNs' tokens carry alg and kid only).
         if let critical = header["crit"] {
-            throw ProviderTokenFault(
-                "its header names \(Self.describe(critical)) as crit: extensions the sink does not understand, so it must refuse the token (RFC 7515 §4.1.11)"
-            )
+            throw .critical(Self.describe(critical))
         }
         guard let teamID = claims["iss"] as? String else {
-            throw ProviderTokenFault("its iss claim is \(Self.describe(claims["iss"])), not a team id string")
+            throw .issuer(Self.describe(claims["iss"]))
         }
         self.keyID = keyID
         self.teamID = teamID
@@ -194,12 +188,10 @@ struct ProviderToken {
     static func numericDate(_ claims: Data, _ value: Any?) throws(ProviderTokenFault) -> Int64 {
         struct IssuedAt: Decodable { var iat: Double }
         guard let seconds = try? JSONDecoder().decode(IssuedAt.self, from: claims).iat else {
-            throw ProviderTokenFault(
-                "its iat claim is \(describe(value)), not a NumericDate (a JSON number of seconds since 1970, RFC 7519 §2)"
-            )
+            throw .issuedAtNotNumericDate(describe(value))
         }
         guard seconds.isFinite else {
-            throw ProviderTokenFault("its iat claim \(seconds) is no time (seconds since 1970)")
+            throw .issuedAtNoTime(seconds)
         }
         // Far outside Int64 (1e300): saturated, then judged as any time that old or new.
         if seconds >= 9.2e18 { return .max }
@@ -232,33 +224,90 @@ struct ProviderToken {
     }
 }
 
-/// Why a provider token is not one: the part or claim at fault, said as the rest of "the
-/// provider token is refused: …".
-struct ProviderTokenFault: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+/// Why a provider token is refused: the part or claim at fault, with what it held (claims
+/// quoted as `ProviderToken.describe` quotes them), said as the rest of "the provider token is
+/// refused: …".
+public enum ProviderTokenFault: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Not three base64url parts.
+    case parts(Int)
+    case headerNotJSON
+    case claimsNotJSON
+    case signatureNotES256
+    /// The header's alg, kid or crit, as quoted.
+    case algorithm(String)
+    case keyID(String)
+    case critical(String)
+    /// The iss claim as quoted.
+    case issuer(String)
+    /// The iat claim as quoted: no JSON number.
+    case issuedAtNotNumericDate(String)
+    /// A JSON number that is no time (infinite).
+    case issuedAtNoTime(Double)
+    /// The kid names none of the sink's keys (given, sorted).
+    case unknownKey(keyID: String, known: [String])
+    /// The iss is not the key's team.
+    case teamMismatch(issuer: String, keyID: String, keyTeam: String)
+    /// The signature is not the key's.
+    case signature(keyID: String)
+    /// iat this many seconds ahead of the sink's clock, past the skew it allows.
+    case issuedInFuture(seconds: Int64, allowedSkew: Int64)
+
+    public var description: String {
+        switch self {
+        case .parts(let count):
+            "it is \(count) part\(count == 1 ? "" : "s"), not a JWT's three (header.claims.signature)"
+        case .headerNotJSON: "its header is not base64url of a JSON object"
+        case .claimsNotJSON: "its claims are not base64url of a JSON object"
+        case .signatureNotES256: "its signature is not a 64-byte ES256 signature (r ‖ s)"
+        case .algorithm(let alg): "its header's alg is \(alg), not \"ES256\""
+        case .keyID(let kid): "its header's kid is \(kid), not a key id string"
+        case .critical(let critical):
+            "its header names \(critical) as crit: extensions the sink does not understand, so it must refuse the token (RFC 7515 §4.1.11)"
+        case .issuer(let iss): "its iss claim is \(iss), not a team id string"
+        case .issuedAtNotNumericDate(let iat):
+            "its iat claim is \(iat), not a NumericDate (a JSON number of seconds since 1970, RFC 7519 §2)"
+        case .issuedAtNoTime(let seconds): "its iat claim \(seconds) is no time (seconds since 1970)"
+        case .unknownKey(let keyID, let known):
+            "its kid \(keyID) names no key the sink was given (\(known.joined(separator: ", ")))"
+        case .teamMismatch(let issuer, let keyID, let keyTeam):
+            "its iss \(issuer) is not key \(keyID)'s team (\(keyTeam))"
+        case .signature(let keyID): "its signature is not key \(keyID)'s over its header and claims"
+        case .issuedInFuture(let seconds, let skew):
+            "its iat is \(seconds) s in the future (the sink allows \(skew) s of clock skew)"
+        }
+    }
 }
 
 /// The distinct reasons provider tokens were refused, each said once to `report` (the sink
 /// logs them on standard error) and counted: a provider sending the same bad token 100,000
 /// times gets one line, with the count in `counts`.
 public final class TokenFaults: Sendable {
-    private let seen = NIOLockedValueBox<[String: Int]>([:])
+    /// Each fault remembered and its count; the faults past the memory, counted together.
+    private let seen = NIOLockedValueBox<(counts: [ProviderTokenFault: Int], unremembered: Int)>(([:], 0))
     private let report: @Sendable (String) -> Void
-    /// Distinct faults remembered; past it, new ones are counted under "other".
+    /// Distinct faults remembered; past it, new ones are counted in `unremembered`.
     static let memory = 64
 
     public init(report: @escaping @Sendable (String) -> Void = { _ in }) { self.report = report }
 
-    func note(_ fault: String) {
+    func note(_ fault: ProviderTokenFault) {
         let first = seen.withLockedValue { seen -> Bool in
-            let key = seen.count < Self.memory || seen[fault] != nil ? fault : "other"
-            seen[key, default: 0] += 1
-            return seen[key] == 1 && key == fault
+            if let count = seen.counts[fault] {
+                seen.counts[fault] = count + 1
+                return false
+            }
+            guard seen.counts.count < Self.memory else {
+                seen.unremembered += 1
+                return false
+            }
+            seen.counts[fault] = 1
+            return true
         }
         if first { report("403 InvalidProviderToken: the provider token is refused: \(fault)") }
     }
 
     /// Each distinct fault and how many tokens it refused.
-    public var counts: [String: Int] { seen.withLockedValue { $0 } }
+    public var counts: [ProviderTokenFault: Int] { seen.withLockedValue { $0.counts } }
+    /// Tokens refused for faults past the first `memory` distinct ones.
+    public var unremembered: Int { seen.withLockedValue { $0.unremembered } }
 }

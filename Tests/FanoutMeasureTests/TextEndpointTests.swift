@@ -48,7 +48,7 @@ import Testing
             limits: limits,
             limitReached: { kind, peer, detail in
                 let host = peer.split(separator: ":").first.map(String.init) ?? peer
-                reports.withLockedValue { $0.append("\(kind) \(host): \(detail)") }
+                reports.withLockedValue { $0.append("\(kind.rawValue) \(host): \(detail)") }
             },
             answer: { _ in .init(status: .ok, type: TextEndpoint.plainType, body: "ok\n") }
         )

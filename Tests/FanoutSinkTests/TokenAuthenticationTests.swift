@@ -216,7 +216,28 @@ import Testing
                 + "its iss OTHERTEAM0 is not key ABC123DEFG's team (DEF123GHIJ)",
             "\(said.value)"
         )
-        #expect(faults.counts.values.sorted() == [1, 5])
+        #expect(
+            faults.counts == [
+                .issuedAtNotNumericDate(#"the string "soon""#): 5,
+                .teamMismatch(issuer: "OTHERTEAM0", keyID: "ABC123DEFG", keyTeam: "DEF123GHIJ"): 1,
+            ]
+        )
+        #expect(faults.unremembered == 0)
+    }
+
+    /// Past `TokenFaults.memory` distinct faults, a new one is neither said nor remembered, only
+    /// counted; the ones remembered still count.
+    @Test func faultsPastTheMemoryAreCountedTogether() {
+        let said = NIOLockedBox<[String]>([])
+        let faults = TokenFaults { line in said.append(line) }
+        for count in 0..<(TokenFaults.memory + 6) { faults.note(.parts(count)) }
+        faults.note(.parts(0))
+        faults.note(.parts(TokenFaults.memory + 1))
+        #expect(said.value.count == TokenFaults.memory)
+        #expect(faults.counts.count == TokenFaults.memory)
+        #expect(faults.counts[.parts(0)] == 2)
+        #expect(faults.counts[.parts(TokenFaults.memory)] == nil)
+        #expect(faults.unremembered == 7)
     }
 }
 

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutListening
 import FanoutMeasure
 import FanoutScenarioTerms
 import FanoutSettings
@@ -161,7 +162,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         case .goAwaySettingsTimeout:
             guard connection.sentGoAway == nil else { return }
             connection.goAway(code: .settingsTimeout, debugData: [])
-            state.limits.note("settings timeout", peer: record.peer, "no SETTINGS acknowledged for 10 s")
+            state.limits.note(.settingsTimeout, peer: record.peer, "no SETTINGS acknowledged for 10 s")
         case .setMaxConcurrentStreams(let value):
             connection.setMaxConcurrentStreams(value)
         case .resetIncompleteRequests(let cutoff):
@@ -169,7 +170,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             lifecycle.incompleteRequestsReset(oldestLeft: oldest, now: now)
             guard reset > 0, let timeout = configuration.requestTimeout else { return }
             state.limits.note(
-                "request timeout",
+                .requestTimeout,
                 peer: record.peer,
                 "reset \(reset) stream\(reset == 1 ? "" : "s") whose request did not arrive whole within \(DurationNotation.format(timeout))"
             )
@@ -204,7 +205,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     @inline(never)
     private func connectionFailed(_ error: HTTP2FrameError) {
         if error.code == .enhanceYourCalm { statistics.connectionCalmed() }
-        state.limits.note("ended", peer: record.peer, "GOAWAY \(error.code): \(error.reason)")
+        state.limits.note(.ended, peer: record.peer, "GOAWAY \(error.code): \(error.reason)")
     }
 
     package mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
