@@ -205,6 +205,7 @@ struct SinkConnectionState {
     /// kernel's queues, this sink's read backlog: `SinkLoopRecorder.fromSend`), at least 1 ns
     /// when the request was timed and at most `AnswerWriter.longestTransit` (a held entry keeps
     /// it in 32 bits of µs); the hold, what the scenario added plus the wire's way back.
+    @inline(__always)
     func reply(to request: DecidedRequest, now: UInt64) -> Reply {
         guard !request.unanswered else { return .none }
         let received = request.received
