@@ -79,7 +79,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var incompleteFrameTimer: Scheduled<Void>?
     /// Between a burst's first `channelRead` and its `channelReadComplete`.
     private var isReading = false
-    /// Whether any byte has come from the peer (its first ones are checked for another protocol).
+    /// Whether the peer's first bytes have come: a server's any byte, a client's the 4 it judges
+    /// for another protocol (`judgeFirstBytes`).
     private var heardPeer = false
     /// A server's connection that ended with its GOAWAY: its output is closed (FIN after the
     /// last frame) and what the peer still sends is read and dropped until the peer closes or
@@ -158,14 +159,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         // Lingering after the GOAWAY: read and dropped, so the close is a FIN, not a reset.
         if lingering { return }
         var bytes = unwrapInboundIn(data)
-        if !heardPeer {
-            heardPeer = true
-            if connection.role == .client, let wrong = HTTP2ChannelError(otherProtocolIn: bytes) {
-                failure = wrong
-                context.close(promise: nil)
-                return
-            }
-        }
+        if !heardPeer && !judgeFirstBytes(context, bytes) { return }
         connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds, beginningBurst: !isReading)
         isReading = true
         if partial.readableBytes == 0 {
@@ -180,6 +174,30 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         // A long burst of reads (1000 streams on one connection) should not hold every answer
         // back until it ends: the peer would sit idle waiting for them.
         if connection.outbound.count >= Self.earlyWriteBytes { flush(context) }
+    }
+
+    /// A client judges the server's first bytes (`HTTP2ChannelError(otherProtocolIn:)`): an
+    /// HTTP/1 status line, a TLS record or anything but a SETTINGS frame closes the channel
+    /// with that failure (false). A first read can be shorter than the 4 bytes a judgement
+    /// needs: its bytes wait in `partial` (no frame header is whole yet), and the next read is
+    /// judged with them, until 4 have come.
+    private func judgeFirstBytes(_ context: ChannelHandlerContext, _ bytes: ByteBuffer) -> Bool {
+        guard connection.role == .client else {
+            heardPeer = true
+            return true
+        }
+        var first = bytes
+        if partial.readableBytes > 0 {
+            first = partial
+            first.writeImmutableBuffer(bytes)
+        }
+        if let wrong = HTTP2ChannelError(otherProtocolIn: first) {
+            failure = wrong
+            context.close(promise: nil)
+            return false
+        }
+        heardPeer = first.readableBytes >= 4
+        return true
     }
 
     /// Starts the incomplete-frame timer when `partial` starts holding bytes, stops it when

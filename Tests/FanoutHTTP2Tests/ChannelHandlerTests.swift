@@ -232,3 +232,55 @@ import Testing
         #expect(on(last, 1_000) >= last)
     }
 }
+
+/// A client's view of a server that is not HTTP/2, whatever its first read holds.
+@Suite struct FirstBytesTests {
+    /// Sends nothing; keeps the error its connection ended with.
+    struct EndWatcher: HTTP2ConnectionDelegate {
+        var ended: (any Error)?? = nil
+
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {}
+
+        mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
+            ended = .some(error)
+        }
+    }
+
+    /// The server's bytes in reads of the given sizes; the error the connection ended with
+    /// (`nil` inside: ended without one; `nil` outside: not ended).
+    static func ending(_ bytes: [UInt8], readsOf sizes: [Int]) throws -> (any Error)?? {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        let handler = HTTP2ConnectionHandler(role: .client, delegate: EndWatcher())
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        var offset = 0
+        for size in sizes where channel.isActive {
+            try channel.writeInbound(ByteBuffer(bytes: bytes[offset..<min(bytes.count, offset + size)]))
+            offset += size
+        }
+        return handler.delegate.ended
+    }
+
+    /// An HTTP/1 status line, a TLS alert or an HTML page is named for what it is when the first
+    /// read holds fewer than the 4 bytes a judgement needs (1, 2, 3), as when it holds them all.
+    @Test(arguments: [1, 2, 3, 64])
+    func aServerSpeakingAnotherProtocolIsNamedHoweverItsBytesAreSplit(firstRead: Int) throws {
+        let cases: [([UInt8], HTTP2ChannelError)] = [
+            (Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8), .answeredInHTTP1("HTTP/1.1 400 Bad Request")),
+            ([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46], .answeredInTLS),
+            (Array("<html>\n".utf8), .notHTTP2Preface(#""<html>\x0a""#)),
+        ]
+        for (bytes, expected) in cases {
+            let ended = try Self.ending(bytes, readsOf: [firstRead, 64])
+            #expect((ended ?? nil) as? HTTP2ChannelError == expected, "\(bytes) split at \(firstRead)")
+        }
+    }
+
+    /// A server's SETTINGS split after its first byte is HTTP/2: the connection goes on.
+    @Test func aSettingsFrameSplitAfterItsFirstByteIsHTTP2() throws {
+        let settings: [UInt8] = [0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100]
+        let ended = try Self.ending(settings, readsOf: [1, 2, 64])
+        #expect(ended == nil)
+    }
+}
