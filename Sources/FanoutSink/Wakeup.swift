@@ -16,8 +16,18 @@ import NIOCore
 /// Each wait has a number, so that a timer which fired as a signal ended its wait cannot end a
 /// later one; a wait a signal ends cancels its timer, so timers do not pile up on the loop.
 public final class Wakeup: Sendable {
+    /// Why a wait returned.
+    public enum Ending: Sendable, Hashable {
+        /// `signal()`, while it waited or before.
+        case signalled
+        /// Its deadline passed.
+        case deadline
+        /// The waiting task was cancelled.
+        case cancelled
+    }
+
     private struct Waiter {
-        var continuation: CheckedContinuation<Void, Never>
+        var continuation: CheckedContinuation<Ending, Never>
         var number: UInt64
         var timer: Scheduled<Void>?
     }
@@ -29,8 +39,14 @@ public final class Wakeup: Sendable {
     }
 
     private let state = NIOLockedValueBox<(State, waits: UInt64)>((.idle, 0))
+    /// Told each wait's number once it waits (its timer set): a test's hook, to signal a wait
+    /// known to be waiting.
+    private let waiting: (@Sendable (UInt64) -> Void)?
 
-    public init() {}
+    public init() { waiting = nil }
+
+    /// A wake-up that tells `waiting` each wait's number (from 1) once the wait is stored.
+    package init(waiting: @escaping @Sendable (UInt64) -> Void) { self.waiting = waiting }
 
     /// Wakes the waiter, or the next wait if none waits now.
     public func signal() {
@@ -44,14 +60,15 @@ public final class Wakeup: Sendable {
                 return nil
             }
         }
-        resume(waiter)
+        resume(waiter, .signalled)
     }
 
     /// Returns at the first of: a signal (one since the last wait returned counts), `deadline`
-    /// (timed on `loop`), the task's cancellation. One waiter at a time.
-    public func wait(until deadline: NIODeadline, on loop: any EventLoop) async {
+    /// (timed on `loop`), the task's cancellation; and says which. One waiter at a time.
+    @discardableResult
+    public func wait(until deadline: NIODeadline, on loop: any EventLoop) async -> Ending {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Ending, Never>) in
                 let number = state.withLockedValue { state -> UInt64? in
                     if case .signalled = state.0 {
                         state.0 = .idle
@@ -61,11 +78,14 @@ public final class Wakeup: Sendable {
                     state.0 = .waiting(Waiter(continuation: continuation, number: state.waits))
                     return state.waits
                 }
-                guard let number else { return continuation.resume() }
+                guard let number else { return continuation.resume(returning: .signalled) }
                 // Cancelled before the wait was stored: `onCancel` found nothing to end.
-                if Task.isCancelled { return end(number) }
-                guard deadline != .distantFuture else { return }
-                let timer = loop.scheduleTask(deadline: deadline) { self.end(number) }
+                if Task.isCancelled { return end(number, .cancelled) }
+                guard deadline != .distantFuture else {
+                    waiting?(number)
+                    return
+                }
+                let timer = loop.scheduleTask(deadline: deadline) { self.end(number, .deadline) }
                 let ended = state.withLockedValue { state -> Bool in
                     guard case .waiting(var waiter) = state.0, waiter.number == number else { return true }
                     waiter.timer = timer
@@ -73,25 +93,26 @@ public final class Wakeup: Sendable {
                     return false
                 }
                 if ended { timer.cancel() }
+                waiting?(number)
             }
         } onCancel: {
-            end(nil)
+            end(nil, .cancelled)
         }
     }
 
     /// Ends wait `number` (`nil`: whichever waits), if it still waits.
-    private func end(_ number: UInt64?) {
+    private func end(_ number: UInt64?, _ ending: Ending) {
         let waiter = state.withLockedValue { state -> Waiter? in
             guard case .waiting(let waiter) = state.0, number == nil || number == waiter.number else { return nil }
             state.0 = .idle
             return waiter
         }
-        resume(waiter)
+        resume(waiter, ending)
     }
 
-    private func resume(_ waiter: Waiter?) {
+    private func resume(_ waiter: Waiter?, _ ending: Ending) {
         guard let waiter else { return }
         waiter.timer?.cancel()
-        waiter.continuation.resume()
+        waiter.continuation.resume(returning: ending)
     }
 }

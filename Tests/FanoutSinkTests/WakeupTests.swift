@@ -6,58 +6,25 @@ import Testing
 @testable import FanoutSink
 
 /// The job watching a sink waits on a `Wakeup`: each way a wait ends, and the two ways it must
-/// not (a timer left from an earlier wait, a signal taken twice). Deadlines are on a real loop;
-/// the tests assert which wait returned, never how fast. Nothing here sleeps: a wait's return
-/// completes a promise, and each bound is a timer on the loop.
+/// not (a timer left from an earlier wait, a signal taken twice). Each test asserts why a wait
+/// returned (`Wakeup.Ending`), never how fast: in a full suite on a loaded machine a waiting
+/// task can wait minutes for a thread of the cooperative pool (blocking tests hold it), and a
+/// wall-clock bound on its return failed there. Every wait is bounded by its own deadline:
+/// one that a signal or a cancellation should end has 10 minutes, and ends by it, failing the
+/// test, if they do not. Nothing here sleeps.
 @Suite struct WakeupTests {
-    /// A wait running in a task of its own: `outcome` is true once it returns, false if the
-    /// bound `returns(within:)` set passed first.
-    final class Waiting: Sendable {
-        let loop: any EventLoop
-        let task: Task<Void, Never>
-        private let outcome: EventLoopPromise<Bool>
-        private let settled = NIOLockedValueBox<Bool?>(nil)
+    /// The bound of a wait that something else should end.
+    static let bound: TimeAmount = .minutes(10)
 
-        init(_ wakeup: Wakeup, until deadline: NIODeadline, on loop: any EventLoop) {
-            self.loop = loop
-            let outcome = loop.makePromise(of: Bool.self)
-            self.outcome = outcome
-            let settled = settled
-            task = Task {
-                await wakeup.wait(until: deadline, on: loop)
-                Self.settle(true, settled, outcome)
-            }
-        }
-
-        private static func settle(
-            _ value: Bool,
-            _ settled: NIOLockedValueBox<Bool?>,
-            _ outcome: EventLoopPromise<Bool>
-        ) {
-            let first = settled.withLockedValue { settled in
-                guard settled == nil else { return false }
-                settled = value
-                return true
-            }
-            if first { outcome.succeed(value) }
-        }
-
-        var hasReturned: Bool { settled.withLockedValue { $0 } == true }
-
-        /// Whether the wait returns within `bound`. The bound is long: in a full suite on a
-        /// loaded machine the waiting task can wait many seconds for a thread of the cooperative
-        /// pool, which blocking tests hold (20.5 s was seen beside five suites and two busy
-        /// loops). A wait that works returns in milliseconds.
-        func returns(within bound: TimeAmount = .seconds(60)) async throws -> Bool {
-            let (settled, outcome) = (settled, outcome)
-            loop.scheduleTask(in: bound) { Self.settle(false, settled, outcome) }
-            return try await outcome.futureResult.get()
-        }
-
-        /// Whether the wait is still waiting `span` from now (the loop's timer says).
-        func stillWaits(after span: TimeAmount) async throws -> Bool {
-            try await loop.scheduleTask(in: span) { !self.hasReturned }.futureResult.get()
-        }
+    /// A wait in a task of its own.
+    static func waiting(
+        _ wakeup: Wakeup,
+        until deadline: NIODeadline,
+        on loop: any EventLoop
+    ) -> Task<
+        Wakeup.Ending, Never
+    > {
+        Task { await wakeup.wait(until: deadline, on: loop) }
     }
 
     static func withLoop(_ body: (any EventLoop) async throws -> Void) async throws {
@@ -71,56 +38,66 @@ import Testing
         try await group.shutdownGracefully()
     }
 
-    @Test func aSignalEndsAWaitLongBeforeItsDeadline() async throws {
+    /// Signalled while it waits (the hook says it does) or before it began: either way the
+    /// signal ends it, long before its deadline.
+    @Test(arguments: [true, false])
+    func aSignalEndsAWaitLongBeforeItsDeadline(whileWaiting: Bool) async throws {
         try await Self.withLoop { loop throws in
-            let wakeup = Wakeup()
-            let waiting = Waiting(wakeup, until: .now() + .hours(1), on: loop)
-            wakeup.signal()
-            #expect(try await waiting.returns())
+            let box = NIOLockedValueBox<Wakeup?>(nil)
+            let wakeup = Wakeup { _ in if whileWaiting { box.withLockedValue { $0 }?.signal() } }
+            box.withLockedValue { $0 = wakeup }
+            if !whileWaiting { wakeup.signal() }
+            #expect(await Self.waiting(wakeup, until: .now() + Self.bound, on: loop).value == .signalled)
         }
     }
 
+    /// Two signals with nobody waiting are one: the first wait takes it, the next is ended by
+    /// its deadline.
     @Test func aSignalWithNobodyWaitingEndsTheNextWaitOnlyOnce() async throws {
         try await Self.withLoop { loop throws in
             let wakeup = Wakeup()
             wakeup.signal()
             wakeup.signal()
-            let first = Waiting(wakeup, until: .now() + .hours(1), on: loop)
-            #expect(try await first.returns())
-            // Two signals before it are one: the next wait waits.
-            let second = Waiting(wakeup, until: .now() + .hours(1), on: loop)
-            #expect(try await second.stillWaits(after: .milliseconds(200)))
-            wakeup.signal()
-            #expect(try await second.returns())
+            #expect(await Self.waiting(wakeup, until: .now() + Self.bound, on: loop).value == .signalled)
+            #expect(await Self.waiting(wakeup, until: .now() + .milliseconds(200), on: loop).value == .deadline)
         }
     }
 
     @Test func theDeadlineEndsAWaitNobodySignals() async throws {
         try await Self.withLoop { loop throws in
-            let waiting = Waiting(Wakeup(), until: .now() + .milliseconds(50), on: loop)
-            #expect(try await waiting.returns())
+            #expect(await Self.waiting(Wakeup(), until: .now() + .milliseconds(50), on: loop).value == .deadline)
         }
     }
 
-    /// A wait a signal ended leaves no timer behind that could end the next wait early.
+    /// A wait a signal ended while it waited (its timer set) leaves nothing that could end the
+    /// next wait at the first one's deadline: the next is still waiting then, and a signal
+    /// 200 ms after that deadline ends it.
     @Test func anEarlierWaitsTimerDoesNotEndALaterWait() async throws {
         try await Self.withLoop { loop throws in
-            let wakeup = Wakeup()
-            let first = Waiting(wakeup, until: .now() + .milliseconds(100), on: loop)
-            wakeup.signal()
-            #expect(try await first.returns())
-            let second = Waiting(wakeup, until: .now() + .hours(1), on: loop)
-            #expect(try await second.stillWaits(after: .milliseconds(400)))
-            second.task.cancel()
-            #expect(try await second.returns())
+            let box = NIOLockedValueBox<Wakeup?>(nil)
+            let wakeup = Wakeup { number in if number == 1 { box.withLockedValue { $0 }?.signal() } }
+            box.withLockedValue { $0 = wakeup }
+            let firstDeadline = NIODeadline.now() + .milliseconds(100)
+            #expect(await Self.waiting(wakeup, until: firstDeadline, on: loop).value == .signalled)
+            let second = Self.waiting(wakeup, until: .now() + Self.bound, on: loop)
+            loop.scheduleTask(deadline: firstDeadline + .milliseconds(200)) { wakeup.signal() }
+            #expect(await second.value == .signalled)
         }
     }
 
-    @Test func cancellingTheWaitingTaskEndsTheWait() async throws {
+    /// Cancelled while it waits with no deadline, or before it began: either way it ends.
+    @Test(arguments: [true, false])
+    func cancellingTheWaitingTaskEndsTheWait(whileWaiting: Bool) async throws {
         try await Self.withLoop { loop throws in
-            let waiting = Waiting(Wakeup(), until: .distantFuture, on: loop)
-            waiting.task.cancel()
-            #expect(try await waiting.returns())
+            let task = NIOLockedValueBox<Task<Wakeup.Ending, Never>?>(nil)
+            let wakeup = Wakeup { _ in if whileWaiting { task.withLockedValue { $0 }?.cancel() } }
+            let waiting = task.withLockedValue { task in
+                let waiting = Self.waiting(wakeup, until: .distantFuture, on: loop)
+                task = waiting
+                return waiting
+            }
+            if !whileWaiting { waiting.cancel() }
+            #expect(await waiting.value == .cancelled)
         }
     }
 }
