@@ -23,8 +23,10 @@ struct RunCommand: ParsableCommand {
             every notification was accepted or rejected by the sink, 3 when they disagree or \
             notifications failed, 4 when the run is invalid (the open model's generator fell \
             behind by more than --max-lag, or a notification waited for a stream longer than \
-            --max-backlog and the schedule was cut), 6 when an --abort-on condition stopped it, 130, 143 \
-            or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
+            --max-backlog and the schedule was cut), 5 when no connection to the embedded sink got as \
+            far as an answer (its connections closed, or answered 403 for the credentials, before \
+            any other answer: the cause is on standard error), 6 when an --abort-on condition \
+            stopped it, 130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
             """
     )
 
