@@ -129,8 +129,16 @@ import Testing
             ["--generate", "100000", "--rate", "6000", "--duration", "2s", "--max-lag", "1s"] + Self.notification
         )
         defer { try? FileManager.default.removeItem(atPath: outcome.folder) }
-        #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
-        #expect(outcome.merged?.sent == 12000)
+        let merged = try #require(outcome.merged, "\(outcome.result.output)\(outcome.result.errors)")
+        if merged.valid {
+            #expect(outcome.result.status == 0, "\(outcome.result.output)\(outcome.result.errors)")
+        } else {
+            // The shards could not start together on this machine: the merge says so, the gate
+            // refuses the run, and the schedule's split is still judged below.
+            #expect(merged.isInvalidOnlyByStartSkewOrLag, "\(merged.invalidity)")
+            #expect(outcome.result.status == 2, "\(outcome.result.output)\(outcome.result.errors)")
+        }
+        #expect(merged.sent == 12000)
         for index in 1...3 {
             let shard = try CommandRunner.summary(in: "\(outcome.folder)/shard-\(index)")
             #expect(shard.sent == 4000)

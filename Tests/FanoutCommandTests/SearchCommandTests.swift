@@ -194,8 +194,11 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder + "/run/step-01"))
 
         // A search's folder: its step-NN/ and search.json are earlier results too.
+        // It searched and wrote its folder: with an answer (0), or none on a machine too busy
+        // for the sink to keep 200/s (3: seen with two busy loops beside the suite).
         let first = try CommandRunner.run(arguments + ["--output", folder + "/search"], timeout: .seconds(120))
-        #expect(first.status == 0, "\(first.standardOutput)\(first.standardError)")
+        #expect([0, 3].contains(first.status), "\(first.standardOutput)\(first.standardError)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/search/step-01"))
         let searched = try Data(contentsOf: URL(fileURLWithPath: folder + "/search/search.json"))
         let again = try CommandRunner.run(arguments + ["--output", folder + "/search"], timeout: .seconds(60))
         #expect(again.status == 1 && again.standardOutput.isEmpty, "\(again.standardError)")

@@ -31,6 +31,20 @@ extension SummaryDocument {
             }
     }
 
+    /// Whether a merged run is invalid only because a loaded machine kept its shards apart:
+    /// they began further apart than `--max-skew` (one shard descheduled at the start: 494 ms
+    /// seen with two busy loops beside the suite), or their generators fell behind.
+    var isInvalidOnlyByStartSkewOrLag: Bool {
+        guard !valid else { return false }
+        let reasons = invalidity
+        return !reasons.isEmpty
+            && reasons.allSatisfy { reason in
+                if reason.isGeneratorBehind { return true }
+                if case .startSkew = reason.root { return true }
+                return false
+            }
+    }
+
     /// Whether a signal named `signal` (`SIGTERM`) interrupted the run, as its reasons say.
     func wasInterrupted(by signal: String) -> Bool {
         invalidity.contains {

@@ -42,7 +42,10 @@ import Testing
     static func check(_ screenshot: String, colours: [String]) throws -> PeerProcess.Result {
         try PeerProcess.run(
             "python3",
-            [repositoryRoot + "/Tests/FanoutReportTests/Peers/check_render.py", screenshot] + colours
+            [repositoryRoot + "/Tests/FanoutReportTests/Peers/check_render.py", screenshot] + colours,
+            // It reads every pixel of a 1200×1900 screenshot in Python: past 60 s beside a full
+            // suite and two busy loops.
+            timeout: .seconds(300)
         )
     }
 
