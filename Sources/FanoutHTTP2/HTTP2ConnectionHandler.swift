@@ -178,9 +178,9 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
 
     /// A client judges the server's first bytes (`HTTP2ChannelError(otherProtocolIn:)`): an
     /// HTTP/1 status line, a TLS record or anything but a SETTINGS frame closes the channel
-    /// with that failure (false). A first read can be shorter than the 4 bytes a judgement
-    /// needs: its bytes wait in `partial` (no frame header is whole yet), and the next read is
-    /// judged with them, until 4 have come.
+    /// with that failure (false). A first read can be shorter than a judgement needs — 4 bytes,
+    /// or all of `HTTP/1.` when they begin it — so its bytes wait in `partial` (no frame header
+    /// is whole yet), and the next read is judged with them, until enough have come.
     private func judgeFirstBytes(_ context: ChannelHandlerContext, _ bytes: ByteBuffer) -> Bool {
         guard connection.role == .client else {
             heardPeer = true
@@ -191,12 +191,15 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             first = partial
             first.writeImmutableBuffer(bytes)
         }
+        let view = first.readableBytesView
+        // Fewer than 4 bytes, or the start of "HTTP/1." (7): not yet judged.
+        if view.count < 4 || (view.count < 7 && "HTTP/1.".utf8.starts(with: view)) { return true }
+        heardPeer = true
         if let wrong = HTTP2ChannelError(otherProtocolIn: first) {
             failure = wrong
             context.close(promise: nil)
             return false
         }
-        heardPeer = first.readableBytes >= 4
         return true
     }
 

@@ -255,7 +255,7 @@ import Testing
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         var offset = 0
-        for size in sizes where channel.isActive {
+        for size in sizes where channel.isActive && offset < bytes.count {
             try channel.writeInbound(ByteBuffer(bytes: bytes[offset..<min(bytes.count, offset + size)]))
             offset += size
         }
@@ -263,13 +263,20 @@ import Testing
     }
 
     /// An HTTP/1 status line, a TLS alert or an HTML page is named for what it is when the first
-    /// read holds fewer than the 4 bytes a judgement needs (1, 2, 3), as when it holds them all.
-    @Test(arguments: [1, 2, 3, 64])
+    /// read holds fewer than the 4 bytes a judgement needs (1, 2, 3), or only part of `HTTP/1.`
+    /// (4, 5, 6), as when it holds them all.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 64])
     func aServerSpeakingAnotherProtocolIsNamedHoweverItsBytesAreSplit(firstRead: Int) throws {
+        // A page is judged on the first 4 bytes or more: the ones it has then are quoted.
+        let page = Array("<html>\n".utf8)
+        let judged = firstRead >= 4 ? Array(page.prefix(firstRead)) : page
         let cases: [([UInt8], HTTP2ChannelError)] = [
             (Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8), .answeredInHTTP1("HTTP/1.1 400 Bad Request")),
             ([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46], .answeredInTLS),
-            (Array("<html>\n".utf8), .notHTTP2Preface(#""<html>\x0a""#)),
+            (
+                page,
+                .notHTTP2Preface("\"" + String(decoding: judged, as: UTF8.self).replacing("\n", with: #"\x0a"#) + "\"")
+            ),
         ]
         for (bytes, expected) in cases {
             let ended = try Self.ending(bytes, readsOf: [firstRead, 64])
