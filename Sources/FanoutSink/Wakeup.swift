@@ -39,8 +39,9 @@ public final class Wakeup: Sendable {
     }
 
     private let state = NIOLockedValueBox<(State, waits: UInt64)>((.idle, 0))
-    /// Told each wait's number once it waits (its timer set): a test's hook, to signal a wait
-    /// known to be waiting.
+    /// Told each wait's number once it is stored and still waits, its timer set: a test's
+    /// hook, to signal or cancel a wait known to be waiting. Not told of a wait that returned at
+    /// once (a signal before it) or that its timer or a cancellation ended before the hook.
     private let waiting: (@Sendable (UInt64) -> Void)?
 
     public init() { waiting = nil }
@@ -92,7 +93,7 @@ public final class Wakeup: Sendable {
                     state.0 = .waiting(waiter)
                     return false
                 }
-                if ended { timer.cancel() }
+                if ended { return timer.cancel() }
                 waiting?(number)
             }
         } onCancel: {

@@ -11,7 +11,8 @@ import Testing
 /// task can wait minutes for a thread of the cooperative pool (blocking tests hold it), and a
 /// wall-clock bound on its return failed there. Every wait is bounded by its own deadline:
 /// one that a signal or a cancellation should end has 10 minutes, and ends by it, failing the
-/// test, if they do not. Nothing here sleeps.
+/// test, if they do not. A hook (`Wakeup(waiting:)`) says when a wait is stored, so a test
+/// signals or cancels a wait known to be waiting. Nothing here sleeps.
 @Suite struct WakeupTests {
     /// The bound of a wait that something else should end.
     static let bound: TimeAmount = .minutes(10)
@@ -70,33 +71,47 @@ import Testing
     }
 
     /// A wait a signal ended while it waited (its timer set) leaves nothing that could end the
-    /// next wait at the first one's deadline: the next is still waiting then, and a signal
-    /// 200 ms after that deadline ends it.
+    /// next wait at the first one's deadline: the next, signalled 200 ms after that deadline,
+    /// returns for the signal. The first's deadline is taken as its wait begins, 1 s ahead, so
+    /// its hook's signal comes first however late the task ran; the second's signal is set
+    /// once it waits.
     @Test func anEarlierWaitsTimerDoesNotEndALaterWait() async throws {
         try await Self.withLoop { loop throws in
             let box = NIOLockedValueBox<Wakeup?>(nil)
-            let wakeup = Wakeup { number in if number == 1 { box.withLockedValue { $0 }?.signal() } }
+            let firstDeadline = NIOLockedValueBox<NIODeadline?>(nil)
+            let wakeup = Wakeup { number in
+                guard let wakeup = box.withLockedValue({ $0 }) else { return }
+                if number == 1 { wakeup.signal() }
+                if number == 2, let first = firstDeadline.withLockedValue({ $0 }) {
+                    loop.scheduleTask(deadline: first + .milliseconds(200)) { wakeup.signal() }
+                }
+            }
             box.withLockedValue { $0 = wakeup }
-            let firstDeadline = NIODeadline.now() + .milliseconds(100)
-            #expect(await Self.waiting(wakeup, until: firstDeadline, on: loop).value == .signalled)
-            let second = Self.waiting(wakeup, until: .now() + Self.bound, on: loop)
-            loop.scheduleTask(deadline: firstDeadline + .milliseconds(200)) { wakeup.signal() }
-            #expect(await second.value == .signalled)
+            let first = Task { () -> Wakeup.Ending in
+                let deadline = NIODeadline.now() + .seconds(1)
+                firstDeadline.withLockedValue { $0 = deadline }
+                return await wakeup.wait(until: deadline, on: loop)
+            }
+            #expect(await first.value == .signalled)
+            #expect(await Self.waiting(wakeup, until: .now() + Self.bound, on: loop).value == .signalled)
         }
     }
 
-    /// Cancelled while it waits with no deadline, or before it began: either way it ends.
+    /// Cancelled while it waits (its hook cancels it), or before it began (the task cancels
+    /// itself first): either way it ends, for the cancellation.
     @Test(arguments: [true, false])
     func cancellingTheWaitingTaskEndsTheWait(whileWaiting: Bool) async throws {
         try await Self.withLoop { loop throws in
             let task = NIOLockedValueBox<Task<Wakeup.Ending, Never>?>(nil)
-            let wakeup = Wakeup { _ in if whileWaiting { task.withLockedValue { $0 }?.cancel() } }
+            let wakeup = Wakeup { _ in task.withLockedValue { $0 }?.cancel() }
             let waiting = task.withLockedValue { task in
-                let waiting = Self.waiting(wakeup, until: .distantFuture, on: loop)
+                let waiting = Task {
+                    if !whileWaiting { withUnsafeCurrentTask { $0?.cancel() } }
+                    return await wakeup.wait(until: .now() + Self.bound, on: loop)
+                }
                 task = waiting
                 return waiting
             }
-            if !whileWaiting { waiting.cancel() }
             #expect(await waiting.value == .cancelled)
         }
     }
