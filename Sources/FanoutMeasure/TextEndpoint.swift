@@ -41,7 +41,7 @@ public final class TextEndpoint: Sendable {
     }
 
     /// A limit reached, for the owner's log: which (evicted, request timeout, idle timeout, an
-    /// accept's failure), the peer (`host:port`), and what happened.
+    /// accept that failed, accepting again), the peer (`host:port`), and what happened.
     public typealias LimitReached = @Sendable (_ kind: LimitKind, _ peer: String, _ detail: String) -> Void
 
     /// What a path answers.

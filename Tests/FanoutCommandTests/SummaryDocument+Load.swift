@@ -21,28 +21,27 @@ extension SummaryDocument {
     /// schedule was cut. A debug build on a loaded machine draining a stall's backlog does the
     /// second (AbortOnTests: 15.8 s waited, cut 28.7 s into a 13 s schedule).
     var isInvalidOnlyByThePace: Bool {
-        guard !valid else { return false }
-        let reasons = invalidity
-        return !reasons.isEmpty
-            && reasons.allSatisfy { reason in
-                if reason.isGeneratorBehind { return true }
-                if case .backlogExceeded = reason.root { return true }
-                return false
-            }
+        isInvalid { (reason: InvalidReason) in
+            if case .backlogExceeded = reason.root { return true }
+            return reason.isGeneratorBehind
+        }
     }
 
     /// Whether a merged run is invalid only because a loaded machine kept its shards apart:
     /// they began further apart than `--max-skew` (one shard descheduled at the start: 494 ms
     /// seen with two busy loops beside the suite), or their generators fell behind.
     var isInvalidOnlyByStartSkewOrLag: Bool {
+        isInvalid { (reason: InvalidReason) in
+            if case .startSkew = reason.root { return true }
+            return reason.isGeneratorBehind
+        }
+    }
+
+    /// Whether the run is invalid with at least one reason, and `only` takes every one.
+    func isInvalid(onlyFor only: (InvalidReason) -> Bool) -> Bool {
         guard !valid else { return false }
         let reasons = invalidity
-        return !reasons.isEmpty
-            && reasons.allSatisfy { reason in
-                if reason.isGeneratorBehind { return true }
-                if case .startSkew = reason.root { return true }
-                return false
-            }
+        return !reasons.isEmpty && reasons.allSatisfy(only)
     }
 
     /// Whether a signal named `signal` (`SIGTERM`) interrupted the run, as its reasons say.

@@ -106,8 +106,8 @@ import Testing
         #expect(state.nextDeadline == first + 10 * Self.second)
     }
 
-    /// The sink is draining: a request it answered Shutdown is followed by GOAWAY Shutdown,
-    /// once; another verdict asks for nothing.
+    /// A request answered Shutdown (the sink draining, or a scenario's Shutdown error) is
+    /// followed by GOAWAY Shutdown, once; another verdict asks for nothing.
     @Test func aShutdownVerdictEndsTheConnectionWithGoAwayShutdownOnce() {
         var state = Self.state()
         #expect(state.requestHandled(total: 1, rejection: .badDeviceToken) == nil)

@@ -1,18 +1,20 @@
 import FanoutAPNs
 
-/// A sink connection's life apart from what its answers say: the faults a scenario injects
-/// (GOAWAY after N requests or after a time, a close without a word after N requests), the idle
-/// timeout, streams whose requests never arrive whole, and the stream limit APNs raises after a
+/// A sink connection's life and each request's reply: the faults a scenario injects (GOAWAY
+/// after N requests or after a time, a close without a word after N requests), the idle
+/// timeout, streams whose requests never arrive whole, the stream limit APNs raises after a
 /// connection's first accepted request (lowered again after a rejection with
-/// `--throttle-after-rejection`). Told each event with the time, it returns what the
-/// connection should do; it reads no clock and touches no socket, so a test drives it with
+/// `--throttle-after-rejection`), and whether a decided request is answered now, held until
+/// its time, or never (`reply`). What each answer says is decided before it (`RequestChecks`,
+/// the scenario, the fleet). Told each event with the time, it returns what the connection
+/// should do; it reads no clock and touches no socket, so a test drives it with
 /// made-up times (SinkConnectionStateTests).
 ///
 /// ```
 ///   request ──► total ≥ close-after-requests ──────────► abort (no GOAWAY)
 ///   decided ──► reply: none · now(answer) · later(held entry)
 ///   answered ─► total ≥ goaway-after-requests ─────────► GOAWAY reason   (once)
-///            ─► verdict Shutdown (draining) ───────────► GOAWAY Shutdown (once)
+///            ─► verdict Shutdown ──────────────────────► GOAWAY Shutdown (once)
 ///   accepted ─► streams not raised ────────────────────► SETTINGS MAX_CONCURRENT_STREAMS 1000
 ///   rejected ─► throttling and raised ─────────────────► SETTINGS MAX_CONCURRENT_STREAMS 1
 ///               (no flip while 8 SETTINGS wait unacknowledged: the list cannot grow)
@@ -89,7 +91,8 @@ struct SinkConnectionState {
     enum Closing: Equatable {
         /// At once, without GOAWAY (`close-after-requests`).
         case aborted
-        /// GOAWAY with this reason: the scenario's, or IdleTimeout.
+        /// GOAWAY with this reason: the scenario's, IdleTimeout, or Shutdown after a Shutdown
+        /// verdict.
         case goAway(APNsReason)
         /// GOAWAY SETTINGS_TIMEOUT.
         case settingsTimeout
@@ -239,7 +242,8 @@ struct SinkConnectionState {
 
     /// A request was answered or held (`total` on this connection, `rejection` its verdict):
     /// GOAWAY with the scenario's reason at `goaway-after-requests`, else GOAWAY Shutdown when
-    /// the verdict was Shutdown (the sink is draining).
+    /// the verdict was Shutdown (the sink draining, or a scenario's `Shutdown` error), as APNs
+    /// closes a connection it answered Shutdown.
     mutating func requestHandled(total: Int, rejection: APNsReason?) -> Action? {
         guard case .serving = phase else { return nil }
         if let limit = settings.faults.goAwayAfterRequests, total >= limit {
