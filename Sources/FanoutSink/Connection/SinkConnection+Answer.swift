@@ -73,14 +73,14 @@ extension SinkConnection {
             sentAt: decision.sentAt,
             unregisteredSince: unregisteredSince
         )
+        // What the scenario held an answered one (a later one's `due` is always past `received`).
+        if !unanswered && due > received { recorder.held(due - received) }
         switch lifecycle.reply(to: decided, now: now) {
         case .none:
             return turnEnded(now: now, &connection)
         case .now(let answer):
-            if due > received { recorder.held(due - received) }
             respond(answer, now: now, &connection)
         case .later(var entry):
-            recorder.held(due - received)
             writer.hold(into: &entry)
             scheduler.hold(entry)
         }

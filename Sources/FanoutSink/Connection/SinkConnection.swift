@@ -24,11 +24,6 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     let statistics: SinkStatistics
     let state: SinkState
     let clock: SinkClock
-    /// Half the wire's round trip (`SinkWire`, its median for a spread; 0 without a wire): the
-    /// time a timed request spent on the wire before its read, and its answer will spend after
-    /// its write. It is the endpoint's path, not a queue of the harness, so it is taken out of
-    /// the transit and given to the sender with the hold (`TimedAPNsID`).
-    let wireOneWay: UInt64
     /// The wall clock minus the uptime clock, in nanoseconds: turns `apns-expiration`'s UNIX
     /// seconds into the fleet's uptime clock, and the fleet's times into a 410's timestamp.
     let wallOffset: Int64
@@ -92,9 +87,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         let openedAt = clock.uptime()
         lastFlush = openedAt
         wallOffset = clock.wallOffset
-        wireOneWay = (configuration.scenario.wire?.roundTrip.median ?? 0) / 2
         checks = RequestChecks(configuration)
-        lifecycle = SinkConnectionState(.init(configuration), openedAt: openedAt)
+        let settings = SinkConnectionState.Settings(configuration)
+        lifecycle = SinkConnectionState(settings, openedAt: openedAt)
         scheduler = AnswerScheduler(
             scenario: configuration.scenario,
             coalescing: configuration.coalescing,
@@ -104,7 +99,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
             seed: seed,
             clock: clock,
             wallOffset: wallOffset,
-            wireOneWay: wireOneWay,
+            wireOneWay: settings.wireOneWay,
             everyUniqueID: state.fleet != nil
         )
         random = SinkRandom(seed: configuration.scenario.seed ^ seed)

@@ -50,8 +50,10 @@ struct SinkConnectionState {
         var throttleAfterRejection = false
         var initialMaxConcurrentStreams: UInt32 = 1
         var maxConcurrentStreams: UInt32 = 1000
-        /// Half the wire's round trip (`SinkWire`'s median; 0 without a wire): a timed request
-        /// spent it on the wire before its read, and its answer will spend it after its write.
+        /// Half the wire's round trip (`SinkWire`, its median for a spread; 0 without a wire):
+        /// the time a timed request spent on the wire before its read, and its answer will
+        /// spend after its write. It is the endpoint's path, not a queue of the harness, so it is
+        /// taken out of the transit and given to the sender with the hold (`TimedAPNsID`).
         var wireOneWay: UInt64 = 0
 
         init() {}
