@@ -64,11 +64,11 @@ package struct ChannelRequests: HTTP2ConnectionDelegate {
         self.done = done
     }
 
-    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+    package mutating func connectionStarted(_ connection: inout HTTP2Writer) {
         turn(&connection)
     }
 
-    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         switch event {
         case .message(let response):
             let index = Int(response.tag)
@@ -102,7 +102,7 @@ package struct ChannelRequests: HTTP2ConnectionDelegate {
         done(answers, failure)
     }
 
-    private mutating func turn(_ connection: inout HTTP2Connection) {
+    private mutating func turn(_ connection: inout HTTP2Writer) {
         guard connection.hasPeerSettings else { return }
         while next < requests.count && next - answered < inFlight && connection.availableStreams > 0 {
             var fields = common

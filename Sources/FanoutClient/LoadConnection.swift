@@ -99,13 +99,13 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
 
     // MARK: Events
 
-    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+    package mutating func connectionStarted(_ connection: inout HTTP2Writer) {
         let now = NIODeadline.now().uptimeNanoseconds
         state.started(now: now)
         turn(now: now, &connection)
     }
 
-    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         let now = NIODeadline.now().uptimeNanoseconds
         switch event {
         case .message(let response):
@@ -144,14 +144,14 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         turn(now: now, &connection)
     }
 
-    package mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {
+    package mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {
         state.writabilityChanged(isWritable)
         if isWritable { turn(now: NIODeadline.now().uptimeNanoseconds, &connection) }
     }
 
     package var nextWakeUp: NIODeadline? { state.nextWakeUp.map { .uptimeNanoseconds($0) } }
 
-    package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+    package mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {
         turn(now: now.uptimeNanoseconds, &connection)
     }
 
@@ -171,7 +171,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     // MARK: Carrying out the state's steps
 
     /// Does what the state says until it waits, then flushes the counts if they are due.
-    private mutating func turn(now: UInt64, _ connection: inout HTTP2Connection) {
+    private mutating func turn(now: UInt64, _ connection: inout HTTP2Writer) {
         var continuing = false
         steps: while true {
             defer { continuing = true }
@@ -211,7 +211,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private mutating func send(
         _ send: consuming LoadConnectionState.Send,
         now: UInt64,
-        _ connection: inout HTTP2Connection
+        _ connection: inout HTTP2Writer
     ) -> Bool {
         let record = send.notification.token
         let input = NotificationInput(

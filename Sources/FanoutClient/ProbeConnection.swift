@@ -37,12 +37,12 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
         body = PayloadBuffer(byteCount: configuration.encoder.template.sizeLimit + 64)
     }
 
-    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+    package mutating func connectionStarted(_ connection: inout HTTP2Writer) {
         connection.recordWindowUpdates()
         turn(&connection)
     }
 
-    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         let now = NIODeadline.now().uptimeNanoseconds
         tellWindowUpdates(&connection)
         switch event {
@@ -66,7 +66,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
 
     package var nextWakeUp: NIODeadline? { state.wakeAt.map { .uptimeNanoseconds($0) } }
 
-    package mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+    package mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {
         tellWindowUpdates(&connection)
         turn(&connection)
     }
@@ -90,7 +90,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     }
 
     /// The WINDOW_UPDATEs the connection recorded since the last call, in order.
-    private mutating func tellWindowUpdates(_ connection: inout HTTP2Connection) {
+    private mutating func tellWindowUpdates(_ connection: inout HTTP2Writer) {
         tell(connection.takeWindowUpdates())
     }
 
@@ -105,7 +105,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
         }
     }
 
-    private mutating func turn(_ connection: inout HTTP2Connection) {
+    private mutating func turn(_ connection: inout HTTP2Writer) {
         while true {
             let now = NIODeadline.now().uptimeNanoseconds
             switch state.next(
@@ -131,8 +131,8 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     /// Encodes and sends request `index`, and tells the state what it put on the wire (the
     /// connection's queued bytes before and after: nothing leaves during the call); `false`
     /// when it could not go (a bad payload, a closed connection).
-    private mutating func send(index: Int, tag: UInt64, _ connection: inout HTTP2Connection) -> Bool {
-        let queued = connection.outbound.count
+    private mutating func send(index: Int, tag: UInt64, _ connection: inout HTTP2Writer) -> Bool {
+        let queued = connection.queuedBytes
         let dataSent = connection.dataBytesSent
         let bodyBytes: Int? = tokens[index].withUnsafeBytes { token in
             let input = NotificationInput(
@@ -152,7 +152,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
             bodyBytes: bodyBytes,
             wire: dataBytes == bodyBytes
                 ? ProbeState.WireSample(
-                    bytes: connection.outbound.count - queued,
+                    bytes: connection.queuedBytes - queued,
                     dataBytes: dataBytes,
                     maxFrameSize: Int(connection.remoteSettings.maxFrameSize)
                 ) : nil

@@ -3,8 +3,9 @@ import NIOCore
 
 extension HTTP2Connection {
     /// Handles every whole frame in `buffer`, answering what the protocol requires by itself,
-    /// and calls `body` with each event the application must see, in order, and the connection
-    /// to answer with; the start of a frame not yet whole stays in `buffer`.
+    /// and calls `body` with each event the application must see, in order, and a writer to
+    /// answer with (`HTTP2Writer`: it cannot read more in); the start of a frame not yet whole
+    /// stays in `buffer`.
     ///
     /// The frames are read in place, within one view of `buffer`'s bytes: an event's views (a
     /// message's header list and body, GOAWAY's debug data) are valid during the call of `body`
@@ -12,11 +13,13 @@ extension HTTP2Connection {
     public static func receive(
         _ connection: inout HTTP2Connection,
         from buffer: inout ByteBuffer,
-        _ body: (HTTP2Event, inout HTTP2Connection) -> Void
+        _ body: (HTTP2Event, inout HTTP2Writer) -> Void
     ) {
         var consumed = 0
         buffer.withUnsafeReadableBytes { bytes in
-            while let event = connection.nextEvent(in: bytes, consumed: &consumed) { body(event, &connection) }
+            while let event = connection.nextEvent(in: bytes, consumed: &consumed) {
+                connection.withWriter { writer in body(event, &writer) }
+            }
         }
         buffer.moveReaderIndex(forwardBy: consumed)
     }

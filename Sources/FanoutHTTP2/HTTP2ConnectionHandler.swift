@@ -3,36 +3,38 @@ import NIOSSL
 import NIOTLS
 
 /// What the owner of a connection does with it: the sink answers requests, the load engine
-/// sends them and counts responses. Called on the channel's event loop.
+/// sends them and counts responses. Called on the channel's event loop, each call with the
+/// connection's `HTTP2Writer` (its state to read, the frames it may queue), never the
+/// connection itself: reading bytes in and writing them out stay the owner's.
 public protocol HTTP2ConnectionDelegate: SendableMetatype {
     /// The preface and SETTINGS are queued: a client may open streams now.
-    mutating func connectionStarted(_ connection: inout HTTP2Connection)
+    mutating func connectionStarted(_ connection: inout HTTP2Writer)
     /// TLS is up with ALPN `h2`, before any frame is read; `peerCertificate` is the peer's
     /// certificate, verified against the configured authorities, when it sent one.
-    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection)
+    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer)
     /// An event from the peer; the delegate may respond or send more on `connection`.
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection)
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer)
     /// The channel's writability changed: a sender stops opening streams while it is not
     /// writable (the peer or the network is slower than we are) and resumes when it is.
-    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection)
+    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer)
     /// The connection is gone: closed by either side, after a connection error, or lost.
     mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?)
     /// When the delegate next wants `wake` (a deferred response, a timeout); `nil` for never.
     /// Asked after every call into the delegate; one timer per connection serves it.
     var nextWakeUp: NIODeadline? { get }
     /// The time asked for by `nextWakeUp` has come.
-    mutating func wake(now: NIODeadline, connection: inout HTTP2Connection)
+    mutating func wake(now: NIODeadline, connection: inout HTTP2Writer)
     /// What the connection had queued was handed to the socket at `now` (uptime nanoseconds):
     /// the moment an answer really leaves, which the sink times its own lateness to.
     mutating func outboundWritten(at now: UInt64)
 }
 
 extension HTTP2ConnectionDelegate {
-    public mutating func connectionStarted(_ connection: inout HTTP2Connection) {}
-    public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {}
-    public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {}
+    public mutating func connectionStarted(_ connection: inout HTTP2Writer) {}
+    public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
+    public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
     public var nextWakeUp: NIODeadline? { nil }
-    public mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {}
+    public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
     public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
     public mutating func outboundWritten(at now: UInt64) {}
 }
@@ -122,7 +124,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private func start(_ context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
-        delegate.connectionStarted(&connection)
+        connection.withWriter { delegate.connectionStarted(&$0) }
         flush(context)
         // A peer that never completes the SETTINGS exchange does not hold the connection.
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -133,12 +135,12 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
 
     private func settingsTimerFired() {
         guard let context, let event = connection.settingsTimerExpired() else { return }
-        delegate.handle(event, connection: &connection)
+        connection.withWriter { delegate.handle(event, connection: &$0) }
         flush(context)
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
-        delegate.writabilityChanged(context.channel.isWritable, connection: &connection)
+        connection.withWriter { delegate.writabilityChanged(context.channel.isWritable, connection: &$0) }
         flush(context)
         if context.channel.isWritable && readHeld {
             readHeld = false
@@ -222,7 +224,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         guard let context, !ended, partial.readableBytes > 0,
             let event = connection.incompleteFrameTimerExpired(waiting: partial.readableBytes)
         else { return }
-        delegate.handle(event, connection: &connection)
+        connection.withWriter { delegate.handle(event, connection: &$0) }
         flush(context)
     }
 
@@ -230,8 +232,8 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     static var earlyWriteBytes: Int { 2 * 1024 }
 
     private func process(_ bytes: inout ByteBuffer) {
-        HTTP2Connection.receive(&connection, from: &bytes) { event, connection in
-            delegate.handle(event, connection: &connection)
+        HTTP2Connection.receive(&connection, from: &bytes) { event, writer in
+            delegate.handle(event, connection: &writer)
         }
     }
 
@@ -253,7 +255,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
                     case .tlsv13: "TLSv1.3"
                     }
                 }
-                delegate.tlsEstablished(peerCertificate: certificate, connection: &connection)
+                connection.withWriter { delegate.tlsEstablished(peerCertificate: certificate, connection: &$0) }
                 flush(context)
             } else {
                 failure = HTTP2ChannelError.alpnNotNegotiated(negotiated)
@@ -292,9 +294,9 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// Runs `body` with the connection and delegate (on the event loop), then writes what it
     /// queued: how a client sends requests that no read prompted.
     public func withConnection<Result>(
-        _ body: (inout HTTP2Connection, inout Delegate) -> Result
+        _ body: (inout HTTP2Writer, inout Delegate) -> Result
     ) -> Result {
-        let result = body(&connection, &delegate)
+        let result = connection.withWriter { body(&$0, &delegate) }
         if let context { flush(context) }
         return result
     }
@@ -374,7 +376,7 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private func wakeUpFired() {
         wakeUp = nil
         guard let context, !ended else { return }
-        delegate.wake(now: .now(), connection: &connection)
+        connection.withWriter { delegate.wake(now: .now(), connection: &$0) }
         flush(context)
     }
 }

@@ -40,8 +40,8 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
     /// Returns the round trips made, or `nil` when `maxTurns` ran out with bytes still moving.
     public mutating func run(maxTurns: Int) -> Int? {
         precondition(!ended, "an in-memory pair runs once")
-        serverDelegate.connectionStarted(&server)
-        clientDelegate.connectionStarted(&client)
+        server.withWriter { serverDelegate.connectionStarted(&$0) }
+        client.withWriter { clientDelegate.connectionStarted(&$0) }
         var turns = 0
         var quiet = false
         while turns < maxTurns {
@@ -84,8 +84,8 @@ public struct HTTP2InMemoryPair<Client: HTTP2ConnectionDelegate, Server: HTTP2Co
     ) -> Int {
         let bytes = wire.readableBytes
         connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds, beginningBurst: true)
-        HTTP2Connection.receive(&connection, from: &wire) { event, connection in
-            delegate.handle(event, connection: &connection)
+        HTTP2Connection.receive(&connection, from: &wire) { event, writer in
+            delegate.handle(event, connection: &writer)
         }
         wire.clear()
         // What it queued goes to the peer at its turn, with no time between: "written" now.

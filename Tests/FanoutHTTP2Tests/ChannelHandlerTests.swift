@@ -136,15 +136,15 @@ import Testing
         var count: Int
         var sent = 0
 
-        mutating func connectionStarted(_ connection: inout HTTP2Connection) { send(&connection, upTo: count) }
+        mutating func connectionStarted(_ connection: inout HTTP2Writer) { send(&connection, upTo: count) }
 
-        mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Connection) {
+        mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {
             send(&connection, upTo: min(sent + 1, count + 20))
         }
 
-        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {}
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {}
 
-        private mutating func send(_ connection: inout HTTP2Connection, upTo limit: Int) {
+        private mutating func send(_ connection: inout HTTP2Writer, upTo limit: Int) {
             while sent < limit, (try? connection.sendRequest(apnsRequest(), body: ByteBuffer(string: "{}"))) != nil {
                 sent += 1
             }
@@ -179,11 +179,11 @@ import Testing
         var asks: NIODeadline?
         var wakes = 0
 
-        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {}
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {}
 
         var nextWakeUp: NIODeadline? { asks }
 
-        mutating func wake(now: NIODeadline, connection: inout HTTP2Connection) {
+        mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {
             wakes += 1
             asks = nil
         }
@@ -239,7 +239,7 @@ import Testing
     struct EndWatcher: HTTP2ConnectionDelegate {
         var ended: (any Error)?? = nil
 
-        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {}
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {}
 
         mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
             ended = .some(error)

@@ -60,7 +60,7 @@ extension HTTP2Connection {
     @discardableResult
     mutating func read(
         _ buffer: inout ByteBuffer,
-        respond: (HTTP2Message, inout HTTP2Connection) -> Void = { _, _ in }
+        respond: (HTTP2Message, inout HTTP2Writer) -> Void = { _, _ in }
     ) -> [Seen] {
         var seen: [Seen] = []
         Self.receive(&self, from: &buffer) { event, connection in
@@ -82,7 +82,7 @@ struct ConnectionPair: ~Copyable {
     var clientPartial = ByteBuffer()
     var serverPartial = ByteBuffer()
     /// What the server does with a request; by default, 200 with no body.
-    var respond: (HTTP2Message, inout HTTP2Connection) -> Void = { message, connection in
+    var respond: (HTTP2Message, inout HTTP2Writer) -> Void = { message, connection in
         connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: nil)
     }
 

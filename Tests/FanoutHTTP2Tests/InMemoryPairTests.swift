@@ -12,15 +12,15 @@ import Testing
         var answered = 0
         var ended = false
 
-        mutating func connectionStarted(_ connection: inout HTTP2Connection) { sendMore(&connection) }
+        mutating func connectionStarted(_ connection: inout HTTP2Writer) { sendMore(&connection) }
 
-        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
             if case .message(let response) = event, response.status == 200 { answered += 1 }
             sendMore(&connection)
             if answered == total && connection.sentGoAway == nil { connection.goAway() }
         }
 
-        mutating func sendMore(_ connection: inout HTTP2Connection) {
+        mutating func sendMore(_ connection: inout HTTP2Writer) {
             guard connection.hasPeerSettings else { return }
             while sent < total, sent - answered < window {
                 let fields = HTTP2Fields([(":method", "POST"), (":scheme", "http"), (":path", "/\(sent)")])
@@ -37,7 +37,7 @@ import Testing
         var requests = 0
         var ended = false
 
-        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
             guard case .message(let request) = event else { return }
             requests += 1
             _ = connection.respond(stream: request.stream, HTTP2Fields([(":status", "200")]), body: nil)

@@ -8,7 +8,7 @@ import NIOPosix
 /// Answers every request with 200, echoing the request body (or the path, when there is no
 /// body) and the body's length in `x-body-length`.
 struct EchoResponder: HTTP2ConnectionDelegate {
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         guard case .message(let request) = event else { return }
         let body = ByteBuffer(
             bytes: request.bodyLength > 0
@@ -96,9 +96,9 @@ struct RequestSender: HTTP2ConnectionDelegate {
     var sent = 0
     var finished = 0
 
-    mutating func connectionStarted(_ connection: inout HTTP2Connection) { sendMore(&connection) }
+    mutating func connectionStarted(_ connection: inout HTTP2Writer) { sendMore(&connection) }
 
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         switch event {
         case .message(let response):
             results.record(
@@ -115,7 +115,7 @@ struct RequestSender: HTTP2ConnectionDelegate {
         if finished == total { connection.goAway() }
     }
 
-    private mutating func sendMore(_ connection: inout HTTP2Connection) {
+    private mutating func sendMore(_ connection: inout HTTP2Writer) {
         while sent < total && connection.availableStreams > 0 {
             guard (try? connection.sendRequest(fields, body: body, tag: UInt64(sent))) != nil else { return }
             sent += 1

@@ -23,13 +23,13 @@ import Testing
         var answered = 0
         let total = 5000
         let body = ByteBuffer(string: "{}")
-        func sendMore(_ client: inout HTTP2Connection) {
+        func sendMore(_ client: inout HTTP2Writer) {
             while sent < total && client.availableStreams > 0 {
                 guard (try? client.sendRequest(apnsRequest(), body: body, tag: UInt64(sent))) != nil else { break }
                 sent += 1
             }
         }
-        sendMore(&pair.client)
+        pair.client.withWriter { sendMore(&$0) }
         // As a load engine does: more requests from inside the handling of each answer, and
         // bytes delivered in pieces of 1000 as a socket would.
         for _ in 0..<100_000 {

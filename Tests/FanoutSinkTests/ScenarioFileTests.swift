@@ -198,7 +198,7 @@ import Testing
         var answered: [NIODeadline] = []
         while let due = harness.sink.nextTimedEvent, answered.count < 4 {
             answered.append(due)
-            harness.sink.wake(now: due, connection: &harness.server)
+            harness.wakeSink(now: due)
             harness.pump()
         }
         #expect(harness.responses.count == 5)
@@ -219,7 +219,7 @@ import Testing
         #expect(harness.statistics.openConnections.map(\.requests) == [0])
         let due = try #require(harness.sink.nextWakeUp)
         #expect(due <= .now() + .seconds(1))
-        harness.sink.wake(now: due, connection: &harness.server)
+        harness.wakeSink(now: due)
         #expect(harness.statistics.summary.requests == 2)
         let connection = try #require(harness.statistics.openConnections.first)
         #expect(connection.accepted == 1)

@@ -37,10 +37,10 @@ import Testing
         var harness = Self.harness(faults)
         #expect(harness.send(SinkHarness.fields())?.status == 200)
         let due = try #require(harness.sink.nextTimedEvent)
-        harness.sink.wake(now: due - .seconds(1), connection: &harness.server)
+        harness.wakeSink(now: due - .seconds(1))
         harness.pump()
         #expect(harness.goAways.isEmpty)
-        harness.sink.wake(now: due, connection: &harness.server)
+        harness.wakeSink(now: due)
         harness.pump()
         #expect(harness.goAways == [#"{"reason":"Shutdown"}"#])
         #expect(harness.sink.nextTimedEvent == nil)
@@ -74,7 +74,7 @@ import Testing
         #expect(harness.send(SinkHarness.fields(token: String(repeating: "cd", count: 32))) == nil)
         // Received at the made-up uptime (no read burst in memory), due 80 ms after it.
         #expect(try #require(harness.sink.nextTimedEvent).uptimeNanoseconds == uptime + 80_000_000)
-        harness.sink.wake(now: .uptimeNanoseconds(uptime + 80_000_000), connection: &harness.server)
+        harness.wakeSink(now: .uptimeNanoseconds(uptime + 80_000_000))
         harness.pump()
         let answer = try #require(harness.responses[0])
         #expect(answer.status == 410 && answer.reason == "Unregistered")
@@ -211,9 +211,9 @@ import Testing
         for _ in 0..<3 {
             now = now + .seconds(31)
             #expect(busy.send(SinkHarness.fields())?.status == 200)
-            busy.sink.wake(now: now, connection: &busy.server)
+            busy.wakeSink(now: now)
             busy.pump()
-            idle.sink.wake(now: now, connection: &idle.server)
+            idle.wakeSink(now: now)
             idle.pump()
         }
         #expect(busy.goAways.isEmpty)

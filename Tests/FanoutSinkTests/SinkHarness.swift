@@ -46,15 +46,25 @@ struct SinkHarness: ~Copyable {
     private var nextTag: UInt64 = 0
 
     init(_ configuration: SinkConfiguration = .init(), state: SinkState? = nil) {
-        server = HTTP2Connection(role: .server, configuration: Sink.http2Configuration(configuration))
-        sink = SinkConnection(
+        var server = HTTP2Connection(role: .server, configuration: Sink.http2Configuration(configuration))
+        var sink = SinkConnection(
             configuration: configuration,
             statistics: statistics,
             state: state ?? SinkState(scenario: configuration.scenario),
             seed: 1
         )
-        sink.connectionStarted(&server)
+        server.withWriter { sink.connectionStarted(&$0) }
+        self.server = server
+        self.sink = sink
         pump()
+    }
+
+    /// Calls the sink's `wake(now:connection:)`, as the connection's owner does when the time
+    /// the sink asked for has come; what it queues moves at the next `pump()`.
+    mutating func wakeSink(now: NIODeadline) {
+        var sink = self.sink
+        server.withWriter { sink.wake(now: now, connection: &$0) }
+        self.sink = sink
     }
 
     /// A request with APNs' usual fields, `fields` replacing or adding to them (a `nil` value

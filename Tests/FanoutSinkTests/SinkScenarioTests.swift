@@ -36,13 +36,13 @@ import Testing
         let due = try #require(harness.sink.nextTimedEvent)
         #expect(due >= before + .seconds(30) && due <= after + .seconds(30))
         // Not yet due: nothing goes out, not even a nanosecond early.
-        harness.sink.wake(now: before + .seconds(29), connection: &harness.server)
+        harness.wakeSink(now: before + .seconds(29))
         harness.pump()
         #expect(harness.responses.isEmpty)
-        harness.sink.wake(now: due - .nanoseconds(1), connection: &harness.server)
+        harness.wakeSink(now: due - .nanoseconds(1))
         harness.pump()
         #expect(harness.responses.isEmpty)
-        harness.sink.wake(now: due, connection: &harness.server)
+        harness.wakeSink(now: due)
         harness.pump()
         #expect(harness.responses[0]?.status == 200)
         #expect(harness.sink.nextTimedEvent == nil)
@@ -117,7 +117,7 @@ import Testing
             // nearest to it, so within half a window of that range.
             #expect(instant + window / 2 >= before + 80_000_000 && instant <= after + 80_001_000 + window / 2)
             if instant < before + 80_000_000 { sooner += 1 }
-            harness.sink.wake(now: .uptimeNanoseconds(instant), connection: &harness.server)
+            harness.wakeSink(now: .uptimeNanoseconds(instant))
             harness.pump()
             #expect(harness.responses.count == 1)
             if sooner >= 3 { return }
@@ -143,7 +143,7 @@ import Testing
             guard first == AnswerCoalescing.nearest(after + 80_001_000, shift: 21) else { continue }
             let instant = try #require(harness.sink.nextTimedEvent).uptimeNanoseconds
             #expect(instant == first && instant % (2 * half) == 0)
-            harness.sink.wake(now: .uptimeNanoseconds(instant), connection: &harness.server)
+            harness.wakeSink(now: .uptimeNanoseconds(instant))
             harness.pump()
             #expect(harness.responses.count == 2)
             return

@@ -97,7 +97,7 @@ struct AnswerWriter {
 
     /// Writes `answer` with the apns-id taken last. Returns whether it counts as answered: a
     /// 200 whose stream is no longer there was not written; a rejection always counts.
-    mutating func write(_ answer: Answer, _ connection: inout HTTP2Connection) -> Bool {
+    mutating func write(_ answer: Answer, _ connection: inout HTTP2Writer) -> Bool {
         // A timed request learns when its answer was written and what the scenario held it.
         var uniqueID: UnsafeRawBufferPointer?
         if answer.transit > 0 {

@@ -179,7 +179,7 @@ struct ProviderObserver {
 
     /// After a turn that read requests or wrote answers: the streams now in flight, and a read
     /// marker behind answers not yet known read.
-    mutating func turnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
+    mutating func turnEnded(now: UInt64, _ connection: inout HTTP2Writer) {
         streamUse.note(connection.openStreams, at: now)
         if !readMarkerOutstanding && answersWritten > answersRead && connection.sentGoAway == nil {
             connection.ping(opaque: UInt64(answersWritten))

@@ -30,7 +30,7 @@ extension SinkConnection {
         var tokenHash: UInt64 = 0
     }
 
-    mutating func answer(_ request: HTTP2Message, _ connection: inout HTTP2Connection) {
+    mutating func answer(_ request: HTTP2Message, _ connection: inout HTTP2Writer) {
         // Requests behind the one that closed the connection, in the same read, are not seen.
         guard !connection.isAborted else { return }
         counts.requests += 1
@@ -215,7 +215,7 @@ extension SinkConnection {
 
     /// Writes an answer (its apns-id the one `writer` took last) and counts it; the stream limit
     /// follows its verdict (`SinkConnectionState.answered`).
-    mutating func respond(_ answer: Answer, now: UInt64, _ connection: inout HTTP2Connection) {
+    mutating func respond(_ answer: Answer, now: UInt64, _ connection: inout HTTP2Writer) {
         guard writer.write(answer, &connection) else { return }
         observer?.answerWritten()
         unwritten.append(due: answer.due, transit: answer.transit)

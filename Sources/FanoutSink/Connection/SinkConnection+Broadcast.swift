@@ -50,7 +50,7 @@ extension SinkConnection {
         _ request: HTTP2Message,
         _ fields: APNsRequestCheck.Fields,
         _ route: BroadcastRoute,
-        _ connection: inout HTTP2Connection
+        _ connection: inout HTTP2Writer
     ) {
         let now = clock.uptime()
         let extra = BroadcastFields(request.headers)

@@ -116,7 +116,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         return .uptimeNanoseconds(nextTimedEvent.map { min($0.uptimeNanoseconds, flush) } ?? flush)
     }
 
-    package mutating func wake(now deadline: NIODeadline, connection: inout HTTP2Connection) {
+    package mutating func wake(now deadline: NIODeadline, connection: inout HTTP2Writer) {
         let now = deadline.uptimeNanoseconds
         if now >= lastFlush + UInt64(SinkCounts.flushDelay) { flushCounts(now: now) }
         if let due = lifecycle.nextDeadline, now >= due {
@@ -148,7 +148,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     }
 
     /// Does what the connection's state machine asked.
-    mutating func perform(_ action: SinkConnectionState.Action, now: UInt64, _ connection: inout HTTP2Connection) {
+    mutating func perform(_ action: SinkConnectionState.Action, now: UInt64, _ connection: inout HTTP2Writer) {
         switch action {
         case .abort:
             connection.abort()
@@ -176,11 +176,11 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         unwritten.drain { due, transit in recorder.written(due: due, transit: transit, at: now) }
     }
 
-    package mutating func connectionStarted(_ connection: inout HTTP2Connection) {
+    package mutating func connectionStarted(_ connection: inout HTTP2Writer) {
         if state.isDraining { shutdown(&connection) }
     }
 
-    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    package mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         switch event {
         case .message(let request):
             answer(request, &connection)
@@ -203,7 +203,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         state.limits.note(.ended, peer: record.peer, "GOAWAY \(error.code): \(error.reason)")
     }
 
-    package mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Connection) {
+    package mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {
         guard configuration.certificateAuthentication, let peerCertificate else { return }
         checks.certificateVerified(topics: SinkCertificates.topics(of: peerCertificate).map { Array($0.utf8) })
         let now = clock.uptime()
@@ -229,7 +229,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// observer's look, and, once nothing is in flight, the counts handed over (at most every
     /// `SinkCounts.idleFlushDelay`: answered at once, a connection is idle after every
     /// request), so that `--expect` sees the last notifications without waiting a second.
-    mutating func turnEnded(now: UInt64, _ connection: inout HTTP2Connection) {
+    mutating func turnEnded(now: UInt64, _ connection: inout HTTP2Writer) {
         guard observer != nil else { return }
         observer?.turnEnded(now: now, &connection)
         if connection.openStreams == 0 && scheduler.held == 0 && !counts.isEmpty
@@ -252,17 +252,17 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     /// Closes a connection evicted to make room for a new one (`ConnectionAdmission`): GOAWAY
     /// with APNs' `{"reason":"IdleTimeout"}` (it sent no authenticated request, as an idle connection) and the
     /// close right behind it, streams whose requests never arrived whole and all.
-    mutating func evict(_ connection: inout HTTP2Connection) {
+    mutating func evict(_ connection: inout HTTP2Writer) {
         goAway(&connection, reason: .idleTimeout)
         if connection.openStreams > 0 { connection.abort() }
     }
 
     /// Sends GOAWAY with APNs' `{"reason":"Shutdown"}`: open streams finish, no new ones start.
-    mutating func shutdown(_ connection: inout HTTP2Connection) {
+    mutating func shutdown(_ connection: inout HTTP2Writer) {
         goAway(&connection, reason: .shutdown)
     }
 
-    private func goAway(_ connection: inout HTTP2Connection, reason: APNsReason) {
+    private func goAway(_ connection: inout HTTP2Writer, reason: APNsReason) {
         guard connection.sentGoAway == nil else { return }
         // APNs' GOAWAY carries the same JSON as its error responses.
         var body = ByteBuffer()
