@@ -30,19 +30,10 @@ public final class LoadEngine: Sendable {
     public let statistics = LoadStatistics()
     private let stream: TokenStream
     private let group: any EventLoopGroup
-    private let cancelled = ManagedAtomic(false)
-    /// What stopped the run before its end and when (uptime ns): a signal (`interrupt(by:)`) or
-    /// an `--abort-on` condition (`abort(_:)`); the first only.
-    private let stopped = NIOLockedValueBox<(cause: StopCause, at: UInt64)?>(nil)
-
-    private enum StopCause {
-        case signal(StopSignal)
-        case abort(Abort)
-    }
-    let feed: NotificationFeed
-    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
-    /// What the run waits on: its connections' reports, and `cancel()`.
-    let endings = Endings()
+    /// What the engine's callers and its driver share: cancelled, stopped, the channels, the
+    /// connections' reports.
+    private let control: RunControl
+    private var feed: NotificationFeed { control.feed }
 
     /// The event loops a job gives the engine when not told otherwise: one sender loop already
     /// outruns h2load on h2c (docs/performance.md); TLS and wide fan-outs want more.
@@ -52,19 +43,16 @@ public final class LoadEngine: Sendable {
         self.configuration = configuration
         stream = tokens
         self.group = group
-        feed = NotificationFeed(tokens)
+        control = RunControl(feed: NotificationFeed(tokens))
     }
 
     /// How long an interrupted run waits for what is in flight to be answered before it closes
     /// its connections: within a second of the signal the run has ended.
-    public static let interruptionGrace: Duration = .milliseconds(500)
+    public static var interruptionGrace: Duration { RunControl.interruptionGrace }
 
     /// Stops the run: connections close, and what is not finished fails as cancelled.
     public func cancel() {
-        cancelled.store(true, ordering: .relaxed)
-        for channel in channels.withLockedValue({ Array($0.values) }) { channel.close(promise: nil) }
-        // A run with no connection open (all waiting to reconnect) hears it at once.
-        endings.wake()
+        control.cancel()
     }
 
     /// Stops the run because of `signal`: no new notification is sent, what is in flight has
@@ -72,29 +60,8 @@ public final class LoadEngine: Sendable {
     /// ahead and never sent are counted apart (`LoadSnapshot.unsent`), neither sent nor failed.
     /// Only the first call counts.
     public func interrupt(by signal: StopSignal) {
-        stop(.signal(signal))
+        control.stop(.signal(signal))
     }
-
-    /// Stops the run because an `--abort-on` condition was met (`AbortWatch`): as
-    /// `interrupt(by:)`, what is in flight has `interruptionGrace` to be answered, and the
-    /// report says which condition, over which window, when. Only the first stop counts.
-    func abort(_ abort: Abort) {
-        stop(.abort(abort))
-    }
-
-    private func stop(_ cause: StopCause) {
-        let first = stopped.withLockedValue { stopped in
-            guard stopped == nil else { return false }
-            stopped = (cause, NIODeadline.now().uptimeNanoseconds)
-            return true
-        }
-        guard first else { return }
-        feed.interrupt()
-        endings.wake()
-    }
-
-    /// Whether a signal or an abort is stopping the run.
-    var isStopping: Bool { stopped.withLockedValue { $0 } != nil }
 
     /// Runs to the end (or the deadline, or `cancel()`), blocking the calling thread, which must
     /// not be one of the group's event loops. `progress` is called on that thread about once a
@@ -118,7 +85,15 @@ public final class LoadEngine: Sendable {
             warmUp: model.warmUp,
             tickets: tickets
         )
-        let driver = RunDriver(engine: self, start: start, tickets: tickets, recording: recording, progress: progress)
+        let driver = RunDriver(
+            configuration: configuration,
+            statistics: statistics,
+            control: control,
+            start: start,
+            tickets: tickets,
+            recording: recording,
+            progress: progress
+        )
         driver.drive()
         let gaveUp = driver.gaveUp.map { GiveUp(endpoint: "\(configuration.host):\(configuration.port)", why: $0) }
         // An interrupted run does not wait on a reader blocked in a pipe's read: it ends
@@ -130,7 +105,7 @@ public final class LoadEngine: Sendable {
             statistics.add(settleUnfinished(gaveUp: gaveUp))
         }
         recording.finish()
-        let stop = stopped.withLockedValue { $0 }
+        let stop = control.stop
         var interruption: Report.Interruption? = nil
         var abort: Abort? = nil
         if let stop {
@@ -193,77 +168,5 @@ public final class LoadEngine: Sendable {
         return counts
     }
 
-    /// When an interrupted or aborted run's grace ends (uptime ns), if it was stopped.
-    var graceEnds: UInt64? {
-        stopped.withLockedValue { $0 }.map { $0.at + UInt64(Self.interruptionGrace.wholeNanoseconds) }
-    }
-
-    /// Opens `slot`'s connection on `loop` after `delay`, unless `timer` has been superseded
-    /// by then; its first answer and its end are posted to `endings`.
-    func open(
-        slot: Int,
-        after delay: TimeAmount,
-        timer: UInt64,
-        notBefore: UInt64,
-        on loop: any EventLoop,
-        recorder: NIOLoopBoundBox<LoopRecorder>,
-        _ feed: NotificationFeed,
-        _ tickets: ArrivalTickets?,
-        _ timers: SlotTimers
-    ) {
-        let endings = endings
-        let attempt = Attempt(slot: slot, endings: endings)
-        let configuration = configuration
-        let statistics = statistics
-        let channels = channels
-        loop.scheduleTask(in: delay) { [self] in
-            guard timers.fire(slot, timer: timer) else { return }
-            endings.post(.opening(slot: slot))
-            guard !isCancelled else {
-                attempt.end(madeProgress: false, failure: nil)
-                return
-            }
-            // Counted here, not when scheduled: a timer replaced before it fired opens nothing.
-            let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
-            configuration.connect(
-                on: loop,
-                delegate: {
-                    LoadConnection(
-                        configuration: configuration,
-                        feed: feed,
-                        statistics: statistics,
-                        recorder: recorder.value,
-                        tickets: tickets,
-                        slot: slot,
-                        notBefore: notBefore,
-                        seed: UInt64(seed) &+ 1,
-                        answered: { refusal in endings.post(.answered(slot: slot, refusal: refusal)) },
-                        ended: { madeProgress, failure in
-                            configuration.examine(failure, on: loop).whenSuccess {
-                                attempt.end(madeProgress: madeProgress, failure: $0)
-                            }
-                        }
-                    )
-                }
-            ).whenComplete { result in
-                switch result {
-                case .success(let (channel, _)):
-                    let key = ObjectIdentifier(channel)
-                    channels.withLockedValue { $0[key] = channel }
-                    channel.closeFuture.whenComplete { _ in
-                        channels.withLockedValue { _ = $0.removeValue(forKey: key) }
-                    }
-                    // Opened while `cancel()` closed the others.
-                    if self.isCancelled { channel.close(promise: nil) }
-                case .failure(let error):
-                    statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
-                    configuration.examine(EndpointFailure(classifying: error), on: loop).whenSuccess {
-                        attempt.end(madeProgress: false, failure: $0)
-                    }
-                }
-            }
-        }
-    }
-
-    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    private var isCancelled: Bool { control.isCancelled }
 }

@@ -41,9 +41,13 @@ struct RunStart {
 ///     feed hands work back ──► pool.workReturned ───────────────────────────────────► actions
 ///     actions: open a slot (after a delay) · hurry a waiting slot · give up (cancel the run)
 ///
-/// It ends when no slot is connecting, open or waiting to reconnect.
+/// It ends when no slot is connecting, open or waiting to reconnect. It owns its connections:
+/// it opens each (`open(_:after:timer:)`) and hears of it through `RunControl.endings`; what it
+/// shares with the engine's callers is the `RunControl`, never the engine.
 final class RunDriver {
-    private let engine: LoadEngine
+    private let configuration: LoadConfiguration
+    private let statistics: LoadStatistics
+    private let control: RunControl
     private let start: RunStart
     private let tickets: ArrivalTickets?
     private let recording: Recording
@@ -59,29 +63,33 @@ final class RunDriver {
     private let abortWatch: AbortWatch?
 
     init(
-        engine: LoadEngine,
+        configuration: LoadConfiguration,
+        statistics: LoadStatistics,
+        control: RunControl,
         start: RunStart,
         tickets: ArrivalTickets?,
         recording: Recording,
         progress: ((RunProgress) -> Void)?
     ) {
-        self.engine = engine
+        self.configuration = configuration
+        self.statistics = statistics
+        self.control = control
         self.start = start
         self.tickets = tickets
         self.recording = recording
         self.progress = progress
-        let shape = engine.configuration.shape
-        pool = ConnectionPool(slots: shape.connections, connectTimeout: engine.configuration.connectTimeout)
+        let shape = configuration.shape
+        pool = ConnectionPool(slots: shape.connections, connectTimeout: configuration.connectTimeout)
         timers = SlotTimers(slots: shape.connections)
         lastProgress = (start.uptime, 0)
         abortWatch = shape.model.abort.flatMap { $0.conditions.isEmpty ? nil : AbortWatch(policy: $0) }
     }
 
     /// Whether the run stopped taking new tokens (its schedule or duration is over).
-    var scheduleEnded: Bool { engine.feed.isClosed || tickets?.isExhausted == true }
+    var scheduleEnded: Bool { control.feed.isClosed || tickets?.isExhausted == true }
 
     /// Whether a connection is still needed for what is left.
-    private var workRemains: Bool { scheduleEnded ? engine.feed.startedWaiting > 0 : !engine.feed.isDrained }
+    private var workRemains: Bool { scheduleEnded ? control.feed.startedWaiting > 0 : !control.feed.isDrained }
 
     /// Drives the pool until every slot is done.
     func drive() {
@@ -90,28 +98,28 @@ final class RunDriver {
             let elapsed = start.elapsed(at: Self.now())
             let due = stopWhatIsDue(at: elapsed)
             // A moment past what falls due: the checks are strict.
-            let reported = engine.endings.wait(upTo: max(.zero, due - elapsed) + .milliseconds(1))
+            let reported = control.endings.wait(upTo: max(.zero, due - elapsed) + .milliseconds(1))
             // Checked again after the wait: a connection closed by `cancel()` is not replaced.
-            if engine.isCancelled { pool.cancel() }
+            if control.isCancelled { pool.cancel() }
             for ending in reported { receive(ending) }
             // Work handed back after the last connection decided it was done.
-            if workRemains && engine.feed.returnedWaiting > 0 { perform(pool.workReturned()) }
+            if workRemains && control.feed.returnedWaiting > 0 { perform(pool.workReturned()) }
         }
     }
 
     /// Cancels a run past its deadline or its interruption's grace, closes the feed past the
     /// duration, closes a second; returns when the next of those falls due (from the start).
     private func stopWhatIsDue(at elapsed: Duration) -> Duration {
-        let shape = engine.configuration.shape
-        let graceEnds = engine.graceEnds.map { start.elapsed(at: $0) }
-        if let deadline = shape.deadline, elapsed > deadline, !engine.isCancelled { engine.cancel() }
-        if let graceEnds, elapsed > graceEnds, !engine.isCancelled { engine.cancel() }
-        if let duration = shape.model.duration, elapsed > duration { engine.feed.close() }
+        let shape = configuration.shape
+        let graceEnds = control.graceEnds.map { start.elapsed(at: $0) }
+        if let deadline = shape.deadline, elapsed > deadline, !control.isCancelled { control.cancel() }
+        if let graceEnds, elapsed > graceEnds, !control.isCancelled { control.cancel() }
+        if let duration = shape.model.duration, elapsed > duration { control.feed.close() }
         if elapsed >= nextSecond { closeSecond(at: elapsed) }
         var due = nextSecond
-        if let deadline = shape.deadline, !engine.isCancelled { due = min(due, deadline) }
-        if let duration = shape.model.duration, !engine.feed.isClosed { due = min(due, duration) }
-        if let graceEnds, !engine.isCancelled { due = min(due, graceEnds) }
+        if let deadline = shape.deadline, !control.isCancelled { due = min(due, deadline) }
+        if let duration = shape.model.duration, !control.feed.isClosed { due = min(due, duration) }
+        if let graceEnds, !control.isCancelled { due = min(due, graceEnds) }
         return due
     }
 
@@ -120,18 +128,18 @@ final class RunDriver {
     private func closeSecond(at elapsed: Duration) {
         recording.collector.drain()
         let second = Int(elapsed.components.seconds)
-        engine.statistics.markSecond(second - 1, connections: pool.slots.count { $0 == .connecting })
-        if let abortWatch, second > 0, !engine.isStopping, !engine.isCancelled,
+        statistics.markSecond(second - 1, connections: pool.slots.count { $0 == .connecting })
+        if let abortWatch, second > 0, !control.isStopping, !control.isCancelled,
             let abort = abortWatch.check(
-                engine.statistics.tally(at: second),
+                statistics.tally(at: second),
                 intervals: { self.recording.collector.intervals(from: $0) }
             )
         {
-            engine.abort(abort)
+            control.stop(.abort(abort))
         }
         if let progress, elapsed >= .zero {
             let now = Self.now()
-            let finished = engine.statistics.finished
+            let finished = statistics.finished
             let seconds = Double(now &- lastProgress.at) / 1e9
             progress(
                 RunProgress(
@@ -174,25 +182,60 @@ final class RunDriver {
             if let timer = timers.rearm(slot) { open(slot, after: delay, timer: timer) }
         case .giveUp(let why):
             gaveUp = why
-            engine.cancel()
+            control.cancel()
         case .none:
             break
         }
     }
 
+    /// Opens `slot`'s connection on its loop after `delay`, unless `timer` has been superseded
+    /// by then; its first answer and its end are posted to `control.endings`.
     private func open(_ slot: Int, after delay: UInt64, timer: UInt64) {
         let (loop, recorder) = recording.loops[slot % recording.loops.count]
-        engine.open(
-            slot: slot,
-            after: .nanoseconds(Int64(delay)),
-            timer: timer,
-            notBefore: start.wait > 0 ? start.uptime : 0,
-            on: loop,
-            recorder: recorder,
-            engine.feed,
-            tickets,
-            timers
-        )
+        let (configuration, statistics, control, timers) = (configuration, statistics, control, timers)
+        let (feed, tickets, notBefore) = (control.feed, tickets, start.wait > 0 ? start.uptime : 0)
+        let attempt = Attempt(slot: slot, endings: control.endings)
+        loop.scheduleTask(in: .nanoseconds(Int64(delay))) {
+            guard timers.fire(slot, timer: timer) else { return }
+            control.endings.post(.opening(slot: slot))
+            guard !control.isCancelled else {
+                attempt.end(madeProgress: false, failure: nil)
+                return
+            }
+            // Counted here, not when scheduled: a timer replaced before it fired opens nothing.
+            let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
+            configuration.connect(
+                on: loop,
+                delegate: {
+                    LoadConnection(
+                        configuration: configuration,
+                        feed: feed,
+                        statistics: statistics,
+                        recorder: recorder.value,
+                        tickets: tickets,
+                        slot: slot,
+                        notBefore: notBefore,
+                        seed: UInt64(seed) &+ 1,
+                        answered: { refusal in control.endings.post(.answered(slot: slot, refusal: refusal)) },
+                        ended: { madeProgress, failure in
+                            configuration.examine(failure, on: loop).whenSuccess {
+                                attempt.end(madeProgress: madeProgress, failure: $0)
+                            }
+                        }
+                    )
+                }
+            ).whenComplete { result in
+                switch result {
+                case .success(let (channel, _)):
+                    control.opened(channel)
+                case .failure(let error):
+                    statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
+                    configuration.examine(EndpointFailure(classifying: error), on: loop).whenSuccess {
+                        attempt.end(madeProgress: false, failure: $0)
+                    }
+                }
+            }
+        }
     }
 
     private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }

@@ -1,0 +1,81 @@
+import Atomics
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// What a run's callers and its driver share, and nothing else: whether the run is cancelled
+/// or stopping (and why, since when), the channels open, and the connections' reports.
+///
+/// ```
+///   LoadEngine (any thread)        RunControl                 RunDriver (the run's thread)
+///   cancel() ─────────────────►  cancelled, channels  ◄────  isCancelled · opened(channel)
+///   interrupt(by:) ───────────►  stopped (cause, at)  ◄────  graceEnds · stop(.abort)
+///                                endings  ◄── connections' reports (event loops) ──► wait
+/// ```
+///
+/// The engine makes it and the driver; the driver holds this, never the engine.
+final class RunControl: Sendable {
+    /// Why a run stopped before its end.
+    enum StopCause: Sendable {
+        case signal(StopSignal)
+        case abort(Abort)
+    }
+
+    /// How long an interrupted run waits for what is in flight to be answered before it closes
+    /// its connections.
+    static let interruptionGrace: Duration = .milliseconds(500)
+
+    /// The run's work: interrupted when the run stops.
+    let feed: NotificationFeed
+    /// What the run waits on: its connections' reports, and `cancel()`.
+    let endings = Endings()
+    private let cancelled = ManagedAtomic(false)
+    /// What stopped the run before its end and when (uptime ns); the first only.
+    private let stopped = NIOLockedValueBox<(cause: StopCause, at: UInt64)?>(nil)
+    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
+
+    init(feed: NotificationFeed) {
+        self.feed = feed
+    }
+
+    /// Closes every connection; the run's wait hears it at once, even with none open.
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        for channel in channels.withLockedValue({ Array($0.values) }) { channel.close(promise: nil) }
+        endings.wake()
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    /// Stops the run because of `cause`: no new notification is sent, and the run's wait hears
+    /// it. Only the first call counts.
+    func stop(_ cause: StopCause) {
+        let first = stopped.withLockedValue { stopped in
+            guard stopped == nil else { return false }
+            stopped = (cause, NIODeadline.now().uptimeNanoseconds)
+            return true
+        }
+        guard first else { return }
+        feed.interrupt()
+        endings.wake()
+    }
+
+    /// What stopped the run and when (uptime ns), if something did.
+    var stop: (cause: StopCause, at: UInt64)? { stopped.withLockedValue { $0 } }
+
+    /// Whether a signal or an abort is stopping the run.
+    var isStopping: Bool { stop != nil }
+
+    /// When a stopped run's grace ends (uptime ns), if it was stopped.
+    var graceEnds: UInt64? { stop.map { $0.at + UInt64(Self.interruptionGrace.wholeNanoseconds) } }
+
+    /// A connection's channel is open: `cancel()` closes it until it closes; one opened while
+    /// `cancel()` closed the others is closed now.
+    func opened(_ channel: any Channel) {
+        let key = ObjectIdentifier(channel)
+        channels.withLockedValue { $0[key] = channel }
+        channel.closeFuture.whenComplete { [channels] _ in
+            channels.withLockedValue { _ = $0.removeValue(forKey: key) }
+        }
+        if isCancelled { channel.close(promise: nil) }
+    }
+}
