@@ -21,6 +21,8 @@ public struct ABJob: Sendable {
     /// Stop signals to pass on to the run going on (in a process group of its own, it does not
     /// get a terminal's Ctrl-C itself); after one, no further run starts (`ABJob.Stopped`).
     public var stopSignals: StopSignals?
+    /// Where the job's events go (each run of a pair beginning): by default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
     public static let defaultPairs = 5
     public static let defaultMinimumEffect = 0.05
     public static let defaultRunTimeout: Duration = .seconds(3600)
@@ -36,7 +38,7 @@ public struct ABJob: Sendable {
         self.output = output
     }
 
-    public func run(log: (String) -> Void = { _ in }) throws -> PairedComparison {
+    public func run() throws -> PairedComparison {
         for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
             throw JobError.option("\(binary) is not an executable (a fanout build)")
         }
@@ -49,7 +51,7 @@ public struct ABJob: Sendable {
         var values: [RunMetric: [(a: Double, b: Double)]] = [:]
         var place = (pair: 1, side: "a")
         do {
-            try runPairs(into: &values, place: &place, log: log)
+            try runPairs(into: &values, place: &place)
         } catch {
             // The folder says how far the job got and why it stopped, as the terminal did.
             let why = (error as? Stopped)?.line ?? "\(error)"
@@ -69,8 +71,7 @@ public struct ABJob: Sendable {
     /// Runs the pairs, each run's metrics into `values`; `place` is the run going on.
     private func runPairs(
         into values: inout [RunMetric: [(a: Double, b: Double)]],
-        place: inout (pair: Int, side: String),
-        log: (String) -> Void
+        place: inout (pair: Int, side: String)
     ) throws {
         for pair in 1...max(1, pairs) {
             var records: [String: RunRecord] = [:]
@@ -81,7 +82,7 @@ public struct ABJob: Sendable {
                 if let signal = stopSignals?.received {
                     throw Stopped(signal: signal, pair: pair, side: side, folder: nil)
                 }
-                log("pair \(pair) of \(pairs): \(side.uppercased()) (\(binary))")
+                reporter.report(.pairStarting(pair: pair, of: pairs, side: side, binary: binary))
                 try runOnce(binary, into: folder)
                 if let signal = stopSignals?.received {
                     throw Stopped(signal: signal, pair: pair, side: side, folder: folder)

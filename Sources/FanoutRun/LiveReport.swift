@@ -33,8 +33,8 @@ public final class LiveReport: Sendable {
     /// Where it listens, `http://HOST:PORT/`.
     public var url: String { "http://\(Sink.describe(endpoint.localAddress))/" }
 
-    /// Listens at `address` for `command`'s run (`run`, `send`) and prints "serving on URL".
-    public init(at address: ServedAddress, command: String) throws {
+    /// Listens at `address` for `command`'s run (`run`, `send`) and tells `reporter` where.
+    public init(at address: ServedAddress, command: String, reporter: any JobReporter = SilentReporter()) throws {
         let empty = LiveDocument(
             command: command,
             elapsedSeconds: 0,
@@ -57,7 +57,7 @@ public final class LiveReport: Sendable {
             try? group.syncShutdownGracefully()
             throw JobError.resource("--serve \(address.host):\(address.port): cannot listen there: \(error)")
         }
-        StandardStream.output.write("serving on \(url)\n".utf8)
+        reporter.report(.listening(.livePage, address: url))
     }
 
     private static func answer(

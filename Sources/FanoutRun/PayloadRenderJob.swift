@@ -3,8 +3,8 @@ import FanoutPayload
 import NIOCore
 
 /// `fanout payload render`'s job: the exact payload bytes (or their sizes) each token would be
-/// sent, one line a token on standard output; a token that cannot be encoded is said on
-/// standard error with its position.
+/// sent, one line a token, handed to the caller's output; a token that cannot be encoded is
+/// told `reporter` with its position.
 public struct PayloadRenderJob: Sendable {
     /// The template file and how it is read.
     public var template: String
@@ -17,14 +17,17 @@ public struct PayloadRenderJob: Sendable {
     public var printsSizes = false
     /// Print payloads over the size limit instead of refusing them.
     public var allowsOversize = false
+    /// Where a token that cannot be rendered is told: by default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
 
     public init(template: String, tokens: [String]) {
         self.template = template
         self.tokens = tokens
     }
 
-    /// Renders every token; returns how many could not be encoded.
-    public func run() throws -> Int {
+    /// Renders every token, each line (its payload or size, and a newline) handed to `output`;
+    /// returns how many could not be encoded.
+    public func run(output: (ByteBuffer) -> Void) throws -> Int {
         let template: PayloadTemplate
         do {
             template = try PayloadTemplate(contentsOf: self.template, options: templateOptions)
@@ -38,7 +41,7 @@ public struct PayloadRenderJob: Sendable {
             let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             let hex = columns[0]
             if let problem = DeviceTokenFormat.default.problem(in: hex) {
-                reportError("token \(position + 1): \(problem)")
+                reporter.report(.renderFailed(position: position + 1, token: nil, reason: "\(problem)"))
                 failures += 1
                 continue
             }
@@ -55,9 +58,9 @@ public struct PayloadRenderJob: Sendable {
                     buffer.writeString("\(count)")
                 }
                 buffer.writeStaticString("\n")
-                StandardStream.output.write(buffer.readableBytesView)
+                output(buffer)
             } catch {
-                reportError("token \(position + 1) (\(hex.prefix(16))…): \(error)")
+                reporter.report(.renderFailed(position: position + 1, token: hex, reason: "\(error)"))
                 failures += 1
             }
         }

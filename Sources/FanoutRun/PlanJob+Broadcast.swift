@@ -16,14 +16,14 @@ extension PlanJob {
     }
 
     /// `--broadcast`'s plan (`broadcast` must be set), written as `plan.json` with `--output`.
-    public func runBroadcast(log: (String) -> Void = { _ in }) throws -> BroadcastPlan {
+    public func runBroadcast() throws -> BroadcastPlan {
         guard let broadcast else { throw JobError.option("fanout plan: a broadcast plan needs --broadcast") }
         let plan = BroadcastPlan(
             .init(
                 channels: broadcast.channels,
                 subscribers: broadcast.subscribers,
                 updateEvery: broadcast.updateEvery,
-                base: try costed(log: log)
+                base: try costed()
             )
         )
         if let output {

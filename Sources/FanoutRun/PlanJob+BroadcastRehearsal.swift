@@ -96,7 +96,7 @@ extension PlanJob {
         var summary = try job.broadcastRun(broadcast, configuration, started: following)
         // The devices the broadcasts reached are the sink's to count (a sender is not told).
         summary.broadcast?.devices = sink.broadcastRecords?.counts.reach
-        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder) }
+        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder, reporter: reporter) }
         let scale = question.updateEvery.seconds / rehearsal.every.seconds
         let measured = BroadcastMeasurement(sink: sink, summary: summary, expected: (channels, rehearsal.updates))
         return BroadcastVerification(

@@ -36,6 +36,9 @@ public struct PlanJob: Sendable {
     /// SIGINT, SIGTERM and SIGHUP while the job sends (a calibration, a rehearsal): the run
     /// going stops taking tokens, drains, and is written marked interrupted.
     public var stopSignals: StopSignals?
+    /// Where the job's events go (the calibration beginning, the rehearsal's summary): by
+    /// default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
 
     public init(question: CapacityPlan.Question) {
         self.question = question
@@ -112,8 +115,8 @@ public struct PlanJob: Sendable {
         return job
     }
 
-    public func run(log: (String) -> Void = { _ in }) throws -> CapacityPlan {
-        let plan = CapacityPlan(try costed(log: log))
+    public func run() throws -> CapacityPlan {
+        let plan = CapacityPlan(try costed())
         if let output {
             try Self.write(document(plan, verification: verify ? .init(status: .running) : nil), to: output)
         }
@@ -179,7 +182,7 @@ public struct PlanJob: Sendable {
     }
 
     /// The question with the sender's CPU cost from `cost` (a run folder's, or calibrated here).
-    func costed(log: (String) -> Void) throws -> CapacityPlan.Question {
+    func costed() throws -> CapacityPlan.Question {
         var question = question
         switch cost {
         case .unknown:
@@ -190,9 +193,15 @@ public struct PlanJob: Sendable {
         case .calibrate(let notifications):
             var job = try Self.calibration(for: question, notifications: notifications)
             job.apnsSecurity = true
-            log(
-                "calibrating: \(job.tokenCount) notifications to the embedded sink over TLS with token auth, "
-                    + "\(job.shape.connections) connections × \(question.streams) streams, \(Self.spokenWire(question))…"
+            reporter.report(
+                .calibrating(
+                    Calibration(
+                        notifications: job.tokenCount,
+                        connections: job.shape.connections,
+                        streams: question.streams,
+                        wire: Self.spokenWire(question)
+                    )
+                )
             )
             let summary = try job.run(started: following)
             if let signal = stopSignals?.received {
@@ -365,7 +374,7 @@ extension PlanJob {
         // A bound on the rehearsal: three times the prediction.
         job.shape.deadline = .nanoseconds(Int(saturating: predictedSeconds * 3e9 + 1e10))
         let summary = try job.run(started: following)
-        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder) }
+        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder, reporter: reporter) }
         let snapshot = summary.report.snapshot
         let elapsed = summary.report.elapsed.seconds
         return Verification(

@@ -48,6 +48,8 @@ public struct RunJob: Sendable {
     public var metrics: ServedAddress?
     /// Serve the live report here while the run goes, and the final one after (`--serve`).
     public var serve: ServedAddress?
+    /// Where the run's events go (listening, progress, its summary): by default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
 
     /// One request in this many carries a timed apns-id: enough for the sink's lateness from the
     /// send (1/8 of a run's answers), at an eighth of the ids' cost (measured: all of them cost
@@ -63,16 +65,16 @@ public struct RunJob: Sendable {
     public var tokenCount: UInt64 { count ?? shape.model.schedule?.total ?? Self.defaultCount }
 
     /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with SIGINT, SIGTERM
-    /// and SIGHUP stopping it cleanly (`StopSignals`) and the progress line on a terminal: each
-    /// run's folder is written, its summary printed. `directory` is checked and locked before
+    /// and SIGHUP stopping it cleanly (`StopSignals`): each run's folder is written, its
+    /// progress and summary told `reporter`. `directory` is checked and locked before
     /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
         try StopSignals.watch { signals in
             let output = try RunOutput(preparing: directory)
-            let live = try serve.map { try LiveReport(at: $0, command: "run") }
+            let live = try serve.map { try LiveReport(at: $0, command: "run", reporter: reporter) }
             defer { live?.close() }
             return try withExtendedLifetime(output) {
-                try repeatRuns(repeats, into: directory, signals: signals) { folder in
+                try repeatRuns(repeats, into: directory, signals: signals, reporter: reporter) { folder in
                     try runOnce(into: folder, signals: signals, live: live)
                 }
             }
@@ -80,7 +82,7 @@ public struct RunJob: Sendable {
     }
 
     private func runOnce(into directory: String, signals: StopSignals, live: LiveReport?) throws -> RunStatus {
-        let display = ProgressDisplay.make(total: tokenCount)
+        let display = reporter.progress(total: tokenCount)
         let linger = MetricsLinger()
         // Whatever ends this run, the endpoint closes (a throw included).
         defer { linger.finish() }
@@ -92,7 +94,7 @@ public struct RunJob: Sendable {
             progress: live.map { $0.progress(also: display) } ?? display,
             linger: linger
         )
-        let status = try summary.finish(into: directory)
+        let status = try summary.finish(into: directory, reporter: reporter)
         try live?.finish(folder: directory)
         // The folder is written: the metrics linger now, and a stop signal ends that.
         signals.onStop { _ in linger.end() }
@@ -157,11 +159,12 @@ public struct RunJob: Sendable {
             threads: senderThreads,
             metrics: metrics,
             linger: linger,
+            reporter: reporter,
             started: started
         )
         defer { sender.close() }
         let engine = sender.engine
-        warnIfLate(configuration.shape.model.startAt)
+        warnIfLate(configuration.shape.model.startAt, reporter: reporter)
         let sinkCPUAtStart = ThreadCPUClock.perLoop(of: sinkGroup)
         let report = engine.run(progress: progress)
         let sinkLoopCPU = zip(ThreadCPUClock.perLoop(of: sinkGroup), sinkCPUAtStart).map { $0 &- $1 }

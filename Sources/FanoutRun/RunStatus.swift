@@ -63,23 +63,18 @@ public enum RunStatus: Int32, Sendable, Comparable {
 }
 
 extension RunSummary {
-    /// Finishes a run the one way every job does: writes its folder, prints the summary and
-    /// where the files went, and says how it ended.
-    public func finish(into directory: String) throws -> RunStatus {
-        ProgressDisplay.clear()
+    /// Finishes a run the one way every job does: writes its folder, tells `reporter` the
+    /// summary and where the files went (and an endpoint never reached), and says how it ended.
+    public func finish(into directory: String, reporter: any JobReporter) throws -> RunStatus {
         do {
             try write(to: directory)
         } catch {
             throw JobError.output("cannot write the results to \(directory): \(error.reason)")
         }
-        StandardStream.output.write(
-            (text + "\nresults: \(directory)/ (\(RunSummary.files.joined(separator: ", ")))\n").utf8
-        )
-        appendToStepSummary(from: directory)
+        reporter.report(.runWritten(summary: text, folder: directory, files: RunSummary.files))
+        appendToStepSummary(from: directory, reporter: reporter)
         if let failure = report.unreachable {
-            StandardStream.error.write(
-                (Self.unreachableLine(failure, host: configuration.host, port: configuration.port) + "\n").utf8
-            )
+            reporter.report(.unreachable(failure, host: configuration.host, port: configuration.port))
         }
         return RunStatus(self)
     }
@@ -99,6 +94,7 @@ public func repeatRuns(
     _ repeats: Int,
     into directory: String,
     signals: StopSignals,
+    reporter: any JobReporter,
     _ once: (_ folder: String) throws -> RunStatus
 ) throws -> RunStatus {
     var status = RunStatus.clean
@@ -114,7 +110,7 @@ public func repeatRuns(
         // The first always runs: a signal before it stops it at once, and its folder says so.
         if index > 1 && signals.received != nil { break }
         let folder = repeats <= 1 ? directory : "\(directory)/repeat-\(index)"
-        if repeats > 1 { StandardStream.output.write("repeat \(index) of \(repeats)\n".utf8) }
+        if repeats > 1 { reporter.report(.repeatStarting(index: index, of: repeats)) }
         let outcome = try once(folder)
         status = max(status, outcome)
         // A signal that came as the repeat was being written leaves it whole.
@@ -128,36 +124,34 @@ public func repeatRuns(
         if repeats > 1 {
             manifest.interrupted = signal.name
             try record()
-            StandardStream.output.write(
-                "INVALID: interrupted after \(manifest.finished) of \(repeats) repeats (\(signal.name))\n".utf8
-            )
+            reporter.report(.repeatsInterrupted(finished: manifest.finished, asked: repeats, signal: signal))
         }
         return status
     }
     if repeats > 1 {
         let set: RunSet
         do { set = try RunSet.load(directory) } catch { throw JobError.input("\(error)") }
-        StandardStream.output.write((set.spreadText + "\n").utf8)
         let report = directory + "/" + RepeatReport.fileName
         do { try RepeatReport(set: set).write() } catch {
             throw JobError.output("cannot write \(report): \(error.reason)")
         }
-        StandardStream.output.write("the repeats side by side: \(report)\n".utf8)
+        reporter.report(.repeatsCompared(spread: set.spreadText, report: report))
     }
     return status
 }
 
 /// On GitHub Actions (`$GITHUB_STEP_SUMMARY` names a file), appends the run's `summary.md` to
-/// the job's summary page; a file that cannot be written is said, not fatal.
+/// the job's summary page; a file that cannot be written is told `reporter`, not fatal.
 func appendToStepSummary(
     from directory: String,
+    reporter: any JobReporter,
     environment: [String: String] = ProcessInfo.processInfo.environment
 ) {
     guard let path = environment["GITHUB_STEP_SUMMARY"], !path.isEmpty,
         let markdown = FileManager.default.contents(atPath: directory + "/summary.md")
     else { return }
     guard let handle = FileHandle(forWritingAtPath: path) ?? create(path) else {
-        printError("cannot append to $GITHUB_STEP_SUMMARY (\(path))")
+        reporter.report(.stepSummaryUnwritable(path: path))
         return
     }
     defer { try? handle.close() }
@@ -169,13 +163,11 @@ func appendToStepSummary(
     }
 }
 
-/// Says on standard error when `--start-at`'s time has passed as the run begins: it starts at
-/// once, and `fanout merge` sees how late from its first send.
-func warnIfLate(_ startAt: Date?, now: Date = Date()) {
+/// Tells `reporter` when `--start-at`'s time has passed as the run begins: it starts at once,
+/// and `fanout merge` sees how late from its first send.
+func warnIfLate(_ startAt: Date?, reporter: any JobReporter, now: Date = Date()) {
     guard let startAt, startAt < now else { return }
-    let late = Int((now.timeIntervalSince(startAt) * 1000).rounded())
-    StandardStream.error.write(
-        "warning: --start-at \(TimeNotation.format(startAt)) passed \(late) ms before the run began: it starts now\n"
-            .utf8
+    reporter.report(
+        .startAtPassed(startAt, late: .milliseconds(Int64((now.timeIntervalSince(startAt) * 1000).rounded())))
     )
 }

@@ -29,6 +29,8 @@ public struct SearchJob: Sendable {
     public static let defaultWarmUp: Duration = .seconds(2)
     /// Where the step folders, `search.json` and `report.html` go.
     public var output: String
+    /// Where the search's events go (its table's rows, its answer): by default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
 
     public init(target: Target, objectives: [Threshold], output: String) {
         self.target = target
@@ -54,7 +56,7 @@ public struct SearchJob: Sendable {
     /// SIGINT, SIGTERM or SIGHUP (a CI runner's cancel) stops the step under way and the search
     /// with it: search.json and report.html say how far it got (`answer` stays `nil`, the
     /// signal named), as they do after every step.
-    public func run(log: (String) -> Void = { _ in }) throws -> SearchReport {
+    public func run() throws -> SearchReport {
         for objective in objectives where objective.needsBaseline {
             throw JobError.option("--slo \(objective.text): a search has no baseline; give a limit, like p99 < 50ms")
         }
@@ -75,7 +77,7 @@ public struct SearchJob: Sendable {
                 // The step under way drains and is written marked interrupted, as a run is.
                 engine.withLockedValue { $0?.interrupt(by: signal) }
             }
-            log(SearchReport.tableHeader)
+            reporter.report(.searchStarted)
             var search = RateSearch(measurableBounds)
             var action = search.start()
             while case .measure(let rate, let purpose) = action {
@@ -116,7 +118,7 @@ public struct SearchJob: Sendable {
                     shortfall: shortfall
                 )
                 report.steps.append(step)
-                log(SearchReport.tableRow(step))
+                reporter.report(.searchStep(step))
                 try write(report)
                 action = search.finished(step.outcome)
             }
@@ -124,7 +126,7 @@ public struct SearchJob: Sendable {
         }
         report.stoppedBy = stopped.withLockedValue { $0 }?.name
         try write(report)
-        log(report.answerText)
+        reporter.report(.searchEnded(report))
         return report
     }
 

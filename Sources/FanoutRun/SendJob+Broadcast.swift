@@ -62,7 +62,7 @@ extension SendJob {
             showsProgress: true,
             live: live
         )
-        let status = try summary.finish(into: directory)
+        let status = try summary.finish(into: directory, reporter: reporter)
         try live?.finish(folder: directory)
         return status
     }
@@ -104,7 +104,7 @@ extension SendJob {
             ),
             reader: tokens.reader
         )
-        let display = showsProgress ? ProgressDisplay.make(total: job.tokens.expectedCount(planned: nil)) : nil
+        let display = showsProgress ? reporter.progress(total: job.tokens.expectedCount(planned: nil)) : nil
         let progress = live.map { $0.progress(also: display) } ?? display
         var summary: RunSummary
         do {
@@ -131,11 +131,15 @@ extension SendJob {
                     let reasons = Set(
                         outcome.answers.filter { !$0.succeeded }.map { $0.reason ?? "status \($0.status)" }
                     )
-                    StandardStream.error.write(
-                        Array(
-                            ("fanout: \(ids.count - deleted) of \(ids.count) channels were not deleted at "
-                                + "\(broadcast.management) (\(reasons.sorted().joined(separator: ", "))"
-                                + (outcome.failure.map { "; \($0)" } ?? "") + "): they stay until deleted\n").utf8
+                    reporter.report(
+                        .channelsKept(
+                            ChannelsKept(
+                                kept: ids.count - deleted,
+                                created: ids.count,
+                                management: "\(broadcast.management)",
+                                reasons: reasons.sorted(),
+                                failure: outcome.failure.map { "\($0)" }
+                            )
                         )
                     )
                 }

@@ -116,6 +116,8 @@ public struct SendJob: Sendable {
     public var connectTimeout = LoadConfiguration.defaultConnectTimeout
     /// Broadcasts to channels instead of notifications to tokens (`--broadcast`).
     public var broadcast: Broadcast?
+    /// Where the run's events go (listening, progress, its summary): by default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
 
     public init(endpoint: Endpoint, template: String, headers: NotificationHeaders, tokens: TokenSet) {
         self.endpoint = endpoint
@@ -133,10 +135,10 @@ public struct SendJob: Sendable {
             let output = try RunOutput(preparing: directory, inputs: files)
             let configuration = try loadConfiguration()
             defer { configuration.goneTokens?.close() }
-            let live = try serve.map { try LiveReport(at: $0, command: "send") }
+            let live = try serve.map { try LiveReport(at: $0, command: "send", reporter: reporter) }
             defer { live?.close() }
             return try withExtendedLifetime(output) {
-                try repeatRuns(repeats, into: directory, signals: signals) { folder in
+                try repeatRuns(repeats, into: directory, signals: signals, reporter: reporter) { folder in
                     try runOnce(configuration, into: folder, signals: signals, live: live)
                 }
             }
@@ -250,9 +252,7 @@ public struct SendJob: Sendable {
         if let broadcast {
             return try broadcastOnce(broadcast, configuration, into: directory, signals: signals, live: live)
         }
-        let display = ProgressDisplay.make(
-            total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total)
-        )
+        let display = reporter.progress(total: tokens.expectedCount(planned: shardShape.model.shardSchedule?.total))
         let engine = NIOLockedValueBox<LoadEngine?>(nil)
         let linger = MetricsLinger()
         // Whatever ends this run, the endpoint closes (a throw included).
@@ -267,7 +267,7 @@ public struct SendJob: Sendable {
             progress: live.map { $0.progress(also: display) } ?? display,
             linger: linger
         )
-        let status = try summary.finish(into: directory)
+        let status = try summary.finish(into: directory, reporter: reporter)
         try live?.finish(folder: directory)
         if let sample = engine.withLockedValue({ $0?.statistics.answerIDs }) {
             try Self.write(sample, into: directory)
@@ -321,11 +321,12 @@ public struct SendJob: Sendable {
             threads: threads,
             metrics: metrics,
             linger: linger,
+            reporter: reporter,
             started: started
         )
         defer { sender.close() }
         let engine = sender.engine
-        warnIfLate(configuration.shape.model.startAt)
+        warnIfLate(configuration.shape.model.startAt, reporter: reporter)
         // A token set that turns out bad part-way (a malformed line, a truncated file) ends the
         // run there: what was sent stays counted, and the report holds it invalid with the place.
         let report = engine.run(progress: progress)

@@ -42,13 +42,14 @@ final class SenderEngine {
     private let linger: MetricsLinger?
 
     /// Starts `threads` event loops and the engine on them, hands the engine to `started` (to
-    /// cancel it), then serves its metrics at `address` and prints "metrics on HOST:PORT".
+    /// cancel it), then serves its metrics at `address` and tells `reporter` where.
     init(
         configuration: LoadConfiguration,
         tokens: TokenStream,
         threads: Int,
         metrics address: ServedAddress?,
         linger: MetricsLinger? = nil,
+        reporter: any JobReporter,
         started: (LoadEngine) -> Void
     ) throws {
         self.linger = linger
@@ -63,7 +64,7 @@ final class SenderEngine {
         }
         self.group = group
         self.engine = engine
-        if let metrics { StandardStream.output.write("metrics on \(metrics.address)\n".utf8) }
+        if let metrics { reporter.report(.listening(.metrics, address: metrics.address)) }
     }
 
     /// Stops the loops; the metrics endpoint closes too, lingering first, or is handed to

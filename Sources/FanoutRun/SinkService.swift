@@ -58,6 +58,9 @@ public struct SinkJob: Sendable {
     /// When the sink ends by itself, and what it measures of the provider under test.
     public var ending = Ending()
     public var instrument: Instrument?
+    /// Where the sink's events go (where it listens, what it says as it serves, its counts at
+    /// the end): by default nowhere.
+    public var reporter: any JobReporter = SilentReporter()
 
     public init() {}
 
@@ -190,7 +193,7 @@ public struct SinkService: Service {
             }
         } catch {
             try await NIOThreadPool.singleton.runIfActive {
-                running.stop(printing: false)
+                running.stop(telling: nil)
                 running.live?.close()
             }
             output?.discard()
@@ -219,7 +222,7 @@ public struct SinkService: Service {
         } catch {
             trigger?.stop()
             try await NIOThreadPool.singleton.runIfActive {
-                running.stop(printing: false)
+                running.stop(telling: nil)
                 running.live?.close()
             }
             output?.discard()
@@ -227,7 +230,7 @@ public struct SinkService: Service {
         }
         try await NIOThreadPool.singleton.runIfActive {
             defer { running.live?.close() }
-            running.stop(printing: true)
+            running.stop(telling: job.reporter)
             trigger?.stop()
             if let output, let instrument { try write(output, running, instrument, endedBy: endedBy, trigger: trigger) }
             try running.live?.finish(folder: output?.path)
@@ -260,7 +263,7 @@ public struct SinkService: Service {
             output.discard()
             throw JobError.output("cannot write the --output folder \(output.path): \(error.reason)")
         }
-        StandardStream.output.write((report.summaryText + "\nwrote \(output.path)\n").utf8)
+        job.reporter.report(.sinkWritten(summary: report.summaryText, folder: output.path))
     }
 
     /// Waits for the first of the job's ends: the expected notifications or tokens, its
@@ -345,16 +348,14 @@ public struct SinkService: Service {
         /// Where it listened (`host:port`), kept: the address goes with the listening socket.
         var address: String
 
-        func stop(printing: Bool) {
+        /// Drains and stops the sink; tells `reporter`, when there is one, the sink's counts.
+        func stop(telling reporter: (any JobReporter)?) {
             sink.drain()
             admin?.close()
-            if printing {
+            if let reporter {
                 let delivery = sink.fleet.map { DeliverySummary($0.snapshot()).lines } ?? []
                 let broadcast = sink.broadcastRecords.map { [$0.counts.line] } ?? []
-                StandardStream.output.write(
-                    ([sink.statistics.summary.text] + delivery + broadcast).joined(separator: "\n").utf8
-                )
-                StandardStream.output.write("\n".utf8)
+                reporter.report(.sinkStopped(lines: [sink.statistics.summary.text] + delivery + broadcast))
             }
             try? group.syncShutdownGracefully()
         }
@@ -374,15 +375,15 @@ public struct SinkService: Service {
                 let key = try TokenAuthentication.Key(keyID: key.keyID, teamID: key.teamID, pem: pem)
                 var authentication = TokenAuthentication(keys: [key])
                 // Which claim was wrong, and how: what a 403 InvalidProviderToken cannot say.
-                authentication.faults = TokenFaults { line in
-                    StandardStream.error.write(("fanout sink: " + line + "\n").utf8)
+                authentication.faults = TokenFaults { [reporter = job.reporter] line in
+                    reporter.report(.sink(.serving(line)))
                 }
                 configuration.tokenAuthentication = authentication
             } catch {
                 throw JobError.input("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
             }
         }
-        configuration.limitLog = { line in StandardStream.error.write(("fanout sink: " + line + "\n").utf8) }
+        configuration.limitLog = { [reporter = job.reporter] line in reporter.report(.sink(.serving(line))) }
         let transport = try transport()
         configuration.certificateAuthentication = job.clientCertificateAuthorities != nil
         if let capture = job.capture {
@@ -419,30 +420,33 @@ public struct SinkService: Service {
         }
         let live: LiveReport?
         do {
-            live = try job.serve.map { try LiveReport(at: $0, command: "sink") }
+            live = try job.serve.map { try LiveReport(at: $0, command: "sink", reporter: job.reporter) }
         } catch {
             admin?.close()
             sink.drain(grace: .zero)
             try? group.syncShutdownGracefully()
             throw error
         }
-        StandardStream.output.write("listening on \(Sink.describe(sink.localAddress))\n".utf8)
-        if let admin { StandardStream.output.write("admin on \(Sink.describe(admin.localAddress))\n".utf8) }
-        if case .selfSigned(let directory) = job.tls {
-            printError("fanout sink: TLS with a self-signed certificate; clients trust it with \(directory)/cert.pem")
-        }
-        if let wire = configuration.scenario.wire { printError("fanout sink: \(wire.description)") }
+        let reporter = job.reporter
+        reporter.report(.listening(.sink, address: Sink.describe(sink.localAddress)))
+        if let admin { reporter.report(.listening(.admin, address: Sink.describe(admin.localAddress))) }
+        if case .selfSigned(let directory) = job.tls { reporter.report(.sink(.selfSigned(directory: directory))) }
+        if let wire = configuration.scenario.wire { reporter.report(.sink(.wire(wire.description))) }
         if configuration.scenario.faults.maxConnections == nil
             && sink.maxConnections < ConnectionFaults.mostConnectionsByDefault
         {
-            printError(
-                "fanout sink: at most \(sink.maxConnections.grouped) connections: what the open-file limit, \(MachineLimits.current().openFiles.grouped), leaves with headroom (--max-connections sets it); \(sink.maxConnectionsPerPeer.grouped) from one address"
+            reporter.report(
+                .sink(
+                    .connectionLimit(
+                        connections: sink.maxConnections,
+                        openFiles: MachineLimits.current().openFiles,
+                        perPeer: sink.maxConnectionsPerPeer
+                    )
+                )
             )
         }
         if configuration.tokenAuthentication == nil && !configuration.certificateAuthentication {
-            printError(
-                "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
-            )
+            reporter.report(.sink(.authenticationOff))
         }
         return Running(group: group, sink: sink, admin: admin, live: live, address: Sink.describe(sink.localAddress))
     }

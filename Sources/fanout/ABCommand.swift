@@ -107,11 +107,12 @@ struct ABCommand: ParsableCommand {
     func run() throws {
         let output = output ?? RunFolder.new(kind: "ab")
         var job = try job(output: output)
+        job.reporter = ConsoleReporter.shared
         let comparison: PairedComparison
         do {
             comparison = try StopSignals.watch { signals in
                 job.stopSignals = signals
-                return try job.run { StandardStream.output.write(($0 + "\n").utf8) }
+                return try job.run()
             }
         } catch let stopped as ABJob.Stopped {
             printError(stopped.line)

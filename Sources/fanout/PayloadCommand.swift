@@ -109,8 +109,11 @@ extension PayloadCommand {
             job.firstSequence = firstSequence
             job.printsSizes = size
             job.allowsOversize = allowOversize
+            job.reporter = ConsoleReporter.shared
             do {
-                if try job.run() > 0 { throw ExitCode.failure }
+                if try job.run(output: { StandardStream.output.write($0.readableBytesView) }) > 0 {
+                    throw ExitCode.failure
+                }
             } catch let error as JobError {
                 reportError("\(error)")
                 throw ExitCode.failure

@@ -368,6 +368,7 @@ struct PlanCommand: ParsableCommand {
     /// 128 + the signal's number.
     func run() throws {
         var job = try job()
+        job.reporter = ConsoleReporter.shared
         let folder: RunOutput?
         do {
             folder = try output.map { try RunOutput(preparing: $0, results: .plan) }
@@ -392,7 +393,7 @@ struct PlanCommand: ParsableCommand {
     private func run(_ job: PlanJob, signals: StopSignals?) throws {
         let plan: CapacityPlan
         do {
-            plan = try job.run(log: { printError($0) })
+            plan = try job.run()
         } catch let error as JobError {
             reportError("\(error)")
             throw ExitCode(signals?.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)
@@ -407,7 +408,7 @@ struct PlanCommand: ParsableCommand {
     private func runBroadcast(_ job: PlanJob, signals: StopSignals?) throws {
         let plan: BroadcastPlan
         do {
-            plan = try job.runBroadcast(log: { printError($0) })
+            plan = try job.runBroadcast()
         } catch let error as JobError {
             reportError("\(error)")
             throw ExitCode(signals?.received.map { RunStatus($0).rawValue } ?? ExitCode.failure.rawValue)

@@ -83,7 +83,9 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
+        var job = try job()
+        job.reporter = ConsoleReporter.shared
+        try job.run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
     }
 }
 

@@ -251,9 +251,11 @@ struct SearchCommand: ParsableCommand {
         let output = output ?? RunFolder.new(kind: "search")
         // Unbuffered: each step's line shows as it ends, on a terminal or through a pipe.
         let say = { (line: String) in StandardStream.output.write((line + "\n").utf8) }
+        var job = try job(output: output)
+        job.reporter = ConsoleReporter.shared
         let report: SearchReport
         do {
-            report = try job(output: output).run(log: say)
+            report = try job.run()
         } catch let unreachable as SearchJob.Unreachable {
             printError(unreachable.line)
             throw ExitCode(RunStatus.unreachable.rawValue)

@@ -182,7 +182,9 @@ struct SendCommand: ParsableCommand {
     }
 
     func run() throws {
-        try job().run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
+        var job = try job()
+        job.reporter = ConsoleReporter.shared
+        try job.run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
     }
 }
 

@@ -412,11 +412,13 @@ struct SinkCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        var job = try job()
+        job.reporter = ConsoleReporter.shared
         // The sink may end by itself (--expect, --duration, --idle-exit): then the group ends too.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: SinkService(try job()), successTerminationBehavior: .gracefullyShutdownGroup)
+                    .init(service: SinkService(job), successTerminationBehavior: .gracefullyShutdownGroup)
                 ],
                 gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
                 logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })

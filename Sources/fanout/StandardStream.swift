@@ -5,13 +5,13 @@ import Darwin
 #endif
 
 /// Unbuffered writes to standard output or error, in whole, so bytes reach pipes as given.
-public struct StandardStream: Sendable {
-    public let descriptor: Int32
+struct StandardStream: Sendable {
+    let descriptor: Int32
 
-    public static let output = StandardStream(descriptor: 1)
-    public static let error = StandardStream(descriptor: 2)
+    static let output = StandardStream(descriptor: 1)
+    static let error = StandardStream(descriptor: 2)
 
-    public func write<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+    func write<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
         let array = Array(bytes)
         var offset = 0
         while offset < array.count {
@@ -30,17 +30,17 @@ public struct StandardStream: Sendable {
 }
 
 /// Writes a line to standard error.
-public func printError(_ message: String) {
+func printError(_ message: String) {
     StandardStream.error.write((message + "\n").utf8)
 }
 
 /// Writes `error: MESSAGE` to standard error: the one form every subcommand's errors take (as
 /// swift's and git's do), whatever found them.
-public func reportError(_ message: String) {
+func reportError(_ message: String) {
     printError("error: " + message)
 }
 
 /// Writes `warning: MESSAGE` to standard error: something to know that does not stop the command.
-public func reportWarning(_ message: String) {
+func reportWarning(_ message: String) {
     printError("warning: " + message)
 }

@@ -1,0 +1,137 @@
+import FanoutAssembly
+import FanoutReport
+import FanoutRun
+import FanoutSettings
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place a job's events become words. Standard output gets what a job produced and
+/// where to find it (where it listens, its summary, a search's table); standard error what a
+/// person should know beside it (the progress line, warnings, a sink's notes).
+///
+/// The progress line is drawn on standard error when it is a terminal, and nowhere otherwise;
+/// any other event clears it first, so no line is written over a half-drawn one.
+final class ConsoleReporter: JobReporter {
+    /// The reporter every command hands its job.
+    static let shared = ConsoleReporter()
+
+    let wantsProgress: Bool
+    private let output: StandardStream
+    private let error: StandardStream
+    /// Whether the progress line is on the terminal now.
+    private let progressShown = Atomic<Bool>(false)
+
+    /// A reporter on `output` and `error` (standard output and error), drawing the progress
+    /// line when `progressOnTerminal` (standard error is a terminal).
+    init(
+        progressOnTerminal: Bool = isatty(2) == 1,
+        output: StandardStream = .output,
+        error: StandardStream = .error
+    ) {
+        wantsProgress = progressOnTerminal
+        self.output = output
+        self.error = error
+    }
+
+    /// Which of the two streams an event goes to.
+    enum Stream: Equatable {
+        case output
+        case error
+    }
+
+    func report(_ event: JobEvent) {
+        if case .progress(let progress, let total) = event {
+            guard wantsProgress else { return }
+            error.write(("\r\u{1B}[K" + ProgressLine(progress, total: total).text).utf8)
+            progressShown.store(true, ordering: .relaxed)
+            return
+        }
+        if progressShown.exchange(false, ordering: .relaxed) { error.write("\r\u{1B}[K".utf8) }
+        let (stream, text) = Self.words(for: event)
+        (stream == .output ? output : error).write((text + "\n").utf8)
+    }
+
+    /// Where an event is said, and in what words (a line, or several).
+    static func words(for event: JobEvent) -> (Stream, String) {
+        switch event {
+        case .listening(let server, let address):
+            let lead =
+                switch server {
+                case .sink: "listening on"
+                case .admin: "admin on"
+                case .metrics: "metrics on"
+                case .livePage: "serving on"
+                }
+            return (.output, "\(lead) \(address)")
+        case .progress(let progress, let total):
+            return (.error, ProgressLine(progress, total: total).text)
+        case .runWritten(let summary, let folder, let files):
+            return (.output, summary + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))")
+        case .unreachable(let failure, let host, let port):
+            return (.error, RunSummary.unreachableLine(failure, host: host, port: port))
+        case .repeatStarting(let index, let count):
+            return (.output, "repeat \(index) of \(count)")
+        case .repeatsInterrupted(let finished, let asked, let signal):
+            return (.output, "INVALID: interrupted after \(finished) of \(asked) repeats (\(signal.name))")
+        case .repeatsCompared(let spread, let report):
+            return (.output, spread + "\nthe repeats side by side: \(report)")
+        case .startAtPassed(let startAt, let late):
+            let milliseconds = late.components.seconds * 1000 + late.components.attoseconds / 1_000_000_000_000_000
+            return (
+                .error,
+                "warning: --start-at \(TimeNotation.format(startAt)) passed \(milliseconds) ms before the run began: it starts now"
+            )
+        case .stepSummaryUnwritable(let path):
+            return (.error, "cannot append to $GITHUB_STEP_SUMMARY (\(path))")
+        case .sink(let note):
+            return (.error, "fanout sink: " + words(for: note))
+        case .sinkStopped(let lines):
+            return (.output, lines.joined(separator: "\n"))
+        case .sinkWritten(let summary, let folder):
+            return (.output, summary + "\nwrote \(folder)")
+        case .channelsKept(let kept):
+            return (
+                .error,
+                "fanout: \(kept.kept) of \(kept.created) channels were not deleted at \(kept.management) "
+                    + "(\(kept.reasons.joined(separator: ", "))\(kept.failure.map { "; \($0)" } ?? "")): they stay until deleted"
+            )
+        case .pairStarting(let pair, let pairs, let side, let binary):
+            return (.output, "pair \(pair) of \(pairs): \(side.uppercased()) (\(binary))")
+        case .calibrating(let calibration):
+            return (
+                .error,
+                "calibrating: \(calibration.notifications) notifications to the embedded sink over TLS with token auth, "
+                    + "\(calibration.connections) connections × \(calibration.streams) streams, \(calibration.wire)…"
+            )
+        case .searchStarted:
+            return (.output, SearchReport.tableHeader)
+        case .searchStep(let step):
+            return (.output, SearchReport.tableRow(step))
+        case .searchEnded(let report):
+            return (.output, report.answerText)
+        case .renderFailed(let position, let token, let reason):
+            let place = token.map { "token \(position) (\($0.prefix(16))…)" } ?? "token \(position)"
+            return (.error, "error: \(place): \(reason)")
+        }
+    }
+
+    private static func words(for note: SinkNote) -> String {
+        switch note {
+        case .selfSigned(let directory):
+            "TLS with a self-signed certificate; clients trust it with \(directory)/cert.pem"
+        case .wire(let wire):
+            wire
+        case .connectionLimit(let connections, let openFiles, let perPeer):
+            "at most \(connections.grouped) connections: what the open-file limit, \(openFiles.grouped), leaves with headroom (--max-connections sets it); \(perPeer.grouped) from one address"
+        case .authenticationOff:
+            "auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
+        case .serving(let line):
+            line
+        }
+    }
+}
