@@ -115,35 +115,76 @@ extension DeviceFleetSettings {
         "device-background-budget", "device-stale-after",
     ]
 
-    /// Sets one of `settingNames` from its text: shares like `30%`, spreads in the sink's
-    /// latency grammar (`uniform:0s-120s`, `lognormal:300ms,0.5`; `device-return` also takes
-    /// `never`), a count, durations. The caller names the option or the file's line.
-    public mutating func set(_ name: String, _ value: String) throws(SinkScenarioError) {
-        let text = value.trimmingCharacters(in: .whitespaces)
-        switch name {
-        case "device-offline": offline = try ScenarioNotation.share(text)
-        case "device-low-power": lowPower = try ScenarioNotation.share(text)
-        case "device-disabled": disabled = try ScenarioNotation.share(text)
-        case "device-uninstalled": uninstalled = try ScenarioNotation.share(text)
-        case "device-return": returnAfter = text == "never" ? nil : try LatencyDistribution(parsing: text)
-        case "device-delay": delay = try LatencyDistribution(parsing: text)
-        case "device-store-cap":
-            guard let count = Int(text), count >= 1, count <= Self.largestStoreCapacity else {
-                throw SinkScenarioError(
-                    "device-store-cap takes a whole number of devices from 1 to \(Self.largestStoreCapacity), not \(text)"
-                )
+    /// One of the fleet's settings, read: what a file's `NAME = VALUE` line and the option of
+    /// that name both become, typed from the parser to the fleet.
+    public enum Setting: Sendable, Hashable {
+        case offline(Double)
+        case lowPower(Double)
+        case disabled(Double)
+        case uninstalled(Double)
+        /// `nil`: never.
+        case returnAfter(LatencyDistribution?)
+        case delay(LatencyDistribution)
+        case storeCapacity(Int)
+        case defaultExpiry(Duration)
+        case burstInterval(Duration)
+        case backgroundBudget(Rate)
+        case staleAfter(Duration)
+
+        /// Reads one of `settingNames` from its text: shares like `30%`, spreads in the sink's
+        /// latency grammar (`uniform:0s-120s`, `lognormal:300ms,0.5`; `device-return` also
+        /// takes `never`), a count, durations. The caller names the option or the file's line.
+        public init(_ name: String, _ value: String) throws(SinkScenarioError) {
+            let text = value.trimmingCharacters(in: .whitespaces)
+            switch name {
+            case "device-offline": self = .offline(try ScenarioNotation.share(text))
+            case "device-low-power": self = .lowPower(try ScenarioNotation.share(text))
+            case "device-disabled": self = .disabled(try ScenarioNotation.share(text))
+            case "device-uninstalled": self = .uninstalled(try ScenarioNotation.share(text))
+            case "device-return": self = .returnAfter(text == "never" ? nil : try LatencyDistribution(parsing: text))
+            case "device-delay": self = .delay(try LatencyDistribution(parsing: text))
+            case "device-store-cap":
+                guard let count = Int(text), count >= 1, count <= DeviceFleetSettings.largestStoreCapacity else {
+                    throw SinkScenarioError(
+                        "device-store-cap takes a whole number of devices from 1 to \(DeviceFleetSettings.largestStoreCapacity), not \(text)"
+                    )
+                }
+                self = .storeCapacity(count)
+            case "device-default-expiry": self = .defaultExpiry(try ScenarioNotation.duration(text))
+            case "device-burst-interval": self = .burstInterval(try ScenarioNotation.duration(text))
+            case "device-stale-after": self = .staleAfter(try ScenarioNotation.duration(text))
+            case "device-background-budget":
+                let rate = try ScenarioNotation.rate(text)
+                guard rate.limit <= Int(UInt16.max) else {
+                    throw SinkScenarioError(
+                        "device-background-budget allows at most \(UInt16.max) per window; got \(text)"
+                    )
+                }
+                self = .backgroundBudget(rate)
+            default: throw SinkScenarioError("\(name) is not a device setting")
             }
-            storeCapacity = count
-        case "device-default-expiry": defaultExpiry = try ScenarioNotation.duration(text)
-        case "device-burst-interval": burstInterval = try ScenarioNotation.duration(text)
-        case "device-stale-after": staleAfter = try ScenarioNotation.duration(text)
-        case "device-background-budget":
-            let rate = try ScenarioNotation.rate(text)
-            guard rate.limit <= Int(UInt16.max) else {
-                throw SinkScenarioError("device-background-budget allows at most \(UInt16.max) per window; got \(text)")
-            }
-            backgroundBudget = rate
-        default: throw SinkScenarioError("\(name) is not a device setting")
         }
+    }
+
+    /// Sets one setting.
+    public mutating func apply(_ setting: Setting) {
+        switch setting {
+        case .offline(let share): offline = share
+        case .lowPower(let share): lowPower = share
+        case .disabled(let share): disabled = share
+        case .uninstalled(let share): uninstalled = share
+        case .returnAfter(let spread): returnAfter = spread
+        case .delay(let spread): delay = spread
+        case .storeCapacity(let count): storeCapacity = count
+        case .defaultExpiry(let duration): defaultExpiry = duration
+        case .burstInterval(let duration): burstInterval = duration
+        case .backgroundBudget(let rate): backgroundBudget = rate
+        case .staleAfter(let duration): staleAfter = duration
+        }
+    }
+
+    /// Sets one of `settingNames` from its text (`Setting.init(_:_:)`).
+    public mutating func set(_ name: String, _ value: String) throws(SinkScenarioError) {
+        apply(try Setting(name, value))
     }
 }

@@ -150,17 +150,19 @@ struct PlanCommand: ParsableCommand {
         help: ArgumentHelp(
             "Devices offline when the fan-out starts, as the sink's --device-offline: the plan then says when it reaches the devices.",
             valueName: "share"
-        )
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-offline", $0) }
     )
-    var deviceOffline: String?
+    var deviceOffline: DeviceFleetSettings.Setting?
 
     @Option(
         help: ArgumentHelp(
             "When offline devices come back, from the fan-out's start, as the sink's --device-return: uniform:0s-120s, or never.",
             valueName: "kind:values"
-        )
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-return", $0) }
     )
-    var deviceReturn: String?
+    var deviceReturn: DeviceFleetSettings.Setting?
 
     @Option(
         help: ArgumentHelp(
@@ -174,9 +176,10 @@ struct PlanCommand: ParsableCommand {
         help: ArgumentHelp(
             "How long a notification without apns-expiration is stored, as the sink's (default: 7d).",
             valueName: "duration"
-        )
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-default-expiry", $0) }
     )
-    var deviceDefaultExpiry: String?
+    var deviceDefaultExpiry: DeviceFleetSettings.Setting?
 
     /// The devices behind APNs the `--device-…` options give (`nil`: none given).
     func devicesBehind() throws -> DeviceReach.Question? {
@@ -184,13 +187,7 @@ struct PlanCommand: ParsableCommand {
         else { return nil }
         // The sink's grammar and checks, one of each.
         var fleet = DeviceFleetSettings()
-        let given = [
-            ("device-offline", deviceOffline), ("device-return", deviceReturn),
-            ("device-default-expiry", deviceDefaultExpiry),
-        ]
-        for case let (name, value?) in given {
-            do { try fleet.set(name, value) } catch { throw ValidationError("--\(name): \(error).") }
-        }
+        for setting in [deviceOffline, deviceReturn, deviceDefaultExpiry].compactMap({ $0 }) { fleet.apply(setting) }
         do { try fleet.validate() } catch { throw ValidationError("\(error).") }
         var question = DeviceReach.Question()
         question.offline = fleet.offline

@@ -112,18 +112,20 @@ struct EmbeddedSinkOptions: ParsableArguments {
         help: ArgumentHelp(
             "The embedded sink's answer latency, as `fanout sink --latency` takes it (fixed:80ms, lognormal:80ms,0.3, …); over the scenario's.",
             valueName: "distribution"
-        )
+        ),
+        transform: { try SinkScenario.Setting("latency", $0) }
     )
-    var sinkLatency: String?
+    var sinkLatency: SinkScenario.Setting?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "A path of this round trip in front of the embedded sink, as `fanout sink --rtt` takes it (80ms, normal:80ms,5ms); over the scenario's.",
             valueName: "duration"
-        )
+        ),
+        transform: { try SinkScenario.Setting("rtt", $0) }
     )
-    var sinkRtt: String?
+    var sinkRtt: SinkScenario.Setting?
 
     @Flag(
         name: .long,
@@ -166,15 +168,14 @@ struct EmbeddedSinkOptions: ParsableArguments {
                 throw ValidationError("--sink-scenario: \(error)")
             }
         }
-        let given: [(String, String?)] =
-            [("latency", sinkLatency), ("rtt", sinkRtt)] + devices.given.map { ($0.name, $0.value) }
-        for case (let name, let value?) in given {
-            do {
-                try job.sink.scenario.set(name, value)
-                try job.sink.scenario.validate()
-            } catch {
-                throw ValidationError("--sink-\(name): \(error)")
-            }
+        // Read as ArgumentParser took them, in the scenario file's grammar.
+        for setting in [sinkLatency, sinkRtt].compactMap({ $0 }) + devices.given.map(SinkScenario.Setting.device) {
+            job.sink.scenario.apply(setting)
+        }
+        do {
+            try job.sink.scenario.validate()
+        } catch {
+            throw ValidationError("the embedded sink's scenario: \(error)")
         }
     }
 }

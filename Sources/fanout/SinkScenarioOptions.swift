@@ -6,9 +6,9 @@ import FanoutSettings
 import FanoutSink
 
 /// `fanout sink`'s scenario: a file of settings and the options that override its lines, each
-/// named as the file's setting (`SinkScenario.set`). Values with a grammar of their own
-/// (latency, stall, rates, GOAWAY, shares) are read as ArgumentParser reads the option, so a
-/// bad one is refused naming it before the sink starts.
+/// named as the file's setting. Each option is read as ArgumentParser reads it, into its typed
+/// value or `SinkScenario.Setting` (the grammar a file's line has), so a bad one is refused
+/// naming it before the sink starts, and nothing goes back into text on its way to the sink.
 struct SinkScenarioOptions: ParsableArguments {
     @Option(
         name: .customLong("scenario"),
@@ -35,23 +35,29 @@ struct SinkScenarioOptions: ParsableArguments {
         help: ArgumentHelp(
             "A path of this round trip in front of the sink: every byte each way waits half of it (80ms, or a spread like normal:80ms,5ms).",
             valueName: "duration"
-        )
+        ),
+        transform: { try SinkScenario.Setting("rtt", $0) }
     )
-    var rtt: String?
+    var rtt: SinkScenario.Setting?
 
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("The path's bandwidth each way on each connection, e.g. 100Mbit.", valueName: "rate")
+        help: ArgumentHelp("The path's bandwidth each way on each connection, e.g. 100Mbit.", valueName: "rate"),
+        transform: { try SinkScenario.Setting("bandwidth", $0) }
     )
-    var bandwidth: String?
+    var bandwidth: SinkScenario.Setting?
 
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("The path's bandwidth each way for all connections together, e.g. 1Gbit.", valueName: "rate")
+        help: ArgumentHelp(
+            "The path's bandwidth each way for all connections together, e.g. 1Gbit.",
+            valueName: "rate"
+        ),
+        transform: { try SinkScenario.Setting("sink-bandwidth", $0) }
     )
-    var sinkBandwidth: String?
+    var sinkBandwidth: SinkScenario.Setting?
 
     @Option(
         name: .long,
@@ -59,25 +65,28 @@ struct SinkScenarioOptions: ParsableArguments {
         help: ArgumentHelp(
             "The connection window granted a provider (default: 16MiB; 65535 is nghttp2's).",
             valueName: "bytes"
-        )
+        ),
+        transform: { try SinkScenario.Setting("connection-window", $0) }
     )
-    var connectionWindow: String?
+    var connectionWindow: SinkScenario.Setting?
 
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default: 1MiB).", valueName: "bytes")
+        help: ArgumentHelp("SETTINGS_INITIAL_WINDOW_SIZE: each stream's window (default: 1MiB).", valueName: "bytes"),
+        transform: { try SinkScenario.Setting("stream-window", $0) }
     )
-    var streamWindow: String?
+    var streamWindow: SinkScenario.Setting?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "When windows are given back: half (once half is consumed, nghttp2's) or each-frame.",
             valueName: "policy"
-        )
+        ),
+        transform: { try SinkScenario.Setting("window-refill", $0) }
     )
-    var windowRefill: String?
+    var windowRefill: SinkScenario.Setting?
 
     @Option(
         name: .long,
@@ -91,9 +100,10 @@ struct SinkScenarioOptions: ParsableArguments {
         help: ArgumentHelp(
             "Answer this share of valid requests with an error, e.g. Unregistered:3%; repeat.",
             valueName: "reason:percent"
-        )
+        ),
+        transform: { try SinkScenario.Setting("error", $0) }
     )
-    var error: [String] = []
+    var error: [SinkScenario.Setting] = []
 
     @Option(name: .long, help: ArgumentHelp("Tokens to answer 410 Unregistered, one per line.", valueName: "file"))
     var unregisteredTokens: String?
@@ -189,21 +199,30 @@ struct SinkScenarioOptions: ParsableArguments {
             if let goawayAfterTime { scenario.faults.goAwayAfter = goawayAfterTime }
             if let unanswered { scenario.faults.unansweredShare = unanswered }
             if let channelSubscribers { scenario.channelSubscribers = channelSubscribers }
-            let options: [(String, String?)] =
-                [
-                    ("unregistered-tokens", unregisteredTokens), ("bad-tokens", badTokens),
-                    ("seed", seed.map(String.init)), ("close-after-requests", closeAfterRequests.map(String.init)),
-                    ("max-connections", maxConnections.map(String.init)),
-                    ("rtt", rtt), ("bandwidth", bandwidth), ("sink-bandwidth", sinkBandwidth),
-                    ("connection-window", connectionWindow), ("stream-window", streamWindow),
-                    ("window-refill", windowRefill),
-                ] + error.map { ("error", $0) } + devices.given.map { ($0.name, $0.value) }
-            for case (let name, let value?) in options {
+            // Files are read now; the rest was read as ArgumentParser took it.
+            for (name, path) in [("unregistered-tokens", unregisteredTokens), ("bad-tokens", badTokens)] {
+                guard let path else { continue }
                 do {
-                    try scenario.set(name, value)
+                    scenario.apply(try SinkScenario.Setting(name, path))
                 } catch {
                     throw SinkScenarioError("--\(name): \(error.description)")
                 }
+            }
+            if let seed { scenario.seed = seed }
+            if let closeAfterRequests {
+                scenario.faults.closeAfterRequests = try SinkScenario.count(
+                    closeAfterRequests,
+                    name: "--close-after-requests"
+                )
+            }
+            if let maxConnections {
+                scenario.faults.maxConnections = try SinkScenario.count(maxConnections, name: "--max-connections")
+            }
+            let settings = [rtt, bandwidth, sinkBandwidth, connectionWindow, streamWindow, windowRefill].compactMap {
+                $0
+            }
+            for setting in settings + error + devices.given.map(SinkScenario.Setting.device) {
+                scenario.apply(setting)
             }
             try scenario.validate()
             return scenario

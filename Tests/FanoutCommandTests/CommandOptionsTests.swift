@@ -56,7 +56,9 @@ import Testing
                 _ = try RunCommand.parse(arguments).job()
                 Issue.record("\(arguments) was accepted")
             } catch {
-                #expect(RunCommand.message(for: error).hasPrefix(message), "\(RunCommand.message(for: error))")
+                // As the command says it (`Fanout.fail`).
+                let said = Fanout.withHint(RunCommand.message(for: error))
+                #expect(said.hasPrefix(message), "\(said)")
             }
         }
     }
@@ -411,6 +413,33 @@ import Testing
 /// The wire's and the windows' options reach their fields for `fanout sink`, `fanout run` and
 /// `fanout plan`, and a value out of range is refused naming its option (exit 64).
 @Suite struct WireOptionsTests {
+    /// An option and a scenario file's line of the same name are one setting, read once
+    /// (`SinkScenario.Setting`): the options give the scenario the file gives.
+    @Test func anOptionAndAFileLineOfOneNameGiveOneScenario() throws {
+        let settings: [(String, String)] = [
+            ("rtt", "normal:80ms,5ms"), ("bandwidth", "100Mbit"), ("sink-bandwidth", "1Gbit"),
+            ("connection-window", "65535"), ("stream-window", "16384"), ("window-refill", "each-frame"),
+            ("error", "Unregistered:3%"), ("seed", "42"), ("close-after-requests", "7"), ("max-connections", "9"),
+            ("device-offline", "30%"), ("device-return", "uniform:0s-120s"), ("device-store-cap", "1000"),
+            ("device-background-budget", "5/1h"),
+        ]
+        let fromOptions = try SinkCommand.parse(settings.flatMap { ["--\($0.0)", $0.1] }).job().configuration.scenario
+        var fromFile = SinkScenario()
+        try fromFile.apply(file: settings.map { "\($0.0) = \($0.1)" }.joined(separator: "\n"), source: "test")
+        #expect(fromOptions.wire?.roundTrip == fromFile.wire?.roundTrip)
+        #expect(fromOptions.wire?.roundTrip == .normal(mean: .milliseconds(80), deviation: .milliseconds(5)))
+        #expect(fromOptions.wire?.bandwidth == fromFile.wire?.bandwidth)
+        #expect(fromOptions.wire?.sinkBandwidth == fromFile.wire?.sinkBandwidth)
+        #expect(fromOptions.windows == fromFile.windows)
+        #expect(fromOptions.errors.map(\.reason) == fromFile.errors.map(\.reason))
+        #expect(fromOptions.errors.map(\.probability) == [0.03] && fromFile.errors.map(\.probability) == [0.03])
+        #expect(fromOptions.seed == 42 && fromFile.seed == 42)
+        #expect(fromOptions.faults.closeAfterRequests == 7 && fromFile.faults.closeAfterRequests == 7)
+        #expect(fromOptions.faults.maxConnections == 9 && fromFile.faults.maxConnections == 9)
+        #expect(fromOptions.devices == fromFile.devices)
+        #expect(fromOptions.devices.offline == 0.3 && fromOptions.devices.storeCapacity == 1000)
+    }
+
     @Test func sinkWireOptionsReachTheirFields() throws {
         let job = try SinkCommand.parse([
             "--rtt", "80ms", "--bandwidth", "100Mbit", "--sink-bandwidth", "1Gbit", "--connection-window", "65535",
@@ -430,7 +459,9 @@ import Testing
         #expect(job.sink.scenario.wire?.roundTrip == .normal(mean: .milliseconds(80), deviation: .milliseconds(5)))
         #expect(job.sink.scenario.latency == .fixed(.milliseconds(5)))
         #expect(
-            CommandOptionsTests.refusal(of: ["--sink-rtt", "0s"]) == "--sink-rtt: rtt must be longer than 0; got 0s"
+            // As the command says it (`Fanout.fail`).
+            CommandOptionsTests.refusal(of: ["--sink-rtt", "0s"]).map(Fanout.withHint)
+                == "--sink-rtt: rtt must be longer than 0; got 0s"
         )
     }
 
