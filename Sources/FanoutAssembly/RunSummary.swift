@@ -155,13 +155,6 @@ public struct RunSummary: Sendable {
         IntervalLog(intervals: report.snapshot.intervals, start: started.timeIntervalSince1970, length: seconds).text
     }
 
-    /// HdrHistogram's percentile distribution of the latencies, in milliseconds.
-    public var hgrm: String {
-        var text = ""
-        report.snapshot.latency.outputPercentileDistribution(to: &text, outputValueUnitScalingRatio: 1000)
-        return text
-    }
-
     /// The files every run writes.
     public static let files = ["summary.json", "summary.md", "report.html", "latency.hgrm", "latency.hlog"]
 

@@ -2,7 +2,7 @@ import FanoutRandom
 import FanoutSettings
 
 /// The load engine's connections as slots, a plain state machine that returns actions for
-/// `LoadEngine` to carry out: which slot to (re)open and when, and when to give up.
+/// `RunDriver` to carry out: which slot to (re)open and when, and when to give up.
 ///
 /// ```
 ///            start ──► connecting ──► (connection ends) ──┬─ no work left ──────────► idle

@@ -99,7 +99,10 @@ public final class LoadEngine: Sendable {
         // An interrupted run does not wait on a reader blocked in a pipe's read: it ends
         // within a second, without the reader's counts if need be.
         let readerWait: Duration = feed.isInterrupted ? .milliseconds(200) : .seconds(10)
-        if isCancelled || driver.scheduleEnded {
+        // The reader is waited for once: a stopped run waits before it settles what the feed
+        // still holds, and then only looks (a reader past its wait would double it).
+        let settles = isCancelled || driver.scheduleEnded
+        if settles {
             stream.cancel()
             _ = stream.waitForSummary(timeout: readerWait)
             statistics.add(settleUnfinished(gaveUp: gaveUp))
@@ -124,7 +127,7 @@ public final class LoadEngine: Sendable {
         return Report(
             snapshot: statistics.snapshot,
             elapsed: max(.zero, start.elapsed(at: end)),
-            tokens: stream.waitForSummary(timeout: readerWait),
+            tokens: settles ? stream.summary : stream.waitForSummary(timeout: readerWait),
             cancelled: isCancelled || stop != nil,
             gaveUp: gaveUp,
             started: start.date,

@@ -140,7 +140,9 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
                 digestHash: entry.digestHash,
                 due: entry.due,
                 transit: transit,
-                held: entry.due - min(entry.due, sent + transit)
+                // Only a timed request learns it (`AnswerWriter`); untimed, there is no send
+                // time to hold from.
+                held: transit == 0 ? 0 : entry.due - min(entry.due, sent + transit)
             )
             respond(answer, now: now, &connection)
         }
