@@ -3,9 +3,9 @@ import PackageDescription
 
 /// The modules another project can depend on: each a library product of its own name.
 let libraries = [
-    "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens", "FanoutHPACK", "FanoutListening",
-    "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels",
-    "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport", "FanoutAssembly",
+    "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens",
+    "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
+    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport", "FanoutAssembly",
 ]
 
 /// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
@@ -24,7 +24,8 @@ let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", packa
 /// What both ends of the wire, the sink and the load engine, are built on.
 let wireEnd: [Target.Dependency] =
     [
-        "FanoutSettings", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload", "FanoutTokens",
+        "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload",
+        "FanoutTokens",
         "FanoutListening",
         "FanoutHTTP2", "FanoutMeasure", nioSSL, atomics, crypto, histogram,
     ] + nio("NIOCore", "NIOPosix")
@@ -61,31 +62,37 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
-        // What people write and read as text: `NAME = VALUE` settings files, durations, bytes
-        // named in errors, files appended line by line.
+        // How values are written and read as text: durations, rates, bandwidths, shares, times,
+        // decimals, bytes, grouped counts, an option's range.
+        .target(name: "FanoutNotation"),
+        // The files people write and the program appends to: `NAME = VALUE` settings files, text
+        // lines, a file's use recorded (its hash), problems named with their path.
         .target(
-            name: "FanoutSettings",
-            dependencies: [crypto] + nio("NIOConcurrencyHelpers")
+            name: "FanoutFiles",
+            dependencies: ["FanoutNotation", crypto] + nio("NIOConcurrencyHelpers")
         ),
+        // This machine's limits (open files, memory, cores) and what they allow an option.
+        .target(name: "FanoutMachine", dependencies: ["FanoutNotation"]),
         // The seeded generator behind everything a run draws reproducibly.
         .target(name: "FanoutRandom"),
         // APNs' wire vocabulary, shared by the sender and the sink: request path and header
         // names, push types, reasons and error bodies, device token formats, channel ids, the digest.
         .target(
             name: "FanoutAPNs",
-            dependencies: ["FanoutSettings"] + nio("NIOCore")
+            dependencies: ["FanoutNotation"] + nio("NIOCore")
         ),
         // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
         .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
         .target(
             name: "FanoutPayload",
-            dependencies: ["FanoutSettings", "FanoutAPNs", "CFanoutSIMD"] + nio("NIOCore")
+            dependencies: ["FanoutNotation", "FanoutAPNs", "CFanoutSIMD"] + nio("NIOCore")
         ),
         // Token sets read, generated and split as streams, handed over in batches.
         .target(
             name: "FanoutTokens",
-            dependencies: ["FanoutSettings", "FanoutAPNs", "CFanoutSIMD", atomics] + nio("NIOConcurrencyHelpers")
+            dependencies: ["FanoutNotation", "FanoutFiles", "FanoutAPNs", "CFanoutSIMD", atomics]
+                + nio("NIOConcurrencyHelpers")
         ),
         // HPACK (RFC 7541) on bytes in place: the encoder, the decoder, Huffman coding, tables.
         .target(name: "FanoutHPACK"),
@@ -112,13 +119,13 @@ let package = Package(
         // their notation and error.
         .target(
             name: "FanoutScenarioTerms",
-            dependencies: ["FanoutSettings", "FanoutRandom", "FanoutTokens"]
+            dependencies: ["FanoutNotation", "FanoutFiles", "FanoutRandom", "FanoutTokens"]
         ),
         // The sink as the provider's instrument: the conformance card (its rules' counts and
         // examples, the broadcast rules' memory), arrivals since the start mark, expected tokens.
         .target(
             name: "FanoutInstrument",
-            dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms", atomics, histogram]
+            dependencies: ["FanoutNotation", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms", atomics, histogram]
                 + nio("NIOConcurrencyHelpers")
         ),
         // The device fleet behind a push service: store-and-forward as a state machine, devices
@@ -126,7 +133,7 @@ let package = Package(
         .target(
             name: "FanoutDevices",
             dependencies: [
-                "FanoutSettings", "FanoutRandom", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms",
+                "FanoutNotation", "FanoutRandom", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms",
                 "FanoutInstrument", atomics, histogram,
             ] + nio("NIOConcurrencyHelpers")
         ),
@@ -134,7 +141,7 @@ let package = Package(
         // reached, stored updates and their fates, delivery times worked out from distributions.
         .target(
             name: "FanoutChannels",
-            dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutScenarioTerms", "FanoutDevices"]
+            dependencies: ["FanoutNotation", "FanoutAPNs", "FanoutScenarioTerms", "FanoutDevices"]
                 + nio("NIOConcurrencyHelpers", "NIOCore")
         ),
         // The mock APNs: validation, token auth, APNs' stream limits, statistics; the fleet,
@@ -159,7 +166,7 @@ let package = Package(
         // reads results links neither.
         .target(
             name: "FanoutResults",
-            dependencies: ["FanoutSettings", "FanoutAPNs", "FanoutMeasure", histogram]
+            dependencies: ["FanoutNotation", "FanoutFiles", "FanoutAPNs", "FanoutMeasure", histogram]
         ),
         // What is made of the documents, and of nothing else: Rendering (report.html,
         // summary.md, CI formats, the progress line, the live page, the search's and
@@ -171,7 +178,7 @@ let package = Package(
             name: "FanoutReport",
             dependencies: [
                 "FanoutResults",
-                "FanoutSettings",
+                "FanoutNotation", "FanoutFiles",
                 "FanoutRandom",
                 "FanoutAPNs",
                 "FanoutTokens",
@@ -190,7 +197,7 @@ let package = Package(
                 "FanoutClient",
                 "FanoutReport",
                 "FanoutResults",
-                "FanoutSettings",
+                "FanoutNotation", "FanoutFiles",
                 "FanoutAPNs",
                 "FanoutHTTP2",
                 "FanoutTokens",
@@ -204,7 +211,7 @@ let package = Package(
         .target(
             name: "FanoutRun",
             dependencies: [
-                "FanoutSettings",
+                "FanoutNotation", "FanoutFiles", "FanoutMachine",
                 serviceLifecycle,
                 "FanoutAPNs",
                 "FanoutPayload",
@@ -229,7 +236,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
-                "FanoutSettings",
+                "FanoutNotation", "FanoutFiles", "FanoutMachine",
                 "FanoutAPNs",
                 "FanoutPayload",
                 "FanoutTokens",
@@ -257,7 +264,9 @@ let package = Package(
         ),
         // Helpers the test targets share: peer processes with bounded waits, free ports, Python peers.
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
-        .testTarget(name: "FanoutSettingsTests", dependencies: ["FanoutSettings"]),
+        .testTarget(name: "FanoutNotationTests", dependencies: ["FanoutNotation"]),
+        .testTarget(name: "FanoutFilesTests", dependencies: ["FanoutFiles"]),
+        .testTarget(name: "FanoutMachineTests", dependencies: ["FanoutMachine"]),
         .testTarget(
             name: "FanoutAPNsTests",
             dependencies: ["FanoutAPNs", "FanoutRandom"] + nio("NIOCore")
@@ -366,7 +375,7 @@ let package = Package(
                 "FanoutReport",
                 "FanoutAssembly",
                 "FanoutResults",
-                "FanoutSettings",
+                "FanoutNotation",
                 "FanoutHTTP2",
                 "FanoutRun",
                 "FanoutClient",
@@ -388,7 +397,7 @@ let package = Package(
                 "FanoutClient",
                 "FanoutMeasure",
                 "FanoutAPNs",
-                "FanoutSettings",
+                "FanoutNotation",
                 "FanoutTestSupport",
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -404,7 +413,7 @@ let package = Package(
                 "FanoutDevices",
                 "FanoutReport",
                 "FanoutMeasure",
-                "FanoutSettings",
+                "FanoutNotation", "FanoutFiles",
                 "FanoutTestSupport",
             ],
             exclude: ["Peers"]

@@ -35,11 +35,12 @@ let package = Package(
         fuzzTarget("FuzzTokens", [fanoutLibrary("FanoutTokens"), fanoutLibrary("FanoutAPNs")]),
         fuzzTarget("FuzzScenario", [fanoutLibrary("FanoutScenarioTerms"), fanoutLibrary("FanoutSink")]),
         fuzzTarget("FuzzThresholds", [fanoutLibrary("FanoutReport")]),
-        fuzzTarget("FuzzSettings", [fanoutLibrary("FanoutClient"), fanoutLibrary("FanoutSettings")]),
+        fuzzTarget("FuzzSettings", [fanoutLibrary("FanoutClient"), fanoutLibrary("FanoutFiles")]),
         fuzzTarget(
             "FuzzOptions",
             [
-                fanoutLibrary("FanoutSettings"), fanoutLibrary("FanoutClient"), fanoutLibrary("FanoutReport"),
+                fanoutLibrary("FanoutNotation"), fanoutLibrary("FanoutMachine"), fanoutLibrary("FanoutClient"),
+                fanoutLibrary("FanoutReport"),
                 fanoutLibrary("FanoutPayload"), nio,
             ]
         ),

@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 
 /// The accepted shape of a device token as it travels in `/3/device/<token>`: hexadecimal text.
 ///

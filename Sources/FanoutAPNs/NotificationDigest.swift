@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 
 /// An order-independent digest of (device token, payload) pairs: the sink adds every
 /// notification it accepts, the sender every one it saw accepted, and equal digests (with equal

@@ -1,8 +1,8 @@
 import FanoutClient
 import FanoutMeasure
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// How much of a run's measured latency Fanout itself accounts for.

@@ -1,6 +1,6 @@
 import FanoutClient
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 
 extension LoadEngine.Report {
     /// Why the engine's own numbers cannot be trusted, if they cannot: the run was interrupted,

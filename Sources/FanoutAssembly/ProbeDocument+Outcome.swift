@@ -1,7 +1,6 @@
 import FanoutClient
 import FanoutHTTP2
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 // probe.json from what `ProbeState` recorded: the engine's records turned into the

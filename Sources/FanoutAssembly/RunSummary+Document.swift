@@ -1,6 +1,6 @@
 import FanoutClient
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 
 // MARK: summary.json, from the run's report
 

@@ -1,7 +1,7 @@
 import FanoutClient
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 // MARK: What a person reads at the end of a run

@@ -1,9 +1,10 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutFiles
 import FanoutMeasure
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutTokens
 import Foundation
 import Histogram

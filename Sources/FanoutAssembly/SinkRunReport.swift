@@ -1,8 +1,9 @@
 import FanoutAPNs
+import FanoutFiles
 import FanoutMeasure
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import Foundation
 import Histogram
 

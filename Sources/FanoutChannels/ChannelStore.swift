@@ -1,7 +1,7 @@
 import FanoutAPNs
 import FanoutDevices
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import NIOConcurrencyHelpers
 import NIOCore
 

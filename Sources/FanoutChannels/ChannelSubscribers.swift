@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import Foundation
 
 /// How many devices subscribe to each broadcast channel (`--channel-subscribers`): one count

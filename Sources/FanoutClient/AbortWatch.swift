@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 import Histogram
 
 /// `--abort-on`: a condition that stops a run while it goes (k6's `abortOnFail`), judged once a

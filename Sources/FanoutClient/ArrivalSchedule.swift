@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
-import FanoutSettings
+import FanoutFiles
+import FanoutNotation
 import FanoutTokens
 
 /// The open model's arrivals: when each notification is meant to be sent, whatever the server

@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutRandom
-import FanoutSettings
 
 /// The load engine's connections as slots, a plain state machine that returns actions for
 /// `RunDriver` to carry out: which slot to (re)open and when, and when to give up.

@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutFiles
 import Foundation
 
 /// The request headers a scenario file gives `fanout send` (options on the command line win):

@@ -2,8 +2,8 @@ import FanoutAPNs
 import FanoutHPACK
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutNotation
 import FanoutPayload
-import FanoutSettings
 import FanoutTokens
 import NIOCore
 

@@ -1,8 +1,8 @@
 import FanoutAPNs
+import FanoutFiles
 import FanoutHTTP2
 import FanoutPayload
 import FanoutRandom
-import FanoutSettings
 import FanoutTokens
 import Histogram
 import NIOCore

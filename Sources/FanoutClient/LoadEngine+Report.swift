@@ -1,5 +1,4 @@
 import FanoutMeasure
-import FanoutSettings
 import FanoutTokens
 import Histogram
 

@@ -3,7 +3,7 @@ import Dispatch
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
-import FanoutSettings
+import FanoutNotation
 import FanoutTokens
 import Histogram
 import NIOConcurrencyHelpers

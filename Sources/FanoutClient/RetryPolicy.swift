@@ -1,6 +1,6 @@
 import FanoutAPNs
+import FanoutNotation
 import FanoutRandom
-import FanoutSettings
 
 /// What becomes of a notification after one try, written once: a plain state machine that
 /// returns an action, which `LoadConnection` carries out.

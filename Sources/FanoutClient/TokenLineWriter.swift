@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutFiles
 import Foundation
 import NIOCore
 

@@ -1,7 +1,7 @@
 import FanoutAPNs
 import FanoutInstrument
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 
 /// A notification APNs accepted, as the fleet needs it.
 @usableFromInline

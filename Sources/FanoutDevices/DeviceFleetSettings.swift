@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import Foundation
 
 /// The devices behind the sink (issue #51): what share of them is offline, in low power, has

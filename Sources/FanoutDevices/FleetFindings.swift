@@ -1,6 +1,5 @@
 import FanoutAPNs
 import FanoutInstrument
-import FanoutSettings
 import Foundation
 
 /// What the device fleet saw of the provider, for its card (issue #51): the fleet decides each

@@ -1,6 +1,6 @@
 import Atomics
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 import Foundation
 import NIOConcurrencyHelpers
 

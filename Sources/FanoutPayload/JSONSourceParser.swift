@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 
 /// A JSON value as it stood in a template file, with the byte offset where it began.
 ///

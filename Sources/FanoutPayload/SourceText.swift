@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 
 /// The bytes of a template file and its name, turning byte offsets into line and column.
 ///

@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 /// `summary.json`'s `broadcast`: a broadcast run's channels and broadcasts (`fanout send

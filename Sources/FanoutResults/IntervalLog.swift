@@ -1,5 +1,5 @@
+import FanoutFiles
 import FanoutMeasure
-import FanoutSettings
 import Foundation
 
 /// HdrHistogram's interval log (`.hlog`, format 1.3): one line per second of the run, each a

@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 /// Why a run's figures cannot be trusted: one case a cause, carrying what the cause is made of.

@@ -1,5 +1,5 @@
 import FanoutMeasure
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 extension ProbeDocument {

@@ -1,5 +1,6 @@
+import FanoutFiles
 import FanoutMeasure
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 /// `probe.json`: what `fanout probe` measured of an endpoint — its TLS, its SETTINGS before

@@ -1,6 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 extension SummaryDocument.Provider {

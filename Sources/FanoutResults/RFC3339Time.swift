@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 /// A date as the documents write it: RFC 3339 in UTC to the millisecond (`TimeNotation`), like

@@ -1,6 +1,5 @@
 import FanoutAPNs
 import FanoutMeasure
-import FanoutSettings
 import Foundation
 
 // summary.json's sections of what was measured: latency, CPU, the harness's own share,

@@ -1,5 +1,5 @@
+import FanoutFiles
 import FanoutMeasure
-import FanoutSettings
 import Foundation
 
 extension SummaryDocument {

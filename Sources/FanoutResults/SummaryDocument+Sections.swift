@@ -1,5 +1,6 @@
+import FanoutFiles
 import FanoutMeasure
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 // summary.json's sections on how the run went: its configuration, start, schedule, the

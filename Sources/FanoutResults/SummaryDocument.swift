@@ -1,6 +1,5 @@
 import FanoutAPNs
 import FanoutMeasure
-import FanoutSettings
 import Foundation
 
 /// `summary.json`: one definition for what `fanout run`, `send` and `merge` write and what

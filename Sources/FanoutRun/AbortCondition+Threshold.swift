@@ -1,6 +1,6 @@
 import FanoutClient
+import FanoutNotation
 import FanoutReport
-import FanoutSettings
 
 extension AbortCondition {
     /// The window `--abort-on` judges over when its metric names none (`--abort-window`).

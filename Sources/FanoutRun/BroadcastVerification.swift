@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutReport
-import FanoutSettings
 import Foundation
 
 /// A broadcast plan rehearsed here (`PlanJob.rehearseBroadcast`): the embedded sink behind a

@@ -1,4 +1,5 @@
-import FanoutSettings
+import FanoutFiles
+import FanoutNotation
 import Foundation
 import NIOConcurrencyHelpers
 

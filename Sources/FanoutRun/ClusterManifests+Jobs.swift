@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 // MARK: The shards' Job and the merge's Job, with the scripts their pods run

@@ -1,4 +1,5 @@
-import FanoutSettings
+import FanoutFiles
+import FanoutNotation
 import Foundation
 
 /// `fanout cluster render`: a sharded run as Kubernetes objects, one `kubectl apply -f -` away.

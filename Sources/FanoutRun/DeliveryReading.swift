@@ -1,7 +1,7 @@
 import FanoutDevices
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutSink
 import Foundation
 import Histogram

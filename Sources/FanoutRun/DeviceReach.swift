@@ -1,8 +1,8 @@
 import FanoutDevices
+import FanoutNotation
 import FanoutRandom
 import FanoutResults
 import FanoutScenarioTerms
-import FanoutSettings
 import FanoutSink
 import Foundation
 

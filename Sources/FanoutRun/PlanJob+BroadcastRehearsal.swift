@@ -2,8 +2,9 @@ import FanoutAPNs
 import FanoutAssembly
 import FanoutChannels
 import FanoutClient
+import FanoutMachine
+import FanoutNotation
 import FanoutReport
-import FanoutSettings
 import FanoutSink
 import FanoutTokens
 import Foundation

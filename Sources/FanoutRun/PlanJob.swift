@@ -1,10 +1,12 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutFiles
+import FanoutMachine
+import FanoutNotation
 import FanoutPayload
 import FanoutReport
 import FanoutResults
 import FanoutScenarioTerms
-import FanoutSettings
 import FanoutSink
 import Foundation
 import NIOCore

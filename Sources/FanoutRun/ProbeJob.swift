@@ -1,9 +1,10 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutFiles
 import FanoutHTTP2
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,10 +1,11 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutDevices
+import FanoutFiles
 import FanoutInstrument
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutSink
 import Foundation
 import NIOConcurrencyHelpers

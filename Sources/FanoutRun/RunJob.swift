@@ -4,10 +4,10 @@ import FanoutAssembly
 import FanoutClient
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutNotation
 import FanoutPayload
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutSink
 import FanoutTokens
 import Foundation

@@ -1,7 +1,8 @@
 import FanoutAssembly
+import FanoutFiles
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 #if canImport(Glibc)

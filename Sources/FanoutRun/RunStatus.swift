@@ -1,8 +1,9 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutFiles
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// How a run ended, as the exit status `fanout run` and `fanout send` give it.

@@ -1,9 +1,9 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutFiles
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutTokens
 import Foundation
 

@@ -1,12 +1,13 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutFiles
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutNotation
 import FanoutPayload
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutTokens
 import Foundation
 import NIOConcurrencyHelpers

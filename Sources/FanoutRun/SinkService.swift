@@ -1,11 +1,13 @@
 import FanoutAPNs
 import FanoutAssembly
+import FanoutFiles
 import FanoutHTTP2
 import FanoutInstrument
+import FanoutMachine
 import FanoutMeasure
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutSink
 import FanoutTokens
 import Foundation

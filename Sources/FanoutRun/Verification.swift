@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutReport
-import FanoutSettings
 import Foundation
 
 /// What `fanout plan --verify` prints and exits by: a rehearsal's predicted and measured figures

@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import Foundation
 
 /// A distribution of response latencies.

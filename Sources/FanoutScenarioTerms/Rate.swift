@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 
 /// `limit` events per `window`, written `LIMIT/WINDOW` (`100/s`, `10/1m`, `5000/1.5s`).
 public struct Rate: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
-import FanoutSettings
+import FanoutFiles
+import FanoutNotation
 import Foundation
 
 /// The textual forms of the values a scenario's settings share (durations, rates, shares), for

@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 
 /// Which connections the sink serves: at most `total` open at once, at most `perPeer` of them
 /// from one address, and, once half the total is open, at most `idlePerPeer` from one address

@@ -1,5 +1,5 @@
 import FanoutDevices
-import FanoutSettings
+import FanoutNotation
 import Foundation
 import NIOCore
 

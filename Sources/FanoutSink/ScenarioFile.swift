@@ -1,8 +1,9 @@
 import FanoutAPNs
 import FanoutDevices
+import FanoutFiles
 import FanoutHTTP2
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import Foundation
 
 /// Scenario settings by name, shared by `fanout sink`'s options and scenario files, so that a

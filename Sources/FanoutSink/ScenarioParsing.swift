@@ -1,6 +1,6 @@
 import FanoutAPNs
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import Foundation
 
 /// The textual forms of scenario settings, shared by command-line options and scenario files.

@@ -1,9 +1,10 @@
 import Atomics
 import FanoutChannels
 import FanoutDevices
+import FanoutFiles
 import FanoutHTTP2
 import FanoutListening
-import FanoutSettings
+import FanoutNotation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix

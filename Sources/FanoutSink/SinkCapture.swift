@@ -1,7 +1,7 @@
 import Atomics
 import FanoutAPNs
+import FanoutFiles
 import FanoutScenarioTerms
-import FanoutSettings
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

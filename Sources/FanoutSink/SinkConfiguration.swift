@@ -1,7 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutInstrument
-import FanoutSettings
+import FanoutNotation
 
 /// How the sink behaves: the APNs rules it enforces and the limits it announces.
 public struct SinkConfiguration: Sendable {

@@ -1,10 +1,11 @@
 import FanoutAPNs
 import FanoutChannels
 import FanoutDevices
+import FanoutFiles
 import FanoutHTTP2
+import FanoutMachine
 import FanoutRandom
 import FanoutScenarioTerms
-import FanoutSettings
 import FanoutTokens
 import Foundation
 

@@ -2,7 +2,7 @@ import Atomics
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
-import FanoutSettings
+import FanoutNotation
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,6 +1,6 @@
 import Atomics
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import Foundation
 
 /// A network path of a given length in front of the sink: every byte, each way, arrives half a

@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutNotation
 
 #if canImport(Glibc)
 import Glibc

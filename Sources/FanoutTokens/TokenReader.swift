@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
-import FanoutSettings
+import FanoutFiles
+import FanoutNotation
 
 /// An opened token source, ready to be read. A file is opened once and read once, front to
 /// back: the bytes read to tell text from binary are kept (`prefix`), so a pipe, a FIFO or a

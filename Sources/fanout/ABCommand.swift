@@ -1,7 +1,7 @@
 import ArgumentParser
+import FanoutMachine
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 
 /// `fanout ab`: two builds side by side, alternately, judged pair by pair.
 struct ABCommand: ParsableCommand {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutNotation
 import FanoutReport
-import FanoutSettings
 import FanoutTokens
 import Foundation
 

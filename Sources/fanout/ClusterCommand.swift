@@ -1,6 +1,6 @@
 import ArgumentParser
+import FanoutNotation
 import FanoutRun
-import FanoutSettings
 import Foundation
 
 /// `fanout cluster`: sharded runs on Kubernetes.

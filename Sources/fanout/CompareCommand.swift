@@ -1,7 +1,7 @@
 import ArgumentParser
+import FanoutFiles
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 
 /// `fanout compare`: two runs side by side.
 struct CompareCommand: ParsableCommand {

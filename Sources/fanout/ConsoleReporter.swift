@@ -1,7 +1,7 @@
 import FanoutAssembly
+import FanoutNotation
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
 import ArgumentParser
+import FanoutNotation
 import FanoutReport
 import FanoutResults
 import FanoutRun
-import FanoutSettings
 
 /// The `fanout` command: configuration only; each subcommand calls into a library module.
 @main

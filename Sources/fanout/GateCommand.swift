@@ -1,8 +1,8 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutFiles
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 import Foundation
 
 /// `fanout gate`: thresholds on a run's results, for CI.

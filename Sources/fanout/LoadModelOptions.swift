@@ -1,8 +1,9 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutFiles
+import FanoutNotation
 import FanoutRun
-import FanoutSettings
 import Foundation
 
 #if canImport(Glibc)

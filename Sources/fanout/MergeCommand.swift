@@ -1,7 +1,7 @@
 import ArgumentParser
+import FanoutFiles
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 
 /// `fanout merge`: a sharded run's folders as one, and whether they make one result.
 struct MergeCommand: ParsableCommand {

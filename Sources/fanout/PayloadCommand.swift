@@ -1,8 +1,9 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutMachine
+import FanoutNotation
 import FanoutPayload
 import FanoutRun
-import FanoutSettings
 import NIOCore
 
 #if canImport(Glibc)

@@ -1,9 +1,10 @@
 import ArgumentParser
 import FanoutDevices
+import FanoutMachine
+import FanoutNotation
 import FanoutReport
 import FanoutResults
 import FanoutRun
-import FanoutSettings
 import FanoutSink
 import Foundation
 

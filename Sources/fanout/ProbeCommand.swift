@@ -1,9 +1,9 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutAssembly
+import FanoutNotation
 import FanoutPayload
 import FanoutRun
-import FanoutSettings
 import FanoutTokens
 import Foundation
 

@@ -1,6 +1,6 @@
 import ArgumentParser
+import FanoutMachine
 import FanoutRun
-import FanoutSettings
 import FanoutSink
 import FanoutTokens
 

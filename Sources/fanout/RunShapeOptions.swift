@@ -1,9 +1,10 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutMachine
+import FanoutNotation
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 
 /// The shape of a run, shared by `fanout run` and `fanout send`: the connections' options and
 /// the load model. Unset options keep `LoadShape`'s defaults.

@@ -1,10 +1,10 @@
 import ArgumentParser
 import FanoutClient
 import FanoutMeasure
+import FanoutNotation
 import FanoutPayload
 import FanoutReport
 import FanoutRun
-import FanoutSettings
 import FanoutTokens
 
 /// `fanout search`: the highest rate that keeps an SLO, found by measurement.

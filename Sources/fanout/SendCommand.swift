@@ -1,9 +1,10 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutFiles
+import FanoutNotation
 import FanoutPayload
 import FanoutRun
-import FanoutSettings
 import FanoutTokens
 
 /// `fanout send`: a token set's notifications to any APNs-compatible endpoint.

@@ -1,8 +1,9 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutMachine
 import FanoutMeasure
+import FanoutNotation
 import FanoutRun
-import FanoutSettings
 import FanoutSink
 import Foundation
 import Logging

@@ -2,7 +2,6 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutChannels
 import FanoutScenarioTerms
-import FanoutSettings
 import FanoutSink
 
 /// `fanout sink`'s scenario: a file of settings and the options that override its lines, each

@@ -1,8 +1,8 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutMachine
 import FanoutRun
-import FanoutSettings
 import FanoutTokens
 
 /// `fanout tokens`: device-token sets.

@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import FanoutTestSupport
 import FanoutTokens
 import Foundation

@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutRun
-import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing

@@ -1,7 +1,8 @@
 import FanoutClient
+import FanoutFiles
+import FanoutNotation
 import FanoutResults
 import FanoutRun
-import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing

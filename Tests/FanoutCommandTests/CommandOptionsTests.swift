@@ -1,10 +1,11 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutDevices
+import FanoutFiles
+import FanoutNotation
 import FanoutReport
 import FanoutRun
 import FanoutScenarioTerms
-import FanoutSettings
 import FanoutSink
 import FanoutTokens
 import Testing

@@ -1,6 +1,7 @@
+import FanoutFiles
+import FanoutNotation
 import FanoutResults
 import FanoutRun
-import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing

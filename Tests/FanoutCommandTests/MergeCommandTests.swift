@@ -1,6 +1,6 @@
 import FanoutAPNs
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing

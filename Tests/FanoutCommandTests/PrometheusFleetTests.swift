@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import FanoutTestSupport
 import Foundation
 import Testing

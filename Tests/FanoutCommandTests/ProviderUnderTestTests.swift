@@ -1,6 +1,7 @@
+import FanoutFiles
+import FanoutNotation
 import FanoutReport
 import FanoutResults
-import FanoutSettings
 import FanoutTestSupport
 import Foundation
 import Testing

@@ -3,7 +3,7 @@
 // What parses must hold only what the reader promises: known names, a value for each, no name
 // twice; what does not parse must say where (`fuzz:LINE: what`).
 import FanoutClient
-import FanoutSettings
+import FanoutFiles
 import FuzzSupport
 
 runFuzzer(

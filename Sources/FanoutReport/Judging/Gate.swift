@@ -1,5 +1,5 @@
+import FanoutFiles
 import FanoutResults
-import FanoutSettings
 
 /// `fanout gate`: a run (or its repeats' medians) against thresholds, with exit statuses CI
 /// can act on.

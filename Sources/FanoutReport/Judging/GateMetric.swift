@@ -1,5 +1,5 @@
 import FanoutAPNs
-import FanoutSettings
+import FanoutFiles
 
 /// What a threshold measures: one of a run's metrics, a count by its reason, or a latency over
 /// the run's worst window.

@@ -1,6 +1,5 @@
 import FanoutAPNs
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// A metric of a finished run, as gates and comparisons name it.

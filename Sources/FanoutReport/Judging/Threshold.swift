@@ -1,5 +1,6 @@
+import FanoutFiles
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// One gate condition, in the small language a k6 user recognises:
@@ -28,7 +29,7 @@ import Foundation
 /// `p50 <= baseline + 2ms`.
 public struct Threshold: Sendable, Hashable, CustomStringConvertible {
     /// `<`, `<=`, `>`, `>=`, `==`, `!=`.
-    public typealias Comparison = FanoutSettings.Comparison
+    public typealias Comparison = FanoutNotation.Comparison
 
     public enum Limit: Sendable, Hashable {
         /// A value in the metric's unit (ms, per second, a count, or a share of `sent`).

@@ -1,7 +1,8 @@
 import FanoutAPNs
+import FanoutFiles
 import FanoutMeasure
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import FanoutTokens
 import Foundation
 import Histogram

@@ -1,7 +1,7 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 import Histogram
 

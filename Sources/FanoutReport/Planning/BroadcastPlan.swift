@@ -1,5 +1,5 @@
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// `fanout plan --broadcast`: one Live Activity update every interval to every subscriber of N

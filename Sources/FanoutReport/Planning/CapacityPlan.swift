@@ -1,6 +1,6 @@
 import FanoutMeasure
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// The answer to "how many connections and machines deliver N notifications by a deadline?",

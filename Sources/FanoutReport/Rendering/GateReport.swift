@@ -1,5 +1,4 @@
 import FanoutResults
-import FanoutSettings
 
 extension Gate.Outcome {
     /// `fanout gate --report FILE`: the verdicts as one self-contained page — the status, a row a

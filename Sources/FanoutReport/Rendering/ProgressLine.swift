@@ -1,6 +1,6 @@
 import FanoutMeasure
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// The line a terminal shows while a run goes:

@@ -1,6 +1,6 @@
 import FanoutMeasure
+import FanoutNotation
 import FanoutResults
-import FanoutSettings
 import Foundation
 
 /// One step of a rate search: a run at one offered rate, what it achieved, and its verdict.

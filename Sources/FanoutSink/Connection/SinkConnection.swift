@@ -1,9 +1,10 @@
 import FanoutAPNs
+import FanoutFiles
 import FanoutHTTP2
 import FanoutListening
 import FanoutMeasure
+import FanoutNotation
 import FanoutScenarioTerms
-import FanoutSettings
 import NIOCore
 import NIOSSL
 

@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import Testing
 
 /// One conversion a meaning: a duration in seconds, in milliseconds, and a count of microseconds

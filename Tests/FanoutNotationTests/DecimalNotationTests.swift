@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import Testing
 
 /// `DecimalNotation`: numbers as people write them, and nothing Swift's `Double(String)` reads

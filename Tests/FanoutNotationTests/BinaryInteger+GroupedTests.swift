@@ -1,4 +1,4 @@
-import FanoutSettings
+import FanoutNotation
 import Testing
 
 @Suite struct GroupedTests {

@@ -1,3 +1,5 @@
+import FanoutNotation
+
 /// The `name = value` files Fanout reads (the sink's scenario files, `fanout send`'s), one
 /// setting a line (LF, CRLF or CR, as `TextLines` reads them):
 ///

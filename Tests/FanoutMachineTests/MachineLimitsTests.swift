@@ -1,4 +1,5 @@
-import FanoutSettings
+import FanoutMachine
+import FanoutNotation
 import Testing
 
 /// The ranges of the count and size options on made-up machines: each bound where the

@@ -1,3 +1,4 @@
+import FanoutNotation
 import Foundation
 
 #if canImport(Glibc)
