@@ -24,7 +24,7 @@ let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", packa
 /// What both ends of the wire, the sink and the load engine, are built on.
 let wireEnd: [Target.Dependency] =
     [
-        "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload",
+        "FanoutNotation", "FanoutFiles", "FanoutRandom", "FanoutHPACK", "FanoutAPNs", "FanoutPayload",
         "FanoutTokens",
         "FanoutListening",
         "FanoutHTTP2", "FanoutMeasure", nioSSL, atomics, crypto, histogram,
@@ -149,7 +149,7 @@ let package = Package(
         .target(
             name: "FanoutSink",
             dependencies: wireEnd + [
-                "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels",
+                "FanoutMachine", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -266,7 +266,7 @@ let package = Package(
         .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
         .testTarget(name: "FanoutNotationTests", dependencies: ["FanoutNotation"]),
         .testTarget(name: "FanoutFilesTests", dependencies: ["FanoutFiles"]),
-        .testTarget(name: "FanoutMachineTests", dependencies: ["FanoutMachine"]),
+        .testTarget(name: "FanoutMachineTests", dependencies: ["FanoutNotation", "FanoutMachine"]),
         .testTarget(
             name: "FanoutAPNsTests",
             dependencies: ["FanoutAPNs", "FanoutRandom"] + nio("NIOCore")
@@ -340,6 +340,7 @@ let package = Package(
         .testTarget(
             name: "FanoutClientTests",
             dependencies: [
+                "FanoutNotation",
                 "FanoutRandom",
                 "FanoutClient",
                 "FanoutReport",
@@ -353,7 +354,7 @@ let package = Package(
                 "FanoutTestSupport",
                 crypto,
                 histogram,
-            ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix")
+            ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "NIOEmbedded")
         ),
         .testTarget(
             name: "FanoutAssemblyTests",

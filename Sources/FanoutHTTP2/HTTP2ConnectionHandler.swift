@@ -4,8 +4,9 @@ import NIOTLS
 
 /// What the owner of a connection does with it: the sink answers requests, the load engine
 /// sends them and counts responses. Called on the channel's event loop, each call with the
-/// connection's `HTTP2Writer` (its state to read, the frames it may queue), never the
-/// connection itself: reading bytes in and writing them out stay the owner's.
+/// connection's `HTTP2Writer` (its state to read, the frames it may queue), not the connection
+/// itself: reading bytes in and writing them out stay the owner's. Only `connectionEnded` gets
+/// the connection, borrowed, to read what it ended with.
 public protocol HTTP2ConnectionDelegate: SendableMetatype {
     /// The preface and SETTINGS are queued: a client may open streams now.
     mutating func connectionStarted(_ connection: inout HTTP2Writer)

@@ -15,7 +15,8 @@ import NIOCore
 /// It reads no bytes in and takes none out: those are the owner's, between calls, so a
 /// delegate can never re-enter `receive` in the middle of a read. It lives only for the call
 /// it is passed to: it is not copyable, only `HTTP2Connection.withWriter` makes one, and a
-/// delegate gets it `inout`, so it cannot keep it.
+/// delegate gets it `inout`, so it cannot keep one (short of swapping it with another writer
+/// it was handed, which would leave that one's owner a dangling pointer: never do that).
 public struct HTTP2Writer: ~Copyable {
     /// The connection, exclusively accessed for as long as this writer lives.
     @usableFromInline let connection: UnsafeMutablePointer<HTTP2Connection>

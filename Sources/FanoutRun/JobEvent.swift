@@ -27,7 +27,8 @@ public enum JobEvent: Sendable {
     /// A set of repeats: one begins; the set was cut short by a signal; the set is done.
     case repeatStarting(index: Int, of: Int)
     case repeatsInterrupted(finished: Int, asked: Int, signal: StopSignal)
-    case repeatsCompared(spread: String, report: String)
+    case repeatsSpread(String)
+    case repeatsReportWritten(path: String)
     /// `--start-at` had passed `late` before the run began: it starts at once.
     case startAtPassed(Date, late: Duration)
     /// The run's summary could not be added to `$GITHUB_STEP_SUMMARY`'s file.

@@ -162,6 +162,8 @@ extension PlanJob {
             management: endpoint
         )
         job.broadcast = broadcast
+        // Channels it cannot delete are said, as `fanout send` says them.
+        job.reporter = reporter
         return (job, broadcast)
     }
 }

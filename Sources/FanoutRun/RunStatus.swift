@@ -132,11 +132,12 @@ public func repeatRuns(
     if repeats > 1 {
         let set: RunSet
         do { set = try RunSet.load(directory) } catch { throw JobError.input("\(error)") }
+        reporter.report(.repeatsSpread(set.spreadText))
         let report = directory + "/" + RepeatReport.fileName
         do { try RepeatReport(set: set).write() } catch {
             throw JobError.output("cannot write \(report): \(error.reason)")
         }
-        reporter.report(.repeatsCompared(spread: set.spreadText, report: report))
+        reporter.report(.repeatsReportWritten(path: report))
     }
     return status
 }

@@ -2,7 +2,7 @@ import FanoutAssembly
 import FanoutNotation
 import FanoutReport
 import FanoutRun
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +24,7 @@ final class ConsoleReporter: JobReporter {
     private let output: StandardStream
     private let error: StandardStream
     /// Whether the progress line is on the terminal now.
-    private let progressShown = Atomic<Bool>(false)
+    private let progressShown = NIOLockedValueBox(false)
 
     /// A reporter on `output` and `error` (standard output and error), drawing the progress
     /// line when `progressOnTerminal` (standard error is a terminal).
@@ -48,12 +48,22 @@ final class ConsoleReporter: JobReporter {
         if case .progress(let progress, let total) = event {
             guard wantsProgress else { return }
             error.write(("\r\u{1B}[K" + ProgressLine(progress, total: total).text).utf8)
-            progressShown.store(true, ordering: .relaxed)
+            progressShown.withLockedValue { $0 = true }
             return
         }
-        if progressShown.exchange(false, ordering: .relaxed) { error.write("\r\u{1B}[K".utf8) }
+        clearProgress()
         let (stream, text) = Self.words(for: event)
         (stream == .output ? output : error).write((text + "\n").utf8)
+    }
+
+    /// Clears the progress line, if it is drawn: before any other line on either stream (an
+    /// event's, or an error the command ends with).
+    func clearProgress() {
+        let shown = progressShown.withLockedValue { shown in
+            defer { shown = false }
+            return shown
+        }
+        if shown { error.write("\r\u{1B}[K".utf8) }
     }
 
     /// Where an event is said, and in what words (a line, or several).
@@ -78,8 +88,10 @@ final class ConsoleReporter: JobReporter {
             return (.output, "repeat \(index) of \(count)")
         case .repeatsInterrupted(let finished, let asked, let signal):
             return (.output, "INVALID: interrupted after \(finished) of \(asked) repeats (\(signal.name))")
-        case .repeatsCompared(let spread, let report):
-            return (.output, spread + "\nthe repeats side by side: \(report)")
+        case .repeatsSpread(let spread):
+            return (.output, spread)
+        case .repeatsReportWritten(let report):
+            return (.output, "the repeats side by side: \(report)")
         case .startAtPassed(let startAt, let late):
             let milliseconds = late.components.seconds * 1000 + late.components.attoseconds / 1_000_000_000_000_000
             return (

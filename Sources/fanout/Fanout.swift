@@ -107,15 +107,11 @@ struct Fanout: AsyncParsableCommand {
     ]
 
     /// ArgumentParser's "The value '80' is invalid for '--rtt <duration>'" with how to write one,
-    /// as the sink says it: "…; write it like 250us, 5ms, 1.5s, 2m or 1h, …". When the option's
-    /// reader said why it refused the value ("…': rtt must be longer than 0; got 0ms"), that is
-    /// the message, after the option: "--rtt: rtt must be longer than 0; got 0ms" (the value may
-    /// be one of its grammar, out of range).
+    /// as the sink says it: "…; write it like 250us, 5ms, 1.5s, 2m or 1h, …". Not when the
+    /// option's reader said why it refused the value ("…': rtt must be longer than 0; got 0ms"):
+    /// the value may be one of its grammar, out of range, and the why is the message.
     static func withHint(_ message: String) -> String {
-        if let found = message.firstMatch(of: /The value '[^\n]*' is invalid for '(\S+) <[^>\n]+>': ([^\n]+)/) {
-            return message.replacingCharacters(in: found.range, with: "\(found.1): \(found.2)")
-        }
-        guard let found = message.firstMatch(of: /The value '(.*)' is invalid for '(\S+) <([a-z-]+)>'/),
+        guard let found = message.firstMatch(of: /The value '(.*)' is invalid for '(\S+) <([a-z-]+)>'(?!: )/),
             let hint = hints[String(found.3)]
         else { return message }
         return message.replacingCharacters(

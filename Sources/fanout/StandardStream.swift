@@ -29,8 +29,9 @@ struct StandardStream: Sendable {
     }
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error, after clearing the progress line if one is drawn.
 func printError(_ message: String) {
+    ConsoleReporter.shared.clearProgress()
     StandardStream.error.write((message + "\n").utf8)
 }
 

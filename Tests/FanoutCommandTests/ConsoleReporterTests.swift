@@ -60,6 +60,17 @@ import Testing
                 .calibrating(Calibration(notifications: 20_000, connections: 4, streams: 100, wire: "no wire")), .error,
                 "calibrating: 20000 notifications to the embedded sink over TLS with token auth, 4 connections × 100 streams, no wire…"
             ),
+            (.repeatsSpread("throughput 1/s"), .output, "throughput 1/s"),
+            (.repeatsReportWritten(path: "r/report.html"), .output, "the repeats side by side: r/report.html"),
+            (
+                .sink(.selfSigned(directory: "/tls")), .error,
+                "fanout sink: TLS with a self-signed certificate; clients trust it with /tls/cert.pem"
+            ),
+            (
+                .sink(.authenticationOff), .error,
+                "fanout sink: auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
+            ),
+            (.sink(.serving("too many streams")), .error, "fanout sink: too many streams"),
             (.searchStarted, .output, SearchReport.tableHeader),
             (.renderFailed(position: 3, token: nil, reason: "too short"), .error, "error: token 3: too short"),
             (

@@ -130,8 +130,8 @@ import Testing
         (["--deadline", "0s"], "--deadline: 0s is not a duration above 0"),
         (["--headroom", "120%"], "--headroom: 120% is not a share"),
         (["--cost", "x", "--calibrate"], "--cost and --calibrate"),
-        (["--device-offline", "130%"], "--device-offline: a share is from 0% to 100%"),
-        (["--device-return", "uniform:soon"], "--device-return: "),
+        (["--device-offline", "130%"], "'130%' is invalid for '--device-offline <share>': a share is from 0% to 100%"),
+        (["--device-return", "uniform:soon"], "'uniform:soon' is invalid for '--device-return <kind:values>': "),
         (["--device-expiration", "later"], "--device-expiration: later is not a duration"),
     ])
     func badInputIsAUsageError(change: [String], message: String) throws {

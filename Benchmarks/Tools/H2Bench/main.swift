@@ -53,7 +53,7 @@ func fail(_ message: String) -> Never {
 struct OKResponder: HTTP2ConnectionDelegate {
     static let ok = HTTP2Fields([(":status", "200")])
 
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         if case .message(let request) = event { connection.respond(stream: request.stream, Self.ok, body: nil) }
     }
 }
@@ -68,9 +68,9 @@ struct LoadDriver: HTTP2ConnectionDelegate {
     var finished = 0
     var succeeded = 0
 
-    mutating func connectionStarted(_ connection: inout HTTP2Connection) { sendMore(&connection) }
+    mutating func connectionStarted(_ connection: inout HTTP2Writer) { sendMore(&connection) }
 
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Connection) {
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         switch event {
         case .message(let response):
             finished += 1
@@ -83,7 +83,7 @@ struct LoadDriver: HTTP2ConnectionDelegate {
         if finished == quota { connection.goAway() }
     }
 
-    private mutating func sendMore(_ connection: inout HTTP2Connection) {
+    private mutating func sendMore(_ connection: inout HTTP2Writer) {
         while sent < quota && connection.availableStreams > 0 {
             guard (try? connection.sendRequest(fields, body: body)) != nil else { return }
             sent += 1
