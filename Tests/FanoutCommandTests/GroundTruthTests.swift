@@ -192,10 +192,19 @@ struct GroundTruthTests {
                 hold >= 50 && hold <= 51 + loopLag,
                 "\(what): p50 \(hold) ms at \(first.offered)/s, the sender's loops lagging \(loopLag) ms at p99"
             )
-            #expect(
-                abs(rate / capacity - 1) <= 0.05,
-                "\(what): answered \(rate)/s for a capacity of \(capacity)/s (p50 \(hold) ms at \(first.offered)/s)\n\(result.standardOutput)"
-            )
+            // The search brackets the capacity: the rate it found is not over it (a percent for the
+            // median hold standing for the mean), the rate that failed above it is not more than
+            // 5% under it, and the rate found not more than 10% under it. At the grid's finest a
+            // step a few tenths of a percent under capacity (3,938/s of 3,958/s) passes or fails by
+            // the host's jitter — at 99.5% of capacity any delay queues — so the rate found is
+            // 3,938/s or 3,750/s (5.3% under), both right. Measured: the builds at f3aea69 and
+            // f25b841 each found 3,750/s in some runs and 3,938/s in others, alone on this host.
+            let failed = try #require(answer.failed, "\(what): no failed rate above \(rate)/s: \(answer)")
+            let found =
+                "\(what): found \(rate)/s, \(failed)/s failed, for a capacity of \(capacity)/s (p50 \(hold) ms at \(first.offered)/s)\n\(result.standardOutput)"
+            #expect(rate <= capacity * 1.01, "\(found)")
+            #expect(failed >= capacity * 0.95, "\(found)")
+            #expect(rate >= capacity * 0.90, "\(found)")
         }
     }
 }
