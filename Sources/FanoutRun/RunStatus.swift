@@ -88,9 +88,10 @@ extension RunSummary {
 }
 
 /// Runs a job `repeats` times into `repeat-1/` … `repeat-N/` under `directory` (or once into
-/// `directory` itself), stopping at a stop signal; prints the medians and spread of several, and
-/// returns the worst status; several end with `report.html` (`RepeatReport`) beside them. Several keep `repeats.json` (`RepeatManifest`) up to date: asked,
-/// finished, and the signal that cut the set short ("interrupted after 2 of 5 repeats").
+/// `directory` itself), stopping at a stop signal; tells `reporter` each repeat and the medians
+/// and spread of several, and returns the worst status; several end with `report.html`
+/// (`RepeatReport`) beside them. Several keep `repeats.json` (`RepeatManifest`) up to date:
+/// asked, finished, and the signal that cut the set short ("interrupted after 2 of 5 repeats").
 public func repeatRuns(
     _ repeats: Int,
     into directory: String,

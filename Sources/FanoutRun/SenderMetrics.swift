@@ -89,7 +89,7 @@ final class SenderMetrics: Sendable {
     private let scrapes = ScrapeCount()
     private let linger: Duration
 
-    /// Where it listens, `HOST:PORT`: printed as "metrics on HOST:PORT" once it does, so that
+    /// Where it listens, `HOST:PORT`: reported (the console's "metrics on HOST:PORT") once it does, so that
     /// `--metrics HOST:0` can be found.
     var address: String { Sink.describe(endpoint.localAddress) }
 

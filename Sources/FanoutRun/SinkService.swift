@@ -152,9 +152,10 @@ public struct SinkJob: Sendable {
     }
 }
 
-/// The sink as a ServiceLifecycle service: it prints `listening on HOST:PORT` once it is, and on
-/// graceful shutdown (SIGINT or SIGTERM through a `ServiceGroup`) drains — new requests get 503
-/// Shutdown, every connection GOAWAY — and prints its summary.
+/// The sink as a ServiceLifecycle service: it tells its job's reporter where it listens once it
+/// does (`listening on HOST:PORT` on the console), and on graceful shutdown (SIGINT or SIGTERM
+/// through a `ServiceGroup`) drains — new requests get 503 Shutdown, every connection GOAWAY —
+/// and tells its summary.
 public struct SinkService: Service {
     public let job: SinkJob
 
