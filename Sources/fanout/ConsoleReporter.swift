@@ -45,14 +45,14 @@ final class ConsoleReporter: JobReporter {
     }
 
     func report(_ event: JobEvent) {
-        if case .progress(let progress, let total) = event {
-            guard wantsProgress else { return }
-            error.write(("\r\u{1B}[K" + ProgressLine(progress, total: total).text).utf8)
+        if case .progress = event, !wantsProgress { return }
+        let (stream, text) = Self.words(for: event)
+        if case .progress = event {
+            error.write(("\r\u{1B}[K" + text).utf8)
             progressShown.withLockedValue { $0 = true }
             return
         }
         clearProgress()
-        let (stream, text) = Self.words(for: event)
         (stream == .output ? output : error).write((text + "\n").utf8)
     }
 

@@ -133,17 +133,18 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
         while let entry = scheduler.popDue(now: now) {
             writer.restore(from: entry)
             let transit = UInt64(entry.transit) * 1000
-            // A timed request's id holds its send time: it was received at sent + transit.
-            let sent = transit == 0 ? 0 : TimedAPNsID.sendTime(in: writer.apnsID) ?? 0
+            // A timed request's id holds its send time: it was received at sent + transit and held
+            // from then until due. Only a timed request learns it (`AnswerWriter`); an untimed one
+            // has no send time to hold from.
+            let held =
+                transit == 0 ? 0 : entry.due - min(entry.due, (TimedAPNsID.sendTime(in: writer.apnsID) ?? 0) + transit)
             let answer = Answer(
                 stream: entry.stream,
                 rejection: entry.reason < 0 ? nil : APNsReason.all[Int(entry.reason)],
                 digestHash: entry.digestHash,
                 due: entry.due,
                 transit: transit,
-                // Only a timed request learns it (`AnswerWriter`); untimed, there is no send
-                // time to hold from.
-                held: transit == 0 ? 0 : entry.due - min(entry.due, sent + transit)
+                held: held
             )
             respond(answer, now: now, &connection)
         }
