@@ -5,7 +5,8 @@ import PackageDescription
 let libraries = [
     "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens",
     "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
-    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutClient", "FanoutResults", "FanoutReport", "FanoutAssembly",
+    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutEndpoint", "FanoutClient", "FanoutProbe", "FanoutResults",
+    "FanoutReport", "FanoutAssembly",
 ]
 
 /// One of swift-nio's products a target imports, by its module's name: `nio("NIOCore", "NIOPosix")`.
@@ -154,11 +155,26 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // The way to an APNs endpoint that the load engine and the probe share: where requests go
+        // and what they carry besides a token and a body (host, transport, headers, provider
+        // tokens), connecting, each request's header fields, what kept an endpoint away.
+        .target(
+            name: "FanoutEndpoint",
+            dependencies: [
+                "FanoutAPNs", "FanoutHPACK", "FanoutHTTP2", nioSSL, crypto,
+            ] + nio("NIOCore", "NIOPosix", "NIOConcurrencyHelpers")
+        ),
         // The load engine: a pool of HTTP/2 connections sending a token set's notifications,
         // surviving faults, giving every token one final outcome.
         .target(
             name: "FanoutClient",
-            dependencies: wireEnd
+            dependencies: wireEnd + ["FanoutEndpoint"]
+        ),
+        // `fanout probe`: one connection measured as a state machine (SETTINGS, PING round trips,
+        // requests one at a time and in parallel, the flow window), beside the engine, not in it.
+        .target(
+            name: "FanoutProbe",
+            dependencies: ["FanoutAPNs", "FanoutPayload", "FanoutHTTP2", "FanoutEndpoint"] + nio("NIOCore")
         ),
         // The documents a run leaves, and nothing of the engine: summary.json (with the sink's
         // provider section), probe.json, search.json, plan.json, the repeat manifest, the
@@ -195,6 +211,7 @@ let package = Package(
             name: "FanoutAssembly",
             dependencies: [
                 "FanoutClient",
+                "FanoutProbe",
                 "FanoutReport",
                 "FanoutResults",
                 "FanoutNotation", "FanoutFiles",
@@ -211,6 +228,7 @@ let package = Package(
         .target(
             name: "FanoutRun",
             dependencies: [
+                "FanoutRandom",
                 "FanoutNotation", "FanoutFiles", "FanoutMachine",
                 serviceLifecycle,
                 "FanoutAPNs",
@@ -224,6 +242,8 @@ let package = Package(
                 "FanoutChannels",
                 "FanoutSink",
                 "FanoutClient",
+                "FanoutEndpoint",
+                "FanoutProbe",
                 "FanoutReport",
                 "FanoutAssembly",
                 "FanoutResults",
@@ -247,6 +267,7 @@ let package = Package(
                 "FanoutChannels",
                 "FanoutSink",
                 "FanoutClient",
+                "FanoutEndpoint",
                 "FanoutReport",
                 "FanoutAssembly",
                 "FanoutResults",
@@ -283,6 +304,7 @@ let package = Package(
         .testTarget(
             name: "FanoutHTTP2Tests",
             dependencies: [
+                "FanoutHPACK",
                 "FanoutRandom",
                 "FanoutHTTP2",
                 "FanoutTestSupport",
@@ -323,6 +345,7 @@ let package = Package(
         .testTarget(
             name: "FanoutSinkTests",
             dependencies: [
+                "FanoutHPACK", "FanoutPayload",
                 "FanoutRandom",
                 "FanoutScenarioTerms",
                 "FanoutInstrument",
@@ -340,6 +363,7 @@ let package = Package(
         .testTarget(
             name: "FanoutClientTests",
             dependencies: [
+                "FanoutHPACK", "FanoutMeasure",
                 "FanoutNotation",
                 "FanoutRandom",
                 "FanoutClient",
@@ -351,15 +375,26 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutHTTP2",
                 "FanoutAPNs",
+                "FanoutEndpoint",
                 "FanoutTestSupport",
                 crypto,
                 histogram,
             ] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "NIOEmbedded")
         ),
         .testTarget(
+            name: "FanoutEndpointTests",
+            dependencies: ["FanoutEndpoint", "FanoutAPNs", "FanoutHPACK", "FanoutHTTP2", "FanoutRandom"]
+                + nio("NIOCore", "NIOPosix")
+        ),
+        .testTarget(
+            name: "FanoutProbeTests",
+            dependencies: ["FanoutProbe"]
+        ),
+        .testTarget(
             name: "FanoutAssemblyTests",
             dependencies: [
                 "FanoutAssembly",
+                "FanoutProbe",
                 "FanoutClient",
                 "FanoutReport",
                 "FanoutResults",
@@ -373,6 +408,7 @@ let package = Package(
         .testTarget(
             name: "FanoutReportTests",
             dependencies: [
+                "FanoutMeasure", "FanoutTokens",
                 "FanoutReport",
                 "FanoutAssembly",
                 "FanoutResults",
@@ -383,6 +419,7 @@ let package = Package(
                 "FanoutSink",
                 "FanoutAPNs",
                 "FanoutPayload",
+                "FanoutEndpoint",
                 "FanoutTestSupport",
                 histogram,
             ],
@@ -392,6 +429,7 @@ let package = Package(
         .testTarget(
             name: "FanoutRunTests",
             dependencies: [
+                "FanoutResults", "FanoutSink",
                 "FanoutRun",
                 "FanoutReport",
                 "FanoutChannels",
@@ -407,6 +445,7 @@ let package = Package(
         .testTarget(
             name: "FanoutCommandTests",
             dependencies: [
+                "FanoutAPNs", "FanoutAssembly", "FanoutClient", "FanoutResults", "FanoutSink", "FanoutTokens",
                 "fanout",
                 "fanout-cost",
                 "FanoutRun",
@@ -415,6 +454,7 @@ let package = Package(
                 "FanoutReport",
                 "FanoutMeasure",
                 "FanoutNotation", "FanoutFiles",
+                "FanoutEndpoint",
                 "FanoutTestSupport",
             ],
             exclude: ["Peers"]

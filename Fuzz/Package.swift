@@ -40,6 +40,7 @@ let package = Package(
             "FuzzOptions",
             [
                 fanoutLibrary("FanoutNotation"), fanoutLibrary("FanoutMachine"), fanoutLibrary("FanoutClient"),
+                fanoutLibrary("FanoutEndpoint"),
                 fanoutLibrary("FanoutReport"),
                 fanoutLibrary("FanoutPayload"), nio,
             ]

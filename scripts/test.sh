@@ -26,6 +26,9 @@ python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4
 # (Tests/FanoutTestSupport/Peer.swift, docs/testing.md), so CI never passes by skipping.
 export FANOUT_REQUIRE_PEERS=1
 
+step "Every Fanout module a target imports is declared in Package.swift (scripts/lib/imports.py)"
+python3 scripts/lib/imports.py
+
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 

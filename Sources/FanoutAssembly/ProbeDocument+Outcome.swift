@@ -1,5 +1,5 @@
-import FanoutClient
 import FanoutHTTP2
+import FanoutProbe
 import FanoutResults
 import Foundation
 

@@ -199,7 +199,7 @@ extension RunSummary {
 
     /// What was asked for: the settings that shape a run, to compare like with like.
     var configurationDocument: SummaryDocument.Configuration {
-        let headers = configuration.headers
+        let headers = configuration.endpoint.headers
         let model = configuration.shape.model
         return SummaryDocument.Configuration(
             endpoint: configuredEndpoint ?? endpoint,
@@ -211,7 +211,7 @@ extension RunSummary {
             priority: headers.priority?.rawValue,
             expiration: headers.expiration,
             collapseID: headers.collapseID?.text,
-            tokenAuth: configuration.providerTokens != nil,
+            tokenAuth: configuration.endpoint.providerTokens != nil,
             streamTimeoutSeconds: configuration.shape.streamTimeout.seconds,
             maxAttempts: configuration.shape.maxAttempts,
             model: model.schedule == nil ? .closed : .open,

@@ -43,9 +43,9 @@ public struct ChannelManagement: Sendable {
             channel.withLockedValue { $0?.close(promise: nil) }
         }
         let app = app
-        let authority = connection.authority ?? connection.host
-        let scheme = connection.scheme
-        let authorization = connection.providerTokens?.current().value
+        let authority = connection.endpoint.authority ?? connection.endpoint.host
+        let scheme = connection.endpoint.scheme
+        let authorization = connection.endpoint.providerTokens?.current().value
         let unanswered = Array(repeating: ChannelRequest.Answer(status: 0), count: requests.count)
         let result = connection.connect(
             on: loop,

@@ -1,3 +1,4 @@
+import FanoutEndpoint
 import FanoutNotation
 import FanoutRandom
 

@@ -1,3 +1,5 @@
+import FanoutEndpoint
+
 /// Why a run gave up before every token had an outcome (`LoadEngine.Report.gaveUp`): what is
 /// left fails with `connectionLost`, or with the unreachable endpoint's cause.
 public struct GiveUp: Sendable, Hashable, CustomStringConvertible {

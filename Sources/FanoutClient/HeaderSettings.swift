@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutEndpoint
 import FanoutFiles
 import Foundation
 

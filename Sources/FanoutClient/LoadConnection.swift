@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutEndpoint
 import FanoutFiles
 import FanoutHTTP2
 import FanoutPayload
@@ -44,7 +45,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// The payload's bytes, encoded in place for each notification.
     private var body: PayloadBuffer
     private var random: SeededRandom
-    /// `configuration.headers`' apns-id policy, kept apart: reading it through the headers
+    /// `configuration.endpoint.headers`' apns-id policy, kept apart: reading it through the headers
     /// retained and released their strings on every request (4% of the sender's instructions
     /// per notification, scripts/cost.sh).
     private let generatesAPNsID: Bool
@@ -74,7 +75,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         self.ended = ended
         self.answered = answered
         random = SeededRandom(seed: seed)
-        let authorization = configuration.providerTokens?.current()
+        let authorization = configuration.endpoint.providerTokens?.current()
         state = LoadConnectionState(
             feed: feed,
             tickets: tickets,
@@ -82,18 +83,19 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             shape: configuration.shape,
             retrySeed: SeededRandom.mix(seed),
             collectsGone: configuration.goneTokens != nil,
-            providerTokens: configuration.providerTokens,
+            providerTokens: configuration.endpoint.providerTokens,
             authorizationGeneration: authorization?.generation ?? 0,
             notBefore: notBefore,
             now: NIODeadline.now().uptimeNanoseconds
         )
         fields = APNsRequestFields(
-            shared: configuration.sharedFields(authorization: authorization?.value),
-            generatesID: configuration.headers.generatesAPNsID || configuration.headers.timedAPNsIDs > 0,
-            broadcastApp: configuration.broadcastApp
+            shared: configuration.endpoint.sharedFields(authorization: authorization?.value),
+            generatesID: configuration.endpoint.headers.generatesAPNsID
+                || configuration.endpoint.headers.timedAPNsIDs > 0,
+            broadcastApp: configuration.endpoint.broadcastApp
         )
-        generatesAPNsID = configuration.headers.generatesAPNsID
-        timedAPNsIDs = configuration.headers.timedAPNsIDs
+        generatesAPNsID = configuration.endpoint.headers.generatesAPNsID
+        timedAPNsIDs = configuration.endpoint.headers.timedAPNsIDs
         body = PayloadBuffer(byteCount: configuration.encoder.template.sizeLimit + 64)
     }
 
@@ -306,7 +308,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         let statistics = statistics
         statistics.notePacingWindow(state.largestPacingWindow)
         if let authorization = state.flush(now: now, counts: { statistics.add($0) }) {
-            fields.shared = configuration.sharedFields(authorization: authorization)
+            fields.shared = configuration.endpoint.sharedFields(authorization: authorization)
         }
         if state.ledger.gone.readableBytes > 0, let writer = configuration.goneTokens {
             writer.write(&state.ledger.gone)

@@ -1,3 +1,4 @@
+import FanoutEndpoint
 import NIOCore
 
 // The parts a `LoadConnectionState` is made of, each owning one concern: the streams in flight,

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutEndpoint
 import NIOCore
 
 /// What one connection of the load engine decides, as a plain state machine: it is told what

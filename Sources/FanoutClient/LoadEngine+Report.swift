@@ -1,3 +1,4 @@
+import FanoutEndpoint
 import FanoutMeasure
 import FanoutTokens
 import Histogram

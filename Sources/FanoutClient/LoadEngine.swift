@@ -95,7 +95,9 @@ public final class LoadEngine: Sendable {
             progress: progress
         )
         driver.drive()
-        let gaveUp = driver.gaveUp.map { GiveUp(endpoint: "\(configuration.host):\(configuration.port)", why: $0) }
+        let gaveUp = driver.gaveUp.map {
+            GiveUp(endpoint: "\(configuration.endpoint.host):\(configuration.endpoint.port)", why: $0)
+        }
         // An interrupted run does not wait on a reader blocked in a pipe's read: it ends
         // within a second, without the reader's counts if need be.
         let readerWait: Duration = feed.isInterrupted ? .milliseconds(200) : .seconds(10)

@@ -1,7 +1,5 @@
-import Atomics
-import Dispatch
+import FanoutEndpoint
 import FanoutMeasure
-import Histogram
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -79,7 +77,7 @@ final class RunDriver {
         self.recording = recording
         self.progress = progress
         let shape = configuration.shape
-        pool = ConnectionPool(slots: shape.connections, connectTimeout: configuration.connectTimeout)
+        pool = ConnectionPool(slots: shape.connections, connectTimeout: configuration.endpoint.connectTimeout)
         timers = SlotTimers(slots: shape.connections)
         lastProgress = (start.uptime, 0)
         abortWatch = shape.model.abort.flatMap { $0.conditions.isEmpty ? nil : AbortWatch(policy: $0) }
@@ -218,7 +216,7 @@ final class RunDriver {
                         seed: UInt64(seed) &+ 1,
                         answered: { refusal in control.endings.post(.answered(slot: slot, refusal: refusal)) },
                         ended: { madeProgress, failure in
-                            configuration.examine(failure, on: loop).whenSuccess {
+                            configuration.endpoint.examine(failure, on: loop).whenSuccess {
                                 attempt.end(madeProgress: madeProgress, failure: $0)
                             }
                         }
@@ -230,7 +228,7 @@ final class RunDriver {
                     control.opened(channel)
                 case .failure(let error):
                     statistics.connectionFailures.wrappingIncrement(ordering: .relaxed)
-                    configuration.examine(EndpointFailure(classifying: error), on: loop).whenSuccess {
+                    configuration.endpoint.examine(EndpointFailure(classifying: error), on: loop).whenSuccess {
                         attempt.end(madeProgress: false, failure: $0)
                     }
                 }
@@ -239,186 +237,4 @@ final class RunDriver {
     }
 
     private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
-}
-
-extension ArrivalTickets {
-    /// The tokens ran out before the schedule did: every token was sent, and the run ended with
-    /// arrivals left unclaimed. They are counted, not served late or silently dropped. `nil`
-    /// when every arrival had a token (or the schedule has no end).
-    var ranOut: LoadEngine.Report.TokensRanOut? {
-        guard cut == nil, let planned = schedule.total, claimed < planned else { return nil }
-        return LoadEngine.Report.TokensRanOut(
-            arrivals: planned - claimed,
-            at: .nanoseconds(Int64(schedule.offset(of: claimed) ?? 0)),
-            planned: planned
-        )
-    }
-}
-
-extension ArrivalTickets {
-    /// The queue passed `--max-backlog` and the schedule was cut: the arrivals after the
-    /// ticket that cut it were not sent. `nil` when it was not cut.
-    var backlogCut: LoadEngine.Report.BacklogCut? {
-        guard let cut else { return nil }
-        return LoadEngine.Report.BacklogCut(
-            after: .nanoseconds(Int64(min(cut.at, UInt64(Int64.max)))),
-            wait: .nanoseconds(Int64(min(cut.wait, UInt64(Int64.max)))),
-            limit: .nanoseconds(Int64(min(backlogLimit, UInt64(Int64.max)))),
-            arrivals: schedule.total.map { $0 - min($0, claimed) },
-            planned: schedule.total
-        )
-    }
-}
-
-/// The event loops' recorders and what merges them: each loop rolls its recorder over every
-/// 250 ms, so seconds close even while its connections are idle, and samples its own lag.
-final class Recording {
-    let collector: IntervalCollector
-    let loops: [(any EventLoop, NIOLoopBoundBox<LoopRecorder>)]
-    private let rollers: [RepeatedTask]
-    private let probes: [NIOLoopBoundBox<EventLoopLagProbe>]
-
-    init(
-        group: any EventLoopGroup,
-        statistics: LoadStatistics,
-        start: UInt64,
-        warmUp: Duration,
-        tickets: ArrivalTickets?
-    ) {
-        var loops: [any EventLoop] = []
-        for loop in group.makeIterator() { loops.append(loop) }
-        let collector = IntervalCollector(
-            start: start,
-            warmUp: warmUp.wholeNanoseconds,
-            from: tickets.map { .schedule($0) } ?? .firstSend(statistics),
-            loops: loops.count
-        )
-        statistics.record(into: collector)
-        self.collector = collector
-        // Made here and handed to their loops whole: nothing else holds them.
-        self.loops = loops.enumerated().map { index, loop in
-            (loop, .makeBoxSendingValue(LoopRecorder(collector: collector, loop: index), eventLoop: loop))
-        }
-        probes = self.loops.map { loop, recorder in
-            let probe = NIOLoopBoundBox.makeBoxSendingValue(
-                // On the pacing windows' grid: every window divides 12.8 ms, so a paced loop
-                // wakes for the probe only when it wakes for its tickets anyway.
-                EventLoopLagProbe(on: loop, every: .nanoseconds(Int64(PacingWindow.ceiling)), onGrid: true) {
-                    late,
-                    now in recorder.value.loopLagged(late, now: now)
-                },
-                eventLoop: loop
-            )
-            loop.execute {
-                recorder.value.startCPU()
-                probe.value.start()
-            }
-            return probe
-        }
-        rollers = self.loops.map { loop, recorder in
-            loop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
-                recorder.value.roll(to: NIODeadline.now().uptimeNanoseconds)
-            }
-        }
-    }
-
-    /// Hands over every loop's last second and closes them all.
-    func finish() {
-        for roller in rollers { roller.cancel() }
-        for ((loop, recorder), probe) in zip(loops, probes) {
-            try? loop.submit {
-                probe.value.stop()
-                recorder.value.finish()
-            }.wait()
-        }
-        collector.closeAll()
-    }
-}
-
-/// What connections report to the run from their event loops.
-enum Ending {
-    /// `slot`'s delay passed and its connection is being opened.
-    case opening(slot: Int)
-    /// `slot`'s connection received its first answer; `refusal` when it refused the credentials.
-    case answered(slot: Int, refusal: EndpointFailure?)
-    /// `slot`'s connection ended (or could not be opened); `failure`, what kept it from an answer.
-    case ended(slot: Int, madeProgress: Bool, failure: EndpointFailure?)
-}
-
-/// Each slot's reconnect timer, numbered, so the run can replace one that has not fired
-/// (`ConnectionPool.Action.hurry`) without a race: a timer fires only if it is still the
-/// slot's current one, and one that fired cannot be replaced.
-final class SlotTimers: Sendable {
-    private let timers: NIOLockedValueBox<[(number: UInt64, fired: Bool)]>
-
-    init(slots: Int) {
-        timers = NIOLockedValueBox(Array(repeating: (0, true), count: max(1, slots)))
-    }
-
-    /// A new timer for `slot`; the previous one, if it has not fired, never will.
-    func arm(_ slot: Int) -> UInt64 {
-        timers.withLockedValue { timers in
-            timers[slot] = (timers[slot].number &+ 1, false)
-            return timers[slot].number
-        }
-    }
-
-    /// A timer replacing `slot`'s current one, or `nil` when that one has fired already.
-    func rearm(_ slot: Int) -> UInt64? {
-        timers.withLockedValue { timers in
-            guard !timers[slot].fired else { return nil }
-            timers[slot].number &+= 1
-            return timers[slot].number
-        }
-    }
-
-    /// Whether timer `number` of `slot` may go ahead (it is the current one); it has fired.
-    func fire(_ slot: Int, timer number: UInt64) -> Bool {
-        timers.withLockedValue { timers in
-            guard timers[slot].number == number, !timers[slot].fired else { return false }
-            timers[slot].fired = true
-            return true
-        }
-    }
-}
-
-/// Connections' reports, posted from event loops and waited for by the run.
-final class Endings: Sendable {
-    private let ended = NIOLockedValueBox<[Ending]>([])
-    private let signal = DispatchSemaphore(value: 0)
-
-    func post(_ ending: Ending) {
-        ended.withLockedValue { $0.append(ending) }
-        signal.signal()
-    }
-
-    /// Ends the run's wait with nothing reported (`cancel()`).
-    func wake() { signal.signal() }
-
-    /// The reports so far, waiting up to `timeout` for one (or a `wake()`).
-    func wait(upTo timeout: Duration) -> [Ending] {
-        _ = signal.wait(timeout: .now() + .nanoseconds(Int(timeout.wholeNanoseconds)))
-        return ended.withLockedValue { list in
-            defer { list.removeAll() }
-            return list
-        }
-    }
-}
-
-/// One connection attempt of a slot: its end is reported once, whether the connect failed or
-/// the connection closed.
-final class Attempt: Sendable {
-    private let slot: Int
-    private let endings: Endings
-    private let reported = ManagedAtomic(false)
-
-    init(slot: Int, endings: Endings) {
-        self.slot = slot
-        self.endings = endings
-    }
-
-    func end(madeProgress: Bool, failure: EndpointFailure?) {
-        guard reported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        endings.post(.ended(slot: slot, madeProgress: madeProgress, failure: failure))
-    }
 }

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutClient
 import FanoutDevices
+import FanoutEndpoint
 import FanoutHTTP2
 import FanoutInstrument
 import FanoutPayload

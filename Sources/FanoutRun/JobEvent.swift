@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutEndpoint
 import FanoutMeasure
 import FanoutReport
 

@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutAssembly
 import FanoutChannels
 import FanoutClient
+import FanoutEndpoint
 import FanoutMachine
 import FanoutNotation
 import FanoutReport
@@ -92,8 +93,8 @@ extension PlanJob {
         let rate = Double(channels) / rehearsal.every.seconds
         let (job, broadcast) = try broadcastSender(to: sink, plan: plan, rehearsal: rehearsal, rate: rate * pace)
         var configuration = try job.loadConfiguration()
-        configuration.transport = security.clientTransport
-        configuration.providerTokens = security.providerTokens
+        configuration.endpoint.transport = security.clientTransport
+        configuration.endpoint.providerTokens = security.providerTokens
         var summary = try job.broadcastRun(broadcast, configuration, started: following)
         // The devices the broadcasts reached are the sink's to count (a sender is not told).
         summary.broadcast?.devices = sink.broadcastRecords?.counts.reach

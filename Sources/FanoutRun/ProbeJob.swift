@@ -1,9 +1,11 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutFiles
 import FanoutHTTP2
 import FanoutNotation
+import FanoutProbe
 import FanoutResults
 import Foundation
 import NIOConcurrencyHelpers
@@ -72,10 +74,13 @@ public struct ProbeJob: Sendable {
             channel.withLockedValue { $0?.close(promise: nil) }
         }
         let pings = count
-        configuration.connect(
+        let endpoint = configuration.endpoint
+        let encoder = configuration.encoder
+        endpoint.connect(
             on: loop,
-            delegate: { [configuration] in
-                ProbeConnection(configuration: configuration, tokens: tokens, pings: pings, flow: flow) {
+            configuration: configuration.shape.http2,
+            delegate: {
+                ProbeConnection(endpoint: endpoint, encoder: encoder, tokens: tokens, pings: pings, flow: flow) {
                     promise.succeed($0)
                 }
             }
@@ -95,7 +100,7 @@ public struct ProbeJob: Sendable {
         }
         var outcome = try promise.futureResult.wait()
         timer.cancel()
-        outcome.failure = try configuration.examine(outcome.failure, on: loop).wait()
+        outcome.failure = try configuration.endpoint.examine(outcome.failure, on: loop).wait()
         var notes: [String] = []
         if !outcome.finished && outcome.failure == nil {
             notes.append(

@@ -2,6 +2,7 @@ import Crypto
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutHTTP2
 import FanoutMeasure
 import FanoutNotation
@@ -145,13 +146,13 @@ public struct RunJob: Sendable {
             shape: shape
         )
         configuration.shape.model.shard = shard
-        configuration.authority = "api.push.apple.com"
+        configuration.endpoint.authority = "api.push.apple.com"
         // The sink shares this process's clock: a timed apns-id tells it a request's send time,
         // and its lateness then covers every queue between the two (the harness account).
-        configuration.headers.timedAPNsIDs = Self.timedAPNsIDs
+        configuration.endpoint.headers.timedAPNsIDs = Self.timedAPNsIDs
         if let security {
-            configuration.transport = security.clientTransport
-            configuration.providerTokens = security.providerTokens
+            configuration.endpoint.transport = security.clientTransport
+            configuration.endpoint.providerTokens = security.providerTokens
         }
         let sender = try SenderEngine(
             configuration: configuration,

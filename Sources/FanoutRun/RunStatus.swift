@@ -1,5 +1,6 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutFiles
 import FanoutNotation
 import FanoutReport
@@ -75,7 +76,7 @@ extension RunSummary {
         reporter.report(.runWritten(summary: text, folder: directory, files: RunSummary.files))
         appendToStepSummary(from: directory, reporter: reporter)
         if let failure = report.unreachable {
-            reporter.report(.unreachable(failure, host: configuration.host, port: configuration.port))
+            reporter.report(.unreachable(failure, host: configuration.endpoint.host, port: configuration.endpoint.port))
         }
         return RunStatus(self)
     }

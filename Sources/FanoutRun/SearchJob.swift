@@ -93,8 +93,8 @@ public struct SearchJob: Sendable {
                     throw Unreachable(
                         line: RunSummary.unreachableLine(
                             failure,
-                            host: summary.configuration.host,
-                            port: summary.configuration.port
+                            host: summary.configuration.endpoint.host,
+                            port: summary.configuration.endpoint.port
                         )
                     )
                 }

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutFiles
 import FanoutReport
 import FanoutResults
@@ -80,9 +81,9 @@ extension SendJob {
         live: LiveReport? = nil
     ) throws -> RunSummary {
         var management = ChannelManagement(connection: configuration, app: broadcast.app)
-        management.connection.host = broadcast.management.host
-        management.connection.port = broadcast.management.port
-        management.connection.authority = nil
+        management.connection.endpoint.host = broadcast.management.host
+        management.connection.endpoint.port = broadcast.management.port
+        management.connection.endpoint.authority = nil
         var section = BroadcastSummary()
         let ids: [String]
         switch broadcast.channels {

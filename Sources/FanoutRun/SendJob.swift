@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutFiles
 import FanoutHTTP2
 import FanoutMeasure
@@ -114,7 +115,7 @@ public struct SendJob: Sendable {
     /// Serve the live report here while the run goes, and the final one after (`--serve`).
     public var serve: ServedAddress?
     /// How long the endpoint may take to be reached (`--connect-timeout`).
-    public var connectTimeout = LoadConfiguration.defaultConnectTimeout
+    public var connectTimeout = APNsEndpoint.defaultConnectTimeout
     /// Broadcasts to channels instead of notifications to tokens (`--broadcast`).
     public var broadcast: Broadcast?
     /// Where the run's events go (listening, progress, its summary): by default nowhere.
@@ -197,11 +198,11 @@ public struct SendJob: Sendable {
             encoder: PayloadEncoder(template: template),
             shape: shardShape
         )
-        configuration.connectTimeout = connectTimeout
-        configuration.broadcastApp = broadcast?.app
+        configuration.endpoint.connectTimeout = connectTimeout
+        configuration.endpoint.broadcastApp = broadcast?.app
         if let tokenAuth {
             do {
-                configuration.providerTokens = try ProviderTokens(
+                configuration.endpoint.providerTokens = try ProviderTokens(
                     pem: try String(contentsOfFile: tokenAuth.keyFile, encoding: .utf8),
                     keyID: tokenAuth.keyID,
                     teamID: tokenAuth.teamID,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutClient
+import FanoutEndpoint
 import FanoutFiles
 import FanoutNotation
 import FanoutPayload
@@ -258,7 +259,7 @@ struct EndpointOptions: ParsableArguments {
             valueName: "duration"
         )
     )
-    var connectTimeout = LoadConfiguration.defaultConnectTimeout
+    var connectTimeout = APNsEndpoint.defaultConnectTimeout
 
     @Flag(
         name: .long,
@@ -277,7 +278,7 @@ struct EndpointOptions: ParsableArguments {
             scenario, priority, expiration, collapseId, apnsId, caFile, cert, certKey,
         ]
         return insecure || production || tokenKey.isGiven || tokenRefresh != SendJob.TokenAuth.defaultRefresh
-            || connectTimeout != LoadConfiguration.defaultConnectTimeout || given.contains { $0 != nil }
+            || connectTimeout != APNsEndpoint.defaultConnectTimeout || given.contains { $0 != nil }
     }
 
     static func parsedEndpoint(_ text: String) throws -> SendJob.Endpoint {

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutEndpoint
 import FanoutHPACK
 import FanoutPayload
 import FanoutSink
@@ -13,44 +14,6 @@ import Testing
 /// path, against a mock APNs in this process that counts what each broadcast reached.
 struct BroadcastEngineTests {
     static let update = #"{"aps":{"timestamp":"{{field.1:int}}","event":"update","content-state":{"score":"{{seq}}"}}}"#
-
-    @Test func aBroadcastRequestHasTheAppsPathAndTheChannelInItsField() throws {
-        let headers = try NotificationHeaders(
-            topic: "com.example.app.push-type.liveactivity",
-            pushType: .liveactivity,
-            expiration: 0,
-            generatesAPNsID: true
-        )
-        var configuration = LoadConfiguration(
-            host: "127.0.0.1",
-            port: 1,
-            headers: headers,
-            encoder: PayloadEncoderFixture.encoder
-        )
-        configuration.broadcastApp = "com.example.app"
-        var fields = APNsRequestFields(
-            shared: configuration.sharedFields(authorization: nil),
-            generatesID: true,
-            broadcastApp: "com.example.app"
-        )
-        var encoder = HPACKEncoder()
-        var decoder = HPACKDecoder()
-        for channel in ["q7nE0wM1pS2o3Lr9Yx2bUg==", "AAAA", String(repeating: "QUJD", count: 16)] {
-            Array(channel.utf8).withUnsafeBytes { fields.select(token: $0) }
-            fields.select(id: (1, 2))
-            let decoded = try RequestFieldsTests.decode(fields, with: &encoder, &decoder)
-            #expect(
-                decoded.map(\.0) == [
-                    ":path", ":method", ":scheme", ":authority", "apns-push-type", "apns-expiration",
-                    "apns-channel-id", "apns-request-id",
-                ]
-            )
-            #expect(decoded.first { $0.0 == ":path" }?.1 == "/4/broadcasts/apps/com.example.app")
-            #expect(decoded.first { $0.0 == "apns-channel-id" }?.1 == channel)
-            #expect(decoded.first { $0.0 == "apns-push-type" }?.1 == "liveactivity")
-            #expect(!decoded.contains { $0.0 == "apns-topic" || $0.0 == "apns-id" })
-        }
-    }
 
     /// Five channels created over the management client, three updates broadcast to each by the
     /// engine, every channel deleted: the sink counted 15 broadcasts of 7 subscribers and has
@@ -73,7 +36,7 @@ struct BroadcastEngineTests {
                 template: try PayloadTemplate(json: Array(Self.update.utf8), options: .init(pushType: .liveactivity))
             )
         )
-        configuration.broadcastApp = "com.example.app"
+        configuration.endpoint.broadcastApp = "com.example.app"
         configuration.shape.connections = 2
         configuration.shape.deadline = .seconds(60)
         let management = ChannelManagement(connection: configuration, app: "com.example.app")
@@ -108,10 +71,15 @@ struct BroadcastEngineTests {
             headers: try NotificationHeaders(topic: "com.example.app"),
             encoder: PayloadEncoderFixture.encoder
         )
-        configuration.connectTimeout = .seconds(2)
+        configuration.endpoint.connectTimeout = .seconds(2)
         let outcome = ChannelManagement(connection: configuration, app: "com.example.app")
             .perform([.create(storagePolicy: 0)])
         #expect(outcome.answers.map(\.status) == [0])
         #expect(outcome.failure?.hasPrefix("cannot connect") == true, "\(outcome.failure ?? "")")
     }
+}
+
+/// An encoder for tests that need one and do not send its payload.
+enum PayloadEncoderFixture {
+    static let encoder = PayloadEncoder(template: try! PayloadTemplate(json: Array(SinkRun.poll.utf8)))
 }

@@ -1,3 +1,4 @@
+import FanoutEndpoint
 import Testing
 
 @testable import FanoutClient

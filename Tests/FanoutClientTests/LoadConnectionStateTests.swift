@@ -1,5 +1,6 @@
 import Crypto
 import FanoutAPNs
+import FanoutEndpoint
 import FanoutTokens
 import Foundation
 import NIOConcurrencyHelpers

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutEndpoint
 import FanoutHTTP2
 import FanoutPayload
 import FanoutReport
@@ -34,7 +35,7 @@ import Testing
     func eachAnswerIsTimedOnBothSides(timedIDs: Int) throws {
         var scenario = SinkScenario()
         scenario.latency = .fixed(.milliseconds(3))
-        let outcome = try SinkRun.send(5000, scenario: scenario) { $0.headers.timedAPNsIDs = timedIDs }
+        let outcome = try SinkRun.send(5000, scenario: scenario) { $0.endpoint.headers.timedAPNsIDs = timedIDs }
         #expect(outcome.snapshot.accepted == 5000)
         #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
         let loops = outcome.report.loopDelays
@@ -106,7 +107,7 @@ import Testing
         configuration.shape.connections = connections
         if let streamTimeout { configuration.shape.streamTimeout = streamTimeout }
         configuration.shape.deadline = .seconds(60)
-        configuration.connectTimeout = connectTimeout
+        configuration.endpoint.connectTimeout = connectTimeout
         let tokens = try TokenStream(.generated(TokenGenerator(count: count, seed: 1)))
         return LoadEngine(configuration: configuration, tokens: tokens, group: group).run()
     }

@@ -29,7 +29,7 @@ struct BroadcastOptionsTests {
         #expect(job.headers.pushType == .liveactivity)
         #expect(job.headers.topic == "com.example.app.push-type.liveactivity")
         #expect(job.headers.expiration == 0)
-        #expect(try job.loadConfiguration().broadcastApp == "com.example.app")
+        #expect(try job.loadConfiguration().endpoint.broadcastApp == "com.example.app")
     }
 
     @Test func theDefaults() throws {

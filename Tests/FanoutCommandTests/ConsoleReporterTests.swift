@@ -1,5 +1,6 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutMeasure
 import FanoutReport
 import FanoutRun

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutReport
 import FanoutResults
 import FanoutRun

@@ -1,5 +1,6 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutEndpoint
 import FanoutRun
 import FanoutTestSupport
 import Foundation

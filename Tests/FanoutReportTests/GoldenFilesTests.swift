@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutEndpoint
 import FanoutHTTP2
 import FanoutMeasure
 import FanoutPayload

@@ -9,6 +9,7 @@
 // connections and streams, the plan's question, a size limit, then the bytes left are a token
 // line's fields for `{{field.1:number}}` and `{{field.2:int}}` (`aps.badge`).
 import FanoutClient
+import FanoutEndpoint
 import FanoutMachine
 import FanoutNotation
 import FanoutPayload

@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutEndpoint
 import FanoutPayload
 import NIOCore
 
@@ -18,4 +19,4 @@ let configuration = LoadConfiguration(
     encoder: encoder,
     shape: shape
 )
-print("\(configuration.host):\(configuration.port) \(String(buffer: body))")
+print("\(configuration.endpoint.host):\(configuration.endpoint.port) \(String(buffer: body))")

@@ -24,15 +24,15 @@ import NIOCore
 ///   apns-channel-id <base64>               literal, not indexed (a channel at a time)
 ///   apns-request-id 8-4-4-4-12             when the run generates ids
 /// ```
-struct APNsRequestFields: HTTP2HeaderFields {
-    var shared: HTTP2Fields
+package struct APNsRequestFields: HTTP2HeaderFields {
+    package var shared: HTTP2Fields
     private var path: [UInt8]
     private var pathLength = 0
     /// The canonical UUID text, 36 bytes, when the run sends an `apns-id`.
     private var id: [UInt8]?
     /// Whether this request carries the id (a run that times some requests leaves it off the
     /// others).
-    var sendsID = true
+    package var sendsID = true
     /// The channel id's bytes when the requests are broadcasts (`nil`: to devices).
     private var channel: [UInt8]?
     private var channelLength = 0
@@ -41,7 +41,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
     private static var prefixLength: Int { APNsRequest.devicePathPrefix.utf8CodeUnitCount }
 
     /// Fields to devices, or with `broadcastApp` broadcasts to that app's channels.
-    init(shared: HTTP2Fields, generatesID: Bool = false, broadcastApp: String? = nil) {
+    package init(shared: HTTP2Fields, generatesID: Bool = false, broadcastApp: String? = nil) {
         self.shared = shared
         let prefix = APNsRequest.devicePathPrefix
         path =
@@ -58,21 +58,21 @@ struct APNsRequestFields: HTTP2HeaderFields {
     /// Writes `bits` as a version-4, variant-1 UUID (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`),
     /// setting those bits; returns the bits as written.
     @discardableResult
-    mutating func select(id bits: (high: UInt64, low: UInt64)) -> (high: UInt64, low: UInt64) {
+    package mutating func select(id bits: (high: UInt64, low: UInt64)) -> (high: UInt64, low: UInt64) {
         let written = UUIDText.version4(bits)
         select(uuid: written)
         return written
     }
 
     /// Writes `bits` as they are as the UUID's 32 hex digits (`TimedAPNsID` sets its version).
-    mutating func select(uuid bits: (high: UInt64, low: UInt64)) {
+    package mutating func select(uuid bits: (high: UInt64, low: UInt64)) {
         guard id != nil else { return }
         id!.withUnsafeMutableBytes { UUIDText.write(bits, into: $0) }
     }
 
     /// Points `:path` at `token`'s device, or, for a broadcast, `apns-channel-id` at the
     /// channel whose id `token` holds.
-    mutating func select(token: UnsafeRawBufferPointer) {
+    package mutating func select(token: UnsafeRawBufferPointer) {
         if channel != nil { return select(channel: token) }
         let count = Self.prefixLength + token.count
         if path.count < count { path += [UInt8](repeating: 0, count: count - path.count) }
@@ -90,7 +90,7 @@ struct APNsRequestFields: HTTP2HeaderFields {
         channelLength = id.count
     }
 
-    func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
+    package func encode(with encoder: inout HPACKEncoder, into block: inout OutputBuffer) {
         path.withUnsafeBytes { path in
             let name: StaticString = ":path"
             encoder.encode(

@@ -1,7 +1,7 @@
 import FanoutAPNs
 import Testing
 
-@testable import FanoutClient
+@testable import FanoutEndpoint
 
 /// APNs's header rules live in the library (docs/apns.md, "Request headers"): headers APNs would
 /// refuse cannot be built, and the error names the header and the rule.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FanoutClient
+@testable import FanoutProbe
 
 /// The probe's state machine, driven with a made-up clock: its phases in order, the refill a
 /// server showed, the bytes a request put on the wire, and the flow test against made-up

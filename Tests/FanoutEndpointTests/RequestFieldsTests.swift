@@ -1,12 +1,11 @@
 import FanoutAPNs
 import FanoutHPACK
 import FanoutHTTP2
-import FanoutPayload
 import FanoutRandom
 import NIOCore
 import Testing
 
-@testable import FanoutClient
+@testable import FanoutEndpoint
 
 /// A request's header block as a server's HPACK decoder reads it: `:path`, `apns-id` when the
 /// run generates them, then the run's shared fields.
@@ -28,13 +27,12 @@ struct RequestFieldsTests {
     }
 
     @Test func apnsIDsAreVersion4UUIDsInCanonicalForm() throws {
-        let configuration = LoadConfiguration(
+        let endpoint = APNsEndpoint(
             host: "127.0.0.1",
             port: 1,
-            headers: try NotificationHeaders(topic: "com.example.app", generatesAPNsID: true),
-            encoder: PayloadEncoderFixture.encoder
+            headers: try NotificationHeaders(topic: "com.example.app", generatesAPNsID: true)
         )
-        var fields = APNsRequestFields(shared: configuration.sharedFields(authorization: nil), generatesID: true)
+        var fields = APNsRequestFields(shared: endpoint.sharedFields(authorization: nil), generatesID: true)
         var encoder = HPACKEncoder()
         var decoder = HPACKDecoder()
         var random = SeededRandom(seed: 11)
@@ -65,14 +63,48 @@ struct RequestFieldsTests {
         #expect(seen.count == 500)
     }
 
+    /// A broadcast names its app in the path and its channel in `apns-channel-id`, with no
+    /// apns-topic and no apns-id (docs/apns.md, "Broadcast channels").
+    @Test func aBroadcastRequestHasTheAppsPathAndTheChannelInItsField() throws {
+        let headers = try NotificationHeaders(
+            topic: "com.example.app.push-type.liveactivity",
+            pushType: .liveactivity,
+            expiration: 0,
+            generatesAPNsID: true
+        )
+        var endpoint = APNsEndpoint(host: "127.0.0.1", port: 1, headers: headers)
+        endpoint.broadcastApp = "com.example.app"
+        var fields = APNsRequestFields(
+            shared: endpoint.sharedFields(authorization: nil),
+            generatesID: true,
+            broadcastApp: "com.example.app"
+        )
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder()
+        for channel in ["q7nE0wM1pS2o3Lr9Yx2bUg==", "AAAA", String(repeating: "QUJD", count: 16)] {
+            Array(channel.utf8).withUnsafeBytes { fields.select(token: $0) }
+            fields.select(id: (1, 2))
+            let decoded = try Self.decode(fields, with: &encoder, &decoder)
+            #expect(
+                decoded.map(\.0) == [
+                    ":path", ":method", ":scheme", ":authority", "apns-push-type", "apns-expiration",
+                    "apns-channel-id", "apns-request-id",
+                ]
+            )
+            #expect(decoded.first { $0.0 == ":path" }?.1 == "/4/broadcasts/apps/com.example.app")
+            #expect(decoded.first { $0.0 == "apns-channel-id" }?.1 == channel)
+            #expect(decoded.first { $0.0 == "apns-push-type" }?.1 == "liveactivity")
+            #expect(!decoded.contains { $0.0 == "apns-topic" || $0.0 == "apns-id" })
+        }
+    }
+
     @Test func withoutGenerationThereIsNoAPNsID() throws {
-        let configuration = LoadConfiguration(
+        let endpoint = APNsEndpoint(
             host: "127.0.0.1",
             port: 1,
-            headers: try NotificationHeaders(topic: "com.example.app"),
-            encoder: PayloadEncoderFixture.encoder
+            headers: try NotificationHeaders(topic: "com.example.app")
         )
-        var fields = APNsRequestFields(shared: configuration.sharedFields(authorization: nil))
+        var fields = APNsRequestFields(shared: endpoint.sharedFields(authorization: nil))
         Array("ab".utf8).withUnsafeBytes { fields.select(token: $0) }
         var encoder = HPACKEncoder()
         var decoder = HPACKDecoder()
@@ -82,24 +114,18 @@ struct RequestFieldsTests {
     }
 }
 
-/// An encoder for tests that need one and do not send its payload.
-enum PayloadEncoderFixture {
-    static let encoder = PayloadEncoder(template: try! PayloadTemplate(json: Array(SinkRun.poll.utf8)))
-}
-
 /// The HEADERS bytes a plan takes for Fanout's own requests (`CapacityPlan.Flow.defaultHeaderBytes`)
 /// are what Fanout's encoder writes once its table holds the run's fields: a 64-digit token's
 /// `:path` (76 bytes, literal), the shared fields (a byte each), the apns-id when one is sent.
 @Suite struct SteadyHeaderBytesTests {
     static func steadyBytes(generatesID: Bool, authorization: String?) throws -> Int {
-        let configuration = LoadConfiguration(
+        let endpoint = APNsEndpoint(
             host: "api.push.apple.com",
             port: 443,
-            headers: try NotificationHeaders(topic: "com.example.app", generatesAPNsID: generatesID),
-            encoder: PayloadEncoderFixture.encoder
+            headers: try NotificationHeaders(topic: "com.example.app", generatesAPNsID: generatesID)
         )
         var fields = APNsRequestFields(
-            shared: configuration.sharedFields(authorization: authorization),
+            shared: endpoint.sharedFields(authorization: authorization),
             generatesID: generatesID
         )
         var encoder = HPACKEncoder()

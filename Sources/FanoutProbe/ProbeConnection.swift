@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutEndpoint
 import FanoutHTTP2
 import FanoutPayload
 import NIOCore
@@ -9,7 +10,6 @@ import NIOCore
 /// bytes each request put on the wire.
 package struct ProbeConnection: HTTP2ConnectionDelegate {
     private var state: ProbeState
-    private let configuration: LoadConfiguration
     /// Device tokens as hex text.
     private let tokens: [[UInt8]]
     private var fields: APNsRequestFields
@@ -18,23 +18,25 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
     private var hasAnswered = false
     /// The server's first GOAWAY, with its APNs reason.
     private var goAway: EndpointFailure?
+    private let encoder: PayloadEncoder
     private let done: @Sendable (ProbeOutcome) -> Void
 
     package init(
-        configuration: LoadConfiguration,
+        endpoint: APNsEndpoint,
+        encoder: PayloadEncoder,
         tokens: [[UInt8]],
         pings: Int,
         flow: ProbeState.FlowPlan?,
         done: @escaping @Sendable (ProbeOutcome) -> Void
     ) {
-        self.configuration = configuration
         self.tokens = tokens
         self.done = done
         state = ProbeState(pings: pings, requests: tokens.count, flow: flow)
         fields = APNsRequestFields(
-            shared: configuration.sharedFields(authorization: configuration.providerTokens?.current().value)
+            shared: endpoint.sharedFields(authorization: endpoint.providerTokens?.current().value)
         )
-        body = PayloadBuffer(byteCount: configuration.encoder.template.sizeLimit + 64)
+        self.encoder = encoder
+        body = PayloadBuffer(byteCount: encoder.template.sizeLimit + 64)
     }
 
     package mutating func connectionStarted(_ connection: inout HTTP2Writer) {
@@ -141,7 +143,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
                 fields: UnsafeRawBufferPointer(start: nil, count: 0),
                 tokenIsValidatedHex: true
             )
-            guard let payload = try? configuration.encoder.encode(input, into: &body) else { return nil }
+            guard let payload = try? encoder.encode(input, into: &body) else { return nil }
             fields.select(token: token)
             guard (try? connection.sendRequest(fields, bodyBytes: payload, tag: tag)) != nil else { return nil }
             return payload.count

@@ -1,3 +1,4 @@
+import FanoutEndpoint
 import FanoutHTTP2
 
 /// What a probe saw on its connection, handed over when the connection ends.

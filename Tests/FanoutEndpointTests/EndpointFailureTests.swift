@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import FanoutClient
+@testable import FanoutEndpoint
 
 /// The classification of what keeps a connection from its first answer, error by error.
 @Suite struct EndpointFailureTests {
