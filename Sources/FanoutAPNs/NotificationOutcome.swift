@@ -3,7 +3,7 @@
 // which import neither NIO nor the engine). Each raw value is the name summary.json counts the
 // notification under; each type is a dictionary key the documents encode by that name.
 
-/// Why a connection to the endpoint never got as far as an answer (FanoutClient's
+/// Why a connection to the endpoint never got as far as an answer (FanoutEndpoint's
 /// `EndpointFailure` says what happened in detail and what to do about it).
 public enum UnreachableCause: String, Sendable, Hashable, CaseIterable, Codable, CodingKeyRepresentable {
     case nameNotResolved = "NameNotResolved"
@@ -25,6 +25,13 @@ public enum UnreachableCause: String, Sendable, Hashable, CaseIterable, Codable,
     /// timeout: nothing could be sent on it.
     case noStreamsAllowed = "NoStreamsAllowed"
     case forbidden = "Forbidden"
+}
+
+/// Notifications the server answered: accepted, rejected with an APNs reason, or answered
+/// without one (`FailureCause.unexpectedResponse`). The one rule by which the engine's counts
+/// and summary.json's are both said to be answered.
+public func answeredCount(accepted: Int, rejected: [APNsReason: Int], failed: [FailureCause: Int]) -> Int {
+    accepted + rejected.values.reduce(0, +) + (failed[.unexpectedResponse] ?? 0)
 }
 
 /// Why a notification failed without an APNs answer. Its raw value is the name summary.json

@@ -137,8 +137,11 @@ public struct RunSummary: Sendable {
 
     /// Notifications the server answered: accepted, rejected, or answered without an APNs reason.
     public var answered: Int {
-        let snapshot = report.snapshot
-        return snapshot.accepted + snapshot.rejected.values.reduce(0, +) + (snapshot.failed[.unexpectedResponse] ?? 0)
+        answeredCount(
+            accepted: report.snapshot.accepted,
+            rejected: report.snapshot.rejected,
+            failed: report.snapshot.failed
+        )
     }
 
     /// Milliseconds at `percentile` (0...100).

@@ -447,25 +447,24 @@ package final class IntervalCollector: Sendable {
         )
     }
 
+    // What the getters below read is what `drain()` (or `closeAll()`) merged last: reading
+    // merges nothing, so the run's once-a-second drain is the only one while it goes.
+
     /// Every loop's stream waits so far (handed over: `closeAll()` first for the whole run).
     package var streamWaits: StreamWaits {
-        drain()
-        return state.withLockedValue { $0.streamWaits }
+        state.withLockedValue { $0.streamWaits }
     }
 
     /// The latencies of every closed second, outside the warm-up.
     package var latency: Histogram<UInt64> {
-        drain()
-        return state.withLockedValue { $0.latency }
+        state.withLockedValue { $0.latency }
     }
     /// Every lag sample so far.
     var lag: Histogram<UInt64> {
-        drain()
-        return state.withLockedValue { $0.lag }
+        state.withLockedValue { $0.lag }
     }
     var intervals: [LoadInterval] {
-        drain()
-        return state.withLockedValue { $0.intervals }
+        state.withLockedValue { $0.intervals }
     }
 
     /// The seconds closed so far from `second` on (`drain()` first): read from the end, so
@@ -479,13 +478,11 @@ package final class IntervalCollector: Sendable {
     /// Completions in each of the run's first `FineBins.count` 100 ms bins, every loop's
     /// added up once it finished (zeros before).
     var fineCompleted: [Int] {
-        drain()
-        return state.withLockedValue { $0.fine }
+        state.withLockedValue { $0.fine }
     }
     /// Each loop's own delays so far.
     var loopDelays: [LoopDelays] {
-        drain()
-        return state.withLockedValue { $0.loops }
+        state.withLockedValue { $0.loops }
     }
 }
 

@@ -14,6 +14,11 @@ public struct LoadConfiguration: Sendable {
     /// Where tokens answered 410 (Unregistered, ExpiredToken) are written, one per line, as a
     /// provider prunes them.
     public var goneTokens: TokenLineWriter?
+    /// Whether connections keep a sample of the answers' ids (`LoadStatistics.answerIDs`, one
+    /// answer in `AnswerIDSample.every`): `fanout send` writes it into its folder
+    /// (answer-ids.json) for lookups at the endpoint; a run whose sink ends with it has no use
+    /// for the sample and pays nothing for it.
+    public var samplesAnswerIDs = false
 
     public init(endpoint: APNsEndpoint, encoder: PayloadEncoder, shape: LoadShape = LoadShape()) {
         self.endpoint = endpoint

@@ -54,7 +54,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private var untilTimedID = 0
     /// Answers until the next whose read delay is recorded (the first is).
     private var untilReadDelaySample = 0
-    /// Answers until the next one whose ids `statistics.answerIDs` may keep.
+    /// Whether answers' ids are sampled (`LoadConfiguration.samplesAnswerIDs`), and the answers
+    /// until the next one whose ids `statistics.answerIDs` may keep.
+    private let samplesAnswerIDs: Bool
     private var untilAnswerIDSample = 0
 
     package init(
@@ -96,6 +98,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         )
         generatesAPNsID = configuration.endpoint.headers.generatesAPNsID
         timedAPNsIDs = configuration.endpoint.headers.timedAPNsIDs
+        samplesAnswerIDs = configuration.samplesAnswerIDs
         body = PayloadBuffer(byteCount: configuration.encoder.template.sizeLimit + 64)
     }
 
@@ -120,13 +123,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 recorder.answerRead(startedAt: connection.readStartedAt, now: now)
             }
             if entry.timed { timeAnswer(response, entry, now: now) }
-            untilAnswerIDSample &-= 1
-            if untilAnswerIDSample <= 0 {
-                untilAnswerIDSample = AnswerIDSample.every
-                if let uniqueID = response.headers.first(TimedAPNsID.answerHeader) {
-                    statistics.answerIDs.offer(uniqueID: uniqueID, apnsID: response.headers.first("apns-id"))
-                }
-            }
+            if samplesAnswerIDs { sampleIDs(of: response) }
             let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
             if !hasAnswered {
                 hasAnswered = true
@@ -268,6 +265,16 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     ) {
         if let started = state.settle(entry, after: result, now: now) {
             recorder.complete(startedAt: started, now: now)
+        }
+    }
+
+    /// Offers one answer in `AnswerIDSample.every` to the sample of the answers' ids.
+    private mutating func sampleIDs(of response: HTTP2Message) {
+        untilAnswerIDSample &-= 1
+        guard untilAnswerIDSample <= 0 else { return }
+        untilAnswerIDSample = AnswerIDSample.every
+        if let uniqueID = response.headers.first(TimedAPNsID.answerHeader) {
+            statistics.answerIDs.offer(uniqueID: uniqueID, apnsID: response.headers.first("apns-id"))
         }
     }
 

@@ -90,7 +90,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// Notifications the server answered (accepted, rejected, or answered without an APNs
     /// reason): with none, no rate, CPU per notification or percentile stands for anything, and
     /// readers say "no answers".
-    public var answered: Int { accepted + rejected.values.reduce(0, +) + (failed[.unexpectedResponse] ?? 0) }
+    public var answered: Int { answeredCount(accepted: accepted, rejected: rejected, failed: failed) }
     public var intervals: [Interval]
     public var tokens: Tokens?
     public var abandoned: String?

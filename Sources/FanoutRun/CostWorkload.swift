@@ -131,6 +131,7 @@ public struct CostWorkload: Sendable {
             throw JobError.resource("the cost workload did not finish within \(maxTurns) round trips")
         }
         recorder.finish()
+        collector.drain()
         let client = statistics.snapshot
         let sink = sinkStatistics.summary
         return Result(

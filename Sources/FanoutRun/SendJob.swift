@@ -200,6 +200,8 @@ public struct SendJob: Sendable {
         )
         configuration.endpoint.connectTimeout = connectTimeout
         configuration.endpoint.broadcastApp = broadcast?.app
+        // The folder keeps a sample of the answers' ids (answer-ids.json).
+        configuration.samplesAnswerIDs = true
         if let tokenAuth {
             do {
                 configuration.endpoint.providerTokens = try ProviderTokens(

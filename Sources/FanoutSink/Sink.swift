@@ -44,7 +44,8 @@ package final class SinkState: Sendable {
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
-    func startDraining() { draining.store(true, ordering: .relaxed) }
+    /// Starts draining; `false` when it had started already.
+    func startDraining() -> Bool { !draining.exchange(true, ordering: .relaxed) }
     func nextSeed() -> UInt64 { seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed) }
 }
 
@@ -288,9 +289,11 @@ public final class Sink: Sendable {
     }
 
     /// Stops accepting connections, answers new requests 503 Shutdown and sends every
-    /// connection GOAWAY; closes what is still open after `grace`.
+    /// connection GOAWAY; closes what is still open after `grace`. Only the first call drains;
+    /// a later one returns at once (a job drains before it reads the counts, and again, as a
+    /// `defer`, on every way out).
     public func drain(grace: TimeAmount = .seconds(5)) {
-        state.startDraining()
+        guard state.startDraining() else { return }
         try? channel.close().wait()
         let open = connections.withLockedValue { Array($0.open.values) }
         for child in open {

@@ -1,5 +1,3 @@
-import FanoutTokens
-
 extension TokenSet {
     /// The token stream of a run over `connections` connections: the one way `fanout run`,
     /// `send`, `search`, `plan --verify` and the cluster's shards open their tokens, so they
