@@ -24,6 +24,15 @@ import NIOCore
 ///   connection ends ──► what is in flight or waiting goes back to the feed
 ///   work lost elsewhere waits ──► PING ──► ACK: the peer is alive since the loss ──► take it
 /// ```
+///
+/// One notification's way through the sender, and the file each step is in:
+///
+/// ```
+///   NotificationFeed.take (a token) ─► LoadConnectionState.next: .send ─► send(): payload,
+///   :path, digest ─► HTTP2Writer.sendRequest (FanoutHTTP2) ─► … the answer ─► handle(.message)
+///   ─► LoadConnectionState.release, settle (RetryPolicy: accept, reject, retry) ─► its Ledger
+///   (LoadCounts, +Parts.swift) ─► flush ─► LoadStatistics.add ─► LoadEngine.Report at the end
+/// ```
 package struct LoadConnection: HTTP2ConnectionDelegate {
     private var state: LoadConnectionState
     private let configuration: LoadConfiguration

@@ -400,7 +400,7 @@ struct LoadConnectionState {
         return authorization
     }
 
-    // MARK: Deciding (the turn's start: +Turn.swift; the next notification: +Work.swift)
+    // MARK: Deciding (the turn's start, then the next notification, both below)
 
     /// The schedule is over: the rest of the batch is not sent.
     mutating func endSchedule() {

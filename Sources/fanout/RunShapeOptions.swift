@@ -135,13 +135,6 @@ struct ThreadOptions: ParsableArguments {
     }
 }
 
-extension RunStatus {
-    /// Ends the command with the run's status as its exit status.
-    func exit() throws {
-        if self != .clean { throw ExitCode(rawValue) }
-    }
-}
-
 /// `--metrics HOST:PORT`, shared by `fanout run` and `fanout send`.
 struct MetricsOption: ParsableArguments {
     @Option(
