@@ -3,7 +3,8 @@ import PackageDescription
 
 /// The modules another project can depend on: each a library product of its own name.
 let libraries = [
-    "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutPayload", "FanoutTokens",
+    "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPayload",
+    "FanoutTokens",
     "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
     "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutEndpoint", "FanoutClient", "FanoutProbe", "FanoutResults",
     "FanoutReport", "FanoutAssembly",
@@ -82,6 +83,10 @@ let package = Package(
             name: "FanoutAPNs",
             dependencies: ["FanoutNotation"] + nio("NIOCore")
         ),
+        // FCM HTTP v1's vocabulary, shared by the FCM sink and sender to come: error codes and
+        // the google.rpc statuses they travel with, the error bodies the SDKs classify, what a
+        // sender reads of an answer (docs/fcm.md).
+        .target(name: "FanoutFCM", dependencies: nio("NIOCore")),
         // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
         .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
@@ -291,6 +296,11 @@ let package = Package(
         .testTarget(
             name: "FanoutAPNsTests",
             dependencies: ["FanoutAPNs", "FanoutRandom"] + nio("NIOCore")
+        ),
+        .testTarget(
+            name: "FanoutFCMTests",
+            dependencies: ["FanoutFCM", "FanoutTestSupport"] + nio("NIOCore"),
+            exclude: ["Peers"]
         ),
         .testTarget(
             name: "FanoutHPACKTests",

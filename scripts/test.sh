@@ -17,10 +17,11 @@ step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); n
 . scripts/lib/apt.sh
 debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind prometheus
 
-step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas); kubernetes-validate (fanout cluster render's manifests against Kubernetes 1.33, offline); aioapns (a push provider nobody here wrote, for the sink as its instrument)"
+step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas); kubernetes-validate (fanout cluster render's manifests against Kubernetes 1.33, offline); aioapns (a push provider nobody here wrote, for the sink as its instrument); firebase-admin (Google's FCM SDK: how it classifies FCM's error bodies)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \
     'pyjwt[crypto]==2.10.1' 'prometheus-client==0.26.0' 'hdrhistogram==0.10.8' 'jsonschema==4.26.0' \
-    'pillow==12.0.0' 'check-jsonschema==0.35.0' 'kubernetes-validate==1.33.1' 'aioapns==4.0'
+    'pillow==12.0.0' 'check-jsonschema==0.35.0' 'kubernetes-validate==1.33.1' 'aioapns==4.0' \
+    'firebase-admin==7.7.0'
 
 # The peers are installed: a test whose peer is missing fails instead of being skipped
 # (Tests/FanoutTestSupport/Peer.swift, docs/testing.md), so CI never passes by skipping.

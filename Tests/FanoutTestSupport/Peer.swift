@@ -87,6 +87,7 @@ extension Peer {
     public static let pillow = python("PIL")
     public static let yaml = python("yaml")
     public static let aioapns = python("aioapns")
+    public static let firebaseAdmin = python("firebase_admin")
 }
 
 /// Skips a test whose peers are missing, saying which and why; fails it instead under
