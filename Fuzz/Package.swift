@@ -33,6 +33,7 @@ let package = Package(
         fuzzTarget("FuzzClient", ["FuzzHTTP2Support", fanoutLibrary("FanoutHTTP2"), nio]),
         fuzzTarget("FuzzTemplate", [fanoutLibrary("FanoutPayload"), fanoutLibrary("FanoutAPNs"), nio]),
         fuzzTarget("FuzzTokens", [fanoutLibrary("FanoutTokens"), fanoutLibrary("FanoutAPNs")]),
+        fuzzTarget("FuzzFCM", [fanoutLibrary("FanoutFCM"), nio]),
         fuzzTarget("FuzzScenario", [fanoutLibrary("FanoutScenarioTerms"), fanoutLibrary("FanoutSink")]),
         fuzzTarget("FuzzThresholds", [fanoutLibrary("FanoutReport")]),
         fuzzTarget("FuzzSettings", [fanoutLibrary("FanoutClient"), fanoutLibrary("FanoutFiles")]),

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...]
 #
 # e.g. `scripts/fuzz.sh all 3600 -runs=10000000`: each target until 10 million inputs or an hour.
-# TARGET is one of: hpack frames server client template tokens scenario thresholds settings jwt options.
+# TARGET is one of: hpack frames server client template tokens scenario thresholds settings jwt options fcm.
 # The corpus grows in results/fuzz/TARGET/corpus (kept between runs, never committed); the
 # seeds, made by the target from the library's encoders, in results/fuzz/TARGET/seeds. A crash,
 # leak or timeout leaves its input as results/fuzz/TARGET/crash-* (or leak-*, timeout-*), prints
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(hpack frames server client template tokens scenario thresholds settings jwt options)
+targets=(hpack frames server client template tokens scenario thresholds settings jwt options fcm)
 usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...]; TARGET is one of: ${targets[*]}" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 target=$1 seconds=$2
@@ -28,6 +28,7 @@ shift 2
 case $target in
     hpack) product=FuzzHPACK ;;
     jwt) product=FuzzJWT ;;
+    fcm) product=FuzzFCM ;;
     *) product=Fuzz${target^} ;;
 esac
 # Options of one target, before the caller's (a later option wins). thresholds: inputs of at

@@ -16,7 +16,7 @@ import NIOCore
 /// becomes the exception's text. The answers below are the ones docs/fcm.md records: observed,
 /// Google's own examples, or, where Google is silent, marked there as our assumption. Each is a
 /// value made once and written as often as it is answered.
-public struct FCMError: Sendable, Hashable {
+public struct FCMError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: GoogleStatus
     public var message: String
     public var details: [Detail]
@@ -42,6 +42,9 @@ public struct FCMError: Sendable, Hashable {
 
     /// The HTTP status the answer has.
     public var httpStatus: Int { status.httpStatus }
+
+    /// `400 INVALID_ARGUMENT: Recipient of the message is not set.`
+    public var description: String { "\(httpStatus) \(status.rawValue): \(message)" }
 
     /// The code of its `FcmError` detail; `nil` when it has none (a bad bearer, a data value
     /// that is not a string, a message too large).

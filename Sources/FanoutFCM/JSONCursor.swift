@@ -1,0 +1,199 @@
+/// A cursor over JSON bytes (RFC 8259) with the few steps a validator takes: what the next
+/// value is, a string's raw contents, a member's key, a value skipped whole. It reads in place
+/// and allocates nothing; a step that meets malformed JSON returns `nil` or `false`.
+struct JSONCursor {
+    let bytes: UnsafeRawBufferPointer
+    private(set) var index = 0
+    /// Containers deeper than this are refused (as `PayloadSyntax` refuses them).
+    static let maximumDepth = 64
+
+    init(_ bytes: UnsafeRawBufferPointer, at index: Int = 0) {
+        self.bytes = bytes
+        self.index = index
+    }
+
+    /// What a value is, by its first byte.
+    enum Kind: Equatable { case object, array, string, number, bool, null }
+
+    /// The kind of the value at the cursor (after spaces); `nil` when none starts there.
+    mutating func kind() -> Kind? {
+        skipSpaces()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return .object
+        case UInt8(ascii: "["): return .array
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+        default: return nil
+        }
+    }
+
+    /// Whether the input holds nothing but spaces from the cursor on.
+    mutating func atEnd() -> Bool {
+        skipSpaces()
+        return index == bytes.count
+    }
+
+    /// Reads a string; the range of its contents as written (escapes not decoded).
+    mutating func string() -> Range<Int>? {
+        skipSpaces()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var at = start
+        while at < bytes.count {
+            switch bytes[at] {
+            case UInt8(ascii: "\""):
+                index = at + 1
+                return start..<at
+            case UInt8(ascii: "\\"):
+                guard at + 1 < bytes.count else { return nil }
+                switch bytes[at + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    at += 2
+                case UInt8(ascii: "u"):
+                    guard at + 6 <= bytes.count, (at + 2..<at + 6).allSatisfy({ Self.isHexDigit(bytes[$0]) }) else {
+                        return nil
+                    }
+                    at += 6
+                default: return nil
+                }
+            case 0..<0x20: return nil
+            default: at += 1
+            }
+        }
+        return nil
+    }
+
+    /// Reads `true` or `false`.
+    mutating func bool() -> Bool? {
+        skipSpaces()
+        if literal("true") { return true }
+        if literal("false") { return false }
+        return nil
+    }
+
+    /// Enters an object: `{`, and whether it is empty (then its `}` is read too).
+    mutating func enterObject() -> (entered: Bool, empty: Bool) {
+        skipSpaces()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return (false, false) }
+        index += 1
+        skipSpaces()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return (true, true)
+        }
+        return (true, false)
+    }
+
+    /// A member's key and its colon; the cursor is then at the value.
+    mutating func key() -> Range<Int>? {
+        guard let key = string() else { return nil }
+        skipSpaces()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        return key
+    }
+
+    /// After a member's value: `true` when another member follows (its `,` read), `false` at
+    /// the object's `}` (read), `nil` when neither comes.
+    mutating func nextMember() -> Bool? {
+        skipSpaces()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
+            return true
+        case UInt8(ascii: "}"):
+            index += 1
+            return false
+        default: return nil
+        }
+    }
+
+    /// Skips the value at the cursor, whatever it is; `false` when it is malformed.
+    mutating func skipValue(depth: Int = 0) -> Bool {
+        guard depth < Self.maximumDepth, let kind = kind() else { return false }
+        switch kind {
+        case .string: return string() != nil
+        case .bool: return bool() != nil
+        case .null: return literal("null")
+        case .number: return number()
+        case .object:
+            let (_, empty) = enterObject()
+            if empty { return true }
+            while true {
+                guard key() != nil, skipValue(depth: depth + 1), let more = nextMember() else { return false }
+                if !more { return true }
+            }
+        case .array:
+            index += 1
+            skipSpaces()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return true
+            }
+            while true {
+                guard skipValue(depth: depth + 1) else { return false }
+                skipSpaces()
+                guard index < bytes.count else { return false }
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return true
+                }
+                guard bytes[index] == UInt8(ascii: ",") else { return false }
+                index += 1
+            }
+        }
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    private mutating func number() -> Bool {
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, Self.isDigit(bytes[index]) else { return false }
+        if bytes[index] == UInt8(ascii: "0") { index += 1 } else { digits() }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, Self.isDigit(bytes[index]) else { return false }
+            digits()
+        }
+        if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, Self.isDigit(bytes[index]) else { return false }
+            digits()
+        }
+        return true
+    }
+
+    private mutating func digits() {
+        while index < bytes.count, Self.isDigit(bytes[index]) { index += 1 }
+    }
+
+    private mutating func literal(_ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
+        index += count
+        return true
+    }
+
+    private mutating func skipSpaces() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): index += 1
+            default: return
+            }
+        }
+    }
+
+    static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
+}
