@@ -85,7 +85,7 @@ let package = Package(
         ),
         // FCM HTTP v1's vocabulary, shared by the FCM sink and sender to come: error codes and
         // the google.rpc statuses they travel with, the error bodies the SDKs classify, what a
-        // sender reads of an answer (docs/fcm.md).
+        // sender reads of an answer, a send's body checked as FCM checks it (docs/fcm.md).
         .target(name: "FanoutFCM", dependencies: nio("NIOCore")),
         // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
         .target(name: "CFanoutSIMD"),

@@ -41,6 +41,7 @@ let package = Package(
     targets: [
         benchmark("PayloadBenchmarks", fanout: ["FanoutPayload"], nio: ["NIOCore"]),
         benchmark("TokenBenchmarks", fanout: ["FanoutTokens"]),
+        benchmark("FCMBenchmarks", fanout: ["FanoutFCM"]),
         benchmark(
             "HPACKBenchmarks",
             fanout: ["FanoutHPACK"],

@@ -7,7 +7,7 @@ public struct GiveUp: Sendable, Hashable, CustomStringConvertible {
         /// Every connection slot ended `times` times in a row without progress; `last`, the
         /// latest reason a connection did not get as far as an answer.
         case noProgress(slots: Int, times: Int, last: EndpointFailure?)
-        /// The endpoint was never reached (`LoadConfiguration.connectTimeout` ran out, a failure
+        /// The endpoint was never reached (`APNsEndpoint.connectTimeout` ran out, a failure
         /// retrying cannot heal, or every slot's credentials refused): what stood in the way.
         case unreachable(EndpointFailure)
     }

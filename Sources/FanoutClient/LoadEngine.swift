@@ -23,7 +23,7 @@ import struct Foundation.Date
 /// Until a connection is answered the endpoint is not known to work: a failure retrying cannot
 /// heal (a name not resolved, a certificate not trusted, not HTTP/2, credentials refused on
 /// every connection) ends the run at once, and refused or timed-out connects are tried again
-/// until `LoadConfiguration.connectTimeout`; then what is left fails with that cause
+/// until `APNsEndpoint.connectTimeout`; then what is left fails with that cause
 /// (`Report.unreachable`).
 public final class LoadEngine: Sendable {
     public let configuration: LoadConfiguration

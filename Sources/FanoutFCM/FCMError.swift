@@ -95,10 +95,11 @@ extension FCMError {
         )
     }
 
-    /// A `data` value that is not a string, the `index`-th entry of the map (from 0) with
-    /// `value` as it was written (Google's example 1: no FcmError detail).
-    public static func dataValueNotString(index: Int, value: String) -> FCMError {
-        let field = "message.data[\(index)].value"
+    /// A value of a data map (`message.data`, or `message.android.data`) that is not a string,
+    /// the `index`-th entry of the map (from 0) with `value` as it was written (Google's example
+    /// 1: no FcmError detail).
+    public static func dataValueNotString(in map: String = "message.data", index: Int, value: String) -> FCMError {
+        let field = "\(map)[\(index)].value"
         let said = "Invalid value at '\(field)' (TYPE_STRING), \(value)"
         return FCMError(.invalidArgument, said, details: [.badRequest(field: field, description: said)])
     }
@@ -205,6 +206,29 @@ extension FCMError {
 
     /// A bearer that is expired, revoked or not a token: 401 with no FCM detail.
     public static let invalidCredential = FCMError(.unauthenticated, invalidCredentialText)
+}
+
+// MARK: The refusals of a body FCM cannot read (FCMSendCheck)
+
+extension FCMError {
+    /// A body that is not JSON (our assumption for the words, after Google's JSON parser's).
+    public static let malformedJSON = FCMError(.invalidArgument, "Invalid JSON payload received. Unexpected token.")
+
+    /// A field FCM's messages do not have, at `path` ("" at the top).
+    public static func unknownField(_ name: String, at path: String) -> FCMError {
+        let said =
+            path.isEmpty
+            ? "Invalid JSON payload received. Unknown name \"\(name)\": Cannot find field."
+            : "Invalid JSON payload received. Unknown name \"\(name)\" at '\(path)': Cannot find field."
+        return FCMError(.invalidArgument, said, details: [.badRequest(field: path, description: said)])
+    }
+
+    /// A value of the wrong type or form at `path`, with the type expected and the value as
+    /// written (the form of Google's data example).
+    public static func invalidValue(at path: String, expected type: String, _ value: String) -> FCMError {
+        let said = "Invalid value at '\(path)' (\(type)), \(value)"
+        return FCMError(.invalidArgument, said, details: [.badRequest(field: path, description: said)])
+    }
 }
 
 // MARK: Writing

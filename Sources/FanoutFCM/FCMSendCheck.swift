@@ -23,46 +23,49 @@ public enum FCMSendCheck {
             try checker.checkBody()
             return .success(checker.send)
         } catch {
+            // Google parses the JSON before it looks at a field: a body that is not JSON is
+            // refused as such, whatever field went wrong before the parse error. (A second
+            // pass, on the way to a refusal only.)
+            var whole = JSONCursor(body)
+            guard error == .malformedJSON || (whole.skipValue() && whole.atEnd()) else {
+                return .failure(.malformedJSON)
+            }
             return .failure(error)
         }
     }
 }
 
-// MARK: The refusals
+// MARK: Reading
 
-extension FCMError {
-    /// A body that is not JSON (our assumption for the words, after Google's JSON parser's).
-    public static let malformedJSON = FCMError(.invalidArgument, "Invalid JSON payload received. Unexpected token.")
-
-    /// A field FCM's messages do not have, at `path` ("" at the top).
-    public static func unknownField(_ name: String, at path: String) -> FCMError {
-        let said =
-            path.isEmpty
-            ? "Invalid JSON payload received. Unknown name \"\(name)\": Cannot find field."
-            : "Invalid JSON payload received. Unknown name \"\(name)\" at '\(path)': Cannot find field."
-        return FCMError(.invalidArgument, said, details: [.badRequest(field: path, description: said)])
-    }
-
-    /// A value of the wrong type or form at `path`, with the type expected and the value as
-    /// written (the form of Google's data example).
-    public static func invalidValue(at path: String, expected type: String, _ value: String) -> FCMError {
-        let said = "Invalid value at '\(path)' (\(type)), \(value)"
-        return FCMError(.invalidArgument, said, details: [.badRequest(field: path, description: said)])
+extension FCMSend.TargetKind {
+    /// The target's bit in `Checker.targets`.
+    fileprivate var bit: UInt8 {
+        switch self {
+        case .token: 1
+        case .fid: 2
+        case .topic: 4
+        case .condition: 8
+        }
     }
 }
-
-// MARK: Reading
 
 /// One pass over a body, field by field, keeping what the send asks for.
 private struct Checker {
     var cursor: JSONCursor
     var send = FCMSend()
-    private var targets = 0
-    private var firstTarget: FCMSend.TargetKind?
-    private var secondTarget: FCMSend.TargetKind?
+    // A field given twice counts once, as its last occurrence ("the last occurrence takes
+    // precedence", docs/fcm.md): each is assigned, not added up, and `message`, its
+    // `notification` and its `android` start over when they come again. (A key twice in one
+    // data map is the exception: both are counted, which can only overstate the size.)
+    /// The targets set, a bit each (`TargetKind.bit`).
+    private var targets: UInt8 = 0
     private var messageData = 0
     private var androidData: Int?
-    private var notificationBytes = 0
+    /// The notification's title, body and image, decoded UTF-8 bytes.
+    private var notificationFields = (title: 0, body: 0, image: 0)
+
+    /// `validate_only` as last given, kept when `message` starts over after it.
+    private var validateOnlyGiven = false
 
     init(cursor: JSONCursor) { self.cursor = cursor }
 
@@ -70,7 +73,8 @@ private struct Checker {
         var sawMessage = false
         try members(of: "") { checker, key throws(FCMError) in
             if checker.is(key, "validate_only", "validateOnly") {
-                checker.send.validateOnly = try checker.bool(at: "validate_only")
+                checker.validateOnlyGiven = try checker.bool(at: "validate_only")
+                checker.send.validateOnly = checker.validateOnlyGiven
             } else if checker.is(key, "message") {
                 try checker.checkMessage()
                 sawMessage = true
@@ -81,9 +85,27 @@ private struct Checker {
         }
         guard cursor.atEnd() else { throw .malformedJSON }
         guard sawMessage else { throw .invalidField("message", "The message is not set.") }
+        // What holds of the message as a whole is judged once every field is read: a field given
+        // again later replaces the first.
+        guard targets != 0 else { throw .noTarget }
+        guard targets.nonzeroBitCount == 1 else {
+            throw .moreThanOneTarget(FCMSend.TargetKind.allCases.filter { targets & $0.bit != 0 }.map(\.rawValue))
+        }
+        send.countedBytes =
+            (androidData ?? messageData) + notificationFields.title + notificationFields.body + notificationFields.image
+        let limit =
+            send.targetKind == .token || send.targetKind == .fid
+            ? FCMSendCheck.messageLimit : FCMSendCheck.topicMessageLimit
+        guard send.countedBytes <= limit else { throw .tooLarge }
     }
 
     private mutating func checkMessage() throws(FCMError) {
+        targets = 0
+        messageData = 0
+        androidData = nil
+        notificationFields = (0, 0, 0)
+        send = FCMSend()
+        send.validateOnly = validateOnlyGiven
         try members(of: "message") { checker, key throws(FCMError) in
             if let kind = checker.targetKind(key) {
                 try checker.target(kind)
@@ -106,16 +128,6 @@ private struct Checker {
             }
             return true
         }
-        switch targets {
-        case 0: throw .noTarget
-        case 1: break
-        default: throw .moreThanOneTarget([firstTarget, secondTarget].compactMap { $0?.rawValue })
-        }
-        send.countedBytes = (androidData ?? messageData) + notificationBytes
-        let limit =
-            send.targetKind == .token || send.targetKind == .fid
-            ? FCMSendCheck.messageLimit : FCMSendCheck.topicMessageLimit
-        guard send.countedBytes <= limit else { throw .tooLarge }
     }
 
     /// The target `key` names, if it names one.
@@ -129,8 +141,7 @@ private struct Checker {
 
     private mutating func target(_ kind: FCMSend.TargetKind) throws(FCMError) {
         let value = try string(at: "message.\(kind.rawValue)")
-        targets += 1
-        if targets == 1 { firstTarget = kind } else if targets == 2 { secondTarget = kind }
+        targets |= kind.bit
         send.targetKind = kind
         send.target = value
         if kind == .topic, !Self.isTopicName(cursor.bytes, value) {
@@ -139,15 +150,29 @@ private struct Checker {
     }
 
     private mutating func checkNotification() throws(FCMError) {
+        notificationFields = (0, 0, 0)
         try members(of: "message.notification") { checker, key throws(FCMError) in
             let bytes = checker.cursor.bytes
-            guard checker.is(key, "title") || checker.is(key, "body") || checker.is(key, "image") else { return false }
-            checker.notificationBytes += try checker.string(at: "message.notification.\(Self.text(bytes, key))").count
+            if checker.is(key, "title") {
+                checker.notificationFields.title = try checker.decodedString(at: "message.notification.title")
+            } else if checker.is(key, "body") {
+                checker.notificationFields.body = try checker.decodedString(at: "message.notification.body")
+            } else if checker.is(key, "image") {
+                checker.notificationFields.image = try checker.decodedString(
+                    at: "message.notification.\(Self.text(bytes, key))"
+                )
+            } else {
+                return false
+            }
             return true
         }
     }
 
     private mutating func checkAndroid() throws(FCMError) {
+        androidData = nil
+        send.priority = nil
+        send.ttlSeconds = nil
+        send.collapseKey = nil
         try members(of: "message.android") { checker, key throws(FCMError) in
             let bytes = checker.cursor.bytes
             if checker.is(key, "collapse_key", "collapseKey") {
@@ -182,6 +207,8 @@ private struct Checker {
             let bytes = checker.cursor.bytes
             if checker.is(key, "headers") {
                 _ = try checker.stringMap(at: "message.apns.headers", isData: false)
+            } else if checker.is(key, "live_activity_token", "liveActivityToken") {
+                _ = try checker.string(at: "message.apns.live_activity_token")
             } else if checker.is(key, "payload") || checker.is(key, "fcm_options", "fcmOptions") {
                 try checker.object(at: "message.apns.\(Self.text(bytes, key))")
             } else {
@@ -251,8 +278,9 @@ private struct Checker {
         else { throw invalidValue(at: "message.android.ttl", from: start, type) }
         var seconds = 0
         var at = value.lowerBound
-        while at < value.upperBound - 1, JSONCursor.isDigit(cursor.bytes[at]), seconds <= FCMSendCheck.longestTTL {
-            seconds = seconds * 10 + Int(cursor.bytes[at] - UInt8(ascii: "0"))
+        while at < value.upperBound - 1, JSONCursor.isDigit(cursor.bytes[at]) {
+            // Saturated past four weeks: a longer TTL is refused as out of range, not as malformed.
+            seconds = min(seconds * 10 + Int(cursor.bytes[at] - UInt8(ascii: "0")), FCMSendCheck.longestTTL + 1)
             at += 1
         }
         guard at > value.lowerBound else { throw invalidValue(at: "message.android.ttl", from: start, type) }
@@ -288,18 +316,25 @@ private struct Checker {
             }
             let start = checker.cursor.index
             if checker.cursor.kind() == .string, let value = checker.cursor.string() {
-                bytes += key.count + value.count
+                bytes +=
+                    JSONCursor.decodedLength(checker.cursor.bytes, key)
+                    + JSONCursor.decodedLength(checker.cursor.bytes, value)
             } else {
                 guard checker.cursor.skipValue() else { throw .malformedJSON }
                 let written = checker.raw(from: start)
                 throw isData
-                    ? .dataValueNotString(index: index, value: written)
+                    ? .dataValueNotString(in: path(), index: index, value: written)
                     : .invalidValue(at: "\(path())[\(index)].value", expected: "TYPE_STRING", written)
             }
             index += 1
             return true
         }
         return bytes
+    }
+
+    /// A string's decoded UTF-8 length, what FCM's size limit counts.
+    private mutating func decodedString(at path: @autoclosure () -> String) throws(FCMError) -> Int {
+        JSONCursor.decodedLength(cursor.bytes, try string(at: path()))
     }
 
     private mutating func string(at path: @autoclosure () -> String) throws(FCMError) -> Range<Int> {
@@ -359,9 +394,15 @@ private struct Checker {
 
     /// Whether `key` is `name` (or `other`, a field's second spelling): two overloads, not a
     /// variadic list, so that a comparison allocates no array.
+    /// A key written with escapes (`"to\u006ben"`) is compared decoded.
     private func `is`(_ key: Range<Int>, _ name: StaticString) -> Bool {
-        key.count == name.utf8CodeUnitCount
+        let written =
+            key.count == name.utf8CodeUnitCount
             && (0..<key.count).allSatisfy { cursor.bytes[key.lowerBound + $0] == name.utf8Start[$0] }
+        guard !written, JSONCursor.hasEscape(cursor.bytes, key) else { return written }
+        return JSONCursor.decoded(cursor.bytes, key).elementsEqual(
+            UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        )
     }
 
     private func `is`(_ key: Range<Int>, _ name: StaticString, _ other: StaticString) -> Bool {
@@ -382,7 +423,9 @@ private struct Checker {
     /// What lies between `start` and the cursor, trimmed, cut at 64 bytes.
     private func raw(from start: Int) -> String {
         var range = start..<cursor.index
-        while let first = range.first, cursor.bytes[first] == UInt8(ascii: " ") { range = range.dropFirst() }
+        while let first = range.first, [UInt8(ascii: " "), 0x0A, 0x0D, 0x09].contains(cursor.bytes[first]) {
+            range = range.dropFirst()
+        }
         let shown = range.count > 64 ? range.lowerBound..<range.lowerBound + 64 : range
         return text(shown) + (shown.count < range.count ? "…" : "")
     }
@@ -390,9 +433,13 @@ private struct Checker {
     /// `from`, `message_type`, and keys starting `google.` or `gcm.` (docs/fcm.md: the sources
     /// disagree; our assumption).
     static func isReserved(_ bytes: UnsafeRawBufferPointer, _ key: Range<Int>) -> Bool {
-        let text = UnsafeRawBufferPointer(rebasing: bytes[key])
-        return text.elementsEqual("from".utf8) || text.elementsEqual("message_type".utf8)
-            || text.starts(with: "google.".utf8) || text.starts(with: "gcm.".utf8)
+        if JSONCursor.hasEscape(bytes, key) { return isReserved(JSONCursor.decoded(bytes, key)) }
+        return isReserved(UnsafeRawBufferPointer(rebasing: bytes[key]))
+    }
+
+    static func isReserved(_ key: some Collection<UInt8>) -> Bool {
+        key.elementsEqual("from".utf8) || key.elementsEqual("message_type".utf8)
+            || key.starts(with: "google.".utf8) || key.starts(with: "gcm.".utf8)
     }
 
     /// `^(/topics/)?(private/)?[a-zA-Z0-9-_.~%]+$` (firebase-admin-go's pattern).

@@ -196,4 +196,97 @@ struct JSONCursor {
     static func isHexDigit(_ byte: UInt8) -> Bool {
         isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
     }
+
+    // MARK: A string's contents decoded
+
+    /// Whether a string's contents (as `string()` returns them) hold an escape.
+    static func hasEscape(_ bytes: UnsafeRawBufferPointer, _ contents: Range<Int>) -> Bool {
+        contents.contains { bytes[$0] == UInt8(ascii: "\\") }
+    }
+
+    /// The UTF-8 length of a string's contents once its escapes are decoded: a simple escape is
+    /// one byte; `\uXXXX` one to three, and a surrogate pair four. Contents `string()` accepted.
+    static func decodedLength(_ bytes: UnsafeRawBufferPointer, _ contents: Range<Int>) -> Int {
+        var length = 0
+        var at = contents.lowerBound
+        while at < contents.upperBound {
+            guard bytes[at] == UInt8(ascii: "\\") else {
+                length += 1
+                at += 1
+                continue
+            }
+            guard bytes[at + 1] == UInt8(ascii: "u") else {
+                length += 1
+                at += 2
+                continue
+            }
+            let unit = codeUnit(bytes, at + 2)
+            if (0xD800..<0xDC00).contains(unit), at + 12 <= contents.upperBound, bytes[at + 6] == UInt8(ascii: "\\"),
+                bytes[at + 7] == UInt8(ascii: "u"), (0xDC00..<0xE000).contains(codeUnit(bytes, at + 8))
+            {
+                length += 4
+                at += 12
+            } else {
+                length += unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3
+                at += 6
+            }
+        }
+        return length
+    }
+
+    /// A string's contents decoded to UTF-8 (a lone surrogate as U+FFFD). It allocates: for the
+    /// rare key written with escapes, which is then compared decoded.
+    static func decoded(_ bytes: UnsafeRawBufferPointer, _ contents: Range<Int>) -> [UInt8] {
+        var scalars = String.UnicodeScalarView()
+        var utf8: [UInt8] = []
+        var at = contents.lowerBound
+        func flush() {
+            utf8 += Array(String(scalars).utf8)
+            scalars = String.UnicodeScalarView()
+        }
+        while at < contents.upperBound {
+            guard bytes[at] == UInt8(ascii: "\\") else {
+                flush()
+                utf8.append(bytes[at])
+                at += 1
+                continue
+            }
+            let escaped = bytes[at + 1]
+            guard escaped == UInt8(ascii: "u") else {
+                flush()
+                switch escaped {
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                default: utf8.append(escaped)
+                }
+                at += 2
+                continue
+            }
+            var unit = UInt32(codeUnit(bytes, at + 2))
+            at += 6
+            if (0xD800..<0xDC00).contains(unit), at + 6 <= contents.upperBound, bytes[at] == UInt8(ascii: "\\"),
+                bytes[at + 1] == UInt8(ascii: "u"), (0xDC00..<0xE000).contains(codeUnit(bytes, at + 2))
+            {
+                unit = 0x10000 + ((unit - 0xD800) << 10) + (UInt32(codeUnit(bytes, at + 2)) - 0xDC00)
+                at += 6
+            }
+            scalars.append(Unicode.Scalar(unit) ?? "\u{FFFD}")
+        }
+        flush()
+        return utf8
+    }
+
+    /// The four hex digits at `at` as a UTF-16 code unit.
+    private static func codeUnit(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt16 {
+        var unit: UInt16 = 0
+        for offset in 0..<4 {
+            let byte = bytes[at + offset]
+            let digit = isDigit(byte) ? byte - UInt8(ascii: "0") : (byte | 0x20) - UInt8(ascii: "a") + 10
+            unit = unit << 4 | UInt16(digit)
+        }
+        return unit
+    }
 }

@@ -200,8 +200,9 @@ public struct SendJob: Sendable {
         )
         configuration.endpoint.connectTimeout = connectTimeout
         configuration.endpoint.broadcastApp = broadcast?.app
-        // The folder keeps a sample of the answers' ids (answer-ids.json).
-        configuration.samplesAnswerIDs = true
+        // A send to devices keeps a sample of the answers' ids in its folder (answer-ids.json);
+        // a broadcast's answers name channels, and its folder has none.
+        configuration.samplesAnswerIDs = broadcast == nil
         if let tokenAuth {
             do {
                 configuration.endpoint.providerTokens = try ProviderTokens(

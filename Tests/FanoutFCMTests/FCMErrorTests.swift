@@ -112,6 +112,18 @@ import Testing
             #"{"error":{"code":429,"message":"Quota exceeded for the project's send rate.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"QUOTA_EXCEEDED"},{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"projects/fanout-test","description":"message rate exceeded"}]}]}}"#
         ),
         (
+            FCMError.unavailable(retryAfter: 5),
+            #"{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNAVAILABLE"}]}}"#
+        ),
+        (
+            FCMError.thirdPartyAuth,
+            #"{"error":{"code":401,"message":"Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.","status":"UNAUTHENTICATED","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"THIRD_PARTY_AUTH_ERROR"}]}}"#
+        ),
+        (
+            FCMError.invalidCredential,
+            #"{"error":{"code":401,"message":"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.","status":"UNAUTHENTICATED"}}"#
+        ),
+        (
             FCMError.missingCredential,
             #"{"error":{"code":401,"message":"Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.","status":"UNAUTHENTICATED"}}"#
         ),
@@ -131,7 +143,6 @@ import Testing
             #expect(FCMAnswerBody.errorCode(in: body) == error.errorCode)
             #expect(FCMAnswerBody.messageName(in: body) == nil)
         }
-        #expect(error.httpStatus == error.status.httpStatus)
     }
 
     static let catalogue: [FCMError] = [

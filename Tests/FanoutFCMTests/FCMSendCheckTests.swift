@@ -111,7 +111,7 @@ import Testing
         )
         #expect(
             Self.check(#"{"message":{"token":"t","android":{"data":{"a":{"b":1}}}}}"#).refusal
-                == .dataValueNotString(index: 0, value: #"{"b":1}"#)
+                == .dataValueNotString(in: "message.android.data", index: 0, value: #"{"b":1}"#)
         )
     }
 
@@ -131,6 +131,13 @@ import Testing
     }
 
     @Test func aTTLPastFourWeeksOrNotADurationIsRefused() {
+        #expect(
+            Self.check(#"{"message":{"token":"t","android":{"ttl":"100000000000000000000000s"}}}"#).refusal
+                == .invalidField(
+                    "message.android.ttl",
+                    "The TTL is between 0 and 2419200s (4 weeks), not 100000000000000000000000s."
+                )
+        )
         let tooLong = Self.check(#"{"message":{"token":"t","android":{"ttl":"2419201s"}}}"#).refusal
         #expect(
             tooLong
@@ -202,6 +209,51 @@ import Testing
         )
     }
 
+    /// FCM's limit counts UTF-8 bytes, and SDKs write non-ASCII text as `\uXXXX` (Python's
+    /// json does by default): the escapes are counted decoded, a surrogate pair as 4 bytes.
+    @Test func theSizeIsCountedInDecodedUTF8() {
+        let cjk = String(repeating: #"\u4e2d"#, count: 700)  // 700 × 3 bytes
+        #expect(Self.check(#"{"message":{"token":"t","data":{"k":"\#(cjk)"}}}"#).send?.countedBytes == 1 + 2100)
+        let over = String(repeating: #"\u4e2d"#, count: 1366)  // 4098 bytes and the key
+        #expect(Self.check(#"{"message":{"token":"t","data":{"k":"\#(over)"}}}"#).refusal == .tooLarge)
+        #expect(
+            Self.check(#"{"message":{"token":"t","data":{"k":"\ud83d\ude00\n"}}}"#).send?.countedBytes == 1 + 4 + 1
+        )
+        #expect(
+            Self.check(#"{"message":{"token":"t","notification":{"title":"\u00e9t\u00e9"}}}"#).send?.countedBytes == 5
+        )
+    }
+
+    /// A key written with escapes is the key it decodes to: a field, or a reserved data key.
+    @Test func anEscapedKeyIsReadDecoded() {
+        #expect(Self.check(#"{"message":{"to\u006ben":"t"}}"#).send?.targetKind == .token)
+        #expect(
+            Self.check(#"{"message":{"token":"t","data":{"\u0066rom":"x"}}}"#).refusal
+                == .invalidField("message.data", #"Invalid data key \u0066rom: it is reserved."#)
+        )
+    }
+
+    /// "The last occurrence takes precedence" (docs/fcm.md): a field given twice is its last.
+    @Test func aFieldGivenTwiceIsItsLastOccurrence() throws {
+        #expect(Self.check(#"{"message":{"token":"a","token":"bb"}}"#).target == "bb")
+        let message = try #require(
+            Self.check(#"{"message":{"token":"a","topic":"x"},"message":{"topic":"news"}}"#).send
+        )
+        #expect(message.targetKind == .topic)
+        let notification = Self.check(
+            #"{"message":{"token":"t","notification":{"title":"long title"},"notification":{"title":"t"}}}"#
+        )
+        #expect(notification.send?.countedBytes == 1)
+        let android = Self.check(#"{"message":{"token":"t","android":{"priority":"high"},"android":{"ttl":"1s"}}}"#)
+        #expect(android.send?.priority == nil && android.send?.ttlSeconds == 1)
+        #expect(Self.check(#"{"validate_only":true,"message":{"token":"t"}}"#).send?.validateOnly == true)
+    }
+
+    /// firebase-admin 7.7.0 sends `apns.live_activity_token` when a provider sets one.
+    @Test func aLiveActivityTokenIsAnAPNsField() {
+        #expect(Self.check(#"{"message":{"token":"t","apns":{"live_activity_token":"abc"}}}"#).send != nil)
+    }
+
     @Test func aBodyWithoutAMessageIsRefused() {
         #expect(Self.check(#"{"validate_only":true}"#).refusal == .invalidField("message", "The message is not set."))
     }
@@ -228,7 +280,7 @@ import Testing
             + String(repeating: "]", count: 70) + "}}}",
     ])
     func malformedJSONIsRefusedWithoutACrash(body: String) {
-        #expect(Self.check(body).refusal?.status == .invalidArgument, "\(body)")
+        #expect(Self.check(body).refusal == .malformedJSON, "\(body)")
     }
 
     /// A refusal's detail names the field, and firebase-admin sees 400 INVALID_ARGUMENT.

@@ -2,7 +2,7 @@
 // the end or into a loop.
 //
 // Oracles: a body it takes is one JSON value with nothing after it (JSONCursor skips it whole)
-// whose target lies inside the body and whose counted bytes are within FCM's limit; a body it
+// whose target lies inside the body and whose counted bytes are within its target's limit; a body it
 // refuses gets a 400 INVALID_ARGUMENT whose written body a sender reads back as written.
 import FuzzSupport
 import NIOCore
@@ -32,7 +32,10 @@ func test(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         var cursor = JSONCursor(body)
         precondition(cursor.skipValue() && cursor.atEnd(), "a body taken is one JSON value")
         precondition(send.target.lowerBound >= 0 && send.target.upperBound <= body.count, "the target lies outside")
-        precondition(send.countedBytes <= FCMSendCheck.messageLimit, "a body over the limit was taken")
+        let limit =
+            send.targetKind == .token || send.targetKind == .fid
+            ? FCMSendCheck.messageLimit : FCMSendCheck.topicMessageLimit
+        precondition(send.countedBytes <= limit, "a body over the limit was taken")
     case .failure(let refusal):
         precondition(refusal.status == .invalidArgument, "a refusal other than INVALID_ARGUMENT: \(refusal)")
         var written = ByteBuffer()
