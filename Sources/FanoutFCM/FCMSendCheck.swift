@@ -152,15 +152,12 @@ private struct Checker {
     private mutating func checkNotification() throws(FCMError) {
         notificationFields = (0, 0, 0)
         try members(of: "message.notification") { checker, key throws(FCMError) in
-            let bytes = checker.cursor.bytes
             if checker.is(key, "title") {
                 checker.notificationFields.title = try checker.decodedString(at: "message.notification.title")
             } else if checker.is(key, "body") {
                 checker.notificationFields.body = try checker.decodedString(at: "message.notification.body")
             } else if checker.is(key, "image") {
-                checker.notificationFields.image = try checker.decodedString(
-                    at: "message.notification.\(Self.text(bytes, key))"
-                )
+                checker.notificationFields.image = try checker.decodedString(at: "message.notification.image")
             } else {
                 return false
             }

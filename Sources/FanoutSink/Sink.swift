@@ -291,7 +291,8 @@ public final class Sink: Sendable {
     /// Stops accepting connections, answers new requests 503 Shutdown and sends every
     /// connection GOAWAY; closes what is still open after `grace`. Only the first call drains;
     /// a later one returns at once (a job drains before it reads the counts, and again, as a
-    /// `defer`, on every way out).
+    /// `defer`, on every way out), even while the first is still draining: callers that read
+    /// the counts call it one after another, never at once.
     public func drain(grace: TimeAmount = .seconds(5)) {
         guard state.startDraining() else { return }
         try? channel.close().wait()

@@ -174,15 +174,20 @@ struct GroundTruthTests {
             let answer = try #require(search.answer, "\(what): no answer")
             let rate = try #require(answer.rate, "\(what): \(answer)")
             // 200 streams, each held from a send to its answer — the sink's 50 ms and what the
-            // host adds to it — carry 200 ÷ that a second (Little's law). The hold is the median
-            // latency of the search's first step, 3,000/s: three quarters of the capacity, where
-            // nothing waits for a stream (at the answer, near capacity, the median has the
-            // queue in it too). On a quiet host 4,000/s less a percent; with both cores busy with
-            // other work each answer took 52–53 ms and the capacity was that much lower
-            // (3,750/s found over 8 × 25, 6.25% under 4,000/s: a step at 3,938/s queued).
+            // host adds to it — carry 200 ÷ that a second (Little's law). The hold is checked on
+            // the search's first step, 3,000/s: three quarters of the capacity, where nothing
+            // waits for a stream. The capacity is worked out from the shortest median hold of
+            // the steps that passed: the host only ever adds to a hold, and a queue only adds
+            // to a median, so the shortest is the closest to what the streams carry. (Once the
+            // first step alone was slowed: p50 53.1 ms, 2,946/s of 3,000/s achieved, the
+            // sender's loops lagging; the later steps held 50.3–51.0 ms and 3,938/s passed, over
+            // the 3,765/s the first step's hold implied.) On a quiet host 4,000/s less a percent;
+            // with both cores busy with other work each answer took 52–53 ms and the capacity was
+            // that much lower (3,750/s found over 8 × 25, 6.25% under 4,000/s).
             let first = try #require(search.steps.min { $0.offered < $1.offered }, "\(what): no step")
             let hold = first.p50
-            let capacity = Double(connections * streams) * 1000 / hold
+            let shortest = search.steps.filter { $0.outcome == "passed" }.map(\.p50).min() ?? hold
+            let capacity = Double(connections * streams) * 1000 / shortest
             // The hold itself: the sink's 50 ms and at most 1 ms more, and what the sender's
             // loops lagged at p99 in that step (the host's delays), so that a sender adding to
             // every answer cannot lower the capacity found and the capacity expected together.
@@ -201,7 +206,7 @@ struct GroundTruthTests {
             // f25b841 each found 3,750/s in some runs and 3,938/s in others, alone on this host.
             let failed = try #require(answer.failed, "\(what): no failed rate above \(rate)/s: \(answer)")
             let found =
-                "\(what): found \(rate)/s, \(failed)/s failed, for a capacity of \(capacity)/s (p50 \(hold) ms at \(first.offered)/s)\n\(result.standardOutput)"
+                "\(what): found \(rate)/s, \(failed)/s failed, for a capacity of \(capacity)/s (shortest p50 of a passing step \(shortest) ms)\n\(result.standardOutput)"
             #expect(rate <= capacity * 1.01, "\(found)")
             #expect(failed >= capacity * 0.95, "\(found)")
             #expect(rate >= capacity * 0.90, "\(found)")
