@@ -1,13 +1,15 @@
 /// Reads an FCM HTTP v1 send's body and checks it as FCM does (docs/fcm.md, "Message" and
 /// "Validation"): the fields and their types, exactly one target, string data values and no
 /// reserved data key, the size limit, the TTL's range, a topic's and an analytics label's form.
-/// Every refusal is a 400 INVALID_ARGUMENT `FCMError`, the first one met; what is not checked
-/// here (the token's registration, quotas, credentials) is the sink's.
+/// Every refusal is a 400 INVALID_ARGUMENT `FCMError`: the first one met, or `malformedJSON`
+/// when the body is not JSON at all; what is not checked here (the token's registration,
+/// quotas, credentials) is the sink's.
 ///
 /// Both spellings of every field are read (`collapse_key` and `collapseKey`: proto3's JSON
 /// mapping). Free-form objects (`apns.payload`, `webpush.notification`, `android.notification`,
-/// the `fcm_options` besides `analytics_label`) are checked to be JSON objects and no further.
-/// In place: the body is read once and nothing is allocated unless it is refused.
+/// the `fcm_options` of `apns` and `webpush`) are checked to be JSON objects and no further.
+/// In place: the body is read once, and nothing is allocated unless it is refused or a key is
+/// written with escapes (compared decoded).
 public enum FCMSendCheck {
     /// "4096 bytes for most messages, or 2048 bytes in the case of messages to topics"
     /// (conditions address topics too: counted as topic messages, our assumption).
