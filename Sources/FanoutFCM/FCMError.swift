@@ -74,34 +74,23 @@ extension FCMError {
     )
 
     /// A message with none of token, fid, topic and condition (observed).
-    public static let noTarget = FCMError(
-        .invalidArgument,
-        "Recipient of the message is not set.",
-        details: [
-            .badRequest(field: "message", description: "Recipient of the message is not set."),
-            .fcmError(.invalidArgument),
-        ]
-    )
+    public static let noTarget = invalidField("message", "Recipient of the message is not set.")
 
     /// A message with more than one of token, fid, topic and condition, `fields` in the order
     /// they came (the body is undocumented: shaped as `noTarget`, our assumption).
     public static func moreThanOneTarget(_ fields: [String]) -> FCMError {
-        let said =
+        invalidField(
+            "message",
             "Exactly one of token, fid, topic or condition must be set; the message sets \(fields.joined(separator: ", "))."
-        return FCMError(
-            .invalidArgument,
-            said,
-            details: [.badRequest(field: "message", description: said), .fcmError(.invalidArgument)]
         )
     }
 
     /// A value of a data map (`message.data`, or `message.android.data`) that is not a string,
     /// the `index`-th entry of the map (from 0) with `value` as it was written (Google's example
     /// 1: no FcmError detail).
+    /// Any map of strings (`apns.headers`, …) refuses its values the same way.
     public static func dataValueNotString(in map: String = "message.data", index: Int, value: String) -> FCMError {
-        let field = "\(map)[\(index)].value"
-        let said = "Invalid value at '\(field)' (TYPE_STRING), \(value)"
-        return FCMError(.invalidArgument, said, details: [.badRequest(field: field, description: said)])
+        invalidValue(at: "\(map)[\(index)].value", expected: "TYPE_STRING", value)
     }
 
     /// Any other field FCM refuses, named by its path (`message.android.ttl`), with why: a

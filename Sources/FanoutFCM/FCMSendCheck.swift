@@ -66,6 +66,8 @@ private struct Checker {
     /// The notification's title, body and image, decoded UTF-8 bytes.
     private var notificationFields = (title: 0, body: 0, image: 0)
 
+    /// Whether the key being read was written with escapes (`is` then compares it decoded).
+    private var keyEscaped = false
     /// `validate_only` as last given, kept when `message` starts over after it.
     private var validateOnlyGiven = false
 
@@ -304,8 +306,8 @@ private struct Checker {
 
     // MARK: Values
 
-    /// A map of strings; its keys' and values' bytes. `isData`: FCM's data map, whose keys
-    /// FCM reserves some of and whose values it names by index when they are not strings.
+    /// A map of strings; its keys' and values' bytes. `isData`: FCM's data map, some of whose
+    /// keys FCM reserves.
     private mutating func stringMap(at path: @autoclosure () -> String, isData: Bool) throws(FCMError) -> Int {
         var bytes = 0
         var index = 0
@@ -321,9 +323,7 @@ private struct Checker {
             } else {
                 guard checker.cursor.skipValue() else { throw .malformedJSON }
                 let written = checker.raw(from: start)
-                throw isData
-                    ? .dataValueNotString(in: path(), index: index, value: written)
-                    : .invalidValue(at: "\(path())[\(index)].value", expected: "TYPE_STRING", written)
+                throw .dataValueNotString(in: path(), index: index, value: written)
             }
             index += 1
             return true
@@ -376,6 +376,7 @@ private struct Checker {
         if empty { return }
         while true {
             guard let key = cursor.key() else { throw .malformedJSON }
+            keyEscaped = cursor.lastStringEscaped
             guard try visit(&self, key) || known else { throw .unknownField(text(key), at: path()) }
             guard let more = cursor.nextMember() else { throw .malformedJSON }
             if !more { return }
@@ -393,12 +394,13 @@ private struct Checker {
 
     /// Whether `key` is `name` (or `other`, a field's second spelling): two overloads, not a
     /// variadic list, so that a comparison allocates no array.
-    /// A key written with escapes (`"to\u006ben"`) is compared decoded.
+    /// A key written with escapes (`"to\u006ben"`, known from its reading: `keyEscaped`) is
+    /// compared decoded; any other key is compared as written, not scanned again.
     private func `is`(_ key: Range<Int>, _ name: StaticString) -> Bool {
         let written =
             key.count == name.utf8CodeUnitCount
             && (0..<key.count).allSatisfy { cursor.bytes[key.lowerBound + $0] == name.utf8Start[$0] }
-        guard !written, JSONCursor.hasEscape(cursor.bytes, key) else { return written }
+        guard !written, keyEscaped else { return written }
         return JSONCursor.decoded(cursor.bytes, key).elementsEqual(
             UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
         )

@@ -4,6 +4,8 @@
 struct JSONCursor {
     let bytes: UnsafeRawBufferPointer
     private(set) var index = 0
+    /// Whether the last string read (`string()`, `key()`) held an escape.
+    private(set) var lastStringEscaped = false
     /// Containers deeper than this are refused (as `PayloadSyntax` refuses them).
     static let maximumDepth = 64
 
@@ -42,12 +44,14 @@ struct JSONCursor {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var at = start
+        lastStringEscaped = false
         while at < bytes.count {
             switch bytes[at] {
             case UInt8(ascii: "\""):
                 index = at + 1
                 return start..<at
             case UInt8(ascii: "\\"):
+                lastStringEscaped = true
                 guard at + 1 < bytes.count else { return nil }
                 switch bytes[at + 1] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
