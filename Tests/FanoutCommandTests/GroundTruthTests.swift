@@ -205,10 +205,21 @@ struct GroundTruthTests {
             // 3,938/s or 3,750/s (5.3% under), both right. Measured: the builds at f3aea69 and
             // f25b841 each found 3,750/s in some runs and 3,938/s in others, alone on this host.
             let failed = try #require(answer.failed, "\(what): no failed rate above \(rate)/s: \(answer)")
+            // The failed rate is held to the capacity the streams had in the steps that failed at
+            // it, when the host slowed those steps' holds: each such step's own median hold gives
+            // its own capacity (Little's law again), and a step whose every answer the host made
+            // 4 ms longer carried 200 ÷ 54 ms, not 200 ÷ 50. Once, in CI with both cores busy,
+            // 3,750/s passed a bisect step (p50 50.4 ms) and failed its confirmation (p50 54.3 ms,
+            // p99 109 ms): 3,683/s carried, 0.4% under the 95% of 3,966/s the quiet steps gave. A
+            // search that fails a rate its streams carried with room keeps its median at the
+            // sink's 50 ms, and is still caught; and whatever the medians, the rate found — under
+            // the failed one — is held to 90% of the quiet steps' capacity below.
+            let failedHold = search.steps.filter { $0.offered == failed && $0.outcome != "passed" }.map(\.p50).max()
+            let failedCapacity = Double(connections * streams) * 1000 / max(shortest, failedHold ?? shortest)
             let found =
-                "\(what): found \(rate)/s, \(failed)/s failed, for a capacity of \(capacity)/s (shortest p50 of a passing step \(shortest) ms)\n\(result.standardOutput)"
+                "\(what): found \(rate)/s, \(failed)/s failed, for a capacity of \(capacity)/s (shortest p50 of a passing step \(shortest) ms), \(failedCapacity)/s in the steps failing at \(failed)/s (p50 \(failedHold ?? shortest) ms)\n\(result.standardOutput)"
             #expect(rate <= capacity * 1.01, "\(found)")
-            #expect(failed >= capacity * 0.95, "\(found)")
+            #expect(failed >= failedCapacity * 0.95, "\(found)")
             #expect(rate >= capacity * 0.90, "\(found)")
         }
     }
