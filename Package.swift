@@ -6,7 +6,8 @@ let libraries = [
     "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPayload",
     "FanoutTokens",
     "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
-    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutEndpoint", "FanoutClient", "FanoutProbe", "FanoutResults",
+    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutFCMSink", "FanoutEndpoint", "FanoutClient", "FanoutProbe",
+    "FanoutResults",
     "FanoutReport", "FanoutAssembly",
 ]
 
@@ -87,6 +88,16 @@ let package = Package(
         // the google.rpc statuses they travel with, the error bodies the SDKs classify, what a
         // sender reads of an answer, a send's body checked as FCM checks it (docs/fcm.md).
         .target(name: "FanoutFCM", dependencies: nio("NIOCore")),
+        // A mock FCM HTTP v1 (docs/fcm.md): the send method with FCM's checks and errors, the
+        // OAuth2 token endpoint with the service account it writes out, the project's quota;
+        // HTTP/2 and HTTP/1.1 on one port, cleartext or TLS.
+        .target(
+            name: "FanoutFCMSink",
+            dependencies: [
+                "FanoutFCM", "FanoutHTTP2", "FanoutListening", crypto,
+                .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
+            ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
+        ),
         // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
         .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
@@ -300,6 +311,14 @@ let package = Package(
         .testTarget(
             name: "FanoutFCMTests",
             dependencies: ["FanoutFCM", "FanoutTestSupport"] + nio("NIOCore"),
+            exclude: ["Peers"]
+        ),
+        .testTarget(
+            name: "FanoutFCMSinkTests",
+            dependencies: [
+                "FanoutFCMSink", "FanoutFCM", "FanoutSink", "FanoutTestSupport", crypto,
+                .product(name: "_CryptoExtras", package: "swift-crypto"), nioSSL,
+            ] + nio("NIOCore", "NIOPosix"),
             exclude: ["Peers"]
         ),
         .testTarget(

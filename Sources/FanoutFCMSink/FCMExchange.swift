@@ -1,0 +1,302 @@
+import FanoutFCM
+import Foundation
+import NIOCore
+
+/// One request as either transport read it: views valid while it is answered.
+struct FCMRequest {
+    var method: UnsafeRawBufferPointer
+    /// The path with any query.
+    var path: UnsafeRawBufferPointer
+    /// `authorization`'s value, when given.
+    var authorization: UnsafeRawBufferPointer?
+    var body: UnsafeRawBufferPointer
+    /// The body's whole length, even past what was kept.
+    var bodyLength: Int
+}
+
+/// An answer's head: its body is in `FCMExchange.body`.
+struct FCMAnswer: Equatable {
+    var status: Int
+    /// Seconds for `retry-after` (429).
+    var retryAfter: Int?
+    /// A 401: `www-authenticate` goes with it.
+    var unauthenticated = false
+}
+
+/// One connection's side of the FCM sink: a request in, an answer out, whichever transport
+/// carried it (`FCMHTTP2Connection`, `FCMHTTP1Handler`). The order of the checks:
+///
+/// ```
+///   route ──► /token ──► the jwt-bearer grant (FCMTokenGrant) ──► 200 access token · 400
+///     │ /v1/projects/P/messages:send, POST (else 404)
+///     ▼
+///   bearer (401) ─► project (403) ─► quota (429) ─► body (FCMSendCheck, 400) ─► token's fate ─► 200
+///                                      └ counts: 200, 400, 403, 404 ─┘          (404, 403)
+/// ```
+///
+/// A success's body is written in place (`{"name":"projects/P/messages/0:N%SUFFIX"}`); the
+/// refusals that do not change are written once and copied. Nothing is allocated for a send
+/// with the bearer of the one before it.
+struct FCMExchange {
+    let service: FCMService
+    let transport: FCMSinkStatistics.Transport
+    let peer: String
+    /// The answer's body, reused.
+    var body: ByteBuffer
+    /// The last bearer accepted, and when it expires (uptime ns).
+    private var bearer: [UInt8] = []
+    private var bearerExpiry: UInt64 = 0
+    /// Message ids: a sequence and the connection's suffix.
+    private var sequence: UInt64 = 0
+    private let suffix: UInt64
+    private let prepared: FCMPreparedBodies
+
+    init(service: FCMService, transport: FCMSinkStatistics.Transport, peer: String, seed: UInt64) {
+        self.service = service
+        self.transport = transport
+        self.peer = peer
+        suffix = seed
+        body = ByteBufferAllocator().buffer(capacity: 512)
+        bearer.reserveCapacity(256)
+        prepared = FCMPreparedBodies.shared
+    }
+
+    static let sendPrefix = Array("/v1/projects/".utf8)
+    static let sendSuffix = Array("/messages:send".utf8)
+    static let tokenPath = Array("/token".utf8)
+
+    /// Answers `request` at `now` (uptime nanoseconds); the body is left in `body`.
+    mutating func answer(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
+        body.clear()
+        let path = Self.withoutQuery(request.path)
+        let isPost = request.method.elementsEqual("POST".utf8)
+        if path.elementsEqual(Self.tokenPath) {
+            guard isPost else { return notFound(request) }
+            return grant(request, now: now)
+        }
+        guard isPost, path.starts(with: Self.sendPrefix), path.count > Self.sendPrefix.count + Self.sendSuffix.count,
+            UnsafeRawBufferPointer(rebasing: path[(path.count - Self.sendSuffix.count)...]).elementsEqual(
+                Self.sendSuffix
+            )
+        else { return notFound(request) }
+        let project = UnsafeRawBufferPointer(
+            rebasing: path[(path.startIndex + Self.sendPrefix.count)..<(path.count - Self.sendSuffix.count)]
+        )
+        if let refusal = authenticate(request.authorization, now: now) { return refusal }
+        guard project.elementsEqual(service.project) else {
+            let named = String(decoding: project, as: UTF8.self)
+            service.note(
+                .wrongProject,
+                over: transport,
+                peer: peer,
+                "a send to project \(named); the sink serves \(service.configuration.project)"
+            )
+            FCMError.wrongProject(named).write(into: &body)
+            return FCMAnswer(status: 403)
+        }
+        if let quota = service.quota, let retryAfter = quota.admit(now: now) {
+            service.note(
+                .quotaExceeded,
+                over: transport,
+                peer: peer,
+                "\(quota.quota.messages) messages a window spent; refilled in \(retryAfter) s"
+            )
+            FCMError.quotaExceeded(.project(service.configuration.project), retryAfter: retryAfter).write(into: &body)
+            return FCMAnswer(status: 429, retryAfter: retryAfter)
+        }
+        guard request.bodyLength == request.body.count else {
+            service.note(
+                .invalidArgument,
+                over: transport,
+                peer: peer,
+                "a body of \(request.bodyLength) bytes, over the \(FCMHTTP2Connection.maxBodySize) the sink reads"
+            )
+            body.writeImmutableBuffer(prepared.tooLarge)
+            return FCMAnswer(status: 400)
+        }
+        let send: FCMSend
+        switch FCMSendCheck.check(request.body) {
+        case .failure(let error):
+            service.note(.invalidArgument, over: transport, peer: peer, error.description)
+            error.write(into: &body)
+            return FCMAnswer(status: error.httpStatus)
+        case .success(let checked):
+            send = checked
+        }
+        if send.targetKind == .token {
+            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+            switch FCMTokenFate.of(
+                token,
+                unregistered: service.configuration.unregisteredShare,
+                otherSender: service.configuration.otherSenderShare
+            ) {
+            case .registered: break
+            case .unregistered:
+                service.note(
+                    .unregistered,
+                    over: transport,
+                    peer: peer,
+                    "token \(String(decoding: token.prefix(24), as: UTF8.self))… is held unregistered"
+                )
+                body.writeImmutableBuffer(prepared.unregistered)
+                return FCMAnswer(status: 404)
+            case .otherSender:
+                service.note(
+                    .senderIDMismatch,
+                    over: transport,
+                    peer: peer,
+                    "token \(String(decoding: token.prefix(24), as: UTF8.self))… is held as another sender's"
+                )
+                body.writeImmutableBuffer(prepared.senderIDMismatch)
+                return FCMAnswer(status: 403)
+            }
+        }
+        service.note(send.validateOnly ? .validated : .delivered, over: transport, peer: peer, nil)
+        writeName()
+        return FCMAnswer(status: 200)
+    }
+
+    /// `{"name":"projects/P/messages/0:SEQUENCE%SUFFIX"}`, the shape of FCM's ids.
+    private mutating func writeName() {
+        sequence += 1
+        body.writeStaticString(#"{"name":"projects/"#)
+        body.writeBytes(service.project)
+        body.writeStaticString("/messages/0:")
+        Self.writeDecimal(sequence, into: &body)
+        body.writeStaticString("%")
+        Self.writeHex(suffix, into: &body)
+        body.writeStaticString(#""}"#)
+    }
+
+    /// `nil` when the request's bearer is good; else the 401.
+    private mutating func authenticate(_ authorization: UnsafeRawBufferPointer?, now: UInt64) -> FCMAnswer? {
+        guard let authorization, authorization.count > 7,
+            authorization.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 | 0x20 })
+        else {
+            service.note(.unauthenticated, over: transport, peer: peer, "no Authorization: Bearer header")
+            body.writeImmutableBuffer(prepared.missingCredential)
+            return FCMAnswer(status: 401, unauthenticated: true)
+        }
+        let token = UnsafeRawBufferPointer(rebasing: authorization[(authorization.startIndex + 7)...])
+        guard service.configuration.authentication == .serviceAccount else { return nil }
+        if now < bearerExpiry && token.elementsEqual(bearer) { return nil }
+        guard let expiry = service.tokens.expiry(of: token), now < expiry else {
+            let known = service.tokens.expiry(of: token) != nil
+            service.note(
+                .unauthenticated,
+                over: transport,
+                peer: peer,
+                known ? "an expired access token" : "a bearer the token endpoint did not issue"
+            )
+            body.writeImmutableBuffer(prepared.invalidCredential)
+            return FCMAnswer(status: 401, unauthenticated: true)
+        }
+        bearer.removeAll(keepingCapacity: true)
+        bearer.append(contentsOf: token)
+        bearerExpiry = expiry
+        return nil
+    }
+
+    /// The token endpoint.
+    private mutating func grant(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
+        guard let account = service.account else {
+            // With --no-auth any bearer is taken; still hand out one, for SDKs that ask.
+            let token = service.tokens.issue(lifetime: lifetime, now: now)
+            service.note(.tokenIssued, over: transport, peer: peer, nil)
+            body.writeString(FCMTokenGrant.tokenBody(token, expiresIn: service.configuration.accessTokenLifetime))
+            return FCMAnswer(status: 200)
+        }
+        let form = String(decoding: request.body, as: UTF8.self)
+        let wall = Int(Date().timeIntervalSince1970)
+        switch FCMTokenGrant.check(form: form, account: account, tokenURI: service.tokenURI, now: wall) {
+        case .failure(let refusal):
+            service.note(.tokenRefused, over: transport, peer: peer, refusal.description)
+            body.writeString(refusal.body)
+            return FCMAnswer(status: refusal.status)
+        case .success:
+            let token = service.tokens.issue(lifetime: lifetime, now: now)
+            service.note(.tokenIssued, over: transport, peer: peer, nil)
+            body.writeString(FCMTokenGrant.tokenBody(token, expiresIn: service.configuration.accessTokenLifetime))
+            return FCMAnswer(status: 200)
+        }
+    }
+
+    private var lifetime: UInt64 { UInt64(service.configuration.accessTokenLifetime) * 1_000_000_000 }
+
+    private mutating func notFound(_ request: FCMRequest) -> FCMAnswer {
+        service.note(
+            .notFound,
+            over: transport,
+            peer: peer,
+            "\(String(decoding: request.method, as: UTF8.self)) \(String(decoding: request.path.prefix(120), as: UTF8.self)): no such method"
+        )
+        body.writeImmutableBuffer(prepared.notFound)
+        return FCMAnswer(status: 404)
+    }
+
+    static func withoutQuery(_ path: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard let mark = path.firstIndex(of: UInt8(ascii: "?")) else { return path }
+        return UnsafeRawBufferPointer(rebasing: path[..<mark])
+    }
+
+    static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
+        var digits: (UInt64, UInt64) = (0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { out in
+            repeat {
+                out[15 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0 && count < 16
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: out[(16 - count)...]))
+        }
+    }
+
+    static func writeHex(_ value: UInt64, into buffer: inout ByteBuffer) {
+        let hex: StaticString = "0123456789abcdef"
+        for shift in stride(from: 60, through: 0, by: -4) {
+            buffer.writeInteger(hex.utf8Start[Int((value >> UInt64(shift)) & 0xF)])
+        }
+    }
+}
+
+/// The refusals that never change, written once.
+struct FCMPreparedBodies: Sendable {
+    let missingCredential: ByteBuffer
+    let invalidCredential: ByteBuffer
+    let unregistered: ByteBuffer
+    let senderIDMismatch: ByteBuffer
+    let notFound: ByteBuffer
+    let tooLarge: ByteBuffer
+
+    static let shared = FCMPreparedBodies()
+
+    private init() {
+        func written(_ error: FCMError) -> ByteBuffer {
+            var buffer = ByteBuffer()
+            error.write(into: &buffer)
+            return buffer
+        }
+        missingCredential = written(.missingCredential)
+        invalidCredential = written(.invalidCredential)
+        unregistered = written(.unregistered)
+        senderIDMismatch = written(.senderIDMismatch)
+        notFound = written(.methodNotFound)
+        tooLarge = written(.tooLarge)
+    }
+}
+
+extension FCMError {
+    /// A send to a project the credential does not reach: 403 PERMISSION_DENIED with no FCM
+    /// detail (the words users report; docs/fcm.md).
+    static func wrongProject(_ project: String) -> FCMError {
+        FCMError(
+            .permissionDenied,
+            "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."
+        )
+    }
+
+    /// A path or method FCM has no method for (our assumption: Google's API envelope).
+    static let methodNotFound = FCMError(.notFound, "Method not found.")
+}

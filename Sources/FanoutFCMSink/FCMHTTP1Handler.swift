@@ -1,0 +1,99 @@
+import NIOCore
+import NIOHTTP1
+
+/// An FCM sink's HTTP/1.1 connection (the Python SDK's sends and every token request come this
+/// way): each request's body gathered, up to `FCMHTTP2Connection.maxBodySize` (the rest is
+/// counted and dropped), then answered by `FCMExchange` like an HTTP/2 stream. Keep-alive as
+/// the client asks; requests answered in order (NIO's pipelining helper holds the next one).
+///
+/// ```
+///   POST /v1/projects/P/messages:send HTTP/1.1     HTTP/1.1 200 OK
+///   authorization: Bearer ya29.…              ─►   content-type: application/json; charset=UTF-8
+///   content-length: 88                             content-length: 52
+/// ```
+final class FCMHTTP1Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var exchange: FCMExchange
+    private var head: HTTPRequestHead?
+    private var body: ByteBuffer
+    private var bodyLength = 0
+    private let draining: @Sendable () -> Bool
+
+    init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
+        self.exchange = exchange
+        self.draining = draining
+        body = ByteBufferAllocator().buffer(capacity: 1024)
+    }
+
+    /// Whether no request is being read: a drain closes such a connection at once.
+    var isBetweenRequests: Bool { head == nil }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            head = request
+            body.clear()
+            bodyLength = 0
+        case .body(var chunk):
+            bodyLength += chunk.readableBytes
+            let room = FCMHTTP2Connection.maxBodySize - body.readableBytes
+            if room > 0 { body.writeBuffer(&chunk) }
+            if body.readableBytes > FCMHTTP2Connection.maxBodySize {
+                body.moveWriterIndex(to: body.readerIndex + FCMHTTP2Connection.maxBodySize)
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let method = head.method.rawValue
+        let authorization = head.headers.first(name: "authorization")
+        let answer = body.withUnsafeReadableBytes { body in
+            method.utf8.withContiguousStorageIfAvailable { method in
+                head.uri.utf8.withContiguousStorageIfAvailable { path in
+                    func answer(_ authorization: UnsafeRawBufferPointer?) -> FCMAnswer {
+                        exchange.answer(
+                            FCMRequest(
+                                method: UnsafeRawBufferPointer(method),
+                                path: UnsafeRawBufferPointer(path),
+                                authorization: authorization,
+                                body: body,
+                                bodyLength: bodyLength
+                            ),
+                            now: NIODeadline.now().uptimeNanoseconds
+                        )
+                    }
+                    guard var authorization else { return answer(nil) }
+                    return authorization.withUTF8 { answer(UnsafeRawBufferPointer($0)) }
+                }
+            }
+        }
+        // Strings made by NIO's parser are native, so their UTF-8 is contiguous.
+        guard let answer = answer.flatMap({ $0 }) else { return context.close(promise: nil) }
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        headers.add(name: "content-length", value: String(exchange.body.readableBytes))
+        if answer.unauthenticated {
+            headers.add(name: "www-authenticate", value: #"Bearer realm="https://accounts.google.com/""#)
+        }
+        if let retryAfter = answer.retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
+        let keepAlive = head.isKeepAlive && !draining()
+        if !keepAlive { headers.add(name: "connection", value: "close") }
+        let status = HTTPResponseStatus(statusCode: answer.status)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+            promise: nil
+        )
+        context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
+        let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            ended.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import FanoutHTTP2
+import NIOCore
+import NIOSSL
+
+/// An FCM sink's HTTP/2 connection: each request to `FCMExchange`, its answer straight back.
+///
+/// ```
+///   HEADERS :method POST  :path /v1/projects/P/messages:send  authorization: Bearer ya29.…
+///   DATA    {"message":{"token":"…","data":{…}}}
+///     ─► HEADERS :status 200  content-type: application/json; charset=UTF-8
+///        DATA    {"name":"projects/P/messages/0:1%…"}
+/// ```
+struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
+    /// The largest body read; past it, 400 (an FCM message is at most 4 KiB of payload).
+    static let maxBodySize = 64 * 1024
+
+    var exchange: FCMExchange
+    let draining: @Sendable () -> Bool
+
+    init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
+        self.exchange = exchange
+        self.draining = draining
+    }
+
+    static func configuration(_ sink: FCMSinkConfiguration) -> HTTP2Connection.Configuration {
+        var http2 = HTTP2Connection.Configuration()
+        http2.maxConcurrentStreams = sink.maxConcurrentStreams
+        http2.maxConcurrentStreamsBeforeAcknowledgement = sink.maxConcurrentStreams
+        http2.maxHeaderListSize = 16 * 1024
+        http2.maxBodySize = maxBodySize
+        return http2
+    }
+
+    /// The answers' fields: the status, JSON, and on a 401 Google's `www-authenticate`.
+    static let fields: [Int: HTTP2Fields] = Dictionary(
+        uniqueKeysWithValues: [200, 400, 401, 403, 404, 429, 500, 503].map { status in
+            var list = [(":status", String(status)), ("content-type", "application/json; charset=UTF-8")]
+            if status == 401 { list.append(("www-authenticate", #"Bearer realm="https://accounts.google.com/""#)) }
+            return (status, HTTP2Fields(list))
+        }
+    )
+
+    mutating func connectionStarted(_ connection: inout HTTP2Writer) {
+        if draining() { connection.goAway() }
+    }
+
+    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
+
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+        guard case .message(let message) = event else { return }
+        let headers = message.headers
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        let request = FCMRequest(
+            method: headers.first(":method") ?? empty,
+            path: headers.first(":path") ?? empty,
+            authorization: headers.first("authorization"),
+            body: message.body,
+            bodyLength: message.bodyLength
+        )
+        let answer = exchange.answer(request, now: connection.now)
+        if let retryAfter = answer.retryAfter {
+            var fields = Self.fields[answer.status]!
+            fields.append(name: "retry-after", value: String(retryAfter), indexing: .withoutIndexing)
+            connection.respond(stream: message.stream, fields, body: exchange.body)
+        } else {
+            connection.respond(stream: message.stream, Self.fields[answer.status]!, body: exchange.body)
+        }
+    }
+
+    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
+    mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
+    var nextWakeUp: NIODeadline? { nil }
+    mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
+    mutating func outboundWritten(at now: UInt64) {}
+}

@@ -1,0 +1,91 @@
+import FanoutHTTP2
+import NIOCore
+import NIOHTTP1
+import NIOTLS
+
+/// Puts a connection's protocol handlers in place once it is known which protocol it speaks:
+/// HTTP/2 (`FCMHTTP2Connection` under Fanout's HTTP/2) or HTTP/1.1 (NIO's parser and
+/// `FCMHTTP1Handler`). One port serves both, as Google's front end does: over TLS, ALPN
+/// chooses (`ApplicationProtocolNegotiationHandler`); in cleartext, the first bytes do
+/// (`FCMFirstBytes`).
+struct FCMProtocolChoice: Sendable {
+    let service: FCMService
+    let draining: @Sendable () -> Bool
+    let seed: @Sendable () -> UInt64
+
+    func configure(_ channel: any Channel, as transport: FCMSinkStatistics.Transport) throws {
+        let peer = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+        let exchange = FCMExchange(service: service, transport: transport, peer: peer, seed: seed())
+        service.statistics.connectionOpened(transport)
+        let operations = channel.pipeline.syncOperations
+        switch transport {
+        case .http2:
+            try operations.addHandler(
+                HTTP2ConnectionHandler(
+                    role: .server,
+                    configuration: FCMHTTP2Connection.configuration(service.configuration),
+                    delegate: FCMHTTP2Connection(exchange: exchange, draining: draining)
+                )
+            )
+        case .http1:
+            try operations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try operations.addHandler(FCMHTTP1Handler(exchange: exchange, draining: draining))
+        }
+    }
+
+    /// Over TLS: the handler that waits for ALPN, `h2` or else HTTP/1.1 (`http/1.1` or none).
+    func negotiation() -> ApplicationProtocolNegotiationHandler {
+        ApplicationProtocolNegotiationHandler { result, channel in
+            channel.eventLoop.makeCompletedFuture {
+                if case .negotiated("h2") = result {
+                    try configure(channel, as: .http2)
+                } else {
+                    try configure(channel, as: .http1)
+                }
+            }
+        }
+    }
+}
+
+/// In cleartext, chooses by the connection's first bytes: HTTP/2's preface (prior knowledge,
+/// RFC 9113 §3.3) or anything else, read as HTTP/1.1. Holds what it read until it can tell,
+/// puts the chosen handlers after itself, hands them the bytes, and leaves.
+///
+/// ```
+///   PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n …   ─► HTTP/2
+///   POST /token HTTP/1.1\r\n …          ─► HTTP/1.1   (told apart at the first byte)
+/// ```
+final class FCMFirstBytes: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    private var held: ByteBuffer?
+    private let choice: FCMProtocolChoice
+
+    init(choice: FCMProtocolChoice) { self.choice = choice }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var bytes = unwrapInboundIn(data)
+        if var held {
+            held.writeBuffer(&bytes)
+            self.held = held
+        } else {
+            held = bytes
+        }
+        let view = held!.readableBytesView
+        let compared = min(view.count, Self.preface.count)
+        let isPreface = view.prefix(compared).elementsEqual(Self.preface.prefix(compared))
+        if isPreface && compared < Self.preface.count { return }
+        do {
+            try choice.configure(context.channel, as: isPreface ? .http2 : .http1)
+        } catch {
+            context.fireErrorCaught(error)
+            return
+        }
+        let read = held!
+        held = nil
+        context.fireChannelRead(wrapInboundOut(read))
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+}

@@ -1,0 +1,31 @@
+import NIOConcurrencyHelpers
+
+/// The project's quota as it is spent (`FCMSinkConfiguration.Quota`), shared by every
+/// connection: each counted answer asks `admit` first.
+///
+/// ```
+///   first counted message ─► window [t, t + 60 s): count ≤ messages ─► later: 429, Retry-After
+///   next counted message at or after t + 60 s ─► a new window from it
+/// ```
+final class FCMQuotaWindow: Sendable {
+    let quota: FCMSinkConfiguration.Quota
+    private let state = NIOLockedValueBox((start: UInt64(0), count: 0, open: false))
+
+    init(_ quota: FCMSinkConfiguration.Quota) { self.quota = quota }
+
+    /// Counts one message at `now` (uptime nanoseconds) if the window has room; otherwise the
+    /// seconds until it ends (at least 1), for Retry-After.
+    func admit(now: UInt64) -> Int? {
+        state.withLockedValue { window in
+            if !window.open || now >= window.start + quota.window {
+                window = (now, 0, true)
+            }
+            guard window.count < quota.messages else {
+                let left = window.start + quota.window - now
+                return max(1, Int((left + 999_999_999) / 1_000_000_000))
+            }
+            window.count += 1
+            return nil
+        }
+    }
+}

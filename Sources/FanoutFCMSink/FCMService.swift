@@ -1,0 +1,92 @@
+import Atomics
+import FanoutFCM
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// What every connection of one FCM sink shares: the configuration, the service account and
+/// the tokens it was issued, the quota's window, the counts and the log.
+public final class FCMService: Sendable {
+    public let configuration: FCMSinkConfiguration
+    /// The account whose assertions the token endpoint takes (`nil` with `--no-auth`).
+    public let account: FCMServiceAccount?
+    public let tokens = FCMAccessTokens()
+    public let statistics = FCMSinkStatistics()
+    let quota: FCMQuotaWindow?
+    /// The project's name as the path and a success's body write it.
+    let project: [UInt8]
+    /// Where the token endpoint is, once the sink listens (an assertion may name it as `aud`).
+    private let tokenURIBox = NIOLockedValueBox<String?>(nil)
+    /// Where refusals are told, each outcome's first `loggedPerOutcome` with their reason.
+    private let log: (@Sendable (String) -> Void)?
+    private let logged = (0..<FCMSinkStatistics.Outcome.allCases.count).map { _ in ManagedAtomic(0) }
+    static let loggedPerOutcome = 10
+
+    public init(
+        configuration: FCMSinkConfiguration,
+        account: FCMServiceAccount?,
+        log: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.configuration = configuration
+        self.account = account
+        self.log = log
+        quota = configuration.quota.map(FCMQuotaWindow.init)
+        project = Array(configuration.project.utf8)
+    }
+
+    public var tokenURI: String? {
+        get { tokenURIBox.withLockedValue { $0 } }
+        set { tokenURIBox.withLockedValue { $0 = newValue } }
+    }
+
+    /// Counts an outcome, and tells the log why while that outcome has been told fewer than
+    /// `loggedPerOutcome` times (a flood of one refusal is one count, not a flood of lines).
+    func note(
+        _ outcome: FCMSinkStatistics.Outcome,
+        over transport: FCMSinkStatistics.Transport,
+        peer: String,
+        _ reason: @autoclosure () -> String?
+    ) {
+        statistics.count(outcome, over: transport)
+        guard let log, let reason = reason() else { return }
+        let told = logged[outcome.rawValue].loadThenWrappingIncrement(ordering: .relaxed)
+        if told < Self.loggedPerOutcome {
+            log(
+                "\(peer): \(outcome.name): \(reason)\(told == Self.loggedPerOutcome - 1 ? " (the last such line; counted from here)" : "")"
+            )
+        }
+    }
+}
+
+/// Which tokens the sink holds unregistered or of another sender: a hash of the token's text
+/// (FNV-1a, 64 bits) taken modulo a million, so a sender can tell in advance what the sink will
+/// answer for each, and the shares hold over any large set of distinct tokens.
+///
+/// ```
+///   0 ………… unregistered × 10⁶ ………… (unregistered + other sender) × 10⁶ ………… 10⁶
+///   └── 404 UNREGISTERED ──┘└────── 403 SENDER_ID_MISMATCH ──────┘└── delivered ──┘
+/// ```
+public enum FCMTokenFate: Sendable, Equatable {
+    case registered, unregistered, otherSender
+
+    public static func of(
+        _ token: UnsafeRawBufferPointer,
+        unregistered: Double,
+        otherSender: Double
+    ) -> FCMTokenFate {
+        guard unregistered > 0 || otherSender > 0 else { return .registered }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        let position = Double(hash % 1_000_000)
+        if position < unregistered * 1_000_000 { return .unregistered }
+        if position < (unregistered + otherSender) * 1_000_000 { return .otherSender }
+        return .registered
+    }
+
+    public static func of(_ token: String, unregistered: Double, otherSender: Double) -> FCMTokenFate {
+        var token = token
+        return token.withUTF8 { of(UnsafeRawBufferPointer($0), unregistered: unregistered, otherSender: otherSender) }
+    }
+}

@@ -1,0 +1,110 @@
+import Atomics
+import FanoutHTTP2
+import FanoutListening
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// A running mock FCM HTTP v1 (docs/fcm.md): one port serving HTTP/2 and HTTP/1.1, in
+/// cleartext or over TLS, with the send method and the OAuth2 token endpoint; `drain` ends it.
+public final class FCMSink: Sendable {
+    public let service: FCMService
+    private let channel: any Channel
+    private let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
+    private let draining = ManagedAtomic(false)
+
+    /// Where the sink listens.
+    public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// Starts listening on `host:port` (0 picks a free port); `tls` secures it, offering ALPN
+    /// `h2` and `http/1.1` (`tlsContext`).
+    public init(
+        host: String,
+        port: Int,
+        group: any EventLoopGroup,
+        tls: NIOSSLContext? = nil,
+        service: FCMService
+    ) throws {
+        self.service = service
+        let draining = draining
+        let seeds = ManagedAtomic<UInt64>(0xFC3_5EED)
+        let choice = FCMProtocolChoice(
+            service: service,
+            draining: { draining.load(ordering: .relaxed) },
+            seed: { seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed) }
+        )
+        let open = open
+        channel = try ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(report: nil))
+                }
+            }
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { child in
+                let key = ObjectIdentifier(child)
+                open.withLockedValue { $0[key] = child }
+                child.closeFuture.whenComplete { _ in _ = open.withLockedValue { $0.removeValue(forKey: key) } }
+                return child.eventLoop.makeCompletedFuture {
+                    let operations = child.pipeline.syncOperations
+                    if let tls {
+                        try operations.addHandler(NIOSSLServerHandler(context: tls))
+                        try operations.addHandler(choice.negotiation())
+                    } else {
+                        try operations.addHandler(FCMFirstBytes(choice: choice))
+                    }
+                }
+            }
+            .bind(host: host, port: port)
+            .wait()
+    }
+
+    /// A server TLS context from a PEM chain and key, offering ALPN `h2` then `http/1.1`, TLS
+    /// 1.2 or later.
+    public static func tlsContext(certificateFile: String, keyFile: String) throws -> NIOSSLContext {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain,
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem))
+        )
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        configuration.minimumTLSVersion = .tlsv12
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// Stops accepting, sends every HTTP/2 connection GOAWAY (open streams finish) and answers
+    /// HTTP/1.1 requests with `connection: close`; closes what is still open after `grace`.
+    /// Only the first call drains.
+    public func drain(grace: TimeAmount = .seconds(5)) {
+        guard !draining.exchange(true, ordering: .relaxed) else { return }
+        try? channel.close().wait()
+        let children = open.withLockedValue { Array($0.values) }
+        for child in children {
+            child.eventLoop.execute {
+                if let handler = try? child.pipeline.syncOperations.handler(
+                    type: HTTP2ConnectionHandler<FCMHTTP2Connection>.self
+                ) {
+                    handler.withConnection { connection, _ in connection.goAway() }
+                } else if let handler = try? child.pipeline.syncOperations.handler(type: FCMHTTP1Handler.self),
+                    handler.isBetweenRequests
+                {
+                    // Nothing is lost by closing it now; one in a request closes after its answer.
+                    child.close(promise: nil)
+                }
+            }
+        }
+        let deadline = NIODeadline.now() + grace
+        for child in children {
+            let closed = child.eventLoop.makePromise(of: Void.self)
+            child.closeFuture.cascade(to: closed)
+            let timeout = child.eventLoop.scheduleTask(in: max(deadline - .now(), .zero)) { child.close(promise: nil) }
+            try? closed.futureResult.wait()
+            timeout.cancel()
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import FanoutFCM
+
+/// What an FCM sink serves and how it judges (docs/fcm.md; docs/sink.md, "FCM").
+public struct FCMSinkConfiguration: Sendable {
+    /// The one project the sink serves: `/v1/projects/{project}/messages:send`. Another
+    /// project's sends are 403 PERMISSION_DENIED.
+    public var project = "fanout-fcm"
+    /// How bearers are judged.
+    public var authentication = Authentication.serviceAccount
+    /// The project's quota: messages a window (docs/fcm.md, "Quota and rate limits"); `nil`: none.
+    public var quota: Quota? = Quota()
+    /// Tokens the sink holds unregistered (404 UNREGISTERED), by a hash of the token's text.
+    public var unregisteredShare = 0.0
+    /// Tokens of another sender (403 SENDER_ID_MISMATCH), by the same hash, apart from those.
+    public var otherSenderShare = 0.0
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: Google's front end grants 100 (docs/fcm.md, "Transport").
+    public var maxConcurrentStreams: UInt32 = 100
+    /// How long an access token lives, in seconds: Google's answers say 3599.
+    public var accessTokenLifetime = 3599
+
+    public init() {}
+
+    public enum Authentication: Sendable, Equatable {
+        /// Bearers must be access tokens the sink's token endpoint issued and not yet expired.
+        case serviceAccount
+        /// `--no-auth`: any bearer is taken; a request without one is still 401.
+        case anyBearer
+    }
+
+    /// A fixed window that starts with the project's first counted message and ends `window`
+    /// later; the next counted message starts the next (not aligned to the clock). Successes and
+    /// 4xx answers but 429 count; past `messages`, 429 QUOTA_EXCEEDED with `Retry-After`: the
+    /// seconds to the window's end.
+    public struct Quota: Sendable, Equatable {
+        public var messages = 600_000
+        /// Nanoseconds.
+        public var window: UInt64 = 60_000_000_000
+
+        public init(messages: Int = 600_000, window: UInt64 = 60_000_000_000) {
+            self.messages = messages
+            self.window = window
+        }
+    }
+}

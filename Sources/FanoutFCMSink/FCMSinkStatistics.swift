@@ -1,0 +1,83 @@
+import Atomics
+
+/// What an FCM sink answered, counted as it answers (relaxed atomics: read at the end or live,
+/// never used to decide).
+public final class FCMSinkStatistics: Sendable {
+    /// Each way a request can end.
+    public enum Outcome: Int, CaseIterable, Sendable {
+        /// 200, delivered.
+        case delivered
+        /// 200 to a `validate_only` send: checked, not delivered.
+        case validated
+        /// 400 INVALID_ARGUMENT: the body failed FCM's checks.
+        case invalidArgument
+        /// 404 UNREGISTERED: a token the sink holds unregistered.
+        case unregistered
+        /// 403 SENDER_ID_MISMATCH: a token of another sender.
+        case senderIDMismatch
+        /// 429 QUOTA_EXCEEDED: past the project's quota.
+        case quotaExceeded
+        /// 401 UNAUTHENTICATED: no bearer, or one the sink did not issue or that expired.
+        case unauthenticated
+        /// 403 PERMISSION_DENIED: another project's send.
+        case wrongProject
+        /// 404 NOT_FOUND: no such method or path.
+        case notFound
+        /// The token endpoint issued an access token.
+        case tokenIssued
+        /// The token endpoint refused a grant.
+        case tokenRefused
+
+        /// Its name in summaries and `/stats`.
+        public var name: String {
+            switch self {
+            case .delivered: "delivered"
+            case .validated: "validated"
+            case .invalidArgument: "invalid_argument"
+            case .unregistered: "unregistered"
+            case .senderIDMismatch: "sender_id_mismatch"
+            case .quotaExceeded: "quota_exceeded"
+            case .unauthenticated: "unauthenticated"
+            case .wrongProject: "wrong_project"
+            case .notFound: "not_found"
+            case .tokenIssued: "token_issued"
+            case .tokenRefused: "token_refused"
+            }
+        }
+    }
+
+    /// How a request reached the sink.
+    public enum Transport: Int, CaseIterable, Sendable {
+        case http2, http1
+
+        public var name: String { self == .http2 ? "h2" : "http/1.1" }
+    }
+
+    private let outcomes = (0..<Outcome.allCases.count).map { _ in ManagedAtomic(0) }
+    private let requests = (0..<Transport.allCases.count).map { _ in ManagedAtomic(0) }
+    private let connections = (0..<Transport.allCases.count).map { _ in ManagedAtomic(0) }
+
+    public init() {}
+
+    func count(_ outcome: Outcome, over transport: Transport) {
+        outcomes[outcome.rawValue].wrappingIncrement(ordering: .relaxed)
+        requests[transport.rawValue].wrappingIncrement(ordering: .relaxed)
+    }
+
+    func connectionOpened(_ transport: Transport) {
+        connections[transport.rawValue].wrappingIncrement(ordering: .relaxed)
+    }
+
+    public subscript(_ outcome: Outcome) -> Int { outcomes[outcome.rawValue].load(ordering: .relaxed) }
+
+    /// Requests answered over `transport`.
+    public func requests(over transport: Transport) -> Int { requests[transport.rawValue].load(ordering: .relaxed) }
+
+    /// Connections that chose `transport`.
+    public func connections(over transport: Transport) -> Int {
+        connections[transport.rawValue].load(ordering: .relaxed)
+    }
+
+    /// Requests answered, over both.
+    public var totalRequests: Int { Transport.allCases.reduce(0) { $0 + requests(over: $1) } }
+}

@@ -1,0 +1,225 @@
+import FanoutFCM
+import FanoutSink
+import FanoutTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Testing
+
+@testable import FanoutFCMSink
+
+/// An FCM sink on a real port, in process, and programs nobody here wrote talking to it.
+enum FCMSinkFixture {
+    /// A sink for `configure`'s configuration (project `fanout-test`); over TLS with a new
+    /// self-signed certificate in `folder` when `tls`. The caller drains it and shuts the group.
+    static func start(
+        in folder: String,
+        tls: Bool,
+        account: Bool,
+        _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }
+    ) throws -> (FCMSink, MultiThreadedEventLoopGroup, port: Int, certificate: String?) {
+        var configuration = FCMSinkConfiguration()
+        configuration.project = "fanout-test"
+        if !account { configuration.authentication = .anyBearer }
+        configure(&configuration)
+        let service = FCMService(
+            configuration: configuration,
+            account: account ? try FCMServiceAccount.generated(project: "fanout-test") : nil
+        )
+        var context: NIOSSLContext?
+        var certificate: String?
+        if tls {
+            let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["127.0.0.1"])
+            context = try FCMSink.tlsContext(certificateFile: files.certificate, keyFile: files.key)
+            certificate = files.certificate
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let sink = try FCMSink(host: "127.0.0.1", port: 0, group: group, tls: context, service: service)
+        let port = sink.localAddress.port!
+        service.tokenURI = "\(tls ? "https" : "http")://127.0.0.1:\(port)/token"
+        return (sink, group, port, certificate)
+    }
+
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-fcm-sink-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+}
+
+@Suite(.requires(.python3, .firebaseAdmin)) struct FirebaseAdminSinkTests {
+    /// What firebase-admin printed for each call: the exception's class or "ok", a call's lines.
+    static func run(
+        _ plan: [[String: Any]],
+        credentials: String,
+        port: Int,
+        certificate: String
+    ) throws -> [String: [[String]]] {
+        let input = String(decoding: try JSONSerialization.data(withJSONObject: ["calls": plan]), as: UTF8.self)
+        let result = try PeerProcess.run(
+            "env",
+            [
+                "REQUESTS_CA_BUNDLE=\(certificate)", "SSL_CERT_FILE=\(certificate)", "python3",
+                PythonPeer.path("fcm_send.py"), credentials, "https://127.0.0.1:\(port)",
+            ],
+            input: Data(input.utf8),
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.errors)")
+        var calls = [String: [[String]]]()
+        for line in result.output.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let call = try #require(object["call"] as? String)
+            calls[call] = try #require(object["results"] as? [[String]], "\(line)")
+        }
+        return calls
+    }
+
+    @Test func firebaseAdminSendsThroughTheSinkWithATokenFromIt() throws {
+        let folder = try FCMSinkFixture.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, group, port, certificate) = try FCMSinkFixture.start(in: folder, tls: true, account: true) {
+            $0.unregisteredShare = 0.2
+            $0.otherSenderShare = 0.2
+        }
+        defer {
+            sink.drain(grace: .seconds(1))
+            try? group.syncShutdownGracefully()
+        }
+        let credentials = folder + "/service-account.json"
+        try sink.service.account!.json(tokenURI: sink.service.tokenURI!).write(
+            toFile: credentials,
+            atomically: true,
+            encoding: .utf8
+        )
+        let tokens = (0..<20).map { "fcm-device-\($0)" }
+        func fate(_ token: String) -> FCMTokenFate { FCMTokenFate.of(token, unregistered: 0.2, otherSender: 0.2) }
+        let registered = try #require(tokens.first { fate($0) == .registered })
+        let unregistered = try #require(tokens.first { fate($0) == .unregistered })
+        let foreign = try #require(tokens.first { fate($0) == .otherSender })
+        let plan: [[String: Any]] = [
+            ["call": "send", "token": registered], ["call": "send", "token": registered, "dry_run": true],
+            ["call": "send", "token": unregistered], ["call": "send", "token": foreign],
+            ["call": "send_each", "tokens": tokens], ["call": "send_each_for_multicast", "tokens": tokens],
+            ["call": "send_each_async", "tokens": tokens],
+        ]
+        // One process a plan step would load the SDK seven times; one process runs them all,
+        // and a dictionary keeps the last of each call's kind: run the three sends apart.
+        let sends = try plan[0..<4].map { step in
+            try #require(
+                Self.run([step], credentials: credentials, port: port, certificate: certificate!)["send"]?.first
+            )
+        }
+        #expect(sends[0][0] == "ok")
+        #expect(sends[0][1].hasPrefix("projects/fanout-test/messages/0:"))
+        #expect(sends[1][0] == "ok")
+        #expect(sends[2][0] == "UnregisteredError")
+        #expect(sends[3][0] == "SenderIdMismatchError")
+        let calls = try Self.run(Array(plan[4...]), credentials: credentials, port: port, certificate: certificate!)
+        let expected = tokens.map { token in
+            switch fate(token) {
+            case .registered: "ok"
+            case .unregistered: "UnregisteredError"
+            case .otherSender: "SenderIdMismatchError"
+            }
+        }
+        for call in ["send_each", "send_each_for_multicast", "send_each_async"] {
+            #expect(calls[call]?.map { $0[0] } == expected, "\(call): \(calls[call] ?? [])")
+        }
+        let statistics = sink.service.statistics
+        let delivered = expected.filter { $0 == "ok" }.count
+        #expect(statistics[.delivered] == 1 + 3 * delivered)
+        #expect(statistics[.validated] == 1)
+        #expect(statistics[.unregistered] == 1 + 3 * expected.filter { $0 == "UnregisteredError" }.count)
+        #expect(statistics[.senderIDMismatch] == 1 + 3 * expected.filter { $0 == "SenderIdMismatchError" }.count)
+        // Every send carried a bearer the sink's token endpoint issued, on a grant it verified.
+        #expect(statistics[.unauthenticated] == 0)
+        #expect(statistics[.tokenRefused] == 0)
+        #expect(statistics[.tokenIssued] >= 5)
+        // send_each_async went over HTTP/2 (httpx, ALPN h2), the rest over HTTP/1.1 (requests).
+        #expect(statistics.requests(over: .http2) == tokens.count)
+        #expect(statistics.requests(over: .http1) == 4 + 2 * tokens.count + statistics[.tokenIssued])
+    }
+
+    /// Past the quota: over HTTP/2 (httpx, which does not wait out a 429) the SDK raises
+    /// QuotaExceededError; over HTTP/1.1 (requests, whose urllib3 retries a 429 after its
+    /// `Retry-After`) it waits for the next window and every send gets through.
+    @Test(arguments: [("send_each_async", 60), ("send_each", 5)])
+    func firebaseAdminMeetsTheProjectsQuota(call: String, windowSeconds: UInt64) throws {
+        let folder = try FCMSinkFixture.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, group, port, certificate) = try FCMSinkFixture.start(in: folder, tls: true, account: true) {
+            $0.quota = .init(messages: 3, window: windowSeconds * 1_000_000_000)
+        }
+        defer {
+            sink.drain(grace: .seconds(1))
+            try? group.syncShutdownGracefully()
+        }
+        let credentials = folder + "/service-account.json"
+        try sink.service.account!.json(tokenURI: sink.service.tokenURI!).write(
+            toFile: credentials,
+            atomically: true,
+            encoding: .utf8
+        )
+        let calls = try Self.run(
+            [["call": call, "tokens": (0..<5).map { "device-\($0)" }]],
+            credentials: credentials,
+            port: port,
+            certificate: certificate!
+        )
+        let outcomes = try #require(calls[call]).map { $0[0] }
+        // Five sent at once into a window of three: two refused with Retry-After.
+        #expect(sink.service.statistics[.quotaExceeded] == 2)
+        if call == "send_each_async" {
+            #expect(outcomes.filter { $0 == "ok" }.count == 3, "\(outcomes)")
+            #expect(outcomes.filter { $0 == "QuotaExceededError" }.count == 2, "\(outcomes)")
+            #expect(sink.service.statistics[.delivered] == 3)
+        } else {
+            #expect(outcomes == Array(repeating: "ok", count: 5), "\(outcomes)")
+            #expect(sink.service.statistics[.delivered] == 5)
+        }
+    }
+}
+
+@Suite(.requires(.curl)) struct CurlFCMSinkTests {
+    /// curl's status line and protocol for one send.
+    static func send(_ arguments: [String], url: String) throws -> (status: String, version: String, body: String) {
+        let result = try PeerProcess.run(
+            "curl",
+            [
+                "-sS", "-X", "POST", "-H", "authorization: Bearer anything", "-H", "content-type: application/json",
+                "-d", #"{"message":{"token":"abc","data":{"k":"v"}}}"#, "-w", "\n%{http_code} %{http_version}", url,
+            ]
+                + arguments,
+            timeout: .seconds(30)
+        )
+        #expect(result.status == 0, "\(result.errors)")
+        let lines = result.output.split(separator: "\n")
+        let last = lines.last?.split(separator: " ").map(String.init) ?? []
+        return (last.first ?? "", last.last ?? "", lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test(arguments: [false, true])
+    func oneCleartextPortServesHTTP2AndHTTP1(_ tls: Bool) throws {
+        let folder = try FCMSinkFixture.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, group, port, certificate) = try FCMSinkFixture.start(in: folder, tls: tls, account: false)
+        defer {
+            sink.drain(grace: .seconds(1))
+            try? group.syncShutdownGracefully()
+        }
+        let url = "\(tls ? "https" : "http")://127.0.0.1:\(port)/v1/projects/fanout-test/messages:send"
+        let trust = certificate.map { ["--cacert", $0] } ?? []
+        let http2 = try Self.send((tls ? ["--http2"] : ["--http2-prior-knowledge"]) + trust, url: url)
+        #expect(http2.status == "200")
+        #expect(http2.version == "2")
+        #expect(http2.body.hasPrefix(#"{"name":"projects/fanout-test/messages/0:1%"#))
+        let http1 = try Self.send(["--http1.1"] + trust, url: url)
+        #expect(http1.status == "200")
+        #expect(http1.version == "1.1")
+        #expect(sink.service.statistics.connections(over: .http2) == 1)
+        #expect(sink.service.statistics.connections(over: .http1) == 1)
+        #expect(sink.service.statistics[.delivered] == 2)
+    }
+}
