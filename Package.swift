@@ -257,6 +257,7 @@ let package = Package(
                 "FanoutDevices",
                 "FanoutChannels",
                 "FanoutSink",
+                "FanoutFCMSink",
                 "FanoutClient",
                 "FanoutEndpoint",
                 "FanoutProbe",
@@ -281,6 +282,7 @@ let package = Package(
                 "FanoutScenarioTerms",
                 "FanoutDevices",
                 "FanoutChannels",
+                "FanoutFCMSink",
                 "FanoutSink",
                 "FanoutClient",
                 "FanoutEndpoint",
@@ -475,6 +477,7 @@ let package = Package(
             name: "FanoutCommandTests",
             dependencies: [
                 "FanoutAPNs", "FanoutAssembly", "FanoutClient", "FanoutResults", "FanoutSink", "FanoutTokens",
+                "FanoutFCMSink",
                 "fanout",
                 "fanout-cost",
                 "FanoutRun",

@@ -79,6 +79,10 @@ public enum SinkNote: Sendable {
     case authenticationOff
     /// A line from the sink as it serves: a provider token's fault, a limit reached.
     case serving(String)
+    /// `--service fcm`: the service-account file SDKs load, and the token endpoint it names.
+    case fcmCredentials(path: String, tokenURI: String)
+    /// `--service fcm --no-auth`: any bearer is taken (a request without one is still 401).
+    case fcmAnyBearer
 }
 
 /// Broadcast channels a run created and could not delete.

@@ -144,6 +144,10 @@ final class ConsoleReporter: JobReporter {
             "auth is off (no --key-file or --client-ca given): every request is taken as authenticated"
         case .serving(let line):
             line
+        case .fcmCredentials(let path, let tokenURI):
+            "wrote \(path): an SDK loads it as its credentials and gets its token from \(tokenURI)"
+        case .fcmAnyBearer:
+            "auth is lenient (--no-auth): any bearer is taken; a request without one is still 401"
         }
     }
 }

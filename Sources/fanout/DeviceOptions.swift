@@ -200,3 +200,24 @@ struct SinkDeviceOptions: ParsableArguments {
         ].compactMap { $0 }
     }
 }
+
+extension DeviceOptions {
+    /// The options of this group given on the command line (those not at their default), by
+    /// name: what `fanout sink --service fcm` refuses, as APNs's alone.
+    var givenOptions: [String] {
+        let given: [(String, Bool)] = [
+            ("--device-offline", deviceOffline != nil),
+            ("--device-return", deviceReturn != nil),
+            ("--device-disabled", deviceDisabled != nil),
+            ("--device-uninstalled", deviceUninstalled != nil),
+            ("--device-low-power", deviceLowPower != nil),
+            ("--device-delay", deviceDelay != nil),
+            ("--device-store-cap", deviceStoreCap != nil),
+            ("--device-default-expiry", deviceDefaultExpiry != nil),
+            ("--device-burst-interval", deviceBurstInterval != nil),
+            ("--device-background-budget", deviceBackgroundBudget != nil),
+            ("--device-stale-after", deviceStaleAfter != nil),
+        ]
+        return given.filter(\.1).map(\.0)
+    }
+}

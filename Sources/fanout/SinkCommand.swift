@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutAPNs
+import FanoutFCMSink
 import FanoutMachine
 import FanoutMeasure
 import FanoutNotation
@@ -84,6 +85,8 @@ struct SinkCommand: AsyncParsableCommand {
     @OptionGroup(title: "Devices behind the sink") var devices: DeviceOptions
 
     @OptionGroup var tokenKey: TokenKeyOptions
+
+    @OptionGroup(title: "FCM (--service fcm)") var fcm: FCMSinkOptions
 
     @Flag(name: .long, help: "Accept requests without token auth (the default when no key is given).")
     var noAuth = false
@@ -253,6 +256,13 @@ struct SinkCommand: AsyncParsableCommand {
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
+        if fcm.service == .fcm { return try validateFCM() }
+        let fcmOnly = fcm.givenForFCMOnly
+        if !fcmOnly.isEmpty {
+            throw ValidationError(
+                "\(fcmOnly.joined(separator: ", ")) \(fcmOnly.count == 1 ? "is" : "are") FCM's: add --service fcm."
+            )
+        }
         if tlsCert != nil && tlsSelfSigned != nil {
             throw ValidationError("--tls-cert and --tls-self-signed are two ways to the same thing: give one.")
         }
@@ -413,6 +423,7 @@ struct SinkCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if fcm.service == .fcm { return try await runFCM() }
         var job = try job()
         job.reporter = ConsoleReporter.shared
         // The sink may end by itself (--expect, --duration, --idle-exit): then the group ends too.
@@ -420,6 +431,90 @@ struct SinkCommand: AsyncParsableCommand {
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: SinkService(job), successTerminationBehavior: .gracefullyShutdownGroup)
+                ],
+                gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
+                logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
+            )
+        )
+        try await group.run()
+    }
+}
+
+// MARK: --service fcm
+
+extension SinkCommand {
+    /// The options given that mock APNs alone: `--service fcm` refuses each by name.
+    var givenForAPNsOnly: [String] {
+        let defaults = try? SinkCommand.parse([])
+        let given: [(String, Bool)] = [
+            ("--client-ca", clientCa != nil), ("--admin", admin != nil), ("--serve", serveOption.serve != nil),
+            ("--serve-linger", serveOption.serveLinger != nil), ("--capture", capture != nil),
+            ("--capture-first", captureFirst != nil), ("--capture-sample", captureSample != nil),
+            ("--topic", !topic.isEmpty), ("--token-lengths", tokenLengths != defaults?.tokenLengths),
+            ("--initial-streams", initialStreams != defaults?.initialStreams),
+            ("--max-streams", maxStreams != defaults?.maxStreams),
+            ("--throttle-after-rejection", throttleAfterRejection),
+            ("--idle-timeout", idleTimeout != defaults?.idleTimeout),
+            ("--frame-timeout", frameTimeout != defaults?.frameTimeout),
+            ("--request-timeout", requestTimeout != defaults?.requestTimeout),
+            ("--coalesce", coalesce != defaults?.coalesce),
+            ("--max-connections-per-peer", maxConnectionsPerPeer != nil),
+            ("--max-idle-connections-per-peer", maxIdleConnectionsPerPeer != nil),
+            ("--idle-grace", idleGrace != defaults?.idleGrace), ("--output", output != nil),
+            ("--expect", expect != nil),
+            ("--expect-tokens", expectTokens != nil), ("--idle-exit", idleExit != nil),
+            ("--first-request-within", firstRequestWithin != nil), ("--trigger", trigger != nil),
+            ("--plan-rtt", planRtt != nil), ("--min-measured", minMeasured != nil),
+            ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
+            ("--key-file/--key-id/--team-id", tokenKey.isGiven),
+        ]
+        return given.filter(\.1).map(\.0) + scenario.givenOptions + devices.givenOptions
+    }
+
+    func validateFCM() throws {
+        let apnsOnly = givenForAPNsOnly
+        if !apnsOnly.isEmpty {
+            throw ValidationError(
+                "--service fcm does not take \(apnsOnly.joined(separator: ", ")): \(apnsOnly.count == 1 ? "it mocks" : "they mock") APNs alone (docs/fcm.md)."
+            )
+        }
+        if tlsCert != nil && tlsSelfSigned != nil {
+            throw ValidationError("--tls-cert and --tls-self-signed are two ways to the same thing: give one.")
+        }
+        if noAuth && (fcm.fcmCredentials != nil || fcm.fcmCredentialsOut != nil) {
+            throw ValidationError(
+                "--no-auth takes any bearer: it has no service account to trust (--fcm-credentials) or write (--fcm-credentials-out)."
+            )
+        }
+        try MachineLimits.current().eventLoops("--threads").validate(threads)
+        if let duration, duration <= .zero {
+            throw ValidationError("--duration must be longer than 0; got \(duration).")
+        }
+        _ = try address()
+        _ = try fcm.configuration(noAuth: noAuth)
+    }
+
+    /// The FCM sink's job the options describe.
+    func fcmJob() throws -> FCMSinkJob {
+        var job = FCMSinkJob()
+        (job.host, job.port) = try address()
+        job.threads = threads
+        job.configuration = try fcm.configuration(noAuth: noAuth)
+        job.credentials = fcm.fcmCredentials
+        job.credentialsOut = fcm.fcmCredentialsOut
+        if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
+        if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
+        job.duration = duration
+        return job
+    }
+
+    func runFCM() async throws {
+        var job = try fcmJob()
+        job.reporter = ConsoleReporter.shared
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: FCMSinkService(job), successTerminationBehavior: .gracefullyShutdownGroup)
                 ],
                 gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
                 logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -230,3 +230,34 @@ struct SinkScenarioOptions: ParsableArguments {
         }
     }
 }
+
+extension SinkScenarioOptions {
+    /// The options of this group given on the command line (those not at their default), by
+    /// name: what `fanout sink --service fcm` refuses, as APNs's alone.
+    var givenOptions: [String] {
+        let given: [(String, Bool)] = [
+            ("--scenario", scenarioFile != nil),
+            ("--latency", latency != nil),
+            ("--rtt", rtt != nil),
+            ("--bandwidth", bandwidth != nil),
+            ("--sink-bandwidth", sinkBandwidth != nil),
+            ("--connection-window", connectionWindow != nil),
+            ("--stream-window", streamWindow != nil),
+            ("--window-refill", windowRefill != nil),
+            ("--stall", stall != nil),
+            ("--unregistered-tokens", unregisteredTokens != nil),
+            ("--bad-tokens", badTokens != nil),
+            ("--seed", seed != nil),
+            ("--token-rate", tokenRate != nil),
+            ("--connection-rate", connectionRate != nil),
+            ("--goaway-after-requests", goawayAfterRequests != nil),
+            ("--goaway-after-time", goawayAfterTime != nil),
+            ("--close-after-requests", closeAfterRequests != nil),
+            ("--unanswered", unanswered != nil),
+            ("--max-connections", maxConnections != nil),
+            ("--channel-subscribers", channelSubscribers != nil),
+            ("--error", !error.isEmpty),
+        ]
+        return given.filter(\.1).map(\.0)
+    }
+}

@@ -74,6 +74,7 @@ extension Peer {
     public static let python3 = program("python3")
     public static let checkJSONSchema = program("check-jsonschema")
     public static let kubernetesValidate = program("kubernetes-validate")
+    public static let unshare = program("unshare")
 
     // The Python modules the peer scripts in Tests/*/Peers import (PyPI names in scripts/test.sh).
     public static let h2 = python("h2")

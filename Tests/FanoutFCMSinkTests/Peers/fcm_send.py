@@ -3,8 +3,10 @@
 usage: fcm_send.py CREDENTIALS BASE_URL < plan.json
 
 CREDENTIALS is the service-account.json the sink wrote (its token_uri is the sink's token
-endpoint); BASE_URL is the sink, e.g. https://127.0.0.1:PORT (trusted through REQUESTS_CA_BUNDLE
-and SSL_CERT_FILE). The plan names the calls to make:
+endpoint); BASE_URL is the sink, e.g. https://127.0.0.1:PORT, put in FCM's URL in place of
+fcm.googleapis.com, or "-" for the SDK as shipped (fcm.googleapis.com resolved to the sink by the
+hosts file: Tests/FanoutCommandTests/Peers/fcm_unmodified.py). Either way the sink's certificate
+is trusted through REQUESTS_CA_BUNDLE and SSL_CERT_FILE. The plan names the calls to make:
 
   {"calls": [{"call": "send", "token": "t", "dry_run": false},
              {"call": "send_each", "tokens": ["a", "b"]},
@@ -31,8 +33,9 @@ def outcome(response):
 
 def main():
     credential_path, base_url = sys.argv[1], sys.argv[2]
-    # The host is the one thing changed: FCM's URL with the sink in place of fcm.googleapis.com.
-    messaging._MessagingService.FCM_URL = base_url + "/v1/projects/{0}/messages:send"
+    if base_url != "-":
+        # The host is the one thing changed: FCM's URL with the sink in place of fcm.googleapis.com.
+        messaging._MessagingService.FCM_URL = base_url + "/v1/projects/{0}/messages:send"
     app = firebase_admin.initialize_app(credentials.Certificate(credential_path))
     plan = json.load(sys.stdin)
     for step in plan["calls"]:

@@ -1,0 +1,176 @@
+import FanoutFCMSink
+import FanoutNotation
+import FanoutSink
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+
+/// What `fanout sink --service fcm` serves: a mock FCM HTTP v1 (docs/fcm.md) on one port,
+/// HTTP/2 and HTTP/1.1, with its token endpoint and, for SDKs, the service-account file that
+/// points at it. It holds names and reads them when it starts, so a problem with one is a
+/// `JobError` that names it.
+public struct FCMSinkJob: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 2197
+    /// Event loops serving connections.
+    public var threads = 1
+    public var tls = SinkJob.TLS.none
+    public var configuration = FCMSinkConfiguration()
+    /// `--fcm-credentials FILE`: the service account whose key the token endpoint trusts;
+    /// without it the sink makes one.
+    public var credentials: String?
+    /// `--fcm-credentials-out DIR`: where `service-account.json` is written, its `token_uri`
+    /// this sink's token endpoint.
+    public var credentialsOut: String?
+    /// `--duration`: stop this long after listening.
+    public var duration: Duration?
+    public var reporter: any JobReporter = SilentReporter()
+
+    public init() {}
+
+    /// The file `credentialsOut` holds.
+    public static let credentialsFile = "service-account.json"
+}
+
+/// The FCM sink as a ServiceLifecycle service: it says where it listens and where its
+/// credentials are, serves until SIGINT, SIGTERM, SIGHUP or `--duration`, then drains (GOAWAY
+/// on HTTP/2, `connection: close` on HTTP/1.1) and says what it answered.
+public struct FCMSinkService: Service {
+    public let job: FCMSinkJob
+
+    public init(_ job: FCMSinkJob) { self.job = job }
+
+    public func run() async throws {
+        let (sink, group) = try await NIOThreadPool.singleton.runIfActive { try start() }
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try? await gracefulShutdown() }
+            if let duration = job.duration { tasks.addTask { try? await Task.sleep(for: duration) } }
+            await tasks.next()
+            tasks.cancelAll()
+        }
+        try await NIOThreadPool.singleton.runIfActive {
+            sink.drain()
+            try? group.syncShutdownGracefully()
+            job.reporter.report(.sinkStopped(lines: FCMSinkSummary(sink.service.statistics).lines))
+        }
+    }
+
+    private func start() throws -> (FCMSink, MultiThreadedEventLoopGroup) {
+        let account = try account()
+        let reporter = job.reporter
+        let service = FCMService(configuration: job.configuration, account: account) { line in
+            reporter.report(.sink(.serving(line)))
+        }
+        let context = try tlsContext()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: job.threads)
+        let sink: FCMSink
+        do {
+            sink = try FCMSink(host: job.host, port: job.port, group: group, tls: context, service: service)
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
+        }
+        let address = Sink.describe(sink.localAddress)
+        // An SDK reaches the token endpoint by this address: a wildcard listen is reached on loopback.
+        let reachable =
+            ["0.0.0.0", "::", ""].contains(job.host) ? "127.0.0.1:\(sink.localAddress.port ?? job.port)" : address
+        service.tokenURI = "\(context == nil ? "http" : "https")://\(reachable)/token"
+        reporter.report(.listening(.sink, address: address))
+        if case .selfSigned(let directory) = job.tls { reporter.report(.sink(.selfSigned(directory: directory))) }
+        if let account, let directory = job.credentialsOut {
+            let path = try write(account, into: directory, tokenURI: service.tokenURI!)
+            reporter.report(.sink(.fcmCredentials(path: path, tokenURI: service.tokenURI!)))
+        }
+        if account == nil { reporter.report(.sink(.fcmAnyBearer)) }
+        return (sink, group)
+    }
+
+    /// The service account the token endpoint trusts: read from `--fcm-credentials`, or new.
+    private func account() throws -> FCMServiceAccount? {
+        guard job.configuration.authentication == .serviceAccount else { return nil }
+        guard let path = job.credentials else {
+            do { return try FCMServiceAccount.generated(project: job.configuration.project) } catch {
+                throw JobError.resource("cannot make a service account's RSA key: \(error)")
+            }
+        }
+        let account: FCMServiceAccount
+        do { account = try FCMServiceAccount(file: path) } catch {
+            throw JobError.input("--fcm-credentials \(error)")
+        }
+        guard account.projectID == job.configuration.project else {
+            throw JobError.input(
+                "--fcm-credentials \(path): its project_id is \(account.projectID), the sink serves --project \(job.configuration.project)"
+            )
+        }
+        return account
+    }
+
+    private func write(_ account: FCMServiceAccount, into directory: String, tokenURI: String) throws -> String {
+        let path = directory + "/" + FCMSinkJob.credentialsFile
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try account.json(tokenURI: tokenURI).write(toFile: path, atomically: true, encoding: .utf8)
+            // A private key: its owner's to read.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        } catch {
+            throw JobError.output("cannot write --fcm-credentials-out \(path): \(error.localizedDescription)")
+        }
+        return path
+    }
+
+    private func tlsContext() throws -> NIOSSLContext? {
+        let certificate: String
+        let key: String
+        switch job.tls {
+        case .none:
+            return nil
+        case .files(let certificateFile, let keyFile):
+            (certificate, key) = (certificateFile, keyFile)
+        case .selfSigned(let directory):
+            do {
+                // FCM's own host names too: an SDK as shipped reaches the sink through the hosts file.
+                let files = try SinkCertificates.writeSelfSigned(
+                    into: directory,
+                    hosts: [job.host, "fcm.googleapis.com", "oauth2.googleapis.com"]
+                )
+                (certificate, key) = (files.certificate, files.key)
+            } catch {
+                throw JobError.output(
+                    "cannot write a self-signed certificate to --tls-self-signed \(directory): \(error)"
+                )
+            }
+        }
+        do {
+            return try FCMSink.tlsContext(certificateFile: certificate, keyFile: key)
+        } catch {
+            throw JobError.input("cannot use the TLS files \(certificate), \(key): \(error)")
+        }
+    }
+}
+
+/// What an FCM sink answered, in lines for the console.
+///
+/// ```
+///   fcm sink: 1,020 requests (h2 500, http/1.1 520) over 3 connections
+///     delivered 900 · validated 20 · unregistered 50 · sender_id_mismatch 40 · quota_exceeded 10
+///     tokens issued 2
+/// ```
+public struct FCMSinkSummary: Sendable {
+    public var lines: [String]
+
+    public init(_ statistics: FCMSinkStatistics) {
+        let transports = FCMSinkStatistics.Transport.allCases
+        let requests = transports.map { "\($0.name) \(statistics.requests(over: $0).grouped)" }
+        let connections = transports.reduce(0) { $0 + statistics.connections(over: $1) }
+        let answers = FCMSinkStatistics.Outcome.allCases.filter { $0 != .tokenIssued && $0 != .tokenRefused }
+            .filter { statistics[$0] > 0 || $0 == .delivered }
+            .map { "\($0.name) \(statistics[$0].grouped)" }
+        lines = [
+            "fcm sink: \(statistics.totalRequests.grouped) requests (\(requests.joined(separator: ", "))) over \(connections.grouped) connection\(connections == 1 ? "" : "s")",
+            "  " + answers.joined(separator: " · "),
+            "  tokens issued \(statistics[.tokenIssued].grouped), refused \(statistics[.tokenRefused].grouped)",
+        ]
+    }
+}

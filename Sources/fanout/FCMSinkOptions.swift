@@ -1,0 +1,112 @@
+import ArgumentParser
+import FanoutFCMSink
+import FanoutNotation
+
+/// Which push service `fanout sink` mocks.
+enum PushService: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case apns, fcm
+}
+
+/// `fanout sink --service fcm`'s own options (docs/fcm.md; docs/sink.md, "FCM").
+struct FCMSinkOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The push service mocked: apns (HTTP/2, Apple's rules) or fcm (FCM HTTP v1 with its token endpoint).",
+            valueName: "apns|fcm"
+        )
+    )
+    var service = PushService.apns
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("fcm: the project served at /v1/projects/ID/messages:send.", valueName: "id")
+    )
+    var project = FCMSinkConfiguration().project
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: write DIR/service-account.json, whose token_uri is this sink's token endpoint: SDKs load it unmodified.",
+            valueName: "dir"
+        )
+    )
+    var fcmCredentialsOut: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("fcm: trust this service account's key instead of making one.", valueName: "file")
+    )
+    var fcmCredentials: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: the project's quota, messages a window from its first counted message (FCM's: 600000/1m), or off.",
+            valueName: "n/window|off"
+        )
+    )
+    var fcmQuota = "600000/1m"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("fcm: the share of tokens held unregistered (404 UNREGISTERED).", valueName: "share")
+    )
+    var fcmUnregistered: Share?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: the share of tokens held as another sender's (403 SENDER_ID_MISMATCH).",
+            valueName: "share"
+        )
+    )
+    var fcmOtherSender: Share?
+
+    /// The options above given with `--service apns`: each is FCM's alone.
+    var givenForFCMOnly: [String] {
+        let given: [(String, Bool)] = [
+            ("--project", project != FCMSinkConfiguration().project),
+            ("--fcm-credentials-out", fcmCredentialsOut != nil), ("--fcm-credentials", fcmCredentials != nil),
+            ("--fcm-quota", fcmQuota != "600000/1m"), ("--fcm-unregistered", fcmUnregistered != nil),
+            ("--fcm-other-sender", fcmOtherSender != nil),
+        ]
+        return given.filter(\.1).map(\.0)
+    }
+
+    /// A Google project id: letters, digits and hyphens (a success's body and the path carry
+    /// it as it is).
+    static func checkedProject(_ text: String) throws -> String {
+        guard (1...63).contains(text.count),
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else {
+            throw ValidationError("--project takes a project id of letters, digits and hyphens; got \(text).")
+        }
+        return text
+    }
+
+    /// `--fcm-quota`: `off`, or whole messages a window above 0.
+    func quota() throws -> FCMSinkConfiguration.Quota? {
+        if fcmQuota == "off" { return nil }
+        guard let rate = EventRate(parsing: fcmQuota), rate.count >= 1, rate.count == rate.count.rounded(),
+            rate.count <= Double(Int32.max)
+        else {
+            throw ValidationError("--fcm-quota takes whole messages a window, like 600000/1m, or off; got \(fcmQuota).")
+        }
+        return .init(messages: Int(rate.count), window: UInt64(rate.windowOrSecond.wholeNanoseconds))
+    }
+
+    /// The sink's configuration: project, quota, token fates, authentication.
+    func configuration(noAuth: Bool) throws -> FCMSinkConfiguration {
+        var configuration = FCMSinkConfiguration()
+        configuration.project = try Self.checkedProject(project)
+        configuration.quota = try quota()
+        configuration.unregisteredShare = try fcmUnregistered?.checked("--fcm-unregistered") ?? 0
+        configuration.otherSenderShare = try fcmOtherSender?.checked("--fcm-other-sender") ?? 0
+        guard configuration.unregisteredShare + configuration.otherSenderShare <= 1 else {
+            throw ValidationError("--fcm-unregistered and --fcm-other-sender add up to more than 100%.")
+        }
+        configuration.authentication = noAuth ? .anyBearer : .serviceAccount
+        return configuration
+    }
+}

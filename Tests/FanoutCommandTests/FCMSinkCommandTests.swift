@@ -1,0 +1,186 @@
+import FanoutFCMSink
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout sink --service fcm` as a user runs it: where it listens, the credentials file an SDK
+/// loads, what its log says of each refusal, its summary on SIGTERM, and the options it refuses.
+@Suite(.serialized) struct FCMSinkCommandTests {
+    static func start(_ arguments: [String]) throws -> (PeerProcess, Int) {
+        try CommandRunner.sink(["--service", "fcm"] + arguments)
+    }
+
+    /// curl's answer to one request: the status line's code and the body.
+    static func curl(_ arguments: [String]) throws -> (status: String, body: String) {
+        let result = try PeerProcess.run("curl", ["-sS", "--max-time", "20", "-w", "\n%{http_code}"] + arguments)
+        #expect(result.status == 0, "\(result.errors)")
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test(.requires(.curl)) func servesBothProtocolsLogsEachRefusalAndSummarisesOnSigterm() throws {
+        let (sink, port) = try Self.start(["--no-auth", "--project", "proj-x"])
+        defer { sink.stop() }
+        let url = "http://127.0.0.1:\(port)/v1/projects/proj-x/messages:send"
+        let bearer = ["-H", "authorization: Bearer anything"]
+        let sent = try Self.curl(["--http2-prior-knowledge", "-d", #"{"message":{"token":"abc"}}"#, url] + bearer)
+        #expect(sent.status == "200")
+        let refusals: [(body: String, url: String, bearer: [String], status: String, log: String)] = [
+            (
+                #"{"message":{"token":"a","topic":"b"}}"#, url, bearer, "400",
+                "invalid_argument: 400 INVALID_ARGUMENT: Exactly one of token, fid, topic or condition must be set; the message sets token, topic."
+            ),
+            (
+                #"{"message":{"token":"a"}}"#, "http://127.0.0.1:\(port)/v1/projects/other/messages:send", bearer,
+                "403",
+                "wrong_project: a send to project other; the sink serves proj-x"
+            ),
+            (#"{"message":{"token":"a"}}"#, url, [], "401", "unauthenticated: no Authorization: Bearer header"),
+        ]
+        for refusal in refusals {
+            let answer = try Self.curl(["--http1.1", "-d", refusal.body, refusal.url] + refusal.bearer)
+            #expect(answer.status == refusal.status, "\(refusal.body): \(answer.body)")
+        }
+        let result = sink.stop()
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(
+            lines(of: result.output, keyed: "fcm sink: ")
+                == ["fcm sink: 4 requests (h2 1, http/1.1 3) over 4 connections"],
+            "\(result.output)"
+        )
+        #expect(
+            lines(of: result.output, keyed: "  delivered ")
+                == ["  delivered 1 · invalid_argument 1 · unauthenticated 1 · wrong_project 1"],
+            "\(result.output)"
+        )
+        // The log names the peer, the outcome, and why: one line a refusal.
+        let logged = lines(of: result.errors, keyed: "fanout sink: 127.0.0.1:").map {
+            $0.split(separator: ": ", maxSplits: 2).dropFirst(2).joined()
+        }
+        #expect(logged == refusals.map(\.log), "\(result.errors)")
+        #expect(
+            lines(of: result.errors, keyed: "fanout sink: auth ")
+                == ["fanout sink: auth is lenient (--no-auth): any bearer is taken; a request without one is still 401"]
+        )
+    }
+
+    /// The proof issue #62 asks for: firebase-admin as shipped — FCM's URL untouched, its
+    /// 100-connection adapter mounted for https://fcm.googleapis.com — reaches the sink because
+    /// the hosts file says fcm.googleapis.com is 127.0.0.1 (new user, network and mount
+    /// namespaces: `unshare -rnm`), trusts it by the CA variables, and gets its token from the
+    /// token endpoint the written credentials name. Its successes are counted, and the tokens
+    /// the sink holds unregistered raise UnregisteredError.
+    @Test(.requires(.unshare, .python3, .firebaseAdmin))
+    func firebaseAdminAsShippedReachesTheSinkAtFCMsHost() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fcm-command-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sender = PythonPeer.path("fcm_send.py").replacingOccurrences(
+            of: "/FanoutCommandTests/Peers/",
+            with: "/FanoutFCMSinkTests/Peers/"
+        )
+        let tokens = (0..<8).map { "t\($0)" }
+        let plan = try JSONSerialization.data(withJSONObject: [
+            "calls": [["call": "send_each", "tokens": tokens], ["call": "send_each_async", "tokens": tokens]]
+        ])
+        let result = try PeerProcess.run(
+            "unshare",
+            ["-rnm", "python3", PythonPeer.path("fcm_unmodified.py"), CommandRunner.executable.path, folder, sender],
+            input: plan,
+            timeout: .seconds(180)
+        )
+        #expect(result.status == 0, "\(result.errors)")
+        // A private key: its owner's to read.
+        let written = try FileManager.default.attributesOfItem(atPath: folder + "/service-account.json")
+        #expect(written[.posixPermissions] as? Int == 0o600)
+        let run = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        let sdkOutput = run["sdk_output"] as? String ?? ""
+        #expect(run["sdk_status"] as? Int == 0, "\(run["sdk_errors"] ?? "")")
+        var outcomes = [String: [String]]()
+        for line in sdkOutput.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let results = try #require(object["results"] as? [[String]])
+            outcomes[object["call"] as? String ?? ""] = results.map { $0[0] }
+        }
+        let sinkOutput = run["sink_output"] as? String ?? ""
+        let sinkErrors = run["sink_errors"] as? String ?? ""
+        let expected = tokens.map { token in
+            FCMTokenFate.of(token, unregistered: 0.3, otherSender: 0) == .unregistered ? "UnregisteredError" : "ok"
+        }
+        #expect(expected.contains("ok") && expected.contains("UnregisteredError"))
+        #expect(outcomes["send_each"] == expected, "\(sdkOutput)")
+        #expect(outcomes["send_each_async"] == expected, "\(sdkOutput)")
+        let delivered = expected.filter { $0 == "ok" }.count
+        #expect(
+            lines(of: sinkOutput, keyed: "  delivered ")
+                == ["  delivered \(2 * delivered) · unregistered \(2 * (tokens.count - delivered))"],
+            "\(sinkOutput)"
+        )
+        // Both protocols served the sends (requests: HTTP/1.1; httpx: h2), and every token
+        // the SDK used came from the sink's endpoint, on a grant it verified.
+        let tokensLine = try #require(line(of: sinkOutput, keyed: "  tokens issued "), "\(sinkOutput)")
+        let issued = try #require(
+            middle(of: tokensLine, between: "  tokens issued ", and: ", refused 0").flatMap { Int($0) }
+        )
+        #expect(issued >= 1, "\(tokensLine)")
+        let summary = try #require(line(of: sinkOutput, keyed: "fcm sink: "), "\(sinkOutput)")
+        let requests =
+            "fcm sink: \(2 * tokens.count + issued) requests (h2 \(tokens.count), http/1.1 \(tokens.count + issued)) over "
+        #expect(middle(of: summary, between: requests, and: " connections") != nil, "\(summary)")
+        // The log says which token each refusal was for, up to ten lines of a kind.
+        let refusals = lines(of: sinkErrors, keyed: "fanout sink: 127.0.0.1:").filter {
+            $0.split(separator: ": ", maxSplits: 2).last?.hasPrefix("unregistered: token ") == true
+        }
+        #expect(refusals.count == min(10, 2 * (tokens.count - delivered)), "\(sinkErrors)")
+        #expect(
+            lines(of: sinkErrors, keyed: "fanout sink: wrote ")
+                == [
+                    "fanout sink: wrote \(folder)/service-account.json: an SDK loads it as its credentials and gets its token from https://127.0.0.1:443/token"
+                ]
+        )
+    }
+
+    @Test func optionsOfTheOtherServiceAreRefusedByName() throws {
+        let cases: [([String], String)] = [
+            (
+                ["sink", "--service", "fcm", "--topic", "com.example", "--idle-exit", "5s"],
+                "error: --service fcm does not take --topic, --idle-exit: they mock APNs alone (docs/fcm.md)."
+            ),
+            (
+                ["sink", "--project", "p", "--fcm-quota", "10/1m"],
+                "error: --project, --fcm-quota are FCM's: add --service fcm."
+            ),
+            (
+                ["sink", "--service", "fcm", "--no-auth", "--fcm-credentials-out", "/tmp/x"],
+                "error: --no-auth takes any bearer: it has no service account to trust (--fcm-credentials) or write (--fcm-credentials-out)."
+            ),
+            (
+                ["sink", "--service", "fcm", "--fcm-quota", "0/1m"],
+                "error: --fcm-quota takes whole messages a window, like 600000/1m, or off; got 0/1m."
+            ),
+            (
+                ["sink", "--service", "fcm", "--project", "a/b"],
+                "error: --project takes a project id of letters, digits and hyphens; got a/b."
+            ),
+            (
+                ["sink", "--service", "fcm", "--fcm-unregistered", "60%", "--fcm-other-sender", "50%"],
+                "error: --fcm-unregistered and --fcm-other-sender add up to more than 100%."
+            ),
+        ]
+        for (arguments, message) in cases {
+            let result = try CommandRunner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(line(of: result.standardError, keyed: "error: ") == message, "\(result.standardError)")
+        }
+        let missing = try CommandRunner.run(
+            ["sink", "--service", "fcm", "--listen", "127.0.0.1:0", "--fcm-credentials", "/nonexistent.json"]
+        )
+        #expect(missing.status == 1)
+        #expect(
+            errorLine(of: missing.standardError)?.hasPrefix(
+                "error: --fcm-credentials /nonexistent.json: cannot read it as JSON: "
+            ) == true,
+            "\(missing.standardError)"
+        )
+    }
+}
