@@ -42,6 +42,7 @@ let package = Package(
         benchmark("PayloadBenchmarks", fanout: ["FanoutPayload"], nio: ["NIOCore"]),
         benchmark("TokenBenchmarks", fanout: ["FanoutTokens"]),
         benchmark("FCMBenchmarks", fanout: ["FanoutFCM"]),
+        benchmark("FCMSinkBenchmarks", fanout: ["FanoutFCMSink", "FanoutHTTP2"], nio: ["NIOCore"]),
         benchmark(
             "HPACKBenchmarks",
             fanout: ["FanoutHPACK"],

@@ -10,7 +10,7 @@ import NIOSSL
 ///     ─► HEADERS :status 200  content-type: application/json; charset=UTF-8
 ///        DATA    {"name":"projects/P/messages/0:1%…"}
 /// ```
-struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
+public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     /// The largest body read; past it, 400 (an FCM message is at most 4 KiB of payload).
     static let maxBodySize = 64 * 1024
 
@@ -22,7 +22,13 @@ struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         self.draining = draining
     }
 
-    static func configuration(_ sink: FCMSinkConfiguration) -> HTTP2Connection.Configuration {
+    /// A connection of `service`'s, not drained: for a pair in memory (`HTTP2InMemoryPair`),
+    /// as the benchmarks run it.
+    public init(service: FCMService, peer: String = "in-memory", seed: UInt64 = 0) {
+        self.init(exchange: FCMExchange(service: service, transport: .http2, peer: peer, seed: seed), draining: { false })
+    }
+
+    public static func configuration(_ sink: FCMSinkConfiguration) -> HTTP2Connection.Configuration {
         var http2 = HTTP2Connection.Configuration()
         http2.maxConcurrentStreams = sink.maxConcurrentStreams
         http2.maxConcurrentStreamsBeforeAcknowledgement = sink.maxConcurrentStreams
@@ -40,13 +46,13 @@ struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         }
     )
 
-    mutating func connectionStarted(_ connection: inout HTTP2Writer) {
+    public mutating func connectionStarted(_ connection: inout HTTP2Writer) {
         if draining() { connection.goAway() }
     }
 
-    mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
+    public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
 
-    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+    public mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         guard case .message(let message) = event else { return }
         let headers = message.headers
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -67,9 +73,9 @@ struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         }
     }
 
-    mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
-    mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
-    var nextWakeUp: NIODeadline? { nil }
-    mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
-    mutating func outboundWritten(at now: UInt64) {}
+    public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
+    public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
+    public var nextWakeUp: NIODeadline? { nil }
+    public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
+    public mutating func outboundWritten(at now: UInt64) {}
 }

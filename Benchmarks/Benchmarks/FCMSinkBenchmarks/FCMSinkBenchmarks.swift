@@ -1,0 +1,107 @@
+import Benchmark
+import FanoutFCMSink
+import FanoutHTTP2
+import Foundation
+import NIOCore
+
+// The FCM sink answering `messages:send` over HTTP/2, the whole way in memory
+// (`HTTP2InMemoryPair`): a client keeping 100 streams open sends data messages to 1,024
+// registration tokens, each with its bearer; the sink (`FCMHTTP2Connection`) reads the frames,
+// checks the bearer, the project, the quota and the body, and writes `{"name":…}`. Two lengths
+// of connection, 100 and 1,000 sends: what they allocate apart is what 900 sends allocate, and
+// a sink that answers every send must allocate nothing for one.
+
+/// The sends: 1,024 bodies for their own 152-character tokens, back to back.
+struct Sends: Sendable {
+    static let count = 1024
+    let bytes: [UInt8]
+    let ranges: [Range<Int>]
+
+    init() {
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:".utf8)
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for device in 0..<Self.count {
+            let token = String(decoding: (0..<152).map { _ in alphabet[Int(random.next() % 65)] }, as: UTF8.self)
+            let body = """
+                {"message":{"token":"\(token)","data":{"match":"42","score":"3:1","device":"\(device)"},\
+                "notification":{"title":"Goal!","body":"Spain 3:1 Italy"},\
+                "android":{"priority":"high","ttl":"3600s","collapse_key":"match-42"}}}
+                """
+            let start = bytes.count
+            bytes += Array(body.utf8)
+            ranges.append(start..<bytes.count)
+        }
+        self.bytes = bytes
+        self.ranges = ranges
+    }
+}
+
+let sends = Sends()
+/// A send's header fields, as firebase-admin's httpx writes them, made once.
+let fields = HTTP2Fields([
+    (":method", "POST"), (":scheme", "https"), (":authority", "fcm.googleapis.com"),
+    (":path", "/v1/projects/fanout-bench/messages:send"), ("authorization", "Bearer ya29.bench"),
+    ("content-type", "application/json"), ("x-goog-api-format-version", "2"),
+])
+
+/// Sends `total` messages keeping `window` streams open; counts the 200s.
+struct Sender: HTTP2ConnectionDelegate {
+    let total: Int
+    var window = 100
+    var sent = 0
+    var answered = 0
+
+    mutating func connectionStarted(_ connection: inout HTTP2Writer) { sendMore(&connection) }
+
+    mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+        if case .message(let answer) = event, answer.status == 200 { answered += 1 }
+        sendMore(&connection)
+        if answered == total && connection.sentGoAway == nil { connection.goAway() }
+    }
+
+    mutating func sendMore(_ connection: inout HTTP2Writer) {
+        guard connection.hasPeerSettings else { return }
+        while sent < total, sent - answered < window {
+            let range = sends.ranges[sent % Sends.count]
+            let body = sends.bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[range]) }
+            _ = try? connection.sendRequest(fields, bodyBytes: body, tag: UInt64(sent))
+            sent += 1
+        }
+    }
+}
+
+/// One connection of `total` sends to a sink taking any bearer, no quota.
+func connection(of total: Int) -> Int {
+    var configuration = FCMSinkConfiguration()
+    configuration.project = "fanout-bench"
+    configuration.authentication = .anyBearer
+    configuration.quota = nil
+    let service = FCMService(configuration: configuration, account: nil)
+    var pair = HTTP2InMemoryPair(
+        client: Sender(total: total),
+        server: FCMHTTP2Connection(service: service),
+        FCMHTTP2Connection.configuration(configuration)
+    )
+    _ = pair.run(maxTurns: 10 * total)
+    precondition(pair.clientDelegate.answered == total, "\(pair.clientDelegate.answered) of \(total) answered")
+    return pair.clientDelegate.answered
+}
+
+let benchmarks: @Sendable () -> Void = {
+    // CI gates on allocation counts only (FANOUT_BENCHMARK_METRICS=malloc).
+    let mallocOnly = ProcessInfo.processInfo.environment["FANOUT_BENCHMARK_METRICS"] == "malloc"
+    for total in [100, 1000] {
+        Benchmark(
+            "FanoutFCMSinkSends\(total)",
+            configuration: .init(
+                metrics: mallocOnly ? [.mallocCountTotal] : [.wallClock, .throughput, .mallocCountTotal],
+                maxDuration: .seconds(2),
+                maxIterations: 10_000
+            )
+        ) { benchmark in
+            for _ in benchmark.scaledIterations { blackHole(connection(of: total)) }
+        }
+    }
+}
