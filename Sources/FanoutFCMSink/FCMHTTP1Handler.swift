@@ -51,11 +51,13 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let method = head.method.rawValue
-        let authorization = head.headers.first(name: "authorization")
+        var method = head.method.rawValue
+        var path = head.uri
+        var authorization = head.headers.first(name: "authorization")
+        let now = NIODeadline.now().uptimeNanoseconds
         let answer = body.withUnsafeReadableBytes { body in
-            method.utf8.withContiguousStorageIfAvailable { method in
-                head.uri.utf8.withContiguousStorageIfAvailable { path in
+            method.withUTF8 { method in
+                path.withUTF8 { path in
                     func answer(_ authorization: UnsafeRawBufferPointer?) -> FCMAnswer {
                         exchange.answer(
                             FCMRequest(
@@ -65,16 +67,14 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
                                 body: body,
                                 bodyLength: bodyLength
                             ),
-                            now: NIODeadline.now().uptimeNanoseconds
+                            now: now
                         )
                     }
-                    guard var authorization else { return answer(nil) }
-                    return authorization.withUTF8 { answer(UnsafeRawBufferPointer($0)) }
+                    guard authorization != nil else { return answer(nil) }
+                    return authorization!.withUTF8 { answer(UnsafeRawBufferPointer($0)) }
                 }
             }
         }
-        // Strings made by NIO's parser are native, so their UTF-8 is contiguous.
-        guard let answer = answer.flatMap({ $0 }) else { return context.close(promise: nil) }
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: "application/json; charset=UTF-8")
         headers.add(name: "content-length", value: String(exchange.body.readableBytes))

@@ -25,7 +25,10 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     /// A connection of `service`'s, not drained: for a pair in memory (`HTTP2InMemoryPair`),
     /// as the benchmarks run it.
     public init(service: FCMService, peer: String = "in-memory", seed: UInt64 = 0) {
-        self.init(exchange: FCMExchange(service: service, transport: .http2, peer: peer, seed: seed), draining: { false })
+        self.init(
+            exchange: FCMExchange(service: service, transport: .http2, peer: peer, seed: seed),
+            draining: { false }
+        )
     }
 
     public static func configuration(_ sink: FCMSinkConfiguration) -> HTTP2Connection.Configuration {
@@ -64,12 +67,20 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
             bodyLength: message.bodyLength
         )
         let answer = exchange.answer(request, now: connection.now)
+        guard let prepared = Self.fields[answer.status] else {
+            // A status the table lacks: its fields made for it.
+            let fields = HTTP2Fields([
+                (":status", String(answer.status)), ("content-type", "application/json; charset=UTF-8"),
+            ])
+            connection.respond(stream: message.stream, fields, body: exchange.body)
+            return
+        }
         if let retryAfter = answer.retryAfter {
-            var fields = Self.fields[answer.status]!
+            var fields = prepared
             fields.append(name: "retry-after", value: String(retryAfter), indexing: .withoutIndexing)
             connection.respond(stream: message.stream, fields, body: exchange.body)
         } else {
-            connection.respond(stream: message.stream, Self.fields[answer.status]!, body: exchange.body)
+            connection.respond(stream: message.stream, prepared, body: exchange.body)
         }
     }
 
