@@ -41,8 +41,7 @@ let package = Package(
     targets: [
         benchmark("PayloadBenchmarks", fanout: ["FanoutPayload"], nio: ["NIOCore"]),
         benchmark("TokenBenchmarks", fanout: ["FanoutTokens"]),
-        benchmark("FCMBenchmarks", fanout: ["FanoutFCM"]),
-        benchmark("FCMSinkBenchmarks", fanout: ["FanoutFCMSink", "FanoutHTTP2"], nio: ["NIOCore"]),
+        benchmark("FCMBenchmarks", fanout: ["FanoutFCM", "FanoutFCMSink", "FanoutHTTP2"], nio: ["NIOCore"]),
         benchmark(
             "HPACKBenchmarks",
             fanout: ["FanoutHPACK"],

@@ -30,8 +30,8 @@ struct FCMAnswer: Equatable {
 ///   route ──► /token ──► the jwt-bearer grant (FCMTokenGrant) ──► 200 access token · 400
 ///     │ /v1/projects/P/messages:send, POST (else 404)
 ///     ▼
-///   bearer (401) ─► project (403) ─► quota (429) ─► body (FCMSendCheck, 400) ─► token's fate ─► 200
-///                                      └ counts: 200, 400, 403, 404 ─┘          (404, 403)
+///   bearer (401) ─► project (403) ─► quota (429) ─► body (FCMSendCheck, 400) ─► token's fate ─► device's rate ─► 200
+///                                      └ counts: 200, 400, 403, 404 ─┘          (404, 403)       (429; held)
 /// ```
 ///
 /// A success's body is written in place (`{"name":"projects/P/messages/0:N%SUFFIX"}`); the
@@ -151,7 +151,28 @@ struct FCMExchange {
                 return FCMAnswer(status: 403)
             }
         }
-        service.note(send.validateOnly ? .validated : .delivered, over: transport, peer: peer, nil)
+        var outcome = send.validateOnly ? FCMSinkStatistics.Outcome.validated : .delivered
+        if send.targetKind == .token, !send.validateOnly, let devices = service.devices {
+            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+            switch devices.admit(FCMTokenFate.hash(token), collapsible: send.collapseKey != nil, now: now) {
+            case .delivered: break
+            case .held: outcome = .held
+            case .refused(let retryAfter):
+                // A 429 does not count against the project.
+                service.quota?.release(now: now)
+                service.note(
+                    .quotaExceeded,
+                    over: transport,
+                    peer: peer,
+                    "token \(String(decoding: token.prefix(24), as: UTF8.self))… past its device's rate; \(retryAfter) s to go"
+                )
+                FCMError.quotaExceeded(.device(String(decoding: token, as: UTF8.self)), retryAfter: retryAfter).write(
+                    into: &body
+                )
+                return FCMAnswer(status: 429, retryAfter: retryAfter)
+            }
+        }
+        service.note(outcome, over: transport, peer: peer, nil)
         writeName()
         return FCMAnswer(status: 200)
     }

@@ -28,4 +28,12 @@ final class FCMQuotaWindow: Sendable {
             return nil
         }
     }
+
+    /// Gives back a message `admit` counted at `now` that ended as a 429 after all (a device's
+    /// rate): 429s do not count. Nothing when its window has ended since.
+    func release(now: UInt64) {
+        state.withLockedValue { window in
+            if window.open && now < window.start + quota.window && window.count > 0 { window.count -= 1 }
+        }
+    }
 }

@@ -12,6 +12,8 @@ public final class FCMService: Sendable {
     public let tokens = FCMAccessTokens()
     public let statistics = FCMSinkStatistics()
     let quota: FCMQuotaWindow?
+    /// Each device's rates.
+    let devices: FCMDeviceRates?
     /// The project's name as the path and a success's body write it.
     let project: [UInt8]
     /// Where the token endpoint is, once the sink listens (an assertion may name it as `aud`).
@@ -30,6 +32,8 @@ public final class FCMService: Sendable {
         self.account = account
         self.log = log
         quota = configuration.quota.map(FCMQuotaWindow.init)
+        let now = NIODeadline.now().uptimeNanoseconds
+        devices = configuration.deviceLimits.map { FCMDeviceRates($0, now: now) }
         project = Array(configuration.project.utf8)
     }
 
@@ -74,15 +78,20 @@ public enum FCMTokenFate: Sendable, Equatable {
         otherSender: Double
     ) -> FCMTokenFate {
         guard unregistered > 0 || otherSender > 0 else { return .registered }
+        let position = Double(hash(token) % 1_000_000)
+        if position < unregistered * 1_000_000 { return .unregistered }
+        if position < (unregistered + otherSender) * 1_000_000 { return .otherSender }
+        return .registered
+    }
+
+    /// FNV-1a, 64 bits, of the token's text: which fate, and which device (`FCMDeviceRates`).
+    public static func hash(_ token: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in token {
             hash ^= UInt64(byte)
             hash &*= 0x100_0000_01b3
         }
-        let position = Double(hash % 1_000_000)
-        if position < unregistered * 1_000_000 { return .unregistered }
-        if position < (unregistered + otherSender) * 1_000_000 { return .otherSender }
-        return .registered
+        return hash
     }
 
     public static func of(_ token: String, unregistered: Double, otherSender: Double) -> FCMTokenFate {

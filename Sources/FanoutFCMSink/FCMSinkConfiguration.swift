@@ -9,6 +9,8 @@ public struct FCMSinkConfiguration: Sendable {
     public var authentication = Authentication.serviceAccount
     /// The project's quota: messages a window (docs/fcm.md, "Quota and rate limits"); `nil`: none.
     public var quota: Quota? = Quota()
+    /// Each device's rates (`FCMDeviceRates`); `nil`: none.
+    public var deviceLimits: DeviceLimits? = DeviceLimits()
     /// Tokens the sink holds unregistered (404 UNREGISTERED), by a hash of the token's text.
     public var unregisteredShare = 0.0
     /// Tokens of another sender (403 SENDER_ID_MISMATCH), by the same hash, apart from those.
@@ -39,6 +41,20 @@ public struct FCMSinkConfiguration: Sendable {
         public init(messages: Int = 600_000, window: UInt64 = 60_000_000_000) {
             self.messages = messages
             self.window = window
+        }
+    }
+
+    /// FCM's limits on one device (docs/fcm.md, "Quota and rate limits"): messages a minute and
+    /// an hour, and the collapsible messages' burst and its refill.
+    public struct DeviceLimits: Sendable, Equatable {
+        public var perMinute: UInt32 = 240
+        public var perHour: UInt32 = 5000
+        public var collapsibleBurst = 20
+        public var collapsibleRefillSeconds = 180
+
+        public init(perMinute: UInt32 = 240, perHour: UInt32 = 5000) {
+            self.perMinute = perMinute
+            self.perHour = perHour
         }
     }
 }

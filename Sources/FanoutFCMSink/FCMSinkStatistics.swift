@@ -9,6 +9,8 @@ public final class FCMSinkStatistics: Sendable {
         case delivered
         /// 200 to a `validate_only` send: checked, not delivered.
         case validated
+        /// 200 to a collapsible message past its device's burst: accepted, its delivery held.
+        case held
         /// 400 INVALID_ARGUMENT: the body failed FCM's checks.
         case invalidArgument
         /// 404 UNREGISTERED: a token the sink holds unregistered.
@@ -33,6 +35,7 @@ public final class FCMSinkStatistics: Sendable {
             switch self {
             case .delivered: "delivered"
             case .validated: "validated"
+            case .held: "held"
             case .invalidArgument: "invalid_argument"
             case .unregistered: "unregistered"
             case .senderIDMismatch: "sender_id_mismatch"

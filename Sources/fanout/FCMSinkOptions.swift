@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutFCMSink
 import FanoutNotation
+import Foundation
 
 /// Which push service `fanout sink` mocks.
 enum PushService: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -50,6 +51,15 @@ struct FCMSinkOptions: ParsableArguments {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "fcm: messages to one device a minute and an hour (FCM's: 240,5000), or off; collapsible ones past a burst of 20 are held.",
+            valueName: "minute,hour|off"
+        )
+    )
+    var fcmDeviceLimits = "240,5000"
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("fcm: the share of tokens held unregistered (404 UNREGISTERED).", valueName: "share")
     )
     var fcmUnregistered: Share?
@@ -68,7 +78,8 @@ struct FCMSinkOptions: ParsableArguments {
         let given: [(String, Bool)] = [
             ("--project", project != FCMSinkConfiguration().project),
             ("--fcm-credentials-out", fcmCredentialsOut != nil), ("--fcm-credentials", fcmCredentials != nil),
-            ("--fcm-quota", fcmQuota != "600000/1m"), ("--fcm-unregistered", fcmUnregistered != nil),
+            ("--fcm-quota", fcmQuota != "600000/1m"), ("--fcm-device-limits", fcmDeviceLimits != "240,5000"),
+            ("--fcm-unregistered", fcmUnregistered != nil),
             ("--fcm-other-sender", fcmOtherSender != nil),
         ]
         return given.filter(\.1).map(\.0)
@@ -96,11 +107,26 @@ struct FCMSinkOptions: ParsableArguments {
         return .init(messages: Int(rate.count), window: UInt64(rate.windowOrSecond.wholeNanoseconds))
     }
 
+    /// `--fcm-device-limits`: `off`, or messages a minute and an hour, each at least 1.
+    func deviceLimits() throws -> FCMSinkConfiguration.DeviceLimits? {
+        if fcmDeviceLimits == "off" { return nil }
+        let parts = fcmDeviceLimits.split(separator: ",", omittingEmptySubsequences: false).map {
+            UInt32($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard parts.count == 2, let minute = parts[0], let hour = parts[1], minute >= 1, hour >= minute else {
+            throw ValidationError(
+                "--fcm-device-limits takes messages a minute and an hour, like 240,5000 (hour ≥ minute ≥ 1), or off; got \(fcmDeviceLimits)."
+            )
+        }
+        return .init(perMinute: minute, perHour: hour)
+    }
+
     /// The sink's configuration: project, quota, token fates, authentication.
     func configuration(noAuth: Bool) throws -> FCMSinkConfiguration {
         var configuration = FCMSinkConfiguration()
         configuration.project = try Self.checkedProject(project)
         configuration.quota = try quota()
+        configuration.deviceLimits = try deviceLimits()
         configuration.unregisteredShare = try fcmUnregistered?.checked("--fcm-unregistered") ?? 0
         configuration.otherSenderShare = try fcmOtherSender?.checked("--fcm-other-sender") ?? 0
         guard configuration.unregisteredShare + configuration.otherSenderShare <= 1 else {

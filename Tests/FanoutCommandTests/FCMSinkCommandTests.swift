@@ -159,6 +159,10 @@ import Testing
                 "error: --fcm-quota takes whole messages a window, like 600000/1m, or off; got 0/1m."
             ),
             (
+                ["sink", "--service", "fcm", "--fcm-device-limits", "300,200"],
+                "error: --fcm-device-limits takes messages a minute and an hour, like 240,5000 (hour ≥ minute ≥ 1), or off; got 300,200."
+            ),
+            (
                 ["sink", "--service", "fcm", "--project", "a/b"],
                 "error: --project takes a project id of letters, digits and hyphens; got a/b."
             ),

@@ -247,3 +247,82 @@ import Testing
         return String(buffer: buffer)
     }
 }
+
+/// Each device's rates: the minute's and the hour's sends, and the collapsible burst.
+@Suite struct FCMDeviceRateTests {
+    static let second = FCMExchangeTests.second
+
+    static func exchange(perMinute: UInt32, perHour: UInt32, quota: Int = 1000) throws -> FCMExchange {
+        try FCMExchangeTests.exchange {
+            $0.deviceLimits = .init(perMinute: perMinute, perHour: perHour)
+            $0.quota = .init(messages: quota)
+        }
+    }
+
+    @Test func aDevicePastItsMinuteIsRefusedUntilTheMinuteEndsAndPastItsHourUntilTheHourEnds() throws {
+        var exchange = try Self.exchange(perMinute: 3, perHour: 5)
+        let start = 1000 * Self.second
+        for offset in 0..<3 {
+            #expect(FCMExchangeTests.ask(&exchange, now: start + UInt64(offset) * Self.second).0.status == 200)
+        }
+        let (refused, body) = FCMExchangeTests.ask(&exchange, now: start + 10 * Self.second)
+        #expect(refused == FCMAnswer(status: 429, retryAfter: 50))
+        #expect(body == FCMExchangeTests.text(.quotaExceeded(.device("abc"), retryAfter: 50)))
+        // Another device is not held back by it.
+        #expect(
+            FCMExchangeTests.ask(&exchange, body: #"{"message":{"token":"other"}}"#, now: start + 10 * Self.second).0
+                .status == 200
+        )
+        // The next minute: two more, then the hour's five are spent.
+        #expect(FCMExchangeTests.ask(&exchange, now: start + 60 * Self.second).0.status == 200)
+        #expect(FCMExchangeTests.ask(&exchange, now: start + 61 * Self.second).0.status == 200)
+        #expect(
+            FCMExchangeTests.ask(&exchange, now: start + 62 * Self.second).0 == FCMAnswer(status: 429, retryAfter: 3538)
+        )
+        #expect(FCMExchangeTests.ask(&exchange, now: start + 3600 * Self.second).0.status == 200)
+        #expect(exchange.service.statistics[.quotaExceeded] == 2)
+        #expect(exchange.service.statistics[.delivered] == 7)
+    }
+
+    @Test func aDevicesRefusalDoesNotCountAgainstTheProject() throws {
+        var exchange = try Self.exchange(perMinute: 1, perHour: 100, quota: 2)
+        let now = 50 * Self.second
+        #expect(FCMExchangeTests.ask(&exchange, now: now).0.status == 200)
+        #expect(FCMExchangeTests.ask(&exchange, now: now).0.status == 429)
+        // Had the device's 429 counted, the project's two would be spent.
+        #expect(FCMExchangeTests.ask(&exchange, body: #"{"message":{"token":"other"}}"#, now: now).0.status == 200)
+        #expect(FCMExchangeTests.ask(&exchange, body: #"{"message":{"token":"third"}}"#, now: now).0.retryAfter == 60)
+    }
+
+    @Test func collapsibleMessagesPastTheBurstAreAcceptedAndHeld() throws {
+        var exchange = try Self.exchange(perMinute: 1000, perHour: 10_000)
+        let collapsible = #"{"message":{"token":"abc","android":{"collapse_key":"score"}}}"#
+        let start = 10 * Self.second
+        for _ in 0..<20 { #expect(FCMExchangeTests.ask(&exchange, body: collapsible, now: start).0.status == 200) }
+        #expect(exchange.service.statistics[.delivered] == 20)
+        // The 21st is answered 200 as FCM does, and its delivery held.
+        #expect(FCMExchangeTests.ask(&exchange, body: collapsible, now: start + Self.second).0.status == 200)
+        #expect(exchange.service.statistics[.held] == 1)
+        // Messages without a collapse key are not in the burst.
+        #expect(FCMExchangeTests.ask(&exchange, now: start + Self.second).0.status == 200)
+        #expect(exchange.service.statistics[.delivered] == 21)
+        // One comes back every three minutes after the first was taken.
+        #expect(FCMExchangeTests.ask(&exchange, body: collapsible, now: start + 179 * Self.second).0.status == 200)
+        #expect(exchange.service.statistics[.held] == 2)
+        #expect(FCMExchangeTests.ask(&exchange, body: collapsible, now: start + 180 * Self.second).0.status == 200)
+        #expect(exchange.service.statistics[.delivered] == 22)
+        #expect(FCMExchangeTests.ask(&exchange, body: collapsible, now: start + 181 * Self.second).0.status == 200)
+        #expect(exchange.service.statistics[.held] == 3)
+    }
+
+    @Test func validateOnlyAndTopicsAreNoDevicesSends() throws {
+        var exchange = try Self.exchange(perMinute: 1, perHour: 1)
+        for _ in 0..<3 {
+            #expect(
+                FCMExchangeTests.ask(&exchange, body: #"{"validate_only":true,"message":{"token":"abc"}}"#).0.status
+                    == 200
+            )
+            #expect(FCMExchangeTests.ask(&exchange, body: #"{"message":{"topic":"news"}}"#).0.status == 200)
+        }
+    }
+}

@@ -7,7 +7,11 @@ import Testing
 /// `ChildProcess`: a child in a process group of its own, stopped whole, its end learned from
 /// `waitpid` alone.
 @Suite struct ChildProcessTests {
-    /// A scratch folder with a script `name` holding `body` after `#!/bin/sh`.
+    /// A scratch folder with a script `name` holding `body` after `#!/bin/sh`. The tests run it
+    /// as `/bin/sh SCRIPT`, not by its own path: a file just written cannot be executed while
+    /// any process holds it open for writing, and a child forked meanwhile by another test (the
+    /// suites run side by side) may hold the descriptor (`Text file busy`, seen once in the
+    /// suite). The shell is then the wrapper, with the same children.
     static func script(_ body: String, in folder: String, name: String = "w.sh") throws -> String {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/" + name
@@ -23,7 +27,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-child-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let wrapper = try Self.script("sleep 1000 &\necho $! > \(folder)/sleep.pid\nwait", in: folder)
-        let child = try ChildProcess(wrapper, [], output: folder + "/log")
+        let child = try ChildProcess("/bin/sh", [wrapper], output: folder + "/log")
         let pidFile = folder + "/sleep.pid"
         poll(timeout: .seconds(20)) { processID(writtenTo: pidFile) != nil }
         let grandchild = try #require(processID(writtenTo: pidFile))
@@ -42,7 +46,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-child-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let stubborn = try Self.script("trap '' TERM\necho ready\nwhile :; do sleep 1; done", in: folder)
-        let child = try ChildProcess(stubborn, [], output: folder + "/log")
+        let child = try ChildProcess("/bin/sh", [stubborn], output: folder + "/log")
         // Its trap is set once it says so.
         let log = folder + "/log"
         poll(timeout: .seconds(20)) { (try? String(contentsOfFile: log, encoding: .utf8)) == "ready\n" }

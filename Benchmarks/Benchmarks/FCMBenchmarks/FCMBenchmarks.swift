@@ -73,4 +73,6 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
         }
     }
+
+    sinkSendsBenchmarks()
 }
