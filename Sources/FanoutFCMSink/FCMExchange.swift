@@ -50,6 +50,9 @@ struct FCMExchange {
     private var sequence: UInt64 = 0
     private let suffix: UInt64
     private let prepared: FCMPreparedBodies
+    /// The project's 429 bodies by their Retry-After, each written once (at most a window's
+    /// seconds of them): past the quota every send is refused, and none allocates.
+    private var quotaBodies: [Int: ByteBuffer] = [:]
 
     init(service: FCMService, transport: FCMSinkStatistics.Transport, peer: String, seed: UInt64) {
         self.service = service
@@ -82,6 +85,8 @@ struct FCMExchange {
         let project = UnsafeRawBufferPointer(
             rebasing: path[(path.startIndex + Self.sendPrefix.count)..<(path.count - Self.sendSuffix.count)]
         )
+        // Google's pattern for the parent is `^projects/[^/]+$`: a slash in it is no method.
+        guard !project.contains(UInt8(ascii: "/")) else { return notFound(request) }
         if let refusal = authenticate(request.authorization, now: now) { return refusal }
         guard project.elementsEqual(service.project) else {
             let named = String(decoding: project, as: UTF8.self)
@@ -101,7 +106,14 @@ struct FCMExchange {
                 peer: peer,
                 "\(quota.quota.messages) messages a window spent; refilled in \(retryAfter) s"
             )
-            FCMError.quotaExceeded(.project(service.configuration.project), retryAfter: retryAfter).write(into: &body)
+            if quotaBodies[retryAfter] == nil {
+                var written = ByteBuffer()
+                FCMError.quotaExceeded(.project(service.configuration.project), retryAfter: retryAfter).write(
+                    into: &written
+                )
+                quotaBodies[retryAfter] = written
+            }
+            body.writeImmutableBuffer(quotaBodies[retryAfter]!)
             return FCMAnswer(status: 429, retryAfter: retryAfter)
         }
         guard request.bodyLength == request.body.count else {
@@ -160,6 +172,8 @@ struct FCMExchange {
             case .refused(let retryAfter):
                 // A 429 does not count against the project.
                 service.quota?.release(now: now)
+                // Its body names the token: written for each (a device's refusals are rare next
+                // to the project's; those are written once).
                 service.note(
                     .quotaExceeded,
                     over: transport,
@@ -261,16 +275,17 @@ struct FCMExchange {
     }
 
     static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
-        var digits: (UInt64, UInt64) = (0, 0)
+        // UInt64.max has 20 digits: they are made right to left in a scratch of 24.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         var count = 0
         var rest = value
         withUnsafeMutableBytes(of: &digits) { out in
             repeat {
-                out[15 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                out[23 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
                 count += 1
-            } while rest > 0 && count < 16
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: out[(16 - count)...]))
+            } while rest > 0
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: out[(24 - count)...]))
         }
     }
 

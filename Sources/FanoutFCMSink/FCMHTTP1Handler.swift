@@ -27,9 +27,6 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         body = ByteBufferAllocator().buffer(capacity: 1024)
     }
 
-    /// Whether no request is being read: a drain closes such a connection at once.
-    var isBetweenRequests: Bool { head == nil }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):

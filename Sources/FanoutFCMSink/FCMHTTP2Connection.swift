@@ -15,6 +15,8 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     static let maxBodySize = 64 * 1024
 
     var exchange: FCMExchange
+    /// A 429's fields by its Retry-After, made once each.
+    private var retryFields: [Int: HTTP2Fields] = [:]
     let draining: @Sendable () -> Bool
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
@@ -76,9 +78,12 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
             return
         }
         if let retryAfter = answer.retryAfter {
-            var fields = prepared
-            fields.append(name: "retry-after", value: String(retryAfter), indexing: .withoutIndexing)
-            connection.respond(stream: message.stream, fields, body: exchange.body)
+            if retryFields[retryAfter] == nil {
+                var fields = prepared
+                fields.append(name: "retry-after", value: String(retryAfter), indexing: .withoutIndexing)
+                retryFields[retryAfter] = fields
+            }
+            connection.respond(stream: message.stream, retryFields[retryAfter]!, body: exchange.body)
         } else {
             connection.respond(stream: message.stream, prepared, body: exchange.body)
         }

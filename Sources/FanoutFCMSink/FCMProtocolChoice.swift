@@ -80,7 +80,9 @@ final class FCMFirstBytes: ChannelInboundHandler, RemovableChannelHandler {
         do {
             try choice.configure(context.channel, as: isPreface ? .http2 : .http1)
         } catch {
-            context.fireErrorCaught(error)
+            // Handlers half added cannot serve it: end the connection.
+            held = nil
+            context.close(promise: nil)
             return
         }
         let read = held!

@@ -43,7 +43,8 @@ public final class FCMService: Sendable {
     }
 
     /// Counts an outcome, and tells the log why while that outcome has been told fewer than
-    /// `loggedPerOutcome` times (a flood of one refusal is one count, not a flood of lines).
+    /// `loggedPerOutcome` times (a flood of one refusal is one count, not a flood of lines). The
+    /// reason is worded only for a line that is written: past the cap a refusal costs a count.
     func note(
         _ outcome: FCMSinkStatistics.Outcome,
         over transport: FCMSinkStatistics.Transport,
@@ -51,13 +52,13 @@ public final class FCMService: Sendable {
         _ reason: @autoclosure () -> String?
     ) {
         statistics.count(outcome, over: transport)
-        guard let log, let reason = reason() else { return }
+        guard let log, logged[outcome.rawValue].load(ordering: .relaxed) < Self.loggedPerOutcome,
+            let reason = reason()
+        else { return }
         let told = logged[outcome.rawValue].loadThenWrappingIncrement(ordering: .relaxed)
-        if told < Self.loggedPerOutcome {
-            log(
-                "\(peer): \(outcome.name): \(reason)\(told == Self.loggedPerOutcome - 1 ? " (the last such line; counted from here)" : "")"
-            )
-        }
+        guard told < Self.loggedPerOutcome else { return }
+        let last = told == Self.loggedPerOutcome - 1 ? " (the last such line; counted from here)" : ""
+        log("\(peer): \(outcome.name): \(reason)\(last)")
     }
 }
 

@@ -90,11 +90,10 @@ public final class FCMSink: Sendable {
                     type: HTTP2ConnectionHandler<FCMHTTP2Connection>.self
                 ) {
                     handler.withConnection { connection, _ in connection.goAway() }
-                } else if let handler = try? child.pipeline.syncOperations.handler(type: FCMHTTP1Handler.self),
-                    handler.isBetweenRequests
-                {
-                    // Nothing is lost by closing it now; one in a request closes after its answer.
-                    child.close(promise: nil)
+                } else {
+                    // HTTP/1.1 (NIO's pipelining handler): closed at once between requests, after
+                    // the answer (`connection: close`) in one.
+                    child.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
                 }
             }
         }

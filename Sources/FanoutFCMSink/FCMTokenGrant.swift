@@ -65,7 +65,17 @@ public enum FCMTokenGrant {
         tokenURI: String?,
         now: Int
     ) -> Result<Void, Refusal> {
-        let fields = Self.form(form)
+        let (fields, repeated) = Self.form(form)
+        // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once."
+        if let repeated {
+            return .failure(
+                Refusal(
+                    error: "invalid_request",
+                    errorDescription: "Duplicate parameter: \(repeated)",
+                    reason: "\(repeated) given more than once in the form"
+                )
+            )
+        }
         guard let grant = fields["grant_type"] else {
             return .failure(
                 Refusal(
@@ -178,18 +188,23 @@ public enum FCMTokenGrant {
         "{\"access_token\":\(FCMServiceAccount.quoted(token)),\"expires_in\":\(seconds),\"token_type\":\"Bearer\"}"
     }
 
-    /// An `application/x-www-form-urlencoded` body's fields, decoded; a repeated name keeps its
-    /// first value.
-    static func form(_ text: String) -> [String: String] {
+    /// An `application/x-www-form-urlencoded` body's fields, decoded, and the first name given
+    /// more than once, if one was.
+    static func form(_ text: String) -> (fields: [String: String], repeated: String?) {
         var fields = [String: String]()
+        var repeated: String?
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decoded(_ part: Substring) -> String {
                 part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
             }
             let name = decoded(parts[0])
-            if fields[name] == nil { fields[name] = parts.count > 1 ? decoded(parts[1]) : "" }
+            if fields[name] != nil {
+                repeated = repeated ?? name
+            } else {
+                fields[name] = parts.count > 1 ? decoded(parts[1]) : ""
+            }
         }
-        return fields
+        return (fields, repeated)
     }
 }

@@ -72,11 +72,25 @@ public struct FCMSinkService: Service {
             try? group.syncShutdownGracefully()
             throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
         }
+        do {
+            try announce(sink, account: account, tls: context != nil)
+        } catch {
+            sink.drain(grace: .zero)
+            try? group.syncShutdownGracefully()
+            throw error
+        }
+        return (sink, group)
+    }
+
+    /// Says where the sink listens and writes the credentials that name its token endpoint.
+    private func announce(_ sink: FCMSink, account: FCMServiceAccount?, tls: Bool) throws {
+        let reporter = job.reporter
+        let service = sink.service
         let address = Sink.describe(sink.localAddress)
         // An SDK reaches the token endpoint by this address: a wildcard listen is reached on loopback.
         let reachable =
             ["0.0.0.0", "::", ""].contains(job.host) ? "127.0.0.1:\(sink.localAddress.port ?? job.port)" : address
-        service.tokenURI = "\(context == nil ? "http" : "https")://\(reachable)/token"
+        service.tokenURI = "\(tls ? "https" : "http")://\(reachable)/token"
         reporter.report(.listening(.sink, address: address))
         if case .selfSigned(let directory) = job.tls { reporter.report(.sink(.selfSigned(directory: directory))) }
         if let account, let directory = job.credentialsOut {
@@ -84,7 +98,6 @@ public struct FCMSinkService: Service {
             reporter.report(.sink(.fcmCredentials(path: path, tokenURI: service.tokenURI!)))
         }
         if account == nil { reporter.report(.sink(.fcmAnyBearer)) }
-        return (sink, group)
     }
 
     /// The service account the token endpoint trusts: read from `--fcm-credentials`, or new.
@@ -111,9 +124,16 @@ public struct FCMSinkService: Service {
         let path = directory + "/" + FCMSinkJob.credentialsFile
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try account.json(tokenURI: tokenURI).write(toFile: path, atomically: true, encoding: .utf8)
-            // A private key: its owner's to read.
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            // A private key: made its owner's to read from the start, never readable by others
+            // for a moment.
+            try? FileManager.default.removeItem(atPath: path)
+            guard
+                FileManager.default.createFile(
+                    atPath: path,
+                    contents: Data(account.json(tokenURI: tokenURI).utf8),
+                    attributes: [.posixPermissions: 0o600]
+                )
+            else { throw CocoaError(.fileWriteUnknown) }
         } catch {
             throw JobError.output("cannot write --fcm-credentials-out \(path): \(error.localizedDescription)")
         }

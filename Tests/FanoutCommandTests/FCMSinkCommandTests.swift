@@ -70,7 +70,7 @@ import Testing
     /// namespaces: `unshare -rnm`), trusts it by the CA variables, and gets its token from the
     /// token endpoint the written credentials name. Its successes are counted, and the tokens
     /// the sink holds unregistered raise UnregisteredError.
-    @Test(.requires(.unshare, .python3, .firebaseAdmin))
+    @Test(.requires(.namespaces, .python3, .firebaseAdmin))
     func firebaseAdminAsShippedReachesTheSinkAtFCMsHost() throws {
         let folder = NSTemporaryDirectory() + "fanout-fcm-command-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

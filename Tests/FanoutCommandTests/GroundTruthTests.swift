@@ -212,10 +212,14 @@ struct GroundTruthTests {
             // 3,750/s passed a bisect step (p50 50.4 ms) and failed its confirmation (p50 54.3 ms,
             // p99 109 ms): 3,683/s carried, 0.4% under the 95% of 3,966/s the quiet steps gave. A
             // search that fails a rate its streams carried with room keeps its median at the
-            // sink's 50 ms, and is still caught; and whatever the medians, the rate found — under
-            // the failed one — is held to 90% of the quiet steps' capacity below.
+            // sink's 50 ms, and is still caught. The excuse is capped at a tenth of the hold
+            // (55 ms for 50): a step failing by a queue the sender made has a median far longer,
+            // and is held to 95% of the quiet capacity less that tenth. And whatever the
+            // medians, the rate found — under the failed one — is held to 90% of the quiet
+            // steps' capacity below.
             let failedHold = search.steps.filter { $0.offered == failed && $0.outcome != "passed" }.map(\.p50).max()
-            let failedCapacity = Double(connections * streams) * 1000 / max(shortest, failedHold ?? shortest)
+            let excused = min(max(shortest, failedHold ?? shortest), shortest * 1.1)
+            let failedCapacity = Double(connections * streams) * 1000 / excused
             let found =
                 "\(what): found \(rate)/s, \(failed)/s failed, for a capacity of \(capacity)/s (shortest p50 of a passing step \(shortest) ms), \(failedCapacity)/s in the steps failing at \(failed)/s (p50 \(failedHold ?? shortest) ms)\n\(result.standardOutput)"
             #expect(rate <= capacity * 1.01, "\(found)")

@@ -210,7 +210,7 @@ import Testing
         let (refused, body) = Self.ask(&exchange, now: start + 20 * Self.second + 1)
         #expect(refused == FCMAnswer(status: 429, retryAfter: 40))
         #expect(body == Self.text(.quotaExceeded(.project("fanout-test"), retryAfter: 40)))
-        // 429s do not count: the window is still full of the three until it ends.
+        // Refused until the window ends, Retry-After rounded up to a whole second.
         #expect(Self.ask(&exchange, now: start + 60 * Self.second - 1).0 == FCMAnswer(status: 429, retryAfter: 1))
         #expect(Self.ask(&exchange, now: start + 60 * Self.second).0.status == 200)
         #expect(exchange.service.statistics[.quotaExceeded] == 2)

@@ -86,7 +86,7 @@ import _CryptoExtras
     @Test func anAssertionNotRS256IsRefused() throws {
         let refusal = try #require(Self.refusal(Self.form(Self.assertion(Self.claims(), header: ["alg": "none"]))))
         #expect(refusal.errorDescription == "Invalid JWT Signature.")
-        #expect(refusal.reason.hasPrefix("the assertion's alg is none"))
+        #expect(refusal.reason == "the assertion's alg is none, not RS256")
     }
 
     @Test(arguments: [
@@ -130,6 +130,16 @@ import _CryptoExtras
         #expect(Self.refusal("grant_type=\(FCMTokenGrant.jwtBearer)")?.error == "invalid_request")
         #expect(Self.refusal(Self.form("not.a.jwt"))?.error == "invalid_grant")
         #expect(Self.refusal(Self.form("onlyonepart"))?.error == "invalid_grant")
+        // A parameter given twice (RFC 6749 §3.1), however good the first.
+        let twice = try Self.form(Self.assertion(Self.claims())) + "&grant_type=client_credentials"
+        #expect(
+            Self.refusal(twice)
+                == FCMTokenGrant.Refusal(
+                    error: "invalid_request",
+                    errorDescription: "Duplicate parameter: grant_type",
+                    reason: "grant_type given more than once in the form"
+                )
+        )
     }
 
     @Test func theAccountFileIsReadBackWithItsKey() throws {

@@ -12,6 +12,8 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
         case program
         /// A module `python3 -c 'import NAME'` imports.
         case pythonModule
+        /// A command that exits 0 where the capability is there (`arguments`, run once).
+        case works([String])
     }
 
     let kind: Kind
@@ -28,6 +30,7 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .program: name
         case .pythonModule: "Python's \(name) module"
+        case .works(let arguments): "\(name) (`\(arguments.joined(separator: " "))` exits 0)"
         }
     }
 
@@ -48,6 +51,9 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
             found =
                 Peer.python3.isAvailable
                 && (try? PeerProcess.run("python3", ["-c", "import \(name)"], timeout: .seconds(30)).status) == 0
+        case .works(let arguments):
+            found =
+                (try? PeerProcess.run(arguments[0], Array(arguments.dropFirst()), timeout: .seconds(30)).status) == 0
         }
         Self.lookedUp.withLock { $0[self] = found }
         return found
@@ -74,7 +80,9 @@ extension Peer {
     public static let python3 = program("python3")
     public static let checkJSONSchema = program("check-jsonschema")
     public static let kubernetesValidate = program("kubernetes-validate")
-    public static let unshare = program("unshare")
+    /// New user, network and mount namespaces (`unshare -rnm`): refused where user namespaces
+    /// are off (a container's default seccomp profile), not merely where unshare is missing.
+    public static let namespaces = Peer(kind: .works(["unshare", "-rnm", "true"]), name: "user namespaces")
 
     // The Python modules the peer scripts in Tests/*/Peers import (PyPI names in scripts/test.sh).
     public static let h2 = python("h2")

@@ -6,8 +6,9 @@ import NIOCore
 
 // The FCM sink answering `messages:send` over HTTP/2, the whole way in memory
 // (`HTTP2InMemoryPair`): a client keeping 100 streams open sends data messages to 1,024
-// registration tokens, each with its bearer; the sink (`FCMHTTP2Connection`) reads the frames,
-// checks the bearer, the project, the quota and the body, and writes `{"name":…}`. Two lengths
+// registration tokens with the bearer the sink issued; the sink (`FCMHTTP2Connection`, as
+// `fanout sink --service fcm` serves by default) reads the frames, checks the bearer, the
+// project, the quota, the body and the device's rates, and writes `{"name":…}`. Two lengths
 // of connection, 100 and 1,000 sends: what they allocate apart is what 900 sends allocate, and
 // a sink that answers every send must allocate nothing for one.
 
@@ -39,16 +40,19 @@ struct Sends: Sendable {
 }
 
 let sends = Sends()
-/// A send's header fields, as firebase-admin's httpx writes them, made once.
-let fields = HTTP2Fields([
-    (":method", "POST"), (":scheme", "https"), (":authority", "fcm.googleapis.com"),
-    (":path", "/v1/projects/fanout-bench/messages:send"), ("authorization", "Bearer ya29.bench"),
-    ("content-type", "application/json"), ("x-goog-api-format-version", "2"),
-])
+/// A send's header fields, as firebase-admin's httpx writes them, with `bearer`.
+func fields(bearer: String) -> HTTP2Fields {
+    HTTP2Fields([
+        (":method", "POST"), (":scheme", "https"), (":authority", "fcm.googleapis.com"),
+        (":path", "/v1/projects/fanout-bench/messages:send"), ("authorization", "Bearer \(bearer)"),
+        ("content-type", "application/json"), ("x-goog-api-format-version", "2"),
+    ])
+}
 
 /// Sends `total` messages keeping `window` streams open; counts the 200s.
 struct Sender: HTTP2ConnectionDelegate {
     let total: Int
+    let fields: HTTP2Fields
     var window = 100
     var sent = 0
     var answered = 0
@@ -72,15 +76,16 @@ struct Sender: HTTP2ConnectionDelegate {
     }
 }
 
-/// A pair in memory: a sender of `total` messages and a sink taking any bearer, no quota.
+/// A pair in memory: a sender of `total` messages and a sink as `fanout sink --service fcm`
+/// serves by default — bearers its token endpoint issued, the project's quota, each device's
+/// rates — with the sender's token issued by it.
 func pair(of total: Int) -> HTTP2InMemoryPair<Sender, FCMHTTP2Connection> {
     var configuration = FCMSinkConfiguration()
     configuration.project = "fanout-bench"
-    configuration.authentication = .anyBearer
-    configuration.quota = nil
     let service = FCMService(configuration: configuration, account: nil)
+    let bearer = service.tokens.issue(lifetime: 3_600_000_000_000, now: NIODeadline.now().uptimeNanoseconds)
     return HTTP2InMemoryPair(
-        client: Sender(total: total),
+        client: Sender(total: total, fields: fields(bearer: bearer)),
         server: FCMHTTP2Connection(service: service),
         FCMHTTP2Connection.configuration(configuration)
     )

@@ -5,10 +5,12 @@ usage: unshare -rnm python3 fcm_unmodified.py FANOUT FOLDER SENDER < plan.json
 Run in new user, network and mount namespaces: the hosts file seen here (bind-mounted over
 /etc/hosts) resolves fcm.googleapis.com to 127.0.0.1, loopback is brought up, and the sink listens
 on port 443 with a self-signed certificate naming fcm.googleapis.com and a service-account file
-whose token_uri is its token endpoint. SENDER (Tests/FanoutFCMSinkTests/Peers/fcm_send.py) then
+whose token_uri is its token endpoint; it ends with this script (PR_SET_PDEATHSIG) and within
+150 s in any case (--duration). SENDER (Tests/FanoutFCMSinkTests/Peers/fcm_send.py) then
 runs the plan with FCM's URL untouched. Prints one JSON object: the SDK's exit status and output,
 and the sink's standard output and error (its summary after SIGTERM).
 """
+import ctypes
 import fcntl
 import json
 import os
@@ -20,6 +22,13 @@ import subprocess
 import sys
 
 SIOCSIFFLAGS = 0x8914
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """In the sink, before it runs: SIGKILL when this script ends, however it ends (a test that
+    times out kills the script; the sink must not outlive it)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x1, 0x8, 0x40
 
 
@@ -35,8 +44,9 @@ def main():
         fcntl.ioctl(control, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING))
     sink = subprocess.Popen(
         [fanout, "sink", "--service", "fcm", "--listen", "127.0.0.1:443", "--tls-self-signed",
-         os.path.join(folder, "tls"), "--fcm-credentials-out", folder, "--fcm-unregistered", "30%"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         os.path.join(folder, "tls"), "--fcm-credentials-out", folder, "--fcm-unregistered", "30%",
+         "--duration", "150s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     ready, _, _ = select.select([sink.stdout], [], [], 30)
     first = sink.stdout.readline() if ready else ""
     if not first.startswith("listening on"):
@@ -51,7 +61,11 @@ def main():
             input=plan, capture_output=True, text=True, env=environment, timeout=120)
     finally:
         sink.send_signal(signal.SIGTERM)
-        output, errors = sink.communicate(timeout=30)
+        try:
+            output, errors = sink.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            sink.kill()
+            raise
     print(json.dumps({
         "sdk_status": sdk.returncode, "sdk_output": sdk.stdout, "sdk_errors": sdk.stderr,
         "sink_output": first + output, "sink_errors": errors,
