@@ -260,3 +260,39 @@ enum FCMSinkFixture {
         #expect(sink.service.statistics.requests(over: .http1) == 3)
     }
 }
+
+/// A drain's way with connections: an HTTP/1.1 connection between requests is closed at once
+/// (NIO's quiesce), not held to the drain's grace.
+@Suite(.requires(.python3)) struct FCMSinkDrainTests {
+    @Test func aDrainClosesAnIdleHTTP1ConnectionAtOnce() throws {
+        let folder = try FCMSinkFixture.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, group, port, _) = try FCMSinkFixture.start(in: folder, tls: false, account: false)
+        defer { try? group.syncShutdownGracefully() }
+        // One request, then the client waits (up to 30 s) for the server to close.
+        let script = """
+            import http.client, socket, sys
+            connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=30)
+            connection.request("POST", "/v1/projects/fanout-test/messages:send", body='{"message":{"token":"a"}}',
+                               headers={"authorization": "Bearer x"})
+            print(connection.getresponse().status, flush=True)
+            try:
+                print("closed" if connection.sock.recv(1) == b"" else "more bytes", flush=True)
+            except socket.timeout:
+                print("still open after 30 s", flush=True)
+            """
+        let client = try PeerProcess("python3", ["-c", script])
+        defer { client.stop() }
+        poll(timeout: .seconds(30)) { client.outputSoFar.hasSuffix("\n") }
+        #expect(client.outputSoFar == "200\n")
+        // The drain's grace is longer than the client waits: only a close at once reaches it.
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            sink.drain(grace: .seconds(60))
+            drained.signal()
+        }
+        let result = try client.wait(timeout: .seconds(45))
+        #expect(result.output == "200\nclosed\n", "\(result.errors)")
+        #expect(drained.wait(timeout: .now() + 30) == .success)
+    }
+}
