@@ -6,7 +6,8 @@ let libraries = [
     "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPayload",
     "FanoutTokens",
     "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
-    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutFCMSink", "FanoutEndpoint", "FanoutClient", "FanoutProbe",
+    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutFCMAuth", "FanoutFCMSink", "FanoutEndpoint", "FanoutClient",
+    "FanoutProbe",
     "FanoutResults",
     "FanoutReport", "FanoutAssembly",
 ]
@@ -88,13 +89,19 @@ let package = Package(
         // the google.rpc statuses they travel with, the error bodies the SDKs classify, what a
         // sender reads of an answer, a send's body checked as FCM checks it (docs/fcm.md).
         .target(name: "FanoutFCM", dependencies: nio("NIOCore")),
+        // FCM's OAuth2 for the sender and the mock alike: the service account (its file, its RSA
+        // key) and the RS256 assertion of the jwt-bearer grant (docs/fcm.md, "OAuth2").
+        .target(
+            name: "FanoutFCMAuth",
+            dependencies: [crypto, .product(name: "_CryptoExtras", package: "swift-crypto")]
+        ),
         // A mock FCM HTTP v1 (docs/fcm.md): the send method with FCM's checks and errors, the
         // OAuth2 token endpoint with the service account it writes out, the project's quota;
         // HTTP/2 and HTTP/1.1 on one port, cleartext or TLS.
         .target(
             name: "FanoutFCMSink",
             dependencies: [
-                "FanoutFCM", "FanoutHTTP2", "FanoutListening", crypto,
+                "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
@@ -257,6 +264,7 @@ let package = Package(
                 "FanoutDevices",
                 "FanoutChannels",
                 "FanoutSink",
+                "FanoutFCMAuth",
                 "FanoutFCMSink",
                 "FanoutClient",
                 "FanoutEndpoint",
@@ -316,9 +324,14 @@ let package = Package(
             exclude: ["Peers"]
         ),
         .testTarget(
+            name: "FanoutFCMAuthTests",
+            dependencies: ["FanoutFCMAuth", "FanoutTestSupport"],
+            exclude: ["Peers"]
+        ),
+        .testTarget(
             name: "FanoutFCMSinkTests",
             dependencies: [
-                "FanoutFCMSink", "FanoutFCM", "FanoutSink", "FanoutTestSupport", crypto,
+                "FanoutFCMSink", "FanoutFCMAuth", "FanoutFCM", "FanoutSink", "FanoutTestSupport", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), nioSSL,
             ] + nio("NIOCore", "NIOPosix"),
             exclude: ["Peers"]

@@ -1,5 +1,4 @@
-import Crypto
-import Foundation
+import FanoutFCMAuth
 import NIOConcurrencyHelpers
 
 /// The access tokens a sink's token endpoint issued, each with when it expires (uptime
@@ -32,22 +31,4 @@ public final class FCMAccessTokens: Sendable {
 
     /// Tokens issued and not yet forgotten.
     public var count: Int { issued.withLockedValue { $0.count } }
-}
-
-/// Base64url without padding (RFC 4648 §5), as JWTs write their parts.
-enum Base64URL {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// The bytes `text` encodes; `nil` when it is not base64url.
-    static func decode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("="), base64.count % 4 != 1 else { return nil }
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
 }

@@ -1,5 +1,6 @@
 import Atomics
 import FanoutFCM
+import FanoutFCMAuth
 import NIOConcurrencyHelpers
 import NIOCore
 

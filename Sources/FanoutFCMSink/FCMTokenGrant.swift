@@ -1,4 +1,5 @@
 import Crypto
+import FanoutFCMAuth
 import Foundation
 import _CryptoExtras
 
@@ -23,9 +24,9 @@ import _CryptoExtras
 /// Not on the hot path: an SDK asks once an hour.
 public enum FCMTokenGrant {
     /// The grant type of a signed assertion.
-    public static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    public static let jwtBearer = FCMAssertion.grantType
     /// The audience google-auth writes whatever the file's `token_uri` (docs/fcm.md).
-    public static let googleAudience = "https://oauth2.googleapis.com/token"
+    public static let googleAudience = FCMAssertion.googleAudience
     /// Scopes that reach FCM: firebase-admin asks for cloud-platform among others.
     static let scopes: Set<Substring> = [
         "https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/firebase.messaging",
@@ -33,7 +34,7 @@ public enum FCMTokenGrant {
     /// How far in the future an `iat` may be (the two clocks' skew).
     static let skew = 300
     /// An assertion lives at most an hour.
-    static let longestAssertion = 3600
+    static let longestAssertion = FCMAssertion.longestLifetime
 
     /// A refusal: the OAuth error, its description, and what the sink's log says.
     public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {

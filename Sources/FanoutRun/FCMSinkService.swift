@@ -1,3 +1,4 @@
+import FanoutFCMAuth
 import FanoutFCMSink
 import FanoutNotation
 import FanoutSink

@@ -1,4 +1,5 @@
 import FanoutFCM
+import FanoutFCMAuth
 import Foundation
 import NIOCore
 import Testing

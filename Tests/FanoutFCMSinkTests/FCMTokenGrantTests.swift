@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import _CryptoExtras
 
+@testable import FanoutFCMAuth
 @testable import FanoutFCMSink
 
 /// The token endpoint's jwt-bearer grant: assertions signed here with the account's key, as
@@ -185,5 +186,32 @@ import _CryptoExtras
                 return error.path == path && error.problem.hasPrefix(problem)
             }
         }
+    }
+}
+
+/// The sender's assertion (`FCMAssertion`, FanoutFCMAuth) and the sink's grant are one
+/// grant: what the one signs, the other takes.
+@Suite struct SenderAssertionGrantTests {
+    @Test func theSinkGrantsWhatTheSenderSigns() throws {
+        let account = try FCMServiceAccount.generated(project: "fanout-test")
+        let now = 1_800_000_000
+        let assertion = try FCMAssertion.signed(by: account, issuedAt: now)
+        #expect(throws: Never.self) {
+            try FCMTokenGrant.check(form: FCMAssertion.form(assertion), account: account, tokenURI: nil, now: now + 10)
+                .get()
+        }
+        // And refuses it past its hour.
+        guard
+            case .failure(let late) = FCMTokenGrant.check(
+                form: FCMAssertion.form(assertion),
+                account: account,
+                tokenURI: nil,
+                now: now + 3600
+            )
+        else {
+            Issue.record("an assertion past its hour was granted")
+            return
+        }
+        #expect(late.errorDescription == FCMTokenGrant.Refusal.timeDescription)
     }
 }

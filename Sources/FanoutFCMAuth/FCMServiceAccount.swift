@@ -17,9 +17,9 @@ public struct FCMServiceAccount: Sendable {
     public let projectID: String
     public let clientEmail: String
     public let privateKeyID: String
-    let privateKey: _RSA.Signing.PrivateKey
+    package let privateKey: _RSA.Signing.PrivateKey
     /// What verifies the account's assertions.
-    let publicKey: _RSA.Signing.PublicKey
+    package let publicKey: _RSA.Signing.PublicKey
 
     /// A new account for `project` with a new 2048-bit key.
     public static func generated(project: String) throws -> FCMServiceAccount {
@@ -99,7 +99,7 @@ public struct FCMServiceAccount: Sendable {
     }
 
     /// A JSON string literal of `text`.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
