@@ -125,16 +125,15 @@ public struct FCMSinkService: Service {
         let path = directory + "/" + FCMSinkJob.credentialsFile
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            // A private key: made its owner's to read from the start, never readable by others
-            // for a moment.
+            // A private key: created its owner's to read (open(2) with mode 0600; Foundation's
+            // createFile writes first and sets the mode after), never readable by others for a
+            // moment. A file already there is replaced, not rewritten with its old mode.
             try? FileManager.default.removeItem(atPath: path)
-            guard
-                FileManager.default.createFile(
-                    atPath: path,
-                    contents: Data(account.json(tokenURI: tokenURI).utf8),
-                    attributes: [.posixPermissions: 0o600]
-                )
-            else { throw CocoaError(.fileWriteUnknown) }
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            try file.write(contentsOf: Data(account.json(tokenURI: tokenURI).utf8))
+            try file.close()
         } catch {
             throw JobError.output("cannot write --fcm-credentials-out \(path): \(error.localizedDescription)")
         }
