@@ -20,8 +20,9 @@ struct FCMAnswer: Equatable {
     var status: Int
     /// Seconds for `retry-after` (429).
     var retryAfter: Int?
+
     /// A 401: `www-authenticate` goes with it.
-    var unauthenticated = false
+    var unauthenticated: Bool { status == 401 }
 }
 
 /// One connection's side of the FCM sink: a request in, an answer out, whichever transport
@@ -118,14 +119,12 @@ struct FCMExchange {
             return FCMAnswer(status: 429, retryAfter: retryAfter)
         }
         guard request.bodyLength == request.body.count else {
-            service.note(
+            return refuse(
                 .invalidArgument,
-                over: transport,
-                peer: peer,
+                400,
+                prepared.tooLarge,
                 "a body of \(request.bodyLength) bytes, over the \(FCMHTTP2Connection.maxBodySize) the sink reads"
             )
-            body.writeImmutableBuffer(prepared.tooLarge)
-            return FCMAnswer(status: 400)
         }
         let send: FCMSend
         switch FCMSendCheck.check(request.body) {
@@ -145,23 +144,19 @@ struct FCMExchange {
             ) {
             case .registered: break
             case .unregistered:
-                service.note(
+                return refuse(
                     .unregistered,
-                    over: transport,
-                    peer: peer,
-                    "token \(String(decoding: token.prefix(24), as: UTF8.self))… is held unregistered"
+                    404,
+                    prepared.unregistered,
+                    "token \(Self.start(of: token))… is held unregistered"
                 )
-                body.writeImmutableBuffer(prepared.unregistered)
-                return FCMAnswer(status: 404)
             case .otherSender:
-                service.note(
+                return refuse(
                     .senderIDMismatch,
-                    over: transport,
-                    peer: peer,
-                    "token \(String(decoding: token.prefix(24), as: UTF8.self))… is held as another sender's"
+                    403,
+                    prepared.senderIDMismatch,
+                    "token \(Self.start(of: token))… is held as another sender's"
                 )
-                body.writeImmutableBuffer(prepared.senderIDMismatch)
-                return FCMAnswer(status: 403)
             }
         }
         var outcome = send.validateOnly ? FCMSinkStatistics.Outcome.validated : .delivered
@@ -179,7 +174,7 @@ struct FCMExchange {
                     .quotaExceeded,
                     over: transport,
                     peer: peer,
-                    "token \(String(decoding: token.prefix(24), as: UTF8.self))… past its device's rate; \(retryAfter) s to go"
+                    "token \(Self.start(of: token))… past its device's rate; \(retryAfter) s to go"
                 )
                 FCMError.quotaExceeded(.device(String(decoding: token, as: UTF8.self)), retryAfter: retryAfter).write(
                     into: &body
@@ -209,23 +204,19 @@ struct FCMExchange {
         guard let authorization, authorization.count > 7,
             authorization.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 | 0x20 })
         else {
-            service.note(.unauthenticated, over: transport, peer: peer, "no Authorization: Bearer header")
-            body.writeImmutableBuffer(prepared.missingCredential)
-            return FCMAnswer(status: 401, unauthenticated: true)
+            return refuse(.unauthenticated, 401, prepared.missingCredential, "no Authorization: Bearer header")
         }
         let token = UnsafeRawBufferPointer(rebasing: authorization[(authorization.startIndex + 7)...])
         guard service.configuration.authentication == .serviceAccount else { return nil }
         if now < bearerExpiry && token.elementsEqual(bearer) { return nil }
-        guard let expiry = service.tokens.expiry(of: token), now < expiry else {
-            let known = service.tokens.expiry(of: token) != nil
-            service.note(
+        let issued = service.tokens.expiry(of: token)
+        guard let expiry = issued, now < expiry else {
+            return refuse(
                 .unauthenticated,
-                over: transport,
-                peer: peer,
-                known ? "an expired access token" : "a bearer the token endpoint did not issue"
+                401,
+                prepared.invalidCredential,
+                issued == nil ? "a bearer the token endpoint did not issue" : "an expired access token"
             )
-            body.writeImmutableBuffer(prepared.invalidCredential)
-            return FCMAnswer(status: 401, unauthenticated: true)
         }
         bearer.removeAll(keepingCapacity: true)
         bearer.append(contentsOf: token)
@@ -260,14 +251,30 @@ struct FCMExchange {
     private var lifetime: UInt64 { UInt64(service.configuration.accessTokenLifetime) * 1_000_000_000 }
 
     private mutating func notFound(_ request: FCMRequest) -> FCMAnswer {
-        service.note(
+        refuse(
             .notFound,
-            over: transport,
-            peer: peer,
+            404,
+            prepared.notFound,
             "\(String(decoding: request.method, as: UTF8.self)) \(String(decoding: request.path.prefix(120), as: UTF8.self)): no such method"
         )
-        body.writeImmutableBuffer(prepared.notFound)
-        return FCMAnswer(status: 404)
+    }
+
+    /// Counts a refusal and answers it with a body written once (`FCMPreparedBodies`); its
+    /// reason is worded only for a log line that is written (`FCMService.note`).
+    private mutating func refuse(
+        _ outcome: FCMSinkStatistics.Outcome,
+        _ status: Int,
+        _ prepared: ByteBuffer,
+        _ reason: @autoclosure () -> String
+    ) -> FCMAnswer {
+        service.note(outcome, over: transport, peer: peer, reason())
+        body.writeImmutableBuffer(prepared)
+        return FCMAnswer(status: status)
+    }
+
+    /// A token's first 24 bytes, for the log.
+    private static func start(of token: UnsafeRawBufferPointer) -> String {
+        String(decoding: token.prefix(24), as: UTF8.self)
     }
 
     static func withoutQuery(_ path: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {

@@ -54,6 +54,16 @@ public enum FCMTokenGrant {
         static func invalidGrant(_ description: String, _ reason: String) -> Refusal {
             Refusal(error: "invalid_grant", errorDescription: description, reason: reason)
         }
+
+        /// A form without a parameter the grant needs, or with one twice.
+        static func invalidRequest(_ description: String, _ reason: String) -> Refusal {
+            Refusal(error: "invalid_request", errorDescription: description, reason: reason)
+        }
+
+        /// A parameter the grant needs, missing.
+        static func missing(_ parameter: String) -> Refusal {
+            invalidRequest("Missing required parameter: \(parameter)", "no \(parameter) in the form")
+        }
         static let timeDescription =
             "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
     }
@@ -70,22 +80,10 @@ public enum FCMTokenGrant {
         // RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once."
         if let repeated {
             return .failure(
-                Refusal(
-                    error: "invalid_request",
-                    errorDescription: "Duplicate parameter: \(repeated)",
-                    reason: "\(repeated) given more than once in the form"
-                )
+                .invalidRequest("Duplicate parameter: \(repeated)", "\(repeated) given more than once in the form")
             )
         }
-        guard let grant = fields["grant_type"] else {
-            return .failure(
-                Refusal(
-                    error: "invalid_request",
-                    errorDescription: "Missing required parameter: grant_type",
-                    reason: "no grant_type in the form"
-                )
-            )
-        }
+        guard let grant = fields["grant_type"] else { return .failure(.missing("grant_type")) }
         guard grant == jwtBearer else {
             return .failure(
                 Refusal(
@@ -95,15 +93,7 @@ public enum FCMTokenGrant {
                 )
             )
         }
-        guard let assertion = fields["assertion"] else {
-            return .failure(
-                Refusal(
-                    error: "invalid_request",
-                    errorDescription: "Missing required parameter: assertion",
-                    reason: "no assertion in the form"
-                )
-            )
-        }
+        guard let assertion = fields["assertion"] else { return .failure(.missing("assertion")) }
         let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
             let claimsData = Base64URL.decode(parts[1]),

@@ -423,15 +423,24 @@ struct SinkCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if fcm.service == .fcm { return try await runFCM() }
-        var job = try job()
-        job.reporter = ConsoleReporter.shared
-        // The sink may end by itself (--expect, --duration, --idle-exit): then the group ends too.
+        switch fcm.service {
+        case .apns:
+            var job = try job()
+            job.reporter = ConsoleReporter.shared
+            try await Self.serve(SinkService(job))
+        case .fcm:
+            var job = try fcmJob()
+            job.reporter = ConsoleReporter.shared
+            try await Self.serve(FCMSinkService(job))
+        }
+    }
+
+    /// Runs a sink's service until SIGINT, SIGTERM or SIGHUP drains it. It may end by itself
+    /// (--expect, --duration, --idle-exit): then the group ends too.
+    static func serve(_ service: some Service) async throws {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: SinkService(job), successTerminationBehavior: .gracefullyShutdownGroup)
-                ],
+                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
                 gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
                 logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
             )
@@ -506,20 +515,5 @@ extension SinkCommand {
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         job.duration = duration
         return job
-    }
-
-    func runFCM() async throws {
-        var job = try fcmJob()
-        job.reporter = ConsoleReporter.shared
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: FCMSinkService(job), successTerminationBehavior: .gracefullyShutdownGroup)
-                ],
-                gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
-                logger: Logger(label: "fanout.sink", factory: { _ in SwiftLogNoOpLogHandler() })
-            )
-        )
-        try await group.run()
     }
 }

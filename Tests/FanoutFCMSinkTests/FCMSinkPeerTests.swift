@@ -47,6 +47,48 @@ enum FCMSinkFixture {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder
     }
+
+    /// A started sink in a scratch folder: where it listens, the certificate to trust (TLS),
+    /// and the credentials file written for its account (with one). `stop()` drains it (a second
+    /// drain returns at once), stops its loop and removes the folder.
+    final class Running {
+        let sink: FCMSink
+        let port: Int
+        let certificate: String?
+        let credentials: String?
+        private let group: MultiThreadedEventLoopGroup
+        private let folder: String
+
+        init(tls: Bool, account: Bool, _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }) throws {
+            folder = try FCMSinkFixture.folder()
+            do {
+                (sink, group, port, certificate) = try start(in: folder, tls: tls, account: account, configure)
+            } catch {
+                try? FileManager.default.removeItem(atPath: folder)
+                throw error
+            }
+            let account = sink.service.account
+            credentials = account == nil ? nil : folder + "/service-account.json"
+            if let account, let credentials {
+                do {
+                    try account.json(tokenURI: sink.service.tokenURI!).write(
+                        toFile: credentials,
+                        atomically: true,
+                        encoding: .utf8
+                    )
+                } catch {
+                    stop()
+                    throw error
+                }
+            }
+        }
+
+        func stop() {
+            sink.drain(grace: .seconds(1))
+            try? group.syncShutdownGracefully()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
 }
 
 @Suite(.requires(.python3, .firebaseAdmin)) struct FirebaseAdminSinkTests {
@@ -78,22 +120,13 @@ enum FCMSinkFixture {
     }
 
     @Test func firebaseAdminSendsThroughTheSinkWithATokenFromIt() throws {
-        let folder = try FCMSinkFixture.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, group, port, certificate) = try FCMSinkFixture.start(in: folder, tls: true, account: true) {
+        let running = try FCMSinkFixture.Running(tls: true, account: true) {
             $0.unregisteredShare = 0.2
             $0.otherSenderShare = 0.2
         }
-        defer {
-            sink.drain(grace: .seconds(1))
-            try? group.syncShutdownGracefully()
-        }
-        let credentials = folder + "/service-account.json"
-        try sink.service.account!.json(tokenURI: sink.service.tokenURI!).write(
-            toFile: credentials,
-            atomically: true,
-            encoding: .utf8
-        )
+        defer { running.stop() }
+        let (sink, port, certificate) = (running.sink, running.port, running.certificate)
+        let credentials = try #require(running.credentials)
         let tokens = (0..<20).map { "fcm-device-\($0)" }
         func fate(_ token: String) -> FCMTokenFate { FCMTokenFate.of(token, unregistered: 0.2, otherSender: 0.2) }
         let registered = try #require(tokens.first { fate($0) == .registered })
@@ -148,21 +181,12 @@ enum FCMSinkFixture {
     /// `Retry-After`) it waits for the next window and every send gets through.
     @Test(arguments: [("send_each_async", 60), ("send_each", 10)])
     func firebaseAdminMeetsTheProjectsQuota(call: String, windowSeconds: UInt64) throws {
-        let folder = try FCMSinkFixture.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, group, port, certificate) = try FCMSinkFixture.start(in: folder, tls: true, account: true) {
+        let running = try FCMSinkFixture.Running(tls: true, account: true) {
             $0.quota = .init(messages: 3, window: windowSeconds * 1_000_000_000)
         }
-        defer {
-            sink.drain(grace: .seconds(1))
-            try? group.syncShutdownGracefully()
-        }
-        let credentials = folder + "/service-account.json"
-        try sink.service.account!.json(tokenURI: sink.service.tokenURI!).write(
-            toFile: credentials,
-            atomically: true,
-            encoding: .utf8
-        )
+        defer { running.stop() }
+        let (sink, port, certificate) = (running.sink, running.port, running.certificate)
+        let credentials = try #require(running.credentials)
         let calls = try Self.run(
             [["call": call, "tokens": (0..<5).map { "device-\($0)" }]],
             credentials: credentials,
@@ -203,13 +227,9 @@ enum FCMSinkFixture {
 
     @Test(arguments: [false, true])
     func onePortServesHTTP2AndHTTP1(tls: Bool) throws {
-        let folder = try FCMSinkFixture.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, group, port, certificate) = try FCMSinkFixture.start(in: folder, tls: tls, account: false)
-        defer {
-            sink.drain(grace: .seconds(1))
-            try? group.syncShutdownGracefully()
-        }
+        let running = try FCMSinkFixture.Running(tls: tls, account: false)
+        defer { running.stop() }
+        let (sink, port, certificate) = (running.sink, running.port, running.certificate)
         let url = "\(tls ? "https" : "http")://127.0.0.1:\(port)/v1/projects/fanout-test/messages:send"
         let trust = certificate.map { ["--cacert", $0] } ?? []
         let http2 = try Self.send((tls ? ["--http2"] : ["--http2-prior-knowledge"]) + trust, url: url)
@@ -229,13 +249,9 @@ enum FCMSinkFixture {
 /// a body past what the sink reads, and the connection still serving after it.
 @Suite(.requires(.python3)) struct HTTP1FCMSinkTests {
     @Test func oneKeepAliveConnectionCarriesRequestsAndSurvivesAnOversizedBody() throws {
-        let folder = try FCMSinkFixture.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, group, port, _) = try FCMSinkFixture.start(in: folder, tls: false, account: false)
-        defer {
-            sink.drain(grace: .seconds(1))
-            try? group.syncShutdownGracefully()
-        }
+        let running = try FCMSinkFixture.Running(tls: false, account: false)
+        defer { running.stop() }
+        let (sink, port) = (running.sink, running.port)
         let script = """
             import http.client, json
             connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=20)
@@ -266,10 +282,9 @@ enum FCMSinkFixture {
 /// (NIO's quiesce), not held to the drain's grace.
 @Suite(.requires(.python3)) struct FCMSinkDrainTests {
     @Test func aDrainClosesAnIdleHTTP1ConnectionAtOnce() throws {
-        let folder = try FCMSinkFixture.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, group, port, _) = try FCMSinkFixture.start(in: folder, tls: false, account: false)
-        defer { try? group.syncShutdownGracefully() }
+        let running = try FCMSinkFixture.Running(tls: false, account: false)
+        defer { running.stop() }
+        let (sink, port) = (running.sink, running.port)
         // One request, then the client waits (up to 30 s) for the server to close.
         let script = """
             import http.client, socket, sys

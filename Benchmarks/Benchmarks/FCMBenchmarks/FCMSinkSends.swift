@@ -12,34 +12,14 @@ import NIOCore
 // of connection, 100 and 1,000 sends: what they allocate apart is what 900 sends allocate, and
 // a sink that answers every send must allocate nothing for one.
 
-/// The sends: 1,024 bodies for their own 152-character tokens, back to back.
-struct Sends: Sendable {
-    static let count = 1024
-    let bytes: [UInt8]
-    let ranges: [Range<Int>]
-
-    init() {
-        var random = SystemRandomNumberGenerator()
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:".utf8)
-        var bytes: [UInt8] = []
-        var ranges: [Range<Int>] = []
-        for device in 0..<Self.count {
-            let token = String(decoding: (0..<152).map { _ in alphabet[Int(random.next() % 65)] }, as: UTF8.self)
-            let body = """
-                {"message":{"token":"\(token)","data":{"match":"42","score":"3:1","device":"\(device)"},\
-                "notification":{"title":"Goal!","body":"Spain 3:1 Italy"},\
-                "android":{"priority":"high","ttl":"3600s","collapse_key":"match-42"}}}
-                """
-            let start = bytes.count
-            bytes += Array(body.utf8)
-            ranges.append(start..<bytes.count)
-        }
-        self.bytes = bytes
-        self.ranges = ranges
-    }
+/// The sends: a data message with Android's delivery fields to each of 1,024 tokens.
+let sends = Bodies { token, device in
+    """
+    {"message":{"token":"\(token)","data":{"match":"42","score":"3:1","device":"\(device)"},\
+    "notification":{"title":"Goal!","body":"Spain 3:1 Italy"},\
+    "android":{"priority":"high","ttl":"3600s","collapse_key":"match-42"}}}
+    """
 }
-
-let sends = Sends()
 /// A send's header fields, as firebase-admin's httpx writes them, with `bearer`.
 func fields(bearer: String) -> HTTP2Fields {
     HTTP2Fields([
@@ -68,7 +48,7 @@ struct Sender: HTTP2ConnectionDelegate {
     mutating func sendMore(_ connection: inout HTTP2Writer) {
         guard connection.hasPeerSettings else { return }
         while sent < total, sent - answered < window {
-            let range = sends.ranges[sent % Sends.count]
+            let range = sends.ranges[sent % Bodies.count]
             let body = sends.bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[range]) }
             _ = try? connection.sendRequest(fields, bodyBytes: body, tag: UInt64(sent))
             sent += 1
