@@ -106,46 +106,76 @@ extension LatencyDistribution {
 
 /// One direction of the wire for one connection, as a state machine over time: given a chunk's
 /// size, when it was handed over (`now`) and the delay drawn for it, when it arrives. Both
-/// links it crosses serialise it, TCP/IP's segment overhead included (`linkBytes`): first the connection's own (`bandwidth`), then the sink's
-/// shared one (`SharedLink`), then it travels the one-way delay; it never arrives before the
-/// chunk ahead of it.
+/// links it crosses serialise it, TCP/IP's segment overhead included: first the connection's
+/// own (`bandwidth`), then the sink's shared one (`SharedLink`), then it travels the one-way
+/// delay; it never arrives before the chunk ahead of it.
 ///
 /// ```
-///   now ──► max(now, connection free) + bytes ÷ bandwidth = d1
-///           max(d1, sink free) + bytes ÷ sink bandwidth    = d2
-///           max(d2 + delay, previous arrival)              = arrival
+///   now ──► max(now, connection free) + link bytes ÷ bandwidth = d1
+///           max(d1, sink free) + link bytes ÷ sink bandwidth    = d2
+///           max(d2 + delay, previous arrival)                   = arrival
+/// ```
+///
+/// A chunk's link bytes are its payload and 52 for each segment it starts. While the
+/// connection's earlier bytes have not yet crossed (`now` < their d2) it is backlogged, and TCP
+/// sends what waits behind a full window as full segments: the chunk's first bytes fill the
+/// room the last segment has left, at no overhead, and only the rest start segments. Handed
+/// over to an idle path, a chunk starts its own:
+///
+/// ```
+///   backlogged   … ┃ 1000 │ 448 ┃ 1448 ┃ …     a 448-byte chunk fills the 1000-byte segment
+///   idle         … ┃ 1000 ┃ 448 ┃                a 448-byte chunk is a segment of its own
 /// ```
 public struct WireLine: Sendable {
     /// Nanoseconds a byte takes on the connection's link (0: no cap).
     let nanosecondsPerByte: Double
     var linkFree: UInt64 = 0
     var lastArrival: UInt64 = 0
+    /// When the connection's last bytes had crossed the links (d2).
+    var lastDeparted: UInt64 = 0
+    /// The payload room the connection's last segment has left.
+    var tailRoom = 0
 
     public init(bandwidth: Double?) {
         nanosecondsPerByte = bandwidth.map { 1e9 / $0 } ?? 0
     }
+
+    /// Whether the connection's link takes time to carry a byte (it has a bandwidth).
+    var serialises: Bool { nanosecondsPerByte > 0 }
 
     /// TCP/IP's bytes a segment (IPv4 20, TCP 20 and 12 of timestamps) and the payload a
     /// segment carries (Ethernet's 1500 less them): a link carries both.
     public static let segmentOverhead = 52
     public static let segmentPayload = 1448
 
-    /// The bytes `payload` bytes of a connection take on a link: with a segment's overhead for
-    /// every segment they fill.
+    /// The bytes `payload` bytes of a connection take on a link when they start their own
+    /// segments: with a segment's overhead for every segment they fill.
     public static func linkBytes(_ payload: Int) -> Int {
         payload + segmentOverhead * ((payload + segmentPayload - 1) / segmentPayload)
+    }
+
+    /// The length of a chunk's next piece that arrives as one, of `left` bytes handed over at
+    /// `now`: what fills the last segment's room while the connection is backlogged, else at
+    /// most a segment.
+    public func piece(of left: Int, now: UInt64) -> Int {
+        min(left, lastDeparted > now && tailRoom > 0 ? tailRoom : Self.segmentPayload)
     }
 
     /// When `bytes` handed over at `now` arrive, having been delayed `delay` nanoseconds and
     /// passed `shared` (the sink's link) if there is one.
     public mutating func arrival(bytes: Int, now: UInt64, delay: UInt64, shared: SharedLink? = nil) -> UInt64 {
+        let joining = lastDeparted > now ? min(tailRoom, bytes) : 0
+        let fresh = bytes - joining
+        let segments = (fresh + Self.segmentPayload - 1) / Self.segmentPayload
+        tailRoom = segments > 0 ? segments * Self.segmentPayload - fresh : tailRoom - joining
+        let onTheLink = bytes + Self.segmentOverhead * segments
         var departed = now
-        let onTheLink = Self.linkBytes(bytes)
         if nanosecondsPerByte > 0 {
             departed = max(now, linkFree) &+ UInt64(Double(onTheLink) * nanosecondsPerByte)
             linkFree = departed
         }
         if let shared { departed = shared.pass(bytes: onTheLink, from: departed) }
+        lastDeparted = departed
         let arrival = max(departed &+ delay, lastArrival)
         lastArrival = arrival
         return arrival

@@ -39,21 +39,33 @@ final class WireHandler: ChannelDuplexHandler {
         /// `delay` after it crossed the links. The room released chunks took is taken back when
         /// nothing is held, or (a path never empty) once it is as large as what is held: each
         /// byte is moved at most once on average.
+        ///
+        /// A link with a bandwidth delivers a segment at a time, so a chunk that crosses one is
+        /// held as its segments (`WireLine.piece`), each arriving once its own bytes have
+        /// crossed: a 64 KiB read is 46 segments spread over 0.27 s at 2 Mbit/s, not one lump at
+        /// the end of them (a lump made a bandwidth-bound sender's completions come 170 at a
+        /// time: seconds of 513 to 746 about a mean of 637). The write's promise goes with the
+        /// last piece.
         mutating func hold(
             _ buffer: inout ByteBuffer,
             now: UInt64,
             delay: UInt64,
             promise: EventLoopPromise<Void>?
         ) {
-            let due = line.arrival(bytes: buffer.readableBytes, now: now, delay: delay, shared: link)
             if chunks.isEmpty {
                 bytes.clear()
             } else if bytes.readerIndex >= 64 * 1024 && bytes.readerIndex >= bytes.readableBytes {
                 bytes.discardReadBytes()
             }
-            let length = buffer.readableBytes
+            var left = buffer.readableBytes
+            let pieces = line.serialises || link != nil
             bytes.writeBuffer(&buffer)
-            chunks.append((length, due, promise))
+            repeat {
+                let length = pieces ? line.piece(of: left, now: now) : left
+                left -= length
+                let due = line.arrival(bytes: length, now: now, delay: delay, shared: link)
+                chunks.append((length, due, left == 0 ? promise : nil))
+            } while left > 0
         }
 
         /// The next chunk that has arrived by `now`, as a slice of `bytes`.

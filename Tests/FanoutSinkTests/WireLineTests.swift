@@ -27,6 +27,26 @@ import Testing
         #expect(line.arrival(bytes: 1448, now: 100_000_000, delay: 0) == 101_000_000)
     }
 
+    /// A chunk handed over while the connection's bytes still wait fills the last segment's
+    /// room at no overhead, as TCP sends behind a full window; handed over to an idle path it
+    /// starts its own segment. At 1 MB/s a link byte is 1 µs.
+    @Test func aBackloggedChunkFillsTheLastSegment() {
+        var line = WireLine(bandwidth: 1_000_000)
+        #expect(line.arrival(bytes: 1000, now: 0, delay: 0) == 1_052_000)
+        #expect(line.piece(of: 2000, now: 0) == 448)
+        #expect(line.arrival(bytes: 448, now: 0, delay: 0) == 1_500_000)
+        // The segment is full: the next bytes start one.
+        #expect(line.piece(of: 2000, now: 0) == 1448)
+        #expect(line.arrival(bytes: 100, now: 0, delay: 0) == 1_652_000)
+        // Once they have crossed, the path is idle and a chunk pays for its own segment.
+        #expect(line.piece(of: 2000, now: 2_000_000) == 1448)
+        #expect(line.arrival(bytes: 100, now: 2_000_000, delay: 0) == 2_152_000)
+        // Without a bandwidth nothing waits: each chunk is its own.
+        var open = WireLine(bandwidth: nil)
+        #expect(open.arrival(bytes: 1000, now: 0, delay: 5) == 5)
+        #expect(open.piece(of: 2000, now: 0) == 1448)
+    }
+
     /// Two connections share the sink's link: the second chunk waits for the first.
     @Test func connectionsShareTheSinksLink() {
         let shared = SharedLink(bandwidth: 1_500_000)
