@@ -180,12 +180,13 @@ let package = Package(
         ),
         // The way to an APNs endpoint that the load engine and the probe share: where requests go
         // and what they carry besides a token and a body (host, transport, headers, provider
-        // tokens), connecting, each request's header fields, what kept an endpoint away.
+        // tokens), connecting, each request's header fields, what kept an endpoint away; and an
+        // FCM sender's OAuth2 access tokens, fetched from the token endpoint and kept fresh.
         .target(
             name: "FanoutEndpoint",
             dependencies: [
-                "FanoutAPNs", "FanoutHPACK", "FanoutHTTP2", nioSSL, crypto,
-            ] + nio("NIOCore", "NIOPosix", "NIOConcurrencyHelpers")
+                "FanoutAPNs", "FanoutFCMAuth", "FanoutHPACK", "FanoutHTTP2", nioSSL, crypto,
+            ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
         // The load engine: a pool of HTTP/2 connections sending a token set's notifications,
         // surviving faults, giving every token one final outcome.
@@ -331,7 +332,8 @@ let package = Package(
         .testTarget(
             name: "FanoutFCMSinkTests",
             dependencies: [
-                "FanoutFCMSink", "FanoutFCMAuth", "FanoutFCM", "FanoutSink", "FanoutTestSupport", crypto,
+                "FanoutFCMSink", "FanoutFCMAuth", "FanoutFCM", "FanoutSink", "FanoutEndpoint", "FanoutTestSupport",
+                crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), nioSSL,
             ] + nio("NIOCore", "NIOPosix"),
             exclude: ["Peers"]

@@ -1,0 +1,187 @@
+import FanoutFCMAuth
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A sender's FCM access token (docs/fcm.md, "OAuth2"): fetched from the service account's
+/// `token_uri` with an assertion its key signs, before the first send, and again ahead of its
+/// expiry or once FCM refuses it (`FCMTokenSchedule` decides; this carries it out on `loop`).
+/// Every connection reads the same token (`current`), which never waits on the network: the
+/// next one is fetched while the last is still good.
+///
+/// ```
+///   start() ──► fetch ──► token 1 ──► current() … ──► E − 3m45s: fetch ──► token 2 …
+///                                  └─► refused(generation: 1) by a 401 ──► fetch at once
+/// ```
+package final class FCMBearerTokens: Sendable {
+    package let account: FCMServiceAccount
+    private let request: FCMTokenRequest
+    private let loop: any EventLoop
+    private let clock: @Sendable () -> UInt64
+    private let wallClock: @Sendable () -> Int
+    private let state: NIOLockedValueBox<State>
+    /// Each fetch's end, for `start`.
+    private let outcomes = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .bufferingNewest(8))
+
+    private struct Outcome: Sendable {
+        /// `nil`: a token came.
+        var failure: FCMTokenError?
+        /// Fetches failed in a row.
+        var failures: Int
+    }
+
+    private struct State {
+        var schedule = FCMTokenSchedule()
+        var timer: Scheduled<Void>?
+        var stopped = false
+        /// The last fetch's failure, for a caller that finds no token.
+        var lastFailure: FCMTokenError?
+        /// Tokens fetched, for the run's summary.
+        var fetched = 0
+        /// Who waits for a count of tokens fetched (`fetched(atLeast:)`).
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    /// Tokens for `account` from `request`'s endpoint, fetched on `loop`.
+    package init(
+        account: FCMServiceAccount,
+        request: FCMTokenRequest,
+        loop: any EventLoop,
+        clock: @escaping @Sendable () -> UInt64 = { NIODeadline.now().uptimeNanoseconds },
+        wallClock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+    ) {
+        self.account = account
+        self.request = request
+        self.loop = loop
+        self.clock = clock
+        self.wallClock = wallClock
+        state = NIOLockedValueBox(State())
+    }
+
+    /// The `authorization` value to send now (`Bearer <token>`) and its generation, or `nil`
+    /// when no token is valid: then nothing is sent.
+    package func current() -> (value: String, generation: Int)? {
+        let now = clock()
+        return state.withLockedValue { $0.schedule.valid(at: now) }.map { ($0.authorization, $0.generation) }
+    }
+
+    /// How many tokens were fetched so far.
+    package var fetchedCount: Int { state.withLockedValue { $0.fetched } }
+
+    /// Returns once `count` tokens have been fetched (or fetching stopped).
+    package func fetched(atLeast count: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLockedValue { state in
+                guard state.fetched < count, !state.stopped else { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Why the last fetch failed, while no fetch has succeeded since.
+    package var lastFailure: FCMTokenError? { state.withLockedValue { $0.lastFailure } }
+
+    /// FCM answered 401 to a request that carried generation `generation`'s token.
+    package func refused(generation: Int) {
+        let now = clock()
+        state.withLockedValue { $0.schedule.refused(generation: generation, now: now) }
+        loop.execute { self.turn() }
+    }
+
+    /// Fetches the first token: returns once there is one, or throws the endpoint's refusal, or
+    /// its failure after `attempts` tries (transient failures are tried again after 1 s, 2 s…,
+    /// as google-auth tries three times).
+    package func start(attempts: Int = 3) async throws(FCMTokenError) {
+        loop.execute { self.turn() }
+        for await outcome in outcomes.stream {
+            guard let failure = outcome.failure else { return }
+            if !failure.isTransient || outcome.failures >= attempts {
+                stop()
+                throw failure
+            }
+        }
+        throw FCMTokenError(endpoint: request.uri.absoluteString, .noAnswer, "was stopped before it answered")
+    }
+
+    /// Stops fetching: a timer waiting is cancelled, a fetch under way is let go of.
+    package func stop() {
+        let waiting = state.withLockedValue { state in
+            state.stopped = true
+            state.timer?.cancel()
+            state.timer = nil
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiting { waiter.continuation.resume() }
+        outcomes.continuation.finish()
+    }
+
+    // MARK: Carrying out the schedule
+
+    /// Does what the schedule says at the clock's now.
+    private func turn() {
+        loop.assertInEventLoop()
+        let now = clock()
+        let action: FCMTokenSchedule.Action? = state.withLockedValue { state in
+            guard !state.stopped else { return nil }
+            state.timer?.cancel()
+            state.timer = nil
+            return state.schedule.next(now: now)
+        }
+        switch action {
+        case .fetch:
+            fetch()
+        case .wait(let until):
+            let timer = loop.scheduleTask(in: .nanoseconds(Int64(until &- now))) { self.turn() }
+            state.withLockedValue { state in
+                if state.stopped { timer.cancel() } else { state.timer = timer }
+            }
+        case .waitForFetch, nil:
+            break
+        }
+    }
+
+    private func fetch() {
+        let assertion: String
+        do {
+            assertion = try FCMAssertion.signed(by: account, issuedAt: wallClock())
+        } catch {
+            ended(.failure(FCMTokenError(endpoint: request.uri.absoluteString, .refused, "cannot sign: \(error)")))
+            return
+        }
+        let endpoint = request.uri.absoluteString
+        request.fetch(form: FCMAssertion.form(assertion), on: loop).whenComplete { result in
+            self.ended(
+                result.mapError { $0 as? FCMTokenError ?? FCMTokenError(endpoint: endpoint, .unreachable, "\($0)") }
+            )
+        }
+    }
+
+    private func ended(_ result: Result<(accessToken: String, expiresIn: Int), FCMTokenError>) {
+        let now = clock()
+        let (failures, ready) = state.withLockedValue { state in
+            switch result {
+            case .success(let answer):
+                state.schedule.fetched(accessToken: answer.accessToken, expiresIn: answer.expiresIn, now: now)
+                state.fetched += 1
+                state.lastFailure = nil
+            case .failure(let failure):
+                state.schedule.failed(now: now)
+                state.lastFailure = failure
+            }
+            let fetched = state.fetched
+            let ready = state.waiters.filter { $0.count <= fetched }.map(\.continuation)
+            state.waiters.removeAll { $0.count <= fetched }
+            return (state.schedule.failures, ready)
+        }
+        for continuation in ready { continuation.resume() }
+        if case .failure(let failure) = result {
+            outcomes.continuation.yield(Outcome(failure: failure, failures: failures))
+        } else {
+            outcomes.continuation.yield(Outcome(failure: nil, failures: 0))
+        }
+        turn()
+    }
+}
