@@ -49,9 +49,13 @@ options=()
 # debug build fails to link: libFuzzer's main is taken for Swift's.) Long runs keep the optimizer.
 flags=(-c release --package-path Fuzz --scratch-path .build-fuzz
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld)
+# Its rates are not the optimized build's: its lines say "-Onone". It also checks `assert`s,
+# so a crash it finds may not reproduce optimized: replay it with the binary it names.
+build=""
 if [ -n "${FANOUT_FUZZ_UNOPTIMIZED:-}" ]; then
     flags=(-c release --package-path Fuzz --scratch-path .build-fuzz-onone -Xswiftc -Onone
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -use-ld=lld)
+    build=" (-Onone)"
 fi
 if [ "$target" = all ]; then
     # Every target in one build (their shared modules compile once, in parallel), then each.
@@ -76,7 +80,7 @@ executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 elapsed=$((SECONDS - started > 0 ? SECONDS - started : 1))
 if [ $status -ne 0 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
     # Ctrl-C or SIGINT: no input failed; the inputs run so far count, marked as cut short.
-    line="fuzz $target: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files (interrupted)"
+    line="fuzz $target$build: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files (interrupted)"
     echo "$line"
     echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $line" >>"$folder/history.log"
     exit 130
@@ -86,7 +90,7 @@ if [ $status -ne 0 ]; then
     echo "fuzz $target: FAILED after ${executed:-?} inputs; the input is in $folder/ (replay: $binary FILE)" >&2
     exit 1
 fi
-line="fuzz $target: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files"
+line="fuzz $target$build: $executed inputs in $elapsed s ($((executed / elapsed))/s), corpus $(ls "$folder/corpus" | wc -l) files"
 echo "$line"
 # Every clean run's line, kept beside the corpus: the volume each target has been fuzzed for.
 echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $line" >>"$folder/history.log"

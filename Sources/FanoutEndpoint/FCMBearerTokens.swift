@@ -38,6 +38,7 @@ package final class FCMBearerTokens: Sendable {
         var lastFailure: FCMTokenError?
         /// Tokens fetched, for the run's summary.
         var fetched = 0
+        var started = false
         /// Who waits for a count of tokens fetched (`fetched(atLeast:)`).
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -86,23 +87,35 @@ package final class FCMBearerTokens: Sendable {
     /// FCM answered 401 to a request that carried generation `generation`'s token.
     package func refused(generation: Int) {
         let now = clock()
-        state.withLockedValue { $0.schedule.refused(generation: generation, now: now) }
+        // Only the first refusal of a token moves the schedule; the rest cost a lock.
+        guard state.withLockedValue({ $0.schedule.refused(generation: generation, now: now) }) else { return }
         loop.execute { self.turn() }
     }
 
     /// Fetches the first token: returns once there is one, or throws the endpoint's refusal, or
     /// its failure after `attempts` tries (transient failures are tried again after 1 s, 2 s…,
     /// as google-auth tries three times).
+    ///
+    /// Called once. A cancelled task stops the fetching and throws that it was stopped.
     package func start(attempts: Int = 3) async throws(FCMTokenError) {
-        loop.execute { self.turn() }
-        for await outcome in outcomes.stream {
-            guard let failure = outcome.failure else { return }
-            if !failure.isTransient || outcome.failures >= attempts {
-                stop()
-                throw failure
-            }
+        let first = state.withLockedValue { state in
+            defer { state.started = true }
+            return !state.started
         }
-        throw FCMTokenError(endpoint: request.uri.absoluteString, .noAnswer, "was stopped before it answered")
+        precondition(first, "FCMBearerTokens.start is called once")
+        loop.execute { self.turn() }
+        let failure: FCMTokenError? = await withTaskCancellationHandler {
+            for await outcome in outcomes.stream {
+                guard let failure = outcome.failure else { return nil }
+                if !failure.isTransient || outcome.failures >= attempts { return failure }
+            }
+            return FCMTokenError(endpoint: request.uri.absoluteString, .noAnswer, "was stopped before it answered")
+        } onCancel: {
+            stop()
+        }
+        guard let failure else { return }
+        stop()
+        throw failure
     }
 
     /// Stops fetching: a timer waiting is cancelled, a fetch under way is let go of.
@@ -134,7 +147,7 @@ package final class FCMBearerTokens: Sendable {
         case .fetch:
             fetch()
         case .wait(let until):
-            let timer = loop.scheduleTask(in: .nanoseconds(Int64(until &- now))) { self.turn() }
+            let timer = loop.scheduleTask(in: .nanoseconds(Int64(clamping: until - now))) { self.turn() }
             state.withLockedValue { state in
                 if state.stopped { timer.cancel() } else { state.timer = timer }
             }
@@ -148,7 +161,12 @@ package final class FCMBearerTokens: Sendable {
         do {
             assertion = try FCMAssertion.signed(by: account, issuedAt: wallClock())
         } catch {
-            ended(.failure(FCMTokenError(endpoint: request.uri.absoluteString, .refused, "cannot sign: \(error)")))
+            let failure = FCMTokenError(
+                endpoint: request.uri.absoluteString,
+                .refused,
+                "was not asked: the service account's key cannot sign the assertion (\(error))"
+            )
+            ended(.failure(failure))
             return
         }
         let endpoint = request.uri.absoluteString
@@ -161,12 +179,19 @@ package final class FCMBearerTokens: Sendable {
 
     private func ended(_ result: Result<(accessToken: String, expiresIn: Int), FCMTokenError>) {
         let now = clock()
-        let (failures, ready) = state.withLockedValue { state in
+        let (outcome, ready) = state.withLockedValue { state in
             switch result {
             case .success(let answer):
-                state.schedule.fetched(accessToken: answer.accessToken, expiresIn: answer.expiresIn, now: now)
-                state.fetched += 1
-                state.lastFailure = nil
+                if state.schedule.fetched(accessToken: answer.accessToken, expiresIn: answer.expiresIn, now: now) {
+                    state.fetched += 1
+                    state.lastFailure = nil
+                } else {
+                    state.lastFailure = FCMTokenError(
+                        endpoint: request.uri.absoluteString,
+                        .badAnswer,
+                        "answered a token of \(answer.expiresIn) s that had expired when it came"
+                    )
+                }
             case .failure(let failure):
                 state.schedule.failed(now: now)
                 state.lastFailure = failure
@@ -174,14 +199,10 @@ package final class FCMBearerTokens: Sendable {
             let fetched = state.fetched
             let ready = state.waiters.filter { $0.count <= fetched }.map(\.continuation)
             state.waiters.removeAll { $0.count <= fetched }
-            return (state.schedule.failures, ready)
+            return (Outcome(failure: state.lastFailure, failures: state.schedule.failures), ready)
         }
         for continuation in ready { continuation.resume() }
-        if case .failure(let failure) = result {
-            outcomes.continuation.yield(Outcome(failure: failure, failures: failures))
-        } else {
-            outcomes.continuation.yield(Outcome(failure: nil, failures: 0))
-        }
+        outcomes.continuation.yield(outcome)
         turn()
     }
 }

@@ -41,7 +41,17 @@ package struct FCMTokenRequest: Sendable {
         }
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.applicationProtocols = ["http/1.1"]
-        if let trustedCertificatesFile { configuration.trustRoots = .file(trustedCertificatesFile) }
+        if let trustedCertificatesFile {
+            do {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(trustedCertificatesFile))
+            } catch {
+                throw FCMTokenError(
+                    endpoint: tokenURI,
+                    .badURI,
+                    "cannot be trusted through \(trustedCertificatesFile): not PEM certificates (\(error))"
+                )
+            }
+        }
         do {
             tls = try NIOSSLContext(configuration: configuration)
         } catch {
@@ -54,6 +64,11 @@ package struct FCMTokenRequest: Sendable {
         let endpoint = uri.absoluteString
         let host = uri.host!
         let port = uri.port ?? (tls == nil ? 80 : 443)
+        // The request target as written (percent-encoded, with its query); an IPv6 host in
+        // brackets in `host`.
+        let components = URLComponents(url: uri, resolvingAgainstBaseURL: false)
+        let path = components.map { $0.percentEncodedPath + ($0.percentEncodedQuery.map { "?" + $0 } ?? "") } ?? ""
+        let hostField = (host.contains(":") ? "[\(host)]" : host) + (uri.port.map { ":\($0)" } ?? "")
         let answer = loop.makePromise(of: Answer.self)
         let timer = loop.scheduleTask(in: timeout) {
             answer.fail(FCMTokenError(endpoint: endpoint, .noAnswer, "no answer within \(Self.spoken(timeout))"))
@@ -76,9 +91,9 @@ package struct FCMTokenRequest: Sendable {
             answer.fail(FCMTokenError(endpoint: endpoint, .unreachable, "cannot connect: \(error)"))
         }
         connected.whenSuccess { channel in
-            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: uri.path.isEmpty ? "/" : uri.path)
+            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path.hasPrefix("/") ? path : "/" + path)
             let body = channel.allocator.buffer(string: form)
-            head.headers.add(name: "host", value: uri.port.map { "\(host):\($0)" } ?? host)
+            head.headers.add(name: "host", value: hostField)
             head.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
             head.headers.add(name: "content-length", value: String(body.readableBytes))
             head.headers.add(name: "user-agent", value: "fanout")
@@ -90,9 +105,13 @@ package struct FCMTokenRequest: Sendable {
             }
             answer.futureResult.whenComplete { _ in channel.close(promise: nil) }
         }
-        return answer.futureResult.always { _ in timer.cancel() }.flatMapThrowing { answer in
-            try Self.token(from: answer, endpoint: endpoint)
-        }
+        return answer.futureResult.always { _ in timer.cancel() }
+            .flatMapErrorThrowing { error in
+                // An answer that could not be read (not HTTP, cut short, too long).
+                throw error as? FCMTokenError
+                    ?? FCMTokenError(endpoint: endpoint, .badAnswer, "answered unreadably: \(error)")
+            }
+            .flatMapThrowing { answer in try Self.token(from: answer, endpoint: endpoint) }
     }
 
     /// An answer's status and body.
@@ -137,8 +156,12 @@ package struct FCMTokenRequest: Sendable {
         default:
             throw FCMTokenError(endpoint: endpoint, .badAnswer, "answered 200 without a whole \"expires_in\"")
         }
-        guard expiresIn > 0 else {
-            throw FCMTokenError(endpoint: endpoint, .badAnswer, "answered a token that expires in \(expiresIn) s")
+        guard expiresIn > 0 && expiresIn <= FCMTokenSchedule.longestLifetime else {
+            throw FCMTokenError(
+                endpoint: endpoint,
+                .badAnswer,
+                "answered a token that expires in \(expiresIn) s (not from 1 s to a day)"
+            )
         }
         return (token, expiresIn)
     }
@@ -163,14 +186,21 @@ package struct FCMTokenRequest: Sendable {
 
         init(answer: EventLoopPromise<Answer>) { self.answer = answer }
 
+        /// A token's answer is a few hundred bytes: past this it is not one.
+        static let longestAnswer = 64 * 1024
+
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 status = Int(head.status.code)
                 body = context.channel.allocator.buffer(capacity: 512)
             case .body(var part):
-                // An answer past 64 KiB is not a token.
-                if (body?.readableBytes ?? 0) + part.readableBytes <= 64 * 1024 { body?.writeBuffer(&part) }
+                guard (body?.readableBytes ?? 0) + part.readableBytes <= Self.longestAnswer else {
+                    answer.fail(TooLong())
+                    context.close(promise: nil)
+                    return
+                }
+                body?.writeBuffer(&part)
             case .end:
                 if let status, let body { answer.succeed(Answer(status: status, body: body)) }
             }
@@ -189,6 +219,10 @@ package struct FCMTokenRequest: Sendable {
 
     struct ClosedEarly: Error, CustomStringConvertible {
         var description: String { "the connection closed before the answer ended" }
+    }
+
+    struct TooLong: Error, CustomStringConvertible {
+        var description: String { "an answer longer than \(AnswerReader.longestAnswer / 1024) KiB" }
     }
 }
 

@@ -38,6 +38,10 @@ package struct FCMTokenSchedule: Sendable {
     package static let refreshMargin: UInt64 = 225 * 1_000_000_000
     /// The longest wait between failed fetches.
     package static let longestBackoff: UInt64 = 60 * 1_000_000_000
+    /// The shortest wait between fetches that succeed.
+    package static let shortestWait: UInt64 = 1_000_000_000
+    /// The longest life a token is taken to have, in seconds (Google's are an hour).
+    package static let longestLifetime = 86_400
 
     package private(set) var token: Token?
     private var fetchStartedAt: UInt64?
@@ -62,20 +66,31 @@ package struct FCMTokenSchedule: Sendable {
         return .fetch
     }
 
-    /// The endpoint answered with `accessToken`, good for `expiresIn` seconds.
-    package mutating func fetched(accessToken: String, expiresIn: Int, now: UInt64) {
+    /// The endpoint answered with `accessToken`, good for `expiresIn` seconds (at most
+    /// `longestLifetime`: `FCMTokenRequest` refuses more). `false` when the token had expired
+    /// by the time it came: that counts as a failed fetch.
+    @discardableResult
+    package mutating func fetched(accessToken: String, expiresIn: Int, now: UInt64) -> Bool {
         let started = fetchStartedAt ?? now
+        let lifetime = UInt64(min(max(0, expiresIn), Self.longestLifetime)) * 1_000_000_000
+        let expiresAt = started + lifetime
+        guard expiresAt > now else {
+            failed(now: now)
+            return false
+        }
         fetchStartedAt = nil
         failures = 0
-        let lifetime = UInt64(max(0, expiresIn)) &* 1_000_000_000
-        let expiresAt = started &+ lifetime
         token = Token(
             authorization: "Bearer " + accessToken,
             generation: (token?.generation ?? 0) + 1,
             expiresAt: expiresAt
         )
-        // A token shorter-lived than the margin is replaced at half its life, not at once.
-        due = lifetime > 2 * Self.refreshMargin ? expiresAt - Self.refreshMargin : started &+ lifetime / 2
+        // A token shorter-lived than the margin is replaced at half its life, not at once; and
+        // never sooner than a second from now (a fetch slower than half a short life would
+        // otherwise ask again at once, and again).
+        let refresh = lifetime > 2 * Self.refreshMargin ? expiresAt - Self.refreshMargin : started + lifetime / 2
+        due = max(refresh, now + Self.shortestWait)
+        return true
     }
 
     /// The fetch failed: the next is due after a backoff that doubles from 1 s to 60 s.
@@ -86,10 +101,15 @@ package struct FCMTokenSchedule: Sendable {
     }
 
     /// FCM refused the bearer of `generation` (401): a fetch is due now, unless a newer token
-    /// is already in use or on its way (the refusals of one token ask once).
-    package mutating func refused(generation: Int, now: UInt64) {
-        guard let token, token.generation == generation, fetchStartedAt == nil, failures == 0 else { return }
-        due = min(due, now)
+    /// is already in use or on its way (the refusals of one token ask once). `true` when that
+    /// moved the next fetch.
+    @discardableResult
+    package mutating func refused(generation: Int, now: UInt64) -> Bool {
+        guard let token, token.generation == generation, fetchStartedAt == nil, failures == 0, due > now else {
+            return false
+        }
+        due = now
+        return true
     }
 
     /// The wait after `failures` failed fetches in a row: 1 s, 2 s, 4 s … at most 60 s.

@@ -116,24 +116,27 @@ extension LatencyDistribution {
 ///           max(d2 + delay, previous arrival)                   = arrival
 /// ```
 ///
-/// A chunk's link bytes are its payload and 52 for each segment it starts. While the
-/// connection's earlier bytes have not yet crossed (`now` < their d2) it is backlogged, and TCP
-/// sends what waits behind a full window as full segments: the chunk's first bytes fill the
-/// room the last segment has left, at no overhead, and only the rest start segments. Handed
-/// over to an idle path, a chunk starts its own:
+/// A chunk's link bytes are its payload and 52 for each segment it starts. On a connection
+/// whose own link has a bandwidth, bytes handed over while the connection's last segment still
+/// waits for that link (it has not begun to cross) join it, up to a segment's payload, at no
+/// overhead: TCP coalesces what queues behind a busy link into full segments. A segment that
+/// has begun to cross, or any chunk on an idle path, starts segments of its own:
 ///
 /// ```
-///   backlogged   … ┃ 1000 │ 448 ┃ 1448 ┃ …     a 448-byte chunk fills the 1000-byte segment
-///   idle         … ┃ 1000 ┃ 448 ┃                a 448-byte chunk is a segment of its own
+///   queued   link busy ┃ 1000 + 448 ┃ 1448 ┃ …     448 bytes join the 1000 still waiting
+///   idle     … ┃ 1000 ┃ 448 ┃                    a 448-byte chunk is a segment of its own
 /// ```
+///
+/// With the sink's shared link alone nothing joins: what waits there waits behind other
+/// connections, not behind this one's own bytes.
 public struct WireLine: Sendable {
     /// Nanoseconds a byte takes on the connection's link (0: no cap).
     let nanosecondsPerByte: Double
     var linkFree: UInt64 = 0
     var lastArrival: UInt64 = 0
-    /// When the connection's last bytes had crossed the links (d2).
-    var lastDeparted: UInt64 = 0
-    /// The payload room the connection's last segment has left.
+    /// When the connection's last segment begins to cross its own link, and the payload room
+    /// it has left.
+    var tailStart: UInt64 = 0
     var tailRoom = 0
 
     public init(bandwidth: Double?) {
@@ -154,28 +157,45 @@ public struct WireLine: Sendable {
         payload + segmentOverhead * ((payload + segmentPayload - 1) / segmentPayload)
     }
 
-    /// The length of a chunk's next piece that arrives as one, of `left` bytes handed over at
-    /// `now`: what fills the last segment's room while the connection is backlogged, else at
-    /// most a segment.
-    public func piece(of left: Int, now: UInt64) -> Int {
-        min(left, lastDeparted > now && tailRoom > 0 ? tailRoom : Self.segmentPayload)
+    /// A piece of a chunk that arrives as one: its length, whether it joins the last segment
+    /// (the holder lengthens its last piece instead of adding one), and when it arrives.
+    public struct Piece: Equatable, Sendable {
+        public var length: Int
+        public var joins: Bool
+        public var arrival: UInt64
     }
 
-    /// When `bytes` handed over at `now` arrive, having been delayed `delay` nanoseconds and
-    /// passed `shared` (the sink's link) if there is one.
+    /// The next piece of a chunk of which `left` bytes (at least 1) are still to go, handed
+    /// over at `now` and delayed `delay` after crossing the links: what fits the last segment
+    /// while it still waits, else a segment of its own (at most a segment's payload).
+    public mutating func nextPiece(of left: Int, now: UInt64, delay: UInt64, shared: SharedLink? = nil) -> Piece {
+        if serialises && tailStart > now && tailRoom > 0 {
+            let length = min(left, tailRoom)
+            tailRoom -= length
+            return Piece(length: length, joins: true, arrival: cross(length, now: now, delay: delay, shared: shared))
+        }
+        let length = min(left, Self.segmentPayload)
+        tailStart = max(now, linkFree)
+        tailRoom = Self.segmentPayload - length
+        let arrival = cross(length + Self.segmentOverhead, now: now, delay: delay, shared: shared)
+        return Piece(length: length, joins: false, arrival: arrival)
+    }
+
+    /// When `bytes` handed over at `now` arrive, each run of them starting its own segments
+    /// (`linkBytes`), having been delayed `delay` nanoseconds and passed `shared` (the sink's
+    /// link) if there is one. An empty chunk takes no room on a link.
     public mutating func arrival(bytes: Int, now: UInt64, delay: UInt64, shared: SharedLink? = nil) -> UInt64 {
-        let joining = lastDeparted > now ? min(tailRoom, bytes) : 0
-        let fresh = bytes - joining
-        let segments = (fresh + Self.segmentPayload - 1) / Self.segmentPayload
-        tailRoom = segments > 0 ? segments * Self.segmentPayload - fresh : tailRoom - joining
-        let onTheLink = bytes + Self.segmentOverhead * segments
+        cross(bytes == 0 ? 0 : Self.linkBytes(bytes), now: now, delay: delay, shared: shared)
+    }
+
+    /// `onTheLink` bytes across the connection's link, then the sink's, then the delay.
+    private mutating func cross(_ onTheLink: Int, now: UInt64, delay: UInt64, shared: SharedLink?) -> UInt64 {
         var departed = now
         if nanosecondsPerByte > 0 {
             departed = max(now, linkFree) &+ UInt64(Double(onTheLink) * nanosecondsPerByte)
             linkFree = departed
         }
-        if let shared { departed = shared.pass(bytes: onTheLink, from: departed) }
-        lastDeparted = departed
+        if let shared, onTheLink > 0 { departed = shared.pass(bytes: onTheLink, from: departed) }
         let arrival = max(departed &+ delay, lastArrival)
         lastArrival = arrival
         return arrival

@@ -41,11 +41,13 @@ final class WireHandler: ChannelDuplexHandler {
         /// byte is moved at most once on average.
         ///
         /// A link with a bandwidth delivers a segment at a time, so a chunk that crosses one is
-        /// held as its segments (`WireLine.piece`), each arriving once its own bytes have
+        /// held as its segments (`WireLine.nextPiece`), each arriving once its own bytes have
         /// crossed: a 64 KiB read is 46 segments spread over 0.27 s at 2 Mbit/s, not one lump at
         /// the end of them (a lump made a bandwidth-bound sender's completions come 170 at a
-        /// time: seconds of 513 to 746 about a mean of 637). The write's promise goes with the
-        /// last piece.
+        /// time: seconds of 513 to 746 about a mean of 637). Bytes that join the last segment
+        /// lengthen the last piece and move its arrival. The write's promise goes with the last
+        /// piece; a piece that carries a promise is not lengthened (its write would complete
+        /// late): bytes that join its segment are held as a piece of their own.
         mutating func hold(
             _ buffer: inout ByteBuffer,
             now: UInt64,
@@ -58,22 +60,36 @@ final class WireHandler: ChannelDuplexHandler {
                 bytes.discardReadBytes()
             }
             var left = buffer.readableBytes
-            let pieces = line.serialises || link != nil
             bytes.writeBuffer(&buffer)
-            repeat {
-                let length = pieces ? line.piece(of: left, now: now) : left
-                left -= length
-                let due = line.arrival(bytes: length, now: now, delay: delay, shared: link)
-                chunks.append((length, due, left == 0 ? promise : nil))
-            } while left > 0
+            guard left > 0, line.serialises || link != nil else {
+                chunks.append((left, line.arrival(bytes: left, now: now, delay: delay, shared: link), promise))
+                return
+            }
+            while left > 0 {
+                let piece = line.nextPiece(of: left, now: now, delay: delay, shared: link)
+                left -= piece.length
+                if piece.joins, let last = chunks.indices.last, chunks[last].promise == nil {
+                    chunks[last].length += piece.length
+                    chunks[last].due = piece.arrival
+                    chunks[last].promise = left == 0 ? promise : nil
+                } else {
+                    chunks.append((piece.length, piece.arrival, left == 0 ? promise : nil))
+                }
+            }
         }
 
-        /// The next chunk that has arrived by `now`, as a slice of `bytes`.
+        /// What has arrived by `now`, as one slice of `bytes`: the first piece due and those due
+        /// after it, up to the first that carries a write's promise (its promise is returned).
         mutating func nextArrived(by now: UInt64) -> (ByteBuffer, EventLoopPromise<Void>?)? {
-            guard let first = chunks.first, first.due <= now else { return nil }
-            chunks.removeFirst()
-            let slice = bytes.readSlice(length: first.length)!
-            return (slice, first.promise)
+            guard let due = chunks.first?.due, due <= now else { return nil }
+            var length = 0
+            var promise: EventLoopPromise<Void>?
+            while let next = chunks.first, next.due <= now, promise == nil {
+                chunks.removeFirst()
+                length += next.length
+                promise = next.promise
+            }
+            return (bytes.readSlice(length: length)!, promise)
         }
     }
 

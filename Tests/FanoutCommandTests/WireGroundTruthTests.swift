@@ -15,7 +15,7 @@ import Testing
 ///                                                            bytes, TCP/IP's 52 a segment)      =   637/s
 /// ```
 ///
-/// The measured rate is the median of the run's whole seconds but its first and last
+/// The measured rate is the mean of the run's whole seconds but its first and last
 /// (`steadyRate`). The sink announces its streams from the start
 /// (`--initial-streams`), so nothing but the regime's bound changes from second to second. Run
 /// by scripts/test.sh with GroundTruthTests, against the release build (`FANOUT_EXECUTABLE`): a
@@ -75,19 +75,14 @@ struct WireGroundTruthTests {
         return path
     }
 
-    /// A connection's steady rate from a run's per-second completions: the median of its whole
-    /// seconds but the first and last (the first round trips and the drain are not the regime).
-    /// The median, not the mean: a sender stalled by a loaded host counts a second's completions
-    /// in the next one, and over five seconds a 200 ms stall moves the mean 4%; it moves one
-    /// second, which the median passes over. (CI once measured the bandwidth regime at 669/s,
-    /// +5.1%: the sink then released each read whole, so completions came 170 at a time and a
-    /// second held 513 to 746 of them. It now releases a read segment by segment, and seconds
-    /// hold 634 to 640.)
+    /// A connection's steady rate from a run's per-second completions: the mean of its whole
+    /// seconds but the first and last (the first round trips and the drain are not the
+    /// regime). (CI once measured the bandwidth regime at 669/s, +5.1%: the sink then released
+    /// each read whole, so completions came 170 at a time and a second held 513 to 746 of them.
+    /// It now releases a read segment by segment, and seconds hold 634 to 640.)
     static func steadyRate(_ completed: [Int]) -> Double {
-        let whole = completed.dropFirst().dropLast().sorted()
-        let middle = whole.startIndex + whole.count / 2
-        if whole.count % 2 == 1 { return Double(whole[middle]) }
-        return Double(whole[middle - 1] + whole[middle]) / 2
+        let whole = completed.dropFirst().dropLast()
+        return Double(whole.reduce(0, +)) / Double(whole.count)
     }
 
     @Test(arguments: regimes)

@@ -46,6 +46,24 @@ import Testing
         #expect(schedule.next(now: 0) == .wait(until: 150 * Self.second))
     }
 
+    /// A fetch slower than half a short life does not ask again at once; a token that had
+    /// expired when it came is a failed fetch, backed off.
+    @Test func aSlowFetchNeverLoops() {
+        var schedule = FCMTokenSchedule()
+        #expect(schedule.next(now: 0) == .fetch)
+        // 4 s tokens, the answer 3 s late: half its life is past, the next fetch waits a second.
+        let taken = schedule.fetched(accessToken: "t", expiresIn: 4, now: 3 * Self.second)
+        #expect(taken)
+        #expect(schedule.next(now: 3 * Self.second) == .wait(until: 4 * Self.second))
+        #expect(schedule.next(now: 4 * Self.second) == .fetch)
+        // 2 s tokens, the answer 3 s late: expired on arrival.
+        let expired = schedule.fetched(accessToken: "u", expiresIn: 2, now: 7 * Self.second)
+        #expect(!expired)
+        #expect(schedule.failures == 1)
+        #expect(schedule.valid(at: 7 * Self.second) == nil)
+        #expect(schedule.next(now: 7 * Self.second) == .wait(until: 8 * Self.second))
+    }
+
     /// A 401 asks for a token at once, once for all the requests that token's refusals end; a
     /// 401 to an older token asks nothing.
     @Test func aRefusalFetchesOnceAToken() {
@@ -53,9 +71,13 @@ import Testing
         #expect(schedule.next(now: 0) == .fetch)
         schedule.fetched(accessToken: "a", expiresIn: 3599, now: 0)
         let now = 60 * Self.second
-        schedule.refused(generation: 1, now: now)
+        let moved = [
+            schedule.refused(generation: 1, now: now), schedule.refused(generation: 1, now: now),
+        ]
+        #expect(moved == [true, false])
         #expect(schedule.next(now: now) == .fetch)
-        schedule.refused(generation: 1, now: now)
+        let whileFetching = schedule.refused(generation: 1, now: now)
+        #expect(!whileFetching)
         #expect(schedule.next(now: now) == .waitForFetch)
         schedule.fetched(accessToken: "b", expiresIn: 3599, now: now + Self.second)
         schedule.refused(generation: 1, now: now + 2 * Self.second)
@@ -124,7 +146,14 @@ import Testing
         (200, #"{"expires_in":3599}"#, "answered 200 without an \"access_token\" string", .badAnswer),
         (200, #"{"access_token":"t","expires_in":1.5}"#, "answered 200 without a whole \"expires_in\"", .badAnswer),
         (200, #"{"access_token":"t"}"#, "answered 200 without a whole \"expires_in\"", .badAnswer),
-        (200, #"{"access_token":"t","expires_in":0}"#, "answered a token that expires in 0 s", .badAnswer),
+        (
+            200, #"{"access_token":"t","expires_in":0}"#,
+            "answered a token that expires in 0 s (not from 1 s to a day)", .badAnswer
+        ),
+        (
+            200, #"{"access_token":"t","expires_in":9300000000}"#,
+            "answered a token that expires in 9300000000 s (not from 1 s to a day)", .badAnswer
+        ),
     ])
     func aRefusalOrABadAnswerSaysWhat(status: Int, body: String, detail: String, kind: FCMTokenError.Kind) {
         #expect(throws: FCMTokenError(endpoint: Self.endpoint, kind, detail)) {

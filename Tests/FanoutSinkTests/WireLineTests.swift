@@ -27,24 +27,54 @@ import Testing
         #expect(line.arrival(bytes: 1448, now: 100_000_000, delay: 0) == 101_000_000)
     }
 
-    /// A chunk handed over while the connection's bytes still wait fills the last segment's
-    /// room at no overhead, as TCP sends behind a full window; handed over to an idle path it
-    /// starts its own segment. At 1 MB/s a link byte is 1 µs.
-    @Test func aBackloggedChunkFillsTheLastSegment() {
-        var line = WireLine(bandwidth: 1_000_000)
-        #expect(line.arrival(bytes: 1000, now: 0, delay: 0) == 1_052_000)
-        #expect(line.piece(of: 2000, now: 0) == 448)
-        #expect(line.arrival(bytes: 448, now: 0, delay: 0) == 1_500_000)
-        // The segment is full: the next bytes start one.
-        #expect(line.piece(of: 2000, now: 0) == 1448)
-        #expect(line.arrival(bytes: 100, now: 0, delay: 0) == 1_652_000)
-        // Once they have crossed, the path is idle and a chunk pays for its own segment.
-        #expect(line.piece(of: 2000, now: 2_000_000) == 1448)
-        #expect(line.arrival(bytes: 100, now: 2_000_000, delay: 0) == 2_152_000)
-        // Without a bandwidth nothing waits: each chunk is its own.
-        var open = WireLine(bandwidth: nil)
-        #expect(open.arrival(bytes: 1000, now: 0, delay: 5) == 5)
-        #expect(open.piece(of: 2000, now: 0) == 1448)
+    /// Bytes handed over while the connection's last segment still waits for its link join it
+    /// at no overhead; once that segment has begun to cross, or on an idle path, they start a
+    /// segment of their own. At 1 MB/s a link byte is 1 µs.
+    @Test func bytesJoinOnlyASegmentThatStillWaits() {
+        // A 3000-byte chunk at 0: segments of 1448, 1448 and 104 (the last waits until 3 ms).
+        var chunk = WireLine(bandwidth: 1_000_000)
+        var left = 3000
+        var arrivals: [WireLine.Piece] = []
+        while left > 0 {
+            let piece = chunk.nextPiece(of: left, now: 0, delay: 0)
+            left -= piece.length
+            arrivals.append(piece)
+        }
+        #expect(
+            arrivals == [
+                .init(length: 1448, joins: false, arrival: 1_500_000),
+                .init(length: 1448, joins: false, arrival: 3_000_000),
+                .init(length: 104, joins: false, arrival: 3_156_000),
+            ]
+        )
+        // At 2 ms the 104-byte segment has not begun (it begins at 3 ms): 500 bytes join it.
+        #expect(
+            chunk.nextPiece(of: 500, now: 2_000_000, delay: 0) == .init(length: 500, joins: true, arrival: 3_656_000)
+        )
+        // At 3.2 ms it has begun: 100 bytes start a segment after it.
+        #expect(
+            chunk.nextPiece(of: 100, now: 3_200_000, delay: 0) == .init(length: 100, joins: false, arrival: 3_808_000)
+        )
+        // An idle path: its own segment.
+        #expect(
+            chunk.nextPiece(of: 100, now: 10_000_000, delay: 0) == .init(length: 100, joins: false, arrival: 10_152_000)
+        )
+    }
+
+    /// With the sink's shared link alone nothing joins, and an empty chunk takes no room.
+    @Test func theSharedLinkAloneJoinsNothing() {
+        let shared = SharedLink(bandwidth: 1_000_000)
+        var line = WireLine(bandwidth: nil)
+        #expect(
+            line.nextPiece(of: 100, now: 0, delay: 0, shared: shared)
+                == .init(length: 100, joins: false, arrival: 152_000)
+        )
+        #expect(
+            line.nextPiece(of: 100, now: 0, delay: 0, shared: shared)
+                == .init(length: 100, joins: false, arrival: 304_000)
+        )
+        #expect(line.arrival(bytes: 0, now: 0, delay: 0, shared: shared) == 304_000)
+        #expect(line.nextPiece(of: 100, now: 0, delay: 0, shared: shared).arrival == 456_000)
     }
 
     /// Two connections share the sink's link: the second chunk waits for the first.
