@@ -107,9 +107,13 @@ package struct FCMTokenRequest: Sendable {
         }
         return answer.futureResult.always { _ in timer.cancel() }
             .flatMapErrorThrowing { error in
+                if let error = error as? FCMTokenError { throw error }
+                // A handshake that failed (an untrusted certificate, no TLS at all) is no answer.
+                if error is NIOSSLError || error is BoringSSLError {
+                    throw FCMTokenError(endpoint: endpoint, .unreachable, "TLS failed: \(error)")
+                }
                 // An answer that could not be read (not HTTP, cut short, too long).
-                throw error as? FCMTokenError
-                    ?? FCMTokenError(endpoint: endpoint, .badAnswer, "answered unreadably: \(error)")
+                throw FCMTokenError(endpoint: endpoint, .badAnswer, "answered unreadably: \(error)")
             }
             .flatMapThrowing { answer in try Self.token(from: answer, endpoint: endpoint) }
     }

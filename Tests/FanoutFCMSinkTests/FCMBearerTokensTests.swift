@@ -89,6 +89,25 @@ import Testing
         try send(authorization: authorization, running: running) == "200"
     }
 
+    /// A TLS sink whose certificate is not trusted: the handshake's failure, named as TLS's.
+    @Test func anUntrustedCertificateIsATLSFailure() async throws {
+        let running = try FCMSinkFixture.Running(tls: true, account: true)
+        defer { running.stop() }
+        let request = try FCMTokenRequest(tokenURI: running.sink.service.tokenURI!)
+        let tokens = FCMBearerTokens(
+            account: running.sink.service.account!,
+            request: request,
+            loop: MultiThreadedEventLoopGroup.singleton.next()
+        )
+        do {
+            try await tokens.start(attempts: 1)
+            Issue.record("a token came over a certificate nobody trusts")
+        } catch {
+            #expect(error.kind == .unreachable)
+            #expect(error.detail.hasPrefix("TLS failed: "), "\(error)")
+        }
+    }
+
     /// Another key than the sink's account: the sink's own OAuth error, at the first try.
     @Test func anAssertionTheEndpointRefusesIsQuoted() async throws {
         let running = try FCMSinkFixture.Running(tls: false, account: true)
