@@ -34,10 +34,6 @@ package final class FCMBearerTokens: Sendable {
         var schedule = FCMTokenSchedule()
         var timer: Scheduled<Void>?
         var stopped = false
-        /// The last fetch's failure, for a caller that finds no token.
-        var lastFailure: FCMTokenError?
-        /// Tokens fetched, for the run's summary.
-        var fetched = 0
         var started = false
         /// Who waits for a count of tokens fetched (`fetched(atLeast:)`).
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -66,23 +62,20 @@ package final class FCMBearerTokens: Sendable {
         return state.withLockedValue { $0.schedule.valid(at: now) }.map { ($0.authorization, $0.generation) }
     }
 
-    /// How many tokens were fetched so far.
-    package var fetchedCount: Int { state.withLockedValue { $0.fetched } }
+    /// How many tokens were fetched so far (each is a generation).
+    package var fetchedCount: Int { state.withLockedValue { $0.schedule.token?.generation ?? 0 } }
 
     /// Returns once `count` tokens have been fetched (or fetching stopped).
     package func fetched(atLeast count: Int) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLockedValue { state in
-                guard state.fetched < count, !state.stopped else { return true }
+                guard (state.schedule.token?.generation ?? 0) < count, !state.stopped else { return true }
                 state.waiters.append((count, continuation))
                 return false
             }
             if ready { continuation.resume() }
         }
     }
-
-    /// Why the last fetch failed, while no fetch has succeeded since.
-    package var lastFailure: FCMTokenError? { state.withLockedValue { $0.lastFailure } }
 
     /// FCM answered 401 to a request that carried generation `generation`'s token.
     package func refused(generation: Int) {
@@ -109,7 +102,7 @@ package final class FCMBearerTokens: Sendable {
                 guard let failure = outcome.failure else { return nil }
                 if !failure.isTransient || outcome.failures >= attempts { return failure }
             }
-            return FCMTokenError(endpoint: request.uri.absoluteString, .noAnswer, "was stopped before it answered")
+            return FCMTokenError(endpoint: request.endpoint, .noAnswer, "was stopped before it answered")
         } onCancel: {
             stop()
         }
@@ -162,14 +155,14 @@ package final class FCMBearerTokens: Sendable {
             assertion = try FCMAssertion.signed(by: account, issuedAt: wallClock())
         } catch {
             let failure = FCMTokenError(
-                endpoint: request.uri.absoluteString,
+                endpoint: request.endpoint,
                 .refused,
                 "was not asked: the service account's key cannot sign the assertion (\(error))"
             )
             ended(.failure(failure))
             return
         }
-        let endpoint = request.uri.absoluteString
+        let endpoint = request.endpoint
         request.fetch(form: FCMAssertion.form(assertion), on: loop).whenComplete { result in
             self.ended(
                 result.mapError { $0 as? FCMTokenError ?? FCMTokenError(endpoint: endpoint, .unreachable, "\($0)") }
@@ -180,26 +173,24 @@ package final class FCMBearerTokens: Sendable {
     private func ended(_ result: Result<(accessToken: String, expiresIn: Int), FCMTokenError>) {
         let now = clock()
         let (outcome, ready) = state.withLockedValue { state in
+            var failure: FCMTokenError?
             switch result {
             case .success(let answer):
-                if state.schedule.fetched(accessToken: answer.accessToken, expiresIn: answer.expiresIn, now: now) {
-                    state.fetched += 1
-                    state.lastFailure = nil
-                } else {
-                    state.lastFailure = FCMTokenError(
-                        endpoint: request.uri.absoluteString,
+                if !state.schedule.fetched(accessToken: answer.accessToken, expiresIn: answer.expiresIn, now: now) {
+                    failure = FCMTokenError(
+                        endpoint: request.endpoint,
                         .badAnswer,
                         "answered a token of \(answer.expiresIn) s that had expired when it came"
                     )
                 }
-            case .failure(let failure):
+            case .failure(let refusal):
                 state.schedule.failed(now: now)
-                state.lastFailure = failure
+                failure = refusal
             }
-            let fetched = state.fetched
+            let fetched = state.schedule.token?.generation ?? 0
             let ready = state.waiters.filter { $0.count <= fetched }.map(\.continuation)
             state.waiters.removeAll { $0.count <= fetched }
-            return (Outcome(failure: state.lastFailure, failures: state.schedule.failures), ready)
+            return (Outcome(failure: failure, failures: state.schedule.failures), ready)
         }
         for continuation in ready { continuation.resume() }
         outcomes.continuation.yield(outcome)

@@ -21,6 +21,8 @@ import NIOSSL
 package struct FCMTokenRequest: Sendable {
     /// Where the token endpoint is: `http` or `https`, host, port, path.
     package let uri: URL
+    /// `uri` as written, for errors.
+    package let endpoint: String
     private let tls: NIOSSLContext?
     /// How long connecting, sending and the answer may take together.
     package var timeout: TimeAmount = .seconds(10)
@@ -35,6 +37,7 @@ package struct FCMTokenRequest: Sendable {
             throw FCMTokenError(endpoint: tokenURI, .badURI, "is not an http or https URL with a host")
         }
         self.uri = uri
+        endpoint = uri.absoluteString
         guard scheme == "https" else {
             tls = nil
             return
@@ -61,7 +64,7 @@ package struct FCMTokenRequest: Sendable {
 
     /// The answer to `form` (`FCMAssertion.form`): the access token and its lifetime in seconds.
     package func fetch(form: String, on loop: any EventLoop) -> EventLoopFuture<(accessToken: String, expiresIn: Int)> {
-        let endpoint = uri.absoluteString
+        let endpoint = endpoint
         let host = uri.host!
         let port = uri.port ?? (tls == nil ? 80 : 443)
         // The request target as written (percent-encoded, with its query); an IPv6 host in
