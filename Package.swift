@@ -3,7 +3,8 @@ import PackageDescription
 
 /// The modules another project can depend on: each a library product of its own name.
 let libraries = [
-    "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPayload",
+    "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPush",
+    "FanoutPayload",
     "FanoutTokens",
     "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
     "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutFCMAuth", "FanoutFCMSink", "FanoutEndpoint", "FanoutClient",
@@ -89,6 +90,9 @@ let package = Package(
         // the google.rpc statuses they travel with, the error bodies the SDKs classify, what a
         // sender reads of an answer, a send's body checked as FCM checks it (docs/fcm.md).
         .target(name: "FanoutFCM", dependencies: nio("NIOCore")),
+        // What a sender counts a refusal by, in either service's words: APNs' reasons and FCM's
+        // error codes as one typed vocabulary with a stable index.
+        .target(name: "FanoutPush", dependencies: ["FanoutAPNs", "FanoutFCM"]),
         // FCM's OAuth2 for the sender and the mock alike: the service account (its file, its RSA
         // key) and the RS256 assertion of the jwt-bearer grant (docs/fcm.md, "OAuth2").
         .target(
@@ -185,14 +189,14 @@ let package = Package(
         .target(
             name: "FanoutEndpoint",
             dependencies: [
-                "FanoutAPNs", "FanoutFCMAuth", "FanoutHPACK", "FanoutHTTP2", nioSSL, crypto,
+                "FanoutAPNs", "FanoutPush", "FanoutFCMAuth", "FanoutHPACK", "FanoutHTTP2", nioSSL, crypto,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
         // The load engine: a pool of HTTP/2 connections sending a token set's notifications,
         // surviving faults, giving every token one final outcome.
         .target(
             name: "FanoutClient",
-            dependencies: wireEnd + ["FanoutEndpoint"]
+            dependencies: wireEnd + ["FanoutEndpoint", "FanoutFCM", "FanoutPush"]
         ),
         // `fanout probe`: one connection measured as a state machine (SETTINGS, PING round trips,
         // requests one at a time and in parallel, the flow window), beside the engine, not in it.
@@ -206,7 +210,7 @@ let package = Package(
         // reads results links neither.
         .target(
             name: "FanoutResults",
-            dependencies: ["FanoutNotation", "FanoutFiles", "FanoutAPNs", "FanoutMeasure", histogram]
+            dependencies: ["FanoutNotation", "FanoutFiles", "FanoutAPNs", "FanoutPush", "FanoutMeasure", histogram]
         ),
         // What is made of the documents, and of nothing else: Rendering (report.html,
         // summary.md, CI formats, the progress line, the live page, the search's and
@@ -220,7 +224,7 @@ let package = Package(
                 "FanoutResults",
                 "FanoutNotation", "FanoutFiles",
                 "FanoutRandom",
-                "FanoutAPNs",
+                "FanoutAPNs", "FanoutPush",
                 "FanoutTokens",
                 "FanoutMeasure",
                 histogram,
@@ -239,7 +243,7 @@ let package = Package(
                 "FanoutReport",
                 "FanoutResults",
                 "FanoutNotation", "FanoutFiles",
-                "FanoutAPNs",
+                "FanoutAPNs", "FanoutPush",
                 "FanoutHTTP2",
                 "FanoutTokens",
                 "FanoutMeasure",
@@ -255,7 +259,7 @@ let package = Package(
                 "FanoutRandom",
                 "FanoutNotation", "FanoutFiles", "FanoutMachine",
                 serviceLifecycle,
-                "FanoutAPNs",
+                "FanoutAPNs", "FanoutFCM", "FanoutPush",
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",
@@ -319,6 +323,7 @@ let package = Package(
             name: "FanoutAPNsTests",
             dependencies: ["FanoutAPNs", "FanoutRandom"] + nio("NIOCore")
         ),
+        .testTarget(name: "FanoutPushTests", dependencies: ["FanoutPush", "FanoutAPNs", "FanoutFCM"]),
         .testTarget(
             name: "FanoutFCMTests",
             dependencies: ["FanoutFCM", "FanoutTestSupport"] + nio("NIOCore"),
@@ -409,7 +414,7 @@ let package = Package(
         .testTarget(
             name: "FanoutClientTests",
             dependencies: [
-                "FanoutHPACK", "FanoutMeasure",
+                "FanoutHPACK", "FanoutMeasure", "FanoutPush",
                 "FanoutNotation",
                 "FanoutRandom",
                 "FanoutClient",
@@ -484,14 +489,16 @@ let package = Package(
                 "FanoutAPNs",
                 "FanoutNotation",
                 "FanoutTestSupport",
+                "FanoutEndpoint", "FanoutFCMAuth", "FanoutFCMSink", "FanoutPush", "FanoutTokens", nioSSL,
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ] + nio("NIOConcurrencyHelpers", "NIOCore", "NIOPosix")
         ),
         // Runs the built `fanout` executable as a user would.
         .testTarget(
             name: "FanoutCommandTests",
             dependencies: [
-                "FanoutAPNs", "FanoutAssembly", "FanoutClient", "FanoutResults", "FanoutSink", "FanoutTokens",
+                "FanoutAPNs", "FanoutPush", "FanoutAssembly", "FanoutClient", "FanoutResults", "FanoutSink",
+                "FanoutTokens",
                 "FanoutFCMSink",
                 "fanout",
                 "fanout-cost",

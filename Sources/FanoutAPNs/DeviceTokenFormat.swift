@@ -5,8 +5,41 @@ import FanoutNotation
 /// Apple asks providers not to assume 64 characters (tokens of 100 to 200 characters have been
 /// seen), so the accepted length is a range. Validation reads bytes in place and never allocates.
 public struct DeviceTokenFormat: Sendable, Hashable {
-    /// The accepted lengths, in hex characters. Both ends must be even and at least 2.
+    /// The accepted lengths, in hex characters (both ends even and at least 2); for FCM
+    /// registration tokens, in characters.
     public var hexLengths: ClosedRange<Int>
+    /// The characters a token is made of.
+    public var alphabet = Alphabet.hex
+
+    /// What a token's characters may be.
+    public enum Alphabet: Sendable, Hashable {
+        /// APNs device tokens: `0-9a-fA-F`, an even count.
+        case hex
+        /// FCM registration tokens (`dXpL…:APA91b…`, about 163 characters): `A-Z a-z 0-9 - _ :`,
+        /// text that a JSON string and a URL carry as it is. Hex tokens are among them.
+        case fcmRegistration
+    }
+
+    /// FCM registration tokens of 1 to 4096 characters (Google documents no length; the tokens
+    /// seen are 140 to 200).
+    public static let fcm: DeviceTokenFormat = {
+        var format = DeviceTokenFormat(hexLengths: 2...4096)
+        format.alphabet = .fcmRegistration
+        format.hexLengths = 1...4096
+        return format
+    }()
+
+    /// Whether `byte` may be in an FCM registration token.
+    @inlinable
+    public static func isFCMTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"):
+            true
+        default:
+            false
+        }
+    }
 
     /// The default range: 16 to 200 bytes of token, that is 32 to 400 hex characters.
     public static let `default` = DeviceTokenFormat(hexLengths: 32...400)

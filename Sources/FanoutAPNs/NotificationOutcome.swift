@@ -27,10 +27,10 @@ public enum UnreachableCause: String, Sendable, Hashable, CaseIterable, Codable,
     case forbidden = "Forbidden"
 }
 
-/// Notifications the server answered: accepted, rejected with an APNs reason, or answered
-/// without one (`FailureCause.unexpectedResponse`). The one rule by which the engine's counts
-/// and summary.json's are both said to be answered.
-public func answeredCount(accepted: Int, rejected: [APNsReason: Int], failed: [FailureCause: Int]) -> Int {
+/// Notifications the server answered: accepted, rejected with the service's reason (APNs' or
+/// FCM's, `PushReason`), or answered without one (`FailureCause.unexpectedResponse`). The one
+/// rule by which the engine's counts and summary.json's are both said to be answered.
+public func answeredCount<Reason>(accepted: Int, rejected: [Reason: Int], failed: [FailureCause: Int]) -> Int {
     accepted + rejected.values.reduce(0, +) + (failed[.unexpectedResponse] ?? 0)
 }
 

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutClient
+import FanoutPush
 
 /// Whether a sender and the sink it sent to agree: every answer the sink gave was received
 /// (200s, and errors by reason), the order-independent digests of accepted notifications are
@@ -7,7 +8,7 @@ import FanoutClient
 public struct Reconciliation: Sendable, Hashable {
     public var sinkRequests: Int
     public var sinkAccepted: Int
-    public var sinkRejected: [APNsReason: Int]
+    public var sinkRejected: [PushReason: Int]
     public var sinkDigest: NotificationDigest
     /// What disagrees, one line each; empty when they agree.
     public var differences: [String]
@@ -18,7 +19,7 @@ public struct Reconciliation: Sendable, Hashable {
         client: LoadSnapshot,
         sinkRequests: Int,
         sinkAccepted: Int,
-        sinkRejected: [APNsReason: Int],
+        sinkRejected: [PushReason: Int],
         sinkDigest: NotificationDigest
     ) {
         self.sinkRequests = sinkRequests

@@ -201,17 +201,19 @@ extension RunSummary {
     var configurationDocument: SummaryDocument.Configuration {
         let headers = configuration.endpoint.headers
         let model = configuration.shape.model
+        // An FCM run names its project where an APNs run names its topic, and has no APNs headers.
+        let fcm = configuration.endpoint.fcm
         return SummaryDocument.Configuration(
             endpoint: configuredEndpoint ?? endpoint,
             connections: configuration.shape.connections,
             streamsPerConnection: configuration.shape.streamsPerConnection,
             tokens: tokenSource,
-            topic: headers.topic,
-            pushType: headers.pushType.rawValue,
-            priority: headers.priority?.rawValue,
-            expiration: headers.expiration,
-            collapseID: headers.collapseID?.text,
-            tokenAuth: configuration.endpoint.providerTokens != nil,
+            topic: fcm.map { "projects/\($0.project)" } ?? headers.topic,
+            pushType: fcm == nil ? headers.pushType.rawValue : "fcm",
+            priority: fcm == nil ? headers.priority?.rawValue : nil,
+            expiration: fcm == nil ? headers.expiration : nil,
+            collapseID: fcm == nil ? headers.collapseID?.text : nil,
+            tokenAuth: configuration.endpoint.authorizations != nil,
             streamTimeoutSeconds: configuration.shape.streamTimeout.seconds,
             maxAttempts: configuration.shape.maxAttempts,
             model: model.schedule == nil ? .closed : .open,

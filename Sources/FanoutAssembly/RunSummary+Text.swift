@@ -46,7 +46,7 @@ extension RunSummary {
             "accepted \(grouped(snapshot.accepted))   rejected \(grouped(rejected))   failed \(grouped(failed))   skipped \(grouped(skipped))   (requests \(grouped(snapshot.requests)), retries \(grouped(snapshot.retries))\(snapshot.resent > 0 ? ", resent \(grouped(snapshot.resent))" : ""))",
         ]
         for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            lines.append("  rejected \(reason.status) \(reason.rawValue): \(grouped(count))")
+            lines.append("  rejected \(reason.status.map(String.init) ?? "-") \(reason.rawValue): \(grouped(count))")
         }
         for (cause, count) in snapshot.failed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  failed \(cause.rawValue): \(grouped(count))")

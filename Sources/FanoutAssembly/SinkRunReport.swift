@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutFiles
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import Foundation
@@ -32,7 +33,7 @@ public struct SinkRunReport: Sendable {
         public var markKind: String
         public var requests: Int
         public var accepted: Int
-        public var rejected: [APNsReason: Int]
+        public var rejected: [PushReason: Int]
         public var retries: Int
         public var digest: String
         /// Accepted arrivals and every request's arrival since the mark (µs).
@@ -73,7 +74,7 @@ public struct SinkRunReport: Sendable {
             markKind: String,
             requests: Int,
             accepted: Int,
-            rejected: [APNsReason: Int],
+            rejected: [PushReason: Int],
             retries: Int,
             digest: String,
             deliveries: Histogram<UInt64>,

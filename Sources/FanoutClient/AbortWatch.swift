@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutNotation
+import FanoutPush
 import Histogram
 
 /// `--abort-on`: a condition that stops a run while it goes (k6's `abortOnFail`), judged once a
@@ -32,7 +33,7 @@ public struct AbortCondition: Sendable, Hashable, CustomStringConvertible {
         /// Notifications rejected or failed.
         case errors
         /// Rejected: by one reason, or all (`nil`).
-        case rejected(APNsReason?)
+        case rejected(PushReason?)
         /// Failed: by one cause, or all (`nil`).
         case failed(FailureCause?)
         /// The open model's generator: its worst lag behind the schedule, in ms.
@@ -143,7 +144,7 @@ final class AbortWatch {
         var second: Int
         var started = 0
         var finished = 0
-        var rejected = [Int](repeating: 0, count: APNsReason.all.count)
+        var rejected = [Int](repeating: 0, count: PushReason.count)
         var failed = [Int](repeating: 0, count: FailureCause.all.count)
     }
 

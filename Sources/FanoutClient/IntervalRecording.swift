@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutPush
 import Histogram
 import NIOConcurrencyHelpers
 
@@ -219,7 +220,7 @@ public struct LoadInterval: Sendable {
     /// each read when it handed the second over); `nil` where not measured.
     public var cpuNanoseconds: UInt64? = nil
     /// The rejections and failures by reason counted in it (`LoadStatistics.markSecond(_:)`).
-    public var rejected: [APNsReason: Int] = [:]
+    public var rejected: [PushReason: Int] = [:]
     public var failed: [FailureCause: Int] = [:]
     /// At its end: connections open or opening, and notifications sent without a final outcome
     /// (as the connections last handed their counts over); `nil` for a second the run did not

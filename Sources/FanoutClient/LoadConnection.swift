@@ -1,8 +1,10 @@
 import FanoutAPNs
 import FanoutEndpoint
+import FanoutFCM
 import FanoutFiles
 import FanoutHTTP2
 import FanoutPayload
+import FanoutPush
 import FanoutRandom
 import FanoutTokens
 import Histogram
@@ -59,6 +61,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// per notification, scripts/cost.sh).
     private let generatesAPNsID: Bool
     private let timedAPNsIDs: Int
+    /// FCM HTTP v1 sends (`APNsEndpoint.fcm`): answers carry FCM's error bodies.
+    private let sendsFCM: Bool
+    /// Whether a refused bearer is replaced by its source (`AuthorizationSource.renews`).
+    private let renewsAuthorization: Bool
     /// Requests until the next one whose apns-id carries its send time (`timedAPNsIDs`).
     private var untilTimedID = 0
     /// Answers until the next whose read delay is recorded (the first is).
@@ -86,7 +92,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         self.ended = ended
         self.answered = answered
         random = SeededRandom(seed: seed)
-        let authorization = configuration.endpoint.providerTokens?.current()
+        let authorization = configuration.endpoint.authorizations?.authorization()
         state = LoadConnectionState(
             feed: feed,
             tickets: tickets,
@@ -94,19 +100,28 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             shape: configuration.shape,
             retrySeed: SeededRandom.mix(seed),
             collectsGone: configuration.goneTokens != nil,
-            providerTokens: configuration.endpoint.providerTokens,
+            authorizations: configuration.endpoint.authorizations,
             authorizationGeneration: authorization?.generation ?? 0,
             notBefore: notBefore,
             now: NIODeadline.now().uptimeNanoseconds
         )
-        fields = APNsRequestFields(
-            shared: configuration.endpoint.sharedFields(authorization: authorization?.value),
-            generatesID: configuration.endpoint.headers.generatesAPNsID
-                || configuration.endpoint.headers.timedAPNsIDs > 0,
-            broadcastApp: configuration.endpoint.broadcastApp
-        )
-        generatesAPNsID = configuration.endpoint.headers.generatesAPNsID
-        timedAPNsIDs = configuration.endpoint.headers.timedAPNsIDs
+        let shared = configuration.endpoint.sharedFields(authorization: authorization?.value)
+        if let fcm = configuration.endpoint.fcm {
+            fields = APNsRequestFields(shared: shared, fixedPath: fcm.path)
+            generatesAPNsID = false
+            timedAPNsIDs = 0
+        } else {
+            fields = APNsRequestFields(
+                shared: shared,
+                generatesID: configuration.endpoint.headers.generatesAPNsID
+                    || configuration.endpoint.headers.timedAPNsIDs > 0,
+                broadcastApp: configuration.endpoint.broadcastApp
+            )
+            generatesAPNsID = configuration.endpoint.headers.generatesAPNsID
+            timedAPNsIDs = configuration.endpoint.headers.timedAPNsIDs
+        }
+        sendsFCM = configuration.endpoint.fcm != nil
+        renewsAuthorization = configuration.endpoint.authorizations?.renews ?? false
         samplesAnswerIDs = configuration.samplesAnswerIDs
         body = PayloadBuffer(byteCount: configuration.encoder.template.sizeLimit + 64)
     }
@@ -133,12 +148,14 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             }
             if entry.timed { timeAnswer(response, entry, now: now) }
             if samplesAnswerIDs { sampleIDs(of: response) }
-            let reason = response.status == 200 ? nil : APNsErrorBody.reason(in: response.body)
             if !hasAnswered {
                 hasAnswered = true
-                answered(EndpointFailure.forbidden(status: response.status, reason: reason))
+                // A refused bearer that its source replaces is tried again (`result(of:)`), not
+                // the endpoint's refusal of the run's credentials.
+                let refusal = EndpointFailure.forbidden(status: response.status, reason: reason(of: response))
+                answered(refusal?.isBearerRefused == true && renewsAuthorization ? nil : refusal)
             }
-            settle(entry, after: .answered(status: response.status, reason: reason), now: now)
+            settle(entry, after: result(of: response, entry), now: now)
         case .streamReset(_, let tag, let code, _):
             guard let entry = state.release(tag: tag) else { break }
             settle(entry, after: code == .refusedStream ? .refused : .reset, now: now)
@@ -180,6 +197,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
 
     /// Does what the state says until it waits, then flushes the counts if they are due.
     private mutating func turn(now: UInt64, _ connection: inout HTTP2Writer) {
+        if let authorization = state.renewedAfterRefusal(now: now) {
+            fields.shared = configuration.endpoint.sharedFields(authorization: authorization)
+        }
         var continuing = false
         steps: while true {
             defer { continuing = true }
@@ -275,6 +295,40 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         if let started = state.settle(entry, after: result, now: now) {
             recorder.complete(startedAt: started, now: now)
         }
+    }
+
+    /// Why the service refused `response`, in its words; `nil` for a 200 and for an answer
+    /// without a known reason.
+    private func reason(of response: HTTP2Message) -> PushReason? {
+        guard response.status != 200 else { return nil }
+        if sendsFCM { return FCMAnswerBody.errorCode(in: response.body).map(PushReason.fcm) }
+        return APNsErrorBody.reason(in: response.body).map(PushReason.apns)
+    }
+
+    /// How the try ended, for the retry policy: an FCM 401 without a code refused the bearer
+    /// (its source is asked for a new one), and a `Retry-After` is kept.
+    private mutating func result(of response: HTTP2Message, _ entry: LoadConnectionState.InFlight) -> RetryPolicy.Result
+    {
+        guard response.status != 200 else { return .answered(status: 200, reason: nil) }
+        let reason = reason(of: response)
+        if sendsFCM && response.status == 401 && reason == nil {
+            state.authorizationRefused(entry)
+            return .unauthenticated
+        }
+        let retryAfter = response.status == 429 || response.status == 503 ? Self.retryAfter(in: response) : 0
+        return .answered(status: response.status, reason: reason, retryAfter: retryAfter)
+    }
+
+    /// `Retry-After` in nanoseconds when it is delay-seconds (RFC 9110 §10.2.3), capped at an
+    /// hour; 0 when absent or an HTTP date (which no push service sends).
+    static func retryAfter(in response: HTTP2Message) -> UInt64 {
+        guard let text = response.headers.first("retry-after"), !text.isEmpty, text.count <= 10 else { return 0 }
+        var seconds: UInt64 = 0
+        for byte in text {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return 0 }
+            seconds = seconds * 10 + UInt64(byte - UInt8(ascii: "0"))
+        }
+        return min(seconds, 3600) * 1_000_000_000
     }
 
     /// Offers one answer in `AnswerIDSample.every` to the sample of the answers' ids.

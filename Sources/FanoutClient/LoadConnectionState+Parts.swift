@@ -259,19 +259,40 @@ extension LoadConnectionState {
         }
     }
 
-    /// The provider token in the connection's request fields, by generation: a renewal shows
-    /// as a newer one (`ProviderTokens`).
+    /// The `authorization` in the connection's request fields, by generation: a renewal shows
+    /// as a newer one (`AuthorizationSource`). After a refusal it is looked for at every turn
+    /// until it comes.
     struct AuthorizationWatch {
-        let providerTokens: ProviderTokens?
+        let source: (any AuthorizationSource)?
         private(set) var generation: Int
+        /// A refusal of `generation` was reported, and no newer one seen yet.
+        private(set) var awaitsRenewal = false
+        /// When the fields last took a renewed value: a refusal of a request sent before it
+        /// refused the value before (its answer was on its way), not the one sent now.
+        private var renewedAt: UInt64 = 0
 
-        /// The new `authorization` when the token was renewed since the fields were made.
-        mutating func renewed() -> String? {
-            guard let providerTokens else { return nil }
-            let current = providerTokens.current()
-            guard current.generation != generation else { return nil }
+        init(source: (any AuthorizationSource)?, generation: Int) {
+            self.source = source
+            self.generation = generation
+        }
+
+        /// The new `authorization` when the source renewed it since the fields were made.
+        mutating func renewed(now: UInt64) -> String? {
+            guard let source, let current = source.authorization(), current.generation != generation else {
+                return nil
+            }
             generation = current.generation
+            awaitsRenewal = false
+            renewedAt = now
             return current.value
+        }
+
+        /// Tells the source that its value of `generation` was refused, once, by a request sent
+        /// at `sentAt` with it.
+        mutating func refused(sentAt: UInt64) {
+            guard let source, !awaitsRenewal, sentAt >= renewedAt else { return }
+            awaitsRenewal = true
+            source.refused(generation: generation)
         }
     }
 }

@@ -162,7 +162,7 @@ struct LoadConnectionState {
         shape: LoadShape,
         retrySeed: UInt64,
         collectsGone: Bool = false,
-        providerTokens: ProviderTokens? = nil,
+        authorizations: (any AuthorizationSource)? = nil,
         authorizationGeneration: Int = 0,
         notBefore: UInt64 = 0,
         now: UInt64
@@ -174,7 +174,7 @@ struct LoadConnectionState {
         streams = StreamSlots(capacity: max(1, shape.streamsPerConnection), now: now)
         openModel = OpenModelSlot(tickets: tickets, slot: slot, pacing: PacingWindow(shape.coalescing))
         ledger = Ledger(collectsGone: collectsGone, now: now)
-        authorization = AuthorizationWatch(providerTokens: providerTokens, generation: authorizationGeneration)
+        authorization = AuthorizationWatch(source: authorizations, generation: authorizationGeneration)
     }
 
     /// Notifications on the wire.
@@ -212,7 +212,7 @@ struct LoadConnectionState {
     /// Carries out the retry policy's decision for a try that ended with `result`. Returns the
     /// notification's start when this was its final outcome (its latency is to be recorded).
     mutating func settle(_ entry: InFlight, after result: RetryPolicy.Result, now: UInt64) -> UInt64? {
-        if case .answered(let status, let reason) = result {
+        if case .answered(let status, let reason, _) = result {
             openModel.pacing.answered(sentAt: entry.sentAt, now: now)
             if status == 200 {
                 ledger.counts.answeredOK += 1
@@ -228,7 +228,7 @@ struct LoadConnectionState {
             return notification.firstSentAt
         case .reject(let reason):
             ledger.counts.reject(reason)
-            if reason.status == 410, ledger.collectsGone { ledger.keepGone(notification.token.token) }
+            if reason.isGoneToken, ledger.collectsGone { ledger.keepGone(notification.token.token) }
             notification.finish()
             return notification.firstSentAt
         case .fail(let cause):
@@ -395,9 +395,21 @@ struct LoadConnectionState {
     /// Hands the counts since the last flush to `deliver` and returns the provider token's new
     /// `authorization` when it was renewed since this connection's fields were made.
     mutating func flush(now: UInt64, counts deliver: (LoadCounts) -> Void) -> String? {
-        let authorization = authorization.renewed()
+        let authorization = authorization.renewed(now: now)
         ledger.flush(now: now, deliver)
         return authorization
+    }
+
+    /// The endpoint refused the bearer `entry` carried (FCM's 401 without a code): unless the
+    /// fields have taken a newer one since it was sent, its source is asked for a new one, and
+    /// the connection looks for it at every turn until it comes (`renewedAfterRefusal`)
+    /// instead of at its next flush.
+    mutating func authorizationRefused(_ entry: InFlight) { authorization.refused(sentAt: entry.sentAt) }
+
+    /// The renewed `authorization` once it came, while a refusal waits for one; `nil`
+    /// otherwise. One flag read on the hot path when nothing was refused.
+    mutating func renewedAfterRefusal(now: UInt64) -> String? {
+        authorization.awaitsRenewal ? authorization.renewed(now: now) : nil
     }
 
     // MARK: Deciding (the turn's start, then the next notification, both below)

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 
 /// One connection's counts since it last added them to the statistics.
 struct LoadCounts {
@@ -8,7 +9,7 @@ struct LoadCounts {
     var requests = 0
     /// Notifications that reached a final outcome, by kind.
     var accepted = 0
-    var rejected = [Int](repeating: 0, count: APNsReason.all.count)
+    var rejected = [Int](repeating: 0, count: PushReason.count)
     var failed = [Int](repeating: 0, count: FailureCause.all.count)
     var skipped = [Int](repeating: 0, count: SkipCause.all.count)
     /// Requests sent again: after a retryable answer, a reset, a timeout or a lost connection.
@@ -18,7 +19,7 @@ struct LoadCounts {
     var resent = 0
     /// Every answer received, final or not: 200s, and errors by reason (what a server counts).
     var answeredOK = 0
-    var answers = [Int](repeating: 0, count: APNsReason.all.count)
+    var answers = [Int](repeating: 0, count: PushReason.count)
     /// Over every accepted notification's (token, payload).
     var digest = NotificationDigest()
     /// Final outcomes counted since the last flush.
@@ -33,7 +34,7 @@ struct LoadCounts {
         uniqueKeysWithValues: FailureCause.all.enumerated().map { ($1, $0) }
     )
 
-    mutating func reject(_ reason: APNsReason) {
+    mutating func reject(_ reason: PushReason) {
         rejected[reason.index] += 1
         finals += 1
     }
@@ -107,7 +108,7 @@ struct OutcomeMark {
                 intervals[target].connections = mark.connections
                 intervals[target].inFlight = mark.inFlight
             }
-            for (reason, count) in zip(APNsReason.all, zip(mark.rejected, previous.rejected)) where count.0 > count.1 {
+            for (reason, count) in zip(PushReason.all, zip(mark.rejected, previous.rejected)) where count.0 > count.1 {
                 intervals[target].rejected[reason, default: 0] += count.0 - count.1
             }
             for (cause, count) in zip(FailureCause.all, zip(mark.failed, previous.failed)) where count.0 > count.1 {

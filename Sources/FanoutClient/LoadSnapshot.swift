@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import Histogram
 
 /// A run's counts at one moment.
@@ -6,7 +7,7 @@ public struct LoadSnapshot: Sendable {
     /// HTTP/2 requests sent, retries included.
     public var requests: Int
     public var accepted: Int
-    public var rejected: [APNsReason: Int]
+    public var rejected: [PushReason: Int]
     public var failed: [FailureCause: Int]
     public var skipped: [SkipCause: Int]
     public var retries: Int
@@ -15,7 +16,7 @@ public struct LoadSnapshot: Sendable {
     public var resent: Int = 0
     /// Every answer received, retried ones included: 200s, and errors by reason.
     public var answeredOK: Int
-    public var answers: [APNsReason: Int]
+    public var answers: [PushReason: Int]
     /// Over every accepted notification's (token, payload): equal to the sink's when nothing
     /// was lost, duplicated or corrupted.
     public var digest: NotificationDigest

@@ -2,6 +2,7 @@ import Atomics
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutMeasure
+import FanoutPush
 import Histogram
 import NIOConcurrencyHelpers
 
@@ -124,16 +125,16 @@ public final class LoadStatistics: Sendable {
     /// Every count now, with the latencies recorded so far.
     public var snapshot: LoadSnapshot {
         let counts = counts.withLockedValue { $0 }
-        var rejected: [APNsReason: Int] = [:]
+        var rejected: [PushReason: Int] = [:]
         for (index, count) in counts.rejected.enumerated() where count > 0 {
-            rejected[APNsReason.all[index]] = count
+            rejected[PushReason.all[index]] = count
         }
         var failed: [FailureCause: Int] = [:]
         for (index, count) in counts.failed.enumerated() where count > 0 { failed[FailureCause.all[index]] = count }
         var skipped: [SkipCause: Int] = [:]
         for (index, count) in counts.skipped.enumerated() where count > 0 { skipped[SkipCause.all[index]] = count }
-        var answers: [APNsReason: Int] = [:]
-        for (index, count) in counts.answers.enumerated() where count > 0 { answers[APNsReason.all[index]] = count }
+        var answers: [PushReason: Int] = [:]
+        for (index, count) in counts.answers.enumerated() where count > 0 { answers[PushReason.all[index]] = count }
         let collector = collector.withLockedValue { $0 }
         var intervals = collector?.intervals ?? []
         OutcomeMark.attribute(

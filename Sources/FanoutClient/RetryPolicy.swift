@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutNotation
+import FanoutPush
 import FanoutRandom
 
 /// What becomes of a notification after one try, written once: a plain state machine that
@@ -18,16 +19,24 @@ import FanoutRandom
 ///            │                                                        since: NotificationFeed)
 ///            │                                                    no ─► fail (ConnectionLost)
 ///            ├─► answered another 4xx, no known reason ─────────────► fail (UnexpectedResponse)
-///            └─► REFUSED_STREAM, or past a GOAWAY ──────────────────► resend (no try used:
-///                                                                     the server never saw it)
+///            ├─► REFUSED_STREAM, or past a GOAWAY ──────────────────► resend (no try used:
+///            │                                                        the server never saw it)
+///            └─► FCM: 401 without a code (the bearer refused) ─ tries left? ─► retry after the
+///                                                                     token's renewal
 /// ```
 ///
-/// A 429/5xx whose tries are used up is a rejection when it carries APNs' reason (the server
-/// answered) and a failure when it does not.
+/// A 429/5xx whose tries are used up is a rejection when it carries the service's reason (the
+/// server answered) and a failure when it does not. A `Retry-After` (FCM's QUOTA_EXCEEDED and
+/// UNAVAILABLE carry one) is waited out before the jittered backoff: a sender that comes back
+/// sooner only meets the quota again.
 struct RetryPolicy {
     /// How a try ended.
     enum Result: Equatable {
-        case answered(status: Int, reason: APNsReason?)
+        /// `retryAfter`: the answer's `Retry-After`, in nanoseconds (0: none).
+        case answered(status: Int, reason: PushReason?, retryAfter: UInt64 = 0)
+        /// FCM's 401 without an error code: the bearer was refused (expired, revoked), and
+        /// the sender has asked for a new one.
+        case unauthenticated
         /// REFUSED_STREAM, or a stream a GOAWAY turned away.
         case refused
         /// The server reset the stream with another code.
@@ -42,7 +51,7 @@ struct RetryPolicy {
     enum Action: Equatable {
         case accept
         /// A final answer from the server: counted as a rejection with its reason.
-        case reject(APNsReason)
+        case reject(PushReason)
         /// No usable answer and no tries left.
         case fail(FailureCause)
         /// Try again once `delay` nanoseconds have passed (0: at once), counting a try.
@@ -78,13 +87,17 @@ struct RetryPolicy {
     /// tries that did not count as done. On `.retry` the caller adds one to its attempts.
     mutating func next(after result: Result, attempts: Int) -> Action {
         switch result {
-        case .answered(200, _):
+        case .answered(200, _, _):
             return .accept
-        case .answered(let status, let reason?) where reason.status == status:
+        case .answered(let status, let reason?, let retryAfter) where reason.status == status:
             guard reason.isRetryable, attempts + 1 < maxAttempts else { return .reject(reason) }
-            return .retry(delay: delay(forAttempt: attempts + 1))
-        case .answered(let status, _) where status == 429 || status >= 500:
-            return tryAgain(attempts: attempts, otherwise: .unexpectedResponse)
+            return .retry(delay: retryAfter &+ delay(forAttempt: attempts + 1))
+        case .answered(let status, _, let retryAfter) where status == 429 || status >= 500:
+            guard attempts + 1 < maxAttempts else { return .fail(.unexpectedResponse) }
+            return .retry(delay: retryAfter &+ delay(forAttempt: attempts + 1))
+        case .unauthenticated:
+            guard attempts + 1 < maxAttempts else { return .fail(.unexpectedResponse) }
+            return .retry(delay: Self.renewalWait &+ delay(forAttempt: attempts + 1))
         case .answered:
             return .fail(.unexpectedResponse)
         case .refused:
@@ -101,6 +114,11 @@ struct RetryPolicy {
     private mutating func tryAgain(attempts: Int, otherwise cause: FailureCause) -> Action {
         attempts + 1 < maxAttempts ? .retry(delay: delay(forAttempt: attempts + 1)) : .fail(cause)
     }
+
+    /// How long a notification refused with the bearer waits before its next try: time for the
+    /// token endpoint to answer (Google's answers in well under a second) and for the
+    /// connection to take the new token (`AuthorizationWatch`).
+    static let renewalWait: UInt64 = 1_000_000_000
 
     /// Full jitter: uniform below `backoff × 2^(attempt-1)`, capped at `maxBackoff`.
     private mutating func delay(forAttempt attempt: Int) -> UInt64 {

@@ -4,12 +4,15 @@ import NIOCore
 
 /// Where requests go and what each carries besides its path and body: the host and transport,
 /// the APNs headers, the provider token. The load engine, the probe and channel management
-/// reach an endpoint through it, each with HTTP/2 settings of its own.
+/// reach an endpoint through it, each with HTTP/2 settings of its own. With `fcm` set, the
+/// requests are FCM HTTP v1 sends instead (docs/fcm.md, "Endpoint and request"): one path for
+/// every request, the token in the body, an OAuth2 bearer.
 ///
 /// ```
 ///   APNsEndpoint ─ connect ─► TCP (+ TLS, ALPN h2) ─► the server's SETTINGS ─► the delegate
 ///        │                        └─ a failure ─► EndpointFailure (examine: the certificate)
 ///        └─ sharedFields ─► :method :scheme :authority apns-topic apns-push-type … authorization
+///                      fcm: :method :scheme :authority content-type authorization
 /// ```
 public struct APNsEndpoint: Sendable {
     public var host: String
@@ -28,6 +31,12 @@ public struct APNsEndpoint: Sendable {
     /// The bundle id whose channels requests broadcast to (`fanout send --broadcast`): each
     /// "token" is then a channel id (`APNsRequestFields`); `nil` sends to devices.
     public var broadcastApp: String?
+    /// FCM HTTP v1 instead of APNs (`fanout send --service fcm`); `headers` then go unused.
+    public var fcm: FCMDestination?
+
+    /// Where each request's `authorization` comes from: the FCM destination's bearer, or the
+    /// APNs provider tokens; `nil` sends none (APNs certificate auth, or a sink without auth).
+    package var authorizations: (any AuthorizationSource)? { fcm?.authorizations ?? providerTokens }
 
     public init(host: String, port: Int, transport: HTTP2Transport = .cleartext, headers: NotificationHeaders) {
         self.host = host
@@ -78,6 +87,12 @@ public struct APNsEndpoint: Sendable {
         var fields: [(name: String, value: String)] = [
             (":method", "POST"), (":scheme", scheme), (":authority", authority ?? host),
         ]
+        if fcm != nil {
+            fields.append(("content-type", "application/json"))
+            var list = HTTP2Fields(fields)
+            if let authorization { list.append(name: "authorization", value: authorization) }
+            return list
+        }
         // A broadcast names its app in the path (docs/apns.md, "Broadcast channels").
         if broadcastApp == nil { fields.append(("\(Header.topic)", headers.topic)) }
         fields.append(("\(Header.pushType)", headers.pushType.rawValue))
@@ -87,5 +102,37 @@ public struct APNsEndpoint: Sendable {
         var list = HTTP2Fields(fields)
         if let authorization { list.append(name: "\(Header.authorization)", value: authorization) }
         return list
+    }
+}
+
+/// An FCM HTTP v1 project to send to (docs/fcm.md, "Endpoint and request"): every request is
+/// `POST /v1/projects/{project}/messages:send` with the message in its body, carrying an
+/// OAuth2 access token as `authorization: Bearer …`.
+public struct FCMDestination: Sendable {
+    /// The project id (or number) the path names.
+    public var project: String
+    /// The bearer each request carries, renewed ahead of its expiry and after a 401.
+    package var authorizations: any AuthorizationSource
+
+    package init(project: String, authorizations: any AuthorizationSource) {
+        self.project = project
+        self.authorizations = authorizations
+    }
+
+    /// `/v1/projects/{project}/messages:send`.
+    public var path: String { "/v1/projects/\(project)/messages:send" }
+
+    /// What is wrong with `project` as the path's project id, if anything: FCM's pattern is
+    /// `projects/[^/]+`, and the id travels in the path unescaped, so it is printable ASCII
+    /// without `/`, `?`, `#` or `%`.
+    public static func problem(inProject project: String) -> String? {
+        if project.isEmpty { return "the FCM project id is empty" }
+        if let bad = project.unicodeScalars.first(where: {
+            !(0x21..<0x7F).contains($0.value) || "/?#%".unicodeScalars.contains($0)
+        }) {
+            return
+                "the FCM project id \"\(project)\" has \"\(bad.escaped(asASCII: true))\", which a path's segment cannot carry as is"
+        }
+        return nil
     }
 }

@@ -24,6 +24,14 @@ import NIOCore
 ///   apns-channel-id <base64>               literal, not indexed (a channel at a time)
 ///   apns-request-id 8-4-4-4-12             when the run generates ids
 /// ```
+///
+/// An FCM send (docs/fcm.md, "Endpoint and request") has the token in its body: the path is the
+/// project's, the same on every request, and nothing is written per request.
+///
+/// ```
+///   :path /v1/projects/<project>/messages:send   literal, as above (one path for the run)
+///   :method POST … content-type authorization    the run's fields
+/// ```
 package struct APNsRequestFields: HTTP2HeaderFields {
     package var shared: HTTP2Fields
     private var path: [UInt8]
@@ -36,6 +44,8 @@ package struct APNsRequestFields: HTTP2HeaderFields {
     /// The channel id's bytes when the requests are broadcasts (`nil`: to devices).
     private var channel: [UInt8]?
     private var channelLength = 0
+    /// An FCM send's: the token is in the body, and the path the same on every request.
+    private var tokenInBody = false
 
     /// `/3/device/`'s length: the token's place in `path`.
     private static var prefixLength: Int { APNsRequest.devicePathPrefix.utf8CodeUnitCount }
@@ -53,6 +63,14 @@ package struct APNsRequestFields: HTTP2HeaderFields {
             pathLength = path.count
             channel = [UInt8](repeating: 0, count: 64)
         }
+    }
+
+    /// Fields of FCM sends to `path` (`FCMDestination.path`): the same on every request.
+    package init(shared: HTTP2Fields, fixedPath: String) {
+        self.init(shared: shared)
+        path = Array(fixedPath.utf8)
+        pathLength = path.count
+        tokenInBody = true
     }
 
     /// Writes `bits` as a version-4, variant-1 UUID (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`),
@@ -74,6 +92,7 @@ package struct APNsRequestFields: HTTP2HeaderFields {
     /// channel whose id `token` holds.
     package mutating func select(token: UnsafeRawBufferPointer) {
         if channel != nil { return select(channel: token) }
+        if tokenInBody { return }
         let count = Self.prefixLength + token.count
         if path.count < count { path += [UInt8](repeating: 0, count: count - path.count) }
         path.withUnsafeMutableBytes { bytes in

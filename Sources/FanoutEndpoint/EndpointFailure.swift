@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutPush
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -76,8 +77,10 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
             "the server closed every connection before answering: read its reason; an overloaded or draining server may need a while"
         case .noStreamsAllowed:
             "the server allowed no concurrent stream (SETTINGS_MAX_CONCURRENT_STREAMS 0) for --timeout: it takes no requests now (starting, draining or overloaded); --connect-timeout sets how long to try"
+        case .forbidden where isBearerRefused:
+            "check the FCM credentials: --fcm-credentials (a service account of the project) or --fcm-bearer (an access token, an hour's)"
         case .forbidden:
-            "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic"
+            "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic; for FCM, that the account may send to --project"
         }
     }
 
@@ -85,6 +88,10 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
     /// against one it closed: the same cause, told apart in the words.
     static let noSettings = "no HTTP/2 SETTINGS from the server in time"
     private var isSilent: Bool { cause == .closedBeforeSettings && detail == Self.noSettings }
+    /// The detail of an FCM 401 without a code at a connection's first answer: a refusal of the
+    /// bearer, not of an APNs key or certificate (the same cause, told apart in the words).
+    static let bearerRefused = "401: the bearer was refused"
+    public var isBearerRefused: Bool { cause == .forbidden && detail == Self.bearerRefused }
 
     /// `cause: detail`, in words.
     public var description: String { "\(phrase) (\(detail))" }
@@ -105,7 +112,7 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
         case .closedBeforeSettings: isSilent ? "silent before HTTP/2 began" : "closed before HTTP/2 began"
         case .goAwayBeforeAnswer: "GOAWAY before any answer"
         case .noStreamsAllowed: "no stream allowed"
-        case .forbidden: "403 on the first request"
+        case .forbidden: isBearerRefused ? "401 on the first request" : "403 on the first request"
         }
     }
 
@@ -217,10 +224,15 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
     }
 
     /// A first answer that says the connection's credentials were refused: 403 with a reason
-    /// another request on the same credentials would get too. (`ExpiredProviderToken` is not
-    /// one: the sender renews its token and tries again.)
-    public static func forbidden(status: Int, reason: APNsReason?) -> EndpointFailure? {
-        guard status == 403, reason != .expiredProviderToken else { return nil }
+    /// another request on the same credentials would get too (APNs' `ExpiredProviderToken` is
+    /// not one: the sender renews its token and tries again; nor is FCM's `SENDER_ID_MISMATCH`,
+    /// which is one token's; FCM's 403 without a code is a project the account may not send
+    /// to), or FCM's 401 without a code: the bearer refused on a connection's first request.
+    public static func forbidden(status: Int, reason: PushReason?) -> EndpointFailure? {
+        if status == 401 && reason == nil { return EndpointFailure(.forbidden, Self.bearerRefused) }
+        guard status == 403, reason != .apns(.expiredProviderToken), reason != .fcm(.senderIDMismatch) else {
+            return nil
+        }
         return EndpointFailure(.forbidden, reason.map { "403 \($0.rawValue)" } ?? "403 without a reason")
     }
 

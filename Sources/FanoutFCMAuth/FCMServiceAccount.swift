@@ -20,6 +20,9 @@ public struct FCMServiceAccount: Sendable {
     package let privateKey: _RSA.Signing.PrivateKey
     /// What verifies the account's assertions.
     package let publicKey: _RSA.Signing.PublicKey
+    /// Where the account's assertions are exchanged for access tokens: the file's `token_uri`
+    /// (`nil` for an account made here, whose file the sink writes with its own).
+    public private(set) var tokenURI: String?
 
     /// A new account for `project` with a new 2048-bit key.
     public static func generated(project: String) throws -> FCMServiceAccount {
@@ -84,6 +87,7 @@ public struct FCMServiceAccount: Sendable {
             privateKeyID: try field("private_key_id"),
             privateKey: key
         )
+        tokenURI = object["token_uri"] as? String
     }
 
     /// The account as the Firebase console writes it, its `token_uri` the sink's token endpoint.

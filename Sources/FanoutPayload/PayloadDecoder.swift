@@ -42,6 +42,44 @@ struct PayloadDecoder {
         return payload
     }
 
+    /// An FCM HTTP v1 send request (docs/fcm.md, "Endpoint and request"): an object whose
+    /// `message` is an object. Every value may hold placeholders; FCM's own rules are the
+    /// service's to check (the send job checks one rendered sample with `FCMSendCheck`). A
+    /// message naming no target (`token`, `fid`, `topic`, `condition`) gets `"token":
+    /// "{{token}}"` as its first member: each device's request names it.
+    func decodeFCMSend(_ root: SourceNode) throws(PayloadTemplateError) -> [JSONMember] {
+        guard case .object(let members) = root.value else {
+            throw invalid(
+                "an FCM send is a JSON object with a \"message\" object ({\"message\": {\"notification\": …}}), found \(root.kindDescription)",
+                root
+            )
+        }
+        guard let message = members.last(where: { $0.key == "message" }) else {
+            throw invalid(
+                "the FCM send has no \"message\"; FCM requires one ({\"message\": {\"notification\": …}}): the request body, not the message alone",
+                root
+            )
+        }
+        guard case .object(let fields) = message.value.value else {
+            throw invalid("message must be an object, found \(message.value.kindDescription)", message.value)
+        }
+        var decoded: [JSONMember] = []
+        for member in members {
+            guard member.key == "message" else {
+                decoded.append(JSONMember(member.key, try value(member.value)))
+                continue
+            }
+            var message: [JSONMember] = []
+            let targets: Set<String> = ["token", "fid", "topic", "condition"]
+            if !fields.contains(where: { targets.contains($0.key) }) {
+                message.append(JSONMember("token", .string(.placeholder(Placeholder(.token)))))
+            }
+            for field in fields { message.append(JSONMember(field.key, try value(field.value))) }
+            decoded.append(JSONMember("message", .object(message)))
+        }
+        return decoded
+    }
+
     private func decodeAPS(_ node: SourceNode) throws(PayloadTemplateError) -> APNsPayload.APS {
         guard case .object(let members) = node.value else {
             throw invalid("aps must be an object, found \(node.kindDescription)", node)

@@ -38,8 +38,25 @@ public struct PayloadTemplate: Sendable {
         public var effectiveSizeLimit: Int { sizeLimit ?? pushType.payloadSizeLimit }
     }
 
-    /// The payload this template was compiled from.
-    public let payload: APNsPayload
+    /// What a template holds: an APNs payload, or an FCM HTTP v1 send request.
+    public enum Document: Sendable, Hashable {
+        /// `{"aps": …}`, checked key by key (`APNsPayload`).
+        case apns(APNsPayload)
+        /// `{"message": {…}}`: any JSON with placeholders, its message naming a target
+        /// (`PayloadDecoder.decodeFCMSend`).
+        case fcmSend([JSONMember])
+    }
+
+    /// What this template was compiled from.
+    public let document: Document
+    /// The APNs payload this template was compiled from; `nil` for an FCM send.
+    public var payload: APNsPayload? {
+        if case .apns(let payload) = document { payload } else { nil }
+    }
+    /// The largest FCM send request body a template may produce: what `fanout sink --service
+    /// fcm` reads of a body. FCM's own limit (4096 bytes of data and notification text) is the
+    /// service's to judge, on what it counts, and answers INVALID_ARGUMENT.
+    public static let fcmBodyLimit = 64 * 1024
     /// The options it was compiled with.
     public let options: Options
     /// The fixed bytes and the slots, laid out for the encoder.
@@ -67,7 +84,7 @@ public struct PayloadTemplate: Sendable {
     public init(payload: APNsPayload, options: Options = Options()) throws(PayloadTemplateError) {
         var writer = TemplateWriter()
         try writer.write(payload)
-        self.payload = payload
+        self.document = .apns(payload)
         self.options = options
         self.compiled = CompiledPayload(
             staticBytes: writer.bytes,
@@ -100,6 +117,48 @@ public struct PayloadTemplate: Sendable {
             located.location = located.location ?? TemplateLocation(file: file, line: 1, column: 1)
             throw located
         }
+    }
+
+    /// Compiles an FCM HTTP v1 send request (`{"message": {…}}`) from JSON text; `file` names
+    /// it in error messages. `fieldNames` name the token file's fields for `{{field.NAME}}`.
+    public init(
+        fcmSend json: [UInt8],
+        file: String = "<template>",
+        fieldNames: [String] = []
+    ) throws(PayloadTemplateError) {
+        let source = SourceText(file: file, bytes: json)
+        let root = try JSONSourceParser.parse(source)
+        let decoder = PayloadDecoder(
+            source: source,
+            syntax: PlaceholderSyntax(fieldNames: fieldNames),
+            allowUnknownAPSKeys: false
+        )
+        let members = try decoder.decodeFCMSend(root)
+        var writer = TemplateWriter()
+        do {
+            try writer.write(fcmSend: members)
+        } catch {
+            var located = error
+            located.location = located.location ?? TemplateLocation(file: file, line: 1, column: 1)
+            throw located
+        }
+        document = .fcmSend(members)
+        options = Options(sizeLimit: Self.fcmBodyLimit, fieldNames: fieldNames)
+        compiled = CompiledPayload(staticBytes: writer.bytes, slots: writer.slots, sizeLimit: Self.fcmBodyLimit)
+        if writer.bytes.count > Self.fcmBodyLimit {
+            throw PayloadTemplateError(
+                .tooLarge,
+                "the FCM send is \(writer.bytes.count) bytes before any placeholder is filled in, over the "
+                    + "\(Self.fcmBodyLimit)-byte body a send may have here",
+                at: TemplateLocation(file: file, line: 1, column: 1)
+            )
+        }
+    }
+
+    /// Reads, parses and compiles the FCM send request file at `path`.
+    public init(fcmSendContentsOf path: String, fieldNames: [String] = []) throws(PayloadTemplateError) {
+        let bytes = try TemplateFile.contents(of: path)
+        try self.init(fcmSend: bytes, file: path, fieldNames: fieldNames)
     }
 
     /// Reads, parses and compiles the template file at `path`.

@@ -37,6 +37,21 @@ struct TemplateWriter {
         raw("}")
     }
 
+    /// An FCM send request's members, as given (`PayloadDecoder.decodeFCMSend`).
+    mutating func write(fcmSend members: [JSONMember]) throws(PayloadTemplateError) {
+        var object = ObjectState()
+        raw("{")
+        var seen = Set<String>()
+        for member in members {
+            guard seen.insert(member.key).inserted else {
+                throw PayloadTemplateError(.invalidPayload, "the FCM send has the key \"\(member.key)\" twice")
+            }
+            key(member.key, &object)
+            try value(member.value, path: member.key)
+        }
+        raw("}")
+    }
+
     private static let dynamicActionKeys: Set<String> = ["category-actions", "notification-action", "category-name"]
 
     private mutating func write(_ aps: APNsPayload.APS) throws(PayloadTemplateError) {

@@ -33,7 +33,7 @@ package struct ProbeConnection: HTTP2ConnectionDelegate {
         self.done = done
         state = ProbeState(pings: pings, requests: tokens.count, flow: flow)
         fields = APNsRequestFields(
-            shared: endpoint.sharedFields(authorization: endpoint.providerTokens?.current().value)
+            shared: endpoint.sharedFields(authorization: endpoint.authorizations?.authorization()?.value)
         )
         self.encoder = encoder
         body = PayloadBuffer(byteCount: encoder.template.sizeLimit + 64)

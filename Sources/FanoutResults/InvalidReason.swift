@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutNotation
+import FanoutPush
 import Foundation
 
 /// Why a run's figures cannot be trusted: one case a cause, carrying what the cause is made of.
@@ -33,7 +34,7 @@ public indirect enum InvalidReason: Hashable, Sendable, Codable {
     /// The server answered no notification.
     case noAnswers
     /// No notification was accepted and every answer refused the credentials (403).
-    case credentialsRefused(refusals: [APNsReason: Int])
+    case credentialsRefused(refusals: [PushReason: Int])
     /// No notification started after the warm-up.
     case warmUpTookAll(warmUpSeconds: Double)
     /// Fewer answers were measured (after the warm-up; a sink: requests) than the run's

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutPush
 import Foundation
 
 // summary.json's sections of what was measured: latency, CPU, the harness's own share,
@@ -177,7 +178,7 @@ extension SummaryDocument {
         /// objects keyed by name (`{"Unregistered": 3}`) as the run's totals are; `nil` in a
         /// folder written before they were kept. Counted when the connections hand their counts
         /// over (at least once a second), so one may fall in the second after its answer.
-        public var rejected: [APNsReason: Int]? = nil
+        public var rejected: [PushReason: Int]? = nil
         public var failed: [FailureCause: Int]? = nil
         /// Schema 8: at the second's end, the connections open or opening and the notifications
         /// sent without a final outcome (as the connections last handed their counts over, at
@@ -215,7 +216,7 @@ extension SummaryDocument {
             maxLoopLag: Double? = nil,
             readDelayP99: Double? = nil,
             streamWaits: Int? = nil,
-            rejected: [APNsReason: Int]? = nil,
+            rejected: [PushReason: Int]? = nil,
             failed: [FailureCause: Int]? = nil,
             connections: Int? = nil,
             inFlight: Int? = nil,
@@ -262,13 +263,13 @@ extension SummaryDocument {
     public struct Sink: Codable, Sendable, Equatable {
         public var requests: Int
         public var accepted: Int
-        public var rejected: [APNsReason: Int]
+        public var rejected: [PushReason: Int]
         public var digest: String
         public var differences: [String]
         public init(
             requests: Int,
             accepted: Int,
-            rejected: [APNsReason: Int],
+            rejected: [PushReason: Int],
             digest: String,
             differences: [String]
         ) {

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutPush
 import Foundation
 
 /// `summary.json`: one definition for what `fanout run`, `send` and `merge` write and what
@@ -35,7 +36,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     public var accepted: Int
     /// Counts by reason, written as objects keyed by each reason's raw value
     /// (`{"Unregistered": 12}`).
-    public var rejected: [APNsReason: Int]
+    public var rejected: [PushReason: Int]
     public var failed: [FailureCause: Int]
     public var skipped: [SkipCause: Int]
     public var requests: Int
@@ -186,7 +187,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         elapsedSeconds: Double,
         sent: Int,
         accepted: Int,
-        rejected: [APNsReason: Int],
+        rejected: [PushReason: Int],
         failed: [FailureCause: Int],
         skipped: [SkipCause: Int],
         requests: Int,

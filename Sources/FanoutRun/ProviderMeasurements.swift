@@ -4,6 +4,7 @@ import FanoutDevices
 import FanoutFiles
 import FanoutInstrument
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutSink
@@ -148,7 +149,7 @@ enum ProviderMeasurements {
             markKind: instrument.startMark == .firstRequest ? "first-request" : "trigger",
             requests: summary.requests,
             accepted: summary.accepted,
-            rejected: summary.rejected,
+            rejected: PushReason.counts(summary.rejected),
             retries: card.count(.permanentRetried) + card.count(.fastRetry),
             digest: summary.digest.description,
             deliveries: totals.deliveries,

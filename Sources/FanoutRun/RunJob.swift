@@ -7,6 +7,7 @@ import FanoutHTTP2
 import FanoutMeasure
 import FanoutNotation
 import FanoutPayload
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutSink
@@ -175,7 +176,7 @@ public struct RunJob: Sendable {
             client: report.snapshot,
             sinkRequests: sinkSummary.requests,
             sinkAccepted: sinkSummary.accepted,
-            sinkRejected: sinkSummary.rejected,
+            sinkRejected: PushReason.counts(sinkSummary.rejected),
             sinkDigest: sinkSummary.digest
         )
         var summary = RunSummary(

@@ -2,6 +2,8 @@ import FanoutAPNs
 import FanoutAssembly
 import FanoutClient
 import FanoutEndpoint
+import FanoutFCM
+import FanoutFCMAuth
 import FanoutFiles
 import FanoutHTTP2
 import FanoutMeasure
@@ -92,7 +94,35 @@ public struct SendJob: Sendable {
         }
     }
 
+    /// FCM HTTP v1 instead of APNs (`--service fcm`, docs/fcm.md): the project and how the
+    /// sender authenticates.
+    public struct FCM: Sendable, Hashable {
+        /// The project whose `messages:send` every request posts to; `nil`: the service
+        /// account's `project_id`.
+        public var project: String?
+        public var credentials: Credentials
+
+        public enum Credentials: Sendable, Hashable {
+            /// A service-account file (`--fcm-credentials`): its key signs the assertion its
+            /// `token_uri` exchanges for access tokens, renewed ahead of their expiry and after
+            /// a 401. `trust`: a PEM file of certificates the token endpoint's TLS is checked
+            /// against (`--fcm-token-trust`; else the endpoint's `--ca-file`, as a sink serves
+            /// both; else the system's).
+            case serviceAccount(file: String, trust: String?)
+            /// One access token for the whole run (`--fcm-bearer`), never renewed.
+            case bearer(String)
+        }
+
+        public init(project: String?, credentials: Credentials) {
+            self.project = project
+            self.credentials = credentials
+        }
+    }
+
     public var endpoint: Endpoint
+    /// FCM HTTP v1 sends instead of APNs notifications; the template is then a send request
+    /// (`{"message": {…}}`) and `headers` go unused.
+    public var fcm: FCM?
     /// The notification's template file, and how it is read.
     public var template: String
     /// A template given as its JSON instead of a file (`fanout probe`'s default).
@@ -136,7 +166,10 @@ public struct SendJob: Sendable {
             try OutputFile.check(sideOutputs, inputs: inputs, folders: [("--output", directory)])
             let output = try RunOutput(preparing: directory, inputs: files)
             let configuration = try loadConfiguration()
-            defer { configuration.goneTokens?.close() }
+            defer {
+                configuration.goneTokens?.close()
+                configuration.endpoint.authorizations?.stop()
+            }
             let live = try serve.map { try LiveReport(at: $0, command: "send", reporter: reporter) }
             defer { live?.close() }
             return try withExtendedLifetime(output) {
@@ -165,6 +198,10 @@ public struct SendJob: Sendable {
         if inlineTemplate == nil { named.append(("--template", template)) }
         if case .file(let path) = broadcast?.channels { named.append(("--channel-ids", path)) }
         if let tokenAuth { named.append(("--key-file", tokenAuth.keyFile)) }
+        if case .serviceAccount(let file, let trust) = fcm?.credentials {
+            named.append(("--fcm-credentials", file))
+            if let trust { named.append(("--fcm-token-trust", trust)) }
+        }
         return named
     }
 
@@ -176,20 +213,10 @@ public struct SendJob: Sendable {
         return named
     }
 
-    /// The engine's configuration, with the files read.
+    /// The engine's configuration, with the files read. An FCM send's access token is fetched
+    /// here, before any send (`FCMBearerTokens`), and kept fresh while the run goes.
     public func loadConfiguration() throws -> LoadConfiguration {
-        var options = templateOptions
-        options.pushType = headers.pushType
-        let template: PayloadTemplate
-        do {
-            if let inlineTemplate {
-                template = try PayloadTemplate(json: Array(inlineTemplate.utf8), options: options)
-            } else {
-                template = try PayloadTemplate(contentsOf: self.template, options: options)
-            }
-        } catch {
-            throw JobError.input("\(error)")
-        }
+        let template = try loadTemplate()
         var configuration = LoadConfiguration(
             host: endpoint.host,
             port: endpoint.port,
@@ -215,6 +242,10 @@ public struct SendJob: Sendable {
                 throw JobError.input("--key-file \(tokenAuth.keyFile) holds no P-256 private key (.p8): \(error)")
             }
         }
+        if let fcm {
+            let (authorizations, project) = try fcmAuthorizations(fcm)
+            configuration.endpoint.fcm = FCMDestination(project: project, authorizations: authorizations)
+        }
         if let goneTokens {
             do {
                 configuration.goneTokens = try TokenLineWriter(path: goneTokens)
@@ -223,6 +254,103 @@ public struct SendJob: Sendable {
             }
         }
         return configuration
+    }
+
+    /// The template: an APNs payload, or with `fcm` a send request, one device's rendering of
+    /// which is checked as FCM checks a send (`FCMSendCheck`) so that a template FCM would
+    /// refuse for every device stops here, with FCM's words.
+    private func loadTemplate() throws -> PayloadTemplate {
+        var options = templateOptions
+        options.pushType = headers.pushType
+        let json = inlineTemplate.map { Array($0.utf8) }
+        do {
+            guard fcm != nil else {
+                if let json { return try PayloadTemplate(json: json, options: options) }
+                return try PayloadTemplate(contentsOf: self.template, options: options)
+            }
+            let template =
+                if let json {
+                    try PayloadTemplate(fcmSend: json, fieldNames: options.fieldNames)
+                } else {
+                    try PayloadTemplate(fcmSendContentsOf: self.template, fieldNames: options.fieldNames)
+                }
+            try Self.checkFCMSample(of: template, file: inlineTemplate == nil ? self.template : "the template")
+            return template
+        } catch let error as JobError {
+            throw error
+        } catch {
+            throw JobError.input("\(error)")
+        }
+    }
+
+    /// One rendering of an FCM send `template` (a sample token, fields left empty), checked as
+    /// FCM checks a send. A template whose fields a sample cannot fill is left to the service.
+    static func checkFCMSample(of template: PayloadTemplate, file: String) throws {
+        let token = Array("fanout-sample-token:APA91b".utf8)
+        let encoder = PayloadEncoder(template: template)
+        var buffer = PayloadBuffer(byteCount: template.sizeLimit + 64)
+        let outcome: Result<FCMSend, FCMError>? = token.withUnsafeBytes { token in
+            let input = NotificationInput(token: token, sequence: 0, tokenIsValidatedHex: true)
+            guard let body = try? encoder.encode(input, into: &buffer) else { return nil }
+            return FCMSendCheck.check(body)
+        }
+        if case .failure(let refusal) = outcome {
+            throw JobError.input("\(file): FCM would refuse every send of it: \(refusal)")
+        }
+    }
+
+    /// Where each FCM request's bearer comes from: a fixed token, or the service account's,
+    /// the first fetched before this returns (three tries, as google-auth makes); and the
+    /// project sent to.
+    private func fcmAuthorizations(_ fcm: FCM) throws -> (any AuthorizationSource, project: String) {
+        switch fcm.credentials {
+        case .bearer(let token):
+            guard let project = fcm.project else { throw JobError.option("--fcm-bearer needs --project") }
+            return (FixedAuthorization("Bearer " + token), project)
+        case .serviceAccount(let file, let trust):
+            let account: FCMServiceAccount
+            do {
+                account = try FCMServiceAccount(file: file)
+            } catch {
+                throw JobError.input("--fcm-credentials \(error)")
+            }
+            guard let tokenURI = account.tokenURI else {
+                throw JobError.input(
+                    "--fcm-credentials \(file): no \"token_uri\" string, which says where access tokens come from"
+                )
+            }
+            let request: FCMTokenRequest
+            do {
+                request = try FCMTokenRequest(
+                    tokenURI: tokenURI,
+                    trustedCertificatesFile: trust ?? tls.trustedCertificates
+                )
+            } catch {
+                throw JobError.input("--fcm-credentials \(file): \(error)")
+            }
+            let tokens = FCMBearerTokens(
+                account: account,
+                request: request,
+                loop: MultiThreadedEventLoopGroup.singleton.next()
+            )
+            let failure = NIOLockedValueBox<FCMTokenError?>(nil)
+            let fetched = DispatchSemaphore(value: 0)
+            Task {
+                do throws(FCMTokenError) { try await tokens.start() } catch { failure.withLockedValue { $0 = error } }
+                fetched.signal()
+            }
+            // `start` returns within its tries: each fetch has FCMTokenRequest's timeout.
+            fetched.wait()
+            if let failure = failure.withLockedValue({ $0 }) {
+                throw JobError.resource("no FCM access token for \(account.clientEmail): \(failure)")
+            }
+            let project = fcm.project ?? account.projectID
+            if let problem = FCMDestination.problem(inProject: project) {
+                tokens.stop()
+                throw JobError.input("--fcm-credentials \(file): project_id: \(problem)")
+            }
+            return (tokens, project)
+        }
     }
 
     private func transport() throws -> HTTP2Transport {

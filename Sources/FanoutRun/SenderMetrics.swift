@@ -150,9 +150,11 @@ final class SenderMetrics: Sendable {
             for (reason, count) in snapshot.rejected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 metrics.count(
                     "rejected",
-                    labels: shardLabel + [("status", String(reason.status)), ("reason", reason.rawValue)],
+                    labels: shardLabel + [
+                        ("status", reason.status.map(String.init) ?? "none"), ("reason", reason.rawValue),
+                    ],
                     count,
-                    help: "Notifications rejected, by status and APNs reason."
+                    help: "Notifications rejected, by status and the service's reason (APNs' reason, FCM's error code)."
                 )
             }
             for (cause, count) in snapshot.failed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

@@ -87,9 +87,9 @@ struct TextTokenParser {
             let lineStart = position
             // The hex scan stops where the token ends; on most lines that is the newline itself,
             // so the line's end is known without searching for it.
-            let hexLength = HexScanner.hexPrefixLength(
-                UnsafeRawBufferPointer(start: base + lineStart, count: end &- lineStart)
-            )
+            let rest = UnsafeRawBufferPointer(start: base + lineStart, count: end &- lineStart)
+            let hexLength =
+                format.alphabet == .hex ? HexScanner.hexPrefixLength(rest) : Self.fcmTokenPrefixLength(rest)
             let stop = lineStart &+ hexLength
             var contentEnd: Int
             var next: Int
@@ -124,12 +124,14 @@ struct TextTokenParser {
                 try reject(
                     content,
                     column: hexLength + 1,
-                    "\(ByteDescription.describe(content[hexLength])) is not a hex digit"
+                    format.alphabet == .hex
+                        ? "\(ByteDescription.describe(content[hexLength])) is not a hex digit"
+                        : "\(ByteDescription.describe(content[hexLength])) is not in an FCM registration token (A-Z a-z 0-9 - _ :)"
                 )
                 continue
             }
             let length = tokenEnd &- lineStart
-            if length & 1 != 0 || !format.hexLengths.contains(length) {
+            if (length & 1 != 0 && format.alphabet == .hex) || !format.hexLengths.contains(length) {
                 let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
                 try reject(content, column: 1, lengthProblem(length))
                 continue
@@ -177,8 +179,19 @@ struct TextTokenParser {
         }
     }
 
+    /// The length of the run of FCM registration token characters at the start of `bytes`.
+    private static func fcmTokenPrefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var length = 0
+        while length < bytes.count && DeviceTokenFormat.isFCMTokenByte(bytes[length]) { length &+= 1 }
+        return length
+    }
+
     private func lengthProblem(_ length: Int) -> String {
         if length == 0 { return "the line has no token before its first tab" }
+        if format.alphabet == .fcmRegistration {
+            return
+                "the FCM registration token has \(length) characters; accepted are \(format.hexLengths.lowerBound) to \(format.hexLengths.upperBound)"
+        }
         if length % 2 != 0 { return "the token has \(length) hex digits; hex needs an even number" }
         return
             "the token has \(length) hex digits; accepted are \(format.hexLengths.lowerBound) to \(format.hexLengths.upperBound)"

@@ -13,10 +13,16 @@ struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send a template's notification to every token of a set over HTTP/2.",
-        // ArgumentParser's line would show --topic as optional: validate() requires it.
-        usage: "fanout send --endpoint <url> --template <file> --topic <topic> [<options>]",
+        // ArgumentParser's line would show --topic as optional: validate() requires it for APNs.
+        usage: """
+            fanout send --endpoint <url> --template <file> --topic <topic> [<options>]
+              fanout send --service fcm --endpoint <url> --template <file> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
+            """,
         discussion: """
-            http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. Every \
+            http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. With \
+            --service fcm the requests are FCM HTTP v1 sends (POST /v1/projects/ID/messages:send, \
+            the template a send request whose message gets "token": "{{token}}" unless it names a \
+            target, tokens FCM registration tokens, an OAuth2 bearer; docs/fcm.md). Every \
             connection keeps up to --streams requests in flight (and no more than the server \
             allows): the closed model. --rate R (with --duration, or --stage ramps) is the open \
             model: notifications are due on a schedule whatever the server does, and latency \
@@ -54,6 +60,8 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var target: EndpointOptions
 
+    @OptionGroup(title: "FCM (--service fcm)") var fcm: FCMSendOptions
+
     @OptionGroup var shape: ShapeOptions
 
     @OptionGroup var threads: ThreadOptions
@@ -62,7 +70,10 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var serveOption: ServeOption
 
-    @Option(name: .long, help: ArgumentHelp("Write tokens answered 410 here, one per line.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Write tokens answered 410 (FCM: 404 UNREGISTERED) here, one per line.", valueName: "file")
+    )
     var goneTokens: String?
 
     @OptionGroup var repeating: RepeatOptions
@@ -71,6 +82,7 @@ struct SendCommand: ParsableCommand {
     var output: String?
 
     func validate() throws {
+        if fcm.service == .fcm { try validateFCM() }
         if broadcasting.broadcast {
             try validateBroadcast()
             if let connections = shape.connection.connections, connections > 1 {
@@ -92,6 +104,28 @@ struct SendCommand: ParsableCommand {
         if repeating.repeats > 1, let path = tokenOptions.tokens, !TokenSource.file(path).isRereadable {
             throw ValidationError(
                 "--repeat reads the tokens again each time: --tokens \(path) is a pipe or a device, read once; give a regular file."
+            )
+        }
+    }
+
+    /// `--service fcm`'s rules: a token set, and none of the options that only APNs takes.
+    private func validateFCM() throws {
+        var apnsOnly: [String] = []
+        let named: [(String, Any?)] = [
+            ("--topic", target.topic), ("--scenario", target.scenario), ("--priority", target.priority),
+            ("--expiration", target.expiration), ("--collapse-id", target.collapseId), ("--apns-id", target.apnsId),
+            ("--cert", target.cert), ("--cert-key", target.certKey), ("--push-type", templateOptions.pushType),
+            ("--size-limit", templateOptions.sizeLimit),
+        ]
+        for (name, value) in named where value != nil { apnsOnly.append(name) }
+        if target.tokenKey.isGiven { apnsOnly.append("--key-file, --key-id, --team-id") }
+        if target.tokenRefresh != SendJob.TokenAuth.defaultRefresh { apnsOnly.append("--token-refresh") }
+        if target.production { apnsOnly.append("--production") }
+        if templateOptions.allowUnknownAPSKeys { apnsOnly.append("--allow-unknown-aps-keys") }
+        if broadcasting.broadcast { apnsOnly.append("--broadcast") }
+        if !apnsOnly.isEmpty {
+            throw ValidationError(
+                "--service fcm does not take \(apnsOnly.joined(separator: ", ")): \(apnsOnly.count == 1 ? "it is" : "they are") APNs's (docs/fcm.md)."
             )
         }
     }
@@ -135,6 +169,17 @@ struct SendCommand: ParsableCommand {
 
     /// The job the options describe.
     func job() throws -> SendJob {
+        if let fcmJob = fcm.job {
+            var job = try target.fcmJob(
+                endpoint: endpoint,
+                template: templateOptions.template,
+                fieldNames: templateOptions.options.fieldNames,
+                fcm: fcmJob,
+                tokens: tokenOptions.input
+            )
+            job.shape = try shape.shape()
+            return try shaped(job)
+        }
         var target = self.target
         var pushType = templateOptions.pushType
         var templateSettings = templateOptions.options
@@ -167,7 +212,13 @@ struct SendCommand: ParsableCommand {
         // device takes as a timestamp going backwards (docs/load-engine.md, "Broadcasts").
         if app != nil && shape.connection.connections == nil { job.shape.connections = 1 }
         // Apple's hosts without a rate of the user's: a campaign's pace, said in the summary.
-        if job.endpoint.apple != nil && job.shape.model.schedule == nil {
+        return try shaped(job, apple: job.endpoint.apple != nil)
+    }
+
+    /// `job` with the run's shape, threads and outputs; a run to Apple's hosts paced unless told.
+    private func shaped(_ job: SendJob, apple: Bool = false) throws -> SendJob {
+        var job = job
+        if apple && job.shape.model.schedule == nil {
             job.shape.model.schedule = try ArrivalSchedule(
                 rate: APNsHost.conservativeRate,
                 duration: job.shape.model.duration
@@ -323,6 +374,36 @@ struct EndpointOptions: ParsableArguments {
         }
         (apnsId ?? file.apnsID)?.apply(to: &headers)
         return (headers, file.file)
+    }
+
+    /// An FCM send job to `endpoint` (`--service fcm`): its TLS options and connect timeout, and
+    /// FCM registration tokens read as such; the caller adds the shape and threads. The APNs
+    /// headers go unused (`SendJob.fcm`).
+    func fcmJob(
+        endpoint: String,
+        template: String,
+        fieldNames: [String],
+        fcm: SendJob.FCM,
+        tokens: TokenSet
+    ) throws -> SendJob {
+        let endpoint = try Self.parsedEndpoint(endpoint)
+        if !endpoint.tls && (caFile != nil || insecure) {
+            throw ValidationError("--ca-file and --insecure need an https:// endpoint.")
+        }
+        var tokens = tokens
+        tokens.reader.format = .fcm
+        var job = SendJob(
+            endpoint: endpoint,
+            template: template,
+            headers: try NotificationHeaders(topic: "fcm"),
+            tokens: tokens
+        )
+        job.fcm = fcm
+        job.templateOptions.fieldNames = fieldNames
+        job.tls.trustedCertificates = caFile
+        job.tls.insecure = insecure
+        job.connectTimeout = connectTimeout
+        return job
     }
 
     /// A job to `endpoint` with these options; the caller adds the shape and threads.

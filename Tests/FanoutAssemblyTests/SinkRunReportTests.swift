@@ -73,7 +73,7 @@ import Testing
             markKind: "first-request",
             requests: 5,
             accepted: 4,
-            rejected: [.unregistered: 1],
+            rejected: [.apns(.unregistered): 1],
             retries: 0,
             digest: "4 notifications, digest 0-0",
             deliveries: deliveries,

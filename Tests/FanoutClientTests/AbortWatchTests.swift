@@ -120,7 +120,7 @@ import Testing
     @Test func aShareOfErrorsCountsTheWindowOnly() {
         let condition = AbortCondition(
             text: "rejected.Unregistered > 1%",
-            measure: .rejected(.unregistered),
+            measure: .rejected(.apns(.unregistered)),
             comparison: .greater,
             limit: 0.01,
             isShare: true,

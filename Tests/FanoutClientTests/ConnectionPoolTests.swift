@@ -298,7 +298,7 @@ import Testing
     }
 
     @Test func a403OnEveryConnectionsFirstRequestEndsTheRun() {
-        let refusal = EndpointFailure.forbidden(status: 403, reason: .invalidProviderToken)!
+        let refusal = EndpointFailure.forbidden(status: 403, reason: .apns(.invalidProviderToken))!
         let (pool, last) = Self.firstAnswers(slots: 3, [(0, refusal), (2, refusal), (1, refusal)])
         #expect(!pool.reached)
         guard case .giveUp(let giveUp) = last.first else {
@@ -312,12 +312,12 @@ import Testing
         #expect(failure.cause == .forbidden)
         #expect(failure.detail == "403 InvalidProviderToken")
         // ExpiredProviderToken is renewed, not a refusal; other statuses are answers.
-        #expect(EndpointFailure.forbidden(status: 403, reason: .expiredProviderToken) == nil)
-        #expect(EndpointFailure.forbidden(status: 400, reason: .badDeviceToken) == nil)
+        #expect(EndpointFailure.forbidden(status: 403, reason: .apns(.expiredProviderToken)) == nil)
+        #expect(EndpointFailure.forbidden(status: 400, reason: .apns(.badDeviceToken)) == nil)
     }
 
     @Test func oneAcceptedFirstAnswerOutweighsRefusals() {
-        let refusal = EndpointFailure.forbidden(status: 403, reason: .badCertificate)!
+        let refusal = EndpointFailure.forbidden(status: 403, reason: .apns(.badCertificate))!
         let (pool, last) = Self.firstAnswers(slots: 2, [(0, nil), (1, refusal)])
         #expect(last.isEmpty)
         #expect(pool.reached)

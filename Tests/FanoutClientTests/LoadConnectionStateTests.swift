@@ -49,7 +49,7 @@ struct LoadConnectionStateTests {
             slot: slot,
             shape: shape,
             retrySeed: 11,
-            providerTokens: providerTokens,
+            authorizations: providerTokens,
             authorizationGeneration: generation,
             notBefore: notBefore,
             now: now
@@ -193,7 +193,7 @@ struct LoadConnectionStateTests {
         let releasedOther = state.release(tag: 1)
         let other = try #require(releasedOther)
         #expect(other.isFirstRequest)
-        #expect(state.settle(other, after: .answered(status: 429, reason: .tooManyRequests), now: 2) == nil)
+        #expect(state.settle(other, after: .answered(status: 429, reason: .apns(.tooManyRequests)), now: 2) == nil)
         Self.turn(&state, now: 3)
         let releasedAgain = state.release(tag: 1)
         let again = try #require(releasedAgain, "the refused one, sent again at once")
@@ -210,7 +210,10 @@ struct LoadConnectionStateTests {
         let feed = try Self.feed(1)
         var state = Self.machine(feed)
         Self.turn(&state, now: 1)
-        #expect(try Self.answer(&state, tag: 0, .answered(status: 429, reason: .tooManyRequests), now: Self.ms) == nil)
+        #expect(
+            try Self.answer(&state, tag: 0, .answered(status: 429, reason: .apns(.tooManyRequests)), now: Self.ms)
+                == nil
+        )
         #expect(Self.turn(&state, now: Self.ms) == [.wait])
         // Full jitter on 100 ms: due within it.
         let wakeUp = state.nextWakeUp

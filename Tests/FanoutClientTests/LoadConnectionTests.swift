@@ -41,11 +41,11 @@ import Testing
         #expect(snapshot.failed.isEmpty)
         // Permanent errors are final; a 500 is retried (up to 3 tries) and nearly always succeeds.
         #expect(snapshot.accepted + snapshot.rejected.values.reduce(0, +) == 10_000)
-        #expect(snapshot.rejected[.unregistered] == outcome.sink.rejected[.unregistered])
-        #expect(snapshot.rejected[.badDeviceToken] == outcome.sink.rejected[.badDeviceToken])
+        #expect(snapshot.rejected[.apns(.unregistered)] == outcome.sink.rejected[.unregistered])
+        #expect(snapshot.rejected[.apns(.badDeviceToken)] == outcome.sink.rejected[.badDeviceToken])
         let serverErrors = outcome.sink.rejected[.internalServerError] ?? 0
         #expect(serverErrors > 0)
-        #expect(snapshot.retries == serverErrors - (snapshot.rejected[.internalServerError] ?? 0))
+        #expect(snapshot.retries == serverErrors - (snapshot.rejected[.apns(.internalServerError)] ?? 0))
         #expect(outcome.reconciliation.agrees, "\(outcome.reconciliation.differences)")
     }
 

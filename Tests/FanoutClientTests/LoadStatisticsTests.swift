@@ -20,7 +20,7 @@ import Testing
         let recorder = LoopRecorder(collector: collector)
         for (index, second) in counts.enumerated() {
             var local = LoadCounts()
-            for reason in second.rejected { local.reject(reason) }
+            for reason in second.rejected { local.reject(.apns(reason)) }
             for cause in second.failed { local.fail(cause) }
             recorder.complete(startedAt: UInt64(index) * Self.second, now: UInt64(index) * Self.second + 1)
             statistics.add(local)
@@ -42,19 +42,19 @@ import Testing
             markAfter: 2
         )
         #expect(intervals.map(\.second) == [0, 1, 2])
-        #expect(intervals[0].rejected == [.unregistered: 2])
+        #expect(intervals[0].rejected == [.apns(.unregistered): 2])
         #expect(intervals[0].failed == [:])
-        #expect(intervals[1].rejected == [.badDeviceToken: 1])
+        #expect(intervals[1].rejected == [.apns(.badDeviceToken): 1])
         #expect(intervals[1].failed == [.timeout: 3])
         // Never marked: the run's totals less the last mark.
-        #expect(intervals[2].rejected == [.unregistered: 1])
+        #expect(intervals[2].rejected == [.apns(.unregistered): 1])
         #expect(intervals[2].failed == [.connectionLost: 1])
     }
 
     /// A run that ended before its first mark has every count in its last second.
     @Test func withoutAMarkTheLastSecondHasEverything() {
         let intervals = Self.run([([.unregistered], []), ([.unregistered], [.timeout])], markAfter: 0)
-        #expect(intervals.map(\.rejected) == [[:], [.unregistered: 2]])
+        #expect(intervals.map(\.rejected) == [[:], [.apns(.unregistered): 2]])
         #expect(intervals.map(\.failed) == [[:], [.timeout: 1]])
     }
 

@@ -24,13 +24,16 @@ import Testing
     @Test(arguments: [APNsReason.badDeviceToken, .unregistered, .payloadTooLarge, .invalidProviderToken, .badPath])
     func aPermanentReasonIsFinal(reason: APNsReason) {
         var policy = Self.policy()
-        #expect(policy.next(after: .answered(status: reason.status, reason: reason), attempts: 0) == .reject(reason))
+        #expect(
+            policy.next(after: .answered(status: reason.status, reason: .apns(reason)), attempts: 0)
+                == .reject(.apns(reason))
+        )
     }
 
     @Test(arguments: [APNsReason.tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown])
     func aRetryableReasonIsRetriedWhileTriesRemainThenRejected(reason: APNsReason) {
         var policy = Self.policy(attempts: 3)
-        let result = RetryPolicy.Result.answered(status: reason.status, reason: reason)
+        let result = RetryPolicy.Result.answered(status: reason.status, reason: .apns(reason))
         guard case .retry = policy.next(after: result, attempts: 0) else {
             Issue.record("first try")
             return
@@ -40,18 +43,19 @@ import Testing
             return
         }
         // The server answered every time: the last answer is the outcome.
-        #expect(policy.next(after: result, attempts: 2) == .reject(reason))
+        #expect(policy.next(after: result, attempts: 2) == .reject(.apns(reason)))
     }
 
     @Test func aReasonThatDoesNotMatchItsStatusCountsAsUnknown() {
         var policy = Self.policy(attempts: 1)
         // BadDeviceToken is a 400: a 503 carrying it is a gateway's answer, not APNs'.
         #expect(
-            policy.next(after: .answered(status: 503, reason: .badDeviceToken), attempts: 0)
+            policy.next(after: .answered(status: 503, reason: .apns(.badDeviceToken)), attempts: 0)
                 == .fail(.unexpectedResponse)
         )
         #expect(
-            policy.next(after: .answered(status: 400, reason: .badDeviceToken), attempts: 0) == .reject(.badDeviceToken)
+            policy.next(after: .answered(status: 400, reason: .apns(.badDeviceToken)), attempts: 0)
+                == .reject(.apns(.badDeviceToken))
         )
     }
 
@@ -104,8 +108,8 @@ import Testing
         #expect(policy.next(after: .timedOut, attempts: 0) == .fail(.timeout))
         #expect(policy.next(after: .connectionLost, attempts: 0) == .fail(.connectionLost))
         #expect(
-            policy.next(after: .answered(status: 429, reason: .tooManyRequests), attempts: 0)
-                == .reject(.tooManyRequests)
+            policy.next(after: .answered(status: 429, reason: .apns(.tooManyRequests)), attempts: 0)
+                == .reject(.apns(.tooManyRequests))
         )
     }
 
@@ -134,5 +138,54 @@ import Testing
     @Test func noBackoffMeansAtOnce() {
         var policy = Self.policy(backoff: .zero)
         #expect(policy.next(after: .reset, attempts: 0) == .retry(delay: 0))
+    }
+
+    /// FCM's quota answer says when to come back: the try waits that out, then its jitter;
+    /// the last try's answer is the rejection, by FCM's code.
+    @Test func aRetryAfterIsWaitedOutBeforeTheJitter() {
+        var policy = Self.policy(attempts: 3)
+        let quota = RetryPolicy.Result.answered(status: 429, reason: .fcm(.quotaExceeded), retryAfter: 4_000_000_000)
+        for attempts in 0..<2 {
+            guard case .retry(let delay) = policy.next(after: quota, attempts: attempts) else {
+                Issue.record("try \(attempts + 1) was not retried")
+                continue
+            }
+            let jitterCeiling = RetryPolicy.ceiling(
+                forAttempt: attempts + 1,
+                backoff: 100_000_000,
+                maxBackoff: 5_000_000_000
+            )
+            #expect(delay >= 4_000_000_000 && delay < 4_000_000_000 + jitterCeiling)
+        }
+        #expect(policy.next(after: quota, attempts: 2) == .reject(.fcm(.quotaExceeded)))
+        // A gateway's 503 without FCM's body keeps the wait too, and fails in the end.
+        let gateway = RetryPolicy.Result.answered(status: 503, reason: nil, retryAfter: 2_000_000_000)
+        guard case .retry(let delay) = policy.next(after: gateway, attempts: 0) else {
+            Issue.record("a 503 with Retry-After was not retried")
+            return
+        }
+        #expect(delay >= 2_000_000_000)
+        #expect(policy.next(after: gateway, attempts: 2) == .fail(.unexpectedResponse))
+        // FCM's final codes are final whatever the tries left.
+        #expect(
+            policy.next(after: .answered(status: 404, reason: .fcm(.unregistered)), attempts: 0)
+                == .reject(.fcm(.unregistered))
+        )
+        #expect(
+            policy.next(after: .answered(status: 403, reason: .fcm(.senderIDMismatch)), attempts: 0)
+                == .reject(.fcm(.senderIDMismatch))
+        )
+    }
+
+    /// A refused bearer is tried again once the token had time to be renewed; with no tries
+    /// left it is an answer without a reason.
+    @Test func aRefusedBearerWaitsForItsRenewal() {
+        var policy = Self.policy(attempts: 2)
+        guard case .retry(let delay) = policy.next(after: .unauthenticated, attempts: 0) else {
+            Issue.record("a 401 was not retried")
+            return
+        }
+        #expect(delay >= RetryPolicy.renewalWait && delay < RetryPolicy.renewalWait + 100_000_000)
+        #expect(policy.next(after: .unauthenticated, attempts: 1) == .fail(.unexpectedResponse))
     }
 }

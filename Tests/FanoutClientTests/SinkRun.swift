@@ -4,6 +4,7 @@ import FanoutClient
 import FanoutEndpoint
 import FanoutHTTP2
 import FanoutPayload
+import FanoutPush
 import FanoutReport
 import FanoutSink
 import FanoutTestSupport
@@ -79,7 +80,7 @@ enum SinkRun {
                 client: report.snapshot,
                 sinkRequests: summary.requests,
                 sinkAccepted: summary.accepted,
-                sinkRejected: summary.rejected,
+                sinkRejected: PushReason.counts(summary.rejected),
                 sinkDigest: summary.digest
             )
         )

@@ -193,7 +193,7 @@ import Testing
         #expect(
             summary.invalidity.contains {
                 guard case .credentialsRefused(let refusals) = $0 else { return false }
-                return Array(refusals.keys) == [.invalidProviderToken]
+                return Array(refusals.keys) == [.apns(.invalidProviderToken)]
             },
             "\(summary.invalidity)"
         )

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutNotation
+import FanoutPush
 import FanoutResults
 import FanoutTestSupport
 import Foundation
@@ -69,12 +70,12 @@ import Testing
         let parts = try shards.map { try CommandRunner.summary(in: $0) }.flatMap(\.intervals)
         for interval in whole.intervals {
             let same = parts.filter { $0.second == interval.second }
-            let rejected = same.reduce(into: [APNsReason: Int]()) { $0.merge($1.rejected ?? [:], uniquingKeysWith: +) }
+            let rejected = same.reduce(into: [PushReason: Int]()) { $0.merge($1.rejected ?? [:], uniquingKeysWith: +) }
             let failed = same.reduce(into: [FailureCause: Int]()) { $0.merge($1.failed ?? [:], uniquingKeysWith: +) }
             #expect(interval.rejected == rejected, "second \(interval.second)")
             #expect(interval.failed == failed, "second \(interval.second)")
         }
-        let rejected = whole.intervals.reduce(into: [APNsReason: Int]()) {
+        let rejected = whole.intervals.reduce(into: [PushReason: Int]()) {
             $0.merge($1.rejected ?? [:], uniquingKeysWith: +)
         }
         #expect(rejected == whole.rejected)

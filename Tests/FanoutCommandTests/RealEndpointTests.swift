@@ -315,14 +315,14 @@ import Testing
             timeout: .seconds(60)
         )
         #expect(result.status == 5, "\(result.standardError)")
-        let forbidden = try #require(EndpointFailure.forbidden(status: 403, reason: .missingProviderToken))
+        let forbidden = try #require(EndpointFailure.forbidden(status: 403, reason: .apns(.missingProviderToken)))
         #expect(
             errorLine(of: result.standardError)
                 == RunSummary.unreachableLine(forbidden, host: "127.0.0.1", port: port),
             "\(result.standardError)"
         )
         let summary = try CommandRunner.summary(in: output)
-        let rejected = summary.rejected[.missingProviderToken] ?? 0
+        let rejected = summary.rejected[.apns(.missingProviderToken)] ?? 0
         let failed = summary.failed[.unreachable(.forbidden)] ?? 0
         // What was sent before the second connection's answer was rejected; nothing more went out.
         #expect(rejected >= 2 && rejected < 1000, "rejected \(rejected)")

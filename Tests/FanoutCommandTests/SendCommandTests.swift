@@ -64,7 +64,7 @@ import Testing
         let summary = try CommandRunner.summary(in: folder + "/run")
         #expect(summary.sent == 3000)
         #expect(summary.accepted == 2994 && summary.failed.isEmpty, "\(result.standardOutput)")
-        #expect(summary.rejected == [.unregistered: 6])
+        #expect(summary.rejected == [.apns(.unregistered): 6])
         #expect(summary.reconciled == nil)
         #expect(try CommandRunner.summaryHoldsNull(in: folder + "/run", at: ["reconciled"]))
         let written = try String(contentsOfFile: folder + "/gone-out.txt", encoding: .utf8).split(separator: "\n")

@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func everyKeyIsParsedIntoTheModel() throws {
-        let aps = try template(Self.everyKey).payload.aps
+        let aps = try #require(try template(Self.everyKey).payload).aps
         guard case .fields(let alert) = aps.alert else {
             Issue.record("alert should be a dictionary")
             return

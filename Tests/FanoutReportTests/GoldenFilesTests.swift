@@ -71,7 +71,7 @@ struct GoldenFilesTests {
                 maxLag: second == 1 ? 12_000 : 900,
                 maxLoopLag: second == 1 ? 2_500 : 60,
                 readDelayP99: second == 1 ? 900 : 20,
-                rejected: [.unregistered: second == 1 ? 14 : 3],
+                rejected: [.apns(.unregistered): second == 1 ? 14 : 3],
                 failed: second == 1 ? [.timeout: 10] : [:],
                 connections: second < 2 ? 4 : nil,
                 inFlight: second < 2 ? [60, 900][second] : nil
@@ -82,12 +82,12 @@ struct GoldenFilesTests {
         let snapshot = LoadSnapshot(
             requests: 6012,
             accepted: 5970,
-            rejected: [.unregistered: 20],
+            rejected: [.apns(.unregistered): 20],
             failed: [.timeout: 10],
             skipped: [:],
             retries: 12,
             answeredOK: 5970,
-            answers: [.unregistered: 20, .internalServerError: 12],
+            answers: [.apns(.unregistered): 20, .apns(.internalServerError): 12],
             digest: digest,
             connectionsOpened: 4,
             connectionFailures: 0,

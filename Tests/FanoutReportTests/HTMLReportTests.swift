@@ -276,9 +276,9 @@ struct HTMLReportTests {
     /// count on the chart's axis, with the counts on hover.
     @Test func rejectionsAndFailuresPerSecondAreStackedByReason() throws {
         var summary = try Self.summary()
-        summary.intervals[0].rejected = [.unregistered: 3]
+        summary.intervals[0].rejected = [.apns(.unregistered): 3]
         summary.intervals[0].failed = [:]
-        summary.intervals[1].rejected = [.unregistered: 14, .badDeviceToken: 2]
+        summary.intervals[1].rejected = [.apns(.unregistered): 14, .apns(.badDeviceToken): 2]
         summary.intervals[1].failed = [.timeout: 10]
         summary.intervals[2].rejected = [:]
         summary.intervals[2].failed = [:]

@@ -24,7 +24,7 @@ struct InvalidReasonTests {
         .cardFlagWrong(rule: "permanent-retried", count: 0, passed: false),
         .senderAndSinkDisagree,
         .noAnswers,
-        .credentialsRefused(refusals: [.invalidProviderToken: 3, .expiredProviderToken: 1]),
+        .credentialsRefused(refusals: [.apns(.invalidProviderToken): 3, .apns(.expiredProviderToken): 1]),
         .warmUpTookAll(warmUpSeconds: 0.99),
         .tooFewMeasured(measured: 13, minimum: 100, unit: .answers),
         .tooFewMeasured(measured: 50, minimum: 100, unit: .requests),
@@ -80,7 +80,7 @@ struct InvalidReasonTests {
         )
         #expect(nested == #"{"in_folder":{"directory":"s","reason":{"sender_and_sink_disagree":{}}}}"#)
         let refused = String(
-            decoding: try encoder.encode(InvalidReason.credentialsRefused(refusals: [.badDeviceToken: 2])),
+            decoding: try encoder.encode(InvalidReason.credentialsRefused(refusals: [.apns(.badDeviceToken): 2])),
             as: UTF8.self
         )
         #expect(refused == #"{"credentials_refused":{"refusals":{"BadDeviceToken":2}}}"#)

@@ -31,7 +31,7 @@ import Testing
     static func folder(intervalSeconds: Double = 1, stall: Bool = true) throws -> String {
         var summary = try SummaryDocument.read(GoldenFilesTests.golden + "/summary.json")
         summary.sent = 10_000
-        summary.rejected = [.tooManyRequests: 30, .unregistered: 20]
+        summary.rejected = [.apns(.tooManyRequests): 30, .apns(.unregistered): 20]
         summary.failed = [.connectionLost: 5]
         summary.warmUpSeconds = 1
         summary.latency?.p99 = 10  // as the log says: the whole run hides the stall

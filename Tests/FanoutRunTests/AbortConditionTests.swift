@@ -15,7 +15,7 @@ import Testing
         let share = try AbortCondition(parsing: "errors > 1%", window: .seconds(20))
         #expect(share.isShare && share.limit == 0.01 && share.windowSeconds == 20 && share.unit == "%")
         let reason = try AbortCondition(parsing: "rejected.TooManyRequests >= 10")
-        #expect(reason.measure == .rejected(.tooManyRequests) && !reason.isShare && reason.limit == 10)
+        #expect(reason.measure == .rejected(.apns(.tooManyRequests)) && !reason.isShare && reason.limit == 10)
         let floor = try AbortCondition(parsing: "throughput < 1000/s")
         #expect(floor.measure == .throughput && floor.unit == "/s")
     }

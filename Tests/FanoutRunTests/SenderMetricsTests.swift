@@ -17,7 +17,7 @@ import Testing
         return LoadSnapshot(
             requests: latencies.count,
             accepted: latencies.count,
-            rejected: latencies.isEmpty ? [:] : [.unregistered: 1],
+            rejected: latencies.isEmpty ? [:] : [.apns(.unregistered): 1],
             failed: [:],
             skipped: [:],
             retries: 0,

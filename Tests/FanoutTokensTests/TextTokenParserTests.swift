@@ -133,3 +133,52 @@ import Testing
         #expect(parser.line == 2)
     }
 }
+
+/// FCM registration tokens (`DeviceTokenFormat.fcm`): their own alphabet, any length in range,
+/// hex among them, and a character outside it named with its place.
+@Suite struct FCMTokenTextTests {
+    /// A registration token as FCM issues them: an instance id, `:APA91b`, then base64url.
+    static let token = "dXpLq3mTRkq8c1Zb-0_9aQ:APA91bHn" + String(repeating: "Ab3_-x", count: 22)
+
+    static func parse(
+        _ text: String,
+        _ policy: InvalidTokenPolicy = .fail,
+        onReject: @escaping (RejectedToken) -> Void = { _ in }
+    )
+        throws -> (TokenBatch, TextTokenParser)
+    {
+        let batch = TokenBatch(byteCapacity: 8192, tokenCapacity: 64)
+        batch.bytes.copyBytes(from: Array(text.utf8))
+        var parser = TextTokenParser(source: "fcm.txt", format: .fcm, shard: .all, policy: policy, onReject: onReject)
+        _ = try parser.parse(batch, from: 0, to: text.utf8.count, isLast: true)
+        return (batch, parser)
+    }
+
+    @Test func registrationTokensAndOddLengthHexAreTokens() throws {
+        let text = "\(Self.token)\tname=Ada\nabc\n"
+        let (batch, parser) = try Self.parse(text)
+        #expect(
+            TextTokenParserTests.read(batch) == [
+                ReadToken(token: Self.token, fields: "\tname=Ada", line: 1, sequence: 0),
+                ReadToken(token: "abc", fields: "", line: 2, sequence: 1),
+            ]
+        )
+        #expect(parser.skipped == 0)
+        // The same lines as APNs device tokens: neither is hex of an even length in range.
+        let apns = TextTokenParserTests.batch(text)
+        var hex = TextTokenParserTests.parser(.skip)
+        _ = try hex.parse(apns, from: 0, to: text.utf8.count, isLast: true)
+        #expect(apns.count == 0 && hex.skipped == 2)
+    }
+
+    @Test func aCharacterOutsideTheAlphabetIsNamedWithItsPlace() throws {
+        var rejected: [RejectedToken] = []
+        let (batch, parser) = try Self.parse("\(Self.token)\nab/cd\n\(Self.token)\n", .skip) { rejected.append($0) }
+        #expect(batch.count == 2 && parser.skipped == 1)
+        #expect(rejected.map(\.line) == [2] && rejected.map(\.column) == [3])
+        #expect(rejected.first?.reason == "'/' is not in an FCM registration token (A-Z a-z 0-9 - _ :)")
+        let tooLong = String(repeating: "a", count: 4097)
+        let error = #expect(throws: TokenSetError.self) { _ = try Self.parse(tooLong + "\n") }
+        #expect(error?.message == "the FCM registration token has 4097 characters; accepted are 1 to 4096")
+    }
+}

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutFiles
+import FanoutPush
 
 /// What a threshold measures: one of a run's metrics, a count by its reason, or a latency over
 /// the run's worst window.
@@ -18,7 +19,7 @@ import FanoutFiles
 /// stall sits inside 10 minutes.
 public enum GateMetric: Sendable, Hashable, CustomStringConvertible {
     case run(RunMetric)
-    case rejected(APNsReason)
+    case rejected(PushReason)
     case failed(FailureCause)
     case window(seconds: Int, RunMetric)
 
@@ -32,11 +33,11 @@ public enum GateMetric: Sendable, Hashable, CustomStringConvertible {
             self = .run(metric)
         } else if text.hasPrefix("rejected.") {
             let name = String(text.dropFirst("rejected.".count))
-            guard let reason = APNsReason(rawValue: name) else {
+            guard let reason = PushReason(rawValue: name) else {
                 throw ThresholdError(
                     .metric,
                     "\(TextLines.quoted(name)) is not an APNs reason; the reasons are "
-                        + APNsReason.allCases.map(\.rawValue).joined(separator: ", ")
+                        + PushReason.all.map(\.rawValue).joined(separator: ", ")
                 )
             }
             self = .rejected(reason)

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import FanoutResults
 import Foundation
 
@@ -138,7 +139,7 @@ public struct RunRecord: Sendable {
     /// What was asked for, to tell like runs from unlike ones.
     public var configuration: SummaryDocument.Configuration? = nil
     /// Counts by reason, for `rejected.REASON` and `failed.CAUSE`.
-    public var rejectedByReason: [APNsReason: Int] = [:]
+    public var rejectedByReason: [PushReason: Int] = [:]
     public var failedByCause: [FailureCause: Int] = [:]
     /// The warm-up the run's figures leave out, which its windows leave out too.
     public var warmUpSeconds: Double = 0

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import FanoutResults
 import Foundation
 import Histogram
@@ -224,7 +225,7 @@ struct SummaryMerge {
         var waits: [Int: Int] = [:]
         // By reason, where every shard kept them (schema 8); a shard that did not leaves them out.
         let byReason = summaries.allSatisfy { $0.intervals.allSatisfy { $0.rejected != nil && $0.failed != nil } }
-        var rejected: [Int: [APNsReason: Int]] = [:]
+        var rejected: [Int: [PushReason: Int]] = [:]
         var failed: [Int: [FailureCause: Int]] = [:]
         // In flight: the shards' sum, where each shard marked the second.
         var connections: [Int: [Int?]] = [:]

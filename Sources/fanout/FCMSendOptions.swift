@@ -1,0 +1,101 @@
+import ArgumentParser
+import FanoutEndpoint
+import FanoutRun
+
+/// `fanout send --service fcm`'s own options (docs/fcm.md; docs/load-engine.md, "FCM").
+struct FCMSendOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The push service sent to: apns (the template is an APNs payload) or fcm (FCM HTTP v1: the template is a send request, {\"message\": {…}}).",
+            valueName: "apns|fcm"
+        )
+    )
+    var service = PushService.apns
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: the project sent to (POST /v1/projects/ID/messages:send); default: the service account's project_id.",
+            valueName: "id"
+        )
+    )
+    var project: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: a service-account file (as the Firebase console downloads it): access tokens come from its token_uri, renewed ahead of expiry and after a 401.",
+            valueName: "file"
+        )
+    )
+    var fcmCredentials: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: CA certificates (PEM) to trust the service account's https token_uri with (default: --ca-file's, else the system's).",
+            valueName: "file"
+        )
+    )
+    var fcmTokenTrust: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: one access token for the whole run, sent as 'Bearer TOKEN' and never renewed (gcloud auth print-access-token; any text for `fanout sink --service fcm --no-auth`).",
+            valueName: "token"
+        )
+    )
+    var fcmBearer: String?
+
+    /// The FCM options given with `--service apns`, by name.
+    var givenWithoutFCM: [String] {
+        var given: [String] = []
+        if project != nil { given.append("--project") }
+        if fcmCredentials != nil { given.append("--fcm-credentials") }
+        if fcmTokenTrust != nil { given.append("--fcm-token-trust") }
+        if fcmBearer != nil { given.append("--fcm-bearer") }
+        return given
+    }
+
+    func validate() throws {
+        guard service == .fcm else {
+            let given = givenWithoutFCM
+            if !given.isEmpty {
+                throw ValidationError(
+                    "\(given.joined(separator: ", ")) \(given.count == 1 ? "is" : "are") FCM's: add --service fcm."
+                )
+            }
+            return
+        }
+        switch (fcmCredentials, fcmBearer) {
+        case (nil, nil):
+            throw ValidationError(
+                "--service fcm needs credentials: --fcm-credentials FILE (a service account) or --fcm-bearer TOKEN."
+            )
+        case (.some, .some):
+            throw ValidationError("--fcm-credentials and --fcm-bearer are two ways to authenticate: give one.")
+        case (nil, .some):
+            if fcmTokenTrust != nil {
+                throw ValidationError(
+                    "--fcm-token-trust is for --fcm-credentials' token endpoint: --fcm-bearer fetches none."
+                )
+            }
+            if project == nil { throw ValidationError("--fcm-bearer needs --project: no service account names it.") }
+        case (.some, nil):
+            break
+        }
+        if let project, let problem = FCMDestination.problem(inProject: project) {
+            throw ValidationError("--project: \(problem).")
+        }
+    }
+
+    /// The job's FCM part; `nil` with `--service apns`.
+    var job: SendJob.FCM? {
+        guard service == .fcm else { return nil }
+        if let fcmBearer { return SendJob.FCM(project: project, credentials: .bearer(fcmBearer)) }
+        guard let fcmCredentials else { return nil }
+        return SendJob.FCM(project: project, credentials: .serviceAccount(file: fcmCredentials, trust: fcmTokenTrust))
+    }
+}
