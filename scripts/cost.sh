@@ -7,6 +7,10 @@
 #                                (from a clean build, e.g. a fresh clone, as CI builds: an
 #                                incremental build can differ by a percent, measured)
 #   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
+#   scripts/cost.sh --fcm        FCM HTTP v1 sends (`fanout send --service fcm`) to the FCM sink
+#                                instead: the whole program's instructions, the sink's turn and
+#                                the mallocs a notification; exit 1 past the malloc limit (the
+#                                instructions are printed, not gated: no baseline yet)
 #   scripts/cost.sh --calls      the Swift runtime's calls per notification (retain, release,
 #                                uniqueness checks, lazy globals, object allocations) and
 #                                mallocs, from the same profiles, both ends and the sink's turn
@@ -59,11 +63,12 @@ case ${1:-} in
     --record) mode=record ;;
     --calls) mode=calls ;;
     --instrument) mode=instrument ;;
+    --fcm) mode=fcm ;;
     --repeat)
         mode=repeat repeats=${2:-}
         [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a count of at least 1, not '${2:-}'" >&2; exit 2; }
         ;;
-    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument]" >&2; exit 2 ;;
+    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument | --fcm]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "cost.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 
@@ -184,6 +189,27 @@ measure() {
 }
 
 case $mode in
+    fcm)
+        # The FCM workload's stages are not the APNs sink's (no PayloadSyntax, no digest):
+        # the program's total, the sink's turn and the allocations, a notification each.
+        workload_options=(--fcm) tag=.fcm
+        a=$(profile $small)
+        b=$(profile $large)
+        x=$(awk '/PROGRAM TOTALS/ { gsub(/,/, "", $1); print $1 }' "$a")
+        y=$(awk '/PROGRAM TOTALS/ { gsub(/,/, "", $1); print $1 }' "$b")
+        sx=$(inclusive "$a" "HTTP2InMemoryPair.serverTurn()") sy=$(inclusive "$b" "HTTP2InMemoryPair.serverTurn()")
+        px=$(inclusive "$a" "PayloadEncoder.encode(_:into:)") py=$(inclusive "$b" "PayloadEncoder.encode(_:into:)")
+        m=$(($(allocations "${b%.txt}") - $(allocations "${a%.txt}")))
+        awk -v t=$((y - x)) -v s=$((sy - sx)) -v p=$((py - px)) -v m=$m -v n=$((large - small)) -v limit=$malloc_limit '
+            BEGIN {
+                printf "fcm total    %10.1f instructions a notification (both ends, FCM sink)\n", t / n
+                printf "fcm sink     %10.1f   of which the FCM sink'"'"'s turn\n", s / n
+                printf "fcm payload  %10.1f   of which the send request'"'"'s bytes\n", p / n
+                verdict = m / n > limit + 0 ? "FAIL" : "ok"
+                printf "fcm mallocs  %10.4f  limit %.2f a notification   %s\n", m / n, limit, verdict
+                if (verdict == "FAIL") { print "cost gate: an FCM send allocates: more than " limit " mallocs a notification"; exit 1 }
+            }'
+        ;;
     instrument)
         # The sink's turn and the allocations with the sink measuring the provider (`fanout
         # sink --output`: arrivals, stream use, the card), beside the same without: what the

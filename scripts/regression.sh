@@ -2,7 +2,8 @@
 # Fanout's own regression gate (run by scripts/test.sh, hence by CI): deterministic checks only.
 #
 #   1. The cost gate (scripts/cost.sh): instructions per notification through the whole hot
-#      path, per stage, counted by callgrind, within +2% of this toolchain's baseline.
+#      path, per stage, counted by callgrind, within +2% of this toolchain's baseline; and FCM
+#      sends' allocations (scripts/cost.sh --fcm): none a notification.
 #   2. The outcome of the default scenario (`fanout run`: 1 million tokens, the poll
 #      notification, release build with jemalloc): every notification sent and accepted,
 #      nothing failed, sender and sink reconciled (results/baselines/default/thresholds.txt).
@@ -40,6 +41,8 @@ fi
 status=0
 echo "-- cost gate (scripts/cost.sh)"
 bash scripts/cost.sh || status=$?
+echo "-- cost gate, FCM sends (scripts/cost.sh --fcm): mallocs a notification"
+bash scripts/cost.sh --fcm || { s=$?; ((s > status)) && status=$s; }
 
 echo
 echo "-- outcome of the default scenario"

@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutClient
 import FanoutDevices
 import FanoutEndpoint
+import FanoutFCMSink
 import FanoutHTTP2
 import FanoutInstrument
 import FanoutPayload
@@ -37,6 +38,17 @@ public struct CostWorkload: Sendable {
     public var instrument = false
     /// Whether a device fleet stands behind the sink (`fanout sink --device-…`): `fleet`'s.
     public var devices = false
+    /// FCM HTTP v1 sends of `fcmPoll` (`fanout send --service fcm`) to the FCM sink as
+    /// `fanout sink --service fcm --no-auth --fcm-quota off --fcm-device-limits off` serves
+    /// (`FCMHTTP2Connection`), instead of APNs notifications to the APNs sink.
+    public var fcm = false
+
+    /// The poll for Android (fixtures/fcm-poll.json): what the FCM workload sends.
+    public static let fcmPoll = """
+        {"message":{"notification":{"title":"Poll","body":"Do you like the new design?"},\
+        "data":{"category":"poll","ok":"https://example.com/ok","nok":"https://example.com/nok"},\
+        "android":{"priority":"high","notification":{"click_action":"poll","sound":"default"}}}}
+        """
 
     /// The fleet `devices` puts behind the sink: 20% offline and back over 0–120 s, 10% low
     /// power, 2% disabled, 1% uninstalled, a log-normal delivery delay (scripts/bench/sink-devices.sh's).
@@ -68,8 +80,9 @@ public struct CostWorkload: Sendable {
         /// Requests the sink received, and accepted.
         public var sinkRequests: Int
         public var sinkAccepted: Int
-        /// Whether the sender's and the sink's digests of the accepted notifications agree.
-        public var digestsAgree: Bool
+        /// Whether the sender's and the sink's digests of the accepted notifications agree
+        /// (`nil`: the FCM sink keeps no digest).
+        public var digestsAgree: Bool?
         /// Latencies recorded.
         public var latencies: UInt64
         /// Round trips of the in-memory pair.
@@ -78,19 +91,29 @@ public struct CostWorkload: Sendable {
 
     /// Runs the fan-out; throws when the token set cannot be read or the run did not finish.
     public func run() throws -> Result {
-        let template = try self.template ?? PayloadTemplate(json: Array(RunJob.poll.utf8), file: "poll")
+        let template =
+            try self.template
+            ?? (fcm
+                ? PayloadTemplate(fcmSend: Array(Self.fcmPoll.utf8), file: "fcm-poll")
+                : PayloadTemplate(json: Array(RunJob.poll.utf8), file: "poll"))
         let (stream, read) = try readTokens()
 
         var shape = LoadShape()
         shape.connections = 1
         shape.streamsPerConnection = streams
-        let configuration = LoadConfiguration(
+        var configuration = LoadConfiguration(
             host: "in-memory",
             port: 0,
             headers: try NotificationHeaders(topic: "com.example.app", pushType: template.options.pushType),
             encoder: PayloadEncoder(template: template),
             shape: shape
         )
+        if fcm {
+            configuration.endpoint.fcm = FCMDestination(
+                project: "fanout-cost",
+                authorizations: FixedAuthorization("Bearer ya29.fanout-cost")
+            )
+        }
         let statistics = LoadStatistics()
         // One interval for the whole workload: a once-a-second hand-over would make the count
         // depend on how long valgrind took.
@@ -101,20 +124,24 @@ public struct CostWorkload: Sendable {
             interval: Self.interval
         )
         let recorder = LoopRecorder(collector: collector)
+        let client = LoadConnection(
+            configuration: configuration,
+            feed: NotificationFeed(stream),
+            statistics: statistics,
+            recorder: recorder,
+            tickets: nil,
+            seed: 1,
+            ended: { _, _ in }
+        )
+        if fcm {
+            return try runFCM(client, configuration, statistics, recorder, collector, read)
+        }
         var sinkConfiguration = SinkConfiguration()
         if instrument { sinkConfiguration.instrument = ProviderInstrument() }
         if devices { sinkConfiguration.scenario.devices = Self.fleet }
         let sinkStatistics = SinkStatistics()
         var pair = HTTP2InMemoryPair(
-            client: LoadConnection(
-                configuration: configuration,
-                feed: NotificationFeed(stream),
-                statistics: statistics,
-                recorder: recorder,
-                tickets: nil,
-                seed: 1,
-                ended: { _, _ in }
-            ),
+            client: client,
             configuration.shape.http2,
             server: SinkConnection(
                 configuration: sinkConfiguration,
@@ -132,15 +159,56 @@ public struct CostWorkload: Sendable {
         }
         recorder.finish()
         collector.drain()
-        let client = statistics.snapshot
+        let sent = statistics.snapshot
         let sink = sinkStatistics.summary
         return Result(
             tokens: read.tokens,
-            sent: client.requests,
-            accepted: client.accepted,
+            sent: sent.requests,
+            accepted: sent.accepted,
             sinkRequests: sink.requests,
             sinkAccepted: sink.accepted,
-            digestsAgree: client.digest == sink.digest,
+            digestsAgree: sent.digest == sink.digest,
+            latencies: collector.latency.totalCount,
+            roundTrips: roundTrips
+        )
+    }
+
+    /// The FCM fan-out: `client` against the FCM sink's connection with any bearer taken, no
+    /// quota and no device limits.
+    private func runFCM(
+        _ client: LoadConnection,
+        _ configuration: LoadConfiguration,
+        _ statistics: LoadStatistics,
+        _ recorder: LoopRecorder,
+        _ collector: IntervalCollector,
+        _ read: TokenStreamSummary
+    ) throws -> Result {
+        var sinkConfiguration = FCMSinkConfiguration()
+        sinkConfiguration.project = "fanout-cost"
+        sinkConfiguration.authentication = .anyBearer
+        sinkConfiguration.quota = nil
+        sinkConfiguration.deviceLimits = nil
+        let service = FCMService(configuration: sinkConfiguration, account: nil)
+        var pair = HTTP2InMemoryPair(
+            client: client,
+            configuration.shape.http2,
+            server: FCMHTTP2Connection(service: service),
+            FCMHTTP2Connection.configuration(sinkConfiguration)
+        )
+        let maxTurns = count + 16
+        guard let roundTrips = pair.run(maxTurns: maxTurns) else {
+            throw JobError.resource("the cost workload did not finish within \(maxTurns) round trips")
+        }
+        recorder.finish()
+        collector.drain()
+        let sent = statistics.snapshot
+        return Result(
+            tokens: read.tokens,
+            sent: sent.requests,
+            accepted: sent.accepted,
+            sinkRequests: service.statistics.requests(over: .http2),
+            sinkAccepted: service.statistics[.delivered],
+            digestsAgree: nil,
             latencies: collector.latency.totalCount,
             roundTrips: roundTrips
         )

@@ -37,6 +37,8 @@ struct TextTokenParser {
     let policy: InvalidTokenPolicy
     /// Receives every line turned down under `.skip`.
     let onReject: (RejectedToken) -> Void
+    /// `format`'s alphabet, read once: hex (APNs), or FCM's.
+    private let scansHex: Bool
 
     /// Lines seen so far.
     private(set) var line = 0
@@ -58,6 +60,7 @@ struct TextTokenParser {
         self.shard = shard
         self.policy = policy
         self.onReject = onReject
+        scansHex = format.alphabet == .hex
     }
 
     /// Parses the complete lines in `batch.bytes[start..<end]` and returns where the unparsed
@@ -68,6 +71,19 @@ struct TextTokenParser {
         from start: Int,
         to end: Int,
         isLast: Bool
+    ) throws(TokenSetError) -> Int {
+        // The alphabet is chosen once a call: each loop below is specialised for its own, so the
+        // hex loop is the one it was before FCM's tokens (scripts/cost.sh, `tokens`).
+        if scansHex { return try parse(batch, from: start, to: end, isLast: isLast, HexAlphabet.self) }
+        return try parse(batch, from: start, to: end, isLast: isLast, FCMAlphabet.self)
+    }
+
+    private mutating func parse<Alphabet: TokenAlphabet>(
+        _ batch: TokenBatch,
+        from start: Int,
+        to end: Int,
+        isLast: Bool,
+        _ alphabet: Alphabet.Type
     ) throws(TokenSetError) -> Int {
         let base = batch.bytes.baseAddress!
         var position = start
@@ -88,8 +104,7 @@ struct TextTokenParser {
             // The hex scan stops where the token ends; on most lines that is the newline itself,
             // so the line's end is known without searching for it.
             let rest = UnsafeRawBufferPointer(start: base + lineStart, count: end &- lineStart)
-            let hexLength =
-                format.alphabet == .hex ? HexScanner.hexPrefixLength(rest) : Self.fcmTokenPrefixLength(rest)
+            let hexLength = Alphabet.prefixLength(rest)
             let stop = lineStart &+ hexLength
             var contentEnd: Int
             var next: Int
@@ -124,14 +139,14 @@ struct TextTokenParser {
                 try reject(
                     content,
                     column: hexLength + 1,
-                    format.alphabet == .hex
+                    scansHex
                         ? "\(ByteDescription.describe(content[hexLength])) is not a hex digit"
                         : "\(ByteDescription.describe(content[hexLength])) is not in an FCM registration token (A-Z a-z 0-9 - _ :)"
                 )
                 continue
             }
             let length = tokenEnd &- lineStart
-            if (length & 1 != 0 && format.alphabet == .hex) || !format.hexLengths.contains(length) {
+            if (Alphabet.isHex && length & 1 != 0) || !format.hexLengths.contains(length) {
                 let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
                 try reject(content, column: 1, lengthProblem(length))
                 continue
@@ -179,13 +194,6 @@ struct TextTokenParser {
         }
     }
 
-    /// The length of the run of FCM registration token characters at the start of `bytes`.
-    private static func fcmTokenPrefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
-        var length = 0
-        while length < bytes.count && DeviceTokenFormat.isFCMTokenByte(bytes[length]) { length &+= 1 }
-        return length
-    }
-
     private func lengthProblem(_ length: Int) -> String {
         if length == 0 { return "the line has no token before its first tab" }
         if format.alphabet == .fcmRegistration {
@@ -195,5 +203,30 @@ struct TextTokenParser {
         if length % 2 != 0 { return "the token has \(length) hex digits; hex needs an even number" }
         return
             "the token has \(length) hex digits; accepted are \(format.hexLengths.lowerBound) to \(format.hexLengths.upperBound)"
+    }
+}
+
+/// What a token line's first characters may be, for the parser's loop to be specialised by.
+private protocol TokenAlphabet {
+    /// Whether tokens are hex, whose length is even.
+    static var isHex: Bool { get }
+    /// The length of the run of the alphabet's characters at the start of `bytes`.
+    static func prefixLength(_ bytes: UnsafeRawBufferPointer) -> Int
+}
+
+/// APNs device tokens: the SIMD hex scan.
+private enum HexAlphabet: TokenAlphabet {
+    static var isHex: Bool { true }
+    @inline(__always)
+    static func prefixLength(_ bytes: UnsafeRawBufferPointer) -> Int { HexScanner.hexPrefixLength(bytes) }
+}
+
+/// FCM registration tokens (`DeviceTokenFormat.isFCMTokenByte`), byte by byte.
+private enum FCMAlphabet: TokenAlphabet {
+    static var isHex: Bool { false }
+    static func prefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var length = 0
+        while length < bytes.count && DeviceTokenFormat.isFCMTokenByte(bytes[length]) { length &+= 1 }
+        return length
     }
 }

@@ -25,11 +25,24 @@ import Testing
         #expect(result.accepted == 2500)
         #expect(result.sinkRequests == 2500)
         #expect(result.sinkAccepted == 2500)
-        #expect(result.digestsAgree)
+        #expect(result.digestsAgree == true)
         #expect(result.latencies == 2500)
         // One round trip answers up to `streams` requests; the handshake and GOAWAY add a few.
         #expect(result.roundTrips >= 2500 / streams)
         #expect(result.roundTrips <= 2500 / streams + 8)
+    }
+
+    /// The FCM workload (`scripts/cost.sh --fcm`): every token sent as an FCM send, delivered by
+    /// the FCM sink and recorded; the FCM sink keeps no digest.
+    @Test(arguments: [1, 100]) func fcmSendsAreSentDeliveredAndRecorded(streams: Int) throws {
+        var workload = CostWorkload(tokens: .generated(TokenGenerator(count: 2000, seed: 9)), count: 2000)
+        workload.streams = streams
+        workload.fcm = true
+        let result = try workload.run()
+        #expect(result.tokens == 2000 && result.sent == 2000 && result.accepted == 2000)
+        #expect(result.sinkRequests == 2000 && result.sinkAccepted == 2000)
+        #expect(result.digestsAgree == nil)
+        #expect(result.latencies == 2000)
     }
 
     @Test func theSameWorkTwiceGivesTheSameCounts() throws {
