@@ -316,6 +316,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             return .unauthenticated
         }
         let retryAfter = response.status == 429 || response.status == 503 ? Self.retryAfter(in: response) : 0
+        // The project's quota binds every connection: none sends until it refills.
+        if reason == .fcm(.quotaExceeded), retryAfter > 0, FCMAnswerBody.isProjectQuota(in: response.body) {
+            state.feed.holdSends(until: NIODeadline.now().uptimeNanoseconds + retryAfter)
+        }
         return .answered(status: response.status, reason: reason, retryAfter: retryAfter)
     }
 

@@ -100,6 +100,9 @@ extension LoadConnectionState {
         var batch: FeedBatch?
         /// The feed had nothing ready: ask again at this time.
         var starvedUntil: UInt64 = 0
+        /// The endpoint's quota holds every send until this time (`NotificationFeed.holdSends`):
+        /// nothing here wakes the connection before it.
+        var quotaHeldUntil: UInt64 = 0
 
         var isEmpty: Bool { resend.isEmpty && retries.isEmpty && batch == nil }
 

@@ -375,11 +375,14 @@ struct LoadConnectionState {
         }
         if streams.count > 0 { earliest = streams.lastScan + Self.timeoutScanInterval }
         if !capacity.atCapacity {
-            if let retry = held.nextRetry { earliest = min(earliest, retry) }
-            if held.starvedUntil > 0 { earliest = min(earliest, held.starvedUntil) }
+            // While the quota holds sends, work due (a retry, an overdue ticket) waits for its end.
+            let hold = held.quotaHeldUntil
+            if let retry = held.nextRetry { earliest = min(earliest, max(retry, hold)) }
+            if held.starvedUntil > 0 { earliest = min(earliest, max(held.starvedUntil, hold)) }
             if openModel.nextTicketAt > 0 && !phase.isPastSchedule {
-                earliest = min(earliest, openModel.nextTicketAt)
+                earliest = min(earliest, max(openModel.nextTicketAt, hold))
             }
+            if hold > 0 { earliest = min(earliest, hold) }
         }
         if let flush = ledger.nextFlush { earliest = min(earliest, flush) }
         if let ping = proof.ping { earliest = min(earliest, ping.sentAt + streamTimeout) }
@@ -484,6 +487,13 @@ extension LoadConnectionState {
     /// connection handed back, or a new token (the open model: once its ticket falls in the
     /// pacing window, with the generator's lag and its wait for a stream).
     mutating func nextNotification(now: UInt64) -> (PendingNotification, UInt64?, StreamWait?)? {
+        // The endpoint's quota is spent until then (`NotificationFeed.holdSends`): woken at it.
+        let hold = feed.sendsHeldUntil
+        if hold > now {
+            held.quotaHeldUntil = hold
+            return nil
+        }
+        held.quotaHeldUntil = 0
         if let notification = held.resend.popLast() { return (notification, nil, nil) }
         if let retry = held.dueRetry(now: now) { return (retry, nil, nil) }
         if let started = feed.takeStarted(proven: proof.provenEpoch) { return (started, nil, nil) }

@@ -141,10 +141,40 @@ package final class NotificationFeed: Sendable {
     /// Batches taken from the stream that may still hold unclaimed tokens (spent ones are
     /// dropped as they are found): at most the batches in circulation.
     private let open = NIOLockedValueBox<[FeedBatch]>([])
+    /// No connection sends before this uptime (0: none held): FCM's project quota is spent
+    /// until then (`holdSends`).
+    private let heldUntil = ManagedAtomic<UInt64>(0)
 
     package init(_ stream: TokenStream) {
         self.stream = stream
     }
+
+    /// Holds every connection's sends until `deadline` (uptime nanoseconds), or the later hold
+    /// already set: the endpoint said its quota for the whole run is spent until then (FCM's 429
+    /// QUOTA_EXCEEDED for the project, with Retry-After). What is in flight is answered as it
+    /// comes; a sender that went on would only be answered 429 until then, each answer counted
+    /// against nothing and a try spent.
+    ///
+    /// ```
+    ///   429 project quota, Retry-After 25 ─► holdSends(until: now + 25 s)
+    ///   every connection: nextNotification ─► held until then (woken at it) ─► sends again
+    /// ```
+    package func holdSends(until deadline: UInt64) {
+        var current = heldUntil.load(ordering: .relaxed)
+        while deadline > current {
+            let (exchanged, original) = heldUntil.compareExchange(
+                expected: current,
+                desired: deadline,
+                ordering: .relaxed
+            )
+            if exchanged { return }
+            current = original
+        }
+    }
+
+    /// Until when sends are held (0, or a past time: they are not).
+    @inline(__always)
+    var sendsHeldUntil: UInt64 { heldUntil.load(ordering: .relaxed) }
 
     enum Take {
         case returned(PendingNotification)

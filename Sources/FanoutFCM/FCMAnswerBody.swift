@@ -39,6 +39,17 @@ public enum FCMAnswerBody {
         }
     }
 
+    /// Whether a QUOTA_EXCEEDED answer is about the project's quota (its QuotaFailure
+    /// violation's `subject` is `projects/…`), not one device's or topic's: the rate that binds
+    /// every send, not one token's (**our assumption** of the subject's form, as the sink
+    /// writes it; docs/fcm.md, "Not verified").
+    public static func isProjectQuota(in body: UnsafeRawBufferPointer) -> Bool {
+        guard let subject = stringValue(of: subjectKey, in: body) else { return false }
+        return subject.starts(with: projectsPrefix)
+    }
+
+    private static let subjectKey = Array(#""subject""#.utf8)
+    private static let projectsPrefix = Array("projects/".utf8)
     private static let nameKey = Array(#""name""#.utf8)
     private static let statusKey = Array(#""status""#.utf8)
     private static let errorCodeKey = Array(#""errorCode""#.utf8)

@@ -224,6 +224,22 @@ struct LoadConnectionStateTests {
         #expect(state.counts.retries == 1 && state.counts.answers.reduce(0, +) == 1)
     }
 
+    /// FCM's project quota spent until a time: no connection takes new work before it (woken at
+    /// it), a later hold wins over an earlier one, and sends go on at it.
+    @Test func aHeldFeedSendsNothingUntilTheHoldEnds() throws {
+        let feed = try Self.feed(4)
+        var state = Self.machine(feed)
+        #expect(Self.sends(Self.turn(&state, now: 1, streams: 1)) == [0])
+        try Self.answer(&state, tag: 0, now: Self.ms)
+        feed.holdSends(until: 500 * Self.ms)
+        feed.holdSends(until: 200 * Self.ms)
+        #expect(feed.sendsHeldUntil == 500 * Self.ms)
+        #expect(Self.turn(&state, now: Self.ms) == [.wait])
+        #expect(state.nextWakeUp == 500 * Self.ms)
+        #expect(Self.turn(&state, now: 500 * Self.ms - 1) == [.wait])
+        #expect(Self.sends(Self.turn(&state, now: 500 * Self.ms)) == [1, 2, 3])
+    }
+
     @Test func aStreamUnansweredForTheTimeoutIsResetAndTriedAgain() throws {
         let feed = try Self.feed(1)
         var state = Self.machine(feed, shape: Self.shape(timeout: .seconds(1), attempts: 2))

@@ -145,6 +145,21 @@ import Testing
         }
     }
 
+    /// Only the project's quota binds every send: a device's or a topic's 429 is one token's.
+    @Test func aSenderTellsTheProjectsQuotaFromADevicesOrATopics() {
+        let answers: [(FCMError, Bool)] = [
+            (.quotaExceeded(.project("fanout-test"), retryAfter: 25), true),
+            (.quotaExceeded(.device("dXpL:APA91b-token"), retryAfter: 60), false),
+            (.quotaExceeded(.topic("news"), retryAfter: 60), false),
+            (.unavailable(retryAfter: 5), false),
+        ]
+        for (error, project) in answers {
+            var buffer = ByteBuffer()
+            error.write(into: &buffer)
+            buffer.withUnsafeReadableBytes { #expect(FCMAnswerBody.isProjectQuota(in: $0) == project, "\(error)") }
+        }
+    }
+
     static let catalogue: [FCMError] = [
         .invalidRegistration, .noTarget, .moreThanOneTarget(["token", "topic"]),
         .dataValueNotString(index: 2, value: "true"), .invalidField("message.android.ttl", "ttl is at most 2419200s"),

@@ -112,9 +112,11 @@ import Testing
         #expect(snapshot.rejected[.fcm(.unregistered)] == statistics[.unregistered])
         #expect(snapshot.rejected[.fcm(.senderIDMismatch)] == statistics[.senderIDMismatch])
         #expect(snapshot.rejected.keys.sorted() == [.fcm(.unregistered), .fcm(.senderIDMismatch)])
-        // 4,000 sends against 2,500 a window: the rest were answered 429 and came back after
-        // the window's Retry-After, each 429 one retry, none spent to the last try.
-        #expect(statistics[.quotaExceeded] > 0)
+        // 4,000 sends against 2,500 a window: the quota ran out once. Its first 429 held every
+        // connection's sends until the window's Retry-After, so only what was in flight then
+        // (2 connections × 100 streams) was answered 429, each one retry after the wait, none
+        // spent to the last try. Without the hold, every send until the window refilled was.
+        #expect(statistics[.quotaExceeded] > 0 && statistics[.quotaExceeded] <= 200)
         #expect(snapshot.retries == statistics[.quotaExceeded])
         #expect(snapshot.requests == statistics.requests(over: .http2))
         #expect(statistics[.unregistered] > 250 && statistics[.senderIDMismatch] > 100)

@@ -22,25 +22,25 @@ url=http://127.0.0.1:$sink_port/v1/projects/fanout-fcm/messages:send
 # h2load_run: "RATE CPU-µs-a-request" for h2load, every answer a 200.
 h2load_run() {
     local out
-    out=$( { /usr/bin/time -f 'cpu %U %S' h2load -n "$requests" -c 4 -m 100 -t 1 -d "$body" \
+    out=$( { /usr/bin/time -f 'time-cpu %U %S' h2load -n "$requests" -c 4 -m 100 -t 1 -d "$body" \
         -H 'authorization: Bearer any' -H 'content-type: application/json' "$url"; } 2>&1)
     grep -q "status codes: $requests 2xx" <<<"$out" || { echo "h2load: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1; }
-    awk -v n="$requests" '/^finished in/ {rate = $4} /^cpu / {cpu = ($2 + $3) * 1e6 / n} END {printf "%.0f %.2f\n", rate, cpu}' <<<"$out"
+    awk -v n="$requests" '/^finished in/ {rate = $4} /^time-cpu / {cpu = ($2 + $3) * 1e6 / n} END {printf "%.0f %.2f\n", rate, cpu}' <<<"$out"
 }
 
 # fanout_run: the same for `fanout send --service fcm`, every notification accepted.
 fanout_run() {
-    local out folder=$work/send-$RANDOM
-    out=$( { /usr/bin/time -f 'cpu %U %S' "$fanout" send --service fcm --endpoint "http://127.0.0.1:$sink_port" \
+    local folder=$work/send-$RANDOM
+    { /usr/bin/time -f 'time-cpu %U %S' "$fanout" send --service fcm --endpoint "http://127.0.0.1:$sink_port" \
         --project fanout-fcm --fcm-bearer any --template fixtures/fcm-poll.json --generate "$requests" \
-        --connections 4 --streams 100 --threads 1 --output "$folder"; } 2>&1)
-    python3 - "$folder/summary.json" "$requests" <<<"$out" <<'PY' || { echo "$out" >&2; exit 1; }
+        --connections 4 --streams 100 --threads 1 --output "$folder"; } >"$work/send.out" 2>&1
+    python3 - "$folder/summary.json" "$requests" "$work/send.out" <<'PY' || { cat "$work/send.out" >&2; exit 1; }
 import json, sys
 summary = json.load(open(sys.argv[1]))
 n = int(sys.argv[2])
 if summary["accepted"] != n:
     sys.exit(f"fanout send: {summary['accepted']} of {n} accepted")
-cpu = next(line for line in sys.stdin if line.startswith("cpu "))
+cpu = next(line for line in open(sys.argv[3]) if line.startswith("time-cpu "))
 user, system = map(float, cpu.split()[1:3])
 print(f"{n / summary['elapsed_seconds']:.0f} {(user + system) * 1e6 / n:.2f}")
 PY
