@@ -306,12 +306,14 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     }
 
     /// How the try ended, for the retry policy: an FCM 401 without a code refused the bearer
-    /// (its source is asked for a new one), and a `Retry-After` is kept.
+    /// (a source that renews it is asked for a new one), and a `Retry-After` is kept.
     private mutating func result(of response: HTTP2Message, _ entry: LoadConnectionState.InFlight) -> RetryPolicy.Result
     {
         guard response.status != 200 else { return .answered(status: 200, reason: nil) }
         let reason = reason(of: response)
-        if sendsFCM && response.status == 401 && reason == nil {
+        // A bearer nothing renews (`--fcm-bearer`) is refused for good: an answer without a
+        // reason, final (RetryPolicy).
+        if sendsFCM && response.status == 401 && reason == nil && renewsAuthorization {
             state.authorizationRefused(entry)
             return .unauthenticated
         }

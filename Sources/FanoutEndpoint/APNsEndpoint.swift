@@ -122,17 +122,13 @@ public struct FCMDestination: Sendable {
     /// `/v1/projects/{project}/messages:send`.
     public var path: String { "/v1/projects/\(project)/messages:send" }
 
-    /// What is wrong with `project` as the path's project id, if anything: FCM's pattern is
-    /// `projects/[^/]+`, and the id travels in the path unescaped, so it is printable ASCII
-    /// without `/`, `?`, `#` or `%`.
+    /// What is wrong with `project` as the path's project id, if anything: a Google project id
+    /// (or number) is letters, digits and hyphens, 1 to 63 of them, and travels in the path and
+    /// in a success's name as it is (`fanout sink --service fcm --project` takes the same).
     public static func problem(inProject project: String) -> String? {
-        if project.isEmpty { return "the FCM project id is empty" }
-        if let bad = project.unicodeScalars.first(where: {
-            !(0x21..<0x7F).contains($0.value) || "/?#%".unicodeScalars.contains($0)
-        }) {
-            return
-                "the FCM project id \"\(project)\" has \"\(bad.escaped(asASCII: true))\", which a path's segment cannot carry as is"
-        }
+        guard (1...63).contains(project.count),
+            project.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else { return "a project id is letters, digits and hyphens (1 to 63), not \"\(project)\"" }
         return nil
     }
 }

@@ -86,9 +86,7 @@ struct FCMSendOptions: ParsableArguments {
         case (.some, nil):
             break
         }
-        if let project, let problem = FCMDestination.problem(inProject: project) {
-            throw ValidationError("--project: \(problem).")
-        }
+        if let project { _ = try FCMSinkOptions.checkedProject(project) }
     }
 
     /// The job's FCM part; `nil` with `--service apns`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutEndpoint
 import FanoutFCMSink
 import FanoutNotation
 import Foundation
@@ -88,9 +89,7 @@ struct FCMSinkOptions: ParsableArguments {
     /// A Google project id: letters, digits and hyphens (a success's body and the path carry
     /// it as it is).
     static func checkedProject(_ text: String) throws -> String {
-        guard (1...63).contains(text.count),
-            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
-        else {
+        guard FCMDestination.problem(inProject: text) == nil else {
             throw ValidationError("--project takes a project id of letters, digits and hyphens; got \(text).")
         }
         return text

@@ -1,0 +1,112 @@
+import FanoutNotation
+import FanoutResults
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout send --service fcm` as a user runs it: against `fanout sink --service fcm` with the
+/// credentials file it writes, the summary's counts by FCM's codes and the tokens it gives up
+/// written out; the options it refuses, and a bearer the sink refuses.
+@Suite(.serialized) struct FCMSendCommandTests {
+    static func folder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-fcm-send-command-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test func aServiceAccountsRunIsCountedByFCMsCodes() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink([
+            "--service", "fcm", "--fcm-credentials-out", folder, "--fcm-unregistered", "10%",
+        ])
+        defer { sink.stop() }
+        let result = try CommandRunner.run(
+            [
+                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "3000",
+                "--connections", "2", "--streams", "100", "--gone-tokens", folder + "/gone.txt", "--output",
+                folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        let unregistered = try #require(summary.rejected[.fcm(.unregistered)])
+        #expect(summary.accepted + unregistered == 3000)
+        #expect(Array(summary.rejected.keys) == [.fcm(.unregistered)])
+        #expect(summary.configuration.pushType == "fcm")
+        #expect(summary.configuration.topic == "projects/fanout-fcm")
+        let gone = try String(contentsOfFile: folder + "/gone.txt", encoding: .utf8).split(separator: "\n")
+        #expect(gone.count == unregistered)
+        #expect(
+            lines(of: result.standardOutput, keyed: "  rejected ") == [
+                "  rejected 404 UNREGISTERED: \(unregistered.grouped)"
+            ]
+        )
+        // The sink counted what the sender did.
+        let stopped = sink.stop()
+        #expect(
+            lines(of: stopped.output, keyed: "  delivered ")
+                == ["  delivered \(summary.accepted.grouped) · unregistered \(unregistered.grouped)"],
+            "\(stopped.output)"
+        )
+    }
+
+    @Test func aBearerTheSinkNeverIssuedIsARefusal() throws {
+        let (sink, port) = try CommandRunner.sink(["--service", "fcm"])
+        defer { sink.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--project", "fanout-fcm",
+            "--fcm-bearer", "ya29.never-issued", "--template", "fixtures/fcm-poll.json", "--generate", "200",
+            "--connections", "1", "--output", folder + "/run",
+        ])
+        #expect(result.status == 5, "\(result.standardError)")
+        #expect(
+            errorLine(of: result.standardError)
+                == "error: could not reach 127.0.0.1:\(port): 401 on the first request (401: the bearer was refused): check the FCM credentials: --fcm-credentials (a service account of the project) or --fcm-bearer (an access token, an hour's)"
+        )
+    }
+
+    @Test func optionsOfTheOtherServiceAreRefusedByName() throws {
+        let send = [
+            "send", "--endpoint", "http://127.0.0.1:9", "--template", "fixtures/fcm-poll.json", "--generate", "1",
+        ]
+        let cases: [([String], String)] = [
+            (
+                send + [
+                    "--service", "fcm", "--fcm-bearer", "x", "--project", "p", "--topic", "com.example.app",
+                    "--priority", "5",
+                ],
+                "error: --service fcm does not take --topic, --priority: they are APNs's (docs/fcm.md)."
+            ),
+            (
+                send + ["--service", "fcm"],
+                "error: --service fcm needs credentials: --fcm-credentials FILE (a service account) or --fcm-bearer TOKEN."
+            ),
+            (
+                send + ["--service", "fcm", "--fcm-bearer", "x"],
+                "error: --fcm-bearer needs --project: no service account names it."
+            ),
+            (
+                send + ["--service", "fcm", "--fcm-bearer", "x", "--fcm-credentials", "a.json"],
+                "error: --fcm-credentials and --fcm-bearer are two ways to authenticate: give one."
+            ),
+            (
+                send + ["--service", "fcm", "--fcm-bearer", "x", "--project", "a/b"],
+                "error: --project takes a project id of letters, digits and hyphens; got a/b."
+            ),
+            (
+                send + ["--topic", "com.example.app", "--fcm-bearer", "x"],
+                "error: --fcm-bearer is FCM's: add --service fcm."
+            ),
+        ]
+        for (arguments, message) in cases {
+            let result = try CommandRunner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(line(of: result.standardError, keyed: "error: ") == message, "\(result.standardError)")
+        }
+    }
+}
