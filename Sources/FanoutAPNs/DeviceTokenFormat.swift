@@ -22,12 +22,14 @@ public struct DeviceTokenFormat: Sendable, Hashable {
 
     /// FCM registration tokens of 1 to 4096 characters (Google documents no length; the tokens
     /// seen are 140 to 200).
-    public static let fcm: DeviceTokenFormat = {
-        var format = DeviceTokenFormat(hexLengths: 2...4096)
-        format.alphabet = .fcmRegistration
-        format.hexLengths = 1...4096
-        return format
-    }()
+    public static let fcm = DeviceTokenFormat(fcmLengths: 1...4096)
+
+    /// A format of FCM registration tokens whose length, in characters, lies in `lengths`.
+    public init(fcmLengths lengths: ClosedRange<Int>) {
+        precondition(lengths.lowerBound >= 1, "a token has at least one character")
+        hexLengths = lengths
+        alphabet = .fcmRegistration
+    }
 
     /// Whether `byte` may be in an FCM registration token.
     @inlinable
@@ -54,6 +56,12 @@ public struct DeviceTokenFormat: Sendable, Hashable {
     @inlinable
     public func problem(in bytes: UnsafeRawBufferPointer) -> DeviceTokenProblem? {
         if bytes.isEmpty { return .empty }
+        if alphabet == .fcmRegistration {
+            for index in bytes.indices where !DeviceTokenFormat.isFCMTokenByte(bytes[index]) {
+                return .notInFCMToken(offset: index, byte: bytes[index])
+            }
+            return hexLengths.contains(bytes.count) ? nil : .fcmLengthOutOfRange(bytes.count, accepted: hexLengths)
+        }
         for index in bytes.indices where !DeviceTokenFormat.isHexDigit(bytes[index]) {
             return .invalidCharacter(offset: index, byte: bytes[index])
         }
@@ -91,6 +99,10 @@ public enum DeviceTokenProblem: Sendable, Hashable, CustomStringConvertible {
     case oddLength(Int)
     /// The length, in hex characters, lies outside the accepted range.
     case lengthOutOfRange(Int, accepted: ClosedRange<Int>)
+    /// An FCM registration token's byte at `offset` (0-based) is not in its alphabet.
+    case notInFCMToken(offset: Int, byte: UInt8)
+    /// An FCM registration token's length, in characters, lies outside the accepted range.
+    case fcmLengthOutOfRange(Int, accepted: ClosedRange<Int>)
 
     public var description: String {
         switch self {
@@ -104,6 +116,12 @@ public enum DeviceTokenProblem: Sendable, Hashable, CustomStringConvertible {
         case .lengthOutOfRange(let length, let accepted):
             return
                 "the device token has \(length) hex characters; accepted are \(accepted.lowerBound) to \(accepted.upperBound)"
+        case .notInFCMToken(let offset, let byte):
+            return
+                "character \(offset + 1) of the registration token is \(ByteDescription.describe(byte)), not in an FCM registration token (A-Z a-z 0-9 - _ :)"
+        case .fcmLengthOutOfRange(let length, let accepted):
+            return
+                "the FCM registration token has \(length) characters; accepted are \(accepted.lowerBound) to \(accepted.upperBound)"
         }
     }
 }

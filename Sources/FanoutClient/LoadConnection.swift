@@ -152,10 +152,14 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 hasAnswered = true
                 // A refused bearer that its source replaces is tried again (`result(of:)`), not
                 // the endpoint's refusal of the run's credentials.
-                let refusal = EndpointFailure.forbidden(status: response.status, reason: reason(of: response))
+                let refusal = EndpointFailure.forbidden(
+                    status: response.status,
+                    reason: reason(of: response),
+                    fcm: sendsFCM
+                )
                 answered(refusal?.isBearerRefused == true && renewsAuthorization ? nil : refusal)
             }
-            settle(entry, after: result(of: response, entry), now: now)
+            settle(entry, after: result(of: response, entry, now: now), now: now)
         case .streamReset(_, let tag, let code, _):
             guard let entry = state.release(tag: tag) else { break }
             settle(entry, after: code == .refusedStream ? .refused : .reset, now: now)
@@ -301,14 +305,22 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// without a known reason.
     private func reason(of response: HTTP2Message) -> PushReason? {
         guard response.status != 200 else { return nil }
-        if sendsFCM { return FCMAnswerBody.errorCode(in: response.body).map(PushReason.fcm) }
+        // Google's answers without an FcmError detail (a body too large, a data value not a
+        // string) are classified by their status, as firebase-admin does.
+        if sendsFCM {
+            let code = FCMAnswerBody.errorCode(in: response.body) ?? FCMAnswerBody.status(in: response.body)?.errorCode
+            return code.map(PushReason.fcm)
+        }
         return APNsErrorBody.reason(in: response.body).map(PushReason.apns)
     }
 
     /// How the try ended, for the retry policy: an FCM 401 without a code refused the bearer
     /// (a source that renews it is asked for a new one), and a `Retry-After` is kept.
-    private mutating func result(of response: HTTP2Message, _ entry: LoadConnectionState.InFlight) -> RetryPolicy.Result
-    {
+    private mutating func result(
+        of response: HTTP2Message,
+        _ entry: LoadConnectionState.InFlight,
+        now: UInt64
+    ) -> RetryPolicy.Result {
         guard response.status != 200 else { return .answered(status: 200, reason: nil) }
         let reason = reason(of: response)
         // A bearer nothing renews (`--fcm-bearer`) is refused for good: an answer without a
@@ -317,10 +329,10 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             state.authorizationRefused(entry)
             return .unauthenticated
         }
-        let retryAfter = response.status == 429 || response.status == 503 ? Self.retryAfter(in: response) : 0
+        let retryAfter = response.status == 429 || response.status >= 500 ? Self.retryAfter(in: response) : 0
         // The project's quota binds every connection: none sends until it refills.
         if reason == .fcm(.quotaExceeded), retryAfter > 0, FCMAnswerBody.isProjectQuota(in: response.body) {
-            state.feed.holdSends(until: NIODeadline.now().uptimeNanoseconds + retryAfter)
+            state.feed.holdSends(until: now + retryAfter)
         }
         return .answered(status: response.status, reason: reason, retryAfter: retryAfter)
     }

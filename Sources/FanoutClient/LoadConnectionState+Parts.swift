@@ -293,7 +293,9 @@ extension LoadConnectionState {
         /// Tells the source that its value of `generation` was refused, once, by a request sent
         /// at `sentAt` with it.
         mutating func refused(sentAt: UInt64) {
-            guard let source, !awaitsRenewal, sentAt >= renewedAt else { return }
+            // A request sent at the renewal's own moment went out in the turn that ended with it,
+            // with the value before: strictly after.
+            guard let source, !awaitsRenewal, sentAt > renewedAt else { return }
             awaitsRenewal = true
             source.refused(generation: generation)
         }

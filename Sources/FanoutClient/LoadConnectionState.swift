@@ -395,8 +395,9 @@ struct LoadConnectionState {
     /// Whether the counts are due to go to the run's statistics.
     func flushDue(now: UInt64) -> Bool { ledger.flushDue(now: now) }
 
-    /// Hands the counts since the last flush to `deliver` and returns the provider token's new
-    /// `authorization` when it was renewed since this connection's fields were made.
+    /// Hands the counts since the last flush to `deliver` and returns the new `authorization`
+    /// (an APNs provider token, an FCM access token) when it was renewed since this
+    /// connection's fields were made.
     mutating func flush(now: UInt64, counts deliver: (LoadCounts) -> Void) -> String? {
         let authorization = authorization.renewed(now: now)
         ledger.flush(now: now, deliver)
@@ -487,21 +488,30 @@ extension LoadConnectionState {
     /// connection handed back, or a new token (the open model: once its ticket falls in the
     /// pacing window, with the generator's lag and its wait for a stream).
     mutating func nextNotification(now: UInt64) -> (PendingNotification, UInt64?, StreamWait?)? {
-        // The endpoint's quota is spent until then (`NotificationFeed.holdSends`): woken at it.
+        // The endpoint's quota is spent until then (`NotificationFeed.holdSends`): nothing is
+        // sent, and the connection is woken at it; the run's end is still seen while it holds.
         let hold = feed.sendsHeldUntil
-        if hold > now {
+        let holding = hold > now
+        if holding {
             held.quotaHeldUntil = hold
-            return nil
+        } else if held.quotaHeldUntil != 0 {
+            // The wait was the endpoint's, as a wait for a stream is: what falls due in it is
+            // late from the hold's end, not from its due time (its latency still counts from
+            // that), so the hold is not the generator's lag.
+            capacity.freedAt = max(capacity.freedAt, held.quotaHeldUntil)
+            held.quotaHeldUntil = 0
         }
-        held.quotaHeldUntil = 0
-        if let notification = held.resend.popLast() { return (notification, nil, nil) }
-        if let retry = held.dueRetry(now: now) { return (retry, nil, nil) }
-        if let started = feed.takeStarted(proven: proof.provenEpoch) { return (started, nil, nil) }
+        if !holding {
+            if let notification = held.resend.popLast() { return (notification, nil, nil) }
+            if let retry = held.dueRetry(now: now) { return (retry, nil, nil) }
+            if let started = feed.takeStarted(proven: proof.provenEpoch) { return (started, nil, nil) }
+        }
         if case .scheduleEnded = phase { return nil }
         if feed.isClosed {
             endSchedule()
             return nil
         }
+        if holding { return nil }
         guard let tickets = openModel.tickets else { return nextToken(now: now).map { ($0, nil, nil) } }
         let horizon = openModel.pacing.horizon(now: now)
         // Its ticket is known to fall in a later window: no need to ask (an answer's turn).

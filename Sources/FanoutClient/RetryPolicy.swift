@@ -91,7 +91,8 @@ struct RetryPolicy {
             return .accept
         case .answered(let status, let reason?, let retryAfter) where reason.status == status:
             guard reason.isRetryable, attempts + 1 < maxAttempts else { return .reject(reason) }
-            return .retry(delay: retryAfter &+ delay(forAttempt: attempts + 1))
+            let wait = retryAfter > 0 ? retryAfter : reason.minimumRetryWait
+            return .retry(delay: wait &+ delay(forAttempt: attempts + 1))
         case .answered(let status, _, let retryAfter) where status == 429 || status >= 500:
             guard attempts + 1 < maxAttempts else { return .fail(.unexpectedResponse) }
             return .retry(delay: retryAfter &+ delay(forAttempt: attempts + 1))

@@ -80,7 +80,7 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
         case .forbidden where isBearerRefused:
             "check the FCM credentials: --fcm-credentials (a service account of the project) or --fcm-bearer (an access token, an hour's)"
         case .forbidden:
-            "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic; for FCM, that the account may send to --project"
+            "check the credentials: --key-file, --key-id and --team-id (token auth) or --cert (certificate auth), and --topic"
         }
     }
 
@@ -227,9 +227,10 @@ public struct EndpointFailure: Error, Sendable, Hashable, CustomStringConvertibl
     /// another request on the same credentials would get too (APNs' `ExpiredProviderToken` is
     /// not one: the sender renews its token and tries again; nor is FCM's `SENDER_ID_MISMATCH`,
     /// which is one token's; FCM's 403 without a code is a project the account may not send
-    /// to), or FCM's 401 without a code: the bearer refused on a connection's first request.
-    public static func forbidden(status: Int, reason: PushReason?) -> EndpointFailure? {
-        if status == 401 && reason == nil { return EndpointFailure(.forbidden, Self.bearerRefused) }
+    /// to), or, sending to FCM (`fcm`), its 401 without a code: the bearer refused on a
+    /// connection's first request. APNs answers no 401: one from a gateway is an answer.
+    public static func forbidden(status: Int, reason: PushReason?, fcm: Bool = false) -> EndpointFailure? {
+        if fcm && status == 401 && reason == nil { return EndpointFailure(.forbidden, Self.bearerRefused) }
         guard status == 403, reason != .apns(.expiredProviderToken), reason != .fcm(.senderIDMismatch) else {
             return nil
         }

@@ -37,6 +37,8 @@ package final class FCMBearerTokens: Sendable {
         var started = false
         /// Who waits for a count of tokens fetched (`fetched(atLeast:)`).
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// `started(attempts:)`'s promise, until the first token or the last try's failure.
+        var start: (promise: EventLoopPromise<Void>, attempts: Int)?
     }
 
     /// Tokens for `account` from `request`'s endpoint, fetched on `loop`.
@@ -111,16 +113,35 @@ package final class FCMBearerTokens: Sendable {
         throw failure
     }
 
+    /// `start(attempts:)` for a caller that is not async (`fanout send`'s job, which may run on
+    /// a thread of Swift's cooperative pool): a future of the loop, so waiting on it needs no
+    /// task to run. Called once, instead of `start`.
+    package func started(attempts: Int = 3) -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: Void.self)
+        let first = state.withLockedValue { state in
+            defer { state.started = true }
+            if !state.started { state.start = (promise, attempts) }
+            return !state.started
+        }
+        precondition(first, "FCMBearerTokens.start or started is called once")
+        loop.execute { self.turn() }
+        return promise.futureResult
+    }
+
     /// Stops fetching: a timer waiting is cancelled, a fetch under way is let go of.
     package func stop() {
-        let waiting = state.withLockedValue { state in
+        let (waiting, start) = state.withLockedValue { state in
             state.stopped = true
             state.timer?.cancel()
             state.timer = nil
-            defer { state.waiters = [] }
-            return state.waiters
+            defer {
+                state.waiters = []
+                state.start = nil
+            }
+            return (state.waiters, state.start)
         }
         for waiter in waiting { waiter.continuation.resume() }
+        start?.promise.fail(FCMTokenError(endpoint: request.endpoint, .noAnswer, "was stopped before it answered"))
         outcomes.continuation.finish()
     }
 
@@ -172,7 +193,7 @@ package final class FCMBearerTokens: Sendable {
 
     private func ended(_ result: Result<(accessToken: String, expiresIn: Int), FCMTokenError>) {
         let now = clock()
-        let (outcome, ready) = state.withLockedValue { state in
+        let (outcome, ready, start) = state.withLockedValue { state in
             var failure: FCMTokenError?
             switch result {
             case .success(let answer):
@@ -190,9 +211,30 @@ package final class FCMBearerTokens: Sendable {
             let fetched = state.schedule.token?.generation ?? 0
             let ready = state.waiters.filter { $0.count <= fetched }.map(\.continuation)
             state.waiters.removeAll { $0.count <= fetched }
-            return (Outcome(failure: failure, failures: state.schedule.failures), ready)
+            let outcome = Outcome(failure: failure, failures: state.schedule.failures)
+            // `started`'s promise: kept through transient failures until its tries are spent.
+            var start: (EventLoopPromise<Void>, FCMTokenError?)?
+            if let waiting = state.start {
+                if let failure {
+                    if !failure.isTransient || outcome.failures >= waiting.attempts {
+                        start = (waiting.promise, failure)
+                    }
+                } else {
+                    start = (waiting.promise, nil)
+                }
+                if start != nil { state.start = nil }
+            }
+            return (outcome, ready, start)
         }
         for continuation in ready { continuation.resume() }
+        if let (promise, failure) = start {
+            if let failure {
+                stop()
+                promise.fail(failure)
+                return
+            }
+            promise.succeed()
+        }
         outcomes.continuation.yield(outcome)
         turn()
     }

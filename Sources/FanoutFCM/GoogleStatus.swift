@@ -28,6 +28,21 @@ public enum GoogleStatus: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The FCM code an answer with this status and no FcmError detail is counted as (Google's
+    /// own refusals of a body too large or a data value not a string carry none): the message's
+    /// fate for the four a message can meet, `nil` for a bearer refused (401), a project the
+    /// account may not send to (403) and a method not found (404), which are not one
+    /// message's.
+    public var errorCode: FCMErrorCode? {
+        switch self {
+        case .invalidArgument: .invalidArgument
+        case .resourceExhausted: .quotaExceeded
+        case .internal: .internal
+        case .unavailable: .unavailable
+        case .unauthenticated, .permissionDenied, .notFound: nil
+        }
+    }
+
     /// The code an answer of `httpStatus` stands for when its body names none, as
     /// firebase-admin maps it (`_HTTP_STATUS_TO_ERROR_CODE`); `nil` for a status none of these
     /// travel with.

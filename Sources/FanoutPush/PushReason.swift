@@ -72,6 +72,19 @@ public enum PushReason: RawRepresentable, Sendable, Hashable, Comparable, Codabl
         }
     }
 
+    /// The least wait before a retry when the answer gives no `Retry-After`, in nanoseconds: FCM
+    /// asks for "a minimum initial delay of 1 minute" after QUOTA_EXCEEDED and a back-off from
+    /// 1 s after UNAVAILABLE and INTERNAL (docs/fcm.md, "What FCM asks of senders"); APNs asks
+    /// for none of its own (0: the sender's backoff alone).
+    public var minimumRetryWait: UInt64 {
+        switch self {
+        case .apns: 0
+        case .fcm(.quotaExceeded): 60_000_000_000
+        case .fcm(.unavailable), .fcm(.internal): 1_000_000_000
+        case .fcm: 0
+        }
+    }
+
     /// Whether the token is gone for good, so a provider stops sending to it (`--gone-tokens`):
     /// APNs' 410 (`Unregistered`, `ExpiredToken`), FCM's `UNREGISTERED`.
     public var isGoneToken: Bool {

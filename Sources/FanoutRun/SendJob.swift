@@ -242,15 +242,21 @@ public struct SendJob: Sendable {
                 throw JobError.input("--key-file \(tokenAuth.keyFile) holds no P-256 private key (.p8): \(error)")
             }
         }
-        if let fcm {
-            let (authorizations, project) = try fcmAuthorizations(fcm)
-            configuration.endpoint.fcm = FCMDestination(project: project, authorizations: authorizations)
-        }
         if let goneTokens {
             do {
                 configuration.goneTokens = try TokenLineWriter(path: goneTokens)
             } catch {
                 throw JobError.input("--gone-tokens: \(error)")
+            }
+        }
+        // Last: a token fetched is kept fresh on a timer from here, until the run stops it.
+        if let fcm {
+            do {
+                let (authorizations, project) = try fcmAuthorizations(fcm)
+                configuration.endpoint.fcm = FCMDestination(project: project, authorizations: authorizations)
+            } catch {
+                configuration.goneTokens?.close()
+                throw error
             }
         }
         return configuration
@@ -333,16 +339,12 @@ public struct SendJob: Sendable {
                 request: request,
                 loop: MultiThreadedEventLoopGroup.singleton.next()
             )
-            let failure = NIOLockedValueBox<FCMTokenError?>(nil)
-            let fetched = DispatchSemaphore(value: 0)
-            Task {
-                do throws(FCMTokenError) { try await tokens.start() } catch { failure.withLockedValue { $0 = error } }
-                fetched.signal()
-            }
-            // `start` returns within its tries: each fetch has FCMTokenRequest's timeout.
-            fetched.wait()
-            if let failure = failure.withLockedValue({ $0 }) {
-                throw JobError.resource("no FCM access token for \(account.clientEmail): \(failure)")
+            // A future of the token's loop, waited for here: no task of Swift's cooperative pool
+            // is needed, which this thread may be one of (`FCMBearerTokens.started`).
+            do {
+                try tokens.started().wait()
+            } catch {
+                throw JobError.resource("no FCM access token for \(account.clientEmail): \(error)")
             }
             let project = fcm.project ?? account.projectID
             if let problem = FCMDestination.problem(inProject: project) {

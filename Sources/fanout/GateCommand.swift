@@ -14,7 +14,7 @@ struct GateCommand: ParsableCommand {
             A threshold is METRIC COMPARISON LIMIT. Metrics: p50 p90 p99 p99.9 p99.99 max lag (ms, \
             or with us/ms/s), throughput (per second, /s optional), errors (rejected + failed: a \
             count, or a share of sent with %), failed, rejected, sent, accepted, harness (ms), \
-            rejected.REASON and failed.CAUSE (an APNs reason or a failure cause: counts, or shares \
+            rejected.REASON and failed.CAUSE (an APNs reason or FCM error code, or a failure cause: counts, or shares \
             of sent with %), window(LENGTH).P (the worst LENGTH-long window of latency.hlog after \
             the warm-up, like window(10s).p99; P one of p50 p90 p99 p99.9 p99.99 max); on a \
             sink's folder (fanout sink --output) also fanout (the fan-out time, ms), unread \

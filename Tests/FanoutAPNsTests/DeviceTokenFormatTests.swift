@@ -52,4 +52,20 @@ import Testing
             #expect(type.payloadSizeLimit == (type == .voip ? 5120 : 4096))
         }
     }
+
+    /// FCM registration tokens: their own alphabet, odd lengths allowed, their own words.
+    @Test func fcmRegistrationTokens() {
+        let format = DeviceTokenFormat.fcm
+        #expect(format.problem(in: "dXpLq3mT:APA91bHn-x_Y") == nil)
+        #expect(format.problem(in: "abc") == nil)
+        #expect(format.problem(in: "ab/c") == .notInFCMToken(offset: 2, byte: UInt8(ascii: "/")))
+        #expect(
+            format.problem(in: String(repeating: "a", count: 4097)) == .fcmLengthOutOfRange(4097, accepted: 1...4096)
+        )
+        #expect(format.problem(in: "") == .empty)
+        #expect(
+            DeviceTokenProblem.notInFCMToken(offset: 2, byte: UInt8(ascii: "/")).description
+                == "character 3 of the registration token is '/', not in an FCM registration token (A-Z a-z 0-9 - _ :)"
+        )
+    }
 }

@@ -297,7 +297,7 @@ import Testing
         }
     }
 
-    @Test func a403OnEveryConnectionsFirstRequestEndsTheRun() {
+    @Test func a403OnEveryConnectionsFirstRequestEndsTheRun() throws {
         let refusal = EndpointFailure.forbidden(status: 403, reason: .apns(.invalidProviderToken))!
         let (pool, last) = Self.firstAnswers(slots: 3, [(0, refusal), (2, refusal), (1, refusal)])
         #expect(!pool.reached)
@@ -314,6 +314,13 @@ import Testing
         // ExpiredProviderToken is renewed, not a refusal; other statuses are answers.
         #expect(EndpointFailure.forbidden(status: 403, reason: .apns(.expiredProviderToken)) == nil)
         #expect(EndpointFailure.forbidden(status: 400, reason: .apns(.badDeviceToken)) == nil)
+        // FCM's 401 without a code refuses the bearer; a gateway's 401 to APNs requests is an
+        // answer; SENDER_ID_MISMATCH is one token's.
+        let bearer = try #require(EndpointFailure.forbidden(status: 401, reason: nil, fcm: true))
+        #expect(bearer.cause == .forbidden && bearer.isBearerRefused)
+        #expect(EndpointFailure.forbidden(status: 401, reason: nil) == nil)
+        #expect(EndpointFailure.forbidden(status: 403, reason: .fcm(.senderIDMismatch), fcm: true) == nil)
+        #expect(EndpointFailure.forbidden(status: 403, reason: nil, fcm: true)?.isBearerRefused == false)
     }
 
     @Test func oneAcceptedFirstAnswerOutweighsRefusals() {

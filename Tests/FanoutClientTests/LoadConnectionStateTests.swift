@@ -383,6 +383,36 @@ struct LoadConnectionStateTests {
         #expect(after.contains { if case .send(_, _, _, let lag) = $0 { lag == 0 } else { false } })
     }
 
+    /// The open model under a quota hold: tickets that fall due in it go out at its end, late
+    /// from their due time (their latency) but lagging nothing of the generator's: the wait was
+    /// the endpoint's. Nothing goes out, and no overdue ticket wakes the connection, before.
+    @Test func ticketsHeldByTheQuotaLagNothingOfTheGenerators() throws {
+        var (state, start) = try Self.paced(tokens: 10, window: .zero, duration: .milliseconds(10))
+        #expect(Self.sends(Self.turn(&state, now: start)) == [0])
+        state.feed.holdSends(until: start + 50 * Self.ms)
+        #expect(Self.turn(&state, now: start + 5 * Self.ms) == [.wait])
+        #expect(state.nextWakeUp == start + 50 * Self.ms)
+        let after = Self.turn(&state, now: start + 50 * Self.ms)
+        #expect(Self.sends(after) == Array(1...9))
+        #expect(
+            after.allSatisfy {
+                if case .send(_, _, let at, let lag) = $0 { at < start + 10 * Self.ms && lag == 0 } else { true }
+            }
+        )
+    }
+
+    /// A run whose feed closes (a signal, a duration's end) while the quota holds ends then,
+    /// not when the hold would have.
+    @Test func aHoldDoesNotKeepAClosedRunWaiting() throws {
+        let feed = try Self.feed(10)
+        var state = Self.machine(feed)
+        #expect(Self.sends(Self.turn(&state, now: 1, streams: 1)) == [0])
+        try Self.answer(&state, tag: 0, now: Self.ms)
+        feed.holdSends(until: 3_600 * Self.second)
+        feed.close()
+        #expect(Self.turn(&state, now: 2 * Self.ms) == [.goAway])
+    }
+
     /// Tickets due before the connection was up waited for connecting, not for a stream.
     @Test func aConnectionUpLateNamesNoStreamWait() throws {
         var (state, start) = try Self.paced(tokens: 10, window: .zero, duration: .milliseconds(10))

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import Testing
 
 @testable import FanoutClient
@@ -175,6 +176,28 @@ import Testing
             policy.next(after: .answered(status: 403, reason: .fcm(.senderIDMismatch)), attempts: 0)
                 == .reject(.fcm(.senderIDMismatch))
         )
+    }
+
+    /// Without a Retry-After, FCM's own least waits: a minute after QUOTA_EXCEEDED, a second
+    /// after UNAVAILABLE; APNs' reasons wait the backoff alone.
+    @Test func withoutRetryAfterFCMsLeastWaitIsKept() {
+        var policy = Self.policy(attempts: 3)
+        let cases: [(PushReason, UInt64)] = [
+            (.fcm(.quotaExceeded), 60_000_000_000), (.fcm(.unavailable), 1_000_000_000),
+            (.fcm(.internal), 1_000_000_000), (.apns(.tooManyRequests), 0),
+        ]
+        for (reason, least) in cases {
+            guard
+                case .retry(let delay) = policy.next(
+                    after: .answered(status: reason.status!, reason: reason),
+                    attempts: 0
+                )
+            else {
+                Issue.record("\(reason) was not retried")
+                continue
+            }
+            #expect(delay >= least && delay < least + 100_000_000, "\(reason)")
+        }
     }
 
     /// A refused bearer is tried again once the token had time to be renewed; with no tries

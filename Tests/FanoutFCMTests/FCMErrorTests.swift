@@ -145,6 +145,21 @@ import Testing
         }
     }
 
+    /// An answer without an FcmError detail is counted by its status where that is a message's
+    /// fate, as firebase-admin classifies it.
+    @Test func aStatusWithoutACodeStandsForOneWhereAMessageCanMeetIt() {
+        #expect(GoogleStatus.invalidArgument.errorCode == .invalidArgument)
+        #expect(GoogleStatus.resourceExhausted.errorCode == .quotaExceeded)
+        #expect(GoogleStatus.unavailable.errorCode == .unavailable && GoogleStatus.internal.errorCode == .internal)
+        for status in [GoogleStatus.unauthenticated, .permissionDenied, .notFound] { #expect(status.errorCode == nil) }
+        var buffer = ByteBuffer()
+        FCMError.tooLarge.write(into: &buffer)
+        buffer.withUnsafeReadableBytes { body in
+            #expect(FCMAnswerBody.errorCode(in: body) == nil)
+            #expect(FCMAnswerBody.status(in: body)?.errorCode == .invalidArgument)
+        }
+    }
+
     /// Only the project's quota binds every send: a device's or a topic's 429 is one token's.
     @Test func aSenderTellsTheProjectsQuotaFromADevicesOrATopics() {
         let answers: [(FCMError, Bool)] = [

@@ -124,7 +124,7 @@ import Testing
 
     @Test(
         arguments: [
-            ("rejected.Nope == 0", "Nope is not an APNs reason"),
+            ("rejected.Nope == 0", "Nope is neither an APNs reason nor an FCM error code"),
             ("failed.Nope == 0", "Nope is not a failure cause"),
             ("window(10).p99 < 1s", "the window's length is whole seconds or minutes"),
             ("window(0s).p99 < 1s", "the window's length is whole seconds or minutes"),

@@ -50,8 +50,11 @@ PY
 printf '%-4s %12s %12s %16s %16s\n' run "h2load /s" "fanout /s" "h2load µs/req" "fanout µs/req"
 rates=$work/rates
 for run in $(seq "$runs"); do
-    read -r hr hc <<<"$(h2load_run)"
-    read -r fr fc <<<"$(fanout_run)"
+    # A failed run (its message on standard error) stops the benchmark: an empty line here.
+    h=$(h2load_run) && [ -n "$h" ] || exit 1
+    f=$(fanout_run) && [ -n "$f" ] || exit 1
+    read -r hr hc <<<"$h"
+    read -r fr fc <<<"$f"
     printf '%-4s %12s %12s %16s %16s\n' "$run" "$hr" "$fr" "$hc" "$fc"
     echo "$hr $fr $hc $fc" >>"$rates"
 done

@@ -36,7 +36,7 @@ public enum GateMetric: Sendable, Hashable, CustomStringConvertible {
             guard let reason = PushReason(rawValue: name) else {
                 throw ThresholdError(
                     .metric,
-                    "\(TextLines.quoted(name)) is not an APNs reason; the reasons are "
+                    "\(TextLines.quoted(name)) is neither an APNs reason nor an FCM error code; they are "
                         + PushReason.all.map(\.rawValue).joined(separator: ", ")
                 )
             }
