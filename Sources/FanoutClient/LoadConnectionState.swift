@@ -495,10 +495,12 @@ extension LoadConnectionState {
         if holding {
             held.quotaHeldUntil = hold
         } else if held.quotaHeldUntil != 0 {
-            // The wait was the endpoint's, as a wait for a stream is: what falls due in it is
-            // late from the hold's end, not from its due time (its latency still counts from
-            // that), so the hold is not the generator's lag.
+            // The wait was the endpoint's: what falls due in it is late from the hold's end, not
+            // from its due time (its latency still counts from that), so the hold is not the
+            // generator's lag; nor is it a wait for a stream (a stream is free now, or this is
+            // not asked: what waited, waited for the hold).
             capacity.freedAt = max(capacity.freedAt, held.quotaHeldUntil)
+            capacity.busyStreams = 0
             held.quotaHeldUntil = 0
         }
         if !holding {

@@ -384,16 +384,21 @@ struct LoadConnectionStateTests {
     }
 
     /// The open model under a quota hold: tickets that fall due in it go out at its end, late
-    /// from their due time (their latency) but lagging nothing of the generator's: the wait was
-    /// the endpoint's. Nothing goes out, and no overdue ticket wakes the connection, before.
+    /// from their due time (their latency) but lagging nothing of the generator's and waiting
+    /// for no stream: the wait was the quota's. Nothing goes out, and no overdue ticket wakes
+    /// the connection, before.
     @Test func ticketsHeldByTheQuotaLagNothingOfTheGenerators() throws {
         var (state, start) = try Self.paced(tokens: 10, window: .zero, duration: .milliseconds(10))
-        #expect(Self.sends(Self.turn(&state, now: start)) == [0])
+        var waits: [LoadConnectionState.StreamWait] = []
+        // One stream, busy from the start: the hold, not the stream, is what the tickets wait for.
+        #expect(Self.sends(Self.turn(&state, now: start, streams: 1)) == [0])
         state.feed.holdSends(until: start + 50 * Self.ms)
+        try Self.answer(&state, tag: 0, now: start + 5 * Self.ms)
         #expect(Self.turn(&state, now: start + 5 * Self.ms) == [.wait])
         #expect(state.nextWakeUp == start + 50 * Self.ms)
-        let after = Self.turn(&state, now: start + 50 * Self.ms)
+        let after = Self.turn(&state, now: start + 50 * Self.ms) { waits.append($0) }
         #expect(Self.sends(after) == Array(1...9))
+        #expect(waits.isEmpty, "\(waits)")
         #expect(
             after.allSatisfy {
                 if case .send(_, _, let at, let lag) = $0 { at < start + 10 * Self.ms && lag == 0 } else { true }
