@@ -27,8 +27,10 @@ import FanoutRandom
 ///
 /// A 429/5xx whose tries are used up is a rejection when it carries the service's reason (the
 /// server answered) and a failure when it does not. A `Retry-After` (FCM's QUOTA_EXCEEDED and
-/// UNAVAILABLE carry one) is waited out before the jittered backoff: a sender that comes back
-/// sooner only meets the quota again.
+/// UNAVAILABLE carry one; a gateway's 429 or 5xx may) is waited out before the jittered
+/// backoff: a sender that comes back sooner only meets the quota again. Without one, FCM's own
+/// least wait is (`PushReason.minimumRetryWait`: a minute after QUOTA_EXCEEDED, a second after
+/// UNAVAILABLE and INTERNAL).
 struct RetryPolicy {
     /// How a try ended.
     enum Result: Equatable {
