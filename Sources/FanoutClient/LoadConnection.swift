@@ -340,7 +340,13 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// `Retry-After` in nanoseconds when it is delay-seconds (RFC 9110 §10.2.3), capped at an
     /// hour; 0 when absent or an HTTP date (which no push service sends).
     static func retryAfter(in response: HTTP2Message) -> UInt64 {
-        guard let text = response.headers.first("retry-after"), !text.isEmpty, text.count <= 10 else { return 0 }
+        retryAfter(value: response.headers.first("retry-after"))
+    }
+
+    /// A `Retry-After` field's value (`nil`: none) in nanoseconds, as `retryAfter(in:)` reads
+    /// it: 1 to 10 ASCII digits, capped at an hour; anything else is 0.
+    static func retryAfter(value text: UnsafeRawBufferPointer?) -> UInt64 {
+        guard let text, !text.isEmpty, text.count <= 10 else { return 0 }
         var seconds: UInt64 = 0
         for byte in text {
             guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return 0 }

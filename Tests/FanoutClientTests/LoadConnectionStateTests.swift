@@ -334,6 +334,35 @@ struct LoadConnectionStateTests {
         #expect(state.nextWakeUp == start + 5 * Self.ms)
     }
 
+    /// A source whose value's generation moves when told, counting the refusals it is told of.
+    final class CountingSource: AuthorizationSource, @unchecked Sendable {
+        var generation = 1
+        var refusals: [Int] = []
+        func authorization() -> (value: String, generation: Int)? { ("Bearer \(generation)", generation) }
+        func refused(generation: Int) { refusals.append(generation) }
+        var renews: Bool { true }
+    }
+
+    /// A refusal is told to the source once until the value is renewed, and a refusal of a
+    /// request sent before (or in the turn of) the renewal is the old value's, not told again.
+    @Test func aRefusalIsToldOncePerValueAndNotForRequestsSentBeforeItsRenewal() {
+        let source = CountingSource()
+        var watch = LoadConnectionState.AuthorizationWatch(source: source, generation: 1)
+        watch.refused(sentAt: 10)
+        watch.refused(sentAt: 11)
+        #expect(source.refusals == [1] && watch.awaitsRenewal)
+        #expect(watch.renewed(now: 20) == nil)
+        source.generation = 2
+        #expect(watch.renewed(now: 20) == "Bearer 2")
+        #expect(!watch.awaitsRenewal)
+        // Sent at 15 and at 20 with the value before: their 401s are that value's.
+        watch.refused(sentAt: 15)
+        watch.refused(sentAt: 20)
+        #expect(source.refusals == [1])
+        watch.refused(sentAt: 21)
+        #expect(source.refusals == [1, 2])
+    }
+
     /// A connection of the open model alone (one slot) over `tokens` tokens, 1,000 tickets a
     /// second for `duration` from 1 s on, with pacing `window`, made at 1 s.
     static func paced(

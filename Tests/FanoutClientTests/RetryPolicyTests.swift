@@ -211,4 +211,19 @@ import Testing
         #expect(delay >= RetryPolicy.renewalWait && delay < RetryPolicy.renewalWait + 100_000_000)
         #expect(policy.next(after: .unauthenticated, attempts: 1) == .fail(.unexpectedResponse))
     }
+
+    /// `Retry-After` as the connection reads it: delay-seconds, capped at an hour; a date, a
+    /// sign, a space or more than ten digits are none.
+    @Test(
+        arguments: [
+            ("25", 25_000_000_000), ("0", 0), ("3600", 3_600_000_000_000), ("86400", 3_600_000_000_000),
+            ("9999999999", 3_600_000_000_000), ("99999999999", 0), ("", 0), ("-5", 0), (" 5", 0), ("5s", 0),
+            ("Wed, 21 Oct 2026 07:28:00 GMT", 0),
+        ] as [(String, UInt64)]
+    )
+    func retryAfterIsDelaySeconds(text: String, nanoseconds: UInt64) {
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBytes { LoadConnection.retryAfter(value: $0) } == nanoseconds)
+        #expect(LoadConnection.retryAfter(value: nil) == 0)
+    }
 }
