@@ -3,6 +3,7 @@ import FanoutClient
 import FanoutFiles
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutTokens
@@ -127,10 +128,11 @@ public struct RunSummary: Sendable {
 
     /// Why a run is no measure of delivery when every answer refused its credentials (403:
     /// the provider token or certificate), `nil` otherwise: then what was timed is the refusal.
+    /// FCM's SENDER_ID_MISMATCH is a 403 of one token's, not of the credentials.
     public var credentialsRefused: InvalidReason? {
         let snapshot = report.snapshot
         guard snapshot.accepted == 0 else { return nil }
-        let refusals = snapshot.rejected.filter { $0.key.status == 403 }
+        let refusals = snapshot.rejected.filter { $0.key.status == 403 && $0.key != .fcm(.senderIDMismatch) }
         guard !refusals.isEmpty else { return nil }
         return .credentialsRefused(refusals: refusals)
     }

@@ -125,6 +125,22 @@ import Testing
         #expect(statistics[.tokenIssued] == 1)
     }
 
+    /// Every token another sender's: 403 SENDER_ID_MISMATCH for each, the tokens' fate, not a
+    /// refusal of the run's credentials (which would hold the run invalid as measuring nothing).
+    @Test func anotherSendersTokensAreNotRefusedCredentials() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sink = try Sink(in: folder, tls: false) { $0.otherSenderShare = 1 }
+        defer { sink.stop() }
+        let job = Self.job(to: sink, count: 300)
+        let configuration = try job.loadConfiguration()
+        defer { configuration.endpoint.authorizations?.stop() }
+        let summary = try job.run(configuration)
+        #expect(summary.report.snapshot.rejected == [.fcm(.senderIDMismatch): 300])
+        #expect(summary.credentialsRefused == nil)
+        #expect(summary.report.unreachable == nil)
+    }
+
     /// A source whose first bearer the sink never issued: FCM answers 401, the source is asked
     /// once for another (a token the sink issued), and every notification is delivered.
     final class RefusedFirst: AuthorizationSource {
