@@ -375,14 +375,16 @@ struct LoadConnectionState {
         }
         if streams.count > 0 { earliest = streams.lastScan + Self.timeoutScanInterval }
         if !capacity.atCapacity {
-            // While the quota holds sends, work due (a retry, an overdue ticket) waits for its end.
-            let hold = held.quotaHeldUntil
-            if let retry = held.nextRetry { earliest = min(earliest, max(retry, hold)) }
-            if held.starvedUntil > 0 { earliest = min(earliest, max(held.starvedUntil, hold)) }
-            if openModel.nextTicketAt > 0 && !phase.isPastSchedule {
-                earliest = min(earliest, max(openModel.nextTicketAt, hold))
+            if held.quotaHeldUntil > 0 {
+                // The quota holds sends: work due (a retry, an overdue ticket) waits for its end.
+                earliest = min(earliest, held.quotaHeldUntil)
+            } else {
+                if let retry = held.nextRetry { earliest = min(earliest, retry) }
+                if held.starvedUntil > 0 { earliest = min(earliest, held.starvedUntil) }
+                if openModel.nextTicketAt > 0 && !phase.isPastSchedule {
+                    earliest = min(earliest, openModel.nextTicketAt)
+                }
             }
-            if hold > 0 { earliest = min(earliest, hold) }
         }
         if let flush = ledger.nextFlush { earliest = min(earliest, flush) }
         if let ping = proof.ping { earliest = min(earliest, ping.sentAt + streamTimeout) }

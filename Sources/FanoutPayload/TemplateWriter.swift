@@ -39,17 +39,7 @@ struct TemplateWriter {
 
     /// An FCM send request's members, as given (`PayloadDecoder.decodeFCMSend`).
     mutating func write(fcmSend members: [JSONMember]) throws(PayloadTemplateError) {
-        var object = ObjectState()
-        raw("{")
-        var seen = Set<String>()
-        for member in members {
-            guard seen.insert(member.key).inserted else {
-                throw PayloadTemplateError(.invalidPayload, "the FCM send has the key \"\(member.key)\" twice")
-            }
-            key(member.key, &object)
-            try value(member.value, path: member.key)
-        }
-        raw("}")
+        try object(members, path: "")
     }
 
     private static let dynamicActionKeys: Set<String> = ["category-actions", "notification-action", "category-name"]
@@ -171,17 +161,7 @@ struct TemplateWriter {
             }
             raw("]")
         case .object(let members):
-            var object = ObjectState()
-            raw("{")
-            var seen = Set<String>()
-            for member in members {
-                guard seen.insert(member.key).inserted else {
-                    throw PayloadTemplateError(.invalidPayload, "\(path) has the key \"\(member.key)\" twice")
-                }
-                key(member.key, &object)
-                try self.value(member.value, path: "\(path).\(member.key)")
-            }
-            raw("}")
+            try object(members, path: path)
         case .placeholder(let placeholder, let type):
             if type == .string {
                 quoted(.placeholder(placeholder))
@@ -189,6 +169,23 @@ struct TemplateWriter {
                 try slot(placeholder, type, path: path)
             }
         }
+    }
+
+    /// An object's members in order, each key once; `path` names it in errors ("": the
+    /// document itself).
+    private mutating func object(_ members: [JSONMember], path: String) throws(PayloadTemplateError) {
+        var object = ObjectState()
+        raw("{")
+        var seen = Set<String>()
+        for member in members {
+            guard seen.insert(member.key).inserted else {
+                let owner = path.isEmpty ? "the document" : path
+                throw PayloadTemplateError(.invalidPayload, "\(owner) has the key \"\(member.key)\" twice")
+            }
+            key(member.key, &object)
+            try value(member.value, path: path.isEmpty ? member.key : "\(path).\(member.key)")
+        }
+        raw("}")
     }
 
     private mutating func integer(

@@ -133,85 +133,74 @@ public struct CostWorkload: Sendable {
             seed: 1,
             ended: { _, _ in }
         )
+        // The sink's figures: requests, accepted, and the digest of the accepted (none kept by
+        // the FCM sink).
+        let sink: (requests: Int, accepted: Int, digest: NotificationDigest?)
+        let roundTrips: Int
         if fcm {
-            return try runFCM(client, configuration, statistics, recorder, collector, read)
-        }
-        var sinkConfiguration = SinkConfiguration()
-        if instrument { sinkConfiguration.instrument = ProviderInstrument() }
-        if devices { sinkConfiguration.scenario.devices = Self.fleet }
-        let sinkStatistics = SinkStatistics()
-        var pair = HTTP2InMemoryPair(
-            client: client,
-            configuration.shape.http2,
-            server: SinkConnection(
-                configuration: sinkConfiguration,
-                statistics: sinkStatistics,
-                state: SinkState(scenario: sinkConfiguration.scenario),
-                seed: 1,
-                recorder: SinkLoopRecorder(instrument: sinkConfiguration.instrument)
-            ),
-            Sink.http2Configuration(sinkConfiguration)
-        )
-        // Every round trip answers at least one request; the handshake and the GOAWAY take a few.
-        let maxTurns = count + 16
-        guard let roundTrips = pair.run(maxTurns: maxTurns) else {
-            throw JobError.resource("the cost workload did not finish within \(maxTurns) round trips")
+            var sinkConfiguration = FCMSinkConfiguration()
+            sinkConfiguration.project = "fanout-cost"
+            sinkConfiguration.authentication = .anyBearer
+            sinkConfiguration.quota = nil
+            sinkConfiguration.deviceLimits = nil
+            let service = FCMService(configuration: sinkConfiguration, account: nil)
+            roundTrips = try exchange(
+                HTTP2InMemoryPair(
+                    client: client,
+                    configuration.shape.http2,
+                    server: FCMHTTP2Connection(service: service),
+                    FCMHTTP2Connection.configuration(sinkConfiguration)
+                )
+            )
+            sink = (service.statistics.requests(over: .http2), service.statistics[.delivered], nil)
+        } else {
+            var sinkConfiguration = SinkConfiguration()
+            if instrument { sinkConfiguration.instrument = ProviderInstrument() }
+            if devices { sinkConfiguration.scenario.devices = Self.fleet }
+            let sinkStatistics = SinkStatistics()
+            roundTrips = try exchange(
+                HTTP2InMemoryPair(
+                    client: client,
+                    configuration.shape.http2,
+                    server: SinkConnection(
+                        configuration: sinkConfiguration,
+                        statistics: sinkStatistics,
+                        state: SinkState(scenario: sinkConfiguration.scenario),
+                        seed: 1,
+                        recorder: SinkLoopRecorder(instrument: sinkConfiguration.instrument)
+                    ),
+                    Sink.http2Configuration(sinkConfiguration)
+                )
+            )
+            let summary = sinkStatistics.summary
+            sink = (summary.requests, summary.accepted, summary.digest)
         }
         recorder.finish()
         collector.drain()
         let sent = statistics.snapshot
-        let sink = sinkStatistics.summary
         return Result(
             tokens: read.tokens,
             sent: sent.requests,
             accepted: sent.accepted,
             sinkRequests: sink.requests,
             sinkAccepted: sink.accepted,
-            digestsAgree: sent.digest == sink.digest,
+            digestsAgree: sink.digest.map { $0 == sent.digest },
             latencies: collector.latency.totalCount,
             roundTrips: roundTrips
         )
     }
 
-    /// The FCM fan-out: `client` against the FCM sink's connection with any bearer taken, no
-    /// quota and no device limits.
-    private func runFCM(
-        _ client: LoadConnection,
-        _ configuration: LoadConfiguration,
-        _ statistics: LoadStatistics,
-        _ recorder: LoopRecorder,
-        _ collector: IntervalCollector,
-        _ read: TokenStreamSummary
-    ) throws -> Result {
-        var sinkConfiguration = FCMSinkConfiguration()
-        sinkConfiguration.project = "fanout-cost"
-        sinkConfiguration.authentication = .anyBearer
-        sinkConfiguration.quota = nil
-        sinkConfiguration.deviceLimits = nil
-        let service = FCMService(configuration: sinkConfiguration, account: nil)
-        var pair = HTTP2InMemoryPair(
-            client: client,
-            configuration.shape.http2,
-            server: FCMHTTP2Connection(service: service),
-            FCMHTTP2Connection.configuration(sinkConfiguration)
-        )
+    /// Runs `pair` until every notification is answered and the sender has said GOAWAY; its
+    /// round trips.
+    private func exchange<Server: HTTP2ConnectionDelegate>(
+        _ pair: consuming HTTP2InMemoryPair<LoadConnection, Server>
+    ) throws -> Int {
+        // Every round trip answers at least one request; the handshake and the GOAWAY take a few.
         let maxTurns = count + 16
         guard let roundTrips = pair.run(maxTurns: maxTurns) else {
             throw JobError.resource("the cost workload did not finish within \(maxTurns) round trips")
         }
-        recorder.finish()
-        collector.drain()
-        let sent = statistics.snapshot
-        return Result(
-            tokens: read.tokens,
-            sent: sent.requests,
-            accepted: sent.accepted,
-            sinkRequests: service.statistics.requests(over: .http2),
-            sinkAccepted: service.statistics[.delivered],
-            digestsAgree: nil,
-            latencies: collector.latency.totalCount,
-            roundTrips: roundTrips
-        )
+        return roundTrips
     }
 
     /// The token set read whole before the first request, so the reader's work is not counted:

@@ -51,12 +51,11 @@ struct FCMSendOptions: ParsableArguments {
 
     /// The FCM options given with `--service apns`, by name.
     var givenWithoutFCM: [String] {
-        var given: [String] = []
-        if project != nil { given.append("--project") }
-        if fcmCredentials != nil { given.append("--fcm-credentials") }
-        if fcmTokenTrust != nil { given.append("--fcm-token-trust") }
-        if fcmBearer != nil { given.append("--fcm-bearer") }
-        return given
+        let given: [(String, Bool)] = [
+            ("--project", project != nil), ("--fcm-credentials", fcmCredentials != nil),
+            ("--fcm-token-trust", fcmTokenTrust != nil), ("--fcm-bearer", fcmBearer != nil),
+        ]
+        return given.filter(\.1).map(\.0)
     }
 
     func validate() throws {
