@@ -11,7 +11,12 @@ import Testing
 /// A sender's FCM bearer tokens against the sink's token endpoint (itself proven against
 /// google-auth in FirebaseAdminSinkTests): the first token before a send, one the sink's send
 /// method takes, a new one after a 401 and ahead of expiry, and the endpoint's refusal quoted.
-@Suite(.timeLimit(.minutes(1))) struct FCMBearerTokensTests {
+///
+/// The limit bounds a hang, it times nothing: each wait here has its own bound (the request's
+/// timeout, the tries), but an async test also waits for a thread of Swift's cooperative pool,
+/// two threads on two cores, which the suite's synchronous tests can hold for minutes on a busy
+/// machine (CI once held them 220 s, and a limit of one minute failed a test that needs 1 s).
+@Suite(.timeLimit(.minutes(10))) struct FCMBearerTokensTests {
     static func tokens(
         for running: FCMSinkFixture.Running,
         account: FCMServiceAccount? = nil,

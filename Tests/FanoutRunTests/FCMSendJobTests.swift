@@ -18,7 +18,10 @@ import Testing
 /// one the sink counted, by FCM's code; the quota's Retry-After is waited out (a sender that
 /// came back sooner would spend its tries on 429s); a refused bearer is renewed and the sends go
 /// on; a fixed bearer refused ends the run as a refusal of its credentials.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct FCMSendJobTests {
+///
+/// The limit bounds a hang, it times nothing (as FCMBearerTokensTests' says: the cooperative
+/// pool can be held for minutes by the suite's other tests on a busy machine).
+@Suite(.serialized, .timeLimit(.minutes(10))) struct FCMSendJobTests {
     /// A started FCM sink for project `fanout-test` with a service account, over TLS when
     /// `tls`, its credentials file in `folder`.
     final class Sink {
