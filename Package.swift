@@ -6,7 +6,8 @@ let libraries = [
     "FanoutNotation", "FanoutFiles", "FanoutMachine", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPush",
     "FanoutPayload",
     "FanoutTokens",
-    "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutInstrument",
+    "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutWire",
+    "FanoutInstrument",
     "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutFCMAuth", "FanoutFCMSink", "FanoutEndpoint", "FanoutClient",
     "FanoutProbe",
     "FanoutResults",
@@ -105,7 +106,7 @@ let package = Package(
         .target(
             name: "FanoutFCMSink",
             dependencies: [
-                "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", crypto,
+                "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
@@ -149,6 +150,12 @@ let package = Package(
             name: "FanoutScenarioTerms",
             dependencies: ["FanoutNotation", "FanoutFiles", "FanoutRandom", "FanoutTokens"]
         ),
+        // A network path of a given round trip and bandwidth in front of a server's connections
+        // (`SinkWire`, put in place by `WireHandler`): both sinks, APNs' and FCM's, take one.
+        .target(
+            name: "FanoutWire",
+            dependencies: ["FanoutNotation", "FanoutScenarioTerms", atomics] + nio("NIOCore")
+        ),
         // The sink as the provider's instrument: the conformance card (its rules' counts and
         // examples, the broadcast rules' memory), arrivals since the start mark, expected tokens.
         .target(
@@ -177,7 +184,8 @@ let package = Package(
         .target(
             name: "FanoutSink",
             dependencies: wireEnd + [
-                "FanoutMachine", "FanoutScenarioTerms", "FanoutInstrument", "FanoutDevices", "FanoutChannels",
+                "FanoutMachine", "FanoutScenarioTerms", "FanoutWire", "FanoutInstrument", "FanoutDevices",
+                "FanoutChannels",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -264,7 +272,7 @@ let package = Package(
                 "FanoutTokens",
                 "FanoutHTTP2",
                 "FanoutMeasure",
-                "FanoutScenarioTerms",
+                "FanoutScenarioTerms", "FanoutWire",
                 "FanoutInstrument",
                 "FanoutDevices",
                 "FanoutChannels",
@@ -291,7 +299,7 @@ let package = Package(
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",
-                "FanoutMeasure",
+                "FanoutMeasure", "FanoutWire",
                 "FanoutScenarioTerms",
                 "FanoutDevices",
                 "FanoutChannels",
@@ -376,6 +384,10 @@ let package = Package(
         .testTarget(
             name: "FanoutTokensTests",
             dependencies: ["FanoutTokens", "FanoutAPNs", "FanoutPayload", "FanoutRandom", "FanoutTestSupport"]
+        ),
+        .testTarget(
+            name: "FanoutWireTests",
+            dependencies: ["FanoutWire", "FanoutScenarioTerms"] + nio("NIOCore", "NIOEmbedded")
         ),
         .testTarget(
             name: "FanoutScenarioTermsTests",

@@ -1,6 +1,7 @@
 import Atomics
 import FanoutHTTP2
 import FanoutListening
+import FanoutWire
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -18,12 +19,15 @@ public final class FCMSink: Sendable {
     public var localAddress: SocketAddress { channel.localAddress! }
 
     /// Starts listening on `host:port` (0 picks a free port); `tls` secures it, offering ALPN
-    /// `h2` and `http/1.1` (`tlsContext`).
+    /// `h2` and `http/1.1` (`tlsContext`). A `wire` is a path of its round trip and bandwidth
+    /// in front of every connection, below TLS: the handshake, SETTINGS and every answer cross
+    /// it, as they would cross the way to Google's front end.
     public init(
         host: String,
         port: Int,
         group: any EventLoopGroup,
         tls: NIOSSLContext? = nil,
+        wire: SinkWire? = nil,
         service: FCMService
     ) throws {
         self.service = service
@@ -35,6 +39,9 @@ public final class FCMSink: Sendable {
             seed: { seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed) }
         )
         let open = open
+        let installWire = wire?.installer {
+            seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed)
+        }
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -50,6 +57,7 @@ public final class FCMSink: Sendable {
                 child.closeFuture.whenComplete { _ in _ = open.withLockedValue { $0.removeValue(forKey: key) } }
                 return child.eventLoop.makeCompletedFuture {
                     let operations = child.pipeline.syncOperations
+                    try installWire?(child)
                     if let tls {
                         try operations.addHandler(NIOSSLServerHandler(context: tls))
                         try operations.addHandler(choice.negotiation())

@@ -2,6 +2,7 @@ import FanoutFCMAuth
 import FanoutFCMSink
 import FanoutNotation
 import FanoutSink
+import FanoutWire
 import Foundation
 import NIOCore
 import NIOPosix
@@ -25,6 +26,8 @@ public struct FCMSinkJob: Sendable {
     /// `--fcm-credentials-out DIR`: where `service-account.json` is written, its `token_uri`
     /// this sink's token endpoint.
     public var credentialsOut: String?
+    /// `--rtt`, `--bandwidth`, `--sink-bandwidth`: a path in front of every connection.
+    public var wire: SinkWire?
     /// `--duration`: stop this long after listening.
     public var duration: Duration?
     public var reporter: any JobReporter = SilentReporter()
@@ -68,7 +71,14 @@ public struct FCMSinkService: Service {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: job.threads)
         let sink: FCMSink
         do {
-            sink = try FCMSink(host: job.host, port: job.port, group: group, tls: context, service: service)
+            sink = try FCMSink(
+                host: job.host,
+                port: job.port,
+                group: group,
+                tls: context,
+                wire: job.wire,
+                service: service
+            )
         } catch {
             try? group.syncShutdownGracefully()
             throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
@@ -93,6 +103,7 @@ public struct FCMSinkService: Service {
             ["0.0.0.0", "::", ""].contains(job.host) ? "127.0.0.1:\(sink.localAddress.port ?? job.port)" : address
         service.tokenURI = "\(tls ? "https" : "http")://\(reachable)/token"
         reporter.report(.listening(.sink, address: address))
+        if let wire = job.wire { reporter.report(.sink(.wire(wire.description))) }
         if case .selfSigned(let directory) = job.tls { reporter.report(.sink(.selfSigned(directory: directory))) }
         if let account, let directory = job.credentialsOut {
             let path = try write(account, into: directory, tokenURI: service.tokenURI!)

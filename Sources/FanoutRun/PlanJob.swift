@@ -8,6 +8,7 @@ import FanoutReport
 import FanoutResults
 import FanoutScenarioTerms
 import FanoutSink
+import FanoutWire
 import Foundation
 import NIOCore
 

@@ -4,6 +4,7 @@ import FanoutFiles
 import FanoutHTTP2
 import FanoutNotation
 import FanoutScenarioTerms
+import FanoutWire
 import Foundation
 
 /// Scenario settings by name, shared by `fanout sink`'s options and scenario files, so that a

@@ -5,6 +5,7 @@ import FanoutFiles
 import FanoutHTTP2
 import FanoutListening
 import FanoutNotation
+import FanoutWire
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -253,15 +254,7 @@ public final class Sink: Sendable {
     /// With a wire: what puts a `WireHandler` (sharing the sink's bandwidth, when it has one)
     /// in front of each connection.
     private static func wire(_ wire: SinkWire?, state: SinkState) -> (@Sendable (any Channel) throws -> Void)? {
-        guard let wire else { return nil }
-        let links = wire.sinkBandwidth.map {
-            (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0))
-        }
-        return { channel in
-            try channel.pipeline.syncOperations.addHandler(
-                WireHandler(wire: wire, links: links, seed: state.nextSeed(), allocator: channel.allocator)
-            )
-        }
+        wire?.installer { state.nextSeed() }
     }
 
     /// The HTTP/2 settings of every connection the sink serves.

@@ -7,6 +7,7 @@ import FanoutMachine
 import FanoutRandom
 import FanoutScenarioTerms
 import FanoutTokens
+import FanoutWire
 import Foundation
 
 /// What a capacity plan asks of the sink beyond APNs' rules: response latency, stalls, and

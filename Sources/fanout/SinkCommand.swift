@@ -477,7 +477,9 @@ extension SinkCommand {
             ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ("--key-file/--key-id/--team-id", tokenKey.isGiven),
         ]
-        return given.filter(\.1).map(\.0) + scenario.givenOptions + devices.givenOptions
+        return given.filter(\.1).map(\.0)
+            + scenario.givenOptions.filter { !SinkScenarioOptions.wireOptions.contains($0) }
+            + devices.givenOptions
     }
 
     func validateFCM() throws {
@@ -501,6 +503,7 @@ extension SinkCommand {
         }
         _ = try address()
         _ = try fcm.configuration(noAuth: noAuth)
+        _ = try scenario.wire()
     }
 
     /// The FCM sink's job the options describe.
@@ -511,6 +514,7 @@ extension SinkCommand {
         job.configuration = try fcm.configuration(noAuth: noAuth)
         job.credentials = fcm.fcmCredentials
         job.credentialsOut = fcm.fcmCredentialsOut
+        job.wire = try scenario.wire()
         if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         job.duration = duration

@@ -3,6 +3,7 @@ import FanoutAPNs
 import FanoutChannels
 import FanoutScenarioTerms
 import FanoutSink
+import FanoutWire
 
 /// `fanout sink`'s scenario: a file of settings and the options that override its lines, each
 /// named as the file's setting. Each option is read as ArgumentParser reads it, into its typed
@@ -232,6 +233,18 @@ struct SinkScenarioOptions: ParsableArguments {
 }
 
 extension SinkScenarioOptions {
+    /// The options of this group that set the wire (`--rtt`, `--bandwidth`, `--sink-bandwidth`):
+    /// the one part of a scenario both sinks take.
+    static let wireOptions: Set = ["--rtt", "--bandwidth", "--sink-bandwidth"]
+
+    /// The wire those options give (`nil`: none), checked as a scenario checks it.
+    func wire() throws -> SinkWire? {
+        var scenario = SinkScenario()
+        for setting in [rtt, bandwidth, sinkBandwidth].compactMap({ $0 }) { scenario.apply(setting) }
+        do { try scenario.validate() } catch { throw ValidationError("\(error).") }
+        return scenario.wire
+    }
+
     /// The options of this group given on the command line (those not at their default), by
     /// name: what `fanout sink --service fcm` refuses, as APNs's alone.
     var givenOptions: [String] {

@@ -64,6 +64,35 @@ import Testing
         )
     }
 
+    /// `--rtt 100ms`: the sink says the wire it puts in front, and curl's one request (h2c
+    /// prior knowledge: its preface, SETTINGS and request leave together) is answered no sooner
+    /// than the round trip.
+    @Test(.requires(.curl)) func aWireInFrontIsSaidAndHoldsTheAnswer() throws {
+        let (sink, port) = try Self.start(["--no-auth", "--project", "proj-x", "--rtt", "100ms"])
+        defer { sink.stop() }
+        let url = "http://127.0.0.1:\(port)/v1/projects/proj-x/messages:send"
+        let sent = try PeerProcess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "20", "--http2-prior-knowledge", "-o", "/dev/null", "-w",
+                "%{http_code} %{time_total}",
+                "-d", #"{"message":{"token":"abc"}}"#, "-H", "authorization: Bearer anything", url,
+            ]
+        )
+        let fields = sent.output.split(separator: " ")
+        #expect(fields.first == "200", "\(sent.output) \(sent.errors)")
+        let seconds = try #require(fields.last.flatMap { Double($0) }, "\(sent.output)")
+        #expect(seconds >= 0.1, "answered after \(seconds) s")
+        let result = sink.stop()
+        #expect(
+            lines(of: result.errors, keyed: "fanout sink: a wire of ")
+                == [
+                    "fanout sink: a wire of 100ms round trip in front (half of it each way): what the flow-control windows let the provider send is on it (at most 64 MiB held a connection, then reading waits)"
+                ],
+            "\(result.errors)"
+        )
+    }
+
     /// The proof issue #62 asks for: firebase-admin as shipped — FCM's URL untouched, its
     /// 100-connection adapter mounted for https://fcm.googleapis.com — reaches the sink because
     /// the hosts file says fcm.googleapis.com is 127.0.0.1 (new user, network and mount
@@ -169,6 +198,15 @@ import Testing
             (
                 ["sink", "--service", "fcm", "--fcm-unregistered", "60%", "--fcm-other-sender", "50%"],
                 "error: --fcm-unregistered and --fcm-other-sender add up to more than 100%."
+            ),
+            // The wire is the one part of a scenario FCM's sink takes; the rest is APNs'.
+            (
+                ["sink", "--service", "fcm", "--rtt", "80ms", "--latency", "fixed:5ms"],
+                "error: --service fcm does not take --latency: it mocks APNs alone (docs/fcm.md)."
+            ),
+            (
+                ["sink", "--service", "fcm", "--rtt", "1s", "--bandwidth", "10Gbit"],
+                "error: rtt and bandwidth put 596 MiB on the wire each way, over the cap of 64 MiB a connection: lower the bandwidth or the round trip."
             ),
         ]
         for (arguments, message) in cases {

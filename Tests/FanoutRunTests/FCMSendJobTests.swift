@@ -7,6 +7,7 @@ import FanoutRun
 import FanoutSink
 import FanoutTestSupport
 import FanoutTokens
+import FanoutWire
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -31,7 +32,12 @@ import Testing
         let credentials: String
         private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
-        init(in folder: String, tls: Bool, _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }) throws {
+        init(
+            in folder: String,
+            tls: Bool,
+            wire: SinkWire? = nil,
+            _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }
+        ) throws {
             var configuration = FCMSinkConfiguration()
             configuration.project = "fanout-test"
             configure(&configuration)
@@ -47,7 +53,7 @@ import Testing
             } else {
                 certificate = nil
             }
-            sink = try FCMSink(host: "127.0.0.1", port: 0, group: group, tls: context, service: service)
+            sink = try FCMSink(host: "127.0.0.1", port: 0, group: group, tls: context, wire: wire, service: service)
             port = sink.localAddress.port!
             let tokenURI = "\(tls ? "https" : "http")://127.0.0.1:\(port)/token"
             service.tokenURI = tokenURI
@@ -126,6 +132,32 @@ import Testing
         let gone = try String(contentsOfFile: folder + "/gone.txt", encoding: .utf8).split(separator: "\n")
         #expect(gone.count == statistics[.unregistered])
         #expect(statistics[.tokenIssued] == 1)
+    }
+
+    /// Behind a wire of 40 ms, one connection of FCM's 100 streams carries at most 100 ÷ 40 ms =
+    /// 2,500 sends a second, and no send is answered sooner than the round trip: physics bounds
+    /// both from below (the TLS handshake and the token's fetch cross the wire too). From
+    /// above, a bound a busy machine keeps: at least half the streams' rate.
+    @Test(arguments: [false, true])
+    func aWireInFrontHoldsEachAnswerItsRoundTrip(tls: Bool) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let roundTrip = 0.040
+        let sink = try Sink(in: folder, tls: tls, wire: SinkWire(roundTrip: .fixed(.milliseconds(40)))) {
+            $0.quota = nil
+        }
+        defer { sink.stop() }
+        var job = Self.job(to: sink, count: 2000)
+        job.shape.connections = 1
+        let configuration = try job.loadConfiguration()
+        defer { configuration.endpoint.authorizations?.stop() }
+        let report = try job.run(configuration).report
+        #expect(report.snapshot.accepted == 2000, "\(report.snapshot.failed)")
+        let fastest = Double(report.snapshot.latency.min) / 1e6
+        #expect(fastest >= roundTrip, "the fastest answer took \(fastest) s")
+        let rate = 2000 / report.elapsed.seconds
+        let streams = 100 / roundTrip
+        #expect(rate <= streams && rate >= streams / 2, "\(rate)/s against the streams' \(streams)/s")
     }
 
     /// Every token another sender's: 403 SENDER_ID_MISMATCH for each, the tokens' fate, not a

@@ -14,11 +14,11 @@ import NIOCore
 /// A close waits for the bytes written before it (the GOAWAY in front of it reaches the peer
 /// first) and refuses writes after it; when the peer's side closes, what is held inbound is
 /// handed on at once (the peer sent it before it went), and when this side closed it is dropped.
-final class WireHandler: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+package final class WireHandler: ChannelDuplexHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     /// Chunks held one way: their bytes in `bytes` in order, and each one's length and when it
     /// arrives in `chunks`.
@@ -109,7 +109,7 @@ final class WireHandler: ChannelDuplexHandler {
     /// The callback waiting for the earliest held chunk, and when it is due.
     private var timer: (due: UInt64, callback: NIOScheduledCallback)?
 
-    init(
+    package init(
         wire: SinkWire,
         links: (inbound: SharedLink, outbound: SharedLink)?,
         seed: UInt64,
@@ -121,9 +121,9 @@ final class WireHandler: ChannelDuplexHandler {
         outbound = Held(bandwidth: wire.bandwidth, link: links?.outbound, allocator: allocator)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         timer?.callback.cancel()
         timer = nil
         while let (_, promise) = outbound.nextArrived(by: .max) {
@@ -137,17 +137,17 @@ final class WireHandler: ChannelDuplexHandler {
 
     // MARK: Inbound: the provider's bytes
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
         inbound.hold(&buffer, now: NIODeadline.now().uptimeNanoseconds, delay: oneWayDelay(), promise: nil)
         schedule(context: context)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    package func channelReadComplete(context: ChannelHandlerContext) {
         // Fired with the held bytes when they arrive.
     }
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         if inbound.bytes.readableBytes >= wire.heldBytesCap {
             readWaiting = true
         } else {
@@ -155,7 +155,7 @@ final class WireHandler: ChannelDuplexHandler {
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         inactive = true
         if closedHere {
             while inbound.nextArrived(by: .max) != nil {}
@@ -184,7 +184,7 @@ final class WireHandler: ChannelDuplexHandler {
 
     // MARK: Outbound: the sink's bytes
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         // After a close was asked for nothing more goes on the wire (NIO's own rule), so the
         // close waits only for what was written before it.
         guard !inactive, closeWaiting == nil else {
@@ -195,11 +195,11 @@ final class WireHandler: ChannelDuplexHandler {
         outbound.hold(&buffer, now: NIODeadline.now().uptimeNanoseconds, delay: oneWayDelay(), promise: promise)
     }
 
-    func flush(context: ChannelHandlerContext) {
+    package func flush(context: ChannelHandlerContext) {
         schedule(context: context)
     }
 
-    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if mode == .all { closedHere = true }
         // A close of the output (the HTTP/2 handler's lingering close) waits for what is held
         // too: its FIN must follow the last byte, as on a wire.
@@ -269,5 +269,19 @@ final class WireHandler: ChannelDuplexHandler {
         releaseInbound(context: context, by: now)
         releaseOutbound(context: context, by: now)
         schedule(context: context)
+    }
+}
+
+extension SinkWire {
+    /// What puts a `WireHandler` in front of each connection a server accepts, its round trips
+    /// drawn from `seed()`'s values; the sink's shared bandwidth, when the wire has one, is one
+    /// pair of links for every connection this installer serves.
+    package func installer(seed: @escaping @Sendable () -> UInt64) -> @Sendable (any Channel) throws -> Void {
+        let links = sinkBandwidth.map { (inbound: SharedLink(bandwidth: $0), outbound: SharedLink(bandwidth: $0)) }
+        return { channel in
+            try channel.pipeline.syncOperations.addHandler(
+                WireHandler(wire: self, links: links, seed: seed(), allocator: channel.allocator)
+            )
+        }
     }
 }

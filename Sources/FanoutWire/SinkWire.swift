@@ -93,7 +93,7 @@ public struct SinkWire: Sendable, Hashable, CustomStringConvertible {
 extension LatencyDistribution {
     /// The longest draw, in nanoseconds (for the normal and log-normal, a 4σ tail; the
     /// bytes-in-flight bound is about a path's usual length, not its rarest draw).
-    var largest: UInt64 {
+    package var largest: UInt64 {
         switch self {
         case .fixed(let value): value.wholeNanoseconds
         case .uniform(_, let high): high.wholeNanoseconds

@@ -3,7 +3,7 @@ import NIOEmbedded
 import Testing
 
 @testable import FanoutScenarioTerms
-@testable import FanoutSink
+@testable import FanoutWire
 
 /// The wire in front of a channel: bytes each way are held half a round trip, in order, and a
 /// close waits for what was written before it. The handler times chunks by the uptime clock;
