@@ -492,6 +492,7 @@ let package = Package(
         .testTarget(
             name: "FanoutRunTests",
             dependencies: [
+                "FanoutWire",
                 "FanoutResults", "FanoutSink",
                 "FanoutRun",
                 "FanoutReport",

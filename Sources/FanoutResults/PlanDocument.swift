@@ -45,6 +45,44 @@ public struct PlanDocument: Codable, Sendable, Equatable {
     /// With `--verify`: how far the rehearsal got (`Verification`); absent without it and in
     /// older plans.
     public var verification: Verification?
+    /// The push service planned for, `apns` or `fcm`; absent in older plans (APNs).
+    public var service: String?
+    /// FCM: the project's quota and what it does to the plan (`Quota`); absent for APNs.
+    public var quota: Quota?
+
+    /// FCM's project quota in a plan: messages a window, its sustained rate, whether it binds
+    /// (the deadline needs more than its rate and the fan-out more than a window), and the rate
+    /// the plan then paces at.
+    public struct Quota: Codable, Sendable, Equatable {
+        public var messages: Int
+        public var windowSeconds: Double
+        public var ratePerSecond: Double
+        public var binds: Bool
+        /// The send's pace where the quota binds (its rate); `null` where it does not.
+        @Nullable public var pacedRatePerSecond: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case messages
+            case windowSeconds = "window_seconds"
+            case ratePerSecond = "rate_per_second"
+            case binds
+            case pacedRatePerSecond = "paced_rate_per_second"
+        }
+
+        public init(
+            messages: Int,
+            windowSeconds: Double,
+            ratePerSecond: Double,
+            binds: Bool,
+            pacedRatePerSecond: Double?
+        ) {
+            self.messages = messages
+            self.windowSeconds = windowSeconds
+            self.ratePerSecond = ratePerSecond
+            self.binds = binds
+            self.pacedRatePerSecond = pacedRatePerSecond
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case devices
@@ -72,7 +110,7 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         case wireBytesPerNotification = "wire_bytes_per_notification"
         case bandwidth = "bandwidth_bytes_per_second"
         case networkInterface = "network_interface_bytes_per_second"
-        case assumptions, reach, broadcast, verification
+        case assumptions, reach, broadcast, verification, service, quota
     }
 
     /// `plan --verify`'s progress and verdict, written before the rehearsal sends anything and

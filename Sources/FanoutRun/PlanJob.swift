@@ -236,29 +236,37 @@ public struct PlanJob: Sendable {
         devices.map { DeviceReach($0, acceptedSeconds: plan.expectedDuration.seconds) }
     }
 
-    /// The body a template renders for a 64-digit token, in bytes: the flow-controlled bytes a
-    /// notification of it costs.
-    public static func bodyBytes(template path: String) throws -> Int {
+    /// The body a template renders for a 64-digit token (FCM: a send for a registration token
+    /// of 163 characters), in bytes: the flow-controlled bytes a notification of it costs.
+    public static func bodyBytes(template path: String, service: CapacityPlan.Service = .apns) throws -> Int {
         let template: PayloadTemplate
         do {
-            template = try PayloadTemplate(contentsOf: path)
+            template =
+                service == .fcm ? try PayloadTemplate(fcmSendContentsOf: path) : try PayloadTemplate(contentsOf: path)
         } catch {
             throw JobError.input("\(error)")
         }
         return try bodyBytes(template)
     }
 
+    /// The registration token an FCM plan's body is rendered for: 163 characters, the length
+    /// Firebase's tokens commonly have (`CapacityPlan.Flow.defaultFCMBodyBytes`).
+    static let plannedFCMToken = "fanout-plan-" + String(repeating: "x", count: 163 - 12)
+
     static func bodyBytes(_ template: PayloadTemplate) throws -> Int {
-        var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit)
+        var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit + 256)
+        let fcm = template.payload == nil
         do {
             return try PayloadEncoder(template: template, oversizePolicy: .send).encode(
-                token: String(repeating: "ab", count: 32),
+                token: fcm ? plannedFCMToken : String(repeating: "ab", count: 32),
                 sequence: 0,
                 fields: [],
                 into: &buffer
             )
         } catch {
-            throw JobError.input("the template cannot be rendered for a 64-digit token: \(error)")
+            throw JobError.input(
+                "the template cannot be rendered for a \(fcm ? "163-character" : "64-digit") token: \(error)"
+            )
         }
     }
 
@@ -355,6 +363,7 @@ extension PlanJob {
     /// Rehearses one machine's share of `plan` (see `Verification`); its run folder goes to
     /// `output/verify` when there is an output.
     public func rehearse(_ plan: CapacityPlan) throws -> Verification {
+        if plan.question.service == .fcm { return try rehearseFCM(plan) }
         let machines = UInt64(max(1, plan.machines ?? 1))
         // Rounded up without a sum that can overflow: a plan's figures come from the options.
         let devices = plan.question.devices == 0 ? 0 : (plan.question.devices - 1) / machines + 1

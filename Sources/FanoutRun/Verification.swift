@@ -30,6 +30,18 @@ public struct Verification: Sendable, RehearsalVerdict {
     public var measuredCores: Double
     /// Whether every notification was accepted and sender and sink agree.
     public var complete: Bool
+    /// The service rehearsed: the APNs sink, or the FCM sink (`PlanJob.rehearseFCM`).
+    public var service = CapacityPlan.Service.apns
+    /// FCM: the machine's share of the quota the sink held, the pace the send kept where it
+    /// binds, and the requests the sink answered 429 QUOTA_EXCEEDED.
+    public var quota: QuotaFigures?
+
+    public struct QuotaFigures: Sendable, Hashable {
+        public var messages: Int
+        public var window: Duration
+        public var pace: Double?
+        public var answered429: Int
+    }
     /// The largest gap allowed between a prediction and its measurement.
     public static let tolerance = 0.10
 
@@ -60,7 +72,18 @@ public struct Verification: Sendable, RehearsalVerdict {
     public var text: String {
         let row = Self.row
         var rows: [String] = [
-            "rehearsal: \(devices.grouped) devices over \(connections) connections (one machine's share), the planned round trip on the wire",
+            service == .fcm
+                ? "rehearsal: \(devices.grouped) devices over \(connections) connections (one machine's share) to the FCM sink, the planned round trip and processing on the wire"
+                : "rehearsal: \(devices.grouped) devices over \(connections) connections (one machine's share), the planned round trip on the wire"
+        ]
+        if let quota {
+            let held = "\(quota.messages.grouped) a \(CapacityPlan.spoken(quota.window)) window"
+            rows.append(
+                quota.pace.map { "the quota's share, \(held), binds: paced at \(Int($0.rounded()).grouped)/s" }
+                    ?? "the quota's share, \(held), does not bind"
+            )
+        }
+        rows += [
             Self.header,
             row("a connection carries", predictedPerConnection, measuredPerConnection) {
                 Int(saturating: $0.rounded()).grouped + "/s"
@@ -79,6 +102,9 @@ public struct Verification: Sendable, RehearsalVerdict {
         rows.append(
             complete ? "every notification accepted; sender and sink agree" : "NOT every notification was accepted"
         )
+        if let quota {
+            rows.append("the sink answered \(quota.answered429.grouped) requests 429 QUOTA_EXCEEDED (each tried again)")
+        }
         rows.append(
             passed ? "verified: within 10%" : "NOT verified: a measurement is more than 10% from its prediction"
         )

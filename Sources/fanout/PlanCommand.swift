@@ -27,6 +27,23 @@ struct PlanCommand: ParsableCommand {
     @Option(help: ArgumentHelp("By when: 5m, 60s.", valueName: "duration"))
     var deadline: Duration?
 
+    @Option(
+        help: ArgumentHelp(
+            "The push service: apns, or fcm (100 streams a connection, the project's quota, FCM's request bytes).",
+            valueName: "apns|fcm"
+        )
+    )
+    var service = PushService.apns
+
+    @Option(
+        name: .customLong("fcm-quota"),
+        help: ArgumentHelp(
+            "fcm: the project's quota, messages a window from its first counted message (FCM's: 600000/1m), or off.",
+            valueName: "n/window|off"
+        )
+    )
+    var fcmQuota: String?
+
     @Flag(
         help:
             "Plan Live Activity updates over broadcast channels (--channels, --subscribers, --update-every) beside the per-token fan-out of the same audience."
@@ -44,15 +61,17 @@ struct PlanCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --broadcast: how often each channel is updated: 10s.", valueName: "duration"))
     var updateEvery: Duration?
 
-    @Option(help: ArgumentHelp("The round trip to APNs from where the senders run: 80ms.", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp("The round trip to APNs (or FCM) from where the senders run: 80ms.", valueName: "duration")
+    )
     var rtt: Duration?
 
-    @Option(help: ArgumentHelp("Concurrent streams a connection (default: APNs' 1000).", valueName: "n"))
+    @Option(help: ArgumentHelp("Concurrent streams a connection (default: APNs' 1000, FCM's 100).", valueName: "n"))
     var streams: Int?
 
     @Option(
         help: ArgumentHelp(
-            "APNs' own time on a request, added to the round trip (default: 5ms).",
+            "The service's own time on a request, added to the round trip (default: 5ms).",
             valueName: "duration"
         )
     )
@@ -236,7 +255,42 @@ struct PlanCommand: ParsableCommand {
         return (audience, try updateEvery.positive("--update-every"))
     }
 
+    /// What `--service fcm` does not take: APNs' own ways to a figure (its probe, its
+    /// calibration against the APNs sink, broadcasts, its device fleet); and `--fcm-quota`
+    /// without it.
+    func checkService() throws {
+        guard service == .fcm else {
+            if fcmQuota != nil { throw ValidationError("--fcm-quota is FCM's: add --service fcm.") }
+            return
+        }
+        let apnsOnly: [(String, Bool)] = [
+            ("--probe", probe != nil), ("--calibrate", calibrate), ("--broadcast", broadcast),
+            ("--device-offline", deviceOffline != nil), ("--device-return", deviceReturn != nil),
+            ("--device-expiration", deviceExpiration != nil), ("--device-default-expiry", deviceDefaultExpiry != nil),
+        ]
+        let given = apnsOnly.filter(\.1).map(\.0)
+        guard given.isEmpty else {
+            throw ValidationError(
+                "--service fcm does not take \(given.joined(separator: ", ")): \(given.count == 1 ? "it plans" : "they plan") APNs alone "
+                    + "(for FCM's CPU a notification, give --cost with the folder of a fanout send --service fcm run)."
+            )
+        }
+    }
+
+    /// `--fcm-quota`: off, or whole messages a window (the sink's grammar).
+    func quota() throws -> CapacityPlan.Quota? {
+        let text = fcmQuota ?? "600000/1m"
+        if text == "off" { return nil }
+        guard let rate = EventRate(parsing: text), rate.count >= 1, rate.count == rate.count.rounded(),
+            rate.count <= Double(Int32.max)
+        else {
+            throw ValidationError("--fcm-quota takes whole messages a window, like 600000/1m, or off; got \(text).")
+        }
+        return CapacityPlan.Quota(messages: Int(rate.count), window: rate.windowOrSecond)
+    }
+
     func job() throws -> PlanJob {
+        try checkService()
         let fanOut = try fanOut()
         var question: CapacityPlan.Question
         if let probe {
@@ -258,17 +312,32 @@ struct PlanCommand: ParsableCommand {
             question.probeSource = measured.source
             question.flow = measured.flow
         } else {
-            guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs), or --probe probe.json.") }
-            question = CapacityPlan.Question(
-                devices: fanOut.devices,
-                deadline: fanOut.deadline,
-                roundTrip: try rtt.positive("--rtt"),
-                coresPerMachine: cores
-            )
+            guard let rtt else {
+                throw ValidationError(
+                    service == .fcm
+                        ? "Give --rtt (the round trip to FCM)."
+                        : "Give --rtt (the round trip to APNs), or --probe probe.json."
+                )
+            }
+            let roundTrip = try rtt.positive("--rtt")
+            if service == .fcm {
+                question = .fcm(
+                    devices: fanOut.devices,
+                    deadline: fanOut.deadline,
+                    roundTrip: roundTrip,
+                    coresPerMachine: cores
+                )
+                question.quota = try quota()
+            } else {
+                question = CapacityPlan.Question(
+                    devices: fanOut.devices,
+                    deadline: fanOut.deadline,
+                    roundTrip: roundTrip,
+                    coresPerMachine: cores
+                )
+            }
             question.processing = processing ?? CapacityPlan.Question.defaultProcessing
-            question.streams = try MachineLimits.plannedStreams("--streams").validate(
-                streams ?? CapacityPlan.Question.defaultStreams
-            )
+            question.streams = try MachineLimits.plannedStreams("--streams").validate(streams ?? question.streams)
         }
         try applyFlow(to: &question.flow, probed: probe != nil)
         try MachineLimits.plannedCores("--cores").validate(cores)
@@ -336,7 +405,7 @@ struct PlanCommand: ParsableCommand {
         }
         if let template {
             do {
-                flow.bodyBytes = try PlanJob.bodyBytes(template: template)
+                flow.bodyBytes = try PlanJob.bodyBytes(template: template, service: service == .fcm ? .fcm : .apns)
             } catch {
                 throw ValidationError("--template: \(error).")
             }

@@ -264,4 +264,49 @@ import Testing
             "\(result.standardError)"
         )
     }
+
+    /// `--service fcm`: issue #62's plan (the quota binds, 33.3 min at it, paced 1% under it),
+    /// plan.json's service and quota, and what FCM's plan refuses by name.
+    @Test func anFCMPlanSaysTheQuotaBinds() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "plan", "--service", "fcm", "--devices", "20M", "--deadline", "5m", "--rtt", "80ms", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let text = result.standardOutput
+        #expect(
+            line(of: text, keyed: "  the project's quota ")
+                == "  the project's quota    10,000/s (600,000 a 60 s window): it binds; 20,000,000 take 33.3 min at it, past the 300 s deadline",
+            "\(text)"
+        )
+        #expect(line(of: text, keyed: "  binds ") == "  binds                  the project's quota")
+        #expect(
+            line(of: text, keyed: "  connections ") == "  connections            13 (at 70% of a connection's ceiling)"
+        )
+        let plan = try CommandRunner.plan(in: folder)
+        #expect(plan.service == "fcm" && plan.quota?.binds == true && plan.streamsPerConnection == 100)
+        let refusals: [([String], String)] = [
+            (
+                ["plan", "--service", "fcm", "--devices", "1M", "--deadline", "1m", "--rtt", "80ms", "--calibrate"],
+                "error: --service fcm does not take --calibrate: it plans APNs alone (for FCM's CPU a notification, give --cost with the folder of a fanout send --service fcm run)."
+            ),
+            (
+                ["plan", "--devices", "1M", "--deadline", "1m", "--rtt", "80ms", "--fcm-quota", "10/1m"],
+                "error: --fcm-quota is FCM's: add --service fcm."
+            ),
+            (
+                [
+                    "plan", "--service", "fcm", "--devices", "1M", "--deadline", "1m", "--rtt", "80ms", "--fcm-quota",
+                    "0/1m",
+                ],
+                "error: --fcm-quota takes whole messages a window, like 600000/1m, or off; got 0/1m."
+            ),
+        ]
+        for (arguments, message) in refusals {
+            let refused = try CommandRunner.run(arguments)
+            #expect(refused.status == 64, "\(arguments)")
+            #expect(line(of: refused.standardError, keyed: "error: ") == message, "\(refused.standardError)")
+        }
+    }
 }

@@ -152,4 +152,32 @@ struct RequestFieldsTests {
         print("steady HEADERS bytes: \(plain) plain, \(withID) with apns-id, \(withToken) with apns-id and a token")
         #expect(plain == 81)
     }
+
+    /// An FCM send (`CapacityPlan.Flow.defaultFCMHeaderBytes`): the project's path and the
+    /// bearer are the same on every request, so each field is a byte once indexed.
+    @Test func anFCMSendIsAByteAField() throws {
+        var endpoint = APNsEndpoint(
+            host: "fcm.googleapis.com",
+            port: 443,
+            headers: try NotificationHeaders(topic: "fcm")
+        )
+        endpoint.fcm = FCMDestination(
+            project: "my-project",
+            authorizations: FixedAuthorization("Bearer ya29." + String(repeating: "x", count: 200))
+        )
+        let authorization = endpoint.authorizations?.authorization()
+        let fields = APNsRequestFields(
+            shared: endpoint.sharedFields(authorization: authorization?.value),
+            fixedPath: endpoint.fcm!.path
+        )
+        var encoder = HPACKEncoder()
+        var sizes: [Int] = []
+        for _ in 0..<3 {
+            var block = OutputBuffer()
+            fields.encode(with: &encoder, into: &block)
+            sizes.append(block.count)
+        }
+        #expect(sizes[1] == sizes[2])
+        #expect(sizes[2] == 6)
+    }
 }

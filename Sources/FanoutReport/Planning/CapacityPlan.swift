@@ -19,6 +19,23 @@ import Foundation
 ///   machines                   the more of ⌈cores ÷ cores a machine⌉ and ⌈R ÷ (NIC × headroom)⌉
 /// ```
 ///
+/// FCM (`Question.service`) adds the project's quota, a bound on every machine together:
+///
+/// ```
+///   the quota's rate         Q = messages ÷ window                              (600,000 ÷ 60 s)
+///   it binds when            R > Q and devices > messages (more than one window's worth)
+///   the quota allows         devices ÷ Q                                        (20M: 33.3 min)
+///   then the plan paces at   P = Q × 0.99: connections, cores and machines carry P, not R,
+///                            and the fan-out takes devices ÷ P                  (20M: 33.7 min)
+/// ```
+///
+/// The 1% below Q is for the window's edge: paced at Q exactly, a window holds its messages to
+/// the last, and a send that the pacing's jitter puts a few milliseconds early meets a 429 and
+/// waits out Retry-After, whole seconds (measured: at 2,000/s against 2,000 a 1 s window, 101
+/// of 6,000 answered 429 and the share took 4.9 s, not 3.0). A sender that bursts each window's
+/// messages and waits out the rest ends no sooner than (⌈devices ÷ messages⌉ − 1) windows,
+/// with a 429 for every request in flight at each window's end.
+///
 /// A WINDOW_UPDATE is sent when DATA arrives, not when it is answered, so the window's bound
 /// counts the round trip alone. What comes back a round trip depends on when the receiver
 /// refills (`Refill`): with nghttp2's rule (an update once half the window is consumed) a
@@ -45,8 +62,14 @@ public struct CapacityPlan: Sendable {
         public var headroom = Self.defaultHeadroom
         /// Flow control and bytes: what the path and the receiver's windows allow.
         public var flow = Flow()
+        /// The push service the fan-out goes through: its words, and for FCM the quota.
+        public var service = Service.apns
+        /// FCM's project quota (`nil`: none, as APNs has none).
+        public var quota: Quota?
         public static let defaultProcessing: Duration = .milliseconds(5)
         public static let defaultStreams = 1000
+        /// Google's front end grants 100 concurrent streams a connection (docs/fcm.md, "Transport").
+        public static let defaultFCMStreams = 100
         public static let defaultHeadroom = 0.7
 
         public init(devices: UInt64, deadline: Duration, roundTrip: Duration, coresPerMachine: Int) {
@@ -54,6 +77,48 @@ public struct CapacityPlan: Sendable {
             self.deadline = deadline
             self.roundTrip = roundTrip
             self.coresPerMachine = coresPerMachine
+        }
+
+        /// A question for FCM: its streams, its quota, and its request's bytes.
+        public static func fcm(devices: UInt64, deadline: Duration, roundTrip: Duration, coresPerMachine: Int) -> Self {
+            var question = Self(
+                devices: devices,
+                deadline: deadline,
+                roundTrip: roundTrip,
+                coresPerMachine: coresPerMachine
+            )
+            question.service = .fcm
+            question.streams = defaultFCMStreams
+            question.quota = Quota()
+            question.flow.bodyBytes = Flow.defaultFCMBodyBytes
+            question.flow.headerBytes = Flow.defaultFCMHeaderBytes
+            question.flow.sources.bodyBytes =
+                "default: fixtures/fcm-poll.json's for a 163-character token; give --template"
+            question.flow.sources.headerBytes = "default: Fanout's FCM request in steady state"
+            return question
+        }
+    }
+
+    /// The push service a plan is for.
+    public enum Service: String, Sendable, Hashable, CaseIterable {
+        case apns, fcm
+
+        /// `APNs`, `FCM`: as the plan's lines name it.
+        public var name: String { self == .apns ? "APNs" : "FCM" }
+    }
+
+    /// FCM's project quota: `messages` a `window` that starts with the project's first counted
+    /// message (docs/fcm.md, "Quota and rate limits"; the FCM sink's `--fcm-quota`).
+    public struct Quota: Sendable, Hashable {
+        public var messages: Int
+        public var window: Duration
+        /// Sends a second it allows sustained.
+        public var rate: Double { Double(messages) / window.seconds }
+
+        /// FCM's default: 600,000 messages a minute.
+        public init(messages: Int = 600_000, window: Duration = .seconds(60)) {
+            self.messages = messages
+            self.window = window
         }
     }
 
@@ -92,6 +157,14 @@ public struct CapacityPlan: Sendable {
         /// token literal each time (76 bytes), the run's fields a byte each once indexed; no
         /// apns-id (46 bytes more when one is sent). `SteadyHeaderBytesTests` keeps it true.
         public static let defaultHeaderBytes = 81
+        /// Fanout's HEADERS for an FCM send in steady state: every field the same on every
+        /// request (the project's path, the bearer), a byte each once indexed.
+        /// `SteadyHeaderBytesTests` keeps it true.
+        public static let defaultFCMHeaderBytes = 6
+        /// fixtures/fcm-poll.json's body for a registration token of 163 characters (the length
+        /// Firebase's tokens commonly have; Google documents none: our assumption).
+        /// `FCMPlanTests` renders it.
+        public static let defaultFCMBodyBytes = 432
         /// 1 Gbit/s.
         public static let defaultNetworkInterface = 125_000_000.0
         /// A TLS 1.3 record's overhead: 5 header bytes, 1 content type, 16 of AEAD tag.
@@ -166,6 +239,8 @@ public struct CapacityPlan: Sendable {
         case bandwidth = "a connection's bandwidth"
         case networkInterface = "the network interface"
         case cpu = "CPU"
+        /// FCM: the project's quota, every machine's together.
+        case quota = "the project's quota"
     }
 
     public typealias Bounds = PlanDocument.Bounds
@@ -173,6 +248,14 @@ public struct CapacityPlan: Sendable {
     public let question: Question
     /// Notifications a second the deadline needs.
     public let requiredRate: Double
+    /// Whether FCM's project quota binds: the deadline needs more than its rate, and the
+    /// fan-out more than one window's messages. The plan then paces at the quota's rate.
+    public let quotaBinds: Bool
+    /// The rate the plan sends at: the required rate, or where the quota binds its rate less
+    /// `quotaMargin`.
+    public let plannedRate: Double
+    /// The share of the quota's rate a plan leaves for the window's edge.
+    public static let quotaMargin = 0.01
     /// Notifications a second one connection carries at most: the least of its bounds but
     /// the core's.
     public let connectionCeiling: Double
@@ -200,6 +283,13 @@ public struct CapacityPlan: Sendable {
         let wireRoundTrip = question.roundTrip.seconds
         let flow = question.flow
         requiredRate = Double(question.devices) / seconds
+        if let quota = question.quota, requiredRate > quota.rate, question.devices > UInt64(max(0, quota.messages)) {
+            quotaBinds = true
+            plannedRate = quota.rate * (1 - Self.quotaMargin)
+        } else {
+            quotaBinds = false
+            plannedRate = requiredRate
+        }
         coreCeiling = question.cpuMicroseconds.map { 1e6 / $0 }
         let body = Double(max(1, flow.bodyBytes))
         var streamWindowBound: Double?
@@ -226,13 +316,13 @@ public struct CapacityPlan: Sendable {
         // options and the probe refuse what leads to one; a floor keeps the arithmetic finite.
         connectionCeiling = ceiling.isFinite ? max(ceiling, 1e-9) : 1e-9
         let perConnection = min(connectionCeiling, coreCeiling ?? .infinity)
-        connections = max(1, Int(saturating: (requiredRate / (perConnection * question.headroom)).rounded(.up)))
+        connections = max(1, Int(saturating: (plannedRate / (perConnection * question.headroom)).rounded(.up)))
         let interfaceMachines = max(
             1,
-            Int(saturating: (requiredRate / (bounds.networkInterface * question.headroom)).rounded(.up))
+            Int(saturating: (plannedRate / (bounds.networkInterface * question.headroom)).rounded(.up))
         )
         if let coreCeiling {
-            let cores = requiredRate / (coreCeiling * question.headroom)
+            let cores = plannedRate / (coreCeiling * question.headroom)
             self.cores = cores
             machines = max(interfaceMachines, Int(saturating: (cores / Double(question.coresPerMachine)).rounded(.up)))
         } else {
@@ -245,7 +335,8 @@ public struct CapacityPlan: Sendable {
             rate = min(rate, coreCeiling * machineCount * Double(question.coresPerMachine))
         }
         rate = min(rate, bounds.networkInterface * machineCount)
-        binding = perConnection < connectionCeiling ? .cpu : connectionBinding
+        if quotaBinds { rate = min(rate, plannedRate) }
+        binding = quotaBinds ? .quota : perConnection < connectionCeiling ? .cpu : connectionBinding
         if let machines, machines > 1 || coreCeiling != nil {
             let cpuMachines = cores.map { Int(saturating: ($0 / Double(question.coresPerMachine)).rounded(.up)) } ?? 0
             machineBinding = interfaceMachines >= cpuMachines ? .networkInterface : .cpu
@@ -270,9 +361,18 @@ public struct CapacityPlan: Sendable {
                     "\(question.streams) concurrent streams a connection, a round trip of \(Self.spoken(question.roundTrip)) and \(Self.spoken(question.processing)) of processing per request: measured by \(probe)"
                 ]
             } ?? [
-                "\(question.streams) concurrent streams a connection (APNs advertises about 1000; 500 and 1500 have been seen; 1 until a connection's first accepted request)",
-                "a round trip of \(Self.spoken(question.roundTrip)) plus \(Self.spoken(question.processing)) of APNs' processing per request",
+                question.service == .fcm
+                    ? "\(question.streams) concurrent streams a connection (Google's front end grants 100: docs/fcm.md, \"Transport\")"
+                    : "\(question.streams) concurrent streams a connection (APNs advertises about 1000; 500 and 1500 have been seen; 1 until a connection's first accepted request)",
+                "a round trip of \(Self.spoken(question.roundTrip)) plus \(Self.spoken(question.processing)) of \(question.service == .fcm ? "FCM's" : "APNs'") processing per request",
             ]
+        if let quota = question.quota {
+            list.append(
+                "the project's quota: \(grouped(quota.messages)) messages a \(Self.spoken(quota.window)) window from its first "
+                    + "counted message, every machine's sends together (FCM's default is 600,000 a minute; --fcm-quota sets "
+                    + "the project's own); 4xx answers count against it too, so a fan-out's bad tokens take part of it"
+            )
+        }
         let flow = question.flow
         if let window = flow.connectionWindow {
             list.append(
@@ -281,8 +381,10 @@ public struct CapacityPlan: Sendable {
             )
         } else {
             list.append(
-                "the connection window is not known and taken as never binding: give --connection-window or --probe "
-                    + "(nghttp2's 65,535 bytes 80 ms away carries about 1,450 bodies of 280 bytes a second)"
+                question.service == .fcm
+                    ? "the connection window is not known and taken as never binding: give --connection-window"
+                    : "the connection window is not known and taken as never binding: give --connection-window or --probe "
+                        + "(nghttp2's 65,535 bytes 80 ms away carries about 1,450 bodies of 280 bytes a second)"
             )
         }
         list.append(
@@ -313,14 +415,18 @@ public struct CapacityPlan: Sendable {
                     + "\(question.coresPerMachine) cores a machine, one connection on one core at a time"
             )
         } else {
-            list.append("the sender's CPU is not known: give --cost RUN_DIR or --calibrate for cores and machines")
+            list.append(
+                question.service == .fcm
+                    ? "the sender's CPU is not known: give --cost RUN_DIR (a fanout send --service fcm run) for cores and machines"
+                    : "the sender's CPU is not known: give --cost RUN_DIR or --calibrate for cores and machines"
+            )
         }
         return list
     }
 
     /// The plan as `plan.json` holds it.
     public var document: Document {
-        Document(
+        var document = Document(
             devices: question.devices,
             deadlineSeconds: question.deadline.seconds,
             roundTripMilliseconds: question.roundTrip.seconds * 1000,
@@ -350,6 +456,17 @@ public struct CapacityPlan: Sendable {
             networkInterface: question.flow.networkInterface,
             assumptions: assumptions
         )
+        if question.service == .fcm { document.service = question.service.rawValue }
+        document.quota = question.quota.map {
+            PlanDocument.Quota(
+                messages: $0.messages,
+                windowSeconds: $0.window.seconds,
+                ratePerSecond: $0.rate,
+                binds: quotaBinds,
+                pacedRatePerSecond: quotaBinds ? plannedRate : nil
+            )
+        }
+        return document
     }
 
     public typealias Document = PlanDocument
@@ -365,6 +482,27 @@ public struct CapacityPlan: Sendable {
         var lines = [
             "\(grouped(Int(question.devices))) devices in \(Self.spoken(question.deadline)):",
             "  required rate          \(rate(requiredRate))",
+        ]
+        if let quota = question.quota {
+            let window = "\(grouped(quota.messages)) a \(Self.spoken(quota.window)) window"
+            if quotaBinds {
+                let minutes = String(format: "%.1f", (Double(question.devices) / quota.rate) / 60)
+                let paced = String(format: "%.1f", (Double(question.devices) / plannedRate) / 60)
+                lines += [
+                    "  the project's quota    \(rate(quota.rate)) (\(window)): it binds; \(grouped(Int(question.devices))) "
+                        + "take \(minutes) min at it, past the \(Self.spoken(question.deadline)) deadline",
+                    "  paced at               \(rate(plannedRate)), 1% under it for the windows' edges (\(paced) min): "
+                        + "fanout send --service fcm --rate \(Int(plannedRate.rounded(.down))) (a higher quota is Google's to grant)",
+                ]
+            } else if question.devices <= UInt64(max(0, quota.messages)), requiredRate > quota.rate {
+                lines.append(
+                    "  the project's quota    \(rate(quota.rate)) (\(window)): does not bind, the fan-out fits one window"
+                )
+            } else {
+                lines.append("  the project's quota    \(rate(quota.rate)) (\(window)): does not bind")
+            }
+        }
+        lines += [
             "  a connection carries   \(rate(connectionCeiling)) at most: the least of",
             "    streams              \(rate(bounds.streams)) (\(question.streams) streams ÷ \(Self.spoken(roundTrip)))",
         ]

@@ -1,0 +1,155 @@
+import FanoutAPNs
+import FanoutClient
+import FanoutEndpoint
+import FanoutFCMSink
+import FanoutNotation
+import FanoutReport
+import FanoutSink
+import FanoutTokens
+import FanoutWire
+import Foundation
+import NIOPosix
+import NIOSSL
+
+extension PlanJob {
+    /// fixtures/fcm-poll.json: the seed's poll as an FCM send (its token set by the sender),
+    /// what an FCM plan's rehearsal sends when no template was given.
+    public static let fcmPoll = #"""
+        {"message":{"notification":{"title":"Poll","body":"Do you like the new design?"},"data":{"category":"poll","ok":"https://example.com/ok","nok":"https://example.com/nok"},"android":{"priority":"high","notification":{"click_action":"poll","sound":"default"}}}}
+        """#
+
+    /// The project the rehearsal's FCM sink serves.
+    static let rehearsalProject = "fanout-plan"
+
+    /// Rehearses one machine's share of an FCM plan against the FCM sink in this process:
+    ///
+    /// ```
+    ///   fanout send --service fcm ──► [ wire: round trip + processing ] ──► FCM sink
+    ///     the planned connections × streams,          the machine's share of the quota,
+    ///     paced at the quota's share where it binds   the planned streams, TLS unless --cleartext
+    /// ```
+    ///
+    /// The FCM sink answers at once, so FCM's processing is carried by the wire with the round
+    /// trip (a request waits both, as Little's law has it). Where the quota binds the send is
+    /// paced at the machine's share of its rate, as the plan says to: the share should take
+    /// devices ÷ that rate, with no request answered 429 but the odd one at a window's edge.
+    func rehearseFCM(_ plan: CapacityPlan) throws -> Verification {
+        let question = plan.question
+        let machines = UInt64(max(1, plan.machines ?? 1))
+        let devices = question.devices == 0 ? 0 : (question.devices - 1) / machines + 1
+        let connections = (max(1, plan.connections) - 1) / Int(machines) + 1
+        let pace = plan.quotaBinds ? plan.plannedRate / Double(machines) : nil
+        let folder = NSTemporaryDirectory() + "fanout-plan-fcm-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, group, certificate) = try Self.fcmRehearsalSink(plan, machines: machines, folder: folder)
+        defer {
+            sink.drain(grace: .seconds(1))
+            try? group.syncShutdownGracefully()
+        }
+        var job = SendJob(
+            endpoint: SendJob.Endpoint(tls: certificate != nil, host: "127.0.0.1", port: sink.localAddress.port ?? 0),
+            template: question.flow.templatePath ?? "fixtures/fcm-poll.json",
+            headers: try NotificationHeaders(topic: "fcm"),
+            tokens: TokenSet(.generated(TokenGenerator(count: devices, seed: 1)), reader: .init(format: .fcm))
+        )
+        if question.flow.templatePath == nil { job.inlineTemplate = Self.fcmPoll }
+        job.fcm = SendJob.FCM(project: Self.rehearsalProject, credentials: .bearer("ya29.fanout-rehearsal"))
+        job.tls.trustedCertificates = certificate
+        job.shape.connections = connections
+        job.shape.streamsPerConnection = question.streams
+        if let pace {
+            job.shape.model.schedule = try? ArrivalSchedule(rate: pace, duration: nil)
+            // The queue for streams stays short at the quota's pace; a rehearsal that cannot keep
+            // it is measured, not cut.
+            job.shape.model.maxBacklog = .seconds(3600)
+        }
+        let rate = min(
+            Double(connections) * min(plan.connectionCeiling, plan.coreCeiling ?? .infinity),
+            pace ?? .infinity
+        )
+        let predictedSeconds = Double(devices) / rate + Self.meanRoundTrip(question)
+        job.shape.deadline = .nanoseconds(Int(saturating: predictedSeconds * 3e9 + 1e10))
+        let configuration = try job.loadConfiguration()
+        let summary = try job.run(configuration, started: following)
+        if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder, reporter: reporter) }
+        let snapshot = summary.report.snapshot
+        let statistics = sink.service.statistics
+        let elapsed = summary.report.elapsed.seconds
+        var verification = Verification(
+            devices: devices,
+            connections: connections,
+            predictedPerConnection: Double(devices) / predictedSeconds / Double(connections),
+            measuredPerConnection: Double(snapshot.sent) / elapsed / Double(connections),
+            predictedDuration: .nanoseconds(Int64(predictedSeconds * 1e9)),
+            measuredDuration: summary.report.elapsed,
+            predictedCores: question.cpuMicroseconds.map { Double(devices) / predictedSeconds * $0 / 1e6 },
+            measuredCores: summary.report.senderCPU.seconds / elapsed,
+            complete: snapshot.accepted == Int(devices) && statistics[.delivered] == snapshot.accepted
+        )
+        verification.service = .fcm
+        verification.quota = question.quota.map { quota in
+            Verification.QuotaFigures(
+                messages: quota.messages / Int(machines),
+                window: quota.window,
+                pace: pace,
+                answered429: statistics[.quotaExceeded]
+            )
+        }
+        return verification
+    }
+
+    /// The FCM sink a rehearsal sends to: the project, the machine's share of the quota, the
+    /// planned streams, any bearer taken, a wire of the round trip and processing (and the
+    /// path's bandwidth), TLS with a certificate made in `folder` unless the plan is cleartext.
+    static func fcmRehearsalSink(
+        _ plan: CapacityPlan,
+        machines: UInt64,
+        folder: String
+    ) throws -> (FCMSink, MultiThreadedEventLoopGroup, certificate: String?) {
+        let question = plan.question
+        var configuration = FCMSinkConfiguration()
+        configuration.project = rehearsalProject
+        configuration.authentication = .anyBearer
+        configuration.deviceLimits = nil
+        configuration.maxConcurrentStreams = UInt32(clamping: question.streams)
+        configuration.quota = question.quota.map {
+            .init(messages: max(1, $0.messages / Int(machines)), window: UInt64($0.window.wholeNanoseconds))
+        }
+        let wire = SinkWire(
+            roundTrip: .fixed(question.roundTrip + question.processing),
+            bandwidth: question.flow.bandwidth
+        )
+        do {
+            try wire.validate()
+        } catch {
+            throw JobError.resource("the rehearsal's wire cannot be run: \(error)")
+        }
+        var context: NIOSSLContext?
+        var certificate: String?
+        if question.flow.tls {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["127.0.0.1"])
+                context = try FCMSink.tlsContext(certificateFile: files.certificate, keyFile: files.key)
+                certificate = files.certificate
+            } catch {
+                throw JobError.resource("the rehearsal's FCM sink has no TLS: \(error)")
+            }
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            let sink = try FCMSink(
+                host: "127.0.0.1",
+                port: 0,
+                group: group,
+                tls: context,
+                wire: wire,
+                service: FCMService(configuration: configuration, account: nil)
+            )
+            return (sink, group, certificate)
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw JobError.resource("the rehearsal's FCM sink cannot listen: \(error)")
+        }
+    }
+}

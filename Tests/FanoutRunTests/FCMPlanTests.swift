@@ -1,0 +1,63 @@
+import FanoutReport
+import FanoutRun
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout plan --service fcm`'s figures that come from files, and its rehearsal against the FCM
+/// sink: a plan the quota binds, paced at the quota's share, takes what the plan says.
+@Suite struct FCMPlanTests {
+    /// The default body is fixtures/fcm-poll.json's for a 163-character token, and the poll a
+    /// rehearsal sends is that fixture.
+    @Test func theDefaultBodyIsTheFixtures() throws {
+        let fixture = repositoryRoot + "/fixtures/fcm-poll.json"
+        #expect(try PlanJob.bodyBytes(template: fixture, service: .fcm) == CapacityPlan.Flow.defaultFCMBodyBytes)
+        let text = try String(contentsOfFile: fixture, encoding: .utf8)
+        #expect(PlanJob.fcmPoll == text.trimmingCharacters(in: .newlines))
+    }
+
+    /// 8,000 devices by 1 s against a quota of 4,000 a 2 s window: the quota binds, the plan
+    /// paces at 1,980/s and predicts 4.04 s and a round trip; the rehearsal (one connection of
+    /// 100 streams behind 20 ms) takes that within 10%, every send accepted and counted by the
+    /// sink. The pace is a twentieth of what the connection carries, so a busy machine keeps it.
+    @Test func aPlanTheQuotaBindsIsRehearsedAtItsPace() throws {
+        var question = CapacityPlan.Question.fcm(
+            devices: 8_000,
+            deadline: .seconds(1),
+            roundTrip: .milliseconds(20),
+            coresPerMachine: 2
+        )
+        question.quota = CapacityPlan.Quota(messages: 4_000, window: .seconds(2))
+        var job = PlanJob(question: question)
+        job.verify = true
+        let plan = try job.run()
+        #expect(plan.quotaBinds && abs(plan.plannedRate - 1_980) < 1e-9)
+        let verification = try job.rehearse(plan)
+        #expect(verification.complete)
+        #expect(verification.passed, "\(verification.text)")
+        #expect(abs(verification.predictedDuration.seconds - (8_000 / 1_980 + 0.025)) < 1e-6)
+        let quota = try #require(verification.quota)
+        #expect(quota.pace == plan.plannedRate && quota.messages == 4_000)
+    }
+
+    /// Where the quota does not bind, the rehearsal sends as fast as the connections go (the
+    /// closed model, as the plan assumes) and the sink refuses nothing.
+    @Test func aPlanTheQuotaDoesNotBindIsRehearsedFlatOut() throws {
+        let question = CapacityPlan.Question.fcm(
+            devices: 3_000,
+            deadline: .seconds(2),
+            roundTrip: .milliseconds(20),
+            coresPerMachine: 2
+        )
+        var job = PlanJob(question: question)
+        job.verify = true
+        let plan = try job.run()
+        #expect(!plan.quotaBinds)
+        let verification = try job.rehearse(plan)
+        #expect(verification.complete, "\(verification.text)")
+        #expect(verification.quota?.pace == nil)
+        #expect(verification.quota?.answered429 == 0)
+        // 3,000 over one connection of 100 streams behind 25 ms: at least 0.75 s (physics).
+        #expect(verification.measuredDuration.seconds >= 0.75)
+    }
+}
