@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "FanoutFCMSink",
             dependencies: [
-                "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire", crypto,
+                "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),

@@ -55,7 +55,8 @@ final class FCMDeviceRates: Sendable {
 
     /// One send to the device whose token hashes to `device`, at `now` (uptime nanoseconds).
     func admit(_ device: UInt64, collapsible: Bool, now: UInt64) -> Verdict {
-        let second = UInt32(truncatingIfNeeded: (now &- origin) / 1_000_000_000)
+        // A time before the origin (none the sink gives) is its origin, not 136 years on.
+        let second = UInt32(truncatingIfNeeded: (now > origin ? now - origin : 0) / 1_000_000_000)
         let limits = limits
         return shards[Int(device & 63)].withLockedValue { shard in
             shard.sendsSinceSweep += 1

@@ -183,6 +183,12 @@ struct FCMExchange {
             }
         }
         service.note(outcome, over: transport, peer: peer, nil)
+        if send.targetKind == .token {
+            service.statistics.digest(
+                token: UnsafeRawBufferPointer(rebasing: request.body[send.target]),
+                body: request.body
+            )
+        }
         writeName()
         return FCMAnswer(status: 200)
     }

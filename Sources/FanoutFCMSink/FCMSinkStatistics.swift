@@ -1,4 +1,5 @@
 import Atomics
+import FanoutAPNs
 
 /// What an FCM sink answered, counted as it answers (relaxed atomics: read at the end or live,
 /// never used to decide).
@@ -59,6 +60,9 @@ public final class FCMSinkStatistics: Sendable {
     private let outcomes = (0..<Outcome.allCases.count).map { _ in ManagedAtomic(0) }
     private let requests = (0..<Transport.allCases.count).map { _ in ManagedAtomic(0) }
     private let connections = (0..<Transport.allCases.count).map { _ in ManagedAtomic(0) }
+    /// `NotificationDigest`'s count, sum and squares of the sends answered 200, added to by
+    /// every connection: the digest is a sum, so the order of the adds does not matter.
+    private let digestParts = (0..<3).map { _ in ManagedAtomic<UInt64>(0) }
 
     public init() {}
 
@@ -69,6 +73,25 @@ public final class FCMSinkStatistics: Sendable {
 
     func connectionOpened(_ transport: Transport) {
         connections[transport.rawValue].wrappingIncrement(ordering: .relaxed)
+    }
+
+    /// Adds a send answered 200 to the digest: `NotificationDigest.hash` of its token and its
+    /// whole body, what the sender adds for the same send once it reads the 200.
+    func digest(token: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
+        let hash = NotificationDigest.hash(token: token, payload: body)
+        digestParts[0].wrappingIncrement(ordering: .relaxed)
+        digestParts[1].wrappingIncrement(by: hash, ordering: .relaxed)
+        digestParts[2].wrappingIncrement(by: hash.multipliedFullWidth(by: hash).high, ordering: .relaxed)
+    }
+
+    /// The order-independent digest of the token sends answered 200 (a topic's or a
+    /// condition's have no token and are not in it).
+    public var digest: NotificationDigest {
+        NotificationDigest(
+            count: digestParts[0].load(ordering: .relaxed),
+            sum: digestParts[1].load(ordering: .relaxed),
+            squares: digestParts[2].load(ordering: .relaxed)
+        )
     }
 
     public subscript(_ outcome: Outcome) -> Int { outcomes[outcome.rawValue].load(ordering: .relaxed) }

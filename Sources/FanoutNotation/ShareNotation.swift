@@ -11,6 +11,11 @@ public enum ShareNotation {
         return percent ? number / 100 : number
     }
 
+    /// `55%`, `45.01%`: a share in percent, to two decimals at most.
+    public static func percent(_ share: Double) -> String {
+        String(format: "%g%%", (share * 10_000).rounded() / 100)
+    }
+
     /// How to write one, for error messages.
     public static let hint = "write it like 5% or 0.05"
 }

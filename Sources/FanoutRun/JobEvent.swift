@@ -37,6 +37,9 @@ public enum JobEvent: Sendable {
     /// A sink's setup says something to know (`SinkNote`), or a line from it as it serves (a
     /// provider token's fault, a limit reached: words its module makes).
     case sink(SinkNote)
+    /// `fanout run --fleet`: the campaign's lines (the whole, then a line a service), its
+    /// folder written with `files`.
+    case campaign(lines: [String], folder: String, files: [String])
     /// A sink stopped: its counts, a line each; its folder written (with its summary).
     case sinkStopped(lines: [String])
     case sinkWritten(summary: String, folder: String)

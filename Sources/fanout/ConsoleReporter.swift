@@ -104,6 +104,8 @@ final class ConsoleReporter: JobReporter {
             return (.error, "fanout sink: " + words(for: note))
         case .sinkStopped(let lines):
             return (.output, lines.joined(separator: "\n"))
+        case .campaign(let lines, let folder, let files):
+            return (.output, lines.joined(separator: "\n") + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))")
         case .sinkWritten(let summary, let folder):
             return (.output, summary + "\nwrote \(folder)")
         case .channelsKept(let kept):

@@ -58,6 +58,15 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
     var output: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "One campaign across both push services: each device drawn to APNs or FCM by these shares (apns=55%,fcm=45%), each half sent to its own mock in this process, together; writes apns/, fcm/ and campaign.json.",
+            valueName: "apns=SHARE,fcm=SHARE"
+        )
+    )
+    var fleet: String?
+
     func validate() throws {
         if repeating.repeats > 1 && shape.load.startAt != nil {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
@@ -66,6 +75,20 @@ struct RunCommand: ParsableCommand {
         if let count { try MachineLimits.tokenCount("--count").validate(count) }
         // The embedded sink holds the other end of each connection, and its loops, here.
         try shape.connection.checkRanges(threads: threads.threads, otherEventLoops: sink.sinkThreads, filesEach: 2)
+        if fleet != nil {
+            let refused: [(String, Bool)] = [
+                ("--repeat", repeating.repeats > 1), ("--shard", sharding.shard != nil),
+                ("--rate/--stage (the open model)", shape.load.rate != nil || !shape.load.stages.isEmpty),
+                ("--serve", serveOption.serve != nil), ("--metrics", metricsOption.metrics != nil),
+            ]
+            let given = refused.filter(\.1).map(\.0)
+            if !given.isEmpty {
+                throw ValidationError(
+                    "--fleet runs one closed-model campaign across both services: it does not take \(given.joined(separator: ", "))."
+                )
+            }
+            do { _ = try FleetShares(parsing: fleet!) } catch { throw ValidationError("\(error).") }
+        }
     }
 
     /// The job the options describe.
@@ -85,6 +108,12 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         var job = try job()
         job.reporter = ConsoleReporter.shared
+        if let fleet {
+            var campaign = CampaignJob(run: job, fleet: try FleetShares(parsing: fleet))
+            campaign.reporter = ConsoleReporter.shared
+            try campaign.run(into: output ?? RunFolder.new()).exit()
+            return
+        }
         try job.run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()
     }
 }

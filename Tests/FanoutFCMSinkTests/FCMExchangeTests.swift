@@ -254,6 +254,9 @@ import Testing
 @Suite struct FCMDeviceRateTests {
     static let second = FCMExchangeTests.second
 
+    /// `seconds` after now, as an uptime in nanoseconds.
+    static func sinceNow(_ seconds: UInt64) -> UInt64 { NIODeadline.now().uptimeNanoseconds + seconds * second }
+
     static func exchange(perMinute: UInt32, perHour: UInt32, quota: Int = 1000) throws -> FCMExchange {
         try FCMExchangeTests.exchange {
             $0.deviceLimits = .init(perMinute: perMinute, perHour: perHour)
@@ -263,7 +266,10 @@ import Testing
 
     @Test func aDevicePastItsMinuteIsRefusedUntilTheMinuteEndsAndPastItsHourUntilTheHourEnds() throws {
         var exchange = try Self.exchange(perMinute: 3, perHour: 5)
-        let start = 1000 * Self.second
+        // The rates count seconds from the sink's start, an uptime: the asks come after it (on a
+        // machine up for less than an hour, a start of 1,000 s fell before it and the hour's
+        // end read as 1.27 billion seconds away).
+        let start = Self.sinceNow(1000)
         for offset in 0..<3 {
             #expect(FCMExchangeTests.ask(&exchange, now: start + UInt64(offset) * Self.second).0.status == 200)
         }
@@ -299,7 +305,7 @@ import Testing
     @Test func collapsibleMessagesPastTheBurstAreAcceptedAndHeld() throws {
         var exchange = try Self.exchange(perMinute: 1000, perHour: 10_000)
         let collapsible = #"{"message":{"token":"abc","android":{"collapse_key":"score"}}}"#
-        let start = 10 * Self.second
+        let start = Self.sinceNow(10)
         for _ in 0..<20 { #expect(FCMExchangeTests.ask(&exchange, body: collapsible, now: start).0.status == 200) }
         #expect(exchange.service.statistics[.delivered] == 20)
         // The 21st is answered 200 as FCM does, and its delivery held.

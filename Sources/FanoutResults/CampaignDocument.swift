@@ -1,0 +1,124 @@
+import FanoutPush
+
+/// `campaign.json`: one campaign across push services (`fanout run --fleet`), each service's
+/// half beside the campaign's whole. Each half's own run folder (`apns/`, `fcm/`) holds its
+/// summary.json as any run's; this file is what they make together.
+///
+/// ```
+///   {"schema": 1,
+///    "fleet": {"apns": 0.55, "fcm": 0.45},
+///    "services": [{"service": "apns", "folder": "apns", "devices": 549914, …},
+///                 {"service": "fcm",  "folder": "fcm",  "devices": 450086, …}],
+///    "campaign": {"devices": 1000000, "accepted": 1000000, "seconds": 6.2, …}}
+/// ```
+public struct CampaignDocument: Codable, Sendable, Equatable {
+    public var schema = 1
+    /// Each service's share of the devices, as asked.
+    public var fleet: [String: Double]
+    public var services: [Half]
+    public var campaign: Whole
+
+    /// Latency percentiles in milliseconds, from the notification's start to its final answer.
+    public struct Latency: Codable, Sendable, Equatable {
+        public var p50: Double
+        public var p99: Double
+        public var max: Double
+
+        public init(p50: Double, p99: Double, max: Double) {
+            self.p50 = p50
+            self.p99 = p99
+            self.max = max
+        }
+    }
+
+    /// One service's half of the campaign: its devices, what became of them, whether its sink
+    /// agrees, and its fan-out time from the campaign's start.
+    public struct Half: Codable, Sendable, Equatable {
+        public var service: String
+        /// Its run folder, relative to campaign.json's.
+        public var folder: String
+        public var devices: UInt64
+        public var sent: Int
+        public var accepted: Int
+        public var rejected: [PushReason: Int]
+        public var failed: Int
+        /// Sender and sink agree on every count and on the digest of what was accepted.
+        public var reconciled: Bool
+        /// From the campaign's start to this half's last answer.
+        public var seconds: Double
+        public var latencyMilliseconds: Latency?
+
+        enum CodingKeys: String, CodingKey {
+            case service, folder, devices, sent, accepted, rejected, failed, reconciled, seconds
+            case latencyMilliseconds = "latency_ms"
+        }
+
+        public init(
+            service: String,
+            folder: String,
+            devices: UInt64,
+            sent: Int,
+            accepted: Int,
+            rejected: [PushReason: Int],
+            failed: Int,
+            reconciled: Bool,
+            seconds: Double,
+            latencyMilliseconds: Latency?
+        ) {
+            self.service = service
+            self.folder = folder
+            self.devices = devices
+            self.sent = sent
+            self.accepted = accepted
+            self.rejected = rejected
+            self.failed = failed
+            self.reconciled = reconciled
+            self.seconds = seconds
+            self.latencyMilliseconds = latencyMilliseconds
+        }
+    }
+
+    /// The campaign: every half's devices and outcomes together, its fan-out time to the last
+    /// device of either service, and the latency of every notification of both.
+    public struct Whole: Codable, Sendable, Equatable {
+        public var devices: UInt64
+        public var accepted: Int
+        public var rejected: Int
+        public var failed: Int
+        public var reconciled: Bool
+        public var seconds: Double
+        public var latencyMilliseconds: Latency?
+
+        enum CodingKeys: String, CodingKey {
+            case devices, accepted, rejected, failed, reconciled, seconds
+            case latencyMilliseconds = "latency_ms"
+        }
+
+        public init(
+            devices: UInt64,
+            accepted: Int,
+            rejected: Int,
+            failed: Int,
+            reconciled: Bool,
+            seconds: Double,
+            latencyMilliseconds: Latency?
+        ) {
+            self.devices = devices
+            self.accepted = accepted
+            self.rejected = rejected
+            self.failed = failed
+            self.reconciled = reconciled
+            self.seconds = seconds
+            self.latencyMilliseconds = latencyMilliseconds
+        }
+    }
+
+    public init(fleet: [String: Double], services: [Half], campaign: Whole) {
+        self.fleet = fleet
+        self.services = services
+        self.campaign = campaign
+    }
+
+    /// The file's name in the campaign's folder.
+    public static let fileName = "campaign.json"
+}

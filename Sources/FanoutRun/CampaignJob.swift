@@ -1,0 +1,358 @@
+import FanoutAssembly
+import FanoutClient
+import FanoutEndpoint
+import FanoutFCM
+import FanoutFCMAuth
+import FanoutFCMSink
+import FanoutNotation
+import FanoutPush
+import FanoutRandom
+import FanoutReport
+import FanoutResults
+import FanoutSink
+import FanoutTokens
+import Foundation
+import Histogram
+import NIOConcurrencyHelpers
+import NIOPosix
+import NIOSSL
+
+/// A fleet's devices by push service: `apns=55%,fcm=45%`, shares that add up to one.
+public struct FleetShares: Sendable, Hashable, CustomStringConvertible {
+    public var apns: Double
+    public var fcm: Double
+
+    public init(apns: Double, fcm: Double) {
+        self.apns = apns
+        self.fcm = fcm
+    }
+
+    /// `apns=55%,fcm=45%` (either order; a share as everywhere, `55%` or `0.55`); the error says
+    /// which part is wrong.
+    public init(parsing text: String) throws(JobError) {
+        var shares: [String: Double] = [:]
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, let share = ShareNotation.parse(pair[1]), share >= 0, share <= 1 else {
+                throw JobError.option(
+                    "--fleet: '\(part)' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in '\(text)'"
+                )
+            }
+            let service = pair[0].trimmingCharacters(in: .whitespaces)
+            guard ["apns", "fcm"].contains(service) else {
+                throw JobError.option("--fleet: '\(service)' is not a push service (apns or fcm) in '\(text)'")
+            }
+            guard shares.updateValue(share, forKey: service) == nil else {
+                throw JobError.option("--fleet: \(service) is given twice in '\(text)'")
+            }
+        }
+        let apns = shares["apns"] ?? 0
+        let fcm = shares["fcm"] ?? 0
+        guard abs(apns + fcm - 1) < 1e-9 else {
+            throw JobError.option(
+                "--fleet: the shares add up to \(ShareNotation.percent(apns + fcm)), not 100%, in '\(text)'"
+            )
+        }
+        self.init(apns: apns, fcm: fcm)
+    }
+
+    public var description: String { "apns=\(ShareNotation.percent(apns)),fcm=\(ShareNotation.percent(fcm))" }
+
+    /// Device `index`'s service, drawn from `seed`: APNs for a draw below its share.
+    public func isAPNs(device index: UInt64, seed: UInt64) -> Bool {
+        let draw = SeededRandom.mix(SeededRandom.mix(seed ^ 0xF1EE_7000_0000_0000) ^ index)
+        return Double(draw >> 11) / Double(UInt64(1) << 53) < apns
+    }
+
+    /// How many of `count` devices go through APNs: each device's service drawn on its own,
+    /// so the halves are a fleet's, within sampling's spread of the shares (σ of √(n·p·q):
+    /// 497 devices of 1,000,000 at 55%), not cut to them exactly.
+    public func apnsDevices(of count: UInt64, seed: UInt64) -> UInt64 {
+        var apnsCount: UInt64 = 0
+        for index in 0..<count where isAPNs(device: index, seed: seed) { apnsCount += 1 }
+        return apnsCount
+    }
+}
+
+/// `fanout run --fleet apns=55%,fcm=45%`: one campaign across both push services, each in this
+/// process behind its own mock, started together:
+///
+/// ```
+///   devices ──► drawn by the shares ──┬─► APNs half: the main job (`RunJob`) ──► the APNs sink
+///                                     └─► FCM half: `SendJob`, OAuth2 ──► the FCM sink
+///   each half's run folder (apns/, fcm/) ─► campaign.json: per service and the campaign's
+///   fan-out time to the last device of either
+/// ```
+///
+/// The FCM half sends the seed's poll as an FCM send (`PlanJob.fcmPoll`) over the run's
+/// connections with FCM's 100 streams each, with a service account whose tokens the FCM sink
+/// grants, to a sink holding FCM's default quota (600,000 a minute: a larger FCM half meets it
+/// as a real one would). Both halves take the run's wire (`--sink-rtt`), TLS (`--tls`),
+/// connections and threads; each is reconciled with its own sink, counts and digest.
+public struct CampaignJob: Sendable {
+    /// The APNs half as the options describe the main job; its count and seed are the
+    /// campaign's.
+    public var run: RunJob
+    public var fleet: FleetShares
+    public var reporter: any JobReporter = SilentReporter()
+
+    public init(run: RunJob, fleet: FleetShares) {
+        self.run = run
+        self.fleet = fleet
+    }
+
+    /// The project the FCM half's sink serves.
+    static let project = "fanout-campaign"
+
+    /// Runs the campaign into `directory` (checked and locked before any traffic): `apns/`
+    /// and `fcm/` are the halves' run folders, `campaign.json` the whole. SIGINT, SIGTERM and
+    /// SIGHUP stop both halves cleanly. The status is the worse half's.
+    public func run(into directory: String) throws -> RunStatus {
+        try StopSignals.watch { signals in
+            let output = try RunOutput(preparing: directory)
+            return try withExtendedLifetime(output) {
+                let (document, status) = try campaign(into: directory, signals: signals)
+                try write(document, to: directory)
+                let files = [CampaignDocument.fileName] + document.services.map { $0.folder + "/" }
+                reporter.report(.campaign(lines: Self.lines(document), folder: directory, files: files))
+                return status
+            }
+        }
+    }
+
+    /// Both halves, sent together; their folders written, the campaign's document made.
+    func campaign(into directory: String, signals: StopSignals?) throws -> (CampaignDocument, RunStatus) {
+        let count = run.tokenCount
+        let apnsCount = fleet.apnsDevices(of: count, seed: run.seed)
+        let fcmCount = count - apnsCount
+        var apns = run
+        apns.count = apnsCount
+        let apnsHalf = apns
+        let fcmHalf = try FCMHalf(campaign: self, devices: fcmCount)
+        defer { fcmHalf.stop() }
+        let start = Date()
+        let halves = NIOLockedValueBox([CapacityService: Result<RunSummary, any Error>]())
+        let group = DispatchGroup()
+        if apnsCount > 0 {
+            DispatchQueue.global().async(group: group) {
+                halves.withLockedValue {
+                    $0[.apns] = Result {
+                        try apnsHalf.run(started: { engine in signals?.onStop { engine.interrupt(by: $0) } })
+                    }
+                }
+            }
+        }
+        if fcmCount > 0 {
+            DispatchQueue.global().async(group: group) {
+                halves.withLockedValue { $0[.fcm] = Result { try fcmHalf.run(signals: signals) } }
+            }
+        }
+        group.wait()
+        var parts: [(service: CapacityService, summary: RunSummary)] = []
+        for service in [CapacityService.apns, .fcm] {
+            guard let result = halves.withLockedValue({ $0[service] }) else { continue }
+            parts.append((service, try result.get()))
+        }
+        var status = RunStatus.clean
+        var halvesDocument: [CampaignDocument.Half] = []
+        for (service, summary) in parts {
+            status = max(status, try summary.finish(into: directory + "/" + service.rawValue, reporter: reporter))
+            halvesDocument.append(
+                Self.half(service, summary, devices: service == .apns ? apnsCount : fcmCount, start: start)
+            )
+        }
+        var latencies = parts.first?.summary.report.snapshot.latency
+        for part in parts.dropFirst() { latencies?.add(part.summary.report.snapshot.latency) }
+        let document = CampaignDocument(
+            fleet: ["apns": fleet.apns, "fcm": fleet.fcm],
+            services: halvesDocument,
+            campaign: CampaignDocument.Whole(
+                devices: count,
+                accepted: halvesDocument.reduce(0) { $0 + $1.accepted },
+                rejected: halvesDocument.reduce(0) { $0 + $1.rejected.values.reduce(0, +) },
+                failed: halvesDocument.reduce(0) { $0 + $1.failed },
+                reconciled: halvesDocument.allSatisfy(\.reconciled),
+                seconds: halvesDocument.map(\.seconds).max() ?? 0,
+                latencyMilliseconds: latencies.flatMap(Self.latency)
+            )
+        )
+        return (document, status)
+    }
+
+    typealias CapacityService = FanoutReport.CapacityPlan.Service
+
+    static func latency(_ histogram: Histogram<UInt64>) -> CampaignDocument.Latency? {
+        guard histogram.totalCount > 0 else { return nil }
+        return CampaignDocument.Latency(
+            p50: Double(histogram.valueAtPercentile(50)) / 1000,
+            p99: Double(histogram.valueAtPercentile(99)) / 1000,
+            max: Double(histogram.max) / 1000
+        )
+    }
+
+    static func half(
+        _ service: CapacityService,
+        _ summary: RunSummary,
+        devices: UInt64,
+        start: Date
+    ) -> CampaignDocument.Half {
+        let snapshot = summary.report.snapshot
+        let began = summary.report.started.timeIntervalSince(start)
+        return CampaignDocument.Half(
+            service: service.rawValue,
+            folder: service.rawValue,
+            devices: devices,
+            sent: snapshot.sent,
+            accepted: snapshot.accepted,
+            rejected: snapshot.rejected,
+            failed: snapshot.failed.values.reduce(0, +),
+            reconciled: summary.reconciliation?.agrees == true,
+            seconds: max(0, began) + summary.report.elapsed.seconds,
+            latencyMilliseconds: latency(snapshot.latency)
+        )
+    }
+
+    func write(_ document: CampaignDocument, to directory: String) throws {
+        do {
+            try JSONDocument.data(document).write(
+                to: URL(fileURLWithPath: directory + "/" + CampaignDocument.fileName),
+                options: .atomic
+            )
+        } catch {
+            throw JobError.output("cannot write \(directory)/\(CampaignDocument.fileName): \(error.reason)")
+        }
+    }
+
+    /// The campaign for a terminal: a line a service and one for the whole.
+    static func lines(_ document: CampaignDocument) -> [String] {
+        func latency(_ value: CampaignDocument.Latency?) -> String {
+            value.map { String(format: "p50 %.2f ms, p99 %.2f ms", $0.p50, $0.p99) } ?? "no latency"
+        }
+        var lines = document.services.map { half in
+            let share = ShareNotation.percent(Double(half.devices) / Double(max(1, document.campaign.devices)))
+            return
+                "  \(half.service.padding(toLength: 5, withPad: " ", startingAt: 0))\(half.devices.grouped) devices (\(share)): "
+                + "\(half.accepted.grouped) accepted, \(half.rejected.values.reduce(0, +).grouped) rejected, "
+                + "\(half.failed.grouped) failed in \(String(format: "%.2f", half.seconds)) s, \(latency(half.latencyMilliseconds)); "
+                + (half.reconciled ? "reconciled with its sink" : "NOT reconciled with its sink")
+        }
+        let whole = document.campaign
+        lines.insert(
+            "campaign: \(whole.devices.grouped) devices, the last of either service answered after "
+                + "\(String(format: "%.2f", whole.seconds)) s, \(latency(whole.latencyMilliseconds))"
+                + (whole.reconciled ? "" : "; NOT every half reconciled"),
+            at: 0
+        )
+        return lines
+    }
+}
+
+/// The FCM half of a campaign: its sink (started here, with a service account its token
+/// endpoint trusts), and the send to it.
+struct FCMHalf {
+    let sink: FCMSink
+    let group: MultiThreadedEventLoopGroup
+    let folder: String
+    let job: SendJob
+    let configuration: LoadConfiguration
+
+    init(campaign: CampaignJob, devices: UInt64) throws {
+        let run = campaign.run
+        folder = NSTemporaryDirectory() + "fanout-campaign-fcm-\(UUID().uuidString)"
+        var sinkConfiguration = FCMSinkConfiguration()
+        sinkConfiguration.project = CampaignJob.project
+        var context: NIOSSLContext?
+        var certificate: String?
+        let account: FCMServiceAccount
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            account = try FCMServiceAccount.generated(project: CampaignJob.project)
+            if run.apnsSecurity {
+                let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["127.0.0.1"])
+                context = try FCMSink.tlsContext(certificateFile: files.certificate, keyFile: files.key)
+                certificate = files.certificate
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw JobError.resource("the FCM half's sink cannot be set up: \(error)")
+        }
+        let service = FCMService(configuration: sinkConfiguration, account: account)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: run.sinkThreads)
+        do {
+            sink = try FCMSink(
+                host: "127.0.0.1",
+                port: 0,
+                group: group,
+                tls: context,
+                wire: run.sink.scenario.wire,
+                service: service
+            )
+        } catch {
+            try? group.syncShutdownGracefully()
+            try? FileManager.default.removeItem(atPath: folder)
+            throw JobError.resource("the FCM half's sink cannot listen: \(error)")
+        }
+        let port = sink.localAddress.port ?? 0
+        let tokenURI = "\(certificate == nil ? "http" : "https")://127.0.0.1:\(port)/token"
+        service.tokenURI = tokenURI
+        let credentials = folder + "/" + FCMSinkJob.credentialsFile
+        var job = SendJob(
+            endpoint: SendJob.Endpoint(tls: certificate != nil, host: "127.0.0.1", port: port),
+            template: "fcm-poll",
+            headers: try NotificationHeaders(topic: "fcm"),
+            tokens: TokenSet(
+                .generated(TokenGenerator(count: devices, seed: run.seed &+ 1)),
+                reader: .init(format: .fcm)
+            )
+        )
+        job.inlineTemplate = PlanJob.fcmPoll
+        job.fcm = SendJob.FCM(project: nil, credentials: .serviceAccount(file: credentials, trust: certificate))
+        job.tls.trustedCertificates = certificate
+        job.shape = run.shape
+        // Google's front end grants 100 streams a connection.
+        job.shape.streamsPerConnection = min(
+            run.shape.streamsPerConnection,
+            Int(FCMSinkConfiguration().maxConcurrentStreams)
+        )
+        job.threads = run.senderThreads
+        do {
+            try account.json(tokenURI: tokenURI).write(toFile: credentials, atomically: true, encoding: .utf8)
+            self.job = job
+            configuration = try job.loadConfiguration()
+        } catch {
+            sink.drain(grace: .zero)
+            try? group.syncShutdownGracefully()
+            try? FileManager.default.removeItem(atPath: folder)
+            throw error as? JobError ?? JobError.resource("the FCM half cannot start: \(error)")
+        }
+    }
+
+    /// Sends the half, blocking; the summary holds its reconciliation with the FCM sink.
+    func run(signals: StopSignals?) throws -> RunSummary {
+        var summary = try job.run(configuration, started: { engine in signals?.onStop { engine.interrupt(by: $0) } })
+        sink.drain(grace: .seconds(1))
+        let statistics = sink.service.statistics
+        let codes: [(FCMSinkStatistics.Outcome, FCMErrorCode)] = [
+            (.invalidArgument, .invalidArgument), (.unregistered, .unregistered),
+            (.senderIDMismatch, .senderIDMismatch), (.quotaExceeded, .quotaExceeded),
+        ]
+        var rejected: [PushReason: Int] = [:]
+        for (outcome, code) in codes where statistics[outcome] > 0 { rejected[.fcm(code)] = statistics[outcome] }
+        summary.reconciliation = Reconciliation(
+            client: summary.report.snapshot,
+            sinkRequests: statistics.requests(over: .http2),
+            sinkAccepted: statistics[.delivered] + statistics[.held] + statistics[.validated],
+            sinkRejected: rejected,
+            sinkDigest: statistics.digest
+        )
+        summary.endpoint = "the embedded FCM sink at \(job.endpoint)"
+        return summary
+    }
+
+    func stop() {
+        sink.drain(grace: .seconds(1))
+        try? group.syncShutdownGracefully()
+        configuration.endpoint.authorizations?.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}

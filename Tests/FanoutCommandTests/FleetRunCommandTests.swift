@@ -1,0 +1,65 @@
+import FanoutNotation
+import FanoutResults
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// `fanout run --fleet` as a user runs it: the campaign's lines, its folder, its exit status,
+/// and what it refuses.
+@Suite struct FleetRunCommandTests {
+    @Test func aCampaignAcrossBothServicesSaysEachHalfAndTheWhole() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "run", "--fleet", "apns=55%,fcm=45%", "--count", "20000", "--connections", "2", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/campaign.json"))
+        let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
+        #expect(document.campaign.accepted == 20_000 && document.campaign.reconciled)
+        let apns = document.services[0]
+        let fcm = document.services[1]
+        #expect(
+            line(of: result.standardOutput, keyed: "campaign: ")?.hasPrefix(
+                "campaign: 20,000 devices, the last of either service answered after "
+            ) == true,
+            "\(result.standardOutput)"
+        )
+        #expect(
+            line(of: result.standardOutput, keyed: "  apns ")?.hasPrefix(
+                "  apns \(apns.devices.grouped) devices"
+            ) == true
+        )
+        #expect(
+            line(of: result.standardOutput, keyed: "  fcm  ")?.hasSuffix("; reconciled with its sink") == true,
+            "\(result.standardOutput)"
+        )
+        #expect(apns.devices + fcm.devices == 20_000)
+        #expect(
+            line(of: result.standardOutput, keyed: "results: \(folder)/ (campaign")
+                == "results: \(folder)/ (campaign.json, apns/, fcm/)"
+        )
+    }
+
+    @Test func whatACampaignCannotDoIsRefused() throws {
+        let cases: [([String], String)] = [
+            (
+                ["run", "--fleet", "apns=55%,fcm=45%", "--rate", "1000"],
+                "error: --fleet runs one closed-model campaign across both services: it does not take --rate/--stage (the open model)."
+            ),
+            (
+                ["run", "--fleet", "apns=55%,fcm=45%", "--repeat", "2"],
+                "error: --fleet runs one closed-model campaign across both services: it does not take --repeat."
+            ),
+            (
+                ["run", "--fleet", "apns=60%,fcm=45%"],
+                "error: --fleet: the shares add up to 105%, not 100%, in 'apns=60%,fcm=45%'."
+            ),
+        ]
+        for (arguments, message) in cases {
+            let result = try CommandRunner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(line(of: result.standardError, keyed: "error: ") == message, "\(result.standardError)")
+        }
+    }
+}
