@@ -295,7 +295,7 @@ let package = Package(
             name: "fanout",
             dependencies: [
                 "FanoutNotation", "FanoutFiles", "FanoutMachine",
-                "FanoutAPNs",
+                "FanoutAPNs", "FanoutPush",
                 "FanoutPayload",
                 "FanoutTokens",
                 "FanoutHTTP2",

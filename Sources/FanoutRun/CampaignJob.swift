@@ -131,7 +131,7 @@ public struct CampaignJob: Sendable {
         let fcmHalf = try FCMHalf(campaign: self, devices: fcmCount)
         defer { fcmHalf.stop() }
         let start = Date()
-        let halves = NIOLockedValueBox([CapacityService: Result<RunSummary, any Error>]())
+        let halves = NIOLockedValueBox([PushService: Result<RunSummary, any Error>]())
         let group = DispatchGroup()
         if apnsCount > 0 {
             DispatchQueue.global().async(group: group) {
@@ -148,8 +148,8 @@ public struct CampaignJob: Sendable {
             }
         }
         group.wait()
-        var parts: [(service: CapacityService, summary: RunSummary)] = []
-        for service in [CapacityService.apns, .fcm] {
+        var parts: [(service: PushService, summary: RunSummary)] = []
+        for service in [PushService.apns, .fcm] {
             guard let result = halves.withLockedValue({ $0[service] }) else { continue }
             parts.append((service, try result.get()))
         }
@@ -179,8 +179,6 @@ public struct CampaignJob: Sendable {
         return (document, status)
     }
 
-    typealias CapacityService = FanoutReport.CapacityPlan.Service
-
     static func latency(_ histogram: Histogram<UInt64>) -> CampaignDocument.Latency? {
         guard histogram.totalCount > 0 else { return nil }
         return CampaignDocument.Latency(
@@ -191,7 +189,7 @@ public struct CampaignJob: Sendable {
     }
 
     static func half(
-        _ service: CapacityService,
+        _ service: PushService,
         _ summary: RunSummary,
         devices: UInt64,
         start: Date

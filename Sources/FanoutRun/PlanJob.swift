@@ -4,6 +4,7 @@ import FanoutFiles
 import FanoutMachine
 import FanoutNotation
 import FanoutPayload
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutScenarioTerms
@@ -238,7 +239,7 @@ public struct PlanJob: Sendable {
 
     /// The body a template renders for a 64-digit token (FCM: a send for a registration token
     /// of 163 characters), in bytes: the flow-controlled bytes a notification of it costs.
-    public static func bodyBytes(template path: String, service: CapacityPlan.Service = .apns) throws -> Int {
+    public static func bodyBytes(template path: String, service: PushService = .apns) throws -> Int {
         let template: PayloadTemplate
         do {
             template =

@@ -1,4 +1,5 @@
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import Foundation
 
@@ -31,7 +32,7 @@ public struct Verification: Sendable, RehearsalVerdict {
     /// Whether every notification was accepted and sender and sink agree.
     public var complete: Bool
     /// The service rehearsed: the APNs sink, or the FCM sink (`PlanJob.rehearseFCM`).
-    public var service = CapacityPlan.Service.apns
+    public var service = PushService.apns
     /// FCM: the machine's share of the quota the sink held, the pace the send kept where it
     /// binds, and the requests the sink answered 429 QUOTA_EXCEEDED.
     public var quota: QuotaFigures?

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutEndpoint
+import FanoutPush
 import FanoutRun
 
 /// `fanout send --service fcm`'s own options (docs/fcm.md; docs/load-engine.md, "FCM").

@@ -2,12 +2,11 @@ import ArgumentParser
 import FanoutEndpoint
 import FanoutFCMSink
 import FanoutNotation
+import FanoutPush
 import Foundation
 
-/// Which push service `fanout sink` mocks.
-enum PushService: String, ExpressibleByArgument, CaseIterable, Sendable {
-    case apns, fcm
-}
+/// `--service apns|fcm`: which push service a command sends to, mocks or plans for.
+extension PushService: ExpressibleByArgument {}
 
 /// `fanout sink --service fcm`'s own options (docs/fcm.md; docs/sink.md, "FCM").
 struct FCMSinkOptions: ParsableArguments {

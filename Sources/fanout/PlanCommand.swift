@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutDevices
 import FanoutMachine
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutRun
@@ -405,7 +406,7 @@ struct PlanCommand: ParsableCommand {
         }
         if let template {
             do {
-                flow.bodyBytes = try PlanJob.bodyBytes(template: template, service: service == .fcm ? .fcm : .apns)
+                flow.bodyBytes = try PlanJob.bodyBytes(template: template, service: service)
             } catch {
                 throw ValidationError("--template: \(error).")
             }

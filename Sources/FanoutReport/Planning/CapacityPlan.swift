@@ -1,5 +1,6 @@
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import FanoutResults
 import Foundation
 
@@ -100,12 +101,7 @@ public struct CapacityPlan: Sendable {
     }
 
     /// The push service a plan is for.
-    public enum Service: String, Sendable, Hashable, CaseIterable {
-        case apns, fcm
-
-        /// `APNs`, `FCM`: as the plan's lines name it.
-        public var name: String { self == .apns ? "APNs" : "FCM" }
-    }
+    public typealias Service = PushService
 
     /// FCM's project quota: `messages` a `window` that starts with the project's first counted
     /// message (docs/fcm.md, "Quota and rate limits"; the FCM sink's `--fcm-quota`).
