@@ -471,6 +471,7 @@ let package = Package(
         .testTarget(
             name: "FanoutReportTests",
             dependencies: [
+                "FanoutPush",
                 "FanoutMeasure", "FanoutTokens",
                 "FanoutReport",
                 "FanoutAssembly",

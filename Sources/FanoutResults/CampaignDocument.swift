@@ -44,12 +44,16 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
         public var failed: Int
         /// Sender and sink agree on every count and on the digest of what was accepted.
         public var reconciled: Bool
+        /// From the campaign's start (the first half's) to this half's start: the halves run
+        /// together, so one of them starts at 0 and the other a set-up's moment later.
+        public var started: Double
         /// From the campaign's start to this half's last answer.
         public var seconds: Double
         public var latencyMilliseconds: Latency?
 
         enum CodingKeys: String, CodingKey {
             case service, folder, devices, sent, accepted, rejected, failed, reconciled, seconds
+            case started = "started_seconds"
             case latencyMilliseconds = "latency_ms"
         }
 
@@ -62,9 +66,11 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
             rejected: [PushReason: Int],
             failed: Int,
             reconciled: Bool,
+            started: Double,
             seconds: Double,
             latencyMilliseconds: Latency?
         ) {
+            self.started = started
             self.service = service
             self.folder = folder
             self.devices = devices

@@ -58,7 +58,8 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         public var windowSeconds: Double
         public var ratePerSecond: Double
         public var binds: Bool
-        /// The send's pace where the quota binds (its rate); `null` where it does not.
+        /// The pace the send keeps, the quota's rate less 1%: where the quota binds, or where the
+        /// connections flat out would pass it; `null` where they go flat out.
         @Nullable public var pacedRatePerSecond: Double?
 
         enum CodingKeys: String, CodingKey {

@@ -1,4 +1,4 @@
-import FanoutAPNs
+import FanoutAssembly
 import FanoutClient
 import FanoutEndpoint
 import FanoutFCMSink
@@ -38,7 +38,7 @@ extension PlanJob {
         let machines = UInt64(max(1, plan.machines ?? 1))
         let devices = question.devices == 0 ? 0 : (question.devices - 1) / machines + 1
         let connections = (max(1, plan.connections) - 1) / Int(machines) + 1
-        let pace = plan.quotaBinds ? plan.plannedRate / Double(machines) : nil
+        let pace = plan.pace.map { $0 / Double(machines) }
         let folder = NSTemporaryDirectory() + "fanout-plan-fcm-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, group, certificate) = try Self.fcmRehearsalSink(plan, machines: machines, folder: folder)
@@ -58,7 +58,11 @@ extension PlanJob {
         job.shape.connections = connections
         job.shape.streamsPerConnection = question.streams
         if let pace {
-            job.shape.model.schedule = try? ArrivalSchedule(rate: pace, duration: nil)
+            do {
+                job.shape.model.schedule = try ArrivalSchedule(rate: pace, duration: nil)
+            } catch {
+                throw JobError.outcome("the rehearsal cannot be paced at \(pace)/s: \(error)")
+            }
             // The queue for streams stays short at the quota's pace; a rehearsal that cannot keep
             // it is measured, not cut.
             job.shape.model.maxBacklog = .seconds(3600)
@@ -84,18 +88,25 @@ extension PlanJob {
             measuredDuration: summary.report.elapsed,
             predictedCores: question.cpuMicroseconds.map { Double(devices) / predictedSeconds * $0 / 1e6 },
             measuredCores: summary.report.senderCPU.seconds / elapsed,
-            complete: snapshot.accepted == Int(devices) && statistics[.delivered] == snapshot.accepted
+            complete: snapshot.accepted == Int(devices)
+                && Reconciliation(client: snapshot, fcmSink: statistics).agrees
         )
         verification.service = .fcm
         verification.quota = question.quota.map { quota in
             Verification.QuotaFigures(
-                messages: quota.messages / Int(machines),
+                messages: Self.quotaShare(quota, machines: machines),
                 window: quota.window,
                 pace: pace,
                 answered429: statistics[.quotaExceeded]
             )
         }
         return verification
+    }
+
+    /// One machine's share of the project's quota, rounded up as its share of the devices is
+    /// (a share rounded down would refuse the last of the share's sends).
+    static func quotaShare(_ quota: CapacityPlan.Quota, machines: UInt64) -> Int {
+        (quota.messages - 1) / Int(machines) + 1
     }
 
     /// The FCM sink a rehearsal sends to: the project, the machine's share of the quota, the
@@ -113,7 +124,7 @@ extension PlanJob {
         configuration.deviceLimits = nil
         configuration.maxConcurrentStreams = UInt32(clamping: question.streams)
         configuration.quota = question.quota.map {
-            .init(messages: max(1, $0.messages / Int(machines)), window: UInt64($0.window.wholeNanoseconds))
+            .init(messages: quotaShare($0, machines: machines), window: UInt64($0.window.wholeNanoseconds))
         }
         let wire = SinkWire(
             roundTrip: .fixed(question.roundTrip + question.processing),

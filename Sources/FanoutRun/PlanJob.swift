@@ -169,6 +169,19 @@ public struct PlanJob: Sendable {
         try Self.write(document, to: output)
     }
 
+    /// Writes a campaign's plan (`fanout plan --fleet`) as fleet-plan.json under `output`.
+    public static func write(_ document: FleetPlanDocument, to output: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            try JSONDocument.data(document).write(
+                to: URL(fileURLWithPath: output + "/" + FleetPlanDocument.fileName),
+                options: .atomic
+            )
+        } catch {
+            throw JobError.output("cannot write \(output)/\(FleetPlanDocument.fileName): \(error.reason)")
+        }
+    }
+
     static func write(_ document: PlanDocument, to output: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)

@@ -10,10 +10,12 @@ public protocol RehearsalVerdict: Sendable {
     var passed: Bool { get }
 }
 
-/// One machine's share of a plan rehearsed here: the embedded sink sits behind a wire of the
-/// planned round trip with the windows the plan assumed and answers after APNs' processing
-/// (`PlanJob.putOnTheWire`), over TLS with token auth; the share's connections and streams send the share's devices as fast as
-/// they go (the closed model, as the plan's expected duration assumes). Predicted and measured
+/// One machine's share of a plan rehearsed here. APNs: the embedded sink sits behind a wire of
+/// the planned round trip with the windows the plan assumed and answers after APNs' processing
+/// (`PlanJob.putOnTheWire`), over TLS with token auth; the share's connections and streams send
+/// the share's devices as fast as they go (the closed model, as the plan's expected duration
+/// assumes). FCM (`PlanJob.rehearseFCM`): the FCM sink with the machine's share of the quota,
+/// behind a wire of the round trip and processing, paced where the plan paces. Predicted and measured
 /// figures side by side: throughput, duration, and — when the CPU cost is known — the sender
 /// cores the share keeps busy.
 public struct Verification: Sendable, RehearsalVerdict {
@@ -104,7 +106,7 @@ public struct Verification: Sendable, RehearsalVerdict {
             complete ? "every notification accepted; sender and sink agree" : "NOT every notification was accepted"
         )
         if let quota {
-            rows.append("the sink answered \(quota.answered429.grouped) requests 429 QUOTA_EXCEEDED (each tried again)")
+            rows.append("the sink answered \(quota.answered429.grouped) requests 429 QUOTA_EXCEEDED")
         }
         rows.append(
             passed ? "verified: within 10%" : "NOT verified: a measurement is more than 10% from its prediction"

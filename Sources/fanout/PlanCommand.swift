@@ -45,6 +45,14 @@ struct PlanCommand: ParsableCommand {
     )
     var fcmQuota: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Plan one campaign across both services, each half by its share (apns=55%,fcm=45%) with its service's defaults and FCM's quota; writes fleet-plan.json with --output.",
+            valueName: "apns=SHARE,fcm=SHARE"
+        )
+    )
+    var fleet: String?
+
     @Flag(
         help:
             "Plan Live Activity updates over broadcast channels (--channels, --subscribers, --update-every) beside the per-token fan-out of the same audience."
@@ -270,12 +278,67 @@ struct PlanCommand: ParsableCommand {
             ("--device-expiration", deviceExpiration != nil), ("--device-default-expiry", deviceDefaultExpiry != nil),
         ]
         let given = apnsOnly.filter(\.1).map(\.0)
+        if verify, connectionWindow != nil || streamWindow != nil || windowRefill != nil {
+            throw ValidationError(
+                "--service fcm --verify rehearses against the FCM sink, which grants Google's windows: leave out --connection-window, --stream-window and --window-refill, or --verify."
+            )
+        }
         guard given.isEmpty else {
             throw ValidationError(
                 "--service fcm does not take \(given.joined(separator: ", ")): \(given.count == 1 ? "it plans" : "they plan") APNs alone "
                     + "(for FCM's CPU a notification, give --cost with the folder of a fanout send --service fcm run)."
             )
         }
+    }
+
+    /// `--fleet`: both halves of one campaign, each planned with its service's defaults (the
+    /// options that are one service's, or that send, are refused by name).
+    func fleetPlan() throws -> FleetPlan {
+        let refused: [(String, Bool)] = [
+            ("--service", service != .apns), ("--probe", probe != nil), ("--calibrate", calibrate),
+            ("--cost", cost != nil), ("--verify", verify), ("--broadcast", broadcast), ("--streams", streams != nil),
+            ("--template", template != nil), ("--body-bytes", bodyBytes != nil),
+            ("--device-offline", deviceOffline != nil), ("--device-return", deviceReturn != nil),
+            ("--device-expiration", deviceExpiration != nil), ("--device-default-expiry", deviceDefaultExpiry != nil),
+        ]
+        let given = refused.filter(\.1).map(\.0)
+        guard given.isEmpty else {
+            throw ValidationError(
+                "--fleet plans each half with its own service's defaults: it does not take \(given.joined(separator: ", "))."
+            )
+        }
+        let shares: FleetShares
+        do { shares = try FleetShares(parsing: fleet ?? "") } catch { throw ValidationError("\(error).") }
+        let fanOut = try fanOut()
+        guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs and FCM).") }
+        let roundTrip = try rtt.positive("--rtt")
+        try MachineLimits.plannedCores("--cores").validate(cores)
+        guard headroom.fraction > 0, headroom.fraction <= 1 else {
+            throw ValidationError(
+                "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."
+            )
+        }
+        let halves = FleetPlan.halves(of: fanOut.devices, apnsShare: shares.apns)
+        var apns = CapacityPlan.Question(
+            devices: halves.apns,
+            deadline: fanOut.deadline,
+            roundTrip: roundTrip,
+            coresPerMachine: cores
+        )
+        var fcm = CapacityPlan.Question.fcm(
+            devices: halves.fcm,
+            deadline: fanOut.deadline,
+            roundTrip: roundTrip,
+            coresPerMachine: cores
+        )
+        fcm.quota = try quota()
+        apns.processing = processing ?? CapacityPlan.Question.defaultProcessing
+        fcm.processing = apns.processing
+        apns.headroom = headroom.fraction
+        fcm.headroom = headroom.fraction
+        try applyFlow(to: &apns.flow, probed: false)
+        try applyFlow(to: &fcm.flow, probed: false)
+        return FleetPlan(apnsShare: shares.apns, fcmShare: shares.fcm, apns: CapacityPlan(apns), fcm: CapacityPlan(fcm))
     }
 
     /// `--fcm-quota`: off, or whole messages a window (the sink's grammar).
@@ -435,6 +498,7 @@ struct PlanCommand: ParsableCommand {
     /// rehearsal's folder is written marked interrupted, plan.json says so, and the exit status is
     /// 128 + the signal's number.
     func run() throws {
+        if fleet != nil { return try runFleet() }
         var job = try job()
         job.reporter = ConsoleReporter.shared
         let folder: RunOutput?
@@ -455,6 +519,29 @@ struct PlanCommand: ParsableCommand {
                 job.stopSignals = signals
                 try job.broadcast != nil ? runBroadcast(job, signals: signals) : run(job, signals: signals)
             }
+        }
+    }
+
+    /// `--fleet`: both halves' plans and the campaign's, printed, and fleet-plan.json.
+    private func runFleet() throws {
+        let plan = try fleetPlan()
+        let folder: RunOutput?
+        do {
+            folder = try output.map { try RunOutput(preparing: $0, results: .plan) }
+        } catch {
+            reportError("\(error)")
+            throw ExitCode.failure
+        }
+        try withExtendedLifetime(folder) {
+            print(plan.text)
+            guard let output else { return }
+            do {
+                try PlanJob.write(plan.document, to: output)
+            } catch {
+                reportError("\(error)")
+                throw ExitCode.failure
+            }
+            print("plan: \(output)/\(FleetPlanDocument.fileName)")
         }
     }
 

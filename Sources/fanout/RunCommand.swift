@@ -80,6 +80,7 @@ struct RunCommand: ParsableCommand {
                 ("--repeat", repeating.repeats > 1), ("--shard", sharding.shard != nil),
                 ("--rate/--stage (the open model)", shape.load.rate != nil || !shape.load.stages.isEmpty),
                 ("--serve", serveOption.serve != nil), ("--metrics", metricsOption.metrics != nil),
+                ("--start-at", shape.load.startAt != nil),
             ]
             let given = refused.filter(\.1).map(\.0)
             if !given.isEmpty {

@@ -1,4 +1,5 @@
 import FanoutNotation
+import FanoutResults
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -277,7 +278,7 @@ import Testing
         let text = result.standardOutput
         #expect(
             line(of: text, keyed: "  the project's quota ")
-                == "  the project's quota    10,000/s (600,000 a 60 s window): it binds; 20,000,000 take 33.3 min at it, past the 300 s deadline",
+                == "  the project's quota    10,000/s (600,000 a 60 s window): it binds at a steady pace; 20,000,000 take 33.3 min at it, past the 300 s deadline",
             "\(text)"
         )
         #expect(line(of: text, keyed: "  binds ") == "  binds                  the project's quota")
@@ -308,5 +309,34 @@ import Testing
             #expect(refused.status == 64, "\(arguments)")
             #expect(line(of: refused.standardError, keyed: "error: ") == message, "\(refused.standardError)")
         }
+    }
+
+    /// `--fleet`: both halves and the campaign, fleet-plan.json, and the options that are one
+    /// service's refused by name.
+    @Test func aFleetPlanSizesBothHalves() throws {
+        let folder = NSTemporaryDirectory() + "fanout-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "plan", "--fleet", "apns=55%,fcm=45%", "--devices", "20M", "--deadline", "5m", "--rtt", "80ms",
+            "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let campaign = result.standardOutput.split(separator: "\n").drop { !$0.hasPrefix("campaign: ") }
+        #expect(
+            campaign.dropFirst(2).first == "  expected duration      909.2 s, the FCM half's",
+            "\(result.standardOutput)"
+        )
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/fleet-plan.json"))
+        let plan = try JSONDecoder().decode(FleetPlanDocument.self, from: data)
+        #expect(plan.slowerHalf == "fcm" && plan.apns.devices == 11_000_000 && plan.fcm.connections == 13)
+        let refused = try CommandRunner.run([
+            "plan", "--fleet", "apns=55%,fcm=45%", "--devices", "20M", "--deadline", "5m", "--rtt", "80ms",
+            "--streams", "500", "--verify",
+        ])
+        #expect(refused.status == 64)
+        #expect(
+            line(of: refused.standardError, keyed: "error: ")
+                == "error: --fleet plans each half with its own service's defaults: it does not take --verify, --streams."
+        )
     }
 }

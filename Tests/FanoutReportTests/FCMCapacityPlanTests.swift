@@ -40,7 +40,7 @@ import Testing
         let figures = CapacityPlanTests.figures(plan.text)
         #expect(
             figures["the project's quota"]
-                == "10,000/s (600,000 a 60 s window): it binds; 20,000,000 take 33.3 min at it, past the 300 s deadline"
+                == "10,000/s (600,000 a 60 s window): it binds at a steady pace; 20,000,000 take 33.3 min at it, past the 300 s deadline"
         )
         #expect(
             figures["paced at"]
@@ -57,7 +57,7 @@ import Testing
                     windowSeconds: 60,
                     ratePerSecond: 10_000,
                     binds: true,
-                    pacedRatePerSecond: plan.plannedRate
+                    pacedRatePerSecond: 9_900
                 )
         )
         #expect(document.binds == "the project's quota")
@@ -84,6 +84,28 @@ import Testing
         #expect(CapacityPlanTests.figures(plan.text)["the project's quota"] == line)
         #expect(plan.document.quota?.binds == (quota ? false : nil))
         #expect(plan.document.quota?.pacedRatePerSecond == nil)
+    }
+
+    /// 5M in 10 minutes needs 8,333/s, within the quota; but 11 connections sized for it at 70%
+    /// carry 12,941/s flat out, past it, and the fan-out is more than a window: the plan paces
+    /// at 9,900/s and takes 5M ÷ 9,900 = 505.1 s, not the 386 s the connections would.
+    @Test func connectionsFlatOutPastTheQuotaArePaced() {
+        let plan = CapacityPlan(Self.question(devices: 5_000_000, deadline: .seconds(600)))
+        #expect(!plan.quotaBinds)
+        #expect(plan.connections == 11)
+        #expect(plan.pace.map { abs($0 - 9_900) < 1e-9 } == true)
+        #expect(abs(plan.expectedDuration.seconds - (5_000_000 / 9_900 + 0.085)) < 1e-6)
+        let figures = CapacityPlanTests.figures(plan.text)
+        #expect(
+            figures["the project's quota"]
+                == "10,000/s (600,000 a 60 s window): the deadline is within it, the connections flat out are not"
+        )
+        #expect(
+            figures["paced at"]
+                == "9,900/s, 1% under it for the windows' edges (8.4 min): fanout send --service fcm --rate 9900"
+        )
+        #expect(plan.document.quota?.pacedRatePerSecond.map { abs($0 - 9_900) < 1e-9 } == true)
+        #expect(plan.document.quota?.binds == false)
     }
 
     /// An APNs plan has no quota and writes neither field (an older reader's plan.json).

@@ -40,6 +40,27 @@ import Testing
         #expect(quota.pace == plan.plannedRate && quota.messages == 4_000)
     }
 
+    /// 6,000 devices by 10 s against 4,000 a 2 s window: the deadline (600/s) is within the
+    /// quota, but the one connection sized for it carries 4,000/s flat out: the plan paces at
+    /// 1,980/s (3.03 s), and so does the rehearsal, within 10% and with every send accepted.
+    @Test func aPlanWhoseConnectionsWouldPassTheQuotaIsRehearsedAtItsPace() throws {
+        var question = CapacityPlan.Question.fcm(
+            devices: 6_000,
+            deadline: .seconds(10),
+            roundTrip: .milliseconds(20),
+            coresPerMachine: 2
+        )
+        question.quota = CapacityPlan.Quota(messages: 4_000, window: .seconds(2))
+        var job = PlanJob(question: question)
+        job.verify = true
+        let plan = try job.run()
+        #expect(!plan.quotaBinds && plan.connections == 1)
+        #expect(plan.pace.map { abs($0 - 1_980) < 1e-9 } == true)
+        let verification = try job.rehearse(plan)
+        #expect(verification.passed, "\(verification.text)")
+        #expect(verification.quota?.pace == plan.pace)
+    }
+
     /// Where the quota does not bind, the rehearsal sends as fast as the connections go (the
     /// closed model, as the plan assumes) and the sink refuses nothing.
     @Test func aPlanTheQuotaDoesNotBindIsRehearsedFlatOut() throws {

