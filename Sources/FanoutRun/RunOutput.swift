@@ -1,6 +1,7 @@
 import FanoutAssembly
 import FanoutFiles
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import Foundation
@@ -127,7 +128,7 @@ public final class RunOutput: Sendable {
         case .search:
             ours.formUnion(SearchReport.files)
             numbered.append("step-")
-        case .plan: ours.formUnion([PlanJob.fileName, PlanJob.rehearsalFolder])
+        case .plan: ours.formUnion([PlanJob.fileName, PlanJob.rehearsalFolder, FleetPlanDocument.fileName])
         }
         return names.filter { name in
             ours.contains(name)
@@ -138,7 +139,11 @@ public final class RunOutput: Sendable {
     }
 
     /// The files a run writes in its folder (a repeat set's manifest and the answers' ids too).
-    static let resultNames = Set(RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName])
+    static let resultNames = Set(
+        RunSummary.files + [RepeatManifest.fileName, AnswerIDDocument.fileName]
+            // A campaign's (`fanout run --fleet`): its document and its halves' folders.
+            + [CampaignDocument.fileName] + PushService.allCases.map(\.rawValue)
+    )
 
     /// `path` with symbolic links and `.`/`..` resolved, for comparing two names of one file.
     static func resolved(_ path: String) -> String {

@@ -39,6 +39,16 @@ import Testing
             line(of: result.standardOutput, keyed: "results: \(folder)/ (campaign")
                 == "results: \(folder)/ (campaign.json, apns/, fcm/)"
         )
+        // Its folder is a campaign's: neither another campaign nor a run writes over it.
+        for arguments in [["run", "--fleet", "apns=55%,fcm=45%"], ["run"]] {
+            let again = try CommandRunner.run(arguments + ["--count", "100", "--output", folder])
+            #expect(again.status == 1, "\(arguments)")
+            #expect(
+                line(of: again.standardError, keyed: "error: ")
+                    == "error: --output \(folder) holds an earlier run's results (apns, campaign.json, fcm): give a new folder, or remove them first (a gate must never read them as this run's)",
+                "\(again.standardError)"
+            )
+        }
     }
 
     @Test func whatACampaignCannotDoIsRefused() throws {
