@@ -34,7 +34,7 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
     /// One service's half of the campaign: its devices, what became of them, whether its sink
     /// agrees, and its fan-out time from the campaign's start.
     public struct Half: Codable, Sendable, Equatable {
-        public var service: String
+        public var service: PushService
         /// Its run folder, relative to campaign.json's.
         public var folder: String
         public var devices: UInt64
@@ -58,7 +58,7 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
         }
 
         public init(
-            service: String,
+            service: PushService,
             folder: String,
             devices: UInt64,
             sent: Int,

@@ -203,7 +203,7 @@ public struct CampaignJob: Sendable {
         let snapshot = summary.report.snapshot
         let began = summary.report.started.timeIntervalSince(start)
         return CampaignDocument.Half(
-            service: service.rawValue,
+            service: service,
             folder: service.rawValue,
             devices: devices,
             sent: snapshot.sent,
@@ -236,7 +236,7 @@ public struct CampaignJob: Sendable {
         var lines = document.services.map { half in
             let share = ShareNotation.percent(Double(half.devices) / Double(max(1, document.campaign.devices)))
             return
-                "  \(half.service.padding(toLength: 5, withPad: " ", startingAt: 0))\(half.devices.grouped) devices (\(share)): "
+                "  \(half.service.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0))\(half.devices.grouped) devices (\(share)): "
                 + "\(half.accepted.grouped) accepted, \(half.rejected.values.reduce(0, +).grouped) rejected, "
                 + "\(half.failed.grouped) failed in \(String(format: "%.2f", half.seconds)) s, \(latency(half.latencyMilliseconds)); "
                 + (half.reconciled ? "reconciled with its sink" : "NOT reconciled with its sink")

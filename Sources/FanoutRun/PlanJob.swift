@@ -269,7 +269,7 @@ public struct PlanJob: Sendable {
 
     static func bodyBytes(_ template: PayloadTemplate) throws -> Int {
         var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit + 256)
-        let fcm = template.payload == nil
+        let fcm = if case .fcmSend = template.document { true } else { false }
         do {
             return try PayloadEncoder(template: template, oversizePolicy: .send).encode(
                 token: fcm ? plannedFCMToken : String(repeating: "ab", count: 32),

@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutAPNs
 import FanoutClient
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutTokens
 import Foundation
@@ -167,3 +168,6 @@ extension TokenFileFormat: ExpressibleByArgument {}
 extension RunMetric: ExpressibleByArgument {}
 extension CapacityPlan.Refill: ExpressibleByArgument {}
 extension CIExport.Format: ExpressibleByArgument {}
+
+/// `--service apns|fcm`: which push service a command sends to, mocks or plans for.
+extension PushService: ExpressibleByArgument {}

@@ -5,9 +5,6 @@ import FanoutNotation
 import FanoutPush
 import Foundation
 
-/// `--service apns|fcm`: which push service a command sends to, mocks or plans for.
-extension PushService: ExpressibleByArgument {}
-
 /// `fanout sink --service fcm`'s own options (docs/fcm.md; docs/sink.md, "FCM").
 struct FCMSinkOptions: ParsableArguments {
     @Option(

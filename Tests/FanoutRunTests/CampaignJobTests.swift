@@ -60,7 +60,7 @@ import Testing
         #expect(try job.run(into: folder) == .clean)
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + CampaignDocument.fileName))
         let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
-        #expect(document.services.map(\.service) == ["apns", "fcm"])
+        #expect(document.services.map(\.service) == [.apns, .fcm])
         let apnsDevices = FleetShares(apns: 0.55, fcm: 0.45).apnsDevices(of: 20_000, seed: 3)
         #expect(document.services.map(\.devices) == [apnsDevices, 20_000 - apnsDevices])
         for half in document.services {
