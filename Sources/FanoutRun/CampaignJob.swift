@@ -153,9 +153,20 @@ public struct CampaignJob: Sendable {
         if let fcmHalf { together(.fcm) { try fcmHalf.run(started: engines.add) } }
         group.wait()
         var parts: [(service: PushService, summary: RunSummary)] = []
+        var failure: (any Error)?
         for service in [PushService.apns, .fcm] {
-            guard let result = halves.withLockedValue({ $0[service] }) else { continue }
-            parts.append((service, try result.get()))
+            switch halves.withLockedValue({ $0[service] }) {
+            case .success(let summary): parts.append((service, summary))
+            case .failure(let error): failure = failure ?? error
+            case nil: break
+            }
+        }
+        // A half that could not run ends the campaign with its error, the other's folder written.
+        if let failure {
+            for (service, summary) in parts {
+                _ = try? summary.finish(into: directory + "/" + service.rawValue, reporter: reporter)
+            }
+            throw failure
         }
         // The campaign begins with the first half's start (each half's own set-up before it).
         let start = parts.map(\.summary.report.started).min() ?? Date()
