@@ -266,54 +266,39 @@ public struct CampaignJob: Sendable {
 /// The FCM half of a campaign: its sink (started here, with a service account its token
 /// endpoint trusts), and the send to it.
 struct FCMHalf: Sendable {
-    let sink: FCMSink
-    let group: MultiThreadedEventLoopGroup
+    let local: LocalFCMSink
     let folder: String
     let job: SendJob
     let configuration: LoadConfiguration
+
+    var sink: FCMSink { local.sink }
 
     init(campaign: CampaignJob, devices: UInt64) throws {
         let run = campaign.run
         folder = NSTemporaryDirectory() + "fanout-campaign-fcm-\(UUID().uuidString)"
         var sinkConfiguration = FCMSinkConfiguration()
         sinkConfiguration.project = CampaignJob.project
-        var context: NIOSSLContext?
-        var certificate: String?
         let account: FCMServiceAccount
+        let headers: NotificationHeaders
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             account = try FCMServiceAccount.generated(project: CampaignJob.project)
-            if run.apnsSecurity {
-                let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["127.0.0.1"])
-                context = try FCMSink.tlsContext(certificateFile: files.certificate, keyFile: files.key)
-                certificate = files.certificate
-            }
-        } catch {
-            try? FileManager.default.removeItem(atPath: folder)
-            throw JobError.resource("the FCM half's sink cannot be set up: \(error)")
-        }
-        let headers: NotificationHeaders
-        do { headers = try NotificationHeaders(topic: "fcm") } catch {
-            try? FileManager.default.removeItem(atPath: folder)
-            throw JobError.resource("the FCM half's headers: \(error)")
-        }
-        let service = FCMService(configuration: sinkConfiguration, account: account)
-        group = MultiThreadedEventLoopGroup(numberOfThreads: run.sinkThreads)
-        do {
-            sink = try FCMSink(
-                host: "127.0.0.1",
-                port: 0,
-                group: group,
-                tls: context,
+            headers = try NotificationHeaders(topic: "fcm")
+            local = try LocalFCMSink(
+                "the FCM half's sink",
+                configuration: sinkConfiguration,
+                account: account,
+                tls: run.apnsSecurity,
                 wire: run.sink.scenario.wire,
-                service: service
+                threads: run.sinkThreads,
+                folder: folder
             )
         } catch {
-            try? group.syncShutdownGracefully()
             try? FileManager.default.removeItem(atPath: folder)
-            throw JobError.resource("the FCM half's sink cannot listen: \(error)")
+            throw error as? JobError ?? JobError.resource("the FCM half's sink cannot be set up: \(error)")
         }
-        let port = sink.localAddress.port ?? 0
+        let (sink, certificate, port) = (local.sink, local.certificate, local.port)
+        let service = sink.service
         let tokenURI = "\(certificate == nil ? "http" : "https")://127.0.0.1:\(port)/token"
         service.tokenURI = tokenURI
         let credentials = folder + "/" + FCMSinkJob.credentialsFile
@@ -341,8 +326,7 @@ struct FCMHalf: Sendable {
             self.job = job
             configuration = try job.loadConfiguration()
         } catch {
-            sink.drain(grace: .zero)
-            try? group.syncShutdownGracefully()
+            local.stop()
             try? FileManager.default.removeItem(atPath: folder)
             throw error as? JobError ?? JobError.resource("the FCM half cannot start: \(error)")
         }
@@ -359,8 +343,7 @@ struct FCMHalf: Sendable {
 
     func stop() {
         configuration.endpoint.authorizations?.stop()
-        sink.drain(grace: .seconds(1))
-        try? group.syncShutdownGracefully()
+        local.stop()
         try? FileManager.default.removeItem(atPath: folder)
     }
 }

@@ -41,11 +41,9 @@ extension PlanJob {
         let pace = plan.pace.map { $0 / Double(machines) }
         let folder = NSTemporaryDirectory() + "fanout-plan-fcm-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (sink, group, certificate) = try Self.fcmRehearsalSink(plan, machines: machines, folder: folder)
-        defer {
-            sink.drain(grace: .seconds(1))
-            try? group.syncShutdownGracefully()
-        }
+        let local = try Self.fcmRehearsalSink(plan, machines: machines, folder: folder)
+        defer { local.stop() }
+        let (sink, certificate) = (local.sink, local.certificate)
         var job = SendJob(
             endpoint: SendJob.Endpoint(tls: certificate != nil, host: "127.0.0.1", port: sink.localAddress.port ?? 0),
             template: question.flow.templatePath ?? "fixtures/fcm-poll.json",
@@ -111,12 +109,12 @@ extension PlanJob {
 
     /// The FCM sink a rehearsal sends to: the project, the machine's share of the quota, the
     /// planned streams, any bearer taken, a wire of the round trip and processing (and the
-    /// path's bandwidth), TLS with a certificate made in `folder` unless the plan is cleartext.
+    /// path's bandwidth), TLS (`LocalFCMSink`) unless the plan is cleartext.
     static func fcmRehearsalSink(
         _ plan: CapacityPlan,
         machines: UInt64,
         folder: String
-    ) throws -> (FCMSink, MultiThreadedEventLoopGroup, certificate: String?) {
+    ) throws -> LocalFCMSink {
         let question = plan.question
         var configuration = FCMSinkConfiguration()
         configuration.project = rehearsalProject
@@ -135,32 +133,14 @@ extension PlanJob {
         } catch {
             throw JobError.resource("the rehearsal's wire cannot be run: \(error)")
         }
-        var context: NIOSSLContext?
-        var certificate: String?
-        if question.flow.tls {
-            do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["127.0.0.1"])
-                context = try FCMSink.tlsContext(certificateFile: files.certificate, keyFile: files.key)
-                certificate = files.certificate
-            } catch {
-                throw JobError.resource("the rehearsal's FCM sink has no TLS: \(error)")
-            }
-        }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        do {
-            let sink = try FCMSink(
-                host: "127.0.0.1",
-                port: 0,
-                group: group,
-                tls: context,
-                wire: wire,
-                service: FCMService(configuration: configuration, account: nil)
-            )
-            return (sink, group, certificate)
-        } catch {
-            try? group.syncShutdownGracefully()
-            throw JobError.resource("the rehearsal's FCM sink cannot listen: \(error)")
-        }
+        return try LocalFCMSink(
+            "the rehearsal's FCM sink",
+            configuration: configuration,
+            account: nil,
+            tls: question.flow.tls,
+            wire: wire,
+            threads: 1,
+            folder: folder
+        )
     }
 }

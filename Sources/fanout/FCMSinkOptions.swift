@@ -44,7 +44,10 @@ struct FCMSinkOptions: ParsableArguments {
             valueName: "n/window|off"
         )
     )
-    var fcmQuota = "600000/1m"
+    var fcmQuota = Self.defaultQuota
+
+    /// FCM's quota in `--fcm-quota`'s grammar: 600,000 messages a minute.
+    static let defaultQuota = "600000/1m"
 
     @Option(
         name: .long,
@@ -75,7 +78,7 @@ struct FCMSinkOptions: ParsableArguments {
         let given: [(String, Bool)] = [
             ("--project", project != FCMSinkConfiguration().project),
             ("--fcm-credentials-out", fcmCredentialsOut != nil), ("--fcm-credentials", fcmCredentials != nil),
-            ("--fcm-quota", fcmQuota != "600000/1m"), ("--fcm-device-limits", fcmDeviceLimits != "240,5000"),
+            ("--fcm-quota", fcmQuota != Self.defaultQuota), ("--fcm-device-limits", fcmDeviceLimits != "240,5000"),
             ("--fcm-unregistered", fcmUnregistered != nil),
             ("--fcm-other-sender", fcmOtherSender != nil),
         ]
@@ -93,13 +96,19 @@ struct FCMSinkOptions: ParsableArguments {
 
     /// `--fcm-quota`: `off`, or whole messages a window above 0.
     func quota() throws -> FCMSinkConfiguration.Quota? {
-        if fcmQuota == "off" { return nil }
-        guard let rate = EventRate(parsing: fcmQuota), rate.count >= 1, rate.count == rate.count.rounded(),
+        try Self.quota(fcmQuota).map { .init(messages: $0.messages, window: UInt64($0.window.wholeNanoseconds)) }
+    }
+
+    /// `--fcm-quota`'s grammar, the sink's and the plan's: `off` (`nil`), or whole messages a
+    /// window above 0.
+    static func quota(_ text: String) throws -> (messages: Int, window: Duration)? {
+        if text == "off" { return nil }
+        guard let rate = EventRate(parsing: text), rate.count >= 1, rate.count == rate.count.rounded(),
             rate.count <= Double(Int32.max)
         else {
-            throw ValidationError("--fcm-quota takes whole messages a window, like 600000/1m, or off; got \(fcmQuota).")
+            throw ValidationError("--fcm-quota takes whole messages a window, like 600000/1m, or off; got \(text).")
         }
-        return .init(messages: Int(rate.count), window: UInt64(rate.windowOrSecond.wholeNanoseconds))
+        return (Int(rate.count), rate.windowOrSecond)
     }
 
     /// `--fcm-device-limits`: `off`, or messages a minute and an hour, each at least 1.

@@ -313,11 +313,7 @@ struct PlanCommand: ParsableCommand {
         guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs and FCM).") }
         let roundTrip = try rtt.positive("--rtt")
         try MachineLimits.plannedCores("--cores").validate(cores)
-        guard headroom.fraction > 0, headroom.fraction <= 1 else {
-            throw ValidationError(
-                "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."
-            )
-        }
+        let headroomFraction = try checkedHeadroom()
         let halves = FleetPlan.halves(of: fanOut.devices, apnsShare: shares.apns)
         var apns = CapacityPlan.Question(
             devices: halves.apns,
@@ -334,8 +330,8 @@ struct PlanCommand: ParsableCommand {
         fcm.quota = try quota()
         apns.processing = processing ?? CapacityPlan.Question.defaultProcessing
         fcm.processing = apns.processing
-        apns.headroom = headroom.fraction
-        fcm.headroom = headroom.fraction
+        apns.headroom = headroomFraction
+        fcm.headroom = headroomFraction
         try applyFlow(to: &apns.flow, probed: false)
         try applyFlow(to: &fcm.flow, probed: false)
         return FleetPlan(apnsShare: shares.apns, fcmShare: shares.fcm, apns: CapacityPlan(apns), fcm: CapacityPlan(fcm))
@@ -343,14 +339,19 @@ struct PlanCommand: ParsableCommand {
 
     /// `--fcm-quota`: off, or whole messages a window (the sink's grammar).
     func quota() throws -> CapacityPlan.Quota? {
-        let text = fcmQuota ?? "600000/1m"
-        if text == "off" { return nil }
-        guard let rate = EventRate(parsing: text), rate.count >= 1, rate.count == rate.count.rounded(),
-            rate.count <= Double(Int32.max)
-        else {
-            throw ValidationError("--fcm-quota takes whole messages a window, like 600000/1m, or off; got \(text).")
+        try FCMSinkOptions.quota(fcmQuota ?? FCMSinkOptions.defaultQuota).map {
+            CapacityPlan.Quota(messages: $0.messages, window: $0.window)
         }
-        return CapacityPlan.Quota(messages: Int(rate.count), window: rate.windowOrSecond)
+    }
+
+    /// `--headroom` as a fraction, above 0 and at most 1.
+    func checkedHeadroom() throws -> Double {
+        guard headroom.fraction > 0, headroom.fraction <= 1 else {
+            throw ValidationError(
+                "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."
+            )
+        }
+        return headroom.fraction
     }
 
     func job() throws -> PlanJob {
@@ -405,12 +406,8 @@ struct PlanCommand: ParsableCommand {
         }
         try applyFlow(to: &question.flow, probed: probe != nil)
         try MachineLimits.plannedCores("--cores").validate(cores)
-        guard headroom.fraction > 0, headroom.fraction <= 1 else {
-            throw ValidationError(
-                "--headroom: \(headroom.defaultValueDescription) is not a share above 0% and at most 100%."
-            )
-        }
-        question.headroom = headroom.fraction
+        let headroomFraction = try checkedHeadroom()
+        question.headroom = headroomFraction
         if cost != nil && calibrate {
             throw ValidationError("--cost and --calibrate are two ways to one figure: give one.")
         }

@@ -16,6 +16,24 @@ import Testing
         #expect(PlanJob.fcmPoll == text.trimmingCharacters(in: .newlines))
     }
 
+    /// An FCM plan for `devices` by `deadline` over a 20 ms round trip, to be verified.
+    static func planned(
+        devices: UInt64,
+        deadline: Duration,
+        quota: CapacityPlan.Quota? = CapacityPlan.Quota()
+    ) throws -> (PlanJob, CapacityPlan) {
+        var question = CapacityPlan.Question.fcm(
+            devices: devices,
+            deadline: deadline,
+            roundTrip: .milliseconds(20),
+            coresPerMachine: 2
+        )
+        question.quota = quota
+        var job = PlanJob(question: question)
+        job.verify = true
+        return (job, try job.run())
+    }
+
     /// 15,000 devices by 1 s against a quota of 10,000 a 10 s window: the quota binds, the plan
     /// paces at 990/s and predicts 15.15 s and a round trip; the rehearsal (one connection of
     /// 100 streams behind 20 ms) takes that within 10%, every send accepted and counted by the
@@ -24,16 +42,11 @@ import Testing
     /// put 84 of 8,000 sends early at an edge, each 429 held the sends a second, and the share
     /// took 5.36 s against 4.07.
     @Test func aPlanTheQuotaBindsIsRehearsedAtItsPace() throws {
-        var question = CapacityPlan.Question.fcm(
+        let (job, plan) = try Self.planned(
             devices: 15_000,
             deadline: .seconds(1),
-            roundTrip: .milliseconds(20),
-            coresPerMachine: 2
+            quota: .init(messages: 10_000, window: .seconds(10))
         )
-        question.quota = CapacityPlan.Quota(messages: 10_000, window: .seconds(10))
-        var job = PlanJob(question: question)
-        job.verify = true
-        let plan = try job.run()
         #expect(plan.quotaBinds && abs(plan.plannedRate - 990) < 1e-9)
         let verification = try job.rehearse(plan)
         #expect(verification.complete)
@@ -47,16 +60,11 @@ import Testing
     /// quota, but the one connection sized for it carries 4,000/s flat out: the plan paces at
     /// 990/s (15.15 s), and so does the rehearsal, within 10% and with every send accepted.
     @Test func aPlanWhoseConnectionsWouldPassTheQuotaIsRehearsedAtItsPace() throws {
-        var question = CapacityPlan.Question.fcm(
+        let (job, plan) = try Self.planned(
             devices: 15_000,
             deadline: .seconds(60),
-            roundTrip: .milliseconds(20),
-            coresPerMachine: 2
+            quota: .init(messages: 10_000, window: .seconds(10))
         )
-        question.quota = CapacityPlan.Quota(messages: 10_000, window: .seconds(10))
-        var job = PlanJob(question: question)
-        job.verify = true
-        let plan = try job.run()
         #expect(!plan.quotaBinds && plan.connections == 1)
         #expect(plan.pace.map { abs($0 - 990) < 1e-9 } == true)
         let verification = try job.rehearse(plan)
@@ -67,15 +75,7 @@ import Testing
     /// Where the quota does not bind, the rehearsal sends as fast as the connections go (the
     /// closed model, as the plan assumes) and the sink refuses nothing.
     @Test func aPlanTheQuotaDoesNotBindIsRehearsedFlatOut() throws {
-        let question = CapacityPlan.Question.fcm(
-            devices: 3_000,
-            deadline: .seconds(2),
-            roundTrip: .milliseconds(20),
-            coresPerMachine: 2
-        )
-        var job = PlanJob(question: question)
-        job.verify = true
-        let plan = try job.run()
+        let (job, plan) = try Self.planned(devices: 3_000, deadline: .seconds(2))
         #expect(!plan.quotaBinds)
         let verification = try job.rehearse(plan)
         #expect(verification.complete, "\(verification.text)")
