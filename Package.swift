@@ -106,7 +106,9 @@ let package = Package(
         .target(
             name: "FanoutFCMSink",
             dependencies: [
-                "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire", crypto,
+                "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire",
+                "FanoutInstrument",
+                "FanoutPush", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
@@ -160,15 +162,18 @@ let package = Package(
         // examples, the broadcast rules' memory), arrivals since the start mark, expected tokens.
         .target(
             name: "FanoutInstrument",
-            dependencies: ["FanoutNotation", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms", atomics, histogram]
-                + nio("NIOConcurrencyHelpers")
+            dependencies: [
+                "FanoutNotation", "FanoutAPNs", "FanoutFCM", "FanoutPush", "FanoutMeasure", "FanoutScenarioTerms",
+                atomics,
+                histogram,
+            ] + nio("NIOConcurrencyHelpers")
         ),
         // The device fleet behind a push service: store-and-forward as a state machine, devices
         // drawn from their tokens, delivery histories and times, what the fleet finds of the provider.
         .target(
             name: "FanoutDevices",
             dependencies: [
-                "FanoutNotation", "FanoutRandom", "FanoutAPNs", "FanoutMeasure", "FanoutScenarioTerms",
+                "FanoutNotation", "FanoutRandom", "FanoutAPNs", "FanoutPush", "FanoutMeasure", "FanoutScenarioTerms",
                 "FanoutInstrument", atomics, histogram,
             ] + nio("NIOConcurrencyHelpers")
         ),
@@ -185,7 +190,7 @@ let package = Package(
             name: "FanoutSink",
             dependencies: wireEnd + [
                 "FanoutMachine", "FanoutScenarioTerms", "FanoutWire", "FanoutInstrument", "FanoutDevices",
-                "FanoutChannels",
+                "FanoutChannels", "FanoutPush",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -346,6 +351,7 @@ let package = Package(
             name: "FanoutFCMSinkTests",
             dependencies: [
                 "FanoutFCMSink", "FanoutFCMAuth", "FanoutFCM", "FanoutSink", "FanoutEndpoint", "FanoutTestSupport",
+                "FanoutInstrument", "FanoutPush",
                 crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), nioSSL,
             ] + nio("NIOCore", "NIOPosix"),
@@ -395,11 +401,13 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutInstrumentTests",
-            dependencies: ["FanoutInstrument", "FanoutAPNs", "FanoutScenarioTerms"]
+            dependencies: ["FanoutInstrument", "FanoutAPNs", "FanoutFCM", "FanoutPush", "FanoutScenarioTerms"]
         ),
         .testTarget(
             name: "FanoutDevicesTests",
-            dependencies: ["FanoutDevices", "FanoutInstrument", "FanoutScenarioTerms", "FanoutRandom", "FanoutAPNs"]
+            dependencies: [
+                "FanoutDevices", "FanoutInstrument", "FanoutScenarioTerms", "FanoutRandom", "FanoutAPNs", "FanoutPush",
+            ]
         ),
         .testTarget(
             name: "FanoutChannelsTests",
@@ -408,7 +416,7 @@ let package = Package(
         .testTarget(
             name: "FanoutSinkTests",
             dependencies: [
-                "FanoutHPACK", "FanoutPayload",
+                "FanoutHPACK", "FanoutPayload", "FanoutPush",
                 "FanoutRandom",
                 "FanoutScenarioTerms",
                 "FanoutInstrument",
@@ -456,7 +464,7 @@ let package = Package(
         .testTarget(
             name: "FanoutAssemblyTests",
             dependencies: [
-                "FanoutAssembly",
+                "FanoutAssembly", "FanoutPush",
                 "FanoutProbe",
                 "FanoutClient",
                 "FanoutReport",

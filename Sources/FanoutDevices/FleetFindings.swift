@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutInstrument
+import FanoutPush
 import Foundation
 
 /// What the device fleet saw of the provider, for its card (issue #51): the fleet decides each

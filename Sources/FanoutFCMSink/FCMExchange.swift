@@ -1,3 +1,4 @@
+import FanoutAPNs
 import FanoutFCM
 import FanoutFCMAuth
 import Foundation
@@ -55,11 +56,29 @@ struct FCMExchange {
     /// The project's 429 bodies by their Retry-After, each written once (at most a window's
     /// seconds of them): past the quota every send is refused, and none allocates.
     private var quotaBodies: [Int: ByteBuffer] = [:]
+    /// With the sink as the provider's instrument: this connection's part in it.
+    let watch: FCMConnectionWatch?
 
-    init(service: FCMService, transport: FCMSinkStatistics.Transport, peer: String, seed: UInt64) {
+    init(
+        service: FCMService,
+        transport: FCMSinkStatistics.Transport,
+        peer: String,
+        seed: UInt64,
+        now: UInt64 = NIODeadline.now().uptimeNanoseconds
+    ) {
         self.service = service
         self.transport = transport
         self.peer = peer
+        watch = service.instrument.map {
+            FCMConnectionWatch(
+                instrument: $0,
+                rows: service.connectionRows,
+                tokens: service.tokens,
+                peer: peer,
+                transport: transport,
+                now: now
+            )
+        }
         suffix = seed
         body = ByteBufferAllocator().buffer(capacity: 512)
         bearer.reserveCapacity(256)
@@ -70,25 +89,39 @@ struct FCMExchange {
     static let sendSuffix = Array("/messages:send".utf8)
     static let tokenPath = Array("/token".utf8)
 
-    /// Answers `request` at `now` (uptime nanoseconds); the body is left in `body`.
-    mutating func answer(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
+    /// Answers `request` at `now` (uptime nanoseconds) with `openStreams` in flight on the
+    /// connection; the body is left in `body`. With the instrument, a send's arrival and
+    /// outcome go to the connection's watch.
+    mutating func answer(_ request: FCMRequest, now: UInt64, openStreams: Int = 1) -> FCMAnswer {
+        let answer = decide(request, now: now)
+        if let watch, !isTokenRequest(request) {
+            watch.answered(received: now, accepted: answer.status == 200, open: openStreams, now: now)
+        }
+        return answer
+    }
+
+    private func isTokenRequest(_ request: FCMRequest) -> Bool {
+        Self.withoutQuery(request.path).elementsEqual(Self.tokenPath)
+    }
+
+    private mutating func decide(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
         body.clear()
         let path = Self.withoutQuery(request.path)
         let isPost = request.method.elementsEqual("POST".utf8)
         if path.elementsEqual(Self.tokenPath) {
-            guard isPost else { return notFound(request) }
+            guard isPost else { return notFound(request, now: now) }
             return grant(request, now: now)
         }
         guard isPost, path.starts(with: Self.sendPrefix), path.count > Self.sendPrefix.count + Self.sendSuffix.count,
             UnsafeRawBufferPointer(rebasing: path[(path.count - Self.sendSuffix.count)...]).elementsEqual(
                 Self.sendSuffix
             )
-        else { return notFound(request) }
+        else { return notFound(request, now: now) }
         let project = UnsafeRawBufferPointer(
             rebasing: path[(path.startIndex + Self.sendPrefix.count)..<(path.count - Self.sendSuffix.count)]
         )
         // Google's pattern for the parent is `^projects/[^/]+$`: a slash in it is no method.
-        guard !project.contains(UInt8(ascii: "/")) else { return notFound(request) }
+        guard !project.contains(UInt8(ascii: "/")) else { return notFound(request, now: now) }
         if let refusal = authenticate(request.authorization, now: now) { return refusal }
         guard project.elementsEqual(service.project) else {
             let named = String(decoding: project, as: UTF8.self)
@@ -99,9 +132,17 @@ struct FCMExchange {
                 "a send to project \(named); the sink serves \(service.configuration.project)"
             )
             FCMError.wrongProject(named).write(into: &body)
+            watch?.card.fcmClientError(token: nil, connection: watch!.id, now: now) {
+                "403 PERMISSION_DENIED: project \(named)"
+            }
             return FCMAnswer(status: 403)
         }
-        if let quota = service.quota, let retryAfter = quota.admit(now: now) {
+        let messageHash =
+            watch == nil
+            ? 0 : NotificationDigest.hash(token: UnsafeRawBufferPointer(start: nil, count: 0), payload: request.body)
+        if let quota = service.quota, let refusal = quota.admit(now: now) {
+            let retryAfter = refusal.retryAfter
+            if let watch { cardQuotaRefusal(request.body, messageHash, refusal, watch, now: now) }
             service.note(
                 .quotaExceeded,
                 over: transport,
@@ -119,6 +160,7 @@ struct FCMExchange {
             return FCMAnswer(status: 429, retryAfter: retryAfter)
         }
         guard request.bodyLength == request.body.count else {
+            if let watch { cardInvalid(messageHash, "a body of \(request.bodyLength) bytes", watch, now: now) }
             return refuse(
                 .invalidArgument,
                 400,
@@ -129,11 +171,22 @@ struct FCMExchange {
         let send: FCMSend
         switch FCMSendCheck.check(request.body) {
         case .failure(let error):
+            if let watch { cardInvalid(messageHash, error.description, watch, now: now) }
             service.note(.invalidArgument, over: transport, peer: peer, error.description)
             error.write(into: &body)
             return FCMAnswer(status: error.httpStatus)
         case .success(let checked):
             send = checked
+        }
+        if let watch, send.targetKind == .token {
+            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+            watch.card.fcmArrived(
+                token: token,
+                tokenHash: FCMTokenFate.hash(token),
+                messageHash: messageHash,
+                connection: watch.id,
+                now: now
+            )
         }
         if send.targetKind == .token {
             let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
@@ -144,6 +197,7 @@ struct FCMExchange {
             ) {
             case .registered: break
             case .unregistered:
+                if let watch { cardRefusedToken(token, messageHash, .unregistered, watch, now: now) }
                 return refuse(
                     .unregistered,
                     404,
@@ -151,6 +205,7 @@ struct FCMExchange {
                     "token \(Self.start(of: token))… is held unregistered"
                 )
             case .otherSender:
+                if let watch { cardRefusedToken(token, messageHash, .senderIDMismatch, watch, now: now) }
                 return refuse(
                     .senderIDMismatch,
                     403,
@@ -168,6 +223,13 @@ struct FCMExchange {
             case .refused(let retryAfter):
                 // A 429 does not count against the project.
                 service.quota?.release(now: now)
+                watch?.card.fcmRefused(
+                    tokenHash: FCMTokenFate.hash(token),
+                    messageHash: messageHash,
+                    .quotaExceeded,
+                    retryAfter: retryAfter,
+                    now: now
+                )
                 // Its body names the token: written for each (a device's refusals are rare next
                 // to the project's; those are written once).
                 service.note(
@@ -184,10 +246,11 @@ struct FCMExchange {
         }
         service.note(outcome, over: transport, peer: peer, nil)
         if send.targetKind == .token {
-            service.statistics.digest(
-                token: UnsafeRawBufferPointer(rebasing: request.body[send.target]),
-                body: request.body
-            )
+            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+            service.statistics.digest(token: token, body: request.body)
+            if let watch, !send.validateOnly {
+                watch.card.fcmDelivered(token: token, messageHash: messageHash, connection: watch.id, now: now)
+            }
         }
         writeName()
         return FCMAnswer(status: 200)
@@ -210,13 +273,21 @@ struct FCMExchange {
         guard let authorization, authorization.count > 7,
             authorization.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 | 0x20 })
         else {
+            if let watch { cardBearer(nil, "no Authorization: Bearer header", watch, now: now) }
             return refuse(.unauthenticated, 401, prepared.missingCredential, "no Authorization: Bearer header")
         }
         let token = UnsafeRawBufferPointer(rebasing: authorization[(authorization.startIndex + 7)...])
         guard service.configuration.authentication == .serviceAccount else { return nil }
-        if now < bearerExpiry && token.elementsEqual(bearer) { return nil }
+        if now < bearerExpiry && token.elementsEqual(bearer) {
+            watch?.bearerUsed(at: now)
+            return nil
+        }
         let issued = service.tokens.expiry(of: token)
         guard let expiry = issued, now < expiry else {
+            if let watch {
+                let why = issued == nil ? "a bearer the token endpoint did not issue" : "an expired access token"
+                cardBearer(token, why, watch, now: now)
+            }
             return refuse(
                 .unauthenticated,
                 401,
@@ -227,6 +298,7 @@ struct FCMExchange {
         bearer.removeAll(keepingCapacity: true)
         bearer.append(contentsOf: token)
         bearerExpiry = expiry
+        watch?.bearerChanged(to: bearer, at: now)
         return nil
     }
 
@@ -234,7 +306,7 @@ struct FCMExchange {
     private mutating func grant(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
         guard let account = service.account else {
             // With --no-auth any bearer is taken; still hand out one, for SDKs that ask.
-            let token = service.tokens.issue(lifetime: lifetime, now: now)
+            let token = service.tokens.issue(lifetime: lifetime, now: now, connection: watch?.id ?? 0)
             service.note(.tokenIssued, over: transport, peer: peer, nil)
             body.writeString(FCMTokenGrant.tokenBody(token, expiresIn: service.configuration.accessTokenLifetime))
             return FCMAnswer(status: 200)
@@ -247,7 +319,7 @@ struct FCMExchange {
             body.writeString(refusal.body)
             return FCMAnswer(status: refusal.status)
         case .success:
-            let token = service.tokens.issue(lifetime: lifetime, now: now)
+            let token = service.tokens.issue(lifetime: lifetime, now: now, connection: watch?.id ?? 0)
             service.note(.tokenIssued, over: transport, peer: peer, nil)
             body.writeString(FCMTokenGrant.tokenBody(token, expiresIn: service.configuration.accessTokenLifetime))
             return FCMAnswer(status: 200)
@@ -256,8 +328,15 @@ struct FCMExchange {
 
     private var lifetime: UInt64 { UInt64(service.configuration.accessTokenLifetime) * 1_000_000_000 }
 
-    private mutating func notFound(_ request: FCMRequest) -> FCMAnswer {
-        refuse(
+    private mutating func notFound(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
+        if let watch, !isTokenRequest(request) {
+            let method = String(decoding: request.method, as: UTF8.self)
+            let path = String(decoding: request.path.prefix(120), as: UTF8.self)
+            watch.card.fcmClientError(token: nil, connection: watch.id, now: now) {
+                "404 NOT_FOUND: \(method) \(path)"
+            }
+        }
+        return refuse(
             .notFound,
             404,
             prepared.notFound,

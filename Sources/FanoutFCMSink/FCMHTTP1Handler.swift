@@ -27,6 +27,16 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         body = ByteBufferAllocator().buffer(capacity: 1024)
     }
 
+    /// With the instrument: the connection's end (the sink's when it closed after `connection:
+    /// close`, or while draining: NIO's pipelining handler closes an idle connection then).
+    func channelInactive(context: ChannelHandlerContext) {
+        if let watch = exchange.watch {
+            if draining() { watch.closedBySink = true }
+            watch.closed(now: NIODeadline.now().uptimeNanoseconds)
+        }
+        context.fireChannelInactive()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
@@ -89,6 +99,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
         let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
+            exchange.watch?.closedBySink = true
             let channel = context.channel
             ended.whenComplete { _ in channel.close(promise: nil) }
         }

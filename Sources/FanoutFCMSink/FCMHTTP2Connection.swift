@@ -68,7 +68,15 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
             body: message.body,
             bodyLength: message.bodyLength
         )
-        let answer = exchange.answer(request, now: connection.now)
+        let answer = exchange.answer(request, now: connection.now, openStreams: connection.openStreams)
+        if let watch = exchange.watch {
+            watch.http2Faults(
+                refused: connection.refusedStreams,
+                limit: connection.streamLimit,
+                afterGoAway: connection.streamsAfterGoAway,
+                now: connection.now
+            )
+        }
         guard let prepared = Self.fields[answer.status] else {
             // A status the table lacks: its fields made for it.
             let fields = HTTP2Fields([
@@ -90,7 +98,20 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     }
 
     public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
-    public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
+    /// With the instrument: the connection's last faults and its end (the sink's when it had
+    /// sent GOAWAY: draining, or a connection that arrived while draining).
+    public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {
+        guard let watch = exchange.watch else { return }
+        let now = NIODeadline.now().uptimeNanoseconds
+        watch.http2Faults(
+            refused: connection.refusedStreams,
+            limit: connection.streamLimit,
+            afterGoAway: connection.streamsAfterGoAway,
+            now: now
+        )
+        watch.closedBySink = connection.sentGoAway != nil
+        watch.closed(now: now)
+    }
     public var nextWakeUp: NIODeadline? { nil }
     public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
     public mutating func outboundWritten(at now: UInt64) {}

@@ -9,20 +9,33 @@ import NIOConcurrencyHelpers
 /// ```
 final class FCMQuotaWindow: Sendable {
     let quota: FCMSinkConfiguration.Quota
-    private let state = NIOLockedValueBox((start: UInt64(0), count: 0, open: false))
+    /// The window: when it began, what it counted, whether one is open, and when it first
+    /// refused (0: not yet).
+    private let state = NIOLockedValueBox((start: UInt64(0), count: 0, open: false, firstRefusal: UInt64(0)))
 
     init(_ quota: FCMSinkConfiguration.Quota) { self.quota = quota }
 
-    /// Counts one message at `now` (uptime nanoseconds) if the window has room; otherwise the
-    /// seconds until it ends (at least 1), for Retry-After.
-    func admit(now: UInt64) -> Int? {
+    /// A message the window had no room for.
+    struct Refusal: Equatable {
+        /// Seconds until the window ends (at least 1), for Retry-After.
+        var retryAfter: Int
+        /// Nanoseconds since the window's first refusal: how far into the back-off it asked for.
+        var intoBackOff: UInt64
+    }
+
+    /// Counts one message at `now` (uptime nanoseconds) if the window has room; otherwise why not.
+    func admit(now: UInt64) -> Refusal? {
         state.withLockedValue { window in
             if !window.open || now >= window.start + quota.window {
-                window = (now, 0, true)
+                window = (now, 0, true, 0)
             }
             guard window.count < quota.messages else {
+                if window.firstRefusal == 0 { window.firstRefusal = now }
                 let left = window.start + quota.window - now
-                return max(1, Int((left + 999_999_999) / 1_000_000_000))
+                return Refusal(
+                    retryAfter: max(1, Int((left + 999_999_999) / 1_000_000_000)),
+                    intoBackOff: now - min(now, window.firstRefusal)
+                )
             }
             window.count += 1
             return nil

@@ -1,6 +1,8 @@
 import Atomics
 import FanoutFCM
 import FanoutFCMAuth
+import FanoutInstrument
+import FanoutPush
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -12,6 +14,14 @@ public final class FCMService: Sendable {
     public let account: FCMServiceAccount?
     public let tokens = FCMAccessTokens()
     public let statistics = FCMSinkStatistics()
+    /// The sink as the provider's instrument (`--output`): its card, its arrivals and the rows
+    /// of its connections; `nil` when it is not one.
+    public let instrument: ProviderInstrument?
+    public let connectionRows = FCMConnectionRows()
+    /// With the instrument: bearers answered 401 (`FCMTokenFate.hash`), the first
+    /// `refusedBearersKept`, so that a send again with one is named as such.
+    private let refusedBearers = NIOLockedValueBox(Set<UInt64>())
+    static let refusedBearersKept = 1024
     let quota: FCMQuotaWindow?
     /// Each device's rates.
     let devices: FCMDeviceRates?
@@ -27,15 +37,26 @@ public final class FCMService: Sendable {
     public init(
         configuration: FCMSinkConfiguration,
         account: FCMServiceAccount?,
+        instrument: ProviderInstrument? = nil,
         log: (@Sendable (String) -> Void)? = nil
     ) {
         self.configuration = configuration
         self.account = account
+        self.instrument = instrument
         self.log = log
         quota = configuration.quota.map(FCMQuotaWindow.init)
         let now = NIODeadline.now().uptimeNanoseconds
         devices = configuration.deviceLimits.map { FCMDeviceRates($0, now: now) }
         project = Array(configuration.project.utf8)
+    }
+
+    /// Whether the bearer `hash` was answered 401 before; remembers it.
+    func bearerRefusedBefore(_ hash: UInt64) -> Bool {
+        refusedBearers.withLockedValue { refused in
+            if refused.contains(hash) { return true }
+            if refused.count < Self.refusedBearersKept { refused.insert(hash) }
+            return false
+        }
     }
 
     public var tokenURI: String? {
@@ -60,5 +81,63 @@ public final class FCMService: Sendable {
         guard told < Self.loggedPerOutcome else { return }
         let last = told == Self.loggedPerOutcome - 1 ? " (the last such line; counted from here)" : ""
         log("\(peer): \(outcome.name): \(reason)\(last)")
+    }
+}
+
+// MARK: The card
+
+extension FCMService {
+    /// Sends (every request but the token endpoint's) and the client errors among them: the
+    /// 4xx answers but 429, as Google counts them against the quota.
+    public var clientErrors: (errors: Int, sends: Int) {
+        let errors: [FCMSinkStatistics.Outcome] = [
+            .invalidArgument, .unregistered, .senderIDMismatch, .unauthenticated, .wrongProject, .notFound,
+        ]
+        let sends = statistics.totalRequests - statistics[.tokenIssued] - statistics[.tokenRefused]
+        return (errors.reduce(0) { $0 + statistics[$1] }, sends)
+    }
+
+    /// One row of an FCM sink's card: its rule, count and first examples.
+    public struct CardCheck: Sendable {
+        public var rule: ProviderRule
+        public var count: Int
+        public var examples: [ProviderCard.Example]
+    }
+
+    /// The rows an FCM sink's card shows: the card's own counts, and two worked out as it is
+    /// read — client errors, all of them once they reach `ProviderRule.ClientErrors.share` of
+    /// the sends (0 below it), and access tokens replaced early (`FCMAccessTokens`). `nil`
+    /// without the instrument. Read it once the sink has drained: a connection tells its
+    /// bearer's last use when it ends.
+    public var cardChecks: [CardCheck]? {
+        guard let card = instrument?.card else { return nil }
+        let (errors, sends) = clientErrors
+        let early = UInt64(ProviderRule.AccessTokens.earlyRefresh.wholeNanoseconds)
+        let replacements = tokens.earlyReplacements(early: early)
+        let shown = ProviderRule.allCases.filter { $0.isShown(service: .fcm, devices: false, broadcasts: false) }
+        return shown.map { rule in
+            switch rule {
+            case .clientErrors:
+                let over = sends > 0 && Double(errors) >= Double(sends) * ProviderRule.ClientErrors.share
+                return CardCheck(rule: rule, count: over ? errors : 0, examples: over ? card.examples(rule) : [])
+            case .accessToken:
+                let examples = replacements.prefix(ProviderCard.examplesPerRule).map { replacement in
+                    let used =
+                        replacement.replaced.lastUse == 0
+                        ? "never used"
+                        : "last used \((replacement.by.issuedAt - replacement.replaced.lastUse) / 1_000_000) ms before"
+                    return ProviderCard.Example(
+                        token: "",
+                        connection: replacement.by.connection,
+                        at: replacement.by.issuedAt,
+                        detail:
+                            "a new access token with \(replacement.left / 60_000_000_000) min left on the last (\(used))"
+                    )
+                }
+                return CardCheck(rule: rule, count: replacements.count, examples: examples)
+            default:
+                return CardCheck(rule: rule, count: card.count(rule), examples: card.examples(rule))
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import NIOConcurrencyHelpers
 
 /// What the card's broadcast rules need to remember of a provider (issue #45), shared by every

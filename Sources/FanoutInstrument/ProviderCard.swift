@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
 import FanoutNotation
+import FanoutPush
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -257,6 +258,29 @@ public final class ProviderCard: Sendable {
     ) {
         let before = counts[rule.index].loadThenWrappingIncrement(by: count, ordering: .relaxed)
         guard before < Self.examplesPerRule else { return }
+        remember(rule, token: token, connection: connection, at: now, detail)
+    }
+
+    /// Keeps an example of `rule` without counting it, while it has fewer than `examplesPerRule`
+    /// (a rule whose count is worked out when the card is read).
+    func example(
+        _ rule: ProviderRule,
+        token: UnsafeRawBufferPointer?,
+        connection: Int,
+        at now: UInt64,
+        _ detail: () -> String
+    ) {
+        guard examples.withLockedValue({ $0[rule, default: []].count }) < Self.examplesPerRule else { return }
+        remember(rule, token: token, connection: connection, at: now, detail)
+    }
+
+    private func remember(
+        _ rule: ProviderRule,
+        token: UnsafeRawBufferPointer?,
+        connection: Int,
+        at now: UInt64,
+        _ detail: () -> String
+    ) {
         let text = token.map { String(decoding: $0, as: UTF8.self) } ?? ""
         let example = Example(token: text, connection: connection, at: now, detail: detail())
         examples.withLockedValue { examples in

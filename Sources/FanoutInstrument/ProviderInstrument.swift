@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
 import FanoutMeasure
+import FanoutPush
 import FanoutScenarioTerms
 import Histogram
 import NIOConcurrencyHelpers

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import Foundation
 
 extension SummaryDocument.Provider {
@@ -83,13 +84,18 @@ extension SummaryDocument.Provider {
 
     /// The cards added rule by rule, the first five examples of each; a rule is on the merged
     /// card when it is on any sink's (the device fleet's only with devices, the broadcast rules
-    /// only with channel requests).
+    /// only with channel requests), or when it is one of the service's rules every card shows
+    /// (an earlier folder may lack a rule added since). The cards are FCM sinks' when any
+    /// shows a rule of FCM's alone.
     static func mergedChecks(_ providers: [Self]) -> [Card.Check] {
-        ProviderRule.allCases.compactMap { rule -> Card.Check? in
+        let rules = providers.flatMap { $0.card.checks.map(\.rule) }
+        let service: PushService = rules.contains { !$0.services.contains(.apns) } ? .fcm : .apns
+        return ProviderRule.allCases.compactMap { rule -> Card.Check? in
             let all = providers.flatMap { $0.card.checks.filter { $0.rule == rule } }
-            if (rule.isFleet || rule.isBroadcast) && all.isEmpty { return nil }
+            if all.isEmpty && (rule.isFleet || rule.isBroadcast || !rule.services.contains(service)) { return nil }
             return Card.Check(
                 rule: rule,
+                service: service,
                 count: all.map(\.count).reduce(0, +),
                 examples: Array(all.flatMap(\.examples).prefix(5))
             )

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import Foundation
 
 extension SummaryDocument {
@@ -276,9 +277,10 @@ extension SummaryDocument {
                 public var passed: Bool
                 public var examples: [Example]
 
-                public init(rule: ProviderRule, count: Int, examples: [Example]) {
+                /// `service`: whose sink checked it (its words for the rows both services check).
+                public init(rule: ProviderRule, service: PushService, count: Int, examples: [Example]) {
                     self.rule = rule
-                    title = rule.title
+                    title = rule.title(for: service)
                     self.count = count
                     passed = count == 0
                     self.examples = examples

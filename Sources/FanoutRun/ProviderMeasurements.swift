@@ -225,7 +225,7 @@ enum ProviderMeasurements {
         let broadcasts = instrument.broadcasts
         let leftOpen = broadcasts.sawRequests ? broadcasts.leftOpen() : []
         let shown = ProviderRule.allCases.filter {
-            $0.isShown(devices: findings != nil, broadcasts: broadcasts.sawRequests)
+            $0.isShown(service: .apns, devices: findings != nil, broadcasts: broadcasts.sawRequests)
         }
         return shown.map { rule in
             var examples = rule.isFleet ? findings?.examples[rule] ?? [] : card.examples(rule)
@@ -243,6 +243,7 @@ enum ProviderMeasurements {
             }
             return SummaryDocument.Provider.Card.Check(
                 rule: rule,
+                service: .apns,
                 count: count,
                 examples: examples.map {
                     .init(

@@ -6,6 +6,7 @@ import FanoutInstrument
 import FanoutMachine
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutSink

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutAPNs
 import FanoutFiles
+import FanoutPush
 import FanoutReport
 import FanoutRun
 import Foundation
@@ -22,7 +23,8 @@ struct GateCommand: ParsableCommand {
             broke), violations and violations.RULE for each rule of the card \
             (\(ProviderRule.allCases.map(\.rawValue).joined(separator: ", ")); the fleet's three on \
             the card only when the sink has devices, the five broadcast ones only when it saw a \
-            channel request); with the sink's device \
+            channel request, quota-ignored, client-errors, duplicate, access-token and bearer on \
+            an FCM sink's card); with the sink's device \
             fleet (--device-… or fanout run --sink-device-…) delivered, discarded.expired, \
             discarded.unregistered, discarded.disabled, forgotten (counts, or a share of those \
             received by APNs with %) and delivered.p50, delivered.p90, delivered.p99, delivered.last \

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutMeasure
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutTestSupport
@@ -88,8 +89,8 @@ import Testing
             ],
             connectionsNotListed: 0,
             card: .init(
-                checks: ProviderRule.allCases.map {
-                    .init(rule: $0, count: $0 == .churn ? violations : 0, examples: [])
+                checks: ProviderRule.allCases.filter { $0.services.contains(.apns) }.map {
+                    .init(rule: $0, service: .apns, count: $0 == .churn ? violations : 0, examples: [])
                 },
                 forgotten: 0
             ),
@@ -161,7 +162,9 @@ import Testing
             apnsID: id
         )
         measurements.card = .init(
-            checks: measurements.card.checks + [.init(rule: .expirationZeroOffline, count: 1, examples: [example])],
+            checks: measurements.card.checks + [
+                .init(rule: .expirationZeroOffline, service: .apns, count: 1, examples: [example])
+            ],
             forgotten: 0
         )
         let html = HTMLReport(summary: SinkRunReport(measurements).document, latency: measurements.deliveries).html

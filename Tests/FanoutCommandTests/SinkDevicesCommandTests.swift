@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import FanoutResults
 import FanoutTestSupport
 import Foundation

@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutInstrument
+import FanoutPush
 import FanoutScenarioTerms
 import Foundation
 import Testing

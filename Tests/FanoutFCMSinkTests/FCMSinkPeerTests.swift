@@ -1,5 +1,7 @@
 import FanoutFCM
 import FanoutFCMAuth
+import FanoutInstrument
+import FanoutPush
 import FanoutSink
 import FanoutTestSupport
 import Foundation
@@ -18,6 +20,7 @@ enum FCMSinkFixture {
         in folder: String,
         tls: Bool,
         account: Bool,
+        instrument: ProviderInstrument? = nil,
         _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }
     ) throws -> (FCMSink, MultiThreadedEventLoopGroup, port: Int, certificate: String?) {
         var configuration = FCMSinkConfiguration()
@@ -26,7 +29,8 @@ enum FCMSinkFixture {
         configure(&configuration)
         let service = FCMService(
             configuration: configuration,
-            account: account ? try FCMServiceAccount.generated(project: "fanout-test") : nil
+            account: account ? try FCMServiceAccount.generated(project: "fanout-test") : nil,
+            instrument: instrument
         )
         var context: NIOSSLContext?
         var certificate: String?
@@ -59,10 +63,21 @@ enum FCMSinkFixture {
         private let group: MultiThreadedEventLoopGroup
         private let folder: String
 
-        init(tls: Bool, account: Bool, _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }) throws {
+        init(
+            tls: Bool,
+            account: Bool,
+            instrument: ProviderInstrument? = nil,
+            _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }
+        ) throws {
             folder = try FCMSinkFixture.folder()
             do {
-                (sink, group, port, certificate) = try start(in: folder, tls: tls, account: account, configure)
+                (sink, group, port, certificate) = try start(
+                    in: folder,
+                    tls: tls,
+                    account: account,
+                    instrument: instrument,
+                    configure
+                )
             } catch {
                 try? FileManager.default.removeItem(atPath: folder)
                 throw error

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import Testing
 
 @testable import FanoutInstrument

@@ -44,6 +44,12 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case deletedChannelRetried = "violations.deleted-channel-retried"
     case liveActivityOverBudget = "violations.liveactivity-over-budget"
     case timestampBackwards = "violations.timestamp-backwards"
+    /// FCM's rules (on an FCM sink's card).
+    case quotaIgnored = "violations.quota-ignored"
+    case clientErrors = "violations.client-errors"
+    case duplicate = "violations.duplicate"
+    case accessToken = "violations.access-token"
+    case bearer = "violations.bearer"
     /// With the sink's device fleet (`summary.json`'s `delivery`): notifications delivered to
     /// their devices, at once or from storage (a count, or with `%` a share of those received
     /// by APNs); how long after the fan-out's first request 50, 90, 99% of them, and the last,

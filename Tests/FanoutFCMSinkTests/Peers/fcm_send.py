@@ -14,15 +14,20 @@ is trusted through REQUESTS_CA_BUNDLE and SSL_CERT_FILE. The plan names the call
              {"call": "send_each_async", "tokens": ["a", "b"]}]}
 
 Prints one JSON line a call: {"call": ..., "results": [["ok", NAME] or [EXCEPTION, MESSAGE]]}.
+With FANOUT_HOLD=1 it then prints "held" and keeps the app (its connection pools) alive, as an
+app server would, until stopped (SIGTERM) or 120 s pass.
 send, send_each and send_each_for_multicast go over HTTP/1.1 (requests); send_each_async over
 HTTP/2 (httpx, ALPN h2).
 """
 import asyncio
 import json
+import os
 import sys
+import time
 
 import firebase_admin
-from firebase_admin import credentials, messaging
+import requests
+from firebase_admin import _http_client, credentials, messaging
 
 
 def outcome(response):
@@ -37,6 +42,16 @@ def main():
         # The host is the one thing changed: FCM's URL with the sink in place of fcm.googleapis.com.
         messaging._MessagingService.FCM_URL = base_url + "/v1/projects/{0}/messages:send"
     app = firebase_admin.initialize_app(credentials.Certificate(credential_path))
+    if base_url != "-":
+        # The SDK mounts its pool of 100 connections on FCM's host alone
+        # (`_MessagingService.__init__`); moved with the host, so that the sink sees the
+        # connections the SDK as shipped makes (without it, requests' default pool of 10 closes
+        # the rest of a batch's connections after one send each).
+        service = messaging._get_messaging_service(app)
+        adapter = requests.adapters.HTTPAdapter(
+            pool_connections=100, pool_maxsize=100, max_retries=_http_client.DEFAULT_RETRY_CONFIG
+        )
+        service._client.session.mount(base_url, adapter)
     plan = json.load(sys.stdin)
     for step in plan["calls"]:
         call = step["call"]
@@ -59,6 +74,9 @@ def main():
         else:
             raise SystemExit(f"unknown call {call}")
         print(json.dumps({"call": call, "results": results}), flush=True)
+    if os.environ.get("FANOUT_HOLD") == "1":
+        print("held", flush=True)
+        time.sleep(120)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
-/// What APNs asks of a provider that a server can check from its side of the wire: the rows of
-/// the sink's conformance card (`fanout sink --output`), each gateable by its raw value
-/// (`fanout gate DIR --threshold 'violations.churn == 0'`).
+import FanoutAPNs
+import FanoutFCM
+
+/// What APNs and FCM ask of a provider that a server can check from its side of the wire: the
+/// rows of the sink's conformance card (`fanout sink --output`), each gateable by its raw value
+/// (`fanout gate DIR --threshold 'violations.churn == 0'`). Some rows are both services' (a
+/// permanent rejection retried, streams, churn), some one's (`services`): a sink's card shows the
+/// rows of the service it mocks.
 public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// A token sent again after an answer that said never to: 400 BadDeviceToken,
     /// DeviceTokenNotForTopic and the other 400s, 403 (but a provider token's own, fixed by a new
@@ -58,6 +63,24 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// highest accepted before it on its channel (a device ignores an update older than the one
     /// it shows: docs/apns.md, "Live Activity payloads").
     case timestampBackwards = "timestamp-backwards"
+    /// FCM's: a 429 QUOTA_EXCEEDED for the project answered more than `Quota.grace` into the
+    /// back-off its window's first 429 asked for (its Retry-After): the provider kept sending
+    /// at a rate the quota refuses. Google: "Use exponential backoff with a minimum initial delay
+    /// of 1 minute" (docs/fcm.md, "What FCM asks of senders").
+    case quotaIgnored = "quota-ignored"
+    /// FCM's: client errors (4xx but 429) at `ClientErrors.share` of the sends or more, all of
+    /// them counted (0 below the share). They count against the quota, and a quota increase
+    /// needs fewer than 5%.
+    case clientErrors = "client-errors"
+    /// FCM's: a send answered 200 whose message (token and whole body) was answered 200 before:
+    /// a GOAWAY's or a timeout's retry of what was delivered, which the device shows twice.
+    case duplicate
+    /// FCM's: an access token fetched while the last one issued had more than
+    /// `AccessTokens.earlyRefresh` left: a token a send, or a refresh long before it is due.
+    case accessToken = "access-token"
+    /// FCM's: a send answered 401 UNAUTHENTICATED: without a bearer, with an expired one, with
+    /// one the token endpoint never issued, or again with one already answered 401.
+    case bearer
 
     /// Whether the device fleet checks it: such a rule is on the card only when the sink has
     /// devices (without them there is nothing to check, and a check that saw nothing claims no pass).
@@ -79,10 +102,19 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         }
     }
 
-    /// Whether the card shows it: the fleet's rules with devices, the broadcast rules once a
-    /// channel or broadcast request came, the rest always.
-    public func isShown(devices: Bool, broadcasts: Bool) -> Bool {
-        (!isFleet || devices) && (!isBroadcast || broadcasts)
+    /// The services whose sink checks it.
+    public var services: Set<PushService> {
+        switch self {
+        case .permanentRetried, .fastRetry, .streamLimit, .afterGoAway, .churn: [.apns, .fcm]
+        case .quotaIgnored, .clientErrors, .duplicate, .accessToken, .bearer: [.fcm]
+        default: [.apns]
+        }
+    }
+
+    /// Whether a sink of `service`'s card shows it: its service's rules; of those, the fleet's
+    /// with devices, the broadcast rules once a channel or broadcast request came, the rest always.
+    public func isShown(service: PushService, devices: Bool, broadcasts: Bool) -> Bool {
+        services.contains(service) && (!isFleet || devices) && (!isBroadcast || broadcasts)
     }
 
     /// This rule's position in `allCases`, the subscript of its count: a switch, so that counting
@@ -105,10 +137,27 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .deletedChannelRetried: 13
         case .liveActivityOverBudget: 14
         case .timestampBackwards: 15
+        case .quotaIgnored: 16
+        case .clientErrors: 17
+        case .duplicate: 18
+        case .accessToken: 19
+        case .bearer: 20
         }
     }
 
-    /// The rule, as the card states it.
+    /// The rule, as a card of `service`'s sink states it (the rows both services check say
+    /// each one's statuses).
+    public func title(for service: PushService) -> String {
+        guard service == .fcm else { return title }
+        switch self {
+        case .permanentRetried: return "never retry a permanent rejection (400, 403 SENDER_ID_MISMATCH, 404)"
+        case .fastRetry: return "retry 429, 500 and 503 only after their Retry-After (1 s without one)"
+        case .streamLimit: return "respect MAX_CONCURRENT_STREAMS (100)"
+        default: return title
+        }
+    }
+
+    /// The rule, as the card states it (an APNs sink's words for the rows both check).
     public var title: String {
         switch self {
         case .permanentRetried: "never retry a permanent rejection (400, 403, 410, 413)"
@@ -127,6 +176,11 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .deletedChannelRetried: "no broadcast again to a channel answered ChannelNotRegistered"
         case .liveActivityOverBudget: "priority-10 Live Activity updates within the budget per channel"
         case .timestampBackwards: "Live Activity timestamps never go backwards on a channel"
+        case .quotaIgnored: "after the project's 429, back off: none more than 1 s into its Retry-After"
+        case .clientErrors: "client errors (4xx but 429) under 5% of sends"
+        case .duplicate: "each message delivered once: no send answered 200 twice"
+        case .accessToken: "reuse the access token until near its expiry (10 minutes or less left)"
+        case .bearer: "every send with a live bearer the token endpoint issued"
         }
     }
 
@@ -141,6 +195,27 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         /// requests, is short; a short one followed by a new connection is churn.
         public static let lifetime: Duration = .seconds(10)
         public static let requests = 100
+    }
+
+    /// FCM's project quota.
+    public enum Quota {
+        /// What may still arrive after a back-off begins: requests in flight when its first 429
+        /// was answered.
+        public static let grace: Duration = .seconds(1)
+    }
+
+    /// FCM's client errors.
+    public enum ClientErrors {
+        /// The share of sends at which they count: Google's bar for a quota increase ("< 5%
+        /// client errors", docs/fcm.md).
+        public static let share = 0.05
+    }
+
+    /// FCM's access tokens.
+    public enum AccessTokens {
+        /// A new token while the last had more than this to live is early (Google's libraries
+        /// refresh 3 min 45 s before expiry; 10 minutes leaves room for clocks and batches).
+        public static let earlyRefresh: Duration = .seconds(600)
     }
 
     public enum ProviderTokens {
@@ -178,6 +253,18 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case afterPause
         /// Whenever: the answer is about the connection or the provider token, not the token.
         case any
+    }
+
+    /// What FCM's `code` says about sending its token again (docs/fcm.md, "What FCM asks of
+    /// senders"): INVALID_ARGUMENT, SENDER_ID_MISMATCH and UNREGISTERED never; QUOTA_EXCEEDED,
+    /// INTERNAL and UNAVAILABLE after their Retry-After; the rest (the APNs credential in
+    /// Firebase, an unspecified error) whenever.
+    public static func advice(after code: FCMErrorCode) -> RetryAdvice {
+        switch code {
+        case .invalidArgument, .senderIDMismatch, .unregistered: .never
+        case .quotaExceeded, .internal, .unavailable: .afterPause
+        case .thirdPartyAuthError, .unspecifiedError: .any
+        }
     }
 
     /// What `reason` says about sending its token again.
