@@ -64,6 +64,9 @@ public struct SinkRunReport: Sendable {
         public var broadcastRows: [BroadcastRow] = []
         /// Fewer requests than this make the folder invalid (`--min-measured`).
         public var minMeasured = MinimumMeasured.default
+        /// The service the sink mocked: an FCM sink measures no delay of its own
+        /// (`sinkOwn` stays empty) and its card has FCM's rows.
+        public var service = PushService.apns
 
         public init(
             listen: String,
@@ -371,9 +374,11 @@ public struct SinkRunReport: Sendable {
             )
         }
         lines.append("capacity: " + provider.capacity.text)
-        lines.append(
-            "the sink's own lateness: p99 \(ms(provider.sinkOwn.lateness.p99)) ms, max \(ms(provider.sinkOwn.lateness.max)) ms (not the provider's)"
-        )
+        if measurements.service == .apns {
+            lines.append(
+                "the sink's own lateness: p99 \(ms(provider.sinkOwn.lateness.p99)) ms, max \(ms(provider.sinkOwn.lateness.max)) ms (not the provider's)"
+            )
+        }
         if let trigger = provider.trigger {
             lines.append(
                 "trigger: \(trigger.command) — " + (trigger.exitStatus.map { "exit \($0)" } ?? "stopped by the sink")

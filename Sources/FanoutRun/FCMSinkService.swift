@@ -1,5 +1,7 @@
+import FanoutAssembly
 import FanoutFCMAuth
 import FanoutFCMSink
+import FanoutInstrument
 import FanoutNotation
 import FanoutSink
 import FanoutWire
@@ -30,6 +32,9 @@ public struct FCMSinkJob: Sendable {
     public var wire: SinkWire?
     /// `--duration`: stop this long after listening.
     public var duration: Duration?
+    /// `--output DIR` (with `--plan-rtt`, `--min-measured`): the sink as the provider's
+    /// instrument, its folder written when it stops (`FCMProviderMeasurements`).
+    public var instrument: SinkJob.Instrument?
     public var reporter: any JobReporter = SilentReporter()
 
     public init() {}
@@ -47,24 +52,67 @@ public struct FCMSinkService: Service {
     public init(_ job: FCMSinkJob) { self.job = job }
 
     public func run() async throws {
-        let (sink, group) = try await NIOThreadPool.singleton.runIfActive { try start() }
-        await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try? await gracefulShutdown() }
-            if let duration = job.duration { tasks.addTask { try? await Task.sleep(for: duration) } }
-            await tasks.next()
+        let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
+        let instrument = job.instrument.map { _ in ProviderInstrument() }
+        let started = Date()
+        let (sink, group): (FCMSink, MultiThreadedEventLoopGroup)
+        do {
+            (sink, group) = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
+        } catch {
+            output?.discard()
+            throw error
+        }
+        // Read while listening: a drained sink's channel has no address.
+        let listen = Sink.describe(sink.localAddress)
+        let endedBy = await withTaskGroup(of: SinkJob.Ending.Reason?.self) { tasks in
+            tasks.addTask { (try? await gracefulShutdown()).map { .signal } }
+            if let duration = job.duration {
+                tasks.addTask { (try? await Task.sleep(for: duration)).map { .duration } }
+            }
+            let first = await tasks.next() ?? nil
             tasks.cancelAll()
+            return first ?? .signal
         }
         try await NIOThreadPool.singleton.runIfActive {
             sink.drain()
             try? group.syncShutdownGracefully()
             job.reporter.report(.sinkStopped(lines: FCMSinkSummary(sink.service.statistics).lines))
+            if let output { try write(output, sink, listen: listen, started: started, endedBy: endedBy) }
         }
     }
 
-    private func start() throws -> (FCMSink, MultiThreadedEventLoopGroup) {
+    /// The run folder of what the drained sink measured of the provider.
+    private func write(
+        _ output: OutputFolder,
+        _ sink: FCMSink,
+        listen: String,
+        started: Date,
+        endedBy: SinkJob.Ending.Reason
+    ) throws {
+        guard let settings = job.instrument,
+            let measurements = FCMProviderMeasurements.read(
+                sink,
+                listen: listen,
+                started: started,
+                job: job,
+                settings: settings,
+                endedBy: endedBy.rawValue
+            )
+        else { return }
+        let report = SinkRunReport(measurements)
+        do {
+            try report.write(to: output.path)
+        } catch {
+            output.discard()
+            throw JobError.output("cannot write the --output folder \(output.path): \(error.reason)")
+        }
+        job.reporter.report(.sinkWritten(summary: report.summaryText, folder: output.path))
+    }
+
+    private func start(instrument: ProviderInstrument?) throws -> (FCMSink, MultiThreadedEventLoopGroup) {
         let account = try account()
         let reporter = job.reporter
-        let service = FCMService(configuration: job.configuration, account: account) { line in
+        let service = FCMService(configuration: job.configuration, account: account, instrument: instrument) { line in
             reporter.report(.sink(.serving(line)))
         }
         let context = try tlsContext()

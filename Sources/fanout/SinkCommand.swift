@@ -469,11 +469,10 @@ extension SinkCommand {
             ("--coalesce", coalesce != defaults?.coalesce),
             ("--max-connections-per-peer", maxConnectionsPerPeer != nil),
             ("--max-idle-connections-per-peer", maxIdleConnectionsPerPeer != nil),
-            ("--idle-grace", idleGrace != defaults?.idleGrace), ("--output", output != nil),
+            ("--idle-grace", idleGrace != defaults?.idleGrace),
             ("--expect", expect != nil),
             ("--expect-tokens", expectTokens != nil), ("--idle-exit", idleExit != nil),
             ("--first-request-within", firstRequestWithin != nil), ("--trigger", trigger != nil),
-            ("--plan-rtt", planRtt != nil), ("--min-measured", minMeasured != nil),
             ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ("--key-file/--key-id/--team-id", tokenKey.isGiven),
         ]
@@ -501,6 +500,17 @@ extension SinkCommand {
         if let duration, duration <= .zero {
             throw ValidationError("--duration must be longer than 0; got \(duration).")
         }
+        if output == nil {
+            for (name, given) in [("--plan-rtt", planRtt != nil), ("--min-measured", minMeasured != nil)] where given {
+                throw ValidationError("\(name) measures the provider: add --output DIR.")
+            }
+        }
+        if let planRtt, planRtt <= .zero {
+            throw ValidationError("--plan-rtt must be longer than 0; got \(planRtt).")
+        }
+        if let minMeasured, minMeasured < 1 {
+            throw ValidationError("--min-measured must be at least 1; got \(minMeasured).")
+        }
         _ = try address()
         _ = try fcm.configuration(noAuth: noAuth)
         _ = try scenario.wire()
@@ -518,6 +528,12 @@ extension SinkCommand {
         if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         job.duration = duration
+        if let output {
+            var instrument = SinkJob.Instrument(output: output)
+            if let planRtt { instrument.planRTT = planRtt }
+            if let minMeasured { instrument.minMeasured = minMeasured }
+            job.instrument = instrument
+        }
         return job
     }
 }

@@ -205,6 +205,18 @@ import Testing
                 "error: --service fcm does not take --latency: it mocks APNs alone (docs/fcm.md)."
             ),
             (
+                ["sink", "--service", "fcm", "--plan-rtt", "80ms"],
+                "error: --plan-rtt measures the provider: add --output DIR."
+            ),
+            (
+                ["sink", "--service", "fcm", "--output", "/tmp/x", "--min-measured", "0"],
+                "error: --min-measured must be at least 1; got 0."
+            ),
+            (
+                ["sink", "--service", "fcm", "--output", "/tmp/x", "--trigger", "true"],
+                "error: --service fcm does not take --trigger: it mocks APNs alone (docs/fcm.md)."
+            ),
+            (
                 ["sink", "--service", "fcm", "--rtt", "1s", "--bandwidth", "10Gbit"],
                 "error: rtt and bandwidth put 596 MiB on the wire each way, over the cap of 64 MiB a connection: lower the bandwidth or the round trip."
             ),
@@ -223,6 +235,74 @@ import Testing
                 "error: --fcm-credentials /nonexistent.json: cannot read it as JSON: "
             ) == true,
             "\(missing.standardError)"
+        )
+    }
+
+    /// `--output DIR`: the sink as the planted bad provider's instrument. Its folder is a sink's
+    /// folder with FCM's card, which `fanout gate` judges rule by rule.
+    @Test(.requires(.python3, .firebaseAdmin)) func anOutputFolderHoldsTheCardThatGateJudges() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fcm-card-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try Self.start([
+            "--project", "fanout-test", "--fcm-quota", "11/1m", "--fcm-unregistered", "30%", "--fcm-credentials-out",
+            folder, "--output", folder + "/out", "--min-measured", "10",
+        ])
+        defer { sink.stop() }
+        let tokens = (0..<40).map { "planted-device-\($0)" }
+        func fate(_ token: String) -> FCMTokenFate { FCMTokenFate.of(token, unregistered: 0.3, otherSender: 0) }
+        let plan: [String: Any] = [
+            "registered": Array(tokens.filter { fate($0) == .registered }.prefix(8)),
+            "unregistered": try #require(tokens.first { fate($0) == .unregistered }),
+        ]
+        let provider = try PeerProcess.run(
+            "python3",
+            [
+                // The in-process card's planted provider (FanoutFCMSinkTests), here against the command.
+                PythonPeer.path(
+                    "fcm_bad_provider.py",
+                    besides: repositoryRoot + "/Tests/FanoutFCMSinkTests/FCMProviderCardTests.swift"
+                ),
+                folder + "/service-account.json", "127.0.0.1", String(port),
+            ],
+            input: try JSONSerialization.data(withJSONObject: plan),
+            timeout: .seconds(120)
+        )
+        #expect(provider.status == 0, "\(provider.errors)")
+        let stopped = sink.stop()
+        #expect(stopped.status == 0, "\(stopped.errors)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/out/summary.json")))
+                as? [String: Any]
+        )
+        #expect(summary["sent"] as? Int == 17)
+        #expect(summary["accepted"] as? Int == 6)
+        #expect(
+            summary["rejected"] as? [String: Int] == ["INVALID_ARGUMENT": 2, "UNREGISTERED": 3, "QUOTA_EXCEEDED": 3]
+        )
+        let card = try #require((summary["provider"] as? [String: Any])?["card"] as? [String: Any])
+        let checks = try #require(card["checks"] as? [[String: Any]])
+        let counts = Dictionary(
+            uniqueKeysWithValues: checks.map { ($0["rule"] as? String ?? "", $0["count"] as? Int ?? -1) }
+        )
+        #expect(
+            counts == [
+                "permanent-retried": 3, "fast-retry": 1, "stream-limit": 0, "after-goaway": 0, "churn": 1,
+                "quota-ignored": 1, "client-errors": 8, "duplicate": 1, "access-token": 2, "bearer": 3,
+            ]
+        )
+        #expect(card["violations"] as? Int == 20)
+        let gate = try CommandRunner.run([
+            "gate", folder + "/out", "--threshold", "violations.bearer <= 3", "--threshold",
+            "violations.duplicate == 0",
+        ])
+        #expect(gate.status == 1, "\(gate.standardOutput) \(gate.standardError)")
+        #expect(
+            lines(of: gate.standardOutput, keyed: "violations.")
+                == [
+                    "violations.bearer <= 3      measured 3   limit 3   pass",
+                    "violations.duplicate == 0   measured 1   limit 0   FAIL",
+                ],
+            "\(gate.standardOutput)"
         )
     }
 }

@@ -1,0 +1,145 @@
+import FanoutAssembly
+import FanoutFCM
+import FanoutFCMSink
+import FanoutInstrument
+import FanoutMeasure
+import FanoutPush
+import FanoutResults
+import Foundation
+import NIOCore
+
+/// What an FCM sink measured of the provider (`fanout sink --service fcm --output DIR`), read
+/// once it has drained: the same figures an APNs sink's folder has, from the FCM sink's counts,
+/// its connections' rows and its card.
+///
+/// ```
+///   sent      sends (every request but the token endpoint's)
+///   accepted  answered 200 (delivered, validated, held)
+///   rejected  by FCM's errorCode, as the sender counts them (a 401, another project's 403 and
+///             a method's 404 carry none: they are in sent, not in rejected)
+/// ```
+enum FCMProviderMeasurements {
+    static func read(
+        _ sink: FCMSink,
+        listen: String,
+        started: Date,
+        job: FCMSinkJob,
+        settings: SinkJob.Instrument,
+        endedBy: String
+    ) -> SinkRunReport.Measurements? {
+        let service = sink.service
+        guard let instrument = service.instrument, let checks = service.cardChecks else { return nil }
+        let statistics = service.statistics
+        let totals = instrument.totals.snapshot
+        let nowUptime = NIODeadline.now().uptimeNanoseconds
+        let now = Date()
+        let markUptime = instrument.startedAt
+        let mark = markUptime.map { now.addingTimeInterval(-Double(nowUptime - min(nowUptime, $0)) / 1e9) }
+        func sinceMark(_ uptime: UInt64) -> Double {
+            guard let markUptime else { return 0 }
+            return (Double(uptime) - Double(markUptime)) / 1e9
+        }
+        let (rows, dropped) = service.connectionRows.snapshot
+        let card = instrument.card
+        var measurements = SinkRunReport.Measurements(
+            listen: listen,
+            tls: job.tls != .none,
+            tokenAuth: job.configuration.authentication == .serviceAccount,
+            started: started,
+            mark: mark,
+            markKind: "first-request",
+            requests: service.clientErrors.sends,
+            accepted: statistics[.delivered] + statistics[.validated] + statistics[.held],
+            rejected: rejected(statistics),
+            retries: card.count(.permanentRetried) + card.count(.fastRetry),
+            digest: statistics.digest.description,
+            deliveries: totals.deliveries,
+            arrivals: totals.arrivals,
+            firstAccepted: totals.firstAccepted,
+            lastAccepted: totals.lastAccepted,
+            streamLimit: Int(job.configuration.maxConcurrentStreams),
+            initialStreams: Int(job.configuration.maxConcurrentStreams),
+            connections: connections(rows, sinceMark: sinceMark),
+            connectionsNotListed: dropped,
+            card: .init(
+                checks: checks.map { check in
+                    SummaryDocument.Provider.Card.Check(
+                        rule: check.rule,
+                        service: .fcm,
+                        count: check.count,
+                        examples: check.examples.map {
+                            .init(
+                                token: $0.token,
+                                connection: $0.connection,
+                                atSeconds: sinceMark($0.at),
+                                detail: $0.detail
+                            )
+                        }
+                    )
+                },
+                forgotten: card.forgotten
+            ),
+            sinkOwn: SinkOwnDelays().figures,
+            sinkCPUSeconds: nil,
+            expected: .init(notifications: nil, tokens: nil, tokensSeen: nil, reached: true),
+            endedBy: endedBy,
+            trigger: nil,
+            planRTT: settings.planRTT,
+            scenario: describe(job.configuration)
+        )
+        measurements.minMeasured = settings.minMeasured
+        measurements.service = .fcm
+        return measurements
+    }
+
+    /// The refusals by FCM's code.
+    static func rejected(_ statistics: FCMSinkStatistics) -> [PushReason: Int] {
+        let codes: [(FCMSinkStatistics.Outcome, FCMErrorCode)] = [
+            (.invalidArgument, .invalidArgument), (.unregistered, .unregistered),
+            (.senderIDMismatch, .senderIDMismatch), (.quotaExceeded, .quotaExceeded),
+        ]
+        var rejected: [PushReason: Int] = [:]
+        for (outcome, code) in codes where statistics[outcome] > 0 { rejected[.fcm(code)] = statistics[outcome] }
+        return rejected
+    }
+
+    static func connections(
+        _ rows: [FCMConnectionRow],
+        sinceMark: (UInt64) -> Double
+    ) -> [SummaryDocument.Provider.Connection] {
+        let requests = max(1, rows.map(\.requests).reduce(0, +))
+        return rows.map { row in
+            SummaryDocument.Provider.Connection(
+                id: row.id,
+                peer: row.peer,
+                openedSeconds: sinceMark(row.openedUptime),
+                closedSeconds: sinceMark(row.closedUptime),
+                closedBy: row.closedByProvider ? "provider" : "sink",
+                requests: row.requests,
+                accepted: row.accepted,
+                share: Double(row.requests) / Double(requests),
+                peakStreams: row.peakStreams,
+                meanStreams: row.meanStreams,
+                busySeconds: Double(row.busyNanoseconds) / 1e9,
+                refusedStreams: row.refusedStreams,
+                busyFromSeconds: row.busyFrom == 0 ? nil : sinceMark(row.busyFrom),
+                maybeUnread: nil
+            )
+        }
+    }
+
+    /// The sink's judgement in a line: `quota 600000/1m; unregistered 3%; sender mismatch 1%`.
+    static func describe(_ configuration: FCMSinkConfiguration) -> String {
+        var parts = ["fcm project \(configuration.project)"]
+        if let quota = configuration.quota {
+            parts.append("quota \(quota.messages)/\(quota.window / 1_000_000_000)s")
+        }
+        if configuration.unregisteredShare > 0 {
+            parts.append("unregistered \(String(format: "%g", configuration.unregisteredShare * 100))%")
+        }
+        if configuration.otherSenderShare > 0 {
+            parts.append("sender mismatch \(String(format: "%g", configuration.otherSenderShare * 100))%")
+        }
+        return parts.joined(separator: "; ")
+    }
+}
