@@ -26,8 +26,7 @@ import sys
 import time
 
 import firebase_admin
-import requests
-from firebase_admin import _http_client, credentials, messaging
+from firebase_admin import credentials, messaging
 
 
 def outcome(response):
@@ -42,16 +41,6 @@ def main():
         # The host is the one thing changed: FCM's URL with the sink in place of fcm.googleapis.com.
         messaging._MessagingService.FCM_URL = base_url + "/v1/projects/{0}/messages:send"
     app = firebase_admin.initialize_app(credentials.Certificate(credential_path))
-    if base_url != "-":
-        # The SDK mounts its pool of 100 connections on FCM's host alone
-        # (`_MessagingService.__init__`); moved with the host, so that the sink sees the
-        # connections the SDK as shipped makes (without it, requests' default pool of 10 closes
-        # the rest of a batch's connections after one send each).
-        service = messaging._get_messaging_service(app)
-        adapter = requests.adapters.HTTPAdapter(
-            pool_connections=100, pool_maxsize=100, max_retries=_http_client.DEFAULT_RETRY_CONFIG
-        )
-        service._client.session.mount(base_url, adapter)
     plan = json.load(sys.stdin)
     for step in plan["calls"]:
         call = step["call"]
