@@ -107,8 +107,7 @@ let package = Package(
             name: "FanoutFCMSink",
             dependencies: [
                 "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire",
-                "FanoutInstrument",
-                "FanoutPush", crypto,
+                "FanoutInstrument", "FanoutPush", "FanoutRandom", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
@@ -501,7 +500,7 @@ let package = Package(
         .testTarget(
             name: "FanoutRunTests",
             dependencies: [
-                "FanoutWire",
+                "FanoutWire", "FanoutInstrument",
                 "FanoutResults", "FanoutSink",
                 "FanoutRun",
                 "FanoutReport",

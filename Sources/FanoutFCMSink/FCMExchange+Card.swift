@@ -16,10 +16,7 @@ extension FCMExchange {
     ) {
         // The quota answers before the body is read: it is read here for its token, on the
         // instrument's refusal path only.
-        var token: UnsafeRawBufferPointer?
-        if case .success(let send) = FCMSendCheck.check(body), send.targetKind == .token {
-            token = UnsafeRawBufferPointer(rebasing: body[send.target])
-        }
+        let token = Self.token(in: body)
         if let token {
             let tokenHash = FCMTokenFate.hash(token)
             watch.card.fcmArrived(
@@ -38,6 +35,35 @@ extension FCMExchange {
             )
         }
         watch.card.fcmQuotaRefused(intoBackOff: refusal.intoBackOff, token: token, connection: watch.id, now: now)
+    }
+
+    /// A send the service failed or turned away (500, 503): its token is told to wait the
+    /// Retry-After (a pause without one).
+    func cardServiceRefusal(
+        _ body: UnsafeRawBufferPointer,
+        _ messageHash: UInt64,
+        _ code: FCMErrorCode,
+        retryAfter: Int,
+        _ watch: FCMConnectionWatch,
+        now: UInt64
+    ) {
+        guard let token = Self.token(in: body) else { return }
+        let tokenHash = FCMTokenFate.hash(token)
+        watch.card.fcmArrived(
+            token: token,
+            tokenHash: tokenHash,
+            messageHash: messageHash,
+            connection: watch.id,
+            now: now
+        )
+        watch.card.fcmRefused(tokenHash: tokenHash, messageHash: messageHash, code, retryAfter: retryAfter, now: now)
+    }
+
+    /// The token a send's body names, read on the instrument's refusal paths that answer
+    /// before the body is checked; `nil` for a body FCM would refuse or a send to a topic.
+    static func token(in body: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard case .success(let send) = FCMSendCheck.check(body), send.targetKind == .token else { return nil }
+        return UnsafeRawBufferPointer(rebasing: body[send.target])
     }
 
     /// A body FCM refuses (400 INVALID_ARGUMENT): the same message again is a permanent

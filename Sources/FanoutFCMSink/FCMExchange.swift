@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutFCM
 import FanoutFCMAuth
+import FanoutRandom
 import Foundation
 import NIOCore
 
@@ -40,6 +41,10 @@ struct FCMAnswer: Equatable {
 /// A success's body is written in place (`{"name":"projects/P/messages/0:N%SUFFIX"}`); the
 /// refusals that do not change are written once and copied. Nothing is allocated for a send
 /// with the bearer of the one before it.
+///
+/// With the sink as the provider's instrument (`watch`), each refusal and success also goes on
+/// the card with its token and message (`FCMExchange+Card`), and each send's arrival to the
+/// connection's watch; without it those steps are one `nil` check each.
 struct FCMExchange {
     let service: FCMService
     let transport: FCMSinkStatistics.Transport
@@ -58,6 +63,8 @@ struct FCMExchange {
     private var quotaBodies: [Int: ByteBuffer] = [:]
     /// With the sink as the provider's instrument: this connection's part in it.
     let watch: FCMConnectionWatch?
+    /// Draws which sends fail (`internalShare`, `unavailableShare`).
+    private var faults: SeededRandom
 
     init(
         service: FCMService,
@@ -80,6 +87,7 @@ struct FCMExchange {
             )
         }
         suffix = seed
+        faults = SeededRandom(seed: seed)
         body = ByteBufferAllocator().buffer(capacity: 512)
         bearer.reserveCapacity(256)
         prepared = FCMPreparedBodies.shared
@@ -132,14 +140,17 @@ struct FCMExchange {
                 "a send to project \(named); the sink serves \(service.configuration.project)"
             )
             FCMError.wrongProject(named).write(into: &body)
-            watch?.card.fcmClientError(token: nil, connection: watch!.id, now: now) {
-                "403 PERMISSION_DENIED: project \(named)"
+            if let watch {
+                watch.card.fcmClientError(token: nil, connection: watch.id, now: now) {
+                    "403 PERMISSION_DENIED: project \(named)"
+                }
             }
             return FCMAnswer(status: 403)
         }
         let messageHash =
             watch == nil
             ? 0 : NotificationDigest.hash(token: UnsafeRawBufferPointer(start: nil, count: 0), payload: request.body)
+        if let failure = fault(request.body, messageHash, now: now) { return failure }
         if let quota = service.quota, let refusal = quota.admit(now: now) {
             let retryAfter = refusal.retryAfter
             if let watch { cardQuotaRefusal(request.body, messageHash, refusal, watch, now: now) }
@@ -254,6 +265,24 @@ struct FCMExchange {
         }
         writeName()
         return FCMAnswer(status: 200)
+    }
+
+    /// A send the sink fails (500 INTERNAL) or turns away (503 UNAVAILABLE), by its shares;
+    /// `nil` for most.
+    private mutating func fault(_ body: UnsafeRawBufferPointer, _ messageHash: UInt64, now: UInt64) -> FCMAnswer? {
+        let configuration = service.configuration
+        guard configuration.internalShare > 0 || configuration.unavailableShare > 0 else { return nil }
+        let draw = faults.unit()
+        if draw < configuration.internalShare {
+            if let watch { cardServiceRefusal(body, messageHash, .internal, retryAfter: 0, watch, now: now) }
+            return refuse(.internalError, 500, prepared.internalError, "one of the --fcm-internal share")
+        }
+        guard draw < configuration.internalShare + configuration.unavailableShare else { return nil }
+        let retryAfter = configuration.unavailableRetryAfter
+        if let watch { cardServiceRefusal(body, messageHash, .unavailable, retryAfter: retryAfter, watch, now: now) }
+        service.note(.unavailable, over: transport, peer: peer, "one of the --fcm-unavailable share")
+        FCMError.unavailable(retryAfter: retryAfter).write(into: &self.body)
+        return FCMAnswer(status: 503, retryAfter: retryAfter)
     }
 
     /// `{"name":"projects/P/messages/0:SEQUENCE%SUFFIX"}`, the shape of FCM's ids.
@@ -398,6 +427,7 @@ struct FCMPreparedBodies: Sendable {
     let senderIDMismatch: ByteBuffer
     let notFound: ByteBuffer
     let tooLarge: ByteBuffer
+    let internalError: ByteBuffer
 
     static let shared = FCMPreparedBodies()
 
@@ -413,6 +443,7 @@ struct FCMPreparedBodies: Sendable {
         senderIDMismatch = written(.senderIDMismatch)
         notFound = written(.methodNotFound)
         tooLarge = written(.tooLarge)
+        internalError = written(.internal)
     }
 }
 

@@ -15,6 +15,15 @@ public struct FCMSinkConfiguration: Sendable {
     public var unregisteredShare = 0.0
     /// Tokens of another sender (403 SENDER_ID_MISMATCH), by the same hash, apart from those.
     public var otherSenderShare = 0.0
+    /// Sends the sink fails with 500 INTERNAL, drawn per send (a retry may get through), after
+    /// the bearer and the project are checked and before the quota: a server's failure, not
+    /// counted against the project.
+    public var internalShare = 0.0
+    /// Sends the sink turns away with 503 UNAVAILABLE and `Retry-After: unavailableRetryAfter`,
+    /// drawn per send like `internalShare`, apart from it.
+    public var unavailableShare = 0.0
+    /// Seconds a 503 asks for (Google documents no value: **our assumption**, docs/fcm.md).
+    public var unavailableRetryAfter = 1
     /// SETTINGS_MAX_CONCURRENT_STREAMS: Google's front end grants 100 (docs/fcm.md, "Transport").
     public var maxConcurrentStreams: UInt32 = 100
     /// How long an access token lives, in seconds: Google's answers say 3599.

@@ -1,5 +1,7 @@
 import Atomics
 import FanoutAPNs
+import FanoutFCM
+import FanoutPush
 
 /// What an FCM sink answered, counted as it answers (relaxed atomics: read at the end or live,
 /// never used to decide).
@@ -20,6 +22,10 @@ public final class FCMSinkStatistics: Sendable {
         case senderIDMismatch
         /// 429 QUOTA_EXCEEDED: past the project's quota.
         case quotaExceeded
+        /// 500 INTERNAL: the share of sends the sink fails (`internalShare`).
+        case internalError
+        /// 503 UNAVAILABLE with Retry-After: the share the sink turns away (`unavailableShare`).
+        case unavailable
         /// 401 UNAUTHENTICATED: no bearer, or one the sink did not issue or that expired.
         case unauthenticated
         /// 403 PERMISSION_DENIED: another project's send.
@@ -41,11 +47,27 @@ public final class FCMSinkStatistics: Sendable {
             case .unregistered: "unregistered"
             case .senderIDMismatch: "sender_id_mismatch"
             case .quotaExceeded: "quota_exceeded"
+            case .internalError: "internal"
+            case .unavailable: "unavailable"
             case .unauthenticated: "unauthenticated"
             case .wrongProject: "wrong_project"
             case .notFound: "not_found"
             case .tokenIssued: "token_issued"
             case .tokenRefused: "token_refused"
+            }
+        }
+
+        /// FCM's code for a refusal that has one, as a sender classifies the answer (a 401,
+        /// another project's 403 and a method's 404 carry none).
+        public var code: FCMErrorCode? {
+            switch self {
+            case .invalidArgument: .invalidArgument
+            case .unregistered: .unregistered
+            case .senderIDMismatch: .senderIDMismatch
+            case .quotaExceeded: .quotaExceeded
+            case .internalError: .internal
+            case .unavailable: .unavailable
+            default: nil
             }
         }
     }
@@ -95,6 +117,16 @@ public final class FCMSinkStatistics: Sendable {
     }
 
     public subscript(_ outcome: Outcome) -> Int { outcomes[outcome.rawValue].load(ordering: .relaxed) }
+
+    /// The refusals by FCM's code, as the sender counts them (`Outcome.code`).
+    public var rejected: [PushReason: Int] {
+        var rejected: [PushReason: Int] = [:]
+        for outcome in Outcome.allCases {
+            guard let code = outcome.code, self[outcome] > 0 else { continue }
+            rejected[.fcm(code), default: 0] += self[outcome]
+        }
+        return rejected
+    }
 
     /// Requests answered over `transport`.
     public func requests(over transport: Transport) -> Int { requests[transport.rawValue].load(ordering: .relaxed) }

@@ -375,17 +375,11 @@ extension Reconciliation {
     /// HTTP/1.1): every 200 (delivered, held, validated), each refusal by FCM's code, and the
     /// digest of the token sends answered 200.
     init(client: LoadSnapshot, fcmSink statistics: FCMSinkStatistics) {
-        let codes: [(FCMSinkStatistics.Outcome, FCMErrorCode)] = [
-            (.invalidArgument, .invalidArgument), (.unregistered, .unregistered),
-            (.senderIDMismatch, .senderIDMismatch), (.quotaExceeded, .quotaExceeded),
-        ]
-        var rejected: [PushReason: Int] = [:]
-        for (outcome, code) in codes where statistics[outcome] > 0 { rejected[.fcm(code)] = statistics[outcome] }
         self.init(
             client: client,
             sinkRequests: statistics.requests(over: .http2),
             sinkAccepted: statistics[.delivered] + statistics[.held] + statistics[.validated],
-            sinkRejected: rejected,
+            sinkRejected: statistics.rejected,
             sinkDigest: statistics.digest
         )
     }

@@ -50,7 +50,7 @@ enum FCMProviderMeasurements {
             markKind: "first-request",
             requests: service.clientErrors.sends,
             accepted: statistics[.delivered] + statistics[.validated] + statistics[.held],
-            rejected: rejected(statistics),
+            rejected: statistics.rejected,
             retries: card.count(.permanentRetried) + card.count(.fastRetry),
             digest: statistics.digest.description,
             deliveries: totals.deliveries,
@@ -90,17 +90,6 @@ enum FCMProviderMeasurements {
         measurements.minMeasured = settings.minMeasured
         measurements.service = .fcm
         return measurements
-    }
-
-    /// The refusals by FCM's code.
-    static func rejected(_ statistics: FCMSinkStatistics) -> [PushReason: Int] {
-        let codes: [(FCMSinkStatistics.Outcome, FCMErrorCode)] = [
-            (.invalidArgument, .invalidArgument), (.unregistered, .unregistered),
-            (.senderIDMismatch, .senderIDMismatch), (.quotaExceeded, .quotaExceeded),
-        ]
-        var rejected: [PushReason: Int] = [:]
-        for (outcome, code) in codes where statistics[outcome] > 0 { rejected[.fcm(code)] = statistics[outcome] }
-        return rejected
     }
 
     static func connections(

@@ -73,6 +73,24 @@ struct FCMSinkOptions: ParsableArguments {
     )
     var fcmOtherSender: Share?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: the share of sends failed with 500 INTERNAL, drawn per send (a retry may get through).",
+            valueName: "share"
+        )
+    )
+    var fcmInternal: Share?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "fcm: the share of sends turned away with 503 UNAVAILABLE and Retry-After: 1, drawn per send.",
+            valueName: "share"
+        )
+    )
+    var fcmUnavailable: Share?
+
     /// The options above given with `--service apns`: each is FCM's alone.
     var givenForFCMOnly: [String] {
         let given: [(String, Bool)] = [
@@ -80,7 +98,8 @@ struct FCMSinkOptions: ParsableArguments {
             ("--fcm-credentials-out", fcmCredentialsOut != nil), ("--fcm-credentials", fcmCredentials != nil),
             ("--fcm-quota", fcmQuota != Self.defaultQuota), ("--fcm-device-limits", fcmDeviceLimits != "240,5000"),
             ("--fcm-unregistered", fcmUnregistered != nil),
-            ("--fcm-other-sender", fcmOtherSender != nil),
+            ("--fcm-other-sender", fcmOtherSender != nil), ("--fcm-internal", fcmInternal != nil),
+            ("--fcm-unavailable", fcmUnavailable != nil),
         ]
         return given.filter(\.1).map(\.0)
     }
@@ -125,7 +144,7 @@ struct FCMSinkOptions: ParsableArguments {
         return .init(perMinute: minute, perHour: hour)
     }
 
-    /// The sink's configuration: project, quota, token fates, authentication.
+    /// The sink's configuration: project, quota, token fates, faults, authentication.
     func configuration(noAuth: Bool) throws -> FCMSinkConfiguration {
         var configuration = FCMSinkConfiguration()
         configuration.project = try Self.checkedProject(project)
@@ -135,6 +154,11 @@ struct FCMSinkOptions: ParsableArguments {
         configuration.otherSenderShare = try fcmOtherSender?.checked("--fcm-other-sender") ?? 0
         guard configuration.unregisteredShare + configuration.otherSenderShare <= 1 else {
             throw ValidationError("--fcm-unregistered and --fcm-other-sender add up to more than 100%.")
+        }
+        configuration.internalShare = try fcmInternal?.checked("--fcm-internal") ?? 0
+        configuration.unavailableShare = try fcmUnavailable?.checked("--fcm-unavailable") ?? 0
+        guard configuration.internalShare + configuration.unavailableShare <= 1 else {
+            throw ValidationError("--fcm-internal and --fcm-unavailable add up to more than 100%.")
         }
         configuration.authentication = noAuth ? .anyBearer : .serviceAccount
         return configuration

@@ -70,6 +70,42 @@ import Testing
         #expect(exchange.service.statistics.requests(over: .http2) == 2)
     }
 
+    /// The fault shares: a send failed (500 INTERNAL) or turned away (503 UNAVAILABLE with
+    /// Retry-After) by a draw of its own, after the bearer and the project, before the quota
+    /// (which they do not spend); over 20,000 sends each share within 1.5 points.
+    @Test func theFaultSharesFailAndTurnAwaySendsWithFCMsBodies() throws {
+        var exchange = try Self.exchange {
+            $0.internalShare = 0.1
+            $0.unavailableShare = 0.2
+            // Room for the 200s (about 14,000) but not for every send: a fault that spent the
+            // quota would bring 429s before the end.
+            $0.quota = .init(messages: 15_500, window: 600 * Self.second)
+            // One token throughout: no device's rate.
+            $0.deviceLimits = nil
+        }
+        var statuses: [Int: Int] = [:]
+        var bodies: [Int: String] = [:]
+        for _ in 0..<20_000 {
+            let (answer, body) = Self.ask(&exchange)
+            statuses[answer.status, default: 0] += 1
+            bodies[answer.status] = body
+            if answer.status == 503 { #expect(answer.retryAfter == 1) }
+            if answer.status == 500 { #expect(answer.retryAfter == nil) }
+        }
+        let internalShare = Double(statuses[500] ?? 0) / 20_000
+        let unavailableShare = Double(statuses[503] ?? 0) / 20_000
+        #expect(abs(internalShare - 0.1) < 0.015, "\(statuses)")
+        #expect(abs(unavailableShare - 0.2) < 0.015, "\(statuses)")
+        #expect(statuses[200]! + statuses[500]! + statuses[503]! == 20_000)
+        let statistics = exchange.service.statistics
+        #expect(statistics[.internalError] == statuses[500])
+        #expect(statistics[.unavailable] == statuses[503])
+        #expect(statistics.rejected == [.fcm(.internal): statuses[500]!, .fcm(.unavailable): statuses[503]!])
+        #expect(Array(bodies[500]!.utf8).withUnsafeBytes { FCMAnswerBody.errorCode(in: $0) } == .internal)
+        #expect(Array(bodies[503]!.utf8).withUnsafeBytes { FCMAnswerBody.errorCode(in: $0) } == .unavailable)
+        #expect(statuses[429] == nil, "the faults spent the quota: \(statuses)")
+    }
+
     @Test func validateOnlyIsAnsweredAsASendAndNotDelivered() throws {
         var exchange = try Self.exchange()
         let (answer, body) = Self.ask(&exchange, body: #"{"validate_only":true,"message":{"token":"abc"}}"#)

@@ -138,3 +138,32 @@ import Testing
         #expect(!rows.isEmpty && rows.allSatisfy { !$0.closedByProvider }, "\(rows)")
     }
 }
+
+/// The card's judgement of retries after the sink's own faults, request by request without a
+/// socket: a token back before its 503's Retry-After (or the second a 500 asks) is a fast
+/// retry; one back after it is not.
+@Suite struct FCMCardRetryTests {
+    static let second: UInt64 = 1_000_000_000
+
+    @Test(arguments: [(0.0, 1.0), (1.0, 0.0)])
+    func aRetryInsideTheWaitIsFastAndOneAfterItIsNot(internalShare: Double, unavailableShare: Double) throws {
+        var configuration = FCMSinkConfiguration()
+        configuration.project = "fanout-test"
+        configuration.authentication = .anyBearer
+        configuration.internalShare = internalShare
+        configuration.unavailableShare = unavailableShare
+        let service = FCMService(configuration: configuration, account: nil, instrument: ProviderInstrument())
+        var exchange = FCMExchange(service: service, transport: .http2, peer: "test", seed: 7, now: 0)
+        for (at, token) in [(10.0, "a"), (10.5, "a"), (11.6, "a"), (11.7, "b")] {
+            let answer = FCMExchangeTests.ask(
+                &exchange,
+                body: #"{"message":{"token":"\#(token)"}}"#,
+                now: UInt64(at * Double(Self.second))
+            ).0
+            #expect(answer.status == (internalShare > 0 ? 500 : 503))
+        }
+        let card = try #require(service.instrument?.card)
+        #expect(card.count(.fastRetry) == 1)
+        #expect(card.examples(.fastRetry).map(\.detail) == ["sent again 500 ms before its Retry-After ended"])
+    }
+}

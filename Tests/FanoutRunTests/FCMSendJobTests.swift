@@ -2,6 +2,7 @@ import FanoutClient
 import FanoutEndpoint
 import FanoutFCMAuth
 import FanoutFCMSink
+import FanoutInstrument
 import FanoutPush
 import FanoutRun
 import FanoutSink
@@ -36,6 +37,7 @@ import Testing
             in folder: String,
             tls: Bool,
             wire: SinkWire? = nil,
+            instrument: ProviderInstrument? = nil,
             _ configure: (inout FCMSinkConfiguration) -> Void = { _ in }
         ) throws {
             var configuration = FCMSinkConfiguration()
@@ -43,7 +45,8 @@ import Testing
             configure(&configuration)
             let service = FCMService(
                 configuration: configuration,
-                account: try FCMServiceAccount.generated(project: "fanout-test")
+                account: try FCMServiceAccount.generated(project: "fanout-test"),
+                instrument: instrument
             )
             var context: NIOSSLContext?
             if tls {
@@ -132,6 +135,36 @@ import Testing
         let gone = try String(contentsOfFile: folder + "/gone.txt", encoding: .utf8).split(separator: "\n")
         #expect(gone.count == statistics[.unregistered])
         #expect(statistics[.tokenIssued] == 1)
+    }
+
+    /// The sink failing 3% of sends (500 INTERNAL) and turning away 5% (503 UNAVAILABLE,
+    /// Retry-After 1 s): every token delivered in the end, each fault one retry, and the sink's
+    /// card finds no fault of the sender's — none retried before its Retry-After (or the second
+    /// a 500 asks), none delivered twice, one access token.
+    @Test func theSinksFaultsAreRetriedAfterTheirWaitAndTheCardPassesTheSender() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sink = try Sink(in: folder, tls: false, instrument: ProviderInstrument()) {
+            $0.quota = nil
+            $0.internalShare = 0.03
+            $0.unavailableShare = 0.05
+        }
+        defer { sink.stop() }
+        var job = Self.job(to: sink, count: 2000)
+        // Six tries: a token failed by every one of them (0.08^6) is not to be expected.
+        job.shape.maxAttempts = 6
+        let configuration = try job.loadConfiguration()
+        defer { configuration.endpoint.authorizations?.stop() }
+        let snapshot = try job.run(configuration).report.snapshot
+        sink.stop()
+        let statistics = sink.statistics
+        #expect(snapshot.accepted == 2000, "\(snapshot.failed) \(snapshot.rejected)")
+        #expect(statistics[.delivered] == 2000)
+        #expect(statistics[.internalError] > 0 && statistics[.unavailable] > 0)
+        #expect(snapshot.retries == statistics[.internalError] + statistics[.unavailable])
+        let checks = try #require(sink.sink.service.cardChecks)
+        let counts = Dictionary(uniqueKeysWithValues: checks.map { ($0.rule, $0.count) })
+        #expect(counts.values.allSatisfy { $0 == 0 }, "\(counts)")
     }
 
     /// Behind a wire of 40 ms, one connection of FCM's 100 streams carries at most 100 ÷ 40 ms =
