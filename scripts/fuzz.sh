@@ -2,6 +2,7 @@
 # Runs one libFuzzer target of Fuzz/ (or each in turn) for SECONDS, with address sanitizer.
 #
 #   scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...]
+#   scripts/fuzz.sh build             every target built, none run (CI builds while its tests run)
 #
 # e.g. `scripts/fuzz.sh all 3600 -runs=10000000`: each target until 10 million inputs or an hour.
 # TARGET is one of: hpack frames server client template tokens scenario thresholds settings jwt options fcm.
@@ -17,7 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets=(hpack frames server client template tokens scenario thresholds settings jwt options fcm)
-usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...]; TARGET is one of: ${targets[*]}" >&2; exit 2; }
+usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...] | build; TARGET is one of: ${targets[*]}" >&2; exit 2; }
+build_only=""
+if [ "${1:-}" = build ] && [ $# -eq 1 ]; then
+    build_only=1
+    set -- all 1
+fi
 [ $# -ge 2 ] || usage
 target=$1 seconds=$2
 shift 2
@@ -60,6 +66,7 @@ fi
 if [ "$target" = all ]; then
     # Every target in one build (their shared modules compile once, in parallel), then each.
     swift build "${flags[@]}" >&2
+    [ -n "$build_only" ] && exit 0
     for each in "${targets[@]}"; do FANOUT_FUZZ_BUILT=1 "$0" "$each" "$seconds" "$@"; done
     exit 0
 fi

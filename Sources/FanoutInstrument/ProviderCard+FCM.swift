@@ -13,8 +13,8 @@ import FanoutPush
 ///   ids          apns-id → its notification's digest     message answered 200 → 1
 /// ```
 ///
-/// A message is its token and whole body (`NotificationDigest.hash`): what the sink's digest
-/// adds, what a retry of the same send repeats. Tokens are known by `FCMTokenFate.hash`.
+/// A message is its whole body, which names its token (`NotificationDigest.hash` of the body
+/// alone): what a retry of the same send repeats. Tokens are known by `FCMTokenFate.hash`.
 extension ProviderCard {
     /// A send for `token` (`tokenHash`) carrying the message `messageHash` arrived at `now` on
     /// `connection`: was its token, or this very message, refused for good before, or is it
