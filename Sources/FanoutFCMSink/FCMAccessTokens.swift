@@ -19,9 +19,14 @@ public final class FCMAccessTokens: Sendable {
         public var connection: Int
     }
 
-    private let issued = NIOLockedValueBox([String: UInt64]())
-    /// In the order issued, the first `recordsKept`; a token's position by its text.
-    private let history = NIOLockedValueBox((records: [Record](), positions: [String: Int]()))
+    /// The tokens not yet forgotten, with their expiry, and issues since expired ones were last
+    /// forgotten (every `sweepEvery` issues: a provider fetching a token a send costs no scan
+    /// of them all each time).
+    private let issued = NIOLockedValueBox((tokens: [String: UInt64](), sinceSweep: 0))
+    static let sweepEvery = 1024
+    /// In the order issued, the first `recordsKept`; a token's position by its text; the tokens
+    /// issued past them (their replacements unjudged).
+    private let history = NIOLockedValueBox((records: [Record](), positions: [String: Int](), unrecorded: 0))
     public static let recordsKept = 4096
 
     public init() {}
@@ -33,12 +38,19 @@ public final class FCMAccessTokens: Sendable {
         var generator = SystemRandomNumberGenerator()
         for index in bytes.indices { bytes[index] = generator.next() }
         let token = "ya29.fanout-" + Base64URL.encode(bytes)
-        issued.withLockedValue { tokens in
-            tokens = tokens.filter { $0.value > now }
-            tokens[token] = now + lifetime
+        issued.withLockedValue { issued in
+            issued.sinceSweep += 1
+            if issued.sinceSweep >= Self.sweepEvery {
+                issued.tokens = issued.tokens.filter { $0.value > now }
+                issued.sinceSweep = 0
+            }
+            issued.tokens[token] = now + lifetime
         }
         history.withLockedValue { history in
-            guard history.records.count < Self.recordsKept else { return }
+            guard history.records.count < Self.recordsKept else {
+                history.unrecorded += 1
+                return
+            }
             history.positions[token] = history.records.count
             history.records.append(Record(issuedAt: now, expiry: now + lifetime, lastUse: 0, connection: connection))
         }
@@ -48,7 +60,7 @@ public final class FCMAccessTokens: Sendable {
     /// When `token` expires; `nil` for a token this sink never issued.
     public func expiry(of token: UnsafeRawBufferPointer) -> UInt64? {
         let text = String(decoding: token, as: UTF8.self)
-        return issued.withLockedValue { $0[text] }
+        return issued.withLockedValue { $0.tokens[text] }
     }
 
     /// A send carried `token` as late as `now` (told when a connection changes bearer or ends:
@@ -62,7 +74,11 @@ public final class FCMAccessTokens: Sendable {
     }
 
     /// Tokens issued and not yet forgotten.
-    public var count: Int { issued.withLockedValue { $0.count } }
+    public var count: Int { issued.withLockedValue { $0.tokens.count } }
+
+    /// Tokens issued past the first `recordsKept`: whether they replaced others early was not
+    /// judged.
+    public var unrecorded: Int { history.withLockedValue { $0.unrecorded } }
 
     /// The tokens issued so far, in order, with their use.
     public var records: [Record] { history.withLockedValue { $0.records } }

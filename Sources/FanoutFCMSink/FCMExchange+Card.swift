@@ -34,7 +34,13 @@ extension FCMExchange {
                 now: now
             )
         }
-        watch.card.fcmQuotaRefused(intoBackOff: refusal.intoBackOff, token: token, connection: watch.id, now: now)
+        watch.card.fcmQuotaRefused(
+            intoBackOff: refusal.intoBackOff,
+            roundTrip: service.wireRoundTrip,
+            token: token,
+            connection: watch.id,
+            now: now
+        )
     }
 
     /// A send the service failed or turned away (500, 503): its token is told to wait the

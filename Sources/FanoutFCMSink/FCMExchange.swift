@@ -117,7 +117,11 @@ struct FCMExchange {
         let path = Self.withoutQuery(request.path)
         let isPost = request.method.elementsEqual("POST".utf8)
         if path.elementsEqual(Self.tokenPath) {
-            guard isPost else { return notFound(request, now: now) }
+            // A token request not POSTed: refused at the token endpoint, no send.
+            guard isPost else {
+                let method = String(decoding: request.method, as: UTF8.self)
+                return refuse(.tokenRefused, 404, prepared.notFound, "\(method) /token: the token endpoint takes POST")
+            }
             return grant(request, now: now)
         }
         guard isPost, path.starts(with: Self.sendPrefix), path.count > Self.sendPrefix.count + Self.sendSuffix.count,
@@ -306,7 +310,20 @@ struct FCMExchange {
             return refuse(.unauthenticated, 401, prepared.missingCredential, "no Authorization: Bearer header")
         }
         let token = UnsafeRawBufferPointer(rebasing: authorization[(authorization.startIndex + 7)...])
-        guard service.configuration.authentication == .serviceAccount else { return nil }
+        guard service.configuration.authentication == .serviceAccount else {
+            // Any bearer is taken; with the instrument its use is still told, for the tokens
+            // the endpoint handed out (`access-token`).
+            if let watch {
+                if token.elementsEqual(bearer) {
+                    watch.bearerUsed(at: now)
+                } else {
+                    bearer.removeAll(keepingCapacity: true)
+                    bearer.append(contentsOf: token)
+                    watch.bearerChanged(to: bearer, at: now)
+                }
+            }
+            return nil
+        }
         if now < bearerExpiry && token.elementsEqual(bearer) {
             watch?.bearerUsed(at: now)
             return nil
@@ -358,7 +375,7 @@ struct FCMExchange {
     private var lifetime: UInt64 { UInt64(service.configuration.accessTokenLifetime) * 1_000_000_000 }
 
     private mutating func notFound(_ request: FCMRequest, now: UInt64) -> FCMAnswer {
-        if let watch, !isTokenRequest(request) {
+        if let watch {
             let method = String(decoding: request.method, as: UTF8.self)
             let path = String(decoding: request.path.prefix(120), as: UTF8.self)
             watch.card.fcmClientError(token: nil, connection: watch.id, now: now) {

@@ -99,7 +99,9 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
         let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
-            exchange.watch?.closedBySink = true
+            // The sink's close when it is draining; a close the client asked for
+            // (`connection: close`, HTTP/1.0) is the provider's, and may be churn.
+            if draining() { exchange.watch?.closedBySink = true }
             let channel = context.channel
             ended.whenComplete { _ in channel.close(promise: nil) }
         }

@@ -18,6 +18,9 @@ public final class FCMService: Sendable {
     /// of its connections; `nil` when it is not one.
     public let instrument: ProviderInstrument?
     public let connectionRows = FCMConnectionRows()
+    /// The round trip of a wire in front of the sink (ns; 0 without one): the quota's back-off
+    /// grants what was on the wire when its first 429 left (`ProviderCard.fcmQuotaRefused`).
+    public let wireRoundTrip: UInt64
     /// With the instrument: bearers answered 401 (`FCMTokenFate.hash`), the first
     /// `refusedBearersKept`, so that a send again with one is named as such.
     private let refusedBearers = NIOLockedValueBox(Set<UInt64>())
@@ -38,11 +41,13 @@ public final class FCMService: Sendable {
         configuration: FCMSinkConfiguration,
         account: FCMServiceAccount?,
         instrument: ProviderInstrument? = nil,
+        wireRoundTrip: UInt64 = 0,
         log: (@Sendable (String) -> Void)? = nil
     ) {
         self.configuration = configuration
         self.account = account
         self.instrument = instrument
+        self.wireRoundTrip = wireRoundTrip
         self.log = log
         quota = configuration.quota.map(FCMQuotaWindow.init)
         let now = NIODeadline.now().uptimeNanoseconds
@@ -134,7 +139,20 @@ extension FCMService {
                             "a new access token with \(replacement.left / 60_000_000_000) min left on the last (\(used))"
                     )
                 }
-                return CardCheck(rule: rule, count: replacements.count, examples: examples)
+                var noted = Array(examples)
+                if tokens.unrecorded > 0 {
+                    // Past the history's length the card stops judging: it says so.
+                    noted.append(
+                        ProviderCard.Example(
+                            token: "",
+                            connection: 0,
+                            at: replacements.last?.by.issuedAt ?? 0,
+                            detail:
+                                "\(tokens.unrecorded) tokens issued past the first \(FCMAccessTokens.recordsKept) not judged"
+                        )
+                    )
+                }
+                return CardCheck(rule: rule, count: replacements.count, examples: noted)
             default:
                 return CardCheck(rule: rule, count: card.count(rule), examples: card.examples(rule))
             }

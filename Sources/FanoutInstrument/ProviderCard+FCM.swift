@@ -36,10 +36,11 @@ extension ProviderCard {
             }
         }
         if retryable.count > 0, let ends = retryable.value(of: tokenHash) {
-            // Both clocks are 24 bits of milliseconds: a difference under half their range is
-            // a time still to come.
+            // Both clocks are 24 bits of milliseconds (they wrap every 4.66 hours, and an entry
+            // is never removed): a wait still to come is never longer than the longest the
+            // card was told, so a difference past it is a wait long over.
             let early = (ends &- Self.clock(now)) & 0xFF_FFFF
-            if early > 0 && early < 0x80_0000 {
+            if early > 0 && early <= longestFCMWait.load(ordering: .relaxed) {
                 violated(.fastRetry, token: token, connection: connection, at: now) {
                     "sent again \(early) ms before its Retry-After ended"
                 }
@@ -60,33 +61,51 @@ extension ProviderCard {
                 forgottenRejections.wrappingIncrement(ordering: .relaxed)
             }
         case .afterPause:
-            let wait = UInt64(max(retryAfter, 0)) * 1_000_000_000
-            let pause = UInt64(ProviderRule.FastRetry.pause.wholeNanoseconds)
-            retryable.replace(tokenHash, value: Self.clock(now + max(wait, pause)))
+            let wait = max(
+                UInt64(max(retryAfter, 0)) * 1_000_000_000,
+                UInt64(ProviderRule.FastRetry.pause.wholeNanoseconds)
+            )
+            let milliseconds = UInt32(min(wait / 1_000_000, 0x7F_FFFF))
+            var longest = longestFCMWait.load(ordering: .relaxed)
+            while milliseconds > longest {
+                (_, longest) = longestFCMWait.compareExchange(
+                    expected: longest,
+                    desired: milliseconds,
+                    ordering: .relaxed
+                )
+            }
+            retryable.replace(tokenHash, value: Self.clock(now + wait))
         case .any:
             break
         }
     }
 
     /// The send of `token`'s message `messageHash` was answered 200 at `now`: a second 200 for
-    /// the same message is a duplicate.
+    /// the same message is a duplicate. The table keeps the messages it can and overwrites the
+    /// oldest in a full neighbourhood, as the APNs card keeps the recent apns-ids: a duplicate
+    /// is found while its first delivery is still held (the most recent million or so).
     @inlinable
     package func fcmDelivered(token: UnsafeRawBufferPointer, messageHash: UInt64, connection: Int, now: UInt64) {
-        switch ids.insert(messageHash, value: 1) {
-        case .added: break
-        case .updated:
+        if ids.value(of: messageHash) != nil {
             violated(.duplicate, token: token, connection: connection, at: now) {
                 "a message answered 200 before, sent and answered again"
             }
-        case .full:
-            forgottenRejections.wrappingIncrement(ordering: .relaxed)
+            return
         }
+        ids.replace(messageHash, value: 1)
     }
 
     /// The project's quota refused a send at `now`, `intoBackOff` after its window's first
-    /// refusal: past `ProviderRule.Quota.grace` the provider had been told to stop.
-    package func fcmQuotaRefused(intoBackOff: UInt64, token: UnsafeRawBufferPointer?, connection: Int, now: UInt64) {
-        guard intoBackOff > UInt64(ProviderRule.Quota.grace.wholeNanoseconds) else { return }
+    /// refusal: past `ProviderRule.Quota.grace`, or past `roundTrip` (a wire in front: what
+    /// was on it when the first 429 left) when that is longer, the provider had been told to stop.
+    package func fcmQuotaRefused(
+        intoBackOff: UInt64,
+        roundTrip: UInt64,
+        token: UnsafeRawBufferPointer?,
+        connection: Int,
+        now: UInt64
+    ) {
+        guard intoBackOff > max(UInt64(ProviderRule.Quota.grace.wholeNanoseconds), roundTrip) else { return }
         violated(.quotaIgnored, token: token, connection: connection, at: now) {
             "\(intoBackOff / 1_000_000) ms after the window's first 429"
         }

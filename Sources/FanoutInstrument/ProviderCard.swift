@@ -66,10 +66,17 @@ public final class ProviderCard: Sendable {
     /// id of the newest connection opened.
     private let shortClosed = ManagedAtomic(0)
     private let newestConnection = ManagedAtomic(0)
+    /// An FCM sink's: the longest wait (ms) it has told a token, which bounds a wait still to come.
+    @usableFromInline
+    let longestFCMWait = ManagedAtomic<UInt32>(0)
+    /// Examples offered per rule, for the rules counted when the card is read (`example`):
+    /// past `examplesPerRule` an offer costs one atomic, not the lock.
+    private let offered: [ManagedAtomic<Int>]
 
     /// An empty card.
     public init() {
         counts = ProviderRule.allCases.map { _ in ManagedAtomic(0) }
+        offered = ProviderRule.allCases.map { _ in ManagedAtomic(0) }
     }
 
     // MARK: Reading
@@ -270,7 +277,7 @@ public final class ProviderCard: Sendable {
         at now: UInt64,
         _ detail: () -> String
     ) {
-        guard examples.withLockedValue({ $0[rule, default: []].count }) < Self.examplesPerRule else { return }
+        guard offered[rule.index].loadThenWrappingIncrement(ordering: .relaxed) < Self.examplesPerRule else { return }
         remember(rule, token: token, connection: connection, at: now, detail)
     }
 

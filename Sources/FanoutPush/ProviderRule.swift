@@ -11,8 +11,10 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// DeviceTokenNotForTopic and the other 400s, 403 (but a provider token's own, fixed by a new
     /// token), 410 Unregistered or ExpiredToken, 413.
     case permanentRetried = "permanent-retried"
-    /// A token sent again less than `FastRetry.pause` after its 429 TooManyRequests or its 500
-    /// or 503 (but Shutdown, which asks for another connection, not a pause).
+    /// APNs: a token sent again less than `FastRetry.pause` after its 429 TooManyRequests or
+    /// its 500 or 503 (but Shutdown, which asks for another connection, not a pause). FCM: a
+    /// token sent again before the Retry-After of its 429 or 503 ran out (`FastRetry.pause`
+    /// after a 500, which has none).
     case fastRetry = "fast-retry"
     /// A stream past the limit the sink announced (refused with REFUSED_STREAM), or past the
     /// initial limit (1) before the connection's first accepted request.
@@ -75,8 +77,9 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     /// FCM's: a send answered 200 whose message (token and whole body) was answered 200 before:
     /// a GOAWAY's or a timeout's retry of what was delivered, which the device shows twice.
     case duplicate
-    /// FCM's: an access token fetched while the last one issued had more than
-    /// `AccessTokens.earlyRefresh` left: a token a send, or a refresh long before it is due.
+    /// FCM's: an access token replaced early: the next one was issued while it had more than
+    /// `AccessTokens.earlyRefresh` left, and no send carried it afterwards (a token a send, or
+    /// a refresh long before it is due; two clients of one account each using theirs are not).
     case accessToken = "access-token"
     /// FCM's: a send answered 401 UNAUTHENTICATED: without a bearer, with an expired one, with
     /// one the token endpoint never issued, or again with one already answered 401.

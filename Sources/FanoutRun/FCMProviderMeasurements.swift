@@ -117,7 +117,8 @@ enum FCMProviderMeasurements {
         }
     }
 
-    /// The sink's judgement in a line: `quota 600000/1m; unregistered 3%; sender mismatch 1%`.
+    /// The sink's judgement in a line, e.g. `fcm project P; quota 600000/60s; unregistered 3%;
+    /// internal 1%; unavailable 2%`.
     static func describe(_ configuration: FCMSinkConfiguration) -> String {
         var parts = ["fcm project \(configuration.project)"]
         if let quota = configuration.quota {
@@ -128,6 +129,12 @@ enum FCMProviderMeasurements {
         }
         if configuration.otherSenderShare > 0 {
             parts.append("sender mismatch \(String(format: "%g", configuration.otherSenderShare * 100))%")
+        }
+        if configuration.internalShare > 0 {
+            parts.append("internal \(String(format: "%g", configuration.internalShare * 100))%")
+        }
+        if configuration.unavailableShare > 0 {
+            parts.append("unavailable \(String(format: "%g", configuration.unavailableShare * 100))%")
         }
         return parts.joined(separator: "; ")
     }

@@ -112,7 +112,12 @@ public struct FCMSinkService: Service {
     private func start(instrument: ProviderInstrument?) throws -> (FCMSink, MultiThreadedEventLoopGroup) {
         let account = try account()
         let reporter = job.reporter
-        let service = FCMService(configuration: job.configuration, account: account, instrument: instrument) { line in
+        let service = FCMService(
+            configuration: job.configuration,
+            account: account,
+            instrument: instrument,
+            wireRoundTrip: job.wire?.roundTrip.largest ?? 0
+        ) { line in
             reporter.report(.sink(.serving(line)))
         }
         let context = try tlsContext()

@@ -286,11 +286,11 @@ import Testing
         )
         #expect(
             counts == [
-                "permanent-retried": 3, "fast-retry": 1, "stream-limit": 0, "after-goaway": 0, "churn": 1,
+                "permanent-retried": 3, "fast-retry": 1, "stream-limit": 0, "after-goaway": 0, "churn": 2,
                 "quota-ignored": 1, "client-errors": 8, "duplicate": 1, "access-token": 2, "bearer": 3,
             ]
         )
-        #expect(card["violations"] as? Int == 20)
+        #expect(card["violations"] as? Int == 21)
         let gate = try CommandRunner.run([
             "gate", folder + "/out", "--threshold", "violations.bearer <= 3", "--threshold",
             "violations.duplicate == 0",

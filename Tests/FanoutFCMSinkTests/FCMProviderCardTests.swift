@@ -46,10 +46,11 @@ import Testing
         // The sink answered each step as FCM would: the faults are the provider's, not the sink's.
         #expect(
             statuses == [
-                "churn": 200, "no-bearer": 401, "unknown-bearer": 401, "unknown-bearer-again": 401,
+                "churn": 200, "connection-close": 200, "no-bearer": 401, "unknown-bearer": 401,
+                "unknown-bearer-again": 401,
                 "delivered": 200, "duplicate": 200, "unregistered": 404, "unregistered-again": 404,
                 "unregistered-other-message": 404, "malformed": 400, "malformed-again": 400, "filling-0": 200,
-                "filling-1": 200, "filling-2": 200, "over-quota": 429, "over-quota-again": 429,
+                "filling-1": 200, "over-quota": 429, "over-quota-again": 429,
                 "quota-ignored": 429,
             ]
         )
@@ -58,11 +59,12 @@ import Testing
         let service = running.sink.service
         #expect(
             try Self.counts(service) == [
-                .permanentRetried: 3, .fastRetry: 1, .streamLimit: 0, .afterGoAway: 0, .churn: 1,
+                .permanentRetried: 3, .fastRetry: 1, .streamLimit: 0, .afterGoAway: 0, .churn: 2,
                 .quotaIgnored: 1, .clientErrors: 8, .duplicate: 1, .accessToken: 2, .bearer: 3,
             ]
         )
-        #expect(service.clientErrors == (errors: 8, sends: 17))
+        #expect(service.clientErrors.errors == 8)
+        #expect(service.clientErrors.sends == 17)
         let card = try #require(service.instrument?.card)
         #expect(
             card.examples(.bearer).map(\.detail) == [
@@ -88,13 +90,13 @@ import Testing
                 "404 UNREGISTERED", "404 UNREGISTERED",
             ]
         )
-        // Each connection's row: the provider closed both of its own; the token requests' too.
+        // Each connection's row: the provider closed its three, the one whose send asked for
+        // `connection: close` too (the sink closed it at the provider's word, not draining).
         let rows = service.connectionRows.snapshot.rows
         let sending = rows.filter { $0.requests > 0 }
-        #expect(sending.map(\.requests) == [1, 16])
-        #expect(sending.map(\.accepted) == [1, 5])
-        #expect(service.clientErrors.errors == 8)
-        #expect(service.clientErrors.sends == 17)
+        #expect(sending.map(\.requests) == [1, 1, 15])
+        #expect(sending.map(\.accepted) == [1, 1, 4])
+        #expect(sending.allSatisfy { $0.closedByProvider })
     }
 
     /// firebase-admin's documented calls, in one process that stays up as an app server does
@@ -165,5 +167,59 @@ import Testing
         let card = try #require(service.instrument?.card)
         #expect(card.count(.fastRetry) == 1)
         #expect(card.examples(.fastRetry).map(\.detail) == ["sent again 500 ms before its Retry-After ended"])
+    }
+
+    /// The card's clock is 24 bits of milliseconds and wraps every 4.66 hours: a token back
+    /// 2.5 hours after its wait ended is no fast retry (its difference is bounded by the longest
+    /// wait the card was told).
+    @Test func aRetryHoursLaterIsNotFastAcrossTheClocksWrap() throws {
+        var configuration = FCMSinkConfiguration()
+        configuration.project = "fanout-test"
+        configuration.authentication = .anyBearer
+        configuration.unavailableShare = 1
+        configuration.deviceLimits = nil
+        let service = FCMService(configuration: configuration, account: nil, instrument: ProviderInstrument())
+        var exchange = FCMExchange(service: service, transport: .http2, peer: "test", seed: 7, now: 0)
+        for hours in [0.0, 2.5, 3.0, 4.0] {
+            _ = FCMExchangeTests.ask(
+                &exchange,
+                body: #"{"message":{"token":"a"}}"#,
+                now: UInt64((10 + hours * 3600) * Double(Self.second))
+            )
+        }
+        #expect(try #require(service.instrument?.card).count(.fastRetry) == 0)
+    }
+
+    /// With `--no-auth` any bearer is taken, and the tokens the endpoint handed out are still
+    /// judged by their use: one kept in use beside the next is not replaced; one dropped is.
+    @Test func anyBearerTokensAreJudgedByUse() throws {
+        var configuration = FCMSinkConfiguration()
+        configuration.project = "fanout-test"
+        configuration.authentication = .anyBearer
+        let service = FCMService(configuration: configuration, account: nil, instrument: ProviderInstrument())
+        var exchange = FCMExchange(service: service, transport: .http1, peer: "test", seed: 7, now: 0)
+        func token(at seconds: UInt64) throws -> String {
+            let body = FCMExchangeTests.ask(
+                &exchange,
+                path: "/token",
+                bearer: nil,
+                body: "grant_type=x",
+                now: seconds * Self.second
+            ).1
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+            return try #require(object["access_token"] as? String)
+        }
+        let first = try token(at: 10)
+        _ = FCMExchangeTests.ask(&exchange, bearer: first, now: 11 * Self.second)
+        let second = try token(at: 12)
+        // Both in use: the first beside the second.
+        _ = FCMExchangeTests.ask(&exchange, bearer: second, now: 13 * Self.second)
+        _ = FCMExchangeTests.ask(&exchange, bearer: first, now: 14 * Self.second)
+        // The third replaces the second, which is never used again.
+        _ = try token(at: 15)
+        _ = FCMExchangeTests.ask(&exchange, bearer: first, now: 16 * Self.second)
+        exchange.watch?.closed(now: 17 * Self.second)
+        let checks = try #require(service.cardChecks)
+        #expect(checks.first { $0.rule == .accessToken }?.count == 1)
     }
 }

@@ -8,7 +8,8 @@ plan.json names the tokens: {"registered": [8 tokens], "unregistered": "u"}. The
 project fanout-test with a quota of 11 messages a window. Prints one JSON line a send:
 {"step": ..., "status": N}. The faults, and what each plants:
 
-  churn            a connection closed after one send, then another opened      1
+  churn            a connection closed after one send, then another opened;
+                   a send asking for `connection: close`, then another           2
   access-token     two more tokens fetched at once after the first              2
   bearer           no bearer; a bearer never issued; that bearer again          3
   duplicate        one message sent twice, both answered 200                    1
@@ -29,8 +30,10 @@ PATH = "/v1/projects/fanout-test/messages:send"
 SCOPES = ["https://www.googleapis.com/auth/firebase.messaging"]
 
 
-def send(connection, step, body, bearer):
+def send(connection, step, body, bearer, close=False):
     headers = {"content-type": "application/json"}
+    if close:
+        headers["connection"] = "close"
     if bearer is not None:
         headers["authorization"] = "Bearer " + bearer
     connection.request("POST", PATH, body=json.dumps(body), headers=headers)
@@ -58,6 +61,11 @@ def main():
     send(first, "churn", message(registered[0]), bearer)
     first.close()
     time.sleep(0.2)
+    # A send that asks the sink to close its connection after it: closed at the provider's word.
+    second = http.client.HTTPConnection(host, port, timeout=30)
+    send(second, "connection-close", message(registered[0], n="close"), bearer, close=True)
+    second.close()
+    time.sleep(0.2)
     connection = http.client.HTTPConnection(host, port, timeout=30)
 
     # Two tokens fetched while the first still has an hour to live.
@@ -80,8 +88,8 @@ def main():
     send(connection, "malformed", malformed, bearer)
     send(connection, "malformed-again", malformed, bearer)
 
-    # The quota: 11 a window; 1 + 2 + 3 + 2 counted so far (401s are refused before it).
-    for index, token in enumerate(registered[3:6]):
+    # The quota: 11 a window; 2 + 2 + 3 + 2 counted so far (401s are refused before it).
+    for index, token in enumerate(registered[3:5]):
         send(connection, f"filling-{index}", message(token), bearer)
     send(connection, "over-quota", message(registered[7]), bearer)
     send(connection, "over-quota-again", message(registered[7]), bearer)

@@ -26,7 +26,8 @@ import sys
 import time
 
 import firebase_admin
-from firebase_admin import credentials, messaging
+import requests
+from firebase_admin import _http_client, credentials, messaging
 
 
 def outcome(response):
@@ -41,6 +42,17 @@ def main():
         # The host is the one thing changed: FCM's URL with the sink in place of fcm.googleapis.com.
         messaging._MessagingService.FCM_URL = base_url + "/v1/projects/{0}/messages:send"
     app = firebase_admin.initialize_app(credentials.Certificate(credential_path))
+    if base_url != "-":
+        # The SDK mounts its pool of 100 connections on FCM's host alone
+        # (`_MessagingService.__init__`): moved with the host, so that the sink sees the
+        # connections the SDK as shipped makes. Without it requests' default pool of 10 serves,
+        # and send_each's thread a message can open more than 10 at once and close the rest
+        # after one send each (docs/fcm.md, "Pointing an SDK at another host").
+        service = messaging._get_messaging_service(app)
+        adapter = requests.adapters.HTTPAdapter(
+            pool_connections=100, pool_maxsize=100, max_retries=_http_client.DEFAULT_RETRY_CONFIG
+        )
+        service._client.session.mount(base_url, adapter)
     plan = json.load(sys.stdin)
     for step in plan["calls"]:
         call = step["call"]
