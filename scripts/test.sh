@@ -20,17 +20,23 @@ step() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS
 # script with the log's tail if it failed. Nothing timed runs beside anything: the suite holds
 # on a loaded machine (docs/testing.md), and the ground truth and the default scenario's
 # outcome run alone.
+#
+# Each job runs in a process group of its own (`set -m` while it starts), so that a script that
+# fails or is stopped ends the job's whole tree (a build's compilers too), not just its shell.
 logs=$(mktemp -d)
-trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'for f in "$logs"/*.pid; do [ -e "$f" ] && kill -- -"$(cat "$f")" 2>/dev/null || true; done; rm -rf "$logs"' EXIT
 beside() {
     local name=$1
     shift
+    set -m
     ( "$@" >"$logs/$name.log" 2>&1 && echo 0 >"$logs/$name.status" || echo $? >"$logs/$name.status" ) &
     echo $! >"$logs/$name.pid"
+    set +m
 }
 joined() {
     local name=$1 status
     wait "$(cat "$logs/$name.pid")" || true
+    rm -f "$logs/$name.pid"
     status=$(cat "$logs/$name.status" 2>/dev/null || echo 1)
     if [ "$status" != 0 ]; then
         tail -40 "$logs/$name.log"
