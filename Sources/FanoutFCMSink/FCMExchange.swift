@@ -274,15 +274,17 @@ struct FCMExchange {
     /// A send the sink fails (500 INTERNAL) or turns away (503 UNAVAILABLE), by its shares;
     /// `nil` for most.
     private mutating func fault(_ body: UnsafeRawBufferPointer, _ messageHash: UInt64, now: UInt64) -> FCMAnswer? {
-        let configuration = service.configuration
-        guard configuration.internalShare > 0 || configuration.unavailableShare > 0 else { return nil }
+        // Read field by field: a copy of the configuration would retain its strings on every send.
+        let internalShare = service.configuration.internalShare
+        let unavailableShare = service.configuration.unavailableShare
+        guard internalShare > 0 || unavailableShare > 0 else { return nil }
         let draw = faults.unit()
-        if draw < configuration.internalShare {
+        if draw < internalShare {
             if let watch { cardServiceRefusal(body, messageHash, .internal, retryAfter: 0, watch, now: now) }
             return refuse(.internalError, 500, prepared.internalError, "one of the --fcm-internal share")
         }
-        guard draw < configuration.internalShare + configuration.unavailableShare else { return nil }
-        let retryAfter = configuration.unavailableRetryAfter
+        guard draw < internalShare + unavailableShare else { return nil }
+        let retryAfter = service.configuration.unavailableRetryAfter
         if let watch { cardServiceRefusal(body, messageHash, .unavailable, retryAfter: retryAfter, watch, now: now) }
         service.note(.unavailable, over: transport, peer: peer, "one of the --fcm-unavailable share")
         FCMError.unavailable(retryAfter: retryAfter).write(into: &self.body)
