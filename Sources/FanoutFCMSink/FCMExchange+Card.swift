@@ -14,26 +14,16 @@ extension FCMExchange {
         _ watch: FCMConnectionWatch,
         now: UInt64
     ) {
-        // The quota answers before the body is read: it is read here for its token, on the
+        // The quota answers before the body is read: it is read for its token, on the
         // instrument's refusal path only.
-        let token = Self.token(in: body)
-        if let token {
-            let tokenHash = FCMTokenFate.hash(token)
-            watch.card.fcmArrived(
-                token: token,
-                tokenHash: tokenHash,
-                messageHash: messageHash,
-                connection: watch.id,
-                now: now
-            )
-            watch.card.fcmRefused(
-                tokenHash: tokenHash,
-                messageHash: messageHash,
-                .quotaExceeded,
-                retryAfter: refusal.retryAfter,
-                now: now
-            )
-        }
+        let token = cardServiceRefusal(
+            body,
+            messageHash,
+            .quotaExceeded,
+            retryAfter: refusal.retryAfter,
+            watch,
+            now: now
+        )
         watch.card.fcmQuotaRefused(
             intoBackOff: refusal.intoBackOff,
             roundTrip: service.wireRoundTrip,
@@ -43,8 +33,10 @@ extension FCMExchange {
         )
     }
 
-    /// A send the service failed or turned away (500, 503): its token is told to wait the
-    /// Retry-After (a pause without one).
+    /// A send the service refused before reading its body (the quota's 429, a 500 or a 503):
+    /// its token, when the body names one, is checked as a retry and told to wait the
+    /// Retry-After (a pause without one). Returns the token it read.
+    @discardableResult
     func cardServiceRefusal(
         _ body: UnsafeRawBufferPointer,
         _ messageHash: UInt64,
@@ -52,8 +44,8 @@ extension FCMExchange {
         retryAfter: Int,
         _ watch: FCMConnectionWatch,
         now: UInt64
-    ) {
-        guard let token = Self.token(in: body) else { return }
+    ) -> UnsafeRawBufferPointer? {
+        guard let token = Self.token(in: body) else { return nil }
         let tokenHash = FCMTokenFate.hash(token)
         watch.card.fcmArrived(
             token: token,
@@ -63,6 +55,7 @@ extension FCMExchange {
             now: now
         )
         watch.card.fcmRefused(tokenHash: tokenHash, messageHash: messageHash, code, retryAfter: retryAfter, now: now)
+        return token
     }
 
     /// The token a send's body names, read on the instrument's refusal paths that answer

@@ -100,13 +100,7 @@ public struct FCMSinkService: Service {
             )
         else { return }
         let report = SinkRunReport(measurements)
-        do {
-            try report.write(to: output.path)
-        } catch {
-            output.discard()
-            throw JobError.output("cannot write the --output folder \(output.path): \(error.reason)")
-        }
-        job.reporter.report(.sinkWritten(summary: report.summaryText, folder: output.path))
+        try output.write(report, telling: job.reporter)
     }
 
     private func start(instrument: ProviderInstrument?) throws -> (FCMSink, MultiThreadedEventLoopGroup) {

@@ -32,6 +32,18 @@ struct OutputFolder: Sendable {
         created = !existed
     }
 
+    /// Writes `report`'s files here and tells `reporter`; a failure removes what was written
+    /// and says where.
+    func write(_ report: SinkRunReport, telling reporter: any JobReporter) throws {
+        do {
+            try report.write(to: path)
+        } catch {
+            discard()
+            throw JobError.output("cannot write the --output folder \(path): \(error.reason)")
+        }
+        reporter.report(.sinkWritten(summary: report.summaryText, folder: path))
+    }
+
     /// Removes what this run writes there, and the folder if this run made it and it is empty.
     func discard() {
         let files = FileManager.default

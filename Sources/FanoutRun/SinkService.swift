@@ -261,13 +261,7 @@ public struct SinkService: Service {
                 trigger: trigger
             )
         )
-        do {
-            try report.write(to: output.path)
-        } catch {
-            output.discard()
-            throw JobError.output("cannot write the --output folder \(output.path): \(error.reason)")
-        }
-        job.reporter.report(.sinkWritten(summary: report.summaryText, folder: output.path))
+        try output.write(report, telling: job.reporter)
     }
 
     /// Waits for the first of the job's ends: the expected notifications or tokens, its
