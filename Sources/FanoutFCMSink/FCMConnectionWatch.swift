@@ -23,8 +23,7 @@ final class FCMConnectionWatch {
     let openedUptime: UInt64
     private let rows: FCMConnectionRows
     private let tokens: FCMAccessTokens
-    /// The bearer this connection's sends carry, and the last send that carried it.
-    private var bearer: [UInt8] = []
+    /// The last send that carried the connection's bearer (the exchange holds the bearer).
     private var bearerLastUse: UInt64 = 0
     private var tally = FanOutTally()
     private var lastHandOver: UInt64
@@ -103,15 +102,15 @@ final class FCMConnectionWatch {
     /// A send carried the connection's bearer at `now`.
     func bearerUsed(at now: UInt64) { bearerLastUse = now }
 
-    /// A send carried a bearer other than the last one (an access token the sink issued).
-    func bearerChanged(to token: [UInt8], at now: UInt64) {
-        if !bearer.isEmpty { tokens.used(bearer, at: bearerLastUse) }
-        bearer = token
+    /// A send at `now` carried a bearer other than `previous`, the connection's until then:
+    /// `previous`'s last use is told to the tokens' history.
+    func bearerReplaced(_ previous: [UInt8], at now: UInt64) {
+        if !previous.isEmpty { tokens.used(previous, at: bearerLastUse) }
         bearerLastUse = now
     }
 
-    /// The connection closed at `now`.
-    func closed(now: UInt64) {
+    /// The connection closed at `now`, its sends last carrying `bearer`.
+    func closed(now: UInt64, bearer: [UInt8]) {
         handOver(now: now)
         if !bearer.isEmpty { tokens.used(bearer, at: bearerLastUse) }
         let byProvider = !closedBySink

@@ -108,6 +108,11 @@ struct FCMExchange {
         return answer
     }
 
+    /// The connection closed at `now`: with the instrument, its watch ends it.
+    func closed(now: UInt64) {
+        watch?.closed(now: now, bearer: bearer)
+    }
+
     private func isTokenRequest(_ request: FCMRequest) -> Bool {
         Self.withoutQuery(request.path).elementsEqual(Self.tokenPath)
     }
@@ -319,9 +324,9 @@ struct FCMExchange {
                 if token.elementsEqual(bearer) {
                     watch.bearerUsed(at: now)
                 } else {
+                    watch.bearerReplaced(bearer, at: now)
                     bearer.removeAll(keepingCapacity: true)
                     bearer.append(contentsOf: token)
-                    watch.bearerChanged(to: bearer, at: now)
                 }
             }
             return nil
@@ -343,10 +348,10 @@ struct FCMExchange {
                 issued == nil ? "a bearer the token endpoint did not issue" : "an expired access token"
             )
         }
+        watch?.bearerReplaced(bearer, at: now)
         bearer.removeAll(keepingCapacity: true)
         bearer.append(contentsOf: token)
         bearerExpiry = expiry
-        watch?.bearerChanged(to: bearer, at: now)
         return nil
     }
 

@@ -32,7 +32,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if let watch = exchange.watch {
             if draining() { watch.closedBySink = true }
-            watch.closed(now: NIODeadline.now().uptimeNanoseconds)
+            exchange.closed(now: NIODeadline.now().uptimeNanoseconds)
         }
         context.fireChannelInactive()
     }

@@ -110,7 +110,7 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
             now: now
         )
         watch.closedBySink = connection.sentGoAway != nil
-        watch.closed(now: now)
+        exchange.closed(now: now)
     }
     public var nextWakeUp: NIODeadline? { nil }
     public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}

@@ -218,7 +218,7 @@ import Testing
         // The third replaces the second, which is never used again.
         _ = try token(at: 15)
         _ = FCMExchangeTests.ask(&exchange, bearer: first, now: 16 * Self.second)
-        exchange.watch?.closed(now: 17 * Self.second)
+        exchange.closed(now: 17 * Self.second)
         let checks = try #require(service.cardChecks)
         #expect(checks.first { $0.rule == .accessToken }?.count == 1)
     }
