@@ -107,7 +107,7 @@ let package = Package(
             name: "FanoutFCMSink",
             dependencies: [
                 "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire",
-                "FanoutInstrument", "FanoutPush", "FanoutRandom", crypto,
+                "FanoutInstrument", "FanoutPush", "FanoutRandom", "FanoutMeasure", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
@@ -415,7 +415,7 @@ let package = Package(
         .testTarget(
             name: "FanoutSinkTests",
             dependencies: [
-                "FanoutHPACK", "FanoutPayload", "FanoutPush",
+                "FanoutHPACK", "FanoutPayload", "FanoutPush", "FanoutMeasure",
                 "FanoutRandom",
                 "FanoutScenarioTerms",
                 "FanoutInstrument",

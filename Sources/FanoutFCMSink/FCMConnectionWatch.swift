@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutFCM
 import FanoutInstrument
+import FanoutMeasure
 import NIOConcurrencyHelpers
 
 /// One connection of an FCM sink that is the provider's instrument (`fanout sink --service fcm
@@ -29,11 +30,8 @@ final class FCMConnectionWatch {
     private var lastHandOver: UInt64
     private(set) var requests = 0
     private(set) var accepted = 0
-    private var peakStreams = 0
-    private var streamArea: UInt64 = 0
-    private var streamLevel = 0
-    private var streamSince: UInt64 = 0
-    private var firstRequest: UInt64 = 0
+    /// Streams in flight over time.
+    private var streams = StreamUse()
     /// The HTTP/2 layer's refusals and streams after GOAWAY already on the card.
     private var refusedCarded = 0
     private var afterGoAwayCarded = 0
@@ -75,15 +73,7 @@ final class FCMConnectionWatch {
 
     /// The connection has `open` streams in flight from `now` on.
     func note(streams open: Int, at now: UInt64) {
-        if firstRequest == 0 {
-            guard open > 0 else { return }
-            firstRequest = now
-        } else {
-            streamArea &+= UInt64(streamLevel) &* (now - min(now, streamSince))
-        }
-        streamLevel = open
-        peakStreams = max(peakStreams, open)
-        streamSince = max(streamSince, now)
+        streams.note(open, at: now)
     }
 
     /// The HTTP/2 layer refused `refused` streams past the limit of `limit` and saw
@@ -117,7 +107,6 @@ final class FCMConnectionWatch {
         if byProvider {
             card.providerClosed(id, lifetime: now - min(now, openedUptime), requests: requests, now: now)
         }
-        let busy = firstRequest == 0 ? 0 : streamSince - firstRequest
         rows.add(
             FCMConnectionRow(
                 id: id,
@@ -128,10 +117,10 @@ final class FCMConnectionWatch {
                 closedByProvider: byProvider,
                 requests: requests,
                 accepted: accepted,
-                peakStreams: peakStreams,
-                meanStreams: busy == 0 ? Double(streamLevel) : Double(streamArea) / Double(busy),
-                busyFrom: firstRequest,
-                busyNanoseconds: busy,
+                peakStreams: streams.peak,
+                meanStreams: streams.mean,
+                busyFrom: streams.firstRequest,
+                busyNanoseconds: streams.busy,
                 refusedStreams: refusedCarded
             )
         )

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutMeasure
 import FanoutPush
 import Testing
 

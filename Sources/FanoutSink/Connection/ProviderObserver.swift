@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutInstrument
+import FanoutMeasure
 import FanoutPush
 import FanoutScenarioTerms
 import Foundation

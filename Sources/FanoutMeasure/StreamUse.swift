@@ -11,21 +11,24 @@
 /// ```
 ///
 /// `note` is called after every request and every wake that answered: two subtractions, a
-/// multiply and an add.
-struct StreamUse {
+/// multiply and an add. Both sinks' instruments keep one a connection (the APNs sink's
+/// `ProviderObserver`, the FCM sink's `FCMConnectionWatch`).
+package struct StreamUse: Sendable, Hashable {
     /// Streams open since `since` (uptime ns).
-    private(set) var level = 0
-    private(set) var since: UInt64 = 0
+    package var level = 0
+    package var since: UInt64 = 0
     /// Stream·nanoseconds since the first request.
-    private(set) var area: UInt64 = 0
+    package var area: UInt64 = 0
     /// The first request's arrival; 0 before it.
-    private(set) var firstRequest: UInt64 = 0
+    package var firstRequest: UInt64 = 0
     /// The most streams open at any change: the mean, an average of levels, is never above it.
-    private(set) var peak = 0
+    package var peak = 0
+
+    package init() {}
 
     /// The connection has `open` streams from `now` on.
-    @inline(__always)
-    mutating func note(_ open: Int, at now: UInt64) {
+    @inlinable
+    package mutating func note(_ open: Int, at now: UInt64) {
         if firstRequest == 0 {
             guard open > 0 else { return }
             firstRequest = now
@@ -38,8 +41,8 @@ struct StreamUse {
     }
 
     /// Nanoseconds from the first request to the last change (0 before any request).
-    var busy: UInt64 { firstRequest == 0 ? 0 : since - firstRequest }
+    package var busy: UInt64 { firstRequest == 0 ? 0 : since - firstRequest }
 
     /// The time-weighted mean of streams open while busy.
-    var mean: Double { busy == 0 ? Double(level) : Double(area) / Double(busy) }
+    package var mean: Double { busy == 0 ? Double(level) : Double(area) / Double(busy) }
 }
