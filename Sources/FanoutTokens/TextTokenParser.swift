@@ -22,8 +22,10 @@ public enum InvalidTokenPolicy: Sendable, Hashable {
 ///        # anything              \n      a comment
 ///                                \n      a blank line
 /// ```
-/// Tokens are hex of either case with an even length in the accepted range; the last line may
-/// lack its newline. The parser keeps its place (line number, sequence) across calls, so a reader
+/// Tokens are hex of either case with an even length in the accepted range (or, in an FCM
+/// format, registration tokens); the last line may lack its newline. A token may carry its push
+/// service's label, `apns:` or `fcm:` (`TokenLabel`): a campaign's set, both services in one
+/// file, each half's reader taking its own lines (`TokenLines`). The parser keeps its place (line number, sequence) across calls, so a reader
 /// can feed it a file chunk by chunk.
 struct TextTokenParser {
     /// The longest token line any reader accepts, its newline included: a run's batch
@@ -35,6 +37,10 @@ struct TextTokenParser {
     let format: DeviceTokenFormat
     let shard: TokenShard
     let policy: InvalidTokenPolicy
+    /// Whose lines these are: one service's set, or one half of a campaign's.
+    let lines: TokenLines
+    /// The service this reader's tokens belong to: its alphabet's (hex: APNs).
+    private let service: TokenLabel
     /// Receives every line turned down under `.skip`.
     let onReject: (RejectedToken) -> Void
     /// `format`'s alphabet, read once: hex (APNs), or FCM's.
@@ -46,6 +52,8 @@ struct TextTokenParser {
     private(set) var sequence: UInt64 = 0
     /// Lines turned down so far.
     private(set) var skipped = 0
+    /// The other service's lines a campaign half passed over.
+    private(set) var otherService: UInt64 = 0
     private var atStart = true
 
     init(
@@ -53,14 +61,17 @@ struct TextTokenParser {
         format: DeviceTokenFormat,
         shard: TokenShard,
         policy: InvalidTokenPolicy,
+        lines: TokenLines = .oneService,
         onReject: @escaping (RejectedToken) -> Void = { _ in }
     ) {
         self.source = source
         self.format = format
         self.shard = shard
         self.policy = policy
+        self.lines = lines
         self.onReject = onReject
         scansHex = format.alphabet == .hex
+        service = scansHex ? .apns : .fcm
     }
 
     /// Parses the complete lines in `batch.bytes[start..<end]` and returns where the unparsed
@@ -133,8 +144,26 @@ struct TextTokenParser {
             if contentEnd == lineStart || base.load(fromByteOffset: lineStart, as: UInt8.self) == UInt8(ascii: "#") {
                 continue
             }
+            // A label's colon is in FCM's alphabet, so an FCM reader looks for one on each line;
+            // a hex scan stops inside one (`apns:`'s p, `fcm:`'s m), so an APNs reader finds it
+            // where it turns a line down, and a plain hex line costs nothing more.
+            if !Alphabet.isHex {
+                if TokenLabel.starts(base + lineStart, count: contentEnd &- lineStart) != nil {
+                    try labelled(batch, base, lineStart, contentEnd, alphabet)
+                    continue
+                }
+                if lines == .campaignHalf {
+                    // An unlabelled line is APNs's: the other half's.
+                    otherService &+= 1
+                    continue
+                }
+            }
             let tokenEnd = min(stop, contentEnd)
             if tokenEnd < contentEnd && base.load(fromByteOffset: tokenEnd, as: UInt8.self) != UInt8(ascii: "\t") {
+                if TokenLabel.starts(base + lineStart, count: contentEnd &- lineStart) != nil {
+                    try labelled(batch, base, lineStart, contentEnd, alphabet)
+                    continue
+                }
                 let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
                 try reject(
                     content,
@@ -158,6 +187,60 @@ struct TextTokenParser {
             }
         }
         return position
+    }
+
+    /// A line that begins with a service's label: this reader's token after it, or the other
+    /// service's line, passed over by a campaign's half and turned down by a one-service set.
+    @inline(never)
+    private mutating func labelled<Alphabet: TokenAlphabet>(
+        _ batch: TokenBatch,
+        _ base: UnsafeMutableRawPointer,
+        _ lineStart: Int,
+        _ contentEnd: Int,
+        _ alphabet: Alphabet.Type
+    ) throws(TokenSetError) {
+        let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
+        guard let label = TokenLabel.starts(base + lineStart, count: content.count) else { return }
+        guard label == service else {
+            if lines == .campaignHalf {
+                otherService &+= 1
+                return
+            }
+            try reject(
+                content,
+                column: 1,
+                "the line is \(label.serviceName)'s (\(label.prefix)), and these tokens are \(service.serviceName)'s: "
+                    + "a set of both services is a campaign's (fanout send --fcm-endpoint sends each half to its own service)"
+            )
+            return
+        }
+        let tokenStart = lineStart &+ label.prefix.utf8.count
+        let rest = UnsafeRawBufferPointer(start: base + tokenStart, count: contentEnd &- tokenStart)
+        let scanned = Alphabet.prefixLength(rest)
+        let tokenEnd = tokenStart &+ scanned
+        if tokenEnd < contentEnd && base.load(fromByteOffset: tokenEnd, as: UInt8.self) != UInt8(ascii: "\t") {
+            try reject(
+                content,
+                column: tokenEnd &- lineStart &+ 1,
+                scansHex
+                    ? "\(ByteDescription.describe(rest[scanned])) is not a hex digit"
+                    : "\(ByteDescription.describe(rest[scanned])) is not in an FCM registration token (A-Z a-z 0-9 - _ :)"
+            )
+            return
+        }
+        if (Alphabet.isHex && scanned & 1 != 0) || !format.hexLengths.contains(scanned) {
+            try reject(
+                content,
+                column: tokenStart &- lineStart &+ 1,
+                scanned == 0 ? "no token after the label \(label.prefix)" : lengthProblem(scanned)
+            )
+            return
+        }
+        let number = sequence
+        sequence &+= 1
+        if shard.contains(number) {
+            batch.append(token: tokenStart..<tokenEnd, fields: tokenEnd..<contentEnd, line: line, sequence: number)
+        }
     }
 
     /// A line over `longestLine`, whatever the policy: no token line is that long.

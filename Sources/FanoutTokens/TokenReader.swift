@@ -87,6 +87,12 @@ enum TokenInput: ~Copyable {
         // truncated), and nothing more is read.
         if wake?.hasWoken == true { return .text(file, prefix: [], ended: true) }
         if BinaryTokenFormat.looksBinary(prefix) {
+            guard configuration.lines == .oneService else {
+                throw TokenSetError(
+                    "a binary token set holds one service's tokens, with no apns: or fcm: labels: a campaign's set is text (fanout tokens convert --format text)",
+                    source: file.name
+                )
+            }
             let header = try BinaryTokenFormat.header(
                 prefix,
                 fileSize: try file.regularSize(),
@@ -182,12 +188,14 @@ final class TokenReader: @unchecked Sendable {
             format: configuration.format,
             shard: configuration.shard,
             policy: configuration.invalidTokens,
+            lines: configuration.lines,
             onReject: { rejects.add($0) }
         )
         defer {
             summary.lines = parser.line
             summary.validTokens = parser.sequence
             summary.skipped = parser.skipped
+            summary.otherService = parser.otherService
         }
         guard var batch = freeBatch() else { return }
         // A batch holds at least a header's bytes (`TokenReaderConfiguration.batchBytes`).

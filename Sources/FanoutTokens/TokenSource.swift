@@ -51,6 +51,9 @@ public struct TokenReaderConfiguration: Sendable, Hashable {
     public var shard: TokenShard
     /// What happens to a line that is not a valid token.
     public var invalidTokens: InvalidTokenPolicy
+    /// Whose lines are read: one service's set (the default), or one half of a campaign's
+    /// (`apns:`/`fcm:` lines, `TokenLabel`).
+    public var lines: TokenLines
     /// Where lines turned down under `.skip` are written, one per line:
     /// `line<TAB>column<TAB>reason<TAB>the line as it was`.
     public var rejectsPath: String?
@@ -70,6 +73,7 @@ public struct TokenReaderConfiguration: Sendable, Hashable {
         format: DeviceTokenFormat = .default,
         shard: TokenShard = .all,
         invalidTokens: InvalidTokenPolicy = .fail,
+        lines: TokenLines = .oneService,
         rejectsPath: String? = nil,
         batchBytes: Int = 256 * 1024,
         batchTokens: Int = 8192,
@@ -78,6 +82,7 @@ public struct TokenReaderConfiguration: Sendable, Hashable {
         self.format = format
         self.shard = shard
         self.invalidTokens = invalidTokens
+        self.lines = lines
         self.rejectsPath = rejectsPath
         self.batchBytes = batchBytes
         self.batchTokens = batchTokens
@@ -95,6 +100,8 @@ public struct TokenStreamSummary: Sendable, Hashable {
     public var lines: Int = 0
     /// Lines turned down under `.skip`.
     public var skipped: Int = 0
+    /// The other service's lines a campaign half passed over (`TokenLines.campaignHalf`).
+    public var otherService: UInt64 = 0
     /// Why reading stopped early, if it did.
     public var error: TokenSetError?
     /// Why the reject file (`rejectsPath`) could not be written, if it could not: every token

@@ -21,9 +21,10 @@ public struct TokenTextParser {
         format: DeviceTokenFormat = .default,
         shard: TokenShard = .all,
         invalidTokens: InvalidTokenPolicy = .fail,
+        lines: TokenLines = .oneService,
         source: String = "<memory>"
     ) {
-        parser = TextTokenParser(source: source, format: format, shard: shard, policy: invalidTokens)
+        parser = TextTokenParser(source: source, format: format, shard: shard, policy: invalidTokens, lines: lines)
     }
 
     /// Copies as much of `text` as fits into `batch` (which must be empty) and parses the
@@ -60,4 +61,6 @@ public struct TokenTextParser {
     public var validTokens: UInt64 { parser.sequence }
     /// Lines turned down so far.
     public var skipped: Int { parser.skipped }
+    /// The other service's lines passed over so far (`TokenLines.campaignHalf`).
+    public var otherService: UInt64 { parser.otherService }
 }
