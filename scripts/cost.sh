@@ -11,6 +11,10 @@
 #                                instead: the whole program's instructions, the sink's turn and
 #                                the mallocs a notification; exit 1 past the malloc limit (the
 #                                instructions are printed, not gated: no baseline yet)
+#   scripts/cost.sh --tokens     the mallocs a notification of the same workload over the other
+#                                token sets a run reads: Fanout's binary format (`fanout tokens
+#                                convert`) and generated tokens (`fanout run`'s); exit 1 past the
+#                                malloc limit
 #   scripts/cost.sh --calls      the Swift runtime's calls per notification (retain, release,
 #                                uniqueness checks, lazy globals, object allocations) and
 #                                mallocs, from the same profiles, both ends and the sink's turn
@@ -46,9 +50,10 @@
 # notification (the same marginal count, from callgrind's call counts). It is gated on its own
 # limit, not the baseline: at most 0.05 a notification, what amortised batches (token reading)
 # cost — one allocation a request or a stream is 1.0. The allocation benchmarks
-# (Benchmarks/Thresholds) gate parts on their own; this counts the sender and sink together,
-# as they run (it found 5 a notification that no benchmark had: a stream's header buffer
-# shared with the response being read, a body left empty, a boxed capture).
+# (Benchmarks/Thresholds, scripts/regression.sh --allocations) count parts on their own; this
+# counts the sender and sink together, as they run (it found 5 a notification that no
+# benchmark had: a stream's header buffer shared with the response being read, a body left
+# empty, a boxed capture), and is CI's allocation gate with --tokens and --fcm.
 #
 # Baselines: results/baselines/cost/swift-VERSION.txt (another compiler emits other
 # instructions, so each toolchain has its own). Exit status: 0 within +2% (or no baseline for
@@ -64,11 +69,12 @@ case ${1:-} in
     --calls) mode=calls ;;
     --instrument) mode=instrument ;;
     --fcm) mode=fcm ;;
+    --tokens) mode=tokens ;;
     --repeat)
         mode=repeat repeats=${2:-}
         [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a count of at least 1, not '${2:-}'" >&2; exit 2; }
         ;;
-    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument | --fcm]" >&2; exit 2 ;;
+    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument | --fcm | --tokens]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "cost.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 
@@ -104,17 +110,25 @@ inclusive() {
 
 # profile COUNT [FUNCTION]: runs the workload over COUNT tokens under callgrind; prints the
 # annotated profile's path. With FUNCTION, only what runs inside it is counted (callgrind's
-# --toggle-collect, a pattern on the symbol's name).
+# --toggle-collect, a pattern on the symbol's name). The tokens are read from the text files
+# made above, or as token_set says: `binary` (the same tokens in Fanout's binary format),
+# `generated` (made by the reader, no file).
+token_set=text
 profile() {
     local count=$1 tokens=$work/small.txt
     [ "$count" = $large ] && tokens=$work/large.txt
+    local set=("$tokens" "$count")
+    case $token_set in
+        binary) set=("${tokens%.txt}.bin" "$count") ;;
+        generated) set=(--generated "$count") ;;
+    esac
     local out=$work/callgrind.$count${2:+.$2}${tag:-} only=()
     [ -n "${2:-}" ] && only=(--toggle-collect="*$2*")
     # The environment is part of the measurement: its size moves the stack, and with it the
     # alignment of what memcpy copies (12 instructions a notification in `payload`, measured).
     # So the workload runs with only what it needs, from paths of one length (mktemp's).
     if ! env -i SWIFT_DETERMINISTIC_HASHING=1 "$(command -v valgrind)" --tool=callgrind "${only[@]}" \
-        --callgrind-out-file="$out" "$work/fanout-cost" "$tokens" "$count" "${workload_options[@]}" \
+        --callgrind-out-file="$out" "$work/fanout-cost" "${set[@]}" "${workload_options[@]}" \
         >"$work/run.$count" 2>"$work/valgrind.$count"; then
         cat "$work/run.$count" "$work/valgrind.$count" >&2
         echo "cost.sh: the workload failed over $count tokens" >&2
@@ -189,6 +203,29 @@ measure() {
 }
 
 case $mode in
+    tokens)
+        # Token reading is one stage of the text workload (`tokens`); each other set has its own
+        # reader loop (BinaryTokenFormat's records, TokenGenerator's), batched as text's is.
+        "$bin/fanout" tokens convert --tokens "$work/small.txt" --output "$work/small.bin" >/dev/null
+        "$bin/fanout" tokens convert --tokens "$work/large.txt" --output "$work/large.bin" >/dev/null
+        failed=0
+        for token_set in binary generated; do
+            tag=.$token_set
+            a=$(profile $small)
+            b=$(profile $large)
+            m=$(($(allocations "${b%.txt}") - $(allocations "${a%.txt}")))
+            awk -v set=$token_set -v m=$m -v n=$((large - small)) -v limit=$malloc_limit '
+                BEGIN {
+                    verdict = m / n > limit + 0 ? "FAIL" : "ok"
+                    printf "%-10s mallocs %10.4f  limit %.2f a notification   %s\n", set, m / n, limit, verdict
+                    exit verdict == "FAIL"
+                }' || failed=1
+        done
+        if ((failed)); then
+            echo "cost gate: reading a token set allocates: more than $malloc_limit mallocs a notification"
+            exit 1
+        fi
+        ;;
     fcm)
         # The FCM workload's stages are not the APNs sink's (no PayloadSyntax, no digest):
         # the program's total, the sink's turn and the allocations, a notification each.

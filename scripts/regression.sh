@@ -2,8 +2,10 @@
 # Fanout's own regression gate (run by scripts/test.sh, hence by CI): deterministic checks only.
 #
 #   1. The cost gate (scripts/cost.sh): instructions per notification through the whole hot
-#      path, per stage, counted by callgrind, within +2% of this toolchain's baseline; and FCM
-#      sends' allocations (scripts/cost.sh --fcm): none a notification.
+#      path, per stage, counted by callgrind, within +2% of this toolchain's baseline, and its
+#      mallocs; the mallocs of the same path over binary and generated token sets
+#      (scripts/cost.sh --tokens) and of FCM sends (scripts/cost.sh --fcm): none a notification
+#      (at most 0.05: token batches).
 #   2. The outcome of the default scenario (`fanout run`: 1 million tokens, the poll
 #      notification, release build with jemalloc): every notification sent and accepted,
 #      nothing failed, sender and sink reconciled (results/baselines/default/thresholds.txt).
@@ -16,6 +18,13 @@
 #                                    so it may run beside other work (CI runs the allocation
 #                                    gate beside it)
 #   scripts/regression.sh --outcome  the default scenario's outcome alone (2), on a quiet machine
+#   scripts/regression.sh --allocations
+#                                    the allocation benchmarks (Benchmarks/, package-benchmark's
+#                                    malloc counter) part by part against Benchmarks/Thresholds:
+#                                    0 mallocs a notification encoded, a token read, an HPACK
+#                                    block, an HTTP/2 exchange, an FCM send checked and answered
+#                                    (a package of its own: its cold build is 9 minutes, so CI
+#                                    gates the whole path's mallocs with (1) instead)
 #   scripts/regression.sh --strict   also fail when throughput or p99 is worse than the
 #                                    baseline's repeats beyond their noise (local use)
 #   scripts/regression.sh --record   run the default scenario 5 times and make it the baseline
@@ -27,6 +36,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-gate}
 baseline=results/baselines/default
+
+if [[ $mode == --allocations ]]; then
+    cd Benchmarks
+    FANOUT_BENCHMARK_METRICS=malloc exec swift package benchmark thresholds check --no-progress --filter 'Fanout.*|Token.*'
+fi
 current=results/regression-$(date -u +%Y%m%d-%H%M%S)
 
 swift build -c release --product fanout >/dev/null
@@ -46,6 +60,8 @@ status=0
 if [[ $mode != --outcome ]]; then
     echo "-- cost gate (scripts/cost.sh)"
     bash scripts/cost.sh || status=$?
+    echo "-- cost gate, binary and generated token sets (scripts/cost.sh --tokens): mallocs a notification"
+    bash scripts/cost.sh --tokens || { s=$?; ((s > status)) && status=$s; }
     echo "-- cost gate, FCM sends (scripts/cost.sh --fcm): mallocs a notification"
     bash scripts/cost.sh --fcm || { s=$?; ((s > status)) && status=$s; }
     [[ $mode == --cost ]] && exit "$status"

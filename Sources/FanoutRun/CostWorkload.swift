@@ -39,7 +39,7 @@ public struct CostWorkload: Sendable {
     /// Whether a device fleet stands behind the sink (`fanout sink --device-…`): `fleet`'s.
     public var devices = false
     /// FCM HTTP v1 sends of `fcmPoll` (`fanout send --service fcm`) to the FCM sink as
-    /// `fanout sink --service fcm --no-auth --fcm-quota off --fcm-device-limits off` serves
+    /// `fanout sink --service fcm` serves by default (its own bearer, the quota, device rates)
     /// (`FCMHTTP2Connection`), instead of APNs notifications to the APNs sink.
     public var fcm = false
 
@@ -108,10 +108,20 @@ public struct CostWorkload: Sendable {
             encoder: PayloadEncoder(template: template),
             shape: shape
         )
-        if fcm {
+        // The FCM sink as `fanout sink --service fcm` serves by default: the bearers its token
+        // endpoint issued (the sender's is one, good for the hour), the project's quota (600,000
+        // a minute: far above the workload's sends) and each device's rates.
+        var fcmSinkConfiguration = FCMSinkConfiguration()
+        fcmSinkConfiguration.project = "fanout-cost"
+        let fcmService = fcm ? FCMService(configuration: fcmSinkConfiguration, account: nil) : nil
+        if let fcmService {
+            let bearer = fcmService.tokens.issue(
+                lifetime: 3_600_000_000_000,
+                now: NIODeadline.now().uptimeNanoseconds
+            )
             configuration.endpoint.fcm = FCMDestination(
                 project: "fanout-cost",
-                authorizations: FixedAuthorization("Bearer ya29.fanout-cost")
+                authorizations: FixedAuthorization("Bearer \(bearer)")
             )
         }
         let statistics = LoadStatistics()
@@ -137,19 +147,13 @@ public struct CostWorkload: Sendable {
         // the FCM sink).
         let sink: (requests: Int, accepted: Int, digest: NotificationDigest?)
         let roundTrips: Int
-        if fcm {
-            var sinkConfiguration = FCMSinkConfiguration()
-            sinkConfiguration.project = "fanout-cost"
-            sinkConfiguration.authentication = .anyBearer
-            sinkConfiguration.quota = nil
-            sinkConfiguration.deviceLimits = nil
-            let service = FCMService(configuration: sinkConfiguration, account: nil)
+        if let service = fcmService {
             roundTrips = try exchange(
                 HTTP2InMemoryPair(
                     client: client,
                     configuration.shape.http2,
                     server: FCMHTTP2Connection(service: service),
-                    FCMHTTP2Connection.configuration(sinkConfiguration)
+                    FCMHTTP2Connection.configuration(fcmSinkConfiguration)
                 )
             )
             sink = (service.statistics.requests(over: .http2), service.statistics[.delivered], nil)

@@ -16,11 +16,14 @@ struct CostCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The token file (text or Fanout's binary format).")
-    var tokens: String
+    @Argument(help: "The token file (text or Fanout's binary format); none with --generated.")
+    var tokens: String?
 
     @Argument(help: "The tokens it holds.")
-    var count: Int
+    var count: Int?
+
+    @Option(help: "This many generated tokens (fanout run's default set) instead of a file's.")
+    var generated: Int?
 
     @Option(help: "Streams the one connection keeps open.")
     var streams = 100
@@ -36,18 +39,29 @@ struct CostCommand: ParsableCommand {
 
     @Flag(
         help:
-            "FCM HTTP v1 sends to the FCM sink (any bearer, no quota, no device limits) instead of APNs notifications."
+            "FCM HTTP v1 sends to the FCM sink as fanout sink --service fcm serves by default (its bearer, the quota, device rates) instead of APNs notifications."
     )
     var fcm = false
 
+    /// The tokens, and how many.
+    private var set: (source: TokenSource, count: Int)? {
+        switch (tokens, count, generated) {
+        case (let file?, let count?, nil): (.file(file), count)
+        case (nil, nil, let count?): (.generated(TokenGenerator(count: UInt64(max(0, count)))), count)
+        default: nil
+        }
+    }
+
     func validate() throws {
+        guard let set else { throw ValidationError("give a token file and its COUNT, or --generated COUNT") }
         if fcm && (instrument || devices) { throw ValidationError("--instrument and --devices are the APNs sink's.") }
-        guard count > 0 else { throw ValidationError("COUNT is at least 1, not \(count)") }
+        guard set.count > 0 else { throw ValidationError("COUNT is at least 1, not \(set.count)") }
         guard streams > 0 else { throw ValidationError("--streams is at least 1, not \(streams)") }
     }
 
     func run() throws {
-        var workload = CostWorkload(tokens: .file(tokens), count: count)
+        guard let (source, count) = set else { throw ExitCode.validationFailure }
+        var workload = CostWorkload(tokens: source, count: count)
         workload.streams = streams
         workload.instrument = instrument
         workload.devices = devices

@@ -92,4 +92,23 @@ import Testing
             "\(missing.standardError)"
         )
     }
+
+    /// scripts/cost.sh --tokens counts the mallocs of generated tokens (`fanout run`'s set) too.
+    @Test func theProgramFansGeneratedTokensOutOrSaysWhichSetItWants() throws {
+        let generated = try CommandRunner.run(["--generated", "3000", "--streams", "50"], program: "fanout-cost")
+        #expect(generated.status == 0)
+        #expect(
+            generated.standardOutput
+                == "tokens 3000 sent 3000 accepted 3000 sink 3000/3000 digests agree latencies 3000 round-trips 63\n"
+        )
+        for arguments in [[], ["tokens.txt"], ["tokens.txt", "10", "--generated", "10"]] {
+            let wrong = try CommandRunner.run(arguments, program: "fanout-cost")
+            #expect(wrong.status == 64)
+            #expect(
+                line(of: wrong.standardError, keyed: "Error: ")
+                    == "Error: give a token file and its COUNT, or --generated COUNT",
+                "\(arguments): \(wrong.standardError)"
+            )
+        }
+    }
 }
