@@ -103,7 +103,13 @@ public struct PayloadTemplate: Sendable {
     /// Parses and compiles a template from JSON text; `file` names it in error messages.
     public init(json: [UInt8], file: String = "<template>", options: Options = Options()) throws(PayloadTemplateError) {
         let source = SourceText(file: file, bytes: json)
-        let root = try JSONSourceParser.parse(source)
+        try self.init(root: JSONSourceParser.parse(source), source: source, options: options)
+    }
+
+    /// Compiles the APNs payload `root` of `source` (the whole file, or one member of a
+    /// campaign's template: its errors are placed in the file).
+    init(root: SourceNode, source: SourceText, options: Options) throws(PayloadTemplateError) {
+        let file = source.file
         let decoder = PayloadDecoder(
             source: source,
             syntax: PlaceholderSyntax(fieldNames: options.fieldNames),
@@ -127,7 +133,13 @@ public struct PayloadTemplate: Sendable {
         fieldNames: [String] = []
     ) throws(PayloadTemplateError) {
         let source = SourceText(file: file, bytes: json)
-        let root = try JSONSourceParser.parse(source)
+        try self.init(fcmSendRoot: JSONSourceParser.parse(source), source: source, fieldNames: fieldNames)
+    }
+
+    /// Compiles the FCM send request `root` of `source` (the whole file, or a campaign
+    /// template's `fcm` member).
+    init(fcmSendRoot root: SourceNode, source: SourceText, fieldNames: [String]) throws(PayloadTemplateError) {
+        let file = source.file
         let decoder = PayloadDecoder(
             source: source,
             syntax: PlaceholderSyntax(fieldNames: fieldNames),

@@ -1,7 +1,7 @@
 import FanoutPush
 
-/// `campaign.json`: one campaign across push services (`fanout run --fleet`), each service's
-/// half beside the campaign's whole. Each half's own run folder (`apns/`, `fcm/`) holds its
+/// `campaign.json`: one campaign across push services (`fanout run --fleet`, `fanout send
+/// --fcm-endpoint`), each service's half beside the campaign's whole. Each half's own run folder (`apns/`, `fcm/`) holds its
 /// summary.json as any run's; this file is what they make together.
 ///
 /// ```
@@ -13,7 +13,8 @@ import FanoutPush
 /// ```
 public struct CampaignDocument: Codable, Sendable, Equatable {
     public var schema = 1
-    /// Each service's share of the devices, as asked.
+    /// Each service's share of the devices: as asked (`run --fleet`), or as the token set held
+    /// them (`send --fcm-endpoint`).
     public var fleet: [String: Double]
     public var services: [Half]
     public var campaign: Whole
@@ -42,8 +43,9 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
         public var accepted: Int
         public var rejected: [PushReason: Int]
         public var failed: Int
-        /// Sender and sink agree on every count and on the digest of what was accepted.
-        public var reconciled: Bool
+        /// Sender and sink agree on every count and on the digest of what was accepted; absent
+        /// when the half went to an endpoint whose counts the run cannot see.
+        public var reconciled: Bool?
         /// From the campaign's start (the first half's) to this half's start: the halves run
         /// together, so one of them starts at 0 and the other a set-up's moment later.
         public var started: Double
@@ -65,7 +67,7 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
             accepted: Int,
             rejected: [PushReason: Int],
             failed: Int,
-            reconciled: Bool,
+            reconciled: Bool?,
             started: Double,
             seconds: Double,
             latencyMilliseconds: Latency?
@@ -91,7 +93,9 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
         public var accepted: Int
         public var rejected: Int
         public var failed: Int
-        public var reconciled: Bool
+        /// Every half reconciled with its sink; absent when some half's endpoint's counts are
+        /// unseen.
+        public var reconciled: Bool?
         public var seconds: Double
         public var latencyMilliseconds: Latency?
 
@@ -105,7 +109,7 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
             accepted: Int,
             rejected: Int,
             failed: Int,
-            reconciled: Bool,
+            reconciled: Bool?,
             seconds: Double,
             latencyMilliseconds: Latency?
         ) {

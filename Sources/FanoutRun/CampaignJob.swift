@@ -109,15 +109,8 @@ public struct CampaignJob: Sendable {
     /// and `fcm/` are the halves' run folders, `campaign.json` the whole. SIGINT, SIGTERM and
     /// SIGHUP stop both halves cleanly. The status is the worse half's.
     public func run(into directory: String) throws -> RunStatus {
-        try StopSignals.watch { signals in
-            let output = try RunOutput(preparing: directory)
-            return try withExtendedLifetime(output) {
-                let (document, status) = try campaign(into: directory, signals: signals)
-                try write(document, to: directory)
-                let files = [CampaignDocument.fileName] + document.services.map { $0.folder + "/" }
-                reporter.report(.campaign(lines: Self.lines(document), folder: directory, files: files))
-                return status
-            }
+        try Campaign.run(into: directory, reporter: reporter) { signals in
+            try campaign(into: directory, signals: signals)
         }
     }
 
@@ -131,135 +124,20 @@ public struct CampaignJob: Sendable {
         let apnsHalf = apns
         let fcmHalf = fcmCount > 0 ? try FCMHalf(campaign: self, devices: fcmCount) : nil
         defer { fcmHalf?.stop() }
-        // One stop action for both engines (`onStop` keeps one action): each engine joins it as
-        // it starts, and one that starts after the signal is stopped at once.
-        let engines = CampaignEngines()
-        signals?.onStop { engines.stop(by: $0) }
-        let halves = NIOLockedValueBox([PushService: Result<RunSummary, any Error>]())
-        let group = DispatchGroup()
-        // A thread each, started now: a half blocks its thread for the whole run, and Dispatch's
-        // global queue, one thread a core, started the second half a second late (measured:
-        // the FCM half began 1.0 s after the APNs half, which had ended at 0.6 s).
-        func together(_ service: PushService, _ half: @escaping @Sendable () throws -> RunSummary) {
-            group.enter()
-            Thread {
-                // The half runs outside the lock: the other half runs beside it.
-                let result = Result { try half() }
-                halves.withLockedValue { $0[service] = result }
-                group.leave()
-            }.start()
+        var halves: [Campaign.Half] = []
+        if apnsCount > 0 {
+            halves.append(Campaign.Half(service: .apns, devices: apnsCount) { try apnsHalf.run(started: $0) })
         }
-        if apnsCount > 0 { together(.apns) { try apnsHalf.run(started: engines.add) } }
-        if let fcmHalf { together(.fcm) { try fcmHalf.run(started: engines.add) } }
-        group.wait()
-        var parts: [(service: PushService, summary: RunSummary)] = []
-        var failure: (any Error)?
-        for service in [PushService.apns, .fcm] {
-            switch halves.withLockedValue({ $0[service] }) {
-            case .success(let summary): parts.append((service, summary))
-            case .failure(let error): failure = failure ?? error
-            case nil: break
-            }
+        if let fcmHalf {
+            halves.append(Campaign.Half(service: .fcm, devices: fcmCount) { try fcmHalf.run(started: $0) })
         }
-        // A half that could not run ends the campaign with its error, the other's folder written.
-        if let failure {
-            for (service, summary) in parts {
-                _ = try? summary.finish(into: directory + "/" + service.rawValue, reporter: reporter)
-            }
-            throw failure
-        }
-        // The campaign begins with the first half's start (each half's own set-up before it).
-        let start = parts.map(\.summary.report.started).min() ?? Date()
-        var status = RunStatus.clean
-        var halvesDocument: [CampaignDocument.Half] = []
-        for (service, summary) in parts {
-            status = max(status, try summary.finish(into: directory + "/" + service.rawValue, reporter: reporter))
-            halvesDocument.append(
-                Self.half(service, summary, devices: service == .apns ? apnsCount : fcmCount, start: start)
-            )
-        }
-        var latencies = parts.first?.summary.report.snapshot.latency
-        for part in parts.dropFirst() { latencies?.add(part.summary.report.snapshot.latency) }
-        let document = CampaignDocument(
+        return try Campaign.run(
+            halves,
             fleet: ["apns": fleet.apns, "fcm": fleet.fcm],
-            services: halvesDocument,
-            campaign: CampaignDocument.Whole(
-                devices: count,
-                accepted: halvesDocument.reduce(0) { $0 + $1.accepted },
-                rejected: halvesDocument.reduce(0) { $0 + $1.rejected.values.reduce(0, +) },
-                failed: halvesDocument.reduce(0) { $0 + $1.failed },
-                reconciled: halvesDocument.allSatisfy(\.reconciled),
-                seconds: halvesDocument.map(\.seconds).max() ?? 0,
-                latencyMilliseconds: latencies.flatMap(Self.latency)
-            )
+            into: directory,
+            signals: signals,
+            reporter: reporter
         )
-        return (document, status)
-    }
-
-    static func latency(_ histogram: Histogram<UInt64>) -> CampaignDocument.Latency? {
-        guard histogram.totalCount > 0 else { return nil }
-        return CampaignDocument.Latency(
-            p50: Double(histogram.valueAtPercentile(50)) / 1000,
-            p99: Double(histogram.valueAtPercentile(99)) / 1000,
-            max: Double(histogram.max) / 1000
-        )
-    }
-
-    static func half(
-        _ service: PushService,
-        _ summary: RunSummary,
-        devices: UInt64,
-        start: Date
-    ) -> CampaignDocument.Half {
-        let snapshot = summary.report.snapshot
-        let began = summary.report.started.timeIntervalSince(start)
-        return CampaignDocument.Half(
-            service: service,
-            folder: service.rawValue,
-            devices: devices,
-            sent: snapshot.sent,
-            accepted: snapshot.accepted,
-            rejected: snapshot.rejected,
-            failed: snapshot.failed.values.reduce(0, +),
-            reconciled: summary.reconciliation?.agrees == true,
-            started: max(0, began),
-            seconds: max(0, began) + summary.report.elapsed.seconds,
-            latencyMilliseconds: latency(snapshot.latency)
-        )
-    }
-
-    func write(_ document: CampaignDocument, to directory: String) throws {
-        do {
-            try JSONDocument.data(document).write(
-                to: URL(fileURLWithPath: directory + "/" + CampaignDocument.fileName),
-                options: .atomic
-            )
-        } catch {
-            throw JobError.output("cannot write \(directory)/\(CampaignDocument.fileName): \(error.reason)")
-        }
-    }
-
-    /// The campaign for a terminal: a line a service and one for the whole.
-    static func lines(_ document: CampaignDocument) -> [String] {
-        func latency(_ value: CampaignDocument.Latency?) -> String {
-            value.map { String(format: "p50 %.2f ms, p99 %.2f ms", $0.p50, $0.p99) } ?? "no latency"
-        }
-        var lines = document.services.map { half in
-            let share = ShareNotation.percent(Double(half.devices) / Double(max(1, document.campaign.devices)))
-            return
-                "  \(half.service.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0))\(half.devices.grouped) devices (\(share)): "
-                + "\(half.accepted.grouped) accepted, \(half.rejected.values.reduce(0, +).grouped) rejected, "
-                + "\(half.failed.grouped) failed in \(String(format: "%.2f", half.seconds)) s, \(latency(half.latencyMilliseconds)); "
-                + (half.reconciled ? "reconciled with its sink" : "NOT reconciled with its sink")
-        }
-        let whole = document.campaign
-        lines.insert(
-            "campaign: \(whole.devices.grouped) devices, the last of either service answered after "
-                + "\(String(format: "%.2f", whole.seconds)) s, \(latency(whole.latencyMilliseconds))"
-                + (whole.reconciled ? "" : "; NOT every half reconciled"),
-            at: 0
-        )
-        return lines
     }
 }
 
@@ -345,28 +223,6 @@ struct FCMHalf: Sendable {
         configuration.endpoint.authorizations?.stop()
         local.stop()
         try? FileManager.default.removeItem(atPath: folder)
-    }
-}
-
-/// The engines of a campaign's halves, stopped together by the first stop signal: an engine
-/// added after it is stopped as it is added.
-final class CampaignEngines: Sendable {
-    private let state = NIOLockedValueBox((engines: [LoadEngine](), signal: StopSignal?.none))
-
-    func add(_ engine: LoadEngine) {
-        let signal = state.withLockedValue { state in
-            state.engines.append(engine)
-            return state.signal
-        }
-        if let signal { engine.interrupt(by: signal) }
-    }
-
-    func stop(by signal: StopSignal) {
-        let engines = state.withLockedValue { state in
-            state.signal = state.signal ?? signal
-            return state.engines
-        }
-        for engine in engines { engine.interrupt(by: signal) }
     }
 }
 

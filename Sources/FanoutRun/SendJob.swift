@@ -9,6 +9,7 @@ import FanoutHTTP2
 import FanoutMeasure
 import FanoutNotation
 import FanoutPayload
+import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutTokens
@@ -127,6 +128,10 @@ public struct SendJob: Sendable {
     public var template: String
     /// A template given as its JSON instead of a file (`fanout probe`'s default).
     public var inlineTemplate: String?
+    /// The template file is a campaign's, both services' notifications in one
+    /// (`CampaignTemplate`), and this job sends this service's half of it
+    /// (`fanout send --fcm-endpoint`).
+    public var templateHalf: PushService?
     public var templateOptions = PayloadTemplate.Options()
     public var headers: NotificationHeaders
     /// The `--scenario` file the headers were read from, recorded in the summary.
@@ -270,6 +275,12 @@ public struct SendJob: Sendable {
         options.pushType = headers.pushType
         let json = inlineTemplate.map { Array($0.utf8) }
         do {
+            if let templateHalf {
+                let campaign = try CampaignTemplate(contentsOf: template, apnsOptions: options)
+                guard templateHalf == .fcm else { return campaign.apns }
+                try Self.checkFCMSample(of: campaign.fcm, file: template)
+                return campaign.fcm
+            }
             guard fcm != nil else {
                 if let json { return try PayloadTemplate(json: json, options: options) }
                 return try PayloadTemplate(contentsOf: self.template, options: options)

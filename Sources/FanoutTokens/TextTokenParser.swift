@@ -39,8 +39,6 @@ struct TextTokenParser {
     let policy: InvalidTokenPolicy
     /// Whose lines these are: one service's set, or one half of a campaign's.
     let lines: TokenLines
-    /// The service this reader's tokens belong to: its alphabet's (hex: APNs).
-    private let service: TokenLabel
     /// Receives every line turned down under `.skip`.
     let onReject: (RejectedToken) -> Void
     /// `format`'s alphabet, read once: hex (APNs), or FCM's.
@@ -71,7 +69,6 @@ struct TextTokenParser {
         self.lines = lines
         self.onReject = onReject
         scansHex = format.alphabet == .hex
-        service = scansHex ? .apns : .fcm
     }
 
     /// Parses the complete lines in `batch.bytes[start..<end]` and returns where the unparsed
@@ -148,10 +145,7 @@ struct TextTokenParser {
             // a hex scan stops inside one (`apns:`'s p, `fcm:`'s m), so an APNs reader finds it
             // where it turns a line down, and a plain hex line costs nothing more.
             if !Alphabet.isHex {
-                if TokenLabel.starts(base + lineStart, count: contentEnd &- lineStart) != nil {
-                    try labelled(batch, base, lineStart, contentEnd, alphabet)
-                    continue
-                }
+                if try labelled(batch, base, lineStart, contentEnd, alphabet) { continue }
                 if lines == .campaignHalf {
                     // An unlabelled line is APNs's: the other half's.
                     otherService &+= 1
@@ -160,10 +154,7 @@ struct TextTokenParser {
             }
             let tokenEnd = min(stop, contentEnd)
             if tokenEnd < contentEnd && base.load(fromByteOffset: tokenEnd, as: UInt8.self) != UInt8(ascii: "\t") {
-                if TokenLabel.starts(base + lineStart, count: contentEnd &- lineStart) != nil {
-                    try labelled(batch, base, lineStart, contentEnd, alphabet)
-                    continue
-                }
+                if try labelled(batch, base, lineStart, contentEnd, alphabet) { continue }
                 let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
                 try reject(
                     content,
@@ -189,8 +180,9 @@ struct TextTokenParser {
         return position
     }
 
-    /// A line that begins with a service's label: this reader's token after it, or the other
-    /// service's line, passed over by a campaign's half and turned down by a one-service set.
+    /// Whether the line begins with a service's label, handled here if it does: this reader's
+    /// token after it, or the other service's line, passed over by a campaign's half and turned
+    /// down by a one-service set. Out of the parsing loop: a hex line never comes here.
     @inline(never)
     private mutating func labelled<Alphabet: TokenAlphabet>(
         _ batch: TokenBatch,
@@ -198,13 +190,15 @@ struct TextTokenParser {
         _ lineStart: Int,
         _ contentEnd: Int,
         _ alphabet: Alphabet.Type
-    ) throws(TokenSetError) {
+    ) throws(TokenSetError) -> Bool {
         let content = UnsafeRawBufferPointer(start: base + lineStart, count: contentEnd &- lineStart)
-        guard let label = TokenLabel.starts(base + lineStart, count: content.count) else { return }
+        guard let label = TokenLabel.starts(base + lineStart, count: content.count) else { return false }
+        // The service this reader's tokens belong to: its alphabet's (hex: APNs).
+        let service = scansHex ? TokenLabel.apns : .fcm
         guard label == service else {
             if lines == .campaignHalf {
                 otherService &+= 1
-                return
+                return true
             }
             try reject(
                 content,
@@ -212,7 +206,7 @@ struct TextTokenParser {
                 "the line is \(label.serviceName)'s (\(label.prefix)), and these tokens are \(service.serviceName)'s: "
                     + "a set of both services is a campaign's (fanout send --fcm-endpoint sends each half to its own service)"
             )
-            return
+            return true
         }
         let tokenStart = lineStart &+ label.prefix.utf8.count
         let rest = UnsafeRawBufferPointer(start: base + tokenStart, count: contentEnd &- tokenStart)
@@ -226,7 +220,7 @@ struct TextTokenParser {
                     ? "\(ByteDescription.describe(rest[scanned])) is not a hex digit"
                     : "\(ByteDescription.describe(rest[scanned])) is not in an FCM registration token (A-Z a-z 0-9 - _ :)"
             )
-            return
+            return true
         }
         if (Alphabet.isHex && scanned & 1 != 0) || !format.hexLengths.contains(scanned) {
             try reject(
@@ -234,13 +228,14 @@ struct TextTokenParser {
                 column: tokenStart &- lineStart &+ 1,
                 scanned == 0 ? "no token after the label \(label.prefix)" : lengthProblem(scanned)
             )
-            return
+            return true
         }
         let number = sequence
         sequence &+= 1
         if shard.contains(number) {
             batch.append(token: tokenStart..<tokenEnd, fields: tokenEnd..<contentEnd, line: line, sequence: number)
         }
+        return true
     }
 
     /// A line over `longestLine`, whatever the policy: no token line is that long.

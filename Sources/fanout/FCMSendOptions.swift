@@ -17,6 +17,15 @@ struct FCMSendOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "A campaign to both services: the token set's fcm: lines go here (FCM HTTP v1), its apns: and unlabelled lines to --endpoint (APNs); the template is {\"apns\": payload, \"fcm\": send request}; needs FCM's credentials.",
+            valueName: "url"
+        )
+    )
+    var fcmEndpoint: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "fcm: the project sent to (POST /v1/projects/ID/messages:send); default: the service account's project_id.",
             valueName: "id"
         )
@@ -50,6 +59,9 @@ struct FCMSendOptions: ParsableArguments {
     )
     var fcmBearer: String?
 
+    /// Whether FCM is sent to: alone (`--service fcm`) or as a campaign's half (`--fcm-endpoint`).
+    var sendsFCM: Bool { service == .fcm || fcmEndpoint != nil }
+
     /// The FCM options given with `--service apns`, by name.
     var givenWithoutFCM: [String] {
         let given: [(String, Bool)] = [
@@ -60,19 +72,30 @@ struct FCMSendOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard service == .fcm else {
+        if service == .fcm && fcmEndpoint != nil {
+            throw ValidationError(
+                "--fcm-endpoint is the FCM half of a campaign whose APNs half goes to --endpoint: leave out --service fcm (with it, --endpoint is FCM's)."
+            )
+        }
+        if let fcmEndpoint {
+            do { _ = try SendJob.Endpoint(parsing: fcmEndpoint) } catch {
+                throw ValidationError("--fcm-endpoint: \(error).")
+            }
+        }
+        guard sendsFCM else {
             let given = givenWithoutFCM
             if !given.isEmpty {
                 throw ValidationError(
-                    "\(given.joined(separator: ", ")) \(given.count == 1 ? "is" : "are") FCM's: add --service fcm."
+                    "\(given.joined(separator: ", ")) \(given.count == 1 ? "is" : "are") FCM's: add --service fcm (or --fcm-endpoint for a campaign to both)."
                 )
             }
             return
         }
+        let sending = service == .fcm ? "--service fcm" : "--fcm-endpoint"
         switch (fcmCredentials, fcmBearer) {
         case (nil, nil):
             throw ValidationError(
-                "--service fcm needs credentials: --fcm-credentials FILE (a service account) or --fcm-bearer TOKEN."
+                "\(sending) needs credentials: --fcm-credentials FILE (a service account) or --fcm-bearer TOKEN."
             )
         case (.some, .some):
             throw ValidationError("--fcm-credentials and --fcm-bearer are two ways to authenticate: give one.")
@@ -89,9 +112,9 @@ struct FCMSendOptions: ParsableArguments {
         if let project { _ = try FCMSinkOptions.checkedProject(project) }
     }
 
-    /// The job's FCM part; `nil` with `--service apns`.
+    /// The job's FCM part; `nil` unless FCM is sent to.
     var job: SendJob.FCM? {
-        guard service == .fcm else { return nil }
+        guard sendsFCM else { return nil }
         if let fcmBearer { return SendJob.FCM(project: project, credentials: .bearer(fcmBearer)) }
         guard let fcmCredentials else { return nil }
         return SendJob.FCM(project: project, credentials: .serviceAccount(file: fcmCredentials, trust: fcmTokenTrust))

@@ -17,12 +17,18 @@ struct SendCommand: ParsableCommand {
         usage: """
             fanout send --endpoint <url> --template <file> --topic <topic> [<options>]
               fanout send --service fcm --endpoint <url> --template <file> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
+              fanout send --endpoint <url> --fcm-endpoint <url> --tokens <file> --template <file> --topic <topic> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
             """,
         discussion: """
             http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. With \
             --service fcm the requests are FCM HTTP v1 sends (POST /v1/projects/ID/messages:send, \
             the template a send request whose message gets "token": "{{token}}" unless it names a \
-            target, tokens FCM registration tokens, an OAuth2 bearer; docs/fcm.md). Every \
+            target, tokens FCM registration tokens, an OAuth2 bearer; docs/fcm.md). With \
+            --fcm-endpoint it is one campaign to both services: the token file's apns: and \
+            unlabelled lines go to --endpoint (APNs), its fcm: lines to --fcm-endpoint, the \
+            template {"apns": payload, "fcm": send request}, the two halves sent together, each \
+            with --output's apns/ or fcm/ folder, and campaign.json for the whole (docs/fcm.md, \
+            "One campaign across both services"). Every \
             connection keeps up to --streams requests in flight (and no more than the server \
             allows): the closed model. --rate R (with --duration, or --stage ramps) is the open \
             model: notifications are due on a schedule whatever the server does, and latency \
@@ -83,6 +89,7 @@ struct SendCommand: ParsableCommand {
 
     func validate() throws {
         if fcm.service == .fcm { try validateFCM() }
+        if fcm.fcmEndpoint != nil { try validateCampaign() }
         if broadcasting.broadcast {
             try validateBroadcast()
             if let connections = shape.connection.connections, connections > 1 {
@@ -130,6 +137,27 @@ struct SendCommand: ParsableCommand {
         }
     }
 
+    /// `--fcm-endpoint`'s rules: a labelled text file both halves read, and none of the options
+    /// that one run of the two would share (a side file, an address, the repeats).
+    private func validateCampaign() throws {
+        guard let path = tokenOptions.tokens, path != "-", TokenSource.file(path).isRereadable else {
+            throw ValidationError(
+                "--fcm-endpoint sends a campaign's token set, read once a half: give --tokens FILE, a regular text file of apns: and fcm: lines (not --generate, standard input or a pipe; fanout run --fleet generates both)."
+            )
+        }
+        let shared: [(String, Bool)] = [
+            ("--broadcast", broadcasting.broadcast), ("--gone-tokens", goneTokens != nil),
+            ("--rejects", tokenOptions.rejects != nil), ("--metrics", metricsOption.metrics != nil),
+            ("--serve", serveOption.serve != nil), ("--repeat", repeating.repeats > 1),
+        ]
+        let given = shared.filter(\.1).map(\.0)
+        if !given.isEmpty {
+            throw ValidationError(
+                "--fcm-endpoint's campaign does not take \(given.joined(separator: ", ")): each half would have its own (send each service on its own with them)."
+            )
+        }
+    }
+
     /// `--broadcast`'s rules: channels, not tokens; the app's bundle id; Apple's guard on the
     /// channel-management host too.
     private func validateBroadcast() throws {
@@ -167,9 +195,39 @@ struct SendCommand: ParsableCommand {
         return app
     }
 
-    /// The job the options describe.
+    /// The campaign the options describe (`--fcm-endpoint`); `nil` for one service's send.
+    func campaign() throws -> CampaignSendJob? {
+        guard let fcmEndpoint = fcm.fcmEndpoint, let fcmJob = fcm.job else { return nil }
+        // TLS's options are for whichever endpoints are https: one in cleartext leaves them to
+        // the other (both in cleartext, each half says they need https).
+        var (apnsTarget, fcmTarget) = (target, target)
+        let (apnsTLS, fcmTLS) = (
+            try EndpointOptions.parsedEndpoint(endpoint).tls, try SendJob.Endpoint(parsing: fcmEndpoint).tls
+        )
+        if !fcmTLS && apnsTLS { (fcmTarget.caFile, fcmTarget.insecure) = (nil, false) }
+        if !apnsTLS && fcmTLS { (apnsTarget.caFile, apnsTarget.insecure) = (nil, false) }
+        var apns = try apnsTarget.job(
+            endpoint: endpoint,
+            template: templateOptions.template,
+            templateOptions: templateOptions.options,
+            pushType: templateOptions.pushType,
+            tokens: tokenOptions.input
+        )
+        apns.shape = try shape.shape()
+        var fcmHalf = try fcmTarget.fcmJob(
+            endpoint: fcmEndpoint,
+            template: templateOptions.template,
+            fieldNames: templateOptions.options.fieldNames,
+            fcm: fcmJob,
+            tokens: tokenOptions.input
+        )
+        fcmHalf.shape = try shape.shape()
+        return CampaignSendJob(apns: try shaped(apns, apple: apns.endpoint.apple != nil), fcm: try shaped(fcmHalf))
+    }
+
+    /// The job the options describe (one service's; `campaign()` for both).
     func job() throws -> SendJob {
-        if let fcmJob = fcm.job {
+        if fcm.service == .fcm, let fcmJob = fcm.job {
             var job = try target.fcmJob(
                 endpoint: endpoint,
                 template: templateOptions.template,
@@ -235,6 +293,11 @@ struct SendCommand: ParsableCommand {
     }
 
     func run() throws {
+        if var campaign = try campaign() {
+            campaign.reporter = ConsoleReporter.shared
+            try campaign.run(into: output ?? RunFolder.new()).exit()
+            return
+        }
         var job = try job()
         job.reporter = ConsoleReporter.shared
         try job.run(into: output ?? RunFolder.new(), repeats: repeating.repeats).exit()

@@ -100,7 +100,7 @@ import Testing
             ),
             (
                 send + ["--topic", "com.example.app", "--fcm-bearer", "x"],
-                "error: --fcm-bearer is FCM's: add --service fcm."
+                "error: --fcm-bearer is FCM's: add --service fcm (or --fcm-endpoint for a campaign to both)."
             ),
         ]
         for (arguments, message) in cases {

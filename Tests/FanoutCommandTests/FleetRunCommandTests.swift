@@ -16,7 +16,7 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/campaign.json"))
         let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
-        #expect(document.campaign.accepted == 20_000 && document.campaign.reconciled)
+        #expect(document.campaign.accepted == 20_000 && document.campaign.reconciled == true)
         let apns = document.services[0]
         let fcm = document.services[1]
         #expect(

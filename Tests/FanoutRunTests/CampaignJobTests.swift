@@ -64,12 +64,12 @@ import Testing
         let apnsDevices = FleetShares(apns: 0.55, fcm: 0.45).apnsDevices(of: 20_000, seed: 3)
         #expect(document.services.map(\.devices) == [apnsDevices, 20_000 - apnsDevices])
         for half in document.services {
-            #expect(half.reconciled, "\(half.service)")
+            #expect(half.reconciled == true, "\(half.service)")
             #expect(half.accepted == Int(half.devices) && half.sent == half.accepted && half.failed == 0)
             #expect(FileManager.default.fileExists(atPath: "\(folder)/\(half.folder)/summary.json"))
         }
         #expect(document.campaign.devices == 20_000 && document.campaign.accepted == 20_000)
-        #expect(document.campaign.reconciled)
+        #expect(document.campaign.reconciled == true)
         #expect(document.campaign.seconds == document.services.map(\.seconds).max())
         // The halves run together: each began before the other ended.
         let (first, second) = (document.services[0], document.services[1])
