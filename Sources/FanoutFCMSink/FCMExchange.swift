@@ -2,6 +2,7 @@ import FanoutAPNs
 import FanoutFCM
 import FanoutFCMAuth
 import FanoutRandom
+import FanoutScenarioTerms
 import Foundation
 import NIOCore
 
@@ -22,6 +23,10 @@ struct FCMAnswer: Equatable {
     var status: Int
     /// Seconds for `retry-after` (429).
     var retryAfter: Int?
+
+    /// How long the answer is held before it goes out (nanoseconds): the sink's latency for a
+    /// send, 0 for a token request or without one.
+    var hold: UInt64 = 0
 
     /// A 401: `www-authenticate` goes with it.
     var unauthenticated: Bool { status == 401 }
@@ -65,6 +70,9 @@ struct FCMExchange {
     let watch: FCMConnectionWatch?
     /// Draws which sends fail (`internalShare`, `unavailableShare`).
     private var faults: SeededRandom
+    /// The sink's latency (`FCMSinkConfiguration.latency`), and its draws.
+    private let latency: LatencyDistribution?
+    private var latencyDraws: SinkRandom
 
     init(
         service: FCMService,
@@ -88,6 +96,8 @@ struct FCMExchange {
         }
         suffix = seed
         faults = SeededRandom(seed: seed)
+        latency = service.configuration.latency
+        latencyDraws = SinkRandom(seed: seed ^ 0x1A7E_0C1E)
         body = ByteBufferAllocator().buffer(capacity: 512)
         bearer.reserveCapacity(256)
         prepared = FCMPreparedBodies.shared
@@ -101,10 +111,10 @@ struct FCMExchange {
     /// connection; the body is left in `body`. With the instrument, a send's arrival and
     /// outcome go to the connection's watch.
     mutating func answer(_ request: FCMRequest, now: UInt64, openStreams: Int = 1) -> FCMAnswer {
-        let answer = decide(request, now: now)
-        if let watch, !isTokenRequest(request) {
-            watch.answered(received: now, accepted: answer.status == 200, open: openStreams, now: now)
-        }
+        var answer = decide(request, now: now)
+        guard watch != nil || latency != nil, !isTokenRequest(request) else { return answer }
+        watch?.answered(received: now, accepted: answer.status == 200, open: openStreams, now: now)
+        if let latency { answer.hold = latency.sample(&latencyDraws) }
         return answer
     }
 

@@ -91,12 +91,29 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         if let retryAfter = answer.retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
         let keepAlive = head.isKeepAlive && !draining()
         if !keepAlive { headers.add(name: "connection", value: "close") }
-        let status = HTTPResponseStatus(statusCode: answer.status)
-        context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
-            promise: nil
+        let response = HTTPResponseHead(
+            version: head.version,
+            status: HTTPResponseStatus(statusCode: answer.status),
+            headers: headers
         )
-        context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
+        guard answer.hold > 0 else {
+            write(response, exchange.body, keepAlive: keepAlive, context: context)
+            return
+        }
+        // Held for the sink's latency: NIO's pipelining helper reads no next request until this
+        // one's answer ends, so answers keep their order.
+        let body = exchange.body
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .nanoseconds(Int64(answer.hold))) {
+            guard bound.value.channel.isActive else { return }
+            handler.value.write(response, body, keepAlive: keepAlive, context: bound.value)
+        }
+    }
+
+    private func write(_ head: HTTPResponseHead, _ body: ByteBuffer, keepAlive: Bool, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
             // The sink's close when it is draining; a close the client asked for

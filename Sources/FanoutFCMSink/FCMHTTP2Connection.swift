@@ -2,7 +2,9 @@ import FanoutHTTP2
 import NIOCore
 import NIOSSL
 
-/// An FCM sink's HTTP/2 connection: each request to `FCMExchange`, its answer straight back.
+/// An FCM sink's HTTP/2 connection: each request to `FCMExchange`, its answer straight back,
+/// or with the sink's latency held until its time (`FCMHeldAnswers`, woken by the connection's
+/// timer).
 ///
 /// ```
 ///   HEADERS :method POST  :path /v1/projects/P/messages:send  authorization: Bearer ya29.…
@@ -17,6 +19,8 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     var exchange: FCMExchange
     /// A 429's fields by its Retry-After, made once each.
     private var retryFields: [Int: HTTP2Fields] = [:]
+    /// Answers waiting for the sink's latency.
+    private var held = FCMHeldAnswers()
     let draining: @Sendable () -> Bool
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
@@ -77,23 +81,43 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
                 now: connection.now
             )
         }
-        guard let prepared = Self.fields[answer.status] else {
-            // A status the table lacks: its fields made for it.
-            let fields = HTTP2Fields([
-                (":status", String(answer.status)), ("content-type", "application/json; charset=UTF-8"),
-            ])
-            connection.respond(stream: message.stream, fields, body: exchange.body)
+        if answer.hold > 0 {
+            held.hold(answer, body: exchange.body, stream: message.stream, due: connection.now &+ answer.hold)
             return
         }
-        if let retryAfter = answer.retryAfter {
+        respond(
+            stream: message.stream,
+            status: answer.status,
+            retryAfter: answer.retryAfter,
+            exchange.body,
+            &connection
+        )
+    }
+
+    /// Writes an answer: its status's fields (with `retry-after`, made once a value), `body`.
+    /// A stream reset or a connection gone since is not answered (`respond` says so, unheeded).
+    private mutating func respond(
+        stream: UInt32,
+        status: Int,
+        retryAfter: Int?,
+        _ body: ByteBuffer,
+        _ connection: inout HTTP2Writer
+    ) {
+        guard let prepared = Self.fields[status] else {
+            // A status the table lacks: its fields made for it.
+            let fields = HTTP2Fields([(":status", String(status)), ("content-type", "application/json; charset=UTF-8")])
+            _ = connection.respond(stream: stream, fields, body: body)
+            return
+        }
+        if let retryAfter {
             if retryFields[retryAfter] == nil {
                 var fields = prepared
                 fields.append(name: "retry-after", value: String(retryAfter), indexing: .withoutIndexing)
                 retryFields[retryAfter] = fields
             }
-            connection.respond(stream: message.stream, retryFields[retryAfter]!, body: exchange.body)
+            _ = connection.respond(stream: stream, retryFields[retryAfter]!, body: body)
         } else {
-            connection.respond(stream: message.stream, prepared, body: exchange.body)
+            _ = connection.respond(stream: stream, prepared, body: body)
         }
     }
 
@@ -112,7 +136,21 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         watch.closedBySink = connection.sentGoAway != nil
         exchange.closed(now: now)
     }
-    public var nextWakeUp: NIODeadline? { nil }
-    public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
+    /// When the earliest held answer is due.
+    public var nextWakeUp: NIODeadline? { held.earliest.map { NIODeadline.uptimeNanoseconds($0) } }
+
+    /// The held answers due by `now` go out.
+    public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {
+        while let (entry, body) = held.popDue(now: now.uptimeNanoseconds) {
+            respond(
+                stream: entry.stream,
+                status: Int(entry.status),
+                retryAfter: entry.retryAfter < 0 ? nil : Int(entry.retryAfter),
+                body,
+                &connection
+            )
+            held.release(entry)
+        }
+    }
     public mutating func outboundWritten(at now: UInt64) {}
 }

@@ -32,7 +32,7 @@ public final class FCMSink: Sendable {
     ) throws {
         self.service = service
         let draining = draining
-        let seeds = ManagedAtomic<UInt64>(0xFC3_5EED)
+        let seeds = ManagedAtomic<UInt64>(service.configuration.seed)
         let choice = FCMProtocolChoice(
             service: service,
             draining: { draining.load(ordering: .relaxed) },

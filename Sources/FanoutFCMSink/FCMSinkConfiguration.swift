@@ -1,4 +1,5 @@
 import FanoutFCM
+import FanoutScenarioTerms
 
 /// What an FCM sink serves and how it judges (docs/fcm.md; docs/sink.md, "FCM").
 public struct FCMSinkConfiguration: Sendable {
@@ -24,6 +25,13 @@ public struct FCMSinkConfiguration: Sendable {
     public var unavailableShare = 0.0
     /// Seconds a 503 asks for (Google documents no value: **our assumption**, docs/fcm.md).
     public var unavailableRetryAfter = 1
+    /// How long each send's answer is held (`--latency`): Google's own time, drawn per send
+    /// from the connection's seed, its stream held open meanwhile; token requests are answered
+    /// at once. `nil`: every answer at once (a wire in front, `--rtt`, is apart from it).
+    public var latency: LatencyDistribution?
+    /// The draws' seed (`--seed`): the first connection's latencies and faults are drawn from
+    /// it, each next connection's from the next of a sequence it starts.
+    public var seed: UInt64 = 0xFC3_5EED
     /// SETTINGS_MAX_CONCURRENT_STREAMS: Google's front end grants 100 (docs/fcm.md, "Transport").
     public var maxConcurrentStreams: UInt32 = 100
     /// How long an access token lives, in seconds: Google's answers say 3599.

@@ -88,8 +88,8 @@ public struct FleetShares: Sendable, Hashable, CustomStringConvertible {
 /// The FCM half sends the seed's poll as an FCM send (`PlanJob.fcmPoll`) over the run's
 /// connections with FCM's 100 streams each, with a service account whose tokens the FCM sink
 /// grants, to a sink holding FCM's default quota (600,000 a minute: a larger FCM half meets it
-/// as a real one would). Both halves take the run's wire (`--sink-rtt`), TLS (`--tls`),
-/// connections and threads; each is reconciled with its own sink, counts and digest.
+/// as a real one would). Both halves take the run's wire (`--sink-rtt`), its sink latency
+/// (`--sink-latency`), TLS (`--tls`), connections and threads; each is reconciled with its own sink, counts and digest.
 public struct CampaignJob: Sendable {
     /// The APNs half as the options describe the main job; its count and seed are the
     /// campaign's.
@@ -156,6 +156,8 @@ struct FCMHalf: Sendable {
         folder = NSTemporaryDirectory() + "fanout-campaign-fcm-\(UUID().uuidString)"
         var sinkConfiguration = FCMSinkConfiguration()
         sinkConfiguration.project = CampaignJob.project
+        // The run's sink latency is both sinks' (`--sink-latency`), as the wire is.
+        sinkConfiguration.latency = run.sink.scenario.latency
         let account: FCMServiceAccount
         let headers: NotificationHeaders
         do {

@@ -477,7 +477,7 @@ extension SinkCommand {
             ("--key-file/--key-id/--team-id", tokenKey.isGiven),
         ]
         return given.filter(\.1).map(\.0)
-            + scenario.givenOptions.filter { !SinkScenarioOptions.wireOptions.contains($0) }
+            + scenario.givenOptions.filter { !SinkScenarioOptions.fcmOptions.contains($0) }
             + devices.givenOptions
     }
 
@@ -522,6 +522,8 @@ extension SinkCommand {
         (job.host, job.port) = try address()
         job.threads = threads
         job.configuration = try fcm.configuration(noAuth: noAuth)
+        job.configuration.latency = scenario.latency
+        if let seed = scenario.seed { job.configuration.seed = seed }
         job.credentials = fcm.fcmCredentials
         job.credentialsOut = fcm.fcmCredentialsOut
         job.wire = try scenario.wire()

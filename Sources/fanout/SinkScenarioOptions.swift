@@ -236,6 +236,8 @@ extension SinkScenarioOptions {
     /// The options of this group that set the wire (`--rtt`, `--bandwidth`, `--sink-bandwidth`):
     /// the one part of a scenario both sinks take.
     static let wireOptions: Set = ["--rtt", "--bandwidth", "--sink-bandwidth"]
+    /// The options the FCM sink takes too: the wire's, the latency and its seed.
+    static let fcmOptions = wireOptions.union(["--latency", "--seed"])
 
     /// The wire those options give (`nil`: none), checked as a scenario checks it.
     func wire() throws -> SinkWire? {

@@ -53,6 +53,39 @@ import Testing
         )
     }
 
+    /// The sink's latency against physics: a sink that holds every send 50 ms cannot answer
+    /// one sooner, and one connection of 100 streams then carries at most 100 sends a 50 ms,
+    /// 2,000 a second: 2,000 sends take a second at least. (Bounds the answers cannot cross
+    /// however loaded the machine: nothing here times the machine.)
+    @Test func theSinksLatencyHoldsEverySendAndBoundsThroughput() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink([
+            "--service", "fcm", "--fcm-credentials-out", folder, "--latency", "fixed:50ms",
+        ])
+        defer { sink.stop() }
+        let result = try CommandRunner.run(
+            [
+                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "2000",
+                "--connections", "1", "--streams", "100", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.accepted == 2000)
+        let latency = try #require(summary.latency)
+        #expect(latency.p50 >= 50 && latency.p90 >= 50, "\(latency)")
+        // latency.hgrm's first row is the least latency measured.
+        let hgrm = try String(contentsOfFile: folder + "/run/latency.hgrm", encoding: .utf8)
+        let least = hgrm.split(separator: "\n").lazy.compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).first.flatMap { Double($0) }
+        }.first
+        #expect(try #require(least) >= 50, "\(hgrm.prefix(400))")
+        #expect(summary.elapsedSeconds >= 1.0, "\(summary.elapsedSeconds) s")
+    }
+
     @Test func aBearerTheSinkNeverIssuedIsARefusal() throws {
         let (sink, port) = try CommandRunner.sink(["--service", "fcm"])
         defer { sink.stop() }

@@ -51,6 +51,23 @@ import Testing
         }
     }
 
+    /// `--sink-latency` holds both sinks' answers: neither half's answers come sooner.
+    @Test func theSinkLatencyIsBothSinks() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "run", "--fleet", "apns=50%,fcm=50%", "--count", "400", "--connections", "1", "--sink-latency",
+            "fixed:250ms", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/campaign.json"))
+        let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
+        for half in document.services {
+            let latency = try #require(half.latencyMilliseconds, "\(half.service)")
+            #expect(latency.p50 >= 250, "\(half.service): \(latency)")
+        }
+    }
+
     @Test func whatACampaignCannotDoIsRefused() throws {
         let cases: [([String], String)] = [
             (

@@ -332,8 +332,8 @@ import Testing
         #expect(scheduler.due(received: Self.opened + 20 * Self.second, &random) == Self.opened + 21 * Self.second)
     }
 
-    static func entry(due: UInt64, stream: UInt32) -> PendingResponses.Entry {
-        PendingResponses.Entry(due: due, stream: stream, digestHash: 0, reason: -1)
+    static func entry(due: UInt64, stream: UInt32) -> PendingResponse {
+        PendingResponse(due: due, stream: stream, digestHash: 0, reason: -1)
     }
 
     @Test func heldAnswersComeOutInDueOrderWhenDue() {

@@ -261,5 +261,5 @@ extension String {
 /// A held answer is one cache line: the heap of them is what a sink holding a million answers
 /// keeps in memory.
 @Test func aHeldAnswerIs64Bytes() {
-    #expect(MemoryLayout<PendingResponses.Entry>.stride == 64)
+    #expect(MemoryLayout<PendingResponse>.stride == 64)
 }

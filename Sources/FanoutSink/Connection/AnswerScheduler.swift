@@ -69,12 +69,12 @@ struct AnswerScheduler {
         return due + length - elapsed % every
     }
 
-    mutating func hold(_ entry: PendingResponses.Entry) {
+    mutating func hold(_ entry: PendingResponse) {
         pending.push(entry)
     }
 
     /// Removes and returns the earliest held answer if it is due at `now`.
-    mutating func popDue(now: UInt64) -> PendingResponses.Entry? {
+    mutating func popDue(now: UInt64) -> PendingResponse? {
         pending.popDue(now: now)
     }
 

@@ -86,11 +86,11 @@ struct AnswerWriter {
     }
 
     /// Keeps the apns-id with a held answer, and takes it back when the answer is due.
-    func hold(into entry: inout PendingResponses.Entry) {
+    func hold(into entry: inout PendingResponse) {
         withUnsafeMutableBytes(of: &entry.id) { $0.copyMemory(from: apnsID) }
     }
 
-    func restore(from entry: PendingResponses.Entry) {
+    func restore(from entry: PendingResponse) {
         var id = entry.id
         withUnsafeBytes(of: &id) { idStorage.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<36])) }
     }

@@ -202,7 +202,7 @@ struct SinkConnectionState {
     enum Reply {
         case none
         case now(AnswerWriter.Answer)
-        case later(PendingResponses.Entry)
+        case later(PendingResponse)
     }
 
     /// How a decided request is answered, and what its lateness is timed by: the transit, the
@@ -220,7 +220,7 @@ struct SinkConnectionState {
             : max(1, min(received - min(received, request.sentAt + settings.wireOneWay), AnswerWriter.longestTransit))
         guard request.due <= now else {
             return .later(
-                PendingResponses.Entry(
+                PendingResponse(
                     due: request.due,
                     stream: request.stream,
                     transit: UInt32(transit == 0 ? 0 : max(1, transit / 1000)),
