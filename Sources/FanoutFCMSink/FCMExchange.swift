@@ -223,7 +223,8 @@ struct FCMExchange {
             switch FCMTokenFate.of(
                 token,
                 unregistered: service.configuration.unregisteredShare,
-                otherSender: service.configuration.otherSenderShare
+                otherSender: service.configuration.otherSenderShare,
+                listed: service.configuration.unregisteredTokens
             ) {
             case .registered: break
             case .unregistered:

@@ -20,6 +20,8 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
     private var body: ByteBuffer
     private var bodyLength = 0
     private let draining: @Sendable () -> Bool
+    /// Requests answered on this connection, for `goAwayAfterRequests`.
+    private var requests = 0
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
         self.exchange = exchange
@@ -89,7 +91,9 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
             headers.add(name: "www-authenticate", value: #"Bearer realm="https://accounts.google.com/""#)
         }
         if let retryAfter = answer.retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
-        let keepAlive = head.isKeepAlive && !draining()
+        requests += 1
+        let retired = exchange.service.configuration.goAwayAfterRequests.map { requests >= $0 } ?? false
+        let keepAlive = head.isKeepAlive && !draining() && !retired
         if !keepAlive { headers.add(name: "connection", value: "close") }
         let response = HTTPResponseHead(
             version: head.version,
@@ -97,7 +101,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
             headers: headers
         )
         guard answer.hold > 0 else {
-            write(response, exchange.body, keepAlive: keepAlive, context: context)
+            write(response, exchange.body, keepAlive: keepAlive, retired: retired, context: context)
             return
         }
         // Held for the sink's latency: NIO's pipelining helper reads no next request until this
@@ -107,18 +111,26 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: .nanoseconds(Int64(answer.hold))) {
             guard bound.value.channel.isActive else { return }
-            handler.value.write(response, body, keepAlive: keepAlive, context: bound.value)
+            handler.value.write(response, body, keepAlive: keepAlive, retired: retired, context: bound.value)
         }
     }
 
-    private func write(_ head: HTTPResponseHead, _ body: ByteBuffer, keepAlive: Bool, context: ChannelHandlerContext) {
+    /// Writes an answer; the connection closed after it unless `keepAlive`, by the sink when
+    /// `retired` (`goAwayAfterRequests`) or draining.
+    private func write(
+        _ head: HTTPResponseHead,
+        _ body: ByteBuffer,
+        keepAlive: Bool,
+        retired: Bool,
+        context: ChannelHandlerContext
+    ) {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
-            // The sink's close when it is draining; a close the client asked for
-            // (`connection: close`, HTTP/1.0) is the provider's, and may be churn.
-            if draining() { exchange.watch?.closedBySink = true }
+            // The sink's close when it is draining or retires the connection; a close the
+            // client asked for (`connection: close`, HTTP/1.0) is the provider's, and may be churn.
+            if draining() || retired { exchange.watch?.closedBySink = true }
             let channel = context.channel
             ended.whenComplete { _ in channel.close(promise: nil) }
         }

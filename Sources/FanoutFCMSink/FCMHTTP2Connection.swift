@@ -21,11 +21,15 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     private var retryFields: [Int: HTTP2Fields] = [:]
     /// Answers waiting for the sink's latency.
     private var held = FCMHeldAnswers()
+    /// Requests this connection has read, for `goAwayAfterRequests`.
+    private var requests = 0
+    private let goAwayAfterRequests: Int?
     let draining: @Sendable () -> Bool
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
         self.exchange = exchange
         self.draining = draining
+        goAwayAfterRequests = exchange.service.configuration.goAwayAfterRequests
     }
 
     /// A connection of `service`'s, not drained: for a pair in memory (`HTTP2InMemoryPair`),
@@ -83,15 +87,18 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         }
         if answer.hold > 0 {
             held.hold(answer, body: exchange.body, stream: message.stream, due: connection.now &+ answer.hold)
-            return
+        } else {
+            respond(
+                stream: message.stream,
+                status: answer.status,
+                retryAfter: answer.retryAfter,
+                exchange.body,
+                &connection
+            )
         }
-        respond(
-            stream: message.stream,
-            status: answer.status,
-            retryAfter: answer.retryAfter,
-            exchange.body,
-            &connection
-        )
+        requests &+= 1
+        // The connection retired: streams after this one are refused, those read are answered.
+        if let limit = goAwayAfterRequests, requests >= limit, connection.sentGoAway == nil { connection.goAway() }
     }
 
     /// Writes an answer: its status's fields (with `retry-after`, made once a value), `body`.

@@ -14,6 +14,9 @@ public struct FCMSinkConfiguration: Sendable {
     public var deviceLimits: DeviceLimits? = DeviceLimits()
     /// Tokens the sink holds unregistered (404 UNREGISTERED), by a hash of the token's text.
     public var unregisteredShare = 0.0
+    /// Tokens listed as unregistered (`--unregistered-tokens FILE`), by `FCMTokenFate.hash`:
+    /// each answered 404 UNREGISTERED, whatever the shares draw.
+    public var unregisteredTokens: Set<UInt64> = []
     /// Tokens of another sender (403 SENDER_ID_MISMATCH), by the same hash, apart from those.
     public var otherSenderShare = 0.0
     /// Sends the sink fails with 500 INTERNAL, drawn per send (a retry may get through), after
@@ -29,6 +32,11 @@ public struct FCMSinkConfiguration: Sendable {
     /// from the connection's seed, its stream held open meanwhile; token requests are answered
     /// at once. `nil`: every answer at once (a wire in front, `--rtt`, is apart from it).
     public var latency: LatencyDistribution?
+    /// GOAWAY (NO_ERROR) after this many requests on an HTTP/2 connection, the streams it has
+    /// answered as usual; on HTTP/1.1 the answer to that request says `connection: close`
+    /// (`--goaway-after-requests`): a front end retiring a connection, which a sender must
+    /// follow onto a new one without losing or repeating a send. `nil`: never.
+    public var goAwayAfterRequests: Int?
     /// The draws' seed (`--seed`): the first connection's latencies and faults are drawn from
     /// it, each next connection's from the next of a sequence it starts.
     public var seed: UInt64 = 0xFC3_5EED

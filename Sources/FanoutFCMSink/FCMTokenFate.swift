@@ -1,8 +1,10 @@
-/// Which tokens the sink holds unregistered or of another sender: a hash of the token's text
-/// (FNV-1a, 64 bits) taken modulo a million, so a sender can tell in advance what the sink will
-/// answer for each, and the shares hold over any large set of distinct tokens.
+/// Which tokens the sink holds unregistered or of another sender: the tokens listed
+/// (`--unregistered-tokens FILE`, by their hash), then a hash of the token's text (FNV-1a, 64
+/// bits) taken modulo a million, so a sender can tell in advance what the sink will answer for
+/// each, and the shares hold over any large set of distinct tokens.
 ///
 /// ```
+///   listed ─► 404 UNREGISTERED
 ///   0 ………… unregistered × 10⁶ ………… (unregistered + other sender) × 10⁶ ………… 10⁶
 ///   └── 404 UNREGISTERED ──┘└────── 403 SENDER_ID_MISMATCH ──────┘└── delivered ──┘
 /// ```
@@ -12,10 +14,13 @@ public enum FCMTokenFate: Sendable, Hashable {
     public static func of(
         _ token: UnsafeRawBufferPointer,
         unregistered: Double,
-        otherSender: Double
+        otherSender: Double,
+        listed: Set<UInt64> = []
     ) -> FCMTokenFate {
-        guard unregistered > 0 || otherSender > 0 else { return .registered }
-        let position = Double(hash(token) % 1_000_000)
+        guard unregistered > 0 || otherSender > 0 || !listed.isEmpty else { return .registered }
+        let hash = hash(token)
+        if !listed.isEmpty && listed.contains(hash) { return .unregistered }
+        let position = Double(hash % 1_000_000)
         if position < unregistered * 1_000_000 { return .unregistered }
         if position < (unregistered + otherSender) * 1_000_000 { return .otherSender }
         return .registered

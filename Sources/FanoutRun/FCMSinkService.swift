@@ -4,6 +4,7 @@ import FanoutFCMSink
 import FanoutInstrument
 import FanoutNotation
 import FanoutSink
+import FanoutTokens
 import FanoutWire
 import Foundation
 import NIOCore
@@ -30,6 +31,10 @@ public struct FCMSinkJob: Sendable {
     public var credentialsOut: String?
     /// `--rtt`, `--bandwidth`, `--sink-bandwidth`: a path in front of every connection.
     public var wire: SinkWire?
+    /// `--unregistered-tokens FILE`: FCM registration tokens, in the lines `fanout send
+    /// --service fcm` reads, each answered 404 UNREGISTERED (`FCMSinkConfiguration
+    /// .unregisteredTokens`).
+    public var unregisteredTokens: String?
     /// `--duration`: stop this long after listening.
     public var duration: Duration?
     /// `--output DIR` (with `--plan-rtt`, `--min-measured`): the sink as the provider's
@@ -103,11 +108,29 @@ public struct FCMSinkService: Service {
         try output.write(report, telling: job.reporter)
     }
 
+    /// The sink's configuration with the files it names read.
+    func configuration() throws -> FCMSinkConfiguration {
+        var configuration = job.configuration
+        if let path = job.unregisteredTokens {
+            do {
+                configuration.unregisteredTokens = Set(
+                    try TokenListFile.tokens(at: path, format: .fcm).map { token in
+                        var token = token
+                        return token.withUTF8 { FCMTokenFate.hash(UnsafeRawBufferPointer($0)) }
+                    }
+                )
+            } catch {
+                throw JobError.input("--unregistered-tokens: \(error)")
+            }
+        }
+        return configuration
+    }
+
     private func start(instrument: ProviderInstrument?) throws -> (FCMSink, MultiThreadedEventLoopGroup) {
         let account = try account()
         let reporter = job.reporter
         let service = FCMService(
-            configuration: job.configuration,
+            configuration: try configuration(),
             account: account,
             instrument: instrument,
             wireRoundTrip: job.wire?.roundTrip.largest ?? 0

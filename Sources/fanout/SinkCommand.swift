@@ -482,6 +482,11 @@ extension SinkCommand {
     }
 
     func validateFCM() throws {
+        if let goAway = scenario.goawayAfterRequests, goAway.reason != .shutdown {
+            throw ValidationError(
+                "--goaway-after-requests \(goAway.requests):\(goAway.reason.rawValue): FCM's GOAWAY carries no APNs reason: give N alone."
+            )
+        }
         let apnsOnly = givenForAPNsOnly
         if !apnsOnly.isEmpty {
             throw ValidationError(
@@ -524,6 +529,8 @@ extension SinkCommand {
         job.configuration = try fcm.configuration(noAuth: noAuth)
         job.configuration.latency = scenario.latency
         if let seed = scenario.seed { job.configuration.seed = seed }
+        job.unregisteredTokens = scenario.unregisteredTokens
+        job.configuration.goAwayAfterRequests = scenario.goawayAfterRequests?.requests
         job.credentials = fcm.fcmCredentials
         job.credentialsOut = fcm.fcmCredentialsOut
         job.wire = try scenario.wire()

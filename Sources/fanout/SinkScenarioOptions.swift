@@ -137,7 +137,7 @@ struct SinkScenarioOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "GOAWAY after N requests on a connection, with an APNs reason (default: Shutdown).",
+            "GOAWAY after N requests on a connection, with an APNs reason (default: Shutdown); fcm: N alone (GOAWAY NO_ERROR, HTTP/1.1 connection: close).",
             valueName: "n[:reason]"
         ),
         transform: { try SinkScenario.goAway($0) }
@@ -236,8 +236,11 @@ extension SinkScenarioOptions {
     /// The options of this group that set the wire (`--rtt`, `--bandwidth`, `--sink-bandwidth`):
     /// the one part of a scenario both sinks take.
     static let wireOptions: Set = ["--rtt", "--bandwidth", "--sink-bandwidth"]
-    /// The options the FCM sink takes too: the wire's, the latency and its seed.
-    static let fcmOptions = wireOptions.union(["--latency", "--seed"])
+    /// The options the FCM sink takes too: the wire's, the latency and its seed, the tokens held
+    /// unregistered, the connections retired after N requests.
+    static let fcmOptions = wireOptions.union([
+        "--latency", "--seed", "--unregistered-tokens", "--goaway-after-requests",
+    ])
 
     /// The wire those options give (`nil`: none), checked as a scenario checks it.
     func wire() throws -> SinkWire? {

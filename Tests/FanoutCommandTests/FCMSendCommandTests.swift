@@ -86,6 +86,106 @@ import Testing
         #expect(summary.elapsedSeconds >= 1.0, "\(summary.elapsedSeconds) s")
     }
 
+    /// `--unregistered-tokens FILE`: exactly the tokens listed (labelled or not) are answered
+    /// 404 UNREGISTERED, and the sender's gone tokens are that list.
+    @Test func theTokensListedUnregisteredAreTheOnesGone() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let tokens = (0..<1000).map { "dXpLq7Rz0aE\($0):APA91bHun4Mx-\($0 * 7919)" }
+        try (tokens.joined(separator: "\n") + "\n").write(
+            toFile: folder + "/tokens.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let listed = stride(from: 3, to: 1000, by: 27).map { tokens[$0] }
+        let list =
+            ["# held unregistered"] + listed.enumerated().map { $0.offset % 2 == 0 ? $0.element : "fcm:" + $0.element }
+        try (list.joined(separator: "\n") + "\n").write(
+            toFile: folder + "/gone-list.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let (sink, port) = try CommandRunner.sink([
+            "--service", "fcm", "--fcm-credentials-out", folder, "--unregistered-tokens", folder + "/gone-list.txt",
+        ])
+        defer { sink.stop() }
+        let result = try CommandRunner.run(
+            [
+                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--tokens",
+                folder + "/tokens.txt", "--gone-tokens", folder + "/gone.txt", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.rejected[.fcm(.unregistered)] == listed.count)
+        #expect(summary.accepted == 1000 - listed.count)
+        let gone = try String(contentsOfFile: folder + "/gone.txt", encoding: .utf8).split(separator: "\n").map(
+            String.init
+        )
+        #expect(Set(gone) == Set(listed) && gone.count == listed.count)
+        // A list that holds another service's token is refused where it does.
+        try "\(tokens[0])\napns:\(String(repeating: "ab", count: 32))\n".write(
+            toFile: folder + "/bad-list.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let bad = try CommandRunner.run(
+            ["sink", "--service", "fcm", "--listen", "127.0.0.1:0", "--unregistered-tokens", folder + "/bad-list.txt"]
+        )
+        #expect(bad.status == 1)
+        #expect(
+            line(of: bad.standardError, keyed: "error: ")
+                == "error: --unregistered-tokens: \(folder)/bad-list.txt:2:1: the line is APNs's (apns:), and these tokens are FCM's: a set of both services is a campaign's (fanout send --fcm-endpoint sends each half to its own service)",
+            "\(bad.standardError)"
+        )
+    }
+
+    /// `--goaway-after-requests N`: each connection retired after N sends (GOAWAY), the sender
+    /// following onto new ones: every token delivered once, none lost, none twice.
+    @Test func connectionsRetiredByGoAwayLoseAndRepeatNothing() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink([
+            "--service", "fcm", "--fcm-credentials-out", folder, "--goaway-after-requests", "250", "--output",
+            folder + "/sink",
+        ])
+        defer { sink.stop() }
+        let result = try CommandRunner.run(
+            [
+                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "3000",
+                "--connections", "2", "--output", folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder + "/run")
+        #expect(summary.accepted == 3000 && summary.failed.isEmpty)
+        let stopped = sink.stop()
+        #expect(lines(of: stopped.output, keyed: "  delivered ") == ["  delivered 3,000"], "\(stopped.output)")
+        // 3,000 sends at most 250 a connection: 12 connections at least, and the token request's.
+        let connections = line(of: stopped.output, keyed: "fcm sink: ").flatMap { line in
+            line.split(separator: " ").reversed().dropFirst().first.flatMap { Int($0) }
+        }
+        #expect(try #require(connections) >= 13, "\(stopped.output)")
+        // The card agrees: no stream after a GOAWAY, no send twice, no churn (the sink closed them).
+        let sinkSummary = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: folder + "/sink/summary.json"))
+            )
+                as? [String: Any]
+        )
+        let card = try #require((sinkSummary["provider"] as? [String: Any])?["card"] as? [String: Any])
+        let checks = try #require(card["checks"] as? [[String: Any]])
+        let counts = Dictionary(
+            uniqueKeysWithValues: checks.map { ($0["rule"] as? String ?? "", $0["count"] as? Int ?? -1) }
+        )
+        #expect(counts["after-goaway"] == 0 && counts["duplicate"] == 0 && counts["churn"] == 0, "\(counts)")
+        #expect(card["violations"] as? Int == 0, "\(counts)")
+    }
+
     @Test func aBearerTheSinkNeverIssuedIsARefusal() throws {
         let (sink, port) = try CommandRunner.sink(["--service", "fcm"])
         defer { sink.stop() }
