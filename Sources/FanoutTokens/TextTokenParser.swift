@@ -143,7 +143,8 @@ struct TextTokenParser {
             }
             // A label's colon is in FCM's alphabet, so an FCM reader looks for one on each line;
             // a hex scan stops inside one (`apns:`'s p, `fcm:`'s m), so an APNs reader finds it
-            // where it turns a line down, and a plain hex line costs nothing more.
+            // where it turns a line down, off a plain line's path (the loop still measured 2
+            // instructions a token dearer for it: docs/tokens.md).
             if !Alphabet.isHex {
                 if try labelled(batch, base, lineStart, contentEnd, alphabet) { continue }
                 if lines == .campaignHalf {
