@@ -66,6 +66,10 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
 
     public mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+        if case .streamReset = event {
+            held.streamReset { connection.isOpen($0) }
+            return
+        }
         guard case .message(let message) = event else { return }
         let headers = message.headers
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)

@@ -26,6 +26,8 @@ struct FCMHeldAnswers {
     private var bodies: [ByteBuffer] = []
     /// Indices of `bodies` free for the next answer.
     private var free: [Int32] = []
+    /// Streams reset while answers were held: some of the held answers may be for them.
+    private var resetsWhileHolding = 0
 
     var count: Int { queue.count }
     var earliest: UInt64? { queue.earliest }
@@ -61,5 +63,24 @@ struct FCMHeldAnswers {
     /// `entry`'s body may be used again.
     mutating func release(_ entry: Entry) {
         free.append(entry.body)
+    }
+
+    /// A stream was reset: its held answer would never be sent. Once resets could account for
+    /// half of what is held, the answers of streams no longer open (`isOpen`) are dropped and
+    /// their bodies freed, so a client that opens and resets streams (rapid reset) cannot make
+    /// the heap grow past twice what is open (the APNs sink's rule, `AnswerScheduler`). The
+    /// sink counted each when it decided it (`FCMExchange`), as FCM counts a message it took.
+    mutating func streamReset(isOpen: (UInt32) -> Bool) {
+        guard queue.count > 0 else { return }
+        resetsWhileHolding += 1
+        guard resetsWhileHolding >= 64, 2 * resetsWhileHolding >= queue.count else { return }
+        var dropped: [Int32] = []
+        queue.removeAll { entry in
+            guard !isOpen(entry.stream) else { return false }
+            dropped.append(entry.body)
+            return true
+        }
+        free += dropped
+        resetsWhileHolding = 0
     }
 }

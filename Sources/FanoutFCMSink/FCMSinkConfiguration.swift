@@ -37,8 +37,8 @@ public struct FCMSinkConfiguration: Sendable {
     /// (`--goaway-after-requests`): a front end retiring a connection, which a sender must
     /// follow onto a new one without losing or repeating a send. `nil`: never.
     public var goAwayAfterRequests: Int?
-    /// The draws' seed (`--seed`): the first connection's latencies and faults are drawn from
-    /// it, each next connection's from the next of a sequence it starts.
+    /// The draws' seed (`--seed`): each connection's latencies and faults are drawn from the
+    /// next of a sequence it starts (shared with the wire's draws).
     public var seed: UInt64 = 0xFC3_5EED
     /// SETTINGS_MAX_CONCURRENT_STREAMS: Google's front end grants 100 (docs/fcm.md, "Transport").
     public var maxConcurrentStreams: UInt32 = 100

@@ -109,7 +109,6 @@ public struct PayloadTemplate: Sendable {
     /// Compiles the APNs payload `root` of `source` (the whole file, or one member of a
     /// campaign's template: its errors are placed in the file).
     init(root: SourceNode, source: SourceText, options: Options) throws(PayloadTemplateError) {
-        let file = source.file
         let decoder = PayloadDecoder(
             source: source,
             syntax: PlaceholderSyntax(fieldNames: options.fieldNames),
@@ -120,7 +119,7 @@ public struct PayloadTemplate: Sendable {
             try self.init(payload: payload, options: options)
         } catch {
             var located = error
-            located.location = located.location ?? TemplateLocation(file: file, line: 1, column: 1)
+            located.location = located.location ?? source.location(of: root.offset)
             throw located
         }
     }
@@ -139,7 +138,6 @@ public struct PayloadTemplate: Sendable {
     /// Compiles the FCM send request `root` of `source` (the whole file, or a campaign
     /// template's `fcm` member).
     init(fcmSendRoot root: SourceNode, source: SourceText, fieldNames: [String]) throws(PayloadTemplateError) {
-        let file = source.file
         let decoder = PayloadDecoder(
             source: source,
             syntax: PlaceholderSyntax(fieldNames: fieldNames),
@@ -151,7 +149,7 @@ public struct PayloadTemplate: Sendable {
             try writer.write(fcmSend: members)
         } catch {
             var located = error
-            located.location = located.location ?? TemplateLocation(file: file, line: 1, column: 1)
+            located.location = located.location ?? source.location(of: root.offset)
             throw located
         }
         document = .fcmSend(members)
@@ -162,7 +160,7 @@ public struct PayloadTemplate: Sendable {
                 .tooLarge,
                 "the FCM send is \(writer.bytes.count) bytes before any placeholder is filled in, over the "
                     + "\(Self.fcmBodyLimit)-byte body a send may have here",
-                at: TemplateLocation(file: file, line: 1, column: 1)
+                at: source.location(of: root.offset)
             )
         }
     }

@@ -5,14 +5,15 @@ import FanoutPush
 /// summary.json as any run's; this file is what they make together.
 ///
 /// ```
-///   {"schema": 1,
+///   {"schema": 2,
 ///    "fleet": {"apns": 0.55, "fcm": 0.45},
 ///    "services": [{"service": "apns", "folder": "apns", "devices": 549914, …},
 ///                 {"service": "fcm",  "folder": "fcm",  "devices": 450086, …}],
 ///    "campaign": {"devices": 1000000, "accepted": 1000000, "seconds": 6.2, …}}
 /// ```
 public struct CampaignDocument: Codable, Sendable, Equatable {
-    public var schema = 1
+    /// 2 since `reconciled` may be absent (a half sent to an endpoint the run cannot see).
+    public var schema = 2
     /// Each service's share of the devices: as asked (`run --fleet`), or as the token set held
     /// them (`send --fcm-endpoint`).
     public var fleet: [String: Double]

@@ -48,19 +48,21 @@ public struct CampaignSendJob: Sendable {
             inputs: apns.inputs + fcm.inputs,
             folders: [("--output", directory)]
         )
-        let apnsConfiguration = try apns.loadConfiguration()
-        defer {
-            apnsConfiguration.goneTokens?.close()
-            apnsConfiguration.endpoint.authorizations?.stop()
-        }
-        let fcmConfiguration = try fcm.loadConfiguration()
-        defer {
-            fcmConfiguration.goneTokens?.close()
-            fcmConfiguration.endpoint.authorizations?.stop()
-        }
         let (apns, fcm) = (self.apns, self.fcm)
+        // The folder is locked and the signals watched first: a stop during the FCM half's
+        // first token fetch is a stop, and a folder in use is said before any fetch.
         return try Campaign.run(into: directory, reporter: reporter) { signals in
-            try Campaign.run(
+            let apnsConfiguration = try apns.loadConfiguration()
+            defer {
+                apnsConfiguration.goneTokens?.close()
+                apnsConfiguration.endpoint.authorizations?.stop()
+            }
+            let fcmConfiguration = try fcm.loadConfiguration()
+            defer {
+                fcmConfiguration.goneTokens?.close()
+                fcmConfiguration.endpoint.authorizations?.stop()
+            }
+            return try Campaign.run(
                 [
                     Campaign.Half(service: .apns, devices: nil) { try apns.run(apnsConfiguration, started: $0) },
                     Campaign.Half(service: .fcm, devices: nil) { try fcm.run(fcmConfiguration, started: $0) },

@@ -260,10 +260,14 @@ struct TextTokenParser {
         if content.count >= Self.longestLine { throw tooLong(line) }
         // A CR where the token stops, not followed by LF: a file with old Mac line ends, read
         // as one line. Said here, off the parsing loop (a test there cost 6 instructions a token).
-        let reason =
+        var reason =
             column >= 1 && column <= content.count && content[column - 1] == UInt8(ascii: "\r")
             ? "a carriage return (CR) without a line feed after it: token lists end lines with LF or CRLF (tr '\\r' '\\n' converts the file)"
             : reason
+        // In a campaign's file the likeliest slip is an FCM token without its label.
+        if lines == .campaignHalf && scansHex && TokenLabel.starts(content.baseAddress!, count: content.count) == nil {
+            reason += " (in a campaign's file an unlabelled line is an APNs token: an FCM token's line begins fcm:)"
+        }
         switch policy {
         case .fail:
             throw TokenSetError(reason, source: source, line: line, column: column)

@@ -27,8 +27,8 @@ struct SendCommand: ParsableCommand {
             --fcm-endpoint it is one campaign to both services: the token file's apns: and \
             unlabelled lines go to --endpoint (APNs), its fcm: lines to --fcm-endpoint, the \
             template {"apns": payload, "fcm": send request}, the two halves sent together, each \
-            with --output's apns/ or fcm/ folder, and campaign.json for the whole (docs/fcm.md, \
-            "One campaign across both services"). Every \
+            with --output's apns/ or fcm/ folder, and campaign.json for the whole \
+            (docs/load-engine.md, "A campaign from a token file"). Every \
             connection keeps up to --streams requests in flight (and no more than the server \
             allows): the closed model. --rate R (with --duration, or --stage ramps) is the open \
             model: notifications are due on a schedule whatever the server does, and latency \

@@ -199,10 +199,15 @@ import Testing
                 ["sink", "--service", "fcm", "--fcm-unregistered", "60%", "--fcm-other-sender", "50%"],
                 "error: --fcm-unregistered and --fcm-other-sender add up to more than 100%."
             ),
-            // The wire is the one part of a scenario FCM's sink takes; the rest is APNs'.
+            // The wire, the latency and its seed, the tokens held unregistered and the GOAWAY
+            // after N are the parts of a scenario FCM's sink takes; the rest is APNs'.
             (
-                ["sink", "--service", "fcm", "--rtt", "80ms", "--latency", "fixed:5ms"],
-                "error: --service fcm does not take --latency: it mocks APNs alone (docs/fcm.md)."
+                ["sink", "--service", "fcm", "--rtt", "80ms", "--latency", "fixed:5ms", "--error", "Unregistered:1%"],
+                "error: --service fcm does not take --error: it mocks APNs alone (docs/fcm.md)."
+            ),
+            (
+                ["sink", "--service", "fcm", "--goaway-after-requests", "5:TooManyRequests"],
+                "error: --goaway-after-requests 5:TooManyRequests: FCM's GOAWAY carries no APNs reason: give N alone."
             ),
             (
                 ["sink", "--service", "fcm", "--plan-rtt", "80ms"],

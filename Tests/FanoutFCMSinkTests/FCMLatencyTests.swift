@@ -68,6 +68,38 @@ import Testing
         #expect(held.count == 0 && held.earliest == nil)
     }
 
+    /// Streams reset while their answers are held (rapid reset): once resets are 64 and could
+    /// be half of what is held, the answers of closed streams go, their bodies free for the next; the
+    /// answers of open streams stay.
+    @Test func answersOfResetStreamsAreDroppedAndTheirBodiesReused() {
+        var held = FCMHeldAnswers()
+        for stream in 1...100 {
+            held.hold(FCMAnswer(status: 200), body: ByteBuffer(string: "a"), stream: UInt32(stream), due: 1_000)
+        }
+        // Streams 1…80 reset; 81…100 still open.
+        let open: (UInt32) -> Bool = { $0 > 80 }
+        for _ in 1...63 { held.streamReset(isOpen: open) }
+        #expect(held.count == 100, "fewer than 64 resets: nothing swept yet")
+        held.streamReset(isOpen: open)
+        #expect(held.count == 20)
+        var streams: [UInt32] = []
+        while let (entry, _) = held.popDue(now: 1_000) {
+            streams.append(entry.stream)
+            held.release(entry)
+        }
+        #expect(streams.sorted() == Array(81...100))
+        // 100 bodies were made; the next 100 answers take them, no new one.
+        for stream in 1...100 {
+            held.hold(FCMAnswer(status: 200), body: ByteBuffer(string: "b"), stream: UInt32(stream), due: 2_000)
+        }
+        var indices = Set<Int32>()
+        while let (entry, _) = held.popDue(now: 2_000) {
+            indices.insert(entry.body)
+            held.release(entry)
+        }
+        #expect(indices == Set(0..<100))
+    }
+
     /// A body buffer once released is the next answer's: a connection holding at most k
     /// answers at once keeps k buffers, whatever it answers over its life.
     @Test func bodyBuffersAreReused() {

@@ -99,6 +99,22 @@ import Testing
         #expect(space.summary.error?.column == 5 + Self.fcmA.utf8.count)
     }
 
+    /// In a campaign's file an FCM token without its label reads as a bad APNs token: the
+    /// message says what an unlabelled line is.
+    @Test func anUnlabelledFCMTokenInACampaignSaysWhatItIsTakenFor() throws {
+        let folder = TemporaryFolder()
+        let read = try readAll(.file(folder.file("slip.txt", "apns:\(Self.apnsA)\n\(Self.fcmA)\n")), Self.apnsHalf)
+        #expect(read.tokens.map(\.token) == [Self.apnsA])
+        #expect(read.summary.error?.line == 2 && read.summary.error?.column == 2)
+        #expect(
+            read.summary.error?.message
+                == "'X' is not a hex digit (in a campaign's file an unlabelled line is an APNs token: an FCM token's line begins fcm:)"
+        )
+        // Outside a campaign the message is as it was.
+        let plain = try readAll(.file(folder.file("plain.txt", "\(Self.fcmA)\n")))
+        #expect(plain.summary.error?.message == "'X' is not a hex digit")
+    }
+
     /// Look-alikes are not labels: `apns` without its colon, a capital, a label not at the
     /// line's start.
     @Test func onlyAnExactLabelAtTheLineStartIsOne() throws {
