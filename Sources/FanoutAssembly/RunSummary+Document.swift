@@ -51,7 +51,12 @@ extension RunSummary {
             invalidReasons: invalidReasons,
             intervals: intervalDocuments,
             tokens: report.tokens.map {
-                .init(read: Int($0.tokens), lines: Int($0.lines), turnedDown: Int($0.skipped))
+                .init(
+                    read: Int($0.tokens),
+                    lines: Int($0.lines),
+                    turnedDown: Int($0.skipped),
+                    otherService: $0.otherService > 0 ? Int($0.otherService) : nil
+                )
             },
             abandoned: report.abandoned,
             sink: reconciliation.map(Self.sinkDocument),

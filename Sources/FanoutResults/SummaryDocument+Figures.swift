@@ -244,19 +244,25 @@ extension SummaryDocument {
         public var read: Int
         public var lines: Int
         public var turnedDown: Int
+        /// A campaign half's: the other service's lines it passed over (absent outside a
+        /// campaign, and when there were none).
+        public var otherService: Int?
 
         enum CodingKeys: String, CodingKey {
             case read, lines
             case turnedDown = "turned_down"
+            case otherService = "other_service"
         }
         public init(
             read: Int,
             lines: Int,
-            turnedDown: Int
+            turnedDown: Int,
+            otherService: Int? = nil
         ) {
             self.read = read
             self.lines = lines
             self.turnedDown = turnedDown
+            self.otherService = otherService
         }
     }
     /// What the sink counted (`fanout run`, or `--reconcile`).

@@ -80,6 +80,9 @@ enum Campaign {
             Thread {
                 // The half runs outside the lock: the other half runs beside it.
                 let result = Result { try half.run(engines.add) }
+                // A half that could not run ends the campaign: the other is cancelled, not
+                // left to send its whole set for a campaign that has already failed.
+                if case .failure = result { engines.cancel() }
                 results.withLockedValue { $0[half.service] = result }
                 group.leave()
             }.start()
@@ -192,6 +195,8 @@ enum Campaign {
                 + "\(half.accepted.grouped) accepted, \(half.rejected.values.reduce(0, +).grouped) rejected, "
                 + "\(half.failed.grouped) failed in \(String(format: "%.2f", half.seconds)) s, \(latency(half.latencyMilliseconds)); "
                 + reconciliation(half.reconciled)
+                // A token set with none of a service's lines: said, not left to a zero.
+                + (half.devices == 0 ? "; the token set held none of its lines" : "")
         }
         let whole = document.campaign
         lines.insert(
@@ -203,17 +208,32 @@ enum Campaign {
         return lines
     }
 
-    /// The engines of a campaign's halves, stopped together by the first stop signal: an engine
-    /// added after it is stopped as it is added.
+    /// The engines of a campaign's halves, stopped together by the first stop signal, or
+    /// cancelled when a half fails: an engine added after either is stopped as it is added.
     final class Engines: Sendable {
-        private let state = NIOLockedValueBox((engines: [LoadEngine](), signal: StopSignal?.none))
+        private let state = NIOLockedValueBox(
+            (engines: [LoadEngine](), signal: StopSignal?.none, cancelled: false)
+        )
 
         func add(_ engine: LoadEngine) {
-            let signal = state.withLockedValue { state in
+            let (signal, cancelled) = state.withLockedValue { state in
                 state.engines.append(engine)
-                return state.signal
+                return (state.signal, state.cancelled)
             }
-            if let signal { engine.interrupt(by: signal) }
+            if cancelled {
+                engine.cancel()
+            } else if let signal {
+                engine.interrupt(by: signal)
+            }
+        }
+
+        /// A half failed: every engine stops, what is in flight failing as cancelled.
+        func cancel() {
+            let engines = state.withLockedValue { state in
+                state.cancelled = true
+                return state.engines
+            }
+            for engine in engines { engine.cancel() }
         }
 
         func stop(by signal: StopSignal) {

@@ -83,6 +83,9 @@ import Testing
         let apnsSummary = try CommandRunner.summary(in: folder + "/run/apns")
         let fcmSummary = try CommandRunner.summary(in: folder + "/run/fcm")
         #expect(apnsSummary.accepted == 1100 && apnsSummary.configuration.topic == "com.example.app")
+        // Each half read every line and passed over the other's.
+        #expect(apnsSummary.tokens?.otherService == 900 && fcmSummary.tokens?.otherService == 1100)
+        #expect(apnsSummary.tokens?.lines == 2002 && apnsSummary.tokens?.read == 1100)
         #expect(fcmSummary.configuration.pushType == "fcm")
         #expect(
             line(of: result.standardOutput, keyed: "campaign: ")?.hasPrefix(
@@ -100,6 +103,47 @@ import Testing
             line(of: result.standardOutput, keyed: "  fcm  ")?.hasSuffix("; its endpoint's counts unseen") == true,
             "\(result.standardOutput)"
         )
+    }
+
+    /// A campaign's file with no line of one service: that half sends nothing, says why, and
+    /// leaves the campaign invalid (exit 4), for a campaign measured only half.
+    @Test func aHalfWithNoLinesSaysSo() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (apnsSink, apnsPort) = try CommandRunner.sink([])
+        defer { apnsSink.stop() }
+        let (fcmSink, fcmPort) = try CommandRunner.sink(["--service", "fcm", "--fcm-credentials-out", folder])
+        defer { fcmSink.stop() }
+        let tokens = folder + "/devices.txt"
+        try Self.devices(apns: 50, fcm: 0).write(toFile: tokens, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(apnsPort)", "--fcm-endpoint",
+                "http://127.0.0.1:\(fcmPort)", "--tokens", tokens, "--template", "fixtures/campaign-poll.json",
+                "--topic", "com.example.app", "--fcm-credentials", folder + "/service-account.json", "--output",
+                folder + "/run",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(
+            line(of: result.standardOutput, keyed: "  fcm  ")
+                == "  fcm  0 devices (0%): 0 accepted, 0 rejected, 0 failed in \(Self.seconds(of: result.standardOutput)) s, no latency; its endpoint's counts unseen; the token set held none of its lines",
+            "\(result.standardOutput)\n\(result.standardError)"
+        )
+        #expect(
+            line(of: result.standardOutput, keyed: "  apns ")?.hasPrefix("  apns 50 devices (100%): 50 accepted")
+                == true
+        )
+        // A half that measured nothing leaves the campaign invalid (its folder says "no answers").
+        #expect(result.status == 4, "\(result.standardError)")
+    }
+
+    /// The FCM half's seconds as its campaign line prints them.
+    static func seconds(of output: String) -> String {
+        guard let line = line(of: output, keyed: "  fcm  "), let range = line.range(of: " failed in ") else {
+            return "?"
+        }
+        return String(line[range.upperBound...].prefix { $0 != " " })
     }
 
     /// A labelled file sent as one service's set stops at the other service's first line,

@@ -56,7 +56,9 @@ extension SummaryDocument.Tokens {
         return Self(
             read: present.map(\.read).reduce(0, +),
             lines: present.map(\.lines).reduce(0, +),
-            turnedDown: present.map(\.turnedDown).reduce(0, +)
+            turnedDown: present.map(\.turnedDown).reduce(0, +),
+            otherService: present.contains { $0.otherService != nil }
+                ? present.map { $0.otherService ?? 0 }.reduce(0, +) : nil
         )
     }
 }
