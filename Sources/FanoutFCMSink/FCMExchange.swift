@@ -70,6 +70,9 @@ struct FCMExchange {
     let watch: FCMConnectionWatch?
     /// Draws which sends fail (`internalShare`, `unavailableShare`).
     private var faults: SeededRandom
+    /// The tokens listed unregistered (`FCMSinkConfiguration.unregisteredTokens`), read once:
+    /// a configuration's set retained and released on every send otherwise.
+    private let listedUnregistered: Set<UInt64>
     /// The sink's latency (`FCMSinkConfiguration.latency`), and its draws.
     private let latency: LatencyDistribution?
     private var latencyDraws: SinkRandom
@@ -97,6 +100,7 @@ struct FCMExchange {
         suffix = seed
         faults = SeededRandom(seed: seed)
         latency = service.configuration.latency
+        listedUnregistered = service.configuration.unregisteredTokens
         latencyDraws = SinkRandom(seed: seed ^ 0x1A7E_0C1E)
         body = ByteBufferAllocator().buffer(capacity: 512)
         bearer.reserveCapacity(256)
@@ -224,7 +228,7 @@ struct FCMExchange {
                 token,
                 unregistered: service.configuration.unregisteredShare,
                 otherSender: service.configuration.otherSenderShare,
-                listed: service.configuration.unregisteredTokens
+                listed: listedUnregistered
             ) {
             case .registered: break
             case .unregistered:

@@ -20,12 +20,15 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
     private var body: ByteBuffer
     private var bodyLength = 0
     private let draining: @Sendable () -> Bool
-    /// Requests answered on this connection, for `goAwayAfterRequests`.
+    /// Requests answered on this connection, and after how many it is retired
+    /// (`FCMSinkConfiguration.goAwayAfterRequests`).
     private var requests = 0
+    private let goAwayAfterRequests: Int?
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
         self.exchange = exchange
         self.draining = draining
+        goAwayAfterRequests = exchange.service.configuration.goAwayAfterRequests
         body = ByteBufferAllocator().buffer(capacity: 1024)
     }
 
@@ -92,7 +95,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         }
         if let retryAfter = answer.retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
         requests += 1
-        let retired = exchange.service.configuration.goAwayAfterRequests.map { requests >= $0 } ?? false
+        let retired = goAwayAfterRequests.map { requests >= $0 } ?? false
         let keepAlive = head.isKeepAlive && !draining() && !retired
         if !keepAlive { headers.add(name: "connection", value: "close") }
         let response = HTTPResponseHead(

@@ -40,4 +40,10 @@ public enum FCMTokenFate: Sendable, Hashable {
         var token = token
         return token.withUTF8 { of(UnsafeRawBufferPointer($0), unregistered: unregistered, otherSender: otherSender) }
     }
+
+    /// `hash(_:)` of a token given as text (a list read at start: `--unregistered-tokens`).
+    public static func hash(_ token: String) -> UInt64 {
+        var token = token
+        return token.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
+    }
 }

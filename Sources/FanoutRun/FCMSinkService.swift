@@ -114,10 +114,7 @@ public struct FCMSinkService: Service {
         if let path = job.unregisteredTokens {
             do {
                 configuration.unregisteredTokens = Set(
-                    try TokenListFile.tokens(at: path, format: .fcm).map { token in
-                        var token = token
-                        return token.withUTF8 { FCMTokenFate.hash(UnsafeRawBufferPointer($0)) }
-                    }
+                    try TokenListFile.tokens(at: path, format: .fcm).map(FCMTokenFate.hash)
                 )
             } catch {
                 throw JobError.input("--unregistered-tokens: \(error)")

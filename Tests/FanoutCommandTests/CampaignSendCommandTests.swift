@@ -32,29 +32,59 @@ import Testing
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// `apns` and `fcm` devices in one file (`devices`), sent as a campaign into `folder/run` to
+    /// a `fanout sink` and a `fanout sink --service fcm` (with `fcmSink`'s options), both left
+    /// running for their counts: the caller stops them.
+    static func campaign(
+        in folder: String,
+        apns: Int,
+        fcm: Int,
+        fcmSink fcmOptions: [String] = [],
+        send options: [String] = []
+    ) throws -> (result: CommandRunner.Result, apnsSink: PeerProcess, fcmSink: PeerProcess) {
+        let (apnsSink, apnsPort) = try CommandRunner.sink([])
+        do {
+            let (fcmSink, fcmPort) = try CommandRunner.sink(
+                ["--service", "fcm", "--fcm-credentials-out", folder] + fcmOptions
+            )
+            do {
+                let tokens = folder + "/devices.txt"
+                try Self.devices(apns: apns, fcm: fcm).write(toFile: tokens, atomically: true, encoding: .utf8)
+                let result = try CommandRunner.run(
+                    [
+                        "send", "--endpoint", "http://127.0.0.1:\(apnsPort)", "--fcm-endpoint",
+                        "http://127.0.0.1:\(fcmPort)", "--tokens", tokens, "--template",
+                        "fixtures/campaign-poll.json", "--topic", "com.example.app", "--fcm-credentials",
+                        folder + "/service-account.json", "--output", folder + "/run",
+                    ] + options,
+                    timeout: .seconds(120)
+                )
+                return (result, apnsSink, fcmSink)
+            } catch {
+                fcmSink.stop()
+                throw error
+            }
+        } catch {
+            apnsSink.stop()
+            throw error
+        }
+    }
+
     /// 1,100 APNs and 900 FCM devices in one file: each sink received its own half and no more,
     /// every device accepted (FCM's unregistered ones refused as FCM refuses them), and
     /// campaign.json says so per service and for the whole.
     @Test func eachHalfReachesItsOwnSink() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (apnsSink, apnsPort) = try CommandRunner.sink([])
-        defer { apnsSink.stop() }
-        let (fcmSink, fcmPort) = try CommandRunner.sink([
-            "--service", "fcm", "--fcm-credentials-out", folder, "--fcm-unregistered", "10%",
-        ])
-        defer { fcmSink.stop() }
-        let tokens = folder + "/devices.txt"
-        try Self.devices(apns: 1100, fcm: 900).write(toFile: tokens, atomically: true, encoding: .utf8)
-        let result = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(apnsPort)", "--fcm-endpoint",
-                "http://127.0.0.1:\(fcmPort)", "--tokens", tokens, "--template", "fixtures/campaign-poll.json",
-                "--topic", "com.example.app", "--fcm-credentials", folder + "/service-account.json",
-                "--connections", "2", "--output", folder + "/run",
-            ],
-            timeout: .seconds(120)
+        let (result, apnsSink, fcmSink) = try Self.campaign(
+            in: folder,
+            apns: 1100,
+            fcm: 900,
+            fcmSink: ["--fcm-unregistered", "10%"],
+            send: ["--connections", "2"]
         )
+        defer { apnsSink.stop() }
+        defer { fcmSink.stop() }
         #expect(result.status == 0, "\(result.standardError)")
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/run/" + CampaignDocument.fileName))
         let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
@@ -110,21 +140,9 @@ import Testing
     @Test func aHalfWithNoLinesSaysSo() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (apnsSink, apnsPort) = try CommandRunner.sink([])
+        let (result, apnsSink, fcmSink) = try Self.campaign(in: folder, apns: 50, fcm: 0)
         defer { apnsSink.stop() }
-        let (fcmSink, fcmPort) = try CommandRunner.sink(["--service", "fcm", "--fcm-credentials-out", folder])
         defer { fcmSink.stop() }
-        let tokens = folder + "/devices.txt"
-        try Self.devices(apns: 50, fcm: 0).write(toFile: tokens, atomically: true, encoding: .utf8)
-        let result = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(apnsPort)", "--fcm-endpoint",
-                "http://127.0.0.1:\(fcmPort)", "--tokens", tokens, "--template", "fixtures/campaign-poll.json",
-                "--topic", "com.example.app", "--fcm-credentials", folder + "/service-account.json", "--output",
-                folder + "/run",
-            ],
-            timeout: .seconds(120)
-        )
         #expect(
             line(of: result.standardOutput, keyed: "  fcm  ")
                 == "  fcm  0 devices (0%): 0 accepted, 0 rejected, 0 failed in \(Self.seconds(of: result.standardOutput)) s, no latency; its endpoint's counts unseen; the token set held none of its lines",

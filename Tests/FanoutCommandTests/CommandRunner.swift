@@ -117,6 +117,21 @@ struct CommandRunner {
         try SummaryDocument.read(folder + "/summary.json")
     }
 
+    /// A sink folder's summary.json as JSON, and its provider card: each rule's count, and the
+    /// violations in all (`nil` when the folder has no card).
+    static func providerCard(
+        in folder: String
+    ) throws -> (summary: [String: Any], counts: [String: Int], violations: Int?) {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
+        let summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        let card = (summary["provider"] as? [String: Any])?["card"] as? [String: Any]
+        let checks = card?["checks"] as? [[String: Any]] ?? []
+        let counts = Dictionary(
+            uniqueKeysWithValues: checks.map { ($0["rule"] as? String ?? "", $0["count"] as? Int ?? -1) }
+        )
+        return (summary, counts, card?["violations"] as? Int)
+    }
+
     /// A folder's plan.json, as `fanout plan --output` wrote it.
     static func plan(in folder: String) throws -> PlanDocument {
         try JSONDecoder().decode(PlanDocument.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/plan.json")))

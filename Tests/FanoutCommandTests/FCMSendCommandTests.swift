@@ -171,19 +171,9 @@ import Testing
         }
         #expect(try #require(connections) >= 13, "\(stopped.output)")
         // The card agrees: no stream after a GOAWAY, no send twice, no churn (the sink closed them).
-        let sinkSummary = try #require(
-            try JSONSerialization.jsonObject(
-                with: Data(contentsOf: URL(fileURLWithPath: folder + "/sink/summary.json"))
-            )
-                as? [String: Any]
-        )
-        let card = try #require((sinkSummary["provider"] as? [String: Any])?["card"] as? [String: Any])
-        let checks = try #require(card["checks"] as? [[String: Any]])
-        let counts = Dictionary(
-            uniqueKeysWithValues: checks.map { ($0["rule"] as? String ?? "", $0["count"] as? Int ?? -1) }
-        )
+        let (_, counts, violations) = try CommandRunner.providerCard(in: folder + "/sink")
         #expect(counts["after-goaway"] == 0 && counts["duplicate"] == 0 && counts["churn"] == 0, "\(counts)")
-        #expect(card["violations"] as? Int == 0, "\(counts)")
+        #expect(violations == 0, "\(counts)")
     }
 
     @Test func aBearerTheSinkNeverIssuedIsARefusal() throws {

@@ -275,19 +275,11 @@ import Testing
         #expect(provider.status == 0, "\(provider.errors)")
         let stopped = sink.stop()
         #expect(stopped.status == 0, "\(stopped.errors)")
-        let summary = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/out/summary.json")))
-                as? [String: Any]
-        )
+        let (summary, counts, violations) = try CommandRunner.providerCard(in: folder + "/out")
         #expect(summary["sent"] as? Int == 17)
         #expect(summary["accepted"] as? Int == 6)
         #expect(
             summary["rejected"] as? [String: Int] == ["INVALID_ARGUMENT": 2, "UNREGISTERED": 3, "QUOTA_EXCEEDED": 3]
-        )
-        let card = try #require((summary["provider"] as? [String: Any])?["card"] as? [String: Any])
-        let checks = try #require(card["checks"] as? [[String: Any]])
-        let counts = Dictionary(
-            uniqueKeysWithValues: checks.map { ($0["rule"] as? String ?? "", $0["count"] as? Int ?? -1) }
         )
         #expect(
             counts == [
@@ -295,7 +287,7 @@ import Testing
                 "quota-ignored": 1, "client-errors": 8, "duplicate": 1, "access-token": 2, "bearer": 3,
             ]
         )
-        #expect(card["violations"] as? Int == 21)
+        #expect(violations == 21)
         let gate = try CommandRunner.run([
             "gate", folder + "/out", "--threshold", "violations.bearer <= 3", "--threshold",
             "violations.duplicate == 0",
