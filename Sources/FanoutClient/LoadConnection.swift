@@ -48,6 +48,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// Called once, at the first answer: the endpoint is up (slots waiting to reconnect need
     /// not wait out their backoff), unless that answer refused the credentials (given).
     private let answered: @Sendable (_ refusal: EndpointFailure?) -> Void
+    /// Whether the run has reached the endpoint (an accepted answer on any connection): read
+    /// while this one's first answer withholds its sends (`LoadConnectionState.isWithheld`).
+    private let endpointReached: @Sendable () -> Bool
     private var hasAnswered = false
     /// A GOAWAY that came before any answer: why the connection got nowhere.
     private var goAwayFirst: EndpointFailure?
@@ -84,6 +87,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         notBefore: UInt64 = 0,
         seed: UInt64,
         answered: @escaping @Sendable (_ refusal: EndpointFailure?) -> Void = { _ in },
+        endpointReached: @escaping @Sendable () -> Bool = { true },
         ended: @escaping @Sendable (_ madeProgress: Bool, _ failure: EndpointFailure?) -> Void
     ) {
         self.configuration = configuration
@@ -91,6 +95,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
         self.recorder = recorder
         self.ended = ended
         self.answered = answered
+        self.endpointReached = endpointReached
         random = SeededRandom(seed: seed)
         let authorization = configuration.endpoint.authorizations?.authorization()
         state = LoadConnectionState(
@@ -157,7 +162,12 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                     reason: reason(of: response),
                     fcm: sendsFCM
                 )
-                answered(refusal?.isBearerRefused == true && renewsAuthorization ? nil : refusal)
+                let forbidden = refusal?.isBearerRefused == true && renewsAuthorization ? nil : refusal
+                // Refused, it sends nothing more until the run decides (`turn`): on a busy machine
+                // it could otherwise spend the whole run on refusals before another connection's
+                // first answer said whether they were the endpoint's.
+                if forbidden != nil { state.withholdCredentials() }
+                answered(forbidden)
             }
             settle(entry, after: result(of: response, entry, now: now), now: now)
         case .streamReset(_, let tag, let code, _):
@@ -201,6 +211,8 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
 
     /// Does what the state says until it waits, then flushes the counts if they are due.
     private mutating func turn(now: UInt64, _ connection: inout HTTP2Writer) {
+        // The run reached the endpoint elsewhere (it wakes every connection when it does).
+        if state.isWithheld, endpointReached() { state.releaseCredentials() }
         if let authorization = state.renewedAfterRefusal(now: now) {
             fields.shared = configuration.endpoint.sharedFields(authorization: authorization)
         }

@@ -265,11 +265,24 @@ extension LoadConnectionState {
     /// The `authorization` in the connection's request fields, by generation: a renewal shows
     /// as a newer one (`AuthorizationSource`). After a refusal it is looked for at every turn
     /// until it comes.
+    ///
+    /// And the run's credentials as this connection's first answer judged them: refused there
+    /// (an APNs 403 InvalidProviderToken, a bearer nothing renews), the connection sends nothing
+    /// more until the run decides whether the endpoint refuses them on every connection (the run
+    /// ends, unreachable) or took them on another (`release()`):
+    ///
+    /// ```
+    ///   sending ──first answer refused the credentials──► withheld ──the run reached the
+    ///      ▲                                                          endpoint elsewhere──┐
+    ///      └──────────────────────────────────────────────────────────────────────────────┘
+    /// ```
     struct AuthorizationWatch {
         let source: (any AuthorizationSource)?
         private(set) var generation: Int
         /// A refusal of `generation` was reported, and no newer one seen yet.
         private(set) var awaitsRenewal = false
+        /// The first answer refused the credentials, and the run has not decided yet.
+        private(set) var withheld = false
         /// When the fields last took a renewed value: a refusal of a request sent before it
         /// refused the value before (its answer was on its way), not the one sent now.
         private var renewedAt: UInt64 = 0
@@ -289,6 +302,12 @@ extension LoadConnectionState {
             renewedAt = now
             return current.value
         }
+
+        /// The connection's first answer refused the run's credentials.
+        mutating func withhold() { withheld = true }
+
+        /// The run reached the endpoint on another connection: the refusal was this one's.
+        mutating func release() { withheld = false }
 
         /// Tells the source that its value of `generation` was refused, once, by a request sent
         /// at `sentAt` with it.

@@ -297,7 +297,7 @@ struct LoadConnectionState {
             }
             capacity.atCapacity = false
             capacity.noStreamSince = 0
-            if let (notification, lag, waited) = nextNotification(now: now) {
+            if !authorization.withheld, let (notification, lag, waited) = nextNotification(now: now) {
                 return .send(Send(notification: notification, tag: streams.reserve(), lag: lag, waited: waited))
             }
             // No work now, a stream to spare: done once the feed is finished and nothing is
@@ -374,7 +374,8 @@ struct LoadConnectionState {
         case .taking, .feedFinished, .scheduleEnded: break
         }
         if streams.count > 0 { earliest = streams.lastScan + Self.timeoutScanInterval }
-        if !capacity.atCapacity {
+        // Withheld, nothing is sent until the run decides (`release()`): no work falls due.
+        if !capacity.atCapacity && !authorization.withheld {
             if held.quotaHeldUntil > 0 {
                 // The quota holds sends: work due (a retry, an overdue ticket) waits for its end.
                 earliest = min(earliest, held.quotaHeldUntil)
@@ -411,6 +412,16 @@ struct LoadConnectionState {
     /// the connection looks for it at every turn until it comes (`renewedAfterRefusal`)
     /// instead of at its next flush.
     mutating func authorizationRefused(_ entry: InFlight) { authorization.refused(sentAt: entry.sentAt) }
+
+    /// The connection's first answer refused the run's credentials: nothing more is sent until
+    /// `releaseCredentials()` (what is in flight still finishes, and what is held waits).
+    mutating func withholdCredentials() { authorization.withhold() }
+
+    /// Whether nothing is sent until the run decides on the credentials.
+    var isWithheld: Bool { authorization.withheld }
+
+    /// The run reached the endpoint on another connection: sending resumes.
+    mutating func releaseCredentials() { authorization.release() }
 
     /// The renewed `authorization` once it came, while a refusal waits for one; `nil`
     /// otherwise. One flag read on the hot path when nothing was refused.

@@ -1,4 +1,5 @@
 import Atomics
+import FanoutHTTP2
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -8,6 +9,7 @@ import NIOCore
 /// ```
 ///   LoadEngine (any thread)        RunControl                 RunDriver (the run's thread)
 ///   cancel() ─────────────────►  cancelled, channels  ◄────  isCancelled · opened(channel)
+///   connections (endpointReached) ◄── reached ◄──────────────  reachedEndpoint() (wakes them)
 ///   interrupt(by:) ───────────►  stopped (cause, at)  ◄────  graceEnds · stop(.abort)
 ///                                endings  ◄── connections' reports (event loops) ──► wait
 /// ```
@@ -29,6 +31,7 @@ final class RunControl: Sendable {
     /// What the run waits on: its connections' reports, and `cancel()`.
     let endings = Endings()
     private let cancelled = ManagedAtomic(false)
+    private let reached = ManagedAtomic(false)
     /// What stopped the run before its end and when (uptime ns); the first only.
     private let stopped = NIOLockedValueBox<(cause: StopCause, at: UInt64)?>(nil)
     private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
@@ -45,6 +48,18 @@ final class RunControl: Sendable {
     }
 
     var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    /// A connection had an accepted answer (`ConnectionPool.reached`): connections whose first
+    /// answer refused the credentials send again. Each open connection is woken to look, and
+    /// one opened meanwhile is woken by `opened(_:)`.
+    func reachedEndpoint() {
+        reached.store(true, ordering: .sequentiallyConsistent)
+        for channel in channels.withLockedValue({ Array($0.values) }) {
+            channel.pipeline.fireUserInboundEventTriggered(HTTP2WakeUp())
+        }
+    }
+
+    var endpointReached: Bool { reached.load(ordering: .sequentiallyConsistent) }
 
     /// Stops the run because of `cause`: no new notification is sent, and the run's wait hears
     /// it. Only the first call counts.
@@ -77,5 +92,6 @@ final class RunControl: Sendable {
             channels.withLockedValue { _ = $0.removeValue(forKey: key) }
         }
         if isCancelled { channel.close(promise: nil) }
+        if endpointReached { channel.pipeline.fireUserInboundEventTriggered(HTTP2WakeUp()) }
     }
 }

@@ -100,6 +100,8 @@ final class RunDriver {
             // Checked again after the wait: a connection closed by `cancel()` is not replaced.
             if control.isCancelled { pool.cancel() }
             for ending in reported { receive(ending) }
+            // Connections whose first answer was refused wait for this (`LoadConnection.turn`).
+            if pool.reached && !control.endpointReached { control.reachedEndpoint() }
             // Work handed back after the last connection decided it was done.
             if workRemains && control.feed.returnedWaiting > 0 { perform(pool.workReturned()) }
         }
@@ -215,6 +217,7 @@ final class RunDriver {
                         notBefore: notBefore,
                         seed: UInt64(seed) &+ 1,
                         answered: { refusal in control.endings.post(.answered(slot: slot, refusal: refusal)) },
+                        endpointReached: { control.endpointReached },
                         ended: { madeProgress, failure in
                             configuration.endpoint.examine(failure, on: loop).whenSuccess {
                                 attempt.end(madeProgress: madeProgress, failure: $0)

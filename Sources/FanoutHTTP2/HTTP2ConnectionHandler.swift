@@ -217,6 +217,12 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is HTTP2WakeUp {
+            guard !ended else { return }
+            connection.withWriter { delegate.wake(now: .now(), connection: &$0) }
+            flush(context)
+            return
+        }
         if requiresALPN, let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
             if negotiated == "h2" {
                 let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
@@ -352,6 +358,13 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         connection.withWriter { delegate.wake(now: .now(), connection: &$0) }
         flush(context)
     }
+}
+
+/// An event that wakes an `HTTP2ConnectionHandler`'s delegate now (`wake(now:connection:)`), fired
+/// into its pipeline from any thread (`ChannelPipeline.fireUserInboundEventTriggered`): how
+/// something off the connection's loop tells it to look again at what it shares.
+public struct HTTP2WakeUp: Sendable {
+    public init() {}
 }
 
 /// Why a channel was closed by Fanout's HTTP/2 layer rather than by the peer.

@@ -240,6 +240,35 @@ struct LoadConnectionStateTests {
         #expect(Self.sends(Self.turn(&state, now: 500 * Self.ms)) == [1, 2, 3])
     }
 
+    /// A connection whose first answer refused the run's credentials sends nothing (no new
+    /// token, no retry falling due) and asks to be woken for none of it, while what it has in
+    /// flight is still answered and timed out; released, it sends the rest.
+    @Test func withheldCredentialsSendNothingUntilReleased() throws {
+        let feed = try Self.feed(5)
+        var state = Self.machine(feed, shape: Self.shape(timeout: .seconds(1)))
+        #expect(Self.sends(Self.turn(&state, now: 1, streams: 3)) == [0, 1, 2])
+        state.withholdCredentials()
+        #expect(state.isWithheld)
+        // A retryable answer: its retry falls due within 100 ms, and is not sent.
+        try Self.answer(&state, tag: 0, .answered(status: 429, reason: .apns(.tooManyRequests)), now: Self.ms)
+        try Self.answer(&state, tag: 1, now: Self.ms)
+        #expect(Self.turn(&state, now: Self.ms) == [.wait])
+        #expect(Self.turn(&state, now: 200 * Self.ms) == [.wait])
+        // The retry due since 101 ms at the latest asks for no wake-up: the first is the stream
+        // still in flight's timeout scan.
+        let wakeUp = state.nextWakeUp
+        #expect(wakeUp == LoadConnectionState.timeoutScanInterval)
+        #expect(Self.turn(&state, now: 2 * Self.second) == [.reset(stream: 5, started: nil), .wait])
+        #expect(state.inFlight == 0)
+        // Nothing in flight, nothing sent, the counts flushed: no wake-up at all, and no GOAWAY.
+        if state.flushDue(now: 2 * Self.second) { _ = state.flush(now: 2 * Self.second) { _ in } }
+        #expect(state.nextWakeUp == nil)
+        #expect(Self.turn(&state, now: 3 * Self.second) == [.wait])
+        state.releaseCredentials()
+        let sent = Self.sends(Self.turn(&state, now: 3 * Self.second))
+        #expect(sent.sorted() == [0, 2, 3, 4])
+    }
+
     @Test func aStreamUnansweredForTheTimeoutIsResetAndTriedAgain() throws {
         let feed = try Self.feed(1)
         var state = Self.machine(feed, shape: Self.shape(timeout: .seconds(1), attempts: 2))

@@ -1,3 +1,4 @@
+import FanoutHTTP2
 import FanoutTokens
 import NIOCore
 import NIOEmbedded
@@ -46,5 +47,33 @@ import Testing
         let at = try #require(control.stop?.at)
         #expect(control.graceEnds == at + UInt64(RunControl.interruptionGrace.wholeNanoseconds))
         #expect(!control.isCancelled)
+    }
+
+    /// Counts the wake-ups fired into its channel's pipeline.
+    final class WakeUps: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = Never
+        var count = 0
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is HTTP2WakeUp { count += 1 }
+        }
+    }
+
+    /// Reaching the endpoint is said once to every connection: the ones open are woken (a
+    /// connection whose first answer was refused looks again), and so is one opened after.
+    @Test func reachingTheEndpointWakesTheChannelsOpenAndOneOpenedAfter() throws {
+        let control = try Self.control()
+        let loop = EmbeddedEventLoop()
+        let (first, second) = (WakeUps(), WakeUps())
+        let open = EmbeddedChannel(handler: first, loop: loop)
+        let later = EmbeddedChannel(handler: second, loop: loop)
+        control.opened(open)
+        loop.run()
+        #expect(!control.endpointReached && first.count == 0)
+        control.reachedEndpoint()
+        loop.run()
+        #expect(control.endpointReached && first.count == 1)
+        control.opened(later)
+        loop.run()
+        #expect(second.count == 1 && first.count == 1)
     }
 }
