@@ -107,7 +107,8 @@ let package = Package(
             name: "FanoutFCMSink",
             dependencies: [
                 "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire",
-                "FanoutInstrument", "FanoutPush", "FanoutRandom", "FanoutMeasure", "FanoutScenarioTerms", crypto,
+                "FanoutInstrument", "FanoutPush", "FanoutRandom", "FanoutMeasure", "FanoutScenarioTerms",
+                "FanoutDevices", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
@@ -350,7 +351,7 @@ let package = Package(
             name: "FanoutFCMSinkTests",
             dependencies: [
                 "FanoutFCMSink", "FanoutFCMAuth", "FanoutFCM", "FanoutSink", "FanoutEndpoint", "FanoutTestSupport",
-                "FanoutInstrument", "FanoutPush", "FanoutScenarioTerms",
+                "FanoutInstrument", "FanoutPush", "FanoutScenarioTerms", "FanoutAPNs", "FanoutDevices",
                 crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), nioSSL,
             ] + nio("NIOCore", "NIOPosix"),

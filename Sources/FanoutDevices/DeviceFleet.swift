@@ -97,6 +97,8 @@ package struct DeviceFleet: ~Copyable {
     private var history: DeliveryHistory
     /// Records kept per fleet (per shard in the sink).
     package static let historyCapacity = 4096
+    /// The messages kept without a collapse key so far (`Storage.eachMessage`): each one's key.
+    private var messagesKept: UInt64 = 0
 
     /// What to answer a request for a notification.
     package enum Answer: Equatable {
@@ -209,7 +211,21 @@ package struct DeviceFleet: ~Copyable {
             }
             return
         }
-        guard let slot = store.findOrInsert(token) else {
+        var flags = storedFor | Self.flags(of: app) | (notification.isAlert ? 0 : DeviceStoreEntry.notAlert)
+        let key: UInt64
+        switch settings.storage {
+        case .newestPerDevice:
+            key = token
+        case .eachMessage:
+            // One entry a collapse key, or one for the message alone (numbered past every key).
+            if notification.collapse == 0 { messagesKept &+= 1 }
+            key = Self.messageKey(
+                device: token,
+                notification.collapse != 0 ? UInt64(notification.collapse) : (1 << 32) | messagesKept
+            )
+            flags |= DeviceStoreEntry.message
+        }
+        guard let slot = store.findOrInsert(key) else {
             counts.forgotten += 1
             note(.forgotten, at: now, place, token)
             return
@@ -227,8 +243,13 @@ package struct DeviceFleet: ~Copyable {
             expiresAt: expiresAt,
             collapse: notification.collapse,
             history: UInt32(place + 1),
-            flags: storedFor | Self.flags(of: app) | (notification.isAlert ? 0 : DeviceStoreEntry.notAlert)
+            flags: flags
         )
+        // The device's own entry learns now when its delivery attempt will find the app gone (a
+        // message's entry goes with it): a later request from then on is answered unregistered.
+        if flags & DeviceStoreEntry.message != 0, app == .uninstalled, let attempt = reachableAt, attempt <= expiresAt {
+            markUnregistered(token, since: attempt)
+        }
         counts.stored += 1
         if storedFor == DeviceStoreEntry.forPower {
             counts.storedPower += 1
@@ -260,7 +281,8 @@ package struct DeviceFleet: ~Copyable {
                     at: entry.dueAt,
                     fromStorage: true,
                     history: Int(entry.history) - 1,
-                    alert: entry.flags & DeviceStoreEntry.notAlert == 0
+                    alert: entry.flags & DeviceStoreEntry.notAlert == 0,
+                    marksDevice: entry.flags & DeviceStoreEntry.message == 0
                 )
             } else {
                 counts.discardedExpired += 1
@@ -315,7 +337,8 @@ package struct DeviceFleet: ~Copyable {
         at time: UInt64,
         fromStorage: Bool,
         history place: Int,
-        alert: Bool = true
+        alert: Bool = true,
+        marksDevice: Bool = true
     ) {
         switch app {
         case .enabled:
@@ -341,13 +364,28 @@ package struct DeviceFleet: ~Copyable {
                 counts.discardedUnregistered += 1
             }
             note(fromStorage ? .discardedUnregisteredFromStorage : .discardedUnregistered, at: time, place, token)
-            // The attempt tells APNs the token is gone; with no room to remember it, a later
-            // request is accepted (and discarded) again rather than answered 410.
-            if let slot = store.findOrInsert(token) {
-                let known = store[slot].unregisteredSince
-                store.markUnregistered(slot, since: known == 0 ? time : min(known, time))
-            }
+            // The attempt tells APNs the token is gone (a message's own entry was marked when it
+            // was kept: `token` is then the message's key, not the device's).
+            if marksDevice { markUnregistered(token, since: time) }
         }
+    }
+
+    /// `token`'s app is known gone from `time` on; with no room to remember it, a later request
+    /// is accepted (and discarded) again rather than answered unregistered.
+    private mutating func markUnregistered(_ token: UInt64, since time: UInt64) {
+        guard let slot = store.findOrInsert(token) else { return }
+        let known = store[slot].unregisteredSince
+        store.markUnregistered(slot, since: known == 0 ? time : min(known, time))
+    }
+
+    /// The store's key of a message kept for `device` (`Storage.eachMessage`): its collapse
+    /// key's hash, or its number past every hash, mixed with the device's key (SplitMix64's
+    /// finaliser), so that it falls apart from every device's own.
+    static func messageKey(device: UInt64, _ message: UInt64) -> UInt64 {
+        var mixed = device ^ (message &* 0x9E37_79B9_7F4A_7C15)
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return DeviceStore.key(mixed ^ (mixed >> 31))
     }
 
     /// Adds an event to the history record at `place` (-1: none kept), if it is still `token`'s.

@@ -15,7 +15,8 @@ public struct FCMSend: Sendable, Hashable {
         case token, fid, topic, condition
     }
 
-    /// Android's delivery priority (`android.priority`; FCM's default is normal).
+    /// Android's delivery priority (`android.priority`; FCM's default is high for a notification
+    /// message, normal for a data message: `effectivePriority`).
     public enum Priority: Sendable, Hashable { case normal, high }
 
     /// `validate_only`: answered as a send, delivered to no one.
@@ -29,9 +30,17 @@ public struct FCMSend: Sendable, Hashable {
     public var ttlSeconds: Int?
     /// `android.collapse_key` as written, when given.
     public var collapseKey: Range<Int>?
+    /// A notification message (`notification` or `android.notification` given), which FCM sends
+    /// with high priority unless told otherwise; a data message goes with normal priority.
+    public var hasNotification = false
     /// The bytes counted against FCM's size limit: `data`'s keys and values (or
     /// `android.data`'s, which overrides it) and `notification`'s title, body and image.
     public var countedBytes = 0
 
     public init() {}
+
+    /// The priority the message goes with: `android.priority` when given, else FCM's default
+    /// for its kind (AndroidMessagePriority: HIGH "the default for notification messages",
+    /// NORMAL "the default for data messages").
+    public var effectivePriority: Priority { priority ?? (hasNotification ? .high : .normal) }
 }

@@ -116,6 +116,7 @@ private struct Checker {
             } else if checker.is(key, "data") {
                 checker.messageData = try checker.stringMap(at: "message.data", isData: true)
             } else if checker.is(key, "notification") {
+                checker.send.hasNotification = true
                 try checker.checkNotification()
             } else if checker.is(key, "android") {
                 try checker.checkAndroid()
@@ -187,6 +188,7 @@ private struct Checker {
             } else if checker.is(key, "data") {
                 checker.androidData = try checker.stringMap(at: "message.android.data", isData: true)
             } else if checker.is(key, "notification") {
+                checker.send.hasNotification = true
                 try checker.object(at: "message.android.notification")
             } else if checker.is(key, "fcm_options", "fcmOptions") {
                 try checker.checkFCMOptions(at: "message.android.fcm_options")

@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutDevices
 import FanoutFCM
 import FanoutFCMAuth
 import FanoutRandom
@@ -279,6 +280,20 @@ struct FCMExchange {
                 return FCMAnswer(status: 429, retryAfter: retryAfter)
             }
         }
+        if send.targetKind == .token, !send.validateOnly, let fleet = service.fleet {
+            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+            let notification = Self.deviceNotification(send, token: token, body: request.body, now: now)
+            if case .unregistered(let since) = fleet.accept(notification, now: now) {
+                if let watch { cardRefusedToken(token, messageHash, .unregistered, watch, now: now) }
+                return refuse(
+                    .unregistered,
+                    404,
+                    prepared.unregistered,
+                    "token \(Self.start(of: token))… is unregistered: the app was found uninstalled "
+                        + String(format: "%.1f s ago", Double(now - since) / 1e9)
+                )
+            }
+        }
         service.note(outcome, over: transport, peer: peer, nil)
         if send.targetKind == .token {
             let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
@@ -411,6 +426,50 @@ struct FCMExchange {
             "\(String(decoding: request.method, as: UTF8.self)) \(String(decoding: request.path.prefix(120), as: UTF8.self)): no such method"
         )
     }
+
+    /// What the device fleet is told of a message FCM took for `token` (`FCMSinkConfiguration
+    /// .devices`):
+    ///
+    /// ```
+    ///   android.priority (else FCM's default: high for a notification message, normal for data)
+    ///       high ──► 10: delivered at once, Doze or not
+    ///       normal ► 5: a dozing device takes it at its next maintenance window
+    ///   android.ttl: 0s ──► delivered now or discarded; Ns ──► kept N s; absent ──► four weeks
+    ///   android.collapse_key ──► a newer one with the key replaces the one kept; without one,
+    ///       each message is kept
+    ///   a notification message: always collapsible, under the app's key whatever collapse_key
+    ///       says (Firebase: "Notification messages are always collapsible and will ignore the
+    ///       collapse_key parameter"); an alert, stale on the card when delivered late
+    /// ```
+    static func deviceNotification(
+        _ send: FCMSend,
+        token: UnsafeRawBufferPointer,
+        body: UnsafeRawBufferPointer,
+        now: UInt64
+    ) -> DeviceNotification {
+        let expiration: DeviceNotification.Expiration =
+            switch send.ttlSeconds {
+            case 0?: .immediately
+            case let seconds?: .at(now &+ UInt64(seconds) &* 1_000_000_000)
+            case nil: .at(now &+ FCMSinkConfiguration.defaultTTL)
+            }
+        return DeviceNotification(
+            token: FCMTokenFate.hash(token),
+            priority: send.effectivePriority == .high ? 10 : 5,
+            expiration: expiration,
+            collapse: send.hasNotification
+                ? Self.notificationCollapseKey
+                : send.collapseKey.map {
+                    // 0 is "none": a key whose hash is 0 takes 1.
+                    max(1, UInt32(truncatingIfNeeded: FCMTokenFate.hash(UnsafeRawBufferPointer(rebasing: body[$0]))))
+                } ?? 0,
+            isAlert: send.hasNotification
+        )
+    }
+
+    /// The collapse key notification messages share: the app's package name, by default FCM's
+    /// key, for which the sink needs no name (any number but 0, "none").
+    static let notificationCollapseKey: UInt32 = 0xA11C_0DE5
 
     /// Counts a refusal and answers it with a body written once (`FCMPreparedBodies`); its
     /// reason is worded only for a log line that is written (`FCMService.note`).

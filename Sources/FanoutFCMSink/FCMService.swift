@@ -1,4 +1,5 @@
 import Atomics
+import FanoutDevices
 import FanoutFCM
 import FanoutFCMAuth
 import FanoutInstrument
@@ -28,6 +29,9 @@ public final class FCMService: Sendable {
     let quota: FCMQuotaWindow?
     /// Each device's rates.
     let devices: FCMDeviceRates?
+    /// The Android devices behind the sink (`FCMSinkConfiguration.devices`), when any is
+    /// modelled: what a 200 became on its device.
+    package let fleet: DeviceFleetShards?
     /// The project's name as the path and a success's body write it.
     let project: [UInt8]
     /// Where the token endpoint is, once the sink listens (an assertion may name it as `aud`).
@@ -52,6 +56,13 @@ public final class FCMService: Sendable {
         quota = configuration.quota.map(FCMQuotaWindow.init)
         let now = NIODeadline.now().uptimeNanoseconds
         devices = configuration.deviceLimits.map { FCMDeviceRates($0, now: now) }
+        // The fleet draws from the sink's seed, as the APNs sink's from its scenario's.
+        var devices = configuration.devices
+        devices.seed = configuration.seed
+        // FCM keeps each message (one a collapse key), and Android has no background budget.
+        devices.storage = .eachMessage
+        devices.backgroundBudget = nil
+        fleet = devices.isEnabled ? DeviceFleetShards(settings: devices) : nil
         project = Array(configuration.project.utf8)
     }
 

@@ -14,6 +14,9 @@ public final class FCMSink: Sendable {
     private let channel: any Channel
     private let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
     private let draining = ManagedAtomic(false)
+    /// Delivers and expires what the device fleet keeps as time passes (every
+    /// `Sink.fleetTick`), with a fleet.
+    private let fleetTimer: RepeatedTask?
 
     /// Where the sink listens.
     public var localAddress: SocketAddress { channel.localAddress! }
@@ -31,6 +34,11 @@ public final class FCMSink: Sendable {
         service: FCMService
     ) throws {
         self.service = service
+        fleetTimer = service.fleet.map { fleet in
+            group.next().scheduleRepeatedTask(initialDelay: Self.fleetTick, delay: Self.fleetTick) { _ in
+                fleet.advance(now: NIODeadline.now().uptimeNanoseconds)
+            }
+        }
         let draining = draining
         let seeds = ManagedAtomic<UInt64>(service.configuration.seed)
         let choice = FCMProtocolChoice(
@@ -85,6 +93,9 @@ public final class FCMSink: Sendable {
 
     public var isDraining: Bool { draining.load(ordering: .relaxed) }
 
+    /// How often the fleet's kept messages are looked at: 10 ms, as the APNs sink's.
+    static let fleetTick = TimeAmount.milliseconds(10)
+
     /// Stops accepting, sends every HTTP/2 connection GOAWAY (open streams finish) and answers
     /// HTTP/1.1 requests with `connection: close`; closes what is still open after `grace`.
     /// Only the first call drains.
@@ -113,5 +124,7 @@ public final class FCMSink: Sendable {
             try? closed.futureResult.wait()
             timeout.cancel()
         }
+        fleetTimer?.cancel()
+        service.fleet?.advance(now: NIODeadline.now().uptimeNanoseconds)
     }
 }

@@ -1,3 +1,4 @@
+import FanoutDevices
 import FanoutFCM
 import FanoutScenarioTerms
 
@@ -44,6 +45,15 @@ public struct FCMSinkConfiguration: Sendable {
     public var maxConcurrentStreams: UInt32 = 100
     /// How long an access token lives, in seconds: Google's answers say 3599.
     public var accessTokenLifetime = 3599
+    /// The Android devices behind the sink (`--device-…`, docs/fcm.md, "Devices behind the
+    /// sink"): off unless a share or a delay is given. Doze is the fleet's low power: a normal
+    /// priority message waits for the device's maintenance window (`burstInterval`), a high
+    /// one is delivered at once. A message without `android.ttl` is kept FCM's four weeks
+    /// (`defaultTTL`), whatever `defaultExpiry` says.
+    public var devices = DeviceFleetSettings()
+    /// FCM's ttl when a message gives none: four weeks, "the maximum and the default"
+    /// (AndroidConfig.ttl).
+    public static let defaultTTL: UInt64 = 2_419_200 * 1_000_000_000
 
     public init() {}
 

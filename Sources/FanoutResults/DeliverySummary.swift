@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutPush
 import Foundation
 
 /// `summary.json`'s `delivery`: what became of the notifications the sink accepted, with the
@@ -131,11 +132,17 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     ///     stored: offline 300, power 0; discarded: expired 150 (15.0%), unregistered 0 (0 from storage), …
     ///     still stored at the end: 12, expiring 2026-11-27T21:00:00.000Z … 2026-12-03T21:00:00.000Z
     /// ```
-    public var lines: [String] {
+    public var lines: [String] { lines(for: .apns) }
+
+    /// The lines for the fleet behind `service`'s sink: FCM's receives and answers a gone app's
+    /// token 404 UNREGISTERED where APNs answers 410 (its "power" store is Doze's).
+    public func lines(for service: PushService) -> [String] {
+        let (name, gone, collapse) =
+            service == .apns ? ("APNs", "410", "collapse id") : ("FCM", "404 UNREGISTERED", "collapse key")
         func percent(_ count: Int) -> String { String(format: "%.1f%%", share(count) * 100) }
         func seconds(_ ms: Double) -> String { String(format: ms < 10_000 ? "%.2f s" : "%.1f s", ms / 1000) }
         var lines = [
-            "devices: \(counts.received) received by APNs; delivered \(allDelivered) (\(percent(allDelivered)): \(counts.delivered) at once, \(counts.deliveredFromStorage) from storage)"
+            "devices: \(counts.received) received by \(name); delivered \(allDelivered) (\(percent(allDelivered)): \(counts.delivered) at once, \(counts.deliveredFromStorage) from storage)"
         ]
         if let reachedMs {
             lines.append(
@@ -144,7 +151,7 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
             )
         }
         lines.append(
-            "  stored: offline \(counts.storedOffline), power \(counts.storedPower); discarded: expired \(counts.discardedExpired) (\(percent(counts.discardedExpired))), unregistered \(counts.discardedUnregistered) (\(counts.discardedUnregisteredFromStorage) from storage), disabled \(counts.discardedDisabled) (\(counts.discardedDisabledFromStorage) from storage), replaced by a newer one \(counts.discardedReplaced) (\(counts.collapsed) with its collapse id)"
+            "  stored: offline \(counts.storedOffline), power \(counts.storedPower); discarded: expired \(counts.discardedExpired) (\(percent(counts.discardedExpired))), unregistered \(counts.discardedUnregistered) (\(counts.discardedUnregisteredFromStorage) from storage), disabled \(counts.discardedDisabled) (\(counts.discardedDisabledFromStorage) from storage), replaced by a newer one \(counts.discardedReplaced) (\(counts.collapsed) with its \(collapse))"
         )
         if counts.forgotten > 0 {
             lines.append("  forgotten (the store was full, --device-store-cap): \(counts.forgotten)")
@@ -155,7 +162,7 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
             )
         }
         if counts.unregisteredAnswers > 0 {
-            lines.append("  answered 410 after the app was found uninstalled: \(counts.unregisteredAnswers)")
+            lines.append("  answered \(gone) after the app was found uninstalled: \(counts.unregisteredAnswers)")
         }
         return lines
     }

@@ -3,6 +3,7 @@ import FanoutFCMAuth
 import FanoutFCMSink
 import FanoutInstrument
 import FanoutNotation
+import FanoutResults
 import FanoutSink
 import FanoutTokens
 import FanoutWire
@@ -81,7 +82,8 @@ public struct FCMSinkService: Service {
         try await NIOThreadPool.singleton.runIfActive {
             sink.drain()
             try? group.syncShutdownGracefully()
-            job.reporter.report(.sinkStopped(lines: FCMSinkSummary(sink.service.statistics).lines))
+            let delivery = sink.service.fleet.map { DeliverySummary($0.snapshot()).lines(for: .fcm) } ?? []
+            job.reporter.report(.sinkStopped(lines: FCMSinkSummary(sink.service.statistics).lines + delivery))
             if let output { try write(output, sink, listen: listen, started: started, endedBy: endedBy) }
         }
     }

@@ -38,7 +38,10 @@ struct DeviceOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Devices in low power: priority 5 is stored and delivered in bursts.", valueName: "share"),
+        help: ArgumentHelp(
+            "Devices in low power: priority 5 is stored and delivered in bursts (FCM: in Doze, normal priority waits for the maintenance window).",
+            valueName: "share"
+        ),
         transform: { try DeviceFleetSettings.Setting("device-low-power", $0) }
     )
     var deviceLowPower: DeviceFleetSettings.Setting?
@@ -56,7 +59,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Devices the store keeps something for at once; more are counted forgotten (default: \(DeviceFleetSettings.defaultStoreCapacity)).",
+            "Devices the store keeps something for at once (FCM: messages kept); more are counted forgotten (default: \(DeviceFleetSettings.defaultStoreCapacity)).",
             valueName: "n"
         ),
         transform: { try DeviceFleetSettings.Setting("device-store-cap", $0) }
@@ -202,8 +205,13 @@ struct SinkDeviceOptions: ParsableArguments {
 }
 
 extension DeviceOptions {
+    /// The options of this group that model APNs alone, which `fanout sink --service fcm`
+    /// refuses: FCM documents its own default ttl (four weeks), and Android has no budget of
+    /// background pushes.
+    static let apnsOnly: Set = ["--device-default-expiry", "--device-background-budget"]
+
     /// The options of this group given on the command line (those not at their default), by
-    /// name: what `fanout sink --service fcm` refuses, as APNs's alone.
+    /// name.
     var givenOptions: [String] {
         let given: [(String, Bool)] = [
             ("--device-offline", deviceOffline != nil),

@@ -478,7 +478,7 @@ extension SinkCommand {
         ]
         return given.filter(\.1).map(\.0)
             + scenario.givenOptions.filter { !SinkScenarioOptions.fcmOptions.contains($0) }
-            + devices.givenOptions
+            + devices.givenOptions.filter(DeviceOptions.apnsOnly.contains)
     }
 
     func validateFCM() throws {
@@ -531,6 +531,8 @@ extension SinkCommand {
         if let seed = scenario.seed { job.configuration.seed = seed }
         job.unregisteredTokens = scenario.unregisteredTokens
         job.configuration.goAwayAfterRequests = scenario.goawayAfterRequests?.requests
+        for setting in devices.given { job.configuration.devices.apply(setting) }
+        do { try job.configuration.devices.validate() } catch { throw ValidationError("\(error).") }
         job.credentials = fcm.fcmCredentials
         job.credentialsOut = fcm.fcmCredentialsOut
         job.wire = try scenario.wire()

@@ -193,6 +193,59 @@ import Testing
         )
     }
 
+    /// Android devices behind the sink (`--device-…`): 30% offline for good and 10% with the
+    /// app uninstalled. The first run's 2,000 sends are all taken (200); the fleet finds the
+    /// online devices' apps gone at their delivery, so the second run's 404 UNREGISTERED are
+    /// exactly the sink's "discarded: unregistered" of the first, and the offline devices',
+    /// never attempted, are taken again. Two counts from two ends, against each other.
+    @Test func theDevicesBehindTheSinkUnregisterWhatTheyFindUninstalled() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink([
+            "--service", "fcm", "--fcm-credentials-out", folder, "--device-offline", "30%", "--device-return",
+            "never", "--device-uninstalled", "10%",
+        ])
+        defer { sink.stop() }
+        func send(_ run: String) throws -> SummaryDocument {
+            let result = try CommandRunner.run(
+                [
+                    "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                    folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "2000",
+                    "--output", folder + "/" + run,
+                ],
+                timeout: .seconds(120)
+            )
+            #expect(result.status == 0, "\(result.standardError)")
+            return try CommandRunner.summary(in: folder + "/" + run)
+        }
+        let first = try send("first")
+        #expect(first.accepted == 2000)
+        let second = try send("second")
+        let stopped = sink.stop()
+        let devices = try #require(line(of: stopped.output, keyed: "devices: "), "\(stopped.output)")
+        // What FCM took of the two runs (the fleet's lines write counts ungrouped).
+        #expect(devices.hasPrefix("devices: \(4000 - second.rejected.values.reduce(0, +)) received by FCM; "))
+        let stored = try #require(line(of: stopped.output, keyed: "  stored: "), "\(stopped.output)")
+        let discarded = try #require(
+            stored.firstMatch(of: /unregistered ([0-9,]+) \(0 from storage\)/).map { Int($0.1.filter(\.isNumber)) }
+        )
+        let unregistered = try #require(second.rejected[.fcm(.unregistered)])
+        #expect(discarded == unregistered)
+        // About 10% of the 70% online: 140 of 2,000, ±4 standard deviations.
+        #expect(abs(unregistered - 140) <= 4 * 11)
+        #expect(second.accepted + unregistered == 2000)
+        // Android has no background budget, and FCM states its own default ttl.
+        let refused = try CommandRunner.run([
+            "sink", "--service", "fcm", "--listen", "127.0.0.1:0", "--device-background-budget", "3/1h",
+        ])
+        #expect(refused.status == 64)
+        #expect(
+            line(of: refused.standardError, keyed: "error: ")
+                == "error: --service fcm does not take --device-background-budget: it mocks APNs alone (docs/fcm.md).",
+            "\(refused.standardError)"
+        )
+    }
+
     @Test func optionsOfTheOtherServiceAreRefusedByName() throws {
         let send = [
             "send", "--endpoint", "http://127.0.0.1:9", "--template", "fixtures/fcm-poll.json", "--generate", "1",
