@@ -36,8 +36,10 @@ import FanoutRandom
 ///   not reached ──► a failure retrying cannot heal (EndpointFailure.isHealable) ──► unreachable
 ///        │      ──► a healable one (refused, timed out) ──► again after the backoff, until
 ///        │                                                  connectTimeout since start ──► unreachable
-///        │      ──► every slot's first answer a 403 (credentials refused) ──► unreachable
-///        └─ an answer, or progress ──► reached: the rules above
+///        │      ──► a first answer refusing the credentials (403; FCM's 401 for good): the slot
+///        │          is forbidden, its connection sends nothing more; every slot still in play
+///        │          forbidden (the rest idle or given up) ──► unreachable
+///        └─ an accepted answer, or progress on a slot not forbidden ──► reached: the rules above
 /// ```
 struct ConnectionPool {
     enum SlotState: Equatable {
@@ -79,8 +81,10 @@ struct ConnectionPool {
     private(set) var reached = false
     /// The latest reason a connection did not get as far as an answer.
     private(set) var lastFailure: EndpointFailure?
-    /// Slots whose connection's first answer refused its credentials (before `reached`).
+    /// Slots whose connection's first answer refused its credentials (before `reached`), and
+    /// that refusal: their connections send nothing more until the run decides.
     private var forbidden: Set<Int> = []
+    private var refusal: EndpointFailure?
 
     init(
         slots count: Int,
@@ -122,11 +126,12 @@ struct ConnectionPool {
         now: UInt64 = 0
     ) -> Action {
         failuresInARow[slot] = madeProgress ? 0 : failuresInARow[slot] + 1
-        if madeProgress { reached = true }
+        // A connection whose credentials were refused sent requests, and got nowhere.
+        if madeProgress && !forbidden.contains(slot) { reached = true }
         if let failure { lastFailure = failure }
         guard !cancelled, workRemains else {
             slots[slot] = .idle
-            return .none
+            return refusedEverywhere ? unreachable(refusal!, ended: nil) : .none
         }
         let failures = failuresInARow[slot]
         if !reached, let connectDeadline {
@@ -141,6 +146,7 @@ struct ConnectionPool {
         }
         guard failures < maxFailuresInARow else {
             slots[slot] = .gaveUp
+            if refusedEverywhere { return unreachable(refusal!, ended: nil) }
             guard active == 0 else { return .none }
             // The others finished earlier; work came back since: an idle slot takes it.
             if let idle = slots.firstIndex(of: .idle) {
@@ -164,8 +170,9 @@ struct ConnectionPool {
     mutating func connectionAnswered(slot: Int, forbidden refusal: EndpointFailure? = nil) -> [Action] {
         if let refusal, !reached, connectDeadline != nil {
             lastFailure = refusal
+            self.refusal = refusal
             forbidden.insert(slot)
-            return forbidden.count == slots.count && !cancelled ? [unreachable(refusal, ended: nil)] : []
+            return refusedEverywhere && !cancelled ? [unreachable(refusal, ended: nil)] : []
         }
         reached = true
         failuresInARow[slot] = 0
@@ -209,6 +216,14 @@ struct ConnectionPool {
 
     /// Gives up on an endpoint never reached: every slot is done (`ended`'s connection has
     /// ended; those still open end when the engine closes them).
+    /// Before the endpoint is reached, every slot still in play had its credentials refused
+    /// (the rest went idle or gave up): nothing more can be learnt, and the refused connections
+    /// wait for a decision.
+    private var refusedEverywhere: Bool {
+        !reached && !cancelled && refusal != nil
+            && slots.indices.allSatisfy { forbidden.contains($0) || slots[$0] == .idle || slots[$0] == .gaveUp }
+    }
+
     private mutating func unreachable(_ failure: EndpointFailure, ended: Int?) -> Action {
         if let ended { slots[ended] = .idle }
         cancel()

@@ -45,8 +45,9 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     /// Called once, when the connection has ended: whether it made progress, and what kept it
     /// from any answer when something did (`EndpointFailure`).
     private let ended: @Sendable (_ madeProgress: Bool, _ failure: EndpointFailure?) -> Void
-    /// Called once, at the first answer: the endpoint is up (slots waiting to reconnect need
-    /// not wait out their backoff), unless that answer refused the credentials (given).
+    /// Called at the first answer: the endpoint is up (slots waiting to reconnect need not wait
+    /// out their backoff), unless that answer refused the credentials (given); and once more,
+    /// without a refusal, at the first 200 after such a refusal.
     private let answered: @Sendable (_ refusal: EndpointFailure?) -> Void
     /// Whether the run has reached the endpoint (an accepted answer on any connection): read
     /// while this one's first answer withholds its sends (`LoadConnectionState.isWithheld`).
@@ -168,6 +169,11 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
                 // first answer said whether they were the endpoint's.
                 if forbidden != nil { state.withholdCredentials() }
                 answered(forbidden)
+            } else if state.isWithheld, response.status == 200 {
+                // Its credentials were taken after all (a later request of its first flight):
+                // the endpoint is reached.
+                state.releaseCredentials()
+                answered(nil)
             }
             settle(entry, after: result(of: response, entry, now: now), now: now)
         case .streamReset(_, let tag, let code, _):

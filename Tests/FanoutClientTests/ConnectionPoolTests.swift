@@ -329,6 +329,33 @@ import Testing
         #expect(last.isEmpty)
         #expect(pool.reached)
     }
+
+    /// A refused slot waits for the others; when they go idle (nothing left for them) or give
+    /// up, nobody is left to learn otherwise from: the run ends on the refusal, not on a hang.
+    @Test func aRefusedSlotWithEveryOtherDoneEndsTheRun() {
+        let refusal = EndpointFailure.forbidden(status: 403, reason: .apns(.invalidProviderToken))!
+        var (pool, last) = Self.firstAnswers(slots: 3, [(0, refusal)])
+        #expect(last.isEmpty)
+        #expect(pool.connectionEnded(slot: 1, madeProgress: false, workRemains: false) == .none)
+        #expect(
+            pool.connectionEnded(slot: 2, madeProgress: false, workRemains: false) == .giveUp(.unreachable(refusal))
+        )
+        #expect(!pool.reached)
+    }
+
+    /// A refused slot's connection ends having sent its requests: that is no progress, and it
+    /// does not make the others' refusals look like their own.
+    @Test func aRefusedConnectionsEndIsNoReach() {
+        let refusal = EndpointFailure.forbidden(status: 401, reason: nil, fcm: true)!
+        var (pool, _) = Self.firstAnswers(slots: 2, [(0, refusal)])
+        guard case .open(0, _) = pool.connectionEnded(slot: 0, madeProgress: true, workRemains: true) else {
+            Issue.record("the refused slot was not reopened")
+            return
+        }
+        #expect(!pool.reached)
+        pool.opening(slot: 0)
+        #expect(pool.connectionAnswered(slot: 1, forbidden: refusal) == [.giveUp(.unreachable(refusal))])
+    }
 }
 
 extension ConnectionPool {

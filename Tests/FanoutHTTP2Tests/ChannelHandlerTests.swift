@@ -233,6 +233,29 @@ import Testing
     }
 }
 
+/// `HTTP2WakeUp` fired into a pipeline wakes the handler's delegate at once (how the load
+/// engine tells a connection to look again at what it shares), and not once it has ended.
+@Suite struct WakeUpEventTests {
+    struct Sleeper: HTTP2ConnectionDelegate {
+        var wakes = 0
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {}
+        mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) { wakes += 1 }
+    }
+
+    @Test func aWakeUpEventWakesTheDelegateUntilTheConnectionEnds() throws {
+        let channel = EmbeddedChannel()
+        let handler = HTTP2ConnectionHandler(role: .client, delegate: Sleeper())
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        channel.pipeline.fireUserInboundEventTriggered(HTTP2WakeUp())
+        channel.pipeline.fireUserInboundEventTriggered(HTTP2WakeUp())
+        #expect(handler.delegate.wakes == 2)
+        _ = try? channel.finish()
+        channel.pipeline.fireUserInboundEventTriggered(HTTP2WakeUp())
+        #expect(handler.delegate.wakes == 2)
+    }
+}
+
 /// A client's view of a server that is not HTTP/2, whatever its first read holds.
 @Suite struct FirstBytesTests {
     /// Sends nothing; keeps the error its connection ended with.
