@@ -26,7 +26,7 @@ extension RunSummary {
             lines.append(report.abandoned.map { "gave up: \($0)" } ?? "stopped before the end")
         }
         if let scenario { lines.append("scenario: \(scenario)") }
-        lines += delivery?.lines ?? []
+        lines += delivery?.lines(for: configuration.endpoint.fcm == nil ? .apns : .fcm) ?? []
         lines += broadcast?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")

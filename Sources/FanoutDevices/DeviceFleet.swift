@@ -126,19 +126,25 @@ package struct DeviceFleet: ~Copyable {
     /// Devices the store holds something for.
     var devicesKept: Int { store.count }
 
+    /// When the service learnt that `token`'s app is gone, if it has by `now` (what fell due by
+    /// then is delivered first): a request for it is then answered unregistered, and counted so.
+    mutating func unregisteredSince(_ token: UInt64, now: UInt64) -> UInt64? {
+        advance(to: now)
+        guard DeviceProfile(token: token, settings: settings).app == .uninstalled, let slot = store.find(token) else {
+            return nil
+        }
+        let since = store[slot].unregisteredSince
+        guard since != 0 && since <= now else { return nil }
+        counts.unregisteredAnswers += 1
+        return since
+    }
+
     /// A notification for `notification.token` arrived at `now`.
     mutating func accept(_ notification: DeviceNotification, now: UInt64) -> Answer {
-        advance(to: now)
+        if let since = unregisteredSince(notification.token, now: now) { return .unregistered(since: since) }
         start(at: now)
         let start = fanOutStart ?? now
         let profile = DeviceProfile(token: notification.token, settings: settings)
-        if profile.app == .uninstalled, let slot = store.find(notification.token) {
-            let since = store[slot].unregisteredSince
-            if since != 0 && since <= now {
-                counts.unregisteredAnswers += 1
-                return .unregistered(since: since)
-            }
-        }
         counts.received += 1
         let token = DeviceStore.key(notification.token)
         var place = -1
@@ -172,7 +178,15 @@ package struct DeviceFleet: ~Copyable {
             }
         }
         if reachableAt == now {
-            deliver(token: token, app: profile.app, arrival: now, at: now, fromStorage: false, history: place)
+            deliver(
+                token: token,
+                app: profile.app,
+                arrival: now,
+                at: now,
+                fromStorage: false,
+                history: place,
+                alert: notification.isAlert
+            )
             return .accepted
         }
         keep(notification, token: token, history: place, until: reachableAt, for: storedFor, app: profile.app, now: now)
@@ -225,6 +239,8 @@ package struct DeviceFleet: ~Copyable {
             )
             flags |= DeviceStoreEntry.message
         }
+        // A message entry keeps its device's key where a device's keeps its collapse id and history.
+        let message = flags & DeviceStoreEntry.message != 0 ? DeviceStoreEntry.deviceFields(token) : nil
         guard let slot = store.findOrInsert(key) else {
             counts.forgotten += 1
             note(.forgotten, at: now, place, token)
@@ -233,23 +249,18 @@ package struct DeviceFleet: ~Copyable {
         if store[slot].isStored {
             counts.discardedReplaced += 1
             counts.stored -= 1
-            if notification.collapse != 0 && store[slot].collapse == notification.collapse { counts.collapsed += 1 }
-            note(.discardedReplaced, at: now, Int(store[slot].history) - 1, store[slot].key)
+            if store[slot].collapsedBy(notification.collapse) { counts.collapsed += 1 }
+            note(.discardedReplaced, at: now, store[slot].historyPlace, store[slot].device)
         }
         store.store(
             in: slot,
             arrivedAt: now,
             dueAt: reachableAt ?? .max,
             expiresAt: expiresAt,
-            collapse: notification.collapse,
-            history: UInt32(place + 1),
+            collapse: message?.collapse ?? notification.collapse,
+            history: message?.history ?? UInt32(place + 1),
             flags: flags
         )
-        // The device's own entry learns now when its delivery attempt will find the app gone (a
-        // message's entry goes with it): a later request from then on is answered unregistered.
-        if flags & DeviceStoreEntry.message != 0, app == .uninstalled, let attempt = reachableAt, attempt <= expiresAt {
-            markUnregistered(token, since: attempt)
-        }
         counts.stored += 1
         if storedFor == DeviceStoreEntry.forPower {
             counts.storedPower += 1
@@ -275,18 +286,17 @@ package struct DeviceFleet: ~Copyable {
                     entry.flags & DeviceStoreEntry.uninstalled != 0
                     ? .uninstalled : entry.flags & DeviceStoreEntry.disabled != 0 ? .disabled : .enabled
                 deliver(
-                    token: entry.key,
+                    token: entry.device,
                     app: app,
                     arrival: entry.arrivedAt,
                     at: entry.dueAt,
                     fromStorage: true,
-                    history: Int(entry.history) - 1,
-                    alert: entry.flags & DeviceStoreEntry.notAlert == 0,
-                    marksDevice: entry.flags & DeviceStoreEntry.message == 0
+                    history: entry.historyPlace,
+                    alert: entry.flags & DeviceStoreEntry.notAlert == 0
                 )
             } else {
                 counts.discardedExpired += 1
-                note(.discardedExpired, at: entry.expiresAt, Int(entry.history) - 1, entry.key)
+                note(.discardedExpired, at: entry.expiresAt, entry.historyPlace, entry.device)
             }
             store.unstore(slot)
         }
@@ -328,8 +338,10 @@ package struct DeviceFleet: ~Copyable {
         return .within
     }
 
-    /// APNs hands a notification that arrived at `arrival` to a device that can take it from
-    /// `time`; it reaches the device after the drawn delay.
+    /// The service hands a notification that arrived at `arrival` to a device that can take it
+    /// from `time`; it reaches the device after the drawn delay. On Android (`eachMessage`: the
+    /// FCM sink's) notifications disabled stop what would be shown, not a data message, which
+    /// the app still receives.
     private mutating func deliver(
         token: UInt64,
         app: DeviceProfile.App,
@@ -337,9 +349,9 @@ package struct DeviceFleet: ~Copyable {
         at time: UInt64,
         fromStorage: Bool,
         history place: Int,
-        alert: Bool = true,
-        marksDevice: Bool = true
+        alert: Bool = true
     ) {
+        let app = app == .disabled && !alert && settings.storage == .eachMessage ? .enabled : app
         switch app {
         case .enabled:
             let reached = time &+ (settings.delay?.sample(&random) ?? 0)
@@ -364,9 +376,8 @@ package struct DeviceFleet: ~Copyable {
                 counts.discardedUnregistered += 1
             }
             note(fromStorage ? .discardedUnregisteredFromStorage : .discardedUnregistered, at: time, place, token)
-            // The attempt tells APNs the token is gone (a message's own entry was marked when it
-            // was kept: `token` is then the message's key, not the device's).
-            if marksDevice { markUnregistered(token, since: time) }
+            // The attempt tells the service the token is gone.
+            markUnregistered(token, since: time)
         }
     }
 

@@ -50,6 +50,14 @@ package final class DeviceFleetShards: Sendable {
         }
     }
 
+    /// When the service learnt that `token`'s app is gone, if it has by `now`: a request for it
+    /// is answered unregistered (`DeviceFleet.unregisteredSince`). FCM asks before its rates and
+    /// for a validate_only send too; `accept` asks again.
+    package func unregisteredSince(_ token: UInt64, now: UInt64) -> UInt64? {
+        let shard = shard(token)
+        return shard.lock.withLock { shard.fleet.unregisteredSince(token, now: now) }
+    }
+
     /// Delivers or discards what fell due by `now` in every shard (the sink's timer).
     package func advance(now: UInt64) {
         for shard in shards {

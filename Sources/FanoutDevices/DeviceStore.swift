@@ -16,6 +16,11 @@ struct DeviceStoreEntry {
     var expiresAt: UInt64 = 0
     var collapse: UInt32 = 0
     /// The stored notification's place in the shard's `DeliveryHistory` plus one (0: none).
+    ///
+    /// In an entry keyed by its message (`message`), `collapse` and `history` hold its device's
+    /// key instead, high half and low half: that entry's key already is its collapse key's, and
+    /// FCM's messages carry no apns-id to keep a history of. Read them through `device`,
+    /// `collapsedBy(_:)` and `historyPlace`, which know which.
     var history: UInt32 = 0
     /// When APNs learnt that the app is gone (0: it has not).
     var unregisteredSince: UInt64 = 0
@@ -41,6 +46,24 @@ struct DeviceStoreEntry {
     static let message: UInt8 = 32
 
     var isStored: Bool { flags & Self.stored != 0 }
+    var isMessage: Bool { flags & Self.message != 0 }
+
+    /// The device the entry is for: its key, or a message entry's device.
+    var device: UInt64 { isMessage ? UInt64(collapse) << 32 | UInt64(history) : key }
+
+    /// The stored notification's place in the history (-1: none kept).
+    var historyPlace: Int { isMessage ? -1 : Int(history) - 1 }
+
+    /// Whether a newer notification with collapse id (or key) `collapse` (0: none) that lands
+    /// here replaces the stored one as its collapse: a message entry is its collapse key's.
+    func collapsedBy(_ collapse: UInt32) -> Bool {
+        collapse != 0 && (isMessage || self.collapse == collapse)
+    }
+
+    /// The two fields a message entry keeps `device` in.
+    static func deviceFields(_ device: UInt64) -> (collapse: UInt32, history: UInt32) {
+        (UInt32(truncatingIfNeeded: device >> 32), UInt32(truncatingIfNeeded: device))
+    }
     /// When the store must look at it next: its stored notification is delivered at `dueAt` or
     /// discarded at `expiresAt`; with nothing stored, its budget window ends.
     var nextEvent: UInt64 { isStored ? min(dueAt, expiresAt) : budgetUntil }

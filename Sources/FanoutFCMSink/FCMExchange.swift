@@ -213,20 +213,21 @@ struct FCMExchange {
         case .success(let checked):
             send = checked
         }
-        if let watch, send.targetKind == .token {
-            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+        // A token target's hash, worked out once: its fate, its device's rates and fleet, the card.
+        let token = send.targetKind == .token ? UnsafeRawBufferPointer(rebasing: request.body[send.target]) : nil
+        let tokenHash = token.map(FCMTokenFate.hash) ?? 0
+        if let watch, let token {
             watch.card.fcmArrived(
                 token: token,
-                tokenHash: FCMTokenFate.hash(token),
+                tokenHash: tokenHash,
                 messageHash: messageHash,
                 connection: watch.id,
                 now: now
             )
         }
-        if send.targetKind == .token {
-            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+        if let token {
             switch FCMTokenFate.of(
-                token,
+                hash: tokenHash,
                 unregistered: service.configuration.unregisteredShare,
                 otherSender: service.configuration.otherSenderShare,
                 listed: listedUnregistered
@@ -250,17 +251,29 @@ struct FCMExchange {
                 )
             }
         }
+        // An app the fleet found gone: before the device's rates, which its sends no longer
+        // reach, and for a validate_only send too, as a token held unregistered is.
+        if let token, let fleet = service.fleet, let since = fleet.unregisteredSince(tokenHash, now: now) {
+            if let watch { cardRefusedToken(token, messageHash, .unregistered, watch, now: now) }
+            return refuse(
+                .unregistered,
+                404,
+                prepared.unregistered,
+                "token \(Self.start(of: token))… is unregistered: the app was found uninstalled "
+                    + String(format: "%.1f s ago", Double(now - since) / 1e9)
+            )
+        }
         var outcome = send.validateOnly ? FCMSinkStatistics.Outcome.validated : .delivered
-        if send.targetKind == .token, !send.validateOnly, let devices = service.devices {
-            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
-            switch devices.admit(FCMTokenFate.hash(token), collapsible: send.collapseKey != nil, now: now) {
+        if let token, !send.validateOnly, let devices = service.devices {
+            // A notification message is always collapsible (docs/fcm.md, "Devices behind the sink").
+            switch devices.admit(tokenHash, collapsible: send.collapseKey != nil || send.hasNotification, now: now) {
             case .delivered: break
             case .held: outcome = .held
             case .refused(let retryAfter):
                 // A 429 does not count against the project.
                 service.quota?.release(now: now)
                 watch?.card.fcmRefused(
-                    tokenHash: FCMTokenFate.hash(token),
+                    tokenHash: tokenHash,
                     messageHash: messageHash,
                     .quotaExceeded,
                     retryAfter: retryAfter,
@@ -280,23 +293,15 @@ struct FCMExchange {
                 return FCMAnswer(status: 429, retryAfter: retryAfter)
             }
         }
-        if send.targetKind == .token, !send.validateOnly, let fleet = service.fleet {
-            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
-            let notification = Self.deviceNotification(send, token: token, body: request.body, now: now)
-            if case .unregistered(let since) = fleet.accept(notification, now: now) {
-                if let watch { cardRefusedToken(token, messageHash, .unregistered, watch, now: now) }
-                return refuse(
-                    .unregistered,
-                    404,
-                    prepared.unregistered,
-                    "token \(Self.start(of: token))… is unregistered: the app was found uninstalled "
-                        + String(format: "%.1f s ago", Double(now - since) / 1e9)
-                )
-            }
+        if token != nil, !send.validateOnly, let fleet = service.fleet {
+            // Its unregistered answer was asked above, at this same time: it takes the message.
+            _ = fleet.accept(
+                Self.deviceNotification(send, tokenHash: tokenHash, body: request.body, now: now),
+                now: now
+            )
         }
         service.note(outcome, over: transport, peer: peer, nil)
-        if send.targetKind == .token {
-            let token = UnsafeRawBufferPointer(rebasing: request.body[send.target])
+        if let token {
             service.statistics.digest(token: token, body: request.body)
             if let watch, !send.validateOnly {
                 watch.card.fcmDelivered(token: token, messageHash: messageHash, connection: watch.id, now: now)
@@ -443,7 +448,7 @@ struct FCMExchange {
     /// ```
     static func deviceNotification(
         _ send: FCMSend,
-        token: UnsafeRawBufferPointer,
+        tokenHash: UInt64,
         body: UnsafeRawBufferPointer,
         now: UInt64
     ) -> DeviceNotification {
@@ -454,7 +459,7 @@ struct FCMExchange {
             case nil: .at(now &+ FCMSinkConfiguration.defaultTTL)
             }
         return DeviceNotification(
-            token: FCMTokenFate.hash(token),
+            token: tokenHash,
             priority: send.effectivePriority == .high ? 10 : 5,
             expiration: expiration,
             collapse: send.hasNotification

@@ -57,12 +57,12 @@ public final class FCMService: Sendable {
         let now = NIODeadline.now().uptimeNanoseconds
         devices = configuration.deviceLimits.map { FCMDeviceRates($0, now: now) }
         // The fleet draws from the sink's seed, as the APNs sink's from its scenario's.
-        var devices = configuration.devices
-        devices.seed = configuration.seed
+        var fleetSettings = configuration.devices
+        fleetSettings.seed = configuration.seed
         // FCM keeps each message (one a collapse key), and Android has no background budget.
-        devices.storage = .eachMessage
-        devices.backgroundBudget = nil
-        fleet = devices.isEnabled ? DeviceFleetShards(settings: devices) : nil
+        fleetSettings.storage = .eachMessage
+        fleetSettings.backgroundBudget = nil
+        fleet = fleetSettings.isEnabled ? DeviceFleetShards(settings: fleetSettings) : nil
         project = Array(configuration.project.utf8)
     }
 

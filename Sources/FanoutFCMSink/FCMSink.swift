@@ -14,8 +14,8 @@ public final class FCMSink: Sendable {
     private let channel: any Channel
     private let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
     private let draining = ManagedAtomic(false)
-    /// Delivers and expires what the device fleet keeps as time passes (every
-    /// `Sink.fleetTick`), with a fleet.
+    /// Delivers and expires what the device fleet keeps as time passes (every `fleetTick`),
+    /// with a fleet.
     private let fleetTimer: RepeatedTask?
 
     /// Where the sink listens.
@@ -34,11 +34,6 @@ public final class FCMSink: Sendable {
         service: FCMService
     ) throws {
         self.service = service
-        fleetTimer = service.fleet.map { fleet in
-            group.next().scheduleRepeatedTask(initialDelay: Self.fleetTick, delay: Self.fleetTick) { _ in
-                fleet.advance(now: NIODeadline.now().uptimeNanoseconds)
-            }
-        }
         let draining = draining
         let seeds = ManagedAtomic<UInt64>(service.configuration.seed)
         let choice = FCMProtocolChoice(
@@ -76,6 +71,12 @@ public final class FCMSink: Sendable {
             }
             .bind(host: host, port: port)
             .wait()
+        // Once listening: a sink that could not bind leaves no timer behind.
+        fleetTimer = service.fleet.map { fleet in
+            group.next().scheduleRepeatedTask(initialDelay: Self.fleetTick, delay: Self.fleetTick) { _ in
+                fleet.advance(now: NIODeadline.now().uptimeNanoseconds)
+            }
+        }
     }
 
     /// A server TLS context from a PEM chain and key, offering ALPN `h2` then `http/1.1`, TLS

@@ -18,7 +18,16 @@ public enum FCMTokenFate: Sendable, Hashable {
         listed: Set<UInt64> = []
     ) -> FCMTokenFate {
         guard unregistered > 0 || otherSender > 0 || !listed.isEmpty else { return .registered }
-        let hash = hash(token)
+        return of(hash: hash(token), unregistered: unregistered, otherSender: otherSender, listed: listed)
+    }
+
+    /// The same, of a token whose `hash` is known.
+    public static func of(
+        hash: UInt64,
+        unregistered: Double,
+        otherSender: Double,
+        listed: Set<UInt64> = []
+    ) -> FCMTokenFate {
         if !listed.isEmpty && listed.contains(hash) { return .unregistered }
         let position = Double(hash % 1_000_000)
         if position < unregistered * 1_000_000 { return .unregistered }

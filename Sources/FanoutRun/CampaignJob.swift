@@ -156,8 +156,12 @@ struct FCMHalf: Sendable {
         folder = NSTemporaryDirectory() + "fanout-campaign-fcm-\(UUID().uuidString)"
         var sinkConfiguration = FCMSinkConfiguration()
         sinkConfiguration.project = CampaignJob.project
-        // The run's sink latency is both sinks' (`--sink-latency`), as the wire is.
+        // The run's sink latency is both sinks' (`--sink-latency`), as the wire is, and so are
+        // its devices (`--sink-device-…`; the FCM sink keeps each message, has no background
+        // budget and keeps a message without ttl four weeks: `FCMService`).
         sinkConfiguration.latency = run.sink.scenario.latency
+        sinkConfiguration.devices = run.sink.scenario.devices
+        sinkConfiguration.seed = run.sink.scenario.seed
         let account: FCMServiceAccount
         let headers: NotificationHeaders
         do {
@@ -217,6 +221,7 @@ struct FCMHalf: Sendable {
         var summary = try job.run(configuration, started: started)
         sink.drain(grace: .seconds(1))
         summary.reconciliation = Reconciliation(client: summary.report.snapshot, fcmSink: sink.service.statistics)
+        summary.delivery = sink.service.fleet.map { DeliverySummary($0.snapshot()) }
         summary.endpoint = "the embedded FCM sink at \(job.endpoint)"
         return summary
     }

@@ -68,6 +68,35 @@ import Testing
         }
     }
 
+    /// `--sink-device-…` are both sinks' devices: with 40% offline for the run, each half's
+    /// summary says what its sink kept (about 40% of its devices, ±4 standard deviations) and
+    /// delivered the rest at once, the FCM half's lines in FCM's words.
+    @Test func theSinkDevicesAreBothSinks() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "run", "--fleet", "apns=50%,fcm=50%", "--count", "2000", "--sink-device-offline", "40%",
+            "--sink-device-return", "never", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/campaign.json"))
+        let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
+        #expect(document.services.count == 2)
+        for half in document.services {
+            let summary = try CommandRunner.summary(in: folder + "/" + half.folder)
+            let delivery = try #require(summary.delivery, "\(half.service)")
+            let devices = Double(half.devices)
+            #expect(delivery.received == half.accepted, "\(half.service)")
+            #expect(delivery.storedOffline + delivery.delivered == delivery.received, "\(half.service)")
+            #expect(abs(Double(delivery.storedOffline) - 0.4 * devices) <= 4 * (devices * 0.24).squareRoot())
+        }
+        // Each half's fleet line names the service that received: one APNs, one FCM.
+        let services = lines(of: result.standardOutput, keyed: "devices: ").compactMap {
+            $0.firstMatch(of: /^devices: [0-9]+ received by ([A-Za-z]+);/).map { String($0.1) }
+        }
+        #expect(services.sorted() == ["APNs", "FCM"], "\(result.standardOutput)")
+    }
+
     @Test func whatACampaignCannotDoIsRefused() throws {
         let cases: [([String], String)] = [
             (

@@ -145,6 +145,68 @@ import Testing
         #expect(exchange.service.statistics[.unregistered] == 1 && exchange.service.statistics[.delivered] == 1)
     }
 
+    /// Only a delivery attempt tells FCM the app is gone: a device back at 60 s whose first
+    /// message (no ttl) was replaced by a newer one that expired at 21 s never had one; its
+    /// token is taken again at 61 s, where the attempt at once finds the app gone, and 404 after.
+    @Test func onlyADeliveryAttemptFindsTheAppGone() throws {
+        var exchange = try Self.exchange {
+            $0.uninstalled = 1
+            $0.offline = 1
+            $0.returnAfter = try? LatencyDistribution(parsing: "fixed:60s")
+        }
+        let start = 10 * Self.second
+        #expect(Self.send(&exchange, token: "gone-late", Self.notification, now: start) == 200)
+        let expiring = Self.notification + #","android":{"ttl":"10s"}"#
+        #expect(Self.send(&exchange, token: "gone-late", expiring, now: start + Self.second) == 200)
+        #expect(Self.send(&exchange, token: "gone-late", now: start + 61 * Self.second) == 200)
+        #expect(Self.send(&exchange, token: "gone-late", now: start + 62 * Self.second) == 404)
+        let counts = try Self.counts(exchange)
+        #expect(counts.discardedReplaced == 1 && counts.discardedExpired == 1)
+        #expect(counts.discardedUnregistered == 1 && counts.unregisteredAnswers == 1)
+    }
+
+    /// A token the fleet found gone is 404 for a validate_only send too, as a token held
+    /// unregistered is, and before its device's rates are spent.
+    @Test func aGoneAppsTokenIsUnregisteredForValidateOnlyAndSpendsNoRate() throws {
+        var exchange = try Self.exchange { $0.uninstalled = 1 }
+        let start = 10 * Self.second
+        #expect(Self.send(&exchange, token: "gone", now: start) == 200)
+        #expect(Self.send(&exchange, token: "gone", validateOnly: true, now: start + Self.second) == 404)
+        // 240 a minute to one device: 300 more sends, each 404, none 429.
+        for second in 0..<300 {
+            let now = start + 2 * Self.second + UInt64(second) * Self.second / 10
+            #expect(Self.send(&exchange, token: "gone", now: now) == 404)
+        }
+        #expect(exchange.service.statistics[.quotaExceeded] == 0)
+    }
+
+    /// Android: notifications disabled stop what would be shown, not a data message, which the
+    /// app still receives.
+    @Test func disabledNotificationsStopNotificationMessagesOnly() throws {
+        var exchange = try Self.exchange { $0.disabled = 1 }
+        for index in 0..<10 {
+            Self.send(&exchange, token: "muted-\(index)", now: 10 * Self.second)
+            Self.send(&exchange, token: "muted-\(index)", Self.notification, now: 10 * Self.second)
+        }
+        let counts = try Self.counts(exchange)
+        #expect(counts.delivered == 10 && counts.discardedDisabled == 10)
+    }
+
+    /// A notification message is collapsible for the device's rates too: past the burst of 20
+    /// it is held (delayed), as a data message with a collapse key is, and a plain data message
+    /// is not.
+    @Test func notificationMessagesSpendTheCollapsibleBurst() throws {
+        var exchange = try FCMExchangeTests.exchange()
+        for index in 0..<21 {
+            Self.send(&exchange, token: "rated", Self.notification, now: 10 * Self.second + UInt64(index))
+        }
+        for index in 0..<21 {
+            Self.send(&exchange, token: "plain", now: 10 * Self.second + UInt64(index))
+        }
+        #expect(exchange.service.statistics[.held] == 1)
+        #expect(exchange.service.statistics[.delivered] == 41)
+    }
+
     /// validate_only is answered as a send and reaches no device.
     @Test func aValidateOnlySendReachesNoDevice() throws {
         var exchange = try Self.exchange { $0.offline = 1 }
