@@ -105,6 +105,25 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
         case received, delivered, stored, discarded
     }
 
+    /// A service's categories: Apple's for APNs (`appleCategories`); for FCM, which publishes no
+    /// such list for one campaign, the same counts in words of ours and Android's (Doze for
+    /// "power considerations", ttl for expiration).
+    public static func categories(
+        for service: PushService
+    ) -> [(name: String, count: KeyPath<DeliverySummary, Int>, fate: Fate)] {
+        guard service == .fcm else { return appleCategories }
+        return [
+            ("Received by FCM", \.received, .received), ("Delivered to the device", \.delivered, .delivered),
+            ("Delivered to the device (kept first)", \.deliveredFromStorage, .delivered),
+            ("Kept – device offline", \.storedOffline, .stored), ("Kept – Doze", \.storedPower, .stored),
+            ("Discarded – app uninstalled", \.discardedUnregistered, .discarded),
+            ("Discarded – app uninstalled (kept first)", \.discardedUnregisteredFromStorage, .discarded),
+            ("Discarded – ttl expired", \.discardedExpired, .discarded),
+            ("Discarded – notifications disabled", \.discardedDisabled, .discarded),
+            ("Discarded – notifications disabled (kept first)", \.discardedDisabledFromStorage, .discarded),
+        ]
+    }
+
     /// "Received by APNs" and Apple's Push Notifications Console categories under it, in the
     /// order summary.md's table and report.html's bars give them (ours follow in each).
     public static var appleCategories: [(name: String, count: KeyPath<DeliverySummary, Int>, fate: Fate)] {
@@ -168,21 +187,25 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     }
 
     /// summary.md's section: Apple's categories in a table, then the times.
-    public var markdown: [String] {
+    public var markdown: [String] { markdown(for: .apns) }
+
+    /// summary.md's section for the fleet behind `service`'s sink: its categories in a table
+    /// (`categories(for:)`), then the times.
+    public func markdown(for service: PushService) -> [String] {
         func row(_ name: String, _ count: Int) -> String {
             "| \(name) | \(count) | \(String(format: "%.2f%%", share(count) * 100)) |"
         }
-        var lines = [
-            "", "### Devices behind the sink", "", "| Apple's category | notifications | of received |",
-            "|---|---:|---:|",
-        ]
-        lines += Self.appleCategories.map { row($0.name, self[keyPath: $0.count]) }
+        let header =
+            service == .apns
+            ? "| Apple's category | notifications | of received |" : "| outcome | messages | of received |"
+        var lines = ["", "### Devices behind the sink", "", header, "|---|---:|---:|"]
+        lines += Self.categories(for: service).map { row($0.name, self[keyPath: $0.count]) }
         lines += [
             row("ours: discarded, replaced by a newer one", counts.discardedReplaced),
             row("ours: forgotten (store full)", counts.forgotten), row("ours: still stored at the end", counts.stored),
         ]
         lines.append("")
-        lines += self.lines.dropFirst().map { "- " + $0.trimmingCharacters(in: .whitespaces) }
+        lines += self.lines(for: service).dropFirst().map { "- " + $0.trimmingCharacters(in: .whitespaces) }
         return lines
     }
 }

@@ -1,6 +1,7 @@
 import FanoutFiles
 import FanoutMeasure
 import FanoutNotation
+import FanoutPush
 import Foundation
 
 // summary.json's sections on how the run went: its configuration, start, schedule, the
@@ -404,4 +405,9 @@ extension SummaryDocument {
                 + "\(windowSeconds) s (measured \(figure)\(bound ?? ""))"
         }
     }
+}
+
+extension SummaryDocument {
+    /// The push service the run sent to: FCM's runs say `push_type` "fcm".
+    public var service: PushService { configuration.pushType == "fcm" ? .fcm : .apns }
 }

@@ -89,6 +89,15 @@ import Testing
             #expect(delivery.received == half.accepted, "\(half.service)")
             #expect(delivery.storedOffline + delivery.delivered == delivery.received, "\(half.service)")
             #expect(abs(Double(delivery.storedOffline) - 0.4 * devices) <= 4 * (devices * 0.24).squareRoot())
+            // summary.md's table names the half's service.
+            let markdown = try String(contentsOfFile: folder + "/" + half.folder + "/summary.md", encoding: .utf8)
+            let name = half.service == .fcm ? "FCM" : "APNs"
+            #expect(
+                lines(of: markdown, keyed: "| Received by ") == [
+                    "| Received by \(name) | \(delivery.received) | 100.00% |"
+                ],
+                "\(half.service)"
+            )
         }
         // Each half's fleet line names the service that received: one APNs, one FCM.
         let services = lines(of: result.standardOutput, keyed: "devices: ").compactMap {

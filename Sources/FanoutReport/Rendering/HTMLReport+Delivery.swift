@@ -1,3 +1,4 @@
+import FanoutPush
 import FanoutResults
 import Foundation
 
@@ -15,11 +16,13 @@ extension HTMLReport {
     }
 
     /// The section: the summary's lines, the curve, the categories.
-    func deliverySection(_ delivery: DeliverySummary) -> String {
+    func deliverySection(_ delivery: DeliverySummary, service: PushService = .apns) -> String {
         var html = "<h2>Devices behind the sink</h2>\n"
-        html += delivery.lines.map { "<p class=\"note\">\(ChartFrame.escape($0))</p>\n" }.joined()
+        html += delivery.lines(for: service).map { "<p class=\"note\">\(ChartFrame.escape($0))</p>\n" }.joined()
         html += "<h3>Delivery curve</h3>\n" + deliveryCurve(delivery)
-        html += "<h3>Apple's categories</h3>\n" + categoriesChart(delivery)
+        html +=
+            "<h3>\(service == .apns ? "Apple's categories" : "Outcomes")</h3>\n"
+            + categoriesChart(delivery, service: service)
         return html
     }
 
@@ -93,7 +96,7 @@ extension HTMLReport {
     }
 
     /// Apple's categories (and ours), a bar each with its count and share of received.
-    func categoriesChart(_ delivery: DeliverySummary) -> String {
+    func categoriesChart(_ delivery: DeliverySummary, service: PushService = .apns) -> String {
         func colour(_ fate: DeliverySummary.Fate) -> String {
             switch fate {
             case .received: DeliveryColour.ours
@@ -102,7 +105,9 @@ extension HTMLReport {
             case .discarded: DeliveryColour.discarded
             }
         }
-        let apple = DeliverySummary.appleCategories.map { ($0.name, delivery[keyPath: $0.count], colour($0.fate)) }
+        let apple = DeliverySummary.categories(for: service).map {
+            ($0.name, delivery[keyPath: $0.count], colour($0.fate))
+        }
         let rows: [(String, Int, String)] =
             apple + [
                 ("ours: replaced by a newer one", delivery.discardedReplaced, DeliveryColour.ours),

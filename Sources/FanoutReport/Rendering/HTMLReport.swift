@@ -82,7 +82,7 @@ public struct HTMLReport {
         body += outcomesPerSecondSection()
         body += inFlightSection()
         body += cpuSection()
-        if let devices = summary.delivery { body += deliverySection(devices) }
+        if let devices = summary.delivery { body += deliverySection(devices, service: summary.service) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
         }

@@ -94,7 +94,7 @@ public struct MarkdownSummary {
             "<sub>Fanout \(environment.fanoutVersion) (\(environment.build), \(environment.allocator)) on \(environment.cpu), \(environment.cores) cores · \(summary.configuration.endpoint)</sub>",
         ]
         // The devices' section goes above the footer (its blank line and the environment).
-        lines.insert(contentsOf: summary.delivery?.markdown ?? [], at: lines.count - 2)
+        lines.insert(contentsOf: summary.delivery?.markdown(for: summary.service) ?? [], at: lines.count - 2)
         return lines.joined(separator: "\n") + "\n"
     }
 
