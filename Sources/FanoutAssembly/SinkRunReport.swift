@@ -313,7 +313,8 @@ public struct SinkRunReport: Sendable {
             tokens: m.expected.tokens.map { "expect-tokens: \($0)" }
                 ?? m.expected.notifications.map { "expect: \($0)" } ?? "any",
             topic: "",
-            pushType: "",
+            // Which service's sink: what its devices' outcomes are named after (`service`).
+            pushType: m.service == .fcm ? "fcm" : "",
             priority: nil,
             expiration: nil,
             collapseID: nil,
@@ -385,7 +386,7 @@ public struct SinkRunReport: Sendable {
                     + ", output in \(trigger.output)"
             )
         }
-        lines += measurements.delivery?.lines ?? []
+        lines += measurements.delivery?.lines(for: measurements.service) ?? []
         lines += measurements.broadcast?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")

@@ -89,6 +89,7 @@ enum FCMProviderMeasurements {
         )
         measurements.minMeasured = settings.minMeasured
         measurements.service = .fcm
+        measurements.delivery = service.fleet.map { DeliverySummary($0.snapshot()) }
         return measurements
     }
 

@@ -203,7 +203,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (sink, port) = try CommandRunner.sink([
             "--service", "fcm", "--fcm-credentials-out", folder, "--device-offline", "30%", "--device-return",
-            "never", "--device-uninstalled", "10%",
+            "never", "--device-uninstalled", "10%", "--output", folder + "/sink",
         ])
         defer { sink.stop() }
         func send(_ run: String) throws -> SummaryDocument {
@@ -234,6 +234,14 @@ import Testing
         // About 10% of the 70% online: 140 of 2,000, ±4 standard deviations.
         #expect(abs(unregistered - 140) <= 4 * 11)
         #expect(second.accepted + unregistered == 2000)
+        // The sink's folder keeps the fleet's outcomes, named in FCM's words.
+        let sinkSummary = try CommandRunner.summary(in: folder + "/sink")
+        let delivery = try #require(sinkSummary.delivery)
+        #expect(delivery.received == 4000 - unregistered && delivery.discardedUnregistered == unregistered)
+        let markdown = try String(contentsOfFile: folder + "/sink/summary.md", encoding: .utf8)
+        #expect(
+            lines(of: markdown, keyed: "| Received by ") == ["| Received by FCM | \(delivery.received) | 100.00% |"]
+        )
         // Android has no background budget, and FCM states its own default ttl.
         let refused = try CommandRunner.run([
             "sink", "--service", "fcm", "--listen", "127.0.0.1:0", "--device-background-budget", "3/1h",

@@ -21,7 +21,7 @@ extension HTMLReport {
         body +=
             "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(millisecondsWithUnit(delivery.firstMs)), p90 \(millisecondsWithUnit(delivery.p90Ms)), last \(millisecondsWithUnit(delivery.lastMs)).</p>\n"
         body += "<h2>Conformance card</h2>\n" + cardTable(provider.card)
-        if let devices = summary.delivery { body += deliverySection(devices) }
+        if let devices = summary.delivery { body += deliverySection(devices, service: summary.service) }
         body += "<h2>Delivery time by percentile</h2>\n" + spectrumChart()
         body += "<h2>Accepted per second</h2>\n" + rateChart(summary.intervals, offered: nil, noun: "accepted")
         body +=

@@ -155,7 +155,7 @@ public struct MarkdownSummary {
             "<sub>Fanout \(summary.environment.fanoutVersion) (\(summary.environment.build), \(summary.environment.allocator)) on \(summary.environment.cpu), \(summary.environment.cores) cores · \(summary.endpoint)</sub>",
         ]
         // The devices' section goes above the footer (its blank line and the environment).
-        lines.insert(contentsOf: summary.delivery?.markdown ?? [], at: lines.count - 2)
+        lines.insert(contentsOf: summary.delivery?.markdown(for: summary.service) ?? [], at: lines.count - 2)
         return lines.joined(separator: "\n") + "\n"
     }
 }
