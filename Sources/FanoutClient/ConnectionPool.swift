@@ -131,7 +131,7 @@ struct ConnectionPool {
         if let failure { lastFailure = failure }
         guard !cancelled, workRemains else {
             slots[slot] = .idle
-            return refusedEverywhere ? unreachable(refusal!, ended: nil) : .none
+            return refusedEverywhere.map { unreachable($0, ended: nil) } ?? .none
         }
         let failures = failuresInARow[slot]
         if !reached, let connectDeadline {
@@ -146,7 +146,7 @@ struct ConnectionPool {
         }
         guard failures < maxFailuresInARow else {
             slots[slot] = .gaveUp
-            if refusedEverywhere { return unreachable(refusal!, ended: nil) }
+            if let refusal = refusedEverywhere { return unreachable(refusal, ended: nil) }
             guard active == 0 else { return .none }
             // The others finished earlier; work came back since: an idle slot takes it.
             if let idle = slots.firstIndex(of: .idle) {
@@ -172,7 +172,7 @@ struct ConnectionPool {
             lastFailure = refusal
             self.refusal = refusal
             forbidden.insert(slot)
-            return refusedEverywhere && !cancelled ? [unreachable(refusal, ended: nil)] : []
+            return refusedEverywhere.map { [unreachable($0, ended: nil)] } ?? []
         }
         reached = true
         failuresInARow[slot] = 0
@@ -214,16 +214,18 @@ struct ConnectionPool {
         for slot in slots.indices where slots[slot] == .waiting { slots[slot] = .idle }
     }
 
-    /// Gives up on an endpoint never reached: every slot is done (`ended`'s connection has
-    /// ended; those still open end when the engine closes them).
-    /// Before the endpoint is reached, every slot still in play had its credentials refused
-    /// (the rest went idle or gave up): nothing more can be learnt, and the refused connections
-    /// wait for a decision.
-    private var refusedEverywhere: Bool {
-        !reached && !cancelled && refusal != nil
-            && slots.indices.allSatisfy { forbidden.contains($0) || slots[$0] == .idle || slots[$0] == .gaveUp }
+    /// The refusal, when before the endpoint is reached every slot still in play had its
+    /// credentials refused (the rest went idle or gave up): nothing more can be learnt, and the
+    /// refused connections wait for a decision.
+    private var refusedEverywhere: EndpointFailure? {
+        guard !reached, !cancelled, let refusal,
+            slots.indices.allSatisfy({ forbidden.contains($0) || slots[$0] == .idle || slots[$0] == .gaveUp })
+        else { return nil }
+        return refusal
     }
 
+    /// Gives up on an endpoint never reached: every slot is done (`ended`'s connection has
+    /// ended; those still open end when the engine closes them).
     private mutating func unreachable(_ failure: EndpointFailure, ended: Int?) -> Action {
         if let ended { slots[ended] = .idle }
         cancel()

@@ -130,9 +130,12 @@ package struct DeviceFleet: ~Copyable {
     /// then is delivered first): a request for it is then answered unregistered, and counted so.
     mutating func unregisteredSince(_ token: UInt64, now: UInt64) -> UInt64? {
         advance(to: now)
-        guard DeviceProfile(token: token, settings: settings).app == .uninstalled, let slot = store.find(token) else {
-            return nil
-        }
+        return unregisteredSince(token, DeviceProfile(token: token, settings: settings), now: now)
+    }
+
+    /// The same, for a device whose profile is drawn, the fleet advanced to `now`.
+    private mutating func unregisteredSince(_ token: UInt64, _ profile: DeviceProfile, now: UInt64) -> UInt64? {
+        guard profile.app == .uninstalled, let slot = store.find(token) else { return nil }
         let since = store[slot].unregisteredSince
         guard since != 0 && since <= now else { return nil }
         counts.unregisteredAnswers += 1
@@ -141,10 +144,11 @@ package struct DeviceFleet: ~Copyable {
 
     /// A notification for `notification.token` arrived at `now`.
     mutating func accept(_ notification: DeviceNotification, now: UInt64) -> Answer {
-        if let since = unregisteredSince(notification.token, now: now) { return .unregistered(since: since) }
+        advance(to: now)
+        let profile = DeviceProfile(token: notification.token, settings: settings)
+        if let since = unregisteredSince(notification.token, profile, now: now) { return .unregistered(since: since) }
         start(at: now)
         let start = fanOutStart ?? now
-        let profile = DeviceProfile(token: notification.token, settings: settings)
         counts.received += 1
         let token = DeviceStore.key(notification.token)
         var place = -1
@@ -220,7 +224,8 @@ package struct DeviceFleet: ~Copyable {
                 findings.record(.expirationZeroOffline, id: notification.id, at: now) {
                     let back =
                         reachableAt.map { "back \(FleetFindings.seconds($0 - now)) later" } ?? "not back within the run"
-                    return "sent with apns-expiration 0 while its device was offline (\(back)): discarded"
+                    let zero = settings.storage == .eachMessage ? "ttl 0s" : "apns-expiration 0"
+                    return "sent with \(zero) while its device was offline (\(back)): discarded"
                 }
             }
             return
@@ -363,7 +368,10 @@ package struct DeviceFleet: ~Copyable {
             if fromStorage && alert && age > bound.wholeNanoseconds {
                 let id = findings.keepsExample(.staleDelivery) ? history.id(at: place, token: token) : nil
                 findings.record(.staleDelivery, idText: id, at: reached) {
-                    "an alert delivered from storage \(FleetFindings.seconds(age)) after APNs received it (stale after \(DurationNotation.format(bound)))"
+                    let (alert, service) =
+                        settings.storage == .eachMessage ? ("a notification message", "FCM") : ("an alert", "APNs")
+                    return
+                        "\(alert) delivered from storage \(FleetFindings.seconds(age)) after \(service) received it (stale after \(DurationNotation.format(bound)))"
                 }
             }
         case .disabled:

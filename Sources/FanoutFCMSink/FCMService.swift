@@ -122,16 +122,24 @@ extension FCMService {
 
     /// The rows an FCM sink's card shows: the card's own counts, and two worked out as it is
     /// read — client errors, all of them once they reach `ProviderRule.ClientErrors.share` of
-    /// the sends (0 below it), and access tokens replaced early (`FCMAccessTokens`). `nil`
-    /// without the instrument. Read it once the sink has drained: a connection tells its
+    /// the sends (0 below it), and access tokens replaced early (`FCMAccessTokens`); with
+    /// devices, the fleet's two (ttl 0 to an offline device, a notification message kept past
+    /// `--device-stale-after`). `nil` without the instrument. Read it once the sink has drained: a connection tells its
     /// bearer's last use when it ends.
     public var cardChecks: [CardCheck]? {
         guard let card = instrument?.card else { return nil }
         let (errors, sends) = clientErrors
         let early = UInt64(ProviderRule.AccessTokens.earlyRefresh.wholeNanoseconds)
         let replacements = tokens.earlyReplacements(early: early)
-        let shown = ProviderRule.allCases.filter { $0.isShown(service: .fcm, devices: false, broadcasts: false) }
+        // The fleet's rules with devices: the fleet counted them as it decided each outcome.
+        let findings = fleet?.findings()
+        let shown = ProviderRule.allCases.filter {
+            $0.isShown(service: .fcm, devices: findings != nil, broadcasts: false)
+        }
         return shown.map { rule in
+            if rule.isFleet, let findings {
+                return CardCheck(rule: rule, count: findings.counts[rule] ?? 0, examples: findings.examples[rule] ?? [])
+            }
             switch rule {
             case .clientErrors:
                 let over = sends > 0 && Double(errors) >= Double(sends) * ProviderRule.ClientErrors.share

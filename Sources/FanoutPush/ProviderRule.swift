@@ -109,6 +109,7 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
     public var services: Set<PushService> {
         switch self {
         case .permanentRetried, .fastRetry, .streamLimit, .afterGoAway, .churn: [.apns, .fcm]
+        case .expirationZeroOffline, .staleDelivery: [.apns, .fcm]
         case .quotaIgnored, .clientErrors, .duplicate, .accessToken, .bearer: [.fcm]
         default: [.apns]
         }
@@ -156,6 +157,9 @@ public enum ProviderRule: String, CaseIterable, Sendable, Codable, Hashable {
         case .permanentRetried: return "never retry a permanent rejection (400, 403 SENDER_ID_MISMATCH, 404)"
         case .fastRetry: return "retry 429, 500 and 503 only after their Retry-After (1 s without one)"
         case .streamLimit: return "respect MAX_CONCURRENT_STREAMS (100)"
+        case .expirationZeroOffline: return "ttl 0 only for what may be lost: none reached an offline device"
+        case .staleDelivery:
+            return "notification messages expire before they go stale: none delivered after being kept past the bound"
         default: return title
         }
     }

@@ -1,6 +1,8 @@
 import FanoutAPNs
 import FanoutDevices
 import FanoutFCM
+import FanoutInstrument
+import FanoutPush
 import FanoutScenarioTerms
 import Testing
 
@@ -212,5 +214,37 @@ import Testing
         var exchange = try Self.exchange { $0.offline = 1 }
         #expect(Self.send(&exchange, token: "checked", validateOnly: true, now: 10 * Self.second) == 200)
         #expect(try Self.counts(exchange).received == 0)
+    }
+}
+
+/// The FCM card's fleet rows, with devices: ttl 0 to an offline device, and a notification
+/// message delivered after being kept past `--device-stale-after`, each counted once; the
+/// background budget's row is APNs's alone.
+@Suite struct FCMFleetCardTests {
+    @Test func theCardCountsTTLZeroOfflineAndStaleNotificationMessages() throws {
+        var configuration = FCMSinkConfiguration()
+        configuration.project = "fanout-test"
+        configuration.authentication = .anyBearer
+        configuration.devices.offline = 1
+        configuration.devices.returnAfter = try LatencyDistribution(parsing: "fixed:10s")
+        configuration.devices.staleAfter = .seconds(5)
+        let service = FCMService(configuration: configuration, account: nil, instrument: ProviderInstrument())
+        var exchange = FCMExchange(service: service, transport: .http2, peer: "test", seed: 1)
+        let start = 10 * FCMDeviceFleetTests.second
+        let ttlZero = FCMDeviceFleetTests.notification + #","android":{"ttl":"0s"}"#
+        #expect(FCMDeviceFleetTests.send(&exchange, token: "away-now", ttlZero, now: start) == 200)
+        #expect(
+            FCMDeviceFleetTests.send(&exchange, token: "away-late", FCMDeviceFleetTests.notification, now: start) == 200
+        )
+        try #require(service.fleet).advance(now: start + 11 * FCMDeviceFleetTests.second)
+        let checks = try #require(service.cardChecks)
+        let counts = Dictionary(uniqueKeysWithValues: checks.map { ($0.rule, $0.count) })
+        #expect(counts[.expirationZeroOffline] == 1)
+        #expect(counts[.staleDelivery] == 1)
+        #expect(counts[.backgroundOverBudget] == nil)
+        #expect(
+            ProviderRule.expirationZeroOffline.title(for: .fcm)
+                == "ttl 0 only for what may be lost: none reached an offline device"
+        )
     }
 }

@@ -13,16 +13,19 @@ import Testing
 }
 
 @Suite struct ProviderRuleServiceTests {
-    /// An FCM sink's card: the five rows both services check and FCM's own five; an APNs sink's
+    /// An FCM sink's card: the five rows both services check and FCM's own five, and with
+    /// devices the fleet's two that apply to Android (no background budget); an APNs sink's
     /// keeps every row it had before FCM (its fleet's and broadcasts' when they apply).
     @Test func eachServicesCardShowsItsRows() {
-        let fcm = ProviderRule.allCases.filter { $0.isShown(service: .fcm, devices: true, broadcasts: true) }
+        let fcm = ProviderRule.allCases.filter { $0.isShown(service: .fcm, devices: false, broadcasts: true) }
         #expect(
             fcm == [
                 .permanentRetried, .fastRetry, .streamLimit, .afterGoAway, .churn, .quotaIgnored, .clientErrors,
                 .duplicate, .accessToken, .bearer,
             ]
         )
+        let fcmWithDevices = ProviderRule.allCases.filter { $0.isShown(service: .fcm, devices: true, broadcasts: true) }
+        #expect(Set(fcmWithDevices).subtracting(fcm) == [.expirationZeroOffline, .staleDelivery])
         let apns = ProviderRule.allCases.filter { $0.isShown(service: .apns, devices: true, broadcasts: true) }
         #expect(apns.count == 16)
         #expect(Set(apns).isDisjoint(with: [.quotaIgnored, .clientErrors, .duplicate, .accessToken, .bearer]))
