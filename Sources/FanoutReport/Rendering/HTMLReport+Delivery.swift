@@ -95,7 +95,8 @@ extension HTMLReport {
         return svg + "</svg>\n"
     }
 
-    /// Apple's categories (and ours), a bar each with its count and share of received.
+    /// The service's categories (Apple's for APNs; and ours), a bar each with its count and share
+    /// of received.
     func categoriesChart(_ delivery: DeliverySummary, service: PushService = .apns) -> String {
         func colour(_ fate: DeliverySummary.Fate) -> String {
             switch fate {
@@ -105,11 +106,11 @@ extension HTMLReport {
             case .discarded: DeliveryColour.discarded
             }
         }
-        let apple = DeliverySummary.categories(for: service).map {
+        let named = DeliverySummary.categories(for: service).map {
             ($0.name, delivery[keyPath: $0.count], colour($0.fate))
         }
         let rows: [(String, Int, String)] =
-            apple + [
+            named + [
                 ("ours: replaced by a newer one", delivery.discardedReplaced, DeliveryColour.ours),
                 ("ours: forgotten (store full)", delivery.forgotten, DeliveryColour.ours),
                 ("ours: still stored at the end", delivery.stored, DeliveryColour.ours),
