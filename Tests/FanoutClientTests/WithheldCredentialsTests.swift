@@ -1,3 +1,4 @@
+import Atomics
 import FanoutAPNs
 import FanoutClient
 import FanoutEndpoint
@@ -6,6 +7,7 @@ import FanoutPayload
 import FanoutSink
 import FanoutTokens
 import NIOCore
+import NIOPosix
 import Testing
 
 /// A connection whose first answer refuses the run's credentials (a sink that wants provider
@@ -75,5 +77,100 @@ import Testing
 
     @Test func reachedElsewhereTheRefusalsAreThisConnectionsOwnAndItSendsThemAll() throws {
         #expect(try Self.requestsSeen(endpointReached: true) == Self.count)
+    }
+}
+
+/// A run against a server that refuses the credentials on its first connection alone (403
+/// InvalidProviderToken to each of its requests) and accepts them on the other, whose answers it
+/// holds until 1.5 s after the refusal: the refused connection has flushed its counts by then and
+/// asks to be woken for nothing, so only the run's wake-up (`RunControl.reachedEndpoint`)
+/// releases it. The refusal was that connection's: the run is not unreachable, does not hang to
+/// its deadline, and every notification ends in one outcome.
+@Suite struct OneConnectionRefusedTests {
+    /// When the refusing connection answered its first request (uptime ns; 0: not yet).
+    final class Refusal: Sendable {
+        let at = ManagedAtomic<UInt64>(0)
+        static let hold: UInt64 = 1_500_000_000
+    }
+
+    /// The first connection's delegate refuses every request; the others' hold their answers
+    /// until `Refusal.hold` after that refusal, then answer 200.
+    struct Server: HTTP2ConnectionDelegate {
+        let refuses: Bool
+        let refusal: Refusal
+        var held: [UInt32] = []
+
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+            guard case .message(let request) = event else { return }
+            if refuses {
+                _ = refusal.at.compareExchange(
+                    expected: 0,
+                    desired: NIODeadline.now().uptimeNanoseconds,
+                    ordering: .relaxed
+                )
+                _ = connection.respond(
+                    stream: request.stream,
+                    HTTP2Fields([(":status", "403"), ("content-type", "application/json")]),
+                    body: ByteBuffer(string: #"{"reason":"InvalidProviderToken"}"#)
+                )
+            } else {
+                held.append(request.stream)
+                answerIfDue(&connection)
+            }
+        }
+
+        var nextWakeUp: NIODeadline? {
+            guard !held.isEmpty else { return nil }
+            let at = refusal.at.load(ordering: .relaxed)
+            return .uptimeNanoseconds(at == 0 ? NIODeadline.now().uptimeNanoseconds + 10_000_000 : at + Refusal.hold)
+        }
+
+        mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) { answerIfDue(&connection) }
+
+        mutating func answerIfDue(_ connection: inout HTTP2Writer) {
+            let at = refusal.at.load(ordering: .relaxed)
+            guard at != 0, NIODeadline.now().uptimeNanoseconds >= at + Refusal.hold else { return }
+            for stream in held {
+                _ = connection.respond(stream: stream, HTTP2Fields([(":status", "200")]), body: nil)
+            }
+            held.removeAll()
+        }
+    }
+
+    @Test func aRefusalOnOneConnectionIsThatConnectionsAndTheRunGoesOn() throws {
+        let serverGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? serverGroup.syncShutdownGracefully() }
+        let accepted = ManagedAtomic(0)
+        let refusal = Refusal()
+        let server = try HTTP2Channels.listen(
+            host: "127.0.0.1",
+            port: 0,
+            group: serverGroup,
+            makeDelegate: { _ in
+                Server(refuses: accepted.wrappingIncrementThenLoad(ordering: .relaxed) == 1, refusal: refusal)
+            }
+        ).wait()
+        defer { try? server.close().wait() }
+        let senderGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? senderGroup.syncShutdownGracefully() }
+        let count = 2000
+        let tokens = try TokenStream(.generated(TokenGenerator(count: UInt64(count), seed: 9)))
+        var configuration = LoadConfiguration(
+            host: "127.0.0.1",
+            port: server.localAddress!.port!,
+            headers: try NotificationHeaders(topic: "com.example.app"),
+            encoder: PayloadEncoder(template: try PayloadTemplate(json: Array(SinkRun.poll.utf8)))
+        )
+        configuration.shape.connections = 2
+        configuration.shape.streamsPerConnection = 10
+        configuration.shape.deadline = .seconds(30)
+        let report = LoadEngine(configuration: configuration, tokens: tokens, group: senderGroup).run()
+        #expect(report.gaveUp == nil, "\(String(describing: report.gaveUp))")
+        #expect(!report.cancelled, "the run waited for its deadline: the refused connection was never released")
+        let snapshot = report.snapshot
+        let refused = snapshot.rejected[.apns(.invalidProviderToken)] ?? 0
+        // The refused connection, released, sent more than its first flight of 10.
+        #expect(refused > 10)
+        #expect(snapshot.accepted > 0 && snapshot.accepted + refused == count)
     }
 }
