@@ -97,7 +97,7 @@ package struct DeviceFleet: ~Copyable {
     private var history: DeliveryHistory
     /// Records kept per fleet (per shard in the sink).
     package static let historyCapacity = 4096
-    /// The messages kept without a collapse key so far (`Storage.eachMessage`): each one's key.
+    /// The messages kept without a collapse key so far (FCM's store): each one's key.
     private var messagesKept: UInt64 = 0
 
     /// What to answer a request for a notification.
@@ -224,7 +224,7 @@ package struct DeviceFleet: ~Copyable {
                 findings.record(.expirationZeroOffline, id: notification.id, at: now) {
                     let back =
                         reachableAt.map { "back \(FleetFindings.seconds($0 - now)) later" } ?? "not back within the run"
-                    let zero = settings.storage == .eachMessage ? "ttl 0s" : "apns-expiration 0"
+                    let zero = settings.service == .fcm ? "ttl 0s" : "apns-expiration 0"
                     return "sent with \(zero) while its device was offline (\(back)): discarded"
                 }
             }
@@ -232,10 +232,10 @@ package struct DeviceFleet: ~Copyable {
         }
         var flags = storedFor | Self.flags(of: app) | (notification.isAlert ? 0 : DeviceStoreEntry.notAlert)
         let key: UInt64
-        switch settings.storage {
-        case .newestPerDevice:
+        switch settings.service {
+        case .apns:
             key = token
-        case .eachMessage:
+        case .fcm:
             // One entry a collapse key, or one for the message alone (numbered past every key).
             if notification.collapse == 0 { messagesKept &+= 1 }
             key = Self.messageKey(
@@ -344,8 +344,8 @@ package struct DeviceFleet: ~Copyable {
     }
 
     /// The service hands a notification that arrived at `arrival` to a device that can take it
-    /// from `time`; it reaches the device after the drawn delay. On Android (`eachMessage`: the
-    /// FCM sink's) notifications disabled stop what would be shown, not a data message, which
+    /// from `time`; it reaches the device after the drawn delay. On Android (the FCM sink's fleet)
+    /// notifications disabled stop what would be shown, not a data message, which
     /// the app still receives.
     private mutating func deliver(
         token: UInt64,
@@ -356,7 +356,7 @@ package struct DeviceFleet: ~Copyable {
         history place: Int,
         alert: Bool = true
     ) {
-        let app = app == .disabled && !alert && settings.storage == .eachMessage ? .enabled : app
+        let app = app == .disabled && !alert && settings.service == .fcm ? .enabled : app
         switch app {
         case .enabled:
             let reached = time &+ (settings.delay?.sample(&random) ?? 0)
@@ -368,10 +368,9 @@ package struct DeviceFleet: ~Copyable {
             if fromStorage && alert && age > bound.wholeNanoseconds {
                 let id = findings.keepsExample(.staleDelivery) ? history.id(at: place, token: token) : nil
                 findings.record(.staleDelivery, idText: id, at: reached) {
-                    let (alert, service) =
-                        settings.storage == .eachMessage ? ("a notification message", "FCM") : ("an alert", "APNs")
+                    let alert = settings.service == .fcm ? "a notification message" : "an alert"
                     return
-                        "\(alert) delivered from storage \(FleetFindings.seconds(age)) after \(service) received it (stale after \(DurationNotation.format(bound)))"
+                        "\(alert) delivered from storage \(FleetFindings.seconds(age)) after \(settings.service.name) received it (stale after \(DurationNotation.format(bound)))"
                 }
             }
         case .disabled:
@@ -397,7 +396,7 @@ package struct DeviceFleet: ~Copyable {
         store.markUnregistered(slot, since: known == 0 ? time : min(known, time))
     }
 
-    /// The store's key of a message kept for `device` (`Storage.eachMessage`): its collapse
+    /// The store's key of a message kept for `device` (FCM's store): its collapse
     /// key's hash, or its number past every hash, mixed with the device's key (SplitMix64's
     /// finaliser), so that it falls apart from every device's own.
     static func messageKey(device: UInt64, _ message: UInt64) -> UInt64 {

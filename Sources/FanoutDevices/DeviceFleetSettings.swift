@@ -1,4 +1,5 @@
 import FanoutNotation
+import FanoutPush
 import FanoutScenarioTerms
 import Foundation
 
@@ -58,20 +59,17 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     /// assumption: the span of most time-bound alerts (a sale, a score, a reminder), and longer
     /// than the outages a fan-out's plan usually waits for. A campaign with its own horizon says it.
     public var staleAfter: Duration = .seconds(3600)
-    /// How the service keeps what a device cannot take now: APNs its newest notification, FCM
-    /// each message (the FCM sink sets it).
-    public var storage = Storage.newestPerDevice
-
-    /// What the service's store keeps for a device that cannot take a notification now.
-    public enum Storage: Sendable, Hashable {
-        /// APNs: one notification a device, the newest; an older one is replaced (Apple,
-        /// "Sending notification requests to APNs": "only the last one is kept").
-        case newestPerDevice
-        /// FCM: every message, but one a collapse key, the newer replacing the older (Firebase,
-        /// "Non-collapsible and collapsible messages"). Not modelled: FCM's 100 non-collapsible
-        /// messages a device (all discarded at the limit) and its four collapse keys a device.
-        case eachMessage
-    }
+    /// The service in front of the devices (the FCM sink sets `.fcm`), and what follows from it:
+    /// - what its store keeps for a device that cannot take a notification now: APNs one a
+    ///   device, the newest, an older one replaced (Apple, "Sending notification requests to
+    ///   APNs": "only the last one is kept"); FCM every message, but one a collapse key, the newer
+    ///   replacing the older (Firebase, "Non-collapsible and collapsible messages"; not modelled:
+    ///   its 100 non-collapsible messages a device, all discarded at the limit, and its four
+    ///   collapse keys a device);
+    /// - what notifications disabled stop: on iOS everything; on Android what would be shown,
+    ///   not a data message, which the app still receives;
+    /// - the words of the fleet's findings.
+    public var service = PushService.apns
     /// Mixed with each token's hash for its draws.
     public var seed: UInt64 = 1
 

@@ -41,8 +41,8 @@ struct DeviceStoreEntry {
     static let uninstalled: UInt8 = 8
     /// The stored notification is not an alert (background, VoIP, a Live Activity…): never stale.
     static let notAlert: UInt8 = 16
-    /// The entry is keyed by its message, not its device (`DeviceFleetSettings.Storage
-    /// .eachMessage`): the device's own entry, if any, is elsewhere.
+    /// The entry is keyed by its message, not its device (FCM's store: `DeviceFleetSettings
+    /// .service`): the device's own entry, if any, is elsewhere.
     static let message: UInt8 = 32
 
     var isStored: Bool { flags & Self.stored != 0 }

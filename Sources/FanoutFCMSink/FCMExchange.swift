@@ -234,32 +234,20 @@ struct FCMExchange {
             ) {
             case .registered: break
             case .unregistered:
-                if let watch { cardRefusedToken(token, messageHash, .unregistered, watch, now: now) }
-                return refuse(
-                    .unregistered,
-                    404,
-                    prepared.unregistered,
-                    "token \(Self.start(of: token))… is held unregistered"
-                )
+                return refuseToken(token, messageHash, .unregistered, now: now, "is held unregistered")
             case .otherSender:
-                if let watch { cardRefusedToken(token, messageHash, .senderIDMismatch, watch, now: now) }
-                return refuse(
-                    .senderIDMismatch,
-                    403,
-                    prepared.senderIDMismatch,
-                    "token \(Self.start(of: token))… is held as another sender's"
-                )
+                return refuseToken(token, messageHash, .senderIDMismatch, now: now, "is held as another sender's")
             }
         }
         // An app the fleet found gone: before the device's rates, which its sends no longer
         // reach, and for a validate_only send too, as a token held unregistered is.
         if let token, let fleet = service.fleet, let since = fleet.unregisteredSince(tokenHash, now: now) {
-            if let watch { cardRefusedToken(token, messageHash, .unregistered, watch, now: now) }
-            return refuse(
+            return refuseToken(
+                token,
+                messageHash,
                 .unregistered,
-                404,
-                prepared.unregistered,
-                "token \(Self.start(of: token))… is unregistered: the app was found uninstalled "
+                now: now,
+                "is unregistered: the app was found uninstalled "
                     + String(format: "%.1f s ago", Double(now - since) / 1e9)
             )
         }
@@ -475,6 +463,24 @@ struct FCMExchange {
     /// The collapse key notification messages share: the app's package name, by default FCM's
     /// key, for which the sink needs no name (any number but 0, "none").
     static let notificationCollapseKey: UInt32 = 0xA11C_0DE5
+
+    /// A refusal of the token itself (404 UNREGISTERED, 403 SENDER_ID_MISMATCH): on the card with
+    /// the instrument, then counted and answered (`refuse`); `why` follows the token's start in
+    /// the log, worded only for a line that is written.
+    private mutating func refuseToken(
+        _ token: UnsafeRawBufferPointer,
+        _ messageHash: UInt64,
+        _ code: FCMErrorCode,
+        now: UInt64,
+        _ why: @autoclosure () -> String
+    ) -> FCMAnswer {
+        if let watch { cardRefusedToken(token, messageHash, code, watch, now: now) }
+        let (outcome, status, body) =
+            code == .unregistered
+            ? (FCMSinkStatistics.Outcome.unregistered, 404, prepared.unregistered)
+            : (.senderIDMismatch, 403, prepared.senderIDMismatch)
+        return refuse(outcome, status, body, "token \(Self.start(of: token))… \(why())")
+    }
 
     /// Counts a refusal and answers it with a body written once (`FCMPreparedBodies`); its
     /// reason is worded only for a log line that is written (`FCMService.note`).

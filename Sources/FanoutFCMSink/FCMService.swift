@@ -60,7 +60,7 @@ public final class FCMService: Sendable {
         var fleetSettings = configuration.devices
         fleetSettings.seed = configuration.seed
         // FCM keeps each message (one a collapse key), and Android has no background budget.
-        fleetSettings.storage = .eachMessage
+        fleetSettings.service = .fcm
         fleetSettings.backgroundBudget = nil
         fleet = fleetSettings.isEnabled ? DeviceFleetShards(settings: fleetSettings) : nil
         project = Array(configuration.project.utf8)

@@ -28,6 +28,7 @@ public enum FCMTokenFate: Sendable, Hashable {
         otherSender: Double,
         listed: Set<UInt64> = []
     ) -> FCMTokenFate {
+        guard unregistered > 0 || otherSender > 0 || !listed.isEmpty else { return .registered }
         if !listed.isEmpty && listed.contains(hash) { return .unregistered }
         let position = Double(hash % 1_000_000)
         if position < unregistered * 1_000_000 { return .unregistered }

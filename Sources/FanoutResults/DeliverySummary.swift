@@ -157,7 +157,10 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     /// token 404 UNREGISTERED where APNs answers 410 (its "power" store is Doze's).
     public func lines(for service: PushService) -> [String] {
         let (name, gone, collapse) =
-            service == .apns ? ("APNs", "410", "collapse id") : ("FCM", "404 UNREGISTERED", "collapse key")
+            (
+                service.name, service == .apns ? "410" : "404 UNREGISTERED",
+                service == .apns ? "collapse id" : "collapse key"
+            )
         func percent(_ count: Int) -> String { String(format: "%.1f%%", share(count) * 100) }
         func seconds(_ ms: Double) -> String { String(format: ms < 10_000 ? "%.2f s" : "%.1f s", ms / 1000) }
         var lines = [

@@ -38,6 +38,17 @@ import Testing
 
     static let notification = #""notification":{"title":"Poll","body":"Yes or no?"}"#
 
+    /// An exchange whose every device has the app uninstalled and is offline until `returns`
+    /// (from the fan-out's first request).
+    static func uninstalledAndAway(until returns: String) throws -> FCMExchange {
+        let spread = try LatencyDistribution(parsing: returns)
+        return try exchange {
+            $0.uninstalled = 1
+            $0.offline = 1
+            $0.returnAfter = spread
+        }
+    }
+
     /// Every device dozing, its maintenance window every 60 s: a data message (FCM's default:
     /// normal priority) and one told `normal` wait for the window; a notification message (FCM's
     /// default: high) and a data message told `high` are delivered at once.
@@ -117,11 +128,7 @@ import Testing
     /// The same, for a device offline until 5 s after the fan-out's start: its message is kept
     /// and answered 200 until the attempt at its return finds the app gone; 404 after.
     @Test func anUninstalledAppsTokenIsUnregisteredFromItsDeliveryAttemptOn() throws {
-        var exchange = try Self.exchange {
-            $0.uninstalled = 1
-            $0.offline = 1
-            $0.returnAfter = try? LatencyDistribution(parsing: "fixed:5s")
-        }
+        var exchange = try Self.uninstalledAndAway(until: "fixed:5s")
         let start = 10 * Self.second
         #expect(Self.send(&exchange, token: "away", now: start) == 200)
         #expect(Self.send(&exchange, token: "away", now: start + 4 * Self.second) == 200)
@@ -151,11 +158,7 @@ import Testing
     /// message (no ttl) was replaced by a newer one that expired at 21 s never had one; its
     /// token is taken again at 61 s, where the attempt at once finds the app gone, and 404 after.
     @Test func onlyADeliveryAttemptFindsTheAppGone() throws {
-        var exchange = try Self.exchange {
-            $0.uninstalled = 1
-            $0.offline = 1
-            $0.returnAfter = try? LatencyDistribution(parsing: "fixed:60s")
-        }
+        var exchange = try Self.uninstalledAndAway(until: "fixed:60s")
         let start = 10 * Self.second
         #expect(Self.send(&exchange, token: "gone-late", Self.notification, now: start) == 200)
         let expiring = Self.notification + #","android":{"ttl":"10s"}"#
