@@ -129,7 +129,8 @@ let package = Package(
         .target(name: "FanoutHPACK"),
         // What every listener of Fanout's does when accepting fails (out of descriptors): it
         // pauses, doubling, instead of spinning. The HTTP/2 ports and the text endpoints alike.
-        .target(name: "FanoutListening", dependencies: nio("NIOCore")),
+        // And what a job watching either sink for its ends reads and waits on (`SinkActivity`).
+        .target(name: "FanoutListening", dependencies: nio("NIOCore", "NIOConcurrencyHelpers")),
         // HTTP/2 for the hot path, shared by the sender and the sink: frames, the connection
         // state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(
@@ -275,7 +276,7 @@ let package = Package(
                 "FanoutAPNs", "FanoutFCM", "FanoutPush",
                 "FanoutPayload",
                 "FanoutTokens",
-                "FanoutHTTP2",
+                "FanoutHTTP2", "FanoutListening",
                 "FanoutMeasure",
                 "FanoutScenarioTerms", "FanoutWire",
                 "FanoutInstrument",
@@ -352,6 +353,7 @@ let package = Package(
             dependencies: [
                 "FanoutFCMSink", "FanoutFCMAuth", "FanoutFCM", "FanoutSink", "FanoutEndpoint", "FanoutTestSupport",
                 "FanoutInstrument", "FanoutPush", "FanoutScenarioTerms", "FanoutAPNs", "FanoutDevices",
+                "FanoutListening",
                 crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), nioSSL,
             ] + nio("NIOCore", "NIOPosix"),
@@ -364,7 +366,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutListeningTests",
-            dependencies: ["FanoutListening"] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOEmbedded")
+            dependencies: ["FanoutListening"] + nio("NIOCore", "NIOConcurrencyHelpers", "NIOEmbedded", "NIOPosix")
         ),
         .testTarget(
             name: "FanoutHTTP2Tests",

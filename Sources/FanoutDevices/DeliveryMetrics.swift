@@ -1,25 +1,23 @@
 import FanoutMeasure
+import FanoutPush
 import Histogram
 
 extension PrometheusMetrics.Scrape {
-    /// The device fleet's state as `fanout_sink_device_…` metrics: notifications by Apple's
-    /// Console category (and ours) as counters, those stored now as a gauge, and when the
-    /// delivered reached their devices as quantile gauges in seconds (from the request's
-    /// arrival; from the fan-out's first request, "1" being the last device).
-    package mutating func deviceFleet(_ snapshot: DeliverySnapshot) {
+    /// The device fleet's state as `fanout_SUBSYSTEM_device_…` metrics: notifications by the
+    /// service's category (`DeliveryCategory`: Apple's Console's for APNs; and ours) as
+    /// counters, those stored now as a gauge, and when the delivered reached their devices as
+    /// quantile gauges in seconds (from the request's arrival; from the fan-out's first request,
+    /// "1" being the last device).
+    package mutating func deviceFleet(_ snapshot: DeliverySnapshot, service: PushService = .apns) {
         let counts = snapshot.counts
         let help =
-            "Notifications by what became of them behind APNs (Apple's Push Notifications Console categories; replaced and forgotten are Fanout's)."
-        for (category, value) in [
-            ("Received by APNs", counts.received), ("Delivered to Device", counts.delivered),
-            ("Delivered to Device (From Storage)", counts.deliveredFromStorage),
-            ("Stored – Device Offline", counts.storedOffline), ("Stored – Power Considerations", counts.storedPower),
-            ("Discarded – Token Unregistered", counts.discardedUnregistered),
-            ("Discarded – Token Unregistered (From Storage)", counts.discardedUnregisteredFromStorage),
-            ("Discarded – Expired", counts.discardedExpired), ("Discarded – Disabled", counts.discardedDisabled),
-            ("Discarded – Disabled (From Storage)", counts.discardedDisabledFromStorage),
-            ("Discarded – Replaced", counts.discardedReplaced), ("Forgotten", counts.forgotten),
-        ] {
+            service == .apns
+            ? "Notifications by what became of them behind APNs (Apple's Push Notifications Console categories; replaced and forgotten are Fanout's)."
+            : "Messages by what became of them behind FCM (Fanout's words: FCM publishes no categories for one campaign)."
+        let categories =
+            DeliveryCategory.all(for: service).map { ($0.name, counts[keyPath: $0.count]) }
+            + [("Discarded – Replaced", counts.discardedReplaced), ("Forgotten", counts.forgotten)]
+        for (category, value) in categories {
             count("device_notifications", labels: [("category", category)], value, help: help)
         }
         gauge(

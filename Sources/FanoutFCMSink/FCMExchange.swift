@@ -116,6 +116,7 @@ struct FCMExchange {
     /// connection; the body is left in `body`. With the instrument, a send's arrival and
     /// outcome go to the connection's watch.
     mutating func answer(_ request: FCMRequest, now: UInt64, openStreams: Int = 1) -> FCMAnswer {
+        service.statistics.requestArrived(at: now)
         var answer = decide(request, now: now)
         guard watch != nil || latency != nil, !isTokenRequest(request) else { return answer }
         watch?.answered(received: now, accepted: answer.status == 200, open: openStreams, now: now)
@@ -291,6 +292,10 @@ struct FCMExchange {
         service.note(outcome, over: transport, peer: peer, nil)
         if let token {
             service.statistics.digest(token: token, body: request.body)
+            // `--expect-tokens`: the acceptance that completes the set wakes the job watching.
+            if outcome.isAccepted, let expected = service.instrument?.expected, expected.accepted(hash: tokenHash) {
+                service.statistics.changes.signal()
+            }
             if let watch, !send.validateOnly {
                 watch.card.fcmDelivered(token: token, messageHash: messageHash, connection: watch.id, now: now)
             }

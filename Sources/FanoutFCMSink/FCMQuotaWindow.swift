@@ -42,6 +42,15 @@ final class FCMQuotaWindow: Sendable {
         }
     }
 
+    /// What the window open at `now` has counted, and the nanoseconds left of it (0 and 0 when
+    /// none is open: the next counted message opens one).
+    func spent(now: UInt64) -> (count: Int, left: UInt64) {
+        state.withLockedValue { window in
+            guard window.open, now < window.start + quota.window else { return (0, 0) }
+            return (window.count, window.start + quota.window - now)
+        }
+    }
+
     /// Gives back a message `admit` counted at `now` that ended as a 429 after all (a device's
     /// rate): 429s do not count. Nothing when its window has ended since.
     func release(now: UInt64) {

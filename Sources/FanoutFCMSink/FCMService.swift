@@ -80,6 +80,9 @@ public final class FCMService: Sendable {
         set { tokenURIBox.withLockedValue { $0 = newValue } }
     }
 
+    /// Tells the log a line of the sink's own (its admin endpoint's limits).
+    func tell(_ line: String) { log?(line) }
+
     /// Counts an outcome, and tells the log why while that outcome has been told fewer than
     /// `loggedPerOutcome` times (a flood of one refusal is one count, not a flood of lines). The
     /// reason is worded only for a line that is written: past the cap a refusal costs a count.

@@ -94,6 +94,9 @@ public final class FCMSink: Sendable {
 
     public var isDraining: Bool { draining.load(ordering: .relaxed) }
 
+    /// Connections open now, over either protocol.
+    public var openConnections: Int { open.withLockedValue { $0.count } }
+
     /// How often the fleet's kept messages are looked at: 10 ms, as the APNs sink's.
     static let fleetTick = TimeAmount.milliseconds(10)
 

@@ -1,7 +1,9 @@
 import Atomics
 import FanoutAPNs
 import FanoutFCM
+import FanoutListening
 import FanoutPush
+import Foundation
 
 /// What an FCM sink answered, counted as it answers (relaxed atomics: read at the end or live,
 /// never used to decide).
@@ -57,6 +59,24 @@ public final class FCMSinkStatistics: Sendable {
             }
         }
 
+        /// A send answered 200 and bound for a device (delivered, or held by its device's
+        /// rate): what `--expect` counts. A `validate_only` send's 200 is not one.
+        public var isAccepted: Bool { self == .delivered || self == .held }
+
+        /// The HTTP status the sink answers with.
+        public var status: Int {
+            switch self {
+            case .delivered, .validated, .held, .tokenIssued: 200
+            case .invalidArgument, .tokenRefused: 400
+            case .unauthenticated: 401
+            case .senderIDMismatch, .wrongProject: 403
+            case .unregistered, .notFound: 404
+            case .quotaExceeded: 429
+            case .internalError: 500
+            case .unavailable: 503
+            }
+        }
+
         /// FCM's code for a refusal that has one, as a sender classifies the answer (a 401,
         /// another project's 403 and a method's 404 carry none).
         public var code: FCMErrorCode? {
@@ -86,11 +106,45 @@ public final class FCMSinkStatistics: Sendable {
     /// every connection: the digest is a sum, so the order of the adds does not matter.
     private let digestParts = (0..<3).map { _ in ManagedAtomic<UInt64>(0) }
 
+    /// Sends accepted (`Outcome.isAccepted`), and the count at which `changes` is signalled
+    /// (`signal(whenAccepted:)`). Sequentially consistent, both: the watcher stores the mark
+    /// then reads the count, a connection adds to the count then reads the mark, so one of the
+    /// two sees the other and a mark reached is never missed.
+    private let acceptedTotal = ManagedAtomic(0)
+    private let acceptedMark = ManagedAtomic(Int.max)
+    /// Uptime nanoseconds of the last request (`requestArrived(at:)`).
+    private let lastRequest = ManagedAtomic<UInt64>(0)
+    /// Whether a request was counted yet.
+    private let firstCounted = ManagedAtomic(false)
+    /// Signalled at the first request counted, when `acceptedTotal` reaches `acceptedMark`, and when
+    /// every expected token was accepted (`ExpectedTokens`): what a job watching for its ends
+    /// waits on. Not at every request: an idle end reads `lastRequestUptime` when its time comes.
+    public let changes = Wakeup()
+    /// When the sink started counting.
+    public let startedAt = Date()
+
     public init() {}
 
     func count(_ outcome: Outcome, over transport: Transport) {
         outcomes[outcome.rawValue].wrappingIncrement(ordering: .relaxed)
         requests[transport.rawValue].wrappingIncrement(ordering: .relaxed)
+        // The first count signals: a watcher waiting for a first request (`--idle-exit`'s
+        // `--first-request-within`) then finds it counted, and waits for idleness instead.
+        if !firstCounted.load(ordering: .relaxed), !firstCounted.exchange(true, ordering: .relaxed) {
+            changes.signal()
+        }
+        if outcome.isAccepted,
+            acceptedTotal.wrappingIncrementThenLoad(ordering: .sequentiallyConsistent)
+                == acceptedMark.load(ordering: .sequentiallyConsistent)
+        {
+            changes.signal()
+        }
+    }
+
+    /// A request arrived at `now` (uptime nanoseconds): told before it is counted, so a count
+    /// above 0 always has a time.
+    func requestArrived(at now: UInt64) {
+        lastRequest.store(max(1, now), ordering: .relaxed)
     }
 
     func connectionOpened(_ transport: Transport) {
@@ -138,4 +192,18 @@ public final class FCMSinkStatistics: Sendable {
 
     /// Requests answered, over both.
     public var totalRequests: Int { Transport.allCases.reduce(0) { $0 + requests(over: $1) } }
+}
+
+extension FCMSinkStatistics: SinkActivity {
+    public var requestCount: Int { totalRequests }
+    public var acceptedCount: Int { acceptedTotal.load(ordering: .sequentiallyConsistent) }
+
+    public var lastRequestUptime: UInt64? {
+        let last = lastRequest.load(ordering: .relaxed)
+        return last == 0 ? nil : last
+    }
+
+    public func signal(whenAccepted count: Int) {
+        acceptedMark.store(count, ordering: .sequentiallyConsistent)
+    }
 }

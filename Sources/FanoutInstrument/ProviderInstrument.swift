@@ -176,12 +176,16 @@ public final class ExpectedTokens: @unchecked Sendable {
     let seenCount = ManagedAtomic(0)
 
     /// The tokens (hex); duplicates count once.
-    public init(_ tokens: some Sequence<String>) {
+    public convenience init(_ tokens: some Sequence<String>) {
+        self.init(hashes: tokens.lazy.map { Array($0.lowercased().utf8).withUnsafeBytes { TokenList.hash($0) } })
+    }
+
+    /// The tokens by the hash their sink looks them up by (an FCM sink's: `FCMTokenFate.hash`
+    /// of the token's text as it is, for FCM tokens are not hex and their case counts);
+    /// duplicates count once.
+    public init(hashes: some Sequence<UInt64>) {
         var indices: [UInt64: Int] = [:]
-        for token in tokens {
-            let hash = Array(token.lowercased().utf8).withUnsafeBytes { TokenList.hash($0) }
-            if indices[hash] == nil { indices[hash] = indices.count }
-        }
+        for hash in hashes where indices[hash] == nil { indices[hash] = indices.count }
         self.indices = indices
         wordCount = max(1, (indices.count + 63) / 64)
         words = .allocate(capacity: wordCount)
@@ -195,18 +199,19 @@ public final class ExpectedTokens: @unchecked Sendable {
     /// Tokens in the set.
     public var count: Int { indices.count }
     /// Tokens of the set accepted at least once.
-    public var seen: Int { seenCount.load(ordering: .relaxed) }
+    public var seen: Int { seenCount.load(ordering: .sequentiallyConsistent) }
     /// Whether every token of the set was accepted.
     public var isComplete: Bool { seen >= count }
 
-    /// The token whose `TokenList.hash` is `hash` was accepted (per accepted request: inlinable).
+    /// The token whose hash is `hash` was accepted (per accepted request: inlinable). Says
+    /// whether it was the set's last one not seen: the acceptance that completed it.
     @inlinable
-    package func accepted(hash: UInt64) {
-        guard let index = indices[hash] else { return }
+    @discardableResult
+    package func accepted(hash: UInt64) -> Bool {
+        guard let index = indices[hash] else { return false }
         let bit: UInt64 = 1 << UInt64(index & 63)
         let word = UnsafeAtomic<UInt64>(at: words + index / 64)
-        if word.loadThenBitwiseOr(with: bit, ordering: .relaxed) & bit == 0 {
-            seenCount.wrappingIncrement(ordering: .relaxed)
-        }
+        guard word.loadThenBitwiseOr(with: bit, ordering: .relaxed) & bit == 0 else { return false }
+        return seenCount.wrappingIncrementThenLoad(ordering: .sequentiallyConsistent) == indices.count
     }
 }

@@ -69,6 +69,8 @@ public final class TextEndpoint: Sendable {
     }
 
     private let channel: any Channel
+    /// The loop it made for itself, when not given a group.
+    private let ownGroup: MultiThreadedEventLoopGroup?
     private let connections: NIOLockedValueBox<Connections>
     public let limits: Limits
 
@@ -79,13 +81,13 @@ public final class TextEndpoint: Sendable {
     public var localAddress: SocketAddress { channel.localAddress! }
 
     /// Listens on `host:port` (port 0: any free one); `answer` gets the path without its query,
-    /// on an event loop of `group`; `limitReached` hears of every connection evicted or closed
+    /// on an event loop of `group` (without one, of a loop of its own); `limitReached` hears of every connection evicted or closed
     /// by a limit, and of accepting failing (a burst's first failure, and its end);
     /// `acceptFailed` of every failed accept (to count).
     public init(
         host: String,
         port: Int,
-        group: any EventLoopGroup,
+        group: (any EventLoopGroup)? = nil,
         limits: Limits = Limits(),
         limitReached: LimitReached? = nil,
         acceptFailed: (@Sendable () -> Void)? = nil,
@@ -96,7 +98,38 @@ public final class TextEndpoint: Sendable {
             Connections(admission: TextAdmission(maxConnections: limits.maxConnections))
         )
         self.connections = connections
-        channel = try ServerBootstrap(group: group)
+        // Without a group, a loop of its own: a thread that `close()` stops.
+        let ownGroup = group == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        self.ownGroup = ownGroup
+        do {
+            channel = try Self.bind(
+                host: host,
+                port: port,
+                group: group ?? ownGroup!,
+                limits: limits,
+                connections: connections,
+                limitReached: limitReached,
+                acceptFailed: acceptFailed,
+                answer: answer
+            )
+        } catch {
+            try? ownGroup?.syncShutdownGracefully()
+            throw error
+        }
+    }
+
+    /// The listening channel, its connections admitted into `connections`.
+    private static func bind(
+        host: String,
+        port: Int,
+        group: any EventLoopGroup,
+        limits: Limits,
+        connections: NIOLockedValueBox<Connections>,
+        limitReached: LimitReached?,
+        acceptFailed: (@Sendable () -> Void)?,
+        answer: @escaping @Sendable (_ path: String) -> Answer
+    ) throws -> any Channel {
+        try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // Out of descriptors, accepting again at once fails again at once: the listener
             // pauses, 10 ms doubling to 1 s, with autoRead off (`AcceptBackoff`; NIO's own
@@ -161,8 +194,10 @@ public final class TextEndpoint: Sendable {
             .wait()
     }
 
+    /// Stops listening and closes what is open; stops its own loop, when it made one.
     public func close() {
         try? channel.close().wait()
+        try? ownGroup?.syncShutdownGracefully()
     }
 
     /// The log's words for an eviction: which limit, and why this connection.

@@ -101,43 +101,15 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
     public var allDelivered: Int { counts.allDelivered }
 
     /// What became of the notifications a category counts: report.html colours its bar by it.
-    public enum Fate: Sendable {
-        case received, delivered, stored, discarded
-    }
+    public typealias Fate = DeliveryCategory.Fate
 
-    /// A service's categories: Apple's for APNs (`appleCategories`); for FCM, which publishes no
-    /// such list for one campaign, the same counts in words of ours and Android's (Doze for
-    /// "power considerations", ttl for expiration).
+    /// A service's categories (`DeliveryCategory.all(for:)`), each count read from the summary.
     public static func categories(
         for service: PushService
     ) -> [(name: String, count: KeyPath<DeliverySummary, Int>, fate: Fate)] {
-        guard service == .fcm else { return appleCategories }
-        return [
-            ("Received by FCM", \.received, .received), ("Delivered to the device", \.delivered, .delivered),
-            ("Delivered to the device (kept first)", \.deliveredFromStorage, .delivered),
-            ("Kept – device offline", \.storedOffline, .stored), ("Kept – Doze", \.storedPower, .stored),
-            ("Discarded – app uninstalled", \.discardedUnregistered, .discarded),
-            ("Discarded – app uninstalled (kept first)", \.discardedUnregisteredFromStorage, .discarded),
-            ("Discarded – ttl expired", \.discardedExpired, .discarded),
-            ("Discarded – notifications disabled", \.discardedDisabled, .discarded),
-            ("Discarded – notifications disabled (kept first)", \.discardedDisabledFromStorage, .discarded),
-        ]
-    }
-
-    /// "Received by APNs" and Apple's Push Notifications Console categories under it, in the
-    /// order summary.md's table and report.html's bars give them (ours follow in each).
-    public static var appleCategories: [(name: String, count: KeyPath<DeliverySummary, Int>, fate: Fate)] {
-        [
-            ("Received by APNs", \.received, .received), ("Delivered to Device", \.delivered, .delivered),
-            ("Delivered to Device (From Storage)", \.deliveredFromStorage, .delivered),
-            ("Stored – Device Offline", \.storedOffline, .stored),
-            ("Stored – Power Considerations", \.storedPower, .stored),
-            ("Discarded – Token Unregistered", \.discardedUnregistered, .discarded),
-            ("Discarded – Token Unregistered (From Storage)", \.discardedUnregisteredFromStorage, .discarded),
-            ("Discarded – Expired", \.discardedExpired, .discarded),
-            ("Discarded – Disabled", \.discardedDisabled, .discarded),
-            ("Discarded – Disabled (From Storage)", \.discardedDisabledFromStorage, .discarded),
-        ]
+        DeliveryCategory.all(for: service).map {
+            ($0.name, (\DeliverySummary.counts).appending(path: $0.count), $0.fate)
+        }
     }
 
     /// `count` as a share of `received` (0 with nothing received).

@@ -25,7 +25,8 @@ enum FCMProviderMeasurements {
         started: Date,
         job: FCMSinkJob,
         settings: SinkJob.Instrument,
-        endedBy: String
+        endedBy: String,
+        trigger: TriggerProcess? = nil
     ) -> SinkRunReport.Measurements? {
         let service = sink.service
         guard let instrument = service.instrument, let checks = service.cardChecks else { return nil }
@@ -47,7 +48,7 @@ enum FCMProviderMeasurements {
             tokenAuth: job.configuration.authentication == .serviceAccount,
             started: started,
             mark: mark,
-            markKind: "first-request",
+            markKind: instrument.startMark == .firstRequest ? "first-request" : "trigger",
             requests: service.clientErrors.sends,
             accepted: statistics[.delivered] + statistics[.validated] + statistics[.held],
             rejected: statistics.rejected,
@@ -81,9 +82,17 @@ enum FCMProviderMeasurements {
             ),
             sinkOwn: SinkOwnDelays().figures,
             sinkCPUSeconds: nil,
-            expected: .init(notifications: nil, tokens: nil, tokensSeen: nil, reached: true),
+            expected: .init(
+                notifications: job.ending.expect,
+                tokens: instrument.expected?.count,
+                tokensSeen: instrument.expected?.seen,
+                reached: (job.ending.expect.map { statistics.acceptedCount >= $0 } ?? true)
+                    && (instrument.expected.map(\.isComplete) ?? true)
+            ),
             endedBy: endedBy,
-            trigger: nil,
+            trigger: trigger.map {
+                .init(command: $0.command, exitStatus: $0.exitStatus, output: TriggerProcess.logName)
+            },
             planRTT: settings.planRTT,
             scenario: describe(job.configuration)
         )

@@ -36,8 +36,12 @@ public struct FCMSinkJob: Sendable {
     /// --service fcm` reads, each answered 404 UNREGISTERED (`FCMSinkConfiguration
     /// .unregisteredTokens`).
     public var unregisteredTokens: String?
-    /// `--duration`: stop this long after listening.
-    public var duration: Duration?
+    /// Where `/stats` and `/metrics` are served (`--admin`), if anywhere.
+    public var admin: (host: String, port: Int)?
+    /// When the sink ends by itself (`--expect`, `--duration`, `--idle-exit`,
+    /// `--first-request-within`): `--expect` counts sends accepted for a device (delivered or
+    /// held; `FCMSinkStatistics.Outcome.isAccepted`).
+    public var ending = SinkJob.Ending()
     /// `--output DIR` (with `--plan-rtt`, `--min-measured`): the sink as the provider's
     /// instrument, its folder written when it stops (`FCMProviderMeasurements`).
     public var instrument: SinkJob.Instrument?
@@ -50,7 +54,7 @@ public struct FCMSinkJob: Sendable {
 }
 
 /// The FCM sink as a ServiceLifecycle service: it says where it listens and where its
-/// credentials are, serves until SIGINT, SIGTERM, SIGHUP or `--duration`, then drains (GOAWAY
+/// credentials are, serves until SIGINT, SIGTERM, SIGHUP or one of its own ends (`SinkJob.Ending`), then drains (GOAWAY
 /// on HTTP/2, `connection: close` on HTTP/1.1) and says what it answered.
 public struct FCMSinkService: Service {
     public let job: FCMSinkJob
@@ -59,32 +63,88 @@ public struct FCMSinkService: Service {
 
     public func run() async throws {
         let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
-        let instrument = job.instrument.map { _ in ProviderInstrument() }
+        let expected = job.instrument?.expectTokens?.expected
+        let instrument = job.instrument.map { settings in
+            ProviderInstrument(startMark: settings.trigger == nil ? .firstRequest : .explicit, expected: expected)
+        }
         let started = Date()
-        let (sink, group): (FCMSink, MultiThreadedEventLoopGroup)
+        let running: Running
         do {
-            (sink, group) = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
+            running = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
         } catch {
             output?.discard()
             throw error
         }
-        // Read while listening: a drained sink's channel has no address.
-        let listen = Sink.describe(sink.localAddress)
-        let endedBy = await withTaskGroup(of: SinkJob.Ending.Reason?.self) { tasks in
-            tasks.addTask { (try? await gracefulShutdown()).map { .signal } }
-            if let duration = job.duration {
-                tasks.addTask { (try? await Task.sleep(for: duration)).map { .duration } }
+        let statistics = running.sink.service.statistics
+        let trigger: TriggerProcess?
+        do {
+            trigger = try job.instrument?.trigger.flatMap { command in
+                guard let output, let instrument else { return nil }
+                instrument.markStart(at: NIODeadline.now().uptimeNanoseconds)
+                return try TriggerProcess(
+                    command: command,
+                    log: output.path + "/" + TriggerProcess.logName,
+                    sinkPort: running.sink.localAddress.port,
+                    ended: { statistics.changes.signal() }
+                )
             }
-            let first = await tasks.next() ?? nil
-            tasks.cancelAll()
-            return first ?? .signal
+        } catch {
+            try await NIOThreadPool.singleton.runIfActive { running.stop() }
+            output?.discard()
+            throw error
+        }
+        let endedBy: SinkJob.Ending.Reason
+        do {
+            endedBy = try await withThrowingTaskGroup(of: SinkJob.Ending.Reason.self) { tasks in
+                tasks.addTask {
+                    try? await gracefulShutdown()
+                    return .signal
+                }
+                tasks.addTask {
+                    let watch = SinkEndingWatch(
+                        ending: job.ending,
+                        activity: statistics,
+                        expected: expected,
+                        trigger: trigger
+                    )
+                    return try await watch.wait(on: running.group.next())
+                }
+                let first = try await tasks.next()!
+                tasks.cancelAll()
+                return first
+            }
+        } catch {
+            trigger?.stop()
+            try await NIOThreadPool.singleton.runIfActive { running.stop() }
+            output?.discard()
+            throw error
         }
         try await NIOThreadPool.singleton.runIfActive {
-            sink.drain()
-            try? group.syncShutdownGracefully()
+            running.stop()
+            trigger?.stop()
+            let sink = running.sink
             let delivery = sink.service.fleet.map { DeliverySummary($0.snapshot()).lines(for: .fcm) } ?? []
             job.reporter.report(.sinkStopped(lines: FCMSinkSummary(sink.service.statistics).lines + delivery))
-            if let output { try write(output, sink, listen: listen, started: started, endedBy: endedBy) }
+            if let output {
+                try write(output, sink, listen: running.address, started: started, endedBy: endedBy, trigger: trigger)
+            }
+        }
+    }
+
+    /// A started FCM sink and what serves beside it.
+    private struct Running: Sendable {
+        var group: MultiThreadedEventLoopGroup
+        var sink: FCMSink
+        var admin: FCMSinkAdmin?
+        /// Where it listened (`host:port`), kept: the address goes with the listening socket.
+        var address: String
+
+        /// Drains the sink (GOAWAY on HTTP/2, `connection: close` on HTTP/1.1), closes the
+        /// admin endpoint and stops the loops.
+        func stop() {
+            sink.drain()
+            admin?.close()
+            try? group.syncShutdownGracefully()
         }
     }
 
@@ -94,7 +154,8 @@ public struct FCMSinkService: Service {
         _ sink: FCMSink,
         listen: String,
         started: Date,
-        endedBy: SinkJob.Ending.Reason
+        endedBy: SinkJob.Ending.Reason,
+        trigger: TriggerProcess?
     ) throws {
         guard let settings = job.instrument,
             let measurements = FCMProviderMeasurements.read(
@@ -103,7 +164,8 @@ public struct FCMSinkService: Service {
                 started: started,
                 job: job,
                 settings: settings,
-                endedBy: endedBy.rawValue
+                endedBy: endedBy.rawValue,
+                trigger: trigger
             )
         else { return }
         let report = SinkRunReport(measurements)
@@ -125,7 +187,7 @@ public struct FCMSinkService: Service {
         return configuration
     }
 
-    private func start(instrument: ProviderInstrument?) throws -> (FCMSink, MultiThreadedEventLoopGroup) {
+    private func start(instrument: ProviderInstrument?) throws -> Running {
         let account = try account()
         let reporter = job.reporter
         let service = FCMService(
@@ -152,18 +214,27 @@ public struct FCMSinkService: Service {
             try? group.syncShutdownGracefully()
             throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
         }
+        var admin: FCMSinkAdmin?
         do {
-            try announce(sink, account: account, tls: context != nil)
+            if let address = job.admin {
+                do {
+                    admin = try FCMSinkAdmin(sink: sink, host: address.host, port: address.port)
+                } catch {
+                    throw JobError.resource("cannot serve --admin on \(address.host):\(address.port): \(error)")
+                }
+            }
+            try announce(sink, admin: admin, account: account, tls: context != nil)
         } catch {
+            admin?.close()
             sink.drain(grace: .zero)
             try? group.syncShutdownGracefully()
             throw error
         }
-        return (sink, group)
+        return Running(group: group, sink: sink, admin: admin, address: Sink.describe(sink.localAddress))
     }
 
     /// Says where the sink listens and writes the credentials that name its token endpoint.
-    private func announce(_ sink: FCMSink, account: FCMServiceAccount?, tls: Bool) throws {
+    private func announce(_ sink: FCMSink, admin: FCMSinkAdmin?, account: FCMServiceAccount?, tls: Bool) throws {
         let reporter = job.reporter
         let service = sink.service
         let address = Sink.describe(sink.localAddress)
@@ -172,6 +243,7 @@ public struct FCMSinkService: Service {
             ["0.0.0.0", "::", ""].contains(job.host) ? "127.0.0.1:\(sink.localAddress.port ?? job.port)" : address
         service.tokenURI = "\(tls ? "https" : "http")://\(reachable)/token"
         reporter.report(.listening(.sink, address: address))
+        if let admin { reporter.report(.listening(.admin, address: Sink.describe(admin.localAddress))) }
         if let wire = job.wire { reporter.report(.sink(.wire(wire.description))) }
         if case .selfSigned(let directory) = job.tls { reporter.report(.sink(.selfSigned(directory: directory))) }
         if let account, let directory = job.credentialsOut {

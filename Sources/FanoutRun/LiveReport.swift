@@ -21,7 +21,6 @@ public final class LiveReport: Sendable {
         var readsBefore = 0
     }
 
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let endpoint: TextEndpoint
     private let state: NIOLockedValueBox<State>
     /// Requests that read the final report, for `close()` to wait for the first.
@@ -50,11 +49,10 @@ public final class LiveReport: Sendable {
         self.state = state
         linger = address.linger
         do {
-            endpoint = try TextEndpoint(host: address.host, port: address.port, group: group) { path in
+            endpoint = try TextEndpoint(host: address.host, port: address.port) { path in
                 Self.answer(path, state: state.withLockedValue { ($0.document, $0.final) }, finalReads: finalReads)
             }
         } catch {
-            try? group.syncShutdownGracefully()
             throw JobError.resource("--serve \(address.host):\(address.port): cannot listen there: \(error)")
         }
         reporter.report(.listening(.livePage, address: url))
@@ -146,6 +144,5 @@ public final class LiveReport: Sendable {
             finalReads.wait(beyond: reads, timeout: linger)
         }
         endpoint.close()
-        try? group.syncShutdownGracefully()
     }
 }

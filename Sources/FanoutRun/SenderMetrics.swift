@@ -88,7 +88,6 @@ final class ScrapeCount: @unchecked Sendable {
 /// latencies as each second closes: a scrape is at most about a second behind. It listens on a
 /// thread of its own, off the sender's event loops.
 final class SenderMetrics: Sendable {
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let endpoint: TextEndpoint
     private let scrapes = ScrapeCount()
     private let linger: Duration
@@ -107,7 +106,7 @@ final class SenderMetrics: Sendable {
         linger = address.linger
         do {
             let metrics = PrometheusMetrics(subsystem: "sender")
-            endpoint = try TextEndpoint(host: host, port: port, group: group) { path in
+            endpoint = try TextEndpoint(host: host, port: port) { path in
                 guard path == "/metrics" else {
                     return .init(status: .notFound, type: TextEndpoint.plainType, body: "not found: try /metrics\n")
                 }
@@ -116,7 +115,6 @@ final class SenderMetrics: Sendable {
                 return .init(status: .ok, type: TextEndpoint.prometheusType, body: body)
             }
         } catch {
-            try? group.syncShutdownGracefully()
             throw JobError.resource("--metrics \(host):\(port): cannot listen there: \(error)")
         }
     }
@@ -129,7 +127,6 @@ final class SenderMetrics: Sendable {
     func close() {
         if linger > .zero { scrapes.wait(beyond: scrapes.now, timeout: linger) }
         endpoint.close()
-        try? group.syncShutdownGracefully()
     }
 
     /// The text exposition of `snapshot` into `metrics`; with a shard, every sample carries it

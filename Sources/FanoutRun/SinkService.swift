@@ -1,8 +1,10 @@
 import FanoutAPNs
 import FanoutAssembly
+import FanoutFCMSink
 import FanoutFiles
 import FanoutHTTP2
 import FanoutInstrument
+import FanoutListening
 import FanoutMachine
 import FanoutMeasure
 import FanoutNotation
@@ -127,17 +129,19 @@ public struct SinkJob: Sendable {
         /// resident for the whole run beside its index).
         public let expected: ExpectedTokens
 
-        public init(expecting path: String) throws(JobError) {
+        /// Reads `path`: device tokens in hex, or with `service` `.fcm` registration tokens
+        /// (their text as it is: `FCMTokenFate.hash`, what the FCM sink looks them up by).
+        public init(expecting path: String, service: PushService = .apns) throws(JobError) {
             self.path = path
             let tokens: [String]
-            do { tokens = try TokenListFile.tokens(at: path) } catch {
+            do { tokens = try TokenListFile.tokens(at: path, format: service == .fcm ? .fcm : .default) } catch {
                 throw JobError.input(
                     error.line == nil
                         ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
                 )
             }
             guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
-            expected = ExpectedTokens(tokens)
+            expected = service == .fcm ? ExpectedTokens(hashes: tokens.map(FCMTokenFate.hash)) : ExpectedTokens(tokens)
         }
 
         /// One list is another when it read the same file into the same set (by identity: a
@@ -264,12 +268,8 @@ public struct SinkService: Service {
         try output.write(report, telling: job.reporter)
     }
 
-    /// Waits for the first of the job's ends: the expected notifications or tokens, its
-    /// duration, idleness after the last request (or, before any, no request within
-    /// `firstRequestWithin`); a trigger that could not start ends the wait with an error. Once
-    /// a second it gives `live` the second's figures. It looks when the sink's counts move
-    /// (`SinkStatistics.changes`), when the trigger ends, and at the next of those times (timed
-    /// on `loop`), never by polling.
+    /// Waits for the first of the job's ends (`SinkEndingWatch`); once a second it gives `live`
+    /// the second's figures.
     private func watch(
         _ sink: Sink,
         on loop: any EventLoop,
@@ -277,64 +277,25 @@ public struct SinkService: Service {
         trigger: TriggerProcess?,
         live: LiveReport?
     ) async throws -> SinkJob.Ending.Reason {
-        let ending = job.ending
-        let second: UInt64 = 1_000_000_000
-        let started = NIODeadline.now().uptimeNanoseconds
-        var lastCount = 0
-        var lastChange = started
+        let watch = SinkEndingWatch(
+            ending: job.ending,
+            activity: sink.statistics,
+            expected: instrument?.expected,
+            trigger: trigger
+        )
+        guard let live else { return try await watch.wait(on: loop) }
         var seconds = SinkLiveSeconds()
-        while true {
-            try Task.checkCancellation()
-            let now = NIODeadline.now().uptimeNanoseconds
-            if let live, now - started >= UInt64(seconds.closed + 1) * second {
-                let summary = sink.statistics.summary
-                live.update(
-                    seconds.close(
-                        elapsed: Double(now - started) / 1e9,
-                        accepted: summary.accepted,
-                        rejected: summary.rejected,
-                        connections: sink.statistics.openConnections.count
-                    )
+        return try await watch.wait(on: loop) { elapsed in
+            let summary = sink.statistics.summary
+            live.update(
+                seconds.close(
+                    elapsed: elapsed,
+                    accepted: summary.accepted,
+                    rejected: summary.rejected,
+                    connections: sink.statistics.openConnections.count
                 )
-            }
-            if let trigger, let failure = trigger.startFailure { throw JobError.resource(failure) }
-            if let expect = ending.expect, sink.statistics.acceptedCount >= expect { return .expect }
-            if let expected = instrument?.expected, expected.isComplete { return .expectTokens }
-            let count = sink.statistics.requestCount
-            if count != lastCount {
-                lastCount = count
-                lastChange = now
-            }
-            // The times at which an end falls due, or the live page's next second.
-            var due = UInt64.max
-            if let duration = ending.duration {
-                if now - started >= duration.wholeNanoseconds { return .duration }
-                due = min(due, Self.after(started, duration.wholeNanoseconds))
-            }
-            if let idle = ending.idleExit {
-                if count > 0 {
-                    if now - lastChange >= idle.wholeNanoseconds { return .idleExit }
-                    due = min(due, Self.after(lastChange, idle.wholeNanoseconds))
-                } else {
-                    let within = max(idle, ending.firstRequestWithin).wholeNanoseconds
-                    if now - started >= within { return .noRequest }
-                    due = min(due, Self.after(started, within))
-                }
-            }
-            if live != nil { due = min(due, Self.after(started, UInt64(seconds.closed + 1) * second)) }
-            await sink.statistics.changes.wait(
-                until: due == .max ? .distantFuture : .uptimeNanoseconds(due),
-                on: loop
             )
         }
-    }
-
-    /// `span` after `base` (uptime nanoseconds), `UInt64.max` past the clock's range. The
-    /// command line allows at most a year, but `SinkJob` is public and takes any `Duration`,
-    /// whose `wholeNanoseconds` is at most `UInt64.max`: a plain add would trap.
-    private static func after(_ base: UInt64, _ span: UInt64) -> UInt64 {
-        let (sum, overflow) = base.addingReportingOverflow(span)
-        return overflow ? .max : sum
     }
 
     /// A started sink and what serves beside it.

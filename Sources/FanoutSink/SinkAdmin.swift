@@ -26,8 +26,6 @@ import NIOPosix
 /// every limit reached goes to the sink's `LimitLog` with the peer.
 public final class SinkAdmin: Sendable {
     private let endpoint: TextEndpoint
-    /// The loop it made for itself, when not given a group.
-    private let ownGroup: MultiThreadedEventLoopGroup?
 
     /// Where the admin endpoint listens.
     public var localAddress: SocketAddress { endpoint.localAddress }
@@ -72,29 +70,19 @@ public final class SinkAdmin: Sendable {
                 )
             }
         }
-        let ownGroup = group == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
-        self.ownGroup = ownGroup
         let log = sink.limits
-        do {
-            endpoint = try TextEndpoint(
-                host: host,
-                port: port,
-                group: group ?? ownGroup!,
-                limits: limits,
-                limitReached: { kind, peer, detail in log.note(kind, on: .admin, peer: peer, detail) },
-                acceptFailed: { [statistics = sink.statistics] in statistics.adminAcceptFailed() },
-                answer: answer
-            )
-        } catch {
-            try? ownGroup?.syncShutdownGracefully()
-            throw error
-        }
+        endpoint = try TextEndpoint(
+            host: host,
+            port: port,
+            group: group,
+            limits: limits,
+            limitReached: { kind, peer, detail in log.note(kind, on: .admin, peer: peer, detail) },
+            acceptFailed: { [statistics = sink.statistics] in statistics.adminAcceptFailed() },
+            answer: answer
+        )
     }
 
-    public func close() {
-        endpoint.close()
-        try? ownGroup?.syncShutdownGracefully()
-    }
+    public func close() { endpoint.close() }
 }
 
 /// The statistics as Prometheus metrics (`fanout_sink_…`, through `PrometheusMetrics`).

@@ -1,6 +1,7 @@
 import Atomics
 import FanoutAPNs
 import FanoutHTTP2
+import FanoutListening
 import FanoutMeasure
 import FanoutNotation
 import Foundation
@@ -416,4 +417,14 @@ public struct SinkDefences: Sendable, Hashable {
             + "\(acceptErrors.grouped) accepts failed"
             + (adminAcceptErrors == 0 ? "" : ", \(adminAcceptErrors.grouped) on the admin port")
     }
+}
+
+/// A watcher of the APNs sink reads its counts as connections add them: `changes` is signalled
+/// at every add (every `SinkCounts.flushInterval` requests a connection, and at least once a
+/// second), so a count reached needs no signal of its own, and the last request is timed by when
+/// the watcher saw the counts move.
+extension SinkStatistics: SinkActivity {
+    public var lastRequestUptime: UInt64? { nil }
+
+    public func signal(whenAccepted count: Int) {}
 }

@@ -277,7 +277,6 @@ struct SinkCommand: AsyncParsableCommand {
             throw ValidationError("--capture-first and --capture-sample exclude each other: give one.")
         }
         if let captureFirst, captureFirst < 1 { throw ValidationError("--capture-first must be at least 1.") }
-        if let admin { _ = try Self.address(admin, option: "--admin") }
         if tokenKey.isGiven && noAuth {
             throw ValidationError("--no-auth and --key-file contradict each other.")
         }
@@ -299,11 +298,25 @@ struct SinkCommand: AsyncParsableCommand {
         }
         _ = try address()
         _ = try lengths()
+        if output == nil, liveactivityPriorityBudget != nil {
+            throw ValidationError("--liveactivity-priority-budget measures the provider: add --output DIR.")
+        }
+        try validateEndings()
+        if let budget = liveactivityPriorityBudget, budget.count != budget.count.rounded() || budget.count < 1 {
+            throw ValidationError(
+                "--liveactivity-priority-budget takes a whole number of broadcasts per window, like 12/h; got \(budget)."
+            )
+        }
+    }
+
+    /// What both services' sinks check alike: the admin address, how the sink ends by itself,
+    /// and the options that measure the provider (`--output`'s).
+    func validateEndings() throws {
+        if let admin { _ = try Self.address(admin, option: "--admin") }
         if output == nil {
             for (name, given) in [
                 ("--expect-tokens", expectTokens != nil), ("--trigger", trigger != nil), ("--plan-rtt", planRtt != nil),
                 ("--min-measured", minMeasured != nil),
-                ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ]
             where given {
                 throw ValidationError("\(name) measures the provider: add --output DIR.")
@@ -323,14 +336,19 @@ struct SinkCommand: AsyncParsableCommand {
         if let minMeasured, minMeasured < 1 {
             throw ValidationError("--min-measured must be at least 1; got \(minMeasured).")
         }
-        if let budget = liveactivityPriorityBudget, budget.count != budget.count.rounded() || budget.count < 1 {
-            throw ValidationError(
-                "--liveactivity-priority-budget takes a whole number of broadcasts per window, like 12/h; got \(budget)."
-            )
-        }
         if let trigger, trigger.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--trigger needs a command.")
         }
+    }
+
+    /// `--expect`, `--duration`, `--idle-exit`, `--first-request-within`: when the sink ends by itself.
+    var ending: SinkJob.Ending {
+        var ending = SinkJob.Ending()
+        ending.expect = expect.map { Int($0.value) }
+        ending.duration = duration
+        ending.idleExit = idleExit
+        if let firstRequestWithin { ending.firstRequestWithin = firstRequestWithin }
+        return ending
     }
 
     /// `HOST:PORT` (IPv6 hosts in brackets) as a host and a port.
@@ -403,13 +421,10 @@ struct SinkCommand: AsyncParsableCommand {
                 job.capture = (capture, .first(captureFirst ?? Int.max))
             }
         }
-        job.ending.expect = expect.map { Int($0.value) }
-        job.ending.duration = duration
-        job.ending.idleExit = idleExit
-        if let firstRequestWithin { job.ending.firstRequestWithin = firstRequestWithin }
+        job.ending = ending
         if let output {
             var instrument = SinkJob.Instrument(output: output)
-            instrument.expectTokens = try expectTokens.map(SinkJob.TokenList.init(expecting:))
+            instrument.expectTokens = try expectTokens.map { try SinkJob.TokenList(expecting: $0) }
             instrument.trigger = trigger
             if let planRtt { instrument.planRTT = planRtt }
             if let minMeasured { instrument.minMeasured = minMeasured }
@@ -456,7 +471,7 @@ extension SinkCommand {
     var givenForAPNsOnly: [String] {
         let defaults = try? SinkCommand.parse([])
         let given: [(String, Bool)] = [
-            ("--client-ca", clientCa != nil), ("--admin", admin != nil), ("--serve", serveOption.serve != nil),
+            ("--client-ca", clientCa != nil), ("--serve", serveOption.serve != nil),
             ("--serve-linger", serveOption.serveLinger != nil), ("--capture", capture != nil),
             ("--capture-first", captureFirst != nil), ("--capture-sample", captureSample != nil),
             ("--topic", !topic.isEmpty), ("--token-lengths", tokenLengths != defaults?.tokenLengths),
@@ -470,9 +485,6 @@ extension SinkCommand {
             ("--max-connections-per-peer", maxConnectionsPerPeer != nil),
             ("--max-idle-connections-per-peer", maxIdleConnectionsPerPeer != nil),
             ("--idle-grace", idleGrace != defaults?.idleGrace),
-            ("--expect", expect != nil),
-            ("--expect-tokens", expectTokens != nil), ("--idle-exit", idleExit != nil),
-            ("--first-request-within", firstRequestWithin != nil), ("--trigger", trigger != nil),
             ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ("--key-file/--key-id/--team-id", tokenKey.isGiven),
         ]
@@ -502,20 +514,7 @@ extension SinkCommand {
             )
         }
         try MachineLimits.current().eventLoops("--threads").validate(threads)
-        if let duration, duration <= .zero {
-            throw ValidationError("--duration must be longer than 0; got \(duration).")
-        }
-        if output == nil {
-            for (name, given) in [("--plan-rtt", planRtt != nil), ("--min-measured", minMeasured != nil)] where given {
-                throw ValidationError("\(name) measures the provider: add --output DIR.")
-            }
-        }
-        if let planRtt, planRtt <= .zero {
-            throw ValidationError("--plan-rtt must be longer than 0; got \(planRtt).")
-        }
-        if let minMeasured, minMeasured < 1 {
-            throw ValidationError("--min-measured must be at least 1; got \(minMeasured).")
-        }
+        try validateEndings()
         _ = try address()
         _ = try fcm.configuration(noAuth: noAuth)
         _ = try scenario.wire()
@@ -538,9 +537,12 @@ extension SinkCommand {
         job.wire = try scenario.wire()
         if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
-        job.duration = duration
+        if let admin { job.admin = try Self.address(admin, option: "--admin") }
+        job.ending = ending
         if let output {
             var instrument = SinkJob.Instrument(output: output)
+            instrument.expectTokens = try expectTokens.map { try SinkJob.TokenList(expecting: $0, service: .fcm) }
+            instrument.trigger = trigger
             if let planRtt { instrument.planRTT = planRtt }
             if let minMeasured { instrument.minMeasured = minMeasured }
             job.instrument = instrument

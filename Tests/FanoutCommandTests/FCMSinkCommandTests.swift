@@ -172,8 +172,8 @@ import Testing
     @Test func optionsOfTheOtherServiceAreRefusedByName() throws {
         let cases: [([String], String)] = [
             (
-                ["sink", "--service", "fcm", "--topic", "com.example", "--idle-exit", "5s"],
-                "error: --service fcm does not take --topic, --idle-exit: they mock APNs alone (docs/fcm.md)."
+                ["sink", "--service", "fcm", "--topic", "com.example", "--serve", "127.0.0.1:0"],
+                "error: --service fcm does not take --serve, --topic: they mock APNs alone (docs/fcm.md)."
             ),
             (
                 ["sink", "--project", "p", "--fcm-quota", "10/1m"],
@@ -217,9 +217,18 @@ import Testing
                 ["sink", "--service", "fcm", "--output", "/tmp/x", "--min-measured", "0"],
                 "error: --min-measured must be at least 1; got 0."
             ),
+            // How it ends, as the APNs sink's: checked alike.
             (
-                ["sink", "--service", "fcm", "--output", "/tmp/x", "--trigger", "true"],
-                "error: --service fcm does not take --trigger: it mocks APNs alone (docs/fcm.md)."
+                ["sink", "--service", "fcm", "--trigger", "true"],
+                "error: --trigger measures the provider: add --output DIR."
+            ),
+            (
+                ["sink", "--service", "fcm", "--first-request-within", "5s"],
+                "error: --first-request-within bounds --idle-exit's wait for a first request: add --idle-exit."
+            ),
+            (
+                ["sink", "--service", "fcm", "--admin", "nowhere"],
+                "error: --admin takes HOST:PORT, for example 127.0.0.1:2197; got nowhere."
             ),
             (
                 ["sink", "--service", "fcm", "--rtt", "1s", "--bandwidth", "10Gbit"],

@@ -3,7 +3,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import FanoutSink
+@testable import FanoutListening
 
 /// The job watching a sink waits on a `Wakeup`: each way a wait ends, and the two ways it must
 /// not (a timer left from an earlier wait, a signal taken twice). Each test asserts why a wait
