@@ -108,7 +108,7 @@ let package = Package(
             dependencies: [
                 "FanoutAPNs", "FanoutFCM", "FanoutFCMAuth", "FanoutHTTP2", "FanoutListening", "FanoutWire",
                 "FanoutInstrument", "FanoutPush", "FanoutRandom", "FanoutMeasure", "FanoutScenarioTerms",
-                "FanoutDevices", crypto,
+                "FanoutDevices", "FanoutNotation", crypto,
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),

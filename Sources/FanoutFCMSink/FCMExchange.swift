@@ -116,11 +116,15 @@ struct FCMExchange {
     /// connection; the body is left in `body`. With the instrument, a send's arrival and
     /// outcome go to the connection's watch.
     mutating func answer(_ request: FCMRequest, now: UInt64, openStreams: Int = 1) -> FCMAnswer {
-        service.statistics.requestArrived(at: now)
+        service.statistics.busy(until: now)
         var answer = decide(request, now: now)
+        service.statistics.answered(status: answer.status)
         guard watch != nil || latency != nil, !isTokenRequest(request) else { return answer }
         watch?.answered(received: now, accepted: answer.status == 200, open: openStreams, now: now)
-        if let latency { answer.hold = latency.sample(&latencyDraws) }
+        if let latency {
+            answer.hold = latency.sample(&latencyDraws)
+            service.statistics.busy(until: now &+ answer.hold)
+        }
         return answer
     }
 

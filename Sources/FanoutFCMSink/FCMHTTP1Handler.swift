@@ -24,12 +24,75 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
     /// (`FCMSinkConfiguration.goAwayAfterRequests`).
     private var requests = 0
     private let goAwayAfterRequests: Int?
+    /// Its idle and request timeouts (`FCMConnectionTimers`), looked at by `timer`.
+    private var timers: FCMConnectionTimers
+    private var timer: Scheduled<Void>?
+    /// When the request being read began (its head whole), until its answer is written:
+    /// the connection is busy meanwhile, and its body has `requestTimeout` to arrive.
+    private var begun: UInt64?
+    private var bodyEnded = false
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
         self.exchange = exchange
         self.draining = draining
-        goAwayAfterRequests = exchange.service.configuration.goAwayAfterRequests
+        let configuration = exchange.service.configuration
+        goAwayAfterRequests = configuration.goAwayAfterRequests
         body = ByteBufferAllocator().buffer(capacity: 1024)
+        timers = FCMConnectionTimers(
+            idleTimeout: configuration.idleTimeout,
+            requestTimeout: configuration.requestTimeout,
+            openedAt: NIODeadline.now().uptimeNanoseconds
+        )
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        schedule(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Keeps one timer at the timeouts' next check.
+    private func schedule(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        guard let due = timers.nextCheck else { return }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: .uptimeNanoseconds(due)) {
+            handler.value.check(bound.value)
+        }
+    }
+
+    /// The timeouts' check: a body not arrived whole in time, or a connection idle a whole idle
+    /// timeout, closes the connection (and says so); else the next check is set.
+    private func check(_ context: ChannelHandlerContext) {
+        timer = nil
+        guard context.channel.isActive else { return }
+        let now = NIODeadline.now().uptimeNanoseconds
+        let service = exchange.service
+        if let cutoff = timers.requestCutoff(now: now) {
+            let incomplete = begun.flatMap { bodyEnded ? nil : $0 }
+            if let incomplete, incomplete <= cutoff {
+                service.limitReached(
+                    .requestTimeout,
+                    peer: exchange.peer,
+                    "closed: a request's body did not arrive whole within \(FCMConnectionTimers.format(service.configuration.requestTimeout))"
+                )
+                return context.close(promise: nil)
+            }
+            timers.requestsChecked(now: now, oldestLeft: incomplete)
+        }
+        if timers.isIdle(now: now, busy: begun != nil) {
+            service.limitReached(
+                .idleTimeout,
+                peer: exchange.peer,
+                "closed: nothing received for \(FCMConnectionTimers.format(service.configuration.idleTimeout))"
+            )
+            return context.close(promise: nil)
+        }
+        schedule(context)
     }
 
     /// With the instrument: the connection's end (the sink's when it closed after `connection:
@@ -48,6 +111,12 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
             head = request
             body.clear()
             bodyLength = 0
+            timers.requestArrived()
+            let now = NIODeadline.now().uptimeNanoseconds
+            begun = now
+            bodyEnded = false
+            // Busy from its head: a body still arriving is no idleness (`--idle-exit`).
+            exchange.service.statistics.busy(until: now)
         case .body(var chunk):
             bodyLength += chunk.readableBytes
             let room = FCMHTTP2Connection.maxBodySize - body.readableBytes
@@ -56,6 +125,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
                 body.moveWriterIndex(to: body.readerIndex + FCMHTTP2Connection.maxBodySize)
             }
         case .end:
+            bodyEnded = true
             guard let head else { return }
             self.head = nil
             respond(to: head, context: context)
@@ -130,6 +200,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        begun = nil
         if !keepAlive {
             // The sink's close when it is draining or retires the connection; a close the
             // client asked for (`connection: close`, HTTP/1.0) is the provider's, and may be churn.

@@ -24,12 +24,20 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
     /// Requests this connection has read, for `goAwayAfterRequests`.
     private var requests = 0
     private let goAwayAfterRequests: Int?
+    /// Its idle and request timeouts (`FCMConnectionTimers`).
+    private var timers: FCMConnectionTimers
     let draining: @Sendable () -> Bool
 
     init(exchange: FCMExchange, draining: @escaping @Sendable () -> Bool) {
         self.exchange = exchange
         self.draining = draining
-        goAwayAfterRequests = exchange.service.configuration.goAwayAfterRequests
+        let configuration = exchange.service.configuration
+        goAwayAfterRequests = configuration.goAwayAfterRequests
+        timers = FCMConnectionTimers(
+            idleTimeout: configuration.idleTimeout,
+            requestTimeout: configuration.requestTimeout,
+            openedAt: NIODeadline.now().uptimeNanoseconds
+        )
     }
 
     /// A connection of `service`'s, not drained: for a pair in memory (`HTTP2InMemoryPair`),
@@ -47,6 +55,7 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         http2.maxConcurrentStreamsBeforeAcknowledgement = sink.maxConcurrentStreams
         http2.maxHeaderListSize = 16 * 1024
         http2.maxBodySize = maxBodySize
+        http2.incompleteFrameTimeout = sink.incompleteFrameTimeout
         return http2
     }
 
@@ -71,6 +80,7 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
             return
         }
         guard case .message(let message) = event else { return }
+        timers.requestArrived()
         let headers = message.headers
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         let request = FCMRequest(
@@ -147,12 +157,24 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         watch.closedBySink = connection.sentGoAway != nil
         exchange.closed(now: now)
     }
-    /// When the earliest held answer is due.
-    public var nextWakeUp: NIODeadline? { held.earliest.map { NIODeadline.uptimeNanoseconds($0) } }
+    /// When the earliest held answer or timeout check is due.
+    public var nextWakeUp: NIODeadline? {
+        // Asked after every event: no array for two values.
+        let due =
+            switch (held.earliest, timers.nextCheck) {
+            case (let answer?, let check?): min(answer, check)
+            case (let answer?, nil): answer
+            case (nil, let check?): check
+            case (nil, nil): UInt64?.none
+            }
+        return due.map { NIODeadline.uptimeNanoseconds($0) }
+    }
 
-    /// The held answers due by `now` go out.
+    /// The held answers due by `now` go out; the timeouts due are checked: requests begun
+    /// too long ago and not arrived whole are reset, an idle connection gets GOAWAY.
     public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {
-        while let (entry, body) = held.popDue(now: now.uptimeNanoseconds) {
+        let now = now.uptimeNanoseconds
+        while let (entry, body) = held.popDue(now: now) {
             respond(
                 stream: entry.stream,
                 status: Int(entry.status),
@@ -161,6 +183,27 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
                 &connection
             )
             held.release(entry)
+        }
+        if let cutoff = timers.requestCutoff(now: now) {
+            let (reset, oldest) = connection.resetIncompleteRequests(openedBy: cutoff)
+            timers.requestsChecked(now: now, oldestLeft: oldest)
+            if reset > 0 {
+                exchange.service.limitReached(
+                    .requestTimeout,
+                    peer: exchange.peer,
+                    "reset \(reset) stream\(reset == 1 ? "" : "s") whose request did not arrive whole within \(FCMConnectionTimers.format(exchange.service.configuration.requestTimeout))"
+                )
+            }
+        }
+        if timers.isIdle(now: now, busy: connection.openStreams > 0 || held.earliest != nil),
+            connection.sentGoAway == nil
+        {
+            exchange.service.limitReached(
+                .idleTimeout,
+                peer: exchange.peer,
+                "GOAWAY: nothing received for \(FCMConnectionTimers.format(exchange.service.configuration.idleTimeout))"
+            )
+            connection.goAway()
         }
     }
     public mutating func outboundWritten(at now: UInt64) {}

@@ -3,6 +3,7 @@ import FanoutDevices
 import FanoutFCM
 import FanoutFCMAuth
 import FanoutInstrument
+import FanoutListening
 import FanoutPush
 import NIOConcurrencyHelpers
 import NIOCore
@@ -40,6 +41,7 @@ public final class FCMService: Sendable {
     private let log: (@Sendable (String) -> Void)?
     private let logged = (0..<FCMSinkStatistics.Outcome.allCases.count).map { _ in ManagedAtomic(0) }
     static let loggedPerOutcome = 10
+    private let limitsLogged = LimitKind.allCases.map { _ in ManagedAtomic(0) }
 
     public init(
         configuration: FCMSinkConfiguration,
@@ -80,8 +82,15 @@ public final class FCMService: Sendable {
         set { tokenURIBox.withLockedValue { $0 = newValue } }
     }
 
-    /// Tells the log a line of the sink's own (its admin endpoint's limits).
-    func tell(_ line: String) { log?(line) }
+    /// One of the sink's limits reached on a connection from `peer` (a timeout, a connection
+    /// refused, the admin port's): counted, and told to the log while that kind has been told
+    /// fewer than `loggedPerOutcome` times, as `KIND PEER: DETAIL`.
+    func limitReached(_ kind: LimitKind, peer: String, _ detail: @autoclosure () -> String) {
+        statistics.limitReached(kind)
+        guard let log, limitsLogged[kind.index].loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerOutcome
+        else { return }
+        log("\(kind.rawValue) \(peer): \(detail())")
+    }
 
     /// Counts an outcome, and tells the log why while that outcome has been told fewer than
     /// `loggedPerOutcome` times (a flood of one refusal is one count, not a flood of lines). The

@@ -12,7 +12,7 @@ import NIOSSL
 public final class FCMSink: Sendable {
     public let service: FCMService
     private let channel: any Channel
-    private let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
+    private let open = NIOLockedValueBox(OpenConnections())
     private let draining = ManagedAtomic(false)
     /// Delivers and expires what the device fleet keeps as time passes (every `fleetTick`),
     /// with a fleet.
@@ -56,8 +56,24 @@ public final class FCMSink: Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { child in
                 let key = ObjectIdentifier(child)
-                open.withLockedValue { $0[key] = child }
-                child.closeFuture.whenComplete { _ in _ = open.withLockedValue { $0.removeValue(forKey: key) } }
+                let address = child.remoteAddress?.ipAddress ?? "unknown"
+                let configuration = service.configuration
+                let refusal = open.withLockedValue {
+                    $0.admit(
+                        key,
+                        child,
+                        from: address,
+                        most: configuration.maxConnections,
+                        mostPerPeer: configuration.maxConnectionsPerPeer
+                    )
+                }
+                if let refusal {
+                    let peer = child.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+                    service.limitReached(.refused, peer: peer, refusal)
+                    child.close(promise: nil)
+                    return child.eventLoop.makeSucceededVoidFuture()
+                }
+                child.closeFuture.whenComplete { _ in open.withLockedValue { $0.remove(key, from: address) } }
                 return child.eventLoop.makeCompletedFuture {
                     let operations = child.pipeline.syncOperations
                     try installWire?(child)
@@ -95,7 +111,7 @@ public final class FCMSink: Sendable {
     public var isDraining: Bool { draining.load(ordering: .relaxed) }
 
     /// Connections open now, over either protocol.
-    public var openConnections: Int { open.withLockedValue { $0.count } }
+    public var openConnections: Int { open.withLockedValue { $0.channels.count } }
 
     /// How often the fleet's kept messages are looked at: 10 ms, as the APNs sink's.
     static let fleetTick = TimeAmount.milliseconds(10)
@@ -106,7 +122,7 @@ public final class FCMSink: Sendable {
     public func drain(grace: TimeAmount = .seconds(5)) {
         guard !draining.exchange(true, ordering: .relaxed) else { return }
         try? channel.close().wait()
-        let children = open.withLockedValue { Array($0.values) }
+        let children = open.withLockedValue { Array($0.channels.values) }
         for child in children {
             child.eventLoop.execute {
                 if let handler = try? child.pipeline.syncOperations.handler(
@@ -130,5 +146,40 @@ public final class FCMSink: Sendable {
         }
         fleetTimer?.cancel()
         service.fleet?.advance(now: NIODeadline.now().uptimeNanoseconds)
+    }
+}
+
+/// The connections an FCM sink holds, by channel and by peer address, admitted against the
+/// limits (`FCMSinkConfiguration.maxConnections`, `maxConnectionsPerPeer`) as each is accepted.
+struct OpenConnections {
+    var channels: [ObjectIdentifier: any Channel] = [:]
+    var perPeer: [String: Int] = [:]
+
+    /// Holds `channel` from `address` unless a limit is reached; then says which, for the log.
+    mutating func admit(
+        _ key: ObjectIdentifier,
+        _ channel: any Channel,
+        from address: String,
+        most: Int?,
+        mostPerPeer: Int?
+    ) -> String? {
+        if let most, channels.count >= most {
+            return "closed at once: \(channels.count) connections open, the most --max-connections allows"
+        }
+        let fromPeer = perPeer[address, default: 0]
+        if let mostPerPeer, fromPeer >= mostPerPeer {
+            return
+                "closed at once: \(fromPeer) connections open from \(address), the most --max-connections-per-peer allows"
+        }
+        channels[key] = channel
+        perPeer[address] = fromPeer + 1
+        return nil
+    }
+
+    /// A held connection closed.
+    mutating func remove(_ key: ObjectIdentifier, from address: String) {
+        guard channels.removeValue(forKey: key) != nil else { return }
+        let left = perPeer[address, default: 1] - 1
+        perPeer[address] = left > 0 ? left : nil
     }
 }

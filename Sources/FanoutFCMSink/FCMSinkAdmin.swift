@@ -1,4 +1,3 @@
-import Atomics
 import FanoutDevices
 import FanoutListening
 import FanoutMeasure
@@ -22,10 +21,9 @@ import NIOPosix
 /// It is served off the sink's loops (a thread of its own unless given a group) and bounded
 /// (`TextEndpoint.Limits`: connections, a request's arrival, idleness), so neither a slow
 /// scraper nor a client holding admin connections takes from the sends; every limit reached is
-/// a line in the sink's log, the first `loggedPerKind` of each kind.
+/// counted and told as the sink's own limits are (`FCMService.limitReached`).
 public final class FCMSinkAdmin: Sendable {
     private let endpoint: TextEndpoint
-    static let loggedPerKind = 10
 
     /// Where the admin endpoint listens.
     public var localAddress: SocketAddress { endpoint.localAddress }
@@ -53,17 +51,12 @@ public final class FCMSinkAdmin: Sendable {
             }
         }
         let service = sink.service
-        let told = (0..<LimitKind.allCases.count).map { _ in ManagedAtomic(0) }
         endpoint = try TextEndpoint(
             host: host,
             port: port,
             group: group,
             limits: limits,
-            limitReached: { kind, peer, detail in
-                let index = LimitKind.allCases.firstIndex(of: kind) ?? 0
-                guard told[index].loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerKind else { return }
-                service.tell("admin: \(kind.rawValue) \(peer): \(detail)")
-            },
+            limitReached: { kind, peer, detail in service.limitReached(kind, peer: "admin " + peer, detail) },
             answer: answer
         )
     }

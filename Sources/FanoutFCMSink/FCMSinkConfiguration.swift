@@ -43,6 +43,23 @@ public struct FCMSinkConfiguration: Sendable {
     public var seed: UInt64 = 0xFC3_5EED
     /// SETTINGS_MAX_CONCURRENT_STREAMS: Google's front end grants 100 (docs/fcm.md, "Transport").
     public var maxConcurrentStreams: UInt32 = 100
+    /// A connection with nothing received, open or held for this long (up to twice it) is
+    /// closed: GOAWAY NO_ERROR on HTTP/2, a close between requests on HTTP/1.1
+    /// (`FCMConnectionTimers`). Google documents none: the APNs sink's 10 minutes, **our
+    /// assumption** (docs/fcm.md, "Transport"). `nil` keeps idle connections forever.
+    public var idleTimeout: Duration? = .seconds(10 * 60)
+    /// How long a request may take to arrive whole once begun: an HTTP/2 stream still open
+    /// from the client's side past it is reset (RST_STREAM CANCEL); an HTTP/1.1 body still
+    /// arriving is answered 408 and the connection closed. The APNs sink's 10 s. `nil`: forever.
+    public var requestTimeout: Duration? = .seconds(10)
+    /// How long the start of an HTTP/2 frame may wait for its rest
+    /// (`HTTP2Connection.Configuration.incompleteFrameTimeout`, 30 s); `nil` waits forever.
+    public var incompleteFrameTimeout: Duration? = .seconds(30)
+    /// Connections open at once, from anyone and from one address; the next is closed as it
+    /// is accepted, and the log says which limit (`nil`: none of the sink's own, the open-file
+    /// limit's alone).
+    public var maxConnections: Int?
+    public var maxConnectionsPerPeer: Int?
     /// How long an access token lives, in seconds: Google's answers say 3599.
     public var accessTokenLifetime = 3599
     /// The Android devices behind the sink (`--device-…`, docs/fcm.md, "Devices behind the

@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutDevices
 import FanoutFCM
+import FanoutListening
 import FanoutMeasure
 import FanoutPush
 import Foundation
@@ -12,7 +13,8 @@ import NIOCore
 ///      "by_protocol":{"h2":500,"http/1.1":520},
 ///      "by_outcome":{"delivered":900,"unregistered":50,…},"by_status":{"200":…,"404":…},
 ///      "by_code":{"UNREGISTERED":50,…},"access_tokens":{"issued":2,"refused":0},
-///      "connections":{"opened":3,"open":1,"h2":1,"http/1.1":2},
+///      "connections":{"open":1,"opened":3,"opened_by_protocol":{"h2":1,"http/1.1":2}},
+///      "limits":{"idle timeout":1},
 ///      "quota":{"messages":600000,"window_seconds":60,"counted":960,"seconds_left":41.2},
 ///      "digest":{"count":900,"sum":"…","squares":"…"},
 ///      "devices":{"received":900,"delivered":850,…}}
@@ -32,7 +34,12 @@ public struct FCMSinkFigures: Encodable, Sendable {
     public var byStatus: [String: Int]
     public var byCode: [String: Int]
     public var accessTokens: [String: Int]
-    public var connections: [String: Int]
+    /// Connections open now, and those opened since the start by the protocol they chose.
+    public var openConnections: Int
+    public var openedConnections: [String: Int]
+    /// The sink's limits reached, by `LimitKind`'s words (`idle timeout`, `refused`, …): those
+    /// reached at least once.
+    public var limits: [String: Int]
     public var quota: Quota?
     /// The sends answered 200 with a token, as the sender's digest of the same sends.
     public var digest: NotificationDigest
@@ -63,18 +70,26 @@ public struct FCMSinkFigures: Encodable, Sendable {
         )
         let answered = FCMSinkStatistics.Outcome.allCases.filter { statistics[$0] > 0 }
         byOutcome = Dictionary(uniqueKeysWithValues: answered.map { ($0.name, statistics[$0]) })
-        byStatus = [:]
+        byStatus = Dictionary(
+            uniqueKeysWithValues: statistics.byStatus.map { ($0.key == 0 ? "other" : String($0.key), $0.value) }
+        )
         byCode = [:]
         for outcome in answered {
-            byStatus[String(outcome.status), default: 0] += statistics[outcome]
             if let code = outcome.code { byCode[code.rawValue, default: 0] += statistics[outcome] }
         }
         accessTokens = ["issued": statistics[.tokenIssued], "refused": statistics[.tokenRefused]]
-        connections = ["open": sink.openConnections]
-        for transport in FCMSinkStatistics.Transport.allCases {
-            connections[transport.name] = statistics.connections(over: transport)
-            connections["opened", default: 0] += statistics.connections(over: transport)
-        }
+        openConnections = sink.openConnections
+        openedConnections = Dictionary(
+            uniqueKeysWithValues: FCMSinkStatistics.Transport.allCases.map {
+                ($0.name, statistics.connections(over: $0))
+            }
+        )
+        limits = Dictionary(
+            uniqueKeysWithValues: LimitKind.allCases.compactMap { kind in
+                let count = statistics.limitsReached(kind)
+                return count > 0 ? (kind.rawValue, count) : nil
+            }
+        )
         quota = sink.service.quota.map { window in
             let spent = window.spent(now: now)
             return Quota(
@@ -90,12 +105,24 @@ public struct FCMSinkFigures: Encodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case uptimeSeconds = "uptime_seconds"
-        case draining, requests, accepted, quota, digest, devices, connections
+        case draining, requests, accepted, quota, digest, devices, connections, limits
         case byProtocol = "by_protocol"
         case byOutcome = "by_outcome"
         case byStatus = "by_status"
         case byCode = "by_code"
         case accessTokens = "access_tokens"
+    }
+
+    /// `"connections": {"open", "opened", "opened_by_protocol": {"h2", "http/1.1"}}`.
+    private struct Connections: Encodable {
+        var open: Int
+        var opened: Int
+        var openedByProtocol: [String: Int]
+
+        enum CodingKeys: String, CodingKey {
+            case open, opened
+            case openedByProtocol = "opened_by_protocol"
+        }
     }
 
     /// The digest as the APNs sink's `/stats` writes it: its words in hex.
@@ -116,7 +143,15 @@ public struct FCMSinkFigures: Encodable, Sendable {
         try container.encode(byStatus, forKey: .byStatus)
         try container.encode(byCode, forKey: .byCode)
         try container.encode(accessTokens, forKey: .accessTokens)
-        try container.encode(connections, forKey: .connections)
+        try container.encode(
+            Connections(
+                open: openConnections,
+                opened: openedConnections.values.reduce(0, +),
+                openedByProtocol: openedConnections
+            ),
+            forKey: .connections
+        )
+        try container.encode(limits, forKey: .limits)
         try container.encodeIfPresent(quota, forKey: .quota)
         try container.encode(
             Digest(
@@ -165,16 +200,22 @@ final class FCMSinkMetrics: Sendable {
                     help: "Connections accepted, by the protocol they chose."
                 )
             }
-            for outcome in FCMSinkStatistics.Outcome.allCases {
+            let byStatus = statistics.byStatus
+            for status in FCMSinkStatistics.statusCounted + [0] {
                 metrics.count(
                     "responses",
-                    labels: [
-                        ("status", String(outcome.status)), ("outcome", outcome.name),
-                        ("code", outcome.code?.rawValue ?? ""),
-                    ],
+                    labels: [("status", status == 0 ? "other" : String(status))],
+                    byStatus[status] ?? 0,
+                    help: "Responses sent, by HTTP status."
+                )
+            }
+            for outcome in FCMSinkStatistics.Outcome.allCases {
+                metrics.count(
+                    "outcomes",
+                    labels: [("outcome", outcome.name), ("code", outcome.code?.rawValue ?? "")],
                     statistics[outcome],
                     help:
-                        "Responses sent, by status, the sink's outcome and FCM's errorCode (empty where the answer has none)."
+                        "Requests by what the sink made of them, with FCM's errorCode (empty where the answer has none)."
                 )
             }
             metrics.count(
@@ -182,7 +223,15 @@ final class FCMSinkMetrics: Sendable {
                 figures.accepted,
                 help: "Sends answered 200 and bound for a device (delivered or held; not validate_only)."
             )
-            metrics.gauge("connections_open", Double(figures.connections["open"] ?? 0), help: "Connections open now.")
+            metrics.gauge("connections_open", Double(figures.openConnections), help: "Connections open now.")
+            for kind in LimitKind.allCases {
+                metrics.count(
+                    "limits",
+                    labels: [("kind", kind.rawValue)],
+                    statistics.limitsReached(kind),
+                    help: "The sink's limits reached: connections refused, closed idle, requests reset for their time."
+                )
+            }
             if let quota = figures.quota {
                 metrics.gauge(
                     "quota_messages",

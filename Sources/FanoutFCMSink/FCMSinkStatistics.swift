@@ -63,20 +63,6 @@ public final class FCMSinkStatistics: Sendable {
         /// rate): what `--expect` counts. A `validate_only` send's 200 is not one.
         public var isAccepted: Bool { self == .delivered || self == .held }
 
-        /// The HTTP status the sink answers with.
-        public var status: Int {
-            switch self {
-            case .delivered, .validated, .held, .tokenIssued: 200
-            case .invalidArgument, .tokenRefused: 400
-            case .unauthenticated: 401
-            case .senderIDMismatch, .wrongProject: 403
-            case .unregistered, .notFound: 404
-            case .quotaExceeded: 429
-            case .internalError: 500
-            case .unavailable: 503
-            }
-        }
-
         /// FCM's code for a refusal that has one, as a sender classifies the answer (a 401,
         /// another project's 403 and a method's 404 carry none).
         public var code: FCMErrorCode? {
@@ -112,7 +98,7 @@ public final class FCMSinkStatistics: Sendable {
     /// two sees the other and a mark reached is never missed.
     private let acceptedTotal = ManagedAtomic(0)
     private let acceptedMark = ManagedAtomic(Int.max)
-    /// Uptime nanoseconds of the last request (`requestArrived(at:)`).
+    /// Uptime nanoseconds until which the last request kept the sink busy (`busy(until:)`).
     private let lastRequest = ManagedAtomic<UInt64>(0)
     /// Whether a request was counted yet.
     private let firstCounted = ManagedAtomic(false)
@@ -127,7 +113,8 @@ public final class FCMSinkStatistics: Sendable {
 
     func count(_ outcome: Outcome, over transport: Transport) {
         outcomes[outcome.rawValue].wrappingIncrement(ordering: .relaxed)
-        requests[transport.rawValue].wrappingIncrement(ordering: .relaxed)
+        // Releasing: a watcher that reads this count (acquiring) reads the arrival told before it.
+        requests[transport.rawValue].wrappingIncrement(ordering: .releasing)
         // The first count signals: a watcher waiting for a first request (`--idle-exit`'s
         // `--first-request-within`) then finds it counted, and waits for idleness instead.
         if !firstCounted.load(ordering: .relaxed), !firstCounted.exchange(true, ordering: .relaxed) {
@@ -141,10 +128,64 @@ public final class FCMSinkStatistics: Sendable {
         }
     }
 
-    /// A request arrived at `now` (uptime nanoseconds): told before it is counted, so a count
-    /// above 0 always has a time.
-    func requestArrived(at now: UInt64) {
-        lastRequest.store(max(1, now), ordering: .relaxed)
+    /// Limits reached, by `LimitKind.index`.
+    private let limits = LimitKind.allCases.map { _ in ManagedAtomic(0) }
+
+    func limitReached(_ kind: LimitKind) {
+        limits[kind.index].wrappingIncrement(ordering: .relaxed)
+    }
+
+    /// How often `kind` of limit was reached: a connection refused, closed idle, requests
+    /// reset for their time, the admin port's.
+    public func limitsReached(_ kind: LimitKind) -> Int { limits[kind.index].load(ordering: .relaxed) }
+
+    /// The connection was busy with a request until `time` (uptime nanoseconds): told at its
+    /// arrival, before it is counted (so a count above 0 always has a time), and again with the
+    /// time its answer is held to (`--latency`), so an idle end waits for it. Only ever later:
+    /// connections tell their times out of order.
+    func busy(until time: UInt64) {
+        var last = lastRequest.load(ordering: .relaxed)
+        while time > last {
+            let (exchanged, original) = lastRequest.weakCompareExchange(
+                expected: last,
+                desired: time,
+                ordering: .relaxed
+            )
+            if exchanged { return }
+            last = original
+        }
+    }
+
+    /// Answers by the status written, `statusCounted`'s statuses and then every other.
+    private let statuses = (0...FCMSinkStatistics.statusCounted.count).map { _ in ManagedAtomic(0) }
+    /// The statuses the sink answers with.
+    static let statusCounted = [200, 400, 401, 403, 404, 429, 500, 503]
+
+    /// A request was answered with `status`.
+    func answered(status: Int) {
+        let index =
+            switch status {
+            case 200: 0
+            case 400: 1
+            case 401: 2
+            case 403: 3
+            case 404: 4
+            case 429: 5
+            case 500: 6
+            case 503: 7
+            default: Self.statusCounted.count
+            }
+        statuses[index].wrappingIncrement(ordering: .relaxed)
+    }
+
+    /// The answers by their status (the statuses answered at least once; `0`: any other).
+    public var byStatus: [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for (index, count) in statuses.enumerated() {
+            let value = count.load(ordering: .relaxed)
+            if value > 0 { counts[index < Self.statusCounted.count ? Self.statusCounted[index] : 0] = value }
+        }
+        return counts
     }
 
     func connectionOpened(_ transport: Transport) {
@@ -183,7 +224,9 @@ public final class FCMSinkStatistics: Sendable {
     }
 
     /// Requests answered over `transport`.
-    public func requests(over transport: Transport) -> Int { requests[transport.rawValue].load(ordering: .relaxed) }
+    public func requests(over transport: Transport) -> Int {
+        requests[transport.rawValue].load(ordering: .acquiring)
+    }
 
     /// Connections that chose `transport`.
     public func connections(over transport: Transport) -> Int {

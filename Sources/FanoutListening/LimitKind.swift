@@ -18,4 +18,7 @@ public enum LimitKind: String, Sendable, Hashable, CaseIterable {
     case requestTimeout = "request timeout"
     /// A text endpoint's connection that sent no request in time.
     case idleTimeout = "idle timeout"
+
+    /// Its place in `allCases`: the subscript of a count kept by kind.
+    public var index: Int { Self.allCases.firstIndex(of: self)! }
 }

@@ -2,6 +2,7 @@ import FanoutAssembly
 import FanoutFCMAuth
 import FanoutFCMSink
 import FanoutInstrument
+import FanoutMachine
 import FanoutNotation
 import FanoutResults
 import FanoutSink
@@ -51,6 +52,16 @@ public struct FCMSinkJob: Sendable {
 
     /// The file `credentialsOut` holds.
     public static let credentialsFile = "service-account.json"
+}
+
+extension SinkJob.TokenList {
+    /// Reads `path`: FCM registration tokens, in the lines `fanout send --service fcm` reads,
+    /// looked up by `FCMTokenFate.hash` of their text as it is (FCM tokens are not hex, and their
+    /// case counts), as the FCM sink hashes each send's token.
+    public init(expectingFCM path: String) throws(JobError) {
+        let tokens = try Self.tokens(at: path, format: .fcm)
+        self.init(path: path, expected: ExpectedTokens(hashes: tokens.map(FCMTokenFate.hash)))
+    }
 }
 
 /// The FCM sink as a ServiceLifecycle service: it says where it listens and where its
@@ -172,9 +183,17 @@ public struct FCMSinkService: Service {
         try output.write(report, telling: job.reporter)
     }
 
-    /// The sink's configuration with the files it names read.
+    /// The sink's configuration with the files it names read, and its connection limits
+    /// where none was given: the APNs sink's defaults (three quarters of the descriptors the
+    /// open-file limit leaves, at most `ConnectionFaults.mostConnectionsByDefault`; a quarter
+    /// of that from one address).
     func configuration() throws -> FCMSinkConfiguration {
         var configuration = job.configuration
+        let defaultTotal = ConnectionFaults.defaultMaxConnections(.current(), eventLoops: job.threads)
+        if configuration.maxConnections == nil { configuration.maxConnections = defaultTotal }
+        if configuration.maxConnectionsPerPeer == nil {
+            configuration.maxConnectionsPerPeer = max(1, (configuration.maxConnections ?? defaultTotal) / 4)
+        }
         if let path = job.unregisteredTokens {
             do {
                 configuration.unregisteredTokens = Set(

@@ -6,13 +6,8 @@ import NIOCore
 /// the expected notifications or tokens, its duration, idleness after the last request (or,
 /// before any, no request within `firstRequestWithin`); a trigger that could not start ends the
 /// wait with an error. It looks when the sink signals (`SinkActivity.changes`), when the
-/// trigger ends, and at the next time an end falls due (timed on the loop), never by polling.
-///
-/// ```
-///   look ──► an end reached? ──yes──► its reason
-///        └─no──► wait: changes signalled │ the next due time (duration, idle, first request,
-///                                          the next second) ──► look
-/// ```
+/// trigger ends, and at the next time an end falls due (timed on the loop), never by polling:
+/// what it makes of each look is `SinkEndings`' decision.
 struct SinkEndingWatch {
     var ending: SinkJob.Ending
     var activity: any SinkActivity
@@ -26,46 +21,113 @@ struct SinkEndingWatch {
         on loop: any EventLoop,
         everySecond: ((_ elapsed: Double) -> Void)? = nil
     ) async throws -> SinkJob.Ending.Reason {
-        let second: UInt64 = 1_000_000_000
-        let started = NIODeadline.now().uptimeNanoseconds
+        var endings = SinkEndings(ending, startedAt: NIODeadline.now().uptimeNanoseconds, ticks: everySecond != nil)
         if let expect = ending.expect { activity.signal(whenAccepted: expect) }
-        var lastCount = 0
-        var lastChange = started
-        var secondsTold: UInt64 = 0
         while true {
             try Task.checkCancellation()
-            let now = NIODeadline.now().uptimeNanoseconds
-            if let everySecond, now - started >= (secondsTold + 1) * second {
-                everySecond(Double(now - started) / 1e9)
-                secondsTold += 1
-            }
             if let trigger, let failure = trigger.startFailure { throw JobError.resource(failure) }
-            if let expect = ending.expect, activity.acceptedCount >= expect { return .expect }
-            if let expected, expected.isComplete { return .expectTokens }
-            let count = activity.requestCount
-            if count != lastCount {
-                lastCount = count
-                lastChange = activity.lastRequestUptime ?? now
+            let now = NIODeadline.now().uptimeNanoseconds
+            let look = endings.look(
+                now: now,
+                requests: activity.requestCount,
+                accepted: activity.acceptedCount,
+                lastRequest: activity.lastRequestUptime,
+                tokensComplete: expected?.isComplete ?? false
+            )
+            if let tick = look.tick { everySecond?(tick) }
+            switch look.next {
+            case .end(let reason):
+                return reason
+            case .wait(let due):
+                await activity.changes.wait(until: due.map(NIODeadline.uptimeNanoseconds) ?? .distantFuture, on: loop)
             }
-            // The times at which an end falls due, or the next second's.
-            var due = UInt64.max
-            if let duration = ending.duration {
-                if now - started >= duration.wholeNanoseconds { return .duration }
-                due = min(due, Self.after(started, duration.wholeNanoseconds))
-            }
-            if let idle = ending.idleExit {
-                if count > 0 {
-                    if now - min(now, lastChange) >= idle.wholeNanoseconds { return .idleExit }
-                    due = min(due, Self.after(lastChange, idle.wholeNanoseconds))
-                } else {
-                    let within = max(idle, ending.firstRequestWithin).wholeNanoseconds
-                    if now - started >= within { return .noRequest }
-                    due = min(due, Self.after(started, within))
-                }
-            }
-            if everySecond != nil { due = min(due, Self.after(started, (secondsTold + 1) * second)) }
-            await activity.changes.wait(until: due == .max ? .distantFuture : .uptimeNanoseconds(due), on: loop)
         }
+    }
+}
+
+/// What a sink's ends make of one look at its counts, as a state machine: given the time and
+/// what the sink counted, it says whether the sink ends (and why) or until when to wait. No
+/// clock of its own and no I/O: the watch feeds it, tests feed it times.
+///
+/// ```
+///   look(now, counts) ──► end(reason)  expected notifications or tokens, the duration, idle
+///                     └─► wait(until)  the earliest of: the duration's end, the idle end
+///                                      (the last request + idle; before any, the first
+///                                      request's deadline), the next second (ticks)
+/// ```
+///
+/// The last request's time is the sink's own when it keeps one (the FCM sink's: a request's
+/// arrival, or the time its held answer leaves); else the look that saw the count move.
+struct SinkEndings {
+    let ending: SinkJob.Ending
+    let startedAt: UInt64
+    /// Whether a tick is asked each second.
+    let ticks: Bool
+    private var lastCount = 0
+    private var lastChange: UInt64
+    private var secondsTold: UInt64 = 0
+
+    init(_ ending: SinkJob.Ending, startedAt: UInt64, ticks: Bool = false) {
+        self.ending = ending
+        self.startedAt = startedAt
+        self.ticks = ticks
+        lastChange = startedAt
+    }
+
+    enum Next: Equatable {
+        case end(SinkJob.Ending.Reason)
+        /// Until this uptime, or a signal (`nil`: a signal alone).
+        case wait(UInt64?)
+    }
+
+    /// A look's outcome: what next, and the seconds elapsed when a second's tick fell due.
+    struct Look: Equatable {
+        var next: Next
+        var tick: Double?
+    }
+
+    private static let second: UInt64 = 1_000_000_000
+
+    mutating func look(
+        now: UInt64,
+        requests: Int,
+        accepted: Int,
+        lastRequest: UInt64?,
+        tokensComplete: Bool
+    ) -> Look {
+        var tick: Double?
+        if ticks, now - min(now, startedAt) >= (secondsTold + 1) * Self.second {
+            tick = Double(now - startedAt) / 1e9
+            secondsTold += 1
+        }
+        if let expect = ending.expect, accepted >= expect { return Look(next: .end(.expect), tick: tick) }
+        if tokensComplete { return Look(next: .end(.expectTokens), tick: tick) }
+        if requests != lastCount {
+            lastCount = requests
+            lastChange = lastRequest ?? now
+        } else if let lastRequest, lastRequest > lastChange {
+            // The sink's own time moved on without a new count: an answer held later.
+            lastChange = lastRequest
+        }
+        var due = UInt64.max
+        if let duration = ending.duration {
+            if now - min(now, startedAt) >= duration.wholeNanoseconds { return Look(next: .end(.duration), tick: tick) }
+            due = min(due, Self.after(startedAt, duration.wholeNanoseconds))
+        }
+        if let idle = ending.idleExit {
+            if requests > 0 {
+                if now >= lastChange, now - lastChange >= idle.wholeNanoseconds {
+                    return Look(next: .end(.idleExit), tick: tick)
+                }
+                due = min(due, Self.after(lastChange, idle.wholeNanoseconds))
+            } else {
+                let within = max(idle, ending.firstRequestWithin).wholeNanoseconds
+                if now - min(now, startedAt) >= within { return Look(next: .end(.noRequest), tick: tick) }
+                due = min(due, Self.after(startedAt, within))
+            }
+        }
+        if ticks { due = min(due, Self.after(startedAt, (secondsTold + 1) * Self.second)) }
+        return Look(next: .wait(due == .max ? nil : due), tick: tick)
     }
 
     /// `span` after `base` (uptime nanoseconds), `UInt64.max` past the clock's range. The

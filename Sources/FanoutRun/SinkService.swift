@@ -1,6 +1,5 @@
 import FanoutAPNs
 import FanoutAssembly
-import FanoutFCMSink
 import FanoutFiles
 import FanoutHTTP2
 import FanoutInstrument
@@ -129,19 +128,27 @@ public struct SinkJob: Sendable {
         /// resident for the whole run beside its index).
         public let expected: ExpectedTokens
 
-        /// Reads `path`: device tokens in hex, or with `service` `.fcm` registration tokens
-        /// (their text as it is: `FCMTokenFate.hash`, what the FCM sink looks them up by).
-        public init(expecting path: String, service: PushService = .apns) throws(JobError) {
+        /// Reads `path`: device tokens in hex (an FCM sink's list: `init(expectingFCM:)`).
+        public init(expecting path: String) throws(JobError) {
+            self.init(path: path, expected: ExpectedTokens(try Self.tokens(at: path, format: .default)))
+        }
+
+        init(path: String, expected: ExpectedTokens) {
             self.path = path
+            self.expected = expected
+        }
+
+        /// The tokens of `path` in `format`, at least one.
+        static func tokens(at path: String, format: DeviceTokenFormat) throws(JobError) -> [String] {
             let tokens: [String]
-            do { tokens = try TokenListFile.tokens(at: path, format: service == .fcm ? .fcm : .default) } catch {
+            do { tokens = try TokenListFile.tokens(at: path, format: format) } catch {
                 throw JobError.input(
                     error.line == nil
                         ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
                 )
             }
             guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
-            expected = service == .fcm ? ExpectedTokens(hashes: tokens.map(FCMTokenFate.hash)) : ExpectedTokens(tokens)
+            return tokens
         }
 
         /// One list is another when it read the same file into the same set (by identity: a

@@ -280,14 +280,7 @@ struct SinkCommand: AsyncParsableCommand {
         if tokenKey.isGiven && noAuth {
             throw ValidationError("--no-auth and --key-file contradict each other.")
         }
-        let limits = MachineLimits.current()
-        try limits.eventLoops("--threads").validate(threads)
-        if let maxConnections = scenario.maxConnections {
-            try limits.connections("--max-connections", eventLoops: threads).validate(maxConnections)
-        }
-        if let maxConnectionsPerPeer, maxConnectionsPerPeer < 1 {
-            throw ValidationError("--max-connections-per-peer must be at least 1; got \(maxConnectionsPerPeer).")
-        }
+        try validateConnections()
         if let maxIdleConnectionsPerPeer, maxIdleConnectionsPerPeer < 1 {
             throw ValidationError(
                 "--max-idle-connections-per-peer must be at least 1; got \(maxIdleConnectionsPerPeer)."
@@ -306,6 +299,19 @@ struct SinkCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--liveactivity-priority-budget takes a whole number of broadcasts per window, like 12/h; got \(budget)."
             )
+        }
+    }
+
+    /// The event loops and the connection limits, against what the machine allows: both
+    /// services' sinks alike.
+    func validateConnections() throws {
+        let limits = MachineLimits.current()
+        try limits.eventLoops("--threads").validate(threads)
+        if let maxConnections = scenario.maxConnections {
+            try limits.connections("--max-connections", eventLoops: threads).validate(maxConnections)
+        }
+        if let maxConnectionsPerPeer, maxConnectionsPerPeer < 1 {
+            throw ValidationError("--max-connections-per-peer must be at least 1; got \(maxConnectionsPerPeer).")
         }
     }
 
@@ -478,11 +484,7 @@ extension SinkCommand {
             ("--initial-streams", initialStreams != defaults?.initialStreams),
             ("--max-streams", maxStreams != defaults?.maxStreams),
             ("--throttle-after-rejection", throttleAfterRejection),
-            ("--idle-timeout", idleTimeout != defaults?.idleTimeout),
-            ("--frame-timeout", frameTimeout != defaults?.frameTimeout),
-            ("--request-timeout", requestTimeout != defaults?.requestTimeout),
             ("--coalesce", coalesce != defaults?.coalesce),
-            ("--max-connections-per-peer", maxConnectionsPerPeer != nil),
             ("--max-idle-connections-per-peer", maxIdleConnectionsPerPeer != nil),
             ("--idle-grace", idleGrace != defaults?.idleGrace),
             ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
@@ -513,7 +515,7 @@ extension SinkCommand {
                 "--no-auth takes any bearer: it has no service account to trust (--fcm-credentials) or write (--fcm-credentials-out)."
             )
         }
-        try MachineLimits.current().eventLoops("--threads").validate(threads)
+        try validateConnections()
         try validateEndings()
         _ = try address()
         _ = try fcm.configuration(noAuth: noAuth)
@@ -530,6 +532,11 @@ extension SinkCommand {
         if let seed = scenario.seed { job.configuration.seed = seed }
         job.unregisteredTokens = scenario.unregisteredTokens
         job.configuration.goAwayAfterRequests = scenario.goawayAfterRequests?.requests
+        job.configuration.idleTimeout = try idleTimeout.checked(option: "--idle-timeout")
+        job.configuration.requestTimeout = try requestTimeout.checked(option: "--request-timeout")
+        job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
+        job.configuration.maxConnections = scenario.maxConnections
+        job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
         for setting in devices.given { job.configuration.devices.apply(setting) }
         do { try job.configuration.devices.validate() } catch { throw ValidationError("\(error).") }
         job.credentials = fcm.fcmCredentials
@@ -541,7 +548,7 @@ extension SinkCommand {
         job.ending = ending
         if let output {
             var instrument = SinkJob.Instrument(output: output)
-            instrument.expectTokens = try expectTokens.map { try SinkJob.TokenList(expecting: $0, service: .fcm) }
+            instrument.expectTokens = try expectTokens.map { try SinkJob.TokenList(expectingFCM: $0) }
             instrument.trigger = trigger
             if let planRtt { instrument.planRTT = planRtt }
             if let minMeasured { instrument.minMeasured = minMeasured }

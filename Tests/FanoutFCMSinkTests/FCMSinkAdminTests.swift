@@ -20,8 +20,9 @@ import Testing
         return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
     }
 
-    /// Six requests of known fates: three delivered (over both protocols), one validate_only,
-    /// one to a token listed unregistered, one with two targets, one without a bearer.
+    /// Eight requests of known fates: three delivered (over both protocols), one validate_only,
+    /// one to a token listed unregistered, one with two targets, one without a bearer, and a GET
+    /// of the token endpoint (404, a refusal of the token endpoint's, no send).
     static func plant(on port: Int) throws {
         let url = "http://127.0.0.1:\(port)/v1/projects/fanout-test/messages:send"
         let bearer = ["-H", "authorization: Bearer anything"]
@@ -38,6 +39,8 @@ import Testing
             let answer = try curl([send.http, "-d", send.body, url] + send.bearer)
             #expect(answer.status == send.status, "\(send.body): \(answer.body)")
         }
+        let get = try curl(["--http1.1", "http://127.0.0.1:\(port)/token"])
+        #expect(get.status == "404", "\(get.body)")
     }
 
     @Test func statsCountWhatTheSendsPlantedByOutcomeStatusAndCode() throws {
@@ -51,20 +54,25 @@ import Testing
         let (status, body) = try Self.curl(["http://127.0.0.1:\(admin.localAddress.port!)/stats"])
         #expect(status == "200")
         let stats = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
-        #expect(stats["requests"] as? Int == 7)
+        #expect(stats["requests"] as? Int == 8)
         // --expect's count: delivered for a device, not the validate_only send's 200.
         #expect(stats["accepted"] as? Int == 3)
-        #expect(stats["by_protocol"] as? [String: Int] == ["h2": 2, "http/1.1": 5])
+        #expect(stats["by_protocol"] as? [String: Int] == ["h2": 2, "http/1.1": 6])
         #expect(
             stats["by_outcome"] as? [String: Int]
-                == ["delivered": 3, "validated": 1, "unregistered": 1, "invalid_argument": 1, "unauthenticated": 1]
+                == [
+                    "delivered": 3, "validated": 1, "unregistered": 1, "invalid_argument": 1, "unauthenticated": 1,
+                    "token_refused": 1,
+                ]
         )
-        #expect(stats["by_status"] as? [String: Int] == ["200": 4, "404": 1, "400": 1, "401": 1])
+        // The statuses written: the token endpoint's refusal of a GET is a 404.
+        #expect(stats["by_status"] as? [String: Int] == ["200": 4, "404": 2, "400": 1, "401": 1])
         // A missing bearer's 401 carries no FCM code: a sender cannot classify it as one.
         #expect(stats["by_code"] as? [String: Int] == ["UNREGISTERED": 1, "INVALID_ARGUMENT": 1])
         // One connection a curl; none open once each has ended.
-        let connections = try #require(stats["connections"] as? [String: Int])
-        #expect(connections["opened"] == 7 && connections["h2"] == 2 && connections["http/1.1"] == 5)
+        let connections = try #require(stats["connections"] as? [String: Any])
+        #expect(connections["opened"] as? Int == 8)
+        #expect(connections["opened_by_protocol"] as? [String: Int] == ["h2": 2, "http/1.1": 6])
         // The quota counts what passed the bearer, 4xx answers too: all but the 401.
         let quota = try #require(stats["quota"] as? [String: Any])
         #expect(quota["counted"] as? Int == 6)
@@ -94,11 +102,15 @@ import Testing
         let samples = Set(body.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
         for line in [
             #"fanout_fcm_sink_requests_total{protocol="h2"} 2"#,
-            #"fanout_fcm_sink_requests_total{protocol="http/1.1"} 5"#,
-            #"fanout_fcm_sink_responses_total{status="200",outcome="delivered",code=""} 3"#,
-            #"fanout_fcm_sink_responses_total{status="404",outcome="unregistered",code="UNREGISTERED"} 1"#,
-            #"fanout_fcm_sink_responses_total{status="400",outcome="invalid_argument",code="INVALID_ARGUMENT"} 1"#,
-            #"fanout_fcm_sink_responses_total{status="401",outcome="unauthenticated",code=""} 1"#,
+            #"fanout_fcm_sink_requests_total{protocol="http/1.1"} 6"#,
+            #"fanout_fcm_sink_responses_total{status="200"} 4"#,
+            #"fanout_fcm_sink_responses_total{status="404"} 2"#,
+            #"fanout_fcm_sink_responses_total{status="400"} 1"#,
+            #"fanout_fcm_sink_responses_total{status="401"} 1"#,
+            #"fanout_fcm_sink_outcomes_total{outcome="delivered",code=""} 3"#,
+            #"fanout_fcm_sink_outcomes_total{outcome="unregistered",code="UNREGISTERED"} 1"#,
+            #"fanout_fcm_sink_outcomes_total{outcome="invalid_argument",code="INVALID_ARGUMENT"} 1"#,
+            #"fanout_fcm_sink_outcomes_total{outcome="token_refused",code=""} 1"#,
             "fanout_fcm_sink_accepted_total 3",
             "fanout_fcm_sink_quota_counted 6.0",
             // The devices behind the sink, in FCM's words: the three delivered were received.

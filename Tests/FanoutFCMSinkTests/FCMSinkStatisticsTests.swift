@@ -17,10 +17,15 @@ import Testing
         func signalled() async -> Bool { await statistics.changes.wait(until: .now(), on: loop) == .signalled }
 
         #expect(statistics.lastRequestUptime == nil)
-        statistics.requestArrived(at: 42)
+        statistics.busy(until: 42)
         statistics.count(.unauthenticated, over: .http1)
         #expect(await signalled(), "the first request counted")
         #expect(statistics.lastRequestUptime == 42)
+        // Connections tell their times out of order: only a later one moves it.
+        statistics.busy(until: 40)
+        #expect(statistics.lastRequestUptime == 42)
+        statistics.busy(until: 50)
+        #expect(statistics.lastRequestUptime == 50)
         statistics.signal(whenAccepted: 3)
         statistics.count(.delivered, over: .http2)
         statistics.count(.validated, over: .http2)
@@ -34,6 +39,8 @@ import Testing
         statistics.count(.delivered, over: .http1)
         #expect(await signalled() == false, "past the mark: no signal for each")
         #expect(statistics.requestCount == 7)
+        for status in [200, 200, 404, 418] { statistics.answered(status: status) }
+        #expect(statistics.byStatus == [200: 2, 404: 1, 0: 1], "0: a status the table has not")
         try await group.shutdownGracefully()
     }
 }
