@@ -46,10 +46,15 @@ struct FCMConnectionTimers {
     mutating func requestArrived() { received = true }
 
     /// At `now`: whether the connection has been idle a whole idle timeout, `busy` saying
-    /// whether anything is open or held on it now. Not idle: the next check is set.
+    /// whether anything is open or held on it now. Said once: the connection is ending, and no
+    /// idle check follows (a check left in the past would wake its loop at every turn while
+    /// the connection lingers). Not idle: the next check is set.
     mutating func isIdle(now: UInt64, busy: Bool) -> Bool {
         guard let check = idleCheck, let timeout = idleTimeout, now >= check else { return false }
-        if !received && !busy { return true }
+        if !received && !busy {
+            idleCheck = nil
+            return true
+        }
         received = false
         idleCheck = now &+ timeout
         return false

@@ -80,6 +80,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
                     peer: exchange.peer,
                     "closed: a request's body did not arrive whole within \(FCMConnectionTimers.format(service.configuration.requestTimeout))"
                 )
+                exchange.watch?.closedBySink = true
                 return context.close(promise: nil)
             }
             timers.requestsChecked(now: now, oldestLeft: incomplete)
@@ -90,6 +91,7 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
                 peer: exchange.peer,
                 "closed: nothing received for \(FCMConnectionTimers.format(service.configuration.idleTimeout))"
             )
+            exchange.watch?.closedBySink = true
             return context.close(promise: nil)
         }
         schedule(context)
@@ -197,10 +199,12 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         retired: Bool,
         context: ChannelHandlerContext
     ) {
+        // Before the writes: writing `.end` hands NIO's pipelining helper's next request in
+        // at once, and its head sets `begun` anew.
+        begun = nil
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        begun = nil
         if !keepAlive {
             // The sink's close when it is draining or retires the connection; a close the
             // client asked for (`connection: close`, HTTP/1.0) is the provider's, and may be churn.

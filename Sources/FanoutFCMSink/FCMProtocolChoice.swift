@@ -18,6 +18,10 @@ struct FCMProtocolChoice: Sendable {
         let exchange = FCMExchange(service: service, transport: transport, peer: peer, seed: seed())
         service.statistics.connectionOpened(transport)
         let operations = channel.pipeline.syncOperations
+        // Chosen: the protocol's own timers hold it from here.
+        if let deadline = try? operations.handler(type: FCMChoiceDeadline.self) {
+            operations.removeHandler(deadline, promise: nil)
+        }
         switch transport {
         case .http2:
             try operations.addHandler(
@@ -89,5 +93,43 @@ final class FCMFirstBytes: ChannelInboundHandler, RemovableChannelHandler {
         held = nil
         context.fireChannelRead(wrapInboundOut(read))
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+}
+
+/// Bounds the time before a connection's protocol is chosen (a TLS handshake and its ALPN, or
+/// the first bytes in cleartext) to the idle timeout: until then no protocol's handler, and so
+/// no timer of `FCMConnectionTimers`, holds it, and a connection that sends nothing, half a
+/// preface or half a handshake would be held forever. Removed once the choice is made
+/// (`FCMProtocolChoice.configure`); past its time it closes the connection and says so.
+final class FCMChoiceDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    private let timeout: Duration
+    private let service: FCMService
+    private var timer: Scheduled<Void>?
+
+    init(timeout: Duration, service: FCMService) {
+        self.timeout = timeout
+        self.service = service
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let (service, timeout) = (service, timeout)
+        timer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.wholeNanoseconds))) {
+            let context = bound.value
+            let peer = context.channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+            service.limitReached(
+                .idleTimeout,
+                peer: peer,
+                "closed: no protocol chosen within \(FCMConnectionTimers.format(timeout)) (no HTTP/2 preface, HTTP/1.1 request or TLS handshake)"
+            )
+            context.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
     }
 }

@@ -42,6 +42,7 @@ public final class FCMService: Sendable {
     private let logged = (0..<FCMSinkStatistics.Outcome.allCases.count).map { _ in ManagedAtomic(0) }
     static let loggedPerOutcome = 10
     private let limitsLogged = LimitKind.allCases.map { _ in ManagedAtomic(0) }
+    private let adminLimitsLogged = LimitKind.allCases.map { _ in ManagedAtomic(0) }
 
     public init(
         configuration: FCMSinkConfiguration,
@@ -90,6 +91,15 @@ public final class FCMService: Sendable {
         guard let log, limitsLogged[kind.index].loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerOutcome
         else { return }
         log("\(kind.rawValue) \(peer): \(detail())")
+    }
+
+    /// A limit of the admin port's (`FCMSinkAdmin`): told to the log as `admin: KIND PEER:
+    /// DETAIL`, the first `loggedPerOutcome` of a kind, and not counted among the sink's.
+    func adminLimitReached(_ kind: LimitKind, peer: String, _ detail: String) {
+        guard let log,
+            adminLimitsLogged[kind.index].loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerOutcome
+        else { return }
+        log("admin: \(kind.rawValue) \(peer): \(detail)")
     }
 
     /// Counts an outcome, and tells the log why while that outcome has been told fewer than

@@ -77,6 +77,9 @@ public final class FCMSink: Sendable {
                 return child.eventLoop.makeCompletedFuture {
                     let operations = child.pipeline.syncOperations
                     try installWire?(child)
+                    if let idle = configuration.idleTimeout {
+                        try operations.addHandler(FCMChoiceDeadline(timeout: idle, service: service))
+                    }
                     if let tls {
                         try operations.addHandler(NIOSSLServerHandler(context: tls))
                         try operations.addHandler(choice.negotiation())

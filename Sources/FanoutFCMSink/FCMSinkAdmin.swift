@@ -21,7 +21,7 @@ import NIOPosix
 /// It is served off the sink's loops (a thread of its own unless given a group) and bounded
 /// (`TextEndpoint.Limits`: connections, a request's arrival, idleness), so neither a slow
 /// scraper nor a client holding admin connections takes from the sends; every limit reached is
-/// counted and told as the sink's own limits are (`FCMService.limitReached`).
+/// told to the log apart from the sink's own (`FCMService.adminLimitReached`).
 public final class FCMSinkAdmin: Sendable {
     private let endpoint: TextEndpoint
 
@@ -56,7 +56,7 @@ public final class FCMSinkAdmin: Sendable {
             port: port,
             group: group,
             limits: limits,
-            limitReached: { kind, peer, detail in service.limitReached(kind, peer: "admin " + peer, detail) },
+            limitReached: { kind, peer, detail in service.adminLimitReached(kind, peer: peer, detail) },
             answer: answer
         )
     }

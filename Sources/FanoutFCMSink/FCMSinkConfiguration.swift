@@ -49,8 +49,8 @@ public struct FCMSinkConfiguration: Sendable {
     /// assumption** (docs/fcm.md, "Transport"). `nil` keeps idle connections forever.
     public var idleTimeout: Duration? = .seconds(10 * 60)
     /// How long a request may take to arrive whole once begun: an HTTP/2 stream still open
-    /// from the client's side past it is reset (RST_STREAM CANCEL); an HTTP/1.1 body still
-    /// arriving is answered 408 and the connection closed. The APNs sink's 10 s. `nil`: forever.
+    /// from the client's side past it is reset (RST_STREAM CANCEL); an HTTP/1.1 connection
+    /// whose body is still arriving is closed, unanswered. The APNs sink's 10 s. `nil`: forever.
     public var requestTimeout: Duration? = .seconds(10)
     /// How long the start of an HTTP/2 frame may wait for its rest
     /// (`HTTP2Connection.Configuration.incompleteFrameTimeout`, 30 s); `nil` waits forever.

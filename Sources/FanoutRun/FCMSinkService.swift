@@ -186,13 +186,13 @@ public struct FCMSinkService: Service {
     /// The sink's configuration with the files it names read, and its connection limits
     /// where none was given: the APNs sink's defaults (three quarters of the descriptors the
     /// open-file limit leaves, at most `ConnectionFaults.mostConnectionsByDefault`; a quarter
-    /// of that from one address).
+    /// of that default from one address, whatever total is given).
     func configuration() throws -> FCMSinkConfiguration {
         var configuration = job.configuration
         let defaultTotal = ConnectionFaults.defaultMaxConnections(.current(), eventLoops: job.threads)
         if configuration.maxConnections == nil { configuration.maxConnections = defaultTotal }
         if configuration.maxConnectionsPerPeer == nil {
-            configuration.maxConnectionsPerPeer = max(1, (configuration.maxConnections ?? defaultTotal) / 4)
+            configuration.maxConnectionsPerPeer = max(1, defaultTotal / 4)
         }
         if let path = job.unregisteredTokens {
             do {
@@ -263,6 +263,20 @@ public struct FCMSinkService: Service {
         service.tokenURI = "\(tls ? "https" : "http")://\(reachable)/token"
         reporter.report(.listening(.sink, address: address))
         if let admin { reporter.report(.listening(.admin, address: Sink.describe(admin.localAddress))) }
+        // Connection limits lowered by the open-file limit: said, as the APNs sink says them.
+        if job.configuration.maxConnections == nil, let total = service.configuration.maxConnections,
+            total < ConnectionFaults.mostConnectionsByDefault
+        {
+            reporter.report(
+                .sink(
+                    .connectionLimit(
+                        connections: total,
+                        openFiles: MachineLimits.current().openFiles,
+                        perPeer: service.configuration.maxConnectionsPerPeer ?? total
+                    )
+                )
+            )
+        }
         if let wire = job.wire { reporter.report(.sink(.wire(wire.description))) }
         if case .selfSigned(let directory) = job.tls { reporter.report(.sink(.selfSigned(directory: directory))) }
         if let account, let directory = job.credentialsOut {

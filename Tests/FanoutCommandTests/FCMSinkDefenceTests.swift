@@ -7,30 +7,39 @@ import Testing
 /// client is Python's socket module (Peers/fcm_defences.py); what the sink says of each is its
 /// log's line and its `/stats`' count.
 @Suite(.requires(.python3, .curl)) struct FCMSinkDefenceTests {
-    struct Seen: Decodable {
-        struct Close: Decodable {
-            var closed: Bool
-            var after: Double?
-            var goaway: Bool?
-            var answered: Bool?
-        }
-
-        struct PerPeer: Decodable {
-            var refused: Close
-            var heldAnswered: Bool
-
-            enum CodingKeys: String, CodingKey {
-                case refused
-                case heldAnswered = "held_answered"
-            }
-        }
-
-        var idleH2: Close
-        var idleHttp1: Close
-        var slowBody: Close
-        var perPeer: PerPeer
+    struct Close: Decodable {
+        var closed: Bool
+        var after: Double?
+        var bytes: Int?
+        var goawayCode: Int?
+        var answered: Bool?
 
         enum CodingKeys: String, CodingKey {
+            case closed, after, bytes, answered
+            case goawayCode = "goaway_code"
+        }
+    }
+
+    struct PerPeer: Decodable {
+        var refused: Close
+        var heldAnswered: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case refused
+            case heldAnswered = "held_answered"
+        }
+    }
+
+    struct Seen: Decodable {
+        var silent: Close?
+        var idleH2: Close?
+        var idleHttp1: Close?
+        var slowBody: Close?
+        var pipelined: Close?
+        var perPeer: PerPeer?
+
+        enum CodingKeys: String, CodingKey {
+            case silent, pipelined
             case idleH2 = "idle_h2"
             case idleHttp1 = "idle_http1"
             case slowBody = "slow_body"
@@ -38,9 +47,31 @@ import Testing
         }
     }
 
-    /// With 1 s timeouts a silent connection is closed within one to two of them (GOAWAY first on
-    /// HTTP/2), a body stalled half-way within one to two request timeouts, and a third
+    /// Peers/fcm_defences.py's `cases` against the sink on `port`.
+    static func clients(_ cases: [String], port: Int, admin: Int = 0, perPeer: Int = 2) throws -> (Seen, String) {
+        let run = try PeerProcess.run(
+            "python3",
+            [CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/fcm_defences.py"]
+                + [String(port), String(admin), String(perPeer)] + cases,
+            timeout: .seconds(150)
+        )
+        #expect(run.status == 0, "\(run.errors)")
+        return (try JSONDecoder().decode(Seen.self, from: Data(run.output.utf8)), run.output)
+    }
+
+    /// The sink's `/stats` `limits`.
+    static func limits(admin: Int) throws -> [String: Int] {
+        let stats = try PeerProcess.run("curl", ["-fsS", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
+        let figures = try JSONSerialization.jsonObject(with: Data(stats.output.utf8)) as? [String: Any]
+        return try #require(figures?["limits"] as? [String: Int], "\(stats.output)")
+    }
+
+    /// With 1 s timeouts: a connection that sends nothing is closed before any protocol was
+    /// chosen; an h2c connection that acknowledged the sink's SETTINGS and then fell silent
+    /// gets GOAWAY NO_ERROR (not a SETTINGS timeout's) and its close; an HTTP/1.1 keep-alive
+    /// connection is closed idle after its answer; a body stalled half-way is closed; a third
     /// connection from an address allowed two is closed at once while the two still serve.
+    /// Each no sooner than its timeout (a bound a loaded machine can only lengthen), each counted.
     @Test func silentStalledAndSurplusConnectionsAreClosedAndCounted() throws {
         let (sink, port) = try CommandRunner.sink(
             [
@@ -50,36 +81,53 @@ import Testing
         )
         defer { sink.stop() }
         let admin = try sink.announcedPort(after: "admin on ")
-        let run = try PeerProcess.run(
-            "python3",
-            [CommandRunner.repositoryRoot + "/Tests/FanoutCommandTests/Peers/fcm_defences.py", String(port), "2"],
-            timeout: .seconds(120)
+        let (seen, output) = try Self.clients(
+            ["silent", "idle_h2", "idle_http1", "slow_body", "per_peer"],
+            port: port,
+            admin: admin
         )
-        #expect(run.status == 0, "\(run.errors)")
-        let seen = try JSONDecoder().decode(Seen.self, from: Data(run.output.utf8))
-        #expect(seen.idleH2.closed && seen.idleH2.goaway == true, "\(run.output)")
-        // Closed no sooner than the timeout (the bound a loaded machine can only lengthen).
-        for close in [seen.idleH2, seen.idleHttp1, seen.slowBody] {
-            #expect(close.closed && (close.after ?? 0) >= 0.9, "\(run.output)")
+        for close in [seen.silent, seen.idleH2, seen.idleHttp1, seen.slowBody] {
+            #expect(close?.closed == true && (close?.after ?? 0) >= 0.9, "\(output)")
         }
-        #expect(seen.idleHttp1.answered == true)
-        #expect(seen.perPeer.refused.closed, "\(run.output)")
-        #expect(seen.perPeer.heldAnswered)
-        let stats = try PeerProcess.run("curl", ["-fsS", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
-        let figures = try JSONSerialization.jsonObject(with: Data(stats.output.utf8)) as? [String: Any]
-        let limits = figures?["limits"] as? [String: Int]
-        // The h2 and HTTP/1.1 connections closed idle; the held two of the per-peer client may
-        // be closed idle too before the end (the script closes them itself), so at least two.
-        #expect((limits?["idle timeout"] ?? 0) >= 2, "\(stats.output)")
-        #expect(limits?["request timeout"] == 1, "\(stats.output)")
-        #expect(limits?["refused"] == 1, "\(stats.output)")
+        #expect(seen.silent?.bytes == 0, "closed without a word: no protocol to speak")
+        #expect(seen.idleH2?.goawayCode == 0, "GOAWAY NO_ERROR: \(output)")
+        #expect(seen.idleHttp1?.answered == true)
+        #expect(seen.perPeer?.refused.closed == true, "\(output)")
+        #expect(seen.perPeer?.heldAnswered == true)
+        let limits = try Self.limits(admin: admin)
+        // The silent, h2 and HTTP/1.1 connections closed idle (the per-peer client's held two
+        // may be too before it closes them itself).
+        #expect((limits["idle timeout"] ?? 0) >= 3, "\(limits)")
+        #expect(limits["request timeout"] == 1, "\(limits)")
+        #expect(limits["refused"] == 1, "\(limits)")
         let result = sink.stop()
-        let refused = lines(of: result.errors, keyed: "fanout sink: refused 127.0.0.1:")
-        #expect(refused.count == 1, "\(result.errors)")
+        let refused = lines(of: result.errors, keyed: "fanout sink: refused 127.0.0.1:").map {
+            $0.split(separator: ": ", maxSplits: 2).last.map(String.init) ?? ""
+        }
         #expect(
-            refused.first?.hasSuffix(
-                ": closed at once: 2 connections open from 127.0.0.1, the most --max-connections-per-peer allows"
-            ) == true,
+            refused == [
+                "closed at once: 2 connections open from 127.0.0.1, the most --max-connections-per-peer allows"
+            ],
+            "\(result.errors)"
+        )
+        let silent = lines(of: result.errors, keyed: "fanout sink: idle timeout 127.0.0.1:").filter {
+            $0.hasSuffix("(no HTTP/2 preface, HTTP/1.1 request or TLS handshake)")
+        }
+        #expect(silent.count == 1, "\(result.errors)")
+    }
+
+    /// A second request pipelined behind a whole one, its body stalled: its own request
+    /// timeout closes the connection, not the minute-long idle timeout (the first answered).
+    @Test func aPipelinedRequestHasItsOwnRequestTimeout() throws {
+        let (sink, port) = try CommandRunner.sink(
+            ["--service", "fcm", "--no-auth", "--idle-timeout", "60s", "--request-timeout", "1s"]
+        )
+        defer { sink.stop() }
+        let (seen, output) = try Self.clients(["pipelined"], port: port)
+        #expect(seen.pipelined?.closed == true && seen.pipelined?.answered == true, "\(output)")
+        let result = sink.stop()
+        #expect(
+            lines(of: result.errors, keyed: "fanout sink: request timeout 127.0.0.1:").count == 1,
             "\(result.errors)"
         )
     }

@@ -20,6 +20,10 @@ import Testing
         #expect(timers.nextCheck == 30 * Self.second)
         idle = timers.isIdle(now: 30 * Self.second, busy: false)
         #expect(idle)
+        // Said once: no idle check is left behind to wake the loop while the connection ends.
+        #expect(timers.nextCheck == nil)
+        idle = timers.isIdle(now: 31 * Self.second, busy: false)
+        #expect(idle == false)
         // Before its check, never.
         var early = FCMConnectionTimers(idleTimeout: .seconds(10), requestTimeout: nil, openedAt: 0)
         idle = early.isIdle(now: 9 * Self.second, busy: false)

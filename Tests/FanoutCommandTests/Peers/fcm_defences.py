@@ -1,10 +1,17 @@
 """Clients a shared FCM sink must bound, each on its own socket to 127.0.0.1:PORT, printed as
 one JSON line of what each saw (seconds from its start to the sink's close, or what it read).
 
-  idle_h2      h2c preface and SETTINGS, then nothing: the sink's GOAWAY, then its close
+  python3 fcm_defences.py PORT ADMIN_PORT PER_PEER CASE...
+
+  silent       connects and sends nothing: closed before any protocol was chosen
+  idle_h2      h2c preface and SETTINGS, the sink's SETTINGS acknowledged, then nothing: the
+               sink's GOAWAY (its error code read), then its close
   idle_http1   one HTTP/1.1 request answered, then nothing on the kept-alive connection
   slow_body    an HTTP/1.1 head promising 100 body bytes and 10 of them: the request timeout
-  per_peer N   N + 1 connections held at once: the last is closed at once, the others are not
+  pipelined    one request whole and, in the same write, a second's head and half its body:
+               the second's request timeout, not the idle timeout, closes it
+  per_peer     PER_PEER connections held (the sink's /stats seen to count them), then one more:
+               closed at once; the held ones still serve
 
 Every read has a timeout (20 s): a sink that never closes is reported, not waited for.
 """
@@ -13,14 +20,16 @@ import json
 import socket
 import sys
 import time
+import urllib.request
 
-PORT = int(sys.argv[1])
-PER_PEER = int(sys.argv[2])
+PORT, ADMIN, PER_PEER = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 BOUND = 20.0
-SEND = (
+BODY = b'{"message":{"token":"tok"}}'
+HEAD = (
     b"POST /v1/projects/fanout-fcm/messages:send HTTP/1.1\r\nhost: x\r\nauthorization: Bearer x\r\n"
-    b"content-type: application/json\r\ncontent-length: 27\r\n\r\n" + b'{"message":{"token":"tok"}}'
+    b"content-type: application/json\r\ncontent-length: %d\r\n\r\n"
 )
+SEND = HEAD % len(BODY) + BODY
 
 
 def connect():
@@ -29,7 +38,7 @@ def connect():
     return sock
 
 
-def until_closed(sock, started):
+def until_closed(sock, started, on_data=None):
     """Reads until the sink closes; the seconds it took and every byte read."""
     data = b""
     while True:
@@ -42,51 +51,83 @@ def until_closed(sock, started):
         if not chunk:
             return {"closed": True, "after": round(time.monotonic() - started, 2), "data": data}
         data += chunk
+        if on_data:
+            on_data(data)
+
+
+def frames(data):
+    """(type, flags, payload) of each whole HTTP/2 frame in data."""
+    found, at = [], 0
+    while at + 9 <= len(data):
+        length = int.from_bytes(data[at:at + 3], "big")
+        found.append((data[at + 3], data[at + 4], data[at + 9:at + 9 + length]))
+        at += 9 + length
+    return found
+
+
+def silent():
+    sock = connect()
+    seen = until_closed(sock, time.monotonic())
+    seen["bytes"] = len(seen.pop("data", b""))
+    return seen
 
 
 def idle_h2():
     sock = connect()
     started = time.monotonic()
     sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
-    seen = until_closed(sock, started)
-    data = seen.pop("data", b"")
-    # Frames: 9-byte headers, type at offset 3; GOAWAY is 7.
-    types, at = [], 0
-    while at + 9 <= len(data):
-        length = int.from_bytes(data[at:at + 3], "big")
-        types.append(data[at + 3])
-        at += 9 + length
-    seen["goaway"] = 7 in types
+    acked = []
+
+    def acknowledge(data):
+        # The sink's SETTINGS (type 4, no ACK flag) acknowledged once: no SETTINGS timeout.
+        if not acked and any(kind == 4 and not flags & 1 for kind, flags, _ in frames(data)):
+            sock.sendall(b"\x00\x00\x00\x04\x01\x00\x00\x00\x00")
+            acked.append(True)
+
+    seen = until_closed(sock, started, acknowledge)
+    goaways = [payload for kind, _, payload in frames(seen.pop("data", b"")) if kind == 7]
+    seen["goaway_code"] = int.from_bytes(goaways[0][4:8], "big") if goaways else None
     return seen
 
 
 def idle_http1():
     sock = connect()
     sock.sendall(SEND)
-    started = time.monotonic()
-    seen = until_closed(sock, started)
+    seen = until_closed(sock, time.monotonic())
     seen["answered"] = seen.pop("data", b"").startswith(b"HTTP/1.1 200")
     return seen
 
 
 def slow_body():
     sock = connect()
-    started = time.monotonic()
-    head = SEND.split(b"\r\n\r\n")[0].replace(b"content-length: 27", b"content-length: 100")
-    sock.sendall(head + b"\r\n\r\n" + b'{"message"')
-    seen = until_closed(sock, started)
+    sock.sendall(HEAD % 100 + b'{"message"')
+    seen = until_closed(sock, time.monotonic())
     seen.pop("data", None)
     return seen
 
 
+def pipelined():
+    sock = connect()
+    sock.sendall(SEND + HEAD % 100 + b'{"message"')
+    seen = until_closed(sock, time.monotonic())
+    seen["answered"] = seen.pop("data", b"").startswith(b"HTTP/1.1 200")
+    return seen
+
+
+def open_connections():
+    with urllib.request.urlopen("http://127.0.0.1:%d/stats" % ADMIN, timeout=BOUND) as answer:
+        return json.load(answer)["connections"]["open"]
+
+
 def per_peer():
     held = [connect() for _ in range(PER_PEER)]
-    time.sleep(0.2)
+    # The sink admits on its loops: wait until it counts them, so the next one is the surplus.
+    deadline = time.monotonic() + BOUND
+    while open_connections() < PER_PEER and time.monotonic() < deadline:
+        time.sleep(0.02)
     last = connect()
-    started = time.monotonic()
-    refused = until_closed(last, started)
+    refused = until_closed(last, time.monotonic())
     refused.pop("data", None)
-    # The held ones still serve: one request on the first.
     held[0].sendall(SEND)
     answer = held[0].recv(65536)
     for sock in held:
@@ -94,9 +135,8 @@ def per_peer():
     return {"refused": refused, "held_answered": answer.startswith(b"HTTP/1.1 200")}
 
 
-print(json.dumps({
-    "idle_h2": idle_h2(),
-    "idle_http1": idle_http1(),
-    "slow_body": slow_body(),
-    "per_peer": per_peer(),
-}))
+CASES = {
+    "silent": silent, "idle_h2": idle_h2, "idle_http1": idle_http1, "slow_body": slow_body,
+    "pipelined": pipelined, "per_peer": per_peer,
+}
+print(json.dumps({case: CASES[case]() for case in sys.argv[4:]}))
