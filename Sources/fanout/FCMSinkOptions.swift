@@ -1,8 +1,10 @@
 import ArgumentParser
 import FanoutEndpoint
 import FanoutFCMSink
+import FanoutFiles
 import FanoutNotation
 import FanoutPush
+import FanoutRun
 import Foundation
 
 /// `fanout sink --service fcm`'s own options (docs/fcm.md; docs/sink.md, "FCM").
@@ -104,6 +106,52 @@ struct FCMSinkOptions: ParsableArguments {
         return given.filter(\.1).map(\.0)
     }
 
+    /// These options with the scenario file's values where the command line gave none, each
+    /// checked as its option is, a problem named by the file's line.
+    func overlaid(by file: FCMSinkScenarioFile?) throws -> FCMSinkOptions {
+        guard let file else { return self }
+        var options = self
+        func value(_ name: String, given: Bool) -> SettingsFile.Setting? { given ? nil : file.fcm[name] }
+        func check<T>(_ setting: SettingsFile.Setting, _ parse: (String) throws -> T?) throws -> T {
+            do {
+                if let parsed = try parse(setting.value) { return parsed }
+            } catch {
+                throw ValidationError("\(setting.place): \(setting.name) = \(setting.value): \(error)")
+            }
+            throw ValidationError(
+                "\(setting.place): \(setting.name) = \(setting.value) is not a share like 5% or 0.05."
+            )
+        }
+        // Parsed, not made: an unparsed option has no value to read.
+        let defaults = try FCMSinkOptions.parse([])
+        if let setting = value("project", given: project != defaults.project) {
+            options.project = try check(setting) { try Self.checkedProject($0) }
+        }
+        if let setting = value("fcm-quota", given: fcmQuota != Self.defaultQuota) {
+            options.fcmQuota = try check(setting) { text in
+                _ = try Self.quota(text)
+                return text
+            }
+        }
+        if let setting = value("fcm-device-limits", given: fcmDeviceLimits != defaults.fcmDeviceLimits) {
+            var probe = defaults
+            probe.fcmDeviceLimits = setting.value
+            options.fcmDeviceLimits = try check(setting) { text in
+                _ = try probe.deviceLimits()
+                return text
+            }
+        }
+        let shares: [(String, WritableKeyPath<FCMSinkOptions, Share?>)] = [
+            ("fcm-unregistered", \.fcmUnregistered), ("fcm-other-sender", \.fcmOtherSender),
+            ("fcm-internal", \.fcmInternal), ("fcm-unavailable", \.fcmUnavailable),
+        ]
+        for (name, path) in shares {
+            guard let setting = value(name, given: self[keyPath: path] != nil) else { continue }
+            options[keyPath: path] = try check(setting) { Share(argument: $0) }
+        }
+        return options
+    }
+
     /// A Google project id: letters, digits and hyphens (a success's body and the path carry
     /// it as it is).
     static func checkedProject(_ text: String) throws -> String {
@@ -144,19 +192,22 @@ struct FCMSinkOptions: ParsableArguments {
         return .init(perMinute: minute, perHour: hour)
     }
 
-    /// The sink's configuration: project, quota, token fates, faults, authentication.
-    func configuration(noAuth: Bool) throws -> FCMSinkConfiguration {
+    /// The sink's configuration: project, quota, token fates, faults, authentication. An option
+    /// not given on the command line takes the scenario file's value when it has one
+    /// (`FCMSinkScenarioFile`), read with the option's own grammar; its errors name its line.
+    func configuration(noAuth: Bool, file: FCMSinkScenarioFile? = nil) throws -> FCMSinkConfiguration {
+        let options = try overlaid(by: file)
         var configuration = FCMSinkConfiguration()
-        configuration.project = try Self.checkedProject(project)
-        configuration.quota = try quota()
-        configuration.deviceLimits = try deviceLimits()
-        configuration.unregisteredShare = try fcmUnregistered?.checked("--fcm-unregistered") ?? 0
-        configuration.otherSenderShare = try fcmOtherSender?.checked("--fcm-other-sender") ?? 0
+        configuration.project = try Self.checkedProject(options.project)
+        configuration.quota = try options.quota()
+        configuration.deviceLimits = try options.deviceLimits()
+        configuration.unregisteredShare = try options.fcmUnregistered?.checked("--fcm-unregistered") ?? 0
+        configuration.otherSenderShare = try options.fcmOtherSender?.checked("--fcm-other-sender") ?? 0
         guard configuration.unregisteredShare + configuration.otherSenderShare <= 1 else {
             throw ValidationError("--fcm-unregistered and --fcm-other-sender add up to more than 100%.")
         }
-        configuration.internalShare = try fcmInternal?.checked("--fcm-internal") ?? 0
-        configuration.unavailableShare = try fcmUnavailable?.checked("--fcm-unavailable") ?? 0
+        configuration.internalShare = try options.fcmInternal?.checked("--fcm-internal") ?? 0
+        configuration.unavailableShare = try options.fcmUnavailable?.checked("--fcm-unavailable") ?? 0
         guard configuration.internalShare + configuration.unavailableShare <= 1 else {
             throw ValidationError("--fcm-internal and --fcm-unavailable add up to more than 100%.")
         }

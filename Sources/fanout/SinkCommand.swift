@@ -518,8 +518,32 @@ extension SinkCommand {
         try validateConnections()
         try validateEndings()
         _ = try address()
-        _ = try fcm.configuration(noAuth: noAuth)
-        _ = try scenario.wire()
+        let file = try fcmScenarioFile()
+        _ = try fcm.configuration(noAuth: noAuth, file: file)
+        _ = try fcmScenario(file)
+    }
+
+    /// `--scenario FILE` for the FCM sink, read (`FCMSinkScenarioFile`).
+    func fcmScenarioFile() throws -> FCMSinkScenarioFile? {
+        try scenario.scenarioFile.map { path in
+            do { return try FCMSinkScenarioFile(contentsOfFile: path) } catch { throw ValidationError("\(error).") }
+        }
+    }
+
+    /// The settings both sinks take: the scenario file's, then the command line's over them,
+    /// checked as a scenario is.
+    func fcmScenario(_ file: FCMSinkScenarioFile?) throws -> SinkScenario {
+        var shared = file?.shared ?? SinkScenario()
+        if let latency = scenario.latency { shared.latency = latency }
+        if let seed = scenario.seed { shared.seed = seed }
+        if let (requests, _) = scenario.goawayAfterRequests { shared.faults.goAwayAfterRequests = requests }
+        if let maxConnections = scenario.maxConnections { shared.faults.maxConnections = maxConnections }
+        for setting in [scenario.rtt, scenario.bandwidth, scenario.sinkBandwidth].compactMap({ $0 }) {
+            shared.apply(setting)
+        }
+        for setting in devices.given { shared.devices.apply(setting) }
+        do { try shared.validate() } catch { throw ValidationError("\(error).") }
+        return shared
     }
 
     /// The FCM sink's job the options describe.
@@ -527,21 +551,23 @@ extension SinkCommand {
         var job = FCMSinkJob()
         (job.host, job.port) = try address()
         job.threads = threads
-        job.configuration = try fcm.configuration(noAuth: noAuth)
-        job.configuration.latency = scenario.latency
-        if let seed = scenario.seed { job.configuration.seed = seed }
-        job.unregisteredTokens = scenario.unregisteredTokens
-        job.configuration.goAwayAfterRequests = scenario.goawayAfterRequests?.requests
+        let file = try fcmScenarioFile()
+        job.configuration = try fcm.configuration(noAuth: noAuth, file: file)
+        let shared = try fcmScenario(file)
+        job.configuration.latency = shared.latency
+        if scenario.seed != nil || file?.names.contains("seed") == true { job.configuration.seed = shared.seed }
+        job.unregisteredTokens = scenario.unregisteredTokens ?? file?.fcm["unregistered-tokens"]?.value
+        job.configuration.goAwayAfterRequests = shared.faults.goAwayAfterRequests
         job.configuration.idleTimeout = try idleTimeout.checked(option: "--idle-timeout")
         job.configuration.requestTimeout = try requestTimeout.checked(option: "--request-timeout")
         job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
-        job.configuration.maxConnections = scenario.maxConnections
+        job.configuration.maxConnections = shared.faults.maxConnections
         job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
-        for setting in devices.given { job.configuration.devices.apply(setting) }
+        job.configuration.devices = shared.devices
         do { try job.configuration.devices.validate() } catch { throw ValidationError("\(error).") }
         job.credentials = fcm.fcmCredentials
         job.credentialsOut = fcm.fcmCredentialsOut
-        job.wire = try scenario.wire()
+        job.wire = shared.wire
         if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         if let admin { job.admin = try Self.address(admin, option: "--admin") }

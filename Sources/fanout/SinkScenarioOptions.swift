@@ -239,7 +239,7 @@ extension SinkScenarioOptions {
     /// The options the FCM sink takes too: the wire's, the latency and its seed, the tokens held
     /// unregistered, the connections retired after N requests.
     static let fcmOptions = wireOptions.union([
-        "--latency", "--seed", "--unregistered-tokens", "--goaway-after-requests", "--max-connections",
+        "--latency", "--seed", "--unregistered-tokens", "--goaway-after-requests", "--max-connections", "--scenario",
     ])
 
     /// The wire those options give (`nil`: none), checked as a scenario checks it.
