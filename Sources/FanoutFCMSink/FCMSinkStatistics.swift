@@ -223,6 +223,16 @@ public final class FCMSinkStatistics: Sendable {
         return rejected
     }
 
+    /// The refusals by FCM's code (`Outcome.code`), as the live page keys them.
+    public var rejectedByCode: [FCMErrorCode: Int] {
+        var rejected: [FCMErrorCode: Int] = [:]
+        for outcome in Outcome.allCases {
+            guard let code = outcome.code, self[outcome] > 0 else { continue }
+            rejected[code, default: 0] += self[outcome]
+        }
+        return rejected
+    }
+
     /// Requests answered over `transport`.
     public func requests(over transport: Transport) -> Int {
         requests[transport.rawValue].load(ordering: .acquiring)

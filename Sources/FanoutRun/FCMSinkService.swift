@@ -1,4 +1,5 @@
 import FanoutAssembly
+import FanoutFCM
 import FanoutFCMAuth
 import FanoutFCMSink
 import FanoutInstrument
@@ -39,6 +40,10 @@ public struct FCMSinkJob: Sendable {
     public var unregisteredTokens: String?
     /// Where `/stats` and `/metrics` are served (`--admin`), if anywhere.
     public var admin: (host: String, port: Int)?
+    /// Where the live page is served (`--serve`), if anywhere: the sends accepted and refused
+    /// (by FCM's errorCode) each second and the connections open, then, with `--output`, the
+    /// folder's report.
+    public var serve: ServedAddress?
     /// When the sink ends by itself (`--expect`, `--duration`, `--idle-exit`,
     /// `--first-request-within`): `--expect` counts sends accepted for a device (delivered or
     /// held; `FCMSinkStatistics.Outcome.isAccepted`).
@@ -118,7 +123,18 @@ public struct FCMSinkService: Service {
                         expected: expected,
                         trigger: trigger
                     )
-                    return try await watch.wait(on: running.group.next())
+                    guard let live = running.live else { return try await watch.wait(on: running.group.next()) }
+                    var seconds = SinkLiveSeconds<FCMErrorCode>()
+                    return try await watch.wait(on: running.group.next()) { elapsed in
+                        live.update(
+                            seconds.close(
+                                elapsed: elapsed,
+                                accepted: statistics.acceptedCount,
+                                rejected: statistics.rejectedByCode,
+                                connections: running.sink.openConnections
+                            )
+                        )
+                    }
                 }
                 let first = try await tasks.next()!
                 tasks.cancelAll()
@@ -126,11 +142,15 @@ public struct FCMSinkService: Service {
             }
         } catch {
             trigger?.stop()
-            try await NIOThreadPool.singleton.runIfActive { running.stop() }
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop()
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }
         try await NIOThreadPool.singleton.runIfActive {
+            defer { running.live?.close() }
             running.stop()
             trigger?.stop()
             let sink = running.sink
@@ -139,6 +159,7 @@ public struct FCMSinkService: Service {
             if let output {
                 try write(output, sink, listen: running.address, started: started, endedBy: endedBy, trigger: trigger)
             }
+            try running.live?.finish(folder: output?.path)
         }
     }
 
@@ -147,6 +168,7 @@ public struct FCMSinkService: Service {
         var group: MultiThreadedEventLoopGroup
         var sink: FCMSink
         var admin: FCMSinkAdmin?
+        var live: LiveReport?
         /// Where it listened (`host:port`), kept: the address goes with the listening socket.
         var address: String
 
@@ -234,7 +256,9 @@ public struct FCMSinkService: Service {
             throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
         }
         var admin: FCMSinkAdmin?
+        var live: LiveReport?
         do {
+            live = try job.serve.map { try LiveReport(at: $0, command: "sink", reporter: job.reporter) }
             if let address = job.admin {
                 do {
                     admin = try FCMSinkAdmin(sink: sink, host: address.host, port: address.port)
@@ -245,11 +269,18 @@ public struct FCMSinkService: Service {
             try announce(sink, admin: admin, account: account, tls: context != nil)
         } catch {
             admin?.close()
+            live?.close()
             sink.drain(grace: .zero)
             try? group.syncShutdownGracefully()
             throw error
         }
-        return Running(group: group, sink: sink, admin: admin, address: Sink.describe(sink.localAddress))
+        return Running(
+            group: group,
+            sink: sink,
+            admin: admin,
+            live: live,
+            address: Sink.describe(sink.localAddress)
+        )
     }
 
     /// Says where the sink listens and writes the credentials that name its token endpoint.

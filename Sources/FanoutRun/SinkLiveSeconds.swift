@@ -5,10 +5,11 @@ import FanoutSink
 /// The sink's `LiveDocument`, one second at a time: what it accepted and rejected in each
 /// second (the difference of its running totals, read once a second off its event loops) and
 /// the connections open at the second's end. The sink keeps no per-second latency of its own:
-/// its seconds carry none.
-struct SinkLiveSeconds {
+/// its seconds carry none. Refusals are keyed by the service's own reasons: APNs' (`APNsReason`)
+/// or FCM's errorCode (`FCMErrorCode`).
+struct SinkLiveSeconds<Reason: Hashable & RawRepresentable> where Reason.RawValue == String {
     private var seconds: [LiveDocument.Second] = []
-    private var last = (accepted: 0, rejected: [APNsReason: Int]())
+    private var last = (accepted: 0, rejected: [Reason: Int]())
     /// Seconds closed so far: the next to close is this one.
     private(set) var closed = 0
 
@@ -16,12 +17,12 @@ struct SinkLiveSeconds {
     mutating func close(
         elapsed: Double,
         accepted: Int,
-        rejected: [APNsReason: Int],
+        rejected: [Reason: Int],
         connections: Int
     ) -> LiveDocument {
         let second = closed
         closed += 1
-        var inSecond: [APNsReason: Int] = [:]
+        var inSecond: [Reason: Int] = [:]
         for (reason, count) in rejected where count > last.rejected[reason, default: 0] {
             inSecond[reason] = count - last.rejected[reason, default: 0]
         }

@@ -291,7 +291,7 @@ public struct SinkService: Service {
             trigger: trigger
         )
         guard let live else { return try await watch.wait(on: loop) }
-        var seconds = SinkLiveSeconds()
+        var seconds = SinkLiveSeconds<APNsReason>()
         return try await watch.wait(on: loop) { elapsed in
             let summary = sink.statistics.summary
             live.update(

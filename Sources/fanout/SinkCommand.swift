@@ -477,8 +477,7 @@ extension SinkCommand {
     var givenForAPNsOnly: [String] {
         let defaults = try? SinkCommand.parse([])
         let given: [(String, Bool)] = [
-            ("--client-ca", clientCa != nil), ("--serve", serveOption.serve != nil),
-            ("--serve-linger", serveOption.serveLinger != nil), ("--capture", capture != nil),
+            ("--client-ca", clientCa != nil), ("--capture", capture != nil),
             ("--capture-first", captureFirst != nil), ("--capture-sample", captureSample != nil),
             ("--topic", !topic.isEmpty), ("--token-lengths", tokenLengths != defaults?.tokenLengths),
             ("--initial-streams", initialStreams != defaults?.initialStreams),
@@ -571,6 +570,7 @@ extension SinkCommand {
         if let tlsCert, let tlsKey { job.tls = .files(certificate: tlsCert, key: tlsKey) }
         if let tlsSelfSigned { job.tls = .selfSigned(directory: tlsSelfSigned) }
         if let admin { job.admin = try Self.address(admin, option: "--admin") }
+        job.serve = try serveOption.address()
         job.ending = ending
         if let output {
             var instrument = SinkJob.Instrument(output: output)

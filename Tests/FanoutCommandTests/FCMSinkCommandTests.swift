@@ -172,8 +172,8 @@ import Testing
     @Test func optionsOfTheOtherServiceAreRefusedByName() throws {
         let cases: [([String], String)] = [
             (
-                ["sink", "--service", "fcm", "--topic", "com.example", "--serve", "127.0.0.1:0"],
-                "error: --service fcm does not take --serve, --topic: they mock APNs alone (docs/fcm.md)."
+                ["sink", "--service", "fcm", "--topic", "com.example", "--capture", "seen.jsonl"],
+                "error: --service fcm does not take --capture, --topic: they mock APNs alone (docs/fcm.md)."
             ),
             (
                 ["sink", "--project", "p", "--fcm-quota", "10/1m"],

@@ -1,3 +1,4 @@
+import FanoutReport
 import FanoutResults
 import FanoutTestSupport
 import Foundation
@@ -110,5 +111,51 @@ import Testing
         let ended = try sink.wait(timeout: .seconds(30))
         #expect(ended.status == 0, "\(ended.errors)")
         #expect(Self.endedBy(ended.output) == "idle-exit", "\(ended.output)")
+    }
+
+    /// `--serve`: the FCM sink's live page counts the sends accepted and those refused by FCM's
+    /// errorCode while it serves, then, once it ends by itself, serves the folder's report.
+    @Test func itsLivePageCountsBySecondThenServesTheReport() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "gone-1\n".write(toFile: folder + "/gone.txt", atomically: true, encoding: .utf8)
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--service", "fcm", "--no-auth", "--unregistered-tokens", folder + "/gone.txt", "--serve",
+                "127.0.0.1:0",
+                "--serve-linger", "60s", "--idle-exit", "2s", "--duration", "60s", "--output", folder + "/out",
+            ]
+        )
+        defer { sink.stop() }
+        let served = try ServeCommandTests.servedPort(sink)
+        for token in ["tok-a", "tok-b", "tok-c", "gone-1"] {
+            _ = try PeerProcess.run("curl", Self.send(token, to: String(port)))
+        }
+        // The page closes a second at a time: polled until it has them all (bounded).
+        var live: LiveDocument?
+        poll(timeout: .seconds(30), every: .milliseconds(100)) {
+            live = ServeCommandTests.live(served)
+            return live?.accepted == 3 && live?.rejected["UNREGISTERED"] == 1
+        }
+        #expect(live?.command == "sink")
+        #expect(live?.accepted == 3 && live?.rejected == ["UNREGISTERED": 1], "\(String(describing: live))")
+        #expect(live?.seconds.map(\.completed).reduce(0, +) == 4, "each send in one second's count")
+        let done = poll(timeout: .seconds(60), every: .milliseconds(200)) {
+            ServeCommandTests.live(served)?.done == true
+        }
+        #expect(done, "the live document never said done")
+        let written = try Data(contentsOf: URL(fileURLWithPath: folder + "/out/report.html"))
+        let page = try PeerProcess.run(
+            "curl",
+            ["-sf", "--max-time", "10", "-o", folder + "/page.html", "http://127.0.0.1:\(served)/"]
+        )
+        #expect(page.status == 0, "\(page.errors)")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: folder + "/page.html")) == written,
+            "/ differs from report.html"
+        )
+        let ended = try sink.wait(timeout: .seconds(60))
+        #expect(ended.status == 0, "\(ended.errors)")
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// totals, by reason; only the latest `secondsKept` stay.
 @Suite struct SinkLiveSecondsTests {
     @Test func eachSecondHoldsWhatChangedInIt() {
-        var seconds = SinkLiveSeconds()
+        var seconds = SinkLiveSeconds<APNsReason>()
         let first = seconds.close(elapsed: 1.02, accepted: 900, rejected: [.unregistered: 10], connections: 2)
         #expect(first.second == 1 && first.command == "sink" && first.finished == 910)
         #expect(first.seconds == [.init(second: 0, completed: 910, rejected: ["Unregistered": 10], connections: 2)])
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func onlyTheLatestSecondsStay() {
-        var seconds = SinkLiveSeconds()
+        var seconds = SinkLiveSeconds<APNsReason>()
         var document: LiveDocument?
         for second in 0..<(LiveDocument.secondsKept + 5) {
             document = seconds.close(
