@@ -105,7 +105,10 @@ public struct FCMSinkService: Service {
                 )
             }
         } catch {
-            try await NIOThreadPool.singleton.runIfActive { running.stop() }
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop()
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }

@@ -20,9 +20,12 @@ struct FCMSinkOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("fcm: the project served at /v1/projects/ID/messages:send.", valueName: "id")
+        help: ArgumentHelp(
+            "fcm: the project served at /v1/projects/ID/messages:send (default: \(FCMSinkConfiguration().project)).",
+            valueName: "id"
+        )
     )
-    var project = FCMSinkConfiguration().project
+    var project: String?
 
     @Option(
         name: .long,
@@ -46,7 +49,7 @@ struct FCMSinkOptions: ParsableArguments {
             valueName: "n/window|off"
         )
     )
-    var fcmQuota = Self.defaultQuota
+    var fcmQuota: String?
 
     /// FCM's quota in `--fcm-quota`'s grammar: 600,000 messages a minute.
     static let defaultQuota = "600000/1m"
@@ -58,7 +61,10 @@ struct FCMSinkOptions: ParsableArguments {
             valueName: "minute,hour|off"
         )
     )
-    var fcmDeviceLimits = "240,5000"
+    var fcmDeviceLimits: String?
+
+    /// FCM's limits on one device in `--fcm-device-limits`' grammar.
+    static let defaultDeviceLimits = "240,5000"
 
     @Option(
         name: .long,
@@ -96,9 +102,9 @@ struct FCMSinkOptions: ParsableArguments {
     /// The options above given with `--service apns`: each is FCM's alone.
     var givenForFCMOnly: [String] {
         let given: [(String, Bool)] = [
-            ("--project", project != FCMSinkConfiguration().project),
+            ("--project", project != nil),
             ("--fcm-credentials-out", fcmCredentialsOut != nil), ("--fcm-credentials", fcmCredentials != nil),
-            ("--fcm-quota", fcmQuota != Self.defaultQuota), ("--fcm-device-limits", fcmDeviceLimits != "240,5000"),
+            ("--fcm-quota", fcmQuota != nil), ("--fcm-device-limits", fcmDeviceLimits != nil),
             ("--fcm-unregistered", fcmUnregistered != nil),
             ("--fcm-other-sender", fcmOtherSender != nil), ("--fcm-internal", fcmInternal != nil),
             ("--fcm-unavailable", fcmUnavailable != nil),
@@ -122,22 +128,19 @@ struct FCMSinkOptions: ParsableArguments {
                 "\(setting.place): \(setting.name) = \(setting.value) is not a share like 5% or 0.05."
             )
         }
-        // Parsed, not made: an unparsed option has no value to read.
-        let defaults = try FCMSinkOptions.parse([])
-        if let setting = value("project", given: project != defaults.project) {
+        // Each: given on the command line (not nil), it stays; else the file's, checked now.
+        if let setting = value("project", given: project != nil) {
             options.project = try check(setting) { try Self.checkedProject($0) }
         }
-        if let setting = value("fcm-quota", given: fcmQuota != Self.defaultQuota) {
+        if let setting = value("fcm-quota", given: fcmQuota != nil) {
             options.fcmQuota = try check(setting) { text in
                 _ = try Self.quota(text)
                 return text
             }
         }
-        if let setting = value("fcm-device-limits", given: fcmDeviceLimits != defaults.fcmDeviceLimits) {
-            var probe = defaults
-            probe.fcmDeviceLimits = setting.value
+        if let setting = value("fcm-device-limits", given: fcmDeviceLimits != nil) {
             options.fcmDeviceLimits = try check(setting) { text in
-                _ = try probe.deviceLimits()
+                _ = try Self.deviceLimits(text)
                 return text
             }
         }
@@ -147,7 +150,13 @@ struct FCMSinkOptions: ParsableArguments {
         ]
         for (name, path) in shares {
             guard let setting = value(name, given: self[keyPath: path] != nil) else { continue }
-            options[keyPath: path] = try check(setting) { Share(argument: $0) }
+            let share = try check(setting) { Share(argument: $0) }
+            guard (0...1).contains(share.fraction) else {
+                throw ValidationError(
+                    "\(setting.place): \(setting.name) = \(setting.value) is not a share from 0 to 100%."
+                )
+            }
+            options[keyPath: path] = share
         }
         return options
     }
@@ -163,7 +172,9 @@ struct FCMSinkOptions: ParsableArguments {
 
     /// `--fcm-quota`: `off`, or whole messages a window above 0.
     func quota() throws -> FCMSinkConfiguration.Quota? {
-        try Self.quota(fcmQuota).map { .init(messages: $0.messages, window: UInt64($0.window.wholeNanoseconds)) }
+        try Self.quota(fcmQuota ?? Self.defaultQuota).map {
+            .init(messages: $0.messages, window: UInt64($0.window.wholeNanoseconds))
+        }
     }
 
     /// `--fcm-quota`'s grammar, the sink's and the plan's: `off` (`nil`), or whole messages a
@@ -180,6 +191,11 @@ struct FCMSinkOptions: ParsableArguments {
 
     /// `--fcm-device-limits`: `off`, or messages a minute and an hour, each at least 1.
     func deviceLimits() throws -> FCMSinkConfiguration.DeviceLimits? {
+        try Self.deviceLimits(fcmDeviceLimits ?? Self.defaultDeviceLimits)
+    }
+
+    /// `--fcm-device-limits`' grammar.
+    static func deviceLimits(_ fcmDeviceLimits: String) throws -> FCMSinkConfiguration.DeviceLimits? {
         if fcmDeviceLimits == "off" { return nil }
         let parts = fcmDeviceLimits.split(separator: ",", omittingEmptySubsequences: false).map {
             UInt32($0.trimmingCharacters(in: .whitespaces))
@@ -198,7 +214,7 @@ struct FCMSinkOptions: ParsableArguments {
     func configuration(noAuth: Bool, file: FCMSinkScenarioFile? = nil) throws -> FCMSinkConfiguration {
         let options = try overlaid(by: file)
         var configuration = FCMSinkConfiguration()
-        configuration.project = try Self.checkedProject(options.project)
+        configuration.project = try Self.checkedProject(options.project ?? FCMSinkConfiguration().project)
         configuration.quota = try options.quota()
         configuration.deviceLimits = try options.deviceLimits()
         configuration.unregisteredShare = try options.fcmUnregistered?.checked("--fcm-unregistered") ?? 0

@@ -56,6 +56,26 @@ import Testing
         #expect(try Self.send(to: overPort, project: "proj-s").status == "200", "the command line's 0%")
     }
 
+    /// An option given on the command line wins even at its default value: the file's quota
+    /// of one message a minute is overruled by `--fcm-quota 600000/1m` typed out, so a second
+    /// send is not 429.
+    @Test func anOptionGivenAtItsDefaultStillWins() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/quota.scenario"
+        try "fcm-quota = 1/1m\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let (tight, tightPort) = try CommandRunner.sink(["--service", "fcm", "--no-auth", "--scenario", file])
+        defer { tight.stop() }
+        let tightAnswers = try (0..<2).map { _ in try Self.send(to: tightPort, project: "fanout-fcm").status }
+        #expect(tightAnswers == ["200", "429"], "the file's quota")
+        let (given, givenPort) = try CommandRunner.sink(
+            ["--service", "fcm", "--no-auth", "--scenario", file, "--fcm-quota", "600000/1m"]
+        )
+        defer { given.stop() }
+        let givenAnswers = try (0..<2).map { _ in try Self.send(to: givenPort, project: "fanout-fcm").status }
+        #expect(givenAnswers == ["200", "200"], "the command line's quota, FCM's default typed out")
+    }
+
     /// An APNs setting, a value FCM's grammar refuses, an APNs GOAWAY reason: each named at
     /// its line, exit 64, nothing started.
     @Test func aSettingOfAPNsOrABadValueIsRefusedAtItsLine() throws {
@@ -75,6 +95,7 @@ import Testing
                 "1: goaway-after-requests 5:TooManyRequests: FCM's GOAWAY carries no APNs reason: give N alone."
             ),
             ("fcm-internal = lots\n", "1: fcm-internal = lots is not a share like 5% or 0.05."),
+            ("fcm-unregistered = 150%\n", "1: fcm-unregistered = 150% is not a share from 0 to 100%."),
         ]
         for (index, (text, said)) in cases.enumerated() {
             let file = folder + "/\(index).scenario"
