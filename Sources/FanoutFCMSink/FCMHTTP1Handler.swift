@@ -1,3 +1,4 @@
+import FanoutListening
 import NIOCore
 import NIOHTTP1
 
@@ -75,26 +76,28 @@ final class FCMHTTP1Handler: ChannelInboundHandler {
         if let cutoff = timers.requestCutoff(now: now) {
             let incomplete = begun.flatMap { bodyEnded ? nil : $0 }
             if let incomplete, incomplete <= cutoff {
-                service.limitReached(
+                let timeout = FCMConnectionTimers.format(service.configuration.requestTimeout)
+                return close(
+                    context,
                     .requestTimeout,
-                    peer: exchange.peer,
-                    "closed: a request's body did not arrive whole within \(FCMConnectionTimers.format(service.configuration.requestTimeout))"
+                    "closed: a request's body did not arrive whole within \(timeout)"
                 )
-                exchange.watch?.closedBySink = true
-                return context.close(promise: nil)
             }
             timers.requestsChecked(now: now, oldestLeft: incomplete)
         }
         if timers.isIdle(now: now, busy: begun != nil) {
-            service.limitReached(
-                .idleTimeout,
-                peer: exchange.peer,
-                "closed: nothing received for \(FCMConnectionTimers.format(service.configuration.idleTimeout))"
-            )
-            exchange.watch?.closedBySink = true
-            return context.close(promise: nil)
+            let timeout = FCMConnectionTimers.format(service.configuration.idleTimeout)
+            return close(context, .idleTimeout, "closed: nothing received for \(timeout)")
         }
         schedule(context)
+    }
+
+    /// Closes the connection at one of the sink's limits: counted, told, and the sink's close
+    /// (not the provider's churn).
+    private func close(_ context: ChannelHandlerContext, _ kind: LimitKind, _ detail: String) {
+        exchange.service.limitReached(kind, peer: exchange.peer, detail)
+        exchange.watch?.closedBySink = true
+        context.close(promise: nil)
     }
 
     /// With the instrument: the connection's end (the sink's when it closed after `connection:

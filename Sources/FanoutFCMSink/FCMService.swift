@@ -88,18 +88,20 @@ public final class FCMService: Sendable {
     /// fewer than `loggedPerOutcome` times, as `KIND PEER: DETAIL`.
     func limitReached(_ kind: LimitKind, peer: String, _ detail: @autoclosure () -> String) {
         statistics.limitReached(kind)
-        guard let log, limitsLogged[kind.index].loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerOutcome
-        else { return }
-        log("\(kind.rawValue) \(peer): \(detail())")
+        tell(limitsLogged[kind.index], "\(kind.rawValue) \(peer): \(detail())")
     }
 
     /// A limit of the admin port's (`FCMSinkAdmin`): told to the log as `admin: KIND PEER:
     /// DETAIL`, the first `loggedPerOutcome` of a kind, and not counted among the sink's.
     func adminLimitReached(_ kind: LimitKind, peer: String, _ detail: String) {
-        guard let log,
-            adminLimitsLogged[kind.index].loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerOutcome
-        else { return }
-        log("admin: \(kind.rawValue) \(peer): \(detail)")
+        tell(adminLimitsLogged[kind.index], "admin: \(kind.rawValue) \(peer): \(detail)")
+    }
+
+    /// Tells the log `line` while `told` is under `loggedPerOutcome`; the line is worded only
+    /// when it is written.
+    private func tell(_ told: ManagedAtomic<Int>, _ line: @autoclosure () -> String) {
+        guard let log, told.loadThenWrappingIncrement(ordering: .relaxed) < Self.loggedPerOutcome else { return }
+        log(line())
     }
 
     /// Counts an outcome, and tells the log why while that outcome has been told fewer than

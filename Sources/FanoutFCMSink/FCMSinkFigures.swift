@@ -73,10 +73,7 @@ public struct FCMSinkFigures: Encodable, Sendable {
         byStatus = Dictionary(
             uniqueKeysWithValues: statistics.byStatus.map { ($0.key == 0 ? "other" : String($0.key), $0.value) }
         )
-        byCode = [:]
-        for outcome in answered {
-            if let code = outcome.code { byCode[code.rawValue, default: 0] += statistics[outcome] }
-        }
+        byCode = Dictionary(uniqueKeysWithValues: statistics.rejectedByCode.map { ($0.key.rawValue, $0.value) })
         accessTokens = ["issued": statistics[.tokenIssued], "refused": statistics[.tokenRefused]]
         openConnections = sink.openConnections
         openedConnections = Dictionary(

@@ -215,12 +215,7 @@ public final class FCMSinkStatistics: Sendable {
 
     /// The refusals by FCM's code, as the sender counts them (`Outcome.code`).
     public var rejected: [PushReason: Int] {
-        var rejected: [PushReason: Int] = [:]
-        for outcome in Outcome.allCases {
-            guard let code = outcome.code, self[outcome] > 0 else { continue }
-            rejected[.fcm(code), default: 0] += self[outcome]
-        }
-        return rejected
+        Dictionary(uniqueKeysWithValues: rejectedByCode.map { (PushReason.fcm($0.key), $0.value) })
     }
 
     /// The refusals by FCM's code (`Outcome.code`), as the live page keys them.
