@@ -86,8 +86,12 @@ toolchain=$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9.
 [ -n "$toolchain" ] || { echo "cost.sh: cannot tell the Swift version from 'swift --version'" >&2; exit 2; }
 baseline=results/baselines/cost/$toolchain.txt
 
-swift build -c release --product fanout-cost >&2
-swift build -c release --product fanout >&2
+# FANOUT_COST_BUILT=1: both products are built already (scripts/regression.sh builds once and
+# runs its three measurements side by side, which would otherwise wait on one another's build).
+if [ -z "${FANOUT_COST_BUILT:-}" ]; then
+    swift build -c release --product fanout-cost >&2
+    swift build -c release --product fanout >&2
+fi
 bin=$(swift build -c release --show-bin-path)
 work=$(mktemp -d)
 trap '[ -n "${FANOUT_COST_KEEP:-}" ] || rm -rf "$work"' EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target of Fuzz/ (or each in turn) for SECONDS, with address sanitizer.
 #
-#   scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...]
+#   scripts/fuzz.sh TARGET|all SECONDS [LIBFUZZER-OPTION...]   (all: a target a core at a time)
 #   scripts/fuzz.sh build             every target built, none run (CI builds while its tests run)
 #
 # e.g. `scripts/fuzz.sh all 3600 -runs=10000000`: each target until 10 million inputs or an hour.
@@ -67,8 +67,28 @@ if [ "$target" = all ]; then
     # Every target in one build (their shared modules compile once, in parallel), then each.
     swift build "${flags[@]}" >&2
     [ -n "$build_only" ] && exit 0
-    for each in "${targets[@]}"; do FANOUT_FUZZ_BUILT=1 "$0" "$each" "$seconds" "$@"; done
-    exit 0
+    # As many targets at a time as there are cores (FANOUT_FUZZ_JOBS sets it): each runs one
+    # thread, with its own corpus folder and log. Each prints its line when it ends; the script
+    # exits with the worst status of them (1 a target failed, 130 one was interrupted).
+    jobs=${FANOUT_FUZZ_JOBS:-$(nproc)}
+    [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FANOUT_FUZZ_JOBS is a whole number of at least 1, not $jobs" >&2; exit 2; }
+    worst=0 running=0
+    for each in "${targets[@]}"; do
+        FANOUT_FUZZ_BUILT=1 "$0" "$each" "$seconds" "$@" &
+        if ((++running >= jobs)); then
+            s=0
+            wait -n || s=$?
+            ((s > worst)) && worst=$s
+            ((running--))
+        fi
+    done
+    while ((running > 0)); do
+        s=0
+        wait -n || s=$?
+        ((s > worst)) && worst=$s
+        ((running--))
+    done
+    exit "$worst"
 fi
 [ -n "${FANOUT_FUZZ_BUILT:-}" ] || swift build "${flags[@]}" --product "$product" >&2
 binary=$(swift build "${flags[@]}" --show-bin-path)/$product

@@ -107,6 +107,27 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
         )
     }
 
+    /// This schedule with every rate times `factor` (above 0, at most 1): one service's part of
+    /// a campaign's arrivals (`fanout run --fleet` with the open model). Two parts whose factors
+    /// add up to one carry the whole's arrivals between them, second by second, each part's
+    /// evenly spread as the whole's are.
+    ///
+    /// ```
+    ///   whole  4,000/s ──────────►   apns ×0.55  2,200/s ─────►
+    ///                                fcm  ×0.45  1,800/s ─────►
+    /// ```
+    public func scaled(by factor: Double) throws(ScheduleError) -> ArrivalSchedule {
+        precondition(shard == .all, "a sharded schedule is not scaled")
+        guard factor > 0, factor <= 1 else {
+            throw ScheduleError("a schedule's part is above 0 and at most 1, not \(factor)")
+        }
+        guard !stages.isEmpty else { return try ArrivalSchedule(rate: startRate * factor, duration: nil) }
+        return try ArrivalSchedule(
+            startRate: startRate * factor,
+            stages: stages.map { Stage(duration: $0.duration, target: $0.target * factor) }
+        )
+    }
+
     /// Ramps: from `startRate`, through each stage in turn.
     public init(startRate: Double, stages: [Stage]) throws(ScheduleError) {
         guard startRate >= 0, startRate <= Self.highestRate else {

@@ -106,6 +106,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
             shape: configuration.shape,
             retrySeed: SeededRandom.mix(seed),
             collectsGone: configuration.goneTokens != nil,
+            goneLabel: configuration.goneTokens?.label,
             authorizations: configuration.endpoint.authorizations,
             authorizationGeneration: authorization?.generation ?? 0,
             notBefore: notBefore,

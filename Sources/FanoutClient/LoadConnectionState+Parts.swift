@@ -1,4 +1,5 @@
 import FanoutEndpoint
+import FanoutTokens
 import NIOCore
 
 // The parts a `LoadConnectionState` is made of, each owning one concern: the streams in flight,
@@ -223,17 +224,21 @@ extension LoadConnectionState {
         /// Tokens answered 410, one a line, waiting to be written (when `collectsGone`).
         var gone = ByteBuffer()
         let collectsGone: Bool
+        /// What each gone line begins with (a campaign's halves write one file).
+        let goneLabel: TokenLabel?
         private(set) var lastFlush: UInt64
         /// Requests sent here and already added to the run's statistics.
         private(set) var flushedRequests = 0
 
-        init(collectsGone: Bool, now: UInt64) {
+        init(collectsGone: Bool, goneLabel: TokenLabel? = nil, now: UInt64) {
             self.collectsGone = collectsGone
+            self.goneLabel = goneLabel
             lastFlush = now
         }
 
         /// A token answered 410 (the caller checked `collectsGone`).
         mutating func keepGone(_ token: some Collection<UInt8>) {
+            if let goneLabel { gone.writeString(goneLabel.prefix) }
             gone.writeBytes(token)
             gone.writeInteger(UInt8(ascii: "\n"))
         }

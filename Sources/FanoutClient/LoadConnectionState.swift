@@ -1,5 +1,6 @@
 import FanoutAPNs
 import FanoutEndpoint
+import FanoutTokens
 import NIOCore
 
 /// What one connection of the load engine decides, as a plain state machine: it is told what
@@ -162,6 +163,7 @@ struct LoadConnectionState {
         shape: LoadShape,
         retrySeed: UInt64,
         collectsGone: Bool = false,
+        goneLabel: TokenLabel? = nil,
         authorizations: (any AuthorizationSource)? = nil,
         authorizationGeneration: Int = 0,
         notBefore: UInt64 = 0,
@@ -173,7 +175,7 @@ struct LoadConnectionState {
         retryPolicy = RetryPolicy(shape, seed: retrySeed)
         streams = StreamSlots(capacity: max(1, shape.streamsPerConnection), now: now)
         openModel = OpenModelSlot(tickets: tickets, slot: slot, pacing: PacingWindow(shape.coalescing))
-        ledger = Ledger(collectsGone: collectsGone, now: now)
+        ledger = Ledger(collectsGone: collectsGone, goneLabel: goneLabel, now: now)
         authorization = AuthorizationWatch(source: authorizations, generation: authorizationGeneration)
     }
 

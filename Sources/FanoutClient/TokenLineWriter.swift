@@ -1,17 +1,39 @@
 import FanoutFiles
+import FanoutTokens
 import Foundation
 import NIOCore
 
 /// A file of device tokens, one per line, appended to by every connection (each hands over
 /// what it gathered at most once a second and when it ends), e.g. the tokens APNs answered 410.
+///
+/// A campaign's two halves write one file, each line labelled with its service as a campaign's
+/// token set is (`TokenLabel`): the APNs half's writer and `labelled(.fcm)`, sharing the file.
+///
+/// ```
+///   apns:3f2a…c901
+///   fcm:dXpL…:APA91b…
+/// ```
 public final class TokenLineWriter: Sendable {
     private let file: AppendingFile
+    /// What each line begins with; `nil`: the token alone.
+    public let label: TokenLabel?
 
     public var path: String { file.path }
 
     /// Creates (or empties) the file.
-    public init(path: String) throws(AppendingFile.CannotCreate) {
+    public init(path: String, label: TokenLabel? = nil) throws(AppendingFile.CannotCreate) {
         file = try AppendingFile(path: path)
+        self.label = label
+    }
+
+    private init(file: AppendingFile, label: TokenLabel) {
+        self.file = file
+        self.label = label
+    }
+
+    /// A writer of the same file whose lines carry `label`.
+    public func labelled(_ label: TokenLabel) -> TokenLineWriter {
+        TokenLineWriter(file: file, label: label)
     }
 
     /// Appends the whole lines in `lines` and empties it.
@@ -20,6 +42,7 @@ public final class TokenLineWriter: Sendable {
         lines.clear()
     }
 
+    /// Closes the file (for every writer sharing it).
     public func close() {
         file.close()
     }

@@ -90,6 +90,11 @@ public struct FleetShares: Sendable, Hashable, CustomStringConvertible {
 /// grants, to a sink holding FCM's default quota (600,000 a minute: a larger FCM half meets it
 /// as a real one would). Both halves take the run's wire (`--sink-rtt`), its sink latency
 /// (`--sink-latency`), TLS (`--tls`), connections and threads; each is reconciled with its own sink, counts and digest.
+///
+/// With the open model (`--rate`, `--stage`) the schedule is the campaign's: the devices arrive
+/// at its rate and each half sends its own at its part of it (`ArrivalSchedule.scaled(by:)`,
+/// the half's devices over the campaign's), so that 4,000/s over `apns=55%,fcm=45%` is about
+/// 2,200/s to APNs and 1,800/s to FCM, together 4,000/s, second by second.
 public struct CampaignJob: Sendable {
     /// The APNs half as the options describe the main job; its count and seed are the
     /// campaign's.
@@ -121,6 +126,7 @@ public struct CampaignJob: Sendable {
         let fcmCount = count - apnsCount
         var apns = run
         apns.count = apnsCount
+        apns.shape.model.schedule = try Self.part(of: run.shape.model.schedule, devices: apnsCount, of: count)
         let apnsHalf = apns
         let fcmHalf = fcmCount > 0 ? try FCMHalf(campaign: self, devices: fcmCount) : nil
         defer { fcmHalf?.stop() }
@@ -138,6 +144,22 @@ public struct CampaignJob: Sendable {
             signals: signals,
             reporter: reporter
         )
+    }
+
+    /// A half's part of the campaign's open-model schedule: `devices` of its `count` arrivals.
+    static func part(
+        of schedule: ArrivalSchedule?,
+        devices: UInt64,
+        of count: UInt64
+    ) throws(JobError)
+        -> ArrivalSchedule?
+    {
+        guard let schedule, devices > 0 else { return schedule }
+        do {
+            return try schedule.scaled(by: Double(devices) / Double(count))
+        } catch {
+            throw JobError.option("--fleet: a half's part of the schedule \(schedule): \(error)")
+        }
     }
 }
 
@@ -199,6 +221,11 @@ struct FCMHalf: Sendable {
         job.fcm = SendJob.FCM(project: nil, credentials: .serviceAccount(file: credentials, trust: certificate))
         job.tls.trustedCertificates = certificate
         job.shape = run.shape
+        job.shape.model.schedule = try CampaignJob.part(
+            of: run.shape.model.schedule,
+            devices: devices,
+            of: run.tokenCount
+        )
         // Google's front end grants 100 streams a connection.
         job.shape.streamsPerConnection = min(
             run.shape.streamsPerConnection,

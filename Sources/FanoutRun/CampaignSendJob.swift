@@ -12,6 +12,7 @@ import FanoutTokens
 ///   (TokenLabel)└─► FCM half's reader: fcm: lines ─────────────────────► --fcm-endpoint (FCM HTTP v1)
 ///   template.json {"apns": payload, "fcm": send request} (CampaignTemplate), a half each
 ///   apns/, fcm/ (each half's run folder) and campaign.json: per service and the whole
+///   --gone-tokens FILE: both halves' gone tokens, each line labelled (apns:…, fcm:…)
 /// ```
 ///
 /// Each half reads the whole file and takes its own lines (`TokenLines.campaignHalf`), so the
@@ -24,6 +25,16 @@ public struct CampaignSendJob: Sendable {
     /// The FCM half: its job reads the set's `fcm:` lines and the template's `fcm`.
     public var fcm: SendJob
     public var reporter: any JobReporter = SilentReporter()
+    /// Where both halves write the tokens their service says are gone (APNs 410, FCM
+    /// UNREGISTERED), each line labelled as a campaign's token set is: a file the campaign's
+    /// owner prunes both services' tokens with, or reads back as a campaign's set.
+    public var goneTokens: String? {
+        get { apns.goneTokens }
+        set {
+            apns.goneTokens = newValue
+            apns.goneTokensLabel = newValue == nil ? nil : .apns
+        }
+    }
 
     /// The campaign of the two jobs, each set to read its half of their token set and template.
     public init(apns: SendJob, fcm: SendJob) {
@@ -57,7 +68,12 @@ public struct CampaignSendJob: Sendable {
                 apnsConfiguration.goneTokens?.close()
                 apnsConfiguration.endpoint.authorizations?.stop()
             }
-            let fcmConfiguration = try fcm.loadConfiguration()
+            let fcmConfiguration = try {
+                var configuration = try fcm.loadConfiguration()
+                // The APNs half made the file (the checks above name it once, as its own).
+                configuration.goneTokens = apnsConfiguration.goneTokens?.labelled(.fcm)
+                return configuration
+            }()
             defer {
                 fcmConfiguration.goneTokens?.close()
                 fcmConfiguration.endpoint.authorizations?.stop()

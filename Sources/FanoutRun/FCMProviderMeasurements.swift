@@ -97,6 +97,7 @@ enum FCMProviderMeasurements {
             scenario: describe(job.configuration)
         )
         measurements.minMeasured = settings.minMeasured
+        measurements.scenarioFile = job.scenarioFile
         measurements.service = .fcm
         measurements.delivery = service.fleet.map { DeliverySummary($0.snapshot()) }
         return measurements

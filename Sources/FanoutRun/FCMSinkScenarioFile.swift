@@ -34,6 +34,8 @@ public struct FCMSinkScenarioFile: Sendable {
     static let apnsOnlyDevices: Set = ["device-default-expiry", "device-background-budget"]
 
     public let path: String
+    /// The file as results record it (its path and its text's SHA-256).
+    public let file: FileUse
     /// The shared settings, applied to a scenario of their own.
     public private(set) var shared = SinkScenario()
     /// The names the file set.
@@ -47,6 +49,7 @@ public struct FCMSinkScenarioFile: Sendable {
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw SinkScenarioError("cannot read the scenario file \(path): \(error.reason)")
         }
+        file = FileUse(path: path, text: text)
         let directory = (path as NSString).deletingLastPathComponent
         let settings: [SettingsFile.Setting]
         do {
@@ -78,7 +81,7 @@ public struct FCMSinkScenarioFile: Sendable {
             } catch {
                 throw SinkScenarioError("\(setting.place): \(error.description)")
             }
-            if setting.name == "goaway-after-requests", shared.faults.goAwayReason != .shutdown {
+            if setting.name == "goaway-after-requests", try SinkScenario.goAway(setting.value).reason != nil {
                 throw SinkScenarioError(
                     "\(setting.place): goaway-after-requests \(setting.value): FCM's GOAWAY carries no APNs reason: give N alone"
                 )

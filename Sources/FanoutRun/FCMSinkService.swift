@@ -2,6 +2,7 @@ import FanoutAssembly
 import FanoutFCM
 import FanoutFCMAuth
 import FanoutFCMSink
+import FanoutFiles
 import FanoutInstrument
 import FanoutMachine
 import FanoutNotation
@@ -38,6 +39,11 @@ public struct FCMSinkJob: Sendable {
     /// --service fcm` reads, each answered 404 UNREGISTERED (`FCMSinkConfiguration
     /// .unregisteredTokens`).
     public var unregisteredTokens: String?
+    /// Where that path was given, for its error: `--unregistered-tokens` or a scenario file's
+    /// `FILE:LINE`.
+    public var unregisteredTokensGiven = "--unregistered-tokens"
+    /// The scenario file the settings came from (`--scenario`), recorded in the folder.
+    public var scenarioFile: FileUse?
     /// Where `/stats` and `/metrics` are served (`--admin`), if anywhere.
     public var admin: (host: String, port: Int)?
     /// Where the live page is served (`--serve`), if anywhere: the sends accepted and refused
@@ -225,7 +231,7 @@ public struct FCMSinkService: Service {
                     try TokenListFile.tokens(at: path, format: .fcm).map(FCMTokenFate.hash)
                 )
             } catch {
-                throw JobError.input("--unregistered-tokens: \(error)")
+                throw JobError.input("\(job.unregisteredTokensGiven): \(error)")
             }
         }
         return configuration

@@ -145,6 +145,8 @@ public struct SendJob: Sendable {
     public var tokenAuth: TokenAuth?
     /// Where tokens answered 410 are written, one per line.
     public var goneTokens: String?
+    /// What each of those lines begins with (a campaign's APNs half: `apns:`).
+    var goneTokensLabel: TokenLabel?
     /// Serve the sender's counts in Prometheus' format here while the run lasts (`--metrics`).
     public var metrics: ServedAddress?
     /// Serve the live report here while the run goes, and the final one after (`--serve`).
@@ -249,7 +251,7 @@ public struct SendJob: Sendable {
         }
         if let goneTokens {
             do {
-                configuration.goneTokens = try TokenLineWriter(path: goneTokens)
+                configuration.goneTokens = try TokenLineWriter(path: goneTokens, label: goneTokensLabel)
             } catch {
                 throw JobError.input("--gone-tokens: \(error)")
             }

@@ -135,7 +135,7 @@ extension SinkScenario {
             case "connection-rate": self = .connectionRate(try SinkScenario.rate(value))
             case "goaway-after-requests":
                 let (requests, reason) = try SinkScenario.goAway(value)
-                self = .goAwayAfterRequests(requests, reason: reason)
+                self = .goAwayAfterRequests(requests, reason: reason ?? .shutdown)
             case "goaway-after-time": self = .goAwayAfterTime(try SinkScenario.duration(value))
             case "close-after-requests": self = .closeAfterRequests(try count(value))
             case "unanswered": self = .unanswered(try SinkScenario.share(value))

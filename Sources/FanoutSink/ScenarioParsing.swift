@@ -22,13 +22,15 @@ extension SinkScenario {
         return (every, length)
     }
 
-    /// `N` or `N:REASON`, e.g. `1000:Shutdown`: a GOAWAY after N requests.
-    public static func goAway(_ text: String) throws(SinkScenarioError) -> (requests: Int, reason: APNsReason) {
+    /// `N` or `N:REASON`, e.g. `1000:Shutdown`: a GOAWAY after N requests; the reason `nil`
+    /// when not written (the sink's is then Shutdown), so that FCM's sink, whose GOAWAY has no
+    /// APNs reason, can refuse one written out.
+    public static func goAway(_ text: String) throws(SinkScenarioError) -> (requests: Int, reason: APNsReason?) {
         let parts = text.split(separator: ":")
         guard (1...2).contains(parts.count), let requests = Int(parts[0]), requests > 0 else {
             throw SinkScenarioError("a GOAWAY after requests is N or N:REASON, like 1000:Shutdown; got \(text)")
         }
-        guard parts.count == 2 else { return (requests, .shutdown) }
+        guard parts.count == 2 else { return (requests, nil) }
         guard let reason = APNsReason(rawValue: String(parts[1])) else {
             throw SinkScenarioError("\(parts[1]) is not an APNs reason")
         }

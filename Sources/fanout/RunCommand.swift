@@ -78,14 +78,13 @@ struct RunCommand: ParsableCommand {
         if fleet != nil {
             let refused: [(String, Bool)] = [
                 ("--repeat", repeating.repeats > 1), ("--shard", sharding.shard != nil),
-                ("--rate/--stage (the open model)", shape.load.rate != nil || !shape.load.stages.isEmpty),
                 ("--serve", serveOption.serve != nil), ("--metrics", metricsOption.metrics != nil),
                 ("--start-at", shape.load.startAt != nil),
             ]
             let given = refused.filter(\.1).map(\.0)
             if !given.isEmpty {
                 throw ValidationError(
-                    "--fleet runs one closed-model campaign across both services: it does not take \(given.joined(separator: ", "))."
+                    "--fleet runs one campaign across both services: it does not take \(given.joined(separator: ", "))."
                 )
             }
             do { _ = try FleetShares(parsing: fleet!) } catch { throw ValidationError("\(error).") }

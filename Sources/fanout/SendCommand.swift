@@ -146,7 +146,7 @@ struct SendCommand: ParsableCommand {
             )
         }
         let shared: [(String, Bool)] = [
-            ("--broadcast", broadcasting.broadcast), ("--gone-tokens", goneTokens != nil),
+            ("--broadcast", broadcasting.broadcast),
             ("--rejects", tokenOptions.rejects != nil), ("--metrics", metricsOption.metrics != nil),
             ("--serve", serveOption.serve != nil), ("--repeat", repeating.repeats > 1),
         ]
@@ -222,7 +222,14 @@ struct SendCommand: ParsableCommand {
             tokens: tokenOptions.input
         )
         fcmHalf.shape = try shape.shape()
-        return CampaignSendJob(apns: try shaped(apns, apple: apns.endpoint.apple != nil), fcm: try shaped(fcmHalf))
+        var campaign = CampaignSendJob(
+            apns: try shaped(apns, apple: apns.endpoint.apple != nil),
+            fcm: try shaped(fcmHalf)
+        )
+        // One file for both halves, each line labelled with its service.
+        campaign.fcm.goneTokens = nil
+        campaign.goneTokens = goneTokens
+        return campaign
     }
 
     /// The job the options describe (one service's; `campaign()` for both).

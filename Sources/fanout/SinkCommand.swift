@@ -495,9 +495,9 @@ extension SinkCommand {
     }
 
     func validateFCM() throws {
-        if let goAway = scenario.goawayAfterRequests, goAway.reason != .shutdown {
+        if let goAway = scenario.goawayAfterRequests, let reason = goAway.reason {
             throw ValidationError(
-                "--goaway-after-requests \(goAway.requests):\(goAway.reason.rawValue): FCM's GOAWAY carries no APNs reason: give N alone."
+                "--goaway-after-requests \(goAway.requests):\(reason.rawValue): FCM's GOAWAY carries no APNs reason: give N alone."
             )
         }
         let apnsOnly = givenForAPNsOnly
@@ -555,7 +555,13 @@ extension SinkCommand {
         let shared = try fcmScenario(file)
         job.configuration.latency = shared.latency
         if scenario.seed != nil || file?.names.contains("seed") == true { job.configuration.seed = shared.seed }
-        job.unregisteredTokens = scenario.unregisteredTokens ?? file?.fcm["unregistered-tokens"]?.value
+        job.scenarioFile = file?.file
+        if let path = scenario.unregisteredTokens {
+            job.unregisteredTokens = path
+        } else if let setting = file?.fcm["unregistered-tokens"] {
+            job.unregisteredTokens = setting.value
+            job.unregisteredTokensGiven = "\(setting.place): unregistered-tokens"
+        }
         job.configuration.goAwayAfterRequests = shared.faults.goAwayAfterRequests
         job.configuration.idleTimeout = try idleTimeout.checked(option: "--idle-timeout")
         job.configuration.requestTimeout = try requestTimeout.checked(option: "--request-timeout")

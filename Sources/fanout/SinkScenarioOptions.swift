@@ -142,7 +142,7 @@ struct SinkScenarioOptions: ParsableArguments {
         ),
         transform: { try SinkScenario.goAway($0) }
     )
-    var goawayAfterRequests: (requests: Int, reason: APNsReason)?
+    var goawayAfterRequests: (requests: Int, reason: APNsReason?)?
 
     @Option(
         name: .long,
@@ -194,7 +194,7 @@ struct SinkScenarioOptions: ParsableArguments {
             if let connectionRate { scenario.connectionRate = connectionRate }
             if let (requests, reason) = goawayAfterRequests {
                 scenario.faults.goAwayAfterRequests = requests
-                scenario.faults.goAwayReason = reason
+                scenario.faults.goAwayReason = reason ?? .shutdown
             }
             if let goawayAfterTime { scenario.faults.goAwayAfter = goawayAfterTime }
             if let unanswered { scenario.faults.unansweredShare = unanswered }

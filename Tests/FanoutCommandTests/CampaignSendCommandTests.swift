@@ -39,10 +39,11 @@ import Testing
         in folder: String,
         apns: Int,
         fcm: Int,
+        apnsSink apnsOptions: [String] = [],
         fcmSink fcmOptions: [String] = [],
         send options: [String] = []
     ) throws -> (result: CommandRunner.Result, apnsSink: PeerProcess, fcmSink: PeerProcess) {
-        let (apnsSink, apnsPort) = try CommandRunner.sink([])
+        let (apnsSink, apnsPort) = try CommandRunner.sink(apnsOptions)
         do {
             let (fcmSink, fcmPort) = try CommandRunner.sink(
                 ["--service", "fcm", "--fcm-credentials-out", folder] + fcmOptions
@@ -135,6 +136,48 @@ import Testing
         )
     }
 
+    /// `--gone-tokens FILE` of a campaign: one file, the APNs half's 410s and the FCM half's
+    /// UNREGISTERED, each line labelled as the campaign's set is (an unlabelled APNs line of
+    /// the set comes back `apns:`), exactly the tokens each sink was told are gone.
+    @Test func goneTokensOfBothHalvesAreOneLabelledFile() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The devices' own tokens (`devices`): APNs 0xA000_0000 + i, FCM by index.
+        let apnsGone = [0, 3, 7, 12, 20].map { String(format: "%064x", 0xA000_0000 + $0) }
+        let fcmGone = [1, 4, 18, 119].map { "dXpLq7Rz0aE\($0):APA91bHun4MxP5egoKMwt2KZFBaFUH-\($0)" }
+        try (apnsGone.joined(separator: "\n") + "\n").write(
+            toFile: folder + "/apns-gone.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        try (fcmGone.joined(separator: "\n") + "\n").write(
+            toFile: folder + "/fcm-gone.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let gone = folder + "/gone.txt"
+        let (result, apnsSink, fcmSink) = try Self.campaign(
+            in: folder,
+            apns: 120,
+            fcm: 120,
+            apnsSink: ["--unregistered-tokens", folder + "/apns-gone.txt"],
+            fcmSink: ["--unregistered-tokens", folder + "/fcm-gone.txt"],
+            send: ["--connections", "2", "--gone-tokens", gone]
+        )
+        defer { apnsSink.stop() }
+        defer { fcmSink.stop() }
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let written = try String(contentsOfFile: gone, encoding: .utf8)
+        #expect(written.hasSuffix("\n"), "\(written)")
+        let lines = written.split(separator: "\n").map(String.init)
+        #expect(lines.sorted() == (apnsGone.map { "apns:" + $0 } + fcmGone.map { "fcm:" + $0 }).sorted())
+        let document = try JSONDecoder().decode(
+            CampaignDocument.self,
+            from: Data(contentsOf: URL(fileURLWithPath: folder + "/run/" + CampaignDocument.fileName))
+        )
+        #expect(document.services.map { $0.rejected.values.reduce(0, +) } == [5, 4])
+    }
+
     /// A campaign's file with no line of one service: that half sends nothing, says why, and
     /// leaves the campaign invalid (exit 4), for a campaign measured only half.
     @Test func aHalfWithNoLinesSaysSo() throws {
@@ -208,8 +251,10 @@ import Testing
                 "error: --fcm-endpoint sends a campaign's token set, read once a half: give --tokens FILE, a regular text file of apns: and fcm: lines (not --generate, standard input or a pipe; fanout run --fleet generates both)."
             ),
             (
-                campaign + ["--tokens", tokens, "--gone-tokens", folder + "/gone.txt", "--repeat", "2"],
-                "error: --fcm-endpoint's campaign does not take --gone-tokens, --repeat: each half would have its own (send each service on its own with them)."
+                campaign + [
+                    "--tokens", tokens, "--skip-invalid", "--rejects", folder + "/rejects.txt", "--repeat", "2",
+                ],
+                "error: --fcm-endpoint's campaign does not take --rejects, --repeat: each half would have its own (send each service on its own with them)."
             ),
             (
                 campaign + ["--tokens", tokens, "--service", "fcm"],

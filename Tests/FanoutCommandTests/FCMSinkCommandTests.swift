@@ -209,6 +209,11 @@ import Testing
                 ["sink", "--service", "fcm", "--goaway-after-requests", "5:TooManyRequests"],
                 "error: --goaway-after-requests 5:TooManyRequests: FCM's GOAWAY carries no APNs reason: give N alone."
             ),
+            // Shutdown, the APNs sink's reason when none is written, is a reason all the same.
+            (
+                ["sink", "--service", "fcm", "--goaway-after-requests", "5:Shutdown"],
+                "error: --goaway-after-requests 5:Shutdown: FCM's GOAWAY carries no APNs reason: give N alone."
+            ),
             (
                 ["sink", "--service", "fcm", "--plan-rtt", "80ms"],
                 "error: --plan-rtt measures the provider: add --output DIR."

@@ -27,8 +27,9 @@ import Testing
         return (String(parts.first ?? ""), Double(parts.last ?? "") ?? 0)
     }
 
-    /// The file's project, token fates, latency and devices hold; an option given on the
-    /// command line wins over the file's.
+    /// The file's project, token fates, latency and devices hold, and the folder records the
+    /// file (its path and sha256sum's digest); an option given on the command line wins over
+    /// the file's.
     @Test func theFileSaysWhatTheCommandLineCanAndTheCommandLineWins() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -40,14 +41,21 @@ import Testing
         latency = fixed:150ms
         device-offline = 50%
         """.write(toFile: file, atomically: true, encoding: .utf8)
-        let (sink, port) = try CommandRunner.sink(["--service", "fcm", "--no-auth", "--scenario", file])
+        let (sink, port) = try CommandRunner.sink(
+            ["--service", "fcm", "--no-auth", "--scenario", file, "--output", folder + "/run"]
+        )
         defer { sink.stop() }
         let gone = try Self.send(to: port, project: "proj-s")
         #expect(gone.status == "404", "the file's 100% unregistered")
         #expect(gone.seconds >= 0.15, "held no less than the file's latency: \(gone.seconds) s")
         let ended = sink.stop()
         #expect(lines(of: ended.output, keyed: "  delivered ") == ["  delivered 0 · unregistered 1"], "\(ended.output)")
-        #expect(lines(of: ended.output, keyed: "devices: ").count == 1, "the file's devices: \(ended.output)")
+        // (its lines, and with --output the folder's summary lines after them)
+        #expect(!lines(of: ended.output, keyed: "devices: ").isEmpty, "the file's devices: \(ended.output)")
+        let recorded = try #require(try CommandRunner.summary(in: folder + "/run").configuration.scenario)
+        #expect(recorded.path == file)
+        let sha = try PeerProcess.run("/usr/bin/sha256sum", [file])
+        #expect(sha.output.hasPrefix(recorded.sha256), "\(sha.output)")
 
         let (over, overPort) = try CommandRunner.sink(
             ["--service", "fcm", "--no-auth", "--scenario", file, "--fcm-unregistered", "0%"]
@@ -94,6 +102,10 @@ import Testing
                 "goaway-after-requests = 5:TooManyRequests\n",
                 "1: goaway-after-requests 5:TooManyRequests: FCM's GOAWAY carries no APNs reason: give N alone."
             ),
+            (
+                "goaway-after-requests = 5:Shutdown\n",
+                "1: goaway-after-requests 5:Shutdown: FCM's GOAWAY carries no APNs reason: give N alone."
+            ),
             ("fcm-internal = lots\n", "1: fcm-internal = lots is not a share like 5% or 0.05."),
             ("fcm-unregistered = 150%\n", "1: fcm-unregistered = 150% is not a share from 0 to 100%."),
         ]
@@ -107,5 +119,16 @@ import Testing
                 "\(result.standardError)"
             )
         }
+        // A token file the scenario names and nobody can read: said at the file's line.
+        let file = folder + "/missing.scenario"
+        try "\nunregistered-tokens = nowhere.txt\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(["sink", "--service", "fcm", "--no-auth", "--scenario", file])
+        #expect(result.status != 0)
+        #expect(
+            line(of: result.standardError, keyed: "error: ")?.hasPrefix(
+                "error: \(file):2: unregistered-tokens: "
+            ) == true,
+            "\(result.standardError)"
+        )
     }
 }

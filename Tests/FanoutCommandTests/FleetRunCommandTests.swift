@@ -106,15 +106,41 @@ import Testing
         #expect(services.sorted() == ["APNs", "FCM"], "\(result.standardOutput)")
     }
 
+    /// The open model: the schedule is the campaign's, each half sending its own devices at its
+    /// part of the rate. 2,000/s for 2 s is 4,000 devices; each half's schedule runs the whole
+    /// 2 s (its last arrival due at 2 s less one of its gaps, whatever its share), every device
+    /// sent when due: the campaign cannot end before its last arrival's 20 ms answer, where the
+    /// same devices sent as fast as the streams allow take a fifth of that.
+    @Test func theOpenModelSplitsTheCampaignsRateByTheShares() throws {
+        let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run([
+            "run", "--fleet", "apns=55%,fcm=45%", "--rate", "2000", "--duration", "2s", "--connections", "2",
+            "--sink-latency", "fixed:20ms", "--output", folder,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/campaign.json"))
+        let document = try JSONDecoder().decode(CampaignDocument.self, from: data)
+        #expect(document.campaign.devices == 4000 && document.campaign.accepted == 4000)
+        #expect(document.campaign.reconciled == true)
+        #expect(document.campaign.seconds >= 2.0, "\(document.campaign)")
+        for half in document.services {
+            let summary = try CommandRunner.summary(in: folder + "/" + half.folder)
+            let model = try #require(summary.openModel, "\(half.service): no open model")
+            // n devices at 2,000/s × n/4,000 = n/2 a second: the last due at 2 − 2/n s.
+            let last = 2 - 2 / Double(half.devices)
+            #expect(abs((model.scheduleSeconds ?? 0) - last) < 0.001, "\(half.service): \(model)")
+            #expect(model.arrivals == Int(half.devices) && model.arrivalsSent == Int(half.devices))
+            #expect((half.latencyMilliseconds?.p50 ?? 0) >= 20, "\(half.service): \(half)")
+        }
+        #expect(document.services.map(\.devices).min() ?? 0 > 1500, "\(document.services.map(\.devices))")
+    }
+
     @Test func whatACampaignCannotDoIsRefused() throws {
         let cases: [([String], String)] = [
             (
-                ["run", "--fleet", "apns=55%,fcm=45%", "--rate", "1000"],
-                "error: --fleet runs one closed-model campaign across both services: it does not take --rate/--stage (the open model)."
-            ),
-            (
-                ["run", "--fleet", "apns=55%,fcm=45%", "--repeat", "2"],
-                "error: --fleet runs one closed-model campaign across both services: it does not take --repeat."
+                ["run", "--fleet", "apns=55%,fcm=45%", "--repeat", "2", "--shard", "1/2"],
+                "error: --fleet runs one campaign across both services: it does not take --repeat, --shard."
             ),
             (
                 ["run", "--fleet", "apns=60%,fcm=45%"],
