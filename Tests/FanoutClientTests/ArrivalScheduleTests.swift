@@ -52,6 +52,46 @@ struct ArrivalScheduleTests {
         }
     }
 
+    /// A campaign's parts (`run --fleet` with the open model): every rate times the part, so two
+    /// parts that add up to one hold the whole's arrivals, second by second, each spread over
+    /// the whole schedule; a part of nothing or of more than the whole is refused.
+    @Test func partsOfAScheduleHoldTheWholesArrivalsBetweenThem() throws {
+        let ramp = try ArrivalSchedule(
+            startRate: 0,
+            stages: [.init(duration: .seconds(2), target: 1000), .init(duration: .seconds(3), target: 1000)]
+        )
+        let constant = try ArrivalSchedule(rate: 4000, duration: .seconds(10))
+        for whole in [ramp, constant] {
+            let total = try #require(whole.total)
+            let apns = try whole.scaled(by: 0.55)
+            let fcm = try whole.scaled(by: 0.45)
+            let (a, f) = (try #require(apns.total), try #require(fcm.total))
+            #expect(a + f >= total - 1 && a + f <= total, "\(whole): \(a) + \(f) of \(total)")
+            #expect(apns.duration == whole.duration && fcm.duration == whole.duration)
+            // Up to any moment, the parts have had their shares of the whole's arrivals.
+            for k in stride(from: UInt64(0), to: total, by: Int(total / 7)) {
+                let t = try #require(whole.offset(of: k))
+                // The part's arrivals due by t: the first one later, found by halving.
+                let due = { (part: ArrivalSchedule, count: UInt64) -> Int in
+                    var (low, high) = (UInt64(0), count)
+                    while low < high {
+                        let middle = (low + high) / 2
+                        if (part.offset(of: middle) ?? .max) > t { high = middle } else { low = middle + 1 }
+                    }
+                    return Int(low)
+                }
+                let before = due(apns, a) + due(fcm, f)
+                #expect(abs(before - Int(k)) <= 2, "\(whole): \(before) of the parts' arrivals by the whole's \(k)")
+            }
+        }
+        let endless = try ArrivalSchedule(rate: 1000, duration: nil)
+        #expect(try endless.scaled(by: 0.25).offset(of: 250) == 1_000_000_000)
+        #expect(try endless.scaled(by: 0.25).total == nil)
+        for factor in [0, -0.5, 1.5] {
+            #expect(throws: ScheduleError.self) { try constant.scaled(by: factor) }
+        }
+    }
+
     @Test func stagesFollowOneAnotherAndAPauseHoldsNoArrival() throws {
         // 10 s at 100/s (1000 arrivals), 5 s at 0 (a pause), then 100 → 300/s over 2 s (400).
         let schedule = try ArrivalSchedule(
