@@ -74,6 +74,10 @@ struct FCMExchange {
     /// The tokens listed unregistered (`FCMSinkConfiguration.unregisteredTokens`), read once:
     /// a configuration's set retained and released on every send otherwise.
     private let listedUnregistered: Set<UInt64>
+    /// Told once, at the connection's first proven request (a send whose bearer is good, or
+    /// a token granted): the sink's admission no longer takes it for an idle connection.
+    var proved: (@Sendable () -> Void)?
+    private var hasProved = false
     /// The sink's latency (`FCMSinkConfiguration.latency`), and its draws.
     private let latency: LatencyDistribution?
     private var latencyDraws: SinkRandom
@@ -147,7 +151,9 @@ struct FCMExchange {
                 let method = String(decoding: request.method, as: UTF8.self)
                 return refuse(.tokenRefused, 404, prepared.notFound, "\(method) /token: the token endpoint takes POST")
             }
-            return grant(request, now: now)
+            let answer = grant(request, now: now)
+            if answer.status == 200 { provedItself() }
+            return answer
         }
         guard isPost, path.starts(with: Self.sendPrefix), path.count > Self.sendPrefix.count + Self.sendSuffix.count,
             UnsafeRawBufferPointer(rebasing: path[(path.count - Self.sendSuffix.count)...]).elementsEqual(
@@ -160,6 +166,7 @@ struct FCMExchange {
         // Google's pattern for the parent is `^projects/[^/]+$`: a slash in it is no method.
         guard !project.contains(UInt8(ascii: "/")) else { return notFound(request, now: now) }
         if let refusal = authenticate(request.authorization, now: now) { return refusal }
+        provedItself()
         guard project.elementsEqual(service.project) else {
             let named = String(decoding: project, as: UTF8.self)
             service.note(
@@ -338,6 +345,13 @@ struct FCMExchange {
         body.writeStaticString("%")
         Self.writeHex(suffix, into: &body)
         body.writeStaticString(#""}"#)
+    }
+
+    /// The connection's first proven request: told once.
+    private mutating func provedItself() {
+        guard !hasProved else { return }
+        hasProved = true
+        proved?()
     }
 
     /// `nil` when the request's bearer is good; else the 401.

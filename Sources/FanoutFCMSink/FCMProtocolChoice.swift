@@ -12,10 +12,16 @@ struct FCMProtocolChoice: Sendable {
     let service: FCMService
     let draining: @Sendable () -> Bool
     let seed: @Sendable () -> UInt64
+    /// A connection proved who it is (its first send with a good bearer, or a token granted):
+    /// no longer one a newcomer may have evicted (`OpenConnections`).
+    let proved: @Sendable (ObjectIdentifier) -> Void
 
     func configure(_ channel: any Channel, as transport: FCMSinkStatistics.Transport) throws {
         let peer = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
-        let exchange = FCMExchange(service: service, transport: transport, peer: peer, seed: seed())
+        let key = ObjectIdentifier(channel)
+        let proved = proved
+        var exchange = FCMExchange(service: service, transport: transport, peer: peer, seed: seed())
+        exchange.proved = { proved(key) }
         service.statistics.connectionOpened(transport)
         let operations = channel.pipeline.syncOperations
         // Chosen: the protocol's own timers hold it from here.

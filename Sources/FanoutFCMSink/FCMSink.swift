@@ -12,7 +12,7 @@ import NIOSSL
 public final class FCMSink: Sendable {
     public let service: FCMService
     private let channel: any Channel
-    private let open = NIOLockedValueBox(OpenConnections())
+    private let open: NIOLockedValueBox<OpenConnections>
     private let draining = ManagedAtomic(false)
     /// Delivers and expires what the device fleet keeps as time passes (every `fleetTick`),
     /// with a fleet.
@@ -36,12 +36,14 @@ public final class FCMSink: Sendable {
         self.service = service
         let draining = draining
         let seeds = ManagedAtomic<UInt64>(service.configuration.seed)
+        let open = NIOLockedValueBox(OpenConnections(service.configuration))
+        self.open = open
         let choice = FCMProtocolChoice(
             service: service,
             draining: { draining.load(ordering: .relaxed) },
-            seed: { seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed) }
+            seed: { seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed) },
+            proved: { key in open.withLockedValue { $0.admission.requestArrived(key) } }
         )
-        let open = open
         let installWire = wire?.installer {
             seeds.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed)
         }
@@ -57,23 +59,21 @@ public final class FCMSink: Sendable {
             .childChannelInitializer { child in
                 let key = ObjectIdentifier(child)
                 let address = child.remoteAddress?.ipAddress ?? "unknown"
+                let peer = child.remoteAddress.map { "\(address):\($0.port ?? 0)" } ?? "unknown"
                 let configuration = service.configuration
-                let refusal = open.withLockedValue {
-                    $0.admit(
-                        key,
-                        child,
-                        from: address,
-                        most: configuration.maxConnections,
-                        mostPerPeer: configuration.maxConnectionsPerPeer
-                    )
-                }
-                if let refusal {
-                    let peer = child.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
-                    service.limitReached(.refused, peer: peer, refusal)
+                let now = NIODeadline.now().uptimeNanoseconds
+                switch open.withLockedValue({ $0.admit(key, child, from: address, newcomer: peer, now: now) }) {
+                case .refused(let why):
+                    service.limitReached(.refused, peer: peer, "closed at once: \(why)")
                     child.close(promise: nil)
                     return child.eventLoop.makeSucceededVoidFuture()
+                case .admitted(nil):
+                    break
+                case .admitted(let (victim, address, why)?):
+                    service.limitReached(.evicted, peer: address, why)
+                    victim?.close(promise: nil)
                 }
-                child.closeFuture.whenComplete { _ in open.withLockedValue { $0.remove(key, from: address) } }
+                child.closeFuture.whenComplete { _ in open.withLockedValue { $0.closed(key) } }
                 return child.eventLoop.makeCompletedFuture {
                     let operations = child.pipeline.syncOperations
                     try installWire?(child)
@@ -152,37 +152,60 @@ public final class FCMSink: Sendable {
     }
 }
 
-/// The connections an FCM sink holds, by channel and by peer address, admitted against the
-/// limits (`FCMSinkConfiguration.maxConnections`, `maxConnectionsPerPeer`) as each is accepted.
+/// The connections an FCM sink holds, by channel, and who may open the next: the APNs sink's
+/// admission (`ConnectionAdmission`: the total, per address, and per address of those that
+/// have not proved who they are once half the total is open) over the limits of
+/// `FCMSinkConfiguration` (`nil`: none). A connection proves itself with a send whose bearer
+/// is good or a token granted (`FCMExchange`); one that has not, past `idleGrace`, is closed
+/// for a newcomer from its own address at that address's limit, and the oldest such of anyone's
+/// for a newcomer at the total.
 struct OpenConnections {
     var channels: [ObjectIdentifier: any Channel] = [:]
-    var perPeer: [String: Int] = [:]
+    var admission: ConnectionAdmission<ObjectIdentifier>
 
-    /// Holds `channel` from `address` unless a limit is reached; then says which, for the log.
+    init(_ configuration: FCMSinkConfiguration) {
+        admission = ConnectionAdmission(
+            total: configuration.maxConnections ?? .max,
+            perPeer: configuration.maxConnectionsPerPeer ?? .max,
+            idlePerPeer: configuration.maxIdleConnectionsPerPeer ?? .max,
+            grace: configuration.idleGrace
+        )
+    }
+
+    /// What becomes of a new connection: refused (why, for the log), or held, with the
+    /// connection evicted for it (if still open), its address and why.
+    enum Admission {
+        case refused(String)
+        case admitted((victim: (any Channel)?, address: String, why: String)?)
+    }
+
+    /// Decides on `channel` from `address` (`newcomer` with its port, for the log) at `now`
+    /// (uptime nanoseconds).
     mutating func admit(
         _ key: ObjectIdentifier,
         _ channel: any Channel,
         from address: String,
-        most: Int?,
-        mostPerPeer: Int?
-    ) -> String? {
-        if let most, channels.count >= most {
-            return "closed at once: \(channels.count) connections open, the most --max-connections allows"
+        newcomer: String,
+        now: UInt64
+    ) -> Admission {
+        switch admission.admit(key, peer: address, now: now) {
+        case .refused(let limit):
+            return .refused(
+                String(
+                    admission.reason(limit, peer: address).dropFirst(ConnectionAdmission<ObjectIdentifier>.prefix.count)
+                )
+            )
+        case .admitted(let eviction):
+            channels[key] = channel
+            guard let eviction else { return .admitted(nil) }
+            let victim = channels.removeValue(forKey: eviction.id)
+            return .admitted((victim, eviction.peer, admission.reason(eviction, newcomer: newcomer)))
         }
-        let fromPeer = perPeer[address, default: 0]
-        if let mostPerPeer, fromPeer >= mostPerPeer {
-            return
-                "closed at once: \(fromPeer) connections open from \(address), the most --max-connections-per-peer allows"
-        }
-        channels[key] = channel
-        perPeer[address] = fromPeer + 1
-        return nil
     }
 
-    /// A held connection closed.
-    mutating func remove(_ key: ObjectIdentifier, from address: String) {
+    /// A held connection closed (an evicted one is no longer counted).
+    mutating func closed(_ key: ObjectIdentifier) {
         guard channels.removeValue(forKey: key) != nil else { return }
-        let left = perPeer[address, default: 1] - 1
-        perPeer[address] = left > 0 ? left : nil
+        admission.closed(key)
     }
 }

@@ -1,5 +1,6 @@
 import FanoutDevices
 import FanoutFCM
+import FanoutListening
 import FanoutScenarioTerms
 
 /// What an FCM sink serves and how it judges (docs/fcm.md; docs/sink.md, "FCM").
@@ -55,11 +56,19 @@ public struct FCMSinkConfiguration: Sendable {
     /// How long the start of an HTTP/2 frame may wait for its rest
     /// (`HTTP2Connection.Configuration.incompleteFrameTimeout`, 30 s); `nil` waits forever.
     public var incompleteFrameTimeout: Duration? = .seconds(30)
-    /// Connections open at once, from anyone and from one address; the next is closed as it
-    /// is accepted, and the log says which limit (`nil`: none of the sink's own, the open-file
-    /// limit's alone).
+    /// Connections open at once, from anyone and from one address, and (once half the total is
+    /// open) from one address that have not proved who they are: the APNs sink's limits
+    /// (`ConnectionAdmission`). The next is closed as it is accepted, and the log says which
+    /// limit, unless a connection that never proved itself can make room for it (it is closed:
+    /// `evicted`). `nil`: none of the sink's own, the open-file limit's alone; the sink's job
+    /// gives the APNs sink's defaults.
     public var maxConnections: Int?
     public var maxConnectionsPerPeer: Int?
+    public var maxIdleConnectionsPerPeer: Int?
+    /// How long a connection may go without a proven request (a send with a good bearer, or a
+    /// token granted) before a newcomer from its own address, at one of that address's limits,
+    /// has it closed; `nil`: the newcomer is closed instead.
+    public var idleGrace: Duration? = ConnectionAdmission<Int>.defaultGrace
     /// How long an access token lives, in seconds: Google's answers say 3599.
     public var accessTokenLifetime = 3599
     /// The Android devices behind the sink (`--device-…`, docs/fcm.md, "Devices behind the

@@ -4,6 +4,7 @@ import FanoutFCMAuth
 import FanoutFCMSink
 import FanoutFiles
 import FanoutInstrument
+import FanoutListening
 import FanoutMachine
 import FanoutNotation
 import FanoutResults
@@ -217,14 +218,19 @@ public struct FCMSinkService: Service {
     /// The sink's configuration with the files it names read, and its connection limits
     /// where none was given: the APNs sink's defaults (three quarters of the descriptors the
     /// open-file limit leaves, at most `ConnectionFaults.mostConnectionsByDefault`; a quarter
-    /// of that default from one address, whatever total is given).
+    /// of that default from one address, whatever total is given, and a quarter of that idle:
+    /// `ConnectionAdmission.peerLimits`).
     func configuration() throws -> FCMSinkConfiguration {
         var configuration = job.configuration
         let defaultTotal = ConnectionFaults.defaultMaxConnections(.current(), eventLoops: job.threads)
         if configuration.maxConnections == nil { configuration.maxConnections = defaultTotal }
-        if configuration.maxConnectionsPerPeer == nil {
-            configuration.maxConnectionsPerPeer = max(1, defaultTotal / 4)
-        }
+        let peerLimits = ConnectionAdmission<Int>.peerLimits(
+            perPeer: configuration.maxConnectionsPerPeer,
+            idlePerPeer: configuration.maxIdleConnectionsPerPeer,
+            defaultTotal: defaultTotal
+        )
+        configuration.maxConnectionsPerPeer = peerLimits.perPeer
+        configuration.maxIdleConnectionsPerPeer = peerLimits.idlePerPeer
         if let path = job.unregisteredTokens {
             do {
                 configuration.unregisteredTokens = Set(

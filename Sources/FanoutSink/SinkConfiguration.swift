@@ -1,6 +1,7 @@
 import FanoutAPNs
 import FanoutHTTP2
 import FanoutInstrument
+import FanoutListening
 import FanoutNotation
 
 /// How the sink behaves: the APNs rules it enforces and the limits it announces.
@@ -60,8 +61,11 @@ public struct SinkConfiguration: Sendable {
     /// address; at the total the oldest idle one is evicted for a newcomer. The default total,
     /// not a `--max-connections` given: a low total given is a fault for one client to meet.
     public func peerLimits(defaultTotal: Int) -> (perPeer: Int, idlePerPeer: Int) {
-        let perPeer = maxConnectionsPerPeer ?? max(1, defaultTotal / 4)
-        return (perPeer, maxIdleConnectionsPerPeer ?? max(1, perPeer / 4))
+        ConnectionAdmission<Int>.peerLimits(
+            perPeer: maxConnectionsPerPeer,
+            idlePerPeer: maxIdleConnectionsPerPeer,
+            defaultTotal: defaultTotal
+        )
     }
 
     /// The configuration for a sink a run starts for itself (`fanout run`, a plan's rehearsal):

@@ -281,11 +281,6 @@ struct SinkCommand: AsyncParsableCommand {
             throw ValidationError("--no-auth and --key-file contradict each other.")
         }
         try validateConnections()
-        if let maxIdleConnectionsPerPeer, maxIdleConnectionsPerPeer < 1 {
-            throw ValidationError(
-                "--max-idle-connections-per-peer must be at least 1; got \(maxIdleConnectionsPerPeer)."
-            )
-        }
         if initialStreams < 1 || maxStreams < initialStreams {
             throw ValidationError("Need 1 ≤ --initial-streams ≤ --max-streams.")
         }
@@ -313,6 +308,12 @@ struct SinkCommand: AsyncParsableCommand {
         if let maxConnectionsPerPeer, maxConnectionsPerPeer < 1 {
             throw ValidationError("--max-connections-per-peer must be at least 1; got \(maxConnectionsPerPeer).")
         }
+        if let maxIdleConnectionsPerPeer, maxIdleConnectionsPerPeer < 1 {
+            throw ValidationError(
+                "--max-idle-connections-per-peer must be at least 1; got \(maxIdleConnectionsPerPeer)."
+            )
+        }
+        _ = try idleGrace.checked(option: "--idle-grace")
     }
 
     /// What both services' sinks check alike: the admin address, how the sink ends by itself,
@@ -484,8 +485,6 @@ extension SinkCommand {
             ("--max-streams", maxStreams != defaults?.maxStreams),
             ("--throttle-after-rejection", throttleAfterRejection),
             ("--coalesce", coalesce != defaults?.coalesce),
-            ("--max-idle-connections-per-peer", maxIdleConnectionsPerPeer != nil),
-            ("--idle-grace", idleGrace != defaults?.idleGrace),
             ("--liveactivity-priority-budget", liveactivityPriorityBudget != nil),
             ("--key-file/--key-id/--team-id", tokenKey.isGiven),
         ]
@@ -568,6 +567,8 @@ extension SinkCommand {
         job.configuration.incompleteFrameTimeout = try frameTimeout.checked(option: "--frame-timeout")
         job.configuration.maxConnections = shared.faults.maxConnections
         job.configuration.maxConnectionsPerPeer = maxConnectionsPerPeer
+        job.configuration.maxIdleConnectionsPerPeer = maxIdleConnectionsPerPeer
+        job.configuration.idleGrace = try idleGrace.checked(option: "--idle-grace")
         job.configuration.devices = shared.devices
         do { try job.configuration.devices.validate() } catch { throw ValidationError("\(error).") }
         job.credentials = fcm.fcmCredentials

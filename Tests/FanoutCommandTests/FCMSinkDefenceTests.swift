@@ -30,6 +30,17 @@ import Testing
         }
     }
 
+    struct Evicted: Decodable {
+        var oldest: Close
+        var newestOpen: Bool
+        var answered: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case oldest, answered
+            case newestOpen = "newest_open"
+        }
+    }
+
     struct Seen: Decodable {
         var silent: Close?
         var idleH2: Close?
@@ -37,9 +48,10 @@ import Testing
         var slowBody: Close?
         var pipelined: Close?
         var perPeer: PerPeer?
+        var evicted: Evicted?
 
         enum CodingKeys: String, CodingKey {
-            case silent, pipelined
+            case silent, pipelined, evicted
             case idleH2 = "idle_h2"
             case idleHttp1 = "idle_http1"
             case slowBody = "slow_body"
@@ -70,7 +82,8 @@ import Testing
     /// chosen; an h2c connection that acknowledged the sink's SETTINGS and then fell silent
     /// gets GOAWAY NO_ERROR (not a SETTINGS timeout's) and its close; an HTTP/1.1 keep-alive
     /// connection is closed idle after its answer; a body stalled half-way is closed; a third
-    /// connection from an address allowed two is closed at once while the two still serve.
+    /// connection from an address allowed two, both of which have sent, is closed at once while
+    /// the two still serve.
     /// Each no sooner than its timeout (a bound a loaded machine can only lengthen), each counted.
     @Test func silentStalledAndSurplusConnectionsAreClosedAndCounted() throws {
         let (sink, port) = try CommandRunner.sink(
@@ -106,7 +119,7 @@ import Testing
         }
         #expect(
             refused == [
-                "closed at once: 2 connections open from 127.0.0.1, the most --max-connections-per-peer allows"
+                "closed at once: 2 connections from 127.0.0.1, the per-peer limit"
             ],
             "\(result.errors)"
         )
@@ -114,6 +127,36 @@ import Testing
             $0.hasSuffix("(no HTTP/2 preface, HTTP/1.1 request or TLS handshake)")
         }
         #expect(silent.count == 1, "\(result.errors)")
+    }
+
+    /// Two connections from an address allowed two, silent past `--idle-grace`: a third that
+    /// sends is served, and the older silent one is closed for it (`evicted`, the APNs sink's
+    /// rule), the newer left open. Silent connections cannot lock out a client from their own
+    /// address (a NAT, a CI runner's loopback).
+    @Test func aSilentConnectionIsEvictedForANewcomerThatSends() throws {
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--service", "fcm", "--no-auth", "--max-connections-per-peer", "2", "--idle-grace", "200ms",
+                "--admin", "127.0.0.1:0",
+            ]
+        )
+        defer { sink.stop() }
+        let admin = try sink.announcedPort(after: "admin on ")
+        let (seen, output) = try Self.clients(["evicted"], port: port, admin: admin)
+        #expect(seen.evicted?.answered == true, "\(output)")
+        #expect(seen.evicted?.oldest.closed == true && seen.evicted?.newestOpen == true, "\(output)")
+        let limits = try Self.limits(admin: admin)
+        #expect(limits["evicted"] == 1 && (limits["refused"] ?? 0) == 0, "\(limits)")
+        let result = sink.stop()
+        let evicted = lines(of: result.errors, keyed: "fanout sink: evicted 127.0.0.1: ")
+        #expect(
+            evicted.count == 1
+                && evicted.first?.contains(
+                    "it sent no authenticated request in 200ms, and 127.0.0.1:"
+                ) == true
+                && evicted.first?.hasSuffix("came at 2 connections from 127.0.0.1, the per-peer limit") == true,
+            "\(result.errors)"
+        )
     }
 
     /// A second request pipelined behind a whole one, its body stalled: its own request

@@ -1,6 +1,7 @@
 import FanoutFCM
 import FanoutFCMAuth
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
@@ -143,6 +144,23 @@ import Testing
         let fresh = exchange.service.tokens.issue(lifetime: 60 * Self.second, now: 70 * Self.second)
         #expect(Self.ask(&exchange, bearer: nil, now: 71 * Self.second).0.status == 401)
         #expect(Self.askWithScheme(&exchange, "bEaReR \(fresh)", now: 71 * Self.second) == 200)
+    }
+
+    /// The connection proves who it is at its first send with a bearer the sink issued, once:
+    /// a refused bearer and a 404 path do not prove it (the sink's admission keeps such a
+    /// connection evictable), later sends do not tell again.
+    @Test func theFirstSendWithAGoodBearerProvesTheConnectionOnce() throws {
+        var exchange = try Self.exchange(account: true)
+        let told = NIOLockedValueBox(0)
+        exchange.proved = { told.withLockedValue { $0 += 1 } }
+        #expect(Self.ask(&exchange, bearer: "ya29.made-up").0.status == 401)
+        #expect(Self.ask(&exchange, bearer: nil).0.status == 401)
+        #expect(Self.ask(&exchange, path: "/v1/nothing").0.status == 404)
+        #expect(told.withLockedValue { $0 } == 0)
+        let token = exchange.service.tokens.issue(lifetime: 60 * Self.second, now: 10 * Self.second)
+        #expect(Self.ask(&exchange, bearer: token, now: 20 * Self.second).0.status == 200)
+        #expect(Self.ask(&exchange, bearer: token, now: 21 * Self.second).0.status == 200)
+        #expect(told.withLockedValue { $0 } == 1)
     }
 
     static func askWithScheme(_ exchange: inout FCMExchange, _ authorization: String, now: UInt64) -> Int {

@@ -10,8 +10,10 @@ one JSON line of what each saw (seconds from its start to the sink's close, or w
   slow_body    an HTTP/1.1 head promising 100 body bytes and 10 of them: the request timeout
   pipelined    one request whole and, in the same write, a second's head and half its body:
                the second's request timeout, not the idle timeout, closes it
-  per_peer     PER_PEER connections held (the sink's /stats seen to count them), then one more:
-               closed at once; the held ones still serve
+  per_peer     PER_PEER connections held, each with a send answered (so none is idle: none can
+               be evicted for a newcomer), then one more: closed at once; the held ones still serve
+  evicted      PER_PEER connections that send nothing, then, past the sink's idle grace, one more
+               with a send: the oldest silent one is closed for it, and its send is answered
 
 Every read has a timeout (20 s): a sink that never closes is reported, not waited for.
 """
@@ -121,6 +123,9 @@ def open_connections():
 
 def per_peer():
     held = [connect() for _ in range(PER_PEER)]
+    for sock in held:
+        sock.sendall(SEND)
+        sock.recv(65536)
     # The sink admits on its loops: wait until it counts them, so the next one is the surplus.
     deadline = time.monotonic() + BOUND
     while open_connections() < PER_PEER and time.monotonic() < deadline:
@@ -135,8 +140,30 @@ def per_peer():
     return {"refused": refused, "held_answered": answer.startswith(b"HTTP/1.1 200")}
 
 
+def evicted():
+    silent = [connect() for _ in range(PER_PEER)]
+    deadline = time.monotonic() + BOUND
+    while open_connections() < PER_PEER and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)  # past the sink's --idle-grace (200 ms)
+    newcomer = connect()
+    newcomer.sendall(SEND)
+    answer = newcomer.recv(65536)
+    oldest = until_closed(silent[0], time.monotonic())
+    oldest.pop("data", None)
+    newest = silent[1]
+    newest.setblocking(False)
+    try:
+        still_open = newest.recv(1) != b""
+    except BlockingIOError:
+        still_open = True
+    for sock in silent[1:] + [newcomer]:
+        sock.close()
+    return {"oldest": oldest, "newest_open": still_open, "answered": answer.startswith(b"HTTP/1.1 200")}
+
+
 CASES = {
     "silent": silent, "idle_h2": idle_h2, "idle_http1": idle_http1, "slow_body": slow_body,
-    "pipelined": pipelined, "per_peer": per_peer,
+    "pipelined": pipelined, "per_peer": per_peer, "evicted": evicted,
 }
 print(json.dumps({case: CASES[case]() for case in sys.argv[4:]}))

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FanoutSink
+@testable import FanoutListening
 
 /// `ConnectionAdmission`: the total, per-peer and per-peer idle connection limits, eviction of
 /// the connections that never sent a request, and the words of a refusal.
@@ -238,32 +238,18 @@ import Testing
         #expect(admission.idleQueueLength(of: "10.0.0.1") <= 128, "\(admission.idleQueueLength(of: "10.0.0.1"))")
     }
 
-    /// A sink a run starts for itself has no neighbour: neither per-peer limit binds, so a pool
-    /// that opens all its connections at once is held to the total only, however low the
-    /// open-file limit made the per-peer default (167 under `ulimit -n 1024`: a run's own
-    /// `--connections 200` was refused 33).
-    @Test func aRunsOwnSinkHoldsItsPoolToTheTotalOnly() {
-        var configuration = SinkConfiguration()
-        #expect(configuration.peerLimits(defaultTotal: 1024) == (256, 64))
-        #expect(configuration.embedded.peerLimits(defaultTotal: 669) == (.max, .max))
-        configuration.maxConnectionsPerPeer = 8
-        #expect(configuration.embedded.peerLimits(defaultTotal: 1024) == (.max, .max))
-    }
-
     /// The per-peer limits follow the total the open-file limit allows: a quarter of it from one
     /// address and a quarter of that idle, so four addresses always get in however low the limit
     /// made the sink (review of issue 61: under `ulimit -n 256` the total was 93 and one address
     /// could still hold all of it, the per-peer default staying at 256). A limit given is kept,
     /// and an idle one follows the per-peer one given.
     @Test func thePerPeerLimitsAreAQuarterOfTheDefaultTotal() {
-        var configuration = SinkConfiguration()
-        #expect(configuration.peerLimits(defaultTotal: 93) == (23, 5))
-        #expect(configuration.peerLimits(defaultTotal: 669) == (167, 41))
-        #expect(configuration.peerLimits(defaultTotal: 3) == (1, 1))
-        configuration.maxConnectionsPerPeer = 40
-        #expect(configuration.peerLimits(defaultTotal: 93) == (40, 10))
-        configuration.maxIdleConnectionsPerPeer = 2
-        #expect(configuration.peerLimits(defaultTotal: 93) == (40, 2))
+        #expect(Admission.peerLimits(perPeer: nil, idlePerPeer: nil, defaultTotal: 1024) == (256, 64))
+        #expect(Admission.peerLimits(perPeer: nil, idlePerPeer: nil, defaultTotal: 93) == (23, 5))
+        #expect(Admission.peerLimits(perPeer: nil, idlePerPeer: nil, defaultTotal: 669) == (167, 41))
+        #expect(Admission.peerLimits(perPeer: nil, idlePerPeer: nil, defaultTotal: 3) == (1, 1))
+        #expect(Admission.peerLimits(perPeer: 40, idlePerPeer: nil, defaultTotal: 93) == (40, 10))
+        #expect(Admission.peerLimits(perPeer: 40, idlePerPeer: 2, defaultTotal: 93) == (40, 2))
     }
 
     @Test func aRefusalSaysWhichLimit() {

@@ -33,23 +33,23 @@ import FanoutNotation
 ///
 /// A state machine over connection identities (`ID`) and the uptime clock's nanoseconds: the
 /// sink keys it by channel.
-struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
+package struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     /// Which limit turned a connection away, or had one evicted.
-    enum Limit: Sendable, Hashable {
+    package enum Limit: Sendable, Hashable {
         case total
         case perPeer
         case idlePerPeer
     }
 
     /// A connection that sent no request, closed to make room for a new one at `limit`.
-    struct Eviction: Sendable, Hashable {
-        var id: ID
-        var peer: String
-        var limit: Limit
+    package struct Eviction: Sendable, Hashable {
+        package var id: ID
+        package var peer: String
+        package var limit: Limit
     }
 
     /// What becomes of a new connection.
-    enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         /// Served; `evicting`, when at a limit, is the connection to be closed for it. That
         /// one no longer counts.
         case admitted(evicting: Eviction?)
@@ -59,11 +59,11 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 
     /// One address's connections.
     private struct Peer: Sendable {
-        var open = 0
+        package var open = 0
         /// Those of them that have sent no request.
-        var idle = 0
+        package var idle = 0
         /// Those, oldest first (with stale entries).
-        var idleOrder = IdleOrder<ID>()
+        package var idleOrder = IdleOrder<ID>()
     }
 
     /// A connection's address, and while it has sent no request, its admission (a sequence
@@ -73,15 +73,15 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
         var idleSince: (admission: UInt64, at: UInt64)?
     }
 
-    let total: Int
-    let perPeer: Int
-    let idlePerPeer: Int
+    package let total: Int
+    package let perPeer: Int
+    package let idlePerPeer: Int
     /// How long a connection may wait for its first request before a newcomer from its own
     /// address, at that address's limit, may have it evicted; `nil`: never.
-    let grace: Duration?
+    package let grace: Duration?
     private let graceNanoseconds: UInt64?
     /// Connections open now, in all.
-    private(set) var open = 0
+    package private(set) var open = 0
     private var byPeer: [String: Peer] = [:]
     private var connections: [ID: Entry] = [:]
     /// Every idle connection, oldest first (with stale entries).
@@ -89,11 +89,25 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     private var idleNow = 0
     private var admissions: UInt64 = 0
 
+    /// The per-peer limits, given or by default (`fanout sink`'s and `fanout sink --service
+    /// fcm`'s): one address may hold a quarter of `defaultTotal`, the total the open-file limit
+    /// allows, and a quarter of that idle; an idle limit follows a per-peer one given.
+    package static func peerLimits(
+        perPeer: Int?,
+        idlePerPeer: Int?,
+        defaultTotal: Int
+    ) -> (
+        perPeer: Int, idlePerPeer: Int
+    ) {
+        let perPeer = perPeer ?? max(1, defaultTotal / 4)
+        return (perPeer, idlePerPeer ?? max(1, perPeer / 4))
+    }
+
     /// The grace by default: a provider's pool sends on a connection within a round trip of
     /// its SETTINGS; a second is a thousand loopback round trips and ten of a far continent.
-    static var defaultGrace: Duration { .seconds(1) }
+    package static var defaultGrace: Duration { .seconds(1) }
 
-    init(total: Int, perPeer: Int, idlePerPeer: Int, grace: Duration? = Self.defaultGrace) {
+    package init(total: Int, perPeer: Int, idlePerPeer: Int, grace: Duration? = Self.defaultGrace) {
         self.total = total
         self.perPeer = perPeer
         self.idlePerPeer = idlePerPeer
@@ -104,7 +118,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     /// Decides on a new connection `id` from `peer` (its address, without the port), arriving
     /// `now` (uptime nanoseconds): counted in as idle (it has sent no request yet) unless
     /// refused.
-    mutating func admit(_ id: ID, peer: String, now: UInt64) -> Decision {
+    package mutating func admit(_ id: ID, peer: String, now: UInt64) -> Decision {
         let full = open >= total
         if full && idleNow == 0 { return .refused(.total) }
         var eviction: Eviction?
@@ -140,7 +154,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 
     /// Connection `id` sent its first request: it is no longer idle (never evicted, not
     /// counted against `idlePerPeer`).
-    mutating func requestArrived(_ id: ID) {
+    package mutating func requestArrived(_ id: ID) {
         guard let entry = connections[id], entry.idleSince != nil else { return }
         connections[id]?.idleSince = nil
         byPeer[entry.peer]?.idle -= 1
@@ -149,7 +163,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     }
 
     /// Connection `id` closed (or was evicted); one not counted is ignored.
-    mutating func closed(_ id: ID) {
+    package mutating func closed(_ id: ID) {
         guard let entry = connections.removeValue(forKey: id) else { return }
         open -= 1
         if entry.idleSince != nil {
@@ -165,18 +179,18 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
     }
 
     /// Connections open now from `peer`, and those of them that have sent no request.
-    func count(from peer: String) -> Int { byPeer[peer]?.open ?? 0 }
-    func idleCount(from peer: String) -> Int { byPeer[peer]?.idle ?? 0 }
+    package func count(from peer: String) -> Int { byPeer[peer]?.open ?? 0 }
+    package func idleCount(from peer: String) -> Int { byPeer[peer]?.idle ?? 0 }
     /// Connections open now that have sent no request.
-    var idle: Int { idleNow }
+    package var idle: Int { idleNow }
     /// Entries in the idle orders' storage, those eviction has passed and stale ones included
     /// (for tests: they stay small).
-    var idleQueueLength: Int { idleOrder.storage }
-    func idleQueueLength(of peer: String) -> Int { byPeer[peer]?.idleOrder.storage ?? 0 }
+    package var idleQueueLength: Int { idleOrder.storage }
+    package func idleQueueLength(of peer: String) -> Int { byPeer[peer]?.idleOrder.storage ?? 0 }
 
     /// The reason a connection from `peer` past `limit` is given (GOAWAY's debug data), which
     /// the sender prints after "the sink refused the connection: ".
-    func reason(_ limit: Limit, peer: String) -> String {
+    package func reason(_ limit: Limit, peer: String) -> String {
         switch limit {
         case .total: "\(Self.prefix)\(total) connections, its limit"
         case .perPeer: "\(Self.prefix)\(perPeer) connections from \(peer), the per-peer limit"
@@ -187,7 +201,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 
     /// Why `eviction`'s connection was closed for one from `newcomer` (address and port), as the
     /// sink's log says it after "evicted <its address>: ".
-    func reason(_ eviction: Eviction, newcomer: String) -> String {
+    package func reason(_ eviction: Eviction, newcomer: String) -> String {
         let limit = reason(eviction.limit, peer: eviction.peer).dropFirst(Self.prefix.count)
         return switch eviction.limit {
         case .total: "it sent no authenticated request, and \(newcomer) came to a sink at its \(limit)"
@@ -198,7 +212,7 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 
     /// How a refusal's debug data starts: a client that knows it (`EndpointFailure`) says the
     /// sink refused it; any other reads it as it is.
-    static var prefix: String { "fanout sink: " }
+    package static var prefix: String { "fanout sink: " }
 
     /// The idle connection admitted longest ago; `nil` when none is.
     private mutating func oldestIdle() -> (id: ID, peer: String)? {
@@ -232,19 +246,19 @@ struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 /// Connections that had sent no request when admitted, oldest first, from `head` on: an entry
 /// whose connection has since sent a request or closed is stale (its admission number no longer
 /// matches) and is skipped, and dropped once stale ones would be half.
-struct IdleOrder<ID: Hashable & Sendable>: Sendable {
+package struct IdleOrder<ID: Hashable & Sendable>: Sendable {
     private var entries: [(id: ID, admission: UInt64)] = []
     private var head = 0
 
     /// Entries held, those passed and stale ones included.
-    var storage: Int { entries.count }
+    package var storage: Int { entries.count }
 
-    mutating func append(_ id: ID, _ admission: UInt64) {
+    package mutating func append(_ id: ID, _ admission: UInt64) {
         entries.append((id, admission))
     }
 
     /// The oldest live entry's connection, left in place; stale ones before it are passed.
-    mutating func oldest(where isLive: (ID, UInt64) -> Bool) -> ID? {
+    package mutating func oldest(where isLive: (ID, UInt64) -> Bool) -> ID? {
         while head < entries.count {
             let entry = entries[head]
             if isLive(entry.id, entry.admission) { return entry.id }
@@ -254,7 +268,7 @@ struct IdleOrder<ID: Hashable & Sendable>: Sendable {
     }
 
     /// The oldest live entry's connection, passed.
-    mutating func popOldest(where isLive: (ID, UInt64) -> Bool) -> ID? {
+    package mutating func popOldest(where isLive: (ID, UInt64) -> Bool) -> ID? {
         guard let id = oldest(where: isLive) else { return nil }
         head += 1
         return id
@@ -263,7 +277,7 @@ struct IdleOrder<ID: Hashable & Sendable>: Sendable {
     /// Drops the entries passed once they are half of the storage, and stale ones once they
     /// would be half of the rest (each at least 64), so the storage stays within about four
     /// times the `live` entries whatever comes, goes or is evicted.
-    mutating func compact(live: Int, where isLive: (ID, UInt64) -> Bool) {
+    package mutating func compact(live: Int, where isLive: (ID, UInt64) -> Bool) {
         if head >= 64 && 2 * head >= entries.count {
             entries.removeFirst(head)
             head = 0
