@@ -79,6 +79,10 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
             held.streamReset { connection.isOpen($0) }
             return
         }
+        if case .connectionError(let error) = event {
+            engineLimit(error)
+            return
+        }
         guard case .message(let message) = event else { return }
         timers.requestArrived()
         let headers = message.headers
@@ -140,6 +144,19 @@ public struct FCMHTTP2Connection: HTTP2ConnectionDelegate {
         } else {
             _ = connection.respond(stream: stream, prepared, body: body)
         }
+    }
+
+    /// The engine ended the connection with GOAWAY: a rule broken or one of its limits (a
+    /// flood, a frame's rest past `incompleteFrameTimeout`, SETTINGS unacknowledged): counted
+    /// and told with the GOAWAY, as the APNs sink tells them (a flood's GOAWAY is the one trace
+    /// it leaves).
+    @inline(never)
+    private func engineLimit(_ error: HTTP2FrameError) {
+        exchange.service.limitReached(
+            error.code == .settingsTimeout ? .settingsTimeout : .ended,
+            peer: exchange.peer,
+            "GOAWAY \(error.code): \(error.reason)"
+        )
     }
 
     public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}

@@ -49,9 +49,13 @@ import Testing
         var pipelined: Close?
         var perPeer: PerPeer?
         var evicted: Evicted?
+        var stalledFrame: Close?
+        var badFrame: Close?
 
         enum CodingKeys: String, CodingKey {
             case silent, pipelined, evicted
+            case stalledFrame = "stalled_frame"
+            case badFrame = "bad_frame"
             case idleH2 = "idle_h2"
             case idleHttp1 = "idle_http1"
             case slowBody = "slow_body"
@@ -155,6 +159,34 @@ import Testing
                     "it sent no authenticated request in 200ms, and 127.0.0.1:"
                 ) == true
                 && evicted.first?.hasSuffix("came at 2 connections from 127.0.0.1, the per-peer limit") == true,
+            "\(result.errors)"
+        )
+    }
+
+    /// The HTTP/2 engine's own limits are the sink's limits too: a frame's start with no rest
+    /// past `--frame-timeout` gets GOAWAY ENHANCE_YOUR_CALM no sooner than it, and a PING on a
+    /// stream (a connection error, RFC 9113 §6.7) GOAWAY PROTOCOL_ERROR; each is counted
+    /// `ended` in `/stats`' limits and told in the log with its GOAWAY.
+    @Test func theEnginesLimitsAreCountedAndTold() throws {
+        let (sink, port) = try CommandRunner.sink(
+            ["--service", "fcm", "--no-auth", "--frame-timeout", "1s", "--admin", "127.0.0.1:0"]
+        )
+        defer { sink.stop() }
+        let admin = try sink.announcedPort(after: "admin on ")
+        let (seen, output) = try Self.clients(["stalled_frame", "bad_frame"], port: port, admin: admin)
+        #expect(seen.stalledFrame?.goawayCode == 0xB && (seen.stalledFrame?.after ?? 0) >= 0.9, "\(output)")
+        #expect(seen.badFrame?.goawayCode == 0x1 && seen.badFrame?.closed == true, "\(output)")
+        let limits = try Self.limits(admin: admin)
+        #expect(limits["ended"] == 2, "\(limits)")
+        let result = sink.stop()
+        let ended = lines(of: result.errors, keyed: "fanout sink: ended 127.0.0.1:").map {
+            $0.split(separator: ": ", maxSplits: 2).last.map(String.init) ?? ""
+        }
+        #expect(
+            ended.sorted() == [
+                "GOAWAY ENHANCE_YOUR_CALM: 5 bytes of a frame waited 1.0 seconds for the rest",
+                "GOAWAY PROTOCOL_ERROR: PING on stream 1; it belongs to stream 0",
+            ],
             "\(result.errors)"
         )
     }

@@ -12,6 +12,11 @@ one JSON line of what each saw (seconds from its start to the sink's close, or w
                the second's request timeout, not the idle timeout, closes it
   per_peer     PER_PEER connections held, each with a send answered (so none is idle: none can
                be evicted for a newcomer), then one more: closed at once; the held ones still serve
+  stalled_frame  h2c, the sink's SETTINGS acknowledged, then the first 5 bytes of a frame's
+               header and nothing more: the sink's GOAWAY (ENHANCE_YOUR_CALM after
+               --frame-timeout), then its close
+  bad_frame    h2c, the sink's SETTINGS acknowledged, then a PING on stream 1 (RFC 9113 §6.7:
+               a connection error): the sink's GOAWAY PROTOCOL_ERROR, then its close
   evicted      PER_PEER connections that send nothing, then, past the sink's idle grace, one more
                with a send: the oldest silent one is closed for it, and its send is answered
 
@@ -74,7 +79,9 @@ def silent():
     return seen
 
 
-def idle_h2():
+def idle_h2(then=b""):
+    """h2c's preface and SETTINGS, the sink's SETTINGS acknowledged, then `then`; what the
+    sink's GOAWAY said, and when it closed."""
     sock = connect()
     started = time.monotonic()
     sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
@@ -83,13 +90,21 @@ def idle_h2():
     def acknowledge(data):
         # The sink's SETTINGS (type 4, no ACK flag) acknowledged once: no SETTINGS timeout.
         if not acked and any(kind == 4 and not flags & 1 for kind, flags, _ in frames(data)):
-            sock.sendall(b"\x00\x00\x00\x04\x01\x00\x00\x00\x00")
+            sock.sendall(b"\x00\x00\x00\x04\x01\x00\x00\x00\x00" + then)
             acked.append(True)
 
     seen = until_closed(sock, started, acknowledge)
     goaways = [payload for kind, _, payload in frames(seen.pop("data", b"")) if kind == 7]
     seen["goaway_code"] = int.from_bytes(goaways[0][4:8], "big") if goaways else None
     return seen
+
+
+def stalled_frame():
+    return idle_h2(then=b"\x00\x00\x08\x06\x00")
+
+
+def bad_frame():
+    return idle_h2(then=b"\x00\x00\x08\x06\x00\x00\x00\x00\x01" + b"\x00" * 8)
 
 
 def idle_http1():
@@ -164,6 +179,7 @@ def evicted():
 
 CASES = {
     "silent": silent, "idle_h2": idle_h2, "idle_http1": idle_http1, "slow_body": slow_body,
-    "pipelined": pipelined, "per_peer": per_peer, "evicted": evicted,
+    "pipelined": pipelined, "per_peer": per_peer, "evicted": evicted, "stalled_frame": stalled_frame,
+    "bad_frame": bad_frame,
 }
 print(json.dumps({case: CASES[case]() for case in sys.argv[4:]}))
