@@ -68,27 +68,29 @@ if [ "$target" = all ]; then
     swift build "${flags[@]}" >&2
     [ -n "$build_only" ] && exit 0
     # As many targets at a time as there are cores (FANOUT_FUZZ_JOBS sets it): each runs one
-    # thread, with its own corpus folder and log. Each prints its line when it ends; the script
-    # exits with the worst status of them (1 a target failed, 130 one was interrupted).
-    jobs=${FANOUT_FUZZ_JOBS:-$(nproc)}
-    [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FANOUT_FUZZ_JOBS is a whole number of at least 1, not $jobs" >&2; exit 2; }
-    worst=0 running=0
-    for each in "${targets[@]}"; do
-        FANOUT_FUZZ_BUILT=1 "$0" "$each" "$seconds" "$@" &
-        if ((++running >= jobs)); then
-            s=0
-            wait -n || s=$?
-            ((s > worst)) && worst=$s
-            ((running--))
-        fi
-    done
-    while ((running > 0)); do
-        s=0
+    # thread, with its own corpus folder and log, and prints its line when it ends. The script
+    # exits 1 when a target failed (a crash, a leak, a timeout: its input kept), else 130 when
+    # one was interrupted; SIGINT stops the targets running (each keeps its "(interrupted)" line)
+    # and starts no more.
+    parallel=${FANOUT_FUZZ_JOBS:-$(getconf _NPROCESSORS_ONLN)}
+    [[ $parallel =~ ^[1-9][0-9]*$ ]] || { echo "FANOUT_FUZZ_JOBS is a whole number of at least 1, not $parallel" >&2; exit 2; }
+    failed=0 interrupted=0 running=0
+    trap 'interrupted=1' INT
+    settle() {
+        local s=0
         wait -n || s=$?
-        ((s > worst)) && worst=$s
-        ((running--))
+        ((running--)) || true
+        if ((s == 130)); then interrupted=1; elif ((s != 0)); then failed=1; fi
+    }
+    for each in "${targets[@]}"; do
+        ((interrupted)) && break
+        FANOUT_FUZZ_BUILT=1 "$0" "$each" "$seconds" "$@" &
+        ((++running < parallel)) || settle
     done
-    exit "$worst"
+    while ((running > 0)); do settle; done
+    ((failed)) && exit 1
+    ((interrupted)) && exit 130
+    exit 0
 fi
 [ -n "${FANOUT_FUZZ_BUILT:-}" ] || swift build "${flags[@]}" --product "$product" >&2
 binary=$(swift build "${flags[@]}" --show-bin-path)/$product

@@ -63,10 +63,13 @@ if [[ $mode != --outcome ]]; then
     # workload is built once, before; each measurement's output is printed in this order.
     swift build -c release --product fanout-cost >/dev/null
     cost_logs=$(mktemp -d)
-    trap 'rm -rf "$cost_logs"' EXIT
+    cost_pids=()
+    # Stopped or failing early, the measurements stop too (background jobs ignore SIGINT).
+    trap 'kill "${cost_pids[@]}" 2>/dev/null; rm -rf "$cost_logs"' EXIT
+    trap 'exit 130' INT TERM
     cost_modes=("" --tokens --fcm)
     for i in 0 1 2; do
-        FANOUT_COST_BUILT=1 bash scripts/cost.sh ${cost_modes[$i]} >"$cost_logs/$i" 2>&1 &
+        FANOUT_COST_BUILT=1 bash scripts/cost.sh ${cost_modes[$i]:+"${cost_modes[$i]}"} >"$cost_logs/$i" 2>&1 &
         cost_pids[i]=$!
     done
     titles=("cost gate (scripts/cost.sh)"

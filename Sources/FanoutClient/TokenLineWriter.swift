@@ -31,7 +31,8 @@ public final class TokenLineWriter: Sendable {
         self.label = label
     }
 
-    /// A writer of the same file whose lines carry `label`.
+    /// A writer of the same file whose connections begin each line with `label` (`Ledger`
+    /// writes it before each token).
     public func labelled(_ label: TokenLabel) -> TokenLineWriter {
         TokenLineWriter(file: file, label: label)
     }

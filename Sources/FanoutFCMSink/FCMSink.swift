@@ -69,8 +69,10 @@ public final class FCMSink: Sendable {
                     return child.eventLoop.makeSucceededVoidFuture()
                 case .admitted(nil):
                     break
-                case .admitted(let (victim, address, why)?):
-                    service.limitReached(.evicted, peer: address, why)
+                case .admitted(let (victim, why)?):
+                    // Closed, not sent GOAWAY: it never proved itself, and has nothing in flight.
+                    let named = victim?.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" }
+                    service.limitReached(.evicted, peer: named ?? "a connection already gone", why)
                     victim?.close(promise: nil)
                 }
                 child.closeFuture.whenComplete { _ in open.withLockedValue { $0.closed(key) } }
@@ -155,10 +157,10 @@ public final class FCMSink: Sendable {
 /// The connections an FCM sink holds, by channel, and who may open the next: the APNs sink's
 /// admission (`ConnectionAdmission`: the total, per address, and per address of those that
 /// have not proved who they are once half the total is open) over the limits of
-/// `FCMSinkConfiguration` (`nil`: none). A connection proves itself with a send whose bearer
-/// is good or a token granted (`FCMExchange`); one that has not, past `idleGrace`, is closed
-/// for a newcomer from its own address at that address's limit, and the oldest such of anyone's
-/// for a newcomer at the total.
+/// `FCMSinkConfiguration` (`nil`: none). A connection past a limit is closed as it is accepted.
+/// A connection proves itself with a send whose bearer is good or a token granted
+/// (`FCMExchange`); one that has not, past `idleGrace`, is closed for a newcomer from its own
+/// address at that address's limit, and the oldest such of anyone's for a newcomer at the total.
 struct OpenConnections {
     var channels: [ObjectIdentifier: any Channel] = [:]
     var admission: ConnectionAdmission<ObjectIdentifier>
@@ -173,10 +175,10 @@ struct OpenConnections {
     }
 
     /// What becomes of a new connection: refused (why, for the log), or held, with the
-    /// connection evicted for it (if still open), its address and why.
+    /// connection evicted for it (if still open) and why.
     enum Admission {
         case refused(String)
-        case admitted((victim: (any Channel)?, address: String, why: String)?)
+        case admitted((victim: (any Channel)?, why: String)?)
     }
 
     /// Decides on `channel` from `address` (`newcomer` with its port, for the log) at `now`
@@ -199,7 +201,7 @@ struct OpenConnections {
             channels[key] = channel
             guard let eviction else { return .admitted(nil) }
             let victim = channels.removeValue(forKey: eviction.id)
-            return .admitted((victim, eviction.peer, admission.reason(eviction, newcomer: newcomer)))
+            return .admitted((victim, admission.reason(eviction, newcomer: newcomer)))
         }
     }
 

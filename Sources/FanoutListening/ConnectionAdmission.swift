@@ -3,9 +3,10 @@ import FanoutNotation
 /// Which connections the sink serves: at most `total` open at once, at most `perPeer` of them
 /// from one address, and, once half the total is open, at most `idlePerPeer` from one address
 /// that have not sent a request yet, so that one client (a runaway pool, a hostile neighbour)
-/// cannot take every connection of a sink others share. A connection past a limit is refused in
-/// words (`HTTP2Refusal`), not closed in silence, unless a connection that never sent a request
-/// can make room for it (it is evicted: GOAWAY):
+/// cannot take every connection of a sink others share. A connection past a limit is turned
+/// away (the APNs sink refuses it in words, `HTTP2Refusal`; the FCM sink, whose clients read no
+/// such words, closes it), unless a connection that never sent a request can make room for it
+/// (it is evicted: the APNs sink's GOAWAY, the FCM sink's close):
 ///
 /// - at the total, the one that has waited longest, whoever it is from;
 /// - at its own address's limit (`perPeer`, `idlePerPeer`), that address's oldest, once it has
@@ -59,11 +60,11 @@ package struct ConnectionAdmission<ID: Hashable & Sendable>: Sendable {
 
     /// One address's connections.
     private struct Peer: Sendable {
-        package var open = 0
+        var open = 0
         /// Those of them that have sent no request.
-        package var idle = 0
+        var idle = 0
         /// Those, oldest first (with stale entries).
-        package var idleOrder = IdleOrder<ID>()
+        var idleOrder = IdleOrder<ID>()
     }
 
     /// A connection's address, and while it has sent no request, its admission (a sequence

@@ -94,7 +94,8 @@ public struct FleetShares: Sendable, Hashable, CustomStringConvertible {
 /// With the open model (`--rate`, `--stage`) the schedule is the campaign's: the devices arrive
 /// at its rate and each half sends its own at its part of it (`ArrivalSchedule.scaled(by:)`,
 /// the half's devices over the campaign's), so that 4,000/s over `apns=55%,fcm=45%` is about
-/// 2,200/s to APNs and 1,800/s to FCM, together 4,000/s, second by second.
+/// 2,200/s to APNs and 1,800/s to FCM, together 4,000/s. Each half's schedule starts when its
+/// half does; the halves are started together (`Campaign.run`), a few milliseconds apart.
 public struct CampaignJob: Sendable {
     /// The APNs half as the options describe the main job; its count and seed are the
     /// campaign's.

@@ -47,6 +47,9 @@ public struct CampaignSendJob: Sendable {
         fcm.templateHalf = .fcm
         self.apns = apns
         self.fcm = fcm
+        // One gone-tokens file for both halves, whichever job named it: the APNs half makes it.
+        goneTokens = apns.goneTokens ?? fcm.goneTokens
+        self.fcm.goneTokens = nil
     }
 
     /// Sends the campaign into `directory` (checked and locked before any traffic): `apns/` and

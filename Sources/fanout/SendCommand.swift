@@ -222,14 +222,8 @@ struct SendCommand: ParsableCommand {
             tokens: tokenOptions.input
         )
         fcmHalf.shape = try shape.shape()
-        var campaign = CampaignSendJob(
-            apns: try shaped(apns, apple: apns.endpoint.apple != nil),
-            fcm: try shaped(fcmHalf)
-        )
-        // One file for both halves, each line labelled with its service.
-        campaign.fcm.goneTokens = nil
-        campaign.goneTokens = goneTokens
-        return campaign
+        // Each half's --gone-tokens is the campaign's one file, each line labelled with its service.
+        return CampaignSendJob(apns: try shaped(apns, apple: apns.endpoint.apple != nil), fcm: try shaped(fcmHalf))
     }
 
     /// The job the options describe (one service's; `campaign()` for both).

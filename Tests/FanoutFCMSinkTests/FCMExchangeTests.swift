@@ -161,6 +161,14 @@ import Testing
         #expect(Self.ask(&exchange, bearer: token, now: 20 * Self.second).0.status == 200)
         #expect(Self.ask(&exchange, bearer: token, now: 21 * Self.second).0.status == 200)
         #expect(told.withLockedValue { $0 } == 1)
+        // A token granted proves its connection as well (`--no-auth` hands out one to any ask).
+        var granting = try Self.exchange()
+        granting.proved = { told.withLockedValue { $0 += 1 } }
+        #expect(Self.ask(&granting, method: "GET", path: "/token").0.status == 404)
+        #expect(told.withLockedValue { $0 } == 1)
+        #expect(Self.ask(&granting, path: "/token", bearer: nil, body: "").0.status == 200)
+        #expect(Self.ask(&granting, path: "/token", bearer: nil, body: "").0.status == 200)
+        #expect(told.withLockedValue { $0 } == 2)
     }
 
     static func askWithScheme(_ exchange: inout FCMExchange, _ authorization: String, now: UInt64) -> Int {

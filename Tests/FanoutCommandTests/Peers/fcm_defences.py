@@ -17,13 +17,15 @@ one JSON line of what each saw (seconds from its start to the sink's close, or w
                --frame-timeout), then its close
   bad_frame    h2c, the sink's SETTINGS acknowledged, then a PING on stream 1 (RFC 9113 §6.7:
                a connection error): the sink's GOAWAY PROTOCOL_ERROR, then its close
-  evicted      PER_PEER connections that send nothing, then, past the sink's idle grace, one more
-               with a send: the oldest silent one is closed for it, and its send is answered
+  evicted      PER_PEER connections, the first with a send answered (it proved itself), the rest
+               silent; then, past the sink's idle grace, one more with a send: the oldest silent
+               one is closed for it (not the older one that sent), and its send is answered
 
 Every read has a timeout (20 s): a sink that never closes is reported, not waited for.
 """
 
 import json
+import select
 import socket
 import sys
 import time
@@ -155,8 +157,22 @@ def per_peer():
     return {"refused": refused, "held_answered": answer.startswith(b"HTTP/1.1 200")}
 
 
+def still_open(sock):
+    """Whether the sink has left `sock` open: nothing (no close) within 300 ms."""
+    ready, _, _ = select.select([sock], [], [], 0.3)
+    if not ready:
+        return True
+    try:
+        return sock.recv(1) != b""
+    except ConnectionResetError:
+        return False
+
+
 def evicted():
-    silent = [connect() for _ in range(PER_PEER)]
+    proven = connect()
+    proven.sendall(SEND)
+    proven.recv(65536)
+    silent = [connect() for _ in range(PER_PEER - 1)]
     deadline = time.monotonic() + BOUND
     while open_connections() < PER_PEER and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -166,15 +182,10 @@ def evicted():
     answer = newcomer.recv(65536)
     oldest = until_closed(silent[0], time.monotonic())
     oldest.pop("data", None)
-    newest = silent[1]
-    newest.setblocking(False)
-    try:
-        still_open = newest.recv(1) != b""
-    except BlockingIOError:
-        still_open = True
-    for sock in silent[1:] + [newcomer]:
+    proven_open = still_open(proven)
+    for sock in silent[1:] + [proven, newcomer]:
         sock.close()
-    return {"oldest": oldest, "newest_open": still_open, "answered": answer.startswith(b"HTTP/1.1 200")}
+    return {"oldest": oldest, "proven_open": proven_open, "answered": answer.startswith(b"HTTP/1.1 200")}
 
 
 CASES = {
