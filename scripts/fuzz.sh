@@ -70,8 +70,8 @@ if [ "$target" = all ]; then
     # As many targets at a time as there are cores (FANOUT_FUZZ_JOBS sets it): each runs one
     # thread, with its own corpus folder and log, and prints its line when it ends. The script
     # exits 1 when a target failed (a crash, a leak, a timeout: its input kept), else 130 when
-    # one was interrupted; SIGINT stops the targets running (each keeps its "(interrupted)" line)
-    # and starts no more.
+    # one was interrupted; a terminal's SIGINT (to every process of the group) stops the targets
+    # running and starts no more.
     parallel=${FANOUT_FUZZ_JOBS:-$(getconf _NPROCESSORS_ONLN)}
     [[ $parallel =~ ^[1-9][0-9]*$ ]] || { echo "FANOUT_FUZZ_JOBS is a whole number of at least 1, not $parallel" >&2; exit 2; }
     failed=0 interrupted=0 running=0

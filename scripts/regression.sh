@@ -64,14 +64,18 @@ if [[ $mode != --outcome ]]; then
     swift build -c release --product fanout-cost >/dev/null
     cost_logs=$(mktemp -d)
     cost_pids=()
-    # Stopped or failing early, the measurements stop too (background jobs ignore SIGINT).
-    trap 'kill "${cost_pids[@]}" 2>/dev/null; rm -rf "$cost_logs"' EXIT
+    # Stopped or failing early, the measurements stop too: each runs in a process group of its
+    # own (`set -m` while it starts; a script's background jobs ignore SIGINT), ended whole,
+    # valgrind with it.
+    trap 'for p in "${cost_pids[@]}"; do kill -- "-$p" 2>/dev/null; done; rm -rf "$cost_logs"' EXIT
     trap 'exit 130' INT TERM
     cost_modes=("" --tokens --fcm)
+    set -m
     for i in 0 1 2; do
         FANOUT_COST_BUILT=1 bash scripts/cost.sh ${cost_modes[$i]:+"${cost_modes[$i]}"} >"$cost_logs/$i" 2>&1 &
         cost_pids[i]=$!
     done
+    set +m
     titles=("cost gate (scripts/cost.sh)"
         "cost gate, binary and generated token sets (scripts/cost.sh --tokens): mallocs a notification"
         "cost gate, FCM sends (scripts/cost.sh --fcm): mallocs a notification")

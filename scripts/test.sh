@@ -107,7 +107,7 @@ step "The image: the Dockerfile's runtime with the release build above (podman, 
 # runtime libraries it loads.
 bash scripts/image.sh --test --binary .build/release/fanout fanout:test
 
-step "Fuzzing, short form: each libFuzzer target (Fuzz/) 10 s with ASan from its seeds, built without the optimizer (beside the tests, above)"
+step "Fuzzing, short form: each libFuzzer target (Fuzz/) 10 s with ASan from its seeds, a target a core at a time, built without the optimizer (beside the tests, above)"
 # The long form, 10 million inputs a target, is scripts/fuzz.sh all 3600 -runs=10000000 (optimized).
 # Unoptimized, the build takes 421 s where it took 670 (scripts/fuzz.sh says what it costs in inputs).
 FANOUT_FUZZ_UNOPTIMIZED=1 bash scripts/fuzz.sh all 10
