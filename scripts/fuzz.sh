@@ -76,9 +76,12 @@ if [ "$target" = all ]; then
     [[ $parallel =~ ^[1-9][0-9]*$ ]] || { echo "FANOUT_FUZZ_JOBS is a whole number of at least 1, not $parallel" >&2; exit 2; }
     failed=0 interrupted=0 running=0
     trap 'interrupted=1' INT
+    # One target's end: its status kept. A SIGINT wakes `wait -n` before any target ended
+    # (no pid named): nothing is counted then, and the wait goes on.
     settle() {
-        local s=0
-        wait -n || s=$?
+        local s=0 ended=""
+        wait -n -p ended || s=$?
+        [ -n "$ended" ] || return 0
         ((running--)) || true
         if ((s == 130)); then interrupted=1; elif ((s != 0)); then failed=1; fi
     }

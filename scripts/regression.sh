@@ -67,12 +67,12 @@ if [[ $mode != --outcome ]]; then
     # Stopped or failing early, the measurements stop too: each runs in a process group of its
     # own (`set -m` while it starts; a script's background jobs ignore SIGINT), ended whole,
     # valgrind with it.
-    trap 'for p in "${cost_pids[@]}"; do kill -- "-$p" 2>/dev/null; done; rm -rf "$cost_logs"' EXIT
+    trap 'for p in "${cost_pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done; rm -rf "$cost_logs"' EXIT
     trap 'exit 130' INT TERM
     cost_modes=("" --tokens --fcm)
     set -m
     for i in 0 1 2; do
-        FANOUT_COST_BUILT=1 bash scripts/cost.sh ${cost_modes[$i]:+"${cost_modes[$i]}"} >"$cost_logs/$i" 2>&1 &
+        FANOUT_COST_BUILT=1 bash scripts/cost.sh ${cost_modes[$i]:+"${cost_modes[$i]}"} </dev/null >"$cost_logs/$i" 2>&1 &
         cost_pids[i]=$!
     done
     set +m
@@ -86,6 +86,7 @@ if [[ $mode != --outcome ]]; then
         cat "$cost_logs/$i"
         ((s > status)) && status=$s
     done
+    cost_pids=() # ended: nothing for the trap to stop
     [[ $mode == --cost ]] && exit "$status"
 fi
 

@@ -158,7 +158,10 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
             arrivals += (from + stage.target) / 2 * length / 1e9
             from = stage.target
         }
-        guard arrivals >= 1 else { throw ScheduleError("the stages hold no arrival (every rate is 0)") }
+        // A part of a schedule (`scaled(by:)`) may hold its one arrival a rounding error short.
+        guard arrivals + 1e-6 >= 1 else {
+            throw ScheduleError("the stages hold no whole arrival (every rate 0, or too low for one)")
+        }
         // An arrival lands at N(t) = k; a rounding error must not drop the last whole one.
         self.init(
             startRate: startRate,

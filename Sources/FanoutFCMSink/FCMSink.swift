@@ -70,7 +70,8 @@ public final class FCMSink: Sendable {
                 case .admitted(nil):
                     break
                 case .admitted(let (victim, why)?):
-                    // Closed, not sent GOAWAY: it never proved itself, and has nothing in flight.
+                    // Closed, not sent GOAWAY: it never proved itself (what it has in flight is
+                    // a request without a good bearer, or one still arriving).
                     let named = victim?.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" }
                     service.limitReached(.evicted, peer: named ?? "a connection already gone", why)
                     victim?.close(promise: nil)
@@ -160,7 +161,8 @@ public final class FCMSink: Sendable {
 /// `FCMSinkConfiguration` (`nil`: none). A connection past a limit is closed as it is accepted.
 /// A connection proves itself with a send whose bearer is good or a token granted
 /// (`FCMExchange`); one that has not, past `idleGrace`, is closed for a newcomer from its own
-/// address at that address's limit, and the oldest such of anyone's for a newcomer at the total.
+/// address at that address's limit, and at the total the oldest unproved one of anyone's, grace
+/// or not.
 struct OpenConnections {
     var channels: [ObjectIdentifier: any Channel] = [:]
     var admission: ConnectionAdmission<ObjectIdentifier>

@@ -159,7 +159,9 @@ public struct CampaignJob: Sendable {
         do {
             return try schedule.scaled(by: Double(devices) / Double(count))
         } catch {
-            throw JobError.option("--fleet: a half's part of the schedule \(schedule): \(error)")
+            throw JobError.option(
+                "--fleet: \(devices) of \(count) devices' part of the schedule \(schedule) holds no whole arrival (\(error)): give more arrivals (--rate, --duration) or fewer devices (--count)"
+            )
         }
     }
 }

@@ -84,6 +84,9 @@ struct ArrivalScheduleTests {
                 #expect(abs(before - Int(k)) <= 2, "\(whole): \(before) of the parts' arrivals by the whole's \(k)")
             }
         }
+        // A half of one device: 49 × (1/49) is a rounding error short of one arrival in doubles.
+        let one = try ArrivalSchedule(rate: 1, duration: .seconds(49)).scaled(by: 1.0 / 49)
+        #expect(one.total == 1 && one.offset(of: 0) == 0)
         let endless = try ArrivalSchedule(rate: 1000, duration: nil)
         #expect(try endless.scaled(by: 0.25).offset(of: 250) == 1_000_000_000)
         #expect(try endless.scaled(by: 0.25).total == nil)
@@ -197,7 +200,7 @@ struct ArrivalScheduleTests {
                 nil, nil, ["0s:100"],
                 "--stage 1 (0s:100): 0s is not a duration above 0; write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
             ),
-            (nil, nil, ["5s:0"], "the stages hold no arrival (every rate is 0)"),
+            (nil, nil, ["5s:0"], "the stages hold no whole arrival (every rate 0, or too low for one)"),
             ("1e300", "10s", [], "--rate: 1e300 is above the highest rate, 1000000000 per second"),
             (
                 nil, nil, ["4000h:100", "4000h:100", "4000h:100"],
