@@ -1,4 +1,5 @@
 import FanoutHTTP2
+import FanoutListening
 import NIOCore
 import NIOHTTP1
 import NIOTLS
@@ -17,7 +18,7 @@ struct FCMProtocolChoice: Sendable {
     let proved: @Sendable (ObjectIdentifier) -> Void
 
     func configure(_ channel: any Channel, as transport: FCMSinkStatistics.Transport) throws {
-        let peer = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+        let peer = channel.remoteAddress.map(\.hostAndPort) ?? "unknown"
         let key = ObjectIdentifier(channel)
         let proved = proved
         var exchange = FCMExchange(service: service, transport: transport, peer: peer, seed: seed())
@@ -124,7 +125,7 @@ final class FCMChoiceDeadline: ChannelInboundHandler, RemovableChannelHandler {
         let (service, timeout) = (service, timeout)
         timer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.wholeNanoseconds))) {
             let context = bound.value
-            let peer = context.channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+            let peer = context.channel.remoteAddress.map(\.hostAndPort) ?? "unknown"
             service.limitReached(
                 .idleTimeout,
                 peer: peer,

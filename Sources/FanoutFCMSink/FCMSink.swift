@@ -59,22 +59,31 @@ public final class FCMSink: Sendable {
             .childChannelInitializer { child in
                 let key = ObjectIdentifier(child)
                 let address = child.remoteAddress?.ipAddress ?? "unknown"
-                let peer = child.remoteAddress.map { "\(address):\($0.port ?? 0)" } ?? "unknown"
+                let peer = child.remoteAddress?.hostAndPort ?? "unknown"
                 let configuration = service.configuration
                 let now = NIODeadline.now().uptimeNanoseconds
-                switch open.withLockedValue({ $0.admit(key, child, from: address, newcomer: peer, now: now) }) {
-                case .refused(let why):
-                    service.limitReached(.refused, peer: peer, "closed at once: \(why)")
+                // Decided under the lock; the log's words are made after it, and only for the
+                // lines the log keeps (a flood of refusals is a count each).
+                switch open.withLockedValue({ $0.admit(key, child, from: address, now: now) }) {
+                case .refused(let limit):
+                    service.limitReached(
+                        .refused,
+                        peer: peer,
+                        "closed at once: \(open.withLockedValue { $0.words(limit, peer: address) })"
+                    )
                     child.close(promise: nil)
                     return child.eventLoop.makeSucceededVoidFuture()
                 case .admitted(nil):
                     break
-                case .admitted(let (victim, why)?):
+                case .admitted(let (victim, eviction)?):
                     // Closed, not sent GOAWAY: it never proved itself (what it has in flight is
                     // a request without a good bearer, or one still arriving).
-                    let named = victim?.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" }
-                    service.limitReached(.evicted, peer: named ?? "a connection already gone", why)
-                    victim?.close(promise: nil)
+                    service.limitReached(
+                        .evicted,
+                        peer: victim.remoteAddress?.hostAndPort ?? "unknown",
+                        open.withLockedValue { $0.admission.reason(eviction, newcomer: peer) }
+                    )
+                    victim.close(promise: nil)
                 }
                 child.closeFuture.whenComplete { _ in open.withLockedValue { $0.closed(key) } }
                 return child.eventLoop.makeCompletedFuture {
@@ -176,35 +185,40 @@ struct OpenConnections {
         )
     }
 
-    /// What becomes of a new connection: refused (why, for the log), or held, with the
-    /// connection evicted for it (if still open) and why.
+    typealias Limit = ConnectionAdmission<ObjectIdentifier>.Limit
+    typealias Eviction = ConnectionAdmission<ObjectIdentifier>.Eviction
+
+    /// What becomes of a new connection: refused at a limit, or held, with the connection
+    /// evicted for it and why.
     enum Admission {
-        case refused(String)
-        case admitted((victim: (any Channel)?, why: String)?)
+        case refused(Limit)
+        case admitted((victim: any Channel, eviction: Eviction)?)
     }
 
-    /// Decides on `channel` from `address` (`newcomer` with its port, for the log) at `now`
-    /// (uptime nanoseconds).
+    /// Decides on `channel` from `address` at `now` (uptime nanoseconds).
     mutating func admit(
         _ key: ObjectIdentifier,
         _ channel: any Channel,
         from address: String,
-        newcomer: String,
         now: UInt64
-    ) -> Admission {
+    )
+        -> Admission
+    {
         switch admission.admit(key, peer: address, now: now) {
         case .refused(let limit):
-            return .refused(
-                String(
-                    admission.reason(limit, peer: address).dropFirst(ConnectionAdmission<ObjectIdentifier>.prefix.count)
-                )
-            )
+            return .refused(limit)
         case .admitted(let eviction):
             channels[key] = channel
-            guard let eviction else { return .admitted(nil) }
-            let victim = channels.removeValue(forKey: eviction.id)
-            return .admitted((victim, admission.reason(eviction, newcomer: newcomer)))
+            // An evicted connection is one admitted and not yet closed: it is held here.
+            guard let eviction, let victim = channels.removeValue(forKey: eviction.id) else { return .admitted(nil) }
+            return .admitted((victim, eviction))
         }
+    }
+
+    /// A refusal at `limit` in the log's words (the admission's, without the prefix a GOAWAY's
+    /// debug data has).
+    func words(_ limit: Limit, peer address: String) -> Substring {
+        admission.reason(limit, peer: address).dropFirst(ConnectionAdmission<ObjectIdentifier>.prefix.count)
     }
 
     /// A held connection closed (an evicted one is no longer counted).

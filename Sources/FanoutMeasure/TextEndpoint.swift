@@ -139,7 +139,7 @@ public final class TextEndpoint: Sendable {
                 let report: @Sendable (AcceptBackoff.Event) -> Void = { [weak channel] event in
                     if case .failed = event { acceptFailed?() }
                     guard let (kind, detail) = event.logged else { return }
-                    let address = channel?.localAddress.map(TextEndpoint.describe) ?? "\(host):\(port)"
+                    let address = channel?.localAddress.map(\.hostAndPort) ?? "\(host):\(port)"
                     limitReached?(kind, address, detail)
                 }
                 return channel.eventLoop.makeCompletedFuture {
@@ -149,7 +149,7 @@ public final class TextEndpoint: Sendable {
             // Answers wait in at most 64 KiB before reading stops (`ReadWhileAnswersLeave`).
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 16 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in
-                let peer = channel.remoteAddress.map(TextEndpoint.describe) ?? "unknown"
+                let peer = channel.remoteAddress.map(\.hostAndPort) ?? "unknown"
                 let address = channel.remoteAddress?.ipAddress ?? "unknown"
                 let (id, outcome, victim) = connections.withLockedValue { connections in
                     connections.lastID += 1
@@ -216,13 +216,6 @@ public final class TextEndpoint: Sendable {
             return "\(limits.maxConnections) connections, the admin endpoint's limit: the least recently active "
                 + "of the address holding the most closed for a newcomer from \(newcomer)"
         }
-    }
-
-    /// `host:port`, with IPv6 hosts in brackets.
-    static func describe(_ address: SocketAddress) -> String {
-        let host = address.ipAddress ?? "?"
-        let port = address.port.map(String.init) ?? "?"
-        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
 

@@ -275,11 +275,7 @@ public final class Sink: Sendable {
     }
 
     /// `host:port`, with IPv6 hosts in brackets.
-    public static func describe(_ address: SocketAddress) -> String {
-        let host = address.ipAddress ?? "?"
-        let port = address.port.map(String.init) ?? "?"
-        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
+    public static func describe(_ address: SocketAddress) -> String { address.hostAndPort }
 
     /// Stops accepting connections, answers new requests 503 Shutdown and sends every
     /// connection GOAWAY; closes what is still open after `grace`. Only the first call drains;

@@ -75,6 +75,20 @@ import Testing
         return (try JSONDecoder().decode(Seen.self, from: Data(run.output.utf8)), run.output)
     }
 
+    /// An FCM sink with `options`, `--no-auth` and an admin port: the sink (the caller stops
+    /// it), its port and its admin's.
+    static func sink(_ options: [String]) throws -> (PeerProcess, port: Int, admin: Int) {
+        let (sink, port) = try CommandRunner.sink(
+            ["--service", "fcm", "--no-auth", "--admin", "127.0.0.1:0"] + options
+        )
+        do {
+            return (sink, port, try sink.announcedPort(after: "admin on "))
+        } catch {
+            sink.stop()
+            throw error
+        }
+    }
+
     /// The sink's `/stats` `limits`.
     static func limits(admin: Int) throws -> [String: Int] {
         let stats = try PeerProcess.run("curl", ["-fsS", "--max-time", "10", "http://127.0.0.1:\(admin)/stats"])
@@ -88,14 +102,8 @@ import Testing
     /// connection is closed idle after its answer; a body stalled half-way is closed. Each no
     /// sooner than its timeout (a bound a loaded machine can only lengthen), each counted.
     @Test func silentAndStalledConnectionsAreClosedAndCounted() throws {
-        let (sink, port) = try CommandRunner.sink(
-            [
-                "--service", "fcm", "--no-auth", "--idle-timeout", "1s", "--request-timeout", "1s",
-                "--admin", "127.0.0.1:0",
-            ]
-        )
+        let (sink, port, admin) = try Self.sink(["--idle-timeout", "1s", "--request-timeout", "1s"])
         defer { sink.stop() }
-        let admin = try sink.announcedPort(after: "admin on ")
         let (seen, output) = try Self.clients(
             ["silent", "idle_h2", "idle_http1", "slow_body"],
             port: port,
@@ -123,11 +131,8 @@ import Testing
     /// `refused`, and the log says which limit. (Its own sink, with the idle timeout's default:
     /// under a 1 s one a loaded machine could close the two as idle first and let the third in.)
     @Test func aSurplusConnectionIsRefusedWhileTheHeldServe() throws {
-        let (sink, port) = try CommandRunner.sink(
-            ["--service", "fcm", "--no-auth", "--max-connections-per-peer", "2", "--admin", "127.0.0.1:0"]
-        )
+        let (sink, port, admin) = try Self.sink(["--max-connections-per-peer", "2"])
         defer { sink.stop() }
-        let admin = try sink.announcedPort(after: "admin on ")
         let (seen, output) = try Self.clients(["per_peer"], port: port, admin: admin)
         #expect(seen.perPeer?.refused.closed == true, "\(output)")
         #expect(seen.perPeer?.heldAnswered == true)
@@ -146,14 +151,8 @@ import Testing
     /// though it came first. Silent connections cannot lock out a client from their own address
     /// (a NAT, a CI runner's loopback).
     @Test func aSilentConnectionIsEvictedForANewcomerThatSends() throws {
-        let (sink, port) = try CommandRunner.sink(
-            [
-                "--service", "fcm", "--no-auth", "--max-connections-per-peer", "2", "--idle-grace", "200ms",
-                "--admin", "127.0.0.1:0",
-            ]
-        )
+        let (sink, port, admin) = try Self.sink(["--max-connections-per-peer", "2", "--idle-grace", "200ms"])
         defer { sink.stop() }
-        let admin = try sink.announcedPort(after: "admin on ")
         let (seen, output) = try Self.clients(["evicted"], port: port, admin: admin)
         #expect(seen.evicted?.answered == true, "\(output)")
         #expect(seen.evicted?.oldest.closed == true && seen.evicted?.provenOpen == true, "\(output)")
@@ -176,11 +175,8 @@ import Testing
     /// stream (a connection error, RFC 9113 §6.7) GOAWAY PROTOCOL_ERROR; each is counted
     /// `ended` in `/stats`' limits and told in the log with its GOAWAY.
     @Test func theEnginesLimitsAreCountedAndTold() throws {
-        let (sink, port) = try CommandRunner.sink(
-            ["--service", "fcm", "--no-auth", "--frame-timeout", "1s", "--admin", "127.0.0.1:0"]
-        )
+        let (sink, port, admin) = try Self.sink(["--frame-timeout", "1s"])
         defer { sink.stop() }
-        let admin = try sink.announcedPort(after: "admin on ")
         let (seen, output) = try Self.clients(["stalled_frame", "bad_frame"], port: port, admin: admin)
         #expect(seen.stalledFrame?.goawayCode == 0xB && (seen.stalledFrame?.after ?? 0) >= 0.9, "\(output)")
         #expect(seen.badFrame?.goawayCode == 0x1 && seen.badFrame?.closed == true, "\(output)")
