@@ -8,7 +8,8 @@ let libraries = [
     "FanoutTokens",
     "FanoutHPACK", "FanoutListening", "FanoutHTTP2", "FanoutMeasure", "FanoutScenarioTerms", "FanoutWire",
     "FanoutInstrument",
-    "FanoutDevices", "FanoutChannels", "FanoutSink", "FanoutFCMAuth", "FanoutFCMSink", "FanoutEndpoint", "FanoutClient",
+    "FanoutDevices", "FanoutReturn", "FanoutChannels", "FanoutSink", "FanoutFCMAuth", "FanoutFCMSink", "FanoutEndpoint",
+    "FanoutClient",
     "FanoutProbe",
     "FanoutResults",
     "FanoutReport", "FanoutAssembly",
@@ -178,6 +179,14 @@ let package = Package(
                 "FanoutInstrument", atomics, histogram,
             ] + nio("NIOConcurrencyHelpers")
         ),
+        // The return wave (issue #63): the fleet's opens, actions and media downloads sent to the
+        // provider's backend at their due times over HTTP/1.1 keep-alive (TLS too), measured
+        // each second: offered and answered rates, latencies, errors, the knee.
+        .target(
+            name: "FanoutReturn",
+            dependencies: ["FanoutNotation", "FanoutDevices", "FanoutMeasure", "FanoutResults", nioSSL, histogram]
+                + nio("NIOCore", "NIOPosix", "NIOHTTP1")
+        ),
         // Broadcast channels: the store of channels and subscribers, what each broadcast
         // reached, stored updates and their fates, delivery times worked out from distributions.
         .target(
@@ -336,6 +345,11 @@ let package = Package(
         .testTarget(
             name: "FanoutAPNsTests",
             dependencies: ["FanoutAPNs", "FanoutRandom"] + nio("NIOCore")
+        ),
+        .testTarget(
+            name: "FanoutReturnTests",
+            dependencies: ["FanoutReturn", "FanoutDevices", "FanoutScenarioTerms", "FanoutTestSupport"]
+                + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
         .testTarget(name: "FanoutPushTests", dependencies: ["FanoutPush", "FanoutAPNs", "FanoutFCM"]),
         .testTarget(

@@ -27,6 +27,12 @@ package struct DeviceNotification {
     /// An alert (`apns-push-type: alert`, or none): only an alert is stale when delivered late.
     @usableFromInline
     package var isAlert = true
+    /// The token's text and the payload, read only while `accept` runs: with engagement on,
+    /// what a device that gets it at once sends back (`Engagement`). `nil`: no return events.
+    @usableFromInline
+    package var tokenText: UnsafeRawBufferPointer?
+    @usableFromInline
+    package var body: UnsafeRawBufferPointer?
 
     /// A notification for the token whose `TokenList.hash` is `token`, APNs' defaults for what
     /// is not given (the memberwise initialiser, spelt out for other modules; made per accepted
@@ -99,6 +105,11 @@ package struct DeviceFleet: ~Copyable {
     package static let historyCapacity = 4096
     /// The messages kept without a collapse key so far (FCM's store): each one's key.
     private var messagesKept: UInt64 = 0
+    /// What devices do after a delivery, with a backend named (`nil`: nothing comes back).
+    private let engagement: Engagement?
+    /// What they send back, until it is due (`takeReturns`).
+    private var returns = ReturnEvents()
+    private(set) var engaged: EngagementCounts
 
     /// What to answer a request for a notification.
     package enum Answer: Equatable {
@@ -107,11 +118,20 @@ package struct DeviceFleet: ~Copyable {
         case unregistered(since: UInt64)
     }
 
-    init(settings: DeviceFleetSettings, capacity: Int? = nil, historyCapacity: Int = Self.historyCapacity) {
+    /// A fleet (or one of a sharded fleet's parts: `stream` numbers it, so that each part draws
+    /// its delays from a sequence of its own; parts drawing alike would repeat each other's draws).
+    init(
+        settings: DeviceFleetSettings,
+        capacity: Int? = nil,
+        historyCapacity: Int = Self.historyCapacity,
+        stream: UInt64 = 0
+    ) {
         self.settings = settings
         store = DeviceStore(capacity: capacity ?? settings.storeCapacity)
         history = DeliveryHistory(capacity: historyCapacity)
-        random = SinkRandom(seed: settings.seed ^ 0xD1B5_4A32_D192_ED03)
+        random = SinkRandom(seed: settings.seed ^ 0xD1B5_4A32_D192_ED03 ^ (stream &* 0x9E37_79B9_7F4A_7C15))
+        engagement = settings.engagement.isEnabled ? Engagement(settings.engagement, seed: settings.seed) : nil
+        engaged = EngagementCounts(actions: settings.engagement.actions.count)
     }
 
     /// Sets the fan-out's start (a sharded fleet gives every shard the same one); by default it
@@ -182,7 +202,7 @@ package struct DeviceFleet: ~Copyable {
             }
         }
         if reachableAt == now {
-            deliver(
+            let reached = deliver(
                 token: token,
                 app: profile.app,
                 arrival: now,
@@ -191,6 +211,7 @@ package struct DeviceFleet: ~Copyable {
                 history: place,
                 alert: notification.isAlert
             )
+            if let reached, let engagement { engage(notification, engagement, deliveredAt: reached) }
             return .accepted
         }
         keep(notification, token: token, history: place, until: reachableAt, for: storedFor, app: profile.app, now: now)
@@ -290,7 +311,7 @@ package struct DeviceFleet: ~Copyable {
                 let app: DeviceProfile.App =
                     entry.flags & DeviceStoreEntry.uninstalled != 0
                     ? .uninstalled : entry.flags & DeviceStoreEntry.disabled != 0 ? .disabled : .enabled
-                deliver(
+                let reached = deliver(
                     token: entry.device,
                     app: app,
                     arrival: entry.arrivedAt,
@@ -299,6 +320,8 @@ package struct DeviceFleet: ~Copyable {
                     history: entry.historyPlace,
                     alert: entry.flags & DeviceStoreEntry.notAlert == 0
                 )
+                // The store keeps no token text or payload: such a device sends nothing back.
+                if reached != nil, engagement != nil { engaged.fromStorage += 1 }
             } else {
                 counts.discardedExpired += 1
                 note(.discardedExpired, at: entry.expiresAt, entry.historyPlace, entry.device)
@@ -346,7 +369,8 @@ package struct DeviceFleet: ~Copyable {
     /// The service hands a notification that arrived at `arrival` to a device that can take it
     /// from `time`; it reaches the device after the drawn delay. On Android (the FCM sink's fleet)
     /// notifications disabled stop what would be shown, not a data message, which
-    /// the app still receives.
+    /// the app still receives. Returns when the device got it, if it did.
+    @discardableResult
     private mutating func deliver(
         token: UInt64,
         app: DeviceProfile.App,
@@ -355,7 +379,7 @@ package struct DeviceFleet: ~Copyable {
         fromStorage: Bool,
         history place: Int,
         alert: Bool = true
-    ) {
+    ) -> UInt64? {
         let app = app == .disabled && !alert && settings.service == .fcm ? .enabled : app
         switch app {
         case .enabled:
@@ -373,6 +397,7 @@ package struct DeviceFleet: ~Copyable {
                         "\(alert) delivered from storage \(FleetFindings.seconds(age)) after \(settings.service.name) received it (stale after \(DurationNotation.format(bound)))"
                 }
             }
+            return reached
         case .disabled:
             if fromStorage { counts.discardedDisabledFromStorage += 1 } else { counts.discardedDisabled += 1 }
             note(fromStorage ? .discardedDisabledFromStorage : .discardedDisabled, at: time, place, token)
@@ -386,7 +411,73 @@ package struct DeviceFleet: ~Copyable {
             // The attempt tells the service the token is gone.
             markUnregistered(token, since: time)
         }
+        return nil
     }
+
+    /// What the device that got `notification` at `deliveredAt` sends back, held until due: the
+    /// media download at once (mutable-content), the open after its drawn delay.
+    private mutating func engage(_ notification: DeviceNotification, _ engagement: Engagement, deliveredAt: UInt64) {
+        guard let token = notification.tokenText else { return }
+        let body = notification.body ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        let offer = body.count == 0 ? NotificationOffer() : NotificationOffer.scan(body)
+        let json = JSONScan(body)
+        let decision = engagement.decide(
+            token: notification.token,
+            mutableContent: offer.mutableContent && notification.isAlert,
+            &random
+        )
+        if decision.fetchesMedia {
+            engaged.mediaFetches += 1
+            returns.add(
+                .media,
+                due: deliveredAt,
+                deliveredAt: deliveredAt,
+                action: nil,
+                token: token,
+                id: notification.id,
+                path: offer.mediaURL.map { UnsafeRawBufferPointer(rebasing: body[json.pathOfURL($0)]) }
+            )
+        }
+        guard let after = decision.opensAfter else { return }
+        var action = decision.action
+        var url = offer.defaultURL
+        if let index = action {
+            let carried = engagement.actionNames[index].withUnsafeBytes { offer.action(named: $0, in: body) }
+            if let carried {
+                url = carried
+                engaged.actions[index] += 1
+            } else {
+                // Counted, and taken as the default action: the sink cannot refuse what a
+                // device would do with a notification it was sent.
+                engaged.notCarried[index] += 1
+                action = nil
+            }
+        }
+        if action == nil { engaged.defaultOpens += 1 }
+        engaged.opens += 1
+        returns.add(
+            .open,
+            due: deliveredAt &+ after,
+            deliveredAt: deliveredAt,
+            action: action,
+            token: token,
+            id: notification.id,
+            path: url.map { UnsafeRawBufferPointer(rebasing: body[json.pathOfURL($0)]) }
+        )
+    }
+
+    /// Return events waiting.
+    var returnsWaiting: Int { returns.count }
+    /// When the earliest return event is due.
+    var nextReturn: UInt64? { returns.earliest }
+
+    /// Hands each return event due at `now` to `body` (at most `limit`), returns how many.
+    mutating func takeReturns(now: UInt64, limit: Int, _ body: (ReturnEventView) -> Void) -> Int {
+        returns.takeDue(now: now, limit: limit, body)
+    }
+
+    /// Events whose path was not kept, and tokens cut to 64 bytes (`ReturnEvents`).
+    var returnsCut: (paths: Int, tokens: Int) { (returns.pathsNotKept, returns.tokensCut) }
 
     /// `token`'s app is known gone from `time` on; with no room to remember it, a later request
     /// is accepted (and discarded) again rather than answered unregistered.

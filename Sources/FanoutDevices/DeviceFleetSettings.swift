@@ -72,6 +72,8 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     public var service = PushService.apns
     /// Mixed with each token's hash for its draws.
     public var seed: UInt64 = 1
+    /// What devices do after a delivery, and the backend it reaches (issue #63).
+    public var engagement = EngagementSettings()
 
     /// The fleet off: every share 0, no delay, no budget.
     public init() {}
@@ -79,6 +81,7 @@ public struct DeviceFleetSettings: Sendable, Hashable {
     /// Whether the fleet is on: a share, a delivery delay or a background budget was set.
     public var isEnabled: Bool {
         offline > 0 || lowPower > 0 || disabled > 0 || uninstalled > 0 || delay != nil || backgroundBudget != nil
+            || engagement.isEnabled
     }
 
     /// The problems with the settings, each naming the option it comes from.
@@ -107,6 +110,7 @@ public struct DeviceFleetSettings: Sendable, Hashable {
         guard defaultExpiry > .zero else { throw SinkScenarioError("--device-default-expiry must be above 0") }
         guard burstInterval > .zero else { throw SinkScenarioError("--device-burst-interval must be above 0") }
         guard staleAfter > .zero else { throw SinkScenarioError("--device-stale-after must be above 0") }
+        try engagement.validate()
     }
 
     /// The store's slots are indexed by 32-bit numbers, at most twice the capacity.
@@ -124,7 +128,8 @@ extension DeviceFleetSettings {
     public static let settingNames = [
         "device-offline", "device-low-power", "device-disabled", "device-uninstalled", "device-return",
         "device-delay", "device-store-cap", "device-default-expiry", "device-burst-interval",
-        "device-background-budget", "device-stale-after",
+        "device-background-budget", "device-stale-after", "device-open", "device-open-after", "device-actions",
+        "device-requests-per-open", "device-media-budget", "return-to",
     ]
 
     /// One of the fleet's settings, read: what a file's `NAME = VALUE` line and the option of
@@ -142,6 +147,12 @@ extension DeviceFleetSettings {
         case burstInterval(Duration)
         case backgroundBudget(Rate)
         case staleAfter(Duration)
+        case open(Double)
+        case openAfter(LatencyDistribution)
+        case actions([EngagementSettings.ActionShare])
+        case requestsPerOpen(Int)
+        case mediaBudget(Duration)
+        case returnTo(ReturnURL)
 
         /// Reads one of `settingNames` from its text: shares like `30%`, spreads in the sink's
         /// latency grammar (`uniform:0s-120s`, `lognormal:300ms,0.5`; `device-return` also
@@ -173,6 +184,18 @@ extension DeviceFleetSettings {
                     )
                 }
                 self = .backgroundBudget(rate)
+            case "device-open": self = .open(try ScenarioNotation.share(text))
+            case "device-open-after": self = .openAfter(try LatencyDistribution(parsing: text))
+            case "device-actions": self = .actions(try EngagementSettings.actions(parsing: text))
+            case "device-requests-per-open":
+                guard let count = Int(text), (1...EngagementSettings.largestRequestsPerOpen).contains(count) else {
+                    throw SinkScenarioError(
+                        "device-requests-per-open takes a whole number from 1 to \(EngagementSettings.largestRequestsPerOpen), not \(text)"
+                    )
+                }
+                self = .requestsPerOpen(count)
+            case "device-media-budget": self = .mediaBudget(try ScenarioNotation.duration(text))
+            case "return-to": self = .returnTo(try ReturnURL(parsing: text))
             default: throw SinkScenarioError("\(name) is not a device setting")
             }
         }
@@ -192,6 +215,12 @@ extension DeviceFleetSettings {
         case .burstInterval(let duration): burstInterval = duration
         case .backgroundBudget(let rate): backgroundBudget = rate
         case .staleAfter(let duration): staleAfter = duration
+        case .open(let share): engagement.open = share
+        case .openAfter(let spread): engagement.openAfter = spread
+        case .actions(let actions): engagement.actions = actions
+        case .requestsPerOpen(let count): engagement.requestsPerOpen = count
+        case .mediaBudget(let duration): engagement.mediaBudget = duration
+        case .returnTo(let url): engagement.returnTo = url
         }
     }
 

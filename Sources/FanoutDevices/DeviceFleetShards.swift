@@ -13,8 +13,8 @@ package final class DeviceFleetShards: Sendable {
         let lock = NIOLock()
         var fleet: DeviceFleet
 
-        init(settings: DeviceFleetSettings, capacity: Int) {
-            fleet = DeviceFleet(settings: settings, capacity: capacity)
+        init(settings: DeviceFleetSettings, capacity: Int, stream: UInt64) {
+            fleet = DeviceFleet(settings: settings, capacity: capacity, stream: stream)
         }
     }
 
@@ -28,7 +28,7 @@ package final class DeviceFleetShards: Sendable {
     package init(settings: DeviceFleetSettings) {
         self.settings = settings
         let perShard = (settings.storeCapacity + Self.shardCount - 1) / Self.shardCount
-        shards = (0..<Self.shardCount).map { _ in Shard(settings: settings, capacity: perShard) }
+        shards = (0..<Self.shardCount).map { Shard(settings: settings, capacity: perShard, stream: UInt64($0)) }
     }
 
     private func shard(_ token: UInt64) -> Shard {
@@ -65,6 +65,35 @@ package final class DeviceFleetShards: Sendable {
         }
     }
 
+    /// Hands every return event due at `now` to `body`, shard by shard (each under its lock, at
+    /// most `limit` from each a call); returns how many.
+    package func takeReturns(now: UInt64, limit: Int, _ body: (ReturnEventView) -> Void) -> Int {
+        var taken = 0
+        for shard in shards {
+            taken += shard.lock.withLock { shard.fleet.takeReturns(now: now, limit: limit, body) }
+        }
+        return taken
+    }
+
+    /// When the earliest return event of any shard is due, and how many wait.
+    package func returnsWaiting() -> (count: Int, earliest: UInt64?) {
+        var count = 0
+        var earliest: UInt64?
+        for shard in shards {
+            shard.lock.withLock {
+                count += shard.fleet.returnsWaiting
+                if let next = shard.fleet.nextReturn { earliest = min(earliest ?? .max, next) }
+            }
+        }
+        return (count, earliest)
+    }
+
+    /// The fan-out's first request (uptime nanoseconds), once one came.
+    package var fanOutStarted: UInt64? {
+        let start = fanOutStart.load(ordering: .relaxed)
+        return start == 0 ? nil : start
+    }
+
     /// The history of the notification whose apns-id is `id`, if it is among the recent ones
     /// (the shard is not known from the id: each is asked).
     package func events(of id: UnsafeRawBufferPointer) -> [DeliveryEvent]? {
@@ -95,6 +124,9 @@ package final class DeviceFleetShards: Sendable {
                 snapshot.counts = snapshot.counts + shard.fleet.counts
                 snapshot.times = snapshot.times + shard.fleet.times
                 snapshot.devicesKept += shard.fleet.devicesKept
+                snapshot.engaged = snapshot.engaged + shard.fleet.engaged
+                snapshot.returnPathsNotKept += shard.fleet.returnsCut.paths
+                snapshot.returnTokensCut += shard.fleet.returnsCut.tokens
                 if let stored = shard.fleet.storedExpiries {
                     snapshot.earliestExpiry = min(snapshot.earliestExpiry ?? .max, stored.earliest)
                     snapshot.latestExpiry = max(snapshot.latestExpiry ?? 0, stored.latest)
@@ -116,6 +148,11 @@ package struct DeliverySnapshot: Sendable {
     package var devicesKept = 0
     package var earliestExpiry: UInt64?
     package var latestExpiry: UInt64?
+    /// What the devices did after their deliveries (`Engagement`).
+    package var engaged = EngagementCounts(actions: 0)
+    /// Return events sent to their kind's default path (no room for theirs), and tokens cut.
+    package var returnPathsNotKept = 0
+    package var returnTokensCut = 0
 
     package init() {}
 }

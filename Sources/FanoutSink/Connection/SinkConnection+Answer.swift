@@ -164,13 +164,16 @@ extension SinkConnection {
             )
             if reason == nil, !unanswered, let fleet = state.fleet {
                 if decision.tokenHash == 0 { decision.tokenHash = TokenList.hash(tokenBytes) }
-                let notification = DeviceNotification(
+                var notification = DeviceNotification(
                     token: decision.tokenHash,
                     fields,
                     in: bytes,
                     id: writer.apnsID,
                     wallOffset: wallOffset
                 )
+                // What a device that engages sends back names its token; its payload's actions.
+                notification.tokenText = tokenBytes
+                notification.body = request.body
                 if case .unregistered(let since) = fleet.accept(notification, now: received) {
                     unregisteredSince = since
                     reason = .unregistered

@@ -1,0 +1,260 @@
+/// What an APNs payload offers its device's engagement, found in the body's bytes in place (no
+/// copy, no allocation: scanned per delivered notification while engagement is on). Ranges are
+/// byte offsets into the body scanned, valid while it is.
+///
+/// ```
+///   {"aps":{…,"category":"poll","mutable-content":1},          mutableContent
+///    "category-actions":[{"name":"OK","type":"url","value":"https://example.com/ok"},…],
+///                                                               categoryActions: the array
+///    "notification-action":{"type":"url","value":"https://…"},  defaultURL: its value
+///    "iosImageUrl":"http://…/beacon.jpg"}                       mediaURL: the first http(s) URL
+///                                                               of a picture, film or sound,
+///                                                               at the top or one object down
+/// ```
+/// A body that is not JSON offers nothing (APNs' checks answer it before the fleet sees it).
+package struct NotificationOffer: Equatable {
+    package var mutableContent = false
+    /// The `category-actions` array, brackets included.
+    package var categoryActions: Range<Int>?
+    /// `notification-action`'s `value`: the URL the default action opens (the string's content).
+    package var defaultURL: Range<Int>?
+    /// The attachment the service extension downloads (the string's content).
+    package var mediaURL: Range<Int>?
+
+    package init() {}
+
+    package static func scan(_ body: UnsafeRawBufferPointer) -> NotificationOffer {
+        var offer = NotificationOffer()
+        let json = JSONScan(body)
+        _ = json.members(of: 0) { key, value in
+            if json.equals(key, "aps") {
+                _ = json.members(of: value) { key, value in
+                    if json.equals(key, "mutable-content") { offer.mutableContent = json.literal(value, "1") }
+                    return true
+                }
+            } else if json.equals(key, "category-actions") {
+                if let end = json.end(of: value), body[value] == UInt8(ascii: "[") {
+                    offer.categoryActions = value..<end
+                }
+            } else if json.equals(key, "notification-action") {
+                _ = json.members(of: value) { key, value in
+                    if json.equals(key, "value"), let url = json.string(value), json.isURL(url) {
+                        offer.defaultURL = url
+                    }
+                    return true
+                }
+            } else if offer.mediaURL == nil {
+                offer.mediaURL = json.mediaURL(value)
+                if offer.mediaURL == nil, body[value] == UInt8(ascii: "{") {
+                    _ = json.members(of: value) { _, value in
+                        offer.mediaURL = json.mediaURL(value)
+                        return offer.mediaURL == nil
+                    }
+                }
+            }
+            return true
+        }
+        return offer
+    }
+
+    /// Whether the payload's `category-actions` carry the action named `name`, and its `value`
+    /// (a URL) when it has one: `nil` when it is not carried, `.some(nil)` when carried without one.
+    package func action(named name: UnsafeRawBufferPointer, in body: UnsafeRawBufferPointer) -> Range<Int>?? {
+        guard let actions = categoryActions else { return nil }
+        let json = JSONScan(body)
+        var found: Range<Int>?? = nil
+        _ = json.elements(of: actions.lowerBound) { element in
+            var named = false
+            var url: Range<Int>?
+            _ = json.members(of: element) { key, value in
+                if json.equals(key, "name"), let text = json.string(value) {
+                    named =
+                        text.count == name.count
+                        && memcmp(body.baseAddress! + text.lowerBound, name.baseAddress!, name.count) == 0
+                } else if json.equals(key, "value"), let text = json.string(value), json.isURL(text) {
+                    url = text
+                }
+                return true
+            }
+            if named { found = .some(url) }
+            return !named
+        }
+        return found
+    }
+}
+
+/// A JSON text walked in place: what `NotificationOffer` needs of it and no more. Strings are
+/// ranges of their undecoded content; every walk stops at the first byte that is not JSON.
+struct JSONScan {
+    let bytes: UnsafeRawBufferPointer
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    private func byte(_ index: Int) -> UInt8 { index < bytes.count ? bytes[index] : 0 }
+
+    func skipSpace(_ index: Int) -> Int {
+        var index = index
+        while index < bytes.count,
+            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+        {
+            index += 1
+        }
+        return index
+    }
+
+    /// The content of the string at `index` (at its opening quote).
+    func string(_ index: Int) -> Range<Int>? {
+        guard byte(index) == UInt8(ascii: "\"") else { return nil }
+        var end = index + 1
+        while end < bytes.count {
+            switch bytes[end] {
+            case UInt8(ascii: "\""): return (index + 1)..<end
+            case UInt8(ascii: "\\"): end += 2
+            default: end += 1
+            }
+        }
+        return nil
+    }
+
+    /// Where the value at `index` ends (one past its last byte).
+    func end(of index: Int) -> Int? {
+        switch byte(index) {
+        case UInt8(ascii: "\""):
+            return string(index).map { $0.upperBound + 1 }
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            var at = index
+            while at < bytes.count {
+                switch bytes[at] {
+                case UInt8(ascii: "\""):
+                    guard let content = string(at) else { return nil }
+                    at = content.upperBound + 1
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 { return at + 1 }
+                default: break
+                }
+                at += 1
+            }
+            return nil
+        default:
+            var at = index
+            while at < bytes.count, !Self.endsScalar(bytes[at]) { at += 1 }
+            return at == index ? nil : at
+        }
+    }
+
+    private static func endsScalar(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: ",") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") || byte == 0x20
+            || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    /// Calls `body` with each member's key (the string's content) and where its value starts,
+    /// for the object at `index` (after any blanks), while `body` returns `true`; `false` when the
+    /// walk stopped early or the bytes are not an object.
+    func members(of index: Int, _ body: (Range<Int>, Int) -> Bool) -> Bool {
+        var at = skipSpace(index)
+        guard byte(at) == UInt8(ascii: "{") else { return false }
+        at = skipSpace(at + 1)
+        if byte(at) == UInt8(ascii: "}") { return true }
+        while true {
+            guard let key = string(at) else { return false }
+            at = skipSpace(key.upperBound + 1)
+            guard byte(at) == UInt8(ascii: ":") else { return false }
+            let value = skipSpace(at + 1)
+            guard let end = end(of: value) else { return false }
+            guard body(key, value) else { return false }
+            at = skipSpace(end)
+            if byte(at) == UInt8(ascii: ",") {
+                at = skipSpace(at + 1)
+                continue
+            }
+            return byte(at) == UInt8(ascii: "}")
+        }
+    }
+
+    /// Calls `body` with where each element starts, for the array at `index`, while it returns `true`.
+    func elements(of index: Int, _ body: (Int) -> Bool) -> Bool {
+        var at = skipSpace(index)
+        guard byte(at) == UInt8(ascii: "[") else { return false }
+        at = skipSpace(at + 1)
+        if byte(at) == UInt8(ascii: "]") { return true }
+        while true {
+            guard let end = end(of: at), body(at) else { return false }
+            at = skipSpace(end)
+            if byte(at) == UInt8(ascii: ",") {
+                at = skipSpace(at + 1)
+                continue
+            }
+            return byte(at) == UInt8(ascii: "]")
+        }
+    }
+
+    func equals(_ range: Range<Int>, _ text: StaticString) -> Bool {
+        range.count == text.utf8CodeUnitCount
+            && memcmp(bytes.baseAddress! + range.lowerBound, text.utf8Start, range.count) == 0
+    }
+
+    /// Whether the scalar at `index` is exactly `text` (`1`, `true`).
+    func literal(_ index: Int, _ text: StaticString) -> Bool {
+        guard let end = end(of: index) else { return false }
+        return equals(index..<end, text)
+    }
+
+    /// Whether the string content `range` starts `http://` or `https://`.
+    func isURL(_ range: Range<Int>) -> Bool { schemeLength(range) != nil }
+
+    private func schemeLength(_ range: Range<Int>) -> Int? {
+        let http: StaticString = "http://"
+        let https: StaticString = "https://"
+        if range.count > 8, equals(range.lowerBound..<(range.lowerBound + 8), https) { return 8 }
+        if range.count > 7, equals(range.lowerBound..<(range.lowerBound + 7), http) { return 7 }
+        return nil
+    }
+
+    /// The value at `index` when it is a string holding an http(s) URL of a picture, film or
+    /// sound: its path (before any query) ends in one of `mediaExtensions`.
+    func mediaURL(_ index: Int) -> Range<Int>? {
+        guard let url = string(index), isURL(url) else { return nil }
+        var end = url.lowerBound
+        while end < url.upperBound, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        var dot = end
+        while dot > url.lowerBound, bytes[dot - 1] != UInt8(ascii: "."), bytes[dot - 1] != UInt8(ascii: "/") {
+            dot -= 1
+        }
+        guard dot > url.lowerBound, bytes[dot - 1] == UInt8(ascii: "."), end - dot <= 4, end > dot else { return nil }
+        var word: UInt32 = 0
+        for at in dot..<end { word = word << 8 | UInt32(bytes[at] | 0x20) }
+        return Self.mediaExtensions.contains(word) ? url : nil
+    }
+
+    /// The extensions of the files a service extension attaches (`UNNotificationAttachment`'s
+    /// types: images, audio, video), each as its lowercase bytes in one word.
+    static let mediaExtensions: Set<UInt32> = Set(
+        ["jpg", "jpeg", "png", "gif", "heic", "webp", "mp3", "m4a", "wav", "aiff", "aac", "mp4", "m4v", "mov", "mpeg"]
+            .map { $0.utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+    )
+
+    /// The path and query of the URL whose content is `range` (`/` when it has none): where it is
+    /// asked for at the backend.
+    func pathOfURL(_ range: Range<Int>) -> Range<Int> {
+        let start = range.lowerBound + (schemeLength(range) ?? 0)
+        var at = start
+        while at < range.upperBound, bytes[at] != UInt8(ascii: "/") {
+            // `\/`: JSON's escaped slash, as PHP writes every URL.
+            if bytes[at] == UInt8(ascii: "\\"), at + 1 < range.upperBound, bytes[at + 1] == UInt8(ascii: "/") { break }
+            at += 1
+        }
+        return at..<range.upperBound
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,261 @@
+import FanoutDevices
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// Why a request of the wave got no answer.
+public enum ReturnFailure: String, Sendable, CaseIterable, Codable {
+    /// The backend refused or did not take the connection within `ReturnPool.connectTimeout`.
+    case connect
+    /// The connection closed (or failed) with the request unanswered.
+    case closed
+    /// No answer within the request timeout: the connection is closed.
+    case timeout
+    /// Sent while the backend was found unreachable moments before: failed at once, not tried.
+    case unreachable
+}
+
+/// What the pool tells its measures: every request's end.
+protocol ReturnOutcomes: AnyObject {
+    /// `request` was answered with `status` at `now`, having gone out at `sentAt`.
+    func answered(_ request: ReturnRequest, status: Int, sentAt: UInt64, now: UInt64)
+    func failed(_ request: ReturnRequest, _ failure: ReturnFailure, now: UInt64)
+    /// The backend could not be reached: said once per outage, the address named.
+    func unreachable(_ message: String)
+}
+
+/// The wave's connections to the backend, on one event loop, each carrying one request at a time
+/// over HTTP/1.1 keep-alive, as an app's HTTP client does; at most `size` open, like a fleet of
+/// apps sharing `size` connections (docs/return-wave.md, "The pool": a real fleet opens one or
+/// more per device; fewer here means requests wait for a free one, and that wait counts in their
+/// latency, which runs from the event's due time).
+///
+/// ```
+///   send(r) ─► an idle connection? ── yes ─► written; its answer or failure ─► outcomes
+///                   │ no                                  └─► next waiting request, or idle
+///                   ▼
+///            waiting (FIFO) ; fewer than `size` open? ─► connect (1 s at most)
+///                                                        failed, none open ─► every waiting
+///                                                        request fails `connect`, and for
+///                                                        `retryAfter` new ones `unreachable`
+/// ```
+/// Confined to `loop`: every method is called on it.
+final class ReturnPool: @unchecked Sendable {
+    let loop: any EventLoop
+    let target: ReturnURL
+    let size: Int
+    let requestTimeout: TimeAmount
+    private let tls: NIOSSLContext?
+    private unowned let outcomes: any ReturnOutcomes
+
+    static let connectTimeout = TimeAmount.seconds(1)
+    /// After a failed connection with none open, new requests fail at once this long.
+    static let retryAfter: UInt64 = 200_000_000
+
+    private struct Connection {
+        var channel: (any Channel)?
+        var request: ReturnRequest?
+        var sentAt: UInt64 = 0
+        var timeout: Scheduled<Void>?
+    }
+
+    private var connections: [Int: Connection] = [:]
+    private var nextID = 0
+    private var idle: [Int] = []
+    private var connecting = 0
+    private var waiting = CircularBuffer<ReturnRequest>()
+    private var unreachableUntil: UInt64 = 0
+    private var outage = false
+    private var closing = false
+
+    init(
+        loop: any EventLoop,
+        target: ReturnURL,
+        size: Int,
+        requestTimeout: TimeAmount,
+        tls: NIOSSLContext?,
+        outcomes: any ReturnOutcomes
+    ) {
+        self.loop = loop
+        self.target = target
+        self.size = size
+        self.requestTimeout = requestTimeout
+        self.tls = tls
+        self.outcomes = outcomes
+    }
+
+    /// Requests written and not answered, and those waiting for a connection.
+    var inFlight: Int { connections.values.count { $0.request != nil } + waiting.count }
+    var openConnections: Int { connections.values.count { $0.channel != nil } }
+
+    func send(_ request: ReturnRequest) {
+        let now = NIODeadline.now().uptimeNanoseconds
+        guard !closing else { return outcomes.failed(request, .closed, now: now) }
+        if now < unreachableUntil, connections.isEmpty {
+            outcomes.failed(request, .unreachable, now: now)
+            return
+        }
+        if let id = idle.popLast() {
+            write(request, on: id, now: now)
+            return
+        }
+        waiting.append(request)
+        if connections.count < size { connect() }
+    }
+
+    private func connect() {
+        let id = nextID
+        nextID += 1
+        connections[id] = Connection()
+        connecting += 1
+        let tls = tls
+        let host = target.host
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(Self.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        let handler = try NIOSSLClientHandler(
+                            context: tls,
+                            serverHostname: host.first?.isNumber == true || host.contains(":") ? nil : host
+                        )
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ReturnConnectionHandler(pool: self, id: id))
+                }
+            }
+        bootstrap.connect(host: target.host, port: target.port).whenComplete { [self] result in
+            connecting -= 1
+            switch result {
+            case .success(let channel):
+                guard connections[id] != nil, !closing else {
+                    channel.close(promise: nil)
+                    return
+                }
+                connections[id]?.channel = channel
+                outage = false
+                becameIdle(id)
+            case .failure(let error):
+                connections[id] = nil
+                connectFailed(error)
+            }
+        }
+    }
+
+    /// No connection could be made: with none open, every waiting request fails, and the next
+    /// ones for `retryAfter`; the outage is said once.
+    private func connectFailed(_ error: any Error) {
+        let now = NIODeadline.now().uptimeNanoseconds
+        guard connections.values.allSatisfy({ $0.channel == nil }) else {
+            if !waiting.isEmpty, connections.count < size { connect() }
+            return
+        }
+        if !outage {
+            outage = true
+            outcomes.unreachable("the return wave cannot reach \(target): \(error)")
+        }
+        unreachableUntil = now + Self.retryAfter
+        while let request = waiting.popFirst() { outcomes.failed(request, .connect, now: now) }
+    }
+
+    private func becameIdle(_ id: Int) {
+        if let request = waiting.popFirst() {
+            write(request, on: id, now: NIODeadline.now().uptimeNanoseconds)
+        } else {
+            idle.append(id)
+        }
+    }
+
+    private func write(_ request: ReturnRequest, on id: Int, now: UInt64) {
+        guard let channel = connections[id]?.channel else { return }
+        connections[id]?.request = request
+        connections[id]?.sentAt = now
+        connections[id]?.timeout = loop.scheduleTask(in: requestTimeout) { [self] in
+            guard let connection = connections[id], connection.request != nil else { return }
+            finish(id, failure: .timeout)
+            connection.channel?.close(promise: nil)
+        }
+        channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
+        if let body = request.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+    }
+
+    /// The connection's answer ended: `keepAlive` false when the backend said it closes.
+    func answered(_ id: Int, status: Int, keepAlive: Bool) {
+        guard let connection = connections[id], let request = connection.request else { return }
+        connection.timeout?.cancel()
+        connections[id]?.request = nil
+        connections[id]?.timeout = nil
+        outcomes.answered(request, status: status, sentAt: connection.sentAt, now: NIODeadline.now().uptimeNanoseconds)
+        if keepAlive && !closing {
+            becameIdle(id)
+        } else {
+            connection.channel?.close(promise: nil)
+        }
+    }
+
+    private func finish(_ id: Int, failure: ReturnFailure) {
+        guard let request = connections[id]?.request else { return }
+        connections[id]?.timeout?.cancel()
+        connections[id]?.request = nil
+        outcomes.failed(request, failure, now: NIODeadline.now().uptimeNanoseconds)
+    }
+
+    /// The connection closed: its request, if any, failed; a waiting request gets a new one.
+    func closed(_ id: Int) {
+        finish(id, failure: .closed)
+        connections[id] = nil
+        idle.removeAll { $0 == id }
+        if !waiting.isEmpty && !closing && connections.count < size { connect() }
+    }
+
+    /// Closes every connection; what is waiting or in flight fails `closed`.
+    func close() {
+        closing = true
+        let now = NIODeadline.now().uptimeNanoseconds
+        while let request = waiting.popFirst() { outcomes.failed(request, .closed, now: now) }
+        for (id, connection) in connections {
+            finish(id, failure: .closed)
+            connection.channel?.close(promise: nil)
+        }
+    }
+}
+
+/// Reads one connection's answers for its pool (`HTTPClientResponsePart`s from NIOHTTP1's decoder).
+final class ReturnConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private let pool: ReturnPool
+    private let id: Int
+    private var status = 0
+    private var keepAlive = true
+
+    init(pool: ReturnPool, id: Int) {
+        self.pool = pool
+        self.id = id
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            pool.answered(id, status: status, keepAlive: keepAlive)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pool.closed(id)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

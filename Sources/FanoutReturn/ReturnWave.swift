@@ -1,0 +1,151 @@
+import FanoutDevices
+import FanoutNotation
+import FanoutResults
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// How the wave is sent, beside what the devices do (`EngagementSettings`).
+public struct ReturnWaveSettings: Sendable, Hashable {
+    /// Connections to the backend at most (`--return-pool`): see `ReturnPool` for what it means.
+    public var poolSize = 64
+    /// A request unanswered this long is failed (`timeout`) and its connection closed.
+    public var requestTimeout: Duration = .seconds(30)
+    /// `{campaign}` in the requests.
+    public var campaign = "fanout"
+    /// Each kind's request, where not the default (`ReturnRequestTemplate.defaultTemplate`).
+    public var templates: [ReturnRequestKind: ReturnRequestTemplate] = [:]
+    /// PEM certificates an `https://` backend's chain may end in, besides the system's.
+    public var trustedCertificatesFile: String?
+
+    public static let largestPoolSize = 10_000
+
+    public init() {}
+}
+
+/// The return engine (issue #63): sends the fleet's return events to the backend at their due
+/// times on its own event loop, open model — a slow backend makes requests wait and fail, never
+/// the events later — and measures each second (`ReturnWaveSummary`).
+///
+/// ```
+///   DeviceFleetShards ──every 1 ms: events due──► ReturnRequestMaker ──► ReturnPool ──► backend
+///        (held per shard until due)                 (templates, fields)     │ answers, failures
+///                                                                           ▼
+///                                                                  ReturnTally ─► ReturnWaveSummary
+/// ```
+public final class ReturnWave: @unchecked Sendable {
+    private let group: MultiThreadedEventLoopGroup
+    private let loop: any EventLoop
+    private let fleet: DeviceFleetShards
+    private let maker: ReturnRequestMaker
+    private let pool: ReturnPool
+    private let tally: ReturnTally
+    private var timer: RepeatedTask?
+
+    /// How often due events are taken: a request goes out at most this late.
+    static let tick = TimeAmount.milliseconds(1)
+    /// Events taken from a shard a tick at most, so one tick never holds the loop long.
+    static let perTick = 4096
+
+    /// A wave from `fleet`'s return events; `say` gets what the user must hear at once (the
+    /// backend unreachable).
+    package init(
+        fleet: DeviceFleetShards,
+        settings: ReturnWaveSettings,
+        say: @escaping @Sendable (String) -> Void
+    ) throws {
+        let engagement = fleet.settings.engagement
+        guard let target = engagement.returnTo else {
+            throw ReturnSettingsError("the return wave needs --return-to URL")
+        }
+        guard (1...ReturnWaveSettings.largestPoolSize).contains(settings.poolSize) else {
+            throw ReturnSettingsError(
+                "--return-pool must be from 1 to \(ReturnWaveSettings.largestPoolSize) connections, not \(settings.poolSize)"
+            )
+        }
+        maker = try ReturnRequestMaker(settings: engagement, templates: settings.templates, campaign: settings.campaign)
+        var tls: NIOSSLContext?
+        if target.isTLS {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let file = settings.trustedCertificatesFile {
+                configuration.additionalTrustRoots = [.file(file)]
+            }
+            tls = try NIOSSLContext(configuration: configuration)
+        }
+        self.fleet = fleet
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        loop = group.next()
+        let tally = ReturnTally(
+            backend: target.description,
+            poolSize: settings.poolSize,
+            mediaBudget: engagement.mediaBudget,
+            say: say
+        )
+        self.tally = tally
+        pool = ReturnPool(
+            loop: loop,
+            target: target,
+            size: settings.poolSize,
+            requestTimeout: .nanoseconds(Int64(settings.requestTimeout.wholeNanoseconds)),
+            tls: tls,
+            outcomes: tally
+        )
+    }
+
+    deinit {
+        try? group.syncShutdownGracefully()
+    }
+
+    /// Starts taking due events.
+    public func start() {
+        loop.execute { [self] in
+            timer = loop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [self] _ in take() }
+        }
+    }
+
+    /// Sends what fell due. The requests are made under each shard's lock and sent after it.
+    private func take() {
+        let now = NIODeadline.now().uptimeNanoseconds
+        if let start = fleet.fanOutStarted { tally.start(at: start) }
+        var made: [ReturnRequest] = []
+        _ = fleet.takeReturns(now: now, limit: Self.perTick) { event in
+            maker.requests(event) { made.append($0) }
+        }
+        for request in made {
+            tally.offered(request)
+            pool.send(request)
+        }
+        tally.close(upTo: now)
+    }
+
+    /// Events not yet due, requests not yet answered, and when the last event is due.
+    public func outstanding() throws -> (events: Int, requests: Int) {
+        let events = fleet.returnsWaiting().count
+        let requests = try loop.submit { [self] in pool.inFlight }.wait()
+        return (events, requests)
+    }
+
+    /// Waits until every event was sent and answered (or failed), or `limit` passes; checks
+    /// every 20 ms on the wave's loop. Returns whether it settled.
+    public func settle(within limit: Duration) throws -> Bool {
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(limit.wholeNanoseconds))
+        while true {
+            let (events, requests) = try outstanding()
+            if events == 0 && requests == 0 { return true }
+            guard NIODeadline.now() < deadline else { return false }
+            try loop.scheduleTask(in: .milliseconds(20)) {}.futureResult.wait()
+        }
+    }
+
+    /// Stops: no more events are taken, the connections close (what is in flight fails
+    /// `closed`), and the figures are read.
+    public func finish() throws -> ReturnWaveSummary {
+        let notSent = fleet.returnsWaiting().count
+        return try loop.submit { [self] in
+            timer?.cancel()
+            timer = nil
+            pool.close()
+            return tally.finish(notSent: notSent)
+        }.wait()
+    }
+}
