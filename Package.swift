@@ -184,7 +184,9 @@ let package = Package(
         // each second: offered and answered rates, latencies, errors, the knee.
         .target(
             name: "FanoutReturn",
-            dependencies: ["FanoutNotation", "FanoutDevices", "FanoutMeasure", "FanoutResults", nioSSL, histogram]
+            dependencies: [
+                "FanoutNotation", "FanoutDevices", "FanoutMeasure", "FanoutResults", nioSSL, histogram, atomics,
+            ]
                 + nio("NIOCore", "NIOPosix", "NIOHTTP1")
         ),
         // Broadcast channels: the store of channels and subscribers, what each broadcast
@@ -289,7 +291,7 @@ let package = Package(
                 "FanoutMeasure",
                 "FanoutScenarioTerms", "FanoutWire",
                 "FanoutInstrument",
-                "FanoutDevices",
+                "FanoutDevices", "FanoutReturn",
                 "FanoutChannels",
                 "FanoutSink",
                 "FanoutFCMAuth",
@@ -316,7 +318,7 @@ let package = Package(
                 "FanoutHTTP2",
                 "FanoutMeasure", "FanoutWire",
                 "FanoutScenarioTerms",
-                "FanoutDevices",
+                "FanoutDevices", "FanoutReturn",
                 "FanoutChannels",
                 "FanoutFCMSink",
                 "FanoutSink",
@@ -348,7 +350,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutReturnTests",
-            dependencies: ["FanoutReturn", "FanoutDevices", "FanoutScenarioTerms", "FanoutTestSupport"]
+            dependencies: [
+                "FanoutReturn", "FanoutDevices", "FanoutResults", "FanoutScenarioTerms", "FanoutTestSupport",
+            ]
                 + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers")
         ),
         .testTarget(name: "FanoutPushTests", dependencies: ["FanoutPush", "FanoutAPNs", "FanoutFCM"]),

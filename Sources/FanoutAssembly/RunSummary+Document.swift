@@ -12,7 +12,7 @@ extension RunSummary {
         // Notifications not sent for want of the other half: tokens read past the schedule's
         // end (or the closed model's duration), and arrivals due after the last token.
         let arrivalsWithoutToken = Int(report.tokensRanOut?.arrivals ?? 0)
-        return SummaryDocument(
+        var document = SummaryDocument(
             schemaVersion: Self.schemaVersion,
             configuration: configurationDocument,
             environment: environment,
@@ -73,6 +73,8 @@ extension RunSummary {
             ),
             resent: snapshot.resent > 0 ? snapshot.resent : nil
         )
+        document.returnWave = returnWave
+        return document
     }
 
     /// The `--abort-on` condition that stopped the run, if one did.

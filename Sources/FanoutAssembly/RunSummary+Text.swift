@@ -28,6 +28,7 @@ extension RunSummary {
         if let scenario { lines.append("scenario: \(scenario)") }
         lines += delivery?.lines(for: configuration.endpoint.fcm == nil ? .apns : .fcm) ?? []
         lines += broadcast?.lines ?? []
+        lines += returnWave?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }

@@ -63,6 +63,9 @@ public struct RunSummary: Sendable {
     /// A broadcast run's channels and broadcasts (`fanout send --broadcast`).
     public var broadcast: BroadcastSummary?
 
+    /// With the embedded sink's devices engaging (`--sink-return-to`): the return wave.
+    public var returnWave: ReturnWaveSummary?
+
     /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
     public var sinkAnswersAtOnce = false
 

@@ -62,6 +62,8 @@ public struct SinkRunReport: Sendable {
         /// With broadcasts: what they reached, and a row per broadcast (`broadcasts.csv`).
         public var broadcast: BroadcastSummary?
         public var broadcastRows: [BroadcastRow] = []
+        /// With the devices engaging (`--return-to`): the return wave.
+        public var returnWave: ReturnWaveSummary?
         /// Fewer requests than this make the folder invalid (`--min-measured`).
         public var minMeasured = MinimumMeasured.default
         /// The service the sink mocked: an FCM sink measures no delay of its own
@@ -254,7 +256,7 @@ public struct SinkRunReport: Sendable {
         let deliveries = m.deliveries
         let fanout = fanoutSeconds
         let invalid = invalidReasons
-        return SummaryDocument(
+        var document = SummaryDocument(
             schemaVersion: RunSummary.schemaVersion,
             configuration: configurationDocument,
             environment: environment,
@@ -300,6 +302,8 @@ public struct SinkRunReport: Sendable {
             delivery: m.delivery,
             broadcast: m.broadcast
         )
+        document.returnWave = m.returnWave
+        return document
     }
 
     /// What the sink was set to: its address, streams and the notifications it expected; the
@@ -388,6 +392,7 @@ public struct SinkRunReport: Sendable {
         }
         lines += measurements.delivery?.lines(for: measurements.service) ?? []
         lines += measurements.broadcast?.lines ?? []
+        lines += measurements.returnWave?.lines ?? []
         for reason in invalidReasons { lines.append("INVALID: \(reason)") }
         return lines.joined(separator: "\n")
     }

@@ -468,8 +468,9 @@ package struct DeviceFleet: ~Copyable {
 
     /// Return events waiting.
     var returnsWaiting: Int { returns.count }
-    /// When the earliest return event is due.
+    /// When the earliest return event is due, and the latest any was.
     var nextReturn: UInt64? { returns.earliest }
+    var latestReturn: UInt64 { returns.latestDue }
 
     /// Hands each return event due at `now` to `body` (at most `limit`), returns how many.
     mutating func takeReturns(now: UInt64, limit: Int, _ body: (ReturnEventView) -> Void) -> Int {

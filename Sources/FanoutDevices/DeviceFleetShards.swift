@@ -75,17 +75,20 @@ package final class DeviceFleetShards: Sendable {
         return taken
     }
 
-    /// When the earliest return event of any shard is due, and how many wait.
-    package func returnsWaiting() -> (count: Int, earliest: UInt64?) {
+    /// How many return events wait, when the earliest of them is due, and the latest due time
+    /// of any event held so far (uptime nanoseconds; 0: none).
+    package func returnsWaiting() -> (count: Int, earliest: UInt64?, latest: UInt64) {
         var count = 0
         var earliest: UInt64?
+        var latest: UInt64 = 0
         for shard in shards {
             shard.lock.withLock {
                 count += shard.fleet.returnsWaiting
                 if let next = shard.fleet.nextReturn { earliest = min(earliest ?? .max, next) }
+                latest = max(latest, shard.fleet.latestReturn)
             }
         }
-        return (count, earliest)
+        return (count, earliest, latest)
     }
 
     /// The fan-out's first request (uptime nanoseconds), once one came.

@@ -83,6 +83,8 @@ package struct ReturnEvents {
     package var count: Int { heap.count }
     /// When the earliest is due.
     package var earliest: UInt64? { heap.earliest }
+    /// The latest due time of any event held so far (those sent too): a bound on the wave's end.
+    package private(set) var latestDue: UInt64 = 0
 
     /// Holds an event until `due`; `path` is the path the payload named, as written there (JSON's
     /// `\/` unread: the request's writer reads it).
@@ -122,6 +124,7 @@ package struct ReturnEvents {
         }
         if let path { record.path = number(of: path) }
         records[slot] = record
+        latestDue = max(latestDue, due)
         heap.push(ReturnEvent(due: due, slot: UInt32(slot)))
     }
 

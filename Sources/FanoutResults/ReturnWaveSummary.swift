@@ -190,3 +190,61 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         return lines
     }
 }
+
+extension ReturnWaveSummary {
+    /// The shards' waves as one (`fanout merge`): counts summed, second by second (each shard's
+    /// seconds count from its own fan-out's start, which a merge's shards share to within their
+    /// start skew); a latency the highest of the shards' (their histograms are not kept: an
+    /// upper bound, said in docs/return-wave.md); the knee found again. `nil` when no shard had one.
+    public static func merged(_ waves: [ReturnWaveSummary?]) -> ReturnWaveSummary? {
+        let waves = waves.compactMap { $0 }
+        guard var merged = waves.first else { return nil }
+        for wave in waves.dropFirst() {
+            merged.backend = merged.backend == wave.backend ? merged.backend : merged.backend + ", " + wave.backend
+            merged.poolSize += wave.poolSize
+            merged.offered += wave.offered
+            merged.answered += wave.answered
+            for (kind, counts) in wave.byKind {
+                merged.byKind[kind, default: .init()].offered += counts.offered
+                merged.byKind[kind, default: .init()].answered += counts.answered
+                merged.byKind[kind, default: .init()].errors += counts.errors
+            }
+            merged.byStatus.merge(wave.byStatus, uniquingKeysWith: +)
+            merged.failures.merge(wave.failures, uniquingKeysWith: +)
+            merged.fallbackContent += wave.fallbackContent
+            merged.notSent += wave.notSent
+            merged.latency = .highest(merged.latency, wave.latency)
+            merged.service = .highest(merged.service, wave.service)
+            for second in wave.seconds {
+                while merged.seconds.count <= second.second {
+                    merged.seconds.append(ReturnSecond(second: merged.seconds.count))
+                }
+                var row = merged.seconds[second.second]
+                row.offered += second.offered
+                row.answered += second.answered
+                row.errors += second.errors
+                row.p50Micros = max(row.p50Micros, second.p50Micros)
+                row.p90Micros = max(row.p90Micros, second.p90Micros)
+                row.p99Micros = max(row.p99Micros, second.p99Micros)
+                row.maxMicros = max(row.maxMicros, second.maxMicros)
+                merged.seconds[second.second] = row
+            }
+        }
+        merged.knee = nil
+        merged.findKnee()
+        return merged
+    }
+}
+
+extension ReturnPercentiles {
+    /// Each figure the higher of the two's, the counts summed.
+    static func highest(_ left: Self, _ right: Self) -> Self {
+        var result = left
+        result.count += right.count
+        result.p50Micros = max(left.p50Micros, right.p50Micros)
+        result.p90Micros = max(left.p90Micros, right.p90Micros)
+        result.p99Micros = max(left.p99Micros, right.p99Micros)
+        result.maxMicros = max(left.maxMicros, right.maxMicros)
+        return result
+    }
+}

@@ -119,6 +119,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// A broadcast run's channels and broadcasts, or what a sink's broadcasts reached (an
     /// added, optional field); absent without broadcasts and in older folders.
     public var broadcast: BroadcastSummary? = nil
+    /// With the device fleet's engagement on (`--return-to`): what the return wave did at the
+    /// provider's backend (issue #63; an added, optional field).
+    public var returnWave: ReturnWaveSummary? = nil
     /// `--abort-on` stopped the run (an added, optional field): which condition, over which
     /// window, when; absent otherwise and in older folders.
     public var aborted: Aborted? = nil
@@ -155,6 +158,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case openModel = "open_model"
         case delivery
         case broadcast
+        case returnWave = "return_wave"
         case aborted
         case fineIntervals = "fine_intervals"
     }

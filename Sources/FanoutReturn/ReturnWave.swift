@@ -1,3 +1,4 @@
+import Atomics
 import FanoutDevices
 import FanoutNotation
 import FanoutResults
@@ -21,6 +22,19 @@ public struct ReturnWaveSettings: Sendable, Hashable {
     public static let largestPoolSize = 10_000
 
     public init() {}
+
+    /// The problems with the settings, each naming its option.
+    public func validate() throws(ReturnSettingsError) {
+        guard (1...Self.largestPoolSize).contains(poolSize) else {
+            throw ReturnSettingsError(
+                "--return-pool must be from 1 to \(Self.largestPoolSize) connections, not \(poolSize)"
+            )
+        }
+        guard requestTimeout > .zero else { throw ReturnSettingsError("--return-timeout must be above 0") }
+        guard !campaign.isEmpty, !campaign.contains(where: { $0.isNewline }) else {
+            throw ReturnSettingsError("--return-campaign must be a name on one line")
+        }
+    }
 }
 
 /// The return engine (issue #63): sends the fleet's return events to the backend at their due
@@ -40,7 +54,10 @@ public final class ReturnWave: @unchecked Sendable {
     private let maker: ReturnRequestMaker
     private let pool: ReturnPool
     private let tally: ReturnTally
+    private let settings: ReturnWaveSettings
     private var timer: RepeatedTask?
+    /// Set by `interrupt()`: `settle` returns at its next look.
+    private let interrupted = ManagedAtomic(false)
 
     /// How often due events are taken: a request goes out at most this late.
     static let tick = TimeAmount.milliseconds(1)
@@ -58,11 +75,7 @@ public final class ReturnWave: @unchecked Sendable {
         guard let target = engagement.returnTo else {
             throw ReturnSettingsError("the return wave needs --return-to URL")
         }
-        guard (1...ReturnWaveSettings.largestPoolSize).contains(settings.poolSize) else {
-            throw ReturnSettingsError(
-                "--return-pool must be from 1 to \(ReturnWaveSettings.largestPoolSize) connections, not \(settings.poolSize)"
-            )
-        }
+        try settings.validate()
         maker = try ReturnRequestMaker(settings: engagement, templates: settings.templates, campaign: settings.campaign)
         var tls: NIOSSLContext?
         if target.isTLS {
@@ -73,6 +86,7 @@ public final class ReturnWave: @unchecked Sendable {
             tls = try NIOSSLContext(configuration: configuration)
         }
         self.fleet = fleet
+        self.settings = settings
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
         let tally = ReturnTally(
@@ -118,23 +132,36 @@ public final class ReturnWave: @unchecked Sendable {
         tally.close(upTo: now)
     }
 
-    /// Events not yet due, requests not yet answered, and when the last event is due.
+    /// Events not yet due, requests not yet answered.
     public func outstanding() throws -> (events: Int, requests: Int) {
         let events = fleet.returnsWaiting().count
         let requests = try loop.submit { [self] in pool.inFlight }.wait()
         return (events, requests)
     }
 
-    /// Waits until every event was sent and answered (or failed), or `limit` passes; checks
-    /// every 20 ms on the wave's loop. Returns whether it settled.
+    /// How long the wave can still take: until the latest event held is due, and then a
+    /// request's timeout (zero when nothing is held).
+    public var remaining: Duration {
+        let latest = fleet.returnsWaiting().latest
+        let now = NIODeadline.now().uptimeNanoseconds
+        return .nanoseconds(Int64(latest > now ? latest - now : 0)) + settings.requestTimeout + .seconds(1)
+    }
+
+    /// Waits until every event was sent and answered (or failed), `limit` passes, or
+    /// `interrupt()`; looks every 20 ms on the wave's loop. Returns whether it settled.
     public func settle(within limit: Duration) throws -> Bool {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(limit.wholeNanoseconds))
         while true {
             let (events, requests) = try outstanding()
             if events == 0 && requests == 0 { return true }
-            guard NIODeadline.now() < deadline else { return false }
+            guard NIODeadline.now() < deadline, !interrupted.load(ordering: .relaxed) else { return false }
             try loop.scheduleTask(in: .milliseconds(20)) {}.futureResult.wait()
         }
+    }
+
+    /// Ends a `settle` early (a stop signal): what is not sent by `finish` counts as not sent.
+    public func interrupt() {
+        interrupted.store(true, ordering: .relaxed)
     }
 
     /// Stops: no more events are taken, the connections close (what is in flight fails

@@ -31,7 +31,10 @@ public struct FCMSinkScenarioFile: Sendable {
     ]
     /// The device settings of APNs alone (Android has no background budget; FCM's ttl is its
     /// own default).
-    static let apnsOnlyDevices: Set = ["device-default-expiry", "device-background-budget"]
+    static let apnsOnlyDevices: Set = [
+        "device-default-expiry", "device-background-budget", "device-open", "device-open-after", "device-actions",
+        "device-requests-per-open", "device-media-budget", "return-to",
+    ]
 
     public let path: String
     /// The file as results record it (its path and its text's SHA-256).

@@ -10,6 +10,7 @@ import FanoutPayload
 import FanoutPush
 import FanoutReport
 import FanoutResults
+import FanoutReturn
 import FanoutSink
 import FanoutTokens
 import Foundation
@@ -42,6 +43,8 @@ public struct RunJob: Sendable {
     public var template: PayloadTemplate?
     /// The sink's behaviour (latency, errors, faults).
     public var sink = SinkConfiguration()
+    /// How the return wave is sent, when the sink's devices engage (`--sink-return-to`).
+    public var returnWave = ReturnWaveSettings()
     /// Whether the run speaks as APNs requires: TLS (a self-signed certificate made for the run,
     /// which the sender trusts) and token auth (a P-256 key made for the run; every connection
     /// presents a signed JWT, the sink verifies it). Otherwise h2c without auth.
@@ -93,6 +96,7 @@ public struct RunJob: Sendable {
                 live?.follow(engine)
                 signals.onStop { engine.interrupt(by: $0) }
             },
+            waveStarted: { wave in signals.onStop { _ in wave.interrupt() } },
             progress: live.map { $0.progress(also: display) } ?? display,
             linger: linger
         )
@@ -109,12 +113,13 @@ public struct RunJob: Sendable {
         started: (LoadEngine) -> Void = { _ in },
         progress: ((RunProgress) -> Void)? = nil
     ) throws -> RunSummary {
-        try run(started: started, progress: progress, linger: nil)
+        try run(started: started, waveStarted: { _ in }, progress: progress, linger: nil)
     }
 
     /// `run(started:progress:)`, with the metrics endpoint left to `linger` when there is one.
     func run(
         started: (LoadEngine) -> Void,
+        waveStarted: (ReturnWave) -> Void,
         progress: ((RunProgress) -> Void)?,
         linger: MetricsLinger?
     ) throws -> RunSummary {
@@ -134,6 +139,8 @@ public struct RunJob: Sendable {
         )
         defer { sink.drain(grace: .seconds(1)) }
         let port = sink.localAddress.port!
+        let wave = try sink.fleet.flatMap { try ReturnWaveJob.start($0, returnWave, reporter: reporter) }
+        if let wave { waveStarted(wave) }
 
         let tokens = try TokenSet(
             .generated(TokenGenerator(count: tokenCount, seed: seed)),
@@ -188,6 +195,7 @@ public struct RunJob: Sendable {
         )
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.scenario = self.sink.scenario.file
+        summary.returnWave = try wave.map { try ReturnWaveJob.finish($0, reporter: reporter) }
         summary.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         summary.sinkCPU = .nanoseconds(Int64(sinkLoopCPU.reduce(0, +)))
         // The loops' CPU over the run, not since the sink started.

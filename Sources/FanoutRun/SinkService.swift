@@ -10,6 +10,7 @@ import FanoutNotation
 import FanoutPush
 import FanoutReport
 import FanoutResults
+import FanoutReturn
 import FanoutSink
 import FanoutTokens
 import Foundation
@@ -62,6 +63,8 @@ public struct SinkJob: Sendable {
     /// When the sink ends by itself, and what it measures of the provider under test.
     public var ending = Ending()
     public var instrument: Instrument?
+    /// How the return wave is sent, when the devices engage (`--return-to`).
+    public var returnWave = ReturnWaveSettings()
     /// Where the sink's events go (where it listens, what it says as it serves, its counts at
     /// the end): by default nowhere.
     public var reporter: any JobReporter = SilentReporter()
@@ -193,6 +196,19 @@ public struct SinkService: Service {
             output?.discard()
             throw error
         }
+        let wave: ReturnWave?
+        do {
+            wave = try running.sink.fleet.flatMap {
+                try ReturnWaveJob.start($0, job.returnWave, reporter: job.reporter)
+            }
+        } catch {
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop(telling: nil)
+                running.live?.close()
+            }
+            output?.discard()
+            throw error
+        }
         let trigger: TriggerProcess?
         do {
             trigger = try job.instrument?.trigger.flatMap { command in
@@ -243,12 +259,42 @@ public struct SinkService: Service {
             output?.discard()
             throw error
         }
+        var waveFigures: ReturnWaveSummary?
+        if let wave { waveFigures = try await finish(wave, endedBy: endedBy) }
+        let returnWave = waveFigures
         try await NIOThreadPool.singleton.runIfActive {
             defer { running.live?.close() }
-            running.stop(telling: job.reporter)
+            running.stop(telling: job.reporter, returnWave: returnWave)
             trigger?.stop()
-            if let output, let instrument { try write(output, running, instrument, endedBy: endedBy, trigger: trigger) }
+            if let output, let instrument {
+                try write(output, running, instrument, endedBy: endedBy, trigger: trigger, returnWave: returnWave)
+            }
             try running.live?.finish(folder: output?.path)
+        }
+    }
+
+    /// The return wave's figures: after a signal at once, else once what is due was sent and
+    /// answered (`ReturnWaveJob.finish`), a signal ending the wait.
+    private func finish(_ wave: ReturnWave, endedBy: SinkJob.Ending.Reason) async throws -> ReturnWaveSummary {
+        guard endedBy != .signal else {
+            return try await NIOThreadPool.singleton.runIfActive { try wave.finish() }
+        }
+        return try await withThrowingTaskGroup(of: ReturnWaveSummary?.self) { group in
+            group.addTask {
+                try? await gracefulShutdown()
+                wave.interrupt()
+                return nil
+            }
+            group.addTask {
+                try await NIOThreadPool.singleton.runIfActive { try ReturnWaveJob.finish(wave, reporter: job.reporter) }
+            }
+            while let result = try await group.next() {
+                if let result {
+                    group.cancelAll()
+                    return result
+                }
+            }
+            throw JobError.resource("the return wave ended without its figures")
         }
     }
 
@@ -258,21 +304,21 @@ public struct SinkService: Service {
         _ running: Running,
         _ instrument: ProviderInstrument,
         endedBy: SinkJob.Ending.Reason,
-        trigger: TriggerProcess?
+        trigger: TriggerProcess?,
+        returnWave: ReturnWaveSummary?
     ) throws {
         guard let settings = job.instrument else { return }
-        let report = SinkRunReport(
-            ProviderMeasurements.read(
-                running.sink,
-                listen: running.address,
-                instrument: instrument,
-                job: job,
-                settings: settings,
-                endedBy: endedBy.rawValue,
-                trigger: trigger
-            )
+        var measurements = ProviderMeasurements.read(
+            running.sink,
+            listen: running.address,
+            instrument: instrument,
+            job: job,
+            settings: settings,
+            endedBy: endedBy.rawValue,
+            trigger: trigger
         )
-        try output.write(report, telling: job.reporter)
+        measurements.returnWave = returnWave
+        try output.write(SinkRunReport(measurements), telling: job.reporter)
     }
 
     /// Waits for the first of the job's ends (`SinkEndingWatch`); once a second it gives `live`
@@ -315,13 +361,14 @@ public struct SinkService: Service {
         var address: String
 
         /// Drains and stops the sink; tells `reporter`, when there is one, the sink's counts.
-        func stop(telling reporter: (any JobReporter)?) {
+        func stop(telling reporter: (any JobReporter)?, returnWave: ReturnWaveSummary? = nil) {
             sink.drain()
             admin?.close()
             if let reporter {
                 let delivery = sink.fleet.map { DeliverySummary($0.snapshot()).lines } ?? []
                 let broadcast = sink.broadcastRecords.map { [$0.counts.line] } ?? []
-                reporter.report(.sinkStopped(lines: [sink.statistics.summary.text] + delivery + broadcast))
+                let wave = returnWave?.lines ?? []
+                reporter.report(.sinkStopped(lines: [sink.statistics.summary.text] + delivery + broadcast + wave))
             }
             try? group.syncShutdownGracefully()
         }

@@ -106,11 +106,72 @@ struct DeviceOptions: ParsableArguments {
     )
     var deviceStaleAfter: DeviceFleetSettings.Setting?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Devices that open the notification after its delivery (the return wave's opens; needs --return-to).",
+            valueName: "share"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-open", $0) }
+    )
+    var deviceOpen: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "From the delivery to the open, like uniform:0s-10s or lognormal:7m,1.2 (default: lognormal:48m,1.2).",
+            valueName: "kind:values"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-open-after", $0) }
+    )
+    var deviceOpenAfter: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The actions chosen by those who open, like poll_ok=60%,poll_nok=30%; the rest take the default action.",
+            valueName: "name=share,…"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-actions", $0) }
+    )
+    var deviceActions: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Every request a foreground open makes: its action's own first, then the app's launch fetches (default: 1).",
+            valueName: "n"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-requests-per-open", $0) }
+    )
+    var deviceRequestsPerOpen: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long the service extension may download a mutable-content notification's media; slower is fallback content (default: 30s).",
+            valueName: "duration"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-media-budget", $0) }
+    )
+    var deviceMediaBudget: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The provider's backend the return wave goes to: an http:// or https:// URL.",
+            valueName: "url"
+        ),
+        transform: { try DeviceFleetSettings.Setting("return-to", $0) }
+    )
+    var returnTo: DeviceFleetSettings.Setting?
+
     /// Each given option, read.
     var given: [DeviceFleetSettings.Setting] {
         [
             deviceOffline, deviceLowPower, deviceDisabled, deviceUninstalled, deviceReturn, deviceDelay,
             deviceStoreCap, deviceDefaultExpiry, deviceBurstInterval, deviceBackgroundBudget, deviceStaleAfter,
+            deviceOpen, deviceOpenAfter, deviceActions, deviceRequestsPerOpen, deviceMediaBudget, returnTo,
         ].compactMap { $0 }
     }
 }
@@ -194,12 +255,55 @@ struct SinkDeviceOptions: ParsableArguments {
     )
     var sinkDeviceStaleAfter: DeviceFleetSettings.Setting?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --device-open.", valueName: "share"),
+        transform: { try DeviceFleetSettings.Setting("device-open", $0) }
+    )
+    var sinkDeviceOpen: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --device-open-after.", valueName: "kind:values"),
+        transform: { try DeviceFleetSettings.Setting("device-open-after", $0) }
+    )
+    var sinkDeviceOpenAfter: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --device-actions.", valueName: "name=share,…"),
+        transform: { try DeviceFleetSettings.Setting("device-actions", $0) }
+    )
+    var sinkDeviceActions: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --device-requests-per-open.", valueName: "n"),
+        transform: { try DeviceFleetSettings.Setting("device-requests-per-open", $0) }
+    )
+    var sinkDeviceRequestsPerOpen: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --device-media-budget.", valueName: "duration"),
+        transform: { try DeviceFleetSettings.Setting("device-media-budget", $0) }
+    )
+    var sinkDeviceMediaBudget: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded sink's --return-to.", valueName: "url"),
+        transform: { try DeviceFleetSettings.Setting("return-to", $0) }
+    )
+    var sinkReturnTo: DeviceFleetSettings.Setting?
+
     /// Each given option, read.
     var given: [DeviceFleetSettings.Setting] {
         [
             sinkDeviceOffline, sinkDeviceLowPower, sinkDeviceDisabled, sinkDeviceUninstalled, sinkDeviceReturn,
             sinkDeviceDelay, sinkDeviceStoreCap, sinkDeviceDefaultExpiry, sinkDeviceBurstInterval,
-            sinkDeviceBackgroundBudget, sinkDeviceStaleAfter,
+            sinkDeviceBackgroundBudget, sinkDeviceStaleAfter, sinkDeviceOpen, sinkDeviceOpenAfter, sinkDeviceActions,
+            sinkDeviceRequestsPerOpen, sinkDeviceMediaBudget, sinkReturnTo,
         ].compactMap { $0 }
     }
 }
@@ -207,8 +311,11 @@ struct SinkDeviceOptions: ParsableArguments {
 extension DeviceOptions {
     /// The options of this group that model APNs alone, which `fanout sink --service fcm`
     /// refuses: FCM documents its own default ttl (four weeks), and Android has no budget of
-    /// background pushes.
-    static let apnsOnly: Set = ["--device-default-expiry", "--device-background-budget"]
+    /// background pushes; and, for now, the return wave, whose payload reading is APNs's.
+    static let apnsOnly: Set = [
+        "--device-default-expiry", "--device-background-budget", "--device-open", "--device-open-after",
+        "--device-actions", "--device-requests-per-open", "--device-media-budget", "--return-to",
+    ]
 
     /// The options of this group given on the command line (those not at their default), by
     /// name.
@@ -225,6 +332,12 @@ extension DeviceOptions {
             ("--device-burst-interval", deviceBurstInterval != nil),
             ("--device-background-budget", deviceBackgroundBudget != nil),
             ("--device-stale-after", deviceStaleAfter != nil),
+            ("--device-open", deviceOpen != nil),
+            ("--device-open-after", deviceOpenAfter != nil),
+            ("--device-actions", deviceActions != nil),
+            ("--device-requests-per-open", deviceRequestsPerOpen != nil),
+            ("--device-media-budget", deviceMediaBudget != nil),
+            ("--return-to", returnTo != nil),
         ]
         return given.filter(\.1).map(\.0)
     }

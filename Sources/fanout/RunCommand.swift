@@ -53,6 +53,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var sink: EmbeddedSinkOptions
 
+    @OptionGroup(title: "The return wave (--sink-return-to)") var returnWave: ReturnWaveOptions
+
     @OptionGroup var repeating: RepeatOptions
 
     @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
@@ -102,6 +104,7 @@ struct RunCommand: ParsableCommand {
         job.metrics = try metricsOption.address()
         job.serve = try serveOption.address()
         try sink.apply(to: &job)
+        job.returnWave = try returnWave.settings()
         return job
     }
 

@@ -84,6 +84,8 @@ struct SinkCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Devices behind the sink") var devices: DeviceOptions
 
+    @OptionGroup(title: "The return wave (--return-to)") var returnWave: ReturnWaveOptions
+
     @OptionGroup var tokenKey: TokenKeyOptions
 
     @OptionGroup(title: "FCM (--service fcm)") var fcm: FCMSinkOptions
@@ -429,6 +431,7 @@ struct SinkCommand: AsyncParsableCommand {
             }
         }
         job.ending = ending
+        job.returnWave = try returnWave.settings()
         if let output {
             var instrument = SinkJob.Instrument(output: output)
             instrument.expectTokens = try expectTokens.map { try SinkJob.TokenList(expecting: $0) }

@@ -142,6 +142,7 @@ struct SummaryMerge {
         case .provider: merged.provider = provider
         case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
         case .broadcast: merged.broadcast = BroadcastSummary.merged(summaries.map(\.broadcast))
+        case .returnWave: merged.returnWave = ReturnWaveSummary.merged(summaries.map(\.returnWave))
         case .aborted: merged.aborted = firstAbort
         case .fineIntervals: merged.fineIntervals = SummaryDocument.FineIntervals.merged(summaries.map(\.fineIntervals))
         case .kind: merged.kind = provider == nil ? nil : .sink

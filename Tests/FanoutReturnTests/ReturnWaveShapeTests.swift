@@ -7,10 +7,10 @@ import Testing
 
 @testable import FanoutReturn
 
-/// The return wave against what its model says must happen (issue #63's ground truth): a fleet
+/// The return wave against what its model says must happen (issue #63: its shape at a backend): a fleet
 /// told of 100,000 deliveries at one instant, a counting backend beside it, and the requests it
 /// got counted by second against the model's own arithmetic.
-@Suite struct ReturnWaveGroundTruthTests {
+@Suite struct ReturnWaveShapeTests {
     /// The seed's poll: mutable-content, two URL actions.
     static let poll =
         #"{"aps":{"alert":{"title":"Poll","body":"Do you like the new design?"},"badge":1,"sound":"default","category":"poll","mutable-content":1},"category-actions":[{"name":"OK","type":"url","value":"https://example.com/ok"},{"name":"NOK","type":"url","value":"https://example.com/nok"}]}"#

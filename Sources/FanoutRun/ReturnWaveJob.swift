@@ -1,0 +1,51 @@
+import FanoutDevices
+import FanoutNotation
+import FanoutResults
+import FanoutReturn
+import NIOSSL
+
+/// The return wave beside a job's sink (`fanout run`, `fanout sink`): started when the sink's
+/// devices engage, and at the job's end waited for — until its last event is due and answered,
+/// or a stop signal — then read.
+enum ReturnWaveJob {
+    /// A started wave for `fleet`, when its devices engage (`nil` otherwise).
+    static func start(
+        _ fleet: DeviceFleetShards,
+        _ settings: ReturnWaveSettings,
+        reporter: any JobReporter
+    ) throws(JobError) -> ReturnWave? {
+        guard fleet.settings.engagement.isEnabled else { return nil }
+        let wave: ReturnWave
+        do {
+            wave = try ReturnWave(fleet: fleet, settings: settings) { reporter.report(.sink(.serving($0))) }
+        } catch let error as ReturnSettingsError {
+            throw .option(error.description)
+        } catch {
+            throw .input("--return-ca \(settings.trustedCertificatesFile ?? ""): \(error)")
+        }
+        wave.start()
+        return wave
+    }
+
+    /// Waits for what is still due (said once, with when the last event is), then stops the
+    /// wave and reads its figures.
+    static func finish(_ wave: ReturnWave, reporter: any JobReporter) throws(JobError) -> ReturnWaveSummary {
+        do {
+            let (events, requests) = try wave.outstanding()
+            if events + requests > 0 {
+                let remaining = wave.remaining
+                reporter.report(
+                    .sink(
+                        .serving(
+                            "waiting for the return wave: \(events) events and \(requests) requests outstanding, at most \(Int(remaining.seconds.rounded(.up))) s more (a stop signal ends it)"
+                        )
+                    )
+                )
+                _ = try wave.settle(within: remaining)
+            }
+            return try wave.finish()
+        } catch {
+            throw .resource("the return wave's event loop: \(error)")
+        }
+    }
+}

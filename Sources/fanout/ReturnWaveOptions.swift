@@ -1,0 +1,98 @@
+import ArgumentParser
+import FanoutReturn
+
+/// How the return wave is sent (`ReturnWaveSettings`; docs/return-wave.md): `fanout sink`'s and
+/// `fanout run`'s, beside the fleet's `--device-open`… and `--return-to`.
+struct ReturnWaveOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Connections to the backend at most: requests wait for a free one, and the wait counts in their latency (default: \(ReturnWaveSettings().poolSize)).",
+            valueName: "n"
+        )
+    )
+    var returnPool = ReturnWaveSettings().poolSize
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A return request unanswered this long fails and its connection closes (default: 30s).",
+            valueName: "duration"
+        )
+    )
+    var returnTimeout: Duration = ReturnWaveSettings().requestTimeout
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("{campaign} in the return requests (default: fanout).", valueName: "name")
+    )
+    var returnCampaign = ReturnWaveSettings().campaign
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A kind's request instead of its default: media, open, action or launch, as KIND=METHOD PATH, like 'open=POST /v1/opens/{token}'. Repeatable.",
+            valueName: "kind=method path"
+        )
+    )
+    var returnRequest: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A kind's body, as KIND=TEXT with {token}, {apns-id}, {action}, {campaign}, {event}, {n}. Repeatable.",
+            valueName: "kind=text"
+        )
+    )
+    var returnBody: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "PEM certificates an https:// backend's chain may end in, besides the system's.",
+            valueName: "file"
+        )
+    )
+    var returnCa: String?
+
+    func settings() throws -> ReturnWaveSettings {
+        var settings = ReturnWaveSettings()
+        settings.poolSize = returnPool
+        settings.requestTimeout = returnTimeout
+        settings.campaign = returnCampaign
+        settings.trustedCertificatesFile = returnCa
+        var bodies: [ReturnRequestKind: String] = [:]
+        for text in returnBody {
+            let (kind, value) = try Self.split(text, option: "--return-body")
+            bodies[kind] = value
+        }
+        for text in returnRequest {
+            let (kind, value) = try Self.split(text, option: "--return-request")
+            do {
+                settings.templates[kind] = try ReturnRequestTemplate(parsing: value, body: bodies[kind])
+            } catch {
+                throw ValidationError("--return-request \(text): \(error.description)")
+            }
+        }
+        for (kind, body) in bodies where settings.templates[kind] == nil {
+            var template = ReturnRequestTemplate.defaultTemplate(for: kind)
+            template.body = body
+            settings.templates[kind] = template
+        }
+        do {
+            try settings.validate()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        return settings
+    }
+
+    private static func split(_ text: String, option: String) throws -> (ReturnRequestKind, String) {
+        guard let equals = text.firstIndex(of: "="), let kind = ReturnRequestKind(rawValue: String(text[..<equals]))
+        else {
+            let kinds = ReturnRequestKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("\(option) is KIND=…, the kind one of \(kinds); got \(text)")
+        }
+        return (kind, String(text[text.index(after: equals)...]))
+    }
+}
