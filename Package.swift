@@ -340,7 +340,11 @@ let package = Package(
             dependencies: ["FanoutTokens", "FanoutRun", argumentParser]
         ),
         // Helpers the test targets share: peer processes with bounded waits, free ports, Python peers.
-        .target(name: "FanoutTestSupport", path: "Tests/FanoutTestSupport"),
+        .target(
+            name: "FanoutTestSupport",
+            dependencies: nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOConcurrencyHelpers"),
+            path: "Tests/FanoutTestSupport"
+        ),
         .testTarget(name: "FanoutNotationTests", dependencies: ["FanoutNotation"]),
         .testTarget(name: "FanoutFilesTests", dependencies: ["FanoutFiles"]),
         .testTarget(name: "FanoutMachineTests", dependencies: ["FanoutNotation", "FanoutMachine"]),

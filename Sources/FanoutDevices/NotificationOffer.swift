@@ -66,7 +66,7 @@ package struct NotificationOffer: Equatable {
         _ = json.elements(of: actions.lowerBound) { element in
             var named = false
             var url: Range<Int>?
-            _ = json.members(of: element) { key, value in
+            let whole = json.members(of: element) { key, value in
                 if json.equals(key, "name"), let text = json.string(value) {
                     named =
                         text.count == name.count
@@ -76,6 +76,7 @@ package struct NotificationOffer: Equatable {
                 }
                 return true
             }
+            guard whole else { return false }
             if named { found = .some(url) }
             return !named
         }
@@ -206,11 +207,14 @@ struct JSONScan {
     /// Whether the string content `range` starts `http://` or `https://`.
     func isURL(_ range: Range<Int>) -> Bool { schemeLength(range) != nil }
 
+    /// The length of the string's `http://` or `https://`, written plainly or with JSON's
+    /// escaped slashes (`https:\/\/`, as PHP writes every URL).
     private func schemeLength(_ range: Range<Int>) -> Int? {
-        let http: StaticString = "http://"
-        let https: StaticString = "https://"
-        if range.count > 8, equals(range.lowerBound..<(range.lowerBound + 8), https) { return 8 }
-        if range.count > 7, equals(range.lowerBound..<(range.lowerBound + 7), http) { return 7 }
+        for (scheme, count) in [("https://", 8), ("http://", 7), ("https:\\/\\/", 10), ("http:\\/\\/", 9)]
+            as [(StaticString, Int)]
+        where range.count > count && equals(range.lowerBound..<(range.lowerBound + count), scheme) {
+            return count
+        }
         return nil
     }
 

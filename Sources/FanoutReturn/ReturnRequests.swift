@@ -118,8 +118,8 @@ struct ReturnFieldText: Hashable {
             case "n": piece = .number
             default:
                 // JSON's own braces pass as they are: only a known name is a field.
-                literal += Array(rest[open...close].utf8)
-                rest = rest[rest.index(after: close)...]
+                literal.append(UInt8(ascii: "{"))
+                rest = rest[rest.index(after: open)...]
                 continue
             }
             if !literal.isEmpty { pieces.append(.literal(literal)) }

@@ -106,8 +106,10 @@ public final class ReturnWave: @unchecked Sendable {
         )
     }
 
+    /// The loop ends with the wave (`finish` ends it at once); a wave never finished ends it
+    /// when the last reference goes, which may be on the loop itself: so without waiting.
     deinit {
-        try? group.syncShutdownGracefully()
+        group.shutdownGracefully { _ in }
     }
 
     /// Starts taking due events.
@@ -165,14 +167,16 @@ public final class ReturnWave: @unchecked Sendable {
     }
 
     /// Stops: no more events are taken, the connections close (what is in flight fails
-    /// `closed`), and the figures are read.
+    /// `closed`), the figures are read and the loop ends. Called once, off the loop.
     public func finish() throws -> ReturnWaveSummary {
         let notSent = fleet.returnsWaiting().count
-        return try loop.submit { [self] in
+        let figures = try loop.submit { [self] in
             timer?.cancel()
             timer = nil
             pool.close()
             return tally.finish(notSent: notSent)
         }.wait()
+        try group.syncShutdownGracefully()
+        return figures
     }
 }

@@ -1,6 +1,7 @@
 import FanoutDevices
 import FanoutResults
 import FanoutScenarioTerms
+import FanoutTestSupport
 import Foundation
 import NIOCore
 import Testing

@@ -7,30 +7,38 @@ import NIOPosix
 /// counts every request it gets — its arrival on the uptime clock, its path, its event and
 /// action — and answers 200 after `serviceTime` (none by default), at most `workers` at once
 /// (`nil`: no limit): a backend of known capacity `workers / serviceTime`.
-final class CountingBackend: Sendable {
-    struct Arrival: Sendable {
-        var time: UInt64
-        var method: String
-        var path: String
-        var event: String
-        var action: String
-        var token: String
-        var bodyBytes: Int
+public final class CountingBackend: Sendable {
+    public struct Arrival: Sendable {
+        public var time: UInt64
+        public var method: String
+        public var path: String
+        public var event: String
+        public var action: String
+        public var token: String
+        public var bodyBytes: Int
     }
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let arrivals = NIOLockedValueBox<[Arrival]>([])
-    let port: Int
+    private let connections = NIOLockedValueBox<(open: Int, peak: Int, total: Int)>((0, 0, 0))
+    public let port: Int
 
-    init(serviceTime: TimeAmount? = nil, workers: Int? = nil, threads: Int = 1) throws {
+    public init(serviceTime: TimeAmount? = nil, workers: Int? = nil, threads: Int = 1) throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let arrivals = arrivals
+        let connections = connections
         let queue = workers.map { WorkerQueue(workers: $0) }
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                connections.withLockedValue {
+                    $0.open += 1
+                    $0.total += 1
+                    $0.peak = max($0.peak, $0.open)
+                }
+                channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0.open -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         Handler(arrivals: arrivals, serviceTime: serviceTime, queue: queue)
@@ -41,13 +49,16 @@ final class CountingBackend: Sendable {
         port = channel.localAddress!.port!
     }
 
-    var url: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "http://127.0.0.1:\(port)" }
 
     /// Every request counted so far.
-    var all: [Arrival] { arrivals.withLockedValue { $0 } }
-    var count: Int { arrivals.withLockedValue { $0.count } }
+    public var all: [Arrival] { arrivals.withLockedValue { $0 } }
+    public var count: Int { arrivals.withLockedValue { $0.count } }
+    /// The most connections open at once, and all that were opened.
+    public var peakConnections: Int { connections.withLockedValue { $0.peak } }
+    public var totalConnections: Int { connections.withLockedValue { $0.total } }
 
-    func close() {
+    public func close() {
         try? channel.close().wait()
         try? group.syncShutdownGracefully()
     }

@@ -1,0 +1,295 @@
+import FanoutRandom
+import FanoutScenarioTerms
+import Foundation
+import Testing
+
+@testable import FanoutDevices
+
+/// What devices do after a delivery (issue #63): the settings as users write them, what a
+/// payload offers, the model's draws, and the events a fleet holds until they are due.
+@Suite struct EngagementTests {
+    static let poll =
+        #"{"aps":{"alert":{"title":"Poll","body":"Do you like the new design?"},"badge":1,"sound":"default","category":"poll","mutable-content":1},"category-actions":[{"name":"OK","type":"url","value":"https://example.com/ok"},{"name":"NOK","type":"url","value":"https://example.com/nok"}]}"#
+
+    static func error(_ name: String, _ value: String) -> String? {
+        do {
+            _ = try DeviceFleetSettings.Setting(name, value)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    // MARK: settings
+
+    @Test func badSettingsEachSayWhatAndWhere() {
+        #expect(
+            Self.error("device-actions", "OK=70%,NOK=40%")
+                == "device-actions' shares add up to 110% (OK 70%, NOK 40%), over 100%: the rest of the opens take the default action"
+        )
+        #expect(Self.error("device-actions", "OK=60%,OK=10%") == "device-actions names OK twice")
+        #expect(Self.error("device-actions", "OK")?.hasPrefix("device-actions is NAME=SHARE") == true)
+        #expect(
+            Self.error("device-actions", "OK=lots") == "a share is from 0% to 100% (or 0 to 1), like 0.5%; got lots"
+        )
+        #expect(Self.error("device-open", "120%") == "a share is from 0% to 100% (or 0 to 1), like 0.5%; got 120%")
+        #expect(
+            Self.error("device-open-after", "soon")
+                == "a latency is KIND:VALUES, like fixed:5ms or uniform:1ms-10ms; got soon"
+        )
+        #expect(
+            Self.error("device-open-after", "uniform:9s-1s") == "uniform latency needs LOW ≤ HIGH; got uniform:9s-1s"
+        )
+        #expect(
+            Self.error("device-requests-per-open", "0")
+                == "device-requests-per-open takes a whole number from 1 to 64, not 0"
+        )
+        #expect(
+            Self.error("return-to", "ftp://x")
+                == "--return-to takes an http:// or https:// URL, like http://127.0.0.1:8080; got ftp://x"
+        )
+        #expect(
+            Self.error("return-to", "http://x:99999") == "--return-to: http://x:99999 has a port that is not 1–65535"
+        )
+        #expect(Self.error("return-to", "http://x/a?b=1")?.contains("no user, query or fragment") == true)
+        #expect(Self.error("return-to", "http:///path")?.contains("needs a host") == true)
+        // Opens with nowhere to go.
+        var settings = DeviceFleetSettings()
+        settings.engagement.open = 0.2
+        #expect(
+            performing: { try settings.validate() },
+            throws: {
+                ($0 as? SinkScenarioError)?.description
+                    == "--device-open and --device-actions need --return-to URL: the backend the opens go to"
+            }
+        )
+    }
+
+    @Test func returnURLsAreReadWhole() throws {
+        let plain = try ReturnURL(parsing: "http://127.0.0.1:8080")
+        #expect(!plain.isTLS && plain.host == "127.0.0.1" && plain.port == 8080 && plain.pathPrefix == "")
+        let secure = try ReturnURL(parsing: "https://api.example.com/v2/")
+        #expect(
+            secure.isTLS && secure.port == 443 && secure.pathPrefix == "/v2"
+                && secure.description == "https://api.example.com:443/v2"
+        )
+        let six = try ReturnURL(parsing: "http://[::1]:9000/x")
+        #expect(six.host == "::1" && six.port == 9000 && six.description == "http://[::1]:9000/x")
+    }
+
+    // MARK: what a payload offers
+
+    static func offer(_ json: String) -> NotificationOffer {
+        Array(json.utf8).withUnsafeBytes { NotificationOffer.scan($0) }
+    }
+
+    static func text(_ json: String, _ range: Range<Int>?) -> String? {
+        range.map { String(decoding: Array(json.utf8)[$0], as: UTF8.self) }
+    }
+
+    /// Whether the payload carries the action, and its URL if it has one: `nil` when it is not
+    /// carried, `""` when it is without a URL.
+    static func action(_ name: String, in json: String) -> String? {
+        let offer = offer(json)
+        let bytes = Array(json.utf8)
+        let found = bytes.withUnsafeBytes { body in
+            Array(name.utf8).withUnsafeBytes { offer.action(named: $0, in: body) }
+        }
+        return found.map { range in range.map { String(decoding: bytes[$0], as: UTF8.self) } ?? "" }
+    }
+
+    @Test func thePayloadsActionsAndMediaAreFoundInPlace() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures")
+        let poll = try String(contentsOf: fixtures.appendingPathComponent("poll.json"), encoding: .utf8)
+        #expect(Self.offer(poll).mutableContent)
+        #expect(Self.action("OK", in: poll) == "https://example.com/ok")
+        #expect(Self.action("NOK", in: poll) == "https://example.com/nok")
+        #expect(Self.action("poll_ok", in: poll) == nil)
+        let dynamic = try String(contentsOf: fixtures.appendingPathComponent("dynamic-category.json"), encoding: .utf8)
+        let dynamicOffer = Self.offer(dynamic)
+        #expect(dynamicOffer.mutableContent && Self.text(dynamic, dynamicOffer.defaultURL) == "https://ibm.com")
+        #expect(Self.action("IBM_CA", in: dynamic) == "https://ibm.ca")
+        let rich = try String(contentsOf: fixtures.appendingPathComponent("rich-actions.json"), encoding: .utf8)
+        let richOffer = Self.offer(rich)
+        #expect(
+            Self.text(rich, richOffer.mediaURL)
+                == "http://www.nfcworld.com/wp-content/uploads/2014/12/ubudu-ubeacon.jpg"
+        )
+        #expect(richOffer.categoryActions == nil && Self.action("OK", in: rich) == nil)
+        // A URL of a page is no media; one object down, a film is; an action without a URL is carried.
+        let nested =
+            #"{"aps":{"alert":"x"},"data":{"page":"https://a.b/index.html","clip":"https://a.b/c/clip.MP4?s=1"},"category-actions":[{"name":"Later"}]}"#
+        #expect(Self.text(nested, Self.offer(nested).mediaURL) == "https://a.b/c/clip.MP4?s=1")
+        #expect(!Self.offer(nested).mutableContent)
+        #expect(Self.action("Later", in: nested) == "")
+    }
+
+    @Test func aPathIsTheURLsAfterItsHostEscapedSlashesAndAll() {
+        let json = #"{"u":"https:\/\/example.com\/ok?x=1","v":"http://example.com"}"#
+        let bytes = Array(json.utf8)
+        bytes.withUnsafeBytes { body in
+            let scan = JSONScan(body)
+            let first = scan.string(5)!
+            #expect(String(decoding: bytes[scan.pathOfURL(first)], as: UTF8.self) == #"\/ok?x=1"#)
+            let second = scan.string(json.utf8.count - #""http://example.com"}"#.utf8.count)!
+            #expect(String(decoding: bytes[second], as: UTF8.self) == "http://example.com")
+            #expect(scan.pathOfURL(second).isEmpty)
+        }
+    }
+
+    @Test func whatIsNotJSONOffersNothing() {
+        for text in ["", "[", "{\"aps\":", "{\"aps\":{\"mutable-content\":1", "not json"] {
+            #expect(Self.offer(text) == NotificationOffer(), "\(text)")
+        }
+        #expect(Self.action("OK", in: #"{"category-actions":[{"name":"OK",]}"#) == nil)
+        #expect(!Self.offer(#"{"aps":{"mutable-content":0}}"#).mutableContent)
+        #expect(!Self.offer(#"{"aps":{"mutable-content":10}}"#).mutableContent)
+        // PHP's escaped slashes are a URL too.
+        let escaped = #"{"notification-action":{"value":"https:\/\/example.com\/go"}}"#
+        #expect(Self.text(escaped, Self.offer(escaped).defaultURL) == #"https:\/\/example.com\/go"#)
+    }
+
+    // MARK: the model's draws
+
+    @Test func opensAndActionsFollowTheirSharesAndTheTokenDecides() {
+        var settings = EngagementSettings()
+        settings.open = 0.3
+        settings.actions = [.init(name: "a", share: 0.5), .init(name: "b", share: 0.25)]
+        settings.openAfter = .uniform(.seconds(1), .seconds(3))
+        let engagement = Engagement(settings, seed: 7)
+        var random = SinkRandom(seed: 1)
+        var opens = 0
+        var actions = [0, 0, 0]
+        let total = 200_000
+        for index in 0..<total {
+            let token = SeededRandom.mix(UInt64(index) &+ 0x9E37_79B9_7F4A_7C15)
+            let decision = engagement.decide(token: token, mutableContent: index % 2 == 0, &random)
+            #expect(decision.fetchesMedia == (index % 2 == 0))
+            guard let after = decision.opensAfter else { continue }
+            #expect(after >= 1_000_000_000 && after <= 3_000_000_000)
+            opens += 1
+            actions[decision.action ?? 2] += 1
+            // The same device decides alike again (its delay is drawn anew).
+            let again = engagement.decide(token: token, mutableContent: false, &random)
+            #expect(again.opensAfter != nil && again.action == decision.action)
+        }
+        // Binomial: σ of the open share 0.001; of each action's share of the opens below 0.002.
+        #expect(abs(Double(opens) / Double(total) - 0.3) < 0.005)
+        for (index, share) in [0.5, 0.25, 0.25].enumerated() {
+            #expect(abs(Double(actions[index]) / Double(opens) - share) < 0.01, "\(actions)")
+        }
+    }
+
+    // MARK: the events held
+
+    static func add(_ events: inout ReturnEvents, due: UInt64, token: String, path: String?) {
+        Array(token.utf8).withUnsafeBytes { token in
+            Array("6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b".utf8).withUnsafeBytes { id in
+                if let path {
+                    Array(path.utf8).withUnsafeBytes {
+                        events.add(.open, due: due, deliveredAt: 0, action: 1, token: token, id: id, path: $0)
+                    }
+                } else {
+                    events.add(.media, due: due, deliveredAt: 0, action: nil, token: token, id: id, path: nil)
+                }
+            }
+        }
+    }
+
+    @Test func eventsGoOutInDueOrderWithTheirTexts() {
+        var events = ReturnEvents()
+        for (index, due) in [50, 10, 40, 20, 30].enumerated() {
+            Self.add(&events, due: UInt64(due), token: "token\(index)", path: index % 2 == 0 ? "/p\(index % 4)" : nil)
+        }
+        #expect(events.count == 5 && events.earliest == 10)
+        var seen: [(UInt64, String, String?)] = []
+        var ids: Set<String> = []
+        let taken = events.takeDue(now: 35, limit: 10) { event in
+            seen.append(
+                (
+                    event.due, String(decoding: event.token, as: UTF8.self),
+                    event.path.map { String(decoding: $0, as: UTF8.self) }
+                )
+            )
+            ids.insert(String(decoding: event.id, as: UTF8.self))
+        }
+        #expect(taken == 3 && ids == ["6f4a1c2e-0b3d-4e5f-8a9b-0c1d2e3f4a5b"])
+        #expect(seen.map(\.0) == [10, 20, 30] && seen.map(\.1) == ["token1", "token3", "token4"])
+        #expect(seen.map(\.2) == [nil, nil, "/p0"])
+        #expect(events.count == 2 && events.earliest == 40 && events.latestDue == 50)
+        // A path met again is the same path; a token over 64 bytes is cut and counted.
+        Self.add(&events, due: 60, token: String(repeating: "f", count: 70), path: "/p0")
+        #expect(events.tokensCut == 1)
+        var last: (String, String?) = ("", nil)
+        _ = events.takeDue(now: .max, limit: 10) { event in
+            last = (
+                String(decoding: event.token, as: UTF8.self), event.path.map { String(decoding: $0, as: UTF8.self) }
+            )
+        }
+        #expect(last.0 == String(repeating: "f", count: 64) && last.1 == "/p0" && events.count == 0)
+    }
+
+    @Test func pathsPastTheCapacityGoToTheDefaultAndAreCounted() {
+        var events = ReturnEvents()
+        for index in 0...ReturnEvents.pathCapacity {
+            Self.add(&events, due: 1, token: "t", path: "/item/\(index)")
+        }
+        #expect(events.pathsNotKept == 1)
+        var withoutPath = 0
+        _ = events.takeDue(now: 1, limit: .max) { if $0.path == nil { withoutPath += 1 } }
+        #expect(withoutPath == 1)
+    }
+
+    // MARK: in the fleet
+
+    static func deliver(_ fleet: inout DeviceFleet, token: String, body: String, at now: UInt64) {
+        Array(token.utf8).withUnsafeBytes { tokenBytes in
+            Array(body.utf8).withUnsafeBytes { bodyBytes in
+                var notification = DeviceNotification(token: TokenList.hash(tokenBytes))
+                notification.tokenText = tokenBytes
+                notification.body = bodyBytes
+                _ = fleet.accept(notification, now: now)
+            }
+        }
+    }
+
+    @Test func onlyDevicesThatGotItEngageAndAnActionNotCarriedIsTheDefault() throws {
+        var settings = DeviceFleetSettings()
+        settings.engagement.open = 1
+        settings.engagement.openAfter = .fixed(.seconds(2))
+        settings.engagement.actions = [.init(name: "poll_ok", share: 1)]
+        settings.engagement.returnTo = try ReturnURL(parsing: "http://127.0.0.1:9")
+        settings.disabled = 0.5
+        var fleet = DeviceFleet(settings: settings)
+        let t0: UInt64 = 1_000_000_000_000
+        for index in 0..<1_000 { Self.deliver(&fleet, token: "device-\(index)", body: Self.poll, at: t0) }
+        let counts = fleet.engaged
+        let delivered = fleet.counts.delivered
+        #expect(delivered > 400 && delivered < 600 && fleet.counts.discardedDisabled == 1_000 - delivered)
+        // Every delivered device fetched its media and opened; poll_ok is not among the poll's
+        // actions (OK and NOK are): counted, and taken as the default action.
+        #expect(counts.mediaFetches == delivered && counts.opens == delivered)
+        #expect(counts.notCarried == [delivered] && counts.defaultOpens == delivered && counts.actions == [0])
+        var kinds: [ReturnEventKind: Int] = [:]
+        var openDue: Set<UInt64> = []
+        _ = fleet.takeReturns(now: .max, limit: .max) { event in
+            kinds[event.kind, default: 0] += 1
+            if event.kind == .open {
+                openDue.insert(event.due - event.deliveredAt)
+                #expect(event.action == nil && event.path == nil)
+            }
+        }
+        #expect(kinds[.media] == delivered && kinds[.open] == delivered && openDue == [2_000_000_000])
+        // A device offline at first gets it from storage: counted, nothing sent back (the store
+        // keeps no token text).
+        var offline = settings
+        offline.disabled = 0
+        offline.offline = 1
+        offline.returnAfter = .fixed(.seconds(1))
+        var later = DeviceFleet(settings: offline)
+        Self.deliver(&later, token: "away", body: Self.poll, at: t0)
+        later.advance(to: t0 + 2_000_000_000)
+        #expect(later.counts.deliveredFromStorage == 1 && later.engaged.fromStorage == 1 && later.returnsWaiting == 0)
+    }
+}
