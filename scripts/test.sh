@@ -88,13 +88,14 @@ bash scripts/regression.sh --cost
 step "The default scenario's outcome, alone (scripts/regression.sh --outcome)"
 bash scripts/regression.sh --outcome
 
-step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests)"
+step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests); the return wave of 100,000 devices at a counting backend, second by second (ReturnWaveGroundTruthTests)"
 # Alone and in release (the build the regression gate made), so that neither another suite's
 # load nor a debug build's slowness is measured as the sink's latency. The two suites run one
 # after the other, not side by side (swift-testing runs suites in parallel): each one's load
-# would be the other's latency. (The step above skips both: its pattern matches both names.)
+# would be the other's latency. (The step above skips all three: its pattern matches their names.)
 FANOUT_EXECUTABLE=$PWD/.build/release/fanout swift test --skip-build --filter 'FanoutCommandTests\.GroundTruthTests'
 FANOUT_EXECUTABLE=$PWD/.build/release/fanout swift test --skip-build --filter WireGroundTruthTests
+FANOUT_EXECUTABLE=$PWD/.build/release/fanout swift test --skip-build --filter ReturnWaveGroundTruthTests
 
 step "Peers on a wire, alone: fanout send and h2load through one 40 ms relay, their rates within 10% of each other, and the other peers behind a relay (WirePeerTests)"
 # A rate compared with a peer's is time measured: beside the suite and the builds it came out
