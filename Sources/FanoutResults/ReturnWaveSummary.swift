@@ -164,6 +164,20 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         }
     }
 
+    /// summary.md's section: the requests by kind, then the lines.
+    public var markdown: [String] {
+        var lines = [
+            "", "### The return wave", "", "| request | offered | answered | errors |", "|---|---:|---:|---:|",
+        ]
+        for kind in Self.kinds {
+            guard let counts = byKind[kind], counts.offered > 0 else { continue }
+            lines.append("| \(kind) | \(counts.offered) | \(counts.answered) | \(counts.errors) |")
+        }
+        lines.append("")
+        lines += self.lines.map { "- " + $0.trimmingCharacters(in: .whitespaces) }
+        return lines
+    }
+
     /// The summary's lines.
     public var lines: [String] {
         var lines = [

@@ -83,6 +83,7 @@ public struct HTMLReport {
         body += inFlightSection()
         body += cpuSection()
         if let devices = summary.delivery { body += deliverySection(devices, service: summary.service) }
+        if let wave = summary.returnWave { body += returnWaveSection(wave) }
         if let harness = HarnessRecord(summary: summary) {
             body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
         }

@@ -95,6 +95,7 @@ public struct MarkdownSummary {
         ]
         // The devices' section goes above the footer (its blank line and the environment).
         lines.insert(contentsOf: summary.delivery?.markdown(for: summary.service) ?? [], at: lines.count - 2)
+        lines.insert(contentsOf: summary.returnWave?.markdown ?? [], at: lines.count - 2)
         return lines.joined(separator: "\n") + "\n"
     }
 

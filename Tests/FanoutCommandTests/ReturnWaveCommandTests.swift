@@ -1,0 +1,119 @@
+import FanoutReport
+import FanoutResults
+import FanoutTestSupport
+import Foundation
+import Testing
+
+/// The return wave from the command line (issue #63): bad input refused with what and where,
+/// a backend that cannot be reached named and counted without slowing the fan-out, and a run's
+/// folder holding the wave.
+@Suite struct ReturnWaveCommandTests {
+    @Test func badInputIsRefusedSayingWhat() throws {
+        let cases: [([String], String)] = [
+            (
+                [
+                    "sink", "--device-open", "20%", "--device-actions", "OK=70%,NOK=40%", "--return-to",
+                    "http://127.0.0.1:9",
+                ],
+                "device-actions' shares add up to 110% (OK 70%, NOK 40%), over 100%"
+            ),
+            (["sink", "--device-open", "20%"], "--device-open and --device-actions need --return-to URL"),
+            (
+                ["sink", "--device-open-after", "sometime", "--return-to", "http://127.0.0.1:9"],
+                "a latency is KIND:VALUES"
+            ),
+            (["sink", "--return-to", "127.0.0.1:9"], "--return-to takes an http:// or https:// URL"),
+            (
+                ["sink", "--return-to", "http://127.0.0.1:9", "--return-pool", "0"],
+                "--return-pool must be from 1 to 10000"
+            ),
+            (
+                ["sink", "--return-request", "opens=POST /x"],
+                "--return-request is KIND=…, the kind one of media, open, action, launch"
+            ),
+            (
+                ["run", "--sink-device-actions", "OK=101%", "--sink-return-to", "http://127.0.0.1:9"],
+                "a share is from 0% to 100%"
+            ),
+            (
+                ["sink", "--service", "fcm", "--return-to", "http://127.0.0.1:9"],
+                "--service fcm does not take --return-to"
+            ),
+        ]
+        for (arguments, message) in cases {
+            let result = try CommandRunner.run(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+        }
+        // In a scenario file, with its line.
+        let file = NSTemporaryDirectory() + "fanout-wave-\(UUID().uuidString).conf"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try "return-to = http://127.0.0.1:9\ndevice-actions = OK=70%,NOK=40%\n".write(
+            toFile: file,
+            atomically: true,
+            encoding: .utf8
+        )
+        let result = try CommandRunner.run(["sink", "--scenario", file])
+        #expect(result.status != 0 && result.standardError.contains("\(file):2"), "\(result.standardError)")
+    }
+
+    /// A backend refusing connections: the run goes at its pace, says at once that the wave
+    /// cannot reach it, and counts every request it would have had.
+    @Test func anUnreachableBackendNeverSlowsTheFanOut() throws {
+        let folder = NSTemporaryDirectory() + "fanout-wave-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try withRefusingPort { port in
+            let result = try CommandRunner.run(
+                [
+                    "run", "--count", "3000", "--sink-device-open", "50%", "--sink-device-open-after", "fixed:0s",
+                    "--sink-return-to", "http://127.0.0.1:\(port)", "--output", folder,
+                ],
+                timeout: .seconds(60)
+            )
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(
+                result.standardError.contains("the return wave cannot reach http://127.0.0.1:\(port)"),
+                "\(result.standardError)"
+            )
+            let summary = try CommandRunner.summary(in: folder)
+            #expect(summary.accepted == 3000)
+            let wave = try #require(summary.returnWave)
+            // Every delivered poll downloads its media (mutable-content); half the devices open it.
+            let opens = try #require(wave.byKind["open"]).offered
+            #expect(wave.byKind["media"]?.offered == 3000 && opens > 1300 && opens < 1700)
+            #expect(wave.offered == 3000 + opens && wave.answered == 0 && wave.errors == wave.offered)
+            #expect(wave.failures.values.reduce(0, +) == wave.offered)
+        }
+    }
+
+    /// `fanout run` with a backend: the wave in summary.json, summary.md and the console, and
+    /// the backend's count is the wave's.
+    @Test func aRunsFolderHoldsTheWave() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "run", "--count", "2000", "--sink-device-open", "25%", "--sink-device-open-after", "uniform:0s-1s",
+                "--sink-device-actions", "OK=50%", "--sink-device-requests-per-open", "3", "--sink-return-to",
+                backend.url, "--return-campaign", "spring", "--output", folder,
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let wave = try #require(try CommandRunner.summary(in: folder).returnWave)
+        #expect(wave.offered == backend.count && wave.answered == backend.count && wave.errors == 0)
+        let opens = backend.all.count { $0.event == "open" || $0.event == "action" }
+        #expect(backend.all.count { $0.event == "launch" } == 2 * opens)
+        #expect(backend.all.count { $0.event == "media" } == 2000)
+        #expect(backend.all.filter { $0.event == "media" }.allSatisfy { $0.path == "/media/spring" })
+        #expect(backend.all.filter { $0.action == "OK" }.allSatisfy { $0.path == "/ok" })
+        let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
+        #expect(markdown.contains("return wave to \(backend.url)"), "\(markdown)")
+        #expect(result.standardOutput.contains("return wave to \(backend.url)"))
+        let html = try String(contentsOfFile: folder + "/report.html", encoding: .utf8)
+        #expect(html.contains("<h2>The return wave</h2>") && html.contains("return wave rates"))
+        #expect(html.contains(HTMLReport.ReturnWaveColour.offered) && html.contains(HTMLReport.ReturnWaveColour.p99))
+    }
+}
