@@ -36,7 +36,11 @@ struct GateCommand: ParsableCommand {
             delivery at once, p99 and the last), broadcast.last.p99 (each broadcast's time to its \
             last subscriber, at once or from storage, p99 over the broadcasts), \
             broadcast.from_storage (stored updates delivered when their device came back) and \
-            broadcast.storage.p99 (ms from a broadcast to those deliveries). Comparisons: < <= \
+            broadcast.storage.p99 (ms from a broadcast to those deliveries); with the return wave \
+            (--return-to, fanout run --sink-return-to) return.offered, return.answered, \
+            return.errors (4xx/5xx answers and requests without one: a count, or a share of those \
+            offered with %), return.p50, return.p99, return.max (from each request's due time) and \
+            return.peak (the busiest second's requests offered, /s). Comparisons: < <= \
             > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
             gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \

@@ -68,6 +68,14 @@ public struct Gate: Sendable {
                 "\(needing.text): \(needing.metric) is measured with broadcasts (the devices and times by fanout sink --output); \(folder.directory) has no such figure in its broadcast section"
             )
         }
+        if let needing = parsed.first(where: \.metric.needsReturnWave),
+            let folder = folders.first(where: { $0.runs.contains { $0.metrics[.returnOffered] == nil } })
+        {
+            throw GateError(
+                .needsReturnWave,
+                "\(needing.text): \(needing.metric) is measured with the return wave (--return-to or --sink-return-to); \(folder.directory) has no return_wave section"
+            )
+        }
         if let needing = parsed.first(where: \.needsBaseline), self.baseline == nil {
             throw GateError(.needsBaseline, "\(needing.text) compares with a baseline: give --baseline RUN_DIR")
         }
@@ -159,6 +167,8 @@ public struct GateError: Error, Sendable, CustomStringConvertible, Equatable {
         case needsDelivery
         /// A threshold on broadcasts' figures, on a folder without them.
         case needsBroadcast
+        /// A threshold on the return wave's figures, on a folder without one.
+        case needsReturnWave
         /// A threshold relative to a baseline, without `--baseline`.
         case needsBaseline
     }

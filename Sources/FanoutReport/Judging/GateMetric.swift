@@ -111,5 +111,6 @@ public enum GateMetric: Sendable, Hashable, CustomStringConvertible {
     public var needsSinkFolder: Bool { if case .run(let metric) = self { metric.needsSinkFolder } else { false } }
     public var needsDelivery: Bool { if case .run(let metric) = self { metric.needsDelivery } else { false } }
     public var needsBroadcast: Bool { if case .run(let metric) = self { metric.needsBroadcast } else { false } }
+    public var needsReturnWave: Bool { if case .run(let metric) = self { metric.needsReturnWave } else { false } }
     public var isWindow: Bool { if case .window = self { true } else { false } }
 }

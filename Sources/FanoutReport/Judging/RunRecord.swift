@@ -76,6 +76,17 @@ public enum RunMetric: String, Sendable, CaseIterable {
     case broadcastFromStorage = "broadcast.from_storage"
     case broadcastStorageP99 = "broadcast.storage.p99"
     case broadcastOpen = "broadcast.open"
+    /// With the return wave (`summary.json`'s `return_wave`, `--return-to`): requests offered to
+    /// the backend and answered; errors (4xx/5xx answers and requests without one: a count, or
+    /// with `%` a share of those offered); the latency from the due time at p50, p99 and the
+    /// longest (ms); the busiest second's offered rate (/s).
+    case returnOffered = "return.offered"
+    case returnAnswered = "return.answered"
+    case returnErrors = "return.errors"
+    case returnP50 = "return.p50"
+    case returnP99 = "return.p99"
+    case returnMax = "return.max"
+    case returnPeak = "return.peak"
 
     /// The card's rule a metric counts, for `violations.RULE`.
     public var rule: ProviderRule? {
@@ -99,9 +110,12 @@ public enum RunMetric: String, Sendable, CaseIterable {
     /// Whether only a folder with a `broadcast` section has it.
     public var needsBroadcast: Bool { rawValue.hasPrefix("broadcast.") }
 
+    /// Whether only a folder with a `return_wave` section has it.
+    public var needsReturnWave: Bool { rawValue.hasPrefix("return.") }
+
     /// Whether a limit with `%` reads it as a share: `errors` of `sent`, the fleet's counts of
     /// the notifications received by APNs.
-    public var takesShare: Bool { self == .errors || (needsDelivery && !isTime) }
+    public var takesShare: Bool { self == .errors || self == .returnErrors || (needsDelivery && !isTime) }
 
     /// Latencies, lag and the harness's delay are milliseconds; throughput per second; the rest counts.
     public var isTime: Bool {
@@ -109,18 +123,19 @@ public enum RunMetric: String, Sendable, CaseIterable {
         case .p50, .p90, .p99, .p99_9, .p99_99, .max, .lag, .harness, .fanout: true
         case .deliveredP50, .deliveredP90, .deliveredP99, .deliveredLast: true
         case .broadcastP99, .broadcastLast, .broadcastLastP99, .broadcastStorageP99: true
+        case .returnP50, .returnP99, .returnMax: true
         default: false
         }
     }
 
     /// Whether a larger value is better (throughput) rather than worse (latency, errors).
     public var higherIsBetter: Bool {
-        [.throughput, .sent, .accepted, .delivered, .broadcasts, .broadcastDelivered].contains(self)
+        [.throughput, .sent, .accepted, .delivered, .broadcasts, .broadcastDelivered, .returnAnswered].contains(self)
     }
 
     public var unit: String {
         if isTime { return "ms" }
-        return self == .throughput ? "/s" : ""
+        return self == .throughput || self == .returnPeak ? "/s" : ""
     }
 }
 
@@ -214,7 +229,20 @@ public struct RunRecord: Sendable {
                 if let rule = metric.rule { metrics[metric] = Double(provider.card.count(rule)) }
             }
         }
-        let shares = summary.delivery.map { Self.deliveryMetrics($0, into: &metrics) } ?? [:]
+        var shares = summary.delivery.map { Self.deliveryMetrics($0, into: &metrics) } ?? [:]
+        if let wave = summary.returnWave {
+            metrics[.returnOffered] = Double(wave.offered)
+            metrics[.returnAnswered] = Double(wave.answered)
+            metrics[.returnErrors] = Double(wave.errors)
+            shares[.returnErrors] = wave.offered > 0 ? Double(wave.errors) / Double(wave.offered) : 0
+            metrics[.returnPeak] = Double(wave.peak?.offered ?? 0)
+            // Nothing answered: no latency, and such a threshold is not measured.
+            if wave.latency.count > 0 {
+                metrics[.returnP50] = Double(wave.latency.p50Micros) / 1000
+                metrics[.returnP99] = Double(wave.latency.p99Micros) / 1000
+                metrics[.returnMax] = Double(wave.latency.maxMicros) / 1000
+            }
+        }
         if let broadcast = summary.broadcast {
             metrics[.broadcasts] = Double(broadcast.accepted)
             if let devices = broadcast.devices {
