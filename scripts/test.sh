@@ -48,9 +48,9 @@ joined() {
     printf '== [%dm%02ds] %s done\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$name"
 }
 
-step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter); prometheus (promtool checks /metrics; a real Prometheus scrapes a sharded run in PrometheusFleetTests)"
+step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter); prometheus (promtool checks /metrics; a real Prometheus scrapes a sharded run in PrometheusFleetTests); nginx and gunicorn (the return wave's backends nobody here wrote)"
 . scripts/lib/apt.sh
-debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind prometheus
+debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind prometheus nginx gunicorn
 
 step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas); kubernetes-validate (fanout cluster render's manifests against Kubernetes 1.33, offline); aioapns (a push provider nobody here wrote, for the sink as its instrument); firebase-admin (Google's FCM SDK: how it classifies FCM's error bodies)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \
@@ -88,7 +88,7 @@ bash scripts/regression.sh --cost
 step "The default scenario's outcome, alone (scripts/regression.sh --outcome)"
 bash scripts/regression.sh --outcome
 
-step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests); the return wave of 100,000 devices at a counting backend, second by second (ReturnWaveGroundTruthTests)"
+step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests); the return wave of 100,000 devices at a counting backend second by second, gunicorn's capacity as its knee, nginx answering what is offered (ReturnWaveGroundTruthTests)"
 # Alone and in release (the build the regression gate made), so that neither another suite's
 # load nor a debug build's slowness is measured as the sink's latency. The two suites run one
 # after the other, not side by side (swift-testing runs suites in parallel): each one's load

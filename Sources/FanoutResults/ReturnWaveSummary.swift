@@ -1,4 +1,5 @@
 import FanoutMeasure
+import FanoutNotation
 import Histogram
 
 /// One second of the wave at the backend (from the fan-out's start): requests offered (due in
@@ -59,14 +60,33 @@ public struct ReturnPercentiles: Sendable, Codable, Equatable {
     }
 }
 
-/// Where the backend stopped keeping up: the first second, past the wave's first ones, whose p99
-/// latency is over `latencyFactor` times the wave's early p99 (and over `floorMicros`), or whose
-/// errors pass `errorShare` of what it offered; the rate offered there. `nil` in `ReturnWaveSummary`
-/// when no second did.
+/// Where the backend stopped keeping up, and what it kept up with there.
+///
+/// ```
+///   requests/s                                    saturated: from the first second (past the
+///     │        offered ╱╲                          wave's first answers) whose p99 passes 4 × the
+///     │              ╱    ╲                        early p99 (and 20 ms), or whose errors pass 1%,
+///     │ answered ──┼──────────┐                    while the seconds after it still do
+///     │          ╱ │ saturated│╲                   capacity: the median answered a second over
+///     │        ╱   │          │  ╲                 them — a backend behind its queue answers at
+///     └───────┴────┴──────────┴──────── s          its capacity, whatever is offered
+///           knee   latency rose                     knee: the first second whose offered reached
+///                                                   95% of that capacity
+/// ```
+/// The latency rises a few seconds after the offered rate passes the capacity (the queue takes
+/// that long to grow past the early latency's bound), so the knee is found from the capacity,
+/// not from the rise. `nil` in `ReturnWaveSummary` when no second crossed.
 public struct ReturnKnee: Sendable, Codable, Equatable {
+    /// The first second whose offered reached 95% of the capacity.
     public var second: Int
-    /// Requests offered in the seconds up to the knee, a second (the mean of the last three).
+    /// Requests offered in the knee's second.
     public var offeredPerSecond: Double
+    /// The first second whose latency or errors crossed: the saturated seconds begin here.
+    public var roseAt: Int
+    /// The median of the answers a second while saturated: the backend's capacity, measured.
+    public var capacityPerSecond: Double
+    /// The saturated seconds it is the median of.
+    public var saturatedSeconds: Int
     public var p99Micros: UInt64
     public var errorShare: Double
     /// What crossed: `latency` or `errors`.
@@ -76,9 +96,32 @@ public struct ReturnKnee: Sendable, Codable, Equatable {
     static let floorMicros: UInt64 = 20_000
     static let errorShare = 0.01
 
+    public init(
+        second: Int,
+        offeredPerSecond: Double,
+        roseAt: Int,
+        capacityPerSecond: Double,
+        saturatedSeconds: Int,
+        p99Micros: UInt64,
+        errorShare: Double,
+        cause: String
+    ) {
+        self.second = second
+        self.offeredPerSecond = offeredPerSecond
+        self.roseAt = roseAt
+        self.capacityPerSecond = capacityPerSecond
+        self.saturatedSeconds = saturatedSeconds
+        self.p99Micros = p99Micros
+        self.errorShare = errorShare
+        self.cause = cause
+    }
+
     enum CodingKeys: String, CodingKey {
         case second, cause
         case offeredPerSecond = "offered_per_second"
+        case roseAt = "rose_at"
+        case capacityPerSecond = "capacity_per_second"
+        case saturatedSeconds = "saturated_seconds"
         case p99Micros = "p99_us"
         case errorShare = "error_share"
     }
@@ -140,28 +183,44 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     public var peak: ReturnSecond? { seconds.max { $0.offered < $1.offered } }
 
     /// Finds the knee in `seconds` (`ReturnKnee`): the early p99 is the lowest p99 of the first
-    /// five seconds that answered anything.
+    /// five seconds that answered anything. The saturated seconds run from the knee while a
+    /// second still crosses; the last second of the wave (partly empty) is left out of the
+    /// capacity's median unless it is the only one.
     public mutating func findKnee() {
+        knee = nil
         let answered = seconds.filter { $0.answered > 0 }
         guard let early = answered.prefix(5).map(\.p99Micros).min() else { return }
         let bound = max(early * ReturnKnee.latencyFactor, ReturnKnee.floorMicros)
-        for (position, second) in seconds.enumerated() where second.offered + second.answered > 0 {
+        func crossing(_ second: ReturnSecond) -> (cause: String, errorShare: Double)? {
             let total = second.answered + second.errors
             let errorShare = total > 0 ? Double(second.errors) / Double(total) : 0
-            let cause: String? =
-                second.answered > 0 && second.p99Micros > bound
-                ? "latency" : errorShare > ReturnKnee.errorShare ? "errors" : nil
-            guard let cause else { continue }
-            let window = seconds[max(0, position - 2)...position]
-            knee = ReturnKnee(
-                second: second.second,
-                offeredPerSecond: Double(window.reduce(0) { $0 + $1.offered }) / Double(window.count),
-                p99Micros: second.p99Micros,
-                errorShare: errorShare,
-                cause: cause
-            )
-            return
+            if second.answered > 0 && second.p99Micros > bound { return ("latency", errorShare) }
+            if errorShare > ReturnKnee.errorShare { return ("errors", errorShare) }
+            return nil
         }
+        guard let start = seconds.firstIndex(where: { $0.offered + $0.answered > 0 && crossing($0) != nil }),
+            let (cause, errorShare) = crossing(seconds[start])
+        else { return }
+        var end = start
+        while end + 1 < seconds.count, crossing(seconds[end + 1]) != nil { end += 1 }
+        var saturated = seconds[start...end].map(\.answered)
+        if saturated.count > 1 && end == seconds.count - 1 { saturated.removeLast() }
+        saturated.sort()
+        let middle = saturated.count / 2
+        let median =
+            saturated.count % 2 == 1
+            ? Double(saturated[middle]) : Double(saturated[middle - 1] + saturated[middle]) / 2
+        let reached = seconds[...start].firstIndex { Double($0.offered) >= 0.95 * median } ?? start
+        knee = ReturnKnee(
+            second: seconds[reached].second,
+            offeredPerSecond: Double(seconds[reached].offered),
+            roseAt: seconds[start].second,
+            capacityPerSecond: median,
+            saturatedSeconds: saturated.count,
+            p99Micros: seconds[start].p99Micros,
+            errorShare: errorShare,
+            cause: cause
+        )
     }
 
     /// summary.md's section: the requests by kind, then the lines.
@@ -198,7 +257,7 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         if notSent > 0 { lines.append("  \(notSent) events due after the run ended: not sent") }
         if let knee {
             lines.append(
-                "  knee at second \(knee.second): \(Int(knee.offeredPerSecond.rounded())) requests/s offered, p99 \(Double(knee.p99Micros) / 1000) ms (\(knee.cause))"
+                "  knee at second \(knee.second): \(Int(knee.offeredPerSecond.rounded())) requests/s offered, the backend answering \(Int(knee.capacityPerSecond.rounded()))/s at most (the median of \(knee.saturatedSeconds) saturated seconds); its \(knee.cause == "latency" ? "p99 rose to \(Double(knee.p99Micros) / 1000) ms" : "errors rose to \(ShareNotation.percent(knee.errorShare))") in second \(knee.roseAt)"
             )
         }
         return lines

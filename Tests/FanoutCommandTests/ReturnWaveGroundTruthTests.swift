@@ -13,6 +13,10 @@ import Testing
 /// without mutable-content here (100,000 media downloads at the fan-out's second would measure
 /// this debug-built backend's parsing, not the wave): ReturnWaveShapeTests counts the downloads.
 ///
+/// The wave against backends nobody here wrote, of a known capacity: gunicorn with a fixed
+/// worker count and service time, whose knee the report must find; nginx, far faster, which must
+/// answer what is offered.
+///
 /// Timing, so run by scripts/test.sh alone against the release build (`FANOUT_EXECUTABLE`), as
 /// GroundTruthTests are.
 @Suite(
@@ -78,5 +82,180 @@ struct ReturnWaveGroundTruthTests {
         let wave = try #require(summary.returnWave)
         #expect(wave.offered == arrivals.count && wave.answered == arrivals.count && wave.errors == 0)
         #expect(wave.byKind["action"]?.offered == firsts.count { $0.action != "default" })
+    }
+
+    /// A sink whose `devices` devices each open the plain poll once, `openAfter` after its
+    /// delivery, sending the wave to `backend`; `fanout send` fans them out at once. Returns the
+    /// sink's `return_wave`.
+    static func wave(to backend: String, devices: Int, openAfter: String, folder: String) throws -> ReturnWaveSummary {
+        let poll = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
+        let template = folder + "/poll-plain.json"
+        try poll.replacingOccurrences(of: #","mutable-content":1"#, with: "").write(
+            toFile: template,
+            atomically: true,
+            encoding: .utf8
+        )
+        let (sink, port) = try CommandRunner.sink([
+            "--device-open", "100%", "--device-open-after", openAfter, "--return-to", backend, "--expect",
+            "\(devices)", "--output", folder + "/sink",
+        ])
+        defer { _ = sink.stop() }
+        let sent = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", template, "--topic", "com.example.app",
+                "--generate", "\(devices)", "--output", folder + "/send",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let ended = try sink.wait(timeout: .seconds(90))
+        #expect(ended.status == 0, "\(ended.output)")
+        return try #require(try CommandRunner.summary(in: folder + "/sink").returnWave)
+    }
+
+    static func temporaryFolder() throws -> String {
+        let folder = NSTemporaryDirectory() + "fanout-wave-peer-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// gunicorn, 8 sync workers each holding a request 50 ms: a backend of 160 requests a second,
+    /// written by nobody here. 2,400 devices open over a normal spread around 8 s (σ 3 s): the
+    /// offered rate peaks near 320/s, twice the capacity. Below 80% of the capacity the backend
+    /// answers what is offered; once the latency rises the backend answers 160/s ± 10% (the
+    /// knee's capacity), and the knee is the second the offered rate reached it; each saturated second's median latency is what a queue fed
+    /// the wave's offered seconds and drained at 160/s predicts (± 25% and 0.2 s).
+    @Test(.requires(.gunicorn)) func gunicornsCapacityIsTheKnee() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try """
+        import time
+
+        def app(environ, start_response):
+            time.sleep(0.05)
+            start_response("200 OK", [("Content-Length", "2"), ("Content-Type", "text/plain")])
+            return [b"ok"]
+        """.write(toFile: folder + "/backend.py", atomically: true, encoding: .utf8)
+        let server = try PeerProcess(
+            "gunicorn",
+            [
+                "--chdir", folder, "--workers", "8", "--worker-class", "sync", "--bind", "127.0.0.1:0", "--backlog",
+                "2048", "backend:app",
+            ]
+        )
+        defer { _ = server.stop() }
+        let port = try listeningPort(of: server.processIdentifier)
+        let capacity = 160.0
+        let wave = try Self.wave(
+            to: "http://127.0.0.1:\(port)",
+            devices: 2_400,
+            openAfter: "normal:8s,3s",
+            folder: folder
+        )
+        #expect(wave.offered == 2_400 && wave.answered == 2_400 && wave.errors == 0, "\(wave.lines)")
+        // Below 80% of the capacity, answered is offered (± 10% and 3: a second's edge).
+        let seconds = wave.seconds
+        for second in seconds.prefix(while: { Double($0.offered) < 0.8 * capacity }).dropFirst() {
+            #expect(abs(second.answered - second.offered) <= max(3, second.offered / 10), "\(second)")
+        }
+        let knee = try #require(wave.knee, "\(wave.lines)")
+        #expect(abs(knee.capacityPerSecond - capacity) <= 0.1 * capacity, "\(wave.lines)")
+        #expect(knee.saturatedSeconds >= 4 && knee.cause == "latency" && knee.roseAt >= knee.second)
+        // The knee's second is where the offered rate reached the capacity, neither long before
+        // (the second before offered under it) nor after the latency rose.
+        let before = try #require(seconds.first { $0.second == knee.second - 1 })
+        #expect(
+            Double(before.offered) < 0.95 * knee.capacityPerSecond
+                && knee.offeredPerSecond >= 0.95 * knee.capacityPerSecond
+        )
+        // The queue's arithmetic, a fluid FIFO: requests arrive evenly within each second at its
+        // offered count and leave at the capacity while any wait; the one leaving in the middle
+        // of a second arrived when as many had arrived as had left by then, and its latency is
+        // the time between, plus its 50 ms. Each saturated second's median latency (of the
+        // requests answered in it) is that, ± 25% and 0.2 s.
+        let step = 0.001
+        var arrived = [0.0]
+        var left = [0.0]
+        for second in seconds {
+            for _ in 0..<1000 {
+                let next = arrived.last! + Double(second.offered) * step
+                arrived.append(next)
+                left.append(min(next, left.last! + capacity * step))
+            }
+        }
+        func predictedLatency(_ second: Int) -> Double {
+            let middle = min(Int((Double(second) + 0.5) / step), left.count - 1)
+            let arrival = arrived.firstIndex { $0 >= left[middle] } ?? middle
+            return Double(middle - arrival) * step + 0.05
+        }
+        for second in seconds
+        where second.second > knee.roseAt && second.second < knee.roseAt + knee.saturatedSeconds - 1 {
+            let predicted = predictedLatency(second.second) * 1_000_000
+            let measured = Double(second.p50Micros)
+            #expect(
+                abs(measured - predicted) <= 0.25 * predicted + 200_000,
+                "second \(second.second): p50 \(measured) µs, predicted \(predicted)"
+            )
+        }
+    }
+
+    /// nginx answering every path itself: far more than the wave offers. 2,000 devices open
+    /// over 4 s: 500 requests a second, every one answered in its second (± 10%), no knee, and
+    /// nginx's own access log counts what the wave says it answered.
+    @Test(.requires(.nginx)) func nginxAnswersWhatIsOffered() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var started: (PeerProcess, Int)?
+        // nginx takes no port 0: a port free a moment ago, tried again if taken since.
+        for _ in 0..<5 where started == nil {
+            let port = try withSilentListener { $0 }
+            let configuration = """
+                daemon off;
+                master_process off;
+                worker_processes 1;
+                pid \(folder)/nginx.pid;
+                error_log \(folder)/error.log;
+                events { worker_connections 4096; }
+                http {
+                    log_format wave '$msec $request_method $uri $http_x_fanout_event';
+                    access_log \(folder)/access.log wave;
+                    client_body_temp_path \(folder)/body;
+                    proxy_temp_path \(folder)/proxy;
+                    fastcgi_temp_path \(folder)/fastcgi;
+                    uwsgi_temp_path \(folder)/uwsgi;
+                    scgi_temp_path \(folder)/scgi;
+                    keepalive_requests 100000;
+                    server { listen 127.0.0.1:\(port); location / { return 200 "ok"; } }
+                }
+                """
+            try configuration.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
+            let server = try PeerProcess("nginx", ["-c", folder + "/nginx.conf", "-p", folder])
+            if (try? listeningPort(of: server.processIdentifier, timeout: .seconds(5))) == port {
+                started = (server, port)
+            } else {
+                _ = server.stop()
+            }
+        }
+        let (server, port) = try #require(
+            started,
+            "nginx did not start: \((try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? "")"
+        )
+        defer { _ = server.stop() }
+        let wave = try Self.wave(
+            to: "http://127.0.0.1:\(port)",
+            devices: 2_000,
+            openAfter: "uniform:0s-4s",
+            folder: folder
+        )
+        #expect(
+            wave.offered == 2_000 && wave.answered == 2_000 && wave.errors == 0 && wave.knee == nil,
+            "\(wave.lines)"
+        )
+        for second in wave.seconds.dropFirst().prefix(3) {
+            #expect(abs(second.answered - second.offered) <= max(5, second.offered / 10), "\(second)")
+            #expect(abs(second.offered - 500) <= 75, "\(second)")
+        }
+        let log = try String(contentsOfFile: folder + "/access.log", encoding: .utf8).split(separator: "\n")
+        #expect(log.count == 2_000 && log.allSatisfy { $0.hasSuffix(" POST /opens open") }, "\(log.prefix(3))")
     }
 }

@@ -78,6 +78,9 @@ extension Peer {
     public static let valgrind = program("valgrind")
     public static let podman = program("podman")
     public static let python3 = program("python3")
+    /// Real servers for the return wave's backend (Debian's).
+    public static let nginx = program("nginx")
+    public static let gunicorn = program("gunicorn")
     public static let checkJSONSchema = program("check-jsonschema")
     public static let kubernetesValidate = program("kubernetes-validate")
     /// New user, network and mount namespaces (`unshare -rnm`): refused where user namespaces

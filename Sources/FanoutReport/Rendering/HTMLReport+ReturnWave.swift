@@ -49,10 +49,13 @@ extension HTMLReport {
                 width: 4,
                 colour: ReturnWaveColour.errors,
                 text: String(
-                    format: "knee: second %d, %.0f requests/s offered (%@)",
+                    format:
+                        "knee: second %d, %.0f requests/s offered; the backend answers %.0f/s at most (its %@ rose in second %d)",
                     knee.second,
                     knee.offeredPerSecond,
-                    knee.cause
+                    knee.capacityPerSecond,
+                    knee.cause,
+                    knee.roseAt
                 )
             )
         }
