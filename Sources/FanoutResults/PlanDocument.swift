@@ -38,6 +38,9 @@ public struct PlanDocument: Codable, Sendable, Equatable {
     /// With `fanout plan --device-…`: when the fan-out reaches the devices (`Reach`); absent
     /// otherwise and in older plans.
     public var reach: Reach?
+    /// With `fanout plan --device-open …`: the return wave the fan-out sets off (`Wave`); absent
+    /// otherwise and in older plans.
+    public var wave: Wave?
     /// With `fanout plan --broadcast`: the broadcast's figures and the per-token fan-out of the
     /// same audience (`Broadcast`); absent otherwise and in older plans. The top-level figures
     /// are then the broadcast requests' (`devices` the channels, the deadline the interval).
@@ -111,7 +114,7 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         case wireBytesPerNotification = "wire_bytes_per_notification"
         case bandwidth = "bandwidth_bytes_per_second"
         case networkInterface = "network_interface_bytes_per_second"
-        case assumptions, reach, broadcast, verification, service, quota
+        case assumptions, reach, wave, broadcast, verification, service, quota
     }
 
     /// `plan --verify`'s progress and verdict, written before the rehearsal sends anything and
@@ -254,5 +257,57 @@ public struct PlanDocument: Codable, Sendable, Equatable {
         self.bandwidth = bandwidth
         self.networkInterface = networkInterface
         self.assumptions = assumptions
+    }
+}
+
+extension PlanDocument {
+    /// The return wave's plan (issue #63): its requests, its peak and when, whether the
+    /// backend's capacity holds it, and the shortest fan-out that keeps it under.
+    public struct Wave: Codable, Sendable, Equatable {
+        public var open: Double
+        public var requestsPerOpen: Int
+        public var requests: Double
+        public var fanOutSeconds: Double
+        public var peakPerSecond: Double
+        public var peakSeconds: Double
+        public var capacityPerSecond: Double?
+        public var holds: Bool?
+        public var pacedFanOutSeconds: Double?
+        public var pacedDevicesPerSecond: Double?
+
+        public init(
+            open: Double,
+            requestsPerOpen: Int,
+            requests: Double,
+            fanOutSeconds: Double,
+            peakPerSecond: Double,
+            peakSeconds: Double,
+            capacityPerSecond: Double?,
+            holds: Bool?,
+            pacedFanOutSeconds: Double?,
+            pacedDevicesPerSecond: Double?
+        ) {
+            self.open = open
+            self.requestsPerOpen = requestsPerOpen
+            self.requests = requests
+            self.fanOutSeconds = fanOutSeconds
+            self.peakPerSecond = peakPerSecond
+            self.peakSeconds = peakSeconds
+            self.capacityPerSecond = capacityPerSecond
+            self.holds = holds
+            self.pacedFanOutSeconds = pacedFanOutSeconds
+            self.pacedDevicesPerSecond = pacedDevicesPerSecond
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case open, requests, holds
+            case requestsPerOpen = "requests_per_open"
+            case fanOutSeconds = "fan_out_seconds"
+            case peakPerSecond = "peak_per_second"
+            case peakSeconds = "peak_seconds"
+            case capacityPerSecond = "capacity_per_second"
+            case pacedFanOutSeconds = "paced_fan_out_seconds"
+            case pacedDevicesPerSecond = "paced_devices_per_second"
+        }
     }
 }

@@ -34,6 +34,8 @@ public struct PlanJob: Sendable {
     /// The devices behind APNs (`--device-…`): the plan then says when the fan-out reaches
     /// them (`DeviceReach`), not only when APNs has accepted it.
     public var devices: DeviceReach.Question?
+    /// The return wave a fan-out sets off, and the backend's capacity (`WavePlan`), when asked.
+    public var wave: WavePlan.Question?
     /// `--broadcast`: channels, their subscribers and the update interval; `question`'s devices
     /// and deadline are then the per-token fan-out of the same audience.
     public var broadcast: Broadcast?
@@ -131,6 +133,7 @@ public struct PlanJob: Sendable {
     public func document(_ plan: CapacityPlan, verification: PlanDocument.Verification?) -> PlanDocument {
         var document = plan.document
         document.reach = reach(for: plan)?.document
+        document.wave = wave(for: plan)?.document
         document.verification = verification
         return document
     }
@@ -246,6 +249,11 @@ public struct PlanJob: Sendable {
 
     /// When `plan`'s fan-out reaches the devices, if the job has them: APNs accepts it over the
     /// plan's expected duration.
+    /// The return wave of `plan`'s fan-out, when asked (`WavePlan`).
+    public func wave(for plan: CapacityPlan) -> WavePlan? {
+        wave.map { WavePlan($0, devices: plan.question.devices, fanOutSeconds: plan.expectedDuration.seconds) }
+    }
+
     public func reach(for plan: CapacityPlan) -> DeviceReach? {
         devices.map { DeviceReach($0, acceptedSeconds: plan.expectedDuration.seconds) }
     }

@@ -210,6 +210,79 @@ struct PlanCommand: ParsableCommand {
     )
     var deviceDefaultExpiry: DeviceFleetSettings.Setting?
 
+    @Option(
+        help: ArgumentHelp(
+            "Devices that open the notification after its delivery: the plan then says the return wave it sets off at your backend (as the sink's --device-open).",
+            valueName: "share"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-open", $0) }
+    )
+    var deviceOpen: DeviceFleetSettings.Setting?
+
+    @Option(
+        help: ArgumentHelp(
+            "From the delivery to the open, as the sink's --device-open-after (default: lognormal:48m,1.2).",
+            valueName: "kind:values"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-open-after", $0) }
+    )
+    var deviceOpenAfter: DeviceFleetSettings.Setting?
+
+    @Option(
+        help: ArgumentHelp("Every request an open makes (default: 1).", valueName: "n"),
+        transform: { try DeviceFleetSettings.Setting("device-requests-per-open", $0) }
+    )
+    var deviceRequestsPerOpen: DeviceFleetSettings.Setting?
+
+    @Option(
+        help: ArgumentHelp(
+            "The requests a second your backend holds, like 20k/s: the plan says whether it holds the wave, and the shortest fan-out that keeps the wave under it.",
+            valueName: "rate"
+        )
+    )
+    var backendCapacity: String?
+
+    /// The return wave the `--device-open…` options ask about (`nil`: none given).
+    func waveQuestion() throws -> WavePlan.Question? {
+        guard deviceOpen != nil || deviceOpenAfter != nil || deviceRequestsPerOpen != nil || backendCapacity != nil
+        else { return nil }
+        guard deviceOpen != nil else {
+            throw ValidationError(
+                "--device-open-after, --device-requests-per-open and --backend-capacity plan the return wave: add --device-open."
+            )
+        }
+        if verify {
+            throw ValidationError(
+                "--verify rehearses the fan-out; the return wave's scaled rehearsal is not built yet (issue #63): leave out --verify, or the wave's options."
+            )
+        }
+        var engagement = EngagementSettings()
+        var fleet = DeviceFleetSettings()
+        for setting in [deviceOpen, deviceOpenAfter, deviceRequestsPerOpen].compactMap({ $0 }) { fleet.apply(setting) }
+        engagement = fleet.engagement
+        var capacity: Double?
+        if let backendCapacity {
+            let parts = backendCapacity.split(separator: "/", omittingEmptySubsequences: false)
+            let window =
+                parts.count == 2
+                ? (parts[1] == "s" ? Duration.seconds(1) : DurationNotation.parse(parts[1])) : .seconds(1)
+            guard (1...2).contains(parts.count), let count = Count(argument: String(parts[0])), count.value > 0,
+                let window, window > .zero
+            else {
+                throw ValidationError(
+                    "--backend-capacity is requests a second, like 20k/s or 1.2M/1m; got \(backendCapacity)."
+                )
+            }
+            capacity = Double(count.value) / window.seconds
+        }
+        return WavePlan.Question(
+            open: engagement.open,
+            openAfter: engagement.openAfter,
+            requestsPerOpen: engagement.requestsPerOpen,
+            capacity: capacity
+        )
+    }
+
     /// The devices behind APNs the `--device-…` options give (`nil`: none given).
     func devicesBehind() throws -> DeviceReach.Question? {
         guard deviceOffline != nil || deviceReturn != nil || deviceExpiration != nil || deviceDefaultExpiry != nil
@@ -300,6 +373,7 @@ struct PlanCommand: ParsableCommand {
             ("--template", template != nil), ("--body-bytes", bodyBytes != nil),
             ("--device-offline", deviceOffline != nil), ("--device-return", deviceReturn != nil),
             ("--device-expiration", deviceExpiration != nil), ("--device-default-expiry", deviceDefaultExpiry != nil),
+            ("--device-open", deviceOpen != nil), ("--backend-capacity", backendCapacity != nil),
         ]
         let given = refused.filter(\.1).map(\.0)
         guard given.isEmpty else {
@@ -417,6 +491,7 @@ struct PlanCommand: ParsableCommand {
         job.output = output
         job.verify = verify
         job.devices = try devicesBehind()
+        job.wave = try waveQuestion()
         if broadcast, let channels, let subscribers {
             if job.devices != nil {
                 throw ValidationError("--device-… options are for per-token plans, not --broadcast.")
@@ -552,6 +627,7 @@ struct PlanCommand: ParsableCommand {
         }
         print(plan.text)
         if let reach = job.reach(for: plan) { print(reach.text) }
+        if let wave = job.wave(for: plan) { print(wave.text) }
         if let output { print("plan: \(output)/plan.json") }
         try rehearse(job, job.document(plan, verification: nil), signals: signals) { try job.rehearse(plan) }
     }

@@ -135,4 +135,46 @@ import Testing
         #expect(html.contains("<h2>The return wave</h2>") && html.contains("return wave rates"))
         #expect(html.contains(HTMLReport.ReturnWaveColour.offered) && html.contains(HTMLReport.ReturnWaveColour.p99))
     }
+
+    /// `fanout plan` answers the campaign's question: the wave's peak and when, whether the
+    /// backend holds it, the pace that keeps it under; in plan.json too.
+    @Test func thePlanSaysWhatTheBackendMustHold() throws {
+        let folder = NSTemporaryDirectory() + "fanout-wave-plan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let asked = [
+            "plan", "--devices", "50M", "--deadline", "5m", "--rtt", "80ms", "--device-open", "3%",
+            "--device-open-after", "lognormal:7m,1.2", "--device-requests-per-open", "4",
+        ]
+        let result = try CommandRunner.run(asked + ["--backend-capacity", "5k/s", "--output", folder])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardOutput.contains(
+                "return wave: 50,000,000 devices × 3% open × 4 requests = 6,000,000 requests; peak "
+            ),
+            "\(result.standardOutput)"
+        )
+        #expect(result.standardOutput.contains("the backend's 5,000/s does NOT hold it"), "\(result.standardOutput)")
+        let document = try CommandRunner.plan(in: folder)
+        let wave = try #require(document.wave)
+        #expect(wave.holds == false && wave.capacityPerSecond == 5_000 && wave.requests == 6_000_000)
+        let paced = try #require(wave.pacedFanOutSeconds)
+        #expect(
+            paced > wave.fanOutSeconds
+                && result.standardOutput.contains("the shortest fan-out that keeps the wave under 5,000/s")
+        )
+        // Refused: a capacity without opens, a capacity that is no rate, the rehearsal not built.
+        for (extra, message) in [
+            (["--backend-capacity", "5k/s"], "plan the return wave: add --device-open"),
+            (["--device-open", "3%", "--backend-capacity", "lots"], "--backend-capacity is requests a second"),
+            (["--device-open", "3%", "--verify"], "the return wave's scaled rehearsal is not built yet"),
+        ] {
+            let refused = try CommandRunner.run(
+                ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms"] + extra
+            )
+            #expect(
+                refused.status == 64 && refused.standardError.contains(message),
+                "\(extra): \(refused.standardError)"
+            )
+        }
+    }
 }

@@ -1,0 +1,89 @@
+import FanoutScenarioTerms
+import Testing
+
+@testable import FanoutRun
+
+/// The return wave's plan (issue #63) against a convolution computed here another way: the
+/// deliveries binned evenly over the fan-out, the open delays drawn two million times with the
+/// sink's own draws and binned, the two convolved bin by bin. The plan's peak must be within 5%
+/// of the convolution's; its pace the shortest that keeps the wave under a capacity.
+@Suite struct WavePlanTests {
+    /// The convolution's peak rate (requests a second) and when, with bins of `bin` seconds.
+    static func convolvedPeak(
+        _ question: WavePlan.Question,
+        devices: Double,
+        fanOut: Double,
+        bin: Double
+    ) -> (rate: Double, at: Double) {
+        var random = SinkRandom(seed: 42)
+        let draws = 2_000_000
+        var delays: [Double] = []
+        for _ in 0..<draws {
+            let seconds = Double(question.openAfter.sample(&random)) / 1e9
+            let index = Int(seconds / bin)
+            // The far tail past a million bins cannot be the peak.
+            guard index < 1_000_000 else { continue }
+            if index >= delays.count { delays += Array(repeating: 0, count: index - delays.count + 1) }
+            delays[index] += 1 / Double(draws)
+        }
+        let deliveryBins = max(1, Int((fanOut / bin).rounded()))
+        let requests = devices * question.open * Double(question.requestsPerOpen)
+        var wave = [Double](repeating: 0, count: delays.count + deliveryBins)
+        for delivery in 0..<deliveryBins {
+            for (index, share) in delays.enumerated() where share > 0 {
+                wave[delivery + index] += requests / Double(deliveryBins) * share
+            }
+        }
+        let best = wave.indices.max { wave[$0] < wave[$1] }!
+        return (wave[best] / bin, (Double(best) + 0.5) * bin)
+    }
+
+    @Test(arguments: [
+        ("lognormal:7m,1.2", 50_000_000.0, 300.0, 5.0),
+        ("uniform:0s-10s", 100_000.0, 1.0, 0.1),
+        ("normal:8s,3s", 2_400.0, 0.5, 0.1),
+        ("fixed:30s", 1_000_000.0, 60.0, 1.0),
+    ])
+    func thePeakIsTheConvolutions(_ spread: String, _ devices: Double, _ fanOut: Double, _ bin: Double) throws {
+        let question = WavePlan.Question(
+            open: 0.03,
+            openAfter: try LatencyDistribution(parsing: spread),
+            requestsPerOpen: 4,
+            capacity: nil
+        )
+        let plan = WavePlan(question, devices: UInt64(devices), fanOutSeconds: fanOut)
+        let convolved = Self.convolvedPeak(question, devices: devices, fanOut: fanOut, bin: bin)
+        #expect(
+            abs(plan.peak - convolved.rate) <= 0.05 * convolved.rate,
+            "\(spread): plan \(plan.peak)/s, convolution \(convolved.rate)/s"
+        )
+        // A uniform or fixed delay makes a plateau, where any time is the peak's; a bell one peak.
+        if spread.hasPrefix("lognormal") || spread.hasPrefix("normal") {
+            #expect(
+                abs(plan.peakSeconds - convolved.at) <= max(2 * bin, 0.1 * convolved.at),
+                "\(spread): at \(plan.peakSeconds) s, \(convolved.at) s"
+            )
+        }
+        #expect(abs(plan.requests - devices * 0.03 * 4) < 1)
+    }
+
+    /// The pace: the shortest fan-out whose wave stays under the capacity — a fan-out 3% shorter
+    /// would pass it; one the plan's length does not. A capacity the wave never reaches keeps
+    /// the fan-out as it is.
+    @Test func thePaceIsTheShortestUnderTheCapacity() throws {
+        let openAfter = try LatencyDistribution(parsing: "lognormal:7m,1.2")
+        let base = WavePlan.Question(open: 0.03, openAfter: openAfter, requestsPerOpen: 4, capacity: nil)
+        let unpaced = WavePlan(base, devices: 50_000_000, fanOutSeconds: 300)
+        var question = base
+        question.capacity = unpaced.peak / 3
+        let plan = WavePlan(question, devices: 50_000_000, fanOutSeconds: 300)
+        let paced = try #require(plan.pacedSeconds)
+        #expect(plan.holds == false && paced > 300)
+        #expect(WavePlan(base, devices: 50_000_000, fanOutSeconds: paced).peak <= unpaced.peak / 3 * 1.001)
+        #expect(WavePlan(base, devices: 50_000_000, fanOutSeconds: paced * 0.97).peak > unpaced.peak / 3)
+        question.capacity = unpaced.peak * 2
+        let roomy = WavePlan(question, devices: 50_000_000, fanOutSeconds: 300)
+        #expect(roomy.holds == true && roomy.pacedSeconds == 300)
+        #expect(roomy.text.contains("holds it") && plan.text.contains("does NOT hold it"))
+    }
+}
