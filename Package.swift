@@ -527,7 +527,7 @@ let package = Package(
             dependencies: [
                 "FanoutWire", "FanoutInstrument",
                 "FanoutResults", "FanoutSink",
-                "FanoutRun",
+                "FanoutRun", "FanoutScenarioTerms",
                 "FanoutReport",
                 "FanoutChannels",
                 "FanoutClient",
