@@ -7,6 +7,8 @@
 #                                (from a clean build, e.g. a fresh clone, as CI builds: an
 #                                incremental build can differ by a percent, measured)
 #   scripts/cost.sh --repeat K   measure K times and print each stage's spread (no gate)
+#   scripts/cost.sh --engagement the sink's turn and mallocs with the device fleet, then with its
+#                                devices engaging (the return wave's events held; issue #63)
 #   scripts/cost.sh --fcm        FCM HTTP v1 sends (`fanout send --service fcm`) to the FCM sink
 #                                instead: the whole program's instructions, the sink's turn and
 #                                the mallocs a notification; exit 1 past the malloc limit (the
@@ -68,13 +70,14 @@ case ${1:-} in
     --record) mode=record ;;
     --calls) mode=calls ;;
     --instrument) mode=instrument ;;
+    --engagement) mode=engagement ;;
     --fcm) mode=fcm ;;
     --tokens) mode=tokens ;;
     --repeat)
         mode=repeat repeats=${2:-}
         [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a count of at least 1, not '${2:-}'" >&2; exit 2; }
         ;;
-    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument | --fcm | --tokens]" >&2; exit 2 ;;
+    *) echo "usage: scripts/cost.sh [--record | --repeat K | --calls | --instrument | --engagement | --fcm | --tokens]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "cost.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 
@@ -263,6 +266,22 @@ case $mode in
             $1 == "mallocs" && $4 > limit + 0 { bad = 1 }
             END {
                 if (bad) { printf "cost gate: the instrument allocates: more than %s mallocs a notification\n", limit; exit 1 }
+            }'
+        ;;
+    engagement)
+        # The sink's turn and the allocations with the device fleet (--devices), then with its
+        # devices engaging (issue #63: each delivered poll's media download, 3% opening, held as
+        # return events): what engagement costs the sink a notification. Exit 1 past the malloc
+        # limit with it.
+        workload_options=(--devices) tag=.devices
+        off=$(measure | awk '$1 == "sink" || $1 == "mallocs"')
+        workload_options=(--devices --engagement) tag=.engagement
+        on=$(measure | awk '$1 == "sink" || $1 == "mallocs"')
+        paste <(echo "$off") <(echo "$on") | awk -v limit=$malloc_limit '
+            { printf "%-8s a notification: the fleet %10s   engaging %10s\n", $1, $2, $4 }
+            $1 == "mallocs" && $4 > limit + 0 { bad = 1 }
+            END {
+                if (bad) { printf "cost gate: engagement allocates: more than %s mallocs a notification\n", limit; exit 1 }
             }'
         ;;
     record)

@@ -150,6 +150,31 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     public var service = ReturnPercentiles()
     public var seconds: [ReturnSecond] = []
     public var knee: ReturnKnee?
+    /// What the devices did (the fleet's counts), whatever reached the backend.
+    public var devices = Devices()
+
+    /// The fleet's engagement counts: opens by action, media downloads, what was not carried.
+    public struct Devices: Sendable, Codable, Equatable {
+        public var opens = 0
+        public var defaultOpens = 0
+        /// Opens by each named action, and those that drew an action their payload did not
+        /// carry (taken as the default action).
+        public var actions: [String: Int] = [:]
+        public var notCarried: [String: Int] = [:]
+        public var mediaDownloads = 0
+        /// Deliveries from storage, which send nothing back (the store keeps no token text).
+        public var fromStorage = 0
+
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case opens, actions
+            case defaultOpens = "default_opens"
+            case notCarried = "not_carried"
+            case mediaDownloads = "media_downloads"
+            case fromStorage = "from_storage"
+        }
+    }
 
     public struct KindCounts: Sendable, Codable, Equatable {
         public var offered = 0
@@ -168,7 +193,7 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case backend, offered, answered, failures, latency, service, seconds, knee
+        case backend, offered, answered, failures, latency, service, seconds, knee, devices
         case poolSize = "pool_size"
         case byKind = "by_kind"
         case byStatus = "by_status"
@@ -242,6 +267,22 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         var lines = [
             "return wave to \(backend): \(offered) requests offered, \(answered) answered, \(errors) errors (pool of \(poolSize))"
         ]
+        let actions = devices.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        lines.append(
+            "  devices: \(devices.opens) opened (\((actions + ["default \(devices.defaultOpens)"]).joined(separator: ", "))), \(devices.mediaDownloads) media downloads"
+        )
+        let notCarried = devices.notCarried.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        if !notCarried.isEmpty {
+            lines.append(
+                "  NOT carried by their notification, taken as the default action: "
+                    + notCarried.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            )
+        }
+        if devices.fromStorage > 0 {
+            lines.append(
+                "  \(devices.fromStorage) deliveries from storage sent nothing back (the store keeps no token text)"
+            )
+        }
         if let peak { lines.append("  peak \(peak.offered) requests/s offered in second \(peak.second)") }
         lines.append("  latency from due \(latency.text); service \(service.text)")
         let kinds = Self.kinds.compactMap { kind -> String? in
@@ -285,6 +326,12 @@ extension ReturnWaveSummary {
             merged.byStatus.merge(wave.byStatus, uniquingKeysWith: +)
             merged.failures.merge(wave.failures, uniquingKeysWith: +)
             merged.fallbackContent += wave.fallbackContent
+            merged.devices.opens += wave.devices.opens
+            merged.devices.defaultOpens += wave.devices.defaultOpens
+            merged.devices.actions.merge(wave.devices.actions, uniquingKeysWith: +)
+            merged.devices.notCarried.merge(wave.devices.notCarried, uniquingKeysWith: +)
+            merged.devices.mediaDownloads += wave.devices.mediaDownloads
+            merged.devices.fromStorage += wave.devices.fromStorage
             merged.notSent += wave.notSent
             merged.latency = .highest(merged.latency, wave.latency)
             merged.service = .highest(merged.service, wave.service)

@@ -177,6 +177,16 @@ public final class ReturnWave: @unchecked Sendable {
             return tally.finish(notSent: notSent)
         }.wait()
         try group.syncShutdownGracefully()
-        return figures
+        var summary = figures
+        let engaged = fleet.snapshot().engaged
+        summary.devices.opens = engaged.opens
+        summary.devices.defaultOpens = engaged.defaultOpens
+        summary.devices.mediaDownloads = engaged.mediaFetches
+        summary.devices.fromStorage = engaged.fromStorage
+        for (index, action) in fleet.settings.engagement.actions.enumerated() where index < engaged.actions.count {
+            summary.devices.actions[action.name] = engaged.actions[index]
+            summary.devices.notCarried[action.name] = engaged.notCarried[index]
+        }
+        return summary
     }
 }

@@ -38,6 +38,10 @@ public struct CostWorkload: Sendable {
     public var instrument = false
     /// Whether a device fleet stands behind the sink (`fanout sink --device-…`): `fleet`'s.
     public var devices = false
+    /// Whether the fleet's devices engage (`--device-open 3% --return-to …`, issue #63): every
+    /// delivered poll's media download and 3% of them opening an hour later, held as return
+    /// events (no wave is sent here: what is measured is the sink's part).
+    public var engagement = false
     /// FCM HTTP v1 sends of `fcmPoll` (`fanout send --service fcm`) to the FCM sink as
     /// `fanout sink --service fcm` serves by default (its own bearer, the quota, device rates)
     /// (`FCMHTTP2Connection`), instead of APNs notifications to the APNs sink.
@@ -62,6 +66,18 @@ public struct CostWorkload: Sendable {
         fleet.delay = .logNormal(median: .milliseconds(300), sigma: 0.5)
         return fleet
     }
+    /// The engagement `engagement` gives the fleet: 3% open an hour after delivery by OK (60%)
+    /// or NOK (30%), four requests an open; a backend that is never reached.
+    public static var engagement: EngagementSettings {
+        var engagement = EngagementSettings()
+        engagement.open = 0.03
+        engagement.openAfter = .fixed(.seconds(3600))
+        engagement.actions = [.init(name: "OK", share: 0.6), .init(name: "NOK", share: 0.3)]
+        engagement.requestsPerOpen = 4
+        engagement.returnTo = try? ReturnURL(parsing: "http://127.0.0.1:9")
+        return engagement
+    }
+
     /// The notification; the poll when `nil`.
     public var template: PayloadTemplate?
 
@@ -161,6 +177,9 @@ public struct CostWorkload: Sendable {
             var sinkConfiguration = SinkConfiguration()
             if instrument { sinkConfiguration.instrument = ProviderInstrument() }
             if devices { sinkConfiguration.scenario.devices = Self.fleet }
+            if engagement {
+                sinkConfiguration.scenario.devices.engagement = Self.engagement
+            }
             let sinkStatistics = SinkStatistics()
             roundTrips = try exchange(
                 HTTP2InMemoryPair(

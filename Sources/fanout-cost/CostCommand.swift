@@ -39,6 +39,12 @@ struct CostCommand: ParsableCommand {
 
     @Flag(
         help:
+            "The fleet's devices engage (issue #63): each delivered poll's media download and 3% opening an hour later, held as return events."
+    )
+    var engagement = false
+
+    @Flag(
+        help:
             "FCM HTTP v1 sends to the FCM sink as fanout sink --service fcm serves by default (its bearer, the quota, device rates) instead of APNs notifications."
     )
     var fcm = false
@@ -54,7 +60,9 @@ struct CostCommand: ParsableCommand {
 
     func validate() throws {
         guard let set else { throw ValidationError("give a token file and its COUNT, or --generated COUNT") }
-        if fcm && (instrument || devices) { throw ValidationError("--instrument and --devices are the APNs sink's.") }
+        if fcm && (instrument || devices || engagement) {
+            throw ValidationError("--instrument, --devices and --engagement are the APNs sink's.")
+        }
         guard set.count > 0 else { throw ValidationError("COUNT is at least 1, not \(set.count)") }
         guard streams > 0 else { throw ValidationError("--streams is at least 1, not \(streams)") }
     }
@@ -65,6 +73,7 @@ struct CostCommand: ParsableCommand {
         workload.streams = streams
         workload.instrument = instrument
         workload.devices = devices
+        workload.engagement = engagement
         workload.fcm = fcm
         let result = try workload.run()
         let digests = result.digestsAgree.map { $0 ? "agree" : "DIFFER" } ?? "none (FCM)"

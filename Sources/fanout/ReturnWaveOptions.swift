@@ -7,7 +7,7 @@ struct ReturnWaveOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Connections to the backend at most: requests wait for a free one, and the wait counts in their latency (default: \(ReturnWaveSettings().poolSize)).",
+            "Connections to the backend at most: requests wait for a free one, and the wait counts in their latency.",
             valueName: "n"
         )
     )
@@ -16,7 +16,7 @@ struct ReturnWaveOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A return request unanswered this long fails and its connection closes (default: 30s).",
+            "A return request unanswered this long fails and its connection closes.",
             valueName: "duration"
         )
     )
@@ -24,7 +24,7 @@ struct ReturnWaveOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("{campaign} in the return requests (default: fanout).", valueName: "name")
+        help: ArgumentHelp("{campaign} in the return requests.", valueName: "name")
     )
     var returnCampaign = ReturnWaveSettings().campaign
 

@@ -182,9 +182,12 @@ import Testing
             ("offline", "30%"), ("low-power", "10%"), ("disabled", "2%"), ("uninstalled", "1%"),
             ("return", "uniform:0s-120s"), ("delay", "lognormal:300ms,0.5"), ("store-cap", "5000"),
             ("default-expiry", "2h"), ("burst-interval", "5m"), ("background-budget", "3/1h"),
-            ("stale-after", "30m"),
+            ("stale-after", "30m"), ("open", "3%"), ("open-after", "uniform:0s-10s"), ("actions", "OK=60%"),
+            ("requests-per-open", "4"), ("media-budget", "20s"),
         ]
-        #expect(values.count == DeviceFleetSettings.settingNames.count)
+        // `return-to` is the one not named `device-…`: its option is `--return-to`.
+        let returnTo = "http://127.0.0.1:8080"
+        #expect(values.count + 1 == DeviceFleetSettings.settingNames.count)
         // The scenario file's `device-…` keys read these texts into their fields (DeviceFleetTests
         // checks each field); here each option must land where its key does. Every value moves
         // its field off the default, so an option that reached nothing leaves a difference.
@@ -195,8 +198,13 @@ import Testing
             #expect(alone != DeviceFleetSettings(), "--device-\(name) \(value) is the default")
             try expected.set("device-" + name, value)
         }
-        let sink = try SinkCommand.parse(values.flatMap { ["--device-" + $0.0, $0.1] }).job()
-        let run = try RunCommand.parse(values.flatMap { ["--sink-device-" + $0.0, $0.1] }).job()
+        try expected.set("return-to", returnTo)
+        let sink = try SinkCommand.parse(values.flatMap { ["--device-" + $0.0, $0.1] } + ["--return-to", returnTo])
+            .job()
+        let run = try RunCommand.parse(
+            values.flatMap { ["--sink-device-" + $0.0, $0.1] } + ["--sink-return-to", returnTo]
+        )
+        .job()
         #expect(sink.configuration.scenario.devices == expected)
         #expect(run.sink.scenario.devices == expected)
         #expect(try SinkCommand.parse([]).job().configuration.scenario.devices.staleAfter == .seconds(3600))

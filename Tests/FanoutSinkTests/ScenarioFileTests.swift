@@ -267,6 +267,12 @@ import Testing
                 device-burst-interval = 5m
                 device-background-budget = 3/1h
                 device-stale-after = 30m
+                device-open = 3%
+                device-open-after = uniform:0s-10s
+                device-actions = OK=60%,NOK=30%
+                device-requests-per-open = 4
+                device-media-budget = 20s
+                return-to = http://127.0.0.1:8080/api
                 """,
             source: "fleet.conf"
         )
@@ -280,7 +286,12 @@ import Testing
         #expect(devices.isEnabled)
         #expect(devices.backgroundBudget == Rate(limit: 3, window: .seconds(3600)))
         #expect(devices.staleAfter == .seconds(1800))
-        #expect(DeviceFleetSettings.settingNames.count == 11)
+        let engagement = devices.engagement
+        #expect(engagement.open == 0.03 && engagement.openAfter == .uniform(.zero, .seconds(10)))
+        #expect(engagement.actions == [.init(name: "OK", share: 0.6), .init(name: "NOK", share: 0.3)])
+        #expect(engagement.requestsPerOpen == 4 && engagement.mediaBudget == .seconds(20))
+        #expect(engagement.returnTo?.description == "http://127.0.0.1:8080/api")
+        #expect(DeviceFleetSettings.settingNames.count == 17)
         var never = DeviceFleetSettings()
         never.returnAfter = .fixed(.seconds(1))
         try never.set("device-return", "never")
