@@ -421,7 +421,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutScenarioTermsTests",
-            dependencies: ["FanoutScenarioTerms"]
+            dependencies: ["FanoutScenarioTerms", "FanoutRandom"]
         ),
         .testTarget(
             name: "FanoutInstrumentTests",

@@ -110,6 +110,9 @@ package struct DeviceFleet: ~Copyable {
     /// What they send back, until it is due (`takeReturns`).
     private var returns = ReturnEvents()
     private(set) var engaged: EngagementCounts
+    /// The last payload engagement read, and what it offered: a campaign's notifications share
+    /// their payload, so most are compared (one `memcmp`) rather than read again.
+    private var offers = OfferCache()
 
     /// What to answer a request for a notification.
     package enum Answer: Equatable {
@@ -419,7 +422,7 @@ package struct DeviceFleet: ~Copyable {
     private mutating func engage(_ notification: DeviceNotification, _ engagement: Engagement, deliveredAt: UInt64) {
         guard let token = notification.tokenText else { return }
         let body = notification.body ?? UnsafeRawBufferPointer(start: nil, count: 0)
-        let offer = body.count == 0 ? NotificationOffer() : NotificationOffer.scan(body)
+        let offer = offers.offer(of: body, actions: engagement.actionNames.count)
         let json = JSONScan(body)
         let decision = engagement.decide(
             token: notification.token,
@@ -442,7 +445,7 @@ package struct DeviceFleet: ~Copyable {
         var action = decision.action
         var url = offer.defaultURL
         if let index = action {
-            let carried = engagement.actionNames[index].withUnsafeBytes { offer.action(named: $0, in: body) }
+            let carried = offers.action(index, of: offer, in: body) { engagement.actionNames[index] }
             if let carried {
                 url = carried
                 engaged.actions[index] += 1

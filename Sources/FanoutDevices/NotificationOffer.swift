@@ -210,13 +210,16 @@ struct JSONScan {
     /// The length of the string's `http://` or `https://`, written plainly or with JSON's
     /// escaped slashes (`https:\/\/`, as PHP writes every URL).
     private func schemeLength(_ range: Range<Int>) -> Int? {
-        for (scheme, count) in [("https://", 8), ("http://", 7), ("https:\\/\\/", 10), ("http:\\/\\/", 9)]
-            as [(StaticString, Int)]
-        where range.count > count && equals(range.lowerBound..<(range.lowerBound + count), scheme) {
-            return count
+        for scheme in Self.schemes where range.count > scheme.utf8CodeUnitCount {
+            if equals(range.lowerBound..<(range.lowerBound + scheme.utf8CodeUnitCount), scheme) {
+                return scheme.utf8CodeUnitCount
+            }
         }
         return nil
     }
+
+    /// The schemes a URL starts with, made once (a literal array here would be made per call).
+    private static let schemes: [StaticString] = ["https://", "http://", #"https:\/\/"#, #"http:\/\/"#]
 
     /// The value at `index` when it is a string holding an http(s) URL of a picture, film or
     /// sound: its path (before any query) ends in one of `mediaExtensions`.
