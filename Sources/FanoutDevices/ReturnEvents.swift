@@ -29,6 +29,24 @@ package struct ReturnEventView {
     /// The path (and query) of the URL the payload gave the media or the action, as the JSON
     /// wrote it (`\/` for a slash, maybe), `nil`: none given.
     package var path: UnsafeRawBufferPointer?
+
+    package init(
+        kind: ReturnEventKind,
+        due: UInt64,
+        deliveredAt: UInt64,
+        action: Int?,
+        token: UnsafeRawBufferPointer,
+        id: UnsafeRawBufferPointer,
+        path: UnsafeRawBufferPointer?
+    ) {
+        self.kind = kind
+        self.due = due
+        self.deliveredAt = deliveredAt
+        self.action = action
+        self.token = token
+        self.id = id
+        self.path = path
+    }
 }
 
 /// The return events a fleet's shard holds until they are due: a heap of (due, slot) over

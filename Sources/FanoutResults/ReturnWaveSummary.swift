@@ -11,6 +11,8 @@ public struct ReturnSecond: Sendable, Codable, Equatable {
     public var answered = 0
     /// Answers of status 400 and above, and requests without one (`ReturnFailure`).
     public var errors = 0
+    /// Of `errors`, the requests without an answer.
+    public var failed = 0
     public var p50Micros: UInt64 = 0
     public var p90Micros: UInt64 = 0
     public var p99Micros: UInt64 = 0
@@ -19,7 +21,7 @@ public struct ReturnSecond: Sendable, Codable, Equatable {
     public init(second: Int) { self.second = second }
 
     enum CodingKeys: String, CodingKey {
-        case second, offered, answered, errors
+        case second, offered, answered, errors, failed
         case p50Micros = "p50_us"
         case p90Micros = "p90_us"
         case p99Micros = "p99_us"
@@ -217,18 +219,22 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         guard let early = answered.prefix(5).map(\.p99Micros).min() else { return }
         let bound = max(early * ReturnKnee.latencyFactor, ReturnKnee.floorMicros)
         func crossing(_ second: ReturnSecond) -> (cause: String, errorShare: Double)? {
-            let total = second.answered + second.errors
+            // Every request that ended in the second once: answered (any status) or failed.
+            let total = second.answered + second.failed
             let errorShare = total > 0 ? Double(second.errors) / Double(total) : 0
             if second.answered > 0 && second.p99Micros > bound { return ("latency", errorShare) }
             if errorShare > ReturnKnee.errorShare { return ("errors", errorShare) }
             return nil
         }
-        guard let start = seconds.firstIndex(where: { $0.offered + $0.answered > 0 && crossing($0) != nil }),
+        // Past the wave's first second, whose latencies are the early ones.
+        let first = seconds.firstIndex { $0.answered + $0.failed > 0 } ?? 0
+        guard let start = seconds[(first + 1)...].firstIndex(where: { crossing($0) != nil }),
             let (cause, errorShare) = crossing(seconds[start])
         else { return }
         var end = start
         while end + 1 < seconds.count, crossing(seconds[end + 1]) != nil { end += 1 }
-        var saturated = seconds[start...end].map(\.answered)
+        // What the backend answered well (below 400) a second: its capacity, not its refusals.
+        var saturated = seconds[start...end].map { $0.answered - ($0.errors - $0.failed) }
         if saturated.count > 1 && end == seconds.count - 1 { saturated.removeLast() }
         saturated.sort()
         let middle = saturated.count / 2
@@ -343,6 +349,7 @@ extension ReturnWaveSummary {
                 row.offered += second.offered
                 row.answered += second.answered
                 row.errors += second.errors
+                row.failed += second.failed
                 row.p50Micros = max(row.p50Micros, second.p50Micros)
                 row.p90Micros = max(row.p90Micros, second.p90Micros)
                 row.p99Micros = max(row.p99Micros, second.p99Micros)

@@ -14,6 +14,8 @@ public enum ReturnFailure: String, Sendable, CaseIterable, Codable {
     case timeout
     /// Sent while the backend was found unreachable moments before: failed at once, not tried.
     case unreachable
+    /// Still waiting or in flight when the job ended.
+    case unfinished
 }
 
 /// What the pool tells its measures: every request's end.
@@ -47,7 +49,7 @@ final class ReturnPool: @unchecked Sendable {
     let size: Int
     let requestTimeout: TimeAmount
     private let tls: NIOSSLContext?
-    private unowned let outcomes: any ReturnOutcomes
+    private let outcomes: any ReturnOutcomes
 
     static let connectTimeout = TimeAmount.seconds(1)
     /// After a failed connection with none open, new requests fail at once this long.
@@ -63,7 +65,6 @@ final class ReturnPool: @unchecked Sendable {
     private var connections: [Int: Connection] = [:]
     private var nextID = 0
     private var idle: [Int] = []
-    private var connecting = 0
     private var waiting = CircularBuffer<ReturnRequest>()
     private var unreachableUntil: UInt64 = 0
     private var outage = false
@@ -108,7 +109,6 @@ final class ReturnPool: @unchecked Sendable {
         let id = nextID
         nextID += 1
         connections[id] = Connection()
-        connecting += 1
         let tls = tls
         let host = target.host
         let bootstrap = ClientBootstrap(group: loop)
@@ -117,10 +117,9 @@ final class ReturnPool: @unchecked Sendable {
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
-                        let handler = try NIOSSLClientHandler(
-                            context: tls,
-                            serverHostname: host.first?.isNumber == true || host.contains(":") ? nil : host
-                        )
+                        // SNI names a host, never an address.
+                        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+                        let handler = try NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : host)
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
@@ -128,7 +127,6 @@ final class ReturnPool: @unchecked Sendable {
                 }
             }
         bootstrap.connect(host: target.host, port: target.port).whenComplete { [self] result in
-            connecting -= 1
             switch result {
             case .success(let channel):
                 guard connections[id] != nil, !closing else {
@@ -170,7 +168,7 @@ final class ReturnPool: @unchecked Sendable {
     }
 
     private func write(_ request: ReturnRequest, on id: Int, now: UInt64) {
-        guard let channel = connections[id]?.channel else { return }
+        guard let channel = connections[id]?.channel else { return outcomes.failed(request, .closed, now: now) }
         connections[id]?.request = request
         connections[id]?.sentAt = now
         connections[id]?.timeout = loop.scheduleTask(in: requestTimeout) { [self] in
@@ -205,20 +203,36 @@ final class ReturnPool: @unchecked Sendable {
     }
 
     /// The connection closed: its request, if any, failed; a waiting request gets a new one.
-    func closed(_ id: Int) {
-        finish(id, failure: .closed)
+    /// One that closed before its first answer with an error (a TLS handshake refused) is a
+    /// connection that could not be made: said, and backed off from, as a refused connect.
+    func closed(_ id: Int, beforeAnyAnswer: Bool, error: (any Error)?) {
+        finish(id, failure: beforeAnyAnswer && error != nil ? .connect : .closed)
         connections[id] = nil
         idle.removeAll { $0 == id }
+        if beforeAnyAnswer, let error, !closing {
+            connectFailed(error)
+            return
+        }
         if !waiting.isEmpty && !closing && connections.count < size { connect() }
     }
 
-    /// Closes every connection; what is waiting or in flight fails `closed`.
+    /// Fails each waiting request due longer ago than the request timeout (`timeout`): a
+    /// backend too slow to take them leaves them waiting no longer than one it took.
+    func expireWaiting(now: UInt64) {
+        let limit = UInt64(requestTimeout.nanoseconds)
+        while let first = waiting.first, now > first.due, now - first.due > limit {
+            outcomes.failed(waiting.removeFirst(), .timeout, now: now)
+        }
+    }
+
+    /// Closes every connection; what is waiting or in flight fails `unfinished`.
     func close() {
+        guard !closing else { return }
         closing = true
         let now = NIODeadline.now().uptimeNanoseconds
-        while let request = waiting.popFirst() { outcomes.failed(request, .closed, now: now) }
+        while let request = waiting.popFirst() { outcomes.failed(request, .unfinished, now: now) }
         for (id, connection) in connections {
-            finish(id, failure: .closed)
+            finish(id, failure: .unfinished)
             connection.channel?.close(promise: nil)
         }
     }
@@ -232,6 +246,9 @@ final class ReturnConnectionHandler: ChannelInboundHandler {
     private let id: Int
     private var status = 0
     private var keepAlive = true
+    private var answeredAny = false
+    /// What broke the connection, if something did (a TLS handshake's refusal, a bad answer).
+    private var error: (any Error)?
 
     init(pool: ReturnPool, id: Int) {
         self.pool = pool
@@ -246,16 +263,18 @@ final class ReturnConnectionHandler: ChannelInboundHandler {
         case .body:
             break
         case .end:
+            answeredAny = true
             pool.answered(id, status: status, keepAlive: keepAlive)
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        pool.closed(id)
+        pool.closed(id, beforeAnyAnswer: !answeredAny, error: error)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if self.error == nil { self.error = error }
         context.close(promise: nil)
     }
 }

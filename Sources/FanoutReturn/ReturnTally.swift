@@ -54,17 +54,21 @@ final class ReturnTally: ReturnOutcomes {
         if status >= 400 {
             figures.byKind[request.kind.rawValue, default: .init()].errors += 1
             figures.seconds[row].errors += 1
+            // A download refused is a notification shown without its media.
+            if request.kind == .media { figures.fallbackContent += 1 }
         }
         let waited = now &- request.due
         current.record(nanoseconds: waited)
         latency.record(nanoseconds: waited)
         service.record(nanoseconds: now &- sentAt)
-        if request.kind == .media && waited > mediaBudget { figures.fallbackContent += 1 }
+        if request.kind == .media && status < 400 && waited > mediaBudget { figures.fallbackContent += 1 }
     }
 
     func failed(_ request: ReturnRequest, _ failure: ReturnFailure, now: UInt64) {
         close(upTo: now)
-        figures.seconds[row(second(of: now))].errors += 1
+        let row = row(second(of: now))
+        figures.seconds[row].errors += 1
+        figures.seconds[row].failed += 1
         figures.byKind[request.kind.rawValue, default: .init()].errors += 1
         figures.failures[failure.rawValue, default: 0] += 1
         if request.kind == .media { figures.fallbackContent += 1 }

@@ -56,13 +56,17 @@ public final class ReturnWave: @unchecked Sendable {
     private let tally: ReturnTally
     private let settings: ReturnWaveSettings
     private var timer: RepeatedTask?
+    /// The events one tick took, copied out of the shards (reused from tick to tick).
+    private var taken = TakenEvents()
     /// Set by `interrupt()`: `settle` returns at its next look.
     private let interrupted = ManagedAtomic(false)
+    /// Set by `finish()`: the loop is gone, and `stop()` has nothing to do.
+    private let finished = ManagedAtomic(false)
 
     /// How often due events are taken: a request goes out at most this late.
     static let tick = TimeAmount.milliseconds(1)
     /// Events taken from a shard a tick at most, so one tick never holds the loop long.
-    static let perTick = 4096
+    static let perTick = 1024
 
     /// A wave from `fleet`'s return events; `say` gets what the user must hear at once (the
     /// backend unreachable).
@@ -106,16 +110,29 @@ public final class ReturnWave: @unchecked Sendable {
         )
     }
 
-    /// The loop ends with the wave (`finish` ends it at once); a wave never finished ends it
-    /// when the last reference goes, which may be on the loop itself: so without waiting.
+    /// The loop ends with the wave: `finish` ends it at once, `stop` (a job that failed) without
+    /// its figures; a wave never finished ends it when the last reference goes (the timer holds
+    /// the wave weakly), which may be on the loop itself: so without waiting.
     deinit {
         group.shutdownGracefully { _ in }
+    }
+
+    /// Stops without the figures, on a job's failure: no more events taken, connections closed.
+    /// Safe after `finish` and twice.
+    public func stop() {
+        guard !finished.load(ordering: .relaxed) else { return }
+        loop.execute { [self] in
+            timer?.cancel()
+            timer = nil
+            pool.close()
+        }
     }
 
     /// Starts taking due events.
     public func start() {
         loop.execute { [self] in
-            timer = loop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [self] _ in take() }
+            timer = loop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [weak self] _ in self?.take()
+            }
         }
     }
 
@@ -123,14 +140,17 @@ public final class ReturnWave: @unchecked Sendable {
     private func take() {
         let now = NIODeadline.now().uptimeNanoseconds
         if let start = fleet.fanOutStarted { tally.start(at: start) }
-        var made: [ReturnRequest] = []
-        _ = fleet.takeReturns(now: now, limit: Self.perTick) { event in
-            maker.requests(event) { made.append($0) }
+        // Under each shard's lock the events are only copied (the sink's loops wait on it);
+        // their requests are made after.
+        taken.removeAll(keepingCapacity: true)
+        _ = fleet.takeReturns(now: now, limit: Self.perTick) { taken.append($0) }
+        taken.forEach { event in
+            maker.requests(event) { request in
+                tally.offered(request)
+                pool.send(request)
+            }
         }
-        for request in made {
-            tally.offered(request)
-            pool.send(request)
-        }
+        pool.expireWaiting(now: now)
         tally.close(upTo: now)
     }
 
@@ -169,13 +189,14 @@ public final class ReturnWave: @unchecked Sendable {
     /// Stops: no more events are taken, the connections close (what is in flight fails
     /// `closed`), the figures are read and the loop ends. Called once, off the loop.
     public func finish() throws -> ReturnWaveSummary {
-        let notSent = fleet.returnsWaiting().count
         let figures = try loop.submit { [self] in
             timer?.cancel()
             timer = nil
             pool.close()
-            return tally.finish(notSent: notSent)
+            // Counted once the timer is cancelled: no tick takes an event after this.
+            return tally.finish(notSent: fleet.returnsWaiting().count)
         }.wait()
+        finished.store(true, ordering: .relaxed)
         try group.syncShutdownGracefully()
         var summary = figures
         let engaged = fleet.snapshot().engaged

@@ -140,6 +140,8 @@ public struct RunJob: Sendable {
         defer { sink.drain(grace: .seconds(1)) }
         let port = sink.localAddress.port!
         let wave = try sink.fleet.flatMap { try ReturnWaveJob.start($0, returnWave, reporter: reporter) }
+        // A run that fails stops the wave; one that ends well has finished it (then a no-op).
+        defer { wave?.stop() }
         if let wave { waveStarted(wave) }
 
         let tokens = try TokenSet(

@@ -223,6 +223,7 @@ public struct SinkService: Service {
                 )
             }
         } catch {
+            wave?.stop()
             try await NIOThreadPool.singleton.runIfActive {
                 running.stop(telling: nil)
                 running.live?.close()
@@ -252,6 +253,7 @@ public struct SinkService: Service {
             }
         } catch {
             trigger?.stop()
+            wave?.stop()
             try await NIOThreadPool.singleton.runIfActive {
                 running.stop(telling: nil)
                 running.live?.close()
@@ -260,7 +262,16 @@ public struct SinkService: Service {
             throw error
         }
         var waveFigures: ReturnWaveSummary?
-        if let wave { waveFigures = try await finish(wave, endedBy: endedBy) }
+        if let wave {
+            // The sink takes no more pushes while the wave is waited for.
+            try await NIOThreadPool.singleton.runIfActive { running.sink.drain() }
+            do {
+                waveFigures = try await finish(wave, endedBy: endedBy)
+            } catch {
+                wave.stop()
+                throw error
+            }
+        }
         let returnWave = waveFigures
         try await NIOThreadPool.singleton.runIfActive {
             defer { running.live?.close() }

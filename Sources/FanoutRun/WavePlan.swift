@@ -14,10 +14,14 @@ import Foundation
 /// ```
 ///   w(t) = N·p·r/T · (F(t) − F(t − T))        F(x) = 0 for x < 0
 /// ```
-/// a moving average of the delays' density over a window `T`: a longer fan-out (a slower pace)
-/// flattens it, never raises it, so the shortest fan-out under a capacity `C` is found by
-/// bisection on `T`. The peak is found on a grid of 20,000 points over the wave's span (the
-/// fan-out and the delays' 99.99th percentile), then refined around the best.
+/// a moving average of the delays' density over a window `T`. For a delay of one mode (every
+/// spread but an empirical one of several) a longer fan-out (a slower pace) flattens it and
+/// never raises it, so the shortest fan-out under a capacity `C` is found by bisection on `T`;
+/// for an empirical list of several modes the bisection finds a fan-out under `C`, maybe not the
+/// shortest. The peak is found on a grid of 20,000 points over the wave's span (the fan-out and
+/// the delays' 99.99th percentile) and at the delay's breakpoints, then refined around the best.
+/// Media downloads (mutable-content: one a delivery, `N/T` a second during the fan-out) are not
+/// in it.
 public struct WavePlan: Sendable {
     public struct Question: Sendable, Hashable {
         public var open: Double
@@ -75,6 +79,14 @@ public struct WavePlan: Sendable {
             let t = Double(index) * step
             let value = rate(question, total: total, fanOut: fanOut, at: t)
             if value > best.rate { best = (value, t) }
+        }
+        // A fixed, uniform or empirical delay makes plateaus between its breakpoints, which a
+        // grid step wider than the fan-out could step over: each is looked at, and with the window.
+        for point in question.openAfter.breakpoints {
+            for t in [point, point + fanOut / 2, point + fanOut] {
+                let value = rate(question, total: total, fanOut: fanOut, at: t)
+                if value > best.rate { best = (value, t) }
+            }
         }
         // Refined: the grid's best ± a step, by a finer grid ten times over.
         var (low, high) = (max(0, best.at - step), best.at + step)

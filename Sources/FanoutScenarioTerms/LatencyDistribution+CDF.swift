@@ -25,6 +25,18 @@ extension LatencyDistribution {
         }
     }
 
+    /// Where the CDF jumps or bends (seconds): a fixed value, a uniform's ends, an empirical
+    /// list's values (at most 10,000 of them). A convolution with a window is flat between
+    /// such points, so its peak is at one of them (or their sums with the window).
+    package var breakpoints: [Double] {
+        switch self {
+        case .fixed(let value): [value.seconds]
+        case .uniform(let low, let high): [low.seconds, high.seconds]
+        case .empirical(let values): Array(Set(values.map(\.seconds)).sorted().prefix(10_000))
+        case .normal, .logNormal: []
+        }
+    }
+
     /// The standard normal's CDF.
     static func phi(_ z: Double) -> Double { 0.5 * Foundation.erfc(-z / 2.0.squareRoot()) }
 

@@ -158,4 +158,31 @@ import Testing
         let figures = try wave.finish()
         #expect(figures.notSent == 5 && figures.offered == 0 && backend.count == 0)
     }
+
+    /// An `https://` backend that speaks no TLS (this cleartext one): the handshake fails, which
+    /// is said once as a backend that cannot be reached, and each request counted `connect` or
+    /// `unreachable` — not a connection a request, each failing it as `closed`.
+    @Test func aFailedHandshakeIsAnUnreachableBackend() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let fleet = try Self.fleet("https://127.0.0.1:\(backend.port)")
+        let said = NIOLockedValueBox<[String]>([])
+        let wave = try ReturnWave(fleet: fleet, settings: ReturnWaveSettings()) { line in
+            said.withLockedValue { $0.append(line) }
+        }
+        wave.start()
+        Self.deliver(300, to: fleet)
+        #expect(try wave.settle(within: .seconds(10)))
+        let figures = try wave.finish()
+        let lines = said.withLockedValue { $0 }
+        #expect(
+            lines.count == 1 && lines[0].hasPrefix("the return wave cannot reach https://127.0.0.1:\(backend.port): "),
+            "\(lines)"
+        )
+        #expect(
+            figures.answered == 0 && figures.errors == 300 && figures.failures["closed"] == nil,
+            "\(figures.failures)"
+        )
+        #expect(backend.count == 0 && backend.totalConnections < 300, "\(backend.totalConnections) connections")
+    }
 }

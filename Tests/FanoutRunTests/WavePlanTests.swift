@@ -86,4 +86,19 @@ import Testing
         #expect(roomy.holds == true && roomy.pacedSeconds == 300)
         #expect(roomy.text.contains("holds it") && plan.text.contains("does NOT hold it"))
     }
+
+    /// A fixed delay and a fan-out far shorter than the grid's step: the plateau between the
+    /// delay and the delay plus the fan-out is found at the delay's breakpoint.
+    @Test func aPlateauNarrowerThanTheGridIsFound() {
+        let question = WavePlan.Question(
+            open: 0.5,
+            openAfter: .fixed(.seconds(3600)),
+            requestsPerOpen: 2,
+            capacity: nil
+        )
+        let plan = WavePlan(question, devices: 10_000, fanOutSeconds: 0.1)
+        // 10,000 requests over 0.1 s.
+        #expect(abs(plan.peak - 100_000) < 1_000, "\(plan.peak)")
+        #expect(plan.peakSeconds >= 3600 && plan.peakSeconds <= 3600.1)
+    }
 }
