@@ -144,7 +144,7 @@ public final class ReturnWave: @unchecked Sendable {
         // their requests are made after.
         taken.removeAll(keepingCapacity: true)
         _ = fleet.takeReturns(now: now, limit: Self.perTick) { taken.append($0) }
-        taken.forEach { event in
+        taken.visit { event in
             maker.requests(event) { request in
                 tally.offered(request)
                 pool.send(request)

@@ -44,7 +44,7 @@ struct TakenEvents {
     }
 
     /// Each event as the fleet gave it, its bytes valid inside `body` only.
-    func forEach(_ body: (ReturnEventView) -> Void) {
+    func visit(_ body: (ReturnEventView) -> Void) {
         bytes.withUnsafeBytes { bytes in
             for record in records {
                 let token = record.start..<(record.start + record.token)
