@@ -134,7 +134,6 @@ final class ReturnPool: @unchecked Sendable {
                     return
                 }
                 connections[id]?.channel = channel
-                outage = false
                 becameIdle(id)
             case .failure(let error):
                 connections[id] = nil
@@ -187,6 +186,9 @@ final class ReturnPool: @unchecked Sendable {
         connection.timeout?.cancel()
         connections[id]?.request = nil
         connections[id]?.timeout = nil
+        // The backend answers: an outage said is over (a TCP connect alone is not: a TLS
+        // handshake may still fail on it).
+        outage = false
         outcomes.answered(request, status: status, sentAt: connection.sentAt, now: NIODeadline.now().uptimeNanoseconds)
         if keepAlive && !closing {
             becameIdle(id)
