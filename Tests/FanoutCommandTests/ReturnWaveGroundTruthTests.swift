@@ -30,33 +30,17 @@ struct ReturnWaveGroundTruthTests {
     @Test func aHundredThousandAtOnceMakeTheWaveTheModelSays() throws {
         let backend = try CountingBackend(threads: 2)
         defer { backend.close() }
-        let folder = NSTemporaryDirectory() + "fanout-wave-truth-\(UUID().uuidString)"
+        let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let poll = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
-        let template = folder + "/poll-plain.json"
-        try poll.replacingOccurrences(of: #","mutable-content":1"#, with: "").write(
-            toFile: template,
-            atomically: true,
-            encoding: .utf8
-        )
-        let (sink, port) = try CommandRunner.sink([
-            "--device-open", "20%", "--device-open-after", "uniform:0s-10s", "--device-actions", "OK=60%,NOK=30%",
-            "--device-requests-per-open", "2", "--return-to", backend.url, "--return-campaign", "truth",
-            "--expect", "100000", "--output", folder + "/sink",
-        ])
-        defer { _ = sink.stop() }
-        let sent = try CommandRunner.run(
-            [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", template, "--topic", "com.example.app",
-                "--generate", "100000", "--output", folder + "/send",
+        let wave = try Self.wave(
+            to: backend.url,
+            devices: 100_000,
+            engaging: [
+                "--device-open", "20%", "--device-open-after", "uniform:0s-10s", "--device-actions", "OK=60%,NOK=30%",
+                "--device-requests-per-open", "2", "--return-campaign", "truth",
             ],
-            timeout: .seconds(60)
+            folder: folder
         )
-        #expect(sent.status == 0, "\(sent.standardError)")
-        // The sink ends by itself once the wave it waits for is answered (or 30 s after its last event).
-        let ended = try sink.wait(timeout: .seconds(60))
-        #expect(ended.status == 0, "\(ended.output)")
         let arrivals = backend.all.sorted { $0.time < $1.time }
         let first = try #require(arrivals.first).time
 
@@ -78,16 +62,15 @@ struct ReturnWaveGroundTruthTests {
         }
         #expect(arrivals.allSatisfy { $0.event != "media" })
         // The sink's own account of the wave agrees with the backend's.
-        let summary = try CommandRunner.summary(in: folder + "/sink")
-        let wave = try #require(summary.returnWave)
         #expect(wave.offered == arrivals.count && wave.answered == arrivals.count && wave.errors == 0)
         #expect(wave.byKind["action"]?.offered == firsts.count { $0.action != "default" })
     }
 
-    /// A sink whose `devices` devices each open the plain poll once, `openAfter` after its
-    /// delivery, sending the wave to `backend`; `fanout send` fans them out at once. Returns the
-    /// sink's `return_wave`.
-    static func wave(to backend: String, devices: Int, openAfter: String, folder: String) throws -> ReturnWaveSummary {
+    /// A sink whose `devices` devices engage as `engaging` says with the plain poll (the poll
+    /// without mutable-content), sending the wave to `backend`; `fanout send` fans them out at
+    /// once; the sink ends by itself once the wave it waits for is answered. Returns the sink's
+    /// `return_wave`.
+    static func wave(to backend: String, devices: Int, engaging: [String], folder: String) throws -> ReturnWaveSummary {
         let poll = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
         let template = folder + "/poll-plain.json"
         try poll.replacingOccurrences(of: #","mutable-content":1"#, with: "").write(
@@ -95,10 +78,9 @@ struct ReturnWaveGroundTruthTests {
             atomically: true,
             encoding: .utf8
         )
-        let (sink, port) = try CommandRunner.sink([
-            "--device-open", "100%", "--device-open-after", openAfter, "--return-to", backend, "--expect",
-            "\(devices)", "--output", folder + "/sink",
-        ])
+        let (sink, port) = try CommandRunner.sink(
+            engaging + ["--return-to", backend, "--expect", "\(devices)", "--output", folder + "/sink"]
+        )
         defer { _ = sink.stop() }
         let sent = try CommandRunner.run(
             [
@@ -149,7 +131,7 @@ struct ReturnWaveGroundTruthTests {
         let wave = try Self.wave(
             to: "http://127.0.0.1:\(port)",
             devices: 2_400,
-            openAfter: "normal:8s,3s",
+            engaging: ["--device-open", "100%", "--device-open-after", "normal:8s,3s"],
             folder: folder
         )
         #expect(wave.offered == 2_400 && wave.answered == 2_400 && wave.errors == 0, "\(wave.lines)")
@@ -244,7 +226,7 @@ struct ReturnWaveGroundTruthTests {
         let wave = try Self.wave(
             to: "http://127.0.0.1:\(port)",
             devices: 2_000,
-            openAfter: "uniform:0s-4s",
+            engaging: ["--device-open", "100%", "--device-open-after", "uniform:0s-4s"],
             folder: folder
         )
         #expect(
