@@ -1,4 +1,5 @@
 import FanoutNotation
+import FanoutReport
 import FanoutResults
 import FanoutScenarioTerms
 import Foundation
@@ -120,17 +121,17 @@ public struct WavePlan: Sendable {
 
     public var text: String {
         var lines = [
-            "return wave: \(grouped(devices)) devices × \(ShareNotation.percent(question.open)) open × \(question.requestsPerOpen) requests = \(grouped(UInt64(requests.rounded()))) requests; peak \(grouped(UInt64(peak.rounded())))/s, \(Self.time(peakSeconds)) after the fan-out's start (a fan-out of \(Self.time(fanOutSeconds)))"
+            "return wave: \(grouped(Int(devices))) devices × \(ShareNotation.percent(question.open)) open × \(question.requestsPerOpen) requests = \(grouped(Int(requests.rounded()))) requests; peak \(grouped(Int(peak.rounded())))/s, \(Self.time(peakSeconds)) after the fan-out's start (a fan-out of \(Self.time(fanOutSeconds)))"
         ]
         if let capacity = question.capacity, let pacedSeconds {
             let ratio = peak / capacity
             lines.append(
                 peak <= capacity
-                    ? "  the backend's \(grouped(UInt64(capacity.rounded())))/s holds it (its peak is \(ShareNotation.percent(ratio)) of it)"
-                    : "  the backend's \(grouped(UInt64(capacity.rounded())))/s does NOT hold it: the peak is \(String(format: "%.2f", ratio))× its capacity"
+                    ? "  the backend's \(grouped(Int(capacity.rounded())))/s holds it (its peak is \(ShareNotation.percent(ratio)) of it)"
+                    : "  the backend's \(grouped(Int(capacity.rounded())))/s does NOT hold it: the peak is \(String(format: "%.2f", ratio))× its capacity"
             )
             lines.append(
-                "  the shortest fan-out that keeps the wave under \(grouped(UInt64(capacity.rounded())))/s: \(Self.time(pacedSeconds)) (at most \(grouped(UInt64((Double(devices) / pacedSeconds).rounded()))) devices/s)"
+                "  the shortest fan-out that keeps the wave under \(grouped(Int(capacity.rounded())))/s: \(Self.time(pacedSeconds)) (at most \(grouped(Int((Double(devices) / pacedSeconds).rounded()))) devices/s)"
             )
         }
         return lines.joined(separator: "\n")
@@ -150,16 +151,6 @@ public struct WavePlan: Sendable {
             pacedFanOutSeconds: pacedSeconds,
             pacedDevicesPerSecond: pacedSeconds.map { Double(devices) / $0 }
         )
-    }
-
-    private func grouped(_ value: UInt64) -> String {
-        let digits = Array(String(value))
-        var text = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { text.append(",") }
-            text.append(digit)
-        }
-        return text
     }
 
     /// `42.0 s`, `12.3 min`, `3.5 h`.
