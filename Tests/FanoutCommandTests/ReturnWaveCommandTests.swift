@@ -135,8 +135,16 @@ import Testing
         #expect(html.root.count("h2", text: "The return wave") == 1)
         let rates = try #require(html.root.element(where: "aria-label", is: "return wave rates"))
         let latency = try #require(html.root.element(where: "aria-label", is: "return wave latency"))
-        #expect(rates.elements("polyline").compactMap { $0.attributes["stroke"] }.contains(HTMLReport.ReturnWaveColour.offered))
-        #expect(latency.elements("polyline").compactMap { $0.attributes["stroke"] }.contains(HTMLReport.ReturnWaveColour.p99))
+        #expect(
+            rates.elements("polyline").compactMap { $0.attributes["stroke"] }.contains(
+                HTMLReport.ReturnWaveColour.offered
+            )
+        )
+        #expect(
+            latency.elements("polyline").compactMap { $0.attributes["stroke"] }.contains(
+                HTMLReport.ReturnWaveColour.p99
+            )
+        )
     }
 
     /// `fanout plan` answers the campaign's question: the wave's peak and when, whether the
