@@ -74,6 +74,7 @@ extension RunSummary {
             resent: snapshot.resent > 0 ? snapshot.resent : nil
         )
         document.returnWave = returnWave
+        document.sample = sample
         return document
     }
 

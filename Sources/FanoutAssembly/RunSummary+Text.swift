@@ -9,7 +9,8 @@ import Foundation
 extension RunSummary {
     /// What a person reads at the end of a run.
     public var text: String {
-        var lines = countLines + openModelLines + notSentLines
+        var lines =
+            (sample.map { ["SCALED REHEARSAL: " + $0.headline] } ?? []) + countLines + openModelLines + notSentLines
         lines.append(latencyLine)
         lines.append(cpuLine)
         lines += harness.lines

@@ -66,6 +66,9 @@ public struct RunSummary: Sendable {
     /// With the embedded sink's devices engaging (`--sink-return-to`): the return wave.
     public var returnWave: ReturnWaveSummary?
 
+    /// A scaled rehearsal's terms (`fanout run --sample`), said first in every report.
+    public var sample: SampleSummary?
+
     /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
     public var sinkAnswersAtOnce = false
 

@@ -128,6 +128,30 @@ public struct ArrivalSchedule: Sendable, Hashable, CustomStringConvertible {
         )
     }
 
+    /// This schedule in a time `share` as long, every rate kept: a scaled rehearsal's fan-out
+    /// (`fanout run --sample`; `CampaignSample`), `share` of the arrivals over `share` of the
+    /// time. A constant rate without an end stays one.
+    ///
+    /// ```
+    ///   campaign  4,000/s for 100 s ──────────────►   share 1%  4,000/s for 1 s ─►
+    /// ```
+    public func compressed(to share: Double) throws(ScheduleError) -> ArrivalSchedule {
+        precondition(shard == .all, "a sharded schedule is not compressed")
+        guard share > 0, share <= 1 else {
+            throw ScheduleError("a schedule's time is compressed by a share above 0 and at most 1, not \(share)")
+        }
+        guard !stages.isEmpty else { return self }
+        return try ArrivalSchedule(
+            startRate: startRate,
+            stages: stages.map {
+                Stage(
+                    duration: .nanoseconds(Int64((Double($0.duration.wholeNanoseconds) * share).rounded())),
+                    target: $0.target
+                )
+            }
+        )
+    }
+
     /// Ramps: from `startRate`, through each stage in turn.
     public init(startRate: Double, stages: [Stage]) throws(ScheduleError) {
         guard startRate >= 0, startRate <= Self.highestRate else {

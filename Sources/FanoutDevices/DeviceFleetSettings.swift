@@ -113,6 +113,18 @@ public struct DeviceFleetSettings: Sendable, Hashable {
         try engagement.validate()
     }
 
+    /// The fleet in a scaled rehearsal's time (`CampaignSample`): the delays the model draws —
+    /// to deliver, to come back online, to open — compressed; the media budget, the store's
+    /// expiry and staleness, the bursts and the background budget kept (a backend's latency
+    /// is real, and what is stored outlives any rehearsal).
+    public func compressed(by sample: CampaignSample) -> DeviceFleetSettings {
+        var settings = self
+        settings.delay = delay.map(sample.compressed)
+        settings.returnAfter = returnAfter.map(sample.compressed)
+        settings.engagement.openAfter = sample.compressed(engagement.openAfter)
+        return settings
+    }
+
     /// The store's slots are indexed by 32-bit numbers, at most twice the capacity.
     public static let largestStoreCapacity = 1 << 29
 

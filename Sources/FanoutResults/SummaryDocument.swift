@@ -122,6 +122,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// With the device fleet's engagement on (`--return-to`): what the return wave did at the
     /// provider's backend (issue #63; an added, optional field).
     public var returnWave: ReturnWaveSummary? = nil
+    /// A scaled rehearsal's terms (`fanout run --sample`; an added, optional field): its rates
+    /// are the campaign's, its counts and durations the sample's. Absent for a run at full scale.
+    public var sample: SampleSummary? = nil
     /// `--abort-on` stopped the run (an added, optional field): which condition, over which
     /// window, when; absent otherwise and in older folders.
     public var aborted: Aborted? = nil
@@ -159,6 +162,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case delivery
         case broadcast
         case returnWave = "return_wave"
+        case sample
         case aborted
         case fineIntervals = "fine_intervals"
     }

@@ -11,6 +11,7 @@ import FanoutPush
 import FanoutReport
 import FanoutResults
 import FanoutReturn
+import FanoutScenarioTerms
 import FanoutSink
 import FanoutTokens
 import Foundation
@@ -66,8 +67,43 @@ public struct RunJob: Sendable {
 
     public init() {}
 
-    /// The tokens the run sends.
-    public var tokenCount: UInt64 { count ?? shape.model.schedule?.total ?? Self.defaultCount }
+    /// A scaled rehearsal (`--sample 1%`; `CampaignSample`): that share of the campaign's
+    /// devices, the fan-out's schedule and the devices' delays compressed by as much, so every
+    /// rate (the fan-out's, the return wave's) is the campaign's. `nil`: the campaign itself.
+    public var sample: CampaignSample?
+
+    /// The campaign's devices: `count`, the open model's schedule's, or `defaultCount`.
+    public var campaignDevices: UInt64 { count ?? shape.model.schedule?.total ?? Self.defaultCount }
+
+    /// The tokens the run sends: the campaign's, or its sample's (a compressed schedule's own
+    /// total when the schedule sets the count).
+    public var tokenCount: UInt64 {
+        guard let sample else { return campaignDevices }
+        if count == nil, let total = (try? sampledShape())?.model.schedule?.total { return total }
+        return sample.devices(campaignDevices)
+    }
+
+    /// The load's shape in the sample's time: the schedule's stages and the closed model's
+    /// duration compressed, rates kept; the network's times (timeouts, back-offs) kept.
+    func sampledShape() throws(JobError) -> LoadShape {
+        guard let sample else { return shape }
+        var shape = self.shape
+        do {
+            shape.model.schedule = try shape.model.schedule?.compressed(to: sample.share)
+        } catch {
+            throw .option("--sample \(ShareNotation.percent(sample.share)): \(error)")
+        }
+        shape.model.duration = shape.model.duration.map(sample.compressed)
+        return shape
+    }
+
+    /// The sink's configuration in the sample's time (its devices' delays compressed).
+    var sampledSink: SinkConfiguration {
+        guard let sample else { return sink }
+        var sink = self.sink
+        sink.scenario.devices = sink.scenario.devices.compressed(by: sample)
+        return sink
+    }
 
     /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with SIGINT, SIGTERM
     /// and SIGHUP stopping it cleanly (`StopSignals`): each run's folder is written, its
@@ -128,7 +164,8 @@ public struct RunJob: Sendable {
         defer { try? sinkGroup.syncShutdownGracefully() }
         let security = try apnsSecurity ? RunSecurity() : nil
         defer { security?.remove() }
-        var sinkConfiguration = self.sink.embedded
+        let shape = try sampledShape()
+        var sinkConfiguration = sampledSink.embedded
         if let security { sinkConfiguration.tokenAuthentication = security.sinkAuthentication }
         let sink = try Sink(
             host: "127.0.0.1",
@@ -198,6 +235,9 @@ public struct RunJob: Sendable {
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.scenario = self.sink.scenario.file
         summary.returnWave = try wave.map { try ReturnWaveJob.finish($0, reporter: reporter) }
+        summary.sample = sample.map {
+            SampleSummary(share: $0.share, campaignDevices: campaignDevices, devices: tokenCount)
+        }
         summary.delivery = sink.fleet.map { DeliverySummary($0.snapshot()) }
         summary.sinkCPU = .nanoseconds(Int64(sinkLoopCPU.reduce(0, +)))
         // The loops' CPU over the run, not since the sink started.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import FanoutMachine
+import FanoutPayload
 import FanoutRun
+import FanoutScenarioTerms
 import FanoutSink
 import FanoutTokens
 
@@ -33,11 +35,32 @@ struct RunCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Synthetic device tokens to send (default: \(RunJob.defaultCount), or as many as the schedule holds).",
+            "Synthetic device tokens to send (default: \(RunJob.defaultCount), or as many as the schedule holds); with --sample, the campaign's.",
             valueName: "n"
         )
     )
     var count: UInt64?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A scaled rehearsal: this share of the campaign's devices with its time compressed as much (the schedule's stages, the closed model's --duration, the devices' delays to deliver, come back and open), so every rate, the return wave's peak too, is the campaign's; the reports say so first.",
+            valueName: "share"
+        ),
+        transform: { text in
+            do { return try CampaignSample(parsing: text) } catch { throw ValidationError("--sample: \(error)") }
+        }
+    )
+    var sample: CampaignSample?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The notification, a JSON template, instead of the seed's interactive poll (fixtures/poll.json, mutable-content: engaging devices download its media at delivery).",
+            valueName: "file"
+        )
+    )
+    var template: String?
 
     @OptionGroup var seeding: SeedOption
 
@@ -81,7 +104,8 @@ struct RunCommand: ParsableCommand {
             let refused: [(String, Bool)] = [
                 ("--repeat", repeating.repeats > 1), ("--shard", sharding.shard != nil),
                 ("--serve", serveOption.serve != nil), ("--metrics", metricsOption.metrics != nil),
-                ("--start-at", shape.load.startAt != nil),
+                ("--start-at", shape.load.startAt != nil), ("--sample", sample != nil),
+                ("--template", template != nil),
             ]
             let given = refused.filter(\.1).map(\.0)
             if !given.isEmpty {
@@ -97,6 +121,14 @@ struct RunCommand: ParsableCommand {
     func job() throws -> RunJob {
         var job = RunJob()
         job.count = count
+        job.sample = sample
+        if let template {
+            do {
+                job.template = try PayloadTemplate(contentsOf: template)
+            } catch {
+                throw ValidationError("--template \(template): \(error)")
+            }
+        }
         job.seed = seeding.seed
         job.shard = try sharding.parsed()
         job.shape = try shape.shape()

@@ -95,6 +95,27 @@ struct ArrivalScheduleTests {
         }
     }
 
+    /// A scaled rehearsal's fan-out (`--sample`): the same rates over a share of the time, so the
+    /// share of the arrivals, the k-th arrival at share × its time in the whole.
+    @Test func aCompressedScheduleKeepsItsRatesOverAShareOfTheTime() throws {
+        let ramp = try ArrivalSchedule(
+            startRate: 0,
+            stages: [.init(duration: .seconds(20), target: 1000), .init(duration: .seconds(30), target: 1000)]
+        )
+        let sample = try ramp.compressed(to: 0.1)
+        #expect(sample.duration == .seconds(5) && sample.stages.map(\.target) == [1000, 1000])
+        #expect(ramp.total == 40_000 && sample.total == 4_000)
+        // The rate where the ramp ends: 1,000/s in both, at 20 s and at 2 s.
+        let whole = try #require(ramp.offset(of: 10_000))
+        let part = try #require(sample.offset(of: 1_000))
+        #expect(whole == 20_000_000_000 && abs(Int64(part) - 2_000_000_000) <= 1_000)
+        let endless = try ArrivalSchedule(rate: 500, duration: nil)
+        #expect(try endless.compressed(to: 0.01) == endless)
+        for share in [0, -0.5, 1.5] {
+            #expect(throws: ScheduleError.self) { try ramp.compressed(to: share) }
+        }
+    }
+
     @Test func stagesFollowOneAnotherAndAPauseHoldsNoArrival() throws {
         // 10 s at 100/s (1000 arrivals), 5 s at 0 (a pause), then 100 → 300/s over 2 s (400).
         let schedule = try ArrivalSchedule(

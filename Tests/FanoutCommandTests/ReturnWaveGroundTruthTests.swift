@@ -240,4 +240,81 @@ struct ReturnWaveGroundTruthTests {
         let log = try String(contentsOfFile: folder + "/access.log", encoding: .utf8).split(separator: "\n")
         #expect(log.count == 2_000 && log.allSatisfy { $0.hasSuffix(" POST /opens open") }, "\(log.prefix(3))")
     }
+
+    /// Scaling keeps the rate: the rehearsal of a small campaign at full scale — 80,000 devices
+    /// fanned out at once by `fanout run`, every one opening uniformly over 0–40 s, a request an
+    /// open: 2,000 requests a second for 40 s — and its sample of `share` with time compressed
+    /// as much, whose wave lasts 40·share s, must offer the same peak rate (± 10%), each near
+    /// the model's 2,000/s, with the sample's counts and the report's first line saying what it
+    /// is. The sample's seconds are real ones, each `1/share` of the campaign's: the campaign's
+    /// wave must be flat over that many seconds for a second of the sample to see its peak,
+    /// which is why CI takes 10% (40 s at full scale); `FANOUT_SAMPLE_SHARE=1%` rehearses 1%
+    /// with time ×100 (the full rehearsal then lasts `400 s`: uniform over 0–400 s, 800,000
+    /// devices).
+    @Test func aSampleWithItsTimeCompressedOffersTheCampaignsPeakRate() throws {
+        let environment = ProcessInfo.processInfo.environment["FANOUT_SAMPLE_SHARE"] ?? "10%"
+        let share = try #require(Double(environment.replacingOccurrences(of: "%", with: "")).map { $0 / 100 })
+        let spread = Int((4 / share).rounded())
+        let devices = spread * 2_000
+        let backend = try CountingBackend(threads: 2)
+        defer { backend.close() }
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let poll = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/poll.json", encoding: .utf8)
+        try poll.replacingOccurrences(of: #","mutable-content":1"#, with: "").write(
+            toFile: folder + "/poll-plain.json",
+            atomically: true,
+            encoding: .utf8
+        )
+        func rehearse(_ extra: [String], into name: String) throws -> SummaryDocument {
+            let result = try CommandRunner.run(
+                [
+                    "run", "--count", "\(devices)", "--template", folder + "/poll-plain.json", "--sink-device-open",
+                    "100%", "--sink-device-open-after", "uniform:0s-\(spread)s", "--sink-return-to", backend.url,
+                    "--output", folder + "/" + name,
+                ] + extra,
+                timeout: .seconds(Int64(spread) + 90)
+            )
+            #expect(result.status == 0, "\(result.standardError)")
+            return try CommandRunner.summary(in: folder + "/" + name)
+        }
+        let full = try rehearse([], into: "full")
+        let sampled = try rehearse(["--sample", environment], into: "sample")
+        let fullWave = try #require(full.returnWave)
+        let sampledWave = try #require(sampled.returnWave)
+
+        #expect(full.sample == nil && fullWave.offered == devices && fullWave.answered == devices)
+        let sample = try #require(sampled.sample)
+        let sampledDevices = Int((Double(devices) * share).rounded())
+        #expect(sample.campaignDevices == UInt64(devices) && sample.devices == UInt64(sampledDevices))
+        #expect(abs(sample.timeFactor - 1 / share) < 1e-9 && sampled.sent == sampledDevices)
+        #expect(sampledWave.offered == sampledDevices && sampledWave.answered == sampledDevices)
+        #expect(backend.all.count == devices + sampledDevices)
+        let title = try String(contentsOfFile: folder + "/sample/summary.md", encoding: .utf8)
+            .split(separator: "\n").first
+        #expect(title == "## Fanout run: \(sample.title)")
+
+        // The same wave, `1/share` times shorter.
+        let fullSpan = fullWave.seconds.filter { $0.offered > 0 }.count
+        let sampledSpan = sampledWave.seconds.filter { $0.offered > 0 }.count
+        #expect(
+            fullSpan >= spread && sampledSpan <= Int((Double(spread) * share).rounded()) + 2,
+            "\(fullSpan) and \(sampledSpan) seconds"
+        )
+        // The peaks: the full rehearsal's busiest second, and the same campaign seconds
+        // averaged as one of the sample's seconds holds them; the sample's busiest second.
+        let fullOffered = fullWave.seconds.map { Double($0.offered) }
+        let window = Int((1 / share).rounded())
+        let fullAveraged =
+            (0...(fullOffered.count - window)).map {
+                fullOffered[$0..<($0 + window)].reduce(0, +) / Double(window)
+            }.max() ?? 0
+        let fullPeak = fullOffered.max() ?? 0
+        let sampledPeak = Double(sampledWave.seconds.map(\.offered).max() ?? 0)
+        #expect(abs(sampledPeak - fullPeak) <= 0.1 * fullPeak, "sample \(sampledPeak)/s, full \(fullPeak)/s")
+        #expect(abs(sampledPeak - fullAveraged) <= 0.1 * fullAveraged, "averaged \(fullAveraged)/s")
+        for peak in [sampledPeak, fullPeak] {
+            #expect(abs(peak - 2_000) <= 200, "the model's 2,000/s: \(peak)")
+        }
+    }
 }

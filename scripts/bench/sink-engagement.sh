@@ -15,32 +15,9 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
 paired_start "$@"
-command -v nginx >/dev/null || { echo "needs nginx: apt-get install -y nginx" >&2; exit 2; }
 
 # nginx answering every path itself: the backend the media downloads go to.
-nginx_port=$(free_port)
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    keepalive_requests 1000000;
-    server { listen 127.0.0.1:$nginx_port; location / { return 200 "ok"; } }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-pids+=($!)
-wait_port "$nginx_port"
+start_nginx
 
 fleet=(--device-delay lognormal:300ms,0.5)
 engaging=("${fleet[@]}" --device-open 3% --device-open-after fixed:1h --device-actions OK=60%,NOK=30%

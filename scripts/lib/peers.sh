@@ -40,6 +40,35 @@ start_nghttpd() {
     wait_port "$nghttpd_port"
 }
 
+# Starts nginx answering every path itself with 200 "ok" (a backend far faster than any wave
+# here), without an access log; sets nginx_port once it listens.
+start_nginx() {
+    command -v nginx >/dev/null || { echo "needs nginx: apt-get install -y nginx" >&2; exit 2; }
+    nginx_port=$(free_port)
+    mkdir -p "$work/nginx"
+    cat >"$work/nginx/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    keepalive_requests 1000000;
+    server { listen 127.0.0.1:$nginx_port; location / { return 200 "ok"; } }
+}
+CONF
+    nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+    pids+=($!)
+    wait_port "$nginx_port"
+}
+
 # start_sink NAME [OPTION...]: `fanout sink` (the release build, lib/build.sh) with OPTIONS on a
 # free loopback port, its output in $work/NAME.out; sets `sink_port` and `sink_pid` once it
 # listens.

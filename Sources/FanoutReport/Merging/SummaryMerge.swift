@@ -143,6 +143,8 @@ struct SummaryMerge {
         case .delivery: merged.delivery = DeliverySummary.merged(summaries.map(\.delivery))
         case .broadcast: merged.broadcast = BroadcastSummary.merged(summaries.map(\.broadcast))
         case .returnWave: merged.returnWave = ReturnWaveSummary.merged(summaries.map(\.returnWave))
+        // Shards of one rehearsal share its terms: the whole set's sample, each reading its part.
+        case .sample: merged.sample = summaries.lazy.compactMap(\.sample).first
         case .aborted: merged.aborted = firstAbort
         case .fineIntervals: merged.fineIntervals = SummaryDocument.FineIntervals.merged(summaries.map(\.fineIntervals))
         case .kind: merged.kind = provider == nil ? nil : .sink

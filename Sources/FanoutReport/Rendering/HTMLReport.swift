@@ -63,7 +63,11 @@ public struct HTMLReport {
                 ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
                 ("valid", valid ? "yes" : "NO"),
             ]
-        var body = "<h1>Fanout run</h1>\n" + cards(headline) + invalidLines()
+        var body = "<h1>Fanout run\(summary.sample.map { ": " + ChartFrame.escape($0.title) } ?? "")</h1>\n"
+        if let sample = summary.sample {
+            body += "<p class=\"note\">Scaled rehearsal: \(ChartFrame.escape(sample.headline)).</p>\n"
+        }
+        body += cards(headline) + invalidLines()
         if let harness = HarnessRecord(summary: summary), harness.bound {
             body += "<p class=\"invalid\">HARNESS-BOUND: \(ChartFrame.escape(harness.headline))</p>\n"
         }

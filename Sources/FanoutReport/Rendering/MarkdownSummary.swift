@@ -26,7 +26,8 @@ public struct MarkdownSummary {
         if let provider = summary.provider { return providerText(provider) }
         let reconciled = summary.reconciled
         let environment = summary.environment
-        var lines = ["## Fanout run", ""]
+        var lines = ["## Fanout run" + (summary.sample.map { ": " + $0.title } ?? ""), ""]
+        if let sample = summary.sample { lines += ["**Scaled rehearsal**: " + sample.headline + ".", ""] }
         lines.append(
             (summary.valid ? "✅ valid" : "❌ **invalid**")
                 + (reconciled == true
