@@ -1,5 +1,4 @@
 import FanoutClient
-import FanoutDevices
 import FanoutScenarioTerms
 import Testing
 
