@@ -36,6 +36,9 @@ public struct PlanJob: Sendable {
     public var devices: DeviceReach.Question?
     /// The return wave a fan-out sets off, and the backend's capacity (`WavePlan`), when asked.
     public var wave: WavePlan.Question?
+    /// `--verify` with the wave's options and `--return-to`: the wave rehearsed, sampled, against
+    /// that backend (`WaveVerification`) instead of the fan-out's share.
+    public var waveRehearsal: WaveRehearsal?
     /// `--broadcast`: channels, their subscribers and the update interval; `question`'s devices
     /// and deadline are then the per-token fan-out of the same audience.
     public var broadcast: Broadcast?

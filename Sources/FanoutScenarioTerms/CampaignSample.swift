@@ -23,19 +23,21 @@ public struct CampaignSample: Sendable, Hashable, CustomStringConvertible {
 
     public init(share: Double) throws(SinkScenarioError) {
         guard share.isFinite, share >= Self.smallestShare, share <= 1 else {
-            throw SinkScenarioError(
-                "a sample is a share above 0 and at most 100% (0.0001% the least), like 1%; got \(share)"
-            )
+            throw Self.refusal(ShareNotation.percent(share))
         }
         self.share = share
     }
 
     /// `1%`, `0.01`.
     public init(parsing text: some StringProtocol) throws(SinkScenarioError) {
-        guard let share = ShareNotation.parse(text) else {
-            throw SinkScenarioError("a sample is a share like 1% or 0.01; got \(text)")
+        guard let share = ShareNotation.parse(text), share.isFinite, share >= Self.smallestShare, share <= 1 else {
+            throw Self.refusal(String(text))
         }
-        try self.init(share: share)
+        self.share = share
+    }
+
+    private static func refusal(_ given: String) -> SinkScenarioError {
+        SinkScenarioError("a sample is a share from 0.0001% to 100%, like 1% or 0.01; got \(given)")
     }
 
     /// How many times faster the sample's time runs: 100 for 1%.

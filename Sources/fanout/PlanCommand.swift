@@ -5,7 +5,9 @@ import FanoutNotation
 import FanoutPush
 import FanoutReport
 import FanoutResults
+import FanoutReturn
 import FanoutRun
+import FanoutScenarioTerms
 import FanoutSink
 import Foundation
 
@@ -242,6 +244,59 @@ struct PlanCommand: ParsableCommand {
     )
     var backendCapacity: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Your backend: --verify then rehearses the wave at the plan's pace, sampled (--sample), sending it there, and checks its busiest second against the plan's.",
+            valueName: "url"
+        )
+    )
+    var returnTo: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The wave's rehearsal: this share of the devices with time compressed as much (default: the share that is 100,000 devices, all of a smaller campaign).",
+            valueName: "share"
+        )
+    )
+    var sample: String?
+
+    @OptionGroup(title: "The wave's rehearsal (--verify --return-to)") var returnWave: ReturnWaveOptions
+
+    /// `--verify --return-to`: the wave's rehearsal (`nil` without `--return-to`).
+    func waveRehearsal(devices: UInt64, wave: WavePlan.Question?) throws -> WaveRehearsal? {
+        guard let returnTo else {
+            if sample != nil {
+                throw ValidationError("--sample is the wave's rehearsal's: add --verify --return-to URL.")
+            }
+            if verify && wave != nil {
+                throw ValidationError(
+                    "--verify with the wave's options rehearses the wave against your backend: add --return-to URL (or leave out --device-open to rehearse the fan-out)."
+                )
+            }
+            return nil
+        }
+        guard verify, wave != nil else {
+            throw ValidationError(
+                "--return-to is where --verify sends the wave's rehearsal: add --verify and --device-open."
+            )
+        }
+        let url: ReturnURL
+        let chosen: CampaignSample
+        do {
+            url = try ReturnURL(parsing: returnTo)
+        } catch {
+            throw ValidationError("\(error).")
+        }
+        do {
+            chosen = try sample.map { try CampaignSample(parsing: $0) } ?? WaveRehearsal.defaultSample(devices: devices)
+        } catch {
+            throw ValidationError("--sample: \(error).")
+        }
+        var rehearsal = WaveRehearsal(returnTo: url, sample: chosen)
+        rehearsal.settings = try returnWave.settings()
+        return rehearsal
+    }
+
     /// The return wave the `--device-open…` options ask about (`nil`: none given).
     func waveQuestion() throws -> WavePlan.Question? {
         guard deviceOpen != nil || deviceOpenAfter != nil || deviceRequestsPerOpen != nil || backendCapacity != nil
@@ -249,11 +304,6 @@ struct PlanCommand: ParsableCommand {
         guard deviceOpen != nil else {
             throw ValidationError(
                 "--device-open-after, --device-requests-per-open and --backend-capacity plan the return wave: add --device-open."
-            )
-        }
-        if verify {
-            throw ValidationError(
-                "--verify rehearses the fan-out; the return wave's scaled rehearsal is not built yet (issue #63): leave out --verify, or the wave's options."
             )
         }
         var engagement = EngagementSettings()
@@ -492,6 +542,7 @@ struct PlanCommand: ParsableCommand {
         job.verify = verify
         job.devices = try devicesBehind()
         job.wave = try waveQuestion()
+        job.waveRehearsal = try waveRehearsal(devices: question.devices, wave: job.wave)
         if broadcast, let channels, let subscribers {
             if job.devices != nil {
                 throw ValidationError("--device-… options are for per-token plans, not --broadcast.")
@@ -629,7 +680,10 @@ struct PlanCommand: ParsableCommand {
         if let reach = job.reach(for: plan) { print(reach.text) }
         if let wave = job.wave(for: plan) { print(wave.text) }
         if let output { print("plan: \(output)/plan.json") }
-        try rehearse(job, job.document(plan, verification: nil), signals: signals) { try job.rehearse(plan) }
+        try rehearse(job, job.document(plan, verification: nil), signals: signals) {
+            if let rehearsal = job.waveRehearsal { return try job.rehearseWave(plan, rehearsal) }
+            return try job.rehearse(plan)
+        }
     }
 
     /// `--broadcast`: the plan, and with `--verify` its rehearsal (`BroadcastVerification`).

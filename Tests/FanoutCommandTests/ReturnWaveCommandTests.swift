@@ -163,11 +163,11 @@ import Testing
         #expect(wave.holds == false && wave.capacityPerSecond == 5_000 && wave.requests == 6_000_000)
         let paced = try #require(wave.pacedFanOutSeconds)
         #expect(paced > wave.fanOutSeconds)
-        // Refused: a capacity without opens, a capacity that is no rate, the rehearsal not built.
+        // Refused: a capacity without opens, a capacity that is no rate, a rehearsal of the wave
+        // without its backend, a backend or a sample without the rehearsal, a sample of nothing.
         for (extra, message) in [
             (["--backend-capacity", "5k/s"], "plan the return wave: add --device-open"),
             (["--device-open", "3%", "--backend-capacity", "lots"], "--backend-capacity is requests a second"),
-            (["--device-open", "3%", "--verify"], "the return wave's scaled rehearsal is not built yet"),
         ] {
             let refused = try CommandRunner.run(
                 ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms"] + extra
@@ -176,6 +176,54 @@ import Testing
                 refused.status == 64 && refused.standardError.contains(message),
                 "\(extra): \(refused.standardError)"
             )
+        }
+        let verify = ["--device-open", "3%", "--verify", "--return-to", "http://127.0.0.1:9"]
+        for (extra, message) in [
+            (
+                ["--device-open", "3%", "--verify"],
+                "--verify with the wave's options rehearses the wave against your backend: add --return-to URL (or leave out --device-open to rehearse the fan-out)."
+            ),
+            (
+                ["--device-open", "3%", "--return-to", "http://127.0.0.1:9"],
+                "--return-to is where --verify sends the wave's rehearsal: add --verify and --device-open."
+            ),
+            (
+                ["--device-open", "3%", "--sample", "1%"],
+                "--sample is the wave's rehearsal's: add --verify --return-to URL."
+            ),
+            (
+                verify + ["--sample", "0%"],
+                "--sample: a sample is a share from 0.0001% to 100%, like 1% or 0.01; got 0%."
+            ),
+            (
+                ["--device-open", "3%", "--verify", "--return-to", "ftp://x"],
+                "--return-to takes an http:// or https:// URL, like http://127.0.0.1:8080; got ftp://x."
+            ),
+        ] {
+            let refused = try CommandRunner.run(
+                ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms"] + extra
+            )
+            let first = refused.standardError.split(separator: "\n").first.map(String.init)
+            #expect(refused.status == 64 && first?.lowercased() == "error: " + message.lowercased(), "\(extra)")
+        }
+    }
+
+    /// `fanout run --sample` refuses a share that samples nothing and a campaign across both
+    /// services (its halves' schedules are not compressed yet).
+    @Test func aRunRefusesASampleItCannotTake() throws {
+        for (arguments, message) in [
+            (
+                ["run", "--sample", "0%"],
+                "error: the value '0%' is invalid for '--sample <share>': --sample: a sample is a share from 0.0001% to 100%, like 1% or 0.01; got 0%"
+            ),
+            (
+                ["run", "--fleet", "apns=50%,fcm=50%", "--sample", "1%"],
+                "error: --fleet runs one campaign across both services: it does not take --sample."
+            ),
+        ] {
+            let refused = try CommandRunner.run(arguments)
+            let first = refused.standardError.split(separator: "\n").first.map(String.init)
+            #expect(refused.status == 64 && first?.lowercased() == message.lowercased(), "\(arguments)")
         }
     }
 }

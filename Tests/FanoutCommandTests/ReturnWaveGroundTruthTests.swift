@@ -317,4 +317,48 @@ struct ReturnWaveGroundTruthTests {
             #expect(abs(peak - 2_000) <= 200, "the model's 2,000/s: \(peak)")
         }
     }
+
+    /// The plan's pace verified by a scaled rehearsal (issue #63): 400,000 devices all opening
+    /// uniformly over 0–100 s, a request each, against a backend of 3,000/s. At the plan's own
+    /// fan-out the wave peaks at 4,000/s; the pace that keeps it under 3,000/s is a fan-out of
+    /// 133 s (the wave's plateau is the deliveries' rate then). `--verify --sample 10%` fans 40,000
+    /// devices out at that rate over 13.3 s, their opens compressed to 0–10 s, to a counting
+    /// backend: every request reaches it, and the rehearsal's busiest second is the capacity
+    /// ± 10%, read from its run folder here, and plan.json says verified.
+    @Test func thePlansPaceIsVerifiedByAScaledRehearsal() throws {
+        let backend = try CountingBackend(threads: 2)
+        defer { backend.close() }
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "plan", "--devices", "400000", "--deadline", "5m", "--rtt", "10ms", "--device-open", "100%",
+                "--device-open-after", "uniform:0s-100s", "--backend-capacity", "3k/s", "--verify", "--return-to",
+                backend.url, "--sample", "10%", "--output", folder + "/plan",
+            ],
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+        let plan = try CommandRunner.plan(in: folder + "/plan")
+        let wave = try #require(plan.wave)
+        let paced = try #require(wave.pacedFanOutSeconds)
+        #expect(abs(paced - 400_000.0 / 3_000) <= 0.01 * paced && wave.holds == false)
+        #expect(plan.verification?.status == .verified, "\(result.standardOutput)")
+
+        let rehearsal = try CommandRunner.summary(in: folder + "/plan/verify")
+        let sample = try #require(rehearsal.sample)
+        // The sample's count is its compressed schedule's: 40,000, or one short of it when the
+        // fan-out's duration in whole nanoseconds rounds an arrival away.
+        #expect(sample.share == 0.1 && (39_999...40_000).contains(sample.devices))
+        #expect(rehearsal.sent == Int(sample.devices) && rehearsal.accepted == rehearsal.sent)
+        let returned = try #require(rehearsal.returnWave)
+        #expect(
+            returned.offered == rehearsal.sent && returned.answered == rehearsal.sent
+                && backend.all.count == rehearsal.sent
+        )
+        let busiest = try #require(returned.seconds.map(\.offered).max())
+        #expect(abs(Double(busiest) - 3_000) <= 300, "\(returned.seconds.map(\.offered))")
+        // The fan-out kept the plan's pace: 3,000 devices a second, 13.3 s.
+        #expect(abs(rehearsal.elapsedSeconds - 13.33) <= 0.5 && rehearsal.valid)
+    }
 }

@@ -100,4 +100,35 @@ import Testing
         #expect(abs(plan.peak - 100_000) < 1_000, "\(plan.peak)")
         #expect(plan.peakSeconds >= 3600 && plan.peakSeconds <= 3600.1)
     }
+
+    /// What a rehearsal's busiest whole second is predicted to hold: the wave integrated over
+    /// each second. A trapezoid's plateau (a fan-out longer than a uniform delay) holds its
+    /// rate; a burst narrower than a second is all in one second, or split over two by its edge.
+    @Test func theBusiestWholeSecondIsTheWaveIntegratedOverIt() {
+        let uniform = WavePlan.Question(
+            open: 1,
+            openAfter: .uniform(.zero, .seconds(10)),
+            requestsPerOpen: 1,
+            capacity: nil
+        )
+        // 40,000 requests, fan-out 13.33 s: the plateau 3,000/s from 10 s to 13.33 s.
+        let plateau = WavePlan.busiestSecond(uniform, total: 40_000, fanOut: 40_000.0 / 3_000)
+        #expect(abs(plateau - 3_000) < 1, "\(plateau)")
+        let fixed = WavePlan.Question(
+            open: 1,
+            openAfter: .fixed(.milliseconds(2_200)),
+            requestsPerOpen: 1,
+            capacity: nil
+        )
+        // 500 requests due over 2.2–2.4 s: all in second 2.
+        #expect(abs(WavePlan.busiestSecond(fixed, total: 500, fanOut: 0.2) - 500) < 1)
+        // Over 2.9–3.1 s: half in each of seconds 2 and 3.
+        let edge = WavePlan.Question(
+            open: 1,
+            openAfter: .fixed(.milliseconds(2_900)),
+            requestsPerOpen: 1,
+            capacity: nil
+        )
+        #expect(abs(WavePlan.busiestSecond(edge, total: 500, fanOut: 0.2) - 250) < 1)
+    }
 }
