@@ -88,7 +88,7 @@ bash scripts/regression.sh --cost
 step "The default scenario's outcome, alone (scripts/regression.sh --outcome)"
 bash scripts/regression.sh --outcome
 
-step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests); the return wave of 100,000 devices at a counting backend second by second, gunicorn's capacity as its knee, nginx answering what is offered (ReturnWaveGroundTruthTests)"
+step "Ground truth, alone, release build: the open model and fanout search against a sink with a fixed 50 ms in four stream shapes (GroundTruthTests); a plan's bounds against a sink on a 50 ms wire (streams, window, bandwidth) and a probed plan against nghttpd 80 ms away (WireGroundTruthTests); the return wave of 100,000 devices at a counting backend second by second, gunicorn's capacity as its knee, nginx answering what is offered, a 10% sample with time ×10 at the full rehearsal's peak rate, the plan's pace verified by a scaled rehearsal (ReturnWaveGroundTruthTests)"
 # Alone and in release (the build the regression gate made), so that neither another suite's
 # load nor a debug build's slowness is measured as the sink's latency. The two suites run one
 # after the other, not side by side (swift-testing runs suites in parallel): each one's load
