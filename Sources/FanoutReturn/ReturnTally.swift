@@ -76,12 +76,29 @@ final class ReturnTally: ReturnOutcomes {
 
     func unreachable(_ message: String) { say(message) }
 
-    /// Closes the seconds before `now`'s: their percentiles read from `current`.
-    func close(upTo now: UInt64) {
+    /// Closes the seconds before `now`'s: their percentiles read from `current`. Whether a
+    /// second closed (the wave's live figures are published then).
+    @discardableResult
+    func close(upTo now: UInt64) -> Bool {
         let second = second(of: now)
-        guard second > currentSecond else { return }
+        guard second > currentSecond else { return false }
         closeCurrent()
         currentSecond = second
+        return true
+    }
+
+    /// The figures so far, for `/metrics`: the counts, the whole latency at the buckets, and
+    /// the last second closed.
+    func live(inFlight: Int) -> ReturnWaveLive {
+        ReturnWaveLive(
+            byKind: figures.byKind,
+            byStatus: figures.byStatus,
+            failures: figures.failures,
+            inFlight: inFlight,
+            latency: LatencyBuckets.counts(of: latency),
+            lastSecond: currentSecond > 0 && currentSecond - 1 < figures.seconds.count
+                ? figures.seconds[currentSecond - 1] : nil
+        )
     }
 
     private func closeCurrent() {

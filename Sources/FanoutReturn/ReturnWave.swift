@@ -2,6 +2,7 @@ import Atomics
 import FanoutDevices
 import FanoutNotation
 import FanoutResults
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -62,6 +63,8 @@ public final class ReturnWave: @unchecked Sendable {
     private let interrupted = ManagedAtomic(false)
     /// Set by `finish()`: the loop is gone, and `stop()` has nothing to do.
     private let finished = ManagedAtomic(false)
+    /// The figures so far, published by the loop as each second closes (`live`).
+    private let published = NIOLockedValueBox(ReturnWaveLive())
 
     /// How often due events are taken: a request goes out at most this late.
     static let tick = TimeAmount.milliseconds(1)
@@ -151,8 +154,17 @@ public final class ReturnWave: @unchecked Sendable {
             }
         }
         pool.expireWaiting(now: now)
-        tally.close(upTo: now)
+        if tally.close(upTo: now) { publish() }
     }
+
+    private func publish() {
+        let live = tally.live(inFlight: pool.inFlight)
+        published.withLockedValue { $0 = live }
+    }
+
+    /// The wave's figures as of the last second closed (a second behind at most; the final
+    /// ones once finished), from any thread: what `/metrics` shows (`ReturnWaveMetrics`).
+    public var live: ReturnWaveLive { published.withLockedValue { $0 } }
 
     /// Events not yet due, requests not yet answered.
     public func outstanding() throws -> (events: Int, requests: Int) {
@@ -194,7 +206,9 @@ public final class ReturnWave: @unchecked Sendable {
             timer = nil
             pool.close()
             // Counted once the timer is cancelled: no tick takes an event after this.
-            return tally.finish(notSent: fleet.returnsWaiting().count)
+            let figures = tally.finish(notSent: fleet.returnsWaiting().count)
+            publish()
+            return figures
         }.wait()
         finished.store(true, ordering: .relaxed)
         try group.syncShutdownGracefully()

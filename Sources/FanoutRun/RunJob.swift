@@ -206,6 +206,12 @@ public struct RunJob: Sendable {
             tokens: tokens,
             threads: senderThreads,
             metrics: metrics,
+            metricsAdditions: wave.map { wave in
+                let additions = MetricsAdditions()
+                let metrics = ReturnWaveMetrics(wave)
+                additions.add { metrics.exposition() }
+                return additions
+            },
             linger: linger,
             reporter: reporter,
             started: started

@@ -1,4 +1,5 @@
 import FanoutClient
+import FanoutMeasure
 import FanoutTokens
 import NIOConcurrencyHelpers
 import NIOPosix
@@ -48,6 +49,7 @@ final class SenderEngine {
         tokens: TokenStream,
         threads: Int,
         metrics address: ServedAddress?,
+        metricsAdditions: MetricsAdditions? = nil,
         linger: MetricsLinger? = nil,
         reporter: any JobReporter,
         started: (LoadEngine) -> Void
@@ -57,7 +59,7 @@ final class SenderEngine {
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: group)
         started(engine)
         do {
-            metrics = try address.map { try SenderMetrics(at: $0, engine: engine) }
+            metrics = try address.map { try SenderMetrics(at: $0, engine: engine, additions: metricsAdditions) }
         } catch {
             try? group.syncShutdownGracefully()
             throw error

@@ -96,8 +96,9 @@ final class SenderMetrics: Sendable {
     /// `--metrics HOST:0` can be found.
     var address: String { Sink.describe(endpoint.localAddress) }
 
-    /// Serves `engine`'s statistics at `address`, labelled with its shard when it is one.
-    init(at address: ServedAddress, engine: LoadEngine) throws {
+    /// Serves `engine`'s statistics at `address`, labelled with its shard when it is one, then
+    /// `additions`' (the return wave's).
+    init(at address: ServedAddress, engine: LoadEngine, additions: MetricsAdditions? = nil) throws {
         let (host, port) = (address.host, address.port)
         let part = engine.configuration.shape.model.shard
         let shard = part == .all ? nil : part.description
@@ -110,7 +111,8 @@ final class SenderMetrics: Sendable {
                 guard path == "/metrics" else {
                     return .init(status: .notFound, type: TextEndpoint.plainType, body: "not found: try /metrics\n")
                 }
-                let body = Self.exposition(of: statistics.snapshot, shard: shard, into: metrics)
+                let body =
+                    Self.exposition(of: statistics.snapshot, shard: shard, into: metrics) + (additions?.text ?? "")
                 scrapes.add()
                 return .init(status: .ok, type: TextEndpoint.prometheusType, body: body)
             }

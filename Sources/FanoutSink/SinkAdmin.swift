@@ -33,6 +33,9 @@ public final class SinkAdmin: Sendable {
     /// Connections open now (for tests).
     public var openConnections: Int { endpoint.openConnections }
 
+    /// What `/metrics` shows after the sink's own figures (the return wave's, once it starts).
+    public let additions = MetricsAdditions()
+
     public init(
         sink: Sink,
         host: String,
@@ -41,6 +44,7 @@ public final class SinkAdmin: Sendable {
         limits: TextEndpoint.Limits = .init()
     ) throws {
         let metrics = SinkMetrics()
+        let additions = additions
         let answer: @Sendable (String) -> TextEndpoint.Answer = { path in
             switch path {
             case "/stats", "/":
@@ -53,7 +57,7 @@ public final class SinkAdmin: Sendable {
                 return .init(
                     status: .ok,
                     type: TextEndpoint.prometheusType,
-                    body: metrics.exposition(of: sink.statistics, fleet: sink.fleet)
+                    body: metrics.exposition(of: sink.statistics, fleet: sink.fleet) + additions.text
                 )
             case let path where path.hasPrefix(DeliveryHistoryPage.prefix):
                 let (found, body) = DeliveryHistoryPage.answer(path, fleet: sink.fleet)

@@ -226,4 +226,89 @@ import Testing
             #expect(refused.status == 64 && first?.lowercased() == message.lowercased(), "\(arguments)")
         }
     }
+
+    /// The wave at `/metrics` while it goes (issue #63): a sink with `--admin` whose 1,000
+    /// devices open over 0–2 s, two requests each, to a counting backend. Its scrape once the
+    /// backend has had every request counts each kind as the backend did, by status and in the
+    /// latency histogram's `+Inf` bucket, and Prometheus's own linter reads it clean.
+    @Test(.requires(.promtool)) func theWaveIsAtMetricsWhileItGoes() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-metrics-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--no-auth", "--admin", "127.0.0.1:0", "--device-open", "100%", "--device-open-after", "uniform:0s-2s",
+                "--device-requests-per-open", "2", "--return-to", backend.url, "--idle-exit", "30s",
+            ]
+        )
+        defer { _ = sink.stop() }
+        let admin = try sink.announcedPort(after: "admin on ")
+        let plain = folder + "/plain.json"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try #"{"aps":{"alert":"hi"}}"#.write(toFile: plain, atomically: true, encoding: .utf8)
+        let sent = try CommandRunner.run(
+            [
+                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", plain, "--topic", "com.example.app",
+                "--generate", "1000", "--output", folder + "/send",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(sent.status == 0, "\(sent.standardError)")
+        // Every request answered, and a second closed after the last (the figures published).
+        var exposition: PrometheusExposition?
+        poll(timeout: .seconds(30)) {
+            guard backend.count == 2_000,
+                let scrape = try? PeerProcess.run(
+                    "curl",
+                    ["-fsS", "--max-time", "5", "http://127.0.0.1:\(admin)/metrics"]
+                ),
+                let read = PrometheusExposition(scrape.output)
+            else { return false }
+            exposition = read
+            return read.value("fanout_return_answered_total", ["kind": "launch"]) == 1_000
+                && read.value("fanout_return_answered_total", ["kind": "open"]) == 1_000
+        }
+        let metrics = try #require(exposition, "no scrape counted the wave")
+        for (kind, count) in [("open", 1_000.0), ("launch", 1_000), ("media", 0), ("action", 0)] {
+            #expect(metrics.value("fanout_return_requests_total", ["kind": kind]) == count, "\(kind)")
+            #expect(metrics.value("fanout_return_errors_total", ["kind": kind]) == 0, "\(kind)")
+        }
+        #expect(metrics.value("fanout_return_answers_total", ["status": "200"]) == 2_000)
+        #expect(metrics.value("fanout_return_failures_total", ["cause": "timeout"]) == 0)
+        #expect(metrics.value("fanout_return_latency_seconds_bucket", ["le": "+Inf"]) == 2_000)
+        #expect(metrics.types["fanout_return_latency_seconds"] == "histogram")
+        let text = try PeerProcess.run("curl", ["-fsS", "--max-time", "5", "http://127.0.0.1:\(admin)/metrics"]).output
+        let remarks = try promtoolRemarks(text)
+        #expect(remarks == nil, "\(remarks ?? "")")
+    }
+
+    /// `fanout run --metrics` shows the wave beside the sender's figures: once the run's folder
+    /// is written (the wave finished) its lingering endpoint counts every request the backend had.
+    @Test func aRunsMetricsHoldTheWave() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-run-metrics-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try PeerProcess(
+            CommandRunner.executable.path,
+            [
+                "run", "--count", "500", "--sink-device-open", "100%", "--sink-device-open-after", "fixed:0s",
+                "--sink-return-to", backend.url, "--metrics", "127.0.0.1:0", "--metrics-linger", "1m", "--output",
+                folder,
+            ]
+        )
+        defer { _ = run.stop() }
+        let port = try run.announcedPort(after: "metrics on ")
+        poll(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: folder + "/summary.json") }
+        let wave = try #require(try CommandRunner.summary(in: folder).returnWave)
+        let scrape = try PeerProcess.run("curl", ["-fsS", "--max-time", "5", "http://127.0.0.1:\(port)/metrics"])
+        let metrics = try #require(PrometheusExposition(scrape.output), "\(scrape.output)")
+        #expect(metrics.value("fanout_sender_sent_total") == 500)
+        // The poll is mutable-content: a media download and an open for each device.
+        #expect(backend.count == 1_000 && wave.offered == 1_000)
+        for kind in ["media", "open"] {
+            #expect(metrics.value("fanout_return_answered_total", ["kind": kind]) == 500, "\(kind)")
+        }
+    }
 }
