@@ -185,7 +185,8 @@ let package = Package(
         .target(
             name: "FanoutReturn",
             dependencies: [
-                "FanoutNotation", "FanoutDevices", "FanoutMeasure", "FanoutResults", nioSSL, histogram, atomics,
+                "FanoutNotation", "FanoutDevices", "FanoutMeasure", "FanoutResults", "FanoutHTTP2", nioSSL, histogram,
+                atomics,
             ]
                 + nio("NIOCore", "NIOPosix", "NIOHTTP1")
         ),

@@ -135,6 +135,10 @@ public struct ReturnKnee: Sendable, Codable, Equatable {
 public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     public var backend: String
     public var poolSize: Int
+    /// How the wave spoke to the backend: `1.1`, or `2` with its streams a connection at most
+    /// (`nil` in folders from before HTTP/2).
+    public var http: String?
+    public var streamsPerConnection: Int?
     public var offered = 0
     public var answered = 0
     /// Requests by kind: offered, answered, errors.
@@ -197,6 +201,8 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case backend, offered, answered, failures, latency, service, seconds, knee, devices
         case poolSize = "pool_size"
+        case http
+        case streamsPerConnection = "streams_per_connection"
         case byKind = "by_kind"
         case byStatus = "by_status"
         case fallbackContent = "fallback_content"
@@ -271,7 +277,7 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     /// The summary's lines.
     public var lines: [String] {
         var lines = [
-            "return wave to \(backend): \(offered) requests offered, \(answered) answered, \(errors) errors (pool of \(poolSize))"
+            "return wave to \(backend): \(offered) requests offered, \(answered) answered, \(errors) errors (\(connectionsText))"
         ]
         let actions = devices.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         lines.append(
@@ -312,6 +318,12 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
 }
 
 extension ReturnWaveSummary {
+    /// "HTTP/2, pool of 4 × 100 streams", "pool of 64" (HTTP/1.1).
+    var connectionsText: String {
+        guard http == "2" else { return "pool of \(poolSize)" }
+        return "HTTP/2, pool of \(poolSize)" + (streamsPerConnection.map { " × \($0) streams" } ?? "")
+    }
+
     /// The shards' waves as one (`fanout merge`): counts summed, second by second (each shard's
     /// seconds count from its own fan-out's start, which a merge's shards share to within their
     /// start skew); a latency the highest of the shards' (their histograms are not kept: an

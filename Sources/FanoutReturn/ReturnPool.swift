@@ -27,6 +27,40 @@ protocol ReturnOutcomes: AnyObject {
     func unreachable(_ message: String)
 }
 
+/// How the wave reaches the backend: HTTP/1.1 (`ReturnPool`) or HTTP/2 (`ReturnHTTP2Pool`).
+/// Confined to its loop: every method is called on it.
+protocol ReturnTransport: AnyObject {
+    /// Sends `request` now, or once a connection (a stream) is free.
+    func send(_ request: ReturnRequest)
+    /// Requests written and not answered, and those waiting.
+    var inFlight: Int { get }
+    /// Fails each waiting request due longer ago than the request timeout (`timeout`).
+    func expireWaiting(now: UInt64)
+    /// Closes every connection; what is waiting or in flight fails `unfinished`.
+    func close()
+}
+
+/// The backend's reachability as a pool sees it: after a connection failed with none open, new
+/// requests fail at once (`unreachable`) for `retryAfter` rather than wait on a dead backend;
+/// the outage is said once, and is over when the backend answers (a TCP connect alone is not
+/// enough: a TLS handshake may still fail on it).
+struct BackendOutage {
+    private var said = false
+    private var until: UInt64 = 0
+
+    /// Whether a request sent `now` fails at once.
+    func refuses(now: UInt64, anyOpen: Bool) -> Bool { now < until && !anyOpen }
+
+    /// A connection failed with none open; whether to say so (the outage's first).
+    mutating func failed(now: UInt64) -> Bool {
+        until = now + ReturnPool.retryAfter
+        defer { said = true }
+        return !said
+    }
+
+    mutating func answered() { said = false }
+}
+
 /// The wave's connections to the backend, on one event loop, each carrying one request at a time
 /// over HTTP/1.1 keep-alive, as an app's HTTP client does; at most `size` open, like a fleet of
 /// apps sharing `size` connections (docs/return-wave.md, "The pool": a real fleet opens one or
@@ -43,7 +77,7 @@ protocol ReturnOutcomes: AnyObject {
 ///                                                        `retryAfter` new ones `unreachable`
 /// ```
 /// Confined to `loop`: every method is called on it.
-final class ReturnPool: @unchecked Sendable {
+final class ReturnPool: ReturnTransport, @unchecked Sendable {
     let loop: any EventLoop
     let target: ReturnURL
     let size: Int
@@ -66,8 +100,7 @@ final class ReturnPool: @unchecked Sendable {
     private var nextID = 0
     private var idle: [Int] = []
     private var waiting = CircularBuffer<ReturnRequest>()
-    private var unreachableUntil: UInt64 = 0
-    private var outage = false
+    private var outage = BackendOutage()
     private var closing = false
 
     init(
@@ -93,7 +126,7 @@ final class ReturnPool: @unchecked Sendable {
     func send(_ request: ReturnRequest) {
         let now = NIODeadline.now().uptimeNanoseconds
         guard !closing else { return outcomes.failed(request, .closed, now: now) }
-        if now < unreachableUntil, connections.isEmpty {
+        if outage.refuses(now: now, anyOpen: !connections.isEmpty) {
             outcomes.failed(request, .unreachable, now: now)
             return
         }
@@ -150,11 +183,7 @@ final class ReturnPool: @unchecked Sendable {
             if !waiting.isEmpty, connections.count < size { connect() }
             return
         }
-        if !outage {
-            outage = true
-            outcomes.unreachable("the return wave cannot reach \(target): \(error)")
-        }
-        unreachableUntil = now + Self.retryAfter
+        if outage.failed(now: now) { outcomes.unreachable("the return wave cannot reach \(target): \(error)") }
         while let request = waiting.popFirst() { outcomes.failed(request, .connect, now: now) }
     }
 
@@ -186,9 +215,7 @@ final class ReturnPool: @unchecked Sendable {
         connection.timeout?.cancel()
         connections[id]?.request = nil
         connections[id]?.timeout = nil
-        // The backend answers: an outage said is over (a TCP connect alone is not: a TLS
-        // handshake may still fail on it).
-        outage = false
+        outage.answered()
         outcomes.answered(request, status: status, sentAt: connection.sentAt, now: NIODeadline.now().uptimeNanoseconds)
         if keepAlive && !closing {
             becameIdle(id)

@@ -15,8 +15,17 @@ final class ReturnTally: ReturnOutcomes {
     private let mediaBudget: UInt64
     private let say: @Sendable (String) -> Void
 
-    init(backend: String, poolSize: Int, mediaBudget: Duration, say: @escaping @Sendable (String) -> Void) {
+    init(
+        backend: String,
+        poolSize: Int,
+        http: ReturnHTTPVersion = .http1,
+        streamsPerConnection: Int? = nil,
+        mediaBudget: Duration,
+        say: @escaping @Sendable (String) -> Void
+    ) {
         figures = ReturnWaveSummary(backend: backend, poolSize: poolSize)
+        figures.http = http.rawValue
+        figures.streamsPerConnection = http == .http2 ? streamsPerConnection : nil
         self.mediaBudget = mediaBudget.wholeNanoseconds
         self.say = say
     }

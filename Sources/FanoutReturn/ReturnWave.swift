@@ -19,8 +19,16 @@ public struct ReturnWaveSettings: Sendable, Hashable {
     public var templates: [ReturnRequestKind: ReturnRequestTemplate] = [:]
     /// PEM certificates an `https://` backend's chain may end in, besides the system's.
     public var trustedCertificatesFile: String?
+    /// HTTP/1.1 keep-alive, a request at a time a connection, or HTTP/2 (`--return-http`).
+    public var httpVersion = ReturnHTTPVersion.http1
+    /// HTTP/2: the requests a connection carries at once at most (`--return-streams`), fewer
+    /// when the backend's MAX_CONCURRENT_STREAMS says so.
+    public var streamsPerConnection = 100
 
     public static let largestPoolSize = 10_000
+    /// A client may open at most 2³¹ − 1 streams on a connection; this many at once is beyond
+    /// any server's limit.
+    public static let largestStreams = 10_000
 
     public init() {}
 
@@ -32,10 +40,24 @@ public struct ReturnWaveSettings: Sendable, Hashable {
             )
         }
         guard requestTimeout > .zero else { throw ReturnSettingsError("--return-timeout must be above 0") }
+        guard (1...Self.largestStreams).contains(streamsPerConnection) else {
+            throw ReturnSettingsError(
+                "--return-streams must be from 1 to \(Self.largestStreams) streams a connection, not \(streamsPerConnection)"
+            )
+        }
         guard !campaign.isEmpty, !campaign.contains(where: { $0.isNewline }) else {
             throw ReturnSettingsError("--return-campaign must be a name on one line")
         }
     }
+}
+
+/// How the wave speaks to the backend (`--return-http`).
+public enum ReturnHTTPVersion: String, Sendable, Hashable, CaseIterable {
+    /// HTTP/1.1 keep-alive, one request at a time a connection (`ReturnPool`).
+    case http1 = "1.1"
+    /// HTTP/2, many streams a connection: h2c with prior knowledge, or ALPN `h2` over TLS
+    /// (`ReturnHTTP2Pool`).
+    case http2 = "2"
 }
 
 /// The return engine (issue #63): sends the fleet's return events to the backend at their due
@@ -53,7 +75,7 @@ public final class ReturnWave: @unchecked Sendable {
     private let loop: any EventLoop
     private let fleet: DeviceFleetShards
     private let maker: ReturnRequestMaker
-    private let pool: ReturnPool
+    private let pool: any ReturnTransport
     private let tally: ReturnTally
     private let settings: ReturnWaveSettings
     private var timer: RepeatedTask?
@@ -90,6 +112,8 @@ public final class ReturnWave: @unchecked Sendable {
             if let file = settings.trustedCertificatesFile {
                 configuration.additionalTrustRoots = [.file(file)]
             }
+            // HTTP/2 over TLS is chosen by ALPN (RFC 9113 §3.2); HTTP/1.1 offers its own name.
+            configuration.applicationProtocols = settings.httpVersion == .http2 ? ["h2"] : ["http/1.1"]
             tls = try NIOSSLContext(configuration: configuration)
         }
         self.fleet = fleet
@@ -99,18 +123,34 @@ public final class ReturnWave: @unchecked Sendable {
         let tally = ReturnTally(
             backend: target.description,
             poolSize: settings.poolSize,
+            http: settings.httpVersion,
+            streamsPerConnection: settings.streamsPerConnection,
             mediaBudget: engagement.mediaBudget,
             say: say
         )
         self.tally = tally
-        pool = ReturnPool(
-            loop: loop,
-            target: target,
-            size: settings.poolSize,
-            requestTimeout: .nanoseconds(Int64(settings.requestTimeout.wholeNanoseconds)),
-            tls: tls,
-            outcomes: tally
-        )
+        let timeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout.wholeNanoseconds))
+        switch settings.httpVersion {
+        case .http1:
+            pool = ReturnPool(
+                loop: loop,
+                target: target,
+                size: settings.poolSize,
+                requestTimeout: timeout,
+                tls: tls,
+                outcomes: tally
+            )
+        case .http2:
+            pool = ReturnHTTP2Pool(
+                loop: loop,
+                target: target,
+                size: settings.poolSize,
+                streamsPerConnection: settings.streamsPerConnection,
+                requestTimeout: timeout,
+                tls: tls,
+                outcomes: tally
+            )
+        }
     }
 
     /// The loop ends with the wave: `finish` ends it at once, `stop` (a job that failed) without

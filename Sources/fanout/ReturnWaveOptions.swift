@@ -16,6 +16,24 @@ struct ReturnWaveOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "How the wave speaks to the backend: 1.1 (keep-alive, a request at a time a connection) or 2 (HTTP/2: h2c with prior knowledge for http://, ALPN h2 for https://; many streams a connection).",
+            valueName: "1.1|2"
+        )
+    )
+    var returnHttp = ReturnWaveSettings().httpVersion
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "HTTP/2: the requests a connection carries at once at most (fewer when the backend says so); a new connection opens when every open one is full.",
+            valueName: "n"
+        )
+    )
+    var returnStreams = ReturnWaveSettings().streamsPerConnection
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "A return request unanswered this long fails and its connection closes.",
             valueName: "duration"
         )
@@ -61,6 +79,8 @@ struct ReturnWaveOptions: ParsableArguments {
         settings.requestTimeout = returnTimeout
         settings.campaign = returnCampaign
         settings.trustedCertificatesFile = returnCa
+        settings.httpVersion = returnHttp
+        settings.streamsPerConnection = returnStreams
         var bodies: [ReturnRequestKind: String] = [:]
         for text in returnBody {
             let (kind, value) = try Self.split(text, option: "--return-body")
@@ -95,4 +115,8 @@ struct ReturnWaveOptions: ParsableArguments {
         }
         return (kind, String(text[text.index(after: equals)...]))
     }
+}
+
+extension ReturnHTTPVersion: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument) }
 }

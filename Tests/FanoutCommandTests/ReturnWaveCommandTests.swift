@@ -1,5 +1,6 @@
 import FanoutReport
 import FanoutResults
+import FanoutSink
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -310,5 +311,54 @@ import Testing
         for kind in ["media", "open"] {
             #expect(metrics.value("fanout_return_answered_total", ["kind": kind]) == 500, "\(kind)")
         }
+    }
+
+    /// HTTP/2 to a backend nobody here wrote (issue #63): nghttpd, which speaks nothing else,
+    /// over h2c and over TLS (ALPN `h2`, its self-signed certificate trusted by `--return-ca`),
+    /// serving the wave's paths. One connection (`--return-pool 1`) carries all 600 requests
+    /// as streams — nghttpd's log holds one session and 600 requests — every one answered 200.
+    @Test(.requires(.nghttpd), arguments: [false, true])
+    func theWaveSpeaksHTTP2ToNghttpd(overTLS: Bool) throws {
+        let folder = NSTemporaryDirectory() + "fanout-wave-h2-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/www/launch", withIntermediateDirectories: true)
+        try "ok".write(toFile: folder + "/www/opens", atomically: true, encoding: .utf8)
+        try "ok".write(toFile: folder + "/www/launch/1", atomically: true, encoding: .utf8)
+        try #"{"aps":{"alert":"hi"}}"#.write(toFile: folder + "/plain.json", atomically: true, encoding: .utf8)
+        var arguments = ["-v", "-d", folder + "/www", "0"]
+        var scheme = "http"
+        var trust: [String] = []
+        if overTLS {
+            let files = try SinkCertificates.writeSelfSigned(into: folder, hosts: ["localhost"])
+            arguments += [files.key, files.certificate]
+            scheme = "https"
+            trust = ["--return-ca", files.certificate]
+        } else {
+            arguments.insert("--no-tls", at: 0)
+        }
+        let server = try PeerProcess("nghttpd", arguments)
+        defer { _ = server.stop() }
+        let port = try listeningPort(of: server.processIdentifier)
+        let result = try CommandRunner.run(
+            [
+                "run", "--count", "300", "--template", folder + "/plain.json", "--sink-device-open", "100%",
+                "--sink-device-open-after", "uniform:0s-1s", "--sink-device-requests-per-open", "2", "--sink-return-to",
+                "\(scheme)://localhost:\(port)", "--return-http", "2", "--return-pool", "1", "--return-streams", "20",
+                "--return-request", "open=GET /opens", "--output", folder + "/run",
+            ] + trust,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let wave = try #require(try CommandRunner.summary(in: folder + "/run").returnWave)
+        #expect(wave.offered == 600 && wave.answered == 600 && wave.byStatus == ["200": 600], "\(wave.lines)")
+        #expect(wave.http == "2" && wave.streamsPerConnection == 20 && wave.poolSize == 1)
+        // nghttpd -v: `[id=SESSION] [  SECONDS] recv TYPE frame <…>` a frame it read.
+        let frames = server.outputSoFar.split(separator: "\n").compactMap { line in
+            line.wholeMatch(of: /\[id=(\d+)\] \[ *[0-9.]+\] recv ([A-Z_]+) frame .*/).map {
+                (String($0.1), String($0.2))
+            }
+        }
+        #expect(Set(frames.map(\.0)) == ["1"], "\(frames.prefix(3))")
+        #expect(frames.count { $0.1 == "HEADERS" } == 600)
     }
 }

@@ -185,4 +185,50 @@ import Testing
         )
         #expect(backend.count == 0 && backend.totalConnections < 300, "\(backend.totalConnections) connections")
     }
+
+    /// HTTP/2 (`--return-http 2`) where the backend is not there, does not speak it, or does
+    /// not answer: a refused port said once within a second; an HTTP/1.1 server (this counting
+    /// backend, which answers h2c's preface 400) said as a backend that answers in HTTP/1, every request failed `connect` or `unreachable`, not a connection a
+    /// request; a listener that never answers fails each stream at the timeout.
+    @Test func http2WhereTheBackendCannotAnswer() throws {
+        var settings = ReturnWaveSettings()
+        settings.httpVersion = .http2
+        func wave(
+            _ url: String,
+            _ settings: ReturnWaveSettings,
+            deliveries: Int
+        ) throws -> (ReturnWaveSummary, [String]) {
+            let fleet = try Self.fleet(url)
+            let said = NIOLockedValueBox<[String]>([])
+            let wave = try ReturnWave(fleet: fleet, settings: settings) { line in
+                said.withLockedValue { $0.append(line) }
+            }
+            wave.start()
+            Self.deliver(deliveries, to: fleet)
+            #expect(try wave.settle(within: .seconds(10)))
+            return (try wave.finish(), said.withLockedValue { $0 })
+        }
+        try withRefusingPort { port in
+            let (figures, lines) = try wave("http://127.0.0.1:\(port)", settings, deliveries: 300)
+            #expect(lines.count == 1 && lines[0].hasPrefix("the return wave cannot reach http://127.0.0.1:\(port): "))
+            #expect(figures.errors == 300 && Set(figures.failures.keys).isSubset(of: ["connect", "unreachable"]))
+        }
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let (figures, lines) = try wave(backend.url, settings, deliveries: 300)
+        #expect(
+            lines == [
+                "the return wave cannot reach \(backend.url): the server answered in HTTP/1: HTTP/1.1 400 Bad Request"
+            ],
+            "\(lines)"
+        )
+        #expect(figures.errors == 300 && Set(figures.failures.keys).isSubset(of: ["connect", "unreachable"]))
+        #expect(backend.count == 0 && backend.totalConnections <= 3, "\(backend.totalConnections) connections")
+        try withSilentListener { port in
+            var slow = settings
+            slow.requestTimeout = .milliseconds(300)
+            let (figures, _) = try wave("http://127.0.0.1:\(port)", slow, deliveries: 3)
+            #expect(figures.failures == ["timeout": 3] && figures.answered == 0, "\(figures.failures)")
+        }
+    }
 }
