@@ -37,6 +37,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // The peer in HPACKBenchmarks only; the product does not depend on it.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        // The peer in ReturnBench only (the well-kept client issue #63 names); the product does
+        // not depend on it.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         benchmark("PayloadBenchmarks", fanout: ["FanoutPayload"], nio: ["NIOCore"]),
@@ -58,6 +61,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tools/H2Bench"
+        ),
+        // The return wave's pools beside async-http-client, for scripts/bench/return-client.sh.
+        .executableTarget(
+            name: "returnbench",
+            dependencies: [
+                .product(name: "FanoutReturn", package: fanout),
+                .product(name: "FanoutDevices", package: fanout),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tools/ReturnBench"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -444,10 +444,18 @@ package struct DeviceFleet: ~Copyable {
         guard let after = decision.opensAfter else { return }
         var action = decision.action
         var url = offer.defaultURL
+        var kind = ReturnEventKind.open
         if let index = action {
             let carried = offers.action(index, of: offer, in: body) { engagement.actionNames[index] }
             if let carried {
                 url = carried
+                engaged.actions[index] += 1
+            } else if let filed = engagement.filed[index], let category = offer.category,
+                filed.categories.contains(where: { Self.equal(body, category, $0) })
+            {
+                // The category file's: its request (the maker's), foreground or background.
+                url = nil
+                kind = filed.background ? .background : .open
                 engaged.actions[index] += 1
             } else {
                 // Counted, and taken as the default action: the sink cannot refuse what a
@@ -457,9 +465,9 @@ package struct DeviceFleet: ~Copyable {
             }
         }
         if action == nil { engaged.defaultOpens += 1 }
-        engaged.opens += 1
+        if kind == .background { engaged.backgroundActions += 1 } else { engaged.opens += 1 }
         returns.add(
-            .open,
+            kind,
             due: deliveredAt &+ after,
             deliveredAt: deliveredAt,
             action: action,
@@ -467,6 +475,12 @@ package struct DeviceFleet: ~Copyable {
             id: notification.id,
             path: url.map { UnsafeRawBufferPointer(rebasing: body[json.pathOfURL($0)]) }
         )
+    }
+
+    /// Whether `body[range]` is `bytes`.
+    private static func equal(_ body: UnsafeRawBufferPointer, _ range: Range<Int>, _ bytes: [UInt8]) -> Bool {
+        range.count == bytes.count
+            && bytes.withUnsafeBytes { memcmp(body.baseAddress! + range.lowerBound, $0.baseAddress!, bytes.count) == 0 }
     }
 
     /// Return events waiting.
@@ -530,3 +544,11 @@ package struct DeviceFleet: ~Copyable {
         return first &+ periods &* period
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

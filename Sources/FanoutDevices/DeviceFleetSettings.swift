@@ -141,7 +141,7 @@ extension DeviceFleetSettings {
         "device-offline", "device-low-power", "device-disabled", "device-uninstalled", "device-return",
         "device-delay", "device-store-cap", "device-default-expiry", "device-burst-interval",
         "device-background-budget", "device-stale-after", "device-open", "device-open-after", "device-actions",
-        "device-requests-per-open", "device-media-budget", "return-to",
+        "device-requests-per-open", "device-media-budget", "device-categories", "return-to",
     ]
 
     /// One of the fleet's settings, read: what a file's `NAME = VALUE` line and the option of
@@ -164,6 +164,7 @@ extension DeviceFleetSettings {
         case actions([EngagementSettings.ActionShare])
         case requestsPerOpen(Int)
         case mediaBudget(Duration)
+        case categories(ActionCategories)
         case returnTo(ReturnURL)
 
         /// Reads one of `settingNames` from its text: shares like `30%`, spreads in the sink's
@@ -207,6 +208,7 @@ extension DeviceFleetSettings {
                 }
                 self = .requestsPerOpen(count)
             case "device-media-budget": self = .mediaBudget(try ScenarioNotation.duration(text))
+            case "device-categories": self = .categories(try ActionCategories(contentsOfFile: text))
             case "return-to": self = .returnTo(try ReturnURL(parsing: text))
             default: throw SinkScenarioError("\(name) is not a device setting")
             }
@@ -232,6 +234,7 @@ extension DeviceFleetSettings {
         case .actions(let actions): engagement.actions = actions
         case .requestsPerOpen(let count): engagement.requestsPerOpen = count
         case .mediaBudget(let duration): engagement.mediaBudget = duration
+        case .categories(let categories): engagement.categories = categories
         case .returnTo(let url): engagement.returnTo = url
         }
     }

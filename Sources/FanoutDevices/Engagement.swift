@@ -28,6 +28,9 @@ public struct EngagementSettings: Sendable, Hashable {
     public var requestsPerOpen = 1
     /// The provider's backend the wave goes to (`nil`: none; then engagement is off).
     public var returnTo: ReturnURL?
+    /// The app's categories (`--device-categories`): the actions a payload without
+    /// `category-actions` offers by its `aps.category`, each foreground or background.
+    public var categories: ActionCategories?
     /// How long the service extension may take to download its media before iOS shows the
     /// notification without it (`serviceExtensionTimeWillExpire`): Apple says "about 30 seconds".
     public var mediaBudget: Duration = .seconds(30)
@@ -96,6 +99,13 @@ public struct EngagementSettings: Sendable, Hashable {
             )
         }
         guard mediaBudget > .zero else { throw SinkScenarioError("--device-media-budget must be above 0") }
+        if let categories {
+            for action in actions where categories.action(action.name) == nil {
+                throw SinkScenarioError(
+                    "--device-actions: \(action.name) is in no category of \(categories.file) (its actions: \(categories.actions.map(\.id).joined(separator: ", ")))"
+                )
+            }
+        }
         if returnTo == nil && (open > 0 || !actions.isEmpty) {
             throw SinkScenarioError(
                 "--device-open and --device-actions need --return-to URL: the backend the opens go to"
@@ -123,11 +133,17 @@ package struct Engagement: Sendable {
     let actionNames: [[UInt8]]
     /// The actions' cumulative shares, in order (the last at most 1).
     private let thresholds: [Double]
+    /// Each action as the category file names it: its categories' names as bytes, whether it
+    /// runs in the background (`nil`: not in the file, or no file).
+    let filed: [(categories: [[UInt8]], background: Bool)?]
 
     package init(_ settings: EngagementSettings, seed: UInt64) {
         self.settings = settings
         self.seed = seed
         actionNames = settings.actions.map { Array($0.name.utf8) }
+        filed = settings.actions.map { action in
+            settings.categories?.action(action.name).map { ($0.categories.map { Array($0.utf8) }, $0.background) }
+        }
         var sum = 0.0
         thresholds = settings.actions.map {
             sum += $0.share
@@ -225,8 +241,10 @@ public struct ReturnURL: Sendable, Hashable, CustomStringConvertible {
 package struct EngagementCounts: Sendable, Equatable {
     /// Media downloads by service extensions (mutable-content alerts delivered).
     package var mediaFetches = 0
-    /// Opens, by any action.
+    /// Opens, by any action (a foreground one, or the default).
     package var opens = 0
+    /// Actions run in the background (the category file's): one request each, no open.
+    package var backgroundActions = 0
     /// Opens by the default action (none drawn, or one drawn that the payload does not carry).
     package var defaultOpens = 0
     /// Opens by each of `EngagementSettings.actions`.
@@ -249,6 +267,7 @@ package struct EngagementCounts: Sendable, Equatable {
         }
         sum.mediaFetches += right.mediaFetches
         sum.opens += right.opens
+        sum.backgroundActions += right.backgroundActions
         sum.defaultOpens += right.defaultOpens
         sum.fromStorage += right.fromStorage
         for index in sum.actions.indices where index < right.actions.count {

@@ -3,7 +3,7 @@
 /// byte offsets into the body scanned, valid while it is.
 ///
 /// ```
-///   {"aps":{…,"category":"poll","mutable-content":1},          mutableContent
+///   {"aps":{…,"category":"poll","mutable-content":1},          category, mutableContent
 ///    "category-actions":[{"name":"OK","type":"url","value":"https://example.com/ok"},…],
 ///                                                               categoryActions: the array
 ///    "notification-action":{"type":"url","value":"https://…"},  defaultURL: its value
@@ -20,6 +20,8 @@ package struct NotificationOffer: Equatable {
     package var defaultURL: Range<Int>?
     /// The attachment the service extension downloads (the string's content).
     package var mediaURL: Range<Int>?
+    /// `aps.category`: the category whose actions the app registered (the string's content).
+    package var category: Range<Int>?
 
     package init() {}
 
@@ -30,6 +32,7 @@ package struct NotificationOffer: Equatable {
             if json.equals(key, "aps") {
                 _ = json.members(of: value) { key, value in
                     if json.equals(key, "mutable-content") { offer.mutableContent = json.literal(value, "1") }
+                    if json.equals(key, "category") { offer.category = json.string(value) }
                     return true
                 }
             } else if json.equals(key, "category-actions") {

@@ -6,6 +6,8 @@ package enum ReturnEventKind: UInt8, Sendable, CaseIterable {
     case media
     /// The device opens the notification: its action's request, then the app's launch fetches.
     case open
+    /// A background action (the category file's): its one request, the app not opened.
+    case background
 }
 
 /// An event in the heap: when, and where its record is.

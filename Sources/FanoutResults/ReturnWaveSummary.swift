@@ -170,6 +170,9 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         public var mediaDownloads = 0
         /// Deliveries from storage, which send nothing back (the store keeps no token text).
         public var fromStorage = 0
+        /// Actions run in the background (the category file's): a request each, no open
+        /// (`nil` in folders from before category files).
+        public var backgroundActions: Int?
 
         public init() {}
 
@@ -179,6 +182,7 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
             case notCarried = "not_carried"
             case mediaDownloads = "media_downloads"
             case fromStorage = "from_storage"
+            case backgroundActions = "background_actions"
         }
     }
 
@@ -280,8 +284,10 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
             "return wave to \(backend): \(offered) requests offered, \(answered) answered, \(errors) errors (\(connectionsText))"
         ]
         let actions = devices.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        // Actions by name count foreground and background ones alike.
+        let background = devices.backgroundActions.map { $0 > 0 ? " and \($0) actions in the background" : "" } ?? ""
         lines.append(
-            "  devices: \(devices.opens) opened (\((actions + ["default \(devices.defaultOpens)"]).joined(separator: ", "))), \(devices.mediaDownloads) media downloads"
+            "  devices: \(devices.opens) opened\(background) (\((actions + ["default \(devices.defaultOpens)"]).joined(separator: ", "))), \(devices.mediaDownloads) media downloads"
         )
         let notCarried = devices.notCarried.filter { $0.value > 0 }.sorted { $0.key < $1.key }
         if !notCarried.isEmpty {
@@ -350,6 +356,9 @@ extension ReturnWaveSummary {
             merged.devices.notCarried.merge(wave.devices.notCarried, uniquingKeysWith: +)
             merged.devices.mediaDownloads += wave.devices.mediaDownloads
             merged.devices.fromStorage += wave.devices.fromStorage
+            if let background = wave.devices.backgroundActions {
+                merged.devices.backgroundActions = (merged.devices.backgroundActions ?? 0) + background
+            }
             merged.notSent += wave.notSent
             merged.latency = .highest(merged.latency, wave.latency)
             merged.service = .highest(merged.service, wave.service)

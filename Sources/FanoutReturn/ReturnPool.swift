@@ -29,7 +29,7 @@ protocol ReturnOutcomes: AnyObject {
 
 /// How the wave reaches the backend: HTTP/1.1 (`ReturnPool`) or HTTP/2 (`ReturnHTTP2Pool`).
 /// Confined to its loop: every method is called on it.
-protocol ReturnTransport: AnyObject {
+protocol ReturnTransport: AnyObject, Sendable {
     /// Sends `request` now, or once a connection (a stream) is free.
     func send(_ request: ReturnRequest)
     /// Requests written and not answered, and those waiting.

@@ -169,6 +169,8 @@ struct ReturnRequestMaker {
     let pathPrefix: String
     let campaign: [UInt8]
     let actionNames: [[UInt8]]
+    /// Each action's own request from the category file, where it names one.
+    let actionTemplates: [(template: ReturnRequestTemplate, path: ReturnFieldText, body: ReturnFieldText?)?]
     let requestsPerOpen: Int
 
     init(
@@ -194,6 +196,23 @@ struct ReturnRequestMaker {
         pathPrefix = url.pathPrefix
         self.campaign = Array(campaign.utf8)
         actionNames = settings.actions.map { Array($0.name.utf8) }
+        var filed: [(template: ReturnRequestTemplate, path: ReturnFieldText, body: ReturnFieldText?)?] = []
+        for action in settings.actions {
+            guard let named = settings.categories?.action(action.name), let request = named.request else {
+                filed.append(nil)
+                continue
+            }
+            do {
+                var template = try ReturnRequestTemplate(parsing: request)
+                template.body = ReturnRequestTemplate.defaultTemplate(for: .action).body
+                filed.append(
+                    (template, try ReturnFieldText(template.path), try template.body.map(ReturnFieldText.init))
+                )
+            } catch {
+                throw ReturnSettingsError("\(named.place): \(error.description)")
+            }
+        }
+        actionTemplates = filed
         requestsPerOpen = settings.requestsPerOpen
     }
 
@@ -214,12 +233,15 @@ struct ReturnRequestMaker {
             send(make(.media, fields, payloadPath: event.path, due: event.due))
         case .open:
             fields.event = event.action == nil ? .open : .action
-            send(make(fields.event, fields, payloadPath: event.path, due: event.due))
+            send(make(fields.event, fields, payloadPath: event.path, action: event.action, due: event.due))
             fields.event = .launch
             for number in stride(from: 1, to: requestsPerOpen, by: 1) {
                 fields.number = number
                 send(make(.launch, fields, payloadPath: nil, due: event.due))
             }
+        case .background:
+            fields.event = .action
+            send(make(.action, fields, payloadPath: nil, action: event.action, due: event.due))
         }
     }
 
@@ -227,9 +249,12 @@ struct ReturnRequestMaker {
         _ kind: ReturnRequestKind,
         _ fields: ReturnFields,
         payloadPath: UnsafeRawBufferPointer?,
+        action: Int? = nil,
         due: UInt64
     ) -> ReturnRequest {
-        let (template, pathText, bodyText) = templates[kind.index]
+        // An action's own request (the category file's) before its kind's.
+        let (template, pathText, bodyText) =
+            kind == .action ? action.flatMap { actionTemplates[$0] } ?? templates[kind.index] : templates[kind.index]
         var uri = pathPrefix
         var method = HTTPMethod(rawValue: template.method)
         var body: ByteBuffer?

@@ -93,6 +93,18 @@ public final class ReturnWave: @unchecked Sendable {
     /// Events taken from a shard a tick at most, so one tick never holds the loop long.
     static let perTick = 1024
 
+    /// Whether a wave of `engagement` sent as `settings` says could start: the settings, the
+    /// templates (the category file's requests among them, named at their lines). A job checks
+    /// before it listens, so that a mistake is said before any traffic.
+    public static func check(
+        _ engagement: EngagementSettings,
+        _ settings: ReturnWaveSettings
+    ) throws(ReturnSettingsError) {
+        guard engagement.isEnabled else { return }
+        try settings.validate()
+        _ = try ReturnRequestMaker(settings: engagement, templates: settings.templates, campaign: settings.campaign)
+    }
+
     /// A wave from `fleet`'s return events; `say` gets what the user must hear at once (the
     /// backend unreachable).
     package init(
@@ -256,6 +268,7 @@ public final class ReturnWave: @unchecked Sendable {
         let engaged = fleet.snapshot().engaged
         summary.devices.opens = engaged.opens
         summary.devices.defaultOpens = engaged.defaultOpens
+        summary.devices.backgroundActions = engaged.backgroundActions
         summary.devices.mediaDownloads = engaged.mediaFetches
         summary.devices.fromStorage = engaged.fromStorage
         for (index, action) in fleet.settings.engagement.actions.enumerated() where index < engaged.actions.count {

@@ -8,6 +8,16 @@ import NIOSSL
 /// devices engage, and at the job's end waited for — until its last event is due and answered,
 /// or a stop signal — then read.
 enum ReturnWaveJob {
+    /// Whether the wave `engagement` and `settings` describe could start (`ReturnWave.check`),
+    /// before the job listens.
+    static func check(_ engagement: EngagementSettings, _ settings: ReturnWaveSettings) throws(JobError) {
+        do {
+            try ReturnWave.check(engagement, settings)
+        } catch {
+            throw .option(error.description)
+        }
+    }
+
     /// A started wave for `fleet`, when its devices engage (`nil` otherwise).
     static func start(
         _ fleet: DeviceFleetShards,

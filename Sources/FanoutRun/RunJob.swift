@@ -165,6 +165,7 @@ public struct RunJob: Sendable {
         let security = try apnsSecurity ? RunSecurity() : nil
         defer { security?.remove() }
         let shape = try sampledShape()
+        try ReturnWaveJob.check(sink.scenario.devices.engagement, returnWave)
         var sinkConfiguration = sampledSink.embedded
         if let security { sinkConfiguration.tokenAuthentication = security.sinkAuthentication }
         let sink = try Sink(

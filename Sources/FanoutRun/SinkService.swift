@@ -179,6 +179,7 @@ public struct SinkService: Service {
     }
 
     public func run() async throws {
+        try ReturnWaveJob.check(job.configuration.scenario.devices.engagement, job.returnWave)
         let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
         let expected = job.instrument?.expectTokens?.expected
         let instrument = job.instrument.map { settings in

@@ -139,6 +139,16 @@ struct DeviceOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "The app's categories, a line an action: CATEGORY ACTION foreground|background [METHOD PATH]; a payload without category-actions offers its aps.category's actions from here, and --device-actions must name actions it holds.",
+            valueName: "file"
+        ),
+        transform: { try DeviceFleetSettings.Setting("device-categories", $0) }
+    )
+    var deviceCategories: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Every request a foreground open makes: its action's own first, then the app's launch fetches (default: 1).",
             valueName: "n"
         ),
@@ -171,7 +181,8 @@ struct DeviceOptions: ParsableArguments {
         [
             deviceOffline, deviceLowPower, deviceDisabled, deviceUninstalled, deviceReturn, deviceDelay,
             deviceStoreCap, deviceDefaultExpiry, deviceBurstInterval, deviceBackgroundBudget, deviceStaleAfter,
-            deviceOpen, deviceOpenAfter, deviceActions, deviceRequestsPerOpen, deviceMediaBudget, returnTo,
+            deviceOpen, deviceOpenAfter, deviceActions, deviceCategories, deviceRequestsPerOpen, deviceMediaBudget,
+            returnTo,
         ].compactMap { $0 }
     }
 }
@@ -278,6 +289,13 @@ struct SinkDeviceOptions: ParsableArguments {
 
     @Option(
         name: .long,
+        help: ArgumentHelp("The embedded sink's --device-categories.", valueName: "file"),
+        transform: { try DeviceFleetSettings.Setting("device-categories", $0) }
+    )
+    var sinkDeviceCategories: DeviceFleetSettings.Setting?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("The embedded sink's --device-requests-per-open.", valueName: "n"),
         transform: { try DeviceFleetSettings.Setting("device-requests-per-open", $0) }
     )
@@ -303,7 +321,7 @@ struct SinkDeviceOptions: ParsableArguments {
             sinkDeviceOffline, sinkDeviceLowPower, sinkDeviceDisabled, sinkDeviceUninstalled, sinkDeviceReturn,
             sinkDeviceDelay, sinkDeviceStoreCap, sinkDeviceDefaultExpiry, sinkDeviceBurstInterval,
             sinkDeviceBackgroundBudget, sinkDeviceStaleAfter, sinkDeviceOpen, sinkDeviceOpenAfter, sinkDeviceActions,
-            sinkDeviceRequestsPerOpen, sinkDeviceMediaBudget, sinkReturnTo,
+            sinkDeviceCategories, sinkDeviceRequestsPerOpen, sinkDeviceMediaBudget, sinkReturnTo,
         ].compactMap { $0 }
     }
 }
@@ -314,7 +332,8 @@ extension DeviceOptions {
     /// background pushes; and, for now, the return wave, whose payload reading is APNs's.
     static let apnsOnly: Set = [
         "--device-default-expiry", "--device-background-budget", "--device-open", "--device-open-after",
-        "--device-actions", "--device-requests-per-open", "--device-media-budget", "--return-to",
+        "--device-actions", "--device-categories", "--device-requests-per-open", "--device-media-budget",
+        "--return-to",
     ]
 
     /// The options of this group given on the command line (those not at their default), by
@@ -335,6 +354,7 @@ extension DeviceOptions {
             ("--device-open", deviceOpen != nil),
             ("--device-open-after", deviceOpenAfter != nil),
             ("--device-actions", deviceActions != nil),
+            ("--device-categories", deviceCategories != nil),
             ("--device-requests-per-open", deviceRequestsPerOpen != nil),
             ("--device-media-budget", deviceMediaBudget != nil),
             ("--return-to", returnTo != nil),

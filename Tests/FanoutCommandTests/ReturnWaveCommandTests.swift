@@ -60,6 +60,38 @@ import Testing
         #expect(result.status != 0 && line == "2", "\(result.standardError)")
     }
 
+    /// A category file's mistakes are said before the sink listens: an action `--device-actions`
+    /// names that no category holds, and a request whose field does not close, at its line.
+    @Test func aCategoryFilesMistakesAreSaidBeforeListening() throws {
+        let folder = NSTemporaryDirectory() + "fanout-wave-categories-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "poll ok foreground\npoll nok background GET /x/{token\n".write(
+            toFile: folder + "/app.categories",
+            atomically: true,
+            encoding: .utf8
+        )
+        let engaging = ["sink", "--listen", "127.0.0.1:0", "--device-categories", folder + "/app.categories"]
+        for (extra, first) in [
+            (
+                ["--device-actions", "maybe=10%"],
+                "error: --device-actions: maybe is in no category of \(folder)/app.categories (its actions: ok, nok)."
+            ),
+            (
+                ["--device-actions", "nok=10%"],
+                "error: \(folder)/app.categories:2: /x/{token: a { opens no field (they are {token}, {apns-id}, {action}, {campaign}, {event}, {n})"
+            ),
+        ] {
+            let result = try CommandRunner.run(
+                engaging + extra + ["--device-open", "10%", "--return-to", "http://127.0.0.1:9"],
+                timeout: .seconds(10)
+            )
+            let lines = result.standardError.split(separator: "\n").map(String.init)
+            #expect(result.status != 0 && lines.first?.lowercased() == first.lowercased(), "\(lines)")
+            #expect(!result.standardOutput.split(separator: "\n").contains { $0.hasPrefix("listening on ") })
+        }
+    }
+
     /// A backend refusing connections: the run completes, says that the wave cannot reach it,
     /// and counts every request it would have had (the engine's own test times the saying).
     @Test func anUnreachableBackendIsSaidAndCounted() throws {

@@ -20,6 +20,16 @@ import Testing
         }
     }
 
+    /// What `body` was refused with, `nil` when it was not.
+    static func refusal(_ body: () throws -> Void) -> String? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return (error as? SinkScenarioError)?.description ?? "\(error)"
+        }
+    }
+
     // MARK: settings
 
     @Test func badSettingsEachSayWhatAndWhere() {
@@ -68,6 +78,65 @@ import Testing
                 ($0 as? SinkScenarioError)?.description
                     == "--device-open and --device-actions need --return-to URL: the backend the opens go to"
             }
+        )
+    }
+
+    /// A category file as users write it, and each mistake said at its line.
+    @Test func aCategoryFileIsReadAndItsMistakesSaidWhere() throws {
+        let categories = try ActionCategories(
+            parsing: """
+                # category  action    mode        request
+                poll        poll_ok   foreground  POST /polls/{campaign}/ok
+                poll        poll_nok  background  POST /polls/{campaign}/nok
+
+                survey      poll_nok  background  POST /polls/{campaign}/nok   # the same action in two
+                reminder    snooze    background
+                """,
+            file: "app.categories"
+        )
+        #expect(categories.actions.map(\.id) == ["poll_ok", "poll_nok", "snooze"])
+        #expect(categories.action("poll_nok")?.categories == ["poll", "survey"])
+        #expect(categories.action("poll_nok")?.background == true && categories.action("poll_ok")?.background == false)
+        #expect(categories.action("poll_ok")?.request == "POST /polls/{campaign}/ok")
+        #expect(categories.action("snooze")?.request == nil && categories.action("snooze")?.place == "app.categories:6")
+        for (text, message) in [
+            (
+                "poll poll_ok",
+                "app.categories:1: a line is CATEGORY ACTION foreground|background [METHOD PATH], like poll poll_ok foreground POST /polls/ok; got poll poll_ok"
+            ),
+            ("poll poll_ok sometimes", "app.categories:1: the mode is foreground or background, not sometimes"),
+            (
+                "poll poll_ok foreground post /ok",
+                "app.categories:1: a request is METHOD PATH, like POST /polls/ok; got post /ok"
+            ),
+            (
+                "poll poll_ok foreground POST ok",
+                "app.categories:1: a request is METHOD PATH, like POST /polls/ok; got POST ok"
+            ),
+            (
+                "poll a foreground\nsurvey a background",
+                "app.categories:2: a was named at app.categories:1 with another mode or request (iOS runs an action by its id)"
+            ),
+            ("# nothing\n", "--device-categories app.categories names no action"),
+        ] {
+            #expect(
+                Self.refusal { _ = try ActionCategories(parsing: text, file: "app.categories") } == message,
+                "\(text)"
+            )
+        }
+        #expect(
+            Self.error("device-categories", "/nonexistent/app.categories")?.hasPrefix(
+                "--device-categories /nonexistent/app.categories: cannot be read"
+            ) == true
+        )
+        // --device-actions names what the file holds.
+        var settings = EngagementSettings()
+        settings.returnTo = try ReturnURL(parsing: "http://127.0.0.1:9")
+        settings.categories = categories
+        settings.actions = [.init(name: "poll_ok", share: 0.5), .init(name: "poll_maybe", share: 0.2)]
+        #expect(
+            Self.refusal { try settings.validate() }
+                == "--device-actions: poll_maybe is in no category of app.categories (its actions: poll_ok, poll_nok, snooze)"
         )
     }
 

@@ -231,4 +231,56 @@ import Testing
             #expect(figures.failures == ["timeout": 3] && figures.answered == 0, "\(figures.failures)")
         }
     }
+
+    /// A payload without `category-actions` offers its `aps.category`'s actions from the category
+    /// file: poll_ok in the foreground (its own request, then the launch fetches), poll_nok in
+    /// the background (its one request, no open); a notification of another category carries
+    /// neither, and its devices take the default action, counted not carried.
+    @Test func theCategoryFileGivesActionsTheirModeAndRequest() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        var settings = DeviceFleetSettings()
+        settings.engagement.open = 1
+        settings.engagement.openAfter = .fixed(.zero)
+        settings.engagement.requestsPerOpen = 3
+        settings.engagement.actions = [.init(name: "poll_ok", share: 0.6), .init(name: "poll_nok", share: 0.3)]
+        settings.engagement.categories = try ActionCategories(
+            parsing: """
+                poll poll_ok  foreground POST /polls/{campaign}/ok
+                poll poll_nok background POST /polls/{campaign}/nok
+                """,
+            file: "app.categories"
+        )
+        settings.engagement.returnTo = try ReturnURL(parsing: backend.url)
+        try settings.validate()
+        let fleet = DeviceFleetShards(settings: settings)
+        let wave = try ReturnWave(fleet: fleet, settings: ReturnWaveSettings()) { _ in }
+        wave.start()
+        Self.deliver(2_000, to: fleet, body: #"{"aps":{"alert":"Vote?","category":"poll"}}"#)
+        #expect(try wave.settle(within: .seconds(20)))
+        var figures = try wave.finish()
+        let arrivals = backend.all
+        let ok = arrivals.count { $0.path == "/polls/fanout/ok" && $0.method == "POST" && $0.action == "poll_ok" }
+        let nok = arrivals.count { $0.path == "/polls/fanout/nok" && $0.method == "POST" && $0.action == "poll_nok" }
+        let defaults = arrivals.count { $0.path == "/opens" }
+        #expect(ok + nok + defaults == 2_000)
+        // Foreground opens make two launch fetches each; background actions none.
+        #expect(arrivals.count { $0.event == "launch" } == 2 * (ok + defaults))
+        #expect(abs(Double(ok) / 2_000 - 0.6) <= 0.04 && abs(Double(nok) / 2_000 - 0.3) <= 0.04, "\(ok) \(nok)")
+        #expect(figures.devices.backgroundActions == nok && figures.devices.opens == ok + defaults)
+        #expect(
+            figures.devices.actions == ["poll_ok": ok, "poll_nok": nok]
+                && figures.devices.notCarried.values.allSatisfy { $0 == 0 }
+        )
+
+        // Another category: neither action carried.
+        let other = DeviceFleetShards(settings: settings)
+        let second = try ReturnWave(fleet: other, settings: ReturnWaveSettings()) { _ in }
+        second.start()
+        Self.deliver(200, to: other, body: #"{"aps":{"alert":"Hi","category":"news"}}"#)
+        #expect(try second.settle(within: .seconds(20)))
+        figures = try second.finish()
+        let drawn = figures.devices.notCarried.values.reduce(0, +)
+        #expect(figures.devices.defaultOpens == 200 && drawn > 100 && figures.devices.backgroundActions == 0)
+    }
 }

@@ -6,6 +6,8 @@
 #                                     `fanout`; options go to `swift build` (a build path, traits)
 #   release_h2bench                   sets `h2bench`: $H2BENCH, else a release build of
 #                                     Benchmarks/Tools/H2Bench
+#   release_returnbench               sets `returnbench`: a release build of
+#                                     Benchmarks/Tools/ReturnBench
 #   results_folder NAME               makes results/bench-NAME-<UTC time>/, the folder a
 #                                     benchmark keeps its runs in, and sets `out` to it
 release_fanout() {
@@ -25,6 +27,13 @@ release_h2bench() {
         (cd Benchmarks && swift build -c release --product h2bench >/dev/null)
         h2bench=$PWD/Benchmarks/.build/release/h2bench
     fi
+}
+
+# Sets `returnbench`: a release build of Benchmarks/Tools/ReturnBench (the return wave's pools
+# beside async-http-client).
+release_returnbench() {
+    (cd Benchmarks && swift build -c release --product returnbench >/dev/null)
+    returnbench=$PWD/Benchmarks/.build/release/returnbench
 }
 
 results_folder() {

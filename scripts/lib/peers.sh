@@ -40,8 +40,9 @@ start_nghttpd() {
     wait_port "$nghttpd_port"
 }
 
-# Starts nginx answering every path itself with 200 "ok" (a backend far faster than any wave
-# here), without an access log; sets nginx_port once it listens.
+# start_nginx [LINES]: nginx answering every path itself with 200 "ok" (a backend far faster
+# than any wave here), without an access log, LINES added to its http block (another server);
+# sets nginx_port once it listens.
 start_nginx() {
     command -v nginx >/dev/null || { echo "needs nginx: apt-get install -y nginx" >&2; exit 2; }
     nginx_port=$(free_port)
@@ -62,6 +63,7 @@ http {
     scgi_temp_path $work/nginx/scgi;
     keepalive_requests 1000000;
     server { listen 127.0.0.1:$nginx_port; location / { return 200 "ok"; } }
+    ${1:-}
 }
 CONF
     nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
