@@ -24,6 +24,9 @@ public struct ReturnWaveSettings: Sendable, Hashable {
     /// HTTP/2: the requests a connection carries at once at most (`--return-streams`), fewer
     /// when the backend's MAX_CONCURRENT_STREAMS says so.
     public var streamsPerConnection = 100
+    /// At a job's end, how long it waits for the wave at most (`--return-wait`; `nil`: until
+    /// the last event is due and answered). What is not due by then is counted not sent.
+    public var waitLimit: Duration?
 
     public static let largestPoolSize = 10_000
     /// A client may open at most 2³¹ − 1 streams on a connection; this many at once is beyond
@@ -40,6 +43,7 @@ public struct ReturnWaveSettings: Sendable, Hashable {
             )
         }
         guard requestTimeout > .zero else { throw ReturnSettingsError("--return-timeout must be above 0") }
+        if let waitLimit, waitLimit < .zero { throw ReturnSettingsError("--return-wait must be 0 or more") }
         guard (1...Self.largestStreams).contains(streamsPerConnection) else {
             throw ReturnSettingsError(
                 "--return-streams must be from 1 to \(Self.largestStreams) streams a connection, not \(streamsPerConnection)"

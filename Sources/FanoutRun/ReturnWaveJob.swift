@@ -37,13 +37,18 @@ enum ReturnWaveJob {
         return wave
     }
 
-    /// Waits for what is still due (said once, with when the last event is), then stops the
-    /// wave and reads its figures.
-    static func finish(_ wave: ReturnWave, reporter: any JobReporter) throws(JobError) -> ReturnWaveSummary {
+    /// Waits for what is still due (said once, with when the last event is), at most
+    /// `settings.waitLimit`, then stops the wave and reads its figures: what was not due by
+    /// then is counted not sent.
+    static func finish(
+        _ wave: ReturnWave,
+        _ settings: ReturnWaveSettings,
+        reporter: any JobReporter
+    ) throws(JobError) -> ReturnWaveSummary {
         do {
             let (events, requests) = try wave.outstanding()
             if events + requests > 0 {
-                let remaining = wave.remaining
+                let remaining = min(wave.remaining, settings.waitLimit ?? wave.remaining)
                 reporter.report(
                     .sink(
                         .serving(

@@ -241,7 +241,7 @@ public struct RunJob: Sendable {
         )
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.scenario = self.sink.scenario.file
-        summary.returnWave = try wave.map { try ReturnWaveJob.finish($0, reporter: reporter) }
+        summary.returnWave = try wave.map { try ReturnWaveJob.finish($0, returnWave, reporter: reporter) }
         summary.sample = sample.map {
             SampleSummary(share: $0.share, campaignDevices: campaignDevices, devices: tokenCount)
         }

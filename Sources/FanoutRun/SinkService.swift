@@ -302,7 +302,9 @@ public struct SinkService: Service {
                 return nil
             }
             group.addTask {
-                try await NIOThreadPool.singleton.runIfActive { try ReturnWaveJob.finish(wave, reporter: job.reporter) }
+                try await NIOThreadPool.singleton.runIfActive {
+                    try ReturnWaveJob.finish(wave, job.returnWave, reporter: job.reporter)
+                }
             }
             while let result = try await group.next() {
                 if let result {

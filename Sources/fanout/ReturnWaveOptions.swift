@@ -42,6 +42,15 @@ struct ReturnWaveOptions: ParsableArguments {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "At the end, wait for the wave at most this long (by default until its last event is due and answered: with a delay of hours, hours); what is not due by then is counted not sent.",
+            valueName: "duration"
+        )
+    )
+    var returnWait: Duration?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("{campaign} in the return requests.", valueName: "name")
     )
     var returnCampaign = ReturnWaveSettings().campaign
@@ -80,6 +89,7 @@ struct ReturnWaveOptions: ParsableArguments {
         settings.campaign = returnCampaign
         settings.trustedCertificatesFile = returnCa
         settings.httpVersion = returnHttp
+        settings.waitLimit = returnWait
         settings.streamsPerConnection = returnStreams
         var bodies: [ReturnRequestKind: String] = [:]
         for text in returnBody {

@@ -92,6 +92,28 @@ import Testing
         }
     }
 
+    /// `--return-wait` bounds the wait at the end: opens an hour away are not waited for, and
+    /// are counted not sent; the media downloads made at delivery were answered.
+    @Test func theWaitForTheWaveHasABound() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-wait-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let started = ContinuousClock.now
+        let result = try CommandRunner.run(
+            [
+                "run", "--count", "200", "--sink-device-open", "100%", "--sink-device-open-after", "fixed:1h",
+                "--sink-return-to", backend.url, "--return-wait", "1s", "--output", folder,
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(ContinuousClock.now - started < .seconds(30))
+        let wave = try #require(try CommandRunner.summary(in: folder).returnWave)
+        #expect(wave.notSent == 200 && wave.devices.opens == 200, "\(wave.lines)")
+        #expect(wave.offered == 200 && wave.byKind["media"]?.answered == 200 && backend.count == 200)
+    }
+
     /// A backend refusing connections: the run completes, says that the wave cannot reach it,
     /// and counts every request it would have had (the engine's own test times the saying).
     @Test func anUnreachableBackendIsSaidAndCounted() throws {

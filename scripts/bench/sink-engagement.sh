@@ -9,19 +9,26 @@
 # media download goes to nginx at once, so the return wave runs beside the sink on the same two
 # cores). Prints each pair and the median ratios; the engaging sink's return-wave lines.
 #
-#   [FANOUT=BINARY] scripts/bench/sink-engagement.sh [RUNS=5] [REQUESTS=200000]
+# RETURN_HTTP=2 sends the wave over HTTP/2 (nginx's h2c port, `--return-http 2`).
+#
+#   [FANOUT=BINARY] [RETURN_HTTP=1.1|2] scripts/bench/sink-engagement.sh [RUNS=5] [REQUESTS=200000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/peers.sh
 . scripts/lib/ratios.sh
 paired_start "$@"
 
-# nginx answering every path itself: the backend the media downloads go to.
-start_nginx
+# nginx answering every path itself: the backend the media downloads go to (h2c on a second port).
+h2_port=$(free_port)
+start_nginx "server { listen 127.0.0.1:$h2_port http2; location / { return 200 \"ok\"; } }"
+wait_port "$h2_port"
+return_http=${RETURN_HTTP:-1.1}
+backend_port=$nginx_port
+[ "$return_http" = 2 ] && backend_port=$h2_port
 
 fleet=(--device-delay lognormal:300ms,0.5)
 engaging=("${fleet[@]}" --device-open 3% --device-open-after fixed:1h --device-actions OK=60%,NOK=30%
-    --device-requests-per-open 4 --return-to "http://127.0.0.1:$nginx_port")
+    --device-requests-per-open 4 --return-to "http://127.0.0.1:$backend_port" --return-http "$return_http")
 start_sink plain
 plain_port=$sink_port
 start_sink fleet "${fleet[@]}"
