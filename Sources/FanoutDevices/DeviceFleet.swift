@@ -450,7 +450,7 @@ package struct DeviceFleet: ~Copyable {
             if let carried {
                 url = carried
                 engaged.actions[index] += 1
-            } else if let filed = engagement.filed[index], let category = offer.category,
+            } else if offer.categoryActions == nil, let filed = engagement.filed[index], let category = offer.category,
                 filed.categories.contains(where: { Self.equal(body, category, $0) })
             {
                 // The category file's: its request (the maker's), foreground or background.

@@ -98,7 +98,8 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
             handler.value.withConnection { writer, _ in fill(id, &writer) }
         }
         let connecting = connections.values.contains { !$0.started }
-        if !waiting.isEmpty, !connecting, connections.count < size { connect() }
+        let serving = connections.values.count { !$0.goingAway }
+        if !waiting.isEmpty, !connecting, serving < size { connect() }
     }
 
     /// Opens streams on connection `id` for waiting requests while it has room.
@@ -180,16 +181,25 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
         fill(id, &writer)
     }
 
-    /// A stream ended without an answer (reset, refused by a GOAWAY).
-    func reset(_ id: Int, tag: UInt64, _ writer: inout HTTP2Writer) {
+    /// A stream ended without an answer. REFUSED_STREAM (a GOAWAY's streams past its last,
+    /// a stream over the backend's limit) was not processed and goes out again (RFC 9113 §8.7),
+    /// first in line; any other reset fails it `closed`.
+    func reset(_ id: Int, tag: UInt64, code: HTTP2ErrorCode, _ writer: inout HTTP2Writer) {
         guard let stream = connections[id]?.streams.removeValue(forKey: tag) else { return }
         stream.timeout?.cancel()
-        outcomes.failed(stream.request, .closed, now: NIODeadline.now().uptimeNanoseconds)
+        if code == .refusedStream && !closing {
+            waiting.prepend(stream.request)
+        } else {
+            outcomes.failed(stream.request, .closed, now: NIODeadline.now().uptimeNanoseconds)
+        }
         fill(id, &writer)
     }
 
+    /// The backend sent GOAWAY: no new streams on this connection, which no longer counts
+    /// toward `size`; waiting requests go to another (opened if need be).
     func goingAway(_ id: Int) {
         connections[id]?.goingAway = true
+        loop.execute { [self] in dispatch() }
     }
 
     /// A request unanswered for the timeout: its stream is cancelled, the connection kept.
@@ -276,7 +286,7 @@ struct ReturnStreams: HTTP2ConnectionDelegate {
     mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
         switch event {
         case .message(let message): pool.answered(id, tag: message.tag, status: message.status, &connection)
-        case .streamReset(_, let tag, _, _): pool.reset(id, tag: tag, &connection)
+        case .streamReset(_, let tag, let code, _): pool.reset(id, tag: tag, code: code, &connection)
         case .remoteSettingsChanged: pool.fill(id, &connection)
         case .goAway: pool.goingAway(id)
         case .pingAcknowledged, .connectionError: break

@@ -203,8 +203,12 @@ struct ReturnRequestMaker {
                 continue
             }
             do {
+                // The action kind's body (`--return-body action=…`, else the event's JSON) for a
+                // method that carries one; none for GET, HEAD or DELETE.
                 var template = try ReturnRequestTemplate(parsing: request)
-                template.body = ReturnRequestTemplate.defaultTemplate(for: .action).body
+                if ["POST", "PUT", "PATCH"].contains(template.method) {
+                    template.body = (templates[.action] ?? .defaultTemplate(for: .action)).body
+                }
                 filed.append(
                     (template, try ReturnFieldText(template.path), try template.body.map(ReturnFieldText.init))
                 )

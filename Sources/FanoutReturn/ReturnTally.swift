@@ -85,15 +85,15 @@ final class ReturnTally: ReturnOutcomes {
 
     func unreachable(_ message: String) { say(message) }
 
-    /// Closes the seconds before `now`'s: their percentiles read from `current`. Whether a
-    /// second closed (the wave's live figures are published then).
-    @discardableResult
-    func close(upTo now: UInt64) -> Bool {
+    /// The second being counted now; the ones before it are closed.
+    var openSecond: Int { currentSecond }
+
+    /// Closes the seconds before `now`'s: their percentiles read from `current`.
+    func close(upTo now: UInt64) {
         let second = second(of: now)
-        guard second > currentSecond else { return false }
+        guard second > currentSecond else { return }
         closeCurrent()
         currentSecond = second
-        return true
     }
 
     /// The figures so far, for `/metrics`: the counts, the whole latency at the buckets, and

@@ -91,6 +91,8 @@ public final class ReturnWave: @unchecked Sendable {
     private let finished = ManagedAtomic(false)
     /// The figures so far, published by the loop as each second closes (`live`).
     private let published = NIOLockedValueBox(ReturnWaveLive())
+    /// The tally's open second when the figures were last published.
+    private var publishedSecond = 0
 
     /// How often due events are taken: a request goes out at most this late.
     static let tick = TimeAmount.milliseconds(1)
@@ -210,7 +212,12 @@ public final class ReturnWave: @unchecked Sendable {
             }
         }
         pool.expireWaiting(now: now)
-        if tally.close(upTo: now) { publish() }
+        tally.close(upTo: now)
+        // Once a second: a second closes at its first answer, failure or tick past it.
+        if tally.openSecond != publishedSecond {
+            publishedSecond = tally.openSecond
+            publish()
+        }
     }
 
     private func publish() {

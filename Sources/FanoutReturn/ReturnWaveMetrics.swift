@@ -6,9 +6,9 @@ public struct ReturnWaveLive: Sendable {
     public var byKind: [String: ReturnWaveSummary.KindCounts] = [:]
     public var byStatus: [String: Int] = [:]
     public var failures: [String: Int] = [:]
-    /// Requests written and not yet answered.
+    /// Requests written and not yet answered, and those waiting for a connection (a stream).
     public var inFlight = 0
-    /// Latency from each due time to its answer, at Prometheus' buckets (`nil` before a second closed).
+    /// Latency from each due time to its answer, at Prometheus' buckets (`nil` until published).
     public var latency: LatencyBuckets.Counts?
     /// The last second closed: its offered, answered and errors, its latencies.
     public var lastSecond: ReturnSecond?
@@ -88,7 +88,11 @@ public final class ReturnWaveMetrics: Sendable {
                     help: "Requests without an answer, by why (connect, closed, timeout, unreachable, unfinished)."
                 )
             }
-            metrics.gauge("in_flight", Double(live.inFlight), help: "Requests written and not yet answered.")
+            metrics.gauge(
+                "in_flight",
+                Double(live.inFlight),
+                help: "Requests written and not yet answered, and those waiting for a connection."
+            )
             if let latency = live.latency {
                 metrics.histogram(
                     "latency",

@@ -33,7 +33,7 @@ public struct FCMSinkScenarioFile: Sendable {
     /// own default).
     static let apnsOnlyDevices: Set = [
         "device-default-expiry", "device-background-budget", "device-open", "device-open-after", "device-actions",
-        "device-requests-per-open", "device-media-budget", "return-to",
+        "device-requests-per-open", "device-media-budget", "device-categories", "return-to",
     ]
 
     public let path: String

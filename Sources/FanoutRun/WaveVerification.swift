@@ -101,17 +101,26 @@ public struct WaveVerification: RehearsalVerdict {
 
 extension WavePlan {
     /// The busiest whole second of the wave, from the fan-out's start, for a fan-out of
-    /// `fanOut` seconds: `w(t)` integrated over each second in steps of a millisecond.
+    /// `fanOut` seconds: `w(t)` integrated over each second, at most 200,000 evaluations in all
+    /// (a millisecond's step for a wave of 200 s or less; a wave of hours is smooth on the
+    /// coarser step it takes then).
     static func busiestSecond(_ question: Question, total: Double, fanOut: Double) -> Double {
         guard total > 0 else { return 0 }
         let span = fanOut + question.openAfter.quantile(0.9999)
+        let seconds = Int(span.rounded(.up))
+        let steps = max(1, min(1_000, 200_000 / max(1, seconds)))
         var busiest = 0.0
-        for second in 0...Int(span.rounded(.up)) {
+        for second in 0...seconds {
             var sum = 0.0
-            for step in 0..<1_000 {
-                sum += rate(question, total: total, fanOut: fanOut, at: Double(second) + (Double(step) + 0.5) / 1_000)
+            for step in 0..<steps {
+                sum += rate(
+                    question,
+                    total: total,
+                    fanOut: fanOut,
+                    at: Double(second) + (Double(step) + 0.5) / Double(steps)
+                )
             }
-            busiest = max(busiest, sum / 1_000)
+            busiest = max(busiest, sum / Double(steps))
         }
         return busiest
     }

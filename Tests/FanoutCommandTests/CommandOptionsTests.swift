@@ -9,6 +9,7 @@ import FanoutRun
 import FanoutScenarioTerms
 import FanoutSink
 import FanoutTokens
+import Foundation
 import Testing
 
 @testable import fanout
@@ -178,12 +179,15 @@ import Testing
     /// Each `--device-…` option of `fanout sink`, and each `--sink-device-…` of `fanout run`,
     /// reaches its setting; the stale bound defaults to an hour.
     @Test func deviceOptionsReachTheirSettings() throws {
+        let categories = NSTemporaryDirectory() + "fanout-categories-\(UUID().uuidString)"
+        try "poll OK foreground POST /ok\n".write(toFile: categories, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: categories) }
         let values = [
             ("offline", "30%"), ("low-power", "10%"), ("disabled", "2%"), ("uninstalled", "1%"),
             ("return", "uniform:0s-120s"), ("delay", "lognormal:300ms,0.5"), ("store-cap", "5000"),
             ("default-expiry", "2h"), ("burst-interval", "5m"), ("background-budget", "3/1h"),
             ("stale-after", "30m"), ("open", "3%"), ("open-after", "uniform:0s-10s"), ("actions", "OK=60%"),
-            ("requests-per-open", "4"), ("media-budget", "20s"),
+            ("requests-per-open", "4"), ("media-budget", "20s"), ("categories", categories),
         ]
         // `return-to` is the one not named `device-…`: its option is `--return-to`.
         let returnTo = "http://127.0.0.1:8080"

@@ -273,6 +273,21 @@ import Testing
                 && figures.devices.notCarried.values.allSatisfy { $0 == 0 }
         )
 
+        // A payload with category-actions of its own offers those, not the file's: poll_ok
+        // and poll_nok, which it does not carry, are taken as the default action.
+        let carrying = DeviceFleetShards(settings: settings)
+        let third = try ReturnWave(fleet: carrying, settings: ReturnWaveSettings()) { _ in }
+        third.start()
+        Self.deliver(
+            200,
+            to: carrying,
+            body:
+                #"{"aps":{"alert":"Vote?","category":"poll"},"category-actions":[{"name":"other","value":"https://x/o"}]}"#
+        )
+        #expect(try third.settle(within: .seconds(20)))
+        let own = try third.finish()
+        #expect(own.devices.defaultOpens == 200 && own.devices.backgroundActions == 0, "\(own.devices)")
+
         // Another category: neither action carried.
         let other = DeviceFleetShards(settings: settings)
         let second = try ReturnWave(fleet: other, settings: ReturnWaveSettings()) { _ in }

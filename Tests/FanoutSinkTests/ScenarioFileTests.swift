@@ -253,6 +253,9 @@ import Testing
 
     /// Each setting of a scenario file (and so of `--device-…`) reaches its property.
     @Test func everyDeviceSettingReachesItsProperty() throws {
+        let categories = NSTemporaryDirectory() + "fanout-categories-\(UUID().uuidString)"
+        try "poll OK foreground\npoll NOK background\n".write(toFile: categories, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: categories) }
         var scenario = SinkScenario()
         try scenario.apply(
             file: """
@@ -272,6 +275,7 @@ import Testing
                 device-actions = OK=60%,NOK=30%
                 device-requests-per-open = 4
                 device-media-budget = 20s
+                device-categories = \(categories)
                 return-to = http://127.0.0.1:8080/api
                 """,
             source: "fleet.conf"
@@ -291,7 +295,8 @@ import Testing
         #expect(engagement.actions == [.init(name: "OK", share: 0.6), .init(name: "NOK", share: 0.3)])
         #expect(engagement.requestsPerOpen == 4 && engagement.mediaBudget == .seconds(20))
         #expect(engagement.returnTo?.description == "http://127.0.0.1:8080/api")
-        #expect(DeviceFleetSettings.settingNames.count == 17)
+        #expect(engagement.categories?.actions.map(\.id) == ["OK", "NOK"])
+        #expect(DeviceFleetSettings.settingNames.count == 18)
         var never = DeviceFleetSettings()
         never.returnAfter = .fixed(.seconds(1))
         try never.set("device-return", "never")

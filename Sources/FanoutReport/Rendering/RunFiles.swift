@@ -12,7 +12,9 @@ package enum RunFiles {
     ) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func file(_ name: String, _ data: Data) throws {
-            try data.write(to: URL(fileURLWithPath: directory + "/" + name))
+            // Atomically (a file written beside it, then renamed): a reader polling for the
+            // folder never reads half a file.
+            try data.write(to: URL(fileURLWithPath: directory + "/" + name), options: .atomic)
         }
         try file("summary.md", Data(MarkdownSummary(summary: summary).text.utf8))
         try file("report.html", Data(HTMLReport(summary: summary, latency: latency).html.utf8))
