@@ -159,7 +159,7 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
         let now = NIODeadline.now().uptimeNanoseconds
         guard connections.values.allSatisfy({ $0.channel == nil }) else { return dispatch() }
         if outage.failed(now: now) { outcomes.unreachable("the return wave cannot reach \(target): \(error)") }
-        while let request = waiting.popFirst() { outcomes.failed(request, .connect, now: now) }
+        waiting.failAll(.connect, outcomes)
     }
 
     func started(_ id: Int, _ writer: inout HTTP2Writer) {
@@ -234,17 +234,14 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
     }
 
     func expireWaiting(now: UInt64) {
-        let limit = UInt64(requestTimeout.nanoseconds)
-        while let first = waiting.first, now > first.due, now - first.due > limit {
-            outcomes.failed(waiting.removeFirst(), .timeout, now: now)
-        }
+        waiting.expire(now: now, after: requestTimeout, outcomes)
     }
 
     func close() {
         guard !closing else { return }
         closing = true
+        waiting.failAll(.unfinished, outcomes)
         let now = NIODeadline.now().uptimeNanoseconds
-        while let request = waiting.popFirst() { outcomes.failed(request, .unfinished, now: now) }
         for (id, connection) in connections {
             for stream in connection.streams.values {
                 stream.timeout?.cancel()

@@ -40,6 +40,23 @@ protocol ReturnTransport: AnyObject, Sendable {
     func close()
 }
 
+extension CircularBuffer<ReturnRequest> {
+    /// Fails each waiting request due longer ago than `timeout` (`timeout`): a backend too slow
+    /// to take them leaves them waiting no longer than one it took.
+    mutating func expire(now: UInt64, after timeout: TimeAmount, _ outcomes: any ReturnOutcomes) {
+        let limit = UInt64(timeout.nanoseconds)
+        while let first, now > first.due, now - first.due > limit {
+            outcomes.failed(removeFirst(), .timeout, now: now)
+        }
+    }
+
+    /// Fails every waiting request with `failure`.
+    mutating func failAll(_ failure: ReturnFailure, _ outcomes: any ReturnOutcomes) {
+        let now = NIODeadline.now().uptimeNanoseconds
+        while let request = popFirst() { outcomes.failed(request, failure, now: now) }
+    }
+}
+
 /// The backend's reachability as a pool sees it: after a connection failed with none open, new
 /// requests fail at once (`unreachable`) for `retryAfter` rather than wait on a dead backend;
 /// the outage is said once, and is over when the backend answers (a TCP connect alone is not
@@ -184,7 +201,7 @@ final class ReturnPool: ReturnTransport, @unchecked Sendable {
             return
         }
         if outage.failed(now: now) { outcomes.unreachable("the return wave cannot reach \(target): \(error)") }
-        while let request = waiting.popFirst() { outcomes.failed(request, .connect, now: now) }
+        waiting.failAll(.connect, outcomes)
     }
 
     private func becameIdle(_ id: Int) {
@@ -245,21 +262,15 @@ final class ReturnPool: ReturnTransport, @unchecked Sendable {
         if !waiting.isEmpty && !closing && connections.count < size { connect() }
     }
 
-    /// Fails each waiting request due longer ago than the request timeout (`timeout`): a
-    /// backend too slow to take them leaves them waiting no longer than one it took.
     func expireWaiting(now: UInt64) {
-        let limit = UInt64(requestTimeout.nanoseconds)
-        while let first = waiting.first, now > first.due, now - first.due > limit {
-            outcomes.failed(waiting.removeFirst(), .timeout, now: now)
-        }
+        waiting.expire(now: now, after: requestTimeout, outcomes)
     }
 
     /// Closes every connection; what is waiting or in flight fails `unfinished`.
     func close() {
         guard !closing else { return }
         closing = true
-        let now = NIODeadline.now().uptimeNanoseconds
-        while let request = waiting.popFirst() { outcomes.failed(request, .unfinished, now: now) }
+        waiting.failAll(.unfinished, outcomes)
         for (id, connection) in connections {
             finish(id, failure: .unfinished)
             connection.channel?.close(promise: nil)
