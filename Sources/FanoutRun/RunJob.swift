@@ -75,12 +75,14 @@ public struct RunJob: Sendable {
     /// The campaign's devices: `count`, the open model's schedule's, or `defaultCount`.
     public var campaignDevices: UInt64 { count ?? shape.model.schedule?.total ?? Self.defaultCount }
 
-    /// The tokens the run sends: the campaign's, or its sample's (a compressed schedule's own
-    /// total when the schedule sets the count).
+    /// The tokens the run sends: the campaign's, or its sample's — never more than the
+    /// compressed schedule holds (its total is rounded down: a count rounded to the nearest
+    /// could leave one token past its end).
     public var tokenCount: UInt64 {
         guard let sample else { return campaignDevices }
-        if count == nil, let total = (try? sampledShape())?.model.schedule?.total { return total }
-        return sample.devices(campaignDevices)
+        let sampled = sample.devices(campaignDevices)
+        guard let total = (try? sampledShape())?.model.schedule?.total else { return sampled }
+        return count == nil ? total : min(sampled, total)
     }
 
     /// The load's shape in the sample's time: the schedule's stages and the closed model's

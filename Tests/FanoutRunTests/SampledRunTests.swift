@@ -39,5 +39,14 @@ import Testing
         #expect(job.campaignDevices == 4_000_000 && job.tokenCount == 400_000)
         let schedule = try #require(try job.sampledShape().model.schedule)
         #expect(schedule.duration == .seconds(10) && schedule.stages.map(\.target) == [40_000])
+        // A count the compressed schedule cannot hold whole: 3,005 devices a second for a
+        // second, 10% of it: 300.5 rounds to 301 devices, and 0.1 s × 3,005 holds 300 arrivals;
+        // the run sends 300, none left past the schedule's end.
+        job.shape.model.schedule = try ArrivalSchedule(rate: 3_005, duration: .seconds(1))
+        job.count = 3_005
+        #expect(job.sample?.devices(3_005) == 301 && job.tokenCount == 300)
+        // A count under the schedule's limits it: 10% of 2,000 is 200 of the 301 it holds.
+        job.count = 2_000
+        #expect(job.tokenCount == 200)
     }
 }
