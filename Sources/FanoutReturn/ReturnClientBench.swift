@@ -21,27 +21,15 @@ public enum ReturnClientBench {
         loop.flatSubmit {
             let counter = Counter(expected: count, promise: loop.makePromise())
             let timeout = TimeAmount.seconds(30)
-            let transport: any ReturnTransport =
-                switch http {
-                case .http1:
-                    ReturnPool(
-                        loop: loop,
-                        target: url,
-                        size: pool,
-                        requestTimeout: timeout,
-                        tls: nil,
-                        outcomes: counter
-                    )
-                case .http2:
-                    ReturnHTTP2Pool(
-                        loop: loop,
-                        target: url,
-                        size: pool,
-                        requestTimeout: timeout,
-                        tls: nil,
-                        outcomes: counter
-                    )
-                }
+            let transport = http.pool(
+                loop: loop,
+                target: url,
+                size: pool,
+                streams: ReturnHTTP2Pool.defaultStreams,
+                requestTimeout: timeout,
+                tls: nil,
+                outcomes: counter
+            )
             var headers = HTTPHeaders()
             headers.add(name: "host", value: url.host)
             let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: url.pathPrefix + path, headers: headers)

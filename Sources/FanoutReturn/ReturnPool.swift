@@ -40,6 +40,42 @@ protocol ReturnTransport: AnyObject, Sendable {
     func close()
 }
 
+extension ReturnHTTPVersion {
+    /// The pool that speaks this version to `target`, at most `size` connections (HTTP/2: each
+    /// carrying up to `streams` requests), confined to `loop`.
+    func pool(
+        loop: any EventLoop,
+        target: ReturnURL,
+        size: Int,
+        streams: Int,
+        requestTimeout: TimeAmount,
+        tls: NIOSSLContext?,
+        outcomes: any ReturnOutcomes
+    ) -> any ReturnTransport {
+        switch self {
+        case .http1:
+            ReturnPool(
+                loop: loop,
+                target: target,
+                size: size,
+                requestTimeout: requestTimeout,
+                tls: tls,
+                outcomes: outcomes
+            )
+        case .http2:
+            ReturnHTTP2Pool(
+                loop: loop,
+                target: target,
+                size: size,
+                streamsPerConnection: streams,
+                requestTimeout: requestTimeout,
+                tls: tls,
+                outcomes: outcomes
+            )
+        }
+    }
+}
+
 extension CircularBuffer<ReturnRequest> {
     /// Fails each waiting request due longer ago than `timeout` (`timeout`): a backend too slow
     /// to take them leaves them waiting no longer than one it took.

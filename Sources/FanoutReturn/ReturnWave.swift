@@ -147,28 +147,15 @@ public final class ReturnWave: @unchecked Sendable {
             say: say
         )
         self.tally = tally
-        let timeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout.wholeNanoseconds))
-        switch settings.httpVersion {
-        case .http1:
-            pool = ReturnPool(
-                loop: loop,
-                target: target,
-                size: settings.poolSize,
-                requestTimeout: timeout,
-                tls: tls,
-                outcomes: tally
-            )
-        case .http2:
-            pool = ReturnHTTP2Pool(
-                loop: loop,
-                target: target,
-                size: settings.poolSize,
-                streamsPerConnection: settings.streamsPerConnection,
-                requestTimeout: timeout,
-                tls: tls,
-                outcomes: tally
-            )
-        }
+        pool = settings.httpVersion.pool(
+            loop: loop,
+            target: target,
+            size: settings.poolSize,
+            streams: settings.streamsPerConnection,
+            requestTimeout: .nanoseconds(Int64(settings.requestTimeout.wholeNanoseconds)),
+            tls: tls,
+            outcomes: tally
+        )
     }
 
     /// The loop ends with the wave: `finish` ends it at once, `stop` (a job that failed) without
