@@ -29,6 +29,10 @@ package struct NotificationOffer: Equatable {
         var offer = NotificationOffer()
         let json = JSONScan(body)
         _ = json.members(of: 0) { key, value in
+            if json.equals(key, "message") {
+                offer = scanFCM(json, message: value)
+                return false
+            }
             if json.equals(key, "aps") {
                 _ = json.members(of: value) { key, value in
                     if json.equals(key, "mutable-content") { offer.mutableContent = json.literal(value, "1") }
@@ -53,6 +57,43 @@ package struct NotificationOffer: Equatable {
                         offer.mediaURL = json.mediaURL(value)
                         return offer.mediaURL == nil
                     }
+                }
+            }
+            return true
+        }
+        return offer
+    }
+
+    /// An FCM v1 send (`{"message":{…}}`, the FCM sink's): a notification message's image —
+    /// `notification.image`, or `android.notification.image` over it — is downloaded when
+    /// Android shows it, at delivery (as an iOS service extension's media); the app's
+    /// `android.notification.click_action` stands for the category a category file names.
+    ///
+    /// ```
+    ///   {"message":{"token":"…","notification":{"title":"…","image":"https://…/a.jpg"},
+    ///     "android":{"notification":{"click_action":"poll","image":"https://…/b.jpg"}}}}
+    /// ```
+    static func scanFCM(_ json: JSONScan, message: Int) -> NotificationOffer {
+        var offer = NotificationOffer()
+        func image(in notification: Int) {
+            _ = json.members(of: notification) { key, value in
+                if json.equals(key, "image"), let url = json.string(value), json.isURL(url) {
+                    offer.mediaURL = url
+                    offer.mutableContent = true
+                } else if json.equals(key, "click_action") {
+                    offer.category = json.string(value)
+                }
+                return true
+            }
+        }
+        _ = json.members(of: message) { key, value in
+            if json.equals(key, "notification") {
+                // The message-wide image, unless the Android block's came first.
+                if offer.mediaURL == nil { image(in: value) }
+            } else if json.equals(key, "android") {
+                _ = json.members(of: value) { key, value in
+                    if json.equals(key, "notification") { image(in: value) }
+                    return true
                 }
             }
             return true

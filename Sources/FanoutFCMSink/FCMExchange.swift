@@ -293,12 +293,13 @@ struct FCMExchange {
                 return FCMAnswer(status: 429, retryAfter: retryAfter)
             }
         }
-        if token != nil, !send.validateOnly, let fleet = service.fleet {
+        if let token, !send.validateOnly, let fleet = service.fleet {
             // Its unregistered answer was asked above, at this same time: it takes the message.
-            _ = fleet.accept(
-                Self.deviceNotification(send, tokenHash: tokenHash, body: request.body, now: now),
-                now: now
-            )
+            var notification = Self.deviceNotification(send, tokenHash: tokenHash, body: request.body, now: now)
+            // What a device that engages sends back names its token; its message's image.
+            notification.tokenText = token
+            notification.body = request.body
+            _ = fleet.accept(notification, now: now)
         }
         service.note(outcome, over: transport, peer: peer, nil)
         if let token {

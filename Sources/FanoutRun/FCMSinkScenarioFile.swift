@@ -31,10 +31,7 @@ public struct FCMSinkScenarioFile: Sendable {
     ]
     /// The device settings of APNs alone (Android has no background budget; FCM's ttl is its
     /// own default).
-    static let apnsOnlyDevices: Set = [
-        "device-default-expiry", "device-background-budget", "device-open", "device-open-after", "device-actions",
-        "device-requests-per-open", "device-media-budget", "device-categories", "return-to",
-    ]
+    static let apnsOnlyDevices: Set = ["device-default-expiry", "device-background-budget"]
 
     public let path: String
     /// The file as results record it (its path and its text's SHA-256).

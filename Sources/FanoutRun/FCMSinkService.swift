@@ -8,6 +8,7 @@ import FanoutListening
 import FanoutMachine
 import FanoutNotation
 import FanoutResults
+import FanoutReturn
 import FanoutSink
 import FanoutTokens
 import FanoutWire
@@ -58,6 +59,8 @@ public struct FCMSinkJob: Sendable {
     /// `--output DIR` (with `--plan-rtt`, `--min-measured`): the sink as the provider's
     /// instrument, its folder written when it stops (`FCMProviderMeasurements`).
     public var instrument: SinkJob.Instrument?
+    /// How the return wave is sent, when the fleet's devices engage (`--return-to`).
+    public var returnWave = ReturnWaveSettings()
     public var reporter: any JobReporter = SilentReporter()
 
     public init() {}
@@ -85,6 +88,7 @@ public struct FCMSinkService: Service {
     public init(_ job: FCMSinkJob) { self.job = job }
 
     public func run() async throws {
+        try ReturnWaveJob.check(job.configuration.devices.engagement, job.returnWave)
         let output = try job.instrument.map { try OutputFolder(prepare: $0.output) }
         let expected = job.instrument?.expectTokens?.expected
         let instrument = job.instrument.map { settings in
@@ -95,6 +99,19 @@ public struct FCMSinkService: Service {
         do {
             running = try await NIOThreadPool.singleton.runIfActive { try start(instrument: instrument) }
         } catch {
+            output?.discard()
+            throw error
+        }
+        let wave: ReturnWave?
+        do {
+            wave = try running.sink.service.fleet.flatMap {
+                try ReturnWaveJob.start($0, job.returnWave, reporter: job.reporter)
+            }
+        } catch {
+            try await NIOThreadPool.singleton.runIfActive {
+                running.stop()
+                running.live?.close()
+            }
             output?.discard()
             throw error
         }
@@ -112,6 +129,7 @@ public struct FCMSinkService: Service {
                 )
             }
         } catch {
+            wave?.stop()
             try await NIOThreadPool.singleton.runIfActive {
                 running.stop()
                 running.live?.close()
@@ -152,6 +170,7 @@ public struct FCMSinkService: Service {
             }
         } catch {
             trigger?.stop()
+            wave?.stop()
             try await NIOThreadPool.singleton.runIfActive {
                 running.stop()
                 running.live?.close()
@@ -159,15 +178,44 @@ public struct FCMSinkService: Service {
             output?.discard()
             throw error
         }
+        var waveFigures: ReturnWaveSummary?
+        if let wave {
+            // The sink takes no more sends while the wave is waited for.
+            try await NIOThreadPool.singleton.runIfActive { running.sink.drain() }
+            do {
+                waveFigures = try await ReturnWaveJob.finish(
+                    wave,
+                    job.returnWave,
+                    stoppedBySignal: endedBy == .signal,
+                    reporter: job.reporter
+                )
+            } catch {
+                wave.stop()
+                throw error
+            }
+        }
+        let returnWave = waveFigures
         try await NIOThreadPool.singleton.runIfActive {
             defer { running.live?.close() }
             running.stop()
             trigger?.stop()
             let sink = running.sink
             let delivery = sink.service.fleet.map { DeliverySummary($0.snapshot()).lines(for: .fcm) } ?? []
-            job.reporter.report(.sinkStopped(lines: FCMSinkSummary(sink.service.statistics).lines + delivery))
+            job.reporter.report(
+                .sinkStopped(
+                    lines: FCMSinkSummary(sink.service.statistics).lines + delivery + (returnWave?.lines ?? [])
+                )
+            )
             if let output {
-                try write(output, sink, listen: running.address, started: started, endedBy: endedBy, trigger: trigger)
+                try write(
+                    output,
+                    sink,
+                    listen: running.address,
+                    started: started,
+                    endedBy: endedBy,
+                    trigger: trigger,
+                    returnWave: returnWave
+                )
             }
             try running.live?.finish(folder: output?.path)
         }
@@ -198,10 +246,11 @@ public struct FCMSinkService: Service {
         listen: String,
         started: Date,
         endedBy: SinkJob.Ending.Reason,
-        trigger: TriggerProcess?
+        trigger: TriggerProcess?,
+        returnWave: ReturnWaveSummary?
     ) throws {
         guard let settings = job.instrument,
-            let measurements = FCMProviderMeasurements.read(
+            var measurements = FCMProviderMeasurements.read(
                 sink,
                 listen: listen,
                 started: started,
@@ -211,6 +260,7 @@ public struct FCMSinkService: Service {
                 trigger: trigger
             )
         else { return }
+        measurements.returnWave = returnWave
         let report = SinkRunReport(measurements)
         try output.write(report, telling: job.reporter)
     }

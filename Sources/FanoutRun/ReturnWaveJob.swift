@@ -2,7 +2,9 @@ import FanoutDevices
 import FanoutNotation
 import FanoutResults
 import FanoutReturn
+import NIOPosix
 import NIOSSL
+import ServiceLifecycle
 
 /// The return wave beside a job's sink (`fanout run`, `fanout sink`): started when the sink's
 /// devices engage, and at the job's end waited for — until its last event is due and answered,
@@ -61,6 +63,37 @@ enum ReturnWaveJob {
             return try wave.finish()
         } catch {
             throw .resource("the return wave's event loop: \(error)")
+        }
+    }
+
+    /// A sink's wave at its job's end (`fanout sink`, either service): after a stop signal its
+    /// figures at once, else `finish` — what is due sent and answered — with a stop signal
+    /// ending the wait.
+    static func finish(
+        _ wave: ReturnWave,
+        _ settings: ReturnWaveSettings,
+        stoppedBySignal: Bool,
+        reporter: any JobReporter
+    ) async throws -> ReturnWaveSummary {
+        guard !stoppedBySignal else {
+            return try await NIOThreadPool.singleton.runIfActive { try wave.finish() }
+        }
+        return try await withThrowingTaskGroup(of: ReturnWaveSummary?.self) { group in
+            group.addTask {
+                try? await gracefulShutdown()
+                wave.interrupt()
+                return nil
+            }
+            group.addTask {
+                try await NIOThreadPool.singleton.runIfActive { try finish(wave, settings, reporter: reporter) }
+            }
+            while let result = try await group.next() {
+                if let result {
+                    group.cancelAll()
+                    return result
+                }
+            }
+            throw JobError.resource("the return wave ended without its figures")
         }
     }
 }

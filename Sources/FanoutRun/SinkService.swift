@@ -271,7 +271,12 @@ public struct SinkService: Service {
             // The sink takes no more pushes while the wave is waited for.
             try await NIOThreadPool.singleton.runIfActive { running.sink.drain() }
             do {
-                waveFigures = try await finish(wave, endedBy: endedBy)
+                waveFigures = try await ReturnWaveJob.finish(
+                    wave,
+                    job.returnWave,
+                    stoppedBySignal: endedBy == .signal,
+                    reporter: job.reporter
+                )
             } catch {
                 wave.stop()
                 throw error
@@ -286,33 +291,6 @@ public struct SinkService: Service {
                 try write(output, running, instrument, endedBy: endedBy, trigger: trigger, returnWave: returnWave)
             }
             try running.live?.finish(folder: output?.path)
-        }
-    }
-
-    /// The return wave's figures: after a signal at once, else once what is due was sent and
-    /// answered (`ReturnWaveJob.finish`), a signal ending the wait.
-    private func finish(_ wave: ReturnWave, endedBy: SinkJob.Ending.Reason) async throws -> ReturnWaveSummary {
-        guard endedBy != .signal else {
-            return try await NIOThreadPool.singleton.runIfActive { try wave.finish() }
-        }
-        return try await withThrowingTaskGroup(of: ReturnWaveSummary?.self) { group in
-            group.addTask {
-                try? await gracefulShutdown()
-                wave.interrupt()
-                return nil
-            }
-            group.addTask {
-                try await NIOThreadPool.singleton.runIfActive {
-                    try ReturnWaveJob.finish(wave, job.returnWave, reporter: job.reporter)
-                }
-            }
-            while let result = try await group.next() {
-                if let result {
-                    group.cancelAll()
-                    return result
-                }
-            }
-            throw JobError.resource("the return wave ended without its figures")
         }
     }
 

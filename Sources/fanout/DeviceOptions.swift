@@ -329,12 +329,9 @@ struct SinkDeviceOptions: ParsableArguments {
 extension DeviceOptions {
     /// The options of this group that model APNs alone, which `fanout sink --service fcm`
     /// refuses: FCM documents its own default ttl (four weeks), and Android has no budget of
-    /// background pushes; and, for now, the return wave, whose payload reading is APNs's.
-    static let apnsOnly: Set = [
-        "--device-default-expiry", "--device-background-budget", "--device-open", "--device-open-after",
-        "--device-actions", "--device-categories", "--device-requests-per-open", "--device-media-budget",
-        "--return-to",
-    ]
+    /// background pushes. The return wave's are both sinks' (an FCM send's image and
+    /// click_action are read as Android shows them).
+    static let apnsOnly: Set = ["--device-default-expiry", "--device-background-budget"]
 
     /// The options of this group given on the command line (those not at their default), by
     /// name.

@@ -574,6 +574,7 @@ extension SinkCommand {
         job.configuration.idleGrace = try idleGrace.checked(option: "--idle-grace")
         job.configuration.devices = shared.devices
         do { try job.configuration.devices.validate() } catch { throw ValidationError("\(error).") }
+        job.returnWave = try returnWave.settings()
         job.credentials = fcm.fcmCredentials
         job.credentialsOut = fcm.fcmCredentialsOut
         job.wire = shared.wire

@@ -92,7 +92,7 @@ import Testing
         let cases: [(String, String)] = [
             (
                 "latency = fixed:5ms\nerror = Unregistered:3%\n",
-                "2: error is the APNs sink's alone; an FCM scenario takes latency, seed, goaway-after-requests, max-connections, rtt, bandwidth, sink-bandwidth, device-offline, device-low-power, device-disabled, device-uninstalled, device-return, device-delay, device-store-cap, device-burst-interval, device-stale-after, unregistered-tokens, project, fcm-quota, fcm-device-limits, fcm-unregistered, fcm-other-sender, fcm-internal, fcm-unavailable."
+                "2: error is the APNs sink's alone; an FCM scenario takes latency, seed, goaway-after-requests, max-connections, rtt, bandwidth, sink-bandwidth, device-offline, device-low-power, device-disabled, device-uninstalled, device-return, device-delay, device-store-cap, device-burst-interval, device-stale-after, device-open, device-open-after, device-actions, device-requests-per-open, device-media-budget, device-categories, return-to, unregistered-tokens, project, fcm-quota, fcm-device-limits, fcm-unregistered, fcm-other-sender, fcm-internal, fcm-unavailable."
             ),
             (
                 "# quota\nfcm-quota = 0/1m\n",

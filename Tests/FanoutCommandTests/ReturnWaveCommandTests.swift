@@ -37,8 +37,8 @@ import Testing
                 "a share is from 0% to 100%"
             ),
             (
-                ["sink", "--service", "fcm", "--return-to", "http://127.0.0.1:9"],
-                "--service fcm does not take --return-to"
+                ["sink", "--service", "fcm", "--device-open", "5%"],
+                "--device-open and --device-actions need --return-to URL"
             ),
         ]
         for (arguments, message) in cases {
@@ -112,6 +112,61 @@ import Testing
         let wave = try #require(try CommandRunner.summary(in: folder).returnWave)
         #expect(wave.notSent == 200 && wave.devices.opens == 200, "\(wave.lines)")
         #expect(wave.offered == 200 && wave.byKind["media"]?.answered == 200 && backend.count == 200)
+    }
+
+    /// FCM's devices engage too (issue #63: "per platform where FCM exists"): `fanout sink
+    /// --service fcm` with the poll as FCM sends it (fixtures/fcm-poll.json, an image added) and
+    /// a category file for its `click_action`. Android fetches the image when it shows the
+    /// notification (a media download a delivery, the image's path); `ok` opens the app (its
+    /// GET, then a launch fetch), `nok` runs in the background (its one request), the rest take
+    /// the default action; the sink's `return_wave` agrees with the backend.
+    @Test func fcmDevicesSendTheirWave() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-fcm-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let poll = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/fcm-poll.json", encoding: .utf8)
+        try poll.replacingOccurrences(
+            of: #""body":"Do you like the new design?"}"#,
+            with: #""body":"Do you like the new design?","image":"https://cdn.example.com/img/banner.jpg"}"#
+        ).write(toFile: folder + "/poll.json", atomically: true, encoding: .utf8)
+        try "poll ok foreground GET /polls/ok\npoll nok background\n".write(
+            toFile: folder + "/app.categories",
+            atomically: true,
+            encoding: .utf8
+        )
+        let (sink, port) = try CommandRunner.sink(
+            [
+                "--service", "fcm", "--fcm-credentials-out", folder, "--device-open", "100%", "--device-open-after",
+                "fixed:0s", "--device-actions", "ok=50%,nok=30%", "--device-categories", folder + "/app.categories",
+                "--device-requests-per-open", "2", "--return-to", backend.url, "--idle-exit", "2s", "--output",
+                folder + "/sink",
+            ]
+        )
+        defer { _ = sink.stop() }
+        let sent = try CommandRunner.run(
+            [
+                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                folder + "/service-account.json", "--template", folder + "/poll.json", "--generate", "1000",
+                "--output", folder + "/send",
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let ended = try sink.wait(timeout: .seconds(60))
+        #expect(ended.status == 0, "\(ended.output)")
+        let arrivals = backend.all
+        let media = arrivals.filter { $0.event == "media" }
+        #expect(media.count == 1_000 && media.allSatisfy { $0.path == "/img/banner.jpg" && $0.method == "GET" })
+        let ok = arrivals.count { $0.path == "/polls/ok" && $0.method == "GET" && $0.action == "ok" }
+        let nok = arrivals.count { $0.path == "/actions/nok" && $0.action == "nok" }
+        let defaults = arrivals.count { $0.path == "/opens" }
+        #expect(ok + nok + defaults == 1_000 && ok > 400 && nok > 200, "\(ok) \(nok) \(defaults)")
+        #expect(arrivals.count { $0.event == "launch" } == ok + defaults)
+        let wave = try #require(try CommandRunner.summary(in: folder + "/sink").returnWave)
+        #expect(wave.offered == arrivals.count && wave.answered == arrivals.count && wave.errors == 0)
+        #expect(wave.devices.mediaDownloads == 1_000 && wave.devices.backgroundActions == nok)
     }
 
     /// A backend refusing connections: the run completes, says that the wave cannot reach it,

@@ -200,6 +200,28 @@ import Testing
         #expect(Self.action("Later", in: nested) == "")
     }
 
+    /// An FCM send offers what Android shows: its image (the Android block's over the
+    /// message's), its click_action as the category; a data message nothing to download.
+    @Test func anFCMSendsImageAndClickActionAreFound() {
+        func offer(_ text: String) -> (media: String?, category: String?, downloads: Bool) {
+            Array(text.utf8).withUnsafeBytes { body in
+                let offer = NotificationOffer.scan(body)
+                func text(_ range: Range<Int>?) -> String? { range.map { String(decoding: body[$0], as: UTF8.self) } }
+                return (text(offer.mediaURL), text(offer.category), offer.mutableContent)
+            }
+        }
+        let both = offer(
+            #"{"message":{"token":"t","notification":{"title":"a","image":"https://x/a.jpg"},"android":{"notification":{"click_action":"poll","image":"https://x/b.jpg"}}}}"#
+        )
+        #expect(both.media == "https://x/b.jpg" && both.category == "poll" && both.downloads)
+        let androidFirst = offer(
+            #"{"message":{"android":{"notification":{"image":"https://x/b.jpg"}},"notification":{"image":"https://x/a.jpg"}}}"#
+        )
+        #expect(androidFirst.media == "https://x/b.jpg")
+        let data = offer(#"{"message":{"token":"t","data":{"image":"https://x/a.jpg"}}}"#)
+        #expect(data.media == nil && data.category == nil && !data.downloads)
+    }
+
     @Test func aPathIsTheURLsAfterItsHostEscapedSlashesAndAll() {
         let json = #"{"u":"https:\/\/example.com\/ok?x=1","v":"http://example.com"}"#
         let bytes = Array(json.utf8)
