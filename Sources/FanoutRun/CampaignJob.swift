@@ -1,5 +1,6 @@
 import FanoutAssembly
 import FanoutClient
+import FanoutDevices
 import FanoutEndpoint
 import FanoutFCM
 import FanoutFCMAuth
@@ -186,6 +187,9 @@ struct FCMHalf: Sendable {
         // budget and keeps a message without ttl four weeks: `FCMService`).
         sinkConfiguration.latency = run.sink.scenario.latency
         sinkConfiguration.devices = run.sink.scenario.devices
+        // Its devices do not engage: the campaign's return wave is the APNs half's alone for
+        // now (docs/return-wave.md), and events held with no wave to send them would only fill.
+        sinkConfiguration.devices.engagement = EngagementSettings()
         sinkConfiguration.seed = run.sink.scenario.seed
         let account: FCMServiceAccount
         let headers: NotificationHeaders
