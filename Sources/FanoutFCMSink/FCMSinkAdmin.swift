@@ -28,6 +28,9 @@ public final class FCMSinkAdmin: Sendable {
     /// Where the admin endpoint listens.
     public var localAddress: SocketAddress { endpoint.localAddress }
 
+    /// What `/metrics` shows after the sink's own figures (the return wave's, once it starts).
+    public let additions = MetricsAdditions()
+
     public init(
         sink: FCMSink,
         host: String,
@@ -36,12 +39,17 @@ public final class FCMSinkAdmin: Sendable {
         limits: TextEndpoint.Limits = .init()
     ) throws {
         let metrics = FCMSinkMetrics()
+        let additions = additions
         let answer: @Sendable (String) -> TextEndpoint.Answer = { path in
             switch path {
             case "/stats", "/":
                 return .init(status: .ok, type: "application/json", body: FCMSinkFigures(sink).json + "\n")
             case "/metrics":
-                return .init(status: .ok, type: TextEndpoint.prometheusType, body: metrics.exposition(of: sink))
+                return .init(
+                    status: .ok,
+                    type: TextEndpoint.prometheusType,
+                    body: metrics.exposition(of: sink) + additions.text
+                )
             default:
                 return .init(
                     status: .notFound,

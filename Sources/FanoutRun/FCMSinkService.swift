@@ -107,6 +107,10 @@ public struct FCMSinkService: Service {
             wave = try running.sink.service.fleet.flatMap {
                 try ReturnWaveJob.start($0, job.returnWave, reporter: job.reporter)
             }
+            if let wave, let admin = running.admin {
+                let metrics = ReturnWaveMetrics(wave)
+                admin.additions.add { metrics.exposition() }
+            }
         } catch {
             try await NIOThreadPool.singleton.runIfActive {
                 running.stop()

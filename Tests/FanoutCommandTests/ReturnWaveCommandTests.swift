@@ -126,8 +126,11 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-wave-fcm-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let poll = try String(contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/fcm-poll.json", encoding: .utf8)
-        try poll.replacingOccurrences(
+        let fixture = try String(
+            contentsOfFile: CommandRunner.repositoryRoot + "/fixtures/fcm-poll.json",
+            encoding: .utf8
+        )
+        try fixture.replacingOccurrences(
             of: #""body":"Do you like the new design?"}"#,
             with: #""body":"Do you like the new design?","image":"https://cdn.example.com/img/banner.jpg"}"#
         ).write(toFile: folder + "/poll.json", atomically: true, encoding: .utf8)
@@ -140,11 +143,12 @@ import Testing
             [
                 "--service", "fcm", "--fcm-credentials-out", folder, "--device-open", "100%", "--device-open-after",
                 "fixed:0s", "--device-actions", "ok=50%,nok=30%", "--device-categories", folder + "/app.categories",
-                "--device-requests-per-open", "2", "--return-to", backend.url, "--idle-exit", "2s", "--output",
-                folder + "/sink",
+                "--device-requests-per-open", "2", "--return-to", backend.url, "--idle-exit", "4s", "--output",
+                folder + "/sink", "--admin", "127.0.0.1:0",
             ]
         )
         defer { _ = sink.stop() }
+        let admin = try sink.announcedPort(after: "admin on ")
         let sent = try CommandRunner.run(
             [
                 "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
@@ -154,6 +158,16 @@ import Testing
             timeout: .seconds(60)
         )
         #expect(sent.status == 0, "\(sent.standardError)")
+        // Its `--admin` shows the wave as the APNs sink's does: every image download, once a
+        // second has closed after the last.
+        var scraped: Double?
+        poll(timeout: .seconds(20)) {
+            let scrape = try? PeerProcess.run("curl", ["-fsS", "--max-time", "5", "http://127.0.0.1:\(admin)/metrics"])
+            scraped = scrape.flatMap { PrometheusExposition($0.output) }?
+                .value("fanout_return_answered_total", ["kind": "media"])
+            return scraped == 1_000
+        }
+        #expect(scraped == 1_000)
         let ended = try sink.wait(timeout: .seconds(60))
         #expect(ended.status == 0, "\(ended.output)")
         let arrivals = backend.all
