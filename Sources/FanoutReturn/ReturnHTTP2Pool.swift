@@ -51,6 +51,9 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
     }
 
     private var connections: [Int: Connection] = [:]
+    /// The connections' ids, oldest first: the order `dispatch` fills them in, kept so that a
+    /// send sorts nothing.
+    private var order: [Int] = []
     private var nextID = 0
     private var nextTag: UInt64 = 1
     private var waiting = CircularBuffer<ReturnRequest>()
@@ -91,7 +94,7 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
     /// Puts waiting requests on connections with a stream free; opens one more connection
     /// when all are full and none is on its way.
     private func dispatch() {
-        for id in connections.keys.sorted() where !waiting.isEmpty {
+        for id in order where !waiting.isEmpty {
             guard let connection = connections[id], connection.started, !connection.goingAway,
                 connection.streams.count < streamsPerConnection, let handler = connection.handler
             else { continue }
@@ -128,6 +131,7 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
         let id = nextID
         nextID += 1
         connections[id] = Connection()
+        order.append(id)
         HTTP2Channels.connect(
             host: target.host,
             port: target.port,
@@ -147,10 +151,15 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
                 connections[id]?.handler = handler
                 dispatch()
             case .failure(let error):
-                connections[id] = nil
+                forget(id)
                 connectFailed(error)
             }
         }
+    }
+
+    private func forget(_ id: Int) {
+        connections[id] = nil
+        order.removeAll { $0 == id }
     }
 
     /// No connection could be made: with none open, every waiting request fails `connect` and
@@ -217,7 +226,8 @@ final class ReturnHTTP2Pool: ReturnTransport, @unchecked Sendable {
     /// HTTP/1.1 server reading the preface as a bad request) is a backend that cannot be
     /// reached over HTTP/2: said, and backed off from, as a refused connect.
     func ended(_ id: Int, error: (any Error)?) {
-        guard let connection = connections.removeValue(forKey: id) else { return }
+        guard let connection = connections[id] else { return }
+        forget(id)
         let now = NIODeadline.now().uptimeNanoseconds
         let refused = !connection.answeredAny && (error != nil || !connection.streams.isEmpty)
         let failure: ReturnFailure = closing ? .unfinished : refused ? .connect : .closed

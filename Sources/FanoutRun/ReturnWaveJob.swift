@@ -1,4 +1,5 @@
 import FanoutDevices
+import FanoutMeasure
 import FanoutNotation
 import FanoutResults
 import FanoutReturn
@@ -20,10 +21,12 @@ enum ReturnWaveJob {
         }
     }
 
-    /// A started wave for `fleet`, when its devices engage (`nil` otherwise).
+    /// A started wave for `fleet`, when its devices engage (`nil` otherwise), shown at
+    /// `metrics`' endpoint (`/metrics`) when there is one.
     static func start(
         _ fleet: DeviceFleetShards,
         _ settings: ReturnWaveSettings,
+        metrics: MetricsAdditions? = nil,
         reporter: any JobReporter
     ) throws(JobError) -> ReturnWave? {
         guard fleet.settings.engagement.isEnabled else { return nil }
@@ -36,6 +39,10 @@ enum ReturnWaveJob {
             throw .input("--return-ca \(settings.trustedCertificatesFile ?? ""): \(error)")
         }
         wave.start()
+        if let metrics {
+            let exposition = ReturnWaveMetrics(wave)
+            metrics.add { exposition.exposition() }
+        }
         return wave
     }
 
@@ -63,6 +70,26 @@ enum ReturnWaveJob {
             return try wave.finish()
         } catch {
             throw .resource("the return wave's event loop: \(error)")
+        }
+    }
+
+    /// A sink's wave at its job's end (`fanout sink`, either service), when it has one: the sink
+    /// takes no more sends (`drain`) while the wave is waited for (`finish`); the wave is
+    /// stopped if that fails.
+    static func finish(
+        _ wave: ReturnWave?,
+        _ settings: ReturnWaveSettings,
+        stoppedBySignal: Bool,
+        reporter: any JobReporter,
+        draining drain: @escaping @Sendable () -> Void
+    ) async throws -> ReturnWaveSummary? {
+        guard let wave else { return nil }
+        try await NIOThreadPool.singleton.runIfActive { drain() }
+        do {
+            return try await finish(wave, settings, stoppedBySignal: stoppedBySignal, reporter: reporter)
+        } catch {
+            wave.stop()
+            throw error
         }
     }
 

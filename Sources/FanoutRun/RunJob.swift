@@ -179,7 +179,11 @@ public struct RunJob: Sendable {
         )
         defer { sink.drain(grace: .seconds(1)) }
         let port = sink.localAddress.port!
-        let wave = try sink.fleet.flatMap { try ReturnWaveJob.start($0, returnWave, reporter: reporter) }
+        // The wave shows beside the sender's figures at `--metrics`.
+        let waveMetrics = MetricsAdditions()
+        let wave = try sink.fleet.flatMap {
+            try ReturnWaveJob.start($0, returnWave, metrics: waveMetrics, reporter: reporter)
+        }
         // A run that fails stops the wave; one that ends well has finished it (then a no-op).
         defer { wave?.stop() }
         if let wave { waveStarted(wave) }
@@ -209,12 +213,7 @@ public struct RunJob: Sendable {
             tokens: tokens,
             threads: senderThreads,
             metrics: metrics,
-            metricsAdditions: wave.map { wave in
-                let additions = MetricsAdditions()
-                let metrics = ReturnWaveMetrics(wave)
-                additions.add { metrics.exposition() }
-                return additions
-            },
+            metricsAdditions: waveMetrics,
             linger: linger,
             reporter: reporter,
             started: started

@@ -200,11 +200,7 @@ public struct SinkService: Service {
         let wave: ReturnWave?
         do {
             wave = try running.sink.fleet.flatMap {
-                try ReturnWaveJob.start($0, job.returnWave, reporter: job.reporter)
-            }
-            if let wave, let admin = running.admin {
-                let metrics = ReturnWaveMetrics(wave)
-                admin.additions.add { metrics.exposition() }
+                try ReturnWaveJob.start($0, job.returnWave, metrics: running.admin?.additions, reporter: job.reporter)
             }
         } catch {
             try await NIOThreadPool.singleton.runIfActive {
@@ -266,23 +262,13 @@ public struct SinkService: Service {
             output?.discard()
             throw error
         }
-        var waveFigures: ReturnWaveSummary?
-        if let wave {
-            // The sink takes no more pushes while the wave is waited for.
-            try await NIOThreadPool.singleton.runIfActive { running.sink.drain() }
-            do {
-                waveFigures = try await ReturnWaveJob.finish(
-                    wave,
-                    job.returnWave,
-                    stoppedBySignal: endedBy == .signal,
-                    reporter: job.reporter
-                )
-            } catch {
-                wave.stop()
-                throw error
-            }
-        }
-        let returnWave = waveFigures
+        let returnWave = try await ReturnWaveJob.finish(
+            wave,
+            job.returnWave,
+            stoppedBySignal: endedBy == .signal,
+            reporter: job.reporter,
+            draining: { running.sink.drain() }
+        )
         try await NIOThreadPool.singleton.runIfActive {
             defer { running.live?.close() }
             running.stop(telling: job.reporter, returnWave: returnWave)
