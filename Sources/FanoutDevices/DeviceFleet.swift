@@ -28,7 +28,8 @@ package struct DeviceNotification {
     @usableFromInline
     package var isAlert = true
     /// The token's text and the payload, read only while `accept` runs: with engagement on,
-    /// what a device that gets it at once sends back (`Engagement`). `nil`: no return events.
+    /// what the device that gets it sends back (`Engagement`), decided at once (events parked
+    /// when it is stored). `nil`: no return events.
     @usableFromInline
     package var tokenText: UnsafeRawBufferPointer?
     @usableFromInline
@@ -108,7 +109,11 @@ package struct DeviceFleet: ~Copyable {
     /// What devices do after a delivery, with a backend named (`nil`: nothing comes back).
     private let engagement: Engagement?
     /// What they send back, until it is due (`takeReturns`).
-    private var returns = ReturnEvents()
+    private var returns: ReturnEvents
+    /// The events of each stored notification, parked until it is delivered: the store entry's
+    /// key to the first of its chain (`ReturnEvents.park`). Grown to the most stored at once with
+    /// engagement on; never touched without.
+    private var parked: [UInt64: UInt32] = [:]
     private(set) var engaged: EngagementCounts
     /// The last payload engagement read, and what it offered: a campaign's notifications share
     /// their payload, so most are compared (one `memcmp`) rather than read again.
@@ -135,6 +140,7 @@ package struct DeviceFleet: ~Copyable {
         random = SinkRandom(seed: settings.seed ^ 0xD1B5_4A32_D192_ED03 ^ (stream &* 0x9E37_79B9_7F4A_7C15))
         engagement = settings.engagement.isEnabled ? Engagement(settings.engagement, seed: settings.seed) : nil
         engaged = EngagementCounts(actions: settings.engagement.actions.count)
+        returns = ReturnEvents(tokenBytes: ReturnEvents.tokenBytes(for: settings.service))
     }
 
     /// Sets the fan-out's start (a sharded fleet gives every shard the same one); by default it
@@ -214,7 +220,7 @@ package struct DeviceFleet: ~Copyable {
                 history: place,
                 alert: notification.isAlert
             )
-            if let reached, let engagement { engage(notification, engagement, deliveredAt: reached) }
+            if let reached, let engagement { _ = engage(notification, engagement, deliveredAt: reached) }
             return .accepted
         }
         keep(notification, token: token, history: place, until: reachableAt, for: storedFor, app: profile.app, now: now)
@@ -276,6 +282,7 @@ package struct DeviceFleet: ~Copyable {
             return
         }
         if store[slot].isStored {
+            if let chain = parked.removeValue(forKey: store[slot].key) { returns.drop(chain) }
             counts.discardedReplaced += 1
             counts.stored -= 1
             if store[slot].collapsedBy(notification.collapse) { counts.collapsed += 1 }
@@ -291,6 +298,12 @@ package struct DeviceFleet: ~Copyable {
             flags: flags
         )
         counts.stored += 1
+        // Its device's engagement is decided now, while the token and payload are at hand, and
+        // parked until the delivery.
+        if let engagement {
+            let chain = engage(notification, engagement, deliveredAt: nil)
+            if chain != ReturnEvents.noSlot { parked[store[slot].key] = chain }
+        }
         if storedFor == DeviceStoreEntry.forPower {
             counts.storedPower += 1
             note(.storedPower, at: now, place, token)
@@ -310,6 +323,7 @@ package struct DeviceFleet: ~Copyable {
                 continue
             }
             counts.stored -= 1
+            let chain = engagement == nil ? nil : parked.removeValue(forKey: entry.key)
             if entry.dueAt <= entry.expiresAt {
                 let app: DeviceProfile.App =
                     entry.flags & DeviceStoreEntry.uninstalled != 0
@@ -323,9 +337,20 @@ package struct DeviceFleet: ~Copyable {
                     history: entry.historyPlace,
                     alert: entry.flags & DeviceStoreEntry.notAlert == 0
                 )
-                // The store keeps no token text or payload: such a device sends nothing back.
                 if reached != nil, engagement != nil { engaged.fromStorage += 1 }
+                if let chain {
+                    if let reached {
+                        // Its events, decided when it was stored, fall due from this delivery.
+                        var next = chain
+                        while let event = returns.release(&next, deliveredAt: reached) {
+                            count(event.kind, action: event.action, notCarried: event.notCarried)
+                        }
+                    } else {
+                        returns.drop(chain)
+                    }
+                }
             } else {
+                if let chain { returns.drop(chain) }
                 counts.discardedExpired += 1
                 note(.discardedExpired, at: entry.expiresAt, entry.historyPlace, entry.device)
             }
@@ -418,9 +443,15 @@ package struct DeviceFleet: ~Copyable {
     }
 
     /// What the device that got `notification` at `deliveredAt` sends back, held until due: the
-    /// media download at once (mutable-content), the open after its drawn delay.
-    private mutating func engage(_ notification: DeviceNotification, _ engagement: Engagement, deliveredAt: UInt64) {
-        guard let token = notification.tokenText else { return }
+    /// media download at once (mutable-content), the open after its drawn delay. A notification
+    /// stored (`deliveredAt` `nil`) has its events parked instead, and counted at its delivery;
+    /// returns the first of the chain parked (`ReturnEvents.noSlot`: none).
+    private mutating func engage(
+        _ notification: DeviceNotification,
+        _ engagement: Engagement,
+        deliveredAt: UInt64?
+    ) -> UInt32 {
+        guard let token = notification.tokenText else { return ReturnEvents.noSlot }
         let body = notification.body ?? UnsafeRawBufferPointer(start: nil, count: 0)
         let offer = offers.offer(of: body, actions: engagement.actionNames.count)
         let json = JSONScan(body)
@@ -429,52 +460,76 @@ package struct DeviceFleet: ~Copyable {
             mutableContent: offer.mutableContent && notification.isAlert,
             &random
         )
-        if decision.fetchesMedia {
-            engaged.mediaFetches += 1
-            returns.add(
-                .media,
-                due: deliveredAt,
-                deliveredAt: deliveredAt,
-                action: nil,
-                token: token,
-                id: notification.id,
-                path: offer.mediaURL.map { UnsafeRawBufferPointer(rebasing: body[json.pathOfURL($0)]) }
-            )
+        var chain = ReturnEvents.noSlot
+        /// Holds the event `after` the delivery, or parks it ahead of `chain`.
+        func hold(_ kind: ReturnEventKind, after: UInt64, action: Int?, notCarried: Int?, url: Range<Int>?) {
+            let path = url.map { UnsafeRawBufferPointer(rebasing: body[json.pathOfURL($0)]) }
+            if let deliveredAt {
+                count(kind, action: action, notCarried: notCarried)
+                returns.add(
+                    kind,
+                    due: deliveredAt &+ after,
+                    deliveredAt: deliveredAt,
+                    action: action,
+                    token: token,
+                    id: notification.id,
+                    path: path
+                )
+            } else {
+                chain = returns.park(
+                    kind,
+                    after: after,
+                    action: action,
+                    notCarried: notCarried,
+                    token: token,
+                    id: notification.id,
+                    path: path,
+                    before: chain
+                )
+            }
         }
-        guard let after = decision.opensAfter else { return }
+        if decision.fetchesMedia {
+            hold(.media, after: 0, action: nil, notCarried: nil, url: offer.mediaURL)
+        }
+        guard let after = decision.opensAfter else { return chain }
         var action = decision.action
+        var notCarried: Int?
         var url = offer.defaultURL
         var kind = ReturnEventKind.open
         if let index = action {
             let carried = offers.action(index, of: offer, in: body) { engagement.actionNames[index] }
             if let carried {
                 url = carried
-                engaged.actions[index] += 1
             } else if offer.categoryActions == nil, let filed = engagement.filed[index], let category = offer.category,
                 filed.categories.contains(where: { Self.equal(body, category, $0) })
             {
                 // The category file's: its request (the maker's), foreground or background.
                 url = nil
                 kind = filed.background ? .background : .open
-                engaged.actions[index] += 1
             } else {
                 // Counted, and taken as the default action: the sink cannot refuse what a
                 // device would do with a notification it was sent.
-                engaged.notCarried[index] += 1
+                notCarried = index
                 action = nil
             }
         }
-        if action == nil { engaged.defaultOpens += 1 }
-        if kind == .background { engaged.backgroundActions += 1 } else { engaged.opens += 1 }
-        returns.add(
-            kind,
-            due: deliveredAt &+ after,
-            deliveredAt: deliveredAt,
-            action: action,
-            token: token,
-            id: notification.id,
-            path: url.map { UnsafeRawBufferPointer(rebasing: body[json.pathOfURL($0)]) }
-        )
+        hold(kind, after: after, action: action, notCarried: notCarried, url: url)
+        return chain
+    }
+
+    /// Counts what a device did, as its event is held: a media download, or an open (a
+    /// background action) by `action` (`nil`: the default; `notCarried`: the action it drew that
+    /// its payload did not carry).
+    private mutating func count(_ kind: ReturnEventKind, action: Int?, notCarried: Int?) {
+        switch kind {
+        case .media:
+            engaged.mediaFetches += 1
+            return
+        case .open: engaged.opens += 1
+        case .background: engaged.backgroundActions += 1
+        }
+        if let action { engaged.actions[action] += 1 } else { engaged.defaultOpens += 1 }
+        if let notCarried { engaged.notCarried[notCarried] += 1 }
     }
 
     /// Whether `body[range]` is `bytes`.

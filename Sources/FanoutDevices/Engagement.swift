@@ -251,7 +251,8 @@ package struct EngagementCounts: Sendable, Equatable {
     package var actions: [Int]
     /// Opens that drew each action and found it missing from their notification's payload.
     package var notCarried: [Int]
-    /// Deliveries from storage: the store keeps no token text or payload, so they send nothing.
+    /// Deliveries from storage: their events, decided when the notification was stored (the
+    /// token and payload at hand then), fall due from the delivery.
     package var fromStorage = 0
 
     package init(actions: Int) {

@@ -1,3 +1,4 @@
+import FanoutPush
 import FanoutScenarioTerms
 
 /// What a device does that reaches the backend, waiting for its time (a fleet's, per shard).
@@ -57,34 +58,59 @@ package struct ReturnEventView {
 /// event allocates nothing once the arrays have grown to the most events waiting at once: the
 /// memory is what is due (`bytesPerEvent` an event), never what was sent.
 ///
+/// A notification stored for a device that cannot take it yet has its events decided when it
+/// is stored and parked (`park`): in slots, out of the heap, chained from the first; its
+/// delivery puts them in the heap (`release`), its discard frees them (`drop`).
+///
 /// ```
-///   heap [(due, slot)…] ─► records[slot]: kind, action, delivery time, path number
-///                          texts[slot × 100 ..< +64]: the token   [+64 ..< +100]: the apns-id
+///   heap [(due, slot)…] ─► records[slot]: kind, action, delivery time, path number, chain link
+///                          texts[slot × stride ..< +tokenBytes]: the token   [.. +36]: the apns-id
 ///   paths: bytes[…] + (start, count) a path number, found again by its hash
 /// ```
 package struct ReturnEvents {
     struct Record {
+        /// When the device got the notification; while parked, the event's delay from it.
         var deliveredAt: UInt64 = 0
+        /// The next event parked for the same notification (`noSlot`: none).
+        var next = ReturnEvents.noSlot
         var kind = ReturnEventKind.media
-        var action: UInt8 = Self.defaultAction
-        var tokenLength: UInt8 = 0
+        var action: UInt8 = Self.noAction
+        /// The action drawn that the payload did not carry (taken as the default), for counting
+        /// at a parked event's release.
+        var notCarried: UInt8 = Self.noAction
+        var tokenLength: UInt16 = 0
         var idLength: UInt8 = 0
         var path: UInt16 = Self.noPath
 
-        static let defaultAction: UInt8 = .max
+        static let noAction: UInt8 = .max
         static let noPath: UInt16 = .max
     }
 
-    /// Bytes of an event's texts: a token of up to 64 (APNs' 64 hex digits) and a 36-byte apns-id.
-    static let tokenBytes = 64
+    /// No slot: the end of a chain of parked events, or no events parked.
+    package static let noSlot = UInt32.max
+
+    /// Bytes of a token kept for its event: APNs' 64 hex digits; FCM's registration tokens
+    /// (about 163 characters; Google documents no length, those seen are 140 to 200) 200.
+    /// Longer tokens are cut and counted (`tokensCut`).
+    package static func tokenBytes(for service: PushService) -> Int {
+        switch service {
+        case .apns: 64
+        case .fcm: 200
+        }
+    }
+    /// Bytes of an event's apns-id (36: a UUID's text).
     static let idBytes = 36
-    static let textStride = tokenBytes + idBytes
     /// About what one waiting event takes: its heap entry, record, texts and free-list number.
-    package static let bytesPerEvent = MemoryLayout<ReturnEvent>.stride + MemoryLayout<Record>.stride + textStride + 4
+    package static func bytesPerEvent(tokenBytes: Int) -> Int {
+        MemoryLayout<ReturnEvent>.stride + MemoryLayout<Record>.stride + tokenBytes + idBytes + 4
+    }
     /// The most distinct paths kept; an event naming another is sent to its kind's default path
     /// and counted (`pathsNotKept`).
     package static let pathCapacity = 4096
 
+    /// Bytes of a token kept for its event, and of a slot's texts.
+    let tokenBytes: Int
+    private let textStride: Int
     private var heap = DueHeap<ReturnEvent>()
     private var records: [Record] = []
     private var texts: [UInt8] = []
@@ -94,10 +120,15 @@ package struct ReturnEvents {
     private var pathNumbers: [UInt64: UInt16] = [:]
     /// Events whose payload named a path when `pathCapacity` were kept already.
     package private(set) var pathsNotKept = 0
-    /// Tokens longer than `tokenBytes`: their first 64 bytes are sent.
+    /// Tokens longer than `tokenBytes`: their first `tokenBytes` are sent.
     package private(set) var tokensCut = 0
+    /// Events parked for stored notifications.
+    package private(set) var parked = 0
 
-    init() {}
+    init(tokenBytes: Int = ReturnEvents.tokenBytes(for: .apns)) {
+        self.tokenBytes = tokenBytes
+        textStride = tokenBytes + Self.idBytes
+    }
 
     /// Events waiting.
     package var count: Int { heap.count }
@@ -117,26 +148,107 @@ package struct ReturnEvents {
         id: UnsafeRawBufferPointer?,
         path: UnsafeRawBufferPointer?
     ) {
+        let slot = fill(
+            Record(deliveredAt: deliveredAt, kind: kind),
+            action: action,
+            notCarried: nil,
+            token: token,
+            id: id,
+            path: path
+        )
+        latestDue = max(latestDue, due)
+        heap.push(ReturnEvent(due: due, slot: slot))
+    }
+
+    /// Parks an event of a stored notification, `after` its delivery, ahead of the chain that
+    /// begins at `next` (`noSlot`: none); returns the chain's new first slot.
+    mutating func park(
+        _ kind: ReturnEventKind,
+        after: UInt64,
+        action: Int?,
+        notCarried: Int?,
+        token: UnsafeRawBufferPointer,
+        id: UnsafeRawBufferPointer?,
+        path: UnsafeRawBufferPointer?,
+        before next: UInt32
+    ) -> UInt32 {
+        parked += 1
+        return fill(
+            Record(deliveredAt: after, next: next, kind: kind),
+            action: action,
+            notCarried: notCarried,
+            token: token,
+            id: id,
+            path: path
+        )
+    }
+
+    /// The first event parked in `chain`, its notification delivered at `deliveredAt`: held
+    /// until its time, `chain` moved on to the next, and what it is told (its kind, action, and
+    /// the action it drew but was not carried); `nil` at the chain's end.
+    mutating func release(
+        _ chain: inout UInt32,
+        deliveredAt: UInt64
+    ) -> (kind: ReturnEventKind, action: Int?, notCarried: Int?)? {
+        guard chain != Self.noSlot else { return nil }
+        let slot = chain
+        var record = records[Int(slot)]
+        let due = deliveredAt &+ record.deliveredAt
+        chain = record.next
+        record.deliveredAt = deliveredAt
+        record.next = Self.noSlot
+        records[Int(slot)] = record
+        parked -= 1
+        latestDue = max(latestDue, due)
+        heap.push(ReturnEvent(due: due, slot: slot))
+        return (record.kind, Self.index(record.action), Self.index(record.notCarried))
+    }
+
+    /// Frees the events parked from `first` on: their notification was not delivered.
+    mutating func drop(_ first: UInt32) {
+        var slot = first
+        while slot != Self.noSlot {
+            let next = records[Int(slot)].next
+            records[Int(slot)].next = Self.noSlot
+            free.append(slot)
+            parked -= 1
+            slot = next
+        }
+    }
+
+    private static func index(_ action: UInt8) -> Int? { action == Record.noAction ? nil : Int(action) }
+
+    /// Writes `record` and its texts into a free slot (a new one when none is free).
+    private mutating func fill(
+        _ record: Record,
+        action: Int?,
+        notCarried: Int?,
+        token: UnsafeRawBufferPointer,
+        id: UnsafeRawBufferPointer?,
+        path: UnsafeRawBufferPointer?
+    ) -> UInt32 {
         let slot: Int
         if let reused = free.popLast() {
             slot = Int(reused)
         } else {
             slot = records.count
             records.append(Record())
-            texts.append(contentsOf: repeatElement(0, count: Self.textStride))
+            texts.append(contentsOf: repeatElement(0, count: textStride))
         }
-        var record = Record(deliveredAt: deliveredAt, kind: kind)
-        record.action = action.map { UInt8($0) } ?? Record.defaultAction
-        if token.count > Self.tokenBytes { tokensCut += 1 }
-        record.tokenLength = UInt8(min(token.count, Self.tokenBytes))
+        var record = record
+        record.action = action.map { UInt8($0) } ?? Record.noAction
+        record.notCarried = notCarried.map { UInt8($0) } ?? Record.noAction
+        if token.count > tokenBytes { tokensCut += 1 }
+        record.tokenLength = UInt16(min(token.count, tokenBytes))
         record.idLength = UInt8(min(id?.count ?? 0, Self.idBytes))
-        let start = slot * Self.textStride
+        let start = slot * textStride
+        let tokenBytes = tokenBytes
         texts.withUnsafeMutableBytes { texts in
             if record.tokenLength > 0 {
                 (texts.baseAddress! + start).copyMemory(from: token.baseAddress!, byteCount: Int(record.tokenLength))
             }
             if let id, record.idLength > 0 {
-                (texts.baseAddress! + start + Self.tokenBytes).copyMemory(
+                (texts.baseAddress! + start + tokenBytes).copyMemory(
                     from: id.baseAddress!,
                     byteCount: Int(record.idLength)
                 )
@@ -144,8 +256,7 @@ package struct ReturnEvents {
         }
         if let path { record.path = number(of: path) }
         records[slot] = record
-        latestDue = max(latestDue, due)
-        heap.push(ReturnEvent(due: due, slot: UInt32(slot)))
+        return UInt32(slot)
     }
 
     /// The number of `path` among those kept, keeping it when new (`Record.noPath`: no room).
@@ -170,12 +281,13 @@ package struct ReturnEvents {
     /// Hands each event due at `now` to `body`, earliest first, at most `limit`; returns how many.
     mutating func takeDue(now: UInt64, limit: Int, _ body: (ReturnEventView) -> Void) -> Int {
         var taken = 0
+        let (tokenBytes, textStride) = (tokenBytes, textStride)
         while taken < limit, let event = heap.popDue(now: now) {
             let slot = Int(event.slot)
             let record = records[slot]
             texts.withUnsafeBytes { texts in
                 pathBytes.withUnsafeBytes { paths in
-                    let start = slot * Self.textStride
+                    let start = slot * textStride
                     let path =
                         record.path == Record.noPath
                         ? nil : UnsafeRawBufferPointer(rebasing: paths[pathRanges[Int(record.path)]])
@@ -184,12 +296,10 @@ package struct ReturnEvents {
                             kind: record.kind,
                             due: event.due,
                             deliveredAt: record.deliveredAt,
-                            action: record.action == Record.defaultAction ? nil : Int(record.action),
+                            action: Self.index(record.action),
                             token: UnsafeRawBufferPointer(rebasing: texts[start..<(start + Int(record.tokenLength))]),
                             id: UnsafeRawBufferPointer(
-                                rebasing: texts[
-                                    (start + Self.tokenBytes)..<(start + Self.tokenBytes + Int(record.idLength))
-                                ]
+                                rebasing: texts[(start + tokenBytes)..<(start + tokenBytes + Int(record.idLength))]
                             ),
                             path: path
                         )

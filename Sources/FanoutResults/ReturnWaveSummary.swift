@@ -168,8 +168,12 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         public var actions: [String: Int] = [:]
         public var notCarried: [String: Int] = [:]
         public var mediaDownloads = 0
-        /// Deliveries from storage, which send nothing back (the store keeps no token text).
+        /// Deliveries from storage (devices that came back): their events fall due from the
+        /// delivery, as a device's at once does.
         public var fromStorage = 0
+        /// Tokens longer than the wave keeps (64 bytes for APNs, 200 for FCM), sent cut (`nil`:
+        /// none, and in older folders).
+        public var tokensCut: Int?
         /// Actions run in the background (the category file's): a request each, no open
         /// (`nil` in folders from before category files).
         public var backgroundActions: Int?
@@ -183,6 +187,7 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
             case mediaDownloads = "media_downloads"
             case fromStorage = "from_storage"
             case backgroundActions = "background_actions"
+            case tokensCut = "tokens_cut"
         }
     }
 
@@ -297,9 +302,10 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
             )
         }
         if devices.fromStorage > 0 {
-            lines.append(
-                "  \(devices.fromStorage) deliveries from storage sent nothing back (the store keeps no token text)"
-            )
+            lines.append("  \(devices.fromStorage) deliveries from storage: their devices engaged from the delivery")
+        }
+        if let cut = devices.tokensCut, cut > 0 {
+            lines.append("  \(cut) tokens longer than the wave keeps were sent cut (64 bytes for APNs, 200 for FCM)")
         }
         if let peak { lines.append("  peak \(peak.offered) requests/s offered in second \(peak.second)") }
         lines.append("  latency from due \(latency.text); service \(service.text)")
@@ -356,6 +362,7 @@ extension ReturnWaveSummary {
             merged.devices.notCarried.merge(wave.devices.notCarried, uniquingKeysWith: +)
             merged.devices.mediaDownloads += wave.devices.mediaDownloads
             merged.devices.fromStorage += wave.devices.fromStorage
+            if let cut = wave.devices.tokensCut { merged.devices.tokensCut = (merged.devices.tokensCut ?? 0) + cut }
             if let background = wave.devices.backgroundActions {
                 merged.devices.backgroundActions = (merged.devices.backgroundActions ?? 0) + background
             }

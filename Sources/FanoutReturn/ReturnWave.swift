@@ -77,7 +77,9 @@ public enum ReturnHTTPVersion: String, Sendable, Hashable, CaseIterable {
 public final class ReturnWave: @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let loop: any EventLoop
-    private let fleet: DeviceFleetShards
+    /// The fleets whose devices send the wave: one sink's, or a campaign's two (`run --fleet`),
+    /// all engaging as the first's settings say.
+    private let fleets: [DeviceFleetShards]
     private let maker: ReturnRequestMaker
     private let pool: any ReturnTransport
     private let tally: ReturnTally
@@ -111,14 +113,19 @@ public final class ReturnWave: @unchecked Sendable {
         _ = try ReturnRequestMaker(settings: engagement, templates: settings.templates, campaign: settings.campaign)
     }
 
-    /// A wave from `fleet`'s return events; `say` gets what the user must hear at once (the
+    /// A wave from `fleets`' return events (one sink's, or a campaign's halves', engaging alike:
+    /// the first one's settings are the wave's); `say` gets what the user must hear at once (the
     /// backend unreachable).
     package init(
-        fleet: DeviceFleetShards,
+        fleets: [DeviceFleetShards],
         settings: ReturnWaveSettings,
         say: @escaping @Sendable (String) -> Void
     ) throws {
-        let engagement = fleet.settings.engagement
+        guard let first = fleets.first else { throw ReturnSettingsError("the return wave needs a device fleet") }
+        let engagement = first.settings.engagement
+        guard fleets.allSatisfy({ $0.settings.engagement == engagement }) else {
+            throw ReturnSettingsError("the return wave's fleets engage differently: one wave needs one engagement")
+        }
         guard let target = engagement.returnTo else {
             throw ReturnSettingsError("the return wave needs --return-to URL")
         }
@@ -134,7 +141,7 @@ public final class ReturnWave: @unchecked Sendable {
             configuration.applicationProtocols = settings.httpVersion == .http2 ? ["h2"] : ["http/1.1"]
             tls = try NIOSSLContext(configuration: configuration)
         }
-        self.fleet = fleet
+        self.fleets = fleets
         self.settings = settings
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
@@ -156,6 +163,15 @@ public final class ReturnWave: @unchecked Sendable {
             tls: tls,
             outcomes: tally
         )
+    }
+
+    /// A wave from one fleet's return events (a sink's).
+    package convenience init(
+        fleet: DeviceFleetShards,
+        settings: ReturnWaveSettings,
+        say: @escaping @Sendable (String) -> Void
+    ) throws {
+        try self.init(fleets: [fleet], settings: settings, say: say)
     }
 
     /// The loop ends with the wave: `finish` ends it at once, `stop` (a job that failed) without
@@ -187,11 +203,14 @@ public final class ReturnWave: @unchecked Sendable {
     /// Sends what fell due. The requests are made under each shard's lock and sent after it.
     private func take() {
         let now = NIODeadline.now().uptimeNanoseconds
-        if let start = fleet.fanOutStarted { tally.start(at: start) }
+        // The wave's seconds count from the first fan-out to start.
+        if let start = fleets.lazy.compactMap(\.fanOutStarted).min() { tally.start(at: start) }
         // Under each shard's lock the events are only copied (the sink's loops wait on it);
         // their requests are made after.
         taken.removeAll(keepingCapacity: true)
-        _ = fleet.takeReturns(now: now, limit: Self.perTick) { taken.append($0) }
+        for fleet in fleets {
+            _ = fleet.takeReturns(now: now, limit: Self.perTick) { taken.append($0) }
+        }
         taken.visit { event in
             maker.requests(event) { request in
                 tally.offered(request)
@@ -216,9 +235,12 @@ public final class ReturnWave: @unchecked Sendable {
     /// ones once finished), from any thread: what `/metrics` shows (`ReturnWaveMetrics`).
     public var live: ReturnWaveLive { published.withLockedValue { $0 } }
 
+    /// Events held in the fleets, not yet taken.
+    private var eventsWaiting: Int { fleets.reduce(0) { $0 + $1.returnsWaiting().count } }
+
     /// Events not yet due, requests not yet answered.
     public func outstanding() throws -> (events: Int, requests: Int) {
-        let events = fleet.returnsWaiting().count
+        let events = eventsWaiting
         let requests = try loop.submit { [self] in pool.inFlight }.wait()
         return (events, requests)
     }
@@ -226,7 +248,7 @@ public final class ReturnWave: @unchecked Sendable {
     /// How long the wave can still take: until the latest event held is due, and then a
     /// request's timeout (zero when nothing is held).
     public var remaining: Duration {
-        let latest = fleet.returnsWaiting().latest
+        let latest = fleets.map { $0.returnsWaiting().latest }.max() ?? 0
         let now = NIODeadline.now().uptimeNanoseconds
         return .nanoseconds(Int64(latest > now ? latest - now : 0)) + settings.requestTimeout + .seconds(1)
     }
@@ -256,20 +278,24 @@ public final class ReturnWave: @unchecked Sendable {
             timer = nil
             pool.close()
             // Counted once the timer is cancelled: no tick takes an event after this.
-            let figures = tally.finish(notSent: fleet.returnsWaiting().count)
+            let figures = tally.finish(notSent: eventsWaiting)
             publish()
             return figures
         }.wait()
         finished.store(true, ordering: .relaxed)
         try group.syncShutdownGracefully()
         var summary = figures
-        let engaged = fleet.snapshot().engaged
+        let first = fleets[0]
+        let snapshots = fleets.map { $0.snapshot() }
+        let engaged = snapshots.dropFirst().reduce(snapshots[0].engaged) { $0 + $1.engaged }
         summary.devices.opens = engaged.opens
         summary.devices.defaultOpens = engaged.defaultOpens
         summary.devices.backgroundActions = engaged.backgroundActions
         summary.devices.mediaDownloads = engaged.mediaFetches
         summary.devices.fromStorage = engaged.fromStorage
-        for (index, action) in fleet.settings.engagement.actions.enumerated() where index < engaged.actions.count {
+        let cut = snapshots.reduce(0) { $0 + $1.returnTokensCut }
+        summary.devices.tokensCut = cut > 0 ? cut : nil
+        for (index, action) in first.settings.engagement.actions.enumerated() where index < engaged.actions.count {
             summary.devices.actions[action.name] = engaged.actions[index]
             summary.devices.notCarried[action.name] = engaged.notCarried[index]
         }

@@ -10,6 +10,7 @@ import FanoutPush
 import FanoutRandom
 import FanoutReport
 import FanoutResults
+import FanoutReturn
 import FanoutSink
 import FanoutTokens
 import Foundation
@@ -129,15 +130,25 @@ public struct CampaignJob: Sendable {
         var apns = run
         apns.count = apnsCount
         apns.shape.model.schedule = try Self.part(of: run.shape.model.schedule, devices: apnsCount, of: count)
-        let apnsHalf = apns
-        let fcmHalf = fcmCount > 0 ? try FCMHalf(campaign: self, devices: fcmCount) : nil
+        // One return wave for the campaign's devices, as one backend sees them: the APNs half's
+        // run sends the FCM half's events too (the FCM half's own when it is the only one).
+        let fcmHalf =
+            fcmCount > 0 ? try FCMHalf(campaign: self, devices: fcmCount, ownsWave: apnsCount == 0) : nil
         defer { fcmHalf?.stop() }
+        let companion = fcmHalf?.sink.service.fleet.map(WaveCompanion.init)
+        apns.companion = companion
+        let apnsHalf = apns
         var halves: [Campaign.Half] = []
         if apnsCount > 0 {
             halves.append(Campaign.Half(service: .apns, devices: apnsCount) { try apnsHalf.run(started: $0) })
         }
         if let fcmHalf {
-            halves.append(Campaign.Half(service: .fcm, devices: fcmCount) { try fcmHalf.run(started: $0) })
+            halves.append(
+                Campaign.Half(service: .fcm, devices: fcmCount) { started in
+                    defer { companion?.sendsEnded.ended() }
+                    return try fcmHalf.run(started: started)
+                }
+            )
         }
         return try Campaign.run(
             halves,
@@ -174,11 +185,17 @@ struct FCMHalf: Sendable {
     let folder: String
     let job: SendJob
     let configuration: LoadConfiguration
+    /// The wave the half sends itself, when there is no APNs half (whose run sends both halves'
+    /// otherwise: `RunJob.companion`); `nil`: none.
+    let wave: ReturnWaveSettings?
+    let reporter: any JobReporter
 
     var sink: FCMSink { local.sink }
 
-    init(campaign: CampaignJob, devices: UInt64) throws {
+    init(campaign: CampaignJob, devices: UInt64, ownsWave: Bool) throws {
         let run = campaign.run
+        wave = ownsWave ? run.returnWave : nil
+        reporter = campaign.reporter
         folder = NSTemporaryDirectory() + "fanout-campaign-fcm-\(UUID().uuidString)"
         var sinkConfiguration = FCMSinkConfiguration()
         sinkConfiguration.project = CampaignJob.project
@@ -187,9 +204,6 @@ struct FCMHalf: Sendable {
         // budget and keeps a message without ttl four weeks: `FCMService`).
         sinkConfiguration.latency = run.sink.scenario.latency
         sinkConfiguration.devices = run.sink.scenario.devices
-        // Its devices do not engage: the campaign's return wave is the APNs half's alone for
-        // now (docs/return-wave.md), and events held with no wave to send them would only fill.
-        sinkConfiguration.devices.engagement = EngagementSettings()
         sinkConfiguration.seed = run.sink.scenario.seed
         let account: FCMServiceAccount
         let headers: NotificationHeaders
@@ -252,8 +266,16 @@ struct FCMHalf: Sendable {
 
     /// Sends the half, blocking; the summary holds its reconciliation with the FCM sink.
     func run(started: (LoadEngine) -> Void) throws -> RunSummary {
+        let wave = try self.wave.flatMap { settings in
+            try sink.service.fleet.flatMap { try ReturnWaveJob.start([$0], settings, reporter: reporter) }
+        }
+        // A half that fails stops its wave; one that ends well has finished it (then a no-op).
+        defer { wave?.stop() }
         var summary = try job.run(configuration, started: started)
         sink.drain(grace: .seconds(1))
+        if let wave, let settings = self.wave {
+            summary.returnWave = try ReturnWaveJob.finish(wave, settings, reporter: reporter)
+        }
         summary.reconciliation = Reconciliation(client: summary.report.snapshot, fcmSink: sink.service.statistics)
         summary.delivery = sink.service.fleet.map { DeliverySummary($0.snapshot()) }
         summary.endpoint = "the embedded FCM sink at \(job.endpoint)"

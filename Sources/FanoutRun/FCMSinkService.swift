@@ -105,7 +105,7 @@ public struct FCMSinkService: Service {
         let wave: ReturnWave?
         do {
             wave = try running.sink.service.fleet.flatMap {
-                try ReturnWaveJob.start($0, job.returnWave, metrics: running.admin?.additions, reporter: job.reporter)
+                try ReturnWaveJob.start([$0], job.returnWave, metrics: running.admin?.additions, reporter: job.reporter)
             }
         } catch {
             try await NIOThreadPool.singleton.runIfActive {

@@ -1,3 +1,4 @@
+import Dispatch
 import FanoutDevices
 import FanoutMeasure
 import FanoutNotation
@@ -21,18 +22,18 @@ enum ReturnWaveJob {
         }
     }
 
-    /// A started wave for `fleet`, when its devices engage (`nil` otherwise), shown at
-    /// `metrics`' endpoint (`/metrics`) when there is one.
+    /// A started wave for `fleets` (a sink's; a campaign's two), when their devices engage
+    /// (`nil` otherwise), shown at `metrics`' endpoint (`/metrics`) when there is one.
     static func start(
-        _ fleet: DeviceFleetShards,
+        _ fleets: [DeviceFleetShards],
         _ settings: ReturnWaveSettings,
         metrics: MetricsAdditions? = nil,
         reporter: any JobReporter
     ) throws(JobError) -> ReturnWave? {
-        guard fleet.settings.engagement.isEnabled else { return nil }
+        guard let first = fleets.first, first.settings.engagement.isEnabled else { return nil }
         let wave: ReturnWave
         do {
-            wave = try ReturnWave(fleet: fleet, settings: settings) { reporter.report(.sink(.serving($0))) }
+            wave = try ReturnWave(fleets: fleets, settings: settings) { reporter.report(.sink(.serving($0))) }
         } catch let error as ReturnSettingsError {
             throw .option(error.description)
         } catch {
@@ -122,5 +123,27 @@ enum ReturnWaveJob {
             }
             throw JobError.resource("the return wave ended without its figures")
         }
+    }
+}
+
+/// A campaign's other half, as the wave of the half that sends it sees it (`run --fleet`: the
+/// APNs half's run sends the FCM half's devices' events too): its fleet, and when its sends
+/// have ended, so that the wave is finished only after both halves' deliveries.
+struct WaveCompanion: Sendable {
+    let fleet: DeviceFleetShards
+    let sendsEnded = SendsEnded()
+}
+
+/// A half's sends ended (`ended()`, once, on any outcome); `wait()` returns from then on.
+final class SendsEnded: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    func ended() { semaphore.signal() }
+
+    /// Bounded by the other half's run, which its own timeouts and a stop signal bound (and
+    /// `ended()` is called however it ends).
+    func wait() {
+        semaphore.wait()
+        semaphore.signal()
     }
 }

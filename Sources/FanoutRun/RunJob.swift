@@ -67,6 +67,10 @@ public struct RunJob: Sendable {
 
     public init() {}
 
+    /// A campaign's other half (`run --fleet`'s FCM half), whose devices' events this run's
+    /// wave sends beside its own sink's: one wave, as one backend sees it.
+    var companion: WaveCompanion?
+
     /// A scaled rehearsal (`--sample 1%`; `CampaignSample`): that share of the campaign's
     /// devices, the fan-out's schedule and the devices' delays compressed by as much, so every
     /// rate (the fan-out's, the return wave's) is the campaign's. `nil`: the campaign itself.
@@ -182,7 +186,12 @@ public struct RunJob: Sendable {
         // The wave shows beside the sender's figures at `--metrics`.
         let waveMetrics = MetricsAdditions()
         let wave = try sink.fleet.flatMap {
-            try ReturnWaveJob.start($0, returnWave, metrics: waveMetrics, reporter: reporter)
+            try ReturnWaveJob.start(
+                [$0] + (companion.map { [$0.fleet] } ?? []),
+                returnWave,
+                metrics: waveMetrics,
+                reporter: reporter
+            )
         }
         // A run that fails stops the wave; one that ends well has finished it (then a no-op).
         defer { wave?.stop() }
@@ -242,7 +251,11 @@ public struct RunJob: Sendable {
         )
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.scenario = self.sink.scenario.file
-        summary.returnWave = try wave.map { try ReturnWaveJob.finish($0, returnWave, reporter: reporter) }
+        if let wave {
+            // A campaign's wave is finished once the other half's devices have all been sent to.
+            companion?.sendsEnded.wait()
+            summary.returnWave = try ReturnWaveJob.finish(wave, returnWave, reporter: reporter)
+        }
         summary.sample = sample.map {
             SampleSummary(share: $0.share, campaignDevices: campaignDevices, devices: tokenCount)
         }

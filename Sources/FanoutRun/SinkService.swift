@@ -200,7 +200,7 @@ public struct SinkService: Service {
         let wave: ReturnWave?
         do {
             wave = try running.sink.fleet.flatMap {
-                try ReturnWaveJob.start($0, job.returnWave, metrics: running.admin?.additions, reporter: job.reporter)
+                try ReturnWaveJob.start([$0], job.returnWave, metrics: running.admin?.additions, reporter: job.reporter)
             }
         } catch {
             try await NIOThreadPool.singleton.runIfActive {

@@ -139,6 +139,13 @@ import Testing
             atomically: true,
             encoding: .utf8
         )
+        // Registration tokens as FCM's look (an instance id, a colon, APA91b…): 162 characters,
+        // which the wave sends whole.
+        let tokens = (0..<1_000).map { index in
+            "dXpL\(String(format: "%07d", index)):APA91b" + String(repeating: "Fz-9_qW\(index % 10)", count: 18)
+        }
+        #expect(tokens.allSatisfy { $0.utf8.count == 162 })
+        try tokens.joined(separator: "\n").write(toFile: folder + "/tokens.txt", atomically: true, encoding: .utf8)
         let (sink, port) = try CommandRunner.sink(
             [
                 "--service", "fcm", "--fcm-credentials-out", folder, "--device-open", "100%", "--device-open-after",
@@ -152,7 +159,8 @@ import Testing
         let sent = try CommandRunner.run(
             [
                 "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
-                folder + "/service-account.json", "--template", folder + "/poll.json", "--generate", "1000",
+                folder + "/service-account.json", "--template", folder + "/poll.json", "--tokens",
+                folder + "/tokens.txt",
                 "--output", folder + "/send",
             ],
             timeout: .seconds(60)
@@ -173,6 +181,7 @@ import Testing
         let arrivals = backend.all
         let media = arrivals.filter { $0.event == "media" }
         #expect(media.count == 1_000 && media.allSatisfy { $0.path == "/img/banner.jpg" && $0.method == "GET" })
+        #expect(Set(media.map(\.token)) == Set(tokens))
         let ok = arrivals.count { $0.path == "/polls/ok" && $0.method == "GET" && $0.action == "ok" }
         let nok = arrivals.count { $0.path == "/actions/nok" && $0.action == "nok" }
         let defaults = arrivals.count { $0.path == "/opens" }
@@ -181,6 +190,70 @@ import Testing
         let wave = try #require(try CommandRunner.summary(in: folder + "/sink").returnWave)
         #expect(wave.offered == arrivals.count && wave.answered == arrivals.count && wave.errors == 0)
         #expect(wave.devices.mediaDownloads == 1_000 && wave.devices.backgroundActions == nok)
+        #expect(wave.devices.tokensCut == nil)
+    }
+
+    /// `fanout run --fleet`: one wave for the campaign's devices, both halves', as one backend
+    /// sees it, in the APNs half's folder (the FCM half's own when it is the whole fleet). The
+    /// FCM poll carries no image: its devices open and download nothing.
+    @Test(arguments: ["apns=50%,fcm=50%", "apns=0%,fcm=100%"])
+    func aCampaignsWaveIsBothHalves(fleet: String) throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "run", "--fleet", fleet, "--count", "2000", "--sink-device-open", "100%", "--sink-device-open-after",
+                "uniform:0s-1s", "--sink-return-to", backend.url, "--output", folder,
+            ],
+            timeout: .seconds(90)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let campaign = try JSONDecoder().decode(
+            CampaignDocument.self,
+            from: Data(contentsOf: URL(fileURLWithPath: folder + "/" + CampaignDocument.fileName))
+        )
+        let apns = campaign.services.first { $0.service == .apns }?.devices ?? 0
+        let fcm = try #require(campaign.services.first { $0.service == .fcm }).devices
+        #expect(apns + fcm == 2000)
+        let owner = apns > 0 ? "apns" : "fcm"
+        let wave = try #require(try CommandRunner.summary(in: folder + "/" + owner).returnWave)
+        if apns > 0 { #expect(try CommandRunner.summary(in: folder + "/fcm").returnWave == nil) }
+        // Every device of either half opened; only the APNs poll's (mutable-content) downloaded.
+        #expect(wave.devices.opens == 2000 && wave.devices.mediaDownloads == Int(apns))
+        #expect(wave.offered == backend.count && wave.answered == backend.count && wave.errors == 0)
+        let opens = backend.all.filter { $0.event == "open" }
+        #expect(opens.count == 2000 && backend.all.count { $0.event == "media" } == Int(apns))
+        // Each device once (both halves' generated tokens are 64 hex digits, drawn apart).
+        #expect(Set(opens.map(\.token)).count == 2000 && wave.devices.tokensCut == nil)
+    }
+
+    /// Devices away when the fan-out comes get their notification from storage when they come
+    /// back (a second in, while the open model's two seconds go on), and their wave follows
+    /// from then: every device's events reach the backend.
+    @Test func devicesBackFromOfflineSendTheirWave() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "run", "--count", "1000", "--rate", "500", "--sink-device-offline", "50%", "--sink-device-return",
+                "fixed:1s", "--sink-device-open", "100%", "--sink-device-open-after", "fixed:0s", "--sink-return-to",
+                backend.url, "--output", folder,
+            ],
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try CommandRunner.summary(in: folder)
+        let delivery = try #require(summary.delivery)
+        let wave = try #require(summary.returnWave)
+        // About half of the first second's 500 were stored (σ 11); all came back in the run.
+        #expect(delivery.deliveredFromStorage > 150 && delivery.delivered + delivery.deliveredFromStorage == 1000)
+        #expect(wave.devices.fromStorage == delivery.deliveredFromStorage)
+        #expect(wave.devices.opens == 1000 && wave.devices.mediaDownloads == 1000)
+        #expect(backend.count == 2000 && wave.answered == 2000 && wave.notSent == 0)
     }
 
     /// A backend refusing connections: the run completes, says that the wave cannot reach it,

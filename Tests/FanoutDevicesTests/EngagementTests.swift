@@ -1,3 +1,4 @@
+import FanoutPush
 import FanoutRandom
 import FanoutScenarioTerms
 import Foundation
@@ -378,15 +379,142 @@ import Testing
             }
         }
         #expect(kinds[.media] == delivered && kinds[.open] == delivered && openDue == [2_000_000_000])
-        // A device offline at first gets it from storage: counted, nothing sent back (the store
-        // keeps no token text).
+        // A device offline at first gets it from storage: its events, decided when it was
+        // stored, fall due from that delivery (`parkedEventsFallDueFromTheDeliveryFromStorage`).
         var offline = settings
         offline.disabled = 0
         offline.offline = 1
         offline.returnAfter = .fixed(.seconds(1))
         var later = DeviceFleet(settings: offline)
         Self.deliver(&later, token: "away", body: Self.poll, at: t0)
+        #expect(later.returnsWaiting == 0 && later.engaged.opens == 0)
         later.advance(to: t0 + 2_000_000_000)
-        #expect(later.counts.deliveredFromStorage == 1 && later.engaged.fromStorage == 1 && later.returnsWaiting == 0)
+        #expect(later.counts.deliveredFromStorage == 1 && later.engaged.fromStorage == 1 && later.returnsWaiting == 2)
+    }
+
+    /// Devices away when their notification comes: its events are decided as it is stored (the
+    /// token and payload at hand), parked, and counted and held from the delivery; a stored
+    /// notification replaced, expired or meeting a disabled app sends nothing.
+    @Test func parkedEventsFallDueFromTheDeliveryFromStorage() throws {
+        var settings = DeviceFleetSettings()
+        settings.engagement.open = 1
+        settings.engagement.openAfter = .fixed(.seconds(2))
+        settings.engagement.actions = [.init(name: "OK", share: 1)]
+        settings.engagement.returnTo = try ReturnURL(parsing: "http://127.0.0.1:9")
+        settings.offline = 1
+        settings.returnAfter = .fixed(.seconds(5))
+        let second: UInt64 = 1_000_000_000
+        let t0 = 1_000 * second
+        var fleet = DeviceFleet(settings: settings)
+        // Two notifications for one device: APNs keeps the last (the first is replaced).
+        Self.deliver(&fleet, token: "twice", body: Self.poll, at: t0)
+        Self.deliver(&fleet, token: "twice", body: Self.poll, at: t0 + second)
+        Self.deliver(&fleet, token: "once", body: Self.poll, at: t0)
+        #expect(fleet.counts.discardedReplaced == 1 && fleet.returnsWaiting == 0)
+        #expect(fleet.engaged.mediaFetches == 0 && fleet.engaged.opens == 0)
+        fleet.advance(to: t0 + 4 * second)
+        #expect(fleet.returnsWaiting == 0)
+        fleet.advance(to: t0 + 6 * second)
+        #expect(fleet.counts.deliveredFromStorage == 2 && fleet.engaged.fromStorage == 2)
+        #expect(fleet.engaged.mediaFetches == 2 && fleet.engaged.opens == 2 && fleet.engaged.actions == [2])
+        var events: [(ReturnEventKind, String, UInt64, UInt64, String?)] = []
+        _ = fleet.takeReturns(now: .max, limit: .max) { event in
+            events.append(
+                (
+                    event.kind, String(decoding: event.token, as: UTF8.self), event.deliveredAt, event.due,
+                    event.path.map { String(decoding: $0, as: UTF8.self) }
+                )
+            )
+        }
+        // Delivered when the devices came back, 5 s after the fan-out's start: the media then,
+        // the open (by OK, its URL's path) 2 s later.
+        let back = t0 + 5 * second
+        #expect(events.count == 4 && events.allSatisfy { $0.2 == back })
+        #expect(Set(events.map(\.1)) == ["twice", "once"])
+        #expect(events.filter { $0.0 == .media }.allSatisfy { $0.3 == back })
+        #expect(events.filter { $0.0 == .open }.allSatisfy { $0.3 == back + 2 * second && $0.4 == "/ok" })
+
+        // Expired in the store, or meeting a disabled app: no events, nothing counted.
+        var lost = settings
+        lost.disabled = 1
+        var disabled = DeviceFleet(settings: lost)
+        Self.deliver(&disabled, token: "disabled", body: Self.poll, at: t0)
+        disabled.advance(to: t0 + 10 * second)
+        #expect(disabled.counts.discardedDisabledFromStorage == 1 && disabled.returnsWaiting == 0)
+        #expect(disabled.engaged.opens == 0 && disabled.engaged.mediaFetches == 0 && disabled.engaged.fromStorage == 0)
+        var expiring = DeviceFleet(settings: settings)
+        Array("expiring".utf8).withUnsafeBytes { token in
+            Array(Self.poll.utf8).withUnsafeBytes { body in
+                var notification = DeviceNotification(token: TokenList.hash(token), expiration: .at(t0 + second))
+                notification.tokenText = token
+                notification.body = body
+                _ = expiring.accept(notification, now: t0)
+            }
+        }
+        expiring.advance(to: t0 + 10 * second)
+        #expect(expiring.counts.discardedExpired == 1 && expiring.returnsWaiting == 0 && expiring.engaged.opens == 0)
+    }
+
+    /// An FCM fleet keeps a registration token whole (up to 200 bytes) in its events; APNs'
+    /// 64 bytes cut a longer one, and count it.
+    @Test func anFCMTokenIsKeptWhole() throws {
+        let token = "dXpLcWhvT2V1Qk06APA91b" + String(repeating: "Fz-9_q", count: 24)
+        #expect(token.utf8.count > 64 && token.utf8.count <= 200)
+        for service in [PushService.fcm, .apns] {
+            var settings = DeviceFleetSettings()
+            settings.service = service
+            settings.engagement.open = 1
+            settings.engagement.openAfter = .fixed(.seconds(0))
+            settings.engagement.returnTo = try ReturnURL(parsing: "http://127.0.0.1:9")
+            var fleet = DeviceFleet(settings: settings)
+            Self.deliver(&fleet, token: token, body: Self.poll, at: 1_000)
+            var sent: [String] = []
+            _ = fleet.takeReturns(now: .max, limit: .max) { sent.append(String(decoding: $0.token, as: UTF8.self)) }
+            let kept = service == .fcm ? token : String(token.prefix(64))
+            #expect(sent.count == 2 && sent.allSatisfy { $0 == kept }, "\(service)")
+            #expect(fleet.returnsCut.tokens == (service == .fcm ? 0 : 2))
+        }
+    }
+
+    /// Parked events: released in their chain's order at the delivery's time plus each one's
+    /// delay, told with their counts; dropped ones never come out, and their slots are reused.
+    @Test func parkedEventsAreReleasedOrDropped() {
+        var events = ReturnEvents()
+        func park(_ kind: ReturnEventKind, after: UInt64, token: String, before chain: UInt32) -> UInt32 {
+            Array(token.utf8).withUnsafeBytes { token in
+                events.park(
+                    kind,
+                    after: after,
+                    action: nil,
+                    notCarried: kind == .open ? 0 : nil,
+                    token: token,
+                    id: nil,
+                    path: nil,
+                    before: chain
+                )
+            }
+        }
+        let kept = park(
+            .open,
+            after: 7,
+            token: "kept",
+            before: park(.media, after: 0, token: "kept", before: ReturnEvents.noSlot)
+        )
+        let dropped = park(.open, after: 3, token: "dropped", before: ReturnEvents.noSlot)
+        #expect(events.parked == 3 && events.count == 0)
+        events.drop(dropped)
+        var chain = kept
+        var told: [(ReturnEventKind, Int?, Int?)] = []
+        while let event = events.release(&chain, deliveredAt: 100) {
+            told.append((event.kind, event.action, event.notCarried))
+        }
+        #expect(chain == ReturnEvents.noSlot && events.parked == 0 && events.count == 2)
+        #expect(told.map(\.0) == [.open, .media] && told.map(\.2) == [0, nil])
+        var out: [(UInt64, String)] = []
+        _ = events.takeDue(now: .max, limit: .max) { out.append(($0.due, String(decoding: $0.token, as: UTF8.self))) }
+        #expect(out.map(\.0) == [100, 107] && out.allSatisfy { $0.1 == "kept" })
+        // docs/return-wave.md ("Memory") says 144 bytes an event behind the APNs sink, 280 behind FCM's.
+        #expect(ReturnEvents.bytesPerEvent(tokenBytes: ReturnEvents.tokenBytes(for: .apns)) == 144)
+        #expect(ReturnEvents.bytesPerEvent(tokenBytes: ReturnEvents.tokenBytes(for: .fcm)) == 280)
     }
 }
