@@ -19,6 +19,9 @@ public struct CampaignDocument: Codable, Sendable, Equatable {
     public var fleet: [String: Double]
     public var services: [Half]
     public var campaign: Whole
+    /// A scaled rehearsal's terms (`run --fleet --sample`): every count and duration here is the
+    /// sample's, every rate the campaign's. Absent for the campaign itself and in older files.
+    public var sample: SampleSummary?
 
     /// Latency percentiles in milliseconds, from the notification's start to its final answer.
     public struct Latency: Codable, Sendable, Equatable {

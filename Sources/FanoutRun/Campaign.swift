@@ -205,6 +205,8 @@ enum Campaign {
                 + (whole.reconciled == false ? "; NOT every half reconciled" : ""),
             at: 0
         )
+        // A rehearsal says so first, as a run's report does.
+        if let sample = document.sample { lines.insert("SCALED REHEARSAL: " + sample.headline, at: 0) }
         return lines
     }
 

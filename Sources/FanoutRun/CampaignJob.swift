@@ -11,6 +11,7 @@ import FanoutRandom
 import FanoutReport
 import FanoutResults
 import FanoutReturn
+import FanoutScenarioTerms
 import FanoutSink
 import FanoutTokens
 import Foundation
@@ -124,6 +125,10 @@ public struct CampaignJob: Sendable {
 
     /// Both halves, sent together; their folders written, the campaign's document made.
     func campaign(into directory: String, signals: StopSignals?) throws -> (CampaignDocument, RunStatus) {
+        // A scaled rehearsal is a campaign of the sample's devices in the sample's time
+        // (`RunJob.sample`), each half then its share of that; every folder says so.
+        let sampled = try sampledCampaign()
+        let run = sampled.run
         let count = run.tokenCount
         let apnsCount = fleet.apnsDevices(of: count, seed: run.seed)
         let fcmCount = count - apnsCount
@@ -133,30 +138,58 @@ public struct CampaignJob: Sendable {
         // One return wave for the campaign's devices, as one backend sees them: the APNs half's
         // run sends the FCM half's events too (the FCM half's own when it is the only one).
         let fcmHalf =
-            fcmCount > 0 ? try FCMHalf(campaign: self, devices: fcmCount, ownsWave: apnsCount == 0) : nil
+            fcmCount > 0 ? try FCMHalf(campaign: sampled, devices: fcmCount, ownsWave: apnsCount == 0) : nil
         defer { fcmHalf?.stop() }
         let companion = fcmHalf?.sink.service.fleet.map(WaveCompanion.init)
         apns.companion = companion
         let apnsHalf = apns
+        let sample = self.run.sample
+        /// A half's summary, said to be its part of the rehearsal when it is one.
+        @Sendable func rehearsed(_ summary: RunSummary, devices: UInt64) -> RunSummary {
+            var summary = summary
+            summary.sample = sample.map { $0.summary(devices: devices) }
+            return summary
+        }
         var halves: [Campaign.Half] = []
         if apnsCount > 0 {
-            halves.append(Campaign.Half(service: .apns, devices: apnsCount) { try apnsHalf.run(started: $0) })
+            halves.append(
+                Campaign.Half(service: .apns, devices: apnsCount) {
+                    rehearsed(try apnsHalf.run(started: $0), devices: apnsCount)
+                }
+            )
         }
         if let fcmHalf {
             halves.append(
                 Campaign.Half(service: .fcm, devices: fcmCount) { started in
                     defer { companion?.sendsEnded.ended() }
-                    return try fcmHalf.run(started: started)
+                    return rehearsed(try fcmHalf.run(started: started), devices: fcmCount)
                 }
             )
         }
-        return try Campaign.run(
+        var (document, status) = try Campaign.run(
             halves,
             fleet: ["apns": fleet.apns, "fcm": fleet.fcm],
             into: directory,
             signals: signals,
             reporter: reporter
         )
+        document.sample = sample.map {
+            SampleSummary(share: $0.share, campaignDevices: self.run.campaignDevices, devices: count)
+        }
+        return (document, status)
+    }
+
+    /// The campaign as its halves send it: itself, or for a scaled rehearsal (`--sample`) one
+    /// of the sample's devices with the schedule, the run's duration and the devices' delays
+    /// compressed (`RunJob.sampledShape`, `sampledSink`), no sample left to apply again.
+    func sampledCampaign() throws(JobError) -> CampaignJob {
+        guard run.sample != nil else { return self }
+        var campaign = self
+        campaign.run.shape = try run.sampledShape()
+        campaign.run.sink = run.sampledSink
+        campaign.run.count = run.tokenCount
+        campaign.run.sample = nil
+        return campaign
     }
 
     /// A half's part of the campaign's open-model schedule: `devices` of its `count` arrivals.
@@ -175,6 +208,14 @@ public struct CampaignJob: Sendable {
                 "--fleet: \(devices) of \(count) devices' part of the schedule \(schedule) holds no whole arrival (\(error)): give more arrivals (--rate, --duration) or fewer devices (--count)"
             )
         }
+    }
+}
+
+extension CampaignSample {
+    /// The terms of a rehearsal part of `devices` (a campaign's half): the campaign's part is
+    /// as many over the share.
+    func summary(devices: UInt64) -> SampleSummary {
+        SampleSummary(share: share, campaignDevices: UInt64((Double(devices) / share).rounded()), devices: devices)
     }
 }
 

@@ -104,7 +104,7 @@ struct RunCommand: ParsableCommand {
             let refused: [(String, Bool)] = [
                 ("--repeat", repeating.repeats > 1), ("--shard", sharding.shard != nil),
                 ("--serve", serveOption.serve != nil), ("--metrics", metricsOption.metrics != nil),
-                ("--start-at", shape.load.startAt != nil), ("--sample", sample != nil),
+                ("--start-at", shape.load.startAt != nil),
                 ("--template", template != nil),
             ]
             let given = refused.filter(\.1).map(\.0)

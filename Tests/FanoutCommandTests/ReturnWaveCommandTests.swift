@@ -229,6 +229,52 @@ import Testing
         #expect(Set(opens.map(\.token)).count == 2000 && wave.devices.tokensCut == nil)
     }
 
+    /// `run --fleet --sample`: the campaign's rehearsal is the sample's devices at the campaign's
+    /// rates, each half its share, the devices' delays compressed as the schedule is; every
+    /// folder and the console say so first.
+    @Test func aCampaignsRehearsalIsItsSampleAtItsRates() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // 100,000 devices at 10,000/s (10 s), opening 50 s after delivery; 2%: 2,000 in 0.2 s, 1 s.
+        let result = try CommandRunner.run(
+            [
+                "run", "--fleet", "apns=50%,fcm=50%", "--count", "100000", "--rate", "10000", "--sample", "2%",
+                "--sink-device-open", "100%", "--sink-device-open-after", "fixed:50s", "--sink-return-to", backend.url,
+                "--output", folder,
+            ],
+            timeout: .seconds(90)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        // The campaign's lines begin by saying what it is (each half's summary does too).
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let whole = try #require(lines.firstIndex { $0.hasPrefix("campaign: 2,000 devices") }, "\(lines)")
+        #expect(
+            whole > 0 && lines[whole - 1].hasPrefix("SCALED REHEARSAL: 2,000 of the campaign's 100,000 devices (2%)")
+        )
+        #expect(lines.filter { $0.hasPrefix("SCALED REHEARSAL: ") }.count == 3)
+        let campaign = try JSONDecoder().decode(
+            CampaignDocument.self,
+            from: Data(contentsOf: URL(fileURLWithPath: folder + "/" + CampaignDocument.fileName))
+        )
+        let sample = try #require(campaign.sample)
+        #expect(sample.share == 0.02 && sample.campaignDevices == 100_000 && sample.devices == 2_000)
+        #expect(campaign.campaign.devices == 2_000 && campaign.campaign.accepted == 2_000)
+        for half in campaign.services {
+            let summary = try CommandRunner.summary(in: folder + "/" + half.folder)
+            #expect(summary.sample?.devices == half.devices && summary.sample?.share == 0.02, "\(half.service)")
+            // Each half at its share of the campaign's 10,000/s: 0.2 s, not 10.
+            #expect(half.seconds < 2, "\(half.service): \(half.seconds) s")
+        }
+        let wave = try #require(try CommandRunner.summary(in: folder + "/apns").returnWave)
+        #expect(wave.devices.opens == 2_000 && backend.all.count { $0.event == "open" } == 2_000)
+        // The opens came 1 s after their deliveries (50 s compressed 50 times): never sooner.
+        let media = try #require(backend.all.filter { $0.event == "media" }.map(\.time).min())
+        let opens = try #require(backend.all.filter { $0.event == "open" }.map(\.time).min())
+        #expect(opens > media + 900_000_000 && opens < media + 10_000_000_000, "\(opens - media) ns")
+    }
+
     /// Devices away when the fan-out comes get their notification from storage when they come
     /// back (a second in, while the open model's two seconds go on), and their wave follows
     /// from then: every device's events reach the backend.
@@ -414,8 +460,8 @@ import Testing
                 "error: the value '0%' is invalid for '--sample <share>': --sample: a sample is a share from 0.0001% to 100%, like 1% or 0.01; got 0%"
             ),
             (
-                ["run", "--fleet", "apns=50%,fcm=50%", "--sample", "1%"],
-                "error: --fleet runs one campaign across both services: it does not take --sample."
+                ["run", "--fleet", "apns=50%,fcm=50%", "--sample", "1%", "--template", "poll.json"],
+                "error: --fleet runs one campaign across both services: it does not take --template."
             ),
         ] {
             let refused = try CommandRunner.run(arguments)
