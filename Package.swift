@@ -175,8 +175,8 @@ let package = Package(
         .target(
             name: "FanoutDevices",
             dependencies: [
-                "FanoutNotation", "FanoutRandom", "FanoutAPNs", "FanoutPush", "FanoutMeasure", "FanoutScenarioTerms",
-                "FanoutInstrument", atomics, histogram,
+                "FanoutNotation", "FanoutRandom", "FanoutAPNs", "FanoutFCM", "FanoutPush", "FanoutMeasure",
+                "FanoutScenarioTerms", "FanoutInstrument", atomics, histogram,
             ] + nio("NIOConcurrencyHelpers")
         ),
         // The return wave (issue #63): the fleet's opens, actions and media downloads sent to the

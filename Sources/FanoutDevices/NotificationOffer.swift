@@ -1,3 +1,5 @@
+import FanoutFCM
+
 /// What an APNs payload offers its device's engagement, found in the body's bytes in place (no
 /// copy, no allocation: scanned per delivered notification while engagement is on). Ranges are
 /// byte offsets into the body scanned, valid while it is.
@@ -128,112 +130,55 @@ package struct NotificationOffer: Equatable {
     }
 }
 
-/// A JSON text walked in place: what `NotificationOffer` needs of it and no more. Strings are
-/// ranges of their undecoded content; every walk stops at the first byte that is not JSON.
+/// A payload walked in place for what `NotificationOffer` needs: objects' members and arrays'
+/// elements by where their values start, on FCM's `JSONCursor` (one JSON walker for the
+/// project), and the URLs and media a device acts on. Strings are ranges of their undecoded
+/// content; every walk stops at the first byte that is not JSON.
 struct JSONScan {
     let bytes: UnsafeRawBufferPointer
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    private func byte(_ index: Int) -> UInt8 { index < bytes.count ? bytes[index] : 0 }
-
-    func skipSpace(_ index: Int) -> Int {
-        var index = index
-        while index < bytes.count,
-            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
-        {
-            index += 1
-        }
-        return index
-    }
-
     /// The content of the string at `index` (at its opening quote).
     func string(_ index: Int) -> Range<Int>? {
-        guard byte(index) == UInt8(ascii: "\"") else { return nil }
-        var end = index + 1
-        while end < bytes.count {
-            switch bytes[end] {
-            case UInt8(ascii: "\""): return (index + 1)..<end
-            case UInt8(ascii: "\\"): end += 2
-            default: end += 1
-            }
-        }
-        return nil
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        var cursor = JSONCursor(bytes, at: index)
+        return cursor.string()
     }
 
     /// Where the value at `index` ends (one past its last byte).
     func end(of index: Int) -> Int? {
-        switch byte(index) {
-        case UInt8(ascii: "\""):
-            return string(index).map { $0.upperBound + 1 }
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            var depth = 0
-            var at = index
-            while at < bytes.count {
-                switch bytes[at] {
-                case UInt8(ascii: "\""):
-                    guard let content = string(at) else { return nil }
-                    at = content.upperBound + 1
-                    continue
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    depth -= 1
-                    if depth == 0 { return at + 1 }
-                default: break
-                }
-                at += 1
-            }
-            return nil
-        default:
-            var at = index
-            while at < bytes.count, !Self.endsScalar(bytes[at]) { at += 1 }
-            return at == index ? nil : at
-        }
-    }
-
-    private static func endsScalar(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: ",") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") || byte == 0x20
-            || byte == 0x0A || byte == 0x0D || byte == 0x09
+        var cursor = JSONCursor(bytes, at: index)
+        return cursor.skipValue() ? cursor.index : nil
     }
 
     /// Calls `body` with each member's key (the string's content) and where its value starts,
     /// for the object at `index` (after any blanks), while `body` returns `true`; `false` when the
     /// walk stopped early or the bytes are not an object.
     func members(of index: Int, _ body: (Range<Int>, Int) -> Bool) -> Bool {
-        var at = skipSpace(index)
-        guard byte(at) == UInt8(ascii: "{") else { return false }
-        at = skipSpace(at + 1)
-        if byte(at) == UInt8(ascii: "}") { return true }
+        var cursor = JSONCursor(bytes, at: index)
+        let (entered, empty) = cursor.enterObject()
+        guard entered else { return false }
+        if empty { return true }
         while true {
-            guard let key = string(at) else { return false }
-            at = skipSpace(key.upperBound + 1)
-            guard byte(at) == UInt8(ascii: ":") else { return false }
-            let value = skipSpace(at + 1)
-            guard let end = end(of: value) else { return false }
-            guard body(key, value) else { return false }
-            at = skipSpace(end)
-            if byte(at) == UInt8(ascii: ",") {
-                at = skipSpace(at + 1)
-                continue
-            }
-            return byte(at) == UInt8(ascii: "}")
+            guard let key = cursor.key(), cursor.kind() != nil else { return false }
+            let value = cursor.index
+            guard cursor.skipValue(), body(key, value), let more = cursor.nextMember() else { return false }
+            if !more { return true }
         }
     }
 
     /// Calls `body` with where each element starts, for the array at `index`, while it returns `true`.
     func elements(of index: Int, _ body: (Int) -> Bool) -> Bool {
-        var at = skipSpace(index)
-        guard byte(at) == UInt8(ascii: "[") else { return false }
-        at = skipSpace(at + 1)
-        if byte(at) == UInt8(ascii: "]") { return true }
+        var cursor = JSONCursor(bytes, at: index)
+        let (entered, empty) = cursor.enterArray()
+        guard entered else { return false }
+        if empty { return true }
         while true {
-            guard let end = end(of: at), body(at) else { return false }
-            at = skipSpace(end)
-            if byte(at) == UInt8(ascii: ",") {
-                at = skipSpace(at + 1)
-                continue
-            }
-            return byte(at) == UInt8(ascii: "]")
+            guard cursor.kind() != nil else { return false }
+            let element = cursor.index
+            guard cursor.skipValue(), body(element), let more = cursor.nextElement() else { return false }
+            if !more { return true }
         }
     }
 

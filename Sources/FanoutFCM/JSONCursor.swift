@@ -1,24 +1,25 @@
 /// A cursor over JSON bytes (RFC 8259) with the few steps a validator takes: what the next
 /// value is, a string's raw contents, a member's key, a value skipped whole. It reads in place
-/// and allocates nothing; a step that meets malformed JSON returns `nil` or `false`.
-struct JSONCursor {
-    let bytes: UnsafeRawBufferPointer
-    private(set) var index = 0
+/// and allocates nothing; a step that meets malformed JSON returns `nil` or `false`. FCM's send
+/// check walks a request with it, and the device fleet a payload (`NotificationOffer`).
+package struct JSONCursor {
+    package let bytes: UnsafeRawBufferPointer
+    package private(set) var index = 0
     /// Whether the last string read (`string()`, `key()`) held an escape.
     private(set) var lastStringEscaped = false
     /// Containers deeper than this are refused (as `PayloadSyntax` refuses them).
     static let maximumDepth = 64
 
-    init(_ bytes: UnsafeRawBufferPointer, at index: Int = 0) {
+    package init(_ bytes: UnsafeRawBufferPointer, at index: Int = 0) {
         self.bytes = bytes
         self.index = index
     }
 
     /// What a value is, by its first byte.
-    enum Kind: Equatable { case object, array, string, number, bool, null }
+    package enum Kind: Equatable { case object, array, string, number, bool, null }
 
     /// The kind of the value at the cursor (after spaces); `nil` when none starts there.
-    mutating func kind() -> Kind? {
+    package mutating func kind() -> Kind? {
         skipSpaces()
         guard index < bytes.count else { return nil }
         switch bytes[index] {
@@ -33,13 +34,13 @@ struct JSONCursor {
     }
 
     /// Whether the input holds nothing but spaces from the cursor on.
-    mutating func atEnd() -> Bool {
+    package mutating func atEnd() -> Bool {
         skipSpaces()
         return index == bytes.count
     }
 
     /// Reads a string; the range of its contents as written (escapes not decoded).
-    mutating func string() -> Range<Int>? {
+    package mutating func string() -> Range<Int>? {
         skipSpaces()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
@@ -72,7 +73,7 @@ struct JSONCursor {
     }
 
     /// Reads `true` or `false`.
-    mutating func bool() -> Bool? {
+    package mutating func bool() -> Bool? {
         skipSpaces()
         if literal("true") { return true }
         if literal("false") { return false }
@@ -80,7 +81,7 @@ struct JSONCursor {
     }
 
     /// Enters an object: `{`, and whether it is empty (then its `}` is read too).
-    mutating func enterObject() -> (entered: Bool, empty: Bool) {
+    package mutating func enterObject() -> (entered: Bool, empty: Bool) {
         skipSpaces()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return (false, false) }
         index += 1
@@ -93,7 +94,7 @@ struct JSONCursor {
     }
 
     /// A member's key and its colon; the cursor is then at the value.
-    mutating func key() -> Range<Int>? {
+    package mutating func key() -> Range<Int>? {
         guard let key = string() else { return nil }
         skipSpaces()
         guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
@@ -103,7 +104,7 @@ struct JSONCursor {
 
     /// After a member's value: `true` when another member follows (its `,` read), `false` at
     /// the object's `}` (read), `nil` when neither comes.
-    mutating func nextMember() -> Bool? {
+    package mutating func nextMember() -> Bool? {
         skipSpaces()
         guard index < bytes.count else { return nil }
         switch bytes[index] {
@@ -117,8 +118,37 @@ struct JSONCursor {
         }
     }
 
+    /// Enters an array: `[`, and whether it is empty (then its `]` is read too).
+    package mutating func enterArray() -> (entered: Bool, empty: Bool) {
+        skipSpaces()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return (false, false) }
+        index += 1
+        skipSpaces()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return (true, true)
+        }
+        return (true, false)
+    }
+
+    /// After an element: `true` when another follows (its `,` read), `false` at the array's `]`
+    /// (read), `nil` when neither comes.
+    package mutating func nextElement() -> Bool? {
+        skipSpaces()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
+            return true
+        case UInt8(ascii: "]"):
+            index += 1
+            return false
+        default: return nil
+        }
+    }
+
     /// Skips the value at the cursor, whatever it is; `false` when it is malformed.
-    mutating func skipValue(depth: Int = 0) -> Bool {
+    package mutating func skipValue(depth: Int = 0) -> Bool {
         guard depth < Self.maximumDepth, let kind = kind() else { return false }
         switch kind {
         case .string: return string() != nil
@@ -133,22 +163,11 @@ struct JSONCursor {
                 if !more { return true }
             }
         case .array:
-            index += 1
-            skipSpaces()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return true
-            }
+            let (_, empty) = enterArray()
+            if empty { return true }
             while true {
-                guard skipValue(depth: depth + 1) else { return false }
-                skipSpaces()
-                guard index < bytes.count else { return false }
-                if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return true
-                }
-                guard bytes[index] == UInt8(ascii: ",") else { return false }
-                index += 1
+                guard skipValue(depth: depth + 1), let more = nextElement() else { return false }
+                if !more { return true }
             }
         }
     }
