@@ -17,7 +17,7 @@ struct ABCommand: ParsableCommand {
             interval lies beyond 1 ± --min-effect, else within noise; under 3 pairs, noise \
             unknown (no verdict: one or two pairs cannot measure the noise). Pairs cancel what the \
             machine did meanwhile. \
-            Exit status, as package-benchmark's: 0 within noise or noise unknown, 2 a metric WORSE, 4 BETTER and \
+            Exit status (package-benchmark's): 0 within noise or noise unknown, 2 a metric WORSE, 4 BETTER and \
             none worse, 1 a run that did not end cleanly, 64 a usage error; 129, 130 or 143 when \
             SIGHUP, SIGINT or SIGTERM stopped it (passed on to the run going on, which writes its \
             folder marked interrupted). Each run is in a process group of its own, which \

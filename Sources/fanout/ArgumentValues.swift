@@ -166,7 +166,16 @@ extension APNsIDPolicy: ExpressibleByArgument {}
 extension APNsPushType: ExpressibleByArgument {}
 extension TokenFileFormat: ExpressibleByArgument {}
 extension RunMetric: ExpressibleByArgument {}
-extension CapacityPlan.Refill: ExpressibleByArgument {}
+extension CapacityPlan.Refill: ExpressibleByArgument {
+    /// What `plan --window-refill` takes: a threshold comes only from a probe (`--probe`), so
+    /// it is neither listed nor read.
+    public init?(argument: String) {
+        guard let refill = Self(rawValue: argument), refill != .threshold else { return nil }
+        self = refill
+    }
+
+    public static var allValueStrings: [String] { allCases.filter { $0 != .threshold }.map(\.rawValue) }
+}
 extension CIExport.Format: ExpressibleByArgument {}
 
 /// `--service apns|fcm`: which push service a command sends to, mocks or plans for.

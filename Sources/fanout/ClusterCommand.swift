@@ -28,6 +28,9 @@ extension ClusterCommand {
                 mounted at /results. --with-sink adds fanout sink as a Deployment and Service \
                 (the shards send to it unless --endpoint is given). The start time is fixed \
                 when the manifests are rendered: apply them within --start-in.
+
+                Exit status: 0 with the manifests printed, 64 when the options (the send's after \
+                --, the sink's) cannot make them.
                 """
         )
 

@@ -15,8 +15,10 @@ struct ExportCommand: ParsableCommand {
             --adapter json`; benchmark-action-bigger (throughput) and benchmark-action-smaller \
             (latencies, errors) for github-action-benchmark's customBiggerIsBetter and \
             customSmallerIsBetter tools. An invalid run (interrupted, nothing measured, \
-            generator lag, …) is not exported: its reasons go to standard error and the exit \
-            status is 2, as `fanout gate`'s. Exit status 64 when the folder is not a run.
+            generator lag, …) is not exported: its reasons go to standard error.
+
+            Exit status: 0 with the figures written, 1 when --output cannot be written, 2 when \
+            the run is invalid (as `fanout gate`'s), 64 when the folder is not a run.
             """
     )
 

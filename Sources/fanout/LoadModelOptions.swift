@@ -80,7 +80,7 @@ struct LoadModelOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Flag the run harness-bound when Fanout's own delay at p99 (its loops' lag, its answer reading, the embedded sink's lateness) exceeds this share of the measured p99 (N% or 0.N).",
+            "Flag the run harness-bound when Fanout's own delay at p99 (its loops' lag, its answer reading; with a sink in this process, the sink's lateness) exceeds this share of the measured p99 (N% or 0.N).",
             valueName: "share"
         )
     )

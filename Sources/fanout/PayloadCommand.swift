@@ -73,7 +73,10 @@ extension PayloadCommand {
                 Each --token is a token, optionally followed by its fields separated by tabs, as a \
                 line of a token file: --token $'6e0f…\\t3\\tAlice' fills {{field.1}} with 3 and \
                 {{field.2}} with Alice. Payloads are printed one per line, in token order; a token \
-                that cannot be encoded is reported on standard error and the command exits 1.
+                that cannot be encoded is reported on standard error.
+
+                Exit status: 0 when every token's payload was printed, 1 when one could not be \
+                encoded (or the template cannot be read), 64 on a usage error.
                 """
         )
 

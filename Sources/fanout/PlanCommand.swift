@@ -15,12 +15,23 @@ struct PlanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Plans the connections, cores and machines that deliver N notifications by a deadline.",
+        // ArgumentParser's line would show every option as optional: validate() and the job
+        // require these.
+        usage: """
+            fanout plan --devices <n> --deadline <duration> (--rtt <duration> | --probe <file>) [<options>]
+              fanout plan --broadcast --channels <n> --subscribers <n> --update-every <duration> --rtt <duration> [<options>]
+            """,
         discussion: """
             From the round trip (each connection carries at most streams ÷ (RTT + processing) a \
             second) and the sender's measured CPU per notification (--cost RUN_DIR reads a run's \
             summary.json; --calibrate measures it here over TLS with token auth). Prints each \
             figure with how it was reached, what binds, and every assumption; writes plan.json \
             with --output.
+
+            Exit status: 0 with a plan (with --verify, every measurement within 10% of its \
+            prediction), 1 when --verify's rehearsal was further than that or could not keep its \
+            pace, or on an error (a file it cannot read or write), 64 on a usage error, 129, 130 \
+            or 143 when SIGHUP, SIGINT or SIGTERM stopped --verify or --calibrate.
             """
     )
 
@@ -163,7 +174,10 @@ struct PlanCommand: ParsableCommand {
     var calibrate = false
 
     @Option(help: ArgumentHelp("Cores a sending machine has: this machine's unless given.", valueName: "n"))
-    var cores = ProcessInfo.processInfo.activeProcessorCount
+    var cores: Int?
+
+    /// `--cores`, or this machine's.
+    var coresPerMachine: Int { cores ?? ProcessInfo.processInfo.activeProcessorCount }
 
     @Option(help: ArgumentHelp("The share of each ceiling the plan uses (N% or 0.N).", valueName: "share"))
     var headroom = Share(CapacityPlan.Question.defaultHeadroom)
@@ -436,20 +450,20 @@ struct PlanCommand: ParsableCommand {
         let fanOut = try fanOut()
         guard let rtt else { throw ValidationError("Give --rtt (the round trip to APNs and FCM).") }
         let roundTrip = try rtt.positive("--rtt")
-        try MachineLimits.plannedCores("--cores").validate(cores)
+        try MachineLimits.plannedCores("--cores").validate(coresPerMachine)
         let headroomFraction = try checkedHeadroom()
         let halves = FleetPlan.halves(of: fanOut.devices, apnsShare: shares.apns)
         var apns = CapacityPlan.Question(
             devices: halves.apns,
             deadline: fanOut.deadline,
             roundTrip: roundTrip,
-            coresPerMachine: cores
+            coresPerMachine: coresPerMachine
         )
         var fcm = CapacityPlan.Question.fcm(
             devices: halves.fcm,
             deadline: fanOut.deadline,
             roundTrip: roundTrip,
-            coresPerMachine: cores
+            coresPerMachine: coresPerMachine
         )
         fcm.quota = try quota()
         apns.processing = processing ?? CapacityPlan.Question.defaultProcessing
@@ -494,7 +508,7 @@ struct PlanCommand: ParsableCommand {
                 devices: fanOut.devices,
                 deadline: fanOut.deadline,
                 roundTrip: measured.roundTrip,
-                coresPerMachine: cores
+                coresPerMachine: coresPerMachine
             )
             question.processing = measured.processing
             question.streams = measured.streams
@@ -514,7 +528,7 @@ struct PlanCommand: ParsableCommand {
                     devices: fanOut.devices,
                     deadline: fanOut.deadline,
                     roundTrip: roundTrip,
-                    coresPerMachine: cores
+                    coresPerMachine: coresPerMachine
                 )
                 question.quota = try quota()
             } else {
@@ -522,14 +536,14 @@ struct PlanCommand: ParsableCommand {
                     devices: fanOut.devices,
                     deadline: fanOut.deadline,
                     roundTrip: roundTrip,
-                    coresPerMachine: cores
+                    coresPerMachine: coresPerMachine
                 )
             }
             question.processing = processing ?? CapacityPlan.Question.defaultProcessing
             question.streams = try MachineLimits.plannedStreams("--streams").validate(streams ?? question.streams)
         }
         try applyFlow(to: &question.flow, probed: probe != nil)
-        try MachineLimits.plannedCores("--cores").validate(cores)
+        try MachineLimits.plannedCores("--cores").validate(coresPerMachine)
         let headroomFraction = try checkedHeadroom()
         question.headroom = headroomFraction
         if cost != nil && calibrate {
@@ -581,9 +595,6 @@ struct PlanCommand: ParsableCommand {
             flow.sources.streamWindow = "given"
         }
         if let windowRefill {
-            guard windowRefill != .threshold else {
-                throw ValidationError("--window-refill is half or each-frame (a threshold comes only from --probe).")
-            }
             flow.refill = windowRefill
             flow.sources.refill = "given"
         }

@@ -80,7 +80,13 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var repeating: RepeatOptions
 
-    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The run's folder (by default a new one under results/): summary.json, summary.md, report.html, latency.hgrm and latency.hlog; with --repeat, repeat-1/… and repeats.json inside it; with --fleet, campaign.json, apns/ and fcm/.",
+            valueName: "dir"
+        )
+    )
     var output: String?
 
     @Option(

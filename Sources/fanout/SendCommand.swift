@@ -84,7 +84,13 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var repeating: RepeatOptions
 
-    @Option(name: .long, help: ArgumentHelp("Where summary.json and latency.hgrm go.", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The run's folder (by default a new one under results/): summary.json, summary.md, report.html, latency.hgrm and latency.hlog; with --repeat, repeat-1/… and repeats.json inside it; with --fcm-endpoint, campaign.json, apns/ and fcm/.",
+            valueName: "dir"
+        )
+    )
     var output: String?
 
     func validate() throws {
@@ -311,7 +317,7 @@ struct EndpointOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "apns-topic: the bundle id plus the push type's suffix (send requires it, unless --scenario names it).",
+            "apns-topic: the bundle id plus the push type's suffix; APNs requires it, unless --scenario names it.",
             valueName: "topic"
         )
     )

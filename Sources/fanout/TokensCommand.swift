@@ -71,7 +71,8 @@ extension TokensCommand {
     /// `fanout tokens generate`.
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write a synthetic token set; the same seed gives the same file, byte for byte."
+            abstract: "Write a synthetic token set; the same seed gives the same file, byte for byte.",
+            discussion: "Exit status: 0 with the file written, 1 when it cannot be, 64 on a usage error."
         )
 
         @Option(name: .long, help: ArgumentHelp("How many tokens.", valueName: "n"))
@@ -110,7 +111,12 @@ extension TokensCommand {
     /// `fanout tokens convert`.
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Convert a token set from text to binary (or back); binary has no room for fields."
+            abstract: "Convert a token set from text to binary (or back); binary has no room for fields.",
+            discussion: """
+                Exit status: 0 with the file written, 1 when a token is bad (its file, line and \
+                what is wrong on standard error) or a file cannot be read or written, 64 on a \
+                usage error.
+                """
         )
 
         @OptionGroup var input: TokenInputOptions
@@ -134,7 +140,12 @@ extension TokensCommand {
     /// `fanout tokens count`.
     struct Count: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Read a token set as a run would, check every token, and print what it holds."
+            abstract: "Read a token set as a run would, check every token, and print what it holds.",
+            discussion: """
+                Exit status: 0 when every token is good (or --skip-invalid skipped the bad ones), 1 \
+                when one is bad (its file, line and what is wrong on standard error) or the file \
+                cannot be read, 64 on a usage error.
+                """
         )
 
         @OptionGroup var input: TokenInputOptions

@@ -1,3 +1,4 @@
+import FanoutAssembly
 import FanoutReport
 import Foundation
 import Testing
@@ -12,6 +13,8 @@ import Testing
         var abstract: String
         var declaredDefault: String?
         var required: Bool
+        /// The values its help lists (`(values: …)`), when it lists them.
+        var listedValues: [String]?
     }
 
     /// What the tests read of ArgumentParser's `--experimental-dump-help` (its ToolInfo, version 0).
@@ -30,6 +33,7 @@ import Testing
             var abstract: String?
             var defaultValue: String?
             var isOptional: Bool?
+            var allValues: [String]?
         }
 
         struct Name: Decodable {
@@ -39,13 +43,20 @@ import Testing
 
     /// Every option and argument of every subcommand, from ArgumentParser's own description of
     /// the declarations (`--experimental-dump-help`).
-    static let arguments: [Argument] = {
+    static let arguments: [Argument] = described.arguments
+
+    /// The subcommands that run (those without subcommands of their own), `help` aside.
+    static let leaves: [String] = described.leaves
+
+    static let described: (arguments: [Argument], leaves: [String]) = {
         guard let result = try? CommandRunner.run(["--experimental-dump-help"]),
             let data = result.standardOutput.data(using: .utf8),
             let root = try? JSONDecoder().decode(DumpedHelp.self, from: data)
-        else { return [] }
+        else { return ([], []) }
         var arguments: [Argument] = []
+        var leaves: [String] = []
         func walk(_ command: DumpedHelp.Command, _ path: String) {
+            if (command.subcommands ?? []).isEmpty, path != "fanout help" { leaves.append(path) }
             for argument in command.arguments ?? [] {
                 let name = argument.names?.first?.name ?? argument.valueName ?? "?"
                 arguments.append(
@@ -54,7 +65,8 @@ import Testing
                         name: name,
                         abstract: argument.abstract ?? "",
                         declaredDefault: argument.defaultValue,
-                        required: !(argument.isOptional ?? true)
+                        required: !(argument.isOptional ?? true),
+                        listedValues: argument.allValues
                     )
                 )
             }
@@ -63,8 +75,12 @@ import Testing
             }
         }
         walk(root.command, "fanout")
-        return arguments
+        return (arguments, leaves)
     }()
+
+    static func argument(_ command: String, _ name: String) throws -> Argument {
+        try #require(arguments.first { $0.command == command && $0.name == name }, "\(command) --\(name)")
+    }
 
     static func help(_ command: String) throws -> String {
         let words = command.split(separator: " ").dropFirst().map(String.init)
@@ -93,7 +109,9 @@ import Testing
     }
 
     /// Options a command's `validate()` requires though ArgumentParser cannot know it.
-    static let requiredByValidation: Set<String> = ["fanout send --topic"]
+    static let requiredByValidation: Set<String> = [
+        "fanout send --topic", "fanout plan --devices", "fanout plan --deadline", "fanout plan --rtt",
+    ]
 
     /// An option the command cannot do without stands outside brackets in its usage line,
     /// whether ArgumentParser requires it or `validate()` does.
@@ -153,6 +171,53 @@ import Testing
                 "docs/reports.md does not list \(code)"
             )
         }
+    }
+
+    /// Issue #64: every subcommand that runs says its exit statuses in its own help, in one
+    /// form ("Exit status: 0 …"), each code among those `fanout --help` lists.
+    @Test func everySubcommandSaysItsExitStatus() throws {
+        #expect(Self.leaves.count >= 16, "\(Self.leaves)")
+        let listed = try Self.help("fanout").components(separatedBy: "Exit codes").last ?? ""
+        let known = Set(listed.matches(of: /(?m)^\s+(\d+)/).map { Int($0.1)! } + [129, 130, 143])
+        for command in Self.leaves {
+            let help = try Self.help(command).replacing(/\s+/, with: " ")
+            guard let sentence = help.firstMatch(of: /Exit status(?: \([^)]*\))?: (0[^.]*)/) else {
+                Issue.record("\(command) --help says no exit status")
+                continue
+            }
+            // Its numbers, HTTP statuses aside (`answered 403`).
+            let codes = sentence.1.matches(of: /(?:^|[ ,;(])(\d{1,3})(?=[ ,;)])/).map { Int($0.1)! }
+                .filter { !(200...599).contains($0) }
+            #expect(codes.first == 0 && Set(codes).isSubset(of: known), "\(command): \(codes)")
+        }
+    }
+
+    /// Issue #64: what a help lists is what the command takes, and what it says is true of that
+    /// command: `plan --window-refill` lists no value it refuses; `--cores` shows no default
+    /// baked from the machine that printed it; `--output` names every file a run writes; a text
+    /// shared by commands names none of them as the one it speaks of.
+    @Test func helpSaysWhatThisCommandDoes() throws {
+        #expect(try Self.argument("fanout plan", "window-refill").listedValues == ["half", "each-frame"])
+        let refused = try CommandRunner.run(
+            ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--window-refill", "threshold"]
+        )
+        #expect(refused.status == 64)
+        #expect(try Self.argument("fanout plan", "cores").declaredDefault == nil)
+        for command in ["fanout run", "fanout send"] {
+            let output = try Self.argument(command, "output").abstract
+            let named = Set(output.matches(of: /[a-z]+\.(?:json|md|html|hgrm|hlog)/).map { String($0.0) })
+            #expect(named.isSuperset(of: RunSummary.files), "\(command) --output: \(output)")
+        }
+        let subcommands = Set(Self.leaves.map { $0.split(separator: " ")[1] })
+        for argument in Self.arguments {
+            let own = argument.command.split(separator: " ").dropFirst().first
+            for named in argument.abstract.matches(of: /\b([a-z]+) requires it\b/) where subcommands.contains(named.1) {
+                #expect(named.1 == own, "\(argument.command) --\(argument.name): \(argument.abstract)")
+            }
+        }
+        // `send` has no sink in its process.
+        let send = Self.arguments.filter { $0.command == "fanout send" }
+        #expect(send.allSatisfy { $0.abstract.firstMatch(of: /embedded sink/) == nil })
     }
 
     @Test func gateHelpNamesEveryMetric() throws {
