@@ -13,15 +13,21 @@
 /// `note` is called after every request and every wake that answered: two subtractions, a
 /// multiply and an add. Both sinks' instruments keep one a connection (the APNs sink's
 /// `ProviderObserver`, the FCM sink's `FCMConnectionWatch`).
+@usableFromInline
 package struct StreamUse: Sendable, Hashable {
     /// Streams open since `since` (uptime ns).
+    @usableFromInline
     package var level = 0
+    @usableFromInline
     package var since: UInt64 = 0
     /// Stream·nanoseconds since the first request.
+    @usableFromInline
     package var area: UInt64 = 0
     /// The first request's arrival; 0 before it.
+    @usableFromInline
     package var firstRequest: UInt64 = 0
     /// The most streams open at any change: the mean, an average of levels, is never above it.
+    @usableFromInline
     package var peak = 0
 
     package init() {}
