@@ -65,6 +65,9 @@ export FANOUT_REQUIRE_PEERS=1
 step "Every Fanout module a target imports is declared in Package.swift (scripts/lib/imports.py)"
 python3 scripts/lib/imports.py
 
+step "Every package type with inlinable members is @usableFromInline, so that its members inline and specialise in other modules (scripts/lib/inlinable.py)"
+python3 scripts/lib/inlinable.py
+
 step "Build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 
