@@ -32,6 +32,9 @@ public enum JobEvent: Sendable {
     case repeatsReportWritten(path: String)
     /// `--start-at` had passed `late` before the run began: it starts at once.
     case startAtPassed(Date, late: Duration)
+    /// `plan --cost`'s run was flat out (the closed model): its CPU a notification may be well
+    /// short of a paced fan-out's (docs/planning.md).
+    case costFromFlatOut(folder: String)
     /// The run's summary could not be added to `$GITHUB_STEP_SUMMARY`'s file.
     case stepSummaryUnwritable(path: String)
     /// A sink's setup says something to know (`SinkNote`), or a line from it as it serves (a

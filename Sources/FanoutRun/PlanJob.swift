@@ -211,8 +211,10 @@ public struct PlanJob: Sendable {
         case .unknown:
             break
         case .runFolder(let folder):
-            question.cpuMicroseconds = try Self.senderCost(in: folder)
-            question.cpuSource = "measured by the run in \(folder)"
+            let (cost, flatOut) = try Self.senderCost(in: folder)
+            question.cpuMicroseconds = cost
+            question.cpuSource = "measured by the \(flatOut ? "flat-out " : "")run in \(folder)"
+            if flatOut { reporter.report(.costFromFlatOut(folder: folder)) }
         case .calibrate(let notifications):
             var job = try Self.calibration(for: question, notifications: notifications)
             job.apnsSecurity = true
@@ -310,8 +312,9 @@ public struct PlanJob: Sendable {
         }
     }
 
-    /// The sender's CPU µs per notification in a run folder (the median over repeats).
-    static func senderCost(in folder: String) throws -> Double {
+    /// The sender's CPU µs per notification in a run folder (the median over repeats), and
+    /// whether a run was flat out (the closed model).
+    static func senderCost(in folder: String) throws -> (cost: Double, flatOut: Bool) {
         // A cost from a run that measured nothing (no answers, interrupted, …) is the cost of
         // something else: 562 µs a notification from a run that never reached its endpoint.
         let run: RunSet
@@ -330,6 +333,7 @@ public struct PlanJob: Sendable {
         guard !files.isEmpty else {
             throw JobError.input("--cost: \(folder) holds no summary.json (nor repeat-*/summary.json)")
         }
+        var flatOut = false
         let costs = try files.map { file -> Double in
             let summary: SummaryDocument
             do { summary = try SummaryDocument.read(file) } catch { throw JobError.input("--cost: \(error)") }
@@ -338,9 +342,10 @@ public struct PlanJob: Sendable {
                     "--cost: \(file) has no sender CPU per notification (cpu, summary version 3 and later)"
                 )
             }
+            if summary.model == .closed { flatOut = true }
             return cost
         }
-        return costs.sorted()[costs.count / 2]
+        return (costs.sorted()[costs.count / 2], flatOut)
     }
 }
 

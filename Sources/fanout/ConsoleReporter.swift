@@ -98,6 +98,11 @@ final class ConsoleReporter: JobReporter {
                 .error,
                 "warning: --start-at \(TimeNotation.format(startAt)) passed \(milliseconds) ms before the run began: it starts now"
             )
+        case .costFromFlatOut(let folder):
+            return (
+                .error,
+                "warning: --cost \(folder) is a flat-out run (the closed model): its answers come back together and cost the sender least, and plans from such costs were up to 6 times short of cores (docs/planning.md); give --cost a run at the plan's pace on its wire (--rate, --sink-rtt), or --calibrate"
+            )
         case .stepSummaryUnwritable(let path):
             return (.error, "cannot append to $GITHUB_STEP_SUMMARY (\(path))")
         case .sink(let note):

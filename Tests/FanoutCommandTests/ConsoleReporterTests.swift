@@ -44,6 +44,10 @@ import Testing
                 .startAtPassed(Date(timeIntervalSince1970: 0), late: .milliseconds(1250)), .error,
                 "warning: --start-at 1970-01-01T00:00:00.000Z passed 1250 ms before the run began: it starts now"
             ),
+            (
+                .costFromFlatOut(folder: "results/a"), .error,
+                "warning: --cost results/a is a flat-out run (the closed model): its answers come back together and cost the sender least, and plans from such costs were up to 6 times short of cores (docs/planning.md); give --cost a run at the plan's pace on its wire (--rate, --sink-rtt), or --calibrate"
+            ),
             (.stepSummaryUnwritable(path: "/x"), .error, "cannot append to $GITHUB_STEP_SUMMARY (/x)"),
             (.sink(.wire("a 20 ms wire")), .error, "fanout sink: a 20 ms wire"),
             (

@@ -33,6 +33,23 @@ import Testing
         )
     }
 
+    /// Issue #64: a cost from a flat-out run (the closed model) is said to be one, where the
+    /// user would under-buy: its answers come back together and cost least. A paced run's is not.
+    @Test func aCostFromAFlatOutRunIsWarnedOf() throws {
+        let run = NSTemporaryDirectory() + "fanout-plan-flat-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: run) }
+        #expect(try CommandRunner.run(["run", "--count", "3000", "--output", run], timeout: .seconds(60)).status == 0)
+        let question = ["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--cores", "2", "--cost"]
+        let flat = try CommandRunner.run(question + [run])
+        #expect(flat.status == 0, "\(flat.standardError)")
+        #expect(
+            flat.standardError.split(separator: "\n").first.map(String.init)
+                == "warning: --cost \(run) is a flat-out run (the closed model): its answers come back together and cost the sender least, and plans from such costs were up to 6 times short of cores (docs/planning.md); give --cost a run at the plan's pace on its wire (--rate, --sink-rtt), or --calibrate"
+        )
+        let paced = try CommandRunner.run(question + [Self.runFolder])
+        #expect(paced.status == 0 && paced.standardError.isEmpty, "\(paced.standardError)")
+    }
+
     /// `--broadcast`: the broadcast's figures beside the per-token fan-out's, printed and in
     /// plan.json's `broadcast` (the arithmetic: BroadcastPlanTests).
     @Test func aBroadcastPlanIsPrintedAndWritten() throws {
