@@ -484,7 +484,7 @@ package struct DeviceFleet: ~Copyable {
                     token: token,
                     id: notification.id,
                     path: path,
-                    before: chain
+                    onto: chain
                 )
             }
         }
@@ -540,6 +540,8 @@ package struct DeviceFleet: ~Copyable {
 
     /// Return events waiting.
     var returnsWaiting: Int { returns.count }
+    /// Return events parked for notifications still stored.
+    var returnsParked: Int { returns.parked }
     /// When the earliest return event is due, and the latest any was.
     var nextReturn: UInt64? { returns.earliest }
     var latestReturn: UInt64 { returns.latestDue }

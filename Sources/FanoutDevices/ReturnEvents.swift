@@ -64,12 +64,14 @@ package struct ReturnEventView {
 ///
 /// ```
 ///   heap [(due, slot)…] ─► records[slot]: kind, action, delivery time, path number, chain link
-///                          texts[slot × stride ..< +tokenBytes]: the token   [.. +36]: the apns-id
+///                          texts[slot × stride + (0 ..< tokenBytes)]: the token
+///                          texts[slot × stride + (tokenBytes ..< tokenBytes + 36)]: the apns-id
 ///   paths: bytes[…] + (start, count) a path number, found again by its hash
 /// ```
 package struct ReturnEvents {
     struct Record {
-        /// When the device got the notification; while parked, the event's delay from it.
+        /// When the device got the notification; while the event is parked (its notification
+        /// stored), its delay from that delivery instead (the stride leaves no room for both).
         var deliveredAt: UInt64 = 0
         /// The next event parked for the same notification (`noSlot`: none).
         var next = ReturnEvents.noSlot
@@ -80,6 +82,8 @@ package struct ReturnEvents {
         var notCarried: UInt8 = Self.noAction
         var tokenLength: UInt16 = 0
         var idLength: UInt8 = 0
+        /// The token was longer than `tokenBytes`: its first `tokenBytes` are sent.
+        var tokenCut = false
         var path: UInt16 = Self.noPath
 
         static let noAction: UInt8 = .max
@@ -120,7 +124,7 @@ package struct ReturnEvents {
     private var pathNumbers: [UInt64: UInt16] = [:]
     /// Events whose payload named a path when `pathCapacity` were kept already.
     package private(set) var pathsNotKept = 0
-    /// Tokens longer than `tokenBytes`: their first `tokenBytes` are sent.
+    /// Events sent with a token longer than `tokenBytes`: its first `tokenBytes` went out.
     package private(set) var tokensCut = 0
     /// Events parked for stored notifications.
     package private(set) var parked = 0
@@ -160,8 +164,8 @@ package struct ReturnEvents {
         heap.push(ReturnEvent(due: due, slot: slot))
     }
 
-    /// Parks an event of a stored notification, `after` its delivery, ahead of the chain that
-    /// begins at `next` (`noSlot`: none); returns the chain's new first slot.
+    /// Parks an event of a stored notification, `after` its delivery, onto the front of the chain
+    /// that begins at `next` (`noSlot`: none); returns the chain's new first slot.
     mutating func park(
         _ kind: ReturnEventKind,
         after: UInt64,
@@ -170,7 +174,7 @@ package struct ReturnEvents {
         token: UnsafeRawBufferPointer,
         id: UnsafeRawBufferPointer?,
         path: UnsafeRawBufferPointer?,
-        before next: UInt32
+        onto next: UInt32
     ) -> UInt32 {
         parked += 1
         return fill(
@@ -238,7 +242,7 @@ package struct ReturnEvents {
         var record = record
         record.action = action.map { UInt8($0) } ?? Record.noAction
         record.notCarried = notCarried.map { UInt8($0) } ?? Record.noAction
-        if token.count > tokenBytes { tokensCut += 1 }
+        record.tokenCut = token.count > tokenBytes
         record.tokenLength = UInt16(min(token.count, tokenBytes))
         record.idLength = UInt8(min(id?.count ?? 0, Self.idBytes))
         let start = slot * textStride
@@ -306,6 +310,7 @@ package struct ReturnEvents {
                     )
                 }
             }
+            if record.tokenCut { tokensCut += 1 }
             free.append(event.slot)
             taken += 1
         }

@@ -7,7 +7,8 @@ package struct JSONCursor {
     package private(set) var index = 0
     /// Whether the last string read (`string()`, `key()`) held an escape.
     private(set) var lastStringEscaped = false
-    /// Containers deeper than this are refused (as `PayloadSyntax` refuses them).
+    /// Containers nested deeper than this below the value `skipValue` starts at are refused
+    /// (`PayloadSyntax` refuses a payload 64 deep from its root).
     static let maximumDepth = 64
 
     package init(_ bytes: UnsafeRawBufferPointer, at index: Int = 0) {

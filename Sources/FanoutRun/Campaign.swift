@@ -3,6 +3,7 @@ import FanoutClient
 import FanoutNotation
 import FanoutPush
 import FanoutResults
+import FanoutReturn
 import Foundation
 import Histogram
 import NIOConcurrencyHelpers
@@ -19,16 +20,17 @@ import NIOConcurrencyHelpers
 /// ```
 enum Campaign {
     /// One service's half: how many devices it has when that is known ahead (a fleet's draw),
-    /// and the run that sends it, handing its engine over as it starts.
+    /// and the run that sends it, handing its engine (and its return wave, when it sends one)
+    /// to the campaign's `Engines` as they start.
     struct Half: Sendable {
         var service: PushService
         var devices: UInt64?
-        var run: @Sendable (_ started: @escaping @Sendable (LoadEngine) -> Void) throws -> RunSummary
+        var run: @Sendable (_ engines: Engines) throws -> RunSummary
 
         init(
             service: PushService,
             devices: UInt64?,
-            run: @escaping @Sendable (_ started: @escaping @Sendable (LoadEngine) -> Void) throws -> RunSummary
+            run: @escaping @Sendable (_ engines: Engines) throws -> RunSummary
         ) {
             self.service = service
             self.devices = devices
@@ -79,7 +81,7 @@ enum Campaign {
             group.enter()
             Thread {
                 // The half runs outside the lock: the other half runs beside it.
-                let result = Result { try half.run(engines.add) }
+                let result = Result { try half.run(engines) }
                 // A half that could not run ends the campaign: the other is cancelled, not
                 // left to send its whole set for a campaign that has already failed.
                 if case .failure = result { engines.cancel() }
@@ -212,10 +214,19 @@ enum Campaign {
 
     /// The engines of a campaign's halves, stopped together by the first stop signal, or
     /// cancelled when a half fails: an engine added after either is stopped as it is added.
+    /// The return wave's wait for what is still due (`ReturnWaveJob.finish`) ends with them.
     final class Engines: Sendable {
         private let state = NIOLockedValueBox(
-            (engines: [LoadEngine](), signal: StopSignal?.none, cancelled: false)
+            (engines: [LoadEngine](), waves: [ReturnWave](), signal: StopSignal?.none, cancelled: false)
         )
+
+        func add(_ wave: ReturnWave) {
+            let stopped = state.withLockedValue { state in
+                state.waves.append(wave)
+                return state.signal != nil || state.cancelled
+            }
+            if stopped { wave.interrupt() }
+        }
 
         func add(_ engine: LoadEngine) {
             let (signal, cancelled) = state.withLockedValue { state in
@@ -231,19 +242,21 @@ enum Campaign {
 
         /// A half failed: every engine stops, what is in flight failing as cancelled.
         func cancel() {
-            let engines = state.withLockedValue { state in
+            let (engines, waves) = state.withLockedValue { state in
                 state.cancelled = true
-                return state.engines
+                return (state.engines, state.waves)
             }
             for engine in engines { engine.cancel() }
+            for wave in waves { wave.interrupt() }
         }
 
         func stop(by signal: StopSignal) {
-            let engines = state.withLockedValue { state in
+            let (engines, waves) = state.withLockedValue { state in
                 state.signal = state.signal ?? signal
-                return state.engines
+                return (state.engines, state.waves)
             }
             for engine in engines { engine.interrupt(by: signal) }
+            for wave in waves { wave.interrupt() }
         }
     }
 }

@@ -153,16 +153,22 @@ public struct CampaignJob: Sendable {
         var halves: [Campaign.Half] = []
         if apnsCount > 0 {
             halves.append(
-                Campaign.Half(service: .apns, devices: apnsCount) {
-                    rehearsed(try apnsHalf.run(started: $0), devices: apnsCount)
+                Campaign.Half(service: .apns, devices: apnsCount) { engines in
+                    let summary = try apnsHalf.run(
+                        started: engines.add,
+                        waveStarted: engines.add,
+                        progress: nil,
+                        linger: nil
+                    )
+                    return rehearsed(summary, devices: apnsCount)
                 }
             )
         }
         if let fcmHalf {
             halves.append(
-                Campaign.Half(service: .fcm, devices: fcmCount) { started in
+                Campaign.Half(service: .fcm, devices: fcmCount) { engines in
                     defer { companion?.sendsEnded.ended() }
-                    return rehearsed(try fcmHalf.run(started: started), devices: fcmCount)
+                    return rehearsed(try fcmHalf.run(engines), devices: fcmCount)
                 }
             )
         }
@@ -306,13 +312,15 @@ struct FCMHalf: Sendable {
     }
 
     /// Sends the half, blocking; the summary holds its reconciliation with the FCM sink.
-    func run(started: (LoadEngine) -> Void) throws -> RunSummary {
+    func run(_ engines: Campaign.Engines) throws -> RunSummary {
         let wave = try self.wave.flatMap { settings in
             try sink.service.fleet.flatMap { try ReturnWaveJob.start([$0], settings, reporter: reporter) }
         }
         // A half that fails stops its wave; one that ends well has finished it (then a no-op).
         defer { wave?.stop() }
-        var summary = try job.run(configuration, started: started)
+        // A stop signal, or the other half failing, ends its wait for what is still due.
+        if let wave { engines.add(wave) }
+        var summary = try job.run(configuration, started: engines.add)
         sink.drain(grace: .seconds(1))
         if let wave, let settings = self.wave {
             summary.returnWave = try ReturnWaveJob.finish(wave, settings, reporter: reporter)

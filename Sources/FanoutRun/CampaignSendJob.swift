@@ -83,8 +83,8 @@ public struct CampaignSendJob: Sendable {
             }
             return try Campaign.run(
                 [
-                    Campaign.Half(service: .apns, devices: nil) { try apns.run(apnsConfiguration, started: $0) },
-                    Campaign.Half(service: .fcm, devices: nil) { try fcm.run(fcmConfiguration, started: $0) },
+                    Campaign.Half(service: .apns, devices: nil) { try apns.run(apnsConfiguration, started: $0.add) },
+                    Campaign.Half(service: .fcm, devices: nil) { try fcm.run(fcmConfiguration, started: $0.add) },
                 ],
                 fleet: nil,
                 into: directory,

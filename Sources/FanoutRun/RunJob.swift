@@ -233,6 +233,9 @@ public struct RunJob: Sendable {
         let sinkCPUAtStart = ThreadCPUClock.perLoop(of: sinkGroup)
         let report = engine.run(progress: progress)
         let sinkLoopCPU = zip(ThreadCPUClock.perLoop(of: sinkGroup), sinkCPUAtStart).map { $0 &- $1 }
+        // A campaign's wave is the other half's too: its sink keeps delivering what it stored
+        // (and its devices engaging) until the other half has sent everything.
+        if wave != nil { companion?.sendsEnded.wait() }
         sink.drain(grace: .seconds(1))
         let sinkSummary = sink.statistics.summary
         let reconciliation = Reconciliation(
@@ -252,8 +255,6 @@ public struct RunJob: Sendable {
         summary.configuredEndpoint = "the embedded sink (\(security == nil ? "h2c" : "TLS"))"
         summary.scenario = self.sink.scenario.file
         if let wave {
-            // A campaign's wave is finished once the other half's devices have all been sent to.
-            companion?.sendsEnded.wait()
             summary.returnWave = try ReturnWaveJob.finish(wave, returnWave, reporter: reporter)
         }
         summary.sample = sample.map {

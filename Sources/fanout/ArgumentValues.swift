@@ -167,13 +167,8 @@ extension APNsPushType: ExpressibleByArgument {}
 extension TokenFileFormat: ExpressibleByArgument {}
 extension RunMetric: ExpressibleByArgument {}
 extension CapacityPlan.Refill: ExpressibleByArgument {
-    /// What `plan --window-refill` takes: a threshold comes only from a probe (`--probe`), so
-    /// it is neither listed nor read.
-    public init?(argument: String) {
-        guard let refill = Self(rawValue: argument), refill != .threshold else { return nil }
-        self = refill
-    }
-
+    /// What `plan --window-refill` lists: a threshold comes only from a probe (`--probe`), and
+    /// `plan` refuses it given, saying so.
     public static var allValueStrings: [String] { allCases.filter { $0 != .threshold }.map(\.rawValue) }
 }
 extension CIExport.Format: ExpressibleByArgument {}

@@ -595,6 +595,9 @@ struct PlanCommand: ParsableCommand {
             flow.sources.streamWindow = "given"
         }
         if let windowRefill {
+            guard windowRefill != .threshold else {
+                throw ValidationError("--window-refill is half or each-frame (a threshold comes only from --probe).")
+            }
             flow.refill = windowRefill
             flow.sources.refill = "given"
         }

@@ -522,7 +522,7 @@ import Testing
         ),
         (
             ["plan", "--devices", "1M", "--deadline", "5m", "--rtt", "80ms", "--window-refill", "threshold"],
-            "Please provide one of 'half' and 'each-frame'"
+            "--window-refill is half or each-frame"
         ),
         (["sink", "--rtt", "2s", "--bandwidth", "10Gbit"], "over the cap of 64 MiB a connection"),
         (

@@ -229,6 +229,31 @@ import Testing
         #expect(Set(opens.map(\.token)).count == 2000 && wave.devices.tokensCut == nil)
     }
 
+    /// A campaign's wave waits for what is still due, and a stop signal ends that wait at once
+    /// (the halves' engines, done sending, are not what it stops): the folders are written,
+    /// the opens not yet due counted not sent.
+    @Test func aStopSignalEndsTheCampaignsWaitForItsWave() throws {
+        let backend = try CountingBackend()
+        defer { backend.close() }
+        let folder = NSTemporaryDirectory() + "fanout-wave-fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try InterruptionTests.start([
+            "run", "--fleet", "apns=50%,fcm=50%", "--count", "2000", "--sink-device-open", "100%",
+            "--sink-device-open-after", "fixed:10m", "--sink-return-to", backend.url, "--output", folder,
+        ])
+        defer { run.interrupt() }
+        // The APNs half's media downloads (about 1,000) go at delivery; the opens are 10 minutes off.
+        try InterruptionTests.waitUntil("the APNs half's media downloads", timeout: .seconds(60)) {
+            backend.count >= 900
+        }
+        run.interrupt()
+        let ended = try run.wait(timeout: .seconds(30))
+        #expect(ended.status == 0, "\(ended.errors)")
+        let wave = try #require(try CommandRunner.summary(in: folder + "/apns").returnWave)
+        #expect(wave.notSent == 2_000 && wave.devices.opens == 2_000 && backend.all.count { $0.event == "open" } == 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/" + CampaignDocument.fileName))
+    }
+
     /// `run --fleet --sample`: the campaign's rehearsal is the sample's devices at the campaign's
     /// rates, each half its share, the devices' delays compressed as the schedule is; every
     /// folder and the console say so first.

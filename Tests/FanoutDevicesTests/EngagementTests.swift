@@ -316,9 +316,9 @@ import Testing
         #expect(seen.map(\.0) == [10, 20, 30] && seen.map(\.1) == ["token1", "token3", "token4"])
         #expect(seen.map(\.2) == [nil, nil, "/p0"])
         #expect(events.count == 2 && events.earliest == 40 && events.latestDue == 50)
-        // A path met again is the same path; a token over 64 bytes is cut and counted.
+        // A path met again is the same path; a token over 64 bytes is cut, and counted as sent.
         Self.add(&events, due: 60, token: String(repeating: "f", count: 70), path: "/p0")
-        #expect(events.tokensCut == 1)
+        #expect(events.tokensCut == 0)
         var last: (String, String?) = ("", nil)
         _ = events.takeDue(now: .max, limit: 10) { event in
             last = (
@@ -326,6 +326,7 @@ import Testing
             )
         }
         #expect(last.0 == String(repeating: "f", count: 64) && last.1 == "/p0" && events.count == 0)
+        #expect(events.tokensCut == 1)
     }
 
     @Test func pathsPastTheCapacityGoToTheDefaultAndAreCounted() {
@@ -411,11 +412,13 @@ import Testing
         Self.deliver(&fleet, token: "twice", body: Self.poll, at: t0 + second)
         Self.deliver(&fleet, token: "once", body: Self.poll, at: t0)
         #expect(fleet.counts.discardedReplaced == 1 && fleet.returnsWaiting == 0)
+        // The replaced notification's two events dropped; the kept two's parked, two each.
+        #expect(fleet.returnsParked == 4)
         #expect(fleet.engaged.mediaFetches == 0 && fleet.engaged.opens == 0)
         fleet.advance(to: t0 + 4 * second)
         #expect(fleet.returnsWaiting == 0)
         fleet.advance(to: t0 + 6 * second)
-        #expect(fleet.counts.deliveredFromStorage == 2 && fleet.engaged.fromStorage == 2)
+        #expect(fleet.counts.deliveredFromStorage == 2 && fleet.engaged.fromStorage == 2 && fleet.returnsParked == 0)
         #expect(fleet.engaged.mediaFetches == 2 && fleet.engaged.opens == 2 && fleet.engaged.actions == [2])
         var events: [(ReturnEventKind, String, UInt64, UInt64, String?)] = []
         _ = fleet.takeReturns(now: .max, limit: .max) { event in
@@ -440,7 +443,10 @@ import Testing
         var disabled = DeviceFleet(settings: lost)
         Self.deliver(&disabled, token: "disabled", body: Self.poll, at: t0)
         disabled.advance(to: t0 + 10 * second)
-        #expect(disabled.counts.discardedDisabledFromStorage == 1 && disabled.returnsWaiting == 0)
+        #expect(
+            disabled.counts.discardedDisabledFromStorage == 1 && disabled.returnsWaiting == 0
+                && disabled.returnsParked == 0
+        )
         #expect(disabled.engaged.opens == 0 && disabled.engaged.mediaFetches == 0 && disabled.engaged.fromStorage == 0)
         var expiring = DeviceFleet(settings: settings)
         Array("expiring".utf8).withUnsafeBytes { token in
@@ -453,6 +459,26 @@ import Testing
         }
         expiring.advance(to: t0 + 10 * second)
         #expect(expiring.counts.discardedExpired == 1 && expiring.returnsWaiting == 0 && expiring.engaged.opens == 0)
+        #expect(expiring.returnsParked == 0)
+
+        // FCM keeps a message a collapse key: a newer one with the key replaces the stored one,
+        // its events with it.
+        var fcm = settings
+        fcm.service = .fcm
+        var collapsing = DeviceFleet(settings: fcm)
+        for at in [t0, t0 + second] {
+            Array("fcm-device".utf8).withUnsafeBytes { token in
+                Array(Self.poll.utf8).withUnsafeBytes { body in
+                    var notification = DeviceNotification(token: TokenList.hash(token), collapse: 7)
+                    notification.tokenText = token
+                    notification.body = body
+                    _ = collapsing.accept(notification, now: at)
+                }
+            }
+        }
+        #expect(collapsing.counts.discardedReplaced == 1 && collapsing.returnsParked == 2)
+        collapsing.advance(to: t0 + 6 * second)
+        #expect(collapsing.returnsParked == 0 && collapsing.returnsWaiting == 2 && collapsing.engaged.opens == 1)
     }
 
     /// An FCM fleet keeps a registration token whole (up to 200 bytes) in its events; APNs'
@@ -480,7 +506,7 @@ import Testing
     /// delay, told with their counts; dropped ones never come out, and their slots are reused.
     @Test func parkedEventsAreReleasedOrDropped() {
         var events = ReturnEvents()
-        func park(_ kind: ReturnEventKind, after: UInt64, token: String, before chain: UInt32) -> UInt32 {
+        func park(_ kind: ReturnEventKind, after: UInt64, token: String, onto chain: UInt32) -> UInt32 {
             Array(token.utf8).withUnsafeBytes { token in
                 events.park(
                     kind,
@@ -490,7 +516,7 @@ import Testing
                     token: token,
                     id: nil,
                     path: nil,
-                    before: chain
+                    onto: chain
                 )
             }
         }
@@ -498,11 +524,15 @@ import Testing
             .open,
             after: 7,
             token: "kept",
-            before: park(.media, after: 0, token: "kept", before: ReturnEvents.noSlot)
+            onto: park(.media, after: 0, token: "kept", onto: ReturnEvents.noSlot)
         )
-        let dropped = park(.open, after: 3, token: "dropped", before: ReturnEvents.noSlot)
+        let dropped = park(.open, after: 3, token: "dropped", onto: ReturnEvents.noSlot)
         #expect(events.parked == 3 && events.count == 0)
         events.drop(dropped)
+        // Its slot is the next one filled.
+        let again = park(.media, after: 0, token: "again", onto: ReturnEvents.noSlot)
+        #expect(again == dropped && events.parked == 3)
+        events.drop(again)
         var chain = kept
         var told: [(ReturnEventKind, Int?, Int?)] = []
         while let event = events.release(&chain, deliveredAt: 100) {
