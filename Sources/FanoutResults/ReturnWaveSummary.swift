@@ -171,8 +171,8 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         /// Deliveries from storage (devices that came back): their events fall due from the
         /// delivery, as a device's at once does.
         public var fromStorage = 0
-        /// Tokens longer than the wave keeps (64 bytes for APNs, 200 for FCM), sent cut (`nil`:
-        /// none, and in older folders).
+        /// Events sent with their token cut: longer than the wave keeps (64 bytes for APNs, 200
+        /// for FCM) (`nil`: none, and in older folders).
         public var tokensCut: Int?
         /// Actions run in the background (the category file's): a request each, no open
         /// (`nil` in folders from before category files).
@@ -305,7 +305,7 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
             lines.append("  \(devices.fromStorage) deliveries from storage: their devices engaged from the delivery")
         }
         if let cut = devices.tokensCut, cut > 0 {
-            lines.append("  \(cut) tokens longer than the wave keeps were sent cut (64 bytes for APNs, 200 for FCM)")
+            lines.append("  \(cut) events were sent with their token cut (the wave keeps 64 bytes for APNs, 200 for FCM)")
         }
         if let peak { lines.append("  peak \(peak.offered) requests/s offered in second \(peak.second)") }
         lines.append("  latency from due \(latency.text); service \(service.text)")
