@@ -214,6 +214,11 @@ import Testing
         #expect(plan.machines == 9)
         #expect(plan.binding == .roundTrips && plan.machineBinding == .networkInterface)
         #expect(CapacityPlanTests.figures(plan.text)["machines bound by"] == "the network interface")
+        // Issue #64: one machine names no bound of machines, in the text or plan.json.
+        question.devices = 1_000_000
+        let one = CapacityPlan(question)
+        #expect(one.machines == 1 && one.machineBinding == nil)
+        #expect(CapacityPlanTests.figures(one.text)["machines bound by"] == nil)
     }
 
     /// Every figure says where it came from.

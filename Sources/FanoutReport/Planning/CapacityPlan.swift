@@ -345,7 +345,9 @@ public struct CapacityPlan: Sendable {
         }
         if let pace { rate = min(rate, pace) }
         binding = quotaBinds ? .quota : perConnection < connectionCeiling ? .cpu : connectionBinding
-        if let machines, machines > 1 || coreCeiling != nil {
+        // Said when something asks for more than one machine (docs/planning.md): one machine is
+        // bound by nothing worth naming.
+        if let machines, machines > 1 {
             let cpuMachines = cores.map { Int(saturating: ($0 / Double(question.coresPerMachine)).rounded(.up)) } ?? 0
             machineBinding = interfaceMachines >= cpuMachines ? .networkInterface : .cpu
         } else {
