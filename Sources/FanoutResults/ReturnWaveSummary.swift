@@ -305,7 +305,9 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
             lines.append("  \(devices.fromStorage) deliveries from storage: their devices engaged from the delivery")
         }
         if let cut = devices.tokensCut, cut > 0 {
-            lines.append("  \(cut) events were sent with their token cut (the wave keeps 64 bytes for APNs, 200 for FCM)")
+            lines.append(
+                "  \(cut) events were sent with their token cut (the wave keeps 64 bytes for APNs, 200 for FCM)"
+            )
         }
         if let peak { lines.append("  peak \(peak.offered) requests/s offered in second \(peak.second)") }
         lines.append("  latency from due \(latency.text); service \(service.text)")
