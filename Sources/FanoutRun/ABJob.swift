@@ -48,6 +48,8 @@ public struct ABJob: Sendable {
                 "--output \(output) holds earlier results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
             )
         }
+        // Said before the runs, not only after them (#64): a user would wait for a verdict.
+        if pairs < PairedComparison.minimumPairs { reporter.report(.fewPairs(pairs)) }
         var values: [RunMetric: [(a: Double, b: Double)]] = [:]
         var place = (pair: 1, side: "a")
         do {

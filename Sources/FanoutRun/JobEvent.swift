@@ -32,6 +32,9 @@ public enum JobEvent: Sendable {
     case repeatsReportWritten(path: String)
     /// `--start-at` had passed `late` before the run began: it starts at once.
     case startAtPassed(Date, late: Duration)
+    /// `ab --repeat` asked fewer pairs than measure the noise (`PairedComparison.minimumPairs`):
+    /// no verdict will come.
+    case fewPairs(Int)
     /// `plan --cost`'s run was flat out (the closed model): its CPU a notification may be well
     /// short of a paced fan-out's (docs/planning.md).
     case costFromFlatOut(folder: String)

@@ -98,6 +98,11 @@ final class ConsoleReporter: JobReporter {
                 .error,
                 "warning: --start-at \(TimeNotation.format(startAt)) passed \(milliseconds) ms before the run began: it starts now"
             )
+        case .fewPairs(let pairs):
+            return (
+                .error,
+                "warning: --repeat \(pairs): \(pairs) pair\(pairs == 1 ? "" : "s") cannot measure the noise, so no verdict will be given (at least \(PairedComparison.minimumPairs) can; 5 or more narrow the interval)"
+            )
         case .costFromFlatOut(let folder):
             return (
                 .error,

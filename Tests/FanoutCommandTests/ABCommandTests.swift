@@ -16,8 +16,12 @@ import Testing
             ["ab", fanout, fanout, "--repeat", "2", "--output", folder, "--", "run", "--count", "2000"],
             timeout: .seconds(240)
         )
-        // Two pairs cannot measure the noise: no verdict, whatever the runs measured.
+        // Two pairs cannot measure the noise: no verdict, whatever the runs measured; said first.
         #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardError.split(separator: "\n").first
+                == "warning: --repeat 2: 2 pairs cannot measure the noise, so no verdict will be given (at least 3 can; 5 or more narrow the interval)"
+        )
         let expected =
             "ab: noise unknown: 2 pairs cannot tell a difference from the noise (at least 3 can; 5 or more narrow the interval)"
         #expect(lines(of: result.standardOutput, keyed: "ab: ") == [expected], "\(result.standardOutput)")

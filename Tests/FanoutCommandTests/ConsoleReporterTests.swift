@@ -45,6 +45,10 @@ import Testing
                 "warning: --start-at 1970-01-01T00:00:00.000Z passed 1250 ms before the run began: it starts now"
             ),
             (
+                .fewPairs(1), .error,
+                "warning: --repeat 1: 1 pair cannot measure the noise, so no verdict will be given (at least 3 can; 5 or more narrow the interval)"
+            ),
+            (
                 .costFromFlatOut(folder: "results/a"), .error,
                 "warning: --cost results/a is a flat-out run (the closed model): its answers come back together and cost the sender least, and plans from such costs were up to 6 times short of cores (docs/planning.md); give --cost a run at the plan's pace on its wire (--rate, --sink-rtt), or --calibrate"
             ),
