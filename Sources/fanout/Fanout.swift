@@ -37,7 +37,7 @@ struct Fanout: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, SendCommand.self, PlanCommand.self, SearchCommand.self, GateCommand.self,
             CompareCommand.self,
-            MergeCommand.self, ClusterCommand.self, ExportCommand.self, ABCommand.self,
+            MergeCommand.self, ClusterCommand.self, ExportCommand.self, ReportCommand.self, ABCommand.self,
             PayloadCommand.self,
             TokensCommand.self,
             SinkCommand.self,

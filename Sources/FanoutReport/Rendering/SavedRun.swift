@@ -1,0 +1,53 @@
+import FanoutFiles
+import FanoutMeasure
+import FanoutResults
+import Foundation
+import Histogram
+
+/// A run's folder read back (`fanout report DIR`): its `summary.json`, and every latency its
+/// `latency.hlog` logged, from which this build draws the folder's summary and report page again,
+/// as vegeta's `report` and k6's summary export do for theirs.
+///
+/// ```
+///   DIR/summary.json ──► SummaryDocument ──┬─► MarkdownSummary (summary.md's text)
+///   DIR/latency.hlog ──► each second's ────┘─► HTMLReport (report.html)
+///                        histogram, summed
+/// ```
+public struct SavedRun {
+    public let summary: SummaryDocument
+    /// Every latency the run logged; empty for a folder without `latency.hlog` (a sink's).
+    public let latency: Histogram<UInt64>
+
+    /// Reads `directory`; the error says which file and what is wrong with it.
+    public init(directory: String) throws(ResultsError) {
+        let summaryPath = directory + "/summary.json"
+        guard FileManager.default.fileExists(atPath: summaryPath) else {
+            let repeats =
+                (try? FileManager.default.contentsOfDirectory(atPath: directory))?
+                .filter { $0.hasPrefix("repeat-") } ?? []
+            throw ResultsError(
+                .unreadable,
+                repeats.isEmpty
+                    ? "\(directory) holds no summary.json: it is not a run's folder"
+                    : "\(directory) is a folder of repeats: give one of them (\(directory)/repeat-1), or compare them with fanout compare"
+            )
+        }
+        summary = try SummaryDocument.read(summaryPath)
+        var latency = makeMicrosecondHistogram()
+        let logPath = directory + "/latency.hlog"
+        if FileManager.default.fileExists(atPath: logPath) {
+            let log: String
+            do { log = try String(contentsOfFile: logPath, encoding: .utf8) } catch {
+                throw ResultsError(.unreadable, "cannot read \(logPath): \(error.reason)")
+            }
+            for entry in try IntervalLog.read(log, file: logPath).entries { latency.add(entry.histogram.unpacked()) }
+        }
+        self.latency = latency
+    }
+
+    /// `summary.md`'s text.
+    public var markdown: String { MarkdownSummary(summary: summary).text }
+
+    /// `report.html` as this build draws it.
+    public var html: String { HTMLReport(summary: summary, latency: latency).html }
+}
