@@ -83,15 +83,7 @@ package struct JSONCursor {
 
     /// Enters an object: `{`, and whether it is empty (then its `}` is read too).
     package mutating func enterObject() -> (entered: Bool, empty: Bool) {
-        skipSpaces()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return (false, false) }
-        index += 1
-        skipSpaces()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return (true, true)
-        }
-        return (true, false)
+        enter(UInt8(ascii: "{"), closedBy: UInt8(ascii: "}"))
     }
 
     /// A member's key and its colon; the cursor is then at the value.
@@ -105,43 +97,39 @@ package struct JSONCursor {
 
     /// After a member's value: `true` when another member follows (its `,` read), `false` at
     /// the object's `}` (read), `nil` when neither comes.
-    package mutating func nextMember() -> Bool? {
-        skipSpaces()
-        guard index < bytes.count else { return nil }
-        switch bytes[index] {
-        case UInt8(ascii: ","):
-            index += 1
-            return true
-        case UInt8(ascii: "}"):
-            index += 1
-            return false
-        default: return nil
-        }
-    }
+    package mutating func nextMember() -> Bool? { next(closedBy: UInt8(ascii: "}")) }
 
     /// Enters an array: `[`, and whether it is empty (then its `]` is read too).
     package mutating func enterArray() -> (entered: Bool, empty: Bool) {
+        enter(UInt8(ascii: "["), closedBy: UInt8(ascii: "]"))
+    }
+
+    /// After an element: `true` when another follows (its `,` read), `false` at the array's `]`
+    /// (read), `nil` when neither comes.
+    package mutating func nextElement() -> Bool? { next(closedBy: UInt8(ascii: "]")) }
+
+    /// Enters the container that `open` begins and `close` ends.
+    private mutating func enter(_ open: UInt8, closedBy close: UInt8) -> (entered: Bool, empty: Bool) {
         skipSpaces()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return (false, false) }
+        guard index < bytes.count, bytes[index] == open else { return (false, false) }
         index += 1
         skipSpaces()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+        if index < bytes.count, bytes[index] == close {
             index += 1
             return (true, true)
         }
         return (true, false)
     }
 
-    /// After an element: `true` when another follows (its `,` read), `false` at the array's `]`
-    /// (read), `nil` when neither comes.
-    package mutating func nextElement() -> Bool? {
+    /// After a value in the container that `close` ends: `,` (another follows) or `close`.
+    private mutating func next(closedBy close: UInt8) -> Bool? {
         skipSpaces()
         guard index < bytes.count else { return nil }
         switch bytes[index] {
         case UInt8(ascii: ","):
             index += 1
             return true
-        case UInt8(ascii: "]"):
+        case close:
             index += 1
             return false
         default: return nil
