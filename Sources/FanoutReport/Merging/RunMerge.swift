@@ -113,7 +113,7 @@ public struct RunMerge {
             ).document
     }
 
-    private static func read(_ directory: String) throws(ResultsError) -> Shard {
+    static func read(_ directory: String) throws(ResultsError) -> Shard {
         let summaryPath = directory + "/summary.json"
         let logPath = directory + "/latency.hlog"
         let summary = try SummaryDocument.read(summaryPath)

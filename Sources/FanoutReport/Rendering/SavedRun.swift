@@ -1,4 +1,3 @@
-import FanoutFiles
 import FanoutMeasure
 import FanoutResults
 import Foundation
@@ -15,7 +14,7 @@ import Histogram
 /// ```
 public struct SavedRun {
     public let summary: SummaryDocument
-    /// Every latency the run logged; empty for a folder without `latency.hlog` (a sink's).
+    /// Every latency the run logged.
     public let latency: Histogram<UInt64>
 
     /// Reads `directory`; the error says which file and what is wrong with it.
@@ -32,16 +31,11 @@ public struct SavedRun {
                     : "\(directory) is a folder of repeats: give one of them (\(directory)/repeat-1), or compare them with fanout compare"
             )
         }
-        summary = try SummaryDocument.read(summaryPath)
+        // As a merge reads a shard: the two files, and whether the log holds what the summary counts.
+        let folder = try RunMerge.read(directory)
+        summary = folder.summary
         var latency = makeMicrosecondHistogram()
-        let logPath = directory + "/latency.hlog"
-        if FileManager.default.fileExists(atPath: logPath) {
-            let log: String
-            do { log = try String(contentsOfFile: logPath, encoding: .utf8) } catch {
-                throw ResultsError(.unreadable, "cannot read \(logPath): \(error.reason)")
-            }
-            for entry in try IntervalLog.read(log, file: logPath).entries { latency.add(entry.histogram.unpacked()) }
-        }
+        for entry in folder.entries { latency.add(entry.histogram.unpacked()) }
         self.latency = latency
     }
 
