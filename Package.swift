@@ -508,7 +508,7 @@ let package = Package(
                 "FanoutMeasure", "FanoutTokens",
                 "FanoutReport",
                 "FanoutAssembly",
-                "FanoutResults",
+                "FanoutResults", "FanoutFiles",
                 "FanoutNotation",
                 "FanoutHTTP2",
                 "FanoutRun",

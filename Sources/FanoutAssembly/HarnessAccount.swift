@@ -22,9 +22,13 @@ import Foundation
 /// When the requests' apns-ids are timed and the endpoint is a Fanout sink, its answers say when
 /// they were written and what the scenario held them (`TimedAPNsID`), so for those the harness's
 /// whole share is measured answer by answer — the latency less the hold — and so is the way
-/// back. Without them, the largest part's p99 is given: a lower bound. When the harness's own
-/// delay at p99 exceeds `maxShare` of the measured p99 the run is harness-bound: its figures
-/// describe Fanout on this machine more than the endpoint.
+/// back. Without them, the largest part's p99 is given: a lower bound.
+///
+/// One rule, with no exception: when the harness's own delay at p99 exceeds `maxShare` of the
+/// measured p99 the run is harness-bound, its figures describing Fanout on this machine more
+/// than the endpoint. A run against an embedded sink that answers at once has no endpoint time
+/// in it at all; it is a self-measurement (`selfMeasurement`), labelled so wherever the rule's
+/// verdict is shown, and harness-bound by the same rule (its own delay is all of its latency).
 public struct HarnessAccount: Sendable {
     public var senderLoopLag: DelayPercentiles
     public var readDelay: DelayPercentiles
@@ -50,9 +54,10 @@ public struct HarnessAccount: Sendable {
     public var senderThreads: Int
     public var cores: Int
     /// The embedded sink holds no answer and has no wire in front of it (`fanout run` as it
-    /// ships): every microsecond of the latency is Fanout's own, so the run measures Fanout's
-    /// ceiling on this machine and is never "harness-bound" — there is no endpoint to hide.
-    public var sinkAnswersAtOnce = false
+    /// ships): every microsecond of the latency is Fanout's own, so the run is a
+    /// self-measurement of Fanout's ceiling on this machine. The rule is the same for it
+    /// (`isBound`); this labels what it measured and what to change.
+    public var selfMeasurement = false
 
     public init(
         report: LoadEngine.Report,
@@ -123,8 +128,8 @@ public struct HarnessAccount: Sendable {
     public var share: Double { measuredP99 == 0 ? 0 : min(1, Double(ownP99) / Double(measuredP99)) }
 
     /// Whether the harness accounts for more of the measured p99 than `maxShare`, hiding an
-    /// endpoint's (or a sink's hold's) share.
-    public var isBound: Bool { !sinkAnswersAtOnce && share > maxShare }
+    /// endpoint's (or a sink's hold's) share: the one rule, self-measurements included.
+    public var isBound: Bool { share > maxShare }
 
     /// A loop busier than this share of a core is the one that makes the others wait.
     static let saturated = 0.8
@@ -134,6 +139,7 @@ public struct HarnessAccount: Sendable {
     /// was busy most of the time), else what the figures do show.
     public var guidance: [String] {
         guard isBound else { return [] }
+        if selfMeasurement { return [Self.endpointTimeAdvice] }
         var advice: [String] = []
         let sinkThreads = sink?.loopUtilisation.count ?? 0
         let busiestSender = senderUtilisation.max() ?? 0
@@ -173,6 +179,10 @@ public struct HarnessAccount: Sendable {
         return advice
     }
 
+    /// What a self-measurement lacks, and how to put it in.
+    static let endpointTimeAdvice =
+        "to measure an endpoint rather than Fanout, put an endpoint's time in: --sink-latency, --sink-rtt or --sink-scenario (or send to one with fanout send)"
+
     /// `summary.json`'s `harness` object.
     var document: SummaryDocument.Harness {
         SummaryDocument.Harness(
@@ -193,6 +203,7 @@ public struct HarnessAccount: Sendable {
             shareOfP99: share,
             maxShare: maxShare,
             bound: isBound,
+            selfMeasurement: selfMeasurement,
             guidance: guidance
         )
     }
@@ -213,16 +224,17 @@ public struct HarnessAccount: Sendable {
                 }
                     ?? ""),
         ]
-        if sinkAnswersAtOnce {
-            lines.append(
-                "the embedded sink answers at once (no hold, no wire): this run measures Fanout's own ceiling on this machine, and its latency is all Fanout's own (--sink-latency, --sink-rtt or --sink-scenario put an endpoint's time in)"
-            )
-        }
         if isBound {
             lines.append(
-                "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99, above --max-harness-share \(percentText(maxShare)): these figures measure the harness more than the endpoint"
+                selfMeasurement
+                    ? "HARNESS-BOUND, a self-measurement: the embedded sink answers at once (no hold, no wire), so Fanout's own delay is \(percentText(share)) of the measured p99, above --max-harness-share \(percentText(maxShare)): these figures are Fanout's own ceiling on this machine, not an endpoint's latency"
+                    : "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99, above --max-harness-share \(percentText(maxShare)): these figures measure the harness more than the endpoint"
             )
             lines += guidance.map { "  - \($0)" }
+        } else if selfMeasurement {
+            lines.append(
+                "a self-measurement: the embedded sink answers at once (no hold, no wire), so its latency is Fanout's own"
+            )
         }
         return lines
     }

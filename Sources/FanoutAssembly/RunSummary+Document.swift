@@ -75,6 +75,7 @@ extension RunSummary {
         )
         document.returnWave = returnWave
         document.sample = sample
+        document.command = Invocation.command
         return document
     }
 
@@ -230,7 +231,8 @@ extension RunSummary {
             warmUpSeconds: model.warmUp.seconds,
             maxLagSeconds: model.maxLag.seconds,
             maxHarnessShare: model.maxHarnessShare,
-            scenario: scenario
+            scenario: scenario,
+            abortOn: model.abort.map { $0.conditions.map(\.description) }
         )
     }
 }

@@ -78,7 +78,7 @@ extension RunSummary {
             if let kept = open.keptUpLine {
                 lines.append(
                     "did not keep up: \(kept)"
-                        + (sinkAnswersAtOnce
+                        + (selfMeasurement
                             ? " (the embedded sink answers at once: this is Fanout's own ceiling here)" : "")
                 )
             }

@@ -69,8 +69,8 @@ public struct RunSummary: Sendable {
     /// A scaled rehearsal's terms (`fanout run --sample`), said first in every report.
     public var sample: SampleSummary?
 
-    /// The embedded sink held no answer and had no wire (`HarnessAccount.sinkAnswersAtOnce`).
-    public var sinkAnswersAtOnce = false
+    /// The embedded sink held no answer and had no wire (a self-measurement, `HarnessAccount.selfMeasurement`).
+    public var selfMeasurement = false
 
     /// How much of the measured latency the harness accounts for.
     public var harness: HarnessAccount {
@@ -80,7 +80,7 @@ public struct RunSummary: Sendable {
             maxShare: configuration.shape.model.maxHarnessShare,
             cores: environment.cores
         )
-        account.sinkAnswersAtOnce = sinkAnswersAtOnce
+        account.selfMeasurement = selfMeasurement
         return account
     }
 

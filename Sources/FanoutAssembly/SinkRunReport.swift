@@ -303,6 +303,7 @@ public struct SinkRunReport: Sendable {
             broadcast: m.broadcast
         )
         document.returnWave = m.returnWave
+        document.command = Invocation.command
         return document
     }
 

@@ -11,6 +11,29 @@ public enum FanoutVersion {
     public static let current = "0.2.0"
 }
 
+/// The command line that wrote a results file, as a person would type it again: `fanout …`
+/// with each argument shell-quoted where it needs to be. `nil` when the process is not the
+/// `fanout` executable (a test, or a program using the library), whose arguments are not a
+/// Fanout command.
+public enum Invocation {
+    public static var command: String? { command(CommandLine.arguments) }
+
+    package static func command(_ arguments: [String]) -> String? {
+        guard let program = arguments.first, program.split(separator: "/").last == "fanout" else { return nil }
+        return arguments.map(shellQuoted).joined(separator: " ")
+    }
+
+    /// `'…'` around a word a POSIX shell would split or expand, a `'` in it written `'\''`.
+    public static func shellQuoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { Self.plain.contains($0) }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    private static let plain = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,@%+-"
+    )
+}
+
 /// Where a run ran: what `summary.json` records so that runs on different machines or builds
 /// are not compared as if they were alike.
 public struct RunEnvironment: Codable, Sendable, Hashable {

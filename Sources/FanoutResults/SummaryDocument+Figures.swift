@@ -120,6 +120,9 @@ extension SummaryDocument {
         public var shareOfP99: Double
         public var maxShare: Double
         public var bound: Bool
+        /// The embedded sink answered at once: no endpoint's time is in the latency, which is
+        /// all Fanout's own (`fanout run` as it ships). Absent from files written before it was (read as false).
+        public var selfMeasurement: Bool?
         public var guidance: [String]
 
         enum CodingKeys: String, CodingKey {
@@ -132,6 +135,7 @@ extension SummaryDocument {
             case shareOfP99 = "share_of_p99"
             case maxShare = "max_share"
             case bound, guidance
+            case selfMeasurement = "self_measurement"
         }
         public init(
             sender: Sender,
@@ -144,6 +148,7 @@ extension SummaryDocument {
             shareOfP99: Double,
             maxShare: Double,
             bound: Bool,
+            selfMeasurement: Bool? = nil,
             guidance: [String]
         ) {
             self.sender = sender
@@ -156,6 +161,7 @@ extension SummaryDocument {
             self.shareOfP99 = shareOfP99
             self.maxShare = maxShare
             self.bound = bound
+            self.selfMeasurement = selfMeasurement
             self.guidance = guidance
         }
     }

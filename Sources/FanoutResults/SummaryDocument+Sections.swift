@@ -162,6 +162,9 @@ extension SummaryDocument {
         /// The scenario file that applied (`fanout run --sink-scenario`, `send --scenario`,
         /// `sink --scenario`): its path and SHA-256; `null` for none (schema 7).
         @Nullable public var scenario: FileUse? = nil
+        /// `--abort-on`'s conditions as written (an added, optional field): absent without them
+        /// and in older folders. The run's verdict is theirs (`aborted`, or every one held).
+        public var abortOn: [String]? = nil
 
         enum CodingKeys: String, CodingKey {
             case endpoint, connections
@@ -179,6 +182,7 @@ extension SummaryDocument {
             case maxLagSeconds = "max_lag_seconds"
             case maxHarnessShare = "max_harness_share"
             case scenario
+            case abortOn = "abort_on"
         }
 
         /// Each setting by its key, as text (`nil` for none), in key order: what report.html
@@ -193,8 +197,12 @@ extension SummaryDocument {
                 (.pushType, pushType), (.schedule, text(schedule)), (.streamTimeoutSeconds, text(streamTimeoutSeconds)),
                 (.streamsPerConnection, text(streamsPerConnection)), (.tokenAuth, text(tokenAuth)), (.tokens, tokens),
                 (.topic, topic), (.warmUpSeconds, text(warmUpSeconds)), (.scenario, scenario?.description),
+                (.abortOn, abortOn?.joined(separator: "; ")),
             ]
-            return rows.filter { $0.0 != .maxHarnessShare || maxHarnessShare != nil }.map { ($0.0.rawValue, $0.1) }
+            return rows.filter {
+                ($0.0 != .maxHarnessShare || maxHarnessShare != nil) && ($0.0 != .abortOn || abortOn != nil)
+            }
+            .map { ($0.0.rawValue, $0.1) }
         }
         public init(
             endpoint: String,
@@ -215,7 +223,8 @@ extension SummaryDocument {
             warmUpSeconds: Double,
             maxLagSeconds: Double,
             maxHarnessShare: Double? = nil,
-            scenario: FileUse? = nil
+            scenario: FileUse? = nil,
+            abortOn: [String]? = nil
         ) {
             self.endpoint = endpoint
             self.connections = connections
@@ -236,6 +245,7 @@ extension SummaryDocument {
             self.maxLagSeconds = maxLagSeconds
             self.maxHarnessShare = maxHarnessShare
             self.scenario = scenario
+            self.abortOn = abortOn
         }
     }
     /// When sending began, RFC 3339 to the millisecond, and where.

@@ -131,6 +131,9 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
     /// A run of 10 s or less: what finished in each 100 ms (an added, optional field); absent
     /// for longer runs and in older folders.
     public var fineIntervals: FineIntervals? = nil
+    /// The command line that ran it (`Invocation.command`; an added, optional field): absent
+    /// when the library ran it, in a merge, and in older folders.
+    public var command: String? = nil
 
     /// Every field written; `SummaryMerge` switches over them all, so a new one says how shards
     /// merge it before it compiles.
@@ -165,6 +168,7 @@ public struct SummaryDocument: Codable, Sendable, Equatable {
         case sample
         case aborted
         case fineIntervals = "fine_intervals"
+        case command
     }
 
     /// `fanout sink --output`'s folder.

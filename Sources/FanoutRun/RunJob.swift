@@ -268,7 +268,7 @@ public struct RunJob: Sendable {
         sinkDelays.loopUtilisation = sinkLoopCPU.map { seconds > 0 ? Double($0) / 1e9 / seconds : 0 }
         summary.sinkDelays = sinkDelays
         let scenario = self.sink.scenario
-        summary.sinkAnswersAtOnce =
+        summary.selfMeasurement =
             scenario.latency == nil && scenario.wire == nil && scenario.stall == nil && scenario.tokenRate == nil
         return summary
     }

@@ -94,14 +94,39 @@ import Testing
         #expect(Self.account(measuredP99: 1_000, maxShare: 0.5).guidance.isEmpty)
     }
 
-    /// An embedded sink that answers at once leaves no endpoint to hide: never harness-bound.
-    @Test func aSinkThatAnswersAtOnceIsNeverBound() {
+    /// One rule, no exception: an embedded sink that answers at once leaves only Fanout's own
+    /// delay in the latency, and the run is harness-bound by the rule every run is judged by,
+    /// labelled a self-measurement, with what would put an endpoint's time in (issue 64: the
+    /// main job said "100% of the measured p99" unflagged while a 25% share elsewhere was).
+    @Test func aSelfMeasurementIsBoundByTheSameRuleAndSaysWhatItIs() {
         var account = Self.account(measuredP99: 300)
-        account.sinkAnswersAtOnce = true
+        account.selfMeasurement = true
         #expect(account.share == 1)
+        #expect(account.isBound)
+        #expect(account.guidance == [HarnessAccount.endpointTimeAdvice])
+        #expect(
+            account.lines.suffix(2) == [
+                "HARNESS-BOUND, a self-measurement: the embedded sink answers at once (no hold, no wire), so Fanout's own delay is 100% of the measured p99, above --max-harness-share 20%: these figures are Fanout's own ceiling on this machine, not an endpoint's latency",
+                "  - " + HarnessAccount.endpointTimeAdvice,
+            ],
+            "\(account.lines)"
+        )
+        #expect(account.document.selfMeasurement == true)
+        #expect(account.document.bound)
+        // Under the share allowed (a lower bound, or a generous --max-harness-share), it is
+        // not bound — and still said to be a self-measurement.
+        account.maxShare = 1
         #expect(!account.isBound)
         #expect(account.guidance.isEmpty)
-        #expect(account.lines.contains { $0.hasPrefix("the embedded sink answers at once") })
+        #expect(
+            account.lines.last
+                == "a self-measurement: the embedded sink answers at once (no hold, no wire), so its latency is Fanout's own"
+        )
+        // An endpoint's run at the same share is bound by the same test.
+        var endpoint = Self.account(measuredP99: 300)
+        #expect(endpoint.isBound == true)
+        endpoint.maxShare = 1
+        #expect(!endpoint.isBound)
     }
 
     /// A loop is blamed only when its figures say it is behind: the largest part is its own and

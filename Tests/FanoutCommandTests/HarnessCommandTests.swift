@@ -133,6 +133,56 @@ import Testing
         )
     }
 
+    /// The main job as it ships (the embedded sink answers at once, saturated by the closed
+    /// model) is judged by the one rule: harness-bound, labelled a self-measurement in the
+    /// console, summary.json, summary.md, report.html's banner and trust card, and `fanout
+    /// gate`'s line; and its folder records the command that ran it (issue 64).
+    @Test func theMainJobIsASelfMeasurementFlaggedByTheOneRule() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(["run", "--count", "20000", "--output", folder], timeout: .seconds(120))
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let summary = try SummaryDocument.read(folder + "/summary.json")
+        let harness = try #require(summary.harness)
+        #expect(harness.bound && harness.selfMeasurement == true && harness.shareOfP99 > harness.maxShare, "\(harness)")
+        #expect(
+            lines(of: result.standardOutput, keyed: "HARNESS-BOUND")
+                == [
+                    "HARNESS-BOUND, a self-measurement: the embedded sink answers at once (no hold, no wire), so Fanout's own delay is \(percentText(harness.shareOfP99)) of the measured p99, above --max-harness-share 20%: these figures are Fanout's own ceiling on this machine, not an endpoint's latency"
+                ],
+            "\(result.standardOutput)"
+        )
+        #expect(harness.guidance.count == 1, "\(harness.guidance)")
+        #expect(
+            summary.command?.hasSuffix(" run --count 20000 --output \(folder)") == true,
+            "\(summary.command ?? "none")"
+        )
+
+        let markdown = MarkdownDocument(try String(contentsOfFile: folder + "/summary.md", encoding: .utf8))
+        #expect(
+            markdown.lines.count { $0.components(separatedBy: ": ").first == "⚠️ **harness-bound**" } == 1,
+            "\(markdown)"
+        )
+        let html = HTMLDocument(try String(contentsOfFile: folder + "/report.html", encoding: .utf8))
+        #expect(
+            html.elements("p", class: "invalid").map { $0.text.components(separatedBy: ": ").first } == [
+                "HARNESS-BOUND, a self-measurement"
+            ]
+        )
+        let trust = html.elements("div", class: "card").first { $0.texts("div").first == "latency is" }
+        #expect(trust?.texts("div").last == "Fanout's own (self-measurement)")
+        #expect(html.texts("code") == [summary.command ?? ""])
+
+        let gate = try CommandRunner.run(["gate", folder, "--threshold", "failed == 0"])
+        #expect(gate.status == 0, "\(gate.standardOutput)\(gate.standardError)")
+        let record = try #require(HarnessRecord(summary: summary))
+        #expect(
+            lines(of: gate.standardOutput, keyed: "HARNESS-BOUND") == ["HARNESS-BOUND " + record.headline],
+            "\(gate.standardOutput)"
+        )
+        #expect(record.headline.hasPrefix("a self-measurement (the embedded sink answers at once): "))
+    }
+
     @Test func aShareThatIsNotOneIsAUsageError() throws {
         // What is not a share is refused as the option is read; a share of 0 or below, or
         // above 100% (which no run could exceed: issue 61, review), by the run.

@@ -61,10 +61,14 @@ import Testing
             document.table("notifications")?.rows.first.map { $0.count > 1 ? $0[1] : "" } == "no answers",
             "\(document.tables)"
         )
+        // When and what ran, then the figures it has: none.
+        #expect(document.lines.dropFirst().first?.hasPrefix("Ran 2026-") == true, "\(document.lines)")
         #expect(
-            Array(document.lines.dropFirst().prefix(2)) == [
+            Array(document.lines.dropFirst(2).prefix(3)) == [
+                "Closed model: 1,000,000 notifications to \(summary.configuration.endpoint) over 4 connections × 1000 streams",
                 "CPU per notification: none (no answers)", "Latency: no answers.",
-            ]
+            ],
+            "\(document.lines)"
         )
         #expect(document.table("latency") == nil)
         // Outcomes by reason, in the order of their names.

@@ -154,6 +154,7 @@ extension SummaryDocument.Harness {
             shareOfP99: share,
             maxShare: first.maxShare,
             bound: share > first.maxShare,
+            selfMeasurement: present.allSatisfy { $0.selfMeasurement == true },
             guidance: share > first.maxShare ? guidance : []
         )
     }

@@ -148,6 +148,8 @@ struct SummaryMerge {
         case .aborted: merged.aborted = firstAbort
         case .fineIntervals: merged.fineIntervals = SummaryDocument.FineIntervals.merged(summaries.map(\.fineIntervals))
         case .kind: merged.kind = provider == nil ? nil : .sink
+        // Each shard's differs (its --shard); `merged_from` names the folders that hold them.
+        case .command: merged.command = nil
         }
     }
 

@@ -28,16 +28,31 @@ enum ChartFrame {
             + "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\" fill=\"#fafafa\" stroke=\"#ccc\"/>"
     }
 
-    /// Horizontal grid lines and labels for values 0...top.
-    static func yAxis(top maximum: Double, format: (Double) -> String) -> String {
+    /// Horizontal grid lines and labels for values 0...top, at `ticks(upTo:)`'s round values.
+    static func yAxis(top maximum: Double, whole: Bool = false, format: (Double) -> String) -> String {
         var svg = ""
-        for step in 0...4 {
-            let value = maximum * Double(step) / 4
-            let y = top + plotHeight * (1 - Double(step) / 4)
+        for value in ticks(upTo: maximum, whole: whole) {
+            let y = top + plotHeight * (1 - value / maximum)
             svg += "<line x1=\"\(left)\" x2=\"\(width - right)\" y1=\"\(y)\" y2=\"\(y)\" stroke=\"#e4e4e4\"/>"
             svg += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(format(value))</text>"
         }
         return svg
+    }
+
+    /// An axis's labelled values from 0 to `maximum`: a step of 1, 2 or 5 times a power of ten,
+    /// three to six intervals (a top of 5 ticks every 1, of 50 every 10, of 2 every 0.5), so a
+    /// line at 4 reads 4, not "about 3" between 3.75 and 5. `whole`: counts, no step under 1.
+    static func ticks(upTo maximum: Double, whole: Bool = false) -> [Double] {
+        guard maximum > 0, maximum.isFinite else { return [0] }
+        var step = niceCeiling(maximum / 6)
+        if whole { step = max(1, step.rounded(.up)) }
+        var values: [Double] = []
+        var index = 0.0
+        while index * step <= maximum * (1 + 1e-9) {
+            values.append(index * step)
+            index += 1
+        }
+        return values
     }
 
     /// Where the point (x, y) of a plot spanning 0...xTop by 0...yTop is drawn.
@@ -130,6 +145,9 @@ enum ChartFrame {
         .cards { display: flex; flex-wrap: wrap; gap: 10px; }
         .card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 110px; }
         .label { color: #666; font-size: 12px; } .value { font-size: 18px; font-weight: 600; }
+        .when { color: #555; } code { font: 13px ui-monospace, Menlo, Consolas, monospace; background: #f4f4f4; padding: 1px 4px; }
+        .what { font-size: 15px; } .verdict { font-size: 15px; padding: 6px 10px; border-radius: 6px; }
+        .verdict.passed, .verdict.valid { background: #e8f5e9; } .verdict.failed, .verdict.invalid { background: #fdecea; color: #b00; }
         .invalid { color: #b00; font-weight: 600; } .answer { font-size: 16px; font-weight: 600; } .note { color: #444; }
         table { border-collapse: collapse; } td, th { border-bottom: 1px solid #eee; padding: 3px 12px 3px 0; text-align: left; }
         svg text { font: 11px sans-serif; fill: #444; }

@@ -15,9 +15,11 @@ extension HTMLReport {
         var svg =
             ChartFrame.open("sender CPU per second")
             + ChartFrame.yAxis(top: top) { String(format: "%.2f", $0) }
-        let slot = ChartFrame.plotWidth / Double(intervals.count)
+        let axis = timeAxis
+        svg += axis.warmUpBand
+        let slot = axis.second
         for (index, interval) in intervals.enumerated() {
-            let x = ChartFrame.left + slot * Double(index)
+            let x = axis.x(Double(index))
             guard let cpu = interval.cpu, let busy = cores[index] else {
                 svg += ChartFrame.hover(x: x, width: slot, text: "second \(interval.second): CPU not measured")
                 continue
@@ -38,8 +40,8 @@ extension HTMLReport {
             }
             svg += ChartFrame.hover(x: x, width: slot * length, text: text)
         }
-        svg += ChartFrame.legend([(name: "sender's event loops (cores busy)", colour: Colour.cpu)])
-        svg += secondsAxis(count: intervals.count)
+        svg += ChartFrame.legend([(name: "sender's event loops (cores busy)", colour: Colour.cpu)] + axis.legend)
+        svg += axis.labels
         return "<h2>Sender CPU per second</h2>\n" + svg + "</svg>\n"
             + "<p class=\"note\">Each event loop reads its thread's CPU clock when it hands a second over (up to 250 ms after the second ends), so a second's CPU may hold a little of the next.</p>\n"
     }

@@ -39,8 +39,8 @@ extension HTMLReport {
     /// ```
     ///   /s │      ▆▆ ▇▇ ▇▇ ▆▆
     ///      │   ▃▃ ██ ██ ██ ██ ▅▅ ▂
-    ///      └──────────────────────── second of the run (a bar each 100 ms)
-    ///       0              1
+    ///      └──────────────────────── seconds from the run's start (the page's one time axis)
+    ///       0 s            1 s
     /// ```
     func fineRateChart(_ fine: SummaryDocument.FineIntervals) -> String {
         let bins = fine.completed.indices
@@ -59,29 +59,24 @@ extension HTMLReport {
             return tip
         }
         let top = Self.rateTop(rates, shares: shares, offered: offered)
+        let axis = timeAxis
         var svg =
             ChartFrame.open("finished per second, in \(fine.binMilliseconds) ms bins")
-            + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
-        svg += rateBars(rates, shares: shares, tips: tips, offered: offered, top: top, barClass: "achieved fine")
+            + ChartFrame.yAxis(top: top, whole: true) { grouped(Int($0)) + "/s" }
+        svg += axis.warmUpBand
+        svg += rateBars(
+            rates,
+            shares: shares,
+            tips: tips,
+            offered: offered,
+            top: top,
+            barClass: "achieved fine",
+            slotSeconds: fine.binSeconds,
+            axis: axis
+        )
         var legend = [(name: "finished (\(fine.binMilliseconds) ms bins)", colour: Colour.throughput)]
         if offered != nil { legend.append((name: "offered (the schedule)", colour: Colour.offered)) }
-        svg += ChartFrame.legend(legend) + binsAxis(fine)
+        svg += ChartFrame.legend(legend + axis.legend) + axis.labels
         return svg + "</svg>\n"
-    }
-
-    /// Ticks at bin boundaries, labelled in seconds: every 0.1, 0.2, 0.5 or 1 s, ten at most.
-    private func binsAxis(_ fine: SummaryDocument.FineIntervals) -> String {
-        let count = fine.completed.count
-        let step = [1, 2, 5, 10, 20, 50].first { count / $0 <= 10 } ?? 100
-        let slot = ChartFrame.plotWidth / Double(count)
-        var svg = ""
-        for bin in stride(from: 0, through: count, by: step) {
-            let x = ChartFrame.left + slot * Double(bin)
-            let label = Self.seconds(Double(bin) * fine.binSeconds)
-            svg += "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(label)</text>"
-        }
-        svg +=
-            "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">time from the run's start (a bar each \(fine.binMilliseconds) ms)</text>"
-        return svg
     }
 }

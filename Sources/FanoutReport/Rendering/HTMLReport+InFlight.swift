@@ -17,17 +17,19 @@ extension HTMLReport {
         let connectionsTop = ChartFrame.niceCeiling(Double(max(1, marked.compactMap(\.connections).max() ?? 1)))
         var svg =
             ChartFrame.open("connections and notifications in flight")
-            + ChartFrame.yAxis(top: top) { grouped(Int($0)) }
-        for step in 0...4 {
-            let y = ChartFrame.top + ChartFrame.plotHeight * (1 - Double(step) / 4)
+            + ChartFrame.yAxis(top: top, whole: true) { grouped(Int($0)) }
+        for value in ChartFrame.ticks(upTo: connectionsTop, whole: true) {
+            let y = ChartFrame.top + ChartFrame.plotHeight * (1 - value / connectionsTop)
             svg += String(
-                format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">%@</text>",
+                format: "<text class=\"right-axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">%@</text>",
                 ChartFrame.width - ChartFrame.right + 4,
                 y + 4,
-                grouped(Int(connectionsTop * Double(step) / 4))
+                grouped(Int(value))
             )
         }
-        let slot = ChartFrame.plotWidth / Double(intervals.count)
+        let axis = timeAxis
+        svg += axis.warmUpBand
+        let slot = axis.second
         let lines: [(name: String, value: (SummaryDocument.Interval) -> Int?, top: Double, colour: String)] = [
             ("in flight", \.inFlight, top, Colour.inFlight),
             ("connections (right axis)", \.connections, connectionsTop, Colour.connections),
@@ -43,7 +45,7 @@ extension HTMLReport {
                 runs[runs.count - 1].append(
                     String(
                         format: "%.1f,%.1f",
-                        ChartFrame.left + slot * Double(index + 1),
+                        axis.x(Double(index + 1)),
                         ChartFrame.top + ChartFrame.plotHeight * (1 - Double(value) / line.top)
                     )
                 )
@@ -62,10 +64,10 @@ extension HTMLReport {
                 } else {
                     "end of second \(interval.second): not recorded (the run's last second)"
                 }
-            svg += ChartFrame.hover(x: ChartFrame.left + slot * Double(index), width: slot, text: text)
+            svg += ChartFrame.hover(x: axis.x(Double(index)), width: slot, text: text)
         }
-        svg += ChartFrame.legend(lines.map { (name: $0.name, colour: $0.colour) })
-        svg += secondsAxis(count: intervals.count)
+        svg += ChartFrame.legend(lines.map { (name: $0.name, colour: $0.colour) } + axis.legend)
+        svg += axis.labels
         return "<h2>Connections and notifications in flight</h2>\n" + svg + "</svg>\n"
             + "<p class=\"note\">At each second's end: notifications sent without a final outcome yet (as the connections last handed their counts over, at least once a second), and connections open or opening.</p>\n"
     }

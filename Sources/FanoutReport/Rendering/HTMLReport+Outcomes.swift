@@ -61,10 +61,13 @@ extension HTMLReport {
         let totals = intervals.indices.map { index in series.reduce(0) { $0 + $1.counts[index] } }
         let top = ChartFrame.niceCeiling(Double(max(1, totals.max() ?? 1)))
         var svg =
-            ChartFrame.open("rejected and failed per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) }
-        let slot = ChartFrame.plotWidth / Double(intervals.count)
+            ChartFrame.open("rejected and failed per second")
+            + ChartFrame.yAxis(top: top, whole: true) { grouped(Int($0)) }
+        let axis = timeAxis
+        svg += axis.warmUpBand
+        let slot = axis.second
         for (index, interval) in intervals.enumerated() {
-            let x = ChartFrame.left + slot * Double(index)
+            let x = axis.x(Double(index))
             var base = 0
             var parts: [String] = []
             for line in series where line.counts[index] > 0 {
@@ -90,8 +93,8 @@ extension HTMLReport {
                 : "second \(interval.second): \(grouped(totals[index])) rejected or failed (\(listed))"
             svg += ChartFrame.hover(x: x, width: slot, text: text)
         }
-        svg += ChartFrame.legend(series.map { (name: $0.name, colour: $0.colour) })
-        svg += secondsAxis(count: intervals.count)
+        svg += ChartFrame.legend(series.map { (name: $0.name, colour: $0.colour) } + axis.legend)
+        svg += axis.labels
         html += svg + "</svg>\n"
         html +=
             "<p class=\"note\">Counted when the connections hand their counts over (every 256 outcomes, and at least once a second), so a few may fall in the second after their answer.</p>\n"

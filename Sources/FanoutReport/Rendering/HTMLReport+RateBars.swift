@@ -14,21 +14,24 @@ extension HTMLReport {
 
     /// A rate chart's marks, one slot each: a bar of `rates[i]`, `shares[i]` of its slot wide
     /// (the share of the slot's time the run lasted), hovered with `tips[i]`; and, with
-    /// `offered`, the schedule's rate as a dashed step over each slot's run time.
+    /// `offered`, the schedule's rate as a dashed step over each slot's run time. Slot `i`
+    /// begins `i × slotSeconds` from the run's start, on the page's time axis.
     func rateBars(
         _ rates: [Double],
         shares: [Double],
         tips: [String],
         offered: [Double]?,
         top: Double,
-        barClass: String
+        barClass: String,
+        slotSeconds: Double,
+        axis: TimeAxis
     ) -> String {
-        let slot = ChartFrame.plotWidth / Double(max(1, rates.count))
+        let slot = axis.second * slotSeconds
         var svg = ""
         for index in rates.indices {
             let share = shares[index]
             let height = ChartFrame.plotHeight * min(1, rates[index] / top)
-            let x = ChartFrame.left + slot * Double(index)
+            let x = axis.x(Double(index) * slotSeconds)
             svg += String(
                 format: "<rect class=\"%@\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\"/>",
                 barClass,
@@ -43,7 +46,7 @@ extension HTMLReport {
         if let offered {
             let points = rates.indices.map { index in
                 let y = ChartFrame.top + ChartFrame.plotHeight * (1 - offered[index] / top)
-                let x = ChartFrame.left + slot * Double(index)
+                let x = axis.x(Double(index) * slotSeconds)
                 return String(format: "%.1f,%.1f %.1f,%.1f", x, y, x + slot * shares[index], y)
             }
             svg +=

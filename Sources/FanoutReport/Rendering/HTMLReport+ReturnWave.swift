@@ -26,10 +26,13 @@ extension HTMLReport {
     /// Offered, answered and errors a second, over the seconds since the fan-out's start.
     private func returnRates(_ wave: ReturnWaveSummary) -> String {
         let seconds = wave.seconds
-        let xTop = Double(max(seconds.count, 1))
+        let axis = timeAxis
+        let xTop = axis.span
         let yTop = ChartFrame.niceCeiling(Double(seconds.map { max($0.offered, $0.answered) }.max() ?? 1))
-        var svg = ChartFrame.open("return wave rates") + ChartFrame.yAxis(top: yTop) { String(format: "%.0f/s", $0) }
-        svg += secondsAxis(xTop)
+        var svg =
+            ChartFrame.open("return wave rates")
+            + ChartFrame.yAxis(top: yTop, whole: true) { String(format: "%.0f/s", $0) }
+        svg += axis.warmUpBand + axis.labels
         for (values, colour) in [
             (seconds.map(\.offered), ReturnWaveColour.offered), (seconds.map(\.answered), ReturnWaveColour.answered),
             (seconds.map(\.errors), ReturnWaveColour.errors),
@@ -59,20 +62,23 @@ extension HTMLReport {
                 )
             )
         }
-        svg += ChartFrame.legend([
-            ("offered", ReturnWaveColour.offered), ("answered", ReturnWaveColour.answered),
-            ("errors", ReturnWaveColour.errors),
-        ])
+        svg += ChartFrame.legend(
+            [
+                ("offered", ReturnWaveColour.offered), ("answered", ReturnWaveColour.answered),
+                ("errors", ReturnWaveColour.errors),
+            ] + axis.legend
+        )
         return svg + "</svg>\n"
     }
 
     /// Each second's p50 and p99 latency (ms) of the requests answered in it.
     private func returnLatencies(_ wave: ReturnWaveSummary) -> String {
         let seconds = wave.seconds
-        let xTop = Double(max(seconds.count, 1))
+        let axis = timeAxis
+        let xTop = axis.span
         let yTop = ChartFrame.niceCeiling(max(Double(seconds.map(\.p99Micros).max() ?? 0) / 1000, 1))
         var svg = ChartFrame.open("return wave latency") + ChartFrame.yAxis(top: yTop) { millisecondsWithUnit($0) }
-        svg += secondsAxis(xTop)
+        svg += axis.warmUpBand + axis.labels
         for (values, colour) in [
             (seconds.map(\.p50Micros), ReturnWaveColour.p50), (seconds.map(\.p99Micros), ReturnWaveColour.p99),
         ] {
@@ -81,17 +87,7 @@ extension HTMLReport {
             }
             svg += ChartFrame.line(points, xTop: xTop, yTop: yTop, colour: colour)
         }
-        svg += ChartFrame.legend([("p50", ReturnWaveColour.p50), ("p99", ReturnWaveColour.p99)])
+        svg += ChartFrame.legend([("p50", ReturnWaveColour.p50), ("p99", ReturnWaveColour.p99)] + axis.legend)
         return svg + "</svg>\n"
-    }
-
-    /// Seconds since the fan-out's start along the bottom, five marks.
-    private func secondsAxis(_ xTop: Double) -> String {
-        (0...4).map { step in
-            let value = xTop * Double(step) / 4
-            let (x, _) = ChartFrame.position(value, 0, xTop: xTop, yTop: 1)
-            return
-                "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(Self.deliveryTime(value * 1000))</text>"
-        }.joined()
     }
 }

@@ -51,26 +51,28 @@ public struct HTMLReport {
         guard let latencyMs = summary.latency, let throughput = summary.throughputPerSecond else {
             return unmeasuredPage()
         }
+        let harness = HarnessRecord(summary: summary)
         let headline =
             [
                 ("sent", grouped(sent)),
                 ("throughput", grouped(Int(throughput.rounded())) + "/s"),
+                ("errors", summary.errorRateText),
                 ("p50", millisecondsWithUnit(latencyMs.p50)),
                 ("p99", millisecondsWithUnit(latencyMs.p99)),
                 ("p99.9", millisecondsWithUnit(latencyMs.p99_9)),
                 ("max", millisecondsWithUnit(latencyMs.max)),
-            ] + cpuCards() + [
+            ] + (harness.map { [("latency is", $0.latencyIs)] } ?? []) + cpuCards() + [
                 ("reconciled", reconciled.map { $0 ? "yes" : "NO" } ?? "no sink"),
                 ("valid", valid ? "yes" : "NO"),
             ]
-        var body = "<h1>Fanout run\(summary.sample.map { ": " + ChartFrame.escape($0.title) } ?? "")</h1>\n"
+        var body =
+            "<h1>Fanout run: \(ChartFrame.escape(summary.sample?.title ?? grouped(sent) + " notifications"))</h1>\n"
+        body += RunHeadline(summary: summary).html
         if let sample = summary.sample {
             body += "<p class=\"note\">Scaled rehearsal: \(ChartFrame.escape(sample.headline)).</p>\n"
         }
         body += cards(headline) + invalidLines()
-        if let harness = HarnessRecord(summary: summary), harness.bound {
-            body += "<p class=\"invalid\">HARNESS-BOUND: \(ChartFrame.escape(harness.headline))</p>\n"
-        }
+        if let harness, harness.bound { body += "<p class=\"invalid\">\(ChartFrame.escape(harness.banner))</p>\n" }
         body += "<h2>Latency by percentile</h2>\n" + spectrumChart()
         if let waited = summary.openModel?.streamWaitLine {
             body +=
@@ -88,9 +90,7 @@ public struct HTMLReport {
         body += cpuSection()
         if let devices = summary.delivery { body += deliverySection(devices, service: summary.service) }
         if let wave = summary.returnWave { body += returnWaveSection(wave) }
-        if let harness = HarnessRecord(summary: summary) {
-            body += "<h2>The harness's own share</h2>\n" + harnessTable(harness)
-        }
+        if let harness { body += "<h2>The harness's own share</h2>\n" + harnessTable(harness) }
         body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
         body += "<h2>Environment</h2>\n" + table(summary.environment.rows.map { ($0.key, $0.value) })
         return ChartFrame.page(title: "Fanout run: \(grouped(sent)) notifications", body: body)
@@ -106,7 +106,8 @@ public struct HTMLReport {
             ("sent", grouped(summary.sent)), ("answers", summary.answered == 0 ? "none" : grouped(summary.answered)),
             ("valid", "NO"),
         ]
-        var body = "<h1>Fanout run: \(title)</h1>\n" + cards(headline) + invalidLines()
+        var body =
+            "<h1>Fanout run: \(title)</h1>\n" + RunHeadline(summary: summary).html + cards(headline) + invalidLines()
         if let abandoned = summary.abandoned { body += "<p>\(ChartFrame.escape(abandoned))</p>\n" }
         body += "<h2>Outcomes</h2>\n" + outcomesChart()
         body += "<h2>Configuration</h2>\n" + table(summary.configuration.rows)
@@ -245,12 +246,24 @@ public struct HTMLReport {
             return tip
         }
         let top = Self.rateTop(rates, shares: shares, offered: offered)
-        var svg = ChartFrame.open("\(noun) per second") + ChartFrame.yAxis(top: top) { grouped(Int($0)) + "/s" }
-        svg += rateBars(rates, shares: shares, tips: tips, offered: offered, top: top, barClass: "achieved")
+        let axis = timeAxis
+        var svg =
+            ChartFrame.open("\(noun) per second") + ChartFrame.yAxis(top: top, whole: true) { grouped(Int($0)) + "/s" }
+        svg += axis.warmUpBand
+        svg += rateBars(
+            rates,
+            shares: shares,
+            tips: tips,
+            offered: offered,
+            top: top,
+            barClass: "achieved",
+            slotSeconds: 1,
+            axis: axis
+        )
         var legend = [(name: noun, colour: Colour.throughput)]
         if offered != nil { legend.append((name: "offered (the schedule)", colour: Colour.offered)) }
-        svg += ChartFrame.legend(legend)
-        svg += secondsAxis(count: intervals.count)
+        svg += ChartFrame.legend(legend + axis.legend)
+        svg += axis.labels
         return svg + "</svg>\n"
     }
 
@@ -269,24 +282,16 @@ public struct HTMLReport {
         var svg =
             ChartFrame.open("latency percentiles per second")
             + ChartFrame.yAxis(top: top, format: millisecondsWithUnit)
-        let slot = ChartFrame.plotWidth / Double(intervals.count)
-        let warmUp = min(summary.warmUpSeconds, Double(intervals.count))
-        if warmUp > 0 {
-            svg += ChartFrame.band(
-                class: "warm-up",
-                x: ChartFrame.left,
-                width: slot * warmUp,
-                colour: Colour.warmUp,
-                text:
-                    "warm-up: notifications started in the first \(Self.seconds(summary.warmUpSeconds)) are not measured"
-            )
-        }
+        let axis = timeAxis
+        let slot = axis.second
+        let warmUp = axis.warmUp
+        svg += axis.warmUpBand
         // Seconds in which notifications waited for a stream: their latency holds that wait.
         let waits = intervals.enumerated().filter { ($0.element.streamWaits ?? 0) > 0 }
         for (index, interval) in waits {
             svg += ChartFrame.band(
                 class: "stream-waits",
-                x: ChartFrame.left + slot * Double(index),
+                x: axis.x(Double(index)),
                 width: slot,
                 colour: Colour.waits,
                 text: "\(grouped(interval.streamWaits ?? 0)) waited for a stream"
@@ -302,7 +307,7 @@ public struct HTMLReport {
                 runs[runs.count - 1].append(
                     String(
                         format: "%.1f,%.1f",
-                        ChartFrame.left + slot * (Double(index) + 0.5),
+                        axis.x(Double(index) + 0.5),
                         ChartFrame.top + ChartFrame.plotHeight * (1 - interval[keyPath: line.value] / top)
                     )
                 )
@@ -322,13 +327,12 @@ public struct HTMLReport {
                     .joined(separator: ", ") + " (\(grouped(interval.latencyCount)) measured)"
                 : "second \(interval.second): no latency measured"
                     + (Double(interval.second) < warmUp ? " (warm-up)" : "")
-            svg += ChartFrame.hover(x: ChartFrame.left + slot * Double(index), width: slot, text: text)
+            svg += ChartFrame.hover(x: axis.x(Double(index)), width: slot, text: text)
         }
-        var legend = Self.percentileLines.map { (name: $0.name, colour: $0.colour) }
-        if warmUp > 0 { legend.append((name: "warm-up (not measured)", colour: Colour.warmUp)) }
+        var legend = Self.percentileLines.map { (name: $0.name, colour: $0.colour) } + axis.legend
         if !waits.isEmpty { legend.append((name: "waited for a stream", colour: Colour.waits)) }
         svg += ChartFrame.legend(legend)
-        svg += secondsAxis(count: intervals.count)
+        svg += axis.labels
         return svg + "</svg>\n"
     }
 
@@ -360,19 +364,6 @@ public struct HTMLReport {
             )
         }
         return lines.map { "<p class=\"note\">\(ChartFrame.escape($0))</p>\n" }.joined()
-    }
-
-    func secondsAxis(count: Int) -> String {
-        var svg = ""
-        let step = max(1, count / 10)
-        let slot = ChartFrame.plotWidth / Double(count)
-        for index in stride(from: 0, to: count, by: step) {
-            let x = ChartFrame.left + slot * (Double(index) + 0.5)
-            svg += "<text x=\"\(x)\" y=\"\(ChartFrame.height - 22)\" text-anchor=\"middle\">\(index)</text>"
-        }
-        svg +=
-            "<text x=\"\(ChartFrame.width / 2)\" y=\"\(ChartFrame.height - 5)\" text-anchor=\"middle\">second of the run</text>"
-        return svg
     }
 
     func outcomesChart() -> String {

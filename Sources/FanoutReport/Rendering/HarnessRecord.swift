@@ -13,6 +13,8 @@ struct HarnessRecord {
     var share: Double
     var maxShare: Double
     var bound: Bool
+    /// No endpoint's time is in the latency (`harness.self_measurement`).
+    var selfMeasurement: Bool
     var guidance: [String]
 
     /// The record in `summary`, `nil` before schema 5.
@@ -39,18 +41,36 @@ struct HarnessRecord {
         share = min(1, harness.shareOfP99)
         maxShare = harness.maxShare
         bound = harness.bound
+        selfMeasurement = harness.selfMeasurement ?? false
         guidance = harness.guidance
     }
 
-    /// "the harness's own delay at p99: 0.31 ms, 3% of the measured p99 (limit 20%)".
+    /// "the harness's own delay at p99: 0.31 ms, 3% of the measured p99 (limit 20%)", a
+    /// self-measurement said so first.
     var headline: String {
         String(
-            format: "the harness's own delay at p99: %@%.2f ms, %@ of the measured p99 %.2f ms (limit %@)",
+            format: "%@the harness's own delay at p99: %@%.2f ms, %@ of the measured p99 %.2f ms (limit %@)",
+            selfMeasurement ? "a self-measurement (the embedded sink answers at once): " : "",
             ownIsMeasured ? "" : "at least ",
             ownP99,
             percentText(share),
             measuredP99,
             percentText(maxShare)
         )
+    }
+
+    /// The page's warning when the run is harness-bound: the rule's verdict and what it means
+    /// for the latency's figures.
+    var banner: String {
+        selfMeasurement
+            ? "HARNESS-BOUND, a self-measurement: the embedded sink answers at once, so the latency is Fanout's own (\(percentText(share)) of p99) — Fanout's ceiling on this machine; no endpoint's latency is in it"
+            : "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99 (limit \(percentText(maxShare))): the p99 is mostly the harness's, and cannot be read as the endpoint's"
+    }
+
+    /// Whose latency the run measured, in a few words: the trust card's value.
+    var latencyIs: String {
+        if selfMeasurement { return "Fanout's own (self-measurement)" }
+        return bound
+            ? "HARNESS-BOUND (\(percentText(share)) Fanout's)" : "the endpoint's (\(percentText(share)) Fanout's)"
     }
 }

@@ -36,6 +36,13 @@ public struct MarkdownSummary {
         )
         for reason in summary.invalidity { lines.append("- \(reason)") }
         if let aborted = summary.aborted { lines.append("- ⛔ **\(aborted.line)**") }
+        let headline = RunHeadline(summary: summary)
+        if headline.verdict.kind == .passed { lines.append("- ✅ **PASSED**: \(headline.verdict.reason)") }
+        lines += [
+            "",
+            "Ran \(headline.when)" + (headline.command.map { " · `\($0)`" } ?? "") + "  ",
+            headline.whatRan.prefix(1).uppercased() + headline.whatRan.dropFirst(),
+        ]
         let nothing = summary.answered == 0 ? "no answers" : "nothing measured"
         let throughput = summary.throughputPerSecond.map { "\(grouped(Int($0.rounded())))/s" } ?? nothing
         lines += [
