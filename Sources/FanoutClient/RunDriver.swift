@@ -129,9 +129,10 @@ final class RunDriver {
         recording.collector.drain()
         let second = Int(elapsed.components.seconds)
         statistics.markSecond(second - 1, connections: pool.slots.count { $0 == .connecting })
-        if let abortWatch, second > 0, !control.isStopping, !control.isCancelled,
+        let tally = abortWatch != nil || progress != nil ? statistics.tally(at: second) : nil
+        if let abortWatch, let tally, second > 0, !control.isStopping, !control.isCancelled,
             let abort = abortWatch.check(
-                statistics.tally(at: second),
+                tally,
                 intervals: { self.recording.collector.intervals(from: $0) }
             )
         {
@@ -146,7 +147,8 @@ final class RunDriver {
                     elapsed: elapsed,
                     finished: finished,
                     ratePerSecond: seconds > 0 ? Double(finished - lastProgress.finished) / seconds : 0,
-                    latency: recording.collector.latency
+                    latency: recording.collector.latency,
+                    errors: tally.map { $0.rejected.reduce(0, +) + $0.failed.reduce(0, +) } ?? 0
                 )
             )
             lastProgress = (now, finished)

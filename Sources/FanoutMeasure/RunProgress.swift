@@ -11,12 +11,21 @@ public struct RunProgress: Sendable {
     public var ratePerSecond: Double
     /// The latencies of the seconds closed so far.
     public var latency: Histogram<UInt64>
+    /// Rejected and failed so far.
+    public var errors: Int
 
     /// The progress at `elapsed`, as the run's driver measured it.
-    public init(elapsed: Duration, finished: Int, ratePerSecond: Double, latency: Histogram<UInt64>) {
+    public init(
+        elapsed: Duration,
+        finished: Int,
+        ratePerSecond: Double,
+        latency: Histogram<UInt64>,
+        errors: Int = 0
+    ) {
         self.elapsed = elapsed
         self.finished = finished
         self.ratePerSecond = ratePerSecond
         self.latency = latency
+        self.errors = errors
     }
 }

@@ -40,6 +40,25 @@ public enum DurationNotation {
         return "\(Double(nanoseconds) / 1000)us"
     }
 
+    /// `duration` as a person says it, to about three figures: `850 ms`, `1.25 s`, `3 min 20 s`,
+    /// `5 h 2 min`, `12 days 3 h` (a `--start-at` years past is `2,190 days 4 h`, not 189
+    /// billion milliseconds).
+    public static func roughly(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return "-" + roughly(.zero - duration) }
+        if seconds < 1 { return "\(attoseconds / 1_000_000_000_000_000) ms" }
+        if seconds < 60 {
+            let value = Double(seconds) + Double(attoseconds) / 1e18
+            return String(format: "%g s", (value * 100).rounded(.down) / 100)
+        }
+        func pair(_ big: Int64, _ bigUnit: String, _ small: Int64, _ smallUnit: String) -> String {
+            "\(big.formatted(.number.grouping(.automatic))) \(bigUnit)" + (small > 0 ? " \(small) \(smallUnit)" : "")
+        }
+        if seconds < 3_600 { return pair(seconds / 60, "min", seconds % 60, "s") }
+        if seconds < 86_400 { return pair(seconds / 3_600, "h", seconds % 3_600 / 60, "min") }
+        return pair(seconds / 86_400, seconds / 86_400 == 1 ? "day" : "days", seconds % 86_400 / 3_600, "h")
+    }
+
     /// How to write one, for error messages.
     public static let hint = "write it like 250us, 5ms, 1.5s, 2m or 1h, at most a year (8784h)"
 }

@@ -2,6 +2,7 @@ import FanoutClient
 import FanoutEndpoint
 import FanoutMeasure
 import FanoutReport
+import FanoutResults
 
 import struct Foundation.Date
 
@@ -21,8 +22,9 @@ public enum JobEvent: Sendable {
     case listening(JobServer, address: String)
     /// A run's progress, about once a second; `total`: the notifications it expects.
     case progress(RunProgress, total: UInt64?)
-    /// A run's folder is written: its summary in words, and the files it holds.
-    case runWritten(summary: String, folder: String, files: [String])
+    /// A run's folder is written: its summary in words (every line), its summary.json's
+    /// document, and the files it holds.
+    case runWritten(summary: String, document: SummaryDocument, folder: String, files: [String])
     /// The endpoint was never reached: what failed, where.
     case unreachable(EndpointFailure, host: String, port: Int)
     /// A set of repeats: one begins; the set was cut short by a signal; the set is done.

@@ -16,7 +16,7 @@ extension RunSummary {
         } catch {
             throw JobError.output("cannot write the results to \(directory): \(error.reason)")
         }
-        reporter.report(.runWritten(summary: text, folder: directory, files: RunSummary.files))
+        reporter.report(.runWritten(summary: text, document: document, folder: directory, files: RunSummary.files))
         appendToStepSummary(from: directory, reporter: reporter)
         if let failure = report.unreachable {
             reporter.report(.unreachable(failure, host: configuration.endpoint.host, port: configuration.endpoint.port))

@@ -1,7 +1,9 @@
 import FanoutAssembly
 import FanoutNotation
 import FanoutReport
+import FanoutResults
 import FanoutRun
+import Foundation
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
@@ -25,6 +27,25 @@ final class ConsoleReporter: JobReporter {
     private let error: StandardStream
     /// Whether the progress line is on the terminal now.
     private let progressShown = NIOLockedValueBox(false)
+    private let chosenStyle = NIOLockedValueBox(Style.brief)
+
+    /// What a run's written folder prints (`--quiet`, `--json`, `--verbose`; five lines without).
+    enum Style: Sendable, Equatable {
+        /// `ConsoleSummary`'s five lines.
+        case brief
+        /// Every line of the run's summary (`RunSummary.text`) and where the files went.
+        case verbose
+        /// Nothing on standard output, and no progress line: warnings and errors only.
+        case quiet
+        /// summary.json's document on standard output, every other line on standard error.
+        case json
+    }
+
+    /// The style a command chose, before its job runs.
+    var style: Style {
+        get { chosenStyle.withLockedValue { $0 } }
+        set { chosenStyle.withLockedValue { $0 = newValue } }
+    }
 
     /// A reporter on `output` and `error` (standard output and error), drawing the progress
     /// line when `progressOnTerminal` (standard error is a terminal).
@@ -45,13 +66,29 @@ final class ConsoleReporter: JobReporter {
     }
 
     func report(_ event: JobEvent) {
-        if case .progress = event, !wantsProgress { return }
-        let (stream, text) = Self.words(for: event)
+        let style = self.style
+        if case .progress = event, !wantsProgress || style == .quiet { return }
+        var (stream, text) = Self.words(for: event)
         if case .progress = event {
             error.write(("\r\u{1B}[K" + text).utf8)
             progressShown.withLockedValue { $0 = true }
             return
         }
+        if case .runWritten(let summary, let document, let folder, let files) = event {
+            switch style {
+            case .brief:
+                text = ConsoleSummary(summary: document).lines(folder: folder, files: files).joined(separator: "\n")
+            case .verbose: text = summary + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))"
+            case .quiet: return
+            case .json:
+                clearProgress()
+                output.write(((try? JSONDocument.data(document)) ?? Data()))
+                return
+            }
+        }
+        if case .campaign = event, style == .quiet { return }
+        // Standard output carries only the documents under --json.
+        if style == .json { stream = .error }
         clearProgress()
         (stream == .output ? output : error).write((text + "\n").utf8)
     }
@@ -80,7 +117,7 @@ final class ConsoleReporter: JobReporter {
             return (.output, "\(lead) \(address)")
         case .progress(let progress, let total):
             return (.error, ProgressLine(progress, total: total).text)
-        case .runWritten(let summary, let folder, let files):
+        case .runWritten(let summary, _, let folder, let files):
             return (.output, summary + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))")
         case .unreachable(let failure, let host, let port):
             return (.error, RunSummary.unreachableLine(failure, host: host, port: port))
@@ -93,10 +130,9 @@ final class ConsoleReporter: JobReporter {
         case .repeatsReportWritten(let report):
             return (.output, "the repeats side by side: \(report)")
         case .startAtPassed(let startAt, let late):
-            let milliseconds = late.components.seconds * 1000 + late.components.attoseconds / 1_000_000_000_000_000
             return (
                 .error,
-                "warning: --start-at \(TimeNotation.format(startAt)) passed \(milliseconds) ms before the run began: it starts now"
+                "warning: --start-at \(TimeNotation.format(startAt)) passed \(DurationNotation.roughly(late)) before the run began: it starts now"
             )
         case .fewPairs(let pairs):
             return (

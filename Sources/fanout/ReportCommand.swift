@@ -1,5 +1,7 @@
 import ArgumentParser
+import FanoutAssembly
 import FanoutReport
+import FanoutResults
 import Foundation
 
 /// `fanout report DIR`: a run folder's summary printed again, and with `--html` its page drawn
@@ -10,9 +12,11 @@ struct ReportCommand: ParsableCommand {
         abstract: "Print a run folder's summary again; with --html, write its report page.",
         discussion: """
             Reads DIR's summary.json (and latency.hlog, for the page's latency) as fanout run, \
-            send, merge or sink --output wrote it, prints summary.md's text, and with --html \
-            FILE writes report.html as this build draws it: an old folder's figures in today's \
-            report.
+            send, merge or sink --output wrote it, and prints the five lines a run prints (what \
+            ran and its rate, the outcomes and error rate, the latency and whose it is, the \
+            verdict, the files): a sink's folder prints summary.md's text, as --markdown does \
+            for any; --json prints summary.json. With --html FILE it writes report.html as this \
+            build draws it: an old folder's figures in today's report.
 
             Exit status: 0 with the summary printed (and the page written), 1 when FILE cannot \
             be written, 64 when DIR is not a run's folder or its files cannot be read (which \
@@ -26,6 +30,16 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write its report page here too.", valueName: "file"))
     var html: String?
 
+    @Flag(name: .long, help: "Print summary.md's text instead of the five lines.")
+    var markdown = false
+
+    @Flag(name: .long, help: "Print summary.json instead of the five lines.")
+    var json = false
+
+    func validate() throws {
+        if markdown && json { throw ValidationError("--markdown and --json cannot be given together: choose one") }
+    }
+
     func run() throws {
         let saved: SavedRun
         do {
@@ -34,7 +48,15 @@ struct ReportCommand: ParsableCommand {
             reportError("\(error)")
             throw ExitCode(64)
         }
-        StandardStream.output.write(saved.markdown.utf8)
+        if json {
+            StandardStream.output.write((try? JSONDocument.data(saved.summary)) ?? Data())
+        } else if markdown || saved.summary.isSink {
+            StandardStream.output.write(saved.markdown.utf8)
+        } else {
+            let files = RunSummary.files.filter { FileManager.default.fileExists(atPath: directory + "/" + $0) }
+            let lines = ConsoleSummary(summary: saved.summary).lines(folder: directory, files: files)
+            StandardStream.output.write((lines.joined(separator: "\n") + "\n").utf8)
+        }
         guard let html else { return }
         do {
             try Data(saved.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)

@@ -80,6 +80,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var repeating: RepeatOptions
 
+    @OptionGroup(title: "What it prints") var console: ConsoleOptions
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -148,6 +150,7 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         var job = try job()
+        ConsoleReporter.shared.style = console.style
         job.reporter = ConsoleReporter.shared
         if let fleet {
             var campaign = CampaignJob(run: job, fleet: try FleetShares(parsing: fleet))

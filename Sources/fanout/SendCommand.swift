@@ -84,6 +84,8 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var repeating: RepeatOptions
 
+    @OptionGroup(title: "What it prints") var console: ConsoleOptions
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -300,6 +302,7 @@ struct SendCommand: ParsableCommand {
     }
 
     func run() throws {
+        ConsoleReporter.shared.style = console.style
         if var campaign = try campaign() {
             campaign.reporter = ConsoleReporter.shared
             try campaign.run(into: output ?? RunFolder.new()).exit()

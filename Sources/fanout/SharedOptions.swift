@@ -25,3 +25,40 @@ struct ShardOption: ParsableArguments {
         do { return try TokenShard(parsing: shard) } catch { throw ValidationError("--shard: \(error).") }
     }
 }
+
+/// `--quiet`, `--json`, `--verbose`: what `fanout run` and `fanout send` print when a run's
+/// folder is written (`ConsoleReporter.Style`); at most one of them.
+struct ConsoleOptions: ParsableArguments {
+    @Flag(
+        name: .long,
+        help: "Print no summary and no progress: warnings and errors only (standard error); the folder holds the run."
+    )
+    var quiet = false
+
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Print each run's summary.json on standard output (every other line goes to standard error).",
+            discussion: "Several repeats print a document each, one after another (jq -s reads them as one array)."
+        )
+    )
+    var json = false
+
+    @Flag(
+        name: .long,
+        help:
+            "Print every line of the summary: each reason's count, the open model's pacing, the harness's parts, the devices and the return wave (five lines without it)."
+    )
+    var verbose = false
+
+    func validate() throws {
+        let chosen = [("--quiet", quiet), ("--json", json), ("--verbose", verbose)].filter(\.1).map(\.0)
+        guard chosen.count <= 1 else {
+            throw ValidationError("\(chosen.joined(separator: " and ")) cannot be given together: choose one")
+        }
+    }
+
+    var style: ConsoleReporter.Style {
+        quiet ? .quiet : json ? .json : verbose ? .verbose : .brief
+    }
+}

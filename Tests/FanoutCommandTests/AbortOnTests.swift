@@ -128,7 +128,9 @@ import Testing
         ("p99 > soon", "is not a number with a unit"),
     ])
     func conditionsARunCannotJudgeAreRefused(condition: String, words: String) throws {
-        let result = try CommandRunner.run(["run", "--rate", "100", "--duration", "1s", "--abort-on", condition])
+        let result = try CommandRunner.run([
+            "run", "--verbose", "--rate", "100", "--duration", "1s", "--abort-on", condition,
+        ])
         #expect(result.status == 64, "\(result.standardOutput)")
         // The whole line: the option, the condition, and the condition's own refusal.
         var refusal = ""

@@ -25,7 +25,8 @@ import Testing
         defer { sink.stop() }
         let sent = try CommandRunner.run(
             [
-                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
+                "send", "--verbose", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic",
+                "com.example.app",
                 "--template", "fixtures/liveactivity-update.json", "--keep-channels", "--output", folder + "/run",
                 "--min-measured", "1",
             ] + send,
@@ -50,7 +51,8 @@ import Testing
         defer { sink.stop() }
         let send = try CommandRunner.run(
             [
-                "send", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic", "com.example.app",
+                "send", "--verbose", "--broadcast", "--endpoint", "http://127.0.0.1:\(port)", "--topic",
+                "com.example.app",
                 "--channels", "100", "--updates", "10", "--template", "fixtures/liveactivity-update.json",
                 "--priority", "5", "--apns-id", "random", "--output", folder + "/run",
             ],
@@ -175,7 +177,7 @@ import Testing
             encoding: .utf8
         )
         let result = try CommandRunner.run([
-            "send", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--topic", "com.example.app",
+            "send", "--verbose", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--topic", "com.example.app",
             "--channel-ids", folder + "/ids.txt", "--template", "fixtures/liveactivity-update.json",
             "--output", folder + "/run",
         ])
@@ -185,7 +187,7 @@ import Testing
 
     @Test func broadcastNeedsABundleID() throws {
         let result = try CommandRunner.run([
-            "send", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--channels", "3", "--template",
+            "send", "--verbose", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--channels", "3", "--template",
             "fixtures/liveactivity-update.json",
         ])
         #expect(result.status == 64, "\(result.standardError)")
@@ -198,7 +200,8 @@ import Testing
 
     @Test func broadcastDoesNotTakeTokens() throws {
         let result = try CommandRunner.run([
-            "send", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--channels", "3", "--topic", "com.example.app",
+            "send", "--verbose", "--broadcast", "--endpoint", "http://127.0.0.1:1", "--channels", "3", "--topic",
+            "com.example.app",
             "--tokens", "fixtures/poll.json", "--template", "fixtures/liveactivity-update.json",
         ])
         #expect(result.status == 64, "\(result.standardError)")
@@ -213,7 +216,8 @@ import Testing
     /// --production, whichever endpoint names it.
     @Test func applesProductionManagementHostNeedsProduction() throws {
         let result = try CommandRunner.run([
-            "send", "--broadcast", "--endpoint", "https://api.sandbox.push.apple.com", "--channels-endpoint",
+            "send", "--verbose", "--broadcast", "--endpoint", "https://api.sandbox.push.apple.com",
+            "--channels-endpoint",
             "https://api-manage-broadcast.push.apple.com:2196", "--channels", "3", "--topic", "com.example.app",
             "--template", "fixtures/liveactivity-update.json",
         ])

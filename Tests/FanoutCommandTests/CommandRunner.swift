@@ -85,7 +85,8 @@ struct CommandRunner {
     /// that starts the send as a process of its own).
     static func sendArguments(to port: Int) -> [String] {
         [
-            "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json", "--topic",
+            "send", "--verbose", "--endpoint", "http://127.0.0.1:\(port)", "--template", "fixtures/poll.json",
+            "--topic",
             "com.example.app",
         ]
     }

@@ -3,7 +3,9 @@ import FanoutClient
 import FanoutEndpoint
 import FanoutMeasure
 import FanoutReport
+import FanoutResults
 import FanoutRun
+import FanoutTestSupport
 import Foundation
 import Histogram
 import Testing
@@ -13,6 +15,9 @@ import Testing
 /// The console reporter: the one place a job's events become words, each on its stream, and
 /// the progress line that no other line is written over.
 @Suite struct ConsoleReporterTests {
+    /// A run's summary.json: the report tests' golden one (6,000 sent, 20 rejected, 10 failed).
+    static let golden = try! SummaryDocument.read(repositoryRoot + "/Tests/FanoutReportTests/Golden/summary.json")
+
     @Test func eachEventIsSaidOnItsStreamInItsWords() {
         let failure = EndpointFailure(.connectionRefused, "ECONNREFUSED")
         let kept = ChannelsKept(
@@ -28,7 +33,12 @@ import Testing
             (.listening(.metrics, address: "127.0.0.1:9100"), .output, "metrics on 127.0.0.1:9100"),
             (.listening(.livePage, address: "http://127.0.0.1:8080/"), .output, "serving on http://127.0.0.1:8080/"),
             (
-                .runWritten(summary: "sent 10", folder: "results/a", files: ["summary.json", "summary.md"]),
+                .runWritten(
+                    summary: "sent 10",
+                    document: Self.golden,
+                    folder: "results/a",
+                    files: ["summary.json", "summary.md"]
+                ),
                 .output, "sent 10\nresults: results/a/ (summary.json, summary.md)"
             ),
             (
@@ -42,7 +52,11 @@ import Testing
             ),
             (
                 .startAtPassed(Date(timeIntervalSince1970: 0), late: .milliseconds(1250)), .error,
-                "warning: --start-at 1970-01-01T00:00:00.000Z passed 1250 ms before the run began: it starts now"
+                "warning: --start-at 1970-01-01T00:00:00.000Z passed 1.25 s before the run began: it starts now"
+            ),
+            (
+                .startAtPassed(Date(timeIntervalSince1970: 0), late: .seconds(1_796_000_000)), .error,
+                "warning: --start-at 1970-01-01T00:00:00.000Z passed 20,787 days before the run began: it starts now"
             ),
             (
                 .fewPairs(1), .error,
@@ -133,5 +147,88 @@ import Testing
         #expect(written == "repeat 1 of 2\nrepeat 2 of 2\ndone\n")
         #expect(errorWritten == clear + line + clear + line + clear)
         #expect(!notTerminal.wantsProgress && terminal.wantsProgress)
+    }
+
+    /// What each style prints when a run's folder is written (issue 64): five lines by default,
+    /// every line with --verbose, nothing with --quiet (no progress either), and with --json the
+    /// document alone on standard output, every other line moved to standard error.
+    @Test(arguments: [ConsoleReporter.Style.brief, .verbose, .quiet, .json])
+    func eachStylePrintsWhatItSays(style: ConsoleReporter.Style) throws {
+        let output = Pipe()
+        let error = Pipe()
+        let reporter = ConsoleReporter(
+            progressOnTerminal: true,
+            output: StandardStream(descriptor: output.fileHandleForWriting.fileDescriptor),
+            error: StandardStream(descriptor: error.fileHandleForWriting.fileDescriptor)
+        )
+        reporter.style = style
+        let progress = RunProgress(
+            elapsed: .seconds(1),
+            finished: 10,
+            ratePerSecond: 10,
+            latency: Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        )
+        reporter.report(.progress(progress, total: nil))
+        reporter.report(.repeatStarting(index: 1, of: 1))
+        let files = ["summary.json", "summary.md"]
+        reporter.report(.runWritten(summary: "every line", document: Self.golden, folder: "results/a", files: files))
+        try output.fileHandleForWriting.close()
+        try error.fileHandleForWriting.close()
+        let written = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errorWritten = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let brief = ConsoleSummary(summary: Self.golden).lines(folder: "results/a", files: files)
+        let clear = "\r\u{1B}[K"
+        let drawn = clear + ProgressLine(progress, total: nil).text + clear
+        switch style {
+        case .brief:
+            #expect(brief.count == 5)
+            #expect(written == "repeat 1 of 1\n" + brief.joined(separator: "\n") + "\n")
+            #expect(errorWritten == drawn)
+        case .verbose:
+            #expect(written == "repeat 1 of 1\nevery line\nresults: results/a/ (summary.json, summary.md)\n")
+        case .quiet:
+            #expect(written == "repeat 1 of 1\n")
+            #expect(errorWritten.isEmpty)
+        case .json:
+            #expect(written == String(decoding: try JSONDocument.data(Self.golden), as: UTF8.self))
+            #expect(errorWritten == drawn + "repeat 1 of 1\n")
+        }
+    }
+
+    /// The five lines of the golden run, each whole.
+    @Test func theFiveLinesSayWhatRanWhatCameBackAndWhetherItStands() {
+        #expect(
+            ConsoleSummary(summary: Self.golden).lines(folder: "results/a", files: ["summary.json"]) == [
+                "6,000 notifications to http://127.0.0.1:2197 in 3.01 s over 4 connections × 1000 streams: 1,992 notifications/s",
+                "accepted 5,970   rejected 20   failed 10   skipped 0   errors 0.50%",
+                "latency ms: p50 2.94  p90 4.72  p99 404.5  p99.9 404.8  p99.99 404.8  max 405.0  — the endpoint's (0% Fanout's)",
+                "VALID: complete; no thresholds were given (fanout gate DIR --threshold … judges the folder)",
+                "results: results/a/ (summary.json)",
+            ]
+        )
+    }
+
+    /// The progress line shows the errors so far, and their share of what finished.
+    @Test func progressShowsErrors() {
+        let latency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        let progress = RunProgress(
+            elapsed: .seconds(3),
+            finished: 4_000,
+            ratePerSecond: 1_000,
+            latency: latency,
+            errors: 30
+        )
+        #expect(
+            ProgressLine(progress, total: 6_000).text
+                == "3.0 s  1,000/s  4,000 / 6,000 (66.7%)  errors 30 (0.75%)  ETA 2.0 s"
+        )
+        let few = RunProgress(
+            elapsed: .seconds(3),
+            finished: 1_000_000,
+            ratePerSecond: 1_000,
+            latency: latency,
+            errors: 3
+        )
+        #expect(ProgressLine(few, total: nil).text == "3.0 s  1,000/s  1,000,000 done  errors 3 (0.00030%)")
     }
 }

@@ -23,7 +23,7 @@ import Testing
         defer { sink.stop() }
         let result = try CommandRunner.run(
             [
-                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
                 folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "3000",
                 "--connections", "2", "--streams", "100", "--gone-tokens", folder + "/gone.txt", "--output",
                 folder + "/run",
@@ -66,7 +66,7 @@ import Testing
         defer { sink.stop() }
         let result = try CommandRunner.run(
             [
-                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
                 folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "2000",
                 "--connections", "1", "--streams", "100", "--output", folder + "/run",
             ],
@@ -111,7 +111,7 @@ import Testing
         defer { sink.stop() }
         let result = try CommandRunner.run(
             [
-                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
                 folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--tokens",
                 folder + "/tokens.txt", "--gone-tokens", folder + "/gone.txt", "--output", folder + "/run",
             ],
@@ -154,7 +154,7 @@ import Testing
         defer { sink.stop() }
         let result = try CommandRunner.run(
             [
-                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
                 folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "3000",
                 "--connections", "2", "--output", folder + "/run",
             ],
@@ -182,7 +182,8 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run([
-            "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--project", "fanout-fcm",
+            "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--project",
+            "fanout-fcm",
             "--fcm-bearer", "ya29.never-issued", "--template", "fixtures/fcm-poll.json", "--generate", "200",
             "--connections", "1", "--output", folder + "/run",
         ])
@@ -209,7 +210,8 @@ import Testing
         func send(_ run: String) throws -> SummaryDocument {
             let result = try CommandRunner.run(
                 [
-                    "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                    "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--fcm-credentials",
                     folder + "/service-account.json", "--template", "fixtures/fcm-poll.json", "--generate", "2000",
                     "--output", folder + "/" + run,
                 ],
@@ -256,7 +258,8 @@ import Testing
 
     @Test func optionsOfTheOtherServiceAreRefusedByName() throws {
         let send = [
-            "send", "--endpoint", "http://127.0.0.1:9", "--template", "fixtures/fcm-poll.json", "--generate", "1",
+            "send", "--verbose", "--endpoint", "http://127.0.0.1:9", "--template", "fixtures/fcm-poll.json",
+            "--generate", "1",
         ]
         let cases: [([String], String)] = [
             (

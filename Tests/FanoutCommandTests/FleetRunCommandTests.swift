@@ -11,7 +11,8 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run([
-            "run", "--fleet", "apns=55%,fcm=45%", "--count", "20000", "--connections", "2", "--output", folder,
+            "run", "--verbose", "--fleet", "apns=55%,fcm=45%", "--count", "20000", "--connections", "2", "--output",
+            folder,
         ])
         #expect(result.status == 0, "\(result.standardError)")
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/campaign.json"))
@@ -40,7 +41,7 @@ import Testing
                 == "results: \(folder)/ (campaign.json, apns/, fcm/)"
         )
         // Its folder is a campaign's: neither another campaign nor a run writes over it.
-        for arguments in [["run", "--fleet", "apns=55%,fcm=45%"], ["run"]] {
+        for arguments in [["run", "--verbose", "--fleet", "apns=55%,fcm=45%"], ["run"]] {
             let again = try CommandRunner.run(arguments + ["--count", "100", "--output", folder])
             #expect(again.status == 1, "\(arguments)")
             #expect(
@@ -56,7 +57,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run([
-            "run", "--fleet", "apns=50%,fcm=50%", "--count", "400", "--connections", "1", "--sink-latency",
+            "run", "--verbose", "--fleet", "apns=50%,fcm=50%", "--count", "400", "--connections", "1", "--sink-latency",
             "fixed:250ms", "--output", folder,
         ])
         #expect(result.status == 0, "\(result.standardError)")
@@ -75,7 +76,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run([
-            "run", "--fleet", "apns=50%,fcm=50%", "--count", "2000", "--sink-device-offline", "40%",
+            "run", "--verbose", "--fleet", "apns=50%,fcm=50%", "--count", "2000", "--sink-device-offline", "40%",
             "--sink-device-return", "never", "--output", folder,
         ])
         #expect(result.status == 0, "\(result.standardError)")
@@ -115,7 +116,8 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run([
-            "run", "--fleet", "apns=55%,fcm=45%", "--rate", "2000", "--duration", "2s", "--connections", "2",
+            "run", "--verbose", "--fleet", "apns=55%,fcm=45%", "--rate", "2000", "--duration", "2s", "--connections",
+            "2",
             "--sink-latency", "fixed:20ms", "--output", folder,
         ])
         #expect(result.status == 0, "\(result.standardError)")
@@ -139,11 +141,11 @@ import Testing
     @Test func whatACampaignCannotDoIsRefused() throws {
         let cases: [([String], String)] = [
             (
-                ["run", "--fleet", "apns=55%,fcm=45%", "--repeat", "2", "--shard", "1/2"],
+                ["run", "--verbose", "--fleet", "apns=55%,fcm=45%", "--repeat", "2", "--shard", "1/2"],
                 "error: --fleet runs one campaign across both services: it does not take --repeat, --shard."
             ),
             (
-                ["run", "--fleet", "apns=60%,fcm=45%"],
+                ["run", "--verbose", "--fleet", "apns=60%,fcm=45%"],
                 "error: --fleet: the shares add up to 105%, not 100%, in 'apns=60%,fcm=45%'."
             ),
         ]

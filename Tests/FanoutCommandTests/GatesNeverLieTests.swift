@@ -52,7 +52,7 @@ import Testing
         let scenario = try Self.file("crlf.scenario", text)
         let output = Self.folder + "/crlf-scenario-run"
         let result = try CommandRunner.run(
-            ["run", "--count", "300", "--sink-scenario", scenario, "--output", output],
+            ["run", "--verbose", "--count", "300", "--sink-scenario", scenario, "--output", output],
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
@@ -75,7 +75,10 @@ import Testing
     @Test func aWarmUpThatTakesTheWholeRunMeasuresNothing() throws {
         let output = Self.folder + "/warm-up"
         let run = try CommandRunner.run(
-            ["run", "--count", "2000", "--warm-up", "2s", "--sink-latency", "fixed:100ms", "--output", output],
+            [
+                "run", "--verbose", "--count", "2000", "--warm-up", "2s", "--sink-latency", "fixed:100ms", "--output",
+                output,
+            ],
             timeout: .seconds(120)
         )
         #expect(run.status == 4, "\(run.standardOutput)\(run.standardError)")
@@ -137,7 +140,10 @@ import Testing
     @Test func compareFailsOnAChangeBeyondTheBoundAndOnAnInvalidSide() throws {
         let slow = Self.folder + "/slow"
         let run = try CommandRunner.run(
-            ["run", "--count", "3000", "--streams", "100", "--sink-latency", "fixed:600ms", "--output", slow],
+            [
+                "run", "--verbose", "--count", "3000", "--streams", "100", "--sink-latency", "fixed:600ms", "--output",
+                slow,
+            ],
             timeout: .seconds(120)
         )
         #expect(run.status == 0, "\(run.standardOutput)\(run.standardError)")
@@ -184,7 +190,7 @@ import Testing
         let scenario = try Self.file("refuse.scenario", "error = InvalidProviderToken:100%\n")
         let output = Self.folder + "/refused"
         let run = try CommandRunner.run(
-            ["run", "--count", "200", "--sink-scenario", scenario, "--output", output],
+            ["run", "--verbose", "--count", "200", "--sink-scenario", scenario, "--output", output],
             timeout: .seconds(120)
         )
         #expect(run.status != 0, "\(run.standardOutput)")

@@ -20,7 +20,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
             [
-                "run", "--rate", "2000/s", "--duration", "2s", "--sink-latency", "fixed:10ms",
+                "run", "--verbose", "--rate", "2000/s", "--duration", "2s", "--sink-latency", "fixed:10ms",
                 "--max-harness-share", "0.001%", "--max-lag", "10s", "--output", folder,
             ],
             timeout: .seconds(120)
@@ -140,7 +140,10 @@ import Testing
     @Test func theMainJobIsASelfMeasurementFlaggedByTheOneRule() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try CommandRunner.run(["run", "--count", "20000", "--output", folder], timeout: .seconds(120))
+        let result = try CommandRunner.run(
+            ["run", "--verbose", "--count", "20000", "--output", folder],
+            timeout: .seconds(120)
+        )
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
         let summary = try SummaryDocument.read(folder + "/summary.json")
         let harness = try #require(summary.harness)
@@ -154,7 +157,7 @@ import Testing
         )
         #expect(harness.guidance.count == 1, "\(harness.guidance)")
         #expect(
-            summary.command?.hasSuffix(" run --count 20000 --output \(folder)") == true,
+            summary.command?.hasSuffix(" run --verbose --count 20000 --output \(folder)") == true,
             "\(summary.command ?? "none")"
         )
 
@@ -195,7 +198,7 @@ import Testing
             ("1e9", "error: --max-harness-share: 100000000000% \(range)"),
         ]
         for (share, message) in cases {
-            let result = try CommandRunner.run(["run", "--count", "10", "--max-harness-share=\(share)"])
+            let result = try CommandRunner.run(["run", "--verbose", "--count", "10", "--max-harness-share=\(share)"])
             #expect(result.status == 64, "\(share)")
             #expect(
                 result.standardError.split(separator: "\n").first.map(String.init) == message,
@@ -219,7 +222,7 @@ import Testing
         for policy in ["timed", "random"] {
             let send = try CommandRunner.run(
                 [
-                    "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3000", "--template",
+                    "send", "--verbose", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3000", "--template",
                     "\(repositoryRoot)/fixtures/poll.json", "--topic", "com.example.app", "--apns-id", policy,
                     "--output", folder + "/" + policy,
                 ],
@@ -280,7 +283,7 @@ import Testing
 
         let bad = try CommandRunner.run(
             [
-                "send", "--endpoint", "http://127.0.0.1:1", "--generate", "1", "--template",
+                "send", "--verbose", "--endpoint", "http://127.0.0.1:1", "--generate", "1", "--template",
                 "\(repositoryRoot)/fixtures/poll.json", "--topic", "com.example.app", "--apns-id", "soon",
             ]
         )

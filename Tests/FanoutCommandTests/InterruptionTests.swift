@@ -29,7 +29,8 @@ import Testing
         with signal: Int32
     ) throws -> PeerProcess.Result {
         let run = try start([
-            "run", "--repeat", String(repeats), "--rate", "1000", "--duration", "1s", "--output", folder + "/set",
+            "run", "--verbose", "--repeat", String(repeats), "--rate", "1000", "--duration", "1s", "--output",
+            folder + "/set",
         ])
         defer { run.stop() }
         try waitUntil("repeat \(done)'s summary") {
@@ -134,7 +135,9 @@ import Testing
     func sigtermAndSighupWriteTheFolderOfARun(name: String, signal: Int32, status: Int32) throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Self.start(["run", "--rate", "2000", "--duration", "30s", "--output", folder + "/run"])
+        let run = try Self.start([
+            "run", "--verbose", "--rate", "2000", "--duration", "30s", "--output", folder + "/run",
+        ])
         defer { run.stop() }
         try Self.waitUntil("the run holding its folder") { Self.holdsLock(run, in: folder + "/run") }
         try Self.waitUntilSending(run)

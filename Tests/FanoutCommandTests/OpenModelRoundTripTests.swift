@@ -33,7 +33,8 @@ import Testing
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let arguments = [
-            "run", "--sink-latency", "fixed:80ms", "--rate", "2000", "--count", "2000", "--connections", "2",
+            "run", "--verbose", "--sink-latency", "fixed:80ms", "--rate", "2000", "--count", "2000", "--connections",
+            "2",
             "--streams", "1000",
         ]
         let run = try CommandRunner.run(arguments + ["--output", folder + "/ramp"], timeout: .seconds(120))
@@ -106,13 +107,15 @@ import Testing
     @Test func theClosedModelHasNoPacingAndBadWindowsAreRefused() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try CommandRunner.run(["run", "--count", "2000", "--output", folder])
+        let run = try CommandRunner.run(["run", "--verbose", "--count", "2000", "--output", folder])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(try CommandRunner.summary(in: folder).openModel == nil)
         #expect(try !CommandRunner.summaryKeys(in: folder).names.contains("open_model"))
         #expect(lines(of: run.standardOutput, keyed: "pacing").isEmpty, "\(run.standardOutput)")
         for (value, message) in [("soon", "--coalesce"), ("1s", "longer than 100ms")] {
-            let refused = try CommandRunner.run(["run", "--count", "10", "--rate", "100", "--coalesce", value])
+            let refused = try CommandRunner.run([
+                "run", "--verbose", "--count", "10", "--rate", "100", "--coalesce", value,
+            ])
             #expect(refused.status == 64, "\(value): \(refused.standardError)")
             #expect(refused.standardError.contains(message), "\(value): \(refused.standardError)")
         }

@@ -15,7 +15,9 @@ import Testing
 /// standard error and in summary.json, exit 5, fast; Apple's hosts refused for synthetic tokens
 /// before any socket; `fanout probe` against a sink of known latency and stream limits.
 @Suite(.serialized) struct RealEndpointTests {
-    static let send = ["send", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app"]
+    static let send = [
+        "send", "--verbose", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+    ]
 
     /// Below `--connect-timeout`'s default 10 s: the run ended on the cause, not by waiting it
     /// out. How far below is the machine's (a debug build's start and its folder's writing took
@@ -309,7 +311,8 @@ import Testing
         defer { sink.stop() }
         let result = try CommandRunner.run(
             [
-                "send", "--generate", "1000000", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+                "send", "--verbose", "--generate", "1000000", "--template", "fixtures/poll.json", "--topic",
+                "com.example.app",
                 "--endpoint", "http://127.0.0.1:\(port)", "--connections", "2", "--streams", "10", "--output", output,
             ],
             timeout: .seconds(60)
@@ -373,7 +376,7 @@ import Testing
         )
         let production = try send(
             [
-                "send", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
+                "send", "--verbose", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
                 "com.example.app", "--endpoint", "https://api.push.apple.com:\(port)",
             ]
         )
@@ -388,7 +391,7 @@ import Testing
         // speak TLS, so the run ends unreachable), and the rate cap is said.
         let allowed = try send(
             [
-                "send", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
+                "send", "--verbose", "--tokens", tokens, "--template", "fixtures/poll.json", "--topic",
                 "com.example.app", "--endpoint", "https://api.push.apple.com:\(port)", "--production",
                 "--connect-timeout", "1s", "--output", folder + "/allowed",
             ]

@@ -14,9 +14,17 @@ import Testing
             timeout: .seconds(60)
         )
         #expect(run.status == 0, "\(run.standardError)")
+        // The five lines the run printed, again from the folder alone.
         let printed = try CommandRunner.run(["report", folder + "/run"])
         #expect(printed.status == 0, "\(printed.standardError)")
-        #expect(printed.standardOutput == (try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)))
+        #expect(printed.standardOutput.split(separator: "\n").count == 5, "\(printed.standardOutput)")
+        #expect(printed.standardOutput == run.standardOutput)
+        let markdown = try CommandRunner.run(["report", folder + "/run", "--markdown"])
+        #expect(markdown.standardOutput == (try String(contentsOfFile: folder + "/run/summary.md", encoding: .utf8)))
+        let json = try CommandRunner.run(["report", folder + "/run", "--json"])
+        #expect(json.standardOutput == (try String(contentsOfFile: folder + "/run/summary.json", encoding: .utf8)))
+        let both = try CommandRunner.run(["report", folder + "/run", "--json", "--markdown"])
+        #expect(both.status == 64, "\(both.standardError)")
         let page = folder + "/again.html"
         let drawn = try CommandRunner.run(["report", folder + "/run", "--html", page])
         #expect(drawn.status == 0, "\(drawn.standardError)")

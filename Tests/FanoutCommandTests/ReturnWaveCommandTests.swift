@@ -33,7 +33,7 @@ import Testing
                 "--return-request is KIND=…, the kind one of media, open, action, launch"
             ),
             (
-                ["run", "--sink-device-actions", "OK=101%", "--sink-return-to", "http://127.0.0.1:9"],
+                ["run", "--verbose", "--sink-device-actions", "OK=101%", "--sink-return-to", "http://127.0.0.1:9"],
                 "a share is from 0% to 100%"
             ),
             (
@@ -102,7 +102,8 @@ import Testing
         let started = ContinuousClock.now
         let result = try CommandRunner.run(
             [
-                "run", "--count", "200", "--sink-device-open", "100%", "--sink-device-open-after", "fixed:1h",
+                "run", "--verbose", "--count", "200", "--sink-device-open", "100%", "--sink-device-open-after",
+                "fixed:1h",
                 "--sink-return-to", backend.url, "--return-wait", "1s", "--output", folder,
             ],
             timeout: .seconds(60)
@@ -158,7 +159,7 @@ import Testing
         let admin = try sink.announcedPort(after: "admin on ")
         let sent = try CommandRunner.run(
             [
-                "send", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
+                "send", "--verbose", "--service", "fcm", "--endpoint", "http://127.0.0.1:\(port)", "--fcm-credentials",
                 folder + "/service-account.json", "--template", folder + "/poll.json", "--tokens",
                 folder + "/tokens.txt",
                 "--output", folder + "/send",
@@ -204,7 +205,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
             [
-                "run", "--fleet", fleet, "--count", "2000", "--sink-device-open", "100%", "--sink-device-open-after",
+                "run", "--verbose", "--fleet", fleet, "--count", "2000", "--sink-device-open", "100%",
+                "--sink-device-open-after",
                 "uniform:0s-1s", "--sink-return-to", backend.url, "--output", folder,
             ],
             timeout: .seconds(90)
@@ -238,7 +240,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-wave-fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try InterruptionTests.start([
-            "run", "--fleet", "apns=50%,fcm=50%", "--count", "2000", "--sink-device-open", "100%",
+            "run", "--verbose", "--fleet", "apns=50%,fcm=50%", "--count", "2000", "--sink-device-open", "100%",
             "--sink-device-open-after", "fixed:10m", "--sink-return-to", backend.url, "--output", folder,
         ])
         defer { run.interrupt() }
@@ -265,7 +267,8 @@ import Testing
         // 100,000 devices at 10,000/s (10 s), opening 50 s after delivery; 2%: 2,000 in 0.2 s, 1 s.
         let result = try CommandRunner.run(
             [
-                "run", "--fleet", "apns=50%,fcm=50%", "--count", "100000", "--rate", "10000", "--sample", "2%",
+                "run", "--verbose", "--fleet", "apns=50%,fcm=50%", "--count", "100000", "--rate", "10000", "--sample",
+                "2%",
                 "--sink-device-open", "100%", "--sink-device-open-after", "fixed:50s", "--sink-return-to", backend.url,
                 "--output", folder,
             ],
@@ -310,7 +313,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
             [
-                "run", "--count", "1000", "--rate", "500", "--sink-device-offline", "50%", "--sink-device-return",
+                "run", "--verbose", "--count", "1000", "--rate", "500", "--sink-device-offline", "50%",
+                "--sink-device-return",
                 "fixed:1s", "--sink-device-open", "100%", "--sink-device-open-after", "fixed:0s", "--sink-return-to",
                 backend.url, "--output", folder,
             ],
@@ -335,7 +339,8 @@ import Testing
         try withRefusingPort { port in
             let result = try CommandRunner.run(
                 [
-                    "run", "--count", "3000", "--sink-device-open", "50%", "--sink-device-open-after", "fixed:0s",
+                    "run", "--verbose", "--count", "3000", "--sink-device-open", "50%", "--sink-device-open-after",
+                    "fixed:0s",
                     "--sink-return-to", "http://127.0.0.1:\(port)", "--output", folder,
                 ],
                 timeout: .seconds(60)
@@ -364,7 +369,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
             [
-                "run", "--count", "2000", "--sink-device-open", "25%", "--sink-device-open-after", "uniform:0s-1s",
+                "run", "--verbose", "--count", "2000", "--sink-device-open", "25%", "--sink-device-open-after",
+                "uniform:0s-1s",
                 "--sink-device-actions", "OK=50%", "--sink-device-requests-per-open", "3", "--sink-return-to",
                 backend.url, "--return-campaign", "spring", "--output", folder,
             ],
@@ -395,7 +401,7 @@ import Testing
         #expect(tight.status == 1, "\(tight.standardOutput) \(tight.standardError)")
         let plain = NSTemporaryDirectory() + "fanout-wave-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: plain) }
-        #expect(try CommandRunner.run(["run", "--count", "500", "--output", plain]).status == 0)
+        #expect(try CommandRunner.run(["run", "--verbose", "--count", "500", "--output", plain]).status == 0)
         let without = try CommandRunner.run(["gate", plain, "--threshold", "return.p99 < 300ms"])
         #expect(without.status == 64, "\(without.standardError)")
         // report.html's section: its heading, its two charts, their lines in the wave's colours.
@@ -481,11 +487,11 @@ import Testing
     @Test func aRunRefusesASampleItCannotTake() throws {
         for (arguments, message) in [
             (
-                ["run", "--sample", "0%"],
+                ["run", "--verbose", "--sample", "0%"],
                 "error: the value '0%' is invalid for '--sample <share>': --sample: a sample is a share from 0.0001% to 100%, like 1% or 0.01; got 0%"
             ),
             (
-                ["run", "--fleet", "apns=50%,fcm=50%", "--sample", "1%", "--template", "poll.json"],
+                ["run", "--verbose", "--fleet", "apns=50%,fcm=50%", "--sample", "1%", "--template", "poll.json"],
                 "error: --fleet runs one campaign across both services: it does not take --template."
             ),
         ] {
@@ -517,7 +523,8 @@ import Testing
         try #"{"aps":{"alert":"hi"}}"#.write(toFile: plain, atomically: true, encoding: .utf8)
         let sent = try CommandRunner.run(
             [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--template", plain, "--topic", "com.example.app",
+                "send", "--verbose", "--endpoint", "http://127.0.0.1:\(port)", "--template", plain, "--topic",
+                "com.example.app",
                 "--generate", "1000", "--output", folder + "/send",
             ],
             timeout: .seconds(60)
@@ -561,7 +568,8 @@ import Testing
         let run = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "run", "--count", "500", "--sink-device-open", "100%", "--sink-device-open-after", "fixed:0s",
+                "run", "--verbose", "--count", "500", "--sink-device-open", "100%", "--sink-device-open-after",
+                "fixed:0s",
                 "--sink-return-to", backend.url, "--metrics", "127.0.0.1:0", "--metrics-linger", "1m", "--output",
                 folder,
             ]
@@ -612,7 +620,8 @@ import Testing
         let port = try listeningPort(of: server.processIdentifier)
         let result = try CommandRunner.run(
             [
-                "run", "--count", "300", "--template", folder + "/plain.json", "--sink-device-open", "100%",
+                "run", "--verbose", "--count", "300", "--template", folder + "/plain.json", "--sink-device-open",
+                "100%",
                 "--sink-device-open-after", "fixed:0s", "--sink-device-requests-per-open", "2", "--sink-return-to",
                 "\(scheme)://localhost:\(port)", "--return-http", "2", "--return-pool", "1", "--return-streams", "20",
                 "--return-request", "open=GET /opens", "--output", folder + "/run",

@@ -16,7 +16,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-run-tls-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
-            ["run", "--count", "3000", "--connections", "2", "--tls", "--output", folder],
+            ["run", "--verbose", "--count", "3000", "--connections", "2", "--tls", "--output", folder],
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardError)")
@@ -37,7 +37,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-run-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
-            ["run", "--count", "20000", "--connections", "2", "--streams", "200", "--output", folder],
+            ["run", "--verbose", "--count", "20000", "--connections", "2", "--streams", "200", "--output", folder],
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.standardError)")
@@ -110,9 +110,11 @@ import Testing
 
     @Test func badOptionsAreUsageErrors() throws {
         for arguments in [
-            ["run", "--count", "0"], ["run", "--connections", "0"], ["run", "--streams", "-1"],
-            ["run", "--timeout", "soon"], ["run", "--attempts", "0"], ["run", "--repeat", "0"],
-            ["run", "--shard", "4/3"], ["run", "--rate", "-5"],
+            ["run", "--verbose", "--count", "0"], ["run", "--verbose", "--connections", "0"],
+            ["run", "--verbose", "--streams", "-1"],
+            ["run", "--verbose", "--timeout", "soon"], ["run", "--verbose", "--attempts", "0"],
+            ["run", "--verbose", "--repeat", "0"],
+            ["run", "--verbose", "--shard", "4/3"], ["run", "--verbose", "--rate", "-5"],
         ] {
             let result = try CommandRunner.run(arguments)
             #expect(result.status == 64, "\(arguments)")
@@ -129,7 +131,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "fanout-fine-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
-            ["run", "--count", "3000", "--rate", "2000/s", "--output", folder],
+            ["run", "--verbose", "--count", "3000", "--rate", "2000/s", "--output", folder],
             timeout: .seconds(120)
         )
         // The bins are the subject, not the pace: 0, or 4 for a generator a loaded machine held back.
@@ -158,7 +160,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try CommandRunner.run(
             [
-                "run", "--rate", "2000/s", "--duration", "2s", "--max-lag", "1s", "--timeout", "5s", "--attempts", "4",
+                "run", "--verbose", "--rate", "2000/s", "--duration", "2s", "--max-lag", "1s", "--timeout", "5s",
+                "--attempts", "4",
                 "--output", folder,
             ],
             timeout: .seconds(120)
@@ -212,7 +215,7 @@ import Testing
         // The generator sends on a 1 ms tick: some notification always leaves more than 1 µs
         // after its due time.
         let result = try CommandRunner.run(
-            ["run", "--rate", "1000", "--duration", "1s", "--max-lag", "1us", "--output", folder],
+            ["run", "--verbose", "--rate", "1000", "--duration", "1s", "--max-lag", "1us", "--output", folder],
             timeout: .seconds(120)
         )
         #expect(result.status == 4, "\(result.standardOutput)\(result.standardError)")
@@ -243,13 +246,14 @@ import Testing
         let written = String(decoding: data, as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(written)")
         // Redrawn in place (carriage return, erase line) about once a second: elapsed time,
-        // rate, done of total with its share, p99 so far and the time left.
+        // rate, done of total with its share, the errors so far (none from this sink), p99 so
+        // far and the time left.
         let lines = written.components(separatedBy: "\r\u{1B}[K").dropFirst()
         #expect(lines.count >= 2, "\(written.debugDescription)")
         let first = try #require(lines.first)
         // The whole line, its figures as numbers: the ETA is the time left at the rate so far.
         let shape =
-            #/(\d+\.\d) s  ([\d,]+)\/s  ([\d,]+) \/ 6,000 \((\d+\.\d)%\)(?:  p99 \d+\.\d\d ms)?  ETA (\d+\.\d) s/#
+            #/(\d+\.\d) s  ([\d,]+)\/s  ([\d,]+) \/ 6,000 \((\d+\.\d)%\)  errors 0(?:  p99 \d+\.\d\d ms)?  ETA (\d+\.\d) s/#
         let progress = try #require(first.wholeMatch(of: shape), "\(first.debugDescription)")
         let rate = Double(progress.2.replacing(",", with: ""))!
         let done = Double(progress.3.replacing(",", with: ""))!
@@ -281,7 +285,7 @@ import Testing
     ]
 
     @Test(arguments: [
-        (["run", "--timeout", "0s"], "fanout run"),
+        (["run", "--verbose", "--timeout", "0s"], "fanout run"),
         (["plan", "--devices", "1M", "--deadline", "60s", "--rtt", "50ms", "--headroom", "150%"], "fanout plan"),
         (["search", "--slo", "p99 < 1s", "--from", "0"], "fanout search"),
     ])

@@ -18,10 +18,12 @@ import Testing
     @Test func aFolderHoldingAnEarlierRunIsRefusedBeforeAnyTraffic() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let first = try CommandRunner.run(["run", "--count", "200", "--output", folder + "/a"])
+        let first = try CommandRunner.run(["run", "--verbose", "--count", "200", "--output", folder + "/a"])
         try #require(first.status == 0, "\(first.standardError)")
         let earlier = try Data(contentsOf: URL(fileURLWithPath: folder + "/a/summary.json"))
-        let again = try CommandRunner.run(["run", "--count", "200", "--repeat", "2", "--output", folder + "/a"])
+        let again = try CommandRunner.run([
+            "run", "--verbose", "--count", "200", "--repeat", "2", "--output", folder + "/a",
+        ])
         #expect(again.status == 1)
         #expect(
             errorLine(of: again.standardError)
@@ -37,7 +39,7 @@ import Testing
         // Files that are not a run's (a thresholds file) do not stand in the way.
         try FileManager.default.createDirectory(atPath: folder + "/b", withIntermediateDirectories: true)
         try Data("p99 < 1s\n".utf8).write(to: URL(fileURLWithPath: folder + "/b/thresholds.txt"))
-        let beside = try CommandRunner.run(["run", "--count", "200", "--output", folder + "/b"])
+        let beside = try CommandRunner.run(["run", "--verbose", "--count", "200", "--output", folder + "/b"])
         #expect(beside.status == 0, "\(beside.standardError)")
 
         // A folder that holds both (made by hand): the gate cannot tell which is the run.
@@ -61,14 +63,14 @@ import Testing
             (folder + "/file", "--output \(folder)/file is a file, not a folder"),
             ("/proc/fanout-cannot", "cannot write the --output folder /proc/fanout-cannot"),
         ] {
-            let result = try CommandRunner.run(["run", "--count", "100000", "--output", output])
+            let result = try CommandRunner.run(["run", "--verbose", "--count", "100000", "--output", output])
             #expect(result.status == 1, "\(output)")
             #expect(result.standardError.contains(words), "\(result.standardError)")
             #expect(result.standardOutput.isEmpty, "no traffic: \(result.standardOutput)")
         }
         #expect(try String(contentsOfFile: folder + "/file", encoding: .utf8) == "notes\n")
         // Issue 61, review: an empty --output said "cannot write the --output folder : no such file".
-        for command in [["run", "--count", "100"], ["sink", "--duration", "1s"]] {
+        for command in [["run", "--verbose", "--count", "100"], ["sink", "--duration", "1s"]] {
             let empty = try CommandRunner.run(command + ["--output", ""])
             #expect(empty.status == 1, "\(command)")
             #expect(
@@ -86,7 +88,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let first = try PeerProcess(
             CommandRunner.executable.path,
-            ["run", "--rate", "500", "--duration", "20s", "--output", folder + "/run"],
+            ["run", "--verbose", "--rate", "500", "--duration", "20s", "--output", folder + "/run"],
             directory: CommandRunner.repositoryRoot
         )
         defer { first.stop() }
@@ -94,7 +96,7 @@ import Testing
             (try? String(contentsOfFile: folder + "/run/.lock", encoding: .utf8)) == "\(first.processIdentifier)\n"
         }
         try #require(took, "the first run never took its folder")
-        let second = try CommandRunner.run(["run", "--count", "100", "--output", folder + "/run"])
+        let second = try CommandRunner.run(["run", "--verbose", "--count", "100", "--output", folder + "/run"])
         #expect(second.status == 1)
         #expect(
             second.standardError.contains(
@@ -136,7 +138,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for index in 1...2 {
             let shard = try CommandRunner.run([
-                "run", "--count", "200", "--shard", "\(index)/2", "--output", folder + "/s\(index)",
+                "run", "--verbose", "--count", "200", "--shard", "\(index)/2", "--output", folder + "/s\(index)",
             ])
             try #require(shard.status == 0, "\(shard.standardError)")
         }

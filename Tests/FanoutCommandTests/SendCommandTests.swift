@@ -24,7 +24,8 @@ import Testing
         defer { server.stop() }
         let endpoint = ["--endpoint", "http://127.0.0.1:\(port)"]
         return try CommandRunner.run(
-            ["send"] + endpoint + ["--template", "fixtures/poll.json", "--topic", "com.example.app"] + options,
+            ["send", "--verbose"] + endpoint + ["--template", "fixtures/poll.json", "--topic", "com.example.app"]
+                + options,
             timeout: .seconds(120)
         )
     }
@@ -53,7 +54,8 @@ import Testing
         let port = try sink.announcedPort()
         let result = try CommandRunner.run(
             [
-                "send", "--endpoint", "https://localhost:\(port)", "--ca-file", folder + "/tls/cert.pem", "--tokens",
+                "send", "--verbose", "--endpoint", "https://localhost:\(port)", "--ca-file", folder + "/tls/cert.pem",
+                "--tokens",
                 folder + "/tokens.txt", "--template", "fixtures/poll.json", "--topic", "com.example.app",
                 "--key-file", key, "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ", "--connections", "2",
                 "--streams", "100", "--gone-tokens", folder + "/gone-out.txt", "--output", folder + "/run",
@@ -105,7 +107,8 @@ import Testing
         defer { server.stop() }
         let result = try CommandRunner.run(
             [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3", "--template", "fixtures/poll.json",
+                "send", "--verbose", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "3", "--template",
+                "fixtures/poll.json",
                 "--scenario", folder + "/headers.scenario", "--priority", "10", "--connections", "1", "--output",
                 folder + "/run", "--min-measured", "3",
             ],
@@ -141,7 +144,8 @@ import Testing
             encoding: .utf8
         )
         let bad = try CommandRunner.run([
-            "send", "--endpoint", "http://127.0.0.1:1", "--generate", "3", "--template", "fixtures/poll.json",
+            "send", "--verbose", "--endpoint", "http://127.0.0.1:1", "--generate", "3", "--template",
+            "fixtures/poll.json",
             "--scenario", folder + "/bad.scenario",
         ])
         #expect(bad.status == 64)
@@ -150,7 +154,8 @@ import Testing
             "\(bad.standardError)"
         )
         let unknown = try CommandRunner.run([
-            "send", "--endpoint", "http://127.0.0.1:1", "--generate", "3", "--template", "fixtures/poll.json",
+            "send", "--verbose", "--endpoint", "http://127.0.0.1:1", "--generate", "3", "--template",
+            "fixtures/poll.json",
             "--scenario", folder + "/none.scenario",
         ])
         #expect(unknown.status == 64)
@@ -311,7 +316,7 @@ import Testing
         let send = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
+                "send", "--verbose", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "100000", "--template",
                 CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app", "--connections",
                 "1", "--streams", "10", "--output", folder + "/run",
             ]
@@ -379,7 +384,9 @@ import Testing
     }
 
     @Test func badOptionsAreUsageErrors() throws {
-        let base = ["send", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app"]
+        let base = [
+            "send", "--verbose", "--generate", "10", "--template", "fixtures/poll.json", "--topic", "com.example.app",
+        ]
         for extra in [
             ["--endpoint", "ftp://x"], ["--endpoint", "http://127.0.0.1:1", "--insecure"],
             ["--endpoint", "https://h", "--key-id", "A"], ["--endpoint", "https://h", "--priority", "7"],
@@ -398,7 +405,8 @@ import Testing
         try #require(mkfifo(fifo, 0o600) == 0)
         defer { unlink(fifo) }
         let piped = try CommandRunner.run([
-            "send", "--endpoint", "https://h", "--tokens", fifo, "--repeat", "3", "--template", "fixtures/poll.json",
+            "send", "--verbose", "--endpoint", "https://h", "--tokens", fifo, "--repeat", "3", "--template",
+            "fixtures/poll.json",
             "--topic", "com.example.app",
         ])
         #expect(piped.status == 64, "\(piped.standardError)")

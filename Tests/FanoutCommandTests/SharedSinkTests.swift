@@ -150,7 +150,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         return try CommandRunner.run(
             [
-                "send", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "\(count)", "--template",
+                "send", "--verbose", "--endpoint", "http://127.0.0.1:\(port)", "--generate", "\(count)", "--template",
                 CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic", "com.example.app",
                 "--connections", "4", "--output", folder,
             ] + extra,
@@ -288,7 +288,8 @@ import Testing
         let busy = try PeerProcess(
             CommandRunner.executable.path,
             [
-                "send", "--endpoint", "http://127.0.0.1:\(sink.port)", "--generate", "6000", "--rate", "100/s",
+                "send", "--verbose", "--endpoint", "http://127.0.0.1:\(sink.port)", "--generate", "6000", "--rate",
+                "100/s",
                 "--duration", "60s", "--template", CommandRunner.repositoryRoot + "/fixtures/poll.json", "--topic",
                 "com.example.app", "--connections", "4", "--output", folder,
             ]

@@ -49,4 +49,17 @@ import Testing
     func whatIsNotANumberIsNil(text: String) {
         #expect(ShareNotation.parse(text) == nil, "\(text)")
     }
+
+    /// As a person says it: three figures at most, in the units that fit (a `--start-at` years
+    /// past said 189,000,000,000 ms before, issue 64).
+    static let spoken: [(Duration, String)] = [
+        (.milliseconds(850), "850 ms"), (.milliseconds(1_250), "1.25 s"), (.seconds(59), "59 s"),
+        (.seconds(200), "3 min 20 s"), (.seconds(180), "3 min"), (.seconds(18_150), "5 h 2 min"),
+        (.seconds(93_600), "1 day 2 h"), (.seconds(189_230_400), "2,190 days 4 h"), (.milliseconds(-1_500), "-1.5 s"),
+    ]
+
+    @Test(arguments: spoken)
+    func roughly(duration: Duration, text: String) {
+        #expect(DurationNotation.roughly(duration) == text)
+    }
 }

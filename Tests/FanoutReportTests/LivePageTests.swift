@@ -33,9 +33,29 @@ import Testing
 
     @Test func theDocumentSaysTheCurrentSecondAndRoundTrips() throws {
         let document = Self.document()
-        #expect(document.second == 7 && document.version == 1 && !document.done)
+        #expect(document.second == 7 && document.version == 2 && !document.done)
         let read = try JSONDecoder().decode(LiveDocument.self, from: Data(document.json.utf8))
         #expect(read == document)
+    }
+
+    /// `/live.json` names its keys as summary.json does, snake_case (issue 64: it was camelCase).
+    @Test func theDocumentsKeysAreSnakeCaseAsSummaryJSONs() throws {
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(Self.document().json.utf8)) as? [String: Any]
+        )
+        #expect(
+            Set(object.keys) == [
+                "version", "command", "second", "elapsed_seconds", "finished", "rate_per_second", "accepted",
+                "rejected", "failed", "done", "seconds",
+            ]
+        )
+        let second = try #require((object["seconds"] as? [[String: Any]])?.first)
+        #expect(
+            Set(second.keys) == [
+                "second", "completed", "p50_ms", "p99_ms", "rejected", "failed", "loop_lag_max_ms",
+                "read_delay_p99_ms", "sender_cores",
+            ]
+        )
     }
 
     @Test func thePageHoldsTheDocumentInlineAndFetchesOnlyItsOwnServer() throws {

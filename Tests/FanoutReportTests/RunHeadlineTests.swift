@@ -89,7 +89,7 @@ import Testing
         #expect(page.texts("code") == ["fanout run --rate '2000/s' --duration 3s"])
         #expect(page.elements("p", class: "what").map(\.text).first?.hasPrefix("Open model, 2000/s") == true)
         #expect(
-            page.elements("p", class: "verdict").filter { $0.classes.contains("valid") }.map(\.text).first?.hasPrefix(
+            page.elements("p", class: "verdict-valid").map(\.text).first?.hasPrefix(
                 "VALID complete;"
             ) == true
         )

@@ -147,7 +147,7 @@ enum ChartFrame {
         .label { color: #666; font-size: 12px; } .value { font-size: 18px; font-weight: 600; }
         .when { color: #555; } code { font: 13px ui-monospace, Menlo, Consolas, monospace; background: #f4f4f4; padding: 1px 4px; }
         .what { font-size: 15px; } .verdict { font-size: 15px; padding: 6px 10px; border-radius: 6px; }
-        .verdict.passed, .verdict.valid { background: #e8f5e9; } .verdict.failed, .verdict.invalid { background: #fdecea; color: #b00; }
+        .verdict-passed, .verdict-valid { background: #e8f5e9; } .verdict-failed, .verdict-invalid { background: #fdecea; color: #b00; }
         .invalid { color: #b00; font-weight: 600; } .answer { font-size: 16px; font-weight: 600; } .note { color: #444; }
         table { border-collapse: collapse; } td, th { border-bottom: 1px solid #eee; padding: 3px 12px 3px 0; text-align: left; }
         svg text { font: 11px sans-serif; fill: #444; }

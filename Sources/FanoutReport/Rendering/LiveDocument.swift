@@ -4,10 +4,12 @@ import Foundation
 /// from the run's per-second data (`LoadSnapshot.intervals`), off the event loops.
 ///
 /// ```
-/// {"version":1,"command":"send","second":12,"elapsedSeconds":12.4,"finished":60120,
-///  "ratePerSecond":5002,"accepted":60000,"rejected":{"Unregistered":120},"failed":{},
-///  "done":false,"seconds":[{"second":11,"completed":5001,"p50Ms":0.41,"p99Ms":2.3,…},…]}
+/// {"version":2,"command":"send","second":12,"elapsed_seconds":12.4,"finished":60120,
+///  "rate_per_second":5002,"accepted":60000,"rejected":{"Unregistered":120},"failed":{},
+///  "done":false,"seconds":[{"second":11,"completed":5001,"p50_ms":0.41,"p99_ms":2.3,…},…]}
 /// ```
+///
+/// Its keys are snake_case, as summary.json's are (version 1 wrote camelCase).
 public struct LiveDocument: Codable, Sendable, Equatable {
     /// One second of the run: its throughput, latency, outcomes and the harness's own share.
     public struct Second: Codable, Sendable, Equatable {
@@ -30,6 +32,15 @@ public struct LiveDocument: Codable, Sendable, Equatable {
         public var senderCores: Double?
         /// Connections open at its end (the sink's; `nil` from a sender).
         public var connections: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case second, completed, rejected, failed, connections
+            case p50Ms = "p50_ms"
+            case p99Ms = "p99_ms"
+            case loopLagMaxMs = "loop_lag_max_ms"
+            case readDelayP99Ms = "read_delay_p99_ms"
+            case senderCores = "sender_cores"
+        }
 
         public init(
             second: Int,
@@ -56,8 +67,8 @@ public struct LiveDocument: Codable, Sendable, Equatable {
         }
     }
 
-    /// The layout's version: 1.
-    public static let currentVersion = 1
+    /// The layout's version: 2 (snake_case keys; 1 wrote camelCase).
+    public static let currentVersion = 2
     /// How many of the latest seconds the document holds (the page's charts span them).
     public static let secondsKept = 300
 
@@ -78,6 +89,12 @@ public struct LiveDocument: Codable, Sendable, Equatable {
     public var done = false
     /// The latest seconds closed so far (at most `secondsKept`), oldest first.
     public var seconds: [Second]
+
+    enum CodingKeys: String, CodingKey {
+        case version, command, second, finished, accepted, rejected, failed, done, seconds
+        case elapsedSeconds = "elapsed_seconds"
+        case ratePerSecond = "rate_per_second"
+    }
 
     public init(
         command: String,

@@ -92,18 +92,18 @@ public enum LivePage {
         function show(d) {
           document.getElementById("command").textContent = d.command;
           document.getElementById("now").textContent = "second " + d.second + " of the run: "
-            + grouped(d.ratePerSecond) + "/s, " + grouped(d.finished) + " finished" + (d.done ? " (done)" : "");
+            + grouped(d.rate_per_second) + "/s, " + grouped(d.finished) + " finished" + (d.done ? " (done)" : "");
           document.getElementById("totals").textContent = "accepted " + grouped(d.accepted)
             + "; rejected " + counts(d.rejected) + "; failed " + counts(d.failed);
           chart("throughput", d.seconds, [[s => s.completed, colours.throughput]], "/s");
-          chart("latency", d.seconds, [[s => s.p50Ms, colours.p50], [s => s.p99Ms, colours.p99]], "ms");
+          chart("latency", d.seconds, [[s => s.p50_ms, colours.p50], [s => s.p99_ms, colours.p99]], "ms");
           const latest = document.getElementById("latest");
           latest.textContent = "";
           for (const s of d.seconds.slice(-10).reverse()) {
             const row = document.createElement("tr");
-            for (const text of [s.second, grouped(s.completed), fixed(s.p50Ms), fixed(s.p99Ms),
-              grouped(total(s.rejected)), grouped(total(s.failed)), fixed(s.loopLagMaxMs),
-              fixed(s.readDelayP99Ms), fixed(s.senderCores), s.connections === undefined ? "" : s.connections]) {
+            for (const text of [s.second, grouped(s.completed), fixed(s.p50_ms), fixed(s.p99_ms),
+              grouped(total(s.rejected)), grouped(total(s.failed)), fixed(s.loop_lag_max_ms),
+              fixed(s.read_delay_p99_ms), fixed(s.sender_cores), s.connections === undefined ? "" : s.connections]) {
               cell(row, String(text));
             }
             latest.appendChild(row);

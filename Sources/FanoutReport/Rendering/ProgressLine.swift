@@ -6,7 +6,7 @@ import Foundation
 /// The line a terminal shows while a run goes:
 ///
 /// ```
-///   12.0 s  148,230/s  1,776,512 / 5,000,000 (35.5%)  p99 4.21 ms  ETA 21.8 s
+///   12.0 s  148,230/s  1,776,512 / 5,000,000 (35.5%)  errors 12 (0.00068%)  p99 4.21 ms  ETA 21.8 s
 /// ```
 ///
 /// The ETA assumes the current rate holds; without a known total it shows what is done.
@@ -31,6 +31,11 @@ public struct ProgressLine: Sendable {
         } else {
             parts.append("\(grouped(progress.finished)) done")
         }
+        let share = progress.finished > 0 ? Double(progress.errors) / Double(progress.finished) * 100 : 0
+        parts.append(
+            "errors \(grouped(progress.errors))"
+                + (progress.errors > 0 ? String(format: share < 0.01 ? " (%.5f%%)" : " (%.2f%%)", share) : "")
+        )
         if progress.latency.totalCount > 0 {
             parts.append(String(format: "p99 %.2f ms", Double(progress.latency.valueAtPercentile(99)) / 1000))
         }

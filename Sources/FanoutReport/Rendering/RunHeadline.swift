@@ -97,7 +97,7 @@ public struct RunVerdict: Sendable, Equatable {
     public var line: String { "\(kind.rawValue): \(reason)" }
 
     var html: String {
-        "<p class=\"verdict \(kind.rawValue.lowercased())\"><strong>\(kind.rawValue)</strong> \(ChartFrame.escape(reason))</p>\n"
+        "<p class=\"verdict verdict-\(kind.rawValue.lowercased())\"><strong>\(kind.rawValue)</strong> \(ChartFrame.escape(reason))</p>\n"
     }
 }
 
@@ -132,10 +132,14 @@ extension SummaryDocument {
 
     /// Rejected and failed as a share of what was sent (`fanout gate`'s `errors`), with the
     /// counts: `0.40% (24 of 6,000)`.
-    var errorRateText: String {
-        let errors = rejected.values.reduce(0, +) + failed.values.reduce(0, +)
+    var errorRateText: String { errorShareText + " (\(grouped(errors)) of \(grouped(sent)))" }
+
+    /// Rejected and failed.
+    var errors: Int { rejected.values.reduce(0, +) + failed.values.reduce(0, +) }
+
+    /// `0.40%`; a share under 0.01% that is not 0 with four decimals, so it does not read 0.
+    var errorShareText: String {
         let share = sent > 0 ? Double(errors) / Double(sent) * 100 : 0
         return String(format: share > 0 && share < 0.01 ? "%.4f%%" : "%.2f%%", share)
-            + " (\(grouped(errors)) of \(grouped(sent)))"
     }
 }
