@@ -48,9 +48,9 @@ joined() {
     printf '== [%dm%02ds] %s done\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$name"
 }
 
-step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter); prometheus (promtool checks /metrics; a real Prometheus scrapes a sharded run in PrometheusFleetTests); nginx and gunicorn (the return wave's backends nobody here wrote)"
+step "Build and test peers (Debian): jemalloc (the fanout binary's allocator); nghttp2's h2load, nghttpd, nghttp; curl; openssl; chromium (renders report.html); valgrind (the cost gate's counter); prometheus (promtool checks /metrics; a real Prometheus scrapes a sharded run in PrometheusFleetTests); nginx and gunicorn (the return wave's backends nobody here wrote); iproute2 (the docs test brings loopback up in its own network namespace)"
 . scripts/lib/apt.sh
-debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind prometheus nginx gunicorn
+debian_packages libjemalloc-dev nghttp2-client nghttp2-server curl openssl chromium valgrind prometheus nginx gunicorn iproute2
 
 step "Test peers (PyPI): Python's h2, hpack and hyperframe; PyJWT with cryptography (ES256 tokens); prometheus-client (its exposition parser); hdrhistogram (HdrHistogram's reference log reader); jsonschema (summary.json's schema); Pillow (reads report.html's screenshot); check-jsonschema (the CI recipes' GitHub and GitLab schemas); kubernetes-validate (fanout cluster render's manifests against Kubernetes 1.33, offline); aioapns (a push provider nobody here wrote, for the sink as its instrument); firebase-admin (Google's FCM SDK: how it classifies FCM's error bodies)"
 python3 -m pip install --quiet --disable-pip-version-check 'h2==4.2.0' 'hpack==4.1.0' 'hyperframe==6.1.0' \

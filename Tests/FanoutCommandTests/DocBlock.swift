@@ -5,20 +5,23 @@ import Foundation
 ///
 ///     <!-- docs-test: run                      the block's commands run; `$ ` lines are commands,
 ///     small: --count 200000 => --count 2000     the lines under them what they print, in kind
-///     replace: 127.0.0.1:2197 => 127.0.0.1:$PORT
+///     replace: | kubectl apply -f - => > m.yaml   what needs a cluster or Apple, stood in for
 ///     setup: fanout sink --listen 127.0.0.1:0 &
 ///     skip: fanout probe — it needs Apple's sandbox and a key
 ///     exit: fanout gate results/a => 0 1        the statuses it may end with
 ///     loose: verified — why                     a shown line that varies with machine and build
 ///     shows: standard error                     the shown output is the command's standard error
-///     background: fanout sink --listen       a server the page runs in the foreground
+///     background: fanout sink --listen       a server the page runs in the foreground (stopped
+///                                              with ^C's SIGINT before the next command)
 ///     # a comment: why a rule is there
 ///     -->
 ///     <!-- docs-test: output of fanout run --count 20000 -->   the block is what that prints
 ///     <!-- docs-test: not run: a diagram -->                   the block is not a command
 ///
 /// `small:` makes a run small enough for the test (a regeneration of the sample outputs drops
-/// it); `replace:` always applies (a port a sink bound, a file made by `setup:`). A command
+/// it); `replace:` always applies, and stands in only for what needs Apple, a cluster or your
+/// own provider. A block runs in a network namespace of its own (`DocRun`), so the ports it
+/// names are its own: no rule rewrites them. A command
 /// ending in `&` runs in the background; if it prints `listening on HOST:PORT` the test waits
 /// for that line (a bounded poll) and `$PORT` is that port from then on. Every background
 /// process is stopped when the block ends. Commands exit 0 unless an `exit:` rule says otherwise.

@@ -42,10 +42,17 @@ struct DocRun {
             texts.append(text)
             if block.skipReason(command.text) != nil { continue }
             let files = ".docs/out.\(index) 2> .docs/err.\(index)"
+            // A server the page runs in the foreground is stopped as a person stops it, with
+            // ^C, before the next command: the page's next server may take its port.
+            script += """
+                if [ -n "${SERVING:-}" ]; then kill -INT -- -$SERVING 2>/dev/null; wait $SERVING 2>/dev/null; SERVING=; fi
+
+                """
             if block.inBackground(command.text) {
                 let foreground = text.hasSuffix("&") ? String(text.dropLast()) : text
                 script += """
                     \(foreground) > \(files) &
+                    \(text.hasSuffix("&") ? "" : "SERVING=$!")
                     for _ in $(seq 300); do
                       grep -q '^listening on' .docs/out.\(index) && break; kill -0 $! 2>/dev/null || break; sleep 0.1
                     done
@@ -63,9 +70,15 @@ struct DocRun {
             }
         }
         try script.write(toFile: folder + "/.docs/script.sh", atomically: true, encoding: .utf8)
+        // In a network namespace of its own (`unshare -rn`, loopback up): the page's ports are
+        // its alone, so a block runs with the ports it names — 2197, 8443 — as a person pastes
+        // it, however many other tests listen at once.
         let shell = try PeerProcess(
-            "env",
-            ["FANOUT=\(CommandRunner.executable.path)", "bash", ".docs/script.sh"],
+            "unshare",
+            [
+                "-rn", "bash", "-c",
+                "PATH=$PATH:/usr/sbin:/sbin ip link set lo up && exec env FANOUT='\(CommandRunner.executable.path)' bash .docs/script.sh",
+            ],
             directory: folder
         )
         let ended = try shell.wait(timeout: timeout)

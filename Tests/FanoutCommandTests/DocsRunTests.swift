@@ -36,11 +36,12 @@ import Testing
         return blocks.contains { block in block.setup.contains { $0.hasPrefix("openssl ") } }
     }
 
-    @Test(arguments: pages.filter { !setsUpWithOpenSSL($0) }) func commandsRunAsDocumented(page: String) throws {
+    @Test(.requires(.namespaces), arguments: pages.filter { !setsUpWithOpenSSL($0) })
+    func commandsRunAsDocumented(page: String) throws {
         try Self.runCommands(of: page)
     }
 
-    @Test(.requires(.openssl), arguments: pages.filter(setsUpWithOpenSSL))
+    @Test(.requires(.openssl), .requires(.namespaces), arguments: pages.filter(setsUpWithOpenSSL))
     func commandsSetUpWithOpenSSLRunAsDocumented(page: String) throws {
         try Self.runCommands(of: page)
     }

@@ -16,7 +16,9 @@ extension HTMLReport {
             ("card", provider.card.passed ? "passed" : "FAILED (\(grouped(provider.card.violations)))"),
             ("valid", summary.valid ? "yes" : "NO"),
         ]
-        var body = "<h1>Fanout sink: the provider under test</h1>\n" + cards(headline) + invalidLines()
+        var body =
+            "<h1>Fanout sink: the provider under test</h1>\n" + RunHeadline(summary: summary).html + cards(headline)
+            + invalidLines()
         let mark = provider.start.mark == "trigger" ? "the trigger's launch" : "the first request"
         body +=
             "<p>Counted from \(ChartFrame.escape(mark)) (\(ChartFrame.escape(provider.start.at ?? "nothing arrived"))); ended by \(ChartFrame.escape(provider.endedBy)). Delivery time: first \(millisecondsWithUnit(delivery.firstMs)), p90 \(millisecondsWithUnit(delivery.p90Ms)), last \(millisecondsWithUnit(delivery.lastMs)).</p>\n"
