@@ -236,12 +236,15 @@ struct FCMHalf: Sendable {
     /// otherwise: `RunJob.companion`); `nil`: none.
     let wave: ReturnWaveSettings?
     let reporter: any JobReporter
+    /// The FCM sink answers at once: no hold, no wire (`HarnessAccount.selfMeasurement`).
+    let answersAtOnce: Bool
 
     var sink: FCMSink { local.sink }
 
     init(campaign: CampaignJob, devices: UInt64, ownsWave: Bool) throws {
         let run = campaign.run
         wave = ownsWave ? run.returnWave : nil
+        answersAtOnce = run.sink.scenario.latency == nil && run.sink.scenario.wire == nil
         reporter = campaign.reporter
         folder = NSTemporaryDirectory() + "fanout-campaign-fcm-\(UUID().uuidString)"
         var sinkConfiguration = FCMSinkConfiguration()
@@ -328,6 +331,7 @@ struct FCMHalf: Sendable {
         summary.reconciliation = Reconciliation(client: summary.report.snapshot, fcmSink: sink.service.statistics)
         summary.delivery = sink.service.fleet.map { DeliverySummary($0.snapshot()) }
         summary.endpoint = "the embedded FCM sink at \(job.endpoint)"
+        summary.selfMeasurement = answersAtOnce
         return summary
     }
 

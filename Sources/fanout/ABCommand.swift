@@ -18,8 +18,8 @@ struct ABCommand: ParsableCommand {
             unknown (no verdict: one or two pairs cannot measure the noise). Pairs cancel what the \
             machine did meanwhile. \
             Exit status (package-benchmark's): 0 within noise or noise unknown, 2 a metric WORSE, 4 BETTER and \
-            none worse, 1 a run that did not end cleanly, 64 a usage error; 129, 130 or 143 when \
-            SIGHUP, SIGINT or SIGTERM stopped it (passed on to the run going on, which writes its \
+            none worse, 1 a run that did not end cleanly, 64 a usage error; 130, 143 or 129 when \
+            SIGINT, SIGTERM or SIGHUP stopped it (passed on to the run going on, which writes its \
             folder marked interrupted). Each run is in a process group of its own, which \
             --run-timeout stops whole (a wrapper script and what it started).
             """

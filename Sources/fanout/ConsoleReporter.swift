@@ -78,7 +78,12 @@ final class ConsoleReporter: JobReporter {
             switch style {
             case .brief:
                 text = ConsoleSummary(summary: document).lines(folder: folder, files: files).joined(separator: "\n")
-            case .verbose: text = summary + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))"
+            case .verbose:
+                // Every line, and the verdict of a run its INVALID lines do not already judge.
+                let verdict = RunVerdict(summary: document)
+                text =
+                    summary + (verdict.kind == .invalid ? "" : "\n" + verdict.line)
+                    + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))"
             case .quiet: return
             case .json:
                 clearProgress()

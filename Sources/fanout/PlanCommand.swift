@@ -30,8 +30,8 @@ struct PlanCommand: ParsableCommand {
 
             Exit status: 0 with a plan (with --verify, every measurement within 10% of its \
             prediction), 1 when --verify's rehearsal was further than that or could not keep its \
-            pace, or on an error (a file it cannot read or write), 64 on a usage error, 129, 130 \
-            or 143 when SIGHUP, SIGINT or SIGTERM stopped --verify or --calibrate.
+            pace, or on an error (a file it cannot read or write), 64 on a usage error, 130, 143 \
+            or 129 when SIGINT, SIGTERM or SIGHUP stopped --verify or --calibrate.
             """
     )
 

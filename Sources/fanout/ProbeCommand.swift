@@ -27,7 +27,7 @@ struct ProbeCommand: ParsableCommand {
             (default: 10000) to the same tokens: --no-flow skips it. The notification is silent (a background push, {"aps":{"content-available":1}}, priority \
             5) unless --template says otherwise. Writes probe.json to --output; `fanout plan \
             --probe probe.json` plans with it. Exit status: 0, 5 when the endpoint could not be \
-            reached (the cause on standard error), 1 on an error.
+            reached (the cause on standard error), 1 on an error, 64 on a usage error.
             """
     )
 

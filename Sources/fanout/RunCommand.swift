@@ -28,7 +28,8 @@ struct RunCommand: ParsableCommand {
             --max-backlog and the schedule was cut), 5 when no connection to the embedded sink got as \
             far as an answer (its connections closed, or answered 403 for the credentials, before \
             any other answer: the cause is on standard error), 6 when an --abort-on condition \
-            stopped it, 130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
+            stopped it, 130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error, \
+            64 on a usage error.
             """
     )
 
@@ -76,7 +77,7 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var sink: EmbeddedSinkOptions
 
-    @OptionGroup(title: "The return wave (--sink-return-to)") var returnWave: ReturnWaveOptions
+    @OptionGroup(title: "The return wave") var returnWave: ReturnWaveOptions
 
     @OptionGroup var repeating: RepeatOptions
 

@@ -29,8 +29,9 @@ struct SearchCommand: ParsableCommand {
             as a line). Exit status: 0 with an \
             answer, 3 when no rate kept the SLO or --max-steps ran out, 4 when the answer is the \
             generator's limit, 5 when the endpoint could not be reached (the search stops at that \
-            step; the cause on standard error), 129, 130 or 143 after SIGHUP, SIGINT or SIGTERM \
-            (search.json says how far it got and which signal stopped it), 1 on an error.
+            step; the cause on standard error), 130, 143 or 129 after SIGINT, SIGTERM or SIGHUP \
+            (search.json says how far it got and which signal stopped it), 1 on an error, 64 on a \
+            usage error.
             """
     )
 

@@ -48,7 +48,8 @@ struct SendCommand: ParsableCommand {
             as HTTP/2, or each was closed, sent GOAWAY or answered 403 before any other answer: \
             the cause is on standard error and in summary.json's failed reasons), 6 when an \
             --abort-on condition stopped it (the folder says which, over which window, when), \
-            130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error.
+            130, 143 or 129 when SIGINT, SIGTERM or SIGHUP stopped it, 1 on an error, 64 on a \
+            usage error.
             """
     )
 

@@ -185,7 +185,11 @@ import Testing
             #expect(written == "repeat 1 of 1\n" + brief.joined(separator: "\n") + "\n")
             #expect(errorWritten == drawn)
         case .verbose:
-            #expect(written == "repeat 1 of 1\nevery line\nresults: results/a/ (summary.json, summary.md)\n")
+            // Every line, and the verdict of a valid run (an invalid one's INVALID lines are it).
+            #expect(
+                written == "repeat 1 of 1\nevery line\n" + RunVerdict(summary: Self.golden).line
+                    + "\nresults: results/a/ (summary.json, summary.md)\n"
+            )
         case .quiet:
             #expect(written == "repeat 1 of 1\n")
             #expect(errorWritten.isEmpty)
@@ -205,6 +209,21 @@ import Testing
                 "VALID: complete; no thresholds were given (fanout gate DIR --threshold … judges the folder)",
                 "results: results/a/ (summary.json)",
             ]
+        )
+    }
+
+    /// The latency line says what else is in the latency: a lower bound of Fanout's share is
+    /// marked so, and notifications that waited for a stream are counted (the README tour's
+    /// p99 of 162 ms against a sink holding 80 ms was otherwise unexplained, newcomer pass).
+    @Test func theLatencyLineSaysWhatElseIsInIt() throws {
+        var summary = Self.golden
+        summary.harness?.ownMeasured = false
+        summary.openModel?.streamWaits.count = 1_677
+        summary.openModel?.streamWaits.share = 0.839
+        summary.openModel?.streamWaits.longestMs = 80
+        #expect(
+            ConsoleSummary(summary: summary).lines[2]
+                == "latency ms: p50 2.94  p90 4.72  p99 404.5  p99.9 404.8  p99.99 404.8  max 405.0  — the endpoint's (≥0% Fanout's); 83.9% waited up to 80.0 ms for a stream"
         )
     }
 

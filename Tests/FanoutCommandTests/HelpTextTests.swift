@@ -108,6 +108,20 @@ import Testing
         }
     }
 
+    /// `fanout run --sink-device-X` says what `fanout sink --device-X` says, of the embedded
+    /// sink, from the one text (issue 64: it said only "The embedded sink's --device-X.", with
+    /// none of the sink's meaning or default).
+    @Test func theEmbeddedSinksDeviceOptionsSayWhatTheSinksSay() throws {
+        let embedded = Self.arguments.filter { $0.command == "fanout run" && $0.name.hasPrefix("sink-device-") }
+        #expect(embedded.count >= 17, "\(embedded.map(\.name))")
+        for option in embedded {
+            let name = String(option.name.dropFirst("sink-".count))
+            let sink = try Self.argument("fanout sink", name)
+            let text = sink.abstract.prefix(1).lowercased() + sink.abstract.dropFirst()
+            #expect(option.abstract == "The embedded sink's --\(name): " + text, "\(option.name)")
+        }
+    }
+
     /// Options a command's `validate()` requires though ArgumentParser cannot know it.
     static let requiredByValidation: Set<String> = [
         "fanout send --topic", "fanout plan --devices", "fanout plan --deadline", "fanout plan --rtt",

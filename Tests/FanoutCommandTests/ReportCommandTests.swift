@@ -52,6 +52,13 @@ import Testing
             #expect(refused.status == 64 && refused.standardOutput.isEmpty)
             #expect(refused.standardError.split(separator: "\n").first.map(String.init) == line)
         }
+        let missing = try CommandRunner.run(["report", folder + "/nowhere"])
+        #expect(
+            missing.status == 64
+                && missing.standardError.split(separator: "\n").first.map(String.init)
+                    == "error: \(folder)/nowhere is not a folder: give a run's folder (its --output)",
+            "\(missing.standardError)"
+        )
         try "{}".write(toFile: folder + "/repeat-1/summary.json", atomically: true, encoding: .utf8)
         let unreadable = try CommandRunner.run(["report", folder + "/repeat-1"])
         #expect(unreadable.status == 64 && unreadable.standardError.hasPrefix("error: "), "\(unreadable.standardError)")

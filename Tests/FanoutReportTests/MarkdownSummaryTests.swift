@@ -65,7 +65,7 @@ import Testing
         #expect(document.lines.dropFirst().first?.hasPrefix("Ran 2026-") == true, "\(document.lines)")
         #expect(
             Array(document.lines.dropFirst(2).prefix(3)) == [
-                "Closed model: 1,000,000 notifications to \(summary.configuration.endpoint) over 4 connections × 1000 streams",
+                "Closed model: 1,000,000 notifications in \(String(format: "%.2f", summary.elapsedSeconds)) s to \(summary.configuration.endpoint) over 4 connections × 1000 streams",
                 "CPU per notification: none (no answers)", "Latency: no answers.",
             ],
             "\(document.lines)"

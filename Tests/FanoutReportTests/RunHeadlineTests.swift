@@ -19,7 +19,7 @@ import Testing
         #expect(headline.command == "fanout run --rate 2000 --duration 3s")
         #expect(
             headline.whatRan
-                == "open model, 2000/s for 3.0 seconds: 6,000 notifications to http://127.0.0.1:2197 over 4 connections × 1000 streams"
+                == "open model, 2000/s for 3.0 seconds: 6,000 notifications in 3.01 s to http://127.0.0.1:2197 over 4 connections × 1000 streams"
         )
         summary.warmUpSeconds = 1
         summary.configuration.scenario = FileUse(
@@ -29,7 +29,7 @@ import Testing
         summary.shard = "1/2"
         #expect(
             summary.whatRan
-                == "open model, 2000/s for 3.0 seconds (warm-up 1 s): 6,000 notifications to http://127.0.0.1:2197 over 4 connections × 1000 streams, scenario bad-day.scenario, shard 1/2"
+                == "open model, 2000/s for 3.0 seconds (warm-up 1 s): 6,000 notifications in 3.01 s to http://127.0.0.1:2197 over 4 connections × 1000 streams, scenario bad-day.scenario, shard 1/2"
         )
         summary.model = .closed
         summary.schedule = nil
@@ -40,7 +40,7 @@ import Testing
         summary.connections = 1
         #expect(
             summary.whatRan
-                == "closed model for 60 s (warm-up 1 s): 6,000 notifications to http://127.0.0.1:2197 over 1 connection × 1000 streams, merged from 2 shards"
+                == "closed model for 60 s (warm-up 1 s): 6,000 notifications in 3.01 s to http://127.0.0.1:2197 over 1 connection × 1000 streams, merged from 2 shards"
         )
     }
 

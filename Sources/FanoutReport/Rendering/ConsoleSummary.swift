@@ -59,7 +59,14 @@ public struct ConsoleSummary: Sendable {
         let figures = SummaryDocument.Latency.percentiles.map {
             "\($0.label) \(millisecondsText(latency[keyPath: $0.value]))"
         }
+        var notes = HarnessRecord(summary: summary).map { [$0.latencyIs] } ?? []
+        // What else is in the latency: a wait for a stream the server had not allowed yet.
+        if let waits = summary.openModel?.streamWaits, waits.count > 0 {
+            notes.append(
+                String(format: "%.1f%% waited up to %.1f ms for a stream", waits.share * 100, waits.longestMs)
+            )
+        }
         return "latency ms: " + figures.joined(separator: "  ")
-            + (HarnessRecord(summary: summary).map { "  — \($0.latencyIs)" } ?? "")
+            + (notes.isEmpty ? "" : "  — " + notes.joined(separator: "; "))
     }
 }

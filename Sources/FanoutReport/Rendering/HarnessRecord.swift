@@ -67,10 +67,11 @@ struct HarnessRecord {
             : "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99 (limit \(percentText(maxShare))): the p99 is mostly the harness's, and cannot be read as the endpoint's"
     }
 
-    /// Whose latency the run measured, in a few words: the trust card's value.
+    /// Whose latency the run measured, in a few words: the trust card's value. A share from the
+    /// largest part alone (no timed answers) is a lower bound, and says so (`≥`).
     var latencyIs: String {
         if selfMeasurement { return "Fanout's own (self-measurement)" }
-        return bound
-            ? "HARNESS-BOUND (\(percentText(share)) Fanout's)" : "the endpoint's (\(percentText(share)) Fanout's)"
+        let fanouts = (ownIsMeasured ? "" : "≥") + percentText(share) + " Fanout's"
+        return bound ? "HARNESS-BOUND (\(fanouts))" : "the endpoint's (\(fanouts))"
     }
 }

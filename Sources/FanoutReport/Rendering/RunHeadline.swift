@@ -120,7 +120,8 @@ extension SummaryDocument {
         }
         if warmUpSeconds > 0 { model += " (warm-up \(HTMLReport.seconds(warmUpSeconds)))" }
         var line =
-            model + ": \(grouped(sent)) notifications to \(configuration.endpoint) over "
+            model
+            + ": \(grouped(sent)) notifications in \(String(format: "%.2f", elapsedSeconds)) s to \(configuration.endpoint) over "
             + "\(grouped(connections)) connection\(connections == 1 ? "" : "s") × \(streamsPerConnection) streams"
         if let scenario = configuration.scenario {
             line += ", scenario " + (scenario.path.split(separator: "/").last.map(String.init) ?? scenario.path)

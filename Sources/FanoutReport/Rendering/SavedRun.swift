@@ -20,6 +20,10 @@ public struct SavedRun {
     /// Reads `directory`; the error says which file and what is wrong with it.
     public init(directory: String) throws(ResultsError) {
         let summaryPath = directory + "/summary.json"
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ResultsError(.unreadable, "\(directory) is not a folder: give a run's folder (its --output)")
+        }
         guard FileManager.default.fileExists(atPath: summaryPath) else {
             let repeats =
                 (try? FileManager.default.contentsOfDirectory(atPath: directory))?
