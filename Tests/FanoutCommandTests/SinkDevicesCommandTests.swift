@@ -51,6 +51,14 @@ import Testing
         #expect(check.examples.count == 5)
         #expect(check.examples.allSatisfy { $0.apnsID?.count == 36 && $0.token.isEmpty })
         #expect(!card.passed && card.violations == check.count)
+        // The folder's page opens on the card's verdict, not a green VALID beside it (newcomer
+        // pass, issue 64).
+        let page = HTMLDocument(try String(contentsOfFile: folder + "/zero/sink/report.html", encoding: .utf8))
+        #expect(
+            page.elements("p", class: "verdict-failed").map(\.text) == [
+                "FAILED the provider failed the conformance card: \(card.violations.formatted()) violations (its table below)"
+            ]
+        )
         let failing = try CommandRunner.run(
             ["gate", folder + "/zero/sink", "--threshold", "violations.expiration-zero-offline == 0"]
         )

@@ -59,7 +59,7 @@ public struct RunHeadline: Sendable, Equatable {
 ///
 /// | verdict | when |
 /// |---|---|
-/// | FAILED  | an `--abort-on` condition stopped the run |
+/// | FAILED  | an `--abort-on` condition stopped the run; a sink's provider failed its card |
 /// | INVALID | a reason the figures cannot be trusted (`invalid_reasons`) |
 /// | PASSED  | `--abort-on` conditions were given and none was met |
 /// | VALID   | no conditions given, and nothing makes the figures untrustworthy |
@@ -82,6 +82,10 @@ public struct RunVerdict: Sendable, Equatable {
         } else if !invalidity.isEmpty {
             kind = .invalid
             reason = "its figures cannot be trusted: " + invalidity.map(\.description).joined(separator: "; ")
+        } else if let card = summary.provider?.card, !card.passed {
+            // A sink's folder: the provider under test is judged by its conformance card.
+            kind = .failed
+            reason = "the provider failed the conformance card: \(grouped(card.violations)) violations (its table below)"
         } else if let conditions = summary.configuration.abortOn, !conditions.isEmpty {
             kind = .passed
             reason = "no --abort-on condition was met (\(conditions.joined(separator: "; ")))"
@@ -109,7 +113,7 @@ extension SummaryDocument {
     /// sink (h2c) over 4 connections × 1000 streams, scenario bad-day.json`
     public var whatRan: String {
         if isSink {
-            return "fanout sink: the provider under test sent \(grouped(sent)) requests to \(endpoint) over "
+            return "the provider under test sent \(grouped(sent)) requests to \(endpoint) over "
                 + "\(grouped(connections)) connection\(connections == 1 ? "" : "s")"
         }
         var model: String
