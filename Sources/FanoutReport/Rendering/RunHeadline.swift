@@ -85,7 +85,8 @@ public struct RunVerdict: Sendable, Equatable {
         } else if let card = summary.provider?.card, !card.passed {
             // A sink's folder: the provider under test is judged by its conformance card.
             kind = .failed
-            reason = "the provider failed the conformance card: \(grouped(card.violations)) violations (its table below)"
+            reason =
+                "the provider failed the conformance card: \(grouped(card.violations)) violations (its table below)"
         } else if let conditions = summary.configuration.abortOn, !conditions.isEmpty {
             kind = .passed
             reason = "no --abort-on condition was met (\(conditions.joined(separator: "; ")))"
