@@ -11,6 +11,7 @@ import Foundation
 ///     exit: fanout gate results/a => 0 1        the statuses it may end with
 ///     loose: verified — why                     a shown line that varies with machine and build
 ///     shows: standard error                     the shown output is the command's standard error
+///     concurrent: fanout send --shard 1/2    a command the page runs with `&` that is no server
 ///     background: fanout sink --listen       a server the page runs in the foreground (stopped
 ///                                              with ^C's SIGINT before the next command)
 ///     # a comment: why a rule is there
@@ -64,6 +65,10 @@ struct DocBlock {
     /// Commands (by prefix) the page runs in the foreground, a server, that the test runs in
     /// the background until the block ends.
     var backgrounds: [String] = []
+    /// Commands (by prefix) the page starts with `&` that are not servers (a shard's send on
+    /// "another machine"): they run alongside what follows, and the test waits for no
+    /// "listening on" line; the page's own `wait` ends them.
+    var concurrent: [String] = []
     var commands: [Command] = []
 
     var place: String { "\(file):\(line)" }
@@ -119,6 +124,7 @@ struct DocBlock {
                 rules.append(Rule(from: from, to: to, small: name == "small"))
             case "setup": setup.append(value)
             case "background": backgrounds.append(value)
+            case "concurrent": concurrent.append(value)
             case "skip":
                 let (prefix, reason) = Self.split(value, at: "—")
                 skips.append((prefix, reason))
@@ -193,6 +199,10 @@ struct DocBlock {
 
     func inBackground(_ command: String) -> Bool {
         command.hasSuffix("&") || backgrounds.contains { command.hasPrefix($0) }
+    }
+
+    func runsAlongside(_ command: String) -> Bool {
+        command.hasSuffix("&") && concurrent.contains { command.hasPrefix($0) }
     }
 
     func skipReason(_ command: String) -> String? {

@@ -63,6 +63,20 @@ import Testing
         #expect(blocks[0].commands[1].expected.isEmpty)
     }
 
+    /// A page's shard on "another machine" runs beside the next command; a server started
+    /// with `&` is waited for until it listens, and a foreground server runs in the background.
+    @Test func commandsBesideTheNextAreToldFromServers() {
+        let block = DocBlock.blocks(
+            in: "<!-- docs-test: run\nconcurrent: fanout send\nbackground: fanout sink\n-->\n```sh\n"
+                + "fanout send --shard 1/2 --output a &   # machine 1\nfanout send --shard 2/2 --output b\n"
+                + "fanout sink --listen 127.0.0.1:2197 &\nfanout sink --listen 127.0.0.1:2198\n```",
+            file: "p.md"
+        )[0]
+        let texts = block.commands.map(\.text)
+        #expect(texts.map(block.runsAlongside) == [true, false, false, false], "\(texts)")
+        #expect(texts.map(block.inBackground) == [true, false, true, true], "\(texts)")
+    }
+
     @Test func outputMatchesInKind() {
         let shown = [
             "1,000,000 notifications in 5.59 s: 178,866 notifications/s   # a comment",

@@ -48,7 +48,10 @@ struct DocRun {
                 if [ -n "${SERVING:-}" ]; then kill -INT -- -$SERVING 2>/dev/null; wait $SERVING 2>/dev/null; SERVING=; fi
 
                 """
-            if block.inBackground(command.text) {
+            if block.runsAlongside(command.text) {
+                // Not a server: it runs beside the next commands, and the page waits for it.
+                script += "\(text.dropLast()) > \(files) &\necho 0 > .docs/status.\(index)\n"
+            } else if block.inBackground(command.text) {
                 let foreground = text.hasSuffix("&") ? String(text.dropLast()) : text
                 script += """
                     \(foreground) > \(files) &
