@@ -274,7 +274,7 @@ struct PlanCommand: ParsableCommand {
     )
     var sample: String?
 
-    @OptionGroup(title: "The wave's rehearsal (--verify --return-to)") var returnWave: ReturnWaveOptions
+    @OptionGroup(title: "The wave's rehearsal") var returnWave: ReturnWaveOptions
 
     /// `--verify --return-to`: the wave's rehearsal (`nil` without `--return-to`).
     func waveRehearsal(devices: UInt64, wave: WavePlan.Question?) throws -> WaveRehearsal? {

@@ -67,7 +67,7 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var target: EndpointOptions
 
-    @OptionGroup(title: "FCM (--service fcm)") var fcm: FCMSendOptions
+    @OptionGroup(title: "FCM") var fcm: FCMSendOptions
 
     @OptionGroup var shape: ShapeOptions
 

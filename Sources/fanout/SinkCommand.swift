@@ -84,11 +84,11 @@ struct SinkCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Devices behind the sink") var devices: DeviceOptions
 
-    @OptionGroup(title: "The return wave (--return-to)") var returnWave: ReturnWaveOptions
+    @OptionGroup(title: "The return wave") var returnWave: ReturnWaveOptions
 
     @OptionGroup var tokenKey: TokenKeyOptions
 
-    @OptionGroup(title: "FCM (--service fcm)") var fcm: FCMSinkOptions
+    @OptionGroup(title: "FCM") var fcm: FCMSinkOptions
 
     @Flag(name: .long, help: "Accept requests without token auth (the default when no key is given).")
     var noAuth = false

@@ -122,6 +122,15 @@ import Testing
         }
     }
 
+    /// ArgumentParser upper-cases a group's title: one naming an option ("THE RETURN WAVE
+    /// (--SINK-RETURN-TO)") spells it as the binary refuses it (newcomer pass, issue 64).
+    @Test func noSectionTitleNamesAnOption() throws {
+        for command in ["fanout run", "fanout send", "fanout sink", "fanout plan"] {
+            let titles = try Self.help(command).split(separator: "\n").filter { $0.hasSuffix(":") && $0.first?.isUppercase == true }
+            #expect(titles.allSatisfy { $0.firstMatch(of: /--[A-Z]/) == nil }, "\(command): \(titles)")
+        }
+    }
+
     /// Options a command's `validate()` requires though ArgumentParser cannot know it.
     static let requiredByValidation: Set<String> = [
         "fanout send --topic", "fanout plan --devices", "fanout plan --deadline", "fanout plan --rtt",
