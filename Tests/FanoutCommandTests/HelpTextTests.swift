@@ -126,7 +126,9 @@ import Testing
     /// (--SINK-RETURN-TO)") spells it as the binary refuses it (newcomer pass, issue 64).
     @Test func noSectionTitleNamesAnOption() throws {
         for command in ["fanout run", "fanout send", "fanout sink", "fanout plan"] {
-            let titles = try Self.help(command).split(separator: "\n").filter { $0.hasSuffix(":") && $0.first?.isUppercase == true }
+            let titles = try Self.help(command).split(separator: "\n").filter {
+                $0.hasSuffix(":") && $0.first?.isUppercase == true
+            }
             #expect(titles.allSatisfy { $0.firstMatch(of: /--[A-Z]/) == nil }, "\(command): \(titles)")
         }
     }
