@@ -259,6 +259,7 @@ final class TokenReader: @unchecked Sendable {
         var record: UInt64 = 0
         defer {
             summary.lines = Int(record)
+            summary.unit = .records
             summary.validTokens = record
         }
         // The records a pipe has go out as they come (`readAvailable`), as text lines do: read
@@ -321,6 +322,7 @@ final class TokenReader: @unchecked Sendable {
         defer {
             summary.validTokens = generator.count
             summary.lines = Int(generator.count)
+            summary.unit = .generated
         }
         while number < generator.count {
             guard let batch = freeBatch() else { return }
@@ -354,6 +356,7 @@ extension TokenReader {
         defer {
             summary.validTokens = rounds.count
             summary.lines = Int(rounds.count)
+            summary.unit = .generated
         }
         guard !ids.isEmpty else { return }
         while number < rounds.count {

@@ -90,6 +90,13 @@ public struct TokenReaderConfiguration: Sendable, Hashable {
     }
 }
 
+/// What a token set is read in (`TokenStreamSummary.lines`).
+public enum ReadUnit: String, Sendable, Hashable {
+    case lines
+    case records
+    case generated
+}
+
 /// What a finished read saw.
 public struct TokenStreamSummary: Sendable, Hashable {
     /// Tokens handed out (this shard's).
@@ -98,6 +105,8 @@ public struct TokenStreamSummary: Sendable, Hashable {
     public var validTokens: UInt64 = 0
     /// Lines (text) or records (binary, generated) read.
     public var lines: Int = 0
+    /// What `lines` counts: a text set's lines, a binary set's records, a generator's tokens.
+    public var unit: ReadUnit = .lines
     /// Lines turned down under `.skip`.
     public var skipped: Int = 0
     /// The other service's lines a campaign half passed over (`TokenLines.campaignHalf`).

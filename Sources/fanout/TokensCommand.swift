@@ -4,6 +4,7 @@ import FanoutClient
 import FanoutMachine
 import FanoutRun
 import FanoutTokens
+import Foundation
 
 /// `fanout tokens`: device-token sets.
 struct TokensCommand: ParsableCommand {
@@ -130,10 +131,17 @@ extension TokensCommand {
         var format: TokenFileFormat = .binary
 
         func run() throws {
-            try reportingErrors { () throws(TokenSetError) in
+            let stream = try reportingErrors { () throws(TokenSetError) in
                 try TokenStream(input.source, configuration: input.readerConfiguration)
-                    .copy(to: TokenSetWriter(path: output, format: format), sourceName: input.source.name)
             }
+            try reportingErrors { () throws(TokenSetError) in
+                try stream.copy(to: TokenSetWriter(path: output, format: format), sourceName: input.source.name)
+            }
+            // As `tokens generate` says what it wrote (convert said nothing, newcomer pass).
+            let written = stream.waitForSummary(timeout: .seconds(1))?.tokens ?? 0
+            StandardStream.output.write(
+                "\(output): \(written.formatted()) tokens, \(format.rawValue), from \(input.source.name)\n".utf8
+            )
         }
     }
 
@@ -158,7 +166,8 @@ extension TokensCommand {
             }
             var report = "tokens: \(summary.tokens)"
             if let shard = input.sharding.shard { report += " (shard \(shard) of \(summary.validTokens))" }
-            report += "\nlines: \(summary.lines)\nskipped: \(summary.skipped)"
+            // A text set's lines, a binary set's records, a generator's tokens (it said "lines" of all).
+            report += "\n\(summary.unit.rawValue): \(summary.lines)\nskipped: \(summary.skipped)"
             if let rejects = input.rejects, summary.skipped > 0 { report += " (written to \(rejects))" }
             StandardStream.output.write((report + "\n").utf8)
         }

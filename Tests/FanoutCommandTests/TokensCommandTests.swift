@@ -21,7 +21,10 @@ import Testing
         #expect(generated.status == 0)
         // It says what it wrote.
         #expect(generated.standardOutput == "\(text): 1000 tokens of 32 bytes, text, seed 4\n")
-        #expect(try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary]).status == 0)
+        // It says what it wrote too (it said nothing, newcomer pass).
+        let converted = try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary])
+        #expect(converted.status == 0)
+        #expect(converted.standardOutput == "\(binary): 1,000 tokens, binary, from \(text)\n")
         #expect(
             try CommandRunner.run(["tokens", "convert", "--tokens", binary, "--output", again, "--format", "text"])
                 .status == 0
@@ -31,7 +34,8 @@ import Testing
 
         let counted = try CommandRunner.run(["tokens", "count", "--tokens", binary, "--shard", "3/4"])
         #expect(counted.status == 0)
-        #expect(counted.standardOutput == "tokens: 250 (shard 3/4 of 1000)\nlines: 1000\nskipped: 0\n")
+        // A binary set is read in records, a text one in lines (both said "lines").
+        #expect(counted.standardOutput == "tokens: 250 (shard 3/4 of 1000)\nrecords: 1000\nskipped: 0\n")
         let piped = try CommandRunner.run(["tokens", "count", "--tokens", "-"], input: text)
         #expect(piped.standardOutput == "tokens: 1000\nlines: 1000\nskipped: 0\n")
     }
@@ -99,9 +103,9 @@ import Testing
         )
         // Standard input, binary and text alike (binary on stdin was read as text: "'N' is not a
         // hex digit" at 1:3, the magic's third byte).
-        for set in [binary, text] {
+        for (set, unit) in [(binary, "records"), (text, "lines")] {
             let piped = try shell("cat '\(set)' | '\(fanout)' tokens count --tokens -")
-            #expect(piped.output == "tokens: 1000\nlines: 1000\nskipped: 0\n", "\(set): \(piped.errors)")
+            #expect(piped.output == "tokens: 1000\n\(unit): 1000\nskipped: 0\n", "\(set): \(piped.errors)")
         }
         let padded = try shell("'\(fanout)' tokens count --tokens <(cat '\(binary)'; printf x)")
         #expect(padded.status == 1, "\(padded.errors)")
