@@ -79,11 +79,11 @@ final class ConsoleReporter: JobReporter {
             case .brief:
                 text = ConsoleSummary(summary: document).lines(folder: folder, files: files).joined(separator: "\n")
             case .verbose:
-                // Every line, and the verdict of a run its INVALID lines do not already judge.
-                let verdict = RunVerdict(summary: document)
+                // Every line, then what the five lines add: whose latency, the error rate, and
+                // the verdict of a run its INVALID lines do not already judge.
                 text =
-                    summary + (verdict.kind == .invalid ? "" : "\n" + verdict.line)
-                    + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))"
+                    ([summary] + ConsoleSummary(summary: document).verboseTail)
+                    .joined(separator: "\n") + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))"
             case .quiet: return
             case .json:
                 clearProgress()
@@ -91,7 +91,10 @@ final class ConsoleReporter: JobReporter {
                 return
             }
         }
-        if case .campaign = event, style == .quiet { return }
+        // --quiet: nothing on standard output but where a server listens (a port to reach).
+        if style == .quiet, stream == .output {
+            guard case .listening = event else { return }
+        }
         // Standard output carries only the documents under --json.
         if style == .json { stream = .error }
         clearProgress()

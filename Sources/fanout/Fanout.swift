@@ -20,9 +20,10 @@ struct Fanout: AsyncParsableCommand {
                    merge: refused; ab: a metric WORSE
               3    run, send: sender and sink disagree, or notifications failed;
                    search: no rate kept the objectives
-              4    run, send: invalid (the generator fell behind its schedule, or the
-                   queue for streams passed --max-backlog and cut it); search: the
-                   answer is the generator's limit; ab: a metric BETTER
+              4    run, send: invalid (fewer answers than --min-measured, the generator
+                   fell behind its schedule, or the queue for streams passed
+                   --max-backlog and cut it); search: the answer is the generator's
+                   limit; ab: a metric BETTER
               5    the endpoint could not be reached (the cause on standard error)
               6    run, send: an --abort-on condition stopped the run (its folder says
                    which, over which window, when)

@@ -24,7 +24,12 @@ struct ReportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("A run's folder (a repeat's, a merge's, a sink's --output).", valueName: "dir"))
+    @Argument(
+        help: ArgumentHelp(
+            "A run's folder: a run's, one repeat's (DIR/repeat-1), a merge's, a sink's --output.",
+            valueName: "dir"
+        )
+    )
     var directory: String
 
     @Option(name: .long, help: ArgumentHelp("Write its report page here too.", valueName: "file"))

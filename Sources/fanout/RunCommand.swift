@@ -23,7 +23,8 @@ struct RunCommand: ParsableCommand {
             second signal exits at once. A live progress line shows on a terminal. --rate (or \
             --stage) switches to the open model. Exit status: 0 when sender and sink agree and \
             every notification was accepted or rejected by the sink, 3 when they disagree or \
-            notifications failed, 4 when the run is invalid (the open model's generator fell \
+            notifications failed, 4 when the run is invalid (fewer answers measured than \
+            --min-measured, the open model's generator fell \
             behind by more than --max-lag, or a notification waited for a stream longer than \
             --max-backlog and the schedule was cut), 5 when no connection to the embedded sink got as \
             far as an answer (its connections closed, or answered 403 for the credentials, before \

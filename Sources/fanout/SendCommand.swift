@@ -32,8 +32,9 @@ struct SendCommand: ParsableCommand {
             connection keeps up to --streams requests in flight (and no more than the server \
             allows): the closed model. --rate R (with --duration, or --stage ramps) is the open \
             model: notifications are due on a schedule whatever the server does, and latency \
-            counts from each one's due time. Prints the summary and writes summary.json and \
-            latency.hgrm to --output (default: a new folder under results/); a live progress \
+            counts from each one's due time. Prints five lines (--verbose every line) and writes \
+            the run's folder, --output (default: a new folder under results/): summary.json, \
+            summary.md, report.html, latency.hgrm, latency.hlog; a live progress \
             line shows on a terminal; --output must not hold an earlier run's results nor be in \
             use by another run (checked before any traffic). SIGINT (Ctrl-C), SIGTERM or SIGHUP \
             stops the run within a second: what is in flight is answered, tokens read ahead are \
@@ -41,8 +42,8 @@ struct SendCommand: ParsableCommand {
             second signal exits at once. A token line found bad part-way ends the run there, the \
             folder marked invalid with the place. Exit status: 0 when every notification was \
             accepted or rejected by the server, 3 when some failed (no answer after every try), \
-            4 when the run is invalid (the generator fell behind its schedule by more than \
-            --max-lag, a wait for a stream past --max-backlog, a bad token part-way, a \
+            4 when the run is invalid (fewer answers measured than --min-measured, the \
+            generator fell behind its schedule by more than --max-lag, a wait for a stream past --max-backlog, a bad token part-way, a \
             --gone-tokens file that could not be written, no answer at all from a server that \
             took the requests), 5 when it could not reach the endpoint (no connection got as far \
             as HTTP/2, or each was closed, sent GOAWAY or answered 403 before any other answer: \

@@ -185,13 +185,15 @@ import Testing
             #expect(written == "repeat 1 of 1\n" + brief.joined(separator: "\n") + "\n")
             #expect(errorWritten == drawn)
         case .verbose:
-            // Every line, and the verdict of a valid run (an invalid one's INVALID lines are it).
+            // Every line, whose latency and the error rate, and the verdict of a valid run (an
+            // invalid one's INVALID lines are it).
             #expect(
-                written == "repeat 1 of 1\nevery line\n" + RunVerdict(summary: Self.golden).line
-                    + "\nresults: results/a/ (summary.json, summary.md)\n"
+                written == "repeat 1 of 1\nevery line\nlatency is the endpoint's (0% Fanout's); errors 0.50% (30 of 6,000)\n"
+                    + RunVerdict(summary: Self.golden).line + "\nresults: results/a/ (summary.json, summary.md)\n"
             )
         case .quiet:
-            #expect(written == "repeat 1 of 1\n")
+            // Not even a repeat's line (a newcomer's --repeat 2 --quiet printed the spread).
+            #expect(written.isEmpty)
             #expect(errorWritten.isEmpty)
         case .json:
             #expect(written == String(decoding: try JSONDocument.data(Self.golden), as: UTF8.self))

@@ -25,6 +25,14 @@ public struct ConsoleSummary: Sendable {
         [throughputLine, outcomesLine, latencyLine, RunVerdict(summary: summary).line]
     }
 
+    /// What `--verbose` adds under a run's every line: whose latency it is and the error rate,
+    /// and the verdict unless it is INVALID (whose reasons are lines of their own there).
+    public var verboseTail: [String] {
+        let verdict = RunVerdict(summary: summary)
+        let trust = HarnessRecord(summary: summary).map { "latency is \($0.latencyIs); " } ?? ""
+        return [trust + "errors \(summary.errorRateText)"] + (verdict.kind == .invalid ? [] : [verdict.line])
+    }
+
     /// The five lines, the last naming `folder` and its `files`.
     public func lines(folder: String, files: [String]) -> [String] {
         lines + ["results: \(folder)/ (\(files.joined(separator: ", ")))"]
