@@ -188,7 +188,8 @@ import Testing
             // Every line, whose latency and the error rate, and the verdict of a valid run (an
             // invalid one's INVALID lines are it).
             #expect(
-                written == "repeat 1 of 1\nevery line\nlatency is the endpoint's (0% Fanout's); errors 0.50% (30 of 6,000)\n"
+                written
+                    == "repeat 1 of 1\nevery line\nlatency is the endpoint's (0% Fanout's); errors 0.50% (30 of 6,000)\n"
                     + RunVerdict(summary: Self.golden).line + "\nresults: results/a/ (summary.json, summary.md)\n"
             )
         case .quiet:
