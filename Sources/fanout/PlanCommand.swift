@@ -14,7 +14,7 @@ import Foundation
 struct PlanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
-        abstract: "Plans the connections, cores and machines that deliver N notifications by a deadline.",
+        abstract: "Plan the connections, cores and machines that deliver N notifications by a deadline.",
         // ArgumentParser's line would show every option as optional: validate() and the job
         // require these.
         usage: """

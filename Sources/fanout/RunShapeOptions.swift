@@ -149,7 +149,7 @@ struct MetricsOption: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "After the run, keep serving --metrics until one scrape has read the final figures, or this long (e.g. 30s).",
+            "After the run, keep serving --metrics until one scrape has read the final figures, or this long (like 30s).",
             valueName: "duration"
         )
     )
@@ -174,7 +174,7 @@ struct ServeOption: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "After the run, keep serving --serve until one request has read the final report, or this long (e.g. 30s).",
+            "After the run, keep serving --serve until one request has read the final report, or this long (like 30s).",
             valueName: "duration"
         )
     )
@@ -197,7 +197,7 @@ extension ServedAddress {
         var duration = Duration.zero
         if let linger {
             guard let parsed = DurationNotation.parse(linger) else {
-                throw ValidationError("\(option)-linger \(linger): not a duration (e.g. 30s, 500ms)")
+                throw ValidationError("\(option)-linger \(linger): not a duration (like 30s or 500ms)")
             }
             duration = parsed
         }

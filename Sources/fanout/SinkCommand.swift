@@ -214,7 +214,7 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --idle-exit: stop if no request came this long after listening (never sooner than --idle-exit). Default: 60s.",
+            "With --idle-exit: stop if no request came this long after listening (never sooner than --idle-exit; default: 60s).",
             valueName: "duration"
         )
     )

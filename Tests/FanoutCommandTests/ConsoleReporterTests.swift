@@ -189,7 +189,7 @@ import Testing
             // invalid one's INVALID lines are it).
             #expect(
                 written
-                    == "repeat 1 of 1\nevery line\nlatency is the endpoint's (0% Fanout's); errors 0.50% (30 of 6,000)\n"
+                    == "repeat 1 of 1\nevery line\nerrors 0.50% (30 of 6,000); latency is the endpoint's (0% Fanout's)\n"
                     + RunVerdict(summary: Self.golden).line + "\nresults: results/a/ (summary.json, summary.md)\n"
             )
         case .quiet:

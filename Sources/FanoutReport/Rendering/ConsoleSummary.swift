@@ -29,8 +29,9 @@ public struct ConsoleSummary: Sendable {
     /// and the verdict unless it is INVALID (whose reasons are lines of their own there).
     public var verboseTail: [String] {
         let verdict = RunVerdict(summary: summary)
-        let trust = HarnessRecord(summary: summary).map { "latency is \($0.latencyIs); " } ?? ""
-        return [trust + "errors \(summary.errorRateText)"] + (verdict.kind == .invalid ? [] : [verdict.line])
+        // Whose latency, only where there is one (a run without answers has none).
+        let trust = summary.latency == nil ? nil : HarnessRecord(summary: summary).map { "; latency is \($0.latencyIs)" }
+        return ["errors \(summary.errorRateText)" + (trust ?? "")] + (verdict.kind == .invalid ? [] : [verdict.line])
     }
 
     /// The five lines, the last naming `folder` and its `files`.
