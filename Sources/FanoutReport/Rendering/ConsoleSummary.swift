@@ -30,7 +30,8 @@ public struct ConsoleSummary: Sendable {
     public var verboseTail: [String] {
         let verdict = RunVerdict(summary: summary)
         // Whose latency, only where there is one (a run without answers has none).
-        let trust = summary.latency == nil ? nil : HarnessRecord(summary: summary).map { "; latency is \($0.latencyIs)" }
+        let trust =
+            summary.latency == nil ? nil : HarnessRecord(summary: summary).map { "; latency is \($0.latencyIs)" }
         return ["errors \(summary.errorRateText)" + (trust ?? "")] + (verdict.kind == .invalid ? [] : [verdict.line])
     }
 
