@@ -308,7 +308,7 @@ public struct FCMSinkService: Service {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
+            throw JobError.cannotListen(host: job.host, port: job.port, error)
         }
         var admin: FCMSinkAdmin?
         var live: LiveReport?

@@ -401,7 +401,7 @@ public struct SinkService: Service {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError.resource("cannot listen on \(job.host):\(job.port): \(error)")
+            throw JobError.cannotListen(host: job.host, port: job.port, error)
         }
         var admin: SinkAdmin?
         if let address = job.admin {
@@ -474,5 +474,18 @@ public struct SinkService: Service {
             let files = [certificate, key] + (job.clientCertificateAuthorities.map { [$0] } ?? [])
             throw JobError.input("cannot use the TLS files \(files.joined(separator: ", ")): \(error)")
         }
+    }
+}
+
+extension JobError {
+    /// Why a server could not listen, in the system's words: swift-nio's `IOError` says
+    /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)", a stray parenthesis
+    /// after the call's Swift signature (issue 64); this says "address already in use (errno 98)".
+    static func cannotListen(host: String, port: Int, _ error: any Error) -> JobError {
+        guard let failure = error as? IOError else { return .resource("cannot listen on \(host):\(port): \(error)") }
+        let cause = String(cString: strerror(failure.errnoCode))
+        return .resource(
+            "cannot listen on \(host):\(port): \(cause.prefix(1).lowercased() + cause.dropFirst()) (errno \(failure.errnoCode))"
+        )
     }
 }

@@ -4,6 +4,23 @@ import Testing
 
 /// `fanout sink` as a user runs it: the line scripts wait for, requests, and the summary on SIGTERM.
 @Suite(.serialized) struct SinkCommandTests {
+    /// A port another server holds is said in the system's words, not swift-nio's
+    /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)" (issue 64).
+    @Test func aPortInUseIsSaidInTheSystemsWords() throws {
+        let (first, port) = try CommandRunner.sink(["--no-auth"])
+        defer { first.stop() }
+        let second = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:\(port)", "--no-auth"],
+            timeout: .seconds(30)
+        )
+        #expect(second.status == 1, "\(second.standardError)")
+        #expect(
+            second.standardError.split(separator: "\n").first.map(String.init)
+                == "error: cannot listen on 127.0.0.1:\(port): address already in use (errno 98)",
+            "\(second.standardError)"
+        )
+    }
+
     @Test(.requires(.curl)) func servesPrintsItsAddressAndSummarisesOnSigterm() throws {
         let sink = try PeerProcess(CommandRunner.executable.path, ["sink", "--listen", "127.0.0.1:0"])
         defer { sink.stop() }
