@@ -191,6 +191,17 @@ struct ThresholdTests {
         #expect(rows["sent"]?.prefix(3) == ["sent", "1,000,000", "999,000"], "\(counts.text)")
         #expect(rows["p99"]?.prefix(3) == ["p99", "20.00 ms", "21.00 ms"], "\(counts.text)")
         #expect(rows["throughput"]?.prefix(3) == ["throughput", "5,000/s", "4,990/s"], "\(counts.text)")
+        // A metric no run measured (a sink's) is said so, not compared as 0 with 0, and a long
+        // name keeps its column ("violations.churn0" ran on, newcomer pass, issue 64).
+        let sinkOnly = RunComparison(
+            baseline: RunSet(directory: "a", runs: [Self.run([.p99: 20])]),
+            current: RunSet(directory: "b", runs: [Self.run([.p99: 21])]),
+            metrics: [.churn, .p99]
+        )
+        #expect(!sinkOnly.rows[0].measured && sinkOnly.rows[1].measured)
+        let churn = textRows(sinkOnly.text)["violations.churn"]
+        #expect(churn?.prefix(3) == ["violations.churn", "-", "-"], "\(sinkOnly.text)")
+        #expect(churn?.last == "not measured (on one side or both)", "\(sinkOnly.text)")
     }
 
     /// With repeats on both sides, each change has a 95% interval (each side resampled on its

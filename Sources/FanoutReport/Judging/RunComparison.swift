@@ -66,6 +66,9 @@ public struct RunComparison: Sendable {
         /// The 95% interval of the change, with repeats on both sides and a baseline above 0.
         public var interval: ClosedRange<Double>?
         public var minimumEffect: Double
+        /// Whether every run on both sides measured it (a sink's `violations` and `fanout` are
+        /// no run's): a metric one side lacks is said so, never compared as 0 against 0.
+        public var measured = true
 
         public enum Verdict: String, Sendable {
             case same
@@ -115,6 +118,7 @@ public struct RunComparison: Sendable {
         /// The verdict as the table prints it, with what it stands on when that is not the
         /// interval beside it.
         public var verdictText: String {
+            guard measured else { return "not measured (on one side or both)" }
             let bound = String(format: "%g%%", minimumEffect * 100)
             switch (verdict, basis) {
             case (.same, _): return "same"
@@ -144,7 +148,7 @@ public struct RunComparison: Sendable {
                 let ratio = PairedComparison.bootstrapRatioOfMedians(a, b, &random)
                 interval = (ratio.lowerBound - 1)...(ratio.upperBound - 1)
             }
-            return Row(
+            var row = Row(
                 metric: metric,
                 baseline: before,
                 current: after,
@@ -153,6 +157,8 @@ public struct RunComparison: Sendable {
                 interval: interval,
                 minimumEffect: minimumEffect
             )
+            row.measured = baseline.measures(metric) && current.measures(metric)
+            return row
         }
     }
 
@@ -196,10 +202,12 @@ public struct RunComparison: Sendable {
         func pad(_ text: String, _ width: Int) -> String {
             text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)
         }
+        // As wide as the longest metric's name and two spaces: "violations.churn0" ran on.
+        let nameWidth = max(12, (rows.map(\.metric.rawValue.count).max() ?? 0) + 2)
         var lines = [
             "baseline: \(baseline.directory) (\(baseline.runs.count) run\(baseline.runs.count == 1 ? "" : "s"))",
             "current:  \(current.directory) (\(current.runs.count) run\(current.runs.count == 1 ? "" : "s"))",
-            pad("metric", 12) + pad("baseline", 14) + pad("current", 14) + pad("change", 10) + pad("noise", 9)
+            pad("metric", nameWidth) + pad("baseline", 14) + pad("current", 14) + pad("change", 10) + pad("noise", 9)
                 + pad("95% interval", 20) + "verdict",
         ]
         for row in rows {
@@ -209,9 +217,11 @@ public struct RunComparison: Sendable {
                 row.interval.map {
                     String(format: "%+.1f%% … %+.1f%%", $0.lowerBound * 100, $0.upperBound * 100)
                 } ?? "-"
+            let (before, after) =
+                row.measured ? (format(row.baseline, row.metric), format(row.current, row.metric)) : ("-", "-")
             lines.append(
-                pad(row.metric.rawValue, 12) + pad(format(row.baseline, row.metric), 14)
-                    + pad(format(row.current, row.metric), 14) + pad(change, 10) + pad(noise, 9) + pad(interval, 20)
+                pad(row.metric.rawValue, nameWidth) + pad(before, 14)
+                    + pad(after, 14) + pad(change, 10) + pad(noise, 9) + pad(interval, 20)
                     + row.verdictText
             )
         }
