@@ -59,7 +59,8 @@ struct BroadcastEngineTests {
         #expect(deleted.answers.map(\.status) == Array(repeating: 204, count: 5))
         #expect(sink.broadcastCounts?.open == 0)
         let again = management.perform([.delete(channel: ids[0])])
-        #expect(again.answers.first?.reason == "ChannelNotRegistered")
+        // Seen once in a full suite under load without it: the outcome says why (status, failure).
+        #expect(again.answers.first?.reason == "ChannelNotRegistered", "\(again)")
         sink.drain(grace: .seconds(1))
     }
 
