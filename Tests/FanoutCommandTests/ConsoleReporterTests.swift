@@ -230,6 +230,16 @@ import Testing
         )
     }
 
+    /// A scaled rehearsal says so first, in the title's words.
+    @Test func aScaledRehearsalSaysSoFirst() {
+        var summary = Self.golden
+        summary.sample = SampleSummary(share: 0.01, campaignDevices: 600_000, devices: 6_000)
+        #expect(
+            ConsoleSummary(summary: summary).lines[0]
+                == "SCALED REHEARSAL (1% of the devices, time ×100): 6,000 notifications to http://127.0.0.1:2197 in 3.01 s over 4 connections × 1000 streams: 1,992 notifications/s"
+        )
+    }
+
     /// The progress line shows the errors so far, and their share of what finished.
     @Test func progressShowsErrors() {
         let latency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)

@@ -48,7 +48,11 @@ public struct ConsoleSummary: Sendable {
             ? "no answers"
             : summary.throughputPerSecond.map { "\(grouped(Int($0.rounded()))) notifications/s" } ?? "nothing measured"
         let connections = summary.connections
-        return (summary.sample.map { "SCALED REHEARSAL (\($0.title)): " } ?? "")
+        // "SCALED REHEARSAL (1% of the devices, time ×100): …", from the title's own words.
+        let rehearsal = summary.sample.map { sample in
+            "SCALED REHEARSAL" + sample.title.dropFirst("a scaled rehearsal".count) + ": "
+        }
+        return (rehearsal ?? "")
             + "\(grouped(summary.sent)) notifications to \(summary.endpoint) in "
             + "\(String(format: "%.2f", summary.elapsedSeconds)) s over \(connections) connection\(connections == 1 ? "" : "s") "
             + "× \(summary.streamsPerConnection) streams: \(rate)"
