@@ -181,7 +181,7 @@ public struct HarnessAccount: Sendable {
 
     /// What a self-measurement lacks, and how to put it in.
     static let endpointTimeAdvice =
-        "to measure an endpoint rather than Fanout, put an endpoint's time in: --sink-latency, --sink-rtt or --sink-scenario (or send to one with fanout send)"
+        "to measure an endpoint rather than Fanout, put an endpoint's time in: --sink-latency, --sink-rtt, or a --sink-scenario that holds answers (a latency, a wire, a stall, a token rate); or send to one with fanout send"
 
     /// `summary.json`'s `harness` object.
     var document: SummaryDocument.Harness {

@@ -20,8 +20,24 @@ public enum Invocation {
 
     package static func command(_ arguments: [String]) -> String? {
         guard let program = arguments.first, program.split(separator: "/").last == "fanout" else { return nil }
-        return arguments.map(shellQuoted).joined(separator: " ")
+        var words: [String] = []
+        var secretNext = false
+        for argument in arguments {
+            defer { secretNext = secrets.contains(argument) }
+            if secretNext {
+                words.append("'<redacted>'")
+            } else if let secret = secrets.first(where: { argument.hasPrefix($0 + "=") }) {
+                words.append(secret + "='<redacted>'")
+            } else {
+                words.append(shellQuoted(argument))
+            }
+        }
+        return words.joined(separator: " ")
     }
+
+    /// Options whose value is a secret, never recorded (summary.json, summary.md and report.html
+    /// travel to CI pages): an OAuth2 access token given inline.
+    static let secrets: Set<String> = ["--fcm-bearer"]
 
     /// `'…'` around a word a POSIX shell would split or expand, a `'` in it written `'\''`.
     public static func shellQuoted(_ word: String) -> String {

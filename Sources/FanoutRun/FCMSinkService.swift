@@ -318,7 +318,9 @@ public struct FCMSinkService: Service {
                 do {
                     admin = try FCMSinkAdmin(sink: sink, host: address.host, port: address.port)
                 } catch {
-                    throw JobError.resource("cannot serve --admin on \(address.host):\(address.port): \(error)")
+                    throw JobError.resource(
+                        "cannot serve --admin on \(JobError.address(address.host, address.port)): \(JobError.listenCause(error))"
+                    )
                 }
             }
             try announce(sink, admin: admin, account: account, tls: context != nil)

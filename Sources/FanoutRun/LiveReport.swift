@@ -53,7 +53,9 @@ public final class LiveReport: Sendable {
                 Self.answer(path, state: state.withLockedValue { ($0.document, $0.final) }, finalReads: finalReads)
             }
         } catch {
-            throw JobError.resource("--serve \(address.host):\(address.port): cannot listen there: \(error)")
+            throw JobError.resource(
+                "--serve \(JobError.address(address.host, address.port)): cannot listen there: \(JobError.listenCause(error))"
+            )
         }
         reporter.report(.listening(.livePage, address: url))
     }

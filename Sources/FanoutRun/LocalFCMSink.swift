@@ -49,7 +49,7 @@ struct LocalFCMSink: Sendable {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError.resource("\(what) cannot listen: \(error)")
+            throw JobError.resource("\(what) cannot listen: \(JobError.listenCause(error))")
         }
         self.certificate = certificate
     }

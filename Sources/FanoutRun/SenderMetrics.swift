@@ -117,7 +117,9 @@ final class SenderMetrics: Sendable {
                 return .init(status: .ok, type: TextEndpoint.prometheusType, body: body)
             }
         } catch {
-            throw JobError.resource("--metrics \(host):\(port): cannot listen there: \(error)")
+            throw JobError.resource(
+                "--metrics \(JobError.address(host, port)): cannot listen there: \(JobError.listenCause(error))"
+            )
         }
     }
 

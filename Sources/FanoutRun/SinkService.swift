@@ -410,7 +410,9 @@ public struct SinkService: Service {
             } catch {
                 sink.drain(grace: .zero)
                 try? group.syncShutdownGracefully()
-                throw JobError.resource("cannot serve --admin on \(address.host):\(address.port): \(error)")
+                throw JobError.resource(
+                    "cannot serve --admin on \(JobError.address(address.host, address.port)): \(JobError.listenCause(error))"
+                )
             }
         }
         let live: LiveReport?
@@ -482,10 +484,18 @@ extension JobError {
     /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)", a stray parenthesis
     /// after the call's Swift signature (issue 64); this says "address already in use (errno 98)".
     static func cannotListen(host: String, port: Int, _ error: any Error) -> JobError {
-        guard let failure = error as? IOError else { return .resource("cannot listen on \(host):\(port): \(error)") }
+        .resource("cannot listen on \(address(host, port)): \(listenCause(error))")
+    }
+
+    /// An error of listening as a person reads it: the system's words for an `IOError`.
+    static func listenCause(_ error: any Error) -> String {
+        guard let failure = error as? IOError else { return "\(error)" }
         let cause = String(cString: strerror(failure.errnoCode))
-        return .resource(
-            "cannot listen on \(host):\(port): \(cause.prefix(1).lowercased() + cause.dropFirst()) (errno \(failure.errnoCode))"
-        )
+        return "\(cause.prefix(1).lowercased() + cause.dropFirst()) (errno \(failure.errnoCode))"
+    }
+
+    /// `host:port`, an IPv6 host in brackets.
+    static func address(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

@@ -1,7 +1,9 @@
 extension TokenStream {
     /// Appends every token (and its fields) to `writer` and finishes it; the first token the
     /// writer cannot take stops the copy, named by its line in this stream's source.
-    public func copy(to writer: TokenSetWriter, sourceName: String) throws(TokenSetError) {
+    /// Returns what was read (its `tokens` are what was written).
+    @discardableResult
+    public func copy(to writer: TokenSetWriter, sourceName: String) throws(TokenSetError) -> TokenStreamSummary {
         var failure: TokenSetError?
         while let batch = next() {
             for index in 0..<batch.count where failure == nil {
@@ -17,9 +19,12 @@ extension TokenStream {
             if failure != nil { cancel() }
         }
         if let failure { throw failure }
-        let summary = waitForSummary(timeout: .seconds(10))
-        if let error = summary?.error ?? summary?.lostRejects { throw error }
+        guard let summary = waitForSummary(timeout: .seconds(10)) else {
+            throw TokenSetError("the reader did not finish within 10 s", source: sourceName)
+        }
+        if let error = summary.error ?? summary.lostRejects { throw error }
         try writer.finish()
+        return summary
     }
 
     /// Reads the whole stream, checking every token, and returns what it held.

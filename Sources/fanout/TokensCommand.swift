@@ -131,14 +131,12 @@ extension TokensCommand {
         var format: TokenFileFormat = .binary
 
         func run() throws {
-            let stream = try reportingErrors { () throws(TokenSetError) in
+            let summary = try reportingErrors { () throws(TokenSetError) in
                 try TokenStream(input.source, configuration: input.readerConfiguration)
-            }
-            try reportingErrors { () throws(TokenSetError) in
-                try stream.copy(to: TokenSetWriter(path: output, format: format), sourceName: input.source.name)
+                    .copy(to: TokenSetWriter(path: output, format: format), sourceName: input.source.name)
             }
             // As `tokens generate` says what it wrote (convert said nothing, newcomer pass).
-            let written = stream.waitForSummary(timeout: .seconds(1))?.tokens ?? 0
+            let written = summary.tokens
             StandardStream.output.write(
                 "\(output): \(written.formatted()) tokens, \(format.rawValue), from \(input.source.name)\n".utf8
             )

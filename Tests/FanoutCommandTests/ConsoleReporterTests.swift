@@ -209,7 +209,7 @@ import Testing
                 "6,000 notifications to http://127.0.0.1:2197 in 3.01 s over 4 connections × 1000 streams: 1,992 notifications/s",
                 "accepted 5,970   rejected 20   failed 10   skipped 0   errors 0.50%",
                 "latency ms: p50 2.94  p90 4.72  p99 404.5  p99.9 404.8  p99.99 404.8  max 405.0  — the endpoint's (0% Fanout's)",
-                "VALID: complete; no thresholds were given (fanout gate DIR --threshold … judges the folder)",
+                "FAILED: 10 notifications failed (no answer after every try; by cause in the outcomes)",
                 "results: results/a/ (summary.json)",
             ]
         )

@@ -49,8 +49,9 @@ struct DocRun {
 
                 """
             if block.runsAlongside(command.text) {
-                // Not a server: it runs beside the next commands, and the page waits for it.
-                script += "\(text.dropLast()) > \(files) &\necho 0 > .docs/status.\(index)\n"
+                // Not a server: it runs beside the next commands, the page waits for it, and it
+                // writes its own status when it ends (none: it never did).
+                script += "{ \(text.dropLast()); echo $? > .docs/status.\(index); } > \(files) &\n"
             } else if block.inBackground(command.text) {
                 let foreground = text.hasSuffix("&") ? String(text.dropLast()) : text
                 script += """

@@ -48,6 +48,14 @@ import Testing
     /// `--abort-on` conditions were given and none was met, VALID otherwise.
     @Test func theVerdictIsTheGatesWhenThereWasOneElseValidity() throws {
         var summary = try Self.golden()
+        // The golden run's 10 timeouts fail it, as its exit status (3) does.
+        #expect(
+            RunVerdict(summary: summary).line
+                == "FAILED: 10 notifications failed (no answer after every try; by cause in the outcomes)"
+        )
+        // Without them (and the outcomes still adding up to what was sent) it is valid.
+        summary.failed = [:]
+        summary.rejected[.apns(.unregistered), default: 0] += 10
         #expect(RunVerdict(summary: summary).kind == .valid)
         #expect(
             RunVerdict(summary: summary).line
@@ -73,6 +81,27 @@ import Testing
             unit: "ms"
         )
         #expect(RunVerdict(summary: summary).line == "FAILED: " + (summary.aborted?.line ?? ""))
+        // A run that gave up before its end, with no signal to say so, is invalid (as the gate
+        // has it); a partial merge too; a disagreement with the sink too.
+        summary.aborted = nil
+        summary.valid = true
+        summary.invalidCauses = []
+        summary.cancelled = true
+        #expect(
+            RunVerdict(summary: summary).line
+                == "INVALID: its figures cannot be trusted: \(InvalidReason.stoppedBeforeTheEnd)"
+        )
+        summary.cancelled = false
+        summary.reconciled = false
+        #expect(
+            RunVerdict(summary: summary).line
+                == "INVALID: its figures cannot be trusted: \(InvalidReason.senderAndSinkDisagree)"
+        )
+        summary.reconciled = true
+        summary.partial = true
+        summary.partialReasons = ["shard 2/2 missing"]
+        #expect(RunVerdict(summary: summary).kind == .invalid)
+        #expect(RunVerdict(summary: summary).reason.hasPrefix("a partial merge: shard 2/2 missing"))
     }
 
     /// The page's first screen holds all of it, and the cards for errors and for whose latency
@@ -89,8 +118,8 @@ import Testing
         #expect(page.texts("code") == ["fanout run --rate '2000/s' --duration 3s"])
         #expect(page.elements("p", class: "what").map(\.text).first?.hasPrefix("Open model, 2000/s") == true)
         #expect(
-            page.elements("p", class: "verdict-valid").map(\.text).first?.hasPrefix(
-                "VALID complete;"
+            page.elements("p", class: "verdict-failed").map(\.text).first?.hasPrefix(
+                "FAILED 10 notifications failed"
             ) == true
         )
         let cards = Dictionary(
@@ -154,6 +183,15 @@ import Testing
                 == "/usr/bin/fanout run --rate 2000/s --sink-latency fixed:10ms"
         )
         #expect(Invocation.command(["/tmp/xctest", "run"]) == nil)
+        // A secret is never recorded: an access token is a credential on a CI page.
+        #expect(
+            Invocation.command(["fanout", "send", "--fcm-bearer", "ya29.secret", "--project", "p"])
+                == "fanout send --fcm-bearer '<redacted>' --project p"
+        )
+        #expect(
+            Invocation.command(["fanout", "send", "--fcm-bearer=ya29.secret"])
+                == "fanout send --fcm-bearer='<redacted>'"
+        )
         #expect(Invocation.command([]) == nil)
     }
 }

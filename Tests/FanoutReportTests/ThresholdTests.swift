@@ -199,6 +199,13 @@ struct ThresholdTests {
             metrics: [.churn, .p99]
         )
         #expect(!sinkOnly.rows[0].measured && sinkOnly.rows[1].measured)
+        // Nor decided on: a sink's 2 against a run's nothing is no regression.
+        let half = RunComparison(
+            baseline: RunSet(directory: "a", runs: [Self.run([.p99: 20])]),
+            current: RunSet(directory: "b", runs: [Self.run([.p99: 20, .churn: 2])]),
+            metrics: [.churn]
+        )
+        #expect(half.rows[0].verdict == .same && half.rows[0].change == nil && !half.regressed)
         let churn = textRows(sinkOnly.text)["violations.churn"]
         #expect(churn?.prefix(3) == ["violations.churn", "-", "-"], "\(sinkOnly.text)")
         #expect(churn?.last == "not measured (on one side or both)", "\(sinkOnly.text)")

@@ -104,7 +104,8 @@ public struct RunComparison: Sendable {
         }
 
         public var verdict: Verdict {
-            if current == baseline { return .same }
+            // Not measured on a side: nothing to decide (0 against a sink's 2 is no regression).
+            if current == baseline || !measured { return .same }
             guard let known else {
                 // From 0 to something: the relative change has no size; any rise of a metric
                 // where lower is better (errors) is worse, of one where higher is better, better.
@@ -138,6 +139,7 @@ public struct RunComparison: Sendable {
     public var rows: [Row] {
         var random = SeededRandom(seed: 0xC0)
         return metrics.map { metric in
+            let measuredBoth = baseline.measures(metric) && current.measures(metric)
             let before = baseline.median(metric)
             let after = current.median(metric)
             let noises = [baseline.noise(metric), current.noise(metric)]
@@ -152,12 +154,12 @@ public struct RunComparison: Sendable {
                 metric: metric,
                 baseline: before,
                 current: after,
-                change: before == 0 ? nil : (after - before) / before,
+                change: before == 0 || !measuredBoth ? nil : (after - before) / before,
                 noise: noises.contains(where: { $0 == nil }) ? nil : noises.compactMap { $0 }.max(),
                 interval: interval,
                 minimumEffect: minimumEffect
             )
-            row.measured = baseline.measures(metric) && current.measures(metric)
+            row.measured = measuredBoth
             return row
         }
     }

@@ -18,5 +18,14 @@ package func millisecondsText(_ value: Double) -> String { String(format: value 
 /// A count with thousands separators, as every report writes them: 1,000,000.
 package func grouped(_ value: Int) -> String { value.formatted(.number.grouping(.automatic)) }
 
+/// A share (0...1) as a percentage to two decimals, or to two significant figures when it is
+/// smaller and not 0: 1 in 10,000,000 is `0.000010%`, never `0.00%`.
+package func percentFigures(_ share: Double) -> String {
+    let percent = share * 100
+    guard percent > 0, percent < 0.01 else { return String(format: "%.2f%%", percent) }
+    let decimals = min(12, Int((-log10(percent)).rounded(.up)) + 1)
+    return String(format: "%.\(decimals)f%%", percent)
+}
+
 /// A share (0...1) as a whole percentage, as the harness's lines write it: `0.314` is `31%`.
 package func percentText(_ share: Double) -> String { String(format: "%.0f%%", share * 100) }

@@ -31,11 +31,8 @@ public struct ProgressLine: Sendable {
         } else {
             parts.append("\(grouped(progress.finished)) done")
         }
-        let share = progress.finished > 0 ? Double(progress.errors) / Double(progress.finished) * 100 : 0
-        parts.append(
-            "errors \(grouped(progress.errors))"
-                + (progress.errors > 0 ? String(format: share < 0.01 ? " (%.5f%%)" : " (%.2f%%)", share) : "")
-        )
+        let share = progress.finished > 0 ? Double(progress.errors) / Double(progress.finished) : 0
+        parts.append("errors \(grouped(progress.errors))" + (progress.errors > 0 ? " (\(percentFigures(share)))" : ""))
         if progress.latency.totalCount > 0 {
             parts.append(String(format: "p99 %.2f ms", Double(progress.latency.valueAtPercentile(99)) / 1000))
         }

@@ -59,8 +59,8 @@ public struct RunHeadline: Sendable, Equatable {
 ///
 /// | verdict | when |
 /// |---|---|
-/// | FAILED  | an `--abort-on` condition stopped the run; a sink's provider failed its card |
-/// | INVALID | a reason the figures cannot be trusted (`invalid_reasons`) |
+/// | FAILED  | an `--abort-on` condition stopped the run; notifications failed (exit 3); a sink's provider failed its card |
+/// | INVALID | a reason the figures cannot be trusted (`invalid_reasons`, a stop short of the end, a disagreement with the sink, a partial merge) |
 /// | PASSED  | `--abort-on` conditions were given and none was met |
 /// | VALID   | no conditions given, and nothing makes the figures untrustworthy |
 public struct RunVerdict: Sendable, Equatable {
@@ -75,13 +75,35 @@ public struct RunVerdict: Sendable, Equatable {
     public var reason: String
 
     public init(summary: SummaryDocument) {
-        let invalidity = summary.invalidity
+        // The reasons `fanout gate` judges by (`RunRecord`): the folder's, a stop short of the
+        // end that no signal explains, a disagreement with the sink.
+        var invalidity = summary.invalidity
+        for contradiction in summary.contradictions where !invalidity.contains(contradiction) {
+            invalidity.append(contradiction)
+        }
+        if summary.cancelled && summary.aborted == nil && !invalidity.contains(where: \.isInterruption) {
+            invalidity.append(.stoppedBeforeTheEnd)
+        }
+        if summary.reconciled == false, !invalidity.contains(.senderAndSinkDisagree) {
+            invalidity.append(.senderAndSinkDisagree)
+        }
+        let failed = summary.failed.values.reduce(0, +)
         if let aborted = summary.aborted {
             kind = .failed
             reason = aborted.line
         } else if !invalidity.isEmpty {
             kind = .invalid
             reason = "its figures cannot be trusted: " + invalidity.map(\.description).joined(separator: "; ")
+        } else if summary.partial == true {
+            kind = .invalid
+            reason =
+                "a partial merge: " + (summary.partialReasons ?? []).joined(separator: "; ")
+                + " (the gate judges what ran, said PARTIAL)"
+        } else if failed > 0 {
+            // The run's exit status is 3: notifications with no answer after every try.
+            kind = .failed
+            reason =
+                "\(grouped(failed)) notification\(failed == 1 ? "" : "s") failed (no answer after every try; by cause in the outcomes)"
         } else if let card = summary.provider?.card, !card.passed {
             // A sink's folder: the provider under test is judged by its conformance card.
             kind = .failed
@@ -143,9 +165,6 @@ extension SummaryDocument {
     /// Rejected and failed.
     var errors: Int { rejected.values.reduce(0, +) + failed.values.reduce(0, +) }
 
-    /// `0.40%`; a share under 0.01% that is not 0 with four decimals, so it does not read 0.
-    var errorShareText: String {
-        let share = sent > 0 ? Double(errors) / Double(sent) * 100 : 0
-        return String(format: share > 0 && share < 0.01 ? "%.4f%%" : "%.2f%%", share)
-    }
+    /// `0.40%`; a share that is not 0 never reads 0 (`percentFigures`).
+    var errorShareText: String { percentFigures(sent > 0 ? Double(errors) / Double(sent) : 0) }
 }
