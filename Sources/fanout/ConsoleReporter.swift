@@ -83,7 +83,7 @@ final class ConsoleReporter: JobReporter {
                 // the verdict of a run its INVALID lines do not already judge.
                 text =
                     ([summary] + ConsoleSummary(summary: document).verboseTail)
-                    .joined(separator: "\n") + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))"
+                    .joined(separator: "\n") + "\n" + ConsoleSummary.resultsLine(folder: folder, files: files)
             case .quiet: return
             case .json:
                 clearProgress()
@@ -126,7 +126,7 @@ final class ConsoleReporter: JobReporter {
         case .progress(let progress, let total):
             return (.error, ProgressLine(progress, total: total).text)
         case .runWritten(let summary, _, let folder, let files):
-            return (.output, summary + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))")
+            return (.output, summary + "\n" + ConsoleSummary.resultsLine(folder: folder, files: files))
         case .unreachable(let failure, let host, let port):
             return (.error, RunSummary.unreachableLine(failure, host: host, port: port))
         case .repeatStarting(let index, let count):
@@ -159,7 +159,9 @@ final class ConsoleReporter: JobReporter {
         case .sinkStopped(let lines):
             return (.output, lines.joined(separator: "\n"))
         case .campaign(let lines, let folder, let files):
-            return (.output, lines.joined(separator: "\n") + "\nresults: \(folder)/ (\(files.joined(separator: ", ")))")
+            return (
+                .output, lines.joined(separator: "\n") + "\n" + ConsoleSummary.resultsLine(folder: folder, files: files)
+            )
         case .sinkWritten(let summary, let folder):
             return (.output, summary + "\nwrote \(folder)")
         case .channelsKept(let kept):

@@ -257,28 +257,17 @@ public struct RunRecord: Sendable {
             }
             if let last = broadcast.lastSubscriberMs { metrics[.broadcastLastP99] = last.p99 }
         }
-        var reasons = summary.invalidity
-        // What the figures contradict is invalid whatever the flags say (a file edited by hand).
-        for contradiction in summary.contradictions where !reasons.contains(contradiction) {
-            reasons.append(contradiction)
-        }
-        // And what the folder's histogram says of the percentiles.
+        // What the folder's histogram says of the percentiles, among the summary's own reasons.
+        var fromFiles: [InvalidReason] = []
         if let latency = summary.latency, let file = LatencyFile.read(in: directory) {
-            reasons += file.disagreements(with: latency).filter { !reasons.contains($0) }
+            fromFiles = file.disagreements(with: latency)
         } else if summary.latency != nil, !summary.isSink,
             FileManager.default.fileExists(atPath: directory + "/latency.hlog")
         {
             // A run's folder (and a merge's) writes both; a broadcast sink's its hlog alone.
-            reasons.append(.latencyFileMissing)
+            fromFiles = [.latencyFileMissing]
         }
-        // An interrupted run says so, by which signal and when, among its reasons already.
-        // An aborted run fails the gate (`aborted`), it is not invalid for having stopped.
-        if summary.cancelled && summary.aborted == nil && !reasons.contains(where: \.isInterruption) {
-            reasons.append(.stoppedBeforeTheEnd)
-        }
-        if summary.reconciled == false, !reasons.contains(.senderAndSinkDisagree) {
-            reasons.append(.senderAndSinkDisagree)
-        }
+        let reasons = summary.judgedInvalidity(fromFiles: fromFiles)
         let sent = metrics[.sent]!
         var record = RunRecord(
             directory: directory,
@@ -453,5 +442,22 @@ extension RunSet {
         }
         if !valid { lines += invalidReasons.map { "  INVALID \($0)" } }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension SummaryDocument {
+    /// Why the run cannot be trusted, as `fanout gate` and the report's verdict both judge it:
+    /// its own reasons; what its figures contradict, whatever the flags say (a file edited by
+    /// hand); `fromFiles`, what the folder's other files say (`RunRecord`); a stop short of the
+    /// end no signal explains (an aborted run fails, it is not invalid for having stopped); a
+    /// disagreement with the sink. Each once, in that order.
+    func judgedInvalidity(fromFiles: [InvalidReason] = []) -> [InvalidReason] {
+        var reasons = invalidity
+        for reason in contradictions + fromFiles where !reasons.contains(reason) { reasons.append(reason) }
+        if cancelled && aborted == nil && !reasons.contains(where: \.isInterruption) {
+            reasons.append(.stoppedBeforeTheEnd)
+        }
+        if reconciled == false, !reasons.contains(.senderAndSinkDisagree) { reasons.append(.senderAndSinkDisagree) }
+        return reasons
     }
 }

@@ -75,18 +75,8 @@ public struct RunVerdict: Sendable, Equatable {
     public var reason: String
 
     public init(summary: SummaryDocument) {
-        // The reasons `fanout gate` judges by (`RunRecord`): the folder's, a stop short of the
-        // end that no signal explains, a disagreement with the sink.
-        var invalidity = summary.invalidity
-        for contradiction in summary.contradictions where !invalidity.contains(contradiction) {
-            invalidity.append(contradiction)
-        }
-        if summary.cancelled && summary.aborted == nil && !invalidity.contains(where: \.isInterruption) {
-            invalidity.append(.stoppedBeforeTheEnd)
-        }
-        if summary.reconciled == false, !invalidity.contains(.senderAndSinkDisagree) {
-            invalidity.append(.senderAndSinkDisagree)
-        }
+        // The reasons `fanout gate` judges by, but the other files' (summary.json alone here).
+        let invalidity = summary.judgedInvalidity()
         let failed = summary.failed.values.reduce(0, +)
         if let aborted = summary.aborted {
             kind = .failed
