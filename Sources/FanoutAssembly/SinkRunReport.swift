@@ -351,11 +351,38 @@ public struct SinkRunReport: Sendable {
         }
     }
 
-    /// What a person reads when the sink stops.
+    /// What a person reads when the sink stops: the fan-out, its card and capacity, the sink's
+    /// own delays, the trigger, then why the folder is invalid if it is.
     public var summaryText: String {
         let provider = provider
-        let delivery = provider.delivery
         func ms(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
+        // Nothing arrived: no fan-out, no delivery time and no card to pass — said so, not as zeros.
+        var lines =
+            measurements.requests > 0
+            ? measuredLines(provider, ms: ms)
+            : ["fan-out: nothing arrived; ended by \(provider.endedBy)", "card: not judged: no request arrived"]
+        if measurements.service == .apns {
+            lines.append(
+                "the sink's own lateness: p99 \(ms(provider.sinkOwn.lateness.p99)) ms, max \(ms(provider.sinkOwn.lateness.max)) ms (not the provider's)"
+            )
+        }
+        if let trigger = provider.trigger {
+            lines.append(
+                "trigger: \(trigger.command) — " + (trigger.exitStatus.map { "exit \($0)" } ?? "stopped by the sink")
+                    + ", output in \(trigger.output)"
+            )
+        }
+        lines += measurements.delivery?.lines(for: measurements.service) ?? []
+        lines += measurements.broadcast?.lines ?? []
+        lines += measurements.returnWave?.lines ?? []
+        for reason in invalidReasons { lines.append("INVALID: \(reason)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The fan-out, the delivery time, the streams, the card and the capacity of a sink that
+    /// received requests.
+    private func measuredLines(_ provider: SummaryDocument.Provider, ms: (Double) -> String) -> [String] {
+        let delivery = provider.delivery
         var lines = [
             "fan-out: \(grouped(measurements.accepted)) accepted in \(String(format: "%.3f", delivery.fanoutSeconds)) s from the \(provider.start.mark == "trigger" ? "trigger" : "first request") (\(grouped(Int(delivery.acceptedPerSecond.rounded())))/s); ended by \(provider.endedBy)",
             "delivery time ms: first \(ms(delivery.firstMs))  p50 \(ms(delivery.p50Ms))  p90 \(ms(delivery.p90Ms))  p99 \(ms(delivery.p99Ms))  last \(ms(delivery.lastMs))",
@@ -380,22 +407,7 @@ public struct SinkRunReport: Sendable {
             )
         }
         lines.append("capacity: " + provider.capacity.text)
-        if measurements.service == .apns {
-            lines.append(
-                "the sink's own lateness: p99 \(ms(provider.sinkOwn.lateness.p99)) ms, max \(ms(provider.sinkOwn.lateness.max)) ms (not the provider's)"
-            )
-        }
-        if let trigger = provider.trigger {
-            lines.append(
-                "trigger: \(trigger.command) — " + (trigger.exitStatus.map { "exit \($0)" } ?? "stopped by the sink")
-                    + ", output in \(trigger.output)"
-            )
-        }
-        lines += measurements.delivery?.lines(for: measurements.service) ?? []
-        lines += measurements.broadcast?.lines ?? []
-        lines += measurements.returnWave?.lines ?? []
-        for reason in invalidReasons { lines.append("INVALID: \(reason)") }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     /// The per-second lines of `latency.hlog`.

@@ -195,7 +195,8 @@ import Testing
     }
 }
 
-/// A sink no provider ever reaches: it stops by itself, and its folder never passes a gate.
+/// A sink no provider ever reaches: it stops by itself, says it measured nothing (not a
+/// fan-out of 0 s and a passed card), and its folder never passes a gate.
 @Suite struct EmptyProviderRunTests {
     @Test func aSinkNoRequestReachesStopsAndItsFolderIsInvalid() throws {
         let folder = NSTemporaryDirectory() + "fanout-empty-\(UUID().uuidString)"
@@ -211,10 +212,39 @@ import Testing
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.provider?.endedBy == "no-request")
         #expect(summary.requests == 0)
+        // Before: "fan-out: 0 accepted in 0.000 s", delivery times of 0.00 and "card: passed".
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("fan-out: ") } == ["fan-out: nothing arrived; ended by no-request"])
+        #expect(lines.filter { $0.hasPrefix("card: ") } == ["card: not judged: no request arrived"])
+        #expect(lines.filter { $0.hasPrefix("delivery time") || $0.hasPrefix("capacity: ") }.isEmpty)
         let gate = try CommandRunner.run(
             ["gate", folder, "--threshold", "violations == 0", "--threshold", "fanout < 60s"]
         )
         #expect(gate.status == 2, "\(gate.standardOutput)")
-        #expect(try RunRecord.load(folder).invalidReasons.contains(.noRequests))
+        let record = try RunRecord.load(folder)
+        #expect(record.invalidReasons.contains(.noRequests))
+        // The fan-out time of nothing is not measured (it read "measured 0 ms … pass").
+        #expect(record.metrics[.fanout] == nil)
+        let fanout = gate.standardOutput.split(separator: "\n").filter { $0.hasPrefix("fanout < 60s") }
+        #expect(fanout.count == 1)
+        #expect(fanout.first?.hasSuffix("measured not measured   limit 60000 ms   FAIL") == true, "\(fanout)")
+        let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
+        #expect(
+            markdown.split(separator: "\n").contains {
+                $0.hasSuffix("card not judged (no request arrived) · ended by no-request")
+            }
+        )
+        let page = HTMLDocument(try String(contentsOfFile: folder + "/report.html", encoding: .utf8))
+        let cards = Dictionary(
+            page.elements("div", class: "card").compactMap { card in
+                card.elements("div", class: "label").first.map {
+                    ($0.text, card.elements("div", class: "value").first?.text ?? "")
+                }
+            },
+            uniquingKeysWith: { first, _ in first }
+        )
+        #expect(cards["card"] == "not judged")
+        #expect(cards["fan-out time"] == "—")
+        #expect(cards["delivery p99"] == "—")
     }
 }

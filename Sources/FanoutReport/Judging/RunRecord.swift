@@ -222,7 +222,8 @@ public struct RunRecord: Sendable {
         let harness = HarnessRecord(summary: summary)
         metrics[.harness] = harness?.ownP99 ?? 0
         if let provider = summary.provider {
-            metrics[.fanout] = provider.delivery.fanoutSeconds * 1000
+            // Nothing accepted: no fan-out time, and such a threshold is not measured.
+            if provider.delivery.count > 0 { metrics[.fanout] = provider.delivery.fanoutSeconds * 1000 }
             metrics[.violations] = Double(provider.card.violations)
             metrics[.unread] = Double(provider.maybeUnread)
             for metric in RunMetric.allCases {

@@ -6,14 +6,16 @@ extension HTMLReport {
     /// A sink's folder: the provider under test — its fan-out, its card, its connections.
     func providerPage(_ provider: SummaryDocument.Provider) -> String {
         let delivery = provider.delivery
+        // Nothing accepted: no fan-out time nor delivery time to show (not zeros).
+        let measured = delivery.count > 0
         let headline = [
             ("accepted", grouped(summary.accepted)),
-            ("fan-out time", String(format: "%.3f s", delivery.fanoutSeconds)),
-            ("accepted/s", grouped(Int(delivery.acceptedPerSecond.rounded())) + "/s"),
-            ("delivery p50", millisecondsWithUnit(delivery.p50Ms)),
-            ("delivery p99", millisecondsWithUnit(delivery.p99Ms)),
+            ("fan-out time", measured ? String(format: "%.3f s", delivery.fanoutSeconds) : "—"),
+            ("accepted/s", measured ? grouped(Int(delivery.acceptedPerSecond.rounded())) + "/s" : "—"),
+            ("delivery p50", measured ? millisecondsWithUnit(delivery.p50Ms) : "—"),
+            ("delivery p99", measured ? millisecondsWithUnit(delivery.p99Ms) : "—"),
             ("streams", provider.streams.text),
-            ("card", provider.card.passed ? "passed" : "FAILED (\(grouped(provider.card.violations)))"),
+            ("card", summary.cardWord),
             ("valid", summary.valid ? "yes" : "NO"),
         ]
         var body =

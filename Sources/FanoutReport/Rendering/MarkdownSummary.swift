@@ -113,8 +113,10 @@ public struct MarkdownSummary {
         var lines = ["## Fanout sink: the provider under test", ""]
         lines.append(
             (summary.valid ? "✅ valid" : "❌ **invalid**")
-                + (provider.card.passed
-                    ? " · card passed" : " · ❌ **card failed: \(grouped(provider.card.violations)) violations**")
+                + (summary.sent == 0
+                    ? " · card not judged (no request arrived)"
+                    : provider.card.passed
+                        ? " · card passed" : " · ❌ **card failed: \(grouped(provider.card.violations)) violations**")
                 + " · ended by \(provider.endedBy)"
         )
         for reason in summary.invalidity { lines.append("- \(reason)") }

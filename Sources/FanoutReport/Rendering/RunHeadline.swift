@@ -148,6 +148,14 @@ extension SummaryDocument {
         return line
     }
 
+    /// A sink's conformance card in a word: `passed`, `FAILED (12)`, or `not judged` when no
+    /// request arrived (no card to pass).
+    var cardWord: String {
+        guard let card = provider?.card else { return "—" }
+        if sent == 0 { return "not judged" }
+        return card.passed ? "passed" : "FAILED (\(grouped(card.violations)))"
+    }
+
     /// Rejected and failed as a share of what was sent (`fanout gate`'s `errors`), with the
     /// counts: `0.40% (24 of 6,000)`.
     var errorRateText: String { errorShareText + " (\(grouped(errors)) of \(grouped(sent)))" }
