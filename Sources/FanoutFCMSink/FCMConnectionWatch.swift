@@ -29,6 +29,8 @@ final class FCMConnectionWatch {
     private var tally = FanOutTally()
     private var lastHandOver: UInt64
     private(set) var requests = 0
+    /// When the last send was received (for the card's churn).
+    private var lastRequestAt: UInt64 = 0
     private(set) var accepted = 0
     /// Streams in flight over time.
     private var streams = StreamUse()
@@ -64,6 +66,7 @@ final class FCMConnectionWatch {
     /// `open` streams in flight on the connection.
     func answered(received: UInt64, accepted: Bool, open: Int, now: UInt64) {
         requests += 1
+        lastRequestAt = max(lastRequestAt, received)
         if accepted { self.accepted += 1 }
         let mark = instrument.mark(forRequestAt: received)
         tally.arrived(after: received - min(received, mark), accepted: accepted)
@@ -105,7 +108,13 @@ final class FCMConnectionWatch {
         if !bearer.isEmpty { tokens.used(bearer, at: bearerLastUse) }
         let byProvider = !closedBySink
         if byProvider {
-            card.providerClosed(id, lifetime: now - min(now, openedUptime), requests: requests, now: now)
+            card.providerClosed(
+                id,
+                lifetime: now - min(now, openedUptime),
+                requests: requests,
+                lastRequest: lastRequestAt,
+                now: now
+            )
         }
         rows.add(
             FCMConnectionRow(

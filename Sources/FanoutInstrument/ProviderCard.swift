@@ -62,10 +62,11 @@ public final class ProviderCard: Sendable {
     /// Distinct provider tokens' iat (seconds since 1970), the first `tokenMemory` of them.
     private let issuedAt = NIOLockedValueBox<Set<Int64>>([])
     private static let tokenMemory = 1024
-    /// Short connections the provider closed that no new connection has followed yet, and the
-    /// id of the newest connection opened.
+    /// Short connections the provider closed that no new connection has followed yet; the id
+    /// of the newest connection opened, and the latest time one opened.
     private let shortClosed = ManagedAtomic(0)
     private let newestConnection = ManagedAtomic(0)
+    private let latestOpening = ManagedAtomic<UInt64>(0)
     /// An FCM sink's: the longest wait (ms) it has told a token, which bounds a wait still to come.
     @usableFromInline
     let longestFCMWait = ManagedAtomic<UInt32>(0)
@@ -191,6 +192,10 @@ public final class ProviderCard: Sendable {
         while connection > newest {
             (_, newest) = newestConnection.compareExchange(expected: newest, desired: connection, ordering: .relaxed)
         }
+        var latest = latestOpening.load(ordering: .relaxed)
+        while now > latest {
+            (_, latest) = latestOpening.compareExchange(expected: latest, desired: now, ordering: .relaxed)
+        }
         settleShortClosed(followedBy: connection, now: now)
     }
 
@@ -203,21 +208,31 @@ public final class ProviderCard: Sendable {
         }
     }
 
-    /// The provider closed `connection` after `lifetime` nanoseconds and `requests` requests.
-    /// A short one is churn once a newer connection exists: at once if one opened already (the
-    /// provider's close and its next connect reach the sink in either order), else when the
-    /// next one opens.
-    package func providerClosed(_ connection: Int, lifetime: UInt64, requests: Int, now: UInt64) {
+    /// The provider closed `connection` after `lifetime` nanoseconds and `requests` requests,
+    /// the last at `lastRequest`. A short one is churn once a connection replaced it: at once
+    /// if one opened after its last request (the provider's close and its next connect reach
+    /// the sink in either order), else when the next one opens. A connection opened before its
+    /// last request is a sibling, not a replacement: a pool of four opened together, of which
+    /// two carried one request each of a small send, closed at its end, is no churn.
+    package func providerClosed(
+        _ connection: Int,
+        lifetime: UInt64,
+        requests: Int,
+        lastRequest: UInt64,
+        now: UInt64
+    ) {
         // A connection that sent nothing (a port probe, a health check) is not a provider's.
         guard lifetime < ProviderRule.Churn.lifetime.wholeNanoseconds, requests < ProviderRule.Churn.requests,
             requests > 0
         else { return }
         let newest = newestConnection.load(ordering: .relaxed)
-        guard newest > connection else {
+        guard newest > connection, latestOpening.load(ordering: .relaxed) > lastRequest else {
             shortClosed.wrappingIncrement(ordering: .relaxed)
             // A connection that opened between the load and the increment saw nothing waiting.
             let newer = newestConnection.load(ordering: .relaxed)
-            if newer > connection { settleShortClosed(followedBy: newer, now: now) }
+            if newer > connection, latestOpening.load(ordering: .relaxed) > lastRequest {
+                settleShortClosed(followedBy: newer, now: now)
+            }
             return
         }
         violated(.churn, token: nil, connection: connection, at: now) {

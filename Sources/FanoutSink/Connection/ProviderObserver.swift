@@ -31,6 +31,9 @@ struct ProviderObserver {
     private var answersWritten = 0
     private var answersRead = 0
     private var readMarkerOutstanding = false
+    /// When the last request was read (for the card's churn: what opened after it replaced
+    /// this connection).
+    private var lastRequestAt: UInt64 = 0
 
     init(_ instrument: ProviderInstrument, record: SinkConnectionRecord, openedAt: UInt64) {
         self.instrument = instrument
@@ -41,6 +44,7 @@ struct ProviderObserver {
     /// A request was read with `openStreams` streams open.
     mutating func requestRead(openStreams: Int, now: UInt64) {
         streamUse.note(openStreams, at: now)
+        lastRequestAt = now
     }
 
     /// The card's checks of one request whose token was read: a retry it should not be, streams
@@ -236,7 +240,13 @@ struct ProviderObserver {
             record.maybeUnread(answersWritten - answersRead)
         }
         if byProvider {
-            instrument.card.providerClosed(record.id, lifetime: lifetime, requests: requests, now: now)
+            instrument.card.providerClosed(
+                record.id,
+                lifetime: lifetime,
+                requests: requests,
+                lastRequest: lastRequestAt,
+                now: now
+            )
         }
     }
 }
