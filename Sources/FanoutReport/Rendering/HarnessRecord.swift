@@ -68,10 +68,15 @@ struct HarnessRecord {
     }
 
     /// Whose latency the run measured, in a few words: the trust card's value. A share from the
-    /// largest part alone (no timed answers) is a lower bound, and says so (`≥`).
+    /// largest part alone (no timed answers) is a lower bound, and says so (`≥`); a share under
+    /// 1% keeps its figures (`0.49%`: "≥0%" said nothing), and a lower bound of nothing is said
+    /// to be unmeasured.
     var latencyIs: String {
         if selfMeasurement { return "Fanout's own (self-measurement)" }
-        let fanouts = (ownIsMeasured ? "" : "≥") + percentText(share) + " Fanout's"
+        let figure = share >= 0.01 || share == 0 ? percentText(share) : percentFigures(share)
+        let fanouts =
+            !ownIsMeasured && share == 0
+            ? "Fanout's share not measured" : (ownIsMeasured ? "" : "≥") + figure + " Fanout's"
         return bound ? "HARNESS-BOUND (\(fanouts))" : "the endpoint's (\(fanouts))"
     }
 }
