@@ -15,8 +15,8 @@ struct SendCommand: ParsableCommand {
         abstract: "Send a template's notification to every token of a set over HTTP/2.",
         // ArgumentParser's line would show --topic as optional: validate() requires it for APNs.
         usage: """
-            fanout send --endpoint <url> --template <file> --topic <topic> [<options>]
-              fanout send --service fcm --endpoint <url> --template <file> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
+            fanout send --endpoint <url> (--tokens <file> | --generate <n>) --template <file> --topic <topic> [<options>]
+              fanout send --service fcm --endpoint <url> (--tokens <file> | --generate <n>) --template <file> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
               fanout send --endpoint <url> --fcm-endpoint <url> --tokens <file> --template <file> --topic <topic> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
             """,
         discussion: """

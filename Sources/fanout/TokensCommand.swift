@@ -104,7 +104,7 @@ extension TokensCommand {
             }
             // Every command that writes a file says what it wrote.
             StandardStream.output.write(
-                "\(output): \(count) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\n".utf8
+                "\(output): \(count.grouped) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\n".utf8
             )
         }
     }

@@ -215,6 +215,23 @@ import Testing
         )
     }
 
+    /// The first line says what its rate is over: the time after a warm-up (500,000 in 10.02 s
+    /// read 49,963/s, newcomer pass 3), and a merge's connections a shard, with the shards.
+    @Test func theFirstLineSaysWhatItsRateIsOver() {
+        var summary = Self.golden
+        summary.warmUpSeconds = 2
+        #expect(
+            ConsoleSummary(summary: summary).lines[0].hasSuffix("streams: 1,992 notifications/s after the 2 s warm-up")
+        )
+        summary.warmUpSeconds = 0
+        summary.mergedFrom = ["a", "b"]
+        #expect(
+            ConsoleSummary(summary: summary).lines[0].hasSuffix(
+                "over 4 connections × 1000 streams a shard, 2 shards merged: 1,992 notifications/s"
+            )
+        )
+    }
+
     /// The latency line says what else is in the latency: a lower bound of Fanout's share is
     /// marked so (with its figures under 1%: "≥0%" said nothing, newcomer pass 3; a bound of
     /// nothing is "not measured"), and notifications that waited for a stream are counted (the README tour's

@@ -48,7 +48,7 @@ import Testing
             ? middle(
                 of: said[0],
                 between:
-                    "merged 3 shards: \(digest.text)\(mergedSummary.reconciled == true ? ", reconciled" : ""), start skew ",
+                    "merged 3 shards: 6,000 sent; \(digest.text) (the accepted)\(mergedSummary.reconciled == true ? ", reconciled" : ""), start skew ",
                 and: " ms"
             ) : nil
         #expect(skew.flatMap(Double.init).map { $0 >= 0 } == true, "\(merged.standardOutput)")

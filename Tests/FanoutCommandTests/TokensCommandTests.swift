@@ -20,7 +20,7 @@ import Testing
         ])
         #expect(generated.status == 0)
         // It says what it wrote.
-        #expect(generated.standardOutput == "\(text): 1000 tokens of 32 bytes, text, seed 4\n")
+        #expect(generated.standardOutput == "\(text): 1,000 tokens of 32 bytes, text, seed 4\n")
         // It says what it wrote too (it said nothing, newcomer pass).
         let converted = try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary])
         #expect(converted.status == 0)

@@ -46,12 +46,17 @@ public struct ConsoleSummary: Sendable {
     }
 
     /// `1,000,000 notifications to … in 2.44 s over 4 connections × 1000 streams: 410,143/s`,
-    /// a scaled rehearsal said so first.
+    /// a scaled rehearsal said so first; the rate's span when a warm-up is left out of it, and
+    /// a merge's shards (each with the connections named).
     var throughputLine: String {
-        let rate =
+        var rate =
             summary.answered == 0
             ? "no answers"
             : summary.throughputPerSecond.map { "\(grouped(Int($0.rounded()))) notifications/s" } ?? "nothing measured"
+        if summary.answered > 0, summary.warmUpSeconds > 0 {
+            rate += " after the \(HTMLReport.seconds(summary.warmUpSeconds)) warm-up"
+        }
+        let shards = summary.mergedFrom.map { " a shard, \($0.count) shards merged" } ?? ""
         let connections = summary.connections
         // "SCALED REHEARSAL (1% of the devices, time ×100): …", from the title's own words.
         let rehearsal = summary.sample.map { sample in
@@ -60,7 +65,7 @@ public struct ConsoleSummary: Sendable {
         return (rehearsal ?? "")
             + "\(grouped(summary.sent)) notifications to \(summary.endpoint) in "
             + "\(String(format: "%.2f", summary.elapsedSeconds)) s over \(connections) connection\(connections == 1 ? "" : "s") "
-            + "× \(summary.streamsPerConnection) streams: \(rate)"
+            + "× \(summary.streamsPerConnection) streams\(shards): \(rate)"
     }
 
     /// The outcomes' totals and the error rate; each reason's count is `--verbose`'s.

@@ -88,8 +88,10 @@ public struct MarkdownSummary {
         if let harness = HarnessRecord(summary: summary) {
             lines += [
                 "",
-                (harness.bound ? "⚠️ **harness-bound**: " : "") + harness.headline.prefix(1).uppercased()
-                    + harness.headline.dropFirst(),
+                // In the console's and the page's word: `⚠️ **HARNESS-BOUND**, a self-measurement (…): …`.
+                harness.bound
+                    ? "⚠️ **HARNESS-BOUND**" + (harness.selfMeasurement ? ", " : ": ") + harness.headline
+                    : harness.headline.prefix(1).uppercased() + harness.headline.dropFirst(),
             ]
             lines += harness.guidance.map { "- \($0)" }
             lines += ["", "| the harness's own delays, ms | p50 | p99 | max |", "|---|---:|---:|---:|"]
