@@ -16,7 +16,9 @@ struct CompareCommand: ParsableCommand {
             the noise; with one run on a side (noise unknown), the change itself — else within \
             noise. A warning names what the two sides differ in (model, schedule, endpoint, \
             tokens, connections, streams, scenario, notifications sent). --report writes the same \
-            as a page: each change with its interval against the --min-effect band. Exit status: 0; with \
+            as a page: each change with its interval against the --min-effect band. The metrics \
+            are fanout gate's (lag: the open model's worst generator lag; fanout gate --help lists \
+            them). Exit status: 0; with \
             --fail-on-regression, 1 when a compared metric is WORSE and 2 when a side is invalid \
             (interrupted, nothing measured, generator lag, …: no verdict stands); 64 when a \
             folder is not a run, a metric is unknown or --report cannot be written.

@@ -242,7 +242,7 @@ import Testing
         let messages = report.failed
         #expect(messages.count == 2)
         #expect(messages.first?.hasPrefix("measured ") == true && messages.first?.hasSuffix(", limit 0.001 ms") == true)
-        #expect(messages.last?.hasSuffix(", limit 1000000000 /s") == true, "\(messages)")
+        #expect(messages.last?.hasSuffix(", limit 1,000,000,000/s") == true, "\(messages)")
     }
 
     /// A file written besides a run never goes over one: gate's --junit or --report on the
@@ -358,10 +358,10 @@ import Testing
         )
         .map { (String($0.output.1), String($0.output.2), String($0.output.3)) }
         try #require(bars.count == 2, "\(html)")
-        #expect(bars[0].1 == "#2ca02c" && bars[0].2 == "sent == 3000: measured 3000, limit 3000, pass")
+        #expect(bars[0].1 == "#2ca02c" && bars[0].2 == "sent == 3000: measured 3,000, limit 3,000, pass")
         #expect(
             bars[1].0 == "276.0" && bars[1].1 == "#d62728"
-                && bars[1].2 == "sent &lt; 1500: measured 3000, limit 1500, FAIL"
+                && bars[1].2 == "sent &lt; 1500: measured 3,000, limit 1,500, FAIL"
         )
         let limits = html.matches(of: /<line class="limit" x1="([0-9.]+)"/).map { String($0.output.1) }
         #expect(limits.last == "398.0", "\(limits)")

@@ -227,7 +227,7 @@ import Testing
         #expect(record.metrics[.fanout] == nil)
         let fanout = gate.standardOutput.split(separator: "\n").filter { $0.hasPrefix("fanout < 60s") }
         #expect(fanout.count == 1)
-        #expect(fanout.first?.hasSuffix("measured not measured   limit 60000 ms   FAIL") == true, "\(fanout)")
+        #expect(fanout.first?.hasSuffix("measured not measured   limit 60 s   FAIL") == true, "\(fanout)")
         let markdown = try String(contentsOfFile: folder + "/summary.md", encoding: .utf8)
         #expect(
             markdown.split(separator: "\n").contains {

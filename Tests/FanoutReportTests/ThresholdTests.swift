@@ -287,7 +287,7 @@ struct ThresholdTests {
         let close = RunSet(directory: "c", runs: [ThresholdTests.run([.p99: 6.5, .throughput: 4900, .sent: 1000])])
         let near = RunComparison(baseline: baseline, current: close, metrics: [.p99, .throughput])
         #expect(near.rows.map(\.verdict) == [.withinNoise, .withinNoise])
-        #expect(textRows(near.text)["p99"]?.last == "within 5% (noise unknown: repeat the runs)", "\(near.text)")
+        #expect(textRows(near.text)["p99"]?.last == "within 5% (noise unknown: one run a side)", "\(near.text)")
         // A stricter bound names the same 3.3% rise.
         let strict = RunComparison(baseline: baseline, current: close, metrics: [.p99], minimumEffect: 0.01)
         #expect(strict.rows[0].verdict == .worse)
@@ -344,5 +344,28 @@ struct ThresholdTests {
     ])
     func fractionsSomeRunMeetsAreTaken(text: String) throws {
         _ = try Threshold(parsing: text)
+    }
+}
+
+/// A verdict's figures as a person reads them: rates and counts grouped, times to three or four
+/// figures and in seconds when the limit is a second or more (newcomer pass 3 read
+/// `measured 369824.968 /s` and `measured 9997.061 ms   limit 60000 ms` for `fanout < 60s`).
+@Suite struct VerdictFiguresTests {
+    @Test(arguments: [
+        ("throughput > 100000/s", 369_824.968, 100_000.0, "measured 369,825/s   limit 100,000/s   pass"),
+        ("fanout < 60s", 9_997.061, 60_000.0, "measured 9.997 s   limit 60 s   pass"),
+        ("p99 < 120ms", 404.479, 120.0, "measured 404.5 ms   limit 120 ms   FAIL"),
+        ("p50 < 5ms", 2.94, 5.0, "measured 2.940 ms   limit 5 ms   pass"),
+        ("sent == 3000", 3_000.0, 3_000.0, "measured 3,000   limit 3,000   pass"),
+    ])
+    func figuresAreGroupedAndInTheLimitsUnit(text: String, measured: Double, limit: Double, line: String) throws {
+        let threshold = try Threshold(parsing: text)
+        let verdict = Threshold.Verdict(
+            threshold: threshold,
+            measured: measured,
+            limit: limit,
+            passed: threshold.comparison.holds(measured, limit)
+        )
+        #expect(verdict.line(width: 0) == "\(text)   \(line)")
     }
 }

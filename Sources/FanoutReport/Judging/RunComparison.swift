@@ -123,7 +123,8 @@ public struct RunComparison: Sendable {
             let bound = String(format: "%g%%", minimumEffect * 100)
             switch (verdict, basis) {
             case (.same, _): return "same"
-            case (.withinNoise, .change): return "within \(bound) (noise unknown: repeat the runs)"
+            // One run a side, said in one way whatever the verdict (newcomer pass 3 read two).
+            case (.withinNoise, .change): return "within \(bound) (noise unknown: one run a side)"
             case (_, .change): return "\(verdict.rawValue) beyond \(bound) (noise unknown: one run a side)"
             case (.withinNoise, _): return "within noise"
             case (_, .none): return "\(verdict.rawValue) (from 0)"

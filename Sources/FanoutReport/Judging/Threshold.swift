@@ -256,13 +256,26 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             return "\(name)   measured \(format(measured))   limit \(format(limit))   \(passed ? "pass" : "FAIL")"
         }
 
+        /// A figure as a person reads it, measured and limit alike: counts and rates grouped
+        /// (`369,825/s`), times in ms to three or four figures (`404.5 ms`), or in seconds when
+        /// the limit is a second or more (`9.997 s` against `60 s`), shares to four decimals.
         func format(_ value: Double) -> String {
             if value.isNaN { return "not measured" }
             if threshold.isShare { return String(format: "%.4f%%", value * 100) }
             let unit = threshold.metric.unit
-            let number =
-                value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3f", value)
-            return unit.isEmpty ? number : "\(number) \(unit)"
+            if unit == "ms" {
+                let scale = limit.isNaN ? value : limit
+                if scale >= 1000 { return Self.figures(value / 1000) + " s" }
+                return Self.figures(value) + " ms"
+            }
+            let number = abs(value) < 1e15 ? grouped(Int(value.rounded())) : String(format: "%.3g", value)
+            return unit.isEmpty ? number : number + unit
+        }
+
+        /// Whole figures as they are; else three decimals under 10, two under 100, one above.
+        static func figures(_ value: Double) -> String {
+            if value == value.rounded() && abs(value) < 1e15 { return grouped(Int(value)) }
+            return String(format: abs(value) < 10 ? "%.3f" : abs(value) < 100 ? "%.2f" : "%.1f", value)
         }
     }
 }
