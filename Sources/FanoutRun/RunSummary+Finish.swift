@@ -9,14 +9,22 @@ import Foundation
 
 extension RunSummary {
     /// Finishes a run the one way every job does: writes its folder, tells `reporter` the
-    /// summary and where the files went (and an endpoint never reached), and says how it ended.
-    public func finish(into directory: String, reporter: any JobReporter) throws -> RunStatus {
+    /// summary and where the files went — the run's and `alsoWritten`, which the job wrote
+    /// there first (a send's `answer-ids.json`) — and an endpoint never reached, and says how
+    /// it ended.
+    public func finish(
+        into directory: String,
+        alsoWritten: [String] = [],
+        reporter: any JobReporter
+    ) throws -> RunStatus {
         do {
             try write(to: directory)
         } catch {
             throw JobError.output("cannot write the results to \(directory): \(error.reason)")
         }
-        reporter.report(.runWritten(summary: text, document: document, folder: directory, files: RunSummary.files))
+        reporter.report(
+            .runWritten(summary: text, document: document, folder: directory, files: RunSummary.files + alsoWritten)
+        )
         appendToStepSummary(from: directory, reporter: reporter)
         if let failure = report.unreachable {
             reporter.report(.unreachable(failure, host: configuration.endpoint.host, port: configuration.endpoint.port))

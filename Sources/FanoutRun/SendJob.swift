@@ -415,11 +415,15 @@ public struct SendJob: Sendable {
             progress: live.map { $0.progress(also: display) } ?? display,
             linger: linger
         )
-        let status = try summary.finish(into: directory, reporter: reporter)
+        // The answers' ids first, so that the line naming the folder's files names theirs.
+        let sample = engine.withLockedValue { $0?.statistics.answerIDs }
+        if let sample { try Self.write(sample, into: directory) }
+        let status = try summary.finish(
+            into: directory,
+            alsoWritten: sample == nil ? [] : [AnswerIDDocument.fileName],
+            reporter: reporter
+        )
         try live?.finish(folder: directory)
-        if let sample = engine.withLockedValue({ $0?.statistics.answerIDs }) {
-            try Self.write(sample, into: directory)
-        }
         // The folder is written: the metrics linger now, and a stop signal ends that.
         signals.onStop { _ in linger.end() }
         return status
@@ -434,6 +438,8 @@ public struct SendJob: Sendable {
             ids: sample.ids.map { .init(apnsID: $0.apnsID, uniqueID: $0.uniqueID) }
         )
         do {
+            // A repeat's folder (`repeat-2/`) is made here when the sample comes first.
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try document.write(in: directory)
         } catch {
             throw JobError.output("cannot write \(AnswerIDDocument.fileName) to \(directory): \(error.reason)")

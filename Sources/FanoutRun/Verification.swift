@@ -88,7 +88,7 @@ public struct Verification: Sendable, RehearsalVerdict {
         }
         rows += [
             Self.header,
-            row("a connection carries", predictedPerConnection, measuredPerConnection) {
+            row("a connection averages", predictedPerConnection, measuredPerConnection) {
                 Int(saturating: $0.rounded()).grouped + "/s"
             },
             row(

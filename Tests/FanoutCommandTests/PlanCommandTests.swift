@@ -199,7 +199,7 @@ import Testing
         #expect(summary.endpoint.hasPrefix("the embedded sink at https://"))
         // Predicted: 4000 ÷ (4000 ÷ (20 ÷ 0.055) + 0.055) = 362 a second; measured: the run's.
         let elapsed = summary.elapsedSeconds
-        let row = try #require(RehearsalRow.rows(output)["a connection carries"], "\(output)")
+        let row = try #require(RehearsalRow.rows(output)["a connection averages"], "\(output)")
         // Rates as every report writes them: grouped, "/s".
         let predicted: Double = 4000 / (4000 / (20 / 0.055) + 0.055)
         let measured: Double = 4000 / elapsed

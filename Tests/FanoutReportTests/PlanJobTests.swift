@@ -99,7 +99,7 @@ import Testing
         )
         verification.measuredPerConnection = 890
         #expect(!verification.passed)
-        #expect(RehearsalRow.rows(verification.text)["a connection carries"]?.remarks == ["over 10%"])
+        #expect(RehearsalRow.rows(verification.text)["a connection averages"]?.remarks == ["over 10%"])
         verification.measuredPerConnection = 1000
         verification.measuredDuration = .milliseconds(11_100)
         #expect(!verification.passed)
