@@ -49,18 +49,26 @@ public enum PayloadEncodingError: Error, Sendable, Hashable, CustomStringConvert
     /// 2^63−1 for a key APNs defines (`aps.badge`).
     case outOfRange(Placeholder.Source, Placeholder.ValueType, allowed: String)
 
-    public var description: String {
-        switch self {
+    public var description: String { description(fieldNames: []) }
+
+    /// The words, a field named as the template wrote it when `fieldNames` (`--field-names`)
+    /// name it: `the value of {{field.badge}} (field 1) is an int outside 0…2^63−1`.
+    public func description(fieldNames: [String]) -> String {
+        func named(_ source: Placeholder.Source) -> String {
+            guard case .field(let index) = source, index >= 1, index <= fieldNames.count else { return "\(source)" }
+            return "{{field.\(fieldNames[index - 1])}} (field \(index))"
+        }
+        return switch self {
         case .tooLarge(let size, let limit):
             "the payload is \(size) bytes, over the \(limit)-byte limit"
         case .missingField(let index):
-            "the token line has no field \(index), which the template's {{field.\(index)}} needs"
+            "the token line has no field \(index), which the template's \(named(.field(index))) needs"
         case .invalidValue(let source, let type):
-            "the value of \(source) is not \(type == .int ? "an int" : "a \(type.rawValue)")"
+            "the value of \(named(source)) is not \(type == .int ? "an int" : "a \(type.rawValue)")"
         case .invalidUTF8(let source):
-            "the value of \(source) is not valid UTF-8"
+            "the value of \(named(source)) is not valid UTF-8"
         case .outOfRange(let source, let type, let allowed):
-            "the value of \(source) is \(type == .int ? "an int" : "a \(type.rawValue)") outside \(allowed)"
+            "the value of \(named(source)) is \(type == .int ? "an int" : "a \(type.rawValue)") outside \(allowed)"
         }
     }
 }

@@ -60,7 +60,9 @@ public struct PayloadRenderJob: Sendable {
                 buffer.writeStaticString("\n")
                 output(buffer)
             } catch {
-                reporter.report(.renderFailed(position: position + 1, token: hex, reason: "\(error)"))
+                // A field --field-names named is said by its name (it read {{field.1}}).
+                let reason = error.description(fieldNames: templateOptions.fieldNames)
+                reporter.report(.renderFailed(position: position + 1, token: hex, reason: reason))
                 failures += 1
             }
         }

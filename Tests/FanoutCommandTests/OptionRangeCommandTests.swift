@@ -124,7 +124,7 @@ import Testing
         #expect(result.standardOutput == #"{"aps":{"badge":3},"score":0.5}"# + "\n")
         #expect(
             result.standardError.contains(
-                "error: token 2 (abababababababab…): the value of {{field.1}} is an int outside 0…2^63−1"
+                "error: token 2 (abababababababab…): the value of {{field.1}} is an int outside 0…2^63−1, which APNs' integer keys (aps.badge, the dates) take"
             ),
             "\(result.standardError)"
         )
@@ -132,6 +132,23 @@ import Testing
             result.standardError.contains(
                 "error: token 3 (abababababababab…): the value of {{field.2}} is a number outside a 64-bit float's range"
             ),
+            "\(result.standardError)"
+        )
+    }
+
+    /// A field `--field-names` named is refused by its name, the template's words (newcomer
+    /// pass 3 read `{{field.1}}` for a template that says `{{field.badge:int}}`).
+    @Test func aNamedFieldIsRefusedByItsName() throws {
+        let result = try CommandRunner.run([
+            "payload", "render", "--template", CommandRunner.repositoryRoot + "/fixtures/poll-personalised.json",
+            "--field-names", "badge", "--token", Self.token + "\t-1",
+        ])
+        #expect(result.status == 1)
+        let errors = result.standardError.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+        #expect(
+            errors == [
+                "error: token 1 (abababababababab…): the value of {{field.badge}} (field 1) is an int outside 0…2^63−1, which APNs' integer keys (aps.badge, the dates) take"
+            ],
             "\(result.standardError)"
         )
     }
