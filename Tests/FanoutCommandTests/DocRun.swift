@@ -30,7 +30,15 @@ struct DocRun {
         var script = """
             set -u -m
             fanout() { timeout --foreground -k 5 \(Int(timeout.components.seconds)) "$FANOUT" "$@"; }
-            stop() { for job in $(jobs -p); do kill -TERM -- -$job 2>/dev/null; done; wait; }
+            # Every job still running gets SIGTERM, 5 s, then SIGKILL: a peer that ignores the first
+            # (a blocked mask it inherited) never holds the page, nor the test, open.
+            stop() {
+              local running; running=$(jobs -p)
+              for job in $running; do kill -TERM -- -$job 2>/dev/null; done
+              for _ in $(seq 50); do [ -z "$(jobs -pr)" ] && break; sleep 0.1; done
+              for job in $running; do kill -KILL -- -$job 2>/dev/null; done
+              wait
+            }
             trap stop EXIT
             trap 'exit 143' TERM INT
             PORT=none
@@ -81,7 +89,7 @@ struct DocRun {
             "unshare",
             [
                 "-rn", "bash", "-c",
-                "PATH=$PATH:/usr/sbin:/sbin ip link set lo up && exec env FANOUT='\(CommandRunner.executable.path)' bash .docs/script.sh",
+                "PATH=$PATH:/usr/sbin:/sbin ip link set lo up && exec env FANOUT='\(CommandRunner.executable.path)' PEERS='\(CommandRunner.repositoryRoot)/Tests/FanoutCommandTests/Peers' bash .docs/script.sh",
             ],
             directory: folder
         )
