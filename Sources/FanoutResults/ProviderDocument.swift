@@ -355,9 +355,13 @@ extension SummaryDocument {
                 self.connections = busy.count
                 var total = 0.0
                 var held = 0.0
+                // Connections whose figure is the rate they were sent, not their streams' bound.
+                var asSent = 0
                 for connection in busy {
                     let rate = Double(connection.requests) / connection.busySeconds
-                    total += min(rate, Double(connection.peakStreams) / (rttMs / 1000))
+                    let bound = Double(connection.peakStreams) / (rttMs / 1000)
+                    total += min(rate, bound)
+                    if rate <= bound { asSent += 1 }
                     held += rate > 0 ? connection.meanStreams / rate : 0
                 }
                 self.total = total
@@ -365,6 +369,11 @@ extension SummaryDocument {
                 heldMs = busy.isEmpty ? 0 : held / Double(busy.count) * 1000
                 text =
                     "at \(millisecondsWithUnit(rttMs)) this provider carries about \(Int(perConnection.rounded()).grouped)/s a connection, \(Int(total.rounded()).grouped)/s in all, with its \(busy.count) connection\(busy.count == 1 ? "" : "s") (here each stream was held \(millisecondsWithUnit(heldMs)))"
+                // A provider paced below its streams' bound shows its pace, not its ceiling
+                // (newcomer pass 3 read a paced send's 19,848/s as what it could carry).
+                if !busy.isEmpty, asSent == busy.count {
+                    text += "; what it was sent, not a ceiling: its streams would have carried more"
+                }
                 // Held much shorter than the round trip, a provider never needed the streams it
                 // would keep in flight at that round trip: its peak says too little.
                 if heldMs < rttMs / 10 {

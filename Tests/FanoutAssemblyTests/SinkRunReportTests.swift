@@ -195,6 +195,21 @@ import Testing
         )
     }
 
+    /// A provider paced under what its streams would carry at the round trip shows its pace,
+    /// and the line says so: 10 requests over 1 s with a peak of 5 streams would carry 62.5/s
+    /// at 80 ms, so its 10/s is what it was sent (newcomer pass 3 read such a figure as a
+    /// ceiling). Capped by its streams, as above, the line has no such words.
+    @Test func aPacedProvidersCapacityIsSaidToBeItsPace() {
+        let paced = SummaryDocument.Provider.Capacity(
+            rttMs: 80,
+            connections: [StreamsFigureTests.connection(1, peak: 5, mean: 1, from: 0, busy: 1)]
+        )
+        #expect(abs(paced.total - 10) < 1e-9)
+        #expect(paced.text.hasSuffix("; what it was sent, not a ceiling: its streams would have carried more"))
+        let capped = SinkRunReport(Self.measurements()).provider.capacity
+        #expect(!capped.text.split(separator: ";").contains { $0.hasPrefix(" what it was sent") })
+    }
+
     @Test func anUnreachedExpectationMakesTheFolderInvalidAndTheGateSaysSo() throws {
         var measurements = Self.measurements(violations: 3)
         measurements.expected = .init(notifications: 10, tokens: nil, tokensSeen: nil, reached: false)
