@@ -40,12 +40,13 @@ public struct ABJob: Sendable {
 
     public func run() throws -> PairedComparison {
         for binary in [baseline, candidate] where !FileManager.default.isExecutableFile(atPath: binary) {
-            throw JobError.option("\(binary) is not an executable (a fanout build)")
+            throw JobError.option(.file(binary), "not an executable (a fanout build)")
         }
         let earlier = Self.earlierResults(in: output)
         guard earlier.isEmpty else {
             throw JobError.option(
-                "--output \(output) holds earlier results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
+                .optionValue("--output", output),
+                "holds earlier results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first"
             )
         }
         // Said before the runs, not only after them (#64): a user would wait for a verdict.
@@ -65,7 +66,7 @@ public struct ABJob: Sendable {
         do {
             try Data((comparison.text + "\n").utf8).write(to: URL(fileURLWithPath: output + "/ab.txt"))
         } catch {
-            throw JobError.output("cannot write \(output)/ab.txt: \(error.reason)")
+            throw JobError.cannotWrite(.file("\(output)/ab.txt"), error.reason)
         }
         return comparison
     }
@@ -93,12 +94,14 @@ public struct ABJob: Sendable {
                 do {
                     record = try RunRecord.load(folder)
                 } catch {
-                    throw JobError.input("cannot read the run in \(folder): \(error)")
+                    throw JobError.cannotRead(.file(folder), "\(error)")
                 }
                 // Its exit status said clean, but the folder is what is compared.
                 guard record.valid else {
-                    throw JobError.outcome(
-                        "the run in \(folder) is invalid (\(record.invalidReasons.map(\.description).joined(separator: "; "))): its pair cannot be compared"
+                    throw JobError(
+                        .outcome,
+                        at: .file(folder),
+                        .invalidRun(record.invalidReasons, consequence: "its pair cannot be compared")
                     )
                 }
                 records[side] = record
@@ -131,13 +134,13 @@ public struct ABJob: Sendable {
             )
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         } catch {
-            throw JobError.output("cannot make \(folder): \(error.reason)")
+            throw JobError.cannotWrite(.file(folder), error.reason)
         }
         let child: ChildProcess
         do {
             child = try ChildProcess(binary, arguments + ["--output", folder], output: logPath)
         } catch {
-            throw JobError.resource(error.description)
+            throw JobError.resource(.file(binary), error.description)
         }
         stopSignals?.onStop { signal in
             child.signal(signal.rawValue)
@@ -149,13 +152,13 @@ public struct ABJob: Sendable {
         defer { stopSignals?.onStop { _ in } }
         guard let termination = child.wait(upTo: runTimeout) else {
             child.stop(grace: .seconds(5))
-            throw JobError.resource("\(binary) took longer than \(runTimeout) (\(logPath))")
+            throw JobError.resource(.file(binary), "took longer than \(runTimeout) (\(logPath))")
         }
         if stopSignals?.received != nil { return }
         guard termination == .exited(0) else {
             throw JobError.resource(
-                "\(binary) \(arguments.joined(separator: " ")) ended with \(termination): "
-                    + "its run cannot be compared (\(logPath))"
+                .part("\(binary) \(arguments.joined(separator: " "))"),
+                "ended with \(termination): its run cannot be compared (\(logPath))"
             )
         }
     }

@@ -174,7 +174,7 @@ enum Campaign {
                 options: .atomic
             )
         } catch {
-            throw JobError.output("cannot write \(directory)/\(CampaignDocument.fileName): \(error.reason)")
+            throw JobError.cannotWrite(.file("\(directory)/\(CampaignDocument.fileName)"), error.reason)
         }
     }
 

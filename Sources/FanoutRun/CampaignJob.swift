@@ -38,22 +38,27 @@ public struct FleetShares: Sendable, Hashable, CustomStringConvertible {
             let pair = part.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, let share = ShareNotation.parse(pair[1]), share >= 0, share <= 1 else {
                 throw JobError.option(
-                    "--fleet: '\(part)' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in '\(text)'"
+                    .option("--fleet"),
+                    "'\(part)' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in '\(text)'"
                 )
             }
             let service = pair[0].trimmingCharacters(in: .whitespaces)
             guard ["apns", "fcm"].contains(service) else {
-                throw JobError.option("--fleet: '\(service)' is not a push service (apns or fcm) in '\(text)'")
+                throw JobError.option(
+                    .option("--fleet"),
+                    "'\(service)' is not a push service (apns or fcm) in '\(text)'"
+                )
             }
             guard shares.updateValue(share, forKey: service) == nil else {
-                throw JobError.option("--fleet: \(service) is given twice in '\(text)'")
+                throw JobError.option(.option("--fleet"), "\(service) is given twice in '\(text)'")
             }
         }
         let apns = shares["apns"] ?? 0
         let fcm = shares["fcm"] ?? 0
         guard abs(apns + fcm - 1) < 1e-9 else {
             throw JobError.option(
-                "--fleet: the shares add up to \(ShareNotation.percent(apns + fcm)), not 100%, in '\(text)'"
+                .option("--fleet"),
+                "the shares add up to \(ShareNotation.percent(apns + fcm)), not 100%, in '\(text)'"
             )
         }
         self.init(apns: apns, fcm: fcm)
@@ -211,7 +216,8 @@ public struct CampaignJob: Sendable {
             return try schedule.scaled(by: Double(devices) / Double(count))
         } catch {
             throw JobError.option(
-                "--fleet: \(devices) of \(count) devices' part of the schedule \(schedule) holds no whole arrival (\(error)): give more arrivals (--rate, --duration) or fewer devices (--count)"
+                .option("--fleet"),
+                "\(devices) of \(count) devices' part of the schedule \(schedule) holds no whole arrival (\(error)): give more arrivals (--rate, --duration) or fewer devices (--count)"
             )
         }
     }
@@ -272,7 +278,7 @@ struct FCMHalf: Sendable {
             )
         } catch {
             try? FileManager.default.removeItem(atPath: folder)
-            throw error as? JobError ?? JobError.resource("the FCM half's sink cannot be set up: \(error)")
+            throw error as? JobError ?? JobError.resource(.part("the FCM half's sink"), "it cannot be set up: \(error)")
         }
         let (sink, certificate, port) = (local.sink, local.certificate, local.port)
         let service = sink.service
@@ -310,7 +316,7 @@ struct FCMHalf: Sendable {
         } catch {
             local.stop()
             try? FileManager.default.removeItem(atPath: folder)
-            throw error as? JobError ?? JobError.resource("the FCM half cannot start: \(error)")
+            throw error as? JobError ?? JobError.resource(.part("the FCM half"), "it cannot start: \(error)")
         }
     }
 

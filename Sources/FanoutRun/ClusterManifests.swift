@@ -103,7 +103,7 @@ public struct ClusterManifests: Sendable {
             do {
                 files.append(("thresholds", try String(contentsOfFile: thresholds, encoding: .utf8)))
             } catch {
-                throw JobError.input("--thresholds \(thresholds): \(error.reason)")
+                throw JobError.cannotRead(.optionValue("--thresholds", thresholds), error.reason)
             }
         } else {
             files.append(("thresholds", "failed == 0\n"))
@@ -111,6 +111,7 @@ public struct ClusterManifests: Sendable {
         let size = files.map(\.1.utf8.count).reduce(0, +) + keys.map(\.1.count).reduce(0, +)
         guard size < 1_000_000 else {
             throw JobError.option(
+                .command,
                 "the files the options name hold \(size) bytes; a ConfigMap or Secret holds under 1 MiB"
             )
         }
@@ -131,32 +132,37 @@ public struct ClusterManifests: Sendable {
     }
 
     private func check() throws(JobError) {
-        guard (1...10_000).contains(shards) else { throw JobError.option("--shards is from 1 to 10000, not \(shards)") }
+        guard (1...10_000).contains(shards) else {
+            throw JobError.option(.option("--shards"), "from 1 to 10000, not \(shards)")
+        }
         // Pod names are NAME-shards-INDEX-xxxxx and NAME-merge-xxxxx: 63 characters at most.
         guard name.wholeMatch(of: /[a-z0-9]([-a-z0-9]*[a-z0-9])?/) != nil, name.count <= 40 else {
             throw JobError.option(
-                "--name \(name): lowercase letters, digits and '-', starting and ending with a letter or digit, at most 40"
+                .optionValue("--name", name),
+                "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 40"
             )
         }
         guard namespace.wholeMatch(of: /[a-z0-9]([-a-z0-9]*[a-z0-9])?/) != nil, namespace.count <= 63 else {
-            throw JobError.option("--namespace \(namespace) is not a Kubernetes namespace name")
+            throw JobError.option(.optionValue("--namespace", namespace), "not a Kubernetes namespace name")
         }
         guard resultsClaim.wholeMatch(of: /[a-z0-9]([-.a-z0-9]*[a-z0-9])?/) != nil else {
-            throw JobError.option("--results-claim \(resultsClaim) is not a Kubernetes object name")
+            throw JobError.option(.optionValue("--results-claim", resultsClaim), "not a Kubernetes object name")
         }
         guard !image.isEmpty, !image.contains(where: \.isWhitespace) else {
-            throw JobError.option("--image \(image) is not an image reference")
+            throw JobError.option(.optionValue("--image", image), "not an image reference")
         }
         for option in sendOptions {
             let name = String(option.split(separator: "=", maxSplits: 1).first ?? "")
             if Self.reserved.contains(name) {
                 throw JobError.option(
-                    "\(name) is set for each shard by the manifests: leave it out of the send options"
+                    .option(name),
+                    "set for each shard by the manifests: leave it out of the send options"
                 )
             }
         }
         if !withSink && !Self.namesEndpoint(sendOptions) {
             throw JobError.option(
+                .command,
                 "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)"
             )
         }
@@ -184,7 +190,7 @@ public struct ClusterManifests: Sendable {
                 continue
             }
             if value == nil {
-                guard index + 1 < sendOptions.count else { throw JobError.option("\(option) needs a file") }
+                guard index + 1 < sendOptions.count else { throw JobError.option(.option(option), "it needs a file") }
                 value = sendOptions[index + 1]
                 index += 1
             }
@@ -192,14 +198,17 @@ public struct ClusterManifests: Sendable {
             let key = String(option.dropFirst(2))
             let path = value!
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw JobError.input("\(option) \(path): cannot read it (the manifests carry its contents)")
+                throw JobError.cannotRead(
+                    .optionValue(option, path),
+                    "the manifests carry its contents, so it must be readable here"
+                )
             }
             if Self.secret.contains(option) {
                 keys.append((key, data))
                 options += [option, "/etc/fanout/keys/\(key)"]
             } else {
                 guard let text = String(data: data, encoding: .utf8) else {
-                    throw JobError.input("\(option) \(path): not UTF-8 text")
+                    throw JobError.input(.optionValue(option, path), "not UTF-8 text")
                 }
                 files.append((key, text))
                 options += [option, "/etc/fanout/files/\(key)"]

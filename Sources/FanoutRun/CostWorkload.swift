@@ -221,7 +221,7 @@ public struct CostWorkload: Sendable {
         // Every round trip answers at least one request; the handshake and the GOAWAY take a few.
         let maxTurns = count + 16
         guard let roundTrips = pair.run(maxTurns: maxTurns) else {
-            throw JobError.resource("the cost workload did not finish within \(maxTurns) round trips")
+            throw JobError.resource(.part("the cost workload"), "it did not finish within \(maxTurns) round trips")
         }
         return roundTrips
     }
@@ -238,14 +238,16 @@ public struct CostWorkload: Sendable {
         guard let read = stream.waitForSummary(timeout: Self.readingTimeout) else {
             stream.cancel()
             throw JobError.resource(
-                "the cost workload's reader did not finish within \(Self.readingTimeout): "
+                .part("the cost workload's reader"),
+                "it did not finish within \(Self.readingTimeout): "
                     + "\(tokens.name) holds more than the \(count) tokens it was given?"
             )
         }
         if let error = read.error { throw error }
         guard read.tokens == count else {
             throw JobError.input(
-                "\(tokens.name) holds \(read.tokens) tokens, not the \(count) the cost workload was given"
+                .file(tokens.name),
+                "it holds \(read.tokens) tokens, not the \(count) the cost workload was given"
             )
         }
         return (stream, read)

@@ -277,7 +277,7 @@ public struct FCMSinkService: Service {
                     try TokenListFile.tokens(at: path, format: .fcm).map(FCMTokenFate.hash)
                 )
             } catch {
-                throw JobError.input("\(job.unregisteredTokensGiven): \(error)")
+                throw JobError.input(.file(job.unregisteredTokensGiven), "\(error)")
             }
         }
         return configuration
@@ -308,7 +308,7 @@ public struct FCMSinkService: Service {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError.cannotListen(host: job.host, port: job.port, error)
+            throw JobError.cannotListen(.address(nil, host: job.host, port: job.port), error)
         }
         var admin: FCMSinkAdmin?
         var live: LiveReport?
@@ -318,9 +318,7 @@ public struct FCMSinkService: Service {
                 do {
                     admin = try FCMSinkAdmin(sink: sink, host: address.host, port: address.port)
                 } catch {
-                    throw JobError.resource(
-                        "cannot serve --admin on \(JobError.address(address.host, address.port)): \(JobError.listenCause(error))"
-                    )
+                    throw JobError.cannotListen(.address("--admin", host: address.host, port: address.port), error)
                 }
             }
             try announce(sink, admin: admin, account: account, tls: context != nil)
@@ -379,16 +377,17 @@ public struct FCMSinkService: Service {
         guard job.configuration.authentication == .serviceAccount else { return nil }
         guard let path = job.credentials else {
             do { return try FCMServiceAccount.generated(project: job.configuration.project) } catch {
-                throw JobError.resource("cannot make a service account's RSA key: \(error)")
+                throw JobError.resource(.part("a service account's RSA key"), "it cannot be made: \(error)")
             }
         }
         let account: FCMServiceAccount
         do { account = try FCMServiceAccount(file: path) } catch {
-            throw JobError.input("--fcm-credentials \(error)")
+            throw JobError.read("--fcm-credentials", error)
         }
         guard account.projectID == job.configuration.project else {
             throw JobError.input(
-                "--fcm-credentials \(path): its project_id is \(account.projectID), the sink serves --project \(job.configuration.project)"
+                .optionValue("--fcm-credentials", path),
+                "its project_id is \(account.projectID), the sink serves --project \(job.configuration.project)"
             )
         }
         return account
@@ -408,7 +407,7 @@ public struct FCMSinkService: Service {
             try file.write(contentsOf: Data(account.json(tokenURI: tokenURI).utf8))
             try file.close()
         } catch {
-            throw JobError.output("cannot write --fcm-credentials-out \(path): \(error.localizedDescription)")
+            throw JobError.cannotWrite(.optionValue("--fcm-credentials-out", path), error.localizedDescription)
         }
         return path
     }
@@ -430,15 +429,16 @@ public struct FCMSinkService: Service {
                 )
                 (certificate, key) = (files.certificate, files.key)
             } catch {
-                throw JobError.output(
-                    "cannot write a self-signed certificate to --tls-self-signed \(directory): \(error)"
+                throw JobError.cannotWrite(
+                    .optionValue("--tls-self-signed", directory),
+                    "a self-signed certificate: \(error)"
                 )
             }
         }
         do {
             return try FCMSink.tlsContext(certificateFile: certificate, keyFile: key)
         } catch {
-            throw JobError.input("cannot use the TLS files \(certificate), \(key): \(error)")
+            throw JobError.input(.part("the TLS files \(certificate), \(key)"), "they cannot be used: \(error)")
         }
     }
 }

@@ -53,9 +53,7 @@ public final class LiveReport: Sendable {
                 Self.answer(path, state: state.withLockedValue { ($0.document, $0.final) }, finalReads: finalReads)
             }
         } catch {
-            throw JobError.resource(
-                "--serve \(JobError.address(address.host, address.port)): cannot listen there: \(JobError.listenCause(error))"
-            )
+            throw JobError.cannotListen(.address("--serve", host: address.host, port: address.port), error)
         }
         reporter.report(.listening(.livePage, address: url))
     }
@@ -123,7 +121,7 @@ public final class LiveReport: Sendable {
         }
         let path = folder + "/report.html"
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw JobError.output("--serve: cannot read \(path), written by the run")
+            throw JobError.cannotRead(.file(path), "written by the run, it is gone")
         }
         let final = String(decoding: data, as: UTF8.self)
         let reads = finalReads.now

@@ -34,7 +34,7 @@ struct LocalFCMSink: Sendable {
                 context = try FCMSink.tlsContext(certificateFile: files.certificate, keyFile: files.key)
                 certificate = files.certificate
             } catch {
-                throw JobError.resource("\(what) has no TLS: \(error)")
+                throw JobError.resource(.part(what), "it has no TLS: \(error)")
             }
         }
         group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -49,7 +49,7 @@ struct LocalFCMSink: Sendable {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError.resource("\(what) cannot listen: \(JobError.listenCause(error))")
+            throw JobError.cannotListen(.part(what), error)
         }
         self.certificate = certificate
     }

@@ -59,7 +59,7 @@ public enum OutputFile {
     /// the names the results take in each of `folders` (the command's `--output`).
     public static func check(_ outputs: [Named], inputs: [Named] = [], folders: [Named] = []) throws(JobError) {
         if let collision = collision(outputs, inputs: inputs, folders: folders) {
-            throw JobError.option(collision.description)
+            throw JobError.option(.command, collision.description)
         }
     }
 

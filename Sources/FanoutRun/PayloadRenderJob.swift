@@ -32,7 +32,7 @@ public struct PayloadRenderJob: Sendable {
         do {
             template = try PayloadTemplate(contentsOf: self.template, options: templateOptions)
         } catch {
-            throw JobError.input("\(error)")
+            throw JobError.input(.command, "\(error)")
         }
         let encoder = PayloadEncoder(template: template, oversizePolicy: allowsOversize ? .send : .reject)
         var buffer = ByteBufferAllocator().buffer(capacity: template.sizeLimit)

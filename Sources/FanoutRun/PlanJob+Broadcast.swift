@@ -17,7 +17,7 @@ extension PlanJob {
 
     /// `--broadcast`'s plan (`broadcast` must be set), written as `plan.json` with `--output`.
     public func runBroadcast() throws -> BroadcastPlan {
-        guard let broadcast else { throw JobError.option("fanout plan: a broadcast plan needs --broadcast") }
+        guard let broadcast else { throw JobError.option(.command, "a broadcast plan needs --broadcast") }
         let plan = BroadcastPlan(
             .init(
                 channels: broadcast.channels,

@@ -61,7 +61,7 @@ extension PlanJob {
     func rehearseBroadcast(_ plan: BroadcastPlan, pace: Double) throws -> BroadcastVerification {
         let question = plan.question
         if let refusal = Self.broadcastRehearsalRefusal(channels: question.channels) {
-            throw JobError.option(refusal)
+            throw JobError.option(.option("--verify"), refusal)
         }
         let channels = Int(question.channels)
         let rehearsal = BroadcastRehearsal(channels: channels, updateEvery: question.updateEvery)
@@ -70,7 +70,7 @@ extension PlanJob {
             try MachineLimits.current().connections("the rehearsal's connections", filesEach: 2, eventLoops: 2)
                 .check(connections)
         } catch {
-            throw JobError.resource("the broadcast plan cannot be rehearsed here: \(error)")
+            throw JobError.resource(.part("the broadcast plan"), "it cannot be rehearsed here: \(error)")
         }
         // The sink as the plan has APNs (`putOnTheWire`), its channels' subscribers the plan's.
         var wire = RunJob()
@@ -136,7 +136,7 @@ extension PlanJob {
                 expiration: 0
             )
         } catch {
-            throw JobError.outcome("the rehearsal's broadcast headers: \(error)")
+            throw JobError.outcome(.part("the rehearsal's broadcast headers"), "\(error)")
         }
         let template = question.flow.templatePath
         var job = SendJob(
@@ -151,7 +151,7 @@ extension PlanJob {
         do {
             job.shape.model.schedule = try ArrivalSchedule(rate: rate, duration: nil)
         } catch {
-            throw JobError.option("the rehearsal's pace of \(rate)/s: \(error)")
+            throw JobError.option(.part("the rehearsal's pace of \(rate)/s"), "\(error)")
         }
         // A bound on the rehearsal: three times its length, and ten seconds.
         let length = rehearsal.every * rehearsal.updates

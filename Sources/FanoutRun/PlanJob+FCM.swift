@@ -59,7 +59,7 @@ extension PlanJob {
             do {
                 job.shape.model.schedule = try ArrivalSchedule(rate: pace, duration: nil)
             } catch {
-                throw JobError.outcome("the rehearsal cannot be paced at \(pace)/s: \(error)")
+                throw JobError.outcome(.part("the rehearsal's pace of \(pace)/s"), "\(error)")
             }
             // The queue for streams stays short at the quota's pace; a rehearsal that cannot keep
             // it is measured, not cut.
@@ -131,7 +131,7 @@ extension PlanJob {
         do {
             try wire.validate()
         } catch {
-            throw JobError.resource("the rehearsal's wire cannot be run: \(error)")
+            throw JobError.resource(.part("the rehearsal's wire"), "it cannot be run: \(error)")
         }
         return try LocalFCMSink(
             "the rehearsal's FCM sink",

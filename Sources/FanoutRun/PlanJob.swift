@@ -184,7 +184,7 @@ public struct PlanJob: Sendable {
                 options: .atomic
             )
         } catch {
-            throw JobError.output("cannot write \(output)/\(FleetPlanDocument.fileName): \(error.reason)")
+            throw JobError.cannotWrite(.file("\(output)/\(FleetPlanDocument.fileName)"), error.reason)
         }
     }
 
@@ -195,7 +195,7 @@ public struct PlanJob: Sendable {
             // person) never sees half of it.
             try JSONDocument.data(document).write(to: URL(fileURLWithPath: output + "/" + fileName), options: .atomic)
         } catch {
-            throw JobError.output("cannot write \(output)/\(fileName): \(error.reason)")
+            throw JobError.cannotWrite(.file("\(output)/\(fileName)"), error.reason)
         }
     }
 
@@ -230,7 +230,7 @@ public struct PlanJob: Sendable {
             )
             let summary = try job.run(started: following)
             if let signal = stopSignals?.received {
-                throw JobError.outcome("the calibration was interrupted by \(signal.name): no plan was made")
+                throw JobError.outcome(.part("the calibration"), "interrupted by \(signal.name): no plan was made")
             }
             guard summary.reconciliation?.agrees == true, summary.report.snapshot.failed.isEmpty,
                 let whole = RunSummary.microsecondsPerNotification(
@@ -238,8 +238,13 @@ public struct PlanJob: Sendable {
                     sent: summary.report.snapshot.sent
                 )
             else {
-                throw JobError.outcome(
-                    "the calibration run did not complete cleanly: \(summary.invalidReasons.map(\.description))"
+                throw JobError(
+                    .outcome,
+                    at: .part("the calibration run"),
+                    .invalidRun(
+                        summary.invalidReasons,
+                        consequence: "it did not complete cleanly, so its cost stands for nothing"
+                    )
                 )
             }
             let steady = SteadyCost(summary.report.snapshot.intervals, settle: Self.calibrationSettle)
@@ -271,7 +276,7 @@ public struct PlanJob: Sendable {
             template =
                 service == .fcm ? try PayloadTemplate(fcmSendContentsOf: path) : try PayloadTemplate(contentsOf: path)
         } catch {
-            throw JobError.input("\(error)")
+            throw JobError.input(.command, "\(error)")
         }
         return try bodyBytes(template)
     }
@@ -292,7 +297,8 @@ public struct PlanJob: Sendable {
             )
         } catch {
             throw JobError.input(
-                "the template cannot be rendered for a \(fcm ? "163-character" : "64-digit") token: \(error)"
+                .option("--template"),
+                "it cannot be rendered for a \(fcm ? "163-character" : "64-digit") token: \(error)"
             )
         }
     }
@@ -308,7 +314,10 @@ public struct PlanJob: Sendable {
         do {
             return try PayloadTemplate(json: Array(json.utf8), file: "<\(bytes)-byte body>", options: options)
         } catch {
-            throw JobError.outcome("no rehearsal template of \(bytes) bytes: \(error)")
+            throw JobError.outcome(
+                .optionValue("--body-bytes", "\(bytes)"),
+                "no rehearsal template of that size: \(error)"
+            )
         }
     }
 
@@ -318,10 +327,15 @@ public struct PlanJob: Sendable {
         // A cost from a run that measured nothing (no answers, interrupted, …) is the cost of
         // something else: 562 µs a notification from a run that never reached its endpoint.
         let run: RunSet
-        do { run = try RunSet.load(folder) } catch { throw JobError.input("--cost: \(error)") }
+        do { run = try RunSet.load(folder) } catch { throw JobError.input(.option("--cost"), "\(error)") }
         guard run.valid else {
-            throw JobError.input(
-                "--cost: \(folder) is an invalid run (\(run.invalidReasons.map(\.description).joined(separator: "; "))): its CPU per notification stands for nothing; measure a valid run, or --calibrate"
+            throw JobError(
+                .input,
+                at: .optionValue("--cost", folder),
+                .invalidRun(
+                    run.invalidReasons,
+                    consequence: "its CPU per notification stands for nothing; measure a valid run, or --calibrate"
+                )
             )
         }
         let manager = FileManager.default
@@ -331,15 +345,18 @@ public struct PlanJob: Sendable {
             files = repeats.filter { $0.hasPrefix("repeat-") }.sorted().map { "\(folder)/\($0)/summary.json" }
         }
         guard !files.isEmpty else {
-            throw JobError.input("--cost: \(folder) holds no summary.json (nor repeat-*/summary.json)")
+            throw JobError.holdsNo(.optionValue("--cost", folder), "summary.json (nor repeat-*/summary.json)")
         }
         var flatOut = false
         let costs = try files.map { file -> Double in
             let summary: SummaryDocument
-            do { summary = try SummaryDocument.read(file) } catch { throw JobError.input("--cost: \(error)") }
+            do { summary = try SummaryDocument.read(file) } catch {
+                throw JobError.input(.option("--cost"), "\(error)")
+            }
             guard let cost = summary.cpu?.senderPerNotification, cost > 0 else {
-                throw JobError.input(
-                    "--cost: \(file) has no sender CPU per notification (cpu, summary version 3 and later)"
+                throw JobError.holdsNo(
+                    .optionValue("--cost", file),
+                    "sender CPU per notification (cpu, summary version 3 and later)"
                 )
             }
             if summary.model == .closed { flatOut = true }
@@ -367,6 +384,7 @@ extension PlanJob {
         case .eachFrame: job.sink.scenario.windows.refill = .eachFrame
         case .threshold:
             throw JobError.option(
+                .option("--verify"),
                 "the sink refills at half or after each frame; a rehearsal of a refill once "
                     + "\(flow.refillThreshold ?? 0) bytes are consumed cannot be run here"
             )
@@ -381,12 +399,12 @@ extension PlanJob {
             job.template = try template(ofBodyBytes: flow.bodyBytes)
         }
         if let template = job.template, try bodyBytes(template) != flow.bodyBytes {
-            throw JobError.outcome("the rehearsal's body is not the plan's \(flow.bodyBytes) bytes")
+            throw JobError.outcome(.part("the rehearsal"), "its body is not the plan's \(flow.bodyBytes) bytes")
         }
         do {
             try job.sink.scenario.validate()
         } catch {
-            throw JobError.resource("the rehearsal's wire cannot be run: \(error)")
+            throw JobError.resource(.part("the rehearsal's wire"), "it cannot be run: \(error)")
         }
     }
 
@@ -402,7 +420,7 @@ extension PlanJob {
             try MachineLimits.current().connections("the rehearsal's connections", filesEach: 2, eventLoops: 2)
                 .check(connections)
         } catch {
-            throw JobError.resource("one machine's share cannot be rehearsed here: \(error)")
+            throw JobError.resource(.part("one machine's share"), "it cannot be rehearsed here: \(error)")
         }
         var job = RunJob()
         job.count = devices
@@ -453,16 +471,18 @@ extension PlanJob {
         do {
             probe = try ProbeDocument.load(path)
         } catch {
-            throw JobError.input("--probe: \(error)")
+            throw JobError.input(.option("--probe"), "\(error)")
         }
         guard let ping = probe.pingRoundTrip, let processing = probe.processing else {
-            throw JobError.input(
-                "--probe \(path) holds no request round trips: probe with --tokens FILE of real device tokens"
+            throw JobError.holdsNo(
+                .optionValue("--probe", path),
+                "request round trips: probe with --tokens FILE of real device tokens"
             )
         }
         guard let after = probe.settings.afterFirstAccepted else {
             throw JobError.input(
-                "--probe \(path): no request was accepted, so the streams a connection gets after one are not known"
+                .optionValue("--probe", path),
+                "no request was accepted, so the streams a connection gets after one are not known"
             )
         }
         func duration(_ milliseconds: Double) -> Duration {
@@ -492,7 +512,10 @@ extension PlanJob {
         let named = "probe \(path)"
         if let window = probe.window {
             guard window.stream > 0 else {
-                throw JobError.input("--probe \(path): the server's stream window is 0: no body can be sent")
+                throw JobError.input(
+                    .optionValue("--probe", path),
+                    "the server's stream window is 0: no body can be sent"
+                )
             }
             flow.connectionWindow = window.connectionGranted
             flow.sources.connectionWindow = named
@@ -515,7 +538,8 @@ extension PlanJob {
                     flow.sources.refill = "\(named): updates of \(refill.smallestIncrement ?? 0) bytes or more"
                 default:
                     throw JobError.input(
-                        "--probe \(path): the server did not give its connection window back (refill "
+                        .optionValue("--probe", path),
+                        "the server did not give its connection window back (refill "
                             + "\(refill.kind)): a connection would carry one window of bodies and stop"
                     )
                 }

@@ -136,13 +136,13 @@ public struct ProbeJob: Sendable {
         do {
             text = try String(contentsOfFile: tokensFile, encoding: .utf8)
         } catch {
-            throw JobError.input("cannot read --tokens \(tokensFile): \(error.reason)")
+            throw JobError.cannotRead(.optionValue("--tokens", tokensFile), error.reason)
         }
         let lines = Self.tokenLines(text)
-        guard !lines.isEmpty else { throw JobError.input("--tokens \(tokensFile) holds no device token") }
+        guard !lines.isEmpty else { throw JobError.holdsNo(.optionValue("--tokens", tokensFile), "device token") }
         for (number, token) in lines {
             if let problem = DeviceTokenFormat.default.problem(in: token) {
-                throw JobError.input("--tokens \(tokensFile):\(number): \(problem)")
+                throw JobError(.input, at: .option("--tokens"), .located("\(tokensFile):\(number): \(problem)"))
             }
         }
         return ((0..<count).map { Array(lines[$0 % lines.count].token.lowercased().utf8) }, lines.count)

@@ -39,7 +39,7 @@ struct OutputFolder: Sendable {
             try report.write(to: path)
         } catch {
             discard()
-            throw JobError.output("cannot write the --output folder \(path): \(error.reason)")
+            throw JobError.cannotWrite(.optionValue("--output", path), error.reason)
         }
         reporter.report(.sinkWritten(summary: report.summaryText, folder: path))
     }
@@ -75,7 +75,7 @@ final class TriggerProcess: Sendable {
         self.command = command
         logPath = path
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw JobError.output("--trigger: cannot write its output to \(path)")
+            throw JobError.cannotWrite(.file(path), "the --trigger's output goes there")
         }
         var environment: [String: String]?
         if let sinkPort {
@@ -91,7 +91,7 @@ final class TriggerProcess: Sendable {
                 ended: { _ in ended?() }
             )
         } catch {
-            throw JobError.resource("--trigger \(command) could not start: \(error.reason)")
+            throw JobError.resource(.optionValue("--trigger", command), "it could not start: \(error.reason)")
         }
     }
 

@@ -18,7 +18,7 @@ enum ReturnWaveJob {
         do {
             try ReturnWave.check(engagement, settings)
         } catch {
-            throw .option(error.description)
+            throw .option(.command, error.description)
         }
     }
 
@@ -35,9 +35,9 @@ enum ReturnWaveJob {
         do {
             wave = try ReturnWave(fleets: fleets, settings: settings) { reporter.report(.sink(.serving($0))) }
         } catch let error as ReturnSettingsError {
-            throw .option(error.description)
+            throw .option(.command, error.description)
         } catch {
-            throw .input("--return-ca \(settings.trustedCertificatesFile ?? ""): \(error)")
+            throw .input(.optionValue("--return-ca", settings.trustedCertificatesFile ?? ""), "\(error)")
         }
         wave.start()
         if let metrics {
@@ -70,7 +70,7 @@ enum ReturnWaveJob {
             }
             return try wave.finish()
         } catch {
-            throw .resource("the return wave's event loop: \(error)")
+            throw .resource(.part("the return wave's event loop"), "\(error)")
         }
     }
 
@@ -121,7 +121,7 @@ enum ReturnWaveJob {
                     return result
                 }
             }
-            throw JobError.resource("the return wave ended without its figures")
+            throw JobError.resource(.part("the return wave"), "it ended without its figures")
         }
     }
 }

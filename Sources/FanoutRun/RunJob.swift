@@ -97,7 +97,7 @@ public struct RunJob: Sendable {
         do {
             shape.model.schedule = try shape.model.schedule?.compressed(to: sample.share)
         } catch {
-            throw .option("--sample \(ShareNotation.percent(sample.share)): \(error)")
+            throw .option(.optionValue("--sample", ShareNotation.percent(sample.share)), "\(error)")
         }
         shape.model.duration = shape.model.duration.map(sample.compressed)
         return shape

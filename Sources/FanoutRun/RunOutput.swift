@@ -62,36 +62,40 @@ public final class RunOutput: Sendable {
     ) throws(JobError) {
         // `--output ''` said "cannot write the --output folder : no such file" (issue 61, review).
         guard !path.trimmingBlanks.isEmpty else {
-            throw JobError.option("\(option) is empty: name the folder for the results")
+            throw JobError.option(.option(option), "empty: name the folder for the results")
         }
         let files = FileManager.default
         var isFolder: ObjCBool = false
         let existed = files.fileExists(atPath: path, isDirectory: &isFolder)
         if existed && !isFolder.boolValue {
-            throw JobError.option("\(option) \(path) is a file, not a folder: give a folder for the results")
+            throw JobError.option(.optionValue(option, path), "a file, not a folder: give a folder for the results")
         }
         let resolved = Self.resolved(path)
         for input in inputs where Self.resolved(input) == resolved {
             throw JobError.option(
-                "\(option) \(path) is also an input of this command (\(input)): the results would overwrite it"
+                .optionValue(option, path),
+                "also an input of this command (\(input)): the results would overwrite it"
             )
         }
         do {
             try files.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw JobError.output("cannot write the \(option) folder \(path): \(error.reason)")
+            throw JobError.cannotWrite(.optionValue(option, path), error.reason)
         }
         let lockPath = path + "/" + Self.lockName
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw JobError.output("cannot write in the \(option) folder \(path): \(String(cString: strerror(errno)))")
+            throw JobError.cannotWrite(.optionValue(option, path), String(cString: strerror(errno)))
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             close(descriptor)
             let who = holder.flatMap(Int.init).map { "another run (pid \($0))" } ?? "another run"
-            throw JobError.option("\(option) \(path) is in use by \(who): give another folder, or wait for it to end")
+            throw JobError.option(
+                .optionValue(option, path),
+                "in use by \(who): give another folder, or wait for it to end"
+            )
         }
         let pid = Array("\(getpid())\n".utf8)
         guard ftruncate(descriptor, 0) == 0,
@@ -99,13 +103,14 @@ public final class RunOutput: Sendable {
         else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
-            throw JobError.output("cannot write in the \(option) folder \(path): \(reason)")
+            throw JobError.cannotWrite(.optionValue(option, path), reason)
         }
         let earlier = Self.earlierResults(in: path, results: results)
         guard earlier.isEmpty || earlierResults == .replace else {
             close(descriptor)
             throw JobError.option(
-                "\(option) \(path) holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new "
+                .optionValue(option, path),
+                "holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new "
                     + "folder, or remove them first (a gate must never read them as this run's)"
             )
         }

@@ -20,7 +20,7 @@ extension RunSummary {
         do {
             try write(to: directory)
         } catch {
-            throw JobError.output("cannot write the results to \(directory): \(error.reason)")
+            throw JobError.cannotWrite(.file(directory), error.reason)
         }
         reporter.report(
             .runWritten(summary: text, document: document, folder: directory, files: RunSummary.files + alsoWritten)
@@ -56,7 +56,7 @@ public func repeatRuns(
     func record() throws {
         guard repeats > 1 else { return }
         do { try manifest.write(in: directory) } catch {
-            throw JobError.output("cannot write \(directory)/\(RepeatManifest.fileName): \(error.reason)")
+            throw JobError.cannotWrite(.file("\(directory)/\(RepeatManifest.fileName)"), error.reason)
         }
     }
     try record()
@@ -84,11 +84,11 @@ public func repeatRuns(
     }
     if repeats > 1 {
         let set: RunSet
-        do { set = try RunSet.load(directory) } catch { throw JobError.input("\(error)") }
+        do { set = try RunSet.load(directory) } catch { throw JobError.input(.command, "\(error)") }
         reporter.report(.repeatsSpread(set.spreadText))
         let report = directory + "/" + RepeatReport.fileName
         do { try RepeatReport(set: set).write() } catch {
-            throw JobError.output("cannot write \(report): \(error.reason)")
+            throw JobError.cannotWrite(.file(report), error.reason)
         }
         reporter.report(.repeatsReportWritten(path: report))
     }

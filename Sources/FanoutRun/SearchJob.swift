@@ -58,7 +58,10 @@ public struct SearchJob: Sendable {
     /// signal named), as they do after every step.
     public func run() throws -> SearchReport {
         for objective in objectives where objective.needsBaseline {
-            throw JobError.option("--slo \(objective.text): a search has no baseline; give a limit, like p99 < 50ms")
+            throw JobError.option(
+                .optionValue("--slo", objective.text),
+                "a search has no baseline; give a limit, like p99 < 50ms"
+            )
         }
         let taken = try RunOutput(preparing: output, earlierResults: .refuse, results: .search)
         defer { withExtendedLifetime(taken) {} }
@@ -102,7 +105,7 @@ public struct SearchJob: Sendable {
                 do {
                     run = try RunSet.load(folder)
                 } catch {
-                    throw JobError.input("cannot read back step \(number): \(error)")
+                    throw JobError.cannotRead(.part("step \(number)"), "\(error)")
                 }
                 let step = SearchStep(
                     number: number,
@@ -140,7 +143,7 @@ public struct SearchJob: Sendable {
         do {
             schedule = try ArrivalSchedule(rate: rate, duration: warmUp + stepDuration)
         } catch {
-            throw JobError.outcome("step at \(rate)/s: \(error)")
+            throw JobError.outcome(.part("step at \(rate)/s"), "\(error)")
         }
         let total = schedule.total ?? 0
         func shaped(_ shape: LoadShape) -> LoadShape {
@@ -166,7 +169,8 @@ public struct SearchJob: Sendable {
             summary = try job.run(configuration, started: started)
             if tokens != nil, !summary.report.cancelled, UInt64(summary.report.snapshot.sent) < total {
                 throw JobError.input(
-                    "step at \(Int(rate.rounded()))/s needs \(total) tokens and the token set holds fewer: "
+                    .part("step at \(Int(rate.rounded()))/s"),
+                    "needs \(total) tokens and the token set holds fewer: "
                         + "give a larger set, or no --tokens (each step then generates its own)"
                 )
             }
@@ -174,7 +178,7 @@ public struct SearchJob: Sendable {
         do {
             try summary.write(to: folder)
         } catch {
-            throw JobError.output("cannot write step \(folder): \(error.reason)")
+            throw JobError.cannotWrite(.file(folder), error.reason)
         }
         return summary
     }
@@ -200,7 +204,7 @@ public struct SearchJob: Sendable {
         do {
             try report.write(to: output)
         } catch {
-            throw JobError.output("cannot write the search to \(output): \(error.reason)")
+            throw JobError.cannotWrite(.file(output), error.reason)
         }
     }
 }

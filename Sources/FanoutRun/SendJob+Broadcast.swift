@@ -156,12 +156,12 @@ extension SendJob {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw JobError.input("--channel-ids \(path): cannot read it: \(error.reason)")
+            throw JobError.cannotRead(.optionValue("--channel-ids", path), error.reason)
         }
         do {
             return try ChannelRounds.ids(in: text, source: path)
         } catch {
-            throw JobError.input("--channel-ids \(error)")
+            throw JobError.read("--channel-ids", error)
         }
     }
 
@@ -179,7 +179,8 @@ extension SendJob {
             let reasons = Set(refused.map { $0.reason ?? ($0.status == 0 ? "no answer" : "status \($0.status)") })
             _ = management.perform(ids.map { .delete(channel: $0) })
             throw JobError.outcome(
-                "cannot create the broadcast channels at \(endpoint): \(refused.count) of \(count) creations failed "
+                .part("the broadcast channels at \(endpoint)"),
+                "they cannot be created: \(refused.count) of \(count) creations failed "
                     + "(\(reasons.sorted().joined(separator: ", "))\(outcome.failure.map { "; \($0)" } ?? ""))"
                     + (ids.isEmpty ? "" : "; the \(ids.count) created were deleted")
             )

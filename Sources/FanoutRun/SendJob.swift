@@ -38,7 +38,7 @@ public struct SendJob: Sendable {
             guard let url = URLComponents(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
                 let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/"
             else {
-                throw JobError.option("the endpoint is http://HOST:PORT or https://HOST[:PORT], not \(text)")
+                throw JobError.option(.command, "the endpoint is http://HOST:PORT or https://HOST[:PORT], not \(text)")
             }
             tls = scheme == "https"
             self.host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
@@ -246,14 +246,17 @@ public struct SendJob: Sendable {
                     refreshInterval: tokenAuth.refresh
                 )
             } catch {
-                throw JobError.input("--key-file \(tokenAuth.keyFile) holds no P-256 private key (.p8): \(error)")
+                throw JobError.holdsNo(
+                    .optionValue("--key-file", tokenAuth.keyFile),
+                    "P-256 private key (.p8): \(error)"
+                )
             }
         }
         if let goneTokens {
             do {
                 configuration.goneTokens = try TokenLineWriter(path: goneTokens, label: goneTokensLabel)
             } catch {
-                throw JobError.input("--gone-tokens: \(error)")
+                throw JobError.input(.option("--gone-tokens"), "\(error)")
             }
         }
         // Last: a token fetched is kept fresh on a timer from here, until the run stops it.
@@ -298,7 +301,7 @@ public struct SendJob: Sendable {
         } catch let error as JobError {
             throw error
         } catch {
-            throw JobError.input("\(error)")
+            throw JobError.input(.command, "\(error)")
         }
     }
 
@@ -314,7 +317,7 @@ public struct SendJob: Sendable {
             return FCMSendCheck.check(body)
         }
         if case .failure(let refusal) = outcome {
-            throw JobError.input("\(file): FCM would refuse every send of it: \(refusal)")
+            throw JobError.input(.file(file), "FCM would refuse every send of it: \(refusal)")
         }
     }
 
@@ -324,18 +327,19 @@ public struct SendJob: Sendable {
     private func fcmAuthorizations(_ fcm: FCM) throws -> (any AuthorizationSource, project: String) {
         switch fcm.credentials {
         case .bearer(let token):
-            guard let project = fcm.project else { throw JobError.option("--fcm-bearer needs --project") }
+            guard let project = fcm.project else { throw JobError.option(.command, "--fcm-bearer needs --project") }
             return (FixedAuthorization("Bearer " + token), project)
         case .serviceAccount(let file, let trust):
             let account: FCMServiceAccount
             do {
                 account = try FCMServiceAccount(file: file)
             } catch {
-                throw JobError.input("--fcm-credentials \(error)")
+                throw JobError.read("--fcm-credentials", error)
             }
             guard let tokenURI = account.tokenURI else {
                 throw JobError.input(
-                    "--fcm-credentials \(file): no \"token_uri\" string, which says where access tokens come from"
+                    .optionValue("--fcm-credentials", file),
+                    "no \"token_uri\" string, which says where access tokens come from"
                 )
             }
             let request: FCMTokenRequest
@@ -345,7 +349,7 @@ public struct SendJob: Sendable {
                     trustedCertificatesFile: trust ?? tls.trustedCertificates
                 )
             } catch {
-                throw JobError.input("--fcm-credentials \(file): \(error)")
+                throw JobError.input(.optionValue("--fcm-credentials", file), "\(error)")
             }
             let tokens = FCMBearerTokens(
                 account: account,
@@ -357,12 +361,12 @@ public struct SendJob: Sendable {
             do {
                 try tokens.started().wait()
             } catch {
-                throw JobError.resource("no FCM access token for \(account.clientEmail): \(error)")
+                throw JobError.resource(.part("an FCM access token for \(account.clientEmail)"), "none came: \(error)")
             }
             let project = fcm.project ?? account.projectID
             if let problem = FCMDestination.problem(inProject: project) {
                 tokens.stop()
-                throw JobError.input("--fcm-credentials \(file): project_id: \(problem)")
+                throw JobError.input(.optionValue("--fcm-credentials", file), "project_id: \(problem)")
             }
             return (tokens, project)
         }
@@ -378,7 +382,7 @@ public struct SendJob: Sendable {
                 keyFile: tls.certificateKey
             )
         } catch {
-            throw JobError.input("cannot set up TLS with the files given: \(error)")
+            throw JobError.input(.part("TLS with the files given"), "it cannot be set up: \(error)")
         }
     }
 
@@ -442,7 +446,7 @@ public struct SendJob: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try document.write(in: directory)
         } catch {
-            throw JobError.output("cannot write \(AnswerIDDocument.fileName) to \(directory): \(error.reason)")
+            throw JobError.cannotWrite(.file("\(directory)/\(AnswerIDDocument.fileName)"), error.reason)
         }
     }
 
@@ -467,7 +471,7 @@ public struct SendJob: Sendable {
         do {
             stream = try tokens.openForRun(connections: configuration.shape.connections)
         } catch {
-            throw JobError.input("\(error)")
+            throw JobError.input(.command, "\(error)")
         }
         let sender = try SenderEngine(
             configuration: configuration,

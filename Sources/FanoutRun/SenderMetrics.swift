@@ -117,9 +117,7 @@ final class SenderMetrics: Sendable {
                 return .init(status: .ok, type: TextEndpoint.prometheusType, body: body)
             }
         } catch {
-            throw JobError.resource(
-                "--metrics \(JobError.address(host, port)): cannot listen there: \(JobError.listenCause(error))"
-            )
+            throw JobError.cannotListen(.address("--metrics", host: host, port: port), error)
         }
     }
 

@@ -25,7 +25,9 @@ struct SinkEndingWatch {
         if let expect = ending.expect { activity.signal(whenAccepted: expect) }
         while true {
             try Task.checkCancellation()
-            if let trigger, let failure = trigger.startFailure { throw JobError.resource(failure) }
+            if let trigger, let failure = trigger.startFailure {
+                throw JobError.resource(.command, failure)
+            }
             let now = NIODeadline.now().uptimeNanoseconds
             let look = endings.look(
                 now: now,

@@ -145,12 +145,11 @@ public struct SinkJob: Sendable {
         static func tokens(at path: String, format: DeviceTokenFormat) throws(JobError) -> [String] {
             let tokens: [String]
             do { tokens = try TokenListFile.tokens(at: path, format: format) } catch {
-                throw JobError.input(
-                    error.line == nil
-                        ? "cannot read --expect-tokens \(path): \(error.message)" : "--expect-tokens \(error)"
-                )
+                throw error.line == nil
+                    ? JobError.cannotRead(.optionValue("--expect-tokens", path), error.message)
+                    : JobError.read("--expect-tokens", error)
             }
-            guard !tokens.isEmpty else { throw JobError.input("--expect-tokens \(path) holds no token") }
+            guard !tokens.isEmpty else { throw JobError.holdsNo(.optionValue("--expect-tokens", path), "token") }
             return tokens
         }
 
@@ -364,7 +363,7 @@ public struct SinkService: Service {
             do {
                 pem = try String(contentsOfFile: key.file, encoding: .utf8)
             } catch {
-                throw JobError.input("cannot read --key-file \(key.file): \(error.reason)")
+                throw JobError.cannotRead(.optionValue("--key-file", key.file), error.reason)
             }
             do {
                 let key = try TokenAuthentication.Key(keyID: key.keyID, teamID: key.teamID, pem: pem)
@@ -375,7 +374,7 @@ public struct SinkService: Service {
                 }
                 configuration.tokenAuthentication = authentication
             } catch {
-                throw JobError.input("--key-file \(key.file) holds no P-256 key in PEM: \(error)")
+                throw JobError.holdsNo(.optionValue("--key-file", key.file), "P-256 key in PEM: \(error)")
             }
         }
         configuration.limitLog = { [reporter = job.reporter] line in reporter.report(.sink(.serving(line))) }
@@ -385,7 +384,7 @@ public struct SinkService: Service {
             do {
                 configuration.capture = try SinkCapture(path: capture.path, selection: capture.selection)
             } catch {
-                throw JobError.output("--capture: \(error)")
+                throw JobError.output(.option("--capture"), "\(error)")
             }
         }
 
@@ -401,7 +400,7 @@ public struct SinkService: Service {
             )
         } catch {
             try? group.syncShutdownGracefully()
-            throw JobError.cannotListen(host: job.host, port: job.port, error)
+            throw JobError.cannotListen(.address(nil, host: job.host, port: job.port), error)
         }
         var admin: SinkAdmin?
         if let address = job.admin {
@@ -410,9 +409,7 @@ public struct SinkService: Service {
             } catch {
                 sink.drain(grace: .zero)
                 try? group.syncShutdownGracefully()
-                throw JobError.resource(
-                    "cannot serve --admin on \(JobError.address(address.host, address.port)): \(JobError.listenCause(error))"
-                )
+                throw JobError.cannotListen(.address("--admin", host: address.host, port: address.port), error)
             }
         }
         let live: LiveReport?
@@ -461,8 +458,9 @@ public struct SinkService: Service {
                 let files = try SinkCertificates.writeSelfSigned(into: directory, hosts: [job.host])
                 (certificate, key) = (files.certificate, files.key)
             } catch {
-                throw JobError.output(
-                    "cannot write a self-signed certificate to --tls-self-signed \(directory): \(error)"
+                throw JobError.cannotWrite(
+                    .optionValue("--tls-self-signed", directory),
+                    "a self-signed certificate: \(error)"
                 )
             }
         }
@@ -474,17 +472,21 @@ public struct SinkService: Service {
             )
         } catch {
             let files = [certificate, key] + (job.clientCertificateAuthorities.map { [$0] } ?? [])
-            throw JobError.input("cannot use the TLS files \(files.joined(separator: ", ")): \(error)")
+            throw JobError.input(
+                .part("the TLS files \(files.joined(separator: ", "))"),
+                "they cannot be used: \(error)"
+            )
         }
     }
 }
 
 extension JobError {
-    /// Why a server could not listen, in the system's words: swift-nio's `IOError` says
-    /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)", a stray parenthesis
-    /// after the call's Swift signature (issue 64); this says "address already in use (errno 98)".
-    static func cannotListen(host: String, port: Int, _ error: any Error) -> JobError {
-        .resource("cannot listen on \(address(host, port)): \(listenCause(error))")
+    /// Nothing can listen at `place` (an `.address` most often), `error` said in the system's
+    /// words: swift-nio's `IOError` says "bind(descriptor:ptr:bytes:): Address already in use)
+    /// (errno: 98)", a stray parenthesis after the call's Swift signature (issue 64); this says
+    /// "address already in use (errno 98)".
+    static func cannotListen(_ place: Place, _ error: any Error) -> JobError {
+        JobError(.resource, at: place, .cannotListen(listenCause(error)))
     }
 
     /// An error of listening as a person reads it: the system's words for an `IOError`.
@@ -492,10 +494,5 @@ extension JobError {
         guard let failure = error as? IOError else { return "\(error)" }
         let cause = String(cString: strerror(failure.errnoCode))
         return "\(cause.prefix(1).lowercased() + cause.dropFirst()) (errno \(failure.errnoCode))"
-    }
-
-    /// `host:port`, an IPv6 host in brackets.
-    static func address(_ host: String, _ port: Int) -> String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

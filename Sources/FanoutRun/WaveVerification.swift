@@ -131,7 +131,7 @@ extension PlanJob {
     /// run folder goes to `output/verify` when there is an output.
     public func rehearseWave(_ plan: CapacityPlan, _ rehearsal: WaveRehearsal) throws -> WaveVerification {
         guard let wavePlan = wave(for: plan) else {
-            throw JobError.option("--verify of the wave needs its --device-open")
+            throw JobError.option(.option("--verify"), "a wave's rehearsal needs its --device-open")
         }
         let question = wavePlan.question
         let devices = plan.question.devices
@@ -151,7 +151,7 @@ extension PlanJob {
         do {
             job.shape.model.schedule = try ArrivalSchedule(rate: Double(devices) / duration.seconds, duration: duration)
         } catch {
-            throw JobError.outcome("the plan's pace, \(pace) devices a second over \(fanOut) s: \(error)")
+            throw JobError.outcome(.part("the plan's pace, \(pace) devices a second over \(fanOut) s"), "\(error)")
         }
         var engagement = EngagementSettings()
         engagement.open = question.open
@@ -169,7 +169,7 @@ extension PlanJob {
         )
         if let output { _ = try summary.finish(into: output + "/" + Self.rehearsalFolder, reporter: reporter) }
         guard let wave = summary.returnWave else {
-            throw JobError.outcome("the rehearsal sent no return wave")
+            throw JobError.outcome(.part("the rehearsal"), "it sent no return wave")
         }
         let busiest = wave.seconds.max { $0.offered < $1.offered }
         var sampled = question

@@ -45,7 +45,7 @@ indirect enum YAMLNode: Sendable, ExpressibleByStringLiteral, ExpressibleByInteg
                 mappingStyle: .block
             )
         } catch {
-            throw JobError.output("the manifests could not be written as YAML: \(error)")
+            throw JobError.output(.part("the manifests"), "they could not be written as YAML: \(error)")
         }
     }
 

@@ -55,7 +55,7 @@ import Testing
         #expect(ABJob.earlierResults(in: folder) == ["ab.txt", "pair-1", "pair-2"])
         #expect(
             again.standardError
-                == "error: --output \(folder) holds earlier results (ab.txt, pair-1, pair-2): give a new folder, or remove them first\n",
+                == "error: --output \(folder): holds earlier results (ab.txt, pair-1, pair-2): give a new folder, or remove them first\n",
             "\(again.standardError)"
         )
         #expect(try CommandRunner.summary(in: folder + "/pair-1/a").started == started["pair-1/a"])
@@ -69,7 +69,7 @@ import Testing
         #expect(!found.isEmpty)
         #expect(
             run.standardError
-                == "error: --output \(folder)/pair-1/a holds earlier results (\(found.joined(separator: ", "))): give a new folder, or remove them first\n",
+                == "error: --output \(folder)/pair-1/a: holds earlier results (\(found.joined(separator: ", "))): give a new folder, or remove them first\n",
             "\(run.standardError)"
         )
     }
@@ -114,7 +114,7 @@ import Testing
         let result = try CommandRunner.run(["ab", "/nonexistent/fanout", CommandRunner.executable.path, "--", "run"])
         #expect(result.status == 1)
         #expect(
-            errorLine(of: result.standardError) == "error: /nonexistent/fanout is not an executable (a fanout build)",
+            errorLine(of: result.standardError) == "error: /nonexistent/fanout: not an executable (a fanout build)",
             "\(result.standardError)"
         )
     }
@@ -136,14 +136,14 @@ import Testing
         )
         #expect(result.status == 1, "\(result.standardError)")
         #expect(
-            result.standardError == "error: \(wrapper) took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
+            result.standardError == "error: \(wrapper): took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
         )
         let sleeper = try #require(processID(writtenTo: folder + "/sleep.pid"))
         poll(timeout: .seconds(10)) { processEnded(sleeper) }
         #expect(processEnded(sleeper), "the wrapper's sleep \(sleeper) outlived ab")
         #expect(
             try String(contentsOfFile: folder + "/ab/ab.txt", encoding: .utf8)
-                == "ab: no verdict: stopped at pair 1 of 3, A: \(wrapper) took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
+                == "ab: no verdict: stopped at pair 1 of 3, A: \(wrapper): took longer than 1.0 seconds (\(folder)/ab/pair-1/a.log)\n"
         )
     }
 

@@ -167,7 +167,7 @@ import Testing
         #expect(shard.status == 64)
         #expect(
             errorLine(of: shard.standardError)
-                == "error: --shard is set for each shard by the manifests: leave it out of the send options",
+                == "error: --shard: set for each shard by the manifests: leave it out of the send options",
             "\(shard.standardError)"
         )
         let noEndpoint = try CommandRunner.run(base + Self.send)

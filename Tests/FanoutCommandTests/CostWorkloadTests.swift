@@ -53,11 +53,9 @@ import Testing
 
     @Test func aCountTheFileDoesNotHoldIsRefused() throws {
         let workload = CostWorkload(tokens: .generated(TokenGenerator(count: 1000)), count: 1200)
-        #expect {
-            try workload.run()
-        } throws: { error in
-            "\(error)" == "<generated> holds 1000 tokens, not the 1200 the cost workload was given"
-        }
+        let error = #expect(throws: JobError.self) { try workload.run() }
+        #expect(error?.kind == .input && error?.place == .file("<generated>"))
+        #expect(error?.description == "<generated>: it holds 1000 tokens, not the 1200 the cost workload was given")
     }
 
     @Test func theProgramFansAFileOutAndSaysWhatItDid() throws {
@@ -75,7 +73,7 @@ import Testing
         #expect(short.status == 1)
         #expect(
             line(of: short.standardError, keyed: "Error: ")
-                == "Error: \(tokens) holds 3000 tokens, not the 3001 the cost workload was given",
+                == "Error: \(tokens): it holds 3000 tokens, not the 3001 the cost workload was given",
             "\(short.standardError)"
         )
         let bad = try CommandRunner.run([tokens, "0"], program: "fanout-cost")

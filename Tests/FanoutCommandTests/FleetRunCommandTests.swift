@@ -46,7 +46,7 @@ import Testing
             #expect(again.status == 1, "\(arguments)")
             #expect(
                 line(of: again.standardError, keyed: "error: ")
-                    == "error: --output \(folder) holds an earlier run's results (apns, campaign.json, fcm): give a new folder, or remove them first (a gate must never read them as this run's)",
+                    == "error: --output \(folder): holds an earlier run's results (apns, campaign.json, fcm): give a new folder, or remove them first (a gate must never read them as this run's)",
                 "\(again.standardError)"
             )
         }

@@ -289,7 +289,7 @@ import Testing
             .sorted()
         #expect(
             refusal(sink)
-                == "--output \(run) holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first (a gate must never read them as this run's)",
+                == "--output \(run): holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new folder, or remove them first (a gate must never read them as this run's)",
             "\(sink.standardError)"
         )
         let capture = try CommandRunner.run(

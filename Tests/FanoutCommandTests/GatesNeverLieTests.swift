@@ -178,7 +178,7 @@ import Testing
         let reasons = try CommandRunner.summary(in: GateCommandTests.runs.invalid).invalidity
         #expect(
             errorLine(of: result.standardError)
-                == "error: --cost: \(GateCommandTests.runs.invalid) is an invalid run "
+                == "error: --cost \(GateCommandTests.runs.invalid) is an invalid run "
                 + "(\(reasons.map(\.description).joined(separator: "; "))): its CPU per notification stands for "
                 + "nothing; measure a valid run, or --calibrate",
             "\(result.standardError)"

@@ -59,7 +59,7 @@ import Testing
             lines(of: result.standardError, keyed: "error: ")
                 == [
                     "error: token 1: character 1 of the device token is 'x', not a hex digit",
-                    "error: token 2 (abababababababab…): the value of {{field.1}} is not an int",
+                    "error: token 2 (abababababababab…): the value of {{field.badge}} (field 1) is not an int",
                 ],
             "\(result.standardError)"
         )

@@ -396,7 +396,7 @@ import Testing
         #expect(unwritable.status == 1)
         #expect(
             errorLine(of: unwritable.standardError)
-                == "error: cannot write the --output folder /proc/fanout-cannot: no such file",
+                == "error: cannot write --output /proc/fanout-cannot: no such file",
             "\(unwritable.standardError)"
         )
 
@@ -410,7 +410,7 @@ import Testing
         #expect(earlier.status == 1)
         #expect(
             earlier.standardError
-                == "error: --output \(folder)/earlier holds an earlier run's results (summary.json): give a new folder, or remove them first (a gate must never read them as this run's)\n",
+                == "error: --output \(folder)/earlier: holds an earlier run's results (summary.json): give a new folder, or remove them first (a gate must never read them as this run's)\n",
             "\(earlier.standardError)"
         )
         #expect(try String(contentsOfFile: folder + "/earlier/summary.json", encoding: .utf8) == "{}")

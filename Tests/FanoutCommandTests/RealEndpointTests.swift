@@ -499,8 +499,9 @@ import Testing
         #expect(
             errorLine(of: unplanned.standardError)
                 == "error: "
-                + JobError.input(
-                    "--probe \(bareProbe) holds no request round trips: probe with --tokens FILE of real device tokens"
+                + JobError.holdsNo(
+                    .optionValue("--probe", bareProbe),
+                    "request round trips: probe with --tokens FILE of real device tokens"
                 ).description + ".",
             "\(unplanned.standardError)"
         )

@@ -27,7 +27,7 @@ import Testing
         #expect(again.status == 1)
         #expect(
             errorLine(of: again.standardError)
-                == "error: --output \(folder)/a holds an earlier run's results (latency.hgrm, latency.hlog, report.html, "
+                == "error: --output \(folder)/a: holds an earlier run's results (latency.hgrm, latency.hlog, report.html, "
                 + "summary.json, summary.md): give a new folder, or remove them first (a gate must never read them as "
                 + "this run's)",
             "\(again.standardError)"
@@ -60,8 +60,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Data("notes\n".utf8).write(to: URL(fileURLWithPath: folder + "/file"))
         for (output, words) in [
-            (folder + "/file", "--output \(folder)/file is a file, not a folder"),
-            ("/proc/fanout-cannot", "cannot write the --output folder /proc/fanout-cannot"),
+            (folder + "/file", "--output \(folder)/file: a file, not a folder"),
+            ("/proc/fanout-cannot", "cannot write --output /proc/fanout-cannot"),
         ] {
             let result = try CommandRunner.run(["run", "--verbose", "--count", "100000", "--output", output])
             #expect(result.status == 1, "\(output)")
@@ -74,7 +74,7 @@ import Testing
             let empty = try CommandRunner.run(command + ["--output", ""])
             #expect(empty.status == 1, "\(command)")
             #expect(
-                empty.standardError == "error: --output is empty: name the folder for the results\n",
+                empty.standardError == "error: --output: empty: name the folder for the results\n",
                 "\(empty.standardError)"
             )
             #expect(empty.standardOutput.isEmpty, "no traffic: \(empty.standardOutput)")
@@ -100,7 +100,7 @@ import Testing
         #expect(second.status == 1)
         #expect(
             second.standardError.contains(
-                "--output \(folder)/run is in use by another run (pid \(first.processIdentifier))"
+                "--output \(folder)/run: in use by another run (pid \(first.processIdentifier))"
             ),
             "\(second.standardError)"
         )
@@ -125,7 +125,7 @@ import Testing
         #expect(second.status == 1)
         #expect(
             second.standardError.contains(
-                "--output \(folder)/provider is in use by another run (pid \(first.processIdentifier))"
+                "--output \(folder)/provider: in use by another run (pid \(first.processIdentifier))"
             ),
             "\(second.standardError)"
         )
@@ -149,7 +149,7 @@ import Testing
         #expect(merge.status == 64, "\(merge.standardOutput)")
         #expect(
             errorLine(of: merge.standardError)
-                == "error: --output \(folder)/s1/../s1 is also an input of this command (\(folder)/s1): the results would "
+                == "error: --output \(folder)/s1/../s1: also an input of this command (\(folder)/s1): the results would "
                 + "overwrite it",
             "\(merge.standardError)"
         )

@@ -14,18 +14,21 @@ import Testing
         #expect(try FleetShares(parsing: "apns=100%") == FleetShares(apns: 1, fcm: 0))
     }
 
+    /// A refusal is an option error placed at `--fleet`, its words saying which part is wrong.
     @Test(arguments: [
-        ("apns=55%,fcm=40%", "--fleet: the shares add up to 95%, not 100%, in 'apns=55%,fcm=40%'"),
-        ("apns=55%,hms=45%", "--fleet: 'hms' is not a push service (apns or fcm) in 'apns=55%,hms=45%'"),
-        ("apns=50%,apns=50%", "--fleet: apns is given twice in 'apns=50%,apns=50%'"),
+        ("apns=55%,fcm=40%", "the shares add up to 95%, not 100%, in 'apns=55%,fcm=40%'"),
+        ("apns=55%,hms=45%", "'hms' is not a push service (apns or fcm) in 'apns=55%,hms=45%'"),
+        ("apns=50%,apns=50%", "apns is given twice in 'apns=50%,apns=50%'"),
         (
             "apns=lots,fcm=45%",
-            "--fleet: 'apns=lots' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in 'apns=lots,fcm=45%'"
+            "'apns=lots' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in 'apns=lots,fcm=45%'"
         ),
-        ("apns", "--fleet: 'apns' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in 'apns'"),
+        ("apns", "'apns' is not SERVICE=SHARE (apns=55%), a share from 0 to 100% in 'apns'"),
     ])
-    func badSharesAreNamed(text: String, message: String) {
-        #expect(throws: JobError.option(message)) { try FleetShares(parsing: text) }
+    func badSharesAreNamed(text: String, words: String) {
+        let error = #expect(throws: JobError.self) { try FleetShares(parsing: text) }
+        #expect(error?.kind == .option && error?.place == .option("--fleet") && error?.problem == .said(words))
+        #expect(error?.description == "--fleet: " + words)
     }
 
     /// Each of 1,000,000 devices drawn on its own at 55%: the APNs half is within 0.5% of its

@@ -33,24 +33,28 @@ import Testing
 
     @Test func optionsTheManifestsSetOrCannotCarryAreRefused() {
         let endpoint = ["--endpoint", "https://push.example.com"]
+        // Each refusal is placed at its option; the words are the rule.
         #expect(
-            Self.refusal(Self.manifests(endpoint + ["--shard=1/2"]))
-                == "--shard is set for each shard by the manifests: leave it out of the send options"
+            Self.failure(Self.manifests(endpoint + ["--shard=1/2"]))
+                == .option(.option("--shard"), "set for each shard by the manifests: leave it out of the send options")
         )
-        #expect(Self.refusal(Self.manifests(endpoint + ["--output", "x"]))?.hasPrefix("--output is set") == true)
+        #expect(Self.failure(Self.manifests(endpoint + ["--output", "x"]))?.place == .option("--output"))
         #expect(
             Self.refusal(Self.manifests(["--generate", "10"]))
                 == "the send options need --endpoint URL (or render --with-sink to send to a sink in the cluster)"
         )
         var many = Self.manifests(endpoint)
         many.shards = 10_001
-        #expect(Self.refusal(many) == "--shards is from 1 to 10000, not 10001")
+        #expect(Self.failure(many) == .option(.option("--shards"), "from 1 to 10000, not 10001"))
         var named = Self.manifests(endpoint)
         named.name = "Fanout_Run"
         #expect(Self.refusal(named)?.hasPrefix("--name Fanout_Run: lowercase letters") == true)
         #expect(
-            Self.refusal(Self.manifests(endpoint + ["--template", "/nonexistent/poll.json"]))
-                == "--template /nonexistent/poll.json: cannot read it (the manifests carry its contents)"
+            Self.failure(Self.manifests(endpoint + ["--template", "/nonexistent/poll.json"]))
+                == .cannotRead(
+                    .optionValue("--template", "/nonexistent/poll.json"),
+                    "the manifests carry its contents, so it must be readable here"
+                )
         )
         #expect(Self.refusal(Self.manifests(endpoint)) == nil)
         // What a caller matches on: the command line to change, or a file to fix.
@@ -70,7 +74,8 @@ import Testing
             Issue.record("a file was taken for a folder")
         } catch {
             #expect(error.kind == .option)
-            #expect(error.description.hasPrefix("--output \(file) is a file, not a folder"))
+            #expect(error.place == .optionValue("--output", file))
+            #expect(error.problem == .said("a file, not a folder: give a folder for the results"))
         }
         do {
             _ = try RunOutput(preparing: folder + "/new", inputs: [folder + "/new"])

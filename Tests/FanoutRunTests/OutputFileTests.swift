@@ -17,7 +17,7 @@ struct OutputFileTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let outputs = [("--junit", folder + "/x.xml"), ("--report", folder + "/x.xml")]
         let collision = try #require(OutputFile.collision(outputs))
-        #expect(throws: JobError.option(collision.description)) { try OutputFile.check(outputs) }
+        #expect(throws: JobError.option(.command, collision.description)) { try OutputFile.check(outputs) }
         #expect(throws: Never.self) { try OutputFile.check([("--junit", folder + "/x.xml")]) }
     }
 
