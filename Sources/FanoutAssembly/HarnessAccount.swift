@@ -213,7 +213,7 @@ public struct HarnessAccount: Sendable {
         func utilisation(_ shares: [Double]) -> String { shares.map(percentText).joined(separator: ", ") }
         let parts = self.parts.map { "\($0.part.rawValue.replacingOccurrences(of: "the ", with: "")) \($0.delay.text)" }
         var lines = [
-            "harness: its own delay at p99 is \(ownIsMeasured ? "" : "at least ")\(String(format: "%.2f", ownP99.microsecondsInMilliseconds)) ms, \(measuredP99 == 0 ? "no p99 measured to share" : "\(percentText(share)) of the measured p99") "
+            "harness: its own delay at p99 is \(ownIsMeasured ? "" : "at least ")\(String(format: "%.2f", ownP99.microsecondsInMilliseconds)) ms, \(measuredP99 == 0 ? "no p99 measured to share" : "\(shareOfP99Text(share)) of the measured p99") "
                 + (ownIsMeasured
                     ? "(\(grouped(Int(measuredOwn.count))) timed answers' latency less the sink's hold; the largest part is \(largest.part.rawValue))"
                     : "(\(largest.part.rawValue), a lower bound)"),

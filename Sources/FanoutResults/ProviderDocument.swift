@@ -361,7 +361,9 @@ extension SummaryDocument {
                     let rate = Double(connection.requests) / connection.busySeconds
                     let bound = Double(connection.peakStreams) / (rttMs / 1000)
                     total += min(rate, bound)
-                    if rate <= bound { asSent += 1 }
+                    // Paced: under its streams' bound with its streams mostly free. One that kept
+                    // its streams full (947 of a peak of 1000) was held by them, not by its pace.
+                    if rate <= bound, connection.meanStreams < 0.9 * Double(connection.peakStreams) { asSent += 1 }
                     held += rate > 0 ? connection.meanStreams / rate : 0
                 }
                 self.total = total

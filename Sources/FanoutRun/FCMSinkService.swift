@@ -145,11 +145,13 @@ public struct FCMSinkService: Service {
                     return .signal
                 }
                 tasks.addTask {
+                    let reporter = job.reporter
                     let watch = SinkEndingWatch(
                         ending: job.ending,
                         activity: statistics,
                         expected: expected,
-                        trigger: trigger
+                        trigger: trigger,
+                        triggerFailed: { reporter.report(.sink(.serving($0))) }
                     )
                     guard let live = running.live else { return try await watch.wait(on: running.group.next()) }
                     var seconds = SinkLiveSeconds<FCMErrorCode>()

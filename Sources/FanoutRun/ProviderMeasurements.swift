@@ -270,10 +270,11 @@ enum ProviderMeasurements {
         }
     }
 
-    /// The scenario's latency and errors in a line: `latency fixed(5ms); errors Unregistered 3%`.
+    /// The scenario's latency and errors in a line: `latency fixed:5ms; errors Unregistered 3%`
+    /// (the latency as its option writes it: it read `fixed(0.005 seconds)`).
     static func describe(_ scenario: SinkScenario) -> String {
         var parts: [String] = []
-        if let latency = scenario.latency { parts.append("latency \(latency)") }
+        if let latency = scenario.latency { parts.append("latency \(latency.notation)") }
         if !scenario.errors.isEmpty {
             let errors = scenario.errors.map { "\($0.reason.rawValue) \(String(format: "%g", $0.probability * 100))%" }
             parts.append("errors " + errors.joined(separator: ", "))

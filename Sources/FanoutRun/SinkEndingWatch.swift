@@ -14,6 +14,10 @@ struct SinkEndingWatch {
     /// `--expect-tokens`: complete, the watch ends.
     var expected: ExpectedTokens?
     var trigger: TriggerProcess?
+    /// Told once, at once, when the trigger ended with a status other than 0 before any request
+    /// arrived: the line a person needs while the sink waits on (a `curl` to a provider that is
+    /// not there failed, and the sink said nothing until ^C).
+    var triggerFailed: (@Sendable (String) -> Void)?
 
     /// The reason the sink ends. `everySecond` is told, once a second from the start, the
     /// seconds elapsed (the live page's figures).
@@ -23,10 +27,20 @@ struct SinkEndingWatch {
     ) async throws -> SinkJob.Ending.Reason {
         var endings = SinkEndings(ending, startedAt: NIODeadline.now().uptimeNanoseconds, ticks: everySecond != nil)
         if let expect = ending.expect { activity.signal(whenAccepted: expect) }
+        var toldTriggerFailed = false
         while true {
             try Task.checkCancellation()
             if let trigger, let failure = trigger.startFailure {
                 throw JobError.resource(.command, failure)
+            }
+            if let trigger, !toldTriggerFailed, let status = trigger.exitStatus, status != 0,
+                activity.requestCount == 0
+            {
+                toldTriggerFailed = true
+                triggerFailed?(
+                    "trigger: \(trigger.command) exited with status \(status) before any request (its output: "
+                        + "\(trigger.logPath)); the sink waits on for its end (--expect, --duration, --idle-exit) or ^C"
+                )
             }
             let now = NIODeadline.now().uptimeNanoseconds
             let look = endings.look(

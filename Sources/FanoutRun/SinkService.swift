@@ -311,11 +311,13 @@ public struct SinkService: Service {
         trigger: TriggerProcess?,
         live: LiveReport?
     ) async throws -> SinkJob.Ending.Reason {
+        let reporter = job.reporter
         let watch = SinkEndingWatch(
             ending: job.ending,
             activity: sink.statistics,
             expected: instrument?.expected,
-            trigger: trigger
+            trigger: trigger,
+            triggerFailed: { reporter.report(.sink(.serving($0))) }
         )
         guard let live else { return try await watch.wait(on: loop) }
         var seconds = SinkLiveSeconds<APNsReason>()

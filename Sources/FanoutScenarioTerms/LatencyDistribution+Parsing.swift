@@ -3,6 +3,20 @@ import FanoutNotation
 import Foundation
 
 extension LatencyDistribution {
+    /// As an option writes it, which `init(parsing:)` reads back: `fixed:80ms`,
+    /// `uniform:1ms-5ms`, `lognormal:7m,1.2`; an empirical one by its count of values (the
+    /// file it came from is not kept).
+    public var notation: String {
+        let d = DurationNotation.format
+        return switch self {
+        case .fixed(let value): "fixed:\(d(value))"
+        case .uniform(let low, let high): "uniform:\(d(low))-\(d(high))"
+        case .normal(let mean, let deviation): "normal:\(d(mean)),\(d(deviation))"
+        case .logNormal(let median, let sigma): "lognormal:\(d(median)),\(String(format: "%g", sigma))"
+        case .empirical(let values): "empirical (\(values.count) values)"
+        }
+    }
+
     /// The largest log-normal σ taken: round trips measured on the Internet have σ well below 1;
     /// beyond 10 the distribution is a few huge values and zeros.
     static let largestSigma: Double = 10

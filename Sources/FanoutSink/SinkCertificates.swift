@@ -56,7 +56,9 @@ public enum SinkCertificates {
             issuerPrivateKey: Certificate.PrivateKey(key)
         )
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let files = Files(certificate: directory + "/cert.pem", key: directory + "/key.pem")
+        // `tls/` as well as `tls`: one slash between the folder and the file (it said `tls//cert.pem`).
+        let folder = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        let files = Files(certificate: folder + "/cert.pem", key: folder + "/key.pem")
         try Data((try certificate.serializeAsPEM().pemString + "\n").utf8).write(
             to: URL(fileURLWithPath: files.certificate)
         )

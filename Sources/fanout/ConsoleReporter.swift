@@ -193,7 +193,7 @@ final class ConsoleReporter: JobReporter {
     private static func words(for note: SinkNote) -> String {
         switch note {
         case .selfSigned(let directory):
-            "TLS with a self-signed certificate; clients trust it with \(directory)/cert.pem"
+            "TLS with a self-signed certificate; clients trust it with \((directory as NSString).appendingPathComponent("cert.pem"))"
         case .wire(let wire):
             wire
         case .connectionLimit(let connections, let openFiles, let perPeer):

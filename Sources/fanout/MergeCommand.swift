@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutAssembly
 import FanoutFiles
 import FanoutReport
 import FanoutRun
@@ -71,7 +72,9 @@ struct MergeCommand: ParsableCommand {
             reportError("cannot write \(output): \(error.reason)")
             throw ExitCode(1)
         }
-        StandardStream.output.write((merge.text + "\nresults: \(output)/\n").utf8)
+        StandardStream.output.write(
+            (merge.text + "\n" + ConsoleSummary.resultsLine(folder: output, files: RunSummary.files) + "\n").utf8
+        )
         if !merge.isValid { throw ExitCode(2) }
     }
 }

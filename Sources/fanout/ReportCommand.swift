@@ -61,7 +61,10 @@ struct ReportCommand: ParsableCommand {
         } else if markdown || saved.summary.isSink {
             StandardStream.output.write(saved.markdown.utf8)
         } else {
-            let files = RunSummary.files.filter { FileManager.default.fileExists(atPath: directory + "/" + $0) }
+            // The files the run's own last line named: a send's answer-ids.json too.
+            let files = (RunSummary.files + [AnswerIDDocument.fileName]).filter {
+                FileManager.default.fileExists(atPath: directory + "/" + $0)
+            }
             let lines = ConsoleSummary(summary: saved.summary).lines(folder: directory, files: files)
             StandardStream.output.write((lines.joined(separator: "\n") + "\n").utf8)
         }

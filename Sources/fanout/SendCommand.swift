@@ -91,7 +91,7 @@ struct SendCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The run's folder (by default a new one under results/): summary.json, summary.md, report.html, latency.hgrm and latency.hlog; with --repeat, repeat-1/… and repeats.json inside it; with --fcm-endpoint, campaign.json, apns/ and fcm/.",
+            "The run's folder (by default a new one under results/): summary.json, summary.md, report.html, latency.hgrm and latency.hlog, and answer-ids.json (a sample of the answers' ids; not with --broadcast); with --repeat, repeat-1/… and repeats.json inside it; with --fcm-endpoint, campaign.json, apns/ and fcm/.",
             valueName: "dir"
         )
     )

@@ -42,6 +42,23 @@ import Testing
         #expect(collector.lag.totalCount == 1)
     }
 
+    /// The loops' delays in the run's totals leave the warm-up's seconds out, as its latency
+    /// does: a 145 ms loop lag in the warm-up stood against a p99 measured after it (newcomer
+    /// pass 4, "100% of the measured p99"). Each second keeps its own.
+    @Test func theWarmUpsLoopDelaysStayOutOfTheTotals() {
+        let collector = IntervalCollector(start: 0, warmUp: 2 * Self.second, loops: 1)
+        let recorder = LoopRecorder(collector: collector)
+        recorder.loopLagged(145 * Self.millisecond, now: 500 * Self.millisecond)
+        recorder.loopLagged(2 * Self.millisecond, now: 2500 * Self.millisecond)
+        recorder.complete(startedAt: 2400 * Self.millisecond, now: 2401 * Self.millisecond)
+        recorder.finish()
+        collector.closeAll()
+        let lag = LoopDelays.merged(collector.loopDelays).loopLag
+        #expect(lag.totalCount == 1)
+        #expect(lag.max >= 1_900 && lag.max <= 2_100, "\(lag.max) µs")
+        #expect(collector.intervals.first { $0.second == 0 }?.maxLoopLag ?? 0 >= 140_000, "second 0 keeps its own")
+    }
+
     /// The warm-up counts from where sending starts, not from the run's start: connecting took
     /// 300 ms here, and a 500 ms warm-up keeps out what started before 800 ms, not 500 ms. The
     /// open model's origin is the schedule's first claim; the closed model's, the first send.

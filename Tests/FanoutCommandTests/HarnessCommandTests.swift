@@ -190,6 +190,22 @@ import Testing
         #expect(record.headline.hasPrefix("a self-measurement (the embedded sink answers at once): "))
     }
 
+    /// A gate over repeats names the repeat each HARNESS-BOUND line is of (four alike lines
+    /// with four figures said none, newcomer pass 4).
+    @Test func aGateOverRepeatsNamesEachRepeatsHarnessLine() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try CommandRunner.run(["run", "--count", "2000", "--repeat", "2", "--output", folder])
+        #expect(run.status == 0, "\(run.standardError)")
+        let gate = try CommandRunner.run(["gate", folder, "--threshold", "failed == 0"])
+        #expect(gate.status == 0, "\(gate.standardOutput)\(gate.standardError)")
+        let expected = try (1...2).map { index in
+            let summary = try SummaryDocument.read("\(folder)/repeat-\(index)/summary.json")
+            return "HARNESS-BOUND repeat \(index): " + (try #require(HarnessRecord(summary: summary))).headline
+        }
+        #expect(lines(of: gate.standardOutput, keyed: "HARNESS-BOUND") == expected, "\(gate.standardOutput)")
+    }
+
     @Test func aShareThatIsNotOneIsAUsageError() throws {
         // What is not a share is refused as the option is read; a share of 0 or below, or
         // above 100% (which no run could exceed: issue 61, review), by the run.

@@ -52,6 +52,11 @@ import Testing
                 and: " ms"
             ) : nil
         #expect(skew.flatMap(Double.init).map { $0 >= 0 } == true, "\(merged.standardOutput)")
+        // Its last line names the files, as every run's does (newcomer pass 4: it named none).
+        #expect(
+            lines(of: merged.standardOutput, keyed: "results: ")
+                == ["results: \(folder)/merged/ (summary.json, summary.md, report.html, latency.hgrm, latency.hlog)"]
+        )
 
         let whole = try CommandRunner.summary(in: folder + "/merged")
         let alone = try CommandRunner.summary(in: folder + "/single")

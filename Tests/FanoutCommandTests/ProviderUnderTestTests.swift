@@ -322,6 +322,31 @@ import Testing
         #expect(try CommandRunner.summaryHoldsNull(in: folder, at: ["provider", "start", "at"]))
     }
 
+    /// A trigger that fails before any request is said at once, while the sink waits on (a
+    /// `curl` to a provider's API nobody served exited 7, and the sink said nothing until ^C,
+    /// newcomer pass 4); its folder then says the trigger failed.
+    @Test func aTriggerThatFailsIsSaidAtOnce() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CommandRunner.run(
+            [
+                "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder, "--duration", "2s",
+                "--trigger", "exit 7",
+            ],
+            timeout: .seconds(30)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        // On standard error as the sink's other notes, while it waits (its summary has its own
+        // trigger line at the end).
+        let said = result.standardError.split(separator: "\n").filter { $0.hasPrefix("fanout sink: trigger: ") }
+        #expect(
+            said == [
+                "fanout sink: trigger: exit 7 exited with status 7 before any request (its output: \(folder)/trigger.log); the sink waits on for its end (--expect, --duration, --idle-exit) or ^C"
+            ],
+            "\(result.standardError)"
+        )
+    }
+
     /// A trigger whose shell started something that outlives it (a provider in the background,
     /// `sleep` here) is stopped whole when the sink stops: its process group. Before, the shell
     /// alone got SIGTERM, and the sink waited for ever on the end of a shell its child kept

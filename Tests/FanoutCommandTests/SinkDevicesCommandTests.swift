@@ -106,6 +106,9 @@ import Testing
         // The line naming the folder's files names this one too (newcomer pass 3: it did not).
         let named = send.standardOutput.split(separator: "\n").filter { $0.hasPrefix("results: ") }
         #expect(named.count == 1 && named.first?.hasSuffix(", answer-ids.json)") == true, "\(named)")
+        // `fanout report` says the folder's files as the send did (newcomer pass 4: not this one).
+        let report = try CommandRunner.run(["report", folder + "/send"])
+        #expect(report.standardOutput.split(separator: "\n").filter { $0.hasPrefix("results: ") } == named)
         let sample = try AnswerIDDocument.read(in: folder + "/send")
         // One connection looks at the 1st, 17th, … answer: 125 of 2,000, all kept (capacity 1,000).
         #expect(sample.lookedAtEvery == 16 && sample.capacity == 1000)

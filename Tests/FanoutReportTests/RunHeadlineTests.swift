@@ -40,7 +40,7 @@ import Testing
         summary.connections = 1
         #expect(
             summary.whatRan
-                == "closed model for 60 s (warm-up 1 s): 6,000 notifications in 3.01 s to http://127.0.0.1:2197 over 1 connection × 1000 streams, merged from 2 shards"
+                == "closed model for 60 s (warm-up 1 s): 6,000 notifications in 3.01 s to http://127.0.0.1:2197 over 1 connection × 1000 streams a shard, merged from 2 shards"
         )
     }
 

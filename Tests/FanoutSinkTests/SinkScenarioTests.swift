@@ -263,3 +263,14 @@ extension String {
 @Test func aHeldAnswerIs64Bytes() {
     #expect(MemoryLayout<PendingResponse>.stride == 64)
 }
+
+/// A latency as its option writes it, read back to itself: what a sink's folder shows
+/// (`latency fixed:80ms`, where it showed `fixed(0.08 seconds)`, newcomer pass 4).
+@Suite struct LatencyNotationTests {
+    @Test(arguments: ["fixed:80ms", "uniform:1ms-5ms", "normal:20ms,5ms", "lognormal:7m,1.2", "fixed:250us"])
+    func theNotationReadsBackToTheSameDistribution(text: String) throws {
+        let latency = try LatencyDistribution(parsing: text)
+        #expect(latency.notation == text)
+        #expect(try LatencyDistribution(parsing: latency.notation) == latency)
+    }
+}

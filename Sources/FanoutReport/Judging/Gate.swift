@@ -122,7 +122,11 @@ public struct Gate: Sendable {
         // A partial merge is gated on what ran; the verdict says so.
         lines += run.runs.flatMap(\.partialReasons).map { "PARTIAL \($0)" }
         // Not a failure by itself (threshold `harness` for that), but the figures are Fanout's.
-        lines += run.runs.flatMap(\.harnessBound).map { "HARNESS-BOUND \($0)" }
+        // Of several repeats, each line names its repeat (four alike lines said none).
+        for (index, record) in run.runs.enumerated() {
+            let which = run.runs.count > 1 ? "repeat \(index + 1): " : ""
+            lines += record.harnessBound.map { "HARNESS-BOUND \(which)\($0)" }
+        }
         // A run its own --abort-on stopped fails, whatever the thresholds say of what it did.
         let aborts = run.runs.compactMap(\.aborted).map(\.line)
         lines += aborts.map { "ABORTED \($0)" }

@@ -29,3 +29,9 @@ package func percentFigures(_ share: Double) -> String {
 
 /// A share (0...1) as a whole percentage, as the harness's lines write it: `0.314` is `31%`.
 package func percentText(_ share: Double) -> String { String(format: "%.0f%%", share * 100) }
+
+/// A share of a p99 as every harness line writes it: whole from 1%, its figures under
+/// (`0.43%`: a whole percent read `0%` on one line and `≥0.43%` on another), 0 as `0%`.
+package func shareOfP99Text(_ share: Double) -> String {
+    share >= 0.01 || share == 0 ? percentText(share) : percentFigures(share)
+}

@@ -53,7 +53,7 @@ struct HarnessRecord {
             selfMeasurement ? "a self-measurement (the embedded sink answers at once): " : "",
             ownIsMeasured ? "" : "at least ",
             ownP99,
-            percentText(share),
+            shareText,
             measuredP99,
             percentText(maxShare)
         )
@@ -67,16 +67,19 @@ struct HarnessRecord {
             : "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99 (limit \(percentText(maxShare))): the p99 is mostly the harness's, and cannot be read as the endpoint's"
     }
 
+    /// The share of the p99 in percent as every line writes it: whole from 1%, its figures
+    /// under (`0.43%`, where a whole percent read 0% on one line and ≥0.43% on another).
+    var shareText: String { shareOfP99Text(share) }
+
     /// Whose latency the run measured, in a few words: the trust card's value. A share from the
     /// largest part alone (no timed answers) is a lower bound, and says so (`≥`); a share under
     /// 1% keeps its figures (`0.49%`: "≥0%" said nothing), and a lower bound of nothing is said
     /// to be unmeasured.
     var latencyIs: String {
         if selfMeasurement { return "Fanout's own (self-measurement)" }
-        let figure = share >= 0.01 || share == 0 ? percentText(share) : percentFigures(share)
         let fanouts =
             !ownIsMeasured && share == 0
-            ? "Fanout's share not measured" : (ownIsMeasured ? "" : "≥") + figure + " Fanout's"
+            ? "Fanout's share not measured" : (ownIsMeasured ? "" : "≥") + shareText + " Fanout's"
         return bound ? "HARNESS-BOUND (\(fanouts))" : "the endpoint's (\(fanouts))"
     }
 }

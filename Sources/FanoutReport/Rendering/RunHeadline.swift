@@ -140,6 +140,7 @@ extension SummaryDocument {
             model
             + ": \(grouped(sent)) notifications in \(String(format: "%.2f", elapsedSeconds)) s to \(configuration.endpoint) over "
             + "\(grouped(connections)) connection\(connections == 1 ? "" : "s") × \(streamsPerConnection) streams"
+            + (mergedFrom == nil ? "" : " a shard")
         if let scenario = configuration.scenario {
             line += ", scenario " + (scenario.path.split(separator: "/").last.map(String.init) ?? scenario.path)
         }
