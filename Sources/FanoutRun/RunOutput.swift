@@ -97,14 +97,8 @@ public final class RunOutput: Sendable {
                 "in use by \(who): give another folder, or wait for it to end"
             )
         }
-        let pid = Array("\(getpid())\n".utf8)
-        guard ftruncate(descriptor, 0) == 0,
-            pid.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == pid.count
-        else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            throw JobError.cannotWrite(.optionValue(option, path), reason)
-        }
+        // Refused before the pid is written: the folder's .lock keeps the run that wrote it
+        // (a refused run wrote its own pid there, newcomer pass 4).
         let earlier = Self.earlierResults(in: path, results: results)
         guard earlier.isEmpty || earlierResults == .replace else {
             close(descriptor)
@@ -113,6 +107,14 @@ public final class RunOutput: Sendable {
                 "holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new "
                     + "folder, or remove them first (a gate must never read them as this run's)"
             )
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        guard ftruncate(descriptor, 0) == 0,
+            pid.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == pid.count
+        else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw JobError.cannotWrite(.optionValue(option, path), reason)
         }
         self.path = path
         lock = descriptor

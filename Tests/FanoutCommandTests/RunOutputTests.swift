@@ -21,6 +21,7 @@ import Testing
         let first = try CommandRunner.run(["run", "--verbose", "--count", "200", "--output", folder + "/a"])
         try #require(first.status == 0, "\(first.standardError)")
         let earlier = try Data(contentsOf: URL(fileURLWithPath: folder + "/a/summary.json"))
+        let lock = try Data(contentsOf: URL(fileURLWithPath: folder + "/a/.lock"))
         let again = try CommandRunner.run([
             "run", "--verbose", "--count", "200", "--repeat", "2", "--output", folder + "/a",
         ])
@@ -35,6 +36,8 @@ import Testing
         #expect(again.standardOutput.isEmpty, "no traffic: \(again.standardOutput)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/a/summary.json")) == earlier)
         #expect(!FileManager.default.fileExists(atPath: folder + "/a/repeat-1"))
+        // Its .lock still names the run that wrote the folder, not the one refused.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/a/.lock")) == lock)
 
         // Files that are not a run's (a thresholds file) do not stand in the way.
         try FileManager.default.createDirectory(atPath: folder + "/b", withIntermediateDirectories: true)
