@@ -168,7 +168,7 @@ public struct RunSummary: Sendable {
     }
 
     /// The files every run writes.
-    public static let files = ["summary.json", "summary.md", "report.html", "latency.hgrm", "latency.hlog"]
+    public static let files = RunFiles.names
 
     /// Writes the run's files into `directory` (made if missing).
     public func write(to directory: String) throws {

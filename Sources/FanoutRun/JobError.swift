@@ -1,4 +1,6 @@
 import FanoutResults
+import Foundation
+import NIOCore
 
 /// A job that could not run: what stood in the way (`kind`), where (`place`: the option and its
 /// value, the file, the address) and what is wrong there (`problem`). A caller or a test matches
@@ -152,5 +154,22 @@ public struct JobError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What the job measured cannot serve.
     public static func outcome(_ place: Place, _ words: String) -> JobError {
         JobError(.outcome, at: place, .said(words))
+    }
+}
+
+extension JobError {
+    /// Nothing can listen at `place` (an `.address` most often), `error` said in the system's
+    /// words: swift-nio's `IOError` says "bind(descriptor:ptr:bytes:): Address already in use)
+    /// (errno: 98)", a stray parenthesis after the call's Swift signature (issue 64); this says
+    /// "address already in use (errno 98)".
+    static func cannotListen(_ place: Place, _ error: any Error) -> JobError {
+        JobError(.resource, at: place, .cannotListen(listenCause(error)))
+    }
+
+    /// An error of listening as a person reads it: the system's words for an `IOError`.
+    static func listenCause(_ error: any Error) -> String {
+        guard let failure = error as? IOError else { return "\(error)" }
+        let cause = String(cString: strerror(failure.errnoCode))
+        return "\(cause.prefix(1).lowercased() + cause.dropFirst()) (errno \(failure.errnoCode))"
     }
 }

@@ -57,8 +57,11 @@ public enum SinkCertificates {
         )
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // `tls/` as well as `tls`: one slash between the folder and the file (it said `tls//cert.pem`).
-        let folder = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        let files = Files(certificate: folder + "/cert.pem", key: folder + "/key.pem")
+        let folder = directory as NSString
+        let files = Files(
+            certificate: folder.appendingPathComponent("cert.pem"),
+            key: folder.appendingPathComponent("key.pem")
+        )
         try Data((try certificate.serializeAsPEM().pemString + "\n").utf8).write(
             to: URL(fileURLWithPath: files.certificate)
         )

@@ -1,5 +1,4 @@
 import ArgumentParser
-import FanoutAssembly
 import FanoutFiles
 import FanoutReport
 import FanoutRun
@@ -73,7 +72,7 @@ struct MergeCommand: ParsableCommand {
             throw ExitCode(1)
         }
         StandardStream.output.write(
-            (merge.text + "\n" + ConsoleSummary.resultsLine(folder: output, files: RunSummary.files) + "\n").utf8
+            (merge.text + "\n" + ConsoleSummary.resultsLine(folder: output, files: RunFiles.names) + "\n").utf8
         )
         if !merge.isValid { throw ExitCode(2) }
     }

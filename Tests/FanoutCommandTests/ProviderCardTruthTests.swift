@@ -201,14 +201,10 @@ import Testing
     @Test func aSinkNoRequestReachesStopsAndItsFolderIsInvalid() throws {
         let folder = NSTemporaryDirectory() + "fanout-empty-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try CommandRunner.run(
-            [
-                "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder, "--idle-exit", "1s",
-                "--first-request-within", "2s",
-            ],
-            timeout: .seconds(60)
+        let result = try ProviderUnderTestTests.sinkNobodyReaches(
+            into: folder,
+            ["--idle-exit", "1s", "--first-request-within", "2s"]
         )
-        #expect(result.status == 0, "\(result.standardError)")
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.provider?.endedBy == "no-request")
         #expect(summary.requests == 0)

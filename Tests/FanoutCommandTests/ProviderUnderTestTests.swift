@@ -39,6 +39,17 @@ import Testing
 
     static func folder() -> String { NSTemporaryDirectory() + "fanout-provider-\(UUID().uuidString)" }
 
+    /// `fanout sink` into `folder` with no provider sending to it, ended by `ending` (its
+    /// duration, idleness, a trigger's options), having ended cleanly.
+    static func sinkNobodyReaches(into folder: String, _ ending: [String]) throws -> CommandRunner.Result {
+        let result = try CommandRunner.run(
+            ["sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder] + ending,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.standardError)")
+        return result
+    }
+
     /// The card's count for each rule, by its name.
     static func card(_ summary: SummaryDocument) throws -> [String: Int] {
         let provider = try #require(summary.provider)
@@ -307,11 +318,7 @@ import Testing
     @Test func aDurationEndsARunNothingReached() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try CommandRunner.run(
-            ["sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder, "--duration", "1s"],
-            timeout: .seconds(30)
-        )
-        #expect(result.status == 0, "\(result.standardError)")
+        _ = try Self.sinkNobodyReaches(into: folder, ["--duration", "1s"])
         let summary = try CommandRunner.summary(in: folder)
         #expect(summary.accepted == 0)
         #expect(summary.valid == false)
@@ -328,14 +335,7 @@ import Testing
     @Test func aTriggerThatFailsIsSaidAtOnce() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try CommandRunner.run(
-            [
-                "sink", "--listen", "127.0.0.1:0", "--no-auth", "--output", folder, "--duration", "2s",
-                "--trigger", "exit 7",
-            ],
-            timeout: .seconds(30)
-        )
-        #expect(result.status == 0, "\(result.standardError)")
+        let result = try Self.sinkNobodyReaches(into: folder, ["--duration", "2s", "--trigger", "exit 7"])
         // On standard error as the sink's other notes, while it waits (its summary has its own
         // trigger line at the end).
         let said = result.standardError.split(separator: "\n").filter { $0.hasPrefix("fanout sink: trigger: ") }

@@ -113,13 +113,15 @@ public struct MarkdownSummary {
     func providerText(_ provider: SummaryDocument.Provider) -> String {
         let delivery = provider.delivery
         var lines = ["## Fanout sink: the provider under test", ""]
+        // A sink's folder always has a card (`provider`): judged, or not for want of requests.
+        let card =
+            switch summary.cardJudgement ?? .notJudged {
+            case .notJudged: "card not judged (no request arrived)"
+            case .passed: "card passed"
+            case .failed(let violations): "❌ **card failed: \(grouped(violations)) violations**"
+            }
         lines.append(
-            (summary.valid ? "✅ valid" : "❌ **invalid**")
-                + (summary.sent == 0
-                    ? " · card not judged (no request arrived)"
-                    : provider.card.passed
-                        ? " · card passed" : " · ❌ **card failed: \(grouped(provider.card.violations)) violations**")
-                + " · ended by \(provider.endedBy)"
+            (summary.valid ? "✅ valid" : "❌ **invalid**") + " · \(card) · ended by \(provider.endedBy)"
         )
         for reason in summary.invalidity { lines.append("- \(reason)") }
         lines += [

@@ -4,6 +4,9 @@ import Histogram
 
 /// The files of a run folder, from its summary and histograms.
 package enum RunFiles {
+    /// The files `write` makes, as a run's last line names them.
+    package static let names = ["summary.json", "summary.md", "report.html", "latency.hgrm", "latency.hlog"]
+
     package static func write(
         to directory: String,
         summary: SummaryDocument,

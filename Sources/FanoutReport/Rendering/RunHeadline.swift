@@ -94,11 +94,11 @@ public struct RunVerdict: Sendable, Equatable {
             kind = .failed
             reason =
                 "\(grouped(failed)) notification\(failed == 1 ? "" : "s") failed (no answer after every try; by cause in the outcomes)"
-        } else if let card = summary.provider?.card, !card.passed {
+        } else if case .failed(let violations) = summary.cardJudgement {
             // A sink's folder: the provider under test is judged by its conformance card.
             kind = .failed
             reason =
-                "the provider failed the conformance card: \(grouped(card.violations)) violations (its table below)"
+                "the provider failed the conformance card: \(grouped(violations)) violations (its table below)"
         } else if let conditions = summary.configuration.abortOn, !conditions.isEmpty {
             kind = .passed
             reason = "no --abort-on condition was met (\(conditions.joined(separator: "; ")))"
@@ -149,12 +149,29 @@ extension SummaryDocument {
         return line
     }
 
-    /// A sink's conformance card in a word: `passed`, `FAILED (12)`, or `not judged` when no
-    /// request arrived (no card to pass).
+    /// What a sink's conformance card says of the provider; `nil` for a run's folder.
+    enum CardJudgement: Equatable {
+        /// No request arrived: no card to pass.
+        case notJudged
+        case passed
+        case failed(violations: Int)
+    }
+
+    /// The card as every rendering judges it (the verdict, report.html's card, summary.md).
+    var cardJudgement: CardJudgement? {
+        guard let card = provider?.card else { return nil }
+        if sent == 0 { return .notJudged }
+        return card.passed ? .passed : .failed(violations: card.violations)
+    }
+
+    /// The card in a word: `passed`, `FAILED (12)`, `not judged`; `—` for a run's folder.
     var cardWord: String {
-        guard let card = provider?.card else { return "—" }
-        if sent == 0 { return "not judged" }
-        return card.passed ? "passed" : "FAILED (\(grouped(card.violations)))"
+        switch cardJudgement {
+        case nil: "—"
+        case .notJudged: "not judged"
+        case .passed: "passed"
+        case .failed(let violations): "FAILED (\(grouped(violations)))"
+        }
     }
 
     /// Rejected and failed as a share of what was sent (`fanout gate`'s `errors`), with the
