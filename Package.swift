@@ -86,7 +86,7 @@ let package = Package(
         // names, push types, reasons and error bodies, device token formats, channel ids, the digest.
         .target(
             name: "FanoutAPNs",
-            dependencies: ["FanoutNotation"] + nio("NIOCore")
+            dependencies: ["FanoutNotation", "CFanoutSIMD"] + nio("NIOCore")
         ),
         // FCM HTTP v1's vocabulary, shared by the FCM sink and sender to come: error codes and
         // the google.rpc statuses they travel with, the error bodies the SDKs classify, what a
@@ -113,7 +113,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"), atomics, nioSSL,
             ] + nio("NIOCore", "NIOPosix", "NIOHTTP1", "NIOTLS", "NIOConcurrencyHelpers")
         ),
-        // Two byte scans in SSE2 (hex digits; JSON text that needs no escaping).
+        // The byte loops of the hot path in C: two scans in SSE2 (hex digits; JSON text that
+        // needs no escaping), the sink's JSON check, the notification digest's pair hash.
         .target(name: "CFanoutSIMD"),
         // Notification templates compiled to bytes; the per-device encoder.
         .target(

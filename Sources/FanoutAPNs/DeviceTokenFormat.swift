@@ -1,3 +1,4 @@
+import CFanoutSIMD
 import FanoutNotation
 
 /// The accepted shape of a device token as it travels in `/3/device/<token>`: hexadecimal text.
@@ -53,7 +54,6 @@ public struct DeviceTokenFormat: Sendable, Hashable {
     }
 
     /// Checks `bytes` (ASCII hex, either case) and returns what is wrong, or `nil` when valid.
-    @inlinable
     public func problem(in bytes: UnsafeRawBufferPointer) -> DeviceTokenProblem? {
         if bytes.isEmpty { return .empty }
         if alphabet == .fcmRegistration {
@@ -62,9 +62,10 @@ public struct DeviceTokenFormat: Sendable, Hashable {
             }
             return hexLengths.contains(bytes.count) ? nil : .fcmLengthOutOfRange(bytes.count, accepted: hexLengths)
         }
-        for index in bytes.indices where !DeviceTokenFormat.isHexDigit(bytes[index]) {
-            return .invalidCharacter(offset: index, byte: bytes[index])
-        }
+        // The hex run sixteen bytes a step (SSE2): 64 a token in 4 steps, where a byte at a time
+        // took 752 instructions (scripts/cost.sh).
+        let hexRun = fanout_hex_prefix_length(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if hexRun < bytes.count { return .invalidCharacter(offset: hexRun, byte: bytes[hexRun]) }
         if bytes.count % 2 != 0 { return .oddLength(bytes.count) }
         if !hexLengths.contains(bytes.count) { return .lengthOutOfRange(bytes.count, accepted: hexLengths) }
         return nil

@@ -16,7 +16,8 @@ public enum UUIDText {
     }
 
     /// Writes `bits` as they are (no version set) into the first 36 bytes of `out`, lowercase
-    /// unless `uppercase` (APNs writes its own ids in uppercase).
+    /// unless `uppercase` (APNs writes its own ids in uppercase): each 32 bits become 8 digits
+    /// at once (`digits(_:letters:)`), stored between the dashes of 8-4-4-4-12.
     @inlinable
     public static func write(
         _ bits: (high: UInt64, low: UInt64),
@@ -24,16 +25,40 @@ public enum UUIDText {
         into out: UnsafeMutableRawBufferPointer
     ) {
         precondition(out.count >= count, "a UUID's text is 36 bytes")
-        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
-        var position = 0
-        for nibble in 0..<32 {
-            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
-                out[position] = UInt8(ascii: "-")
-                position += 1
-            }
-            let word = nibble < 16 ? bits.high : bits.low
-            out[position] = digits.utf8Start[Int(word >> (60 - 4 * UInt64(nibble % 16)) & 0xF)]
-            position += 1
-        }
+        let letters: UInt64 = uppercase ? 7 : 39
+        let text = out.baseAddress!
+        let dash = UInt8(ascii: "-")
+        //   0        8 9   13 14  18 19  23 24          36
+        //   hhhhhhhh - hhhh - hhhh - llll - llllllllllll
+        let low = digits(UInt32(truncatingIfNeeded: bits.low >> 32), letters: letters)
+        text.storeBytes(of: digits(UInt32(truncatingIfNeeded: bits.high >> 32), letters: letters), as: UInt64.self)
+        text.storeBytes(of: dash, toByteOffset: 8, as: UInt8.self)
+        let high = digits(UInt32(truncatingIfNeeded: bits.high), letters: letters)
+        text.storeBytes(of: UInt32(truncatingIfNeeded: high), toByteOffset: 9, as: UInt32.self)
+        text.storeBytes(of: dash, toByteOffset: 13, as: UInt8.self)
+        text.storeBytes(of: UInt32(truncatingIfNeeded: high >> 32), toByteOffset: 14, as: UInt32.self)
+        text.storeBytes(of: dash, toByteOffset: 18, as: UInt8.self)
+        text.storeBytes(of: UInt32(truncatingIfNeeded: low), toByteOffset: 19, as: UInt32.self)
+        text.storeBytes(of: dash, toByteOffset: 23, as: UInt8.self)
+        text.storeBytes(of: UInt32(truncatingIfNeeded: low >> 32), toByteOffset: 24, as: UInt32.self)
+        text.storeBytes(
+            of: digits(UInt32(truncatingIfNeeded: bits.low), letters: letters),
+            toByteOffset: 28,
+            as: UInt64.self
+        )
+    }
+
+    /// The 8 hex digits of `value` as the bytes of a word stored in memory on a little-endian
+    /// host (x86-64, arm64: `write` stores its halves as such), most significant digit first: each nibble spread to a byte of its own, then '0' added, and `letters`
+    /// more ('a' − '0' − 10 = 39, 'A' − '0' − 10 = 7) where the nibble is 10 or more.
+    @inlinable
+    static func digits(_ value: UInt32, letters: UInt64) -> UInt64 {
+        var spread = UInt64(value)
+        spread = (spread | spread << 16) & 0x0000_FFFF_0000_FFFF
+        spread = (spread | spread << 8) & 0x00FF_00FF_00FF_00FF
+        spread = (spread | spread << 4) & 0x0F0F_0F0F_0F0F_0F0F  // byte i holds nibble i
+        let ordered = UInt64(bigEndian: spread)  // nibble 7, the most significant, at the lowest address
+        let isLetter = (ordered &+ 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101
+        return ordered &+ 0x3030_3030_3030_3030 &+ isLetter &* letters
     }
 }

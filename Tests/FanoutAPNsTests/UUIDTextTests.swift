@@ -29,4 +29,22 @@ struct UUIDTextTests {
             #expect(bits.low << 2 == (~seed) << 2)
         }
     }
+
+    /// Every nibble in every place, both cases: the text is the bits' hex digits in 8-4-4-4-12.
+    @Test func anyBitsAreTheirHexDigits() {
+        var state: UInt64 = 0x65
+        for _ in 0..<2000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let bits = (high: state, low: state.byteSwapped ^ 0x5A5A_5A5A_5A5A_5A5A)
+            let reference = [bits.high, bits.low].map { word in
+                let digits = String(word, radix: 16)
+                return String(repeating: "0", count: 16 - digits.count) + digits
+            }.joined()
+            let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+                String(Array(reference)[range])
+            }
+            #expect(Self.text(bits) == groups.joined(separator: "-"))
+            #expect(Self.text(bits, uppercase: true) == groups.joined(separator: "-").uppercased())
+        }
+    }
 }
