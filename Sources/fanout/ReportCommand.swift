@@ -16,7 +16,9 @@ struct ReportCommand: ParsableCommand {
             ran and its rate, the outcomes and error rate, the latency and whose it is, the \
             verdict, the files): a sink's folder prints summary.md's text, as --markdown does \
             for any; --json prints summary.json. With --html FILE it writes report.html as this \
-            build draws it: an old folder's figures in today's report.
+            build draws it: an old folder's figures in today's report. A search's folder (fanout \
+            search --output) prints its step table and answer again from search.json; --json \
+            prints search.json, --html draws its page.
 
             Exit status: 0 with the summary printed (and the page written), 1 when FILE cannot \
             be written, 64 when DIR is not a run's folder or its files cannot be read (which \
@@ -26,7 +28,7 @@ struct ReportCommand: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "A run's folder: a run's, one repeat's (DIR/repeat-1), a merge's, a sink's --output.",
+            "A run's folder: a run's, one repeat's (DIR/repeat-1), a merge's, a sink's or a search's --output.",
             valueName: "dir"
         )
     )
@@ -46,6 +48,7 @@ struct ReportCommand: ParsableCommand {
     }
 
     func run() throws {
+        if SavedSearch.isSearch(directory) { return try reportSearch() }
         let saved: SavedRun
         do {
             saved = try SavedRun(directory: directory)
@@ -71,6 +74,38 @@ struct ReportCommand: ParsableCommand {
         guard let html else { return }
         do {
             try Data(saved.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
+        } catch {
+            reportError("cannot write \(html): \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+        StandardStream.output.write("wrote \(html)\n".utf8)
+    }
+
+    /// A search's folder: its table and answer (search.json's), or the file itself with --json.
+    private func reportSearch() throws {
+        guard !markdown else {
+            reportError(
+                "\(directory) is a search's folder: it has no summary.md (drop --markdown; its runs are its step-NN folders)"
+            )
+            throw ExitCode(64)
+        }
+        let saved: SavedSearch
+        do {
+            saved = try SavedSearch(directory: directory)
+        } catch {
+            reportError("\(error)")
+            throw ExitCode(64)
+        }
+        if json {
+            StandardStream.output.write(
+                (try? Data(contentsOf: URL(fileURLWithPath: directory + "/search.json"))) ?? Data()
+            )
+        } else {
+            StandardStream.output.write((saved.report.text + "\n").utf8)
+        }
+        guard let html else { return }
+        do {
+            try Data(saved.report.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
         } catch {
             reportError("cannot write \(html): \(error.localizedDescription)")
             throw ExitCode(1)

@@ -13,6 +13,13 @@ struct TokensCommand: ParsableCommand {
         abstract: "Generate, convert and check device-token sets.",
         subcommands: [Generate.self, Convert.self, Count.self]
     )
+
+    /// What a written set's line adds when `path` held a file already (a set written over
+    /// another said nothing of it, newcomer pass 4): its size, so a person sees what went.
+    static func replacing(_ path: String) -> String {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64 else { return "" }
+        return " (replacing the \(size.grouped)-byte file there)"
+    }
 }
 
 /// Options that say which tokens to read, shared by every command that reads a set.
@@ -97,14 +104,16 @@ extension TokensCommand {
         }
 
         func run() throws {
+            let replacing = TokensCommand.replacing(output)
             try reportingErrors { () throws(TokenSetError) in
                 try TokenSetWriter(path: output, format: format).write(
                     TokenGenerator(count: count, seed: seed, length: length)
                 )
             }
-            // Every command that writes a file says what it wrote.
+            // Every command that writes a file says what it wrote, and what it replaced.
             StandardStream.output.write(
-                "\(output): \(count.grouped) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\n".utf8
+                "\(output): \(count.grouped) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\(replacing)\n"
+                    .utf8
             )
         }
     }
@@ -131,6 +140,7 @@ extension TokensCommand {
         var format: TokenFileFormat = .binary
 
         func run() throws {
+            let replacing = TokensCommand.replacing(output)
             let summary = try reportingErrors { () throws(TokenSetError) in
                 try TokenStream(input.source, configuration: input.readerConfiguration)
                     .copy(to: TokenSetWriter(path: output, format: format), sourceName: input.source.name)
@@ -138,7 +148,8 @@ extension TokensCommand {
             // As `tokens generate` says what it wrote (convert said nothing, newcomer pass).
             let written = summary.tokens
             StandardStream.output.write(
-                "\(output): \(written.formatted()) tokens, \(format.rawValue), from \(input.source.name)\n".utf8
+                "\(output): \(written.formatted()) tokens, \(format.rawValue), from \(input.source.name)\(replacing)\n"
+                    .utf8
             )
         }
     }

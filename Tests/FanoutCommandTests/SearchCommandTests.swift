@@ -73,6 +73,26 @@ import Testing
             points.allSatisfy { $0.attributes["fill"] != "#fff" && $0.attributes["fill"] == $0.attributes["stroke"] },
             "\(points.map(\.attributes))"
         )
+
+        // `fanout report` on the folder prints the table and the answer again and draws the same
+        // page (it refused: "holds no summary.json: it is not a run's folder", newcomer pass 4).
+        let reported = try CommandRunner.run(["report", folder, "--html", folder + "/again.html"])
+        #expect(reported.status == 0, "\(reported.standardError)")
+        let printed = reported.standardOutput.split(separator: "\n").map(String.init)
+        #expect(printed.first == SearchReport.tableHeader)
+        #expect(printed.filter { $0.hasSuffix("passed") }.count == 3, "\(printed)")
+        #expect(
+            lines(of: reported.standardOutput, keyed: "answer: ") == lines(of: result.standardOutput, keyed: "answer: ")
+        )
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: folder + "/again.html"))
+                == Data(contentsOf: URL(fileURLWithPath: folder + "/report.html"))
+        )
+        let json = try CommandRunner.run(["report", folder, "--json"])
+        #expect(
+            json.standardOutput.utf8.elementsEqual(try Data(contentsOf: URL(fileURLWithPath: folder + "/search.json")))
+        )
+        #expect(try CommandRunner.run(["report", folder, "--markdown"]).status == 64)
     }
 
     /// `fanout search` on `errors < 1%` from 400/s in steps of 1 s (`extra` added) against a sink

@@ -21,6 +21,14 @@ import Testing
         #expect(generated.status == 0)
         // It says what it wrote.
         #expect(generated.standardOutput == "\(text): 1,000 tokens of 32 bytes, text, seed 4\n")
+        // And what it wrote over (a set written over another said nothing of it).
+        let rewritten = try CommandRunner.run(["tokens", "generate", "--count", "10", "--output", text])
+        #expect(
+            rewritten.standardOutput
+                == "\(text): 10 tokens of 32 bytes, text, seed 1 (replacing the 65,000-byte file there)\n"
+        )
+        #expect(try Data(contentsOf: URL(fileURLWithPath: text)).count == 650)
+        _ = try CommandRunner.run(["tokens", "generate", "--count", "1000", "--seed", "4", "--output", text])
         // It says what it wrote too (it said nothing, newcomer pass).
         let converted = try CommandRunner.run(["tokens", "convert", "--tokens", text, "--output", binary])
         #expect(converted.status == 0)

@@ -12,15 +12,20 @@
 #      after lognormal:80ms,0.25 (the same median, APNs-like spread): the sender's and the
 #      sink's CPU µs a notification (summary.json's cpu), then the same with the sink's
 #      coalescing off (--sink-coalesce 0).
-#   5. APNs's round trip: against `fanout sink --latency fixed:80ms` and `lognormal:80ms,0.25`,
-#      4 connections × 1000 streams, at 20,000/s and 5,000/s: five alternating pairs of
-#      `h2load --rps RATE/4` and `fanout send --rate RATE` (--coalesce auto), process CPU a
-#      notification of each and the median of the pairs' ratios, Fanout's p50 and send lateness
-#      p99; then Fanout alone at 1,000/s, the share of a core.
+#   5. APNs's round trip: against `fanout sink --latency fixed:80ms` and `lognormal:80ms,0.25`
+#      (LATENCIES), 4 connections (CONNECTIONS) × 1000 streams, at 20,000/s and 5,000/s (RATES):
+#      five alternating pairs of `h2load --rps RATE/CONNECTIONS` and `fanout send --rate RATE`
+#      (--coalesce auto), process CPU a notification of each and the median of the pairs'
+#      ratios, Fanout's p50 and send lateness p99; then Fanout alone at 1,000/s, the share of a
+#      core. 50,000/s needs 8 connections: 4 × 1000 streams hold 4,000 in flight, and 50,000/s
+#      answered after 80 ms keeps 4,000 and more in flight (Little's law).
 # Prints the tables; fails only when a run does not complete (every request answered 200).
 #
-#   [FANOUT=BINARY] [ONLY=rtt] scripts/bench/openmodel.sh [SECONDS=10]
-# ONLY=rtt runs the fifth table alone.
+#   [FANOUT=BINARY] [ONLY=rtt] [RATES="20000 5000"] [CONNECTIONS=4] [LATENCIES="fixed:80ms …"]
+#       scripts/bench/openmodel.sh [SECONDS=10]
+# ONLY=rtt runs the fifth table alone; RATES, CONNECTIONS and LATENCIES shape it, e.g.
+#   ONLY=rtt RATES="50000 20000 5000" CONNECTIONS=8 LATENCIES=fixed:80ms scripts/bench/openmodel.sh
+# (issue #65's target: at most 1.5× h2load's CPU a notification at each rate).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-10}
@@ -79,12 +84,18 @@ per_request() { python3 -c "print(f'{$1 * 1e6 / $2:.2f}')"; }
 
 # The fifth table: Fanout and h2load against a sink 80 ms away.
 round_trips() {
-    local latency rate pair sink_port sink_pid n device sink_url
+    local latency rate pair sink_port sink_pid n device sink_url connections=${CONNECTIONS:-4}
+    [[ $connections =~ ^[1-9][0-9]*$ ]] || { echo "CONNECTIONS is a whole number above 0, not '$connections'" >&2; exit 2; }
     device=$(printf 'cd%.0s' $(seq 32))
-    python3 -c "import sys; sys.stdout.write('$device\n' * 300000)" >"$work/rtt-tokens.txt"
-    echo "APNs's round trip: fanout sink --latency L, 4 connections × 1000 streams, $seconds s a run, 5 alternating pairs"
+    local most=0
+    for rate in ${RATES:-20000 5000}; do
+        [[ $rate =~ ^[1-9][0-9]*$ ]] || { echo "RATES are whole numbers above 0, not '$rate'" >&2; exit 2; }
+        ((rate * seconds > most)) && most=$((rate * seconds))
+    done
+    python3 -c "import sys; sys.stdout.write('$device\n' * max($most, 1000 * $seconds))" >"$work/rtt-tokens.txt"
+    echo "APNs's round trip: fanout sink --latency L, $connections connections × 1000 streams, $seconds s a run, 5 alternating pairs"
     printf '%-22s %9s %13s %13s %8s %10s %14s\n' "sink latency" rate "h2load µs" "fanout µs" ratio "fanout p50" "lateness p99"
-    for latency in fixed:80ms lognormal:80ms,0.25; do
+    for latency in ${LATENCIES:-fixed:80ms lognormal:80ms,0.25}; do
         "$fanout" sink --listen 127.0.0.1:0 --no-auth --latency "$latency" >"$work/rtt-sink.log" 2>&1 &
         sink_pid=$!
         pids+=("$sink_pid")
@@ -95,17 +106,17 @@ round_trips() {
         done
         [ -n "$sink_port" ] || { echo "the sink did not start" >&2; cat "$work/rtt-sink.log" >&2; exit 1; }
         sink_url="http://127.0.0.1:$sink_port/3/device/$device"
-        for rate in 20000 5000; do
+        for rate in ${RATES:-20000 5000}; do
             n=$((rate * seconds))
             head -n "$n" "$work/rtt-tokens.txt" >"$work/rtt-rate.txt"
             ratios=() h_all=() f_all=()
             for pair in 1 2 3 4 5; do
-                h=$(cpu_of h2load -n "$n" -c 4 -m 1000 -t 1 --rps $((rate / 4)) -d "$body" \
+                h=$(cpu_of h2load -n "$n" -c "$connections" -m 1000 -t 1 --rps $((rate / connections)) -d "$body" \
                     -H 'apns-topic: com.example.app' "$sink_url")
                 grep -q "$n succeeded, 0 failed" "$work/out" || { echo "h2load: not every request succeeded" >&2; cat "$work/out" >&2; exit 1; }
                 rm -rf "$work/rtt-send"
                 f=$(cpu_of "$fanout" send --endpoint "http://127.0.0.1:$sink_port" --tokens "$work/rtt-rate.txt" \
-                    --template "$body" --topic com.example.app --connections 4 --streams 1000 \
+                    --template "$body" --topic com.example.app --connections "$connections" --streams 1000 \
                     --rate "$rate/s" --output "$work/rtt-send")
                 read -r accepted p50 late < <(python3 -c "import json; s=json.load(open('$work/rtt-send/summary.json')); print(s['accepted'], s['latency_ms']['p50'], s['harness']['sender']['send_lateness_ms']['p99'])")
                 [ "$accepted" = "$n" ] || { echo "fanout send: $accepted of $n accepted" >&2; exit 1; }
@@ -120,7 +131,7 @@ round_trips() {
         head -n "$n" "$work/rtt-tokens.txt" >"$work/rtt-rate.txt"
         rm -rf "$work/rtt-send"
         f=$(cpu_of "$fanout" send --endpoint "http://127.0.0.1:$sink_port" --tokens "$work/rtt-rate.txt" \
-            --template "$body" --topic com.example.app --connections 4 --streams 1000 \
+            --template "$body" --topic com.example.app --connections "$connections" --streams 1000 \
             --rate "1000/s" --output "$work/rtt-send")
         echo "  at 1,000/s against $latency: fanout send keeps $(python3 -c "print(f'{$f / $seconds * 100:.1f}')")% of a core busy"
         kill "$sink_pid" 2>/dev/null || true
