@@ -243,6 +243,9 @@ static inline bool json_literal(const uint8_t *bytes, size_t count, size_t offse
     return count - offset >= length && memcmp(bytes + offset, word, length) == 0;
 }
 
+// The open containers are the bits of one 64-bit word.
+_Static_assert(FANOUT_JSON_MAXIMUM_DEPTH <= 64, "the container stack is a uint64_t");
+
 #define JSON_FAIL(verdict, where) \
     do {                          \
         *offset = (where);        \
@@ -392,9 +395,10 @@ static inline void digest_absorb(digest_mixer *mixer, const uint8_t *bytes, size
 uint64_t fanout_notification_hash(const uint8_t *token, size_t token_count, const uint8_t *payload, size_t payload_count) {
     uint64_t hash = 0x9E3779B97F4A7C15ull ^ (uint64_t)(token_count + 1 + payload_count);
     if ((token_count & 7) == 0 && payload_count >= 8) {
-        // Every token APNs issues is whole words (32 bytes: 64 hex digits), so after it the
-        // words are the separator and the payload's first 7 bytes, then the payload's bytes from
-        // 7 on, 8 at a time: one load a word, nothing pending.
+        // The usual token is whole words (32 bytes, 64 hex digits; any multiple of 8 takes this
+        // path, others the general one below), so after it the words are the separator and the
+        // payload's first 7 bytes, then the payload's bytes from 7 on, 8 at a time: one load a
+        // word, nothing pending.
         //     … token │ 00 p0 p1 p2 p3 p4 p5 p6 │ p7 … p14 │ … │ tail, zero-padded
         for (size_t at = 0; at < token_count; at += 8) {
             hash = digest_mix(hash, load_little_endian(token + at));

@@ -30,17 +30,18 @@ public enum UUIDText {
         let dash = UInt8(ascii: "-")
         //   0        8 9   13 14  18 19  23 24          36
         //   hhhhhhhh - hhhh - hhhh - llll - llllllllllll
-        let low = digits(UInt32(truncatingIfNeeded: bits.low >> 32), letters: letters)
+        let lowDigits = digits(UInt32(truncatingIfNeeded: bits.low >> 32), letters: letters)
         text.storeBytes(of: digits(UInt32(truncatingIfNeeded: bits.high >> 32), letters: letters), as: UInt64.self)
         text.storeBytes(of: dash, toByteOffset: 8, as: UInt8.self)
-        let high = digits(UInt32(truncatingIfNeeded: bits.high), letters: letters)
-        text.storeBytes(of: UInt32(truncatingIfNeeded: high), toByteOffset: 9, as: UInt32.self)
+        let high = halves(digits(UInt32(truncatingIfNeeded: bits.high), letters: letters))
+        text.storeBytes(of: high.first, toByteOffset: 9, as: UInt32.self)
         text.storeBytes(of: dash, toByteOffset: 13, as: UInt8.self)
-        text.storeBytes(of: UInt32(truncatingIfNeeded: high >> 32), toByteOffset: 14, as: UInt32.self)
+        text.storeBytes(of: high.second, toByteOffset: 14, as: UInt32.self)
         text.storeBytes(of: dash, toByteOffset: 18, as: UInt8.self)
-        text.storeBytes(of: UInt32(truncatingIfNeeded: low), toByteOffset: 19, as: UInt32.self)
+        let low = halves(lowDigits)
+        text.storeBytes(of: low.first, toByteOffset: 19, as: UInt32.self)
         text.storeBytes(of: dash, toByteOffset: 23, as: UInt8.self)
-        text.storeBytes(of: UInt32(truncatingIfNeeded: low >> 32), toByteOffset: 24, as: UInt32.self)
+        text.storeBytes(of: low.second, toByteOffset: 24, as: UInt32.self)
         text.storeBytes(
             of: digits(UInt32(truncatingIfNeeded: bits.low), letters: letters),
             toByteOffset: 28,
@@ -48,8 +49,19 @@ public enum UUIDText {
         )
     }
 
-    /// The 8 hex digits of `value` as the bytes of a word stored in memory on a little-endian
-    /// host (x86-64, arm64: `write` stores its halves as such), most significant digit first: each nibble spread to a byte of its own, then '0' added, and `letters`
+    /// The first four and the last four digits of `digits(_:letters:)`'s word, each as the
+    /// bytes of a 32-bit word stored in memory, on either byte order.
+    @inlinable
+    static func halves(_ digits: UInt64) -> (first: UInt32, second: UInt32) {
+        #if _endian(little)
+        (UInt32(truncatingIfNeeded: digits), UInt32(truncatingIfNeeded: digits >> 32))
+        #else
+        (UInt32(truncatingIfNeeded: digits >> 32), UInt32(truncatingIfNeeded: digits))
+        #endif
+    }
+
+    /// The 8 hex digits of `value` as the bytes of a word stored in memory, most significant
+    /// digit first: each nibble spread to a byte of its own, then '0' added, and `letters`
     /// more ('a' − '0' − 10 = 39, 'A' − '0' − 10 = 7) where the nibble is 10 or more.
     @inlinable
     static func digits(_ value: UInt32, letters: UInt64) -> UInt64 {

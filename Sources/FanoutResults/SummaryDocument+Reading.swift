@@ -60,8 +60,8 @@ public enum JSONDocument {
 }
 
 /// A decoding error said the way a person fixes the file: where in the document, and what.
-enum DocumentError {
-    static func describe(_ error: any Error) -> String {
+package enum DocumentError {
+    package static func describe(_ error: any Error) -> String {
         func path(_ codingPath: [any CodingKey]) -> String {
             codingPath.isEmpty
                 ? "the document"

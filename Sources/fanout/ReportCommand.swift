@@ -71,14 +71,7 @@ struct ReportCommand: ParsableCommand {
             let lines = ConsoleSummary(summary: saved.summary).lines(folder: directory, files: files)
             StandardStream.output.write((lines.joined(separator: "\n") + "\n").utf8)
         }
-        guard let html else { return }
-        do {
-            try Data(saved.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
-        } catch {
-            reportError("cannot write \(html): \(error.localizedDescription)")
-            throw ExitCode(1)
-        }
-        StandardStream.output.write("wrote \(html)\n".utf8)
+        try writePage(saved.html)
     }
 
     /// A search's folder: its table and answer (search.json's), or the file itself with --json.
@@ -103,9 +96,14 @@ struct ReportCommand: ParsableCommand {
         } else {
             StandardStream.output.write((saved.report.text + "\n").utf8)
         }
+        try writePage(saved.report.html)
+    }
+
+    /// With --html FILE, writes `page` there and says so; exit status 1 when it cannot.
+    private func writePage(_ page: String) throws {
         guard let html else { return }
         do {
-            try Data(saved.report.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
+            try Data(page.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
         } catch {
             reportError("cannot write \(html): \(error.localizedDescription)")
             throw ExitCode(1)

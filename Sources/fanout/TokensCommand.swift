@@ -16,8 +16,13 @@ struct TokensCommand: ParsableCommand {
 
     /// What a written set's line adds when `path` held a file already (a set written over
     /// another said nothing of it, newcomer pass 4): its size, so a person sees what went.
+    /// Only a regular file is named (a link is followed; a device such as /dev/stdout is not a
+    /// file replaced).
     static func replacing(_ path: String) -> String {
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64 else { return "" }
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target),
+            attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? UInt64
+        else { return "" }
         return " (replacing the \(size.grouped)-byte file there)"
     }
 }

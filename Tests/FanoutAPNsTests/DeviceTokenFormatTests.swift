@@ -30,6 +30,25 @@ import Testing
         )
     }
 
+    /// The hex run is read sixteen bytes a step: a bad byte is named wherever it falls, inside
+    /// a step or in the tail, whichever byte it is (those beside the digits' and letters' ranges
+    /// included), in tokens of every even length from 32 to 80 digits.
+    @Test func aBadByteIsNamedWhereverItFalls() {
+        for length in stride(from: 32, through: 80, by: 2) {
+            for position in 0..<length {
+                for bad in Array("/:@`Gg \u{7F}".utf8) + [0x00, 0x80, 0xFF] {
+                    var token = Array(String(repeating: "aF09", count: 20).utf8.prefix(length))
+                    token[position] = bad
+                    let problem = token.withUnsafeBytes { DeviceTokenFormat.default.problem(in: $0) }
+                    #expect(
+                        problem == .invalidCharacter(offset: position, byte: bad),
+                        "length \(length), at \(position)"
+                    )
+                }
+            }
+        }
+    }
+
     @Test func customRange() {
         let format = DeviceTokenFormat(hexLengths: 2...4)
         #expect(format.hexLengths == 2...4)

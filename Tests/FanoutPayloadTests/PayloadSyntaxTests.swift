@@ -79,6 +79,8 @@ import Testing
         }
         let lone = Array(#"{"a":""#.utf8) + [0xC3] + Array(#""}"#.utf8)
         #expect(Self.problem(lone) == PayloadSyntaxProblem(offset: 6, kind: .notUTF8))
+        let loneReference = lone.withUnsafeBytes { ReferencePayloadSyntax.problem(in: $0) }
+        #expect(loneReference?.offset == 6 && loneReference?.reason == PayloadSyntaxProblem.Kind.notUTF8.description)
         #expect(Set(cases.map(\.1)).union([.notUTF8]) == Set(PayloadSyntaxProblem.Kind.allCases))
     }
 

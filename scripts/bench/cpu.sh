@@ -7,19 +7,23 @@
 #            run, both servers started once
 #   client   `fanout send` and h2load against the same nghttpd, one device whose path exists
 #            (200s): the client's CPU a request (user + system, /usr/bin/time), start-up and,
-#            for `fanout send`, its run folder (summary.json, report.html, latency.hlog) included
+#            for `fanout send`, its run folder (summary.json, report.html, latency.hlog) included:
+#            what Fanout does that h2load does not is counted against Fanout
 #
 # each in h2c and TLS (one self-signed P-256 certificate, ALPN h2), flat out (8 connections ×
 # 100 streams) and paced at RATE a second (h2load --rps RATE/8 a client, `fanout send --rate
 # RATE`), REQUESTS a run. Each cell prints every round's pair and then the median and range of
-# the rounds' ratios (Fanout ÷ peer; the target is ≤ 0.5). Fails when a run does not complete
-# (every request answered 2xx, every notification accepted).
+# the rounds' ratios (Fanout ÷ peer; the target is ≤ 0.5). Then the paced client again with
+# `fanout send --coalesce 1ms` and `10ms` (h2load --rps sends a client's requests in bursts 10 ms
+# apart; Fanout's default window against a server this fast is 200 µs): what the pacing's grain
+# costs. Fails when a run does not complete (every request answered 2xx, every notification
+# accepted). ONLY=grain runs the last part alone.
 #
 # Throughput pairs (scripts/bench/sink.sh, http2.sh) are bounded by the program at the other end
 # on two cores — h2load runs at 94–98% of a core driving either server — so they cannot show
 # which end is cheaper: this can, as each program's own CPU a request at the same load.
 #
-#   [FANOUT=BINARY] scripts/bench/cpu.sh [ROUNDS=5] [REQUESTS=300000] [RATE=50000]
+#   [FANOUT=BINARY] [ONLY=grain] scripts/bench/cpu.sh [ROUNDS=5] [REQUESTS=300000] [RATE=50000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-5}
@@ -88,16 +92,17 @@ server_cost() {
     python3 -c "print(f'{($after - $before) * 1e6 / $requests:.3f}')"
 }
 
-# client_cost MODE CLIENT SECURITY: CLIENT's (h2load or fanout) CPU µs a request against
-# nghttpd-SECURITY in MODE.
+# client_cost MODE CLIENT SECURITY [OPTION...]: CLIENT's (h2load or fanout) CPU µs a request
+# against nghttpd-SECURITY in MODE; OPTIONS go to `fanout send`.
 client_cost() {
-    local mode=$1 client=$2 server=nghttpd-$3
+    local mode=$1 client=$2 server=nghttpd-$3 extra=("${@:4}")
     if [ "$client" = h2load ]; then
         h2load_run "$mode" "$(url "$server")"
     else
         local options=(--connections 8 --streams 100)
         [ "$mode" = paced ] && options+=(--rate "$rate/s")
         [ "$3" = tls ] && options+=(--ca-file "$work/cert.pem")
+        options+=("${extra[@]}")
         local endpoint
         endpoint=$(url "$server")
         endpoint=${endpoint%/3/device/*}
@@ -115,7 +120,8 @@ if summary["accepted"] != int(sys.argv[2]):
     sys.exit(f"fanout send: {summary['accepted']} of {sys.argv[2]} accepted")
 PY
     fi
-    awk -v n="$requests" '{printf "%.3f\n", ($1 + $2) * 1e6 / n}' "$work/time"
+    # The last line: /usr/bin/time writes "Command exited with non-zero status N" above it.
+    awk -v n="$requests" 'END {printf "%.3f\n", ($1 + $2) * 1e6 / n}' "$work/time"
 }
 
 # cell NAME PEER-COMMAND FANOUT-COMMAND: ROUNDS alternating rounds (the peer first in odd
@@ -124,25 +130,38 @@ cell() {
     local name=$1 peer=$2 ours=$3 round a b
     : >"$work/ratios"
     for round in $(seq "$rounds"); do
-        if ((round % 2)); then a=$($peer) && b=$($ours); else b=$($ours) && a=$($peer); fi
+        # A failed run ends the script here (a substitution's exit does not reach `set -e`
+        # through `&&`).
+        if ((round % 2)); then
+            a=$($peer) || exit 1
+            b=$($ours) || exit 1
+        else
+            b=$($ours) || exit 1
+            a=$($peer) || exit 1
+        fi
         printf '  %-28s round %d: %8s µs  %8s µs  %6s×\n' "$name" "$round" "$a" "$b" "$(ratio_of "$a" "$b" 2)"
         ratio_of "$a" "$b" 4 >>"$work/ratios"
-        echo "$name $round $a $b" >>"$work/all"
     done
     read -r median count least most <<<"$(median_ratio "$work/ratios" 2)"
     printf '%-30s median %s× (%s rounds, %s–%s), target ≤ 0.5\n' "$name" "$median" "$count" "$least" "$most"
 }
 
 echo "CPU µs a request, $requests requests a run, $rounds alternating rounds; paced = $rate/s; 8 × 100"
-echo "server: h2load → nghttpd, → fanout sink (peer µs, Fanout µs, Fanout ÷ peer)"
-for security in h2c tls; do
-    for mode in flat paced; do
-        cell "server $security $mode" "server_cost $mode nghttpd-$security" "server_cost $mode sink-$security"
+if [ "${ONLY:-}" != grain ]; then
+    echo "server: h2load → nghttpd, → fanout sink (peer µs, Fanout µs, Fanout ÷ peer)"
+    for security in h2c tls; do
+        for mode in flat paced; do
+            cell "server $security $mode" "server_cost $mode nghttpd-$security" "server_cost $mode sink-$security"
+        done
     done
-done
-echo "client: h2load → nghttpd, fanout send → nghttpd"
-for security in h2c tls; do
-    for mode in flat paced; do
-        cell "client $security $mode" "client_cost $mode h2load $security" "client_cost $mode fanout $security"
+    echo "client: h2load → nghttpd, fanout send → nghttpd"
+    for security in h2c tls; do
+        for mode in flat paced; do
+            cell "client $security $mode" "client_cost $mode h2load $security" "client_cost $mode fanout $security"
+        done
     done
+fi
+echo "the paced client at h2load's grain: h2load --rps, fanout send --rate --coalesce W → nghttpd (h2c)"
+for window in 1ms 10ms; do
+    cell "client h2c paced, $window" "client_cost paced h2load h2c" "client_cost paced fanout h2c --coalesce $window"
 done

@@ -61,28 +61,31 @@ public struct SavedSearch {
             && !FileManager.default.fileExists(atPath: directory + "/summary.json")
     }
 
-    /// Reads `directory/search.json`; the error says what is wrong with it.
+    /// Reads `directory/search.json`; the error says what is wrong with it, and where.
     public init(directory: String) throws(ResultsError) {
         let path = directory + "/search.json"
-        let document: SearchDocument
-        do {
-            document = try JSONDecoder().decode(SearchDocument.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw ResultsError(.malformed, "\(path) is not a search's search.json: \(error)")
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ResultsError(.unreadable, "cannot read \(path): \(error.localizedDescription)")
         }
-        guard document.version == SearchReport.version else {
+        // The version first: a newer search.json may have fields this build does not know.
+        struct Version: Decodable { var version: Int }
+        if let version = try? JSONDecoder().decode(Version.self, from: data).version, version != SearchReport.version {
             throw ResultsError(
                 .version,
-                "\(path) is version \(document.version); this Fanout reads version \(SearchReport.version)"
+                "\(path) is version \(version); this Fanout reads version \(SearchReport.version)"
             )
+        }
+        let document: SearchDocument
+        do { document = try JSONDecoder().decode(SearchDocument.self, from: data) } catch {
+            throw ResultsError(.malformed, "\(path) is not a search's search.json: \(DocumentError.describe(error))")
         }
         func malformed(_ what: String) -> ResultsError { ResultsError(.malformed, "\(path): \(what)") }
         var objectives: [Threshold] = []
-        for text in document.objectives {
-            guard let objective = try? Threshold(parsing: text) else {
-                throw malformed("objective '\(text)' is not one")
+        for (index, text) in document.objectives.enumerated() {
+            do { objectives.append(try Threshold(parsing: text)) } catch {
+                throw malformed("objectives[\(index)], '\(text)': \(error)")
             }
-            objectives.append(objective)
         }
         var report = SearchReport(
             target: document.target,
@@ -96,10 +99,13 @@ public struct SavedSearch {
             stepDuration: .seconds(document.stepDurationSeconds),
             warmUp: .seconds(document.warmUpSeconds)
         )
-        for step in document.steps {
-            guard let purpose = RateSearch.Purpose(rawValue: step.purpose),
-                let outcome = RateSearch.Outcome(rawValue: step.outcome)
-            else { throw malformed("step \(step.step)'s purpose '\(step.purpose)' or outcome '\(step.outcome)'") }
+        for (index, step) in document.steps.enumerated() {
+            guard let purpose = RateSearch.Purpose(rawValue: step.purpose) else {
+                throw malformed("steps[\(index)].purpose is '\(step.purpose)', not explore, bisect or confirm")
+            }
+            guard let outcome = RateSearch.Outcome(rawValue: step.outcome) else {
+                throw malformed("steps[\(index)].outcome is '\(step.outcome)', not passed, failed or generator-limit")
+            }
             report.steps.append(
                 SearchStep(
                     number: step.step,
@@ -116,8 +122,10 @@ public struct SavedSearch {
             )
         }
         if let answer = document.answer {
-            guard let read = RateSearch.Answer(answer) else { throw malformed("the answer's kind '\(answer.kind)'") }
-            report.answer = read
+            switch RateSearch.Answer.reading(answer) {
+            case .success(let read): report.answer = read
+            case .failure(let problem): throw malformed("answer: \(problem)")
+            }
         }
         report.stoppedBy = document.stoppedBy
         self.report = report
@@ -125,16 +133,37 @@ public struct SavedSearch {
 }
 
 extension RateSearch.Answer {
-    /// The answer `search.json` holds (`SearchDocument.Answer(_:)` the other way), or `nil` when
-    /// its kind or the rates that kind needs are not there.
-    init?(_ document: SearchDocument.Answer) {
-        switch (document.kind, document.rate, document.failed, document.generatorLimit) {
-        case ("found", let rate?, let ceiling?, _): self = .found(rate: rate, ceiling: ceiling)
-        case ("at-least", let rate?, _, _): self = .atLeast(rate: rate)
-        case ("generator-limit", let passed, _, let limit?): self = .generatorLimit(passed: passed, limit: limit)
-        case ("no-rate", _, let lowest?, _): self = .noRate(lowest: lowest)
-        case ("steps-exhausted", let passed, let failed, _): self = .stepsExhausted(passed: passed, failed: failed)
-        default: return nil
+    /// The answer `search.json` holds (`SearchDocument.Answer(_:)` the other way), or what is
+    /// missing from it: an unknown kind, or a rate its kind needs.
+    static func reading(_ document: SearchDocument.Answer) -> Result<Self, AnswerProblem> {
+        func needed<T>(_ value: T?, _ field: String) -> Result<T, AnswerProblem> {
+            value.map { .success($0) }
+                ?? .failure(AnswerProblem("\(field) is missing: a '\(document.kind)' answer needs it"))
         }
+        switch document.kind {
+        case "found":
+            return needed(document.rate, "rate_per_second").flatMap { rate in
+                needed(document.failed, "failed_per_second").map { .found(rate: rate, ceiling: $0) }
+            }
+        case "at-least": return needed(document.rate, "rate_per_second").map { .atLeast(rate: $0) }
+        case "generator-limit":
+            return needed(document.generatorLimit, "generator_limit_per_second").map {
+                .generatorLimit(passed: document.rate, limit: $0)
+            }
+        case "no-rate": return needed(document.failed, "failed_per_second").map { .noRate(lowest: $0) }
+        case "steps-exhausted": return .success(.stepsExhausted(passed: document.rate, failed: document.failed))
+        default:
+            return .failure(
+                AnswerProblem(
+                    "kind is '\(document.kind)', not found, at-least, generator-limit, no-rate or steps-exhausted"
+                )
+            )
+        }
+    }
+
+    /// What `reading(_:)` found missing or unknown.
+    struct AnswerProblem: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 }
