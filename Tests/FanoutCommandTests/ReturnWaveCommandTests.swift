@@ -297,10 +297,14 @@ import Testing
         }
         let wave = try #require(try CommandRunner.summary(in: folder + "/apns").returnWave)
         #expect(wave.devices.opens == 2_000 && backend.all.count { $0.event == "open" } == 2_000)
-        // The opens came 1 s after their deliveries (50 s compressed 50 times): never sooner.
+        // The opens came 1 s after their deliveries (50 s compressed 50 times), not at once and
+        // not 50 s later. The first media fetch (made as the first notification is delivered)
+        // stands for the first delivery, but it also waits for the connection to the backend:
+        // beside a valgrind run on both cores the first open read 0.89 s after it, where this
+        // bound was 0.9 s. Half a second apart still tells 1 s from 0.
         let media = try #require(backend.all.filter { $0.event == "media" }.map(\.time).min())
         let opens = try #require(backend.all.filter { $0.event == "open" }.map(\.time).min())
-        #expect(opens > media + 900_000_000 && opens < media + 10_000_000_000, "\(opens - media) ns")
+        #expect(opens > media + 500_000_000 && opens < media + 10_000_000_000, "\(opens - media) ns")
     }
 
     /// Devices away when the fan-out comes get their notification from storage when they come
