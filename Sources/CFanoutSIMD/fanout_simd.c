@@ -76,6 +76,8 @@ bool fanout_is_plain_json_ascii(const uint8_t *bytes, size_t count) {
     return true;
 }
 
+// The length of the run at the start of `bytes` that a JSON string holds as it is: printable
+// ASCII other than '"' and '\\' (the checker skips it and looks at the byte after).
 static inline size_t plain_json_prefix_length(const uint8_t *bytes, size_t count) {
     size_t offset = 0;
 #if defined(__SSE2__)
@@ -96,10 +98,6 @@ static inline size_t plain_json_prefix_length(const uint8_t *bytes, size_t count
         offset += 1;
     }
     return offset;
-}
-
-size_t fanout_plain_json_prefix_length(const uint8_t *bytes, size_t count) {
-    return plain_json_prefix_length(bytes, count);
 }
 
 // ─── The sink's JSON check ──────────────────────────────────────────────────────────────────

@@ -49,13 +49,7 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         if SavedSearch.isSearch(directory) { return try reportSearch() }
-        let saved: SavedRun
-        do {
-            saved = try SavedRun(directory: directory)
-        } catch {
-            reportError("\(error)")
-            throw ExitCode(64)
-        }
+        let saved = try read { () throws(ResultsError) in try SavedRun(directory: directory) }
         if json {
             // The file's own bytes: a field this build does not know is kept.
             StandardStream.output.write(
@@ -82,21 +76,18 @@ struct ReportCommand: ParsableCommand {
             )
             throw ExitCode(64)
         }
-        let saved: SavedSearch
-        do {
-            saved = try SavedSearch(directory: directory)
-        } catch {
+        let saved = try read { () throws(ResultsError) in try SavedSearch(directory: directory) }
+        StandardStream.output.write(json ? saved.json : Data((saved.report.text + "\n").utf8))
+        try writePage(saved.report.html)
+    }
+
+    /// A folder read, or its error on standard error and exit status 64 (which file, and what is
+    /// wrong with it).
+    private func read<Saved>(_ saved: () throws(ResultsError) -> Saved) throws -> Saved {
+        do { return try saved() } catch {
             reportError("\(error)")
             throw ExitCode(64)
         }
-        if json {
-            StandardStream.output.write(
-                (try? Data(contentsOf: URL(fileURLWithPath: directory + "/search.json"))) ?? Data()
-            )
-        } else {
-            StandardStream.output.write((saved.report.text + "\n").utf8)
-        }
-        try writePage(saved.report.html)
     }
 
     /// With --html FILE, writes `page` there and says so; exit status 1 when it cannot.

@@ -1,4 +1,5 @@
 import FanoutRandom
+import FanoutTestSupport
 import Testing
 
 @testable import FanoutPayload
@@ -100,18 +101,7 @@ import Testing
 
     /// A seed with up to four bytes replaced, inserted or removed, or cut short.
     static func mutated(_ random: inout SeededRandom) -> [UInt8] {
-        var bytes = seeds[Int(random.next() % UInt64(seeds.count))]
-        for _ in 0..<Int(random.next() % 5) where !bytes.isEmpty {
-            let position = Int(random.next() % UInt64(bytes.count))
-            let byte = alphabet[Int(random.next() % UInt64(alphabet.count))]
-            switch random.next() % 4 {
-            case 0: bytes[position] = byte
-            case 1: bytes.insert(byte, at: position)
-            case 2: bytes.remove(at: position)
-            default: bytes.removeSubrange(position...)
-            }
-        }
-        return bytes
+        ByteMutation.mutated(seeds, alphabet: alphabet, edits: 5, cuts: true) { random.next() }
     }
 
     /// 200,000 inputs, most of them a few bytes from a JSON object: the C checker's verdict,

@@ -21,17 +21,7 @@ import Testing
 
     /// A seed with zero to two bytes replaced, inserted or removed.
     static func mutated(_ random: inout SeededRandom) -> [UInt8] {
-        var bytes = seeds[Int(random.next() % UInt64(seeds.count))]
-        for _ in 0..<Int(random.next() % 3) where !bytes.isEmpty {
-            let position = Int(random.next() % UInt64(bytes.count))
-            let byte = alphabet[Int(random.next() % UInt64(alphabet.count))]
-            switch random.next() % 3 {
-            case 0: bytes[position] = byte
-            case 1: bytes.insert(byte, at: position)
-            default: bytes.remove(at: position)
-            }
-        }
-        return bytes
+        ByteMutation.mutated(seeds, alphabet: alphabet, edits: 3, cuts: false) { random.next() }
     }
 
     @Test func theJSONCheckAgreesWithFoundation() {

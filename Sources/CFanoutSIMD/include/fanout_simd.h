@@ -12,10 +12,6 @@ size_t fanout_hex_prefix_length(const uint8_t *bytes, size_t count);
 /// needs no escaping.
 bool fanout_is_plain_json_ascii(const uint8_t *bytes, size_t count);
 
-/// The length of the run at the start of `bytes` that a JSON string holds as it is: printable
-/// ASCII other than '"' and '\\' (a checker skips it and looks at the byte after).
-size_t fanout_plain_json_prefix_length(const uint8_t *bytes, size_t count);
-
 /// The deepest nesting `fanout_json_object_check` accepts: the outer object is at depth 0, a
 /// value at this depth is refused.
 #define FANOUT_JSON_MAXIMUM_DEPTH 64

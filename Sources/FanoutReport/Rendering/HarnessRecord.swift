@@ -63,8 +63,8 @@ struct HarnessRecord {
     /// for the latency's figures.
     var banner: String {
         selfMeasurement
-            ? "HARNESS-BOUND, a self-measurement: the embedded sink answers at once, so the latency is Fanout's own (\(percentText(share)) of p99) — Fanout's ceiling on this machine; no endpoint's latency is in it"
-            : "HARNESS-BOUND: Fanout's own delay is \(percentText(share)) of the measured p99 (limit \(percentText(maxShare))): the p99 is mostly the harness's, and cannot be read as the endpoint's"
+            ? "HARNESS-BOUND, a self-measurement: the embedded sink answers at once, so the latency is Fanout's own (\(shareText) of p99) — Fanout's ceiling on this machine; no endpoint's latency is in it"
+            : "HARNESS-BOUND: Fanout's own delay is \(shareText) of the measured p99 (limit \(percentText(maxShare))): the p99 is mostly the harness's, and cannot be read as the endpoint's"
     }
 
     /// The share of the p99 in percent as every line writes it: whole from 1%, its figures

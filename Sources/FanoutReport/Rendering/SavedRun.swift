@@ -54,6 +54,9 @@ public struct SavedRun {
 /// table and answer printed again, its page drawn again, from `search.json` alone.
 public struct SavedSearch {
     public let report: SearchReport
+    /// `search.json`'s own bytes (`fanout report --json` prints them: a field this build does
+    /// not know is kept).
+    public let json: Data
 
     /// Whether `directory` is a search's folder: it holds `search.json` and no run's summary.
     public static func isSearch(_ directory: String) -> Bool {
@@ -121,49 +124,46 @@ public struct SavedSearch {
                 )
             )
         }
-        if let answer = document.answer {
-            switch RateSearch.Answer.reading(answer) {
-            case .success(let read): report.answer = read
-            case .failure(let problem): throw malformed("answer: \(problem)")
-            }
-        }
+        if let answer = document.answer { report.answer = try RateSearch.Answer(answer, in: path) }
         report.stoppedBy = document.stoppedBy
         self.report = report
+        json = data
     }
 }
 
 extension RateSearch.Answer {
-    /// The answer `search.json` holds (`SearchDocument.Answer(_:)` the other way), or what is
-    /// missing from it: an unknown kind, or a rate its kind needs.
-    static func reading(_ document: SearchDocument.Answer) -> Result<Self, AnswerProblem> {
-        func needed<T>(_ value: T?, _ field: String) -> Result<T, AnswerProblem> {
-            value.map { .success($0) }
-                ?? .failure(AnswerProblem("\(field) is missing: a '\(document.kind)' answer needs it"))
+    /// The answer `search.json` at `path` holds (`SearchDocument.Answer(_:)` the other way); the
+    /// error names an unknown kind, or a rate its kind needs that is missing.
+    init(_ document: SearchDocument.Answer, in path: String) throws(ResultsError) {
+        func needed(_ value: Double?, _ field: String) throws(ResultsError) -> Double {
+            guard let value else {
+                throw ResultsError(
+                    .malformed,
+                    "\(path): answer: \(field) is missing: a '\(document.kind)' answer needs it"
+                )
+            }
+            return value
         }
         switch document.kind {
         case "found":
-            return needed(document.rate, "rate_per_second").flatMap { rate in
-                needed(document.failed, "failed_per_second").map { .found(rate: rate, ceiling: $0) }
-            }
-        case "at-least": return needed(document.rate, "rate_per_second").map { .atLeast(rate: $0) }
+            self = .found(
+                rate: try needed(document.rate, "rate_per_second"),
+                ceiling: try needed(document.failed, "failed_per_second")
+            )
+        case "at-least": self = .atLeast(rate: try needed(document.rate, "rate_per_second"))
         case "generator-limit":
-            return needed(document.generatorLimit, "generator_limit_per_second").map {
-                .generatorLimit(passed: document.rate, limit: $0)
-            }
-        case "no-rate": return needed(document.failed, "failed_per_second").map { .noRate(lowest: $0) }
-        case "steps-exhausted": return .success(.stepsExhausted(passed: document.rate, failed: document.failed))
+            self = .generatorLimit(
+                passed: document.rate,
+                limit: try needed(document.generatorLimit, "generator_limit_per_second")
+            )
+        case "no-rate": self = .noRate(lowest: try needed(document.failed, "failed_per_second"))
+        case "steps-exhausted": self = .stepsExhausted(passed: document.rate, failed: document.failed)
         default:
-            return .failure(
-                AnswerProblem(
-                    "kind is '\(document.kind)', not found, at-least, generator-limit, no-rate or steps-exhausted"
-                )
+            throw ResultsError(
+                .malformed,
+                "\(path): answer: kind is '\(document.kind)', not found, at-least, generator-limit, no-rate or "
+                    + "steps-exhausted"
             )
         }
-    }
-
-    /// What `reading(_:)` found missing or unknown.
-    struct AnswerProblem: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
     }
 }
