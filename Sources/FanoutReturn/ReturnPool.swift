@@ -191,15 +191,22 @@ final class ReturnPool: ReturnTransport, @unchecked Sendable {
         if connections.count < size { connect() }
     }
 
+    /// A connection's socket: Nagle's algorithm off, at the TCP level. (`.socketOption(.tcp_nodelay)`
+    /// is option 1 at SOL_SOCKET, SO_DEBUG: set silently for root on the host, refused (EACCES)
+    /// to everyone else, so every connection to the backend failed for a user who was not root.)
+    static func bootstrap(on loop: any EventLoop) -> ClientBootstrap {
+        ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+    }
+
     private func connect() {
         let id = nextID
         nextID += 1
         connections[id] = Connection()
         let tls = tls
         let host = target.host
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(Self.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        let bootstrap = Self.bootstrap(on: loop)
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {

@@ -14,6 +14,8 @@ import Foundation
 ///     concurrent: fanout send --shard 1/2    a command the page runs with `&` that is no server
 ///     background: fanout sink --listen       a server the page runs in the foreground (stopped
 ///                                              with ^C's SIGINT before the next command)
+///     ready: nginx => 127.0.0.1:8080           a server that prints no `listening on` line: the
+///                                              test waits until that address takes a connection
 ///     # a comment: why a rule is there
 ///     -->
 ///     <!-- docs-test: output of fanout run --count 20000 -->   the block is what that prints
@@ -69,6 +71,8 @@ struct DocBlock {
     /// "another machine"): they run alongside what follows, and the test waits for no
     /// "listening on" line; the page's own `wait` ends them.
     var concurrent: [String] = []
+    /// Servers (by prefix) that say nothing when they listen, and the address each listens on.
+    var ready: [(prefix: String, host: String, port: Int)] = []
     var commands: [Command] = []
 
     var place: String { "\(file):\(line)" }
@@ -125,6 +129,14 @@ struct DocBlock {
             case "setup": setup.append(value)
             case "background": backgrounds.append(value)
             case "concurrent": concurrent.append(value)
+            case "ready":
+                let (prefix, address) = Self.split(value, at: "=>")
+                let (host, port) = Self.split(address, at: ":")
+                guard let port = Int(port) else {
+                    kind = nil
+                    continue
+                }
+                ready.append((prefix, host, port))
             case "skip":
                 let (prefix, reason) = Self.split(value, at: "—")
                 skips.append((prefix, reason))
@@ -199,6 +211,11 @@ struct DocBlock {
 
     func inBackground(_ command: String) -> Bool {
         command.hasSuffix("&") || backgrounds.contains { command.hasPrefix($0) }
+    }
+
+    /// The address a server that prints no `listening on` line listens on, if the marker names it.
+    func readyAddress(_ command: String) -> (host: String, port: Int)? {
+        ready.first { command.hasPrefix($0.prefix) }.map { ($0.host, $0.port) }
     }
 
     func runsAlongside(_ command: String) -> Bool {

@@ -53,6 +53,27 @@ import Testing
         #expect(blocks[2].kind == nil)
     }
 
+    /// A server that prints no `listening on` line is waited for at the address `ready:` names;
+    /// a `ready:` without a port leaves the block unmarked (it fails, rather than racing).
+    @Test func readyNamesTheAddressASilentServerListensOn() {
+        let page =
+            "<!-- docs-test: run\nready: nginx => 127.0.0.1:8080\n-->\n```sh\nnginx -p \"$PWD\" -c f.conf &\nfanout gate x\n```"
+        let block = DocBlock.blocks(in: page, file: "p.md")[0]
+        #expect(block.kind == .run)
+        let address = block.readyAddress("nginx -p \"$PWD\" -c f.conf &")
+        #expect(address?.host == "127.0.0.1" && address?.port == 8080)
+        #expect(block.readyAddress("fanout gate x") == nil)
+        let portless = "<!-- docs-test: run\nready: nginx => somewhere\n-->\n```sh\nnginx &\n```"
+        #expect(DocBlock.blocks(in: portless, file: "p.md")[0].kind == nil)
+    }
+
+    /// HTTP's header lines end in CRLF (`curl -D -`): a line each, as LF's, to match in kind.
+    @Test func aCarriageReturnEndsALine() {
+        let printed = DocRun.lines("HTTP/2 201 \r\napns-channel-id: abc==\r\n\r\n")
+        #expect(printed == ["HTTP/2 201 ", "apns-channel-id: abc==", "", ""])
+        #expect(InKind.match(expected: ["HTTP/2 201", "apns-channel-id: abc=="], actual: printed) != nil)
+    }
+
     @Test func promptedBlocksSplitCommandsFromWhatTheyPrint() {
         let blocks = DocBlock.blocks(
             in: "<!-- docs-test: run -->\n```sh\n$ fanout plan \\\n    --devices 1M\nline one\n…\n$ fanout x\n```",

@@ -16,6 +16,12 @@ struct DocRun {
     var failures: [String] = []
     var outcomes: [Outcome] = []
 
+    /// What a command printed, a line each: CRLF ends a line as LF does (HTTP's header lines, as
+    /// `curl -D -` prints them; Swift reads "\r\n" as one character, which "\n" does not split).
+    static func lines(_ text: String) -> [String] {
+        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
+    }
+
     /// `full` drops the `small:` substitutions (the sample outputs' regeneration).
     init(_ block: DocBlock, full: Bool = false, timeout: Duration = .seconds(120)) throws {
         let folder = NSTemporaryDirectory() + "fanout-docs-\(UUID().uuidString)"
@@ -60,6 +66,22 @@ struct DocRun {
                 // Not a server: it runs beside the next commands, the page waits for it, and it
                 // writes its own status when it ends (none: it never did).
                 script += "{ \(text.dropLast()); echo $? > .docs/status.\(index); } > \(files) &\n"
+            } else if block.inBackground(command.text), let (host, port) = block.readyAddress(command.text) {
+                // A server that says nothing when it listens: the address is asked (bash's
+                // /dev/tcp), as a person would wait for it.
+                script += """
+                    \(text.hasSuffix("&") ? String(text.dropLast()) : text) > \(files) &
+                    for _ in $(seq 300); do
+                      (exec 3<>/dev/tcp/\(host)/\(port)) 2>/dev/null && break; kill -0 $! 2>/dev/null || break; sleep 0.1
+                    done
+                    if (exec 3<>/dev/tcp/\(host)/\(port)) 2>/dev/null; then
+                      echo 0 > .docs/status.\(index)
+                    else
+                      echo 'did not listen on \(host):\(port) within 30 s' >> .docs/err.\(index)
+                      echo 1 > .docs/status.\(index)
+                    fi
+
+                    """
             } else if block.inBackground(command.text) {
                 let foreground = text.hasSuffix("&") ? String(text.dropLast()) : text
                 script += """
@@ -105,7 +127,7 @@ struct DocRun {
                 (try? String(contentsOfFile: folder + "/.docs/\(name).\(index)", encoding: .utf8)) ?? ""
             }
             let status = Int32(read("status").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-            let output = read("out").components(separatedBy: "\n")
+            let output = Self.lines(read("out"))
             let errors = read("err")
             outcomes.append(Outcome(command: texts[index], status: status, output: output, errors: errors))
             if !command.expectedStatus.contains(status) {
@@ -115,7 +137,7 @@ struct DocRun {
                         + errors.suffix(600) + output.suffix(12).joined(separator: "\n")
                 )
             } else if !command.expected.isEmpty {
-                let shown = block.showsStandardError ? errors.components(separatedBy: "\n") : output
+                let shown = block.showsStandardError ? Self.lines(errors) : output
                 if InKind.match(expected: command.expected, actual: shown, loose: block.loose) == nil {
                     failures.append(
                         "\(block.place): `\(texts[index])` printed, unlike the page:\n"
