@@ -128,9 +128,22 @@ struct Moment: ExpressibleByArgument, Sendable, Hashable {
     }
 }
 
-/// A count of at least 1, whole or with a multiplier: `600000`, `50K`, `2.5M`, `1B`.
+/// A count of at least 1, whole or with a multiplier: `600000`, `50K`, `2.5M`, `1B`. Every
+/// option that counts devices, tokens or notifications reads it (`run --count 1M` as `plan
+/// --devices 2.5M`), through `reading(_:)`, so that a value it refuses says what it takes.
 struct Count: ExpressibleByArgument, Sendable, Hashable {
     var value: UInt64
+
+    /// The options' transform: the count, or what a count is (ArgumentParser says "The value
+    /// '1m' is invalid for '--count <n>': " before it).
+    static func reading(_ text: String) throws -> Count {
+        guard let count = Count(argument: text) else {
+            throw ValidationError(
+                "a count is a whole number of at least 1, or a number with K, M or B after it: 600000, 50K, 2.5M, 1B"
+            )
+        }
+        return count
+    }
 
     init?(argument: String) {
         let multipliers: [Character: Double] = ["K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9]

@@ -35,7 +35,11 @@ struct PlanCommand: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Devices to reach: 600000, 2.5M, 1B.", valueName: "n"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Devices to reach: 600000, 2.5M, 1B.", valueName: "n"),
+        transform: Count.reading
+    )
     var devices: Count?
 
     @Option(help: ArgumentHelp("By when: 5m, 60s.", valueName: "duration"))
@@ -73,11 +77,17 @@ struct PlanCommand: ParsableCommand {
     var broadcast = false
 
     @Option(
-        help: ArgumentHelp("With --broadcast: the broadcast channels, each updated every interval.", valueName: "n")
+        parsing: .unconditional,
+        help: ArgumentHelp("With --broadcast: the broadcast channels, each updated every interval.", valueName: "n"),
+        transform: Count.reading
     )
     var channels: Count?
 
-    @Option(help: ArgumentHelp("With --broadcast: the devices subscribed to each channel.", valueName: "n"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("With --broadcast: the devices subscribed to each channel.", valueName: "n"),
+        transform: Count.reading
+    )
     var subscribers: Count?
 
     @Option(help: ArgumentHelp("With --broadcast: how often each channel is updated: 10s.", valueName: "duration"))

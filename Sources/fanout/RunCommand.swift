@@ -36,12 +36,14 @@ struct RunCommand: ParsableCommand {
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Synthetic device tokens to send (default: \(RunJob.defaultCount), or as many as the schedule holds); with --sample, the campaign's.",
             valueName: "n"
-        )
+        ),
+        transform: Count.reading
     )
-    var count: UInt64?
+    var count: Count?
 
     @Option(
         name: .long,
@@ -106,8 +108,7 @@ struct RunCommand: ParsableCommand {
         if repeating.repeats > 1 && shape.load.startAt != nil {
             throw ValidationError("--start-at is one moment: it does not go with --repeat.")
         }
-        if let count, count < 1 { throw ValidationError("--count must be at least 1.") }
-        if let count { try MachineLimits.tokenCount("--count").validate(count) }
+        if let count { try MachineLimits.tokenCount("--count").validate(count.value) }
         // The embedded sink holds the other end of each connection, and its loops, here.
         try shape.connection.checkRanges(threads: threads.threads, otherEventLoops: sink.sinkThreads, filesEach: 2)
         if fleet != nil {
@@ -130,7 +131,7 @@ struct RunCommand: ParsableCommand {
     /// The job the options describe.
     func job() throws -> RunJob {
         var job = RunJob()
-        job.count = count
+        job.count = count?.value
         job.sample = sample
         if let template {
             do {

@@ -187,7 +187,12 @@ struct SinkCommand: AsyncParsableCommand {
     )
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("Stop once N notifications were accepted.", valueName: "n"))
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("Stop once N notifications were accepted.", valueName: "n"),
+        transform: Count.reading
+    )
     var expect: Count?
 
     @Option(

@@ -27,13 +27,21 @@ struct TokensCommand: ParsableCommand {
     }
 }
 
+/// The count notation's value, by another name where `TokensCommand.Count` (the subcommand) hides it.
+typealias CountValue = Count
+
 /// Options that say which tokens to read, shared by every command that reads a set.
 struct TokenInputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("A token file, text or binary; - for standard input.", valueName: "file"))
     var tokens: String?
 
-    @Option(name: .long, help: ArgumentHelp("Generate this many tokens instead of reading a file.", valueName: "n"))
-    var generate: UInt64?
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("Generate this many tokens instead of reading a file: 20000, 1M.", valueName: "n"),
+        transform: Count.reading
+    )
+    var generate: Count?
 
     @OptionGroup var seeding: SeedOption
 
@@ -54,7 +62,7 @@ struct TokenInputOptions: ParsableArguments {
         }
         if rejects != nil && !skipInvalid { throw ValidationError("--rejects goes with --skip-invalid.") }
         if length < 1 { throw ValidationError("--length must be at least 1 byte.") }
-        if let generate { try MachineLimits.tokenCount("--generate").validate(generate) }
+        if let generate { try MachineLimits.tokenCount("--generate").validate(generate.value) }
     }
 
     /// One of --tokens and --generate is given (each command that reads a set asks: `fanout
@@ -64,7 +72,7 @@ struct TokenInputOptions: ParsableArguments {
     }
 
     var source: TokenSource {
-        if let generate { return .generated(TokenGenerator(count: generate, seed: seeding.seed, length: length)) }
+        if let generate { return .generated(TokenGenerator(count: generate.value, seed: seeding.seed, length: length)) }
         return tokens == "-" ? .standardInput : .file(tokens!)
     }
 
@@ -88,8 +96,13 @@ extension TokensCommand {
             discussion: "Exit status: 0 with the file written, 1 when it cannot be, 64 on a usage error."
         )
 
-        @Option(name: .long, help: ArgumentHelp("How many tokens.", valueName: "n"))
-        var count: UInt64
+        @Option(
+            name: .long,
+            parsing: .unconditional,
+            help: ArgumentHelp("How many tokens: 2000, 1M.", valueName: "n"),
+            transform: CountValue.reading
+        )
+        var count: CountValue
 
         @Option(name: .long, help: ArgumentHelp("The seed.", valueName: "seed"))
         var seed = TokenGenerator.defaultSeed
@@ -105,19 +118,19 @@ extension TokensCommand {
 
         func validate() throws {
             if length < 1 || length > 32767 { throw ValidationError("--length must be from 1 to 32767 bytes.") }
-            try MachineLimits.tokenCount("--count").validate(count)
+            try MachineLimits.tokenCount("--count").validate(count.value)
         }
 
         func run() throws {
             let replacing = TokensCommand.replacing(output)
             try reportingErrors { () throws(TokenSetError) in
                 try TokenSetWriter(path: output, format: format).write(
-                    TokenGenerator(count: count, seed: seed, length: length)
+                    TokenGenerator(count: count.value, seed: seed, length: length)
                 )
             }
             // Every command that writes a file says what it wrote, and what it replaced.
             StandardStream.output.write(
-                "\(output): \(count.grouped) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\(replacing)\n"
+                "\(output): \(count.value.grouped) tokens of \(length) bytes, \(format.rawValue), seed \(seed)\(replacing)\n"
                     .utf8
             )
         }

@@ -281,6 +281,49 @@ import Testing
         #expect(random.headers.generatesAPNsID && random.headers.timedAPNsIDs == 0)
     }
 
+    /// Every option that counts devices, tokens or notifications reads one notation (`run --count
+    /// 1M` was refused where `plan --devices 2.5M` was taken), and a value it refuses says what
+    /// a count is.
+    @Test func everyCountReadsOneNotation() throws {
+        let send = ["--endpoint", "http://127.0.0.1:1", "--template", "fixtures/poll.json", "--topic", "t"]
+        let plan = ["--deadline", "5m", "--rtt", "80ms"]
+        let broadcast = ["--broadcast", "--update-every", "10s", "--rtt", "80ms"]
+        let counts: [(option: String, read: (String) throws -> UInt64?)] = [
+            ("--count", { try RunCommand.parse(["--count", $0]).job().count }),
+            ("--generate", { try SendCommand.parse(send + ["--generate", $0]).tokenOptions.generate?.value }),
+            ("--devices", { try PlanCommand.parse(plan + ["--devices", $0]).devices?.value }),
+            (
+                "--channels",
+                { try PlanCommand.parse(broadcast + ["--subscribers", "1", "--channels", $0]).channels?.value }
+            ),
+            (
+                "--subscribers",
+                { try PlanCommand.parse(broadcast + ["--channels", "1", "--subscribers", $0]).subscribers?.value }
+            ),
+            ("--expect", { try SinkCommand.parse(["--expect", $0]).expect?.value }),
+            ("--count", { try TokensCommand.Generate.parse(["--output", "t.txt", "--count", $0]).count.value }),
+        ]
+        for (option, read) in counts {
+            for (text, value) in [("600000", 600_000), ("50K", 50_000), ("2.5M", 2_500_000), ("1M", 1_000_000)]
+                as [(String, UInt64)]
+            {
+                #expect(try read(text) == value, "\(option) \(text)")
+            }
+            for text in ["1m", "0", "lots", "-3"] {
+                do {
+                    _ = try read(text)
+                    Issue.record("\(option) \(text) was taken")
+                } catch {
+                    #expect(
+                        RunCommand.message(for: error)
+                            == "The value '\(text)' is invalid for '\(option) <n>': a count is a whole number of at least 1, or a number with K, M or B after it: 600000, 50K, 2.5M, 1B",
+                        "\(option) \(text)"
+                    )
+                }
+            }
+        }
+    }
+
     /// What is not a value of its kind is refused as the option is read, naming the option and
     /// how its value is written.
     @Test(arguments: [
