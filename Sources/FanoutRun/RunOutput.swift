@@ -104,8 +104,8 @@ public final class RunOutput: Sendable {
             close(descriptor)
             throw JobError.option(
                 .optionValue(option, path),
-                "holds an earlier run's results (\(earlier.joined(separator: ", "))): give a new "
-                    + "folder, or remove them first (a gate must never read them as this run's)"
+                "holds an earlier \(Self.whose(earlier)) results (\(earlier.joined(separator: ", "))): give a "
+                    + "new folder, or remove them first (a gate must never read them as this run's)"
             )
         }
         let pid = Array("\(getpid())\n".utf8)
@@ -143,6 +143,22 @@ public final class RunOutput: Sendable {
         }
         .sorted()
         .map { name in ours.contains(name) ? name : name + "/" }
+    }
+
+    /// Whose results `earlier` (`earlierResults(in:results:)`'s names) are, as the refusal says
+    /// it: a plan's when they are all a plan's files (a plan folder was called "an earlier run's",
+    /// newcomer pass 4), a search's when all a search's, else a run's.
+    static func whose(_ earlier: [String]) -> String {
+        let names = earlier.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        let plan: Set = [PlanJob.fileName, PlanJob.rehearsalFolder, FleetPlanDocument.fileName]
+        if !names.isEmpty && names.allSatisfy(plan.contains) { return "plan's" }
+        let search = Set(SearchReport.files)
+        let isSearch = { (name: String) in
+            search.contains(name) || (name.hasPrefix("step-") && Int(name.dropFirst("step-".count)) != nil)
+        }
+        // report.html is a run's too: a search's folder is told by its search.json or steps.
+        if names.allSatisfy(isSearch) && names.contains(where: { $0 != "report.html" }) { return "search's" }
+        return "run's"
     }
 
     /// The files a run writes in its folder (a repeat set's manifest and the answers' ids too).

@@ -258,10 +258,11 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
 
         /// A figure as a person reads it, measured and limit alike: counts and rates grouped
         /// (`369,825/s`), times in ms to three or four figures (`404.5 ms`), or in seconds when
-        /// the limit is a second or more (`9.997 s` against `60 s`), shares to four decimals.
+        /// the limit is a second or more (`9.997 s` against `60 s`), shares to four decimals
+        /// at most, without trailing zeros (`68.02%` against `90%`, `0.0123%` against `0.01%`).
         func format(_ value: Double) -> String {
             if value.isNaN { return "not measured" }
-            if threshold.isShare { return String(format: "%.4f%%", value * 100) }
+            if threshold.isShare { return Self.percent(value * 100) }
             let unit = threshold.metric.unit
             if unit == "ms" {
                 let scale = limit.isNaN ? value : limit
@@ -270,6 +271,15 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             }
             let number = abs(value) < 1e15 ? grouped(Int(value.rounded())) : String(format: "%.3g", value)
             return unit.isEmpty ? number : number + unit
+        }
+
+        /// A percentage to four decimals with the zeros after the last digit that counts dropped:
+        /// `68.02%`, `90%`, `0%`.
+        static func percent(_ value: Double) -> String {
+            var text = String(format: "%.4f", value)
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+            return (text == "-0" ? "0" : text) + "%"
         }
 
         /// Whole figures as they are; else three decimals under 10, two under 100, one above.
