@@ -146,6 +146,13 @@ struct Count: ExpressibleByArgument, Sendable, Hashable {
     }
 
     init?(argument: String) {
+        // A whole number is read exactly, however large: each option's range then says its
+        // bound and the value (`--count must be 1…1,000,000,000,000,000 …; got …`).
+        if let whole = UInt64(argument) {
+            guard whole >= 1 else { return nil }
+            value = whole
+            return
+        }
         let multipliers: [Character: Double] = ["K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9]
         var digits = Substring(argument)
         var multiplier = 1.0

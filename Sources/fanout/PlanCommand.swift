@@ -396,6 +396,7 @@ struct PlanCommand: ParsableCommand {
                     "Give --devices and --deadline (or --broadcast with --channels, --subscribers and --update-every)."
                 )
             }
+            try MachineLimits.tokenCount("--devices").validate(devices.value)
             return (devices.value, try deadline.positive("--deadline"))
         }
         guard devices == nil && deadline == nil else {
@@ -406,6 +407,8 @@ struct PlanCommand: ParsableCommand {
         guard let channels, let subscribers, let updateEvery else {
             throw ValidationError("--broadcast needs --channels, --subscribers and --update-every.")
         }
+        try MachineLimits.tokenCount("--channels").validate(channels.value)
+        try MachineLimits.tokenCount("--subscribers").validate(subscribers.value)
         let (audience, overflow) = channels.value.multipliedReportingOverflow(by: subscribers.value)
         guard !overflow else { throw ValidationError("--channels × --subscribers is past 2^64 devices.") }
         return (audience, try updateEvery.positive("--update-every"))

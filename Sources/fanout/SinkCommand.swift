@@ -262,6 +262,7 @@ struct SinkCommand: AsyncParsableCommand {
     var liveactivityPriorityBudget: EventRate?
 
     func validate() throws {
+        if let expect { try MachineLimits.tokenCount("--expect").validate(expect.value) }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if fcm.service == .fcm { return try validateFCM() }
         let fcmOnly = fcm.givenForFCMOnly

@@ -86,6 +86,22 @@ import Testing
         )
     }
 
+    /// A part's p99 above the measured p99 (the loop's probes against the answers: newcomer
+    /// pass 4 read 1.93 ms of loop lag beside a measured p99 of 1.5 ms as a contradiction) is
+    /// said to be of its own samples; under it, the parts' line says nothing more.
+    @Test func aPartAboveTheMeasuredP99IsSaidToBeOfItsOwnSamples() {
+        let above = Self.account(measuredP99: 250, loopLag: 300)
+        #expect(
+            above.lines[1].hasSuffix(
+                " (each part's percentiles are of its own samples, not of the answers: above the measured p99 of 0.25 ms, the share is taken as 100%)"
+            ),
+            "\(above.lines)"
+        )
+        #expect(above.share == 1)
+        let under = Self.account(measuredP99: 1_000, loopLag: 300)
+        #expect(under.lines[1].hasSuffix(under.readDelay.text), "\(under.lines)")
+    }
+
     @Test func theShareIsOfTheMeasuredP99AtMostAllOfIt() {
         #expect(Self.account(measuredP99: 200).share == 1)
         #expect(Self.account(measuredP99: 0).share == 0)

@@ -48,6 +48,19 @@ import Testing
             ["tokens", "generate", "--count", "18446744073709551615", "--output", "/tmp/never-written.txt"],
             "--count must be 1…1,000,000,000,000,000"
         ),
+        // The count notation reads a whole number exactly: each count's range says the bound.
+        (
+            ["plan", "--devices", "18446744073709551615", "--deadline", "5m", "--rtt", "80ms"],
+            "--devices must be 1…1,000,000,000,000,000"
+        ),
+        (
+            [
+                "plan", "--broadcast", "--channels", "2000000000000000", "--subscribers", "1", "--update-every", "10s",
+                "--rtt", "80ms",
+            ],
+            "--channels must be 1…1,000,000,000,000,000"
+        ),
+        (["sink", "--expect", "18446744073709551615"], "--expect must be 1…1,000,000,000,000,000"),
         (
             render + ["--token", token, "--first-sequence", "18446744073709551615"],
             "--first-sequence must be 0…18,446,744,073,709,551,614 (2 tokens are numbered from it within 64 bits)"

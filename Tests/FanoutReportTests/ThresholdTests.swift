@@ -293,6 +293,25 @@ struct ThresholdTests {
         #expect(strict.rows[0].verdict == .worse)
     }
 
+    /// The generator's lag from 0.2 to 0.5 ms, one run a side, is scheduling, not a regression
+    /// (compare said WORSE and exited 1, newcomer pass 4); from 0.2 to 40 ms it is WORSE.
+    @Test func aLagChangeUnderAMillisecondIsWithinNoise() {
+        let baseline = RunSet(directory: "a", runs: [ThresholdTests.run([.lag: 0.2, .sent: 1000])])
+        let jitter = RunSet(directory: "b", runs: [ThresholdTests.run([.lag: 0.5, .sent: 1000])])
+        let near = RunComparison(baseline: baseline, current: jitter, metrics: [.lag])
+        #expect(near.rows[0].verdict == .withinNoise && !near.regressed)
+        #expect(textRows(near.text)["lag"]?.last == "within 1 ms (a lag's scheduling noise)", "\(near.text)")
+        let stalled = RunSet(directory: "c", runs: [ThresholdTests.run([.lag: 40, .sent: 1000])])
+        #expect(RunComparison(baseline: baseline, current: stalled, metrics: [.lag]).rows[0].verdict == .worse)
+        // Other metrics keep the relative rule: a p99 from 0.2 to 0.5 ms is WORSE.
+        let p99 = RunComparison(
+            baseline: RunSet(directory: "a", runs: [ThresholdTests.run([.p99: 0.2, .sent: 1000])]),
+            current: RunSet(directory: "b", runs: [ThresholdTests.run([.p99: 0.5, .sent: 1000])]),
+            metrics: [.p99]
+        )
+        #expect(p99.rows[0].verdict == .worse)
+    }
+
     /// Rejections from 0 to some: no relative change, and still worse.
     @Test func aRiseFromZeroIsWorse() {
         let row = RunComparison(

@@ -36,6 +36,9 @@ public struct RunComparison: Sendable {
     /// The window `text` shows each side's worst p99 over (`window(10s).p99`), beside the whole
     /// run's: a stall the whole run's p99 hides shows there.
     public static let windowSeconds = 10
+
+    /// The generator's lag changes smaller than this (ms) are scheduling, not the build's.
+    public static let lagFloorMilliseconds = 1.0
     /// Each side's worst window's p99 (ms; the median over repeats), `nil` where its
     /// latency.hlog cannot be read.
     public var worstWindowP99: (baseline: Double?, current: Double?)
@@ -103,9 +106,19 @@ public struct RunComparison: Sendable {
             return (change - noise)...(change + noise)
         }
 
+        /// A change no larger than this, in the metric's unit, is within noise whatever its
+        /// relative size: the generator's `lag` moves by a fraction of a millisecond between
+        /// two runs of one build (the event loop's timer and the scheduler; newcomer pass 4
+        /// read 0.2 → 0.5 ms, one run a side, as WORSE and compare exited 1).
+        public var absoluteFloor: Double? { metric == .lag ? RunComparison.lagFloorMilliseconds : nil }
+
+        /// Whether the change is under `absoluteFloor`.
+        var underFloor: Bool { absoluteFloor.map { abs(current - baseline) < $0 } ?? false }
+
         public var verdict: Verdict {
             // Not measured on a side: nothing to decide (0 against a sink's 2 is no regression).
             if current == baseline || !measured { return .same }
+            if underFloor { return .withinNoise }
             guard let known else {
                 // From 0 to something: the relative change has no size; any rise of a metric
                 // where lower is better (errors) is worse, of one where higher is better, better.
@@ -123,6 +136,8 @@ public struct RunComparison: Sendable {
             let bound = String(format: "%g%%", minimumEffect * 100)
             switch (verdict, basis) {
             case (.same, _): return "same"
+            case (.withinNoise, _) where underFloor:
+                return String(format: "within %g ms (a lag's scheduling noise)", absoluteFloor ?? 0)
             // One run a side, said in one way whatever the verdict (newcomer pass 3 read two).
             case (.withinNoise, .change): return "within \(bound) (noise unknown: one run a side)"
             case (_, .change): return "\(verdict.rawValue) beyond \(bound) (noise unknown: one run a side)"
