@@ -376,10 +376,15 @@ struct ThresholdTests {
         ("p99 < 120ms", 404.479, 120.0, "measured 404.5 ms   limit 120 ms   FAIL"),
         ("p50 < 5ms", 2.94, 5.0, "measured 2.940 ms   limit 5 ms   pass"),
         ("sent == 3000", 3_000.0, 3_000.0, "measured 3,000   limit 3,000   pass"),
-        // Shares without trailing zeros (pass 4 read `measured 68.0200%   limit 90.0000%`).
+        // Shares without trailing zeros (pass 4 read `measured 68.0200%   limit 90.0000%`), to a
+        // decimal more than the limit, at least two (pass 5 read `68.1605%`), four where fewer
+        // would print the limit for a figure on its other side.
         ("delivered > 90%", 0.6802, 0.9, "measured 68.02%   limit 90%   FAIL"),
-        ("errors < 0.01%", 0.000123, 0.0001, "measured 0.0123%   limit 0.01%   FAIL"),
+        ("delivered > 90%", 0.681605, 0.9, "measured 68.16%   limit 90%   FAIL"),
+        ("errors < 0.01%", 0.000123, 0.0001, "measured 0.012%   limit 0.01%   FAIL"),
         ("discarded.expired < 1%", 0.0, 0.01, "measured 0%   limit 1%   pass"),
+        ("errors < 1%", 0.00997, 0.01, "measured 0.997%   limit 1%   pass"),
+        ("errors < 1%", 0.0123, 0.01, "measured 1.23%   limit 1%   FAIL"),
     ])
     func figuresAreGroupedAndInTheLimitsUnit(text: String, measured: Double, limit: Double, line: String) throws {
         let threshold = try Threshold(parsing: text)

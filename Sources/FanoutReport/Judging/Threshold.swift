@@ -253,16 +253,18 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         /// `p99 < baseline + 10%   measured 23.1 ms   limit 25.3 ms   pass`
         public func line(width: Int) -> String {
             let name = threshold.text.padding(toLength: max(width, threshold.text.count), withPad: " ", startingAt: 0)
-            return "\(name)   measured \(format(measured))   limit \(format(limit))   \(passed ? "pass" : "FAIL")"
+            let shown = threshold.isShare ? sharePlaces : 4
+            return "\(name)   measured \(format(measured, places: shown))   limit \(format(limit))   \(passed ? "pass" : "FAIL")"
         }
 
         /// A figure as a person reads it, measured and limit alike: counts and rates grouped
         /// (`369,825/s`), times in ms to three or four figures (`404.5 ms`), or in seconds when
-        /// the limit is a second or more (`9.997 s` against `60 s`), shares to four decimals
-        /// at most, without trailing zeros (`68.02%` against `90%`, `0.0123%` against `0.01%`).
-        func format(_ value: Double) -> String {
+        /// the limit is a second or more (`9.997 s` against `60 s`), shares without trailing
+        /// zeros: a limit as written (`90%`, `0.01%`), a measured share to `places` decimals
+        /// (`68.16%` against `90%`, `0.012%` against `0.01%`).
+        func format(_ value: Double, places: Int = 4) -> String {
             if value.isNaN { return "not measured" }
-            if threshold.isShare { return Self.percent(value * 100) }
+            if threshold.isShare { return Self.percent(value * 100, places: places) }
             let unit = threshold.metric.unit
             if unit == "ms" {
                 let scale = limit.isNaN ? value : limit
@@ -273,10 +275,21 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
             return unit.isEmpty ? number : number + unit
         }
 
-        /// A percentage to four decimals with the zeros after the last digit that counts dropped:
-        /// `68.02%`, `90%`, `0%`.
-        static func percent(_ value: Double) -> String {
-            var text = String(format: "%.4f", value)
+        /// The decimals a measured share is shown to: one more than the limit has, at least two
+        /// (`68.16%` against `90%`; pass 5 read `68.1605%`), and four where fewer would show the
+        /// limit itself for a figure on its other side (`0.997%` against `1%`, not `1%`).
+        var sharePlaces: Int {
+            let limitText = Self.percent(limit * 100)
+            let limitDecimals = limitText.split(separator: ".").dropFirst().first.map { $0.count - 1 } ?? 0
+            let places = min(4, max(2, limitDecimals + 1))
+            let same = Self.percent(measured * 100, places: places) == limitText && measured != limit
+            return same ? 4 : places
+        }
+
+        /// A percentage to `places` decimals with the zeros after the last digit that counts
+        /// dropped: `68.02%`, `90%`, `0%`.
+        static func percent(_ value: Double, places: Int = 4) -> String {
+            var text = String(format: "%.\(places)f", value)
             while text.hasSuffix("0") { text.removeLast() }
             if text.hasSuffix(".") { text.removeLast() }
             return (text == "-0" ? "0" : text) + "%"
