@@ -118,6 +118,33 @@ import Testing
         #expect(rate <= 5_000 && 5_000 / rate - 1 <= 0.05)
     }
 
+    /// The generator falls behind once between a pass and the endpoint's failure (newcomer
+    /// pass 5: 19,000/s passed, 19,500/s fell behind, 20,000/s failed the objectives): the
+    /// endpoint's limit is bracketed, and that is the answer, not the generator's limit.
+    @Test func aGeneratorStumbleBelowAnEndpointFailureLeavesTheEndpointsAnswer() {
+        let (answer, _) = Self.search(.init(from: 1000, precision: 0.05)) { rate, _, _ in
+            if rate >= 20_000 { return .failed }
+            if rate >= 19_250 { return .generatorLimit }
+            return .passed
+        }
+        guard case .found(let rate, let ceiling) = answer else {
+            Issue.record("\(answer)")
+            return
+        }
+        #expect(rate < 19_250 && ceiling == 20_000, "\(answer)")
+        // Far below the failure (16,000/s, measured first), the generator's limit stays the answer.
+        let (far, _) = Self.search(.init(from: 16_000, precision: 0.05)) { rate, _, _ in
+            if rate >= 16_000 { return .failed }
+            if rate >= 8_000 { return .generatorLimit }
+            return .passed
+        }
+        guard case .generatorLimit(let passed?, 8_000) = far else {
+            Issue.record("\(far)")
+            return
+        }
+        #expect(passed < 8_000 && passed > 7_000)
+    }
+
     /// A confirmation that fails (a noisy endpoint) is not the answer: the search goes on below
     /// it and confirms again.
     @Test func aFailedConfirmationSendsTheSearchLower() {

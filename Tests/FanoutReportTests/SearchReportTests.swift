@@ -32,6 +32,52 @@ struct SearchReportTests {
         return report
     }
 
+    /// The generator's limit with an endpoint failure above it: the answer says the endpoint
+    /// failed there, and not that every rate offered kept the objectives (newcomer pass 5).
+    @Test func aGeneratorLimitAnswerSaysWhereTheEndpointFailed() throws {
+        var report = try Self.report(p50: [1, 2], p99: [2, 8])
+        report.steps += [
+            SearchStep(
+                number: 3,
+                offered: 16_000,
+                purpose: .explore,
+                folder: "step-3",
+                achieved: 15_000,
+                p50: 30,
+                p99: 90,
+                errorShare: 0,
+                outcome: .failed,
+                reasons: []
+            ),
+            SearchStep(
+                number: 4,
+                offered: 8_000,
+                purpose: .explore,
+                folder: "step-4",
+                achieved: 7_000,
+                p50: 3,
+                p99: 9,
+                errorShare: 0,
+                outcome: .generatorLimit,
+                reasons: []
+            ),
+        ]
+        report.answer = .generatorLimit(passed: 7_800, limit: 8_000)
+        #expect(
+            report.answerText
+                == "answer: the generator's limit, not the endpoint's: p99 < 25ms kept up to 7,800/s (confirmed); at 8,000/s "
+                + "the generator fell behind its schedule; the endpoint failed p99 < 25ms at 16,000/s, so its limit lies "
+                + "below that. Offer more with more --threads or more machines to find the endpoint's limit"
+        )
+        report.steps.removeSubrange(2...2)
+        #expect(
+            report.answerText
+                == "answer: the generator's limit, not the endpoint's: every rate it offered kept p99 < 25ms, up to 7,800/s "
+                + "(confirmed); at 8,000/s the generator fell behind its schedule. Offer more with more --threads or more "
+                + "machines to find the endpoint's limit"
+        )
+    }
+
     /// The y of every `<line class="slo">`.
     static func sloLines(_ html: String) -> [Double] {
         html.matches(of: /<line class="slo" x1="[0-9.]+" x2="[0-9.]+" y1="([0-9.]+)" y2="[0-9.]+"/).map {

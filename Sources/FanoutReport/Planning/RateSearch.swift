@@ -161,6 +161,13 @@ public struct RateSearch: Sendable {
     private func answer(confirmed rate: Double) -> Answer {
         guard let ceiling else { return .atLeast(rate: rate) }
         if let lowestFailure, lowestFailure == ceiling { return .found(rate: rate, ceiling: lowestFailure) }
+        // The generator fell behind between the confirmed rate and an endpoint failure within
+        // twice the precision above it: the endpoint's limit is bracketed, one step short of the
+        // precision, and that is the answer (newcomer pass 5: 19,000 passed, 19,500 fell behind,
+        // 20,000 failed the objectives, and the answer blamed the generator alone).
+        if let lowestFailure, (lowestFailure - rate) / rate <= 2 * bounds.precision {
+            return .found(rate: rate, ceiling: lowestFailure)
+        }
         return .generatorLimit(passed: rate, limit: ceiling)
     }
 

@@ -165,9 +165,18 @@ public struct SearchReport: Sendable {
         case .atLeast(let found):
             return "answer: at least \(rate(found)) keeps \(slo): the highest rate searched (--to) passed twice"
         case .generatorLimit(let passed, let limit):
-            let kept = passed.map { "every rate it offered kept \(slo), up to \(rate($0)) (confirmed); " } ?? ""
+            // An endpoint failure above the generator's limit is said: every rate offered did
+            // not keep the objectives then, only those up to the confirmed one.
+            let failed = steps.filter { $0.outcome == .failed && $0.offered > limit }.map(\.offered).min()
+            let kept =
+                passed.map {
+                    (failed == nil ? "every rate it offered kept \(slo), up to " : "\(slo) kept up to ")
+                        + "\(rate($0)) (confirmed); "
+                } ?? ""
+            let endpoint =
+                failed.map { "; the endpoint failed \(slo) at \(rate($0)), so its limit lies below that" } ?? ""
             return "answer: the generator's limit, not the endpoint's: \(kept)at \(rate(limit)) the generator "
-                + "fell behind its schedule. Offer more with more --threads or more machines to find the endpoint's limit"
+                + "fell behind its schedule\(endpoint). Offer more with more --threads or more machines to find the endpoint's limit"
         case .noRate(let lowest):
             return "answer: no rate keeps \(slo): even \(rate(lowest)) failed"
         case .stepsExhausted(let passed, let failed):
