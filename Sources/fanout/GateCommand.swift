@@ -43,7 +43,8 @@ struct GateCommand: ParsableCommand {
             return.peak (the busiest second's requests offered, /s). Comparisons: < <= \
             > >= == !=. A limit is a value or baseline [+|- amount], the amount a value or a \
             percentage of the baseline's value. A folder of repeats (fanout run --repeat N) is \
-            gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed, 2 \
+            gated on the medians. Exit status: 0 every threshold holds, 1 a threshold failed or \
+            the run was aborted (--abort-on: it fails whatever its thresholds), 2 \
             the run or the baseline is invalid (generator lag, sender and sink disagree, stopped \
             early or interrupted, nothing measured, credentials refused, "valid": false, figures \
             that contradict each other, a key written twice; it never passes), 64 a usage error \

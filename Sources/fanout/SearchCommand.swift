@@ -12,6 +12,10 @@ struct SearchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Find the highest rate at which an endpoint keeps an SLO, by measuring.",
+        // ArgumentParser's line would show --slo as optional: validate() requires one.
+        usage: """
+            fanout search --slo <objective> [--slo <objective> ...] [--endpoint <url> --template <file> --topic <topic>] [<options>]
+            """,
         discussion: """
             Runs open-model steps against --endpoint (options as `fanout send` takes them) or, \
             without it, the embedded sink (options as `fanout run` takes them): --from, doubling \

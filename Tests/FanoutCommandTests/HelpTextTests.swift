@@ -136,6 +136,7 @@ import Testing
     /// Options a command's `validate()` requires though ArgumentParser cannot know it.
     static let requiredByValidation: Set<String> = [
         "fanout send --topic", "fanout plan --devices", "fanout plan --deadline", "fanout plan --rtt",
+        "fanout search --slo",
     ]
 
     /// An option the command cannot do without stands outside brackets in its usage line,
