@@ -1,4 +1,5 @@
 import FanoutAPNs
+import FanoutNotation
 import FanoutPush
 import Foundation
 
@@ -136,7 +137,7 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
         func percent(_ count: Int) -> String { String(format: "%.1f%%", share(count) * 100) }
         func seconds(_ ms: Double) -> String { String(format: ms < 10_000 ? "%.2f s" : "%.1f s", ms / 1000) }
         var lines = [
-            "devices: \(counts.received) received by \(name); delivered \(allDelivered) (\(percent(allDelivered)): \(counts.delivered) at once, \(counts.deliveredFromStorage) from storage)"
+            "devices: \(counts.received.grouped) received by \(name); delivered \(allDelivered.grouped) (\(percent(allDelivered)): \(counts.delivered.grouped) at once, \(counts.deliveredFromStorage.grouped) from storage)"
         ]
         if let reachedMs {
             lines.append(
@@ -145,18 +146,19 @@ public struct DeliverySummary: Codable, Sendable, Equatable {
             )
         }
         lines.append(
-            "  stored: offline \(counts.storedOffline), power \(counts.storedPower); discarded: expired \(counts.discardedExpired) (\(percent(counts.discardedExpired))), unregistered \(counts.discardedUnregistered) (\(counts.discardedUnregisteredFromStorage) from storage), disabled \(counts.discardedDisabled) (\(counts.discardedDisabledFromStorage) from storage), replaced by a newer one \(counts.discardedReplaced) (\(counts.collapsed) with its \(collapse))"
+            "  stored: offline \(counts.storedOffline.grouped), power \(counts.storedPower.grouped); discarded: expired \(counts.discardedExpired.grouped) (\(percent(counts.discardedExpired))), unregistered \(counts.discardedUnregistered.grouped) (\(counts.discardedUnregisteredFromStorage.grouped) from storage), disabled \(counts.discardedDisabled.grouped) (\(counts.discardedDisabledFromStorage.grouped) from storage), replaced by a newer one \(counts.discardedReplaced.grouped) (\(counts.collapsed.grouped) with its \(collapse))"
         )
         if counts.forgotten > 0 {
-            lines.append("  forgotten (the store was full, --device-store-cap): \(counts.forgotten)")
+            lines.append("  forgotten (the store was full, --device-store-cap): \(counts.forgotten.grouped)")
         }
         if counts.stored > 0 {
             lines.append(
-                "  still stored at the end: \(counts.stored), expiring \(storedExpireFrom ?? "?") … \(storedExpireUntil ?? "?")"
+                "  still stored at the end: \(counts.stored.grouped), expiring \(storedExpireFrom ?? "?") … \(storedExpireUntil ?? "?")"
             )
         }
         if counts.unregisteredAnswers > 0 {
-            lines.append("  answered \(gone) after the app was found uninstalled: \(counts.unregisteredAnswers)")
+            let answered = counts.unregisteredAnswers.grouped
+            lines.append("  answered \(gone) after the app was found uninstalled: \(answered)")
         }
         return lines
     }

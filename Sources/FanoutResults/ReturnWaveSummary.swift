@@ -276,7 +276,8 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
         ]
         for kind in Self.kinds {
             guard let counts = byKind[kind], counts.offered > 0 else { continue }
-            lines.append("| \(kind) | \(counts.offered) | \(counts.answered) | \(counts.errors) |")
+            let cells = [counts.offered, counts.answered, counts.errors].map(\.grouped)
+            lines.append("| \(kind) | " + cells.joined(separator: " | ") + " |")
         }
         lines.append("")
         lines += self.lines.map { "- " + $0.trimmingCharacters(in: .whitespaces) }
@@ -286,45 +287,50 @@ public struct ReturnWaveSummary: Sendable, Codable, Equatable {
     /// The summary's lines.
     public var lines: [String] {
         var lines = [
-            "return wave to \(backend): \(offered) requests offered, \(answered) answered, \(errors) errors (\(connectionsText))"
+            "return wave to \(backend): \(offered.grouped) requests offered, \(answered.grouped) answered, \(errors.grouped) errors (\(connectionsText))"
         ]
-        let actions = devices.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        let actions = devices.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.grouped)" }
         // Actions by name count foreground and background ones alike.
-        let background = devices.backgroundActions.map { $0 > 0 ? " and \($0) actions in the background" : "" } ?? ""
+        let background =
+            devices.backgroundActions.map { $0 > 0 ? " and \($0.grouped) actions in the background" : "" } ?? ""
         lines.append(
-            "  devices: \(devices.opens) opened\(background) (\((actions + ["default \(devices.defaultOpens)"]).joined(separator: ", "))), \(devices.mediaDownloads) media downloads"
+            "  devices: \(devices.opens.grouped) opened\(background) (\((actions + ["default \(devices.defaultOpens.grouped)"]).joined(separator: ", "))), \(devices.mediaDownloads.grouped) media downloads"
         )
         let notCarried = devices.notCarried.filter { $0.value > 0 }.sorted { $0.key < $1.key }
         if !notCarried.isEmpty {
             lines.append(
                 "  NOT carried by their notification, taken as the default action: "
-                    + notCarried.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                    + notCarried.map { "\($0.key) \($0.value.grouped)" }.joined(separator: ", ")
             )
         }
         if devices.fromStorage > 0 {
-            lines.append("  \(devices.fromStorage) deliveries from storage: their devices engaged from the delivery")
+            lines.append(
+                "  \(devices.fromStorage.grouped) deliveries from storage: their devices engaged from the delivery"
+            )
         }
         if let cut = devices.tokensCut, cut > 0 {
             lines.append(
-                "  \(cut) events were sent with their token cut (the wave keeps 64 bytes for APNs, 200 for FCM)"
+                "  \(cut.grouped) events were sent with their token cut (the wave keeps 64 bytes for APNs, 200 for FCM)"
             )
         }
-        if let peak { lines.append("  peak \(peak.offered) requests/s offered in second \(peak.second)") }
+        if let peak { lines.append("  peak \(peak.offered.grouped) requests/s offered in second \(peak.second)") }
         lines.append("  latency from due \(latency.text); service \(service.text)")
         let kinds = Self.kinds.compactMap { kind -> String? in
             guard let counts = byKind[kind], counts.offered > 0 else { return nil }
-            return "\(kind) \(counts.offered)"
+            return "\(kind) \(counts.offered.grouped)"
         }
         if !kinds.isEmpty { lines.append("  by kind: " + kinds.joined(separator: ", ")) }
-        let failed = failures.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        let failed = failures.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.grouped)" }
         if !failed.isEmpty { lines.append("  without an answer: " + failed.joined(separator: ", ")) }
         if fallbackContent > 0 {
-            lines.append("  \(fallbackContent) media downloads past the extension's budget: shown without media")
+            lines.append(
+                "  \(fallbackContent.grouped) media downloads past the extension's budget: shown without media"
+            )
         }
-        if notSent > 0 { lines.append("  \(notSent) events due after the run ended: not sent") }
+        if notSent > 0 { lines.append("  \(notSent.grouped) events due after the run ended: not sent") }
         if let knee {
             lines.append(
-                "  knee at second \(knee.second): \(Int(knee.offeredPerSecond.rounded())) requests/s offered, the backend answering \(Int(knee.capacityPerSecond.rounded()))/s at most (the median of \(knee.saturatedSeconds) saturated seconds); its \(knee.cause == "latency" ? "p99 rose to \(Double(knee.p99Micros) / 1000) ms" : "errors rose to \(ShareNotation.percent(knee.errorShare))") in second \(knee.roseAt)"
+                "  knee at second \(knee.second): \(Int(knee.offeredPerSecond.rounded()).grouped) requests/s offered, the backend answering \(Int(knee.capacityPerSecond.rounded()).grouped)/s at most (the median of \(knee.saturatedSeconds) saturated seconds); its \(knee.cause == "latency" ? "p99 rose to \(Double(knee.p99Micros) / 1000) ms" : "errors rose to \(ShareNotation.percent(knee.errorShare))") in second \(knee.roseAt)"
             )
         }
         return lines

@@ -226,7 +226,7 @@ import Testing
         let stopped = sink.stop()
         let devices = try #require(line(of: stopped.output, keyed: "devices: "), "\(stopped.output)")
         // What FCM took of the two runs (the fleet's lines write counts ungrouped).
-        #expect(devices.hasPrefix("devices: \(4000 - second.rejected.values.reduce(0, +)) received by FCM; "))
+        #expect(devices.hasPrefix("devices: \((4000 - second.rejected.values.reduce(0, +)).grouped) received by FCM; "))
         let stored = try #require(line(of: stopped.output, keyed: "  stored: "), "\(stopped.output)")
         let discarded = try #require(
             stored.firstMatch(of: /unregistered ([0-9,]+) \(0 from storage\)/).map { Int($0.1.filter(\.isNumber)) }

@@ -105,7 +105,7 @@ import Testing
         }
         // Each half's fleet line names the service that received: one APNs, one FCM.
         let services = lines(of: result.standardOutput, keyed: "devices: ").compactMap {
-            $0.firstMatch(of: /^devices: [0-9]+ received by ([A-Za-z]+);/).map { String($0.1) }
+            $0.firstMatch(of: /^devices: [0-9,]+ received by ([A-Za-z]+);/).map { String($0.1) }
         }
         #expect(services.sorted() == ["APNs", "FCM"], "\(result.standardOutput)")
     }

@@ -49,7 +49,7 @@ import Testing
         )
         #expect(
             delivery.lines(for: .fcm).first
-                == "devices: 1000 received by FCM; delivered 850 (85.0%: 700 at once, 150 from storage)"
+                == "devices: 1,000 received by FCM; delivered 850 (85.0%: 700 at once, 150 from storage)"
         )
         #expect(delivery.lines(for: .apns).first == delivery.lines.first)
     }

@@ -254,7 +254,8 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         public func line(width: Int) -> String {
             let name = threshold.text.padding(toLength: max(width, threshold.text.count), withPad: " ", startingAt: 0)
             let shown = threshold.isShare ? sharePlaces : 4
-            return "\(name)   measured \(format(measured, places: shown))   limit \(format(limit))   \(passed ? "pass" : "FAIL")"
+            let verdict = passed ? "pass" : "FAIL"
+            return "\(name)   measured \(format(measured, places: shown))   limit \(format(limit))   \(verdict)"
         }
 
         /// A figure as a person reads it, measured and limit alike: counts and rates grouped
