@@ -261,7 +261,14 @@ public struct PlanJob: Sendable {
     /// plan's expected duration.
     /// The return wave of `plan`'s fan-out, when asked (`WavePlan`).
     public func wave(for plan: CapacityPlan) -> WavePlan? {
-        wave.map { WavePlan($0, devices: plan.question.devices, fanOutSeconds: plan.expectedDuration.seconds) }
+        wave.map {
+            WavePlan(
+                $0,
+                devices: plan.question.devices,
+                fanOutSeconds: plan.expectedDuration.seconds,
+                deadlineSeconds: plan.question.deadline.seconds
+            )
+        }
     }
 
     public func reach(for plan: CapacityPlan) -> DeviceReach? {

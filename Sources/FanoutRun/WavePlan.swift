@@ -50,11 +50,14 @@ public struct WavePlan: Sendable {
     public let peakSeconds: Double
     /// With a capacity: the shortest fan-out (seconds) whose wave stays under it.
     public let pacedSeconds: Double?
+    /// The fan-out's deadline, seconds, when the plan has one: a pace past it is said so.
+    public let deadlineSeconds: Double?
 
-    public init(_ question: Question, devices: UInt64, fanOutSeconds: Double) {
+    public init(_ question: Question, devices: UInt64, fanOutSeconds: Double, deadlineSeconds: Double? = nil) {
         self.question = question
         self.devices = devices
         self.fanOutSeconds = fanOutSeconds
+        self.deadlineSeconds = deadlineSeconds
         let total = Double(devices) * question.open * Double(question.requestsPerOpen)
         requests = total
         (peak, peakSeconds) = Self.peak(question, total: total, fanOut: fanOutSeconds)
@@ -133,6 +136,12 @@ public struct WavePlan: Sendable {
             lines.append(
                 "  the shortest fan-out that keeps the wave under \(grouped(Int(capacity.rounded())))/s: \(Self.time(pacedSeconds)) (at most \(grouped(Int((Double(devices) / pacedSeconds).rounded()))) devices/s)"
             )
+            // Newcomer pass 5: a 20 s pace under a 10 s deadline was printed without a word.
+            if let deadlineSeconds, pacedSeconds > deadlineSeconds * (1 + 1e-9) {
+                lines.append(
+                    "  that is longer than the --deadline of \(Self.time(deadlineSeconds)): the deadline and this backend cannot both hold"
+                )
+            }
         }
         return lines.joined(separator: "\n")
     }

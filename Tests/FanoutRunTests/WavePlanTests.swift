@@ -84,6 +84,19 @@ import Testing
         question.capacity = unpaced.peak * 2
         let roomy = WavePlan(question, devices: 50_000_000, fanOutSeconds: 300)
         #expect(roomy.holds == true && roomy.pacedSeconds == 300)
+        // A pace past the deadline is said so (newcomer pass 5: 20 s under a 10 s deadline, silent).
+        question.capacity = unpaced.peak / 3
+        let late = WavePlan(question, devices: 50_000_000, fanOutSeconds: 300, deadlineSeconds: 300)
+        #expect(
+            late.text.components(separatedBy: "\n").last
+                == "  that is longer than the --deadline of 5.0 min: the deadline and this backend cannot both hold",
+            "\(late.text)"
+        )
+        let inTime = WavePlan(question, devices: 50_000_000, fanOutSeconds: 300, deadlineSeconds: paced * 2)
+        #expect(
+            inTime.text.components(separatedBy: "\n").count == late.text.components(separatedBy: "\n").count - 1,
+            "\(inTime.text)"
+        )
     }
 
     /// A fixed delay and a fan-out far shorter than the grid's step: the plateau between the
