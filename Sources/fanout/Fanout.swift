@@ -53,6 +53,8 @@ struct Fanout: AsyncParsableCommand {
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()
+            // The files its options name, checked once the options are judged, before the job.
+            try InputFiles.check(of: command)
         } catch {
             fail(error)
         }
