@@ -100,8 +100,8 @@ extension HTMLReport {
             "<table><tr><th>id</th><th>peer</th><th>opened s</th><th>closed s</th><th>by</th><th>requests</th><th>share</th><th>mean streams</th><th>peak</th><th>refused</th></tr>"
         for connection in provider.connections.prefix(200) {
             let cells = [
-                "\(connection.id)", connection.peer, String(format: "%.3f", connection.openedSeconds),
-                connection.closedSeconds.map { String(format: "%.3f", $0) } ?? "open", connection.closedBy ?? "",
+                "\(connection.id)", connection.peer, Self.connectionSeconds(connection.openedSeconds),
+                connection.closedSeconds.map(Self.connectionSeconds) ?? "open", connection.closedBy ?? "",
                 grouped(connection.requests), String(format: "%.1f%%", connection.share * 100),
                 String(format: "%.1f", connection.meanStreams), "\(connection.peakStreams)",
                 "\(connection.refusedStreams)",
@@ -112,5 +112,12 @@ extension HTMLReport {
         let more = provider.connections.count - min(200, provider.connections.count) + provider.connectionsNotListed
         if more > 0 { html += "<p>and \(grouped(more)) more connections.</p>\n" }
         return html
+    }
+
+    /// Seconds from the first request to three decimals; a connection opened a fraction of a
+    /// millisecond before it reads 0.000, not -0.000 (the screenshot of session 57 showed four).
+    static func connectionSeconds(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return String(format: "%.3f", rounded == 0 ? 0 : rounded)
     }
 }
