@@ -29,8 +29,9 @@ extension ClusterCommand {
                 (the shards send to it unless --endpoint is given). The start time is fixed \
                 when the manifests are rendered: apply them within --start-in.
 
-                Exit status: 0 with the manifests printed, 64 when the options (the send's after \
-                --, the sink's) cannot make them.
+                Exit status: 0 with the manifests printed, 1 when a file they name cannot be read \
+                (the send's --key-file or --template, --thresholds), 64 when the options (the send's \
+                after --, the sink's) cannot make them.
                 """
         )
 

@@ -350,7 +350,7 @@ enum DeviceOptionHelp {
         "device-stale-after":
             "An alert delivered from storage later than this after it was sent is stale, on the provider card (default: 1h).",
         "device-open":
-            "Devices that open the notification after its delivery (the return wave's opens; needs --return-to).",
+            "Devices that open the notification after its delivery (the return wave's opens; needs the backend's URL: sink --return-to, run --sink-return-to).",
         "device-open-after":
             "From the delivery to the open, like uniform:0s-10s or lognormal:7m,1.2 (default: lognormal:48m,1.2).",
         "device-actions":

@@ -134,7 +134,7 @@ struct PlanCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "When the receiver gives the window back: half (once half is consumed, nghttp2's) or each-frame.",
+            "When the receiver gives the window back: half (once half is consumed, nghttp2's; the default) or each-frame.",
             valueName: "policy"
         )
     )

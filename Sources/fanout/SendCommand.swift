@@ -18,6 +18,7 @@ struct SendCommand: ParsableCommand {
             fanout send --endpoint <url> (--tokens <file> | --generate <n>) --template <file> --topic <topic> [<options>]
               fanout send --service fcm --endpoint <url> (--tokens <file> | --generate <n>) --template <file> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
               fanout send --endpoint <url> --fcm-endpoint <url> --tokens <file> --template <file> --topic <topic> (--fcm-credentials <file> | --fcm-bearer <token> --project <id>) [<options>]
+              fanout send --broadcast --endpoint <url> --topic <topic> --template <file> (--channels <n> | --channel-ids <file>) [<options>]
             """,
         discussion: """
             http:// endpoints are h2c with prior knowledge, https:// ones TLS with ALPN h2. With \
@@ -349,7 +350,7 @@ struct EndpointOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "apns-id: random (a UUID v4 per notification, kept on its retries), timed (a UUID v8 per try carrying its send time, so that a `fanout sink` on this host counts the time before it read the request in its own lateness) or none (APNs makes one).",
+            "apns-id: random (a UUID v4 per notification, kept on its retries), timed (a UUID v8 per try carrying its send time, so that a `fanout sink` on this host counts the time before it read the request in its own lateness) or none (APNs makes one; the default).",
             valueName: "policy"
         )
     )

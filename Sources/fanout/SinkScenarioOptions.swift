@@ -81,7 +81,7 @@ struct SinkScenarioOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "When windows are given back: half (once half is consumed, nghttp2's) or each-frame.",
+            "When windows are given back: half (once half is consumed, nghttp2's; the default) or each-frame.",
             valueName: "policy"
         ),
         transform: { try SinkScenario.Setting("window-refill", $0) }

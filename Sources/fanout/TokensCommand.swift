@@ -140,6 +140,8 @@ extension TokensCommand {
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Convert a token set from text to binary (or back); binary has no room for fields.",
+            // ArgumentParser's line would show both sources as optional: one is required.
+            usage: "fanout tokens convert (--tokens <file> | --generate <n>) --output <file> [<options>]",
             discussion: """
                 Exit status: 0 with the file written, 1 when a token is bad (its file, line and \
                 what is wrong on standard error) or a file cannot be read or written, 64 on a \
@@ -176,6 +178,8 @@ extension TokensCommand {
     struct Count: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Read a token set as a run would, check every token, and print what it holds.",
+            // ArgumentParser's line would show both sources as optional: one is required.
+            usage: "fanout tokens count (--tokens <file> | --generate <n>) [<options>]",
             discussion: """
                 Exit status: 0 when every token is good (or --skip-invalid skipped the bad ones), 1 \
                 when one is bad (its file, line and what is wrong on standard error) or the file \

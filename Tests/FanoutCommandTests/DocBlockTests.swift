@@ -140,8 +140,7 @@ import Testing
         #expect(
             failed.failures.first
                 == "p.md:2: `fanout tokens count --tokenz t.txt` exited 64, the page says 0: error: Give either --tokens FILE or "
-                + "--generate N.\nUsage: fanout tokens count [--tokens <file>] [--generate <n>] [--seed <seed>] "
-                + "[--length <bytes>] [--shard <i/N>] [--skip-invalid] [--rejects <file>]\n"
+                + "--generate N.\nUsage: fanout tokens count (--tokens <file> | --generate <n>) [<options>]\n"
                 + "  See 'fanout tokens count --help' for more information.\n",
             "\(failed.failures)"
         )

@@ -33,7 +33,11 @@ import Testing
     /// sink): those pages are tested apart, skipped without openssl.
     static func setsUpWithOpenSSL(_ page: String) -> Bool {
         let blocks = (try? Self.blocks(page)) ?? []
-        return blocks.contains { block in block.setup.contains { $0.hasPrefix("openssl ") } }
+        return blocks.contains { block in
+            (block.setup + block.commands.map(\.text)).contains { line in
+                line.components(separatedBy: "|| ").contains { $0.hasPrefix("openssl ") }
+            }
+        }
     }
 
     /// Whether a block of `page` that runs starts nginx (docs/return-wave.md's stand-in backend).
