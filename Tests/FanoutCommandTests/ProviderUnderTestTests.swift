@@ -246,6 +246,27 @@ import Testing
         #expect(card.filter { $0.key != "stream-limit" }.values.allSatisfy { $0 == 0 }, "\(card)")
     }
 
+    /// The tour's provider (newcomer pass 6): answers held 80 ms, the sink ending at `--expect`
+    /// with the last ones in flight. The send reads every answer; the sink's own close meets the
+    /// provider's last read markers, and that is no answer left unread: the gate's `unread == 0`
+    /// passes (it read 996 "maybe unread" on 2 of 3 tries at 200,000 before, `--expect` 1M: 996).
+    @Test func aSinkEndingAtExpectLeavesNothingUnreadOfAProviderThatReadAll() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let count = 200_000
+        let (sink, port) = try CommandRunner.sink([
+            "--no-auth", "--latency", "fixed:80ms", "--expect", "\(count)", "--output", folder + "/sink",
+        ])
+        defer { sink.stop() }
+        try Self.send(to: port, ["--generate", "\(count)"], timeout: .seconds(120), until: sink, endsBy: "expect")
+        let measured = try CommandRunner.summary(in: folder + "/sink")
+        #expect(measured.accepted == count)
+        let connections = try #require(measured.provider?.connections)
+        #expect(connections.compactMap(\.maybeUnread).allSatisfy { $0 == 0 }, "\(connections)")
+        let gate = try CommandRunner.run(["gate", folder + "/sink", "--threshold", "unread == 0"])
+        #expect(gate.status == 0, "\(gate.standardOutput)")
+    }
+
     /// `--expect-tokens`: the sink ends once every token of a set was accepted, however many
     /// notifications that took, and the folder exports for CI tools as a run's does.
     @Test func theSinkEndsWhenEveryExpectedTokenArrived() throws {
