@@ -34,7 +34,7 @@ struct ReturnWaveOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A return request unanswered this long fails and its connection closes.",
+            "A return request unanswered this long fails: over HTTP/1.1 its connection closes, over HTTP/2 its stream is reset.",
             valueName: "duration"
         )
     )
