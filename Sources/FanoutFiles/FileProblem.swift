@@ -8,13 +8,14 @@ import Darwin
 
 /// Why a path could not be read, in the words a person acts on.
 public enum FileProblem {
-    /// What is wrong with reading `path`, or `nil` when it is a readable regular file.
-    public static func problem(reading path: String) -> String? {
+    /// What is wrong with reading `path`, or `nil` when it is a readable regular file (or, with
+    /// `streams`, any readable file but a folder: a pipe, `--tokens <(…)`, or a device).
+    public static func problem(reading path: String, streams: Bool = false) -> String? {
         var status = stat()
         guard stat(path, &status) == 0 else { return describe(errno: errno) }
         let type = status.st_mode & FileType.mask
         if type == FileType.directory { return "is a directory" }
-        if type != FileType.regular { return "is not a regular file (\(kind(of: type)))" }
+        if !streams, type != FileType.regular { return "is not a regular file (\(kind(of: type)))" }
         if access(path, R_OK) != 0 { return describe(errno: errno) }
         return nil
     }

@@ -127,6 +127,16 @@ public enum HTTP2Channels {
             .bind(host: host, port: port)
     }
 
+    /// A client socket as every Fanout client sets it: Nagle's algorithm off at the TCP level
+    /// and the connect bounded. (`.socketOption(.tcp_nodelay)` is option 1 at SOL_SOCKET,
+    /// SO_DEBUG: set silently for root, refused to everyone else. The load engine asked for it
+    /// once, then the return wave did: both now come here.)
+    public static func clientBootstrap(group: any EventLoopGroup, connectTimeout: TimeAmount) -> ClientBootstrap {
+        ClientBootstrap(group: group)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .connectTimeout(connectTimeout)
+    }
+
     /// Connects to `host:port` and returns the channel with its connection handler.
     public static func connect<Delegate: HTTP2ConnectionDelegate>(
         host: String,
@@ -139,9 +149,7 @@ public enum HTTP2Channels {
         connectTimeout: TimeAmount = .seconds(10),
         delegate: @escaping @Sendable () -> Delegate
     ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTP2ConnectionHandler<Delegate>>)> {
-        ClientBootstrap(group: group)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connectTimeout(connectTimeout)
+        clientBootstrap(group: group, connectTimeout: connectTimeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     _ = try addHandlers(

@@ -11,9 +11,11 @@ public enum ShareNotation {
         return percent ? number / 100 : number
     }
 
-    /// `55%`, `45.01%`: a share in percent, to two decimals at most.
-    public static func percent(_ share: Double) -> String {
-        String(format: "%g%%", (share * 10_000).rounded() / 100)
+    /// `55%`, `45.01%`: a share in percent, to `places` decimals at most (two by default), no
+    /// trailing zeros, and `0%` for a share that rounds to nothing from below (not `-0%`).
+    public static func percent(_ share: Double, places: Int = 2) -> String {
+        let scale = (0..<places).reduce(1.0) { value, _ in value * 10 }
+        return String(format: "%g%%", (share * (100 * scale)).rounded() / scale + 0.0)
     }
 
     /// How to write one, for error messages.

@@ -1,4 +1,5 @@
 import FanoutDevices
+import FanoutHTTP2
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -191,13 +192,10 @@ final class ReturnPool: ReturnTransport, @unchecked Sendable {
         if connections.count < size { connect() }
     }
 
-    /// A connection's socket: Nagle's algorithm off, at the TCP level. (`.socketOption(.tcp_nodelay)`
-    /// is option 1 at SOL_SOCKET, SO_DEBUG: set silently for root on the host, refused (EACCES)
-    /// to everyone else, so every connection to the backend failed for a user who was not root.)
+    /// A connection's socket, as every Fanout client's (`HTTP2Channels.clientBootstrap`: it
+    /// asked for SO_DEBUG once, and every connection failed for a user who was not root).
     static func bootstrap(on loop: any EventLoop) -> ClientBootstrap {
-        ClientBootstrap(group: loop)
-            .connectTimeout(connectTimeout)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+        HTTP2Channels.clientBootstrap(group: loop, connectTimeout: connectTimeout)
     }
 
     private func connect() {

@@ -135,14 +135,11 @@ public final class RunOutput: Sendable {
         case .search:
             ours.formUnion(SearchReport.files)
             numbered.append("step-")
-        case .plan: ours.formUnion([PlanJob.fileName, PlanJob.rehearsalFolder, FleetPlanDocument.fileName])
+        case .plan: ours.formUnion(planNames)
         }
-        return names.filter { name in
-            ours.contains(name)
-                || numbered.contains { name.hasPrefix($0) && Int(name.dropFirst($0.count)) != nil }
-        }
-        .sorted()
-        .map { name in ours.contains(name) ? name : name + "/" }
+        return names.filter { name in ours.contains(name) || numbered.contains { isNumbered(name, $0) } }
+            .sorted()
+            .map { name in ours.contains(name) ? name : name + "/" }
     }
 
     /// Whose results `earlier` (`earlierResults(in:results:)`'s names) are, as the refusal says
@@ -150,15 +147,19 @@ public final class RunOutput: Sendable {
     /// newcomer pass 4), a search's when all a search's, else a run's.
     static func whose(_ earlier: [String]) -> String {
         let names = earlier.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        let plan: Set = [PlanJob.fileName, PlanJob.rehearsalFolder, FleetPlanDocument.fileName]
-        if !names.isEmpty && names.allSatisfy(plan.contains) { return "plan's" }
-        let search = Set(SearchReport.files)
-        let isSearch = { (name: String) in
-            search.contains(name) || (name.hasPrefix("step-") && Int(name.dropFirst("step-".count)) != nil)
-        }
+        if !names.isEmpty && names.allSatisfy(planNames.contains) { return "plan's" }
+        let isSearch = { (name: String) in SearchReport.files.contains(name) || isNumbered(name, "step-") }
         // report.html is a run's too: a search's folder is told by its search.json or steps.
         if names.allSatisfy(isSearch) && names.contains(where: { $0 != "report.html" }) { return "search's" }
         return "run's"
+    }
+
+    /// A plan's files: plan.json, its rehearsal's folder, a fleet's plan.
+    static let planNames: Set = [PlanJob.fileName, PlanJob.rehearsalFolder, FleetPlanDocument.fileName]
+
+    /// Whether `name` is `prefix` and a number: `repeat-2`, `step-07`.
+    static func isNumbered(_ name: String, _ prefix: String) -> Bool {
+        name.hasPrefix(prefix) && Int(name.dropFirst(prefix.count)) != nil
     }
 
     /// The files a run writes in its folder (a repeat set's manifest and the answers' ids too).

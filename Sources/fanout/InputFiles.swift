@@ -26,16 +26,10 @@ enum InputFiles {
     /// folder or unreadable is refused here.
     static func check(_ files: [(option: String, path: String?)]) throws(JobError) {
         for case let (option, path?) in files where path != "-" {
-            if let problem = problem(reading: path) { throw JobError.cannotRead(.optionValue(option, path), problem) }
+            if let problem = FileProblem.problem(reading: path, streams: true) {
+                throw JobError.cannotRead(.optionValue(option, path), problem)
+            }
         }
-    }
-
-    static func problem(reading path: String) -> String? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return FileProblem.describe(errno: errno) }
-        if status.st_mode & S_IFMT == S_IFDIR { return "is a directory" }
-        if access(path, R_OK) != 0 { return FileProblem.describe(errno: errno) }
-        return nil
     }
 }
 

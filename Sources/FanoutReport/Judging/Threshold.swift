@@ -265,7 +265,7 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         /// (`68.16%` against `90%`, `0.012%` against `0.01%`).
         func format(_ value: Double, places: Int = 4) -> String {
             if value.isNaN { return "not measured" }
-            if threshold.isShare { return Self.percent(value * 100, places: places) }
+            if threshold.isShare { return ShareNotation.percent(value, places: places) }
             let unit = threshold.metric.unit
             if unit == "ms" {
                 let scale = limit.isNaN ? value : limit
@@ -280,20 +280,11 @@ public struct Threshold: Sendable, Hashable, CustomStringConvertible {
         /// (`68.16%` against `90%`; pass 5 read `68.1605%`), and four where fewer would show the
         /// limit itself for a figure on its other side (`0.997%` against `1%`, not `1%`).
         var sharePlaces: Int {
-            let limitText = Self.percent(limit * 100)
+            let limitText = ShareNotation.percent(limit, places: 4)
             let limitDecimals = limitText.split(separator: ".").dropFirst().first.map { $0.count - 1 } ?? 0
             let places = min(4, max(2, limitDecimals + 1))
-            let same = Self.percent(measured * 100, places: places) == limitText && measured != limit
+            let same = ShareNotation.percent(measured, places: places) == limitText && measured != limit
             return same ? 4 : places
-        }
-
-        /// A percentage to `places` decimals with the zeros after the last digit that counts
-        /// dropped: `68.02%`, `90%`, `0%`.
-        static func percent(_ value: Double, places: Int = 4) -> String {
-            var text = String(format: "%.\(places)f", value)
-            while text.hasSuffix("0") { text.removeLast() }
-            if text.hasSuffix(".") { text.removeLast() }
-            return (text == "-0" ? "0" : text) + "%"
         }
 
         /// Whole figures as they are; else three decimals under 10, two under 100, one above.

@@ -117,7 +117,6 @@ extension HTMLReport {
     /// Seconds from the first request to three decimals; a connection opened a fraction of a
     /// millisecond before it reads 0.000, not -0.000 (the screenshot of session 57 showed four).
     static func connectionSeconds(_ value: Double) -> String {
-        let rounded = (value * 1000).rounded() / 1000
-        return String(format: "%.3f", rounded == 0 ? 0 : rounded)
+        String(format: "%.3f", (value * 1000).rounded() / 1000 + 0.0)
     }
 }
