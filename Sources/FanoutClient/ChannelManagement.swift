@@ -47,8 +47,9 @@ public struct ChannelManagement: Sendable {
         let scheme = connection.endpoint.scheme
         let authorization = connection.endpoint.providerTokens?.current().value
         let unanswered = Array(repeating: ChannelRequest.Answer(status: 0), count: requests.count)
-        let result = connection.connect(
+        let result = connection.endpoint.connect(
             on: loop,
+            configuration: connection.shape.http2,
             delegate: {
                 ChannelRequests(
                     requests: requests,

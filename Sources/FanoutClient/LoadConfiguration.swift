@@ -1,7 +1,6 @@
 import FanoutEndpoint
 import FanoutHTTP2
 import FanoutPayload
-import NIOCore
 
 /// How a run sends: where and with which headers (the endpoint), which payload, and in what
 /// shape.
@@ -41,14 +40,5 @@ public struct LoadConfiguration: Sendable {
             encoder: encoder,
             shape: shape
         )
-    }
-
-    /// Opens a connection to the endpoint on `loop` with this run's HTTP/2 settings
-    /// (`LoadShape.http2`).
-    package func connect<Delegate: HTTP2ConnectionDelegate>(
-        on loop: any EventLoop,
-        delegate: @escaping @Sendable () -> Delegate
-    ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTP2ConnectionHandler<Delegate>>)> {
-        endpoint.connect(on: loop, configuration: shape.http2, delegate: delegate)
     }
 }

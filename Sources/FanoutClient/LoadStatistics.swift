@@ -16,7 +16,8 @@ public final class LoadStatistics: Sendable {
     let connectionsOpened = ManagedAtomic<Int>(0)
     let connectionFailures = ManagedAtomic<Int>(0)
     private let largestPacingWindow = ManagedAtomic<UInt64>(0)
-    private let firstSendUptime = ManagedAtomic<UInt64>(.max)
+    /// When the run's first request went out (the closed model's warm-up counts from it).
+    let firstSendClock = FirstSendClock()
     /// The rejections and failures counted by the end of each second, and what was in flight
     /// then (`markSecond(_:connections:)`).
     private let marks = NIOLockedValueBox<[OutcomeMark]>([])
@@ -27,12 +28,12 @@ public final class LoadStatistics: Sendable {
 
     /// A connection sent its first request at `now` (uptime nanoseconds).
     func noteFirstSend(_ now: UInt64) {
-        Self.store(now, in: firstSendUptime, while: <)
+        firstSendClock.note(now)
     }
 
     /// Stores `value` in `atomic` unless another thread stored one it does not `replace`:
     /// the earliest or the largest of all offered, without a lock.
-    private static func store(
+    static func store(
         _ value: UInt64,
         in atomic: ManagedAtomic<UInt64>,
         while replace: (UInt64, UInt64) -> Bool
@@ -46,10 +47,7 @@ public final class LoadStatistics: Sendable {
     }
 
     /// When the run's first request went out (uptime nanoseconds), 0 before any did.
-    var firstSend: UInt64 {
-        let value = firstSendUptime.load(ordering: .relaxed)
-        return value == .max ? 0 : value
-    }
+    var firstSend: UInt64 { firstSendClock.uptime ?? 0 }
 
     /// Latencies in microseconds, from 1 µs to an hour, three significant digits.
     public static func makeHistogram() -> Histogram<UInt64> { makeMicrosecondHistogram() }

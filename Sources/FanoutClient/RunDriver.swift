@@ -206,8 +206,10 @@ final class RunDriver {
             }
             // Counted here, not when scheduled: a timer replaced before it fired opens nothing.
             let seed = statistics.connectionsOpened.wrappingIncrementThenLoad(ordering: .relaxed)
-            configuration.connect(
+            // This run's HTTP/2 settings (`LoadShape.http2`) to the endpoint.
+            configuration.endpoint.connect(
                 on: loop,
+                configuration: configuration.shape.http2,
                 delegate: {
                     LoadConnection(
                         configuration: configuration,

@@ -111,20 +111,21 @@ public struct RunJob: Sendable {
         return sink
     }
 
-    /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with SIGINT, SIGTERM
+    /// Runs the job `repeats` times into `directory` (a `RepeatSet`), with SIGINT, SIGTERM
     /// and SIGHUP stopping it cleanly (`StopSignals`): each run's folder is written, its
     /// progress and summary told `reporter`. `directory` is checked and locked before
-    /// any traffic (`RunOutput`).
+    /// any traffic (`RunOutput`), and stays locked until the set ends.
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
         try StopSignals.watch { signals in
             let output = try RunOutput(preparing: directory)
+            defer { withExtendedLifetime(output) {} }
             let live = try serve.map { try LiveReport(at: $0, command: "run", reporter: reporter) }
             defer { live?.close() }
-            return try withExtendedLifetime(output) {
-                try repeatRuns(repeats, into: directory, signals: signals, reporter: reporter) { folder in
-                    try runOnce(into: folder, signals: signals, live: live)
-                }
+            var set = try RepeatSet(repeats, into: directory, signals: signals, reporter: reporter)
+            while let folder = set.next() {
+                try set.ended(runOnce(into: folder, signals: signals, live: live))
             }
+            return try set.finish()
         }
     }
 
@@ -224,11 +225,11 @@ public struct RunJob: Sendable {
             metrics: metrics,
             metricsAdditions: waveMetrics,
             linger: linger,
-            reporter: reporter,
-            started: started
+            reporter: reporter
         )
         defer { sender.close() }
         let engine = sender.engine
+        started(engine)
         warnIfLate(configuration.shape.model.startAt, reporter: reporter)
         let sinkCPUAtStart = ThreadCPUClock.perLoop(of: sinkGroup)
         let report = engine.run(progress: progress)
@@ -236,8 +237,7 @@ public struct RunJob: Sendable {
         // A campaign's wave is the other half's too: its sink keeps delivering what it stored
         // (and its devices engaging) until the other half has sent everything.
         if wave != nil { companion?.sendsEnded.wait() }
-        sink.drain(grace: .seconds(1))
-        let sinkSummary = sink.statistics.summary
+        let sinkSummary = sink.drain(grace: .seconds(1))
         let reconciliation = Reconciliation(
             client: report.snapshot,
             sinkRequests: sinkSummary.requests,

@@ -39,62 +39,6 @@ extension RunSummary {
     }
 }
 
-/// Runs a job `repeats` times into `repeat-1/` … `repeat-N/` under `directory` (or once into
-/// `directory` itself), stopping at a stop signal; tells `reporter` each repeat and the medians
-/// and spread of several, and returns the worst status; several end with `report.html`
-/// (`RepeatReport`) beside them. Several keep `repeats.json` (`RepeatManifest`) up to date:
-/// asked, finished, and the signal that cut the set short ("interrupted after 2 of 5 repeats").
-public func repeatRuns(
-    _ repeats: Int,
-    into directory: String,
-    signals: StopSignals,
-    reporter: any JobReporter,
-    _ once: (_ folder: String) throws -> RunStatus
-) throws -> RunStatus {
-    var status = RunStatus.clean
-    var manifest = RepeatManifest(asked: repeats)
-    func record() throws {
-        guard repeats > 1 else { return }
-        do { try manifest.write(in: directory) } catch {
-            throw JobError.cannotWrite(.file("\(directory)/\(RepeatManifest.fileName)"), error.reason)
-        }
-    }
-    try record()
-    for index in 1...max(1, repeats) {
-        // The first always runs: a signal before it stops it at once, and its folder says so.
-        if index > 1 && signals.received != nil { break }
-        let folder = repeats <= 1 ? directory : "\(directory)/repeat-\(index)"
-        if repeats > 1 { reporter.report(.repeatStarting(index: index, of: repeats)) }
-        let outcome = try once(folder)
-        status = max(status, outcome)
-        // A signal that came as the repeat was being written leaves it whole.
-        if signals.received != nil && [.hungUp, .interrupted, .terminated].contains(outcome) { break }
-        manifest.finished = index
-        try record()
-    }
-    // A signal after the last repeat was written cut nothing short.
-    if let signal = signals.received, manifest.finished < max(1, repeats) {
-        status = max(status, RunStatus(signal))
-        if repeats > 1 {
-            manifest.interrupted = signal.name
-            try record()
-            reporter.report(.repeatsInterrupted(finished: manifest.finished, asked: repeats, signal: signal))
-        }
-        return status
-    }
-    if repeats > 1 {
-        let set: RunSet
-        do { set = try RunSet.load(directory) } catch { throw JobError.input(.command, "\(error)") }
-        reporter.report(.repeatsSpread(set.spreadText))
-        let report = directory + "/" + RepeatReport.fileName
-        do { try RepeatReport(set: set).write() } catch {
-            throw JobError.cannotWrite(.file(report), error.reason)
-        }
-        reporter.report(.repeatsReportWritten(path: report))
-    }
-    return status
-}
-
 /// On GitHub Actions (`$GITHUB_STEP_SUMMARY` names a file), appends the run's `summary.md` to
 /// the job's summary page; a file that cannot be written is told `reporter`, not fatal.
 func appendToStepSummary(

@@ -165,13 +165,14 @@ public struct SendJob: Sendable {
         self.tokens = tokens
     }
 
-    /// Runs the job `repeats` times into `directory` (see `repeatRuns`), with SIGINT, SIGTERM
+    /// Runs the job `repeats` times into `directory` (a `RepeatSet`), with SIGINT, SIGTERM
     /// and SIGHUP stopping it cleanly (`StopSignals`). `directory` is checked and locked before
     /// any traffic (`RunOutput`).
     public func run(into directory: String, repeats: Int) throws -> RunStatus {
         try StopSignals.watch { signals in
             try OutputFile.check(sideOutputs, inputs: inputs, folders: [("--output", directory)])
             let output = try RunOutput(preparing: directory, inputs: files)
+            defer { withExtendedLifetime(output) {} }
             let configuration = try loadConfiguration()
             defer {
                 configuration.goneTokens?.close()
@@ -179,11 +180,11 @@ public struct SendJob: Sendable {
             }
             let live = try serve.map { try LiveReport(at: $0, command: "send", reporter: reporter) }
             defer { live?.close() }
-            return try withExtendedLifetime(output) {
-                try repeatRuns(repeats, into: directory, signals: signals, reporter: reporter) { folder in
-                    try runOnce(configuration, into: folder, signals: signals, live: live)
-                }
+            var set = try RepeatSet(repeats, into: directory, signals: signals, reporter: reporter)
+            while let folder = set.next() {
+                try set.ended(runOnce(configuration, into: folder, signals: signals, live: live))
             }
+            return try set.finish()
         }
     }
 
@@ -479,11 +480,11 @@ public struct SendJob: Sendable {
             threads: threads,
             metrics: metrics,
             linger: linger,
-            reporter: reporter,
-            started: started
+            reporter: reporter
         )
         defer { sender.close() }
         let engine = sender.engine
+        started(engine)
         warnIfLate(configuration.shape.model.startAt, reporter: reporter)
         // A token set that turns out bad part-way (a malformed line, a truncated file) ends the
         // run there: what was sent stays counted, and the report holds it invalid with the place.

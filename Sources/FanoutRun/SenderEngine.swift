@@ -42,8 +42,9 @@ final class SenderEngine {
     /// Where the metrics endpoint lingers after `close()` (`nil`: `close()` lingers itself).
     private let linger: MetricsLinger?
 
-    /// Starts `threads` event loops and the engine on them, hands the engine to `started` (to
-    /// cancel it), then serves its metrics at `address` and tells `reporter` where.
+    /// Starts `threads` event loops and the engine on them, then serves its metrics at
+    /// `address` and tells `reporter` where. Nothing is sent before the engine's `run`: the
+    /// job hands `engine` to what may cancel it (a stop signal) first.
     init(
         configuration: LoadConfiguration,
         tokens: TokenStream,
@@ -51,13 +52,11 @@ final class SenderEngine {
         metrics address: ServedAddress?,
         metricsAdditions: MetricsAdditions? = nil,
         linger: MetricsLinger? = nil,
-        reporter: any JobReporter,
-        started: (LoadEngine) -> Void
+        reporter: any JobReporter
     ) throws {
         self.linger = linger
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let engine = LoadEngine(configuration: configuration, tokens: tokens, group: group)
-        started(engine)
         do {
             metrics = try address.map { try SenderMetrics(at: $0, engine: engine, additions: metricsAdditions) }
         } catch {

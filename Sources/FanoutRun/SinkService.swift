@@ -345,13 +345,13 @@ public struct SinkService: Service {
 
         /// Drains and stops the sink; tells `reporter`, when there is one, the sink's counts.
         func stop(telling reporter: (any JobReporter)?, returnWave: ReturnWaveSummary? = nil) {
-            sink.drain()
+            let summary = sink.drain()
             admin?.close()
             if let reporter {
                 let delivery = sink.fleet.map { DeliverySummary($0.snapshot()).lines } ?? []
                 let broadcast = sink.broadcastRecords.map { [$0.counts.line] } ?? []
                 let wave = returnWave?.lines ?? []
-                reporter.report(.sinkStopped(lines: [sink.statistics.summary.text] + delivery + broadcast + wave))
+                reporter.report(.sinkStopped(lines: [summary.text] + delivery + broadcast + wave))
             }
             try? group.syncShutdownGracefully()
         }

@@ -278,12 +278,18 @@ public final class Sink: Sendable {
     public static func describe(_ address: SocketAddress) -> String { address.hostAndPort }
 
     /// Stops accepting connections, answers new requests 503 Shutdown and sends every
-    /// connection GOAWAY; closes what is still open after `grace`. Only the first call drains;
-    /// a later one returns at once (a job drains before it reads the counts, and again, as a
-    /// `defer`, on every way out), even while the first is still draining: callers that read
-    /// the counts call it one after another, never at once.
-    public func drain(grace: TimeAmount = .seconds(5)) {
-        guard state.startDraining() else { return }
+    /// connection GOAWAY; closes what is still open after `grace`; returns the counts then.
+    ///
+    /// The counts are whole only here: a connection keeps its own and adds them to
+    /// `statistics` now and then (`SinkConnection.flushCounts`), and last as it closes, so a
+    /// reconciliation reads the summary this returns, not `statistics` before it.
+    ///
+    /// Only the first call drains; a later one returns the counts at once (a job drains before
+    /// it reads the counts, and again, as a `defer`, on every way out), even while the first is
+    /// still draining: callers that read the counts call it one after another, never at once.
+    @discardableResult
+    public func drain(grace: TimeAmount = .seconds(5)) -> SinkSummary {
+        guard state.startDraining() else { return statistics.summary }
         try? channel.close().wait()
         let open = connections.withLockedValue { Array($0.open.values) }
         for child in open {
@@ -311,5 +317,6 @@ public final class Sink: Sendable {
         timing.handOver()
         timing.stop()
         configuration.capture?.close()
+        return statistics.summary
     }
 }

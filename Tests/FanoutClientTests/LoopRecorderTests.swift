@@ -67,7 +67,7 @@ import Testing
         for open in [true, false] {
             let tickets = ArrivalTickets(schedule: try ArrivalSchedule(rate: 1000, duration: .seconds(5)))
             let statistics = LoadStatistics()
-            let origin: WarmUpOrigin = open ? .schedule(tickets) : .firstSend(statistics)
+            let origin: WarmUpOrigin = open ? .schedule(tickets) : .firstSend(statistics.firstSendClock)
             let collector = IntervalCollector(start: 0, warmUp: 500 * ms, from: origin, loops: 1)
             let recorder = LoopRecorder(collector: collector)
             #expect(collector.warmUpEnd == nil, "nothing sent yet")
@@ -84,7 +84,7 @@ import Testing
             #expect(collector.intervals.map(\.completed).reduce(0, +) == 4)
         }
         // Without a warm-up nothing waits for the origin.
-        let none = IntervalCollector(start: 0, warmUp: 0, from: .firstSend(LoadStatistics()), loops: 1)
+        let none = IntervalCollector(start: 0, warmUp: 0, from: .firstSend(FirstSendClock()), loops: 1)
         #expect(none.warmUpEnd == 0)
     }
 
