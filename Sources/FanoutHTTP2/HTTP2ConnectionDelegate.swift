@@ -29,6 +29,17 @@ public protocol HTTP2ConnectionDelegate: SendableMetatype {
     mutating func outboundWritten(at now: UInt64)
 }
 
+/// What a delegate need not say: every call but `handle` does nothing by default.
+extension HTTP2ConnectionDelegate {
+    public mutating func connectionStarted(_ connection: inout HTTP2Writer) {}
+    public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
+    public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
+    public var nextWakeUp: NIODeadline? { nil }
+    public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
+    public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
+    public mutating func outboundWritten(at now: UInt64) {}
+}
+
 /// What `HTTP2Connection.receive(_:from:_:)` hands to the application.
 ///
 /// An event's bytes (a message's header list and body, GOAWAY's debug data) are views of the

@@ -2,16 +2,6 @@ import NIOCore
 import NIOSSL
 import NIOTLS
 
-extension HTTP2ConnectionDelegate {
-    public mutating func connectionStarted(_ connection: inout HTTP2Writer) {}
-    public mutating func tlsEstablished(peerCertificate: NIOSSLCertificate?, connection: inout HTTP2Writer) {}
-    public mutating func writabilityChanged(_ isWritable: Bool, connection: inout HTTP2Writer) {}
-    public var nextWakeUp: NIODeadline? { nil }
-    public mutating func wake(now: NIODeadline, connection: inout HTTP2Writer) {}
-    public mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) {}
-    public mutating func outboundWritten(at now: UInt64) {}
-}
-
 /// Runs an `HTTP2Connection` on a NIO channel: frames are read straight from the received
 /// bytes (a partial frame waits in one reused buffer), and everything the connection and its
 /// delegate queue during a burst of reads goes out in one write when the burst ends.
