@@ -16,8 +16,8 @@ public struct HPACKDecoder {
     public var maximumHeaderListSize: Int
     /// Huffman-decoded strings are written here, so their views stay valid during the call.
     private let scratch: HPACKScratch
-    /// Huffman's decoding steps, held so that no string reaches the lazily made global.
-    private let huffmanSteps = Huffman.decodeSteps
+    /// Huffman's decoding tables, held so that no string reaches the lazily made global.
+    private let huffmanTables = Huffman.decodeTables
     private let staticTable = HPACKStaticTable.view
 
     /// Creates a decoder with the table size and header list limit in force.
@@ -153,7 +153,7 @@ public struct HPACKDecoder {
         let room = length * 8 / 5 + 1
         guard scratchUsed + room <= scratch.count else { throw .headerListTooLarge(limit: maximumHeaderListSize) }
         let start = scratch.baseAddress! + scratchUsed
-        let decoded = try Huffman.decode(bytes, into: start, steps: huffmanSteps)
+        let decoded = try Huffman.decode(bytes, into: start, tables: huffmanTables)
         scratchUsed += decoded
         return UnsafeRawBufferPointer(start: start, count: decoded)
     }

@@ -70,6 +70,24 @@ func encode(
     }
 }
 
+/// One field as h2load sends a device's `:path`: the static table's name, the value
+/// Huffman-coded (nghttp2 codes a value when that is shorter; a hex token is), without indexing:
+/// what the sink decodes per request from such a client, the Huffman decoder's own cost.
+let huffmanPathBlocks: [[UInt8]] = {
+    var encoder = FanoutHPACK.HPACKEncoder(huffman: .always)
+    return fanoutRequests.map { fields in
+        var block = OutputBuffer()
+        encoder.beginBlock(into: &block)
+        let path = fields[2]
+        path.name.withUnsafeBytes { name in
+            path.value.withUnsafeBytes { value in
+                encoder.encode(name: name, value: value, indexing: .withoutIndexing, into: &block)
+            }
+        }
+        return Array(block.bytes)
+    }
+}()
+
 let benchmarks: @Sendable () -> Void = {
     // CI gates Fanout's allocations only (FANOUT_BENCHMARK_METRICS=malloc); NIOHPACK is the peer.
     let mallocOnly = ProcessInfo.processInfo.environment["FANOUT_BENCHMARK_METRICS"] == "malloc"
@@ -125,6 +143,21 @@ let benchmarks: @Sendable () -> Void = {
                 try decoder.decode($0) { name, value, _ in checksum &+= name.count &+ value.count }
             }
             device = device == deviceCount - 1 ? 1 : device + 1
+        }
+        benchmark.stopMeasurement()
+        blackHole(checksum)
+    }
+
+    Benchmark("FanoutHPACKDecode-HuffmanPath") { benchmark in
+        var decoder = FanoutHPACK.HPACKDecoder()
+        var checksum = 0
+        benchmark.startMeasurement()
+        var device = 0
+        for _ in benchmark.scaledIterations {
+            try huffmanPathBlocks[device].withUnsafeBytes {
+                try decoder.decode($0) { name, value, _ in checksum &+= name.count &+ Int(value[value.count - 1]) }
+            }
+            device = (device + 1) & (deviceCount - 1)
         }
         benchmark.stopMeasurement()
         blackHole(checksum)
