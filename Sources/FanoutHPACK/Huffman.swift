@@ -151,8 +151,9 @@ enum Huffman {
         while true {
             if available <= 56 {
                 if index &+ 8 <= bytes.count {
-                    // Eight bytes at once, as many whole ones taken as fit; the bits of the next
-                    // byte that also land are its own, the same the next refill lays over them.
+                    // Eight bytes loaded, the whole ones that fit taken (at most seven); the bits
+                    // of the next byte that also land are its own, the same the next refill lays
+                    // over them.
                     let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                     accumulator |= word &>> UInt64(available)
                     let taken = (63 &- available) &>> 3

@@ -332,7 +332,7 @@ import Testing
             timeout: .seconds(60)
         )
         // The wave from storage is the subject, not the pace: 0, or 4 for a lagging generator.
-        try expectValidOrLagged(status: result.status, folder: folder, result.standardError)
+        try expectValidOrLagged(status: result.status, folder: folder, result.standardError + result.standardOutput)
         let summary = try CommandRunner.summary(in: folder)
         let delivery = try #require(summary.delivery)
         let wave = try #require(summary.returnWave)
