@@ -40,7 +40,7 @@ package struct LoadConnection: HTTP2ConnectionDelegate {
     private let configuration: LoadConfiguration
     private let statistics: LoadStatistics
     private let recorder: LoopRecorder
-    /// Until the first request goes out, which the run records (`LoadStatistics.firstSend`).
+    /// Until the first request goes out, which the run records (`LoadStatistics.firstSendClock`).
     private var isFirstSend = true
     /// Called once, when the connection has ended: whether it made progress, and what kept it
     /// from any answer when something did (`EndpointFailure`).

@@ -134,7 +134,7 @@ public final class LoadEngine: Sendable {
             gaveUp: gaveUp,
             started: start.date,
             scheduledStart: model.startAt,
-            firstSend: statistics.firstSend == 0 ? nil : start.date(ofUptime: statistics.firstSend),
+            firstSend: statistics.firstSendClock.uptime.map(start.date(ofUptime:)),
             schedule: model.shardSchedule,
             warmUp: model.warmUp,
             warmUpStart: recording.collector.warmUpStart.map { max(.zero, start.elapsed(at: $0)) } ?? .zero,

@@ -46,9 +46,6 @@ public final class LoadStatistics: Sendable {
         }
     }
 
-    /// When the run's first request went out (uptime nanoseconds), 0 before any did.
-    var firstSend: UInt64 { firstSendClock.uptime ?? 0 }
-
     /// Latencies in microseconds, from 1 µs to an hour, three significant digits.
     public static func makeHistogram() -> Histogram<UInt64> { makeMicrosecondHistogram() }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How Fanout writes a share everywhere (options and scenario files): `5%` or `0.05`, both
 /// 0.05.
 public enum ShareNotation {
@@ -14,7 +16,7 @@ public enum ShareNotation {
     /// `55%`, `45.01%`: a share in percent, to `places` decimals at most (two by default), no
     /// trailing zeros, and `0%` for a share that rounds to nothing from below (not `-0%`).
     public static func percent(_ share: Double, places: Int = 2) -> String {
-        let scale = (0..<places).reduce(1.0) { value, _ in value * 10 }
+        let scale = pow(10, Double(places))
         return String(format: "%g%%", (share * (100 * scale)).rounded() / scale + 0.0)
     }
 
