@@ -10,18 +10,32 @@ extension HTTP2Connection {
     /// The frames are read in place, within one view of `buffer`'s bytes: an event's views (a
     /// message's header list and body, GOAWAY's debug data) are valid during the call of `body`
     /// that gets them, and no frame or message is copied or reference-counted on the way.
+    ///
+    /// `pausingAt`: once an event's handling leaves at least this many bytes queued to send
+    /// (`outbound`), it stops after that event and returns true, the frames not yet read left in
+    /// `buffer`, so the owner can write them before reading on (a read of a thousand answers,
+    /// each refilled with a request, would otherwise hold the first request until the last
+    /// answer is handled). False when every whole frame was read.
+    @discardableResult
     public static func receive(
         _ connection: inout HTTP2Connection,
         from buffer: inout ByteBuffer,
+        pausingAt outboundLimit: Int = .max,
         _ body: (HTTP2Event, inout HTTP2Writer) -> Void
-    ) {
+    ) -> Bool {
         var consumed = 0
+        var paused = false
         buffer.withUnsafeReadableBytes { bytes in
             while let event = connection.nextEvent(in: bytes, consumed: &consumed) {
                 connection.withWriter { writer in body(event, &writer) }
+                if connection.outbound.count >= outboundLimit {
+                    paused = true
+                    break
+                }
             }
         }
         buffer.moveReaderIndex(forwardBy: consumed)
+        return paused
     }
 
     /// Processes frames from `bytes[consumed...]` until one needs the application, and returns

@@ -44,6 +44,9 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var incompleteFrameTimer: Scheduled<Void>?
     /// Between a burst's first `channelRead` and its `channelReadComplete`.
     private var isReading = false
+    /// When bytes were last written in the middle of a read (`process`), uptime nanoseconds; 0
+    /// before the first.
+    private var midReadWrittenAt: UInt64 = 0
     /// Whether the peer's first bytes have come: a server's any byte, a client's the 4 it judges
     /// for another protocol (`judgeFirstBytes`).
     private var heardPeer = false
@@ -194,9 +197,43 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     /// Queued bytes that are written without waiting for the end of the read burst.
     static var earlyWriteBytes: Int { 2 * 1024 }
 
+    /// Queued bytes past which a read's handling stops to write them before it reads on: a full
+    /// TLS record's worth. A client that refills each answered stream at once would otherwise
+    /// hold all of a read's requests until its last answer was handled (for a read of 1000
+    /// answers, about 1.5 ms for the first request), and the server would sit idle meanwhile.
+    static var midReadWriteBytes: Int { 16 * 1024 }
+    /// The least time between two of those writes, after the first: each costs a write, and
+    /// downstream a read and whatever the peer does per read (a held answer's timer), so they
+    /// are spaced rather than made every 16 KB (docs/performance.md, "A connection's burst").
+    static var midReadWriteSpacing: UInt64 { 1_000_000 }
+
+    /// Handles `bytes`' whole frames, writing what they queue in the middle of the read each time
+    /// it passes `midReadWriteBytes`, at most once a `midReadWriteSpacing`:
+    ///
+    /// ```
+    ///   frames handled ─────────────────────────────────────────────────► the read ends
+    ///   16 KB queued:        ▲ written            ┊ not: < 1 ms since     ▲ the rest written
+    ///                        (the first, or ≥ 1 ms after the last)          (channelRead's end)
+    /// ```
     private func process(_ bytes: inout ByteBuffer) {
-        HTTP2Connection.receive(&connection, from: &bytes) { event, writer in
-            delegate.handle(event, connection: &writer)
+        var limit = Self.midReadWriteBytes
+        while HTTP2Connection.receive(
+            &connection,
+            from: &bytes,
+            pausingAt: limit,
+            { event, writer in
+                delegate.handle(event, connection: &writer)
+            }
+        ) {
+            guard let context, !lingering, !connection.isFinished else { return }
+            let now = NIODeadline.now().uptimeNanoseconds
+            if midReadWrittenAt != 0 && now - min(now, midReadWrittenAt) < Self.midReadWriteSpacing {
+                limit = connection.outbound.count + Self.midReadWriteBytes
+                continue
+            }
+            midReadWrittenAt = now
+            limit = Self.midReadWriteBytes
+            flush(context)
         }
     }
 

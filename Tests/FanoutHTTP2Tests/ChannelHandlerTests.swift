@@ -314,3 +314,123 @@ import Testing
         #expect(ended == nil)
     }
 }
+
+/// A read whose handling queues more than a TLS record's worth writes it before reading on
+/// (`HTTP2Connection.receive(_:from:pausingAt:_:)`, the handler's `midReadWriteBytes`): a burst
+/// of answers, each refilled with a request, does not hold the first request until the last
+/// answer is handled.
+@Suite struct MidReadWriteTests {
+    /// 200 bytes of body with every answer: about 230 bytes an answer.
+    static let answerBody = ByteBuffer(repeating: UInt8(ascii: "x"), count: 200)
+
+    /// Answers every request at once.
+    struct Answerer: HTTP2ConnectionDelegate {
+        mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+            guard case .message(let message) = event else { return }
+            _ = connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: answerBody)
+        }
+    }
+
+    /// The streams of the HEADERS frames in `bytes`, in order.
+    static func answeredStreams(_ bytes: ByteBuffer) -> [UInt32] {
+        ChannelHandlerTests.frames(Array(bytes.readableBytesView)).compactMap { frame in
+            if case .headers(let stream, _, _) = frame { stream } else { nil }
+        }
+    }
+
+    /// The read stops after the event whose answer took what is queued past the limit, and the
+    /// next call goes on from the frame after it: each request answered once, in order, and
+    /// every pause's bytes at least the limit and less than the limit and one answer more.
+    @Test func aReadPausesPastTheLimitAndGoesOnFromWhereItStopped() throws {
+        var pair = ConnectionPair(
+            server: {
+                var server = HTTP2Connection.Configuration()
+                server.maxConcurrentStreams = 1000
+                return server
+            }()
+        )
+        pair.run()
+        for tag in 0..<200 { try pair.client.sendRequest(apnsRequest(), body: bytes("{}"), tag: UInt64(tag)) }
+        var toServer = pair.client.takeOutbound()
+        let limit = 4096
+        var answered: [UInt32] = []
+        var largestAnswer = 0
+        var writes: [(paused: Bool, bytes: Int)] = []
+        while true {
+            let paused = HTTP2Connection.receive(&pair.server, from: &toServer, pausingAt: limit) { event, writer in
+                guard case .message(let message) = event else { return }
+                let before = writer.queuedBytes
+                _ = writer.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: Self.answerBody)
+                largestAnswer = max(largestAnswer, writer.queuedBytes - before)
+                answered.append(message.stream)
+            }
+            writes.append((paused, pair.server.takeOutbound().readableBytes))
+            if !paused { break }
+            #expect(toServer.readableBytes > 0 || writes.count > 1)
+        }
+        #expect(answered == Array(stride(from: UInt32(1), through: 399, by: 2)))
+        #expect(toServer.readableBytes == 0)
+        // 200 answers of about 230 bytes: 11 pauses of 4 KB, then the rest.
+        #expect(writes.count >= 10)
+        #expect(writes.dropLast().allSatisfy { $0.paused && $0.bytes >= limit && $0.bytes < limit + largestAnswer })
+        #expect(writes.last.map { !$0.paused && $0.bytes < limit + largestAnswer } == true)
+    }
+
+    /// Without a limit (the default) the whole read is handled in one call.
+    @Test func withoutALimitAReadIsHandledWhole() throws {
+        var pair = ConnectionPair()
+        pair.run()
+        for tag in 0..<50 { try pair.client.sendRequest(apnsRequest(), body: nil, tag: UInt64(tag)) }
+        var toServer = pair.client.takeOutbound()
+        var answered = 0
+        let paused = HTTP2Connection.receive(&pair.server, from: &toServer) { event, writer in
+            guard case .message(let message) = event else { return }
+            _ = writer.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: Self.answerBody)
+            answered += 1
+        }
+        #expect(!paused && answered == 50 && toServer.readableBytes == 0)
+        #expect(pair.server.outbound.count > 50 * 200)
+    }
+
+    /// Over a channel: one read of 200 requests (45 KB of answers) writes its first 16 KB
+    /// before the read ends — a write holding some answers but not all — and all of them, once
+    /// each and in order, by the end of the read.
+    @Test func aLongReadWritesItsFirstAnswersBeforeItEnds() throws {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxConcurrentStreams = 1000
+        try channel.pipeline.syncOperations.addHandler(
+            HTTP2ConnectionHandler(role: .server, configuration: configuration, delegate: Answerer())
+        )
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        var client = HTTP2Connection(role: .client)
+        // The server's SETTINGS (1000 streams) read first: a client opens 100 before it knows.
+        while var settings = try channel.readOutbound(as: ByteBuffer.self) { client.read(&settings) }
+        for tag in 0..<200 { try client.sendRequest(apnsRequest(), body: bytes("{}"), tag: UInt64(tag)) }
+        channel.pipeline.fireChannelRead(client.takeOutbound())
+        var writes: [ByteBuffer] = []
+        while let write = try channel.readOutbound(as: ByteBuffer.self) { writes.append(write) }
+        let streams = writes.map(Self.answeredStreams)
+        #expect(writes.count >= 2)
+        #expect(writes.first.map { $0.readableBytes >= 16 * 1024 } == true)
+        #expect((1..<200).contains(streams.first?.count ?? 0))
+        #expect(streams.flatMap { $0 } == Array(stride(from: UInt32(1), through: 399, by: 2)))
+    }
+
+    /// A read whose answers stay under 16 KB is written once, at its end.
+    @Test func aShortReadIsWrittenOnce() throws {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionHandler(role: .server, delegate: Answerer()))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        while try channel.readOutbound(as: ByteBuffer.self) != nil {}
+        var client = HTTP2Connection(role: .client)
+        for tag in 0..<40 { try client.sendRequest(apnsRequest(), body: bytes("{}"), tag: UInt64(tag)) }
+        try channel.writeInbound(client.takeOutbound())
+        var writes: [ByteBuffer] = []
+        while let write = try channel.readOutbound(as: ByteBuffer.self) { writes.append(write) }
+        #expect(writes.count == 1)
+        #expect(writes.first.map(Self.answeredStreams) == Array(stride(from: UInt32(1), through: 79, by: 2)))
+    }
+}
