@@ -2,7 +2,7 @@ import FanoutHPACK
 import NIOCore
 
 /// One side of an HTTP/2 connection (RFC 9113) as a state machine over bytes: received bytes
-/// go in through `receive(_:from:_:)`, which answers what the protocol requires by itself
+/// go in through `receive(_:from:pausingAt:_:)`, which answers what the protocol requires by itself
 /// (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY) and hands the application what
 /// it must act on; the application's requests and responses go out through
 /// `sendRequest` and `respond`. Everything to send accumulates in `outbound`, which the owner
@@ -179,7 +179,7 @@ public struct HTTP2Connection: ~Copyable {
     var resetBudget: Double
     var resetBudgetRefilledAt: UInt64 = 0
     /// When the bytes being read arrived (uptime nanoseconds): told by the owner before
-    /// `receive(_:from:_:)` (`bytesArrived(at:beginningBurst:)`); it refills the reset budget.
+    /// `receive(_:from:pausingAt:_:)` (`bytesArrived(at:beginningBurst:)`); it refills the reset budget.
     public private(set) var now: UInt64 = 0
     /// When the read burst holding the bytes being read began (uptime nanoseconds): its first
     /// read's `now`. What an event waited between then and its handling is the reader's own
@@ -220,7 +220,7 @@ public struct HTTP2Connection: ~Copyable {
     /// The MAX_CONCURRENT_STREAMS of the last SETTINGS the peer acknowledged; `nil` before its
     /// first acknowledgement (until then it may not know any limit: RFC 9113 §6.5.3).
     public internal(set) var acknowledgedMaxConcurrentStreams: UInt32?
-    /// The bytes about to be received (`receive(_:from:_:)`) arrived at `now` (uptime
+    /// The bytes about to be received (`receive(_:from:pausingAt:_:)`) arrived at `now` (uptime
     /// nanoseconds); `beginningBurst`: they are a read burst's first, so `readStartedAt` is
     /// `now` too (said each time: a read within a burst that reset it would hide the reader's
     /// own delay).

@@ -40,7 +40,7 @@ extension HTTP2ConnectionDelegate {
     public mutating func outboundWritten(at now: UInt64) {}
 }
 
-/// What `HTTP2Connection.receive(_:from:_:)` hands to the application.
+/// What `HTTP2Connection.receive(_:from:pausingAt:_:)` hands to the application.
 ///
 /// An event's bytes (a message's header list and body, GOAWAY's debug data) are views of the
 /// bytes being read or of the connection's own memory: valid during the call that hands the
