@@ -116,6 +116,7 @@ struct ProviderObserver {
 
     /// A request received at `received` was decided: the sink's delay in reading it, and the
     /// token's outcome for the card and the expected-token list (`tokenHash` 0: none read).
+    /// True when its acceptance completed `--expect-tokens`' set.
     func decided(
         received: UInt64,
         rejection: APNsReason?,
@@ -123,12 +124,12 @@ struct ProviderObserver {
         tokenHash: UInt64,
         recorder: SinkLoopRecorder,
         now: UInt64
-    ) {
+    ) -> Bool {
         let mark = instrument.mark(forRequestAt: received)
         recorder.arrived(after: received - min(received, mark), accepted: accepted)
-        guard tokenHash != 0 else { return }
+        guard tokenHash != 0 else { return false }
         if let rejection { instrument.card.rejected(hash: tokenHash, rejection, now: now) }
-        if accepted { instrument.expected?.accepted(hash: tokenHash) }
+        return accepted && instrument.expected?.accepted(hash: tokenHash) == true
     }
 
     /// A channel or broadcast request was decided (`answer`): the card's broadcast rules judge

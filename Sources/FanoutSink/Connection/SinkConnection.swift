@@ -248,7 +248,7 @@ package struct SinkConnection: HTTP2ConnectionDelegate {
     mutating func flushCounts(now: UInt64) {
         handled += counts.requests
         observer?.noteOnRecord()
-        statistics.add(counts, to: record)
+        statistics.add(counts, to: record, at: now)
         counts.clear()
         if let capture = configuration.capture { captured.flush(to: capture) }
         lastFlush = now
@@ -325,7 +325,7 @@ extension SinkConnection {
         let received = connection.readStartedAt == 0 ? now : min(now, connection.readStartedAt)
         let streams = StreamsSeen(open: openStreams, acknowledgedLimit: connection.acknowledgedMaxConcurrentStreams)
         let decision = decide(request, fields, unanswered: unanswered, received: received, now: now, streams)
-        observer?.decided(
+        let completedExpected = observer?.decided(
             received: received,
             rejection: decision.rejection,
             accepted: decision.rejection == nil && !unanswered,
@@ -333,6 +333,7 @@ extension SinkConnection {
             recorder: recorder,
             now: now
         )
+        if completedExpected == true { statistics.expectedTokensCompleted() }
         let due = unanswered ? received : scheduler.due(received: received, &random)
         let decided = SinkConnectionState.DecidedRequest(
             stream: request.stream,
