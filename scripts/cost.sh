@@ -47,7 +47,8 @@
 # that a change to one of them shows at its own size rather than diluted in its stage's:
 #   hpack-encode HPACKEncoder.encode(name:value:indexing:huffman:into:)
 #   hpack-decode HPACKDecoder.decode(_:field:)
-#   json-check   PayloadSyntax.problem(in:)
+#   json-check   CheckedPayload.isJSONObject(_:)                 the body compared with the
+#                                                                connection's last object, read if not
 # and one that is not instructions: `mallocs`, the calls into malloc, calloc and realloc per
 # notification (the same marginal count, from callgrind's call counts). It is gated on its own
 # limit, not the baseline: at most 0.05 a notification, what amortised batches (token reading)
@@ -187,7 +188,7 @@ measure() {
         [record]="LoopRecorder.complete(startedAt:now:)"
         [hpack-encode]="HPACKEncoder.encode(name:value:indexing:huffman:into:)"
         [hpack-decode]="HPACKDecoder.decode(_:field:)"
-        [json-check]="static PayloadSyntax.problem(in:)"
+        [json-check]="CheckedPayload.isJSONObject(_:)"
     )
     for stage in "${!function[@]}"; do
         local x y

@@ -137,14 +137,16 @@ struct APNsRequestCheck {
         return .success(token)
     }
 
-    /// Rules 5–11: the apns-* fields and the payload.
+    /// Rules 5–11: the apns-* fields and the payload (its syntax through `checkedPayload`, the
+    /// connection's last object: the same bytes again are not read again).
     static func checkNotification(
         _ fields: Fields,
         in bytes: UnsafeRawBufferPointer,
         body: UnsafeRawBufferPointer,
         bodyLength: Int,
         allowedBundles: Set<[UInt8]>?,
-        defaultTopic: UnsafeRawBufferPointer? = nil
+        defaultTopic: UnsafeRawBufferPointer? = nil,
+        checkedPayload: CheckedPayload
     ) -> Rejection? {
         var pushType = APNsPushType.alert
         if fields.pushType.isPresent {
@@ -184,7 +186,7 @@ struct APNsRequestCheck {
         if fields.collapseID.count > 64 { return .init(.badCollapseId) }
         guard bodyLength > 0 else { return .init(.payloadEmpty) }
         guard bodyLength <= pushType.payloadSizeLimit else { return .init(.payloadTooLarge) }
-        if PayloadSyntax.problem(in: body) != nil { return .init(.badPayload) }
+        if !checkedPayload.isJSONObject(body) { return .init(.badPayload) }
         if pushType == .liveactivity && LiveActivityPayload.problem(in: body) != nil { return .init(.badPayload) }
         return nil
     }

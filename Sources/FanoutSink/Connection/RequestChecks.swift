@@ -36,12 +36,16 @@ struct RequestChecks {
     /// one (then `hasDefaultTopic`), else empty.
     private var defaultTopic: [UInt8] = []
     private var hasDefaultTopic = false
+    /// The last payload found to be a JSON object (rule 11 without reading the same bytes again).
+    private let checkedPayloadStorage = CheckedPayload.Storage()
+    private let checkedPayload: CheckedPayload
 
     init(_ configuration: SinkConfiguration) {
         tokenFormat = configuration.tokenFormat
         tokenAuthentication = configuration.tokenAuthentication
         certificateRequired = configuration.certificateAuthentication
         allowedTopics = configuration.bundleBytes
+        checkedPayload = checkedPayloadStorage.payload
     }
 
     /// The connection's token-auth state (for tests).
@@ -80,6 +84,7 @@ struct RequestChecks {
         let rejection: Rejection?
         if hasDefaultTopic {
             let allowed = allowedTopics
+            let checkedPayload = checkedPayload
             rejection = defaultTopic.withUnsafeBytes { defaultTopic in
                 APNsRequestCheck.checkNotification(
                     fields,
@@ -87,7 +92,8 @@ struct RequestChecks {
                     body: body,
                     bodyLength: bodyLength,
                     allowedBundles: allowed,
-                    defaultTopic: defaultTopic
+                    defaultTopic: defaultTopic,
+                    checkedPayload: checkedPayload
                 )
             }
         } else {
@@ -96,7 +102,8 @@ struct RequestChecks {
                 in: bytes,
                 body: body,
                 bodyLength: bodyLength,
-                allowedBundles: allowedTopics
+                allowedBundles: allowedTopics,
+                checkedPayload: checkedPayload
             )
         }
         return RequestVerdict(
