@@ -3,8 +3,9 @@ import NIOSSL
 import NIOTLS
 
 /// Runs an `HTTP2Connection` on a NIO channel: frames are read straight from the received
-/// bytes (a partial frame waits in one reused buffer), and everything the connection and its
-/// delegate queue during a burst of reads goes out in one write when the burst ends.
+/// bytes (a partial frame waits in one reused buffer), and what the connection and its delegate
+/// queue during a burst of reads goes out in one write when the burst ends — or sooner, 16 KB
+/// at a time, when a long read queues that much (`process`).
 public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: ChannelDuplexHandler {
     public typealias InboundIn = ByteBuffer
     public typealias OutboundIn = ByteBuffer
@@ -44,9 +45,16 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     private var incompleteFrameTimer: Scheduled<Void>?
     /// Between a burst's first `channelRead` and its `channelReadComplete`.
     private var isReading = false
-    /// When bytes were last written in the middle of a read (`process`), uptime nanoseconds; 0
-    /// before the first.
-    private var midReadWrittenAt: UInt64 = 0
+    /// When bytes were last written in the middle of a read (`process`), uptime nanoseconds on
+    /// the loop's clock; `nil` before the first.
+    private var midReadWrittenAt: UInt64?
+    /// Whether a read's frames are being handled (`channelRead`), and the bytes that arrived
+    /// meanwhile: a write in the middle of the read can call back in with more (NIO reads what
+    /// is left in the socket before it closes a channel whose write failed). Handled after the
+    /// read's own, in order, never inside them: the frames being read lie in `partial` or the
+    /// read's buffer, borrowed, and HPACK must see every block in order.
+    private var isHandling = false
+    private var arrivedWhileHandling = ByteBuffer()
     /// Whether the peer's first bytes have come: a server's any byte, a client's the 4 it judges
     /// for another protocol (`judgeFirstBytes`).
     private var heardPeer = false
@@ -127,9 +135,16 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
         // Lingering after the GOAWAY: read and dropped, so the close is a FIN, not a reset.
         if lingering { return }
         var bytes = unwrapInboundIn(data)
+        // A write in the middle of this read called back in with more (NIO reads what is left
+        // in the socket when a write fails): they wait behind the bytes being handled.
+        if isHandling {
+            arrivedWhileHandling.writeBuffer(&bytes)
+            return
+        }
         if !heardPeer && !judgeFirstBytes(context, bytes) { return }
         connection.bytesArrived(at: NIODeadline.now().uptimeNanoseconds, beginningBurst: !isReading)
         isReading = true
+        isHandling = true
         if partial.readableBytes == 0 {
             process(&bytes)
             if bytes.readableBytes > 0 { partial.writeBuffer(&bytes) }
@@ -138,6 +153,15 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
             process(&partial)
             partial.discardReadBytes()
         }
+        while arrivedWhileHandling.readableBytes > 0 && !ended {
+            partial.writeBuffer(&arrivedWhileHandling)
+            arrivedWhileHandling.clear()
+            process(&partial)
+            partial.discardReadBytes()
+        }
+        isHandling = false
+        // A write in the middle of the read closed the channel: the connection has ended.
+        if ended { return }
         watchIncompleteFrame(context)
         // A long burst of reads (1000 streams on one connection) should not hold every answer
         // back until it ends: the peer would sit idle waiting for them.
@@ -215,6 +239,11 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     ///   16 KB queued:        ▲ written            ┊ not: < 1 ms since     ▲ the rest written
     ///                        (the first, or ≥ 1 ms after the last)          (channelRead's end)
     /// ```
+    ///
+    /// A finished connection (GOAWAY sent or received and its streams done, or an error) reads
+    /// the rest without writing in between, so the events it queued (streams a GOAWAY refused)
+    /// are all handed over, as before the writes. The write can end the channel (a write that
+    /// fails closes it, after NIO has read what is left): then nothing more is handed over.
     private func process(_ bytes: inout ByteBuffer) {
         var limit = Self.midReadWriteBytes
         while HTTP2Connection.receive(
@@ -225,19 +254,28 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
                 delegate.handle(event, connection: &writer)
             }
         ) {
-            guard let context, !lingering, !connection.isFinished else { return }
-            let now = NIODeadline.now().uptimeNanoseconds
-            if midReadWrittenAt != 0 && now - min(now, midReadWrittenAt) < Self.midReadWriteSpacing {
+            guard let context else { return }
+            if lingering || connection.isFinished {
+                limit = .max
+                continue
+            }
+            // The loop's clock: an embedded loop's in tests.
+            let now = context.eventLoop.now.uptimeNanoseconds
+            if let last = midReadWrittenAt, now - min(now, last) < Self.midReadWriteSpacing {
                 limit = connection.outbound.count + Self.midReadWriteBytes
                 continue
             }
             midReadWrittenAt = now
             limit = Self.midReadWriteBytes
             flush(context)
+            if ended { return }
         }
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
+        // Told by NIO after reading what was left before it closes a channel whose write failed,
+        // inside a write in the middle of a read: that read completes when it ends.
+        if isHandling { return }
         isReading = false
         flush(context)
         context.fireChannelReadComplete()

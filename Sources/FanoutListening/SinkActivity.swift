@@ -4,8 +4,8 @@
 ///
 /// ```
 ///   watcher ──reads──► requestCount, acceptedCount, lastRequestUptime
-///           ──waits──► changes (signalled as counts move, or at the one count it was told)
-///                      or the next time an end falls due
+///           ──waits──► changes (signalled at the first request, at the one count it was told,
+///                      when the expected tokens are complete) or the next time an end falls due
 /// ```
 public protocol SinkActivity: Sendable {
     /// Requests counted so far.

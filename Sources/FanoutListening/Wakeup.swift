@@ -3,9 +3,10 @@ import NIOCore
 
 /// One waiter's wake-up, without polling: `signal()`, from any thread, ends the waiter's
 /// `wait(until:on:)` at once (or the next one, when none waits now); its deadline ends it
-/// otherwise, and so does the waiting task's cancellation. The sink's counts signal it whenever
-/// they move (`SinkStatistics.changes`), so a job watching them for its ends (`--expect`,
-/// `--idle-exit`) wakes when they do, not every few milliseconds.
+/// otherwise, and so does the waiting task's cancellation. A sink's counts signal it at what a
+/// job watching them for its ends cannot wait for by the clock — the first request, the count
+/// `--expect` asked for, the expected tokens complete (`SinkStatistics.changes`) — so the job
+/// wakes when they come, not every few milliseconds.
 ///
 /// ```
 ///   idle ──signal──► signalled ──wait──► (returns at once) ──► idle

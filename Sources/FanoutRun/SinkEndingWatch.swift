@@ -73,7 +73,8 @@ struct SinkEndingWatch {
 /// ```
 ///
 /// The last request's time is the sink's own when it keeps one (the FCM sink's: a request's
-/// arrival, or the time its held answer leaves); else the look that saw the count move.
+/// arrival, or the time its held answer leaves; the APNs sink's: the latest addition of a
+/// connection's counts); else the look that saw the count move.
 struct SinkEndings {
     let ending: SinkJob.Ending
     let startedAt: UInt64

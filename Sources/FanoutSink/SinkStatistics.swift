@@ -91,7 +91,7 @@ public final class SinkStatistics: Sendable {
     public var closedConnectionsDropped: Int { closed.withLockedValue { $0.dropped } }
 
     /// Requests counted so far (up to `SinkCounts.flushInterval` a connection behind).
-    public var requestCount: Int { requests.load(ordering: .relaxed) }
+    public var requestCount: Int { requests.load(ordering: .acquiring) }
     /// Accepted notifications counted so far (as `requestCount`).
     public var acceptedCount: Int { accepted.load(ordering: .sequentiallyConsistent) }
     /// Signalled when the first requests are counted, when the accepted count reaches the mark
@@ -114,22 +114,19 @@ public final class SinkStatistics: Sendable {
         add(counts, at: now)
     }
 
-    /// Requests were counted at `now`: the last request's time moves on (only ever later:
-    /// connections add out of order), and the first count signals, so a watcher waiting for a
-    /// first request (`--first-request-within`) finds it and waits for idleness instead.
-    private func counted(at now: UInt64) {
+    /// Requests were counted at `now`: the last request's time moves on, only ever later
+    /// (connections add out of order).
+    private func lastRequestCounted(at now: UInt64) {
         var last = lastRequest.load(ordering: .relaxed)
-        let first = last == 0
         while now > last {
             let (exchanged, original) = lastRequest.weakCompareExchange(
                 expected: last,
                 desired: now,
                 ordering: .relaxed
             )
-            if exchanged { break }
+            if exchanged { return }
             last = original
         }
-        if first { changes.signal() }
     }
 
     /// The acceptance that completed `--expect-tokens`' set: the watcher ends on it.
@@ -137,8 +134,14 @@ public final class SinkStatistics: Sendable {
 
     /// Adds a connection's counts, made by `now` (uptime nanoseconds).
     func add(_ counts: SinkCounts, at now: UInt64) {
-        if counts.requests > 0 { counted(at: now) }
-        requests.wrappingIncrement(by: counts.requests, ordering: .relaxed)
+        if counts.requests > 0 {
+            lastRequestCounted(at: now)
+            // Releasing: a watcher that reads the count (acquiring) reads the time told before it.
+            let total = requests.wrappingIncrementThenLoad(by: counts.requests, ordering: .releasing)
+            // The first requests signal, once their count is there to read: a watcher waiting for
+            // a first request (`--first-request-within`) finds it and waits for idleness instead.
+            if total == counts.requests { changes.signal() }
+        }
         if counts.accepted > 0 {
             let total = accepted.wrappingIncrementThenLoad(by: counts.accepted, ordering: .sequentiallyConsistent)
             let mark = acceptedMark.load(ordering: .sequentiallyConsistent)

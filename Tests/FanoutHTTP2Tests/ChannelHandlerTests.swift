@@ -323,12 +323,20 @@ import Testing
     /// 200 bytes of body with every answer: about 230 bytes an answer.
     static let answerBody = ByteBuffer(repeating: UInt8(ascii: "x"), count: 200)
 
-    /// Answers every request at once.
+    /// Answers every request at once, and counts what it was handed.
     struct Answerer: HTTP2ConnectionDelegate {
+        var answered = 0
+        var ended = false
+        var handledAfterEnd = 0
+
         mutating func handle(_ event: HTTP2Event, connection: inout HTTP2Writer) {
+            if ended { handledAfterEnd += 1 }
             guard case .message(let message) = event else { return }
+            answered += 1
             _ = connection.respond(stream: message.stream, HTTP2Fields([(":status", "200")]), body: answerBody)
         }
+
+        mutating func connectionEnded(_ connection: borrowing HTTP2Connection, error: (any Error)?) { ended = true }
     }
 
     /// The streams of the HEADERS frames in `bytes`, in order.
@@ -366,7 +374,6 @@ import Testing
             }
             writes.append((paused, pair.server.takeOutbound().readableBytes))
             if !paused { break }
-            #expect(toServer.readableBytes > 0 || writes.count > 1)
         }
         #expect(answered == Array(stride(from: UInt32(1), through: 399, by: 2)))
         #expect(toServer.readableBytes == 0)
@@ -432,5 +439,113 @@ import Testing
         while let write = try channel.readOutbound(as: ByteBuffer.self) { writes.append(write) }
         #expect(writes.count == 1)
         #expect(writes.first.map(Self.answeredStreams) == Array(stride(from: UInt32(1), through: 79, by: 2)))
+    }
+
+    /// A server on an embedded channel whose SETTINGS (1000 streams) `client` has read.
+    static func server(
+        for client: inout HTTP2Connection,
+        before: (any ChannelHandler)? = nil
+    ) throws -> (EmbeddedChannel, HTTP2ConnectionHandler<Answerer>) {
+        let channel = EmbeddedChannel()
+        if let before { try channel.pipeline.syncOperations.addHandler(before) }
+        var configuration = HTTP2Connection.Configuration()
+        configuration.maxConcurrentStreams = 1000
+        let handler = HTTP2ConnectionHandler(role: .server, configuration: configuration, delegate: Answerer())
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        while var settings = try channel.readOutbound(as: ByteBuffer.self) { client.read(&settings) }
+        return (channel, handler)
+    }
+
+    /// `count` more requests from `client`, as one read's bytes.
+    static func requests(_ count: Int, from client: inout HTTP2Connection) throws -> ByteBuffer {
+        for tag in 0..<count { try client.sendRequest(apnsRequest(), body: bytes("{}"), tag: UInt64(tag)) }
+        return client.takeOutbound()
+    }
+
+    /// The writes a read of `count` requests makes before it completes.
+    static func writes(
+        reading count: Int,
+        on channel: EmbeddedChannel,
+        from client: inout HTTP2Connection
+    ) throws -> Int {
+        channel.pipeline.fireChannelRead(try requests(count, from: &client))
+        var writes = 0
+        while try channel.readOutbound(as: ByteBuffer.self) != nil { writes += 1 }
+        channel.pipeline.fireChannelReadComplete()
+        while try channel.readOutbound(as: ByteBuffer.self) != nil {}
+        return writes
+    }
+
+    /// The writes in the middle of a read are a millisecond apart at least, on the loop's clock:
+    /// a read of 45 KB of answers at once writes its first 16 KB and then the rest at its end;
+    /// another half a millisecond later writes only at its end; one a millisecond after the
+    /// first write writes in the middle again.
+    @Test func writesInTheMiddleOfReadsAreAMillisecondApart() throws {
+        var client = HTTP2Connection(role: .client)
+        let (channel, _) = try Self.server(for: &client)
+        defer { _ = try? channel.finish() }
+        #expect(try Self.writes(reading: 200, on: channel, from: &client) == 2)
+        channel.embeddedEventLoop.advanceTime(by: .microseconds(500))
+        #expect(try Self.writes(reading: 200, on: channel, from: &client) == 1)
+        channel.embeddedEventLoop.advanceTime(by: .microseconds(500))
+        #expect(try Self.writes(reading: 200, on: channel, from: &client) == 2)
+    }
+
+    /// Hands the channel more bytes from inside the first flush it passes on once armed, as NIO
+    /// does when a write fails (it reads what is left in the socket, tells the read complete,
+    /// then closes); or closes the channel there.
+    final class CallsBackOnFlush: ChannelDuplexHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+        typealias OutboundIn = ByteBuffer
+        var pending: ByteBuffer?
+        var closes = false
+        var calledBack = false
+
+        func flush(context: ChannelHandlerContext) {
+            context.flush()
+            guard !calledBack, pending != nil || closes else { return }
+            calledBack = true
+            if let pending {
+                context.fireChannelRead(wrapInboundOut(pending))
+                context.fireChannelReadComplete()
+            }
+            if closes { context.close(promise: nil) }
+        }
+    }
+
+    /// Bytes that arrive from inside a write in the middle of a read are handled after the
+    /// read's own, in order: 400 requests, answered once each and in order (handled inside the
+    /// read, the later half's header blocks would reach HPACK first).
+    @Test func bytesArrivingDuringAMidReadWriteWaitTheirTurn() throws {
+        let callsBack = CallsBackOnFlush()
+        var client = HTTP2Connection(role: .client)
+        let (channel, _) = try Self.server(for: &client, before: callsBack)
+        defer { _ = try? channel.finish() }
+        let first = try Self.requests(200, from: &client)
+        callsBack.pending = try Self.requests(200, from: &client)
+        channel.pipeline.fireChannelRead(first)
+        channel.pipeline.fireChannelReadComplete()
+        var answered: [UInt32] = []
+        while let write = try channel.readOutbound(as: ByteBuffer.self) { answered += Self.answeredStreams(write) }
+        #expect(callsBack.calledBack)
+        #expect(answered == Array(stride(from: UInt32(1), through: 799, by: 2)))
+    }
+
+    /// A write in the middle of a read that closes the channel ends the connection there:
+    /// nothing more of the read is handed to the delegate once it was told the connection
+    /// ended.
+    @Test func aMidReadWriteThatClosesTheChannelEndsTheRead() throws {
+        let callsBack = CallsBackOnFlush()
+        var client = HTTP2Connection(role: .client)
+        let (channel, handler) = try Self.server(for: &client, before: callsBack)
+        callsBack.closes = true
+        channel.pipeline.fireChannelRead(try Self.requests(200, from: &client))
+        #expect(callsBack.calledBack)
+        #expect(handler.delegate.ended)
+        #expect(handler.delegate.handledAfterEnd == 0)
+        #expect((1..<200).contains(handler.delegate.answered), "\(handler.delegate.answered)")
+        _ = try? channel.finish()
     }
 }

@@ -30,6 +30,7 @@ import Testing
         #expect(await signalled() == false)
         statistics.add(Self.counts(requests: 3, accepted: 2), at: 42)
         #expect(await signalled(), "the first requests counted")
+        #expect(statistics.requestCount == 3, "counted before the signal")
         #expect(statistics.lastRequestUptime == 42)
         // Connections add out of order: only a later time moves it.
         statistics.add(Self.counts(requests: 1, accepted: 1), at: 40)

@@ -25,6 +25,9 @@ struct CheckedPayload {
 
     private let storage: UnsafeMutableRawPointer
 
+    /// The length of the payload kept (0: none yet).
+    var keptCount: Int { storage.load(as: Int.self) }
+
     /// Whether `body` is one JSON object. Out of line: scripts/cost.sh's `json-check` stage.
     @inline(never)
     func isJSONObject(_ body: UnsafeRawBufferPointer) -> Bool {

@@ -19,8 +19,10 @@ struct RequestVerdict {
 
 /// One connection's APNs checks, in Apple's order: the request line (rules 1–3), the provider's
 /// authentication (rule 4: its certificate, else its token), the notification (rules 5–11).
-/// Header bytes in, a `RequestVerdict` out; the only state it changes is the connection's
-/// token authentication (the token it has accepted, when it was issued). No clock, no socket.
+/// Header bytes in, a `RequestVerdict` out; the state it changes is the connection's token
+/// authentication (the token it has accepted, when it was issued) and the last payload found to
+/// be one JSON object (`CheckedPayload`: memory every copy of the checks shares, on the
+/// connection's one loop). No clock, no socket.
 struct RequestChecks {
     private let tokenFormat: DeviceTokenFormat
     private let tokenAuthentication: TokenAuthentication?
