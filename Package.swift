@@ -132,7 +132,10 @@ let package = Package(
         // What every listener of Fanout's does when accepting fails (out of descriptors): it
         // pauses, doubling, instead of spinning. The HTTP/2 ports and the text endpoints alike.
         // And what a job watching either sink for its ends reads and waits on (`SinkActivity`).
-        .target(name: "FanoutListening", dependencies: ["FanoutNotation"] + nio("NIOCore", "NIOConcurrencyHelpers")),
+        .target(
+            name: "FanoutListening",
+            dependencies: ["FanoutNotation", atomics] + nio("NIOCore", "NIOConcurrencyHelpers")
+        ),
         // HTTP/2 for the hot path, shared by the sender and the sink: frames, the connection
         // state machine, and NIO channels over TCP (prior knowledge) or TLS (ALPN h2).
         .target(

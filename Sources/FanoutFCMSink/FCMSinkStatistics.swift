@@ -99,7 +99,7 @@ public final class FCMSinkStatistics: Sendable {
     private let acceptedTotal = ManagedAtomic(0)
     private let acceptedMark = ManagedAtomic(Int.max)
     /// Uptime nanoseconds until which the last request kept the sink busy (`busy(until:)`).
-    private let lastRequest = ManagedAtomic<UInt64>(0)
+    private let lastRequest = LastRequestTime()
     /// Whether a request was counted yet.
     private let firstCounted = ManagedAtomic(false)
     /// Signalled at the first request counted, when `acceptedTotal` reaches `acceptedMark`, and when
@@ -143,18 +143,7 @@ public final class FCMSinkStatistics: Sendable {
     /// arrival, before it is counted (so a count above 0 always has a time), and again with the
     /// time its answer is held to (`--latency`), so an idle end waits for it. Only ever later:
     /// connections tell their times out of order.
-    func busy(until time: UInt64) {
-        var last = lastRequest.load(ordering: .relaxed)
-        while time > last {
-            let (exchanged, original) = lastRequest.weakCompareExchange(
-                expected: last,
-                desired: time,
-                ordering: .relaxed
-            )
-            if exchanged { return }
-            last = original
-        }
-    }
+    func busy(until time: UInt64) { lastRequest.moveOn(to: time) }
 
     /// Answers by the status written, `statusCounted`'s statuses and then every other.
     private let statuses = (0...FCMSinkStatistics.statusCounted.count).map { _ in ManagedAtomic(0) }
@@ -246,10 +235,7 @@ extension FCMSinkStatistics: SinkActivity {
     public var requestCount: Int { totalRequests }
     public var acceptedCount: Int { acceptedTotal.load(ordering: .sequentiallyConsistent) }
 
-    public var lastRequestUptime: UInt64? {
-        let last = lastRequest.load(ordering: .relaxed)
-        return last == 0 ? nil : last
-    }
+    public var lastRequestUptime: UInt64? { lastRequest.value }
 
     public func signal(whenAccepted count: Int) {
         acceptedMark.store(count, ordering: .sequentiallyConsistent)

@@ -106,27 +106,12 @@ public final class SinkStatistics: Sendable {
     /// count, a connection adds to the count then reads the mark, so one of the two sees the
     /// other and a mark reached is never missed.
     private let acceptedMark = ManagedAtomic(Int.max)
-    /// Uptime nanoseconds of the latest add that counted requests (0: none yet).
-    private let lastRequest = ManagedAtomic<UInt64>(0)
+    /// The latest add that counted requests.
+    private let lastRequest = LastRequestTime()
 
     func add(_ counts: SinkCounts, to record: SinkConnectionRecord, at now: UInt64) {
         record.add(counts)
         add(counts, at: now)
-    }
-
-    /// Requests were counted at `now`: the last request's time moves on, only ever later
-    /// (connections add out of order).
-    private func lastRequestCounted(at now: UInt64) {
-        var last = lastRequest.load(ordering: .relaxed)
-        while now > last {
-            let (exchanged, original) = lastRequest.weakCompareExchange(
-                expected: last,
-                desired: now,
-                ordering: .relaxed
-            )
-            if exchanged { return }
-            last = original
-        }
     }
 
     /// The acceptance that completed `--expect-tokens`' set: the watcher ends on it.
@@ -135,7 +120,7 @@ public final class SinkStatistics: Sendable {
     /// Adds a connection's counts, made by `now` (uptime nanoseconds).
     func add(_ counts: SinkCounts, at now: UInt64) {
         if counts.requests > 0 {
-            lastRequestCounted(at: now)
+            lastRequest.moveOn(to: now)
             // Releasing: a watcher that reads the count (acquiring) reads the time told before it.
             let total = requests.wrappingIncrementThenLoad(by: counts.requests, ordering: .releasing)
             // The first requests signal, once their count is there to read: a watcher waiting for
@@ -466,10 +451,7 @@ public struct SinkDefences: Sendable, Hashable {
 /// what a watcher cannot wait for by the clock — the first requests, the accepted count it
 /// asked for, the expected tokens complete.
 extension SinkStatistics: SinkActivity {
-    public var lastRequestUptime: UInt64? {
-        let last = lastRequest.load(ordering: .relaxed)
-        return last == 0 ? nil : last
-    }
+    public var lastRequestUptime: UInt64? { lastRequest.value }
 
     public func signal(whenAccepted count: Int) {
         acceptedMark.store(count, ordering: .sequentiallyConsistent)

@@ -1,4 +1,5 @@
 import FanoutPayload
+import FanoutRandom
 import Testing
 
 @testable import FanoutSink
@@ -42,24 +43,11 @@ import Testing
         }
     }
 
-    /// SplitMix64: a generator a failure can be run again with, from the seed it prints.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Payloads and their one-byte changes in a random order, each judged as `PayloadSyntax`
     /// judges it on its own: what is kept never changes a verdict.
     @Test func itsVerdictIsAlwaysTheSyntaxCheckers() {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var random = SplitMix(state: seed)
+        var random = SeededRandom(seed: seed)
         let storage = CheckedPayload.Storage()
         let bases = [Self.poll, Array(#"{"aps":{"badge":2}}"#.utf8), Array(#"{"a":[1,2,{"b":null}]}"#.utf8)]
         let replacements = Array(#"{}[]",:\ 0a"#.utf8) + [0x00, 0xC3, 0xFF]
