@@ -74,8 +74,9 @@ import Testing
     }
 
     /// `fanout send` as the provider: the sink ends by itself at --expect, and what it measured
-    /// agrees with the sender — every notification, the fan-out time within 2% of the sender's
-    /// elapsed time, its connections, no violation; the gate passes.
+    /// agrees with the sender — every notification, the fan-out time within the sender's span and
+    /// short of it by at most 2% beyond the sender's own measured delays, its connections, no
+    /// violation; the gate passes.
     @Test(.requires(.jsonschema)) func aSendIsMeasuredFromBothEnds() throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -102,12 +103,26 @@ import Testing
         let started = sent.started
         let firstSend = try #require(sent.start?.firstSend.flatMap { TimeNotation.parse($0) })
         let sending = elapsed - firstSend.timeIntervalSince(started)
-        // Within 2%, or 100 ms on a short run: the sender's span ends at its last answer read
-        // and its own end, which a machine busy with other work stretches (2.03% of a 3 s run
-        // beside a build); the sink's at the last request's arrival.
+        // The sink's span lies within the sender's: it begins at the first request's arrival,
+        // after the sender's first send (a millisecond for `first_send`'s rounding), and ends
+        // at the last request's arrival, before the sender's end.
         #expect(
-            abs(fanout - sending) <= max(0.02 * sending, 0.1),
+            fanout <= sending + 0.001,
             "fan-out \(fanout) s, sender \(sending) s from its first request (\(elapsed) s in all)"
+        )
+        // And falls short of it by at most 2% (100 ms on a short run) beyond the sender's own
+        // measured delays: the sender's span goes on to its last answer read and its close, which
+        // its loop reads late by up to its event-loop lag and read delay, both in its summary
+        // (a debug sender beside other tests lagged 93 ms at most here, 2.13 s in all; CI's
+        // busier machine once stretched the gap to 103 ms of a 5.03 s span).
+        let own = try #require(sent.harness?.sender)
+        let ownDelay = (own.loopLag.max + own.readDelay.max) / 1000
+        #expect(
+            sending - fanout <= max(0.02 * sending, 0.1) + ownDelay,
+            """
+            fan-out \(fanout) s, sender \(sending) s from its first request (\(elapsed) s in all); \
+            its own delays at most \(ownDelay) s
+            """
         )
         // Those that carried requests: the sender's four.
         let connections = provider.connections.filter { $0.requests > 0 }
