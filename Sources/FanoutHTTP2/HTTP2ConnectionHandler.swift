@@ -228,16 +228,19 @@ public final class HTTP2ConnectionHandler<Delegate: HTTP2ConnectionDelegate>: Ch
     static var midReadWriteBytes: Int { 16 * 1024 }
     /// The least time between two of those writes, after the first: each costs a write, and
     /// downstream a read and whatever the peer does per read (a held answer's timer), so they
-    /// are spaced rather than made every 16 KB (docs/performance.md, "A connection's burst").
-    static var midReadWriteSpacing: UInt64 { 1_000_000 }
+    /// are spaced rather than made every 16 KB; a request queued between two waits half of
+    /// it on average. Half a millisecond: a burst's p50 within 85 ± 1 ms where a millisecond
+    /// read 86.0–86.5, at the CPU of a millisecond's spacing (docs/performance.md, "A
+    /// connection's burst").
+    static var midReadWriteSpacing: UInt64 { 500_000 }
 
     /// Handles `bytes`' whole frames, writing what they queue in the middle of the read each time
     /// it passes `midReadWriteBytes`, at most once a `midReadWriteSpacing`:
     ///
     /// ```
     ///   frames handled ─────────────────────────────────────────────────► the read ends
-    ///   16 KB queued:        ▲ written            ┊ not: < 1 ms since     ▲ the rest written
-    ///                        (the first, or ≥ 1 ms after the last)          (channelRead's end)
+    ///   16 KB queued:        ▲ written            ┊ not: < 0.5 ms since   ▲ the rest written
+    ///                        (the first, or ≥ 0.5 ms after the last)        (channelRead's end)
     /// ```
     ///
     /// A finished connection (GOAWAY sent or received and its streams done, or an error) reads

@@ -477,18 +477,18 @@ import Testing
         return writes
     }
 
-    /// The writes in the middle of a read are a millisecond apart at least, on the loop's clock:
-    /// a read of 45 KB of answers at once writes its first 16 KB and then the rest at its end;
-    /// another half a millisecond later writes only at its end; one a millisecond after the
-    /// first write writes in the middle again.
-    @Test func writesInTheMiddleOfReadsAreAMillisecondApart() throws {
+    /// The writes in the middle of a read are half a millisecond apart at least, on the loop's
+    /// clock: a read of 45 KB of answers at once writes its first 16 KB and then the rest at its
+    /// end; another 0.4 ms later writes only at its end; one half a millisecond after the first
+    /// write writes in the middle again.
+    @Test func writesInTheMiddleOfReadsAreHalfAMillisecondApart() throws {
         var client = HTTP2Connection(role: .client)
         let (channel, _) = try Self.server(for: &client)
         defer { _ = try? channel.finish() }
         #expect(try Self.writes(reading: 200, on: channel, from: &client) == 2)
-        channel.embeddedEventLoop.advanceTime(by: .microseconds(500))
+        channel.embeddedEventLoop.advanceTime(by: .microseconds(400))
         #expect(try Self.writes(reading: 200, on: channel, from: &client) == 1)
-        channel.embeddedEventLoop.advanceTime(by: .microseconds(500))
+        channel.embeddedEventLoop.advanceTime(by: .microseconds(100))
         #expect(try Self.writes(reading: 200, on: channel, from: &client) == 2)
     }
 
