@@ -104,8 +104,8 @@ import Testing
         let firstSend = try #require(sent.start?.firstSend.flatMap { TimeNotation.parse($0) })
         let sending = elapsed - firstSend.timeIntervalSince(started)
         // The sink's span lies within the sender's: it begins at the first request's arrival,
-        // after the sender's first send (a millisecond for `first_send`'s rounding), and ends
-        // at the last request's arrival, before the sender's end.
+        // after the sender's first send, and ends at the last request's arrival, before the
+        // sender's end (a millisecond for `started` and `first_send`, written to the millisecond).
         #expect(
             fanout <= sending + 0.001,
             "fan-out \(fanout) s, sender \(sending) s from its first request (\(elapsed) s in all)"
