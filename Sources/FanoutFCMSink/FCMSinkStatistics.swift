@@ -93,18 +93,16 @@ public final class FCMSinkStatistics: Sendable {
     private let digestParts = (0..<3).map { _ in ManagedAtomic<UInt64>(0) }
 
     /// Sends accepted (`Outcome.isAccepted`), and the count at which `changes` is signalled
-    /// (`signal(whenAccepted:)`). Sequentially consistent, both: the watcher stores the mark
-    /// then reads the count, a connection adds to the count then reads the mark, so one of the
-    /// two sees the other and a mark reached is never missed.
-    private let acceptedTotal = ManagedAtomic(0)
-    private let acceptedMark = ManagedAtomic(Int.max)
+    /// (`signal(whenAccepted:)`).
+    private let accepted = AcceptedCount()
     /// Uptime nanoseconds until which the last request kept the sink busy (`busy(until:)`).
     private let lastRequest = LastRequestTime()
     /// Whether a request was counted yet.
     private let firstCounted = ManagedAtomic(false)
-    /// Signalled at the first request counted, when `acceptedTotal` reaches `acceptedMark`, and when
-    /// every expected token was accepted (`ExpectedTokens`): what a job watching for its ends
-    /// waits on. Not at every request: an idle end reads `lastRequestUptime` when its time comes.
+    /// Signalled at the first request counted, when the accepted count reaches the mark asked
+    /// for, and when every expected token was accepted (`ExpectedTokens`): what a job watching
+    /// for its ends waits on. Not at every request: an idle end reads `lastRequestUptime` when
+    /// its time comes.
     public let changes = Wakeup()
     /// When the sink started counting.
     public let startedAt = Date()
@@ -120,12 +118,7 @@ public final class FCMSinkStatistics: Sendable {
         if !firstCounted.load(ordering: .relaxed), !firstCounted.exchange(true, ordering: .relaxed) {
             changes.signal()
         }
-        if outcome.isAccepted,
-            acceptedTotal.wrappingIncrementThenLoad(ordering: .sequentiallyConsistent)
-                == acceptedMark.load(ordering: .sequentiallyConsistent)
-        {
-            changes.signal()
-        }
+        if outcome.isAccepted && accepted.add(1) { changes.signal() }
     }
 
     /// Limits reached, by `LimitKind.index`.
@@ -233,11 +226,9 @@ public final class FCMSinkStatistics: Sendable {
 
 extension FCMSinkStatistics: SinkActivity {
     public var requestCount: Int { totalRequests }
-    public var acceptedCount: Int { acceptedTotal.load(ordering: .sequentiallyConsistent) }
+    public var acceptedCount: Int { accepted.value }
 
     public var lastRequestUptime: UInt64? { lastRequest.value }
 
-    public func signal(whenAccepted count: Int) {
-        acceptedMark.store(count, ordering: .sequentiallyConsistent)
-    }
+    public func signal(whenAccepted count: Int) { accepted.signal(at: count) }
 }

@@ -13,7 +13,7 @@ import NIOCore
 /// end, so the hot path does not contend on shared atomics.
 public final class SinkStatistics: Sendable {
     private let requests = ManagedAtomic<Int>(0)
-    private let accepted = ManagedAtomic<Int>(0)
+    private let accepted = AcceptedCount()
     private let byReason: [ManagedAtomic<Int>]
     private let bodyBytes = ManagedAtomic<Int>(0)
     private let resets = ManagedAtomic<Int>(0)
@@ -93,7 +93,7 @@ public final class SinkStatistics: Sendable {
     /// Requests counted so far (up to `SinkCounts.flushInterval` a connection behind).
     public var requestCount: Int { requests.load(ordering: .acquiring) }
     /// Accepted notifications counted so far (as `requestCount`).
-    public var acceptedCount: Int { accepted.load(ordering: .sequentiallyConsistent) }
+    public var acceptedCount: Int { accepted.value }
     /// Signalled when the first requests are counted, when the accepted count reaches the mark
     /// a watcher asked for (`signal(whenAccepted:)`), and when the last expected token is
     /// accepted (`expectedTokensCompleted`): what a job watching for its ends waits on. Not at
@@ -101,11 +101,6 @@ public final class SinkStatistics: Sendable {
     /// semaphore, 4.6% of the sink's CPU under h2load when it was signalled at every add), and
     /// an idle end reads `lastRequestUptime` when its time comes.
     public let changes = Wakeup()
-    /// The accepted count at which `changes` is signalled (`signal(whenAccepted:)`).
-    /// Sequentially consistent with `accepted`: the watcher stores the mark then reads the
-    /// count, a connection adds to the count then reads the mark, so one of the two sees the
-    /// other and a mark reached is never missed.
-    private let acceptedMark = ManagedAtomic(Int.max)
     /// The latest add that counted requests.
     private let lastRequest = LastRequestTime()
 
@@ -127,11 +122,7 @@ public final class SinkStatistics: Sendable {
             // a first request (`--first-request-within`) finds it and waits for idleness instead.
             if total == counts.requests { changes.signal() }
         }
-        if counts.accepted > 0 {
-            let total = accepted.wrappingIncrementThenLoad(by: counts.accepted, ordering: .sequentiallyConsistent)
-            let mark = acceptedMark.load(ordering: .sequentiallyConsistent)
-            if total >= mark && total - counts.accepted < mark { changes.signal() }
-        }
+        if counts.accepted > 0 && accepted.add(counts.accepted) { changes.signal() }
         bodyBytes.wrappingIncrement(by: counts.bodyBytes, ordering: .relaxed)
         resets.wrappingIncrement(by: counts.resets, ordering: .relaxed)
         if counts.untimedIDs > 0 { untimedIDs.wrappingIncrement(by: counts.untimedIDs, ordering: .relaxed) }
@@ -156,7 +147,7 @@ public final class SinkStatistics: Sendable {
         }
         return SinkSummary(
             requests: requests.load(ordering: .relaxed),
-            accepted: accepted.load(ordering: .relaxed),
+            accepted: accepted.value,
             rejected: reasons,
             bodyBytes: bodyBytes.load(ordering: .relaxed),
             streamsReset: resets.load(ordering: .relaxed),
@@ -453,7 +444,5 @@ public struct SinkDefences: Sendable, Hashable {
 extension SinkStatistics: SinkActivity {
     public var lastRequestUptime: UInt64? { lastRequest.value }
 
-    public func signal(whenAccepted count: Int) {
-        acceptedMark.store(count, ordering: .sequentiallyConsistent)
-    }
+    public func signal(whenAccepted count: Int) { accepted.signal(at: count) }
 }
