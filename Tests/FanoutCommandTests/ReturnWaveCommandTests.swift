@@ -249,6 +249,13 @@ import Testing
         try InterruptionTests.waitUntil("the APNs half's media downloads", timeout: .seconds(60)) {
             backend.count >= 900
         }
+        // The wave's wait begins once both halves are done sending (the APNs half waits for the
+        // FCM half's, which runs on a thread of its own and, on a machine busy with other tests,
+        // can still be sending when the media are in: a signal then stops it, and the run is
+        // interrupted, 130). The signal goes to the wait, not to an engine.
+        try InterruptionTests.waitUntil("the wave's wait", timeout: .seconds(60)) {
+            !lines(of: run.errorsSoFar, keyed: "fanout sink: waiting for the return wave: ").isEmpty
+        }
         run.interrupt()
         let ended = try run.wait(timeout: .seconds(30))
         #expect(ended.status == 0, "\(ended.errors)")

@@ -51,9 +51,14 @@ public final class PeerProcess: @unchecked Sendable {
                 self.lock.withLock { self.outputData.append(data) }
             }
         }
+        // Standard error the same way, so a test can wait for a line it says ("waiting for the
+        // return wave") while it runs.
         DispatchQueue.global().async(group: group) {
-            let data = stderr.fileHandleForReading.readDataToEndOfFile()
-            self.lock.withLock { self.errorData = data }
+            while true {
+                let data = stderr.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                self.lock.withLock { self.errorData.append(data) }
+            }
         }
         if let input { stdin.fileHandleForWriting.write(input) }
         try? stdin.fileHandleForWriting.close()
@@ -96,6 +101,11 @@ public final class PeerProcess: @unchecked Sendable {
     /// What the program has written to standard output so far.
     public var outputSoFar: String {
         lock.withLock { String(decoding: outputData, as: UTF8.self) }
+    }
+
+    /// What the program has written to standard error so far.
+    public var errorsSoFar: String {
+        lock.withLock { String(decoding: errorData, as: UTF8.self) }
     }
 
     /// The port in the first line of standard output that reads `prefix` then `HOST:PORT`, once
